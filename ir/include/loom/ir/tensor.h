@@ -29,6 +29,11 @@ inline IterVar reduce_axis(Expr extent, const std::string& name) { return reduce
 
 class Tensor;
 
+// Index arguments may be expressions or iteration variables (reduce axes).
+inline Expr index_expr(const Expr& e) { return e; }
+inline Expr index_expr(const IterVar& v) { return v->var; }
+inline Expr index_expr(int v) { return Expr(v); }
+
 // An operation produces one output tensor. Placeholders are inputs; computes have a body.
 class Operation {
  public:
@@ -68,7 +73,7 @@ class Tensor {
   Expr operator()(std::vector<Expr> indices) const;
   template <typename... Args>
   Expr operator()(Args... idx) const {
-    return (*this)(std::vector<Expr>{Expr(idx)...});
+    return (*this)(std::vector<Expr>{index_expr(idx)...});
   }
 
  private:

@@ -1,0 +1,389 @@
+#include "loom/ir/eval.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "loom/ir/printer.h"
+
+namespace loom::ir {
+
+namespace {
+
+// One value per lane; integers as int64 (already wrapped to their type), floats as double
+// (already rounded to their type).
+struct Value {
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  bool is_float = false;
+  int lanes() const { return is_float ? int(f.size()) : int(i.size()); }
+  double as_double(int l) const { return is_float ? f[l] : double(i[l]); }
+  int64_t as_int(int l) const { return is_float ? int64_t(f[l]) : i[l]; }
+};
+
+int64_t wrap(DataType t, int64_t v) {
+  if (t.is_bool()) return v != 0;
+  if (t.bits() >= 64) return v;
+  uint64_t mask = (uint64_t{1} << t.bits()) - 1, b = uint64_t(v) & mask;
+  if (t.is_int() && (b >> (t.bits() - 1))) return int64_t(b | ~mask);
+  return int64_t(b);
+}
+double round_to(DataType t, double v) {
+  if (t.bits() == 32) return double(float(v));
+  if (t.bits() == 16) return double(half_to_float(float_to_half(float(v))));
+  return v;
+}
+int64_t fdiv(int64_t a, int64_t b) {
+  if (b == 0) LOOM_THROW(RuntimeError, "integer division by zero");
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+Value make(DataType t, int lanes) {
+  Value v;
+  v.is_float = t.is_float();
+  if (v.is_float) v.f.resize(lanes);
+  else v.i.resize(lanes);
+  return v;
+}
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  std::map<const VarNode*, Value> vars;
+
+  Value eval(const Expr& e) {
+    DataType t = e.type();
+    int n = t.lanes();
+    if (auto* i = e.as<IntImmNode>()) {
+      Value v = make(t, 1);
+      v.i[0] = i->value;
+      return v;
+    }
+    if (auto* f = e.as<FloatImmNode>()) {
+      Value v = make(t, 1);
+      v.f[0] = f->value;
+      return v;
+    }
+    if (auto* var = e.as<VarNode>()) {
+      auto it = vars.find(var);
+      if (it == vars.end()) LOOM_THROW(RuntimeError, "interpreter: unbound variable '", var->name, "'");
+      return it->second;
+    }
+    if (auto* c = e.as<CastNode>()) {
+      Value x = eval(c->value), v = make(t, n);
+      for (int l = 0; l < n; ++l) {
+        if (t.is_float()) v.f[l] = round_to(t, x.as_double(l));
+        else if (x.is_float) v.i[l] = wrap(t, int64_t(std::trunc(x.f[l])));
+        else v.i[l] = wrap(t, x.i[l]);
+      }
+      return v;
+    }
+    if (auto* b = as_binary(e)) {
+      Value x = eval(b->a), y = eval(b->b), v = make(t, n);
+      bool fl = x.is_float;
+      for (int l = 0; l < n; ++l) {
+        if (fl) {
+          double p = x.f[l], q = y.f[l], r = 0;
+          switch (e.kind()) {
+            case ExprKind::Add: r = p + q; break;
+            case ExprKind::Sub: r = p - q; break;
+            case ExprKind::Mul: r = p * q; break;
+            case ExprKind::Div: r = p / q; break;
+            case ExprKind::Mod: r = p - std::floor(p / q) * q; break;
+            case ExprKind::Min: r = std::min(p, q); break;
+            case ExprKind::Max: r = std::max(p, q); break;
+            case ExprKind::EQ: v.i[l] = p == q; continue;
+            case ExprKind::NE: v.i[l] = p != q; continue;
+            case ExprKind::LT: v.i[l] = p < q; continue;
+            case ExprKind::LE: v.i[l] = p <= q; continue;
+            case ExprKind::GT: v.i[l] = p > q; continue;
+            case ExprKind::GE: v.i[l] = p >= q; continue;
+            default: LOOM_THROW(RuntimeError, "interpreter: bad float op in ", to_string(e));
+          }
+          v.f[l] = round_to(t, r);
+        } else {
+          int64_t p = x.i[l], q = y.i[l], r = 0;
+          bool u = b->a.type().is_uint();
+          switch (e.kind()) {
+            case ExprKind::Add: r = p + q; break;
+            case ExprKind::Sub: r = p - q; break;
+            case ExprKind::Mul: r = int64_t(uint64_t(p) * uint64_t(q)); break;
+            case ExprKind::Div: r = fdiv(p, q); break;
+            case ExprKind::Mod: r = p - fdiv(p, q) * q; break;
+            case ExprKind::Min: r = u ? int64_t(std::min(uint64_t(p), uint64_t(q))) : std::min(p, q); break;
+            case ExprKind::Max: r = u ? int64_t(std::max(uint64_t(p), uint64_t(q))) : std::max(p, q); break;
+            case ExprKind::EQ: r = p == q; break;
+            case ExprKind::NE: r = p != q; break;
+            case ExprKind::LT: r = p < q; break;
+            case ExprKind::LE: r = p <= q; break;
+            case ExprKind::GT: r = p > q; break;
+            case ExprKind::GE: r = p >= q; break;
+            case ExprKind::And: r = p && q; break;
+            case ExprKind::Or: r = p || q; break;
+            default: break;
+          }
+          v.i[l] = wrap(t, r);
+        }
+      }
+      return v;
+    }
+    if (auto* nn = e.as<NotNode>()) {
+      Value x = eval(nn->a);
+      for (auto& i : x.i) i = !i;
+      return x;
+    }
+    if (auto* s = e.as<SelectNode>()) {
+      Value c = eval(s->cond), a = eval(s->true_value), b = eval(s->false_value);
+      for (int l = 0; l < n; ++l) {
+        if (c.i[c.lanes() == 1 ? 0 : l]) continue;
+        if (a.is_float) a.f[l] = b.f[l];
+        else a.i[l] = b.i[l];
+      }
+      return a;
+    }
+    if (auto* r = e.as<RampNode>()) {
+      Value base = eval(r->base), stride = eval(r->stride), v = make(t, n);
+      for (int l = 0; l < n; ++l) v.i[l] = wrap(t, base.i[0] + l * stride.i[0]);
+      return v;
+    }
+    if (auto* bc = e.as<BroadcastNode>()) {
+      Value x = eval(bc->value), v = make(t, n);
+      for (int l = 0; l < n; ++l) {
+        if (x.is_float) v.f[l] = x.f[0];
+        else v.i[l] = x.i[0];
+      }
+      return v;
+    }
+    if (auto* c = e.as<CallNode>()) {
+      std::vector<Value> args;
+      for (auto& a : c->args) args.push_back(eval(a));
+      Value v = make(t, n);
+      for (int l = 0; l < n; ++l) {
+        double x = args.empty() ? 0 : args[0].as_double(l), r;
+        if (c->name == "exp") r = std::exp(x);
+        else if (c->name == "log") r = std::log(x);
+        else if (c->name == "sqrt") r = std::sqrt(x);
+        else if (c->name == "tanh") r = std::tanh(x);
+        else if (c->name == "fabs") r = std::fabs(x);
+        else if (c->name == "floor") r = std::floor(x);
+        else if (c->name == "ceil") r = std::ceil(x);
+        else if (c->name == "pow") r = std::pow(x, args.at(1).as_double(l));
+        else LOOM_THROW(RuntimeError, "interpreter: unknown intrinsic '", c->name, "'");
+        if (t.is_float()) v.f[l] = round_to(t, r);
+        else v.i[l] = wrap(t, int64_t(r));
+      }
+      return v;
+    }
+    if (auto* lt = e.as<LetNode>()) {
+      vars[lt->var.get()] = eval(lt->value);
+      return eval(lt->body);
+    }
+    return eval_other(e);
+  }
+
+ protected:
+  virtual Value eval_other(const Expr& e) { LOOM_THROW(RuntimeError, "interpreter: cannot evaluate '", to_string(e), "'"); }
+
+  static Value read(const NDArray& a, int64_t idx, DataType t, const std::string& what) {
+    if (idx < 0 || idx >= a.numel())
+      LOOM_THROW(RuntimeError, "interpreter: index ", idx, " out of bounds of '", what, "' (", a.numel(), " elements)");
+    Value v = make(t, 1);
+    if (t.is_float()) v.f[0] = a.get_as_double(idx);
+    else v.i[0] = wrap(t, int64_t(a.get_as_double(idx)));
+    if (!t.is_float() && t.bits() == 64) v.i[0] = t.is_int() ? a.data<int64_t>()[idx] : int64_t(a.data<uint64_t>()[idx]);
+    return v;
+  }
+  static void write(NDArray& a, int64_t idx, const Value& v, int lane, const std::string& what) {
+    if (idx < 0 || idx >= a.numel())
+      LOOM_THROW(RuntimeError, "interpreter: store index ", idx, " out of bounds of '", what, "' (", a.numel(), " elements)");
+    if (a.dtype().is_integer() && a.dtype().bits() == 64) {
+      a.data<int64_t>()[idx] = v.as_int(lane);
+      return;
+    }
+    a.set_from_double(idx, v.as_double(lane));
+  }
+};
+
+// ---- reference evaluation of tensor expressions ----
+class RefEval : public Evaluator {
+ public:
+  std::map<const Operation*, NDArray> done;
+
+  NDArray compute(const OpRef& op) {
+    if (auto it = done.find(op.get()); it != done.end()) return it->second;
+    if (op->is_placeholder()) LOOM_THROW(RuntimeError, "reference: no data for input '", op->name, "'");
+    std::vector<int64_t> shape;
+    for (auto& e : op->shape) {
+      auto* c = as_const_int(e);
+      if (!c) LOOM_THROW(RuntimeError, "reference: '", op->name, "' has a symbolic shape");
+      shape.push_back(*c);
+    }
+    for (auto& in : op->input_tensors()) compute(in.op());
+    NDArray out = NDArray::empty(shape, op->dtype);
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t flat = 0; flat < out.numel(); ++flat) {
+      int64_t rem = flat;
+      for (size_t d = shape.size(); d-- > 0;) {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+      }
+      for (size_t d = 0; d < shape.size(); ++d) {
+        Value v = make(DataType::Int(32), 1);
+        v.i[0] = idx[d];
+        vars[op->axis[d]->var.get()] = v;
+      }
+      write(out, flat, eval(op->body), 0, op->name);
+    }
+    done[op.get()] = out;
+    return out;
+  }
+
+ protected:
+  Value eval_other(const Expr& e) override {
+    if (auto* r = e.as<TensorReadNode>()) {
+      NDArray a = compute(r->op);
+      int64_t flat = 0;
+      for (size_t d = 0; d < r->indices.size(); ++d) {
+        int64_t i = eval(r->indices[d]).i[0];
+        if (i < 0 || i >= a.shape()[d])
+          LOOM_THROW(RuntimeError, "reference: '", r->op->name, "' read at index ", i, " in dimension ", d, " (extent ",
+                     a.shape()[d], ")");
+        flat = flat * a.shape()[d] + i;
+      }
+      return read(a, flat, r->type, r->op->name);
+    }
+    if (auto* red = e.as<ReduceNode>()) {
+      Value acc = eval(reduce_identity(red->reduce_kind, red->type));
+      std::function<void(size_t)> loop = [&](size_t k) {
+        if (k == red->axes.size()) {
+          if (red->condition.defined() && !eval(red->condition).i[0]) return;
+          Value x = eval(red->source);
+          Var a("acc", red->type), b("x", red->type);
+          vars[a.get()] = acc;
+          vars[b.get()] = x;
+          acc = eval(reduce_combine(red->reduce_kind, a, b));
+          return;
+        }
+        const auto& ax = red->axes[k];
+        int64_t mn = eval(ax->dom.min).i[0], ext = eval(ax->dom.extent).i[0];
+        for (int64_t i = mn; i < mn + ext; ++i) {
+          Value v = make(DataType::Int(32), 1);
+          v.i[0] = i;
+          vars[ax->var.get()] = v;
+          loop(k + 1);
+        }
+      };
+      loop(0);
+      return acc;
+    }
+    return Evaluator::eval_other(e);
+  }
+};
+
+// ---- loop IR interpreter ----
+class Interp : public Evaluator {
+ public:
+  std::map<const BufferNode*, NDArray> mem;
+
+  void exec(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s.kind()) {
+      case StmtKind::LetStmt: {
+        auto* l = s.as<LetStmtNode>();
+        vars[l->var.get()] = eval(l->value);
+        exec(l->body);
+        return;
+      }
+      case StmtKind::Attr: exec(s.as<AttrNode>()->body); return;
+      case StmtKind::Assert: {
+        auto* a = s.as<AssertNode>();
+        if (!eval(a->cond).i[0]) LOOM_THROW(RuntimeError, "assertion failed: ", a->message);
+        return;
+      }
+      case StmtKind::For: {
+        auto* f = s.as<ForNode>();
+        int64_t mn = eval(f->min).i[0], ext = eval(f->extent).i[0];
+        for (int64_t i = mn; i < mn + ext; ++i) {
+          Value v = make(f->var.type(), 1);
+          v.i[0] = i;
+          vars[f->var.get()] = v;
+          exec(f->body);
+        }
+        return;
+      }
+      case StmtKind::Store: {
+        auto* st = s.as<StoreNode>();
+        Value v = eval(st->value), idx = eval(st->index);
+        NDArray& a = buffer(st->buffer);
+        for (int l = 0; l < idx.lanes(); ++l) write(a, idx.i[l], v, v.lanes() == 1 ? 0 : l, st->buffer->name);
+        return;
+      }
+      case StmtKind::Allocate: {
+        auto* a = s.as<AllocateNode>();
+        int64_t size = constant_size(a->buffer);
+        if (size < 0) LOOM_THROW(RuntimeError, "interpreter: allocation '", a->buffer->name, "' has no constant size");
+        mem[a->buffer.get()] = NDArray::zeros({size}, a->buffer->dtype);
+        exec(a->body);
+        mem.erase(a->buffer.get());
+        return;
+      }
+      case StmtKind::Seq:
+        for (auto& c : s.as<SeqNode>()->seq) exec(c);
+        return;
+      case StmtKind::IfThenElse: {
+        auto* i = s.as<IfThenElseNode>();
+        if (eval(i->cond).i[0]) exec(i->then_case);
+        else exec(i->else_case);
+        return;
+      }
+      case StmtKind::Evaluate: eval(s.as<EvaluateNode>()->value); return;
+      default: LOOM_THROW(RuntimeError, "interpreter: statement not lowered: ", to_string(s));
+    }
+  }
+
+ protected:
+  NDArray& buffer(const Buffer& b) {
+    auto it = mem.find(b.get());
+    if (it == mem.end()) LOOM_THROW(RuntimeError, "interpreter: buffer '", b->name, "' is not allocated here");
+    return it->second;
+  }
+  Value eval_other(const Expr& e) override {
+    if (auto* l = e.as<LoadNode>()) {
+      Value idx = eval(l->index);
+      NDArray& a = buffer(l->buffer);
+      Value v = make(e.type(), idx.lanes());
+      for (int k = 0; k < idx.lanes(); ++k) {
+        Value x = read(a, idx.i[k], l->buffer->dtype, l->buffer->name);
+        if (v.is_float) v.f[k] = x.f[0];
+        else v.i[k] = x.i[0];
+      }
+      return v;
+    }
+    return Evaluator::eval_other(e);
+  }
+};
+
+}  // namespace
+
+std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs, const std::map<const Operation*, NDArray>& inputs) {
+  RefEval r;
+  r.done = inputs;
+  std::vector<NDArray> out;
+  for (auto& t : outputs) out.push_back(r.compute(t.op()));
+  return out;
+}
+
+void interpret(const LoweredFunc& f, const std::vector<NDArray>& args) {
+  if (args.size() != f.args.size())
+    LOOM_THROW(ShapeError, f.name, ": expects ", f.args.size(), " arguments, got ", args.size());
+  Interp in;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].numel() != constant_size(f.args[i]) || args[i].dtype() != f.args[i]->dtype)
+      LOOM_THROW(ShapeError, f.name, ": argument '", f.args[i]->name, "' has the wrong shape or dtype (got ", args[i].describe(), ")");
+    in.mem[f.args[i].get()] = args[i];
+  }
+  in.exec(f.body);
+}
+
+}  // namespace loom::ir

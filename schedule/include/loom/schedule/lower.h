@@ -1,0 +1,33 @@
+// Lowering: Schedule -> flat loop IR (ir::LoweredFunc). The pass list lives in one place,
+// schedule/src/lower.cc; every pass is one file under schedule/src/passes/.
+#pragma once
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "loom/ir/stmt.h"
+#include "loom/schedule/schedule.h"
+
+namespace loom::schedule {
+
+struct LowerOptions {
+  // Print the IR after every pass to `dump_stream` (default std::cerr). Also enabled by the
+  // environment variable LOOM_DUMP_IR=1.
+  bool dump_ir = false;
+  std::ostream* dump_stream = nullptr;
+  // Called with (pass name, printed IR) after every pass; used by tests and tools.
+  std::function<void(const std::string&, const std::string&)> on_pass;
+  // Leave the IR right after the named pass (e.g. "schedule_ops") — for golden tests.
+  std::string stop_after;
+};
+
+// Lowers the schedule into one function whose arguments are `args` in order: every input
+// placeholder the computation reads and every output must be listed.
+ir::LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
+                      const LowerOptions& options = {});
+
+// Names of the passes, in the order they run.
+std::vector<std::string> lowering_pass_names();
+
+}  // namespace loom::schedule

@@ -1,0 +1,144 @@
+// Pass: bound inference. Root stages produce their whole shape. A stage computed at loop `iv`
+// of a consumer produces exactly the region the consumer reads during one iteration of `iv`:
+// the consumer's loops outside and at `iv` are fixed, the loops inside it sweep their ranges.
+// Ranges of split/fused iteration variables follow from their roots.
+#include <algorithm>
+
+#include "loom/ir/functor.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
+#include "passes.h"
+
+namespace loom::schedule::passes {
+
+using namespace loom::ir;
+
+namespace {
+
+// Ranges of derived iter vars from their parents (relations are in creation order).
+void pass_down(const StageNode& s, LowerState& st) {
+  for (auto& rel : s.relations) {
+    if (rel.kind == Relation::Kind::Split) {
+      Expr ext = st.ranges.at(rel.parent.get()).extent;
+      st.ranges[rel.outer.get()] = Range{Expr(0), simplify((ext + rel.factor - 1) / rel.factor)};
+      st.ranges[rel.inner.get()] = Range{Expr(0), rel.factor};
+    } else {
+      Expr e = simplify(st.ranges.at(rel.outer.get()).extent * st.ranges.at(rel.inner.get()).extent);
+      st.ranges[rel.fused.get()] = Range{Expr(0), e};
+    }
+  }
+}
+
+struct Read {
+  const TensorReadNode* node;
+};
+
+std::vector<const TensorReadNode*> reads_of(const Expr& body, const LowerState& st, const StageNode* producer) {
+  std::vector<const TensorReadNode*> out;
+  post_order_visit(body, [&](const Expr& e) {
+    if (auto* r = e.as<TensorReadNode>())
+      if (stage_for(st, r->op.get()) == producer) out.push_back(r);
+  });
+  return out;
+}
+
+// Intervals of the consumer's root vars while its loops up to and including `at` are fixed.
+IntervalMap consumer_root_intervals(const StageNode& c, const IterVar& at, const LowerState& st) {
+  auto pos = std::find(c.leaf_iter_vars.begin(), c.leaf_iter_vars.end(), at);
+  IntervalMap leaf;
+  bool fixed = true;
+  for (auto it = c.leaf_iter_vars.begin(); it != c.leaf_iter_vars.end(); ++it) {
+    const Var& v = (*it)->var;
+    if (fixed) leaf[v.get()] = Interval{v, v};
+    else leaf[v.get()] = Interval{Expr(0), simplify(st.ranges.at(it->get()).extent - 1)};
+    if (it == pos) fixed = false;
+  }
+  auto offsets = root_offsets(c, st);
+  IntervalMap roots;
+  for (auto& r : c.root_iter_vars) {
+    Interval off = eval_interval(offsets.at(r.get()), leaf);
+    LOOM_CHECK(off.min.defined(), "root offset of '", r->var.name(), "' not analyzable");
+    Expr mn = st.ranges.at(r.get()).min;
+    roots[r->var.get()] = Interval{simplify(mn + off.min), simplify(mn + off.max)};
+  }
+  return roots;
+}
+
+Region infer_attached_region(const StageNode& s, const LowerState& st) {
+  auto parent = s.attach_stage.lock();
+  const std::string& name = s.op->name;
+  if (!parent) LOOM_THROW(ScheduleError, "compute_at of '", name, "': the parent stage no longer exists");
+  if (parent->attach_type == AttachType::Inline)
+    LOOM_THROW(ScheduleError, "compute_at of '", name, "': parent '", parent->op->name, "' is inlined and has no loops");
+  if (std::find(parent->leaf_iter_vars.begin(), parent->leaf_iter_vars.end(), s.attach_ivar) == parent->leaf_iter_vars.end())
+    LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", s.attach_ivar->var.name(), "' is no longer a loop of '",
+               parent->op->name, "' (it was split or fused; attach to one of its parts)");
+  // Every reader must be the parent: otherwise the region would not cover the other reader.
+  bool parent_reads = false;
+  for (auto& other : st.sch->stages()) {
+    if (!other->op->is_compute() || other->attach_type == AttachType::Inline) continue;
+    if (reads_of(st.bodies.at(other.node().get()), st, &s).empty()) continue;
+    if (other.node() == parent) {
+      parent_reads = true;
+    } else {
+      LOOM_THROW(ScheduleError, "compute_at of '", name, "' inside '", parent->op->name, "': '", other.name(),
+                 "' also reads it; compute it at root or inside a common consumer");
+    }
+  }
+  if (!parent_reads)
+    LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", parent->op->name, "' does not read it, so '",
+               parent->op->name, "' is not a consumer to compute it in");
+
+  IntervalMap roots = consumer_root_intervals(*parent, s.attach_ivar, st);
+  size_t ndim = s.op->axis.size();
+  std::vector<Interval> box(ndim);
+  for (auto* r : reads_of(st.bodies.at(parent.get()), st, &s)) {
+    for (size_t d = 0; d < ndim; ++d) {
+      Interval i = eval_interval(r->indices[d], roots);
+      if (!i.min.defined()) i = Interval{Expr(0), simplify(s.op->shape[d] - 1)};  // not analyzable: all of it
+      if (!box[d].min.defined()) {
+        box[d] = i;
+      } else {
+        box[d].min = simplify(ir::min(box[d].min, i.min));
+        box[d].max = simplify(ir::max(box[d].max, i.max));
+      }
+    }
+  }
+  Region region;
+  for (size_t d = 0; d < ndim; ++d) region.push_back(Range{box[d].min, simplify(box[d].max - box[d].min + 1)});
+  return region;
+}
+
+void check_no_attach_cycle(const StageNode& s) {
+  const StageNode* cur = &s;
+  for (int depth = 0; cur && cur->attach_type == AttachType::Scope; ++depth) {
+    auto p = cur->attach_stage.lock();
+    if (p.get() == &s || depth > 1000)
+      LOOM_THROW(ScheduleError, "compute_at of '", s.op->name, "': stages are attached inside each other in a cycle");
+    cur = p.get();
+  }
+}
+
+}  // namespace
+
+void infer_bounds(LowerState& st) {
+  const auto& stages = st.sch->stages();
+  // Consumers come after producers in stage order: walk backwards.
+  for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
+    const StageNode& s = *it->node();
+    if (!s.op->is_compute() || s.attach_type == AttachType::Inline) continue;
+    Region region;
+    if (s.attach_type == AttachType::Scope) {
+      check_no_attach_cycle(s);
+      region = infer_attached_region(s, st);
+    } else {
+      for (auto& e : s.op->shape) region.push_back(Range{Expr(0), e});
+    }
+    st.regions[&s] = region;
+    for (size_t d = 0; d < s.op->axis.size(); ++d) st.ranges[s.op->axis[d].get()] = region[d];
+    for (auto& r : s.op->reduce_axes()) st.ranges[r.get()] = r->dom;
+    pass_down(s, st);
+  }
+}
+
+}  // namespace loom::schedule::passes

@@ -1,0 +1,43 @@
+// Internal interface of the lowering passes: one function per pass, one pass per file.
+#pragma once
+#include <map>
+#include <vector>
+
+#include "loom/ir/stmt.h"
+#include "loom/schedule/schedule.h"
+
+namespace loom::schedule::passes {
+
+// What the passes before storage flattening know about the schedule.
+struct LowerState {
+  const Schedule* sch = nullptr;
+  // Body of each compute stage after substituting inlined stages (inline_stages).
+  std::map<const StageNode*, ir::Expr> bodies;
+  // Range of every iter var of every stage (infer_bounds). Leaves start at 0.
+  std::map<const ir::IterVarNode*, ir::Range> ranges;
+  // Region each non-output compute stage must produce (infer_bounds).
+  std::map<const StageNode*, ir::Region> regions;
+};
+
+// Stage of an operation or of any earlier version of it.
+StageNode* stage_for(const LowerState& st, const ir::Operation* op);
+
+void inline_stages(LowerState& st);                      // inline_stages.cc
+void infer_bounds(LowerState& st);                       // infer_bounds.cc
+ir::Stmt schedule_ops(const LowerState& st);             // schedule_ops.cc
+ir::Stmt storage_flatten(const ir::Stmt& s, const LowerState& st, const std::vector<Tensor>& args,
+                         std::vector<ir::Buffer>* arg_buffers);  // storage_flatten.cc
+ir::Stmt unroll_loops(const ir::Stmt& s);                // unroll_loops.cc
+ir::Stmt vectorize_loops(const ir::Stmt& s);             // vectorize_loops.cc
+
+// Iteration-variable relations (iter_relations.cc).
+// Offsets of a stage's root vars as expressions of its leaf loop vars (leaf loops start at 0).
+std::map<const ir::IterVarNode*, ir::Expr> root_offsets(const StageNode& s, const LowerState& st);
+// Symbolic interval of an expression given intervals of its variables.
+struct Interval {
+  ir::Expr min, max;
+};
+using IntervalMap = std::map<const ir::VarNode*, Interval>;
+Interval eval_interval(const ir::Expr& e, const IntervalMap& vars);
+
+}  // namespace loom::schedule::passes

@@ -1,0 +1,44 @@
+// Shared helpers for Loom's tests: random inputs and comparisons against the naive reference.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "loom/ir/eval.h"
+#include "loom/ir/tensor.h"
+#include "loom/runtime/ndarray.h"
+
+namespace loom::test {
+
+inline NDArray random_array(const ir::Tensor& t, uint64_t seed, double lo = -2, double hi = 2) {
+  std::vector<int64_t> shape;
+  for (auto& e : t.shape()) shape.push_back(*ir::as_const_int(e));
+  NDArray a = NDArray::empty(shape, t.dtype());
+  a.fill_random(seed, lo, hi);
+  return a;
+}
+
+inline NDArray empty_like(const ir::Tensor& t) {
+  std::vector<int64_t> shape;
+  for (auto& e : t.shape()) shape.push_back(*ir::as_const_int(e));
+  return NDArray::zeros(shape, t.dtype());
+}
+
+// Element-wise comparison: exact for integers, relative+absolute tolerance for floats.
+inline ::testing::AssertionResult arrays_close(const NDArray& got, const NDArray& want, double rtol = 1e-5, double atol = 1e-5) {
+  if (got.shape() != want.shape() || got.dtype() != want.dtype())
+    return ::testing::AssertionFailure() << "got " << got.describe() << ", want " << want.describe();
+  int bad = 0;
+  std::ostringstream msg;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double g = got.get_as_double(i), w = want.get_as_double(i);
+    bool ok = want.dtype().is_float() ? std::fabs(g - w) <= atol + rtol * std::fabs(w) : g == w;
+    if (!ok && bad++ < 5) msg << " [" << i << "] got " << g << " want " << w << ";";
+  }
+  if (bad) return ::testing::AssertionFailure() << bad << " of " << got.numel() << " elements differ:" << msg.str();
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace loom::test
