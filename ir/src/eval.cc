@@ -155,6 +155,10 @@ class Evaluator {
       }
       return v;
     }
+    if (auto* c = e.as<CallNode>(); c && c->name == "if_then_else") {
+      if (c->args[0].type().is_vector()) LOOM_THROW(RuntimeError, "interpreter: vector if_then_else condition");
+      return eval(eval(c->args[0]).i[0] ? c->args[1] : c->args[2]);
+    }
     if (auto* c = e.as<CallNode>()) {
       std::vector<Value> args;
       for (auto& a : c->args) args.push_back(eval(a));

@@ -185,7 +185,16 @@ Expr let(Var v, Expr value, Expr body) { return node<LetNode>(std::move(v), std:
 
 static Expr float_intrinsic(const char* name, Expr x) {
   if (!x.type().is_float()) LOOM_THROW(TypeError, name, ": expects a float operand, got ", x.type().str(), " in '", to_string(x), "'");
-  return call_intrinsic(x.type(), name, {std::move(x)});
+  DataType t = x.type();
+  return call_intrinsic(t, name, {std::move(x)});
+}
+
+Expr if_then_else(Expr cond, Expr t, Expr f) {
+  if (!cond.type().is_bool() || !cond.type().is_scalar())
+    LOOM_THROW(TypeError, "if_then_else: condition must be a scalar bool, got ", cond.type().str());
+  match_types(t, f, "if_then_else");
+  DataType ty = t.type();
+  return call_intrinsic(ty, "if_then_else", {std::move(cond), std::move(t), std::move(f)});
 }
 Expr exp(Expr x) { return float_intrinsic("exp", std::move(x)); }
 Expr sqrt(Expr x) { return float_intrinsic("sqrt", std::move(x)); }

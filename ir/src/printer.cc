@@ -173,7 +173,7 @@ class Printer {
           os_ << (i ? ", " : "") << r->axes[i]->var.name() << " in [";
           print(r->axes[i]->dom.min);
           os_ << ", ";
-          print(r->axes[i]->dom.min.defined() ? r->axes[i]->dom.min + r->axes[i]->dom.extent : r->axes[i]->dom.extent);
+          print(is_zero(r->axes[i]->dom.min) ? r->axes[i]->dom.extent : r->axes[i]->dom.min + r->axes[i]->dom.extent);
           os_ << ")";
         }
         os_ << "]";

@@ -1,1 +1,101 @@
+// Golden printed-IR tests: the shape of the loop nest produced by split, reorder and compute_at.
+#include <gtest/gtest.h>
 
+#include "common/workloads.h"
+#include "loom/ir/printer.h"
+#include "loom/schedule/lower.h"
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+using schedule::Schedule;
+
+std::string lower_to(const Schedule& s, const test::Workload& w, const std::string& pass) {
+  schedule::LowerOptions opt;
+  std::string out;
+  opt.on_pass = [&](const std::string& p, const std::string& text) {
+    if (p == pass) out = text;
+  };
+  schedule::lower(s, w.args(), "f", opt);
+  return out;
+}
+
+TEST(GoldenIR, SplitAddsOuterInnerLoopsAndGuard) {
+  auto w = test::vector_add(10);
+  Schedule s(w.outputs);
+  s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 4);
+  EXPECT_EQ(lower_to(s, w, "simplify_final"),
+            R"(func f(A: float32[10], B: float32[10], C: float32[10]) {
+  for (i.outer, 0, 3) {
+    for (i.inner, 0, 4) {
+      if (i.outer*4 + i.inner < 10) {
+        C[i.outer*4 + i.inner] = A[i.outer*4 + i.inner] + B[i.outer*4 + i.inner]
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(GoldenIR, ReorderAndVectorize) {
+  auto w = test::matmul(8, 16, 4);
+  Tensor C = w.outputs[0];
+  Schedule s({C});
+  auto [jo, ji] = s[C].split(s[C].axis(1), 8);
+  s[C].reorder({jo, s[C].axis(0), s[C].reduce_axis(0), ji});
+  s[C].vectorize(ji);
+  EXPECT_EQ(lower_to(s, w, "simplify_final"),
+            R"(func f(A: float32[8, 4], B: float32[4, 16], C: float32[8, 16]) {
+  for (j.outer, 0, 2) {
+    for (i, 0, 8) {
+      C[ramp(i*16 + j.outer*8, 1, 8)] = x8(0.0f)
+      for (k, 0, 4) {
+        C[ramp(i*16 + j.outer*8, 1, 8)] = C[ramp(i*16 + j.outer*8, 1, 8)] + x8(A[i*4 + k])*B[ramp(k*16 + j.outer*8, 1, 8)]
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(GoldenIR, ComputeAtPlacesProducerInsideConsumerLoop) {
+  using namespace ir;
+  Tensor A = placeholder({16}, DataType::Float(32), "A");
+  Tensor B = compute({16}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute({14}, [&](Var i) { return B(i) + B(i + 2); }, "C");
+  test::Workload w{{A}, {C}};
+  Schedule s({C});
+  auto [o, in] = s[C].split(s[C].axis(0), 7);
+  s[B].compute_at(s[C], o);
+  EXPECT_EQ(lower_to(s, w, "simplify"),
+            R"(for (i.outer, 0, 2) {
+  realize B([i.outer*7, 9]) in global {
+    for (i, 0, 9) {
+      B(i.outer*7 + i) = A(i.outer*7 + i)*2.0f
+    }
+    for (i.inner, 0, 7) {
+      C(i.outer*7 + i.inner) = B(i.outer*7 + i.inner) + B(i.outer*7 + i.inner + 2)
+    }
+  }
+}
+)");
+  EXPECT_EQ(lower_to(s, w, "infer_bounds"), "B: [i.outer*7 +9]\nC: [0 +14]\n");
+}
+
+TEST(GoldenIR, DumpListsEveryPass) {
+  auto w = test::vector_add(8);
+  Schedule s(w.outputs);
+  std::vector<std::string> seen;
+  schedule::LowerOptions opt;
+  opt.on_pass = [&](const std::string& p, const std::string&) { seen.push_back(p); };
+  std::ostringstream dump;
+  opt.dump_ir = true;
+  opt.dump_stream = &dump;
+  schedule::lower(s, w.args(), "f", opt);
+  EXPECT_EQ(seen, schedule::lowering_pass_names());
+  EXPECT_NE(dump.str().find("// ---- after storage_flatten ----"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom

@@ -42,11 +42,12 @@ std::vector<const TensorReadNode*> reads_of(const Expr& body, const LowerState& 
   return out;
 }
 
-// Intervals of the consumer's root vars while its loops up to and including `at` are fixed.
+// Intervals of the consumer's root vars while its loops up to and including `at` are fixed
+// (`at` null: every loop sweeps its range).
 IntervalMap consumer_root_intervals(const StageNode& c, const IterVar& at, const LowerState& st) {
   auto pos = std::find(c.leaf_iter_vars.begin(), c.leaf_iter_vars.end(), at);
   IntervalMap leaf;
-  bool fixed = true;
+  bool fixed = at != nullptr;
   for (auto it = c.leaf_iter_vars.begin(); it != c.leaf_iter_vars.end(); ++it) {
     const Var& v = (*it)->var;
     if (fixed) leaf[v.get()] = Interval{v, v};
@@ -73,34 +74,44 @@ Region infer_attached_region(const StageNode& s, const LowerState& st) {
   if (std::find(parent->leaf_iter_vars.begin(), parent->leaf_iter_vars.end(), s.attach_ivar) == parent->leaf_iter_vars.end())
     LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", s.attach_ivar->var.name(), "' is no longer a loop of '",
                parent->op->name, "' (it was split or fused; attach to one of its parts)");
-  // Every reader must be the parent: otherwise the region would not cover the other reader.
-  bool parent_reads = false;
+  // Readers: the parent, and stages computed at the same loop of the parent (they run after
+  // this one inside that loop, so they see the same produced region). Anyone else would need
+  // the tensor outside the loop where it lives.
+  std::vector<std::pair<const StageNode*, IterVar>> readers;
+  const StageNode* outside_reader = nullptr;
   for (auto& other : st.sch->stages()) {
-    if (!other->op->is_compute() || other->attach_type == AttachType::Inline) continue;
-    if (reads_of(st.bodies.at(other.node().get()), st, &s).empty()) continue;
+    const StageNode* o = other.node().get();
+    if (!o->op->is_compute() || o->attach_type == AttachType::Inline) continue;
+    if (reads_of(st.bodies.at(o), st, &s).empty()) continue;
     if (other.node() == parent) {
-      parent_reads = true;
-    } else {
-      LOOM_THROW(ScheduleError, "compute_at of '", name, "' inside '", parent->op->name, "': '", other.name(),
-                 "' also reads it; compute it at root or inside a common consumer");
+      readers.emplace_back(o, s.attach_ivar);
+    } else if (o->attach_type == AttachType::Scope && o->attach_stage.lock() == parent && o->attach_ivar == s.attach_ivar) {
+      readers.emplace_back(o, nullptr);
+    } else if (!outside_reader) {
+      outside_reader = o;
     }
   }
-  if (!parent_reads)
-    LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", parent->op->name, "' does not read it, so '",
-               parent->op->name, "' is not a consumer to compute it in");
+  if (readers.empty())
+    LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", parent->op->name,
+               "' does not read it (nor does any stage computed at the same loop), so it is not a consumer to compute it in");
+  if (outside_reader)
+    LOOM_THROW(ScheduleError, "compute_at of '", name, "' inside '", parent->op->name, "': '", outside_reader->op->name,
+               "' also reads it; compute it at root, or compute '", outside_reader->op->name, "' at the same loop");
 
-  IntervalMap roots = consumer_root_intervals(*parent, s.attach_ivar, st);
   size_t ndim = s.op->axis.size();
   std::vector<Interval> box(ndim);
-  for (auto* r : reads_of(st.bodies.at(parent.get()), st, &s)) {
-    for (size_t d = 0; d < ndim; ++d) {
-      Interval i = eval_interval(r->indices[d], roots);
-      if (!i.min.defined()) i = Interval{Expr(0), simplify(s.op->shape[d] - 1)};  // not analyzable: all of it
-      if (!box[d].min.defined()) {
-        box[d] = i;
-      } else {
-        box[d].min = simplify(ir::min(box[d].min, i.min));
-        box[d].max = simplify(ir::max(box[d].max, i.max));
+  for (auto& [reader, fixed_at] : readers) {
+    IntervalMap roots = consumer_root_intervals(*reader, fixed_at, st);
+    for (auto* r : reads_of(st.bodies.at(reader), st, &s)) {
+      for (size_t d = 0; d < ndim; ++d) {
+        Interval i = eval_interval(r->indices[d], roots);
+        if (!i.min.defined()) i = Interval{Expr(0), simplify(s.op->shape[d] - 1)};  // not analyzable: all of it
+        if (!box[d].min.defined()) {
+          box[d] = i;
+        } else {
+          box[d].min = simplify(ir::min(box[d].min, i.min));
+          box[d].max = simplify(ir::max(box[d].max, i.max));
+        }
       }
     }
   }

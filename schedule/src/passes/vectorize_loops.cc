@@ -67,6 +67,8 @@ class Widener : public IRMutator {
   }
 
   Expr mutate_call(const Expr& e, const CallNode* op) override {
+    // A lazy conditional with a per-lane condition would need masked loads.
+    if (op->name == "if_then_else" && mutate(op->args[0]).type().is_vector()) throw CannotVectorize{};
     std::vector<Expr> args;
     bool vec = false;
     for (auto& a : op->args) {
@@ -74,7 +76,8 @@ class Widener : public IRMutator {
       vec |= args.back().type().is_vector();
     }
     if (!vec) return e;
-    for (auto& a : args) a = widen(a, lanes_);
+    // if_then_else keeps its scalar condition; only the values widen.
+    for (size_t i = op->name == "if_then_else" ? 1 : 0; i < args.size(); ++i) args[i] = widen(args[i], lanes_);
     return Expr(std::make_shared<const CallNode>(e.type().with_lanes(lanes_), op->name, args, op->call_type));
   }
 

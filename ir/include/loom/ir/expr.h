@@ -195,6 +195,9 @@ Expr ramp(Expr base, Expr stride, int lanes);
 Expr broadcast(Expr v, int lanes);
 Expr call_intrinsic(DataType t, std::string name, std::vector<Expr> args);
 Expr let(Var v, Expr value, Expr body);
+// Lazy conditional: only the chosen branch is evaluated (unlike select), so a branch may read
+// out of bounds when the condition is false — used for padding.
+Expr if_then_else(Expr cond, Expr t, Expr f);
 // Elementwise math on float expressions.
 Expr exp(Expr x);
 Expr sqrt(Expr x);
