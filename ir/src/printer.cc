@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "loom/ir/tensor.h"
@@ -97,7 +98,7 @@ class Printer {
         return;
       }
       case ExprKind::StringImm: os_ << '"' << e.as<StringImmNode>()->value << '"'; return;
-      case ExprKind::Var: os_ << e.as<VarNode>()->name; return;
+      case ExprKind::Var: os_ << name_of(e.as<VarNode>()); return;
       case ExprKind::Cast:
         os_ << e.type().str() << "(";
         print(e.as<CastNode>()->value);
@@ -200,7 +201,7 @@ class Printer {
     switch (s.kind()) {
       case StmtKind::LetStmt: {
         auto* l = s.as<LetStmtNode>();
-        indent() << "let " << l->var.name() << " = ";
+        indent() << "let " << name_of(l->var.get()) << " = ";
         print(l->value);
         os_ << "\n";
         print(l->body);
@@ -223,7 +224,7 @@ class Printer {
       }
       case StmtKind::For: {
         auto* f = s.as<ForNode>();
-        indent() << to_string(f->for_kind) << " (" << f->var.name() << ", ";
+        indent() << to_string(f->for_kind) << " (" << name_of(f->var.get()) << ", ";
         print(f->min);
         os_ << ", ";
         print(f->extent);
@@ -311,6 +312,18 @@ class Printer {
   }
 
  private:
+  // Distinct variables that share a name print as name, name#1, name#2, ...
+  std::string name_of(const VarNode* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    int& n = name_count_[v->name];
+    std::string s = n == 0 ? v->name : v->name + "#" + std::to_string(n);
+    ++n;
+    return names_[v] = s;
+  }
+  std::map<const VarNode*, std::string> names_;
+  std::map<std::string, int> name_count_;
+
   std::ostream& indent() { return os_ << std::string(2 * depth_, ' '); }
   void block(const Stmt& body) {
     ++depth_;

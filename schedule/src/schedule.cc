@@ -239,6 +239,19 @@ Stage& Stage::set_scope(const std::string& scope) {
   return *this;
 }
 
+Stage& Stage::storage_order(const std::vector<int>& order) {
+  if (node_->is_output || node_->op->is_placeholder())
+    LOOM_THROW(ScheduleError, "storage_order: '", name(), "' is an input or output; its layout is fixed by the caller");
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != static_cast<int>(i) || sorted.size() != node_->op->shape.size())
+      LOOM_THROW(ScheduleError, "storage_order of '", name(), "': expected a permutation of its ", node_->op->shape.size(),
+                 " dimensions");
+  node_->storage_order = order;
+  return *this;
+}
+
 // ---------------- Schedule ----------------
 
 Schedule::Schedule(const std::vector<Tensor>& outputs) : outputs_(outputs) {

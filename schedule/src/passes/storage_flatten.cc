@@ -18,6 +18,7 @@ struct BufferInfo {
   Buffer buffer;              // flat allocation, or the argument buffer
   std::vector<Expr> shape;    // logical shape of the realized region
   std::vector<Expr> mins;     // where that region starts in the tensor
+  std::vector<int> order;     // storage order of the dimensions (empty: natural)
 };
 
 class Flattener : public IRMutator {
@@ -40,7 +41,7 @@ class Flattener : public IRMutator {
     int64_t size = 1;
     for (auto& e : extents) size *= *as_const_int(e);
     Buffer flat = make_buffer(op->op->name, op->op->dtype, {Expr(static_cast<int>(size))}, op->scope);
-    buffers[stage] = BufferInfo{flat, extents, mins};
+    buffers[stage] = BufferInfo{flat, extents, mins, stage->storage_order};
     Stmt body = mutate(op->body);
     buffers.erase(stage);
     return allocate(flat, body);
@@ -71,9 +72,14 @@ class Flattener : public IRMutator {
 
   static Expr flat_index(const BufferInfo& bi, const std::vector<Expr>& idx, const std::string& name) {
     LOOM_CHECK(idx.size() == bi.shape.size(), "rank mismatch flattening ", name);
-    auto strides = row_major_strides(bi.shape);
+    std::vector<int> order = bi.order;
+    if (order.empty())
+      for (size_t d = 0; d < idx.size(); ++d) order.push_back(static_cast<int>(d));
+    std::vector<Expr> stored_shape;
+    for (int d : order) stored_shape.push_back(bi.shape[d]);
+    auto strides = row_major_strides(stored_shape);
     Expr flat = Expr(0);
-    for (size_t d = 0; d < idx.size(); ++d) flat = flat + (idx[d] - bi.mins[d]) * strides[d];
+    for (size_t p = 0; p < order.size(); ++p) flat = flat + (idx[order[p]] - bi.mins[order[p]]) * strides[p];
     return simplify(flat);
   }
 
@@ -88,7 +94,7 @@ Stmt storage_flatten(const Stmt& s, const LowerState& st, const std::vector<Tens
     StageNode* stage = stage_for(st, t.op().get());
     if (f.buffers.count(stage)) LOOM_THROW(LoweringError, "tensor '", t.name(), "' is listed twice in the arguments");
     Buffer b = make_buffer(t.name(), t.dtype(), t.shape(), scope::kGlobal);
-    f.buffers[stage] = BufferInfo{b, t.shape(), std::vector<Expr>(t.shape().size(), Expr(0))};
+    f.buffers[stage] = BufferInfo{b, t.shape(), std::vector<Expr>(t.shape().size(), Expr(0)), {}};
     arg_buffers->push_back(b);
   }
   for (auto& out : st.sch->outputs()) {

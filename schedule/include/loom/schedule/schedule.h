@@ -55,6 +55,7 @@ struct StageNode {
   std::weak_ptr<StageNode> attach_stage;
   IterVar attach_ivar;
   std::string scope = "global";
+  std::vector<int> storage_order;  // dimension order of the allocation, outermost first (empty: natural)
   bool is_output = false;
   Schedule* schedule = nullptr;
 };
@@ -93,6 +94,9 @@ class Stage {
   Stage& bind(const IterVar& v, const std::string& thread_tag);
   Stage& pragma(const IterVar& v, const std::string& name, Expr value = Expr(1));
   Stage& set_scope(const std::string& scope);
+  // Lays out this stage's (intermediate) buffer with dimensions in `order`, outermost first, e.g.
+  // {0, 2, 3, 1} keeps channels innermost so a vectorized channel loop touches contiguous memory.
+  Stage& storage_order(const std::vector<int>& order);
 
  private:
   void check_leaf(const IterVar& v, const char* primitive) const;

@@ -1,0 +1,64 @@
+#include "loom/ops/cpu_schedules.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+using schedule::Schedule;
+
+static Tensor input_named_tag(const Tensor& t, const std::string& tag) {
+  for (auto& in : t.op()->input_tensors())
+    if (in.op()->tag == tag) return in;
+  return Tensor();
+}
+
+void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
+  Tensor Bp = input_named_tag(C, "pack");
+  if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
+  if (const_dim(Bp, 2) != t.nr)
+    LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2), ", tiling wants ", t.nr);
+  Tensor CC = s.cache_write(C, "local");
+  auto c = s[C];
+  auto tiles = c.tile(c.axis(0), c.axis(1), t.mr, t.nr);  // io, jo, ii, ji
+  c.reorder({tiles[1], tiles[0], tiles[2], tiles[3]});    // panels of packed B outermost
+  c.parallel(tiles[1]);
+  c.vectorize(tiles[3]);
+  auto cc = s[CC];
+  cc.compute_at(c, tiles[0]);
+  auto [ko, ki] = cc.split(cc.reduce_axis(0), 4);
+  cc.reorder({ko, ki, cc.axis(0), cc.axis(1)});
+  cc.unroll(ki);
+  cc.unroll(cc.axis(0));
+  cc.vectorize(cc.axis(1));
+  auto bp = s[Bp];
+  bp.parallel(bp.axis(0));
+  bp.vectorize(bp.axis(2));
+}
+
+void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, int oc_block, int x_block) {
+  Tensor Wp = input_named_tag(Y, "pack");
+  Tensor P = input_named_tag(Y, "pad");
+  if (!Wp.defined()) LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: '", Y.name(), "' does not read packed weights");
+  if (const_dim(Wp, 4) != oc_block)
+    LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: weights packed by ", const_dim(Wp, 4), ", schedule wants ", oc_block);
+  Tensor YC = s.cache_write(Y, "local");
+  auto y = s[Y];
+  auto [fo, fi] = y.split(y.axis(1), oc_block);
+  auto [xo, xi] = y.split(y.axis(3), x_block);
+  y.reorder({y.axis(0), fo, y.axis(2), xo, fi, xi});
+  IterVar outer = y.fuse(y.axis(0), fo);
+  y.parallel(outer);
+  y.vectorize(xi);
+  auto yc = s[YC];
+  yc.compute_at(y, xo);
+  // Registers hold x_block x oc_block accumulators; the reduction runs around them.
+  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(1)});
+  yc.unroll(yc.axis(3));
+  yc.vectorize(yc.axis(1));
+  yc.storage_order({0, 2, 3, 1});  // output channels innermost: the vectorized loop is contiguous
+  if (P.defined()) s[P].compute_at(y, xo);
+  auto wp = s[Wp];
+  wp.parallel(wp.axis(0));
+  wp.vectorize(wp.axis(4));
+}
+
+}  // namespace loom::ops
