@@ -239,6 +239,13 @@ Stage& Stage::set_scope(const std::string& scope) {
   return *this;
 }
 
+Stage& Stage::tensorize(const IterVar& v, const TensorIntrin& intrin) {
+  check_leaf(v, "tensorize");
+  if (!intrin) LOOM_THROW(ScheduleError, "tensorize on stage '", name(), "': null intrinsic");
+  attr(v).tensorize = intrin;
+  return *this;
+}
+
 Stage& Stage::storage_order(const std::vector<int>& order) {
   if (node_->is_output || node_->op->is_placeholder())
     LOOM_THROW(ScheduleError, "storage_order: '", name(), "' is an input or output; its layout is fixed by the caller");

@@ -27,6 +27,8 @@ void infer_bounds(LowerState& st);                       // infer_bounds.cc
 ir::Stmt schedule_ops(const LowerState& st);             // schedule_ops.cc
 ir::Stmt storage_flatten(const ir::Stmt& s, const LowerState& st, const std::vector<Tensor>& args,
                          std::vector<ir::Buffer>* arg_buffers);  // storage_flatten.cc
+// Replaces the nest of stage `s` from leaf `p` inwards by its tensor intrinsic (tensorize.cc).
+ir::Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPart part);
 ir::Stmt unroll_loops(const ir::Stmt& s);                // unroll_loops.cc
 ir::Stmt vectorize_loops(const ir::Stmt& s);             // vectorize_loops.cc
 

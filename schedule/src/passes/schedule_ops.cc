@@ -62,7 +62,18 @@ class NestBuilder {
     return body;
   }
 
+  // Leaf position of a tensorize annotation, or n.
+  static size_t tensorize_position(const StageNode& s) {
+    for (size_t p = 0; p < s.leaf_iter_vars.size(); ++p) {
+      auto it = s.attrs.find(s.leaf_iter_vars[p].get());
+      if (it != s.attrs.end() && it->second.tensorize) return p;
+    }
+    return s.leaf_iter_vars.size();
+  }
+
   Stmt build_stage(const StageNode& s) {
+    size_t tp = tensorize_position(s);
+    if (tp < s.leaf_iter_vars.size()) return build_tensorized(s, tp);
     auto offsets = root_offsets(s, st_);
     VarMap values;
     std::vector<Expr> indices;
@@ -103,6 +114,18 @@ class NestBuilder {
     Stmt init_nest = wrap_loops_plain(s, first_reduce, n, init);
     Stmt update_nest = wrap_loops(s, first_reduce, n, update);
     return wrap_loops(s, 0, first_reduce, seq({init_nest, update_nest}));
+  }
+
+  // Loops outside the tensorized nest stay; the nest becomes the intrinsic. Inside a reduction
+  // the intrinsic's reset part runs in the init nest and its update part in the update nest.
+  Stmt build_tensorized(const StageNode& s, size_t tp) {
+    size_t first_reduce = 0, n = s.leaf_iter_vars.size();
+    while (first_reduce < n && s.leaf_iter_vars[first_reduce]->kind != IterKind::Reduce) ++first_reduce;
+    bool reduction = !s.op->reduce_axes().empty();
+    if (!reduction || tp <= first_reduce) return wrap_loops(s, 0, tp, tensorize_nest(s, tp, st_, IntrinPart::Full));
+    Stmt init = wrap_loops_plain(s, first_reduce, tp, tensorize_nest(s, tp, st_, IntrinPart::Reset));
+    Stmt update = wrap_loops(s, first_reduce, tp, tensorize_nest(s, tp, st_, IntrinPart::Update));
+    return wrap_loops(s, 0, first_reduce, seq({init, update}));
   }
 
   // Init nest: the data-parallel loops inside the first reduction loop, without attachments

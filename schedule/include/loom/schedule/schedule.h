@@ -13,6 +13,7 @@
 
 #include "loom/ir/stmt.h"
 #include "loom/ir/tensor.h"
+#include "loom/schedule/tensor_intrin.h"
 
 namespace loom::schedule {
 
@@ -35,6 +36,7 @@ struct IterVarAttr {
   ForKind kind = ForKind::Serial;
   std::string thread_tag;                              // for bind()
   std::vector<std::pair<std::string, Expr>> pragmas;   // emitted as attr "pragma_<name>"
+  TensorIntrin tensorize;                              // replaces the nest from this loop inwards
 };
 
 enum class AttachType : uint8_t { Root, Inline, Scope };
@@ -94,6 +96,8 @@ class Stage {
   Stage& bind(const IterVar& v, const std::string& thread_tag);
   Stage& pragma(const IterVar& v, const std::string& name, Expr value = Expr(1));
   Stage& set_scope(const std::string& scope);
+  // Computes the loop nest from `v` inwards with a tensor intrinsic (checked during lowering).
+  Stage& tensorize(const IterVar& v, const TensorIntrin& intrin);
   // Lays out this stage's (intermediate) buffer with dimensions in `order`, outermost first, e.g.
   // {0, 2, 3, 1} keeps channels innermost so a vectorized channel loop touches contiguous memory.
   Stage& storage_order(const std::vector<int>& order);
