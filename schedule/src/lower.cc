@@ -32,7 +32,7 @@ struct Dumper {
 
 std::vector<std::string> lowering_pass_names() {
   return {"inline_stages", "infer_bounds", "schedule_ops", "simplify", "storage_flatten",
-          "unroll_loops", "vectorize_loops", "simplify_final"};
+          "inject_dma_copy", "unroll_loops", "vectorize_loops", "simplify_final"};
 }
 
 LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, const LowerOptions& options) {
@@ -72,6 +72,9 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   body = passes::storage_flatten(body, st, args, &f.args);
   f.body = body;
   if (done("storage_flatten", to_string(f))) return f;
+  body = passes::inject_dma_copy(body);
+  f.body = body;
+  if (done("inject_dma_copy", to_string(f))) return f;
   body = passes::unroll_loops(body);
   f.body = body;
   if (done("unroll_loops", to_string(f))) return f;
