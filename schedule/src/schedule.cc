@@ -220,9 +220,12 @@ Stage& Stage::parallel(const IterVar& v) {
 }
 Stage& Stage::bind(const IterVar& v, const std::string& tag) {
   check_leaf(v, "bind");
-  static const std::set<std::string> kTags = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  static const std::set<std::string> kTags = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "vthread"};
   if (!kTags.count(tag)) LOOM_THROW(ScheduleError, "bind on stage '", name(), "': unknown thread tag '", tag, "'");
-  attr(v).kind = ForKind::ThreadBinding;
+  if (v->kind == IterKind::Reduce) LOOM_THROW(ScheduleError, "bind on stage '", name(), "': '", iv_name(v), "' is a reduction axis");
+  // A virtual thread is a loop whose iterations an accelerator backend interleaves as
+  // independent contexts (double buffering); GPU tags become thread indices.
+  attr(v).kind = tag == "vthread" ? ForKind::VirtualThread : ForKind::ThreadBinding;
   attr(v).thread_tag = tag;
   return *this;
 }
