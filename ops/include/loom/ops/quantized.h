@@ -1,0 +1,47 @@
+// int8 operators in the blocked layouts a GEMM-block accelerator consumes (VTA style), with
+// requantization (arithmetic shift right + clamp + narrow to int8) and the layout transforms
+// to and from plain NCHW / NC / OI layouts.
+//
+// Blocked layouts, for blocks (batch b, input channels bi, output channels bo):
+//   activations NCHW   -> [N/b, C/bi, H, W, b, bi]
+//   conv weights OIHW  -> [O/bo, I/bi, KH, KW, bo, bi]
+//   dense input NC     -> [N/b, C/bi, b, bi]
+//   dense weights OI   -> [O/bo, I/bi, bo, bi]
+#pragma once
+#include "loom/ops/nn.h"
+
+namespace loom::ops {
+
+struct Blocking {
+  int batch = 1, block_in = 16, block_out = 16;
+};
+
+struct Requantize {
+  int shift = 8;     // arithmetic shift right of the int32 accumulator
+  bool relu = false; // clamp at 0 before the upper clamp
+  int clip_lo = -128, clip_hi = 127;
+};
+
+Tensor pack_nchw(const Tensor& X, int b, int bi, const std::string& name = "packed");     // NCHW -> blocked
+Tensor unpack_nchw(const Tensor& Xp, const std::string& name = "unpacked");               // blocked -> NCHW
+Tensor pack_oihw(const Tensor& W, int bo, int bi, const std::string& name = "w_packed");  // OIHW -> blocked
+Tensor pack_nc(const Tensor& X, int b, int bi, const std::string& name = "packed");
+Tensor unpack_nc(const Tensor& Xp, const std::string& name = "unpacked");
+Tensor pack_oi(const Tensor& W, int bo, int bi, const std::string& name = "w_packed");
+
+// Stages of a quantized layer: the int32 accumulation, then element-wise requantization stages
+// (shift, clamps) in int32, then the narrowing to int8. `stages` (if given) receives them in
+// order: acc, shift, max (if relu or clip), min, narrow.
+struct QuantizedStages {
+  Tensor acc, shr, clip_lo, clip_hi, out;
+};
+
+// Blocked int8 conv2d (stride/padding in both dims), int32 accumulate, requantize to int8.
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, int stride, int pad, const Requantize& rq,
+                                    const std::string& name = "conv");
+// Blocked int8 dense layer, requantized to int8.
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Requantize& rq, const std::string& name = "dense");
+// Element-wise add of two int8 blocked tensors in int32 with requantization (residual connections).
+QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq, const std::string& name = "add");
+
+}  // namespace loom::ops

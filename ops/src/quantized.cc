@@ -1,0 +1,149 @@
+#include "loom/ops/quantized.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+namespace {
+
+Expr i32(Expr e) { return cast(DataType::Int(32), std::move(e)); }
+
+void require_multiple(const Tensor& t, int dim, int block, const char* what) {
+  int64_t n = const_dim(t, dim);
+  if (block <= 0 || n % block != 0)
+    LOOM_THROW(ShapeError, what, ": dimension ", dim, " of '", t.name(), "' is ", n, ", not a multiple of the block ", block);
+}
+
+Tensor rank_check(const Tensor& t, int rank, const char* what) {
+  if (t.ndim() != rank) LOOM_THROW(ShapeError, what, ": '", t.name(), "' must have rank ", rank, ", has ", t.ndim());
+  return t;
+}
+
+// acc -> shift -> clamps -> int8, each an element-wise stage over the same shape.
+QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::string& name) {
+  if (rq.shift < 0 || rq.shift > 31) LOOM_THROW(ShapeError, name, ": requantize shift must be in [0, 31], got ", rq.shift);
+  QuantizedStages q;
+  q.acc = acc;
+  auto elementwise = [&](const Tensor& in, const std::function<Expr(Expr)>& f, const std::string& n) {
+    return compute(in.shape(), ComputeFn([&](const std::vector<Var>& v) { return f(in(std::vector<Expr>(v.begin(), v.end()))); }), n,
+                   "elemwise");
+  };
+  // Floor division by 2^shift is an arithmetic shift right.
+  q.shr = elementwise(acc, [&](Expr x) { return x / (1 << rq.shift); }, name + "_shr");
+  int lo = rq.relu ? std::max(0, rq.clip_lo) : rq.clip_lo;
+  q.clip_lo = elementwise(q.shr, [&](Expr x) { return max(x, Expr(lo)); }, name + "_max");
+  q.clip_hi = elementwise(q.clip_lo, [&](Expr x) { return min(x, Expr(rq.clip_hi)); }, name + "_min");
+  q.out = elementwise(q.clip_hi, [&](Expr x) { return cast(DataType::Int(8), x); }, name);
+  return q;
+}
+
+}  // namespace
+
+Tensor pack_nchw(const Tensor& X, int b, int bi, const std::string& name) {
+  rank_check(X, 4, "pack_nchw");
+  require_multiple(X, 0, b, "pack_nchw");
+  require_multiple(X, 1, bi, "pack_nchw");
+  return compute({Expr(int(const_dim(X, 0) / b)), Expr(int(const_dim(X, 1) / bi)), X.shape()[2], X.shape()[3], Expr(b), Expr(bi)},
+                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0] * b + v[4], v[1] * bi + v[5], v[2], v[3]); }), name,
+                 "pack");
+}
+
+Tensor unpack_nchw(const Tensor& Xp, const std::string& name) {
+  rank_check(Xp, 6, "unpack_nchw");
+  int b = int(const_dim(Xp, 4)), bi = int(const_dim(Xp, 5));
+  return compute({Expr(int(const_dim(Xp, 0) * b)), Expr(int(const_dim(Xp, 1) * bi)), Xp.shape()[2], Xp.shape()[3]},
+                 ComputeFn([&](const std::vector<Var>& v) { return Xp(v[0] / b, v[1] / bi, v[2], v[3], v[0] % b, v[1] % bi); }), name,
+                 "unpack");
+}
+
+Tensor pack_oihw(const Tensor& W, int bo, int bi, const std::string& name) {
+  rank_check(W, 4, "pack_oihw");
+  require_multiple(W, 0, bo, "pack_oihw");
+  require_multiple(W, 1, bi, "pack_oihw");
+  return compute({Expr(int(const_dim(W, 0) / bo)), Expr(int(const_dim(W, 1) / bi)), W.shape()[2], W.shape()[3], Expr(bo), Expr(bi)},
+                 ComputeFn([&](const std::vector<Var>& v) { return W(v[0] * bo + v[4], v[1] * bi + v[5], v[2], v[3]); }), name,
+                 "pack");
+}
+
+Tensor pack_nc(const Tensor& X, int b, int bi, const std::string& name) {
+  rank_check(X, 2, "pack_nc");
+  require_multiple(X, 0, b, "pack_nc");
+  require_multiple(X, 1, bi, "pack_nc");
+  return compute({Expr(int(const_dim(X, 0) / b)), Expr(int(const_dim(X, 1) / bi)), Expr(b), Expr(bi)},
+                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0] * b + v[2], v[1] * bi + v[3]); }), name, "pack");
+}
+
+Tensor unpack_nc(const Tensor& Xp, const std::string& name) {
+  rank_check(Xp, 4, "unpack_nc");
+  int b = int(const_dim(Xp, 2)), bi = int(const_dim(Xp, 3));
+  return compute({Expr(int(const_dim(Xp, 0) * b)), Expr(int(const_dim(Xp, 1) * bi))},
+                 ComputeFn([&](const std::vector<Var>& v) { return Xp(v[0] / b, v[1] / bi, v[0] % b, v[1] % bi); }), name, "unpack");
+}
+
+Tensor pack_oi(const Tensor& W, int bo, int bi, const std::string& name) { return pack_nc(W, bo, bi, name); }
+
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, int stride, int pad, const Requantize& rq,
+                                    const std::string& name) {
+  rank_check(data, 6, "conv2d_int8_blocked");
+  rank_check(kernel, 6, "conv2d_int8_blocked");
+  if (data.dtype() != DataType::Int(8) || kernel.dtype() != DataType::Int(8))
+    LOOM_THROW(TypeError, "conv2d_int8_blocked '", name, "': data and kernel must be int8, got ", data.dtype().str(), " and ",
+               kernel.dtype().str());
+  if (const_dim(data, 1) != const_dim(kernel, 1) || const_dim(data, 5) != const_dim(kernel, 5))
+    LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': input channel blocks of '", data.name(), "' and '", kernel.name(),
+               "' differ");
+  if (stride <= 0 || pad < 0) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': bad stride/padding");
+  int64_t h = const_dim(data, 2), w = const_dim(data, 3), kh = const_dim(kernel, 2), kw = const_dim(kernel, 3);
+  int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
+  if (oh <= 0 || ow <= 0) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': kernel larger than the padded input");
+  Tensor padded = data;
+  if (pad > 0) {
+    padded = compute({data.shape()[0], data.shape()[1], Expr(int(h + 2 * pad)), Expr(int(w + 2 * pad)), data.shape()[4], data.shape()[5]},
+                     ComputeFn([&](const std::vector<Var>& v) {
+                       Expr inside = v[2] >= pad && v[2] < int(h) + pad && v[3] >= pad && v[3] < int(w) + pad;
+                       return if_then_else(inside, data(v[0], v[1], v[2] - pad, v[3] - pad, v[4], v[5]), make_zero(DataType::Int(8)));
+                     }),
+                     name + "_pad", "pad");
+  }
+  IterVar ic = reduce_axis(data.shape()[1], "ic"), dy = reduce_axis(int(kh), "dy"), dx = reduce_axis(int(kw), "dx"),
+          ici = reduce_axis(data.shape()[5], "ic_tns");
+  Tensor acc = compute({data.shape()[0], kernel.shape()[0], Expr(int(oh)), Expr(int(ow)), data.shape()[4], kernel.shape()[4]},
+                       ComputeFn([&](const std::vector<Var>& v) {
+                         Expr x = padded(v[0], ic, v[2] * stride + dy->var, v[3] * stride + dx->var, v[4], ici);
+                         Expr k = kernel(v[1], ic, dy, dx, v[5], ici);
+                         return sum(i32(x) * i32(k), {ic, dy, dx, ici});
+                       }),
+                       name + "_acc", "conv2d");
+  return requantize(acc, rq, name);
+}
+
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Requantize& rq, const std::string& name) {
+  rank_check(data, 4, "dense_int8_blocked");
+  rank_check(weight, 4, "dense_int8_blocked");
+  if (data.dtype() != DataType::Int(8) || weight.dtype() != DataType::Int(8))
+    LOOM_THROW(TypeError, "dense_int8_blocked '", name, "': data and weight must be int8");
+  if (const_dim(data, 1) != const_dim(weight, 1) || const_dim(data, 3) != const_dim(weight, 3))
+    LOOM_THROW(ShapeError, "dense_int8_blocked '", name, "': input blocks of '", data.name(), "' and '", weight.name(), "' differ");
+  IterVar ic = reduce_axis(data.shape()[1], "ic"), ici = reduce_axis(data.shape()[3], "ic_tns");
+  Tensor acc = compute({data.shape()[0], weight.shape()[0], data.shape()[2], weight.shape()[2]},
+                       ComputeFn([&](const std::vector<Var>& v) {
+                         return sum(i32(data(v[0], ic, v[2], ici)) * i32(weight(v[1], ic, v[3], ici)), {ic, ici});
+                       }),
+                       name + "_acc", "dense");
+  return requantize(acc, rq, name);
+}
+
+QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq, const std::string& name) {
+  if (a.ndim() != b.ndim()) LOOM_THROW(ShapeError, "add_int8 '", name, "': ranks of '", a.name(), "' and '", b.name(), "' differ");
+  for (int d = 0; d < a.ndim(); ++d)
+    if (const_dim(a, d) != const_dim(b, d))
+      LOOM_THROW(ShapeError, "add_int8 '", name, "': dimension ", d, " of '", a.name(), "' and '", b.name(), "' differ");
+  Tensor acc = compute(a.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                         std::vector<Expr> idx(v.begin(), v.end());
+                         return i32(a(idx)) + i32(b(idx));
+                       }),
+                       name + "_acc", "elemwise");
+  return requantize(acc, rq, name);
+}
+
+}  // namespace loom::ops
