@@ -228,7 +228,7 @@ class Printer {
         print(f->min);
         os_ << ", ";
         print(f->extent);
-        if (!f->thread_tag.empty()) os_ << ", " << f->thread_tag;
+        if (f->for_kind == ForKind::ThreadBinding) os_ << ", " << f->thread_tag;
         os_ << ") {\n";
         block(f->body);
         return;

@@ -120,3 +120,73 @@ TEST(QuantizedOps, BlockedDenseAndAdd) {
 
 }  // namespace
 }  // namespace loom
+
+#include "loom/ops/accel_schedules.h"
+
+namespace loom {
+namespace {
+
+std::string lower_accel(const schedule::Schedule& s, const std::vector<ir::Tensor>& args) {
+  schedule::LowerOptions opt;
+  opt.stop_after = "inject_dma_copy";
+  return ir::to_string(schedule::lower(s, args, "layer", opt));
+}
+
+TEST(AccelSchedules, DenseShowsDmaGemmAluAndVirtualThreads) {
+  using namespace loom::ir;
+  Tensor X = placeholder({1, 4, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({4, 4, 16, 16}, DataType::Int(8), "W");
+  auto q = ops::dense_int8_blocked(X, W, {8, true});
+  schedule::Schedule s({q.out});
+  ops::schedule_dense_int8_accel(s, q, {1, 16, 16}, 2);
+  EXPECT_EQ(lower_accel(s, {X, W, q.out}), R"(func layer(X: int8[1, 4, 1, 16], W: int8[4, 4, 16, 16], dense: int8[1, 4, 1, 16]) {
+  vthread (j.outer, 0, 2) {
+    for (j.inner, 0, 2) {
+      allocate dense_acc[int32 * 16] in acc.acc
+      accel.gemm.reset(address_of(dense_acc[0]))
+      for (ic, 0, 4) {
+        allocate X.acc.inp[int8 * 16] in acc.inp
+        dma_copy(address_of(X.acc.inp[0]), address_of(X[ic*16]), (int8)0, 1, 16, 1, 1, 0, 0)
+        allocate W.acc.wgt[int8 * 256] in acc.wgt
+        dma_copy(address_of(W.acc.wgt[0]), address_of(W[j.outer*2048 + j.inner*1024 + ic*256]), (int8)0, 2, 16, 16, 16, 0, 0, 16, 1, 1, 0, 0)
+        accel.gemm.update(address_of(X.acc.inp[0]), address_of(W.acc.wgt[0]), address_of(dense_acc[0]))
+      }
+      allocate dense_shr[int32 * 16] in acc.acc
+      // attr pragma_alu = 1
+      for (l, 0, 16) {
+        dense_shr[l] = dense_acc[l]/256
+      }
+      allocate dense_max[int32 * 16] in acc.acc
+      // attr pragma_alu = 1
+      for (l#1, 0, 16) {
+        dense_max[l#1] = max(dense_shr[l#1], 0)
+      }
+      allocate dense_min[int32 * 16] in acc.acc
+      // attr pragma_alu = 1
+      for (l#2, 0, 16) {
+        dense_min[l#2] = min(dense_max[l#2], 127)
+      }
+      dma_copy(address_of(dense[j.outer*32 + j.inner*16]), address_of(dense_min[0]), (int8)0, 1, 16, 1, 1, 0, 0)
+    }
+  }
+}
+)");
+}
+
+TEST(AccelSchedules, ConvLowersWithPaddedDmaAndTensorizedGemm) {
+  using namespace loom::ir;
+  Tensor X = placeholder({1, 2, 8, 8, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({4, 2, 3, 3, 16, 16}, DataType::Int(8), "W");
+  auto q = ops::conv2d_int8_blocked(X, W, 1, 1, {8, true});
+  schedule::Schedule s({q.out});
+  ops::schedule_conv2d_int8_accel(s, q, {1, 16, 16}, {4, 8, 1, 2});
+  std::string ir = lower_accel(s, {X, W, q.out});
+  EXPECT_NE(ir.find("vthread (j.outer.outer, 0, 2)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("accel.gemm.update(address_of(conv_pad.acc.inp["), std::string::npos) << ir;
+  EXPECT_NE(ir.find("allocate conv_pad.acc.inp[int8 * 960] in acc.inp"), std::string::npos) << ir;  // 6 rows x 10 cols x 16
+  EXPECT_NE(ir.find("dma_copy(address_of(conv_pad.acc.inp[0]), address_of(X["), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("if_then_else"), std::string::npos) << ir;  // padding folded into the DMA
+}
+
+}  // namespace
+}  // namespace loom

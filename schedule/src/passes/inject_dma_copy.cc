@@ -90,9 +90,14 @@ Stmt lower_copy(const Stmt& nest) {
     pad_value = c->args[2];
     if (!pad_value.as<IntImmNode>() && !pad_value.as<FloatImmNode>()) not_a_copy(nest, "padding value is not a constant");
   }
+  // A narrowing cast is allowed: accelerators store accumulators truncated to the output type.
+  if (auto* c = value.as<CastNode>(); c && c->type.is_integer() && c->value.type().is_integer() &&
+                                      c->type.bits() <= c->value.type().bits())
+    value = c->value;
   auto* ld = value.as<LoadNode>();
   if (!ld) not_a_copy(nest, "the stored value is not a load");
-  if (ld->buffer->dtype != st->buffer->dtype) not_a_copy(nest, "source and destination types differ");
+  if (ld->buffer->dtype != st->buffer->dtype && !(ld->buffer->dtype.is_integer() && st->buffer->dtype.is_integer()))
+    not_a_copy(nest, "source and destination types differ");
 
   std::vector<Expr> dst_strides = strides_of(st->index, loops, nest);
   std::vector<Expr> src_strides = strides_of(ld->index, loops, nest);

@@ -1,0 +1,26 @@
+// Schedules that map the blocked int8 operators of quantized.h onto a GEMM-block accelerator:
+// operands are copied into the accelerator's scratchpads with DMA (pragma dma_copy), the
+// innermost block product is tensorized onto the GEMM intrinsic, requantization runs as ALU
+// operations in the accumulator scope (pragma alu), and an outer loop is split into virtual
+// threads so loads of one context overlap compute of the other.
+#pragma once
+#include "loom/ops/quantized.h"
+#include "loom/schedule/schedule.h"
+
+namespace loom::ops {
+
+// The accelerator's GEMM block: out[b, o] += int32(inp[b, k]) * int32(wgt[o, k]).
+schedule::TensorIntrin accel_gemm_intrin(const Blocking& blocking);
+
+struct AccelConvTiling {
+  int h_block = 7;         // output rows per tile
+  int w_block = 14;        // output columns per tile
+  int oc_blocks = 1;       // output-channel blocks per tile (per virtual thread)
+  int virtual_threads = 2; // contexts interleaved over output-channel tiles (1 = off)
+};
+
+void schedule_conv2d_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
+                                const AccelConvTiling& tiling = {});
+void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, int virtual_threads = 1);
+
+}  // namespace loom::ops

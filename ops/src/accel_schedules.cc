@@ -1,0 +1,112 @@
+#include "loom/ops/accel_schedules.h"
+
+#include "loom/ir/buffer.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+using schedule::Schedule;
+using schedule::Stage;
+
+schedule::TensorIntrin accel_gemm_intrin(const Blocking& b) {
+  Tensor inp = placeholder({b.batch, b.block_in}, DataType::Int(8), "inp");
+  Tensor wgt = placeholder({b.block_out, b.block_in}, DataType::Int(8), "wgt");
+  IterVar k = reduce_axis(b.block_in, "k");
+  Tensor out = compute({b.batch, b.block_out}, [&](Var bb, Var o) {
+    return sum(cast(DataType::Int(32), inp(bb, k)) * cast(DataType::Int(32), wgt(o, k)), {k});
+  }, "gemm_out");
+  return schedule::declare_tensor_intrin("accel.gemm", out, {inp, wgt});
+}
+
+namespace {
+
+// The requantization stages live in the accumulator scratchpad and run on the ALU.
+void schedule_alu_stages(Schedule& s, const QuantizedStages& q, const Stage& out, const IterVar& at) {
+  for (const Tensor& t : {q.shr, q.clip_lo, q.clip_hi}) {
+    Stage st = s[t];
+    st.set_scope(scope::kAccAccum);
+    st.compute_at(out, at);
+    st.pragma(st.axis(0), "alu");
+  }
+}
+
+Tensor input_with_tag(const Tensor& t, const std::string& tag) {
+  for (auto& in : t.op()->input_tensors())
+    if (in.op()->tag == tag) return in;
+  return Tensor();
+}
+
+}  // namespace
+
+void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelConvTiling& t) {
+  auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
+  if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", q.acc.name(), "' must read data and kernel");
+  Tensor data = reads[0], kernel = reads[1];
+  Tensor pad = data.op()->tag == "pad" ? data : Tensor();
+
+  // Output tile loop nest: (b_o, oc_o, y, x, b_i, oc_i).
+  Stage out = s[q.out];
+  auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
+  auto [yo, yi] = out.split(out.axis(2), t.h_block);
+  auto [xo, xi] = out.split(out.axis(3), t.w_block);
+  IterVar vt;
+  if (t.virtual_threads > 1) {
+    auto parts = out.split_nparts(oco, t.virtual_threads);
+    vt = parts.first;
+    oco = parts.second;
+  }
+  std::vector<IterVar> order = {out.axis(0)};
+  if (vt) order.push_back(vt);
+  for (const IterVar& v : {oco, yo, xo, oci, yi, xi, out.axis(4), out.axis(5)}) order.push_back(v);
+  out.reorder(order);
+  if (vt) out.bind(vt, "vthread");
+  out.pragma(oci, "dma_copy");  // store the int8 tile from the accumulator scratchpad
+
+  Stage acc = s[q.acc];
+  acc.set_scope(scope::kAccAccum);
+  acc.compute_at(out, xo);
+  schedule_alu_stages(s, q, out, xo);
+  // Accumulator tile loops, reduction blocks outside, the GEMM block innermost.
+  IterVar ic = acc.reduce_axis(0), dy = acc.reduce_axis(1), dx = acc.reduce_axis(2), ic_tns = acc.reduce_axis(3);
+  acc.reorder({ic, dy, dx, acc.axis(0), acc.axis(1), acc.axis(2), acc.axis(3), acc.axis(4), acc.axis(5), ic_tns});
+  acc.tensorize(acc.axis(4), accel_gemm_intrin(b));
+
+  Tensor inp = s.cache_read(data, scope::kAccInput, {q.acc});
+  Tensor wgt = s.cache_read(kernel, scope::kAccWeight, {q.acc});
+  if (pad.defined()) s[pad].compute_inline();  // the DMA pads while loading
+  for (const Tensor& buf : {inp, wgt}) {
+    Stage st = s[buf];
+    st.compute_at(acc, ic);
+    st.pragma(st.axis(0), "dma_copy");
+  }
+}
+
+void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, int virtual_threads) {
+  auto reads = q.acc.op()->input_tensors();
+  if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
+  Stage out = s[q.out];
+  IterVar oc = out.axis(1), vt;
+  if (virtual_threads > 1) {
+    auto parts = out.split_nparts(oc, virtual_threads);
+    vt = parts.first;
+    oc = parts.second;
+    out.reorder({out.axis(0), vt, oc, out.axis(2), out.axis(3)});
+    out.bind(vt, "vthread");
+  }
+  out.pragma(out.axis(2), "dma_copy");
+  Stage acc = s[q.acc];
+  acc.set_scope(scope::kAccAccum);
+  acc.compute_at(out, oc);
+  schedule_alu_stages(s, q, out, oc);
+  IterVar ic = acc.reduce_axis(0), ic_tns = acc.reduce_axis(1);
+  acc.reorder({ic, acc.axis(0), acc.axis(1), acc.axis(2), acc.axis(3), ic_tns});
+  acc.tensorize(acc.axis(2), accel_gemm_intrin(b));
+  for (auto [t, scope] : {std::pair{reads[0], scope::kAccInput}, std::pair{reads[1], scope::kAccWeight}}) {
+    Tensor buf = s.cache_read(t, scope, {q.acc});
+    Stage st = s[buf];
+    st.compute_at(acc, ic);
+    st.pragma(st.axis(0), "dma_copy");
+  }
+}
+
+}  // namespace loom::ops
