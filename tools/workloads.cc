@@ -1,0 +1,71 @@
+#include "workloads.h"
+
+#include "loom/ops/cpu_schedules.h"
+
+namespace loom::tools {
+
+using namespace loom::ir;
+
+namespace {
+
+BuiltWorkload gemm(int size) {
+  int n = size > 0 ? size : 256;
+  BuiltWorkload w;
+  Tensor A = placeholder({n, n}, DataType::Float(32), "A"), B = placeholder({n, n}, DataType::Float(32), "B");
+  Tensor C = ops::matmul_packed(A, B, 32, "C");
+  w.inputs = {A, B};
+  w.outputs = {C};
+  w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
+  ops::schedule_matmul_packed_cpu(*w.schedule, C, {8, 32, 256});
+  w.flops = 2.0 * n * n * n;
+  return w;
+}
+
+BuiltWorkload conv2d(int size) {
+  int hw = size > 0 ? size : 28;
+  BuiltWorkload w;
+  Tensor X = placeholder({1, 64, hw, hw}, DataType::Float(32), "X"), W = placeholder({64, 64, 3, 3}, DataType::Float(32), "W");
+  Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, 32, "Y");
+  w.inputs = {X, W};
+  w.outputs = {Y};
+  w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
+  ops::schedule_conv2d_nchw_cpu(*w.schedule, Y, 32, hw % 7 == 0 ? 7 : 1);
+  w.flops = 2.0 * 64 * 64 * 9 * hw * hw;
+  return w;
+}
+
+BuiltWorkload softmax(int size) {
+  int n = size > 0 ? size : 64;
+  BuiltWorkload w;
+  Tensor X = placeholder({n, 1000}, DataType::Float(32), "X");
+  Tensor Y = ops::softmax(X, "Y");
+  w.inputs = {X};
+  w.outputs = {Y};
+  w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
+  auto y = (*w.schedule)[Y];
+  y.parallel(y.axis(0));
+  w.flops = 4.0 * n * 1000;
+  return w;
+}
+
+}  // namespace
+
+const std::vector<WorkloadInfo>& builtin_workloads() {
+  static const std::vector<WorkloadInfo> list = {
+      {"gemm", "fp32 C = A x B, packed and register-tiled (size = n, default 256)", gemm},
+      {"conv2d", "fp32 3x3 conv, 64->64 channels, NCHW (size = height/width, default 28)", conv2d},
+      {"softmax", "fp32 row softmax over 1000 classes (size = rows, default 64)", softmax},
+  };
+  return list;
+}
+
+const WorkloadInfo& find_workload(const std::string& name) {
+  std::string names;
+  for (auto& w : builtin_workloads()) {
+    if (w.name == name) return w;
+    names += (names.empty() ? "" : ", ") + w.name;
+  }
+  LOOM_THROW(Error, "unknown workload '", name, "' (built-in: ", names, ")");
+}
+
+}  // namespace loom::tools
