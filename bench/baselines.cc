@@ -1,0 +1,145 @@
+#include "baselines.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <dnnl.hpp>
+#include <thread>
+#include <vector>
+
+namespace loom::bench {
+
+double time_best_of(int reps, const std::function<void()>& fn, double min_total_s) {
+  using clock = std::chrono::steady_clock;
+  fn();  // warm-up: caches, page faults, lazy initialization
+  double best = 1e30, total = 0;
+  for (int i = 0; i < reps * 10 && (i < reps || total < min_total_s); ++i) {
+    auto t0 = clock::now();
+    fn();
+    double s = std::chrono::duration<double>(clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+  }
+  return best;
+}
+
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+
+// ---- OpenBLAS ----
+
+std::string openblas_description() {
+  const char* env = std::getenv("OPENBLAS_CORETYPE");
+  return std::string(openblas_get_config()) + ", core " + openblas_get_corename() +
+         ", OPENBLAS_CORETYPE=" + (env ? std::string(env) + " (forced by the environment; unset it to let OpenBLAS pick its kernels)" : "unset");
+}
+
+void openblas_set_threads(int n) { openblas_set_num_threads(n); }
+
+void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+}
+
+// ---- oneDNN ----
+
+std::string onednn_description() {
+  const dnnl_version_t* v = dnnl_version();
+  std::string runtime = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB"
+                        : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential" : "threadpool/other";
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", CPU runtime " + runtime;
+}
+
+void onednn_set_threads(int n) { omp_set_num_threads(n); }
+
+namespace {
+dnnl::engine& cpu_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+}  // namespace
+
+struct OneDnnMatmul::Impl {
+  dnnl::stream stream{cpu_engine()};
+  dnnl::memory::desc a_md, b_md, c_md;
+  dnnl::matmul prim;
+};
+
+OneDnnMatmul::OneDnnMatmul(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>()) {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  impl_->a_md = dnnl::memory::desc({m, k}, dt::f32, tag::ab);
+  impl_->b_md = dnnl::memory::desc({k, n}, dt::f32, tag::ab);
+  impl_->c_md = dnnl::memory::desc({m, n}, dt::f32, tag::ab);
+  dnnl::matmul::desc d(impl_->a_md, impl_->b_md, impl_->c_md);
+  impl_->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu_engine()));
+}
+
+OneDnnMatmul::~OneDnnMatmul() = default;
+
+void OneDnnMatmul::run(const float* a, const float* b, float* c) {
+  auto& e = cpu_engine();
+  dnnl::memory am(impl_->a_md, e, const_cast<float*>(a)), bm(impl_->b_md, e, const_cast<float*>(b)), cm(impl_->c_md, e, c);
+  impl_->prim.execute(impl_->stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  impl_->stream.wait();
+}
+
+struct OneDnnConv2d::Impl {
+  dnnl::stream stream{cpu_engine()};
+  dnnl::memory::desc user_src_md, user_dst_md;
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  dnnl::memory weights, src, dst;  // in the primitive's layouts
+  bool reorder_src = false, reorder_dst = false;
+  int64_t oh = 0, ow = 0;
+  double flops = 0;
+};
+
+OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel,
+                           int64_t pad, int64_t stride, const float* weights)
+    : impl_(std::make_unique<Impl>()) {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  auto& e = cpu_engine();
+  auto& I = *impl_;
+  I.oh = (height + 2 * pad - kernel) / stride + 1;
+  I.ow = (width + 2 * pad - kernel) / stride + 1;
+  I.flops = 2.0 * batch * out_channels * I.oh * I.ow * in_channels * kernel * kernel;
+  dnnl::memory::dims src_dims = {batch, in_channels, height, width}, w_dims = {out_channels, in_channels, kernel, kernel},
+                     dst_dims = {batch, out_channels, I.oh, I.ow};
+  I.user_src_md = dnnl::memory::desc(src_dims, dt::f32, tag::nchw);
+  I.user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, tag::nchw);
+  dnnl::memory::desc user_w_md(w_dims, dt::f32, tag::oihw);
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                    dnnl::memory::desc(src_dims, dt::f32, tag::any), dnnl::memory::desc(w_dims, dt::f32, tag::any),
+                                    dnnl::memory::desc(dst_dims, dt::f32, tag::any), {stride, stride}, {pad, pad}, {pad, pad});
+  I.pd = dnnl::convolution_forward::primitive_desc(d, e);
+  I.prim = dnnl::convolution_forward(I.pd);
+  dnnl::memory user_w(user_w_md, e, const_cast<float*>(weights));
+  I.weights = dnnl::memory(I.pd.weights_desc(), e);
+  dnnl::reorder(user_w, I.weights).execute(I.stream, user_w, I.weights);
+  I.stream.wait();
+  I.reorder_src = I.pd.src_desc() != I.user_src_md;
+  I.reorder_dst = I.pd.dst_desc() != I.user_dst_md;
+  if (I.reorder_src) I.src = dnnl::memory(I.pd.src_desc(), e);
+  if (I.reorder_dst) I.dst = dnnl::memory(I.pd.dst_desc(), e);
+}
+
+OneDnnConv2d::~OneDnnConv2d() = default;
+int64_t OneDnnConv2d::out_height() const { return impl_->oh; }
+int64_t OneDnnConv2d::out_width() const { return impl_->ow; }
+double OneDnnConv2d::flops() const { return impl_->flops; }
+
+void OneDnnConv2d::run(const float* input, float* output) {
+  auto& e = cpu_engine();
+  auto& I = *impl_;
+  dnnl::memory user_src(I.user_src_md, e, const_cast<float*>(input)), user_dst(I.user_dst_md, e, output);
+  dnnl::memory src = I.reorder_src ? I.src : user_src, dst = I.reorder_dst ? I.dst : user_dst;
+  if (I.reorder_src) dnnl::reorder(user_src, src).execute(I.stream, user_src, src);
+  I.prim.execute(I.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, I.weights}, {DNNL_ARG_DST, dst}});
+  if (I.reorder_dst) dnnl::reorder(dst, user_dst).execute(I.stream, dst, user_dst);
+  I.stream.wait();
+}
+
+}  // namespace loom::bench

@@ -1,0 +1,59 @@
+// Timing helpers and baseline kernels (OpenBLAS, oneDNN) for Loom's benchmarks. Baselines run at
+// an explicit thread count so that Loom and the libraries are compared at equal parallelism.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace loom::bench {
+
+// Best wall time in seconds over `reps` runs after one warm-up run; keeps repeating (up to 10x
+// reps) until at least `min_total_s` was measured, so that fast kernels get enough samples.
+double time_best_of(int reps, const std::function<void()>& fn, double min_total_s = 0.2);
+inline double gflops(double flops, double seconds) { return flops / seconds * 1e-9; }
+// Lets spinning worker threads of the previous library go to sleep before the next measurement.
+void settle();
+
+// ---- OpenBLAS ----
+// "OpenBLAS <config>, core <name>, OPENBLAS_CORETYPE=<env or unset>".
+std::string openblas_description();
+void openblas_set_threads(int n);
+// C[M,N] = A[M,K] * B[K,N], row-major fp32.
+void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+
+// ---- oneDNN ----
+std::string onednn_description();  // version and CPU runtime
+void onednn_set_threads(int n);
+
+// fp32 matmul C[M,N] = A[M,K] * B[K,N] on user row-major buffers (primitive created once).
+class OneDnnMatmul {
+ public:
+  OneDnnMatmul(int64_t m, int64_t n, int64_t k);
+  ~OneDnnMatmul();
+  void run(const float* a, const float* b, float* c);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// fp32 conv2d, NCHW input / OIHW weights / NCHW output on user buffers. oneDNN computes in its
+// preferred blocked layouts; weights are reordered once, input/output reorders are part of run()
+// (so the comparison is NCHW in, NCHW out, like Loom's operator).
+class OneDnnConv2d {
+ public:
+  OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel, int64_t pad,
+               int64_t stride, const float* weights);
+  ~OneDnnConv2d();
+  void run(const float* input, float* output);
+  int64_t out_height() const;
+  int64_t out_width() const;
+  double flops() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loom::bench

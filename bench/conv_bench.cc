@@ -1,0 +1,79 @@
+// fp32 conv2d NCHW 1x64x56x56, 64 output channels, 3x3, pad 1 (default): Loom's scheduled operator
+// (ops::schedule_conv2d_nchw_cpu) vs oneDNN at 1 and 2 threads, NCHW in and out for both.
+//   conv_bench [--size HW] [--reps R] [--threads 1,2]
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baselines.h"
+#include "loom/codegen/llvm.h"
+#include "loom/ops/cpu_schedules.h"
+#include "loom/ops/nn.h"
+#include "loom/runtime/thread_pool.h"
+#include "loom/schedule/lower.h"
+
+using namespace loom;
+
+int main(int argc, char** argv) {
+  int hw = 56, reps = 10, channels = 64;
+  std::vector<int> thread_counts = {1, 2};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i], v = argv[i + 1];
+    if (a == "--size") hw = std::stoi(v);
+    else if (a == "--reps") reps = std::stoi(v);
+    else if (a == "--threads") {
+      thread_counts.clear();
+      std::stringstream ss(v);
+      for (std::string item; std::getline(ss, item, ',');) thread_counts.push_back(std::stoi(item));
+    } else {
+      std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2]\n");
+      return 2;
+    }
+  }
+  DataType f32 = DataType::Float(32);
+  ir::Tensor X = ir::placeholder({1, channels, hw, hw}, f32, "X"), W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
+  ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, 32, "Y");
+  schedule::Schedule s({Y});
+  ops::schedule_conv2d_nchw_cpu(s, Y, 32, hw % 7 == 0 ? 7 : 1);
+  runtime::Module mod = codegen::build_llvm({schedule::lower(s, {X, W, Y}, "conv2d")});
+
+  NDArray x = NDArray::empty({1, channels, hw, hw}, f32), w = NDArray::empty({channels, channels, 3, 3}, f32),
+          y = NDArray::zeros({1, channels, hw, hw}, f32), ref = NDArray::zeros({1, channels, hw, hw}, f32);
+  x.fill_random(1);
+  w.fill_random(2);
+  bench::OneDnnConv2d onednn(1, channels, hw, hw, channels, 3, 1, 1, w.data<float>());
+  std::printf("fp32 conv2d NCHW 1x%dx%dx%d -> %d channels, 3x3, pad 1, best of %d\n", channels, hw, hw, channels, reps);
+  std::printf("  loom target: %s\n  %s\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
+
+  mod.call("conv2d", {x, w, y});
+  onednn.run(x.data<float>(), ref.data<float>());
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    scale = std::max(scale, std::fabs(double(ref.data<float>()[i])));
+    err = std::max(err, std::fabs(double(y.data<float>()[i]) - ref.data<float>()[i]));
+  }
+  std::printf("  max relative error vs oneDNN: %.2e\n", err / scale);
+  if (err / scale > 1e-4) {
+    std::printf("FAILED: loom result differs from oneDNN\n");
+    return 1;
+  }
+
+  runtime::CompiledFn conv = mod.get_function("conv2d");
+  void* args[3] = {x.raw_data(), w.raw_data(), y.raw_data()};
+  std::printf("\n%-8s %10s %10s %12s\n", "threads", "loom GF/s", "onednn", "loom/onednn");
+  for (int threads : thread_counts) {
+    runtime::set_num_threads(threads);
+    bench::onednn_set_threads(threads);
+    bench::settle();
+    double t_loom = bench::time_best_of(reps, [&] { conv(args); });
+    bench::settle();
+    double t_dnn = bench::time_best_of(reps, [&] { onednn.run(x.data<float>(), ref.data<float>()); });
+    double g_loom = bench::gflops(onednn.flops(), t_loom), g_dnn = bench::gflops(onednn.flops(), t_dnn);
+    std::printf("%-8d %10.1f %10.1f %12.2f\n", threads, g_loom, g_dnn, g_loom / g_dnn);
+    std::fflush(stdout);
+  }
+  return 0;
+}

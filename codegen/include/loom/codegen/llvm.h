@@ -1,0 +1,49 @@
+// LLVM CPU backend: compiles lowered loop IR to host machine code, either JIT-compiled into this
+// process (build_llvm) or exported as a shared library that runtime::Module::load reads back
+// (export_library). Every function follows the ABI in loom/runtime/module.h.
+//
+// When Loom is built without LLVM (LOOM_ENABLE_LLVM=OFF) these functions throw CodegenError;
+// llvm_enabled() says which build this is.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "loom/ir/stmt.h"
+#include "loom/runtime/module.h"
+
+namespace loom::codegen {
+
+struct LLVMOptions {
+  int opt_level = 3;            // 0..3, for both the IR pipeline and the machine code generator
+  std::string target_cpu;       // empty: the host CPU ("znver4", "skylake-avx512", ...)
+  std::string target_features;  // empty: the host's features (or the CPU's defaults if target_cpu is set)
+  // Widest vector the optimizer should form (prefer-vector-width): 0 picks 512 when the target has
+  // AVX-512, else the target's default.
+  int vector_width = 0;
+  // Optimized LLVM IR / assembly are written here when non-empty (for inspection).
+  std::string dump_ir_path;
+  std::string dump_asm_path;
+};
+
+bool llvm_enabled();
+
+// Signature (argument names, constant shapes, dtypes) of a lowered function. Throws CodegenError
+// for arguments whose shape is not constant.
+runtime::FunctionSignature signature_of(const ir::LoweredFunc& f);
+
+// JIT-compiles the functions (ORC LLJIT) for the target in `options`.
+runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
+
+// Writes a shared library with the functions and their signatures (embedded as JSON metadata), by
+// emitting an object file and linking it with the system C compiler driver. Its only undefined
+// symbols besides libm are loom_runtime's hooks, resolved from the process that loads it.
+void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options = {});
+
+// The optimized LLVM IR / assembly of the functions, as text (for tests and tools).
+std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
+std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
+
+// The CPU name and feature string the backend targets by default (for logs and benchmarks).
+std::string host_target_description();
+
+}  // namespace loom::codegen

@@ -1,0 +1,91 @@
+// export_library (object file + system linker), text emitters, and target description.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "llvm_target.h"
+
+namespace loom::codegen {
+
+using namespace llvm_backend;
+
+bool llvm_enabled() { return true; }
+
+std::string host_target_description() {
+  TargetChoice t = choose_target({});
+  auto tm = make_target_machine(t, {}, false);
+  std::string s = t.triple + ", cpu " + t.cpu;
+  int vw = vector_width_for(*tm, {});
+  if (vw) s += ", vector width " + std::to_string(vw);
+  return s;
+}
+
+std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options) {
+  auto tm = make_target_machine(choose_target(options), options, false);
+  llvm::LLVMContext ctx;
+  auto m = compile_module(funcs, ctx, *tm, options, false);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+  return os.str();
+}
+
+std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options) {
+  auto tm = make_target_machine(choose_target(options), options, false);
+  llvm::LLVMContext ctx;
+  auto m = compile_module(funcs, ctx, *tm, options, false);
+  return emit_machine_code(*m, *tm, true);
+}
+
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options) {
+  auto tm = make_target_machine(choose_target(options), options, /*pic=*/true);
+  llvm::LLVMContext ctx;
+  auto m = compile_module(funcs, ctx, *tm, options, /*metadata=*/true);
+  std::string object = emit_machine_code(*m, *tm, /*assembly=*/false);
+
+  namespace fs = std::filesystem;
+  fs::path obj_path = fs::temp_directory_path() / ("loom_export_" + std::to_string(getpid()) + "_" +
+                                                    std::to_string(reinterpret_cast<uintptr_t>(&object)) + ".o");
+  {
+    std::ofstream out(obj_path, std::ios::binary);
+    if (!out.write(object.data(), static_cast<std::streamsize>(object.size())))
+      LOOM_THROW(CodegenError, "export_library: cannot write object file '", obj_path.string(), "'");
+  }
+  fs::path log_path = obj_path;
+  log_path.replace_extension(".log");
+#ifdef LOOM_HOST_CC
+  const char* cc = LOOM_HOST_CC;
+#else
+  const char* cc = "cc";
+#endif
+  if (const char* env = std::getenv("LOOM_CC")) cc = env;
+  // loom_* hooks stay undefined: the process that loads the library provides them.
+  std::string cmd = shell_quote(cc) + " -shared -o " + shell_quote(path) + " " + shell_quote(obj_path.string()) + " -lm > " +
+                    shell_quote(log_path.string()) + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::string log;
+  {
+    std::ifstream in(log_path);
+    log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::error_code ec;
+  fs::remove(obj_path, ec);
+  fs::remove(log_path, ec);
+  if (rc != 0) LOOM_THROW(CodegenError, "export_library: linking '", path, "' with '", cc, "' failed (status ", rc, "): ", log);
+}
+
+}  // namespace loom::codegen

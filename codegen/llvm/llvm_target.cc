@@ -1,0 +1,161 @@
+#include "llvm_target.h"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Analysis/TargetTransformInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include <fstream>
+#include <mutex>
+
+#include "codegen_llvm.h"
+#include "loom/runtime/error.h"
+
+namespace loom::codegen::llvm_backend {
+
+void initialize_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+TargetChoice choose_target(const LLVMOptions& options) {
+  initialize_llvm();
+  TargetChoice t;
+  t.triple = llvm::sys::getProcessTriple();
+  if (options.target_cpu.empty()) {
+    t.cpu = llvm::sys::getHostCPUName().str();
+    // The CPU name alone can claim features the machine (or VM) lacks, or miss some: use what the
+    // host reports.
+    llvm::SubtargetFeatures features;
+    for (auto& f : llvm::sys::getHostCPUFeatures()) features.AddFeature(f.getKey(), f.getValue());
+    t.features = features.getString();
+  } else {
+    t.cpu = options.target_cpu;
+  }
+  if (!options.target_features.empty()) t.features = options.target_features;
+  return t;
+}
+
+llvm::CodeGenOptLevel codegen_opt_level(int opt_level) {
+  switch (opt_level) {
+    case 0: return llvm::CodeGenOptLevel::None;
+    case 1: return llvm::CodeGenOptLevel::Less;
+    case 2: return llvm::CodeGenOptLevel::Default;
+    default: return llvm::CodeGenOptLevel::Aggressive;
+  }
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options, bool pic) {
+  initialize_llvm();
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (!t) LOOM_THROW(CodegenError, "llvm codegen: no target for triple '", target.triple, "': ", error);
+  llvm::TargetOptions to;
+  // Loom's float semantics are IEEE without fast-math, but fusing a*b+c into an FMA is allowed
+  // (as C compilers do with -ffp-contract=fast): GEMM needs it.
+  to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(target.triple, target.cpu, target.features, to,
+                                                                 pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static,
+                                                                 std::nullopt, codegen_opt_level(options.opt_level), /*JIT=*/!pic));
+  if (!tm) LOOM_THROW(CodegenError, "llvm codegen: cannot create a target machine for CPU '", target.cpu, "'");
+  return tm;
+}
+
+int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options) {
+  if (options.vector_width > 0) return options.vector_width;
+  const std::string features = tm.getTargetFeatureString().str();
+  bool has_avx512 = features.find("+avx512f") != std::string::npos;
+  if (features.empty() && tm.getTargetTriple().isX86()) {
+    // A CPU given without features: ask the subtarget.
+    llvm::StringRef cpu = tm.getTargetCPU();
+    has_avx512 = cpu.contains("avx512") || cpu.starts_with("znver4") || cpu.starts_with("znver5") || cpu.contains("sapphirerapids") ||
+                 cpu.contains("icelake") || cpu.contains("cascadelake") || cpu.contains("cooperlake") || cpu.contains("tigerlake") ||
+                 cpu.contains("graniterapids") || cpu.contains("emeraldrapids");
+  }
+  return has_avx512 ? 512 : 0;
+}
+
+std::string module_names(const std::vector<ir::LoweredFunc>& funcs) {
+  std::string s;
+  for (auto& f : funcs) s += (s.empty() ? "" : ", ") + f.name;
+  return s;
+}
+
+static void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  if (opt_level <= 0) return;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = opt_level >= 2;
+  pto.SLPVectorization = opt_level >= 2;
+  pto.LoopUnrolling = true;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = opt_level == 1 ? llvm::OptimizationLevel::O1
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                   : llvm::OptimizationLevel::O3;
+  pb.buildPerModuleDefaultPipeline(level).run(m, mam);
+}
+
+std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
+                                             llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
+  auto m = std::make_unique<llvm::Module>(funcs.size() == 1 ? funcs[0].name : "loom_module", ctx);
+  m->setTargetTriple(tm.getTargetTriple().str());
+  m->setDataLayout(tm.createDataLayout());
+  CodeGenLLVM cg(*m, tm, vector_width_for(tm, options));
+  std::vector<runtime::FunctionSignature> sigs;
+  for (auto& f : funcs) {
+    cg.add_function(f);
+    sigs.push_back(signature_of(f));
+  }
+  if (metadata) cg.add_metadata(runtime::signatures_to_json(sigs));
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(*m, &es))
+    LOOM_THROW(CodegenError, "llvm codegen: invalid LLVM IR generated for ", module_names(funcs), " (a Loom bug): ", es.str());
+  optimize(*m, tm, options.opt_level);
+  if (!options.dump_ir_path.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    m->print(os, nullptr);
+    std::ofstream out(options.dump_ir_path);
+    if (!out) LOOM_THROW(CodegenError, "llvm codegen: cannot write LLVM IR to '", options.dump_ir_path, "'");
+    out << os.str();
+  }
+  if (!options.dump_asm_path.empty()) {
+    auto clone = llvm::CloneModule(*m);
+    std::ofstream out(options.dump_asm_path);
+    if (!out) LOOM_THROW(CodegenError, "llvm codegen: cannot write assembly to '", options.dump_asm_path, "'");
+    out << emit_machine_code(*clone, tm, /*assembly=*/true);
+  }
+  return m;
+}
+
+std::string emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm, bool assembly) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile))
+    LOOM_THROW(CodegenError, "llvm codegen: the target cannot emit ", assembly ? "assembly" : "object files");
+  pm.run(module);
+  return std::string(buffer.data(), buffer.size());
+}
+
+}  // namespace loom::codegen::llvm_backend

@@ -1,0 +1,38 @@
+// Target machine set-up, IR translation + optimization pipeline shared by the JIT and the exporter
+// (internal to the LLVM backend).
+#pragma once
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/codegen/llvm.h"
+
+namespace loom::codegen::llvm_backend {
+
+struct TargetChoice {
+  std::string triple, cpu, features;
+};
+
+void initialize_llvm();
+// The host's CPU and features, or the CPU (and features) named by the options.
+TargetChoice choose_target(const LLVMOptions& options);
+llvm::CodeGenOptLevel codegen_opt_level(int opt_level);
+// `pic` for code linked into shared libraries.
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options, bool pic);
+// prefer-vector-width for the target (0: leave the target's default).
+int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options);
+
+// Translates, verifies and optimizes `funcs` into a new module; writes options.dump_ir_path.
+// With `metadata`, the module also carries the JSON signature symbol for exported libraries.
+std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
+                                             llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata);
+// Machine code for the module as assembly text or an object file.
+std::string emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm, bool assembly);
+
+std::string module_names(const std::vector<ir::LoweredFunc>& funcs);  // "f, g" for messages
+
+}  // namespace loom::codegen::llvm_backend

@@ -1,0 +1,158 @@
+#include "loom/runtime/module.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "loom/runtime/error.h"
+
+namespace loom::runtime {
+
+std::string ArgSpec::str() const { return dtype.str() + shape_str(shape); }
+
+std::string signatures_to_json(const std::vector<FunctionSignature>& sigs) {
+  nlohmann::json fns = nlohmann::json::array();
+  for (auto& s : sigs) {
+    nlohmann::json args = nlohmann::json::array();
+    for (auto& a : s.args) args.push_back({{"name", a.name}, {"shape", a.shape}, {"dtype", a.dtype.str()}});
+    fns.push_back({{"name", s.name}, {"args", args}});
+  }
+  return nlohmann::json{{"format", "loom-module"}, {"version", 1}, {"functions", fns}}.dump();
+}
+
+std::vector<FunctionSignature> signatures_from_json(const std::string& text, const std::string& origin) {
+  std::vector<FunctionSignature> sigs;
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (j.value("format", "") != "loom-module") LOOM_THROW(RuntimeError, origin, ": metadata is not a loom module description");
+    for (auto& f : j.at("functions")) {
+      FunctionSignature s;
+      s.name = f.at("name").get<std::string>();
+      for (auto& a : f.at("args"))
+        s.args.push_back({a.at("name").get<std::string>(), a.at("shape").get<std::vector<int64_t>>(),
+                          DataType::parse(a.at("dtype").get<std::string>())});
+      sigs.push_back(std::move(s));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    LOOM_THROW(RuntimeError, origin, ": malformed module metadata: ", e.what());
+  } catch (const TypeError& e) {
+    LOOM_THROW(RuntimeError, origin, ": malformed module metadata: ", e.what());
+  }
+  return sigs;
+}
+
+struct Module::Impl {
+  std::vector<FunctionSignature> sigs;
+  std::vector<CompiledFn> fns;
+  std::map<std::string, size_t> index;
+  std::shared_ptr<void> owner;
+
+  size_t find(const std::string& name) const {
+    auto it = index.find(name);
+    if (it == index.end()) {
+      std::string have;
+      for (auto& s : sigs) have += (have.empty() ? "" : ", ") + s.name;
+      LOOM_THROW(RuntimeError, "module has no function '", name, "' (it has: ", have.empty() ? "none" : have, ")");
+    }
+    return it->second;
+  }
+};
+
+Module::Module(std::vector<FunctionSignature> sigs, std::vector<CompiledFn> functions, std::shared_ptr<void> owner) {
+  LOOM_CHECK(sigs.size() == functions.size(), "one function per signature");
+  auto impl = std::make_shared<Impl>();
+  for (size_t i = 0; i < sigs.size(); ++i) {
+    if (!impl->index.emplace(sigs[i].name, i).second)
+      LOOM_THROW(RuntimeError, "module defines function '", sigs[i].name, "' twice");
+  }
+  impl->sigs = std::move(sigs);
+  impl->fns = std::move(functions);
+  impl->owner = std::move(owner);
+  impl_ = std::move(impl);
+}
+
+Module Module::load(const std::string& path) {
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    LOOM_THROW(RuntimeError, "cannot load module '", path, "': ", err ? err : "unknown dlopen error");
+  }
+  std::shared_ptr<void> owner(handle, [](void* h) { dlclose(h); });
+  auto* meta = static_cast<const char*>(dlsym(handle, kMetadataSymbol));
+  if (!meta) LOOM_THROW(RuntimeError, "cannot load module '", path, "': no ", kMetadataSymbol, " symbol (not exported by Loom?)");
+  auto sigs = signatures_from_json(meta, "module '" + path + "'");
+  std::vector<CompiledFn> fns;
+  for (auto& s : sigs) {
+    void* f = dlsym(handle, s.name.c_str());
+    if (!f) LOOM_THROW(RuntimeError, "cannot load module '", path, "': metadata lists function '", s.name, "' but the library does not define it");
+    fns.push_back(reinterpret_cast<CompiledFn>(f));
+  }
+  return Module(std::move(sigs), std::move(fns), std::move(owner));
+}
+
+bool Module::has_function(const std::string& name) const { return impl_ && impl_->index.count(name) != 0; }
+
+std::vector<std::string> Module::function_names() const {
+  std::vector<std::string> names;
+  if (impl_)
+    for (auto& s : impl_->sigs) names.push_back(s.name);
+  return names;
+}
+
+const FunctionSignature& Module::signature(const std::string& name) const {
+  if (!impl_) LOOM_THROW(RuntimeError, "signature of '", name, "' requested from an empty module");
+  return impl_->sigs[impl_->find(name)];
+}
+
+CompiledFn Module::get_function(const std::string& name) const {
+  if (!impl_) LOOM_THROW(RuntimeError, "function '", name, "' requested from an empty module");
+  return impl_->fns[impl_->find(name)];
+}
+
+void Module::call(const std::string& name, const std::vector<NDArray>& args) const {
+  if (!impl_) LOOM_THROW(RuntimeError, "call of '", name, "' on an empty module");
+  size_t i = impl_->find(name);
+  const FunctionSignature& sig = impl_->sigs[i];
+  if (args.size() != sig.args.size())
+    LOOM_THROW(ShapeError, name, ": expects ", sig.args.size(), " arguments, got ", args.size());
+  std::vector<void*> ptrs(args.size());
+  for (size_t k = 0; k < args.size(); ++k) {
+    const ArgSpec& spec = sig.args[k];
+    const NDArray& a = args[k];
+    if (!a.defined()) LOOM_THROW(RuntimeError, name, ": argument '", spec.name, "' is an undefined array");
+    std::string got = a.dtype().str() + shape_str(a.shape());
+    if (a.dtype() != spec.dtype)
+      LOOM_THROW(TypeError, name, ": argument '", spec.name, "' expects ", spec.str(), ", got ", got);
+    if (a.shape() != spec.shape)
+      LOOM_THROW(ShapeError, name, ": argument '", spec.name, "' expects ", spec.str(), ", got ", got);
+    ptrs[k] = a.raw_data();
+  }
+  loom_set_last_error("");
+  int32_t rc = impl_->fns[i](ptrs.data());
+  if (rc != 0) {
+    const char* msg = loom_get_last_error();
+    LOOM_THROW(RuntimeError, name, ": ", msg && *msg ? msg : "failed", " (code ", rc, ")");
+  }
+}
+
+}  // namespace loom::runtime
+
+namespace {
+thread_local std::string tls_last_error;
+}
+
+extern "C" void loom_set_last_error(const char* message) { tls_last_error = message ? message : ""; }
+extern "C" const char* loom_get_last_error() { return tls_last_error.c_str(); }
+
+extern "C" void* loom_alloc(uint64_t nbytes, uint64_t alignment) {
+  if (alignment < sizeof(void*)) alignment = sizeof(void*);
+  uint64_t rounded = (nbytes + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  if (!p) loom_set_last_error("out of host memory");
+  return p;
+}
+
+extern "C" void loom_free(void* ptr) { std::free(ptr); }

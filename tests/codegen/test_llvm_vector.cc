@@ -1,0 +1,91 @@
+// Vector code from Ramp/Broadcast expressions: contiguous, strided and broadcast loads, scatters,
+// vector arithmetic, and the use of 512-bit registers on AVX-512 hosts.
+#include <fstream>
+
+#include "codegen_test_util.h"
+#include "loom/ir/expr.h"
+
+namespace loom::test {
+namespace {
+
+using namespace loom::ir;
+
+// C[i*L : i*L+L] = A[...] + B[...] for n/L vector iterations.
+LoweredFunc ramp_add(DataType t, int n, int lanes) {
+  Buffer A = arg("A", t, {n}), B = arg("B", t, {n}), C = arg("C", t, {n});
+  Var i("i");
+  Expr idx = ramp(i * lanes, 1, lanes);
+  DataType vt = t.with_lanes(lanes);
+  Stmt body = for_loop(i, 0, n / lanes, ForKind::Serial, store(C, load(vt, A, idx) + load(vt, B, idx), idx));
+  return {"ramp_add_" + t.str(), {A, B, C}, body};
+}
+
+TEST(LLVMVector, ContiguousRampInEveryType) {
+  for (DataType t : {DataType::Int(8), DataType::Int(16), DataType::Int(32), DataType::Float(16), DataType::Float(32)})
+    EXPECT_TRUE(matches_interpreter(ramp_add(t, 256, 16), 4, -100, 100)) << t.str();
+  EXPECT_TRUE(matches_interpreter(ramp_add(DataType::Int(8), 256, 64), 4, -100, 100));
+  EXPECT_TRUE(matches_interpreter(ramp_add(DataType::Float(64), 256, 8)));
+}
+
+TEST(LLVMVector, StridedBroadcastAndScatter) {
+  const int n = 16;
+  DataType f32 = DataType::Float(32), v8 = DataType::Float(32, 8);
+  Buffer A = arg("A", f32, {n * 16}), G = arg("G", f32, {n * 8}), T = arg("T", f32, {8, n});
+  Var i("i");
+  Expr strided = load(v8, A, ramp(i * 16 + 1, 2, 8));   // gather: every other element
+  Expr bcast = load(v8, A, broadcast(i, 8));            // one element to all lanes
+  Expr scalar_bc = broadcast(load(f32, A, i + 3), 8);   // scalar load, then broadcast
+  Stmt body = seq({store(G, strided * bcast + scalar_bc, ramp(i * 8, 1, 8)),
+                   store(T, load(v8, A, ramp(i * 8, 1, 8)), ramp(i, n, 8))});  // scatter: transposed
+  EXPECT_TRUE(matches_interpreter({"strided", {A, G, T}, for_loop(i, 0, n, ForKind::Serial, body)}));
+}
+
+TEST(LLVMVector, VectorArithmeticSelectAndFloorDiv) {
+  const int n = 128;
+  DataType i32 = DataType::Int(32), v16 = DataType::Int(32, 16), f32 = DataType::Float(32), fv16 = DataType::Float(32, 16);
+  Buffer A = arg("A", i32, {n}), F = arg("F", f32, {n}), Q = arg("Q", i32, {n}), R = arg("R", f32, {n});
+  Var i("i");
+  Expr idx = ramp(i * 16, 1, 16);
+  Expr a = load(v16, A, idx);
+  Expr q = a / broadcast(Expr(5), 16) + a % broadcast(Expr(8), 16) + max(a, broadcast(Expr(-3), 16));
+  Expr f = load(fv16, F, idx);
+  Expr r = select(f > broadcast(Expr(0.0f), 16), exp(f), f * broadcast(Expr(0.5f), 16)) + cast(fv16, a);
+  Stmt body = seq({store(Q, q, idx), store(R, r, idx)});
+  EXPECT_TRUE(matches_interpreter({"vec_math", {A, F, Q, R}, for_loop(i, 0, n / 16, ForKind::Serial, body)}, 8, -40, 40));
+}
+
+TEST(LLVMVector, UsesZmmRegistersOnAvx512Hosts) {
+  if (codegen::host_target_description().find("vector width 512") == std::string::npos)
+    GTEST_SKIP() << "host has no AVX-512: " << codegen::host_target_description();
+  std::string assembly = codegen::emit_assembly({ramp_add(DataType::Float(32), 1024, 16)});
+  EXPECT_NE(assembly.find("zmm"), std::string::npos) << assembly;
+  // The loop vectorizer should also pick 512-bit vectors for a scalar loop.
+  Buffer A = arg("A", DataType::Float(32), {4096}), B = arg("B", DataType::Float(32), {4096});
+  Var i("i");
+  LoweredFunc scale{"scale", {A, B}, for_loop(i, 0, 4096, ForKind::Serial, store(B, load(DataType::Float(32), A, i) * 3.0f, i))};
+  EXPECT_NE(codegen::emit_assembly({scale}).find("zmm"), std::string::npos);
+}
+
+TEST(LLVMVector, DumpsIRAndAssembly) {
+  codegen::LLVMOptions opts;
+  opts.dump_ir_path = ::testing::TempDir() + "/loom_ramp_add.ll";
+  opts.dump_asm_path = ::testing::TempDir() + "/loom_ramp_add.s";
+  codegen::build_llvm({ramp_add(DataType::Float(32), 64, 16)}, opts);
+  std::ifstream ir_file(opts.dump_ir_path), asm_file(opts.dump_asm_path);
+  std::string ir_text((std::istreambuf_iterator<char>(ir_file)), std::istreambuf_iterator<char>());
+  std::string asm_text((std::istreambuf_iterator<char>(asm_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(ir_text.find("i32 @ramp_add_float32(ptr"), std::string::npos) << ir_text;
+  EXPECT_NE(asm_text.find("ramp_add_float32:"), std::string::npos) << asm_text;
+}
+
+TEST(LLVMVector, TargetCpuOverride) {
+  codegen::LLVMOptions opts;
+  opts.target_cpu = "x86-64";  // baseline SSE2 only
+  EXPECT_TRUE(matches_interpreter(ramp_add(DataType::Float(32), 256, 16), 1, -10, 10, opts));
+  std::string assembly = codegen::emit_assembly({ramp_add(DataType::Float(32), 256, 16)}, opts);
+  EXPECT_EQ(assembly.find("ymm"), std::string::npos);
+  EXPECT_EQ(assembly.find("zmm"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::test

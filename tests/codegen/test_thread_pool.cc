@@ -1,0 +1,131 @@
+// loom_parallel_for: chunking, thread counts, nesting and error propagation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "loom/runtime/module.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace {
+
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  std::set<std::thread::id> threads;
+};
+
+int32_t record(int64_t begin, int64_t end, void* closure) {
+  auto* r = static_cast<Recorder*>(closure);
+  std::lock_guard<std::mutex> lock(r->mu);
+  r->chunks.push_back({begin, end});
+  r->threads.insert(std::this_thread::get_id());
+  return 0;
+}
+
+// Chunks are contiguous, non-empty, and cover [0, extent) exactly once.
+void expect_cover(std::vector<std::pair<int64_t, int64_t>> chunks, int64_t extent) {
+  std::sort(chunks.begin(), chunks.end());
+  int64_t next = 0;
+  for (auto& [b, e] : chunks) {
+    EXPECT_EQ(b, next);
+    EXPECT_LT(b, e);
+    next = e;
+  }
+  EXPECT_EQ(next, extent);
+}
+
+class ThreadPoolTest : public ::testing::Test {
+ protected:
+  void TearDown() override { loom::runtime::set_num_threads(0); }
+};
+
+TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
+  for (int threads : {1, 2, 3, 4}) {
+    loom::runtime::set_num_threads(threads);
+    EXPECT_EQ(loom::runtime::num_threads(), threads);
+    for (int64_t extent : {1, 2, 3, 7, 10, 1000}) {
+      Recorder r;
+      ASSERT_EQ(loom_parallel_for(extent, record, &r), 0);
+      expect_cover(r.chunks, extent);
+      EXPECT_EQ(static_cast<int64_t>(r.chunks.size()), std::min<int64_t>(extent, threads)) << threads << " threads, extent " << extent;
+    }
+  }
+}
+
+TEST_F(ThreadPoolTest, EmptyRangeRunsNothing) {
+  Recorder r;
+  EXPECT_EQ(loom_parallel_for(0, record, &r), 0);
+  EXPECT_TRUE(r.chunks.empty());
+}
+
+TEST_F(ThreadPoolTest, UsesSeveralThreads) {
+  loom::runtime::set_num_threads(2);
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  struct Ctx {
+    std::atomic<int>* inside;
+    std::atomic<bool>* overlapped;
+  } ctx{&inside, &overlapped};
+  // Each chunk waits (boundedly) for the other one to start: only possible with 2 threads.
+  auto body = [](int64_t, int64_t, void* c) -> int32_t {
+    auto* x = static_cast<Ctx*>(c);
+    x->inside->fetch_add(1);
+    for (int i = 0; i < 2000 && x->inside->load() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (x->inside->load() == 2) x->overlapped->store(true);
+    return 0;
+  };
+  ASSERT_EQ(loom_parallel_for(2, body, &ctx), 0);
+  EXPECT_TRUE(overlapped.load());
+}
+
+TEST_F(ThreadPoolTest, NestedLoopsRunSeriallyInsideWorkers) {
+  loom::runtime::set_num_threads(2);
+  static std::atomic<int64_t> total;
+  total = 0;
+  auto inner = [](int64_t b, int64_t e, void*) -> int32_t {
+    total += e - b;
+    return 0;
+  };
+  auto outer = [](int64_t b, int64_t e, void* inner_fn) -> int32_t {
+    for (int64_t i = b; i < e; ++i) {
+      int32_t rc = loom_parallel_for(10, reinterpret_cast<LoomParallelBody>(inner_fn), nullptr);
+      if (rc) return rc;
+    }
+    return 0;
+  };
+  LoomParallelBody inner_fn = inner;
+  ASSERT_EQ(loom_parallel_for(8, outer, reinterpret_cast<void*>(inner_fn)), 0);
+  EXPECT_EQ(total.load(), 80);
+}
+
+TEST_F(ThreadPoolTest, ErrorCodeAndMessagePropagate) {
+  loom::runtime::set_num_threads(2);
+  auto body = [](int64_t b, int64_t, void*) -> int32_t {
+    if (b == 0) return 0;
+    loom_set_last_error("chunk failed");
+    return 7;
+  };
+  loom_set_last_error("");
+  EXPECT_EQ(loom_parallel_for(2, body, nullptr), 7);
+  EXPECT_STREQ(loom_get_last_error(), "chunk failed");
+  // The pool stays usable.
+  Recorder r;
+  EXPECT_EQ(loom_parallel_for(5, record, &r), 0);
+  expect_cover(r.chunks, 5);
+}
+
+TEST_F(ThreadPoolTest, ManyShortLoops) {
+  loom::runtime::set_num_threads(2);
+  for (int k = 0; k < 2000; ++k) {
+    Recorder r;
+    ASSERT_EQ(loom_parallel_for(3, record, &r), 0);
+    ASSERT_EQ(r.chunks.size(), 2u);
+  }
+}
+
+}  // namespace
