@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   for (int threads : thread_counts) {
     runtime::set_num_threads(threads);
     bench::onednn_set_threads(threads);
+    // oneDNN's convolution fixes its thread count when the primitive is created: make a new one.
+    bench::OneDnnConv2d onednn(1, channels, hw, hw, channels, 3, 1, 1, w.data<float>());
     bench::settle();
     double t_loom = bench::time_best_of(reps, [&] { conv(args); });
     bench::settle();
