@@ -1,6 +1,6 @@
 // fp32 conv2d NCHW 1x64x56x56, 64 output channels, 3x3, pad 1 (default): Loom's scheduled operator
 // (ops::schedule_conv2d_nchw_cpu) vs oneDNN at 1 and 2 threads, NCHW in and out for both.
-//   conv_bench [--size HW] [--reps R] [--threads 1,2]
+//   conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,26 +18,29 @@
 using namespace loom;
 
 int main(int argc, char** argv) {
-  int hw = 56, reps = 10, channels = 64;
+  int hw = 56, reps = 10, channels = 64, oc_block = 16, x_block = 0;
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--size") hw = std::stoi(v);
+    else if (a == "--oc-block") oc_block = std::stoi(v);
+    else if (a == "--x-block") x_block = std::stoi(v);
     else if (a == "--reps") reps = std::stoi(v);
     else if (a == "--threads") {
       thread_counts.clear();
       std::stringstream ss(v);
       for (std::string item; std::getline(ss, item, ',');) thread_counts.push_back(std::stoi(item));
     } else {
-      std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2]\n");
+      std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N]\n");
       return 2;
     }
   }
   DataType f32 = DataType::Float(32);
   ir::Tensor X = ir::placeholder({1, channels, hw, hw}, f32, "X"), W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
-  ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, 32, "Y");
+  ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, oc_block, "Y");
   schedule::Schedule s({Y});
-  ops::schedule_conv2d_nchw_cpu(s, Y, 32, hw % 7 == 0 ? 7 : 1);
+  if (x_block <= 0) x_block = hw % 28 == 0 ? 28 : hw % 14 == 0 ? 14 : hw % 7 == 0 ? 7 : 1;
+  ops::schedule_conv2d_nchw_cpu(s, Y, oc_block, x_block);
   runtime::Module mod = codegen::build_llvm({schedule::lower(s, {X, W, Y}, "conv2d")});
 
   NDArray x = NDArray::empty({1, channels, hw, hw}, f32), w = NDArray::empty({channels, channels, 3, 3}, f32),
