@@ -1,0 +1,51 @@
+// The accelerator configuration: the one source of truth for every size and width. The C++
+// ISA, the simulators and the generated SystemVerilog package all derive from it.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace loom::accel {
+
+struct AccelConfig {
+  std::string name = "default";
+  // GEMM core: BATCH x BLOCK_IN inputs times BLOCK_OUT x BLOCK_IN weights per cycle.
+  int batch = 1, block_in = 16, block_out = 16;
+  // Element widths in bits.
+  int inp_bits = 8, wgt_bits = 8, acc_bits = 32, out_bits = 8;
+  // On-chip buffer sizes in bytes.
+  int64_t inp_buffer_bytes = 32 << 10, wgt_buffer_bytes = 256 << 10, acc_buffer_bytes = 128 << 10,
+          out_buffer_bytes = 32 << 10, uop_buffer_bytes = 32 << 10;
+
+  // ---- derived (all computed from the fields above) ----
+  int inp_block_bytes() const { return batch * block_in * inp_bits / 8; }    // one input entry
+  int wgt_block_bytes() const { return block_out * block_in * wgt_bits / 8; }
+  int acc_block_bytes() const { return batch * block_out * acc_bits / 8; }
+  int out_block_bytes() const { return batch * block_out * out_bits / 8; }
+  static constexpr int kUopBytes = 4;
+  int64_t inp_depth() const { return inp_buffer_bytes / inp_block_bytes(); }  // entries
+  int64_t wgt_depth() const { return wgt_buffer_bytes / wgt_block_bytes(); }
+  int64_t acc_depth() const { return acc_buffer_bytes / acc_block_bytes(); }
+  int64_t out_depth() const { return out_buffer_bytes / out_block_bytes(); }
+  int64_t uop_depth() const { return uop_buffer_bytes / kUopBytes; }
+  // Index widths (bits) needed to address each buffer's entries.
+  int inp_index_bits() const;
+  int wgt_index_bits() const;
+  int acc_index_bits() const;
+  int out_index_bits() const;
+  int uop_index_bits() const;
+  int sram_index_bits() const;  // widest of the above: the SRAM base field of LOAD/STORE
+
+  // Throws loom::ConfigError naming the field when the config is not realizable (non-power-of-two
+  // blocks, buffers too small for one entry, fields that no longer fit the instruction word or
+  // the 32-bit micro-op, unsupported widths).
+  void validate() const;
+
+  std::string to_json() const;
+  static AccelConfig from_json(const std::string& json_text, const std::string& origin = "<string>");
+  static AccelConfig load(const std::string& path);
+  bool operator==(const AccelConfig& o) const { return to_json() == o.to_json(); }
+};
+
+AccelConfig default_config();  // VTA's classic 1x16x16 int8 configuration
+
+}  // namespace loom::accel

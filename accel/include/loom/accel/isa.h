@@ -1,0 +1,84 @@
+// The accelerator ISA: 128-bit instructions (LOAD, STORE, GEMM, ALU, FINISH), 32-bit micro-ops,
+// and the field layout derived from an AccelConfig. Instructions flow through three modules:
+// load (LOAD of inputs/weights), compute (LOAD of micro-ops/accumulators, GEMM, ALU, FINISH) and
+// store (STORE); each instruction may pop a token from / push a token to its neighbours.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/accel/config.h"
+
+namespace loom::accel {
+
+enum class Opcode : uint8_t { Load = 0, Store = 1, Gemm = 2, Finish = 3, Alu = 4 };
+enum class MemType : uint8_t { Uop = 0, Wgt = 1, Inp = 2, Acc = 3, Out = 4 };
+enum class AluOp : uint8_t { Min = 0, Max = 1, Add = 2, Shr = 3, Mul = 4 };
+enum class Module : uint8_t { Load = 0, Compute = 1, Store = 2 };
+
+const char* to_string(Opcode o);
+const char* to_string(MemType m);
+const char* to_string(AluOp a);
+const char* to_string(Module m);
+
+struct DepFlags {
+  bool pop_prev = false, pop_next = false, push_prev = false, push_next = false;
+};
+
+// One decoded instruction (fields not used by its opcode are zero).
+struct Instruction {
+  Opcode opcode = Opcode::Finish;
+  DepFlags dep;
+  // LOAD / STORE: a 2-D strided block copy, DRAM addresses in units of the buffer's entry.
+  MemType mem = MemType::Inp;
+  uint32_t sram_base = 0;
+  uint32_t dram_base = 0;
+  uint32_t y_size = 0, x_size = 0, x_stride = 0;
+  uint32_t y_pad0 = 0, y_pad1 = 0, x_pad0 = 0, x_pad1 = 0;  // LOAD only: zero padding
+  // GEMM / ALU: micro-ops [uop_begin, uop_end) run inside a 2-level loop.
+  bool reset = false;  // GEMM: zero the accumulators instead of accumulating
+  uint32_t uop_begin = 0, uop_end = 0;
+  uint32_t iter_out = 0, iter_in = 0;
+  uint32_t dst_factor_out = 0, dst_factor_in = 0, src_factor_out = 0, src_factor_in = 0, wgt_factor_out = 0, wgt_factor_in = 0;
+  AluOp alu_op = AluOp::Min;
+  bool use_imm = false;
+  int32_t imm = 0;
+
+  // The module that executes it.
+  Module module() const;
+  bool operator==(const Instruction& o) const;
+};
+
+struct MicroOp {
+  uint32_t dst = 0, src = 0, wgt = 0;  // accumulator, input (or accumulator for ALU), weight entries
+  bool operator==(const MicroOp& o) const { return dst == o.dst && src == o.src && wgt == o.wgt; }
+};
+
+using InsnWord = std::array<uint64_t, 2>;  // little-endian 128-bit instruction
+
+// Field layout of one config (bit widths of every field).
+struct IsaLayout {
+  explicit IsaLayout(const AccelConfig& c);
+  AccelConfig config;
+  int sram_bits, dram_bits = 32, size_bits = 16, stride_bits = 16, pad_bits = 4;
+  int uop_index_bits, loop_bits = 14, acc_bits, inp_bits, wgt_bits, imm_bits = 16;
+  int memory_insn_bits() const;
+  int compute_insn_bits() const;  // GEMM/ALU
+};
+
+InsnWord encode(const Instruction& insn, const IsaLayout& layout);
+// Throws IsaError naming `index` and the field for malformed words.
+Instruction decode(const InsnWord& word, const IsaLayout& layout, size_t index);
+uint32_t encode_uop(const MicroOp& uop, const AccelConfig& config);
+MicroOp decode_uop(uint32_t word, const AccelConfig& config);
+
+// Checks field ranges against the config (SRAM bases and extents, micro-op ranges, dependency
+// flags a module cannot use). Throws IsaError naming `index`.
+void check_instruction(const Instruction& insn, const AccelConfig& config, size_t index);
+
+// One readable line, e.g. "LOAD  inp  sram=0 dram=0x40 y=4 x=10 stride=8 pad=(1,0,1,1) deps=[pop_next]".
+std::string disassemble(const Instruction& insn);
+std::string disassemble(const std::vector<Instruction>& stream);
+
+}  // namespace loom::accel

@@ -1,0 +1,132 @@
+#include "loom/accel/config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "loom/accel/isa.h"
+#include "loom/runtime/error.h"
+
+namespace loom::accel {
+
+namespace {
+
+int bits_for(int64_t depth) {
+  int b = 0;
+  while ((int64_t{1} << b) < depth) ++b;
+  return b;
+}
+
+bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+int AccelConfig::inp_index_bits() const { return bits_for(inp_depth()); }
+int AccelConfig::wgt_index_bits() const { return bits_for(wgt_depth()); }
+int AccelConfig::acc_index_bits() const { return bits_for(acc_depth()); }
+int AccelConfig::out_index_bits() const { return bits_for(out_depth()); }
+int AccelConfig::uop_index_bits() const { return bits_for(uop_depth()); }
+int AccelConfig::sram_index_bits() const {
+  return std::max({inp_index_bits(), wgt_index_bits(), acc_index_bits(), out_index_bits(), uop_index_bits()});
+}
+
+void AccelConfig::validate() const {
+  auto field = [&](const char* f) { return "accelerator config '" + name + "': '" + std::string(f) + "'"; };
+  for (auto [f, v] : {std::pair{"batch", batch}, std::pair{"block_in", block_in}, std::pair{"block_out", block_out}})
+    if (!pow2(v)) LOOM_THROW(ConfigError, field(f), " must be a positive power of two, got ", v);
+  if (inp_bits != 8 || wgt_bits != 8)
+    LOOM_THROW(ConfigError, field("inp_bits/wgt_bits"), " must be 8 (int8 inputs and weights), got ", inp_bits, "/", wgt_bits);
+  if (acc_bits != 32) LOOM_THROW(ConfigError, field("acc_bits"), " must be 32, got ", acc_bits);
+  if (out_bits != 8) LOOM_THROW(ConfigError, field("out_bits"), " must be 8, got ", out_bits);
+  struct Buf {
+    const char* name;
+    int64_t bytes;
+    int64_t entry;
+  };
+  for (Buf b : {Buf{"inp_buffer_bytes", inp_buffer_bytes, inp_block_bytes()}, Buf{"wgt_buffer_bytes", wgt_buffer_bytes, wgt_block_bytes()},
+                Buf{"acc_buffer_bytes", acc_buffer_bytes, acc_block_bytes()}, Buf{"out_buffer_bytes", out_buffer_bytes, out_block_bytes()},
+                Buf{"uop_buffer_bytes", uop_buffer_bytes, kUopBytes}}) {
+    if (b.bytes < b.entry)
+      LOOM_THROW(ConfigError, field(b.name), " = ", b.bytes, " is smaller than one entry (", b.entry, " bytes)");
+    if (!pow2(b.bytes)) LOOM_THROW(ConfigError, field(b.name), " must be a power of two, got ", b.bytes);
+  }
+  if (out_depth() < acc_depth())
+    LOOM_THROW(ConfigError, field("out_buffer_bytes"), " holds ", out_depth(), " entries but the accumulator has ", acc_depth(),
+               "; every accumulator entry needs an output entry");
+  int uop = acc_index_bits() + std::max(inp_index_bits(), acc_index_bits()) + wgt_index_bits();
+  if (uop > 32)
+    LOOM_THROW(ConfigError, field("buffer sizes"), ": a micro-op needs ", acc_index_bits(), "+", std::max(inp_index_bits(), acc_index_bits()),
+               "+", wgt_index_bits(), " = ", uop, " bits, more than 32");
+  IsaLayout layout(*this);
+  if (layout.memory_insn_bits() > 128)
+    LOOM_THROW(ConfigError, field("buffer sizes"), ": LOAD/STORE would need ", layout.memory_insn_bits(), " bits, more than 128");
+  if (layout.compute_insn_bits() > 128)
+    LOOM_THROW(ConfigError, field("buffer sizes"), ": GEMM/ALU would need ", layout.compute_insn_bits(), " bits, more than 128");
+}
+
+std::string AccelConfig::to_json() const {
+  nlohmann::ordered_json j = {{"name", name},
+                              {"batch", batch},
+                              {"block_in", block_in},
+                              {"block_out", block_out},
+                              {"inp_bits", inp_bits},
+                              {"wgt_bits", wgt_bits},
+                              {"acc_bits", acc_bits},
+                              {"out_bits", out_bits},
+                              {"inp_buffer_bytes", inp_buffer_bytes},
+                              {"wgt_buffer_bytes", wgt_buffer_bytes},
+                              {"acc_buffer_bytes", acc_buffer_bytes},
+                              {"out_buffer_bytes", out_buffer_bytes},
+                              {"uop_buffer_bytes", uop_buffer_bytes}};
+  return j.dump(2);
+}
+
+AccelConfig AccelConfig::from_json(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    LOOM_THROW(ConfigError, "accelerator config ", origin, ": not valid JSON (", e.what(), ")");
+  }
+  if (!j.is_object()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": expected a JSON object");
+  AccelConfig c;
+  auto get_int = [&](const char* key, auto& out) {
+    if (!j.contains(key)) return;
+    if (!j[key].is_number_integer()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' must be an integer");
+    out = j[key].get<std::decay_t<decltype(out)>>();
+  };
+  static const char* kKnown[] = {"name", "batch", "block_in", "block_out", "inp_bits", "wgt_bits", "acc_bits", "out_bits",
+                                 "inp_buffer_bytes", "wgt_buffer_bytes", "acc_buffer_bytes", "out_buffer_bytes", "uop_buffer_bytes"};
+  for (auto& [k, v] : j.items()) {
+    bool known = false;
+    for (auto* n : kKnown) known |= k == n;
+    if (!known) LOOM_THROW(ConfigError, "accelerator config ", origin, ": unknown field '", k, "'");
+  }
+  if (j.contains("name")) c.name = j["name"].get<std::string>();
+  get_int("batch", c.batch);
+  get_int("block_in", c.block_in);
+  get_int("block_out", c.block_out);
+  get_int("inp_bits", c.inp_bits);
+  get_int("wgt_bits", c.wgt_bits);
+  get_int("acc_bits", c.acc_bits);
+  get_int("out_bits", c.out_bits);
+  get_int("inp_buffer_bytes", c.inp_buffer_bytes);
+  get_int("wgt_buffer_bytes", c.wgt_buffer_bytes);
+  get_int("acc_buffer_bytes", c.acc_buffer_bytes);
+  get_int("out_buffer_bytes", c.out_buffer_bytes);
+  get_int("uop_buffer_bytes", c.uop_buffer_bytes);
+  c.validate();
+  return c;
+}
+
+AccelConfig AccelConfig::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) LOOM_THROW(ConfigError, "accelerator config: cannot open '", path, "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return from_json(ss.str(), "'" + path + "'");
+}
+
+AccelConfig default_config() { return AccelConfig{}; }
+
+}  // namespace loom::accel

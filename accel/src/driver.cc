@@ -1,0 +1,249 @@
+#include "loom/accel/driver.h"
+
+#include <sstream>
+
+#include "loom/runtime/error.h"
+
+namespace loom::accel {
+
+std::string UopKernel::key() const {
+  std::ostringstream os;
+  for (auto& l : loops) os << "L" << l.extent << "," << l.dst_factor << "," << l.src_factor << "," << l.wgt_factor << ";";
+  for (auto& u : uops) os << "U" << u.dst << "," << u.src << "," << u.wgt << ";";
+  return os.str();
+}
+
+UopKernelBuilder& UopKernelBuilder::loop(uint32_t extent, uint32_t dst_factor, uint32_t src_factor, uint32_t wgt_factor) {
+  if (k_.loops.size() == 2) LOOM_THROW(IsaError, "micro-op kernel: at most two loop levels");
+  if (!k_.uops.empty()) LOOM_THROW(IsaError, "micro-op kernel: loops must be declared before the micro-ops");
+  if (extent == 0) LOOM_THROW(IsaError, "micro-op kernel: zero loop extent");
+  k_.loops.push_back({extent, dst_factor, src_factor, wgt_factor});
+  return *this;
+}
+
+UopKernelBuilder& UopKernelBuilder::push(uint32_t dst, uint32_t src, uint32_t wgt) {
+  k_.uops.push_back({dst, src, wgt});
+  return *this;
+}
+
+UopKernel UopKernelBuilder::build() const {
+  if (k_.uops.empty()) LOOM_THROW(IsaError, "micro-op kernel: no micro-ops");
+  return k_;
+}
+
+Driver::Driver(AccelDevice& device, AccelConfig config) : device_(device), config_(std::move(config)) { config_.validate(); }
+
+Driver::~Driver() {
+  for (auto& [k, info] : kernels_) device_.free(info.dram.addr);
+  if (insn_buffer_.bytes) device_.free(insn_buffer_.addr);
+}
+
+DeviceBuffer Driver::alloc(uint64_t bytes) {
+  // Every buffer can be addressed in entries of any scratchpad: align to the largest entry.
+  uint64_t align = 64;
+  for (int e : {config_.inp_block_bytes(), config_.wgt_block_bytes(), config_.acc_block_bytes(), config_.out_block_bytes()})
+    align = std::max<uint64_t>(align, uint64_t(e));
+  return {device_.alloc(bytes, align), bytes};
+}
+void Driver::free(const DeviceBuffer& b) { device_.free(b.addr); }
+
+void Driver::copy_to_device(const DeviceBuffer& b, const void* src, uint64_t bytes, uint64_t offset) {
+  if (offset + bytes > b.bytes) LOOM_THROW(DeviceError, "copy_to_device: ", bytes, " bytes at offset ", offset, " overrun a ", b.bytes, "-byte buffer");
+  device_.write(b.addr + offset, src, bytes);
+}
+
+void Driver::copy_from_device(const DeviceBuffer& b, void* dst, uint64_t bytes, uint64_t offset) {
+  if (offset + bytes > b.bytes) LOOM_THROW(DeviceError, "copy_from_device: ", bytes, " bytes at offset ", offset, " overrun a ", b.bytes, "-byte buffer");
+  device_.read(b.addr + offset, dst, bytes);
+}
+
+uint32_t Driver::dram_entry(uint64_t addr, MemType mem) const {
+  int bytes = mem == MemType::Inp ? config_.inp_block_bytes() : mem == MemType::Wgt ? config_.wgt_block_bytes()
+              : mem == MemType::Acc ? config_.acc_block_bytes() : mem == MemType::Out ? config_.out_block_bytes() : AccelConfig::kUopBytes;
+  if (addr % bytes) LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, std::dec, " is not aligned to a ", bytes, "-byte ", to_string(mem), " entry");
+  if (addr / bytes > 0xffffffffull) LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, " is beyond the 32-bit entry range");
+  return uint32_t(addr / bytes);
+}
+
+void Driver::push(Instruction i) {
+  DepFlags& pop = pending_pop_[uint32_t(i.module())];
+  i.dep.pop_prev |= pop.pop_prev;
+  i.dep.pop_next |= pop.pop_next;
+  pop = {};
+  check_instruction(i, config_, stream_.size());
+  stream_.push_back(i);
+}
+
+Instruction Driver::noop(Module m) const {
+  Instruction i;
+  i.opcode = m == Module::Store ? Opcode::Store : Opcode::Load;
+  i.mem = m == Module::Load ? MemType::Inp : m == Module::Store ? MemType::Out : MemType::Uop;
+  return i;  // y_size = x_size = 0
+}
+
+void Driver::load_2d(MemType mem, uint32_t sram_base, uint64_t dram_addr, uint32_t y_size, uint32_t x_size, uint32_t x_stride,
+                     uint32_t y_pad0, uint32_t y_pad1, uint32_t x_pad0, uint32_t x_pad1) {
+  Instruction i;
+  i.opcode = Opcode::Load;
+  i.mem = mem;
+  i.sram_base = sram_base;
+  i.dram_base = dram_entry(dram_addr, mem);
+  i.y_size = y_size;
+  i.x_size = x_size;
+  i.x_stride = x_stride;
+  i.y_pad0 = y_pad0;
+  i.y_pad1 = y_pad1;
+  i.x_pad0 = x_pad0;
+  i.x_pad1 = x_pad1;
+  push(i);
+}
+
+void Driver::store_2d(uint32_t sram_base, uint64_t dram_addr, uint32_t y_size, uint32_t x_size, uint32_t x_stride) {
+  Instruction i;
+  i.opcode = Opcode::Store;
+  i.mem = MemType::Out;
+  i.sram_base = sram_base;
+  i.dram_base = dram_entry(dram_addr, MemType::Out);
+  i.y_size = y_size;
+  i.x_size = x_size;
+  i.x_stride = x_stride;
+  push(i);
+}
+
+uint32_t Driver::place_kernel(const UopKernel& k) {
+  std::string key = k.key();
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) {  // first use anywhere: upload once
+    std::vector<uint32_t> words;
+    for (auto& u : k.uops) words.push_back(encode_uop(u, config_));
+    DeviceBuffer b = alloc(words.size() * 4);
+    copy_to_device(b, words.data(), words.size() * 4);
+    it = kernels_.emplace(key, KernelInfo{b, uint32_t(words.size())}).first;
+  }
+  auto res = resident_.find(key);
+  if (res != resident_.end()) return res->second;
+  uint32_t count = it->second.count;
+  if (count > config_.uop_depth()) LOOM_THROW(IsaError, "micro-op kernel of ", count, " micro-ops exceeds the uop buffer (", config_.uop_depth(), ")");
+  if (uop_top_ + count > config_.uop_depth()) {  // evict everything: later GEMMs reload what they need
+    resident_.clear();
+    uop_top_ = 0;
+  }
+  uint32_t base = uop_top_;
+  load_2d(MemType::Uop, base, it->second.dram.addr, 1, count, count);
+  resident_[key] = base;
+  uop_top_ += count;
+  return base;
+}
+
+Instruction Driver::compute_insn(Opcode op, const UopKernel& k, uint32_t base) {
+  Instruction i;
+  i.opcode = op;
+  i.uop_begin = base;
+  i.uop_end = base + uint32_t(k.uops.size());
+  UopKernel::Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
+  if (k.loops.size() == 2) {
+    outer = k.loops[0];
+    inner = k.loops[1];
+  } else if (k.loops.size() == 1) {
+    inner = k.loops[0];
+  }
+  i.iter_out = outer.extent;
+  i.iter_in = inner.extent;
+  i.dst_factor_out = outer.dst_factor;
+  i.dst_factor_in = inner.dst_factor;
+  i.src_factor_out = outer.src_factor;
+  i.src_factor_in = inner.src_factor;
+  i.wgt_factor_out = outer.wgt_factor;
+  i.wgt_factor_in = inner.wgt_factor;
+  return i;
+}
+
+void Driver::gemm(const UopKernel& kernel, bool reset) {
+  uint32_t base = place_kernel(kernel);
+  Instruction i = compute_insn(Opcode::Gemm, kernel, base);
+  i.reset = reset;
+  push(i);
+}
+
+void Driver::alu(const UopKernel& kernel, AluOp op, bool use_imm, int32_t imm) {
+  uint32_t base = place_kernel(kernel);
+  Instruction i = compute_insn(Opcode::Alu, kernel, base);
+  i.wgt_factor_out = i.wgt_factor_in = 0;
+  i.alu_op = op;
+  i.use_imm = use_imm;
+  i.imm = imm;
+  push(i);
+}
+
+static void check_adjacent(Module from, Module to, const char* what) {
+  int d = int(to) - int(from);
+  if (d != 1 && d != -1)
+    LOOM_THROW(IsaError, what, "(", to_string(from), " -> ", to_string(to), "): only neighbouring modules exchange tokens");
+}
+
+void Driver::dep_push(Module from, Module to) {
+  check_adjacent(from, to, "dep_push");
+  // The last instruction of `from` in the stream; a no-op if it has none yet.
+  Instruction* last = nullptr;
+  for (auto it = stream_.rbegin(); it != stream_.rend(); ++it)
+    if (it->module() == from) {
+      last = &*it;
+      break;
+    }
+  bool forward = int(to) > int(from);
+  if (!last || (forward ? last->dep.push_next : last->dep.push_prev)) {
+    push(noop(from));
+    last = &stream_.back();
+  }
+  (forward ? last->dep.push_next : last->dep.push_prev) = true;
+}
+
+void Driver::dep_pop(Module from, Module to) {
+  check_adjacent(from, to, "dep_pop");
+  DepFlags& pop = pending_pop_[uint32_t(to)];
+  bool from_prev = int(from) < int(to);
+  bool& flag = from_prev ? pop.pop_prev : pop.pop_next;
+  if (flag) push(noop(to));  // already waiting on that neighbour: consume with a no-op first
+  (from_prev ? pending_pop_[uint32_t(to)].pop_prev : pending_pop_[uint32_t(to)].pop_next) = true;
+}
+
+std::pair<uint64_t, uint32_t> Driver::finalize_stream() {
+  // FINISH runs on the compute module; make it wait until the store module has drained.
+  bool has_store = false;
+  for (auto& i : stream_) has_store |= i.module() == Module::Store;
+  if (has_store) {
+    dep_push(Module::Store, Module::Compute);
+    dep_pop(Module::Store, Module::Compute);
+  }
+  // Pops requested for the load and store modules with no instruction left to carry them.
+  for (Module m : {Module::Load, Module::Store}) {
+    const DepFlags& p = pending_pop_[uint32_t(m)];
+    if (p.pop_prev || p.pop_next) push(noop(m));
+  }
+  Instruction fin;
+  fin.opcode = Opcode::Finish;
+  push(fin);
+  IsaLayout layout(config_);
+  std::vector<InsnWord> words;
+  for (auto& i : stream_) words.push_back(encode(i, layout));
+  uint64_t bytes = words.size() * 16;
+  if (insn_buffer_.bytes < bytes) {
+    if (insn_buffer_.bytes) device_.free(insn_buffer_.addr);
+    insn_buffer_ = alloc(std::max<uint64_t>(bytes, 4096));
+  }
+  device_.write(insn_buffer_.addr, words.data(), bytes);
+  return {insn_buffer_.addr, uint32_t(words.size())};
+}
+
+std::map<std::string, uint64_t> Driver::synchronize(std::chrono::milliseconds timeout) {
+  auto [addr, count] = finalize_stream();
+  stream_.clear();
+  resident_.clear();
+  uop_top_ = 0;
+  for (auto& p : pending_pop_) p = {};
+  device_.launch(addr, count);
+  device_.wait(timeout);
+  return device_.counters();
+}
+
+}  // namespace loom::accel

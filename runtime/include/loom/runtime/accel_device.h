@@ -1,0 +1,85 @@
+// One device interface for every accelerator backend (functional simulator, Verilator RTL
+// simulation, SystemC platform, FPGA board through XRT): device memory with physical addresses,
+// host<->device copies, 32-bit control registers, launch and wait. The accelerator driver only
+// talks to this interface, so the same instruction streams run on every backend.
+//
+// Register map (byte offsets; see docs/accel.md):
+//   0x00 CONTROL      write 1 to bit 0 (START) to run INSN_COUNT instructions from INSN_ADDR
+//   0x04 STATUS       bit 0 DONE, bit 1 ERROR (read-only; cleared by START)
+//   0x08 INSN_ADDR_LO 0x0c INSN_ADDR_HI   physical address of the first instruction
+//   0x10 INSN_COUNT
+//   0x14 CYCLES_LO    0x18 CYCLES_HI       cycles of the last run (0 for untimed backends)
+//   0x1c ERROR_INDEX  index of the instruction that failed (valid when ERROR)
+//   0x20 + 4*k        performance counter k (see AccelCounter), 32-bit, saturating
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+namespace reg {
+inline constexpr uint32_t kControl = 0x00, kStatus = 0x04, kInsnAddrLo = 0x08, kInsnAddrHi = 0x0c, kInsnCount = 0x10,
+                          kCyclesLo = 0x14, kCyclesHi = 0x18, kErrorIndex = 0x1c, kCounterBase = 0x20;
+inline constexpr uint32_t kStart = 1, kDone = 1, kError = 2;
+}  // namespace reg
+
+enum class AccelCounter : uint32_t {
+  LoadInsns, StoreInsns, GemmInsns, AluInsns, UopLoadInsns, AccLoadInsns,
+  DmaLoadBytes, DmaStoreBytes, GemmMacsHigh, GemmMacsLow, AluOps, Count
+};
+const char* to_string(AccelCounter c);
+
+class AccelDevice {
+ public:
+  virtual ~AccelDevice() = default;
+  virtual std::string name() const = 0;
+
+  // Device memory, by physical address. alloc throws DeviceError when full.
+  virtual uint64_t alloc(uint64_t bytes, uint64_t alignment = 64) = 0;
+  virtual void free(uint64_t addr) = 0;
+  virtual void write(uint64_t addr, const void* src, uint64_t bytes) = 0;
+  virtual void read(uint64_t addr, void* dst, uint64_t bytes) = 0;
+
+  virtual void write_reg(uint32_t offset, uint32_t value) = 0;
+  virtual uint32_t read_reg(uint32_t offset) = 0;
+
+  // Human-readable reason of the last ERROR (which instruction, what went wrong).
+  virtual std::string error_message() const = 0;
+
+  // Programs INSN_ADDR/INSN_COUNT and sets START.
+  void launch(uint64_t insn_addr, uint32_t count);
+  // Polls STATUS until DONE or ERROR. Throws DeviceError on ERROR (with error_message()) and on
+  // timeout.
+  void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
+  uint64_t cycles();
+  uint64_t counter(AccelCounter c);
+  std::map<std::string, uint64_t> counters();
+};
+
+// First-fit allocator over a physical address range, for backends that model DRAM themselves.
+class DeviceMemoryAllocator {
+ public:
+  DeviceMemoryAllocator(uint64_t base, uint64_t size);
+  uint64_t alloc(uint64_t bytes, uint64_t alignment, const std::string& device);
+  void free(uint64_t addr, const std::string& device);
+  // True if [addr, addr + bytes) lies inside one live allocation.
+  bool contains(uint64_t addr, uint64_t bytes) const;
+
+ private:
+  uint64_t base_, size_;
+  std::map<uint64_t, uint64_t> live_;  // start -> size
+};
+
+// Backend registry: backends register a factory under a name ("fsim", "rtl", "systemc", "xrt").
+// The config is the accelerator config as JSON (the runtime does not interpret it).
+using AccelDeviceFactory = std::function<std::unique_ptr<AccelDevice>(const std::string& config_json)>;
+void register_accel_backend(const std::string& name, AccelDeviceFactory factory);
+std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json);
+std::vector<std::string> accel_backends();
+
+}  // namespace loom

@@ -1,0 +1,117 @@
+#include "loom/runtime/accel_device.h"
+
+#include <thread>
+
+#include "loom/runtime/error.h"
+
+namespace loom {
+
+const char* to_string(AccelCounter c) {
+  switch (c) {
+    case AccelCounter::LoadInsns: return "load_insns";
+    case AccelCounter::StoreInsns: return "store_insns";
+    case AccelCounter::GemmInsns: return "gemm_insns";
+    case AccelCounter::AluInsns: return "alu_insns";
+    case AccelCounter::UopLoadInsns: return "uop_load_insns";
+    case AccelCounter::AccLoadInsns: return "acc_load_insns";
+    case AccelCounter::DmaLoadBytes: return "dma_load_bytes";
+    case AccelCounter::DmaStoreBytes: return "dma_store_bytes";
+    case AccelCounter::GemmMacsHigh: return "gemm_macs_high";
+    case AccelCounter::GemmMacsLow: return "gemm_macs_low";
+    case AccelCounter::AluOps: return "alu_ops";
+    case AccelCounter::Count: break;
+  }
+  return "?";
+}
+
+void AccelDevice::launch(uint64_t insn_addr, uint32_t count) {
+  write_reg(reg::kInsnAddrLo, uint32_t(insn_addr));
+  write_reg(reg::kInsnAddrHi, uint32_t(insn_addr >> 32));
+  write_reg(reg::kInsnCount, count);
+  write_reg(reg::kControl, reg::kStart);
+}
+
+void AccelDevice::wait(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    uint32_t st = read_reg(reg::kStatus);
+    if (st & reg::kError) LOOM_THROW(DeviceError, name(), ": ", error_message());
+    if (st & reg::kDone) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      LOOM_THROW(DeviceError, name(), ": no FINISH within ", timeout.count(), " ms");
+    std::this_thread::yield();
+  }
+}
+
+uint64_t AccelDevice::cycles() { return uint64_t(read_reg(reg::kCyclesHi)) << 32 | read_reg(reg::kCyclesLo); }
+
+uint64_t AccelDevice::counter(AccelCounter c) {
+  if (c == AccelCounter::GemmMacsLow || c == AccelCounter::GemmMacsHigh)
+    return uint64_t(read_reg(reg::kCounterBase + 4 * uint32_t(AccelCounter::GemmMacsHigh))) << 32 |
+           read_reg(reg::kCounterBase + 4 * uint32_t(AccelCounter::GemmMacsLow));
+  return read_reg(reg::kCounterBase + 4 * uint32_t(c));
+}
+
+std::map<std::string, uint64_t> AccelDevice::counters() {
+  std::map<std::string, uint64_t> out;
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) {
+    auto c = AccelCounter(k);
+    if (c == AccelCounter::GemmMacsHigh) continue;
+    out[c == AccelCounter::GemmMacsLow ? "gemm_macs" : to_string(c)] = counter(c);
+  }
+  return out;
+}
+
+DeviceMemoryAllocator::DeviceMemoryAllocator(uint64_t base, uint64_t size) : base_(base), size_(size) {}
+
+uint64_t DeviceMemoryAllocator::alloc(uint64_t bytes, uint64_t alignment, const std::string& device) {
+  if (bytes == 0) bytes = 1;
+  if (alignment == 0 || (alignment & (alignment - 1))) LOOM_THROW(DeviceError, device, ": alignment ", alignment, " is not a power of two");
+  uint64_t cursor = base_;
+  for (auto [start, size] : live_) {
+    uint64_t aligned = (cursor + alignment - 1) / alignment * alignment;
+    if (aligned + bytes <= start) break;
+    cursor = start + size;
+  }
+  uint64_t aligned = (cursor + alignment - 1) / alignment * alignment;
+  if (aligned + bytes > base_ + size_)
+    LOOM_THROW(DeviceError, device, ": out of device memory allocating ", bytes, " bytes (", size_, " bytes in all)");
+  live_[aligned] = bytes;
+  return aligned;
+}
+
+void DeviceMemoryAllocator::free(uint64_t addr, const std::string& device) {
+  if (!live_.erase(addr)) LOOM_THROW(DeviceError, device, ": free of 0x", std::hex, addr, " which is not allocated");
+}
+
+bool DeviceMemoryAllocator::contains(uint64_t addr, uint64_t bytes) const {
+  auto it = live_.upper_bound(addr);
+  if (it == live_.begin()) return false;
+  --it;
+  return addr >= it->first && addr + bytes <= it->first + it->second;
+}
+
+static std::map<std::string, AccelDeviceFactory>& registry() {
+  static std::map<std::string, AccelDeviceFactory> r;
+  return r;
+}
+
+void register_accel_backend(const std::string& name, AccelDeviceFactory factory) { registry()[name] = std::move(factory); }
+
+std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json) {
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    std::string known;
+    for (auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
+    LOOM_THROW(DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")");
+  }
+  return it->second(config_json);
+}
+
+std::vector<std::string> accel_backends() {
+  std::vector<std::string> out;
+  for (auto& [n, f] : registry()) out.push_back(n);
+  return out;
+}
+
+}  // namespace loom

@@ -1,0 +1,300 @@
+#include "loom/sim/functional_sim.h"
+
+#include <cstring>
+#include <deque>
+#include <sstream>
+
+#include "loom/runtime/error.h"
+
+namespace loom::sim {
+
+using namespace loom::accel;
+
+namespace {
+
+struct SimFailure {
+  size_t index;
+  std::string message;
+};
+
+}  // namespace
+
+// Scratchpads and execution state of one run.
+struct FunctionalSim::State {
+  const AccelConfig& c;
+  FunctionalSim& dev;
+  std::vector<int8_t> inp, wgt, out;
+  std::vector<int32_t> acc;
+  std::vector<uint32_t> uop;
+  uint64_t counters[uint32_t(AccelCounter::Count)] = {};
+  uint64_t macs = 0;
+
+  State(const AccelConfig& cfg, FunctionalSim& d)
+      : c(cfg),
+        dev(d),
+        inp(cfg.inp_depth() * cfg.batch * cfg.block_in),
+        wgt(cfg.wgt_depth() * cfg.block_out * cfg.block_in),
+        out(cfg.out_depth() * cfg.batch * cfg.block_out),
+        acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
+        uop(cfg.uop_depth()) {}
+
+  [[noreturn]] static void fail(size_t index, const Instruction& i, const std::string& what) {
+    throw SimFailure{index, "instruction " + std::to_string(index) + " (" + disassemble(i) + "): " + what};
+  }
+
+  // SRAM entry size in bytes and base pointer for a memory type.
+  std::pair<int, uint8_t*> sram(MemType m) {
+    switch (m) {
+      case MemType::Inp: return {c.inp_block_bytes(), reinterpret_cast<uint8_t*>(inp.data())};
+      case MemType::Wgt: return {c.wgt_block_bytes(), reinterpret_cast<uint8_t*>(wgt.data())};
+      case MemType::Acc: return {c.acc_block_bytes(), reinterpret_cast<uint8_t*>(acc.data())};
+      case MemType::Out: return {c.out_block_bytes(), reinterpret_cast<uint8_t*>(out.data())};
+      case MemType::Uop: return {AccelConfig::kUopBytes, reinterpret_cast<uint8_t*>(uop.data())};
+    }
+    return {0, nullptr};
+  }
+
+  // Pointer to `count` consecutive DRAM entries (one DMA row), which must lie in one allocation.
+  uint8_t* dram(uint64_t entry, int entry_bytes, uint32_t count, size_t index, const Instruction& i) {
+    uint64_t addr = entry * uint64_t(entry_bytes), bytes = uint64_t(count) * entry_bytes;
+    if (!dev.allocator_.contains(addr, bytes)) {
+      std::ostringstream m;
+      m << "DMA row 0x" << std::hex << addr << std::dec << " (" << bytes << " bytes) is outside allocated device memory";
+      fail(index, i, m.str());
+    }
+    return dev.dram_.get() + (addr - kDramBase);
+  }
+
+  void load(const Instruction& i, size_t index) {
+    auto [bytes, base] = sram(i.mem);
+    uint32_t rows = i.y_pad0 + i.y_size + i.y_pad1, cols = i.x_pad0 + i.x_size + i.x_pad1;
+    for (uint32_t r = 0; r < rows; ++r) {
+      uint8_t* row = base + uint64_t(i.sram_base + r * cols) * bytes;
+      if (r < i.y_pad0 || r >= i.y_pad0 + i.y_size) {
+        std::memset(row, 0, uint64_t(cols) * bytes);
+        continue;
+      }
+      std::memset(row, 0, uint64_t(i.x_pad0) * bytes);
+      uint64_t entry = uint64_t(i.dram_base) + uint64_t(r - i.y_pad0) * i.x_stride;
+      std::memcpy(row + uint64_t(i.x_pad0) * bytes, dram(entry, bytes, i.x_size, index, i), uint64_t(i.x_size) * bytes);
+      std::memset(row + uint64_t(i.x_pad0 + i.x_size) * bytes, 0, uint64_t(i.x_pad1) * bytes);
+      counters[uint32_t(AccelCounter::DmaLoadBytes)] += uint64_t(i.x_size) * bytes;
+    }
+    auto kind = i.mem == MemType::Uop ? AccelCounter::UopLoadInsns : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns : AccelCounter::LoadInsns;
+    ++counters[uint32_t(kind)];
+  }
+
+  void store(const Instruction& i, size_t index) {
+    auto [bytes, base] = sram(MemType::Out);
+    for (uint32_t r = 0; r < i.y_size; ++r) {
+      uint64_t entry = uint64_t(i.dram_base) + uint64_t(r) * i.x_stride;
+      std::memcpy(dram(entry, bytes, i.x_size, index, i), base + uint64_t(i.sram_base + r * i.x_size) * bytes, uint64_t(i.x_size) * bytes);
+      counters[uint32_t(AccelCounter::DmaStoreBytes)] += uint64_t(i.x_size) * bytes;
+    }
+    ++counters[uint32_t(AccelCounter::StoreInsns)];
+  }
+
+  // Runs body(dst, src, wgt) for every micro-op in the 2-level loop, range-checking indices.
+  template <typename F>
+  void uop_loop(const Instruction& i, size_t index, bool uses_wgt, F body) {
+    int64_t src_depth = i.opcode == Opcode::Gemm ? c.inp_depth() : c.acc_depth();
+    for (uint32_t o = 0; o < i.iter_out; ++o)
+      for (uint32_t n = 0; n < i.iter_in; ++n)
+        for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
+          MicroOp op = decode_uop(uop[u], c);
+          uint64_t dst = op.dst + uint64_t(o) * i.dst_factor_out + uint64_t(n) * i.dst_factor_in;
+          uint64_t src = op.src + uint64_t(o) * i.src_factor_out + uint64_t(n) * i.src_factor_in;
+          uint64_t w = op.wgt + uint64_t(o) * i.wgt_factor_out + uint64_t(n) * i.wgt_factor_in;
+          if (dst >= uint64_t(c.acc_depth()))
+            fail(index, i, "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(c.acc_depth()) + ")");
+          if (src >= uint64_t(src_depth))
+            fail(index, i, "source index " + std::to_string(src) + " out of range (depth " + std::to_string(src_depth) + ")");
+          if (uses_wgt && w >= uint64_t(c.wgt_depth()))
+            fail(index, i, "weight index " + std::to_string(w) + " out of range (depth " + std::to_string(c.wgt_depth()) + ")");
+          body(dst, src, w);
+        }
+  }
+
+  void write_out(uint64_t dst) {
+    int n = c.batch * c.block_out;
+    for (int e = 0; e < n; ++e) out[dst * n + e] = int8_t(acc[dst * n + e]);  // keep the low 8 bits
+  }
+
+  void gemm(const Instruction& i, size_t index) {
+    const int B = c.batch, BI = c.block_in, BO = c.block_out;
+    uop_loop(i, index, !i.reset, [&](uint64_t dst, uint64_t src, uint64_t w) {
+      int32_t* a = &acc[dst * B * BO];
+      if (i.reset) {
+        std::fill(a, a + B * BO, 0);
+      } else {
+        const int8_t* x = &inp[src * B * BI];
+        const int8_t* k = &wgt[w * BO * BI];
+        for (int b = 0; b < B; ++b)
+          for (int o = 0; o < BO; ++o) {
+            int32_t sum = 0;
+            for (int q = 0; q < BI; ++q) sum += int32_t(x[b * BI + q]) * int32_t(k[o * BI + q]);
+            a[b * BO + o] = int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum));  // wrap-around
+          }
+        macs += uint64_t(B) * BO * BI;
+      }
+      write_out(dst);
+    });
+    ++counters[uint32_t(AccelCounter::GemmInsns)];
+  }
+
+  static int32_t alu_apply(AluOp op, int32_t a, int32_t b) {
+    switch (op) {
+      case AluOp::Min: return std::min(a, b);
+      case AluOp::Max: return std::max(a, b);
+      case AluOp::Add: return int32_t(uint32_t(a) + uint32_t(b));
+      case AluOp::Shr: return b >= 0 ? (a >> std::min(b, 31)) : int32_t(uint32_t(a) << std::min(-b, 31));
+      case AluOp::Mul: return int32_t(uint32_t(a) * uint32_t(b));
+    }
+    return a;
+  }
+
+  void alu(const Instruction& i, size_t index) {
+    const int n = c.batch * c.block_out;
+    uop_loop(i, index, false, [&](uint64_t dst, uint64_t src, uint64_t) {
+      for (int e = 0; e < n; ++e) acc[dst * n + e] = alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]);
+      write_out(dst);
+      counters[uint32_t(AccelCounter::AluOps)] += n;
+    });
+    ++counters[uint32_t(AccelCounter::AluInsns)];
+  }
+};
+
+FunctionalSim::FunctionalSim(AccelConfig config, uint64_t dram_bytes)
+    : config_(std::move(config)),
+      dram_bytes_(dram_bytes),
+      dram_(new uint8_t[dram_bytes]),
+      allocator_(kDramBase, dram_bytes),
+      regs_(reg::kCounterBase / 4 + uint32_t(AccelCounter::Count), 0) {
+  config_.validate();
+}
+
+uint64_t FunctionalSim::alloc(uint64_t bytes, uint64_t alignment) { return allocator_.alloc(bytes, alignment, name()); }
+void FunctionalSim::free(uint64_t addr) { allocator_.free(addr, name()); }
+
+uint8_t* FunctionalSim::dram_ptr(uint64_t addr, uint64_t bytes, const char* what) {
+  if (!allocator_.contains(addr, bytes))
+    LOOM_THROW(DeviceError, name(), ": ", what, " of ", bytes, " bytes at 0x", std::hex, addr, " is outside allocated device memory");
+  return dram_.get() + (addr - kDramBase);
+}
+
+void FunctionalSim::write(uint64_t addr, const void* src, uint64_t bytes) { std::memcpy(dram_ptr(addr, bytes, "write"), src, bytes); }
+void FunctionalSim::read(uint64_t addr, void* dst, uint64_t bytes) { std::memcpy(dst, dram_ptr(addr, bytes, "read"), bytes); }
+
+void FunctionalSim::write_reg(uint32_t offset, uint32_t value) {
+  if (offset % 4 || offset / 4 >= regs_.size()) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset == reg::kStatus || offset >= reg::kCyclesLo)
+    LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
+  regs_[offset / 4] = value;
+  if (offset == reg::kControl && (value & reg::kStart)) run();
+}
+
+uint32_t FunctionalSim::read_reg(uint32_t offset) {
+  if (offset % 4 || offset / 4 >= regs_.size()) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  return regs_[offset / 4];
+}
+
+void FunctionalSim::run() {
+  regs_[reg::kStatus / 4] = 0;
+  regs_[reg::kControl / 4] = 0;
+  error_.clear();
+  uint64_t insn_addr = uint64_t(regs_[reg::kInsnAddrHi / 4]) << 32 | regs_[reg::kInsnAddrLo / 4];
+  uint32_t count = regs_[reg::kInsnCount / 4];
+  auto st = std::make_unique<State>(config_, *this);
+  IsaLayout layout(config_);
+  try {
+    // Fetch: decode and check every instruction, then hand each to its module's queue.
+    std::vector<Instruction> insns(count);
+    std::deque<size_t> queue[3];
+    bool finish = false;
+    for (uint32_t k = 0; k < count; ++k) {
+      InsnWord w;
+      if (!allocator_.contains(insn_addr + 16ull * k, 16))
+        throw SimFailure{k, "instruction " + std::to_string(k) + ": fetch address is outside allocated device memory"};
+      std::memcpy(w.data(), dram_.get() + (insn_addr + 16ull * k - kDramBase), 16);
+      try {
+        insns[k] = decode(w, layout, k);
+        check_instruction(insns[k], config_, k);
+      } catch (const IsaError& e) {
+        throw SimFailure{k, e.what()};
+      }
+      finish |= insns[k].opcode == Opcode::Finish;
+      queue[uint32_t(insns[k].module())].push_back(k);
+    }
+    if (!finish) throw SimFailure{count, "the stream has no FINISH instruction"};
+    // Token queues: load->compute, compute->load, compute->store, store->compute.
+    int64_t l2c = 0, c2l = 0, c2s = 0, s2c = 0;
+    auto tokens_for = [&](Module m, bool prev) -> int64_t& {
+      if (m == Module::Load) return c2l;                // load's next is compute
+      if (m == Module::Compute) return prev ? l2c : s2c;
+      return c2s;                                       // store's prev is compute
+    };
+    for (;;) {
+      bool progressed = false, pending = false;
+      for (int m = 0; m < 3; ++m) {
+        while (!queue[m].empty()) {
+          pending = true;
+          size_t k = queue[m].front();
+          const Instruction& i = insns[k];
+          Module mod = Module(m);
+          if (i.dep.pop_prev && tokens_for(mod, true) == 0) break;
+          if (i.dep.pop_next && tokens_for(mod, false) == 0) break;
+          if (i.dep.pop_prev) --tokens_for(mod, true);
+          if (i.dep.pop_next) --tokens_for(mod, false);
+          switch (i.opcode) {
+            case Opcode::Load: st->load(i, k); break;
+            case Opcode::Store: st->store(i, k); break;
+            case Opcode::Gemm: st->gemm(i, k); break;
+            case Opcode::Alu: st->alu(i, k); break;
+            case Opcode::Finish: break;
+          }
+          if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
+          if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);
+          queue[m].pop_front();
+          progressed = true;
+        }
+      }
+      bool all_done = queue[0].empty() && queue[1].empty() && queue[2].empty();
+      if (all_done) break;
+      if (!progressed || !pending) {
+        std::ostringstream m;
+        m << "dependency deadlock: ";
+        size_t first = count;
+        for (int q = 0; q < 3; ++q) {
+          if (queue[q].empty()) continue;
+          size_t k = queue[q].front();
+          first = std::min(first, k);
+          m << to_string(Module(q)) << " module waits at instruction " << k << " (" << disassemble(insns[k]) << "); ";
+        }
+        m << "tokens l2c=" << l2c << " c2l=" << c2l << " c2s=" << c2s << " s2c=" << s2c;
+        throw SimFailure{first, m.str()};
+      }
+    }
+    regs_[reg::kStatus / 4] = reg::kDone;
+  } catch (const SimFailure& f) {
+    error_ = f.message;
+    regs_[reg::kErrorIndex / 4] = uint32_t(f.index);
+    regs_[reg::kStatus / 4] = reg::kError;
+  }
+  st->counters[uint32_t(AccelCounter::GemmMacsLow)] = st->macs & 0xffffffffu;
+  st->counters[uint32_t(AccelCounter::GemmMacsHigh)] = st->macs >> 32;
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k)
+    regs_[reg::kCounterBase / 4 + k] = uint32_t(std::min<uint64_t>(st->counters[k], 0xffffffffu));
+  regs_[reg::kCyclesLo / 4] = regs_[reg::kCyclesHi / 4] = 0;  // untimed
+}
+
+void register_functional_sim() {
+  register_accel_backend("fsim", [](const std::string& json) {
+    return std::make_unique<FunctionalSim>(json.empty() ? default_config() : AccelConfig::from_json(json));
+  });
+}
+
+namespace {
+const bool registered = (register_functional_sim(), true);
+}
+
+}  // namespace loom::sim

@@ -1,0 +1,136 @@
+// Test harness for the accelerator: a functional simulator + driver for a config, host<->device
+// helpers, and an independent reference model of the ISA that executes a stream in program order.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "loom/accel/driver.h"
+#include "loom/runtime/error.h"
+#include "loom/sim/functional_sim.h"
+
+namespace loom::test {
+
+inline std::vector<accel::AccelConfig> test_configs() {
+  std::string dir = LOOM_ACCEL_CONFIG_DIR;
+  return {accel::AccelConfig::load(dir + "/default.json"), accel::AccelConfig::load(dir + "/1x32x32.json"),
+          accel::AccelConfig::load(dir + "/batch2.json")};
+}
+
+struct AccelHarness {
+  explicit AccelHarness(const accel::AccelConfig& c) : cfg(c), dev(std::make_unique<sim::FunctionalSim>(c)), drv(*dev, c) {}
+  accel::AccelConfig cfg;
+  std::unique_ptr<AccelDevice> dev;
+  accel::Driver drv;
+
+  template <typename T>
+  accel::DeviceBuffer upload(const std::vector<T>& v) {
+    auto b = drv.alloc(v.size() * sizeof(T));
+    drv.copy_to_device(b, v.data(), v.size() * sizeof(T));
+    return b;
+  }
+  template <typename T>
+  std::vector<T> download(const accel::DeviceBuffer& b, size_t n) {
+    std::vector<T> v(n);
+    drv.copy_from_device(b, v.data(), n * sizeof(T));
+    return v;
+  }
+};
+
+template <typename T>
+std::vector<T> random_values(size_t n, uint64_t seed, int lo, int hi) {
+  std::mt19937_64 g(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = T(d(g));
+  return v;
+}
+
+// Reference semantics of one stream, executed in program order over its own scratchpads; device
+// memory is reached through the two callbacks.
+struct ReferenceModel {
+  const accel::AccelConfig& c;
+  std::function<void(uint64_t addr, void* dst, size_t n)> read_dram;
+  std::function<void(uint64_t addr, const void* src, size_t n)> write_dram;
+  std::vector<int8_t> inp, wgt, out;
+  std::vector<int32_t> acc;
+  std::vector<uint32_t> uop;
+
+  ReferenceModel(const accel::AccelConfig& cfg, std::function<void(uint64_t, void*, size_t)> rd,
+                 std::function<void(uint64_t, const void*, size_t)> wr)
+      : c(cfg), read_dram(std::move(rd)), write_dram(std::move(wr)), inp(cfg.inp_depth() * cfg.batch * cfg.block_in),
+        wgt(cfg.wgt_depth() * cfg.block_in * cfg.block_out), out(cfg.out_depth() * cfg.batch * cfg.block_out),
+        acc(cfg.acc_depth() * cfg.batch * cfg.block_out), uop(cfg.uop_depth()) {}
+
+  void run(const std::vector<accel::Instruction>& stream) {
+    using namespace accel;
+    for (auto& i : stream) {
+      if (i.opcode == Opcode::Load && i.x_size && i.y_size) {
+        int bytes = i.mem == MemType::Inp ? c.inp_block_bytes() : i.mem == MemType::Wgt ? c.wgt_block_bytes()
+                    : i.mem == MemType::Acc ? c.acc_block_bytes() : 4;
+        uint8_t* sram = i.mem == MemType::Inp ? (uint8_t*)inp.data() : i.mem == MemType::Wgt ? (uint8_t*)wgt.data()
+                        : i.mem == MemType::Acc ? (uint8_t*)acc.data() : (uint8_t*)uop.data();
+        uint32_t cols = i.x_pad0 + i.x_size + i.x_pad1;
+        for (uint32_t r = 0; r < i.y_pad0 + i.y_size + i.y_pad1; ++r)
+          for (uint32_t x = 0; x < cols; ++x) {
+            uint8_t* d = sram + (i.sram_base + r * cols + x) * bytes;
+            if (r < i.y_pad0 || r >= i.y_pad0 + i.y_size || x < i.x_pad0 || x >= i.x_pad0 + i.x_size) {
+              std::memset(d, 0, bytes);
+            } else {
+              uint64_t addr = (uint64_t(i.dram_base) + (r - i.y_pad0) * i.x_stride + (x - i.x_pad0)) * bytes;
+              read_dram(addr, d, bytes);
+            }
+          }
+      } else if (i.opcode == Opcode::Store && i.x_size && i.y_size) {
+        int bytes = c.out_block_bytes();
+        for (uint32_t r = 0; r < i.y_size; ++r)
+          for (uint32_t x = 0; x < i.x_size; ++x) {
+            uint64_t addr = (uint64_t(i.dram_base) + r * i.x_stride + x) * bytes;
+            write_dram(addr, &out[(i.sram_base + r * i.x_size + x) * bytes], bytes);
+          }
+      } else if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu) {
+        const int B = c.batch, BI = c.block_in, BO = c.block_out;
+        for (uint32_t o = 0; o < i.iter_out; ++o)
+          for (uint32_t n = 0; n < i.iter_in; ++n)
+            for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
+              MicroOp m = decode_uop(uop[u], c);
+              uint32_t d = m.dst + o * i.dst_factor_out + n * i.dst_factor_in;
+              uint32_t s = m.src + o * i.src_factor_out + n * i.src_factor_in;
+              uint32_t w = m.wgt + o * i.wgt_factor_out + n * i.wgt_factor_in;
+              for (int b = 0; b < B; ++b)
+                for (int k = 0; k < BO; ++k) {
+                  int32_t& a = acc[(d * B + b) * BO + k];
+                  if (i.opcode == Opcode::Gemm) {
+                    if (i.reset) {
+                      a = 0;
+                    } else {
+                      int64_t sum = a;
+                      for (int q = 0; q < BI; ++q) sum += int64_t(inp[(s * B + b) * BI + q]) * wgt[(w * BO + k) * BI + q];
+                      a = int32_t(uint32_t(uint64_t(sum)));
+                    }
+                  } else {
+                    int64_t x = a, y = i.use_imm ? i.imm : acc[(s * B + b) * BO + k];
+                    int64_t r = 0;
+                    switch (i.alu_op) {
+                      case AluOp::Min: r = std::min(x, y); break;
+                      case AluOp::Max: r = std::max(x, y); break;
+                      case AluOp::Add: r = x + y; break;
+                      // Shift amounts saturate at 31 either way (documented ISA semantics).
+                      case AluOp::Shr: r = y >= 0 ? (x >> std::min<int64_t>(y, 31)) : (x << std::min<int64_t>(-y, 31)); break;
+                      case AluOp::Mul: r = x * y; break;
+                    }
+                    a = int32_t(uint32_t(uint64_t(r)));
+                  }
+                  out[(d * B + b) * BO + k] = int8_t(a & 0xff);
+                }
+            }
+      }
+    }
+  }
+};
+
+}  // namespace loom::test
