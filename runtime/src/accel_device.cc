@@ -24,6 +24,10 @@ const char* to_string(AccelCounter c) {
   return "?";
 }
 
+void AccelDevice::alloc_at(uint64_t addr, uint64_t bytes) {
+  LOOM_THROW(DeviceError, name(), ": cannot allocate at a fixed address (0x", std::hex, addr, ", ", std::dec, bytes, " bytes)");
+}
+
 void AccelDevice::launch(uint64_t insn_addr, uint32_t count) {
   write_reg(reg::kInsnAddrLo, uint32_t(insn_addr));
   write_reg(reg::kInsnAddrHi, uint32_t(insn_addr >> 32));
@@ -78,6 +82,17 @@ uint64_t DeviceMemoryAllocator::alloc(uint64_t bytes, uint64_t alignment, const 
     LOOM_THROW(DeviceError, device, ": out of device memory allocating ", bytes, " bytes (", size_, " bytes in all)");
   live_[aligned] = bytes;
   return aligned;
+}
+
+void DeviceMemoryAllocator::alloc_at(uint64_t addr, uint64_t bytes, const std::string& device) {
+  if (bytes == 0) bytes = 1;
+  if (addr < base_ || addr + bytes > base_ + size_)
+    LOOM_THROW(DeviceError, device, ": [0x", std::hex, addr, ", 0x", addr + bytes, ") is outside device memory");
+  auto next = live_.lower_bound(addr);
+  bool overlaps = (next != live_.end() && next->first < addr + bytes) ||
+                  (next != live_.begin() && std::prev(next)->first + std::prev(next)->second > addr);
+  if (overlaps) LOOM_THROW(DeviceError, device, ": [0x", std::hex, addr, ", 0x", addr + bytes, ") overlaps a live allocation");
+  live_[addr] = bytes;
 }
 
 void DeviceMemoryAllocator::free(uint64_t addr, const std::string& device) {

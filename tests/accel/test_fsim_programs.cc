@@ -3,7 +3,10 @@
 // 3x3 conv2d layer with requantization on the ALU.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "accel_harness.h"
+#include "loom/accel/examples.h"
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -12,58 +15,6 @@ using loom::IsaError;
 namespace {
 
 using test::AccelHarness;
-
-// C[m, n] = int8(sum_k A[m, k] * W[n, k]) for A: M x K, W: N x K, in blocked layouts:
-// A as [M/B][K/BI][B][BI], W as [N/BO][K/BI][BO][BI], C as [M/B][N/BO][B][BO].
-void blocked_matmul(AccelHarness& h, int M, int N, int K, const std::vector<int8_t>& a, const std::vector<int8_t>& w, std::vector<int8_t>& c) {
-  const AccelConfig& cfg = h.cfg;
-  const int B = cfg.batch, BI = cfg.block_in, BO = cfg.block_out, mb = M / B, nb = N / BO, kb = K / BI;
-  auto pack = [](const std::vector<int8_t>& src, int rows, int cols, int rb, int cb) {
-    std::vector<int8_t> out(src.size());
-    size_t k = 0;
-    for (int r0 = 0; r0 < rows / rb; ++r0)
-      for (int c0 = 0; c0 < cols / cb; ++c0)
-        for (int r = 0; r < rb; ++r)
-          for (int cc = 0; cc < cb; ++cc) out[k++] = src[(r0 * rb + r) * cols + c0 * cb + cc];
-    return out;
-  };
-  auto da = h.upload(pack(a, M, K, B, BI)), dw = h.upload(pack(w, N, K, BO, BI));
-  auto dc = h.drv.alloc(size_t(M) * N);
-  // Two contexts alternate over output row blocks: while one computes, the other loads.
-  const int ctx_inp = kb, ctx_acc = nb;
-  h.drv.load_2d(MemType::Wgt, 0, dw.addr, 1, nb * kb, nb * kb);  // all weights stay resident
-  for (int i = 0; i < mb; ++i) {
-    int ctx = i % 2;
-    if (i >= 2) h.drv.dep_pop(Module::Compute, Module::Load);  // context's input buffer is free again
-    h.drv.load_2d(MemType::Inp, ctx * ctx_inp, da.addr + uint64_t(i) * kb * B * BI, 1, kb, kb);
-    h.drv.dep_push(Module::Load, Module::Compute);
-    h.drv.dep_pop(Module::Load, Module::Compute);
-    if (i >= 2) h.drv.dep_pop(Module::Store, Module::Compute);  // context's output entries were stored
-    h.drv.gemm(UopKernelBuilder().loop(nb, 1, 0, kb).push(ctx * ctx_acc, 0, 0).build(), true);
-    h.drv.gemm(UopKernelBuilder().loop(nb, 1, 0, kb).loop(kb, 0, 1, 1).push(ctx * ctx_acc, ctx * ctx_inp, 0).build(), false);
-    h.drv.dep_push(Module::Compute, Module::Load);
-    h.drv.dep_push(Module::Compute, Module::Store);
-    h.drv.dep_pop(Module::Compute, Module::Store);
-    h.drv.store_2d(ctx * ctx_acc, dc.addr + uint64_t(i) * nb * B * BO, 1, nb, nb);
-    h.drv.dep_push(Module::Store, Module::Compute);
-  }
-  // Balance the tokens the last two iterations pushed but nobody popped.
-  for (int i = std::max(0, mb - 2); i < mb; ++i) {
-    h.drv.dep_pop(Module::Compute, Module::Load);
-    h.drv.dep_pop(Module::Store, Module::Compute);
-  }
-  h.drv.dep_push(Module::Load, Module::Compute);  // no-ops carrying the last pops
-  h.drv.dep_pop(Module::Load, Module::Compute);
-  auto counters = h.drv.synchronize();
-  std::vector<int8_t> packed = h.download<int8_t>(dc, size_t(M) * N);
-  c.assign(size_t(M) * N, 0);
-  size_t k = 0;
-  for (int m0 = 0; m0 < mb; ++m0)
-    for (int n0 = 0; n0 < nb; ++n0)
-      for (int b = 0; b < B; ++b)
-        for (int o = 0; o < BO; ++o) c[(m0 * B + b) * N + n0 * BO + o] = packed[k++];
-  EXPECT_EQ(counters["gemm_macs"], uint64_t(M) * N * K);
-}
 
 class FsimPrograms : public ::testing::TestWithParam<int> {};
 INSTANTIATE_TEST_SUITE_P(Configs, FsimPrograms, ::testing::Range(0, 3),
@@ -74,8 +25,13 @@ TEST_P(FsimPrograms, BlockedMatmulMatchesReference) {
   const int M = 6 * cfg.batch, N = 3 * cfg.block_out, K = 4 * cfg.block_in;
   AccelHarness h(cfg);
   auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127), w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
-  std::vector<int8_t> c;
-  blocked_matmul(h, M, N, K, a, w, c);
+  auto da = h.upload(pack_blocks(a, M, K, cfg.batch, cfg.block_in)), dw = h.upload(pack_blocks(w, N, K, cfg.block_out, cfg.block_in));
+  auto dc = h.drv.alloc(size_t(M) * N);
+  emit_blocked_matmul(h.drv, da, dw, dc, M, N, K);
+  auto counters = h.drv.synchronize();
+  EXPECT_EQ(counters["gemm_macs"], uint64_t(M) * N * K);
+  auto c = unpack_blocks(h.download<int8_t>(dc, size_t(M) * N), M, N, cfg.batch, cfg.block_out);
+  // An independent plain loop, not reference_matmul (which shares this file's author's assumptions).
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       int32_t s = 0;
@@ -149,6 +105,33 @@ TEST(FsimPrograms, Conv2dLayerWithRequantize) {
         int32_t want = std::min(127, std::max(0, s >> shift));
         ASSERT_EQ(got[(y * W + xx) * C + o], want) << "o=" << o << " y=" << y << " x=" << xx;
       }
+}
+
+}  // namespace
+}  // namespace loom::accel
+
+namespace loom::accel {
+namespace {
+
+TEST(AccelPrograms, SaveLoadRunWithChecks) {
+  AccelConfig cfg = default_config();
+  sim::FunctionalSim builder_dev(cfg);
+  Program p = matmul_program(builder_dev, cfg, 4, 32, 64, 3);
+  std::string path = ::testing::TempDir() + "/matmul.loomprg";
+  p.save(path);
+  Program q = Program::load(path);
+  EXPECT_EQ(q.instructions().size(), p.insn_count);
+  EXPECT_EQ(q.instructions().back().opcode, Opcode::Finish);
+  sim::FunctionalSim fresh(cfg);
+  ProgramResult r = run_program(q, fresh);
+  EXPECT_EQ(r.mismatched_checks, 0u) << r.report;
+  EXPECT_EQ(r.counters["gemm_macs"], uint64_t(4) * 32 * 64);
+  // A corrupted expectation is detected.
+  q.checks[0].data[5] ^= 1;
+  sim::FunctionalSim again(cfg);
+  EXPECT_EQ(run_program(q, again).mismatched_checks, 1u);
+  std::ofstream(path, std::ios::binary) << "not a program";
+  EXPECT_THROW(Program::load(path), loom::RuntimeError);
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ class AccelDevice {
 
   // Device memory, by physical address. alloc throws DeviceError when full.
   virtual uint64_t alloc(uint64_t bytes, uint64_t alignment = 64) = 0;
+  // Allocates exactly [addr, addr + bytes) (for replaying recorded programs); backends whose
+  // memory is managed elsewhere may refuse with DeviceError.
+  virtual void alloc_at(uint64_t addr, uint64_t bytes);
   virtual void free(uint64_t addr) = 0;
   virtual void write(uint64_t addr, const void* src, uint64_t bytes) = 0;
   virtual void read(uint64_t addr, void* dst, uint64_t bytes) = 0;
@@ -66,6 +69,7 @@ class DeviceMemoryAllocator {
  public:
   DeviceMemoryAllocator(uint64_t base, uint64_t size);
   uint64_t alloc(uint64_t bytes, uint64_t alignment, const std::string& device);
+  void alloc_at(uint64_t addr, uint64_t bytes, const std::string& device);
   void free(uint64_t addr, const std::string& device);
   // True if [addr, addr + bytes) lies inside one live allocation.
   bool contains(uint64_t addr, uint64_t bytes) const;

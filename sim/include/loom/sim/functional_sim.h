@@ -21,6 +21,7 @@ class FunctionalSim : public AccelDevice {
   std::string name() const override { return "fsim"; }
 
   uint64_t alloc(uint64_t bytes, uint64_t alignment = 64) override;
+  void alloc_at(uint64_t addr, uint64_t bytes) override { allocator_.alloc_at(addr, bytes, name()); }
   void free(uint64_t addr) override;
   void write(uint64_t addr, const void* src, uint64_t bytes) override;
   void read(uint64_t addr, void* dst, uint64_t bytes) override;

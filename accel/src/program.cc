@@ -1,0 +1,183 @@
+#include "loom/accel/program.h"
+
+#include <cstring>
+#include <map>
+#include <fstream>
+#include <sstream>
+
+#include "loom/runtime/error.h"
+
+namespace loom::accel {
+
+namespace {
+
+constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'P', 'R', 'G', '1'};
+
+class Writer {
+ public:
+  explicit Writer(std::ostream& os) : os_(os) {}
+  template <typename T>
+  void put(T v) {
+    os_.write(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void bytes(const void* p, size_t n) { os_.write(static_cast<const char*>(p), std::streamsize(n)); }
+
+ private:
+  std::ostream& os_;
+};
+
+class Reader {
+ public:
+  Reader(std::istream& is, std::string path) : is_(is), path_(std::move(path)) {}
+  template <typename T>
+  T get() {
+    T v{};
+    bytes(&v, sizeof(T));
+    return v;
+  }
+  void bytes(void* p, size_t n) {
+    if (n > (uint64_t{1} << 32)) LOOM_THROW(RuntimeError, "program '", path_, "': implausible block of ", n, " bytes (corrupt file?)");
+    is_.read(static_cast<char*>(p), std::streamsize(n));
+    if (!is_) LOOM_THROW(RuntimeError, "program '", path_, "': truncated file");
+  }
+  std::vector<uint8_t> block(uint64_t n) {
+    std::vector<uint8_t> v;
+    if (n > (uint64_t{1} << 32)) LOOM_THROW(RuntimeError, "program '", path_, "': implausible block of ", n, " bytes (corrupt file?)");
+    v.resize(n);
+    bytes(v.data(), n);
+    return v;
+  }
+
+ private:
+  std::istream& is_;
+  std::string path_;
+};
+
+}  // namespace
+
+void Program::save(const std::string& path) const {
+  std::ofstream os(path, std::ios::binary);
+  if (!os) LOOM_THROW(RuntimeError, "program: cannot write '", path, "'");
+  Writer w(os);
+  w.bytes(kMagic, 8);
+  std::string json = config.to_json();
+  w.put(uint32_t(json.size()));
+  w.bytes(json.data(), json.size());
+  w.put(uint32_t(segments.size()));
+  for (auto& s : segments) {
+    w.put(s.addr);
+    w.put(uint64_t(s.data.size()));
+    w.put(s.alignment);
+    w.bytes(s.data.data(), s.data.size());
+  }
+  w.put(insn_addr);
+  w.put(insn_count);
+  w.put(uint32_t(checks.size()));
+  for (auto& c : checks) {
+    w.put(c.addr);
+    w.put(uint64_t(c.data.size()));
+    w.bytes(c.data.data(), c.data.size());
+  }
+}
+
+Program Program::load(const std::string& path) {
+  std::ifstream is(path, std::ios::binary);
+  if (!is) LOOM_THROW(RuntimeError, "program: cannot open '", path, "'");
+  Reader r(is, path);
+  char magic[8];
+  r.bytes(magic, 8);
+  if (std::memcmp(magic, kMagic, 8)) LOOM_THROW(RuntimeError, "program '", path, "': not a Loom accelerator program (bad magic)");
+  Program p;
+  auto json = r.block(r.get<uint32_t>());
+  p.config = AccelConfig::from_json(std::string(json.begin(), json.end()), "in '" + path + "'");
+  uint32_t n = r.get<uint32_t>();
+  for (uint32_t k = 0; k < n; ++k) {
+    Segment s;
+    s.addr = r.get<uint64_t>();
+    uint64_t bytes = r.get<uint64_t>();
+    s.alignment = r.get<uint64_t>();
+    s.data = r.block(bytes);
+    p.segments.push_back(std::move(s));
+  }
+  p.insn_addr = r.get<uint64_t>();
+  p.insn_count = r.get<uint32_t>();
+  uint32_t c = r.get<uint32_t>();
+  for (uint32_t k = 0; k < c; ++k) {
+    Segment s;
+    s.addr = r.get<uint64_t>();
+    s.data = r.block(r.get<uint64_t>());
+    p.checks.push_back(std::move(s));
+  }
+  return p;
+}
+
+std::vector<Instruction> Program::instructions() const {
+  for (auto& s : segments) {
+    if (insn_addr < s.addr || insn_addr + 16ull * insn_count > s.addr + s.data.size()) continue;
+    IsaLayout layout(config);
+    std::vector<Instruction> out;
+    for (uint32_t k = 0; k < insn_count; ++k) {
+      InsnWord w;
+      std::memcpy(w.data(), s.data.data() + (insn_addr - s.addr) + 16ull * k, 16);
+      out.push_back(decode(w, layout, k));
+    }
+    return out;
+  }
+  LOOM_THROW(RuntimeError, "program: the instruction stream at 0x", std::hex, insn_addr, " is not inside any memory segment");
+}
+
+ProgramResult run_program(const Program& p, AccelDevice& device) {
+  for (auto& s : p.segments) {
+    device.alloc_at(s.addr, s.data.size());
+    device.write(s.addr, s.data.data(), s.data.size());
+  }
+  device.launch(p.insn_addr, p.insn_count);
+  device.wait();
+  ProgramResult r;
+  r.counters = device.counters();
+  r.cycles = device.cycles();
+  std::ostringstream rep;
+  for (auto& c : p.checks) {
+    std::vector<uint8_t> got(c.data.size());
+    device.read(c.addr, got.data(), got.size());
+    size_t bad = 0;
+    for (size_t k = 0; k < got.size(); ++k) bad += got[k] != c.data[k];
+    rep << "check 0x" << std::hex << c.addr << std::dec << " (" << c.data.size() << " bytes): " << (bad ? "MISMATCH in " + std::to_string(bad) + " bytes" : "ok")
+        << "\n";
+    r.mismatched_checks += bad != 0;
+  }
+  r.report = rep.str();
+  return r;
+}
+
+uint64_t RecordingDevice::alloc(uint64_t bytes, uint64_t alignment) {
+  uint64_t a = inner_.alloc(bytes, alignment);
+  allocs_.push_back({a, bytes, alignment});
+  return a;
+}
+
+void RecordingDevice::alloc_at(uint64_t addr, uint64_t bytes) {
+  inner_.alloc_at(addr, bytes);
+  allocs_.push_back({addr, bytes, 1});
+}
+
+void RecordingDevice::free(uint64_t addr) {
+  inner_.free(addr);
+  for (auto it = allocs_.begin(); it != allocs_.end(); ++it)
+    if (it->addr == addr) {
+      allocs_.erase(it);
+      break;
+    }
+}
+
+std::vector<Program::Segment> RecordingDevice::capture() {
+  std::vector<Program::Segment> out;
+  for (auto& a : allocs_) {
+    Program::Segment s{a.addr, a.alignment, std::vector<uint8_t>(a.bytes)};
+    inner_.read(a.addr, s.data.data(), a.bytes);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace loom::accel
