@@ -191,7 +191,10 @@ void Driver::dep_push(Module from, Module to) {
       break;
     }
   bool forward = int(to) > int(from);
-  if (!last || (forward ? last->dep.push_next : last->dep.push_prev)) {
+  // Pops already requested for `from` belong to an instruction after `last`: the push must come
+  // after them, so it rides on a no-op that also carries those pops.
+  const DepFlags& pending = pending_pop_[uint32_t(from)];
+  if (!last || pending.pop_prev || pending.pop_next || (forward ? last->dep.push_next : last->dep.push_prev)) {
     push(noop(from));
     last = &stream_.back();
   }

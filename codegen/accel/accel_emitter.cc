@@ -1,0 +1,489 @@
+#include "accel_emitter.h"
+
+#include <cstdlib>
+
+#include "loom/ir/functor.h"
+#include "loom/ir/printer.h"
+#include "loom/runtime/error.h"
+
+namespace loom::codegen::accel_backend {
+
+using namespace loom::ir;
+using accel::MemType;
+using accel::Module;
+using accel::UopKernelBuilder;
+
+Emitter::Emitter(accel::Driver& drv, std::map<const BufferNode*, accel::DeviceBuffer> dram, std::string func_name)
+    : drv_(drv), c_(drv.config()), dram_(std::move(dram)), func_(std::move(func_name)) {}
+
+void Emitter::fail(const std::string& what) const { LOOM_THROW(CodegenError, "accelerator backend, function '", func_, "': ", what); }
+
+void Emitter::run(const Stmt& body) { exec(body); }
+
+int Emitter::elements_per_entry(MemType m) const {
+  switch (m) {
+    case MemType::Inp: return c_.batch * c_.block_in;
+    case MemType::Wgt: return c_.block_out * c_.block_in;
+    case MemType::Acc:
+    case MemType::Out: return c_.batch * c_.block_out;
+    default: return 1;
+  }
+}
+
+void Emitter::go(Module next) {
+  if (last_ && *last_ != next) {
+    if (std::abs(int(*last_) - int(next)) == 2) go(Module::Compute);  // load <-> store via compute
+    drv_.dep_push(*last_, next);
+    drv_.dep_pop(*last_, next);
+  }
+  last_ = next;
+}
+
+int64_t Emitter::eval(const Expr& e) const {
+  if (auto* i = e.as<IntImmNode>()) return i->value;
+  if (auto* v = e.as<VarNode>()) {
+    auto it = env_.find(v);
+    if (it == env_.end()) fail("variable '" + v->name + "' is not bound to a host loop");
+    return it->second;
+  }
+  if (auto* c = e.as<CastNode>()) return eval(c->value);
+  if (auto* b = as_binary(e)) {
+    int64_t x = eval(b->a), y = eval(b->b);
+    auto fdiv = [&](int64_t p, int64_t q) {
+      if (q == 0) fail("division by zero in '" + to_string(e) + "'");
+      int64_t r = p / q;
+      return (p % q != 0 && ((p < 0) != (q < 0))) ? r - 1 : r;
+    };
+    switch (e.kind()) {
+      case ExprKind::Add: return x + y;
+      case ExprKind::Sub: return x - y;
+      case ExprKind::Mul: return x * y;
+      case ExprKind::Div: return fdiv(x, y);
+      case ExprKind::Mod: return x - fdiv(x, y) * y;
+      case ExprKind::Min: return std::min(x, y);
+      case ExprKind::Max: return std::max(x, y);
+      case ExprKind::EQ: return x == y;
+      case ExprKind::NE: return x != y;
+      case ExprKind::LT: return x < y;
+      case ExprKind::LE: return x <= y;
+      case ExprKind::GT: return x > y;
+      case ExprKind::GE: return x >= y;
+      case ExprKind::And: return x && y;
+      case ExprKind::Or: return x || y;
+      default: break;
+    }
+  }
+  fail("cannot evaluate '" + to_string(e) + "' on the host");
+}
+
+Emitter::Operand Emitter::operand(const Expr& addr) const {
+  auto* call = addr.as<CallNode>();
+  auto* ld = call && call->name == "address_of" ? call->args[0].as<LoadNode>() : nullptr;
+  if (!ld) fail("expected address_of(buffer[index]), got '" + to_string(addr) + "'");
+  Operand o;
+  o.buffer = ld->buffer.get();
+  o.element = eval(ld->index);
+  if (auto it = sram_.find(o.buffer); it != sram_.end()) {
+    if (it->second.dead) fail("buffer '" + ld->buffer->name + "' is used after a later stage reused its scratchpad entries");
+    o.sram = &it->second;
+  } else if (auto d = dram_.find(o.buffer); d != dram_.end()) {
+    o.dram_addr = d->second.addr + uint64_t(o.element) * uint64_t(ld->buffer->dtype.bytes());
+  } else {
+    fail("buffer '" + ld->buffer->name + "' is neither an argument nor an accelerator scratchpad allocation");
+  }
+  return o;
+}
+
+uint32_t Emitter::entry_of(const Operand& o, const char* what) const {
+  if (!o.sram) fail(std::string(what) + " operand '" + o.buffer->name + "' must be in an accelerator scope");
+  int e = elements_per_entry(o.sram->mem);
+  if (o.element % e) fail(std::string(what) + " operand '" + o.buffer->name + "' starts at element " + std::to_string(o.element) +
+                          ", not at an entry boundary (" + std::to_string(e) + " elements)");
+  return o.sram->base + uint32_t(o.element / e);
+}
+
+void Emitter::exec(const Stmt& s) {
+  if (!s.defined()) return;
+  switch (s.kind()) {
+    case StmtKind::Seq:
+      for (auto& c : s.as<SeqNode>()->seq) exec(c);
+      return;
+    case StmtKind::For: return exec_for(s.as<ForNode>());
+    case StmtKind::Allocate: return exec_allocate(s.as<AllocateNode>());
+    case StmtKind::Attr: {
+      auto* a = s.as<AttrNode>();
+      if (a->key == "pragma_alu") return alu_nest(a->body);
+      return exec(a->body);
+    }
+    case StmtKind::LetStmt: {
+      auto* l = s.as<LetStmtNode>();
+      env_[l->var.get()] = eval(l->value);
+      return exec(l->body);
+    }
+    case StmtKind::IfThenElse: {
+      auto* i = s.as<IfThenElseNode>();
+      return exec(eval(i->cond) ? i->then_case : i->else_case);
+    }
+    case StmtKind::Evaluate: {
+      auto* e = s.as<EvaluateNode>();
+      if (auto* c = e->value.as<CallNode>()) return exec_call(c);
+      if (e->value.as<IntImmNode>()) return;
+      break;
+    }
+    default: break;
+  }
+  fail("unsupported statement (host code other than loops over accelerator operations):\n" + to_string(s));
+}
+
+void Emitter::exec_for(const ForNode* op) {
+  if (op->for_kind == ForKind::Parallel || op->for_kind == ForKind::ThreadBinding || op->for_kind == ForKind::Vectorized)
+    fail(std::string("loop '") + op->var.name() + "' is " + ir::to_string(op->for_kind) + "; accelerator host loops must be serial, unrolled or virtual threads");
+  if (try_fold_gemm(op)) return;
+  int64_t mn = eval(op->min), ext = eval(op->extent);
+  for (int64_t i = mn; i < mn + ext; ++i) {
+    env_[op->var.get()] = i;
+    exec(op->body);
+  }
+  env_.erase(op->var.get());
+}
+
+void Emitter::exec_allocate(const AllocateNode* op) {
+  const std::string& scope = op->buffer->scope;
+  MemType mem;
+  int slot;
+  if (scope == scope::kAccInput) mem = MemType::Inp, slot = 0;
+  else if (scope == scope::kAccWeight) mem = MemType::Wgt, slot = 1;
+  else if (scope == scope::kAccAccum) mem = MemType::Acc, slot = 2;
+  else fail("allocation '" + op->buffer->name + "' in scope '" + scope + "': only acc.inp, acc.wgt and acc.acc live on the accelerator");
+  int64_t size = constant_size(op->buffer);
+  int e = elements_per_entry(mem);
+  if (size < 0 || size % e) fail("allocation '" + op->buffer->name + "' of " + std::to_string(size) + " elements is not a whole number of " + std::to_string(e) + "-element entries");
+  int64_t depth = mem == MemType::Inp ? c_.inp_depth() : mem == MemType::Wgt ? c_.wgt_depth() : c_.acc_depth();
+  uint32_t entries = uint32_t(size / e);
+  // An element-wise stage that reads another accumulator buffer with the same layout and is that
+  // buffer's last reader computes in place: the ALU updates its destination operand.
+  const Sram* alias = nullptr;
+  const Stmt& first = op->body.as<SeqNode>() ? op->body.as<SeqNode>()->seq[0] : op->body;
+  if (mem == MemType::Acc && first.as<AttrNode>() && first.as<AttrNode>()->key == "pragma_alu") {
+    const BufferNode* src = nullptr;
+    Stmt inner = first.as<AttrNode>()->body;
+    while (auto* f = inner.as<ForNode>()) inner = f->body;
+    if (auto* st = inner.as<StoreNode>(); st && st->buffer.get() == op->buffer.get()) {
+      post_order_visit(st->value, [&](const Expr& x) {
+        if (auto* l = x.as<LoadNode>(); l && !src && structural_equal(l->index, st->index) && sram_.count(l->buffer.get())) src = l->buffer.get();
+      });
+    }
+    bool used_later = false;
+    if (src) {
+      // The source is dead if nothing after the first statement reads it.
+      auto reads = [&](const Stmt& st) {
+        bool found = false;
+        class Finder : public IRVisitor {
+         public:
+          Finder(const BufferNode* b, bool& f) : b_(b), f_(f) {}
+          void visit_load(const LoadNode* l) override {
+            f_ |= l->buffer.get() == b_;
+            IRVisitor::visit_load(l);
+          }
+          const BufferNode* b_;
+          bool& f_;
+        } finder(src, found);
+        finder.visit(st);
+        return found;
+      };
+      if (auto* q = op->body.as<SeqNode>())
+        for (size_t k = 1; k < q->seq.size(); ++k) used_later |= reads(q->seq[k]);
+      if (!used_later && sram_.at(src).entries == entries) alias = &sram_.at(src);
+    }
+  }
+  Sram region{mem, 0, entries};
+  if (alias) {
+    region.base = alias->base;
+  } else {
+    if (top_[slot] + entries > depth)
+      fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + op->buffer->name + "' (" + std::to_string(entries) +
+           " entries at " + std::to_string(top_[slot]) + ", depth " + std::to_string(depth) + "); use smaller tiles");
+    region.base = top_[slot];
+    top_[slot] += entries;
+  }
+  sram_[op->buffer.get()] = region;
+  if (alias) {
+    const BufferNode* src = nullptr;
+    for (auto& [b, r] : sram_)
+      if (&r == alias) src = b;
+    exec(first);
+    sram_.at(src).dead = true;
+    if (auto* q = op->body.as<SeqNode>())
+      for (size_t k = 1; k < q->seq.size(); ++k) exec(q->seq[k]);
+  } else {
+    exec(op->body);
+    top_[slot] -= entries;
+  }
+  sram_.erase(op->buffer.get());
+}
+
+void Emitter::exec_call(const CallNode* call) {
+  if (call->name == "dma_copy") return dma_copy(call);
+  if (call->name.rfind("accel.gemm.", 0) == 0) return gemm(call, {});
+  fail("unsupported call '" + call->name + "'");
+}
+
+void Emitter::dma_copy(const CallNode* call) {
+  Operand dst = operand(call->args[0]), src = operand(call->args[1]);
+  if (eval(call->args[2]) != 0) fail("DMA padding with a non-zero value");
+  int64_t ndim = eval(call->args[3]);
+  std::vector<Dim> dims;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const auto* a = &call->args[4 + 5 * d];
+    dims.push_back({eval(a[0]), eval(a[1]), eval(a[2]), eval(a[3]), eval(a[4])});
+  }
+  if (dst.sram && !src.sram) return load(dst, src, dims);
+  if (!dst.sram && src.sram && src.sram->mem == MemType::Acc) return store(dst, src, dims);
+  fail("dma_copy from '" + src.buffer->name + "' to '" + dst.buffer->name + "': only device memory -> acc.inp/acc.wgt/acc.acc and acc.acc -> device memory are supported");
+}
+
+namespace {
+// Splits copy dimensions into the innermost ones that make up exactly one entry (contiguous on
+// both sides, unpadded) and the outer ones (extent-1 dimensions dropped). Returns false if the
+// innermost dimensions do not form whole entries.
+bool split_entry(std::vector<std::array<int64_t, 5>>& outer, const std::vector<std::array<int64_t, 5>>& dims, int64_t entry) {
+  int64_t prod = 1;
+  size_t k = dims.size();
+  while (prod < entry && k > 0) {
+    const auto& d = dims[--k];
+    if (d[1] != prod || d[2] != prod || d[3] != 0 || d[4] != 0) return false;
+    prod *= d[0];
+  }
+  if (prod != entry) return false;
+  for (size_t i = 0; i < k; ++i)
+    if (dims[i][0] != 1) outer.push_back(dims[i]);
+  return true;
+}
+}  // namespace
+
+void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
+  MemType mem = dst.sram->mem;
+  int64_t e = elements_per_entry(mem);
+  std::vector<std::array<int64_t, 5>> raw, outer;
+  for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
+  if (!split_entry(outer, raw, e))
+    fail("DMA into '" + dst.buffer->name + "': the innermost dimensions do not form whole " + std::to_string(e) + "-element entries");
+  if (outer.size() > 2) fail("DMA into '" + dst.buffer->name + "': more than two dimensions outside an entry");
+  std::array<int64_t, 5> x{1, e, e, 0, 0}, y{1, e, e, 0, 0};
+  if (!outer.empty()) x = outer.back();
+  if (outer.size() == 2) y = outer[0];
+  if (x[1] != e || x[2] != e || y[1] != x[0] * e || y[2] % e)
+    fail("DMA into '" + dst.buffer->name + "': rows must be contiguous entries in both memories");
+  int64_t x_size = x[0] - x[3] - x[4], y_size = y[0] - y[3] - y[4];
+  if (x_size <= 0 || y_size <= 0) fail("DMA into '" + dst.buffer->name + "': a tile made only of padding");
+  go(mem == MemType::Acc ? Module::Compute : Module::Load);
+  drv_.load_2d(mem, entry_of(dst, "DMA destination"), src.dram_addr, uint32_t(y_size), uint32_t(x_size),
+               uint32_t(outer.size() == 2 ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
+}
+
+void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
+  int64_t e = elements_per_entry(MemType::Out);
+  std::vector<std::array<int64_t, 5>> raw, outer;
+  for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
+  if (!split_entry(outer, raw, e)) fail("DMA from '" + src.buffer->name + "': the innermost dimensions do not form whole entries");
+  if (outer.size() > 2) fail("DMA from '" + src.buffer->name + "': more than two dimensions outside an entry");
+  std::array<int64_t, 5> x{1, e, e, 0, 0}, y{1, e, e, 0, 0};
+  if (!outer.empty()) x = outer.back();
+  if (outer.size() == 2) y = outer[0];
+  if (x[1] != e || x[2] != e || y[2] != x[0] * e || y[1] % e)
+    fail("DMA from '" + src.buffer->name + "': rows must be contiguous entries in both memories");
+  go(Module::Store);
+  drv_.store_2d(entry_of(src, "DMA source"), dst.dram_addr, uint32_t(y[0]), uint32_t(x[0]), uint32_t(outer.size() == 2 ? y[1] / e : x[0]));
+}
+
+void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loops) {
+  bool reset = call->name == "accel.gemm.reset";
+  bool full = call->name == "accel.gemm.full";
+  if (!reset && !full && call->name != "accel.gemm.update") fail("unknown GEMM intrinsic part '" + call->name + "'");
+  // Operand entries at every loop value of interest: base, and one step of each loop.
+  auto entries = [&]() {
+    std::array<uint32_t, 3> r{0, 0, 0};
+    if (reset) {
+      r[0] = entry_of(operand(call->args[0]), "GEMM accumulator");
+    } else {
+      r[1] = entry_of(operand(call->args[0]), "GEMM input");
+      r[2] = entry_of(operand(call->args[1]), "GEMM weight");
+      r[0] = entry_of(operand(call->args[2]), "GEMM accumulator");
+    }
+    return r;
+  };
+  UopKernelBuilder k;
+  std::vector<std::array<int64_t, 3>> steps;
+  for (auto* l : loops) env_[l->var.get()] = 0;
+  auto base = entries();
+  for (auto* l : loops) {
+    env_[l->var.get()] = 1;
+    auto next = entries();
+    env_[l->var.get()] = 0;
+    steps.push_back({int64_t(next[0]) - base[0], int64_t(next[1]) - base[1], int64_t(next[2]) - base[2]});
+  }
+  for (size_t i = 0; i < loops.size(); ++i)
+    k.loop(uint32_t(eval(loops[i]->extent)), uint32_t(steps[i][0]), uint32_t(steps[i][1]), uint32_t(steps[i][2]));
+  for (auto* l : loops) env_.erase(l->var.get());
+  k.push(base[0], base[1], base[2]);
+  go(Module::Compute);
+  if (full) drv_.gemm(UopKernelBuilder().push(base[0], 0, 0).build(), true);
+  drv_.gemm(k.build(), reset);
+}
+
+// One or two loops directly around a GEMM call become the instruction's micro-op loop when the
+// operand entries move by a constant, non-negative step per iteration.
+bool Emitter::try_fold_gemm(const ForNode* op) {
+  std::vector<const ForNode*> loops{op};
+  Stmt body = op->body;
+  if (auto* inner = body.as<ForNode>()) {
+    loops.push_back(inner);
+    body = inner->body;
+  }
+  auto* ev = body.as<EvaluateNode>();
+  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  if (!call || call->name.rfind("accel.gemm.", 0) != 0 || call->name == "accel.gemm.full") return false;
+  for (auto* l : loops)
+    if (!as_const_int(l->extent) || !is_zero(l->min) || *as_const_int(l->extent) >= (1 << 14)) return false;
+  // Affine check: the step measured at 0 must hold at the last iteration too.
+  for (auto* l : loops) env_[l->var.get()] = 0;
+  bool ok = true;
+  auto operands = [&]() {
+    std::vector<int64_t> v;
+    for (auto& a : call->args) {
+      Operand o = operand(a);
+      if (!o.sram) ok = false;
+      v.push_back(o.sram ? o.element : 0);
+    }
+    return v;
+  };
+  auto base = operands();
+  std::vector<std::vector<int64_t>> step;
+  for (auto* l : loops) {
+    env_[l->var.get()] = 1;
+    auto n = operands();
+    env_[l->var.get()] = 0;
+    std::vector<int64_t> d;
+    for (size_t i = 0; i < n.size(); ++i) {
+      d.push_back(n[i] - base[i]);
+      if (d.back() < 0) ok = false;
+    }
+    step.push_back(d);
+  }
+  for (auto* l : loops) env_[l->var.get()] = *as_const_int(l->extent) - 1;
+  auto last = operands();
+  for (size_t i = 0; i < last.size() && ok; ++i) {
+    int64_t want = base[i];
+    for (size_t j = 0; j < loops.size(); ++j) want += step[j][i] * (*as_const_int(loops[j]->extent) - 1);
+    ok = want == last[i];
+  }
+  for (auto* l : loops) env_.erase(l->var.get());
+  if (!ok) return false;
+  gemm(call, loops);
+  return true;
+}
+
+void Emitter::alu_nest(const Stmt& nest) {
+  std::vector<const ForNode*> loops;
+  Stmt body = nest;
+  while (auto* f = body.as<ForNode>()) {
+    loops.push_back(f);
+    body = f->body;
+  }
+  auto* st = body.as<StoreNode>();
+  if (!st) fail("pragma alu: the nest must end in one store:\n" + to_string(nest));
+  auto dst_it = sram_.find(st->buffer.get());
+  if (dst_it == sram_.end() || dst_it->second.mem != MemType::Acc) fail("pragma alu: '" + st->buffer->name + "' is not in the accumulator scope");
+  // Classify the value: op(load, immediate) or op(load, load).
+  const Expr& v = st->value;
+  const LoadNode* lhs = nullptr;
+  const LoadNode* rhs = nullptr;
+  accel::AluOp aop = accel::AluOp::Add;
+  bool use_imm = false;
+  int64_t imm = 0;
+  if (auto* b = as_binary(v)) {
+    lhs = b->a.as<LoadNode>();
+    rhs = b->b.as<LoadNode>();
+    auto* c = as_const_int(b->b);
+    switch (v.kind()) {
+      case ExprKind::Add: aop = accel::AluOp::Add; break;
+      case ExprKind::Sub:
+        aop = accel::AluOp::Add;
+        if (!c) fail("pragma alu: subtraction of two tensors");
+        imm = -*c;
+        use_imm = true;
+        break;
+      case ExprKind::Mul: aop = accel::AluOp::Mul; break;
+      case ExprKind::Min: aop = accel::AluOp::Min; break;
+      case ExprKind::Max: aop = accel::AluOp::Max; break;
+      case ExprKind::Div:
+        if (!c || *c <= 0 || (*c & (*c - 1))) fail("pragma alu: division by something other than a power of two in '" + to_string(v) + "'");
+        aop = accel::AluOp::Shr;
+        imm = __builtin_ctzll(uint64_t(*c));
+        use_imm = true;
+        break;
+      default: fail("pragma alu: unsupported operation in '" + to_string(v) + "'");
+    }
+    if (c && v.kind() != ExprKind::Div && v.kind() != ExprKind::Sub) {
+      use_imm = true;
+      imm = *c;
+    }
+  } else if (auto* l = v.as<LoadNode>()) {
+    lhs = l;  // a plain copy: dst = src
+  }
+  if (!lhs || (!use_imm && !rhs && as_binary(v))) fail("pragma alu: expected op(tensor, constant) or op(tensor, tensor), got '" + to_string(v) + "'");
+  if (use_imm && (imm < -32768 || imm > 32767)) fail("pragma alu: immediate " + std::to_string(imm) + " does not fit 16 bits");
+  int64_t e = elements_per_entry(MemType::Acc);
+  // Element loops inside one entry, from the innermost outwards.
+  int64_t prod = 1;
+  size_t k = loops.size();
+  auto step_of = [&](const Expr& index, const ForNode* l) {
+    for (auto* o : loops) env_[o->var.get()] = 0;
+    int64_t a = eval(index);
+    env_[l->var.get()] = 1;
+    int64_t b = eval(index);
+    for (auto* o : loops) env_.erase(o->var.get());
+    return b - a;
+  };
+  while (prod < e && k > 0) {
+    const ForNode* l = loops[--k];
+    if (step_of(st->index, l) != prod || step_of(lhs->index, l) != prod || (rhs && step_of(rhs->index, l) != prod))
+      fail("pragma alu: the innermost loops must walk whole accumulator entries contiguously");
+    prod *= eval(l->extent);
+  }
+  if (prod != e) fail("pragma alu: the innermost loops cover " + std::to_string(prod) + " elements, an entry has " + std::to_string(e));
+  std::vector<const ForNode*> outer;
+  for (size_t i = 0; i < k; ++i)
+    if (eval(loops[i]->extent) != 1) outer.push_back(loops[i]);
+  if (outer.size() > 2) fail("pragma alu: more than two loops outside an entry");
+  auto entry_at = [&](const BufferNode* buf, const Expr& index) -> int64_t {
+    auto it = sram_.find(buf);
+    if (it == sram_.end() || it->second.mem != MemType::Acc) fail("pragma alu: '" + buf->name + "' is not in the accumulator scope");
+    if (it->second.dead) fail("pragma alu: '" + buf->name + "' was reused in place");
+    for (auto* o : loops) env_[o->var.get()] = 0;
+    int64_t el = eval(index);
+    for (auto* o : loops) env_.erase(o->var.get());
+    return it->second.base + el / e;
+  };
+  int64_t dst0 = entry_at(st->buffer.get(), st->index);
+  int64_t lhs0 = entry_at(lhs->buffer.get(), lhs->index);
+  int64_t rhs0 = rhs ? entry_at(rhs->buffer.get(), rhs->index) : 0;
+  UopKernelBuilder kb;
+  for (auto* l : outer) kb.loop(uint32_t(eval(l->extent)), uint32_t(step_of(st->index, l) / e), uint32_t((rhs ? step_of(rhs->index, l) : step_of(lhs->index, l)) / e));
+  go(Module::Compute);
+  // The ALU updates its destination: bring the left operand there first unless it already is.
+  if (dst0 != lhs0) {  // dst = dst * 0 + lhs
+    UopKernelBuilder zero, copy;
+    for (auto* l : outer) {
+      uint32_t ext = uint32_t(eval(l->extent)), ds = uint32_t(step_of(st->index, l) / e);
+      zero.loop(ext, ds, ds);
+      copy.loop(ext, ds, uint32_t(step_of(lhs->index, l) / e));
+    }
+    drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
+    drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);
+  }
+  if (!as_binary(v)) return;  // plain copy done
+  drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
+}
+
+}  // namespace loom::codegen::accel_backend
