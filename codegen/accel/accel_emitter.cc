@@ -261,39 +261,41 @@ bool split_entry(std::vector<std::array<int64_t, 5>>& outer, const std::vector<s
 }
 }  // namespace
 
+// Splits a copy into the entries made by its innermost dimensions and (at most) two outer
+// dimensions x (inner) and y; `what` names the copy in errors.
+Emitter::TwoD Emitter::two_d(const std::vector<Dim>& dims, int64_t e, const std::string& what) const {
+  std::vector<std::array<int64_t, 5>> raw, outer;
+  for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
+  if (!split_entry(outer, raw, e)) fail(what + ": the innermost dimensions do not form whole " + std::to_string(e) + "-element entries");
+  if (outer.size() > 2) fail(what + ": more than two dimensions outside an entry");
+  TwoD t{{1, e, e, 0, 0}, {1, e, e, 0, 0}, outer.size() == 2};
+  if (!outer.empty()) t.x = outer.back();
+  if (t.has_y) t.y = outer[0];
+  return t;
+}
+
 void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
   MemType mem = dst.sram->mem;
   int64_t e = elements_per_entry(mem);
-  std::vector<std::array<int64_t, 5>> raw, outer;
-  for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
-  if (!split_entry(outer, raw, e))
-    fail("DMA into '" + dst.buffer->name + "': the innermost dimensions do not form whole " + std::to_string(e) + "-element entries");
-  if (outer.size() > 2) fail("DMA into '" + dst.buffer->name + "': more than two dimensions outside an entry");
-  std::array<int64_t, 5> x{1, e, e, 0, 0}, y{1, e, e, 0, 0};
-  if (!outer.empty()) x = outer.back();
-  if (outer.size() == 2) y = outer[0];
+  TwoD t = two_d(dims, e, "DMA into '" + dst.buffer->name + "'");
+  auto &x = t.x, &y = t.y;
   if (x[1] != e || x[2] != e || y[1] != x[0] * e || y[2] % e)
     fail("DMA into '" + dst.buffer->name + "': rows must be contiguous entries in both memories");
   int64_t x_size = x[0] - x[3] - x[4], y_size = y[0] - y[3] - y[4];
   if (x_size <= 0 || y_size <= 0) fail("DMA into '" + dst.buffer->name + "': a tile made only of padding");
   go(mem == MemType::Acc ? Module::Compute : Module::Load);
   drv_.load_2d(mem, entry_of(dst, "DMA destination"), src.dram_addr, uint32_t(y_size), uint32_t(x_size),
-               uint32_t(outer.size() == 2 ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
+               uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
 }
 
 void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
   int64_t e = elements_per_entry(MemType::Out);
-  std::vector<std::array<int64_t, 5>> raw, outer;
-  for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
-  if (!split_entry(outer, raw, e)) fail("DMA from '" + src.buffer->name + "': the innermost dimensions do not form whole entries");
-  if (outer.size() > 2) fail("DMA from '" + src.buffer->name + "': more than two dimensions outside an entry");
-  std::array<int64_t, 5> x{1, e, e, 0, 0}, y{1, e, e, 0, 0};
-  if (!outer.empty()) x = outer.back();
-  if (outer.size() == 2) y = outer[0];
+  TwoD t = two_d(dims, e, "DMA from '" + src.buffer->name + "'");
+  auto &x = t.x, &y = t.y;
   if (x[1] != e || x[2] != e || y[2] != x[0] * e || y[1] % e)
     fail("DMA from '" + src.buffer->name + "': rows must be contiguous entries in both memories");
   go(Module::Store);
-  drv_.store_2d(entry_of(src, "DMA source"), dst.dram_addr, uint32_t(y[0]), uint32_t(x[0]), uint32_t(outer.size() == 2 ? y[1] / e : x[0]));
+  drv_.store_2d(entry_of(src, "DMA source"), dst.dram_addr, uint32_t(y[0]), uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
 }
 
 void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loops) {

@@ -1,7 +1,10 @@
 // Walks a lowered accelerator function with concrete loop values and emits driver calls
 // (internal to the accelerator backend).
 #pragma once
+#include <array>
 #include <map>
+#include <string>
+#include <vector>
 #include <optional>
 
 #include "loom/accel/driver.h"
@@ -29,6 +32,11 @@ class Emitter {
   struct Dim {
     int64_t extent, dst_stride, src_stride, before, after;
   };
+  struct TwoD {
+    std::array<int64_t, 5> x, y;  // extent, dst stride, src stride, pad before, pad after
+    bool has_y;
+  };
+  TwoD two_d(const std::vector<Dim>& dims, int64_t entry, const std::string& what) const;
 
   void exec(const ir::Stmt& s);
   void exec_for(const ir::ForNode* op);

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "common/error_text.h"
 #include "loom/accel/driver.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/functional_sim.h"

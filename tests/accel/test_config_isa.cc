@@ -11,16 +11,6 @@ using loom::DeviceError;
 using loom::IsaError;
 namespace {
 
-template <typename F>
-std::string config_error(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(AccelConfig, DefaultIsVtaClassic) {
   AccelConfig c = default_config();
   EXPECT_EQ(c.inp_depth(), 2048);
@@ -42,20 +32,20 @@ TEST(AccelConfig, ThreeConfigsLoad) {
 }
 
 TEST(AccelConfig, ValidationNamesTheField) {
-  EXPECT_NE(config_error([] { AccelConfig::from_json(R"({"block_in": 12})"); }).find("'block_in' must be a positive power of two, got 12"),
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"block_in": 12})"); }).find("'block_in' must be a positive power of two, got 12"),
             std::string::npos);
-  EXPECT_NE(config_error([] { AccelConfig::from_json(R"({"inp_buffer_bytes": 8})"); }).find("'inp_buffer_bytes' = 8 is smaller than one entry"),
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"inp_buffer_bytes": 8})"); }).find("'inp_buffer_bytes' = 8 is smaller than one entry"),
             std::string::npos);
-  EXPECT_NE(config_error([] { AccelConfig::from_json(R"({"blocks": 2})"); }).find("unknown field 'blocks'"), std::string::npos);
-  EXPECT_NE(config_error([] { AccelConfig::from_json("{"); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"blocks": 2})"); }).find("unknown field 'blocks'"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json("{"); }).find("not valid JSON"), std::string::npos);
   // Huge buffers no longer fit the 32-bit micro-op.
-  EXPECT_NE(config_error([] {
+  EXPECT_NE(test::error_text<ConfigError>([] {
               AccelConfig::from_json(R"({"acc_buffer_bytes": 1073741824, "out_buffer_bytes": 268435456, "inp_buffer_bytes": 1073741824,
                                       "wgt_buffer_bytes": 1073741824})");
             }).find("more than 32"),
             std::string::npos);
-  EXPECT_NE(config_error([] { AccelConfig::from_json(R"({"acc_bits": 16})"); }).find("'acc_bits' must be 32"), std::string::npos);
-  EXPECT_NE(config_error([] { AccelConfig::load("/nonexistent/cfg.json"); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"acc_bits": 16})"); }).find("'acc_bits' must be 32"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::load("/nonexistent/cfg.json"); }).find("cannot open"), std::string::npos);
 }
 
 Instruction random_insn(std::mt19937_64& g, const AccelConfig& c) {

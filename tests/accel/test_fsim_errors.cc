@@ -10,21 +10,11 @@ using loom::DeviceError;
 using loom::IsaError;
 namespace {
 
-template <typename F>
-std::string device_error(F f) {
-  try {
-    f();
-  } catch (const DeviceError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 // Writes raw instruction words and launches them.
 std::string run_words(test::AccelHarness& h, const std::vector<InsnWord>& words) {
   auto b = h.drv.alloc(words.size() * 16);
   h.drv.copy_to_device(b, words.data(), words.size() * 16);
-  return device_error([&] {
+  return test::error_text<DeviceError>([&] {
     h.dev->launch(b.addr, uint32_t(words.size()));
     h.dev->wait();
   });
@@ -46,7 +36,7 @@ TEST(FsimErrors, OutOfRangeDma) {
   h.drv.load_2d(MemType::Inp, 0, small.addr, 1, 8, 8);  // 8 entries of 16 bytes from a 64-byte buffer
   h.drv.dep_push(Module::Load, Module::Compute);
   h.drv.dep_pop(Module::Load, Module::Compute);
-  std::string e = device_error([&] { h.drv.synchronize(); });
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
   EXPECT_NE(e.find("instruction 0 (LOAD inp"), std::string::npos) << e;
   EXPECT_NE(e.find("(128 bytes) is outside allocated device memory"), std::string::npos) << e;
 }
@@ -55,7 +45,7 @@ TEST(FsimErrors, ScratchpadIndexOverflow) {
   test::AccelHarness h(default_config());
   // Loop factors walk the accumulator index past its depth (2048).
   h.drv.gemm(UopKernelBuilder().loop(3, 1000, 0).push(100, 0).build(), true);
-  std::string e = device_error([&] { h.drv.synchronize(); });
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
   EXPECT_NE(e.find("instruction 1 (GEMM"), std::string::npos) << e;  // instruction 0 loads the micro-ops
   EXPECT_NE(e.find("accumulator index 2100 out of range (depth 2048)"), std::string::npos) << e;
 }
@@ -85,7 +75,7 @@ TEST(FsimErrors, TokenDeadlockIsReportedNotHung) {
   h.drv.dep_pop(Module::Load, Module::Compute);
   h.drv.gemm(UopKernelBuilder().push(0, 0, 0).build(), true);
   h.drv.load_2d(MemType::Inp, 0, b.addr, 1, 1, 1);
-  std::string e = device_error([&] { h.drv.synchronize(std::chrono::milliseconds(5000)); });
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(std::chrono::milliseconds(5000)); });
   EXPECT_NE(e.find("dependency deadlock"), std::string::npos) << e;
   EXPECT_NE(e.find("compute module waits at instruction 0"), std::string::npos) << e;
 }
@@ -101,7 +91,7 @@ TEST(FsimErrors, MissingFinishAndBadRegisters) {
   EXPECT_THROW(h.dev->write_reg(reg::kStatus, 1), DeviceError);
   EXPECT_THROW(h.dev->read_reg(0x1001), DeviceError);
   EXPECT_THROW(h.dev->read(0x10, nullptr, 4), DeviceError);
-  EXPECT_NE(device_error([&] { make_accel_device("no-such-backend", ""); }).find("available: fsim"), std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { make_accel_device("no-such-backend", ""); }).find("available: fsim"), std::string::npos);
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
+#include "common/error_text.h"
 #include "loom/ir/eval.h"
 #include "loom/ir/tensor.h"
 #include "loom/runtime/ndarray.h"

@@ -2,6 +2,7 @@
 // inner loop nest of a packed dense layer, and precise reasons when a pattern does not match.
 #include <gtest/gtest.h>
 
+#include "common/test_util.h"
 #include "loom/ir/printer.h"
 #include "loom/schedule/lower.h"
 
@@ -70,16 +71,6 @@ TEST(Tensorize, WholeReductionUsesFullPart) {
       << lowered(s, {d.A, d.W, d.C});
 }
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ScheduleError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 TEST(Tensorize, MismatchesSayWhy) {
   {
     auto d = packed_dense(4, 2, /*swap_cast=*/true);
@@ -87,7 +78,7 @@ TEST(Tensorize, MismatchesSayWhy) {
     auto c = s[d.C];
     c.reorder({c.axis(0), c.axis(1), d.rio, c.axis(2), c.axis(3), d.rii});
     c.tensorize(c.axis(2), gemm_intrin());
-    std::string e = error_of([&] { lowered(s, {d.A, d.W, d.C}); });
+    std::string e = test::error_text<ScheduleError>([&] { lowered(s, {d.A, d.W, d.C}); });
     EXPECT_NE(e.find("tensorize 'gemm' at 'k' of stage 'C': the stage computes"), std::string::npos) << e;
     EXPECT_NE(e.find("moving differently"), std::string::npos) << e;
   }
@@ -98,7 +89,7 @@ TEST(Tensorize, MismatchesSayWhy) {
     auto [oo, oi] = c.split(c.axis(3), 8);
     c.reorder({c.axis(0), c.axis(1), d.rio, c.axis(2), oo, oi, d.rii});
     c.tensorize(oi, gemm_intrin());
-    std::string e = error_of([&] { lowered(s, {d.A, d.W, d.C}); });
+    std::string e = test::error_text<ScheduleError>([&] { lowered(s, {d.A, d.W, d.C}); });
     EXPECT_NE(e.find("axis 'l' sweeps 8 iterations, the intrinsic's axis 'j' has 16"), std::string::npos) << e;
   }
   {
@@ -108,7 +99,7 @@ TEST(Tensorize, MismatchesSayWhy) {
     auto [ko, ki] = c.split(d.rii, 5);
     c.reorder({c.axis(0), c.axis(1), d.rio, ko, c.axis(2), c.axis(3), ki});
     c.tensorize(c.axis(2), gemm_intrin());
-    std::string e = error_of([&] { lowered(s, {d.A, d.W, d.C}); });
+    std::string e = test::error_text<ScheduleError>([&] { lowered(s, {d.A, d.W, d.C}); });
     EXPECT_NE(e.find("needs a bounds guard"), std::string::npos) << e;
   }
   {
@@ -121,7 +112,7 @@ TEST(Tensorize, MismatchesSayWhy) {
     }), "C");
     Schedule s({C});
     s[C].tensorize(s[C].axis(2), gemm_intrin());
-    std::string e = error_of([&] { lowered(s, {A, W, C}); });
+    std::string e = test::error_text<ScheduleError>([&] { lowered(s, {A, W, C}); });
     EXPECT_NE(e.find("type int16 instead of int8"), std::string::npos) << e;
   }
 }
