@@ -1,6 +1,8 @@
 #include "loom/accel/config.h"
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -30,6 +32,8 @@ int AccelConfig::sram_index_bits() const {
   return std::max({inp_index_bits(), wgt_index_bits(), acc_index_bits(), out_index_bits(), uop_index_bits()});
 }
 
+int AccelConfig::uop_src_bits() const { return std::max(inp_index_bits(), acc_index_bits()); }
+
 void AccelConfig::validate() const {
   auto field = [&](const char* f) { return "accelerator config '" + name + "': '" + std::string(f) + "'"; };
   for (auto [f, v] : {std::pair{"batch", batch}, std::pair{"block_in", block_in}, std::pair{"block_out", block_out}})
@@ -53,15 +57,16 @@ void AccelConfig::validate() const {
   if (out_depth() < acc_depth())
     LOOM_THROW(ConfigError, field("out_buffer_bytes"), " holds ", out_depth(), " entries but the accumulator has ", acc_depth(),
                "; every accumulator entry needs an output entry");
-  int uop = acc_index_bits() + std::max(inp_index_bits(), acc_index_bits()) + wgt_index_bits();
-  if (uop > 32)
-    LOOM_THROW(ConfigError, field("buffer sizes"), ": a micro-op needs ", acc_index_bits(), "+", std::max(inp_index_bits(), acc_index_bits()),
-               "+", wgt_index_bits(), " = ", uop, " bits, more than 32");
+  if (uop_bits() > 8 * kUopBytes)
+    LOOM_THROW(ConfigError, field("acc/inp/wgt_buffer_bytes"), ": a micro-op needs dst:", uop_dst_bits(), " + src:", uop_src_bits(),
+               " + wgt:", uop_wgt_bits(), " = ", uop_bits(), " bits, more than ", 8 * kUopBytes);
   IsaLayout layout(*this);
-  if (layout.memory_insn_bits() > 128)
-    LOOM_THROW(ConfigError, field("buffer sizes"), ": LOAD/STORE would need ", layout.memory_insn_bits(), " bits, more than 128");
-  if (layout.compute_insn_bits() > 128)
-    LOOM_THROW(ConfigError, field("buffer sizes"), ": GEMM/ALU would need ", layout.compute_insn_bits(), " bits, more than 128");
+  for (Opcode op : {Opcode::Load, Opcode::Gemm, Opcode::Alu})
+    if (layout.insn_bits(op) > IsaLayout::kInsnBits)
+      LOOM_THROW(ConfigError, field(op == Opcode::Load ? "*_buffer_bytes" : "uop/acc/inp/wgt_buffer_bytes"), ": ", to_string(op),
+                 " instructions would need ", layout.insn_bits(op), " bits (",
+                 op == Opcode::Load ? "sram_base indexes the deepest buffer" : "micro-op range and loop factors index the buffers",
+                 "), more than ", IsaLayout::kInsnBits);
 }
 
 std::string AccelConfig::to_json() const {
@@ -91,9 +96,15 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
   if (!j.is_object()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": expected a JSON object");
   AccelConfig c;
   auto get_int = [&](const char* key, auto& out) {
+    using T = std::decay_t<decltype(out)>;
     if (!j.contains(key)) return;
     if (!j[key].is_number_integer()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' must be an integer");
-    out = j[key].get<std::decay_t<decltype(out)>>();
+    // Reject values the field cannot hold instead of silently wrapping them.
+    if (j[key].is_number_unsigned() ? j[key].get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
+                                    : j[key].get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
+                                          j[key].get<int64_t>() > int64_t(std::numeric_limits<T>::max()))
+      LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' = ", j[key].dump(), " is out of range");
+    out = j[key].get<T>();
   };
   static const char* kKnown[] = {"name", "batch", "block_in", "block_out", "inp_bits", "wgt_bits", "acc_bits", "out_bits",
                                  "inp_buffer_bytes", "wgt_buffer_bytes", "acc_buffer_bytes", "out_buffer_bytes", "uop_buffer_bytes"};
@@ -102,7 +113,10 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
     for (auto* n : kKnown) known |= k == n;
     if (!known) LOOM_THROW(ConfigError, "accelerator config ", origin, ": unknown field '", k, "'");
   }
-  if (j.contains("name")) c.name = j["name"].get<std::string>();
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": 'name' must be a string");
+    c.name = j["name"].get<std::string>();
+  }
   get_int("batch", c.batch);
   get_int("block_in", c.block_in);
   get_int("block_out", c.block_out);

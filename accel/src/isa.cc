@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <tuple>
+#include <type_traits>
 
 #include "loom/runtime/error.h"
 
@@ -65,27 +66,76 @@ bool Instruction::operator==(const Instruction& o) const {
 IsaLayout::IsaLayout(const AccelConfig& c)
     : config(c),
       sram_bits(c.sram_index_bits()),
-      uop_index_bits(c.uop_index_bits()),
-      acc_bits(c.acc_index_bits()),
-      inp_bits(std::max(c.inp_index_bits(), c.acc_index_bits())),  // ALU sources index the accumulator
-      wgt_bits(c.wgt_index_bits()) {}
-
-int IsaLayout::memory_insn_bits() const { return 3 + 4 + 3 + sram_bits + dram_bits + 2 * size_bits + stride_bits + 4 * pad_bits; }
-int IsaLayout::compute_insn_bits() const {
-  int common = 3 + 4 + 1 + uop_index_bits + (uop_index_bits + 1) + 2 * loop_bits + 2 * acc_bits + 2 * inp_bits;
-  return common + std::max(2 * wgt_bits, 3 + 1 + imm_bits);
-}
+      uop_begin_bits(c.uop_index_bits()),
+      uop_end_bits(c.uop_index_bits() + 1),
+      dst_factor_bits(c.uop_dst_bits()),
+      src_factor_bits(c.uop_src_bits()),
+      wgt_factor_bits(c.uop_wgt_bits()) {}
 
 namespace {
 
+// Number of valid values of each enum field.
+constexpr uint64_t valid_values(Opcode) { return 5; }
+constexpr uint64_t valid_values(MemType) { return 5; }
+constexpr uint64_t valid_values(AluOp) { return 5; }
+const char* enum_noun(Opcode) { return "opcode"; }
+const char* enum_noun(MemType) { return "memory type"; }
+const char* enum_noun(AluOp) { return "ALU opcode"; }
+
+// The one description of the instruction formats: calls f(name, width, member) for every field of
+// `i`'s format in bit order (LSB first). The opcode comes first, so a decoder that assigns it
+// while visiting picks the right format for the rest.
+template <typename Insn, typename F>
+void for_each_field(Insn& i, const IsaLayout& L, F&& f) {
+  f("opcode", IsaLayout::kOpcodeBits, i.opcode);
+  f("pop_prev", 1, i.dep.pop_prev);
+  f("pop_next", 1, i.dep.pop_next);
+  f("push_prev", 1, i.dep.push_prev);
+  f("push_next", 1, i.dep.push_next);
+  switch (i.opcode) {
+    case Opcode::Load:
+    case Opcode::Store:
+      f("memory_type", IsaLayout::kMemTypeBits, i.mem);
+      f("sram_base", L.sram_bits, i.sram_base);
+      f("dram_base", IsaLayout::kDramBits, i.dram_base);
+      f("y_size", IsaLayout::kSizeBits, i.y_size);
+      f("x_size", IsaLayout::kSizeBits, i.x_size);
+      f("x_stride", IsaLayout::kStrideBits, i.x_stride);
+      f("y_pad_0", IsaLayout::kPadBits, i.y_pad0);
+      f("y_pad_1", IsaLayout::kPadBits, i.y_pad1);
+      f("x_pad_0", IsaLayout::kPadBits, i.x_pad0);
+      f("x_pad_1", IsaLayout::kPadBits, i.x_pad1);
+      break;
+    case Opcode::Gemm:
+    case Opcode::Alu:
+      f("reset", 1, i.reset);
+      f("uop_begin", L.uop_begin_bits, i.uop_begin);
+      f("uop_end", L.uop_end_bits, i.uop_end);
+      f("iter_out", IsaLayout::kLoopBits, i.iter_out);
+      f("iter_in", IsaLayout::kLoopBits, i.iter_in);
+      f("dst_factor_out", L.dst_factor_bits, i.dst_factor_out);
+      f("dst_factor_in", L.dst_factor_bits, i.dst_factor_in);
+      f("src_factor_out", L.src_factor_bits, i.src_factor_out);
+      f("src_factor_in", L.src_factor_bits, i.src_factor_in);
+      if (i.opcode == Opcode::Gemm) {
+        f("wgt_factor_out", L.wgt_factor_bits, i.wgt_factor_out);
+        f("wgt_factor_in", L.wgt_factor_bits, i.wgt_factor_in);
+      } else {
+        f("alu_opcode", IsaLayout::kAluOpBits, i.alu_op);
+        f("use_imm", 1, i.use_imm);
+        f("imm", IsaLayout::kImmBits, i.imm);
+      }
+      break;
+    case Opcode::Finish: break;
+  }
+}
+
 class BitWriter {
  public:
-  void put(uint64_t v, int width, const char* field) {
-    if (width < 64 && v >> width)
-      LOOM_THROW(IsaError, "encode: field '", field, "' value ", v, " does not fit in ", width, " bits");
-    for (int i = 0; i < width; ++i, ++pos_)
-      if ((v >> i) & 1) w_[pos_ / 64] |= uint64_t{1} << (pos_ % 64);
-    LOOM_CHECK(pos_ <= 128, "instruction layout exceeds 128 bits");
+  void put(uint64_t v, int width) {
+    LOOM_CHECK(pos_ + width <= IsaLayout::kInsnBits, "instruction layout exceeds 128 bits");
+    for (int k = 0; k < width; ++k, ++pos_)
+      if ((v >> k) & 1) w_[pos_ / 64] |= uint64_t{1} << (pos_ % 64);
   }
   InsnWord word() const { return w_; }
 
@@ -99,11 +149,11 @@ class BitReader {
   explicit BitReader(const InsnWord& w) : w_(w) {}
   uint64_t get(int width) {
     uint64_t v = 0;
-    for (int i = 0; i < width; ++i, ++pos_) v |= ((w_[pos_ / 64] >> (pos_ % 64)) & 1) << i;
+    for (int k = 0; k < width; ++k, ++pos_) v |= ((w_[pos_ / 64] >> (pos_ % 64)) & 1) << k;
     return v;
   }
   bool rest_zero() const {
-    for (int p = pos_; p < 128; ++p)
+    for (int p = pos_; p < IsaLayout::kInsnBits; ++p)
       if ((w_[p / 64] >> (p % 64)) & 1) return false;
     return true;
   }
@@ -113,150 +163,116 @@ class BitReader {
   int pos_ = 0;
 };
 
-uint64_t dep_bits(const DepFlags& d) { return d.pop_prev | d.pop_next << 1 | d.push_prev << 2 | d.push_next << 3; }
-DepFlags dep_from(uint64_t b) { return {bool(b & 1), bool(b & 2), bool(b & 4), bool(b & 8)}; }
+uint64_t mask(int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
 
 }  // namespace
 
-InsnWord encode(const Instruction& i, const IsaLayout& L) {
+std::vector<IsaLayout::Field> IsaLayout::fields(Opcode op) const {
+  Instruction i;
+  i.opcode = op;
+  std::vector<Field> out;
+  int offset = 0;
+  for_each_field(i, *this, [&](const char* name, int width, auto&) {
+    out.push_back({name, offset, width});
+    offset += width;
+  });
+  return out;
+}
+
+int IsaLayout::insn_bits(Opcode op) const {
+  auto f = fields(op);
+  return f.back().offset + f.back().width;
+}
+
+InsnWord encode(const Instruction& insn, const IsaLayout& L) {
   BitWriter w;
-  w.put(static_cast<uint64_t>(i.opcode), 3, "opcode");
-  w.put(dep_bits(i.dep), 4, "dep");
-  switch (i.opcode) {
-    case Opcode::Load:
-    case Opcode::Store:
-      w.put(static_cast<uint64_t>(i.mem), 3, "memory_type");
-      w.put(i.sram_base, L.sram_bits, "sram_base");
-      w.put(i.dram_base, L.dram_bits, "dram_base");
-      w.put(i.y_size, L.size_bits, "y_size");
-      w.put(i.x_size, L.size_bits, "x_size");
-      w.put(i.x_stride, L.stride_bits, "x_stride");
-      w.put(i.y_pad0, L.pad_bits, "y_pad_0");
-      w.put(i.y_pad1, L.pad_bits, "y_pad_1");
-      w.put(i.x_pad0, L.pad_bits, "x_pad_0");
-      w.put(i.x_pad1, L.pad_bits, "x_pad_1");
-      break;
-    case Opcode::Gemm:
-    case Opcode::Alu:
-      w.put(i.reset, 1, "reset");
-      w.put(i.uop_begin, L.uop_index_bits, "uop_begin");
-      w.put(i.uop_end, L.uop_index_bits + 1, "uop_end");
-      w.put(i.iter_out, L.loop_bits, "iter_out");
-      w.put(i.iter_in, L.loop_bits, "iter_in");
-      w.put(i.dst_factor_out, L.acc_bits, "dst_factor_out");
-      w.put(i.dst_factor_in, L.acc_bits, "dst_factor_in");
-      w.put(i.src_factor_out, L.inp_bits, "src_factor_out");
-      w.put(i.src_factor_in, L.inp_bits, "src_factor_in");
-      if (i.opcode == Opcode::Gemm) {
-        w.put(i.wgt_factor_out, L.wgt_bits, "wgt_factor_out");
-        w.put(i.wgt_factor_in, L.wgt_bits, "wgt_factor_in");
-      } else {
-        w.put(static_cast<uint64_t>(i.alu_op), 3, "alu_opcode");
-        w.put(i.use_imm, 1, "use_imm");
-        if (i.imm < -(1 << (L.imm_bits - 1)) || i.imm >= (1 << (L.imm_bits - 1)))
-          LOOM_THROW(IsaError, "encode: ALU immediate ", i.imm, " does not fit in ", L.imm_bits, " signed bits");
-        w.put(static_cast<uint64_t>(i.imm) & ((uint64_t{1} << L.imm_bits) - 1), L.imm_bits, "imm");
-      }
-      break;
-    case Opcode::Finish: break;
-  }
+  for_each_field(insn, L, [&](const char* name, int width, const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    uint64_t raw;
+    if constexpr (std::is_same_v<T, int32_t>) {  // the signed immediate: two's complement
+      if (v < -(int64_t{1} << (width - 1)) || v >= (int64_t{1} << (width - 1)))
+        LOOM_THROW(IsaError, "encode ", to_string(insn.opcode), ": field '", name, "' = ", v, " does not fit in ", width, " signed bits");
+      raw = uint64_t(int64_t(v)) & mask(width);
+    } else {
+      raw = uint64_t(v);
+      if (raw > mask(width))
+        LOOM_THROW(IsaError, "encode ", to_string(insn.opcode), ": field '", name, "' = ", raw, " does not fit in ", width, " bits");
+    }
+    w.put(raw, width);
+  });
   return w.word();
 }
 
 Instruction decode(const InsnWord& word, const IsaLayout& L, size_t index) {
   BitReader r(word);
   Instruction i;
-  uint64_t op = r.get(3);
-  if (op > 4) LOOM_THROW(IsaError, "instruction ", index, ": invalid opcode ", op);
-  i.opcode = static_cast<Opcode>(op);
-  i.dep = dep_from(r.get(4));
-  switch (i.opcode) {
-    case Opcode::Load:
-    case Opcode::Store: {
-      uint64_t m = r.get(3);
-      if (m > 4) LOOM_THROW(IsaError, "instruction ", index, " (", to_string(i.opcode), "): invalid memory type ", m);
-      i.mem = static_cast<MemType>(m);
-      i.sram_base = uint32_t(r.get(L.sram_bits));
-      i.dram_base = uint32_t(r.get(L.dram_bits));
-      i.y_size = uint32_t(r.get(L.size_bits));
-      i.x_size = uint32_t(r.get(L.size_bits));
-      i.x_stride = uint32_t(r.get(L.stride_bits));
-      i.y_pad0 = uint32_t(r.get(L.pad_bits));
-      i.y_pad1 = uint32_t(r.get(L.pad_bits));
-      i.x_pad0 = uint32_t(r.get(L.pad_bits));
-      i.x_pad1 = uint32_t(r.get(L.pad_bits));
-      break;
+  bool have_opcode = false;
+  auto where = [&] { return "instruction " + std::to_string(index) + (have_opcode ? std::string(" (") + to_string(i.opcode) + ")" : ""); };
+  for_each_field(i, L, [&](const char* name, int width, auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    uint64_t raw = r.get(width);
+    if constexpr (std::is_enum_v<T>) {
+      if (raw >= valid_values(T{})) LOOM_THROW(IsaError, where(), ": field '", name, "' = ", raw, " is not a valid ", enum_noun(T{}));
+      v = T(raw);
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      v = raw >> (width - 1) ? int32_t(int64_t(raw) - (int64_t{1} << width)) : int32_t(raw);  // sign-extend
+    } else {
+      v = T(raw);
     }
-    case Opcode::Gemm:
-    case Opcode::Alu:
-      i.reset = r.get(1);
-      i.uop_begin = uint32_t(r.get(L.uop_index_bits));
-      i.uop_end = uint32_t(r.get(L.uop_index_bits + 1));
-      i.iter_out = uint32_t(r.get(L.loop_bits));
-      i.iter_in = uint32_t(r.get(L.loop_bits));
-      i.dst_factor_out = uint32_t(r.get(L.acc_bits));
-      i.dst_factor_in = uint32_t(r.get(L.acc_bits));
-      i.src_factor_out = uint32_t(r.get(L.inp_bits));
-      i.src_factor_in = uint32_t(r.get(L.inp_bits));
-      if (i.opcode == Opcode::Gemm) {
-        i.wgt_factor_out = uint32_t(r.get(L.wgt_bits));
-        i.wgt_factor_in = uint32_t(r.get(L.wgt_bits));
-      } else {
-        uint64_t a = r.get(3);
-        if (a > 4) LOOM_THROW(IsaError, "instruction ", index, " (ALU): invalid ALU opcode ", a);
-        i.alu_op = static_cast<AluOp>(a);
-        i.use_imm = r.get(1);
-        uint64_t raw = r.get(L.imm_bits);
-        // Two's complement, sign-extended.
-        i.imm = raw >> (L.imm_bits - 1) ? int32_t(int64_t(raw) - (int64_t{1} << L.imm_bits)) : int32_t(raw);
-      }
-      break;
-    case Opcode::Finish: break;
-  }
-  if (!r.rest_zero()) LOOM_THROW(IsaError, "instruction ", index, " (", to_string(i.opcode), "): reserved bits are set");
+    have_opcode = true;
+  });
+  if (!r.rest_zero()) LOOM_THROW(IsaError, where(), ": reserved bits above field '", L.fields(i.opcode).back().name, "' are set");
   return i;
 }
 
 uint32_t encode_uop(const MicroOp& u, const AccelConfig& c) {
-  int a = c.acc_index_bits(), s = std::max(c.inp_index_bits(), c.acc_index_bits()), w = c.wgt_index_bits();
+  const int a = c.uop_dst_bits(), s = c.uop_src_bits(), w = c.uop_wgt_bits();
   if (u.dst >> a || u.src >> s || u.wgt >> w)
-    LOOM_THROW(IsaError, "micro-op (dst=", u.dst, ", src=", u.src, ", wgt=", u.wgt, ") does not fit the config's index widths");
-  return u.dst | u.src << a | u.wgt << (a + s);
+    LOOM_THROW(IsaError, "micro-op (dst=", u.dst, ", src=", u.src, ", wgt=", u.wgt, ") does not fit the config's index widths (", a, ", ", s, ", ",
+               w, " bits)");
+  return uint32_t(uint64_t(u.dst) | uint64_t(u.src) << a | uint64_t(u.wgt) << (a + s));
 }
 
 MicroOp decode_uop(uint32_t word, const AccelConfig& c) {
-  int a = c.acc_index_bits(), s = std::max(c.inp_index_bits(), c.acc_index_bits()), w = c.wgt_index_bits();
-  auto mask = [](int bits) { return bits >= 32 ? 0xffffffffu : (1u << bits) - 1; };
-  return {word & mask(a), (word >> a) & mask(s), (word >> (a + s)) & mask(w)};
+  const int a = c.uop_dst_bits(), s = c.uop_src_bits(), w = c.uop_wgt_bits();
+  const uint64_t x = word;
+  return {uint32_t(x & mask(a)), uint32_t((x >> a) & mask(s)), uint32_t((x >> (a + s)) & mask(w))};
 }
 
 void check_instruction(const Instruction& i, const AccelConfig& c, size_t index) {
-  auto fail = [&](auto... what) { LOOM_THROW(IsaError, "instruction ", index, " (", to_string(i.opcode), "): ", what...); };
+  auto fail = [&](const char* field, auto... what) {
+    LOOM_THROW(IsaError, "instruction ", index, " (", to_string(i.opcode), "): field '", field, "': ", what...);
+  };
   Module m = i.module();
-  if (m == Module::Load && (i.dep.pop_prev || i.dep.push_prev)) fail("the load module has no previous module to synchronize with");
-  if (m == Module::Store && (i.dep.pop_next || i.dep.push_next)) fail("the store module has no next module to synchronize with");
+  if (m == Module::Load && i.dep.pop_prev) fail("pop_prev", "the load module has no previous module to synchronize with");
+  if (m == Module::Load && i.dep.push_prev) fail("push_prev", "the load module has no previous module to synchronize with");
+  if (m == Module::Store && i.dep.pop_next) fail("pop_next", "the store module has no next module to synchronize with");
+  if (m == Module::Store && i.dep.push_next) fail("push_next", "the store module has no next module to synchronize with");
   if (i.opcode == Opcode::Load || i.opcode == Opcode::Store) {
-    if (i.opcode == Opcode::Store && i.mem != MemType::Out) fail("STORE must read the out buffer, not ", to_string(i.mem));
-    if (i.opcode == Opcode::Load && i.mem == MemType::Out) fail("LOAD cannot write the out buffer");
-    if (i.opcode == Opcode::Store && (i.y_pad0 | i.y_pad1 | i.x_pad0 | i.x_pad1)) fail("STORE cannot pad");
-    if (i.mem == MemType::Uop && (i.y_pad0 | i.y_pad1 | i.x_pad0 | i.x_pad1)) fail("micro-op loads cannot pad");
+    const bool pads = i.y_pad0 | i.y_pad1 | i.x_pad0 | i.x_pad1;
+    const char* pad_field = i.y_pad0 ? "y_pad_0" : i.y_pad1 ? "y_pad_1" : i.x_pad0 ? "x_pad_0" : "x_pad_1";
+    if (i.opcode == Opcode::Store && i.mem != MemType::Out) fail("memory_type", "STORE reads the out buffer, not ", to_string(i.mem));
+    if (i.opcode == Opcode::Load && i.mem == MemType::Out) fail("memory_type", "LOAD cannot write the out buffer");
+    if (i.opcode == Opcode::Store && pads) fail(pad_field, "STORE cannot pad");
+    if (i.mem == MemType::Uop && pads) fail(pad_field, "micro-op loads cannot pad");
     if (i.x_size == 0 || i.y_size == 0) {  // a no-op that only carries dependency flags
-      if (i.y_pad0 | i.y_pad1 | i.x_pad0 | i.x_pad1) fail("an empty transfer cannot pad");
+      if (pads) fail(pad_field, "an empty transfer cannot pad");
       return;
     }
-    if (i.y_size > 1 && i.x_stride < i.x_size) fail("x_stride ", i.x_stride, " is smaller than x_size ", i.x_size);
+    if (i.y_size > 1 && i.x_stride < i.x_size) fail("x_stride", i.x_stride, " is smaller than x_size ", i.x_size);
     int64_t depth = i.mem == MemType::Inp ? c.inp_depth() : i.mem == MemType::Wgt ? c.wgt_depth()
                     : i.mem == MemType::Acc ? c.acc_depth() : i.mem == MemType::Out ? c.out_depth() : c.uop_depth();
     int64_t entries = int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1);
     if (i.sram_base + entries > depth)
-      fail(to_string(i.mem), " buffer overflow: entries [", i.sram_base, ", ", i.sram_base + entries, ") exceed its depth ", depth);
+      fail("sram_base", to_string(i.mem), " buffer overflow: entries [", i.sram_base, ", ", i.sram_base + entries, ") exceed its depth ", depth);
   }
   if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu) {
-    if (i.uop_end <= i.uop_begin) fail("empty micro-op range [", i.uop_begin, ", ", i.uop_end, ")");
-    if (i.uop_end > c.uop_depth()) fail("micro-op range end ", i.uop_end, " exceeds the uop buffer depth ", c.uop_depth());
-    if (i.iter_out == 0 || i.iter_in == 0) fail("zero loop extent (iter_out=", i.iter_out, ", iter_in=", i.iter_in, ")");
+    if (i.uop_end <= i.uop_begin) fail("uop_end", "empty micro-op range [", i.uop_begin, ", ", i.uop_end, ")");
+    if (i.uop_end > c.uop_depth()) fail("uop_end", "micro-op range end ", i.uop_end, " exceeds the uop buffer depth ", c.uop_depth());
+    if (i.iter_out == 0) fail("iter_out", "zero loop extent");
+    if (i.iter_in == 0) fail("iter_in", "zero loop extent");
     if (i.opcode == Opcode::Alu && i.alu_op == AluOp::Shr && i.use_imm && (i.imm > 31 || i.imm < -31))
-      fail("shift amount ", i.imm, " is outside [-31, 31]");
+      fail("imm", "shift amount ", i.imm, " is outside [-31, 31]");
   }
 }
 
@@ -273,7 +289,10 @@ std::string disassemble(const Instruction& i) {
       break;
     case Opcode::Gemm:
     case Opcode::Alu:
-      if (i.opcode == Opcode::Alu) os << "." << to_string(i.alu_op) << (i.use_imm ? " imm=" + std::to_string(i.imm) : "");
+      if (i.opcode == Opcode::Alu) {
+        os << "." << to_string(i.alu_op);
+        if (i.use_imm) os << " imm=" << i.imm;
+      }
       if (i.reset) os << " reset";
       os << " uop=[" << i.uop_begin << "," << i.uop_end << ") loop=" << i.iter_out << "x" << i.iter_in << " dst=(" << i.dst_factor_out
          << "," << i.dst_factor_in << ") src=(" << i.src_factor_out << "," << i.src_factor_in << ")";
@@ -284,7 +303,10 @@ std::string disassemble(const Instruction& i) {
   std::string deps;
   for (auto [on, n] : {std::pair{i.dep.pop_prev, "pop_prev"}, std::pair{i.dep.pop_next, "pop_next"}, std::pair{i.dep.push_prev, "push_prev"},
                        std::pair{i.dep.push_next, "push_next"}})
-    if (on) deps += (deps.empty() ? "" : ",") + std::string(n);
+    if (on) {
+      if (!deps.empty()) deps += ",";
+      deps += n;
+    }
   if (!deps.empty()) os << " deps=[" << deps << "]";
   return os.str();
 }

@@ -9,15 +9,17 @@ namespace loom {
 const char* to_string(AccelCounter c) {
   switch (c) {
     case AccelCounter::LoadInsns: return "load_insns";
+    case AccelCounter::UopLoadInsns: return "uop_load_insns";
+    case AccelCounter::AccLoadInsns: return "acc_load_insns";
     case AccelCounter::StoreInsns: return "store_insns";
     case AccelCounter::GemmInsns: return "gemm_insns";
     case AccelCounter::AluInsns: return "alu_insns";
-    case AccelCounter::UopLoadInsns: return "uop_load_insns";
-    case AccelCounter::AccLoadInsns: return "acc_load_insns";
-    case AccelCounter::DmaLoadBytes: return "dma_load_bytes";
+    case AccelCounter::DmaLoadBytesInp: return "dma_load_bytes_inp";
+    case AccelCounter::DmaLoadBytesWgt: return "dma_load_bytes_wgt";
+    case AccelCounter::DmaLoadBytesAcc: return "dma_load_bytes_acc";
+    case AccelCounter::DmaLoadBytesUop: return "dma_load_bytes_uop";
     case AccelCounter::DmaStoreBytes: return "dma_store_bytes";
-    case AccelCounter::GemmMacsHigh: return "gemm_macs_high";
-    case AccelCounter::GemmMacsLow: return "gemm_macs_low";
+    case AccelCounter::GemmMacs: return "gemm_macs";
     case AccelCounter::AluOps: return "alu_ops";
     case AccelCounter::Count: break;
   }
@@ -50,19 +52,14 @@ void AccelDevice::wait(std::chrono::milliseconds timeout) {
 uint64_t AccelDevice::cycles() { return uint64_t(read_reg(reg::kCyclesHi)) << 32 | read_reg(reg::kCyclesLo); }
 
 uint64_t AccelDevice::counter(AccelCounter c) {
-  if (c == AccelCounter::GemmMacsLow || c == AccelCounter::GemmMacsHigh)
-    return uint64_t(read_reg(reg::kCounterBase + 4 * uint32_t(AccelCounter::GemmMacsHigh))) << 32 |
-           read_reg(reg::kCounterBase + 4 * uint32_t(AccelCounter::GemmMacsLow));
-  return read_reg(reg::kCounterBase + 4 * uint32_t(c));
+  LOOM_CHECK(c < AccelCounter::Count, "no such accelerator counter");
+  return uint64_t(read_reg(counter_reg(c) + 4)) << 32 | read_reg(counter_reg(c));
 }
 
 std::map<std::string, uint64_t> AccelDevice::counters() {
   std::map<std::string, uint64_t> out;
-  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) {
-    auto c = AccelCounter(k);
-    if (c == AccelCounter::GemmMacsHigh) continue;
-    out[c == AccelCounter::GemmMacsLow ? "gemm_macs" : to_string(c)] = counter(c);
-  }
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) out[to_string(AccelCounter(k))] = counter(AccelCounter(k));
+  out["dma_load_bytes"] = out["dma_load_bytes_inp"] + out["dma_load_bytes_wgt"] + out["dma_load_bytes_acc"] + out["dma_load_bytes_uop"];
   return out;
 }
 

@@ -27,7 +27,6 @@ struct FunctionalSim::State {
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
   uint64_t counters[uint32_t(AccelCounter::Count)] = {};
-  uint64_t macs = 0;
 
   State(const AccelConfig& cfg, FunctionalSim& d)
       : c(cfg),
@@ -65,6 +64,17 @@ struct FunctionalSim::State {
     return dev.dram_.get() + (addr - kDramBase);
   }
 
+  static AccelCounter dma_counter(MemType m) {
+    switch (m) {
+      case MemType::Inp: return AccelCounter::DmaLoadBytesInp;
+      case MemType::Wgt: return AccelCounter::DmaLoadBytesWgt;
+      case MemType::Acc: return AccelCounter::DmaLoadBytesAcc;
+      case MemType::Uop: return AccelCounter::DmaLoadBytesUop;
+      case MemType::Out: break;
+    }
+    return AccelCounter::DmaStoreBytes;
+  }
+
   void load(const Instruction& i, size_t index) {
     auto [bytes, base] = sram(i.mem);
     uint32_t rows = i.y_pad0 + i.y_size + i.y_pad1, cols = i.x_pad0 + i.x_size + i.x_pad1;
@@ -78,7 +88,7 @@ struct FunctionalSim::State {
       uint64_t entry = uint64_t(i.dram_base) + uint64_t(r - i.y_pad0) * i.x_stride;
       std::memcpy(row + uint64_t(i.x_pad0) * bytes, dram(entry, bytes, i.x_size, index, i), uint64_t(i.x_size) * bytes);
       std::memset(row + uint64_t(i.x_pad0 + i.x_size) * bytes, 0, uint64_t(i.x_pad1) * bytes);
-      counters[uint32_t(AccelCounter::DmaLoadBytes)] += uint64_t(i.x_size) * bytes;
+      counters[uint32_t(dma_counter(i.mem))] += uint64_t(i.x_size) * bytes;
     }
     auto kind = i.mem == MemType::Uop ? AccelCounter::UopLoadInsns : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns : AccelCounter::LoadInsns;
     ++counters[uint32_t(kind)];
@@ -135,7 +145,7 @@ struct FunctionalSim::State {
             for (int q = 0; q < BI; ++q) sum += int32_t(x[b * BI + q]) * int32_t(k[o * BI + q]);
             a[b * BO + o] = int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum));  // wrap-around
           }
-        macs += uint64_t(B) * BO * BI;
+        counters[uint32_t(AccelCounter::GemmMacs)] += uint64_t(B) * BO * BI;
       }
       write_out(dst);
     });
@@ -147,7 +157,8 @@ struct FunctionalSim::State {
       case AluOp::Min: return std::min(a, b);
       case AluOp::Max: return std::max(a, b);
       case AluOp::Add: return int32_t(uint32_t(a) + uint32_t(b));
-      case AluOp::Shr: return b >= 0 ? (a >> std::min(b, 31)) : int32_t(uint32_t(a) << std::min(-b, 31));
+      // A negative amount shifts left; amounts saturate at 31 either way (-b would overflow for INT32_MIN).
+      case AluOp::Shr: return b >= 0 ? (a >> std::min(b, 31)) : int32_t(uint32_t(a) << (b < -31 ? 31 : -b));
       case AluOp::Mul: return int32_t(uint32_t(a) * uint32_t(b));
     }
     return a;
@@ -169,7 +180,7 @@ FunctionalSim::FunctionalSim(AccelConfig config, uint64_t dram_bytes)
       dram_bytes_(dram_bytes),
       dram_(new uint8_t[dram_bytes]),
       allocator_(kDramBase, dram_bytes),
-      regs_(reg::kCounterBase / 4 + uint32_t(AccelCounter::Count), 0) {
+      regs_(kAccelRegsEnd / 4, 0) {
   config_.validate();
 }
 
@@ -208,7 +219,7 @@ void FunctionalSim::run() {
   IsaLayout layout(config_);
   try {
     // Fetch: decode and check every instruction, then hand each to its module's queue.
-    std::vector<Instruction> insns(count);
+    std::vector<Instruction> insns;  // grown while fetching: a bogus INSN_COUNT fails at its first bad fetch
     std::deque<size_t> queue[3];
     bool finish = false;
     for (uint32_t k = 0; k < count; ++k) {
@@ -217,7 +228,7 @@ void FunctionalSim::run() {
         throw SimFailure{k, "instruction " + std::to_string(k) + ": fetch address is outside allocated device memory"};
       std::memcpy(w.data(), dram_.get() + (insn_addr + 16ull * k - kDramBase), 16);
       try {
-        insns[k] = decode(w, layout, k);
+        insns.push_back(decode(w, layout, k));
         check_instruction(insns[k], config_, k);
       } catch (const IsaError& e) {
         throw SimFailure{k, e.what()};
@@ -280,10 +291,10 @@ void FunctionalSim::run() {
     regs_[reg::kErrorIndex / 4] = uint32_t(f.index);
     regs_[reg::kStatus / 4] = reg::kError;
   }
-  st->counters[uint32_t(AccelCounter::GemmMacsLow)] = st->macs & 0xffffffffu;
-  st->counters[uint32_t(AccelCounter::GemmMacsHigh)] = st->macs >> 32;
-  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k)
-    regs_[reg::kCounterBase / 4 + k] = uint32_t(std::min<uint64_t>(st->counters[k], 0xffffffffu));
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) {
+    regs_[counter_reg(AccelCounter(k)) / 4] = uint32_t(st->counters[k]);
+    regs_[counter_reg(AccelCounter(k)) / 4 + 1] = uint32_t(st->counters[k] >> 32);
+  }
   regs_[reg::kCyclesLo / 4] = regs_[reg::kCyclesHi / 4] = 0;  // untimed
 }
 

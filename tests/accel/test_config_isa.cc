@@ -19,7 +19,7 @@ TEST(AccelConfig, DefaultIsVtaClassic) {
   EXPECT_EQ(c.uop_depth(), 8192);
   EXPECT_EQ(c.acc_index_bits(), 11);
   EXPECT_EQ(c.wgt_index_bits(), 10);
-  EXPECT_LE(IsaLayout(c).compute_insn_bits(), 128);
+  EXPECT_LE(IsaLayout(c).insn_bits(Opcode::Gemm), 128);
   EXPECT_EQ(AccelConfig::from_json(c.to_json()), c);
   EXPECT_EQ(AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/default.json"), c);
 }
@@ -106,7 +106,7 @@ TEST(Isa, DecoderRejectsMalformedWords) {
     decode(bad_op, layout, 12);
     FAIL();
   } catch (const IsaError& e) {
-    EXPECT_NE(std::string(e.what()).find("instruction 12: invalid opcode 7"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instruction 12: field 'opcode' = 7 is not a valid opcode"), std::string::npos) << e.what();
   }
   Instruction ld;
   ld.opcode = Opcode::Load;
@@ -120,12 +120,66 @@ TEST(Isa, DecoderRejectsMalformedWords) {
     decode(f, layout, 3);
     FAIL();
   } catch (const IsaError& e) {
-    EXPECT_NE(std::string(e.what()).find("instruction 3 (FINISH): reserved bits are set"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instruction 3 (FINISH): reserved bits above field 'push_next' are set"), std::string::npos) << e.what();
   }
   Instruction big;
   big.opcode = Opcode::Load;
   big.sram_base = 1u << 20;
   EXPECT_THROW(encode(big, layout), IsaError);
+}
+
+TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
+  for (auto& c : test::test_configs()) {
+    IsaLayout L(c);
+    for (Opcode op : {Opcode::Load, Opcode::Store, Opcode::Gemm, Opcode::Alu, Opcode::Finish}) {
+      auto fields = L.fields(op);
+      EXPECT_EQ(fields[0].name, "opcode");
+      EXPECT_LE(L.insn_bits(op), IsaLayout::kInsnBits) << c.name << " " << to_string(op);
+      for (size_t k = 1; k < fields.size(); ++k) EXPECT_EQ(fields[k].offset, fields[k - 1].offset + fields[k - 1].width);
+    }
+    auto width = [&](Opcode op, const std::string& n) {
+      for (auto& f : L.fields(op))
+        if (f.name == n) return f.width;
+      return -1;
+    };
+    EXPECT_EQ(width(Opcode::Gemm, "dst_factor_in"), c.acc_index_bits());
+    EXPECT_EQ(width(Opcode::Gemm, "wgt_factor_out"), c.wgt_index_bits());
+    EXPECT_EQ(width(Opcode::Load, "sram_base"), c.uop_index_bits());  // the deepest scratchpad
+    EXPECT_EQ(width(Opcode::Alu, "imm"), 16);
+    EXPECT_LE(c.uop_bits(), 32);
+  }
+  // A config whose buffers are too deep for the instruction word is rejected, naming the reason.
+  std::string e = test::error_text<ConfigError>([] {
+    AccelConfig::from_json(R"({"uop_buffer_bytes": 65536})");  // VTA's classic layout has one bit to spare
+  });
+  EXPECT_NE(e.find("'uop/acc/inp/wgt_buffer_bytes': GEMM instructions would need 129 bits"), std::string::npos) << e;
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"batch": 4294967296})"); }).find("'batch' = 4294967296 is out of range"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"name": 3})"); }).find("'name' must be a string"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"block_out": 0})"); }).find("'block_out' must be a positive power of two"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"out_bits": 16})"); }).find("'out_bits' must be 8"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"out_buffer_bytes": 16384})"); }).find("every accumulator entry needs an output entry"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"wgt_buffer_bytes": 100000})"); }).find("'wgt_buffer_bytes' must be a power of two"),
+            std::string::npos);
+}
+
+TEST(Isa, EncodeNamesTheFieldThatDoesNotFit) {
+  IsaLayout L(default_config());
+  Instruction alu;
+  alu.opcode = Opcode::Alu;
+  alu.imm = 40000;
+  EXPECT_NE(test::error_text<IsaError>([&] { encode(alu, L); }).find("field 'imm' = 40000 does not fit in 16 signed bits"), std::string::npos);
+  alu.imm = -32768;  // the most negative immediate round-trips
+  EXPECT_EQ(decode(encode(alu, L), L, 0).imm, -32768);
+  Instruction g;
+  g.opcode = Opcode::Gemm;
+  g.iter_out = 1 << 14;
+  EXPECT_NE(test::error_text<IsaError>([&] { encode(g, L); }).find("field 'iter_out' = 16384 does not fit in 14 bits"), std::string::npos);
+  InsnWord w = encode(Instruction{}, L);
+  w[0] |= uint64_t(5) << 0 | uint64_t(1) << 2;  // opcode 7
+  EXPECT_NE(test::error_text<IsaError>([&] { decode(w, L, 9); }).find("instruction 9: field 'opcode' = 7"), std::string::npos);
 }
 
 TEST(Isa, CheckInstructionAndDisassembly) {
@@ -144,7 +198,7 @@ TEST(Isa, CheckInstructionAndDisassembly) {
     check_instruction(ld, c, 5);
     FAIL();
   } catch (const IsaError& e) {
-    EXPECT_NE(std::string(e.what()).find("instruction 5 (LOAD): inp buffer overflow: entries [2040, 2050) exceed its depth 2048"),
+    EXPECT_NE(std::string(e.what()).find("instruction 5 (LOAD): field 'sram_base': inp buffer overflow: entries [2040, 2050) exceed its depth 2048"),
               std::string::npos)
         << e.what();
   }

@@ -34,6 +34,12 @@ struct AccelConfig {
   int out_index_bits() const;
   int uop_index_bits() const;
   int sram_index_bits() const;  // widest of the above: the SRAM base field of LOAD/STORE
+  // 32-bit micro-op fields: dst indexes the accumulator; src the input (GEMM) or the
+  // accumulator (ALU), so it is as wide as the wider of the two; wgt the weights.
+  int uop_dst_bits() const { return acc_index_bits(); }
+  int uop_src_bits() const;
+  int uop_wgt_bits() const { return wgt_index_bits(); }
+  int uop_bits() const { return uop_dst_bits() + uop_src_bits() + uop_wgt_bits(); }
 
   // Throws loom::ConfigError naming the field when the config is not realizable (non-power-of-two
   // blocks, buffers too small for one entry, fields that no longer fit the instruction word or

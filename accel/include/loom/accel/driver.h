@@ -109,7 +109,6 @@ class Driver {
   std::map<std::string, uint32_t> resident_;  // kernel key -> uop SRAM base in this stream
   uint32_t uop_top_ = 0;
   DeviceBuffer insn_buffer_;
-  std::vector<DeviceBuffer> owned_;
 };
 
 }  // namespace loom::accel

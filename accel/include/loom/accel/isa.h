@@ -57,24 +57,37 @@ struct MicroOp {
 
 using InsnWord = std::array<uint64_t, 2>;  // little-endian 128-bit instruction
 
-// Field layout of one config (bit widths of every field).
+// Field layout of one config: which bits of the 128-bit word hold which field. The widths of the
+// SRAM-index fields come from the config; the others are fixed by the ISA (VTA's values). The
+// field order lives in one place (isa.cc), shared by encode, decode and fields().
 struct IsaLayout {
+  static constexpr int kInsnBits = 128, kOpcodeBits = 3, kMemTypeBits = 3, kAluOpBits = 3;
+  static constexpr int kDramBits = 32, kSizeBits = 16, kStrideBits = 16, kPadBits = 4, kLoopBits = 14, kImmBits = 16;
+
   explicit IsaLayout(const AccelConfig& c);
   AccelConfig config;
-  int sram_bits, dram_bits = 32, size_bits = 16, stride_bits = 16, pad_bits = 4;
-  int uop_index_bits, loop_bits = 14, acc_bits, inp_bits, wgt_bits, imm_bits = 16;
-  int memory_insn_bits() const;
-  int compute_insn_bits() const;  // GEMM/ALU
+  int sram_bits;                          // LOAD/STORE sram_base: indexes the deepest scratchpad
+  int uop_begin_bits, uop_end_bits;       // uop_end is one past the last micro-op, so one bit wider
+  int dst_factor_bits, src_factor_bits, wgt_factor_bits;  // as wide as the micro-op fields they scale
+
+  struct Field {
+    std::string name;
+    int offset, width;
+  };
+  std::vector<Field> fields(Opcode op) const;  // in bit order, LSB first
+  int insn_bits(Opcode op) const;              // bits used by that instruction format
 };
 
 InsnWord encode(const Instruction& insn, const IsaLayout& layout);
-// Throws IsaError naming `index` and the field for malformed words.
+// Throws IsaError naming `index` and the field for malformed words (invalid opcode, memory type or
+// ALU opcode, reserved bits set). encode throws IsaError naming the field that does not fit.
 Instruction decode(const InsnWord& word, const IsaLayout& layout, size_t index);
 uint32_t encode_uop(const MicroOp& uop, const AccelConfig& config);
 MicroOp decode_uop(uint32_t word, const AccelConfig& config);
 
-// Checks field ranges against the config (SRAM bases and extents, micro-op ranges, dependency
-// flags a module cannot use). Throws IsaError naming `index`.
+// Checks field values against the config (SRAM bases and extents, micro-op ranges, loop extents,
+// shift amounts, dependency flags a module cannot use, memory types an opcode cannot use). Throws
+// IsaError naming `index` and the field.
 void check_instruction(const Instruction& insn, const AccelConfig& config, size_t index);
 
 // One readable line, e.g. "LOAD  inp  sram=0 dram=0x40 y=4 x=10 stride=8 pad=(1,0,1,1) deps=[pop_next]".

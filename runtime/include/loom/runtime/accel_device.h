@@ -10,7 +10,7 @@
 //   0x10 INSN_COUNT
 //   0x14 CYCLES_LO    0x18 CYCLES_HI       cycles of the last run (0 for untimed backends)
 //   0x1c ERROR_INDEX  index of the instruction that failed (valid when ERROR)
-//   0x20 + 4*k        performance counter k (see AccelCounter), 32-bit, saturating
+//   0x20 + 8*k        performance counter k (see AccelCounter), 64-bit: low word, then high word
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -28,11 +28,18 @@ inline constexpr uint32_t kControl = 0x00, kStatus = 0x04, kInsnAddrLo = 0x08, k
 inline constexpr uint32_t kStart = 1, kDone = 1, kError = 2;
 }  // namespace reg
 
+// Performance counters of the last run, in register order. Instruction counts per kind (LOAD of
+// inputs/weights on the load module, LOAD of micro-ops and of accumulators on the compute module),
+// DMA bytes moved per scratchpad (data rows only: padding is not transferred), GEMM multiply-
+// accumulates and ALU element operations.
 enum class AccelCounter : uint32_t {
-  LoadInsns, StoreInsns, GemmInsns, AluInsns, UopLoadInsns, AccLoadInsns,
-  DmaLoadBytes, DmaStoreBytes, GemmMacsHigh, GemmMacsLow, AluOps, Count
+  LoadInsns, UopLoadInsns, AccLoadInsns, StoreInsns, GemmInsns, AluInsns,
+  DmaLoadBytesInp, DmaLoadBytesWgt, DmaLoadBytesAcc, DmaLoadBytesUop, DmaStoreBytes,
+  GemmMacs, AluOps, Count
 };
-const char* to_string(AccelCounter c);
+const char* to_string(AccelCounter c);  // e.g. "dma_load_bytes_inp"
+inline constexpr uint32_t counter_reg(AccelCounter c) { return reg::kCounterBase + 8 * uint32_t(c); }  // low word; +4 high
+inline constexpr uint32_t kAccelRegsEnd = counter_reg(AccelCounter::Count);  // one past the last register
 
 class AccelDevice {
  public:
@@ -61,6 +68,7 @@ class AccelDevice {
   void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
   uint64_t cycles();
   uint64_t counter(AccelCounter c);
+  // Every counter by name, plus "dma_load_bytes" (all scratchpads together).
   std::map<std::string, uint64_t> counters();
 };
 

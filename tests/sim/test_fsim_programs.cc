@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "accel_harness.h"
+#include "accel/accel_harness.h"
 #include "loom/accel/examples.h"
 
 namespace loom::accel {
@@ -40,24 +40,26 @@ TEST_P(FsimPrograms, BlockedMatmulMatchesReference) {
     }
 }
 
-// conv2d, 16 -> 16 channels (one block), H x W, 3x3, pad 1, stride 1, then
-// out = clamp(acc >> shift, 0, 127) on the ALU. One output row per step: three padded input rows
-// are loaded, nine micro-ops (one per kernel tap) run over the row's columns.
-TEST(FsimPrograms, Conv2dLayerWithRequantize) {
-  AccelConfig cfg = default_config();
-  const int C = 16, H = 14, W = 14, shift = 7;
+// conv2d, BATCH images of BLOCK_IN -> BLOCK_OUT channels (1x16x14x14 -> 16 on the default config),
+// 3x3, pad 1, stride 1, then out = clamp(acc >> shift, 0, 127) on the ALU. One output row per
+// step: three padded input rows are loaded (the padding comes from the DMA), nine micro-ops (one
+// per kernel tap) run over the row's columns. Load, compute and store hand off with tokens.
+TEST_P(FsimPrograms, Conv2dLayerWithRequantize) {
+  AccelConfig cfg = test::test_configs()[GetParam()];
+  const int N = cfg.batch, CI = cfg.block_in, CO = cfg.block_out, H = 14, W = 14, shift = 8;
   AccelHarness h(cfg);
-  auto x = test::random_values<int8_t>(C * H * W, 10, -128, 127), k = test::random_values<int8_t>(C * C * 9, 11, -128, 127);
-  // Input as [H][W][C] entries (one entry = 16 channels), weights as [ky][kx][O][I].
-  std::vector<int8_t> xp(C * H * W), kp(C * C * 9);
-  for (int c = 0; c < C; ++c)
-    for (int y = 0; y < H; ++y)
-      for (int xx = 0; xx < W; ++xx) xp[(y * W + xx) * C + c] = x[(c * H + y) * W + xx];
-  for (int o = 0; o < C; ++o)
-    for (int i = 0; i < C; ++i)
-      for (int t = 0; t < 9; ++t) kp[(t * C + o) * C + i] = k[(o * C + i) * 9 + t];
+  auto x = test::random_values<int8_t>(N * CI * H * W, 10, -128, 127), k = test::random_values<int8_t>(CO * CI * 9, 11, -128, 127);
+  // Input as [H][W] entries of [N][CI], weights as [ky][kx] entries of [CO][CI].
+  std::vector<int8_t> xp(x.size()), kp(k.size());
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < CI; ++c)
+      for (int y = 0; y < H; ++y)
+        for (int xx = 0; xx < W; ++xx) xp[((y * W + xx) * N + n) * CI + c] = x[((n * CI + c) * H + y) * W + xx];
+  for (int o = 0; o < CO; ++o)
+    for (int i = 0; i < CI; ++i)
+      for (int t = 0; t < 9; ++t) kp[(t * CO + o) * CI + i] = k[(o * CI + i) * 9 + t];
   auto dx = h.upload(xp), dk = h.upload(kp);
-  auto dy = h.drv.alloc(C * H * W);
+  auto dy = h.drv.alloc(N * CO * H * W);
   h.drv.load_2d(MemType::Wgt, 0, dk.addr, 1, 9, 9);
   const int pw = W + 2;
   for (int y = 0; y < H; ++y) {
@@ -65,7 +67,7 @@ TEST(FsimPrograms, Conv2dLayerWithRequantize) {
     if (top < 0) pad0 = -top, rows += top, top = 0;
     if (top + rows > H) pad1 = top + rows - H, rows = H - top;
     if (y > 0) h.drv.dep_pop(Module::Compute, Module::Load);
-    h.drv.load_2d(MemType::Inp, 0, dx.addr + uint64_t(top) * W * C, rows, W, W, pad0, pad1, 1, 1);
+    h.drv.load_2d(MemType::Inp, 0, dx.addr + uint64_t(top) * W * cfg.inp_block_bytes(), rows, W, W, pad0, pad1, 1, 1);
     h.drv.dep_push(Module::Load, Module::Compute);
     h.drv.dep_pop(Module::Load, Module::Compute);
     if (y > 0) h.drv.dep_pop(Module::Store, Module::Compute);
@@ -82,29 +84,34 @@ TEST(FsimPrograms, Conv2dLayerWithRequantize) {
     h.drv.alu(all, AluOp::Min, true, 127);
     h.drv.dep_push(Module::Compute, Module::Store);
     h.drv.dep_pop(Module::Compute, Module::Store);
-    h.drv.store_2d(0, dy.addr + uint64_t(y) * W * C, 1, W, W);
+    h.drv.store_2d(0, dy.addr + uint64_t(y) * W * cfg.out_block_bytes(), 1, W, W);
     h.drv.dep_push(Module::Store, Module::Compute);
   }
   h.drv.dep_pop(Module::Compute, Module::Load);
   h.drv.dep_pop(Module::Store, Module::Compute);
-  h.drv.dep_push(Module::Load, Module::Compute);
-  h.drv.dep_pop(Module::Load, Module::Compute);
-  h.drv.synchronize();
-  auto got = h.download<int8_t>(dy, C * H * W);
-  for (int o = 0; o < C; ++o)
-    for (int y = 0; y < H; ++y)
-      for (int xx = 0; xx < W; ++xx) {
-        int32_t s = 0;
-        for (int i = 0; i < C; ++i)
-          for (int ky = 0; ky < 3; ++ky)
-            for (int kx = 0; kx < 3; ++kx) {
-              int iy = y + ky - 1, ix = xx + kx - 1;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-              s += int32_t(x[(i * H + iy) * W + ix]) * k[(o * C + i) * 9 + ky * 3 + kx];
-            }
-        int32_t want = std::min(127, std::max(0, s >> shift));
-        ASSERT_EQ(got[(y * W + xx) * C + o], want) << "o=" << o << " y=" << y << " x=" << xx;
-      }
+  auto counters = h.drv.synchronize();
+  EXPECT_EQ(counters["gemm_macs"], uint64_t(H) * W * 9 * N * CO * CI);
+  EXPECT_EQ(counters["alu_ops"], uint64_t(3) * H * W * N * CO);
+  EXPECT_EQ(h.drv.uploaded_kernels(), 3u);  // reset, taps and requantize kernels, reused for all rows
+  auto got = h.download<int8_t>(dy, N * CO * H * W);
+  int nonzero = 0;
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < CO; ++o)
+      for (int y = 0; y < H; ++y)
+        for (int xx = 0; xx < W; ++xx) {
+          int32_t s = 0;
+          for (int i = 0; i < CI; ++i)
+            for (int ky = 0; ky < 3; ++ky)
+              for (int kx = 0; kx < 3; ++kx) {
+                int iy = y + ky - 1, ix = xx + kx - 1;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                s += int32_t(x[((n * CI + i) * H + iy) * W + ix]) * k[(o * CI + i) * 9 + ky * 3 + kx];
+              }
+          int32_t want = std::min(127, std::max(0, s >> shift));
+          nonzero += want > 0 && want < 127;
+          ASSERT_EQ(got[((y * W + xx) * N + n) * CO + o], want) << "n=" << n << " o=" << o << " y=" << y << " x=" << xx;
+        }
+  EXPECT_GT(nonzero, N * CO * H * W / 10);  // the requantization keeps information, not just 0 / 127
 }
 
 }  // namespace

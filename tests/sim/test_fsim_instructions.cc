@@ -2,7 +2,7 @@
 // values computed here in plain C++.
 #include <gtest/gtest.h>
 
-#include "accel_harness.h"
+#include "accel/accel_harness.h"
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -56,6 +56,14 @@ TEST_P(FsimInstruction, LoadWithPaddingThroughIdentityGemm) {
         ASSERT_EQ(got[(r * pcol + c) * B * BO + e], want) << "row " << r << " col " << c << " elem " << e;
       }
   EXPECT_EQ(counters["dma_load_bytes"], uint64_t(rows * cols * B * BI + BO * BI + 4));  // + one 4-byte micro-op (the kernel is loaded once)
+  EXPECT_EQ(counters["dma_load_bytes_inp"], uint64_t(rows * cols * B * BI));  // padding is not transferred
+  EXPECT_EQ(counters["dma_load_bytes_wgt"], uint64_t(BO * BI));
+  EXPECT_EQ(counters["dma_load_bytes_uop"], 4u);
+  EXPECT_EQ(counters["dma_store_bytes"], uint64_t(n * B * BO));
+  EXPECT_EQ(counters["load_insns"], 2u);
+  EXPECT_EQ(counters["uop_load_insns"], 1u);
+  EXPECT_EQ(counters["gemm_insns"], 2u);
+  EXPECT_EQ(counters["store_insns"], 1u);
   EXPECT_EQ(counters["gemm_macs"], uint64_t(n) * B * BO * BI);
 }
 
@@ -90,6 +98,50 @@ TEST_P(FsimInstruction, GemmAccumulatesAndResets) {
       EXPECT_EQ(got[2 * B * BO + b * BO + o], 0);
     }
   EXPECT_EQ(h.drv.uploaded_kernels(), 3u);  // each kernel uploaded once although used repeatedly
+}
+
+// Padding on the weight and accumulator scratchpads: every padded entry reads as zero.
+TEST_P(FsimInstruction, LoadWithPaddingIntoWeightsAndAccumulators) {
+  AccelHarness h(cfg);
+  const int rows = 2, cols = 2, stride = 3, py0 = 0, py1 = 1, px0 = 2, px1 = 1;
+  const int pcol = cols + px0 + px1, n = (rows + py0 + py1) * pcol;
+  auto pad = [&](int e) {
+    int r = e / pcol - py0, c = e % pcol - px0;
+    return r < 0 || r >= rows || c < 0 || c >= cols ? -1 : r * stride + c;  // source entry, or -1 for padding
+  };
+  // Weights: GEMM of one random input against each padded weight entry.
+  auto x = test::random_values<int8_t>(B * BI, 20, -128, 127);
+  auto wimg = test::random_values<int8_t>(rows * stride * BO * BI, 21, -128, 127);
+  // Accumulators: copied to the out buffer by an ALU add of 0.
+  auto aimg = test::random_values<int32_t>(rows * stride * B * BO, 22, -100000, 100000);
+  auto dx = h.upload(x), dw = h.upload(wimg), da = h.upload(aimg);
+  auto out = h.drv.alloc(2 * n * B * BO);
+  h.drv.load_2d(MemType::Inp, 0, dx.addr, 1, 1, 1);
+  h.drv.load_2d(MemType::Wgt, 0, dw.addr, rows, cols, stride, py0, py1, px0, px1);
+  h.drv.dep_push(Module::Load, Module::Compute);
+  h.drv.dep_pop(Module::Load, Module::Compute);
+  h.drv.gemm(UopKernelBuilder().loop(n, 1, 0, 0).push(0, 0, 0).build(), true);
+  h.drv.gemm(UopKernelBuilder().loop(n, 1, 0, 1).push(0, 0, 0).build(), false);
+  h.drv.load_2d(MemType::Acc, n, da.addr, rows, cols, stride, py0, py1, px0, px1);
+  h.drv.alu(UopKernelBuilder().loop(n, 1, 1).push(n, n).build(), AluOp::Add, true, 0);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, out.addr, 1, 2 * n, 2 * n);
+  auto counters = h.drv.synchronize();
+  EXPECT_EQ(counters["dma_load_bytes_acc"], uint64_t(rows * cols * B * BO * 4));
+  EXPECT_EQ(counters["acc_load_insns"], 1u);
+  auto got = h.download<int8_t>(out, 2 * n * B * BO);
+  for (int e = 0; e < n; ++e)
+    for (int b = 0; b < B; ++b)
+      for (int o = 0; o < BO; ++o) {
+        int src = pad(e);
+        int32_t dot = 0;
+        if (src >= 0)
+          for (int q = 0; q < BI; ++q) dot += int32_t(x[b * BI + q]) * wimg[(src * BO + o) * BI + q];
+        ASSERT_EQ(got[(e * B + b) * BO + o], int8_t(dot)) << "weight entry " << e;
+        int32_t acc = src >= 0 ? aimg[(src * B + b) * BO + o] : 0;
+        ASSERT_EQ(got[((n + e) * B + b) * BO + o], int8_t(acc)) << "accumulator entry " << e;
+      }
 }
 
 struct AluCase {

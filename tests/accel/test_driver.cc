@@ -1,0 +1,120 @@
+// The runtime driver as a stream builder: which instructions and dependency flags its calls
+// produce, the micro-op kernel cache, and its argument checks.
+#include <gtest/gtest.h>
+
+#include "accel_harness.h"
+
+namespace loom::accel {
+namespace {
+
+size_t count_if(const std::vector<Instruction>& s, auto pred) { return size_t(std::count_if(s.begin(), s.end(), pred)); }
+bool is_uop_load(const Instruction& i) { return i.opcode == Opcode::Load && i.mem == MemType::Uop && i.x_size > 0; }
+
+TEST(Driver, KernelBuiltTwiceIsUploadedAndLoadedOnce) {
+  test::AccelHarness h(default_config());
+  auto build = [] { return UopKernelBuilder().loop(4, 1, 1, 0).push(0, 0, 0).push(8, 1, 2).build(); };
+  h.drv.gemm(build(), true);
+  h.drv.gemm(build(), false);  // equal content, built separately
+  h.drv.alu(build(), AluOp::Add, true, 1);
+  EXPECT_EQ(h.drv.uploaded_kernels(), 1u);
+  EXPECT_EQ(count_if(h.drv.stream(), is_uop_load), 1u);  // resident in the uop buffer for the whole stream
+  const auto& s = h.drv.stream();
+  EXPECT_EQ(s[1].uop_begin, s[2].uop_begin);
+  EXPECT_EQ(s[1].uop_end - s[1].uop_begin, 2u);
+  EXPECT_EQ(s[1].iter_out, 1u);  // one loop level: the inner one
+  EXPECT_EQ(s[1].iter_in, 4u);
+  EXPECT_EQ(s[1].src_factor_in, 1u);
+  h.drv.synchronize();
+  // A new stream loads the kernel into the uop buffer again but does not upload it again.
+  h.drv.gemm(build(), true);
+  EXPECT_EQ(count_if(h.drv.stream(), is_uop_load), 1u);
+  EXPECT_EQ(h.drv.uploaded_kernels(), 1u);
+  h.drv.gemm(UopKernelBuilder().push(1, 0, 0).build(), true);
+  EXPECT_EQ(h.drv.uploaded_kernels(), 2u);
+  h.drv.synchronize();
+}
+
+TEST(Driver, KernelsThatOverflowTheUopBufferAreReloaded) {
+  AccelConfig cfg = default_config();
+  cfg.uop_buffer_bytes = 64;  // 16 micro-ops
+  test::AccelHarness h(cfg);
+  auto kernel = [](uint32_t dst) {  // 10 micro-ops
+    UopKernelBuilder b;
+    for (uint32_t k = 0; k < 10; ++k) b.push(dst + k, 0, 0);
+    return b.build();
+  };
+  h.drv.gemm(kernel(0), true);
+  h.drv.gemm(kernel(10), true);  // does not fit next to the first: evicts it
+  h.drv.gemm(kernel(0), true);   // loaded again
+  const auto& s = h.drv.stream();
+  EXPECT_EQ(count_if(s, is_uop_load), 3u);
+  EXPECT_EQ(h.drv.uploaded_kernels(), 2u);
+  for (auto& i : s) {
+    if (i.opcode == Opcode::Gemm) {
+      EXPECT_EQ(i.uop_begin, 0u);
+    }
+  }
+  h.drv.synchronize();
+  UopKernelBuilder too_big;
+  for (uint32_t k = 0; k < 17; ++k) too_big.push(k, 0, 0);
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.gemm(too_big.build(), true); }).find("exceeds the uop buffer (16)"), std::string::npos);
+}
+
+TEST(Driver, DependencyCallsSetVtaFlags) {
+  test::AccelHarness h(default_config());
+  auto buf = h.drv.alloc(1 << 12);
+  h.drv.load_2d(MemType::Inp, 0, buf.addr, 1, 1, 1);
+  h.drv.dep_push(Module::Load, Module::Compute);  // on the LOAD just emitted
+  h.drv.dep_pop(Module::Load, Module::Compute);   // on the next compute instruction
+  h.drv.gemm(UopKernelBuilder().push(0, 0, 0).build(), true);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, buf.addr, 1, 1, 1);
+  h.drv.dep_push(Module::Store, Module::Compute);
+  h.drv.dep_pop(Module::Store, Module::Compute);
+  const auto& s = h.drv.stream();
+  ASSERT_EQ(s.size(), 4u);  // LOAD inp, LOAD uop (carries the pop), GEMM, STORE
+  EXPECT_TRUE(s[0].dep.push_next);
+  EXPECT_TRUE(s[1].dep.pop_prev);  // the micro-op load is the first compute instruction
+  EXPECT_FALSE(s[2].dep.pop_prev);
+  EXPECT_TRUE(s[2].dep.push_next);
+  EXPECT_TRUE(s[3].dep.pop_prev);
+  EXPECT_TRUE(s[3].dep.push_prev);
+  // A push from a module with no instruction yet rides on a no-op.
+  test::AccelHarness g(default_config());
+  g.drv.dep_push(Module::Store, Module::Compute);
+  ASSERT_EQ(g.drv.stream().size(), 1u);
+  EXPECT_EQ(g.drv.stream()[0].opcode, Opcode::Store);
+  EXPECT_EQ(g.drv.stream()[0].x_size, 0u);
+  EXPECT_TRUE(g.drv.stream()[0].dep.push_prev);
+  EXPECT_NE(test::error_text<IsaError>([&] { g.drv.dep_push(Module::Load, Module::Store); }).find("only neighbouring modules"), std::string::npos);
+  // FINISH waits for the store module, which has stored nothing but still drains.
+  auto [addr, count] = h.drv.finalize_stream();
+  EXPECT_EQ(h.drv.stream().back().opcode, Opcode::Finish);
+  EXPECT_TRUE(h.drv.stream().back().dep.pop_next);
+  EXPECT_EQ(count, h.drv.stream().size());
+  (void)addr;
+}
+
+TEST(Driver, RejectsBadArgumentsWithClearErrors) {
+  test::AccelHarness h(default_config());
+  auto buf = h.drv.alloc(256);
+  EXPECT_NE(test::error_text<DeviceError>([&] { h.drv.load_2d(MemType::Inp, 0, buf.addr + 4, 1, 1, 1); }).find("not aligned to a 16-byte inp entry"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              std::vector<int8_t> big(300);
+              h.drv.copy_to_device(buf, big.data(), big.size());
+            }).find("overrun a 256-byte buffer"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.load_2d(MemType::Wgt, 1020, buf.addr, 1, 8, 8); }).find("field 'sram_base': wgt buffer overflow"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.load_2d(MemType::Uop, 0, buf.addr, 1, 1, 1, 1); }).find("micro-op loads cannot pad"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([] { UopKernelBuilder().loop(1, 0, 0).loop(1, 0, 0).loop(1, 0, 0); }).find("at most two loop levels"),
+            std::string::npos);
+  EXPECT_THROW(UopKernelBuilder().build(), IsaError);
+  EXPECT_THROW(h.drv.gemm(UopKernelBuilder().push(1u << 12, 0, 0).build(), true), IsaError);  // dst wider than the uop field
+}
+
+}  // namespace
+}  // namespace loom::accel

@@ -1,0 +1,202 @@
+// Bad instruction streams on the functional simulator: each is reported as a DeviceError naming
+// the instruction, never a crash or a hang.
+#include <gtest/gtest.h>
+
+#include "accel/accel_harness.h"
+
+namespace loom::accel {
+using loom::ConfigError;
+using loom::DeviceError;
+using loom::IsaError;
+namespace {
+
+// Writes raw instruction words and launches them.
+std::string run_words(test::AccelHarness& h, const std::vector<InsnWord>& words) {
+  auto b = h.drv.alloc(words.size() * 16);
+  h.drv.copy_to_device(b, words.data(), words.size() * 16);
+  return test::error_text<DeviceError>([&] {
+    h.dev->launch(b.addr, uint32_t(words.size()));
+    h.dev->wait();
+  });
+}
+
+TEST(FsimErrors, IllegalOpcodeNamesTheInstruction) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  Instruction fin;
+  fin.opcode = Opcode::Finish;
+  std::string e = run_words(h, {encode(fin, L), InsnWord{6, 0}, encode(fin, L)});
+  EXPECT_NE(e.find("instruction 1: field 'opcode' = 6 is not a valid opcode"), std::string::npos) << e;
+  EXPECT_EQ(h.dev->read_reg(reg::kErrorIndex), 1u);
+}
+
+TEST(FsimErrors, OutOfRangeDma) {
+  test::AccelHarness h(default_config());
+  auto small = h.drv.alloc(64);
+  h.drv.load_2d(MemType::Inp, 0, small.addr, 1, 8, 8);  // 8 entries of 16 bytes from a 64-byte buffer
+  h.drv.dep_push(Module::Load, Module::Compute);
+  h.drv.dep_pop(Module::Load, Module::Compute);
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("instruction 0 (LOAD inp"), std::string::npos) << e;
+  EXPECT_NE(e.find("(128 bytes) is outside allocated device memory"), std::string::npos) << e;
+}
+
+TEST(FsimErrors, ScratchpadIndexOverflow) {
+  test::AccelHarness h(default_config());
+  // Loop factors walk the accumulator index past its depth (2048).
+  h.drv.gemm(UopKernelBuilder().loop(3, 1000, 0).push(100, 0).build(), true);
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("instruction 1 (GEMM"), std::string::npos) << e;  // instruction 0 loads the micro-ops
+  EXPECT_NE(e.find("accumulator index 2100 out of range (depth 2048)"), std::string::npos) << e;
+}
+
+TEST(FsimErrors, SramOverflowIsCaughtBeforeRunning) {
+  test::AccelHarness h(default_config());
+  auto b = h.drv.alloc(1 << 16);
+  EXPECT_THROW(h.drv.load_2d(MemType::Inp, 2047, b.addr, 1, 2, 2), IsaError);
+  // The same instruction written raw is rejected by the simulator with its index.
+  IsaLayout L(h.cfg);
+  Instruction ld;
+  ld.opcode = Opcode::Load;
+  ld.mem = MemType::Inp;
+  ld.sram_base = 2047;
+  ld.y_size = 1;
+  ld.x_size = ld.x_stride = 2;
+  ld.dram_base = h.drv.dram_entry(b.addr, MemType::Inp);
+  Instruction fin;
+  std::string e = run_words(h, {encode(fin, L), encode(ld, L), encode(fin, L)});
+  EXPECT_NE(e.find("instruction 1 (LOAD): field 'sram_base': inp buffer overflow"), std::string::npos) << e;
+}
+
+TEST(FsimErrors, TokenDeadlockIsReportedNotHung) {
+  test::AccelHarness h(default_config());
+  auto b = h.drv.alloc(1024);
+  // The compute module waits for a token the load module never pushes.
+  h.drv.dep_pop(Module::Load, Module::Compute);
+  h.drv.gemm(UopKernelBuilder().push(0, 0, 0).build(), true);
+  h.drv.load_2d(MemType::Inp, 0, b.addr, 1, 1, 1);
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(std::chrono::milliseconds(5000)); });
+  EXPECT_NE(e.find("dependency deadlock"), std::string::npos) << e;
+  EXPECT_NE(e.find("compute module waits at instruction 0"), std::string::npos) << e;
+}
+
+// Raw words that decode badly or fail the config's checks: the message names the instruction
+// index and the field, ERROR_INDEX holds the index.
+TEST(FsimErrors, MalformedWordsNameIndexAndField) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  Instruction fin;
+  InsnWord f = encode(fin, L);
+  auto field_offset = [&](Opcode op, const std::string& name) {
+    for (auto& fl : L.fields(op))
+      if (fl.name == name) return fl.offset;
+    ADD_FAILURE() << "no field " << name;
+    return 0;
+  };
+  auto set_bits = [](InsnWord w, int offset, uint64_t v) {
+    for (int k = 0; k < 8; ++k)
+      if ((v >> k) & 1) w[(offset + k) / 64] |= uint64_t{1} << ((offset + k) % 64);
+    return w;
+  };
+  Instruction ld;
+  ld.opcode = Opcode::Load;
+  InsnWord bad_mem = set_bits(encode(ld, L), field_offset(Opcode::Load, "memory_type"), 6);
+  std::string e = run_words(h, {f, f, bad_mem, f});
+  EXPECT_NE(e.find("instruction 2 (LOAD): field 'memory_type' = 6 is not a valid memory type"), std::string::npos) << e;
+  EXPECT_EQ(h.dev->read_reg(reg::kErrorIndex), 2u);
+
+  Instruction alu;
+  alu.opcode = Opcode::Alu;
+  alu.uop_end = alu.iter_out = alu.iter_in = 1;
+  InsnWord bad_alu = set_bits(encode(alu, L), field_offset(Opcode::Alu, "alu_opcode"), 5);
+  e = run_words(h, {bad_alu, f});
+  EXPECT_NE(e.find("instruction 0 (ALU): field 'alu_opcode' = 5 is not a valid ALU opcode"), std::string::npos) << e;
+
+  Instruction st;
+  st.opcode = Opcode::Store;
+  st.mem = MemType::Inp;
+  st.y_size = st.x_size = st.x_stride = 1;
+  e = run_words(h, {f, encode(st, L), f});
+  EXPECT_NE(e.find("instruction 1 (STORE): field 'memory_type': STORE reads the out buffer, not inp"), std::string::npos) << e;
+
+  Instruction gemm;
+  gemm.opcode = Opcode::Gemm;
+  gemm.uop_begin = 8000;
+  gemm.uop_end = 8193;  // one past the uop buffer
+  gemm.iter_out = gemm.iter_in = 1;
+  e = run_words(h, {encode(gemm, L), f});
+  EXPECT_NE(e.find("instruction 0 (GEMM): field 'uop_end': micro-op range end 8193 exceeds the uop buffer depth 8192"), std::string::npos) << e;
+
+  alu.alu_op = AluOp::Shr;
+  alu.use_imm = true;
+  alu.imm = -40;
+  e = run_words(h, {f, encode(alu, L)});
+  EXPECT_NE(e.find("instruction 1 (ALU): field 'imm': shift amount -40 is outside [-31, 31]"), std::string::npos) << e;
+}
+
+TEST(FsimErrors, DmaOutsidePhysicalMemoryAndStoresToUnallocatedMemory) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  Instruction ld;  // DRAM entry 0: below the simulator's physical memory
+  ld.opcode = Opcode::Load;
+  ld.mem = MemType::Wgt;
+  ld.y_size = ld.x_size = ld.x_stride = 1;
+  Instruction fin;
+  std::string e = run_words(h, {encode(ld, L), encode(fin, L)});
+  EXPECT_NE(e.find("instruction 0 (LOAD wgt"), std::string::npos) << e;
+  EXPECT_NE(e.find("DMA row 0x0 (256 bytes) is outside allocated device memory"), std::string::npos) << e;
+
+  auto out = h.drv.alloc(64);
+  h.drv.gemm(UopKernelBuilder().push(0, 0).build(), true);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, out.addr, 2, 2, 4);  // second row lands past the 64-byte buffer
+  e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("instruction 2 (STORE out"), std::string::npos) << e;
+  EXPECT_NE(e.find("is outside allocated device memory"), std::string::npos) << e;
+}
+
+TEST(FsimErrors, SourceAndWeightIndexOverflowAtRunTime) {
+  test::AccelHarness h(default_config());
+  h.drv.gemm(UopKernelBuilder().loop(2, 0, 2000, 0).push(0, 100, 0).build(), false);  // input index 2100 > 2048
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("instruction 1 (GEMM"), std::string::npos) << e;
+  EXPECT_NE(e.find("source index 2100 out of range (depth 2048)"), std::string::npos) << e;
+  h.drv.gemm(UopKernelBuilder().loop(2, 0, 0, 1000).push(0, 0, 30).build(), false);  // weight index 1030 > 1024
+  e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("weight index 1030 out of range (depth 1024)"), std::string::npos) << e;
+}
+
+TEST(FsimErrors, StoreModuleWaitingForever) {
+  test::AccelHarness h(default_config());
+  auto out = h.drv.alloc(64);
+  h.drv.dep_pop(Module::Compute, Module::Store);  // nobody ever pushes compute -> store
+  h.drv.store_2d(0, out.addr, 1, 1, 1);
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("dependency deadlock"), std::string::npos) << e;
+  EXPECT_NE(e.find("store module waits at instruction 0 (STORE"), std::string::npos) << e;
+  EXPECT_NE(e.find("compute module waits at instruction"), std::string::npos) << e;  // FINISH waits for the store
+  EXPECT_EQ(h.dev->read_reg(reg::kErrorIndex), 0u);
+}
+
+TEST(FsimErrors, MissingFinishAndBadRegisters) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  Instruction nop;
+  nop.opcode = Opcode::Load;
+  nop.mem = MemType::Uop;
+  std::string e = run_words(h, {encode(nop, L)});
+  EXPECT_NE(e.find("no FINISH"), std::string::npos) << e;
+  // A bogus INSN_COUNT stops at the first fetch outside memory instead of exhausting the host.
+  auto two = h.drv.alloc(32);
+  h.dev->launch(two.addr, 0xffffffffu);
+  e = test::error_text<DeviceError>([&] { h.dev->wait(); });
+  EXPECT_NE(e.find("instruction 2: fetch address is outside allocated device memory"), std::string::npos) << e;
+  EXPECT_THROW(h.dev->write_reg(reg::kStatus, 1), DeviceError);
+  EXPECT_THROW(h.dev->read_reg(0x1001), DeviceError);
+  EXPECT_THROW(h.dev->read(0x10, nullptr, 4), DeviceError);
+  EXPECT_NE(test::error_text<DeviceError>([&] { make_accel_device("no-such-backend", ""); }).find("available: fsim"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::accel
