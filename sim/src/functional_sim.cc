@@ -184,7 +184,12 @@ FunctionalSim::FunctionalSim(AccelConfig config, uint64_t dram_bytes)
   config_.validate();
 }
 
-uint64_t FunctionalSim::alloc(uint64_t bytes, uint64_t alignment) { return allocator_.alloc(bytes, alignment, name()); }
+// New device memory reads as zero, so simulations are reproducible run to run.
+uint64_t FunctionalSim::alloc(uint64_t bytes, uint64_t alignment) {
+  uint64_t a = allocator_.alloc(bytes, alignment, name());
+  std::memset(dram_.get() + (a - kDramBase), 0, bytes);
+  return a;
+}
 void FunctionalSim::free(uint64_t addr) { allocator_.free(addr, name()); }
 
 uint8_t* FunctionalSim::dram_ptr(uint64_t addr, uint64_t bytes, const char* what) {

@@ -189,6 +189,8 @@ TEST(FsimErrors, MissingFinishAndBadRegisters) {
   EXPECT_NE(e.find("no FINISH"), std::string::npos) << e;
   // A bogus INSN_COUNT stops at the first fetch outside memory instead of exhausting the host.
   auto two = h.drv.alloc(32);
+  InsnWord words[2] = {encode(nop, L), encode(nop, L)};
+  h.drv.copy_to_device(two, words, sizeof(words));
   h.dev->launch(two.addr, 0xffffffffu);
   e = test::error_text<DeviceError>([&] { h.dev->wait(); });
   EXPECT_NE(e.find("instruction 2: fetch address is outside allocated device memory"), std::string::npos) << e;
