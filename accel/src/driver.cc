@@ -201,6 +201,16 @@ void Driver::dep_push(Module from, Module to) {
   (forward ? last->dep.push_next : last->dep.push_prev) = true;
 }
 
+void Driver::add_push(size_t index, Module to) {
+  if (index >= stream_.size()) LOOM_THROW(IsaError, "add_push: no instruction ", index, " in the stream");
+  Instruction& i = stream_[index];
+  check_adjacent(i.module(), to, "add_push");
+  bool forward = int(to) > int(i.module());
+  bool& flag = forward ? i.dep.push_next : i.dep.push_prev;
+  if (flag) LOOM_THROW(IsaError, "add_push: instruction ", index, " already pushes to the ", to_string(to), " module");
+  flag = true;
+}
+
 void Driver::dep_pop(Module from, Module to) {
   check_adjacent(from, to, "dep_pop");
   DepFlags& pop = pending_pop_[uint32_t(to)];

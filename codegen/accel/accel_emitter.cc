@@ -30,13 +30,37 @@ int Emitter::elements_per_entry(MemType m) const {
   }
 }
 
-void Emitter::go(Module next) {
-  if (last_ && *last_ != next) {
-    if (std::abs(int(*last_) - int(next)) == 2) go(Module::Compute);  // load <-> store via compute
-    drv_.dep_push(*last_, next);
-    drv_.dep_pop(*last_, next);
+Emitter::EntryState& Emitter::entry_state(MemType mem, uint32_t entry) { return hazards_[{int(mem), entry}]; }
+
+void Emitter::sync_before(Module m, const Access& a) {
+  for (Module from : {Module::Load, Module::Compute, Module::Store}) {
+    if (std::abs(int(from) - int(m)) != 1) continue;  // only neighbours share scratchpads
+    int64_t need = -1;
+    for (auto& [mem, e] : a.reads) {
+      EntryState& st = entry_state(mem, e);
+      if (st.last_write >= 0 && st.writer == from) need = std::max(need, st.last_write);
+    }
+    for (auto& [mem, e] : a.writes) {
+      EntryState& st = entry_state(mem, e);
+      if (st.last_write >= 0 && st.writer == from) need = std::max(need, st.last_write);
+      need = std::max(need, st.last_read[int(from)]);
+    }
+    if (need > synced_[int(from)][int(m)]) {
+      drv_.add_push(size_t(need), m);
+      drv_.dep_pop(from, m);
+      synced_[int(from)][int(m)] = need;
+    }
   }
-  last_ = next;
+}
+
+void Emitter::record_after(Module m, const Access& a) {
+  int64_t index = int64_t(drv_.stream().size()) - 1;
+  for (auto& [mem, e] : a.reads) entry_state(mem, e).last_read[int(m)] = index;
+  for (auto& [mem, e] : a.writes) {
+    EntryState& st = entry_state(mem, e);
+    st.last_write = index;
+    st.writer = m;
+  }
 }
 
 int64_t Emitter::eval(const Expr& e) const {
@@ -138,6 +162,7 @@ void Emitter::exec(const Stmt& s) {
 void Emitter::exec_for(const ForNode* op) {
   if (op->for_kind == ForKind::Parallel || op->for_kind == ForKind::ThreadBinding || op->for_kind == ForKind::Vectorized)
     fail(std::string("loop '") + op->var.name() + "' is " + ir::to_string(op->for_kind) + "; accelerator host loops must be serial, unrolled or virtual threads");
+  if (op->for_kind == ForKind::VirtualThread && !vthread_var_) return exec_vthread(op);
   if (try_fold_gemm(op)) return;
   int64_t mn = eval(op->min), ext = eval(op->extent);
   for (int64_t i = mn; i < mn + ext; ++i) {
@@ -145,6 +170,73 @@ void Emitter::exec_for(const ForNode* op) {
     exec(op->body);
   }
   env_.erase(op->var.get());
+}
+
+void Emitter::exec_vthread(const ForNode* op) {
+  if (!is_zero(op->min)) fail("virtual thread loop '" + op->var.name() + "' must start at 0");
+  vthread_var_ = op->var.get();
+  vthread_extent_ = eval(op->extent);
+  context_sram_.assign(size_t(vthread_extent_), {});
+  lockstep(op->body);
+  vthread_var_ = nullptr;
+  context_sram_.clear();
+  env_.erase(op->var.get());
+}
+
+void Emitter::for_each_context(const Stmt& leaf) {
+  for (int64_t v = 0; v < vthread_extent_; ++v) {
+    env_[vthread_var_] = v;
+    for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
+    exec(leaf);
+  }
+}
+
+void Emitter::lockstep(const Stmt& s) {
+  auto depends = [&](const Expr& e) { return uses_var(e, vthread_var_); };
+  if (auto* q = s.as<SeqNode>()) {
+    for (auto& c : q->seq) lockstep(c);
+  } else if (auto* f = s.as<ForNode>(); f && !depends(f->min) && !depends(f->extent) && f->for_kind != ForKind::VirtualThread) {
+    // A loop around a single GEMM call folds into one instruction per context: keep it a leaf.
+    Stmt inner = f->body.as<ForNode>() ? f->body.as<ForNode>()->body : f->body;
+    auto* ev = inner.as<EvaluateNode>();
+    if (ev && ev->value.as<CallNode>()) return for_each_context(s);
+    int64_t mn = eval(f->min), ext = eval(f->extent);
+    for (int64_t i = mn; i < mn + ext; ++i) {
+      env_[f->var.get()] = i;
+      lockstep(f->body);
+    }
+    env_.erase(f->var.get());
+  } else if (auto* a = s.as<AllocateNode>()) {
+    // One buffer per context, side by side in the scratchpad.
+    MemType mem;
+    int slot;
+    const std::string& scope = a->buffer->scope;
+    if (scope == scope::kAccInput) mem = MemType::Inp, slot = 0;
+    else if (scope == scope::kAccWeight) mem = MemType::Wgt, slot = 1;
+    else if (scope == scope::kAccAccum) mem = MemType::Acc, slot = 2;
+    else fail("allocation '" + a->buffer->name + "' in scope '" + scope + "' inside a virtual thread");
+    int64_t size = constant_size(a->buffer), e = elements_per_entry(mem);
+    if (size < 0 || size % e) fail("allocation '" + a->buffer->name + "' is not a whole number of entries");
+    uint32_t entries = uint32_t(size / e);
+    int64_t depth = mem == MemType::Inp ? c_.inp_depth() : mem == MemType::Wgt ? c_.wgt_depth() : c_.acc_depth();
+    if (top_[slot] + int64_t(entries) * vthread_extent_ > depth)
+      fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + a->buffer->name + "' for " +
+           std::to_string(vthread_extent_) + " virtual threads; use smaller tiles or fewer threads");
+    for (int64_t v = 0; v < vthread_extent_; ++v) {
+      context_sram_[size_t(v)][a->buffer.get()] = Sram{mem, top_[slot], entries};
+      top_[slot] += entries;
+    }
+    lockstep(a->body);
+    top_[slot] -= uint32_t(int64_t(entries) * vthread_extent_);
+    for (auto& ctx : context_sram_) ctx.erase(a->buffer.get());
+    sram_.erase(a->buffer.get());
+  } else if (auto* at = s.as<AttrNode>(); at && at->key != "pragma_alu") {
+    lockstep(at->body);
+  } else if (auto* i = s.as<IfThenElseNode>(); i && !depends(i->cond)) {
+    lockstep(eval(i->cond) ? i->then_case : i->else_case);
+  } else {
+    for_each_context(s);  // DMA, GEMM, ALU nests and anything that depends on the context
+  }
 }
 
 void Emitter::exec_allocate(const AllocateNode* op) {
@@ -283,9 +375,14 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     fail("DMA into '" + dst.buffer->name + "': rows must be contiguous entries in both memories");
   int64_t x_size = x[0] - x[3] - x[4], y_size = y[0] - y[3] - y[4];
   if (x_size <= 0 || y_size <= 0) fail("DMA into '" + dst.buffer->name + "': a tile made only of padding");
-  go(mem == MemType::Acc ? Module::Compute : Module::Load);
-  drv_.load_2d(mem, entry_of(dst, "DMA destination"), src.dram_addr, uint32_t(y_size), uint32_t(x_size),
-               uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
+  Module m = mem == MemType::Acc ? Module::Compute : Module::Load;
+  uint32_t base = entry_of(dst, "DMA destination");
+  Access a;
+  for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.writes.push_back({mem, base + k});
+  sync_before(m, a);
+  drv_.load_2d(mem, base, src.dram_addr, uint32_t(y_size), uint32_t(x_size), uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]),
+               uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
+  record_after(m, a);
 }
 
 void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
@@ -294,8 +391,12 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
   auto &x = t.x, &y = t.y;
   if (x[1] != e || x[2] != e || y[2] != x[0] * e || y[1] % e)
     fail("DMA from '" + src.buffer->name + "': rows must be contiguous entries in both memories");
-  go(Module::Store);
-  drv_.store_2d(entry_of(src, "DMA source"), dst.dram_addr, uint32_t(y[0]), uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
+  uint32_t base = entry_of(src, "DMA source");
+  Access a;
+  for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.reads.push_back({MemType::Out, base + k});
+  sync_before(Module::Store, a);
+  drv_.store_2d(base, dst.dram_addr, uint32_t(y[0]), uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
+  record_after(Module::Store, a);
 }
 
 void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loops) {
@@ -328,9 +429,31 @@ void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loop
     k.loop(uint32_t(eval(loops[i]->extent)), uint32_t(steps[i][0]), uint32_t(steps[i][1]), uint32_t(steps[i][2]));
   for (auto* l : loops) env_.erase(l->var.get());
   k.push(base[0], base[1], base[2]);
-  go(Module::Compute);
+  accel::UopKernel kernel = k.build();
+  Access a = kernel_access(kernel, !reset);
+  sync_before(Module::Compute, a);
   if (full) drv_.gemm(UopKernelBuilder().push(base[0], 0, 0).build(), true);
-  drv_.gemm(k.build(), reset);
+  drv_.gemm(kernel, reset);
+  record_after(Module::Compute, a);
+}
+
+// The scratchpad entries a GEMM/ALU kernel touches: it writes the out entries of its
+// destinations (every result is also narrowed into the out buffer) and, for GEMM updates, reads
+// input and weight entries.
+Emitter::Access Emitter::kernel_access(const accel::UopKernel& k, bool gemm_reads) const {
+  Access a;
+  accel::UopKernel::Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
+  if (k.loops.size() == 2) outer = k.loops[0], inner = k.loops[1];
+  if (k.loops.size() == 1) inner = k.loops[0];
+  for (uint32_t o = 0; o < outer.extent; ++o)
+    for (uint32_t n = 0; n < inner.extent; ++n)
+      for (auto& u : k.uops) {
+        a.writes.push_back({MemType::Out, u.dst + o * outer.dst_factor + n * inner.dst_factor});
+        if (!gemm_reads) continue;
+        a.reads.push_back({MemType::Inp, u.src + o * outer.src_factor + n * inner.src_factor});
+        a.reads.push_back({MemType::Wgt, u.wgt + o * outer.wgt_factor + n * inner.wgt_factor});
+      }
+  return a;
 }
 
 // One or two loops directly around a GEMM call become the instruction's micro-op loop when the
@@ -472,7 +595,14 @@ void Emitter::alu_nest(const Stmt& nest) {
   int64_t rhs0 = rhs ? entry_at(rhs->buffer.get(), rhs->index) : 0;
   UopKernelBuilder kb;
   for (auto* l : outer) kb.loop(uint32_t(eval(l->extent)), uint32_t(step_of(st->index, l) / e), uint32_t((rhs ? step_of(rhs->index, l) : step_of(lhs->index, l)) / e));
-  go(Module::Compute);
+  // Every ALU instruction below writes the destination entries' out copies.
+  Access a;
+  {
+    UopKernelBuilder shape;
+    for (auto* l : outer) shape.loop(uint32_t(eval(l->extent)), uint32_t(step_of(st->index, l) / e), 0);
+    a = kernel_access(shape.push(uint32_t(dst0), 0).build(), false);
+  }
+  sync_before(Module::Compute, a);
   // The ALU updates its destination: bring the left operand there first unless it already is.
   if (dst0 != lhs0) {  // dst = dst * 0 + lhs
     UopKernelBuilder zero, copy;
@@ -484,8 +614,8 @@ void Emitter::alu_nest(const Stmt& nest) {
     drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
     drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);
   }
-  if (!as_binary(v)) return;  // plain copy done
-  drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
+  if (as_binary(v)) drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
+  record_after(Module::Compute, a);
 }
 
 }  // namespace loom::codegen::accel_backend

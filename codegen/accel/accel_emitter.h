@@ -40,6 +40,15 @@ class Emitter {
 
   void exec(const ir::Stmt& s);
   void exec_for(const ir::ForNode* op);
+  // Virtual threads: the contexts run in lockstep — every leaf operation (DMA, GEMM nest, ALU
+  // nest) is emitted once per context before the next — with separate scratchpad buffers, so one
+  // context's loads overlap the other's compute.
+  void exec_vthread(const ir::ForNode* op);
+  void lockstep(const ir::Stmt& s);
+  void for_each_context(const ir::Stmt& leaf);
+  const ir::VarNode* vthread_var_ = nullptr;
+  int64_t vthread_extent_ = 0;
+  std::vector<std::map<const ir::BufferNode*, Sram>> context_sram_;
   void exec_allocate(const ir::AllocateNode* op);
   void exec_call(const ir::CallNode* call);
   void dma_copy(const ir::CallNode* call);
@@ -49,11 +58,30 @@ class Emitter {
   bool try_fold_gemm(const ir::ForNode* op);
   void alu_nest(const ir::Stmt& nest);
 
+  // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and
+  // writes these scratchpad entries, wait (pop) for the latest instruction of a neighbouring
+  // module it conflicts with (read-after-write, write-after-read, write-after-write), which gets
+  // the matching push; afterwards record the accesses. Only real conflicts synchronize, so a
+  // context whose buffers differ runs ahead (virtual threads overlap).
+  struct Access {
+    std::vector<std::pair<accel::MemType, uint32_t>> reads, writes;  // (buffer, entry)
+  };
+  void sync_before(accel::Module m, const Access& a);
+  Access kernel_access(const accel::UopKernel& k, bool gemm_reads) const;
+  void record_after(accel::Module m, const Access& a);
+  struct EntryState {
+    int64_t last_write = -1;
+    accel::Module writer = accel::Module::Load;
+    int64_t last_read[3] = {-1, -1, -1};
+  };
+  EntryState& entry_state(accel::MemType mem, uint32_t entry);
+  std::map<std::pair<int, uint32_t>, EntryState> hazards_;
+  int64_t synced_[3][3] = {{-1, -1, -1}, {-1, -1, -1}, {-1, -1, -1}};  // [from][to]: last instruction waited for
+
   int64_t eval(const ir::Expr& e) const;
   Operand operand(const ir::Expr& address_of) const;
   uint32_t entry_of(const Operand& o, const char* what) const;
   int elements_per_entry(accel::MemType m) const;
-  void go(accel::Module next);  // serializes modules with dependency tokens
   [[noreturn]] void fail(const std::string& what) const;
 
   accel::Driver& drv_;
@@ -62,7 +90,6 @@ class Emitter {
   std::map<const ir::BufferNode*, Sram> sram_;
   std::map<const ir::VarNode*, int64_t> env_;
   uint32_t top_[3] = {0, 0, 0};  // bump allocators: inp, wgt, acc
-  std::optional<accel::Module> last_;
   std::string func_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <deque>
+#include <random>
 #include <sstream>
 
 #include "loom/runtime/error.h"
@@ -249,46 +250,53 @@ void FunctionalSim::run() {
       if (m == Module::Compute) return prev ? l2c : s2c;
       return c2s;                                       // store's prev is compute
     };
+    auto ready = [&](int m) {
+      if (queue[m].empty()) return false;
+      const Instruction& i = insns[queue[m].front()];
+      return !(i.dep.pop_prev && tokens_for(Module(m), true) == 0) && !(i.dep.pop_next && tokens_for(Module(m), false) == 0);
+    };
+    auto step = [&](int m) {
+      size_t k = queue[m].front();
+      const Instruction& i = insns[k];
+      Module mod = Module(m);
+      if (i.dep.pop_prev) --tokens_for(mod, true);
+      if (i.dep.pop_next) --tokens_for(mod, false);
+      switch (i.opcode) {
+        case Opcode::Load: st->load(i, k); break;
+        case Opcode::Store: st->store(i, k); break;
+        case Opcode::Gemm: st->gemm(i, k); break;
+        case Opcode::Alu: st->alu(i, k); break;
+        case Opcode::Finish: break;
+      }
+      if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
+      if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);
+      queue[m].pop_front();
+    };
+    // The modules are independent hardware: any interleaving the tokens allow is legal. The
+    // policy picks one, so tests can check that a stream's tokens are sufficient.
+    std::mt19937_64 rng(interleave_seed_);
     for (;;) {
-      bool progressed = false, pending = false;
-      for (int m = 0; m < 3; ++m) {
-        while (!queue[m].empty()) {
-          pending = true;
-          size_t k = queue[m].front();
-          const Instruction& i = insns[k];
-          Module mod = Module(m);
-          if (i.dep.pop_prev && tokens_for(mod, true) == 0) break;
-          if (i.dep.pop_next && tokens_for(mod, false) == 0) break;
-          if (i.dep.pop_prev) --tokens_for(mod, true);
-          if (i.dep.pop_next) --tokens_for(mod, false);
-          switch (i.opcode) {
-            case Opcode::Load: st->load(i, k); break;
-            case Opcode::Store: st->store(i, k); break;
-            case Opcode::Gemm: st->gemm(i, k); break;
-            case Opcode::Alu: st->alu(i, k); break;
-            case Opcode::Finish: break;
-          }
-          if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
-          if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);
-          queue[m].pop_front();
-          progressed = true;
-        }
+      int ready_modules[3], n_ready = 0;
+      for (int m = 0; m < 3; ++m)
+        if (ready(m)) ready_modules[n_ready++] = m;
+      if (n_ready == 0) break;
+      int m = interleave_ == Interleave::LoadFirst ? ready_modules[0]
+              : interleave_ == Interleave::StoreFirst ? ready_modules[n_ready - 1]
+                                                      : ready_modules[rng() % n_ready];
+      step(m);
+    }
+    if (!(queue[0].empty() && queue[1].empty() && queue[2].empty())) {
+      std::ostringstream m;
+      m << "dependency deadlock: ";
+      size_t first = count;
+      for (int q = 0; q < 3; ++q) {
+        if (queue[q].empty()) continue;
+        size_t k = queue[q].front();
+        first = std::min(first, k);
+        m << to_string(Module(q)) << " module waits at instruction " << k << " (" << disassemble(insns[k]) << "); ";
       }
-      bool all_done = queue[0].empty() && queue[1].empty() && queue[2].empty();
-      if (all_done) break;
-      if (!progressed || !pending) {
-        std::ostringstream m;
-        m << "dependency deadlock: ";
-        size_t first = count;
-        for (int q = 0; q < 3; ++q) {
-          if (queue[q].empty()) continue;
-          size_t k = queue[q].front();
-          first = std::min(first, k);
-          m << to_string(Module(q)) << " module waits at instruction " << k << " (" << disassemble(insns[k]) << "); ";
-        }
-        m << "tokens l2c=" << l2c << " c2l=" << c2l << " c2s=" << c2s << " s2c=" << s2c;
-        throw SimFailure{first, m.str()};
-      }
+      m << "tokens l2c=" << l2c << " c2l=" << c2l << " c2s=" << c2s << " s2c=" << s2c;
+      throw SimFailure{first, m.str()};
     }
     regs_[reg::kStatus / 4] = reg::kDone;
   } catch (const SimFailure& f) {

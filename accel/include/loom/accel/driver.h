@@ -79,6 +79,9 @@ class Driver {
   // dep_pop makes the next instruction of `to` wait for that token. Adjacent modules only.
   void dep_push(Module from, Module to);
   void dep_pop(Module from, Module to);
+  // Makes instruction `index` of the current stream push a token to neighbouring module `to`
+  // (for code generators that place tokens after the fact; pair it with dep_pop on `to`).
+  void add_push(size_t index, Module to);
 
   // Ends the stream with FINISH (waiting for the store module), uploads it, launches it and waits.
   // Throws DeviceError with the backend's message on failure. Returns the counters of the run.

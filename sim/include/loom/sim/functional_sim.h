@@ -32,6 +32,14 @@ class FunctionalSim : public AccelDevice {
   const accel::AccelConfig& config() const { return config_; }
   static constexpr uint64_t kDramBase = 0x10000000;
 
+  // Which ready module runs next. Every order the dependency tokens allow is legal hardware
+  // behaviour; tests run streams under several to check their tokens are sufficient.
+  enum class Interleave { LoadFirst, StoreFirst, Random };
+  void set_interleave(Interleave policy, uint64_t seed = 1) {
+    interleave_ = policy;
+    interleave_seed_ = seed;
+  }
+
  private:
   struct State;
   void run();
@@ -42,6 +50,8 @@ class FunctionalSim : public AccelDevice {
   std::unique_ptr<uint8_t[]> dram_;
   DeviceMemoryAllocator allocator_;
   std::vector<uint32_t> regs_;
+  Interleave interleave_ = Interleave::LoadFirst;
+  uint64_t interleave_seed_ = 1;
   std::string error_;
 };
 
