@@ -208,17 +208,7 @@ void Emitter::lockstep(const Stmt& s) {
     env_.erase(f->var.get());
   } else if (auto* a = s.as<AllocateNode>()) {
     // One buffer per context, side by side in the scratchpad.
-    MemType mem;
-    int slot;
-    const std::string& scope = a->buffer->scope;
-    if (scope == scope::kAccInput) mem = MemType::Inp, slot = 0;
-    else if (scope == scope::kAccWeight) mem = MemType::Wgt, slot = 1;
-    else if (scope == scope::kAccAccum) mem = MemType::Acc, slot = 2;
-    else fail("allocation '" + a->buffer->name + "' in scope '" + scope + "' inside a virtual thread");
-    int64_t size = constant_size(a->buffer), e = elements_per_entry(mem);
-    if (size < 0 || size % e) fail("allocation '" + a->buffer->name + "' is not a whole number of entries");
-    uint32_t entries = uint32_t(size / e);
-    int64_t depth = mem == MemType::Inp ? c_.inp_depth() : mem == MemType::Wgt ? c_.wgt_depth() : c_.acc_depth();
+    auto [mem, slot, entries, depth] = scratchpad_of(a);
     if (top_[slot] + int64_t(entries) * vthread_extent_ > depth)
       fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + a->buffer->name + "' for " +
            std::to_string(vthread_extent_) + " virtual threads; use smaller tiles or fewer threads");
@@ -239,19 +229,23 @@ void Emitter::lockstep(const Stmt& s) {
   }
 }
 
-void Emitter::exec_allocate(const AllocateNode* op) {
+Emitter::Placement Emitter::scratchpad_of(const AllocateNode* op) const {
   const std::string& scope = op->buffer->scope;
-  MemType mem;
-  int slot;
-  if (scope == scope::kAccInput) mem = MemType::Inp, slot = 0;
-  else if (scope == scope::kAccWeight) mem = MemType::Wgt, slot = 1;
-  else if (scope == scope::kAccAccum) mem = MemType::Acc, slot = 2;
+  Placement p;
+  if (scope == scope::kAccInput) p = {MemType::Inp, 0, 0, c_.inp_depth()};
+  else if (scope == scope::kAccWeight) p = {MemType::Wgt, 1, 0, c_.wgt_depth()};
+  else if (scope == scope::kAccAccum) p = {MemType::Acc, 2, 0, c_.acc_depth()};
   else fail("allocation '" + op->buffer->name + "' in scope '" + scope + "': only acc.inp, acc.wgt and acc.acc live on the accelerator");
-  int64_t size = constant_size(op->buffer);
-  int e = elements_per_entry(mem);
-  if (size < 0 || size % e) fail("allocation '" + op->buffer->name + "' of " + std::to_string(size) + " elements is not a whole number of " + std::to_string(e) + "-element entries");
-  int64_t depth = mem == MemType::Inp ? c_.inp_depth() : mem == MemType::Wgt ? c_.wgt_depth() : c_.acc_depth();
-  uint32_t entries = uint32_t(size / e);
+  int64_t size = constant_size(op->buffer), e = elements_per_entry(p.mem);
+  if (size < 0 || size % e)
+    fail("allocation '" + op->buffer->name + "' of " + std::to_string(size) + " elements is not a whole number of " + std::to_string(e) +
+         "-element entries");
+  p.entries = uint32_t(size / e);
+  return p;
+}
+
+void Emitter::exec_allocate(const AllocateNode* op) {
+  auto [mem, slot, entries, depth] = scratchpad_of(op);
   // An element-wise stage that reads another accumulator buffer with the same layout and is that
   // buffer's last reader computes in place: the ALU updates its destination operand.
   const Sram* alias = nullptr;

@@ -50,6 +50,13 @@ class Emitter {
   int64_t vthread_extent_ = 0;
   std::vector<std::map<const ir::BufferNode*, Sram>> context_sram_;
   void exec_allocate(const ir::AllocateNode* op);
+  struct Placement {
+    accel::MemType mem;
+    int slot;  // index into top_
+    uint32_t entries;
+    int64_t depth;
+  };
+  Placement scratchpad_of(const ir::AllocateNode* op) const;  // which scratchpad, how many entries
   void exec_call(const ir::CallNode* call);
   void dma_copy(const ir::CallNode* call);
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);

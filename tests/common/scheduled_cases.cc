@@ -18,6 +18,15 @@ CaseInfo vadd(std::string name, DataType t, std::function<void(Schedule&, const 
   return {std::move(name), [t, sched] { return make(vector_add(37, t), sched); }};
 }
 
+// Splits the output's only axis by `factor` and vectorizes the inner part.
+std::function<void(Schedule&, const Workload&)> split_vectorize(int factor) {
+  return [factor](Schedule& s, const Workload& w) {
+    auto C = s[w.outputs[0]];
+    auto [o, i] = C.split(C.axis(0), factor);
+    C.vectorize(i);
+  };
+}
+
 }  // namespace
 
 const std::vector<CaseInfo>& scheduled_cases() {
@@ -38,24 +47,12 @@ const std::vector<CaseInfo>& scheduled_cases() {
              C.unroll(i);
            }),
       vadd("vadd_int8_vector", DataType::Int(8),
-           [](Schedule& s, const Workload& w) {
-             auto C = s[w.outputs[0]];
-             auto [o, i] = C.split(C.axis(0), 16);
-             C.vectorize(i);
-           }),
+           split_vectorize(16)),
       vadd("vadd_int16", DataType::Int(16), [](Schedule&, const Workload&) {}),
       vadd("vadd_int32_vector", DataType::Int(32),
-           [](Schedule& s, const Workload& w) {
-             auto C = s[w.outputs[0]];
-             auto [o, i] = C.split(C.axis(0), 8);
-             C.vectorize(i);
-           }),
+           split_vectorize(8)),
       vadd("vadd_fp16_vector", DataType::Float(16),
-           [](Schedule& s, const Workload& w) {
-             auto C = s[w.outputs[0]];
-             auto [o, i] = C.split(C.axis(0), 8);
-             C.vectorize(i);
-           }),
+           split_vectorize(8)),
       {"matmul_default", [] { return make(matmul(16, 20, 12), [](Schedule&, const Workload&) {}); }},
       {"matmul_split_reorder_cache_read",
        [] {
