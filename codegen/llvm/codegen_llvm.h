@@ -64,6 +64,7 @@ class CodeGenLLVM {
   llvm::Value* emit_load(const ir::LoadNode* op);
   llvm::Value* emit_call(const ir::CallNode* op);
   llvm::Value* emit_math(const ir::CallNode* op);
+  llvm::Value* emit_vector_exp_f32(llvm::Value* x);
   llvm::Value* emit_lazy_select(const ir::CallNode* op);
   llvm::Value* emit_ramp(const ir::RampNode* op);
   // Element pointer(s) for a flat index: a scalar pointer, or a vector of pointers.

@@ -3,6 +3,8 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include <cmath>
+
 #include "codegen_llvm.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor.h"
@@ -318,6 +320,8 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
     return builder_.CreateCall(intrinsic(llvm::Intrinsic::abs, {args[0]->getType()}), {args[0], builder_.getFalse()});
   }
   std::string name = op->name == "abs" ? "fabs" : op->name;
+  // LLVM scalarizes vector llvm.exp into per-lane libm calls; compute it inline instead.
+  if (name == "exp" && t.is_float() && t.bits() == 32 && t.lanes() > 1 && args.size() == 1) return emit_vector_exp_f32(args[0]);
   auto it = kFloatIntrinsics.find(name);
   if (it == kFloatIntrinsics.end())
     fail("intrinsic '" + op->name + "' is not supported by the CPU backend (accelerator intrinsics need codegen/accel)");
@@ -331,6 +335,31 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
     if (widen) a = builder_.CreateFPExt(a, ty);
   llvm::Value* r = builder_.CreateCall(intrinsic(it->second.first, {ty}), args);
   return widen ? builder_.CreateFPTrunc(r, type_of(t)) : r;
+}
+
+// exp(x) for float32 vectors, Cephes-style: x = n*ln2 + r with |r| <= ln2/2 (ln2 split in two
+// parts so r is exact), e^r by a degree-7 polynomial (max relative error ~1e-7), 2^n by building
+// the exponent bits. Overflow gives +inf, results below the smallest normal float flush to 0 (as
+// with -ffast-math), NaN stays NaN.
+llvm::Value* CodeGenLLVM::emit_vector_exp_f32(llvm::Value* x) {
+  llvm::Type* ty = x->getType();
+  auto* vty = llvm::cast<llvm::FixedVectorType>(ty);
+  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
+  auto call = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> a) { return builder_.CreateCall(intrinsic(id, {ty}), a); };
+  llvm::Value* xc = call(llvm::Intrinsic::maxnum, {call(llvm::Intrinsic::minnum, {x, c(88.3762626647949)}), c(-87.3365447504019)});
+  llvm::Value* n = call(llvm::Intrinsic::rint, {builder_.CreateFMul(xc, c(1.44269504088896341))});
+  llvm::Value* r = builder_.CreateFSub(xc, builder_.CreateFMul(n, c(0.693359375)));
+  r = builder_.CreateFSub(r, builder_.CreateFMul(n, c(-2.12194440e-4)));
+  llvm::Value* p = c(1.9875691500E-4);
+  for (double k : {1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1})
+    p = builder_.CreateFAdd(builder_.CreateFMul(p, r), c(k));
+  llvm::Value* y = builder_.CreateFAdd(builder_.CreateFAdd(builder_.CreateFMul(p, builder_.CreateFMul(r, r)), r), c(1.0));
+  auto* ity = llvm::FixedVectorType::get(i32_, vty->getNumElements());
+  llvm::Value* bits = builder_.CreateShl(builder_.CreateAdd(builder_.CreateFPToSI(n, ity), llvm::ConstantInt::get(ity, 127)), 23);
+  llvm::Value* result = builder_.CreateFMul(y, builder_.CreateBitCast(bits, ty));
+  result = builder_.CreateSelect(builder_.CreateFCmpOGT(x, c(88.72283905206835)), c(HUGE_VAL), result);
+  result = builder_.CreateSelect(builder_.CreateFCmpOLT(x, c(-87.3365447504019)), c(0.0), result);
+  return builder_.CreateSelect(builder_.CreateFCmpUNO(x, x), x, result);
 }
 
 }  // namespace loom::codegen::llvm_backend

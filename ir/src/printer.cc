@@ -94,7 +94,7 @@ class Printer {
         s << std::setprecision(9) << v;
         std::string txt = s.str();
         if (std::isfinite(v) && txt.find_first_of(".e") == std::string::npos) txt += ".0";
-        os_ << txt << (e.type().bits() == 32 ? "f" : e.type().bits() == 16 ? "h" : "");
+        os_ << txt << (!std::isfinite(v) ? "" : e.type().bits() == 32 ? "f" : e.type().bits() == 16 ? "h" : "");
         return;
       }
       case ExprKind::StringImm: os_ << '"' << e.as<StringImmNode>()->value << '"'; return;

@@ -89,3 +89,41 @@ TEST(LLVMVector, TargetCpuOverride) {
 
 }  // namespace
 }  // namespace loom::test
+
+namespace loom {
+namespace {
+
+// Vector exp is computed inline (not per-lane libm): check its accuracy against std::exp over the
+// whole float range, and its special values.
+TEST(LlvmVector, InlineVectorExpAccuracy) {
+  using namespace loom::ir;
+  const int n = 4096;
+  DataType f32 = DataType::Float(32);
+  Buffer A = make_buffer("A", f32, {Expr(n)}), B = make_buffer("B", f32, {Expr(n)});
+  Var i("i");
+  Stmt body = for_loop(i, 0, n / 16, ForKind::Serial,
+                       store(B, exp(load(DataType::Float(32, 16), A, ramp(i * 16, 1, 16))), ramp(i * 16, 1, 16)));
+  runtime::Module m = codegen::build_llvm({LoweredFunc{"vexp", {A, B}, body}});
+  EXPECT_EQ(codegen::emit_llvm_ir({LoweredFunc{"vexp", {A, B}, body}}).find("@expf"), std::string::npos);
+  NDArray a = NDArray::empty({n}, f32), b = NDArray::zeros({n}, f32);
+  float* x = a.data<float>();
+  for (int k = 0; k < n - 8; ++k) x[k] = -87.0f + 175.0f * float(k) / float(n - 9);
+  float specials[8] = {0.0f, -0.0f, 1e-30f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN};
+  for (int k = 0; k < 8; ++k) x[n - 8 + k] = specials[k];
+  m.call("vexp", {a, b});
+  const float* y = b.data<float>();
+  double worst = 0;
+  for (int k = 0; k < n - 8; ++k) worst = std::max(worst, std::fabs(double(y[k]) - std::exp(double(x[k]))) / std::exp(double(x[k])));
+  EXPECT_LT(worst, 4e-7) << "max relative error";
+  EXPECT_EQ(y[n - 8], 1.0f);
+  EXPECT_EQ(y[n - 7], 1.0f);
+  EXPECT_EQ(y[n - 6], 1.0f);
+  EXPECT_TRUE(std::isinf(y[n - 5]) && y[n - 5] > 0);
+  EXPECT_EQ(y[n - 4], 0.0f);
+  EXPECT_TRUE(std::isinf(y[n - 3]));
+  EXPECT_EQ(y[n - 2], 0.0f);
+  EXPECT_TRUE(std::isnan(y[n - 1]));
+}
+
+}  // namespace
+}  // namespace loom
