@@ -1,9 +1,11 @@
 // Accelerator subcommands: build an example program, disassemble a program, run a program on an
 // accelerator backend (the functional simulator by default) and print its counters.
+#include <fstream>
 #include <iostream>
 
 #include "command.h"
 #include "loom/accel/examples.h"
+#include "loom/accel/hw_params.h"
 #include "loom/accel/program.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
@@ -62,5 +64,27 @@ LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (bl
 LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", "loom disasm FILE", disasm);
 LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters",
                       "loom sim FILE [--backend fsim] [--config cfg.json]\n  exits 1 if the program's expected outputs do not match", simulate);
+
+}  // namespace loom::tools
+
+namespace loom::tools {
+
+static int hw_params(const std::vector<std::string>& args) {
+  Options opt(args);
+  accel::AccelConfig cfg = opt.has("config") ? accel::AccelConfig::load(opt.get("config")) : accel::default_config();
+  std::string text = accel::sv_package(cfg);
+  if (!opt.has("out")) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(opt.get("out"));
+  if (!out) LOOM_THROW(Error, "hw-params: cannot write '", opt.get("out"), "'");
+  out << text;
+  std::cout << "wrote " << opt.get("out") << " (SystemVerilog package loom_accel_pkg for config '" << cfg.name << "')\n";
+  return 0;
+}
+
+LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config",
+                      "loom hw-params [--config cfg.json] [--out loom_accel_pkg.sv]", hw_params);
 
 }  // namespace loom::tools

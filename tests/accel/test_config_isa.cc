@@ -219,3 +219,32 @@ TEST(Isa, CheckInstructionAndDisassembly) {
 
 }  // namespace
 }  // namespace loom::accel
+
+#include "loom/accel/hw_params.h"
+
+namespace loom::accel {
+namespace {
+
+// The RTL parameter package is derived from the same config and ISA layout as the C++ side.
+TEST(HwParams, PackageFollowsConfigAndLayout) {
+  for (auto& c : test::test_configs()) {
+    std::string pkg = sv_package(c);
+    EXPECT_NE(pkg.find("package loom_accel_pkg;"), std::string::npos);
+    EXPECT_NE(pkg.find("localparam int BLOCK_IN = " + std::to_string(c.block_in) + ";"), std::string::npos) << c.name;
+    EXPECT_NE(pkg.find("localparam int BATCH = " + std::to_string(c.batch) + ";"), std::string::npos) << c.name;
+    EXPECT_NE(pkg.find("localparam int ACC_IDX_BITS = " + std::to_string(c.acc_index_bits()) + ";"), std::string::npos) << c.name;
+    IsaLayout L(c);
+    for (auto& f : L.fields(Opcode::Gemm)) {
+      std::string name = f.name;
+      for (auto& ch : name) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+      EXPECT_NE(pkg.find("localparam int GEMM_" + name + "_LSB = " + std::to_string(f.offset) + ";"), std::string::npos) << name;
+      EXPECT_NE(pkg.find("localparam int GEMM_" + name + "_W = " + std::to_string(f.width) + ";"), std::string::npos) << name;
+    }
+  }
+  AccelConfig bad = default_config();
+  bad.block_in = 3;
+  EXPECT_THROW(sv_package(bad), ConfigError);
+}
+
+}  // namespace
+}  // namespace loom::accel
