@@ -4,7 +4,9 @@
 // Two Loom kernels: "loom" is the operator library's schedule (ops::schedule_matmul_packed_cpu)
 // lowered by the schedule layer; "hand" is a hand-built blocked loop nest (gemm_kernel below) that
 // exercises the backend independently of the schedule layer. Ratios are for the scheduled kernel.
-//   gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s]
+//   gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s] [--min-ratio R]
+// With --min-ratio the bench fails (exit 3) when Loom is slower than R x the stronger baseline at
+// any thread count: the target is --min-ratio 0.9.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -108,6 +110,7 @@ double max_rel_error(const NDArray& got, const NDArray& want) {
 
 int main(int argc, char** argv) {
   int size = 1024, reps = 10;
+  double min_ratio = 0;
   std::vector<int> thread_counts = {1, 2};
   codegen::LLVMOptions opts;
   for (int i = 1; i < argc; ++i) {
@@ -123,8 +126,9 @@ int main(int argc, char** argv) {
     else if (a == "--reps") reps = std::stoi(next());
     else if (a == "--threads") thread_counts = parse_list(next());
     else if (a == "--dump-asm") opts.dump_asm_path = next();
+    else if (a == "--min-ratio") min_ratio = std::stod(next());
     else {
-      std::fprintf(stderr, "usage: gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s]\n");
+      std::fprintf(stderr, "usage: gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s] [--min-ratio R]\n");
       return 2;
     }
   }
@@ -172,6 +176,7 @@ int main(int argc, char** argv) {
   runtime::CompiledFn hand = hand_mod.get_function("gemm");
   void* raw_args[3] = {A.raw_data(), B.raw_data(), C.raw_data()};
   void* hand_args[3] = {A.raw_data(), B.raw_data(), H.raw_data()};
+  double worst = 1e30;
   std::printf("\n%-8s %10s %10s %10s %10s %14s %14s\n", "threads", "loom GF/s", "hand", "openblas", "onednn", "loom/openblas", "loom/onednn");
   for (int threads : thread_counts) {
     runtime::set_num_threads(threads);
@@ -189,6 +194,11 @@ int main(int argc, char** argv) {
     double g_loom = bench::gflops(flops, t_loom), g_hand = bench::gflops(flops, t_hand), g_blas = bench::gflops(flops, t_blas), g_dnn = bench::gflops(flops, t_dnn);
     std::printf("%-8d %10.1f %10.1f %10.1f %10.1f %14.2f %14.2f\n", threads, g_loom, g_hand, g_blas, g_dnn, g_loom / g_blas, g_loom / g_dnn);
     std::fflush(stdout);
+    worst = std::min(worst, g_loom / std::max(g_blas, g_dnn));
+  }
+  if (min_ratio > 0) {
+    std::printf("worst loom / best baseline: %.2f (required %.2f): %s\n", worst, min_ratio, worst >= min_ratio ? "PASS" : "FAIL");
+    if (worst < min_ratio) return 3;
   }
   return 0;
 }
