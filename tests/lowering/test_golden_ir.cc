@@ -99,3 +99,26 @@ TEST(GoldenIR, DumpListsEveryPass) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// compute_root undoes compute_at / compute_inline: the producer gets its own root loop nest over
+// its whole shape again.
+TEST(GoldenIR, ComputeRootRestoresTheRootNest) {
+  using namespace ir;
+  Tensor A = placeholder({8}, DataType::Float(32), "A");
+  Tensor B = compute({8}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute({8}, [&](Var i) { return B(i) + 1.0f; }, "C");
+  test::Workload w{{A}, {C}};
+  schedule::Schedule plain({C});
+  schedule::Schedule moved({C});
+  moved[B].compute_at(moved[C], moved[C].axis(0));
+  moved[B].compute_inline();
+  moved[B].compute_root();
+  EXPECT_EQ(lower_to(moved, w, "simplify_final"), lower_to(plain, w, "simplify_final"));
+  EXPECT_NE(lower_to(moved, w, "simplify_final").find("allocate B[float32 * 8] in global"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom
