@@ -244,47 +244,34 @@ Emitter::Placement Emitter::scratchpad_of(const AllocateNode* op) const {
   return p;
 }
 
+// An element-wise stage that reads another accumulator buffer at the same indices, and is that
+// buffer's last reader, can compute in place (the ALU updates its destination operand). Returns
+// that source buffer, or null.
+const BufferNode* Emitter::in_place_source(const AllocateNode* op, const Stmt& first) const {
+  auto* alu = first.as<AttrNode>();
+  if (!alu || alu->key != "pragma_alu") return nullptr;
+  Stmt inner = alu->body;
+  while (auto* f = inner.as<ForNode>()) inner = f->body;
+  auto* st = inner.as<StoreNode>();
+  if (!st || st->buffer.get() != op->buffer.get()) return nullptr;
+  const BufferNode* src = nullptr;
+  post_order_visit(st->value, [&](const Expr& x) {
+    if (auto* l = x.as<LoadNode>(); l && !src && structural_equal(l->index, st->index) && sram_.count(l->buffer.get())) src = l->buffer.get();
+  });
+  if (!src || sram_.at(src).mem != MemType::Acc || sram_.at(src).entries != sram_entries(op)) return nullptr;
+  if (auto* q = op->body.as<SeqNode>())
+    for (size_t k = 1; k < q->seq.size(); ++k)
+      if (uses_var(q->seq[k], src->data.get())) return nullptr;  // read again later: not dead
+  return src;
+}
+
 void Emitter::exec_allocate(const AllocateNode* op) {
   auto [mem, slot, entries, depth] = scratchpad_of(op);
-  // An element-wise stage that reads another accumulator buffer with the same layout and is that
-  // buffer's last reader computes in place: the ALU updates its destination operand.
-  const Sram* alias = nullptr;
   const Stmt& first = op->body.as<SeqNode>() ? op->body.as<SeqNode>()->seq[0] : op->body;
-  if (mem == MemType::Acc && first.as<AttrNode>() && first.as<AttrNode>()->key == "pragma_alu") {
-    const BufferNode* src = nullptr;
-    Stmt inner = first.as<AttrNode>()->body;
-    while (auto* f = inner.as<ForNode>()) inner = f->body;
-    if (auto* st = inner.as<StoreNode>(); st && st->buffer.get() == op->buffer.get()) {
-      post_order_visit(st->value, [&](const Expr& x) {
-        if (auto* l = x.as<LoadNode>(); l && !src && structural_equal(l->index, st->index) && sram_.count(l->buffer.get())) src = l->buffer.get();
-      });
-    }
-    bool used_later = false;
-    if (src) {
-      // The source is dead if nothing after the first statement reads it.
-      auto reads = [&](const Stmt& st) {
-        bool found = false;
-        class Finder : public IRVisitor {
-         public:
-          Finder(const BufferNode* b, bool& f) : b_(b), f_(f) {}
-          void visit_load(const LoadNode* l) override {
-            f_ |= l->buffer.get() == b_;
-            IRVisitor::visit_load(l);
-          }
-          const BufferNode* b_;
-          bool& f_;
-        } finder(src, found);
-        finder.visit(st);
-        return found;
-      };
-      if (auto* q = op->body.as<SeqNode>())
-        for (size_t k = 1; k < q->seq.size(); ++k) used_later |= reads(q->seq[k]);
-      if (!used_later && sram_.at(src).entries == entries) alias = &sram_.at(src);
-    }
-  }
+  const BufferNode* src = mem == MemType::Acc ? in_place_source(op, first) : nullptr;
   Sram region{mem, 0, entries};
-  if (alias) {
-    region.base = alias->base;
+  if (src) {
+    region.base = sram_.at(src).base;
   } else {
     if (top_[slot] + entries > depth)
       fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + op->buffer->name + "' (" + std::to_string(entries) +
@@ -293,10 +280,7 @@ void Emitter::exec_allocate(const AllocateNode* op) {
     top_[slot] += entries;
   }
   sram_[op->buffer.get()] = region;
-  if (alias) {
-    const BufferNode* src = nullptr;
-    for (auto& [b, r] : sram_)
-      if (&r == alias) src = b;
+  if (src) {
     exec(first);
     sram_.at(src).dead = true;
     if (auto* q = op->body.as<SeqNode>())

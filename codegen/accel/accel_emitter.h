@@ -57,6 +57,8 @@ class Emitter {
     int64_t depth;
   };
   Placement scratchpad_of(const ir::AllocateNode* op) const;  // which scratchpad, how many entries
+  uint32_t sram_entries(const ir::AllocateNode* op) const { return scratchpad_of(op).entries; }
+  const ir::BufferNode* in_place_source(const ir::AllocateNode* op, const ir::Stmt& first) const;
   void exec_call(const ir::CallNode* call);
   void dma_copy(const ir::CallNode* call);
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);

@@ -29,10 +29,6 @@ void pass_down(const StageNode& s, LowerState& st) {
   }
 }
 
-struct Read {
-  const TensorReadNode* node;
-};
-
 std::vector<const TensorReadNode*> reads_of(const Expr& body, const LowerState& st, const StageNode* producer) {
   std::vector<const TensorReadNode*> out;
   post_order_visit(body, [&](const Expr& e) {
