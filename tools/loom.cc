@@ -65,12 +65,16 @@ LOOM_REGISTER_COMMAND("help", "show commands, or one command's usage", "loom hel
 
 namespace loom::sim {
 void register_functional_sim();
+void register_rtl_sim();
 }
 
 int main(int argc, char** argv) {
   using namespace loom::tools;
   // Accelerator backends register by name; referencing them here also keeps their libraries linked.
   loom::sim::register_functional_sim();
+#ifdef LOOM_HAVE_RTL
+  loom::sim::register_rtl_sim();
+#endif
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string name = args.empty() ? "help" : args[0];
   if (!args.empty()) args.erase(args.begin());

@@ -25,6 +25,9 @@ bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 int AccelConfig::inp_index_bits() const { return bits_for(inp_depth()); }
 int AccelConfig::wgt_index_bits() const { return bits_for(wgt_depth()); }
+int AccelConfig::dram_bus_bytes() const {
+  return std::min({16, inp_block_bytes(), wgt_block_bytes(), acc_block_bytes(), out_block_bytes()});
+}
 int AccelConfig::acc_index_bits() const { return bits_for(acc_depth()); }
 int AccelConfig::out_index_bits() const { return bits_for(out_depth()); }
 int AccelConfig::uop_index_bits() const { return bits_for(uop_depth()); }

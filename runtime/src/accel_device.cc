@@ -6,6 +6,27 @@
 
 namespace loom {
 
+const char* to_string(AccelFault f) {
+  switch (f) {
+    case AccelFault::None: return "no fault";
+    case AccelFault::IllegalOpcode: return "illegal opcode";
+    case AccelFault::IllegalMemType: return "illegal memory type for this opcode";
+    case AccelFault::IllegalAluOp: return "illegal ALU opcode";
+    case AccelFault::ReservedBits: return "reserved instruction bits are set";
+    case AccelFault::IllegalDeps: return "dependency flag the module cannot use";
+    case AccelFault::BadDmaShape: return "malformed DMA shape (stride smaller than the row, or padding where none is allowed)";
+    case AccelFault::SramOverflow: return "scratchpad buffer overflow";
+    case AccelFault::BadUopRange: return "bad micro-op range, zero loop extent or shift amount";
+    case AccelFault::IndexOutOfRange: return "micro-op scratchpad index out of range";
+    case AccelFault::DmaFault: return "DMA outside allocated device memory";
+    case AccelFault::FetchFault: return "instruction fetch outside allocated device memory";
+    case AccelFault::Deadlock: return "dependency deadlock";
+    case AccelFault::NoFinish: return "the stream has no FINISH instruction";
+    case AccelFault::Count: break;
+  }
+  return "?";
+}
+
 const char* to_string(AccelCounter c) {
   switch (c) {
     case AccelCounter::LoadInsns: return "load_insns";
@@ -21,6 +42,13 @@ const char* to_string(AccelCounter c) {
     case AccelCounter::DmaStoreBytes: return "dma_store_bytes";
     case AccelCounter::GemmMacs: return "gemm_macs";
     case AccelCounter::AluOps: return "alu_ops";
+    case AccelCounter::LoadBusyCycles: return "load_busy_cycles";
+    case AccelCounter::LoadStallCycles: return "load_stall_cycles";
+    case AccelCounter::ComputeBusyCycles: return "compute_busy_cycles";
+    case AccelCounter::ComputeStallCycles: return "compute_stall_cycles";
+    case AccelCounter::StoreBusyCycles: return "store_busy_cycles";
+    case AccelCounter::StoreStallCycles: return "store_stall_cycles";
+    case AccelCounter::GemmCycles: return "gemm_cycles";
     case AccelCounter::Count: break;
   }
   return "?";

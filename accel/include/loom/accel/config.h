@@ -40,6 +40,9 @@ struct AccelConfig {
   int uop_src_bits() const;
   int uop_wgt_bits() const { return wgt_index_bits(); }
   int uop_bits() const { return uop_dst_bits() + uop_src_bits() + uop_wgt_bits(); }
+  // Width of the hardware's AXI data bus in bytes: 16, or the smallest data entry when that is
+  // narrower, so every inp/wgt/acc/out entry is a whole number of bus beats.
+  int dram_bus_bytes() const;
 
   // Throws loom::ConfigError naming the field when the config is not realizable (non-power-of-two
   // blocks, buffers too small for one entry, fields that no longer fit the instruction word or

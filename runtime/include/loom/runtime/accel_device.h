@@ -5,7 +5,8 @@
 //
 // Register map (byte offsets; see docs/accel.md):
 //   0x00 CONTROL      write 1 to bit 0 (START) to run INSN_COUNT instructions from INSN_ADDR
-//   0x04 STATUS       bit 0 DONE, bit 1 ERROR (read-only; cleared by START)
+//   0x04 STATUS       bit 0 DONE, bit 1 ERROR, bits 8..15 the fault cause (AccelFault; 0 where a
+//                     backend reports only a message) (read-only; cleared by START)
 //   0x08 INSN_ADDR_LO 0x0c INSN_ADDR_HI   physical address of the first instruction
 //   0x10 INSN_COUNT
 //   0x14 CYCLES_LO    0x18 CYCLES_HI       cycles of the last run (0 for untimed backends)
@@ -25,18 +26,30 @@ namespace loom {
 namespace reg {
 inline constexpr uint32_t kControl = 0x00, kStatus = 0x04, kInsnAddrLo = 0x08, kInsnAddrHi = 0x0c, kInsnCount = 0x10,
                           kCyclesLo = 0x14, kCyclesHi = 0x18, kErrorIndex = 0x1c, kCounterBase = 0x20;
-inline constexpr uint32_t kStart = 1, kDone = 1, kError = 2;
+inline constexpr uint32_t kStart = 1, kDone = 1, kError = 2, kFaultShift = 8, kFaultMask = 0xff;
 }  // namespace reg
+
+// Why a run stopped with ERROR (STATUS bits 8..15), for backends that detect faults in hardware.
+enum class AccelFault : uint32_t {
+  None, IllegalOpcode, IllegalMemType, IllegalAluOp, ReservedBits, IllegalDeps, BadDmaShape, SramOverflow,
+  BadUopRange, IndexOutOfRange, DmaFault, FetchFault, Deadlock, NoFinish, Count
+};
+const char* to_string(AccelFault f);  // e.g. "dependency deadlock"
 
 // Performance counters of the last run, in register order. Instruction counts per kind (LOAD of
 // inputs/weights on the load module, LOAD of micro-ops and of accumulators on the compute module),
 // DMA bytes moved per scratchpad (data rows only: padding is not transferred), GEMM multiply-
-// accumulates and ALU element operations.
+// accumulates and ALU element operations. Timed backends add, per module, the cycles it spent
+// executing an instruction (busy, including waits for memory) and waiting for a dependency token
+// (stall), and the cycles the GEMM core issued a multiply-accumulate step; untimed ones report 0.
 enum class AccelCounter : uint32_t {
   LoadInsns, UopLoadInsns, AccLoadInsns, StoreInsns, GemmInsns, AluInsns,
   DmaLoadBytesInp, DmaLoadBytesWgt, DmaLoadBytesAcc, DmaLoadBytesUop, DmaStoreBytes,
-  GemmMacs, AluOps, Count
+  GemmMacs, AluOps,
+  LoadBusyCycles, LoadStallCycles, ComputeBusyCycles, ComputeStallCycles, StoreBusyCycles, StoreStallCycles, GemmCycles,
+  Count
 };
+inline constexpr AccelCounter kFirstTimingCounter = AccelCounter::LoadBusyCycles;
 const char* to_string(AccelCounter c);  // e.g. "dma_load_bytes_inp"
 inline constexpr uint32_t counter_reg(AccelCounter c) { return reg::kCounterBase + 8 * uint32_t(c); }  // low word; +4 high
 inline constexpr uint32_t kAccelRegsEnd = counter_reg(AccelCounter::Count);  // one past the last register

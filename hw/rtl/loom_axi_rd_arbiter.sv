@@ -1,0 +1,62 @@
+// Shares the AXI4 read channels among N requesters: round-robin on AR (a granted request stays
+// selected until accepted, as AXI requires), the requester's index as ARID, and R beats routed
+// back by RID (data, response and last are broadcast by the parent). Each requester may have several bursts outstanding; beats of one ID arrive in order.
+module loom_axi_rd_arbiter #(
+    parameter int N = 2,
+    localparam int IdW = $clog2(N)
+) (
+    input  logic clk,
+    input  logic rst_n,
+    // requesters (packed side by side)
+    input  logic [N-1:0]      s_arvalid,
+    output logic [N-1:0]      s_arready,
+    input  logic [N*64-1:0]   s_araddr,
+    input  logic [N*8-1:0]    s_arlen,
+    output logic [N-1:0]      s_rvalid,
+    input  logic [N-1:0]      s_rready,
+    // memory
+    output logic              m_arvalid,
+    input  logic              m_arready,
+    output logic [63:0]       m_araddr,
+    output logic [7:0]        m_arlen,
+    output logic [IdW-1:0]    m_arid,
+    input  logic              m_rvalid,
+    output logic              m_rready,
+    input  logic [IdW-1:0]    m_rid
+);
+  logic [IdW-1:0] last, pick, held_id;
+  logic held;  // an AR is shown to memory and not yet accepted: keep it stable
+
+  always_comb begin
+    pick = last;
+    for (int k = N; k >= 1; k--) begin
+      // the first valid requester after `last`, cyclically
+      if (s_arvalid[(32'(last) + k) % N]) pick = IdW'((32'(last) + k) % N);
+    end
+  end
+
+  wire [IdW-1:0] sel = held ? held_id : pick;
+  assign m_arvalid = s_arvalid[sel];
+  assign m_araddr = s_araddr[32'(sel)*64+:64];
+  assign m_arlen = s_arlen[32'(sel)*8+:8];
+  assign m_arid = sel;
+  always_comb begin
+    s_arready = '0;
+    s_arready[sel] = m_arready;
+    s_rvalid = '0;
+    s_rvalid[m_rid] = m_rvalid;
+  end
+  assign m_rready = s_rready[m_rid];
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      last <= '0;
+      held <= 1'b0;
+      held_id <= '0;
+    end else begin
+      held <= m_arvalid && !m_arready;
+      held_id <= sel;
+      if (m_arvalid && m_arready) last <= sel;
+    end
+  end
+endmodule

@@ -1,0 +1,59 @@
+// Cycle-accurate simulation of the accelerator RTL (hw/rtl, Verilated), as an AccelDevice
+// backend ("rtl"). The Verilator model of `loom_accel` is driven through its real ports: the
+// host's register accesses are AXI4-Lite transactions, and device memory is a DRAM model on the
+// AXI4 master port with a configurable latency and bandwidth. The RTL is elaborated per config,
+// so only configs whose model was built (LOOM_RTL_CONFIGS at configure time) can be simulated.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/accel/config.h"
+#include "loom/runtime/accel_device.h"
+
+namespace loom::sim {
+
+struct RtlSimOptions {
+  uint32_t dram_latency = 32;          // cycles from a read request to its first beat, and from a write burst's last beat to its response
+  double dram_bytes_per_cycle = 16;    // sustained bandwidth, reads and writes together
+  uint64_t cycle_limit = 4'000'000'000;  // a run without FINISH after this many cycles fails
+  std::string fst_path;                // waveform file (FST); empty: no waveform
+  uint64_t fst_begin = 0, fst_end = UINT64_MAX;  // cycle window dumped (counted from the device's creation)
+
+  // Parses {"dram_latency": 32, "dram_bytes_per_cycle": 16, "cycle_limit": N, "fst": "path",
+  // "fst_begin": 0, "fst_end": 1000}; unknown keys are a ConfigError naming them.
+  static RtlSimOptions from_json(const std::string& json_text);
+};
+
+class RtlSim : public AccelDevice {
+ public:
+  RtlSim(accel::AccelConfig config, RtlSimOptions options = {}, uint64_t dram_bytes = uint64_t{256} << 20);
+  ~RtlSim() override;
+  std::string name() const override { return "rtl"; }
+
+  uint64_t alloc(uint64_t bytes, uint64_t alignment = 64) override;
+  void alloc_at(uint64_t addr, uint64_t bytes) override;
+  void free(uint64_t addr) override;
+  void write(uint64_t addr, const void* src, uint64_t bytes) override;
+  void read(uint64_t addr, void* dst, uint64_t bytes) override;
+  void write_reg(uint32_t offset, uint32_t value) override;
+  uint32_t read_reg(uint32_t offset) override;
+  std::string error_message() const override;
+
+  const accel::AccelConfig& config() const;
+  uint64_t simulated_cycles() const;  // since creation (all runs and register accesses)
+  static constexpr uint64_t kDramBase = 0x10000000;
+  // Names of the configs whose RTL model is built into this binary.
+  static std::vector<std::string> available_configs();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Registers the "rtl" backend with make_accel_device. Its config JSON may carry an "rtl" object
+// with RtlSimOptions; the rest is the accelerator config.
+void register_rtl_sim();
+
+}  // namespace loom::sim

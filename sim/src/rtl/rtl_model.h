@@ -1,0 +1,55 @@
+// The port-level view of one Verilated accelerator model, independent of the config it was
+// elaborated for (each config's model has its own generated C++ class).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "loom/accel/config.h"
+
+namespace loom::sim::rtl {
+
+constexpr int kMaxBusBytes = 16;
+
+struct Inputs {
+  bool rst_n = false;
+  // AXI4-Lite from the host
+  bool awvalid = false, wvalid = false, bready = false, arvalid = false, rready = false;
+  uint32_t awaddr = 0, wdata = 0, araddr = 0;
+  // AXI4 responses from DRAM
+  bool m_arready = false, m_rvalid = false, m_rlast = false, m_awready = false, m_wready = false, m_bvalid = false;
+  uint32_t m_rresp = 0, m_rid = 0, m_bresp = 0;
+  std::array<uint8_t, kMaxBusBytes> m_rdata{};
+};
+
+struct Outputs {
+  bool irq = false;
+  bool awready = false, wready = false, bvalid = false, arready = false, rvalid = false;
+  uint32_t bresp = 0, rdata = 0, rresp = 0;
+  bool m_arvalid = false, m_rready = false, m_awvalid = false, m_wvalid = false, m_wlast = false, m_bready = false;
+  uint64_t m_araddr = 0, m_awaddr = 0;
+  uint32_t m_arlen = 0, m_arid = 0, m_awlen = 0;
+  std::array<uint8_t, kMaxBusBytes> m_wdata{};
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Applies the inputs with the clock low and settles the combinational outputs.
+  virtual void eval_low(const Inputs& in, Outputs& out) = 0;
+  // Rising clock edge (the registers take their next values), then the clock goes low again.
+  virtual void posedge() = 0;
+  virtual void open_trace(const std::string& path) = 0;
+  virtual void dump(uint64_t time) = 0;  // records the signals at `time` (in half cycles)
+  virtual void close_trace() = 0;
+};
+
+using ModelFactory = std::unique_ptr<Model> (*)();
+// Called by each generated model's translation unit (static initialization).
+bool register_model(const std::string& config_json, ModelFactory factory);
+// The model built for `config` (compared without its name), or nullptr.
+std::unique_ptr<Model> make_model(const accel::AccelConfig& config);
+std::vector<std::string> model_config_names();
+
+}  // namespace loom::sim::rtl

@@ -1,0 +1,127 @@
+// Adapter from a Verilated `loom_accel` class (one per config) to rtl::Model. Included only by
+// the generated per-config translation units (rtl_model.cc.in).
+#pragma once
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "rtl_model.h"
+
+namespace loom::sim::rtl {
+
+// Copies between byte arrays and Verilator signals of any width (CData/SData/IData/QData or
+// VlWide words), little-endian.
+template <typename Sig>
+void load_bytes(Sig& sig, const std::array<uint8_t, kMaxBusBytes>& bytes) {
+  if constexpr (std::is_integral_v<Sig>) {
+    Sig v = 0;
+    std::memcpy(&v, bytes.data(), sizeof(Sig));
+    sig = v;
+  } else {
+    std::memcpy(sig.data(), bytes.data(), sizeof(sig.m_storage));
+  }
+}
+template <typename Sig>
+void store_bytes(const Sig& sig, std::array<uint8_t, kMaxBusBytes>& bytes) {
+  if constexpr (std::is_integral_v<Sig>) {
+    std::memcpy(bytes.data(), &sig, sizeof(Sig));
+  } else {
+    std::memcpy(bytes.data(), sig.data(), sizeof(sig.m_storage));
+  }
+}
+
+template <typename V>
+class ModelImpl final : public Model {
+ public:
+  ModelImpl() : ctx_(new VerilatedContext), top_(new V(ctx_.get(), "loom_accel")) {
+    ctx_->traceEverOn(true);
+    top_->clk = 0;
+  }
+  ~ModelImpl() override {
+    close_trace();
+    top_->final();
+  }
+
+  void eval_low(const Inputs& in, Outputs& out) override {
+    V& t = *top_;
+    t.rst_n = in.rst_n;
+    t.s_axil_awvalid = in.awvalid;
+    t.s_axil_awaddr = in.awaddr;
+    t.s_axil_wvalid = in.wvalid;
+    t.s_axil_wdata = in.wdata;
+    t.s_axil_wstrb = 0xf;
+    t.s_axil_bready = in.bready;
+    t.s_axil_arvalid = in.arvalid;
+    t.s_axil_araddr = in.araddr;
+    t.s_axil_rready = in.rready;
+    t.m_axi_arready = in.m_arready;
+    t.m_axi_rvalid = in.m_rvalid;
+    load_bytes(t.m_axi_rdata, in.m_rdata);
+    t.m_axi_rresp = in.m_rresp;
+    t.m_axi_rlast = in.m_rlast;
+    t.m_axi_rid = in.m_rid;
+    t.m_axi_awready = in.m_awready;
+    t.m_axi_wready = in.m_wready;
+    t.m_axi_bvalid = in.m_bvalid;
+    t.m_axi_bresp = in.m_bresp;
+    t.m_axi_bid = 0;
+    t.eval();
+    out.irq = t.irq;
+    out.awready = t.s_axil_awready;
+    out.wready = t.s_axil_wready;
+    out.bvalid = t.s_axil_bvalid;
+    out.bresp = t.s_axil_bresp;
+    out.arready = t.s_axil_arready;
+    out.rvalid = t.s_axil_rvalid;
+    out.rdata = t.s_axil_rdata;
+    out.rresp = t.s_axil_rresp;
+    out.m_arvalid = t.m_axi_arvalid;
+    out.m_araddr = t.m_axi_araddr;
+    out.m_arlen = t.m_axi_arlen;
+    out.m_arid = t.m_axi_arid;
+    out.m_rready = t.m_axi_rready;
+    out.m_awvalid = t.m_axi_awvalid;
+    out.m_awaddr = t.m_axi_awaddr;
+    out.m_awlen = t.m_axi_awlen;
+    out.m_wvalid = t.m_axi_wvalid;
+    store_bytes(t.m_axi_wdata, out.m_wdata);
+    out.m_wlast = t.m_axi_wlast;
+    out.m_bready = t.m_axi_bready;
+  }
+
+  void posedge() override {
+    top_->clk = 1;
+    top_->eval();
+    if (tracing_) trace_->dump(trace_time_ + 1);  // this cycle was dumped: dump its high phase too
+    tracing_ = false;
+    top_->clk = 0;
+  }
+
+  void open_trace(const std::string& path) override {
+    if (trace_) return;
+    trace_ = std::make_unique<VerilatedFstC>();
+    top_->trace(trace_.get(), 99);
+    trace_->open(path.c_str());
+  }
+  void dump(uint64_t time) override {  // after eval_low, before posedge
+    tracing_ = trace_ != nullptr;
+    trace_time_ = time;
+    if (tracing_) trace_->dump(time);
+  }
+  void close_trace() override {
+    if (trace_) trace_->close();
+    trace_.reset();
+    tracing_ = false;
+  }
+
+ private:
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<V> top_;
+  std::unique_ptr<VerilatedFstC> trace_;
+  bool tracing_ = false;
+  uint64_t trace_time_ = 0;
+};
+
+}  // namespace loom::sim::rtl

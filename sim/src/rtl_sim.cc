@@ -1,0 +1,343 @@
+#include "loom/sim/rtl_sim.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "loom/accel/isa.h"
+#include "loom/runtime/error.h"
+#include "rtl/dram_model.h"
+#include "rtl/rtl_model.h"
+
+namespace loom::sim {
+
+using namespace loom::accel;
+
+// ---------------------------------------------------------------- model registry
+
+namespace rtl {
+namespace {
+
+std::string key(AccelConfig c) {
+  c.name.clear();  // a config is identified by its sizes, not its name
+  return c.to_json();
+}
+struct Entry {
+  std::string name;
+  ModelFactory factory;
+};
+std::map<std::string, Entry>& registry() {
+  static std::map<std::string, Entry> r;
+  return r;
+}
+
+}  // namespace
+
+bool register_model(const std::string& config_json, ModelFactory factory) {
+  AccelConfig c = AccelConfig::from_json(config_json, "<built-in RTL model>");
+  registry()[key(c)] = {c.name, factory};
+  return true;
+}
+
+std::unique_ptr<Model> make_model(const AccelConfig& config) {
+  auto it = registry().find(key(config));
+  return it == registry().end() ? nullptr : it->second.factory();
+}
+
+std::vector<std::string> model_config_names() {
+  std::vector<std::string> names;
+  for (auto& [k, e] : registry()) names.push_back(e.name);
+  return names;
+}
+
+}  // namespace rtl
+
+// ---------------------------------------------------------------- options
+
+RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
+  RtlSimOptions o;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    LOOM_THROW(ConfigError, "RTL simulator options: ", e.what());
+  }
+  for (auto& [k, v] : j.items()) {
+    if (k == "dram_latency") o.dram_latency = v.get<uint32_t>();
+    else if (k == "dram_bytes_per_cycle") o.dram_bytes_per_cycle = v.get<double>();
+    else if (k == "cycle_limit") o.cycle_limit = v.get<uint64_t>();
+    else if (k == "fst") o.fst_path = v.get<std::string>();
+    else if (k == "fst_begin") o.fst_begin = v.get<uint64_t>();
+    else if (k == "fst_end") o.fst_end = v.get<uint64_t>();
+    else LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
+  }
+  if (o.dram_bytes_per_cycle <= 0) LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
+  return o;
+}
+
+// ---------------------------------------------------------------- the device
+
+struct RtlSim::Impl {
+  AccelConfig config;
+  RtlSimOptions opt;
+  std::unique_ptr<rtl::Model> model;
+  rtl::DramModel dram;
+  rtl::Inputs in;
+  rtl::Outputs out;
+  uint64_t cycle = 0;      // since creation
+  bool running = false;    // a START was accepted and the run has not ended
+  uint64_t run_start = 0;
+  uint32_t insn_count = 0;
+  uint64_t insn_addr = 0;
+  // Registers of the last finished run, captured when it ended (the accelerator is reset after a
+  // fault so that no transaction stays in flight).
+  std::map<uint32_t, uint32_t> snapshot;
+  std::string error;
+
+  Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes)
+      : config(std::move(c)),
+        opt(std::move(o)),
+        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle) {
+    config.validate();
+    model = rtl::make_model(config);
+    if (!model) {
+      std::string names;
+      for (auto& n : rtl::model_config_names()) names += (names.empty() ? "" : ", ") + n;
+      LOOM_THROW(DeviceError, "rtl: no RTL model was built for accelerator config '", config.name, "' (built: ", names,
+                 "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
+    }
+    if (!opt.fst_path.empty()) model->open_trace(opt.fst_path);
+    reset();
+  }
+
+  // One clock cycle: DRAM drives its responses, the RTL settles, handshakes are taken, clock edge.
+  void step() {
+    dram.drive(in);
+    model->eval_low(in, out);
+    if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
+    dram.update(in, out);
+    model->posedge();
+    ++cycle;
+  }
+
+  void reset() {
+    in = rtl::Inputs{};
+    in.rst_n = false;
+    step();
+    step();
+    dram.clear();
+    in.rst_n = true;
+    step();
+  }
+
+  // AXI4-Lite transactions; `resp` is the slave's response code.
+  uint32_t axil_read(uint32_t offset, uint32_t& resp) {
+    in.arvalid = true;
+    in.araddr = offset;
+    for (;;) {
+      dram.drive(in);
+      model->eval_low(in, out);
+      bool accepted = out.arready;
+      finish_step();
+      if (accepted) break;
+    }
+    in.arvalid = false;
+    in.rready = true;
+    for (;;) {
+      dram.drive(in);
+      model->eval_low(in, out);
+      bool got = out.rvalid;
+      uint32_t data = out.rdata;
+      resp = out.rresp;
+      finish_step();
+      if (got) {
+        in.rready = false;
+        return data;
+      }
+    }
+  }
+  void axil_write(uint32_t offset, uint32_t value, uint32_t& resp) {
+    in.awvalid = in.wvalid = true;
+    in.awaddr = offset;
+    in.wdata = value;
+    for (;;) {
+      dram.drive(in);
+      model->eval_low(in, out);
+      bool accepted = out.awready && out.wready;
+      finish_step();
+      if (accepted) break;
+    }
+    in.awvalid = in.wvalid = false;
+    in.bready = true;
+    for (;;) {
+      dram.drive(in);
+      model->eval_low(in, out);
+      bool got = out.bvalid;
+      resp = out.bresp;
+      finish_step();
+      if (got) {
+        in.bready = false;
+        return;
+      }
+    }
+  }
+  // The rest of step() after the caller looked at the settled outputs.
+  void finish_step() {
+    if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
+    dram.update(in, out);
+    model->posedge();
+    ++cycle;
+  }
+
+  uint32_t reg_read(uint32_t offset) {
+    uint32_t resp;
+    uint32_t v = axil_read(offset, resp);
+    if (resp != 0) LOOM_THROW(DeviceError, "rtl: register read at offset 0x", std::hex, offset, " answered SLVERR");
+    return v;
+  }
+
+  // Runs until the accelerator raises its interrupt or `max_cycles` pass.
+  void advance(uint64_t max_cycles) {
+    for (uint64_t k = 0; k < max_cycles; ++k) {
+      step();
+      if (out.irq) break;
+    }
+  }
+
+  // The run ended (interrupt or cycle limit): capture its registers and explain a failure.
+  void end_run(bool cycle_limit_hit) {
+    running = false;
+    snapshot.clear();
+    for (uint32_t off = reg::kStatus; off < kAccelRegsEnd; off += 4) snapshot[off] = reg_read(off);
+    uint32_t status = snapshot[reg::kStatus];
+    if (cycle_limit_hit) {
+      std::ostringstream m;
+      m << "no FINISH after " << opt.cycle_limit << " cycles (" << insn_count << " instructions at 0x" << std::hex << insn_addr
+        << "; raise the limit with the \"cycle_limit\" option if the stream is legitimately this long)";
+      error = m.str();
+      snapshot[reg::kStatus] = reg::kError;
+      snapshot[reg::kErrorIndex] = insn_count;
+      snapshot[reg::kCyclesLo] = uint32_t(opt.cycle_limit);
+      snapshot[reg::kCyclesHi] = uint32_t(opt.cycle_limit >> 32);
+      reset();
+      return;
+    }
+    if (status & reg::kError) {
+      auto fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
+      uint32_t index = snapshot[reg::kErrorIndex];
+      error = describe(index, fault);
+      reset();  // drop bursts still in flight
+    }
+  }
+
+  std::string describe(uint32_t index, AccelFault fault) {
+    std::ostringstream m;
+    m << "instruction " << index;
+    if (index < insn_count && dram.allocator().contains(insn_addr + 16ull * index, 16)) {
+      InsnWord w;
+      std::memcpy(w.data(), dram.host_ptr(insn_addr + 16ull * index), 16);
+      try {
+        m << " (" << disassemble(decode(w, IsaLayout(config), index)) << ")";
+      } catch (const IsaError&) {
+        m << " (undecodable)";
+      }
+    }
+    m << ": " << to_string(fault);
+    return m.str();
+  }
+};
+
+RtlSim::RtlSim(AccelConfig config, RtlSimOptions options, uint64_t dram_bytes)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(options), dram_bytes)) {}
+RtlSim::~RtlSim() = default;
+
+const AccelConfig& RtlSim::config() const { return impl_->config; }
+uint64_t RtlSim::simulated_cycles() const { return impl_->cycle; }
+std::string RtlSim::error_message() const { return impl_->error; }
+std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
+
+// Allocations cover whole bus beats: the DMA reads full beats even for narrower entries (micro-ops).
+uint64_t RtlSim::alloc(uint64_t bytes, uint64_t alignment) {
+  const uint64_t bus = impl_->config.dram_bus_bytes();
+  bytes = (bytes + bus - 1) / bus * bus;
+  uint64_t a = impl_->dram.allocator().alloc(bytes, std::max(alignment, bus), name());
+  std::memset(impl_->dram.host_ptr(a), 0, bytes);  // reproducible runs, like the functional simulator
+  return a;
+}
+void RtlSim::alloc_at(uint64_t addr, uint64_t bytes) {
+  const uint64_t bus = impl_->config.dram_bus_bytes();
+  uint64_t end = (addr + bytes + bus - 1) / bus * bus;
+  addr = addr / bus * bus;
+  impl_->dram.allocator().alloc_at(addr, end - addr, name());
+  std::memset(impl_->dram.host_ptr(addr), 0, end - addr);
+}
+void RtlSim::free(uint64_t addr) { impl_->dram.allocator().free(addr, name()); }
+
+void RtlSim::write(uint64_t addr, const void* src, uint64_t bytes) {
+  if (!impl_->dram.allocator().contains(addr, bytes))
+    LOOM_THROW(DeviceError, name(), ": write of ", bytes, " bytes at 0x", std::hex, addr, " is outside allocated device memory");
+  std::memcpy(impl_->dram.host_ptr(addr), src, bytes);
+}
+void RtlSim::read(uint64_t addr, void* dst, uint64_t bytes) {
+  if (!impl_->dram.allocator().contains(addr, bytes))
+    LOOM_THROW(DeviceError, name(), ": read of ", bytes, " bytes at 0x", std::hex, addr, " is outside allocated device memory");
+  std::memcpy(dst, impl_->dram.host_ptr(addr), bytes);
+}
+
+void RtlSim::write_reg(uint32_t offset, uint32_t value) {
+  Impl& d = *impl_;
+  if (offset % 4 || offset >= kAccelRegsEnd) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset == reg::kStatus || offset >= reg::kCyclesLo) LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
+  const bool start = offset == reg::kControl && (value & reg::kStart);
+  if (start && d.running) LOOM_THROW(DeviceError, name(), ": START while a run is in progress");
+  if (offset == reg::kInsnCount) d.insn_count = value;
+  if (offset == reg::kInsnAddrLo) d.insn_addr = (d.insn_addr & ~0xffffffffull) | value;
+  if (offset == reg::kInsnAddrHi) d.insn_addr = (d.insn_addr & 0xffffffffull) | uint64_t(value) << 32;
+  uint32_t resp;
+  d.axil_write(offset, value, resp);
+  if (resp != 0) LOOM_THROW(DeviceError, name(), ": register write at offset 0x", std::hex, offset, " answered SLVERR");
+  if (start) {
+    d.snapshot.clear();
+    d.error.clear();
+    d.running = true;
+    d.run_start = d.cycle;
+  }
+}
+
+uint32_t RtlSim::read_reg(uint32_t offset) {
+  Impl& d = *impl_;
+  if (offset % 4 || offset >= kAccelRegsEnd) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (d.running && offset == reg::kStatus) {
+    // Simulated time passes while the host polls: run a slice, or to the end of the run.
+    uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle - d.run_start);
+    d.advance(std::min<uint64_t>(left, 1u << 20));
+    if (d.out.irq) d.end_run(false);
+    else if (d.cycle - d.run_start >= d.opt.cycle_limit) d.end_run(true);
+  }
+  if (!d.running) {
+    auto it = d.snapshot.find(offset);
+    if (it != d.snapshot.end()) return it->second;
+  }
+  return d.reg_read(offset);
+}
+
+void register_rtl_sim() {
+  register_accel_backend("rtl", [](const std::string& json) {
+    if (json.empty()) return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(default_config()));
+    nlohmann::json j = nlohmann::json::parse(json);
+    RtlSimOptions opt;
+    if (j.contains("rtl")) {
+      opt = RtlSimOptions::from_json(j["rtl"].dump());
+      j.erase("rtl");
+    }
+    return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(AccelConfig::from_json(j.dump()), opt));
+  });
+}
+
+namespace {
+const bool registered = (register_rtl_sim(), true);
+}
+
+}  // namespace loom::sim
