@@ -105,6 +105,7 @@ std::string sv_package(const AccelConfig& c) {
                            std::pair{"ERROR_INDEX", reg::kErrorIndex}, std::pair{"COUNTER_BASE", reg::kCounterBase}})
     param(std::string("REG_") + name, off);
   param("REG_FAULT_SHIFT", reg::kFaultShift);
+  param("REG_WAIT_BASE", kWaitRegBase);
   os << "  // Performance counters (index k lives at REG_COUNTER_BASE + 8 k)\n";
   for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) param("CNT_" + upper(to_string(AccelCounter(k))), k);
   param("NUM_COUNTERS", int(AccelCounter::Count));

@@ -77,7 +77,8 @@ module loom_accel #(
       .arvalid(s_axil_arvalid), .arready(s_axil_arready), .araddr(s_axil_araddr), .rvalid(s_axil_rvalid),
       .rready(s_axil_rready), .rdata(s_axil_rdata), .rresp(s_axil_rresp),
       .start, .insn_addr, .insn_count, .running,
-      .status({16'd0, fault_cause, 6'd0, error_flag, done_flag}), .cycles, .error_index, .counters(counters_flat));
+      .status({16'd0, fault_cause, 6'd0, error_flag, done_flag}), .cycles, .error_index, .counters(counters_flat),
+      .wait_state({st_stalled, st_wait[30:0], cp_stalled, cp_wait[30:0], ld_stalled, ld_wait[30:0]}));
   assign irq = done_flag || error_flag;
   wire halt = error_flag || !running;
 
@@ -264,5 +265,5 @@ module loom_accel #(
       end
     end
   end
-  wire unused_ok = &{1'b0, s_axil_wstrb, m_axi_bid, finish_done};
+  wire unused_ok = &{1'b0, s_axil_wstrb, m_axi_bid, finish_done, ld_wait[31], cp_wait[31], st_wait[31]};
 endmodule

@@ -1,6 +1,6 @@
 // AXI4-Lite control registers (offsets from the generated package; the map is documented in
 // docs/accel.md): CONTROL (START), STATUS, INSN_ADDR, INSN_COUNT, CYCLES, ERROR_INDEX and the
-// 64-bit performance counters. Writes to read-only or unknown offsets answer SLVERR, as does
+// 64-bit performance counters, then the per-module wait registers. Writes to read-only or unknown offsets answer SLVERR, as does
 // START while a run is in progress.
 module loom_ctrl #(
     localparam int NumCounters = loom_accel_pkg::NUM_COUNTERS
@@ -32,7 +32,8 @@ module loom_ctrl #(
     input  logic [31:0] status,
     input  logic [63:0] cycles,
     input  logic [31:0] error_index,
-    input  logic [NumCounters*64-1:0] counters
+    input  logic [NumCounters*64-1:0] counters,
+    input  logic [3*32-1:0] wait_state  // load, compute, store: {waiting, index[30:0]}
 );
   localparam int CounterEnd = loom_accel_pkg::REG_COUNTER_BASE + 8 * NumCounters;
 
@@ -85,6 +86,8 @@ module loom_ctrl #(
       default:
       if (32'(araddr) >= loom_accel_pkg::REG_COUNTER_BASE && 32'(araddr) < CounterEnd && araddr[1:0] == 2'b00)
         value = counters[(32'(araddr) - loom_accel_pkg::REG_COUNTER_BASE) * 8+:32];
+      else if (32'(araddr) >= loom_accel_pkg::REG_WAIT_BASE && 32'(araddr) < loom_accel_pkg::REG_WAIT_BASE + 12 && araddr[1:0] == 2'b00)
+        value = wait_state[(32'(araddr) - loom_accel_pkg::REG_WAIT_BASE) * 8+:32];
       else known = 1'b0;
     endcase
   end

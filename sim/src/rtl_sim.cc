@@ -210,7 +210,7 @@ struct RtlSim::Impl {
   void end_run(bool cycle_limit_hit) {
     running = false;
     snapshot.clear();
-    for (uint32_t off = reg::kStatus; off < kAccelRegsEnd; off += 4) snapshot[off] = reg_read(off);
+    for (uint32_t off = reg::kStatus; off < kWaitRegsEnd; off += 4) snapshot[off] = reg_read(off);
     uint32_t status = snapshot[reg::kStatus];
     if (cycle_limit_hit) {
       std::ostringstream m;
@@ -228,6 +228,12 @@ struct RtlSim::Impl {
       auto fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
       uint32_t index = snapshot[reg::kErrorIndex];
       error = describe(index, fault);
+      if (fault == AccelFault::Deadlock) {
+        for (uint32_t m = 0; m < 3; ++m) {
+          uint32_t w = snapshot[kWaitRegBase + 4 * m];
+          if (w >> 31) error += "; " + std::string(to_string(Module(m))) + " module waits at " + describe(w & 0x7fffffff, AccelFault::None);
+        }
+      }
       reset();  // drop bursts still in flight
     }
   }
@@ -244,7 +250,7 @@ struct RtlSim::Impl {
         m << " (undecodable)";
       }
     }
-    m << ": " << to_string(fault);
+    if (fault != AccelFault::None) m << ": " << to_string(fault);
     return m.str();
   }
 };
@@ -308,7 +314,7 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
 
 uint32_t RtlSim::read_reg(uint32_t offset) {
   Impl& d = *impl_;
-  if (offset % 4 || offset >= kAccelRegsEnd) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset % 4 || offset >= kWaitRegsEnd) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
   if (d.running && offset == reg::kStatus) {
     // Simulated time passes while the host polls: run a slice, or to the end of the run.
     uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle - d.run_start);

@@ -13,6 +13,9 @@
 #include "loom/accel/driver.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/functional_sim.h"
+#ifdef LOOM_HAVE_RTL
+#include "loom/sim/rtl_sim.h"
+#endif
 
 namespace loom::test {
 
@@ -22,8 +25,22 @@ inline std::vector<accel::AccelConfig> test_configs() {
           accel::AccelConfig::load(dir + "/batch2.json")};
 }
 
+// The accelerator backend the shared simulator tests run on: the same sources build test_fsim
+// (LOOM_TEST_BACKEND "fsim") and test_rtl ("rtl", the Verilated RTL), so both run one table.
+#ifndef LOOM_TEST_BACKEND
+#define LOOM_TEST_BACKEND "fsim"
+#endif
+inline std::string test_backend() { return LOOM_TEST_BACKEND; }
+inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c) {
+  sim::register_functional_sim();  // also keeps the simulator library linked
+#ifdef LOOM_HAVE_RTL
+  sim::register_rtl_sim();
+#endif
+  return make_accel_device(test_backend(), c.to_json());
+}
+
 struct AccelHarness {
-  explicit AccelHarness(const accel::AccelConfig& c) : cfg(c), dev(std::make_unique<sim::FunctionalSim>(c)), drv(*dev, c) {}
+  explicit AccelHarness(const accel::AccelConfig& c) : cfg(c), dev(make_test_device(c)), drv(*dev, c) {}
   accel::AccelConfig cfg;
   std::unique_ptr<AccelDevice> dev;
   accel::Driver drv;

@@ -52,7 +52,11 @@ enum class AccelCounter : uint32_t {
 inline constexpr AccelCounter kFirstTimingCounter = AccelCounter::LoadBusyCycles;
 const char* to_string(AccelCounter c);  // e.g. "dma_load_bytes_inp"
 inline constexpr uint32_t counter_reg(AccelCounter c) { return reg::kCounterBase + 8 * uint32_t(c); }  // low word; +4 high
-inline constexpr uint32_t kAccelRegsEnd = counter_reg(AccelCounter::Count);  // one past the last register
+inline constexpr uint32_t kAccelRegsEnd = counter_reg(AccelCounter::Count);  // one past the last counter register
+// Hardware backends (RTL) also expose, after the counters, one read-only wait register per module
+// (load, compute, store): bit 31 set while the module waits for a dependency token, bits 0..30
+// the index of the instruction it waits at. They explain deadlocks.
+inline constexpr uint32_t kWaitRegBase = kAccelRegsEnd, kWaitRegsEnd = kWaitRegBase + 12;
 
 class AccelDevice {
  public:

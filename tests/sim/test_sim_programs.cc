@@ -1,4 +1,4 @@
-// Whole layers driven through the runtime driver on the functional simulator, compared bit-exactly
+// Whole layers driven through the runtime driver on the backend under test, compared bit-exactly
 // with plain C++ references: a blocked int8 matmul (double-buffered with dependency tokens) and a
 // 3x3 conv2d layer with requantization on the ALU.
 #include <gtest/gtest.h>
@@ -16,11 +16,11 @@ namespace {
 
 using test::AccelHarness;
 
-class FsimPrograms : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(Configs, FsimPrograms, ::testing::Range(0, 3),
+class SimPrograms : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Configs, SimPrograms, ::testing::Range(0, 3),
                          [](const auto& p) { return test::test_configs()[p.param].name; });
 
-TEST_P(FsimPrograms, BlockedMatmulMatchesReference) {
+TEST_P(SimPrograms, BlockedMatmulMatchesReference) {
   AccelConfig cfg = test::test_configs()[GetParam()];
   const int M = 6 * cfg.batch, N = 3 * cfg.block_out, K = 4 * cfg.block_in;
   AccelHarness h(cfg);
@@ -44,7 +44,7 @@ TEST_P(FsimPrograms, BlockedMatmulMatchesReference) {
 // 3x3, pad 1, stride 1, then out = clamp(acc >> shift, 0, 127) on the ALU. One output row per
 // step: three padded input rows are loaded (the padding comes from the DMA), nine micro-ops (one
 // per kernel tap) run over the row's columns. Load, compute and store hand off with tokens.
-TEST_P(FsimPrograms, Conv2dLayerWithRequantize) {
+TEST_P(SimPrograms, Conv2dLayerWithRequantize) {
   AccelConfig cfg = test::test_configs()[GetParam()];
   const int N = cfg.batch, CI = cfg.block_in, CO = cfg.block_out, H = 14, W = 14, shift = 8;
   AccelHarness h(cfg);
@@ -129,14 +129,14 @@ TEST(AccelPrograms, SaveLoadRunWithChecks) {
   Program q = Program::load(path);
   EXPECT_EQ(q.instructions().size(), p.insn_count);
   EXPECT_EQ(q.instructions().back().opcode, Opcode::Finish);
-  sim::FunctionalSim fresh(cfg);
-  ProgramResult r = run_program(q, fresh);
+  auto fresh = test::make_test_device(cfg);
+  ProgramResult r = run_program(q, *fresh);
   EXPECT_EQ(r.mismatched_checks, 0u) << r.report;
   EXPECT_EQ(r.counters["gemm_macs"], uint64_t(4) * 32 * 64);
   // A corrupted expectation is detected.
   q.checks[0].data[5] ^= 1;
-  sim::FunctionalSim again(cfg);
-  EXPECT_EQ(run_program(q, again).mismatched_checks, 1u);
+  auto again = test::make_test_device(cfg);
+  EXPECT_EQ(run_program(q, *again).mismatched_checks, 1u);
   std::ofstream(path, std::ios::binary) << "not a program";
   EXPECT_THROW(Program::load(path), loom::RuntimeError);
 }

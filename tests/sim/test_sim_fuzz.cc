@@ -95,10 +95,10 @@ class StreamFuzzer {
   bool emitted_compute_ = false;
 };
 
-class FsimFuzz : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(Configs, FsimFuzz, ::testing::Range(0, 3), [](const auto& p) { return test::test_configs()[p.param].name; });
+class SimFuzz : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Configs, SimFuzz, ::testing::Range(0, 3), [](const auto& p) { return test::test_configs()[p.param].name; });
 
-TEST_P(FsimFuzz, RandomStreamsMatchReferenceModel) {
+TEST_P(SimFuzz, RandomStreamsMatchReferenceModel) {
   AccelConfig cfg = test::test_configs()[GetParam()];
   for (int seed = 0; seed < 120; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));

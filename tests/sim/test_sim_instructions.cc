@@ -12,14 +12,14 @@ namespace {
 
 using test::AccelHarness;
 
-class FsimInstruction : public ::testing::TestWithParam<int> {
+class SimInstruction : public ::testing::TestWithParam<int> {
  protected:
   AccelConfig cfg = test::test_configs()[GetParam()];
   int B = cfg.batch, BI = cfg.block_in, BO = cfg.block_out;
 };
 
 std::string config_name(const ::testing::TestParamInfo<int>& p) { return test::test_configs()[p.param].name; }
-INSTANTIATE_TEST_SUITE_P(Configs, FsimInstruction, ::testing::Range(0, 3), config_name);
+INSTANTIATE_TEST_SUITE_P(Configs, SimInstruction, ::testing::Range(0, 3), config_name);
 
 // Identity weights make GEMM copy inputs to the output: a way to observe the input scratchpad.
 std::vector<int8_t> identity_weights(const AccelConfig& c) {
@@ -28,7 +28,7 @@ std::vector<int8_t> identity_weights(const AccelConfig& c) {
   return w;
 }
 
-TEST_P(FsimInstruction, LoadWithPaddingThroughIdentityGemm) {
+TEST_P(SimInstruction, LoadWithPaddingThroughIdentityGemm) {
   if (BI != BO) GTEST_SKIP();
   AccelHarness h(cfg);
   const int rows = 2, cols = 3, stride = 5;  // a 2x3 window of a 2x5 DRAM image of input entries
@@ -67,7 +67,7 @@ TEST_P(FsimInstruction, LoadWithPaddingThroughIdentityGemm) {
   EXPECT_EQ(counters["gemm_macs"], uint64_t(n) * B * BO * BI);
 }
 
-TEST_P(FsimInstruction, GemmAccumulatesAndResets) {
+TEST_P(SimInstruction, GemmAccumulatesAndResets) {
   AccelHarness h(cfg);
   auto x = test::random_values<int8_t>(B * BI, 2, -128, 127), k = test::random_values<int8_t>(BO * BI, 3, -128, 127);
   auto xi = h.upload(x), ki = h.upload(k);
@@ -101,7 +101,7 @@ TEST_P(FsimInstruction, GemmAccumulatesAndResets) {
 }
 
 // Padding on the weight and accumulator scratchpads: every padded entry reads as zero.
-TEST_P(FsimInstruction, LoadWithPaddingIntoWeightsAndAccumulators) {
+TEST_P(SimInstruction, LoadWithPaddingIntoWeightsAndAccumulators) {
   AccelHarness h(cfg);
   const int rows = 2, cols = 2, stride = 3, py0 = 0, py1 = 1, px0 = 2, px1 = 1;
   const int pcol = cols + px0 + px1, n = (rows + py0 + py1) * pcol;
@@ -150,7 +150,7 @@ struct AluCase {
   int32_t value;
 };
 
-TEST_P(FsimInstruction, EveryAluOpWithAndWithoutImmediate) {
+TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   const int n = B * BO;
   auto a = test::random_values<int32_t>(n, 4, -100000, 100000), b = test::random_values<int32_t>(n, 5, -1000, 1000);
   std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -4, 12);
@@ -186,7 +186,7 @@ TEST_P(FsimInstruction, EveryAluOpWithAndWithoutImmediate) {
   }
 }
 
-TEST_P(FsimInstruction, StridedStoreAndTwoLevelLoop) {
+TEST_P(SimInstruction, StridedStoreAndTwoLevelLoop) {
   AccelHarness h(cfg);
   const int n = B * BO, rows = 3, cols = 4;
   auto a = test::random_values<int32_t>(rows * cols * n, 7, -128, 127);

@@ -49,7 +49,7 @@ std::vector<size_t> reference_stuck(const std::vector<Instruction>& s, std::mt19
   return stuck;
 }
 
-TEST(FsimDeadlock, RandomTokenStructuresMatchAnIndependentModel) {
+TEST(SimDeadlock, RandomTokenStructuresMatchAnIndependentModel) {
   AccelConfig cfg = default_config();
   IsaLayout L(cfg);
   std::mt19937_64 g(2024);

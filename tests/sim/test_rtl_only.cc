@@ -1,0 +1,184 @@
+// What only the cycle-accurate RTL backend has: faults detected by the hardware itself (each
+// with the instruction index), the cycle limit, timing counters that respond to the DRAM model,
+// counters equal to the functional simulator's, waveform dumps, and the per-config model table.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "accel/accel_harness.h"
+#include "loom/accel/examples.h"
+#include "loom/sim/rtl_sim.h"
+
+namespace loom::accel {
+using loom::DeviceError;
+namespace {
+
+std::string run_words(test::AccelHarness& h, const std::vector<InsnWord>& words) {
+  auto b = h.drv.alloc(words.size() * 16);
+  h.drv.copy_to_device(b, words.data(), words.size() * 16);
+  return test::error_text<DeviceError>([&] {
+    h.dev->launch(b.addr, uint32_t(words.size()));
+    h.dev->wait();
+  });
+}
+
+Instruction finish() {
+  Instruction f;
+  f.opcode = Opcode::Finish;
+  return f;
+}
+
+TEST(RtlFaults, IllegalOpcodeAndReservedBitsAreCaughtByTheDecoder) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  std::string e = run_words(h, {encode(finish(), L), InsnWord{6, 0}, encode(finish(), L)});
+  EXPECT_NE(e.find("instruction 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("illegal opcode"), std::string::npos) << e;
+  EXPECT_EQ(h.dev->read_reg(reg::kErrorIndex), 1u);
+  EXPECT_EQ((h.dev->read_reg(reg::kStatus) >> reg::kFaultShift) & reg::kFaultMask, uint32_t(AccelFault::IllegalOpcode));
+  InsnWord reserved = encode(finish(), L);
+  reserved[1] |= uint64_t{1} << 63;
+  e = run_words(h, {encode(finish(), L), encode(finish(), L), reserved});
+  EXPECT_NE(e.find("instruction 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("reserved instruction bits"), std::string::npos) << e;
+}
+
+TEST(RtlFaults, OutOfRangeDmaAnswersDecodeErrorAndNamesTheLoad) {
+  test::AccelHarness h(default_config());
+  auto small = h.drv.alloc(64);
+  h.drv.load_2d(MemType::Inp, 0, small.addr, 1, 8, 8);  // 128 bytes from a 64-byte buffer
+  h.drv.dep_push(Module::Load, Module::Compute);
+  h.drv.dep_pop(Module::Load, Module::Compute);
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("instruction 0 (LOAD inp"), std::string::npos) << e;
+  EXPECT_NE(e.find("DMA outside allocated device memory"), std::string::npos) << e;
+  // The device was reset after the fault: the next stream runs normally.
+  test::AccelHarness ok(default_config());
+  EXPECT_NO_THROW(ok.drv.synchronize());
+  IsaLayout L(h.cfg);
+  EXPECT_EQ(run_words(h, {encode(finish(), L)}), "<no error>");
+}
+
+TEST(RtlFaults, MicroOpIndexOutOfRange) {
+  test::AccelHarness h(default_config());
+  h.drv.gemm(UopKernelBuilder().loop(3, 1000, 0).push(100, 0).build(), true);  // accumulator index reaches 2100
+  std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
+  EXPECT_NE(e.find("instruction 1 (GEMM"), std::string::npos) << e;
+  EXPECT_NE(e.find("index out of range"), std::string::npos) << e;
+}
+
+TEST(RtlFaults, DeadlockIsDetectedWithTheWaitingInstruction) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  Instruction wait_load;  // compute waits for a token the load module never pushes
+  wait_load.opcode = Opcode::Alu;
+  wait_load.uop_begin = 0, wait_load.uop_end = 1, wait_load.iter_out = 1, wait_load.iter_in = 1;
+  wait_load.dep.pop_prev = true;
+  std::string e = run_words(h, {encode(finish(), L), encode(wait_load, L), encode(finish(), L)});
+  EXPECT_NE(e.find("instruction 1 (ALU"), std::string::npos) << e;
+  EXPECT_NE(e.find("dependency deadlock"), std::string::npos) << e;
+}
+
+TEST(RtlFaults, StreamWithoutFinish) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  Instruction ld;
+  ld.opcode = Opcode::Load;
+  ld.mem = MemType::Inp;  // an empty transfer: a no-op
+  std::string e = run_words(h, {encode(ld, L), encode(ld, L)});
+  EXPECT_NE(e.find("instruction 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("no FINISH"), std::string::npos) << e;
+}
+
+TEST(RtlFaults, CycleLimitStopsALongRunWithAClearError) {
+  AccelConfig cfg = default_config();
+  sim::RtlSimOptions opt;
+  opt.cycle_limit = 500;
+  sim::RtlSim dev(cfg, opt);
+  Driver drv(dev, cfg);
+  drv.gemm(UopKernelBuilder().loop(64, 1, 0).loop(16, 0, 0).push(0, 0, 0).build(), false);  // ~1024 cycles
+  std::string e = test::error_text<DeviceError>([&] { drv.synchronize(); });
+  EXPECT_NE(e.find("no FINISH after 500 cycles"), std::string::npos) << e;
+  // and the device is usable again
+  sim::RtlSimOptions roomy;
+  sim::RtlSim dev2(cfg, roomy);
+  Driver drv2(dev2, cfg);
+  drv2.gemm(UopKernelBuilder().loop(64, 1, 0).loop(16, 0, 0).push(0, 0, 0).build(), false);
+  EXPECT_NO_THROW(drv2.synchronize());
+  EXPECT_GT(dev2.cycles(), 1024u);
+}
+
+// Runs the blocked matmul example on a device and returns its counters.
+std::map<std::string, uint64_t> run_matmul(AccelDevice& dev, const AccelConfig& cfg, std::vector<int8_t>* result) {
+  Driver drv(dev, cfg);
+  const int M = 4 * cfg.batch, N = 4 * cfg.block_out, K = 8 * cfg.block_in;
+  auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127), w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
+  auto da = drv.alloc(a.size()), dw = drv.alloc(w.size()), dc = drv.alloc(size_t(M) * N);
+  auto pa = pack_blocks(a, M, K, cfg.batch, cfg.block_in), pw = pack_blocks(w, N, K, cfg.block_out, cfg.block_in);
+  drv.copy_to_device(da, pa.data(), pa.size());
+  drv.copy_to_device(dw, pw.data(), pw.size());
+  emit_blocked_matmul(drv, da, dw, dc, M, N, K);
+  auto counters = drv.synchronize();
+  result->resize(size_t(M) * N);
+  drv.copy_from_device(dc, result->data(), result->size());
+  return counters;
+}
+
+TEST(RtlTiming, CountersMatchTheFunctionalSimulatorAndTimingRespondsToDram) {
+  AccelConfig cfg = default_config();
+  sim::FunctionalSim fsim(cfg);
+  std::vector<int8_t> want, got, slow_got;
+  auto fc = run_matmul(fsim, cfg, &want);
+  sim::RtlSim fast(cfg);
+  auto rc = run_matmul(fast, cfg, &got);
+  EXPECT_EQ(got, want);
+  for (auto& [name, v] : fc)
+    if (name.find("cycles") == std::string::npos) EXPECT_EQ(rc[name], v) << name;
+  const uint64_t cycles = fast.cycles();
+  EXPECT_GT(cycles, rc["gemm_macs"] / (cfg.batch * cfg.block_in * cfg.block_out));  // cannot beat one GEMM step per cycle
+  EXPECT_EQ(rc["gemm_cycles"] * cfg.batch * cfg.block_in * cfg.block_out, rc["gemm_macs"]);
+  EXPECT_GT(rc["load_busy_cycles"], 0u);
+  EXPECT_GT(rc["compute_busy_cycles"], rc["gemm_cycles"]);
+  EXPECT_LE(rc["compute_busy_cycles"] + rc["compute_stall_cycles"], cycles);
+  // Ten times the latency and a quarter of the bandwidth: same result, more cycles.
+  sim::RtlSimOptions slow_dram;
+  slow_dram.dram_latency = 320;
+  slow_dram.dram_bytes_per_cycle = 4;
+  sim::RtlSim slow(cfg, slow_dram);
+  run_matmul(slow, cfg, &slow_got);
+  EXPECT_EQ(slow_got, want);
+  EXPECT_GT(slow.cycles(), cycles + 320);
+}
+
+TEST(RtlTrace, FstWaveformOfACycleWindow) {
+  AccelConfig cfg = default_config();
+  sim::RtlSimOptions opt;
+  opt.fst_path = ::testing::TempDir() + "/loom_rtl_trace.fst";
+  opt.fst_begin = 10;
+  opt.fst_end = 200;
+  std::filesystem::remove(opt.fst_path);
+  {
+    sim::RtlSim dev(cfg, opt);
+    std::vector<int8_t> got;
+    run_matmul(dev, cfg, &got);
+  }
+  ASSERT_TRUE(std::filesystem::exists(opt.fst_path));
+  EXPECT_GT(std::filesystem::file_size(opt.fst_path), 1000u);
+}
+
+TEST(RtlModels, EveryTestConfigHasAModelAndOthersAreRefusedByName) {
+  for (auto& cfg : test::test_configs()) EXPECT_NO_THROW(sim::RtlSim dev(cfg)) << cfg.name;
+  AccelConfig odd = default_config();
+  odd.name = "odd";
+  odd.out_buffer_bytes *= 2;
+  std::string e = test::error_text<DeviceError>([&] { sim::RtlSim dev(odd); });
+  EXPECT_NE(e.find("no RTL model was built for accelerator config 'odd'"), std::string::npos) << e;
+  EXPECT_NE(e.find("LOOM_RTL_CONFIGS"), std::string::npos) << e;
+  // Options are checked too.
+  EXPECT_THROW(make_accel_device("rtl", R"({"name": "default", "rtl": {"dram_latncy": 3}})"), loom::ConfigError);
+  EXPECT_NO_THROW(make_accel_device("rtl", R"({"name": "x", "rtl": {"dram_latency": 3}})"));
+}
+
+}  // namespace
+}  // namespace loom::accel
