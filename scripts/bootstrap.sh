@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   llvm-19-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libdlpack-dev
-  libopenblas-dev libdnnl-dev verilator
+  libopenblas-dev libdnnl-dev verilator yosys
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -191,15 +191,44 @@ void Emitter::for_each_context(const Stmt& leaf) {
   }
 }
 
-void Emitter::lockstep(const Stmt& s) {
+// True for statements the lockstep emits once per context as a whole: DMA, ALU nests, GEMM
+// loop nests (one instruction each) and anything that depends on the context.
+bool Emitter::lockstep_leaf(const Stmt& s) const {
   auto depends = [&](const Expr& e) { return uses_var(e, vthread_var_); };
+  if (s.as<SeqNode>() || s.as<AllocateNode>()) return false;
+  if (auto* f = s.as<ForNode>(); f && !depends(f->min) && !depends(f->extent) && f->for_kind != ForKind::VirtualThread)
+    return gemm_nest_call(f) != nullptr;
+  if (auto* at = s.as<AttrNode>(); at && at->key != "pragma_alu") return false;
+  if (auto* i = s.as<IfThenElseNode>(); i && !depends(i->cond)) return false;
+  return true;
+}
+
+void Emitter::lockstep(const Stmt& s) {
   if (auto* q = s.as<SeqNode>()) {
-    for (auto& c : q->seq) lockstep(c);
-  } else if (auto* f = s.as<ForNode>(); f && !depends(f->min) && !depends(f->extent) && f->for_kind != ForKind::VirtualThread) {
-    // A loop around a single GEMM call folds into one instruction per context: keep it a leaf.
-    Stmt inner = f->body.as<ForNode>() ? f->body.as<ForNode>()->body : f->body;
-    auto* ev = inner.as<EvaluateNode>();
-    if (ev && ev->value.as<CallNode>()) return for_each_context(s);
+    // Consecutive leaves run context by context (all of context 0's, then context 1's...): one
+    // context's loads then sit in the stream before the other context's compute, so the load
+    // module fetches context 0's next operands while the compute module works on context 1.
+    std::vector<Stmt> run;
+    auto flush = [&] {
+      for (int64_t v = 0; v < vthread_extent_ && !run.empty(); ++v) {
+        env_[vthread_var_] = v;
+        for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
+        for (auto& leaf : run) exec(leaf);
+      }
+      run.clear();
+    };
+    for (auto& c : q->seq) {
+      if (lockstep_leaf(c)) {
+        run.push_back(c);
+      } else {
+        flush();
+        lockstep(c);
+      }
+    }
+    flush();
+  } else if (lockstep_leaf(s)) {
+    for_each_context(s);
+  } else if (auto* f = s.as<ForNode>()) {
     int64_t mn = eval(f->min), ext = eval(f->extent);
     for (int64_t i = mn; i < mn + ext; ++i) {
       env_[f->var.get()] = i;
@@ -207,8 +236,18 @@ void Emitter::lockstep(const Stmt& s) {
     }
     env_.erase(f->var.get());
   } else if (auto* a = s.as<AllocateNode>()) {
-    // One buffer per context, side by side in the scratchpad.
     auto [mem, slot, entries, depth] = scratchpad_of(a);
+    // An element-wise stage computed in place reuses its source's buffer in every context.
+    for (auto& [b, r] : context_sram_[0]) sram_[b] = r;
+    const Stmt& first = a->body.as<SeqNode>() ? a->body.as<SeqNode>()->seq[0] : a->body;
+    if (const BufferNode* src = mem == MemType::Acc ? in_place_source(a, first) : nullptr) {
+      for (auto& ctx : context_sram_) ctx[a->buffer.get()] = Sram{mem, ctx.at(src).base, entries};
+      lockstep(a->body);
+      for (auto& ctx : context_sram_) ctx.erase(a->buffer.get());
+      sram_.erase(a->buffer.get());
+      return;
+    }
+    // One buffer per context, side by side in the scratchpad.
     if (top_[slot] + int64_t(entries) * vthread_extent_ > depth)
       fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + a->buffer->name + "' for " +
            std::to_string(vthread_extent_) + " virtual threads; use smaller tiles or fewer threads");
@@ -220,12 +259,12 @@ void Emitter::lockstep(const Stmt& s) {
     top_[slot] -= uint32_t(int64_t(entries) * vthread_extent_);
     for (auto& ctx : context_sram_) ctx.erase(a->buffer.get());
     sram_.erase(a->buffer.get());
-  } else if (auto* at = s.as<AttrNode>(); at && at->key != "pragma_alu") {
+  } else if (auto* at = s.as<AttrNode>()) {
     lockstep(at->body);
-  } else if (auto* i = s.as<IfThenElseNode>(); i && !depends(i->cond)) {
+  } else if (auto* i = s.as<IfThenElseNode>()) {
     lockstep(eval(i->cond) ? i->then_case : i->else_case);
   } else {
-    for_each_context(s);  // DMA, GEMM, ALU nests and anything that depends on the context
+    for_each_context(s);
   }
 }
 
@@ -294,7 +333,7 @@ void Emitter::exec_allocate(const AllocateNode* op) {
 
 void Emitter::exec_call(const CallNode* call) {
   if (call->name == "dma_copy") return dma_copy(call);
-  if (call->name.rfind("accel.gemm.", 0) == 0) return gemm(call, {});
+  if (call->name.rfind("accel.gemm.", 0) == 0) return gemm(call, {}, {});
   fail("unsupported call '" + call->name + "'");
 }
 
@@ -337,11 +376,43 @@ Emitter::TwoD Emitter::two_d(const std::vector<Dim>& dims, int64_t e, const std:
   std::vector<std::array<int64_t, 5>> raw, outer;
   for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
   if (!split_entry(outer, raw, e)) fail(what + ": the innermost dimensions do not form whole " + std::to_string(e) + "-element entries");
-  if (outer.size() > 2) fail(what + ": more than two dimensions outside an entry");
-  TwoD t{{1, e, e, 0, 0}, {1, e, e, 0, 0}, outer.size() == 2};
-  if (!outer.empty()) t.x = outer.back();
-  if (t.has_y) t.y = outer[0];
+  // Drop unit dimensions, and merge a dimension into the one inside it when both memories lay
+  // them out contiguously and neither pads (e.g. a 3x3 kernel window is one row of 9 entries).
+  std::vector<std::array<int64_t, 5>> merged;
+  for (auto& d : outer) {
+    if (d[0] == 1 && d[3] == 0 && d[4] == 0) continue;
+    merged.push_back(d);
+  }
+  for (size_t i = merged.size(); i-- > 1;) {
+    auto &a = merged[i - 1], &b = merged[i];
+    if (a[3] || a[4] || b[3] || b[4] || a[1] != b[0] * b[1] || a[2] != b[0] * b[2]) continue;
+    b[0] *= a[0];
+    merged.erase(merged.begin() + int64_t(i - 1));
+  }
+  outer = merged;
+  TwoD t{{1, e, e, 0, 0}, {1, e, e, 0, 0}, outer.size() >= 2, {}};
+  while (outer.size() > 2) {  // further dimensions become separate DMA instructions
+    if (outer[0][3] || outer[0][4]) fail(what + ": padding in a dimension beyond the two a DMA instruction has");
+    t.outer.push_back(outer[0]);
+    outer.erase(outer.begin());
+  }
+  if (outer.size() == 1 && (outer[0][1] != e || outer[0][2] != e) && !outer[0][3] && !outer[0][4]) {
+    t.has_y = true;  // entries strided in one memory: rows of one entry each
+    t.y = outer[0];
+  } else if (!outer.empty()) {
+    t.x = outer.back();
+    if (t.has_y) t.y = outer[0];
+  }
+  if (!t.has_y) t.y = {1, t.x[0] * t.x[1], t.x[0] * t.x[2], 0, 0};  // one row
   return t;
+}
+
+void Emitter::for_each_outer(const TwoD& t, const std::function<void(int64_t, int64_t)>& f) const {
+  std::function<void(size_t, int64_t, int64_t)> rec = [&](size_t d, int64_t dst, int64_t src) {
+    if (d == t.outer.size()) return f(dst, src);
+    for (int64_t i = 0; i < t.outer[d][0]; ++i) rec(d + 1, dst + i * t.outer[d][1], src + i * t.outer[d][2]);
+  };
+  rec(0, 0, 0);
 }
 
 void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
@@ -354,13 +425,17 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
   int64_t x_size = x[0] - x[3] - x[4], y_size = y[0] - y[3] - y[4];
   if (x_size <= 0 || y_size <= 0) fail("DMA into '" + dst.buffer->name + "': a tile made only of padding");
   Module m = mem == MemType::Acc ? Module::Compute : Module::Load;
-  uint32_t base = entry_of(dst, "DMA destination");
-  Access a;
-  for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.writes.push_back({mem, base + k});
-  sync_before(m, a);
-  drv_.load_2d(mem, base, src.dram_addr, uint32_t(y_size), uint32_t(x_size), uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]),
-               uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
-  record_after(m, a);
+  const int64_t elem_bytes = (mem == MemType::Acc ? c_.acc_block_bytes() : mem == MemType::Wgt ? c_.wgt_block_bytes() : c_.inp_block_bytes()) / e;
+  for_each_outer(t, [&](int64_t dst_off, int64_t src_off) {
+    if (dst_off % e) fail("DMA into '" + dst.buffer->name + "': an outer dimension does not step by whole entries");
+    uint32_t base = entry_of(dst, "DMA destination") + uint32_t(dst_off / e);
+    Access a;
+    for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.writes.push_back({mem, base + k});
+    sync_before(m, a);
+    drv_.load_2d(mem, base, src.dram_addr + uint64_t(src_off * elem_bytes), uint32_t(y_size), uint32_t(x_size),
+                 uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
+    record_after(m, a);
+  });
 }
 
 void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
@@ -369,15 +444,19 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
   auto &x = t.x, &y = t.y;
   if (x[1] != e || x[2] != e || y[2] != x[0] * e || y[1] % e)
     fail("DMA from '" + src.buffer->name + "': rows must be contiguous entries in both memories");
-  uint32_t base = entry_of(src, "DMA source");
-  Access a;
-  for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.reads.push_back({MemType::Out, base + k});
-  sync_before(Module::Store, a);
-  drv_.store_2d(base, dst.dram_addr, uint32_t(y[0]), uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
-  record_after(Module::Store, a);
+  const int64_t elem_bytes = c_.out_block_bytes() / e;
+  for_each_outer(t, [&](int64_t dst_off, int64_t src_off) {  // dst: DRAM, src: the scratchpad
+    if (src_off % e) fail("DMA from '" + src.buffer->name + "': an outer dimension does not step by whole entries");
+    uint32_t base = entry_of(src, "DMA source") + uint32_t(src_off / e);
+    Access a;
+    for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.reads.push_back({MemType::Out, base + k});
+    sync_before(Module::Store, a);
+    drv_.store_2d(base, dst.dram_addr + uint64_t(dst_off * elem_bytes), uint32_t(y[0]), uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
+    record_after(Module::Store, a);
+  });
 }
 
-void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loops) {
+void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& unrolled, const std::vector<const ForNode*>& loops) {
   bool reset = call->name == "accel.gemm.reset";
   bool full = call->name == "accel.gemm.full";
   if (!reset && !full && call->name != "accel.gemm.update") fail("unknown GEMM intrinsic part '" + call->name + "'");
@@ -395,6 +474,7 @@ void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loop
   };
   UopKernelBuilder k;
   std::vector<std::array<int64_t, 3>> steps;
+  for (auto* l : unrolled) env_[l->var.get()] = 0;
   for (auto* l : loops) env_[l->var.get()] = 0;
   auto base = entries();
   for (auto* l : loops) {
@@ -405,14 +485,45 @@ void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& loop
   }
   for (size_t i = 0; i < loops.size(); ++i)
     k.loop(uint32_t(eval(loops[i]->extent)), uint32_t(steps[i][0]), uint32_t(steps[i][1]), uint32_t(steps[i][2]));
+  // One micro-op per iteration of the unrolled loops (they run innermost: GEMM updates commute).
+  for_each_point(unrolled, [&] {
+    auto b = entries();
+    k.push(b[0], b[1], b[2]);
+  });
   for (auto* l : loops) env_.erase(l->var.get());
-  k.push(base[0], base[1], base[2]);
+  for (auto* l : unrolled) env_.erase(l->var.get());
   accel::UopKernel kernel = k.build();
   Access a = kernel_access(kernel, !reset);
   sync_before(Module::Compute, a);
   if (full) drv_.gemm(UopKernelBuilder().push(base[0], 0, 0).build(), true);
   drv_.gemm(kernel, reset);
   record_after(Module::Compute, a);
+}
+
+// Calls f with the loop variables of `loops` set to every point of their iteration space.
+void Emitter::for_each_point(const std::vector<const ForNode*>& loops, const std::function<void()>& f) {
+  std::function<void(size_t)> rec = [&](size_t d) {
+    if (d == loops.size()) return f();
+    for (int64_t i = 0; i < *as_const_int(loops[d]->extent); ++i) {
+      env_[loops[d]->var.get()] = i;
+      rec(d + 1);
+    }
+    env_[loops[d]->var.get()] = 0;
+  };
+  rec(0);
+}
+
+// The GEMM call at the end of a perfect nest of at most kMaxGemmNest loops starting at `f`.
+const CallNode* Emitter::gemm_nest_call(const ForNode* f) {
+  Stmt body = f->body;
+  for (int depth = 1; depth < kMaxGemmNest; ++depth) {
+    auto* inner = body.as<ForNode>();
+    if (!inner) break;
+    body = inner->body;
+  }
+  auto* ev = body.as<EvaluateNode>();
+  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  return call && call->name.rfind("accel.gemm.", 0) == 0 ? call : nullptr;
 }
 
 // The scratchpad entries a GEMM/ALU kernel touches: it writes the out entries of its
@@ -434,22 +545,23 @@ Emitter::Access Emitter::kernel_access(const accel::UopKernel& k, bool gemm_read
   return a;
 }
 
-// One or two loops directly around a GEMM call become the instruction's micro-op loop when the
-// operand entries move by a constant, non-negative step per iteration.
+// A perfect nest of loops around a GEMM call becomes one instruction: the innermost one or two
+// loops become the micro-op loop when the operand entries move by a constant, non-negative step
+// per iteration; loops outside them (the reduction window of a convolution, say) are unrolled into
+// the micro-op kernel, up to kMaxUnrolledUops micro-ops.
 bool Emitter::try_fold_gemm(const ForNode* op) {
-  std::vector<const ForNode*> loops{op};
-  Stmt body = op->body;
-  if (auto* inner = body.as<ForNode>()) {
-    loops.push_back(inner);
-    body = inner->body;
-  }
-  auto* ev = body.as<EvaluateNode>();
-  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
-  if (!call || call->name.rfind("accel.gemm.", 0) != 0 || call->name == "accel.gemm.full") return false;
-  for (auto* l : loops)
+  const CallNode* call = gemm_nest_call(op);
+  if (!call || call->name == "accel.gemm.full") return false;
+  std::vector<const ForNode*> chain;
+  for (const ForNode* f = op; f; f = f->body.as<ForNode>()) chain.push_back(f);
+  int64_t unrolled_points = 1;
+  for (auto* l : chain) {
     if (!as_const_int(l->extent) || !is_zero(l->min) || *as_const_int(l->extent) >= (1 << 14)) return false;
-  // Affine check: the step measured at 0 must hold at the last iteration too.
-  for (auto* l : loops) env_[l->var.get()] = 0;
+  }
+  size_t n_inner = std::min<size_t>(2, chain.size());
+  std::vector<const ForNode*> unrolled(chain.begin(), chain.end() - n_inner), loops(chain.end() - n_inner, chain.end());
+  for (auto* l : unrolled) unrolled_points *= *as_const_int(l->extent);
+  if (unrolled_points > kMaxUnrolledUops) return false;
   bool ok = true;
   auto operands = [&]() {
     std::vector<int64_t> v;
@@ -460,29 +572,35 @@ bool Emitter::try_fold_gemm(const ForNode* op) {
     }
     return v;
   };
-  auto base = operands();
-  std::vector<std::vector<int64_t>> step;
-  for (auto* l : loops) {
-    env_[l->var.get()] = 1;
-    auto n = operands();
-    env_[l->var.get()] = 0;
-    std::vector<int64_t> d;
-    for (size_t i = 0; i < n.size(); ++i) {
-      d.push_back(n[i] - base[i]);
-      if (d.back() < 0) ok = false;
+  // Affine check at every unrolled point: the step measured at 0 must hold at the last iteration.
+  for (auto* l : loops) env_[l->var.get()] = 0;
+  for_each_point(unrolled, [&] {
+    auto base = operands();
+    std::vector<std::vector<int64_t>> step;
+    for (auto* l : loops) {
+      env_[l->var.get()] = 1;
+      auto n = operands();
+      env_[l->var.get()] = 0;
+      std::vector<int64_t> d;
+      for (size_t i = 0; i < n.size(); ++i) {
+        d.push_back(n[i] - base[i]);
+        if (d.back() < 0) ok = false;
+      }
+      step.push_back(d);
     }
-    step.push_back(d);
-  }
-  for (auto* l : loops) env_[l->var.get()] = *as_const_int(l->extent) - 1;
-  auto last = operands();
-  for (size_t i = 0; i < last.size() && ok; ++i) {
-    int64_t want = base[i];
-    for (size_t j = 0; j < loops.size(); ++j) want += step[j][i] * (*as_const_int(loops[j]->extent) - 1);
-    ok = want == last[i];
-  }
+    for (auto* l : loops) env_[l->var.get()] = *as_const_int(l->extent) - 1;
+    auto last = operands();
+    for (size_t i = 0; i < last.size() && ok; ++i) {
+      int64_t want = base[i];
+      for (size_t j = 0; j < loops.size(); ++j) want += step[j][i] * (*as_const_int(loops[j]->extent) - 1);
+      ok = want == last[i];
+    }
+    for (auto* l : loops) env_[l->var.get()] = 0;
+  });
   for (auto* l : loops) env_.erase(l->var.get());
+  for (auto* l : unrolled) env_.erase(l->var.get());
   if (!ok) return false;
-  gemm(call, loops);
+  gemm(call, unrolled, loops);
   return true;
 }
 
@@ -555,9 +673,22 @@ void Emitter::alu_nest(const Stmt& nest) {
     prod *= eval(l->extent);
   }
   if (prod != e) fail("pragma alu: the innermost loops cover " + std::to_string(prod) + " elements, an entry has " + std::to_string(e));
-  std::vector<const ForNode*> outer;
+  // Loops outside the entry, as (extent, destination / left / right operand steps in entries);
+  // a loop merges into the one inside it when every operand walks both contiguously.
+  struct OuterLoop {
+    int64_t extent, dst, lhs, rhs;
+  };
+  std::vector<OuterLoop> outer;
   for (size_t i = 0; i < k; ++i)
-    if (eval(loops[i]->extent) != 1) outer.push_back(loops[i]);
+    if (eval(loops[i]->extent) != 1)
+      outer.push_back({eval(loops[i]->extent), step_of(st->index, loops[i]) / e, step_of(lhs->index, loops[i]) / e,
+                       rhs ? step_of(rhs->index, loops[i]) / e : 0});
+  for (size_t i = outer.size(); i-- > 1;) {
+    auto &a = outer[i - 1], &b = outer[i];
+    if (a.dst != b.extent * b.dst || a.lhs != b.extent * b.lhs || a.rhs != b.extent * b.rhs) continue;
+    b.extent *= a.extent;
+    outer.erase(outer.begin() + int64_t(i - 1));
+  }
   if (outer.size() > 2) fail("pragma alu: more than two loops outside an entry");
   auto entry_at = [&](const BufferNode* buf, const Expr& index) -> int64_t {
     auto it = sram_.find(buf);
@@ -572,22 +703,21 @@ void Emitter::alu_nest(const Stmt& nest) {
   int64_t lhs0 = entry_at(lhs->buffer.get(), lhs->index);
   int64_t rhs0 = rhs ? entry_at(rhs->buffer.get(), rhs->index) : 0;
   UopKernelBuilder kb;
-  for (auto* l : outer) kb.loop(uint32_t(eval(l->extent)), uint32_t(step_of(st->index, l) / e), uint32_t((rhs ? step_of(rhs->index, l) : step_of(lhs->index, l)) / e));
+  for (auto& l : outer) kb.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(rhs ? l.rhs : l.lhs));
   // Every ALU instruction below writes the destination entries' out copies.
   Access a;
   {
     UopKernelBuilder shape;
-    for (auto* l : outer) shape.loop(uint32_t(eval(l->extent)), uint32_t(step_of(st->index, l) / e), 0);
+    for (auto& l : outer) shape.loop(uint32_t(l.extent), uint32_t(l.dst), 0);
     a = kernel_access(shape.push(uint32_t(dst0), 0).build(), false);
   }
   sync_before(Module::Compute, a);
   // The ALU updates its destination: bring the left operand there first unless it already is.
   if (dst0 != lhs0) {  // dst = dst * 0 + lhs
     UopKernelBuilder zero, copy;
-    for (auto* l : outer) {
-      uint32_t ext = uint32_t(eval(l->extent)), ds = uint32_t(step_of(st->index, l) / e);
-      zero.loop(ext, ds, ds);
-      copy.loop(ext, ds, uint32_t(step_of(lhs->index, l) / e));
+    for (auto& l : outer) {
+      zero.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(l.dst));
+      copy.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(l.lhs));
     }
     drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
     drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);

@@ -1,6 +1,7 @@
 // Walks a lowered accelerator function with concrete loop values and emits driver calls
 // (internal to the accelerator backend).
 #pragma once
+#include <functional>
 #include <array>
 #include <map>
 #include <string>
@@ -35,7 +36,10 @@ class Emitter {
   struct TwoD {
     std::array<int64_t, 5> x, y;  // extent, dst stride, src stride, pad before, pad after
     bool has_y;
+    std::vector<std::array<int64_t, 5>> outer;  // dimensions beyond two: one DMA per point
   };
+  // Calls f(dst element offset, src element offset) for every point of t.outer.
+  void for_each_outer(const TwoD& t, const std::function<void(int64_t, int64_t)>& f) const;
   TwoD two_d(const std::vector<Dim>& dims, int64_t entry, const std::string& what) const;
 
   void exec(const ir::Stmt& s);
@@ -63,7 +67,12 @@ class Emitter {
   void dma_copy(const ir::CallNode* call);
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   void store(const Operand& dst, const Operand& src, std::vector<Dim> dims);
-  void gemm(const ir::CallNode* call, const std::vector<const ir::ForNode*>& loops);
+  void gemm(const ir::CallNode* call, const std::vector<const ir::ForNode*>& unrolled, const std::vector<const ir::ForNode*>& loops);
+  void for_each_point(const std::vector<const ir::ForNode*>& loops, const std::function<void()>& f);
+  static const ir::CallNode* gemm_nest_call(const ir::ForNode* f);
+  bool lockstep_leaf(const ir::Stmt& s) const;
+  static constexpr int kMaxGemmNest = 4;            // loops folded into one GEMM instruction
+  static constexpr int64_t kMaxUnrolledUops = 64;   // micro-ops per kernel from unrolled loops
   bool try_fold_gemm(const ir::ForNode* op);
   void alu_nest(const ir::Stmt& nest);
 

@@ -33,9 +33,11 @@ param() {
   [ -n "$v" ] || { echo "synth: parameter $1 not found in $pkg" >&2; exit 2; }
   echo "$v"
 }
+cfg=$(sed -n "s/.*from accelerator config '\([^']*\)'.*/\1/p" "$pkg" | head -n 1)
 declare -A exp_width exp_depth
 for sp in INP WGT ACC OUT UOP; do
-  exp_width[$sp]=$(( $(param "${sp}_ENTRY_BYTES") * 8 ))
+  bytes=$(param "${sp}_ENTRY_BYTES")
+  exp_width[$sp]=$((bytes * 8))
   exp_depth[$sp]=$(param "${sp}_DEPTH")
 done
 
@@ -46,10 +48,12 @@ for f in "$rtl_dir"/loom_*.sv; do
 done
 
 cat >"$out_dir/synth.ys" <<YS
-read_verilog -sv ${srcs[*]}
+read_verilog -sv -noautowire ${srcs[*]}
 hierarchy -check -top loom_accel
-# coarse: proc, flatten, opt, fsm, wreduce, alumacc, memory -nomap (no SAT-based sharing: slow, small gain)
+# coarse: proc, flatten, opt, fsm, wreduce, alumacc, memory -nomap (-noshare: the SAT-based
+# resource sharing pass alone takes ~40 s here)
 synth -top loom_accel -flatten -noshare -run begin:fine
+check -assert
 opt -fast -full
 # fine: memories stay \$mem_v2; the rest becomes internal gates, then abc -fast
 techmap
@@ -69,12 +73,15 @@ if ! "$yosys" -q -l "$out_dir/yosys.log" "$out_dir/synth.ys" >"$out_dir/yosys.ou
   exit 1
 fi
 secs=$(( $(date +%s) - start ))
+grep -i 'warning:' "$out_dir/yosys.log" | grep -v '^Warnings:' >&2 || true
 
 # ---- figures ----
 cells=$(awk '/Number of cells:/ {print $4; exit}' "$out_dir/stat.txt")
 ff_bits=$(awk '$1 ~ /^\$_.*DFF/ {s += $2} END {print s + 0}' "$out_dir/stat.txt")
 latches=$(awk '$1 ~ /^\$_.*DLATCH/ {s += $2} END {print s + 0}' "$out_dir/stat.txt")
+unmapped=$(awk '$1 ~ /^\$[a-z]/ && $1 != "$mem_v2" {printf " %s", $1}' "$out_dir/stat.txt")
 mem_bits=$(awk '/Number of memory bits:/ {print $5; exit}' "$out_dir/memstat.txt")
+# memories.txt has a line "memory width W size S \NAME" per memory
 fail=0
 sp_bits=0
 other_bits=0
@@ -99,7 +106,6 @@ while read -r name width depth bits; do
   else
     other_bits=$((other_bits + bits))
   fi
-# memories.txt: "memory width W size S \\name" lines
 done <<<"$(awk '$1 == "memory" {print $NF, $3, $5, $3 * $5}' "$out_dir/memories.txt")"
 
 exp_sp_bits=0
@@ -109,7 +115,7 @@ for sp in INP WGT ACC OUT UOP; do
 done
 
 {
-  echo "loom_accel generic synthesis ($(basename "$pkg_dir"), yosys $("$yosys" -V | awk '{print $2}'), ${secs} s)"
+  echo "loom_accel generic synthesis (config '$cfg', yosys $("$yosys" -V | awk '{print $2}'), ${secs} s)"
   echo "  cells (gates + flip-flops + memories): $cells"
   echo "  flip-flop bits:                        $ff_bits"
   [ "$latches" -eq 0 ] || echo "  latch bits:                            $latches"
@@ -117,7 +123,7 @@ done
   echo "    scratchpads (inp wgt acc out uop):   $sp_bits (expected $exp_sp_bits)"
   echo "    FIFOs (queues, fetch/store buffers): $other_bits"
   echo "  memories (name width depth):"
-  awk '$1 == "memory" {printf "    %-32s %5d x %d\n", substr($NF, 2), $3, $5}' "$out_dir/memories.txt"
+  awk '$1 == "memory" {printf "    %-32s %5d x %d\n", substr($NF, 2), $3, $5}' "$out_dir/memories.txt" | sort
 } | tee "$out_dir/summary.txt"
 
 if [ -z "$cells" ] || [ "$cells" -eq 0 ]; then
@@ -125,6 +131,9 @@ if [ -z "$cells" ] || [ "$cells" -eq 0 ]; then
 fi
 if [ "$ff_bits" -eq 0 ]; then
   echo "synth: the netlist has no flip-flops" >&2; fail=1
+fi
+if [ -n "$unmapped" ]; then
+  echo "synth: cells left unmapped:$unmapped" >&2; fail=1
 fi
 if [ "$sp_bits" -ne "$exp_sp_bits" ]; then
   echo "synth: scratchpad memory bits $sp_bits != $exp_sp_bits from the package" >&2; fail=1

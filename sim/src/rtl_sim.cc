@@ -1,6 +1,7 @@
 #include "loom/sim/rtl_sim.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -200,11 +201,14 @@ struct RtlSim::Impl {
 
   // Runs until the accelerator raises its interrupt or `max_cycles` pass.
   void advance(uint64_t max_cycles) {
+    auto t0 = std::chrono::steady_clock::now();
     for (uint64_t k = 0; k < max_cycles; ++k) {
       step();
       if (out.irq) break;
     }
+    sim_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  double sim_seconds = 0;
 
   // The run ended (interrupt or cycle limit): capture its registers and explain a failure.
   void end_run(bool cycle_limit_hit) {
@@ -261,6 +265,7 @@ RtlSim::~RtlSim() = default;
 
 const AccelConfig& RtlSim::config() const { return impl_->config; }
 uint64_t RtlSim::simulated_cycles() const { return impl_->cycle; }
+double RtlSim::simulation_seconds() const { return impl_->sim_seconds; }
 std::string RtlSim::error_message() const { return impl_->error; }
 std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
 

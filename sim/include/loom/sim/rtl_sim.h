@@ -43,6 +43,7 @@ class RtlSim : public AccelDevice {
 
   const accel::AccelConfig& config() const;
   uint64_t simulated_cycles() const;  // since creation (all runs and register accesses)
+  double simulation_seconds() const;  // host time spent simulating runs (not the host's own work)
   static constexpr uint64_t kDramBase = 0x10000000;
   // Names of the configs whose RTL model is built into this binary.
   static std::vector<std::string> available_configs();

@@ -1,0 +1,180 @@
+// Accelerator bench: ResNet-18's conv2d layers (batch 1, 224x224 input; the 3x3 and 1x1 layers
+// of all four stages, without the first 7x7 layer) compiled by Loom for the accelerator and run
+// on the cycle-accurate RTL simulation, with and without virtual threads. Per layer: cycles, GEMM
+// utilization (MACs / (cycles x MACs per cycle)), DMA bytes, and the simulation speed in
+// simulated cycles per second (time inside the simulator; "rtl s" and "fsim s" are whole runs
+// including emitting the instruction stream); every output is checked bit-exactly against the functional
+// simulator, whose wall time is the speed baseline measured in the same run.
+//
+//   accel_bench [--config cfg.json] [--layers all|c2,c5,...] [--vthreads 1,2] [--dram-latency N]
+//               [--dram-bytes-per-cycle B] [--min-utilization 0.7] [--min-sim-rate 1e6]
+// Exits 1 if an output differs, or if the average utilization with the most virtual threads or
+// the simulation rate falls below the given minimums.
+#include <chrono>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "loom/codegen/accel.h"
+#include "loom/ops/accel_schedules.h"
+#include "loom/runtime/error.h"
+#include "loom/schedule/lower.h"
+#include "loom/sim/functional_sim.h"
+#include "loom/sim/rtl_sim.h"
+
+using namespace loom;
+using namespace loom::ir;
+
+namespace {
+
+struct ConvLayer {
+  const char* name;
+  int channels, out_channels, size, kernel, stride, repeats;  // `repeats`: how often ResNet-18 runs it
+};
+
+// ResNet-18 at 224x224 after conv1 + max-pool (56x56x64), named as in the VTA paper's table.
+const std::vector<ConvLayer> kResNet18 = {
+    {"c2", 64, 64, 56, 3, 1, 4},     {"c3", 64, 128, 56, 3, 2, 1},   {"c4", 64, 128, 56, 1, 2, 1},
+    {"c5", 128, 128, 28, 3, 1, 3},   {"c6", 128, 256, 28, 3, 2, 1},  {"c7", 128, 256, 28, 1, 2, 1},
+    {"c8", 256, 256, 14, 3, 1, 3},   {"c9", 256, 512, 14, 3, 2, 1},  {"c10", 256, 512, 14, 1, 2, 1},
+    {"c11", 512, 512, 7, 3, 1, 3},
+};
+
+struct Compiled {
+  codegen::AccelModule module;
+  std::vector<NDArray> args;
+  double macs;
+};
+
+int tile(int out, std::initializer_list<int> prefs) {
+  for (int p : prefs)
+    if (out % p == 0) return p;
+  return out;
+}
+
+int g_oc_blocks = 0;  // --oc-blocks: output-channel blocks per tile (0: the largest that fits)
+
+Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads) {
+  ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
+  Tensor X = placeholder({1, l.channels / b.block_in, l.size, l.size, b.batch, b.block_in}, DataType::Int(8), "X");
+  Tensor W = placeholder({l.out_channels / b.block_out, l.channels / b.block_in, l.kernel, l.kernel, b.block_out, b.block_in},
+                         DataType::Int(8), "W");
+  int pad = l.kernel / 2;
+  ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, l.stride, pad, {8, true});
+  schedule::Schedule s({q.out});
+  int out = (l.size + 2 * pad - l.kernel) / l.stride + 1;
+  int oc_blocks = l.out_channels / b.block_out;
+  ops::AccelConvTiling t{tile(out, {7, 14}), tile(out, {14, 28, 7}), 1, oc_blocks >= vthreads ? vthreads : 1};
+  // Output-channel blocks per tile: every block reuses the tile's input, so take as many as the
+  // accumulator scratchpad holds for all contexts.
+  for (int ob = 1; ob <= 8; ++ob)
+    if ((oc_blocks / t.virtual_threads) % ob == 0 && int64_t(ob) * t.h_block * t.w_block * t.virtual_threads <= cfg.acc_depth())
+      t.oc_blocks = ob;
+  if (g_oc_blocks) t.oc_blocks = g_oc_blocks;
+  ops::schedule_conv2d_int8_accel(s, q, b, t);
+  LoweredFunc f = schedule::lower(s, {X, W, q.out}, l.name);
+  Compiled c{codegen::build_accel(f, cfg), {}, double(b.batch) * l.out_channels * l.channels * l.kernel * l.kernel * out * out};
+  for (auto& in : {X, W}) {
+    std::vector<int64_t> shape;
+    for (auto& e : in.shape()) shape.push_back(*as_const_int(e));
+    c.args.push_back(NDArray::empty(shape, DataType::Int(8)));
+    c.args.back().fill_random(c.args.size(), -128, 127);
+  }
+  std::vector<int64_t> oshape;
+  for (auto& e : q.out.shape()) oshape.push_back(*as_const_int(e));
+  c.args.push_back(NDArray::zeros(oshape, DataType::Int(8)));
+  return c;
+}
+
+std::string arg(int argc, char** argv, const std::string& key, const std::string& fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (argv[i] == "--" + key) return argv[i + 1];
+  return fallback;
+}
+
+std::vector<int> int_list(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) v.push_back(std::stoi(x));
+  return v;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  accel::AccelConfig cfg = argc > 1 && !arg(argc, argv, "config", "").empty() ? accel::AccelConfig::load(arg(argc, argv, "config", ""))
+                                                                            : accel::default_config();
+  sim::RtlSimOptions opt;
+  opt.dram_latency = uint32_t(std::stoul(arg(argc, argv, "dram-latency", "32")));
+  opt.dram_bytes_per_cycle = std::stod(arg(argc, argv, "dram-bytes-per-cycle", "16"));
+  const double min_util = std::stod(arg(argc, argv, "min-utilization", "0"));
+  const double min_rate = std::stod(arg(argc, argv, "min-sim-rate", "0"));
+  std::vector<int> vthreads = int_list(arg(argc, argv, "vthreads", "1,2"));
+  std::string which = arg(argc, argv, "layers", "all");
+  g_oc_blocks = std::stoi(arg(argc, argv, "oc-blocks", "0"));
+  const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+
+  std::cout << "ResNet-18 conv layers on the accelerator RTL (config '" << cfg.name << "', " << peak << " MACs/cycle; DRAM "
+            << opt.dram_latency << " cycles latency, " << opt.dram_bytes_per_cycle << " B/cycle)\n";
+  std::cout << std::left << std::setw(6) << "layer" << std::setw(22) << "shape" << std::right << std::setw(4) << "vt" << std::setw(11)
+            << "cycles" << std::setw(8) << "util%" << std::setw(12) << "DMA-load B" << std::setw(11) << "DMA-st B" << std::setw(10)
+            << "Mcyc/s" << std::setw(10) << "rtl s" << std::setw(10) << "fsim s" << "  check\n";
+  int failures = 0;
+  double worst_rate = 1e300, last_avg_util = 0;
+  for (int vt : vthreads) {
+    double total_cycles = 0, total_macs = 0, util_sum = 0;
+    int layers = 0;
+    for (const ConvLayer& l : kResNet18) {
+      if (which != "all" && ("," + which + ",").find(std::string(",") + l.name + ",") == std::string::npos) continue;
+      Compiled c = compile(l, cfg, vt);
+      sim::RtlSim rtl(cfg, opt);
+      auto t0 = std::chrono::steady_clock::now();
+      auto stats = c.module.run(rtl, c.args);
+      double rtl_s = seconds_since(t0);
+      std::vector<int8_t> got(c.args.back().data<int8_t>(), c.args.back().data<int8_t>() + c.args.back().numel());
+      sim::FunctionalSim fsim(cfg);
+      c.args.back().fill_random(99, -1, 1);  // the reference run must overwrite it
+      t0 = std::chrono::steady_clock::now();
+      c.module.run(fsim, c.args);
+      double fsim_s = seconds_since(t0);
+      bool same = std::memcmp(got.data(), c.args.back().data<int8_t>(), got.size()) == 0;
+      failures += !same;
+      double util = c.macs / (peak * double(stats.cycles)), rate = double(stats.cycles) / rtl.simulation_seconds();
+      worst_rate = std::min(worst_rate, rate);
+      total_cycles += double(stats.cycles) * l.repeats;
+      total_macs += c.macs * l.repeats;
+      util_sum += util;
+      ++layers;
+      std::ostringstream shape;
+      shape << l.channels << "->" << l.out_channels << " " << l.size << "x" << l.size << " k" << l.kernel << "s" << l.stride;
+      std::cout << std::left << std::setw(6) << l.name << std::setw(22) << shape.str() << std::right << std::setw(4) << vt << std::setw(11)
+                << stats.cycles << std::setw(8) << std::fixed << std::setprecision(1) << 100 * util << std::setw(12)
+                << stats.counters["dma_load_bytes"] << std::setw(11) << stats.counters["dma_store_bytes"] << std::setw(10)
+                << std::setprecision(2) << rate / 1e6 << std::setw(10) << std::setprecision(3) << rtl_s << std::setw(10) << fsim_s << "  "
+                << (same ? "bit-exact" : "MISMATCH") << "\n";
+    }
+    if (!layers) LOOM_THROW(Error, "--layers '", which, "' selects no layer");
+    last_avg_util = util_sum / layers;
+    std::cout << "  vthreads " << vt << ": average utilization " << std::setprecision(1) << 100 * last_avg_util << "% (MAC-weighted "
+              << 100 * total_macs / (peak * total_cycles) << "%), ResNet-18 conv total " << std::setprecision(2) << total_cycles / 1e6
+              << " M cycles (each layer times its repeats; VTA reports ~7.7 M)\n";
+  }
+  std::cout << "slowest simulation rate: " << std::setprecision(2) << worst_rate / 1e6 << " M cycles/s\n";
+  if (min_util > 0 && last_avg_util < min_util) {
+    std::cout << "FAIL: average utilization " << last_avg_util << " < " << min_util << "\n";
+    ++failures;
+  }
+  if (min_rate > 0 && worst_rate < min_rate) {
+    std::cout << "FAIL: simulation rate " << worst_rate << " < " << min_rate << " cycles/s\n";
+    ++failures;
+  }
+  return failures ? 1 : 0;
+} catch (const std::exception& e) {
+  std::cerr << "accel_bench: " << e.what() << "\n";
+  return 2;
+}
