@@ -47,12 +47,6 @@ struct Compiled {
   double macs;
 };
 
-int tile(int out, std::initializer_list<int> prefs) {
-  for (int p : prefs)
-    if (out % p == 0) return p;
-  return out;
-}
-
 int g_oc_blocks = 0;  // --oc-blocks: output-channel blocks per tile (0: the largest that fits)
 
 Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads) {
@@ -64,13 +58,7 @@ Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads
   ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, l.stride, pad, {8, true});
   schedule::Schedule s({q.out});
   int out = (l.size + 2 * pad - l.kernel) / l.stride + 1;
-  int oc_blocks = l.out_channels / b.block_out;
-  ops::AccelConvTiling t{tile(out, {7, 14}), tile(out, {14, 28, 7}), 1, oc_blocks >= vthreads ? vthreads : 1};
-  // Output-channel blocks per tile: every block reuses the tile's input, so take as many as the
-  // accumulator scratchpad holds for all contexts.
-  for (int ob = 1; ob <= 8; ++ob)
-    if ((oc_blocks / t.virtual_threads) % ob == 0 && int64_t(ob) * t.h_block * t.w_block * t.virtual_threads <= cfg.acc_depth())
-      t.oc_blocks = ob;
+  ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, l.out_channels / b.block_out, vthreads, cfg.acc_depth());
   if (g_oc_blocks) t.oc_blocks = g_oc_blocks;
   ops::schedule_conv2d_int8_accel(s, q, b, t);
   LoweredFunc f = schedule::lower(s, {X, W, q.out}, l.name);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "accel_backend.h"
 #include "command.h"
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
@@ -43,12 +44,12 @@ int disasm(const std::vector<std::string>& args) {
 
 int simulate(const std::vector<std::string>& args) {
   Options opt(args);
-  if (opt.positional().size() != 1) LOOM_THROW(Error, "usage: loom sim FILE [--backend fsim] [--config cfg.json]");
+  if (opt.positional().size() != 1) LOOM_THROW(Error, "usage: loom sim FILE [--config cfg.json] ", kBackendUsage);
   Program p = Program::load(opt.positional()[0]);
   if (opt.has("config") && !(config_option(opt) == p.config))
     LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", opt.get("config"));
   std::string backend = opt.get("backend", "fsim");
-  auto dev = make_accel_device(backend, p.config.to_json());
+  auto dev = open_accel_backend(opt, p.config);
   ProgramResult r = run_program(p, *dev);
   std::cout << "ran " << p.insn_count << " instructions on " << backend << " (config '" << p.config.name << "')\n";
   if (r.cycles) std::cout << "  cycles: " << r.cycles << "\n";
@@ -63,7 +64,7 @@ LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (bl
                       "loom accel-example --out FILE [--config cfg.json] [--m M] [--n N] [--k K] [--seed S]", example);
 LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", "loom disasm FILE", disasm);
 LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters",
-                      "loom sim FILE [--backend fsim] [--config cfg.json]\n  exits 1 if the program's expected outputs do not match", simulate);
+                      std::string("loom sim FILE [--config cfg.json] ") + kBackendUsage + "\n  exits 1 if the program's expected outputs do not match", simulate);
 
 }  // namespace loom::tools
 

@@ -3,6 +3,7 @@
 // the counters (and cycles / GEMM utilization on timed backends).
 #include <iostream>
 
+#include "accel_backend.h"
 #include "command.h"
 #include "loom/codegen/accel.h"
 #include "loom/ir/eval.h"
@@ -18,8 +19,8 @@ using namespace loom::ir;
 static int accel_run(const std::vector<std::string>& args) {
   Options opt(args, {"print-ir", "disasm"});
   if (opt.positional().size() != 1)
-    LOOM_THROW(Error, "usage: loom accel-run <dense|conv2d> [--backend fsim] [--config cfg.json] [--channels C] [--out-channels O] [--size HW] "
-                      "[--stride S] [--pad P] [--vthreads V] [--print-ir] [--disasm]");
+    LOOM_THROW(Error, "usage: loom accel-run <dense|conv2d> [--backend fsim|rtl] [--config cfg.json] [--channels C] [--out-channels O] [--size HW] "
+                      "[--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]");
   std::string op = opt.positional()[0];
   accel::AccelConfig cfg = opt.has("config") ? accel::AccelConfig::load(opt.get("config")) : accel::default_config();
   ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
@@ -46,7 +47,8 @@ static int accel_run(const std::vector<std::string>& args) {
     q = ops::conv2d_int8_blocked(X, W, stride, pad, {8, true});
     holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
     int out = (hw + 2 * pad - 3) / stride + 1;
-    ops::AccelConvTiling t{out % 7 == 0 ? 7 : out, out % 14 == 0 ? 14 : out, 1, O / b.block_out >= 2 ? vt : 1};
+    ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, O / b.block_out, vt, cfg.acc_depth());
+    if (opt.has("oc-blocks")) t.oc_blocks = int(opt.get_int("oc-blocks", 1));
     ops::schedule_conv2d_int8_accel(*holder, q, b, t);
     inputs = {X, W};
     macs = double(b.batch) * O * C * 9 * out * out;
@@ -59,7 +61,7 @@ static int accel_run(const std::vector<std::string>& args) {
   LoweredFunc f = schedule::lower(*sched, fargs, op);
   if (opt.has("print-ir")) std::cout << f << "\n";
   codegen::AccelModule m = codegen::build_accel(f, cfg);
-  auto dev = make_accel_device(opt.get("backend", "fsim"), cfg.to_json());
+  auto dev = open_accel_backend(opt, cfg);
   if (opt.has("disasm")) std::cout << m.disassemble(*dev);
   std::vector<NDArray> arrays;
   std::map<const Operation*, NDArray> in;
@@ -88,8 +90,9 @@ static int accel_run(const std::vector<std::string>& args) {
 }
 
 LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it",
-                      "loom accel-run <dense|conv2d> [--backend fsim] [--config cfg.json] [--channels C] [--out-channels O]\n"
-                      "               [--size HW] [--stride S] [--pad P] [--vthreads V] [--print-ir] [--disasm]",
+                      std::string("loom accel-run <dense|conv2d> [--config cfg.json] [--channels C] [--out-channels O]\n"
+                                  "               [--size HW] [--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]\n"
+                                  "               ") + kBackendUsage,
                       accel_run);
 
 }  // namespace loom::tools

@@ -38,6 +38,19 @@ Tensor input_with_tag(const Tensor& t, const std::string& tag) {
 
 }  // namespace
 
+AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth) {
+  auto pick = [](int n, std::initializer_list<int> prefs) {
+    for (int p : prefs)
+      if (n % p == 0) return p;
+    return n;
+  };
+  AccelConvTiling t{pick(out_h, {7, 14}), pick(out_w, {14, 28, 7}), 1, oc_blocks >= virtual_threads ? virtual_threads : 1};
+  if (oc_blocks % t.virtual_threads) t.virtual_threads = 1;
+  for (int ob = 1; ob <= 8; ++ob)
+    if ((oc_blocks / t.virtual_threads) % ob == 0 && int64_t(ob) * t.h_block * t.w_block * t.virtual_threads <= acc_depth) t.oc_blocks = ob;
+  return t;
+}
+
 void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelConvTiling& t) {
   auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
   if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", q.acc.name(), "' must read data and kernel");

@@ -19,6 +19,12 @@ struct AccelConvTiling {
   int virtual_threads = 2; // contexts interleaved over output-channel tiles (1 = off)
 };
 
+// A tiling for an out_h x out_w output with `oc_blocks` output-channel blocks: rows of 7 (or
+// the whole height), 14-wide columns where they divide, virtual threads over output-channel
+// tiles when there are enough, and as many output-channel blocks per tile as the accumulator
+// scratchpad (acc_depth entries) holds for every context — each one reuses the tile's input.
+AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth);
+
 void schedule_conv2d_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
                                 const AccelConvTiling& tiling = {});
 void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, int virtual_threads = 1);
