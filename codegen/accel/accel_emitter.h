@@ -71,8 +71,8 @@ class Emitter {
   void for_each_point(const std::vector<const ir::ForNode*>& loops, const std::function<void()>& f);
   static const ir::CallNode* gemm_nest_call(const ir::ForNode* f);
   bool lockstep_leaf(const ir::Stmt& s) const;
-  static constexpr int kMaxGemmNest = 4;            // loops folded into one GEMM instruction
-  static constexpr int64_t kMaxUnrolledUops = 64;   // micro-ops per kernel from unrolled loops
+  static constexpr int kMaxGemmNest = 6;            // loops folded into one GEMM instruction
+  static constexpr int64_t kMaxUnrolledUops = 256;  // micro-ops per kernel from unrolled loops
   bool try_fold_gemm(const ir::ForNode* op);
   void alu_nest(const ir::Stmt& nest);
 

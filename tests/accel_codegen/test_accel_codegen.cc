@@ -100,6 +100,83 @@ TEST_P(AccelConv, MatchesReference) {
   run_and_check(s, {X, W}, q.out, cfg, "conv");
 }
 
+// Output-channel blocks per tile (each reuses the input tile; 3-D weight and store DMAs), 1x1
+// kernels with stride 2, and tilings chosen by choose_conv_tiling.
+struct ConvTileCase {
+  int channels_blocks, out_blocks, hw, kernel, stride;
+  ops::AccelConvTiling tiling;
+};
+class AccelConvTiles : public ::testing::TestWithParam<ConvTileCase> {};
+INSTANTIATE_TEST_SUITE_P(Tilings, AccelConvTiles,
+                         ::testing::Values(ConvTileCase{2, 4, 8, 3, 1, {4, 8, 2, 2}}, ConvTileCase{2, 8, 7, 3, 1, {7, 7, 4, 2}},
+                                           ConvTileCase{2, 4, 14, 1, 2, {7, 7, 2, 2}}, ConvTileCase{3, 4, 8, 3, 2, {4, 4, 2, 1}},
+                                           ConvTileCase{2, 4, 14, 3, 1, ops::choose_conv_tiling(14, 14, 4, 2, 2048)}),
+                         [](const auto& p) {
+                           return "c" + std::to_string(p.param.channels_blocks) + "_o" + std::to_string(p.param.out_blocks) + "_hw" + std::to_string(p.param.hw) + "_k" +
+                                  std::to_string(p.param.kernel) + "_s" + std::to_string(p.param.stride) + "_ob" +
+                                  std::to_string(p.param.tiling.oc_blocks) + "_vt" + std::to_string(p.param.tiling.virtual_threads);
+                         });
+
+TEST_P(AccelConvTiles, MatchesReference) {
+  ConvTileCase c = GetParam();
+  Tensor X = placeholder({1, c.channels_blocks, c.hw, c.hw, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({c.out_blocks, c.channels_blocks, c.kernel, c.kernel, 16, 16}, DataType::Int(8), "W");
+  auto q = ops::conv2d_int8_blocked(X, W, c.stride, c.kernel / 2, {9, true});
+  schedule::Schedule s({q.out});
+  ops::schedule_conv2d_int8_accel(s, q, ops::Blocking{1, 16, 16}, c.tiling);
+  run_and_check(s, {X, W}, q.out, accel::default_config(), "conv");
+}
+
+TEST(AccelCodegen, ChooseConvTilingFillsTheAccumulator) {
+  auto t = ops::choose_conv_tiling(14, 14, 16, 2, 2048);  // 98-entry tiles, two contexts: 8 blocks fit (1568 <= 2048)
+  EXPECT_EQ(t.h_block, 7);
+  EXPECT_EQ(t.w_block, 14);
+  EXPECT_EQ(t.virtual_threads, 2);
+  EXPECT_EQ(t.oc_blocks, 8);
+  EXPECT_EQ(ops::choose_conv_tiling(56, 56, 4, 2, 2048).oc_blocks, 2);  // only 2 blocks per context
+  EXPECT_EQ(ops::choose_conv_tiling(7, 7, 1, 2, 2048).virtual_threads, 1);  // one block: no second context
+}
+
+// Counts instructions of each kind in a conv2d's stream.
+std::map<std::string, int> conv_stream_counts(int vthreads, int oc_blocks) {
+  accel::AccelConfig cfg = accel::default_config();
+  Tensor X = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({4, 2, 3, 3, 16, 16}, DataType::Int(8), "W");
+  auto q = ops::conv2d_int8_blocked(X, W, 1, 1, {9, true});
+  schedule::Schedule s({q.out});
+  ops::schedule_conv2d_int8_accel(s, q, ops::Blocking{1, 16, 16}, {7, 7, oc_blocks, vthreads});
+  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {X, W, q.out}, "conv"), cfg);
+  sim::FunctionalSim dev(cfg);
+  std::istringstream lines(m.disassemble(dev));
+  std::map<std::string, int> n;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream w(line);
+    std::string index, op;
+    w >> index >> op;
+    if (op.rfind("ALU", 0) == 0) op = "ALU";  // ALU.shr, ALU.max, ...
+    if (op == "GEMM") op += line.find(" reset") != std::string::npos ? ".reset" : ".update";
+    ++n[op];
+  }
+  return n;
+}
+
+TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
+  // 4 output-channel blocks, 2 input-channel blocks, one 7x7 tile: the 3x3 window is unrolled into
+  // the micro-op kernel, so each (output block, input block) is one GEMM update, plus one reset
+  // per output block; the ALU requantization (shift, max, min) is 3 instructions per block.
+  auto n = conv_stream_counts(1, 1);
+  EXPECT_EQ(n["GEMM.update"], 4 * 2);
+  EXPECT_EQ(n["GEMM.reset"], 4);
+  EXPECT_EQ(n["ALU"], 4 * 3);
+  // The same with two virtual threads: the same instructions, and the ALU stages still run in place.
+  auto v = conv_stream_counts(2, 1);
+  EXPECT_EQ(v["GEMM.update"], 4 * 2);
+  EXPECT_EQ(v["ALU"], 4 * 3);
+  // Two output blocks per tile: half the GEMM updates, each twice as long.
+  auto o = conv_stream_counts(1, 2);
+  EXPECT_EQ(o["GEMM.update"], 2 * 2);
+}
+
 // With two virtual threads the contexts run in lockstep on separate scratchpad buffers: fewer
 // loads wait for the compute module (one context's loads overlap the other's GEMMs).
 TEST(AccelCodegen, VirtualThreadContextsDoNotWaitForEachOther) {
