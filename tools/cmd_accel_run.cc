@@ -19,7 +19,7 @@ using namespace loom::ir;
 static int accel_run(const std::vector<std::string>& args) {
   Options opt(args, {"print-ir", "disasm"});
   if (opt.positional().size() != 1)
-    LOOM_THROW(Error, "usage: loom accel-run <dense|conv2d> [--backend fsim|rtl] [--config cfg.json] [--channels C] [--out-channels O] [--size HW] "
+    LOOM_THROW(Error, "usage: loom accel-run <dense|conv2d|add> [--backend fsim|rtl] [--config cfg.json] [--channels C] [--out-channels O] [--size HW] "
                       "[--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]");
   std::string op = opt.positional()[0];
   accel::AccelConfig cfg = opt.has("config") ? accel::AccelConfig::load(opt.get("config")) : accel::default_config();
@@ -32,6 +32,7 @@ static int accel_run(const std::vector<std::string>& args) {
   schedule::Schedule* sched = nullptr;
   std::unique_ptr<schedule::Schedule> holder;
   double macs = 0;
+  Tensor reference;  // what the output must equal (the operator's own definition unless set)
   if (op == "dense") {
     Tensor X = placeholder({1, C / b.block_in, b.batch, b.block_in}, DataType::Int(8), "X");
     Tensor W = placeholder({O / b.block_out, C / b.block_in, b.block_out, b.block_in}, DataType::Int(8), "W");
@@ -52,8 +53,23 @@ static int accel_run(const std::vector<std::string>& args) {
     ops::schedule_conv2d_int8_accel(*holder, q, b, t);
     inputs = {X, W};
     macs = double(b.batch) * O * C * 9 * out * out;
+  } else if (op == "add") {
+    int hw = int(opt.get_int("size", 14));
+    Tensor A = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "A");
+    Tensor B = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "B");
+    Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
+    if (b.block_in != b.block_out) LOOM_THROW(ShapeError, "add: the accelerator widens through an identity block, which needs block_in == block_out");
+    auto add = ops::add_int8_widening(A, B, Eye, {1, false});
+    q = add.q;
+    reference = ops::add_int8(A, B, {1, false}).out;  // the CPU definition: plain int32 adds
+    holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
+    ops::AccelConvTiling t = ops::choose_conv_tiling(hw, hw, C / b.block_in, vt, cfg.acc_depth());
+    t.oc_blocks = 1;
+    ops::schedule_add_int8_accel(*holder, add, b, t);
+    inputs = {A, B, Eye};
+    macs = 2.0 * C * hw * hw * b.block_in;  // the two widening GEMMs
   } else {
-    LOOM_THROW(Error, "unknown operator '", op, "' (dense, conv2d)");
+    LOOM_THROW(Error, "unknown operator '", op, "' (dense, conv2d, add)");
   }
   sched = holder.get();
   std::vector<Tensor> fargs = inputs;
@@ -70,13 +86,17 @@ static int accel_run(const std::vector<std::string>& args) {
     for (auto& e : inputs[i].shape()) shape.push_back(*as_const_int(e));
     arrays.push_back(NDArray::empty(shape, DataType::Int(8)));
     arrays.back().fill_random(1 + i, -128, 127);
+    if (inputs[i].name() == "eye") {  // add's identity block
+      auto id = ops::identity_block(int(shape[0]));
+      std::copy(id.begin(), id.end(), arrays.back().data<int8_t>());
+    }
     in[inputs[i].op().get()] = arrays.back();
   }
   std::vector<int64_t> oshape;
   for (auto& e : q.out.shape()) oshape.push_back(*as_const_int(e));
   arrays.push_back(NDArray::zeros(oshape, DataType::Int(8)));
   auto stats = m.run(*dev, arrays);
-  NDArray want = reference_eval({q.out}, in)[0];
+  NDArray want = reference_eval({reference.defined() ? reference : q.out}, in)[0];
   int64_t bad = 0;
   for (int64_t i = 0; i < want.numel(); ++i) bad += want.data<int8_t>()[i] != arrays.back().data<int8_t>()[i];
   std::cout << op << " on " << dev->name() << " (config '" << cfg.name << "'): " << stats.instructions << " instructions\n";
@@ -90,7 +110,7 @@ static int accel_run(const std::vector<std::string>& args) {
 }
 
 LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it",
-                      std::string("loom accel-run <dense|conv2d> [--config cfg.json] [--channels C] [--out-channels O]\n"
+                      std::string("loom accel-run <dense|conv2d|add> [--config cfg.json] [--channels C] [--out-channels O]\n"
                                   "               [--size HW] [--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]\n"
                                   "               ") + kBackendUsage,
                       accel_run);

@@ -472,7 +472,7 @@ void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& unro
     }
     return r;
   };
-  UopKernelBuilder k;
+  UopKernelBuilder k, zero;  // zero: the reset a "full" GEMM (whole reduction in one call) starts with
   std::vector<std::array<int64_t, 3>> steps;
   for (auto* l : unrolled) env_[l->var.get()] = 0;
   for (auto* l : loops) env_[l->var.get()] = 0;
@@ -483,19 +483,22 @@ void Emitter::gemm(const CallNode* call, const std::vector<const ForNode*>& unro
     env_[l->var.get()] = 0;
     steps.push_back({int64_t(next[0]) - base[0], int64_t(next[1]) - base[1], int64_t(next[2]) - base[2]});
   }
-  for (size_t i = 0; i < loops.size(); ++i)
+  for (size_t i = 0; i < loops.size(); ++i) {
     k.loop(uint32_t(eval(loops[i]->extent)), uint32_t(steps[i][0]), uint32_t(steps[i][1]), uint32_t(steps[i][2]));
+    zero.loop(uint32_t(eval(loops[i]->extent)), uint32_t(steps[i][0]), 0, 0);
+  }
   // One micro-op per iteration of the unrolled loops (they run innermost: GEMM updates commute).
   for_each_point(unrolled, [&] {
     auto b = entries();
     k.push(b[0], b[1], b[2]);
+    zero.push(b[0], 0, 0);
   });
   for (auto* l : loops) env_.erase(l->var.get());
   for (auto* l : unrolled) env_.erase(l->var.get());
   accel::UopKernel kernel = k.build();
   Access a = kernel_access(kernel, !reset);
   sync_before(Module::Compute, a);
-  if (full) drv_.gemm(UopKernelBuilder().push(base[0], 0, 0).build(), true);
+  if (full) drv_.gemm(zero.build(), true);
   drv_.gemm(kernel, reset);
   record_after(Module::Compute, a);
 }
@@ -551,7 +554,7 @@ Emitter::Access Emitter::kernel_access(const accel::UopKernel& k, bool gemm_read
 // the micro-op kernel, up to kMaxUnrolledUops micro-ops.
 bool Emitter::try_fold_gemm(const ForNode* op) {
   const CallNode* call = gemm_nest_call(op);
-  if (!call || call->name == "accel.gemm.full") return false;
+  if (!call) return false;
   std::vector<const ForNode*> chain;
   for (const ForNode* f = op; f; f = f->body.as<ForNode>()) chain.push_back(f);
   int64_t unrolled_points = 1;

@@ -94,6 +94,49 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
   }
 }
 
+void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Blocking& b, const AccelConvTiling& t) {
+  const QuantizedStages& q = add.q;
+  if (q.out.ndim() != 6) LOOM_THROW(ScheduleError, "schedule_add_int8_accel: '", q.out.name(), "' must be a blocked NCHW activation (rank 6)");
+  Stage out = s[q.out];
+  auto [cbo, cbi] = out.split(out.axis(1), 1);
+  auto [yo, yi] = out.split(out.axis(2), t.h_block);
+  auto [xo, xi] = out.split(out.axis(3), t.w_block);
+  IterVar vt;
+  if (t.virtual_threads > 1) {
+    auto parts = out.split_nparts(cbo, t.virtual_threads);
+    vt = parts.first;
+    cbo = parts.second;
+  }
+  std::vector<IterVar> order = {out.axis(0)};
+  if (vt) order.push_back(vt);
+  for (const IterVar& v : {cbo, yo, xo, cbi, yi, xi, out.axis(4), out.axis(5)}) order.push_back(v);
+  out.reorder(order);
+  if (vt) out.bind(vt, "vthread");
+  out.pragma(cbi, "dma_copy");
+  // The sum and the requantization: ALU stages in the accumulator, computed per tile.
+  Stage sum = s[q.acc];
+  sum.set_scope(scope::kAccAccum);
+  sum.compute_at(out, xo);
+  sum.pragma(sum.axis(0), "alu");
+  schedule_alu_stages(s, q, out, xo);
+  // Each operand widened by a GEMM with the identity block; its loads attach to the tile.
+  for (const Tensor& w : {add.widen_a, add.widen_b}) {
+    Stage st = s[w];
+    st.set_scope(scope::kAccAccum);
+    st.compute_at(out, xo);
+    st.reorder({st.axis(0), st.axis(1), st.axis(2), st.axis(3), st.axis(4), st.axis(5), st.reduce_axis(0)});
+    st.tensorize(st.axis(4), accel_gemm_intrin(b));
+    Tensor operand = w.op()->input_tensors()[0];
+    Stage in = s[s.cache_read(operand, scope::kAccInput, {w})];
+    in.compute_at(out, xo);
+    in.pragma(in.axis(0), "dma_copy");
+  }
+  Tensor eye = add.widen_a.op()->input_tensors()[1];
+  Stage e = s[s.cache_read(eye, scope::kAccWeight, {add.widen_a, add.widen_b})];
+  e.compute_at(out, xo);
+  e.pragma(e.axis(0), "dma_copy");
+}
+
 void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, int virtual_threads) {
   auto reads = q.acc.op()->input_tensors();
   if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");

@@ -147,3 +147,41 @@ QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq,
 }
 
 }  // namespace loom::ops
+
+namespace loom::ops {
+
+AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name) {
+  add_int8(a, b, rq, name);  // the same shape checks
+  if (eye.ndim() != 2 || const_dim(eye, 0) != const_dim(eye, 1) || const_dim(eye, 1) != const_dim(a, a.ndim() - 1))
+    LOOM_THROW(ShapeError, "add_int8_widening '", name, "': '", eye.name(), "' must be a square block as wide as the last dimension of '",
+               a.name(), "' (", const_dim(a, a.ndim() - 1), ")");
+  if (a.dtype() != DataType::Int(8) || b.dtype() != DataType::Int(8) || eye.dtype() != DataType::Int(8))
+    LOOM_THROW(TypeError, "add_int8_widening '", name, "': operands and '", eye.name(), "' must be int8");
+  auto widen = [&](const Tensor& x, const std::string& n) {
+    IterVar k = reduce_axis(x.shape().back(), "k");
+    return compute(x.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                     std::vector<Expr> idx(v.begin(), v.end());
+                     idx.back() = k->var;
+                     return sum(i32(x(idx)) * i32(eye(v.back(), k->var)), {k});
+                   }),
+                   n, "widen");
+  };
+  AddWidenStages st;
+  st.widen_a = widen(a, name + "_wa");
+  st.widen_b = widen(b, name + "_wb");
+  Tensor acc = compute(a.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                         std::vector<Expr> idx(v.begin(), v.end());
+                         return st.widen_a(idx) + st.widen_b(idx);
+                       }),
+                       name + "_acc", "elemwise");
+  st.q = requantize(acc, rq, name);
+  return st;
+}
+
+std::vector<int8_t> identity_block(int n) {
+  std::vector<int8_t> m(size_t(n) * n, 0);
+  for (int i = 0; i < n; ++i) m[size_t(i) * n + i] = 1;
+  return m;
+}
+
+}  // namespace loom::ops

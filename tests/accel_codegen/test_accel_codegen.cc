@@ -177,6 +177,56 @@ TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
   EXPECT_EQ(o["GEMM.update"], 2 * 2);
 }
 
+// Residual add on the accelerator: both int8 operands widened by identity GEMMs, added and
+// requantized on the ALU; checked against the CPU definition add_int8 (plain int32 adds).
+struct AddCase {
+  int channel_blocks, hw;
+  ops::AccelConvTiling tiling;
+};
+class AccelAdd : public ::testing::TestWithParam<AddCase> {};
+INSTANTIATE_TEST_SUITE_P(Shapes, AccelAdd,
+                         ::testing::Values(AddCase{2, 14, {7, 14, 1, 2}}, AddCase{3, 8, {4, 8, 1, 1}}, AddCase{4, 7, {7, 7, 1, 2}}),
+                         [](const auto& p) {
+                           return "c" + std::to_string(p.param.channel_blocks) + "_hw" + std::to_string(p.param.hw) + "_vt" +
+                                  std::to_string(p.param.tiling.virtual_threads);
+                         });
+
+TEST_P(AccelAdd, MatchesTheCpuDefinition) {
+  AddCase c = GetParam();
+  accel::AccelConfig cfg = accel::default_config();
+  Tensor A = placeholder({1, c.channel_blocks, c.hw, c.hw, 1, 16}, DataType::Int(8), "A");
+  Tensor B = placeholder({1, c.channel_blocks, c.hw, c.hw, 1, 16}, DataType::Int(8), "B");
+  Tensor Eye = placeholder({16, 16}, DataType::Int(8), "eye");
+  ops::Requantize rq{1, true};
+  auto add = ops::add_int8_widening(A, B, Eye, rq);
+  schedule::Schedule s({add.q.out});
+  ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, c.tiling);
+  LoweredFunc f = schedule::lower(s, {A, B, Eye, add.q.out}, "add");
+  codegen::AccelModule m = codegen::build_accel(f, cfg);
+  NDArray a = test::random_array(A, 3, -128, 127), b = test::random_array(B, 4, -128, 127);
+  NDArray eye = NDArray::empty({16, 16}, DataType::Int(8));
+  auto id = ops::identity_block(16);
+  std::copy(id.begin(), id.end(), eye.data<int8_t>());
+  // The reference is the CPU operator, not the widened form.
+  auto cpu = ops::add_int8(A, B, rq);
+  NDArray want = reference_eval({cpu.out}, {{A.op().get(), a}, {B.op().get(), b}})[0];
+  using P = sim::FunctionalSim::Interleave;
+  for (auto policy : {P::LoadFirst, P::StoreFirst, P::Random}) {
+    sim::FunctionalSim dev(cfg);
+    dev.set_interleave(policy, 5);
+    std::vector<NDArray> arrays{a, b, eye, test::empty_like(add.q.out)};
+    auto stats = m.run(dev, arrays);
+    EXPECT_EQ(stats.counters["gemm_macs"], uint64_t(2) * c.channel_blocks * c.hw * c.hw * 16 * 16);
+    ASSERT_TRUE(test::arrays_close(arrays.back(), want)) << to_string(f) << m.disassemble(dev);
+  }
+}
+
+TEST(AccelCodegen, AddWideningChecksTheIdentityBlock) {
+  Tensor A = placeholder({1, 2, 4, 4, 1, 16}, DataType::Int(8), "A");
+  Tensor Eye = placeholder({16, 8}, DataType::Int(8), "eye");
+  EXPECT_THROW(ops::add_int8_widening(A, A, Eye, {}), ShapeError);
+}
+
 // With two virtual threads the contexts run in lockstep on separate scratchpad buffers: fewer
 // loads wait for the compute module (one context's loads overlap the other's GEMMs).
 TEST(AccelCodegen, VirtualThreadContextsDoNotWaitForEachOther) {

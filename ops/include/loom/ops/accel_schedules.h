@@ -27,6 +27,11 @@ AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virt
 
 void schedule_conv2d_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
                                 const AccelConvTiling& tiling = {});
+// add_int8_widening on activations [N/b, C/bi, H, W, b, bi]: per output tile (h_block x w_block
+// of one channel block) both operands and the identity block are loaded, widened by a GEMM each,
+// added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.
+void schedule_add_int8_accel(schedule::Schedule& s, const AddWidenStages& add, const Blocking& blocking, const AccelConvTiling& tiling = {});
+
 void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, int virtual_threads = 1);
 
 }  // namespace loom::ops

@@ -44,4 +44,16 @@ QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, con
 // Element-wise add of two int8 blocked tensors in int32 with requantization (residual connections).
 QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq, const std::string& name = "add");
 
+// The same add in the form a GEMM-block accelerator runs: its ALU works on int32 accumulators,
+// so each int8 operand is first widened into the accumulator by a GEMM with `eye`, an identity
+// block [b, b] (block_in == block_out) given as an extra input (fill it with identity_block);
+// the sum and the requantization are then ALU stages. Equal to add_int8 when eye is the identity.
+struct AddWidenStages {
+  Tensor widen_a, widen_b;  // int32 copies of a and b: sum_k a[..., k] * eye[c, k]
+  QuantizedStages q;        // q.acc = widen_a + widen_b, then the requantization stages
+};
+AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name = "add");
+// Row-major int8 identity matrix of `n` x `n`, the `eye` input of add_int8_widening.
+std::vector<int8_t> identity_block(int n);
+
 }  // namespace loom::ops
