@@ -63,17 +63,11 @@ module loom_compute #(
     input  logic [1:0]      rresp,
     input  logic            rlast
 );
-  logic q_empty, q_pop;
-  logic [159:0] q_head;
-  logic [$clog2(QUEUE_DEPTH+1)-1:0] q_count;
-  loom_fifo #(.WIDTH(160), .DEPTH(QUEUE_DEPTH)) queue (
-      .clk, .rst_n, .push(q_push), .din(q_data), .full(q_full), .pop(q_pop), .dout(q_head), .empty(q_empty), .count(q_count));
-
   logic exec_start, exec_done;
   logic [127:0] insn;
   logic [31:0] cur_index;
-  loom_seq seq (
-      .clk, .rst_n, .halt, .q_empty, .q_head, .q_pop,
+  loom_seq #(.QUEUE_DEPTH(QUEUE_DEPTH)) seq (
+      .clk, .rst_n, .halt, .q_push, .q_data, .q_full,
       .prev_avail, .next_avail, .prev_room, .next_room, .pop_prev, .pop_next, .push_prev, .push_next,
       .exec_start, .cur_insn(insn), .cur_index, .exec_done,
       .busy, .stalled, .idle, .wait_index);
@@ -148,5 +142,5 @@ module loom_compute #(
   assign exec_done = uop_done || acc_done || core_done || finish_q;
   assign fault = uop_fault || acc_fault || core_fault;
   assign fault_code = uop_fault ? uop_code : acc_fault ? acc_code : core_code;
-  wire unused_ok = &{1'b0, cur_index, q_count};
+  wire unused_ok = &{1'b0, cur_index};
 endmodule

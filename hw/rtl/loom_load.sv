@@ -44,18 +44,12 @@ module loom_load #(
     input  logic [1:0]    rresp,
     input  logic          rlast
 );
-  logic q_empty, q_pop;
-  logic [159:0] q_head;
-  logic [$clog2(QUEUE_DEPTH+1)-1:0] q_count;
-  logic no_pop_prev, no_push_prev;  // the load module has no previous neighbour
-  loom_fifo #(.WIDTH(160), .DEPTH(QUEUE_DEPTH)) queue (
-      .clk, .rst_n, .push(q_push), .din(q_data), .full(q_full), .pop(q_pop), .dout(q_head), .empty(q_empty), .count(q_count));
-
   logic exec_start, exec_done;
   logic [127:0] insn;
   logic [31:0] cur_index;
-  loom_seq seq (
-      .clk, .rst_n, .halt, .q_empty, .q_head, .q_pop,
+  logic no_pop_prev, no_push_prev;  // the load module has no previous neighbour
+  loom_seq #(.QUEUE_DEPTH(QUEUE_DEPTH)) seq (
+      .clk, .rst_n, .halt, .q_push, .q_data, .q_full,
       .prev_avail(1'b0), .next_avail, .prev_room(1'b1), .next_room,
       .pop_prev(no_pop_prev), .pop_next, .push_prev(no_push_prev), .push_next,
       .exec_start, .cur_insn(insn), .cur_index, .exec_done,
@@ -87,5 +81,5 @@ module loom_load #(
   assign exec_done = inp_done || wgt_done;
   assign fault = inp_fault || wgt_fault;
   assign fault_code = inp_fault ? inp_code : wgt_code;
-  wire unused_ok = &{1'b0, cur_index, q_count, no_pop_prev, no_push_prev};
+  wire unused_ok = &{1'b0, cur_index, no_pop_prev, no_push_prev};
 endmodule

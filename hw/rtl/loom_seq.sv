@@ -1,14 +1,16 @@
-// Instruction sequencer shared by the load, compute and store modules: takes the instruction at
-// the head of the module's queue once the dependency tokens it pops are available, starts the
-// datapath, and after the datapath reports done pushes its tokens (waiting for room).
-module loom_seq (
+// Instruction queue and sequencer shared by the load, compute and store modules: takes the
+// instruction at the head of the module's queue once the dependency tokens it pops are available,
+// starts the datapath, and after the datapath reports done pushes its tokens (waiting for room).
+module loom_seq #(
+    parameter int QUEUE_DEPTH = 32
+) (
     input  logic clk,
     input  logic rst_n,
     input  logic halt,  // a fault anywhere: stop taking instructions
-    // instruction queue head: {index, instruction}
-    input  logic         q_empty,
-    input  logic [159:0] q_head,
-    output logic         q_pop,
+    // instruction queue, filled by fetch: {index, instruction}
+    input  logic         q_push,
+    input  logic [159:0] q_data,
+    output logic         q_full,
     // tokens
     input  logic prev_avail,  // a token from the previous module is waiting
     input  logic next_avail,
@@ -37,6 +39,13 @@ module loom_seq (
     Push
   } state_t;
   state_t state;
+
+  logic q_empty, q_pop;
+  logic [159:0] q_head;
+  logic [$clog2(QUEUE_DEPTH+1)-1:0] q_count;
+  loom_fifo #(.WIDTH(160), .DEPTH(QUEUE_DEPTH)) queue (
+      .clk, .rst_n, .push(q_push), .din(q_data), .full(q_full), .pop(q_pop), .dout(q_head), .empty(q_empty), .count(q_count));
+  wire unused_count = &{1'b0, q_count};
 
   wire [127:0] head = q_head[127:0];
   wire tokens_ok = (!head[PopPrev] || prev_avail) && (!head[PopNext] || next_avail);

@@ -39,18 +39,12 @@ module loom_store #(
     output logic            bready,
     input  logic [1:0]      bresp
 );
-  logic q_empty, q_pop;
-  logic [159:0] q_head;
-  logic [$clog2(QUEUE_DEPTH+1)-1:0] q_count;
-  loom_fifo #(.WIDTH(160), .DEPTH(QUEUE_DEPTH)) queue (
-      .clk, .rst_n, .push(q_push), .din(q_data), .full(q_full), .pop(q_pop), .dout(q_head), .empty(q_empty), .count(q_count));
-
   logic exec_start, exec_done;
   logic [127:0] insn;
   logic [31:0] cur_index;
   logic no_pop_next, no_push_next;  // the store module has no next neighbour
-  loom_seq seq (
-      .clk, .rst_n, .halt, .q_empty, .q_head, .q_pop,
+  loom_seq #(.QUEUE_DEPTH(QUEUE_DEPTH)) seq (
+      .clk, .rst_n, .halt, .q_push, .q_data, .q_full,
       .prev_avail, .next_avail(1'b0), .prev_room, .next_room(1'b1),
       .pop_prev, .pop_next(no_pop_next), .push_prev, .push_next(no_push_next),
       .exec_start, .cur_insn(insn), .cur_index, .exec_done,
@@ -67,5 +61,5 @@ module loom_store #(
       .clk, .rst_n, .start(exec_start), .sram_base, .dram_base, .y_size, .x_size, .x_stride,
       .done(exec_done), .fault, .fault_code, .data_entry(out_entry), .raddr(out_raddr), .rdata(out_rdata),
       .awvalid, .awready, .awaddr, .awlen, .wvalid, .wready, .wdata, .wlast, .bvalid, .bready, .bresp);
-  wire unused_ok = &{1'b0, cur_index, q_count, no_pop_next, no_push_next, mem_type, y_pad0, y_pad1, x_pad0, x_pad1};
+  wire unused_ok = &{1'b0, cur_index, no_pop_next, no_push_next, mem_type, y_pad0, y_pad1, x_pad0, x_pad1};
 endmodule

@@ -30,6 +30,28 @@ void schedule_alu_stages(Schedule& s, const QuantizedStages& q, const Stage& out
   }
 }
 
+// Tiles a blocked activation output [N/b, C/bo, H, W, b, bo] into (b_o, [vthread], c_o, y_o, x_o,
+// c_i, y_i, x_i, b_i, bo_i) with t.oc_blocks channel blocks per tile, stores each tile with DMA,
+// and returns x_o, the loop the tile's stages attach to.
+IterVar tile_activation(Stage& out, const AccelConvTiling& t) {
+  auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
+  auto [yo, yi] = out.split(out.axis(2), t.h_block);
+  auto [xo, xi] = out.split(out.axis(3), t.w_block);
+  IterVar vt;
+  if (t.virtual_threads > 1) {
+    auto parts = out.split_nparts(oco, t.virtual_threads);
+    vt = parts.first;
+    oco = parts.second;
+  }
+  std::vector<IterVar> order = {out.axis(0)};
+  if (vt) order.push_back(vt);
+  for (const IterVar& v : {oco, yo, xo, oci, yi, xi, out.axis(4), out.axis(5)}) order.push_back(v);
+  out.reorder(order);
+  if (vt) out.bind(vt, "vthread");
+  out.pragma(oci, "dma_copy");  // store the int8 tile from the accumulator scratchpad
+  return xo;
+}
+
 Tensor input_with_tag(const Tensor& t, const std::string& tag) {
   for (auto& in : t.op()->input_tensors())
     if (in.op()->tag == tag) return in;
@@ -57,23 +79,8 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
   Tensor data = reads[0], kernel = reads[1];
   Tensor pad = data.op()->tag == "pad" ? data : Tensor();
 
-  // Output tile loop nest: (b_o, oc_o, y, x, b_i, oc_i).
   Stage out = s[q.out];
-  auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
-  auto [yo, yi] = out.split(out.axis(2), t.h_block);
-  auto [xo, xi] = out.split(out.axis(3), t.w_block);
-  IterVar vt;
-  if (t.virtual_threads > 1) {
-    auto parts = out.split_nparts(oco, t.virtual_threads);
-    vt = parts.first;
-    oco = parts.second;
-  }
-  std::vector<IterVar> order = {out.axis(0)};
-  if (vt) order.push_back(vt);
-  for (const IterVar& v : {oco, yo, xo, oci, yi, xi, out.axis(4), out.axis(5)}) order.push_back(v);
-  out.reorder(order);
-  if (vt) out.bind(vt, "vthread");
-  out.pragma(oci, "dma_copy");  // store the int8 tile from the accumulator scratchpad
+  IterVar xo = tile_activation(out, t);
 
   Stage acc = s[q.acc];
   acc.set_scope(scope::kAccAccum);
@@ -98,21 +105,7 @@ void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Block
   const QuantizedStages& q = add.q;
   if (q.out.ndim() != 6) LOOM_THROW(ScheduleError, "schedule_add_int8_accel: '", q.out.name(), "' must be a blocked NCHW activation (rank 6)");
   Stage out = s[q.out];
-  auto [cbo, cbi] = out.split(out.axis(1), 1);
-  auto [yo, yi] = out.split(out.axis(2), t.h_block);
-  auto [xo, xi] = out.split(out.axis(3), t.w_block);
-  IterVar vt;
-  if (t.virtual_threads > 1) {
-    auto parts = out.split_nparts(cbo, t.virtual_threads);
-    vt = parts.first;
-    cbo = parts.second;
-  }
-  std::vector<IterVar> order = {out.axis(0)};
-  if (vt) order.push_back(vt);
-  for (const IterVar& v : {cbo, yo, xo, cbi, yi, xi, out.axis(4), out.axis(5)}) order.push_back(v);
-  out.reorder(order);
-  if (vt) out.bind(vt, "vthread");
-  out.pragma(cbi, "dma_copy");
+  IterVar xo = tile_activation(out, t);
   // The sum and the requantization: ALU stages in the accumulator, computed per tile.
   Stage sum = s[q.acc];
   sum.set_scope(scope::kAccAccum);

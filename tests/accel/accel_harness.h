@@ -59,6 +59,17 @@ struct AccelHarness {
   }
 };
 
+// Writes raw instruction words to the device, launches them and returns the DeviceError message
+// ("<no error>" if the run succeeds).
+inline std::string run_words(AccelHarness& h, const std::vector<accel::InsnWord>& words) {
+  auto b = h.drv.alloc(words.size() * 16);
+  h.drv.copy_to_device(b, words.data(), words.size() * 16);
+  return error_text<DeviceError>([&] {
+    h.dev->launch(b.addr, uint32_t(words.size()));
+    h.dev->wait();
+  });
+}
+
 template <typename T>
 std::vector<T> random_values(size_t n, uint64_t seed, int lo, int hi) {
   std::mt19937_64 g(seed);

@@ -11,14 +11,7 @@ using loom::IsaError;
 namespace {
 
 // Writes raw instruction words and launches them.
-std::string run_words(test::AccelHarness& h, const std::vector<InsnWord>& words) {
-  auto b = h.drv.alloc(words.size() * 16);
-  h.drv.copy_to_device(b, words.data(), words.size() * 16);
-  return test::error_text<DeviceError>([&] {
-    h.dev->launch(b.addr, uint32_t(words.size()));
-    h.dev->wait();
-  });
-}
+using test::run_words;
 
 TEST(FsimErrors, IllegalOpcodeNamesTheInstruction) {
   test::AccelHarness h(default_config());

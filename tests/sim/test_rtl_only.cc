@@ -14,14 +14,7 @@ namespace loom::accel {
 using loom::DeviceError;
 namespace {
 
-std::string run_words(test::AccelHarness& h, const std::vector<InsnWord>& words) {
-  auto b = h.drv.alloc(words.size() * 16);
-  h.drv.copy_to_device(b, words.data(), words.size() * 16);
-  return test::error_text<DeviceError>([&] {
-    h.dev->launch(b.addr, uint32_t(words.size()));
-    h.dev->wait();
-  });
-}
+using test::run_words;
 
 Instruction finish() {
   Instruction f;
