@@ -65,14 +65,19 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
   } catch (const std::exception& e) {
     LOOM_THROW(ConfigError, "RTL simulator options: ", e.what());
   }
+  if (!j.is_object()) LOOM_THROW(ConfigError, "RTL simulator options: expected a JSON object");
   for (auto& [k, v] : j.items()) {
-    if (k == "dram_latency") o.dram_latency = v.get<uint32_t>();
-    else if (k == "dram_bytes_per_cycle") o.dram_bytes_per_cycle = v.get<double>();
-    else if (k == "cycle_limit") o.cycle_limit = v.get<uint64_t>();
-    else if (k == "fst") o.fst_path = v.get<std::string>();
-    else if (k == "fst_begin") o.fst_begin = v.get<uint64_t>();
-    else if (k == "fst_end") o.fst_end = v.get<uint64_t>();
-    else LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
+    try {
+      if (k == "dram_latency") o.dram_latency = v.get<uint32_t>();
+      else if (k == "dram_bytes_per_cycle") o.dram_bytes_per_cycle = v.get<double>();
+      else if (k == "cycle_limit") o.cycle_limit = v.get<uint64_t>();
+      else if (k == "fst") o.fst_path = v.get<std::string>();
+      else if (k == "fst_begin") o.fst_begin = v.get<uint64_t>();
+      else if (k == "fst_end") o.fst_end = v.get<uint64_t>();
+      else LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
+    } catch (const nlohmann::json::exception& e) {
+      LOOM_THROW(ConfigError, "RTL simulator options: field '", k, "': ", e.what());
+    }
   }
   if (o.dram_bytes_per_cycle <= 0) LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
   return o;
@@ -337,9 +342,16 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
 void register_rtl_sim() {
   register_accel_backend("rtl", [](const std::string& json) {
     if (json.empty()) return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(default_config()));
-    nlohmann::json j = nlohmann::json::parse(json);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(json);
+    } catch (const std::exception& e) {
+      LOOM_THROW(ConfigError, "rtl backend: the config is not valid JSON: ", e.what());
+    }
+    if (!j.is_object()) LOOM_THROW(ConfigError, "rtl backend: the config must be a JSON object");
     RtlSimOptions opt;
     if (j.contains("rtl")) {
+      if (!j["rtl"].is_object()) LOOM_THROW(ConfigError, "rtl backend: \"rtl\" must be an object of simulator options");
       opt = RtlSimOptions::from_json(j["rtl"].dump());
       j.erase("rtl");
     }

@@ -172,6 +172,8 @@ TEST(RtlModels, EveryTestConfigHasAModelAndOthersAreRefusedByName) {
   // Options are checked too.
   EXPECT_THROW(make_accel_device("rtl", R"({"name": "default", "rtl": {"dram_latncy": 3}})"), loom::ConfigError);
   EXPECT_NO_THROW(make_accel_device("rtl", R"({"name": "x", "rtl": {"dram_latency": 3}})"));
+  EXPECT_THROW(make_accel_device("rtl", "{not json"), loom::ConfigError);
+  EXPECT_THROW(make_accel_device("rtl", R"({"rtl": {"dram_latency": "slow"}})"), loom::ConfigError);
 }
 
 }  // namespace
