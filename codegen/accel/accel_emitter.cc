@@ -30,7 +30,11 @@ int Emitter::elements_per_entry(MemType m) const {
   }
 }
 
-Emitter::EntryState& Emitter::entry_state(MemType mem, uint32_t entry) { return hazards_[{int(mem), entry}]; }
+Emitter::EntryState& Emitter::entry_state(MemType mem, uint32_t entry) {
+  std::vector<EntryState>& v = hazards_[int(mem)];
+  if (entry >= v.size()) v.resize(size_t(entry) + 1);
+  return v[entry];
+}
 
 void Emitter::sync_before(Module m, const Access& a) {
   for (Module from : {Module::Load, Module::Compute, Module::Store}) {

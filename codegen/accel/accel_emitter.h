@@ -93,7 +93,7 @@ class Emitter {
     int64_t last_read[3] = {-1, -1, -1};
   };
   EntryState& entry_state(accel::MemType mem, uint32_t entry);
-  std::map<std::pair<int, uint32_t>, EntryState> hazards_;
+  std::vector<EntryState> hazards_[5];  // per memory type, indexed by scratchpad entry
   int64_t synced_[3][3] = {{-1, -1, -1}, {-1, -1, -1}, {-1, -1, -1}};  // [from][to]: last instruction waited for
 
   int64_t eval(const ir::Expr& e) const;
