@@ -208,31 +208,34 @@ bool Emitter::lockstep_leaf(const Stmt& s) const {
 }
 
 void Emitter::lockstep(const Stmt& s) {
+  // Leaves are gathered into runs that execute context by context (all of context 0's, then
+  // context 1's...): one context's loads then sit in the stream before the other context's
+  // compute, so the load module fetches context 0's next operands while the compute module works
+  // on context 1. Allocations do not end a run (their buffers are assigned when met and released
+  // when the scope ends), so a tile's input load, weight load and GEMM stay together.
+  std::vector<Stmt> run;
+  std::vector<const AllocateNode*> allocated;
+  gather(s, run, allocated);
+  flush_run(run);
+  for (auto it = allocated.rbegin(); it != allocated.rend(); ++it) release_context_buffers(*it);
+}
+
+void Emitter::flush_run(std::vector<Stmt>& run) {
+  for (int64_t v = 0; v < vthread_extent_ && !run.empty(); ++v) {
+    env_[vthread_var_] = v;
+    for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
+    for (auto& leaf : run) exec(leaf);
+  }
+  run.clear();
+}
+
+void Emitter::gather(const Stmt& s, std::vector<Stmt>& run, std::vector<const AllocateNode*>& allocated) {
   if (auto* q = s.as<SeqNode>()) {
-    // Consecutive leaves run context by context (all of context 0's, then context 1's...): one
-    // context's loads then sit in the stream before the other context's compute, so the load
-    // module fetches context 0's next operands while the compute module works on context 1.
-    std::vector<Stmt> run;
-    auto flush = [&] {
-      for (int64_t v = 0; v < vthread_extent_ && !run.empty(); ++v) {
-        env_[vthread_var_] = v;
-        for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
-        for (auto& leaf : run) exec(leaf);
-      }
-      run.clear();
-    };
-    for (auto& c : q->seq) {
-      if (lockstep_leaf(c)) {
-        run.push_back(c);
-      } else {
-        flush();
-        lockstep(c);
-      }
-    }
-    flush();
+    for (auto& c : q->seq) gather(c, run, allocated);
   } else if (lockstep_leaf(s)) {
-    for_each_context(s);
+    run.push_back(s);
   } else if (auto* f = s.as<ForNode>()) {
+    flush_run(run);
     int64_t mn = eval(f->min), ext = eval(f->extent);
     for (int64_t i = mn; i < mn + ext; ++i) {
       env_[f->var.get()] = i;
@@ -240,36 +243,45 @@ void Emitter::lockstep(const Stmt& s) {
     }
     env_.erase(f->var.get());
   } else if (auto* a = s.as<AllocateNode>()) {
-    auto [mem, slot, entries, depth] = scratchpad_of(a);
-    // An element-wise stage computed in place reuses its source's buffer in every context.
-    for (auto& [b, r] : context_sram_[0]) sram_[b] = r;
-    const Stmt& first = a->body.as<SeqNode>() ? a->body.as<SeqNode>()->seq[0] : a->body;
-    if (const BufferNode* src = mem == MemType::Acc ? in_place_source(a, first) : nullptr) {
-      for (auto& ctx : context_sram_) ctx[a->buffer.get()] = Sram{mem, ctx.at(src).base, entries};
-      lockstep(a->body);
-      for (auto& ctx : context_sram_) ctx.erase(a->buffer.get());
-      sram_.erase(a->buffer.get());
-      return;
-    }
-    // One buffer per context, side by side in the scratchpad.
-    if (top_[slot] + int64_t(entries) * vthread_extent_ > depth)
-      fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + a->buffer->name + "' for " +
-           std::to_string(vthread_extent_) + " virtual threads; use smaller tiles or fewer threads");
-    for (int64_t v = 0; v < vthread_extent_; ++v) {
-      context_sram_[size_t(v)][a->buffer.get()] = Sram{mem, top_[slot], entries};
-      top_[slot] += entries;
-    }
-    lockstep(a->body);
-    top_[slot] -= uint32_t(int64_t(entries) * vthread_extent_);
-    for (auto& ctx : context_sram_) ctx.erase(a->buffer.get());
-    sram_.erase(a->buffer.get());
+    allocate_context_buffers(a);
+    allocated.push_back(a);
+    gather(a->body, run, allocated);
   } else if (auto* at = s.as<AttrNode>()) {
-    lockstep(at->body);
+    gather(at->body, run, allocated);
   } else if (auto* i = s.as<IfThenElseNode>()) {
-    lockstep(eval(i->cond) ? i->then_case : i->else_case);
+    gather(eval(i->cond) ? i->then_case : i->else_case, run, allocated);
   } else {
-    for_each_context(s);
+    run.push_back(s);
   }
+}
+
+// One buffer per context, side by side in the scratchpad; an element-wise stage computed in place
+// reuses its source's buffer in every context.
+void Emitter::allocate_context_buffers(const AllocateNode* a) {
+  auto [mem, slot, entries, depth] = scratchpad_of(a);
+  for (auto& [b, r] : context_sram_[0]) sram_[b] = r;
+  const Stmt& first = a->body.as<SeqNode>() ? a->body.as<SeqNode>()->seq[0] : a->body;
+  if (const BufferNode* src = mem == MemType::Acc ? in_place_source(a, first) : nullptr) {
+    for (auto& ctx : context_sram_) ctx[a->buffer.get()] = Sram{mem, ctx.at(src).base, entries};
+    in_place_.insert(a);
+    return;
+  }
+  if (top_[slot] + int64_t(entries) * vthread_extent_ > depth)
+    fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + a->buffer->name + "' for " +
+         std::to_string(vthread_extent_) + " virtual threads; use smaller tiles or fewer threads");
+  for (int64_t v = 0; v < vthread_extent_; ++v) {
+    context_sram_[size_t(v)][a->buffer.get()] = Sram{mem, top_[slot], entries};
+    top_[slot] += entries;
+  }
+}
+
+void Emitter::release_context_buffers(const AllocateNode* a) {
+  if (!in_place_.erase(a)) {
+    auto [mem, slot, entries, depth] = scratchpad_of(a);
+    top_[slot] -= uint32_t(int64_t(entries) * vthread_extent_);
+  }
+  for (auto& ctx : context_sram_) ctx.erase(a->buffer.get());
+  sram_.erase(a->buffer.get());
 }
 
 Emitter::Placement Emitter::scratchpad_of(const AllocateNode* op) const {

@@ -2,6 +2,7 @@
 // (internal to the accelerator backend).
 #pragma once
 #include <functional>
+#include <set>
 #include <array>
 #include <map>
 #include <string>
@@ -44,11 +45,16 @@ class Emitter {
 
   void exec(const ir::Stmt& s);
   void exec_for(const ir::ForNode* op);
-  // Virtual threads: the contexts run in lockstep — every leaf operation (DMA, GEMM nest, ALU
-  // nest) is emitted once per context before the next — with separate scratchpad buffers, so one
-  // context's loads overlap the other's compute.
+  // Virtual threads: each context gets its own scratchpad buffers, and runs of leaf operations
+  // (DMA, GEMM nest, ALU nest) are emitted context by context, so one context's loads overlap
+  // the other's compute (see lockstep in the .cc).
   void exec_vthread(const ir::ForNode* op);
   void lockstep(const ir::Stmt& s);
+  void gather(const ir::Stmt& s, std::vector<ir::Stmt>& run, std::vector<const ir::AllocateNode*>& allocated);
+  void flush_run(std::vector<ir::Stmt>& run);
+  void allocate_context_buffers(const ir::AllocateNode* a);
+  void release_context_buffers(const ir::AllocateNode* a);
+  std::set<const ir::AllocateNode*> in_place_;  // context allocations that alias their source
   void for_each_context(const ir::Stmt& leaf);
   const ir::VarNode* vthread_var_ = nullptr;
   int64_t vthread_extent_ = 0;
