@@ -95,8 +95,6 @@ struct RtlSim::Impl {
   uint64_t cycle = 0;      // since creation
   bool running = false;    // a START was accepted and the run has not ended
   uint64_t run_start = 0;
-  uint32_t insn_count = 0;
-  uint64_t insn_addr = 0;
   // Registers of the last finished run, captured when it ended (the accelerator is reset after a
   // fault so that no transaction stays in flight).
   std::map<uint32_t, uint32_t> snapshot;
@@ -118,14 +116,32 @@ struct RtlSim::Impl {
     reset();
   }
 
-  // One clock cycle: DRAM drives its responses, the RTL settles, handshakes are taken, clock edge.
-  void step() {
+  // One clock cycle is settle() (DRAM drives its responses, the RTL's outputs settle), a look at
+  // `out` by the caller, then clock() (handshakes taken, clock edge); `out` keeps the settled
+  // values until the next settle().
+  void settle() {
     dram.drive(in);
     model->eval_low(in, out);
+  }
+  void clock() {
     if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
     dram.update(in, out);
     model->posedge();
     ++cycle;
+  }
+  void step() {
+    settle();
+    clock();
+  }
+  // Steps until `done()` holds in a cycle's settled outputs (that cycle included).
+  template <typename F>
+  void step_until(F done) {
+    for (;;) {
+      settle();
+      bool d = done();
+      clock();
+      if (d) return;
+    }
   }
 
   void reset() {
@@ -142,59 +158,24 @@ struct RtlSim::Impl {
   uint32_t axil_read(uint32_t offset, uint32_t& resp) {
     in.arvalid = true;
     in.araddr = offset;
-    for (;;) {
-      dram.drive(in);
-      model->eval_low(in, out);
-      bool accepted = out.arready;
-      finish_step();
-      if (accepted) break;
-    }
+    step_until([&] { return out.arready; });
     in.arvalid = false;
     in.rready = true;
-    for (;;) {
-      dram.drive(in);
-      model->eval_low(in, out);
-      bool got = out.rvalid;
-      uint32_t data = out.rdata;
-      resp = out.rresp;
-      finish_step();
-      if (got) {
-        in.rready = false;
-        return data;
-      }
-    }
+    step_until([&] { return out.rvalid; });
+    in.rready = false;
+    resp = out.rresp;
+    return out.rdata;
   }
   void axil_write(uint32_t offset, uint32_t value, uint32_t& resp) {
     in.awvalid = in.wvalid = true;
     in.awaddr = offset;
     in.wdata = value;
-    for (;;) {
-      dram.drive(in);
-      model->eval_low(in, out);
-      bool accepted = out.awready && out.wready;
-      finish_step();
-      if (accepted) break;
-    }
+    step_until([&] { return out.awready && out.wready; });
     in.awvalid = in.wvalid = false;
     in.bready = true;
-    for (;;) {
-      dram.drive(in);
-      model->eval_low(in, out);
-      bool got = out.bvalid;
-      resp = out.bresp;
-      finish_step();
-      if (got) {
-        in.bready = false;
-        return;
-      }
-    }
-  }
-  // The rest of step() after the caller looked at the settled outputs.
-  void finish_step() {
-    if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
-    dram.update(in, out);
-    model->posedge();
-    ++cycle;
+    step_until([&] { return out.bvalid; });
+    in.bready = false;
+    resp = out.bresp;
   }
 
   uint32_t reg_read(uint32_t offset) {
@@ -206,11 +187,10 @@ struct RtlSim::Impl {
 
   // Runs until the accelerator raises its interrupt or `max_cycles` pass.
   void advance(uint64_t max_cycles) {
+    if (max_cycles == 0) return;
     auto t0 = std::chrono::steady_clock::now();
-    for (uint64_t k = 0; k < max_cycles; ++k) {
-      step();
-      if (out.irq) break;
-    }
+    uint64_t k = 0;
+    step_until([&] { return out.irq || ++k >= max_cycles; });
     sim_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double sim_seconds = 0;
@@ -221,6 +201,8 @@ struct RtlSim::Impl {
     snapshot.clear();
     for (uint32_t off = reg::kStatus; off < kWaitRegsEnd; off += 4) snapshot[off] = reg_read(off);
     uint32_t status = snapshot[reg::kStatus];
+    const uint32_t insn_count = snapshot[reg::kInsnCount];
+    const uint64_t insn_addr = uint64_t(snapshot[reg::kInsnAddrHi]) << 32 | snapshot[reg::kInsnAddrLo];
     if (cycle_limit_hit) {
       std::ostringstream m;
       m << "no FINISH after " << opt.cycle_limit << " cycles (" << insn_count << " instructions at 0x" << std::hex << insn_addr
@@ -247,7 +229,10 @@ struct RtlSim::Impl {
     }
   }
 
+  // "instruction K (disassembly): fault", reading the stream the captured registers point at.
   std::string describe(uint32_t index, AccelFault fault) {
+    const uint32_t insn_count = snapshot.at(reg::kInsnCount);
+    const uint64_t insn_addr = uint64_t(snapshot.at(reg::kInsnAddrHi)) << 32 | snapshot.at(reg::kInsnAddrLo);
     std::ostringstream m;
     m << "instruction " << index;
     if (index < insn_count && dram.allocator().contains(insn_addr + 16ull * index, 16)) {
@@ -308,9 +293,6 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   if (offset == reg::kStatus || offset >= reg::kCyclesLo) LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
   const bool start = offset == reg::kControl && (value & reg::kStart);
   if (start && d.running) LOOM_THROW(DeviceError, name(), ": START while a run is in progress");
-  if (offset == reg::kInsnCount) d.insn_count = value;
-  if (offset == reg::kInsnAddrLo) d.insn_addr = (d.insn_addr & ~0xffffffffull) | value;
-  if (offset == reg::kInsnAddrHi) d.insn_addr = (d.insn_addr & 0xffffffffull) | uint64_t(value) << 32;
   uint32_t resp;
   d.axil_write(offset, value, resp);
   if (resp != 0) LOOM_THROW(DeviceError, name(), ": register write at offset 0x", std::hex, offset, " answered SLVERR");

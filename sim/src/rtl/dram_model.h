@@ -21,7 +21,6 @@ class DramModel {
   void drive(Inputs& in) const;                         // responses shown to the RTL this cycle
   void update(const Inputs& in, const Outputs& out);    // handshakes of this cycle, then one cycle passes
   void clear();                                         // drops every transaction in flight (accelerator reset)
-  bool idle() const { return reads_.empty() && writes_.empty() && responses_.empty(); }
 
  private:
   struct Burst {
