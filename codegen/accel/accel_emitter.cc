@@ -187,14 +187,6 @@ void Emitter::exec_vthread(const ForNode* op) {
   env_.erase(op->var.get());
 }
 
-void Emitter::for_each_context(const Stmt& leaf) {
-  for (int64_t v = 0; v < vthread_extent_; ++v) {
-    env_[vthread_var_] = v;
-    for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
-    exec(leaf);
-  }
-}
-
 // True for statements the lockstep emits once per context as a whole: DMA, ALU nests, GEMM
 // loop nests (one instruction each) and anything that depends on the context.
 bool Emitter::lockstep_leaf(const Stmt& s) const {
@@ -250,8 +242,6 @@ void Emitter::gather(const Stmt& s, std::vector<Stmt>& run, std::vector<const Al
     gather(at->body, run, allocated);
   } else if (auto* i = s.as<IfThenElseNode>()) {
     gather(eval(i->cond) ? i->then_case : i->else_case, run, allocated);
-  } else {
-    run.push_back(s);
   }
 }
 

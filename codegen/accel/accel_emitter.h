@@ -55,7 +55,6 @@ class Emitter {
   void allocate_context_buffers(const ir::AllocateNode* a);
   void release_context_buffers(const ir::AllocateNode* a);
   std::set<const ir::AllocateNode*> in_place_;  // context allocations that alias their source
-  void for_each_context(const ir::Stmt& leaf);
   const ir::VarNode* vthread_var_ = nullptr;
   int64_t vthread_extent_ = 0;
   std::vector<std::map<const ir::BufferNode*, Sram>> context_sram_;
