@@ -62,14 +62,8 @@ module loom_dma_rd #(
   logic [OutW-1:0] outstanding;
   wire [63:0] row_start_byte = 64'(ar_row_entry) << EntryShift;
   wire [63:0] row_end_byte = row_start_byte + (64'(x_size) << EntryShift);
-  wire [63:0] left_beats = (row_end_byte - ar_addr + 64'(BusBytes) - 64'd1) >> BusShift;
-  wire [12:0] to_4k_beats = 13'((13'h1000 - 13'(ar_addr[11:0])) >> BusShift);
   logic [8:0] burst_beats;
-  always_comb begin
-    burst_beats = 9'd256;
-    if (left_beats < 64'(burst_beats)) burst_beats = 9'(left_beats);
-    if (to_4k_beats < 13'(burst_beats)) burst_beats = 9'(to_4k_beats);
-  end
+  loom_burst_beats burst (.addr(ar_addr), .end_byte(row_end_byte), .beats(burst_beats));
   assign arvalid = ar_active && outstanding != OutW'(MAX_OUTSTANDING);
   assign araddr = ar_addr;
   assign arlen = 8'(burst_beats - 9'd1);

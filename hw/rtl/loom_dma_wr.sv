@@ -51,14 +51,8 @@ module loom_dma_wr #(
   logic [15:0] aw_row;
   logic [63:0] aw_addr, aw_row_end;
   logic [OutW-1:0] outstanding;  // bursts without a write response
-  wire [63:0] left_beats = (aw_row_end - aw_addr) >> BusShift;
-  wire [12:0] to_4k_beats = 13'((13'h1000 - 13'(aw_addr[11:0])) >> BusShift);
   logic [8:0] burst_beats;
-  always_comb begin
-    burst_beats = 9'd256;
-    if (left_beats < 64'(burst_beats)) burst_beats = 9'(left_beats);
-    if (to_4k_beats < 13'(burst_beats)) burst_beats = 9'(to_4k_beats);
-  end
+  loom_burst_beats burst (.addr(aw_addr), .end_byte(aw_row_end), .beats(burst_beats));
   logic lenq_full, lenq_empty;
   logic [8:0] lenq_head;
   logic [2:0] lenq_count;
