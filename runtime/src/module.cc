@@ -1,6 +1,8 @@
 #include "loom/runtime/module.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -91,6 +93,29 @@ Module Module::load(const std::string& path) {
     fns.push_back(reinterpret_cast<CompiledFn>(f));
   }
   return Module(std::move(sigs), std::move(fns), std::move(owner));
+}
+
+Module Module::load_from_memory(const std::string& bytes, const std::string& origin) {
+  int fd = memfd_create("loom_module", MFD_CLOEXEC);
+  if (fd < 0) LOOM_THROW(RuntimeError, origin, ": cannot create an in-memory file for the kernel library");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      LOOM_THROW(RuntimeError, origin, ": cannot write the kernel library to an in-memory file");
+    }
+    done += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  try {
+    Module m = load(path);
+    ::close(fd);  // the loader keeps its own mapping
+    return m;
+  } catch (const RuntimeError& e) {
+    ::close(fd);
+    LOOM_THROW(RuntimeError, origin, ": kernel library: ", e.what());
+  }
 }
 
 bool Module::has_function(const std::string& name) const { return impl_ && impl_->index.count(name) != 0; }

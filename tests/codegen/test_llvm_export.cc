@@ -4,6 +4,7 @@
 #include "codegen_test_util.h"
 #include "loom/ir/expr.h"
 #include "loom/runtime/thread_pool.h"
+#include "common/temp_dir.h"
 
 namespace loom::test {
 namespace {
@@ -24,7 +25,8 @@ TEST(LLVMExport, RoundTripThroughSharedLibrary) {
   Var k("k");
   LoweredFunc g{"negate_i8", {X, Y}, for_loop(k, 0, 5, ForKind::Serial, store(Y, -load(DataType::Int(8), X, k), k))};
 
-  std::string path = ::testing::TempDir() + "/loom_export_test.so";
+  test::TestDir dir;
+  std::string path = dir.file("loom_export_test.so");
   std::filesystem::remove(path);
   codegen::export_library({f, g}, path);
   ASSERT_TRUE(std::filesystem::exists(path));

@@ -4,6 +4,7 @@
 
 #include "codegen_test_util.h"
 #include "loom/ir/expr.h"
+#include "common/temp_dir.h"
 
 namespace loom::test {
 namespace {
@@ -68,8 +69,9 @@ TEST(LLVMVector, UsesZmmRegistersOnAvx512Hosts) {
 
 TEST(LLVMVector, DumpsIRAndAssembly) {
   codegen::LLVMOptions opts;
-  opts.dump_ir_path = ::testing::TempDir() + "/loom_ramp_add.ll";
-  opts.dump_asm_path = ::testing::TempDir() + "/loom_ramp_add.s";
+  test::TestDir dir;
+  opts.dump_ir_path = dir.file("loom_ramp_add.ll");
+  opts.dump_asm_path = dir.file("loom_ramp_add.s");
   codegen::build_llvm({ramp_add(DataType::Float(32), 64, 16)}, opts);
   std::ifstream ir_file(opts.dump_ir_path), asm_file(opts.dump_asm_path);
   std::string ir_text((std::istreambuf_iterator<char>(ir_file)), std::istreambuf_iterator<char>());

@@ -5,6 +5,7 @@
 
 #include "loom/runtime/error.h"
 #include "loom/runtime/module.h"
+#include "common/temp_dir.h"
 
 using loom::DataType;
 using loom::NDArray;
@@ -90,7 +91,8 @@ TEST(Module, LoadReportsBadFiles) {
   } catch (const loom::RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("'/nonexistent/lib.so'"), std::string::npos) << e.what();
   }
-  std::string path = ::testing::TempDir() + "/not_a_library.so";
+  loom::test::TestDir dir;
+  std::string path = dir.file("not_a_library.so");
   std::ofstream(path) << "hello";
   try {
     Module::load(path);

@@ -13,6 +13,7 @@
 #include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
+#include "common/temp_dir.h"
 
 namespace loom {
 namespace {
@@ -88,9 +89,10 @@ TEST(CpuBackend, TunedGemmAndConvSchedules) {
 TEST(CpuBackend, ExportedLibraryRoundTrip) {
   auto c = test::scheduled_cases()[2].build();  // vadd_vector_parallel
   LoweredFunc f = schedule::lower(*c.schedule, c.workload.args(), "vadd");
-  auto path = std::filesystem::temp_directory_path() / ("loom_test_vadd_" + std::to_string(::getpid()) + ".so");
-  codegen::export_library({f}, path.string());
-  runtime::Module m = runtime::Module::load(path.string());
+  test::TestDir dir;
+  std::string path = dir.file("vadd.so");
+  codegen::export_library({f}, path);
+  runtime::Module m = runtime::Module::load(path);
   std::filesystem::remove(path);
   Prepared p = prepare(c.workload);
   m.call("vadd", p.args);

@@ -9,6 +9,7 @@
 #include "accel/accel_harness.h"
 #include "loom/accel/examples.h"
 #include "loom/sim/rtl_sim.h"
+#include "common/temp_dir.h"
 
 namespace loom::accel {
 using loom::DeviceError;
@@ -148,7 +149,8 @@ TEST(RtlTiming, CountersMatchTheFunctionalSimulatorAndTimingRespondsToDram) {
 TEST(RtlTrace, FstWaveformOfACycleWindow) {
   AccelConfig cfg = default_config();
   sim::RtlSimOptions opt;
-  opt.fst_path = ::testing::TempDir() + "/loom_rtl_trace.fst";
+  test::TestDir dir;
+  opt.fst_path = dir.file("loom_rtl_trace.fst");
   opt.fst_begin = 10;
   opt.fst_end = 200;
   std::filesystem::remove(opt.fst_path);

@@ -7,6 +7,7 @@
 
 #include "accel/accel_harness.h"
 #include "loom/accel/examples.h"
+#include "common/temp_dir.h"
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -124,7 +125,8 @@ TEST(AccelPrograms, SaveLoadRunWithChecks) {
   AccelConfig cfg = default_config();
   sim::FunctionalSim builder_dev(cfg);
   Program p = matmul_program(builder_dev, cfg, 4, 32, 64, 3);
-  std::string path = ::testing::TempDir() + "/matmul.loomprg";
+  test::TestDir dir;
+  std::string path = dir.file("matmul.loomprg");
   p.save(path);
   Program q = Program::load(path);
   EXPECT_EQ(q.instructions().size(), p.insn_count);

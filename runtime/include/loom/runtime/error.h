@@ -27,6 +27,7 @@ LOOM_DECLARE_ERROR(CodegenError);   // backend failed to compile
 LOOM_DECLARE_ERROR(RuntimeError);   // module loading / calling problems
 LOOM_DECLARE_ERROR(ConfigError);    // accelerator config invalid
 LOOM_DECLARE_ERROR(IsaError);       // malformed / illegal instruction
+LOOM_DECLARE_ERROR(ModelError);     // malformed or unsupported model (importers, graph, compiled-model files)
 LOOM_DECLARE_ERROR(DeviceError);    // device backend failure (DMA range, timeout, deadlock)
 LOOM_DECLARE_ERROR(InternalError);  // broken internal invariant: a Loom bug
 

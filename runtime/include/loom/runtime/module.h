@@ -46,6 +46,9 @@ class Module {
 
   // Loads a shared library written by codegen::export_library. Throws RuntimeError naming the path.
   static Module load(const std::string& path);
+  // Loads a shared library held in memory (e.g. inside a compiled-model file) through an anonymous
+  // in-memory file; `origin` names it in errors.
+  static Module load_from_memory(const std::string& library_bytes, const std::string& origin);
 
   bool defined() const { return impl_ != nullptr; }
   bool has_function(const std::string& name) const;

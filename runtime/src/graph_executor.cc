@@ -1,0 +1,178 @@
+#include "loom/runtime/graph_executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "loom/runtime/error.h"
+
+namespace loom::runtime {
+
+using nlohmann::json;
+
+GraphExecutor GraphExecutor::load(const std::string& path) {
+  return from_model_file(load_model_file(path), "'" + path + "'");
+}
+
+GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin) {
+  GraphExecutor ex;
+  json g;
+  try {
+    g = json::parse(file.graph_json);
+  } catch (const json::exception& e) {
+    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  }
+  try {
+    if (g.value("format", "") != kGraphFormat) LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
+    if (g.value("version", 0) != kGraphFormatVersion)
+      LOOM_THROW(ModelError, origin, ": executor graph version ", g.value("version", 0), ", this runtime reads ", kGraphFormatVersion);
+    ex.target_ = g.value("target", "");
+    ex.model_name_ = g.value("model", "");
+    ex.params_ = file.params;
+    ex.params_bytes_ = file.params_bytes;
+    for (auto& s : g.at("storages")) {
+      uint64_t bytes = s.get<uint64_t>();
+      if (bytes > (uint64_t(1) << 40)) LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
+      ex.storages_.push_back(aligned_buffer(bytes));
+      ex.planned_bytes_ += bytes;
+    }
+    std::vector<uint64_t> storage_bytes;
+    for (auto& s : g.at("storages")) storage_bytes.push_back(s.get<uint64_t>());
+    ex.unplanned_bytes_ = g.value("unplanned_bytes", ex.planned_bytes_);
+    for (auto& v : g.at("values")) {
+      Value val;
+      val.spec.name = v.at("name").get<std::string>();
+      val.spec.shape = v.at("shape").get<std::vector<int64_t>>();
+      val.spec.dtype = DataType::parse(v.at("dtype").get<std::string>());
+      uint64_t nbytes = val.spec.dtype.bytes();
+      for (int64_t d : val.spec.shape) {
+        if (d < 0 || (d > 0 && nbytes > (uint64_t(1) << 40) / static_cast<uint64_t>(d)))
+          LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' has an invalid shape ", shape_str(val.spec.shape));
+        nbytes *= static_cast<uint64_t>(d);
+      }
+      std::string kind = v.at("kind").get<std::string>();
+      if (kind == "param") {
+        uint64_t off = v.at("offset").get<uint64_t>();
+        if (off % 64 != 0 || off > ex.params_bytes_ || nbytes > ex.params_bytes_ - off)
+          LOOM_THROW(ModelError, origin, ": parameter '", val.spec.name, "' lies outside the parameter blob");
+        val.data = ex.params_.get() + off;
+      } else if (kind == "input" || kind == "temp") {
+        size_t sid = v.at("storage").get<size_t>();
+        if (sid >= ex.storages_.size() || storage_bytes[sid] < nbytes)
+          LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' does not fit its storage ", sid);
+        val.data = ex.storages_[sid].get();
+      } else {
+        LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' has unknown kind '", kind, "'");
+      }
+      ex.values_.push_back(std::move(val));
+    }
+    auto check_id = [&](int id, const char* what) {
+      if (id < 0 || static_cast<size_t>(id) >= ex.values_.size())
+        LOOM_THROW(ModelError, origin, ": ", what, " refers to value ", id, " of ", ex.values_.size());
+      return id;
+    };
+    for (auto& i : g.at("inputs")) ex.inputs_.push_back(check_id(i.get<int>(), "an input"));
+    for (auto& o : g.at("outputs")) ex.outputs_.push_back(check_id(o.get<int>(), "an output"));
+    for (auto& k : g.at("kernels")) {
+      KernelCall call{k.at("node").get<std::string>(), k.at("func").get<std::string>(), {}};
+      for (auto& a : k.at("args")) call.args.push_back(check_id(a.get<int>(), "a kernel argument"));
+      ex.kernels_.push_back(std::move(call));
+    }
+  } catch (const json::exception& e) {
+    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  } catch (const TypeError& e) {
+    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  }
+  ex.module_ = Module::load_from_memory(file.library, origin);
+  // Check every call against the kernel's signature once, so run() can call without checks.
+  for (auto& call : ex.kernels_) {
+    if (!ex.module_.has_function(call.func))
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') is missing from the kernel library");
+    const FunctionSignature& sig = ex.module_.signature(call.func);
+    if (sig.args.size() != call.args.size())
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' takes ", sig.args.size(), " arguments, the graph passes ", call.args.size());
+    std::vector<void*> ptrs;
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      const Value& v = ex.values_[call.args[a]];
+      if (v.spec.shape != sig.args[a].shape || v.spec.dtype != sig.args[a].dtype)
+        LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(), ", the graph passes '",
+                   v.spec.name, "' ", v.spec.str());
+      ptrs.push_back(v.data);
+    }
+    ex.fns_.push_back(ex.module_.get_function(call.func));
+    ex.arg_ptrs_.push_back(std::move(ptrs));
+  }
+  return ex;
+}
+
+const GraphExecutor::Value& GraphExecutor::value_at(int id) const { return values_.at(static_cast<size_t>(id)); }
+
+const ArgSpec& GraphExecutor::input_spec(size_t i) const {
+  if (i >= inputs_.size()) LOOM_THROW(RuntimeError, "model has ", inputs_.size(), " inputs, no input ", i);
+  return value_at(inputs_[i]).spec;
+}
+
+const ArgSpec& GraphExecutor::output_spec(size_t i) const {
+  if (i >= outputs_.size()) LOOM_THROW(RuntimeError, "model has ", outputs_.size(), " outputs, no output ", i);
+  return value_at(outputs_[i]).spec;
+}
+
+void GraphExecutor::set_input(size_t i, const NDArray& a) {
+  const ArgSpec& spec = input_spec(i);
+  if (!a.defined()) LOOM_THROW(RuntimeError, "input '", spec.name, "': undefined array");
+  std::string got = a.dtype().str() + shape_str(a.shape());
+  if (a.dtype() != spec.dtype) LOOM_THROW(TypeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
+  if (a.shape() != spec.shape) LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
+  std::memcpy(value_at(inputs_[i]).data, a.raw_data(), a.nbytes());
+}
+
+void GraphExecutor::set_input(const std::string& name, const NDArray& a) {
+  std::string have;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (input_spec(i).name == name) return set_input(i, a);
+    have += (have.empty() ? "" : ", ") + input_spec(i).name;
+  }
+  LOOM_THROW(RuntimeError, "model has no input '", name, "' (inputs: ", have, ")");
+}
+
+void GraphExecutor::call_kernel(size_t k) {
+  loom_set_last_error("");
+  int32_t rc = fns_[k](arg_ptrs_[k].data());
+  if (rc != 0) {
+    const char* msg = loom_get_last_error();
+    LOOM_THROW(RuntimeError, "kernel '", kernels_[k].func, "' (node '", kernels_[k].node, "'): ", msg && *msg ? msg : "failed",
+               " (code ", rc, ")");
+  }
+}
+
+void GraphExecutor::run() {
+  for (size_t k = 0; k < fns_.size(); ++k) call_kernel(k);
+}
+
+std::vector<double> GraphExecutor::run_profiled() {
+  std::vector<double> times;
+  for (size_t k = 0; k < fns_.size(); ++k) {
+    auto t0 = std::chrono::steady_clock::now();
+    call_kernel(k);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return times;
+}
+
+NDArray GraphExecutor::get_output(size_t i) const {
+  const ArgSpec& spec = output_spec(i);
+  NDArray out = NDArray::empty(spec.shape, spec.dtype);
+  std::memcpy(out.raw_data(), value_at(outputs_[i]).data, out.nbytes());
+  return out;
+}
+
+std::vector<NDArray> GraphExecutor::run(const std::vector<NDArray>& inputs) {
+  if (inputs.size() != inputs_.size()) LOOM_THROW(RuntimeError, "model takes ", inputs_.size(), " inputs, got ", inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) set_input(i, inputs[i]);
+  run();
+  std::vector<NDArray> outs;
+  for (size_t i = 0; i < outputs_.size(); ++i) outs.push_back(get_output(i));
+  return outs;
+}
+
+}  // namespace loom::runtime
