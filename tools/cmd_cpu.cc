@@ -71,7 +71,11 @@ void print_report(const std::string& name, const CpuRunReport& r, bool verified,
   os << std::defaultfloat << "\n";
 }
 
+int run_model_cmd(const std::vector<std::string>& args);  // cmd_model.cc
+
 static int run_cmd(const std::vector<std::string>& args) {
+  // `loom run model.loom ...` runs a compiled model; otherwise a built-in workload.
+  if (!args.empty() && args[0].size() > 5 && args[0].compare(args[0].size() - 5, 5, ".loom") == 0) return run_model_cmd(args);
   Options opt(args, {"print-ir", "no-verify"});
   if (opt.positional().size() != 1)
     LOOM_THROW(Error, "usage: loom run <workload> [--size N] [--threads T] [--reps R] [--print-ir] [--no-verify] [--load lib.so]");
@@ -99,6 +103,7 @@ static int export_cmd(const std::vector<std::string>& args) {
 }
 
 LOOM_REGISTER_COMMAND("run", "compile a built-in workload for the CPU, run, verify and time it",
+                      "loom run model.loom [--input x.npy] [--output y.npy] [--reference r.npy] [--threads T] [--profile]  (see loom run model.loom --help)\n"
                       "loom run <workload> [--size N] [--threads T] [--reps R] [--print-ir] [--no-verify] [--load lib.so]\n"
                       "  workloads: gemm, conv2d, softmax (see `loom lower`)\n"
                       "  --load  call the function from a library written by `loom export` instead of JIT-compiling",

@@ -89,5 +89,8 @@ int main(int argc, char** argv) {
   } catch (const loom::Error& e) {
     std::cerr << "loom " << name << ": error: " << e.what() << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "loom " << name << ": error: " << e.what() << "\n";
+    return 1;
   }
 }

@@ -4,6 +4,7 @@
 #include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
@@ -46,6 +47,35 @@ TargetChoice choose_target(const LLVMOptions& options) {
   if (!options.target_features.empty()) t.features = options.target_features;
   return t;
 }
+
+}  // namespace loom::codegen::llvm_backend
+
+namespace loom::codegen {
+
+TargetInfo target_info(const LLVMOptions& options) {
+  llvm_backend::TargetChoice t = llvm_backend::choose_target(options);
+  TargetInfo info;
+  info.cpu = t.cpu;
+  info.features = t.features;
+  // The subtarget LLVM would compile for (a CPU name alone implies its feature set).
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!target) LOOM_THROW(CodegenError, "no LLVM target for '", t.triple, "': ", err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, t.cpu, t.features));
+  auto has = [&](const std::string& f) { return sti && sti->checkFeatures("+" + f); };
+  if (has("avx512f")) {
+    info.vector_bits = 512;
+    info.vector_registers = 32;
+  } else if (has("avx2") || has("avx")) {
+    info.vector_bits = 256;
+  }
+  if (options.vector_width > 0 && options.vector_width < info.vector_bits) info.vector_bits = options.vector_width;
+  return info;
+}
+
+}  // namespace loom::codegen
+
+namespace loom::codegen::llvm_backend {
 
 llvm::CodeGenOptLevel codegen_opt_level(int opt_level) {
   switch (opt_level) {

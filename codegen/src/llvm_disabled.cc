@@ -15,5 +15,6 @@ void export_library(const std::vector<ir::LoweredFunc>&, const std::string&, con
 std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>&, const LLVMOptions&) { no_llvm("emit_llvm_ir"); }
 std::string emit_assembly(const std::vector<ir::LoweredFunc>&, const LLVMOptions&) { no_llvm("emit_assembly"); }
 std::string host_target_description() { return "none (built without LLVM)"; }
+TargetInfo target_info(const LLVMOptions&) { return {}; }
 
 }  // namespace loom::codegen

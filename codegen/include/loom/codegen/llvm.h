@@ -46,4 +46,13 @@ std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMO
 // The CPU name and feature string the backend targets by default (for logs and benchmarks).
 std::string host_target_description();
 
+// What schedules need to know about the target of `options` (the host by default).
+struct TargetInfo {
+  std::string cpu, features;
+  int vector_bits = 128;       // widest vector the backend uses: 512 (AVX-512), 256 (AVX2/AVX), 128
+  int vector_registers = 16;   // architectural vector registers (32 with AVX-512)
+  int float32_lanes() const { return vector_bits / 32; }
+};
+TargetInfo target_info(const LLVMOptions& options = {});
+
 }  // namespace loom::codegen

@@ -20,3 +20,21 @@ void schedule_matmul_packed_cpu(schedule::Schedule& s, const Tensor& C, const Ge
 void schedule_conv2d_nchw_cpu(schedule::Schedule& s, const Tensor& Y, int oc_block = 16, int x_block = 16);
 
 }  // namespace loom::ops
+
+namespace loom::ops {
+
+// Schedules for the kernels of whole models (one output tensor, any number of fused stages).
+// `lanes` is the target's float32 vector width. Every stage between the main stage and `out`
+// that is element-wise or injective is computed inline into `out`.
+//
+// conv2d (tag "conv2d", weights packed by output-channel blocks): register tiles of output
+// channels x a row segment, the reduction around them; fused ops are applied as the tile is
+// written.
+void schedule_conv2d_fused_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
+// dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
+void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);
+// Anything else: injective stages inlined, reductions computed at the root, each remaining loop
+// nest parallel over its outer axes and vectorized on its innermost axis when that divides.
+void schedule_generic_cpu(schedule::Schedule& s, const Tensor& out, int lanes);
+
+}  // namespace loom::ops

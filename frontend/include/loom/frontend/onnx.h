@@ -1,0 +1,28 @@
+// ONNX importer: an ONNX model (opsets 11-18, as PyTorch, torchvision and most exporters write
+// them) becomes a graph::Graph. Initializers and Constant nodes become constants; external data
+// files are read relative to the model; shape computations on constants (Shape, Gather, Slice,
+// Concat, Cast, ...) are evaluated during import so shapes stay static. Any unsupported operator,
+// attribute or dynamic shape is a ModelError naming the node, its op type and what is supported.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/graph/graph.h"
+
+namespace loom::frontend {
+
+struct OnnxImportOptions {
+  // Shapes for inputs whose dimensions are symbolic (e.g. a batch dimension "N").
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+graph::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
+// From the bytes of a .onnx file; `base_dir` resolves external data, `origin` names it in errors.
+graph::Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const std::string& base_dir,
+                               const OnnxImportOptions& options = {});
+
+// The ONNX operator types the importer accepts.
+std::vector<std::string> onnx_supported_ops();
+
+}  // namespace loom::frontend

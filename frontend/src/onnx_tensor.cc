@@ -1,0 +1,256 @@
+#include "onnx_tensor.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "loom/runtime/error.h"
+
+namespace loom::frontend::onnx_detail {
+
+DataType onnx_dtype(int t, const std::string& where) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DataType::Float(32);
+    case onnx::TensorProto::FLOAT16: return DataType::Float(16);
+    case onnx::TensorProto::DOUBLE: return DataType::Float(64);
+    case onnx::TensorProto::INT8: return DataType::Int(8);
+    case onnx::TensorProto::INT16: return DataType::Int(16);
+    case onnx::TensorProto::INT32: return DataType::Int(32);
+    case onnx::TensorProto::INT64: return DataType::Int(64);
+    case onnx::TensorProto::UINT8: return DataType::UInt(8);
+    case onnx::TensorProto::BOOL: return DataType::Bool();
+    default: LOOM_THROW(ModelError, where, ": ONNX element type ", t, " is not supported (float32/16/64, int8/16/32/64, uint8, bool)");
+  }
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, const std::string& where) {
+  DataType dt = onnx_dtype(t.data_type(), where);
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape)
+    if (d < 0 || d > (int64_t(1) << 40)) LOOM_THROW(ModelError, where, ": invalid tensor dimension ", d);
+  int64_t n = numel(shape);
+  uint64_t nbytes = static_cast<uint64_t>(n) * dt.bytes();
+  if (nbytes > (uint64_t(1) << 36)) LOOM_THROW(ModelError, where, ": tensor of ", nbytes, " bytes is too large");
+  NDArray a = NDArray::empty(shape, dt);
+  auto expect = [&](int64_t have) {
+    if (have != n) LOOM_THROW(ModelError, where, ": tensor ", shape_str(shape), " holds ", have, " values, needs ", n);
+  };
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0, length = nbytes;
+    for (auto& kv : t.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoull(kv.value());
+      else if (kv.key() == "length") length = std::stoull(kv.value());
+    }
+    if (location.empty() || location.find("..") != std::string::npos || location[0] == '/')
+      LOOM_THROW(ModelError, where, ": external data location '", location, "' must be a file next to the model");
+    if (length != nbytes) LOOM_THROW(ModelError, where, ": external data length ", length, " differs from the tensor's ", nbytes, " bytes");
+    std::string path = (std::filesystem::path(base_dir) / location).string();
+    std::ifstream f(path, std::ios::binary);
+    if (!f) LOOM_THROW(ModelError, where, ": cannot open external data file '", path, "'");
+    f.seekg(static_cast<std::streamoff>(offset));
+    f.read(static_cast<char*>(a.raw_data()), static_cast<std::streamsize>(nbytes));
+    if (!f || static_cast<uint64_t>(f.gcount()) != nbytes)
+      LOOM_THROW(ModelError, where, ": external data file '", path, "' is shorter than offset ", offset, " + ", nbytes, " bytes");
+    return a;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != nbytes)
+      LOOM_THROW(ModelError, where, ": raw data has ", t.raw_data().size(), " bytes, tensor ", dt.str(), shape_str(shape), " needs ", nbytes);
+    if (nbytes) std::memcpy(a.raw_data(), t.raw_data().data(), nbytes);
+    return a;
+  }
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      expect(t.float_data_size());
+      std::copy(t.float_data().begin(), t.float_data().end(), a.data<float>());
+      break;
+    case onnx::TensorProto::DOUBLE:
+      expect(t.double_data_size());
+      std::copy(t.double_data().begin(), t.double_data().end(), a.data<double>());
+      break;
+    case onnx::TensorProto::INT64:
+      expect(t.int64_data_size());
+      std::copy(t.int64_data().begin(), t.int64_data().end(), a.data<int64_t>());
+      break;
+    case onnx::TensorProto::INT32:
+      expect(t.int32_data_size());
+      std::copy(t.int32_data().begin(), t.int32_data().end(), a.data<int32_t>());
+      break;
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::FLOAT16:
+      expect(t.int32_data_size());
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t v = t.int32_data(static_cast<int>(i));
+        std::memcpy(static_cast<char*>(a.raw_data()) + i * dt.bytes(), &v, dt.bytes());
+      }
+      break;
+    default: LOOM_THROW(ModelError, where, ": unsupported tensor storage");
+  }
+  return a;
+}
+
+std::vector<int64_t> int_values(const NDArray& a) {
+  std::vector<int64_t> v(static_cast<size_t>(a.numel()));
+  if (a.dtype() == DataType::Int(64)) {
+    std::memcpy(v.data(), a.raw_data(), v.size() * 8);
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(a.get_as_double(static_cast<int64_t>(i)));
+  }
+  return v;
+}
+
+NDArray int64_array(const std::vector<int64_t>& values, const std::vector<int64_t>& shape) {
+  NDArray a = NDArray::empty(shape, DataType::Int(64));
+  if (!values.empty()) std::memcpy(a.raw_data(), values.data(), values.size() * 8);
+  return a;
+}
+
+namespace {
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+void copy_elem(const NDArray& from, int64_t i, NDArray& to, int64_t j) {
+  int b = from.dtype().bytes();
+  std::memcpy(static_cast<char*>(to.raw_data()) + j * b, static_cast<const char*>(from.raw_data()) + i * b, b);
+}
+}  // namespace
+
+NDArray transpose_const(const NDArray& a, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> out_shape;
+  for (int64_t p : perm) out_shape.push_back(a.shape()[p]);
+  NDArray out = NDArray::empty(out_shape, a.dtype());
+  auto in_strides = strides_of(a.shape());
+  std::vector<int64_t> idx(out_shape.size(), 0);
+  for (int64_t j = 0; j < out.numel(); ++j) {
+    int64_t i = 0;
+    for (size_t d = 0; d < idx.size(); ++d) i += idx[d] * in_strides[perm[d]];
+    copy_elem(a, i, out, j);
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < out_shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+NDArray slice_const(const NDArray& a, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                    const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+  size_t r = a.shape().size();
+  std::vector<int64_t> begin(r, 0), step(r, 1), count = a.shape();
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t ax = axes[k] < 0 ? axes[k] + static_cast<int64_t>(r) : axes[k];
+    if (ax < 0 || ax >= static_cast<int64_t>(r)) LOOM_THROW(ModelError, "Slice axis ", axes[k], " out of range");
+    int64_t dim = a.shape()[ax], st = steps[k];
+    if (st == 0) LOOM_THROW(ModelError, "Slice step 0");
+    int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
+    int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
+    // Clamp as ONNX specifies: [0, dim] for positive steps, [-1, dim - 1] for negative ones.
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      count[ax] = e > s ? (e - s + st - 1) / st : 0;
+    } else {
+      s = std::clamp<int64_t>(s, -1, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      count[ax] = s > e ? (s - e - st - 1) / -st : 0;
+    }
+    begin[ax] = s;
+    step[ax] = st;
+  }
+  NDArray out = NDArray::empty(count, a.dtype());
+  auto in_strides = strides_of(a.shape());
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t j = 0; j < out.numel(); ++j) {
+    int64_t i = 0;
+    for (size_t d = 0; d < r; ++d) i += (begin[d] + idx[d] * step[d]) * in_strides[d];
+    copy_elem(a, i, out, j);
+    for (size_t d = r; d-- > 0;) {
+      if (++idx[d] < count[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+NDArray concat_const(const std::vector<NDArray>& parts, int64_t axis) {
+  std::vector<int64_t> shape = parts[0].shape();
+  int64_t r = static_cast<int64_t>(shape.size());
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) LOOM_THROW(ModelError, "Concat axis out of range");
+  shape[axis] = 0;
+  for (auto& p : parts) {
+    if (p.shape().size() != static_cast<size_t>(r) || p.dtype() != parts[0].dtype()) LOOM_THROW(ModelError, "Concat of mismatched constants");
+    shape[axis] += p.shape()[axis];
+  }
+  NDArray out = NDArray::empty(shape, parts[0].dtype());
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  int64_t j = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto& p : parts) {
+      int64_t chunk = p.numel() / std::max<int64_t>(outer, 1);
+      for (int64_t i = 0; i < chunk; ++i) copy_elem(p, o * chunk + i, out, j++);
+    }
+  return out;
+}
+
+NDArray gather_const(const NDArray& data, const NDArray& indices, int64_t axis) {
+  int64_t r = data.ndim();
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) LOOM_THROW(ModelError, "Gather axis out of range");
+  std::vector<int64_t> idx = int_values(indices);
+  std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + axis);
+  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
+  shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
+  NDArray out = NDArray::empty(shape, data.dtype());
+  int64_t outer = 1, inner = 1, dim = data.shape()[axis];
+  for (int64_t d = 0; d < axis; ++d) outer *= data.shape()[d];
+  for (int64_t d = axis + 1; d < r; ++d) inner *= data.shape()[d];
+  int64_t j = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k : idx) {
+      int64_t kk = k < 0 ? k + dim : k;
+      if (kk < 0 || kk >= dim) LOOM_THROW(ModelError, "Gather index ", k, " out of range for dimension ", dim);
+      for (int64_t i = 0; i < inner; ++i) copy_elem(data, (o * dim + kk) * inner + i, out, j++);
+    }
+  return out;
+}
+
+NDArray reshape_const(const NDArray& a, const std::vector<int64_t>& shape) {
+  NDArray out = NDArray::empty(shape, a.dtype());
+  if (out.numel() != a.numel()) LOOM_THROW(ModelError, "cannot reshape ", a.describe(), " to ", shape_str(shape));
+  std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
+  return out;
+}
+
+NDArray cast_const(const NDArray& a, DataType to) {
+  NDArray out = NDArray::empty(a.shape(), to);
+  if (a.dtype() == DataType::Int(64) || to == DataType::Int(64)) {
+    if (a.dtype() == to) {
+      std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
+    } else if (to == DataType::Int(64)) {
+      auto v = int_values(a);
+      std::memcpy(out.raw_data(), v.data(), v.size() * 8);
+    } else {
+      for (int64_t i = 0; i < a.numel(); ++i) out.set_from_double(i, static_cast<double>(a.data<int64_t>()[i]));
+    }
+    return out;
+  }
+  for (int64_t i = 0; i < a.numel(); ++i) out.set_from_double(i, a.get_as_double(i));
+  return out;
+}
+
+}  // namespace loom::frontend::onnx_detail

@@ -1,0 +1,39 @@
+// Compiling a graph into a compiled-model file: optimize (passes.h), fuse, schedule and lower
+// every kernel, compile them all with the LLVM backend into one shared library, plan memory, and
+// write the executor graph, parameters and library into one ModelFile (runtime/model_file.h)
+// that runtime::GraphExecutor runs without any compiler library.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "loom/codegen/llvm.h"
+#include "loom/graph/passes.h"
+#include "loom/runtime/model_file.h"
+
+namespace loom::graph {
+
+struct BuildOptions {
+  codegen::LLVMOptions llvm;  // target CPU/features (host by default), optimization level
+  PipelineOptions pipeline;   // graph dumps; layout lanes are set from the target
+  // Called with a short message as the build makes progress ("kernel 3/21: fused_conv2d_add_relu").
+  std::function<void(const std::string&)> progress;
+};
+
+struct KernelReport {
+  std::string func;   // function name in the library
+  std::string nodes;  // "conv2d+add+relu"
+  int calls = 0;      // kernel calls in the executor graph that use this function
+};
+
+struct BuildResult {
+  runtime::ModelFile file;
+  Graph graph;  // after optimization
+  FusionPlan fusion;
+  MemoryPlan memory;
+  std::vector<KernelReport> kernels;  // distinct kernels (identical groups share one)
+  double seconds = 0;
+};
+
+BuildResult build(Graph g, const BuildOptions& options = {});
+
+}  // namespace loom::graph

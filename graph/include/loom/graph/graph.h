@@ -1,0 +1,101 @@
+// Graph IR: a model as a dataflow graph of operator nodes over typed tensors with static shapes.
+// Every node produces one tensor: graph inputs, constants (weights) and operator nodes whose
+// inputs are other nodes. Passes (passes.h) rewrite graphs; build.h compiles one into a
+// compiled-model file for the runtime's graph executor.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "loom/runtime/dtype.h"
+#include "loom/runtime/ndarray.h"
+
+namespace loom::graph {
+
+using Shape = std::vector<int64_t>;
+
+struct TensorType {
+  Shape shape;
+  DataType dtype = DataType::Float(32);
+  int64_t numel() const;
+  uint64_t nbytes() const { return static_cast<uint64_t>(numel()) * dtype.bytes(); }
+  std::string str() const;  // "float32[1, 64, 56, 56]"
+  bool operator==(const TensorType& o) const { return shape == o.shape && dtype == o.dtype; }
+};
+
+// Operator attributes: integers, floats, strings and lists of integers or floats. Getters throw
+// ModelError naming the attribute (callers add the node).
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+class Attrs {
+ public:
+  Attrs& set(const std::string& key, AttrValue v) {
+    values_[key] = std::move(v);
+    return *this;
+  }
+  bool has(const std::string& key) const { return values_.count(key) != 0; }
+  int64_t get_int(const std::string& key) const;
+  int64_t get_int(const std::string& key, int64_t def) const { return has(key) ? get_int(key) : def; }
+  double get_float(const std::string& key) const;  // integers convert
+  double get_float(const std::string& key, double def) const { return has(key) ? get_float(key) : def; }
+  std::string get_string(const std::string& key) const;
+  std::string get_string(const std::string& key, const std::string& def) const { return has(key) ? get_string(key) : def; }
+  std::vector<int64_t> get_ints(const std::string& key) const;
+  std::vector<int64_t> get_ints(const std::string& key, const std::vector<int64_t>& def) const { return has(key) ? get_ints(key) : def; }
+  const std::map<std::string, AttrValue>& values() const { return values_; }
+  std::string str() const;  // "strides=[2, 2], groups=1"
+  bool operator==(const Attrs& o) const { return values_ == o.values_; }
+
+ private:
+  std::map<std::string, AttrValue> values_;
+};
+
+enum class NodeKind : uint8_t { Input, Constant, Op };
+
+struct Node {
+  NodeKind kind = NodeKind::Op;
+  std::string name;
+  std::string op;           // operator name (Op nodes), see op_registry.h
+  std::vector<int> inputs;  // ids of the nodes it reads
+  Attrs attrs;
+  TensorType type;          // of its output; set for inputs/constants, inferred for ops
+  bool typed = false;
+  NDArray value;            // Constant nodes
+  bool is_op() const { return kind == NodeKind::Op; }
+  bool is_constant() const { return kind == NodeKind::Constant; }
+  bool is_input() const { return kind == NodeKind::Input; }
+};
+
+class Graph {
+ public:
+  std::string name = "model";
+  std::vector<Node> nodes;
+  std::vector<int> inputs;   // Input nodes, in order
+  std::vector<int> outputs;  // nodes whose values are the model's outputs, in order
+
+  int add_input(const std::string& name, TensorType type);
+  int add_constant(const std::string& name, NDArray value);
+  // Inputs must be existing nodes (ModelError otherwise).
+  int add_op(const std::string& op, const std::string& name, std::vector<int> inputs, Attrs attrs = {});
+
+  const Node& node(int id) const;
+  Node& node(int id);
+  const TensorType& type_of(int id) const;  // InternalError if not inferred yet
+  // Users of every node (ids of the nodes reading it; a node reading twice appears twice).
+  std::vector<std::vector<int>> users() const;
+  // Node ids with every node after its inputs. ModelError naming a node on the cycle if there is one.
+  std::vector<int> topological_order() const;
+  // Keeps only nodes the outputs depend on (plus the inputs), renumbered in topological order.
+  void compact();
+  // Every read of node `from` (by nodes and by the outputs) reads `to` instead.
+  void replace_uses(int from, int to);
+  // Checks ids, cycles and that outputs exist; ModelError naming what is wrong.
+  void verify() const;
+  // Readable text: one line per node, "%12 = conv2d(%3, %4) {strides=[1, 1]} : float32[1, 64, 56, 56]  # name".
+  std::string str() const;
+  // A name not used by any node yet, built from `base`.
+  std::string unique_name(const std::string& base) const;
+};
+
+}  // namespace loom::graph

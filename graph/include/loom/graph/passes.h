@@ -1,0 +1,74 @@
+// Graph passes, one per file under graph/src/passes/, run in the order listed in
+// graph/src/pipeline.cc. Every pass takes the graph by reference and leaves it verified and typed.
+#pragma once
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "loom/graph/graph.h"
+#include "loom/graph/op_registry.h"
+
+namespace loom::graph {
+
+// Fills every node's output type; errors name the node and its operator.
+void infer_types(Graph& g);
+// Drops nodes the outputs do not depend on.
+void eliminate_dead_nodes(Graph& g);
+// Removes identities and rewrites batch_norm for inference (TVM's SimplifyInference): folded
+// into a preceding conv2d/dense whose weights are constants, otherwise a multiply and an add
+// with per-channel constants.
+void simplify_inference(Graph& g);
+// Replaces operator nodes whose inputs are all constants by their values (up to `max_elements`
+// per node; bigger ones stay operators).
+void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
+
+struct LayoutOptions {
+  int vector_lanes = 16;  // float32 lanes of the target's vectors
+};
+// Chooses the CPU layouts of weights: conv2d weights are packed by output-channel blocks
+// (OIHW -> [O/b, C, kh, kw, b]) and dense weights by output blocks ([N, K] -> [N/b, K, b]), so the
+// kernels read contiguous vectors. Packing happens here, once, on the constants.
+void alter_layout(Graph& g, const LayoutOptions& options);
+
+// Fusion: groups of nodes compiled into one kernel.
+struct FusedGroup {
+  std::vector<int> nodes;  // operator nodes, in topological order
+  int anchor = -1;         // the node whose schedule the kernel uses
+  int output = -1;         // the node whose value the kernel produces
+  OpPattern pattern = OpPattern::ElemWise;
+  std::vector<int> inputs;  // values the kernel reads from outside the group, in argument order
+};
+struct FusionPlan {
+  std::vector<FusedGroup> groups;  // in execution order
+  std::string str(const Graph& g) const;
+};
+// TVM's FuseOps rules: element-wise and broadcast ops join the kernel of their producer when it
+// is element-wise/broadcast/injective or out-element-wise-fusable (conv2d + bias + relu +
+// residual add become one kernel) and they are that kernel's only reader; injective ops join
+// injective kernels; reductions and opaque ops start kernels.
+FusionPlan fuse_ops(const Graph& g);
+
+// Static memory plan for the kernels' outputs: each temporary gets a storage buffer, reused once
+// its last reader has run.
+struct MemoryPlan {
+  std::vector<uint64_t> storage_bytes;
+  std::vector<int> storage_of;  // per node id; -1 if not a planned temporary
+  uint64_t planned_bytes() const;
+  uint64_t unplanned_bytes = 0;  // one buffer per temporary
+  std::string str(const Graph& g) const;
+};
+MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion);
+
+struct PipelineOptions {
+  LayoutOptions layout;
+  bool dump = false;                 // print the graph after every pass (also LOOM_DUMP_GRAPH=1)
+  std::ostream* dump_stream = nullptr;  // default std::cerr
+  std::function<void(const std::string&, const Graph&)> on_pass;
+};
+// Runs the passes in order: infer_types, simplify_inference, fold_constants, alter_layout,
+// eliminate_dead_nodes.
+void optimize(Graph& g, const PipelineOptions& options = {});
+std::vector<std::string> graph_pass_names();
+
+}  // namespace loom::graph

@@ -1,0 +1,243 @@
+#include "loom/graph/graph.h"
+
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "loom/runtime/error.h"
+
+namespace loom::graph {
+
+int64_t TensorType::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string TensorType::str() const { return dtype.str() + shape_str(shape); }
+
+namespace {
+const AttrValue& find_attr(const std::map<std::string, AttrValue>& m, const std::string& key) {
+  auto it = m.find(key);
+  if (it == m.end()) LOOM_THROW(ModelError, "missing attribute '", key, "'");
+  return it->second;
+}
+std::string list_str(const auto& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+}  // namespace
+
+int64_t Attrs::get_int(const std::string& key) const {
+  const AttrValue& v = find_attr(values_, key);
+  if (auto* i = std::get_if<int64_t>(&v)) return *i;
+  LOOM_THROW(ModelError, "attribute '", key, "' must be an integer");
+}
+
+double Attrs::get_float(const std::string& key) const {
+  const AttrValue& v = find_attr(values_, key);
+  if (auto* f = std::get_if<double>(&v)) return *f;
+  if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  LOOM_THROW(ModelError, "attribute '", key, "' must be a number");
+}
+
+std::string Attrs::get_string(const std::string& key) const {
+  const AttrValue& v = find_attr(values_, key);
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  LOOM_THROW(ModelError, "attribute '", key, "' must be a string");
+}
+
+std::vector<int64_t> Attrs::get_ints(const std::string& key) const {
+  const AttrValue& v = find_attr(values_, key);
+  if (auto* l = std::get_if<std::vector<int64_t>>(&v)) return *l;
+  if (auto* i = std::get_if<int64_t>(&v)) return {*i};
+  LOOM_THROW(ModelError, "attribute '", key, "' must be a list of integers");
+}
+
+std::string Attrs::str() const {
+  std::ostringstream os;
+  bool first = true;
+  for (auto& [k, v] : values_) {
+    os << (first ? "" : ", ") << k << "=";
+    first = false;
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::string>)
+            os << '"' << x << '"';
+          else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>)
+            os << x;
+          else
+            os << list_str(x);
+        },
+        v);
+  }
+  return os.str();
+}
+
+int Graph::add_input(const std::string& n, TensorType type) {
+  Node node;
+  node.kind = NodeKind::Input;
+  node.name = n;
+  node.type = std::move(type);
+  node.typed = true;
+  nodes.push_back(std::move(node));
+  inputs.push_back(static_cast<int>(nodes.size() - 1));
+  return inputs.back();
+}
+
+int Graph::add_constant(const std::string& n, NDArray value) {
+  Node node;
+  node.kind = NodeKind::Constant;
+  node.name = n;
+  node.type = {value.shape(), value.dtype()};
+  node.typed = true;
+  node.value = std::move(value);
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size() - 1);
+}
+
+int Graph::add_op(const std::string& op, const std::string& n, std::vector<int> in, Attrs attrs) {
+  for (int i : in)
+    if (i < 0 || static_cast<size_t>(i) >= nodes.size()) LOOM_THROW(ModelError, "node '", n, "' (", op, ") reads a node that does not exist");
+  Node node;
+  node.op = op;
+  node.name = n;
+  node.inputs = std::move(in);
+  node.attrs = std::move(attrs);
+  nodes.push_back(std::move(node));
+  return static_cast<int>(nodes.size() - 1);
+}
+
+const Node& Graph::node(int id) const {
+  LOOM_CHECK(id >= 0 && static_cast<size_t>(id) < nodes.size(), "node id ", id);
+  return nodes[id];
+}
+Node& Graph::node(int id) {
+  LOOM_CHECK(id >= 0 && static_cast<size_t>(id) < nodes.size(), "node id ", id);
+  return nodes[id];
+}
+
+const TensorType& Graph::type_of(int id) const {
+  const Node& n = node(id);
+  LOOM_CHECK(n.typed, "type of node '", n.name, "' read before type inference");
+  return n.type;
+}
+
+std::vector<std::vector<int>> Graph::users() const {
+  std::vector<std::vector<int>> u(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int in : nodes[i].inputs) u[in].push_back(static_cast<int>(i));
+  return u;
+}
+
+std::vector<int> Graph::topological_order() const {
+  std::vector<int> order;
+  std::vector<uint8_t> state(nodes.size(), 0);  // 0 new, 1 on stack, 2 done
+  for (size_t root = 0; root < nodes.size(); ++root) {
+    if (state[root]) continue;
+    // Iterative DFS so deep graphs cannot overflow the stack.
+    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(root), 0}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const Node& n = nodes[id];
+      if (next < n.inputs.size()) {
+        int in = n.inputs[next++];
+        if (in < 0 || static_cast<size_t>(in) >= nodes.size()) LOOM_THROW(ModelError, "node '", n.name, "' reads a node that does not exist");
+        if (state[in] == 1) LOOM_THROW(ModelError, "the graph has a cycle through node '", nodes[in].name, "' (", nodes[in].op, ")");
+        if (state[in] == 0) {
+          state[in] = 1;
+          stack.push_back({in, 0});
+        }
+      } else {
+        state[id] = 2;
+        order.push_back(id);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+void Graph::compact() {
+  std::vector<char> live(nodes.size(), 0);
+  std::vector<int> work(outputs.begin(), outputs.end());
+  for (int i : inputs) live[i] = 1;
+  while (!work.empty()) {
+    int id = work.back();
+    work.pop_back();
+    if (live[id] == 2) continue;
+    live[id] = 2;
+    for (int in : nodes[id].inputs) work.push_back(in);
+  }
+  std::vector<int> remap(nodes.size(), -1);
+  std::vector<Node> kept;
+  for (int id : topological_order()) {
+    if (!live[id]) continue;
+    remap[id] = static_cast<int>(kept.size());
+    kept.push_back(std::move(nodes[id]));
+  }
+  for (Node& n : kept)
+    for (int& in : n.inputs) in = remap[in];
+  for (int& i : inputs) i = remap[i];
+  for (int& o : outputs) o = remap[o];
+  nodes = std::move(kept);
+}
+
+void Graph::replace_uses(int from, int to) {
+  for (Node& n : nodes)
+    for (int& in : n.inputs)
+      if (in == from) in = to;
+  for (int& o : outputs)
+    if (o == from) o = to;
+}
+
+void Graph::verify() const {
+  topological_order();
+  if (outputs.empty()) LOOM_THROW(ModelError, "graph '", name, "' has no outputs");
+  for (int o : outputs)
+    if (o < 0 || static_cast<size_t>(o) >= nodes.size()) LOOM_THROW(ModelError, "graph '", name, "': an output refers to a missing node");
+  for (int i : inputs)
+    if (i < 0 || static_cast<size_t>(i) >= nodes.size() || !nodes[i].is_input())
+      LOOM_THROW(ModelError, "graph '", name, "': an input refers to a node that is not an input");
+}
+
+std::string Graph::str() const {
+  std::ostringstream os;
+  os << "graph " << name << "(";
+  for (size_t i = 0; i < inputs.size(); ++i) os << (i ? ", " : "") << "%" << inputs[i] << ": " << nodes[inputs[i]].type.str();
+  os << ") {\n";
+  for (size_t id = 0; id < nodes.size(); ++id) {
+    const Node& n = nodes[id];
+    if (n.is_input()) continue;
+    os << "  %" << id << " = ";
+    if (n.is_constant()) {
+      os << "constant";
+    } else {
+      os << n.op << "(";
+      for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << "%" << n.inputs[i];
+      os << ")";
+      if (!n.attrs.values().empty()) os << " {" << n.attrs.str() << "}";
+    }
+    if (n.typed) os << " : " << n.type.str();
+    os << "  # " << n.name << "\n";
+  }
+  os << "  return ";
+  for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : "") << "%" << outputs[i];
+  os << "\n}\n";
+  return os.str();
+}
+
+std::string Graph::unique_name(const std::string& base) const {
+  std::set<std::string> used;
+  for (auto& n : nodes) used.insert(n.name);
+  if (!used.count(base)) return base;
+  for (int i = 1;; ++i)
+    if (!used.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,88 @@
+// Pass: fuse_ops. Groups operator nodes into kernels (TVM's FuseOps rules, greedily along the
+// topological order; see passes.h). A group has one output; all its other nodes are read only
+// inside it.
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "loom/graph/passes.h"
+
+namespace loom::graph {
+
+namespace {
+
+bool can_join(OpPattern group, OpPattern node) {
+  if (node <= OpPattern::Broadcast)
+    return group <= OpPattern::Injective || group == OpPattern::OutEWiseFusable || group == OpPattern::CommReduce;
+  if (node == OpPattern::Injective) return group <= OpPattern::Injective;
+  return false;
+}
+
+}  // namespace
+
+FusionPlan fuse_ops(const Graph& g) {
+  auto users = g.users();
+  std::vector<int> group_of(g.nodes.size(), -1);
+  std::set<int> graph_outputs(g.outputs.begin(), g.outputs.end());
+  FusionPlan plan;
+  for (int id : g.topological_order()) {
+    const Node& n = g.node(id);
+    if (!n.is_op()) continue;
+    OpPattern p = op_def(n.op).pattern;
+    int joined = -1;
+    for (int in : n.inputs) {
+      int gi = group_of[in];
+      if (gi < 0) continue;
+      FusedGroup& grp = plan.groups[gi];
+      bool only_reader = std::all_of(users[in].begin(), users[in].end(), [&](int u) { return u == id; });
+      if (grp.output == in && only_reader && !graph_outputs.count(in) && can_join(grp.pattern, p)) {
+        joined = gi;
+        break;
+      }
+    }
+    if (joined >= 0) {
+      FusedGroup& grp = plan.groups[joined];
+      grp.nodes.push_back(id);
+      grp.output = id;
+      if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce) grp.pattern = std::max(grp.pattern, p);
+    } else {
+      FusedGroup grp;
+      grp.nodes = {id};
+      grp.anchor = grp.output = id;
+      grp.pattern = p;
+      plan.groups.push_back(grp);
+      joined = static_cast<int>(plan.groups.size()) - 1;
+    }
+    group_of[id] = joined;
+  }
+  // The anchor is the node with the strongest pattern (its schedule drives the kernel); inputs are
+  // the values read from outside, in first-read order.
+  for (FusedGroup& grp : plan.groups) {
+    std::set<int> inside(grp.nodes.begin(), grp.nodes.end());
+    for (int id : grp.nodes) {
+      if (op_def(g.node(id).op).pattern > op_def(g.node(grp.anchor).op).pattern) grp.anchor = id;
+      for (int in : g.node(id).inputs)
+        if (!inside.count(in) && std::find(grp.inputs.begin(), grp.inputs.end(), in) == grp.inputs.end()) grp.inputs.push_back(in);
+    }
+  }
+  // Execution order: a group runs when its output's turn comes in the topological order.
+  std::vector<int> position(g.nodes.size());
+  auto order = g.topological_order();
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int>(i);
+  std::stable_sort(plan.groups.begin(), plan.groups.end(),
+                   [&](const FusedGroup& a, const FusedGroup& b) { return position[a.output] < position[b.output]; });
+  return plan;
+}
+
+std::string FusionPlan::str(const Graph& g) const {
+  std::ostringstream os;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FusedGroup& grp = groups[i];
+    os << "kernel " << i << " [" << to_string(grp.pattern) << "]:";
+    for (int id : grp.nodes) os << " " << g.node(id).op << (id == grp.anchor && grp.nodes.size() > 1 ? "*" : "");
+    os << "  -> %" << grp.output << " " << g.type_of(grp.output).str() << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace loom::graph

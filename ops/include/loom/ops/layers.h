@@ -1,0 +1,88 @@
+// Operators of whole models (the graph layer's operator set) as tensor expressions: general
+// conv2d (groups, dilation, asymmetric padding, pre-packed weights), dense, batched matmul,
+// numpy-broadcasting element-wise ops, pooling, softmax over any axis, and data movement
+// (reshape, transpose, concat, pad, nearest resize). All shapes are static. Operators with
+// several stages tag their main stage ("conv2d", "dense", "pool", ...) for the schedules.
+#pragma once
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/ir/tensor.h"
+#include "loom/runtime/ndarray.h"
+
+namespace loom::ops {
+
+using ir::Expr;
+using ir::Tensor;
+using Shape = std::vector<int64_t>;
+using loom::shape_str;
+
+Shape shape_of(const Tensor& t);  // constant shape; ShapeError naming the tensor otherwise
+std::vector<Expr> shape_exprs(const Shape& s);
+
+// Output extent of a sliding window: floor (or ceil) of (in + pads - dilated kernel) / stride + 1.
+int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation = 1,
+                   bool ceil_mode = false);
+
+struct Conv2dParams {
+  std::array<int64_t, 2> strides{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right (ONNX order)
+  std::array<int64_t, 2> dilations{1, 1};
+  int64_t groups = 1;
+  // 0: weights are OIHW. b > 0: weights are pre-packed as [O/b, C/groups, kh, kw, b] (output
+  // channels innermost, so vectors over output channels are contiguous).
+  int64_t oc_block = 0;
+};
+// Output shape of conv2d(X, W) for an NCHW input and OIHW weights (before packing).
+Shape conv2d_shape(const Shape& x, const Shape& w_oihw, const Conv2dParams& p);
+// NCHW convolution; zero padding is a separate stage tagged "pad". `bias` (per output channel)
+// may be undefined; it is added by a stage after the reduction (tag "conv2d" is the reduction).
+Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name);
+// Packs OIHW weights as conv2d expects them for oc_block = b (a constant transformation).
+Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
+
+// Y[m, n] = sum_k X[m, k] * W[n, k] (+ bias[n]). With n_block > 0, W is pre-packed as
+// [N/b, K, b].
+Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_block, const std::string& name);
+// Batched matrix product with numpy broadcasting of the batch dimensions (ONNX MatMul); 1-D
+// operands are promoted as numpy does.
+Shape matmul_shape(const Shape& a, const Shape& b);
+Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name);
+
+// Numpy broadcasting of two shapes (ShapeError naming both if incompatible).
+Shape broadcast_shape(const Shape& a, const Shape& b);
+enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
+Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& name);
+// Element-wise map of one tensor (tag "elemwise").
+Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name);
+Expr sigmoid(Expr x);
+
+struct Pool2dParams {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> strides{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};  // top, left, bottom, right
+  std::array<int64_t, 2> dilations{1, 1};
+  bool ceil_mode = false;
+  bool count_include_pad = false;  // average pooling only
+};
+Shape pool2d_shape(const Shape& x, const Pool2dParams& p);
+Tensor max_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& name);
+Tensor avg_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& name);
+Tensor global_avg_pool2d(const Tensor& X, const std::string& name);  // NCHW -> NC11
+
+// Softmax along `axis` (max, exp, sum, divide stages).
+Tensor softmax(const Tensor& X, int axis, const std::string& name);
+
+Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name);
+Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name);
+Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name);
+enum class PadMode { Constant, Reflect, Edge };
+// pads: begin of every dimension, then end of every dimension (ONNX order); non-negative.
+Tensor pad(const Tensor& X, const std::vector<int64_t>& pads, PadMode mode, double value, const std::string& name);
+// out[n, c, y, x] = X[n, c, ymap[y], xmap[x]] with int32 index maps (computed by the caller
+// from the resize's coordinate mode, so any ONNX nearest mode is exact).
+Tensor resize_nearest(const Tensor& X, const Tensor& ymap, const Tensor& xmap, const std::string& name);
+
+}  // namespace loom::ops

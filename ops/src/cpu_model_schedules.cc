@@ -1,0 +1,160 @@
+// CPU schedules for the fused kernels of whole models (see cpu_schedules.h).
+#include <algorithm>
+
+#include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+using schedule::Schedule;
+using schedule::Stage;
+
+namespace {
+
+bool has_reduction(const Stage& st) { return !st->op->reduce_axes().empty(); }
+
+// Inlines every compute stage except `keep` and the outputs that has no reduction.
+void inline_injective(Schedule& s, const std::vector<const Operation*>& keep) {
+  for (const Stage& st : s.stages()) {
+    if (!st->op->is_compute() || st->is_output || has_reduction(st)) continue;
+    if (std::find(keep.begin(), keep.end(), st->op.get()) != keep.end()) continue;
+    Stage(st).compute_inline();
+  }
+}
+
+int64_t extent_of(const IterVar& v) {
+  auto* c = as_const_int(v->dom.extent);
+  return c ? *c : 0;
+}
+
+// Parallel over the outer data-parallel axes, vectorized on the innermost one when it divides
+// by the vector width; reduction axes (if any) run between them.
+void schedule_loop_nest(Stage st, int lanes) {
+  size_t nd = st->op->axis.size();
+  if (nd == 0) return;
+  std::vector<IterVar> data;
+  for (size_t i = 0; i < nd; ++i) data.push_back(st.axis(i));
+  std::vector<IterVar> red;
+  for (size_t i = 0; i < st->op->reduce_axes().size(); ++i) red.push_back(st.reduce_axis(i));
+  IterVar inner = data.back();
+  IterVar vec;
+  int64_t inner_extent = extent_of(inner);
+  if (inner_extent >= lanes && inner_extent % lanes == 0) {
+    auto [o, i] = st.split(inner, lanes);
+    data.back() = o;
+    vec = i;
+  }
+  std::vector<IterVar> order = data;
+  order.insert(order.end(), red.begin(), red.end());
+  if (vec) order.push_back(vec);
+  st.reorder(order);
+  if (vec) st.vectorize(vec);
+  // Fuse outer axes until there is enough parallel work (or all but the innermost are fused).
+  int64_t total = 1;
+  for (auto& d : data) total *= std::max<int64_t>(1, extent_of(d));
+  if (total * (vec ? lanes : 1) < 4096 || data.size() < 2) {
+    if (data.size() == 1 && total >= 2 * runtime::num_threads() && total * (vec ? lanes : 1) >= 4096) st.parallel(data[0]);
+    return;
+  }
+  IterVar fused = data[0];
+  int64_t work = extent_of(data[0]);
+  for (size_t i = 1; i + 1 < data.size() && work < 64; ++i) {
+    fused = st.fuse(fused, data[i]);
+    work *= extent_of(data[i]);
+  }
+  st.parallel(fused);
+}
+
+Tensor input_with_tag(const Tensor& t, const std::string& tag) {
+  for (auto& in : t.op()->input_tensors())
+    if (in.op()->tag == tag) return in;
+  return Tensor();
+}
+
+// Largest divisor of n that is at most `limit`.
+int divisor_at_most(int64_t n, int limit) {
+  for (int d = limit; d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+}  // namespace
+
+void schedule_generic_cpu(Schedule& s, const Tensor& out, int lanes) {
+  inline_injective(s, {});
+  for (const Stage& st : s.stages()) {
+    if (!st->op->is_compute() || st->attach_type == schedule::AttachType::Inline) continue;
+    schedule_loop_nest(st, lanes);
+  }
+}
+
+void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
+  int64_t oc_block = 0;
+  for (auto& in : conv.op()->input_tensors())
+    if (in.ndim() == 5) oc_block = const_dim(in, 4);
+  if (oc_block == 0) LOOM_THROW(ScheduleError, "schedule_conv2d_fused_cpu: '", conv.name(), "' does not read packed weights");
+  Tensor P = input_with_tag(conv, "pad");
+  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
+  Tensor acc = conv;
+  Stage y;
+  if (conv.same_as(out)) {
+    acc = s.cache_write(conv, "local");
+    y = s[conv];
+  } else {
+    s[conv].set_scope("local");
+    y = s[out];
+  }
+  // A row segment of x_block outputs times oc_block channels stays in registers: about half the
+  // vector registers as accumulators.
+  int64_t ow = const_dim(out, 3);
+  int regs = lanes >= 16 ? 28 : 14;
+  int x_limit = std::max<int>(1, regs / std::max<int>(1, static_cast<int>(oc_block / lanes)));
+  int x_block = divisor_at_most(ow, std::min(x_limit, 16));
+  auto [fo, fi] = y.split(y.axis(1), static_cast<int>(oc_block));
+  auto [xo, xi] = y.split(y.axis(3), x_block);
+  y.reorder({y.axis(0), fo, y.axis(2), xo, fi, xi});
+  IterVar outer = y.fuse(y.axis(0), fo);
+  outer = y.fuse(outer, y.axis(2));
+  y.parallel(outer);
+  if (x_block % lanes == 0) y.vectorize(xi);
+  else y.vectorize(fi);
+  auto yc = s[acc];
+  yc.compute_at(y, xo);
+  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(1)});
+  yc.unroll(yc.axis(3));
+  yc.vectorize(yc.axis(1));
+  yc.storage_order({0, 2, 3, 1});  // output channels innermost: the vectorized loop is contiguous
+  if (P.defined()) s[P].compute_at(y, xo);
+}
+
+void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& out, int lanes) {
+  int64_t nb = 0;
+  for (auto& in : dense.op()->input_tensors())
+    if (in.ndim() == 3) nb = const_dim(in, 2);
+  if (nb == 0) LOOM_THROW(ScheduleError, "schedule_dense_fused_cpu: '", dense.name(), "' does not read packed weights");
+  inline_injective(s, {dense.op().get()});
+  Tensor acc = dense;
+  Stage y;
+  if (dense.same_as(out)) {
+    acc = s.cache_write(dense, "local");
+    y = s[dense];
+  } else {
+    s[dense].set_scope("local");
+    y = s[out];
+  }
+  auto [no, ni] = y.split(y.axis(1), static_cast<int>(nb));
+  y.reorder({y.axis(0), no, ni});
+  IterVar outer = y.fuse(y.axis(0), no);
+  y.parallel(outer);
+  y.vectorize(ni);
+  auto yc = s[acc];
+  yc.compute_at(y, outer);
+  auto [ko, ki] = yc.split(yc.reduce_axis(0), 4);
+  yc.reorder({ko, ki, yc.axis(0), yc.axis(1)});
+  yc.unroll(ki);
+  yc.vectorize(yc.axis(1));
+}
+
+}  // namespace loom::ops

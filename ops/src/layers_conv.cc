@@ -1,0 +1,142 @@
+// conv2d, dense and batched matmul for whole models (see layers.h).
+#include "loom/ops/layers.h"
+#include "loom/ops/nn.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+Shape shape_of(const Tensor& t) {
+  Shape s;
+  for (int d = 0; d < t.ndim(); ++d) s.push_back(const_dim(t, d));
+  return s;
+}
+
+int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation, bool ceil_mode) {
+  int64_t span = in + pad_begin + pad_end - (dilation * (kernel - 1) + 1);
+  if (span < 0 || stride <= 0) return 0;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // A window must start inside the input or the leading padding (PyTorch's and ONNX's rule).
+  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+std::vector<Expr> shape_exprs(const Shape& s) {
+  std::vector<Expr> e;
+  for (int64_t d : s) e.push_back(Expr(static_cast<int>(d)));
+  return e;
+}
+
+Shape conv2d_shape(const Shape& x, const Shape& w, const Conv2dParams& p) {
+  if (x.size() != 4) LOOM_THROW(ShapeError, "conv2d: input must be NCHW (rank 4), has rank ", x.size());
+  if (w.size() != 4) LOOM_THROW(ShapeError, "conv2d: weights must be OIHW (rank 4), have rank ", w.size());
+  if (p.groups <= 0 || x[1] % p.groups != 0 || w[0] % p.groups != 0)
+    LOOM_THROW(ShapeError, "conv2d: ", p.groups, " groups do not divide ", x[1], " input and ", w[0], " output channels");
+  if (x[1] / p.groups != w[1])
+    LOOM_THROW(ShapeError, "conv2d: input has ", x[1], " channels (", x[1] / p.groups, " per group) but weights expect ", w[1]);
+  for (int i = 0; i < 2; ++i)
+    if (p.strides[i] <= 0 || p.dilations[i] <= 0) LOOM_THROW(ShapeError, "conv2d: strides and dilations must be positive");
+  for (int64_t pd : p.pads)
+    if (pd < 0) LOOM_THROW(ShapeError, "conv2d: negative padding");
+  int64_t oh = window_out(x[2], w[2], p.strides[0], p.pads[0], p.pads[2], p.dilations[0]);
+  int64_t ow = window_out(x[3], w[3], p.strides[1], p.pads[1], p.pads[3], p.dilations[1]);
+  if (oh <= 0 || ow <= 0)
+    LOOM_THROW(ShapeError, "conv2d: kernel ", w[2], "x", w[3], " (dilated) is larger than the padded input ", x[2], "x", x[3]);
+  return {x[0], w[0], oh, ow};
+}
+
+Shape packed_conv_weight_shape(const Shape& w, int64_t b) {
+  if (b <= 0 || w[0] % b != 0) LOOM_THROW(ShapeError, "conv2d: ", w[0], " output channels are not a multiple of the block ", b);
+  return {w[0] / b, w[1], w[2], w[3], b};
+}
+
+Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name) {
+  Shape xs = shape_of(X), ws = shape_of(W);
+  Shape oihw = ws;
+  if (p.oc_block > 0) {
+    if (ws.size() != 5 || ws[4] != p.oc_block)
+      LOOM_THROW(ShapeError, "conv2d '", name, "': weights '", W.name(), "' are not packed by ", p.oc_block);
+    oihw = {ws[0] * ws[4], ws[1], ws[2], ws[3]};
+  }
+  Shape out = conv2d_shape(xs, oihw, p);
+  bool padded = p.pads[0] || p.pads[1] || p.pads[2] || p.pads[3];
+  Tensor P = padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, p.pads[2], p.pads[3]}, PadMode::Constant, 0.0, name + "_pad") : X;
+  int64_t cg = oihw[1], og = oihw[0] / p.groups;
+  IterVar rc = reduce_axis(int(cg), "rc"), ry = reduce_axis(int(oihw[2]), "ry"), rx = reduce_axis(int(oihw[3]), "rx");
+  int b = static_cast<int>(p.oc_block);
+  Tensor conv = compute(
+      shape_exprs(out),
+      [&](Var n, Var f, Var y, Var x) {
+        Expr c = p.groups == 1 ? Expr(rc->var) : (f / int(og)) * int(cg) + rc->var;
+        Expr in = P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]), x * int(p.strides[1]) + rx->var * int(p.dilations[1]));
+        Expr w = b > 0 ? W(f / b, rc, ry, rx, f % b) : W(f, rc, ry, rx);
+        return sum(in * w, {rc, ry, rx});
+      },
+      bias.defined() ? name + "_acc" : name, "conv2d");
+  if (!bias.defined()) return conv;
+  if (shape_of(bias) != Shape{out[1]})
+    LOOM_THROW(ShapeError, "conv2d '", name, "': bias '", bias.name(), "' must have shape [", out[1], "]");
+  return compute(shape_exprs(out), [&](Var n, Var f, Var y, Var x) { return conv(n, f, y, x) + bias(f); }, name, "elemwise");
+}
+
+Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_block, const std::string& name) {
+  Shape xs = shape_of(X), ws = shape_of(W);
+  if (xs.size() != 2) LOOM_THROW(ShapeError, "dense '", name, "': input must be 2-D, is ", shape_str(xs));
+  int64_t N = n_block > 0 ? (ws.size() == 3 ? ws[0] * ws[2] : -1) : (ws.size() == 2 ? ws[0] : -1);
+  int64_t K = n_block > 0 ? (ws.size() == 3 ? ws[1] : -1) : (ws.size() == 2 ? ws[1] : -1);
+  if (N < 0 || (n_block > 0 && ws[2] != n_block))
+    LOOM_THROW(ShapeError, "dense '", name, "': weights '", W.name(), "' have shape ", shape_str(ws), ", expected [N, K]",
+               n_block > 0 ? " packed as [N/b, K, b]" : "");
+  if (K != xs[1]) LOOM_THROW(ShapeError, "dense '", name, "': input has ", xs[1], " features, weights expect ", K);
+  IterVar k = reduce_axis(int(K), "k");
+  int b = static_cast<int>(n_block);
+  Tensor y = compute({int(xs[0]), int(N)},
+                     [&](Var m, Var n) {
+                       Expr w = b > 0 ? W(n / b, k, n % b) : W(n, k);
+                       return sum(X(m, k) * w, {k});
+                     },
+                     bias.defined() ? name + "_acc" : name, "dense");
+  if (!bias.defined()) return y;
+  if (shape_of(bias) != Shape{N}) LOOM_THROW(ShapeError, "dense '", name, "': bias '", bias.name(), "' must have shape [", N, "]");
+  return compute({int(xs[0]), int(N)}, [&](Var m, Var n) { return y(m, n) + bias(n); }, name, "elemwise");
+}
+
+Shape matmul_shape(const Shape& a0, const Shape& b0) {
+  if (a0.empty() || b0.empty()) LOOM_THROW(ShapeError, "matmul: operands must have rank >= 1");
+  Shape a = a0.size() == 1 ? Shape{1, a0[0]} : a0, b = b0.size() == 1 ? Shape{b0[0], 1} : b0;
+  if (a.back() != b[b.size() - 2])
+    LOOM_THROW(ShapeError, "matmul: inner dimensions differ (", shape_str(a0), " x ", shape_str(b0), ")");
+  Shape batch = broadcast_shape(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  Shape out = batch;
+  if (a0.size() > 1) out.push_back(a[a.size() - 2]);
+  if (b0.size() > 1) out.push_back(b.back());
+  return out;
+}
+
+Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name) {
+  Shape as = shape_of(A), bs = shape_of(B);
+  Shape out = matmul_shape(as, bs);
+  int64_t K = as.back();
+  IterVar k = reduce_axis(int(K), "k");
+  size_t r = out.size();
+  bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   // Output index: batch dims, then m (unless A is a vector), then n (unless B is).
+                   size_t nb = r - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+                   Expr m = a_vec ? Expr(0) : Expr(v[nb]);
+                   Expr n = b_vec ? Expr(0) : Expr(v[r - 1]);
+                   auto operand_index = [&](const Shape& s, bool is_vec, Expr row, Expr col) {
+                     std::vector<Expr> idx;
+                     size_t sb = is_vec ? 0 : s.size() - 2;  // its batch dims, right-aligned with the output's
+                     for (size_t d = 0; d < sb; ++d) idx.push_back(s[d] == 1 ? Expr(0) : Expr(v[nb - sb + d]));
+                     if (is_vec) return std::vector<Expr>{&s == &as ? col : row};
+                     idx.push_back(row);
+                     idx.push_back(col);
+                     return idx;
+                   };
+                   return sum(A(operand_index(as, a_vec, m, k->var)) * B(operand_index(bs, b_vec, k->var, n)), {k});
+                 }),
+                 name, "matmul");
+}
+
+}  // namespace loom::ops

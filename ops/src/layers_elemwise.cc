@@ -1,0 +1,167 @@
+// Broadcasting element-wise ops, pooling and softmax for whole models (see layers.h).
+#include <limits>
+
+#include "loom/ops/layers.h"
+#include "loom/ops/nn.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+Shape broadcast_shape(const Shape& a, const Shape& b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1)
+      LOOM_THROW(ShapeError, "shapes ", shape_str(a), " and ", shape_str(b), " do not broadcast (dimension ", i, ": ", da, " vs ", db, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Index of an operand of shape `s` broadcast to an output indexed by `v`.
+static std::vector<Expr> broadcast_index(const Shape& s, const std::vector<Var>& v) {
+  std::vector<Expr> idx;
+  size_t off = v.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d) idx.push_back(s[d] == 1 ? Expr(0) : Expr(v[off + d]));
+  return idx;
+}
+
+Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& name) {
+  if (A.dtype() != B.dtype()) LOOM_THROW(TypeError, name, ": operands are ", A.dtype().str(), " and ", B.dtype().str());
+  Shape as = shape_of(A), bs = shape_of(B);
+  Shape out = broadcast_shape(as, bs);
+  bool same = as == out && bs == out;
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   Expr a = A(broadcast_index(as, v)), b = B(broadcast_index(bs, v));
+                   switch (op) {
+                     case BinaryOp::Add: return a + b;
+                     case BinaryOp::Sub: return a - b;
+                     case BinaryOp::Mul: return a * b;
+                     case BinaryOp::Div: return a / b;
+                     case BinaryOp::Max: return max(a, b);
+                     case BinaryOp::Min: return min(a, b);
+                   }
+                   return a;
+                 }),
+                 name, same ? "elemwise" : "broadcast");
+}
+
+Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name) {
+  return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) { return f(X(std::vector<Expr>(v.begin(), v.end()))); }), name,
+                 "elemwise");
+}
+
+Expr sigmoid(Expr x) { return make_one(x.type()) / (make_one(x.type()) + exp(-x)); }
+
+Shape pool2d_shape(const Shape& x, const Pool2dParams& p) {
+  if (x.size() != 4) LOOM_THROW(ShapeError, "pool2d: input must be NCHW (rank 4), has rank ", x.size());
+  for (int i = 0; i < 2; ++i)
+    if (p.kernel[i] <= 0 || p.strides[i] <= 0 || p.dilations[i] <= 0)
+      LOOM_THROW(ShapeError, "pool2d: kernel, strides and dilations must be positive");
+  for (int i = 0; i < 4; ++i)
+    if (p.pads[i] < 0 || p.pads[i] >= p.kernel[i % 2] * p.dilations[i % 2])
+      LOOM_THROW(ShapeError, "pool2d: padding ", p.pads[i], " must be non-negative and smaller than the kernel");
+  int64_t oh = window_out(x[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.dilations[0], p.ceil_mode);
+  int64_t ow = window_out(x[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.dilations[1], p.ceil_mode);
+  if (oh <= 0 || ow <= 0) LOOM_THROW(ShapeError, "pool2d: window ", p.kernel[0], "x", p.kernel[1], " larger than the padded input");
+  return {x[0], x[1], oh, ow};
+}
+
+// Pads X for the pool windows: explicit pads plus whatever the last (ceil-mode) window overshoots.
+static Tensor pool_input(const Tensor& X, const Pool2dParams& p, const Shape& out, double fill, const std::string& name) {
+  Shape xs = shape_of(X);
+  int64_t need_h = (out[2] - 1) * p.strides[0] + p.dilations[0] * (p.kernel[0] - 1) + 1;
+  int64_t need_w = (out[3] - 1) * p.strides[1] + p.dilations[1] * (p.kernel[1] - 1) + 1;
+  int64_t after_h = std::max<int64_t>(0, need_h - xs[2] - p.pads[0]), after_w = std::max<int64_t>(0, need_w - xs[3] - p.pads[1]);
+  if (!p.pads[0] && !p.pads[1] && !after_h && !after_w) return X;
+  return pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, after_h, after_w}, PadMode::Constant, fill, name + "_pad");
+}
+
+Tensor max_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& name) {
+  Shape out = pool2d_shape(shape_of(X), p);
+  double lowest = X.dtype().is_float() ? -std::numeric_limits<double>::infinity() : -128.0;
+  if (X.dtype().is_int() && X.dtype().bits() > 8) lowest = -2147483648.0;
+  Tensor P = pool_input(X, p, out, lowest, name);
+  IterVar ry = reduce_axis(int(p.kernel[0]), "ry"), rx = reduce_axis(int(p.kernel[1]), "rx");
+  return compute(shape_exprs(out),
+                 [&](Var n, Var c, Var y, Var x) {
+                   return max_reduce(P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]),
+                                       x * int(p.strides[1]) + rx->var * int(p.dilations[1])),
+                                     {ry, rx});
+                 },
+                 name, "pool");
+}
+
+Tensor avg_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& name) {
+  if (!X.dtype().is_float()) LOOM_THROW(TypeError, "avg_pool2d '", name, "': input must be floating point");
+  Shape xs = shape_of(X);
+  Shape out = pool2d_shape(xs, p);
+  Tensor P = pool_input(X, p, out, 0.0, name);
+  IterVar ry = reduce_axis(int(p.kernel[0]), "ry"), rx = reduce_axis(int(p.kernel[1]), "rx");
+  Tensor s = compute(shape_exprs(out),
+                     [&](Var n, Var c, Var y, Var x) {
+                       return sum(P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]),
+                                    x * int(p.strides[1]) + rx->var * int(p.dilations[1])),
+                                  {ry, rx});
+                     },
+                     name + "_sum", "pool");
+  // Divisor per output point: the window clipped to the padded input (count_include_pad) or to the
+  // input itself, as PyTorch and ONNX count it.
+  auto extent = [&](Expr o, int d) {
+    Expr start = o * int(p.strides[d]) - int(p.pads[d]);
+    Expr end = min(start + int(p.dilations[d] * (p.kernel[d] - 1) + 1), Expr(int(xs[2 + d] + p.pads[d + 2])));
+    if (!p.count_include_pad) {
+      start = max(start, Expr(0));
+      end = min(end, Expr(int(xs[2 + d])));
+    }
+    // Taps inside [start, end): dilation > 1 skips positions.
+    return (end - start + int(p.dilations[d]) - 1) / int(p.dilations[d]);
+  };
+  return compute(shape_exprs(out),
+                 [&](Var n, Var c, Var y, Var x) { return s(n, c, y, x) / cast(X.dtype(), extent(y, 0) * extent(x, 1)); }, name,
+                 "elemwise");
+}
+
+Tensor global_avg_pool2d(const Tensor& X, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (xs.size() != 4) LOOM_THROW(ShapeError, "global_avg_pool2d '", name, "': input must be NCHW");
+  IterVar ry = reduce_axis(int(xs[2]), "ry"), rx = reduce_axis(int(xs[3]), "rx");
+  Tensor s = compute({int(xs[0]), int(xs[1]), 1, 1}, [&](Var n, Var c, Var, Var) { return sum(X(n, c, ry, rx), {ry, rx}); },
+                     name + "_sum", "pool");
+  double inv = 1.0 / static_cast<double>(xs[2] * xs[3]);
+  return compute({int(xs[0]), int(xs[1]), 1, 1}, [&](Var n, Var c, Var y, Var x) { return s(n, c, y, x) * make_const(X.dtype(), inv); },
+                 name, "elemwise");
+}
+
+Tensor softmax(const Tensor& X, int axis, const std::string& name) {
+  if (!X.dtype().is_float()) LOOM_THROW(TypeError, "softmax '", name, "': input must be floating point");
+  Shape xs = shape_of(X);
+  int r = static_cast<int>(xs.size());
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "softmax '", name, "': axis out of range for rank ", r);
+  Shape reduced = xs;
+  reduced[axis] = 1;
+  IterVar k1 = reduce_axis(int(xs[axis]), "k1"), k2 = reduce_axis(int(xs[axis]), "k2");
+  auto with_axis = [&](const std::vector<Var>& v, Expr a) {
+    std::vector<Expr> idx(v.begin(), v.end());
+    idx[axis] = a;
+    return idx;
+  };
+  Tensor mx = compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return max_reduce(X(with_axis(v, k1->var)), {k1}); }),
+                      name + "_max", "softmax");
+  Tensor e = compute(shape_exprs(xs), ComputeFn([&](const std::vector<Var>& v) {
+                       return exp(X(std::vector<Expr>(v.begin(), v.end())) - mx(with_axis(v, 0)));
+                     }),
+                     name + "_exp", "softmax");
+  Tensor s = compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return sum(e(with_axis(v, k2->var)), {k2}); }),
+                     name + "_sum", "softmax");
+  return compute(shape_exprs(xs), ComputeFn([&](const std::vector<Var>& v) {
+                   return e(std::vector<Expr>(v.begin(), v.end())) / s(with_axis(v, 0));
+                 }),
+                 name, "elemwise");
+}
+
+}  // namespace loom::ops

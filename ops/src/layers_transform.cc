@@ -1,0 +1,132 @@
+// Data movement for whole models: reshape, transpose, concat, pad, nearest resize (see layers.h).
+#include "loom/ops/layers.h"
+#include "loom/ops/nn.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+static int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (numel(xs) != numel(shape))
+    LOOM_THROW(ShapeError, "reshape '", name, "': ", shape_str(xs), " has ", numel(xs), " elements, ", shape_str(shape), " has ", numel(shape));
+  return compute(shape_exprs(shape), ComputeFn([&](const std::vector<Var>& v) {
+                   // Row-major flat index of the output point, then the input point with that index.
+                   Expr flat = Expr(0);
+                   for (size_t d = 0; d < v.size(); ++d) flat = flat * int(shape[d]) + v[d];
+                   std::vector<Expr> idx(xs.size());
+                   for (size_t d = xs.size(); d-- > 0;) {
+                     idx[d] = d == 0 ? flat : flat % int(xs[d]);
+                     flat = flat / int(xs[d]);
+                   }
+                   return X(idx);
+                 }),
+                 name, "injective");
+}
+
+Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (perm.size() != xs.size()) LOOM_THROW(ShapeError, "transpose '", name, "': permutation of ", perm.size(), " axes for rank ", xs.size());
+  std::vector<bool> seen(xs.size(), false);
+  Shape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[p]) LOOM_THROW(ShapeError, "transpose '", name, "': invalid permutation");
+    seen[p] = true;
+    out.push_back(xs[p]);
+  }
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx(xs.size());
+                   for (size_t d = 0; d < perm.size(); ++d) idx[perm[d]] = v[d];
+                   return X(idx);
+                 }),
+                 name, "injective");
+}
+
+Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name) {
+  if (inputs.empty()) LOOM_THROW(ShapeError, "concat '", name, "': no inputs");
+  Shape out = shape_of(inputs[0]);
+  int r = static_cast<int>(out.size());
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "concat '", name, "': axis out of range for rank ", r);
+  std::vector<int64_t> offsets{0};
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    Shape s = shape_of(inputs[i]);
+    Shape a = s, b = out;
+    if (s.size() != out.size() || inputs[i].dtype() != inputs[0].dtype())
+      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " is ", inputs[i].dtype().str(), shape_str(s), ", input 0 is ",
+                 inputs[0].dtype().str(), shape_str(out));
+    a[axis] = b[axis] = 0;
+    if (a != b) LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " has shape ", shape_str(s), ", which differs off axis ", axis);
+    offsets.push_back(out[axis]);
+    out[axis] += s[axis];
+  }
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   // The last input whose range starts at or before the index, as nested selects.
+                   Expr value;
+                   for (size_t i = 0; i < inputs.size(); ++i) {
+                     std::vector<Expr> idx(v.begin(), v.end());
+                     idx[axis] = v[axis] - int(offsets[i]);
+                     Expr here = inputs[i](idx);
+                     value = i == 0 ? here : if_then_else(v[axis] >= int(offsets[i]), here, value);
+                   }
+                   return value;
+                 }),
+                 name, "injective");
+}
+
+Tensor pad(const Tensor& X, const std::vector<int64_t>& pads, PadMode mode, double value, const std::string& name) {
+  Shape xs = shape_of(X);
+  size_t r = xs.size();
+  if (pads.size() != 2 * r) LOOM_THROW(ShapeError, "pad '", name, "': ", pads.size(), " pads for rank ", r, " (need ", 2 * r, ")");
+  Shape out = xs;
+  for (size_t d = 0; d < r; ++d) {
+    if (pads[d] < 0 || pads[d + r] < 0) LOOM_THROW(ShapeError, "pad '", name, "': negative pads are not supported");
+    if (mode == PadMode::Reflect && (pads[d] >= xs[d] || pads[d + r] >= xs[d]))
+      LOOM_THROW(ShapeError, "pad '", name, "': reflect padding ", pads[d], "/", pads[d + r], " must be smaller than dimension ", d, " (", xs[d], ")");
+    if (mode == PadMode::Edge && xs[d] == 0) LOOM_THROW(ShapeError, "pad '", name, "': edge padding of an empty dimension");
+    out[d] += pads[d] + pads[d + r];
+  }
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx;
+                   Expr inside;
+                   for (size_t d = 0; d < r; ++d) {
+                     Expr i = v[d] - int(pads[d]);
+                     int n = static_cast<int>(xs[d]);
+                     if (pads[d] == 0 && pads[d + r] == 0) {
+                       idx.push_back(v[d]);
+                       continue;
+                     }
+                     if (mode == PadMode::Constant) {
+                       Expr c = i >= 0 && i < n;
+                       inside = inside.defined() ? (inside && c) : c;
+                       idx.push_back(i);
+                     } else if (mode == PadMode::Edge) {
+                       idx.push_back(min(max(i, Expr(0)), Expr(n - 1)));
+                     } else {  // reflect without repeating the edge: -1 -> 1, n -> n - 2
+                       Expr a = abs(i);
+                       idx.push_back(Expr(n - 1) - abs(Expr(n - 1) - a));
+                     }
+                   }
+                   if (!inside.defined()) return X(idx);
+                   return if_then_else(inside, X(idx), make_const(X.dtype(), value));
+                 }),
+                 name, "pad");
+}
+
+Tensor resize_nearest(const Tensor& X, const Tensor& ymap, const Tensor& xmap, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (xs.size() != 4) LOOM_THROW(ShapeError, "resize '", name, "': input must be NCHW");
+  Shape ys = shape_of(ymap), xms = shape_of(xmap);
+  if (ys.size() != 1 || xms.size() != 1 || !ymap.dtype().is_int() || !xmap.dtype().is_int())
+    LOOM_THROW(ShapeError, "resize '", name, "': index maps must be 1-D integer tensors");
+  return compute({int(xs[0]), int(xs[1]), int(ys[0]), int(xms[0])},
+                 [&](Var n, Var c, Var y, Var x) { return X(n, c, ymap(y), xmap(x)); }, name, "injective");
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,224 @@
+// `loom compile`, `loom run model.loom`, `loom bench model.loom`: whole models on the CPU.
+// Options are parsed with CLI11: unknown options, malformed numbers and out-of-range values are
+// errors.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "command.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/npy.h"
+#include "loom/runtime/thread_pool.h"
+#ifdef LOOM_HAVE_GRAPH
+#include "loom/frontend/onnx.h"
+#include "loom/graph/build.h"
+#endif
+
+namespace loom::tools {
+
+namespace {
+
+// Parses `args` with `app`; returns -1 to go on, or the exit code (help printed, or a usage error).
+int parse(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    app.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return -1;
+}
+
+std::vector<int64_t> parse_shape(const std::string& text, const std::string& what) {
+  std::vector<int64_t> shape;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, 'x')) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v <= 0) LOOM_THROW(Error, what, ": '", text, "' is not a shape like 1x3x224x224");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+void set_threads(int threads) {
+  if (threads > 0) runtime::set_num_threads(threads);
+}
+
+int compile_cmd(const std::vector<std::string>& args) {
+#ifndef LOOM_HAVE_GRAPH
+  LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
+#else
+  CLI::App app{"Compile a model (ONNX) for the CPU into one compiled-model file", "loom compile"};
+  std::string model, out;
+  std::vector<std::string> shapes;
+  bool dump = false, quiet = false;
+  int threads = 0;
+  app.add_option("model", model, "model.onnx")->required()->check(CLI::ExistingFile);
+  app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)");
+  app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
+  app.add_option("--threads", threads, "threads for compile-time work (default: all)")->check(CLI::Range(1, 1024));
+  app.add_flag("--dump-graph", dump, "print the graph after every pass");
+  app.add_flag("-q,--quiet", quiet, "no progress output");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  set_threads(threads);
+  if (out.empty()) out = std::filesystem::path(model).replace_extension(".loom").string();
+  {
+    // Fail on an unwritable output before spending time compiling.
+    auto parent = std::filesystem::path(out).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent)) LOOM_THROW(Error, "cannot write '", out, "': no folder '", parent.string(), "'");
+  }
+  frontend::OnnxImportOptions io;
+  for (auto& s : shapes) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos) LOOM_THROW(Error, "--input-shape '", s, "' must be NAME=DxDx...");
+    io.input_shapes[s.substr(0, eq)] = parse_shape(s.substr(eq + 1), "--input-shape");
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  graph::Graph g = frontend::import_onnx(model, io);
+  size_t imported = g.nodes.size();
+  graph::BuildOptions bo;
+  bo.pipeline.dump = dump;
+  if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
+  graph::BuildResult r = graph::build(std::move(g), bo);
+  runtime::save_model_file(out, r.file);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "compiled " << model << " -> " << out << " in " << std::fixed << std::setprecision(2) << secs << " s\n"
+            << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
+            << r.fusion.groups.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
+            << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
+            << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n";
+  return 0;
+#endif
+}
+
+std::string describe_values(const NDArray& a) {
+  std::ostringstream os;
+  os << a.describe() << " [";
+  for (int64_t i = 0; i < std::min<int64_t>(a.numel(), 6); ++i) os << (i ? ", " : "") << a.get_as_double(i);
+  os << (a.numel() > 6 ? ", ...]" : "]");
+  return os.str();
+}
+
+}  // namespace
+
+int run_model_cmd(const std::vector<std::string>& args) {
+  CLI::App app{"Run a compiled model (.loom) on the CPU", "loom run"};
+  std::string model, output, reference;
+  std::vector<std::string> inputs;
+  int threads = 0;
+  double tolerance = 1e-4;
+  uint64_t seed = 1;
+  bool profile = false;
+  app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
+  app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)");
+  app.add_option("-o,--output", output, "write output 0 to this .npy file");
+  app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)");
+  app.add_option("--tolerance", tolerance, "largest relative error --reference accepts")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 1024));
+  app.add_option("--seed", seed, "seed of the random inputs");
+  app.add_flag("--profile", profile, "print the time of every kernel");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  set_threads(threads);
+  auto ex = runtime::GraphExecutor::load(model);
+  if (!inputs.empty() && inputs.size() != ex.num_inputs())
+    LOOM_THROW(Error, "the model has ", ex.num_inputs(), " inputs, ", inputs.size(), " --input files given");
+  for (size_t i = 0; i < ex.num_inputs(); ++i) {
+    NDArray a;
+    if (inputs.empty()) {
+      a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+      a.fill_random(seed + i);
+    } else {
+      a = runtime::read_npy(inputs[i]);
+    }
+    ex.set_input(i, a);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<double> times = profile ? ex.run_profiled() : std::vector<double>{};
+  if (!profile) ex.run();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "ran " << (ex.model_name().empty() ? model : ex.model_name()) << " (" << ex.kernels().size() << " kernels, "
+            << runtime::num_threads() << " threads) in " << std::fixed << std::setprecision(3) << ms << " ms\n";
+  if (profile)
+    for (size_t k = 0; k < times.size(); ++k)
+      std::cout << "  " << std::setw(9) << std::setprecision(3) << times[k] * 1e3 << " ms  " << ex.kernels()[k].func << "  ("
+                << ex.kernels()[k].node << ")\n";
+  std::cout.unsetf(std::ios::fixed);
+  for (size_t o = 0; o < ex.num_outputs(); ++o) std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
+  if (!output.empty()) runtime::write_npy(output, ex.get_output(0));
+  if (!reference.empty()) {
+    NDArray want = runtime::read_npy(reference), got = ex.get_output(0);
+    if (want.shape() != got.shape()) LOOM_THROW(Error, "reference has shape ", shape_str(want.shape()), ", output 0 has ", shape_str(got.shape()));
+    double scale = 0, err = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
+    for (int64_t i = 0; i < want.numel(); ++i) err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+    double rel = err / std::max(scale, 1e-30);
+    std::cout << "max |error| vs reference: " << err << " (" << rel << " of the largest magnitude " << scale << ")\n";
+    if (!(rel <= tolerance)) {
+      std::cout << "MISMATCH: above the tolerance " << tolerance << "\n";
+      return 1;
+    }
+    std::cout << "matches the reference\n";
+  }
+  return 0;
+}
+
+namespace {
+
+int bench_model_cmd(const std::vector<std::string>& args) {
+  CLI::App app{"Time a compiled model (.loom) on the CPU: latency percentiles", "loom bench"};
+  std::string model;
+  int threads = 0, reps = 20, warmup = 3;
+  app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
+  app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 1024));
+  app.add_option("--reps", reps, "timed runs")->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000));
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  set_threads(threads);
+  auto ex = runtime::GraphExecutor::load(model);
+  for (size_t i = 0; i < ex.num_inputs(); ++i) {
+    NDArray a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+    a.fill_random(1 + i);
+    ex.set_input(i, a);
+  }
+  for (int i = 0; i < warmup; ++i) ex.run();
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    ex.run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * (ms.size() - 1) + 0.5))]; };
+  double mean = 0;
+  for (double v : ms) mean += v / ms.size();
+  std::cout << std::fixed << std::setprecision(3) << (ex.model_name().empty() ? model : ex.model_name()) << " on " << runtime::num_threads()
+            << " threads, " << reps << " runs: min " << ms.front() << " ms, p50 " << pct(0.5) << " ms, p90 " << pct(0.9) << " ms, p99 "
+            << pct(0.99) << " ms, mean " << mean << " ms\n";
+  return 0;
+}
+
+}  // namespace
+
+LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file",
+                      "loom compile model.onnx [-o out.loom] [--input-shape NAME=1x3x224x224] [--dump-graph] [--threads N]\n"
+                      "  (loom compile --help lists every option)",
+                      compile_cmd);
+LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles",
+                      "loom bench model.loom [--threads N] [--reps R] [--warmup W]", bench_model_cmd);
+
+}  // namespace loom::tools
