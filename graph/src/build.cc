@@ -82,6 +82,10 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   ir::Tensor conv = stage_with_tag(s, "conv2d"), dense = stage_with_tag(s, "dense");
   if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
     ops::schedule_conv2d_fused_cpu(s, conv, out, lanes);
+  else if (anchor.op == "conv2d" && conv.defined() && anchor.attrs.get_int("groups", 1) > 1 &&
+           anchor.attrs.get_int("groups", 1) == g.type_of(anchor.inputs[0]).shape[1] &&
+           anchor.attrs.get_int("groups", 1) == anchor.type.shape[1])
+    ops::schedule_depthwise_conv2d_cpu(s, conv, out, lanes);
   else if (anchor.op == "dense" && anchor.attrs.get_int("n_block", 0) > 0 && dense.defined())
     ops::schedule_dense_fused_cpu(s, dense, out, lanes);
   else

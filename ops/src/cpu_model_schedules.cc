@@ -129,6 +129,42 @@ void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   if (P.defined()) s[P].compute_at(y, xo);
 }
 
+void schedule_depthwise_conv2d_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
+  Tensor P = input_with_tag(conv, "pad");
+  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
+  Tensor acc = conv;
+  Stage y;
+  if (conv.same_as(out)) {
+    acc = s.cache_write(conv, "local");
+    y = s[conv];
+  } else {
+    s[conv].set_scope("local");
+    y = s[out];
+  }
+  int64_t ow = const_dim(out, 3);
+  // The widest power-of-two vector (at most the target's) that divides the row.
+  int v = lanes;
+  while (v > 4 && ow % v != 0) v /= 2;
+  if (ow % v != 0) v = 1;
+  IterVar nc = y.fuse(y.axis(0), y.axis(1));
+  IterVar row = y.axis(2);
+  y.parallel(nc);
+  if (v > 1) {
+    auto [xo, xi] = y.split(y.axis(3), v);
+    y.vectorize(xi);
+  }
+  auto yc = s[acc];
+  yc.compute_at(y, row);
+  if (v > 1) {
+    auto [xo, xi] = yc.split(yc.axis(3), v);
+    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), xo, xi});
+    yc.vectorize(xi);
+  } else {
+    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3)});
+  }
+  if (P.defined()) s[P].compute_at(y, row);  // the kh padded input rows of this output row
+}
+
 void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& out, int lanes) {
   int64_t nb = 0;
   for (auto& in : dense.op()->input_tensors())

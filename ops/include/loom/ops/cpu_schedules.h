@@ -31,6 +31,9 @@ namespace loom::ops {
 // channels x a row segment, the reduction around them; fused ops are applied as the tile is
 // written.
 void schedule_conv2d_fused_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
+// Depthwise conv2d (groups = channels, OIHW weights [C, 1, kh, kw]): parallel over channels, the
+// padded channel computed once per channel, rows of outputs vectorized along x.
+void schedule_depthwise_conv2d_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);
 // Anything else: injective stages inlined, reductions computed at the root, each remaining loop
