@@ -189,6 +189,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
                      {"model", g.name},
                      {"target", target.cpu},
                      {"storages", storages},
+                     {"planned_bytes", r.memory.planned_bytes()},
                      {"unplanned_bytes", r.memory.unplanned_bytes},
                      {"values", values},
                      {"inputs", inputs},

@@ -34,11 +34,11 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
       uint64_t bytes = s.get<uint64_t>();
       if (bytes > (uint64_t(1) << 40)) LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
       ex.storages_.push_back(aligned_buffer(bytes));
-      ex.planned_bytes_ += bytes;
     }
     std::vector<uint64_t> storage_bytes;
     for (auto& s : g.at("storages")) storage_bytes.push_back(s.get<uint64_t>());
-    ex.unplanned_bytes_ = g.value("unplanned_bytes", ex.planned_bytes_);
+    ex.planned_bytes_ = g.value("planned_bytes", uint64_t(0));
+    ex.unplanned_bytes_ = g.value("unplanned_bytes", uint64_t(0));
     for (auto& v : g.at("values")) {
       Value val;
       val.spec.name = v.at("name").get<std::string>();

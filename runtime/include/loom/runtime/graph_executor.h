@@ -50,7 +50,7 @@ class GraphExecutor {
   const std::vector<KernelCall>& kernels() const { return kernels_; }
   const std::string& target() const { return target_; }
   const std::string& model_name() const { return model_name_; }
-  // Bytes of the planned temporaries, and what one buffer per temporary would take.
+  // Bytes of the planned temporaries (inputs excluded), and what one buffer per temporary would take.
   uint64_t planned_bytes() const { return planned_bytes_; }
   uint64_t unplanned_bytes() const { return unplanned_bytes_; }
   uint64_t params_bytes() const { return params_bytes_; }

@@ -1,0 +1,183 @@
+// Graph IR and passes on graphs built by hand: BatchNorm folding (checked numerically against a
+// naive convolution written here), fusion groups, the memory plan, constant folding, and the
+// errors of type inference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error_text.h"
+#include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+NDArray random(std::vector<int64_t> shape, uint64_t seed, double lo = -1, double hi = 1) {
+  NDArray a = NDArray::empty(shape, DataType::Float(32));
+  a.fill_random(seed, lo, hi);
+  return a;
+}
+
+// x[1, C, H, W] -> conv3x3 pad 1 (C -> C) -> batch_norm -> relu -> + x -> relu.
+struct ResidualBlock {
+  Graph g;
+  NDArray w, gamma, beta, mean, var;
+  int64_t C = 16, H = 6, W = 7;
+  ResidualBlock() {
+    w = random({C, C, 3, 3}, 1, -0.3, 0.3);
+    gamma = random({C}, 2, 0.5, 1.5);
+    beta = random({C}, 3);
+    mean = random({C}, 4, -0.2, 0.2);
+    var = random({C}, 5, 0.5, 1.5);
+    int x = g.add_input("x", {{1, C, H, W}, DataType::Float(32)});
+    int conv = g.add_op("conv2d", "conv", {x, g.add_constant("w", w)},
+                        Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+    int bn = g.add_op("batch_norm", "bn",
+                      {conv, g.add_constant("gamma", gamma), g.add_constant("beta", beta), g.add_constant("mean", mean),
+                       g.add_constant("var", var)},
+                      Attrs().set("epsilon", 1e-5));
+    int relu = g.add_op("relu", "relu1", {bn});
+    int add = g.add_op("add", "residual", {relu, x});
+    g.outputs = {g.add_op("relu", "relu2", {add})};
+  }
+  // The same computation with plain loops (double precision).
+  NDArray reference(const NDArray& x) const {
+    NDArray y = NDArray::empty({1, C, H, W}, DataType::Float(32));
+    for (int64_t o = 0; o < C; ++o)
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t j = 0; j < W; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                int64_t yy = i + ky - 1, xx = j + kx - 1;
+                if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                acc += x.get_as_double((c * H + yy) * W + xx) * w.get_as_double(((o * C + c) * 3 + ky) * 3 + kx);
+              }
+          double bn = (acc - mean.get_as_double(o)) / std::sqrt(var.get_as_double(o) + 1e-5) * gamma.get_as_double(o) + beta.get_as_double(o);
+          double r = std::max(bn, 0.0) + x.get_as_double((o * H + i) * W + j);
+          y.set_from_double((o * H + i) * W + j, std::max(r, 0.0));
+        }
+    return y;
+  }
+};
+
+TEST(GraphPasses, BatchNormFoldsIntoTheConvolution) {
+  ResidualBlock b;
+  Graph g = b.g;
+  optimize(g);
+  int batch_norms = 0, convs = 0;
+  for (auto& n : g.nodes) {
+    batch_norms += n.is_op() && n.op == "batch_norm";
+    if (n.is_op() && n.op == "conv2d") {
+      ++convs;
+      EXPECT_EQ(n.inputs.size(), 3u) << "the folded BatchNorm leaves a bias";
+    }
+  }
+  EXPECT_EQ(batch_norms, 0) << g.str();
+  EXPECT_EQ(convs, 1);
+}
+
+TEST(GraphPasses, ConvBiasReluResidualBecomeOneKernel) {
+  ResidualBlock b;
+  Graph g = b.g;
+  optimize(g);
+  FusionPlan plan = fuse_ops(g);
+  ASSERT_EQ(plan.groups.size(), 1u) << plan.str(g);
+  std::string s = plan.str(g);
+  EXPECT_NE(s.find("[out-elemwise-fusable]: conv2d* relu add relu"), std::string::npos) << s;
+}
+
+TEST(GraphPasses, CompiledBlockMatchesNaiveLoops) {
+  ResidualBlock b;
+  BuildResult r = build(b.g);
+  auto ex = runtime::GraphExecutor::from_model_file(r.file, "block");
+  NDArray x = random({1, b.C, b.H, b.W}, 9);
+  NDArray got = ex.run({x})[0], want = b.reference(x);
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i;
+}
+
+TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {
+  Graph g;
+  int x = g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)});
+  std::vector<int> params{x};
+  for (int i = 0; i < 4; ++i) params.push_back(g.add_constant("p" + std::to_string(i), random({4}, 20 + i, 0.5, 1.5)));
+  g.outputs = {g.add_op("batch_norm", "bn", params)};
+  optimize(g);
+  std::string s = g.str();
+  EXPECT_EQ(s.find("batch_norm"), std::string::npos) << s;
+  EXPECT_NE(s.find("mul("), std::string::npos) << s;
+  EXPECT_NE(s.find("add("), std::string::npos) << s;
+}
+
+TEST(GraphPasses, ConstantSubgraphsFold) {
+  Graph g;
+  int x = g.add_input("x", {{2, 3}, DataType::Float(32)});
+  int c = g.add_constant("c", random({3, 2}, 3));
+  int t = g.add_op("transpose", "t", {c}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+  g.outputs = {g.add_op("add", "sum", {x, t})};
+  optimize(g);
+  int ops = 0;
+  for (auto& n : g.nodes) ops += n.is_op();
+  EXPECT_EQ(ops, 1) << g.str();
+  for (auto& n : g.nodes)
+    if (n.is_constant()) EXPECT_EQ(n.type.shape, (Shape{2, 3}));
+}
+
+TEST(GraphPasses, MemoryPlanReusesBuffers) {
+  // A chain of opaque kernels: each intermediate dies after its reader, so two buffers suffice.
+  Graph g;
+  int v = g.add_input("x", {{8, 256}, DataType::Float(32)});
+  for (int i = 0; i < 6; ++i) v = g.add_op("softmax", "s" + std::to_string(i), {v}, Attrs().set("axis", int64_t(1)));
+  g.outputs = {v};
+  optimize(g);
+  FusionPlan plan = fuse_ops(g);
+  ASSERT_EQ(plan.groups.size(), 6u);
+  MemoryPlan mem = plan_memory(g, plan);
+  EXPECT_EQ(mem.unplanned_bytes, 6u * 8 * 256 * 4);
+  EXPECT_EQ(mem.storage_bytes.size(), 2u) << mem.str(g);  // two buffers alternate
+  EXPECT_EQ(mem.planned_bytes(), 2u * 8 * 256 * 4);
+  // No kernel writes the storage it reads.
+  for (auto& grp : plan.groups)
+    for (int in : grp.inputs)
+      if (mem.storage_of[in] >= 0) EXPECT_NE(mem.storage_of[in], mem.storage_of[grp.output]);
+}
+
+TEST(GraphErrors, TypeErrorsNameTheNode) {
+  Graph g;
+  int x = g.add_input("x", {{1, 3, 8, 8}, DataType::Float(32)});
+  int w = g.add_constant("w", random({4, 5, 3, 3}, 1));
+  g.outputs = {g.add_op("conv2d", "my_conv", {x, w})};
+  std::string msg = test::error_text<ModelError>([&] { infer_types(g); });
+  EXPECT_NE(msg.find("node 'my_conv' (conv2d)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("3 channels"), std::string::npos) << msg;
+
+  Graph h;
+  int y = h.add_input("y", {{2}, DataType::Float(32)});
+  h.outputs = {h.add_op("frobnicate", "f", {y})};
+  msg = test::error_text<ModelError>([&] { infer_types(h); });
+  EXPECT_NE(msg.find("unknown graph operator 'frobnicate'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("conv2d"), std::string::npos) << "lists the supported operators: " << msg;
+
+  Graph k;
+  int z = k.add_input("z", {{2}, DataType::Float(32)});
+  k.outputs = {k.add_op("relu", "r", {z, z})};
+  msg = test::error_text<ModelError>([&] { infer_types(k); });
+  EXPECT_NE(msg.find("takes 1 inputs, has 2"), std::string::npos) << msg;
+}
+
+TEST(GraphErrors, CyclesAreFound) {
+  Graph g;
+  int x = g.add_input("x", {{2}, DataType::Float(32)});
+  int a = g.add_op("relu", "a", {x});
+  int b = g.add_op("relu", "b", {a});
+  g.node(a).inputs = {b};
+  g.outputs = {b};
+  std::string msg = test::error_text<ModelError>([&] { g.verify(); });
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom::graph

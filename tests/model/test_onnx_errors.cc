@@ -1,0 +1,161 @@
+// The ONNX importer on malformed and unsupported models, built here with ONNX's protobuf classes:
+// every case is a ModelError that names the node (or input) and what is wrong.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "common/error_text.h"
+#include "loom/frontend/onnx.h"
+#include "loom/runtime/error.h"
+
+namespace loom::frontend {
+namespace {
+
+// x: float[1, 4] -> Relu -> y, opset 13.
+onnx::ModelProto relu_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("t");
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(1);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->set_name("the_relu");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
+std::string import_error(const onnx::ModelProto& m, const OnnxImportOptions& o = {}) {
+  return test::error_text<ModelError>([&] { import_onnx_bytes(m.SerializeAsString(), "'m.onnx'", ".", o); });
+}
+
+TEST(OnnxErrors, TheBaseModelImports) {
+  graph::Graph g = import_onnx_bytes(relu_model().SerializeAsString(), "m", ".");
+  EXPECT_EQ(g.outputs.size(), 1u);
+}
+
+TEST(OnnxErrors, GarbageAndTruncatedFiles) {
+  std::string msg = test::error_text<ModelError>([] { import_onnx_bytes("\x0a\xff\xff\xff garbage", "'g.onnx'", "."); });
+  EXPECT_NE(msg.find("'g.onnx': not a valid ONNX model"), std::string::npos) << msg;
+  msg = test::error_text<ModelError>([] { import_onnx_bytes("", "'e.onnx'", "."); });
+  EXPECT_NE(msg.find("not a valid ONNX model"), std::string::npos) << msg;
+  // A model with a weight, cut in the middle of it.
+  onnx::ModelProto m = relu_model();
+  auto* init = m.mutable_graph()->add_initializer();
+  init->set_name("w");
+  init->set_data_type(onnx::TensorProto::FLOAT);
+  init->add_dims(256);
+  init->set_raw_data(std::string(1024, '\1'));
+  std::string bytes = m.SerializeAsString();
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 3}) {
+    msg = test::error_text<ModelError>([&] { import_onnx_bytes(bytes.substr(0, cut), "'cut.onnx'", "."); });
+    EXPECT_NE(msg, "<no error>") << "cut at " << cut;
+    EXPECT_NE(msg.find("'cut.onnx'"), std::string::npos) << msg;
+  }
+  // Raw data of the wrong size.
+  init->set_raw_data(std::string(100, '\1'));
+  msg = import_error(m);
+  EXPECT_NE(msg.find("initializer 'w': raw data has 100 bytes"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, MissingInitializer) {
+  onnx::ModelProto m = relu_model();
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Add");
+  n->set_name("adder");
+  n->add_input("y");
+  n->add_input("bias");  // defined nowhere
+  n->add_output("z");
+  m.mutable_graph()->mutable_output(0)->set_name("z");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'adder' (Add): reads 'bias', which no input, initializer or earlier node defines"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, UnsupportedOperatorAndAttribute) {
+  onnx::ModelProto m = relu_model();
+  m.mutable_graph()->mutable_node(0)->set_op_type("Einsum");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'the_relu' (Einsum): operator 'Einsum' is not supported (supported: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Conv"), std::string::npos) << msg;
+
+  m = relu_model();
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("frobnication");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(3);
+  msg = import_error(m);
+  EXPECT_NE(msg.find("(Relu): attribute 'frobnication' is not supported"), std::string::npos) << msg;
+
+  m = relu_model();
+  m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  msg = import_error(m);
+  EXPECT_NE(msg.find("domain 'com.microsoft'"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, GraphCycle) {
+  onnx::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_input(0, "b");
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->set_name("other");
+  n->add_input("y");
+  n->add_output("b");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, SymbolicShapesNeedAGivenShape) {
+  onnx::ModelProto m = relu_model();
+  auto* d = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  d->set_dim_param("N");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("input 'x': dimension 'N' is not static"), std::string::npos) << msg;
+  OnnxImportOptions o;
+  o.input_shapes["x"] = {3, 4};
+  graph::Graph g = import_onnx_bytes(m.SerializeAsString(), "m", ".", o);
+  EXPECT_EQ(g.node(g.inputs[0]).type.shape, (std::vector<int64_t>{3, 4}));
+  o.input_shapes["x"] = {3, 4, 5};
+  msg = import_error(m, o);
+  EXPECT_NE(msg.find("has rank 3, the model's has rank 2"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, UnsupportedOpset) {
+  onnx::ModelProto m = relu_model();
+  m.mutable_opset_import(0)->set_version(7);
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("opset 7 is not supported"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, ShapeMismatchNamesTheNode) {
+  onnx::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(5);
+  w->add_dims(3);
+  for (int i = 0; i < 15; ++i) w->add_float_data(1.0f);
+  auto* n = g->add_node();
+  n->set_op_type("MatMul");
+  n->set_name("mm");
+  n->add_input("y");
+  n->add_input("w");
+  n->add_output("z");
+  g->mutable_output(0)->set_name("z");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'mm' (MatMul)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("4 features, weights expect 5"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom::frontend
