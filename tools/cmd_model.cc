@@ -20,6 +20,7 @@
 #ifdef LOOM_HAVE_GRAPH
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
 #endif
 
 namespace loom::tools {
@@ -68,7 +69,10 @@ int compile_cmd(const std::vector<std::string>& args) {
   std::vector<std::string> shapes;
   bool dump = false, quiet = false;
   int threads = 0;
-  app.add_option("model", model, "model.onnx")->required()->check(CLI::ExistingFile);
+  int64_t batch = 1, image = 224;
+  app.add_option("model", model, "model.onnx, or a built-in model: resnet18, resnet50, mobilenet_v2, mlp")->required();
+  app.add_option("--batch", batch, "batch size of a built-in model")->check(CLI::Range(1, 1024));
+  app.add_option("--image", image, "image size of a built-in model")->check(CLI::Range(32, 1024));
   app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)");
   app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
   app.add_option("--threads", threads, "threads for compile-time work (default: all)")->check(CLI::Range(1, 1024));
@@ -76,7 +80,11 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_flag("-q,--quiet", quiet, "no progress output");
   if (int rc = parse(app, args); rc >= 0) return rc;
   set_threads(threads);
-  if (out.empty()) out = std::filesystem::path(model).replace_extension(".loom").string();
+  auto names = graph::builtin_model_names();
+  bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
+  if (!builtin && !std::filesystem::is_regular_file(model))
+    LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
+  if (out.empty()) out = std::filesystem::path(model).filename().replace_extension(".loom").string();
   {
     // Fail on an unwritable output before spending time compiling.
     auto parent = std::filesystem::path(out).parent_path();
@@ -89,7 +97,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     io.input_shapes[s.substr(0, eq)] = parse_shape(s.substr(eq + 1), "--input-shape");
   }
   auto t0 = std::chrono::steady_clock::now();
-  graph::Graph g = frontend::import_onnx(model, io);
+  graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, io);
   size_t imported = g.nodes.size();
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
@@ -215,7 +223,7 @@ int bench_model_cmd(const std::vector<std::string>& args) {
 }  // namespace
 
 LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file",
-                      "loom compile model.onnx [-o out.loom] [--input-shape NAME=1x3x224x224] [--dump-graph] [--threads N]\n"
+                      "loom compile model.onnx|resnet18|resnet50|mobilenet_v2|mlp [-o out.loom] [--batch N] [--image S] [--input-shape NAME=1x3x224x224] [--dump-graph] [--threads N]\n"
                       "  (loom compile --help lists every option)",
                       compile_cmd);
 LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles",

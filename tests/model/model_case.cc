@@ -11,6 +11,8 @@
 
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/reference.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
 
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     loom::graph::Graph g = loom::frontend::import_onnx((dir / (name + ".onnx")).string());
+    loom::graph::Graph imported = g;
     loom::graph::BuildResult r = loom::graph::build(std::move(g));
     fs::path compiled = dir / (name + ".test.loom");
     loom::runtime::save_model_file(compiled.string(), r.file);
@@ -42,15 +45,25 @@ int main(int argc, char** argv) {
     std::vector<loom::NDArray> inputs;
     for (auto& in : entry.at("inputs")) inputs.push_back(loom::runtime::read_npy((dir / in.at("file").get<std::string>()).string()));
     auto outputs = ex.run(inputs);
+    // Small models also check the naive graph interpreter (the reference of `loom demo`) against
+    // PyTorch, both on the imported and on the optimized graph.
+    bool small = name.rfind("resnet", 0) != 0 && name.rfind("mobilenet", 0) != 0 && name.rfind("squeezenet", 0) != 0;
+    std::vector<std::pair<std::string, std::vector<loom::NDArray>>> results{{"compiled", outputs}};
+    if (small) {
+      loom::graph::infer_types(imported);
+      results.push_back({"reference interpreter", loom::graph::reference_run(imported, inputs)});
+      results.push_back({"reference interpreter (optimized graph)", loom::graph::reference_run(r.graph, inputs)});
+    }
     auto& want_files = entry.at("outputs");
     if (outputs.size() != want_files.size()) {
       std::cerr << name << ": " << outputs.size() << " outputs, PyTorch has " << want_files.size() << "\n";
       return 1;
     }
     bool ok = true;
-    for (size_t o = 0; o < outputs.size(); ++o) {
+    for (auto& [what, outs] : results)
+    for (size_t o = 0; o < outs.size(); ++o) {
       loom::NDArray want = loom::runtime::read_npy((dir / want_files[o].at("file").get<std::string>()).string());
-      const loom::NDArray& got = outputs[o];
+      const loom::NDArray& got = outs[o];
       if (want.shape() != got.shape()) {
         std::cerr << name << ": output " << o << " is " << got.describe() << ", PyTorch's is " << want.describe() << "\n";
         return 1;
@@ -66,7 +79,7 @@ int main(int argc, char** argv) {
         }
       }
       double rel = err / std::max(scale, 1e-30);
-      std::cout << name << " output " << o << " " << got.describe() << ": max |error| " << err << " at " << worst << " (got "
+      std::cout << what << ": " << name << " output " << o << " " << got.describe() << ": max |error| " << err << " at " << worst << " (got "
                 << got.get_as_double(worst) << ", PyTorch " << want.get_as_double(worst) << "), " << rel << " of the largest magnitude "
                 << scale << "\n";
       ok &= rel <= tolerance;

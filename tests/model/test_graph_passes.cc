@@ -7,7 +7,9 @@
 
 #include "common/error_text.h"
 #include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
 #include "loom/graph/passes.h"
+#include "loom/graph/reference.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 
@@ -177,6 +179,37 @@ TEST(GraphErrors, CyclesAreFound) {
   g.outputs = {b};
   std::string msg = test::error_text<ModelError>([&] { g.verify(); });
   EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom::graph
+
+namespace loom::graph {
+namespace {
+
+// Every built-in model, compiled and run by the executor, agrees with the naive interpreter
+// (small images keep the interpreter fast).
+TEST(BuiltinModels, CompiledMatchesTheNaiveInterpreter) {
+  for (const std::string& name : builtin_model_names()) {
+    Graph g = builtin_model(name, name == "mlp" ? 3 : 1, 64);
+    BuildResult r = build(g);
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
+    NDArray x = random(ex.input_spec(0).shape, 11);
+    NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+    ASSERT_EQ(got.shape(), want.shape()) << name;
+    double scale = 0, err = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      scale = std::max(scale, std::fabs(want.get_as_double(i)));
+      err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+    }
+    EXPECT_GT(scale, 0.05) << name << ": outputs should not vanish";
+    EXPECT_LE(err, 1e-4 * scale) << name;
+    // BatchNorms are folded away and the plan reuses memory.
+    for (auto& n : r.graph.nodes) EXPECT_NE(n.op, "batch_norm") << name;
+    EXPECT_LT(r.memory.planned_bytes(), r.memory.unplanned_bytes) << name;
+  }
+  std::string msg = test::error_text<ModelError>([] { builtin_model("alexnet"); });
+  EXPECT_NE(msg.find("no built-in model 'alexnet'"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -1,0 +1,317 @@
+#include "loom/graph/reference.h"
+
+#include <cmath>
+#include <array>
+#include <limits>
+
+#include "loom/runtime/error.h"
+
+namespace loom::graph {
+
+namespace {
+
+using Values = std::vector<double>;
+
+struct T {
+  Shape shape;
+  Values v;
+};
+
+int64_t count(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+T from_array(const NDArray& a) {
+  T t{a.shape(), Values(static_cast<size_t>(a.numel()))};
+  for (int64_t i = 0; i < a.numel(); ++i) t.v[i] = a.get_as_double(i);
+  return t;
+}
+
+std::vector<int64_t> strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+// Calls f(index vector, flat index) for every point of `shape`.
+template <typename F>
+void for_each_index(const Shape& shape, F f) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t n = count(shape);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    f(idx, flat);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// Flat index into `s` of an output index broadcast (numpy rules) from `out`.
+int64_t broadcast_flat(const Shape& s, const std::vector<int64_t>& st, const std::vector<int64_t>& out_idx) {
+  int64_t flat = 0;
+  size_t off = out_idx.size() - s.size();
+  for (size_t d = 0; d < s.size(); ++d) flat += (s[d] == 1 ? 0 : out_idx[off + d]) * st[d];
+  return flat;
+}
+
+std::array<int64_t, 4> pads4(const Node& n) {
+  auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  return {p[0], p[1], p[2], p[3]};
+}
+
+T conv2d(const Node& n, const std::vector<const T*>& in) {
+  const T &x = *in[0], &w = *in[1];
+  Shape out = n.type.shape;
+  auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
+  auto p = pads4(n);
+  int64_t groups = n.attrs.get_int("groups", 1), b = n.attrs.get_int("oc_block", 0);
+  int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t cg = C / groups, og = out[1] / groups;
+  int64_t kh = w.shape[2], kw = w.shape[3];
+  T y{out, Values(static_cast<size_t>(count(out)))};
+  for (int64_t nn = 0; nn < out[0]; ++nn)
+    for (int64_t f = 0; f < out[1]; ++f)
+      for (int64_t oy = 0; oy < out[2]; ++oy)
+        for (int64_t ox = 0; ox < out[3]; ++ox) {
+          double acc = in.size() > 2 ? in[2]->v[f] : 0.0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              int64_t iy = oy * s[0] + ky * d[0] - p[0];
+              if (iy < 0 || iy >= H) continue;
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                int64_t ix = ox * s[1] + kx * d[1] - p[1];
+                if (ix < 0 || ix >= W) continue;
+                int64_t widx = b > 0 ? ((((f / b) * cg + c) * kh + ky) * kw + kx) * b + f % b : ((f * cg + c) * kh + ky) * kw + kx;
+                acc += x.v[((nn * C + (f / og) * cg + c) * H + iy) * W + ix] * w.v[widx];
+              }
+            }
+          y.v[((nn * out[1] + f) * out[2] + oy) * out[3] + ox] = acc;
+        }
+  return y;
+}
+
+T dense(const Node& n, const std::vector<const T*>& in) {
+  const T &x = *in[0], &w = *in[1];
+  int64_t b = n.attrs.get_int("n_block", 0);
+  int64_t M = x.shape[0], K = x.shape[1], N = n.type.shape[1];
+  T y{n.type.shape, Values(static_cast<size_t>(M * N))};
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = in.size() > 2 ? in[2]->v[j] : 0.0;
+      for (int64_t k = 0; k < K; ++k) acc += x.v[m * K + k] * w.v[b > 0 ? ((j / b) * K + k) * b + j % b : j * K + k];
+      y.v[m * N + j] = acc;
+    }
+  return y;
+}
+
+T matmul(const Node& n, const std::vector<const T*>& in) {
+  Shape a = in[0]->shape, b = in[1]->shape;
+  bool av = a.size() == 1, bv = b.size() == 1;
+  if (av) a = {1, a[0]};
+  if (bv) b = {b[0], 1};
+  Shape out = n.type.shape;
+  Shape full = out;  // with the vector dimensions put back
+  if (av) full.insert(full.end() - (bv ? 0 : 1), 1);
+  if (bv) full.push_back(1);
+  int64_t K = a.back();
+  auto sa = strides(a), sb = strides(b);
+  T y{out, Values(static_cast<size_t>(count(out)))};
+  for_each_index(full, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    std::vector<int64_t> ia = idx, ib = idx;
+    double acc = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      ia.back() = k;
+      ib[ib.size() - 2] = k;
+      acc += in[0]->v[broadcast_flat(a, sa, ia)] * in[1]->v[broadcast_flat(b, sb, ib)];
+    }
+    y.v[flat] = acc;
+  });
+  return y;
+}
+
+T binary(const Node& n, const std::vector<const T*>& in) {
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  auto sa = strides(in[0]->shape), sb = strides(in[1]->shape);
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    double a = in[0]->v[broadcast_flat(in[0]->shape, sa, idx)], b = in[1]->v[broadcast_flat(in[1]->shape, sb, idx)];
+    const std::string& op = n.op;
+    y.v[flat] = op == "add" ? a + b : op == "sub" ? a - b : op == "mul" ? a * b : op == "div" ? a / b : op == "maximum" ? std::max(a, b) : std::min(a, b);
+  });
+  return y;
+}
+
+double unary(const Node& n, double x) {
+  const std::string& op = n.op;
+  if (op == "relu") return std::max(x, 0.0);
+  if (op == "clip") {
+    if (n.attrs.has("min")) x = std::max(x, n.attrs.get_float("min"));
+    if (n.attrs.has("max")) x = std::min(x, n.attrs.get_float("max"));
+    return x;
+  }
+  if (op == "leaky_relu") return x > 0 ? x : x * n.attrs.get_float("alpha", 0.01);
+  if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
+  if (op == "tanh") return std::tanh(x);
+  if (op == "exp") return std::exp(x);
+  if (op == "sqrt") return std::sqrt(x);
+  if (op == "neg") return -x;
+  if (op == "abs") return std::fabs(x);
+  if (op == "identity") return x;
+  LOOM_THROW(InternalError, "reference: no unary op ", op);
+}
+
+T pool(const Node& n, const T& x) {
+  auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
+  auto p = pads4(n);
+  bool is_max = n.op == "max_pool2d", include = n.attrs.get_int("count_include_pad", 0) != 0;
+  Shape out = n.type.shape;
+  int64_t H = x.shape[2], W = x.shape[3];
+  T y{out, Values(static_cast<size_t>(count(out)))};
+  for_each_index(out, [&](const std::vector<int64_t>& i, int64_t flat) {
+    double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+    int64_t hs = i[2] * s[0] - p[0], ws = i[3] * s[1] - p[1];
+    for (int64_t ky = 0; ky < k[0]; ++ky)
+      for (int64_t kx = 0; kx < k[1]; ++kx) {
+        int64_t iy = hs + ky * d[0], ix = ws + kx * d[1];
+        if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+        double v = x.v[((i[0] * x.shape[1] + i[1]) * H + iy) * W + ix];
+        acc = is_max ? std::max(acc, v) : acc + v;
+      }
+    if (!is_max) {
+      // PyTorch/ONNX divisor: the window clipped to the padded input, or to the input itself.
+      int64_t he = std::min(hs + d[0] * (k[0] - 1) + 1, H + p[2]), we = std::min(ws + d[1] * (k[1] - 1) + 1, W + p[3]);
+      int64_t h0 = hs, w0 = ws;
+      if (!include) {
+        h0 = std::max<int64_t>(h0, 0);
+        w0 = std::max<int64_t>(w0, 0);
+        he = std::min(he, H);
+        we = std::min(we, W);
+      }
+      acc /= static_cast<double>(((he - h0 + d[0] - 1) / d[0]) * ((we - w0 + d[1] - 1) / d[1]));
+    }
+    y.v[flat] = acc;
+  });
+  return y;
+}
+
+T softmax(const Node& n, const T& x) {
+  int64_t r = static_cast<int64_t>(x.shape.size()), axis = n.attrs.get_int("axis", -1);
+  if (axis < 0) axis += r;
+  int64_t len = x.shape[axis], inner = 1;
+  for (int64_t d = axis + 1; d < r; ++d) inner *= x.shape[d];
+  int64_t outer = count(x.shape) / (len * inner);
+  T y{x.shape, x.v};
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t k = 0; k < len; ++k) mx = std::max(mx, x.v[(o * len + k) * inner + i]);
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(x.v[(o * len + k) * inner + i] - mx);
+      for (int64_t k = 0; k < len; ++k) y.v[(o * len + k) * inner + i] = std::exp(x.v[(o * len + k) * inner + i] - mx) / sum;
+    }
+  return y;
+}
+
+T eval(const Node& n, const std::vector<const T*>& in) {
+  const std::string& op = n.op;
+  if (op == "conv2d") return conv2d(n, in);
+  if (op == "dense") return dense(n, in);
+  if (op == "matmul") return matmul(n, in);
+  if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum") return binary(n, in);
+  if (op == "max_pool2d" || op == "avg_pool2d") return pool(n, *in[0]);
+  if (op == "softmax") return softmax(n, *in[0]);
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  const T& x = *in[0];
+  if (op == "batch_norm") {
+    double eps = n.attrs.get_float("epsilon", 1e-5);
+    int64_t C = x.shape[1], inner = count(x.shape) / (x.shape[0] * C);
+    for (int64_t i = 0; i < count(x.shape); ++i) {
+      int64_t c = (i / inner) % C;
+      y.v[i] = (x.v[i] - in[3]->v[c]) / std::sqrt(in[4]->v[c] + eps) * in[1]->v[c] + in[2]->v[c];
+    }
+  } else if (op == "global_avg_pool2d") {
+    int64_t hw = x.shape[2] * x.shape[3];
+    for (int64_t i = 0; i < count(y.shape); ++i) {
+      double s = 0;
+      for (int64_t k = 0; k < hw; ++k) s += x.v[i * hw + k];
+      y.v[i] = s / static_cast<double>(hw);
+    }
+  } else if (op == "reshape") {
+    y.v = x.v;
+  } else if (op == "transpose") {
+    auto perm = n.attrs.get_ints("perm");
+    auto st = strides(x.shape);
+    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+      int64_t src = 0;
+      for (size_t d = 0; d < perm.size(); ++d) src += i[d] * st[perm[d]];
+      y.v[flat] = x.v[src];
+    });
+  } else if (op == "concat") {
+    int64_t r = static_cast<int64_t>(y.shape.size()), axis = n.attrs.get_int("axis");
+    if (axis < 0) axis += r;
+    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+      std::vector<int64_t> j = i;
+      size_t k = 0;
+      while (j[axis] >= in[k]->shape[axis]) j[axis] -= in[k++]->shape[axis];
+      auto st = strides(in[k]->shape);
+      int64_t src = 0;
+      for (size_t d = 0; d < j.size(); ++d) src += j[d] * st[d];
+      y.v[flat] = in[k]->v[src];
+    });
+  } else if (op == "pad") {
+    auto pads = n.attrs.get_ints("pads");
+    std::string mode = n.attrs.get_string("mode", "constant");
+    double value = n.attrs.get_float("value", 0.0);
+    size_t r = x.shape.size();
+    auto st = strides(x.shape);
+    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+      int64_t src = 0;
+      bool outside = false;
+      for (size_t d = 0; d < r; ++d) {
+        int64_t j = i[d] - pads[d], len = x.shape[d];
+        if (j < 0 || j >= len) {
+          if (mode == "constant") outside = true;
+          else if (mode == "edge") j = j < 0 ? 0 : len - 1;
+          else j = j < 0 ? -j : 2 * (len - 1) - j;
+        }
+        src += j * st[d];
+      }
+      y.v[flat] = outside ? value : x.v[src];
+    });
+  } else if (op == "resize_nearest") {
+    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+      int64_t sy = static_cast<int64_t>(in[1]->v[i[2]]), sx = static_cast<int64_t>(in[2]->v[i[3]]);
+      y.v[flat] = x.v[((i[0] * x.shape[1] + i[1]) * x.shape[2] + sy) * x.shape[3] + sx];
+    });
+  } else {
+    for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = unary(n, x.v[i]);
+  }
+  return y;
+}
+
+}  // namespace
+
+std::vector<NDArray> reference_run(const Graph& g, const std::vector<NDArray>& inputs) {
+  if (inputs.size() != g.inputs.size()) LOOM_THROW(ModelError, "reference: graph takes ", g.inputs.size(), " inputs, got ", inputs.size());
+  std::vector<T> values(g.nodes.size());
+  for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = from_array(inputs[i]);
+  for (int id : g.topological_order()) {
+    const Node& n = g.node(id);
+    if (n.is_constant()) values[id] = from_array(n.value);
+    if (!n.is_op()) continue;
+    std::vector<const T*> in;
+    for (int i : n.inputs) in.push_back(&values[i]);
+    values[id] = eval(n, in);
+  }
+  std::vector<NDArray> outs;
+  for (int o : g.outputs) {
+    const TensorType& t = g.type_of(o);
+    NDArray a = NDArray::empty(t.shape, t.dtype);
+    for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, values[o].v[i]);
+    outs.push_back(a);
+  }
+  return outs;
+}
+
+}  // namespace loom::graph
