@@ -1,0 +1,116 @@
+// Whole models on the CPU: Loom's compiled built-in ResNet-18 and MobileNetV2 (batch 1, float32)
+// against PyTorch running the same torchvision architectures, measured in the same run at 1 and
+// 2 threads, plus compile time and the memory plan.
+//   model_bench [--models resnet18,mobilenet_v2] [--threads 1,2] [--reps 20] [--no-pytorch]
+// PyTorch is timed by bench/pytorch_latency.py with Debian's /usr/bin/python3 (python3-torch).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "loom/codegen/llvm.h"
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/thread_pool.h"
+
+using namespace loom;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+double pytorch_ms(const std::string& model, int threads, int reps) {
+  std::string cmd = "/usr/bin/python3 " LOOM_BENCH_DIR "/pytorch_latency.py " + model + " 1 " + std::to_string(threads) + " " +
+                    std::to_string(reps) + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) return -1;
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p.get())) out += buf;
+  try {
+    return nlohmann::json::parse(out).at("median_ms").get<double>();
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+std::string cpu_name() {
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (!f) return "?";
+  char line[512];
+  std::string name = "?";
+  while (fgets(line, sizeof line, f))
+    if (std::string(line).rfind("model name", 0) == 0) {
+      name = std::string(line).substr(std::string(line).find(':') + 2);
+      name.pop_back();
+      break;
+    }
+  fclose(f);
+  return name;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> models = {"resnet18", "mobilenet_v2"};
+  std::vector<int> threads = {1, 2};
+  int reps = 20;
+  bool with_pytorch = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--no-pytorch") with_pytorch = false;
+    else if (i + 1 < argc && a == "--models") models = split(argv[++i]);
+    else if (i + 1 < argc && a == "--reps") reps = std::max(1, std::stoi(argv[++i]));
+    else if (i + 1 < argc && a == "--threads") {
+      threads.clear();
+      for (auto& t : split(argv[++i])) threads.push_back(std::stoi(t));
+    } else {
+      std::fprintf(stderr, "usage: model_bench [--models resnet18,mobilenet_v2] [--threads 1,2] [--reps 20] [--no-pytorch]\n");
+      return 2;
+    }
+  }
+  std::printf("model_bench: batch 1, float32, median of %d runs\n  cpu: %s\n  loom target: %s\n", reps, cpu_name().c_str(),
+              codegen::host_target_description().c_str());
+  std::printf("%-14s %7s %12s %12s %8s\n", "model", "threads", "loom ms", "pytorch ms", "ratio");
+  for (const std::string& name : models) {
+    auto t0 = std::chrono::steady_clock::now();
+    graph::BuildResult r = graph::build(graph::builtin_model(name));
+    double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
+    NDArray x = NDArray::empty(ex.input_spec(0).shape, ex.input_spec(0).dtype);
+    x.fill_random(1);
+    ex.set_input(0, x);
+    for (int t : threads) {
+      runtime::set_num_threads(t);
+      for (int i = 0; i < 3; ++i) ex.run();
+      std::vector<double> ms;
+      for (int i = 0; i < reps; ++i) {
+        auto s = std::chrono::steady_clock::now();
+        ex.run();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      }
+      std::sort(ms.begin(), ms.end());
+      double loom_ms = ms[ms.size() / 2];
+      double torch_ms = with_pytorch ? pytorch_ms(name, t, reps) : -1;
+      if (torch_ms > 0)
+        std::printf("%-14s %7d %12.2f %12.2f %8.2f\n", name.c_str(), t, loom_ms, torch_ms, loom_ms / torch_ms);
+      else
+        std::printf("%-14s %7d %12.2f %12s %8s\n", name.c_str(), t, loom_ms, "n/a", "n/a");
+    }
+    std::printf("  %s: compiled in %.2f s (%zu distinct kernels, %zu calls); intermediates %.1f MiB planned vs %.1f MiB unplanned\n",
+                name.c_str(), compile_s, r.kernels.size(), r.fusion.groups.size(), r.memory.planned_bytes() / 1048576.0,
+                r.memory.unplanned_bytes / 1048576.0);
+  }
+  std::printf("ratio = Loom latency / PyTorch latency (below 1: Loom is faster)\n");
+  return 0;
+}
