@@ -159,3 +159,68 @@ TEST(OnnxErrors, ShapeMismatchNamesTheNode) {
 
 }  // namespace
 }  // namespace loom::frontend
+
+#include <fstream>
+
+#include "common/temp_dir.h"
+#include "loom/graph/passes.h"
+
+namespace loom::frontend {
+namespace {
+
+// y = relu(x) + w with w in an external data file next to the model.
+onnx::ModelProto external_model(const std::string& location, uint64_t offset) {
+  onnx::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w->add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+  kv = w->add_external_data();
+  kv->set_key("offset");
+  kv->set_value(std::to_string(offset));
+  kv = w->add_external_data();
+  kv->set_key("length");
+  kv->set_value("16");
+  auto* n = g->add_node();
+  n->set_op_type("Add");
+  n->set_name("plus_w");
+  n->add_input("y");
+  n->add_input("w");
+  n->add_output("z");
+  g->mutable_output(0)->set_name("z");
+  return m;
+}
+
+TEST(OnnxExternalData, WeightsComeFromTheFileNextToTheModel) {
+  test::TestDir dir;
+  float data[6] = {99, 99, 1.5f, -2.0f, 3.25f, 4.0f};  // 8 bytes of something else first
+  std::ofstream(dir.file("weights.bin"), std::ios::binary).write(reinterpret_cast<const char*>(data), sizeof data);
+  std::ofstream(dir.file("m.onnx"), std::ios::binary) << external_model("weights.bin", 8).SerializeAsString();
+  graph::Graph g = import_onnx(dir.file("m.onnx"));
+  const NDArray* w = nullptr;
+  for (auto& n : g.nodes)
+    if (n.is_constant() && n.name == "w") w = &n.value;
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->numel(), 4);
+  EXPECT_EQ(w->data<float>()[0], 1.5f);
+  EXPECT_EQ(w->data<float>()[3], 4.0f);
+
+  std::ofstream(dir.file("far.onnx"), std::ios::binary) << external_model("weights.bin", 16).SerializeAsString();
+  std::string msg = test::error_text<ModelError>([&] { import_onnx(dir.file("far.onnx")); });
+  EXPECT_NE(msg.find("initializer 'w': external data file"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("shorter than offset 16"), std::string::npos) << msg;
+  std::ofstream(dir.file("escape.onnx"), std::ios::binary) << external_model("../../etc/passwd", 0).SerializeAsString();
+  msg = test::error_text<ModelError>([&] { import_onnx(dir.file("escape.onnx")); });
+  EXPECT_NE(msg.find("must be a file next to the model"), std::string::npos) << msg;
+  std::ofstream(dir.file("missing.onnx"), std::ios::binary) << external_model("nothing.bin", 0).SerializeAsString();
+  msg = test::error_text<ModelError>([&] { import_onnx(dir.file("missing.onnx")); });
+  EXPECT_NE(msg.find("cannot open external data file"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom::frontend
