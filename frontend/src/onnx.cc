@@ -141,7 +141,13 @@ class Importer {
   }
   int value(const std::string& name, const std::string& where) const {
     auto it = values_.find(name);
-    if (it == values_.end()) LOOM_THROW(ModelError, where, ": reads '", name, "', which no input, initializer or earlier node defines");
+    if (it == values_.end()) {
+      auto extra = pending_extra_.find(name);
+      if (extra != pending_extra_.end())
+        LOOM_THROW(ModelError, where, ": reads '", name, "', an extra output of ", extra->second,
+                   "; only first outputs are supported (inference)");
+      LOOM_THROW(ModelError, where, ": reads '", name, "', which no input, initializer or earlier node defines");
+    }
     return it->second;
   }
 
@@ -206,20 +212,8 @@ class Importer {
       }
     }
     for (int o = 1; o < n.output_size(); ++o)
-      if (!n.output(o).empty()) used_extra_outputs_.insert(n.output(o));
+      if (!n.output(o).empty()) pending_extra_[n.output(o)] = "node '" + node_name(n) + "' (" + n.op_type() + ")";
     it->second.handler(*this, n);
-    for (int o = 1; o < n.output_size(); ++o)
-      if (!n.output(o).empty()) pending_extra_[n.output(o)] = where(n);
-  }
-
- public:
-  // Extra outputs (BatchNorm statistics, Dropout masks) are not produced: reading one is an error.
-  void check_extra_outputs(const onnx::GraphProto& gp) {
-    for (auto& node : gp.node())
-      for (auto& in : node.input())
-        if (pending_extra_.count(in))
-          LOOM_THROW(ModelError, pending_extra_[in], ": its output '", in, "' is read by node '", node_name(node),
-                     "' but only the first output is supported (inference)");
   }
 
  private:
@@ -228,7 +222,7 @@ class Importer {
   Graph g_;
   int opset_ = 0;
   std::map<std::string, int> values_;
-  std::set<std::string> used_extra_outputs_;
+  // Extra outputs (BatchNorm statistics, Dropout masks) are never produced; reading one is an error.
   std::map<std::string, std::string> pending_extra_;
 };
 
@@ -690,9 +684,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
     LOOM_THROW(ModelError, origin, ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
   if (!model.has_graph()) LOOM_THROW(ModelError, origin, ": the ONNX model has no graph");
   Importer im(origin, base_dir, options);
-  Graph g = im.run(model);
-  im.check_extra_outputs(model.graph());
-  return g;
+  return im.run(model);
 }
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {

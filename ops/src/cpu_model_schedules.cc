@@ -162,7 +162,8 @@ void schedule_depthwise_conv2d_cpu(Schedule& s, const Tensor& conv, const Tensor
   } else {
     yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3)});
   }
-  if (P.defined()) s[P].compute_at(y, row);  // the kh padded input rows of this output row
+  // The padded input once, in its own parallel loop: cheaper than recomputing kh rows per output row.
+  if (P.defined()) schedule_loop_nest(s[P], lanes);
 }
 
 void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& out, int lanes) {

@@ -224,3 +224,24 @@ TEST(OnnxExternalData, WeightsComeFromTheFileNextToTheModel) {
 
 }  // namespace
 }  // namespace loom::frontend
+
+namespace loom::frontend {
+namespace {
+
+TEST(OnnxErrors, ExtraOutputsAreNotProduced) {
+  onnx::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_op_type("Dropout");
+  g->mutable_node(0)->add_output("mask");
+  auto* n = g->add_node();
+  n->set_op_type("Relu");
+  n->set_name("reads_mask");
+  n->add_input("mask");
+  n->add_output("z");
+  g->mutable_output(0)->set_name("z");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'reads_mask' (Relu): reads 'mask', an extra output of node 'the_relu' (Dropout)"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom::frontend
