@@ -59,7 +59,8 @@ ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
   return ir::Tensor();
 }
 
-ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, int lanes) {
+ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, const codegen::TargetInfo& target) {
+  int lanes = target.float32_lanes();
   std::map<int, ir::Tensor> t;
   std::vector<ir::Tensor> args;
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
@@ -80,7 +81,12 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   schedule::Schedule s({out});
   const Node& anchor = g.node(grp.anchor);
   ir::Tensor conv = stage_with_tag(s, "conv2d"), dense = stage_with_tag(s, "dense");
-  if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
+  bool blocked = anchor.op == "conv2d" && anchor.attrs.get_string("layout", "NCHW") == "NCHWc" && conv.defined();
+  if (blocked && anchor.attrs.get_int("groups", 1) == 1)
+    ops::schedule_conv2d_nchwc_cpu(s, conv, out, lanes, target.vector_registers);
+  else if (blocked)
+    ops::schedule_depthwise_nchwc_cpu(s, conv, out, lanes);
+  else if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
     ops::schedule_conv2d_fused_cpu(s, conv, out, lanes);
   else if (anchor.op == "conv2d" && conv.defined() && anchor.attrs.get_int("groups", 1) > 1 &&
            anchor.attrs.get_int("groups", 1) == g.type_of(anchor.inputs[0]).shape[1] &&
@@ -164,7 +170,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
       std::string name = "k" + std::to_string(funcs.size()) + "_" + sanitize(ops);
       progress("kernel " + std::to_string(k + 1) + "/" + std::to_string(r.fusion.groups.size()) + ": " + ops);
       try {
-        funcs.push_back(lower_group(g, grp, name, target.float32_lanes()));
+        funcs.push_back(lower_group(g, grp, name, target));
       } catch (const Error& e) {
         LOOM_THROW(CodegenError, "kernel for node '", g.node(grp.output).name, "' (", ops, "): ", e.what());
       }

@@ -75,6 +75,12 @@ std::map<std::string, OpDef> build_table() {
        [](const Node& n, const std::vector<TensorType>& in) {
          same_dtype(in);
          ops::Conv2dParams p = conv_params(n);
+         if (n.attrs.get_string("layout", "NCHW") == "NCHWc") {
+           Shape out = ops::conv2d_nchwc_shape(in[0].shape, in[1].shape, p);
+           if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
+             LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");
+           return TensorType{out, in[0].dtype};
+         }
          Shape w = in[1].shape;
          if (p.oc_block > 0) {
            if (w.size() != 5) LOOM_THROW(ShapeError, "packed weights must have rank 5, have ", shape_str(w));
@@ -86,7 +92,23 @@ std::map<std::string, OpDef> build_table() {
          return TensorType{out, in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         if (n.attrs.get_string("layout", "NCHW") == "NCHWc")
+           return ops::conv2d_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
          return ops::conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
+       }});
+  add({"layout_transform", OpPattern::Injective, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         const Shape& x = in[0].shape;
+         if (n.attrs.get_string("to") == "NCHWc") {
+           int64_t b = n.attrs.get_int("block");
+           if (x.size() != 4 || b <= 0 || x[1] % b != 0) LOOM_THROW(ShapeError, in[0].str(), " cannot be blocked by ", b, " channels");
+           return TensorType{{x[0], x[1] / b, x[2], x[3], b}, in[0].dtype};
+         }
+         if (x.size() != 5) LOOM_THROW(ShapeError, "NCHWc -> NCHW needs a rank-5 input, got ", in[0].str());
+         return TensorType{{x[0], x[1] * x[4], x[2], x[3]}, in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return n.attrs.get_string("to") == "NCHWc" ? ops::to_nchwc(in[0], n.attrs.get_int("block"), name) : ops::from_nchwc(in[0], name);
        }});
   add({"dense", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
@@ -197,8 +219,10 @@ std::map<std::string, OpDef> build_table() {
   add({"global_avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
        [](const Node&, const std::vector<TensorType>& in) {
          expect_float(in[0], "input");
-         if (in[0].shape.size() != 4) LOOM_THROW(ShapeError, "input must be NCHW, is ", in[0].str());
-         return TensorType{{in[0].shape[0], in[0].shape[1], 1, 1}, in[0].dtype};
+         if (in[0].shape.size() != 4 && in[0].shape.size() != 5) LOOM_THROW(ShapeError, "input must be NCHW or NCHWc, is ", in[0].str());
+         Shape out = in[0].shape;
+         out[2] = out[3] = 1;
+         return TensorType{out, in[0].dtype};
        },
        [](const Node&, const std::vector<Tensor>& in, const std::string& name) { return ops::global_avg_pool2d(in[0], name); }});
   add({"reshape", OpPattern::Injective, 1, 1,

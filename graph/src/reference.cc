@@ -93,6 +93,38 @@ T conv2d(const Node& n, const std::vector<const T*>& in) {
   return y;
 }
 
+// Channel-blocked convolution: [N, C/ib, H, W, ib] -> [N, O/ob, OH, OW, ob], written directly on
+// the blocked indices (not by converting to NCHW), so it checks the blocked weight layouts too.
+T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
+  const T &x = *in[0], &w = *in[1];
+  Shape out = n.type.shape;
+  auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
+  auto p = pads4(n);
+  bool depthwise = n.attrs.get_int("groups", 1) > 1;
+  int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], ob = out[4];
+  int64_t kh = depthwise ? w.shape[1] : w.shape[2], kw = depthwise ? w.shape[2] : w.shape[3];
+  T y{out, Values(static_cast<size_t>(count(out)))};
+  for_each_index(out, [&](const std::vector<int64_t>& i, int64_t flat) {
+    int64_t f = i[1] * ob + i[4];
+    double acc = in.size() > 2 ? in[2]->v[f] : 0.0;
+    for (int64_t ky = 0; ky < kh; ++ky)
+      for (int64_t kx = 0; kx < kw; ++kx) {
+        int64_t iy = i[2] * s[0] + ky * d[0] - p[0], ix = i[3] * s[1] + kx * d[1] - p[1];
+        if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+        if (depthwise) {
+          acc += x.v[(((i[0] * CB + i[1]) * H + iy) * W + ix) * ib + i[4]] * w.v[((i[1] * kh + ky) * kw + kx) * ob + i[4]];
+          continue;
+        }
+        for (int64_t cb = 0; cb < CB; ++cb)
+          for (int64_t ci = 0; ci < ib; ++ci)
+            acc += x.v[(((i[0] * CB + cb) * H + iy) * W + ix) * ib + ci] *
+                   w.v[(((((i[1] * CB + cb) * kh + ky) * kw + kx) * ib + ci) * ob) + i[4]];
+      }
+    y.v[flat] = acc;
+  });
+  return y;
+}
+
 T dense(const Node& n, const std::vector<const T*>& in) {
   const T &x = *in[0], &w = *in[1];
   int64_t b = n.attrs.get_int("n_block", 0);
@@ -176,7 +208,8 @@ T pool(const Node& n, const T& x) {
       for (int64_t kx = 0; kx < k[1]; ++kx) {
         int64_t iy = hs + ky * d[0], ix = ws + kx * d[1];
         if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-        double v = x.v[((i[0] * x.shape[1] + i[1]) * H + iy) * W + ix];
+        int64_t c = x.shape.size() == 5 ? x.shape[4] : 1;
+        double v = x.v[(((i[0] * x.shape[1] + i[1]) * H + iy) * W + ix) * c + (c > 1 ? i[4] : 0)];
         acc = is_max ? std::max(acc, v) : acc + v;
       }
     if (!is_max) {
@@ -215,7 +248,7 @@ T softmax(const Node& n, const T& x) {
 
 T eval(const Node& n, const std::vector<const T*>& in) {
   const std::string& op = n.op;
-  if (op == "conv2d") return conv2d(n, in);
+  if (op == "conv2d") return n.attrs.get_string("layout", "NCHW") == "NCHWc" ? conv2d_nchwc(n, in) : conv2d(n, in);
   if (op == "dense") return dense(n, in);
   if (op == "matmul") return matmul(n, in);
   if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum") return binary(n, in);
@@ -231,12 +264,22 @@ T eval(const Node& n, const std::vector<const T*>& in) {
       y.v[i] = (x.v[i] - in[3]->v[c]) / std::sqrt(in[4]->v[c] + eps) * in[1]->v[c] + in[2]->v[c];
     }
   } else if (op == "global_avg_pool2d") {
-    int64_t hw = x.shape[2] * x.shape[3];
+    int64_t hw = x.shape[2] * x.shape[3], c = x.shape.size() == 5 ? x.shape[4] : 1;
     for (int64_t i = 0; i < count(y.shape); ++i) {
+      int64_t outer = i / c, inner = i % c;
       double s = 0;
-      for (int64_t k = 0; k < hw; ++k) s += x.v[i * hw + k];
+      for (int64_t k = 0; k < hw; ++k) s += x.v[(outer * hw + k) * c + inner];
       y.v[i] = s / static_cast<double>(hw);
     }
+  } else if (op == "layout_transform") {
+    bool to_blocked = n.attrs.get_string("to") == "NCHWc";
+    const Shape& plain = to_blocked ? x.shape : y.shape;
+    int64_t b = to_blocked ? y.shape[4] : x.shape[4];
+    for_each_index(plain, [&](const std::vector<int64_t>& i, int64_t flat) {
+      int64_t blocked = (((i[0] * (plain[1] / b) + i[1] / b) * plain[2] + i[2]) * plain[3] + i[3]) * b + i[1] % b;
+      if (to_blocked) y.v[blocked] = x.v[flat];
+      else y.v[flat] = x.v[blocked];
+    });
   } else if (op == "reshape") {
     y.v = x.v;
   } else if (op == "transpose") {

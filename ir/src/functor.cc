@@ -181,7 +181,10 @@ Expr IRMutator::mutate_call(const Expr& e, const CallNode* op) {
   for (auto& a : op->args) args.push_back(mutate(a));
   if (same_exprs(args, op->args)) return e;
   DataType t = e.type();
-  if (!args.empty() && args[0].type().lanes() != t.lanes()) t = t.with_lanes(args[0].type().lanes());
+  // Element-wise intrinsics take their lanes from their first argument; if_then_else from its
+  // values (its condition stays scalar).
+  size_t lanes_from = op->name == "if_then_else" && args.size() == 3 ? 1 : 0;
+  if (args.size() > lanes_from && args[lanes_from].type().lanes() != t.lanes()) t = t.with_lanes(args[lanes_from].type().lanes());
   return Expr(std::make_shared<const CallNode>(t, op->name, std::move(args), op->call_type));
 }
 Expr IRMutator::mutate_let(const Expr& e, const LetNode* op) {

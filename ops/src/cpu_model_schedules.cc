@@ -166,6 +166,56 @@ void schedule_depthwise_conv2d_cpu(Schedule& s, const Tensor& conv, const Tensor
   if (P.defined()) schedule_loop_nest(s[P], lanes);
 }
 
+// Shared set-up of the fused conv schedules: inline the element-wise tail into `out`, and give
+// the reduction its own local accumulator computed inside `out`'s tile.
+static std::pair<Tensor, Stage> conv_stages(Schedule& s, const Tensor& conv, const Tensor& out, const Tensor& P) {
+  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
+  if (conv.same_as(out)) {
+    Tensor acc = s.cache_write(conv, "local");
+    return {acc, s[conv]};
+  }
+  s[conv].set_scope("local");
+  return {conv, s[out]};
+}
+
+void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers) {
+  Tensor P = input_with_tag(conv, "pad");
+  auto [acc, y] = conv_stages(s, conv, out, P);
+  int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
+  int vectors_per_block = std::max<int>(1, static_cast<int>(ob / lanes));
+  // Accumulators: x_block x (ob / lanes) vectors, leaving registers for the input broadcast and weights.
+  int x_block = divisor_at_most(ow, std::max(1, (vector_registers - 4) / vectors_per_block));
+  auto [xo, xi] = y.split(y.axis(3), x_block);
+  y.reorder({y.axis(0), y.axis(1), y.axis(2), xo, xi, y.axis(4)});
+  IterVar outer = y.fuse(y.fuse(y.axis(0), y.axis(1)), y.axis(2));
+  y.parallel(outer);
+  y.vectorize(y.axis(4));
+  auto yc = s[acc];
+  yc.compute_at(y, xo);
+  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(4)});
+  yc.unroll(yc.axis(3));
+  yc.vectorize(yc.axis(4));
+  if (P.defined()) s[P].compute_at(y, xo);
+}
+
+void schedule_depthwise_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
+  Tensor P = input_with_tag(conv, "pad");
+  auto [acc, y] = conv_stages(s, conv, out, P);
+  int64_t ow = const_dim(out, 3);
+  int x_block = divisor_at_most(ow, 8);
+  auto [xo, xi] = y.split(y.axis(3), x_block);
+  y.reorder({y.axis(0), y.axis(1), y.axis(2), xo, xi, y.axis(4)});
+  IterVar outer = y.fuse(y.fuse(y.axis(0), y.axis(1)), y.axis(2));
+  y.parallel(outer);
+  y.vectorize(y.axis(4));
+  auto yc = s[acc];
+  yc.compute_at(y, xo);
+  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.axis(3), yc.axis(4)});
+  yc.unroll(yc.axis(3));
+  yc.vectorize(yc.axis(4));
+  if (P.defined()) schedule_loop_nest(s[P], lanes);  // the padded input once, in its own parallel loop
+}
+
 void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& out, int lanes) {
   int64_t nb = 0;
   for (auto& in : dense.op()->input_tensors())

@@ -79,6 +79,74 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
   return compute(shape_exprs(out), [&](Var n, Var f, Var y, Var x) { return conv(n, f, y, x) + bias(f); }, name, "elemwise");
 }
 
+Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p) {
+  if (x.size() != 5) LOOM_THROW(ShapeError, "conv2d (NCHWc): input must have rank 5, has ", x.size());
+  int64_t ib = x[4], ob = p.oc_block, C = x[1] * ib;
+  if (ob <= 0) LOOM_THROW(ShapeError, "conv2d (NCHWc): needs an output channel block");
+  Shape oihw;
+  if (p.groups == 1) {
+    if (w.size() != 6 || w[1] != x[1] || w[4] != ib || w[5] != ob)
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): weights ", shape_str(w), " do not match input ", shape_str(x), " and block ", ob);
+    oihw = {w[0] * ob, C, w[2], w[3]};
+  } else {
+    if (p.groups != C || w.size() != 4 || ib != ob || w[0] * ob != C || w[3] != ob)
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): only depthwise grouped convolutions, weights [C/b, kh, kw, b]; got ", shape_str(w));
+    oihw = {C, 1, w[1], w[2]};
+  }
+  Shape plain = conv2d_shape({x[0], C, x[2], x[3]}, oihw, p);
+  return {plain[0], plain[1] / ob, plain[2], plain[3], ob};
+}
+
+Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name) {
+  Shape xs = shape_of(X), ws = shape_of(W);
+  Shape out = conv2d_nchwc_shape(xs, ws, p);
+  bool padded = p.pads[0] || p.pads[1] || p.pads[2] || p.pads[3];
+  Tensor P = padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2], p.pads[3], 0}, PadMode::Constant, 0.0, name + "_pad") : X;
+  int sh = int(p.strides[0]), sw = int(p.strides[1]), dh = int(p.dilations[0]), dw = int(p.dilations[1]);
+  Tensor conv;
+  if (p.groups == 1) {
+    IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"), rx = reduce_axis(int(ws[3]), "rx"),
+            rci = reduce_axis(int(xs[4]), "rci");
+    conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                     Expr in = P(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rci->var);
+                     return sum(in * W(v[1], rco->var, ry->var, rx->var, rci->var, v[4]), {rco, ry, rx, rci});
+                   }),
+                   bias.defined() ? name + "_acc" : name, "conv2d");
+  } else {
+    IterVar ry = reduce_axis(int(ws[1]), "ry"), rx = reduce_axis(int(ws[2]), "rx");
+    conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                     Expr in = P(v[0], v[1], v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, v[4]);
+                     return sum(in * W(v[1], ry->var, rx->var, v[4]), {ry, rx});
+                   }),
+                   bias.defined() ? name + "_acc" : name, "conv2d");
+  }
+  if (!bias.defined()) return conv;
+  int ob = static_cast<int>(p.oc_block);
+  if (shape_of(bias) != Shape{out[1] * ob})
+    LOOM_THROW(ShapeError, "conv2d '", name, "': bias '", bias.name(), "' must have shape [", out[1] * ob, "]");
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   return conv(std::vector<Expr>(v.begin(), v.end())) + bias(v[1] * ob + v[4]);
+                 }),
+                 name, "elemwise");
+}
+
+Tensor to_nchwc(const Tensor& X, int64_t b, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (xs.size() != 4 || b <= 0 || xs[1] % b != 0)
+    LOOM_THROW(ShapeError, "layout_transform '", name, "': ", shape_str(xs), " cannot be blocked by ", b, " channels");
+  int bb = static_cast<int>(b);
+  return compute(shape_exprs({xs[0], xs[1] / b, xs[2], xs[3], b}),
+                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0], v[1] * bb + v[4], v[2], v[3]); }), name, "injective");
+}
+
+Tensor from_nchwc(const Tensor& X, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (xs.size() != 5) LOOM_THROW(ShapeError, "layout_transform '", name, "': input must be NCHWc (rank 5)");
+  int b = static_cast<int>(xs[4]);
+  return compute(shape_exprs({xs[0], xs[1] * xs[4], xs[2], xs[3]}),
+                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0], v[1] / b, v[2], v[3], v[1] % b); }), name, "injective");
+}
+
 Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_block, const std::string& name) {
   Shape xs = shape_of(X), ws = shape_of(W);
   if (xs.size() != 2) LOOM_THROW(ShapeError, "dense '", name, "': input must be 2-D, is ", shape_str(xs));

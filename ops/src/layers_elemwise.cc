@@ -57,7 +57,8 @@ Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::str
 Expr sigmoid(Expr x) { return make_one(x.type()) / (make_one(x.type()) + exp(-x)); }
 
 Shape pool2d_shape(const Shape& x, const Pool2dParams& p) {
-  if (x.size() != 4) LOOM_THROW(ShapeError, "pool2d: input must be NCHW (rank 4), has rank ", x.size());
+  if (x.size() != 4 && x.size() != 5)
+    LOOM_THROW(ShapeError, "pool2d: input must be NCHW (rank 4) or NCHWc (rank 5), has rank ", x.size());
   for (int i = 0; i < 2; ++i)
     if (p.kernel[i] <= 0 || p.strides[i] <= 0 || p.dilations[i] <= 0)
       LOOM_THROW(ShapeError, "pool2d: kernel, strides and dilations must be positive");
@@ -67,7 +68,17 @@ Shape pool2d_shape(const Shape& x, const Pool2dParams& p) {
   int64_t oh = window_out(x[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.dilations[0], p.ceil_mode);
   int64_t ow = window_out(x[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.dilations[1], p.ceil_mode);
   if (oh <= 0 || ow <= 0) LOOM_THROW(ShapeError, "pool2d: window ", p.kernel[0], "x", p.kernel[1], " larger than the padded input");
-  return {x[0], x[1], oh, ow};
+  Shape out = {x[0], x[1], oh, ow};
+  if (x.size() == 5) out.push_back(x[4]);
+  return out;
+}
+
+// Index of X at spatial position (y, x) for an output index v (NCHW or NCHWc: spatial dims 2, 3).
+static std::vector<Expr> spatial_index(const std::vector<Var>& v, Expr y, Expr x) {
+  std::vector<Expr> idx(v.begin(), v.end());
+  idx[2] = y;
+  idx[3] = x;
+  return idx;
 }
 
 // Pads X for the pool windows: explicit pads plus whatever the last (ceil-mode) window overshoots.
@@ -77,7 +88,12 @@ static Tensor pool_input(const Tensor& X, const Pool2dParams& p, const Shape& ou
   int64_t need_w = (out[3] - 1) * p.strides[1] + p.dilations[1] * (p.kernel[1] - 1) + 1;
   int64_t after_h = std::max<int64_t>(0, need_h - xs[2] - p.pads[0]), after_w = std::max<int64_t>(0, need_w - xs[3] - p.pads[1]);
   if (!p.pads[0] && !p.pads[1] && !after_h && !after_w) return X;
-  return pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, after_h, after_w}, PadMode::Constant, fill, name + "_pad");
+  std::vector<int64_t> pads(2 * xs.size(), 0);
+  pads[2] = p.pads[0];
+  pads[3] = p.pads[1];
+  pads[xs.size() + 2] = after_h;
+  pads[xs.size() + 3] = after_w;
+  return pad(X, pads, PadMode::Constant, fill, name + "_pad");
 }
 
 Tensor max_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& name) {
@@ -86,12 +102,11 @@ Tensor max_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& nam
   if (X.dtype().is_int() && X.dtype().bits() > 8) lowest = -2147483648.0;
   Tensor P = pool_input(X, p, out, lowest, name);
   IterVar ry = reduce_axis(int(p.kernel[0]), "ry"), rx = reduce_axis(int(p.kernel[1]), "rx");
-  return compute(shape_exprs(out),
-                 [&](Var n, Var c, Var y, Var x) {
-                   return max_reduce(P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]),
-                                       x * int(p.strides[1]) + rx->var * int(p.dilations[1])),
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   return max_reduce(P(spatial_index(v, v[2] * int(p.strides[0]) + ry->var * int(p.dilations[0]),
+                                                     v[3] * int(p.strides[1]) + rx->var * int(p.dilations[1]))),
                                      {ry, rx});
-                 },
+                 }),
                  name, "pool");
 }
 
@@ -101,12 +116,11 @@ Tensor avg_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& nam
   Shape out = pool2d_shape(xs, p);
   Tensor P = pool_input(X, p, out, 0.0, name);
   IterVar ry = reduce_axis(int(p.kernel[0]), "ry"), rx = reduce_axis(int(p.kernel[1]), "rx");
-  Tensor s = compute(shape_exprs(out),
-                     [&](Var n, Var c, Var y, Var x) {
-                       return sum(P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]),
-                                    x * int(p.strides[1]) + rx->var * int(p.dilations[1])),
+  Tensor s = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                       return sum(P(spatial_index(v, v[2] * int(p.strides[0]) + ry->var * int(p.dilations[0]),
+                                                  v[3] * int(p.strides[1]) + rx->var * int(p.dilations[1]))),
                                   {ry, rx});
-                     },
+                     }),
                      name + "_sum", "pool");
   // Divisor per output point: the window clipped to the padded input (count_include_pad) or to the
   // input itself, as PyTorch and ONNX count it.
@@ -120,19 +134,24 @@ Tensor avg_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& nam
     // Taps inside [start, end): dilation > 1 skips positions.
     return (end - start + int(p.dilations[d]) - 1) / int(p.dilations[d]);
   };
-  return compute(shape_exprs(out),
-                 [&](Var n, Var c, Var y, Var x) { return s(n, c, y, x) / cast(X.dtype(), extent(y, 0) * extent(x, 1)); }, name,
-                 "elemwise");
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   return s(std::vector<Expr>(v.begin(), v.end())) / cast(X.dtype(), extent(v[2], 0) * extent(v[3], 1));
+                 }),
+                 name, "elemwise");
 }
 
 Tensor global_avg_pool2d(const Tensor& X, const std::string& name) {
   Shape xs = shape_of(X);
-  if (xs.size() != 4) LOOM_THROW(ShapeError, "global_avg_pool2d '", name, "': input must be NCHW");
+  if (xs.size() != 4 && xs.size() != 5) LOOM_THROW(ShapeError, "global_avg_pool2d '", name, "': input must be NCHW or NCHWc");
+  Shape out = xs;
+  out[2] = out[3] = 1;
   IterVar ry = reduce_axis(int(xs[2]), "ry"), rx = reduce_axis(int(xs[3]), "rx");
-  Tensor s = compute({int(xs[0]), int(xs[1]), 1, 1}, [&](Var n, Var c, Var, Var) { return sum(X(n, c, ry, rx), {ry, rx}); },
+  Tensor s = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) { return sum(X(spatial_index(v, ry->var, rx->var)), {ry, rx}); }),
                      name + "_sum", "pool");
   double inv = 1.0 / static_cast<double>(xs[2] * xs[3]);
-  return compute({int(xs[0]), int(xs[1]), 1, 1}, [&](Var n, Var c, Var y, Var x) { return s(n, c, y, x) * make_const(X.dtype(), inv); },
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   return s(std::vector<Expr>(v.begin(), v.end())) * make_const(X.dtype(), inv);
+                 }),
                  name, "elemwise");
 }
 

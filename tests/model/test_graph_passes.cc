@@ -84,21 +84,48 @@ TEST(GraphPasses, BatchNormFoldsIntoTheConvolution) {
 
 TEST(GraphPasses, ConvBiasReluResidualBecomeOneKernel) {
   ResidualBlock b;
-  Graph g = b.g;
+  for (bool blocked : {false, true}) {
+    Graph g = b.g;
+    PipelineOptions o;
+    o.layout.blocked_activations = blocked;
+    optimize(g, o);
+    FusionPlan plan = fuse_ops(g);
+    std::string s = plan.str(g);
+    // NCHW: one kernel. NCHWc: the input is blocked once (read by the conv and the residual add),
+    // the conv kernel, and the output unblocked.
+    ASSERT_EQ(plan.groups.size(), blocked ? 3u : 1u) << s;
+    EXPECT_NE(s.find("[out-elemwise-fusable]: conv2d* relu add relu"), std::string::npos) << s;
+    int transforms = 0;
+    for (auto& n : g.nodes) transforms += n.is_op() && n.op == "layout_transform";
+    EXPECT_EQ(transforms, blocked ? 2 : 0) << g.str();
+  }
+}
+
+TEST(GraphPasses, LayoutTransformsOnlyAtBoundaries) {
+  // ResNet-18: activations stay blocked from the first convolution to the global pool; only the
+  // image going in and the pooled features going to the classifier are transformed.
+  Graph g = builtin_model("resnet18", 1, 64);
   optimize(g);
-  FusionPlan plan = fuse_ops(g);
-  ASSERT_EQ(plan.groups.size(), 1u) << plan.str(g);
-  std::string s = plan.str(g);
-  EXPECT_NE(s.find("[out-elemwise-fusable]: conv2d* relu add relu"), std::string::npos) << s;
+  int transforms = 0, blocked_convs = 0;
+  for (auto& n : g.nodes) {
+    transforms += n.is_op() && n.op == "layout_transform";
+    blocked_convs += n.is_op() && n.op == "conv2d" && n.attrs.get_string("layout", "") == "NCHWc";
+  }
+  EXPECT_EQ(transforms, 2) << g.str();
+  EXPECT_EQ(blocked_convs, 20) << g.str();
 }
 
 TEST(GraphPasses, CompiledBlockMatchesNaiveLoops) {
   ResidualBlock b;
-  BuildResult r = build(b.g);
-  auto ex = runtime::GraphExecutor::from_model_file(r.file, "block");
-  NDArray x = random({1, b.C, b.H, b.W}, 9);
-  NDArray got = ex.run({x})[0], want = b.reference(x);
-  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i;
+  for (bool blocked : {false, true}) {
+    BuildOptions o;
+    o.pipeline.layout.blocked_activations = blocked;
+    BuildResult r = build(b.g, o);
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, "block");
+    NDArray x = random({1, b.C, b.H, b.W}, 9);
+    NDArray got = ex.run({x})[0], want = b.reference(x);
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i << (blocked ? " NCHWc" : " NCHW");
+  }
 }
 
 TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {

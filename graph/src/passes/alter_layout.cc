@@ -1,7 +1,13 @@
-// Pass: alter_layout. CPU weight layouts: conv2d weights OIHW -> [O/b, C, kh, kw, b] and dense
-// weights [N, K] -> [N/b, K, b], b a vector of float32 lanes (or half of one when the channel count
-// needs it), so the kernels' vector loads over output channels are contiguous. Only constant
-// weights are packed (at compile time, here); others keep the plain layout.
+// Pass: alter_layout. CPU data layouts (TVM's AlterOpLayout for x86):
+//  - activations around convolutions become channel-blocked, NCHW{b}c with b the target's
+//    float32 lanes, so every vector over channels is one contiguous load or store; element-wise
+//    ops and pools keep the blocked layout; layout_transform nodes are inserted only where a
+//    consumer needs NCHW (reshape, dense, softmax, concat, the graph's outputs, ...), and a
+//    transform back to a layout the value already had is cancelled (the original is reused);
+//  - constant weights are packed once, here: blocked conv2d [O/ob, C/ib, kh, kw, ib, ob],
+//    depthwise [C/b, kh, kw, b], NCHW conv2d [O/b, C, kh, kw, b], dense [N/b, K, b].
+#include <map>
+
 #include "loom/graph/passes.h"
 
 namespace loom::graph {
@@ -14,45 +20,192 @@ int64_t choose_block(int64_t channels, int lanes) {
   return 0;
 }
 
-// out[o / b][rest][o % b] = w[o][rest] for rest the flattened remaining dimensions.
-NDArray pack_leading(const NDArray& w, int64_t b, Shape packed_shape) {
+// Element copy with the destination index computed from the source's OIHW (or [N, K]) index.
+template <typename F>
+NDArray repack(const NDArray& w, Shape packed_shape, F dst_index) {
   NDArray p = NDArray::empty(std::move(packed_shape), w.dtype());
-  int64_t outer = w.shape()[0], rest = w.numel() / outer, bytes = w.dtype().bytes();
+  int64_t bytes = w.dtype().bytes();
+  const Shape& s = w.shape();
   auto* src = static_cast<const char*>(w.raw_data());
   auto* dst = static_cast<char*>(p.raw_data());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t r = 0; r < rest; ++r)
-      std::copy_n(src + (o * rest + r) * bytes, bytes, dst + (((o / b) * rest + r) * b + o % b) * bytes);
+  std::vector<int64_t> idx(s.size(), 0);
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    std::copy_n(src + i * bytes, bytes, dst + dst_index(idx) * bytes);
+    for (size_t d = s.size(); d-- > 0;) {
+      if (++idx[d] < s[d]) break;
+      idx[d] = 0;
+    }
+  }
   return p;
 }
+
+bool is_elementwise(const std::string& op) {
+  for (const char* e : {"relu", "clip", "leaky_relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "abs", "identity"})
+    if (op == e) return true;
+  return false;
+}
+bool is_binary(const std::string& op) {
+  for (const char* e : {"add", "sub", "mul", "div", "maximum", "minimum"})
+    if (op == e) return true;
+  return false;
+}
+bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
+
+class LayoutRewriter {
+ public:
+  LayoutRewriter(Graph& g, const LayoutOptions& o)
+      : g_(g), lanes_(o.vector_lanes), blocked_(o.blocked_activations), block_(g.nodes.size(), 0), plain_(g.nodes.size()) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) plain_[i] = g.nodes[i].type;
+  }
+
+  void run() {
+    size_t original = g_.nodes.size();
+    for (size_t id = 0; id < original; ++id) {
+      const Node& n = g_.nodes[id];
+      if (!n.is_op()) continue;
+      int i = static_cast<int>(id);
+      if (n.op == "conv2d" && blocked_ && try_blocked_conv(i)) continue;
+      if (n.op == "conv2d" || n.op == "dense") {
+        for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
+        pack_plain_weights(i);
+      } else if (is_elementwise(n.op) || is_pool(n.op)) {
+        block_[id] = block_[n.inputs[0]];
+      } else if (is_binary(n.op)) {
+        binary(i);
+      } else {
+        for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
+      }
+    }
+    for (int& o : g_.outputs) o = in_layout(o, 0);
+  }
+
+ private:
+  // The value of node `id` in layout `b` (0: plain), inserting or cancelling transforms.
+  int in_layout(int id, int64_t b) {
+    if (static_cast<size_t>(id) >= block_.size() || block_[id] == b) return id;
+    auto key = std::make_pair(id, b);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    int out;
+    const Node& n = g_.node(id);
+    if (n.is_op() && n.op == "layout_transform" && static_cast<size_t>(n.inputs[0]) < block_.size() && block_[n.inputs[0]] == b) {
+      out = n.inputs[0];  // a transform straight back: cancel it
+    } else if (b == 0) {
+      out = add_transform(id, Attrs().set("to", std::string("NCHW")), 0);
+    } else {
+      int plain = in_layout(id, 0);
+      out = add_transform(plain, Attrs().set("to", std::string("NCHWc")).set("block", b), b);
+    }
+    memo_[key] = out;
+    return out;
+  }
+
+  int add_transform(int from, Attrs a, int64_t b) {
+    std::string name = g_.unique_name(g_.node(from).name + (b ? "_nchw" + std::to_string(b) + "c" : "_nchw"));
+    TensorType plain = plain_[from];
+    int id = g_.add_op("layout_transform", name, {from}, std::move(a));
+    block_.push_back(b);
+    plain_.push_back(plain);
+    return id;
+  }
+  const TensorType& plain_of(int id) const { return plain_[id]; }
+
+  void set_input(int node, size_t k, int value) { g_.node(node).inputs[k] = value; }
+
+  bool try_blocked_conv(int id) {
+    Node n = g_.node(id);
+    if (n.inputs.size() < 2 || !g_.node(n.inputs[1]).is_constant() || n.attrs.get_string("layout", "NCHW") != "NCHW" ||
+        n.attrs.get_int("oc_block", 0) != 0 || plain_of(n.inputs[0]).shape.size() != 4)
+      return false;
+    const NDArray& w = g_.node(n.inputs[1]).value;
+    int64_t O = w.shape()[0], Cg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+    int64_t C = plain_of(n.inputs[0]).shape[1], groups = n.attrs.get_int("groups", 1);
+    int64_t ob = choose_block(O, lanes_);
+    if (!ob) return false;
+    NDArray packed;
+    int64_t ib;
+    if (groups == 1) {
+      int64_t have = block_[n.inputs[0]];
+      ib = have && C % have == 0 ? have : choose_block(C, lanes_);
+      if (!ib) ib = C;  // e.g. the 3 channels of an image: one block
+      packed = repack(w, {O / ob, C / ib, kh, kw, ib, ob}, [&](const std::vector<int64_t>& i) {
+        return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
+      });
+    } else if (groups == C && O == C && Cg == 1) {
+      ib = ob;
+      packed = repack(w, {C / ob, kh, kw, ob}, [&](const std::vector<int64_t>& i) {
+        return ((i[0] / ob * kh + i[2]) * kw + i[3]) * ob + i[0] % ob;
+      });
+    } else {
+      return false;
+    }
+    int x = in_layout(n.inputs[0], ib);
+    int wid = g_.add_constant(g_.unique_name(g_.node(n.inputs[1]).name + "_nchwc"), packed);
+    block_.push_back(0);
+    plain_.push_back(g_.node(wid).type);
+    Node& conv = g_.node(id);
+    conv.inputs[0] = x;
+    conv.inputs[1] = wid;
+    conv.attrs.set("layout", std::string("NCHWc")).set("oc_block", ob);
+    block_[id] = ob;
+    return true;
+  }
+
+  void pack_plain_weights(int id) {
+    Node n = g_.node(id);
+    if (n.inputs.size() < 2 || !g_.node(n.inputs[1]).is_constant()) return;
+    const NDArray& w = g_.node(n.inputs[1]).value;
+    int64_t b = choose_block(w.shape()[0], lanes_);
+    if (!b) return;
+    NDArray p;
+    if (n.op == "conv2d" && n.attrs.get_int("groups", 1) == 1 && n.attrs.get_int("oc_block", 0) == 0) {
+      int64_t rest = w.numel() / w.shape()[0];
+      p = repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b}, [&](const std::vector<int64_t>& i) {
+        return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
+      });
+      g_.node(id).attrs.set("oc_block", b);
+    } else if (n.op == "dense" && n.attrs.get_int("n_block", 0) == 0) {
+      int64_t K = w.shape()[1];
+      p = repack(w, {w.shape()[0] / b, K, b}, [&](const std::vector<int64_t>& i) { return ((i[0] / b) * K + i[1]) * b + i[0] % b; });
+      g_.node(id).attrs.set("n_block", b);
+    } else {
+      return;
+    }
+    int wid = g_.add_constant(g_.unique_name(g_.node(n.inputs[1]).name + "_packed"), p);
+    block_.push_back(0);
+    plain_.push_back(g_.node(wid).type);
+    g_.node(id).inputs[1] = wid;
+  }
+
+  void binary(int id) {
+    Node n = g_.node(id);
+    int a = n.inputs[0], c = n.inputs[1];
+    int64_t ba = block_[a], bc = block_[c];
+    const TensorType& out = plain_of(id);
+    // Blocked only when both operands have the output's full plain shape (no broadcasting).
+    bool full = plain_of(a).shape == out.shape && plain_of(c).shape == out.shape && out.shape.size() == 4;
+    int64_t b = ba ? ba : bc;
+    if (full && b && out.shape[1] % b == 0) {
+      set_input(id, 0, in_layout(a, b));
+      set_input(id, 1, in_layout(c, b));
+      block_[id] = b;
+    } else {
+      set_input(id, 0, in_layout(a, 0));
+      set_input(id, 1, in_layout(c, 0));
+    }
+  }
+
+  Graph& g_;
+  int lanes_;
+  bool blocked_;
+  std::vector<int64_t> block_;     // per node: 0 plain, b: NCHW{b}c
+  std::vector<TensorType> plain_;  // per node: its type in the plain layout
+  std::map<std::pair<int, int64_t>, int> memo_;
+};
 
 }  // namespace
 
 void alter_layout(Graph& g, const LayoutOptions& options) {
-  size_t original = g.nodes.size();
-  for (size_t id = 0; id < original; ++id) {
-    Node& n = g.nodes[id];
-    if (!n.is_op() || n.inputs.size() < 2 || !g.node(n.inputs[1]).is_constant()) continue;
-    if (n.op == "conv2d" && n.attrs.get_int("groups", 1) == 1 && n.attrs.get_int("oc_block", 0) == 0) {
-      const NDArray& w = g.node(n.inputs[1]).value;
-      int64_t b = choose_block(w.shape()[0], options.vector_lanes);
-      if (!b) continue;
-      NDArray p = pack_leading(w, b, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b});
-      int wid = g.add_constant(g.unique_name(g.node(n.inputs[1]).name + "_packed"), p);
-      Node& conv = g.nodes[id];
-      conv.inputs[1] = wid;
-      conv.attrs.set("oc_block", b);
-    } else if (n.op == "dense" && n.attrs.get_int("n_block", 0) == 0) {
-      const NDArray& w = g.node(n.inputs[1]).value;
-      int64_t b = choose_block(w.shape()[0], options.vector_lanes);
-      if (!b) continue;
-      NDArray p = pack_leading(w, b, {w.shape()[0] / b, w.shape()[1], b});
-      int wid = g.add_constant(g.unique_name(g.node(n.inputs[1]).name + "_packed"), p);
-      Node& d = g.nodes[id];
-      d.inputs[1] = wid;
-      d.attrs.set("n_block", b);
-    }
-  }
+  LayoutRewriter(g, options).run();
   g.compact();
   infer_types(g);
 }

@@ -24,11 +24,12 @@ void simplify_inference(Graph& g);
 void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
 
 struct LayoutOptions {
-  int vector_lanes = 16;  // float32 lanes of the target's vectors
+  int vector_lanes = 16;           // float32 lanes of the target's vectors
+  bool blocked_activations = true;  // NCHWc activations around convolutions (else NCHW throughout)
 };
-// Chooses the CPU layouts of weights: conv2d weights are packed by output-channel blocks
-// (OIHW -> [O/b, C, kh, kw, b]) and dense weights by output blocks ([N, K] -> [N/b, K, b]), so the
-// kernels read contiguous vectors. Packing happens here, once, on the constants.
+// Chooses the CPU layouts: channel-blocked NCHW{b}c activations around convolutions, with
+// layout_transform nodes only where a consumer needs NCHW (adjacent opposite transforms cancel),
+// and constant weights packed once to match (see alter_layout.cc).
 void alter_layout(Graph& g, const LayoutOptions& options);
 
 // Fusion: groups of nodes compiled into one kernel.

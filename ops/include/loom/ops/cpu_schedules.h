@@ -34,6 +34,11 @@ void schedule_conv2d_fused_cpu(schedule::Schedule& s, const Tensor& conv, const 
 // Depthwise conv2d (groups = channels, OIHW weights [C, 1, kh, kw]): parallel over channels, the
 // padded channel computed once per channel, rows of outputs vectorized along x.
 void schedule_depthwise_conv2d_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
+// conv2d on NCHWc activations (conv2d_nchwc): register tiles of a row segment x one output-channel
+// block, the reduction over input-channel blocks, window and lanes around them; stores of whole
+// contiguous vectors. Depthwise: vectors over the channel block, rows in registers.
+void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers);
+void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);
 // Anything else: injective stages inlined, reductions computed at the root, each remaining loop

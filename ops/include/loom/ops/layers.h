@@ -43,6 +43,16 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
 // Packs OIHW weights as conv2d expects them for oc_block = b (a constant transformation).
 Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
 
+// conv2d on channel-blocked activations (TVM's NCHWc): X is [N, C/ib, H, W, ib], Y is
+// [N, O/ob, OH, OW, ob] with ob = p.oc_block, so vectors over channels are contiguous in memory
+// everywhere. Weights: [O/ob, C/ib, kh, kw, ib, ob] for groups = 1; for depthwise convolutions
+// (groups = C = O, ib = ob) [C/ob, kh, kw, ob]. `bias` is per output channel, [O].
+Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p);
+Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name);
+// NCHW <-> NCHW{b}c.
+Tensor to_nchwc(const Tensor& X, int64_t b, const std::string& name);
+Tensor from_nchwc(const Tensor& X, const std::string& name);
+
 // Y[m, n] = sum_k X[m, k] * W[n, k] (+ bias[n]). With n_block > 0, W is pre-packed as
 // [N/b, K, b].
 Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_block, const std::string& name);
