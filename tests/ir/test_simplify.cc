@@ -54,3 +54,21 @@ TEST(Simplify, IntegerCastsWrapAndFloatsFold) {
 
 }  // namespace
 }  // namespace loom::ir
+
+namespace loom::ir {
+namespace {
+
+// A rewritten if_then_else keeps the lanes of its values, not of its scalar condition (a vectorized
+// padded pool once became x16(if_then_else(...)) of vectors, invalid LLVM IR).
+TEST(Simplify, IfThenElseKeepsTheLanesOfItsValues) {
+  Var x("x");
+  Expr vec = broadcast(make_const(DataType::Float(32), 1.0), 16);
+  Expr e = if_then_else(x + 0 < 5, vec, broadcast(make_const(DataType::Float(32), -1.0), 16));
+  Expr s = simplify(e);
+  ASSERT_NE(s.as<CallNode>(), nullptr) << to_string(s);
+  EXPECT_EQ(s.type().lanes(), 16);
+  EXPECT_EQ(s.as<CallNode>()->args[0].type().lanes(), 1);
+}
+
+}  // namespace
+}  // namespace loom::ir
