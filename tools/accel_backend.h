@@ -12,9 +12,6 @@
 
 namespace loom::tools {
 
-inline constexpr const char* kBackendUsage =
-    "[--backend fsim|rtl] [--dram-latency N] [--dram-bytes-per-cycle B] [--cycle-limit N] [--fst FILE [--fst-begin C] [--fst-end C]]";
-
 struct BackendOptions {
   std::string backend = "fsim";
   uint32_t dram_latency = 0;

@@ -101,13 +101,9 @@ int hw_params(const std::vector<std::string>& args) {
 
 }  // namespace
 
-LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)",
-                      "loom accel-example --out FILE [--config cfg.json] [--m M] [--n N] [--k K] [--seed S]", example);
-LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", "loom disasm FILE", disasm);
-LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters",
-                      std::string("loom sim FILE [--config cfg.json] ") + kBackendUsage + "\n  exits 1 if the program's expected outputs do not match", simulate);
-
-LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config",
-                      "loom hw-params [--config cfg.json] [--out loom_accel_pkg.sv]", hw_params);
+LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);
+LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", disasm);
+LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters", simulate);
+LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config", hw_params);
 
 }  // namespace loom::tools

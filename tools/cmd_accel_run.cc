@@ -132,10 +132,6 @@ static int accel_run(const std::vector<std::string>& args) {
   return bad ? 1 : 0;
 }
 
-LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it",
-                      std::string("loom accel-run <dense|conv2d|add> [--config cfg.json] [--channels C] [--out-channels O]\n"
-                                  "               [--size HW] [--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]\n"
-                                  "               ") + kBackendUsage,
-                      accel_run);
+LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it", accel_run);
 
 }  // namespace loom::tools

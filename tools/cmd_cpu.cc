@@ -133,13 +133,7 @@ int export_cmd(const std::vector<std::string>& args) {
 
 }  // namespace
 
-LOOM_REGISTER_COMMAND("run", "compile a built-in workload for the CPU, run, verify and time it",
-                      "loom run model.loom [--input x.npy] [--output y.npy] [--reference r.npy] [--threads T] [--profile]  (see loom run model.loom --help)\n"
-                      "loom run <workload> [--size N] [--threads T] [--reps R] [--print-ir] [--no-verify] [--load lib.so]\n"
-                      "  workloads: gemm, conv2d, softmax (see `loom lower`)\n"
-                      "  --load  call the function from a library written by `loom export` instead of JIT-compiling",
-                      run_cmd);
-LOOM_REGISTER_COMMAND("export", "compile a built-in workload into a shared library", "loom export <workload> <out.so> [--size N]",
-                      export_cmd);
+LOOM_REGISTER_COMMAND("run", "run a compiled model (model.loom), or compile, run, verify and time a built-in workload", run_cmd);
+LOOM_REGISTER_COMMAND("export", "compile a built-in workload into a shared library", export_cmd);
 
 }  // namespace loom::tools

@@ -95,7 +95,6 @@ static int demo(const std::vector<std::string>& args) {
   return failures ? 1 : 0;
 }
 
-LOOM_REGISTER_COMMAND("demo", "run Loom's built-in default workloads end to end and verify them",
-                      std::string("loom demo ") + kBackendUsage + "\n  (the backend runs the accelerator part; default: the functional simulator)", demo);
+LOOM_REGISTER_COMMAND("demo", "run Loom's built-in default workloads end to end and verify them", demo);
 
 }  // namespace loom::tools

@@ -31,10 +31,6 @@ static int run_lower(const std::vector<std::string>& args) {
   return 0;
 }
 
-LOOM_REGISTER_COMMAND("lower", "print the loop IR of a built-in workload",
-                      "loom lower <workload> [--size N] [--all-passes]\n"
-                      "  workloads: gemm, conv2d, softmax\n"
-                      "  --all-passes  print the IR after every lowering pass",
-                      run_lower);
+LOOM_REGISTER_COMMAND("lower", "print the loop IR of a built-in workload", run_lower);
 
 }  // namespace loom::tools

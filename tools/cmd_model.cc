@@ -205,11 +205,7 @@ int bench_model_cmd(const std::vector<std::string>& args) {
 
 }  // namespace
 
-LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file",
-                      "loom compile model.onnx|resnet18|resnet50|mobilenet_v2|mlp [-o out.loom] [--batch N] [--image S] [--input-shape NAME=1x3x224x224] [--dump-graph] [--threads N]\n"
-                      "  (loom compile --help lists every option)",
-                      compile_cmd);
-LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles",
-                      "loom bench model.loom [--threads N] [--reps R] [--warmup W]", bench_model_cmd);
+LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file", compile_cmd);
+LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles", bench_model_cmd);
 
 }  // namespace loom::tools
