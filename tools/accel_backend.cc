@@ -2,24 +2,60 @@
 
 #include <nlohmann/json.hpp>
 
-#include "loom/runtime/error.h"
 
 namespace loom::tools {
 
-std::unique_ptr<AccelDevice> open_accel_backend(const Options& opt, const accel::AccelConfig& config) {
-  std::string backend = opt.get("backend", "fsim");
+namespace {
+
+bool given(const CLI::Option* o) { return o && o->count() > 0; }
+
+// The RTL options need --backend rtl, and a waveform window must not be empty.
+void check(const BackendOptions& opt) {
+  bool rtl_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
+  if (rtl_options && opt.backend != "rtl")
+    throw CLI::ValidationError("--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl");
+  if (given(opt.o_fst_begin) && given(opt.o_fst_end) && opt.fst_end <= opt.fst_begin)
+    throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" + std::to_string(opt.fst_begin) + ")");
+}
+
+}  // namespace
+
+void add_backend_options(CLI::App& app, BackendOptions& opt) {
+  std::string backends;
+  for (auto& b : accel_backends()) backends += (backends.empty() ? "" : "|") + b;
+  app.add_option("--backend", opt.backend, "accelerator backend (" + backends + ")")
+      ->check(CLI::IsMember(accel_backends()))
+      ->capture_default_str()
+      ->group("Backend");
+  opt.o_dram_latency = number_option(app, "--dram-latency", opt.dram_latency, "rtl: DRAM latency in cycles (default 32)", 0, 1'000'000)->group("Backend");
+  opt.o_dram_bytes_per_cycle = app.add_option("--dram-bytes-per-cycle", opt.dram_bytes_per_cycle, "rtl: DRAM bandwidth in bytes per cycle (default 16)")
+                                   ->transform(positive_up_to(4096))
+                                   ->group("Backend");
+  opt.o_cycle_limit = number_option(app, "--cycle-limit", opt.cycle_limit, "rtl: fail a run without FINISH after this many cycles (default 4e9)",
+                                    1, uint64_t(1e15))
+                          ->group("Backend");
+  opt.o_fst = app.add_option("--fst", opt.fst, "rtl: write a waveform (FST) of the run to this file")->check(output_file())->group("Backend");
+  opt.o_fst_begin = number_option(app, "--fst-begin", opt.fst_begin, "rtl: first cycle of the waveform (default 0)", 0, UINT64_MAX)
+                        ->needs(opt.o_fst)
+                        ->group("Backend");
+  opt.o_fst_end = number_option(app, "--fst-end", opt.fst_end, "rtl: the waveform stops before this cycle (default: the end)", 1, UINT64_MAX)
+                      ->needs(opt.o_fst)
+                      ->group("Backend");
+  app.parse_complete_callback([&opt] { check(opt); });
+}
+
+std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config) {
   nlohmann::json j = nlohmann::json::parse(config.to_json());
   nlohmann::json rtl = nlohmann::json::object();
-  for (auto [flag, key] : {std::pair{"dram-latency", "dram_latency"}, std::pair{"cycle-limit", "cycle_limit"},
-                           std::pair{"fst-begin", "fst_begin"}, std::pair{"fst-end", "fst_end"}})
-    if (opt.has(flag)) rtl[key] = opt.get_int(flag, 0);
-  if (opt.has("dram-bytes-per-cycle")) rtl["dram_bytes_per_cycle"] = std::stod(opt.get("dram-bytes-per-cycle"));
-  if (opt.has("fst")) rtl["fst"] = opt.get("fst");
-  if (!rtl.empty()) {
-    if (backend != "rtl") LOOM_THROW(Error, "--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl");
-    j["rtl"] = rtl;
-  }
-  return make_accel_device(backend, j.dump());
+  check(opt);
+  if (given(opt.o_dram_latency)) rtl["dram_latency"] = opt.dram_latency;
+  if (given(opt.o_dram_bytes_per_cycle)) rtl["dram_bytes_per_cycle"] = opt.dram_bytes_per_cycle;
+  if (given(opt.o_cycle_limit)) rtl["cycle_limit"] = opt.cycle_limit;
+  if (given(opt.o_fst)) rtl["fst"] = opt.fst;
+  if (given(opt.o_fst_begin)) rtl["fst_begin"] = opt.fst_begin;
+  if (given(opt.o_fst_end)) rtl["fst_end"] = opt.fst_end;
+  if (!rtl.empty()) j["rtl"] = rtl;
+  return make_accel_device(opt.backend, j.dump());
 }
 
 }  // namespace loom::tools

@@ -2,17 +2,31 @@
 // simulation its options (--dram-latency N, --dram-bytes-per-cycle B, --cycle-limit N,
 // --fst FILE [--fst-begin C] [--fst-end C]).
 #pragma once
+#include <cstdint>
 #include <memory>
+#include <string>
 
-#include "command.h"
+#include "cli.h"
 #include "loom/accel/config.h"
 #include "loom/runtime/accel_device.h"
 
 namespace loom::tools {
 
-inline constexpr const char* kBackendUsage =
-    "[--backend fsim|rtl] [--dram-latency N] [--dram-bytes-per-cycle B] [--cycle-limit N] [--fst FILE [--fst-begin C] [--fst-end C]]";
+struct BackendOptions {
+  std::string backend = "fsim";
+  uint32_t dram_latency = 0;
+  double dram_bytes_per_cycle = 0;
+  uint64_t cycle_limit = 0, fst_begin = 0, fst_end = 0;
+  std::string fst;
+  // The options given on the command line (null until add_backend_options).
+  CLI::Option *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr, *o_cycle_limit = nullptr, *o_fst = nullptr,
+              *o_fst_begin = nullptr, *o_fst_end = nullptr;
+};
 
-std::unique_ptr<AccelDevice> open_accel_backend(const Options& opt, const accel::AccelConfig& config);
+// Adds --backend and the RTL simulation's options to `app`, parsed into `opt`.
+void add_backend_options(CLI::App& app, BackendOptions& opt);
+
+// The device of the chosen backend for `config`. The RTL options need --backend rtl.
+std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config);
 
 }  // namespace loom::tools

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "accel_backend.h"
+#include "cli.h"
 #include "command.h"
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
@@ -17,75 +18,92 @@ using namespace loom::accel;
 
 namespace {
 
-AccelConfig config_option(const Options& opt) {
-  return opt.has("config") ? AccelConfig::load(opt.get("config")) : default_config();
+// --config FILE: the accelerator config (default: the built-in default).
+CLI::Option* add_config_option(CLI::App& app, std::string& path) {
+  return app.add_option("--config", path, "accelerator config (JSON; default: the built-in default config)")->check(CLI::ExistingFile);
 }
 
+AccelConfig load_config(const std::string& path) { return path.empty() ? default_config() : AccelConfig::load(path); }
+
 int example(const std::vector<std::string>& args) {
-  Options opt(args);
-  if (!opt.has("out")) LOOM_THROW(Error, "usage: loom accel-example --out FILE [--config cfg.json] [--m M] [--n N] [--k K] [--seed S]");
-  AccelConfig cfg = config_option(opt);
-  int M = int(opt.get_int("m", 4 * cfg.batch)), N = int(opt.get_int("n", 4 * cfg.block_out)), K = int(opt.get_int("k", 8 * cfg.block_in));
+  CLI::App app{"Write an example accelerator program: a blocked int8 matmul C = A x W^T with its expected output", "loom accel-example"};
+  std::string out, config;
+  int M = 0, N = 0, K = 0;
+  uint64_t seed = 1;
+  app.add_option("--out", out, "program file to write")->required()->check(output_file());
+  add_config_option(app, config);
+  auto* m = number_option(app, "--m", M, "rows of A (a multiple of the config's batch; default 4 x batch)", 1, 16384);
+  auto* n = number_option(app, "--n", N, "rows of W (a multiple of block_out; default 4 x block_out)", 1, 16384);
+  auto* k = number_option(app, "--k", K, "the reduction (a multiple of block_in; default 8 x block_in)", 1, 16384);
+  number_option(app, "--seed", seed, "seed of the random operands", 0, UINT64_MAX)->capture_default_str();
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  AccelConfig cfg = load_config(config);
+  if (!m->count()) M = 4 * cfg.batch;
+  if (!n->count()) N = 4 * cfg.block_out;
+  if (!k->count()) K = 8 * cfg.block_in;
   auto dev = make_accel_device("fsim", cfg.to_json());
-  Program p = matmul_program(*dev, cfg, M, N, K, uint64_t(opt.get_int("seed", 1)));
-  p.save(opt.get("out"));
-  std::cout << "wrote " << opt.get("out") << ": int8 matmul " << M << "x" << N << "x" << K << " on config '" << cfg.name << "', "
-            << p.insn_count << " instructions, " << p.segments.size() << " memory segments, " << p.checks.size() << " check\n";
+  Program p = matmul_program(*dev, cfg, M, N, K, seed);
+  p.save(out);
+  std::cout << "wrote " << out << ": int8 matmul " << M << "x" << N << "x" << K << " on config '" << cfg.name << "', " << p.insn_count
+            << " instructions, " << p.segments.size() << " memory segments, " << p.checks.size() << " check\n";
   return 0;
 }
 
 int disasm(const std::vector<std::string>& args) {
-  Options opt(args);
-  if (opt.positional().size() != 1) LOOM_THROW(Error, "usage: loom disasm FILE");
-  Program p = Program::load(opt.positional()[0]);
+  CLI::App app{"Disassemble an accelerator program, one line per instruction", "loom disasm"};
+  std::string file;
+  app.add_option("program", file, "program file (from `loom accel-example` or a recording)")->required()->check(CLI::ExistingFile);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  Program p = Program::load(file);
   std::cout << disassemble(p.instructions());
   return 0;
 }
 
 int simulate(const std::vector<std::string>& args) {
-  Options opt(args);
-  if (opt.positional().size() != 1) LOOM_THROW(Error, "usage: loom sim FILE [--config cfg.json] ", kBackendUsage);
-  Program p = Program::load(opt.positional()[0]);
-  if (opt.has("config") && !(config_option(opt) == p.config))
-    LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", opt.get("config"));
-  std::string backend = opt.get("backend", "fsim");
-  auto dev = open_accel_backend(opt, p.config);
+  CLI::App app{"Run an accelerator program on a backend and print its counters; exits 1 if its expected outputs do not match",
+               "loom sim"};
+  std::string file, config;
+  BackendOptions bo;
+  app.add_option("program", file, "program file (from `loom accel-example` or a recording)")->required()->check(CLI::ExistingFile);
+  add_config_option(app, config)->description("check that the program was built for this accelerator config (JSON)");
+  add_backend_options(app, bo);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  Program p = Program::load(file);
+  if (!config.empty() && !(load_config(config) == p.config))
+    LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", config);
+  auto dev = open_accel_backend(bo, p.config);
   ProgramResult r = run_program(p, *dev);
-  std::cout << "ran " << p.insn_count << " instructions on " << backend << " (config '" << p.config.name << "')\n";
+  std::cout << "ran " << p.insn_count << " instructions on " << bo.backend << " (config '" << p.config.name << "')\n";
   if (r.cycles) std::cout << "  cycles: " << r.cycles << "\n";
   for (auto& [k, v] : r.counters) std::cout << "  " << k << ": " << v << "\n";
   std::cout << r.report;
   return r.mismatched_checks ? 1 : 0;
 }
 
-}  // namespace
-
-LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)",
-                      "loom accel-example --out FILE [--config cfg.json] [--m M] [--n N] [--k K] [--seed S]", example);
-LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", "loom disasm FILE", disasm);
-LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters",
-                      std::string("loom sim FILE [--config cfg.json] ") + kBackendUsage + "\n  exits 1 if the program's expected outputs do not match", simulate);
-
-}  // namespace loom::tools
-
-namespace loom::tools {
-
-static int hw_params(const std::vector<std::string>& args) {
-  Options opt(args);
-  accel::AccelConfig cfg = opt.has("config") ? accel::AccelConfig::load(opt.get("config")) : accel::default_config();
-  std::string text = accel::sv_package(cfg);
-  if (!opt.has("out")) {
+int hw_params(const std::vector<std::string>& args) {
+  CLI::App app{"Generate the RTL's SystemVerilog parameter package (loom_accel_pkg) from an accelerator config", "loom hw-params"};
+  std::string config, out;
+  add_config_option(app, config);
+  app.add_option("--out", out, "file to write (default: print the package)")->check(output_file());
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  AccelConfig cfg = load_config(config);
+  std::string text = sv_package(cfg);
+  if (out.empty()) {
     std::cout << text;
     return 0;
   }
-  std::ofstream out(opt.get("out"));
-  if (!out) LOOM_THROW(Error, "hw-params: cannot write '", opt.get("out"), "'");
-  out << text;
-  std::cout << "wrote " << opt.get("out") << " (SystemVerilog package loom_accel_pkg for config '" << cfg.name << "')\n";
+  std::ofstream f(out);
+  if (!f) LOOM_THROW(Error, "hw-params: cannot write '", out, "'");
+  f << text;
+  std::cout << "wrote " << out << " (SystemVerilog package loom_accel_pkg for config '" << cfg.name << "')\n";
   return 0;
 }
 
-LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config",
-                      "loom hw-params [--config cfg.json] [--out loom_accel_pkg.sv]", hw_params);
+}  // namespace
+
+LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);
+LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", disasm);
+LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters", simulate);
+LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config", hw_params);
 
 }  // namespace loom::tools

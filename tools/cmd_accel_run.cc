@@ -1,9 +1,12 @@
 // `loom accel-run`: compiles a chosen int8 operator for the accelerator (schedule -> lowering ->
 // accelerator codegen), runs it on a backend, checks it against the naive reference and prints
 // the counters (and cycles / GEMM utilization on timed backends).
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "accel_backend.h"
+#include "cli.h"
 #include "command.h"
 #include "loom/codegen/accel.h"
 #include "loom/ir/eval.h"
@@ -17,16 +20,40 @@ namespace loom::tools {
 using namespace loom::ir;
 
 static int accel_run(const std::vector<std::string>& args) {
-  Options opt(args, {"print-ir", "disasm"});
-  if (opt.positional().size() != 1)
-    LOOM_THROW(Error, "usage: loom accel-run <dense|conv2d|add> [--backend fsim|rtl] [--config cfg.json] [--channels C] [--out-channels O] [--size HW] "
-                      "[--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]");
-  std::string op = opt.positional()[0];
-  accel::AccelConfig cfg = opt.has("config") ? accel::AccelConfig::load(opt.get("config")) : accel::default_config();
+  CLI::App app{"Compile an int8 operator for the accelerator, run it on a backend and verify it against the naive reference",
+               "loom accel-run"};
+  std::string op, config;
+  int C = 64, O = 64, hw = 14, stride = 1, pad = 1, vt = 2, oc_blocks = 1;
+  bool print_ir = false, disasm = false;
+  BackendOptions bo;
+  app.add_option("operator", op, "dense, conv2d or add")->required();
+  app.add_option("--config", config, "accelerator config (JSON; default: the built-in default config)")->check(CLI::ExistingFile);
+  number_option(app, "--channels", C, "input channels (a multiple of the config's block_in)", 1, 4096)->capture_default_str();
+  std::map<std::string, CLI::Option*> shaped = {
+      {"--out-channels", number_option(app, "--out-channels", O, "dense, conv2d: output channels (a multiple of block_out)", 1, 4096)},
+      {"--size", number_option(app, "--size", hw, "conv2d, add: height and width", 1, 256)},
+      {"--stride", number_option(app, "--stride", stride, "conv2d: stride", 1, 16)},
+      {"--pad", number_option(app, "--pad", pad, "conv2d: zero padding on every side", 0, 16)},
+      {"--oc-blocks", number_option(app, "--oc-blocks", oc_blocks, "conv2d: output-channel blocks per tile (default: chosen)", 1, 256)}};
+  for (auto& [name, o] : shaped)
+    if (name != "--oc-blocks") o->capture_default_str();
+  number_option(app, "--vthreads", vt, "virtual threads (contexts whose loads overlap the other's compute)", 1, 64)->capture_default_str();
+  app.add_flag("--print-ir", print_ir, "print the lowered loop IR");
+  app.add_flag("--disasm", disasm, "print the instruction stream");
+  add_backend_options(app, bo);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  // The options an operator does not use are errors rather than silently ignored.
+  std::map<std::string, std::vector<std::string>> uses = {
+      {"dense", {"--out-channels"}}, {"conv2d", {"--out-channels", "--size", "--stride", "--pad", "--oc-blocks"}}, {"add", {"--size"}}};
+  if (!uses.count(op)) LOOM_THROW(Error, "unknown operator '", op, "' (dense, conv2d, add)");
+  for (auto& [name, o] : shaped)
+    if (o->count() && std::find(uses[op].begin(), uses[op].end(), name) == uses[op].end())
+      LOOM_THROW(Error, name, " does not apply to ", op);
+  accel::AccelConfig cfg = config.empty() ? accel::default_config() : accel::AccelConfig::load(config);
   ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
-  int C = int(opt.get_int("channels", 64)), O = int(opt.get_int("out-channels", 64)), vt = int(opt.get_int("vthreads", 2));
   if (C % b.block_in || O % b.block_out)
     LOOM_THROW(ShapeError, "channels (", C, ") and out-channels (", O, ") must be multiples of the config's blocks (", b.block_in, ", ", b.block_out, ")");
+  if (op == "conv2d" && hw + 2 * pad < 3) LOOM_THROW(Error, "conv2d: --size ", hw, " with --pad ", pad, " is smaller than the 3x3 kernel");
   std::vector<Tensor> inputs;
   ops::QuantizedStages q;
   schedule::Schedule* sched = nullptr;
@@ -42,19 +69,17 @@ static int accel_run(const std::vector<std::string>& args) {
     inputs = {X, W};
     macs = double(b.batch) * C * O;
   } else if (op == "conv2d") {
-    int hw = int(opt.get_int("size", 14)), stride = int(opt.get_int("stride", 1)), pad = int(opt.get_int("pad", 1));
     Tensor X = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "X");
     Tensor W = placeholder({O / b.block_out, C / b.block_in, 3, 3, b.block_out, b.block_in}, DataType::Int(8), "W");
     q = ops::conv2d_int8_blocked(X, W, stride, pad, {8, true});
     holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
     int out = (hw + 2 * pad - 3) / stride + 1;
     ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, O / b.block_out, vt, cfg.acc_depth());
-    if (opt.has("oc-blocks")) t.oc_blocks = int(opt.get_int("oc-blocks", 1));
+    if (shaped["--oc-blocks"]->count()) t.oc_blocks = oc_blocks;
     ops::schedule_conv2d_int8_accel(*holder, q, b, t);
     inputs = {X, W};
     macs = double(b.batch) * O * C * 9 * out * out;
   } else if (op == "add") {
-    int hw = int(opt.get_int("size", 14));
     Tensor A = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "A");
     Tensor B = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "B");
     Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
@@ -68,17 +93,15 @@ static int accel_run(const std::vector<std::string>& args) {
     ops::schedule_add_int8_accel(*holder, add, b, t);
     inputs = {A, B, Eye};
     macs = 2.0 * C * hw * hw * b.block_in;  // the two widening GEMMs
-  } else {
-    LOOM_THROW(Error, "unknown operator '", op, "' (dense, conv2d, add)");
   }
   sched = holder.get();
   std::vector<Tensor> fargs = inputs;
   fargs.push_back(q.out);
   LoweredFunc f = schedule::lower(*sched, fargs, op);
-  if (opt.has("print-ir")) std::cout << f << "\n";
+  if (print_ir) std::cout << f << "\n";
   codegen::AccelModule m = codegen::build_accel(f, cfg);
-  auto dev = open_accel_backend(opt, cfg);
-  if (opt.has("disasm")) std::cout << m.disassemble(*dev);
+  auto dev = open_accel_backend(bo, cfg);
+  if (disasm) std::cout << m.disassemble(*dev);
   std::vector<NDArray> arrays;
   std::map<const Operation*, NDArray> in;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -109,10 +132,6 @@ static int accel_run(const std::vector<std::string>& args) {
   return bad ? 1 : 0;
 }
 
-LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it",
-                      std::string("loom accel-run <dense|conv2d|add> [--config cfg.json] [--channels C] [--out-channels O]\n"
-                                  "               [--size HW] [--stride S] [--pad P] [--vthreads V] [--oc-blocks N] [--print-ir] [--disasm]\n"
-                                  "               ") + kBackendUsage,
-                      accel_run);
+LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it", accel_run);
 
 }  // namespace loom::tools

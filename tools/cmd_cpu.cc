@@ -1,11 +1,13 @@
 // CPU subcommands: `loom run` compiles a built-in workload with the LLVM backend, runs it on
 // random data, checks it against the naive reference and reports the time; `loom export` writes
 // it as a shared library that `loom run --load` (or runtime::Module::load) reads back.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 
+#include "cli.h"
 #include "command.h"
 #include "cpu_run.h"
 #include "loom/codegen/llvm.h"
@@ -34,7 +36,7 @@ std::vector<NDArray> make_args(const BuiltWorkload& w, uint64_t seed) {
 }  // namespace
 
 CpuRunReport run_cpu_workload(const std::string& name, int size, const CpuRunOptions& opt, std::ostream& log) {
-  BuiltWorkload w = find_workload(name).build(size);
+  BuiltWorkload w = build_workload(name, size);
   CpuRunReport r;
   auto t0 = std::chrono::steady_clock::now();
   ir::LoweredFunc f = schedule::lower(*w.schedule, w.args(), name);
@@ -73,42 +75,65 @@ void print_report(const std::string& name, const CpuRunReport& r, bool verified,
 
 int run_model_cmd(const std::vector<std::string>& args);  // cmd_model.cc
 
-static int run_cmd(const std::vector<std::string>& args) {
-  // `loom run model.loom ...` runs a compiled model; otherwise a built-in workload.
-  if (!args.empty() && args[0].size() > 5 && args[0].compare(args[0].size() - 5, 5, ".loom") == 0) return run_model_cmd(args);
-  Options opt(args, {"print-ir", "no-verify"});
-  if (opt.positional().size() != 1)
-    LOOM_THROW(Error, "usage: loom run <workload> [--size N] [--threads T] [--reps R] [--print-ir] [--no-verify] [--load lib.so]");
+namespace {
+
+std::string workload_names() {
+  std::string names;
+  for (auto& w : builtin_workloads()) names += (names.empty() ? "" : ", ") + w.name;
+  return names;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_cmd(const std::vector<std::string>& args) {
+  // `loom run model.loom ...` runs a compiled model (cmd_model.cc); otherwise a built-in workload.
+  if (std::any_of(args.begin(), args.end(), [](const std::string& a) { return a[0] != '-' && ends_with(a, ".loom"); })) {
+    bool help = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
+    return run_model_cmd(help ? std::vector<std::string>{"--help"} : args);  // the help, even if the model does not exist
+  }
+  CLI::App app{"Compile a built-in workload for the CPU, run it on random data, verify it against the naive reference and time it",
+               "loom run"};
+  app.footer("workloads: " + workload_names() + " (see `loom lower`)\n`loom run model.loom --help` lists the options for compiled models.");
+  std::string workload;
+  int size = 0;
   CpuRunOptions o;
-  o.threads = static_cast<int>(opt.get_int("threads", 0));
-  o.reps = static_cast<int>(opt.get_int("reps", 5));
-  o.print_ir = opt.has("print-ir");
-  o.verify = !opt.has("no-verify");
-  o.load_path = opt.get("load");
-  auto r = run_cpu_workload(opt.positional()[0], static_cast<int>(opt.get_int("size", 0)), o, std::cout);
-  print_report(opt.positional()[0], r, o.verify, std::cout);
+  bool no_verify = false;
+  app.add_option("workload", workload, "built-in workload (" + workload_names() + ")")->required();
+  number_option(app, "--size", size, "problem size (default: the workload's own)", 1, 65536);
+  number_option(app, "--threads", o.threads, "threads (default: all cores)", 1, 1024);
+  number_option(app, "--reps", o.reps, "timed runs (the best one is reported)", 1, 100000)->capture_default_str();
+  app.add_flag("--print-ir", o.print_ir, "print the loop IR");
+  app.add_flag("--no-verify", no_verify, "skip the check against the naive reference");
+  app.add_option("--load", o.load_path, "call the function from a library written by `loom export` instead of JIT-compiling")
+      ->check(CLI::ExistingFile);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  o.verify = !no_verify;
+  auto r = run_cpu_workload(workload, size, o, std::cout);
+  print_report(workload, r, o.verify, std::cout);
   return o.verify && r.max_abs_error > 1e-3 ? 1 : 0;
 }
 
-static int export_cmd(const std::vector<std::string>& args) {
-  Options opt(args);
-  if (opt.positional().size() != 2) LOOM_THROW(Error, "usage: loom export <workload> <out.so> [--size N]");
+int export_cmd(const std::vector<std::string>& args) {
+  CLI::App app{"Compile a built-in workload into a shared library (`loom run --load` and runtime::Module::load read it)", "loom export"};
+  std::string workload;
+  int size = 0;
   CpuRunOptions o;
-  o.export_path = opt.positional()[1];
+  app.add_option("workload", workload, "built-in workload (" + workload_names() + ")")->required();
+  app.add_option("out", o.export_path, "shared library to write")->required()->check(output_file());
+  number_option(app, "--size", size, "problem size (default: the workload's own)", 1, 65536);
+  if (int rc = parse(app, args); rc >= 0) return rc;
   o.verify = false;
   o.reps = 1;
-  run_cpu_workload(opt.positional()[0], static_cast<int>(opt.get_int("size", 0)), o, std::cout);
-  std::cout << "wrote " << o.export_path << " (function '" << opt.positional()[0] << "')\n";
+  run_cpu_workload(workload, size, o, std::cout);
+  std::cout << "wrote " << o.export_path << " (function '" << workload << "')\n";
   return 0;
 }
 
-LOOM_REGISTER_COMMAND("run", "compile a built-in workload for the CPU, run, verify and time it",
-                      "loom run model.loom [--input x.npy] [--output y.npy] [--reference r.npy] [--threads T] [--profile]  (see loom run model.loom --help)\n"
-                      "loom run <workload> [--size N] [--threads T] [--reps R] [--print-ir] [--no-verify] [--load lib.so]\n"
-                      "  workloads: gemm, conv2d, softmax (see `loom lower`)\n"
-                      "  --load  call the function from a library written by `loom export` instead of JIT-compiling",
-                      run_cmd);
-LOOM_REGISTER_COMMAND("export", "compile a built-in workload into a shared library", "loom export <workload> <out.so> [--size N]",
-                      export_cmd);
+}  // namespace
+
+LOOM_REGISTER_COMMAND("run", "run a compiled model (model.loom), or compile, run, verify and time a built-in workload", run_cmd);
+LOOM_REGISTER_COMMAND("export", "compile a built-in workload into a shared library", export_cmd);
 
 }  // namespace loom::tools

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "accel_backend.h"
+#include "cli.h"
 #include "command.h"
 #include "cpu_run.h"
 #include "loom/accel/examples.h"
@@ -59,7 +60,12 @@ static int demo_model(const std::string& name, std::ostream& os) {
 #endif
 
 static int demo(const std::vector<std::string>& args) {
-  Options opt(args);
+  CLI::App app{"Run Loom's built-in default workloads end to end (CPU workloads, ResNet-18, an accelerator matmul) and verify them",
+               "loom demo"};
+  BackendOptions bo;
+  add_backend_options(app, bo);
+  app.footer("The backend runs the accelerator part (default: the functional simulator).");
+  if (int rc = parse(app, args); rc >= 0) return rc;
   std::cout << "Loom demo: tensor expressions -> schedules -> loop IR -> LLVM (" << codegen::host_target_description() << ")\n";
   int failures = 0;
   for (auto [name, size] : {std::pair{"gemm", 128}, std::pair{"conv2d", 14}, std::pair{"softmax", 16}}) {
@@ -76,7 +82,7 @@ static int demo(const std::vector<std::string>& args) {
   accel::AccelConfig cfg = accel::default_config();
   auto dev = make_accel_device("fsim", cfg.to_json());
   accel::Program p = accel::matmul_program(*dev, cfg, 16, 64, 256, 7);
-  auto target = open_accel_backend(opt, cfg);
+  auto target = open_accel_backend(bo, cfg);
   accel::ProgramResult r = accel::run_program(p, *target);
   std::cout << "accel: int8 matmul 16x64x256 on " << target->name() << " (config '" << cfg.name << "'): " << p.insn_count
             << " instructions, " << r.counters["gemm_macs"] << " MACs, " << r.counters["dma_load_bytes"] << " bytes loaded, ";
@@ -89,7 +95,6 @@ static int demo(const std::vector<std::string>& args) {
   return failures ? 1 : 0;
 }
 
-LOOM_REGISTER_COMMAND("demo", "run Loom's built-in default workloads end to end and verify them",
-                      std::string("loom demo ") + kBackendUsage + "\n  (the backend runs the accelerator part; default: the functional simulator)", demo);
+LOOM_REGISTER_COMMAND("demo", "run Loom's built-in default workloads end to end and verify them", demo);
 
 }  // namespace loom::tools

@@ -1,6 +1,7 @@
 // `loom lower`: print the loop IR of a built-in workload, optionally after every pass.
 #include <iostream>
 
+#include "cli.h"
 #include "command.h"
 #include "loom/ir/printer.h"
 #include "loom/schedule/lower.h"
@@ -9,23 +10,27 @@
 namespace loom::tools {
 
 static int run_lower(const std::vector<std::string>& args) {
-  Options opt(args, {"all-passes"});
-  if (opt.positional().size() != 1) LOOM_THROW(Error, "usage: loom lower <workload> [--size N] [--all-passes]");
-  BuiltWorkload w = find_workload(opt.positional()[0]).build(static_cast<int>(opt.get_int("size", 0)));
+  CLI::App app{"Print the loop IR of a built-in workload", "loom lower"};
+  std::string names;
+  for (auto& w : builtin_workloads()) names += (names.empty() ? "" : ", ") + w.name;
+  std::string workload;
+  int size = 0;
+  bool all_passes = false;
+  app.add_option("workload", workload, "built-in workload (" + names + ")")->required();
+  number_option(app, "--size", size, "problem size (default: the workload's own)", 1, 65536);
+  app.add_flag("--all-passes", all_passes, "print the IR after every lowering pass");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  BuiltWorkload w = build_workload(workload, size);
   schedule::LowerOptions lo;
-  if (opt.has("all-passes")) {
+  if (all_passes) {
     lo.dump_ir = true;
     lo.dump_stream = &std::cout;
   }
-  ir::LoweredFunc f = schedule::lower(*w.schedule, w.args(), opt.positional()[0], lo);
-  if (!opt.has("all-passes")) std::cout << f;
+  ir::LoweredFunc f = schedule::lower(*w.schedule, w.args(), workload, lo);
+  if (!all_passes) std::cout << f;
   return 0;
 }
 
-LOOM_REGISTER_COMMAND("lower", "print the loop IR of a built-in workload",
-                      "loom lower <workload> [--size N] [--all-passes]\n"
-                      "  workloads: gemm, conv2d, softmax\n"
-                      "  --all-passes  print the IR after every lowering pass",
-                      run_lower);
+LOOM_REGISTER_COMMAND("lower", "print the loop IR of a built-in workload", run_lower);
 
 }  // namespace loom::tools

@@ -1,8 +1,6 @@
 // `loom compile`, `loom run model.loom`, `loom bench model.loom`: whole models on the CPU.
-// Options are parsed with CLI11: unknown options, malformed numbers and out-of-range values are
-// errors.
-#include <CLI/CLI.hpp>
-
+// Options are parsed with CLI11 (cli.h): unknown options, malformed numbers and out-of-range values
+// are errors.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli.h"
 #include "command.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
@@ -26,17 +25,6 @@
 namespace loom::tools {
 
 namespace {
-
-// Parses `args` with `app`; returns -1 to go on, or the exit code (help printed, or a usage error).
-int parse(CLI::App& app, const std::vector<std::string>& args) {
-  std::vector<std::string> rev(args.rbegin(), args.rend());
-  try {
-    app.parse(rev);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return -1;
-}
 
 std::vector<int64_t> parse_shape(const std::string& text, const std::string& what) {
   std::vector<int64_t> shape;
@@ -71,11 +59,11 @@ int compile_cmd(const std::vector<std::string>& args) {
   int threads = 0;
   int64_t batch = 1, image = 224;
   app.add_option("model", model, "model.onnx, or a built-in model: resnet18, resnet50, mobilenet_v2, mlp")->required();
-  app.add_option("--batch", batch, "batch size of a built-in model")->check(CLI::Range(1, 1024));
-  app.add_option("--image", image, "image size of a built-in model")->check(CLI::Range(32, 1024));
-  app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)");
+  number_option(app, "--batch", batch, "batch size of a built-in model", 1, 1024)->capture_default_str();
+  number_option(app, "--image", image, "image size of a built-in model", 32, 1024)->capture_default_str();
+  app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")->check(output_file());
   app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
-  app.add_option("--threads", threads, "threads for compile-time work (default: all)")->check(CLI::Range(1, 1024));
+  number_option(app, "--threads", threads, "threads for compile-time work (default: all)", 1, 1024);
   app.add_flag("--dump-graph", dump, "print the graph after every pass");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   if (int rc = parse(app, args); rc >= 0) return rc;
@@ -85,11 +73,6 @@ int compile_cmd(const std::vector<std::string>& args) {
   if (!builtin && !std::filesystem::is_regular_file(model))
     LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
   if (out.empty()) out = std::filesystem::path(model).filename().replace_extension(".loom").string();
-  {
-    // Fail on an unwritable output before spending time compiling.
-    auto parent = std::filesystem::path(out).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent)) LOOM_THROW(Error, "cannot write '", out, "': no folder '", parent.string(), "'");
-  }
   frontend::OnnxImportOptions io;
   for (auto& s : shapes) {
     auto eq = s.find('=');
@@ -134,11 +117,11 @@ int run_model_cmd(const std::vector<std::string>& args) {
   bool profile = false;
   app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
   app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)");
-  app.add_option("-o,--output", output, "write output 0 to this .npy file");
+  app.add_option("-o,--output", output, "write output 0 to this .npy file")->check(output_file());
   app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)");
-  app.add_option("--tolerance", tolerance, "largest relative error --reference accepts")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 1024));
-  app.add_option("--seed", seed, "seed of the random inputs");
+  number_option(app, "--tolerance", tolerance, "largest relative error --reference accepts", 0.0, 1.0)->capture_default_str();
+  number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
+  number_option(app, "--seed", seed, "seed of the random inputs", 0, UINT64_MAX)->capture_default_str();
   app.add_flag("--profile", profile, "print the time of every kernel");
   if (int rc = parse(app, args); rc >= 0) return rc;
   set_threads(threads);
@@ -192,9 +175,9 @@ int bench_model_cmd(const std::vector<std::string>& args) {
   std::string model;
   int threads = 0, reps = 20, warmup = 3;
   app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
-  app.add_option("--threads", threads, "threads (default: all cores)")->check(CLI::Range(1, 1024));
-  app.add_option("--reps", reps, "timed runs")->check(CLI::Range(1, 100000));
-  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000));
+  number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
+  number_option(app, "--reps", reps, "timed runs", 1, 100000)->capture_default_str();
+  number_option(app, "--warmup", warmup, "untimed runs first", 0, 1000)->capture_default_str();
   if (int rc = parse(app, args); rc >= 0) return rc;
   set_threads(threads);
   auto ex = runtime::GraphExecutor::load(model);
@@ -222,11 +205,7 @@ int bench_model_cmd(const std::vector<std::string>& args) {
 
 }  // namespace
 
-LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file",
-                      "loom compile model.onnx|resnet18|resnet50|mobilenet_v2|mlp [-o out.loom] [--batch N] [--image S] [--input-shape NAME=1x3x224x224] [--dump-graph] [--threads N]\n"
-                      "  (loom compile --help lists every option)",
-                      compile_cmd);
-LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles",
-                      "loom bench model.loom [--threads N] [--reps R] [--warmup W]", bench_model_cmd);
+LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file", compile_cmd);
+LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles", bench_model_cmd);
 
 }  // namespace loom::tools

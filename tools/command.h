@@ -1,5 +1,6 @@
 // Subcommand registry of the `loom` tool. Each cmd_*.cc file registers its subcommands with a
-// static LOOM_REGISTER_COMMAND, so adding a subcommand touches no other file.
+// static LOOM_REGISTER_COMMAND, so adding a subcommand touches no other file. A subcommand parses
+// its arguments with CLI11 (cli.h), so `loom NAME --help` (and `loom help NAME`) lists its options.
 #pragma once
 #include <functional>
 #include <map>
@@ -11,7 +12,6 @@ namespace loom::tools {
 struct Command {
   std::string name;
   std::string summary;  // one line for `loom help`
-  std::string usage;    // full usage text for `loom help NAME`
   std::function<int(const std::vector<std::string>& args)> run;
 };
 
@@ -19,20 +19,6 @@ std::map<std::string, Command>& command_registry();
 
 struct CommandRegistrar {
   explicit CommandRegistrar(Command c) { command_registry()[c.name] = std::move(c); }
-};
-
-// Simple `--key value` / `--flag` option parsing shared by subcommands.
-class Options {
- public:
-  Options(const std::vector<std::string>& args, const std::vector<std::string>& flags = {});
-  bool has(const std::string& key) const { return values_.count(key) != 0; }
-  std::string get(const std::string& key, const std::string& fallback = "") const;
-  long long get_int(const std::string& key, long long fallback) const;
-  const std::vector<std::string>& positional() const { return positional_; }
-
- private:
-  std::map<std::string, std::string> values_;
-  std::vector<std::string> positional_;
 };
 
 }  // namespace loom::tools

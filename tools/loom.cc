@@ -1,10 +1,10 @@
-// `loom`: the command-line entry point. Subcommands live in cmd_*.cc files.
+// `loom`: the command-line entry point. Subcommands live in cmd_*.cc files and parse their own
+// options with CLI11 (cli.h).
 #include <algorithm>
 #include <exception>
 #include <iostream>
 
 #include "command.h"
-#include "loom/runtime/error.h"
 
 namespace loom::tools {
 
@@ -13,53 +13,21 @@ std::map<std::string, Command>& command_registry() {
   return registry;
 }
 
-Options::Options(const std::vector<std::string>& args, const std::vector<std::string>& flags) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) == 0) {
-      std::string key = a.substr(2);
-      auto eq = key.find('=');
-      if (eq != std::string::npos) {
-        values_[key.substr(0, eq)] = key.substr(eq + 1);
-      } else if (std::find(flags.begin(), flags.end(), key) != flags.end() || i + 1 == args.size()) {
-        values_[key] = "1";
-      } else {
-        values_[key] = args[++i];
-      }
-    } else {
-      positional_.push_back(a);
-    }
-  }
-}
-
-std::string Options::get(const std::string& key, const std::string& fallback) const {
-  auto it = values_.find(key);
-  return it == values_.end() ? fallback : it->second;
-}
-
-long long Options::get_int(const std::string& key, long long fallback) const {
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  try {
-    return std::stoll(it->second);
-  } catch (const std::exception&) {
-    LOOM_THROW(Error, "option --", key, " expects an integer, got '", it->second, "'");
-  }
-}
-
+// `loom help`: the commands; `loom help NAME`: NAME's options (as `loom NAME --help`).
 static int print_help(const std::vector<std::string>& args) {
   auto& reg = command_registry();
-  if (!args.empty() && reg.count(args[0])) {
-    std::cout << reg[args[0]].usage << "\n";
-    return 0;
+  if (args.size() == 1 && reg.count(args[0]) && args[0] != "help") return reg[args[0]].run({"--help"});
+  if (!args.empty() && args[0] != "help" && args[0] != "--help" && args[0] != "-h") {
+    std::cerr << "loom help: error: unknown command '" << args[0] << "' (try `loom help`)\n";
+    return 2;
   }
   std::cout << "usage: loom <command> [options]\n\ncommands:\n";
   for (auto& [name, cmd] : reg) std::cout << "  " << name << std::string(14 - std::min<size_t>(13, name.size()), ' ') << cmd.summary << "\n";
-  std::cout << "\n`loom help <command>` shows a command's options.\n";
+  std::cout << "\n`loom <command> --help` (or `loom help <command>`) lists a command's options.\n";
   return 0;
 }
 
-LOOM_REGISTER_COMMAND("help", "show commands, or one command's usage", "loom help [command]", print_help);
+LOOM_REGISTER_COMMAND("help", "show the commands, or one command's options", print_help);
 
 }  // namespace loom::tools
 
@@ -70,27 +38,27 @@ void register_rtl_sim();
 
 int main(int argc, char** argv) {
   using namespace loom::tools;
-  // Accelerator backends register by name; referencing them here also keeps their libraries linked.
-  loom::sim::register_functional_sim();
-#ifdef LOOM_HAVE_RTL
-  loom::sim::register_rtl_sim();
-#endif
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string name = args.empty() ? "help" : args[0];
-  if (!args.empty()) args.erase(args.begin());
-  auto& reg = command_registry();
-  auto it = reg.find(name);
-  if (it == reg.end()) {
-    std::cerr << "loom: unknown command '" << name << "' (try `loom help`)\n";
-    return 2;
-  }
+  std::string name = argc > 1 ? argv[1] : "help";
+  if (name == "--help" || name == "-h") name = "help";
   try {
+    // Accelerator backends register by name; referencing them here also keeps their libraries linked.
+    loom::sim::register_functional_sim();
+#ifdef LOOM_HAVE_RTL
+    loom::sim::register_rtl_sim();
+#endif
+    std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
+    auto& reg = command_registry();
+    auto it = reg.find(name);
+    if (it == reg.end()) {
+      std::cerr << "loom: unknown command '" << name << "' (try `loom help`)\n";
+      return 2;
+    }
     return it->second.run(args);
-  } catch (const loom::Error& e) {
+  } catch (const std::exception& e) {  // loom::Error and everything else
     std::cerr << "loom " << name << ": error: " << e.what() << "\n";
     return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "loom " << name << ": error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "loom " << name << ": error: unknown exception\n";
     return 1;
   }
 }

@@ -59,9 +59,9 @@ BuiltWorkload softmax(int size) {
 
 const std::vector<WorkloadInfo>& builtin_workloads() {
   static const std::vector<WorkloadInfo> list = {
-      {"gemm", "fp32 C = A x B, packed and register-tiled (size = n, default 256)", gemm},
-      {"conv2d", "fp32 3x3 conv, 64->64 channels, NCHW (size = height/width, default 28)", conv2d},
-      {"softmax", "fp32 row softmax over 1000 classes (size = rows, default 64)", softmax},
+      {"gemm", "fp32 C = A x B, packed and register-tiled (size = n, a multiple of 32, default 256)", gemm, 8192},
+      {"conv2d", "fp32 3x3 conv, 64->64 channels, NCHW (size = height/width, default 28)", conv2d, 1024},
+      {"softmax", "fp32 row softmax over 1000 classes (size = rows, default 64)", softmax, 65536},
   };
   return list;
 }
@@ -73,6 +73,12 @@ const WorkloadInfo& find_workload(const std::string& name) {
     names += (names.empty() ? "" : ", ") + w.name;
   }
   LOOM_THROW(Error, "unknown workload '", name, "' (built-in: ", names, ")");
+}
+
+BuiltWorkload build_workload(const std::string& name, int size) {
+  const WorkloadInfo& w = find_workload(name);
+  if (size < 0 || size > w.max_size) LOOM_THROW(Error, "--size: Value ", size, " not in range 1 to ", w.max_size, " for ", name);
+  return w.build(size);
 }
 
 }  // namespace loom::tools
