@@ -241,3 +241,37 @@ TEST(BuiltinModels, CompiledMatchesTheNaiveInterpreter) {
 
 }  // namespace
 }  // namespace loom::graph
+
+namespace loom::graph {
+namespace {
+
+// Schedules follow the target: compiled for an AVX2-only CPU (8 float lanes, 16 vector registers:
+// channel blocks of 8, shorter register tiles), the models still match the interpreter. The code
+// runs on this host whenever the host has AVX2 (AVX-512 hosts do).
+TEST(BuiltinModels, CompiledForAnAvx2Target) {
+  BuildOptions o;
+  o.llvm.target_cpu = "znver3";
+  EXPECT_EQ(codegen::target_info(o.llvm).float32_lanes(), 8);
+  EXPECT_EQ(codegen::target_info(o.llvm).vector_registers, 16);
+  for (const std::string& name : {std::string("resnet18"), std::string("mobilenet_v2")}) {
+    Graph g = builtin_model(name, 1, 64);
+    BuildResult r = build(g, o);
+    bool blocked_by_8 = false;
+    for (auto& n : r.graph.nodes)
+      blocked_by_8 |= n.is_op() && n.op == "conv2d" && n.attrs.get_string("layout", "") == "NCHWc" && n.type.shape.back() == 8;
+    EXPECT_TRUE(blocked_by_8) << name;
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) continue;
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
+    NDArray x = random(ex.input_spec(0).shape, 12);
+    NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+    double scale = 0, err = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      scale = std::max(scale, std::fabs(want.get_as_double(i)));
+      err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+    }
+    EXPECT_LE(err, 1e-4 * scale) << name;
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph
