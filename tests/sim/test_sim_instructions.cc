@@ -2,6 +2,8 @@
 // values computed here in plain C++.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "accel/accel_harness.h"
 
 namespace loom::accel {
@@ -150,27 +152,39 @@ struct AluCase {
   int32_t value;
 };
 
+// Every ALU op on acc0 = acc0 op (imm or acc1), checked on the stored int8 and on the whole int32
+// accumulator, read back a byte at a time: ALU adds copy acc0 into acc2..acc5 (zero padding of
+// the accumulator LOAD), shifts by 8, 16 and 24 bring each byte down, and a STORE writes the low
+// bytes. Shift amounts cover [-40, 40] (beyond 24 an arithmetic and a logical shift of a negative
+// value differ even in the low byte; beyond 31 they saturate) on values of every sign and size.
 TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   const int n = B * BO;
   auto a = test::random_values<int32_t>(n, 4, -100000, 100000), b = test::random_values<int32_t>(n, 5, -1000, 1000);
-  std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -4, 12);
+  const int32_t extremes[] = {INT32_MIN, INT32_MAX, -1, 1, -100000, int32_t(0x80000001), -2, 0x40000000};
+  for (int e = 0; e < 8 && e < n; ++e) a[e] = extremes[e];
+  std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -40, 40);
+  for (int e = 0; e < 6 && e < n; ++e) shifts[e] = std::vector<int32_t>{31, 25, -31, 32, -33, 28}[e];
   for (AluCase t : {AluCase{AluOp::Min, false, 0}, AluCase{AluOp::Max, false, 0}, AluCase{AluOp::Add, false, 0}, AluCase{AluOp::Mul, false, 0},
                     AluCase{AluOp::Shr, false, 0}, AluCase{AluOp::Min, true, 77}, AluCase{AluOp::Max, true, -5}, AluCase{AluOp::Add, true, -300},
-                    AluCase{AluOp::Mul, true, 3}, AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}}) {
+                    AluCase{AluOp::Mul, true, 3}, AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}, AluCase{AluOp::Shr, true, 25},
+                    AluCase{AluOp::Shr, true, 31}, AluCase{AluOp::Shr, true, -27}}) {
     SCOPED_TRACE(std::string(to_string(t.op)) + (t.imm ? " imm " + std::to_string(t.value) : ""));
     AccelHarness h(cfg);
     std::vector<int32_t> second = t.op == AluOp::Shr ? shifts : b;
     std::vector<int32_t> both = a;
     both.insert(both.end(), second.begin(), second.end());
     auto in = h.upload(both);
-    auto out = h.drv.alloc(n * 4);
-    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 2, 2);  // acc0 = a, acc1 = b
+    auto out = h.drv.alloc(5 * n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 2, 2, 0, 0, 0, 4);  // acc0 = a, acc1 = b, acc2..acc5 = 0
     h.drv.alu(UopKernelBuilder().push(0, 1).build(), t.op, t.imm, t.value);
+    h.drv.alu(UopKernelBuilder().loop(4, 1, 0).push(2, 0).build(), AluOp::Add, false);  // acc2..acc5 = acc0
+    for (int k = 1; k < 4; ++k) h.drv.alu(UopKernelBuilder().push(2 + k, 2 + k).build(), AluOp::Shr, true, 8 * k);
     h.drv.dep_push(Module::Compute, Module::Store);
     h.drv.dep_pop(Module::Compute, Module::Store);
     h.drv.store_2d(0, out.addr, 1, 1, 1);
+    h.drv.store_2d(2, out.addr + n, 1, 4, 4);
     auto counters = h.drv.synchronize();
-    auto got = h.download<int8_t>(out, n);
+    auto got = h.download<int8_t>(out, 5 * n);
     for (int e = 0; e < n; ++e) {
       int64_t x = a[e], y = t.imm ? t.value : second[e], r = 0;
       switch (t.op) {
@@ -178,11 +192,15 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
         case AluOp::Max: r = std::max(x, y); break;
         case AluOp::Add: r = x + y; break;
         case AluOp::Mul: r = x * y; break;
-        case AluOp::Shr: r = y >= 0 ? x >> y : x << -y; break;
+        case AluOp::Shr: r = y >= 0 ? x >> std::min<int64_t>(y, 31) : x << std::min<int64_t>(-y, 31); break;
       }
-      ASSERT_EQ(got[e], int8_t(int32_t(uint32_t(uint64_t(r))))) << "element " << e << " a=" << x << " b=" << y;
+      const int32_t want = int32_t(uint32_t(uint64_t(r)));
+      ASSERT_EQ(got[e], int8_t(want)) << "element " << e << " a=" << x << " b=" << y;
+      uint32_t acc = 0;
+      for (int k = 0; k < 4; ++k) acc |= uint32_t(uint8_t(got[(1 + k) * n + e])) << (8 * k);
+      ASSERT_EQ(int32_t(acc), want) << "accumulator of element " << e << " a=" << x << " b=" << y;
     }
-    EXPECT_EQ(counters["alu_ops"], uint64_t(n));
+    EXPECT_EQ(counters["alu_ops"], uint64_t(8 * n));
   }
 }
 
