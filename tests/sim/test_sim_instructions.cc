@@ -146,6 +146,70 @@ TEST_P(SimInstruction, LoadWithPaddingIntoWeightsAndAccumulators) {
       }
 }
 
+// Asymmetric zero padding (every side different, some zero) around rows that are contiguous in
+// DRAM (x_stride == x_size), into the input, weight and accumulator scratchpads. The padded input
+// goes through an identity GEMM, the padded weights through a GEMM with one random input, the
+// padded accumulators through an ALU add of 0; STORE shows all three.
+TEST_P(SimInstruction, LoadWithAsymmetricPaddingAtUnitStride) {
+  if (BI != BO) GTEST_SKIP();
+  struct Pads {
+    int rows, cols, py0, py1, px0, px1;
+  };
+  for (Pads p : {Pads{2, 3, 2, 0, 1, 3}, Pads{3, 2, 0, 3, 0, 1}, Pads{2, 2, 1, 2, 3, 0}, Pads{4, 1, 0, 1, 2, 0}, Pads{1, 4, 3, 1, 0, 2}}) {
+    SCOPED_TRACE("rows " + std::to_string(p.rows) + " cols " + std::to_string(p.cols) + " pads (" + std::to_string(p.py0) + "," +
+                 std::to_string(p.py1) + "," + std::to_string(p.px0) + "," + std::to_string(p.px1) + ")");
+    AccelHarness h(cfg);
+    const int pcol = p.cols + p.px0 + p.px1, n = (p.rows + p.py0 + p.py1) * pcol, m = p.rows * p.cols;
+    auto src = [&](int e) {  // DRAM entry of padded entry e, or -1 for padding
+      int r = e / pcol - p.py0, c = e % pcol - p.px0;
+      return r < 0 || r >= p.rows || c < 0 || c >= p.cols ? -1 : r * p.cols + c;
+    };
+    auto iimg = test::random_values<int8_t>(m * B * BI, 40, -128, 127);
+    auto wimg = test::random_values<int8_t>(m * BO * BI, 41, -128, 127);
+    auto aimg = test::random_values<int32_t>(m * B * BO, 42, -1000000, 1000000);
+    auto x = test::random_values<int8_t>(B * BI, 43, -128, 127);
+    auto di = h.upload(iimg), dw = h.upload(wimg), da = h.upload(aimg), dx = h.upload(x), deye = h.upload(identity_weights(cfg));
+    // Garbage loaded first where the padded blocks go: padding must overwrite it with zeros.
+    auto gi = h.upload(test::random_values<int8_t>(n * B * BI, 44, 1, 127));
+    auto gw = h.upload(test::random_values<int8_t>(n * BO * BI, 45, 1, 127));
+    auto ga = h.upload(test::random_values<int32_t>(n * B * BO, 46, 1, 127));
+    h.drv.load_2d(MemType::Inp, 0, gi.addr, 1, n, n);
+    h.drv.load_2d(MemType::Wgt, 0, gw.addr, 1, n, n);
+    h.drv.load_2d(MemType::Acc, 2 * n, ga.addr, 1, n, n);
+    auto out = h.drv.alloc(3 * n * B * BO);
+    h.drv.load_2d(MemType::Inp, 0, di.addr, p.rows, p.cols, p.cols, p.py0, p.py1, p.px0, p.px1);
+    h.drv.load_2d(MemType::Inp, n, dx.addr, 1, 1, 1);
+    h.drv.load_2d(MemType::Wgt, 0, dw.addr, p.rows, p.cols, p.cols, p.py0, p.py1, p.px0, p.px1);
+    h.drv.load_2d(MemType::Wgt, n, deye.addr, 1, 1, 1);
+    h.drv.dep_push(Module::Load, Module::Compute);
+    h.drv.dep_pop(Module::Load, Module::Compute);
+    h.drv.gemm(UopKernelBuilder().loop(2 * n, 1, 0, 0).push(0, 0, 0).build(), true);
+    h.drv.gemm(UopKernelBuilder().loop(n, 1, 1, 0).push(0, 0, n).build(), false);  // acc[e] = inp[e] x identity
+    h.drv.gemm(UopKernelBuilder().loop(n, 1, 0, 1).push(n, n, 0).build(), false);  // acc[n + e] = x . wgt[e]
+    h.drv.load_2d(MemType::Acc, 2 * n, da.addr, p.rows, p.cols, p.cols, p.py0, p.py1, p.px0, p.px1);
+    h.drv.alu(UopKernelBuilder().loop(n, 1, 1).push(2 * n, 2 * n).build(), AluOp::Add, true, 0);
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, 3 * n, 3 * n);
+    auto counters = h.drv.synchronize();
+    EXPECT_EQ(counters["dma_load_bytes_inp"], uint64_t((n + m + 1) * B * BI));  // padding is not transferred
+    EXPECT_EQ(counters["dma_load_bytes_wgt"], uint64_t((n + m + 1) * BO * BI));
+    EXPECT_EQ(counters["dma_load_bytes_acc"], uint64_t((n + m) * B * BO * 4));
+    auto got = h.download<int8_t>(out, 3 * n * B * BO);
+    for (int e = 0; e < n; ++e)
+      for (int b = 0; b < B; ++b)
+        for (int o = 0; o < BO; ++o) {
+          const int s = src(e);
+          int32_t dot = 0;
+          if (s >= 0)
+            for (int q = 0; q < BI; ++q) dot += int32_t(x[b * BI + q]) * wimg[(s * BO + o) * BI + q];
+          ASSERT_EQ(got[(e * B + b) * BO + o], s < 0 ? 0 : iimg[(s * B + b) * BI + o]) << "input entry " << e;
+          ASSERT_EQ(got[((n + e) * B + b) * BO + o], int8_t(dot)) << "weight entry " << e;
+          ASSERT_EQ(got[((2 * n + e) * B + b) * BO + o], s < 0 ? 0 : int8_t(aimg[(s * B + b) * BO + o])) << "accumulator entry " << e;
+        }
+  }
+}
+
 struct AluCase {
   AluOp op;
   bool imm;
