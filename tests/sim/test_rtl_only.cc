@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "accel/accel_harness.h"
 #include "loom/accel/examples.h"
@@ -47,6 +48,11 @@ TEST(RtlFaults, OutOfRangeDmaAnswersDecodeErrorAndNamesTheLoad) {
   std::string e = test::error_text<DeviceError>([&] { h.drv.synchronize(); });
   EXPECT_NE(e.find("instruction 0 (LOAD inp"), std::string::npos) << e;
   EXPECT_NE(e.find("DMA outside allocated device memory"), std::string::npos) << e;
+  // The DRAM model recorded the burst it answered with DECERR: address, length and cycle.
+  std::ostringstream burst;
+  burst << "AXI4 read burst at 0x" << std::hex << small.addr << std::dec << " (8 beats of 16 bytes) at cycle ";
+  EXPECT_NE(e.find(burst.str()), std::string::npos) << e;
+  EXPECT_NE(e.find("reaches memory outside every allocation: answered DECERR"), std::string::npos) << e;
   // The device was reset after the fault: the next stream runs normally.
   test::AccelHarness ok(default_config());
   EXPECT_NO_THROW(ok.drv.synchronize());

@@ -2,6 +2,7 @@
 // values computed here in plain C++.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "accel/accel_harness.h"
@@ -208,6 +209,83 @@ TEST_P(SimInstruction, LoadWithAsymmetricPaddingAtUnitStride) {
           ASSERT_EQ(got[((2 * n + e) * B + b) * BO + o], s < 0 ? 0 : int8_t(aimg[(s * B + b) * BO + o])) << "accumulator entry " << e;
         }
   }
+}
+
+// DMA rows that start a few beats below a 4 KiB boundary and run past it, and rows longer than
+// one 256-beat burst: AXI4 bursts may not cross 4 KiB, so the DMAs split them there (the RTL
+// backend's DRAM model fails the run on any burst that crosses). LOADs into inp, wgt and acc
+// (two rows each, each row crossing its own boundary) and STOREs, all checked bit-exactly.
+TEST_P(SimInstruction, DmaRowsAcross4KiBBoundaries) {
+  if (BI != BO) GTEST_SKIP();
+  AccelHarness h(cfg);
+  const int Ei = B * BI, Ew = BO * BI, Ea = B * BO * 4, Eo = B * BO;
+  auto below = [](int entry) { return std::max(1, (48 + entry - 1) / entry); };  // entries in 3 beats of 16 bytes (at least one)
+  const uint64_t region = h.dev->alloc(16 * 4096, 4096);
+  // A row start `below(entry)` entries before the 4 KiB page `page` of the region begins.
+  auto at = [&](int page, int entry) { return region + uint64_t(page) * 4096 - uint64_t(below(entry)) * entry; };
+  auto put = [&](uint64_t addr, const auto& v) { h.dev->write(addr, v.data(), v.size() * sizeof(v[0])); };
+  const int xi = below(Ei) + 3, xw = 2, xa = below(Ea) + 3, longx = 300;
+  const int a1 = 2 * xi, a2 = a1 + 2 * xw, a3 = a2 + 2 * xa, total = a3 + longx;  // accumulator / out entries
+  std::vector<std::vector<int8_t>> irow, wrow;
+  std::vector<std::vector<int32_t>> arow;
+  for (int r = 0; r < 2; ++r) {  // row r of each image lies 4 KiB after row r - 1
+    irow.push_back(test::random_values<int8_t>(xi * Ei, 50 + r, -128, 127));
+    wrow.push_back(test::random_values<int8_t>(xw * Ew, 52 + r, -128, 127));
+    arow.push_back(test::random_values<int32_t>(xa * B * BO, 54 + r, -1000000, 1000000));
+    put(at(1, Ei) + r * 4096, irow[r]);
+    put(at(3, Ew) + r * 4096, wrow[r]);
+    put(at(5, Ea) + r * 4096, arow[r]);
+  }
+  auto ilong = test::random_values<int8_t>(longx * Ei, 56, -128, 127);
+  put(at(8, Ei), ilong);
+  auto x = test::random_values<int8_t>(Ei, 57, -128, 127);
+  auto dx = h.upload(x), deye = h.upload(identity_weights(cfg));
+  h.drv.load_2d(MemType::Inp, 0, at(1, Ei), 2, xi, 4096 / Ei);
+  h.drv.load_2d(MemType::Inp, 2 * xi, dx.addr, 1, 1, 1);
+  h.drv.load_2d(MemType::Inp, 2 * xi + 1, at(8, Ei), 1, longx, longx);
+  h.drv.load_2d(MemType::Wgt, 0, deye.addr, 1, 1, 1);
+  h.drv.load_2d(MemType::Wgt, 1, at(3, Ew), 2, xw, 4096 / Ew);
+  h.drv.dep_push(Module::Load, Module::Compute);
+  h.drv.dep_pop(Module::Load, Module::Compute);
+  h.drv.gemm(UopKernelBuilder().loop(total, 1, 0, 0).push(0, 0, 0).build(), true);
+  h.drv.gemm(UopKernelBuilder().loop(2 * xi, 1, 1, 0).push(0, 0, 0).build(), false);           // copies of the input rows
+  h.drv.gemm(UopKernelBuilder().loop(2 * xw, 1, 0, 1).push(a1, 2 * xi, 1).build(), false);     // x . each weight entry
+  h.drv.gemm(UopKernelBuilder().loop(longx, 1, 1, 0).push(a3, 2 * xi + 1, 0).build(), false);  // copy of the long row
+  h.drv.load_2d(MemType::Acc, a2, at(5, Ea), 2, xa, 4096 / Ea);
+  h.drv.alu(UopKernelBuilder().loop(2 * xa, 1, 1).push(a2, a2).build(), AluOp::Add, true, 0);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, at(11, Eo), 2, a3 / 2, 4096 / Eo);
+  h.drv.store_2d(a3, at(13, Eo), 1, longx, longx);
+  h.drv.synchronize();
+  // The out entries, in order, as stored: two rows of a3 / 2 entries 4 KiB apart, then the long row.
+  std::vector<int8_t> got(size_t(total) * Eo);
+  for (int r = 0; r < 2; ++r) h.dev->read(at(11, Eo) + r * 4096, &got[size_t(r) * (a3 / 2) * Eo], size_t(a3 / 2) * Eo);
+  h.dev->read(at(13, Eo), &got[size_t(a3) * Eo], size_t(longx) * Eo);
+  for (int e = 0; e < total; ++e)
+    for (int b = 0; b < B; ++b)
+      for (int o = 0; o < BO; ++o) {
+        int8_t want;
+        if (e < a1) {
+          want = irow[e / xi][((e % xi) * B + b) * BI + o];
+        } else if (e < a2) {
+          int k = e - a1;
+          int32_t dot = 0;
+          for (int q = 0; q < BI; ++q) dot += int32_t(x[b * BI + q]) * wrow[k / xw][((k % xw) * BO + o) * BI + q];
+          want = int8_t(dot);
+        } else if (e < a3) {
+          int k = e - a2;
+          want = int8_t(arow[k / xa][((k % xa) * B + b) * BO + o]);
+        } else {
+          want = ilong[((e - a3) * B + b) * BI + o];
+        }
+        ASSERT_EQ(got[(size_t(e) * B + b) * BO + o], want) << "out entry " << e << " (inp rows < " << a1 << " <= weights < " << a2
+                                                             << " <= accumulators < " << a3 << " <= long row)";
+      }
+  // Nothing was written past the end of a stored row.
+  int8_t after = 1;
+  h.dev->read(at(11, Eo) + uint64_t(a3 / 2) * Eo, &after, 1);
+  EXPECT_EQ(after, 0);
 }
 
 struct AluCase {

@@ -29,7 +29,8 @@ struct Outputs {
   uint32_t bresp = 0, rdata = 0, rresp = 0;
   bool m_arvalid = false, m_rready = false, m_awvalid = false, m_wvalid = false, m_wlast = false, m_bready = false;
   uint64_t m_araddr = 0, m_awaddr = 0;
-  uint32_t m_arlen = 0, m_arid = 0, m_awlen = 0;
+  uint32_t m_arlen = 0, m_arid = 0, m_arsize = 0, m_arburst = 0, m_awlen = 0, m_awid = 0, m_awsize = 0, m_awburst = 0;
+  uint32_t m_wstrb = 0;  // one bit per byte lane
   std::array<uint8_t, kMaxBusBytes> m_wdata{};
 };
 

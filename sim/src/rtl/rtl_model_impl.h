@@ -81,10 +81,16 @@ class ModelImpl final : public Model {
     out.m_araddr = t.m_axi_araddr;
     out.m_arlen = t.m_axi_arlen;
     out.m_arid = t.m_axi_arid;
+    out.m_arsize = t.m_axi_arsize;
+    out.m_arburst = t.m_axi_arburst;
     out.m_rready = t.m_axi_rready;
     out.m_awvalid = t.m_axi_awvalid;
     out.m_awaddr = t.m_axi_awaddr;
     out.m_awlen = t.m_axi_awlen;
+    out.m_awid = t.m_axi_awid;
+    out.m_awsize = t.m_axi_awsize;
+    out.m_awburst = t.m_axi_awburst;
+    out.m_wstrb = uint32_t(t.m_axi_wstrb);
     out.m_wvalid = t.m_axi_wvalid;
     store_bytes(t.m_axi_wdata, out.m_wdata);
     out.m_wlast = t.m_axi_wlast;
