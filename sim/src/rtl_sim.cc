@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -135,7 +136,17 @@ struct RtlSim::Impl {
     if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
     dram.update(in, out);
     model->posedge();
+    if (model->failed() && !assertion_cycle) assertion_cycle = cycle;
     ++cycle;
+  }
+  std::optional<uint64_t> assertion_cycle;  // when the model's first assertion failure was seen
+  // What makes the run's results meaningless: the RTL broke an AXI4 rule (the DRAM model's
+  // checker) or one of its own SystemVerilog assertions. Empty if neither.
+  bool broken() const { return !dram.violation().empty() || model->failed(); }
+  std::string broken_rule() const {
+    if (!dram.violation().empty()) return dram.violation();
+    if (model->failed()) return "SystemVerilog assertion failed at cycle " + std::to_string(assertion_cycle.value_or(cycle)) + ": " + model->failure();
+    return "";
   }
   void step() {
     settle();
@@ -158,6 +169,8 @@ struct RtlSim::Impl {
     step();
     step();
     dram.clear();
+    model->clear_failure();
+    assertion_cycle.reset();
     in.rst_n = true;
     step();
   }
@@ -198,7 +211,7 @@ struct RtlSim::Impl {
     if (max_cycles == 0) return;
     auto t0 = std::chrono::steady_clock::now();
     uint64_t k = 0;
-    step_until([&] { return out.irq || ++k >= max_cycles || !dram.violation().empty(); });
+    step_until([&] { return out.irq || ++k >= max_cycles || broken(); });
     sim_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double sim_seconds = 0;
@@ -209,8 +222,8 @@ struct RtlSim::Impl {
     running = false;
     snapshot.clear();
     for (uint32_t off = reg::kStatus; off < kWaitRegsEnd; off += 4) snapshot[off] = reg_read(off);
-    if (!dram.violation().empty()) {  // the RTL broke the protocol: the run's results mean nothing
-      error = dram.violation() + " (the run started at cycle " + std::to_string(run_start) + ")";
+    if (broken()) {  // the run's results mean nothing
+      error = broken_rule() + " (the run started at cycle " + std::to_string(run_start) + ")";
       snapshot[reg::kStatus] = reg::kError;
       reset();
       return;
@@ -328,7 +341,7 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
     // Simulated time passes while the host polls: run a slice, or to the end of the run.
     uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle - d.run_start);
     d.advance(std::min<uint64_t>(left, 1u << 20));
-    if (d.out.irq || !d.dram.violation().empty()) d.end_run(false);
+    if (d.out.irq || d.broken()) d.end_run(false);
     else if (d.cycle - d.run_start >= d.opt.cycle_limit) d.end_run(true);
   }
   if (!d.running) {

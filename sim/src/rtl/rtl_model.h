@@ -41,6 +41,11 @@ class Model {
   virtual void eval_low(const Inputs& in, Outputs& out) = 0;
   // Rising clock edge (the registers take their next values), then the clock goes low again.
   virtual void posedge() = 0;
+  // A SystemVerilog assertion in the RTL failed (the first failure is kept until clear_failure):
+  // "hw/rtl/loom_fifo.sv:40: [0] %Error: ... Assertion failed in TOP.loom_accel...: <message>".
+  virtual bool failed() const = 0;
+  virtual std::string failure() const = 0;
+  virtual void clear_failure() = 0;
   virtual void open_trace(const std::string& path) = 0;
   virtual void dump(uint64_t time) = 0;  // records the signals at `time` (in half cycles)
   virtual void close_trace() = 0;
