@@ -71,6 +71,7 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
     try {
       if (k == "dram_latency") o.dram_latency = v.get<uint32_t>();
       else if (k == "dram_bytes_per_cycle") o.dram_bytes_per_cycle = v.get<double>();
+      else if (k == "dram_stall_rate") o.dram_stall_rate = v.get<double>();
       else if (k == "cycle_limit") o.cycle_limit = v.get<uint64_t>();
       else if (k == "fst") o.fst_path = v.get<std::string>();
       else if (k == "fst_begin") o.fst_begin = v.get<uint64_t>();
@@ -81,6 +82,8 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
     }
   }
   if (o.dram_bytes_per_cycle <= 0) LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
+  if (!(o.dram_stall_rate >= 0 && o.dram_stall_rate < 1))
+    LOOM_THROW(ConfigError, "RTL simulator options: dram_stall_rate must be in [0, 1), got ", o.dram_stall_rate);
   return o;
 }
 
@@ -112,7 +115,8 @@ struct RtlSim::Impl {
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes)
       : config(std::move(c)),
         opt(std::move(o)),
-        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle, rtl_axi_limits()) {
+        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle, rtl_axi_limits(),
+             opt.dram_stall_rate) {
     config.validate();
     model = rtl::make_model(config);
     if (!model) {

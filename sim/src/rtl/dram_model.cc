@@ -21,18 +21,28 @@ std::string DecodeError::describe(int bus_bytes) const {
   return os.str();
 }
 
-DramModel::DramModel(uint64_t base, uint64_t bytes, int bus_bytes, uint32_t latency, double bytes_per_cycle, AxiLimits limits)
+DramModel::DramModel(uint64_t base, uint64_t bytes, int bus_bytes, uint32_t latency, double bytes_per_cycle, AxiLimits limits,
+                     double stall_rate)
     : base_(base),
       mem_(new uint8_t[bytes]),
       allocator_(base, bytes),
       bus_(bus_bytes),
       latency_(latency),
       bytes_per_cycle_(bytes_per_cycle),
+      stall_threshold_(uint64_t(std::clamp(stall_rate, 0.0, 1.0) * 18446744073709551615.0)),
       limits_(std::move(limits)) {}
 
+bool DramModel::stalled(int channel) const {
+  if (!stall_threshold_) return false;
+  uint64_t x = now_ * 3 + uint64_t(channel) + 0x9e3779b97f4a7c15ull;  // splitmix64 of (cycle, channel)
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return (x ^ (x >> 31)) < stall_threshold_;
+}
+
 void DramModel::drive(Inputs& in) const {
-  in.m_arready = reads_.size() < kMaxQueued;
-  in.m_awready = writes_.size() < kMaxQueued;
+  in.m_arready = reads_.size() < kMaxQueued && !stalled(0);
+  in.m_awready = writes_.size() < kMaxQueued && !stalled(1);
   const bool beat_credit = credit_ >= bus_;
   in.m_rvalid = false;
   if (!reads_.empty() && reads_.front().ready_at <= now_ && beat_credit) {
@@ -44,7 +54,7 @@ void DramModel::drive(Inputs& in) const {
     in.m_rdata.fill(0);
     if (b.ok) std::memcpy(in.m_rdata.data(), mem_.get() + (b.addr + uint64_t(b.done) * bus_ - base_), bus_);
   }
-  in.m_wready = !writes_.empty() && beat_credit;
+  in.m_wready = !writes_.empty() && beat_credit && !stalled(2);
   in.m_bvalid = !responses_.empty() && responses_.front().ready_at <= now_;
   in.m_bresp = in.m_bvalid && !responses_.front().ok ? 3 : 0;
 }

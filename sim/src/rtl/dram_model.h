@@ -2,6 +2,7 @@
 // bursts `latency` cycles after the request and write bursts `latency` cycles after their last
 // beat, with beats limited by a shared bandwidth budget (bytes per cycle). Bursts that touch
 // memory outside one live allocation answer DECERR (and are not performed); each is recorded.
+// Optionally it holds its READYs low at random (back-pressure).
 //
 // It is also a checker of the AXI4 rules the RTL (the master) must obey, every cycle:
 //   * handshake: once ARVALID / AWVALID / WVALID is high without READY, it stays high and the
@@ -42,7 +43,10 @@ struct DecodeError {
 
 class DramModel {
  public:
-  DramModel(uint64_t base, uint64_t bytes, int bus_bytes, uint32_t latency, double bytes_per_cycle, AxiLimits limits);
+  // stall_rate: fraction of cycles in which ARREADY, AWREADY and WREADY are held low (each
+  // channel on its own; reproducible pseudo-random back-pressure).
+  DramModel(uint64_t base, uint64_t bytes, int bus_bytes, uint32_t latency, double bytes_per_cycle, AxiLimits limits,
+            double stall_rate = 0);
   DeviceMemoryAllocator& allocator() { return allocator_; }
   uint8_t* host_ptr(uint64_t addr) { return mem_.get() + (addr - base_); }
 
@@ -66,6 +70,7 @@ class DramModel {
     bool ok = true;
   };
   bool in_range(uint64_t addr, uint64_t bytes) const { return allocator_.contains(addr, bytes); }
+  bool stalled(int channel) const;  // this cycle's back-pressure on channel 0 (AR), 1 (AW) or 2 (W)
   void check(const Inputs& in, const Outputs& out);
   void check_burst(const char* channel, char x, uint64_t addr, uint32_t len, uint32_t size, uint32_t burst);
   template <typename... Args>
@@ -77,6 +82,7 @@ class DramModel {
   int bus_;
   uint32_t latency_;
   double bytes_per_cycle_, credit_ = 0;
+  uint64_t stall_threshold_ = 0;  // a cycle's hash below it stalls the channel
   AxiLimits limits_;
   uint64_t now_ = 0;
   std::deque<Burst> reads_, writes_, responses_;  // responses_: write bursts waiting for B
