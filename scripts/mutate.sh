@@ -36,6 +36,7 @@ patches=()
 while [ $# -gt 0 ]; do
   case $1 in
     -j) jobs=$2; shift 2 ;;
+    -j*) jobs=${1#-j}; shift ;;
     -d) scratch=$2; shift 2 ;;
     --min-score) min_score=$2; shift 2 ;;
     --no-baseline) baseline=0; shift ;;
