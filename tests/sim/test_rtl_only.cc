@@ -182,6 +182,27 @@ TEST(RtlProtocol, BackPressureOnEveryChannel) {
   drv.dep_pop(Module::Load, Module::Compute);
   std::string e = test::error_text<DeviceError>([&] { drv.synchronize(); });
   EXPECT_NE(e.find("DMA outside allocated device memory"), std::string::npos) << e;
+  // A fault in the middle of a DMA whose next bursts are still being requested (one-beat rows, the
+  // later ones past the allocation), and of a STORE.
+  for (int trial = 0; trial < 8; ++trial) {
+    sim::RtlSimOptions o;
+    o.dram_stall_rate = 0.3 + 0.08 * trial;
+    sim::RtlSim d(cfg, o);
+    Driver dr(d, cfg);
+    const uint64_t far = sim::RtlSim::kDramBase + (128 << 20);  // nothing allocated after it
+    d.alloc_at(far, 1024);
+    dr.load_2d(MemType::Inp, 0, far, 64, 1, 4);  // rows 16 and up lie past the 1 KiB buffer
+    dr.dep_push(Module::Load, Module::Compute);
+    dr.dep_pop(Module::Load, Module::Compute);
+    e = test::error_text<DeviceError>([&] { dr.synchronize(); });
+    EXPECT_NE(e.find("DMA outside allocated device memory"), std::string::npos) << e;
+    sim::RtlSim d2(cfg, o);
+    Driver dr2(d2, cfg);
+    d2.alloc_at(far, 1024);
+    dr2.store_2d(0, far, 64, 1, 4);
+    e = test::error_text<DeviceError>([&] { dr2.synchronize(); });
+    EXPECT_NE(e.find("DMA outside allocated device memory"), std::string::npos) << e;
+  }
   EXPECT_THROW(sim::RtlSimOptions::from_json(R"({"dram_stall_rate": 1.0})"), loom::ConfigError);
   EXPECT_EQ(sim::RtlSimOptions::from_json(R"({"dram_stall_rate": 0.25})").dram_stall_rate, 0.25);
 }
