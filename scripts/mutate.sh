@@ -68,7 +68,8 @@ if [ ! -d "$scratch/.git" ]; then
 fi
 git -C "$scratch" fetch -q "$repo" "$commit" || exit 2
 git -C "$scratch" checkout -q -f --detach "$commit" || exit 2
-git -C "$scratch" clean -q -fd  # leaves build/ (ignored)
+clean() { git -C "$scratch" clean -q -fd -e /logs/ -e /mutation-report.md; }  # leaves build/ (ignored) and the results
+clean
 mkdir -p "$log_dir"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   # shellcheck disable=SC2086
@@ -135,7 +136,7 @@ for p in "${patches[@]}"; do
         [ -n "$failing" ] || failing="(ctest status $rc)"
       fi
     fi
-    git -C "$scratch" checkout -q -- . && git -C "$scratch" clean -q -fd
+    git -C "$scratch" checkout -q -- . && clean
   fi
   secs=$(( $(now) - t0 ))
   case $result in
