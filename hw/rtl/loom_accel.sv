@@ -266,4 +266,47 @@ module loom_accel #(
     end
   end
   wire unused_ok = &{1'b0, s_axil_wstrb, m_axi_bid, finish_done, ld_wait[31], cp_wait[31], st_wait[31]};
+
+`ifndef SYNTHESIS
+  // ---- assertions (simulation only: yosys reads the SYNTHESIS side; the rtl backend turns a
+  // failure into a DeviceError naming this file and line) ----
+  localparam int BusShift = $clog2(BusW / 8);
+  // AXI4 master: a VALID without READY stays high, with its payload unchanged, until the handshake.
+  a_ar_hold: assert property (@(posedge clk) disable iff (!rst_n)
+      m_axi_arvalid && !m_axi_arready |=> m_axi_arvalid && $stable(m_axi_araddr) && $stable(m_axi_arlen) && $stable(m_axi_arid))
+    else $error("AXI4 AR channel: ARVALID dropped, or ARADDR/ARLEN/ARID changed, before ARREADY");
+  a_aw_hold: assert property (@(posedge clk) disable iff (!rst_n)
+      m_axi_awvalid && !m_axi_awready |=> m_axi_awvalid && $stable(m_axi_awaddr) && $stable(m_axi_awlen))
+    else $error("AXI4 AW channel: AWVALID dropped, or AWADDR/AWLEN changed, before AWREADY");
+  a_w_hold: assert property (@(posedge clk) disable iff (!rst_n)
+      m_axi_wvalid && !m_axi_wready |=> m_axi_wvalid && $stable(m_axi_wdata) && $stable(m_axi_wlast))
+    else $error("AXI4 W channel: WVALID dropped, or WDATA/WLAST changed, before WREADY");
+  // AXI4 master: no burst crosses a 4 KiB boundary.
+  a_ar_4k: assert property (@(posedge clk) disable iff (!rst_n)
+      m_axi_arvalid |-> m_axi_araddr[63:12] == 52'((m_axi_araddr + ((64'(m_axi_arlen) + 64'd1) << BusShift) - 64'd1) >> 12))
+    else $error("AXI4 AR channel: burst crosses a 4 KiB boundary");
+  a_aw_4k: assert property (@(posedge clk) disable iff (!rst_n)
+      m_axi_awvalid |-> m_axi_awaddr[63:12] == 52'((m_axi_awaddr + ((64'(m_axi_awlen) + 64'd1) << BusShift) - 64'd1) >> 12))
+    else $error("AXI4 AW channel: burst crosses a 4 KiB boundary");
+  // AXI4-Lite slave: a response stays, unchanged, until the host takes it.
+  a_axil_r_hold: assert property (@(posedge clk) disable iff (!rst_n)
+      s_axil_rvalid && !s_axil_rready |=> s_axil_rvalid && $stable(s_axil_rdata) && $stable(s_axil_rresp))
+    else $error("AXI4-Lite R channel: RVALID dropped, or RDATA/RRESP changed, before RREADY");
+  a_axil_b_hold: assert property (@(posedge clk) disable iff (!rst_n)
+      s_axil_bvalid && !s_axil_bready |=> s_axil_bvalid && $stable(s_axil_bresp))
+    else $error("AXI4-Lite B channel: BVALID dropped, or BRESP changed, before BREADY");
+  // Dependency tokens: a module pops only a token that is there and pushes only into room.
+  always_ff @(posedge clk) begin
+    if (rst_n && running) begin
+      assert (!(cp_pop_prev && l2c == '0)) else $error("token underflow: compute popped a load->compute token that is not there");
+      assert (!(ld_pop_next && c2l == '0)) else $error("token underflow: load popped a compute->load token that is not there");
+      assert (!(st_pop_prev && c2s == '0)) else $error("token underflow: store popped a compute->store token that is not there");
+      assert (!(cp_pop_next && s2c == '0)) else $error("token underflow: compute popped a store->compute token that is not there");
+      assert (!(ld_push_next && l2c == TokenMax)) else $error("token overflow: load pushed into a full load->compute counter");
+      assert (!(cp_push_prev && c2l == TokenMax)) else $error("token overflow: compute pushed into a full compute->load counter");
+      assert (!(cp_push_next && c2s == TokenMax)) else $error("token overflow: compute pushed into a full compute->store counter");
+      assert (!(st_push_prev && s2c == TokenMax)) else $error("token overflow: store pushed into a full store->compute counter");
+    end
+  end
+`endif
 endmodule

@@ -56,6 +56,8 @@ module loom_dma_rd #(
 
   // ---- address side ----
   logic        ar_active;
+  logic        ar_wait;   // the AR shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
+  logic        ar_abort;  // a fault stopped the DMA: finish the AR handshake in progress, request nothing more
   logic [15:0] ar_row;        // data row being requested
   logic [47:0] ar_row_entry;  // its first DRAM entry
   logic [63:0] ar_addr;       // next beat-aligned byte address of the row
@@ -64,7 +66,7 @@ module loom_dma_rd #(
   wire [63:0] row_end_byte = row_start_byte + (64'(x_size) << EntryShift);
   logic [8:0] burst_beats;
   loom_burst_beats burst (.addr(ar_addr), .end_byte(row_end_byte), .beats(burst_beats));
-  assign arvalid = ar_active && outstanding != OutW'(MAX_OUTSTANDING);
+  assign arvalid = ar_active && (ar_wait || (!ar_abort && outstanding != OutW'(MAX_OUTSTANDING)));
   assign araddr = ar_addr;
   assign arlen = 8'(burst_beats - 9'd1);
 
@@ -124,11 +126,15 @@ module loom_dma_rd #(
     fault <= 1'b0;
     if (!rst_n) begin
       ar_active <= 1'b0;
+      ar_wait <= 1'b0;
+      ar_abort <= 1'b0;
       w_active <= 1'b0;
       outstanding <= '0;
       fault_code <= '0;
     end else if (start) begin
       outstanding <= '0;
+      ar_wait <= 1'b0;
+      ar_abort <= 1'b0;
       if (empty) begin
         done <= 1'b1;
       end else if (overflow) begin
@@ -147,7 +153,10 @@ module loom_dma_rd #(
       end
     end else begin
       // address side
-      if (arvalid && arready) begin
+      ar_wait <= arvalid && !arready;
+      if (arvalid && arready && ar_abort) begin
+        ar_active <= 1'b0;
+      end else if (arvalid && arready) begin
         if (ar_addr + (64'(burst_beats) << BusShift) >= row_end_byte) begin
           if (ar_row == y_size - 16'd1) ar_active <= 1'b0;
           ar_row <= ar_row + 16'd1;
@@ -162,7 +171,8 @@ module loom_dma_rd #(
       if (rvalid && rready && (rresp == 2'b10 || rresp == 2'b11)) begin  // SLVERR, DECERR
         fault <= 1'b1;
         fault_code <= loom_accel_pkg::FAULT_DMA_FAULT;
-        ar_active <= 1'b0;
+        ar_abort <= 1'b1;
+        if (!(arvalid && !arready)) ar_active <= 1'b0;  // else once the waiting AR is taken
         w_active <= 1'b0;
       end else if (entry_ready) begin
         w_idx <= w_idx + 32'd1;

@@ -48,6 +48,8 @@ module loom_dma_wr #(
 
   // ---- address side: one or more bursts per row ----
   logic        aw_active;
+  logic        aw_wait;   // the AW shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
+  logic        aw_abort;  // a fault stopped the DMA: finish the AW handshake in progress, request nothing more
   logic [15:0] aw_row;
   logic [63:0] aw_addr, aw_row_end;
   logic [OutW-1:0] outstanding;  // bursts without a write response
@@ -56,7 +58,7 @@ module loom_dma_wr #(
   logic lenq_full, lenq_empty;
   logic [8:0] lenq_head;
   logic [2:0] lenq_count;
-  assign awvalid = aw_active && outstanding != OutW'(MAX_OUTSTANDING) && !lenq_full;
+  assign awvalid = aw_active && (aw_wait || (!aw_abort && outstanding != OutW'(MAX_OUTSTANDING) && !lenq_full));
   assign awaddr = aw_addr;
   assign awlen = 8'(burst_beats - 9'd1);
   wire aw_fire = awvalid && awready;
@@ -105,6 +107,8 @@ module loom_dma_wr #(
     fault <= 1'b0;
     if (!rst_n) begin
       aw_active <= 1'b0;
+      aw_wait <= 1'b0;
+      aw_abort <= 1'b0;
       active <= 1'b0;
       outstanding <= '0;
       rd_left <= '0;
@@ -113,6 +117,8 @@ module loom_dma_wr #(
       fault_code <= '0;
     end else if (start) begin
       outstanding <= '0;
+      aw_wait <= 1'b0;
+      aw_abort <= 1'b0;
       beat <= '0;
       w_left <= '0;
       rd_pending <= 1'b0;
@@ -132,7 +138,10 @@ module loom_dma_wr #(
         sent_left <= total;
       end
     end else begin
-      if (aw_fire) begin
+      aw_wait <= awvalid && !awready;
+      if (aw_fire && aw_abort) begin
+        aw_active <= 1'b0;
+      end else if (aw_fire) begin
         if (aw_addr + (64'(burst_beats) << BusShift) >= aw_row_end) begin
           if (aw_row == y_size - 16'd1) aw_active <= 1'b0;
           aw_row <= aw_row + 16'd1;
@@ -157,7 +166,8 @@ module loom_dma_wr #(
         fault <= 1'b1;
         fault_code <= loom_accel_pkg::FAULT_DMA_FAULT;
         active <= 1'b0;
-        aw_active <= 1'b0;
+        aw_abort <= 1'b1;
+        if (!(awvalid && !awready)) aw_active <= 1'b0;  // else once the waiting AW is taken
       end else if (active && sent_left == 0 && !aw_active && outstanding == 0) begin
         active <= 1'b0;
         done <= 1'b1;

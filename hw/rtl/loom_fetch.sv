@@ -53,7 +53,8 @@ module loom_fetch #(
     if (to_4k < burst_insns) burst_insns = to_4k;
   end
   logic active;
-  assign arvalid = active && req_left != 0 && !halt && (32'(in_flight) + 32'(buf_count) + burst_insns <= 32'(BUFFER_INSNS));
+  logic ar_wait;  // the AR shown last cycle was not taken: AXI4 keeps it until it is, halt or fault
+  assign arvalid = ar_wait || (active && req_left != 0 && !halt && (32'(in_flight) + 32'(buf_count) + burst_insns <= 32'(BUFFER_INSNS)));
   assign araddr = req_addr;
   assign arlen = 8'(burst_insns * BeatsPerInsn - 32'd1);
 
@@ -199,5 +200,6 @@ module loom_fetch #(
       end
     end
   end
+  always_ff @(posedge clk) ar_wait <= rst_n && !start && arvalid && !arready;
   wire unused_ok = &{1'b0, buf_full, sram_base, dram_base};
 endmodule

@@ -35,4 +35,15 @@ module loom_fifo #(
       count <= count + ($clog2(DEPTH + 1))'(push && !full) - ($clog2(DEPTH + 1))'(pop && !empty);
     end
   end
+
+`ifndef SYNTHESIS
+  // Every user sizes its pushes and pops so that the FIFO neither overflows nor underflows (the
+  // guards above would silently drop the entry or repeat the head).
+  always_ff @(posedge clk) begin
+    if (rst_n) begin
+      assert (!(push && full)) else $error("loom_fifo: push while full (overflow)");
+      assert (!(pop && empty)) else $error("loom_fifo: pop while empty (underflow)");
+    end
+  end
+`endif
 endmodule

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -70,6 +71,7 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
     try {
       if (k == "dram_latency") o.dram_latency = v.get<uint32_t>();
       else if (k == "dram_bytes_per_cycle") o.dram_bytes_per_cycle = v.get<double>();
+      else if (k == "dram_stall_rate") o.dram_stall_rate = v.get<double>();
       else if (k == "cycle_limit") o.cycle_limit = v.get<uint64_t>();
       else if (k == "fst") o.fst_path = v.get<std::string>();
       else if (k == "fst_begin") o.fst_begin = v.get<uint64_t>();
@@ -80,10 +82,20 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
     }
   }
   if (o.dram_bytes_per_cycle <= 0) LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
+  if (!(o.dram_stall_rate >= 0 && o.dram_stall_rate < 1))
+    LOOM_THROW(ConfigError, "RTL simulator options: dram_stall_rate must be in [0, 1), got ", o.dram_stall_rate);
   return o;
 }
 
 // ---------------------------------------------------------------- the device
+
+namespace {
+// What the RTL may have in flight on its AXI4 master port, which the DRAM model checks: the
+// fetch unit (ARID 0) requests at most its 16-instruction buffer (bursts of at least one
+// instruction, loom_fetch BUFFER_INSNS); each read DMA (ARIDs 1..4: inp, wgt, uop, acc) and the
+// write DMA keep at most MAX_OUTSTANDING = 4 bursts in flight (loom_dma_rd, loom_dma_wr).
+rtl::AxiLimits rtl_axi_limits() { return rtl::AxiLimits{{16, 4, 4, 4, 4}, 4}; }
+}  // namespace
 
 struct RtlSim::Impl {
   AccelConfig config;
@@ -103,7 +115,8 @@ struct RtlSim::Impl {
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes)
       : config(std::move(c)),
         opt(std::move(o)),
-        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle) {
+        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle, rtl_axi_limits(),
+             opt.dram_stall_rate) {
     config.validate();
     model = rtl::make_model(config);
     if (!model) {
@@ -127,7 +140,17 @@ struct RtlSim::Impl {
     if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
     dram.update(in, out);
     model->posedge();
+    if (model->failed() && !assertion_cycle) assertion_cycle = cycle;
     ++cycle;
+  }
+  std::optional<uint64_t> assertion_cycle;  // when the model's first assertion failure was seen
+  // What makes the run's results meaningless: the RTL broke an AXI4 rule (the DRAM model's
+  // checker) or one of its own SystemVerilog assertions. Empty if neither.
+  bool broken() const { return !dram.violation().empty() || model->failed(); }
+  std::string broken_rule() const {
+    if (!dram.violation().empty()) return dram.violation();
+    if (model->failed()) return "SystemVerilog assertion failed at cycle " + std::to_string(assertion_cycle.value_or(cycle)) + ": " + model->failure();
+    return "";
   }
   void step() {
     settle();
@@ -150,6 +173,8 @@ struct RtlSim::Impl {
     step();
     step();
     dram.clear();
+    model->clear_failure();
+    assertion_cycle.reset();
     in.rst_n = true;
     step();
   }
@@ -185,21 +210,28 @@ struct RtlSim::Impl {
     return v;
   }
 
-  // Runs until the accelerator raises its interrupt or `max_cycles` pass.
+  // Runs until the accelerator raises its interrupt, breaks an AXI4 rule or `max_cycles` pass.
   void advance(uint64_t max_cycles) {
     if (max_cycles == 0) return;
     auto t0 = std::chrono::steady_clock::now();
     uint64_t k = 0;
-    step_until([&] { return out.irq || ++k >= max_cycles; });
+    step_until([&] { return out.irq || ++k >= max_cycles || broken(); });
     sim_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double sim_seconds = 0;
 
-  // The run ended (interrupt or cycle limit): capture its registers and explain a failure.
+  // The run ended (interrupt, cycle limit or a broken AXI4 rule): capture its registers and
+  // explain a failure.
   void end_run(bool cycle_limit_hit) {
     running = false;
     snapshot.clear();
     for (uint32_t off = reg::kStatus; off < kWaitRegsEnd; off += 4) snapshot[off] = reg_read(off);
+    if (broken()) {  // the run's results mean nothing
+      error = broken_rule() + " (the run started at cycle " + std::to_string(run_start) + ")";
+      snapshot[reg::kStatus] = reg::kError;
+      reset();
+      return;
+    }
     uint32_t status = snapshot[reg::kStatus];
     const uint32_t insn_count = snapshot[reg::kInsnCount];
     const uint64_t insn_addr = uint64_t(snapshot[reg::kInsnAddrHi]) << 32 | snapshot[reg::kInsnAddrLo];
@@ -219,6 +251,7 @@ struct RtlSim::Impl {
       auto fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
       uint32_t index = snapshot[reg::kErrorIndex];
       error = describe(index, fault);
+      for (auto& d : dram.decode_errors()) error += "; " + d.describe(dram.bus_bytes());
       if (fault == AccelFault::Deadlock) {
         for (uint32_t m = 0; m < 3; ++m) {
           uint32_t w = snapshot[kWaitRegBase + 4 * m];
@@ -301,6 +334,7 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
     d.error.clear();
     d.running = true;
     d.run_start = d.cycle;
+    d.dram.clear_decode_errors();
   }
 }
 
@@ -311,7 +345,7 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
     // Simulated time passes while the host polls: run a slice, or to the end of the run.
     uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle - d.run_start);
     d.advance(std::min<uint64_t>(left, 1u << 20));
-    if (d.out.irq) d.end_run(false);
+    if (d.out.irq || d.broken()) d.end_run(false);
     else if (d.cycle - d.run_start >= d.opt.cycle_limit) d.end_run(true);
   }
   if (!d.running) {

@@ -1,6 +1,9 @@
 // Accelerator config (one source of truth, validation) and ISA encode/decode/disassembly.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <random>
 
 #include "accel_harness.h"
@@ -163,6 +166,162 @@ TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"wgt_buffer_bytes": 100000})"); }).find("'wgt_buffer_bytes' must be a power of two"),
             std::string::npos);
+}
+
+// Every config shipped in accel/configs (read from the folder, so a new file is covered too).
+std::vector<AccelConfig> shipped_configs() {
+  std::vector<std::filesystem::path> files;
+  for (auto& e : std::filesystem::directory_iterator(LOOM_ACCEL_CONFIG_DIR))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<AccelConfig> out;
+  for (auto& f : files) out.push_back(AccelConfig::load(f.string()));
+  return out;
+}
+
+constexpr Opcode kOpcodes[] = {Opcode::Load, Opcode::Store, Opcode::Gemm, Opcode::Alu, Opcode::Finish};
+
+// The instruction formats as docs/accel.md describes them (VTA's layout), written out here
+// independently of isa.cc: field names and widths in bit order, LSB first.
+std::vector<std::pair<std::string, int>> documented_format(Opcode op, const AccelConfig& c) {
+  auto bits = [](int64_t depth) {
+    int b = 0;
+    while ((int64_t{1} << b) < depth) ++b;
+    return b;
+  };
+  const int inp = bits(c.inp_depth()), wgt = bits(c.wgt_depth()), acc = bits(c.acc_depth()), out = bits(c.out_depth()),
+            uop = bits(c.uop_depth());
+  std::vector<std::pair<std::string, int>> f = {{"opcode", 3}, {"pop_prev", 1}, {"pop_next", 1}, {"push_prev", 1}, {"push_next", 1}};
+  auto add = [&](std::vector<std::pair<std::string, int>> more) { f.insert(f.end(), more.begin(), more.end()); };
+  switch (op) {
+    case Opcode::Load:
+    case Opcode::Store:
+      add({{"memory_type", 3}, {"sram_base", std::max({inp, wgt, acc, out, uop})}, {"dram_base", 32}, {"y_size", 16}, {"x_size", 16},
+           {"x_stride", 16}, {"y_pad_0", 4}, {"y_pad_1", 4}, {"x_pad_0", 4}, {"x_pad_1", 4}});
+      break;
+    case Opcode::Gemm:
+    case Opcode::Alu:
+      add({{"reset", 1}, {"uop_begin", uop}, {"uop_end", uop + 1}, {"iter_out", 14}, {"iter_in", 14}, {"dst_factor_out", acc},
+           {"dst_factor_in", acc}, {"src_factor_out", std::max(inp, acc)}, {"src_factor_in", std::max(inp, acc)}});
+      if (op == Opcode::Gemm) add({{"wgt_factor_out", wgt}, {"wgt_factor_in", wgt}});
+      else add({{"alu_opcode", 3}, {"use_imm", 1}, {"imm", 16}});
+      break;
+    case Opcode::Finish: break;
+  }
+  return f;
+}
+
+TEST(Isa, FieldsFollowTheDocumentedFormatsForEveryShippedConfig) {
+  auto configs = shipped_configs();
+  ASSERT_GE(configs.size(), 3u);
+  for (auto& c : configs) {
+    IsaLayout L(c);
+    for (Opcode op : kOpcodes) {
+      SCOPED_TRACE(c.name + " " + to_string(op));
+      auto want = documented_format(op, c);
+      auto got = L.fields(op);
+      ASSERT_EQ(got.size(), want.size());
+      int offset = 0;
+      for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_EQ(got[k].name, want[k].first) << "field " << k;
+        EXPECT_EQ(got[k].width, want[k].second) << want[k].first;
+        EXPECT_EQ(got[k].offset, offset) << want[k].first;
+        offset += want[k].second;
+      }
+      EXPECT_EQ(L.insn_bits(op), offset);
+    }
+  }
+}
+
+// Sets one field of `i` by its name in fields() to `raw`, the field's bits (the immediate is a
+// two's-complement number of `width` bits). False for a name this table does not know.
+bool set_field(Instruction& i, const std::string& name, uint64_t raw, int width) {
+  static const std::map<std::string, std::function<void(Instruction&, uint64_t)>> set = {
+      {"pop_prev", [](Instruction& i, uint64_t v) { i.dep.pop_prev = v; }},
+      {"pop_next", [](Instruction& i, uint64_t v) { i.dep.pop_next = v; }},
+      {"push_prev", [](Instruction& i, uint64_t v) { i.dep.push_prev = v; }},
+      {"push_next", [](Instruction& i, uint64_t v) { i.dep.push_next = v; }},
+      {"memory_type", [](Instruction& i, uint64_t v) { i.mem = MemType(v); }},
+      {"sram_base", [](Instruction& i, uint64_t v) { i.sram_base = uint32_t(v); }},
+      {"dram_base", [](Instruction& i, uint64_t v) { i.dram_base = uint32_t(v); }},
+      {"y_size", [](Instruction& i, uint64_t v) { i.y_size = uint32_t(v); }},
+      {"x_size", [](Instruction& i, uint64_t v) { i.x_size = uint32_t(v); }},
+      {"x_stride", [](Instruction& i, uint64_t v) { i.x_stride = uint32_t(v); }},
+      {"y_pad_0", [](Instruction& i, uint64_t v) { i.y_pad0 = uint32_t(v); }},
+      {"y_pad_1", [](Instruction& i, uint64_t v) { i.y_pad1 = uint32_t(v); }},
+      {"x_pad_0", [](Instruction& i, uint64_t v) { i.x_pad0 = uint32_t(v); }},
+      {"x_pad_1", [](Instruction& i, uint64_t v) { i.x_pad1 = uint32_t(v); }},
+      {"reset", [](Instruction& i, uint64_t v) { i.reset = v; }},
+      {"uop_begin", [](Instruction& i, uint64_t v) { i.uop_begin = uint32_t(v); }},
+      {"uop_end", [](Instruction& i, uint64_t v) { i.uop_end = uint32_t(v); }},
+      {"iter_out", [](Instruction& i, uint64_t v) { i.iter_out = uint32_t(v); }},
+      {"iter_in", [](Instruction& i, uint64_t v) { i.iter_in = uint32_t(v); }},
+      {"dst_factor_out", [](Instruction& i, uint64_t v) { i.dst_factor_out = uint32_t(v); }},
+      {"dst_factor_in", [](Instruction& i, uint64_t v) { i.dst_factor_in = uint32_t(v); }},
+      {"src_factor_out", [](Instruction& i, uint64_t v) { i.src_factor_out = uint32_t(v); }},
+      {"src_factor_in", [](Instruction& i, uint64_t v) { i.src_factor_in = uint32_t(v); }},
+      {"wgt_factor_out", [](Instruction& i, uint64_t v) { i.wgt_factor_out = uint32_t(v); }},
+      {"wgt_factor_in", [](Instruction& i, uint64_t v) { i.wgt_factor_in = uint32_t(v); }},
+      {"alu_opcode", [](Instruction& i, uint64_t v) { i.alu_op = AluOp(v); }},
+      {"use_imm", [](Instruction& i, uint64_t v) { i.use_imm = v; }},
+  };
+  if (name == "imm") {
+    i.imm = int32_t(int64_t(raw) - ((raw >> (width - 1)) & 1 ? int64_t{1} << width : 0));
+    return true;
+  }
+  auto it = set.find(name);
+  if (it == set.end()) return false;
+  it->second(i, raw);
+  return true;
+}
+
+// The 128-bit word with bits [offset, offset + width) set.
+InsnWord field_bits(int offset, int width) {
+  InsnWord w{0, 0};
+  for (int b = offset; b < offset + width; ++b) w[b / 64] |= uint64_t{1} << (b % 64);
+  return w;
+}
+InsnWord operator|(InsnWord a, const InsnWord& b) { return {a[0] | b[0], a[1] | b[1]}; }
+std::string hex(const InsnWord& w) {
+  char s[40];
+  std::snprintf(s, sizeof s, "%016llx%016llx", (unsigned long long)w[1], (unsigned long long)w[0]);
+  return s;
+}
+
+// encode() writes each field exactly at the bits fields() declares, and decode() reads it from
+// there: for every shipped config, opcode and field, an instruction with that one field all ones
+// (then each of its bits alone) and every other field zero encodes to the opcode's bits plus
+// exactly that bit range.
+TEST(Isa, EncodeAndDecodeUseExactlyTheDeclaredBitsOfEveryField) {
+  for (auto& c : shipped_configs()) {
+    IsaLayout L(c);
+    for (Opcode op : kOpcodes) {
+      Instruction base;  // every field of the format zero (the others keep decode's defaults)
+      base.opcode = op;
+      if (op == Opcode::Load || op == Opcode::Store) base.mem = MemType(0);
+      if (op == Opcode::Alu) base.alu_op = AluOp(0);
+      const auto fields = L.fields(op);
+      ASSERT_EQ(fields[0].name, "opcode");
+      const InsnWord op_word{uint64_t(op), 0};
+      ASSERT_EQ(hex(encode(base, L)), hex(op_word)) << c.name << " " << to_string(op) << ": the opcode alone";
+      for (size_t k = 1; k < fields.size(); ++k) {
+        const auto& f = fields[k];
+        SCOPED_TRACE(c.name + " " + to_string(op) + " field '" + f.name + "' at bits [" + std::to_string(f.offset) + ", " +
+                     std::to_string(f.offset + f.width) + ")");
+        Instruction all = base;
+        ASSERT_TRUE(set_field(all, f.name, (uint64_t{1} << f.width) - 1, f.width)) << "unknown field";
+        EXPECT_EQ(hex(encode(all, L)), hex(op_word | field_bits(f.offset, f.width)));
+        for (int b = 0; b < f.width; ++b) {
+          Instruction one = base;
+          set_field(one, f.name, uint64_t{1} << b, f.width);
+          InsnWord w = op_word | field_bits(f.offset + b, 1);
+          EXPECT_EQ(hex(encode(one, L)), hex(w)) << "bit " << b;
+          bool valid_enum = (f.name != "memory_type" && f.name != "alu_opcode") || (uint64_t{1} << b) < 5;
+          if (valid_enum) EXPECT_EQ(decode(w, L, 0), one) << "bit " << b << ": " << disassemble(decode(w, L, 0));
+        }
+      }
+    }
+  }
 }
 
 TEST(Isa, EncodeNamesTheFieldThatDoesNotFit) {

@@ -1,6 +1,10 @@
 // Scalar code: element types, floor division, select/min/max, casts, intrinsics, loop kinds.
 #include "codegen_test_util.h"
 #include "loom/ir/expr.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/tensor.h"
+#include "loom/schedule/lower.h"
+#include "loom/schedule/schedule.h"
 
 namespace loom::test {
 namespace {
@@ -83,6 +87,56 @@ TEST(LLVMScalar, FloorDivModSemantics) {
   EXPECT_EQ(arrays[2].data<int>()[1], -4);  // -7 / 2
   EXPECT_EQ(arrays[3].data<int>()[1], 1);   // -7 % 2
   EXPECT_EQ(arrays[3].data<int>()[2], -1);  // 7 % -2
+}
+
+// Floor division and modulus by negative constants once unrolling has made both operands
+// constants: the simplifier folds them at compile time, so the unrolled kernel only stores the
+// simplifier's results. Checked against the interpreter running the same computation left as
+// loops (division at run time), against the compiled loops, and against values written out here.
+TEST(LLVMScalar, UnrolledFloorDivModByNegativeConstantsMatchInterpreter) {
+  const int n = 16, nd = 4;  // dividends -8..7, divisors -3, -2, 1, 2
+  auto divisor = [](Var j) { return select(j < 2, j - 3, j - 1); };
+  auto build = [&](bool unrolled) {
+    Tensor Q = compute({n, nd}, [&](Var i, Var j) { return (i - 8) / divisor(j); }, "Q");
+    Tensor R = compute({n, nd}, [&](Var i, Var j) { return (i - 8) % divisor(j); }, "R");
+    schedule::Schedule s({Q, R});
+    if (unrolled)
+      for (const Tensor& t : {Q, R}) s[t].unroll(s[t].axis(0)).unroll(s[t].axis(1));
+    return schedule::lower(s, {Q, R}, unrolled ? "divmod_unrolled" : "divmod_loops");
+  };
+  LoweredFunc unrolled = build(true), loops = build(false);
+  // Nothing is left to divide at run time in the unrolled kernel.
+  std::string text = to_string(unrolled.body);
+  EXPECT_EQ(text.find('/'), std::string::npos) << text;
+  EXPECT_EQ(text.find('%'), std::string::npos) << text;
+  EXPECT_EQ(text.find("for ("), std::string::npos) << text;
+  runtime::Module m = codegen::build_llvm({unrolled, loops});
+  DataType i32 = DataType::Int(32);
+  auto fresh = [&] { return std::vector<NDArray>{NDArray::zeros({n, nd}, i32), NDArray::zeros({n, nd}, i32)}; };
+  std::vector<NDArray> got = fresh(), compiled_loops = fresh(), want = fresh();
+  m.call("divmod_unrolled", got);
+  m.call("divmod_loops", compiled_loops);
+  ir::interpret(loops, want);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(arrays_close(got[k], want[k])) << (k ? "modulus" : "quotient") << " of the unrolled kernel\n" << text;
+    EXPECT_TRUE(arrays_close(compiled_loops[k], want[k])) << (k ? "modulus" : "quotient") << " of the compiled loops";
+  }
+  auto at = [&](const NDArray& a, int dividend, int d) { return a.data<int>()[(dividend + 8) * nd + (d < 0 ? d + 3 : d + 1)]; };
+  const NDArray &q = got[0], &r = got[1];
+  EXPECT_EQ(at(q, 7, -2), -4);
+  EXPECT_EQ(at(q, -7, -2), 3);
+  EXPECT_EQ(at(q, -7, 2), -4);
+  EXPECT_EQ(at(q, 7, 2), 3);
+  EXPECT_EQ(at(r, 7, -2), -1);
+  EXPECT_EQ(at(r, -7, 2), 1);
+  EXPECT_EQ(at(r, -7, -2), -1);
+  EXPECT_EQ(at(r, 7, 2), 1);
+  EXPECT_EQ(at(q, 7, -3), -3);
+  EXPECT_EQ(at(r, 7, -3), -2);
+  EXPECT_EQ(at(q, -8, -3), 2);
+  EXPECT_EQ(at(r, -8, -3), -2);
+  EXPECT_EQ(at(q, -1, 1), -1);
+  EXPECT_EQ(at(r, -1, 1), 0);
 }
 
 TEST(LLVMScalar, FloorDivModOnIntegerAndFloatTypesMatchInterpreter) {

@@ -4,6 +4,10 @@
 
 #include "loom/runtime/error.h"
 #include "loom/runtime/ndarray.h"
+#include "loom/runtime/model_file.h"
+#include "loom/runtime/npy.h"
+#include "common/error_text.h"
+#include "common/temp_dir.h"
 
 namespace loom {
 namespace {
@@ -40,6 +44,98 @@ TEST(NDArray, HalfConversion) {
 TEST(NDArray, BadShapesAndTypes) {
   EXPECT_THROW(NDArray::empty({-1}, DataType::Float(32)), ShapeError);
   EXPECT_THROW(NDArray::empty({2}, DataType::Int(4)), TypeError);
+}
+
+// .npy bytes built here by hand (header padded to 64 bytes as NumPy writes it): a 2x3 int16
+// array parses; one byte too many or too few is an error that says which; shapes of every rank.
+std::string npy_bytes(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string b = "\x93NUMPY";
+  b += char(1);
+  b += char(0);
+  b += char(header.size() & 0xff);
+  b += char(header.size() >> 8);
+  return b + header + data;
+}
+
+TEST(Npy, ParsesHandWrittenBytesAndRejectsWrongSizes) {
+  using runtime::parse_npy, runtime::read_npy, runtime::write_npy;
+  std::string data;
+  for (int16_t v : {1, -2, 3, -4, 5, 300}) data.append(reinterpret_cast<const char*>(&v), 2);
+  NDArray a = parse_npy(npy_bytes("<i2", "(2, 3)", data), "a.npy");
+  ASSERT_EQ(a.shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(a.dtype(), DataType::Int(16));
+  EXPECT_EQ(a.get_as_double(5), 300);
+  EXPECT_EQ(a.get_as_double(1), -2);
+  std::string e = test::error_text<RuntimeError>([&] { parse_npy(npy_bytes("<i2", "(2, 3)", data + "x"), "b.npy"); });
+  EXPECT_NE(e.find("b.npy: .npy data has 13 bytes, int16[2, 3] needs 12 (trailing bytes)"), std::string::npos) << e;
+  e = test::error_text<RuntimeError>([&] { parse_npy(npy_bytes("<i2", "(2, 3)", data.substr(1)), "c.npy"); });
+  EXPECT_NE(e.find("(truncated file)"), std::string::npos) << e;
+  EXPECT_EQ(parse_npy(npy_bytes("<f4", "()", std::string(4, '\0')), "s").shape(), std::vector<int64_t>{});
+  EXPECT_EQ(parse_npy(npy_bytes("<f4", "(0, 5)", ""), "z").numel(), 0);
+  EXPECT_EQ(parse_npy(npy_bytes("|i1", "(4,)", "abcd"), "v").shape(), std::vector<int64_t>{4});
+  // What write_npy writes, parse_npy reads back.
+  test::TestDir dir;
+  write_npy(dir.file("a.npy"), a);
+  NDArray back = read_npy(dir.file("a.npy"));
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(back.get_as_double(i), a.get_as_double(i));
+}
+
+// Compiled-model files built here by hand from the documented layout ("LOOMMODL", u32 version,
+// u32 3, then u64 length + bytes per section, then a 64-bit FNV-1a hash of everything before it).
+std::string model_bytes(const std::vector<std::string>& sections, const std::string& extra = "") {
+  std::string b = "LOOMMODL";
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(uint32_t(1));
+  put(uint32_t(sections.size()));
+  for (auto& s : sections) {
+    put(uint64_t(s.size()));
+    b += s;
+  }
+  b += extra;  // bytes after the last section, covered by the hash
+  // The format's offset basis is 1469598103934665603, one digit short of standard FNV-1a's
+  // 14695981039346656037 (runtime/src/model_file.cc); files in the wild use it, so this does too.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : b) h = (h ^ c) * 1099511628211ull;
+  put(h);
+  return b;
+}
+
+TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
+  using runtime::parse_model_file;
+  std::string params(100, '\x07');
+  runtime::ModelFile m = parse_model_file(model_bytes({"{\"graph\": 1}", params, "ELF"}), "m.loom");
+  EXPECT_EQ(m.graph_json, "{\"graph\": 1}");
+  EXPECT_EQ(m.params_bytes, 100u);
+  EXPECT_EQ(m.params.get()[99], 7);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m.params.get()) % 64, 0u);
+  EXPECT_EQ(m.library, "ELF");
+  // Extra bytes with a correct hash: only the section walk can notice them.
+  std::string e = test::error_text<ModelError>([&] { parse_model_file(model_bytes({"{}", params, "ELF"}, "xy"), "x.loom"); });
+  EXPECT_NE(e.find("x.loom: 2 unexpected bytes after the last section"), std::string::npos) << e;
+  std::string bad = model_bytes({"{}", params, "ELF"});
+  bad[40] ^= 1;  // a byte of the parameters
+  e = test::error_text<ModelError>([&] { parse_model_file(bad, "c.loom"); });
+  EXPECT_NE(e.find("c.loom: compiled model is corrupted (checksum mismatch)"), std::string::npos) << e;
+  std::string longer = model_bytes({"{}", params, "ELF"});
+  longer[8 + 4 + 4 + 8 + 2] = 101;  // the parameters' length, one more than there is
+  e = test::error_text<ModelError>([&] { parse_model_file(longer, "t.loom"); });
+  EXPECT_NE(e.find("t.loom: truncated compiled model (the kernel library needs"), std::string::npos) << e;
+  e = test::error_text<ModelError>([&] { parse_model_file(model_bytes({"{}", params}), "s.loom"); });
+  EXPECT_NE(e.find("s.loom: compiled model has 2 sections, expected 3"), std::string::npos) << e;
+  // save_model_file writes the same layout.
+  test::TestDir dir;
+  runtime::save_model_file(dir.file("m.loom"), m);
+  std::string saved;
+  {
+    std::FILE* f = std::fopen(dir.file("m.loom").c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    for (int c; (c = std::fgetc(f)) != EOF;) saved += char(c);
+    std::fclose(f);
+  }
+  EXPECT_EQ(saved, model_bytes({"{\"graph\": 1}", params, "ELF"}));
 }
 
 }  // namespace

@@ -25,6 +25,42 @@ TEST(Simplify, FloorDivModWithRanges) {
   EXPECT_EQ(to_string(simplify(x / 4 / 2)), "x/8");
 }
 
+// Constant folding of floor division and modulus for every sign combination of dividend and
+// divisor: the quotient rounds towards minus infinity and the remainder takes the divisor's sign.
+// The expected values are written out by hand (Python's // and %), not computed by a helper.
+TEST(Simplify, FloorDivModConstantsOfEverySignCombination) {
+  struct Case {
+    int64_t a, b, q, r;
+  };
+  const Case cases[] = {
+      {7, 2, 3, 1},    {-7, 2, -4, 1},  {7, -2, -4, -1}, {-7, -2, 3, -1}, {6, 3, 2, 0},     {-6, 3, -2, 0},  {6, -3, -2, 0},
+      {-6, -3, 2, 0},  {1, -5, -1, -4}, {-1, 5, -1, 4},  {-1, -5, 0, -1}, {0, -5, 0, 0},    {5, -1, -5, 0},  {-5, -1, 5, 0},
+      {13, -4, -4, -3}, {-13, 4, -4, 3}, {-13, -4, 3, -1}, {2, -7, -1, -5}, {-2, -7, 0, -2}, {100, -7, -15, -5}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.a) + " and " + std::to_string(c.b));
+    for (DataType t : {DataType::Int(32), DataType::Int(64)}) {
+      Expr a = make_const(t, double(c.a)), b = make_const(t, double(c.b));
+      Expr q = simplify(a / b), r = simplify(a % b);
+      ASSERT_TRUE(as_const_int(q)) << t.str() << ": " << to_string(q);
+      ASSERT_TRUE(as_const_int(r)) << t.str() << ": " << to_string(r);
+      EXPECT_EQ(*as_const_int(q), c.q) << t.str() << " " << c.a << " / " << c.b;
+      EXPECT_EQ(*as_const_int(r), c.r) << t.str() << " " << c.a << " % " << c.b;
+    }
+  }
+  // Folding inside a larger expression and through a linear form's constant: (x + 7) - x is 7.
+  Var x("x");
+  EXPECT_EQ(to_string(simplify(((x + 7) - x) / -2)), "-4");
+  EXPECT_EQ(to_string(simplify(((x - 7) - x) / -2)), "3");
+  EXPECT_EQ(to_string(simplify(((x + 7) - x) % -2)), "-1");
+  EXPECT_EQ(to_string(simplify(((x - 7) - x) % 2)), "1");
+  EXPECT_EQ(to_string(simplify(((x - 7) - x) % -2)), "-1");
+  // A known remainder range by a positive divisor, with a negative constant part.
+  VarBounds bx{{x.get(), {0, 3}}};
+  EXPECT_EQ(to_string(simplify((x * 4 - 7 - x * 4) / 4, bx)), "-2");
+  EXPECT_EQ(to_string(simplify((x - 8) / 4, bx)), "-2");
+  EXPECT_EQ(to_string(simplify((x - 8) % 4, bx)), "x");
+}
+
 TEST(Simplify, ComparisonsAndMinMaxUnderBounds) {
   Var i("i"), o("o");
   VarBounds b{{i.get(), {0, 3}}, {o.get(), {0, 3}}};

@@ -2,6 +2,9 @@
 // values computed here in plain C++.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "accel/accel_harness.h"
 
 namespace loom::accel {
@@ -144,33 +147,186 @@ TEST_P(SimInstruction, LoadWithPaddingIntoWeightsAndAccumulators) {
       }
 }
 
+// Asymmetric zero padding (every side different, some zero) around rows that are contiguous in
+// DRAM (x_stride == x_size), into the input, weight and accumulator scratchpads. The padded input
+// goes through an identity GEMM, the padded weights through a GEMM with one random input, the
+// padded accumulators through an ALU add of 0; STORE shows all three.
+TEST_P(SimInstruction, LoadWithAsymmetricPaddingAtUnitStride) {
+  if (BI != BO) GTEST_SKIP();
+  struct Pads {
+    int rows, cols, py0, py1, px0, px1;
+  };
+  for (Pads p : {Pads{2, 3, 2, 0, 1, 3}, Pads{3, 2, 0, 3, 0, 1}, Pads{2, 2, 1, 2, 3, 0}, Pads{4, 1, 0, 1, 2, 0}, Pads{1, 4, 3, 1, 0, 2}}) {
+    SCOPED_TRACE("rows " + std::to_string(p.rows) + " cols " + std::to_string(p.cols) + " pads (" + std::to_string(p.py0) + "," +
+                 std::to_string(p.py1) + "," + std::to_string(p.px0) + "," + std::to_string(p.px1) + ")");
+    AccelHarness h(cfg);
+    const int pcol = p.cols + p.px0 + p.px1, n = (p.rows + p.py0 + p.py1) * pcol, m = p.rows * p.cols;
+    auto src = [&](int e) {  // DRAM entry of padded entry e, or -1 for padding
+      int r = e / pcol - p.py0, c = e % pcol - p.px0;
+      return r < 0 || r >= p.rows || c < 0 || c >= p.cols ? -1 : r * p.cols + c;
+    };
+    auto iimg = test::random_values<int8_t>(m * B * BI, 40, -128, 127);
+    auto wimg = test::random_values<int8_t>(m * BO * BI, 41, -128, 127);
+    auto aimg = test::random_values<int32_t>(m * B * BO, 42, -1000000, 1000000);
+    auto x = test::random_values<int8_t>(B * BI, 43, -128, 127);
+    auto di = h.upload(iimg), dw = h.upload(wimg), da = h.upload(aimg), dx = h.upload(x), deye = h.upload(identity_weights(cfg));
+    // Garbage loaded first where the padded blocks go: padding must overwrite it with zeros.
+    auto gi = h.upload(test::random_values<int8_t>(n * B * BI, 44, 1, 127));
+    auto gw = h.upload(test::random_values<int8_t>(n * BO * BI, 45, 1, 127));
+    auto ga = h.upload(test::random_values<int32_t>(n * B * BO, 46, 1, 127));
+    h.drv.load_2d(MemType::Inp, 0, gi.addr, 1, n, n);
+    h.drv.load_2d(MemType::Wgt, 0, gw.addr, 1, n, n);
+    h.drv.load_2d(MemType::Acc, 2 * n, ga.addr, 1, n, n);
+    auto out = h.drv.alloc(3 * n * B * BO);
+    h.drv.load_2d(MemType::Inp, 0, di.addr, p.rows, p.cols, p.cols, p.py0, p.py1, p.px0, p.px1);
+    h.drv.load_2d(MemType::Inp, n, dx.addr, 1, 1, 1);
+    h.drv.load_2d(MemType::Wgt, 0, dw.addr, p.rows, p.cols, p.cols, p.py0, p.py1, p.px0, p.px1);
+    h.drv.load_2d(MemType::Wgt, n, deye.addr, 1, 1, 1);
+    h.drv.dep_push(Module::Load, Module::Compute);
+    h.drv.dep_pop(Module::Load, Module::Compute);
+    h.drv.gemm(UopKernelBuilder().loop(2 * n, 1, 0, 0).push(0, 0, 0).build(), true);
+    h.drv.gemm(UopKernelBuilder().loop(n, 1, 1, 0).push(0, 0, n).build(), false);  // acc[e] = inp[e] x identity
+    h.drv.gemm(UopKernelBuilder().loop(n, 1, 0, 1).push(n, n, 0).build(), false);  // acc[n + e] = x . wgt[e]
+    h.drv.load_2d(MemType::Acc, 2 * n, da.addr, p.rows, p.cols, p.cols, p.py0, p.py1, p.px0, p.px1);
+    h.drv.alu(UopKernelBuilder().loop(n, 1, 1).push(2 * n, 2 * n).build(), AluOp::Add, true, 0);
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, 3 * n, 3 * n);
+    auto counters = h.drv.synchronize();
+    EXPECT_EQ(counters["dma_load_bytes_inp"], uint64_t((n + m + 1) * B * BI));  // padding is not transferred
+    EXPECT_EQ(counters["dma_load_bytes_wgt"], uint64_t((n + m + 1) * BO * BI));
+    EXPECT_EQ(counters["dma_load_bytes_acc"], uint64_t((n + m) * B * BO * 4));
+    auto got = h.download<int8_t>(out, 3 * n * B * BO);
+    for (int e = 0; e < n; ++e)
+      for (int b = 0; b < B; ++b)
+        for (int o = 0; o < BO; ++o) {
+          const int s = src(e);
+          int32_t dot = 0;
+          if (s >= 0)
+            for (int q = 0; q < BI; ++q) dot += int32_t(x[b * BI + q]) * wimg[(s * BO + o) * BI + q];
+          ASSERT_EQ(got[(e * B + b) * BO + o], s < 0 ? 0 : iimg[(s * B + b) * BI + o]) << "input entry " << e;
+          ASSERT_EQ(got[((n + e) * B + b) * BO + o], int8_t(dot)) << "weight entry " << e;
+          ASSERT_EQ(got[((2 * n + e) * B + b) * BO + o], s < 0 ? 0 : int8_t(aimg[(s * B + b) * BO + o])) << "accumulator entry " << e;
+        }
+  }
+}
+
+// DMA rows that start a few beats below a 4 KiB boundary and run past it, and rows longer than
+// one 256-beat burst: AXI4 bursts may not cross 4 KiB, so the DMAs split them there (the RTL
+// backend's DRAM model fails the run on any burst that crosses). LOADs into inp, wgt and acc
+// (two rows each, each row crossing its own boundary) and STOREs, all checked bit-exactly.
+TEST_P(SimInstruction, DmaRowsAcross4KiBBoundaries) {
+  if (BI != BO) GTEST_SKIP();
+  AccelHarness h(cfg);
+  const int Ei = B * BI, Ew = BO * BI, Ea = B * BO * 4, Eo = B * BO;
+  auto below = [](int entry) { return std::max(1, (48 + entry - 1) / entry); };  // entries in 3 beats of 16 bytes (at least one)
+  const uint64_t region = h.dev->alloc(16 * 4096, 4096);
+  // A row start `below(entry)` entries before the 4 KiB page `page` of the region begins.
+  auto at = [&](int page, int entry) { return region + uint64_t(page) * 4096 - uint64_t(below(entry)) * entry; };
+  auto put = [&](uint64_t addr, const auto& v) { h.dev->write(addr, v.data(), v.size() * sizeof(v[0])); };
+  const int xi = below(Ei) + 3, xw = 2, xa = below(Ea) + 3, longx = 300;
+  const int a1 = 2 * xi, a2 = a1 + 2 * xw, a3 = a2 + 2 * xa, total = a3 + longx;  // accumulator / out entries
+  std::vector<std::vector<int8_t>> irow, wrow;
+  std::vector<std::vector<int32_t>> arow;
+  for (int r = 0; r < 2; ++r) {  // row r of each image lies 4 KiB after row r - 1
+    irow.push_back(test::random_values<int8_t>(xi * Ei, 50 + r, -128, 127));
+    wrow.push_back(test::random_values<int8_t>(xw * Ew, 52 + r, -128, 127));
+    arow.push_back(test::random_values<int32_t>(xa * B * BO, 54 + r, -1000000, 1000000));
+    put(at(1, Ei) + r * 4096, irow[r]);
+    put(at(3, Ew) + r * 4096, wrow[r]);
+    put(at(5, Ea) + r * 4096, arow[r]);
+  }
+  auto ilong = test::random_values<int8_t>(longx * Ei, 56, -128, 127);
+  put(at(8, Ei), ilong);
+  auto x = test::random_values<int8_t>(Ei, 57, -128, 127);
+  auto dx = h.upload(x), deye = h.upload(identity_weights(cfg));
+  h.drv.load_2d(MemType::Inp, 0, at(1, Ei), 2, xi, 4096 / Ei);
+  h.drv.load_2d(MemType::Inp, 2 * xi, dx.addr, 1, 1, 1);
+  h.drv.load_2d(MemType::Inp, 2 * xi + 1, at(8, Ei), 1, longx, longx);
+  h.drv.load_2d(MemType::Wgt, 0, deye.addr, 1, 1, 1);
+  h.drv.load_2d(MemType::Wgt, 1, at(3, Ew), 2, xw, 4096 / Ew);
+  h.drv.dep_push(Module::Load, Module::Compute);
+  h.drv.dep_pop(Module::Load, Module::Compute);
+  h.drv.gemm(UopKernelBuilder().loop(total, 1, 0, 0).push(0, 0, 0).build(), true);
+  h.drv.gemm(UopKernelBuilder().loop(2 * xi, 1, 1, 0).push(0, 0, 0).build(), false);           // copies of the input rows
+  h.drv.gemm(UopKernelBuilder().loop(2 * xw, 1, 0, 1).push(a1, 2 * xi, 1).build(), false);     // x . each weight entry
+  h.drv.gemm(UopKernelBuilder().loop(longx, 1, 1, 0).push(a3, 2 * xi + 1, 0).build(), false);  // copy of the long row
+  h.drv.load_2d(MemType::Acc, a2, at(5, Ea), 2, xa, 4096 / Ea);
+  h.drv.alu(UopKernelBuilder().loop(2 * xa, 1, 1).push(a2, a2).build(), AluOp::Add, true, 0);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, at(11, Eo), 2, a3 / 2, 4096 / Eo);
+  h.drv.store_2d(a3, at(13, Eo), 1, longx, longx);
+  h.drv.synchronize();
+  // The out entries, in order, as stored: two rows of a3 / 2 entries 4 KiB apart, then the long row.
+  std::vector<int8_t> got(size_t(total) * Eo);
+  for (int r = 0; r < 2; ++r) h.dev->read(at(11, Eo) + r * 4096, &got[size_t(r) * (a3 / 2) * Eo], size_t(a3 / 2) * Eo);
+  h.dev->read(at(13, Eo), &got[size_t(a3) * Eo], size_t(longx) * Eo);
+  for (int e = 0; e < total; ++e)
+    for (int b = 0; b < B; ++b)
+      for (int o = 0; o < BO; ++o) {
+        int8_t want;
+        if (e < a1) {
+          want = irow[e / xi][((e % xi) * B + b) * BI + o];
+        } else if (e < a2) {
+          int k = e - a1;
+          int32_t dot = 0;
+          for (int q = 0; q < BI; ++q) dot += int32_t(x[b * BI + q]) * wrow[k / xw][((k % xw) * BO + o) * BI + q];
+          want = int8_t(dot);
+        } else if (e < a3) {
+          int k = e - a2;
+          want = int8_t(arow[k / xa][((k % xa) * B + b) * BO + o]);
+        } else {
+          want = ilong[((e - a3) * B + b) * BI + o];
+        }
+        ASSERT_EQ(got[(size_t(e) * B + b) * BO + o], want) << "out entry " << e << " (inp rows < " << a1 << " <= weights < " << a2
+                                                             << " <= accumulators < " << a3 << " <= long row)";
+      }
+  // Nothing was written past the end of a stored row.
+  int8_t after = 1;
+  h.dev->read(at(11, Eo) + uint64_t(a3 / 2) * Eo, &after, 1);
+  EXPECT_EQ(after, 0);
+}
+
 struct AluCase {
   AluOp op;
   bool imm;
   int32_t value;
 };
 
+// Every ALU op on acc0 = acc0 op (imm or acc1), checked on the stored int8 and on the whole int32
+// accumulator, read back a byte at a time: ALU adds copy acc0 into acc2..acc5 (zero padding of
+// the accumulator LOAD), shifts by 8, 16 and 24 bring each byte down, and a STORE writes the low
+// bytes. Shift amounts cover [-40, 40] (beyond 24 an arithmetic and a logical shift of a negative
+// value differ even in the low byte; beyond 31 they saturate) on values of every sign and size.
 TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   const int n = B * BO;
   auto a = test::random_values<int32_t>(n, 4, -100000, 100000), b = test::random_values<int32_t>(n, 5, -1000, 1000);
-  std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -4, 12);
+  const int32_t extremes[] = {INT32_MIN, INT32_MAX, -1, 1, -100000, int32_t(0x80000001), -2, 0x40000000};
+  for (int e = 0; e < 8 && e < n; ++e) a[e] = extremes[e];
+  std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -40, 40);
+  for (int e = 0; e < 6 && e < n; ++e) shifts[e] = std::vector<int32_t>{31, 25, -31, 32, -33, 28}[e];
   for (AluCase t : {AluCase{AluOp::Min, false, 0}, AluCase{AluOp::Max, false, 0}, AluCase{AluOp::Add, false, 0}, AluCase{AluOp::Mul, false, 0},
                     AluCase{AluOp::Shr, false, 0}, AluCase{AluOp::Min, true, 77}, AluCase{AluOp::Max, true, -5}, AluCase{AluOp::Add, true, -300},
-                    AluCase{AluOp::Mul, true, 3}, AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}}) {
+                    AluCase{AluOp::Mul, true, 3}, AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}, AluCase{AluOp::Shr, true, 25},
+                    AluCase{AluOp::Shr, true, 31}, AluCase{AluOp::Shr, true, -27}}) {
     SCOPED_TRACE(std::string(to_string(t.op)) + (t.imm ? " imm " + std::to_string(t.value) : ""));
     AccelHarness h(cfg);
     std::vector<int32_t> second = t.op == AluOp::Shr ? shifts : b;
     std::vector<int32_t> both = a;
     both.insert(both.end(), second.begin(), second.end());
     auto in = h.upload(both);
-    auto out = h.drv.alloc(n * 4);
-    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 2, 2);  // acc0 = a, acc1 = b
+    auto out = h.drv.alloc(5 * n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 2, 2, 0, 0, 0, 4);  // acc0 = a, acc1 = b, acc2..acc5 = 0
     h.drv.alu(UopKernelBuilder().push(0, 1).build(), t.op, t.imm, t.value);
+    h.drv.alu(UopKernelBuilder().loop(4, 1, 0).push(2, 0).build(), AluOp::Add, false);  // acc2..acc5 = acc0
+    for (int k = 1; k < 4; ++k) h.drv.alu(UopKernelBuilder().push(2 + k, 2 + k).build(), AluOp::Shr, true, 8 * k);
     h.drv.dep_push(Module::Compute, Module::Store);
     h.drv.dep_pop(Module::Compute, Module::Store);
     h.drv.store_2d(0, out.addr, 1, 1, 1);
+    h.drv.store_2d(2, out.addr + n, 1, 4, 4);
     auto counters = h.drv.synchronize();
-    auto got = h.download<int8_t>(out, n);
+    auto got = h.download<int8_t>(out, 5 * n);
     for (int e = 0; e < n; ++e) {
       int64_t x = a[e], y = t.imm ? t.value : second[e], r = 0;
       switch (t.op) {
@@ -178,11 +334,15 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
         case AluOp::Max: r = std::max(x, y); break;
         case AluOp::Add: r = x + y; break;
         case AluOp::Mul: r = x * y; break;
-        case AluOp::Shr: r = y >= 0 ? x >> y : x << -y; break;
+        case AluOp::Shr: r = y >= 0 ? x >> std::min<int64_t>(y, 31) : x << std::min<int64_t>(-y, 31); break;
       }
-      ASSERT_EQ(got[e], int8_t(int32_t(uint32_t(uint64_t(r))))) << "element " << e << " a=" << x << " b=" << y;
+      const int32_t want = int32_t(uint32_t(uint64_t(r)));
+      ASSERT_EQ(got[e], int8_t(want)) << "element " << e << " a=" << x << " b=" << y;
+      uint32_t acc = 0;
+      for (int k = 0; k < 4; ++k) acc |= uint32_t(uint8_t(got[(1 + k) * n + e])) << (8 * k);
+      ASSERT_EQ(int32_t(acc), want) << "accumulator of element " << e << " a=" << x << " b=" << y;
     }
-    EXPECT_EQ(counters["alu_ops"], uint64_t(n));
+    EXPECT_EQ(counters["alu_ops"], uint64_t(8 * n));
   }
 }
 

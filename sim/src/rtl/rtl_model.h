@@ -29,7 +29,8 @@ struct Outputs {
   uint32_t bresp = 0, rdata = 0, rresp = 0;
   bool m_arvalid = false, m_rready = false, m_awvalid = false, m_wvalid = false, m_wlast = false, m_bready = false;
   uint64_t m_araddr = 0, m_awaddr = 0;
-  uint32_t m_arlen = 0, m_arid = 0, m_awlen = 0;
+  uint32_t m_arlen = 0, m_arid = 0, m_arsize = 0, m_arburst = 0, m_awlen = 0, m_awid = 0, m_awsize = 0, m_awburst = 0;
+  uint32_t m_wstrb = 0;  // one bit per byte lane
   std::array<uint8_t, kMaxBusBytes> m_wdata{};
 };
 
@@ -40,6 +41,11 @@ class Model {
   virtual void eval_low(const Inputs& in, Outputs& out) = 0;
   // Rising clock edge (the registers take their next values), then the clock goes low again.
   virtual void posedge() = 0;
+  // A SystemVerilog assertion in the RTL failed (the first failure is kept until clear_failure):
+  // "hw/rtl/loom_fifo.sv:40: [0] %Error: ... Assertion failed in TOP.loom_accel...: <message>".
+  virtual bool failed() const = 0;
+  virtual std::string failure() const = 0;
+  virtual void clear_failure() = 0;
   virtual void open_trace(const std::string& path) = 0;
   virtual void dump(uint64_t time) = 0;  // records the signals at `time` (in half cycles)
   virtual void close_trace() = 0;

@@ -1,6 +1,7 @@
 // Adapter from a Verilated `loom_accel` class (one per config) to rtl::Model. Included only by
 // the generated per-config translation units (rtl_model.cc.in).
 #pragma once
+#include "verilated_hooks.h"  // first: it adjusts the Verilator runtime's hooks
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
@@ -35,13 +36,22 @@ void store_bytes(const Sig& sig, std::array<uint8_t, kMaxBusBytes>& bytes) {
 template <typename V>
 class ModelImpl final : public Model {
  public:
-  ModelImpl() : ctx_(new VerilatedContext), top_(new V(ctx_.get(), "loom_accel")) {
+  // Verilator registers a model's scopes (for %m in assertion messages) with the thread's current
+  // context, not the model's: make it this model's while constructing and destroying it, as
+  // several models (and their contexts) come and go on one thread.
+  ModelImpl() : ctx_(new VerilatedContext) {
+    Verilated::threadContextp(ctx_.get());
+    top_.reset(new V(ctx_.get(), "loom_accel"));
     ctx_->traceEverOn(true);
     top_->clk = 0;
   }
   ~ModelImpl() override {
+    Verilated::threadContextp(ctx_.get());
     close_trace();
     top_->final();
+    top_.reset();
+    ctx_.reset();
+    Verilated::threadContextp(Verilated::defaultContextp());  // not the deleted one
   }
 
   void eval_low(const Inputs& in, Outputs& out) override {
@@ -68,6 +78,7 @@ class ModelImpl final : public Model {
     t.m_axi_bresp = in.m_bresp;
     t.m_axi_bid = 0;
     t.eval();
+    note_failure();
     out.irq = t.irq;
     out.awready = t.s_axil_awready;
     out.wready = t.s_axil_wready;
@@ -81,10 +92,16 @@ class ModelImpl final : public Model {
     out.m_araddr = t.m_axi_araddr;
     out.m_arlen = t.m_axi_arlen;
     out.m_arid = t.m_axi_arid;
+    out.m_arsize = t.m_axi_arsize;
+    out.m_arburst = t.m_axi_arburst;
     out.m_rready = t.m_axi_rready;
     out.m_awvalid = t.m_axi_awvalid;
     out.m_awaddr = t.m_axi_awaddr;
     out.m_awlen = t.m_axi_awlen;
+    out.m_awid = t.m_axi_awid;
+    out.m_awsize = t.m_axi_awsize;
+    out.m_awburst = t.m_axi_awburst;
+    out.m_wstrb = uint32_t(t.m_axi_wstrb);
     out.m_wvalid = t.m_axi_wvalid;
     store_bytes(t.m_axi_wdata, out.m_wdata);
     out.m_wlast = t.m_axi_wlast;
@@ -94,10 +111,15 @@ class ModelImpl final : public Model {
   void posedge() override {
     top_->clk = 1;
     top_->eval();
+    note_failure();
     if (tracing_) trace_->dump(trace_time_ + 1);  // this cycle was dumped: dump its high phase too
     tracing_ = false;
     top_->clk = 0;
   }
+
+  bool failed() const override { return !failure_.empty(); }
+  std::string failure() const override { return failure_; }
+  void clear_failure() override { failure_.clear(); }
 
   void open_trace(const std::string& path) override {
     if (trace_) return;
@@ -117,6 +139,13 @@ class ModelImpl final : public Model {
   }
 
  private:
+  void note_failure() {
+    if (!rtl_stop_pending()) return;
+    std::string s = take_rtl_stop();
+    if (failure_.empty()) failure_ = s;
+  }
+
+  std::string failure_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<V> top_;
   std::unique_ptr<VerilatedFstC> trace_;
