@@ -317,7 +317,9 @@ TEST(Isa, EncodeAndDecodeUseExactlyTheDeclaredBitsOfEveryField) {
           InsnWord w = op_word | field_bits(f.offset + b, 1);
           EXPECT_EQ(hex(encode(one, L)), hex(w)) << "bit " << b;
           bool valid_enum = (f.name != "memory_type" && f.name != "alu_opcode") || (uint64_t{1} << b) < 5;
-          if (valid_enum) EXPECT_EQ(decode(w, L, 0), one) << "bit " << b << ": " << disassemble(decode(w, L, 0));
+          if (valid_enum) {
+            EXPECT_EQ(decode(w, L, 0), one) << "bit " << b << ": " << disassemble(decode(w, L, 0));
+          }
         }
       }
     }

@@ -5,7 +5,11 @@
 #pragma once
 #include <string>
 
+// Only where this header comes first (the force-include); users that include it after
+// verilated.h just need the functions below.
+#ifndef VL_PRINTF
 #define VL_PRINTF loom_vl_printf
+#endif
 int loom_vl_printf(const char* format, ...);
 // Replaces the runtime's (VL_USER_STOP_MAYBE): $stop and failed assertions' $error end up here.
 void vl_stop_maybe(const char* filename, int linenum, const char* hier, bool maybe);
