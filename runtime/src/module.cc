@@ -110,8 +110,15 @@ Module Module::load_from_memory(const std::string& bytes, const std::string& ori
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   try {
     Module m = load(path);
-    ::close(fd);  // the loader keeps its own mapping
-    return m;
+    // The descriptor stays open while the library is loaded: the dynamic loader recognizes a
+    // library by its path, so if the number were reused while this one is still loaded, the
+    // next model's "/proc/self/fd/N" would silently get this library back.
+    std::shared_ptr<void> lib = m.impl_->owner;
+    std::shared_ptr<void> owner(lib.get(), [lib, fd](void*) mutable {
+      lib.reset();
+      ::close(fd);
+    });
+    return Module(m.impl_->sigs, m.impl_->fns, std::move(owner));
   } catch (const RuntimeError& e) {
     ::close(fd);
     LOOM_THROW(RuntimeError, origin, ": kernel library: ", e.what());
