@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
@@ -30,7 +31,7 @@ std::array<int64_t, N> fixed(const Attrs& a, const std::string& key, std::array<
   if (!a.has(key)) return def;
   auto v = a.get_ints(key);
   if (v.size() != N) LOOM_THROW(ModelError, "attribute '", key, "' must have ", N, " values, has ", v.size());
-  std::array<int64_t, N> out;
+  std::array<int64_t, N> out{};
   std::copy(v.begin(), v.end(), out.begin());
   return out;
 }
@@ -65,6 +66,29 @@ void same_dtype(const std::vector<TensorType>& in) {
     if (t.dtype != in[0].dtype) LOOM_THROW(TypeError, "inputs have different element types (", in[0].str(), ", ", t.str(), ")");
 }
 
+// conv2d/dense: float operands of one type give that type; int8 data and weights (with an
+// int32 bias) accumulate and give int32.
+DataType product_dtype(const std::vector<TensorType>& in) {
+  if (in[0].dtype != DataType::Int(8)) {
+    same_dtype(in);
+    return in[0].dtype;
+  }
+  if (in[1].dtype != DataType::Int(8)) LOOM_THROW(TypeError, "int8 data needs int8 weights, got ", in[1].str());
+  if (in.size() > 2 && in[2].dtype != DataType::Int(32)) LOOM_THROW(TypeError, "int8 operands need an int32 bias, got ", in[2].str());
+  return DataType::Int(32);
+}
+
+// An integer attribute in [lo, hi]; `def` if given and the attribute is absent.
+int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t hi, std::optional<int64_t> def = std::nullopt) {
+  int64_t v = def && !n.attrs.has(key) ? *def : n.attrs.get_int(key);
+  if (v < lo || v > hi) LOOM_THROW(ModelError, "attribute '", key, "' = ", v, " is out of range [", lo, ", ", hi, "]");
+  return static_cast<int>(v);
+}
+
+void expect_dtype(const TensorType& t, DataType want, const char* what) {
+  if (t.dtype != want) LOOM_THROW(TypeError, what, " must be ", want.str(), ", is ", t.str());
+}
+
 // Tensor expressions see placeholders with the graph's types, so re-inferring here would only
 // repeat infer; compute functions just build.
 std::map<std::string, OpDef> build_table() {
@@ -73,13 +97,13 @@ std::map<std::string, OpDef> build_table() {
 
   add({"conv2d", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
-         same_dtype(in);
+         DataType out_dtype = product_dtype(in);
          ops::Conv2dParams p = conv_params(n);
          if (n.attrs.get_string("layout", "NCHW") == "NCHWc") {
            Shape out = ops::conv2d_nchwc_shape(in[0].shape, in[1].shape, p);
            if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
              LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");
-           return TensorType{out, in[0].dtype};
+           return TensorType{out, out_dtype};
          }
          Shape w = in[1].shape;
          if (p.oc_block > 0) {
@@ -89,7 +113,7 @@ std::map<std::string, OpDef> build_table() {
          Shape out = ops::conv2d_shape(in[0].shape, w, p);
          if (in.size() == 3 && in[2].shape != Shape{out[1]})
            LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1], "]");
-         return TensorType{out, in[0].dtype};
+         return TensorType{out, out_dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          if (n.attrs.get_string("layout", "NCHW") == "NCHWc")
@@ -112,7 +136,7 @@ std::map<std::string, OpDef> build_table() {
        }});
   add({"dense", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
-         same_dtype(in);
+         DataType out_dtype = product_dtype(in);
          int64_t b = n.attrs.get_int("n_block", 0);
          const Shape& x = in[0].shape;
          const Shape& w = in[1].shape;
@@ -122,7 +146,7 @@ std::map<std::string, OpDef> build_table() {
          if (N < 0) LOOM_THROW(ShapeError, "weights have shape ", shape_str(w), ", expected [N, K]");
          if (K != x[1]) LOOM_THROW(ShapeError, "input has ", x[1], " features, weights expect ", K);
          if (in.size() == 3 && in[2].shape != Shape{N}) LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", N, "]");
-         return TensorType{{x[0], N}, in[0].dtype};
+         return TensorType{{x[0], N}, out_dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          return ops::dense(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), n.attrs.get_int("n_block", 0), name);
@@ -196,6 +220,61 @@ std::map<std::string, OpDef> build_table() {
   unary("neg", false, [](const Node&, Expr x) { return -x; });
   unary("abs", false, [](const Node&, Expr x) { return ir::abs(x); });
   unary("identity", false, [](const Node&, Expr x) { return x; });
+
+  // Power-of-two int8 quantization (ops/layers.h): value = integer * 2^exponent.
+  add({"quantize", OpPattern::ElemWise, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_dtype(in[0], DataType::Float(32), "input");
+         int_attr(n, "exponent", -64, 64);
+         return TensorType{in[0].shape, DataType::Int(8)};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)), name);
+       }});
+  add({"dequantize", OpPattern::ElemWise, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         if (in[0].dtype != DataType::Int(8) && in[0].dtype != DataType::Int(32))
+           LOOM_THROW(TypeError, "input must be int8 or int32, is ", in[0].str());
+         int_attr(n, "exponent", -64, 64);
+         return TensorType{in[0].shape, DataType::Float(32)};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::dequantize(in[0], int(n.attrs.get_int("exponent")), name);
+       }});
+  add({"requantize", OpPattern::ElemWise, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_dtype(in[0], DataType::Int(32), "input");
+         int_attr(n, "shift", -30, 30);
+         int lo = int_attr(n, "min", -128, 127, -128), hi = int_attr(n, "max", -128, 127, 127);
+         if (lo > hi) LOOM_THROW(ModelError, "empty clamp range [", lo, ", ", hi, "]");
+         return TensorType{in[0].shape, DataType::Int(8)};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::requantize(in[0], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)), name);
+       }});
+  add({"add_shifted", OpPattern::ElemWise, 2, 2,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         for (auto& t : in)
+           if (t.dtype != DataType::Int(8) && t.dtype != DataType::Int(32)) LOOM_THROW(TypeError, "operands must be int8 or int32, got ", t.str());
+         if (in[0].shape != in[1].shape) LOOM_THROW(ShapeError, "operands have shapes ", shape_str(in[0].shape), " and ", shape_str(in[1].shape));
+         int_attr(n, "lshift_a", 0, 30, 0);
+         int_attr(n, "lshift_b", 0, 30, 0);
+         return TensorType{in[0].shape, DataType::Int(32)};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::add_shifted(in[0], in[1], int(n.attrs.get_int("lshift_a", 0)), int(n.attrs.get_int("lshift_b", 0)), name);
+       }});
+  add({"fake_quantize", OpPattern::ElemWise, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_dtype(in[0], DataType::Float(32), "input");
+         int_attr(n, "exponent", -64, 64);
+         if (n.attrs.get_int("min", -128) > n.attrs.get_int("max", 127)) LOOM_THROW(ModelError, "empty clamp range");
+         return in[0];
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::fake_quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)),
+                                   name);
+       }});
 
   add({"softmax", OpPattern::Opaque, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {

@@ -1,5 +1,7 @@
 #include "loom/graph/reference.h"
+#include "loom/graph/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <array>
 #include <limits>
@@ -175,8 +177,26 @@ T binary(const Node& n, const std::vector<const T*>& in) {
   return y;
 }
 
+// round(x * 2^-e) clamped, in float32 as the compiled kernels compute it.
+double quantized_steps(const Node& n, double x) {
+  float v = std::round(static_cast<float>(x) * std::ldexp(1.0f, -static_cast<int>(n.attrs.get_int("exponent"))));
+  return std::min<double>(std::max<double>(v, n.attrs.get_int("min", -128)), n.attrs.get_int("max", 127));
+}
+
+// Integer requantization: exact in double for int32 inputs.
+double requantized(const Node& n, double x) {
+  int64_t s = n.attrs.get_int("shift");
+  double v = s > 0 ? std::floor((x + std::ldexp(1.0, int(s - 1))) / std::ldexp(1.0, int(s)))
+                   : std::clamp(x, -128.0, 127.0) * std::ldexp(1.0, int(-s));
+  return std::min<double>(std::max<double>(v, n.attrs.get_int("min", -128)), n.attrs.get_int("max", 127));
+}
+
 double unary(const Node& n, double x) {
   const std::string& op = n.op;
+  if (op == "quantize") return quantized_steps(n, x);
+  if (op == "fake_quantize") return static_cast<float>(quantized_steps(n, x) * std::ldexp(1.0, int(n.attrs.get_int("exponent"))));
+  if (op == "dequantize") return x * std::ldexp(1.0, int(n.attrs.get_int("exponent")));
+  if (op == "requantize") return requantized(n, x);
   if (op == "relu") return std::max(x, 0.0);
   if (op == "clip") {
     if (n.attrs.has("min")) x = std::max(x, n.attrs.get_float("min"));
@@ -253,6 +273,12 @@ T eval(const Node& n, const std::vector<const T*>& in) {
   if (op == "matmul") return matmul(n, in);
   if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum") return binary(n, in);
   if (op == "max_pool2d" || op == "avg_pool2d") return pool(n, *in[0]);
+  if (op == "add_shifted") {
+    T y{n.type.shape, Values(in[0]->v.size())};
+    double ka = std::ldexp(1.0, int(n.attrs.get_int("lshift_a", 0))), kb = std::ldexp(1.0, int(n.attrs.get_int("lshift_b", 0)));
+    for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = in[0]->v[i] * ka + in[1]->v[i] * kb;
+    return y;
+  }
   if (op == "softmax") return softmax(n, *in[0]);
   T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
   const T& x = *in[0];
@@ -335,7 +361,16 @@ T eval(const Node& n, const std::vector<const T*>& in) {
 
 }  // namespace
 
-std::vector<NDArray> reference_run(const Graph& g, const std::vector<NDArray>& inputs) {
+std::vector<NDArray> reference_run(const Graph& graph, const std::vector<NDArray>& inputs) {
+  // Output shapes come from the node types: infer them on a copy if the graph is not typed yet.
+  bool typed = true;
+  for (const Node& n : graph.nodes) typed &= n.typed || !n.is_op();
+  Graph inferred;
+  if (!typed) {
+    inferred = graph;
+    infer_types(inferred);
+  }
+  const Graph& g = typed ? graph : inferred;
   if (inputs.size() != g.inputs.size()) LOOM_THROW(ModelError, "reference: graph takes ", g.inputs.size(), " inputs, got ", inputs.size());
   std::vector<T> values(g.nodes.size());
   for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = from_array(inputs[i]);

@@ -172,6 +172,8 @@ class Evaluator {
         else if (c->name == "fabs") r = std::fabs(x);
         else if (c->name == "floor") r = std::floor(x);
         else if (c->name == "ceil") r = std::ceil(x);
+        else if (c->name == "round") r = std::round(x);
+        else if (c->name == "trunc") r = std::trunc(x);
         else if (c->name == "pow") r = std::pow(x, args.at(1).as_double(l));
         else LOOM_THROW(RuntimeError, "interpreter: unknown intrinsic '", c->name, "'");
         if (t.is_float()) v.f[l] = round_to(t, r);

@@ -6,6 +6,13 @@ namespace loom::ops {
 
 using namespace loom::ir;
 
+Expr widening_mul(Expr a, Expr b) {
+  DataType t = a.type();
+  if (t.is_float() || t.bits() >= 32) return a * b;
+  DataType acc = DataType::Int(32, t.lanes());
+  return cast(acc, a) * cast(acc, b);
+}
+
 Shape shape_of(const Tensor& t) {
   Shape s;
   for (int d = 0; d < t.ndim(); ++d) s.push_back(const_dim(t, d));
@@ -70,7 +77,7 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
         Expr c = p.groups == 1 ? Expr(rc->var) : (f / int(og)) * int(cg) + rc->var;
         Expr in = P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]), x * int(p.strides[1]) + rx->var * int(p.dilations[1]));
         Expr w = b > 0 ? W(f / b, rc, ry, rx, f % b) : W(f, rc, ry, rx);
-        return sum(in * w, {rc, ry, rx});
+        return sum(widening_mul(in, w), {rc, ry, rx});
       },
       bias.defined() ? name + "_acc" : name, "conv2d");
   if (!bias.defined()) return conv;
@@ -109,14 +116,14 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
             rci = reduce_axis(int(xs[4]), "rci");
     conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
                      Expr in = P(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rci->var);
-                     return sum(in * W(v[1], rco->var, ry->var, rx->var, rci->var, v[4]), {rco, ry, rx, rci});
+                     return sum(widening_mul(in, W(v[1], rco->var, ry->var, rx->var, rci->var, v[4])), {rco, ry, rx, rci});
                    }),
                    bias.defined() ? name + "_acc" : name, "conv2d");
   } else {
     IterVar ry = reduce_axis(int(ws[1]), "ry"), rx = reduce_axis(int(ws[2]), "rx");
     conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
                      Expr in = P(v[0], v[1], v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, v[4]);
-                     return sum(in * W(v[1], ry->var, rx->var, v[4]), {ry, rx});
+                     return sum(widening_mul(in, W(v[1], ry->var, rx->var, v[4])), {ry, rx});
                    }),
                    bias.defined() ? name + "_acc" : name, "conv2d");
   }
@@ -161,7 +168,7 @@ Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_blo
   Tensor y = compute({int(xs[0]), int(N)},
                      [&](Var m, Var n) {
                        Expr w = b > 0 ? W(n / b, k, n % b) : W(n, k);
-                       return sum(X(m, k) * w, {k});
+                       return sum(widening_mul(X(m, k), w), {k});
                      },
                      bias.defined() ? name + "_acc" : name, "dense");
   if (!bias.defined()) return y;

@@ -40,12 +40,12 @@ NDArray repack(const NDArray& w, Shape packed_shape, F dst_index) {
 }
 
 bool is_elementwise(const std::string& op) {
-  for (const char* e : {"relu", "clip", "leaky_relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "abs", "identity"})
+  for (const char* e : {"relu", "clip", "leaky_relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "abs", "identity", "quantize", "dequantize", "requantize", "fake_quantize"})
     if (op == e) return true;
   return false;
 }
 bool is_binary(const std::string& op) {
-  for (const char* e : {"add", "sub", "mul", "div", "maximum", "minimum"})
+  for (const char* e : {"add", "sub", "mul", "div", "maximum", "minimum", "add_shifted"})
     if (op == e) return true;
   return false;
 }

@@ -22,6 +22,10 @@ using loom::shape_str;
 Shape shape_of(const Tensor& t);  // constant shape; ShapeError naming the tensor otherwise
 std::vector<Expr> shape_exprs(const Shape& s);
 
+// a * b, in int32 when the operands are narrower integers: conv2d, dense and their blocked
+// forms take int8 inputs (with int32 bias) and accumulate and return int32.
+Expr widening_mul(Expr a, Expr b);
+
 // Output extent of a sliding window: floor (or ceil) of (in + pads - dilated kernel) / stride + 1.
 int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation = 1,
                    bool ceil_mode = false);
@@ -94,5 +98,23 @@ Tensor pad(const Tensor& X, const std::vector<int64_t>& pads, PadMode mode, doub
 // out[n, c, y, x] = X[n, c, ymap[y], xmap[x]] with int32 index maps (computed by the caller
 // from the resize's coordinate mode, so any ONNX nearest mode is exact).
 Tensor resize_nearest(const Tensor& X, const Tensor& ymap, const Tensor& xmap, const std::string& name);
+
+// ---- int8 quantization with power-of-two scales (layers_quant.cc) ----
+// A value v is represented by the integer q with v = q * 2^exponent. Rounding is half away from
+// zero; shifts right round by adding half a step first, so every stage is exact integer
+// arithmetic a GEMM-block accelerator's ALU reproduces bit for bit (add, arithmetic shift, clamp).
+//
+// float -> int8: clamp(round(x * 2^-exponent), lo, hi).
+Tensor quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name);
+// int -> float32: x * 2^exponent.
+Tensor dequantize(const Tensor& X, int exponent, const std::string& name);
+// int32 -> int8: clamp((x + 2^(shift-1)) >> shift, lo, hi) for shift > 0, clamp(x << -shift) for
+// shift <= 0 (arithmetic shifts; relu is lo = 0). A left shift clamps x to
+// int8 first so it cannot wrap; the rounding add wraps like the accelerator's int32 ALU.
+Tensor requantize(const Tensor& X, int shift, int lo, int hi, const std::string& name);
+// int32 sum of two same-shaped integer tensors brought to one exponent: (a << la) + (b << lb).
+Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::string& name);
+// Simulated quantization in float32: clamp(round(x * 2^-exponent), lo, hi) * 2^exponent.
+Tensor fake_quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name);
 
 }  // namespace loom::ops

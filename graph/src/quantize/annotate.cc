@@ -1,0 +1,110 @@
+// Quantization, pass 1: choose the nodes computed in int8 and the values calibration measures.
+#include <sstream>
+
+#include "loom/graph/quantize.h"
+#include "loom/runtime/error.h"
+
+namespace loom::graph {
+
+namespace {
+
+bool constant_float(const Graph& g, int id) { return g.node(id).is_constant() && g.type_of(id).dtype == DataType::Float(32); }
+
+// conv2d/dense with float32 data and constant weights (and bias), in the plain layouts.
+bool quantizable_layer(const Graph& g, const Node& n) {
+  if (n.op != "conv2d" && n.op != "dense") return false;
+  if (n.attrs.get_string("layout", "NCHW") != "NCHW" || n.attrs.get_int("oc_block", 0) || n.attrs.get_int("n_block", 0)) return false;
+  if (g.type_of(n.inputs[0]).dtype != DataType::Float(32)) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (!constant_float(g, n.inputs[i])) return false;
+  return true;
+}
+
+// relu, or clip from 0: what requantize's clamp can absorb.
+bool relu_like(const Node& n) {
+  if (n.op == "relu") return true;
+  return n.op == "clip" && n.attrs.has("min") && n.attrs.get_float("min") == 0.0;
+}
+
+}  // namespace
+
+QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& options) {
+  QuantizeAnnotation a;
+  a.role.assign(g.nodes.size(), QuantRole::Float);
+  std::vector<bool> int8(g.nodes.size(), false), is_output(g.nodes.size(), false);
+  for (int o : g.outputs) is_output[o] = true;
+  auto users = g.users();
+  bool first_conv = true;
+  for (int id : g.topological_order()) {
+    const Node& n = g.node(id);
+    if (!n.is_op()) continue;
+    QuantRole& role = a.role[id];
+    if (quantizable_layer(g, n)) {
+      bool skip = n.op == "conv2d" ? (first_conv && options.skip_first_conv) : options.skip_dense;
+      if (n.op == "conv2d") first_conv = false;
+      if (!skip) role = QuantRole::Accumulate;
+    } else if (n.op == "conv2d") {
+      first_conv = false;
+    } else if (n.op == "add" && (int8[n.inputs[0]] || int8[n.inputs[1]]) && g.type_of(n.inputs[0]) == g.type_of(n.inputs[1]) &&
+               g.type_of(id).dtype == DataType::Float(32)) {
+      role = QuantRole::Add;
+    } else if (relu_like(n) && int8[n.inputs[0]]) {
+      int in = n.inputs[0];
+      bool sole_reader = users[in].size() == 1 && !is_output[in];
+      role = sole_reader && (a.role[in] == QuantRole::Accumulate || a.role[in] == QuantRole::Add) ? QuantRole::FoldedRelu
+             : n.op == "relu"                                                                    ? QuantRole::PassThrough
+                                                                                                 : QuantRole::Float;
+    } else if (n.op == "max_pool2d" && int8[n.inputs[0]]) {
+      role = QuantRole::PassThrough;
+    }
+    int8[id] = role != QuantRole::Float;
+  }
+  // Points: float values entering an int8 layer, and every value a requantization produces.
+  std::vector<bool> point(g.nodes.size(), false);
+  for (size_t id = 0; id < g.nodes.size(); ++id) {
+    const Node& n = g.nodes[id];
+    QuantRole r = a.role[id];
+    if (r == QuantRole::Accumulate && !int8[n.inputs[0]]) point[n.inputs[0]] = true;
+    if (r == QuantRole::Add)
+      for (int in : n.inputs)
+        if (!int8[in]) point[in] = true;
+    if (r == QuantRole::FoldedRelu) point[id] = true;
+    if (r == QuantRole::Accumulate || r == QuantRole::Add) {
+      bool folded = false;
+      for (int u : users[id]) folded |= a.role[u] == QuantRole::FoldedRelu;
+      if (!folded) point[id] = true;
+    }
+  }
+  for (size_t id = 0; id < point.size(); ++id)
+    if (point[id]) a.points.push_back(static_cast<int>(id));
+  return a;
+}
+
+std::string QuantizeAnnotation::str(const Graph& g) const {
+  static const char* names[] = {"float", "int8 accumulate", "int8 add", "folded relu", "int8 pass-through"};
+  std::ostringstream os;
+  for (size_t id = 0; id < role.size(); ++id)
+    if (role[id] != QuantRole::Float) os << "%" << id << " " << g.nodes[id].op << " (" << g.nodes[id].name << "): " << names[int(role[id])] << "\n";
+  os << "calibration points:";
+  for (int p : points) os << " %" << p;
+  os << "\n";
+  return os.str();
+}
+
+const char* to_string(CalibrationMode m) {
+  switch (m) {
+    case CalibrationMode::Max: return "max";
+    case CalibrationMode::Percentile: return "percentile";
+    case CalibrationMode::KL: return "kl";
+  }
+  return "?";
+}
+
+CalibrationMode parse_calibration_mode(const std::string& s) {
+  if (s == "max") return CalibrationMode::Max;
+  if (s == "percentile") return CalibrationMode::Percentile;
+  if (s == "kl") return CalibrationMode::KL;
+  LOOM_THROW(ModelError, "unknown calibration mode '", s, "' (supported: max, percentile, kl)");
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,81 @@
+// Helpers for quantization tests: deterministic random inputs, compiling a graph for the host,
+// and how closely a quantized model's outputs follow the float model's.
+#pragma once
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "loom/graph/build.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::test {
+
+inline NDArray random(std::vector<int64_t> shape, uint64_t seed, double lo = -1, double hi = 1) {
+  NDArray a = NDArray::empty(shape, DataType::Float(32));
+  a.fill_random(seed, lo, hi);
+  return a;
+}
+
+inline std::vector<std::vector<NDArray>> random_inputs(const graph::Graph& g, int n, uint64_t seed) {
+  std::vector<std::vector<NDArray>> sets;
+  for (int i = 0; i < n; ++i) {
+    std::vector<NDArray> one;
+    for (int in : g.inputs) one.push_back(random(g.node(in).type.shape, seed + 1000 * i + in));
+    sets.push_back(one);
+  }
+  return sets;
+}
+
+inline runtime::GraphExecutor compile(const graph::Graph& g) {
+  return runtime::GraphExecutor::from_model_file(graph::build(g).file, g.name);
+}
+
+inline double cosine(const NDArray& a, const NDArray& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get_as_double(i), y = b.get_as_double(i);
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+inline int64_t argmax(const NDArray& a, int64_t row, int64_t len) {
+  int64_t best = 0;
+  for (int64_t k = 1; k < len; ++k)
+    if (a.get_as_double(row * len + k) > a.get_as_double(row * len + best)) best = k;
+  return best;
+}
+
+struct Agreement {
+  double cosine_min = 1, cosine_mean = 0;
+  int top1_agree = 0, inputs = 0;
+  std::string str() const {
+    char s[160];
+    std::snprintf(s, sizeof s, "cosine mean %.5f min %.5f, top-1 agreement %d/%d", cosine_mean, cosine_min, top1_agree, inputs);
+    return s;
+  }
+};
+
+// Runs both models (compiled for the host) on every input; the first output's rows of `classes`
+// are compared (cosine of the whole output, argmax per row).
+inline Agreement int8_agreement(const graph::Graph& fp, const graph::Graph& q, const std::vector<std::vector<NDArray>>& inputs,
+                                int64_t classes) {
+  auto a = compile(fp), b = compile(q);
+  Agreement r;
+  for (const auto& in : inputs) {
+    NDArray x = a.run(in)[0], y = b.run(in)[0];
+    double c = cosine(x, y);
+    r.cosine_min = std::min(r.cosine_min, c);
+    r.cosine_mean += c / inputs.size();
+    for (int64_t row = 0; row < x.numel() / classes; ++row) {
+      r.top1_agree += argmax(x, row, classes) == argmax(y, row, classes);
+      ++r.inputs;
+    }
+  }
+  return r;
+}
+
+}  // namespace loom::test
