@@ -20,6 +20,8 @@
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/quantize.h"
 #endif
 
 namespace loom::tools {
@@ -44,6 +46,44 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
+#ifdef LOOM_HAVE_GRAPH
+// --calibrate: a number of deterministic random inputs (uniform in [-1, 1]), or a folder of .npy
+// files, each one input of a single-input model (sorted by name).
+std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g) {
+  graph::infer_types(g);
+  std::vector<std::vector<NDArray>> sets;
+  if (std::filesystem::is_directory(spec)) {
+    if (g.inputs.size() != 1) LOOM_THROW(Error, "--calibrate ", spec, ": a folder of .npy files needs a single-input model");
+    std::vector<std::string> files;
+    for (auto& e : std::filesystem::directory_iterator(spec))
+      if (e.path().extension() == ".npy") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) LOOM_THROW(Error, "--calibrate ", spec, ": no .npy files in the folder");
+    for (auto& f : files) sets.push_back({runtime::read_npy(f)});
+    return sets;
+  }
+  size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(spec, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != spec.size() || n < 1 || n > 10000)
+    LOOM_THROW(Error, "--calibrate '", spec, "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
+  for (long long i = 0; i < n; ++i) {
+    std::vector<NDArray> one;
+    for (int in : g.inputs) {
+      NDArray a = NDArray::empty(g.node(in).type.shape, g.node(in).type.dtype);
+      a.fill_random(1000 + 7 * i + in);
+      one.push_back(a);
+    }
+    sets.push_back(one);
+  }
+  return sets;
+}
+#endif
+
 void set_threads(int threads) {
   if (threads > 0) runtime::set_num_threads(threads);
 }
@@ -66,7 +106,18 @@ int compile_cmd(const std::vector<std::string>& args) {
   number_option(app, "--threads", threads, "threads for compile-time work (default: all)", 1, 1024);
   app.add_flag("--dump-graph", dump, "print the graph after every pass");
   app.add_flag("-q,--quiet", quiet, "no progress output");
+  std::string quant, calibrate = "16", mode = "percentile";
+  bool first_conv = false;
+  app.add_option("--quantize", quant, "int8: post-training quantization (power-of-two scales); int8-simulated: the same in float")
+      ->check(CLI::IsMember({"int8", "int8-simulated"}));
+  app.add_option("--calibrate", calibrate, "calibration set: a number of random inputs, or a folder of .npy inputs")
+      ->capture_default_str();
+  app.add_option("--calibration-mode", mode, "max, percentile (99.99%) or kl")->check(CLI::IsMember({"max", "percentile", "kl"}))
+      ->capture_default_str();
+  app.add_flag("--quantize-first-conv", first_conv, "quantize the first convolution too (kept float by default)");
   if (int rc = parse(app, args); rc >= 0) return rc;
+  if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv))
+    LOOM_THROW(Error, "--calibrate, --calibration-mode and --quantize-first-conv need --quantize");
   set_threads(threads);
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
@@ -82,6 +133,22 @@ int compile_cmd(const std::vector<std::string>& args) {
   auto t0 = std::chrono::steady_clock::now();
   graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, io);
   size_t imported = g.nodes.size();
+  std::string quant_summary;
+  if (!quant.empty()) {
+    graph::QuantizeOptions qo;
+    qo.mode = graph::parse_calibration_mode(mode);
+    qo.simulated = quant == "int8-simulated";
+    qo.skip_first_conv = !first_conv;
+    auto inputs = calibration_set(calibrate, g);
+    if (!quiet) std::cerr << "  quantizing: calibrating on " << inputs.size() << " inputs (" << mode << ")\n";
+    graph::QuantizeResult q = graph::quantize(std::move(g), inputs, qo);
+    if (!quiet) std::cerr << q.str();
+    std::ostringstream qs;
+    qs << "  quantized (" << quant << ", " << mode << " calibration on " << inputs.size() << " inputs): " << q.quantized_layers
+       << " conv2d/dense layers int8, " << q.float_layers << " float\n";
+    quant_summary = qs.str();
+    g = std::move(q.graph);
+  }
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
@@ -92,7 +159,8 @@ int compile_cmd(const std::vector<std::string>& args) {
             << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
             << r.fusion.groups.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
             << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
-            << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n";
+            << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
+            << quant_summary;
   return 0;
 #endif
 }
