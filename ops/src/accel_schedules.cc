@@ -1,4 +1,5 @@
 #include "loom/ops/accel_schedules.h"
+#include "loom/runtime/error.h"
 
 #include "loom/ir/buffer.h"
 
@@ -61,6 +62,9 @@ Tensor input_with_tag(const Tensor& t, const std::string& tag) {
 }  // namespace
 
 AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth) {
+  if (out_h < 1 || out_w < 1 || oc_blocks < 1 || virtual_threads < 1 || acc_depth < 1)
+    LOOM_THROW(ScheduleError, "conv tiling: output ", out_h, "x", out_w, ", ", oc_blocks, " channel blocks, ", virtual_threads,
+               " virtual threads and ", acc_depth, " accumulator entries must all be at least 1");
   auto pick = [](int n, std::initializer_list<int> prefs) {
     for (int p : prefs)
       if (n % p == 0) return p;

@@ -22,6 +22,9 @@ Tensor rank_check(const Tensor& t, int rank, const char* what) {
 // acc -> shift -> clamps -> int8, each an element-wise stage over the same shape.
 QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::string& name) {
   if (rq.shift < 0 || rq.shift > 31) LOOM_THROW(ShapeError, name, ": requantize shift must be in [0, 31], got ", rq.shift);
+  // The clamps are ALU immediates and the result is int8: both bounds must be int8 values.
+  if (rq.clip_lo < -128 || rq.clip_lo > 127 || rq.clip_hi < -128 || rq.clip_hi > 127 || rq.clip_lo > rq.clip_hi)
+    LOOM_THROW(ShapeError, name, ": requantize clamp [", rq.clip_lo, ", ", rq.clip_hi, "] must be an int8 range within [-128, 127]");
   QuantizedStages q;
   q.acc = acc;
   auto elementwise = [&](const Tensor& in, const std::function<Expr(Expr)>& f, const std::string& n) {

@@ -190,3 +190,28 @@ TEST(AccelSchedules, ConvLowersWithPaddedDmaAndTensorizedGemm) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+using namespace loom::ir;
+// Clamps that are not int8 values (they are 8-bit results and ALU immediates) and degenerate
+// tilings are refused with the limit named, instead of wrapping or dividing by zero.
+TEST(QuantizedOps, RequantizeClampsAndTilingAreChecked) {
+  Tensor X = placeholder({1, 1, 4, 4, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({1, 1, 3, 3, 16, 16}, DataType::Int(8), "W");
+  for (auto [lo, hi] : {std::pair{-129, 127}, std::pair{0, 300}, std::pair{5, 4}, std::pair{-40000, 40000}}) {
+    ops::Requantize rq{4, false, lo, hi};
+    try {
+      ops::conv2d_int8_blocked(X, W, 1, 1, rq);
+      ADD_FAILURE() << "clamp [" << lo << ", " << hi << "] accepted";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("must be an int8 range"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(ops::choose_conv_tiling(14, 14, 4, 0, 2048), ScheduleError);
+  EXPECT_THROW(ops::choose_conv_tiling(0, 14, 4, 2, 2048), ScheduleError);
+  EXPECT_EQ(ops::choose_conv_tiling(14, 14, 4, 2, 2048).virtual_threads, 2);
+}
+
+}  // namespace
+}  // namespace loom
