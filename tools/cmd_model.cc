@@ -28,19 +28,25 @@ namespace loom::tools {
 
 namespace {
 
+// A whole decimal integer, or -1 if `text` is anything else (empty, trailing junk, out of range).
+long long whole_integer(const std::string& text) {
+  size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return -1;
+  }
+  return used == text.size() ? v : -1;
+}
+
 std::vector<int64_t> parse_shape(const std::string& text, const std::string& what) {
   std::vector<int64_t> shape;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, 'x')) {
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || v <= 0) LOOM_THROW(Error, what, ": '", text, "' is not a shape like 1x3x224x224");
+    long long v = whole_integer(item);
+    if (v <= 0) LOOM_THROW(Error, what, ": '", text, "' is not a shape like 1x3x224x224");
     shape.push_back(v);
   }
   return shape;
@@ -62,14 +68,8 @@ std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph
     for (auto& f : files) sets.push_back({runtime::read_npy(f)});
     return sets;
   }
-  size_t used = 0;
-  long long n = -1;
-  try {
-    n = std::stoll(spec, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != spec.size() || n < 1 || n > 10000)
+  long long n = whole_integer(spec);
+  if (n < 1 || n > 10000)
     LOOM_THROW(Error, "--calibrate '", spec, "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
   for (long long i = 0; i < n; ++i) {
     std::vector<NDArray> one;

@@ -178,6 +178,18 @@ static std::pair<Tensor, Stage> conv_stages(Schedule& s, const Tensor& conv, con
   return {conv, s[out]};
 }
 
+// The output tiling both NCHWc convolutions share: [N, C/b, OH, OW, b] with OW split by x_block,
+// batch x channel blocks x rows in one parallel loop, the channel block vectorized. Returns the
+// loop of x_block columns, where the accumulator tile is computed.
+static IterVar tile_nchwc_output(Stage& y, int x_block) {
+  auto [xo, xi] = y.split(y.axis(3), x_block);
+  y.reorder({y.axis(0), y.axis(1), y.axis(2), xo, xi, y.axis(4)});
+  IterVar outer = y.fuse(y.fuse(y.axis(0), y.axis(1)), y.axis(2));
+  y.parallel(outer);
+  y.vectorize(y.axis(4));
+  return xo;
+}
+
 void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers) {
   Tensor P = input_with_tag(conv, "pad");
   auto [acc, y] = conv_stages(s, conv, out, P);
@@ -185,11 +197,7 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   int vectors_per_block = std::max<int>(1, static_cast<int>(ob / lanes));
   // Accumulators: x_block x (ob / lanes) vectors, leaving registers for the input broadcast and weights.
   int x_block = divisor_at_most(ow, std::max(1, (vector_registers - 4) / vectors_per_block));
-  auto [xo, xi] = y.split(y.axis(3), x_block);
-  y.reorder({y.axis(0), y.axis(1), y.axis(2), xo, xi, y.axis(4)});
-  IterVar outer = y.fuse(y.fuse(y.axis(0), y.axis(1)), y.axis(2));
-  y.parallel(outer);
-  y.vectorize(y.axis(4));
+  IterVar xo = tile_nchwc_output(y, x_block);
   auto yc = s[acc];
   yc.compute_at(y, xo);
   yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(4)});
@@ -203,11 +211,7 @@ void schedule_depthwise_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor&
   auto [acc, y] = conv_stages(s, conv, out, P);
   int64_t ow = const_dim(out, 3);
   int x_block = divisor_at_most(ow, 8);
-  auto [xo, xi] = y.split(y.axis(3), x_block);
-  y.reorder({y.axis(0), y.axis(1), y.axis(2), xo, xi, y.axis(4)});
-  IterVar outer = y.fuse(y.fuse(y.axis(0), y.axis(1)), y.axis(2));
-  y.parallel(outer);
-  y.vectorize(y.axis(4));
+  IterVar xo = tile_nchwc_output(y, x_block);
   auto yc = s[acc];
   yc.compute_at(y, xo);
   yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.axis(3), yc.axis(4)});

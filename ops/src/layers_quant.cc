@@ -30,29 +30,24 @@ Expr rounded_steps(Expr x, int exponent, int lo, int hi) {
   return min(max(v, make_const(t, lo)), make_const(t, hi));
 }
 
-Tensor elementwise(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name) {
-  return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) { return f(X(std::vector<Expr>(v.begin(), v.end()))); }), name,
-                 "elemwise");
-}
-
 }  // namespace
 
 Tensor quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name) {
   check_range(lo, hi, name);
   if (!X.dtype().is_float()) LOOM_THROW(TypeError, name, ": quantize needs a float input, got ", X.dtype().str());
-  return elementwise(X, [&](Expr x) { return cast(DataType::Int(8), rounded_steps(x, exponent, lo, hi)); }, name);
+  return unary(X, [&](Expr x) { return cast(DataType::Int(8), rounded_steps(x, exponent, lo, hi)); }, name);
 }
 
 Tensor dequantize(const Tensor& X, int exponent, const std::string& name) {
   if (X.dtype().is_float()) LOOM_THROW(TypeError, name, ": dequantize needs an integer input, got ", X.dtype().str());
   DataType f = DataType::Float(32);
-  return elementwise(X, [&](Expr x) { return cast(f, x) * pow2(f, exponent); }, name);
+  return unary(X, [&](Expr x) { return cast(f, x) * pow2(f, exponent); }, name);
 }
 
 Tensor requantize(const Tensor& X, int shift, int lo, int hi, const std::string& name) {
   check_range(lo, hi, name);
   if (X.dtype() != DataType::Int(32)) LOOM_THROW(TypeError, name, ": requantize needs an int32 input, got ", X.dtype().str());
-  return elementwise(X,
+  return unary(X,
                      [&](Expr x) {
                        // Right: floor division is the arithmetic shift. Left: the input is
                        // clamped to int8 first (the result clamps there anyway), so it cannot wrap.
@@ -82,7 +77,7 @@ Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::
 Tensor fake_quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name) {
   if (!X.dtype().is_float()) LOOM_THROW(TypeError, name, ": fake_quantize needs a float input, got ", X.dtype().str());
   if (lo > hi) LOOM_THROW(ModelError, name, ": empty clamp range [", lo, ", ", hi, "]");
-  return elementwise(X, [&](Expr x) { return rounded_steps(x, exponent, lo, hi) * pow2(x.type(), exponent); }, name);
+  return unary(X, [&](Expr x) { return rounded_steps(x, exponent, lo, hi) * pow2(x.type(), exponent); }, name);
 }
 
 }  // namespace loom::ops

@@ -22,6 +22,13 @@ inline NDArray random_array(const ir::Tensor& t, uint64_t seed, double lo = -2, 
   return a;
 }
 
+// float32 array of `shape`, uniform in [lo, hi), deterministic per seed.
+inline NDArray random_float32(std::vector<int64_t> shape, uint64_t seed, double lo = -1, double hi = 1) {
+  NDArray a = NDArray::empty(std::move(shape), DataType::Float(32));
+  a.fill_random(seed, lo, hi);
+  return a;
+}
+
 inline NDArray empty_like(const ir::Tensor& t) {
   std::vector<int64_t> shape;
   for (auto& e : t.shape()) shape.push_back(*ir::as_const_int(e));

@@ -6,22 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "common/test_util.h"
 #include "loom/graph/build.h"
 #include "loom/runtime/graph_executor.h"
 
 namespace loom::test {
 
-inline NDArray random(std::vector<int64_t> shape, uint64_t seed, double lo = -1, double hi = 1) {
-  NDArray a = NDArray::empty(shape, DataType::Float(32));
-  a.fill_random(seed, lo, hi);
-  return a;
-}
-
 inline std::vector<std::vector<NDArray>> random_inputs(const graph::Graph& g, int n, uint64_t seed) {
   std::vector<std::vector<NDArray>> sets;
   for (int i = 0; i < n; ++i) {
     std::vector<NDArray> one;
-    for (int in : g.inputs) one.push_back(random(g.node(in).type.shape, seed + 1000 * i + in));
+    for (int in : g.inputs) one.push_back(random_float32(g.node(in).type.shape, seed + 1000 * i + in));
     sets.push_back(one);
   }
   return sets;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error_text.h"
+#include "common/test_util.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/passes.h"
@@ -16,11 +17,6 @@
 namespace loom::graph {
 namespace {
 
-NDArray random(std::vector<int64_t> shape, uint64_t seed, double lo = -1, double hi = 1) {
-  NDArray a = NDArray::empty(shape, DataType::Float(32));
-  a.fill_random(seed, lo, hi);
-  return a;
-}
 
 // x[1, C, H, W] -> conv3x3 pad 1 (C -> C) -> batch_norm -> relu -> + x -> relu.
 struct ResidualBlock {
@@ -28,11 +24,11 @@ struct ResidualBlock {
   NDArray w, gamma, beta, mean, var;
   int64_t C = 16, H = 6, W = 7;
   ResidualBlock() {
-    w = random({C, C, 3, 3}, 1, -0.3, 0.3);
-    gamma = random({C}, 2, 0.5, 1.5);
-    beta = random({C}, 3);
-    mean = random({C}, 4, -0.2, 0.2);
-    var = random({C}, 5, 0.5, 1.5);
+    w = test::random_float32({C, C, 3, 3}, 1, -0.3, 0.3);
+    gamma = test::random_float32({C}, 2, 0.5, 1.5);
+    beta = test::random_float32({C}, 3);
+    mean = test::random_float32({C}, 4, -0.2, 0.2);
+    var = test::random_float32({C}, 5, 0.5, 1.5);
     int x = g.add_input("x", {{1, C, H, W}, DataType::Float(32)});
     int conv = g.add_op("conv2d", "conv", {x, g.add_constant("w", w)},
                         Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
@@ -122,7 +118,7 @@ TEST(GraphPasses, CompiledBlockMatchesNaiveLoops) {
     o.pipeline.layout.blocked_activations = blocked;
     BuildResult r = build(b.g, o);
     auto ex = runtime::GraphExecutor::from_model_file(r.file, "block");
-    NDArray x = random({1, b.C, b.H, b.W}, 9);
+    NDArray x = test::random_float32({1, b.C, b.H, b.W}, 9);
     NDArray got = ex.run({x})[0], want = b.reference(x);
     for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i << (blocked ? " NCHWc" : " NCHW");
   }
@@ -132,7 +128,7 @@ TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {
   Graph g;
   int x = g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)});
   std::vector<int> params{x};
-  for (int i = 0; i < 4; ++i) params.push_back(g.add_constant("p" + std::to_string(i), random({4}, 20 + i, 0.5, 1.5)));
+  for (int i = 0; i < 4; ++i) params.push_back(g.add_constant("p" + std::to_string(i), test::random_float32({4}, 20 + i, 0.5, 1.5)));
   g.outputs = {g.add_op("batch_norm", "bn", params)};
   optimize(g);
   std::string s = g.str();
@@ -144,7 +140,7 @@ TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {
 TEST(GraphPasses, ConstantSubgraphsFold) {
   Graph g;
   int x = g.add_input("x", {{2, 3}, DataType::Float(32)});
-  int c = g.add_constant("c", random({3, 2}, 3));
+  int c = g.add_constant("c", test::random_float32({3, 2}, 3));
   int t = g.add_op("transpose", "t", {c}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
   g.outputs = {g.add_op("add", "sum", {x, t})};
   optimize(g);
@@ -152,7 +148,9 @@ TEST(GraphPasses, ConstantSubgraphsFold) {
   for (auto& n : g.nodes) ops += n.is_op();
   EXPECT_EQ(ops, 1) << g.str();
   for (auto& n : g.nodes)
-    if (n.is_constant()) EXPECT_EQ(n.type.shape, (Shape{2, 3}));
+    if (n.is_constant()) {
+      EXPECT_EQ(n.type.shape, (Shape{2, 3}));
+    }
 }
 
 TEST(GraphPasses, MemoryPlanReusesBuffers) {
@@ -171,13 +169,15 @@ TEST(GraphPasses, MemoryPlanReusesBuffers) {
   // No kernel writes the storage it reads.
   for (auto& grp : plan.groups)
     for (int in : grp.inputs)
-      if (mem.storage_of[in] >= 0) EXPECT_NE(mem.storage_of[in], mem.storage_of[grp.output]);
+      if (mem.storage_of[in] >= 0) {
+        EXPECT_NE(mem.storage_of[in], mem.storage_of[grp.output]);
+      }
 }
 
 TEST(GraphErrors, TypeErrorsNameTheNode) {
   Graph g;
   int x = g.add_input("x", {{1, 3, 8, 8}, DataType::Float(32)});
-  int w = g.add_constant("w", random({4, 5, 3, 3}, 1));
+  int w = g.add_constant("w", test::random_float32({4, 5, 3, 3}, 1));
   g.outputs = {g.add_op("conv2d", "my_conv", {x, w})};
   std::string msg = test::error_text<ModelError>([&] { infer_types(g); });
   EXPECT_NE(msg.find("node 'my_conv' (conv2d)"), std::string::npos) << msg;
@@ -221,7 +221,7 @@ TEST(BuiltinModels, CompiledMatchesTheNaiveInterpreter) {
     Graph g = builtin_model(name, name == "mlp" ? 3 : 1, 64);
     BuildResult r = build(g);
     auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
-    NDArray x = random(ex.input_spec(0).shape, 11);
+    NDArray x = test::random_float32(ex.input_spec(0).shape, 11);
     NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
     ASSERT_EQ(got.shape(), want.shape()) << name;
     double scale = 0, err = 0;
@@ -262,7 +262,7 @@ TEST(BuiltinModels, CompiledForAnAvx2Target) {
     EXPECT_TRUE(blocked_by_8) << name;
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) continue;
     auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
-    NDArray x = random(ex.input_spec(0).shape, 12);
+    NDArray x = test::random_float32(ex.input_spec(0).shape, 12);
     NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
     double scale = 0, err = 0;
     for (int64_t i = 0; i < want.numel(); ++i) {
@@ -291,7 +291,7 @@ TEST(GraphExecutorLoading, TwoModelsLoadedAtOnceKeepTheirOwnKernels) {
   };
   auto relu = model("relu");
   auto neg = model("neg");
-  NDArray x = random({4, 8}, 3);
+  NDArray x = test::random_float32({4, 8}, 3);
   NDArray a = relu.run({x})[0], b = neg.run({x})[0];
   for (int64_t i = 0; i < x.numel(); ++i) {
     EXPECT_EQ(a.get_as_double(i), std::max(x.get_as_double(i), 0.0)) << i;

@@ -3,7 +3,6 @@
 // vs the interpreter (bit-exact) and vs the float model (accuracy), the simulated mode, errors.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -19,8 +18,6 @@
 
 namespace loom::graph {
 namespace {
-
-using test::random;
 
 using test::compile;
 using test::cosine;
@@ -117,13 +114,14 @@ Graph residual_block() {
   g.name = "block";
   int64_t C = 16;
   int x = g.add_input("x", {{1, C, 9, 10}, DataType::Float(32)});
-  int conv = g.add_op("conv2d", "conv", {x, g.add_constant("w", random({C, C, 3, 3}, 1, -0.3, 0.3)), g.add_constant("b", random({C}, 2))},
+  int conv = g.add_op("conv2d", "conv",
+                      {x, g.add_constant("w", test::random_float32({C, C, 3, 3}, 1, -0.3, 0.3)), g.add_constant("b", test::random_float32({C}, 2))},
                       Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
   int relu = g.add_op("relu", "relu1", {conv});
   int add = g.add_op("add", "residual", {relu, x});
   int relu2 = g.add_op("relu", "relu2", {add});
   int pool = g.add_op("max_pool2d", "pool", {relu2}, Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}));
-  g.outputs = {g.add_op("conv2d", "conv2", {pool, g.add_constant("w2", random({8, C, 1, 1}, 3, -0.5, 0.5))})};
+  g.outputs = {g.add_op("conv2d", "conv2", {pool, g.add_constant("w2", test::random_float32({8, C, 1, 1}, 3, -0.5, 0.5))})};
   return g;
 }
 
@@ -143,7 +141,9 @@ TEST(Quantize, ResidualBlockRolesAndBitExactInt8) {
   EXPECT_EQ(ops["relu"], 0) << "both relus fold into requantize clamps\n" << q.graph.str();
   EXPECT_EQ(ops["dequantize"], 1) << q.graph.str();
   for (auto& n : q.graph.nodes)
-    if (n.is_op() && n.op == "conv2d") EXPECT_EQ(n.type.dtype, DataType::Int(32));
+    if (n.is_op() && n.op == "conv2d") {
+      EXPECT_EQ(n.type.dtype, DataType::Int(32));
+    }
   auto ex = compile(q.graph);
   for (auto& in : random_inputs(g, 3, 20)) {
     NDArray got = ex.run(in)[0];

@@ -39,15 +39,15 @@ NDArray repack(const NDArray& w, Shape packed_shape, F dst_index) {
   return p;
 }
 
+// Layout-agnostic operators, from the registry's fusion patterns: one-input element-wise maps
+// (relu, quantize, ...) and two-input element-wise/broadcast ops (add, add_shifted, ...).
 bool is_elementwise(const std::string& op) {
-  for (const char* e : {"relu", "clip", "leaky_relu", "sigmoid", "tanh", "exp", "sqrt", "neg", "abs", "identity", "quantize", "dequantize", "requantize", "fake_quantize"})
-    if (op == e) return true;
-  return false;
+  const OpDef& d = op_def(op);
+  return d.pattern == OpPattern::ElemWise && d.max_inputs == 1;
 }
 bool is_binary(const std::string& op) {
-  for (const char* e : {"add", "sub", "mul", "div", "maximum", "minimum", "add_shifted"})
-    if (op == e) return true;
-  return false;
+  const OpDef& d = op_def(op);
+  return d.min_inputs == 2 && d.max_inputs == 2 && (d.pattern == OpPattern::ElemWise || d.pattern == OpPattern::Broadcast);
 }
 bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
 
