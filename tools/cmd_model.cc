@@ -65,7 +65,13 @@ std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph
       if (e.path().extension() == ".npy") files.push_back(e.path().string());
     std::sort(files.begin(), files.end());
     if (files.empty()) LOOM_THROW(Error, "--calibrate ", spec, ": no .npy files in the folder");
-    for (auto& f : files) sets.push_back({runtime::read_npy(f)});
+    const graph::TensorType& want = g.node(g.inputs[0]).type;
+    for (auto& f : files) {
+      NDArray a = runtime::read_npy(f);
+      if (a.shape() != want.shape || a.dtype() != want.dtype)
+        LOOM_THROW(Error, "--calibrate: '", f, "' holds ", a.describe(), ", the model's input is ", want.str());
+      sets.push_back({a});
+    }
     return sets;
   }
   long long n = whole_integer(spec);
