@@ -18,6 +18,13 @@ double max_abs(const NDArray& a) {
   return m;
 }
 
+// The int8 (or, simulated, fake-quantized) version of a source value in the realized graph.
+struct Int8Value {
+  int node = -1;         // in the realized graph
+  int exponent = 0;      // value = q * 2^exponent
+  bool computed = false; // produced by int8 arithmetic (not quantized from the float value)
+};
+
 class Realizer {
  public:
   Realizer(const Graph& g, const QuantizeAnnotation& a, const std::vector<PointCalibration>& cal, const QuantizeOptions& o)
@@ -37,7 +44,10 @@ class Realizer {
       }
     }
     // Float readers of an int8 value read it dequantized; the float originals become dead.
-    for (auto& [id, q] : computed_) r_.replace_uses(id, sim_ ? q : op("dequantize", id, "_dq", {q}, Attrs().set("exponent", int64_t(exp_of_q_[id]))));
+    for (auto& [id, v] : int8_) {
+      if (!v.computed) continue;
+      r_.replace_uses(id, sim_ ? v.node : op("dequantize", id, "_dq", {v.node}, Attrs().set("exponent", int64_t(v.exponent))));
+    }
     r_.compact();
     infer_types(r_);
     return std::move(r_);
@@ -55,14 +65,12 @@ class Realizer {
   }
 
   // The int8 version of a value (quantized once if it is a float value).
-  int int8_of(int id) {
-    auto it = q_.find(id);
-    if (it != q_.end()) return it->second;
+  const Int8Value& int8_of(int id) {
+    auto it = int8_.find(id);
+    if (it != int8_.end()) return it->second;
     int e = calibrated(id);
     int q = op(sim_ ? "fake_quantize" : "quantize", id, "_q", {id}, Attrs().set("exponent", int64_t(e)));
-    q_[id] = q;
-    exp_of_q_[id] = e;
-    return q;
+    return int8_[id] = {q, e, false};
   }
 
   // Weights as int8 steps of 2^e (or, simulated, those steps as float).
@@ -110,15 +118,14 @@ class Realizer {
     }
     int q = sim_ ? op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi))
                  : op("requantize", out, "_rq", {acc}, Attrs().set("shift", int64_t(e - e_acc)).set("min", lo).set("max", hi));
-    q_[out] = computed_[out] = q;
-    exp_of_q_[out] = e;
+    int8_[out] = {q, e, true};
   }
 
   void accumulate(int id) {
     const Node n = src_.node(id);
-    int x = int8_of(n.inputs[0]);
-    int e_x = exp_of_q_[n.inputs[0]], e_w = 0;
-    std::vector<int> in{x, weight_constant(n.inputs[1], e_w)};
+    Int8Value x = int8_of(n.inputs[0]);
+    int e_x = x.exponent, e_w = 0;
+    std::vector<int> in{x.node, weight_constant(n.inputs[1], e_w)};
     if (n.inputs.size() > 2) in.push_back(bias_constant(n.inputs[2], e_x + e_w));
     int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
     requantize(id, acc, e_x + e_w);
@@ -126,19 +133,19 @@ class Realizer {
 
   void add(int id) {
     const Node n = src_.node(id);
-    int a = int8_of(n.inputs[0]), b = int8_of(n.inputs[1]);
-    int ea = exp_of_q_[n.inputs[0]], eb = exp_of_q_[n.inputs[1]], ec = std::min(ea, eb);
-    int sum = sim_ ? op("add", id, "_sim", {a, b})
-                   : op("add_shifted", id, "_int8", {a, b}, Attrs().set("lshift_a", int64_t(ea - ec)).set("lshift_b", int64_t(eb - ec)));
+    Int8Value a = int8_of(n.inputs[0]), b = int8_of(n.inputs[1]);
+    int ec = std::min(a.exponent, b.exponent);
+    int sum = sim_ ? op("add", id, "_sim", {a.node, b.node})
+                   : op("add_shifted", id, "_int8", {a.node, b.node},
+                        Attrs().set("lshift_a", int64_t(a.exponent - ec)).set("lshift_b", int64_t(b.exponent - ec)));
     requantize(id, sum, ec);
   }
 
   void pass_through(int id) {
     const Node n = src_.node(id);
     int in = n.inputs[0];
-    int q = op(n.op, id, sim_ ? "_sim" : "_int8", {q_.at(in)}, n.attrs);
-    q_[id] = computed_[id] = q;
-    exp_of_q_[id] = exp_of_q_.at(in);
+    const Int8Value& x = int8_.at(in);
+    int8_[id] = {op(n.op, id, sim_ ? "_sim" : "_int8", {x.node}, n.attrs), x.exponent, true};
   }
 
   const Graph& src_;
@@ -146,9 +153,7 @@ class Realizer {
   const QuantizeAnnotation& a_;
   bool sim_;
   std::map<int, int> exponent_;  // calibrated exponents by source node
-  std::map<int, int> q_;         // source node -> its int8 (or fake-quantized) value in r_
-  std::map<int, int> computed_;  // the subset of q_ computed in int8 (not quantized from float)
-  std::map<int, int> exp_of_q_;  // source node -> exponent of q_
+  std::map<int, Int8Value> int8_;  // by source node
   std::vector<std::vector<int>> users_;
 };
 
