@@ -36,6 +36,7 @@ Driver::Driver(AccelDevice& device, AccelConfig config) : device_(device), confi
 Driver::~Driver() {
   for (auto& [k, info] : kernels_) device_.free(info.dram.addr);
   if (insn_buffer_.bytes) device_.free(insn_buffer_.addr);
+  for (auto& b : sealed_) device_.free(b.addr);
 }
 
 DeviceBuffer Driver::alloc(uint64_t bytes) {
@@ -220,7 +221,7 @@ void Driver::dep_pop(Module from, Module to) {
   (from_prev ? pending_pop_[uint32_t(to)].pop_prev : pending_pop_[uint32_t(to)].pop_next) = true;
 }
 
-std::pair<uint64_t, uint32_t> Driver::finalize_stream() {
+std::vector<InsnWord> Driver::finish_words() {
   // FINISH runs on the compute module; make it wait until the store module has drained.
   bool has_store = false;
   for (auto& i : stream_) has_store |= i.module() == Module::Store;
@@ -239,6 +240,11 @@ std::pair<uint64_t, uint32_t> Driver::finalize_stream() {
   IsaLayout layout(config_);
   std::vector<InsnWord> words;
   for (auto& i : stream_) words.push_back(encode(i, layout));
+  return words;
+}
+
+std::pair<uint64_t, uint32_t> Driver::finalize_stream() {
+  std::vector<InsnWord> words = finish_words();
   uint64_t bytes = words.size() * 16;
   if (insn_buffer_.bytes < bytes) {
     if (insn_buffer_.bytes) device_.free(insn_buffer_.addr);
@@ -248,12 +254,26 @@ std::pair<uint64_t, uint32_t> Driver::finalize_stream() {
   return {insn_buffer_.addr, uint32_t(words.size())};
 }
 
-std::map<std::string, uint64_t> Driver::synchronize(std::chrono::milliseconds timeout) {
-  auto [addr, count] = finalize_stream();
+Driver::SealedStream Driver::seal_stream() {
+  std::vector<InsnWord> words = finish_words();
+  DeviceBuffer b = alloc(words.size() * 16);
+  sealed_.push_back(b);
+  device_.write(b.addr, words.data(), b.bytes);
+  SealedStream s{b.addr, uint32_t(words.size()), stream_};
+  reset_stream();
+  return s;
+}
+
+void Driver::reset_stream() {
   stream_.clear();
   resident_.clear();
   uop_top_ = 0;
   for (auto& p : pending_pop_) p = {};
+}
+
+std::map<std::string, uint64_t> Driver::synchronize(std::chrono::milliseconds timeout) {
+  auto [addr, count] = finalize_stream();
+  reset_stream();
   device_.launch(addr, count);
   device_.wait(timeout);
   return device_.counters();

@@ -1,3 +1,5 @@
+#include <cstring>
+
 #include "accel_emitter.h"
 #include "loom/codegen/accel.h"
 #include "loom/ir/functor.h"
@@ -35,14 +37,11 @@ void check_args(const runtime::FunctionSignature& sig, const std::vector<NDArray
   }
 }
 
-struct Session {
-  accel::Driver drv;
-  std::vector<accel::DeviceBuffer> bufs;
-  Session(AccelDevice& dev, const accel::AccelConfig& cfg) : drv(dev, cfg) {}
-  ~Session() {
-    for (auto& b : bufs) drv.free(b);
-  }
-};
+uint64_t arg_bytes(const runtime::ArgSpec& a) {
+  uint64_t n = uint64_t(a.dtype.bytes());
+  for (auto d : a.shape) n *= uint64_t(d);
+  return n;
+}
 
 }  // namespace
 
@@ -74,35 +73,57 @@ AccelModule build_accel(const LoweredFunc& func, const accel::AccelConfig& confi
   return AccelModule(func, config);
 }
 
+size_t emit_accel(const LoweredFunc& func, accel::ImageLinker& linker, const std::vector<uint64_t>& arg_offsets,
+                  const std::string& stream_name) {
+  if (arg_offsets.size() != func.args.size())
+    LOOM_THROW(InternalError, "emit_accel '", func.name, "': ", arg_offsets.size(), " argument offsets for ", func.args.size(), " arguments");
+  std::map<const BufferNode*, accel::DeviceBuffer> dram;
+  for (size_t i = 0; i < func.args.size(); ++i) {
+    uint64_t bytes = uint64_t(func.args[i]->dtype.bytes());
+    for (auto& e : func.args[i]->shape) bytes *= uint64_t(*as_const_int(e));
+    dram[func.args[i].get()] = {linker.address(arg_offsets[i]), bytes};
+  }
+  accel_backend::Emitter(linker.driver(), dram, func.name).run(func.body);
+  return linker.seal_stream(stream_name);
+}
+
+const CompiledAccelFunc& AccelModule::compiled() const {
+  if (!compiled_) {
+    accel::ImageLinker linker(config_);
+    auto c = std::make_shared<CompiledAccelFunc>();
+    for (auto& a : sig_.args) c->arg_offsets.push_back(linker.reserve(arg_bytes(a)));
+    emit_accel(func_, linker, c->arg_offsets, func_.name);
+    c->image = linker.finish();
+    compiled_ = std::move(c);
+  }
+  return *compiled_;
+}
+
 AccelRunStats AccelModule::run(AccelDevice& device, const std::vector<NDArray>& args) const {
   check_args(sig_, args);
-  Session s(device, config_);
-  std::map<const BufferNode*, accel::DeviceBuffer> dram;
-  for (size_t i = 0; i < args.size(); ++i) {
-    s.bufs.push_back(s.drv.alloc(args[i].nbytes()));
-    s.drv.copy_to_device(s.bufs.back(), args[i].raw_data(), args[i].nbytes());
-    dram[func_.args[i].get()] = s.bufs.back();
-  }
-  accel_backend::Emitter(s.drv, dram, func_.name).run(func_.body);
+  const CompiledAccelFunc& c = compiled();
+  runtime::LoadedAccelImage loaded(device, c.image);
+  for (size_t i = 0; i < args.size(); ++i) device.write(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+  loaded.run(0);
   AccelRunStats stats;
-  stats.instructions = s.drv.stream().size() + 1;
-  stats.counters = s.drv.synchronize();
+  stats.instructions = c.image.streams[0].count;
+  stats.counters = device.counters();
   stats.cycles = device.cycles();
-  for (size_t i = 0; i < args.size(); ++i) s.drv.copy_from_device(s.bufs[i], args[i].raw_data(), args[i].nbytes());
+  for (size_t i = 0; i < args.size(); ++i) device.read(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
   return stats;
 }
 
-std::string AccelModule::disassemble(AccelDevice& device) const {
-  Session s(device, config_);
-  std::map<const BufferNode*, accel::DeviceBuffer> dram;
-  for (size_t i = 0; i < sig_.args.size(); ++i) {
-    int64_t n = 1;
-    for (auto d : sig_.args[i].shape) n *= d;
-    s.bufs.push_back(s.drv.alloc(uint64_t(n) * sig_.args[i].dtype.bytes()));
-    dram[func_.args[i].get()] = s.bufs.back();
+std::string AccelModule::disassemble() const {
+  const CompiledAccelFunc& c = compiled();
+  const runtime::AccelStream& s = c.image.streams[0];
+  accel::IsaLayout layout(config_);
+  std::vector<accel::Instruction> insns;
+  for (uint32_t k = 0; k < s.count; ++k) {
+    accel::InsnWord w;
+    std::memcpy(w.data(), c.image.bytes.data() + s.insn_offset + 16 * k, 16);
+    insns.push_back(accel::decode(w, layout, k));
   }
-  accel_backend::Emitter(s.drv, dram, func_.name).run(func_.body);
-  return accel::disassemble(s.drv.stream());
+  return accel::disassemble(insns);
 }
 
 }  // namespace loom::codegen

@@ -21,9 +21,20 @@ schedule::TensorIntrin accel_gemm_intrin(const Blocking& b) {
 
 namespace {
 
-// The requantization stages live in the accumulator scratchpad and run on the ALU.
+// The bias add and the requantization stages live in the accumulator scratchpad and run on the
+// ALU; the bias of the tile's output-channel blocks is loaded into the accumulator scratchpad.
 void schedule_alu_stages(Schedule& s, const QuantizedStages& q, const Stage& out, const IterVar& at) {
-  for (const Tensor& t : {q.shr, q.clip_lo, q.clip_hi}) {
+  std::vector<Tensor> stages = {q.shr, q.clip_lo, q.clip_hi};
+  if (q.biased.defined()) {
+    stages.insert(stages.begin(), q.biased);
+    Tensor bias;
+    for (const Tensor& t : q.biased.op()->input_tensors())
+      if (t.op() != q.acc.op()) bias = t;
+    Stage b = s[s.cache_read(bias, scope::kAccAccum, {q.biased})];
+    b.compute_at(out, at);
+    b.pragma(b.axis(0), "dma_copy");
+  }
+  for (const Tensor& t : stages) {
     Stage st = s[t];
     st.set_scope(scope::kAccAccum);
     st.compute_at(out, at);

@@ -1,5 +1,8 @@
 #include "loom/ops/quantized.h"
 
+#include <algorithm>
+#include <climits>
+
 namespace loom::ops {
 
 using namespace loom::ir;
@@ -20,7 +23,7 @@ Tensor rank_check(const Tensor& t, int rank, const char* what) {
 }
 
 // acc -> shift -> clamps -> int8, each an element-wise stage over the same shape.
-QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::string& name) {
+QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::string& name, const Tensor& bias = Tensor()) {
   if (rq.shift < 0 || rq.shift > 31) LOOM_THROW(ShapeError, name, ": requantize shift must be in [0, 31], got ", rq.shift);
   // The clamps are ALU immediates and the result is int8: both bounds must be int8 values.
   if (rq.clip_lo < -128 || rq.clip_lo > 127 || rq.clip_hi < -128 || rq.clip_hi > 127 || rq.clip_lo > rq.clip_hi)
@@ -31,8 +34,21 @@ QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::s
     return compute(in.shape(), ComputeFn([&](const std::vector<Var>& v) { return f(in(std::vector<Expr>(v.begin(), v.end()))); }), n,
                    "elemwise");
   };
+  Tensor shifted = acc;
+  if (bias.defined()) {
+    int r = acc.ndim();
+    if (bias.ndim() != 3 || bias.dtype() != DataType::Int(32) || const_dim(bias, 0) != const_dim(acc, 1) ||
+        const_dim(bias, 1) != const_dim(acc, r - 2) || const_dim(bias, 2) != const_dim(acc, r - 1))
+      LOOM_THROW(ShapeError, name, ": bias '", bias.name(), "' must be int32 [", const_dim(acc, 1), ", ", const_dim(acc, r - 2), ", ",
+                 const_dim(acc, r - 1), "] (output-channel blocks, batch, block)");
+    q.biased = compute(acc.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                         return acc(std::vector<Expr>(v.begin(), v.end())) + bias(v[1], v[r - 2], v[r - 1]);
+                       }),
+                       name + "_bias", "elemwise");
+    shifted = q.biased;
+  }
   // Floor division by 2^shift is an arithmetic shift right.
-  q.shr = elementwise(acc, [&](Expr x) { return x / (1 << rq.shift); }, name + "_shr");
+  q.shr = elementwise(shifted, [&](Expr x) { return x / (1 << rq.shift); }, name + "_shr");
   int lo = rq.relu ? std::max(0, rq.clip_lo) : rq.clip_lo;
   q.clip_lo = elementwise(q.shr, [&](Expr x) { return max(x, Expr(lo)); }, name + "_max");
   q.clip_hi = elementwise(q.clip_lo, [&](Expr x) { return min(x, Expr(rq.clip_hi)); }, name + "_min");
@@ -118,6 +134,25 @@ QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, in
                        }),
                        name + "_acc", "conv2d");
   return requantize(acc, rq, name);
+}
+
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, const Tensor& bias, int stride, int pad,
+                                    const Requantize& rq, const std::string& name) {
+  QuantizedStages q = conv2d_int8_blocked(data, kernel, stride, pad, rq, name);
+  return requantize(q.acc, rq, name, bias);
+}
+
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Requantize& rq,
+                                   const std::string& name) {
+  QuantizedStages q = dense_int8_blocked(data, weight, rq, name);
+  return requantize(q.acc, rq, name, bias);
+}
+
+std::vector<int32_t> rounding_bias(const std::vector<int32_t>& bias, int shift) {
+  std::vector<int32_t> out = bias;
+  if (shift <= 0) return out;
+  for (auto& b : out) b = int32_t(std::clamp<int64_t>(int64_t(b) + (int64_t(1) << (shift - 1)), INT32_MIN, INT32_MAX));
+  return out;
 }
 
 QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Requantize& rq, const std::string& name) {

@@ -91,6 +91,14 @@ class Driver {
   const std::vector<Instruction>& stream() const { return stream_; }
   // Finishes the stream and uploads it without launching: returns (address, count).
   std::pair<uint64_t, uint32_t> finalize_stream();
+  // Finishes the stream into a device buffer of its own (kept until the driver is destroyed) and
+  // starts a new, empty one: for code generators that build several streams to launch later.
+  struct SealedStream {
+    uint64_t addr = 0;
+    uint32_t count = 0;
+    std::vector<Instruction> instructions;  // as uploaded, FINISH included
+  };
+  SealedStream seal_stream();
   // Number of distinct micro-op kernels uploaded so far (cache statistics).
   size_t uploaded_kernels() const { return kernels_.size(); }
 
@@ -103,6 +111,8 @@ class Driver {
   uint32_t place_kernel(const UopKernel& k);  // returns its uop SRAM base, loading it if needed
   Instruction compute_insn(Opcode op, const UopKernel& k, uint32_t base);
   Instruction noop(Module m) const;
+  std::vector<InsnWord> finish_words();  // appends the closing FINISH and encodes the stream
+  void reset_stream();
 
   AccelDevice& device_;
   AccelConfig config_;
@@ -112,6 +122,7 @@ class Driver {
   std::map<std::string, uint32_t> resident_;  // kernel key -> uop SRAM base in this stream
   uint32_t uop_top_ = 0;
   DeviceBuffer insn_buffer_;
+  std::vector<DeviceBuffer> sealed_;  // buffers of sealed streams
 };
 
 }  // namespace loom::accel

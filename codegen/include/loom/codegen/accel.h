@@ -2,18 +2,21 @@
 // into acc.* scopes, tensorized GEMM, ALU nests in the accumulator scope, virtual threads) into
 // runtime-driver calls, so it runs on any accelerator device backend.
 //
-// Host loops have constant bounds, so running the module walks them and emits the instruction
-// stream: dma_copy -> LOAD/STORE, accel.gemm.* -> GEMM (the innermost one or two loops around a
-// call fold into the instruction's micro-op loop), pragma "alu" nests -> ALU instructions.
-// Modules are serialized with dependency tokens (correct on every backend; overlapping contexts
-// of virtual threads is future work).
+// Host loops have constant bounds, so compiling walks them once and emits the instruction stream
+// (dma_copy -> LOAD/STORE, accel.gemm.* -> GEMM with up to six surrounding loops folded into the
+// instruction, pragma "alu" nests -> ALU instructions, dependency tokens from scratchpad hazards)
+// into a relocatable runtime::AccelImage (accel/linker.h). Running a compiled function only
+// places that image on a device and launches it: no IR is walked at run time.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "loom/accel/config.h"
+#include "loom/accel/linker.h"
 #include "loom/ir/stmt.h"
+#include "loom/runtime/accel_image.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
@@ -26,21 +29,36 @@ struct AccelRunStats {
   size_t instructions = 0;
 };
 
+// Emits the instruction stream of `func` into `linker` as stream `stream_name`, with argument k
+// at image offset arg_offsets[k] (reserved by the caller). Returns the stream's index.
+size_t emit_accel(const ir::LoweredFunc& func, accel::ImageLinker& linker, const std::vector<uint64_t>& arg_offsets,
+                  const std::string& stream_name);
+
+// One function compiled on its own: an image holding its arguments, micro-ops and one stream.
+struct CompiledAccelFunc {
+  runtime::AccelImage image;
+  std::vector<uint64_t> arg_offsets;  // image offset of each argument
+};
+
 class AccelModule {
  public:
   AccelModule(ir::LoweredFunc func, accel::AccelConfig config);
   const std::string& name() const { return func_.name; }
   const runtime::FunctionSignature& signature() const { return sig_; }
-  // Copies the inputs to the device, runs the stream, copies the outputs back into `args`.
-  // Argument shapes and dtypes are checked like runtime::Module::call.
+  // The compiled image (emitted on first use, then kept).
+  const CompiledAccelFunc& compiled() const;
+  // Places the compiled image on the device, copies the inputs in, runs the stream and copies the
+  // outputs back into `args`. Argument shapes and dtypes are checked like runtime::Module::call.
   AccelRunStats run(AccelDevice& device, const std::vector<NDArray>& args) const;
-  // The instruction stream the function produces (disassembled), without running it.
-  std::string disassemble(AccelDevice& device) const;
+  // The instruction stream the function compiles to, disassembled (addresses as linked).
+  std::string disassemble() const;
+  std::string disassemble(AccelDevice&) const { return disassemble(); }
 
  private:
   ir::LoweredFunc func_;
   accel::AccelConfig config_;
   runtime::FunctionSignature sig_;
+  mutable std::shared_ptr<const CompiledAccelFunc> compiled_;
 };
 
 // Checks that the function only uses constructs the accelerator backend handles; throws

@@ -29,18 +29,27 @@ Tensor pack_nc(const Tensor& X, int b, int bi, const std::string& name = "packed
 Tensor unpack_nc(const Tensor& Xp, const std::string& name = "unpacked");
 Tensor pack_oi(const Tensor& W, int bo, int bi, const std::string& name = "w_packed");
 
-// Stages of a quantized layer: the int32 accumulation, then element-wise requantization stages
-// (shift, clamps) in int32, then the narrowing to int8. `stages` (if given) receives them in
-// order: acc, shift, max (if relu or clip), min, narrow.
+// Stages of a quantized layer: the int32 accumulation, the bias add (layers given a bias), then
+// element-wise requantization stages (shift, clamps) in int32, then the narrowing to int8.
 struct QuantizedStages {
-  Tensor acc, shr, clip_lo, clip_hi, out;
+  Tensor acc, biased, shr, clip_lo, clip_hi, out;
 };
+
+// A bias is int32 per output channel in blocks, [C/bo, b, bo] (the same value for every batch
+// lane), added to the accumulator before the shift. A model's round-to-nearest requantization,
+// (x + 2^(s-1)) >> s, is this floor shift with 2^(s-1) folded into the bias.
 
 // Blocked int8 conv2d (stride/padding in both dims), int32 accumulate, requantize to int8.
 QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, int stride, int pad, const Requantize& rq,
                                     const std::string& name = "conv");
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, const Tensor& bias, int stride, int pad,
+                                    const Requantize& rq, const std::string& name = "conv");
 // Blocked int8 dense layer, requantized to int8.
 QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Requantize& rq, const std::string& name = "dense");
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Requantize& rq,
+                                   const std::string& name = "dense");
+// A bias with 2^(shift-1) added (saturating), so the floor shift rounds half up like a model's requantize.
+std::vector<int32_t> rounding_bias(const std::vector<int32_t>& bias, int shift);
 // Element-wise add of two int8 blocked tensors in int32 with requantization (residual connections).
 QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq, const std::string& name = "add");
 

@@ -1,0 +1,154 @@
+// The accelerator form of a quantized model's layers: int8 conv2d / dense with an int32 bias and
+// the model's round-half-up requantization ((x + 2^(s-1)) >> s, then the clamp; the rounding is
+// folded into the bias) compiled for the accelerator and run on the functional simulator under
+// every module interleaving, bit-exact against plain C++ written from the definition.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/test_util.h"
+#include "loom/codegen/accel.h"
+#include "loom/ops/accel_schedules.h"
+#include "loom/schedule/lower.h"
+#include "loom/sim/functional_sim.h"
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+
+struct ConvCase {
+  int c, oc, h, w, k, stride, pad, shift;
+  bool relu;
+};
+
+std::vector<int8_t> random_int8(size_t n, uint64_t seed) {
+  std::vector<int8_t> v(n);
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (auto& e : v) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    e = int8_t(int(x % 256) - 128);
+  }
+  return v;
+}
+
+int8_t requantize_round(int64_t acc, int shift, int lo, int hi) {
+  int64_t v = shift > 0 ? (acc + (int64_t(1) << (shift - 1))) >> shift : acc;  // >> of a negative value floors
+  return int8_t(std::clamp<int64_t>(v, lo, hi));
+}
+
+NDArray from_bytes(const std::vector<int64_t>& shape, DataType t, const void* data) {
+  NDArray a = NDArray::empty(shape, t);
+  std::memcpy(a.raw_data(), data, a.nbytes());
+  return a;
+}
+
+void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vector<NDArray>& args, const std::vector<int8_t>& want,
+                 const std::string& what) {
+  codegen::AccelModule m = codegen::build_accel(f, cfg);
+  using P = sim::FunctionalSim::Interleave;
+  for (auto [policy, seed] : {std::pair{P::LoadFirst, 0}, std::pair{P::StoreFirst, 0}, std::pair{P::Random, 3}}) {
+    sim::FunctionalSim dev(cfg);
+    dev.set_interleave(policy, seed);
+    std::memset(args.back().raw_data(), 0x55, args.back().nbytes());
+    m.run(dev, args);
+    const int8_t* got = static_cast<const int8_t*>(args.back().raw_data());
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(int(got[i]), int(want[i])) << what << ": element " << i << " (blocked order), interleave " << int(policy);
+  }
+}
+
+class AccelModelConv : public ::testing::TestWithParam<ConvCase> {};
+INSTANTIATE_TEST_SUITE_P(Layers, AccelModelConv,
+                         ::testing::Values(ConvCase{32, 64, 14, 14, 3, 1, 1, 9, true}, ConvCase{64, 32, 14, 14, 1, 2, 0, 7, false},
+                                           ConvCase{16, 48, 9, 11, 3, 2, 1, 10, true}, ConvCase{32, 32, 7, 7, 3, 1, 1, 0, false}),
+                         [](const auto& p) {
+                           auto c = p.param;
+                           return std::to_string(c.c) + "to" + std::to_string(c.oc) + "_" + std::to_string(c.h) + "x" + std::to_string(c.w) + "_k" +
+                                  std::to_string(c.k) + "s" + std::to_string(c.stride) + "_shift" + std::to_string(c.shift);
+                         });
+
+TEST_P(AccelModelConv, BiasAndRoundingMatchTheModelDefinition) {
+  ConvCase c = GetParam();
+  accel::AccelConfig cfg = accel::default_config();
+  const int B = cfg.block_in, BO = cfg.block_out;
+  int oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+  std::vector<int8_t> x = random_int8(size_t(c.c) * c.h * c.w, 1), wt = random_int8(size_t(c.oc) * c.c * c.k * c.k, 2);
+  std::vector<int32_t> bias(c.oc);
+  for (int o = 0; o < c.oc; ++o) bias[o] = (o * 7919 % 20001) - 10000;
+  int lo = c.relu ? 0 : -128, hi = 127;
+  // Plain C++ from the definition, NCHW / OIHW.
+  std::vector<int8_t> ref(size_t(c.oc) * oh * ow);
+  for (int o = 0; o < c.oc; ++o)
+    for (int y = 0; y < oh; ++y)
+      for (int xx = 0; xx < ow; ++xx) {
+        int64_t acc = bias[o];
+        for (int i = 0; i < c.c; ++i)
+          for (int dy = 0; dy < c.k; ++dy)
+            for (int dx = 0; dx < c.k; ++dx) {
+              int iy = y * c.stride + dy - c.pad, ix = xx * c.stride + dx - c.pad;
+              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+              acc += int64_t(x[(size_t(i) * c.h + iy) * c.w + ix]) * wt[((size_t(o) * c.c + i) * c.k + dy) * c.k + dx];
+            }
+        ref[(size_t(o) * oh + y) * ow + xx] = requantize_round(acc, c.shift, lo, hi);
+      }
+  // Blocked operands: data [1, C/B, H, W, 1, B], weights [OC/BO, C/B, K, K, BO, B], bias [OC/BO, 1, BO].
+  std::vector<int8_t> xb(x.size()), wb(wt.size()), want(ref.size());
+  for (int i = 0; i < c.c; ++i)
+    for (int p = 0; p < c.h * c.w; ++p) xb[(size_t(i / B) * c.h * c.w + p) * B + i % B] = x[size_t(i) * c.h * c.w + p];
+  for (int o = 0; o < c.oc; ++o)
+    for (int i = 0; i < c.c; ++i)
+      for (int t = 0; t < c.k * c.k; ++t)
+        wb[((size_t(o / BO) * (c.c / B) + i / B) * c.k * c.k + t) * BO * B + (o % BO) * B + i % B] = wt[(size_t(o) * c.c + i) * c.k * c.k + t];
+  for (int o = 0; o < c.oc; ++o)
+    for (int p = 0; p < oh * ow; ++p) want[(size_t(o / BO) * oh * ow + p) * BO + o % BO] = ref[size_t(o) * oh * ow + p];
+  std::vector<int32_t> bb = ops::rounding_bias(bias, c.shift);
+
+  Tensor X = placeholder({1, c.c / B, c.h, c.w, 1, B}, DataType::Int(8), "X");
+  Tensor W = placeholder({c.oc / BO, c.c / B, c.k, c.k, BO, B}, DataType::Int(8), "W");
+  Tensor Bi = placeholder({c.oc / BO, 1, BO}, DataType::Int(32), "bias");
+  ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, Bi, c.stride, c.pad, {c.shift, c.relu, lo, hi});
+  schedule::Schedule s({q.out});
+  ops::schedule_conv2d_int8_accel(s, q, {1, B, BO}, ops::choose_conv_tiling(oh, ow, c.oc / BO, 2, cfg.acc_depth()));
+  std::vector<NDArray> args = {from_bytes({1, c.c / B, c.h, c.w, 1, B}, DataType::Int(8), xb.data()),
+                               from_bytes({c.oc / BO, c.c / B, c.k, c.k, BO, B}, DataType::Int(8), wb.data()),
+                               from_bytes({c.oc / BO, 1, BO}, DataType::Int(32), bb.data()),
+                               NDArray::zeros({1, c.oc / BO, oh, ow, 1, BO}, DataType::Int(8))};
+  run_on_fsim(schedule::lower(s, {X, W, Bi, q.out}, "conv"), cfg, args, want, "conv");
+}
+
+TEST(AccelModelDense, BiasAndRoundingMatchTheModelDefinition) {
+  accel::AccelConfig cfg = accel::default_config();
+  const int B = cfg.block_in, BO = cfg.block_out, C = 64, OC = 48, shift = 8;
+  std::vector<int8_t> x = random_int8(C, 5), wt = random_int8(size_t(OC) * C, 6);
+  std::vector<int32_t> bias(OC);
+  for (int o = 0; o < OC; ++o) bias[o] = o % 2 ? 128 * o : -1000 - o;  // some exactly on a rounding half
+  std::vector<int8_t> want(OC);
+  for (int o = 0; o < OC; ++o) {
+    int64_t acc = bias[o];
+    for (int i = 0; i < C; ++i) acc += int64_t(x[i]) * wt[size_t(o) * C + i];
+    want[o] = requantize_round(acc, shift, -128, 127);  // blocked [1, OC/BO, 1, BO] is plain order
+  }
+  std::vector<int8_t> wb(wt.size());
+  for (int o = 0; o < OC; ++o)
+    for (int i = 0; i < C; ++i) wb[(size_t(o / BO) * (C / B) + i / B) * BO * B + (o % BO) * B + i % B] = wt[size_t(o) * C + i];
+  std::vector<int32_t> bb = ops::rounding_bias(bias, shift);
+  Tensor X = placeholder({1, C / B, 1, B}, DataType::Int(8), "X");
+  Tensor W = placeholder({OC / BO, C / B, BO, B}, DataType::Int(8), "W");
+  Tensor Bi = placeholder({OC / BO, 1, BO}, DataType::Int(32), "bias");
+  ops::QuantizedStages q = ops::dense_int8_blocked(X, W, Bi, {shift, false, -128, 127});
+  schedule::Schedule s({q.out});
+  ops::schedule_dense_int8_accel(s, q, {1, B, BO}, 1);
+  std::vector<NDArray> args = {from_bytes({1, C / B, 1, B}, DataType::Int(8), x.data()),
+                               from_bytes({OC / BO, C / B, BO, B}, DataType::Int(8), wb.data()),
+                               from_bytes({OC / BO, 1, BO}, DataType::Int(32), bb.data()), NDArray::zeros({1, OC / BO, 1, BO}, DataType::Int(8))};
+  run_on_fsim(schedule::lower(s, {X, W, Bi, q.out}, "dense"), cfg, args, want, "dense");
+}
+
+TEST(AccelModelOps, RoundingBiasSaturates) {
+  EXPECT_EQ(ops::rounding_bias({0, -5, INT32_MAX}, 4), (std::vector<int32_t>{8, 3, INT32_MAX}));
+  EXPECT_EQ(ops::rounding_bias({7}, 0), (std::vector<int32_t>{7}));
+}
+
+}  // namespace
+}  // namespace loom
