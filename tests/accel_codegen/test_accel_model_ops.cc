@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstring>
 
 #include "common/test_util.h"
 #include "loom/codegen/accel.h"
