@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "loom/sim/backends.h"
 
 namespace loom::tools {
 
@@ -31,21 +32,12 @@ LOOM_REGISTER_COMMAND("help", "show the commands, or one command's options", pri
 
 }  // namespace loom::tools
 
-namespace loom::sim {
-void register_functional_sim();
-void register_rtl_sim();
-}
-
 int main(int argc, char** argv) {
   using namespace loom::tools;
   std::string name = argc > 1 ? argv[1] : "help";
   if (name == "--help" || name == "-h") name = "help";
   try {
-    // Accelerator backends register by name; referencing them here also keeps their libraries linked.
-    loom::sim::register_functional_sim();
-#ifdef LOOM_HAVE_RTL
-    loom::sim::register_rtl_sim();
-#endif
+    loom::sim::register_backends();  // explicit: see sim/backends.h
     std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
     auto& reg = command_registry();
     auto it = reg.find(name);

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "build_accel.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
@@ -116,6 +117,9 @@ BuildResult build(Graph g, const BuildOptions& options) {
   codegen::TargetInfo target = codegen::target_info(options.llvm);
   PipelineOptions po = options.pipeline;
   po.layout.vector_lanes = target.float32_lanes();
+  BuildResult r;
+  po.accel = options.accel;
+  po.accel_report = &r.accel_report;
   progress("optimizing the graph (" + std::to_string(g.nodes.size()) + " nodes)");
   optimize(g, po);
   // An output that no kernel computes (an input or a constant) gets a copy kernel.
@@ -123,9 +127,19 @@ BuildResult build(Graph g, const BuildOptions& options) {
     if (!g.node(o).is_op()) o = g.add_op("identity", g.unique_name(g.node(o).name + "_out"), {o});
   infer_types(g);
 
-  BuildResult r;
   r.fusion = fuse_ops(g);
   r.memory = plan_memory(g, r.fusion);
+  // Accelerator groups, the values CPU kernels (or the caller) read, and those accelerator kernels make.
+  std::vector<bool> on_accel;
+  std::set<int> cpu_read(g.outputs.begin(), g.outputs.end()), accel_read, accel_made;
+  for (auto& grp : r.fusion.groups) {
+    on_accel.push_back(g.node(grp.anchor).op == "accel_conv2d");
+    (on_accel.back() ? accel_read : cpu_read).insert(grp.inputs.begin(), grp.inputs.end());
+    if (on_accel.back()) accel_made.insert(grp.output);
+  }
+  std::unique_ptr<AccelBuild> ab;
+  if (!accel_made.empty()) ab = std::make_unique<AccelBuild>(*options.accel);
+  auto touches_accel = [&](int id) { return accel_read.count(id) || accel_made.count(id); };
 
   // One value per graph input, parameter and kernel output.
   json values = json::array();
@@ -142,20 +156,29 @@ BuildResult build(Graph g, const BuildOptions& options) {
     value_of[id] = static_cast<int>(values.size());
     values.push_back(std::move(v));
   };
+  auto with_accel = [&](int id, json v) {
+    if (touches_accel(id)) v["accel_offset"] = ab->place(g, id);
+    return v;
+  };
   for (int id : g.inputs) {
-    add_value(id, {{"kind", "input"}, {"storage", storages.size()}});
+    add_value(id, with_accel(id, {{"kind", "input"}, {"storage", storages.size()}}));
     storages.push_back((g.type_of(id).nbytes() + 63) / 64 * 64);
   }
-  std::set<int> read;
-  for (auto& grp : r.fusion.groups) read.insert(grp.inputs.begin(), grp.inputs.end());
+  std::set<int> read(cpu_read.begin(), cpu_read.end());
+  read.insert(accel_read.begin(), accel_read.end());
   for (int id : read) {
     if (!g.node(id).is_constant()) continue;
+    if (!cpu_read.count(id)) {  // only accelerator kernels read it: it lives in the image alone
+      add_value(id, with_accel(id, {{"kind", "accel_param"}}));
+      continue;
+    }
     param_offset[id] = params_bytes;
     param_nodes.push_back(id);
-    add_value(id, {{"kind", "param"}, {"offset", params_bytes}});
+    add_value(id, with_accel(id, {{"kind", "param"}, {"offset", params_bytes}}));
     params_bytes += (g.type_of(id).nbytes() + 63) / 64 * 64;
   }
-  for (auto& grp : r.fusion.groups) add_value(grp.output, {{"kind", "temp"}, {"storage", r.memory.storage_of[grp.output]}});
+  for (auto& grp : r.fusion.groups)
+    add_value(grp.output, with_accel(grp.output, {{"kind", "temp"}, {"storage", r.memory.storage_of[grp.output]}}));
 
   // Kernels: identical groups share one function.
   std::map<std::string, size_t> func_of_key;
@@ -163,6 +186,27 @@ BuildResult build(Graph g, const BuildOptions& options) {
   json kernels = json::array();
   for (size_t k = 0; k < r.fusion.groups.size(); ++k) {
     const FusedGroup& grp = r.fusion.groups[k];
+    if (on_accel[k]) {
+      std::string name = "a" + std::to_string(k) + "_" + sanitize(g.node(grp.output).name);
+      progress("kernel " + std::to_string(k + 1) + "/" + std::to_string(r.fusion.groups.size()) + ": accelerator " + group_ops(g, grp));
+      size_t stream;
+      try {
+        stream = ab->compile_group(g, grp, name);
+      } catch (const Error& e) {
+        LOOM_THROW(CodegenError, "accelerator kernel for node '", g.node(grp.output).name, "': ", e.what());
+      }
+      r.kernels.push_back({name, group_ops(g, grp), 1, true});
+      json args = json::array(), upload = json::array(), download = json::array();
+      for (int in : grp.inputs) {
+        args.push_back(value_of.at(in));
+        if (!g.node(in).is_constant() && !accel_made.count(in)) upload.push_back(value_of.at(in));
+      }
+      args.push_back(value_of.at(grp.output));
+      if (cpu_read.count(grp.output)) download.push_back(value_of.at(grp.output));
+      kernels.push_back({{"node", g.node(grp.output).name}, {"func", name}, {"args", args}, {"accel_stream", stream}, {"upload", upload},
+                         {"download", download}});
+      continue;
+    }
     std::string key = group_key(g, grp);
     auto it = func_of_key.find(key);
     if (it == func_of_key.end()) {
@@ -220,6 +264,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
   }
   r.file.library = read_file(lib.string());
   std::filesystem::remove(lib);
+  if (ab) r.file.accel_image = ab->finish().serialize();
   r.graph = std::move(g);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -1,5 +1,7 @@
 #include "loom/graph/op_registry.h"
 
+#include "accel_ops.h"
+
 #include <cmath>
 #include <map>
 #include <optional>
@@ -94,6 +96,7 @@ void expect_dtype(const TensorType& t, DataType want, const char* what) {
 std::map<std::string, OpDef> build_table() {
   std::map<std::string, OpDef> t;
   auto add = [&](OpDef d) { t.emplace(d.name, std::move(d)); };
+  add_accel_ops(add);
 
   add({"conv2d", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {

@@ -18,6 +18,12 @@ std::vector<Pass> passes() {
       {"infer_types", [](Graph& g, const PipelineOptions&) { infer_types(g); }},
       {"simplify_inference", [](Graph& g, const PipelineOptions&) { simplify_inference(g); }},
       {"fold_constants", [](Graph& g, const PipelineOptions&) { fold_constants(g); }},
+      {"partition_accel",
+       [](Graph& g, const PipelineOptions& o) {
+         if (!o.accel) return;
+         AccelPartitionReport r = partition_accel(g, *o.accel);
+         if (o.accel_report) *o.accel_report = r;
+       }},
       {"alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }},
       {"eliminate_dead_nodes", [](Graph& g, const PipelineOptions&) { eliminate_dead_nodes(g); }},
   };

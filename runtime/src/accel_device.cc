@@ -143,7 +143,8 @@ std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const st
   if (it == registry().end()) {
     std::string known;
     for (auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
-    LOOM_THROW(DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")");
+    LOOM_THROW(DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")",
+               known.empty() ? "; a program registers the simulators with loom::sim::register_backends() (loom/sim/backends.h)" : "");
   }
   return it->second(config_json);
 }

@@ -10,11 +10,11 @@ namespace loom::runtime {
 
 using nlohmann::json;
 
-GraphExecutor GraphExecutor::load(const std::string& path) {
-  return from_model_file(load_model_file(path), "'" + path + "'");
+GraphExecutor GraphExecutor::load(const std::string& path, const ExecutorOptions& options) {
+  return from_model_file(load_model_file(path), "'" + path + "'", options);
 }
 
-GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin) {
+GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin, const ExecutorOptions& options) {
   GraphExecutor ex;
   json g;
   try {
@@ -51,7 +51,11 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
         nbytes *= static_cast<uint64_t>(d);
       }
       std::string kind = v.at("kind").get<std::string>();
-      if (kind == "param") {
+      val.nbytes = nbytes;
+      val.accel_offset = v.value("accel_offset", int64_t(-1));
+      if (kind == "accel_param") {
+        if (val.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator parameter '", val.spec.name, "' has no accel_offset");
+      } else if (kind == "param") {
         uint64_t off = v.at("offset").get<uint64_t>();
         if (off % 64 != 0 || off > ex.params_bytes_ || nbytes > ex.params_bytes_ - off)
           LOOM_THROW(ModelError, origin, ": parameter '", val.spec.name, "' lies outside the parameter blob");
@@ -76,6 +80,9 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     for (auto& k : g.at("kernels")) {
       KernelCall call{k.at("node").get<std::string>(), k.at("func").get<std::string>(), {}};
       for (auto& a : k.at("args")) call.args.push_back(check_id(a.get<int>(), "a kernel argument"));
+      call.accel_stream = k.value("accel_stream", -1);
+      for (auto& a : k.value("upload", json::array())) call.upload.push_back(check_id(a.get<int>(), "an upload"));
+      for (auto& a : k.value("download", json::array())) call.download.push_back(check_id(a.get<int>(), "a download"));
       ex.kernels_.push_back(std::move(call));
     }
   } catch (const json::exception& e) {
@@ -84,8 +91,36 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
   }
   ex.module_ = Module::load_from_memory(file.library, origin);
+  bool any_accel = false;
+  for (auto& call : ex.kernels_) any_accel |= call.accel_stream >= 0;
+  if (any_accel) {
+    if (file.accel_image.empty()) LOOM_THROW(ModelError, origin, ": accelerator kernels but no accelerator image");
+    auto st = std::make_shared<AccelState>();
+    st->image = AccelImage::parse(file.accel_image, origin);
+    std::string cfg = options.accel_config_json.empty() ? st->image.config_json : options.accel_config_json;
+    st->device = make_accel_device(options.accel_backend, cfg);
+    st->loaded = std::make_unique<LoadedAccelImage>(*st->device, st->image);
+    st->stats.resize(ex.kernels_.size());
+    ex.accel_ = std::move(st);
+  }
   // Check every call against the kernel's signature once, so run() can call without checks.
   for (auto& call : ex.kernels_) {
+    if (call.accel_stream >= 0) {
+      if (size_t(call.accel_stream) >= ex.accel_->image.streams.size())
+        LOOM_THROW(ModelError, origin, ": node '", call.node, "' runs accelerator stream ", call.accel_stream, " of ", ex.accel_->image.streams.size());
+      for (int id : call.args) {
+        const Value& v = ex.values_[size_t(id)];
+        if (v.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator node '", call.node, "' reads '", v.spec.name, "', which is not in the image");
+        ex.accel_->loaded->address(uint64_t(v.accel_offset), v.nbytes);  // bounds
+      }
+      for (int id : call.upload)
+        if (!ex.values_[size_t(id)].data) LOOM_THROW(ModelError, origin, ": node '", call.node, "' uploads '", ex.values_[size_t(id)].spec.name, "', which has no host copy");
+      for (int id : call.download)
+        if (!ex.values_[size_t(id)].data) LOOM_THROW(ModelError, origin, ": node '", call.node, "' downloads '", ex.values_[size_t(id)].spec.name, "', which has no host copy");
+      ex.fns_.push_back(nullptr);
+      ex.arg_ptrs_.emplace_back();
+      continue;
+    }
     if (!ex.module_.has_function(call.func))
       LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') is missing from the kernel library");
     const FunctionSignature& sig = ex.module_.signature(call.func);
@@ -97,6 +132,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
       if (v.spec.shape != sig.args[a].shape || v.spec.dtype != sig.args[a].dtype)
         LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(), ", the graph passes '",
                    v.spec.name, "' ", v.spec.str());
+      if (!v.data) LOOM_THROW(ModelError, origin, ": CPU kernel '", call.func, "' reads '", v.spec.name, "', which lives only on the accelerator");
       ptrs.push_back(v.data);
     }
     ex.fns_.push_back(ex.module_.get_function(call.func));
@@ -135,7 +171,39 @@ void GraphExecutor::set_input(const std::string& name, const NDArray& a) {
   LOOM_THROW(RuntimeError, "model has no input '", name, "' (inputs: ", have, ")");
 }
 
+const std::vector<AccelKernelStats>& GraphExecutor::accel_stats() const {
+  static const std::vector<AccelKernelStats> none;
+  return accel_ ? accel_->stats : none;
+}
+
+void GraphExecutor::run_accel(size_t k) {
+  auto t0 = std::chrono::steady_clock::now();
+  const KernelCall& call = kernels_[k];
+  AccelDevice& dev = *accel_->device;
+  LoadedAccelImage& img = *accel_->loaded;
+  for (int id : call.upload) {
+    const Value& v = values_[size_t(id)];
+    dev.write(img.address(uint64_t(v.accel_offset), v.nbytes), v.data, v.nbytes);
+  }
+  try {
+    img.run(size_t(call.accel_stream));
+  } catch (const DeviceError& e) {
+    LOOM_THROW(DeviceError, "accelerator kernel for node '", call.node, "' on ", dev.name(), ": ", e.what());
+  }
+  for (int id : call.download) {
+    const Value& v = values_[size_t(id)];
+    dev.read(img.address(uint64_t(v.accel_offset), v.nbytes), v.data, v.nbytes);
+  }
+  AccelKernelStats& s = accel_->stats[k];
+  s.cycles = dev.cycles();
+  s.gemm_macs = dev.counter(AccelCounter::GemmMacs);
+  s.dma_bytes = dev.counter(AccelCounter::DmaLoadBytesInp) + dev.counter(AccelCounter::DmaLoadBytesWgt) +
+                dev.counter(AccelCounter::DmaLoadBytesAcc) + dev.counter(AccelCounter::DmaLoadBytesUop) + dev.counter(AccelCounter::DmaStoreBytes);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void GraphExecutor::call_kernel(size_t k) {
+  if (kernels_[k].accel_stream >= 0) return run_accel(k);
   loom_set_last_error("");
   int32_t rc = fns_[k](arg_ptrs_[k].data());
   if (rc != 0) {

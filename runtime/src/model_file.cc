@@ -12,7 +12,6 @@ namespace loom::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'M', 'O', 'D', 'L'};
-constexpr uint32_t kSections = 3;
 
 uint64_t fnv1a(const char* data, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -51,14 +50,19 @@ void save_model_file(const std::string& path, const ModelFile& m) {
   std::string out;
   out.reserve(m.graph_json.size() + m.params_bytes + m.library.size() + 64);
   out.append(kMagic, sizeof(kMagic));
-  put<uint32_t>(out, kModelFormatVersion);
-  put<uint32_t>(out, kSections);
+  bool accel = !m.accel_image.empty();
+  put<uint32_t>(out, accel ? kModelFormatVersionAccel : kModelFormatVersion);
+  put<uint32_t>(out, accel ? 4 : 3);
   put<uint64_t>(out, m.graph_json.size());
   out += m.graph_json;
   put<uint64_t>(out, m.params_bytes);
   out.append(reinterpret_cast<const char*>(m.params.get()), m.params_bytes);
   put<uint64_t>(out, m.library.size());
   out += m.library;
+  if (accel) {
+    put<uint64_t>(out, m.accel_image.size());
+    out += m.accel_image;
+  }
   put<uint64_t>(out, fnv1a(out.data(), out.size()));
   // Write to a temporary name first so a failed write never leaves a half file under `path`.
   std::string tmp = path + ".tmp";
@@ -76,16 +80,17 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
     LOOM_THROW(ModelError, origin, ": not a compiled Loom model (bad magic)");
   size_t pos = sizeof(kMagic);
   uint32_t version = get<uint32_t>(in, pos, origin, "the version");
-  if (version != kModelFormatVersion)
-    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads version ", kModelFormatVersion,
-               " (recompile the model with this Loom)");
+  if (version != kModelFormatVersion && version != kModelFormatVersionAccel)
+    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads versions ", kModelFormatVersion, " and ",
+               kModelFormatVersionAccel, " (recompile the model with this Loom)");
+  const uint32_t kSections = version == kModelFormatVersion ? 3 : 4;
   uint32_t sections = get<uint32_t>(in, pos, origin, "the section count");
   if (sections != kSections) LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, expected ", kSections);
   if (in.size() < pos + 8) LOOM_THROW(ModelError, origin, ": truncated compiled model");
   uint64_t stored_hash;
   std::memcpy(&stored_hash, in.data() + in.size() - 8, 8);
-  std::string body_names[3] = {"the graph", "the parameters", "the kernel library"};
-  std::string bodies[2];
+  std::string body_names[4] = {"the graph", "the parameters", "the kernel library", "the accelerator image"};
+  std::string bodies[4];
   ModelFile m;
   size_t end = in.size() - 8;
   for (uint32_t s = 0; s < kSections; ++s) {
@@ -97,14 +102,17 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
       if (len) std::memcpy(m.params.get(), in.data() + pos, len);
       m.params_bytes = len;
     } else {
-      bodies[s / 2].assign(in.data() + pos, len);
+      bodies[s].assign(in.data() + pos, len);
     }
     pos += len;
   }
   if (pos != end) LOOM_THROW(ModelError, origin, ": ", end - pos, " unexpected bytes after the last section");
   if (fnv1a(in.data(), end) != stored_hash) LOOM_THROW(ModelError, origin, ": compiled model is corrupted (checksum mismatch)");
   m.graph_json = std::move(bodies[0]);
-  m.library = std::move(bodies[1]);
+  m.library = std::move(bodies[2]);
+  m.accel_image = std::move(bodies[3]);
+  if (version == kModelFormatVersionAccel && m.accel_image.empty())
+    LOOM_THROW(ModelError, origin, ": compiled model version ", version, " has an empty accelerator image");
   return m;
 }
 

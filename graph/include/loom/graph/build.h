@@ -4,6 +4,7 @@
 // that runtime::GraphExecutor runs without any compiler library.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "loom/codegen/llvm.h"
@@ -14,6 +15,9 @@ namespace loom::graph {
 
 struct BuildOptions {
   codegen::LLVMOptions llvm;  // target CPU/features (host by default), optimization level
+  // Set: partition int8 layers onto this accelerator (passes.h, partition_accel); their kernels
+  // are linked into the model's accelerator image.
+  std::optional<accel::AccelConfig> accel;
   PipelineOptions pipeline;   // graph dumps; layout lanes are set from the target
   // Called with a short message as the build makes progress ("kernel 3/21: fused_conv2d_add_relu").
   std::function<void(const std::string&)> progress;
@@ -23,6 +27,7 @@ struct KernelReport {
   std::string func;   // function name in the library
   std::string nodes;  // "conv2d+add+relu"
   int calls = 0;      // kernel calls in the executor graph that use this function
+  bool accel = false; // runs on the accelerator
 };
 
 struct BuildResult {
@@ -30,7 +35,8 @@ struct BuildResult {
   Graph graph;  // after optimization
   FusionPlan fusion;
   MemoryPlan memory;
-  std::vector<KernelReport> kernels;  // distinct kernels (identical groups share one)
+  std::vector<KernelReport> kernels;  // distinct kernels (identical CPU groups share one)
+  AccelPartitionReport accel_report;  // with BuildOptions::accel
   double seconds = 0;
 };
 

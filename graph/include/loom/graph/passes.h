@@ -2,10 +2,12 @@
 // graph/src/pipeline.cc. Every pass takes the graph by reference and leaves it verified and typed.
 #pragma once
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "loom/accel/config.h"
 #include "loom/graph/graph.h"
 #include "loom/graph/op_registry.h"
 
@@ -61,8 +63,19 @@ struct MemoryPlan {
 };
 MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion);
 
+// Accelerator partitioning (partition_accel.cc): int8 convolutions with their requantization that
+// the config can run become accel_conv2d nodes on its blocked layout (accel_pack / accel_unpack only
+// at CPU boundaries); the rest stays on the CPU, each with the reason.
+struct AccelPartitionReport {
+  int offloaded = 0;
+  std::vector<std::string> kept;  // "node: why it stays on the CPU"
+};
+AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& config);
+
 struct PipelineOptions {
   LayoutOptions layout;
+  std::optional<accel::AccelConfig> accel;  // set: run partition_accel before alter_layout
+  AccelPartitionReport* accel_report = nullptr;  // receives what partition_accel did
   bool dump = false;                 // print the graph after every pass (also LOOM_DUMP_GRAPH=1)
   std::ostream* dump_stream = nullptr;  // default std::cerr
   std::function<void(const std::string&, const Graph&)> on_pass;

@@ -8,9 +8,11 @@
 //   ex.run();
 //   NDArray logits = ex.get_output(0);
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "loom/runtime/accel_image.h"
 #include "loom/runtime/model_file.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
@@ -20,18 +22,35 @@ namespace loom::runtime {
 inline constexpr const char* kGraphFormat = "loom-graph";
 inline constexpr int kGraphFormatVersion = 1;
 
+// A kernel call runs a function of the kernel library on the CPU, or (accel_stream >= 0) a stream
+// of the model's accelerator image. Accelerator values live in the image (at their accel_offset);
+// before the stream, `upload` values are copied from the host into the image, after it,
+// `download` values are copied back (only where a CPU kernel or an output reads them).
 struct KernelCall {
   std::string node;  // the graph node(s) it computes, for profiles and errors
-  std::string func;  // function in the kernel library
+  std::string func;  // function in the kernel library (CPU) or the stream's name (accelerator)
   std::vector<int> args;  // value ids: inputs, then the output
+  int accel_stream = -1;
+  std::vector<int> upload, download;
+};
+
+struct ExecutorOptions {
+  std::string accel_backend = "fsim";  // the device backend accelerator kernels run on
+  std::string accel_config_json;       // its config (empty: the one the model was compiled for)
+};
+
+// What the accelerator did in the last run of one accelerator kernel.
+struct AccelKernelStats {
+  uint64_t cycles = 0, gemm_macs = 0, dma_bytes = 0;
+  double seconds = 0;  // host wall time of the stream, copies included
 };
 
 class GraphExecutor {
  public:
   // Throws ModelError (malformed/truncated/other-version file, inconsistent graph) or
   // RuntimeError (unreadable file) naming the file.
-  static GraphExecutor load(const std::string& path);
-  static GraphExecutor from_model_file(const ModelFile& file, const std::string& origin);
+  static GraphExecutor load(const std::string& path, const ExecutorOptions& options = {});
+  static GraphExecutor from_model_file(const ModelFile& file, const std::string& origin, const ExecutorOptions& options = {});
 
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
@@ -48,6 +67,9 @@ class GraphExecutor {
   std::vector<NDArray> run(const std::vector<NDArray>& inputs);
 
   const std::vector<KernelCall>& kernels() const { return kernels_; }
+  bool uses_accelerator() const { return accel_ != nullptr; }
+  // Per kernel (in kernel order), the accelerator's figures of the last run; zero for CPU kernels.
+  const std::vector<AccelKernelStats>& accel_stats() const;
   const std::string& target() const { return target_; }
   const std::string& model_name() const { return model_name_; }
   // Bytes of the planned temporaries (inputs excluded), and what one buffer per temporary would take.
@@ -58,8 +80,18 @@ class GraphExecutor {
  private:
   struct Value {
     ArgSpec spec;
-    void* data = nullptr;
+    void* data = nullptr;  // host copy (null for accelerator-only parameters)
+    int64_t accel_offset = -1;
+    uint64_t nbytes = 0;
   };
+  // The device, the image placed on it, and per-kernel figures (the image is freed before the device).
+  struct AccelState {
+    std::unique_ptr<AccelDevice> device;
+    AccelImage image;
+    std::unique_ptr<LoadedAccelImage> loaded;
+    std::vector<AccelKernelStats> stats;
+  };
+  void run_accel(size_t k);
   const Value& value_at(int id) const;
   void call_kernel(size_t k);
 
@@ -71,6 +103,7 @@ class GraphExecutor {
   std::vector<KernelCall> kernels_;
   std::vector<CompiledFn> fns_;
   std::vector<std::vector<void*>> arg_ptrs_;
+  std::shared_ptr<AccelState> accel_;
   std::string target_, model_name_;
   uint64_t planned_bytes_ = 0, unplanned_bytes_ = 0, params_bytes_ = 0;
 };

@@ -2,11 +2,14 @@
 // the runtime alone (no compiler libraries):
 //   - the executor graph (JSON: values, memory plan, kernel calls; see graph_executor.h),
 //   - the parameters (one 64-byte aligned blob; the graph gives each one's offset and size),
-//   - the machine code of every kernel (a shared library exported by the LLVM backend).
+//   - the machine code of every kernel (a shared library exported by the LLVM backend),
+//   - for models with accelerator kernels, the linked accelerator image (runtime/accel_image.h).
 //
-// Layout (little-endian): "LOOMMODL", u32 format version, u32 section count (3), then per section
-// u64 byte length + bytes (graph, params, library), and a trailing u64 FNV-1a hash of everything
-// before it. A truncated, corrupted or other-version file throws ModelError naming the file.
+// Layout (little-endian): "LOOMMODL", u32 format version, u32 section count, then per section
+// u64 byte length + bytes (graph, params, library[, accelerator image]), and a trailing u64
+// FNV-1a hash of everything before it. Version 1 has 3 sections (CPU-only models; still written
+// for them), version 2 has 4. A truncated, corrupted or other-version file throws ModelError
+// naming the file.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -14,13 +17,15 @@
 
 namespace loom::runtime {
 
-inline constexpr uint32_t kModelFormatVersion = 1;
+inline constexpr uint32_t kModelFormatVersion = 1;       // CPU-only models
+inline constexpr uint32_t kModelFormatVersionAccel = 2;  // models with an accelerator image
 
 struct ModelFile {
   std::string graph_json;
   std::shared_ptr<uint8_t> params;  // 64-byte aligned
   uint64_t params_bytes = 0;
   std::string library;  // ELF shared object bytes
+  std::string accel_image;  // serialized runtime::AccelImage; empty for CPU-only models
 };
 
 void save_model_file(const std::string& path, const ModelFile& model);

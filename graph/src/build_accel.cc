@@ -1,0 +1,45 @@
+#include "build_accel.h"
+
+#include "accel_ops.h"
+#include "loom/codegen/accel.h"
+#include "loom/ops/accel_schedules.h"
+#include "loom/runtime/error.h"
+#include "loom/schedule/lower.h"
+
+namespace loom::graph {
+
+uint64_t AccelBuild::place(const Graph& g, int id) {
+  auto it = offset_.find(id);
+  if (it != offset_.end()) return it->second;
+  const Node& n = g.node(id);
+  uint64_t bytes = g.type_of(id).nbytes();
+  reserved_ += bytes;
+  uint64_t off = linker_.reserve(bytes, n.is_constant() ? n.value.raw_data() : nullptr);
+  return offset_[id] = off;
+}
+
+size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const std::string& name) {
+  const Node& n = g.node(grp.anchor);
+  if (grp.nodes.size() != 1 || n.op != "accel_conv2d")
+    LOOM_THROW(InternalError, "accelerator group of node '", n.name, "' is not a single accel_conv2d");
+  std::vector<ir::Tensor> in;
+  for (int i : n.inputs) {
+    std::vector<ir::Expr> shape;
+    for (int64_t d : g.type_of(i).shape) shape.push_back(ir::Expr(int(d)));
+    in.push_back(ir::placeholder(shape, g.type_of(i).dtype, "in" + std::to_string(in.size())));
+  }
+  ops::QuantizedStages q = accel_conv2d_stages(n, in, name);
+  const Shape& out = n.type.shape;
+  schedule::Schedule s({q.out});
+  ops::Blocking blocking{config_.batch, config_.block_in, config_.block_out};
+  ops::schedule_conv2d_int8_accel(s, q, blocking, ops::choose_conv_tiling(int(out[2]), int(out[3]), int(out[1]), 2, config_.acc_depth()));
+  std::vector<ir::Tensor> args = in;
+  args.push_back(q.out);
+  ir::LoweredFunc f = schedule::lower(s, args, name);
+  std::vector<uint64_t> offsets;
+  for (int i : n.inputs) offsets.push_back(place(g, i));
+  offsets.push_back(place(g, grp.output));
+  return codegen::emit_accel(f, linker_, offsets, name);
+}
+
+}  // namespace loom::graph

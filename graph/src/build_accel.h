@@ -1,0 +1,31 @@
+// Internal to loom_graph: compiling the accelerator kernels of a model (accel_conv2d groups of the
+// accelerator partition) into one linked accelerator image, in which every value an accelerator
+// kernel reads or writes has a place.
+#pragma once
+#include <map>
+#include <string>
+
+#include "loom/accel/linker.h"
+#include "loom/graph/passes.h"
+
+namespace loom::graph {
+
+class AccelBuild {
+ public:
+  explicit AccelBuild(const accel::AccelConfig& config) : config_(config), linker_(config) {}
+  // The image offset of a value (reserved on first use; constants keep their contents).
+  uint64_t place(const Graph& g, int id);
+  bool placed(int id) const { return offset_.count(id) != 0; }
+  // Schedules, lowers and emits one accelerator group as its own stream; returns the stream index.
+  size_t compile_group(const Graph& g, const FusedGroup& grp, const std::string& name);
+  uint64_t image_bytes_reserved() const { return reserved_; }
+  runtime::AccelImage finish() { return linker_.finish(); }
+
+ private:
+  accel::AccelConfig config_;
+  accel::ImageLinker linker_;
+  std::map<int, uint64_t> offset_;
+  uint64_t reserved_ = 0;
+};
+
+}  // namespace loom::graph

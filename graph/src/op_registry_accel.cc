@@ -1,0 +1,76 @@
+// Operators of the accelerator partition (passes/partition_accel.cc): the blocked layout the
+// accelerator reads and writes, and the int8 layers it runs. Each has a tensor-expression
+// definition, so the naive interpreter and the CPU can also compute them (the reference for the
+// accelerator's bit-exactness).
+//   accel_pack   {b, bi}                 NCHW int8 -> [N/b, C/bi, H, W, b, bi]
+//   accel_unpack                          the inverse
+//   accel_conv2d {stride, pad, shift, min, max}  (data blocked, weight [O/bo, I/bi, KH, KW, bo, bi],
+//                bias int32 [O/bo, b, bo] with the rounding folded in) -> blocked int8
+#include "accel_ops.h"
+#include "loom/runtime/error.h"
+
+namespace loom::graph {
+
+namespace {
+
+void expect_rank(const TensorType& t, size_t rank, const char* what) {
+  if (t.shape.size() != rank) LOOM_THROW(ShapeError, what, " must have rank ", rank, ", is ", t.str());
+}
+
+void expect_type(const TensorType& t, DataType d, const char* what) {
+  if (t.dtype != d) LOOM_THROW(TypeError, what, " must be ", d.str(), ", is ", t.str());
+}
+
+ops::Requantize requantize_of(const Node& n) {
+  return {int(n.attrs.get_int("shift")), false, int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127))};
+}
+
+}  // namespace
+
+void add_accel_ops(const std::function<void(OpDef)>& add) {
+  add({"accel_pack", OpPattern::Injective, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_rank(in[0], 4, "input");
+         int64_t b = n.attrs.get_int("b"), bi = n.attrs.get_int("bi");
+         if (b < 1 || bi < 1 || in[0].shape[0] % b || in[0].shape[1] % bi)
+           LOOM_THROW(ShapeError, "input ", in[0].str(), " is not a whole number of blocks ", b, "x", bi);
+         return TensorType{{in[0].shape[0] / b, in[0].shape[1] / bi, in[0].shape[2], in[0].shape[3], b, bi}, in[0].dtype};
+       },
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+         return ops::pack_nchw(in[0], int(n.attrs.get_int("b")), int(n.attrs.get_int("bi")), name);
+       }});
+  add({"accel_unpack", OpPattern::Injective, 1, 1,
+       [](const Node&, const std::vector<TensorType>& in) {
+         expect_rank(in[0], 6, "input");
+         const Shape& s = in[0].shape;
+         return TensorType{{s[0] * s[4], s[1] * s[5], s[2], s[3]}, in[0].dtype};
+       },
+       [](const Node&, const std::vector<ir::Tensor>& in, const std::string& name) { return ops::unpack_nchw(in[0], name); }});
+  add({"accel_conv2d", OpPattern::Opaque, 3, 3,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_rank(in[0], 6, "data");
+         expect_rank(in[1], 6, "weight");
+         expect_rank(in[2], 3, "bias");
+         expect_type(in[0], DataType::Int(8), "data");
+         expect_type(in[1], DataType::Int(8), "weight");
+         expect_type(in[2], DataType::Int(32), "bias");
+         const Shape &x = in[0].shape, &w = in[1].shape;
+         int64_t stride = n.attrs.get_int("stride"), pad = n.attrs.get_int("pad");
+         if (x[1] != w[1] || x[5] != w[5]) LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
+         if (in[2].shape != Shape{w[0], x[4], w[4]}) LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
+         if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
+         int64_t oh = (x[2] + 2 * pad - w[2]) / stride + 1, ow = (x[3] + 2 * pad - w[3]) / stride + 1;
+         if (oh < 1 || ow < 1) LOOM_THROW(ShapeError, "kernel ", w[2], "x", w[3], " larger than the padded input");
+         return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
+       },
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+         return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")), requantize_of(n), name)
+             .out;
+       }});
+}
+
+ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+  return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")), requantize_of(n), name);
+}
+
+}  // namespace loom::graph

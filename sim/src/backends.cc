@@ -1,0 +1,17 @@
+#include "loom/sim/backends.h"
+
+#include "loom/sim/functional_sim.h"
+#ifdef LOOM_HAVE_RTL
+#include "loom/sim/rtl_sim.h"
+#endif
+
+namespace loom::sim {
+
+void register_backends() {
+  register_functional_sim();
+#ifdef LOOM_HAVE_RTL
+  register_rtl_sim();
+#endif
+}
+
+}  // namespace loom::sim
