@@ -45,6 +45,10 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
 }
 
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config) {
+  return make_accel_device(opt.backend, backend_config_json(opt, config));
+}
+
+std::string backend_config_json(const BackendOptions& opt, const accel::AccelConfig& config) {
   nlohmann::json j = nlohmann::json::parse(config.to_json());
   nlohmann::json rtl = nlohmann::json::object();
   check(opt);
@@ -55,7 +59,7 @@ std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const
   if (given(opt.o_fst_begin)) rtl["fst_begin"] = opt.fst_begin;
   if (given(opt.o_fst_end)) rtl["fst_end"] = opt.fst_end;
   if (!rtl.empty()) j["rtl"] = rtl;
-  return make_accel_device(opt.backend, j.dump());
+  return j.dump();
 }
 
 }  // namespace loom::tools

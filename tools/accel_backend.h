@@ -28,5 +28,7 @@ void add_backend_options(CLI::App& app, BackendOptions& opt);
 
 // The device of the chosen backend for `config`. The RTL options need --backend rtl.
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config);
+// The config JSON the backend is opened with: `config` plus the RTL options given.
+std::string backend_config_json(const BackendOptions& opt, const accel::AccelConfig& config);
 
 }  // namespace loom::tools

@@ -8,10 +8,15 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "accel_backend.h"
 #include "cli.h"
 #include "command.h"
+#include "loom/accel/config.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
@@ -121,9 +126,16 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("--calibration-mode", mode, "max, percentile (99.99%) or kl")->check(CLI::IsMember({"max", "percentile", "kl"}))
       ->capture_default_str();
   app.add_flag("--quantize-first-conv", first_conv, "quantize the first convolution too (kept float by default)");
+  std::string target = "cpu", config_path;
+  app.add_option("--target", target, "cpu, or accel: int8 layers on the accelerator, the rest on the CPU")
+      ->check(CLI::IsMember({"cpu", "accel"}))
+      ->capture_default_str();
+  app.add_option("--config", config_path, "accelerator config (JSON; default: the built-in VTA-like 1x16x16)")->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv))
     LOOM_THROW(Error, "--calibrate, --calibration-mode and --quantize-first-conv need --quantize");
+  if (target == "accel" && quant != "int8") LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
+  if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
   set_threads(threads);
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
@@ -157,6 +169,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   }
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
+  if (target == "accel") bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
   graph::BuildResult r = graph::build(std::move(g), bo);
   runtime::save_model_file(out, r.file);
@@ -167,8 +180,65 @@ int compile_cmd(const std::vector<std::string>& args) {
             << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
             << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
             << quant_summary;
+  if (bo.accel) {
+    std::cout << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "
+              << r.file.accel_image.size() / 1024 << " KiB";
+    std::cout << (r.accel_report.kept.empty() ? "\n" : "; on the CPU:\n");
+    for (auto& k : r.accel_report.kept) std::cout << "    " << k << "\n";
+  }
   return 0;
 #endif
+}
+
+// With an accelerator, the per-kernel table is always printed (it is what an accelerator user reads).
+bool ex_accel_profile(const std::optional<accel::AccelConfig>& cfg) { return cfg.has_value(); }
+
+// Per kernel: where it ran, host time, and for accelerator kernels cycles, GEMM use (multiply-
+// accumulates per cycle over the GEMM core's peak) and DMA bytes.
+nlohmann::json kernel_table_json(const runtime::GraphExecutor& ex, const std::vector<double>& times, const std::optional<accel::AccelConfig>& cfg) {
+  nlohmann::json rows = nlohmann::json::array();
+  uint64_t cycles = 0;
+  double host = 0;
+  for (size_t k = 0; k < ex.kernels().size(); ++k) {
+    const auto& call = ex.kernels()[k];
+    nlohmann::json row = {{"kernel", call.func}, {"node", call.node}, {"device", call.accel_stream >= 0 ? "accel" : "cpu"},
+                          {"host_ms", k < times.size() ? times[k] * 1e3 : 0.0}};
+    if (call.accel_stream >= 0) {
+      const auto& s = ex.accel_stats()[k];
+      row["cycles"] = s.cycles;
+      row["gemm_macs"] = s.gemm_macs;
+      row["dma_bytes"] = s.dma_bytes;
+      double peak = double(cfg->batch) * cfg->block_in * cfg->block_out;
+      if (s.cycles) row["gemm_utilization"] = double(s.gemm_macs) / (peak * double(s.cycles));
+      cycles += s.cycles;
+    } else {
+      host += k < times.size() ? times[k] * 1e3 : 0.0;
+    }
+    rows.push_back(row);
+  }
+  return {{"model", ex.model_name()}, {"kernels", rows}, {"accel_cycles", cycles}, {"cpu_host_ms", host}};
+}
+
+void print_kernel_table(const runtime::GraphExecutor& ex, const std::vector<double>& times, const std::optional<accel::AccelConfig>& cfg) {
+  nlohmann::json t = kernel_table_json(ex, times, cfg);
+  std::cout << "  device   host ms      cycles  gemm use   DMA bytes  kernel (node)\n";
+  for (auto& r : t["kernels"]) {
+    bool acc = r["device"] == "accel";
+    std::cout << "  " << std::left << std::setw(6) << r["device"].get<std::string>() << std::right << std::setw(10) << std::setprecision(3)
+              << r["host_ms"].get<double>();
+    if (acc) {
+      std::cout << std::setw(12) << r["cycles"].get<uint64_t>();
+      if (r.contains("gemm_utilization"))
+        std::cout << std::setw(9) << std::setprecision(1) << r["gemm_utilization"].get<double>() * 100 << "%";
+      else
+        std::cout << std::setw(10) << "-";
+      std::cout << std::setw(12) << r["dma_bytes"].get<uint64_t>();
+    } else {
+      std::cout << std::setw(34) << "";
+    }
+    std::cout << "  " << r["kernel"].get<std::string>() << " (" << r["node"].get<std::string>() << ")\n";
+  }
+  if (cfg) std::cout << "  accelerator: " << t["accel_cycles"].get<uint64_t>() << " cycles; CPU kernels: " << std::setprecision(3) << t["cpu_host_ms"].get<double>() << " ms\n";
 }
 
 std::string describe_values(const NDArray& a) {
@@ -182,7 +252,7 @@ std::string describe_values(const NDArray& a) {
 }  // namespace
 
 int run_model_cmd(const std::vector<std::string>& args) {
-  CLI::App app{"Run a compiled model (.loom) on the CPU", "loom run"};
+  CLI::App app{"Run a compiled model (.loom): on the CPU, with accelerator kernels on --backend fsim|rtl", "loom run"};
   std::string model, output, reference;
   std::vector<std::string> inputs;
   int threads = 0;
@@ -196,10 +266,26 @@ int run_model_cmd(const std::vector<std::string>& args) {
   number_option(app, "--tolerance", tolerance, "largest relative error --reference accepts", 0.0, 1.0)->capture_default_str();
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
   number_option(app, "--seed", seed, "seed of the random inputs", 0, UINT64_MAX)->capture_default_str();
-  app.add_flag("--profile", profile, "print the time of every kernel");
+  app.add_flag("--profile", profile, "print the time of every kernel (and, for accelerator kernels, cycles, GEMM use, DMA bytes)");
+  bool as_json = false;
+  app.add_flag("--json", as_json, "print the per-kernel table as JSON");
+  BackendOptions bopt;
+  add_backend_options(app, bopt);
   if (int rc = parse(app, args); rc >= 0) return rc;
   set_threads(threads);
-  auto ex = runtime::GraphExecutor::load(model);
+  runtime::ModelFile file = runtime::load_model_file(model);
+  runtime::ExecutorOptions eo;
+  eo.accel_backend = bopt.backend;
+  std::optional<accel::AccelConfig> cfg;
+  if (!file.accel_image.empty()) {
+    cfg = accel::AccelConfig::from_json(runtime::AccelImage::parse(file.accel_image, model).config_json, model);
+    eo.accel_config_json = backend_config_json(bopt, *cfg);
+  } else if (app.count("--backend") || bopt.o_dram_latency->count() || bopt.o_fst->count() || bopt.o_cycle_limit->count() ||
+             bopt.o_dram_bytes_per_cycle->count()) {
+    LOOM_THROW(Error, "'", model, "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
+  }
+  if (as_json || ex_accel_profile(cfg)) profile = true;
+  auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
   if (!inputs.empty() && inputs.size() != ex.num_inputs())
     LOOM_THROW(Error, "the model has ", ex.num_inputs(), " inputs, ", inputs.size(), " --input files given");
   for (size_t i = 0; i < ex.num_inputs(); ++i) {
@@ -216,12 +302,14 @@ int run_model_cmd(const std::vector<std::string>& args) {
   std::vector<double> times = profile ? ex.run_profiled() : std::vector<double>{};
   if (!profile) ex.run();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "ran " << (ex.model_name().empty() ? model : ex.model_name()) << " (" << ex.kernels().size() << " kernels, "
-            << runtime::num_threads() << " threads) in " << std::fixed << std::setprecision(3) << ms << " ms\n";
-  if (profile)
-    for (size_t k = 0; k < times.size(); ++k)
-      std::cout << "  " << std::setw(9) << std::setprecision(3) << times[k] * 1e3 << " ms  " << ex.kernels()[k].func << "  ("
-                << ex.kernels()[k].node << ")\n";
+  if (as_json) {
+    std::cout << kernel_table_json(ex, times, cfg).dump(1) << "\n";
+  } else {
+    std::cout << "ran " << (ex.model_name().empty() ? model : ex.model_name()) << " (" << ex.kernels().size() << " kernels, "
+              << runtime::num_threads() << " threads" << (cfg ? ", accelerator on " + bopt.backend : std::string()) << ") in " << std::fixed
+              << std::setprecision(3) << ms << " ms\n";
+    if (profile) print_kernel_table(ex, times, cfg);
+  }
   std::cout.unsetf(std::ios::fixed);
   for (size_t o = 0; o < ex.num_outputs(); ++o) std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
   if (!output.empty()) runtime::write_npy(output, ex.get_output(0));
