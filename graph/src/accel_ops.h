@@ -12,5 +12,6 @@ namespace loom::graph {
 void add_accel_ops(const std::function<void(OpDef)>& add);
 // The stages of an accel_conv2d node, for scheduling it onto the accelerator.
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name);
+ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name);
 
 }  // namespace loom::graph

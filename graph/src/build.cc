@@ -133,7 +133,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
   std::vector<bool> on_accel;
   std::set<int> cpu_read(g.outputs.begin(), g.outputs.end()), accel_read, accel_made;
   for (auto& grp : r.fusion.groups) {
-    on_accel.push_back(g.node(grp.anchor).op == "accel_conv2d");
+    on_accel.push_back(g.node(grp.anchor).op == "accel_conv2d" || g.node(grp.anchor).op == "accel_add");
     (on_accel.back() ? accel_read : cpu_read).insert(grp.inputs.begin(), grp.inputs.end());
     if (on_accel.back()) accel_made.insert(grp.output);
   }
@@ -181,6 +181,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
     add_value(grp.output, with_accel(grp.output, {{"kind", "temp"}, {"storage", r.memory.storage_of[grp.output]}}));
 
   // Kernels: identical groups share one function.
+  std::set<int> uploaded;
   std::map<std::string, size_t> func_of_key;
   std::vector<ir::LoweredFunc> funcs;
   json kernels = json::array();
@@ -199,7 +200,8 @@ BuildResult build(Graph g, const BuildOptions& options) {
       json args = json::array(), upload = json::array(), download = json::array();
       for (int in : grp.inputs) {
         args.push_back(value_of.at(in));
-        if (!g.node(in).is_constant() && !accel_made.count(in)) upload.push_back(value_of.at(in));
+        // A host value goes to the device once, before its first accelerator reader.
+        if (!g.node(in).is_constant() && !accel_made.count(in) && uploaded.insert(in).second) upload.push_back(value_of.at(in));
       }
       args.push_back(value_of.at(grp.output));
       if (cpu_read.count(grp.output)) download.push_back(value_of.at(grp.output));

@@ -1,5 +1,7 @@
 #include "build_accel.h"
 
+#include <memory>
+
 #include "accel_ops.h"
 #include "loom/codegen/accel.h"
 #include "loom/ops/accel_schedules.h"
@@ -20,22 +22,35 @@ uint64_t AccelBuild::place(const Graph& g, int id) {
 
 size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const std::string& name) {
   const Node& n = g.node(grp.anchor);
-  if (grp.nodes.size() != 1 || n.op != "accel_conv2d")
-    LOOM_THROW(InternalError, "accelerator group of node '", n.name, "' is not a single accel_conv2d");
+  if (grp.nodes.size() != 1 || (n.op != "accel_conv2d" && n.op != "accel_add"))
+    LOOM_THROW(InternalError, "accelerator group of node '", n.name, "' is not a single accelerator operator");
   std::vector<ir::Tensor> in;
   for (int i : n.inputs) {
     std::vector<ir::Expr> shape;
     for (int64_t d : g.type_of(i).shape) shape.push_back(ir::Expr(int(d)));
     in.push_back(ir::placeholder(shape, g.type_of(i).dtype, "in" + std::to_string(in.size())));
   }
-  ops::QuantizedStages q = accel_conv2d_stages(n, in, name);
   const Shape& out = n.type.shape;
-  schedule::Schedule s({q.out});
   ops::Blocking blocking{config_.batch, config_.block_in, config_.block_out};
-  ops::schedule_conv2d_int8_accel(s, q, blocking, ops::choose_conv_tiling(int(out[2]), int(out[3]), int(out[1]), 2, config_.acc_depth()));
+  ir::Tensor result;
+  std::unique_ptr<schedule::Schedule> s;
+  if (n.op == "accel_conv2d") {
+    ops::QuantizedStages q = accel_conv2d_stages(n, in, name);
+    s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
+    ops::schedule_conv2d_int8_accel(*s, q, blocking, ops::choose_conv_tiling(int(out[2]), int(out[3]), int(out[1]), 2, config_.acc_depth()));
+    result = q.out;
+  } else {
+    ops::AddWidenStages a = accel_add_stages(n, in, name);
+    s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
+    // Each tile holds both widened operands and the stages between them in the accumulator.
+    ops::AccelConvTiling t = ops::choose_conv_tiling(int(out[2]), int(out[3]), int(out[1]), 2, config_.acc_depth() / 4);
+    t.oc_blocks = 1;
+    ops::schedule_add_int8_accel(*s, a, blocking, t);
+    result = a.q.out;
+  }
   std::vector<ir::Tensor> args = in;
-  args.push_back(q.out);
-  ir::LoweredFunc f = schedule::lower(s, args, name);
+  args.push_back(result);
+  ir::LoweredFunc f = schedule::lower(*s, args, name);
   std::vector<uint64_t> offsets;
   for (int i : n.inputs) offsets.push_back(place(g, i));
   offsets.push_back(place(g, grp.output));

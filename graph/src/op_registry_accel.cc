@@ -6,6 +6,8 @@
 //   accel_unpack                          the inverse
 //   accel_conv2d {stride, pad, shift, min, max}  (data blocked, weight [O/bo, I/bi, KH, KW, bo, bi],
 //                bias int32 [O/bo, b, bo] with the rounding folded in) -> blocked int8
+//   accel_add    {lshift_a, lshift_b, shift, min, max}  (a, b blocked int8, eye: the identity block
+//                the accelerator widens int8 through) -> requantize(add_shifted(a, b)), blocked int8
 #include "accel_ops.h"
 #include "loom/runtime/error.h"
 
@@ -67,6 +69,23 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")), requantize_of(n), name)
              .out;
        }});
+  add({"accel_add", OpPattern::Opaque, 3, 3,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_rank(in[0], 6, "a");
+         expect_type(in[0], DataType::Int(8), "a");
+         expect_type(in[1], DataType::Int(8), "b");
+         expect_type(in[2], DataType::Int(8), "eye");
+         if (in[0].shape != in[1].shape) LOOM_THROW(ShapeError, "operands ", in[0].str(), " and ", in[1].str(), " differ");
+         if (in[2].shape != Shape{in[0].shape[5], in[0].shape[5]}) LOOM_THROW(ShapeError, "eye ", in[2].str(), " must be a square block of the channel block");
+         return in[0];
+       },
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) { return accel_add_stages(n, in, name).q.out; }});
+}
+
+ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+  int shift = int(n.attrs.get_int("shift"));
+  ops::AddShifts sh{int(n.attrs.get_int("lshift_a", 0)), int(n.attrs.get_int("lshift_b", 0)), shift > 0};
+  return ops::add_int8_widening(in[0], in[1], in[2], requantize_of(n), name, sh);
 }
 
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {

@@ -122,10 +122,15 @@ void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Block
   Stage out = s[q.out];
   IterVar xo = tile_activation(out, t);
   // The sum and the requantization: ALU stages in the accumulator, computed per tile.
-  Stage sum = s[q.acc];
-  sum.set_scope(scope::kAccAccum);
-  sum.compute_at(out, xo);
-  sum.pragma(sum.axis(0), "alu");
+  std::vector<Tensor> alu = add.scale;
+  alu.push_back(q.acc);
+  if (add.rounded.defined()) alu.push_back(add.rounded);
+  for (const Tensor& t : alu) {
+    Stage st = s[t];
+    st.set_scope(scope::kAccAccum);
+    st.compute_at(out, xo);
+    st.pragma(st.axis(0), "alu");
+  }
   schedule_alu_stages(s, q, out, xo);
   // Each operand widened by a GEMM with the identity block; its loads attach to the tile.
   for (const Tensor& w : {add.widen_a, add.widen_b}) {

@@ -188,7 +188,14 @@ QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq,
 
 namespace loom::ops {
 
-AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name) {
+AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name,
+                                 const AddShifts& shifts) {
+  if (shifts.lshift_a < 0 || shifts.lshift_a > 14 || shifts.lshift_b < 0 || shifts.lshift_b > 14)
+    LOOM_THROW(ShapeError, "add_int8_widening '", name, "': operand shifts ", shifts.lshift_a, "/", shifts.lshift_b,
+               " out of [0, 14] (they are 16-bit ALU multiply immediates)");
+  if (shifts.round && (rq.shift < 1 || rq.shift > 15))
+    LOOM_THROW(ShapeError, "add_int8_widening '", name, "': a rounded requantization needs a shift in [1, 15] (2^(shift-1) is a 16-bit ALU immediate), got ",
+               rq.shift);
   add_int8(a, b, rq, name);  // the same shape checks
   if (eye.ndim() != 2 || const_dim(eye, 0) != const_dim(eye, 1) || const_dim(eye, 1) != const_dim(a, a.ndim() - 1))
     LOOM_THROW(ShapeError, "add_int8_widening '", name, "': '", eye.name(), "' must be a square block as wide as the last dimension of '",
@@ -207,12 +214,17 @@ AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor&
   AddWidenStages st;
   st.widen_a = widen(a, name + "_wa");
   st.widen_b = widen(b, name + "_wb");
-  Tensor acc = compute(a.shape(), ComputeFn([&](const std::vector<Var>& v) {
-                         std::vector<Expr> idx(v.begin(), v.end());
-                         return st.widen_a(idx) + st.widen_b(idx);
-                       }),
-                       name + "_acc", "elemwise");
-  st.q = requantize(acc, rq, name);
+  auto elementwise = [&](const std::function<Expr(const std::vector<Expr>&)>& f, const std::string& n) {
+    return compute(a.shape(), ComputeFn([&](const std::vector<Var>& v) { return f(std::vector<Expr>(v.begin(), v.end())); }), n, "elemwise");
+  };
+  Tensor lhs = st.widen_a, rhs = st.widen_b;
+  if (shifts.lshift_a) st.scale.push_back(lhs = elementwise([&, t = lhs](auto& i) { return t(i) * (1 << shifts.lshift_a); }, name + "_sa"));
+  if (shifts.lshift_b) st.scale.push_back(rhs = elementwise([&, t = rhs](auto& i) { return t(i) * (1 << shifts.lshift_b); }, name + "_sb"));
+  Tensor acc = elementwise([&](auto& i) { return lhs(i) + rhs(i); }, name + "_acc");
+  Tensor shifted = acc;
+  if (shifts.round) shifted = st.rounded = elementwise([&](auto& i) { return acc(i) + (1 << (rq.shift - 1)); }, name + "_round");
+  st.q = requantize(shifted, rq, name);
+  st.q.acc = acc;
   return st;
 }
 

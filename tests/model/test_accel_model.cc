@@ -72,18 +72,20 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
   Graph q = quantize(g, random_inputs(g, 4, 10), qo).graph;
   Built cpu = build_for(q, std::nullopt);
   Built acc = build_for(q, accel::default_config());
-  EXPECT_EQ(acc.result.accel_report.offloaded, 3) << acc.result.graph.str();
+  EXPECT_EQ(acc.result.accel_report.offloaded, 4) << acc.result.graph.str();  // three convolutions and the residual add
   EXPECT_TRUE(acc.result.accel_report.kept.empty());
   EXPECT_FALSE(cpu.ex.uses_accelerator());
   EXPECT_TRUE(acc.ex.uses_accelerator());
   EXPECT_EQ(count_ops(acc.result.graph, "accel_conv2d"), 3);
-  // conv1 -> conv2 stays blocked on the device: one pack at the input, one before conv3 (after the
-  // CPU residual add), unpacks only where the CPU reads.
-  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 2) << acc.result.graph.str();
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_add"), 1);
+  // Everything between the quantized input and the output stays blocked on the device: one pack
+  // (read by conv1 and the add), one unpack (the output).
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 1) << acc.result.graph.str();
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_unpack"), 1) << acc.result.graph.str();
   int downloads = 0, uploads = 0;
   for (auto& k : acc.ex.kernels()) downloads += int(k.download.size()), uploads += int(k.upload.size());
-  EXPECT_EQ(uploads, 2);
-  EXPECT_EQ(downloads, 2);  // conv2 (for the add) and conv3 (the output); conv1 stays on the device
+  EXPECT_EQ(uploads, 1);
+  EXPECT_EQ(downloads, 1);
   for (auto& in : random_inputs(g, 3, 20)) {
     NDArray want = cpu.ex.run(in)[0];
     expect_equal(acc.ex.run(in)[0], want, "accelerator vs CPU int8");
@@ -91,7 +93,8 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
   }
   uint64_t macs = 0;
   for (auto& s : acc.ex.accel_stats()) macs += s.gemm_macs;
-  EXPECT_EQ(macs, uint64_t(32 * 32 * 9 * 14 * 14 * 2 + 32 * 48 * 7 * 7));
+  // The convolutions, and the add's two widening GEMMs (identity blocks).
+  EXPECT_EQ(macs, uint64_t(32 * 32 * 9 * 14 * 14 * 2 + 32 * 48 * 7 * 7 + 2 * 32 * 16 * 14 * 14));
 }
 
 // Whole ResNet-18 (built-in, deterministic random weights; 64x64 images keep CI short): every int8
@@ -101,7 +104,8 @@ TEST(AccelModel, ResNet18OnFsimEqualsCpuInt8BitForBit) {
   Graph q = quantize(g, random_inputs(g, 4, 1)).graph;
   Built cpu = build_for(q, std::nullopt);
   Built acc = build_for(q, accel::default_config());
-  EXPECT_EQ(acc.result.accel_report.offloaded, 19);  // all convolutions but the float first one
+  EXPECT_EQ(acc.result.accel_report.offloaded, 19 + 8);  // all convolutions but the float first one, and the 8 residual adds
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 1) << "one pack after the max-pool:\n" << acc.result.graph.str();
   auto inputs = random_inputs(g, 2, 99);
   for (auto& in : inputs) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], "resnet18 accelerator vs CPU int8");
 }

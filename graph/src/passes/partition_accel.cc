@@ -1,12 +1,14 @@
 // Pass: partition_accel. Chooses what runs on the accelerator: every int8 convolution with its
 // requantization (requantize(conv2d(x_int8, W_int8[, b_int32]))) whose shape the accelerator
 // config can take becomes one accel_conv2d node on the config's blocked layout, with the weights
-// packed and the model's rounding folded into the bias at compile time. accel_pack/accel_unpack
+// packed and the model's rounding folded into the bias at compile time; every residual add
+// (requantize(add_shifted(a_int8, b_int8))) becomes an accel_add. accel_pack/accel_unpack
 // sit only at CPU boundaries: a pack of an unpack cancels, so consecutive accelerator layers pass
 // blocked data straight through (and the executor keeps it in device memory). What stays on the
 // CPU is reported with the reason.
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "loom/graph/passes.h"
 #include "loom/ops/quantized.h"
@@ -63,6 +65,21 @@ NDArray block_bias(const Graph& g, const Node& conv, int64_t O, int shift, const
   return out;
 }
 
+// Why requantize(add_shifted) cannot run on the accelerator, or "".
+std::string add_unsupported(const Graph& g, const Node& rq, const Node& add, bool single_reader, const accel::AccelConfig& cfg) {
+  if (!single_reader) return "its int32 sum has other readers";
+  const TensorType &a = g.type_of(add.inputs[0]), &b = g.type_of(add.inputs[1]);
+  if (a.dtype != DataType::Int(8) || b.dtype != DataType::Int(8)) return "not an int8 add";
+  if (a.shape.size() != 4 || a.shape != b.shape) return "not two NCHW operands of one shape";
+  if (cfg.block_in != cfg.block_out) return "the config's blocks differ (the ALU widens int8 through a square identity block)";
+  if (a.shape[0] % cfg.batch || a.shape[1] % cfg.block_in)
+    return "shape " + a.str() + " is not a whole number of the config's blocks";
+  int64_t la = add.attrs.get_int("lshift_a", 0), lb = add.attrs.get_int("lshift_b", 0), shift = rq.attrs.get_int("shift");
+  if (la > 14 || lb > 14) return "operand shifts beyond the ALU's 16-bit multiply immediate";
+  if (shift < 0 || shift > 15) return "requantize shift " + std::to_string(shift) + " (the rounded accelerator add shifts right by 0..15)";
+  return "";
+}
+
 }  // namespace
 
 AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
@@ -70,9 +87,42 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
   AccelPartitionReport report;
   auto users = g.users();
   std::vector<int> outputs = g.outputs;
+  int eye = -1;  // the identity block, shared by every accelerator add
+  std::map<int, int> packed;  // one pack per value
+  auto pack = [&](int x, const std::string& name) {
+    auto it = packed.find(x);
+    if (it != packed.end()) return it->second;
+    return packed[x] = g.add_op("accel_pack", g.unique_name(name), {x}, Attrs().set("b", int64_t(cfg.batch)).set("bi", int64_t(cfg.block_in)));
+  };
   for (int id : g.topological_order()) {
     const Node rq = g.node(id);
-    if (!rq.is_op() || rq.op != "requantize" || !g.node(rq.inputs[0]).is_op() || g.node(rq.inputs[0]).op != "conv2d") continue;
+    if (!rq.is_op() || rq.op != "requantize" || !g.node(rq.inputs[0]).is_op()) continue;
+    if (g.node(rq.inputs[0]).op == "add_shifted") {
+      int add_id = rq.inputs[0];
+      const Node add = g.node(add_id);
+      bool single = users[size_t(add_id)].size() == 1 && std::find(outputs.begin(), outputs.end(), add_id) == outputs.end();
+      std::string why = add_unsupported(g, rq, add, single, cfg);
+      if (!why.empty()) {
+        report.kept.push_back(add.name + ": " + why);
+        continue;
+      }
+      if (eye < 0) {
+        NDArray e = NDArray::empty({cfg.block_in, cfg.block_in}, DataType::Int(8));
+        auto id_block = ops::identity_block(cfg.block_in);
+        std::memcpy(e.raw_data(), id_block.data(), id_block.size());
+        eye = g.add_constant(g.unique_name("accel_identity_block"), e);
+      }
+      Attrs a;
+      a.set("lshift_a", add.attrs.get_int("lshift_a", 0)).set("lshift_b", add.attrs.get_int("lshift_b", 0));
+      a.set("shift", rq.attrs.get_int("shift")).set("min", rq.attrs.get_int("min", -128)).set("max", rq.attrs.get_int("max", 127));
+      int y = g.add_op("accel_add", g.unique_name(add.name + "_accel"),
+                       {pack(add.inputs[0], add.name + "_pack_a"), pack(add.inputs[1], add.name + "_pack_b"), eye}, a);
+      g.replace_uses(id, g.add_op("accel_unpack", g.unique_name(rq.name + "_unpack"), {y}));
+      infer_types(g);
+      ++report.offloaded;
+      continue;
+    }
+    if (g.node(rq.inputs[0]).op != "conv2d") continue;
     int conv_id = rq.inputs[0];
     const Node conv = g.node(conv_id);
     bool single = users[size_t(conv_id)].size() == 1 && std::find(outputs.begin(), outputs.end(), conv_id) == outputs.end();
@@ -83,8 +133,7 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
     }
     int64_t O = g.type_of(conv.inputs[1]).shape[0];
     int shift = int(rq.attrs.get_int("shift"));
-    int xp = g.add_op("accel_pack", g.unique_name(conv.name + "_pack"), {conv.inputs[0]},
-                      Attrs().set("b", int64_t(cfg.batch)).set("bi", int64_t(cfg.block_in)));
+    int xp = pack(conv.inputs[0], conv.name + "_pack");
     int w = g.add_constant(g.unique_name(conv.name + "_w_blocked"), pack_weight(g.node(conv.inputs[1]).value, cfg.block_out, cfg.block_in));
     int b = g.add_constant(g.unique_name(conv.name + "_b_blocked"), block_bias(g, conv, O, shift, cfg));
     Attrs a;

@@ -59,9 +59,18 @@ QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq,
 // the sum and the requantization are then ALU stages. Equal to add_int8 when eye is the identity.
 struct AddWidenStages {
   Tensor widen_a, widen_b;  // int32 copies of a and b: sum_k a[..., k] * eye[c, k]
-  QuantizedStages q;        // q.acc = widen_a + widen_b, then the requantization stages
+  std::vector<Tensor> scale;  // ALU stages a << lshift_a, b << lshift_b (those not zero)
+  Tensor rounded;           // the sum + 2^(shift-1) (AddShifts::round), else undefined
+  QuantizedStages q;        // q.acc = the sum, then the requantization stages
 };
-AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name = "add");
+// A model's residual add (add_shifted + requantize): both operands brought to a common exponent
+// by left shifts, and the requantization rounded half up, (x + 2^(s-1)) >> s.
+struct AddShifts {
+  int lshift_a = 0, lshift_b = 0;  // 0..14 (ALU multiply immediates)
+  bool round = false;              // needs shift 1..15 (the ALU add immediate)
+};
+AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name = "add",
+                                 const AddShifts& shifts = {});
 // Row-major int8 identity matrix of `n` x `n`, the `eye` input of add_int8_widening.
 std::vector<int8_t> identity_block(int n);
 
