@@ -1,0 +1,160 @@
+// Whole-model accelerator bench: the built-in ResNet-18 (batch 1, 224x224, deterministic random
+// weights) quantized to int8 and compiled with its int8 layers on the accelerator, for each
+// config given; then one inference on the functional simulator and one on the cycle-accurate RTL
+// simulation. Printed: accelerator cycles (convolutions, residual adds, total), average GEMM
+// utilization of the convolutions, host time of the CPU kernels, and wall time of each simulator
+// for one inference. Baselines in the same run: the CPU int8 model (the accelerator's output must
+// equal it bit for bit, else exit 1) and, as fixed reference figures, VTA's ~7.7 M cycles for the
+// conv layers and ~228 s of tsim for one inference.
+//
+//   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl]
+//                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
+// Exits 1 on a mismatch or when the default config misses a given maximum.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/sim/backends.h"
+
+using namespace loom;
+
+namespace {
+
+// "AMD EPYC (family 25, model 1)": the model name alone does not tell Zen generations apart.
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, name = "unknown CPU", family, model;
+  while (std::getline(f, line)) {
+    auto value = [&] { return line.substr(line.find(':') + 2); };
+    if (line.rfind("model name", 0) == 0 && name == "unknown CPU") name = value();
+    else if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value();
+    else if (line.rfind("model\t", 0) == 0 && model.empty()) model = value();
+  }
+  return name + " (family " + family + ", model " + model + ")";
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Figures {
+  uint64_t conv_cycles = 0, add_cycles = 0, conv_macs = 0;
+  double cpu_ms = 0, wall = 0;
+  NDArray out;
+};
+
+Figures run(const runtime::ModelFile& file, const std::string& backend, const std::vector<NDArray>& in, const accel::AccelConfig& cfg) {
+  runtime::ExecutorOptions eo;
+  eo.accel_backend = backend;
+  auto ex = runtime::GraphExecutor::from_model_file(file, "resnet18", eo);
+  Figures f;
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < in.size(); ++i) ex.set_input(i, in[i]);
+  std::vector<double> times = ex.run_profiled();
+  f.wall = seconds_since(t0);
+  f.out = ex.get_output(0);
+  for (size_t k = 0; k < ex.kernels().size(); ++k) {
+    const auto& call = ex.kernels()[k];
+    const auto& s = ex.accel_stats()[k];
+    if (call.accel_stream < 0) {
+      f.cpu_ms += times[k] * 1e3;
+    } else if (call.func.find("_add_") != std::string::npos) {
+      f.add_cycles += s.cycles;
+    } else {
+      f.conv_cycles += s.cycles;
+      f.conv_macs += s.gemm_macs;
+    }
+  }
+  (void)cfg;
+  return f;
+}
+
+bool same(const NDArray& a, const NDArray& b) { return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string configs = "default,1x32x32";
+  int64_t image = 224;
+  bool rtl = true;
+  double max_rtl = 0, max_fsim = 0, max_conv = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--configs") configs = next();
+    else if (a == "--image") image = std::stoll(next());
+    else if (a == "--no-rtl") rtl = false;
+    else if (a == "--max-rtl-seconds") max_rtl = std::stod(next());
+    else if (a == "--max-fsim-seconds") max_fsim = std::stod(next());
+    else if (a == "--max-conv-cycles") max_conv = std::stod(next());
+    else {
+      std::cerr << "accel_model_bench: unknown option '" << a << "'\n";
+      return 2;
+    }
+  }
+  sim::register_backends();
+  std::printf("accel_model_bench: ResNet-18 int8, batch 1, %lldx%lld, on %s (simulators single-threaded)\n", (long long)image, (long long)image,
+              cpu_name().c_str());
+  graph::Graph g = graph::builtin_model("resnet18", 1, image);
+  std::vector<std::vector<NDArray>> calib;
+  for (int i = 0; i < 4; ++i) {
+    NDArray x = NDArray::empty({1, 3, image, image}, DataType::Float(32));
+    x.fill_random(100 + i);
+    calib.push_back({x});
+  }
+  graph::Graph q = graph::quantize(g, calib).graph;
+  NDArray x = NDArray::empty({1, 3, image, image}, DataType::Float(32));
+  x.fill_random(7);
+  auto cpu_file = graph::build(q).file;
+  auto cpu = runtime::GraphExecutor::from_model_file(cpu_file, "resnet18 cpu");
+  NDArray want = cpu.run({x})[0];
+  int rc = 0;
+  for (const std::string& name : split(configs)) {
+    accel::AccelConfig cfg = name == "default" ? accel::default_config() : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
+    graph::BuildOptions bo;
+    bo.accel = cfg;
+    auto t0 = std::chrono::steady_clock::now();
+    graph::BuildResult r = graph::build(q, bo);
+    double compile_s = seconds_since(t0);
+    Figures fs = run(r.file, "fsim", {x}, cfg);
+    bool ok = same(fs.out, want);
+    std::printf("\n[%s] %d layers on the accelerator, image %.1f MiB, compiled in %.2f s\n", name.c_str(), r.accel_report.offloaded,
+                r.file.accel_image.size() / 1048576.0, compile_s);
+    std::printf("  fsim: %.3f s per inference (target < 2 s), output %s the CPU int8 model\n", fs.wall, ok ? "equals" : "DIFFERS FROM");
+    if (!ok) rc = 1;
+    if (name == "default" && max_fsim > 0 && fs.wall > max_fsim) rc = 1;
+    if (!rtl) continue;
+    Figures fr = run(r.file, "rtl", {x}, cfg);
+    bool rok = same(fr.out, want);
+    if (!rok) rc = 1;
+    double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+    uint64_t total = fr.conv_cycles + fr.add_cycles;
+    std::printf("  rtl:  %.2f s per inference (target < 30 s; VTA tsim ~228 s: %.1fx faster), output %s the CPU int8 model\n", fr.wall,
+                228.0 / fr.wall, rok ? "equals" : "DIFFERS FROM");
+    std::printf("  cycles: conv layers %.3f M (VTA ~7.7 M: %.2fx), residual adds %.3f M, whole accelerator part %.3f M\n", fr.conv_cycles / 1e6,
+                7.7e6 / double(fr.conv_cycles), fr.add_cycles / 1e6, total / 1e6);
+    std::printf("  conv GEMM utilization (MAC-weighted): %.1f%%; CPU kernels (first conv, pools, classifier, packs): %.2f ms host time\n",
+                100.0 * double(fr.conv_macs) / (peak * double(fr.conv_cycles)), fr.cpu_ms);
+    if (name == "default" && ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv))) rc = 1;
+  }
+  return rc;
+}
