@@ -1,5 +1,7 @@
 #include "loom/sim/functional_sim.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 #include <deque>
 #include <random>
@@ -311,9 +313,37 @@ void FunctionalSim::run() {
   regs_[reg::kCyclesLo / 4] = regs_[reg::kCyclesHi / 4] = 0;  // untimed
 }
 
+// The config JSON may carry "fsim": {"interleave": "load_first" | "store_first" | "random", "seed": N}:
+// the order in which the three modules take turns (every legal order must give the same result).
 void register_functional_sim() {
   register_accel_backend("fsim", [](const std::string& json) {
-    return std::make_unique<FunctionalSim>(json.empty() ? default_config() : AccelConfig::from_json(json));
+    if (json.empty()) return std::make_unique<FunctionalSim>(default_config());
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(json);
+    } catch (const std::exception& e) {
+      LOOM_THROW(ConfigError, "fsim backend: the config is not valid JSON: ", e.what());
+    }
+    if (!j.is_object()) LOOM_THROW(ConfigError, "fsim backend: the config must be a JSON object");
+    nlohmann::json opt = nlohmann::json::object();
+    if (j.contains("fsim")) {
+      opt = j["fsim"];
+      j.erase("fsim");
+      if (!opt.is_object()) LOOM_THROW(ConfigError, "fsim backend: \"fsim\" must be an object of simulator options");
+      for (auto& [k, v] : opt.items())
+        if (k != "interleave" && k != "seed") LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed)");
+    }
+    auto dev = std::make_unique<FunctionalSim>(AccelConfig::from_json(j.dump()));
+    if (opt.contains("interleave")) {
+      std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
+      FunctionalSim::Interleave policy = p == "load_first"    ? FunctionalSim::Interleave::LoadFirst
+                                         : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
+                                         : p == "random"      ? FunctionalSim::Interleave::Random
+                                                              : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
+      uint64_t seed = opt.contains("seed") && opt["seed"].is_number_unsigned() ? opt["seed"].get<uint64_t>() : 1;
+      dev->set_interleave(policy, seed);
+    }
+    return dev;
   });
 }
 

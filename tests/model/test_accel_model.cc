@@ -98,12 +98,28 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
 }
 
 // Whole ResNet-18 (built-in, deterministic random weights; 64x64 images keep CI short): every int8
-// convolution on the accelerator, bit-exact against the CPU int8 model under every fsim interleaving.
+// convolution and residual add on the accelerator, bit-exact against the CPU int8 model under
+// every fsim interleaving of the load, compute and store modules.
 TEST(AccelModel, ResNet18OnFsimEqualsCpuInt8BitForBit) {
   Graph g = builtin_model("resnet18", 1, 64);
   Graph q = quantize(g, random_inputs(g, 4, 1)).graph;
   Built cpu = build_for(q, std::nullopt);
   Built acc = build_for(q, accel::default_config());
+  auto x = random_inputs(g, 1, 55)[0];
+  NDArray want = cpu.ex.run(x)[0];
+  for (const char* order : {"load_first", "store_first", "random"}) {
+    runtime::ExecutorOptions eo;
+    std::string cfg = accel::default_config().to_json();
+    cfg = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": ")" + order + R"(", "seed": 9}})";
+    eo.accel_config_json = cfg;
+    auto ex = runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", eo);
+    expect_equal(ex.run(x)[0], want, std::string("interleave ") + order);
+  }
+  runtime::ExecutorOptions bad;
+  std::string cfg = accel::default_config().to_json();
+  bad.accel_config_json = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": "sideways"}})";
+  std::string msg = test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
+  EXPECT_NE(msg.find("interleave must be load_first, store_first or random"), std::string::npos) << msg;
   EXPECT_EQ(acc.result.accel_report.offloaded, 19 + 8);  // all convolutions but the float first one, and the 8 residual adds
   EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 1) << "one pack after the max-pool:\n" << acc.result.graph.str();
   auto inputs = random_inputs(g, 2, 99);
