@@ -65,7 +65,8 @@ static int accel_run(const std::vector<std::string>& args) {
     Tensor W = placeholder({O / b.block_out, C / b.block_in, b.block_out, b.block_in}, DataType::Int(8), "W");
     q = ops::dense_int8_blocked(X, W, {8, true});
     holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
-    ops::schedule_dense_int8_accel(*holder, q, b, vt);
+    ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+    ops::schedule_dense_int8_accel(*holder, q, b, ops::choose_dense_tiling(1, C / b.block_in, O / b.block_out, vt, lim));
     inputs = {X, W};
     macs = double(b.batch) * C * O;
   } else if (op == "conv2d") {

@@ -178,4 +178,67 @@ void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Bloc
   }
 }
 
+namespace {
+
+std::vector<int> divisors_descending(int n) {
+  std::vector<int> d;
+  for (int k = n; k >= 1; --k)
+    if (n % k == 0) d.push_back(k);
+  return d;
+}
+
+}  // namespace
+
+AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads, const AccelLimits& lim) {
+  if (batch_blocks < 1 || ic_blocks < 1 || oc_blocks < 1 || virtual_threads < 1)
+    LOOM_THROW(ScheduleError, "dense tiling: ", batch_blocks, " batch, ", ic_blocks, " input and ", oc_blocks, " output blocks and ", virtual_threads,
+               " virtual threads must all be at least 1");
+  for (int vt : {virtual_threads, 1}) {
+    if (oc_blocks % vt) continue;
+    for (int ic : divisors_descending(ic_blocks)) {
+      if (int64_t(batch_blocks) * ic * vt > lim.inp || int64_t(ic) * vt > lim.wgt) continue;
+      for (int ob : divisors_descending(oc_blocks / vt))
+        if (int64_t(ob) * ic * vt <= lim.wgt && int64_t(ob) * batch_blocks * vt <= lim.acc) return {ob, ic, vt};
+    }
+  }
+  LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks, " batch blocks) and one weight block fit the scratchpads (inp ",
+             lim.inp, ", wgt ", lim.wgt, ", acc ", lim.acc, " entries); use a config with larger buffers");
+}
+
+void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelDenseTiling& t) {
+  auto reads = q.acc.op()->input_tensors();
+  if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
+  int64_t oc = const_dim(q.out, 1), ic = const_dim(reads[0], 1);
+  if (t.oc_blocks < 1 || t.ic_blocks < 1 || t.virtual_threads < 1 || oc % (int64_t(t.oc_blocks) * t.virtual_threads) || ic % t.ic_blocks)
+    LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: chunks of ", t.oc_blocks, " output blocks x ", t.virtual_threads, " virtual threads and ",
+               t.ic_blocks, " input blocks must divide the layer's ", oc, " output and ", ic, " input blocks");
+  Stage out = s[q.out];
+  auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
+  IterVar vt;
+  if (t.virtual_threads > 1) {
+    auto parts = out.split_nparts(oco, t.virtual_threads);
+    vt = parts.first;
+    oco = parts.second;
+  }
+  std::vector<IterVar> order = {out.axis(0)};
+  if (vt) order.push_back(vt);
+  for (const IterVar& v : {oco, oci, out.axis(2), out.axis(3)}) order.push_back(v);
+  out.reorder(order);
+  if (vt) out.bind(vt, "vthread");
+  out.pragma(oci, "dma_copy");  // store the chunk
+  Stage acc = s[q.acc];
+  acc.set_scope(scope::kAccAccum);
+  acc.compute_at(out, oco);
+  schedule_alu_stages(s, q, out, oco);
+  auto [ico, ici] = acc.split(acc.reduce_axis(0), t.ic_blocks);
+  IterVar ic_tns = acc.reduce_axis(1);
+  acc.reorder({ico, ici, acc.axis(0), acc.axis(1), acc.axis(2), acc.axis(3), ic_tns});
+  acc.tensorize(acc.axis(2), accel_gemm_intrin(b));
+  for (auto [tensor, scope] : {std::pair{reads[0], scope::kAccInput}, std::pair{reads[1], scope::kAccWeight}}) {
+    Stage st = s[s.cache_read(tensor, scope, {q.acc})];
+    st.compute_at(acc, ico);
+    st.pragma(st.axis(0), "dma_copy");
+  }
+}
+
 }  // namespace loom::ops

@@ -147,6 +147,39 @@ TEST(AccelModelDense, BiasAndRoundingMatchTheModelDefinition) {
   run_on_fsim(schedule::lower(s, {X, W, Bi, q.out}, "dense"), cfg, args, want, "dense");
 }
 
+// Dense layers under the chosen chunked tiling (all input blocks per load, many output blocks per
+// GEMM instruction), on every config, odd block counts included: bit-exact against the definition.
+TEST(AccelModelDense, ChosenTilingsOnEveryConfig) {
+  struct Case {
+    const char* config;
+    int batch_blocks, ic, oc, vt;
+  };
+  for (Case c : {Case{"default", 1, 32, 63, 2}, Case{"default", 1, 5, 7, 2}, Case{"default", 2, 3, 4, 2}, Case{"batch2", 1, 4, 6, 2},
+                 Case{"1x32x32", 1, 3, 5, 1}}) {
+    SCOPED_TRACE(std::string(c.config) + " " + std::to_string(c.ic) + "->" + std::to_string(c.oc));
+    accel::AccelConfig cfg = accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + c.config + ".json");
+    ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
+    Tensor X = placeholder({c.batch_blocks, c.ic, b.batch, b.block_in}, DataType::Int(8), "X");
+    Tensor W = placeholder({c.oc, c.ic, b.block_out, b.block_in}, DataType::Int(8), "W");
+    auto q = ops::dense_int8_blocked(X, W, {7, true});
+    schedule::Schedule s({q.out});
+    ops::schedule_dense_int8_accel(s, q, b, ops::choose_dense_tiling(c.batch_blocks, c.ic, c.oc, c.vt, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}));
+    std::vector<NDArray> args = {test::random_array(X, 1, -128, 127), test::random_array(W, 2, -128, 127), test::empty_like(q.out)};
+    NDArray want = reference_eval({q.out}, {{X.op().get(), args[0]}, {W.op().get(), args[1]}})[0];
+    std::vector<int8_t> w(want.data<int8_t>(), want.data<int8_t>() + want.numel());
+    run_on_fsim(schedule::lower(s, {X, W, q.out}, "dense"), cfg, args, w, "dense");
+  }
+}
+
+TEST(AccelModelDense, ImpossibleTilingNamesTheScratchpad) {
+  try {
+    ops::choose_dense_tiling(1, 4, 4, 1, {0, 8, 8});
+    FAIL();
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("inp 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AccelModelOps, RoundingBiasSaturates) {
   EXPECT_EQ(ops::rounding_bias({0, -5, INT32_MAX}, 4), (std::vector<int32_t>{8, 3, INT32_MAX}));
   EXPECT_EQ(ops::rounding_bias({7}, 0), (std::vector<int32_t>{7}));

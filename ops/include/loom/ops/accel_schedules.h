@@ -32,6 +32,27 @@ void schedule_conv2d_int8_accel(schedule::Schedule& s, const QuantizedStages& q,
 // added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.
 void schedule_add_int8_accel(schedule::Schedule& s, const AddWidenStages& add, const Blocking& blocking, const AccelConvTiling& tiling = {});
 
+// One output-channel block at a time, its input and weights loaded per input-channel block (the
+// simple form; each GEMM instruction does one block product).
 void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, int virtual_threads = 1);
+
+// Scratchpad capacities in entries (AccelConfig::*_depth()), for choosing tilings.
+struct AccelLimits {
+  int64_t inp = 0, wgt = 0, acc = 0;
+};
+
+// Dense layers are matrix-vector products at small batch: every weight entry is used once, so the
+// layer is bound by loading weights. Chunks of oc_blocks output-channel blocks load their
+// weights for ic_blocks input-channel blocks in one DMA, and one GEMM instruction runs the chunk.
+struct AccelDenseTiling {
+  int oc_blocks = 1;        // output-channel blocks per chunk (per virtual thread)
+  int ic_blocks = 1;        // input-channel blocks per load (a divisor of the layer's)
+  int virtual_threads = 1;  // contexts interleaved over chunks
+};
+// The largest chunks that fit the scratchpads for every context: all input blocks per load if they
+// fit, then as many output blocks as fit; virtual threads where they divide the chunks. Throws
+// ScheduleError naming the scratchpad when not even one block fits.
+AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads, const AccelLimits& limits);
+void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, const AccelDenseTiling& tiling);
 
 }  // namespace loom::ops
