@@ -75,8 +75,13 @@ static int accel_run(const std::vector<std::string>& args) {
     q = ops::conv2d_int8_blocked(X, W, stride, pad, {8, true});
     holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
     int out = (hw + 2 * pad - 3) / stride + 1;
-    ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, O / b.block_out, vt, cfg.acc_depth());
-    if (shaped["--oc-blocks"]->count()) t.oc_blocks = oc_blocks;
+    ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+    ops::ConvShape shape{out, out, O / b.block_out, C / b.block_in, 3, 3, stride, false};
+    ops::AccelConvTiling t = ops::choose_conv_tiling(shape, vt, lim);
+    if (shaped["--oc-blocks"]->count()) {
+      t.oc_blocks = oc_blocks;
+      check_conv_tiling(shape, t, lim);  // names what does not divide or fit
+    }
     ops::schedule_conv2d_int8_accel(*holder, q, b, t);
     inputs = {X, W};
     macs = double(b.batch) * O * C * 9 * out * out;

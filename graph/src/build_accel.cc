@@ -37,13 +37,19 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
   if (n.op == "accel_conv2d") {
     ops::QuantizedStages q = accel_conv2d_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
-    ops::schedule_conv2d_int8_accel(*s, q, blocking, ops::choose_conv_tiling(int(out[2]), int(out[3]), int(out[1]), 2, config_.acc_depth()));
+    const Shape& w = g.type_of(n.inputs[1]).shape;
+    ops::ConvShape shape{int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(n.attrs.get_int("stride")), true};
+    ops::schedule_conv2d_int8_accel(*s, q, blocking, ops::choose_conv_tiling(shape, 2, limits()));
     result = q.out;
   } else {
     ops::AddWidenStages a = accel_add_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
-    // Each tile holds both widened operands and the stages between them in the accumulator.
-    ops::AccelConvTiling t = ops::choose_conv_tiling(int(out[2]), int(out[3]), int(out[1]), 2, config_.acc_depth() / 4);
+    // Each tile loads both operands, and holds both widened operands and the stages between them
+    // in the accumulator: a quarter of it per tile, one channel block at a time.
+    ops::AccelLimits lim = limits();
+    lim.inp /= 2;
+    lim.acc /= 4;
+    ops::AccelConvTiling t = ops::choose_conv_tiling(ops::ConvShape{int(out[2]), int(out[3]), int(out[1]), 1, 1, 1, 1}, 2, lim);
     t.oc_blocks = 1;
     ops::schedule_add_int8_accel(*s, a, blocking, t);
     result = a.q.out;

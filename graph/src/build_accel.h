@@ -7,6 +7,7 @@
 
 #include "loom/accel/linker.h"
 #include "loom/graph/passes.h"
+#include "loom/ops/accel_schedules.h"
 
 namespace loom::graph {
 
@@ -22,6 +23,7 @@ class AccelBuild {
   runtime::AccelImage finish() { return linker_.finish(); }
 
  private:
+  ops::AccelLimits limits() const { return {config_.inp_depth(), config_.wgt_depth(), config_.acc_depth()}; }
   accel::AccelConfig config_;
   accel::ImageLinker linker_;
   std::map<int, uint64_t> offset_;

@@ -1,4 +1,7 @@
 #include "loom/ops/accel_schedules.h"
+
+#include <algorithm>
+#include <optional>
 #include "loom/runtime/error.h"
 
 #include "loom/ir/buffer.h"
@@ -20,6 +23,13 @@ schedule::TensorIntrin accel_gemm_intrin(const Blocking& b) {
 }
 
 namespace {
+
+std::vector<int> divisors_descending(int n) {
+  std::vector<int> d;
+  for (int k = n; k >= 1; --k)
+    if (n % k == 0) d.push_back(k);
+  return d;
+}
 
 // The bias add and the requantization stages live in the accumulator scratchpad and run on the
 // ALU; the bias of the tile's output-channel blocks is loaded into the accumulator scratchpad.
@@ -88,9 +98,89 @@ AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virt
   return t;
 }
 
+namespace {
+
+std::string divisors_text(int n) {
+  std::string s;
+  for (int k = 1; k <= n; ++k)
+    if (n % k == 0) s += (s.empty() ? "" : ", ") + std::to_string(k);
+  return s;
+}
+
+// Factors of a tiling must divide what they tile (tails are not emitted).
+void check_divides(int n, int factor, const char* what, const char* of) {
+  if (factor < 1 || n % factor)
+    LOOM_THROW(ScheduleError, "accelerator tiling: ", what, " ", factor, " does not divide the ", n, " ", of, "; use one of ", divisors_text(n));
+}
+
+void check_tiling_divides(int out_h, int out_w, int oc_blocks, const AccelConvTiling& t) {
+  check_divides(out_h, t.h_block, "h_block", "output rows");
+  check_divides(out_w, t.w_block, "w_block", "output columns");
+  if (t.virtual_threads < 1) LOOM_THROW(ScheduleError, "accelerator tiling: ", t.virtual_threads, " virtual threads");
+  check_divides(oc_blocks, t.oc_blocks * t.virtual_threads, "oc_blocks x virtual threads =", "output-channel blocks");
+}
+
+}  // namespace
+
+void check_conv_tiling(const ConvShape& c, const AccelConvTiling& t, const AccelLimits& lim) {
+  check_tiling_divides(c.out_h, c.out_w, c.oc_blocks, t);
+  int64_t vt = t.virtual_threads;
+  int64_t acc = (int64_t(t.oc_blocks) * t.h_block * t.w_block + (c.bias ? t.oc_blocks : 0)) * vt;
+  int64_t inp = int64_t((t.h_block - 1) * c.stride + c.kernel_h) * ((t.w_block - 1) * c.stride + c.kernel_w) * vt;
+  int64_t wgt = int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * vt;
+  auto over = [&](const char* pad, int64_t need, int64_t have, const char* fix) {
+    if (need > have)
+      LOOM_THROW(ScheduleError, "accelerator tiling ", t.h_block, "x", t.w_block, " x ", t.oc_blocks, " blocks x ", t.virtual_threads,
+                 " virtual threads: the ", pad, " scratchpad needs ", need, " entries, has ", have, "; ", fix);
+  };
+  over("acc", acc, lim.acc, "use smaller tiles, fewer output-channel blocks per tile or fewer virtual threads");
+  over("inp", inp, lim.inp, "use smaller tiles or fewer virtual threads");
+  over("wgt", wgt, lim.wgt, "use fewer output-channel blocks per tile or fewer virtual threads");
+}
+
+AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, const AccelLimits& lim) {
+  if (c.out_h < 1 || c.out_w < 1 || c.oc_blocks < 1 || c.ic_blocks < 1 || c.kernel_h < 1 || c.kernel_w < 1 || c.stride < 1 || virtual_threads < 1)
+    LOOM_THROW(ScheduleError, "conv tiling: output ", c.out_h, "x", c.out_w, ", ", c.oc_blocks, " output and ", c.ic_blocks, " input blocks, kernel ",
+               c.kernel_h, "x", c.kernel_w, ", stride ", c.stride, ", ", virtual_threads, " virtual threads must all be at least 1");
+  AccelConvTiling first = choose_conv_tiling(c.out_h, c.out_w, c.oc_blocks, virtual_threads, std::max<int64_t>(lim.acc - c.oc_blocks, 1));
+  try {
+    check_conv_tiling(c, first, lim);
+    return first;
+  } catch (const ScheduleError&) {
+  }
+  // Estimated cost per tile and input block: the loads (16 bytes of bus per cycle: an input entry
+  // is a block row, a weight entry a block) or the GEMM steps, whichever is longer, plus a fixed
+  // overhead for the instructions; fewer, larger tiles reuse more.
+  const double kInsnOverhead = 64;
+  std::optional<AccelConvTiling> best;
+  double best_cost = 0;
+  for (int vt : {virtual_threads, 1})
+    for (int h : divisors_descending(c.out_h))
+      for (int w : divisors_descending(c.out_w))
+        for (int ob : divisors_descending(c.oc_blocks)) {
+          if (c.oc_blocks % (ob * vt)) continue;
+          AccelConvTiling t{h, w, ob, vt};
+          int64_t acc = (int64_t(ob) * h * w + (c.bias ? ob : 0)) * vt;
+          int64_t inp = int64_t((h - 1) * c.stride + c.kernel_h) * ((w - 1) * c.stride + c.kernel_w) * vt;
+          int64_t wgt = int64_t(ob) * c.kernel_h * c.kernel_w * vt;
+          if (acc > lim.acc || inp > lim.inp || wgt > lim.wgt) continue;
+          double tiles = double(c.out_h / h) * (c.out_w / w) * (c.oc_blocks / ob);
+          double load = double(inp) / vt + 16.0 * double(wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
+          double gemm = double(ob) * h * w * c.kernel_h * c.kernel_w;
+          double cost = tiles * c.ic_blocks * (std::max(load, gemm) + kInsnOverhead);
+          if (!best || cost < best_cost) best = t, best_cost = cost;
+        }
+  if (!best)
+    LOOM_THROW(ScheduleError, "conv tiling: not even one output entry of one block fits (kernel ", c.kernel_h, "x", c.kernel_w, " needs ",
+               int64_t(c.kernel_h) * c.kernel_w, " input and weight entries; scratchpads inp ", lim.inp, ", wgt ", lim.wgt, ", acc ", lim.acc,
+               " entries); use a config with larger buffers");
+  return *best;
+}
+
 void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelConvTiling& t) {
   auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
   if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", q.acc.name(), "' must read data and kernel");
+  check_tiling_divides(int(const_dim(q.out, 2)), int(const_dim(q.out, 3)), int(const_dim(q.out, 1)), t);
   Tensor data = reads[0], kernel = reads[1];
   Tensor pad = data.op()->tag == "pad" ? data : Tensor();
 
@@ -119,6 +209,7 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
 void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Blocking& b, const AccelConvTiling& t) {
   const QuantizedStages& q = add.q;
   if (q.out.ndim() != 6) LOOM_THROW(ScheduleError, "schedule_add_int8_accel: '", q.out.name(), "' must be a blocked NCHW activation (rank 6)");
+  check_tiling_divides(int(const_dim(q.out, 2)), int(const_dim(q.out, 3)), int(const_dim(q.out, 1)), t);
   Stage out = s[q.out];
   IterVar xo = tile_activation(out, t);
   // The sum and the requantization: ALU stages in the accumulator, computed per tile.
@@ -177,17 +268,6 @@ void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Bloc
     st.pragma(st.axis(0), "dma_copy");
   }
 }
-
-namespace {
-
-std::vector<int> divisors_descending(int n) {
-  std::vector<int> d;
-  for (int k = n; k >= 1; --k)
-    if (n % k == 0) d.push_back(k);
-  return d;
-}
-
-}  // namespace
 
 AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads, const AccelLimits& lim) {
   if (batch_blocks < 1 || ic_blocks < 1 || oc_blocks < 1 || virtual_threads < 1)

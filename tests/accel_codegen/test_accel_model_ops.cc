@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 
+#include "common/error_text.h"
 #include "common/test_util.h"
 #include "loom/codegen/accel.h"
 #include "loom/ops/accel_schedules.h"
@@ -22,6 +23,7 @@ using namespace loom::ir;
 struct ConvCase {
   int c, oc, h, w, k, stride, pad, shift;
   bool relu;
+  const char* config = "default";
 };
 
 std::vector<int8_t> random_int8(size_t n, uint64_t seed) {
@@ -61,62 +63,97 @@ void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vecto
 }
 
 class AccelModelConv : public ::testing::TestWithParam<ConvCase> {};
+// Model layers, and the shapes that used to fail (issue: every legal shape compiles): odd block
+// counts under virtual threads, 13x17 images, 31/47/55 outputs (no tile of 7/14 divides them),
+// 5x5 and 7x7 stride-2 kernels, and the batch-2 config.
 INSTANTIATE_TEST_SUITE_P(Layers, AccelModelConv,
                          ::testing::Values(ConvCase{32, 64, 14, 14, 3, 1, 1, 9, true}, ConvCase{64, 32, 14, 14, 1, 2, 0, 7, false},
-                                           ConvCase{16, 48, 9, 11, 3, 2, 1, 10, true}, ConvCase{32, 32, 7, 7, 3, 1, 1, 0, false}),
+                                           ConvCase{16, 48, 9, 11, 3, 2, 1, 10, true}, ConvCase{32, 32, 7, 7, 3, 1, 1, 0, false},
+                                           ConvCase{16, 48, 13, 17, 3, 1, 1, 8, true}, ConvCase{16, 16, 31, 31, 3, 1, 1, 8, true},
+                                           ConvCase{16, 16, 47, 47, 3, 1, 1, 8, false}, ConvCase{16, 32, 55, 55, 3, 1, 1, 8, true},
+                                           ConvCase{16, 32, 23, 23, 5, 2, 2, 9, true}, ConvCase{16, 64, 32, 32, 7, 2, 3, 10, true},
+                                           ConvCase{32, 48, 10, 10, 3, 1, 1, 8, true, "batch2"}, ConvCase{64, 96, 12, 12, 3, 2, 1, 8, true, "1x32x32"}),
                          [](const auto& p) {
                            auto c = p.param;
-                           return std::to_string(c.c) + "to" + std::to_string(c.oc) + "_" + std::to_string(c.h) + "x" + std::to_string(c.w) + "_k" +
-                                  std::to_string(c.k) + "s" + std::to_string(c.stride) + "_shift" + std::to_string(c.shift);
+                           return std::string(c.config == std::string("default") ? "" : std::string(c.config) + "_") + std::to_string(c.c) + "to" +
+                                  std::to_string(c.oc) + "_" + std::to_string(c.h) + "x" + std::to_string(c.w) + "_k" + std::to_string(c.k) + "s" +
+                                  std::to_string(c.stride) + "_shift" + std::to_string(c.shift);
                          });
 
 TEST_P(AccelModelConv, BiasAndRoundingMatchTheModelDefinition) {
   ConvCase c = GetParam();
-  accel::AccelConfig cfg = accel::default_config();
-  const int B = cfg.block_in, BO = cfg.block_out;
+  accel::AccelConfig cfg = accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + c.config + ".json");
+  const int B = cfg.block_in, BO = cfg.block_out, N = cfg.batch;
   int oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
-  std::vector<int8_t> x = random_int8(size_t(c.c) * c.h * c.w, 1), wt = random_int8(size_t(c.oc) * c.c * c.k * c.k, 2);
+  std::vector<int8_t> x = random_int8(size_t(N) * c.c * c.h * c.w, 1), wt = random_int8(size_t(c.oc) * c.c * c.k * c.k, 2);
   std::vector<int32_t> bias(c.oc);
   for (int o = 0; o < c.oc; ++o) bias[o] = (o * 7919 % 20001) - 10000;
   int lo = c.relu ? 0 : -128, hi = 127;
   // Plain C++ from the definition, NCHW / OIHW.
-  std::vector<int8_t> ref(size_t(c.oc) * oh * ow);
-  for (int o = 0; o < c.oc; ++o)
-    for (int y = 0; y < oh; ++y)
-      for (int xx = 0; xx < ow; ++xx) {
-        int64_t acc = bias[o];
-        for (int i = 0; i < c.c; ++i)
-          for (int dy = 0; dy < c.k; ++dy)
-            for (int dx = 0; dx < c.k; ++dx) {
-              int iy = y * c.stride + dy - c.pad, ix = xx * c.stride + dx - c.pad;
-              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-              acc += int64_t(x[(size_t(i) * c.h + iy) * c.w + ix]) * wt[((size_t(o) * c.c + i) * c.k + dy) * c.k + dx];
-            }
-        ref[(size_t(o) * oh + y) * ow + xx] = requantize_round(acc, c.shift, lo, hi);
-      }
-  // Blocked operands: data [1, C/B, H, W, 1, B], weights [OC/BO, C/B, K, K, BO, B], bias [OC/BO, 1, BO].
+  std::vector<int8_t> ref(size_t(N) * c.oc * oh * ow);
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < c.oc; ++o)
+      for (int y = 0; y < oh; ++y)
+        for (int xx = 0; xx < ow; ++xx) {
+          int64_t acc = bias[o];
+          for (int i = 0; i < c.c; ++i)
+            for (int dy = 0; dy < c.k; ++dy)
+              for (int dx = 0; dx < c.k; ++dx) {
+                int iy = y * c.stride + dy - c.pad, ix = xx * c.stride + dx - c.pad;
+                if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+                acc += int64_t(x[((size_t(n) * c.c + i) * c.h + iy) * c.w + ix]) * wt[((size_t(o) * c.c + i) * c.k + dy) * c.k + dx];
+              }
+          ref[((size_t(n) * c.oc + o) * oh + y) * ow + xx] = requantize_round(acc, c.shift, lo, hi);
+        }
+  // Blocked operands: data [1, C/B, H, W, N, B], weights [OC/BO, C/B, K, K, BO, B], bias [OC/BO, N, BO].
   std::vector<int8_t> xb(x.size()), wb(wt.size()), want(ref.size());
-  for (int i = 0; i < c.c; ++i)
-    for (int p = 0; p < c.h * c.w; ++p) xb[(size_t(i / B) * c.h * c.w + p) * B + i % B] = x[size_t(i) * c.h * c.w + p];
+  for (int n = 0; n < N; ++n)
+    for (int i = 0; i < c.c; ++i)
+      for (int p = 0; p < c.h * c.w; ++p)
+        xb[((size_t(i / B) * c.h * c.w + p) * N + n) * B + i % B] = x[(size_t(n) * c.c + i) * c.h * c.w + p];
   for (int o = 0; o < c.oc; ++o)
     for (int i = 0; i < c.c; ++i)
       for (int t = 0; t < c.k * c.k; ++t)
         wb[((size_t(o / BO) * (c.c / B) + i / B) * c.k * c.k + t) * BO * B + (o % BO) * B + i % B] = wt[(size_t(o) * c.c + i) * c.k * c.k + t];
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < c.oc; ++o)
+      for (int p = 0; p < oh * ow; ++p)
+        want[((size_t(o / BO) * oh * ow + p) * N + n) * BO + o % BO] = ref[(size_t(n) * c.oc + o) * oh * ow + p];
+  std::vector<int32_t> rb = ops::rounding_bias(bias, c.shift), bb(size_t(N) * c.oc);
   for (int o = 0; o < c.oc; ++o)
-    for (int p = 0; p < oh * ow; ++p) want[(size_t(o / BO) * oh * ow + p) * BO + o % BO] = ref[size_t(o) * oh * ow + p];
-  std::vector<int32_t> bb = ops::rounding_bias(bias, c.shift);
+    for (int n = 0; n < N; ++n) bb[(size_t(o / BO) * N + n) * BO + o % BO] = rb[o];
 
-  Tensor X = placeholder({1, c.c / B, c.h, c.w, 1, B}, DataType::Int(8), "X");
+  Tensor X = placeholder({1, c.c / B, c.h, c.w, N, B}, DataType::Int(8), "X");
   Tensor W = placeholder({c.oc / BO, c.c / B, c.k, c.k, BO, B}, DataType::Int(8), "W");
-  Tensor Bi = placeholder({c.oc / BO, 1, BO}, DataType::Int(32), "bias");
+  Tensor Bi = placeholder({c.oc / BO, N, BO}, DataType::Int(32), "bias");
   ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, Bi, c.stride, c.pad, {c.shift, c.relu, lo, hi});
   schedule::Schedule s({q.out});
-  ops::schedule_conv2d_int8_accel(s, q, {1, B, BO}, ops::choose_conv_tiling(oh, ow, c.oc / BO, 2, cfg.acc_depth()));
-  std::vector<NDArray> args = {from_bytes({1, c.c / B, c.h, c.w, 1, B}, DataType::Int(8), xb.data()),
+  ops::ConvShape shape{oh, ow, c.oc / BO, c.c / B, c.k, c.k, c.stride, true};
+  ops::schedule_conv2d_int8_accel(s, q, {N, B, BO}, ops::choose_conv_tiling(shape, 2, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}));
+  std::vector<NDArray> args = {from_bytes({1, c.c / B, c.h, c.w, N, B}, DataType::Int(8), xb.data()),
                                from_bytes({c.oc / BO, c.c / B, c.k, c.k, BO, B}, DataType::Int(8), wb.data()),
-                               from_bytes({c.oc / BO, 1, BO}, DataType::Int(32), bb.data()),
-                               NDArray::zeros({1, c.oc / BO, oh, ow, 1, BO}, DataType::Int(8))};
+                               from_bytes({c.oc / BO, N, BO}, DataType::Int(32), bb.data()),
+                               NDArray::zeros({1, c.oc / BO, oh, ow, N, BO}, DataType::Int(8))};
   run_on_fsim(schedule::lower(s, {X, W, Bi, q.out}, "conv"), cfg, args, want, "conv");
+}
+
+// Tilings are searched within the scratchpads; what cannot fit, or does not divide, is named.
+TEST(AccelTiling, SearchFitsEveryScratchpadAndErrorsNameTheLimit) {
+  ops::AccelLimits lim{2048, 1024, 2048};
+  for (int size : {31, 47, 55, 56, 13}) {
+    ops::ConvShape c{size, size, 4, 2, 3, 3, 1, true};
+    ops::AccelConvTiling t = ops::choose_conv_tiling(c, 2, lim);
+    EXPECT_NO_THROW(ops::check_conv_tiling(c, t, lim)) << size;
+  }
+  ops::ConvShape c{47, 47, 4, 2, 3, 3, 1, true};
+  std::string msg = test::error_text<ScheduleError>([&] { ops::check_conv_tiling(c, {47, 47, 1, 1}, lim); });
+  EXPECT_NE(msg.find("the acc scratchpad needs 2210 entries, has 2048"), std::string::npos) << msg;
+  msg = test::error_text<ScheduleError>([&] { ops::check_conv_tiling(c, {7, 47, 1, 1}, lim); });
+  EXPECT_NE(msg.find("h_block 7 does not divide the 47 output rows; use one of 1, 47"), std::string::npos) << msg;
+  msg = test::error_text<ScheduleError>([&] { ops::check_conv_tiling({8, 8, 3, 1, 3, 3, 1, false}, {8, 8, 1, 2}, lim); });
+  EXPECT_NE(msg.find("oc_blocks x virtual threads = 2 does not divide the 3 output-channel blocks"), std::string::npos) << msg;
+  msg = test::error_text<ScheduleError>([&] { ops::choose_conv_tiling({8, 8, 1, 1, 7, 7, 1, false}, 1, {16, 1024, 2048}); });
+  EXPECT_NE(msg.find("kernel 7x7 needs 49 input and weight entries"), std::string::npos) << msg;
 }
 
 TEST(AccelModelDense, BiasAndRoundingMatchTheModelDefinition) {

@@ -27,6 +27,26 @@ AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virt
 
 void schedule_conv2d_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
                                 const AccelConvTiling& tiling = {});
+
+// Scratchpad capacities in entries (AccelConfig::*_depth()), for choosing tilings.
+struct AccelLimits {
+  int64_t inp = 0, wgt = 0, acc = 0;
+};
+
+// What a convolution tiling must fit: its output, blocks and window.
+struct ConvShape {
+  int out_h = 1, out_w = 1, oc_blocks = 1, ic_blocks = 1;
+  int kernel_h = 3, kernel_w = 3, stride = 1;
+  bool bias = false;  // the tile's bias entries live in the accumulator scratchpad too
+};
+// Throws ScheduleError naming what does not divide or which scratchpad overflows (entries needed,
+// entries there) and what to change.
+void check_conv_tiling(const ConvShape& shape, const AccelConvTiling& tiling, const AccelLimits& limits);
+// A legal tiling: the default heuristic above when it fits, else the legal tiling (factors that
+// divide, every context within every scratchpad) with the least estimated load traffic and
+// instruction overhead. Throws ScheduleError naming the scratchpad when not even a 1x1 tile of
+// one block fits.
+AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, const AccelLimits& limits);
 // add_int8_widening on activations [N/b, C/bi, H, W, b, bi]: per output tile (h_block x w_block
 // of one channel block) both operands and the identity block are loaded, widened by a GEMM each,
 // added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.
@@ -35,11 +55,6 @@ void schedule_add_int8_accel(schedule::Schedule& s, const AddWidenStages& add, c
 // One output-channel block at a time, its input and weights loaded per input-channel block (the
 // simple form; each GEMM instruction does one block product).
 void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, int virtual_threads = 1);
-
-// Scratchpad capacities in entries (AccelConfig::*_depth()), for choosing tilings.
-struct AccelLimits {
-  int64_t inp = 0, wgt = 0, acc = 0;
-};
 
 // Dense layers are matrix-vector products at small batch: every weight entry is used once, so the
 // layer is bound by loading weights. Chunks of oc_blocks output-channel blocks load their
