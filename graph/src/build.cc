@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "accel_ops.h"
 #include "build_accel.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/error.h"
@@ -133,7 +134,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
   std::vector<bool> on_accel;
   std::set<int> cpu_read(g.outputs.begin(), g.outputs.end()), accel_read, accel_made;
   for (auto& grp : r.fusion.groups) {
-    on_accel.push_back(g.node(grp.anchor).op == "accel_conv2d" || g.node(grp.anchor).op == "accel_add");
+    on_accel.push_back(is_accel_op(g.node(grp.anchor).op));
     (on_accel.back() ? accel_read : cpu_read).insert(grp.inputs.begin(), grp.inputs.end());
     if (on_accel.back()) accel_made.insert(grp.output);
   }

@@ -22,7 +22,7 @@ uint64_t AccelBuild::place(const Graph& g, int id) {
 
 size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const std::string& name) {
   const Node& n = g.node(grp.anchor);
-  if (grp.nodes.size() != 1 || (n.op != "accel_conv2d" && n.op != "accel_add"))
+  if (grp.nodes.size() != 1 || !is_accel_op(n.op))
     LOOM_THROW(InternalError, "accelerator group of node '", n.name, "' is not a single accelerator operator");
   std::vector<ir::Tensor> in;
   for (int i : n.inputs) {
@@ -40,6 +40,12 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     const Shape& w = g.type_of(n.inputs[1]).shape;
     ops::ConvShape shape{int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(n.attrs.get_int("stride")), true};
     ops::schedule_conv2d_int8_accel(*s, q, blocking, ops::choose_conv_tiling(shape, 2, limits()));
+    result = q.out;
+  } else if (n.op == "accel_dense") {
+    ops::QuantizedStages q = accel_dense_stages(n, in, name);
+    s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
+    const Shape& x = g.type_of(n.inputs[0]).shape;
+    ops::schedule_dense_int8_accel(*s, q, blocking, ops::choose_dense_tiling(int(x[0]), int(x[1]), int(out[1]), 2, limits()));
     result = q.out;
   } else {
     ops::AddWidenStages a = accel_add_stages(n, in, name);

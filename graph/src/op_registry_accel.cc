@@ -2,8 +2,10 @@
 // accelerator reads and writes, and the int8 layers it runs. Each has a tensor-expression
 // definition, so the naive interpreter and the CPU can also compute them (the reference for the
 // accelerator's bit-exactness).
-//   accel_pack   {b, bi}                 NCHW int8 -> [N/b, C/bi, H, W, b, bi]
-//   accel_unpack                          the inverse
+//   accel_pack   {b, bi[, n_padded, c_padded]}  NCHW -> [N/b, C/bi, H, W, b, bi] (NC -> [N/b, C/bi, b, bi]),
+//                zero-padding batch and channels to whole blocks
+//   accel_unpack {[n, c]}                the inverse, cropping the padding
+//   accel_dense  {shift, min, max}       (data [N/b, C/bi, b, bi], weight [O/bo, C/bi, bo, bi], bias) -> blocked int8
 //   accel_conv2d {stride, pad, shift, min, max}  (data blocked, weight [O/bo, I/bi, KH, KW, bo, bi],
 //                bias int32 [O/bo, b, bo] with the rounding folded in) -> blocked int8
 //   accel_add    {lshift_a, lshift_b, shift, min, max}  (a, b blocked int8, eye: the identity block
@@ -32,22 +34,50 @@ ops::Requantize requantize_of(const Node& n) {
 void add_accel_ops(const std::function<void(OpDef)>& add) {
   add({"accel_pack", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
-         expect_rank(in[0], 4, "input");
+         if (in[0].shape.size() != 4 && in[0].shape.size() != 2) LOOM_THROW(ShapeError, "input must be NCHW or NC, is ", in[0].str());
          int64_t b = n.attrs.get_int("b"), bi = n.attrs.get_int("bi");
-         if (b < 1 || bi < 1 || in[0].shape[0] % b || in[0].shape[1] % bi)
-           LOOM_THROW(ShapeError, "input ", in[0].str(), " is not a whole number of blocks ", b, "x", bi);
-         return TensorType{{in[0].shape[0] / b, in[0].shape[1] / bi, in[0].shape[2], in[0].shape[3], b, bi}, in[0].dtype};
+         int64_t np = n.attrs.get_int("n_padded", in[0].shape[0]), cp = n.attrs.get_int("c_padded", in[0].shape[1]);
+         if (b < 1 || bi < 1 || np < in[0].shape[0] || cp < in[0].shape[1] || np % b || cp % bi)
+           LOOM_THROW(ShapeError, "input ", in[0].str(), " padded to ", np, " x ", cp, " is not a whole number of blocks ", b, "x", bi);
+         Shape out = {np / b, cp / bi};
+         if (in[0].shape.size() == 4) out.insert(out.end(), {in[0].shape[2], in[0].shape[3]});
+         out.insert(out.end(), {b, bi});
+         return TensorType{out, in[0].dtype};
        },
        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-         return ops::pack_nchw(in[0], int(n.attrs.get_int("b")), int(n.attrs.get_int("bi")), name);
+         return ops::pack_padded(in[0], int(n.attrs.get_int("b")), int(n.attrs.get_int("bi")), n.attrs.get_int("n_padded", ops::const_dim(in[0], 0)),
+                                 n.attrs.get_int("c_padded", ops::const_dim(in[0], 1)), name);
        }});
   add({"accel_unpack", OpPattern::Injective, 1, 1,
-       [](const Node&, const std::vector<TensorType>& in) {
-         expect_rank(in[0], 6, "input");
+       [](const Node& n, const std::vector<TensorType>& in) {
          const Shape& s = in[0].shape;
-         return TensorType{{s[0] * s[4], s[1] * s[5], s[2], s[3]}, in[0].dtype};
+         if (s.size() != 6 && s.size() != 4) LOOM_THROW(ShapeError, "input must be blocked NCHW or NC (rank 6 or 4), is ", in[0].str());
+         size_t k = s.size() - 2;
+         int64_t nb = n.attrs.get_int("n", s[0] * s[k]), cb = n.attrs.get_int("c", s[1] * s[k + 1]);
+         if (nb < 1 || cb < 1 || nb > s[0] * s[k] || cb > s[1] * s[k + 1]) LOOM_THROW(ShapeError, "cannot crop ", in[0].str(), " to ", nb, " x ", cb);
+         Shape out = {nb, cb};
+         if (s.size() == 6) out.insert(out.end(), {s[2], s[3]});
+         return TensorType{out, in[0].dtype};
        },
-       [](const Node&, const std::vector<ir::Tensor>& in, const std::string& name) { return ops::unpack_nchw(in[0], name); }});
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+         int r = in[0].ndim(), k = r - 2;
+         return ops::unpack_cropped(in[0], n.attrs.get_int("n", ops::const_dim(in[0], 0) * ops::const_dim(in[0], k)),
+                                    n.attrs.get_int("c", ops::const_dim(in[0], 1) * ops::const_dim(in[0], k + 1)), name);
+       }});
+  add({"accel_dense", OpPattern::Opaque, 3, 3,
+       [](const Node&, const std::vector<TensorType>& in) {
+         expect_rank(in[0], 4, "data");
+         expect_rank(in[1], 4, "weight");
+         expect_rank(in[2], 3, "bias");
+         expect_type(in[0], DataType::Int(8), "data");
+         expect_type(in[1], DataType::Int(8), "weight");
+         expect_type(in[2], DataType::Int(32), "bias");
+         const Shape &x = in[0].shape, &w = in[1].shape;
+         if (x[1] != w[1] || x[3] != w[3]) LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
+         if (in[2].shape != Shape{w[0], x[2], w[2]}) LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[2], ", ", w[2], "]");
+         return TensorType{{x[0], w[0], x[2], w[2]}, DataType::Int(8)};
+       },
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) { return accel_dense_stages(n, in, name).out; }});
   add({"accel_conv2d", OpPattern::Opaque, 3, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_rank(in[0], 6, "data");
@@ -86,6 +116,10 @@ ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor
   int shift = int(n.attrs.get_int("shift"));
   ops::AddShifts sh{int(n.attrs.get_int("lshift_a", 0)), int(n.attrs.get_int("lshift_b", 0)), shift > 0};
   return ops::add_int8_widening(in[0], in[1], in[2], requantize_of(n), name, sh);
+}
+
+ops::QuantizedStages accel_dense_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+  return ops::dense_int8_blocked(in[0], in[1], in[2], requantize_of(n), name);
 }
 
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {

@@ -278,7 +278,7 @@ AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blo
     for (int ic : divisors_descending(ic_blocks)) {
       if (int64_t(batch_blocks) * ic * vt > lim.inp || int64_t(ic) * vt > lim.wgt) continue;
       for (int ob : divisors_descending(oc_blocks / vt))
-        if (int64_t(ob) * ic * vt <= lim.wgt && int64_t(ob) * batch_blocks * vt <= lim.acc) return {ob, ic, vt};
+        if (int64_t(ob) * ic * vt <= lim.wgt && int64_t(ob) * (batch_blocks + 1) * vt <= lim.acc) return {ob, ic, vt};  // + the bias entries
     }
   }
   LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks, " batch blocks) and one weight block fit the scratchpads (inp ",

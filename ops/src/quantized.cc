@@ -101,6 +101,44 @@ Tensor unpack_nc(const Tensor& Xp, const std::string& name) {
 
 Tensor pack_oi(const Tensor& W, int bo, int bi, const std::string& name) { return pack_nc(W, bo, bi, name); }
 
+Tensor pack_padded(const Tensor& X, int b, int bi, int64_t n_padded, int64_t c_padded, const std::string& name) {
+  if (X.ndim() != 2 && X.ndim() != 4) LOOM_THROW(ShapeError, "pack_padded: '", X.name(), "' must be NC or NCHW, has rank ", X.ndim());
+  int64_t n = const_dim(X, 0), c = const_dim(X, 1);
+  if (b < 1 || bi < 1 || n_padded < n || c_padded < c || n_padded % b || c_padded % bi)
+    LOOM_THROW(ShapeError, "pack_padded: '", X.name(), "' (", n, " x ", c, ") cannot be padded to ", n_padded, " x ", c_padded, " in blocks of ", b, " x ", bi);
+  bool spatial = X.ndim() == 4;
+  std::vector<Expr> shape = {Expr(int(n_padded / b)), Expr(int(c_padded / bi))};
+  if (spatial) shape.insert(shape.end(), {X.shape()[2], X.shape()[3]});
+  shape.insert(shape.end(), {Expr(b), Expr(bi)});
+  return compute(shape, ComputeFn([&](const std::vector<Var>& v) {
+                   size_t k = spatial ? 4 : 2;
+                   Expr nn = v[0] * b + v[k], cc = v[1] * bi + v[k + 1];
+                   std::vector<Expr> idx = {nn, cc};
+                   if (spatial) idx.insert(idx.end(), {v[2], v[3]});
+                   if (n_padded == n && c_padded == c) return X(idx);
+                   return if_then_else(nn < int(n) && cc < int(c), X(idx), make_zero(X.dtype()));
+                 }),
+                 name, "pack");
+}
+
+Tensor unpack_cropped(const Tensor& Xp, int64_t n, int64_t c, const std::string& name) {
+  if (Xp.ndim() != 4 && Xp.ndim() != 6) LOOM_THROW(ShapeError, "unpack_cropped: '", Xp.name(), "' must be blocked NC or NCHW, has rank ", Xp.ndim());
+  bool spatial = Xp.ndim() == 6;
+  size_t k = spatial ? 4 : 2;
+  int b = int(const_dim(Xp, int(k))), bi = int(const_dim(Xp, int(k) + 1));
+  if (n < 1 || c < 1 || n > const_dim(Xp, 0) * b || c > const_dim(Xp, 1) * bi)
+    LOOM_THROW(ShapeError, "unpack_cropped: '", Xp.name(), "' holds ", const_dim(Xp, 0) * b, " x ", const_dim(Xp, 1) * bi, ", cannot crop to ", n, " x ", c);
+  std::vector<Expr> shape = {Expr(int(n)), Expr(int(c))};
+  if (spatial) shape.insert(shape.end(), {Xp.shape()[2], Xp.shape()[3]});
+  return compute(shape, ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx = {v[0] / b, v[1] / bi};
+                   if (spatial) idx.insert(idx.end(), {v[2], v[3]});
+                   idx.insert(idx.end(), {v[0] % b, v[1] % bi});
+                   return Xp(idx);
+                 }),
+                 name, "unpack");
+}
+
 QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, int stride, int pad, const Requantize& rq,
                                     const std::string& name) {
   rank_check(data, 6, "conv2d_int8_blocked");

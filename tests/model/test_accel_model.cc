@@ -120,10 +120,47 @@ TEST(AccelModel, ResNet18OnFsimEqualsCpuInt8BitForBit) {
   bad.accel_config_json = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": "sideways"}})";
   std::string msg = test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
   EXPECT_NE(msg.find("interleave must be load_first, store_first or random"), std::string::npos) << msg;
-  EXPECT_EQ(acc.result.accel_report.offloaded, 19 + 8);  // all convolutions but the float first one, and the 8 residual adds
-  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 1) << "one pack after the max-pool:\n" << acc.result.graph.str();
+  // All convolutions but the float first one, the 8 residual adds and the classifier.
+  EXPECT_EQ(acc.result.accel_report.offloaded, 19 + 8 + 1);
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_dense"), 1);
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 2) << "one pack after the max-pool, one after the global pool:\n" << acc.result.graph.str();
   auto inputs = random_inputs(g, 2, 99);
   for (auto& in : inputs) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], "resnet18 accelerator vs CPU int8");
+}
+
+// Shapes that are not whole blocks: 3 and 24 channels, a 13x17 image, a 5x5 stride-2 kernel, a
+// residual add on 24 channels and a 40 -> 1000 classifier are zero-padded to the config's blocks
+// (and batch 1 to the batch-2 config's 2) and cropped back; bit-exact against the CPU int8 model.
+Graph odd_shapes() {
+  Graph g;
+  g.name = "odd";
+  int x = g.add_input("x", {{1, 3, 13, 17}, DataType::Float(32)});
+  auto w = [&](const char* n, Shape s, uint64_t seed) { return g.add_constant(n, test::random_float32(s, seed, -0.3, 0.3)); };
+  auto b = [&](const char* n, int64_t c, uint64_t seed) { return g.add_constant(n, test::random_float32({c}, seed, -0.5, 0.5)); };
+  Attrs p1 = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  int c1 = g.add_op("relu", "relu1", {g.add_op("conv2d", "conv1", {x, w("w1", {24, 3, 3, 3}, 1), b("b1", 24, 2)}, p1)});
+  int c2 = g.add_op("conv2d", "conv2", {c1, w("w2", {24, 24, 3, 3}, 3), b("b2", 24, 4)}, p1);
+  int r = g.add_op("relu", "relu2", {g.add_op("add", "residual", {c2, c1})});
+  Attrs s2 = Attrs().set("pads", std::vector<int64_t>{2, 2, 2, 2}).set("strides", std::vector<int64_t>{2, 2});
+  int c3 = g.add_op("relu", "relu3", {g.add_op("conv2d", "conv3", {r, w("w3", {40, 24, 5, 5}, 5), b("b3", 40, 6)}, s2)});
+  int pool = g.add_op("reshape", "flatten", {g.add_op("global_avg_pool2d", "pool", {c3})}, Attrs().set("shape", Shape{1, 40}));
+  g.outputs = {g.add_op("dense", "fc", {pool, w("wf", {1000, 40}, 7), b("bf", 1000, 8)})};
+  return g;
+}
+
+TEST(AccelModel, ShapesPaddedToBlocksEqualCpuInt8) {
+  Graph g = odd_shapes();
+  QuantizeOptions qo;
+  qo.skip_first_conv = false;
+  qo.skip_dense = false;
+  Graph q = quantize(g, random_inputs(g, 4, 10), qo).graph;
+  Built cpu = build_for(q, std::nullopt);
+  for (const char* config : {"default", "batch2", "1x32x32"}) {
+    SCOPED_TRACE(config);
+    Built acc = build_for(q, accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json"));
+    EXPECT_EQ(acc.result.accel_report.offloaded, 5) << acc.result.graph.str();  // three convolutions, the add, the classifier
+    for (auto& in : random_inputs(g, 2, 30)) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], std::string("odd shapes on ") + config);
+  }
 }
 
 TEST(AccelModel, ModelFileRoundTripAndBackendErrors) {

@@ -28,6 +28,10 @@ Tensor pack_oihw(const Tensor& W, int bo, int bi, const std::string& name = "w_p
 Tensor pack_nc(const Tensor& X, int b, int bi, const std::string& name = "packed");
 Tensor unpack_nc(const Tensor& Xp, const std::string& name = "unpacked");
 Tensor pack_oi(const Tensor& W, int bo, int bi, const std::string& name = "w_packed");
+// The same packs for shapes that are not whole blocks: dimension 0 is zero-padded to n_padded and
+// dimension 1 to c_padded (multiples of b and bi); the unpacks crop back to n x c.
+Tensor pack_padded(const Tensor& X, int b, int bi, int64_t n_padded, int64_t c_padded, const std::string& name = "packed");
+Tensor unpack_cropped(const Tensor& Xp, int64_t n, int64_t c, const std::string& name = "unpacked");
 
 // Stages of a quantized layer: the int32 accumulation, the bias add (layers given a bias), then
 // element-wise requantization stages (shift, clamps) in int32, then the narrowing to int8.
