@@ -1,5 +1,7 @@
 // Walks a lowered accelerator function with concrete loop values and emits driver calls
-// (internal to the accelerator backend).
+// (internal to the accelerator backend). One class, one file per part: the loop walker
+// (accel_emitter.cc), DMA lowering (accel_dma.cc), GEMM folding (accel_gemm.cc), ALU nests
+// (accel_alu.cc) and the hazard tracker (accel_hazards.cc).
 #pragma once
 #include <functional>
 #include <set>
@@ -10,6 +12,7 @@
 #include <optional>
 
 #include "loom/accel/driver.h"
+#include "loom/ir/intrinsics.h"
 #include "loom/ir/stmt.h"
 
 namespace loom::codegen::accel_backend {
@@ -69,10 +72,11 @@ class Emitter {
   uint32_t sram_entries(const ir::AllocateNode* op) const { return scratchpad_of(op).entries; }
   const ir::BufferNode* in_place_source(const ir::AllocateNode* op, const ir::Stmt& first) const;
   void exec_call(const ir::CallNode* call);
-  void dma_copy(const ir::CallNode* call);
+  void dma_copy(const ir::DmaCopy& copy);
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   void store(const Operand& dst, const Operand& src, std::vector<Dim> dims);
-  void gemm(const ir::CallNode* call, const std::vector<const ir::ForNode*>& unrolled, const std::vector<const ir::ForNode*>& loops);
+  static std::optional<ir::TensorIntrinCall> as_gemm_call(const ir::CallNode* call);  // an accel.gemm part, or nullopt
+  void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled, const std::vector<const ir::ForNode*>& loops);
   void for_each_point(const std::vector<const ir::ForNode*>& loops, const std::function<void()>& f);
   static const ir::CallNode* gemm_nest_call(const ir::ForNode* f);
   bool lockstep_leaf(const ir::Stmt& s) const;

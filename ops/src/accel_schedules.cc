@@ -5,6 +5,7 @@
 #include "loom/runtime/error.h"
 
 #include "loom/ir/buffer.h"
+#include "loom/ir/intrinsics.h"
 
 namespace loom::ops {
 
@@ -19,7 +20,7 @@ schedule::TensorIntrin accel_gemm_intrin(const Blocking& b) {
   Tensor out = compute({b.batch, b.block_out}, [&](Var bb, Var o) {
     return sum(cast(DataType::Int(32), inp(bb, k)) * cast(DataType::Int(32), wgt(o, k)), {k});
   }, "gemm_out");
-  return schedule::declare_tensor_intrin("accel.gemm", out, {inp, wgt});
+  return schedule::declare_tensor_intrin(ir::kAccelGemm, out, {inp, wgt});
 }
 
 namespace {

@@ -4,15 +4,6 @@ namespace loom::schedule {
 
 using namespace loom::ir;
 
-const char* to_string(IntrinPart p) {
-  switch (p) {
-    case IntrinPart::Full: return "full";
-    case IntrinPart::Reset: return "reset";
-    case IntrinPart::Update: return "update";
-  }
-  return "?";
-}
-
 Expr address_of(Expr element) {
   return Expr(std::make_shared<const CallNode>(DataType::Int(64), "address_of", std::vector<Expr>{std::move(element)},
                                                CallNode::CallType::PureIntrinsic));
@@ -36,9 +27,7 @@ TensorIntrin declare_tensor_intrin(std::string name, Tensor output, std::vector<
   if (lower) {
     n->lower = std::move(lower);
   } else {
-    n->lower = [name](IntrinPart part, const std::vector<Expr>& addresses) {
-      return evaluate(call_intrinsic(DataType::Int(32), name + "." + to_string(part), addresses));
-    };
+    n->lower = [name](IntrinPart part, const std::vector<Expr>& addresses) { return evaluate(make_tensor_intrin_call({name, part, addresses})); };
   }
   return n;
 }

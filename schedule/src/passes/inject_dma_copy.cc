@@ -6,6 +6,7 @@
 // which an accelerator backend turns into its DMA instructions (LOAD/STORE). Strides are in
 // elements; the source address is that of the first element inside the padding box.
 #include "loom/ir/functor.h"
+#include "loom/ir/intrinsics.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 #include "loom/schedule/tensor_intrin.h"
@@ -105,20 +106,18 @@ Stmt lower_copy(const Stmt& nest) {
   if (cond.defined()) bounds_from_condition(cond, loops, lo, hi, nest);
 
   VarMap first_inside, origin;
-  std::vector<Expr> args;
-  std::vector<Expr> dims;
+  DmaCopy copy;
   for (size_t i = 0; i < loops.size(); ++i) {
     Expr before = lo[i].defined() ? simplify(max(lo[i], Expr(0))) : Expr(0);
     Expr after = hi[i].defined() ? simplify(loops[i].extent - max(min(hi[i], loops[i].extent), before)) : Expr(0);
     first_inside.emplace_back(loops[i].var.get(), before);
     origin.emplace_back(loops[i].var.get(), Expr(0));
-    for (Expr e : {loops[i].extent, dst_strides[i], src_strides[i], before, after}) dims.push_back(e);
+    copy.dims.push_back({loops[i].extent, dst_strides[i], src_strides[i], before, after});
   }
-  Expr dst = address_of(load(st->buffer->dtype, st->buffer, simplify(substitute(st->index, origin))));
-  Expr src = address_of(load(ld->buffer->dtype, ld->buffer, simplify(substitute(ld->index, first_inside))));
-  args = {dst, src, pad_value, Expr(static_cast<int>(loops.size()))};
-  args.insert(args.end(), dims.begin(), dims.end());
-  return evaluate(call_intrinsic(DataType::Int(32), "dma_copy", args));
+  copy.dst = address_of(load(st->buffer->dtype, st->buffer, simplify(substitute(st->index, origin))));
+  copy.src = address_of(load(ld->buffer->dtype, ld->buffer, simplify(substitute(ld->index, first_inside))));
+  copy.pad_value = pad_value;
+  return evaluate(make_dma_copy(copy));
 }
 
 class DmaInjector : public IRMutator {

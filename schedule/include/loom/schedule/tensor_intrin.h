@@ -8,14 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/intrinsics.h"
 #include "loom/ir/stmt.h"
 #include "loom/ir/tensor.h"
 
 namespace loom::schedule {
 
-// Which part of a reduction the emitted statement performs.
-enum class IntrinPart : uint8_t { Full, Reset, Update };
-const char* to_string(IntrinPart p);
+// Which part of a reduction the emitted statement performs (ir/intrinsics.h).
+using IntrinPart = ir::TensorIntrinPart;
+using ir::to_string;
 
 struct TensorIntrinNode {
   std::string name;

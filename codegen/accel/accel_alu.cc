@@ -1,0 +1,139 @@
+// ALU nests: element-wise stages in the accumulator scratchpad (pragma "alu") become ALU
+// instructions (tensor-immediate or tensor-tensor, up to two loops outside an entry).
+#include "accel_emitter.h"
+
+#include "loom/ir/functor.h"
+#include "loom/ir/intrinsics.h"
+#include "loom/ir/printer.h"
+#include "loom/runtime/error.h"
+
+namespace loom::codegen::accel_backend {
+
+using namespace loom::ir;
+using accel::MemType;
+using accel::Module;
+using accel::UopKernelBuilder;
+
+void Emitter::alu_nest(const Stmt& nest) {
+  std::vector<const ForNode*> loops;
+  Stmt body = nest;
+  while (auto* f = body.as<ForNode>()) {
+    loops.push_back(f);
+    body = f->body;
+  }
+  auto* st = body.as<StoreNode>();
+  if (!st) fail("pragma alu: the nest must end in one store:\n" + to_string(nest));
+  auto dst_it = sram_.find(st->buffer.get());
+  if (dst_it == sram_.end() || dst_it->second.mem != MemType::Acc) fail("pragma alu: '" + st->buffer->name + "' is not in the accumulator scope");
+  // Classify the value: op(load, immediate) or op(load, load).
+  const Expr& v = st->value;
+  const LoadNode* lhs = nullptr;
+  const LoadNode* rhs = nullptr;
+  accel::AluOp aop = accel::AluOp::Add;
+  bool use_imm = false;
+  int64_t imm = 0;
+  if (auto* b = as_binary(v)) {
+    lhs = b->a.as<LoadNode>();
+    rhs = b->b.as<LoadNode>();
+    auto* c = as_const_int(b->b);
+    switch (v.kind()) {
+      case ExprKind::Add: aop = accel::AluOp::Add; break;
+      case ExprKind::Sub:
+        aop = accel::AluOp::Add;
+        if (!c) fail("pragma alu: subtraction of two tensors");
+        imm = -*c;
+        use_imm = true;
+        break;
+      case ExprKind::Mul: aop = accel::AluOp::Mul; break;
+      case ExprKind::Min: aop = accel::AluOp::Min; break;
+      case ExprKind::Max: aop = accel::AluOp::Max; break;
+      case ExprKind::Div:
+        if (!c || *c <= 0 || (*c & (*c - 1))) fail("pragma alu: division by something other than a power of two in '" + to_string(v) + "'");
+        aop = accel::AluOp::Shr;
+        imm = __builtin_ctzll(uint64_t(*c));
+        use_imm = true;
+        break;
+      default: fail("pragma alu: unsupported operation in '" + to_string(v) + "'");
+    }
+    if (c && v.kind() != ExprKind::Div && v.kind() != ExprKind::Sub) {
+      use_imm = true;
+      imm = *c;
+    }
+  } else if (auto* l = v.as<LoadNode>()) {
+    lhs = l;  // a plain copy: dst = src
+  }
+  if (!lhs || (!use_imm && !rhs && as_binary(v))) fail("pragma alu: expected op(tensor, constant) or op(tensor, tensor), got '" + to_string(v) + "'");
+  if (use_imm && (imm < -32768 || imm > 32767)) fail("pragma alu: immediate " + std::to_string(imm) + " does not fit 16 bits");
+  int64_t e = elements_per_entry(MemType::Acc);
+  // Element loops inside one entry, from the innermost outwards.
+  int64_t prod = 1;
+  size_t k = loops.size();
+  auto step_of = [&](const Expr& index, const ForNode* l) {
+    for (auto* o : loops) env_[o->var.get()] = 0;
+    int64_t a = eval(index);
+    env_[l->var.get()] = 1;
+    int64_t b = eval(index);
+    for (auto* o : loops) env_.erase(o->var.get());
+    return b - a;
+  };
+  while (prod < e && k > 0) {
+    const ForNode* l = loops[--k];
+    if (step_of(st->index, l) != prod || step_of(lhs->index, l) != prod || (rhs && step_of(rhs->index, l) != prod))
+      fail("pragma alu: the innermost loops must walk whole accumulator entries contiguously");
+    prod *= eval(l->extent);
+  }
+  if (prod != e) fail("pragma alu: the innermost loops cover " + std::to_string(prod) + " elements, an entry has " + std::to_string(e));
+  // Loops outside the entry, as (extent, destination / left / right operand steps in entries);
+  // a loop merges into the one inside it when every operand walks both contiguously.
+  struct OuterLoop {
+    int64_t extent, dst, lhs, rhs;
+  };
+  std::vector<OuterLoop> outer;
+  for (size_t i = 0; i < k; ++i)
+    if (eval(loops[i]->extent) != 1)
+      outer.push_back({eval(loops[i]->extent), step_of(st->index, loops[i]) / e, step_of(lhs->index, loops[i]) / e,
+                       rhs ? step_of(rhs->index, loops[i]) / e : 0});
+  for (size_t i = outer.size(); i-- > 1;) {
+    auto &a = outer[i - 1], &b = outer[i];
+    if (a.dst != b.extent * b.dst || a.lhs != b.extent * b.lhs || a.rhs != b.extent * b.rhs) continue;
+    b.extent *= a.extent;
+    outer.erase(outer.begin() + int64_t(i - 1));
+  }
+  if (outer.size() > 2) fail("pragma alu: more than two loops outside an entry");
+  auto entry_at = [&](const BufferNode* buf, const Expr& index) -> int64_t {
+    auto it = sram_.find(buf);
+    if (it == sram_.end() || it->second.mem != MemType::Acc) fail("pragma alu: '" + buf->name + "' is not in the accumulator scope");
+    if (it->second.dead) fail("pragma alu: '" + buf->name + "' was reused in place");
+    for (auto* o : loops) env_[o->var.get()] = 0;
+    int64_t el = eval(index);
+    for (auto* o : loops) env_.erase(o->var.get());
+    return it->second.base + el / e;
+  };
+  int64_t dst0 = entry_at(st->buffer.get(), st->index);
+  int64_t lhs0 = entry_at(lhs->buffer.get(), lhs->index);
+  int64_t rhs0 = rhs ? entry_at(rhs->buffer.get(), rhs->index) : 0;
+  UopKernelBuilder kb;
+  for (auto& l : outer) kb.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(rhs ? l.rhs : l.lhs));
+  // Every ALU instruction below writes the destination entries' out copies.
+  Access a;
+  {
+    UopKernelBuilder shape;
+    for (auto& l : outer) shape.loop(uint32_t(l.extent), uint32_t(l.dst), 0);
+    a = kernel_access(shape.push(uint32_t(dst0), 0).build(), false);
+  }
+  sync_before(Module::Compute, a);
+  // The ALU updates its destination: bring the left operand there first unless it already is.
+  if (dst0 != lhs0) {  // dst = dst * 0 + lhs
+    UopKernelBuilder zero, copy;
+    for (auto& l : outer) {
+      zero.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(l.dst));
+      copy.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(l.lhs));
+    }
+    drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
+    drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);
+  }
+  if (as_binary(v)) drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
+  record_after(Module::Compute, a);
+}
+
+}  // namespace loom::codegen::accel_backend

@@ -1,0 +1,73 @@
+// Dependency tokens from scratchpad hazards (read-after-write, write-after-read,
+// write-after-write) between the load, compute and store modules.
+#include "accel_emitter.h"
+
+#include "loom/ir/functor.h"
+#include "loom/ir/intrinsics.h"
+#include "loom/ir/printer.h"
+#include "loom/runtime/error.h"
+
+namespace loom::codegen::accel_backend {
+
+using namespace loom::ir;
+using accel::MemType;
+using accel::Module;
+using accel::UopKernelBuilder;
+
+Emitter::EntryState& Emitter::entry_state(MemType mem, uint32_t entry) {
+  std::vector<EntryState>& v = hazards_[int(mem)];
+  if (entry >= v.size()) v.resize(size_t(entry) + 1);
+  return v[entry];
+}
+
+void Emitter::sync_before(Module m, const Access& a) {
+  for (Module from : {Module::Load, Module::Compute, Module::Store}) {
+    if (std::abs(int(from) - int(m)) != 1) continue;  // only neighbours share scratchpads
+    int64_t need = -1;
+    for (auto& [mem, e] : a.reads) {
+      EntryState& st = entry_state(mem, e);
+      if (st.last_write >= 0 && st.writer == from) need = std::max(need, st.last_write);
+    }
+    for (auto& [mem, e] : a.writes) {
+      EntryState& st = entry_state(mem, e);
+      if (st.last_write >= 0 && st.writer == from) need = std::max(need, st.last_write);
+      need = std::max(need, st.last_read[int(from)]);
+    }
+    if (need > synced_[int(from)][int(m)]) {
+      drv_.add_push(size_t(need), m);
+      drv_.dep_pop(from, m);
+      synced_[int(from)][int(m)] = need;
+    }
+  }
+}
+
+void Emitter::record_after(Module m, const Access& a) {
+  int64_t index = int64_t(drv_.stream().size()) - 1;
+  for (auto& [mem, e] : a.reads) entry_state(mem, e).last_read[int(m)] = index;
+  for (auto& [mem, e] : a.writes) {
+    EntryState& st = entry_state(mem, e);
+    st.last_write = index;
+    st.writer = m;
+  }
+}
+
+// The scratchpad entries a GEMM/ALU kernel touches: it writes the out entries of its
+// destinations (every result is also narrowed into the out buffer) and, for GEMM updates, reads
+// input and weight entries.
+Emitter::Access Emitter::kernel_access(const accel::UopKernel& k, bool gemm_reads) const {
+  Access a;
+  accel::UopKernel::Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
+  if (k.loops.size() == 2) outer = k.loops[0], inner = k.loops[1];
+  if (k.loops.size() == 1) inner = k.loops[0];
+  for (uint32_t o = 0; o < outer.extent; ++o)
+    for (uint32_t n = 0; n < inner.extent; ++n)
+      for (auto& u : k.uops) {
+        a.writes.push_back({MemType::Out, u.dst + o * outer.dst_factor + n * inner.dst_factor});
+        if (!gemm_reads) continue;
+        a.reads.push_back({MemType::Inp, u.src + o * outer.src_factor + n * inner.src_factor});
+        a.reads.push_back({MemType::Wgt, u.wgt + o * outer.wgt_factor + n * inner.wgt_factor});
+      }
+  return a;
+}
+
+}  // namespace loom::codegen::accel_backend

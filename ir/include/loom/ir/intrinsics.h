@@ -1,0 +1,46 @@
+// Typed builders and readers for the intrinsic calls that lowering hands to backends, so no pass or
+// code generator decodes argument positions or name prefixes itself:
+//   dma_copy(dst, src, pad_value, ndim, {extent, dst_stride, src_stride, pad_before, pad_after} x ndim)
+//     a copy between two buffers (inject_dma_copy), outermost dimension first, strides in elements,
+//     src the address of the first element inside the padding box;
+//   "<intrinsic>.<part>"(addresses...)
+//     one part (full / reset / update) of a declared tensor intrinsic (tensorize), with the
+//     addresses of its inputs (not for reset) and then its output.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/ir/expr.h"
+
+namespace loom::ir {
+
+inline constexpr const char* kDmaCopy = "dma_copy";
+inline constexpr const char* kAccelGemm = "accel.gemm";  // the accelerator's GEMM block (ops/accel_schedules.h)
+
+struct DmaDim {
+  Expr extent, dst_stride, src_stride, pad_before, pad_after;
+};
+struct DmaCopy {
+  Expr dst, src, pad_value;
+  std::vector<DmaDim> dims;  // outermost first
+};
+Expr make_dma_copy(const DmaCopy& copy);
+// The copy a call describes; nullopt for other calls. InternalError for a malformed dma_copy.
+std::optional<DmaCopy> as_dma_copy(const CallNode* call);
+
+// Which part of a reduction a tensor-intrinsic call performs.
+enum class TensorIntrinPart : uint8_t { Full, Reset, Update };
+const char* to_string(TensorIntrinPart p);
+
+struct TensorIntrinCall {
+  std::string intrinsic;  // the declared name, e.g. "accel.gemm"
+  TensorIntrinPart part = TensorIntrinPart::Full;
+  std::vector<Expr> addresses;  // inputs (none for Reset), then the output
+};
+Expr make_tensor_intrin_call(const TensorIntrinCall& call);
+// The tensor-intrinsic call a call is; nullopt for calls that are not "<name>.<full|reset|update>"
+// with at least one address.
+std::optional<TensorIntrinCall> as_tensor_intrin_call(const CallNode* call);
+
+}  // namespace loom::ir

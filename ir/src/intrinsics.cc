@@ -1,0 +1,54 @@
+#include "loom/ir/intrinsics.h"
+
+#include "loom/runtime/error.h"
+
+namespace loom::ir {
+
+Expr make_dma_copy(const DmaCopy& c) {
+  std::vector<Expr> args = {c.dst, c.src, c.pad_value, Expr(static_cast<int>(c.dims.size()))};
+  for (const DmaDim& d : c.dims)
+    for (const Expr& e : {d.extent, d.dst_stride, d.src_stride, d.pad_before, d.pad_after}) args.push_back(e);
+  return call_intrinsic(DataType::Int(32), kDmaCopy, std::move(args));
+}
+
+std::optional<DmaCopy> as_dma_copy(const CallNode* call) {
+  if (!call || call->name != kDmaCopy) return std::nullopt;
+  const auto& a = call->args;
+  const int64_t* ndim = a.size() >= 4 ? as_const_int(a[3]) : nullptr;
+  if (!ndim || *ndim < 0 || a.size() != 4 + 5 * size_t(*ndim))
+    LOOM_THROW(InternalError, "malformed dma_copy call with ", a.size(), " arguments");
+  DmaCopy c{a[0], a[1], a[2], {}};
+  for (int64_t d = 0; d < *ndim; ++d) {
+    const Expr* p = &a[4 + 5 * size_t(d)];
+    c.dims.push_back({p[0], p[1], p[2], p[3], p[4]});
+  }
+  return c;
+}
+
+const char* to_string(TensorIntrinPart p) {
+  switch (p) {
+    case TensorIntrinPart::Full: return "full";
+    case TensorIntrinPart::Reset: return "reset";
+    case TensorIntrinPart::Update: return "update";
+  }
+  return "?";
+}
+
+Expr make_tensor_intrin_call(const TensorIntrinCall& c) {
+  return call_intrinsic(DataType::Int(32), c.intrinsic + "." + to_string(c.part), c.addresses);
+}
+
+std::optional<TensorIntrinCall> as_tensor_intrin_call(const CallNode* call) {
+  if (!call || call->args.empty()) return std::nullopt;
+  size_t dot = call->name.rfind('.');
+  if (dot == std::string::npos || dot == 0) return std::nullopt;
+  std::string part = call->name.substr(dot + 1);
+  TensorIntrinCall c{call->name.substr(0, dot), TensorIntrinPart::Full, call->args};
+  if (part == "full") c.part = TensorIntrinPart::Full;
+  else if (part == "reset") c.part = TensorIntrinPart::Reset;
+  else if (part == "update") c.part = TensorIntrinPart::Update;
+  else return std::nullopt;
+  return c;
+}
+
+}  // namespace loom::ir
