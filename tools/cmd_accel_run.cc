@@ -11,7 +11,7 @@
 #include "loom/codegen/accel.h"
 #include "loom/ir/eval.h"
 #include "loom/ir/printer.h"
-#include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_operators.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
 
@@ -51,81 +51,31 @@ static int accel_run(const std::vector<std::string>& args) {
       LOOM_THROW(Error, name, " does not apply to ", op);
   accel::AccelConfig cfg = config.empty() ? accel::default_config() : accel::AccelConfig::load(config);
   ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
-  if (C % b.block_in || O % b.block_out)
-    LOOM_THROW(ShapeError, "channels (", C, ") and out-channels (", O, ") must be multiples of the config's blocks (", b.block_in, ", ", b.block_out, ")");
-  if (op == "conv2d" && hw + 2 * pad < 3) LOOM_THROW(Error, "conv2d: --size ", hw, " with --pad ", pad, " is smaller than the 3x3 kernel");
-  std::vector<Tensor> inputs;
-  ops::QuantizedStages q;
-  schedule::Schedule* sched = nullptr;
-  std::unique_ptr<schedule::Schedule> holder;
-  double macs = 0;
-  Tensor reference;  // what the output must equal (the operator's own definition unless set)
-  if (op == "dense") {
-    Tensor X = placeholder({1, C / b.block_in, b.batch, b.block_in}, DataType::Int(8), "X");
-    Tensor W = placeholder({O / b.block_out, C / b.block_in, b.block_out, b.block_in}, DataType::Int(8), "W");
-    q = ops::dense_int8_blocked(X, W, {8, true});
-    holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
-    ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
-    ops::schedule_dense_int8_accel(*holder, q, b, ops::choose_dense_tiling(1, C / b.block_in, O / b.block_out, vt, lim));
-    inputs = {X, W};
-    macs = double(b.batch) * C * O;
-  } else if (op == "conv2d") {
-    Tensor X = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "X");
-    Tensor W = placeholder({O / b.block_out, C / b.block_in, 3, 3, b.block_out, b.block_in}, DataType::Int(8), "W");
-    q = ops::conv2d_int8_blocked(X, W, stride, pad, {8, true});
-    holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
+  ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+  ops::AccelOpSpec spec;
+  spec.op = op;
+  spec.channels = C;
+  spec.out_channels = O;
+  spec.size = hw;
+  spec.stride = stride;
+  spec.pad = pad;
+  spec.virtual_threads = vt;
+  spec.rq = op == "add" ? ops::Requantize{1, false} : ops::Requantize{8, true};
+  if (shaped["--oc-blocks"]->count()) {  // the chosen tiling with this many blocks per tile (checked)
     int out = (hw + 2 * pad - 3) / stride + 1;
-    ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
     ops::ConvShape shape{out, out, O / b.block_out, C / b.block_in, 3, 3, stride, false};
-    ops::AccelConvTiling t = ops::choose_conv_tiling(shape, vt, lim);
-    if (shaped["--oc-blocks"]->count()) {
-      t.oc_blocks = oc_blocks;
-      check_conv_tiling(shape, t, lim);  // names what does not divide or fit
-    }
-    ops::schedule_conv2d_int8_accel(*holder, q, b, t);
-    inputs = {X, W};
-    macs = double(b.batch) * O * C * 9 * out * out;
-  } else if (op == "add") {
-    Tensor A = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "A");
-    Tensor B = placeholder({1, C / b.block_in, hw, hw, b.batch, b.block_in}, DataType::Int(8), "B");
-    Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
-    if (b.block_in != b.block_out) LOOM_THROW(ShapeError, "add: the accelerator widens through an identity block, which needs block_in == block_out");
-    auto add = ops::add_int8_widening(A, B, Eye, {1, false});
-    q = add.q;
-    reference = ops::add_int8(A, B, {1, false}).out;  // the CPU definition: plain int32 adds
-    holder = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
-    ops::AccelConvTiling t = ops::choose_conv_tiling(hw, hw, C / b.block_in, vt, cfg.acc_depth());
-    t.oc_blocks = 1;
-    ops::schedule_add_int8_accel(*holder, add, b, t);
-    inputs = {A, B, Eye};
-    macs = 2.0 * C * hw * hw * b.block_in;  // the two widening GEMMs
+    spec.conv_tiling = ops::choose_conv_tiling(shape, vt, lim);
+    spec.conv_tiling->oc_blocks = oc_blocks;
   }
-  sched = holder.get();
-  std::vector<Tensor> fargs = inputs;
-  fargs.push_back(q.out);
-  LoweredFunc f = schedule::lower(*sched, fargs, op);
-  if (print_ir) std::cout << f << "\n";
-  codegen::AccelModule m = codegen::build_accel(f, cfg);
+  ops::AccelOperator a = ops::make_accel_operator(spec, b, lim, op);
+  if (print_ir) std::cout << a.func << "\n";
+  codegen::AccelModule m = codegen::build_accel(a.func, cfg);
   auto dev = open_accel_backend(bo, cfg);
   if (disasm) std::cout << m.disassemble(*dev);
-  std::vector<NDArray> arrays;
-  std::map<const Operation*, NDArray> in;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<int64_t> shape;
-    for (auto& e : inputs[i].shape()) shape.push_back(*as_const_int(e));
-    arrays.push_back(NDArray::empty(shape, DataType::Int(8)));
-    arrays.back().fill_random(1 + i, -128, 127);
-    if (inputs[i].name() == "eye") {  // add's identity block
-      auto id = ops::identity_block(int(shape[0]));
-      std::copy(id.begin(), id.end(), arrays.back().data<int8_t>());
-    }
-    in[inputs[i].op().get()] = arrays.back();
-  }
-  std::vector<int64_t> oshape;
-  for (auto& e : q.out.shape()) oshape.push_back(*as_const_int(e));
-  arrays.push_back(NDArray::zeros(oshape, DataType::Int(8)));
+  std::vector<NDArray> arrays = a.random_args(1);
   auto stats = m.run(*dev, arrays);
-  NDArray want = reference_eval({reference.defined() ? reference : q.out}, in)[0];
+  NDArray want = a.expected(arrays);
+  double macs = a.macs;
   int64_t bad = 0;
   for (int64_t i = 0; i < want.numel(); ++i) bad += want.data<int8_t>()[i] != arrays.back().data<int8_t>()[i];
   std::cout << op << " on " << dev->name() << " (config '" << cfg.name << "'): " << stats.instructions << " instructions\n";

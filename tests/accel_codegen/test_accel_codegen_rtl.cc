@@ -5,7 +5,7 @@
 
 #include "common/test_util.h"
 #include "loom/codegen/accel.h"
-#include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_operators.h"
 #include "loom/schedule/lower.h"
 #include "loom/sim/rtl_sim.h"
 
@@ -34,12 +34,21 @@ uint64_t run_on_rtl(const schedule::Schedule& s, const std::vector<Tensor>& inpu
 }
 
 uint64_t conv_cycles(int channels_blocks, int out_blocks, int hw, int stride, ops::AccelConvTiling t) {
-  Tensor X = placeholder({1, channels_blocks, hw, hw, 1, 16}, DataType::Int(8), "X");
-  Tensor W = placeholder({out_blocks, channels_blocks, 3, 3, 16, 16}, DataType::Int(8), "W");
-  auto q = ops::conv2d_int8_blocked(X, W, stride, 1, {9, true});
-  schedule::Schedule s({q.out});
-  ops::schedule_conv2d_int8_accel(s, q, ops::Blocking{1, 16, 16}, t);
-  return run_on_rtl(s, {X, W}, q.out, accel::default_config());
+  accel::AccelConfig cfg = accel::default_config();
+  ops::AccelOpSpec spec;
+  spec.channels = 16 * channels_blocks;
+  spec.out_channels = 16 * out_blocks;
+  spec.size = hw;
+  spec.stride = stride;
+  spec.conv_tiling = t;
+  spec.rq = {9, true};
+  ops::AccelOperator a = ops::make_accel_operator(spec, {1, 16, 16}, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}, "conv");
+  codegen::AccelModule m = codegen::build_accel(a.func, cfg);
+  std::vector<NDArray> args = a.random_args(7);
+  sim::RtlSim dev(cfg);
+  auto stats = m.run(dev, args);
+  EXPECT_TRUE(test::arrays_close(args.back(), a.expected(args)));
+  return stats.cycles;
 }
 
 TEST(AccelRtl, Conv2dStride1And2WithPadding) {

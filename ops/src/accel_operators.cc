@@ -1,0 +1,102 @@
+#include "loom/ops/accel_operators.h"
+
+#include <algorithm>
+#include <map>
+
+#include "loom/ir/eval.h"
+#include "loom/runtime/error.h"
+#include "loom/schedule/lower.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+namespace {
+
+std::vector<int64_t> shape_of_tensor(const Tensor& t) {
+  std::vector<int64_t> s;
+  for (auto& e : t.shape()) s.push_back(*as_const_int(e));
+  return s;
+}
+
+}  // namespace
+
+AccelOperator make_accel_operator(const AccelOpSpec& p, const Blocking& b, const AccelLimits& lim, const std::string& name) {
+  if (p.channels % b.block_in || ((p.op == "conv2d" || p.op == "dense") && p.out_channels % b.block_out))
+    LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels, ") must be multiples of the blocks (", b.block_in,
+               ", ", b.block_out, ")");
+  int C = p.channels / b.block_in, O = p.out_channels / b.block_out;
+  AccelOperator a;
+  std::unique_ptr<schedule::Schedule> s;
+  if (p.op == "dense") {
+    Tensor X = placeholder({1, C, b.batch, b.block_in}, DataType::Int(8), "X");
+    Tensor W = placeholder({O, C, b.block_out, b.block_in}, DataType::Int(8), "W");
+    QuantizedStages q = dense_int8_blocked(X, W, p.rq, name);
+    s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
+    schedule_dense_int8_accel(*s, q, b, choose_dense_tiling(1, C, O, p.virtual_threads, lim));
+    a.inputs = {X, W};
+    a.output = a.reference = q.out;
+    a.macs = double(b.batch) * p.channels * p.out_channels;
+  } else if (p.op == "conv2d") {
+    if (p.size + 2 * p.pad < p.kernel)
+      LOOM_THROW(ShapeError, "conv2d: size ", p.size, " with padding ", p.pad, " is smaller than the ", p.kernel, "x", p.kernel, " kernel");
+    Tensor X = placeholder({1, C, p.size, p.size, b.batch, b.block_in}, DataType::Int(8), "X");
+    Tensor W = placeholder({O, C, p.kernel, p.kernel, b.block_out, b.block_in}, DataType::Int(8), "W");
+    QuantizedStages q = conv2d_int8_blocked(X, W, p.stride, p.pad, p.rq, name);
+    s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
+    int out = (p.size + 2 * p.pad - p.kernel) / p.stride + 1;
+    ConvShape shape{out, out, O, C, p.kernel, p.kernel, p.stride, false};
+    AccelConvTiling t = p.conv_tiling ? *p.conv_tiling : choose_conv_tiling(shape, p.virtual_threads, lim);
+    check_conv_tiling(shape, t, lim);
+    schedule_conv2d_int8_accel(*s, q, b, t);
+    a.inputs = {X, W};
+    a.output = a.reference = q.out;
+    a.macs = double(b.batch) * p.out_channels * p.channels * p.kernel * p.kernel * out * out;
+  } else if (p.op == "add") {
+    if (b.block_in != b.block_out) LOOM_THROW(ShapeError, "add: the accelerator widens through an identity block, which needs block_in == block_out");
+    Tensor A = placeholder({1, C, p.size, p.size, b.batch, b.block_in}, DataType::Int(8), "A");
+    Tensor B = placeholder({1, C, p.size, p.size, b.batch, b.block_in}, DataType::Int(8), "B");
+    Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
+    AddWidenStages add = add_int8_widening(A, B, Eye, p.rq, name);
+    s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{add.q.out});
+    AccelLimits two = lim;
+    two.inp /= 2;  // both operands' tiles
+    two.acc /= 4;  // both widened operands and the stages between them
+    AccelConvTiling t = p.conv_tiling ? *p.conv_tiling : choose_conv_tiling(ConvShape{p.size, p.size, C, 1, 1, 1, 1, false}, p.virtual_threads, two);
+    if (!p.conv_tiling) t.oc_blocks = 1;
+    schedule_add_int8_accel(*s, add, b, t);
+    a.inputs = {A, B, Eye};
+    a.output = add.q.out;
+    a.reference = add_int8(A, B, p.rq, name + "_cpu").out;  // the CPU definition: plain int32 adds
+    a.macs = 2.0 * p.channels * p.size * p.size * b.block_in;  // the two widening GEMMs
+  } else {
+    LOOM_THROW(ShapeError, "unknown accelerator operator '", p.op, "' (dense, conv2d, add)");
+  }
+  std::vector<Tensor> args = a.inputs;
+  args.push_back(a.output);
+  a.func = schedule::lower(*s, args, name);
+  return a;
+}
+
+std::vector<NDArray> AccelOperator::random_args(uint64_t seed) const {
+  std::vector<NDArray> args;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<int64_t> shape = shape_of_tensor(inputs[i]);
+    args.push_back(NDArray::empty(shape, DataType::Int(8)));
+    args.back().fill_random(seed + i, -128, 127);
+    if (inputs[i].name() == "eye") {
+      auto id = identity_block(int(shape[0]));
+      std::copy(id.begin(), id.end(), args.back().data<int8_t>());
+    }
+  }
+  args.push_back(NDArray::zeros(shape_of_tensor(output), DataType::Int(8)));
+  return args;
+}
+
+NDArray AccelOperator::expected(const std::vector<NDArray>& args) const {
+  std::map<const Operation*, NDArray> in;
+  for (size_t i = 0; i < inputs.size(); ++i) in[inputs[i].op().get()] = args.at(i);
+  return reference_eval({reference}, in)[0];
+}
+
+}  // namespace loom::ops
