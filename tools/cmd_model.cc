@@ -123,19 +123,23 @@ int compile_cmd(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"int8", "int8-simulated"}));
   app.add_option("--calibrate", calibrate, "calibration set: a number of random inputs, or a folder of .npy inputs")
       ->capture_default_str();
-  app.add_option("--calibration-mode", mode, "max, percentile (99.99%) or kl")->check(CLI::IsMember({"max", "percentile", "kl"}))
+  app.add_option("--calibration-mode", mode, "max, percentile (99.9%) or kl")->check(CLI::IsMember({"max", "percentile", "kl"}))
       ->capture_default_str();
   app.add_flag("--quantize-first-conv", first_conv, "quantize the first convolution too (kept float by default)");
+  bool per_channel = false;
+  app.add_flag("--per-channel", per_channel, "per-output-channel weight scales with fixed-point requantization (CPU only)");
   std::string target = "cpu", config_path;
   app.add_option("--target", target, "cpu, or accel: int8 layers on the accelerator, the rest on the CPU")
       ->check(CLI::IsMember({"cpu", "accel"}))
       ->capture_default_str();
   app.add_option("--config", config_path, "accelerator config (JSON; default: the built-in VTA-like 1x16x16)")->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
-  if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv))
-    LOOM_THROW(Error, "--calibrate, --calibration-mode and --quantize-first-conv need --quantize");
+  if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv || per_channel))
+    LOOM_THROW(Error, "--calibrate, --calibration-mode, --quantize-first-conv and --per-channel need --quantize");
   if (target == "accel" && quant != "int8") LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
   if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
+  if (per_channel && target == "accel")
+    LOOM_THROW(Error, "--per-channel is for the CPU: the accelerator requantizes with shifts, so --target accel uses power-of-two per-tensor scales");
   set_threads(threads);
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
@@ -157,12 +161,13 @@ int compile_cmd(const std::vector<std::string>& args) {
     qo.mode = graph::parse_calibration_mode(mode);
     qo.simulated = quant == "int8-simulated";
     qo.skip_first_conv = !first_conv;
+    qo.per_channel = per_channel;
     auto inputs = calibration_set(calibrate, g);
     if (!quiet) std::cerr << "  quantizing: calibrating on " << inputs.size() << " inputs (" << mode << ")\n";
     graph::QuantizeResult q = graph::quantize(std::move(g), inputs, qo);
     if (!quiet) std::cerr << q.str();
     std::ostringstream qs;
-    qs << "  quantized (" << quant << ", " << mode << " calibration on " << inputs.size() << " inputs): " << q.quantized_layers
+    qs << "  quantized (" << quant << (per_channel ? " per-channel" : "") << ", " << mode << " calibration on " << inputs.size() << " inputs): " << q.quantized_layers
        << " conv2d/dense layers int8, " << q.float_layers << " float\n";
     quant_summary = qs.str();
     g = std::move(q.graph);

@@ -255,6 +255,23 @@ std::map<std::string, OpDef> build_table() {
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          return ops::requantize(in[0], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)), name);
        }});
+  add({"requantize_channel", OpPattern::ElemWise, 2, 2,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_dtype(in[0], DataType::Int(32), "input");
+         expect_dtype(in[1], DataType::Int(32), "multipliers");
+         int_attr(n, "shift", 1, 62);
+         int lo = int_attr(n, "min", -128, 127, -128), hi = int_attr(n, "max", -128, 127, 127);
+         if (lo > hi) LOOM_THROW(ModelError, "empty clamp range [", lo, ", ", hi, "]");
+         const Shape& s = in[0].shape;
+         if (s.size() != 2 && s.size() != 4 && s.size() != 5) LOOM_THROW(ShapeError, "input must be NC, NCHW or NCHWc, is ", in[0].str());
+         int64_t c = s[1] * (s.size() == 5 ? s[4] : 1);
+         if (in[1].shape != Shape{c}) LOOM_THROW(ShapeError, "multipliers ", in[1].str(), " must be one per channel (", c, ")");
+         return TensorType{s, DataType::Int(8)};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::requantize_channel(in[0], in[1], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)),
+                                        name);
+       }});
   add({"add_shifted", OpPattern::ElemWise, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          for (auto& t : in)

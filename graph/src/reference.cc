@@ -273,6 +273,20 @@ T eval(const Node& n, const std::vector<const T*>& in) {
   if (op == "matmul") return matmul(n, in);
   if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum") return binary(n, in);
   if (op == "max_pool2d" || op == "avg_pool2d") return pool(n, *in[0]);
+  if (op == "requantize_channel") {  // exact integer arithmetic (doubles would round the 64-bit product)
+    const T& x = *in[0];
+    const T& m = *in[1];
+    T y{n.type.shape, Values(x.v.size())};
+    int64_t shift = n.attrs.get_int("shift"), lo = n.attrs.get_int("min", -128), hi = n.attrs.get_int("max", 127);
+    const Shape& s = x.shape;
+    for_each_index(s, [&](const std::vector<int64_t>& i, int64_t flat) {
+      int64_t c = s.size() == 5 ? i[1] * s[4] + i[4] : i[1];
+      int64_t p = int64_t(x.v[flat]) * int64_t(m.v[c]) + (int64_t(1) << (shift - 1));
+      int64_t q = p >> shift;  // arithmetic: floor
+      y.v[flat] = double(std::clamp(q, lo, hi));
+    });
+    return y;
+  }
   if (op == "add_shifted") {
     T y{n.type.shape, Values(in[0]->v.size())};
     double ka = std::ldexp(1.0, int(n.attrs.get_int("lshift_a", 0))), kb = std::ldexp(1.0, int(n.attrs.get_int("lshift_b", 0)));

@@ -23,7 +23,7 @@ std::vector<int64_t> shape_of_tensor(const Tensor& t) {
 
 AccelOperator make_accel_operator(const AccelOpSpec& p, const Blocking& b, const AccelLimits& lim, const std::string& name) {
   if (p.channels % b.block_in || ((p.op == "conv2d" || p.op == "dense") && p.out_channels % b.block_out))
-    LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels, ") must be multiples of the blocks (", b.block_in,
+    LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels, ") must be multiples of the config's blocks (", b.block_in,
                ", ", b.block_out, ")");
   int C = p.channels / b.block_in, O = p.out_channels / b.block_out;
   AccelOperator a;

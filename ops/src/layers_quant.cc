@@ -74,6 +74,28 @@ Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::
                  name, "elemwise");
 }
 
+Tensor requantize_channel(const Tensor& X, const Tensor& M, int shift, int lo, int hi, const std::string& name) {
+  check_range(lo, hi, name);
+  if (X.dtype() != DataType::Int(32) || M.dtype() != DataType::Int(32))
+    LOOM_THROW(TypeError, name, ": requantize_channel needs int32 values and multipliers, got ", X.dtype().str(), " and ", M.dtype().str());
+  if (shift < 1 || shift > 62) LOOM_THROW(ModelError, name, ": requantize_channel shift ", shift, " out of range [1, 62]");
+  int r = X.ndim();
+  if (r != 2 && r != 4 && r != 5) LOOM_THROW(ShapeError, name, ": requantize_channel needs NC, NCHW or NCHWc values, got rank ", r);
+  int64_t channels = const_dim(X, 1) * (r == 5 ? const_dim(X, 4) : 1);
+  if (M.ndim() != 1 || const_dim(M, 0) != channels)
+    LOOM_THROW(ShapeError, name, ": ", channels, " channels need ", channels, " multipliers, got ", shape_str(shape_of(M)));
+  DataType i64 = DataType::Int(64);
+  return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx(v.begin(), v.end());
+                   Expr c = r == 5 ? v[1] * int(const_dim(X, 4)) + v[4] : Expr(v[1]);
+                   Expr p = cast(i64, X(idx)) * cast(i64, M(c)) + make_const(i64, double(int64_t(1) << (shift - 1)));
+                   Expr q = p / make_const(i64, double(int64_t(1) << shift));  // floor division: the arithmetic shift
+                   q = min(max(q, make_const(i64, lo)), make_const(i64, hi));
+                   return cast(DataType::Int(8), q);
+                 }),
+                 name, "elemwise");
+}
+
 Tensor fake_quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name) {
   if (!X.dtype().is_float()) LOOM_THROW(TypeError, name, ": fake_quantize needs a float input, got ", X.dtype().str());
   if (lo > hi) LOOM_THROW(ModelError, name, ": empty clamp range [", lo, ", ", hi, "]");

@@ -54,6 +54,36 @@ TEST(QuantizeOps, RequantizeRoundsShiftsAndClamps) {
   }
 }
 
+// Per-channel fixed-point requantization, hand-computed: (x * M_c + 2^(S-1)) >> S, clamped, per
+// channel of NC, NCHW and NCHWc values (the NCHWc channel is outer * block + inner).
+TEST(QuantizeOps, RequantizeChannelMultipliesPerChannel) {
+  NDArray m = values(DataType::Int(32), {1 << 29, 3 << 29, -(1 << 30)});  // 0.5, 1.5, -1 at S = 30
+  auto run = [&](const NDArray& x, int64_t lo, int64_t hi) {
+    Graph g;
+    int in = g.add_input("x", {x.shape(), x.dtype()});
+    int mult = g.add_constant("m", m);
+    g.outputs = {g.add_op("requantize_channel", "rq", {in, mult}, Attrs().set("shift", int64_t(30)).set("min", lo).set("max", hi))};
+    NDArray y = compile(g).run({x})[0];
+    EXPECT_EQ(reference_run(g, {x})[0].get_as_double(0), y.get_as_double(0));
+    return y;
+  };
+  NDArray x = NDArray::empty({2, 3}, DataType::Int(32));
+  double xs[] = {5, 5, 5, -7, 100, 2000000000};
+  for (int i = 0; i < 6; ++i) x.set_from_double(i, xs[i]);
+  NDArray y = run(x, -128, 127);
+  // row 0: 5*0.5 = 2.5 -> 3 (half up), 5*1.5 = 7.5 -> 8, 5*-1 = -5; row 1: -3.5 -> -3, 150 -> 127, huge*-1 -> -128
+  double want[] = {3, 8, -5, -3, 127, -128};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.get_as_double(i), want[i]) << i;
+  y = run(x, 0, 6);
+  double relu6[] = {3, 6, 0, 0, 6, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y.get_as_double(i), relu6[i]) << i;
+  NDArray x4 = NDArray::empty({1, 3, 1, 2}, DataType::Int(32));
+  for (int i = 0; i < 6; ++i) x4.set_from_double(i, 10 * (i + 1));  // channel c holds 10(2c+1), 10(2c+2)
+  NDArray y4 = run(x4, -128, 127);
+  double want4[] = {5, 10, 45, 60, -50, -60};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y4.get_as_double(i), want4[i]) << i;
+}
+
 // round(x / 2^e) half away from zero, clamped to int8; dequantize scales back exactly.
 TEST(QuantizeOps, QuantizeRoundsHalfAwayFromZero) {
   NDArray x = values(DataType::Float(32), {0.25, -0.25, 0.74, -0.76, 1.0, 100.0, -100.0, 0.0, 0.2499});
@@ -158,6 +188,26 @@ TEST(Quantize, ResidualBlockRolesAndBitExactInt8) {
   for (auto& n : s.graph.nodes) EXPECT_TRUE(n.type.dtype == DataType::Float(32)) << n.name << " " << n.type.str();
   auto sx = compile(s.graph);
   for (auto& in : random_inputs(g, 3, 20)) EXPECT_GT(cosine(sx.run(in)[0], ex.run(in)[0]), 0.9999);
+}
+
+// Per-channel weight scales: the CPU int8 model equals the interpreter bit for bit, follows the
+// float model more closely than per-tensor scales, and requantizes with requantize_channel.
+TEST(Quantize, PerChannelResidualBlockBitExact) {
+  Graph g = residual_block();
+  QuantizeOptions o;
+  o.skip_first_conv = false;
+  o.per_channel = true;
+  QuantizeResult q = quantize(g, random_inputs(g, 4, 10), o);
+  int per_channel = 0;
+  for (auto& n : q.graph.nodes) per_channel += n.is_op() && n.op == "requantize_channel";
+  EXPECT_EQ(per_channel, 2) << q.graph.str();  // conv+relu and conv2; the residual add keeps its shift
+  auto ex = compile(q.graph);
+  for (auto& in : random_inputs(g, 3, 20)) {
+    NDArray got = ex.run(in)[0];
+    NDArray want = reference_run(q.graph, in)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+    EXPECT_GT(cosine(got, reference_run(g, in)[0]), 0.99);
+  }
 }
 
 TEST(Quantize, Errors) {

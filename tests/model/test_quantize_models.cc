@@ -1,10 +1,9 @@
 // Models exported by PyTorch 1.13 (scripts/export_test_models.py; torchvision ResNet-18 and
-// MobileNetV2 with their initial weights), imported from ONNX, quantized to int8 with each
-// calibration mode and compared with the float model over 100 inputs; figures in
-// docs/quantization.md. Measured (percentile): ResNet-18 cosine >= 0.997 on every input but top-1
-// agreement 83%: the randomly initialized classifier's logits are near-ties, and power-of-two
-// per-tensor weight scales are not enough for the 95% (per-channel scales for the CPU path
-// are the next step). The bounds below guard what holds today.
+// MobileNetV2, random weights with BatchNorm statistics taken from real activations), imported
+// from ONNX, quantized to int8 with per-tensor and per-channel weight scales and each calibration
+// mode, and compared with the float model over 100 inputs; figures in docs/quantization.md. The
+// issue's targets hold for ResNet-18 with per-channel weights and percentile calibration (cosine
+// >= 0.99 on every input, top-1 agreement >= 95%); MobileNetV2's bounds guard what holds today.
 #include <gtest/gtest.h>
 
 #include "loom/frontend/onnx.h"
@@ -19,23 +18,25 @@ void check_model(const std::string& name, double want_cosine, int want_agree) {
   Graph g = frontend::import_onnx(std::string(LOOM_MODELS_DIR) + "/" + name + ".onnx");
   infer_types(g);
   auto calibration = test::random_inputs(g, 8, 1), eval = test::random_inputs(g, 100, 5000);
-  for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL}) {
-    QuantizeOptions o;
-    o.mode = mode;
-    QuantizeResult q = quantize(g, calibration, o);
-    test::Agreement a = test::int8_agreement(g, q.graph, eval, g.type_of(g.outputs[0]).shape.back());
-    std::printf("%s int8 (%d layers int8, %d float), %s calibration: %s\n", name.c_str(), q.quantized_layers, q.float_layers,
-                to_string(mode), a.str().c_str());
-    EXPECT_GT(q.quantized_layers, 10) << name;
-    if (mode == CalibrationMode::Percentile) {
-      EXPECT_GE(a.cosine_min, want_cosine) << name;
-      EXPECT_GE(a.top1_agree, want_agree) << name;
+  for (bool per_channel : {false, true})
+    for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL}) {
+      QuantizeOptions o;
+      o.mode = mode;
+      o.per_channel = per_channel;
+      QuantizeResult q = quantize(g, calibration, o);
+      test::Agreement a = test::int8_agreement(g, q.graph, eval, g.type_of(g.outputs[0]).shape.back());
+      std::printf("%s int8 (%d layers int8, %d float), %s weights, %s calibration: %s\n", name.c_str(), q.quantized_layers, q.float_layers,
+                  per_channel ? "per-channel" : "per-tensor", to_string(mode), a.str().c_str());
+      EXPECT_GT(q.quantized_layers, 10) << name;
+      if (mode == CalibrationMode::Percentile && per_channel) {
+        EXPECT_GE(a.cosine_min, want_cosine) << name;
+        EXPECT_GE(a.top1_agree, want_agree) << name;
+      }
     }
-  }
 }
 
-TEST(QuantizePyTorchModels, ResNet18) { check_model("resnet18", 0.99, 75); }
-TEST(QuantizePyTorchModels, MobileNetV2) { check_model("mobilenet_v2", 0.93, 55); }
+TEST(QuantizePyTorchModels, ResNet18) { check_model("resnet18", 0.99, 95); }
+TEST(QuantizePyTorchModels, MobileNetV2) { check_model("mobilenet_v2", 0.94, 65); }
 
 }  // namespace
 }  // namespace loom::graph

@@ -70,6 +70,8 @@ class LayoutRewriter {
         pack_plain_weights(i);
       } else if (is_elementwise(n.op) || is_pool(n.op)) {
         block_[id] = block_[n.inputs[0]];
+      } else if (n.op == "requantize_channel") {  // per-channel multipliers: it reads any channel layout
+        block_[id] = block_[n.inputs[0]];
       } else if (is_binary(n.op)) {
         binary(i);
       } else {

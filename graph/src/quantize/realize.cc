@@ -28,7 +28,7 @@ struct Int8Value {
 class Realizer {
  public:
   Realizer(const Graph& g, const QuantizeAnnotation& a, const std::vector<PointCalibration>& cal, const QuantizeOptions& o)
-      : src_(g), r_(g), a_(a), sim_(o.simulated) {
+      : src_(g), r_(g), a_(a), sim_(o.simulated), per_channel_(o.per_channel) {
     for (const auto& p : cal) exponent_[p.node] = p.exponent;
     users_ = g.users();
   }
@@ -105,10 +105,8 @@ class Realizer {
 
   // Requantizes an int32 accumulator at exponent e_acc into the int8 value of `id` (or of the
   // relu folded into it).
-  void requantize(int id, int acc, int e_acc) {
-    int relu = folded_relu(id);
-    int out = relu >= 0 ? relu : id;
-    int e = calibrated(out);
+  // The int8 clamp of a requantization at exponent e: [0, max] with a folded relu/clip.
+  std::pair<int64_t, int64_t> clamp_of(int relu, int e) const {
     int64_t lo = -128, hi = 127;
     if (relu >= 0) {
       lo = 0;
@@ -116,12 +114,74 @@ class Realizer {
       if (rn.op == "clip" && rn.attrs.has("max"))
         hi = std::clamp<int64_t>(static_cast<int64_t>(std::floor(std::ldexp(rn.attrs.get_float("max"), -e))), 0, 127);
     }
+    return {lo, hi};
+  }
+
+  void requantize(int id, int acc, int e_acc) {
+    int relu = folded_relu(id);
+    int out = relu >= 0 ? relu : id;
+    int e = calibrated(out);
+    auto [lo, hi] = clamp_of(relu, e);
     int q = sim_ ? op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi))
                  : op("requantize", out, "_rq", {acc}, Attrs().set("shift", int64_t(e - e_acc)).set("min", lo).set("max", hi));
     int8_[out] = {q, e, true};
   }
 
+  // Weights as int8 steps of a scale per output channel (dimension 0): max |w_c| / 127.
+  int weight_per_channel(int id, std::vector<double>& scale) {
+    const NDArray& w = src_.node(id).value;
+    int64_t C = w.shape()[0], per = w.numel() / C;
+    scale.assign(size_t(C), 1.0);
+    NDArray q = NDArray::empty(w.shape(), sim_ ? DataType::Float(32) : DataType::Int(8));
+    for (int64_t c = 0; c < C; ++c) {
+      double m = 0;
+      for (int64_t k = 0; k < per; ++k) m = std::max(m, std::fabs(w.get_as_double(c * per + k)));
+      scale[size_t(c)] = m > 0 ? m / 127.0 : 1.0;
+      for (int64_t k = 0; k < per; ++k) {
+        double v = std::clamp(std::round(w.get_as_double(c * per + k) / scale[size_t(c)]), -128.0, 127.0);
+        q.set_from_double(c * per + k, sim_ ? v * scale[size_t(c)] : v);
+      }
+    }
+    return r_.add_constant(r_.unique_name(src_.node(id).name + "_qc"), q);
+  }
+
+  // conv2d/dense with per-channel weight scales: the accumulator of channel c is at scale
+  // 2^e_x * s_c; requantize_channel multiplies by M_c = round(2^(e_x - e_out) * s_c * 2^S) and
+  // shifts right by S (S as large as keeps every M_c within int32).
+  void accumulate_per_channel(int id) {
+    const Node n = src_.node(id);
+    Int8Value x = int8_of(n.inputs[0]);
+    std::vector<double> s_w;
+    std::vector<int> in{x.node, weight_per_channel(n.inputs[1], s_w)};
+    if (n.inputs.size() > 2) {
+      const NDArray& b = src_.node(n.inputs[2]).value;
+      NDArray q = NDArray::empty(b.shape(), sim_ ? DataType::Float(32) : DataType::Int(32));
+      for (int64_t c = 0; c < b.numel(); ++c)
+        q.set_from_double(c, sim_ ? b.get_as_double(c)
+                                  : std::clamp(std::round(b.get_as_double(c) / (std::ldexp(1.0, x.exponent) * s_w[size_t(c)])), -2147483648.0, 2147483647.0));
+      in.push_back(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), q));
+    }
+    int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
+    int relu = folded_relu(id);
+    int out = relu >= 0 ? relu : id;
+    int e = calibrated(out);
+    auto [lo, hi] = clamp_of(relu, e);
+    if (sim_) {
+      int8_[out] = {op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e, true};
+      return;
+    }
+    double max_r = 0;
+    for (double sc : s_w) max_r = std::max(max_r, std::ldexp(sc, x.exponent - e));
+    int S = std::clamp(int(std::floor(std::log2(2147483647.0 / max_r))), 1, 62);
+    NDArray m = NDArray::empty({int64_t(s_w.size())}, DataType::Int(32));
+    for (size_t c = 0; c < s_w.size(); ++c) m.set_from_double(int64_t(c), std::round(std::ldexp(s_w[c], x.exponent - e + S)));
+    int mult = r_.add_constant(r_.unique_name(n.name + "_multipliers"), m);
+    int q = op("requantize_channel", out, "_rq", {acc, mult}, Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi));
+    int8_[out] = {q, e, true};
+  }
+
   void accumulate(int id) {
+    if (per_channel_) return accumulate_per_channel(id);
     const Node n = src_.node(id);
     Int8Value x = int8_of(n.inputs[0]);
     int e_x = x.exponent, e_w = 0;
@@ -151,7 +211,7 @@ class Realizer {
   const Graph& src_;
   Graph r_;
   const QuantizeAnnotation& a_;
-  bool sim_;
+  bool sim_, per_channel_;
   std::map<int, int> exponent_;  // calibrated exponents by source node
   std::map<int, Int8Value> int8_;  // by source node
   std::vector<std::vector<int>> users_;

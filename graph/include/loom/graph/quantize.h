@@ -31,10 +31,13 @@ CalibrationMode parse_calibration_mode(const std::string& s);  // "max", "percen
 
 struct QuantizeOptions {
   CalibrationMode mode = CalibrationMode::Percentile;
-  double percentile = 99.99;     // of |x|, for CalibrationMode::Percentile
+  double percentile = 99.9;      // of |x|, for CalibrationMode::Percentile (99.9: see docs/quantization.md)
   bool skip_first_conv = true;   // the convolution reading the image stays float (TVM's default)
   bool skip_dense = false;       // dense layers (the classifier) stay float
   bool simulated = false;        // fake_quantize in float32 instead of int8 operators
+  // Per-output-channel weight scales (max |w_c| / 127), requantized with fixed-point multipliers
+  // (requantize_channel): CPU only; the accelerator's requantize is a shift.
+  bool per_channel = false;
   int histogram_bins = 2048;     // for percentile and KL calibration
   codegen::LLVMOptions llvm;     // target of the calibration runs (host by default)
 };

@@ -114,6 +114,10 @@ Tensor dequantize(const Tensor& X, int exponent, const std::string& name);
 Tensor requantize(const Tensor& X, int shift, int lo, int hi, const std::string& name);
 // int32 sum of two same-shaped integer tensors brought to one exponent: (a << la) + (b << lb).
 Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::string& name);
+// Per-channel requantization with fixed-point multipliers (per-channel weight scales, CPU):
+// int32 -> int8, clamp((x * M[c] + 2^(shift-1)) >> shift) in 64-bit arithmetic. X is NC, NCHW or
+// NCHWc (the channel of an NCHWc element is outer * block + inner); M is int32 [C].
+Tensor requantize_channel(const Tensor& X, const Tensor& M, int shift, int lo, int hi, const std::string& name);
 // Simulated quantization in float32: clamp(round(x * 2^-exponent), lo, hi) * 2^exponent.
 Tensor fake_quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name);
 
