@@ -1,6 +1,8 @@
 // `loom demo`: Loom's main job on its built-in default. Compiles the built-in workloads and the
-// built-in ResNet-18 for the CPU and a blocked int8 matmul for the accelerator (on the functional simulator, or --backend rtl), runs them,
-// checks them against references, and reports what it did.
+// built-in ResNet-18 for the CPU, the same ResNet-18 quantized to int8 with its int8 layers on the
+// accelerator, and a blocked int8 matmul for the accelerator (the accelerator parts on the
+// functional simulator, or --backend rtl), runs them, checks them against references, and reports
+// what it did.
 #include <iostream>
 
 #include "accel_backend.h"
@@ -16,6 +18,7 @@
 
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
 #include "loom/graph/reference.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
@@ -57,10 +60,49 @@ static int demo_model(const std::string& name, std::ostream& os) {
      << " of the largest logit), " << (ok ? "matches" : "MISMATCH") << "\n";
   return ok ? 0 : 1;
 }
+
+// The built-in ResNet-18 quantized to int8, compiled with its int8 layers on the accelerator, run
+// on the backend, and checked bit for bit against the same int8 model on the CPU.
+static int demo_accel_model(const BackendOptions& bo, std::ostream& os) {
+  auto t0 = std::chrono::steady_clock::now();
+  graph::Graph g = graph::builtin_model("resnet18");
+  std::vector<std::vector<NDArray>> calibration;
+  for (int i = 0; i < 4; ++i) {
+    NDArray c = NDArray::empty({1, 3, 224, 224}, DataType::Float(32));
+    c.fill_random(1000 + i);
+    calibration.push_back({c});
+  }
+  graph::Graph q = graph::quantize(g, calibration).graph;
+  graph::BuildOptions o;
+  o.accel = accel::default_config();
+  graph::BuildResult acc = graph::build(q, o);
+  auto cpu = runtime::GraphExecutor::from_model_file(graph::build(q).file, "resnet18 int8");
+  double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  runtime::ExecutorOptions eo;
+  eo.accel_backend = bo.backend;
+  eo.accel_config_json = backend_config_json(bo, *o.accel);
+  auto ex = runtime::GraphExecutor::from_model_file(acc.file, "resnet18 int8 accel", eo);
+  NDArray x = NDArray::empty({1, 3, 224, 224}, DataType::Float(32));
+  x.fill_random(42);
+  auto t1 = std::chrono::steady_clock::now();
+  NDArray got = ex.run({x})[0];
+  double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  NDArray want = cpu.run({x})[0];
+  bool ok = got.nbytes() == want.nbytes() && std::equal(got.data<float>(), got.data<float>() + got.numel(), want.data<float>());
+  uint64_t cycles = 0, macs = 0;
+  for (auto& st : ex.accel_stats()) cycles += st.cycles, macs += st.gemm_macs;
+  os << "model: resnet18 int8 (quantized, calibrated on 4 inputs; compiled for the CPU and the accelerator in " << compile_s << " s): "
+     << acc.accel_report.offloaded << " layers on the accelerator (" << bo.backend << ", config '" << o.accel->name << "'), " << macs
+     << " MACs, ";
+  if (cycles) os << cycles << " cycles, ";
+  os << run_s << " s; logits vs the CPU int8 model: " << (ok ? "bit-exact" : "MISMATCH") << "\n";
+  return ok ? 0 : 1;
+}
 #endif
 
 static int demo(const std::vector<std::string>& args) {
-  CLI::App app{"Run Loom's built-in default workloads end to end (CPU workloads, ResNet-18, an accelerator matmul) and verify them",
+  CLI::App app{"Run Loom's built-in default workloads end to end (CPU workloads, ResNet-18 on the CPU and int8 on the accelerator, an "
+               "accelerator matmul) and verify them",
                "loom demo"};
   BackendOptions bo;
   add_backend_options(app, bo);
@@ -77,6 +119,7 @@ static int demo(const std::vector<std::string>& args) {
   }
 #ifdef LOOM_HAVE_GRAPH
   failures += demo_model("resnet18", std::cout);
+  failures += demo_accel_model(bo, std::cout);
 #endif
   // The accelerator: a blocked int8 matmul through the runtime driver on the functional simulator.
   accel::AccelConfig cfg = accel::default_config();
