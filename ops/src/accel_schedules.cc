@@ -53,6 +53,15 @@ void schedule_alu_stages(Schedule& s, const QuantizedStages& q, const Stage& out
   }
 }
 
+// Splits `outer` into `virtual_threads` contexts (bound to vthread) and what each context runs;
+// returns the vthread loop (undefined when there is one context).
+IterVar split_contexts(Stage& out, IterVar& outer, int virtual_threads) {
+  if (virtual_threads <= 1) return IterVar();
+  auto parts = out.split_nparts(outer, virtual_threads);
+  outer = parts.second;
+  return parts.first;
+}
+
 // Tiles a blocked activation output [N/b, C/bo, H, W, b, bo] into (b_o, [vthread], c_o, y_o, x_o,
 // c_i, y_i, x_i, b_i, bo_i) with t.oc_blocks channel blocks per tile, stores each tile with DMA,
 // and returns x_o, the loop the tile's stages attach to.
@@ -60,12 +69,7 @@ IterVar tile_activation(Stage& out, const AccelConvTiling& t) {
   auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
   auto [yo, yi] = out.split(out.axis(2), t.h_block);
   auto [xo, xi] = out.split(out.axis(3), t.w_block);
-  IterVar vt;
-  if (t.virtual_threads > 1) {
-    auto parts = out.split_nparts(oco, t.virtual_threads);
-    vt = parts.first;
-    oco = parts.second;
-  }
+  IterVar vt = split_contexts(out, oco, t.virtual_threads);
   std::vector<IterVar> order = {out.axis(0)};
   if (vt) order.push_back(vt);
   for (const IterVar& v : {oco, yo, xo, oci, yi, xi, out.axis(4), out.axis(5)}) order.push_back(v);
@@ -295,12 +299,7 @@ void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Bloc
                t.ic_blocks, " input blocks must divide the layer's ", oc, " output and ", ic, " input blocks");
   Stage out = s[q.out];
   auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
-  IterVar vt;
-  if (t.virtual_threads > 1) {
-    auto parts = out.split_nparts(oco, t.virtual_threads);
-    vt = parts.first;
-    oco = parts.second;
-  }
+  IterVar vt = split_contexts(out, oco, t.virtual_threads);
   std::vector<IterVar> order = {out.axis(0)};
   if (vt) order.push_back(vt);
   for (const IterVar& v : {oco, oci, out.axis(2), out.axis(3)}) order.push_back(v);

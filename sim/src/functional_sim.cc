@@ -1,6 +1,6 @@
 #include "loom/sim/functional_sim.h"
 
-#include <nlohmann/json.hpp>
+#include "backend_config.h"
 
 #include <cstring>
 #include <deque>
@@ -317,23 +317,11 @@ void FunctionalSim::run() {
 // the order in which the three modules take turns (every legal order must give the same result).
 void register_functional_sim() {
   register_accel_backend("fsim", [](const std::string& json) {
-    if (json.empty()) return std::make_unique<FunctionalSim>(default_config());
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(json);
-    } catch (const std::exception& e) {
-      LOOM_THROW(ConfigError, "fsim backend: the config is not valid JSON: ", e.what());
-    }
-    if (!j.is_object()) LOOM_THROW(ConfigError, "fsim backend: the config must be a JSON object");
-    nlohmann::json opt = nlohmann::json::object();
-    if (j.contains("fsim")) {
-      opt = j["fsim"];
-      j.erase("fsim");
-      if (!opt.is_object()) LOOM_THROW(ConfigError, "fsim backend: \"fsim\" must be an object of simulator options");
-      for (auto& [k, v] : opt.items())
-        if (k != "interleave" && k != "seed") LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed)");
-    }
-    auto dev = std::make_unique<FunctionalSim>(AccelConfig::from_json(j.dump()));
+    BackendConfig b = parse_backend_config(json, "fsim");
+    const nlohmann::json& opt = b.options;
+    for (auto& [k, v] : opt.items())
+      if (k != "interleave" && k != "seed") LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed)");
+    auto dev = std::make_unique<FunctionalSim>(b.config);
     if (opt.contains("interleave")) {
       std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
       FunctionalSim::Interleave policy = p == "load_first"    ? FunctionalSim::Interleave::LoadFirst

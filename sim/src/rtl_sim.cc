@@ -1,5 +1,7 @@
 #include "loom/sim/rtl_sim.h"
 
+#include "backend_config.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -357,21 +359,9 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
 
 void register_rtl_sim() {
   register_accel_backend("rtl", [](const std::string& json) {
-    if (json.empty()) return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(default_config()));
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(json);
-    } catch (const std::exception& e) {
-      LOOM_THROW(ConfigError, "rtl backend: the config is not valid JSON: ", e.what());
-    }
-    if (!j.is_object()) LOOM_THROW(ConfigError, "rtl backend: the config must be a JSON object");
-    RtlSimOptions opt;
-    if (j.contains("rtl")) {
-      if (!j["rtl"].is_object()) LOOM_THROW(ConfigError, "rtl backend: \"rtl\" must be an object of simulator options");
-      opt = RtlSimOptions::from_json(j["rtl"].dump());
-      j.erase("rtl");
-    }
-    return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(AccelConfig::from_json(j.dump()), opt));
+    BackendConfig b = parse_backend_config(json, "rtl");
+    RtlSimOptions opt = b.options.empty() ? RtlSimOptions{} : RtlSimOptions::from_json(b.options.dump());
+    return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(b.config, opt));
   });
 }
 
