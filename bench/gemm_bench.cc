@@ -4,7 +4,8 @@
 // Two Loom kernels: "loom" is the operator library's schedule (ops::schedule_matmul_packed_cpu)
 // lowered by the schedule layer; "hand" is a hand-built blocked loop nest (gemm_kernel below) that
 // exercises the backend independently of the schedule layer. Ratios are for the scheduled kernel.
-//   gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s] [--min-ratio R]
+//   gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s] [--min-ratio R] [--mr M --nr N]
+// The register tile is ops::gemm_tiling_for the host's vectors unless --mr/--nr override it.
 // With --min-ratio the bench fails (exit 3) when Loom is slower than R x the stronger baseline at
 // any thread count: the target is --min-ratio 0.9.
 #include <chrono>
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
   double min_ratio = 0;
   std::vector<int> thread_counts = {1, 2};
   codegen::LLVMOptions opts;
+  int mr = 0, nr = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -127,8 +129,10 @@ int main(int argc, char** argv) {
     else if (a == "--threads") thread_counts = parse_list(next());
     else if (a == "--dump-asm") opts.dump_asm_path = next();
     else if (a == "--min-ratio") min_ratio = std::stod(next());
+    else if (a == "--mr") mr = std::stoi(next());
+    else if (a == "--nr") nr = std::stoi(next());
     else {
-      std::fprintf(stderr, "usage: gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s] [--min-ratio R]\n");
+      std::fprintf(stderr, "usage: gemm_bench [--size N] [--reps R] [--threads 1,2] [--dump-asm file.s] [--min-ratio R] [--mr M] [--nr N]\n");
       return 2;
     }
   }
@@ -144,7 +148,10 @@ int main(int argc, char** argv) {
   std::printf("  %s\n", bench::openblas_description().c_str());
   std::printf("  %s\n", bench::onednn_description().c_str());
 
-  ops::GemmTiling tiling{8, 32, 256};
+  codegen::TargetInfo target = codegen::target_info(opts);
+  ops::GemmTiling tiling = ops::gemm_tiling_for(target.float32_lanes(), target.vector_registers);
+  if (mr) tiling.mr = mr;
+  if (nr) tiling.nr = nr;
   auto t0 = std::chrono::steady_clock::now();
   runtime::Module mod = codegen::build_llvm({scheduled_gemm(M, N, K, tiling)}, opts);
   std::printf("  loom kernel: schedule_matmul_packed_cpu (mr %d, nr %d, kc %d), lowered + compiled in %.0f ms\n", tiling.mr, tiling.nr,

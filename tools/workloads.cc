@@ -1,5 +1,6 @@
 #include "workloads.h"
 
+#include "loom/codegen/llvm.h"
 #include "loom/ops/cpu_schedules.h"
 
 namespace loom::tools {
@@ -12,11 +13,13 @@ BuiltWorkload gemm(int size) {
   int n = size > 0 ? size : 256;
   BuiltWorkload w;
   Tensor A = placeholder({n, n}, DataType::Float(32), "A"), B = placeholder({n, n}, DataType::Float(32), "B");
-  Tensor C = ops::matmul_packed(A, B, 32, "C");
+  codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
+  ops::GemmTiling t = ops::gemm_tiling_for(target.float32_lanes(), target.vector_registers);
+  Tensor C = ops::matmul_packed(A, B, t.nr, "C");
   w.inputs = {A, B};
   w.outputs = {C};
   w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
-  ops::schedule_matmul_packed_cpu(*w.schedule, C, {8, 32, 256});
+  ops::schedule_matmul_packed_cpu(*w.schedule, C, t);
   w.flops = 2.0 * n * n * n;
   return w;
 }

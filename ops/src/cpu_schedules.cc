@@ -1,5 +1,7 @@
 #include "loom/ops/cpu_schedules.h"
 
+#include <algorithm>
+
 namespace loom::ops {
 
 using namespace loom::ir;
@@ -9,6 +11,11 @@ static Tensor input_named_tag(const Tensor& t, const std::string& tag) {
   for (auto& in : t.op()->input_tensors())
     if (in.op()->tag == tag) return in;
   return Tensor();
+}
+
+GemmTiling gemm_tiling_for(int lanes, int registers) {
+  if (lanes < 1 || registers < 4) LOOM_THROW(ScheduleError, "gemm tiling: ", lanes, " lanes and ", registers, " vector registers are too few");
+  return {std::min(8, (registers - 3) / 2), 2 * lanes, 256};
 }
 
 void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {

@@ -30,10 +30,15 @@ Tensor matmul_packed(const Tensor& A, const Tensor& B, int nr, const std::string
   expect_rank(B, 2, "matmul_packed");
   int64_t K = const_dim(A, 1), N = const_dim(B, 1);
   if (K != const_dim(B, 0)) LOOM_THROW(ShapeError, "matmul_packed '", name, "': inner dimensions differ");
-  if (nr <= 0 || N % nr != 0)
-    LOOM_THROW(ShapeError, "matmul_packed '", name, "': N = ", N, " is not a multiple of the packing width ", nr);
-  Tensor Bp = compute({Expr(int(N / nr)), Expr(int(K)), Expr(nr)},
-                      [&](Var jo, Var k, Var ji) { return B(k, jo * nr + ji); }, B.name() + "_packed", "pack");
+  if (nr <= 0) LOOM_THROW(ShapeError, "matmul_packed '", name, "': packing width ", nr, " must be positive");
+  // Panels of nr columns; a last partial panel is zero-padded (the tail columns of C are cut off).
+  int64_t panels = (N + nr - 1) / nr;
+  Tensor Bp = compute({Expr(int(panels)), Expr(int(K)), Expr(nr)},
+                      [&](Var jo, Var k, Var ji) {
+                        Expr j = jo * nr + ji;
+                        return N % nr == 0 ? B(k, j) : if_then_else(j < int(N), B(k, j), make_zero(B.dtype()));
+                      },
+                      B.name() + "_packed", "pack");
   IterVar k = reduce_axis(A.shape()[1], "k");
   return compute({A.shape()[0], B.shape()[1]}, [&](Var i, Var j) { return sum(A(i, k) * Bp(j / nr, k, j % nr), {k}); },
                  name, "matmul");

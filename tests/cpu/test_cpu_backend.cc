@@ -86,6 +86,61 @@ TEST(CpuBackend, TunedGemmAndConvSchedules) {
   }
 }
 
+// The GEMM register tile follows the target: AVX2 (8 lanes, 16 registers) 6 x 16, AVX-512
+// (16, 32) 8 x 32, NEON (4, 32) 8 x 8. Each tiling, any M/N/K (partial tiles at the edges, a
+// zero-padded last panel of B), matches the naive reference on this host.
+TEST(CpuBackend, TargetAwareGemmTilingsOnOddShapes) {
+  EXPECT_EQ(ops::gemm_tiling_for(8, 16).mr, 6);
+  EXPECT_EQ(ops::gemm_tiling_for(8, 16).nr, 16);
+  EXPECT_EQ(ops::gemm_tiling_for(16, 32).mr, 8);
+  EXPECT_EQ(ops::gemm_tiling_for(16, 32).nr, 32);
+  EXPECT_EQ(ops::gemm_tiling_for(4, 32).nr, 8);
+  struct Shape {
+    int m, n, k;
+  };
+  for (ops::GemmTiling t : {ops::gemm_tiling_for(8, 16), ops::gemm_tiling_for(16, 32)})
+    for (Shape sh : {Shape{17, 31, 13}, Shape{1, 1000, 512}, Shape{1000, 1, 5}, Shape{64, 64, 64}, Shape{7, 33, 1}}) {
+      SCOPED_TRACE(std::to_string(t.mr) + "x" + std::to_string(t.nr) + " on " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
+                   std::to_string(sh.k));
+      Tensor A = placeholder({sh.m, sh.k}, DataType::Float(32), "A"), B = placeholder({sh.k, sh.n}, DataType::Float(32), "B");
+      Tensor C = ops::matmul_packed(A, B, t.nr);
+      schedule::Schedule s({C});
+      ops::schedule_matmul_packed_cpu(s, C, t);
+      test::Workload w{{A, B}, {C}};
+      runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "gemm")});
+      Prepared p = prepare(w);
+      m.call("gemm", p.args);
+      expect_outputs(w, p, 1e-4, "gemm");
+    }
+}
+
+// Cross-compiled, whatever the host: the AVX2 tile uses 256-bit registers only, the AVX-512 tile
+// 512-bit ones, both with fused multiply-adds (assembly checks).
+TEST(CpuBackend, GemmTilesCrossCompileForEveryX86Level) {
+  struct Level {
+    const char* cpu;
+    int lanes, registers;
+    const char* must, *must_not;
+  };
+  for (Level l : {Level{"x86-64-v3", 8, 16, "ymm", "zmm"}, Level{"x86-64-v4", 16, 32, "zmm", nullptr}}) {
+    SCOPED_TRACE(l.cpu);
+    codegen::LLVMOptions o;
+    o.target_cpu = l.cpu;
+    codegen::TargetInfo ti = codegen::target_info(o);
+    EXPECT_EQ(ti.float32_lanes(), l.lanes);
+    EXPECT_EQ(ti.vector_registers, l.registers);
+    ops::GemmTiling t = ops::gemm_tiling_for(ti.float32_lanes(), ti.vector_registers);
+    Tensor A = placeholder({96, 128}, DataType::Float(32), "A"), B = placeholder({128, 128}, DataType::Float(32), "B");
+    Tensor C = ops::matmul_packed(A, B, t.nr);
+    schedule::Schedule s({C});
+    ops::schedule_matmul_packed_cpu(s, C, t);
+    std::string assembly = codegen::emit_assembly({schedule::lower(s, {A, B, C}, "gemm")}, o);
+    EXPECT_NE(assembly.find(l.must), std::string::npos);
+    if (l.must_not) EXPECT_EQ(assembly.find(l.must_not), std::string::npos);
+    EXPECT_NE(assembly.find("vfmadd"), std::string::npos) << "fused multiply-adds";
+  }
+}
+
 TEST(CpuBackend, ExportedLibraryRoundTrip) {
   auto c = test::scheduled_cases()[2].build();  // vadd_vector_parallel
   LoweredFunc f = schedule::lower(*c.schedule, c.workload.args(), "vadd");

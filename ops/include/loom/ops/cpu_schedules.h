@@ -11,8 +11,16 @@ struct GemmTiling {
   int kc = 256;  // reduction block kept hot in cache
 };
 
+// The register tile for a target with `float32_lanes` per vector and `vector_registers`
+// registers: two vectors of columns (nr = 2 x lanes) and as many rows as leave room for the two B
+// vectors and the broadcast A element: mr = min(8, (registers - 3) / 2). AVX2 (8 lanes, 16
+// registers): 6 x 16; AVX-512 (16, 32): 8 x 32; NEON (4, 32): 8 x 8. An mr x nr tile of 8 x 32 on
+// AVX2 needs 32 accumulators in 16 registers and spills (0.36x OpenBLAS on Zen 3; 6 x 16: 1.0x).
+GemmTiling gemm_tiling_for(int float32_lanes, int vector_registers);
+
 // Schedules C = matmul_packed(A, B, nr): packs B in parallel, then computes C in mr x nr register
-// tiles accumulated in a local cache across the whole reduction, over a parallel outer loop.
+// tiles accumulated in a local cache across the whole reduction, over a parallel outer loop. Any
+// M and N: partial tiles at the edges are guarded.
 void schedule_matmul_packed_cpu(schedule::Schedule& s, const Tensor& C, const GemmTiling& t = {});
 
 // Schedules Y = conv2d_nchw(...): output channels blocked by `oc_block`, output rows in
