@@ -77,7 +77,10 @@ Module::Module(std::vector<FunctionSignature> sigs, std::vector<CompiledFn> func
 
 Module Module::load(const std::string& path) {
   dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // A path is a file, never a library name for dlopen's search (which would skip "g.so" in the
+  // working directory and could load another library of that name).
+  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     LOOM_THROW(RuntimeError, "cannot load module '", path, "': ", err ? err : "unknown dlopen error");
