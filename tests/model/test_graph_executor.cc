@@ -129,3 +129,18 @@ TEST(Npy, RoundTripAndErrors) {
 
 }  // namespace
 }  // namespace loom::runtime
+
+namespace loom {
+namespace {
+
+// This program links only the runtime: no accelerator backend is registered, and asking for one
+// says how a program registers the simulators (explicitly, not through static initializers that
+// --as-needed linking drops).
+TEST(AccelBackends, UnregisteredBackendSaysHowToRegister) {
+  std::string msg = test::error_text<DeviceError>([] { make_accel_device("fsim", ""); });
+  EXPECT_NE(msg.find("no accelerator backend named 'fsim' (available: none)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("loom::sim::register_backends()"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom
