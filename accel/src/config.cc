@@ -1,10 +1,13 @@
 #include "loom/accel/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "loom/accel/isa.h"
 #include "loom/runtime/error.h"
@@ -38,6 +41,10 @@ int AccelConfig::sram_index_bits() const {
 int AccelConfig::uop_src_bits() const { return std::max(inp_index_bits(), acc_index_bits()); }
 
 void AccelConfig::validate() const {
+  // The name becomes SystemVerilog and file names: letters, digits, '_', '-', '.' only.
+  if (name.empty() || name.size() > 64 ||
+      std::any_of(name.begin(), name.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.'; }))
+    LOOM_THROW(ConfigError, "accelerator config: 'name' must be 1 to 64 letters, digits, '_', '-' or '.', got \"", name, "\"");
   auto field = [&](const char* f) { return "accelerator config '" + name + "': '" + std::string(f) + "'"; };
   for (auto [f, v] : {std::pair{"batch", batch}, std::pair{"block_in", block_in}, std::pair{"block_out", block_out}})
     if (!pow2(v)) LOOM_THROW(ConfigError, field(f), " must be a positive power of two, got ", v);
@@ -89,13 +96,32 @@ std::string AccelConfig::to_json() const {
   return j.dump(2);
 }
 
-AccelConfig AccelConfig::from_json(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
+namespace {
+
+const char* const kConfigFields[] = {"name", "batch", "block_in", "block_out", "inp_bits", "wgt_bits", "acc_bits", "out_bits",
+                                     "inp_buffer_bytes", "wgt_buffer_bytes", "acc_buffer_bytes", "out_buffer_bytes", "uop_buffer_bytes"};
+
+// Parses JSON refusing a key given twice in one object (nlohmann would keep the last silently).
+nlohmann::json parse_without_duplicates(const std::string& text, const std::string& origin) {
+  std::vector<std::set<std::string>> keys;
+  auto cb = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+    if (ev == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+    if (ev == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (ev == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
+      LOOM_THROW(ConfigError, "accelerator config ", origin, ": field '", parsed.get<std::string>(), "' is given twice");
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, cb);
   } catch (const nlohmann::json::exception& e) {
     LOOM_THROW(ConfigError, "accelerator config ", origin, ": not valid JSON (", e.what(), ")");
   }
+}
+
+}  // namespace
+
+AccelConfig AccelConfig::from_json(const std::string& text, const std::string& origin) {
+  nlohmann::json j = parse_without_duplicates(text, origin);
   if (!j.is_object()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": expected a JSON object");
   AccelConfig c;
   auto get_int = [&](const char* key, auto& out) {
@@ -109,11 +135,9 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
       LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' = ", j[key].dump(), " is out of range");
     out = j[key].get<T>();
   };
-  static const char* kKnown[] = {"name", "batch", "block_in", "block_out", "inp_bits", "wgt_bits", "acc_bits", "out_bits",
-                                 "inp_buffer_bytes", "wgt_buffer_bytes", "acc_buffer_bytes", "out_buffer_bytes", "uop_buffer_bytes"};
   for (auto& [k, v] : j.items()) {
     bool known = false;
-    for (auto* n : kKnown) known |= k == n;
+    for (auto* n : kConfigFields) known |= k == n;
     if (!known) LOOM_THROW(ConfigError, "accelerator config ", origin, ": unknown field '", k, "'");
   }
   if (j.contains("name")) {
@@ -141,6 +165,13 @@ AccelConfig AccelConfig::load(const std::string& path) {
   if (!in) LOOM_THROW(ConfigError, "accelerator config: cannot open '", path, "'");
   std::stringstream ss;
   ss << in.rdbuf();
+  nlohmann::json j = parse_without_duplicates(ss.str(), "'" + path + "'");
+  if (j.is_object()) {
+    std::string missing;
+    for (auto* f : kConfigFields)
+      if (!j.contains(f)) missing += (missing.empty() ? "'" : ", '") + std::string(f) + "'";
+    if (!missing.empty()) LOOM_THROW(ConfigError, "accelerator config '", path, "': missing field(s) ", missing, " (a config file gives every field)");
+  }
   return from_json(ss.str(), "'" + path + "'");
 }
 

@@ -78,7 +78,9 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     for (auto& i : g.at("inputs")) ex.inputs_.push_back(check_id(i.get<int>(), "an input"));
     for (auto& o : g.at("outputs")) ex.outputs_.push_back(check_id(o.get<int>(), "an output"));
     for (auto& k : g.at("kernels")) {
-      KernelCall call{k.at("node").get<std::string>(), k.at("func").get<std::string>(), {}};
+      KernelCall call;
+      call.node = k.at("node").get<std::string>();
+      call.func = k.at("func").get<std::string>();
       for (auto& a : k.at("args")) call.args.push_back(check_id(a.get<int>(), "a kernel argument"));
       call.accel_stream = k.value("accel_stream", -1);
       for (auto& a : k.value("upload", json::array())) call.upload.push_back(check_id(a.get<int>(), "an upload"));

@@ -77,9 +77,11 @@ Module::Module(std::vector<FunctionSignature> sigs, std::vector<CompiledFn> func
 
 Module Module::load(const std::string& path) {
   dlerror();
-  // A path is a file, never a library name for dlopen's search (which would skip "g.so" in the
-  // working directory and could load another library of that name).
-  std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // A bare name of a file in the working directory is that file ("g.so" written by `loom export`);
+  // dlopen alone would search the library path instead and miss it. Other bare names
+  // ("libm.so.6") are still looked up as libraries.
+  std::string file = path;
+  if (path.find('/') == std::string::npos && ::access(path.c_str(), F_OK) == 0) file = "./" + path;
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();

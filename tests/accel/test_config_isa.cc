@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
 
 #include "accel_harness.h"
+#include "common/temp_dir.h"
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -166,6 +168,29 @@ TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"wgt_buffer_bytes": 100000})"); }).find("'wgt_buffer_bytes' must be a power of two"),
             std::string::npos);
+}
+
+// Strict inputs: a field given twice, a config file missing fields, and a name that would break
+// the generated SystemVerilog are errors naming them; a JSON object of overrides (from_json) is
+// documented to take the default's other fields.
+TEST(AccelConfig, DuplicateMissingAndBadNamesAreRefused) {
+  std::string e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"batch": 1, "block_in": 16, "batch": 2})"); });
+  EXPECT_NE(e.find("field 'batch' is given twice"), std::string::npos) << e;
+  e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"name": "two\nlines"})"); });
+  EXPECT_NE(e.find("'name' must be 1 to 64 letters"), std::string::npos) << e;
+  e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"name": "x\"; endpackage"})"); });
+  EXPECT_NE(e.find("'name' must be"), std::string::npos) << e;
+  EXPECT_EQ(AccelConfig::from_json(R"({"block_out": 32})").block_in, default_config().block_in);  // overrides
+  test::TestDir dir;
+  std::string path = dir.file("partial.json");
+  {
+    std::ofstream f(path);
+    f << R"({"name": "partial", "batch": 1, "block_in": 16, "block_out": 16, "inp_bits": 8, "wgt_bits": 8, "acc_bits": 32, "out_bits": 8,
+              "inp_buffer_bytes": 32768, "wgt_buffer_bytes": 262144, "acc_buffer_bytes": 131072})";
+  }
+  e = test::error_text<ConfigError>([&] { AccelConfig::load(path); });
+  EXPECT_NE(e.find("missing field(s) 'out_buffer_bytes', 'uop_buffer_bytes'"), std::string::npos) << e;
+  EXPECT_NE(e.find("partial.json"), std::string::npos) << e;
 }
 
 // Every config shipped in accel/configs (read from the folder, so a new file is covered too).

@@ -50,7 +50,11 @@ struct AccelConfig {
   void validate() const;
 
   std::string to_json() const;
+  // Fields not given take the built-in default's values (a JSON object of overrides); unknown and
+  // duplicate fields are errors naming the field.
   static AccelConfig from_json(const std::string& json_text, const std::string& origin = "<string>");
+  // A config file must give every field: a missing one is an error naming it (a hardware
+  // description should not silently inherit sizes).
   static AccelConfig load(const std::string& path);
   bool operator==(const AccelConfig& o) const { return to_json() == o.to_json(); }
 };
