@@ -113,7 +113,10 @@ Program Program::load(const std::string& path) {
 
 std::vector<Instruction> Program::instructions() const {
   for (auto& s : segments) {
-    if (insn_addr < s.addr || insn_addr + 16ull * insn_count > s.addr + s.data.size()) continue;
+    // Overflow-safe: offset and length within the segment (addresses near 2^64 must not wrap).
+    if (insn_addr < s.addr) continue;
+    uint64_t offset = insn_addr - s.addr, bytes = 16ull * insn_count;
+    if (offset > s.data.size() || bytes > s.data.size() - offset) continue;
     IsaLayout layout(config);
     std::vector<Instruction> out;
     for (uint32_t k = 0; k < insn_count; ++k) {

@@ -128,7 +128,8 @@ bool DeviceMemoryAllocator::contains(uint64_t addr, uint64_t bytes) const {
   auto it = live_.upper_bound(addr);
   if (it == live_.begin()) return false;
   --it;
-  return addr >= it->first && addr + bytes <= it->first + it->second;
+  // Overflow-safe (untrusted addresses near 2^64 must not wrap into an allocation).
+  return addr >= it->first && bytes <= it->second && addr - it->first <= it->second - bytes;
 }
 
 static std::map<std::string, AccelDeviceFactory>& registry() {

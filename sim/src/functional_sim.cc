@@ -232,7 +232,7 @@ void FunctionalSim::run() {
     bool finish = false;
     for (uint32_t k = 0; k < count; ++k) {
       InsnWord w;
-      if (!allocator_.contains(insn_addr + 16ull * k, 16))
+      if (insn_addr > UINT64_MAX - 16ull * (k + 1ull) || !allocator_.contains(insn_addr + 16ull * k, 16))
         throw SimFailure{k, "instruction " + std::to_string(k) + ": fetch address is outside allocated device memory"};
       std::memcpy(w.data(), dram_.get() + (insn_addr + 16ull * k - kDramBase), 16);
       try {

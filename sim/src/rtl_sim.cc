@@ -270,7 +270,7 @@ struct RtlSim::Impl {
     const uint64_t insn_addr = uint64_t(snapshot.at(reg::kInsnAddrHi)) << 32 | snapshot.at(reg::kInsnAddrLo);
     std::ostringstream m;
     m << "instruction " << index;
-    if (index < insn_count && dram.allocator().contains(insn_addr + 16ull * index, 16)) {
+    if (index < insn_count && insn_addr <= UINT64_MAX - 16ull * (index + 1ull) && dram.allocator().contains(insn_addr + 16ull * index, 16)) {
       InsnWord w;
       std::memcpy(w.data(), dram.host_ptr(insn_addr + 16ull * index), 16);
       try {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "accel/accel_harness.h"
+#include "loom/accel/program.h"
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -195,3 +196,34 @@ TEST(FsimErrors, MissingFinishAndBadRegisters) {
 
 }  // namespace
 }  // namespace loom::accel
+
+namespace loom::test {
+namespace {
+
+// Untrusted addresses near 2^64 (a corrupted program file) must not wrap into an allocation: the
+// stream is refused by name, never read out of bounds (these crashed with SIGSEGV).
+TEST(FsimErrors, AddressesNearTheTopOfTheAddressSpaceDoNotWrap) {
+  DeviceMemoryAllocator a(0x1000, 0x10000);
+  uint64_t at = a.alloc(256, 64, "test");
+  EXPECT_TRUE(a.contains(at, 256));
+  EXPECT_FALSE(a.contains(at, 257));
+  EXPECT_FALSE(a.contains(at + 16, UINT64_MAX - 8));  // addr + bytes wraps to below the allocation's end
+  EXPECT_FALSE(a.contains(UINT64_MAX - 15, 32));
+
+  accel::AccelConfig cfg = accel::default_config();
+  accel::Program p;
+  p.config = cfg;
+  p.segments.push_back({0x10000, 64, std::vector<uint8_t>(64, 0)});
+  p.insn_addr = UINT64_MAX - 15;  // the second instruction would wrap to address 0
+  p.insn_count = 2;
+  std::string e = error_text<RuntimeError>([&] { p.instructions(); });
+  EXPECT_NE(e.find("not inside any memory segment"), std::string::npos) << e;
+  sim::FunctionalSim dev(cfg);
+  dev.alloc(64);
+  dev.launch(p.insn_addr, p.insn_count);
+  e = error_text<DeviceError>([&] { dev.wait(); });
+  EXPECT_NE(e.find("fetch address is outside allocated device memory"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace loom::test
