@@ -1,5 +1,7 @@
 #include "loom/accel/program.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <map>
 #include <fstream>
@@ -28,7 +30,12 @@ class Writer {
 
 class Reader {
  public:
-  Reader(std::istream& is, std::string path) : is_(is), path_(std::move(path)) {}
+  Reader(std::istream& is, std::string path) : is_(is), path_(std::move(path)) {
+    // The file's size bounds every block: a corrupt length is refused before anything is allocated.
+    is_.seekg(0, std::ios::end);
+    size_ = uint64_t(std::max<std::streamoff>(is_.tellg(), 0));
+    is_.seekg(0, std::ios::beg);
+  }
   template <typename T>
   T get() {
     T v{};
@@ -42,7 +49,9 @@ class Reader {
   }
   std::vector<uint8_t> block(uint64_t n) {
     std::vector<uint8_t> v;
-    if (n > (uint64_t{1} << 32)) LOOM_THROW(RuntimeError, "program '", path_, "': implausible block of ", n, " bytes (corrupt file?)");
+    uint64_t at = uint64_t(std::max<std::streamoff>(is_.tellg(), 0));
+    if (n > size_ - std::min(at, size_))
+      LOOM_THROW(RuntimeError, "program '", path_, "': truncated file (a block of ", n, " bytes at offset ", at, ", the file has ", size_, ")");
     v.resize(n);
     bytes(v.data(), n);
     return v;
@@ -51,6 +60,7 @@ class Reader {
  private:
   std::istream& is_;
   std::string path_;
+  uint64_t size_ = 0;
 };
 
 }  // namespace

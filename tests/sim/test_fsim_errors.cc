@@ -4,6 +4,9 @@
 
 #include "accel/accel_harness.h"
 #include "loom/accel/program.h"
+#include "common/temp_dir.h"
+
+#include <fstream>
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -223,6 +226,28 @@ TEST(FsimErrors, AddressesNearTheTopOfTheAddressSpaceDoNotWrap) {
   dev.launch(p.insn_addr, p.insn_count);
   e = error_text<DeviceError>([&] { dev.wait(); });
   EXPECT_NE(e.find("fetch address is outside allocated device memory"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace loom::test
+
+namespace loom::test {
+namespace {
+
+// A corrupt length in a program file is refused against the file's size before anything is
+// allocated (a 0xffffffff config length made `loom disasm` allocate 4 GB first).
+TEST(FsimErrors, CorruptProgramLengthsAreRefusedBeforeAllocating) {
+  TestDir dir;
+  std::string path = dir.file("bad.loomprg");
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write("LOOMPRG1", 8);
+    uint32_t huge = 0xffffffffu;
+    f.write(reinterpret_cast<const char*>(&huge), 4);
+    f.write("{}", 2);
+  }
+  std::string e = error_text<RuntimeError>([&] { accel::Program::load(path); });
+  EXPECT_NE(e.find("truncated file (a block of 4294967295 bytes at offset 12, the file has 14)"), std::string::npos) << e;
 }
 
 }  // namespace
