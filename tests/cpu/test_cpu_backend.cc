@@ -136,7 +136,9 @@ TEST(CpuBackend, GemmTilesCrossCompileForEveryX86Level) {
     ops::schedule_matmul_packed_cpu(s, C, t);
     std::string assembly = codegen::emit_assembly({schedule::lower(s, {A, B, C}, "gemm")}, o);
     EXPECT_NE(assembly.find(l.must), std::string::npos);
-    if (l.must_not) EXPECT_EQ(assembly.find(l.must_not), std::string::npos);
+    if (l.must_not) {
+      EXPECT_EQ(assembly.find(l.must_not), std::string::npos);
+    }
     EXPECT_NE(assembly.find("vfmadd"), std::string::npos) << "fused multiply-adds";
   }
 }

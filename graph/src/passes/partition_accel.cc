@@ -145,7 +145,7 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
   AccelPartitionReport report;
   auto users = g.users();
   std::vector<int> outputs = g.outputs;
-  Rewriter rw{g, cfg};
+  Rewriter rw{g, cfg, {}, -1};
   for (int id : g.topological_order()) {
     const Node rq = g.node(id);
     if (!rq.is_op() || rq.op != "requantize" || !g.node(rq.inputs[0]).is_op()) continue;
