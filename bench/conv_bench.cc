@@ -18,7 +18,7 @@
 using namespace loom;
 
 int main(int argc, char** argv) {
-  int hw = 56, reps = 10, channels = 64, oc_block = 16, x_block = 0;
+  int hw = 56, reps = 10, channels = 64, oc_block = 0, x_block = 0;
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
@@ -35,11 +35,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The register tile for the host's vectors unless --oc-block/--x-block override it.
+  codegen::TargetInfo target = codegen::target_info();
+  ops::ConvNchwTiling chosen = ops::conv_nchw_tiling_for(target.float32_lanes(), target.vector_registers, channels, hw);
+  if (oc_block <= 0) oc_block = chosen.oc_block;
+  if (x_block <= 0) x_block = chosen.x_block;
+  std::printf("  loom kernel: schedule_conv2d_nchw_cpu, register tile %d output channels x %d columns\n", oc_block, x_block);
   DataType f32 = DataType::Float(32);
   ir::Tensor X = ir::placeholder({1, channels, hw, hw}, f32, "X"), W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
   ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, oc_block, "Y");
   schedule::Schedule s({Y});
-  if (x_block <= 0) x_block = hw % 28 == 0 ? 28 : hw % 14 == 0 ? 14 : hw % 7 == 0 ? 7 : 1;
   ops::schedule_conv2d_nchw_cpu(s, Y, oc_block, x_block);
   runtime::Module mod = codegen::build_llvm({schedule::lower(s, {X, W, Y}, "conv2d")});
 

@@ -28,11 +28,13 @@ BuiltWorkload conv2d(int size) {
   int hw = size > 0 ? size : 28;
   BuiltWorkload w;
   Tensor X = placeholder({1, 64, hw, hw}, DataType::Float(32), "X"), W = placeholder({64, 64, 3, 3}, DataType::Float(32), "W");
-  Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, 32, "Y");
+  codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
+  ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(target.float32_lanes(), target.vector_registers, 64, hw);
+  Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block, "Y");
   w.inputs = {X, W};
   w.outputs = {Y};
   w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
-  ops::schedule_conv2d_nchw_cpu(*w.schedule, Y, 32, hw % 7 == 0 ? 7 : 1);
+  ops::schedule_conv2d_nchw_cpu(*w.schedule, Y, t.oc_block, t.x_block);
   w.flops = 2.0 * 64 * 64 * 9 * hw * hw;
   return w;
 }

@@ -18,6 +18,25 @@ GemmTiling gemm_tiling_for(int lanes, int registers) {
   return {std::min(8, (registers - 3) / 2), 2 * lanes, 256};
 }
 
+ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, int out_w) {
+  if (lanes < 1 || registers < 4 || out_channels < 1 || out_w < 1)
+    LOOM_THROW(ScheduleError, "conv tiling: ", lanes, " lanes, ", registers, " registers, ", out_channels, " channels, ", out_w, " columns");
+  ConvNchwTiling best{out_channels, 1};
+  double best_loads = 1e30;
+  for (int v = 1; v * lanes <= out_channels; ++v) {
+    int oc = v * lanes;
+    if (out_channels % oc) continue;
+    for (int x = out_w; x >= 1; --x) {
+      if (out_w % x || x * v > registers - v - 1) continue;
+      double loads = double(v + x) / double(v * x);
+      if (loads < best_loads - 1e-9 || (loads < best_loads + 1e-9 && oc > best.oc_block)) best = {oc, x}, best_loads = loads;
+      break;  // the widest x that fits is the best for this oc
+    }
+  }
+  if (best_loads > 1e29) best = {out_channels % lanes == 0 ? lanes : out_channels, 1};  // too few registers: one column
+  return best;
+}
+
 void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
   Tensor Bp = input_named_tag(C, "pack");
   if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
