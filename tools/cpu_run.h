@@ -18,6 +18,7 @@ struct CpuRunOptions {
 struct CpuRunReport {
   double compile_ms = 0, best_ms = 0, gflops = 0, max_abs_error = 0;
   int threads = 0;
+  std::string reference;  // what the output was checked against
 };
 
 CpuRunReport run_cpu_workload(const std::string& name, int size, const CpuRunOptions& opt, std::ostream& log);
