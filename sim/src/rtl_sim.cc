@@ -240,7 +240,7 @@ struct RtlSim::Impl {
     if (cycle_limit_hit) {
       std::ostringstream m;
       m << "no FINISH after " << opt.cycle_limit << " cycles (" << insn_count << " instructions at 0x" << std::hex << insn_addr
-        << "; raise the limit with the \"cycle_limit\" option if the stream is legitimately this long)";
+        << "; raise the limit with --cycle-limit (the rtl option \"cycle_limit\") if the stream is legitimately this long)";
       error = m.str();
       snapshot[reg::kStatus] = reg::kError;
       snapshot[reg::kErrorIndex] = insn_count;
