@@ -93,6 +93,13 @@ void Program::save(const std::string& path) const {
 Program Program::load(const std::string& path) {
   std::ifstream is(path, std::ios::binary);
   if (!is) LOOM_THROW(RuntimeError, "program: cannot open '", path, "'");
+  std::ostringstream ss;
+  ss << is.rdbuf();
+  return parse(ss.str(), path);
+}
+
+Program Program::parse(const std::string& bytes, const std::string& path) {
+  std::istringstream is(bytes);
   Reader r(is, path);
   char magic[8];
   r.bytes(magic, 8);

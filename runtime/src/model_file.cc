@@ -95,7 +95,7 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
   size_t end = in.size() - 8;
   for (uint32_t s = 0; s < kSections; ++s) {
     uint64_t len = get<uint64_t>(in, pos, origin, body_names[s].c_str());
-    if (len > end - pos)
+    if (pos > end || len > end - pos)  // the length itself may already reach into the trailing hash
       LOOM_THROW(ModelError, origin, ": truncated compiled model (", body_names[s], " needs ", len, " bytes, ", end - pos, " left)");
     if (s == 1) {
       m.params = aligned_buffer(len);

@@ -144,3 +144,18 @@ TEST(AccelBackends, UnregisteredBackendSaysHowToRegister) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// Found by fuzz_model_file: a section length read from the bytes just before the trailing hash
+// left the read position past the end of the sections, the bounds check underflowed, and the
+// parser tried to allocate ~350 TB. It is a truncated file.
+TEST(ModelFileFuzzRegressions, LengthReadIntoTheHashIsTruncation) {
+  std::string bytes("LOOMMODL\x01\x00\x00\x00\x03\x00\x00\x00OMMODL\x01\x00\x00\x00\x03\x00\x00", 29);
+  std::string msg = test::error_text<ModelError>([&] { runtime::parse_model_file(bytes, "fuzz.loom"); });
+  EXPECT_NE(msg.find("fuzz.loom: truncated compiled model"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace loom

@@ -34,6 +34,8 @@ struct Program {
 
   void save(const std::string& path) const;
   static Program load(const std::string& path);  // throws RuntimeError naming the path
+  // The same from the bytes of a program file; `origin` names it in errors.
+  static Program parse(const std::string& bytes, const std::string& origin);
   std::vector<Instruction> instructions() const;  // decoded (IsaError names the index)
 };
 
