@@ -195,9 +195,6 @@ int compile_cmd(const std::vector<std::string>& args) {
 #endif
 }
 
-// With an accelerator, the per-kernel table is always printed (it is what an accelerator user reads).
-bool ex_accel_profile(const std::optional<accel::AccelConfig>& cfg) { return cfg.has_value(); }
-
 // Per kernel: where it ran, host time, and for accelerator kernels cycles, GEMM use (multiply-
 // accumulates per cycle over the GEMM core's peak) and DMA bytes.
 nlohmann::json kernel_table_json(const runtime::GraphExecutor& ex, const std::vector<double>& times, const std::optional<accel::AccelConfig>& cfg) {
@@ -289,7 +286,7 @@ int run_model_cmd(const std::vector<std::string>& args) {
              bopt.o_dram_bytes_per_cycle->count()) {
     LOOM_THROW(Error, "'", model, "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
   }
-  if (as_json || ex_accel_profile(cfg)) profile = true;
+  if (as_json || cfg) profile = true;  // with an accelerator, the per-kernel table is what its user reads
   auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
   if (!inputs.empty() && inputs.size() != ex.num_inputs())
     LOOM_THROW(Error, "the model has ", ex.num_inputs(), " inputs, ", inputs.size(), " --input files given");

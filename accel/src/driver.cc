@@ -59,8 +59,7 @@ void Driver::copy_from_device(const DeviceBuffer& b, void* dst, uint64_t bytes, 
 }
 
 uint32_t Driver::dram_entry(uint64_t addr, MemType mem) const {
-  int bytes = mem == MemType::Inp ? config_.inp_block_bytes() : mem == MemType::Wgt ? config_.wgt_block_bytes()
-              : mem == MemType::Acc ? config_.acc_block_bytes() : mem == MemType::Out ? config_.out_block_bytes() : AccelConfig::kUopBytes;
+  int bytes = entry_bytes(config_, mem);
   if (addr % bytes) LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, std::dec, " is not aligned to a ", bytes, "-byte ", to_string(mem), " entry");
   if (addr / bytes > 0xffffffffull) LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, " is beyond the 32-bit entry range");
   return uint32_t(addr / bytes);

@@ -18,6 +18,17 @@ const char* to_string(Opcode o) {
   }
   return "?";
 }
+int entry_bytes(const AccelConfig& c, MemType m) {
+  switch (m) {
+    case MemType::Uop: return AccelConfig::kUopBytes;
+    case MemType::Wgt: return c.wgt_block_bytes();
+    case MemType::Inp: return c.inp_block_bytes();
+    case MemType::Acc: return c.acc_block_bytes();
+    case MemType::Out: return c.out_block_bytes();
+  }
+  return AccelConfig::kUopBytes;
+}
+
 const char* to_string(MemType m) {
   switch (m) {
     case MemType::Uop: return "uop";

@@ -51,7 +51,8 @@ ImageLinker::ImageLinker(const AccelConfig& config) : device_(kLinkBase) {
   // A base must keep every DMA address a whole number of entries: align to a power of two that
   // every entry size divides.
   uint64_t align = 4096;
-  for (int e : {config.inp_block_bytes(), config.wgt_block_bytes(), config.acc_block_bytes(), config.out_block_bytes(), int(AccelConfig::kUopBytes)}) {
+  for (MemType m : {MemType::Uop, MemType::Wgt, MemType::Inp, MemType::Acc, MemType::Out}) {
+    int e = entry_bytes(config, m);
     while (align % uint64_t(e)) {
       if (align > (uint64_t(1) << 32)) LOOM_THROW(ConfigError, "config '", config.name, "': an entry of ", e, " bytes has no power-of-two alignment; relocatable images need power-of-two entry sizes");
       align *= 2;
@@ -75,11 +76,9 @@ size_t ImageLinker::seal_stream(const std::string& name) {
     const Instruction& i = s.instructions[k];
     if (i.opcode != Opcode::Load && i.opcode != Opcode::Store) continue;
     if (i.y_size == 0 || i.x_size == 0) continue;  // a no-op that only carries tokens reads no memory
-    int scale = i.mem == MemType::Inp ? c.inp_block_bytes() : i.mem == MemType::Wgt ? c.wgt_block_bytes()
-                : i.mem == MemType::Acc ? c.acc_block_bytes() : i.mem == MemType::Out ? c.out_block_bytes() : AccelConfig::kUopBytes;
     for (const auto& f : layout.fields(i.opcode))
       if (f.name == "dram_base")
-        image_.relocations.push_back({s.addr - device_.base() + 16 * k, uint16_t(f.offset), uint16_t(f.width), uint32_t(scale)});
+        image_.relocations.push_back({s.addr - device_.base() + 16 * k, uint16_t(f.offset), uint16_t(f.width), uint32_t(entry_bytes(c, i.mem))});
   }
   image_.streams.push_back({name, s.addr - device_.base(), s.count});
   return image_.streams.size() - 1;

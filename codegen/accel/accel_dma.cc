@@ -98,7 +98,7 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
   int64_t x_size = x[0] - x[3] - x[4], y_size = y[0] - y[3] - y[4];
   if (x_size <= 0 || y_size <= 0) fail("DMA into '" + dst.buffer->name + "': a tile made only of padding");
   Module m = mem == MemType::Acc ? Module::Compute : Module::Load;
-  const int64_t elem_bytes = (mem == MemType::Acc ? c_.acc_block_bytes() : mem == MemType::Wgt ? c_.wgt_block_bytes() : c_.inp_block_bytes()) / e;
+  const int64_t elem_bytes = accel::entry_bytes(c_, mem) / e;
   for_each_outer(t, [&](int64_t dst_off, int64_t src_off) {
     if (dst_off % e) fail("DMA into '" + dst.buffer->name + "': an outer dimension does not step by whole entries");
     uint32_t base = entry_of(dst, "DMA destination") + uint32_t(dst_off / e);

@@ -14,10 +14,7 @@ uint64_t AccelBuild::place(const Graph& g, int id) {
   auto it = offset_.find(id);
   if (it != offset_.end()) return it->second;
   const Node& n = g.node(id);
-  uint64_t bytes = g.type_of(id).nbytes();
-  reserved_ += bytes;
-  uint64_t off = linker_.reserve(bytes, n.is_constant() ? n.value.raw_data() : nullptr);
-  return offset_[id] = off;
+  return offset_[id] = linker_.reserve(g.type_of(id).nbytes(), n.is_constant() ? n.value.raw_data() : nullptr);
 }
 
 size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const std::string& name) {
@@ -50,14 +47,7 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
   } else {
     ops::AddWidenStages a = accel_add_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
-    // Each tile loads both operands, and holds both widened operands and the stages between them
-    // in the accumulator: a quarter of it per tile, one channel block at a time.
-    ops::AccelLimits lim = limits();
-    lim.inp /= 2;
-    lim.acc /= 4;
-    ops::AccelConvTiling t = ops::choose_conv_tiling(ops::ConvShape{int(out[2]), int(out[3]), int(out[1]), 1, 1, 1, 1}, 2, lim);
-    t.oc_blocks = 1;
-    ops::schedule_add_int8_accel(*s, a, blocking, t);
+    ops::schedule_add_int8_accel(*s, a, blocking, ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, limits()));
     result = a.q.out;
   }
   std::vector<ir::Tensor> args = in;

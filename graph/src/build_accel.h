@@ -19,7 +19,6 @@ class AccelBuild {
   bool placed(int id) const { return offset_.count(id) != 0; }
   // Schedules, lowers and emits one accelerator group as its own stream; returns the stream index.
   size_t compile_group(const Graph& g, const FusedGroup& grp, const std::string& name);
-  uint64_t image_bytes_reserved() const { return reserved_; }
   runtime::AccelImage finish() { return linker_.finish(); }
 
  private:
@@ -27,7 +26,6 @@ class AccelBuild {
   accel::AccelConfig config_;
   accel::ImageLinker linker_;
   std::map<int, uint64_t> offset_;
-  uint64_t reserved_ = 0;
 };
 
 }  // namespace loom::graph

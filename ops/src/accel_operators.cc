@@ -59,12 +59,7 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const Blocking& b, const
     Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
     AddWidenStages add = add_int8_widening(A, B, Eye, p.rq, name);
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{add.q.out});
-    AccelLimits two = lim;
-    two.inp /= 2;  // both operands' tiles
-    two.acc /= 4;  // both widened operands and the stages between them
-    AccelConvTiling t = p.conv_tiling ? *p.conv_tiling : choose_conv_tiling(ConvShape{p.size, p.size, C, 1, 1, 1, 1, false}, p.virtual_threads, two);
-    if (!p.conv_tiling) t.oc_blocks = 1;
-    schedule_add_int8_accel(*s, add, b, t);
+    schedule_add_int8_accel(*s, add, b, p.conv_tiling ? *p.conv_tiling : choose_add_tiling(p.size, p.size, C, p.virtual_threads, lim));
     a.inputs = {A, B, Eye};
     a.output = add.q.out;
     a.reference = add_int8(A, B, p.rq, name + "_cpu").out;  // the CPU definition: plain int32 adds

@@ -79,12 +79,6 @@ IterVar tile_activation(Stage& out, const AccelConvTiling& t) {
   return xo;
 }
 
-Tensor input_with_tag(const Tensor& t, const std::string& tag) {
-  for (auto& in : t.op()->input_tensors())
-    if (in.op()->tag == tag) return in;
-  return Tensor();
-}
-
 }  // namespace
 
 AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth) {
@@ -118,6 +112,17 @@ void check_divides(int n, int factor, const char* what, const char* of) {
     LOOM_THROW(ScheduleError, "accelerator tiling: ", what, " ", factor, " does not divide the ", n, " ", of, "; use one of ", divisors_text(n));
 }
 
+// Scratchpad entries a tiling takes, all contexts together.
+struct TileNeeds {
+  int64_t acc, inp, wgt;
+};
+TileNeeds tile_needs(const ConvShape& c, const AccelConvTiling& t) {
+  int64_t vt = t.virtual_threads;
+  return {(int64_t(t.oc_blocks) * t.h_block * t.w_block + (c.bias ? t.oc_blocks : 0)) * vt,
+          int64_t((t.h_block - 1) * c.stride + c.kernel_h) * ((t.w_block - 1) * c.stride + c.kernel_w) * vt,
+          int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * vt};
+}
+
 void check_tiling_divides(int out_h, int out_w, int oc_blocks, const AccelConvTiling& t) {
   check_divides(out_h, t.h_block, "h_block", "output rows");
   check_divides(out_w, t.w_block, "w_block", "output columns");
@@ -129,18 +134,15 @@ void check_tiling_divides(int out_h, int out_w, int oc_blocks, const AccelConvTi
 
 void check_conv_tiling(const ConvShape& c, const AccelConvTiling& t, const AccelLimits& lim) {
   check_tiling_divides(c.out_h, c.out_w, c.oc_blocks, t);
-  int64_t vt = t.virtual_threads;
-  int64_t acc = (int64_t(t.oc_blocks) * t.h_block * t.w_block + (c.bias ? t.oc_blocks : 0)) * vt;
-  int64_t inp = int64_t((t.h_block - 1) * c.stride + c.kernel_h) * ((t.w_block - 1) * c.stride + c.kernel_w) * vt;
-  int64_t wgt = int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * vt;
+  TileNeeds need = tile_needs(c, t);
   auto over = [&](const char* pad, int64_t need, int64_t have, const char* fix) {
     if (need > have)
       LOOM_THROW(ScheduleError, "accelerator tiling ", t.h_block, "x", t.w_block, " x ", t.oc_blocks, " blocks x ", t.virtual_threads,
                  " virtual threads: the ", pad, " scratchpad needs ", need, " entries, has ", have, "; ", fix);
   };
-  over("acc", acc, lim.acc, "use smaller tiles, fewer output-channel blocks per tile or fewer virtual threads");
-  over("inp", inp, lim.inp, "use smaller tiles or fewer virtual threads");
-  over("wgt", wgt, lim.wgt, "use fewer output-channel blocks per tile or fewer virtual threads");
+  over("acc", need.acc, lim.acc, "use smaller tiles, fewer output-channel blocks per tile or fewer virtual threads");
+  over("inp", need.inp, lim.inp, "use smaller tiles or fewer virtual threads");
+  over("wgt", need.wgt, lim.wgt, "use fewer output-channel blocks per tile or fewer virtual threads");
 }
 
 AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, const AccelLimits& lim) {
@@ -165,12 +167,10 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
         for (int ob : divisors_descending(c.oc_blocks)) {
           if (c.oc_blocks % (ob * vt)) continue;
           AccelConvTiling t{h, w, ob, vt};
-          int64_t acc = (int64_t(ob) * h * w + (c.bias ? ob : 0)) * vt;
-          int64_t inp = int64_t((h - 1) * c.stride + c.kernel_h) * ((w - 1) * c.stride + c.kernel_w) * vt;
-          int64_t wgt = int64_t(ob) * c.kernel_h * c.kernel_w * vt;
-          if (acc > lim.acc || inp > lim.inp || wgt > lim.wgt) continue;
+          TileNeeds need = tile_needs(c, t);
+          if (need.acc > lim.acc || need.inp > lim.inp || need.wgt > lim.wgt) continue;
           double tiles = double(c.out_h / h) * (c.out_w / w) * (c.oc_blocks / ob);
-          double load = double(inp) / vt + 16.0 * double(wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
+          double load = double(need.inp) / vt + 16.0 * double(need.wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
           double gemm = double(ob) * h * w * c.kernel_h * c.kernel_w;
           double cost = tiles * c.ic_blocks * (std::max(load, gemm) + kInsnOverhead);
           if (!best || cost < best_cost) best = t, best_cost = cost;
@@ -209,6 +209,15 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
     st.compute_at(acc, ic);
     st.pragma(st.axis(0), "dma_copy");
   }
+}
+
+AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads, const AccelLimits& limits) {
+  AccelLimits lim = limits;
+  lim.inp /= 2;  // both operands' tiles
+  lim.acc /= 4;  // both widened operands and the stages between them
+  AccelConvTiling t = choose_conv_tiling(ConvShape{out_h, out_w, channel_blocks, 1, 1, 1, 1, false}, virtual_threads, lim);
+  t.oc_blocks = 1;  // one channel block per tile
+  return t;
 }
 
 void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Blocking& b, const AccelConvTiling& t) {

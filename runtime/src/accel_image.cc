@@ -149,12 +149,6 @@ void AccelImage::validate(const std::string& origin) const {
   }
 }
 
-size_t AccelImage::stream_index(const std::string& name) const {
-  for (size_t i = 0; i < streams.size(); ++i)
-    if (streams[i].name == name) return i;
-  LOOM_THROW(ModelError, "accelerator image: no stream named '", name, "'");
-}
-
 std::vector<uint8_t> relocate(const AccelImage& image, uint64_t base) {
   if (base % image.alignment)
     LOOM_THROW(ModelError, "accelerator image: base 0x", std::hex, base, std::dec, " is not a multiple of the alignment ", image.alignment);
@@ -165,8 +159,7 @@ std::vector<uint8_t> relocate(const AccelImage& image, uint64_t base) {
     const auto& r = image.relocations[i];
     uint8_t* p = out.data() + r.offset;
     __int128 v = __int128(read_field(p, r.bit, r.width)) + delta / r.scale;
-    __int128 limit = r.width == 64 ? (__int128(1) << 64) : (__int128(1) << r.width);
-    if (v < 0 || v >= limit)
+    if (v < 0 || v >= (__int128(1) << r.width))
       LOOM_THROW(ModelError, "accelerator image: relocation ", i, " (offset ", r.offset, ", bits ", r.bit, "..", r.bit + r.width - 1,
                  ") overflows at base 0x", std::hex, base, std::dec, ": the device address does not fit the ", r.width, "-bit field");
     write_field(p, r.bit, r.width, uint64_t(v));

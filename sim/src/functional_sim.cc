@@ -328,7 +328,9 @@ void register_functional_sim() {
                                          : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
                                          : p == "random"      ? FunctionalSim::Interleave::Random
                                                               : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
-      uint64_t seed = opt.contains("seed") && opt["seed"].is_number_unsigned() ? opt["seed"].get<uint64_t>() : 1;
+      if (opt.contains("seed") && !opt["seed"].is_number_unsigned())
+        LOOM_THROW(ConfigError, "fsim backend: seed must be a non-negative integer, got ", opt["seed"].dump());
+      uint64_t seed = opt.contains("seed") ? opt["seed"].get<uint64_t>() : 1;
       dev->set_interleave(policy, seed);
     }
     return dev;

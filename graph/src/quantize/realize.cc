@@ -103,8 +103,6 @@ class Realizer {
     return -1;
   }
 
-  // Requantizes an int32 accumulator at exponent e_acc into the int8 value of `id` (or of the
-  // relu folded into it).
   // The int8 clamp of a requantization at exponent e: [0, max] with a folded relu/clip.
   std::pair<int64_t, int64_t> clamp_of(int relu, int e) const {
     int64_t lo = -128, hi = 127;
@@ -117,11 +115,24 @@ class Realizer {
     return {lo, hi};
   }
 
-  void requantize(int id, int acc, int e_acc) {
+  // Where the requantization of node `id` goes: the value it produces (the relu folded into it, or
+  // the node itself), that value's exponent and its int8 clamp.
+  struct RequantTarget {
+    int out, e;
+    int64_t lo, hi;
+  };
+  RequantTarget requant_target(int id) const {
     int relu = folded_relu(id);
     int out = relu >= 0 ? relu : id;
     int e = calibrated(out);
     auto [lo, hi] = clamp_of(relu, e);
+    return {out, e, lo, hi};
+  }
+
+  // Requantizes an int32 accumulator at exponent e_acc into the int8 value of `id` (or of the
+  // relu folded into it).
+  void requantize(int id, int acc, int e_acc) {
+    auto [out, e, lo, hi] = requant_target(id);
     int q = sim_ ? op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi))
                  : op("requantize", out, "_rq", {acc}, Attrs().set("shift", int64_t(e - e_acc)).set("min", lo).set("max", hi));
     int8_[out] = {q, e, true};
@@ -162,10 +173,7 @@ class Realizer {
       in.push_back(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), q));
     }
     int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
-    int relu = folded_relu(id);
-    int out = relu >= 0 ? relu : id;
-    int e = calibrated(out);
-    auto [lo, hi] = clamp_of(relu, e);
+    auto [out, e, lo, hi] = requant_target(id);
     if (sim_) {
       int8_[out] = {op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e, true};
       return;

@@ -19,6 +19,8 @@ enum class Module : uint8_t { Load = 0, Compute = 1, Store = 2 };
 
 const char* to_string(Opcode o);
 const char* to_string(MemType m);
+// Bytes of one entry of a scratchpad (DMA addresses count these).
+int entry_bytes(const AccelConfig& config, MemType m);
 const char* to_string(AluOp a);
 const char* to_string(Module m);
 

@@ -47,6 +47,10 @@ void check_conv_tiling(const ConvShape& shape, const AccelConvTiling& tiling, co
 // instruction overhead. Throws ScheduleError naming the scratchpad when not even a 1x1 tile of
 // one block fits.
 AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, const AccelLimits& limits);
+// The tiling of schedule_add_int8_accel: one channel block per tile, sized so both operands'
+// input tiles and the widened operands with the stages between them fit (half the input, a
+// quarter of the accumulator scratchpad per tile).
+AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads, const AccelLimits& limits);
 // add_int8_widening on activations [N/b, C/bi, H, W, b, bi]: per output tile (h_block x w_block
 // of one channel block) both operands and the identity block are loaded, widened by a GEMM each,
 // added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.

@@ -53,7 +53,6 @@ struct AccelImage {
   static AccelImage parse(const std::string& bytes, const std::string& origin);
   // Checks offsets, sizes and relocations against the image; throws ModelError naming `origin`.
   void validate(const std::string& origin) const;
-  size_t stream_index(const std::string& name) const;  // throws ModelError when absent
 };
 
 // Applies the relocations for a move from link_base to `base` to a copy of the initial bytes.
