@@ -28,7 +28,7 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(program insn config image model_file)
+((${#targets[@]})) || targets=(program insn config image model_file executor_graph onnx)
 if ((do_build)); then
   cmake -S "$here/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release > "$build.configure.log" 2>&1 ||
     { cat "$build.configure.log"; exit 1; }

@@ -14,6 +14,7 @@ void check(const BackendOptions& opt) {
   bool rtl_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
   if (rtl_options && opt.backend != "rtl")
     throw CLI::ValidationError("--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl");
+  if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
   if (given(opt.o_fst_begin) && given(opt.o_fst_end) && opt.fst_end <= opt.fst_begin)
     throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" + std::to_string(opt.fst_begin) + ")");
 }
@@ -23,7 +24,7 @@ void check(const BackendOptions& opt) {
 void add_backend_options(CLI::App& app, BackendOptions& opt) {
   std::string backends;
   for (auto& b : accel_backends()) backends += (backends.empty() ? "" : "|") + b;
-  app.add_option("--backend", opt.backend, "accelerator backend (" + backends + ")")
+  opt.o_backend = app.add_option("--backend", opt.backend, "accelerator backend (" + backends + ")")
       ->check(CLI::IsMember(accel_backends()))
       ->capture_default_str()
       ->group("Backend");
@@ -34,6 +35,9 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
   opt.o_cycle_limit = number_option(app, "--cycle-limit", opt.cycle_limit, "rtl: fail a run without FINISH after this many cycles (default 4e9)",
                                     1, uint64_t(1e15))
                           ->group("Backend");
+  opt.o_step_limit = number_option(app, "--step-limit", opt.step_limit, "fsim: fail a run after this many micro-op steps (default 1e9)", 1,
+                                   uint64_t(1e15))
+                         ->group("Backend");
   opt.o_fst = app.add_option("--fst", opt.fst, "rtl: write a waveform (FST) of the run to this file")->check(output_file())->group("Backend");
   opt.o_fst_begin = number_option(app, "--fst-begin", opt.fst_begin, "rtl: first cycle of the waveform (default 0)", 0, UINT64_MAX)
                         ->needs(opt.o_fst)
@@ -42,6 +46,12 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
                       ->needs(opt.o_fst)
                       ->group("Backend");
   app.parse_complete_callback([&opt] { check(opt); });
+}
+
+bool any_backend_option(const BackendOptions& opt) {
+  for (const CLI::Option* o : {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit, opt.o_fst, opt.o_step_limit})
+    if (given(o)) return true;
+  return false;
 }
 
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config) {
@@ -59,6 +69,7 @@ std::string backend_config_json(const BackendOptions& opt, const accel::AccelCon
   if (given(opt.o_fst_begin)) rtl["fst_begin"] = opt.fst_begin;
   if (given(opt.o_fst_end)) rtl["fst_end"] = opt.fst_end;
   if (!rtl.empty()) j["rtl"] = rtl;
+  if (given(opt.o_step_limit)) j["fsim"]["step_limit"] = opt.step_limit;
   return j.dump();
 }
 

@@ -1,6 +1,7 @@
 // The accelerator backend a `loom` command runs on: --backend fsim|rtl, and for the RTL
 // simulation its options (--dram-latency N, --dram-bytes-per-cycle B, --cycle-limit N,
-// --fst FILE [--fst-begin C] [--fst-end C]).
+// --fst FILE [--fst-begin C] [--fst-end C]), and for the functional simulator its step limit
+// (--step-limit N).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -16,19 +17,22 @@ struct BackendOptions {
   std::string backend = "fsim";
   uint32_t dram_latency = 0;
   double dram_bytes_per_cycle = 0;
-  uint64_t cycle_limit = 0, fst_begin = 0, fst_end = 0;
+  uint64_t cycle_limit = 0, fst_begin = 0, fst_end = 0, step_limit = 0;
   std::string fst;
   // The options given on the command line (null until add_backend_options).
-  CLI::Option *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr, *o_cycle_limit = nullptr, *o_fst = nullptr,
-              *o_fst_begin = nullptr, *o_fst_end = nullptr;
+  CLI::Option *o_backend = nullptr, *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr, *o_cycle_limit = nullptr, *o_fst = nullptr,
+              *o_fst_begin = nullptr, *o_fst_end = nullptr, *o_step_limit = nullptr;
 };
 
-// Adds --backend and the RTL simulation's options to `app`, parsed into `opt`.
+// Adds --backend and the simulators' options to `app`, parsed into `opt`.
 void add_backend_options(CLI::App& app, BackendOptions& opt);
+
+// Whether --backend or any simulator option was given on the command line.
+bool any_backend_option(const BackendOptions& opt);
 
 // The device of the chosen backend for `config`. The RTL options need --backend rtl.
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config);
-// The config JSON the backend is opened with: `config` plus the RTL options given.
+// The config JSON the backend is opened with: `config` plus the simulator options given.
 std::string backend_config_json(const BackendOptions& opt, const accel::AccelConfig& config);
 
 }  // namespace loom::tools

@@ -73,7 +73,14 @@ int simulate(const std::vector<std::string>& args) {
     LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", config);
   auto dev = open_accel_backend(bo, p.config);
   ProgramResult r = run_program(p, *dev);
-  std::cout << "ran " << p.insn_count << " instructions on " << bo.backend << " (config '" << p.config.name << "')\n";
+  // What ran, from the device's counters (the header's count includes FINISH and anything the
+  // device did not reach).
+  uint64_t executed = 0;
+  for (AccelCounter c : {AccelCounter::LoadInsns, AccelCounter::UopLoadInsns, AccelCounter::AccLoadInsns, AccelCounter::GemmInsns,
+                         AccelCounter::AluInsns, AccelCounter::StoreInsns})
+    if (auto it = r.counters.find(to_string(c)); it != r.counters.end()) executed += it->second;
+  std::cout << "ran " << file << " on " << bo.backend << " (config '" << p.config.name << "'): executed " << executed
+            << " LOAD/GEMM/ALU/STORE instructions of the " << p.insn_count << "-instruction stream\n";
   if (r.cycles) std::cout << "  cycles: " << r.cycles << "\n";
   for (auto& [k, v] : r.counters) std::cout << "  " << k << ": " << v << "\n";
   std::cout << r.report;

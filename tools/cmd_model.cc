@@ -262,9 +262,12 @@ int run_model_cmd(const std::vector<std::string>& args) {
   uint64_t seed = 1;
   bool profile = false;
   app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
-  app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)");
+  app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)")->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "write output 0 to this .npy file")->check(output_file());
-  app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)");
+  app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)")->check(CLI::ExistingFile);
+  uint64_t max_host = 0;
+  number_option(app, "--max-host-memory", max_host, "refuse a model whose activation buffers need more bytes (default: physical memory)", 1,
+                UINT64_MAX);
   number_option(app, "--tolerance", tolerance, "largest relative error --reference accepts", 0.0, 1.0)->capture_default_str();
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
   number_option(app, "--seed", seed, "seed of the random inputs", 0, UINT64_MAX)->capture_default_str();
@@ -278,12 +281,12 @@ int run_model_cmd(const std::vector<std::string>& args) {
   runtime::ModelFile file = runtime::load_model_file(model);
   runtime::ExecutorOptions eo;
   eo.accel_backend = bopt.backend;
+  eo.max_host_bytes = max_host;
   std::optional<accel::AccelConfig> cfg;
   if (!file.accel_image.empty()) {
     cfg = accel::AccelConfig::from_json(runtime::AccelImage::parse(file.accel_image, model).config_json, model);
     eo.accel_config_json = backend_config_json(bopt, *cfg);
-  } else if (app.count("--backend") || bopt.o_dram_latency->count() || bopt.o_fst->count() || bopt.o_cycle_limit->count() ||
-             bopt.o_dram_bytes_per_cycle->count()) {
+  } else if (any_backend_option(bopt)) {
     LOOM_THROW(Error, "'", model, "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
   }
   if (as_json || cfg) profile = true;  // with an accelerator, the per-kernel table is what its user reads

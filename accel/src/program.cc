@@ -47,6 +47,7 @@ class Reader {
     is_.read(static_cast<char*>(p), std::streamsize(n));
     if (!is_) LOOM_THROW(RuntimeError, "program '", path_, "': truncated file");
   }
+  uint64_t left() const { return size_ - std::min(size_, uint64_t(std::max<std::streamoff>(is_.tellg(), 0))); }
   std::vector<uint8_t> block(uint64_t n) {
     std::vector<uint8_t> v;
     uint64_t at = uint64_t(std::max<std::streamoff>(is_.tellg(), 0));
@@ -125,7 +126,42 @@ Program Program::parse(const std::string& bytes, const std::string& path) {
     s.data = r.block(r.get<uint64_t>());
     p.checks.push_back(std::move(s));
   }
+  if (uint64_t extra = r.left()) LOOM_THROW(RuntimeError, "program '", path, "': ", extra, " trailing bytes after the last check (corrupt file?)");
+  p.validate(path);
   return p;
+}
+
+// The layout a device can load: each segment aligned and inside the 64-bit address space, no two
+// overlapping, a non-empty instruction stream inside one segment, every check inside one.
+void Program::validate(const std::string& origin) const {
+  auto where = [&](const char* what, size_t k) { return "program '" + origin + "': " + what + " " + std::to_string(k); };
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [addr, end)
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const Segment& s = segments[k];
+    if (s.alignment == 0 || (s.alignment & (s.alignment - 1)))
+      LOOM_THROW(RuntimeError, where("segment", k), ": alignment ", s.alignment, " is not a power of two");
+    if (s.addr % s.alignment) LOOM_THROW(RuntimeError, where("segment", k), ": address 0x", std::hex, s.addr, " is not ", std::dec, s.alignment, "-byte aligned");
+    if (s.data.size() > UINT64_MAX - s.addr)
+      LOOM_THROW(RuntimeError, where("segment", k), ": ", s.data.size(), " bytes at 0x", std::hex, s.addr, " run past the end of the address space");
+    ranges.push_back({s.addr, s.addr + s.data.size()});
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t k = 1; k < ranges.size(); ++k)
+    if (ranges[k].first < ranges[k - 1].second)
+      LOOM_THROW(RuntimeError, "program '", origin, "': memory segments at 0x", std::hex, ranges[k - 1].first, " and 0x", ranges[k].first, " overlap");
+  auto inside = [&](uint64_t addr, uint64_t bytes) {
+    for (auto& [a, e] : ranges)
+      if (addr >= a && addr - a <= e - a && bytes <= e - addr) return true;
+    return false;
+  };
+  if (insn_count == 0) LOOM_THROW(RuntimeError, "program '", origin, "': the instruction stream is empty");
+  if (!inside(insn_addr, 16ull * insn_count))
+    LOOM_THROW(RuntimeError, "program '", origin, "': the instruction stream (", insn_count, " instructions at 0x", std::hex, insn_addr,
+               ") is not inside a memory segment");
+  for (size_t k = 0; k < checks.size(); ++k)
+    if (!inside(checks[k].addr, checks[k].data.size()))
+      LOOM_THROW(RuntimeError, where("check", k), ": ", checks[k].data.size(), " bytes at 0x", std::hex, checks[k].addr,
+                 " are not inside a memory segment");
 }
 
 std::vector<Instruction> Program::instructions() const {

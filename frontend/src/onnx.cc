@@ -60,7 +60,9 @@ class Importer {
   // ---- helpers used by the handlers ----
   int opset() const { return opset_; }
   std::string where(const onnx::NodeProto& n) const { return origin_ + ": node '" + node_name(n) + "' (" + n.op_type() + ")"; }
-  static std::string node_name(const onnx::NodeProto& n) { return n.name().empty() ? n.output(0) : n.name(); }
+  static std::string node_name(const onnx::NodeProto& n) {
+    return !n.name().empty() ? n.name() : n.output_size() > 0 ? n.output(0) : std::string("<unnamed>");
+  }
 
   int input(const onnx::NodeProto& n, int i) {
     if (i >= n.input_size() || n.input(i).empty()) LOOM_THROW(ModelError, where(n), ": missing input ", i);
@@ -195,6 +197,7 @@ class Importer {
   }
 
   void import_node(const onnx::NodeProto& n) {
+    if (n.output_size() == 0 || n.output(0).empty()) LOOM_THROW(ModelError, where(n), ": the node has no output");
     if (!n.domain().empty() && n.domain() != "ai.onnx")
       LOOM_THROW(ModelError, where(n), ": operator domain '", n.domain(), "' is not supported (only the default ONNX domain)");
     auto it = handlers().find(n.op_type());
@@ -411,14 +414,14 @@ void import_reshape(Importer& im, const onnx::NodeProto& n) {
     }
     if (d < 0) im.unsupported(n, "negative dimension in shape");
     out.push_back(d);
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known) || known > kMaxElements) im.unsupported(n, "shape " + shape_str(spec) + " is too large");
   }
-  int64_t total = numel(in);
+  int64_t total = numel(in, im.where(n));
   if (infer >= 0) {
     if (known == 0 || total % known != 0) im.unsupported(n, "cannot infer the -1 dimension of " + shape_str(spec) + " for " + shape_str(in));
     out[infer] = total / known;
   }
-  if (numel(out) != total) im.unsupported(n, "cannot reshape " + shape_str(in) + " to " + shape_str(out));
+  if (numel(out, im.where(n)) != total) im.unsupported(n, "cannot reshape " + shape_str(in) + " to " + shape_str(out));
   emit_reshape(im, n, x, out);
 }
 
@@ -506,7 +509,7 @@ void import_pad(Importer& im, const onnx::NodeProto& n) {
 NDArray nearest_map(Importer& im, const onnx::NodeProto& n, int64_t in, int64_t out, double scale) {
   std::string ctm = im.attr_string(n, "coordinate_transformation_mode", "half_pixel");
   std::string nm = im.attr_string(n, "nearest_mode", "round_prefer_floor");
-  NDArray m = NDArray::empty({out}, DataType::Int(32));
+  NDArray m = folded_const({out}, DataType::Int(32), im.where(n));
   for (int64_t o = 0; o < out; ++o) {
     double x;
     if (ctm == "asymmetric") x = o / scale;
@@ -537,13 +540,18 @@ void import_resize(Importer& im, const onnx::NodeProto& n) {
   if (im.has_input(n, 3)) {
     out = im.const_ints(n, 3);
     if (out.size() != 4) im.unsupported(n, "sizes must have 4 values");
+    for (int d = 0; d < 4; ++d)
+      if (out[d] < 1 || out[d] > kMaxElements) im.unsupported(n, "size " + std::to_string(out[d]) + " of dimension " + std::to_string(d) + " is out of range");
     for (int d = 0; d < 4; ++d) scales[d] = double(out[d]) / double(in[d]);
   } else if (im.has_input(n, 2)) {
     const NDArray& s = im.constant(n, 2);
     if (s.numel() != 4) im.unsupported(n, "scales must have 4 values");
     for (int d = 0; d < 4; ++d) {
       scales[d] = s.get_as_double(d);
-      out[d] = static_cast<int64_t>(std::floor(in[d] * scales[d]));
+      double size = std::floor(double(in[d]) * scales[d]);
+      if (!(scales[d] > 0) || !(size >= 1 && size <= double(kMaxElements)))
+        im.unsupported(n, "scale " + std::to_string(scales[d]) + " of dimension " + std::to_string(d) + " is not a positive, finite factor");
+      out[d] = static_cast<int64_t>(size);
     }
   } else {
     im.unsupported(n, "needs scales or sizes");
@@ -616,7 +624,7 @@ void import_cast(Importer& im, const onnx::NodeProto& n) {
 void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
   std::vector<int64_t> shape = im.const_ints(n, 0);
   NDArray fill = im.attr(n, "value") ? im.attr_tensor(n, "value") : NDArray::zeros({1}, DataType::Float(32));
-  NDArray out = NDArray::empty(shape, fill.dtype());
+  NDArray out = folded_const(shape, fill.dtype(), im.where(n));
   for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(static_cast<char*>(out.raw_data()) + i * fill.dtype().bytes(), fill.raw_data(), fill.dtype().bytes());
   im.output(n, im.add_const(n, out));
 }

@@ -1,5 +1,7 @@
 #include "onnx_tensor.h"
 
+#include <cmath>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,24 +25,45 @@ DataType onnx_dtype(int t, const std::string& where) {
   }
 }
 
-int64_t numel(const std::vector<int64_t>& shape) {
+int64_t numel(const std::vector<int64_t>& shape, const std::string& where) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0) LOOM_THROW(ModelError, where, ": negative dimension in ", shape_str(shape));
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements)
+      LOOM_THROW(ModelError, where, ": shape ", shape_str(shape), " has more than 2^40 elements");
+  }
   return n;
+}
+
+NDArray folded_const(const std::vector<int64_t>& shape, DataType dtype, const std::string& where) {
+  uint64_t bytes = uint64_t(numel(shape, where)) * dtype.bytes();
+  if (bytes > kMaxFoldedBytes)
+    LOOM_THROW(ModelError, where, ": computing ", dtype.str(), shape_str(shape), " at import would take ", bytes, " bytes (the limit is ",
+               kMaxFoldedBytes, ")");
+  return NDArray::empty(shape, dtype);
 }
 
 NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, const std::string& where) {
   DataType dt = onnx_dtype(t.data_type(), where);
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
-  for (int64_t d : shape)
-    if (d < 0 || d > (int64_t(1) << 40)) LOOM_THROW(ModelError, where, ": invalid tensor dimension ", d);
-  int64_t n = numel(shape);
+  int64_t n = numel(shape, where);
   uint64_t nbytes = static_cast<uint64_t>(n) * dt.bytes();
   if (nbytes > (uint64_t(1) << 36)) LOOM_THROW(ModelError, where, ": tensor of ", nbytes, " bytes is too large");
-  NDArray a = NDArray::empty(shape, dt);
   auto expect = [&](int64_t have) {
     if (have != n) LOOM_THROW(ModelError, where, ": tensor ", shape_str(shape), " holds ", have, " values, needs ", n);
   };
+  // The data must be there before the tensor is allocated (the dims alone could ask for 64 GiB).
+  if (t.data_location() != onnx::TensorProto::EXTERNAL && !t.has_raw_data()) {
+    switch (t.data_type()) {
+      case onnx::TensorProto::FLOAT: expect(t.float_data_size()); break;
+      case onnx::TensorProto::DOUBLE: expect(t.double_data_size()); break;
+      case onnx::TensorProto::INT64: expect(t.int64_data_size()); break;
+      default: expect(t.int32_data_size()); break;
+    }
+  } else if (t.has_raw_data() && t.raw_data().size() != nbytes) {
+    LOOM_THROW(ModelError, where, ": raw data has ", t.raw_data().size(), " bytes, tensor ", dt.str(), shape_str(shape), " needs ", nbytes);
+  }
+  NDArray a = NDArray::empty(shape, dt);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     uint64_t offset = 0, length = nbytes;
@@ -103,15 +126,21 @@ NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, co
 std::vector<int64_t> int_values(const NDArray& a) {
   std::vector<int64_t> v(static_cast<size_t>(a.numel()));
   if (a.dtype() == DataType::Int(64)) {
-    std::memcpy(v.data(), a.raw_data(), v.size() * 8);
+    if (!v.empty()) std::memcpy(v.data(), a.raw_data(), v.size() * 8);
   } else {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(a.get_as_double(static_cast<int64_t>(i)));
+    for (size_t i = 0; i < v.size(); ++i) {
+      double d = a.get_as_double(static_cast<int64_t>(i));
+      // Only integral values in int64's range convert (NaN or 1e30 would be undefined behaviour).
+      if (!(d >= -9.2e18 && d <= 9.2e18) || d != std::floor(d))
+        LOOM_THROW(ModelError, "constant ", a.describe(), " holds ", d, " where an integer is needed");
+      v[i] = static_cast<int64_t>(d);
+    }
   }
   return v;
 }
 
 NDArray int64_array(const std::vector<int64_t>& values, const std::vector<int64_t>& shape) {
-  NDArray a = NDArray::empty(shape, DataType::Int(64));
+  NDArray a = folded_const(shape, DataType::Int(64));
   if (!values.empty()) std::memcpy(a.raw_data(), values.data(), values.size() * 8);
   return a;
 }
@@ -129,6 +158,12 @@ void copy_elem(const NDArray& from, int64_t i, NDArray& to, int64_t j) {
 }  // namespace
 
 NDArray transpose_const(const NDArray& a, const std::vector<int64_t>& perm) {
+  std::vector<bool> seen(a.shape().size(), false);
+  for (int64_t p : perm) {
+    if (perm.size() != seen.size() || p < 0 || p >= int64_t(seen.size()) || seen[size_t(p)])
+      LOOM_THROW(ModelError, "Transpose perm ", shape_str(perm), " is not a permutation of the ", seen.size(), " axes");
+    seen[size_t(p)] = true;
+  }
   std::vector<int64_t> out_shape;
   for (int64_t p : perm) out_shape.push_back(a.shape()[p]);
   NDArray out = NDArray::empty(out_shape, a.dtype());
@@ -155,6 +190,9 @@ NDArray slice_const(const NDArray& a, const std::vector<int64_t>& starts, const 
     if (ax < 0 || ax >= static_cast<int64_t>(r)) LOOM_THROW(ModelError, "Slice axis ", axes[k], " out of range");
     int64_t dim = a.shape()[ax], st = steps[k];
     if (st == 0) LOOM_THROW(ModelError, "Slice step 0");
+    // A step beyond the dimension takes one element, as that step does; clamping keeps the
+    // arithmetic below from overflowing for steps near +-2^63.
+    st = std::clamp<int64_t>(st, -(dim + 1), dim + 1);
     int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
     int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
     // Clamp as ONNX specifies: [0, dim] for positive steps, [-1, dim - 1] for negative ones.
@@ -195,7 +233,7 @@ NDArray concat_const(const std::vector<NDArray>& parts, int64_t axis) {
     if (p.shape().size() != static_cast<size_t>(r) || p.dtype() != parts[0].dtype()) LOOM_THROW(ModelError, "Concat of mismatched constants");
     shape[axis] += p.shape()[axis];
   }
-  NDArray out = NDArray::empty(shape, parts[0].dtype());
+  NDArray out = folded_const(shape, parts[0].dtype(), "Concat");
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   int64_t j = 0;
@@ -215,7 +253,7 @@ NDArray gather_const(const NDArray& data, const NDArray& indices, int64_t axis) 
   std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + axis);
   shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
   shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
-  NDArray out = NDArray::empty(shape, data.dtype());
+  NDArray out = folded_const(shape, data.dtype(), "Gather");
   int64_t outer = 1, inner = 1, dim = data.shape()[axis];
   for (int64_t d = 0; d < axis; ++d) outer *= data.shape()[d];
   for (int64_t d = axis + 1; d < r; ++d) inner *= data.shape()[d];
@@ -230,9 +268,9 @@ NDArray gather_const(const NDArray& data, const NDArray& indices, int64_t axis) 
 }
 
 NDArray reshape_const(const NDArray& a, const std::vector<int64_t>& shape) {
+  if (numel(shape) != a.numel()) LOOM_THROW(ModelError, "cannot reshape ", a.describe(), " to ", shape_str(shape));
   NDArray out = NDArray::empty(shape, a.dtype());
-  if (out.numel() != a.numel()) LOOM_THROW(ModelError, "cannot reshape ", a.describe(), " to ", shape_str(shape));
-  std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
+  if (a.nbytes()) std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
   return out;
 }
 
@@ -240,7 +278,7 @@ NDArray cast_const(const NDArray& a, DataType to) {
   NDArray out = NDArray::empty(a.shape(), to);
   if (a.dtype() == DataType::Int(64) || to == DataType::Int(64)) {
     if (a.dtype() == to) {
-      std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
+      if (a.nbytes()) std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
     } else if (to == DataType::Int(64)) {
       auto v = int_values(a);
       std::memcpy(out.raw_data(), v.data(), v.size() * 8);

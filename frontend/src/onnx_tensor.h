@@ -17,7 +17,14 @@ NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, co
 // Integer contents of a constant (int64/int32/... or float with integral values).
 std::vector<int64_t> int_values(const NDArray& a);
 NDArray int64_array(const std::vector<int64_t>& values, const std::vector<int64_t>& shape);
-int64_t numel(const std::vector<int64_t>& shape);
+// Elements of `shape`: ModelError (naming `where`) for a negative dimension or more than
+// kMaxElements (the product is computed without overflow: shapes come from the file).
+inline constexpr int64_t kMaxElements = int64_t(1) << 40;
+int64_t numel(const std::vector<int64_t>& shape, const std::string& where = "constant");
+// A constant computed at import (constant folding): at most kMaxFoldedBytes, so a tiny model
+// cannot make the importer allocate gigabytes (ConstantOfShape of [1e6, 1e6]).
+inline constexpr uint64_t kMaxFoldedBytes = uint64_t(256) << 20;
+NDArray folded_const(const std::vector<int64_t>& shape, DataType dtype, const std::string& where = "constant");
 
 // Element-wise copies with arbitrary element size.
 NDArray transpose_const(const NDArray& a, const std::vector<int64_t>& perm);

@@ -93,17 +93,22 @@ std::map<std::string, uint64_t> AccelDevice::counters() {
 
 DeviceMemoryAllocator::DeviceMemoryAllocator(uint64_t base, uint64_t size) : base_(base), size_(size) {}
 
+// Sizes and addresses may come from untrusted files (program files, images): every comparison
+// is written so that values near 2^64 cannot wrap into a range that looks valid.
+static bool fits_below(uint64_t addr, uint64_t bytes, uint64_t limit) { return addr <= limit && bytes <= limit - addr; }
+
 uint64_t DeviceMemoryAllocator::alloc(uint64_t bytes, uint64_t alignment, const std::string& device) {
   if (bytes == 0) bytes = 1;
   if (alignment == 0 || (alignment & (alignment - 1))) LOOM_THROW(DeviceError, device, ": alignment ", alignment, " is not a power of two");
+  if (alignment > size_) LOOM_THROW(DeviceError, device, ": alignment ", alignment, " exceeds the device memory (", size_, " bytes)");
+  auto align_up = [&](uint64_t a) { return (a + alignment - 1) / alignment * alignment; };  // a <= base_ + size_: no wrap
   uint64_t cursor = base_;
   for (auto [start, size] : live_) {
-    uint64_t aligned = (cursor + alignment - 1) / alignment * alignment;
-    if (aligned + bytes <= start) break;
+    if (fits_below(align_up(cursor), bytes, start)) break;
     cursor = start + size;
   }
-  uint64_t aligned = (cursor + alignment - 1) / alignment * alignment;
-  if (aligned + bytes > base_ + size_)
+  uint64_t aligned = align_up(cursor);
+  if (!fits_below(aligned, bytes, base_ + size_))
     LOOM_THROW(DeviceError, device, ": out of device memory allocating ", bytes, " bytes (", size_, " bytes in all)");
   live_[aligned] = bytes;
   return aligned;
@@ -111,8 +116,8 @@ uint64_t DeviceMemoryAllocator::alloc(uint64_t bytes, uint64_t alignment, const 
 
 void DeviceMemoryAllocator::alloc_at(uint64_t addr, uint64_t bytes, const std::string& device) {
   if (bytes == 0) bytes = 1;
-  if (addr < base_ || addr + bytes > base_ + size_)
-    LOOM_THROW(DeviceError, device, ": [0x", std::hex, addr, ", 0x", addr + bytes, ") is outside device memory");
+  if (addr < base_ || !fits_below(addr - base_, bytes, size_))
+    LOOM_THROW(DeviceError, device, ": ", bytes, " bytes at 0x", std::hex, addr, " lie outside device memory [0x", base_, ", 0x", base_ + size_, ")");
   auto next = live_.lower_bound(addr);
   bool overlaps = (next != live_.end() && next->first < addr + bytes) ||
                   (next != live_.begin() && std::prev(next)->first + std::prev(next)->second > addr);

@@ -2,96 +2,43 @@
 
 #include <chrono>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
+#include "execution_plan.h"
 #include "loom/runtime/error.h"
 
 namespace loom::runtime {
 
-using nlohmann::json;
 
 GraphExecutor GraphExecutor::load(const std::string& path, const ExecutorOptions& options) {
   return from_model_file(load_model_file(path), "'" + path + "'", options);
 }
 
 GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin, const ExecutorOptions& options) {
+  ExecutionPlan plan = parse_execution_plan(file.graph_json, file.params_bytes, origin);
+  const uint64_t limit = options.max_host_bytes ? options.max_host_bytes : default_host_memory_limit();
+  if (plan.storage_total() > limit)
+    LOOM_THROW(ModelError, origin, ": the model's activation buffers need ", plan.storage_total(), " bytes of host memory, more than the limit of ",
+               limit, " (ExecutorOptions::max_host_bytes; loom run --max-host-memory)");
   GraphExecutor ex;
-  json g;
-  try {
-    g = json::parse(file.graph_json);
-  } catch (const json::exception& e) {
-    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  ex.target_ = plan.target;
+  ex.model_name_ = plan.model;
+  ex.params_ = file.params;
+  ex.params_bytes_ = file.params_bytes;
+  ex.planned_bytes_ = plan.planned_bytes;
+  ex.unplanned_bytes_ = plan.unplanned_bytes;
+  for (uint64_t bytes : plan.storage_bytes) ex.storages_.push_back(aligned_buffer(bytes));
+  for (const PlannedValue& pv : plan.values) {
+    Value val;
+    val.spec = pv.spec;
+    val.nbytes = pv.nbytes;
+    val.accel_offset = pv.accel_offset;
+    if (pv.kind == PlannedValue::Kind::Param) val.data = ex.params_.get() + pv.param_offset;
+    if (pv.kind == PlannedValue::Kind::Input || pv.kind == PlannedValue::Kind::Temp) val.data = ex.storages_[pv.storage].get();
+    ex.values_.push_back(std::move(val));
   }
-  try {
-    if (g.value("format", "") != kGraphFormat) LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
-    if (g.value("version", 0) != kGraphFormatVersion)
-      LOOM_THROW(ModelError, origin, ": executor graph version ", g.value("version", 0), ", this runtime reads ", kGraphFormatVersion);
-    ex.target_ = g.value("target", "");
-    ex.model_name_ = g.value("model", "");
-    ex.params_ = file.params;
-    ex.params_bytes_ = file.params_bytes;
-    for (auto& s : g.at("storages")) {
-      uint64_t bytes = s.get<uint64_t>();
-      if (bytes > (uint64_t(1) << 40)) LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
-      ex.storages_.push_back(aligned_buffer(bytes));
-    }
-    std::vector<uint64_t> storage_bytes;
-    for (auto& s : g.at("storages")) storage_bytes.push_back(s.get<uint64_t>());
-    ex.planned_bytes_ = g.value("planned_bytes", uint64_t(0));
-    ex.unplanned_bytes_ = g.value("unplanned_bytes", uint64_t(0));
-    for (auto& v : g.at("values")) {
-      Value val;
-      val.spec.name = v.at("name").get<std::string>();
-      val.spec.shape = v.at("shape").get<std::vector<int64_t>>();
-      val.spec.dtype = DataType::parse(v.at("dtype").get<std::string>());
-      uint64_t nbytes = val.spec.dtype.bytes();
-      for (int64_t d : val.spec.shape) {
-        if (d < 0 || (d > 0 && nbytes > (uint64_t(1) << 40) / static_cast<uint64_t>(d)))
-          LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' has an invalid shape ", shape_str(val.spec.shape));
-        nbytes *= static_cast<uint64_t>(d);
-      }
-      std::string kind = v.at("kind").get<std::string>();
-      val.nbytes = nbytes;
-      val.accel_offset = v.value("accel_offset", int64_t(-1));
-      if (kind == "accel_param") {
-        if (val.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator parameter '", val.spec.name, "' has no accel_offset");
-      } else if (kind == "param") {
-        uint64_t off = v.at("offset").get<uint64_t>();
-        if (off % 64 != 0 || off > ex.params_bytes_ || nbytes > ex.params_bytes_ - off)
-          LOOM_THROW(ModelError, origin, ": parameter '", val.spec.name, "' lies outside the parameter blob");
-        val.data = ex.params_.get() + off;
-      } else if (kind == "input" || kind == "temp") {
-        size_t sid = v.at("storage").get<size_t>();
-        if (sid >= ex.storages_.size() || storage_bytes[sid] < nbytes)
-          LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' does not fit its storage ", sid);
-        val.data = ex.storages_[sid].get();
-      } else {
-        LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' has unknown kind '", kind, "'");
-      }
-      ex.values_.push_back(std::move(val));
-    }
-    auto check_id = [&](int id, const char* what) {
-      if (id < 0 || static_cast<size_t>(id) >= ex.values_.size())
-        LOOM_THROW(ModelError, origin, ": ", what, " refers to value ", id, " of ", ex.values_.size());
-      return id;
-    };
-    for (auto& i : g.at("inputs")) ex.inputs_.push_back(check_id(i.get<int>(), "an input"));
-    for (auto& o : g.at("outputs")) ex.outputs_.push_back(check_id(o.get<int>(), "an output"));
-    for (auto& k : g.at("kernels")) {
-      KernelCall call;
-      call.node = k.at("node").get<std::string>();
-      call.func = k.at("func").get<std::string>();
-      for (auto& a : k.at("args")) call.args.push_back(check_id(a.get<int>(), "a kernel argument"));
-      call.accel_stream = k.value("accel_stream", -1);
-      for (auto& a : k.value("upload", json::array())) call.upload.push_back(check_id(a.get<int>(), "an upload"));
-      for (auto& a : k.value("download", json::array())) call.download.push_back(check_id(a.get<int>(), "a download"));
-      ex.kernels_.push_back(std::move(call));
-    }
-  } catch (const json::exception& e) {
-    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
-  } catch (const TypeError& e) {
-    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
-  }
+  ex.inputs_ = std::move(plan.inputs);
+  ex.outputs_ = std::move(plan.outputs);
+  ex.kernels_ = std::move(plan.kernels);
   ex.module_ = Module::load_from_memory(file.library, origin);
   bool any_accel = false;
   for (auto& call : ex.kernels_) any_accel |= call.accel_stream >= 0;

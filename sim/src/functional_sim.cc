@@ -30,6 +30,7 @@ struct FunctionalSim::State {
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
   uint64_t counters[uint32_t(AccelCounter::Count)] = {};
+  uint64_t steps = 0;  // micro-op executions so far (GEMM and ALU), against the step limit
 
   State(const AccelConfig& cfg, FunctionalSim& d)
       : c(cfg),
@@ -114,6 +115,9 @@ struct FunctionalSim::State {
     for (uint32_t o = 0; o < i.iter_out; ++o)
       for (uint32_t n = 0; n < i.iter_in; ++n)
         for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
+          if (++steps > dev.step_limit_)
+            fail(index, i, "stopped after " + std::to_string(dev.step_limit_) +
+                               " micro-op steps; raise the limit with --step-limit (the fsim option \"step_limit\") if the stream is legitimately this long");
           MicroOp op = decode_uop(uop[u], c);
           uint64_t dst = op.dst + uint64_t(o) * i.dst_factor_out + uint64_t(n) * i.dst_factor_in;
           uint64_t src = op.src + uint64_t(o) * i.src_factor_out + uint64_t(n) * i.src_factor_in;
@@ -313,15 +317,22 @@ void FunctionalSim::run() {
   regs_[reg::kCyclesLo / 4] = regs_[reg::kCyclesHi / 4] = 0;  // untimed
 }
 
-// The config JSON may carry "fsim": {"interleave": "load_first" | "store_first" | "random", "seed": N}:
-// the order in which the three modules take turns (every legal order must give the same result).
+// The config JSON may carry "fsim": {"interleave": "load_first" | "store_first" | "random", "seed": N,
+// "step_limit": N}: the order in which the three modules take turns (every legal order must give
+// the same result), and the number of micro-op steps after which a run fails.
 void register_functional_sim() {
   register_accel_backend("fsim", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "fsim");
     const nlohmann::json& opt = b.options;
     for (auto& [k, v] : opt.items())
-      if (k != "interleave" && k != "seed") LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed)");
+      if (k != "interleave" && k != "seed" && k != "step_limit")
+        LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed, step_limit)");
     auto dev = std::make_unique<FunctionalSim>(b.config);
+    if (opt.contains("step_limit")) {
+      if (!opt["step_limit"].is_number_unsigned() || opt["step_limit"].get<uint64_t>() == 0)
+        LOOM_THROW(ConfigError, "fsim backend: step_limit must be a positive integer, got ", opt["step_limit"].dump());
+      dev->set_step_limit(opt["step_limit"].get<uint64_t>());
+    }
     if (opt.contains("interleave")) {
       std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
       FunctionalSim::Interleave policy = p == "load_first"    ? FunctionalSim::Interleave::LoadFirst

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
+#include <iomanip>
 #include <sstream>
 
 #include "loom/accel/isa.h"
@@ -274,9 +275,16 @@ struct RtlSim::Impl {
       InsnWord w;
       std::memcpy(w.data(), dram.host_ptr(insn_addr + 16ull * index), 16);
       try {
-        m << " (" << disassemble(decode(w, IsaLayout(config), index)) << ")";
-      } catch (const IsaError&) {
-        m << " (undecodable)";
+        std::string text = disassemble(decode(w, IsaLayout(config), index));  // before writing " (": decode may throw
+        m << " (" << text << ")";
+      } catch (const IsaError& e) {
+        // The word itself and why it does not decode, so a corrupt stream can be told from an ISA mismatch.
+        std::string why = e.what();
+        const std::string prefix = "instruction " + std::to_string(index) + ": ";
+        if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+        m << " (undecodable word 0x";
+        for (size_t q = w.size(); q-- > 0;) m << std::hex << std::setw(16) << std::setfill('0') << w[q];
+        m << std::dec << ": " << why << ")";
       }
     }
     if (fault != AccelFault::None) m << ": " << to_string(fault);

@@ -28,7 +28,15 @@ TEST(DeviceMemoryAllocator, AlignsReusesAndReportsExhaustion) {
   EXPECT_NE(test::error_text<DeviceError>([&] { a.free(0x1234, "dev"); }).find("free of 0x1234 which is not allocated"), std::string::npos);
   EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(8, 3, "dev"); }).find("alignment 3 is not a power of two"), std::string::npos);
   EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(y + 8, 8, "dev"); }).find("overlaps a live allocation"), std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(0x1ff8, 16, "dev"); }).find("is outside device memory"), std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(0x1ff8, 16, "dev"); }).find("16 bytes at 0x1ff8 lie outside device memory"),
+            std::string::npos);
+  // Untrusted sizes and addresses near 2^64 must not wrap into a range that looks valid.
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(~uint64_t(0) - 15, 32, "dev"); }).find("lie outside device memory"), std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(0x1f00, ~uint64_t(0) - 0x1000, "dev"); }).find("lie outside device memory"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(~uint64_t(0) - 8, 64, "dev"); }).find("out of device memory"), std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(8, uint64_t(1) << 63, "dev"); }).find("alignment 9223372036854775808 exceeds"),
+            std::string::npos);
   a.alloc_at(0x1f00, 16, "dev");
   EXPECT_TRUE(a.contains(0x1f00, 16));
 }

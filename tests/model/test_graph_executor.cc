@@ -100,6 +100,31 @@ TEST(GraphExecutor, RejectsMalformedModelFiles) {
   EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
 }
 
+// Host memory is bounded before anything is allocated: the limit names its flag, and absurd
+// storage sizes or counts in a (corrupt or hostile) executor graph are refused.
+TEST(GraphExecutor, HostMemoryIsCheckedBeforeAllocating) {
+  ModelFile f = load_model_file(kDir + "/mlp.loom");
+  ExecutorOptions small;
+  small.max_host_bytes = 64;
+  std::string msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(f, "'mlp.loom'", small); });
+  EXPECT_NE(msg.find("'mlp.loom': the model's activation buffers need "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("more than the limit of 64 (ExecutorOptions::max_host_bytes; loom run --max-host-memory)"), std::string::npos) << msg;
+  EXPECT_NO_THROW(GraphExecutor::from_model_file(f, "'mlp.loom'"));
+  size_t at = f.graph_json.find("\"storages\":");
+  ASSERT_NE(at, std::string::npos) << f.graph_json.substr(0, 200);
+  at = f.graph_json.find('[', at) + 1;
+  ModelFile huge = f;
+  huge.graph_json.insert(at, "1099511627777,");
+  msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(huge, "'mlp.loom'"); });
+  EXPECT_NE(msg.find("storage of 1099511627777 bytes is implausibly large"), std::string::npos) << msg;
+  ModelFile many = f;  // 40 storages of 1 TB each pass the per-buffer check but not the total
+  std::string tb;
+  for (int i = 0; i < 40; ++i) tb += "1099511627776,";
+  many.graph_json.insert(at, tb);
+  msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(many, "'mlp.loom'"); });
+  EXPECT_NE(msg.find("bytes of host memory, more than the limit of"), std::string::npos) << msg;
+}
+
 TEST(Npy, RoundTripAndErrors) {
   test::TestDir dir;
   NDArray a = NDArray::empty({2, 3}, DataType::Float(32));

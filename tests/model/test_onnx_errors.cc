@@ -67,6 +67,21 @@ TEST(OnnxErrors, GarbageAndTruncatedFiles) {
   EXPECT_NE(msg.find("initializer 'w': raw data has 100 bytes"), std::string::npos) << msg;
 }
 
+// Found by fuzz_onnx: a node without outputs (or with an empty first output name) was read at
+// output 0 (out of range in protobuf's repeated field).
+TEST(OnnxErrors, NodeWithoutOutputs) {
+  onnx::ModelProto m = relu_model();
+  m.mutable_graph()->mutable_node(0)->clear_output();
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'the_relu' (Relu): the node has no output"), std::string::npos) << msg;
+  m.mutable_graph()->mutable_node(0)->clear_name();
+  msg = import_error(m);
+  EXPECT_NE(msg.find("node '<unnamed>' (Relu): the node has no output"), std::string::npos) << msg;
+  m.mutable_graph()->mutable_node(0)->add_output("");
+  msg = import_error(m);
+  EXPECT_NE(msg.find("the node has no output"), std::string::npos) << msg;
+}
+
 TEST(OnnxErrors, MissingInitializer) {
   onnx::ModelProto m = relu_model();
   auto* n = m.mutable_graph()->add_node();

@@ -27,6 +27,32 @@ TEST(FsimErrors, IllegalOpcodeNamesTheInstruction) {
   EXPECT_EQ(h.dev->read_reg(reg::kErrorIndex), 1u);
 }
 
+// A legal stream that would run too long ends at the step limit with the instruction and the flag.
+TEST(FsimErrors, StepLimitStopsALongStreamAndNamesTheFlag) {
+  AccelConfig cfg = default_config();
+  std::string json = cfg.to_json();
+  json = json.substr(0, json.rfind('}')) + R"(, "fsim": {"step_limit": 1000}})";
+  auto dev = make_accel_device("fsim", json);
+  Driver drv(*dev, cfg);
+  // 2 x 600 micro-op executions: the first GEMM fits under the limit, the second crosses it.
+  for (int g = 0; g < 2; ++g) drv.gemm(UopKernelBuilder().loop(2, 0, 0).loop(300, 1, 1).push(0, 0, 0).build(), false);
+  std::string e = test::error_text<DeviceError>([&] { drv.synchronize(); });
+  EXPECT_NE(e.find("(GEMM"), std::string::npos) << e;
+  EXPECT_NE(e.find("stopped after 1000 micro-op steps; raise the limit with --step-limit"), std::string::npos) << e;
+  EXPECT_GT(dev->read_reg(reg::kErrorIndex), 1u) << "the first GEMM ran to completion";
+  // The same stream runs under the default limit.
+  test::AccelHarness ok(cfg);
+  for (int g = 0; g < 2; ++g) ok.drv.gemm(UopKernelBuilder().loop(2, 0, 0).loop(300, 1, 1).push(0, 0, 0).build(), false);
+  EXPECT_NO_THROW(ok.drv.synchronize());
+  // The option is checked.
+  for (const char* bad : {R"("step_limit": 0)", R"("step_limit": -5)", R"("step_limit": "many")"}) {
+    std::string j = cfg.to_json();
+    j = j.substr(0, j.rfind('}')) + ", \"fsim\": {" + bad + "}}";
+    std::string m = test::error_text<ConfigError>([&] { make_accel_device("fsim", j); });
+    EXPECT_NE(m.find("step_limit must be a positive integer"), std::string::npos) << m;
+  }
+}
+
 TEST(FsimErrors, OutOfRangeDma) {
   test::AccelHarness h(default_config());
   auto small = h.drv.alloc(64);

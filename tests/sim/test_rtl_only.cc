@@ -30,6 +30,8 @@ TEST(RtlFaults, IllegalOpcodeAndReservedBitsAreCaughtByTheDecoder) {
   std::string e = run_words(h, {encode(finish(), L), InsnWord{6, 0}, encode(finish(), L)});
   EXPECT_NE(e.find("instruction 1"), std::string::npos) << e;
   EXPECT_NE(e.find("illegal opcode"), std::string::npos) << e;
+  // The message shows the word that does not decode and why (not an empty disassembly).
+  EXPECT_NE(e.find("instruction 1 (undecodable word 0x00000000000000000000000000000006: "), std::string::npos) << e;
   EXPECT_EQ(h.dev->read_reg(reg::kErrorIndex), 1u);
   EXPECT_EQ((h.dev->read_reg(reg::kStatus) >> reg::kFaultShift) & reg::kFaultMask, uint32_t(AccelFault::IllegalOpcode));
   InsnWord reserved = encode(finish(), L);

@@ -37,6 +37,9 @@ struct Program {
   // The same from the bytes of a program file; `origin` names it in errors.
   static Program parse(const std::string& bytes, const std::string& origin);
   std::vector<Instruction> instructions() const;  // decoded (IsaError names the index)
+  // Throws RuntimeError naming `origin` unless every segment is aligned, inside the address space
+  // and apart from the others, and the stream and every check lie inside a segment (parse checks).
+  void validate(const std::string& origin) const;
 };
 
 struct ProgramResult {

@@ -37,6 +37,7 @@ struct KernelCall {
 struct ExecutorOptions {
   std::string accel_backend = "fsim";  // the device backend accelerator kernels run on
   std::string accel_config_json;       // its config (empty: the one the model was compiled for)
+  uint64_t max_host_bytes = 0;         // refuse models whose activation buffers need more (0: physical memory)
 };
 
 // What the accelerator did in the last run of one accelerator kernel.

@@ -39,6 +39,11 @@ class FunctionalSim : public AccelDevice {
     interleave_ = policy;
     interleave_seed_ = seed;
   }
+  // A run fails after this many micro-op executions (a GEMM or ALU micro-op over one block), so a
+  // legal but enormous stream ends with a message instead of running for hours. The default is
+  // about two minutes of simulation (~8 M steps/s); ResNet-18 takes 7.6 M.
+  static constexpr uint64_t kDefaultStepLimit = 1'000'000'000;
+  void set_step_limit(uint64_t steps) { step_limit_ = steps; }
 
  private:
   struct State;
@@ -52,6 +57,7 @@ class FunctionalSim : public AccelDevice {
   std::vector<uint32_t> regs_;
   Interleave interleave_ = Interleave::LoadFirst;
   uint64_t interleave_seed_ = 1;
+  uint64_t step_limit_ = kDefaultStepLimit;
   std::string error_;
 };
 
