@@ -7,6 +7,7 @@
 #include "common/temp_dir.h"
 
 #include <fstream>
+#include <functional>
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -274,6 +275,51 @@ TEST(FsimErrors, CorruptProgramLengthsAreRefusedBeforeAllocating) {
   }
   std::string e = error_text<RuntimeError>([&] { accel::Program::load(path); });
   EXPECT_NE(e.find("truncated file (a block of 4294967295 bytes at offset 12, the file has 14)"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace loom::test
+
+namespace loom::test {
+namespace {
+
+// A program's layout is checked when it is read (found by scripts/bad_inputs.py: a segment at
+// 2^64 - 16 crashed `loom sim`; misaligned, empty or trailing-byte files were accepted).
+TEST(FsimErrors, ProgramLayoutIsValidated) {
+  accel::Program good;
+  good.config = accel::default_config();
+  good.segments.push_back({0x10000000, 64, std::vector<uint8_t>(64, 0)});
+  good.insn_addr = 0x10000000;
+  good.insn_count = 1;
+  good.checks.push_back({0x10000010, 64, std::vector<uint8_t>(16, 0)});
+  EXPECT_NO_THROW(good.validate("p"));
+  struct Case {
+    const char* what;
+    std::function<void(accel::Program&)> edit;
+    const char* expect;
+  };
+  std::vector<Case> cases = {
+      {"alignment 3", [](accel::Program& p) { p.segments[0].alignment = 3; }, "segment 0: alignment 3 is not a power of two"},
+      {"misaligned", [](accel::Program& p) { p.segments[0].alignment = uint64_t(1) << 29; }, "segment 0: address 0x10000000 is not 536870912-byte aligned"},
+      {"wraps", [](accel::Program& p) { p.segments[0].addr = UINT64_MAX - 15; p.segments[0].alignment = 16; }, "run past the end of the address space"},
+      {"overlap", [](accel::Program& p) { p.segments.push_back({0x10000020, 32, std::vector<uint8_t>(8, 0)}); }, "overlap"},
+      {"empty stream", [](accel::Program& p) { p.insn_count = 0; }, "the instruction stream is empty"},
+      {"stream outside", [](accel::Program& p) { p.insn_count = 5; }, "(5 instructions at 0x10000000) is not inside a memory segment"},
+      {"check outside", [](accel::Program& p) { p.checks[0].addr = 0x10000038; }, "check 0: 16 bytes at 0x10000038 are not inside a memory segment"},
+  };
+  for (auto& c : cases) {
+    accel::Program p = good;
+    c.edit(p);
+    std::string e = error_text<RuntimeError>([&] { p.validate("p"); });
+    EXPECT_NE(e.find(c.expect), std::string::npos) << c.what << ": " << e;
+  }
+  // Trailing bytes after the last check.
+  TestDir dir;
+  std::string path = dir.file("p.loomprg");
+  good.save(path);
+  std::ofstream(path, std::ios::binary | std::ios::app) << "xx";
+  std::string e = error_text<RuntimeError>([&] { accel::Program::load(path); });
+  EXPECT_NE(e.find("2 trailing bytes after the last check"), std::string::npos) << e;
 }
 
 }  // namespace
