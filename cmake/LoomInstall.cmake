@@ -3,13 +3,13 @@
 #   P/share/loom/rtl/*.sv (+ the generated parameter package per built config),
 #   P/lib/cmake/Loom/LoomConfig.cmake: find_package(Loom) gives imported targets
 #   Loom::runtime, Loom::accel, Loom::sim, Loom::ir, Loom::schedule, Loom::ops, Loom::codegen,
-#   Loom::graph, Loom::frontend, Loom::loom (the tool), and the groups
+#   Loom::graph, Loom::frontend, Loom::tune, Loom::loom (the tool), and the groups
 #   Loom::compiler (everything that compiles models) and Loom::simulators (Loom::sim).
 # examples/consumer builds against an installed tree (test `loom_install_consumer`).
 include(CMakePackageConfigHelpers)
 
 set(loom_exported)
-foreach(layer runtime accel sim ir schedule ops codegen graph frontend)
+foreach(layer runtime accel sim ir schedule ops codegen graph frontend tune)
   if(TARGET loom_${layer})
     set_target_properties(loom_${layer} PROPERTIES EXPORT_NAME ${layer})
     list(APPEND loom_exported loom_${layer})

@@ -15,7 +15,7 @@ static Tensor input_named_tag(const Tensor& t, const std::string& tag) {
 
 GemmTiling gemm_tiling_for(int lanes, int registers) {
   if (lanes < 1 || registers < 4) LOOM_THROW(ScheduleError, "gemm tiling: ", lanes, " lanes and ", registers, " vector registers are too few");
-  return {std::min(8, (registers - 3) / 2), 2 * lanes, 256};
+  return {std::min(8, (registers - 3) / 2), 2 * lanes, 256, 4};
 }
 
 ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, int out_w) {
@@ -50,7 +50,8 @@ void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& 
   c.vectorize(tiles[3]);
   auto cc = s[CC];
   cc.compute_at(c, tiles[0]);
-  auto [ko, ki] = cc.split(cc.reduce_axis(0), 4);
+  const int64_t K = const_dim(Bp, 1);
+  auto [ko, ki] = cc.split(cc.reduce_axis(0), t.k_unroll > 0 && K % t.k_unroll == 0 ? t.k_unroll : 1);
   cc.reorder({ko, ki, cc.axis(0), cc.axis(1)});
   cc.unroll(ki);
   cc.unroll(cc.axis(0));
@@ -61,6 +62,14 @@ void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& 
 }
 
 void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, int oc_block, int x_block) {
+  ConvNchwTiling t;
+  t.oc_block = oc_block;
+  t.x_block = x_block;
+  schedule_conv2d_nchw_cpu(s, Y, t);
+}
+
+void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, const ConvNchwTiling& t) {
+  const int oc_block = t.oc_block, x_block = t.x_block;
   Tensor Wp = input_named_tag(Y, "pack");
   Tensor P = input_named_tag(Y, "pad");
   if (!Wp.defined()) LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: '", Y.name(), "' does not read packed weights");
@@ -72,12 +81,16 @@ void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, int oc_block, int x_
   auto [xo, xi] = y.split(y.axis(3), x_block);
   y.reorder({y.axis(0), fo, y.axis(2), xo, fi, xi});
   IterVar outer = y.fuse(y.axis(0), fo);
+  if (t.parallel_rows) outer = y.fuse(outer, y.axis(2));
   y.parallel(outer);
   y.vectorize(xi);
   auto yc = s[YC];
   yc.compute_at(y, xo);
   // Registers hold x_block x oc_block accumulators; the reduction runs around them.
-  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(1)});
+  if (t.window_outer)
+    yc.reorder({yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(0), yc.axis(3), yc.axis(1)});
+  else
+    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(1)});
   yc.unroll(yc.axis(3));
   yc.vectorize(yc.axis(1));
   yc.storage_order({0, 2, 3, 1});  // output channels innermost: the vectorized loop is contiguous

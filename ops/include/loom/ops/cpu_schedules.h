@@ -6,9 +6,10 @@
 namespace loom::ops {
 
 struct GemmTiling {
-  int mr = 8;    // rows of C kept in registers
-  int nr = 32;   // columns of C kept in registers (a multiple of the vector width)
-  int kc = 256;  // reduction block kept hot in cache
+  int mr = 8;        // rows of C kept in registers
+  int nr = 32;       // columns of C kept in registers (a multiple of the vector width)
+  int kc = 256;      // reduction block kept hot in cache
+  int k_unroll = 4;  // reduction steps unrolled around the register tile (divides K, else 1)
 };
 
 // The register tile for a target with `float32_lanes` per vector and `vector_registers`
@@ -29,13 +30,18 @@ void schedule_matmul_packed_cpu(schedule::Schedule& s, const Tensor& C, const Ge
 // per multiply-add ((v + x_block) / (v * x_block)), larger oc_block on ties; both divide the
 // layer. Zen 3 (AVX2), 64 -> 64 channels at 56 columns: 32 x 2 (0.80x oneDNN; the old default
 // 16 x 28 spilled: 0.32x).
+// The knobs beyond the register tile are what `loom tune` searches (tune/): the order of the
+// reduction loops around the tile, and whether rows join the parallel loop (more, smaller tasks).
 struct ConvNchwTiling {
   int oc_block = 16, x_block = 16;
+  bool window_outer = false;  // reduction order ky, kx, ic (true) or ic, ky, kx (false)
+  bool parallel_rows = false;  // parallel over (batch, channel blocks, rows) instead of (batch, channel blocks)
 };
 ConvNchwTiling conv_nchw_tiling_for(int float32_lanes, int vector_registers, int out_channels, int out_w);
 
 // Schedules Y = conv2d_nchw(...): output channels blocked by `oc_block`, output rows in
 // registers along x (vectorized), padding computed per output row block.
+void schedule_conv2d_nchw_cpu(schedule::Schedule& s, const Tensor& Y, const ConvNchwTiling& t);
 void schedule_conv2d_nchw_cpu(schedule::Schedule& s, const Tensor& Y, int oc_block = 16, int x_block = 16);
 
 }  // namespace loom::ops

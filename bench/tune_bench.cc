@@ -1,0 +1,116 @@
+// Auto-tuning on ResNet-18's convolutions (batch 1, 224x224, fp32 NCHW): for every distinct conv
+// layer, `loom tune`'s search (tune/, cost-model guided) within a per-layer trial count and time
+// budget, then the default schedule, the tuned one and oneDNN timed in the same run at the
+// current thread count. Prints per-layer GFLOP/s and ratios, the FLOP-weighted totals and the
+// whole tuning wall time.
+//   tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F]
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "baselines.h"
+#include "loom/codegen/llvm.h"
+#include "loom/runtime/thread_pool.h"
+#include "loom/tune/tuner.h"
+
+using namespace loom;
+
+namespace {
+
+struct Layer {
+  const char* name;
+  tune::Conv2dShape shape;
+};
+
+// in_channels, height, out_channels, kernel, stride, pad
+Layer layer(const char* name, int64_t c, int64_t hw, int64_t o, int64_t k, int64_t s, int64_t p) {
+  tune::Conv2dShape sh;
+  sh.in_channels = c, sh.height = sh.width = hw, sh.out_channels = o, sh.kernel = k, sh.stride = s, sh.pad = p;
+  return {name, sh};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tune::TuneOptions o;
+  o.trials = 24;
+  o.budget_seconds = 30;
+  int reps = 10, threads = 0;
+  std::string only, log;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i], v = argv[i + 1];
+    if (a == "--trials") o.trials = std::stoi(v);
+    else if (a == "--budget") o.budget_seconds = std::stod(v);
+    else if (a == "--reps") reps = std::stoi(v);
+    else if (a == "--threads") threads = std::stoi(v);
+    else if (a == "--layers") only = "," + v + ",";
+    else if (a == "--log") log = v;
+    else {
+      std::fprintf(stderr, "usage: tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F]\n");
+      return 2;
+    }
+  }
+  if (threads > 0) runtime::set_num_threads(threads);
+  threads = runtime::num_threads();
+  bench::onednn_set_threads(threads);
+  codegen::TargetInfo target = codegen::target_info();
+  std::printf("ResNet-18 conv layers (batch 1, 224x224, fp32 NCHW), %d threads, up to %d trials / %.0f s per layer, %s\n", threads, o.trials,
+              o.budget_seconds, tune::cost_model_available() ? "cost model: XGBoost" : "random search (no XGBoost)");
+  std::printf("  loom target: %s\n  %s\n\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
+  std::vector<Layer> layers = {
+      layer("c1", 3, 224, 64, 7, 2, 3),     layer("c2", 64, 56, 64, 3, 1, 1),    layer("c3", 64, 56, 128, 3, 2, 1),
+      layer("c4", 64, 56, 128, 1, 2, 0),    layer("c5", 128, 28, 128, 3, 1, 1),  layer("c6", 128, 28, 256, 3, 2, 1),
+      layer("c7", 128, 28, 256, 1, 2, 0),   layer("c8", 256, 14, 256, 3, 1, 1),  layer("c9", 256, 14, 512, 3, 2, 1),
+      layer("c10", 256, 14, 512, 1, 2, 0),  layer("c11", 512, 7, 512, 3, 1, 1),
+  };
+  std::printf("%-5s %-22s %7s %9s %9s %9s %8s %8s %8s\n", "layer", "shape", "trials", "default", "tuned", "onednn", "tuned/", "tuned/",
+              "tune s");
+  std::printf("%-5s %-22s %7s %9s %9s %9s %8s %8s %8s\n", "", "", "", "GF/s", "GF/s", "GF/s", "default", "onednn", "");
+  double total_tune = 0, t_def = 0, t_tuned = 0, t_dnn = 0;
+  for (const Layer& L : layers) {
+    if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
+    auto t = tune::make_conv2d_template(L.shape, target);
+    tune::TuneResult r = tune::tune(*t, o);
+    total_tune += r.wall_seconds;
+    if (!log.empty()) tune::append_to_log(log, *t, tune::target_key(target, threads), r);
+    // The three kernels timed back to back with the same method (best of reps).
+    std::vector<NDArray> args = t->arguments(7);
+    std::vector<void*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.raw_data());
+    runtime::Module md = t->build(r.default_trial.config), mt = t->build(r.best.config);
+    runtime::CompiledFn fd = md.get_function("kernel"), ft = mt.get_function("kernel");
+    const tune::Conv2dShape& s = L.shape;
+    bench::OneDnnConv2d dnn(s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel, s.pad, s.stride, args[1].data<float>());
+    NDArray ref = NDArray::zeros(args[2].shape(), DataType::Float(32));
+    dnn.run(args[0].data<float>(), ref.data<float>());
+    ft(ptrs.data());
+    double err = 0, scale = 0;
+    for (int64_t i = 0; i < ref.numel(); ++i) {
+      scale = std::max(scale, std::fabs(double(ref.data<float>()[i])));
+      err = std::max(err, std::fabs(double(args[2].data<float>()[i]) - ref.data<float>()[i]));
+    }
+    if (err > 1e-4 * scale) {
+      std::printf("FAILED: %s tuned result differs from oneDNN (relative error %.2e)\n", L.name, err / scale);
+      return 1;
+    }
+    bench::settle();
+    double sd = bench::time_best_of(reps, [&] { fd(ptrs.data()); });
+    bench::settle();
+    double st = bench::time_best_of(reps, [&] { ft(ptrs.data()); });
+    bench::settle();
+    double sn = bench::time_best_of(reps, [&] { dnn.run(args[0].data<float>(), ref.data<float>()); });
+    t_def += sd, t_tuned += st, t_dnn += sn;
+    double f = t->flops();
+    std::ostringstream shape;
+    shape << s.in_channels << "->" << s.out_channels << " " << s.height << "x" << s.width << " " << s.kernel << "x" << s.kernel << " s" << s.stride;
+    std::printf("%-5s %-22s %7zu %9.1f %9.1f %9.1f %8.2f %8.2f %8.1f   %s\n", L.name, shape.str().c_str(), r.trials.size(), bench::gflops(f, sd),
+                bench::gflops(f, st), bench::gflops(f, sn), sd / st, sn / st, r.wall_seconds, tune::config_str(r.best.config).c_str());
+    std::fflush(stdout);
+  }
+  std::printf("\nall layers once: default %.3f ms, tuned %.3f ms, oneDNN %.3f ms; tuned/default %.2fx, tuned/oneDNN %.2fx\n", t_def * 1e3,
+              t_tuned * 1e3, t_dnn * 1e3, t_def / t_tuned, t_dnn / t_tuned);
+  std::printf("tuning wall time: %.1f s for all layers (%d threads)\n", total_tune, threads);
+  return 0;
+}

@@ -1,0 +1,204 @@
+// The auto-tuner (tune/): every configuration in a template's space is buildable and fits the
+// target's registers, tuned kernels compute what plain C++ loops compute, a configuration that
+// computes something else is caught and never chosen, the cost model learns a known function,
+// and the tuning log round-trips.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include "common/error_text.h"
+#include "common/temp_dir.h"
+#include "loom/ops/nn.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/thread_pool.h"
+#include "loom/schedule/lower.h"
+#include "loom/tune/tuner.h"
+#include "../../tune/src/cost_model.h"
+
+namespace loom::tune {
+namespace {
+
+codegen::TargetInfo avx2() {
+  codegen::TargetInfo t;
+  t.cpu = "znver3";
+  t.features = "";
+  t.vector_bits = 256;
+  t.vector_registers = 16;
+  return t;
+}
+
+codegen::TargetInfo avx512() {
+  codegen::TargetInfo t = avx2();
+  t.cpu = "skylake-avx512";
+  t.vector_bits = 512;
+  t.vector_registers = 32;
+  return t;
+}
+
+// C = A x B with plain loops (row-major), the reference no Loom code computes.
+std::vector<float> plain_gemm(const NDArray& A, const NDArray& B) {
+  int64_t M = A.shape()[0], K = A.shape()[1], N = B.shape()[1];
+  std::vector<float> C(size_t(M * N), 0.f);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) C[size_t(i * N + j)] += A.data<float>()[i * K + k] * B.data<float>()[k * N + j];
+  return C;
+}
+
+TEST(TuneTemplates, SpacesRespectTheRegisterFileAndContainTheDefault) {
+  for (const codegen::TargetInfo& target : {avx2(), avx512()}) {
+    auto g = make_gemm_template(96, 80, 64, target);
+    std::vector<Config> space = g->space();
+    EXPECT_GT(space.size(), 20u) << target.cpu;
+    for (const Config& c : space)
+      EXPECT_LE(c.at("mr") * c.at("nv") + c.at("nv") + 1, target.vector_registers) << config_str(c);
+    EXPECT_NE(std::find(space.begin(), space.end(), g->default_config()), space.end()) << target.cpu;
+    Conv2dShape cs;
+    cs.in_channels = 16, cs.out_channels = 32, cs.height = cs.width = 14;
+    auto conv = make_conv2d_template(cs, target);
+    std::vector<Config> cspace = conv->space();
+    EXPECT_GT(cspace.size(), 8u);
+    for (const Config& c : cspace) {
+      EXPECT_EQ(32 % c.at("oc_block"), 0) << config_str(c);
+      EXPECT_EQ(14 % c.at("x_block"), 0) << config_str(c);
+    }
+    EXPECT_NE(std::find(cspace.begin(), cspace.end(), conv->default_config()), cspace.end()) << target.cpu;
+  }
+  EXPECT_THROW(make_gemm_template(0, 4, 4, avx2()), ShapeError);
+}
+
+TEST(Tuner, TunedGemmMatchesPlainLoopsAndIsNoSlowerThanTheDefault) {
+  auto t = make_gemm_template(67, 45, 32, codegen::target_info());  // odd M and N: partial tiles
+  TuneOptions o;
+  o.trials = 10;
+  o.initial = 4;
+  o.repeats = 3;
+  o.min_run_seconds = 2e-4;
+  int progress_calls = 0;
+  o.progress = [&](int done, int total, const Trial&, const Trial&) {
+    ++progress_calls;
+    EXPECT_LE(done, total);
+  };
+  TuneResult r = tune(*t, o);
+  ASSERT_TRUE(r.best.ok) << r.best.error;
+  EXPECT_EQ(r.trials.size(), 10u);
+  EXPECT_EQ(progress_calls, 10);
+  for (auto& tr : r.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+  EXPECT_EQ(r.trials[0].config, t->default_config());
+  // The confirmation round re-times the default next to the winners: the choice is never slower.
+  EXPECT_GE(r.best.gflops, r.default_trial.gflops);
+  EXPECT_EQ(r.used_model, cost_model_available());
+  // The chosen configuration, built again, computes the product.
+  std::vector<NDArray> args = t->arguments(5);
+  runtime::Module m = t->build(r.best.config);
+  m.call("kernel", args);
+  std::vector<float> want = plain_gemm(args[0], args[1]);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(args[2].data<float>()[i], want[i], 1e-3f) << i;
+}
+
+TEST(Tuner, TunedConvMatchesTheDefault) {
+  Conv2dShape cs;
+  cs.in_channels = 8, cs.out_channels = 16, cs.height = cs.width = 10, cs.stride = 2;
+  auto t = make_conv2d_template(cs, codegen::target_info());
+  TuneOptions o;
+  o.trials = 6;
+  o.repeats = 2;
+  o.min_run_seconds = 1e-4;
+  TuneResult r = tune(*t, o);  // every trial's output is checked against the default's
+  for (auto& tr : r.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+  EXPECT_GE(r.best.gflops, r.default_trial.gflops);
+}
+
+// A template one of whose configurations computes something else: the tuner measures it, marks
+// it failed with the reason, and does not choose it however fast it is.
+class BrokenGemm : public Template {
+ public:
+  BrokenGemm() : inner_(make_gemm_template(32, 32, 32, codegen::target_info())) {}
+  std::string op() const override { return "broken"; }
+  std::vector<int64_t> shape() const override { return inner_->shape(); }
+  std::vector<Knob> knobs() const override { return {{"wrong", {0, 1}}}; }
+  bool valid(const Config&) const override { return true; }
+  Config default_config() const override { return {{"wrong", 0}}; }
+  std::vector<float> features(const Config& c) const override { return {float(c.at("wrong"))}; }
+  double flops() const override { return inner_->flops(); }
+  runtime::Module build(const Config& c) const override {
+    if (!c.at("wrong")) return inner_->build(inner_->default_config());
+    // A + B instead of A x B: cheap, and wrong.
+    ir::Tensor A = ir::placeholder({32, 32}, DataType::Float(32), "A"), B = ir::placeholder({32, 32}, DataType::Float(32), "B");
+    ir::Tensor C = ir::compute({32, 32}, [&](ir::Var i, ir::Var j) { return A(i, j) + B(i, j); }, "C");
+    schedule::Schedule s({C});
+    return codegen::build_llvm({schedule::lower(s, {A, B, C}, "kernel")});
+  }
+  std::vector<NDArray> arguments(uint64_t seed) const override { return inner_->arguments(seed); }
+
+ private:
+  std::unique_ptr<Template> inner_;
+};
+
+TEST(Tuner, AConfigurationWithAWrongResultIsReportedAndNeverChosen) {
+  BrokenGemm t;
+  TuneOptions o;
+  o.trials = 2;
+  o.repeats = 2;
+  TuneResult r = tune(t, o);
+  ASSERT_EQ(r.trials.size(), 2u);
+  EXPECT_FALSE(r.trials[1].ok);
+  EXPECT_NE(r.trials[1].error.find("wrong result: relative error"), std::string::npos) << r.trials[1].error;
+  EXPECT_EQ(r.best.config, t.default_config());
+}
+
+TEST(CostModel, LearnsTheRankingOfAKnownFunction) {
+  if (!cost_model_available()) GTEST_SKIP() << "built without XGBoost";
+  // y = -(a - 3)^2 - 0.5 (b - 5)^2 on a grid; predictions must put the optimum near (3, 5).
+  std::vector<std::vector<float>> x;
+  std::vector<float> y;
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 10; b += 2) x.push_back({float(a), float(b)}), y.push_back(-float((a - 3) * (a - 3)) - 0.5f * float((b - 5) * (b - 5)));
+  CostModel m;
+  m.fit(x, y);
+  std::vector<std::vector<float>> probe = {{3, 5}, {0, 0}, {7, 9}, {3, 9}};
+  std::vector<float> p = m.predict(probe);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_GT(p[0], p[1]);
+  EXPECT_GT(p[0], p[2]);
+  EXPECT_GT(p[0], p[3]);
+  EXPECT_NEAR(p[0], -0.5f, 1.0f);
+}
+
+TEST(TuningLog, KeepsTheFastestPerKeyAndNamesBadLines) {
+  test::TestDir dir;
+  std::string path = dir.file("tune.jsonl");
+  auto t = make_gemm_template(64, 64, 64, avx2());
+  TuneResult slow, fast, other;
+  slow.best.config = {{"mr", 2}, {"nv", 1}, {"k_unroll", 1}}, slow.best.gflops = 10;
+  fast.best.config = {{"mr", 6}, {"nv", 2}, {"k_unroll", 4}}, fast.best.gflops = 90;
+  other.best.config = {{"mr", 4}, {"nv", 2}, {"k_unroll", 2}}, other.best.gflops = 500;
+  append_to_log(path, *t, "cpu=a", slow);
+  append_to_log(path, *t, "cpu=a", fast);
+  append_to_log(path, *t, "cpu=b", other);  // another target
+  EXPECT_EQ(best_from_log(path, "gemm", {64, 64, 64}, "cpu=a"), fast.best.config);
+  EXPECT_EQ(best_from_log(path, "gemm", {64, 64, 64}, "cpu=b"), other.best.config);
+  EXPECT_FALSE(best_from_log(path, "gemm", {32, 64, 64}, "cpu=a").has_value());
+  std::ofstream(path, std::ios::app) << "{not json\n";
+  std::string msg = test::error_text<ConfigError>([&] { best_from_log(path, "gemm", {64, 64, 64}, "cpu=a"); });
+  EXPECT_NE(msg.find("line 4"), std::string::npos) << msg;
+  msg = test::error_text<RuntimeError>([&] { best_from_log(dir.file("missing.jsonl"), "gemm", {1}, "x"); });
+  EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
+}
+
+TEST(LoomTune, CommandLineTunesAndLogs) {
+  test::TestDir dir;
+  std::string log = dir.file("t.jsonl"), out = dir.file("out.txt");
+  std::string cmd = std::string(LOOM_TOOL) + " tune gemm --size 48 --trials 5 --repeats 2 -q --log " + log + " > " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("tuned:"), std::string::npos) << text;
+  EXPECT_NE(text.find("5 trials (0 failed)"), std::string::npos) << text;
+  EXPECT_TRUE(best_from_log(log, "gemm", {48, 48, 48}, target_key(codegen::target_info(), runtime::num_threads())).has_value());
+}
+
+}  // namespace
+}  // namespace loom::tune

@@ -1,0 +1,67 @@
+// The auto-tuner: searches a template's configurations by compiling and timing them, guided by a
+// learned cost model (gradient-boosted trees, XGBoost) fitted to the measurements so far, within a
+// trial count and a time budget. Every configuration's output is checked against the default
+// configuration's, so a schedule that computes something else is reported, never chosen.
+//
+//   TuneOptions o;  o.trials = 48;  o.budget_seconds = 60;
+//   TuneResult r = tune(*make_gemm_template(1024, 1024, 1024, codegen::target_info()), o);
+//   append_to_log("tune.jsonl", *t, r);   // loom compile / the benches read the best back
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/tune/template.h"
+
+namespace loom::tune {
+
+struct Trial {
+  Config config;
+  double seconds = 0;  // median of the timed runs
+  double gflops = 0;
+  bool ok = false;
+  std::string error;  // build failure or wrong result
+};
+
+struct TuneOptions {
+  int trials = 48;              // configurations measured at most (the default one included)
+  double budget_seconds = 120;  // wall-clock budget, build and measurement included
+  int repeats = 5;              // timed runs per configuration (the median is kept)
+  double min_run_seconds = 2e-3;  // each timed run repeats the kernel until it lasts this long
+  int batch = 4;                // configurations measured per cost-model round
+  int initial = 8;              // random configurations measured before the model is used
+  bool use_model = true;        // false: random search (for comparing the model against)
+  // The fastest `confirm` configurations and the default are timed again, alternately, before one
+  // is chosen: single measurements on a shared machine vary by 10-30%, and a configuration that
+  // won by noise must not replace the default.
+  int confirm = 3;
+  uint64_t seed = 1;
+  std::function<void(int done, int total, const Trial& last, const Trial& best)> progress;
+};
+
+struct TuneResult {
+  std::vector<Trial> trials;  // in measurement order; trials[0] is the default configuration
+  Trial best, default_trial;  // as re-timed in the confirmation round
+  double wall_seconds = 0;
+  bool used_model = false;  // false when XGBoost is not available (random search)
+};
+
+TuneResult tune(const Template& t, const TuneOptions& options = {});
+
+// Times one configuration (median of `repeats` runs) and checks its output against `reference`
+// (relative error 1e-4) when given.
+Trial measure(const Template& t, const Config& c, const TuneOptions& options, const NDArray* reference = nullptr,
+              NDArray* output = nullptr);
+
+// The tuning log: JSON lines {"op", "shape", "target", "config", "gflops", "seconds", "default_gflops"},
+// one per tuned task; later lines for the same key supersede earlier ones only if faster.
+void append_to_log(const std::string& path, const Template& t, const std::string& target, const TuneResult& r);
+// The best configuration logged for (op, shape, target), if any; ConfigError for a malformed log.
+std::optional<Config> best_from_log(const std::string& path, const std::string& op, const std::vector<int64_t>& shape,
+                                    const std::string& target);
+
+// Whether the learned cost model is compiled in (libxgboost).
+bool cost_model_available();
+
+}  // namespace loom::tune

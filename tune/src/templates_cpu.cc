@@ -1,0 +1,195 @@
+// The CPU operator templates: GEMM (ops::schedule_matmul_packed_cpu) and conv2d NCHW
+// (ops::schedule_conv2d_nchw_cpu), their knobs, validity rules and cost-model features.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "loom/ops/cpu_schedules.h"
+#include "loom/ops/nn.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/thread_pool.h"
+#include "loom/schedule/lower.h"
+#include "loom/tune/template.h"
+
+namespace loom::tune {
+
+using ir::Expr;
+using ir::Tensor;
+
+std::string config_str(const Config& c) {
+  std::ostringstream s;
+  for (auto& [k, v] : c) s << (s.tellp() ? " " : "") << k << "=" << v;
+  return s.str();
+}
+
+std::vector<Config> Template::space() const {
+  std::vector<Config> out{Config{}};
+  for (const Knob& k : knobs()) {
+    std::vector<Config> next;
+    for (const Config& c : out)
+      for (int v : k.values) {
+        Config d = c;
+        d[k.name] = v;
+        next.push_back(std::move(d));
+      }
+    out = std::move(next);
+  }
+  std::vector<Config> valid_ones;
+  for (Config& c : out)
+    if (valid(c)) valid_ones.push_back(std::move(c));
+  return valid_ones;
+}
+
+std::string target_key(const codegen::TargetInfo& target, int threads) {
+  return "cpu=" + target.cpu + " vector_bits=" + std::to_string(target.vector_bits) + " threads=" + std::to_string(threads);
+}
+
+namespace {
+
+codegen::LLVMOptions options_for(const codegen::TargetInfo& t) {
+  codegen::LLVMOptions o;
+  o.target_cpu = t.cpu;
+  o.target_features = t.features;
+  return o;
+}
+
+int knob(const Config& c, const char* name) {
+  auto it = c.find(name);
+  if (it == c.end()) LOOM_THROW(ConfigError, "tuning config '", config_str(c), "' has no knob '", name, "'");
+  return it->second;
+}
+
+std::vector<int> divisors(int64_t n, int64_t limit) {
+  std::vector<int> d;
+  for (int64_t v = 1; v <= std::min(n, limit); ++v)
+    if (n % v == 0) d.push_back(int(v));
+  return d;
+}
+
+class GemmTemplate : public Template {
+ public:
+  GemmTemplate(int64_t M, int64_t N, int64_t K, codegen::TargetInfo target) : M_(M), N_(N), K_(K), t_(std::move(target)) {
+    if (M < 1 || N < 1 || K < 1) LOOM_THROW(ShapeError, "gemm template: sizes ", M, "x", N, "x", K, " must be positive");
+  }
+  std::string op() const override { return "gemm"; }
+  std::vector<int64_t> shape() const override { return {M_, N_, K_}; }
+  std::vector<Knob> knobs() const override {
+    return {{"mr", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}}, {"nv", {1, 2, 3, 4}}, {"k_unroll", {1, 2, 4, 8}}};
+  }
+  bool valid(const Config& c) const override {
+    int mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll");
+    // Accumulators, the B vectors and the broadcast A element must fit the register file.
+    return mr * nv + nv + 1 <= t_.vector_registers && K_ % ku == 0 && mr <= M_;
+  }
+  Config default_config() const override {
+    ops::GemmTiling g = ops::gemm_tiling_for(t_.float32_lanes(), t_.vector_registers);
+    return {{"mr", g.mr}, {"nv", g.nr / t_.float32_lanes()}, {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1}};
+  }
+  std::vector<float> features(const Config& c) const override {
+    double mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll"), nr = nv * t_.float32_lanes();
+    double tiles_n = std::ceil(N_ / nr), tiles_m = std::ceil(M_ / mr);
+    return {float(mr), float(nv), float(ku), float(mr * nv), float((mr + nv) / (mr * nv)), float(mr * nv + nv + 1) / t_.vector_registers,
+            float(tiles_n / runtime::num_threads()), float(1 - N_ / (tiles_n * nr)), float(1 - M_ / (tiles_m * mr))};
+  }
+  double flops() const override { return 2.0 * double(M_) * double(N_) * double(K_); }
+  runtime::Module build(const Config& c) const override {
+    ops::GemmTiling g;
+    g.mr = knob(c, "mr");
+    g.nr = knob(c, "nv") * t_.float32_lanes();
+    g.k_unroll = knob(c, "k_unroll");
+    Tensor A = ir::placeholder({Expr(int(M_)), Expr(int(K_))}, DataType::Float(32), "A");
+    Tensor B = ir::placeholder({Expr(int(K_)), Expr(int(N_))}, DataType::Float(32), "B");
+    Tensor C = ops::matmul_packed(A, B, g.nr, "C");
+    schedule::Schedule s({C});
+    ops::schedule_matmul_packed_cpu(s, C, g);
+    return codegen::build_llvm({schedule::lower(s, {A, B, C}, "kernel")}, options_for(t_));
+  }
+  std::vector<NDArray> arguments(uint64_t seed) const override {
+    NDArray a = NDArray::empty({M_, K_}, DataType::Float(32)), b = NDArray::empty({K_, N_}, DataType::Float(32));
+    a.fill_random(seed);
+    b.fill_random(seed + 1);
+    return {a, b, NDArray::zeros({M_, N_}, DataType::Float(32))};
+  }
+
+ private:
+  int64_t M_, N_, K_;
+  codegen::TargetInfo t_;
+};
+
+class Conv2dTemplate : public Template {
+ public:
+  Conv2dTemplate(const Conv2dShape& s, codegen::TargetInfo target) : s_(s), t_(std::move(target)) {
+    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1 ||
+        s.out_width() < 1)
+      LOOM_THROW(ShapeError, "conv2d template: invalid shape");
+  }
+  std::string op() const override { return "conv2d_nchw"; }
+  std::vector<int64_t> shape() const override {
+    return {s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad};
+  }
+  std::vector<Knob> knobs() const override {
+    std::vector<int> oc;
+    for (int v : divisors(s_.out_channels, s_.out_channels))
+      if (v % t_.float32_lanes() == 0 || v == s_.out_channels) oc.push_back(v);
+    return {{"oc_block", oc}, {"x_block", divisors(s_.out_width(), 64)}, {"window_outer", {0, 1}}, {"parallel_rows", {0, 1}}};
+  }
+  bool valid(const Config& c) const override {
+    int oc = knob(c, "oc_block"), x = knob(c, "x_block");
+    int v = (oc + t_.float32_lanes() - 1) / t_.float32_lanes();
+    // Accumulators (x columns of v vectors) within the registers, with room for v weights and a
+    // broadcast — or at most twice that (a little spilling can still win on wide tiles).
+    return s_.out_channels % oc == 0 && s_.out_width() % x == 0 && x * v <= 2 * (t_.vector_registers - v - 1);
+  }
+  Config default_config() const override {
+    ops::ConvNchwTiling d = ops::conv_nchw_tiling_for(t_.float32_lanes(), t_.vector_registers, int(s_.out_channels), int(s_.out_width()));
+    return {{"oc_block", d.oc_block}, {"x_block", d.x_block}, {"window_outer", 0}, {"parallel_rows", 0}};
+  }
+  std::vector<float> features(const Config& c) const override {
+    double oc = knob(c, "oc_block"), x = knob(c, "x_block"), v = std::ceil(oc / t_.float32_lanes());
+    double tasks = double(s_.batch) * double(s_.out_channels) / oc * (knob(c, "parallel_rows") ? double(s_.out_height()) : 1.0);
+    return {float(oc), float(x), float(knob(c, "window_outer")), float(knob(c, "parallel_rows")), float(v * x),
+            float((v + x) / (v * x)), float(x * v + v + 1) / t_.vector_registers, float(tasks / runtime::num_threads()),
+            float(s_.in_channels * s_.kernel * s_.kernel)};
+  }
+  double flops() const override {
+    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) * double(s_.in_channels) *
+           double(s_.kernel * s_.kernel);
+  }
+  runtime::Module build(const Config& c) const override {
+    ops::ConvNchwTiling t;
+    t.oc_block = knob(c, "oc_block");
+    t.x_block = knob(c, "x_block");
+    t.window_outer = knob(c, "window_outer") != 0;
+    t.parallel_rows = knob(c, "parallel_rows") != 0;
+    Tensor X = ir::placeholder({Expr(int(s_.batch)), Expr(int(s_.in_channels)), Expr(int(s_.height)), Expr(int(s_.width))}, DataType::Float(32), "X");
+    Tensor W = ir::placeholder({Expr(int(s_.out_channels)), Expr(int(s_.in_channels)), Expr(int(s_.kernel)), Expr(int(s_.kernel))},
+                               DataType::Float(32), "W");
+    Tensor Y = ops::conv2d_nchw_packed(X, W, int(s_.stride), int(s_.pad), t.oc_block, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_conv2d_nchw_cpu(s, Y, t);
+    return codegen::build_llvm({schedule::lower(s, {X, W, Y}, "kernel")}, options_for(t_));
+  }
+  std::vector<NDArray> arguments(uint64_t seed) const override {
+    NDArray x = NDArray::empty({s_.batch, s_.in_channels, s_.height, s_.width}, DataType::Float(32));
+    NDArray w = NDArray::empty({s_.out_channels, s_.in_channels, s_.kernel, s_.kernel}, DataType::Float(32));
+    x.fill_random(seed);
+    w.fill_random(seed + 1);
+    return {x, w, NDArray::zeros({s_.batch, s_.out_channels, s_.out_height(), s_.out_width()}, DataType::Float(32))};
+  }
+
+ private:
+  Conv2dShape s_;
+  codegen::TargetInfo t_;
+};
+
+}  // namespace
+
+std::unique_ptr<Template> make_gemm_template(int64_t M, int64_t N, int64_t K, const codegen::TargetInfo& target) {
+  return std::make_unique<GemmTemplate>(M, N, K, target);
+}
+
+std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const codegen::TargetInfo& target) {
+  return std::make_unique<Conv2dTemplate>(shape, target);
+}
+
+}  // namespace loom::tune

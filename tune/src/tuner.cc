@@ -1,0 +1,225 @@
+#include "loom/tune/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_model.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace loom::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double max_relative_error(const NDArray& got, const NDArray& want) {
+  double scale = 0, err = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    scale = std::max(scale, std::fabs(want.get_as_double(i)));
+    err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+}  // namespace
+
+bool cost_model_available() { return CostModel::available(); }
+
+Trial measure(const Template& t, const Config& c, const TuneOptions& o, const NDArray* reference, NDArray* output) {
+  Trial trial;
+  trial.config = c;
+  try {
+    runtime::Module m = t.build(c);
+    runtime::CompiledFn fn = m.get_function("kernel");
+    std::vector<NDArray> args = t.arguments(o.seed);
+    std::vector<void*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.raw_data());
+    auto call = [&] {
+      loom_set_last_error("");
+      if (fn(ptrs.data()) != 0) LOOM_THROW(RuntimeError, "kernel failed: ", loom_get_last_error());
+    };
+    call();  // warm-up, and the result to check
+    if (reference) {
+      double err = max_relative_error(args.back(), *reference);
+      if (!(err <= 1e-4)) LOOM_THROW(RuntimeError, "wrong result: relative error ", err, " against the default configuration");
+    }
+    if (output) *output = args.back();
+    // Each timed run repeats the kernel until it lasts min_run_seconds (short kernels are timed
+    // over many calls); the median of the runs rejects outliers (other processes, frequency steps).
+    auto t0 = Clock::now();
+    call();
+    double once = std::max(since(t0), 1e-7);
+    int inner = std::max(1, int(std::ceil(o.min_run_seconds / once)));
+    std::vector<double> runs;
+    for (int r = 0; r < std::max(1, o.repeats); ++r) {
+      auto s = Clock::now();
+      for (int i = 0; i < inner; ++i) call();
+      runs.push_back(since(s) / inner);
+    }
+    std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
+    trial.seconds = runs[runs.size() / 2];
+    trial.gflops = t.flops() / trial.seconds * 1e-9;
+    trial.ok = true;
+  } catch (const Error& e) {
+    trial.error = e.what();
+  }
+  return trial;
+}
+
+// Re-times the default and the fastest few configurations round-robin (each round times every
+// candidate once, so slow phases of the machine hit them all alike) and keeps the fastest median.
+static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
+  std::vector<Trial> top;
+  for (auto& tr : r.trials)
+    if (tr.ok && tr.config != r.default_trial.config) top.push_back(tr);
+  std::sort(top.begin(), top.end(), [](const Trial& a, const Trial& b) { return a.gflops > b.gflops; });
+  if (top.size() > size_t(std::max(0, o.confirm))) top.resize(size_t(std::max(0, o.confirm)));
+  top.insert(top.begin(), r.default_trial);
+  struct Candidate {
+    runtime::Module module;
+    runtime::CompiledFn fn = nullptr;
+    std::vector<NDArray> args;
+    std::vector<void*> ptrs;
+    std::vector<double> runs;
+  };
+  std::vector<Candidate> cands(top.size());
+  for (size_t i = 0; i < top.size(); ++i) {
+    Candidate& c = cands[i];
+    c.module = t.build(top[i].config);
+    c.fn = c.module.get_function("kernel");
+    c.args = t.arguments(o.seed);
+    for (auto& a : c.args) c.ptrs.push_back(a.raw_data());
+    c.fn(c.ptrs.data());
+  }
+  const int inner = std::max(1, int(std::ceil(o.min_run_seconds / std::max(top[0].seconds, 1e-7))));
+  for (int round = 0; round < std::max(3, o.repeats); ++round)
+    for (Candidate& c : cands) {
+      auto s = Clock::now();
+      for (int i = 0; i < inner; ++i) c.fn(c.ptrs.data());
+      c.runs.push_back(since(s) / inner);
+    }
+  size_t best = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    auto& runs = cands[i].runs;
+    std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
+    top[i].seconds = runs[runs.size() / 2];
+    top[i].gflops = t.flops() / top[i].seconds * 1e-9;
+    if (top[i].gflops > top[best].gflops) best = i;
+  }
+  r.default_trial = top[0];
+  r.best = top[best];
+}
+
+TuneResult tune(const Template& t, const TuneOptions& o) {
+  auto t0 = Clock::now();
+  TuneResult r;
+  std::vector<Config> space = t.space();
+  const Config def = t.default_config();
+  if (!t.valid(def)) LOOM_THROW(ConfigError, "tune: the default configuration '", config_str(def), "' of ", t.op(), " is not valid");
+  // The default first: its output is the reference every other configuration must reproduce.
+  NDArray reference;
+  r.default_trial = measure(t, def, o, nullptr, &reference);
+  if (!r.default_trial.ok) LOOM_THROW(RuntimeError, "tune: the default configuration of ", t.op(), " fails: ", r.default_trial.error);
+  r.trials.push_back(r.default_trial);
+  r.best = r.default_trial;
+  std::set<Config> measured{def};
+  std::mt19937_64 rng(o.seed);
+  std::vector<Config> pool;
+  for (auto& c : space)
+    if (!measured.count(c)) pool.push_back(c);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  CostModel model;
+  r.used_model = o.use_model && CostModel::available();
+  const int total = std::min<int>(o.trials, int(pool.size()) + 1);
+  auto record = [&](const Trial& tr) {
+    r.trials.push_back(tr);
+    if (tr.ok && tr.gflops > r.best.gflops) r.best = tr;
+    if (o.progress) o.progress(int(r.trials.size()), total, tr, r.best);
+  };
+  if (o.progress) o.progress(1, total, r.default_trial, r.best);
+  while (int(r.trials.size()) < total && !pool.empty() && since(t0) < o.budget_seconds) {
+    std::vector<size_t> pick;
+    int want = std::min<int>(o.batch, total - int(r.trials.size()));
+    if (!r.used_model || int(r.trials.size()) < o.initial) {
+      for (int i = 0; i < want && i < int(pool.size()); ++i) pick.push_back(size_t(i));  // random: the pool is shuffled
+    } else {
+      // Fit log(GFLOP/s) of every successful trial, rank the unmeasured configurations, take the
+      // best predictions, and one random configuration per round so the model sees new regions.
+      std::vector<std::vector<float>> x;
+      std::vector<float> y;
+      for (auto& tr : r.trials)
+        if (tr.ok) x.push_back(t.features(tr.config)), y.push_back(float(std::log(tr.gflops)));
+      model.fit(x, y);
+      std::vector<std::vector<float>> cand;
+      for (auto& c : pool) cand.push_back(t.features(c));
+      std::vector<float> score = model.predict(cand);
+      std::vector<size_t> order(pool.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+      for (int i = 0; i < want - 1 && i < int(order.size()); ++i) pick.push_back(order[size_t(i)]);
+      if (int(order.size()) > want - 1) pick.push_back(order[want - 1 + rng() % (order.size() - size_t(want - 1))]);
+    }
+    std::sort(pick.rbegin(), pick.rend());  // erase from the back so indices stay valid
+    std::vector<Config> batch;
+    for (size_t i : pick) {
+      batch.push_back(pool[i]);
+      pool.erase(pool.begin() + long(i));
+    }
+    for (auto& c : batch) {
+      if (int(r.trials.size()) >= total || since(t0) >= o.budget_seconds) break;
+      record(measure(t, c, o, &reference));
+    }
+  }
+  confirm(t, o, r);
+  r.wall_seconds = since(t0);
+  return r;
+}
+
+void append_to_log(const std::string& path, const Template& t, const std::string& target, const TuneResult& r) {
+  nlohmann::json j;
+  j["op"] = t.op();
+  j["shape"] = t.shape();
+  j["target"] = target;
+  j["config"] = r.best.config;
+  j["gflops"] = r.best.gflops;
+  j["seconds"] = r.best.seconds;
+  j["default_gflops"] = r.default_trial.gflops;
+  j["trials"] = r.trials.size();
+  j["tuning_seconds"] = r.wall_seconds;
+  std::ofstream f(path, std::ios::app);
+  if (!f) LOOM_THROW(RuntimeError, "tuning log: cannot write '", path, "'");
+  f << j.dump() << "\n";
+  if (!f) LOOM_THROW(RuntimeError, "tuning log: cannot write '", path, "'");
+}
+
+std::optional<Config> best_from_log(const std::string& path, const std::string& op, const std::vector<int64_t>& shape,
+                                    const std::string& target) {
+  std::ifstream f(path);
+  if (!f) LOOM_THROW(RuntimeError, "tuning log: cannot open '", path, "'");
+  std::optional<Config> best;
+  double best_gflops = -1;
+  std::string line;
+  for (int n = 1; std::getline(f, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j.at("op").get<std::string>() != op || j.at("shape").get<std::vector<int64_t>>() != shape || j.at("target").get<std::string>() != target)
+        continue;
+      double g = j.at("gflops").get<double>();
+      if (g > best_gflops) best_gflops = g, best = j.at("config").get<Config>();
+    } catch (const nlohmann::json::exception& e) {
+      LOOM_THROW(ConfigError, "tuning log '", path, "' line ", n, ": ", e.what());
+    }
+  }
+  return best;
+}
+
+}  // namespace loom::tune
