@@ -52,6 +52,9 @@ std::string shell_quote(const std::string& s) {
 }  // namespace
 
 void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options) {
+  if (is_cross(options))
+    LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
+               "': the library is linked with this host's C compiler; use emit_assembly for another architecture");
   auto tm = make_target_machine(choose_target(options), options, /*pic=*/true);
   llvm::LLVMContext ctx;
   auto m = compile_module(funcs, ctx, *tm, options, /*metadata=*/true);

@@ -42,6 +42,9 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
 }  // namespace
 
 runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options) {
+  if (is_cross(options))
+    LOOM_THROW(CodegenError, "llvm codegen: cannot JIT-compile ", module_names(funcs), " for '", options.target_triple,
+               "' on this host; use emit_assembly (or a native build) for another architecture");
   TargetChoice target = choose_target(options);
   auto tm = make_target_machine(target, options, /*pic=*/false);
   auto ctx = std::make_unique<llvm::LLVMContext>();

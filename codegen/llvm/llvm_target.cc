@@ -10,6 +10,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
@@ -30,10 +31,34 @@ void initialize_llvm() {
   });
 }
 
+// Every target LLVM was built with (Debian's libLLVM has them all), for cross-compilation.
+static void initialize_all_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+bool is_cross(const LLVMOptions& options) {
+  return !options.target_triple.empty() &&
+         llvm::Triple(llvm::Triple::normalize(options.target_triple)).getArch() != llvm::Triple(llvm::sys::getProcessTriple()).getArch();
+}
+
 TargetChoice choose_target(const LLVMOptions& options) {
   initialize_llvm();
   TargetChoice t;
   t.triple = llvm::sys::getProcessTriple();
+  if (is_cross(options)) {
+    initialize_all_targets();
+    // Another architecture: its generic CPU unless one is named (never the host's features).
+    t.triple = llvm::Triple::normalize(options.target_triple);
+    t.cpu = options.target_cpu.empty() ? "generic" : options.target_cpu;
+    t.features = options.target_features;
+    return t;
+  }
   if (options.target_cpu.empty()) {
     t.cpu = llvm::sys::getHostCPUName().str();
     // The CPU name alone can claim features the machine (or VM) lacks, or miss some: use what the
@@ -63,7 +88,11 @@ TargetInfo target_info(const LLVMOptions& options) {
   if (!target) LOOM_THROW(CodegenError, "no LLVM target for '", t.triple, "': ", err);
   std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, t.cpu, t.features));
   auto has = [&](const std::string& f) { return sti && sti->checkFeatures("+" + f); };
-  if (has("avx512f")) {
+  const llvm::Triple triple(t.triple);
+  if (triple.isAArch64()) {
+    info.vector_bits = 128;  // NEON (SVE's scalable vectors are not used)
+    info.vector_registers = 32;
+  } else if (has("avx512f")) {
     info.vector_bits = 512;
     info.vector_registers = 32;
   } else if (has("avx2") || has("avx")) {

@@ -18,8 +18,11 @@ struct TargetChoice {
 };
 
 void initialize_llvm();
-// The host's CPU and features, or the CPU (and features) named by the options.
+// The host's CPU and features, or the CPU (and features) named by the options; for another
+// architecture's triple, that target (its generic CPU unless one is named).
 TargetChoice choose_target(const LLVMOptions& options);
+// Whether the options name a triple of another architecture than the host's.
+bool is_cross(const LLVMOptions& options);
 llvm::CodeGenOptLevel codegen_opt_level(int opt_level);
 // `pic` for code linked into shared libraries.
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options, bool pic);

@@ -28,12 +28,11 @@ int default_num_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// [begin, end) of chunk i when `extent` iterations are split into `chunks` nearly equal parts.
-void chunk_range(int64_t extent, int64_t chunks, int64_t i, int64_t* begin, int64_t* end) {
-  int64_t base = extent / chunks, rem = extent % chunks;
-  *begin = i * base + std::min(i, rem);
-  *end = *begin + base + (i < rem ? 1 : 0);
-}
+// Guided self-scheduling: a thread claims 1/(2 x threads) of the iterations still unclaimed (at
+// least one). The first chunks are large (few calls, contiguous memory per thread), the last ones
+// small, so a thread that got cheap iterations takes more of the rest: uneven loops (triangular
+// work, rows of different cost, a thread descheduled by the OS) finish together.
+int64_t guided_chunk(int64_t remaining, int threads) { return std::max<int64_t>(1, remaining / (2 * int64_t(threads))); }
 
 class ThreadPool {
  public:
@@ -62,9 +61,8 @@ class ThreadPool {
       body_ = body;
       closure_ = closure;
       extent_ = extent;
-      chunks_ = std::min<int64_t>(threads_, extent);
-      next_chunk_.store(0);
-      pending_ = chunks_;
+      next_.store(0);
+      pending_ = extent;
       error_code_ = 0;
       error_message_.clear();
       ++generation_;
@@ -97,13 +95,15 @@ class ThreadPool {
     }
   }
 
-  // Claims chunks until none is left.
+  // Claims chunks (guided_chunk) until no iteration is left.
   void work() {
     for (;;) {
-      int64_t i = next_chunk_.fetch_add(1);
-      if (i >= chunks_) return;
-      int64_t begin, end;
-      chunk_range(extent_, chunks_, i, &begin, &end);
+      int64_t begin = next_.load();
+      int64_t end;
+      do {
+        if (begin >= extent_) return;
+        end = begin + guided_chunk(extent_ - begin, threads_);
+      } while (!next_.compare_exchange_weak(begin, end));
       int32_t rc = body_(begin, end, closure_);
       std::lock_guard<std::mutex> lock(mu_);
       if (rc != 0 && error_code_ == 0) {
@@ -111,7 +111,8 @@ class ThreadPool {
         const char* msg = loom_get_last_error();
         error_message_ = msg ? msg : "";
       }
-      if (--pending_ == 0) done_cv_.notify_all();
+      pending_ -= end - begin;
+      if (pending_ == 0) done_cv_.notify_all();
     }
   }
 
@@ -125,9 +126,9 @@ class ThreadPool {
   // The loop being run (written under mu_ before generation_ changes).
   LoomParallelBody body_ = nullptr;
   void* closure_ = nullptr;
-  int64_t extent_ = 0, chunks_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
-  int64_t pending_ = 0;
+  int64_t extent_ = 0;
+  std::atomic<int64_t> next_{0};  // first unclaimed iteration
+  int64_t pending_ = 0;           // iterations not finished yet
   int active_ = 0;  // workers inside work()
   int32_t error_code_ = 0;
   std::string error_message_;

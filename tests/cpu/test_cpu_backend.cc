@@ -169,6 +169,35 @@ TEST(CpuBackend, GemmTilesCrossCompileForEveryX86Level) {
   }
 }
 
+// AArch64 (NEON, 32 registers of 4 floats), cross-compiled from any host: the GEMM tile is 8 x 8,
+// the kernel uses vector fused multiply-adds on NEON registers; JIT and export refuse clearly.
+TEST(CpuBackend, GemmTileCrossCompilesForAArch64) {
+  codegen::LLVMOptions o;
+  o.target_triple = "aarch64-linux-gnu";
+  o.target_cpu = "neoverse-n1";
+  codegen::TargetInfo ti = codegen::target_info(o);
+  EXPECT_EQ(ti.float32_lanes(), 4);
+  EXPECT_EQ(ti.vector_registers, 32);
+  ops::GemmTiling t = ops::gemm_tiling_for(ti.float32_lanes(), ti.vector_registers);
+  EXPECT_EQ(t.mr, 8);
+  EXPECT_EQ(t.nr, 8);
+  Tensor A = placeholder({96, 128}, DataType::Float(32), "A"), B = placeholder({128, 128}, DataType::Float(32), "B");
+  Tensor C = ops::matmul_packed(A, B, t.nr);
+  schedule::Schedule s({C});
+  ops::schedule_matmul_packed_cpu(s, C, t);
+  LoweredFunc f = schedule::lower(s, {A, B, C}, "gemm");
+  std::string assembly = codegen::emit_assembly({f}, o);
+  EXPECT_NE(assembly.find("fmla\tv"), std::string::npos) << "NEON fused multiply-adds";
+  EXPECT_NE(assembly.find(".4s"), std::string::npos) << "4 x float32 vectors";
+  EXPECT_EQ(assembly.find("ymm"), std::string::npos);
+  EXPECT_EQ(assembly.find("vfmadd"), std::string::npos);
+  std::string e = test::error_text<CodegenError>([&] { codegen::build_llvm({f}, o); });
+  EXPECT_NE(e.find("cannot JIT-compile gemm for 'aarch64-linux-gnu'"), std::string::npos) << e;
+  test::TestDir dir;
+  e = test::error_text<CodegenError>([&] { codegen::export_library({f}, dir.file("g.so"), o); });
+  EXPECT_NE(e.find("cannot export gemm for 'aarch64-linux-gnu'"), std::string::npos) << e;
+}
+
 TEST(CpuBackend, ExportedLibraryRoundTrip) {
   auto c = test::scheduled_cases()[2].build();  // vadd_vector_parallel
   LoweredFunc f = schedule::lower(*c.schedule, c.workload.args(), "vadd");

@@ -15,6 +15,9 @@ namespace loom::codegen {
 
 struct LLVMOptions {
   int opt_level = 3;            // 0..3, for both the IR pipeline and the machine code generator
+  // Empty: the host. Another triple ("aarch64-linux-gnu") cross-compiles: emit_assembly,
+  // emit_llvm_ir and target_info work; build_llvm (JIT) and export_library need the host's.
+  std::string target_triple;
   std::string target_cpu;       // empty: the host CPU ("znver4", "skylake-avx512", ...)
   std::string target_features;  // empty: the host's features (or the CPU's defaults if target_cpu is set)
   // Widest vector the optimizer should form (prefer-vector-width): 0 picks 512 when the target has
