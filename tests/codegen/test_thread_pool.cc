@@ -52,11 +52,11 @@ TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
       Recorder r;
       ASSERT_EQ(loom_parallel_for(extent, record, &r), 0);
       expect_cover(r.chunks, extent);
-      // Guided chunks: none larger than half a thread's share of the loop, so every thread can
-      // get work; in claim order each is at most 1/(2 x threads) of what was left.
+      // Guided chunks: none larger than a quarter of a thread's share of the loop, so every thread
+      // can get work; in claim order each is at most 1/(4 x threads) of what was left.
       int64_t largest = 0;
       for (auto& [b, e] : r.chunks) largest = std::max(largest, e - b);
-      if (threads > 1) EXPECT_LE(largest, std::max<int64_t>(1, extent / (2 * threads))) << threads << " threads, extent " << extent;
+      if (threads > 1) EXPECT_LE(largest, std::max<int64_t>(1, extent / (4 * threads))) << threads << " threads, extent " << extent;
       if (threads > 1) EXPECT_GE(static_cast<int64_t>(r.chunks.size()), std::min<int64_t>(extent, threads)) << threads << " threads, extent " << extent;
       if (threads == 1) EXPECT_EQ(r.chunks.size(), 1u) << "one thread runs the loop in one call";
     }
@@ -73,7 +73,7 @@ TEST_F(ThreadPoolTest, ChunksShrinkAsTheLoopDrains) {
   std::sort(r.chunks.begin(), r.chunks.end());
   for (size_t i = 1; i < r.chunks.size(); ++i)
     EXPECT_LE(r.chunks[i].second - r.chunks[i].first, r.chunks[i - 1].second - r.chunks[i - 1].first) << "chunk " << i;
-  EXPECT_EQ(r.chunks.front(), (std::pair<int64_t, int64_t>{0, 250}));
+  EXPECT_EQ(r.chunks.front(), (std::pair<int64_t, int64_t>{0, 125}));
   EXPECT_EQ(r.chunks.back().second - r.chunks.back().first, 1);
 }
 
@@ -144,7 +144,7 @@ TEST_F(ThreadPoolTest, ManyShortLoops) {
   for (int k = 0; k < 2000; ++k) {
     Recorder r;
     ASSERT_EQ(loom_parallel_for(3, record, &r), 0);
-    ASSERT_EQ(r.chunks.size(), 3u);  // guided: 3 / (2 x 2) rounds down to chunks of one
+    ASSERT_EQ(r.chunks.size(), 3u);  // guided: 3 / (4 x 2) rounds down to chunks of one
   }
 }
 
