@@ -46,6 +46,7 @@ COMMANDS_WITH_BASE = {
     "lower": ["gemm", "--size", "8"],
     "run": ["gemm", "--size", "8", "--reps", "1"],
     "sim": ["{P}"],
+    "tune": ["gemm", "--size", "16", "--trials", "2", "--repeats", "1", "-q"],
 }
 
 
@@ -139,6 +140,7 @@ def output_path_cases(r, ctx):
         ["accel-example", "--out", "/nonexistent-dir/p.loomprg"],
         ["export", "gemm", "/nonexistent-dir/g.so"],
         ["hw-params", "--out", "/nonexistent-dir/p.sv"],
+        ["tune", "gemm", "--size", "16", "--trials", "2", "--log", "/nonexistent-dir/t.jsonl"],
         ["accel-example", "--out", W],  # a folder, not a file
         ["sim", ctx["P"], "--backend", "rtl", "--fst", "/nonexistent-dir/w.fst"],
     ]
