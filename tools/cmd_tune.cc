@@ -1,6 +1,6 @@
 // `loom tune`: searches the schedule knobs of an operator on this machine (tune/): measured runs
 // guided by a learned cost model, within a trial count and a time budget; the best configuration
-// goes to a tuning log (JSON lines) that gemm_bench / conv_bench read back (--tuning-log).
+// goes to a tuning log (JSON lines; tune::best_from_log reads it back).
 #ifdef LOOM_HAVE_TUNE
 #include <iomanip>
 #include <iostream>

@@ -42,9 +42,12 @@ static void initialize_all_targets() {
   });
 }
 
+// Another architecture or another operating system than the host's (the vendor field does not
+// matter: "x86_64-linux-gnu" is this host on Debian).
 bool is_cross(const LLVMOptions& options) {
-  return !options.target_triple.empty() &&
-         llvm::Triple(llvm::Triple::normalize(options.target_triple)).getArch() != llvm::Triple(llvm::sys::getProcessTriple()).getArch();
+  if (options.target_triple.empty()) return false;
+  llvm::Triple want(llvm::Triple::normalize(options.target_triple)), host(llvm::sys::getProcessTriple());
+  return want.getArch() != host.getArch() || want.getOS() != host.getOS();
 }
 
 TargetChoice choose_target(const LLVMOptions& options) {

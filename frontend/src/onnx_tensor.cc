@@ -29,6 +29,8 @@ int64_t numel(const std::vector<int64_t>& shape, const std::string& where) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) LOOM_THROW(ModelError, where, ": negative dimension in ", shape_str(shape));
+    // Each dimension too (a zero elsewhere would hide 2^62 from the product, not from strides).
+    if (d > kMaxElements) LOOM_THROW(ModelError, where, ": shape ", shape_str(shape), " has a dimension above 2^40");
     if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements)
       LOOM_THROW(ModelError, where, ": shape ", shape_str(shape), " has more than 2^40 elements");
   }
@@ -159,6 +161,8 @@ void copy_elem(const NDArray& from, int64_t i, NDArray& to, int64_t j) {
 
 NDArray transpose_const(const NDArray& a, const std::vector<int64_t>& perm) {
   std::vector<bool> seen(a.shape().size(), false);
+  if (perm.size() != seen.size())
+    LOOM_THROW(ModelError, "Transpose perm ", shape_str(perm), " is not a permutation of the ", seen.size(), " axes");
   for (int64_t p : perm) {
     if (perm.size() != seen.size() || p < 0 || p >= int64_t(seen.size()) || seen[size_t(p)])
       LOOM_THROW(ModelError, "Transpose perm ", shape_str(perm), " is not a permutation of the ", seen.size(), " axes");

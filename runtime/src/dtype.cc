@@ -17,15 +17,17 @@ std::string DataType::str() const {
 }
 
 DataType DataType::parse(const std::string& s) {
-  auto lanes_at = s.find('x');
-  int lanes = lanes_at == std::string::npos ? 1 : std::stoi(s.substr(lanes_at + 1));
-  std::string base = s.substr(0, lanes_at);
-  auto bits_of = [&](size_t prefix) {
-    std::string digits = base.substr(prefix);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+  // Decimal digits only, and a small number (files are untrusted: std::stoi would throw
+  // std::invalid_argument or out_of_range, found by fuzz_executor_graph).
+  auto number = [&](const std::string& digits) {
+    if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos)
       LOOM_THROW(TypeError, "cannot parse data type '", s, "'");
     return std::stoi(digits);
   };
+  auto lanes_at = s.find('x');
+  int lanes = lanes_at == std::string::npos ? 1 : number(s.substr(lanes_at + 1));
+  std::string base = s.substr(0, lanes_at);
+  auto bits_of = [&](size_t prefix) { return number(base.substr(prefix)); };
   if (base == "bool") return Bool(lanes);
   if (base.rfind("float", 0) == 0) return Float(bits_of(5), lanes);
   if (base.rfind("uint", 0) == 0) return UInt(bits_of(4), lanes);

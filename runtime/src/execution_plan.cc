@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "loom/runtime/error.h"
@@ -14,10 +16,26 @@ namespace {
 
 constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 40;  // no single buffer of a real model comes near
 
+// An integer field read without undefined behaviour: nlohmann's get<T>() static_casts a float
+// such as 1e101 (found by fuzz_executor_graph); here only JSON integers in T's range pass.
+template <typename T>
+T integer(const json& j, const char* what) {
+  bool fits = j.is_number_unsigned() ? j.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+              : j.is_number_integer() ? j.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                            (j.get<int64_t>() < 0 || uint64_t(j.get<int64_t>()) <= uint64_t(std::numeric_limits<T>::max()))
+                                      : false;
+  if (!fits) LOOM_THROW(TypeError, what, " must be an integer in range, got ", j.dump());
+  return j.is_number_unsigned() ? T(j.get<uint64_t>()) : T(j.get<int64_t>());
+}
+template <typename T>
+T integer_or(const json& obj, const char* key, T fallback) {
+  return obj.contains(key) ? integer<T>(obj.at(key), key) : fallback;
+}
+
 PlannedValue parse_value(const json& v, const ExecutionPlan& plan, uint64_t params_bytes, const std::string& origin) {
   PlannedValue val;
   val.spec.name = v.at("name").get<std::string>();
-  val.spec.shape = v.at("shape").get<std::vector<int64_t>>();
+  for (auto& d : v.at("shape")) val.spec.shape.push_back(integer<int64_t>(d, "a shape dimension"));
   val.spec.dtype = DataType::parse(v.at("dtype").get<std::string>());
   uint64_t nbytes = val.spec.dtype.bytes();
   for (int64_t d : val.spec.shape) {
@@ -26,19 +44,19 @@ PlannedValue parse_value(const json& v, const ExecutionPlan& plan, uint64_t para
     nbytes *= static_cast<uint64_t>(d);
   }
   val.nbytes = nbytes;
-  val.accel_offset = v.value("accel_offset", int64_t(-1));
+  val.accel_offset = integer_or<int64_t>(v, "accel_offset", -1);
   std::string kind = v.at("kind").get<std::string>();
   if (kind == "accel_param") {
     val.kind = PlannedValue::Kind::AccelParam;
     if (val.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator parameter '", val.spec.name, "' has no accel_offset");
   } else if (kind == "param") {
     val.kind = PlannedValue::Kind::Param;
-    val.param_offset = v.at("offset").get<uint64_t>();
+    val.param_offset = integer<uint64_t>(v.at("offset"), "offset");
     if (val.param_offset % 64 != 0 || val.param_offset > params_bytes || nbytes > params_bytes - val.param_offset)
       LOOM_THROW(ModelError, origin, ": parameter '", val.spec.name, "' lies outside the parameter blob");
   } else if (kind == "input" || kind == "temp") {
     val.kind = kind == "input" ? PlannedValue::Kind::Input : PlannedValue::Kind::Temp;
-    val.storage = v.at("storage").get<size_t>();
+    val.storage = integer<size_t>(v.at("storage"), "storage");
     if (val.storage >= plan.storage_bytes.size() || plan.storage_bytes[val.storage] < nbytes)
       LOOM_THROW(ModelError, origin, ": value '", val.spec.name, "' does not fit its storage ", val.storage);
   } else {
@@ -70,35 +88,37 @@ ExecutionPlan parse_execution_plan(const std::string& graph_json, uint64_t param
   ExecutionPlan plan;
   try {
     if (!g.is_object() || g.value("format", "") != kGraphFormat) LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
-    if (g.value("version", 0) != kGraphFormatVersion)
-      LOOM_THROW(ModelError, origin, ": executor graph version ", g.value("version", 0), ", this runtime reads ", kGraphFormatVersion);
+    const int version = integer_or<int>(g, "version", 0);
+    if (version != kGraphFormatVersion)
+      LOOM_THROW(ModelError, origin, ": executor graph version ", version, ", this runtime reads ", kGraphFormatVersion);
     plan.target = g.value("target", "");
     plan.model = g.value("model", "");
     const json& storages = g.at("storages");
-    if (storages.size() > (size_t(1) << 24)) LOOM_THROW(ModelError, origin, ": ", storages.size(), " storage buffers is implausibly many");
+    // Fewer than 2^24 buffers of at most 2^40 bytes each: the total stays below 2^64.
+    if (storages.size() >= (size_t(1) << 24)) LOOM_THROW(ModelError, origin, ": ", storages.size(), " storage buffers is implausibly many");
     for (auto& s : storages) {
-      uint64_t bytes = s.get<uint64_t>();
+      uint64_t bytes = integer<uint64_t>(s, "a storage size");
       if (bytes > kMaxBufferBytes) LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
       plan.storage_bytes.push_back(bytes);
     }
-    plan.planned_bytes = g.value("planned_bytes", uint64_t(0));
-    plan.unplanned_bytes = g.value("unplanned_bytes", uint64_t(0));
+    plan.planned_bytes = integer_or<uint64_t>(g, "planned_bytes", 0);
+    plan.unplanned_bytes = integer_or<uint64_t>(g, "unplanned_bytes", 0);
     for (auto& v : g.at("values")) plan.values.push_back(parse_value(v, plan, params_bytes, origin));
     auto check_id = [&](int id, const char* what) {
       if (id < 0 || static_cast<size_t>(id) >= plan.values.size())
         LOOM_THROW(ModelError, origin, ": ", what, " refers to value ", id, " of ", plan.values.size());
       return id;
     };
-    for (auto& i : g.at("inputs")) plan.inputs.push_back(check_id(i.get<int>(), "an input"));
-    for (auto& o : g.at("outputs")) plan.outputs.push_back(check_id(o.get<int>(), "an output"));
+    for (auto& i : g.at("inputs")) plan.inputs.push_back(check_id(integer<int>(i, "an input"), "an input"));
+    for (auto& o : g.at("outputs")) plan.outputs.push_back(check_id(integer<int>(o, "an output"), "an output"));
     for (auto& k : g.at("kernels")) {
       KernelCall call;
       call.node = k.at("node").get<std::string>();
       call.func = k.at("func").get<std::string>();
-      for (auto& a : k.at("args")) call.args.push_back(check_id(a.get<int>(), "a kernel argument"));
-      call.accel_stream = k.value("accel_stream", -1);
-      for (auto& a : k.value("upload", json::array())) call.upload.push_back(check_id(a.get<int>(), "an upload"));
-      for (auto& a : k.value("download", json::array())) call.download.push_back(check_id(a.get<int>(), "a download"));
+      for (auto& a : k.at("args")) call.args.push_back(check_id(integer<int>(a, "a kernel argument"), "a kernel argument"));
+      call.accel_stream = integer_or<int>(k, "accel_stream", -1);
+      for (auto& a : k.value("upload", json::array())) call.upload.push_back(check_id(integer<int>(a, "an upload"), "an upload"));
+      for (auto& a : k.value("download", json::array())) call.download.push_back(check_id(integer<int>(a, "a download"), "a download"));
       plan.kernels.push_back(std::move(call));
     }
   } catch (const json::exception& e) {

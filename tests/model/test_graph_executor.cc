@@ -125,6 +125,24 @@ TEST(GraphExecutor, HostMemoryIsCheckedBeforeAllocating) {
   EXPECT_NE(msg.find("bytes of host memory, more than the limit of"), std::string::npos) << msg;
 }
 
+// Found by fuzz_executor_graph: a float where an integer belongs (nlohmann's get<uint64_t> cast
+// 1.4e101 with undefined behaviour) and a dtype whose digits std::stoi threw on.
+TEST(GraphExecutor, MalformedNumbersInTheGraphAreModelErrors) {
+  ModelFile f = load_model_file(kDir + "/mlp.loom");
+  size_t at = f.graph_json.find("\"storages\":");
+  ASSERT_NE(at, std::string::npos);
+  ModelFile big = f;
+  big.graph_json.insert(f.graph_json.find('[', at) + 1, "1.4e101,");
+  std::string msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(big, "'m.loom'"); });
+  EXPECT_NE(msg.find("'m.loom': malformed executor graph: a storage size must be an integer in range, got 1.4e+101"), std::string::npos) << msg;
+  ModelFile dtype = f;
+  size_t d = dtype.graph_json.find("\"float32\"");
+  ASSERT_NE(d, std::string::npos);
+  dtype.graph_json.replace(d, 9, "\"float32x\"");
+  msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(dtype, "'m.loom'"); });
+  EXPECT_NE(msg.find("cannot parse data type 'float32x'"), std::string::npos) << msg;
+}
+
 TEST(Npy, RoundTripAndErrors) {
   test::TestDir dir;
   NDArray a = NDArray::empty({2, 3}, DataType::Float(32));

@@ -118,16 +118,17 @@ class BrokenGemm : public Template {
   BrokenGemm() : inner_(make_gemm_template(32, 32, 32, codegen::target_info())) {}
   std::string op() const override { return "broken"; }
   std::vector<int64_t> shape() const override { return inner_->shape(); }
-  std::vector<Knob> knobs() const override { return {{"wrong", {0, 1}}}; }
+  std::vector<Knob> knobs() const override { return {{"wrong", {0, 1, 2}}}; }
   bool valid(const Config&) const override { return true; }
   Config default_config() const override { return {{"wrong", 0}}; }
   std::vector<float> features(const Config& c) const override { return {float(c.at("wrong"))}; }
   double flops() const override { return inner_->flops(); }
   runtime::Module build(const Config& c) const override {
     if (!c.at("wrong")) return inner_->build(inner_->default_config());
-    // A + B instead of A x B: cheap, and wrong.
+    // 1: A + B instead of A x B (cheap, and wrong); 2: 0 / 0 everywhere (NaN).
     ir::Tensor A = ir::placeholder({32, 32}, DataType::Float(32), "A"), B = ir::placeholder({32, 32}, DataType::Float(32), "B");
-    ir::Tensor C = ir::compute({32, 32}, [&](ir::Var i, ir::Var j) { return A(i, j) + B(i, j); }, "C");
+    const bool nan = c.at("wrong") == 2;
+    ir::Tensor C = ir::compute({32, 32}, [&](ir::Var i, ir::Var j) { return nan ? (A(i, j) - A(i, j)) / (B(i, j) - B(i, j)) : A(i, j) + B(i, j); }, "C");
     schedule::Schedule s({C});
     return codegen::build_llvm({schedule::lower(s, {A, B, C}, "kernel")});
   }
@@ -140,13 +141,28 @@ class BrokenGemm : public Template {
 TEST(Tuner, AConfigurationWithAWrongResultIsReportedAndNeverChosen) {
   BrokenGemm t;
   TuneOptions o;
-  o.trials = 2;
+  o.trials = 3;
   o.repeats = 2;
+  o.batch = 1;  // one per round: also checks that such a search terminates
   TuneResult r = tune(t, o);
-  ASSERT_EQ(r.trials.size(), 2u);
-  EXPECT_FALSE(r.trials[1].ok);
-  EXPECT_NE(r.trials[1].error.find("wrong result: relative error"), std::string::npos) << r.trials[1].error;
+  ASSERT_EQ(r.trials.size(), 3u);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_FALSE(r.trials[i].ok) << config_str(r.trials[i].config);
+    EXPECT_NE(r.trials[i].error.find("wrong result: relative error"), std::string::npos) << r.trials[i].error;  // NaN too
+  }
   EXPECT_EQ(r.best.config, t.default_config());
+}
+
+// A GEMM smaller than the target's row tile: the default is clamped to fit, and tuning works.
+TEST(Tuner, TinyShapesTune) {
+  auto t = make_gemm_template(2, 16, 8, codegen::target_info());
+  EXPECT_TRUE(t->valid(t->default_config())) << config_str(t->default_config());
+  TuneOptions o;
+  o.trials = 3;
+  o.repeats = 1;
+  o.min_run_seconds = 1e-5;
+  TuneResult r = tune(*t, o);
+  EXPECT_TRUE(r.best.ok) << r.best.error;
 }
 
 TEST(CostModel, LearnsTheRankingOfAKnownFunction) {

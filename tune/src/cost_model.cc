@@ -16,6 +16,14 @@ void check(int rc, const char* what) {
   if (rc != 0) LOOM_THROW(RuntimeError, "cost model: ", what, ": ", XGBGetLastError());
 }
 
+// Frees a DMatrix however the scope is left.
+struct Matrix {
+  DMatrixHandle h = nullptr;
+  ~Matrix() {
+    if (h) XGDMatrixFree(h);
+  }
+};
+
 // Row-major copy of the rows, and a DMatrix over it.
 DMatrixHandle matrix(const std::vector<std::vector<float>>& x) {
   size_t cols = x.empty() ? 0 : x[0].size();
@@ -45,7 +53,8 @@ bool CostModel::available() { return true; }
 
 void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y) {
   if (x.empty() || x.size() != y.size()) LOOM_THROW(RuntimeError, "cost model: ", x.size(), " rows and ", y.size(), " targets");
-  DMatrixHandle d = matrix(x);
+  Matrix m{matrix(x)};
+  DMatrixHandle d = m.h;
   check(XGDMatrixSetFloatInfo(d, "label", y.data(), y.size()), "XGDMatrixSetFloatInfo");
   if (impl_->booster) XGBoosterFree(impl_->booster);
   impl_->booster = nullptr;
@@ -55,19 +64,16 @@ void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<
                       {"nthread", "1"}, {"verbosity", "0"}})
     check(XGBoosterSetParam(impl_->booster, k, v), "XGBoosterSetParam");
   for (int it = 0; it < 40; ++it) check(XGBoosterUpdateOneIter(impl_->booster, it, d), "XGBoosterUpdateOneIter");
-  XGDMatrixFree(d);
 }
 
 std::vector<float> CostModel::predict(const std::vector<std::vector<float>>& x) const {
   if (!impl_->booster) LOOM_THROW(RuntimeError, "cost model: predict before fit");
   if (x.empty()) return {};
-  DMatrixHandle d = matrix(x);
+  Matrix m{matrix(x)};
   bst_ulong n = 0;
   const float* out = nullptr;
-  check(XGBoosterPredict(impl_->booster, d, 0, 0, 0, &n, &out), "XGBoosterPredict");
-  std::vector<float> r(out, out + n);
-  XGDMatrixFree(d);
-  return r;
+  check(XGBoosterPredict(impl_->booster, m.h, 0, 0, 0, &n, &out), "XGBoosterPredict");
+  return std::vector<float>(out, out + n);
 }
 
 #else  // built without XGBoost: the tuner falls back to random search

@@ -78,12 +78,13 @@ class GemmTemplate : public Template {
   }
   bool valid(const Config& c) const override {
     int mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll");
+    if (mr < 1 || nv < 1 || ku < 1) return false;  // a hand-edited log
     // Accumulators, the B vectors and the broadcast A element must fit the register file.
     return mr * nv + nv + 1 <= t_.vector_registers && K_ % ku == 0 && mr <= M_;
   }
   Config default_config() const override {
     ops::GemmTiling g = ops::gemm_tiling_for(t_.float32_lanes(), t_.vector_registers);
-    return {{"mr", g.mr}, {"nv", g.nr / t_.float32_lanes()}, {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1}};
+    return {{"mr", int(std::min<int64_t>(g.mr, M_))}, {"nv", g.nr / t_.float32_lanes()}, {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1}};
   }
   std::vector<float> features(const Config& c) const override {
     double mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll"), nr = nv * t_.float32_lanes();
@@ -135,6 +136,7 @@ class Conv2dTemplate : public Template {
   }
   bool valid(const Config& c) const override {
     int oc = knob(c, "oc_block"), x = knob(c, "x_block");
+    if (oc < 1 || x < 1) return false;  // a hand-edited log
     int v = (oc + t_.float32_lanes() - 1) / t_.float32_lanes();
     // Accumulators (x columns of v vectors) within the registers, with room for v weights and a
     // broadcast — or at most twice that (a little spilling can still win on wide tiles).

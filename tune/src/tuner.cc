@@ -20,14 +20,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// NaN anywhere (std::max would skip it) counts as an infinite error.
 double max_relative_error(const NDArray& got, const NDArray& want) {
   double scale = 0, err = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {
+    double d = std::fabs(want.get_as_double(i) - got.get_as_double(i));
+    if (std::isnan(d)) return INFINITY;
     scale = std::max(scale, std::fabs(want.get_as_double(i)));
-    err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+    err = std::max(err, d);
   }
   return scale > 0 ? err / scale : err;
 }
+
+// A configuration replaces the default only with a real lead: among equally fast candidates the
+// noise of single timings would otherwise pick a random one.
+constexpr double kRequiredLead = 1.03;
 
 }  // namespace
 
@@ -51,7 +58,7 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& o, const ND
       double err = max_relative_error(args.back(), *reference);
       if (!(err <= 1e-4)) LOOM_THROW(RuntimeError, "wrong result: relative error ", err, " against the default configuration");
     }
-    if (output) *output = args.back();
+    if (output) *output = args.back().copy();
     // Each timed run repeats the kernel until it lasts min_run_seconds (short kernels are timed
     // over many calls); the median of the runs rejects outliers (other processes, frequency steps).
     auto t0 = Clock::now();
@@ -68,7 +75,7 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& o, const ND
     trial.seconds = runs[runs.size() / 2];
     trial.gflops = t.flops() / trial.seconds * 1e-9;
     trial.ok = true;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // loom::Error, and LLVM or allocation failures of one configuration
     trial.error = e.what();
   }
   return trial;
@@ -97,11 +104,12 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
     c.fn = c.module.get_function("kernel");
     c.args = t.arguments(o.seed);
     for (auto& a : c.args) c.ptrs.push_back(a.raw_data());
-    c.fn(c.ptrs.data());
+    if (c.fn(c.ptrs.data()) != 0) c.fn = nullptr;  // failed now: not a candidate
   }
   const int inner = std::max(1, int(std::ceil(o.min_run_seconds / std::max(top[0].seconds, 1e-7))));
   for (int round = 0; round < std::max(3, o.repeats); ++round)
     for (Candidate& c : cands) {
+      if (!c.fn) continue;
       auto s = Clock::now();
       for (int i = 0; i < inner; ++i) c.fn(c.ptrs.data());
       c.runs.push_back(since(s) / inner);
@@ -109,10 +117,15 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
   size_t best = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     auto& runs = cands[i].runs;
+    if (runs.empty()) {
+      top[i].ok = false;
+      top[i].gflops = 0;
+      continue;
+    }
     std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
     top[i].seconds = runs[runs.size() / 2];
     top[i].gflops = t.flops() / top[i].seconds * 1e-9;
-    if (top[i].gflops > top[best].gflops) best = i;
+    if (top[i].gflops > top[best].gflops * (best == 0 ? kRequiredLead : 1.0)) best = i;
   }
   r.default_trial = top[0];
   r.best = top[best];
@@ -122,8 +135,9 @@ TuneResult tune(const Template& t, const TuneOptions& o) {
   auto t0 = Clock::now();
   TuneResult r;
   std::vector<Config> space = t.space();
-  const Config def = t.default_config();
-  if (!t.valid(def)) LOOM_THROW(ConfigError, "tune: the default configuration '", config_str(def), "' of ", t.op(), " is not valid");
+  if (space.empty()) LOOM_THROW(ConfigError, "tune: ", t.op(), " ", shape_str(t.shape()), " has no valid configuration");
+  // The reference: the target-aware default, or (for shapes it does not fit) the first valid one.
+  const Config def = t.valid(t.default_config()) ? t.default_config() : space.front();
   // The default first: its output is the reference every other configuration must reproduce.
   NDArray reference;
   r.default_trial = measure(t, def, o, nullptr, &reference);
@@ -147,7 +161,7 @@ TuneResult tune(const Template& t, const TuneOptions& o) {
   if (o.progress) o.progress(1, total, r.default_trial, r.best);
   while (int(r.trials.size()) < total && !pool.empty() && since(t0) < o.budget_seconds) {
     std::vector<size_t> pick;
-    int want = std::min<int>(o.batch, total - int(r.trials.size()));
+    int want = std::max(1, std::min<int>(o.batch, total - int(r.trials.size())));
     if (!r.used_model || int(r.trials.size()) < o.initial) {
       for (int i = 0; i < want && i < int(pool.size()); ++i) pick.push_back(size_t(i));  // random: the pool is shuffled
     } else {
@@ -157,15 +171,23 @@ TuneResult tune(const Template& t, const TuneOptions& o) {
       std::vector<float> y;
       for (auto& tr : r.trials)
         if (tr.ok) x.push_back(t.features(tr.config)), y.push_back(float(std::log(tr.gflops)));
-      model.fit(x, y);
       std::vector<std::vector<float>> cand;
       for (auto& c : pool) cand.push_back(t.features(c));
-      std::vector<float> score = model.predict(cand);
+      std::vector<float> score;
+      try {
+        model.fit(x, y);
+        score = model.predict(cand);
+      } catch (const Error&) {  // keep the measurements: go on at random
+        r.used_model = false;
+        continue;
+      }
       std::vector<size_t> order(pool.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
-      for (int i = 0; i < want - 1 && i < int(order.size()); ++i) pick.push_back(order[size_t(i)]);
-      if (int(order.size()) > want - 1) pick.push_back(order[want - 1 + rng() % (order.size() - size_t(want - 1))]);
+      // The best predictions, and with two or more per round one random pick for exploration.
+      const int ranked = want >= 2 ? want - 1 : 1;
+      for (int i = 0; i < ranked && i < int(order.size()); ++i) pick.push_back(order[size_t(i)]);
+      if (want >= 2 && int(order.size()) > ranked) pick.push_back(order[size_t(ranked) + rng() % (order.size() - size_t(ranked))]);
     }
     std::sort(pick.rbegin(), pick.rend());  // erase from the back so indices stay valid
     std::vector<Config> batch;

@@ -5,7 +5,7 @@
 //
 //   TuneOptions o;  o.trials = 48;  o.budget_seconds = 60;
 //   TuneResult r = tune(*make_gemm_template(1024, 1024, 1024, codegen::target_info()), o);
-//   append_to_log("tune.jsonl", *t, r);   // loom compile / the benches read the best back
+//   append_to_log("tune.jsonl", *t, target_key(target, threads), r);  // best_from_log reads it back
 #pragma once
 #include <functional>
 #include <optional>
@@ -33,8 +33,8 @@ struct TuneOptions {
   int initial = 8;              // random configurations measured before the model is used
   bool use_model = true;        // false: random search (for comparing the model against)
   // The fastest `confirm` configurations and the default are timed again, alternately, before one
-  // is chosen: single measurements on a shared machine vary by 10-30%, and a configuration that
-  // won by noise must not replace the default.
+  // is chosen (it must beat the default by 3%): single measurements on a shared machine vary by
+  // 10-30%, and a configuration that won by noise must not replace the default.
   int confirm = 3;
   uint64_t seed = 1;
   std::function<void(int done, int total, const Trial& last, const Trial& best)> progress;
