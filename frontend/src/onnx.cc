@@ -483,6 +483,7 @@ void import_concat(Importer& im, const onnx::NodeProto& n) {
     in.push_back(im.input(n, i));
     all_const &= im.is_const(in.back());
   }
+  if (in.empty()) im.unsupported(n, "needs at least one input");  // found by fuzz_onnx (read in[0])
   int64_t axis = im.attr_int(n, "axis", 0);
   if (all_const && im.type(in[0]).dtype == DataType::Int(64)) {
     std::vector<NDArray> parts;

@@ -82,6 +82,22 @@ TEST(OnnxErrors, NodeWithoutOutputs) {
   EXPECT_NE(msg.find("the node has no output"), std::string::npos) << msg;
 }
 
+// Found by fuzz_onnx: a Concat without inputs read its first input's type.
+TEST(OnnxErrors, ConcatWithoutInputs) {
+  onnx::ModelProto m = relu_model();
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Concat");
+  n->set_name("empty_concat");
+  n->add_output("z");
+  auto* a = n->add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(0);
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'empty_concat' (Concat)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs at least one input"), std::string::npos) << msg;
+}
+
 TEST(OnnxErrors, MissingInitializer) {
   onnx::ModelProto m = relu_model();
   auto* n = m.mutable_graph()->add_node();
