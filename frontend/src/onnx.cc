@@ -625,6 +625,7 @@ void import_cast(Importer& im, const onnx::NodeProto& n) {
 void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
   std::vector<int64_t> shape = im.const_ints(n, 0);
   NDArray fill = im.attr(n, "value") ? im.attr_tensor(n, "value") : NDArray::zeros({1}, DataType::Float(32));
+  if (fill.numel() != 1) im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
   NDArray out = folded_const(shape, fill.dtype(), im.where(n));
   for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(static_cast<char*>(out.raw_data()) + i * fill.dtype().bytes(), fill.raw_data(), fill.dtype().bytes());
   im.output(n, im.add_const(n, out));

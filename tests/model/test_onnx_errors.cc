@@ -98,6 +98,29 @@ TEST(OnnxErrors, ConcatWithoutInputs) {
   EXPECT_NE(msg.find("needs at least one input"), std::string::npos) << msg;
 }
 
+// A ConstantOfShape whose value tensor is empty copied one element out of a 0-byte buffer.
+TEST(OnnxErrors, ConstantOfShapeValueMustHoldOneElement) {
+  onnx::ModelProto m = relu_model();
+  auto* shape = m.mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(1);
+  shape->add_int64_data(4);
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("ConstantOfShape");
+  n->set_name("fill");
+  n->add_input("shape");
+  n->add_output("z");
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(0);
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'fill' (ConstantOfShape)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("value must hold exactly one element, it has 0"), std::string::npos) << msg;
+}
+
 TEST(OnnxErrors, MissingInitializer) {
   onnx::ModelProto m = relu_model();
   auto* n = m.mutable_graph()->add_node();
