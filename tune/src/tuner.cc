@@ -36,6 +36,31 @@ double max_relative_error(const NDArray& got, const NDArray& want) {
 // noise of single timings would otherwise pick a random one.
 constexpr double kRequiredLead = 1.03;
 
+// One configuration compiled, with its arguments, ready to call (measure and the confirmation round).
+struct Loaded {
+  runtime::Module module;
+  runtime::CompiledFn fn;
+  std::vector<NDArray> args;
+  std::vector<void*> ptrs;
+  Loaded(const Template& t, const Config& c, uint64_t seed) : module(t.build(c)), fn(module.get_function("kernel")), args(t.arguments(seed)) {
+    for (auto& a : args) ptrs.push_back(a.raw_data());
+  }
+  int32_t call() { return fn(ptrs.data()); }
+};
+
+// Seconds per call of `call`, over `inner` calls in a row.
+template <typename F>
+double seconds_per_call(F&& call, int inner) {
+  auto s = Clock::now();
+  for (int i = 0; i < inner; ++i) call();
+  return since(s) / inner;
+}
+
+double median(std::vector<double> runs) {
+  std::nth_element(runs.begin(), runs.begin() + long(runs.size() / 2), runs.end());
+  return runs[runs.size() / 2];
+}
+
 }  // namespace
 
 bool cost_model_available() { return CostModel::available(); }
@@ -44,35 +69,24 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& o, const ND
   Trial trial;
   trial.config = c;
   try {
-    runtime::Module m = t.build(c);
-    runtime::CompiledFn fn = m.get_function("kernel");
-    std::vector<NDArray> args = t.arguments(o.seed);
-    std::vector<void*> ptrs;
-    for (auto& a : args) ptrs.push_back(a.raw_data());
+    Loaded k(t, c, o.seed);
     auto call = [&] {
       loom_set_last_error("");
-      if (fn(ptrs.data()) != 0) LOOM_THROW(RuntimeError, "kernel failed: ", loom_get_last_error());
+      if (k.call() != 0) LOOM_THROW(RuntimeError, "kernel failed: ", loom_get_last_error());
     };
     call();  // warm-up, and the result to check
     if (reference) {
-      double err = max_relative_error(args.back(), *reference);
+      double err = max_relative_error(k.args.back(), *reference);
       if (!(err <= 1e-4)) LOOM_THROW(RuntimeError, "wrong result: relative error ", err, " against the default configuration");
     }
-    if (output) *output = args.back().copy();
+    if (output) *output = k.args.back().copy();
     // Each timed run repeats the kernel until it lasts min_run_seconds (short kernels are timed
     // over many calls); the median of the runs rejects outliers (other processes, frequency steps).
-    auto t0 = Clock::now();
-    call();
-    double once = std::max(since(t0), 1e-7);
+    double once = std::max(seconds_per_call(call, 1), 1e-7);
     int inner = std::max(1, int(std::ceil(o.min_run_seconds / once)));
     std::vector<double> runs;
-    for (int r = 0; r < std::max(1, o.repeats); ++r) {
-      auto s = Clock::now();
-      for (int i = 0; i < inner; ++i) call();
-      runs.push_back(since(s) / inner);
-    }
-    std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
-    trial.seconds = runs[runs.size() / 2];
+    for (int r = 0; r < std::max(1, o.repeats); ++r) runs.push_back(seconds_per_call(call, inner));
+    trial.seconds = median(runs);
     trial.gflops = t.flops() / trial.seconds * 1e-9;
     trial.ok = true;
   } catch (const std::exception& e) {  // loom::Error, and LLVM or allocation failures of one configuration
@@ -90,40 +104,26 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
   std::sort(top.begin(), top.end(), [](const Trial& a, const Trial& b) { return a.gflops > b.gflops; });
   if (top.size() > size_t(std::max(0, o.confirm))) top.resize(size_t(std::max(0, o.confirm)));
   top.insert(top.begin(), r.default_trial);
-  struct Candidate {
-    runtime::Module module;
-    runtime::CompiledFn fn = nullptr;
-    std::vector<NDArray> args;
-    std::vector<void*> ptrs;
-    std::vector<double> runs;
-  };
-  std::vector<Candidate> cands(top.size());
-  for (size_t i = 0; i < top.size(); ++i) {
-    Candidate& c = cands[i];
-    c.module = t.build(top[i].config);
-    c.fn = c.module.get_function("kernel");
-    c.args = t.arguments(o.seed);
-    for (auto& a : c.args) c.ptrs.push_back(a.raw_data());
-    if (c.fn(c.ptrs.data()) != 0) c.fn = nullptr;  // failed now: not a candidate
+  std::vector<Loaded> cands;
+  cands.reserve(top.size());
+  std::vector<bool> callable;  // false: failed now, not a candidate
+  std::vector<std::vector<double>> runs(top.size());
+  for (const Trial& tr : top) {
+    cands.emplace_back(t, tr.config, o.seed);
+    callable.push_back(cands.back().call() == 0);
   }
   const int inner = std::max(1, int(std::ceil(o.min_run_seconds / std::max(top[0].seconds, 1e-7))));
   for (int round = 0; round < std::max(3, o.repeats); ++round)
-    for (Candidate& c : cands) {
-      if (!c.fn) continue;
-      auto s = Clock::now();
-      for (int i = 0; i < inner; ++i) c.fn(c.ptrs.data());
-      c.runs.push_back(since(s) / inner);
-    }
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (callable[i]) runs[i].push_back(seconds_per_call([&] { cands[i].call(); }, inner));
   size_t best = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
-    auto& runs = cands[i].runs;
-    if (runs.empty()) {
+    if (runs[i].empty()) {
       top[i].ok = false;
       top[i].gflops = 0;
       continue;
     }
-    std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
-    top[i].seconds = runs[runs.size() / 2];
+    top[i].seconds = median(runs[i]);
     top[i].gflops = t.flops() / top[i].seconds * 1e-9;
     if (top[i].gflops > top[best].gflops * (best == 0 ? kRequiredLead : 1.0)) best = i;
   }
