@@ -4,14 +4,22 @@
 # A crash, sanitizer report, timeout or out-of-memory leaves its input in the build folder
 # (crash-<target>-*) and makes the script exit non-zero; add such inputs to fuzz/corpus and fix.
 #
-#   scripts/fuzz.sh                          # every target, 30 s each
+#   scripts/fuzz.sh                          # every target, 30 s each (campaign: corpus grows)
 #   scripts/fuzz.sh --seconds 3600 image     # one target, an hour
+#   scripts/fuzz.sh --runs 20000 --seed 1 onnx  # a fixed replay (CTest), see below
 #   scripts/fuzz.sh --build-only             # just build (CTest's fixture)
-# Options: --seconds N, --seed N (default: random; CTest uses 1, so a CI run replays the same
-# inputs), --build DIR (default build/fuzz), --build-only, --no-build.
+# Options: --seconds N, --runs N, --seed N (default: random), --build DIR (default build/fuzz),
+# --build-only, --no-build.
+#
+# --runs N executes exactly N inputs from a fresh copy of the seed corpus, with address-space
+# randomisation off (libFuzzer's comparison tables hash code addresses) and no corpus reloads
+# (timed): with a fixed seed the same inputs run on every machine, however fast. A time bound
+# (--seconds) reaches further on a faster machine and so found a new bug on CI that the same
+# commit passed here; that makes a test flaky, so CTest uses --runs and campaigns use --seconds.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds=30
+runs=0
 seed=0
 build="$here/build/fuzz"
 do_build=1
@@ -20,6 +28,7 @@ targets=()
 while (($#)); do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --build-only) only_build=1; shift ;;
@@ -37,11 +46,22 @@ fi
 ((only_build)) && exit 0
 status=0
 for t in "${targets[@]}"; do
-  work="$build/corpus/$t"
+  launch=()
+  if ((runs)); then
+    work="$build/replay/$t"
+    rm -rf "$work"
+    bound=(-runs="$runs" -reload=0)
+    # Some containers forbid turning randomisation off; the replay is then only nearly fixed.
+    if setarch "$(uname -m)" -R true 2>/dev/null; then launch=(setarch "$(uname -m)" -R); fi
+    echo "fuzz_$t: ${runs} runs, seed $seed${launch[*]:+, fixed addresses}"
+  else
+    work="$build/corpus/$t"
+    bound=(-max_total_time="$seconds")
+    echo "fuzz_$t: ${seconds} s"
+  fi
   mkdir -p "$work"
   cp -n "$here/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
-  echo "fuzz_$t: ${seconds} s"
-  if ! "$build/fuzz_$t" "$work" -max_total_time="$seconds" -seed="$seed" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if ! "${launch[@]}" "$build/fuzz_$t" "$work" "${bound[@]}" -seed="$seed" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$build/crash-$t-" > "$build/$t.log" 2>&1; then
     tail -40 "$build/$t.log"
     echo "fuzz_$t: FAILED (input saved as $build/crash-$t-*)"

@@ -87,7 +87,7 @@ class Importer {
     std::vector<TensorType> in;
     for (int i : node.inputs) in.push_back(g_.type_of(i));
     try {
-      node.type = def.infer(node, in);
+      node.type = def.infer_checked(node, in);
     } catch (const Error& e) {
       LOOM_THROW(ModelError, where(n), ": ", e.what());
     }

@@ -62,7 +62,7 @@ void Builder::infer_one(int id) {
   Node& n = g_.node(id);
   std::vector<TensorType> in;
   for (int i : n.inputs) in.push_back(g_.type_of(i));
-  n.type = op_def(n.op).infer(n, in);
+  n.type = op_def(n.op).infer_checked(n, in);
   n.typed = true;
 }
 

@@ -14,6 +14,15 @@ int64_t TensorType::numel() const {
   return n;
 }
 
+void TensorType::check_size() const {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) LOOM_THROW(ShapeError, "shape ", shape_str(shape), " has a negative dimension");
+    if (__builtin_mul_overflow(n, d == 0 ? 1 : d, &n) || n > kMaxTensorElements)
+      LOOM_THROW(ShapeError, "shape ", shape_str(shape), " is too large (more than 2^40 elements)");
+  }
+}
+
 std::string TensorType::str() const { return dtype.str() + shape_str(shape); }
 
 namespace {

@@ -373,7 +373,8 @@ std::map<std::string, OpDef> build_table() {
          Shape out = in[0].shape;
          for (size_t d = 0; d < r; ++d) {
            if (pads[d] < 0 || pads[d + r] < 0) LOOM_THROW(ShapeError, "negative pads are not supported");
-           out[d] += pads[d] + pads[d + r];
+           if (__builtin_add_overflow(out[d], pads[d], &out[d]) || __builtin_add_overflow(out[d], pads[d + r], &out[d]))
+             LOOM_THROW(ShapeError, "pads ", pads[d], " and ", pads[d + r], " overflow dimension ", d);
          }
          std::string mode = n.attrs.get_string("mode", "constant");
          if (mode != "constant" && mode != "reflect" && mode != "edge")

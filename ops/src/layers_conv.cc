@@ -1,5 +1,8 @@
 // conv2d, dense and batched matmul for whole models (see layers.h).
 #include "loom/ops/layers.h"
+
+#include <cstdint>
+
 #include "loom/ops/nn.h"
 
 namespace loom::ops {
@@ -20,17 +23,24 @@ Shape shape_of(const Tensor& t) {
 }
 
 int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation, bool ceil_mode) {
-  int64_t span = in + pad_begin + pad_end - (dilation * (kernel - 1) + 1);
+  // 128-bit: pads, kernel and dilation come from model files and may be anything.
+  using Wide = __int128;
+  Wide span = Wide(in) + pad_begin + pad_end - (Wide(dilation) * (Wide(kernel) - 1) + 1);
   if (span < 0 || stride <= 0) return 0;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  Wide out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // A window must start inside the input or the leading padding (PyTorch's and ONNX's rule).
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= Wide(in) + pad_begin) --out;
+  if (out > INT64_MAX) LOOM_THROW(ShapeError, "window output size overflows (input ", in, ", pads ", pad_begin, "+", pad_end, ")");
+  return static_cast<int64_t>(out);
 }
 
 std::vector<Expr> shape_exprs(const Shape& s) {
   std::vector<Expr> e;
-  for (int64_t d : s) e.push_back(Expr(static_cast<int>(d)));
+  for (int64_t d : s) {
+    // Tensor expressions index with int32 extents.
+    if (d < 0 || d > INT32_MAX) LOOM_THROW(ShapeError, "dimension ", d, " of ", shape_str(s), " does not fit a 32-bit extent");
+    e.push_back(Expr(static_cast<int>(d)));
+  }
   return e;
 }
 

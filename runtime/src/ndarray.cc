@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -12,6 +13,20 @@ namespace loom {
 
 namespace {
 constexpr size_t kAlignment = 64;
+
+// Float to integer with a defined result for every input: truncation toward zero, saturated to
+// T's range, NaN to 0. A plain cast of an out-of-range double is undefined behaviour (an ONNX
+// Cast of 1e16 to uint8 reached it through the importer's constant folding).
+template <typename T>
+T saturate_to(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+  // max() of a 64-bit type rounds up to 2^64 or 2^63 as a double, so compare with >=.
+  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+  if (v <= lo) return std::numeric_limits<T>::min();
+  if (v >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
 
 std::shared_ptr<void> allocate(size_t bytes) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -144,17 +159,17 @@ void NDArray::set_from_double(int64_t i, double v) {
       return;
     case DataType::Code::Int:
       switch (dtype_.bits()) {
-        case 8: *static_cast<int8_t*>(p) = static_cast<int8_t>(v); return;
-        case 16: *static_cast<int16_t*>(p) = static_cast<int16_t>(v); return;
-        case 32: *static_cast<int32_t*>(p) = static_cast<int32_t>(v); return;
-        default: *static_cast<int64_t*>(p) = static_cast<int64_t>(v); return;
+        case 8: *static_cast<int8_t*>(p) = saturate_to<int8_t>(v); return;
+        case 16: *static_cast<int16_t*>(p) = saturate_to<int16_t>(v); return;
+        case 32: *static_cast<int32_t*>(p) = saturate_to<int32_t>(v); return;
+        default: *static_cast<int64_t*>(p) = saturate_to<int64_t>(v); return;
       }
     case DataType::Code::UInt:
       switch (dtype_.bits()) {
-        case 8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(v); return;
-        case 16: *static_cast<uint16_t*>(p) = static_cast<uint16_t>(v); return;
-        case 32: *static_cast<uint32_t*>(p) = static_cast<uint32_t>(v); return;
-        default: *static_cast<uint64_t*>(p) = static_cast<uint64_t>(v); return;
+        case 8: *static_cast<uint8_t*>(p) = saturate_to<uint8_t>(v); return;
+        case 16: *static_cast<uint16_t*>(p) = saturate_to<uint16_t>(v); return;
+        case 32: *static_cast<uint32_t*>(p) = saturate_to<uint32_t>(v); return;
+        default: *static_cast<uint64_t*>(p) = saturate_to<uint64_t>(v); return;
       }
   }
 }

@@ -41,6 +41,24 @@ TEST(NDArray, HalfConversion) {
   EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
 }
 
+// Out-of-range and NaN doubles stored into integer arrays saturate (truncating toward zero)
+// instead of being undefined behaviour; found by fuzz_onnx through a folded Cast to uint8.
+TEST(NDArray, IntegerStoresSaturate) {
+  const double nan = std::nan("");
+  struct Case { DataType t; double v, want; };
+  for (Case c : {Case{DataType::UInt(8), 1.8e16, 255}, Case{DataType::UInt(8), -3.7, 0}, Case{DataType::UInt(8), 7.9, 7},
+                 Case{DataType::Int(8), 200, 127}, Case{DataType::Int(8), -1e300, -128}, Case{DataType::Int(8), -2.9, -2},
+                 Case{DataType::Int(16), 1e9, 32767}, Case{DataType::UInt(16), nan, 0},
+                 Case{DataType::Int(32), 3e9, 2147483647.0}, Case{DataType::Int(32), -3e9, -2147483648.0},
+                 Case{DataType::UInt(32), 1e10, 4294967295.0}, Case{DataType::Int(64), nan, 0},
+                 Case{DataType::Int(64), 1e19, 9223372036854775807.0}, Case{DataType::Int(64), -1e19, -9223372036854775808.0},
+                 Case{DataType::UInt(64), -1, 0}, Case{DataType::UInt(64), 1e20, 18446744073709551615.0}}) {
+    NDArray a = NDArray::zeros({1}, c.t);
+    a.set_from_double(0, c.v);
+    EXPECT_EQ(a.get_as_double(0), c.want) << c.t.str() << " <- " << c.v;
+  }
+}
+
 TEST(NDArray, BadShapesAndTypes) {
   EXPECT_THROW(NDArray::empty({-1}, DataType::Float(32)), ShapeError);
   EXPECT_THROW(NDArray::empty({2}, DataType::Int(4)), TypeError);

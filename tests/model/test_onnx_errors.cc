@@ -211,6 +211,30 @@ TEST(OnnxErrors, ShapeMismatchNamesTheNode) {
   EXPECT_NE(msg.find("4 features, weights expect 5"), std::string::npos) << msg;
 }
 
+// Pads near 2^62 overflowed the Pad output size (signed overflow, found by fuzz_onnx); a huge
+// but representable size is refused by the 2^40-element bound every inferred type is held to.
+TEST(OnnxErrors, PadSizesThatOverflowOrExplode) {
+  for (int64_t pad : {int64_t(1) << 62, int64_t(1) << 41}) {
+    onnx::ModelProto m = relu_model();
+    auto* g = m.mutable_graph();
+    auto* p = g->add_initializer();
+    p->set_name("pads");
+    p->set_data_type(onnx::TensorProto::INT64);
+    p->add_dims(4);
+    for (int64_t v : {int64_t(0), pad, int64_t(0), pad}) p->add_int64_data(v);
+    auto* n = g->add_node();
+    n->set_op_type("Pad");
+    n->set_name("big_pad");
+    n->add_input("y");
+    n->add_input("pads");
+    n->add_output("z");
+    g->mutable_output(0)->set_name("z");
+    std::string msg = import_error(m);
+    EXPECT_NE(msg.find("big_pad"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(pad > (int64_t(1) << 61) ? "overflow" : "more than 2^40 elements"), std::string::npos) << msg;
+  }
+}
+
 }  // namespace
 }  // namespace loom::frontend
 

@@ -17,7 +17,7 @@ void infer_types(Graph& g) {
     std::vector<TensorType> in;
     for (int i : n.inputs) in.push_back(g.type_of(i));
     try {
-      n.type = def.infer(n, in);
+      n.type = def.infer_checked(n, in);
     } catch (const Error& e) {
       std::string types;
       for (auto& t : in) types += (types.empty() ? "" : ", ") + t.str();

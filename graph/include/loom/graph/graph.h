@@ -16,10 +16,17 @@ namespace loom::graph {
 
 using Shape = std::vector<int64_t>;
 
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
 struct TensorType {
   Shape shape;
   DataType dtype = DataType::Float(32);
   int64_t numel() const;
+  // Throws ShapeError unless every dimension is >= 0 and the product of the dimensions (zeros
+  // counted as 1) is at most kMaxTensorElements, so any product of a type's dimensions fits in
+  // int64_t. infer_types checks each inferred type, so shape arithmetic on attributes from a
+  // file cannot carry an overflowed size downstream.
+  void check_size() const;
   uint64_t nbytes() const { return static_cast<uint64_t>(numel()) * dtype.bytes(); }
   std::string str() const;  // "float32[1, 64, 56, 56]"
   bool operator==(const TensorType& o) const { return shape == o.shape && dtype == o.dtype; }

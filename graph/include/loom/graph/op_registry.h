@@ -26,6 +26,13 @@ struct OpDef {
   std::function<TensorType(const Node&, const std::vector<TensorType>&)> infer;
   // The node as tensor expressions over its inputs.
   std::function<ir::Tensor(const Node&, const std::vector<ir::Tensor>&, const std::string& name)> compute;
+
+  // infer, then TensorType::check_size on the result: what every caller should use.
+  TensorType infer_checked(const Node& n, const std::vector<TensorType>& in) const {
+    TensorType t = infer(n, in);
+    t.check_size();
+    return t;
+  }
 };
 
 // ModelError naming `name` and listing the supported operators if there is no such operator.

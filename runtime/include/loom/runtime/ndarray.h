@@ -38,6 +38,7 @@ class NDArray {
   NDArray copy() const;
   // Element access as double, for tests and printing (any dtype; fp16 is decoded).
   double get_as_double(int64_t flat_index) const;
+  // Integer dtypes truncate toward zero and saturate (NaN stores 0), so every double is defined.
   void set_from_double(int64_t flat_index, double v);
   // Fills with reproducible pseudo-random values in [lo, hi] (integers rounded).
   void fill_random(uint64_t seed, double lo = -1.0, double hi = 1.0);
