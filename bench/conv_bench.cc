@@ -1,9 +1,12 @@
 // fp32 conv2d NCHW 1x64x56x56, 64 output channels, 3x3, pad 1 (default): Loom's scheduled operator
 // (ops::schedule_conv2d_nchw_cpu) vs oneDNN at 1 and 2 threads, NCHW in and out for both.
-//   conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N]
+//   conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm FILE]
+//              [--window-outer 0|1]
+// --asm writes the kernel's assembly, to see what a register tile compiles to.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,18 +23,22 @@ using namespace loom;
 int main(int argc, char** argv) {
   int hw = 56, reps = 10, channels = 64, oc_block = 0, x_block = 0;
   std::vector<int> thread_counts = {1, 2};
+  std::string asm_path;
+  int window_outer = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--size") hw = std::stoi(v);
     else if (a == "--oc-block") oc_block = std::stoi(v);
     else if (a == "--x-block") x_block = std::stoi(v);
     else if (a == "--reps") reps = std::stoi(v);
+    else if (a == "--asm") asm_path = v;
+    else if (a == "--window-outer") window_outer = v == "1" ? 1 : 0;
     else if (a == "--threads") {
       thread_counts.clear();
       std::stringstream ss(v);
       for (std::string item; std::getline(ss, item, ',');) thread_counts.push_back(std::stoi(item));
     } else {
-      std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N]\n");
+      std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm FILE] [--window-outer 0|1]\n");
       return 2;
     }
   }
@@ -40,13 +47,17 @@ int main(int argc, char** argv) {
   ops::ConvNchwTiling chosen = ops::conv_nchw_tiling_for(target.float32_lanes(), target.vector_registers, channels, hw);
   if (oc_block <= 0) oc_block = chosen.oc_block;
   if (x_block <= 0) x_block = chosen.x_block;
-  std::printf("  loom kernel: schedule_conv2d_nchw_cpu, register tile %d output channels x %d columns\n", oc_block, x_block);
+  if (window_outer < 0) window_outer = chosen.window_outer ? 1 : 0;
+  std::printf("  loom kernel: schedule_conv2d_nchw_cpu, register tile %d output channels x %d columns, window %s\n", oc_block, x_block,
+              window_outer ? "outer" : "inner");
   DataType f32 = DataType::Float(32);
   ir::Tensor X = ir::placeholder({1, channels, hw, hw}, f32, "X"), W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
   ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, oc_block, "Y");
   schedule::Schedule s({Y});
-  ops::schedule_conv2d_nchw_cpu(s, Y, oc_block, x_block);
-  runtime::Module mod = codegen::build_llvm({schedule::lower(s, {X, W, Y}, "conv2d")});
+  ops::schedule_conv2d_nchw_cpu(s, Y, ops::ConvNchwTiling{oc_block, x_block, window_outer == 1, false});
+  ir::LoweredFunc fn = schedule::lower(s, {X, W, Y}, "conv2d");
+  if (!asm_path.empty()) std::ofstream(asm_path) << codegen::emit_assembly({fn});
+  runtime::Module mod = codegen::build_llvm({fn});
 
   NDArray x = NDArray::empty({1, channels, hw, hw}, f32), w = NDArray::empty({channels, channels, 3, 3}, f32),
           y = NDArray::zeros({1, channels, hw, hw}, f32), ref = NDArray::zeros({1, channels, hw, hw}, f32);

@@ -21,19 +21,24 @@ GemmTiling gemm_tiling_for(int lanes, int registers) {
 ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, int out_w) {
   if (lanes < 1 || registers < 4 || out_channels < 1 || out_w < 1)
     LOOM_THROW(ScheduleError, "conv tiling: ", lanes, " lanes, ", registers, " registers, ", out_channels, " channels, ", out_w, " columns");
-  ConvNchwTiling best{out_channels, 1};
-  double best_loads = 1e30;
+  ConvNchwTiling best{out_channels, 1, true};
+  double best_cost = 1e30;
   for (int v = 1; v * lanes <= out_channels; ++v) {
     int oc = v * lanes;
     if (out_channels % oc) continue;
-    for (int x = out_w; x >= 1; --x) {
-      if (out_w % x || x * v > registers - v - 1) continue;
-      double loads = double(v + x) / double(v * x);
-      if (loads < best_loads - 1e-9 || (loads < best_loads + 1e-9 && oc > best.oc_block)) best = {oc, x}, best_loads = loads;
-      break;  // the widest x that fits is the best for this oc
+    // Columns need not divide the row (loop partitioning gives the last tile its own loop); the
+    // cost is loads per multiply-add times the columns computed per column kept.
+    for (int x = std::min(out_w, (registers - v - 1) / v); x >= 1; --x) {
+      double waste = double((out_w + x - 1) / x * x) / out_w;
+      double cost = double(v + x) / double(v * x) * waste;
+      // Ties: more accumulators (more independent multiply-adds in flight), then wider oc.
+      int acc = v * x, best_acc = best.oc_block / lanes * best.x_block;
+      bool tie = cost < best_cost + 1e-9 && cost > best_cost - 1e-9;
+      if (cost < best_cost - 1e-9 || (tie && (acc > best_acc || (acc == best_acc && oc > best.oc_block))))
+        best = {oc, x, true}, best_cost = cost;
     }
   }
-  if (best_loads > 1e29) best = {out_channels % lanes == 0 ? lanes : out_channels, 1};  // too few registers: one column
+  if (best_cost > 1e29) best = {out_channels % lanes == 0 ? lanes : out_channels, 1, true};  // too few registers: one column
   return best;
 }
 
@@ -94,7 +99,13 @@ void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, const ConvNchwTiling
   yc.unroll(yc.axis(3));
   yc.vectorize(yc.axis(1));
   yc.storage_order({0, 2, 3, 1});  // output channels innermost: the vectorized loop is contiguous
-  if (P.defined()) s[P].compute_at(y, xo);
+  if (P.defined()) {
+    // The padded input once, in its own parallel loop over channels: per register tile it was
+    // rebuilt for every block of output channels and overlapping windows (16x the copies on
+    // 64 -> 64 channels, 56 columns in tiles of 6).
+    auto p = s[P];
+    p.parallel(p.fuse(p.axis(0), p.axis(1)));
+  }
   auto wp = s[Wp];
   wp.parallel(wp.axis(0));
   wp.vectorize(wp.axis(4));

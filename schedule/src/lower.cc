@@ -32,7 +32,7 @@ struct Dumper {
 
 std::vector<std::string> lowering_pass_names() {
   return {"inline_stages", "infer_bounds", "schedule_ops", "simplify", "storage_flatten",
-          "inject_dma_copy", "unroll_loops", "vectorize_loops", "simplify_final"};
+          "inject_dma_copy", "partition_loops", "unroll_loops", "vectorize_loops", "simplify_final"};
 }
 
 LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, const LowerOptions& options) {
@@ -75,6 +75,9 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   body = passes::inject_dma_copy(body);
   f.body = body;
   if (done("inject_dma_copy", to_string(f))) return f;
+  body = passes::partition_loops(body);
+  f.body = body;
+  if (done("partition_loops", to_string(f))) return f;
   body = passes::unroll_loops(body);
   f.body = body;
   if (done("unroll_loops", to_string(f))) return f;

@@ -114,30 +114,34 @@ TEST(CpuBackend, TargetAwareGemmTilingsOnOddShapes) {
     }
 }
 
-// The NCHW conv register tile follows the target too (AVX2: 32 channels x 2 columns for 64
-// channels at 56 columns; AVX-512: 64 x 4), stays within the registers, and every chosen tile
-// computes the convolution correctly on this host.
+// The NCHW conv register tile follows the target too (AVX2: 16 channels x 6 columns for 64
+// channels at 56 columns, 12 accumulators, the last tile partial; AVX-512: 64 x 6), stays within
+// the registers, and every chosen tile computes the convolution correctly on this host, with
+// either reduction order (rows of 9, 6 and 8 columns: partial and full last tiles).
 TEST(CpuBackend, TargetAwareConvTiles) {
   ops::ConvNchwTiling avx2 = ops::conv_nchw_tiling_for(8, 16, 64, 56), avx512 = ops::conv_nchw_tiling_for(16, 32, 64, 56);
-  EXPECT_EQ(avx2.oc_block, 32);
-  EXPECT_EQ(avx2.x_block, 2);
+  EXPECT_EQ(avx2.oc_block, 16);
+  EXPECT_EQ(avx2.x_block, 6);
+  EXPECT_TRUE(avx2.window_outer);
   EXPECT_EQ(avx512.oc_block, 64);
-  EXPECT_EQ(avx512.x_block, 4);
+  EXPECT_EQ(avx512.x_block, 6);
   for (auto [lanes, regs] : {std::pair{8, 16}, std::pair{16, 32}})
-    for (auto [c, hw] : {std::pair{32, 8}, std::pair{48, 6}, std::pair{16, 9}}) {
-      ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(lanes, regs, c, hw);
-      SCOPED_TRACE(std::to_string(t.oc_block) + "x" + std::to_string(t.x_block) + " for " + std::to_string(c) + " channels at " + std::to_string(hw));
-      EXPECT_LE(t.x_block * (t.oc_block / lanes), regs - t.oc_block / lanes - 1);
-      Tensor X = placeholder({1, c, hw, hw}, DataType::Float(32), "X"), W = placeholder({c, c, 3, 3}, DataType::Float(32), "W");
-      Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block);
-      schedule::Schedule s({Y});
-      ops::schedule_conv2d_nchw_cpu(s, Y, t.oc_block, t.x_block);
-      test::Workload w{{X, W}, {Y}};
-      runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "conv")});
-      Prepared p = prepare(w);
-      m.call("conv", p.args);
-      expect_outputs(w, p, 1e-4, "conv");
-    }
+    for (auto [c, hw] : {std::pair{32, 8}, std::pair{48, 6}, std::pair{16, 9}})
+      for (bool window_outer : {true, false}) {
+        ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(lanes, regs, c, hw);
+        t.window_outer = window_outer;
+        SCOPED_TRACE(std::to_string(t.oc_block) + "x" + std::to_string(t.x_block) + " for " + std::to_string(c) + " channels at " + std::to_string(hw));
+        EXPECT_LE(t.x_block * (t.oc_block / lanes), regs - t.oc_block / lanes - 1);
+        Tensor X = placeholder({1, c, hw, hw}, DataType::Float(32), "X"), W = placeholder({c, c, 3, 3}, DataType::Float(32), "W");
+        Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block);
+        schedule::Schedule s({Y});
+        ops::schedule_conv2d_nchw_cpu(s, Y, t);
+        test::Workload w{{X, W}, {Y}};
+        runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "conv")});
+        Prepared p = prepare(w);
+        m.call("conv", p.args);
+        expect_outputs(w, p, 1e-4, "conv");
+      }
 }
 
 // Cross-compiled, whatever the host: the AVX2 tile uses 256-bit registers only, the AVX-512 tile

@@ -21,11 +21,25 @@ std::string lower_to(const Schedule& s, const test::Workload& w, const std::stri
   return out;
 }
 
+// A split by a non-divisor guards the loop body (schedule_ops); loop partitioning then gives
+// the full tiles a loop of their own without the guard, and the tail only the iterations it has.
 TEST(GoldenIR, SplitAddsOuterInnerLoopsAndGuard) {
   auto w = test::vector_add(10);
   Schedule s(w.outputs);
   s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 4);
   EXPECT_EQ(lower_to(s, w, "simplify_final"),
+            R"(func f(A: float32[10], B: float32[10], C: float32[10]) {
+  for (i.outer, 0, 2) {
+    for (i.inner, 0, 4) {
+      C[i.outer*4 + i.inner] = A[i.outer*4 + i.inner] + B[i.outer*4 + i.inner]
+    }
+  }
+  for (i.inner, 0, 2) {
+    C[i.inner + 8] = A[i.inner + 8] + B[i.inner + 8]
+  }
+}
+)");
+  EXPECT_EQ(lower_to(s, w, "inject_dma_copy"),  // before partitioning
             R"(func f(A: float32[10], B: float32[10], C: float32[10]) {
   for (i.outer, 0, 3) {
     for (i.inner, 0, 4) {

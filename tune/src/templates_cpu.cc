@@ -66,6 +66,12 @@ std::vector<int> divisors(int64_t n, int64_t limit) {
   return d;
 }
 
+std::vector<int> upto(int64_t n) {
+  std::vector<int> v;
+  for (int64_t i = 1; i <= n; ++i) v.push_back(int(i));
+  return v;
+}
+
 class GemmTemplate : public Template {
  public:
   GemmTemplate(int64_t M, int64_t N, int64_t K, codegen::TargetInfo target) : M_(M), N_(N), K_(K), t_(std::move(target)) {
@@ -132,7 +138,7 @@ class Conv2dTemplate : public Template {
     std::vector<int> oc;
     for (int v : divisors(s_.out_channels, s_.out_channels))
       if (v % t_.float32_lanes() == 0 || v == s_.out_channels) oc.push_back(v);
-    return {{"oc_block", oc}, {"x_block", divisors(s_.out_width(), 64)}, {"window_outer", {0, 1}}, {"parallel_rows", {0, 1}}};
+    return {{"oc_block", oc}, {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}, {"window_outer", {0, 1}}, {"parallel_rows", {0, 1}}};
   }
   bool valid(const Config& c) const override {
     int oc = knob(c, "oc_block"), x = knob(c, "x_block");
@@ -140,18 +146,18 @@ class Conv2dTemplate : public Template {
     int v = (oc + t_.float32_lanes() - 1) / t_.float32_lanes();
     // Accumulators (x columns of v vectors) within the registers, with room for v weights and a
     // broadcast — or at most twice that (a little spilling can still win on wide tiles).
-    return s_.out_channels % oc == 0 && s_.out_width() % x == 0 && x * v <= 2 * (t_.vector_registers - v - 1);
+    return s_.out_channels % oc == 0 && x <= s_.out_width() && x * v <= 2 * (t_.vector_registers - v - 1);
   }
   Config default_config() const override {
     ops::ConvNchwTiling d = ops::conv_nchw_tiling_for(t_.float32_lanes(), t_.vector_registers, int(s_.out_channels), int(s_.out_width()));
-    return {{"oc_block", d.oc_block}, {"x_block", d.x_block}, {"window_outer", 0}, {"parallel_rows", 0}};
+    return {{"oc_block", d.oc_block}, {"x_block", d.x_block}, {"window_outer", d.window_outer ? 1 : 0}, {"parallel_rows", 0}};
   }
   std::vector<float> features(const Config& c) const override {
     double oc = knob(c, "oc_block"), x = knob(c, "x_block"), v = std::ceil(oc / t_.float32_lanes());
     double tasks = double(s_.batch) * double(s_.out_channels) / oc * (knob(c, "parallel_rows") ? double(s_.out_height()) : 1.0);
     return {float(oc), float(x), float(knob(c, "window_outer")), float(knob(c, "parallel_rows")), float(v * x),
             float((v + x) / (v * x)), float(x * v + v + 1) / t_.vector_registers, float(tasks / runtime::num_threads()),
-            float(s_.in_channels * s_.kernel * s_.kernel)};
+            float(s_.in_channels * s_.kernel * s_.kernel), float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width()))};
   }
   double flops() const override {
     return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) * double(s_.in_channels) *

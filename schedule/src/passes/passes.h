@@ -30,6 +30,7 @@ ir::Stmt storage_flatten(const ir::Stmt& s, const LowerState& st, const std::vec
 // Replaces the nest of stage `s` from leaf `p` inwards by its tensor intrinsic (tensorize.cc).
 ir::Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPart part);
 ir::Stmt inject_dma_copy(const ir::Stmt& s);              // inject_dma_copy.cc
+ir::Stmt partition_loops(const ir::Stmt& s);             // partition_loops.cc
 ir::Stmt unroll_loops(const ir::Stmt& s);                // unroll_loops.cc
 ir::Stmt vectorize_loops(const ir::Stmt& s);             // vectorize_loops.cc
 

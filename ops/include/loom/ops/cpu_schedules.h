@@ -27,9 +27,13 @@ void schedule_matmul_packed_cpu(schedule::Schedule& s, const Tensor& C, const Ge
 // The register tile of schedule_conv2d_nchw_cpu for a target: oc_block output channels (v =
 // oc_block / lanes vectors) x x_block output columns of accumulators, within the registers left
 // for the v weight vectors and one broadcast (x_block * v <= registers - v - 1), minimizing loads
-// per multiply-add ((v + x_block) / (v * x_block)), larger oc_block on ties; both divide the
-// layer. Zen 3 (AVX2), 64 -> 64 channels at 56 columns: 32 x 2 (0.80x oneDNN; the old default
-// 16 x 28 spilled: 0.32x).
+// per multiply-add ((v + x_block) / (v * x_block)) times the columns wasted by a last partial
+// tile, more accumulators and then larger oc_block on ties; oc_block divides the channels, x_block need not divide the row
+// (the lowering's loop partitioning keeps guards out of the full tiles). The reduction runs with
+// the window outside the input channels (window_outer), so no broadcast is reused across kernel
+// columns: reuse kept x_block + kw - 1 broadcasts live and spilled the accumulators.
+// Zen 3 (AVX2), 64 -> 64 channels at 56 columns: 16 x 6 (0.90x oneDNN at 1 thread; the
+// earlier dividing-only choice 32 x 2: 0.79x; the old fixed 16 x 28 spilled: 0.32x).
 // The knobs beyond the register tile are what `loom tune` searches (tune/): the order of the
 // reduction loops around the tile, and whether rows join the parallel loop (more, smaller tasks).
 struct ConvNchwTiling {
