@@ -11,6 +11,7 @@
 #include "loom/codegen/llvm.h"
 #include "loom/ir/printer.h"
 #include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
 #include "common/temp_dir.h"
@@ -142,6 +143,36 @@ TEST(CpuBackend, TargetAwareConvTiles) {
         m.call("conv", p.args);
         expect_outputs(w, p, 1e-4, "conv");
       }
+}
+
+// The NCHWc conv tile of whole models: AVX2 (8 lanes, 16 registers, blocks of 8) takes 2 blocks
+// x 6 columns at 56 (12 accumulators, 2 weights, 1 broadcast), AVX-512 (blocks of 16) 4 x 6 at
+// 56 (24 accumulators); every choice fits the registers, and computes correctly here with partial last tiles.
+TEST(CpuBackend, TargetAwareNchwcConvTiles) {
+  ops::NchwcConvTile avx2 = ops::nchwc_conv_tile(8, 16, 8, 8, 56), avx512 = ops::nchwc_conv_tile(16, 32, 4, 16, 56);
+  EXPECT_EQ(avx2.channel_blocks, 2);
+  EXPECT_EQ(avx2.x_block, 6);
+  EXPECT_EQ(avx512.channel_blocks, 4);
+  EXPECT_EQ(avx512.x_block, 6);
+  int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
+  for (auto [c, hw] : {std::pair{32, 9}, std::pair{48, 7}, std::pair{16, 5}}) {
+    ops::NchwcConvTile t = ops::nchwc_conv_tile(lanes, regs, c / 8, 8, hw);
+    int v = t.channel_blocks * std::max(1, 8 / lanes);
+    SCOPED_TRACE(std::to_string(t.channel_blocks) + " blocks x " + std::to_string(t.x_block) + " for " + std::to_string(c) + " channels at " + std::to_string(hw));
+    EXPECT_LE(t.x_block * v, regs - v - 1);
+    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"), W = placeholder({c / 8, c / 8, 3, 3, 8, 8}, DataType::Float(32), "W");
+    ops::Conv2dParams p;
+    p.pads = {1, 1, 1, 1};
+    p.oc_block = 8;
+    Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_conv2d_nchwc_cpu(s, Y, Y, lanes, regs);
+    test::Workload w{{X, W}, {Y}};
+    runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "conv")});
+    Prepared pr = prepare(w);
+    m.call("conv", pr.args);
+    expect_outputs(w, pr, 1e-4, "conv");
+  }
 }
 
 // Cross-compiled, whatever the host: the AVX2 tile uses 256-bit registers only, the AVX-512 tile

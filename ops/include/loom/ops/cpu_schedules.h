@@ -67,6 +67,14 @@ void schedule_depthwise_conv2d_cpu(schedule::Schedule& s, const Tensor& conv, co
 // block, the reduction over input-channel blocks, window and lanes around them; stores of whole
 // contiguous vectors. Depthwise: vectors over the channel block, rows in registers.
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers);
+// Its register tile: `channel_blocks` output-channel blocks x `x_block` columns (need not divide
+// the row: the lowering partitions the loop), chosen like conv_nchw_tiling_for (fewest loads per
+// multiply-add times the columns wasted by a partial last tile, within the registers left for
+// the weight vectors and a broadcast). AVX2, blocks of 8, 56 columns: 2 blocks x 6 columns.
+struct NchwcConvTile {
+  int channel_blocks = 1, x_block = 1;
+};
+NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w);
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);
