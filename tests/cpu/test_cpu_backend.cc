@@ -43,6 +43,15 @@ void expect_outputs(const test::Workload& w, const Prepared& p, double tol, cons
     EXPECT_TRUE(test::arrays_close(p.args[w.inputs.size() + i], p.want[i], tol, tol)) << context;
 }
 
+// Compiles the schedule of workload `w` on this host, runs it on random inputs and compares the
+// outputs with the naive reference.
+void expect_compiled_matches(const schedule::Schedule& s, const test::Workload& w, const std::string& name) {
+  runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), name)});
+  Prepared p = prepare(w);
+  m.call(name, p.args);
+  expect_outputs(w, p, 1e-4, name);
+}
+
 class CpuCase : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(CpuCase, CompiledMatchesReference) {
@@ -68,22 +77,14 @@ TEST(CpuBackend, TunedGemmAndConvSchedules) {
     Tensor C = ops::matmul_packed(A, B, 32);
     schedule::Schedule s({C});
     ops::schedule_matmul_packed_cpu(s, C, {8, 32, 256});
-    test::Workload w{{A, B}, {C}};
-    runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "gemm")});
-    Prepared p = prepare(w);
-    m.call("gemm", p.args);
-    expect_outputs(w, p, 1e-4, "gemm");
+    expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "gemm");
   }
   {
     Tensor X = placeholder({1, 16, 14, 14}, DataType::Float(32), "X"), W = placeholder({32, 16, 3, 3}, DataType::Float(32), "W");
     Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, 32);
     schedule::Schedule s({Y});
     ops::schedule_conv2d_nchw_cpu(s, Y, 32, 7);
-    test::Workload w{{X, W}, {Y}};
-    runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "conv")});
-    Prepared p = prepare(w);
-    m.call("conv", p.args);
-    expect_outputs(w, p, 1e-4, "conv");
+    expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "conv");
   }
 }
 
@@ -107,11 +108,7 @@ TEST(CpuBackend, TargetAwareGemmTilingsOnOddShapes) {
       Tensor C = ops::matmul_packed(A, B, t.nr);
       schedule::Schedule s({C});
       ops::schedule_matmul_packed_cpu(s, C, t);
-      test::Workload w{{A, B}, {C}};
-      runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "gemm")});
-      Prepared p = prepare(w);
-      m.call("gemm", p.args);
-      expect_outputs(w, p, 1e-4, "gemm");
+      expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "gemm");
     }
 }
 
@@ -137,11 +134,7 @@ TEST(CpuBackend, TargetAwareConvTiles) {
         Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block);
         schedule::Schedule s({Y});
         ops::schedule_conv2d_nchw_cpu(s, Y, t);
-        test::Workload w{{X, W}, {Y}};
-        runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "conv")});
-        Prepared p = prepare(w);
-        m.call("conv", p.args);
-        expect_outputs(w, p, 1e-4, "conv");
+        expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "conv");
       }
 }
 
@@ -167,11 +160,7 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
     Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
     schedule::Schedule s({Y});
     ops::schedule_conv2d_nchwc_cpu(s, Y, Y, lanes, regs);
-    test::Workload w{{X, W}, {Y}};
-    runtime::Module m = codegen::build_llvm({schedule::lower(s, w.args(), "conv")});
-    Prepared pr = prepare(w);
-    m.call("conv", pr.args);
-    expect_outputs(w, pr, 1e-4, "conv");
+    expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "conv");
   }
 }
 
