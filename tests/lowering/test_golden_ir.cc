@@ -52,6 +52,30 @@ TEST(GoldenIR, SplitAddsOuterInnerLoopsAndGuard) {
 )");
 }
 
+// A parallel loop is not split (that would be two fork-joins): its body branches between the
+// unguarded main range and the last iteration, whose inner loop is then cut to what it needs.
+TEST(GoldenIR, ParallelSplitBranchesToAnUnguardedBody) {
+  auto w = test::vector_add(10);
+  Schedule s(w.outputs);
+  auto [o, i] = s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 4);
+  s[w.outputs[0]].parallel(o);
+  EXPECT_EQ(lower_to(s, w, "simplify_final"),
+            R"(func f(A: float32[10], B: float32[10], C: float32[10]) {
+  parallel (i.outer, 0, 3) {
+    if (i.outer < 2) {
+      for (i.inner, 0, 4) {
+        C[i.outer*4 + i.inner] = A[i.outer*4 + i.inner] + B[i.outer*4 + i.inner]
+      }
+    } else {
+      for (i.inner, 0, 2) {
+        C[i.outer*4 + i.inner] = A[i.outer*4 + i.inner] + B[i.outer*4 + i.inner]
+      }
+    }
+  }
+}
+)");
+}
+
 TEST(GoldenIR, ReorderAndVectorize) {
   auto w = test::matmul(8, 16, 4);
   Tensor C = w.outputs[0];

@@ -3,7 +3,9 @@
 // code for every iteration although only the last one needs them. For each serial loop with
 // constant bounds whose body holds guards on its variable, this pass finds the iterations where
 // every such guard is provably true and splits the loop into up to three loops: before, that
-// main range (simplified under its bounds, so its guards disappear) and after.
+// main range (simplified under its bounds, so its guards disappear) and after. A parallel loop
+// stays one loop (one fork-join): its body becomes `if (v in main range) <simplified body> else
+// <body>`, so every thread but the one with the last iteration runs unguarded code.
 //
 // Each conjunct of a guard is true on a prefix or a suffix of the loop when it is monotone in
 // the loop variable (linear index arithmetic); the prefix or suffix is found by binary search
@@ -110,7 +112,8 @@ class Partitioner : public IRMutator {
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {
     auto b = loop_bounds(op);
-    if (op->for_kind != ForKind::Serial || !b || partitions_ >= kMaxPartitions) return with_bound(s, op, b);
+    bool serial = op->for_kind == ForKind::Serial, parallel = op->for_kind == ForKind::Parallel;
+    if (!(serial || parallel) || !b || partitions_ >= kMaxPartitions) return with_bound(s, op, b);
     int64_t lo = *b->min, hi = *b->max + 1;
     GuardCollector collect(op->var.get(), bounds_);
     collect.visit(op->body);
@@ -125,6 +128,19 @@ class Partitioner : public IRMutator {
     }
     if (!any || begin >= end) return with_bound(s, op, b);
     ++partitions_;
+    if (parallel) {
+      auto saved = bounds_;
+      bounds_[op->var.get()] = IntBounds{begin, end - 1};
+      Stmt main = mutate(simplify(op->body, bounds_));
+      // The other iterations: one tail when the main range touches an end of the loop.
+      bounds_[op->var.get()] = begin == lo ? IntBounds{end, hi - 1} : end == hi ? IntBounds{lo, begin - 1} : *b;
+      Stmt rest = mutate(simplify(op->body, bounds_));
+      bounds_ = std::move(saved);
+      Expr v = op->var;
+      Expr in_main = begin > lo ? (v >= Expr(static_cast<int>(begin)) && v < Expr(static_cast<int>(end))) : v < Expr(static_cast<int>(end));
+      if (end == hi) in_main = v >= Expr(static_cast<int>(begin));
+      return for_loop(op->var, op->min, op->extent, op->for_kind, if_then_else(in_main, main, rest), op->thread_tag);
+    }
     std::vector<Stmt> pieces;
     for (auto [a, z] : {std::pair{lo, begin}, std::pair{begin, end}, std::pair{end, hi}}) {
       if (a >= z) continue;
