@@ -42,11 +42,24 @@ ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, 
   return best;
 }
 
-void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
-  Tensor Bp = input_named_tag(C, "pack");
-  if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
-  if (const_dim(Bp, 2) != t.nr)
-    LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2), ", tiling wants ", t.nr);
+GemmTiling gemm_tiling_for(int lanes, int registers, int64_t M, int64_t N) {
+  GemmTiling t = gemm_tiling_for(lanes, registers);
+  if (M < 1 || N < 1) LOOM_THROW(ScheduleError, "gemm tiling: ", M, " x ", N, " is not a matrix");
+  t.mr = static_cast<int>(std::min<int64_t>(t.mr, M));
+  if (M <= 4) {
+    t.pack_b = false;
+    int nv = std::max(1, std::min(4, (registers - 2) / (t.mr + 1)));
+    // No wider than N needs.
+    while (nv > 1 && int64_t(nv - 1) * lanes >= N) --nv;
+    t.nr = nv * lanes;
+  }
+  return t;
+}
+
+namespace {
+// The register tile shared by both GEMM schedules: C in mr x nr tiles over a parallel loop of
+// column panels, accumulated in a local cache across the whole reduction.
+void schedule_gemm_tiles(Schedule& s, const Tensor& C, const GemmTiling& t, int64_t K) {
   Tensor CC = s.cache_write(C, "local");
   auto c = s[C];
   auto tiles = c.tile(c.axis(0), c.axis(1), t.mr, t.nr);  // io, jo, ii, ji
@@ -55,12 +68,26 @@ void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& 
   c.vectorize(tiles[3]);
   auto cc = s[CC];
   cc.compute_at(c, tiles[0]);
-  const int64_t K = const_dim(Bp, 1);
   auto [ko, ki] = cc.split(cc.reduce_axis(0), t.k_unroll > 0 && K % t.k_unroll == 0 ? t.k_unroll : 1);
   cc.reorder({ko, ki, cc.axis(0), cc.axis(1)});
   cc.unroll(ki);
   cc.unroll(cc.axis(0));
   cc.vectorize(cc.axis(1));
+}
+}  // namespace
+
+void schedule_matmul_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
+  if (C.op()->tag != "matmul" || C.ndim() != 2)
+    LOOM_THROW(ScheduleError, "schedule_matmul_cpu: '", C.name(), "' is not a matmul (tag '", C.op()->tag, "')");
+  schedule_gemm_tiles(s, C, t, const_dim(C.op()->input_tensors()[0], 1));
+}
+
+void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
+  Tensor Bp = input_named_tag(C, "pack");
+  if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
+  if (const_dim(Bp, 2) != t.nr)
+    LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2), ", tiling wants ", t.nr);
+  schedule_gemm_tiles(s, C, t, const_dim(Bp, 1));
   auto bp = s[Bp];
   bp.parallel(bp.axis(0));
   bp.vectorize(bp.axis(2));
