@@ -88,10 +88,9 @@ LoweredFunc gemm_kernel(int M, int N, int K, const Blocking& b) {
 // The tuned schedule of the operator library, lowered by the schedule layer.
 LoweredFunc scheduled_gemm(int M, int N, int K, const ops::GemmTiling& tiling) {
   Tensor A = placeholder({Expr(M), Expr(K)}, DataType::Float(32), "A"), B = placeholder({Expr(K), Expr(N)}, DataType::Float(32), "B");
-  Tensor C = tiling.pack_b ? ops::matmul_packed(A, B, tiling.nr, "C") : ops::matmul(A, B, "C");
+  Tensor C = ops::gemm(A, B, tiling, "C");
   schedule::Schedule s({C});
-  if (tiling.pack_b) ops::schedule_matmul_packed_cpu(s, C, tiling);
-  else ops::schedule_matmul_cpu(s, C, tiling);
+  ops::schedule_gemm_cpu(s, C, tiling);
   return schedule::lower(s, {A, B, C}, "gemm");
 }
 
@@ -161,13 +160,13 @@ int main(int argc, char** argv) {
   std::printf("  %s\n", bench::onednn_description().c_str());
 
   codegen::TargetInfo target = codegen::target_info(opts);
-  ops::GemmTiling tiling = ops::gemm_tiling_for(target.float32_lanes(), target.vector_registers, M, N);
+  ops::GemmTiling tiling = ops::gemm_tiling_for(target.float32_lanes(), target.vector_registers, M, N, K);
   if (mr) tiling.mr = mr;
   if (nr) tiling.nr = nr;
   auto t0 = std::chrono::steady_clock::now();
   runtime::Module mod = codegen::build_llvm({scheduled_gemm(M, N, K, tiling)}, opts);
-  std::printf("  loom kernel: %s (mr %d, nr %d, kc %d), lowered + compiled in %.0f ms\n",
-              tiling.pack_b ? "schedule_matmul_packed_cpu" : "schedule_matmul_cpu (B unpacked)", tiling.mr, tiling.nr,
+  std::printf("  loom kernel: schedule_gemm_cpu, %s (mr %d, nr %d, kc %d), lowered + compiled in %.0f ms\n", ops::to_string(tiling.form),
+              tiling.mr, tiling.nr,
               tiling.kc, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   runtime::Module hand_mod;
   if (with_hand) {

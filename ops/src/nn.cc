@@ -25,6 +25,21 @@ Tensor matmul(const Tensor& A, const Tensor& B, const std::string& name) {
   return compute({A.shape()[0], B.shape()[1]}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, name, "matmul");
 }
 
+Tensor matmul_dot_k(const Tensor& A, const Tensor& B, int lanes, const std::string& name) {
+  expect_rank(A, 2, "matmul_dot_k");
+  expect_rank(B, 2, "matmul_dot_k");
+  const int64_t K = const_dim(A, 1);
+  if (K != const_dim(B, 0) || const_dim(B, 1) != 1 || lanes < 1 || K % lanes != 0)
+    LOOM_THROW(ShapeError, "matmul_dot_k '", name, "': needs A [M, K], B [K, 1] with K a multiple of ", lanes, ", got '", A.name(), "' ", const_dim(A, 0), " x ",
+               K, " and '", B.name(), "' ", const_dim(B, 0), " x ", const_dim(B, 1));
+  IterVar ko = reduce_axis(int(K / lanes), "ko");
+  Tensor P = compute({A.shape()[0], Expr(lanes)},
+                     [&](Var i, Var l) { return sum(A(i, ko->var * lanes + l) * B(ko->var * lanes + l, 0), {ko}); }, name + "_partial",
+                     "dot_partial");
+  IterVar l = reduce_axis(lanes, "l");
+  return compute({A.shape()[0], Expr(1)}, [&](Var i, Var) { return sum(P(i, l), {l}); }, name, "matmul");
+}
+
 Tensor matmul_packed(const Tensor& A, const Tensor& B, int nr, const std::string& name) {
   expect_rank(A, 2, "matmul_packed");
   expect_rank(B, 2, "matmul_packed");

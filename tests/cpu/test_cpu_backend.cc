@@ -114,36 +114,43 @@ TEST(CpuBackend, TargetAwareGemmTilingsOnOddShapes) {
 
 // For a few rows of A the tile covers them all and B is read in place, unpacked (packing cost as
 // much as the product: M = 1, N = 1000, K = 512 ran at 4 GFLOP/s packed, 21 unpacked on Zen 3);
-// every shape-aware tiling, packed or not, computes the product correctly, partial tiles included.
-TEST(CpuBackend, ShapeAwareGemmTilesAndUnpackedB) {
-  ops::GemmTiling row = ops::gemm_tiling_for(8, 16, 1, 1000), few = ops::gemm_tiling_for(8, 16, 3, 10), many = ops::gemm_tiling_for(8, 16, 64, 64);
-  EXPECT_FALSE(row.pack_b);
+// one column of B becomes dot products along K. Every shape-aware tiling, in any form, computes
+// the product correctly, partial tiles included.
+TEST(CpuBackend, ShapeAwareGemmForms) {
+  ops::GemmTiling row = ops::gemm_tiling_for(8, 16, 1, 1000, 512), few = ops::gemm_tiling_for(8, 16, 3, 10, 7),
+                  many = ops::gemm_tiling_for(8, 16, 64, 64, 64), column = ops::gemm_tiling_for(8, 16, 1000, 1, 512),
+                  odd_column = ops::gemm_tiling_for(8, 16, 1000, 1, 13);
+  EXPECT_EQ(row.form, ops::GemmForm::Unpacked);
   EXPECT_EQ(row.mr, 1);
   EXPECT_EQ(row.nr, 32);
-  EXPECT_FALSE(few.pack_b);
+  EXPECT_EQ(few.form, ops::GemmForm::Unpacked);
   EXPECT_EQ(few.mr, 3);
   EXPECT_EQ(few.nr, 16);  // 10 columns need two vectors, not three
-  EXPECT_TRUE(many.pack_b);
+  EXPECT_EQ(many.form, ops::GemmForm::Packed);
   EXPECT_EQ(many.mr, 6);
-  EXPECT_THROW(ops::gemm_tiling_for(8, 16, 0, 4), ScheduleError);
+  EXPECT_EQ(column.form, ops::GemmForm::DotK);
+  EXPECT_EQ(column.nr, 8);
+  EXPECT_EQ(odd_column.form, ops::GemmForm::Packed);  // K not a multiple of the lanes
+  EXPECT_THROW(ops::gemm_tiling_for(8, 16, 0, 4, 4), ScheduleError);
   int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
   struct Shape {
     int m, n, k;
   };
-  for (Shape sh : {Shape{1, 1000, 64}, Shape{2, 33, 17}, Shape{4, 7, 5}, Shape{5, 40, 9}, Shape{3, 1, 8}}) {
-    ops::GemmTiling t = ops::gemm_tiling_for(lanes, regs, sh.m, sh.n);
-    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + (t.pack_b ? " packed" : " unpacked"));
+  for (Shape sh : {Shape{1, 1000, 64}, Shape{2, 33, 17}, Shape{4, 7, 5}, Shape{5, 40, 9}, Shape{3, 1, 8}, Shape{1001, 1, 64}, Shape{1, 1, 32},
+                   Shape{7, 1, 5}}) {
+    ops::GemmTiling t = ops::gemm_tiling_for(lanes, regs, sh.m, sh.n, sh.k);
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + " " + ops::to_string(t.form));
     Tensor A = placeholder({sh.m, sh.k}, DataType::Float(32), "A"), B = placeholder({sh.k, sh.n}, DataType::Float(32), "B");
-    Tensor C = t.pack_b ? ops::matmul_packed(A, B, t.nr) : ops::matmul(A, B);
+    Tensor C = ops::gemm(A, B, t);
     schedule::Schedule s({C});
-    if (t.pack_b) ops::schedule_matmul_packed_cpu(s, C, t);
-    else ops::schedule_matmul_cpu(s, C, t);
+    ops::schedule_gemm_cpu(s, C, t);
     expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "gemm");
   }
   Tensor A = placeholder({4, 4}, DataType::Float(32), "A");
   Tensor R = ops::relu(A);
   schedule::Schedule s({R});
-  EXPECT_THROW(ops::schedule_matmul_cpu(s, R, {}), ScheduleError);
+  EXPECT_THROW(ops::schedule_gemm_cpu(s, R, {}), ScheduleError);
+  EXPECT_THROW(ops::matmul_dot_k(A, placeholder({4, 2}, DataType::Float(32), "B"), 8), ShapeError);
 }
 
 // The NCHW conv register tile follows the target too (AVX2: 16 channels x 6 columns for 64

@@ -80,23 +80,25 @@ class GemmTemplate : public Template {
   std::string op() const override { return "gemm"; }
   std::vector<int64_t> shape() const override { return {M_, N_, K_}; }
   std::vector<Knob> knobs() const override {
-    return {{"mr", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}}, {"nv", {1, 2, 3, 4}}, {"k_unroll", {1, 2, 4, 8}}, {"pack_b", {0, 1}}};
+    return {{"mr", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}}, {"nv", {1, 2, 3, 4}}, {"k_unroll", {1, 2, 4, 8}}, {"form", {0, 1, 2}}};
   }
   bool valid(const Config& c) const override {
-    int mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll");
-    if (mr < 1 || nv < 1 || ku < 1) return false;  // a hand-edited log
+    int mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll"), form = knob(c, "form");
+    if (mr < 1 || nv < 1 || ku < 1 || form < 0 || form > 2) return false;  // a hand-edited log
+    // Dot products along K: one vector of partial sums per row, only for one column of B.
+    if (form == int(ops::GemmForm::DotK)) return N_ == 1 && nv == 1 && K_ % t_.float32_lanes() == 0 && mr + 2 <= t_.vector_registers;
     // Accumulators, the B vectors and the broadcast A element must fit the register file.
     return mr * nv + nv + 1 <= t_.vector_registers && K_ % ku == 0 && mr <= M_;
   }
   Config default_config() const override {
-    ops::GemmTiling g = ops::gemm_tiling_for(t_.float32_lanes(), t_.vector_registers, M_, N_);
-    return {{"mr", g.mr}, {"nv", g.nr / t_.float32_lanes()}, {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1}, {"pack_b", g.pack_b ? 1 : 0}};
+    ops::GemmTiling g = ops::gemm_tiling_for(t_.float32_lanes(), t_.vector_registers, M_, N_, K_);
+    return {{"mr", g.mr}, {"nv", g.nr / t_.float32_lanes()}, {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1}, {"form", int(g.form)}};
   }
   std::vector<float> features(const Config& c) const override {
     double mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll"), nr = nv * t_.float32_lanes();
     double tiles_n = std::ceil(N_ / nr), tiles_m = std::ceil(M_ / mr);
     return {float(mr), float(nv), float(ku), float(mr * nv), float((mr + nv) / (mr * nv)), float(mr * nv + nv + 1) / t_.vector_registers,
-            float(tiles_n / runtime::num_threads()), float(1 - N_ / (tiles_n * nr)), float(1 - M_ / (tiles_m * mr)), float(knob(c, "pack_b")),
+            float(tiles_n / runtime::num_threads()), float(1 - N_ / (tiles_n * nr)), float(1 - M_ / (tiles_m * mr)), float(knob(c, "form")),
             float(M_)};
   }
   double flops() const override { return 2.0 * double(M_) * double(N_) * double(K_); }
@@ -105,13 +107,12 @@ class GemmTemplate : public Template {
     g.mr = knob(c, "mr");
     g.nr = knob(c, "nv") * t_.float32_lanes();
     g.k_unroll = knob(c, "k_unroll");
-    g.pack_b = knob(c, "pack_b") != 0;
+    g.form = static_cast<ops::GemmForm>(knob(c, "form"));
     Tensor A = ir::placeholder({Expr(int(M_)), Expr(int(K_))}, DataType::Float(32), "A");
     Tensor B = ir::placeholder({Expr(int(K_)), Expr(int(N_))}, DataType::Float(32), "B");
-    Tensor C = g.pack_b ? ops::matmul_packed(A, B, g.nr, "C") : ops::matmul(A, B, "C");
+    Tensor C = ops::gemm(A, B, g, "C");
     schedule::Schedule s({C});
-    if (g.pack_b) ops::schedule_matmul_packed_cpu(s, C, g);
-    else ops::schedule_matmul_cpu(s, C, g);
+    ops::schedule_gemm_cpu(s, C, g);
     return codegen::build_llvm({schedule::lower(s, {A, B, C}, "kernel")}, options_for(t_));
   }
   std::vector<NDArray> arguments(uint64_t seed) const override {

@@ -5,15 +5,19 @@
 
 namespace loom::ops {
 
+// How a GEMM reads B: packed into column panels first (matmul_packed), in place (matmul; for a
+// few rows of A packing costs as much as the product: M = 1, N = 1000, K = 512 ran at 4 GFLOP/s
+// packed, 21 unpacked on Zen 3), or, for one column (N = 1), as dot products vectorized along K
+// (matmul_dot_k; a tile of 8 columns would waste 7 lanes).
+enum class GemmForm { Packed, Unpacked, DotK };
+const char* to_string(GemmForm f);
+
 struct GemmTiling {
   int mr = 8;        // rows of C kept in registers
   int nr = 32;       // columns of C kept in registers (a multiple of the vector width)
   int kc = 256;      // reduction block kept hot in cache
   int k_unroll = 4;  // reduction steps unrolled around the register tile (divides K, else 1)
-  // Pack B into column panels first (matmul_packed + schedule_matmul_packed_cpu), or read its
-  // rows in place (matmul + schedule_matmul_cpu): for a few rows of A packing costs as much as
-  // the product (M = 1, N = 1000, K = 512: 4 GFLOP/s packed, see gemm_tiling_for).
-  bool pack_b = true;
+  GemmForm form = GemmForm::Packed;  // DotK: nr is the vector width of the partial sums
 };
 
 // The register tile for a target with `float32_lanes` per vector and `vector_registers`
@@ -22,12 +26,14 @@ struct GemmTiling {
 // registers): 6 x 16; AVX-512 (16, 32): 8 x 32; NEON (4, 32): 8 x 8. An mr x nr tile of 8 x 32 on
 // AVX2 needs 32 accumulators in 16 registers and spills (0.36x OpenBLAS on Zen 3; 6 x 16: 1.0x).
 GemmTiling gemm_tiling_for(int float32_lanes, int vector_registers);
-// For a shape: mr at most M; for M <= 4 rows B is not packed and the tile is M rows x up to 4
-// vectors of columns (all of A's rows in registers, B streamed once).
-GemmTiling gemm_tiling_for(int float32_lanes, int vector_registers, int64_t M, int64_t N);
+// For a shape: mr at most M; N = 1 with K a multiple of the lanes: DotK, 4 rows per tile; M <= 4:
+// Unpacked, the tile M rows x up to 4 vectors of columns (all of A's rows in registers, B
+// streamed once); otherwise Packed.
+GemmTiling gemm_tiling_for(int float32_lanes, int vector_registers, int64_t M, int64_t N, int64_t K);
 
-// Schedules C = matmul(A, B) (B unpacked) with the same register tile, without the pack stage.
-void schedule_matmul_cpu(schedule::Schedule& s, const Tensor& C, const GemmTiling& t);
+// C = A x B in the tiling's form, and its schedule (any form): what callers should use.
+Tensor gemm(const Tensor& A, const Tensor& B, const GemmTiling& t, const std::string& name = "C");
+void schedule_gemm_cpu(schedule::Schedule& s, const Tensor& C, const GemmTiling& t);
 
 // Schedules C = matmul_packed(A, B, nr): packs B in parallel, then computes C in mr x nr register
 // tiles accumulated in a local cache across the whole reduction, over a parallel outer loop. Any

@@ -12,6 +12,10 @@ Tensor matmul(const Tensor& A, const Tensor& B, const std::string& name = "C");
 // The same product reading B through a packed copy Bp[j / nr, k, j % nr], so the innermost
 // loop over j walks contiguous memory. Returns C; Bp is C's input 1.
 Tensor matmul_packed(const Tensor& A, const Tensor& B, int nr, const std::string& name = "C");
+// The product for B with one column (N = 1) as dot products vectorized along K: partial sums
+// P[i, l] = sum_ko A[i, ko*lanes + l] * B[ko*lanes + l, 0] (contiguous rows of A), then
+// C[i, 0] = sum_l P[i, l]. K must be a multiple of `lanes`. Returns C; P is C's input 0.
+Tensor matmul_dot_k(const Tensor& A, const Tensor& B, int lanes, const std::string& name = "C");
 
 // Zero padding of the two innermost dimensions of an NCHW tensor.
 Tensor pad_nchw(const Tensor& X, int pad, const std::string& name = "pad");
