@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <cstdlib>
 #include <dnnl.hpp>
 #include <thread>
@@ -92,12 +93,13 @@ struct OneDnnConv2d::Impl {
   dnnl::convolution_forward prim;
   dnnl::memory weights, src, dst;  // in the primitive's layouts
   bool reorder_src = false, reorder_dst = false;
+  dnnl::memory last_src;  // the primitive's input in its own layout, from the last run()
   int64_t oh = 0, ow = 0;
   double flops = 0;
 };
 
 OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel,
-                           int64_t pad, int64_t stride, const float* weights)
+                           int64_t pad, int64_t stride, const float* weights, int64_t groups)
     : impl_(std::make_unique<Impl>()) {
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
@@ -105,12 +107,13 @@ OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, i
   auto& I = *impl_;
   I.oh = (height + 2 * pad - kernel) / stride + 1;
   I.ow = (width + 2 * pad - kernel) / stride + 1;
-  I.flops = 2.0 * batch * out_channels * I.oh * I.ow * in_channels * kernel * kernel;
-  dnnl::memory::dims src_dims = {batch, in_channels, height, width}, w_dims = {out_channels, in_channels, kernel, kernel},
-                     dst_dims = {batch, out_channels, I.oh, I.ow};
+  I.flops = 2.0 * batch * out_channels * I.oh * I.ow * (in_channels / groups) * kernel * kernel;
+  dnnl::memory::dims src_dims = {batch, in_channels, height, width}, dst_dims = {batch, out_channels, I.oh, I.ow};
+  dnnl::memory::dims w_dims = groups == 1 ? dnnl::memory::dims{out_channels, in_channels, kernel, kernel}
+                                          : dnnl::memory::dims{groups, out_channels / groups, in_channels / groups, kernel, kernel};
   I.user_src_md = dnnl::memory::desc(src_dims, dt::f32, tag::nchw);
   I.user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, tag::nchw);
-  dnnl::memory::desc user_w_md(w_dims, dt::f32, tag::oihw);
+  dnnl::memory::desc user_w_md(w_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw);
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                     dnnl::memory::desc(src_dims, dt::f32, tag::any), dnnl::memory::desc(w_dims, dt::f32, tag::any),
                                     dnnl::memory::desc(dst_dims, dt::f32, tag::any), {stride, stride}, {pad, pad}, {pad, pad});
@@ -122,8 +125,15 @@ OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, i
   I.stream.wait();
   I.reorder_src = I.pd.src_desc() != I.user_src_md;
   I.reorder_dst = I.pd.dst_desc() != I.user_dst_md;
-  if (I.reorder_src) I.src = dnnl::memory(I.pd.src_desc(), e);
-  if (I.reorder_dst) I.dst = dnnl::memory(I.pd.dst_desc(), e);
+  I.src = dnnl::memory(I.pd.src_desc(), e);
+  I.dst = dnnl::memory(I.pd.dst_desc(), e);
+}
+
+void OneDnnConv2d::run_native() {
+  auto& I = *impl_;
+  if (!I.last_src) throw std::logic_error("OneDnnConv2d::run_native before run()");
+  I.prim.execute(I.stream, {{DNNL_ARG_SRC, I.last_src}, {DNNL_ARG_WEIGHTS, I.weights}, {DNNL_ARG_DST, I.dst}});
+  I.stream.wait();
 }
 
 OneDnnConv2d::~OneDnnConv2d() = default;
@@ -139,6 +149,7 @@ void OneDnnConv2d::run(const float* input, float* output) {
   if (I.reorder_src) dnnl::reorder(user_src, src).execute(I.stream, user_src, src);
   I.prim.execute(I.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, I.weights}, {DNNL_ARG_DST, dst}});
   if (I.reorder_dst) dnnl::reorder(dst, user_dst).execute(I.stream, dst, user_dst);
+  I.last_src = src;
   I.stream.wait();
 }
 

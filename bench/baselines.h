@@ -43,10 +43,14 @@ class OneDnnMatmul {
 // (so the comparison is NCHW in, NCHW out, like Loom's operator).
 class OneDnnConv2d {
  public:
+  // groups > 1: grouped (groups = channels: depthwise), weights [out, in / groups, k, k].
   OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel, int64_t pad,
-               int64_t stride, const float* weights);
+               int64_t stride, const float* weights, int64_t groups = 1);
   ~OneDnnConv2d();
   void run(const float* input, float* output);
+  // The convolution alone, on the input of the last run() already in oneDNN's own layout: what
+  // a network that keeps its activations blocked pays (no reorders).
+  void run_native();
   int64_t out_height() const;
   int64_t out_width() const;
   double flops() const;
