@@ -81,7 +81,8 @@ void schedule_conv2d_fused_cpu(schedule::Schedule& s, const Tensor& conv, const 
 void schedule_depthwise_conv2d_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // conv2d on NCHWc activations (conv2d_nchwc): register tiles of a row segment x one output-channel
 // block, the reduction over input-channel blocks, window and lanes around them; stores of whole
-// contiguous vectors. Depthwise: vectors over the channel block, rows in registers.
+// contiguous vectors. Depthwise: vectors over the channel block, rows in registers, padding
+// inline (a select per input read; a padded copy cost as much as the convolution).
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers);
 // Its register tile: `channel_blocks` output-channel blocks x `x_block` columns (need not divide
 // the row: the lowering partitions the loop), chosen like conv_nchw_tiling_for (fewest loads per
