@@ -16,6 +16,7 @@
 #include "accel_backend.h"
 #include "cli.h"
 #include "command.h"
+#include "tuning_log.h"
 #include "loom/accel/config.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
@@ -133,7 +134,13 @@ int compile_cmd(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"cpu", "accel"}))
       ->capture_default_str();
   app.add_option("--config", config_path, "accelerator config (JSON; default: the built-in VTA-like 1x16x16)")->check(CLI::ExistingFile);
+  std::string tuning_log;
+  app.add_option("--tuning-log", tuning_log, "use the best conv2d tiles logged for this machine by `loom tune` (JSON lines)")
+      ->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
+#ifndef LOOM_HAVE_TUNE
+  if (!tuning_log.empty()) LOOM_THROW(Error, "--tuning-log needs a loom built with the tuner (libxgboost-dev is optional; LLVM is not)");
+#endif
   if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv || per_channel))
     LOOM_THROW(Error, "--calibrate, --calibration-mode, --quantize-first-conv and --per-channel need --quantize");
   if (target == "accel" && quant != "int8") LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
@@ -176,6 +183,10 @@ int compile_cmd(const std::vector<std::string>& args) {
   bo.pipeline.dump = dump;
   if (target == "accel") bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
+#ifdef LOOM_HAVE_TUNE
+  auto log_use = std::make_shared<TuningLogUse>();
+  if (!tuning_log.empty()) bo.conv_tile = conv_tiles_from_log(tuning_log, log_use);
+#endif
   graph::BuildResult r = graph::build(std::move(g), bo);
   runtime::save_model_file(out, r.file);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -185,6 +196,10 @@ int compile_cmd(const std::vector<std::string>& args) {
             << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
             << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
             << quant_summary;
+#ifdef LOOM_HAVE_TUNE
+  if (!tuning_log.empty())
+    std::cout << "  tuning log: " << log_use->found << " of " << log_use->looked_up << " blocked conv2d kernels tuned for this machine\n";
+#endif
   if (bo.accel) {
     std::cout << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "
               << r.file.accel_image.size() / 1024 << " KiB";

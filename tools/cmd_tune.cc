@@ -1,9 +1,14 @@
 // `loom tune`: searches the schedule knobs of an operator on this machine (tune/): measured runs
 // guided by a learned cost model, within a trial count and a time budget; the best configuration
-// goes to a tuning log (JSON lines; tune::best_from_log reads it back).
+// goes to a tuning log (JSON lines; tune::best_from_log reads it back, `loom compile --tuning-log`
+// uses it). `loom tune model NAME` tunes every distinct blocked conv2d kernel of a model.
 #ifdef LOOM_HAVE_TUNE
+#include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <set>
+#include <tuple>
 
 #include "cli.h"
 #include "command.h"
@@ -11,19 +16,139 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/tune/tuner.h"
+#include "tuning_log.h"
+#ifdef LOOM_HAVE_GRAPH
+#include "loom/frontend/onnx.h"
+#include "loom/graph/builtin_models.h"
+#endif
 
 namespace loom::tools {
 
+#ifdef LOOM_HAVE_GRAPH
 namespace {
+
+tune::Conv2dShape conv_shape(const graph::ConvKernelKey& k) {
+  tune::Conv2dShape c;
+  c.batch = k.batch;
+  c.in_channels = k.in_channels;
+  c.height = k.height;
+  c.width = k.width;
+  c.out_channels = k.out_channels;
+  c.kernel = k.kernel;
+  c.stride = k.stride;
+  c.pad = k.pad;
+  return c;
+}
+
+std::vector<int64_t> key_shape(const graph::ConvKernelKey& k) {
+  return {k.batch, k.in_channels, k.height, k.width, k.out_channels, k.kernel, k.stride, k.pad, k.block};
+}
+
+}  // namespace
+
+std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target) {
+  return tune::make_conv2d_nchwc_template(conv_shape(key), key.block, target);
+}
+
+std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(const std::string& path,
+                                                                                                    std::shared_ptr<TuningLogUse> use) {
+  std::string target = tune::target_key(codegen::target_info(), runtime::num_threads());
+  return [path, use, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+    ++use->looked_up;
+    auto c = tune::best_from_log(path, "conv2d_nchwc", key_shape(k), target);
+    if (!c) return std::nullopt;
+    auto at = [&](const char* name) {
+      auto it = c->find(name);
+      if (it == c->end()) LOOM_THROW(ConfigError, "tuning log '", path, "': a conv2d_nchwc entry has no '", name, "'");
+      return it->second;
+    };
+    ++use->found;
+    return ops::NchwcConvTile{at("channel_blocks"), at("x_block")};
+  };
+}
+#endif
+
+namespace {
+
+// Tunes one template, prints the outcome and appends it to `log` (if set).
+tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const std::string& log, bool quiet) {
+  const std::string key = tune::target_key(codegen::target_info(), runtime::num_threads());
+  std::vector<tune::Config> space = t.space();
+  std::cout << "tuning " << t.op() << " " << shape_str(t.shape()) << " on " << key << ": " << space.size() << " configurations, up to "
+            << o.trials << " trials in " << o.budget_seconds << " s, "
+            << (o.use_model && tune::cost_model_available() ? "cost model: gradient-boosted trees (XGBoost)" : "random search") << "\n";
+  if (!quiet)
+    o.progress = [](int done, int total, const tune::Trial&, const tune::Trial& best) {
+      int width = 30, filled = total ? width * done / total : width;
+      std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << done << "/" << total
+                << "  best " << std::fixed << std::setprecision(1) << best.gflops << " GF/s (" << tune::config_str(best.config) << ")   "
+                << std::flush;
+    };
+  tune::TuneResult r = tune::tune(t, o);
+  if (!quiet) std::cerr << "\n";
+  int failed = 0;
+  for (auto& tr : r.trials) failed += !tr.ok;
+  std::cout << std::fixed << std::setprecision(1) << "  default: " << r.default_trial.gflops << " GF/s (" << tune::config_str(r.default_trial.config)
+            << ")\n  tuned:   " << r.best.gflops << " GF/s (" << tune::config_str(r.best.config) << "), " << std::setprecision(2)
+            << r.best.gflops / r.default_trial.gflops << "x the default\n  " << r.trials.size() << " trials (" << failed << " failed) in "
+            << std::setprecision(1) << r.wall_seconds << " s\n";
+  for (auto& tr : r.trials)
+    if (!tr.ok) std::cout << "  failed: " << tune::config_str(tr.config) << ": " << tr.error << "\n";
+  if (!log.empty()) {
+    tune::append_to_log(log, t, key, r);
+    std::cout << "  appended to " << log << "\n";
+  }
+  return r;
+}
+
+#ifdef LOOM_HAVE_GRAPH
+// Every distinct blocked conv2d kernel of a model, as the model compiler builds them.
+std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, int64_t batch, int64_t image) {
+  auto names = graph::builtin_model_names();
+  bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
+  if (!builtin && !std::filesystem::is_regular_file(model))
+    LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
+  graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
+  std::vector<graph::ConvKernelKey> keys;
+  std::set<std::vector<int64_t>> seen;
+  graph::BuildOptions bo;
+  bo.conv_tile = [&](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+    if (seen.insert(key_shape(k)).second) keys.push_back(k);
+    return std::nullopt;
+  };
+  graph::build(std::move(g), bo);
+  return keys;
+}
+
+// Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
+int tune_model(const std::string& model, int64_t batch, int64_t image, const tune::TuneOptions& o, const std::string& log, bool quiet) {
+  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(model, batch, image);
+  std::cout << model << ": " << keys.size() << " distinct blocked conv2d kernels\n";
+  double t_default = 0, t_tuned = 0, wall = 0;
+  for (const auto& key : keys) {
+    auto t = conv_kernel_template(key, codegen::target_info());
+    tune::TuneResult r = tune_one(*t, o, log, quiet);
+    t_default += t->flops() / (r.default_trial.gflops * 1e9);
+    t_tuned += t->flops() / (r.best.gflops * 1e9);
+    wall += r.wall_seconds;
+  }
+  std::cout << std::fixed << std::setprecision(3) << model << ": every conv kernel once, default " << t_default * 1e3 << " ms, tuned "
+            << t_tuned * 1e3 << " ms (" << std::setprecision(2) << (t_tuned > 0 ? t_default / t_tuned : 0) << "x) after " << std::setprecision(1)
+            << wall << " s of tuning\n";
+  return 0;
+}
+#endif
 
 int tune_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Tune an operator's schedule on this machine: measured runs guided by a learned cost model (XGBoost)", "loom tune"};
-  std::string op, log;
-  int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0;
-  int64_t m = 0, n = 0, k = 0;
+  std::string op, log, model;
+  int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0;
+  int64_t m = 0, n = 0, k = 0, batch = 1, image = 224;
   tune::TuneOptions o;
   bool random_search = false, quiet = false;
-  app.add_option("op", op, "operator: gemm or conv2d")->required()->check(CLI::IsMember({"gemm", "conv2d"}));
+  app.add_option("op", op, "gemm, conv2d (NCHW), conv2d_nchwc (the blocked kernel models run), or model (every blocked conv2d kernel of --model)")
+      ->required()
+      ->check(CLI::IsMember({"gemm", "conv2d", "conv2d_nchwc", "model"}));
   number_option(app, "--size", size, "gemm: M = N = K (default 1024); conv2d: height and width (default 56)", 1, 8192);
   number_option(app, "--m", m, "gemm: rows of A (default --size)", 1, 16384);
   number_option(app, "--n", n, "gemm: columns of B (default --size)", 1, 16384);
@@ -33,8 +158,12 @@ int tune_cmd(const std::vector<std::string>& args) {
   number_option(app, "--kernel", kernel, "conv2d: kernel height and width", 1, 11)->capture_default_str();
   number_option(app, "--stride", stride, "conv2d: stride", 1, 8)->capture_default_str();
   number_option(app, "--pad", pad, "conv2d: zero padding on every side", 0, 8)->capture_default_str();
-  number_option(app, "--trials", o.trials, "configurations to measure at most (the default included)", 1, 100000)->capture_default_str();
-  number_option(app, "--budget", o.budget_seconds, "wall-clock budget in seconds", 0.1, 86400.0)->capture_default_str();
+  number_option(app, "--block", block, "conv2d_nchwc: channel block (default: the target's float lanes)", 1, 64);
+  app.add_option("--model", model, "model: a built-in model (resnet18, resnet50, mobilenet_v2) or an .onnx file");
+  number_option(app, "--batch", batch, "model: batch size of a built-in model", 1, 1024)->capture_default_str();
+  number_option(app, "--image", image, "model: image size of a built-in model", 32, 1024)->capture_default_str();
+  number_option(app, "--trials", o.trials, "configurations to measure at most per operator (the default included)", 1, 100000)->capture_default_str();
+  number_option(app, "--budget", o.budget_seconds, "wall-clock budget in seconds per operator", 0.1, 86400.0)->capture_default_str();
   number_option(app, "--repeats", o.repeats, "timed runs per configuration (the median counts)", 1, 1000)->capture_default_str();
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
   number_option(app, "--seed", o.seed, "seed of the search and the random operands", 0, UINT64_MAX)->capture_default_str();
@@ -42,9 +171,18 @@ int tune_cmd(const std::vector<std::string>& args) {
   app.add_flag("--random", random_search, "random search, without the cost model (to compare against)");
   app.add_flag("-q,--quiet", quiet, "no progress bar");
   if (int rc = parse(app, args); rc >= 0) return rc;
+  if (op == "model" && model.empty()) LOOM_THROW(Error, "loom tune model needs --model NAME (a built-in model or an .onnx file)");
+  if (op != "model" && !model.empty()) LOOM_THROW(Error, "--model is for `loom tune model`");
   if (threads) runtime::set_num_threads(threads);
   o.use_model = !random_search;
   codegen::TargetInfo target = codegen::target_info();
+  if (op == "model") {
+#ifdef LOOM_HAVE_GRAPH
+    return tune_model(model, batch, image, o, log, quiet);
+#else
+    LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
+#endif
+  }
   std::unique_ptr<tune::Template> t;
   if (op == "gemm") {
     int64_t s = size ? size : 1024;
@@ -57,34 +195,10 @@ int tune_cmd(const std::vector<std::string>& args) {
     c.kernel = kernel;
     c.stride = stride;
     c.pad = pad;
-    t = tune::make_conv2d_template(c, target);
+    if (op == "conv2d_nchwc") t = tune::make_conv2d_nchwc_template(c, block ? block : target.float32_lanes(), target);
+    else t = tune::make_conv2d_template(c, target);
   }
-  const std::string key = tune::target_key(target, runtime::num_threads());
-  std::vector<tune::Config> space = t->space();
-  std::cout << "tuning " << t->op() << " " << shape_str(t->shape()) << " on " << key << ": " << space.size() << " configurations, up to "
-            << o.trials << " trials in " << o.budget_seconds << " s, "
-            << (o.use_model && tune::cost_model_available() ? "cost model: gradient-boosted trees (XGBoost)" : "random search") << "\n";
-  if (!quiet)
-    o.progress = [](int done, int total, const tune::Trial&, const tune::Trial& best) {
-      int width = 30, filled = total ? width * done / total : width;
-      std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << done << "/" << total
-                << "  best " << std::fixed << std::setprecision(1) << best.gflops << " GF/s (" << tune::config_str(best.config) << ")   "
-                << std::flush;
-    };
-  tune::TuneResult r = tune::tune(*t, o);
-  if (!quiet) std::cerr << "\n";
-  int failed = 0;
-  for (auto& tr : r.trials) failed += !tr.ok;
-  std::cout << std::fixed << std::setprecision(1) << "  default: " << r.default_trial.gflops << " GF/s (" << tune::config_str(r.default_trial.config)
-            << ")\n  tuned:   " << r.best.gflops << " GF/s (" << tune::config_str(r.best.config) << "), " << std::setprecision(2)
-            << r.best.gflops / r.default_trial.gflops << "x the default\n  " << r.trials.size() << " trials (" << failed << " failed) in "
-            << std::setprecision(1) << r.wall_seconds << " s\n";
-  for (auto& tr : r.trials)
-    if (!tr.ok) std::cout << "  failed: " << tune::config_str(tr.config) << ": " << tr.error << "\n";
-  if (!log.empty()) {
-    tune::append_to_log(log, *t, key, r);
-    std::cout << "  appended to " << log << "\n";
-  }
+  tune_one(*t, o, log, quiet);
   return 0;
 }
 

@@ -61,7 +61,21 @@ ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
   return ir::Tensor();
 }
 
-ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, const codegen::TargetInfo& target) {
+// The tuner's key for a blocked conv2d node, if it has one (square kernel, equal strides and pads).
+std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
+  const Shape& x = g.type_of(conv.inputs[0]).shape;
+  const Shape& w = g.type_of(conv.inputs[1]).shape;
+  auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
+       dilations = conv.attrs.get_ints("dilations", {1, 1});
+  bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
+  if (x.size() != 5 || w.size() != 6 || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] || strides.size() != 2 ||
+      strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != w[5])
+    return std::nullopt;
+  return ConvKernelKey{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0], x[4]};
+}
+
+ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, const codegen::TargetInfo& target,
+                            const BuildOptions& options) {
   int lanes = target.float32_lanes();
   std::map<int, ir::Tensor> t;
   std::vector<ir::Tensor> args;
@@ -84,8 +98,12 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   const Node& anchor = g.node(grp.anchor);
   ir::Tensor conv = stage_with_tag(s, "conv2d"), dense = stage_with_tag(s, "dense");
   bool blocked = anchor.op == "conv2d" && anchor.attrs.get_string("layout", "NCHW") == "NCHWc" && conv.defined();
-  if (blocked && anchor.attrs.get_int("groups", 1) == 1)
-    ops::schedule_conv2d_nchwc_cpu(s, conv, out, lanes, target.vector_registers);
+  if (blocked && anchor.attrs.get_int("groups", 1) == 1) {
+    std::optional<ops::NchwcConvTile> tile;
+    if (options.conv_tile)
+      if (auto key = conv_kernel_key(g, anchor)) tile = options.conv_tile(*key);
+    ops::schedule_conv2d_nchwc_cpu(s, conv, out, lanes, target.vector_registers, tile);
+  }
   else if (blocked)
     ops::schedule_depthwise_nchwc_cpu(s, conv, out, lanes);
   else if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
@@ -217,7 +235,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
       std::string name = "k" + std::to_string(funcs.size()) + "_" + sanitize(ops);
       progress("kernel " + std::to_string(k + 1) + "/" + std::to_string(r.fusion.groups.size()) + ": " + ops);
       try {
-        funcs.push_back(lower_group(g, grp, name, target));
+        funcs.push_back(lower_group(g, grp, name, target, options));
       } catch (const Error& e) {
         LOOM_THROW(CodegenError, "kernel for node '", g.node(grp.output).name, "' (", ops, "): ", e.what());
       }

@@ -207,11 +207,15 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
   return best;
 }
 
-void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers) {
+void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
+                               std::optional<NchwcConvTile> tile) {
+  int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
+  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers, const_dim(out, 1), ob, ow);
+  if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
+    LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block, " columns does not fit '",
+               out.name(), "' (", const_dim(out, 1), " channel blocks)");
   Tensor P = input_with_tag(conv, "pad");
   auto [acc, y] = conv_stages(s, conv, out, P);
-  int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
-  NchwcConvTile t = nchwc_conv_tile(lanes, vector_registers, const_dim(out, 1), ob, ow);
   // Output [N, C/b, OH, OW, b]: tiles of t.channel_blocks blocks x t.x_block columns, batch x
   // block groups x rows in one parallel loop.
   auto [co, ci] = y.split(y.axis(1), t.channel_blocks);

@@ -273,6 +273,40 @@ TEST(BuiltinModels, CompiledForAnAvx2Target) {
   }
 }
 
+// BuildOptions::conv_tile (what `loom compile --tuning-log` sets) is asked once per blocked conv
+// kernel with the tuner's key; the tiles it returns are used (the model still matches the
+// reference), and one that does not fit is an error naming the kernel.
+TEST(BuiltinModels, ConvTilesComeFromTheBuildOptions) {
+  Graph g = builtin_model("resnet18", 1, 64);
+  BuildOptions o;
+  std::vector<ConvKernelKey> keys;
+  o.conv_tile = [&](const ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+    keys.push_back(k);
+    return ops::NchwcConvTile{1, 3};  // one block x 3 columns: not what the default picks
+  };
+  BuildResult r = build(g, o);
+  ASSERT_FALSE(keys.empty());
+  bool saw_64 = false;
+  for (auto& k : keys) {
+    EXPECT_EQ(k.batch, 1);
+    EXPECT_EQ(k.in_channels % k.block, 0);
+    saw_64 |= k.in_channels == 64 && k.out_channels == 64 && k.kernel == 3 && k.stride == 1 && k.pad == 1 && k.height == 16;
+  }
+  EXPECT_TRUE(saw_64);  // layer1's 3x3 convs at 64/4 = 16 pixels
+  auto ex = runtime::GraphExecutor::from_model_file(r.file, "resnet18");
+  NDArray x = test::random_float32(ex.input_spec(0).shape, 5);
+  NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+  double scale = 0, err = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    scale = std::max(scale, std::fabs(want.get_as_double(i)));
+    err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+  }
+  EXPECT_LE(err, 1e-4 * scale);
+  o.conv_tile = [](const ConvKernelKey&) -> std::optional<ops::NchwcConvTile> { return ops::NchwcConvTile{3, 4}; };
+  std::string msg = test::error_text<CodegenError>([&] { build(g, o); });
+  EXPECT_NE(msg.find("tile of 3 blocks x 4 columns does not fit"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace loom::graph
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -205,6 +206,26 @@ TEST(TuningLog, KeepsTheFastestPerKeyAndNamesBadLines) {
   EXPECT_NE(msg.find("line 4"), std::string::npos) << msg;
   msg = test::error_text<RuntimeError>([&] { best_from_log(dir.file("missing.jsonl"), "gemm", {1}, "x"); });
   EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
+}
+
+// `loom tune model` tunes every blocked conv kernel of a model into the log, and `loom compile
+// --tuning-log` finds a configuration for each of them (and says so).
+TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
+  test::TestDir dir;
+  std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
+  std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --trials 3 --repeats 1 -q --log " + log + " > " + out +
+                    " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --tuning-log " + log + " -o " + model + " >> " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_NE(text.find("distinct blocked conv2d kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("every conv kernel once"), std::string::npos) << text;
+  size_t t = text.find("tuning log: ");
+  ASSERT_NE(t, std::string::npos) << text;
+  int found = 0, looked = 0;
+  ASSERT_EQ(std::sscanf(text.c_str() + t, "tuning log: %d of %d", &found, &looked), 2) << text;
+  EXPECT_GT(looked, 0);
+  EXPECT_EQ(found, looked) << text;
 }
 
 TEST(LoomTune, CommandLineTunesAndLogs) {

@@ -1,10 +1,12 @@
-// The CPU operator templates: GEMM (ops::schedule_matmul_packed_cpu) and conv2d NCHW
-// (ops::schedule_conv2d_nchw_cpu), their knobs, validity rules and cost-model features.
+// The CPU operator templates: GEMM (ops::schedule_gemm_cpu), conv2d NCHW
+// (ops::schedule_conv2d_nchw_cpu) and conv2d NCHWc, the kernel compiled models run
+// (ops::schedule_conv2d_nchwc_cpu): their knobs, validity rules and cost-model features.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
@@ -194,7 +196,77 @@ class Conv2dTemplate : public Template {
   codegen::TargetInfo t_;
 };
 
+// conv2d on channel-blocked activations [N, C/b, H, W, b] with weights [O/b, C/b, k, k, b, b].
+class Conv2dNchwcTemplate : public Template {
+ public:
+  Conv2dNchwcTemplate(const Conv2dShape& s, int64_t block, codegen::TargetInfo target) : s_(s), b_(block), t_(std::move(target)) {
+    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1 ||
+        s.out_width() < 1 || block < 1 || s.in_channels % block || s.out_channels % block)
+      LOOM_THROW(ShapeError, "conv2d NCHWc template: invalid shape or channels not a multiple of the block ", block);
+  }
+  std::string op() const override { return "conv2d_nchwc"; }
+  std::vector<int64_t> shape() const override {
+    return {s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad, b_};
+  }
+  std::vector<Knob> knobs() const override {
+    return {{"channel_blocks", divisors(s_.out_channels / b_, 8)}, {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}};
+  }
+  bool valid(const Config& c) const override {
+    int cb = knob(c, "channel_blocks"), x = knob(c, "x_block");
+    if (cb < 1 || x < 1) return false;
+    int v = cb * std::max<int>(1, int(b_ / t_.float32_lanes()));
+    return (s_.out_channels / b_) % cb == 0 && x <= s_.out_width() && x * v <= 2 * (t_.vector_registers - v - 1);
+  }
+  Config default_config() const override {
+    ops::NchwcConvTile d = ops::nchwc_conv_tile(t_.float32_lanes(), t_.vector_registers, s_.out_channels / b_, b_, s_.out_width());
+    return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}};
+  }
+  std::vector<float> features(const Config& c) const override {
+    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
+    double tasks = double(s_.batch) * double(s_.out_channels / b_) / cb * double(s_.out_height());
+    return {float(cb), float(x), float(v * x), float((v + x) / (v * x)), float(x * v + v + 1) / t_.vector_registers,
+            float(tasks / runtime::num_threads()), float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width())),
+            float(s_.in_channels * s_.kernel * s_.kernel), float(s_.stride)};
+  }
+  double flops() const override {
+    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) * double(s_.in_channels) *
+           double(s_.kernel * s_.kernel);
+  }
+  runtime::Module build(const Config& c) const override {
+    ops::NchwcConvTile tile{knob(c, "channel_blocks"), knob(c, "x_block")};
+    int b = int(b_);
+    Tensor X = ir::placeholder({Expr(int(s_.batch)), Expr(int(s_.in_channels / b)), Expr(int(s_.height)), Expr(int(s_.width)), Expr(b)},
+                               DataType::Float(32), "X");
+    Tensor W = ir::placeholder({Expr(int(s_.out_channels / b)), Expr(int(s_.in_channels / b)), Expr(int(s_.kernel)), Expr(int(s_.kernel)), Expr(b), Expr(b)},
+                               DataType::Float(32), "W");
+    ops::Conv2dParams p;
+    p.strides = {s_.stride, s_.stride};
+    p.pads = {s_.pad, s_.pad, s_.pad, s_.pad};
+    p.oc_block = b_;
+    Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_conv2d_nchwc_cpu(s, Y, Y, t_.float32_lanes(), t_.vector_registers, tile);
+    return codegen::build_llvm({schedule::lower(s, {X, W, Y}, "kernel")}, options_for(t_));
+  }
+  std::vector<NDArray> arguments(uint64_t seed) const override {
+    NDArray x = NDArray::empty({s_.batch, s_.in_channels / b_, s_.height, s_.width, b_}, DataType::Float(32));
+    NDArray w = NDArray::empty({s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_, b_}, DataType::Float(32));
+    x.fill_random(seed);
+    w.fill_random(seed + 1);
+    return {x, w, NDArray::zeros({s_.batch, s_.out_channels / b_, s_.out_height(), s_.out_width(), b_}, DataType::Float(32))};
+  }
+
+ private:
+  Conv2dShape s_;
+  int64_t b_;
+  codegen::TargetInfo t_;
+};
+
 }  // namespace
+
+std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target) {
+  return std::make_unique<Conv2dNchwcTemplate>(shape, block, target);
+}
 
 std::unique_ptr<Template> make_gemm_template(int64_t M, int64_t N, int64_t K, const codegen::TargetInfo& target) {
   return std::make_unique<GemmTemplate>(M, N, K, target);

@@ -9,9 +9,16 @@
 
 #include "loom/codegen/llvm.h"
 #include "loom/graph/passes.h"
+#include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/model_file.h"
 
 namespace loom::graph {
+
+// A blocked (NCHWc) conv2d kernel as the tuner keys it: the plain layer and the channel block.
+// Kernels with unequal strides or pads, dilation or groups have no key.
+struct ConvKernelKey {
+  int64_t batch, in_channels, height, width, out_channels, kernel, stride, pad, block;
+};
 
 struct BuildOptions {
   codegen::LLVMOptions llvm;  // target CPU/features (host by default), optimization level
@@ -21,6 +28,9 @@ struct BuildOptions {
   PipelineOptions pipeline;   // graph dumps; layout lanes are set from the target
   // Called with a short message as the build makes progress ("kernel 3/21: fused_conv2d_add_relu").
   std::function<void(const std::string&)> progress;
+  // The register tile of a blocked conv2d kernel, e.g. from a tuning log (tools: `loom compile
+  // --tuning-log`); nullopt or unset: the target-aware default (ops::nchwc_conv_tile).
+  std::function<std::optional<ops::NchwcConvTile>(const ConvKernelKey&)> conv_tile;
 };
 
 struct KernelReport {

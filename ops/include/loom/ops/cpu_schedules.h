@@ -1,5 +1,6 @@
 // Tuned CPU schedules for the operators in nn.h, written with the public schedule primitives.
 #pragma once
+#include <optional>
 #include "loom/ops/nn.h"
 #include "loom/schedule/schedule.h"
 
@@ -83,7 +84,6 @@ void schedule_depthwise_conv2d_cpu(schedule::Schedule& s, const Tensor& conv, co
 // block, the reduction over input-channel blocks, window and lanes around them; stores of whole
 // contiguous vectors. Depthwise: vectors over the channel block, rows in registers, padding
 // inline (a select per input read; a padded copy cost as much as the convolution).
-void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers);
 // Its register tile: `channel_blocks` output-channel blocks x `x_block` columns (need not divide
 // the row: the lowering partitions the loop), chosen like conv_nchw_tiling_for (fewest loads per
 // multiply-add times the columns wasted by a partial last tile, within the registers left for
@@ -92,6 +92,10 @@ struct NchwcConvTile {
   int channel_blocks = 1, x_block = 1;
 };
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w);
+// `tile` (e.g. from a tuning log) replaces nchwc_conv_tile's choice; ScheduleError if its blocks
+// do not divide the output's channel blocks or it is not positive.
+void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
+                               std::optional<NchwcConvTile> tile = std::nullopt);
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);

@@ -61,6 +61,11 @@ struct Conv2dShape {
 // conv2d NCHW (fp32), weights packed by output-channel blocks: knobs oc_block, x_block,
 // window_outer, parallel_rows (ops::ConvNchwTiling).
 std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const codegen::TargetInfo& target);
+// conv2d on channel-blocked activations (NCHW{block}c) with packed weights: the kernel compiled
+// models run (ops::schedule_conv2d_nchwc_cpu). Knobs channel_blocks (output-channel blocks per
+// register tile) and x_block (columns; need not divide the row). Op "conv2d_nchwc", shape the
+// Conv2dShape fields then the block: what `loom compile --tuning-log` looks up.
+std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target);
 
 // "cpu=znver3 vector_bits=256 threads=2": the target a measurement holds for.
 std::string target_key(const codegen::TargetInfo& target, int threads);

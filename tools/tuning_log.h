@@ -1,0 +1,29 @@
+// The bridge from the tuner's log to the model compiler (tools only, so that neither library
+// depends on the other): `loom compile --tuning-log` and `loom tune model`.
+#pragma once
+#if defined(LOOM_HAVE_TUNE) && defined(LOOM_HAVE_GRAPH)
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "loom/graph/build.h"
+#include "loom/tune/template.h"
+
+namespace loom::tools {
+
+// What conv_tiles_from_log found: kernels looked up and kernels the log had a configuration for.
+struct TuningLogUse {
+  int looked_up = 0, found = 0;
+};
+
+// A BuildOptions::conv_tile that reads the best logged "conv2d_nchwc" configuration for this
+// machine's target (and thread count) from `path`; counts into `use`.
+std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(const std::string& path,
+                                                                                                    std::shared_ptr<TuningLogUse> use);
+
+// The tuner's template for a model's blocked conv2d kernel.
+std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target);
+
+}  // namespace loom::tools
+#endif
