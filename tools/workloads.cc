@@ -2,6 +2,7 @@
 
 #include "loom/codegen/llvm.h"
 #include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
 
 namespace loom::tools {
 
@@ -43,19 +44,12 @@ BuiltWorkload softmax(int size) {
   int n = size > 0 ? size : 64;
   BuiltWorkload w;
   Tensor X = placeholder({n, 1000}, DataType::Float(32), "X");
-  Tensor Y = ops::softmax(X, "Y");
+  // The models' softmax (its row max and sum in two steps, vectorized) with the models' schedule.
+  Tensor Y = ops::softmax(X, 1, "Y");
   w.inputs = {X};
   w.outputs = {Y};
   w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
-  auto& s = *w.schedule;
-  // Element-wise stages: parallel rows, 8-wide vectors over the 1000 classes (8 divides 1000).
-  for (const Tensor& t : {Tensor(topo_sort({Y})[2]), Y}) {
-    auto st = s[t];
-    auto [o, i] = st.split(st.axis(1), 8);
-    st.vectorize(i);
-    st.parallel(st.axis(0));
-  }
-  for (const Tensor& t : {Tensor(topo_sort({Y})[1]), Tensor(topo_sort({Y})[3])}) s[t].parallel(s[t].axis(0));
+  ops::schedule_generic_cpu(*w.schedule, Y, codegen::target_info().float32_lanes());
   w.flops = 4.0 * n * 1000;
   return w;
 }

@@ -29,8 +29,9 @@ int64_t extent_of(const IterVar& v) {
   return c ? *c : 0;
 }
 
-// Parallel over the outer data-parallel axes, vectorized on the innermost one when it divides
-// by the vector width; reduction axes (if any) run between them.
+// Parallel over the outer data-parallel axes, vectorized on the innermost one by the widest
+// power of two (at most the vector width, at least 4) that divides it; reduction axes (if any)
+// run between them.
 void schedule_loop_nest(Stage st, int lanes) {
   size_t nd = st->op->axis.size();
   if (nd == 0) return;
@@ -41,8 +42,11 @@ void schedule_loop_nest(Stage st, int lanes) {
   IterVar inner = data.back();
   IterVar vec;
   int64_t inner_extent = extent_of(inner);
-  if (inner_extent >= lanes && inner_extent % lanes == 0) {
-    auto [o, i] = st.split(inner, lanes);
+  int v = lanes;
+  while (v > 4 && inner_extent % v != 0) v /= 2;
+  if (inner_extent >= v && inner_extent % v == 0 && v >= 4) {
+    lanes = v;
+    auto [o, i] = st.split(inner, v);
     data.back() = o;
     vec = i;
   }

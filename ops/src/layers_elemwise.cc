@@ -163,20 +163,43 @@ Tensor softmax(const Tensor& X, int axis, const std::string& name) {
   if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "softmax '", name, "': axis out of range for rank ", r);
   Shape reduced = xs;
   reduced[axis] = 1;
-  IterVar k1 = reduce_axis(int(xs[axis]), "k1"), k2 = reduce_axis(int(xs[axis]), "k2");
   auto with_axis = [&](const std::vector<Var>& v, Expr a) {
     std::vector<Expr> idx(v.begin(), v.end());
     idx[axis] = a;
     return idx;
   };
-  Tensor mx = compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return max_reduce(X(with_axis(v, k1->var)), {k1}); }),
-                      name + "_max", "softmax");
+  // A reduction along the softmax axis. Along the innermost axis, when it is a multiple of 8, in
+  // two steps (an rfactor written out): `lanes` partial results per row, each over every lanes-th
+  // element (contiguous, so they vectorize), then the partials. A single chain per row was a
+  // serial dependency: 3.4 GFLOP/s for 64 x 1000.
+  const int64_t m = xs[axis];
+  const int L = axis == r - 1 && m >= 16 && m % 8 == 0 ? (m % 16 == 0 ? 16 : 8) : 0;
+  int step = 0;
+  auto reduce_along = [&](const Tensor& src, bool is_max, const std::string& what) {
+    auto combine = [&](Expr e, std::vector<IterVar> axes) { return is_max ? max_reduce(e, std::move(axes)) : sum(e, std::move(axes)); };
+    std::string suffix = std::to_string(++step);
+    if (L == 0) {
+      IterVar k = reduce_axis(int(m), "k" + suffix);
+      return compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return combine(src(with_axis(v, k->var)), {k}); }),
+                     name + "_" + what, "softmax");
+    }
+    Shape partial_shape = xs;
+    partial_shape[axis] = L;
+    IterVar ko = reduce_axis(int(m / L), "ko" + suffix);
+    Tensor part = compute(shape_exprs(partial_shape), ComputeFn([&](const std::vector<Var>& v) {
+                            return combine(src(with_axis(v, ko->var * L + v[axis])), {ko});
+                          }),
+                          name + "_" + what + "_partial", "softmax");
+    IterVar l = reduce_axis(L, "l" + suffix);
+    return compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return combine(part(with_axis(v, l->var)), {l}); }),
+                   name + "_" + what, "softmax");
+  };
+  Tensor mx = reduce_along(X, true, "max");
   Tensor e = compute(shape_exprs(xs), ComputeFn([&](const std::vector<Var>& v) {
                        return exp(X(std::vector<Expr>(v.begin(), v.end())) - mx(with_axis(v, 0)));
                      }),
                      name + "_exp", "softmax");
-  Tensor s = compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return sum(e(with_axis(v, k2->var)), {k2}); }),
-                     name + "_sum", "softmax");
+  Tensor s = reduce_along(e, false, "sum");
   return compute(shape_exprs(xs), ComputeFn([&](const std::vector<Var>& v) {
                    return e(std::vector<Expr>(v.begin(), v.end())) / s(with_axis(v, 0));
                  }),

@@ -153,6 +153,25 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
   EXPECT_THROW(ops::matmul_dot_k(A, placeholder({4, 2}, DataType::Float(32), "B"), 8), ShapeError);
 }
 
+// Softmax along the innermost axis reduces in two steps (partials every 8th or 16th element, then
+// the partials), so its max and sum vectorize; the result matches the naive reference for a
+// multiple of 16, of 8 only, and a length that keeps the single-step form.
+TEST(CpuBackend, SoftmaxReductionsVectorize) {
+  int lanes = codegen::target_info().float32_lanes();
+  for (int m : {1000, 48, 30}) {
+    Tensor X = placeholder({5, m}, DataType::Float(32), "X");
+    Tensor Y = ops::softmax(X, 1, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_generic_cpu(s, Y, lanes);
+    LoweredFunc f = schedule::lower(s, {X, Y}, "softmax");
+    std::string ir = to_string(f);
+    bool two_step = ir.find("Y_max_partial") != std::string::npos;
+    EXPECT_EQ(two_step, m % 8 == 0) << ir;
+    if (two_step) EXPECT_NE(ir.find("Y_max_partial[ramp("), std::string::npos) << ir;  // a vector of partial maxima
+    expect_compiled_matches(s, test::Workload{{X}, {Y}}, "softmax" + std::to_string(m));
+  }
+}
+
 // The NCHW conv register tile follows the target too (AVX2: 16 channels x 6 columns for 64
 // channels at 56 columns, 12 accumulators, the last tile partial; AVX-512: 64 x 6), stays within
 // the registers, and every chosen tile computes the convolution correctly on this host, with
