@@ -3,7 +3,10 @@
 // budget, then the default schedule, the tuned one and oneDNN timed in the same run at the
 // current thread count. Prints per-layer GFLOP/s and ratios, the FLOP-weighted totals and the
 // whole tuning wall time.
-//   tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F]
+//   tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F] [--layout nchw|nchwc]
+// --layout nchwc tunes the kernel compiled models run (channel-blocked activations, packed
+// weights; c1's 3 input channels have no block and are skipped) and times oneDNN on its own
+// blocked layout without reorders, as a network that keeps blocked activations runs it.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -18,6 +21,29 @@
 using namespace loom;
 
 namespace {
+
+// Blocked activations [N, C/b, H, W, b] and weights [O/b, C/b, k, k, b, b] back to NCHW / OIHW.
+NDArray unblock_activations(const NDArray& x) {
+  const auto& s = x.shape();
+  int64_t n = s[0], cb = s[1], h = s[2], w = s[3], b = s[4];
+  NDArray out = NDArray::empty({n, cb * b, h, w}, DataType::Float(32));
+  for (int64_t i = 0; i < n * cb * h * w * b; ++i) {
+    int64_t c = i % b, p = i / b % (h * w), blk = i / b / (h * w) % cb, img = i / b / (h * w) / cb;
+    out.data<float>()[((img * cb + blk) * b + c) * h * w + p] = x.data<float>()[i];
+  }
+  return out;
+}
+
+NDArray unpack_weights(const NDArray& w) {
+  const auto& s = w.shape();
+  int64_t ob = s[0], ib = s[1], kk = s[2] * s[3], bi = s[4], bo = s[5];
+  NDArray out = NDArray::empty({ob * bo, ib * bi, s[2], s[3]}, DataType::Float(32));
+  for (int64_t i = 0; i < ob * ib * kk * bi * bo; ++i) {
+    int64_t o = i % bo, c = i / bo % bi, k = i / bo / bi % kk, cbk = i / bo / bi / kk % ib, obk = i / bo / bi / kk / ib;
+    out.data<float>()[((obk * bo + o) * (ib * bi) + cbk * bi + c) * kk + k] = w.data<float>()[i];
+  }
+  return out;
+}
 
 struct Layer {
   const char* name;
@@ -38,7 +64,7 @@ int main(int argc, char** argv) {
   o.trials = 24;
   o.budget_seconds = 30;
   int reps = 10, threads = 0;
-  std::string only, log;
+  std::string only, log, layout = "nchw";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--trials") o.trials = std::stoi(v);
@@ -47,8 +73,9 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::stoi(v);
     else if (a == "--layers") only = "," + v + ",";
     else if (a == "--log") log = v;
+    else if (a == "--layout" && (v == "nchw" || v == "nchwc")) layout = v;
     else {
-      std::fprintf(stderr, "usage: tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F]\n");
+      std::fprintf(stderr, "usage: tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F] [--layout nchw|nchwc]\n");
       return 2;
     }
   }
@@ -56,7 +83,10 @@ int main(int argc, char** argv) {
   threads = runtime::num_threads();
   bench::onednn_set_threads(threads);
   codegen::TargetInfo target = codegen::target_info();
-  std::printf("ResNet-18 conv layers (batch 1, 224x224, fp32 NCHW), %d threads, up to %d trials / %.0f s per layer, %s\n", threads, o.trials,
+  const bool blocked = layout == "nchwc";
+  const int64_t block = target.float32_lanes();
+  std::printf("ResNet-18 conv layers (batch 1, 224x224, fp32 %s), %d threads, up to %d trials / %.0f s per layer, %s\n",
+              blocked ? "NCHWc, the model kernels; oneDNN on its blocked layout" : "NCHW", threads, o.trials,
               o.budget_seconds, tune::cost_model_available() ? "cost model: XGBoost" : "random search (no XGBoost)");
   std::printf("  loom target: %s\n  %s\n\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
   std::vector<Layer> layers = {
@@ -71,7 +101,8 @@ int main(int argc, char** argv) {
   double total_tune = 0, t_def = 0, t_tuned = 0, t_dnn = 0;
   for (const Layer& L : layers) {
     if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
-    auto t = tune::make_conv2d_template(L.shape, target);
+    if (blocked && L.shape.in_channels % block != 0) continue;  // c1: models keep it unblocked
+    auto t = blocked ? tune::make_conv2d_nchwc_template(L.shape, block, target) : tune::make_conv2d_template(L.shape, target);
     tune::TuneResult r = tune::tune(*t, o);
     total_tune += r.wall_seconds;
     if (!log.empty()) tune::append_to_log(log, *t, tune::target_key(target, threads), r);
@@ -82,14 +113,16 @@ int main(int argc, char** argv) {
     runtime::Module md = t->build(r.default_trial.config), mt = t->build(r.best.config);
     runtime::CompiledFn fd = md.get_function("kernel"), ft = mt.get_function("kernel");
     const tune::Conv2dShape& s = L.shape;
-    bench::OneDnnConv2d dnn(s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel, s.pad, s.stride, args[1].data<float>());
-    NDArray ref = NDArray::zeros(args[2].shape(), DataType::Float(32));
-    dnn.run(args[0].data<float>(), ref.data<float>());
+    NDArray x = blocked ? unblock_activations(args[0]) : args[0], w = blocked ? unpack_weights(args[1]) : args[1];
+    bench::OneDnnConv2d dnn(s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel, s.pad, s.stride, w.data<float>());
+    NDArray ref = NDArray::zeros({s.batch, s.out_channels, s.out_height(), s.out_width()}, DataType::Float(32));
+    dnn.run(x.data<float>(), ref.data<float>());
     ft(ptrs.data());
+    NDArray got = blocked ? unblock_activations(args[2]) : args[2];
     double err = 0, scale = 0;
     for (int64_t i = 0; i < ref.numel(); ++i) {
       scale = std::max(scale, std::fabs(double(ref.data<float>()[i])));
-      err = std::max(err, std::fabs(double(args[2].data<float>()[i]) - ref.data<float>()[i]));
+      err = std::max(err, std::fabs(double(got.data<float>()[i]) - ref.data<float>()[i]));
     }
     if (err > 1e-4 * scale) {
       std::printf("FAILED: %s tuned result differs from oneDNN (relative error %.2e)\n", L.name, err / scale);
@@ -100,7 +133,8 @@ int main(int argc, char** argv) {
     bench::settle();
     double st = bench::time_best_of(reps, [&] { ft(ptrs.data()); });
     bench::settle();
-    double sn = bench::time_best_of(reps, [&] { dnn.run(args[0].data<float>(), ref.data<float>()); });
+    double sn = blocked ? bench::time_best_of(reps, [&] { dnn.run_native(); })
+                        : bench::time_best_of(reps, [&] { dnn.run(x.data<float>(), ref.data<float>()); });
     t_def += sd, t_tuned += st, t_dnn += sn;
     double f = t->flops();
     std::ostringstream shape;
