@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <dnnl.hpp>
 #include <thread>
+#include <sstream>
 #include <vector>
 
 namespace loom::bench {
@@ -127,6 +128,13 @@ OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, i
   I.reorder_dst = I.pd.dst_desc() != I.user_dst_md;
   I.src = dnnl::memory(I.pd.src_desc(), e);
   I.dst = dnnl::memory(I.pd.dst_desc(), e);
+}
+
+std::vector<int> parse_int_list(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) v.push_back(std::stoi(item));
+  return v;
 }
 
 void OneDnnConv2d::run_native() {

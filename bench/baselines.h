@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace loom::bench {
 
@@ -12,6 +13,8 @@ namespace loom::bench {
 // reps) until at least `min_total_s` was measured, so that fast kernels get enough samples.
 double time_best_of(int reps, const std::function<void()>& fn, double min_total_s = 0.2);
 inline double gflops(double flops, double seconds) { return flops / seconds * 1e-9; }
+// "1,2" -> {1, 2} (the --threads lists of the benches).
+std::vector<int> parse_int_list(const std::string& s);
 // Lets spinning worker threads of the previous library go to sleep before the next measurement.
 void settle();
 

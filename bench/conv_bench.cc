@@ -36,11 +36,8 @@ int main(int argc, char** argv) {
     else if (a == "--reps") reps = std::stoi(v);
     else if (a == "--asm") asm_path = v;
     else if (a == "--window-outer") window_outer = v == "1" ? 1 : 0;
-    else if (a == "--threads") {
-      thread_counts.clear();
-      std::stringstream ss(v);
-      for (std::string item; std::getline(ss, item, ',');) thread_counts.push_back(std::stoi(item));
-    } else {
+    else if (a == "--threads") thread_counts = bench::parse_int_list(v);
+    else {
       std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm FILE] [--window-outer 0|1]\n");
       return 2;
     }

@@ -65,11 +65,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--reps") reps = std::stoi(v);
-    else if (a == "--threads") {
-      thread_counts.clear();
-      std::stringstream ss(v);
-      for (std::string item; std::getline(ss, item, ',');) thread_counts.push_back(std::stoi(item));
-    } else {
+    else if (a == "--threads") thread_counts = bench::parse_int_list(v);
+    else {
       std::fprintf(stderr, "usage: depthwise_bench [--reps R] [--threads 1,2]\n");
       return 2;
     }

@@ -94,13 +94,6 @@ LoweredFunc scheduled_gemm(int M, int N, int K, const ops::GemmTiling& tiling) {
   return schedule::lower(s, {A, B, C}, "gemm");
 }
 
-std::vector<int> parse_list(const std::string& s) {
-  std::vector<int> v;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) v.push_back(std::stoi(item));
-  return v;
-}
-
 double max_rel_error(const NDArray& got, const NDArray& want) {
   double worst = 0, scale = 0;
   for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
@@ -136,7 +129,7 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "--reps") reps = std::stoi(next());
-    else if (a == "--threads") thread_counts = parse_list(next());
+    else if (a == "--threads") thread_counts = bench::parse_int_list(next());
     else if (a == "--dump-asm") opts.dump_asm_path = next();
     else if (a == "--min-ratio") min_ratio = std::stod(next());
     else if (a == "--mr") mr = std::stoi(next());
