@@ -8,7 +8,6 @@
 #include <iomanip>
 #include <iostream>
 #include <set>
-#include <tuple>
 
 #include "cli.h"
 #include "command.h"
@@ -40,10 +39,6 @@ tune::Conv2dShape conv_shape(const graph::ConvKernelKey& k) {
   return c;
 }
 
-std::vector<int64_t> key_shape(const graph::ConvKernelKey& k) {
-  return {k.batch, k.in_channels, k.height, k.width, k.out_channels, k.kernel, k.stride, k.pad, k.block};
-}
-
 }  // namespace
 
 std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target) {
@@ -52,14 +47,17 @@ std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey&
 
 std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(const std::string& path,
                                                                                                     std::shared_ptr<TuningLogUse> use) {
-  std::string target = tune::target_key(codegen::target_info(), runtime::num_threads());
-  return [path, use, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+  codegen::TargetInfo info = codegen::target_info();
+  std::string target = tune::target_key(info, runtime::num_threads());
+  return [path, use, info, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
     ++use->looked_up;
-    auto c = tune::best_from_log(path, "conv2d_nchwc", key_shape(k), target);
+    // The template says what `loom tune` logged this kernel as (op and shape).
+    auto t = conv_kernel_template(k, info);
+    auto c = tune::best_from_log(path, t->op(), t->shape(), target);
     if (!c) return std::nullopt;
     auto at = [&](const char* name) {
       auto it = c->find(name);
-      if (it == c->end()) LOOM_THROW(ConfigError, "tuning log '", path, "': a conv2d_nchwc entry has no '", name, "'");
+      if (it == c->end()) LOOM_THROW(ConfigError, "tuning log '", path, "': a ", t->op(), " entry has no '", name, "'");
       return it->second;
     };
     ++use->found;
@@ -110,10 +108,11 @@ std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, i
     LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
   graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
   std::vector<graph::ConvKernelKey> keys;
-  std::set<std::vector<int64_t>> seen;
+  std::set<std::vector<int64_t>> seen;  // template shapes: what the log is keyed by
+  codegen::TargetInfo target = codegen::target_info();
   graph::BuildOptions bo;
   bo.conv_tile = [&](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
-    if (seen.insert(key_shape(k)).second) keys.push_back(k);
+    if (seen.insert(conv_kernel_template(k, target)->shape()).second) keys.push_back(k);
     return std::nullopt;
   };
   graph::build(std::move(g), bo);

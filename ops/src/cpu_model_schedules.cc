@@ -4,6 +4,7 @@
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
+#include "register_tile.h"
 
 namespace loom::ops {
 
@@ -197,19 +198,12 @@ static IterVar tile_nchwc_output(Stage& y, int x_block) {
 
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w) {
   int vpb = std::max<int>(1, static_cast<int>(block / lanes));  // vectors per channel block
-  NchwcConvTile best{1, 1};
-  double best_cost = 1e30;
-  for (int cb = 1; cb <= channel_blocks; ++cb) {
-    if (channel_blocks % cb) continue;
-    int v = cb * vpb;
-    for (int x = static_cast<int>(std::min<int64_t>(out_w, (vector_registers - v - 1) / v)); x >= 1; --x) {
-      double waste = double((out_w + x - 1) / x * x) / double(out_w);
-      double cost = double(v + x) / double(v * x) * waste;
-      bool tie = cost < best_cost + 1e-9 && cost > best_cost - 1e-9;
-      if (cost < best_cost - 1e-9 || (tie && v * x > best.channel_blocks * vpb * best.x_block)) best = {cb, x}, best_cost = cost;
-    }
-  }
-  return best;
+  std::vector<int> blocks, vectors;  // groups of channel blocks that divide the layer's
+  for (int cb = 1; cb <= channel_blocks; ++cb)
+    if (channel_blocks % cb == 0) blocks.push_back(cb), vectors.push_back(cb * vpb);
+  detail::RegisterTile t = detail::best_register_tile(vectors, vector_registers, out_w, false);
+  if (t.candidate < 0) return {1, 1};
+  return {blocks[size_t(t.candidate)], t.x};
 }
 
 void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "register_tile.h"
+
 namespace loom::ops {
 
 using namespace loom::ir;
@@ -18,28 +20,38 @@ GemmTiling gemm_tiling_for(int lanes, int registers) {
   return {std::min(8, (registers - 3) / 2), 2 * lanes, 256, 4};
 }
 
+namespace detail {
+
+RegisterTile best_register_tile(const std::vector<int>& vectors, int registers, int64_t out_w, bool later_on_equal_accumulators) {
+  RegisterTile best;
+  double best_cost = 1e30;
+  int best_acc = 0;
+  for (int i = 0; i < static_cast<int>(vectors.size()); ++i) {
+    int v = vectors[size_t(i)];
+    for (int x = static_cast<int>(std::min<int64_t>(out_w, (registers - v - 1) / v)); x >= 1; --x) {
+      double waste = double((out_w + x - 1) / x * x) / double(out_w);
+      double cost = double(v + x) / double(v * x) * waste;
+      // Ties: more accumulators (more independent multiply-adds in flight).
+      int acc = v * x;
+      bool tie = cost < best_cost + 1e-9 && cost > best_cost - 1e-9;
+      if (cost < best_cost - 1e-9 || (tie && (acc > best_acc || (later_on_equal_accumulators && acc == best_acc))))
+        best = {i, x}, best_cost = cost, best_acc = acc;
+    }
+  }
+  return best;
+}
+
+}  // namespace detail
+
 ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, int out_w) {
   if (lanes < 1 || registers < 4 || out_channels < 1 || out_w < 1)
     LOOM_THROW(ScheduleError, "conv tiling: ", lanes, " lanes, ", registers, " registers, ", out_channels, " channels, ", out_w, " columns");
-  ConvNchwTiling best{out_channels, 1, true};
-  double best_cost = 1e30;
-  for (int v = 1; v * lanes <= out_channels; ++v) {
-    int oc = v * lanes;
-    if (out_channels % oc) continue;
-    // Columns need not divide the row (loop partitioning gives the last tile its own loop); the
-    // cost is loads per multiply-add times the columns computed per column kept.
-    for (int x = std::min(out_w, (registers - v - 1) / v); x >= 1; --x) {
-      double waste = double((out_w + x - 1) / x * x) / out_w;
-      double cost = double(v + x) / double(v * x) * waste;
-      // Ties: more accumulators (more independent multiply-adds in flight), then wider oc.
-      int acc = v * x, best_acc = best.oc_block / lanes * best.x_block;
-      bool tie = cost < best_cost + 1e-9 && cost > best_cost - 1e-9;
-      if (cost < best_cost - 1e-9 || (tie && (acc > best_acc || (acc == best_acc && oc > best.oc_block))))
-        best = {oc, x, true}, best_cost = cost;
-    }
-  }
-  if (best_cost > 1e29) best = {out_channels % lanes == 0 ? lanes : out_channels, 1, true};  // too few registers: one column
-  return best;
+  std::vector<int> vectors;  // output-channel blocks of v vectors that divide the channels
+  for (int v = 1; v * lanes <= out_channels; ++v)
+    if (out_channels % (v * lanes) == 0) vectors.push_back(v);
+  detail::RegisterTile t = detail::best_register_tile(vectors, registers, out_w, true);
+  if (t.candidate < 0) return {out_channels % lanes == 0 ? lanes : out_channels, 1, true};  // too few registers: one column
+  return {vectors[size_t(t.candidate)] * lanes, t.x, true};
 }
 
 const char* to_string(GemmForm f) {

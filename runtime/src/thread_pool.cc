@@ -68,7 +68,6 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
-      stop_flag_ = true;
     }
     start_cv_.notify_all();
     for (auto& w : workers_) w.join();
@@ -128,7 +127,7 @@ class ThreadPool {
     if (limit.count() == 0) return;
     auto start = std::chrono::steady_clock::now();
     for (unsigned i = 1;; ++i) {
-      if (generation_.load(std::memory_order_acquire) != seen || stop_flag_.load(std::memory_order_relaxed)) return;
+      if (generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed)) return;
       cpu_relax();
       if (i % 64 == 0 && std::chrono::steady_clock::now() - start > limit) return;
     }
@@ -160,8 +159,7 @@ class ThreadPool {
   std::mutex run_mu_;
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
-  bool stop_ = false;
-  std::atomic<bool> stop_flag_{false};    // stop_, readable without the lock
+  std::atomic<bool> stop_{false};        // written under mu_; read without it while spinning
   std::atomic<uint64_t> generation_{0};  // written under mu_; read without it while spinning
   // The loop being run (written under mu_ before generation_ changes).
   LoomParallelBody body_ = nullptr;

@@ -136,9 +136,10 @@ class Partitioner : public IRMutator {
       bounds_[op->var.get()] = begin == lo ? IntBounds{end, hi - 1} : end == hi ? IntBounds{lo, begin - 1} : *b;
       Stmt rest = mutate(simplify(op->body, bounds_));
       bounds_ = std::move(saved);
-      Expr v = op->var;
-      Expr in_main = begin > lo ? (v >= Expr(static_cast<int>(begin)) && v < Expr(static_cast<int>(end))) : v < Expr(static_cast<int>(end));
-      if (end == hi) in_main = v >= Expr(static_cast<int>(begin));
+      // The main range is not the whole loop, so at least one bound is checked.
+      Expr v = op->var, in_main;
+      if (begin > lo) in_main = v >= Expr(static_cast<int>(begin));
+      if (end < hi) in_main = in_main.defined() ? (in_main && v < Expr(static_cast<int>(end))) : v < Expr(static_cast<int>(end));
       return for_loop(op->var, op->min, op->extent, op->for_kind, if_then_else(in_main, main, rest), op->thread_tag);
     }
     std::vector<Stmt> pieces;
