@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baselines.h"
+#include "tensor_compare.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
@@ -69,13 +70,9 @@ int main(int argc, char** argv) {
 
   mod.call("conv2d", {x, w, y});
   onednn.run(x.data<float>(), ref.data<float>());
-  double err = 0, scale = 0;
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    scale = std::max(scale, std::fabs(double(ref.data<float>()[i])));
-    err = std::max(err, std::fabs(double(y.data<float>()[i]) - ref.data<float>()[i]));
-  }
-  std::printf("  max relative error vs oneDNN: %.2e\n", err / scale);
-  if (err / scale > 1e-4) {
+  double err = bench::max_relative_error(y, ref);
+  std::printf("  max relative error vs oneDNN: %.2e\n", err);
+  if (err > 1e-4) {
     std::printf("FAILED: loom result differs from oneDNN\n");
     return 1;
   }
@@ -94,21 +91,16 @@ int main(int argc, char** argv) {
   ops::NchwcConvTile ct = ops::nchwc_conv_tile(target.float32_lanes(), target.vector_registers, channels / b, b, hw);
   std::printf("  loom model kernel: schedule_conv2d_nchwc_cpu, %d blocks of %d channels x %d columns\n", ct.channel_blocks, b, ct.x_block);
   runtime::Module modc = codegen::build_llvm({schedule::lower(sc, {Xc, Wc, Yc}, "conv2d_nchwc")});
-  NDArray xc = NDArray::empty({1, channels / b, hw, hw, b}, f32), wc = NDArray::empty({channels / b, channels / b, 3, 3, b, b}, f32),
+  NDArray xc = bench::to_blocked(x, b), wc = NDArray::empty({channels / b, channels / b, 3, 3, b, b}, f32),
           yc = NDArray::zeros({1, channels / b, hw, hw, b}, f32);
-  for (int c = 0; c < channels; ++c)
-    for (int i = 0; i < hw * hw; ++i) xc.data<float>()[((c / b) * hw * hw + i) * b + c % b] = x.data<float>()[c * hw * hw + i];
   for (int o = 0; o < channels; ++o)
     for (int c = 0; c < channels; ++c)
       for (int k = 0; k < 9; ++k)
         wc.data<float>()[((((o / b) * (channels / b) + c / b) * 9 + k) * b + c % b) * b + o % b] = w.data<float>()[(o * channels + c) * 9 + k];
   modc.call("conv2d_nchwc", {xc, wc, yc});
-  double err_c = 0;
-  for (int o = 0; o < channels; ++o)
-    for (int i = 0; i < hw * hw; ++i)
-      err_c = std::max(err_c, std::fabs(double(yc.data<float>()[((o / b) * hw * hw + i) * b + o % b]) - ref.data<float>()[o * hw * hw + i]));
-  std::printf("  max relative error of the model kernel vs oneDNN: %.2e\n", err_c / scale);
-  if (err_c / scale > 1e-4) {
+  double err_c = bench::max_relative_error(bench::from_blocked(yc), ref);
+  std::printf("  max relative error of the model kernel vs oneDNN: %.2e\n", err_c);
+  if (err_c > 1e-4) {
     std::printf("FAILED: loom's NCHWc result differs from oneDNN\n");
     return 1;
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "baselines.h"
+#include "tensor_compare.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ir/buffer.h"
 #include "loom/ir/expr.h"
@@ -94,13 +95,6 @@ LoweredFunc scheduled_gemm(int M, int N, int K, const ops::GemmTiling& tiling) {
   return schedule::lower(s, {A, B, C}, "gemm");
 }
 
-double max_rel_error(const NDArray& got, const NDArray& want) {
-  double worst = 0, scale = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
-  for (int64_t i = 0; i < want.numel(); ++i)
-    worst = std::max(worst, std::fabs(double(got.data<float>()[i]) - want.data<float>()[i]) / scale);
-  return worst;
-}
 
 }  // namespace
 
@@ -180,7 +174,7 @@ int main(int argc, char** argv) {
   if (with_hand) hand_mod.call("gemm", {A, B, H});
   bench::OneDnnMatmul onednn(M, N, K);
   onednn.run(A.data<float>(), B.data<float>(), dnn.data<float>());
-  double err = max_rel_error(C, ref), err_hand = with_hand ? max_rel_error(H, ref) : 0, err_dnn = max_rel_error(dnn, ref);
+  double err = bench::max_relative_error(C, ref), err_hand = with_hand ? bench::max_relative_error(H, ref) : 0, err_dnn = bench::max_relative_error(dnn, ref);
   std::printf("  max relative error vs OpenBLAS: loom %.2e, hand %.2e, oneDNN %.2e\n", err, err_hand, err_dnn);
   if (err > 1e-4 || err_hand > 1e-4) {
     std::printf("FAILED: loom result differs from OpenBLAS\n");

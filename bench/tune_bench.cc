@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baselines.h"
+#include "tensor_compare.h"
 #include "loom/codegen/llvm.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/tune/tuner.h"
@@ -22,18 +23,7 @@ using namespace loom;
 
 namespace {
 
-// Blocked activations [N, C/b, H, W, b] and weights [O/b, C/b, k, k, b, b] back to NCHW / OIHW.
-NDArray unblock_activations(const NDArray& x) {
-  const auto& s = x.shape();
-  int64_t n = s[0], cb = s[1], h = s[2], w = s[3], b = s[4];
-  NDArray out = NDArray::empty({n, cb * b, h, w}, DataType::Float(32));
-  for (int64_t i = 0; i < n * cb * h * w * b; ++i) {
-    int64_t c = i % b, p = i / b % (h * w), blk = i / b / (h * w) % cb, img = i / b / (h * w) / cb;
-    out.data<float>()[((img * cb + blk) * b + c) * h * w + p] = x.data<float>()[i];
-  }
-  return out;
-}
-
+// Packed weights [O/b, C/b, k, k, b, b] back to OIHW.
 NDArray unpack_weights(const NDArray& w) {
   const auto& s = w.shape();
   int64_t ob = s[0], ib = s[1], kk = s[2] * s[3], bi = s[4], bo = s[5];
@@ -113,19 +103,15 @@ int main(int argc, char** argv) {
     runtime::Module md = t->build(r.default_trial.config), mt = t->build(r.best.config);
     runtime::CompiledFn fd = md.get_function("kernel"), ft = mt.get_function("kernel");
     const tune::Conv2dShape& s = L.shape;
-    NDArray x = blocked ? unblock_activations(args[0]) : args[0], w = blocked ? unpack_weights(args[1]) : args[1];
+    NDArray x = blocked ? bench::from_blocked(args[0]) : args[0], w = blocked ? unpack_weights(args[1]) : args[1];
     bench::OneDnnConv2d dnn(s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel, s.pad, s.stride, w.data<float>());
     NDArray ref = NDArray::zeros({s.batch, s.out_channels, s.out_height(), s.out_width()}, DataType::Float(32));
     dnn.run(x.data<float>(), ref.data<float>());
     ft(ptrs.data());
-    NDArray got = blocked ? unblock_activations(args[2]) : args[2];
-    double err = 0, scale = 0;
-    for (int64_t i = 0; i < ref.numel(); ++i) {
-      scale = std::max(scale, std::fabs(double(ref.data<float>()[i])));
-      err = std::max(err, std::fabs(double(got.data<float>()[i]) - ref.data<float>()[i]));
-    }
-    if (err > 1e-4 * scale) {
-      std::printf("FAILED: %s tuned result differs from oneDNN (relative error %.2e)\n", L.name, err / scale);
+    NDArray got = blocked ? bench::from_blocked(args[2]) : args[2];
+    double err = bench::max_relative_error(got, ref);
+    if (err > 1e-4) {
+      std::printf("FAILED: %s tuned result differs from oneDNN (relative error %.2e)\n", L.name, err);
       return 1;
     }
     bench::settle();
