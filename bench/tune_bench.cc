@@ -7,7 +7,13 @@
 // --layout nchwc tunes the kernel compiled models run (channel-blocked activations, packed
 // weights; c1's 3 input channels have no block and are skipped) and times oneDNN on its own
 // blocked layout without reorders, as a network that keeps blocked activations runs it.
+// --accel CONFIG (default, 1x32x32, batch2 or a config file) tunes the int8 layers on the
+// accelerator instead, measured in cycles of the RTL simulation: default vs tuned cycles per
+// layer and for the whole network (each layer times its repeats), the tuned kernels' output
+// checked bit for bit against the functional simulator's.
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -15,7 +21,10 @@
 
 #include "baselines.h"
 #include "tensor_compare.h"
+#include "loom/codegen/accel.h"
 #include "loom/codegen/llvm.h"
+#include "loom/ops/accel_operators.h"
+#include "loom/runtime/accel_device.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/tune/tuner.h"
 
@@ -47,6 +56,62 @@ Layer layer(const char* name, int64_t c, int64_t hw, int64_t o, int64_t k, int64
   return {name, sh};
 }
 
+// How often ResNet-18 runs each layer (c2..c11; c1 has 3 input channels, no whole block).
+int repeats(const std::string& name) {
+  return name == "c2" ? 4 : name == "c5" || name == "c8" || name == "c11" ? 3 : 1;
+}
+
+int accel_bench(const std::vector<Layer>& layers, const std::string& only, const std::string& config, const tune::TuneOptions& o,
+                const std::string& log) {
+  accel::AccelConfig cfg = std::filesystem::exists(config) ? accel::AccelConfig::load(config)
+                                                           : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json");
+  const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+  std::printf("ResNet-18 int8 conv layers on the accelerator (config '%s', %.0f MACs/cycle), RTL cycles, up to %d trials / %.0f s per layer, %s\n\n",
+              cfg.name.c_str(), peak, o.trials, o.budget_seconds, tune::cost_model_available() ? "cost model: XGBoost" : "random search (no XGBoost)");
+  std::printf("%-5s %-22s %7s %10s %10s %8s %7s %7s %8s\n", "layer", "shape", "trials", "default", "tuned", "default/", "util%", "util%", "tune s");
+  std::printf("%-5s %-22s %7s %10s %10s %8s %7s %7s %8s\n", "", "", "", "cycles", "cycles", "tuned", "default", "tuned", "");
+  double total_def = 0, total_tuned = 0, total_tune = 0;
+  for (const Layer& L : layers) {
+    if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
+    const tune::Conv2dShape& s = L.shape;
+    if (s.in_channels % cfg.block_in || s.out_channels % cfg.block_out) continue;  // c1
+    tune::AccelConv2dShape a;
+    a.channels = int(s.in_channels), a.out_channels = int(s.out_channels), a.size = int(s.height), a.kernel = int(s.kernel);
+    a.stride = int(s.stride), a.pad = int(s.pad);
+    auto t = tune::make_accel_conv2d_template(a, cfg, "rtl");
+    tune::TuneResult r = tune::tune(*t, o);
+    total_tune += r.wall_seconds;
+    if (!log.empty()) tune::append_to_log(log, *t, tune::accel_target_key(cfg, "rtl"), r);
+    // The tuned kernel on the functional simulator: the RTL's output must be the same bits.
+    ops::AccelOpSpec spec;
+    spec.channels = a.channels, spec.out_channels = a.out_channels, spec.size = a.size, spec.kernel = a.kernel, spec.stride = a.stride, spec.pad = a.pad;
+    const tune::Config& c = r.best.config;
+    spec.conv_tiling = ops::AccelConvTiling{c.at("h_block"), c.at("w_block"), c.at("oc_blocks"), c.at("virtual_threads")};
+    ops::AccelOperator op = ops::make_accel_operator(spec, {cfg.batch, cfg.block_in, cfg.block_out}, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}, "kernel");
+    std::vector<NDArray> args = op.random_args(o.seed);
+    codegen::build_accel(op.func, cfg).run(*make_accel_device("fsim", cfg.to_json()), args);
+    NDArray rtl = t->simulate(c, o.seed).output;
+    if (std::memcmp(rtl.raw_data(), args.back().raw_data(), size_t(rtl.nbytes())) != 0) {
+      std::printf("FAILED: %s tuned kernel on the RTL differs from the functional simulator\n", L.name);
+      return 1;
+    }
+    double macs = t->flops() / 2;
+    int rep = repeats(L.name);
+    total_def += double(r.default_trial.cycles) * rep, total_tuned += double(r.best.cycles) * rep;
+    std::ostringstream shape;
+    shape << s.in_channels << "->" << s.out_channels << " " << s.height << "x" << s.width << " " << s.kernel << "x" << s.kernel << " s" << s.stride;
+    std::printf("%-5s %-22s %7zu %10llu %10llu %8.3f %7.1f %7.1f %8.1f   %s\n", L.name, shape.str().c_str(), r.trials.size(),
+                (unsigned long long)r.default_trial.cycles, (unsigned long long)r.best.cycles, double(r.default_trial.cycles) / double(r.best.cycles),
+                100 * macs / (peak * double(r.default_trial.cycles)), 100 * macs / (peak * double(r.best.cycles)), r.wall_seconds,
+                tune::config_str(c).c_str());
+    std::fflush(stdout);
+  }
+  std::printf("\nResNet-18 convs (each layer times its repeats): default %.3f M cycles, tuned %.3f M cycles, default/tuned %.3fx\n",
+              total_def / 1e6, total_tuned / 1e6, total_def / total_tuned);
+  std::printf("tuning wall time: %.1f s for all layers\n", total_tune);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,7 +119,7 @@ int main(int argc, char** argv) {
   o.trials = 24;
   o.budget_seconds = 30;
   int reps = 10, threads = 0;
-  std::string only, log, layout = "nchw";
+  std::string only, log, layout = "nchw", accel_config;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--trials") o.trials = std::stoi(v);
@@ -64,11 +129,25 @@ int main(int argc, char** argv) {
     else if (a == "--layers") only = "," + v + ",";
     else if (a == "--log") log = v;
     else if (a == "--layout" && (v == "nchw" || v == "nchwc")) layout = v;
+    else if (a == "--accel") accel_config = v;
     else {
-      std::fprintf(stderr, "usage: tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F] [--layout nchw|nchwc]\n");
+      std::fprintf(stderr, "usage: tune_bench [--trials 24] [--budget 30] [--reps 10] [--threads N] [--layers c2,c5] [--log F] [--layout nchw|nchwc]"
+                           " [--accel default|1x32x32|batch2|config.json]\n");
       return 2;
     }
   }
+  std::vector<Layer> layers = {
+      layer("c1", 3, 224, 64, 7, 2, 3),     layer("c2", 64, 56, 64, 3, 1, 1),    layer("c3", 64, 56, 128, 3, 2, 1),
+      layer("c4", 64, 56, 128, 1, 2, 0),    layer("c5", 128, 28, 128, 3, 1, 1),  layer("c6", 128, 28, 256, 3, 2, 1),
+      layer("c7", 128, 28, 256, 1, 2, 0),   layer("c8", 256, 14, 256, 3, 1, 1),  layer("c9", 256, 14, 512, 3, 2, 1),
+      layer("c10", 256, 14, 512, 1, 2, 0),  layer("c11", 512, 7, 512, 3, 1, 1),
+  };
+  if (!accel_config.empty()) try {
+      return accel_bench(layers, only, accel_config, o, log);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tune_bench: %s\n", e.what());
+      return 2;
+    }
   if (threads > 0) runtime::set_num_threads(threads);
   threads = runtime::num_threads();
   bench::onednn_set_threads(threads);
@@ -79,12 +158,6 @@ int main(int argc, char** argv) {
               blocked ? "NCHWc, the model kernels; oneDNN on its blocked layout" : "NCHW", threads, o.trials,
               o.budget_seconds, tune::cost_model_available() ? "cost model: XGBoost" : "random search (no XGBoost)");
   std::printf("  loom target: %s\n  %s\n\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
-  std::vector<Layer> layers = {
-      layer("c1", 3, 224, 64, 7, 2, 3),     layer("c2", 64, 56, 64, 3, 1, 1),    layer("c3", 64, 56, 128, 3, 2, 1),
-      layer("c4", 64, 56, 128, 1, 2, 0),    layer("c5", 128, 28, 128, 3, 1, 1),  layer("c6", 128, 28, 256, 3, 2, 1),
-      layer("c7", 128, 28, 256, 1, 2, 0),   layer("c8", 256, 14, 256, 3, 1, 1),  layer("c9", 256, 14, 512, 3, 2, 1),
-      layer("c10", 256, 14, 512, 1, 2, 0),  layer("c11", 512, 7, 512, 3, 1, 1),
-  };
   std::printf("%-5s %-22s %7s %9s %9s %9s %8s %8s %8s\n", "layer", "shape", "trials", "default", "tuned", "onednn", "tuned/", "tuned/",
               "tune s");
   std::printf("%-5s %-22s %7s %9s %9s %9s %8s %8s %8s\n", "", "", "", "GF/s", "GF/s", "GF/s", "default", "onednn", "");

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accel_backend.h"
+#include "calibration.h"
 #include "cli.h"
 #include "command.h"
 #include "tuning_log.h"
@@ -58,43 +59,6 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
-#ifdef LOOM_HAVE_GRAPH
-// --calibrate: a number of deterministic random inputs (uniform in [-1, 1]), or a folder of .npy
-// files, each one input of a single-input model (sorted by name).
-std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g) {
-  graph::infer_types(g);
-  std::vector<std::vector<NDArray>> sets;
-  if (std::filesystem::is_directory(spec)) {
-    if (g.inputs.size() != 1) LOOM_THROW(Error, "--calibrate ", spec, ": a folder of .npy files needs a single-input model");
-    std::vector<std::string> files;
-    for (auto& e : std::filesystem::directory_iterator(spec))
-      if (e.path().extension() == ".npy") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) LOOM_THROW(Error, "--calibrate ", spec, ": no .npy files in the folder");
-    const graph::TensorType& want = g.node(g.inputs[0]).type;
-    for (auto& f : files) {
-      NDArray a = runtime::read_npy(f);
-      if (a.shape() != want.shape || a.dtype() != want.dtype)
-        LOOM_THROW(Error, "--calibrate: '", f, "' holds ", a.describe(), ", the model's input is ", want.str());
-      sets.push_back({a});
-    }
-    return sets;
-  }
-  long long n = whole_integer(spec);
-  if (n < 1 || n > 10000)
-    LOOM_THROW(Error, "--calibrate '", spec, "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
-  for (long long i = 0; i < n; ++i) {
-    std::vector<NDArray> one;
-    for (int in : g.inputs) {
-      NDArray a = NDArray::empty(g.node(in).type.shape, g.node(in).type.dtype);
-      a.fill_random(1000 + 7 * i + in);
-      one.push_back(a);
-    }
-    sets.push_back(one);
-  }
-  return sets;
-}
-#endif
 
 void set_threads(int threads) {
   if (threads > 0) runtime::set_num_threads(threads);
@@ -185,7 +149,11 @@ int compile_cmd(const std::vector<std::string>& args) {
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
 #ifdef LOOM_HAVE_TUNE
   auto log_use = std::make_shared<TuningLogUse>();
-  if (!tuning_log.empty()) bo.conv_tile = conv_tiles_from_log(tuning_log, log_use);
+  auto accel_log_use = std::make_shared<TuningLogUse>();
+  if (!tuning_log.empty()) {
+    bo.conv_tile = conv_tiles_from_log(tuning_log, log_use);
+    if (bo.accel) bo.accel_conv_tiling = accel_conv_tilings_from_log(tuning_log, *bo.accel, accel_log_use);
+  }
 #endif
   graph::BuildResult r = graph::build(std::move(g), bo);
   runtime::save_model_file(out, r.file);
@@ -198,7 +166,9 @@ int compile_cmd(const std::vector<std::string>& args) {
             << quant_summary;
 #ifdef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
-    std::cout << "  tuning log: " << log_use->found << " of " << log_use->looked_up << " blocked conv2d kernels tuned for this machine\n";
+    std::cout << "  tuning log: " << log_use->found << " of " << log_use->looked_up << " blocked conv2d kernels tuned for this machine"
+              << (bo.accel ? ", " + std::to_string(accel_log_use->found) + " of " + std::to_string(accel_log_use->looked_up) + " accelerator convs tuned for config '" + bo.accel->name + "'" : std::string())
+              << "\n";
 #endif
   if (bo.accel) {
     std::cout << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "
@@ -267,6 +237,44 @@ std::string describe_values(const NDArray& a) {
 }
 
 }  // namespace
+
+#ifdef LOOM_HAVE_GRAPH
+// --calibrate: a number of deterministic random inputs (uniform in [-1, 1]), or a folder of .npy
+// files, each one input of a single-input model (sorted by name).
+std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g) {
+  graph::infer_types(g);
+  std::vector<std::vector<NDArray>> sets;
+  if (std::filesystem::is_directory(spec)) {
+    if (g.inputs.size() != 1) LOOM_THROW(Error, "--calibrate ", spec, ": a folder of .npy files needs a single-input model");
+    std::vector<std::string> files;
+    for (auto& e : std::filesystem::directory_iterator(spec))
+      if (e.path().extension() == ".npy") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) LOOM_THROW(Error, "--calibrate ", spec, ": no .npy files in the folder");
+    const graph::TensorType& want = g.node(g.inputs[0]).type;
+    for (auto& f : files) {
+      NDArray a = runtime::read_npy(f);
+      if (a.shape() != want.shape || a.dtype() != want.dtype)
+        LOOM_THROW(Error, "--calibrate: '", f, "' holds ", a.describe(), ", the model's input is ", want.str());
+      sets.push_back({a});
+    }
+    return sets;
+  }
+  long long n = whole_integer(spec);
+  if (n < 1 || n > 10000)
+    LOOM_THROW(Error, "--calibrate '", spec, "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
+  for (long long i = 0; i < n; ++i) {
+    std::vector<NDArray> one;
+    for (int in : g.inputs) {
+      NDArray a = NDArray::empty(g.node(in).type.shape, g.node(in).type.dtype);
+      a.fill_random(1000 + 7 * i + in);
+      one.push_back(a);
+    }
+    sets.push_back(one);
+  }
+  return sets;
+}
+#endif
 
 int run_model_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Run a compiled model (.loom): on the CPU, with accelerator kernels on --backend fsim|rtl", "loom run"};

@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include "cli.h"
 #include "command.h"
@@ -17,8 +18,10 @@
 #include "loom/tune/tuner.h"
 #include "tuning_log.h"
 #ifdef LOOM_HAVE_GRAPH
+#include "calibration.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
 #endif
 
 namespace loom::tools {
@@ -64,30 +67,67 @@ std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> co
     return ops::NchwcConvTile{at("channel_blocks"), at("x_block")};
   };
 }
+
+std::unique_ptr<tune::Template> accel_conv_template(const ops::ConvShape& c, const accel::AccelConfig& config) {
+  if (c.out_h != c.out_w || c.kernel_h != c.kernel_w)
+    LOOM_THROW(Error, "accelerator conv ", c.out_h, "x", c.out_w, " with a ", c.kernel_h, "x", c.kernel_w, " kernel: the tuner takes square ones");
+  tune::AccelConv2dShape s;
+  s.channels = c.ic_blocks * config.block_in;
+  s.out_channels = c.oc_blocks * config.block_out;
+  s.kernel = c.kernel_h;
+  s.stride = c.stride;
+  s.pad = c.kernel_h / 2;
+  s.size = (c.out_h - 1) * c.stride + c.kernel_h - 2 * s.pad;
+  return tune::make_accel_conv2d_template(s, config, "rtl");
+}
+
+std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(const std::string& path,
+                                                                                                     const accel::AccelConfig& config,
+                                                                                                     std::shared_ptr<TuningLogUse> use) {
+  std::string target = tune::accel_target_key(config, "rtl");
+  return [path, use, target](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
+    ++use->looked_up;
+    auto found = tune::best_from_log(path, "accel_conv2d", tune::accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride),
+                                     target);
+    if (!found) return std::nullopt;
+    ++use->found;
+    return ops::AccelConvTiling{tune::knob(*found, "h_block"), tune::knob(*found, "w_block"), tune::knob(*found, "oc_blocks"),
+                                tune::knob(*found, "virtual_threads")};
+  };
+}
 #endif
 
 namespace {
 
 // Tunes one template, prints the outcome and appends it to `log` (if set).
-tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const std::string& log, bool quiet) {
-  const std::string key = tune::target_key(codegen::target_info(), runtime::num_threads());
+// `key`: the target the measurement holds for (tune::target_key, tune::accel_target_key).
+tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const std::string& log, bool quiet, const std::string& key) {
+  const bool cycles = t.measure() == tune::Measure::Cycles;
+  // What a trial is reported as: GFLOP/s on the CPU, simulated cycles on the accelerator.
+  auto score = [&](const tune::Trial& tr) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1);
+    if (cycles) s << tr.cycles << " cycles";
+    else s << tr.gflops << " GF/s";
+    return s.str();
+  };
   std::vector<tune::Config> space = t.space();
   std::cout << "tuning " << t.op() << " " << shape_str(t.shape()) << " on " << key << ": " << space.size() << " configurations, up to "
             << o.trials << " trials in " << o.budget_seconds << " s, "
             << (o.use_model && tune::cost_model_available() ? "cost model: gradient-boosted trees (XGBoost)" : "random search") << "\n";
   if (!quiet)
-    o.progress = [](int done, int total, const tune::Trial&, const tune::Trial& best) {
+    o.progress = [score](int done, int total, const tune::Trial&, const tune::Trial& best) {
       int width = 30, filled = total ? width * done / total : width;
       std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << done << "/" << total
-                << "  best " << std::fixed << std::setprecision(1) << best.gflops << " GF/s (" << tune::config_str(best.config) << ")   "
+                << "  best " << score(best) << " (" << tune::config_str(best.config) << ")   "
                 << std::flush;
     };
   tune::TuneResult r = tune::tune(t, o);
   if (!quiet) std::cerr << "\n";
   int failed = 0;
   for (auto& tr : r.trials) failed += !tr.ok;
-  std::cout << std::fixed << std::setprecision(1) << "  default: " << r.default_trial.gflops << " GF/s (" << tune::config_str(r.default_trial.config)
-            << ")\n  tuned:   " << r.best.gflops << " GF/s (" << tune::config_str(r.best.config) << "), " << std::setprecision(2)
+  std::cout << std::fixed << std::setprecision(1) << "  default: " << score(r.default_trial) << " (" << tune::config_str(r.default_trial.config)
+            << ")\n  tuned:   " << score(r.best) << " (" << tune::config_str(r.best.config) << "), " << std::setprecision(2)
             << r.best.gflops / r.default_trial.gflops << "x the default\n  " << r.trials.size() << " trials (" << failed << " failed) in "
             << std::setprecision(1) << r.wall_seconds << " s\n";
   for (auto& tr : r.trials)
@@ -101,12 +141,16 @@ tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const st
 
 #ifdef LOOM_HAVE_GRAPH
 // Every distinct blocked conv2d kernel of a model, as the model compiler builds them.
-std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, int64_t batch, int64_t image) {
+graph::Graph load_model(const std::string& model, int64_t batch, int64_t image) {
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
   if (!builtin && !std::filesystem::is_regular_file(model))
     LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
-  graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
+  return builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
+}
+
+std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, int64_t batch, int64_t image) {
+  graph::Graph g = load_model(model, batch, image);
   std::vector<graph::ConvKernelKey> keys;
   std::set<std::vector<int64_t>> seen;  // template shapes: what the log is keyed by
   codegen::TargetInfo target = codegen::target_info();
@@ -126,7 +170,7 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, const tun
   double t_default = 0, t_tuned = 0, wall = 0;
   for (const auto& key : keys) {
     auto t = conv_kernel_template(key, codegen::target_info());
-    tune::TuneResult r = tune_one(*t, o, log, quiet);
+    tune::TuneResult r = tune_one(*t, o, log, quiet, tune::target_key(codegen::target_info(), runtime::num_threads()));
     t_default += t->flops() / (r.default_trial.gflops * 1e9);
     t_tuned += t->flops() / (r.best.gflops * 1e9);
     wall += r.wall_seconds;
@@ -136,18 +180,63 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, const tun
             << wall << " s of tuning\n";
   return 0;
 }
+
+// Every distinct accelerator conv of `model` quantized to int8 (as `loom compile --quantize int8
+// --target accel` partitions it; calibrated on one random input: tilings depend on shapes only).
+std::vector<ops::ConvShape> model_accel_convs(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config) {
+  graph::Graph g = load_model(model, batch, image);
+  auto inputs = calibration_set("1", g);
+  graph::Graph q = graph::quantize(std::move(g), inputs, {}).graph;
+  std::vector<ops::ConvShape> shapes;
+  std::set<std::vector<int64_t>> seen;
+  graph::BuildOptions bo;
+  bo.accel = config;
+  bo.accel_conv_tiling = [&](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
+    if (seen.insert(tune::accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride)).second) shapes.push_back(c);
+    return std::nullopt;
+  };
+  graph::build(std::move(q), bo);
+  return shapes;
+}
+
+// Tunes every distinct accelerator conv of `model` by RTL-simulated cycles.
+int tune_accel_model(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config, const tune::TuneOptions& o,
+                     const std::string& log, bool quiet) {
+  std::vector<ops::ConvShape> shapes = model_accel_convs(model, batch, image, config);
+  std::cout << model << " (int8, accelerator config '" << config.name << "'): " << shapes.size() << " distinct accelerator conv2d kernels\n";
+  uint64_t c_default = 0, c_tuned = 0;
+  double wall = 0;
+  for (const auto& shape : shapes) {
+    auto t = accel_conv_template(shape, config);
+    tune::TuneResult r = tune_one(*t, o, log, quiet, tune::accel_target_key(config, "rtl"));
+    c_default += r.default_trial.cycles;
+    c_tuned += r.best.cycles;
+    wall += r.wall_seconds;
+  }
+  std::cout << std::fixed << model << ": every accelerator conv once, default " << c_default << " cycles, tuned " << c_tuned << " cycles ("
+            << std::setprecision(3) << (c_tuned ? double(c_default) / double(c_tuned) : 0) << "x) after " << std::setprecision(1) << wall
+            << " s of tuning\n";
+  return 0;
+}
 #endif
 
 int tune_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Tune an operator's schedule on this machine: measured runs guided by a learned cost model (XGBoost)", "loom tune"};
-  std::string op, log, model;
+  std::string op, log, model, target_name = "cpu", config_path;
   int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, image = 224;
   tune::TuneOptions o;
   bool random_search = false, quiet = false;
-  app.add_option("op", op, "gemm, conv2d (NCHW), conv2d_nchwc (the blocked kernel models run), or model (every blocked conv2d kernel of --model)")
+  app.add_option("op", op,
+                 "gemm, conv2d (NCHW), conv2d_nchwc (the blocked kernel models run), accel_conv2d (int8 on the accelerator, by RTL cycles), "
+                 "or model (every conv2d kernel of --model: blocked CPU kernels, or with --target accel its accelerator convs)")
       ->required()
-      ->check(CLI::IsMember({"gemm", "conv2d", "conv2d_nchwc", "model"}));
+      ->check(CLI::IsMember({"gemm", "conv2d", "conv2d_nchwc", "accel_conv2d", "model"}));
+  app.add_option("--target", target_name, "model: cpu (blocked conv2d kernels) or accel (the int8 model's accelerator convs)")
+      ->check(CLI::IsMember({"cpu", "accel"}))
+      ->capture_default_str();
+  app.add_option("--config", config_path, "accel_conv2d, model --target accel: accelerator config JSON (default: the built-in default)")
+      ->check(CLI::ExistingFile);
   number_option(app, "--size", size, "gemm: M = N = K (default 1024); conv2d: height and width (default 56)", 1, 8192);
   number_option(app, "--m", m, "gemm: rows of A (default --size)", 1, 16384);
   number_option(app, "--n", n, "gemm: columns of B (default --size)", 1, 16384);
@@ -172,17 +261,32 @@ int tune_cmd(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (op == "model" && model.empty()) LOOM_THROW(Error, "loom tune model needs --model NAME (a built-in model or an .onnx file)");
   if (op != "model" && !model.empty()) LOOM_THROW(Error, "--model is for `loom tune model`");
+  if (op != "model" && target_name != "cpu") LOOM_THROW(Error, "--target is for `loom tune model`");
+  const accel::AccelConfig config = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (threads) runtime::set_num_threads(threads);
   o.use_model = !random_search;
   codegen::TargetInfo target = codegen::target_info();
   if (op == "model") {
 #ifdef LOOM_HAVE_GRAPH
+    if (target_name == "accel") return tune_accel_model(model, batch, image, config, o, log, quiet);
     return tune_model(model, batch, image, o, log, quiet);
 #else
     LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
 #endif
   }
   std::unique_ptr<tune::Template> t;
+  if (op == "accel_conv2d") {
+    tune::AccelConv2dShape a;
+    a.channels = channels;
+    a.out_channels = out_channels ? out_channels : channels;
+    a.size = size ? size : 56;
+    a.kernel = kernel;
+    a.stride = stride;
+    a.pad = pad;
+    t = tune::make_accel_conv2d_template(a, config, "rtl");
+    tune_one(*t, o, log, quiet, tune::accel_target_key(config, "rtl"));
+    return 0;
+  }
   if (op == "gemm") {
     int64_t s = size ? size : 1024;
     t = tune::make_gemm_template(m ? m : s, n ? n : s, k ? k : s, target);
@@ -197,7 +301,7 @@ int tune_cmd(const std::vector<std::string>& args) {
     if (op == "conv2d_nchwc") t = tune::make_conv2d_nchwc_template(c, block ? block : target.float32_lanes(), target);
     else t = tune::make_conv2d_template(c, target);
   }
-  tune_one(*t, o, log, quiet);
+  tune_one(*t, o, log, quiet, tune::target_key(target, runtime::num_threads()));
   return 0;
 }
 

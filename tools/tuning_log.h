@@ -22,6 +22,15 @@ struct TuningLogUse {
 std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(const std::string& path,
                                                                                                     std::shared_ptr<TuningLogUse> use);
 
+// A BuildOptions::accel_conv_tiling that reads the best logged "accel_conv2d" configuration for
+// `config` measured on the RTL simulation from `path`; counts into `use`.
+std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(const std::string& path,
+                                                                                                     const accel::AccelConfig& config,
+                                                                                                     std::shared_ptr<TuningLogUse> use);
+
+// The tuner's template for an accelerator conv2d of a model (square output and kernel; pad k/2).
+std::unique_ptr<tune::Template> accel_conv_template(const ops::ConvShape& shape, const accel::AccelConfig& config);
+
 // The tuner's template for a model's blocked conv2d kernel.
 std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target);
 

@@ -157,7 +157,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
     if (on_accel.back()) accel_made.insert(grp.output);
   }
   std::unique_ptr<AccelBuild> ab;
-  if (!accel_made.empty()) ab = std::make_unique<AccelBuild>(*options.accel);
+  if (!accel_made.empty()) ab = std::make_unique<AccelBuild>(*options.accel, options.accel_conv_tiling);
   auto touches_accel = [&](int id) { return accel_read.count(id) || accel_made.count(id); };
 
   // One value per graph input, parameter and kernel output.

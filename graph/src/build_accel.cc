@@ -36,7 +36,15 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
     const Shape& w = g.type_of(n.inputs[1]).shape;
     ops::ConvShape shape{int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(n.attrs.get_int("stride")), true};
-    ops::schedule_conv2d_int8_accel(*s, q, blocking, ops::choose_conv_tiling(shape, 2, limits()));
+    std::optional<ops::AccelConvTiling> tiling = conv_tiling_ ? conv_tiling_(shape) : std::nullopt;
+    if (tiling) {
+      try {
+        ops::check_conv_tiling(shape, *tiling, limits());
+      } catch (const ScheduleError& e) {
+        LOOM_THROW(ScheduleError, "the tiling given for this conv2d (e.g. by a tuning log) is not usable: ", e.what());
+      }
+    }
+    ops::schedule_conv2d_int8_accel(*s, q, blocking, tiling ? *tiling : ops::choose_conv_tiling(shape, 2, limits()));
     result = q.out;
   } else if (n.op == "accel_dense") {
     ops::QuantizedStages q = accel_dense_stages(n, in, name);

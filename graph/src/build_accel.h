@@ -2,7 +2,9 @@
 // accelerator partition) into one linked accelerator image, in which every value an accelerator
 // kernel reads or writes has a place.
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "loom/accel/linker.h"
@@ -13,7 +15,10 @@ namespace loom::graph {
 
 class AccelBuild {
  public:
-  explicit AccelBuild(const accel::AccelConfig& config) : config_(config), linker_(config) {}
+  using ConvTiling = std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)>;
+  // `conv_tiling` (may be empty): BuildOptions::accel_conv_tiling.
+  AccelBuild(const accel::AccelConfig& config, ConvTiling conv_tiling)
+      : config_(config), linker_(config), conv_tiling_(std::move(conv_tiling)) {}
   // The image offset of a value (reserved on first use; constants keep their contents).
   uint64_t place(const Graph& g, int id);
   bool placed(int id) const { return offset_.count(id) != 0; }
@@ -25,6 +30,7 @@ class AccelBuild {
   ops::AccelLimits limits() const { return {config_.inp_depth(), config_.wgt_depth(), config_.acc_depth()}; }
   accel::AccelConfig config_;
   accel::ImageLinker linker_;
+  ConvTiling conv_tiling_;
   std::map<int, uint64_t> offset_;
 };
 

@@ -97,6 +97,36 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
   EXPECT_EQ(macs, uint64_t(32 * 32 * 9 * 14 * 14 * 2 + 32 * 48 * 7 * 7 + 2 * 32 * 16 * 14 * 14));
 }
 
+// BuildOptions::accel_conv_tiling (what `loom compile --tuning-log` sets) decides each accelerator
+// conv's tiling: every conv is asked with its shape, a non-default tiling computes the same model
+// bit for bit, and one that does not divide or fit is an error naming the layer.
+TEST(AccelModel, ConvTilingsComeFromTheBuildOptions) {
+  Graph g = chain();
+  QuantizeOptions qo;
+  qo.skip_first_conv = false;
+  Graph q = quantize(g, random_inputs(g, 4, 10), qo).graph;
+  Built plain = build_for(q, accel::default_config());
+  BuildOptions o;
+  o.accel = accel::default_config();
+  std::vector<ops::ConvShape> asked;
+  o.accel_conv_tiling = [&](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
+    asked.push_back(c);
+    return ops::AccelConvTiling{1, c.out_w, 1, 1};  // one output row of one block per tile, no virtual threads
+  };
+  BuildResult r = build(q, o);
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_EQ(asked[0].out_h, 14);
+  EXPECT_EQ(asked[2].stride, 2);
+  EXPECT_TRUE(asked[0].bias);
+  runtime::GraphExecutor ex = runtime::GraphExecutor::from_model_file(r.file, g.name);
+  for (auto& in : random_inputs(g, 2, 30)) expect_equal(ex.run(in)[0], plain.ex.run(in)[0], "row tiles vs the default tiling");
+  o.accel_conv_tiling = [](const ops::ConvShape&) { return std::optional<ops::AccelConvTiling>(ops::AccelConvTiling{5, 14, 1, 1}); };
+  std::string e = test::error_text<Error>([&] { build(q, o); });
+  EXPECT_NE(e.find("node 'conv1_int8_accel'"), std::string::npos) << e;
+  EXPECT_NE(e.find("tiling given for this conv2d"), std::string::npos) << e;
+  EXPECT_NE(e.find("h_block 5 does not divide the 14 output rows"), std::string::npos) << e;
+}
+
 // Whole ResNet-18 (built-in, deterministic random weights; 64x64 images keep CI short): every int8
 // convolution and residual add on the accelerator, bit-exact against the CPU int8 model under
 // every fsim interleaving of the load, compute and store modules.

@@ -11,7 +11,9 @@
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
+#include "loom/ops/accel_operators.h"
 #include "loom/ops/nn.h"
+#include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
@@ -224,6 +226,87 @@ TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
   ASSERT_NE(t, std::string::npos) << text;
   int found = 0, looked = 0;
   ASSERT_EQ(std::sscanf(text.c_str() + t, "tuning log: %d of %d", &found, &looked), 2) << text;
+  EXPECT_GT(looked, 0);
+  EXPECT_EQ(found, looked) << text;
+}
+
+bool have_rtl() {
+  auto b = accel_backends();
+  return std::find(b.begin(), b.end(), "rtl") != b.end();
+}
+
+// The accelerator template: every configuration fits the scratchpads (bias included, as in
+// models), the default is the models' default, trials are decided by RTL cycles (deterministic),
+// every trial reproduces the default's output bit for bit, and the chosen one equals the naive
+// interpreter's evaluation of the operator's definition.
+TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
+  accel::AccelConfig cfg = accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/1x32x32.json");
+  AccelConv2dShape s;
+  s.channels = 64, s.out_channels = 64, s.size = 14;
+  auto t = make_accel_conv2d_template(s, cfg, "rtl");  // registers the simulator backends
+  if (!have_rtl()) GTEST_SKIP() << "built without the RTL simulation";
+  EXPECT_EQ(t->measure(), Measure::Cycles);
+  EXPECT_EQ(t->shape(), accel_conv_key(14, 14, 2, 2, 3, 3, 1));
+  ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+  ops::ConvShape conv{14, 14, 2, 2, 3, 3, 1, true};
+  std::vector<Config> space = t->space();
+  EXPECT_GT(space.size(), 20u);
+  for (const Config& c : space)
+    EXPECT_NO_THROW(ops::check_conv_tiling(conv, {c.at("h_block"), c.at("w_block"), c.at("oc_blocks"), c.at("virtual_threads")}, lim)) << config_str(c);
+  ops::AccelConvTiling def = ops::choose_conv_tiling(conv, 2, lim);
+  EXPECT_EQ(t->default_config(), (Config{{"h_block", def.h_block}, {"w_block", def.w_block}, {"oc_blocks", def.oc_blocks}, {"virtual_threads", def.virtual_threads}}));
+  TuneOptions o;
+  o.trials = 12;
+  o.initial = 4;
+  TuneResult r = tune(*t, o);
+  int ok = 0;
+  for (const Trial& tr : r.trials) {
+    if (!tr.ok) continue;
+    ++ok;
+    EXPECT_GT(tr.cycles, 0u);
+    EXPECT_DOUBLE_EQ(tr.gflops, t->flops() / double(tr.cycles));
+    EXPECT_GE(tr.cycles, r.best.cycles) << config_str(tr.config);
+  }
+  EXPECT_GE(ok, 8);
+  EXPECT_LE(r.best.cycles, r.default_trial.cycles);
+  // Deterministic: the same configuration simulates to the same count.
+  EXPECT_EQ(t->simulate(r.best.config, o.seed).cycles, r.best.cycles);
+  // The tuned kernel against the definition, evaluated by the naive interpreter.
+  ops::AccelOpSpec spec;
+  spec.channels = spec.out_channels = 64;
+  spec.size = 14;
+  spec.conv_tiling = ops::AccelConvTiling{r.best.config.at("h_block"), r.best.config.at("w_block"), r.best.config.at("oc_blocks"),
+                                          r.best.config.at("virtual_threads")};
+  ops::AccelOperator a = ops::make_accel_operator(spec, {cfg.batch, cfg.block_in, cfg.block_out}, lim, "kernel");
+  std::vector<NDArray> args = a.random_args(o.seed);
+  NDArray want = a.expected(args), got = t->simulate(r.best.config, o.seed).output;
+  ASSERT_EQ(got.numel(), want.numel());
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << "element " << i;
+  // A backend that counts no cycles cannot decide anything: a clear error, not a zero-cycle win.
+  auto fsim = make_accel_conv2d_template(s, cfg, "fsim");
+  EXPECT_NE(test::error_text<DeviceError>([&] { fsim->simulate(fsim->default_config(), 1); }).find("counts no cycles"), std::string::npos);
+  AccelConv2dShape bad = s;
+  bad.channels = 48;
+  EXPECT_NE(test::error_text<ShapeError>([&] { make_accel_conv2d_template(bad, cfg); }).find("not whole blocks"), std::string::npos);
+}
+
+TEST(LoomTune, AcceleratorConvsTunedAndReadByCompile) {
+  if (!have_rtl()) GTEST_SKIP() << "built without the RTL simulation";
+  test::TestDir dir;
+  std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
+  std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --target accel --trials 3 -q --log " + log + " > " + out +
+                    " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --quantize int8 --target accel --tuning-log " + log + " -o " +
+                    model + " >> " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_NE(text.find("distinct accelerator conv2d kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("every accelerator conv once"), std::string::npos) << text;
+  size_t t = text.find("accelerator convs tuned");
+  ASSERT_NE(t, std::string::npos) << text;
+  size_t from = text.rfind(", ", t);
+  int found = 0, looked = 0;
+  ASSERT_EQ(std::sscanf(text.c_str() + from, ", %d of %d", &found, &looked), 2) << text;
   EXPECT_GT(looked, 0);
   EXPECT_EQ(found, looked) << text;
 }

@@ -18,30 +18,6 @@ namespace loom::tune {
 using ir::Expr;
 using ir::Tensor;
 
-std::string config_str(const Config& c) {
-  std::ostringstream s;
-  for (auto& [k, v] : c) s << (s.tellp() ? " " : "") << k << "=" << v;
-  return s.str();
-}
-
-std::vector<Config> Template::space() const {
-  std::vector<Config> out{Config{}};
-  for (const Knob& k : knobs()) {
-    std::vector<Config> next;
-    for (const Config& c : out)
-      for (int v : k.values) {
-        Config d = c;
-        d[k.name] = v;
-        next.push_back(std::move(d));
-      }
-    out = std::move(next);
-  }
-  std::vector<Config> valid_ones;
-  for (Config& c : out)
-    if (valid(c)) valid_ones.push_back(std::move(c));
-  return valid_ones;
-}
-
 std::string target_key(const codegen::TargetInfo& target, int threads) {
   return "cpu=" + target.cpu + " vector_bits=" + std::to_string(target.vector_bits) + " threads=" + std::to_string(threads);
 }
@@ -55,11 +31,6 @@ codegen::LLVMOptions options_for(const codegen::TargetInfo& t) {
   return o;
 }
 
-int knob(const Config& c, const char* name) {
-  auto it = c.find(name);
-  if (it == c.end()) LOOM_THROW(ConfigError, "tuning config '", config_str(c), "' has no knob '", name, "'");
-  return it->second;
-}
 
 std::vector<int> divisors(int64_t n, int64_t limit) {
   std::vector<int> d;

@@ -9,6 +9,7 @@
 
 #include "loom/codegen/llvm.h"
 #include "loom/graph/passes.h"
+#include "loom/ops/accel_schedules.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/model_file.h"
 
@@ -31,6 +32,10 @@ struct BuildOptions {
   // The register tile of a blocked conv2d kernel, e.g. from a tuning log (tools: `loom compile
   // --tuning-log`); nullopt or unset: the target-aware default (ops::nchwc_conv_tile).
   std::function<std::optional<ops::NchwcConvTile>(const ConvKernelKey&)> conv_tile;
+  // The tiling of an accelerator conv2d (output rows, columns and blocks, input blocks, kernel,
+  // stride; bias included), e.g. from a tuning log; nullopt or unset: ops::choose_conv_tiling.
+  // A tiling that does not divide or fit the scratchpads is an error naming the kernel.
+  std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tiling;
 };
 
 struct KernelReport {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/accel/config.h"
 #include "loom/codegen/llvm.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
@@ -20,15 +21,29 @@ namespace loom::tune {
 // A configuration: a value for every knob of a template.
 using Config = std::map<std::string, int>;
 std::string config_str(const Config& c);  // "mr=6 nr=16 k_unroll=4"
+// The value of knob `name`; ConfigError if the configuration (e.g. from a hand-edited log) lacks it.
+int knob(const Config& c, const std::string& name);
 
 struct Knob {
   std::string name;
   std::vector<int> values;
 };
 
+// How `tune` measures a configuration. Timed: build() is JIT-compiled and its runs are timed on
+// this CPU (median of repeats, confirmation round against the default). Cycles: simulate() runs it
+// once on a cycle-counting accelerator device; the count is deterministic, so one run decides.
+enum class Measure { Timed, Cycles };
+
+// One simulated run: the device's cycle count and the output it wrote.
+struct Simulated {
+  uint64_t cycles = 0;
+  NDArray output;
+};
+
 class Template {
  public:
   virtual ~Template() = default;
+  virtual Measure measure() const { return Measure::Timed; }
   // What the tuning log is keyed by: the operator, its shape, and the target.
   virtual std::string op() const = 0;
   virtual std::vector<int64_t> shape() const = 0;
@@ -40,10 +55,14 @@ class Template {
   // multiply-add, parallel tasks, tail waste).
   virtual std::vector<float> features(const Config& c) const = 0;
   virtual double flops() const = 0;
-  // Compiles the configuration for the template's target: function "kernel" taking arguments().
-  virtual runtime::Module build(const Config& c) const = 0;
-  // Random inputs and a zeroed output, in the kernel's argument order (the output last).
-  virtual std::vector<NDArray> arguments(uint64_t seed) const = 0;
+  // Timed templates: compiles the configuration for the template's target, function "kernel"
+  // taking arguments(); random inputs and a zeroed output in the kernel's argument order (the
+  // output last). Cycle templates throw InternalError.
+  virtual runtime::Module build(const Config& c) const;
+  virtual std::vector<NDArray> arguments(uint64_t seed) const;
+  // Cycle templates: compiles the configuration and runs it once on the device with random
+  // inputs (seeded). Timed templates throw InternalError.
+  virtual Simulated simulate(const Config& c, uint64_t seed) const;
 
   // Every valid configuration (the product of the knobs' values, filtered).
   std::vector<Config> space() const;
@@ -66,6 +85,24 @@ std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const c
 // register tile) and x_block (columns; need not divide the row). Op "conv2d_nchwc", shape the
 // Conv2dShape fields then the block: what `loom compile --tuning-log` looks up.
 std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target);
+
+// An int8 conv2d on the accelerator (ops::make_accel_operator: blocked layout, DMA, tensorized
+// GEMM, requantization on the ALU, virtual threads), measured in cycles on the accelerator
+// backend `device` ("rtl": the cycle-accurate Verilator simulation; any registered backend that
+// counts cycles). Knobs h_block, w_block, oc_blocks, virtual_threads (ops::AccelConvTiling); valid
+// configurations divide the output and fit every scratchpad for every context. Op "accel_conv2d",
+// shape accel_conv_key(): what `loom compile --tuning-log` looks up for the accelerator's convs.
+struct AccelConv2dShape {
+  int channels = 64, out_channels = 64, size = 56, kernel = 3, stride = 1, pad = 1;
+  int out_size() const { return (size + 2 * pad - kernel) / stride + 1; }
+};
+std::unique_ptr<Template> make_accel_conv2d_template(const AccelConv2dShape& shape, const accel::AccelConfig& config,
+                                                     const std::string& device = "rtl");
+// The log key of an accelerator conv: what its tiling depends on (output rows and columns,
+// output- and input-channel blocks, kernel, stride), so compiled models find it by their layer.
+std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w, int stride);
+// "accel=default device=rtl": the target an accelerator measurement holds for.
+std::string accel_target_key(const accel::AccelConfig& config, const std::string& device);
 
 // "cpu=znver3 vector_bits=256 threads=2": the target a measurement holds for.
 std::string target_key(const codegen::TargetInfo& target, int threads);

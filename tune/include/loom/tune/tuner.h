@@ -19,7 +19,8 @@ namespace loom::tune {
 struct Trial {
   Config config;
   double seconds = 0;  // median of the timed runs
-  double gflops = 0;
+  double gflops = 0;   // GFLOP/s; for cycle-measured templates operations per cycle (flops / cycles)
+  uint64_t cycles = 0;  // cycle-measured templates: the simulated run's cycles
   bool ok = false;
   std::string error;  // build failure or wrong result
 };
@@ -49,8 +50,9 @@ struct TuneResult {
 
 TuneResult tune(const Template& t, const TuneOptions& options = {});
 
-// Times one configuration (median of `repeats` runs) and checks its output against `reference`
-// (relative error 1e-4) when given.
+// Times one configuration (median of `repeats` runs), or for a cycle-measured template simulates
+// it once, and checks its output against `reference` (relative error 1e-4; cycle-measured integer
+// kernels bit for bit) when given.
 Trial measure(const Template& t, const Config& c, const TuneOptions& options, const NDArray* reference = nullptr,
               NDArray* output = nullptr);
 
