@@ -87,6 +87,37 @@ void OneDnnMatmul::run(const float* a, const float* b, float* c) {
   impl_->stream.wait();
 }
 
+struct OneDnnMatmulU8S8::Impl {
+  dnnl::stream stream{cpu_engine()};
+  dnnl::memory::desc a_md, b_md, c_md;
+  dnnl::matmul prim;
+};
+
+OneDnnMatmulU8S8::OneDnnMatmulU8S8(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>()) {
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  impl_->a_md = dnnl::memory::desc({m, k}, dt::u8, tag::ab);
+  impl_->b_md = dnnl::memory::desc({k, n}, dt::s8, tag::ab);
+  impl_->c_md = dnnl::memory::desc({m, n}, dt::s32, tag::ab);
+  dnnl::matmul::desc d(impl_->a_md, impl_->b_md, impl_->c_md);
+  impl_->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu_engine()));
+}
+
+OneDnnMatmulU8S8::~OneDnnMatmulU8S8() = default;
+
+void OneDnnMatmulU8S8::run(const uint8_t* a, const int8_t* b, int32_t* c) {
+  auto& e = cpu_engine();
+  dnnl::memory am(impl_->a_md, e, const_cast<uint8_t*>(a)), bm(impl_->b_md, e, const_cast<int8_t*>(b)), cm(impl_->c_md, e, c);
+  impl_->prim.execute(impl_->stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  impl_->stream.wait();
+}
+
+void onednn_gemm_u8s8s32(int64_t m, int64_t n, int64_t k, const uint8_t* a, const int8_t* b, int32_t* c) {
+  const int32_t co = 0;
+  if (dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.f, a, k, 0, b, n, 0, 0.f, c, n, &co) != dnnl_success)
+    throw std::runtime_error("dnnl_gemm_u8s8s32 failed");
+}
+
 struct OneDnnConv2d::Impl {
   dnnl::stream stream{cpu_engine()};
   dnnl::memory::desc user_src_md, user_dst_md;

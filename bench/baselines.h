@@ -41,6 +41,23 @@ class OneDnnMatmul {
   std::unique_ptr<Impl> impl_;
 };
 
+// int8 matmul C[M,N] (int32) = A[M,K] (uint8) * B[K,N] (int8), row-major, exact: oneDNN's matmul
+// primitive on u8/s8/s32 (created once).
+class OneDnnMatmulU8S8 {
+ public:
+  OneDnnMatmulU8S8(int64_t m, int64_t n, int64_t k);
+  ~OneDnnMatmulU8S8();
+  void run(const uint8_t* a, const int8_t* b, int32_t* c);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+// oneDNN's BLAS-like dnnl_gemm_u8s8s32 (row-major, no offsets): the same product. Without VNNI
+// it multiplies with vpmaddubsw, whose int16 pair sums saturate: operands must keep
+// |a0*b0 + a1*b1| <= 32767 for an exact result.
+void onednn_gemm_u8s8s32(int64_t m, int64_t n, int64_t k, const uint8_t* a, const int8_t* b, int32_t* c);
+
 // fp32 conv2d, NCHW input / OIHW weights / NCHW output on user buffers. oneDNN computes in its
 // preferred blocked layouts; weights are reordered once, input/output reorders are part of run()
 // (so the comparison is NCHW in, NCHW out, like Loom's operator).

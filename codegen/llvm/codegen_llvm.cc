@@ -183,7 +183,12 @@ void CodeGenLLVM::emit(const Stmt& s) {
       for (auto& c : s.as<SeqNode>()->seq) emit(c);
       return;
     case StmtKind::IfThenElse: emit_if(s.as<IfThenElseNode>()); return;
-    case StmtKind::Evaluate: emit(s.as<EvaluateNode>()->value); return;
+    case StmtKind::Evaluate: {
+      const Expr& v = s.as<EvaluateNode>()->value;
+      if (auto c = as_tensor_intrin_call(v.as<CallNode>()); c && emit_cpu_tensor_intrin(*c)) return;
+      emit(v);
+      return;
+    }
     case StmtKind::Provide:
       fail("Provide of '" + s.as<ProvideNode>()->op->name + "' reached code generation (storage flattening must run first)");
     case StmtKind::Realize:

@@ -12,6 +12,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "loom/ir/intrinsics.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +57,10 @@ class CodeGenLLVM {
   void emit_allocate(const ir::AllocateNode* op);
   void emit_assert(const ir::AssertNode* op);
   void emit_if(const ir::IfThenElseNode* op);
+  // A tensorized CPU operation (cpu_intrinsics.cc); false if `c` is not one the CPU has.
+  bool emit_cpu_tensor_intrin(const ir::TensorIntrinCall& c);
+  llvm::Value* intrinsic_operand(const ir::Expr& address, const std::string& where, DataType want);
+  bool has_feature(const char* feature) const;  // of the target subtarget, e.g. "avx512vnni"
 
   // ---- expressions ----
   llvm::Value* emit(const ir::Expr& e);

@@ -38,6 +38,20 @@ Expr make_tensor_intrin_call(const TensorIntrinCall& c) {
   return call_intrinsic(DataType::Int(32), c.intrinsic + "." + to_string(c.part), c.addresses);
 }
 
+std::string cpu_dot2_i16_name(int lanes) { return kCpuDot2I16 + std::to_string(lanes); }
+
+std::optional<int> cpu_dot2_i16_lanes(const std::string& intrinsic) {
+  const std::string prefix = kCpuDot2I16;
+  if (intrinsic.compare(0, prefix.size(), prefix) != 0 || intrinsic.size() == prefix.size() || intrinsic.size() > prefix.size() + 3)
+    return std::nullopt;
+  int lanes = 0;
+  for (size_t i = prefix.size(); i < intrinsic.size(); ++i) {
+    if (intrinsic[i] < '0' || intrinsic[i] > '9') return std::nullopt;
+    lanes = lanes * 10 + (intrinsic[i] - '0');
+  }
+  return lanes >= 1 ? std::optional<int>(lanes) : std::nullopt;
+}
+
 std::optional<TensorIntrinCall> as_tensor_intrin_call(const CallNode* call) {
   if (!call || call->args.empty()) return std::nullopt;
   size_t dot = call->name.rfind('.');

@@ -1,0 +1,115 @@
+// int8 GEMM on the CPU (gemm_int8.h): int16 pairs through the CPU's pairwise dot product.
+#include "loom/ops/gemm_int8.h"
+
+#include <algorithm>
+
+#include "loom/ops/nn.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+using schedule::Schedule;
+
+namespace {
+constexpr double kMinParallelMacs = 1 << 16;  // as for fp32 GEMM: smaller products finish before a worker wakes
+
+Tensor input_tagged(const Tensor& t, const std::string& tag) {
+  for (const Tensor& in : t.op()->input_tensors())
+    if (in.op()->tag == tag) return in;
+  return Tensor();
+}
+}  // namespace
+
+Int8GemmTiling int8_gemm_tiling_for(int lanes, int registers, int64_t M, int64_t N) {
+  if (lanes < 1 || registers < 4 || M < 1 || N < 1)
+    LOOM_THROW(ScheduleError, "int8 gemm tiling: ", lanes, " lanes, ", registers, " registers, ", M, " x ", N, " is not a target and product");
+  Int8GemmTiling t;
+  t.lanes = lanes;
+  t.nv = int(std::min<int64_t>(3, (N + lanes - 1) / lanes));
+  t.mr = int(std::min<int64_t>({8, (registers - t.nv - 1) / t.nv, M}));
+  return t;
+}
+
+schedule::TensorIntrin cpu_dot2_i16_intrin(int lanes) {
+  Tensor a = placeholder({2}, DataType::Int(16), "a");
+  Tensor b = placeholder({lanes, 2}, DataType::Int(16), "b");
+  IterVar j = reduce_axis(2, "j");
+  Tensor out = compute({lanes}, [&](Var l) { return sum(cast(DataType::Int(32), a(j->var)) * cast(DataType::Int(32), b(l, j->var)), {j}); },
+                       "dot2_out");
+  return schedule::declare_tensor_intrin(cpu_dot2_i16_name(lanes), out, {a, b});
+}
+
+Tensor gemm_int8(const Tensor& A, const Tensor& B, const Int8GemmTiling& t, const std::string& name) {
+  if (A.ndim() != 2 || B.ndim() != 2)
+    LOOM_THROW(ShapeError, "gemm_int8 '", name, "': A and B must be matrices, got '", A.name(), "' of rank ", A.ndim(), " and '", B.name(),
+               "' of rank ", B.ndim());
+  DataType at = A.dtype(), bt = B.dtype();
+  if (!((at == DataType::Int(8) || at == DataType::UInt(8)) && bt == DataType::Int(8)))
+    LOOM_THROW(TypeError, "gemm_int8 '", name, "': A must be int8 or uint8 and B int8, got ", at.str(), " and ", bt.str());
+  const int64_t M = const_dim(A, 0), K = const_dim(A, 1), N = const_dim(B, 1);
+  if (const_dim(B, 0) != K) LOOM_THROW(ShapeError, "gemm_int8 '", name, "': A is ", M, " x ", K, " but B has ", const_dim(B, 0), " rows");
+  if (t.mr < 1 || t.nv < 1 || t.lanes < 1) LOOM_THROW(ScheduleError, "gemm_int8 '", name, "': tile ", t.mr, " x ", t.nv, " x ", t.lanes, " lanes");
+  const int64_t K2 = (K + 1) / 2, W = t.panel(), panels = (N + W - 1) / W;
+  Tensor Aw = compute({A.shape()[0], Expr(int(2 * K2))},
+                      [&](Var m, Var k) {
+                        Expr v = cast(DataType::Int(16), A(m, k));
+                        return K % 2 == 0 ? v : if_then_else(k < int(K), v, make_zero(DataType::Int(16)));
+                      },
+                      name + "_A16", "widen");
+  Tensor Bp = compute({Expr(int(panels)), Expr(int(K2)), Expr(int(W)), Expr(2)},
+                      [&](Var p, Var kp, Var w, Var j) {
+                        Expr k = kp * 2 + j, n = p * int(W) + w;
+                        Expr v = cast(DataType::Int(16), B(k, n));
+                        bool whole = K % 2 == 0 && N % W == 0;
+                        return whole ? v : if_then_else(k < int(K) && n < int(N), v, make_zero(DataType::Int(16)));
+                      },
+                      B.name() + "_packed", "pack");
+  IterVar kp = reduce_axis(int(K2), "kp"), j = reduce_axis(2, "j");
+  Tensor Cb = compute({A.shape()[0], Expr(int(panels)), Expr(int(W))},
+                      [&](Var m, Var p, Var w) {
+                        return sum(cast(DataType::Int(32), Aw(m, kp->var * 2 + j->var)) * cast(DataType::Int(32), Bp(p, kp->var, w, j->var)), {kp, j});
+                      },
+                      name + "_acc", "gemm_int8_acc");
+  return compute({A.shape()[0], B.shape()[1]}, [&](Var m, Var n) { return Cb(m, n / int(W), n % int(W)); }, name, "gemm_int8");
+}
+
+void schedule_gemm_int8_cpu(Schedule& s, const Tensor& C, const Int8GemmTiling& t) {
+  Tensor Cb = C.op()->tag == "gemm_int8" ? input_tagged(C, "gemm_int8_acc") : Tensor();
+  if (!Cb.defined()) LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' is not a gemm_int8 (tag '", C.op()->tag, "')");
+  if (const_dim(Cb, 2) != t.panel())
+    LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' is packed in panels of ", const_dim(Cb, 2), " columns, the tiling has ",
+               t.nv, " x ", t.lanes);
+  Tensor Aw = input_tagged(Cb, "widen"), Bp = input_tagged(Cb, "pack");
+  const int64_t M = const_dim(C, 0), N = const_dim(C, 1), K = const_dim(Aw, 1), panels = const_dim(Cb, 1);
+  auto c = s[C];
+  auto tiles = c.tile(c.axis(0), c.axis(1), t.mr, t.panel());  // io, jo, ii, ji
+  c.reorder({tiles[1], tiles[0], tiles[2], tiles[3]});          // panels of packed B outermost
+  auto [jv, jl] = c.split(tiles[3], t.lanes);
+  c.vectorize(jl);
+  IterVar at = tiles[0];
+  if (double(M) * double(N) * double(K) >= kMinParallelMacs) {
+    // Few panels (narrow B) leave threads idle: then row tiles are parallel too.
+    if (panels < 2 * runtime::num_threads()) {
+      at = c.fuse(tiles[1], tiles[0]);
+      c.parallel(at);
+    } else {
+      c.parallel(tiles[1]);
+    }
+  }
+  auto cb = s[Cb];
+  cb.set_scope("local");
+  cb.compute_at(c, at);
+  auto [wv, wl] = cb.split(cb.axis(2), t.lanes);
+  cb.reorder({cb.reduce_axis(0), cb.axis(0), cb.axis(1), wv, wl, cb.reduce_axis(1)});
+  cb.unroll(cb.axis(0));
+  cb.unroll(wv);
+  cb.tensorize(wl, cpu_dot2_i16_intrin(t.lanes));
+  auto aw = s[Aw];
+  aw.parallel(aw.axis(0));
+  auto bp = s[Bp];
+  bp.parallel(bp.axis(0));
+}
+
+}  // namespace loom::ops
