@@ -1,9 +1,11 @@
 // int8 GEMM C[M,N] (int32) = A[M,K] (uint8) * B[K,N] (int8), default 1024^3: Loom
-// (ops::gemm_int8, pmaddwd / vpdpwssd through the tensorized dot product; B packed inside the
-// kernel) vs oneDNN's u8s8s32 GEMM (dnnl_gemm_u8s8s32) and int8 matmul primitive, at each thread
+// (ops::gemm_int8; B packed inside the kernel) vs oneDNN's u8s8s32 GEMM (dnnl_gemm_u8s8s32) and int8 matmul primitive, at each thread
 // count, measured in the same run; ratios against the stronger oneDNN kernel. Outputs must be
 // identical (operands in [0, 127] x [-64, 63], where oneDNN's vpmaddubsw kernels do not saturate).
-//   gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--min-ratio R] [--full-range 1]
+// Loom's form: byte groups (vpdpbusd with VNNI, else vpmaddubsw) when the host has VNNI or the
+// weights' pairs fit 7 bits (ops::int8_weights_fit_bytes4; the default operands do), else int16
+// pairs (pmaddwd), which are exact for any weights; --form pairs|bytes forces one.
+//   gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--form pairs|bytes] [--min-ratio R] [--full-range 1]
 // --full-range 1 draws A from [0, 255] and B from [-128, 127] and counts, against plain 64-bit
 // loops on sampled elements, the wrong results of each kernel instead of requiring equality.
 // With --min-ratio the bench fails (exit 3) when Loom is slower than R x the stronger baseline at
@@ -28,6 +30,7 @@ int main(int argc, char** argv) try {
   int reps = 10, mr = 0, nv = 0;
   double min_ratio = 0;
   bool full_range = false;
+  std::string form_name;
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
@@ -44,6 +47,7 @@ int main(int argc, char** argv) try {
     else if (a == "--nv") nv = std::stoi(v);
     else if (a == "--min-ratio") min_ratio = std::stod(v);
     else if (a == "--full-range") full_range = v == "1";
+    else if (a == "--form" && (v == "pairs" || v == "bytes")) form_name = v;
     else {
       std::fprintf(stderr, "usage: gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--min-ratio R]\n");
       return 2;
@@ -54,17 +58,23 @@ int main(int argc, char** argv) try {
     return 2;
   }
   codegen::TargetInfo target = codegen::target_info();
-  ops::Int8GemmTiling t = ops::int8_gemm_tiling_for(target.vector_bits / 32, target.vector_registers, M, N);
-  if (mr) t.mr = mr;
-  if (nv) t.nv = nv;
   std::printf("int8 GEMM u8 x s8 -> s32 %lldx%lldx%lld, best of %d\n", (long long)M, (long long)N, (long long)K, reps);
-  std::printf("  loom target: %s\n  %s\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
+  std::printf("  loom target: %s%s\n  %s\n", codegen::host_target_description().c_str(), target.int8_dot ? " (VNNI)" : " (no VNNI)",
+              bench::onednn_description().c_str());
   Tensor A = placeholder({Expr(int(M)), Expr(int(K))}, DataType::UInt(8), "A"), B = placeholder({Expr(int(K)), Expr(int(N))}, DataType::Int(8), "B");
   NDArray a = NDArray::empty({M, K}, DataType::UInt(8)), b = NDArray::empty({K, N}, DataType::Int(8));
   NDArray c = NDArray::zeros({M, N}, DataType::Int(32)), c_gemm = c.copy(), c_mm = c.copy();
   std::mt19937 rng(1);
   for (int64_t i = 0; i < a.numel(); ++i) a.data<uint8_t>()[i] = uint8_t(rng() % (full_range ? 256 : 128));
   for (int64_t i = 0; i < b.numel(); ++i) b.data<int8_t>()[i] = int8_t(full_range ? int(rng() % 256) - 128 : int(rng() % 128) - 64);
+  const bool fits = ops::int8_weights_fit_bytes4(b);
+  ops::Int8GemmForm form = form_name.empty() ? (target.int8_dot || fits ? ops::Int8GemmForm::Bytes4 : ops::Int8GemmForm::Pairs16)
+                                             : form_name == "bytes" ? ops::Int8GemmForm::Bytes4 : ops::Int8GemmForm::Pairs16;
+  ops::Int8GemmTiling t = ops::int8_gemm_tiling_for(target.vector_bits / 32, target.vector_registers, M, N, form, target.int8_dot);
+  if (mr) t.mr = mr;
+  if (nv) t.nv = nv;
+  std::printf("  loom form: %s (%s; the weights' pairs %s 7 bits)\n", ops::to_string(form), form_name.empty() ? "chosen" : "--form",
+              fits ? "fit" : "do not fit");
   const double ops = 2.0 * double(M) * double(N) * double(K);
   double worst = 1e300;
   for (int threads : thread_counts) {

@@ -61,6 +61,9 @@ class CodeGenLLVM {
   bool emit_cpu_tensor_intrin(const ir::TensorIntrinCall& c);
   llvm::Value* intrinsic_operand(const ir::Expr& address, const std::string& where, DataType want);
   bool has_feature(const char* feature) const;  // of the target subtarget, e.g. "avx512vnni"
+  bool has_vnni(int lanes) const;                // vpdpbusd / vpdpwssd on vectors of `lanes` int32
+  llvm::Value* emit_pmaddwd(llvm::Value* a, llvm::Value* b, int lanes);
+  llvm::Value* emit_grouped_dot(llvm::Value* a, bool a_unsigned, llvm::Value* b, int lanes, int group);
 
   // ---- expressions ----
   llvm::Value* emit(const ir::Expr& e);

@@ -102,6 +102,8 @@ TargetInfo target_info(const LLVMOptions& options) {
     info.vector_bits = 256;
   }
   if (options.vector_width > 0 && options.vector_width < info.vector_bits) info.vector_bits = options.vector_width;
+  // As the backend decides it (CodeGenLLVM::has_vnni).
+  info.int8_dot = triple.isX86() && (info.vector_bits == 512 ? has("avx512vnni") : (has("avx512vnni") && has("avx512vl")) || has("avxvnni"));
   return info;
 }
 

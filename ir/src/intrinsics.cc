@@ -38,10 +38,9 @@ Expr make_tensor_intrin_call(const TensorIntrinCall& c) {
   return call_intrinsic(DataType::Int(32), c.intrinsic + "." + to_string(c.part), c.addresses);
 }
 
-std::string cpu_dot2_i16_name(int lanes) { return kCpuDot2I16 + std::to_string(lanes); }
-
-std::optional<int> cpu_dot2_i16_lanes(const std::string& intrinsic) {
-  const std::string prefix = kCpuDot2I16;
+namespace {
+// The lanes L of "<prefix><L>"; nullopt for other names.
+std::optional<int> lanes_after(const std::string& prefix, const std::string& intrinsic) {
   if (intrinsic.compare(0, prefix.size(), prefix) != 0 || intrinsic.size() == prefix.size() || intrinsic.size() > prefix.size() + 3)
     return std::nullopt;
   int lanes = 0;
@@ -51,6 +50,12 @@ std::optional<int> cpu_dot2_i16_lanes(const std::string& intrinsic) {
   }
   return lanes >= 1 ? std::optional<int>(lanes) : std::nullopt;
 }
+}  // namespace
+
+std::string cpu_dot2_i16_name(int lanes) { return kCpuDot2I16 + std::to_string(lanes); }
+std::optional<int> cpu_dot2_i16_lanes(const std::string& intrinsic) { return lanes_after(kCpuDot2I16, intrinsic); }
+std::string cpu_dot4_u8s7_name(int lanes) { return kCpuDot4U8S7 + std::to_string(lanes); }
+std::optional<int> cpu_dot4_u8s7_lanes(const std::string& intrinsic) { return lanes_after(kCpuDot4U8S7, intrinsic); }
 
 std::optional<TensorIntrinCall> as_tensor_intrin_call(const CallNode* call) {
   if (!call || call->args.empty()) return std::nullopt;

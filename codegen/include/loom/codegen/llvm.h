@@ -54,6 +54,9 @@ struct TargetInfo {
   std::string cpu, features;
   int vector_bits = 128;       // widest vector the backend uses: 512 (AVX-512), 256 (AVX2/AVX), 128
   int vector_registers = 16;   // architectural vector registers (32 with AVX-512)
+  // Integer dot products that accumulate in one instruction (x86 VNNI: vpdpbusd, vpdpwssd) on
+  // vectors of vector_bits.
+  bool int8_dot = false;
   int float32_lanes() const { return vector_bits / 32; }
 };
 TargetInfo target_info(const LLVMOptions& options = {});
