@@ -4,8 +4,9 @@
 // identical (operands in [0, 127] x [-64, 63], where oneDNN's vpmaddubsw kernels do not saturate).
 // Loom's form: byte groups (vpdpbusd with VNNI, else vpmaddubsw) when the host has VNNI or the
 // weights' pairs fit 7 bits (ops::int8_weights_fit_bytes4; the default operands do), else int16
-// pairs (pmaddwd), which are exact for any weights; --form pairs|bytes forces one.
-//   gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--form pairs|bytes] [--min-ratio R] [--full-range 1]
+// pairs (pmaddwd), which are exact for any weights; for M <= 4 direct (no packing); --form
+// pairs|bytes|direct forces one.
+//   gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--form pairs|bytes|direct] [--min-ratio R] [--full-range 1]
 // --full-range 1 draws A from [0, 255] and B from [-128, 127] and counts, against plain 64-bit
 // loops on sampled elements, the wrong results of each kernel instead of requiring equality.
 // With --min-ratio the bench fails (exit 3) when Loom is slower than R x the stronger baseline at
@@ -47,7 +48,7 @@ int main(int argc, char** argv) try {
     else if (a == "--nv") nv = std::stoi(v);
     else if (a == "--min-ratio") min_ratio = std::stod(v);
     else if (a == "--full-range") full_range = v == "1";
-    else if (a == "--form" && (v == "pairs" || v == "bytes")) form_name = v;
+    else if (a == "--form" && (v == "pairs" || v == "bytes" || v == "direct")) form_name = v;
     else {
       std::fprintf(stderr, "usage: gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--min-ratio R]\n");
       return 2;
@@ -68,8 +69,12 @@ int main(int argc, char** argv) try {
   for (int64_t i = 0; i < a.numel(); ++i) a.data<uint8_t>()[i] = uint8_t(rng() % (full_range ? 256 : 128));
   for (int64_t i = 0; i < b.numel(); ++i) b.data<int8_t>()[i] = int8_t(full_range ? int(rng() % 256) - 128 : int(rng() % 128) - 64);
   const bool fits = ops::int8_weights_fit_bytes4(b);
-  ops::Int8GemmForm form = form_name.empty() ? (target.int8_dot || fits ? ops::Int8GemmForm::Bytes4 : ops::Int8GemmForm::Pairs16)
-                                             : form_name == "bytes" ? ops::Int8GemmForm::Bytes4 : ops::Int8GemmForm::Pairs16;
+  ops::Int8GemmForm form = form_name.empty() ? (M <= 4 ? ops::Int8GemmForm::Direct
+                                                       : target.int8_dot || fits ? ops::Int8GemmForm::Bytes4
+                                                                                 : ops::Int8GemmForm::Pairs16)
+                           : form_name == "bytes"  ? ops::Int8GemmForm::Bytes4
+                           : form_name == "direct" ? ops::Int8GemmForm::Direct
+                                                   : ops::Int8GemmForm::Pairs16;
   ops::Int8GemmTiling t = ops::int8_gemm_tiling_for(target.vector_bits / 32, target.vector_registers, M, N, form, target.int8_dot);
   if (mr) t.mr = mr;
   if (nv) t.nv = nv;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gemm_tiles.h"
 #include "register_tile.h"
 
 namespace loom::ops {
@@ -81,18 +82,12 @@ GemmTiling gemm_tiling_for(int lanes, int registers, int64_t M, int64_t N, int64
   return t;
 }
 
-namespace {
-constexpr double kMinParallelMacs = 1 << 16;
-
-// The register tile shared by both GEMM schedules: C in mr x nr tiles over a parallel loop of
-// column panels, accumulated in a local cache across the whole reduction.
+namespace detail {
 void schedule_gemm_tiles(Schedule& s, const Tensor& C, const GemmTiling& t, int64_t K) {
   Tensor CC = s.cache_write(C, "local");
   auto c = s[C];
   auto tiles = c.tile(c.axis(0), c.axis(1), t.mr, t.nr);  // io, jo, ii, ji
   c.reorder({tiles[1], tiles[0], tiles[2], tiles[3]});    // panels of packed B outermost
-  // A product of a few thousand multiply-adds finishes before a worker wakes: 17x31x13 ran at
-  // 4.9 GFLOP/s on 2 threads and 5.7 on 1.
   if (double(const_dim(C, 0)) * double(const_dim(C, 1)) * double(K) >= kMinParallelMacs) c.parallel(tiles[1]);
   c.vectorize(tiles[3]);
   auto cc = s[CC];
@@ -103,7 +98,8 @@ void schedule_gemm_tiles(Schedule& s, const Tensor& C, const GemmTiling& t, int6
   cc.unroll(cc.axis(0));
   cc.vectorize(cc.axis(1));
 }
-}  // namespace
+}  // namespace detail
+using detail::schedule_gemm_tiles;
 
 Tensor gemm(const Tensor& A, const Tensor& B, const GemmTiling& t, const std::string& name) {
   switch (t.form) {

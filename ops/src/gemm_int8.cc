@@ -8,13 +8,15 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 
+#include "gemm_tiles.h"
+
 namespace loom::ops {
 
 using namespace loom::ir;
 using schedule::Schedule;
 
 namespace {
-constexpr double kMinParallelMacs = 1 << 16;  // as for fp32 GEMM: smaller products finish before a worker wakes
+using detail::kMinParallelMacs;
 
 Tensor input_tagged(const Tensor& t, const std::string& tag) {
   for (const Tensor& in : t.op()->input_tensors())
@@ -23,7 +25,14 @@ Tensor input_tagged(const Tensor& t, const std::string& tag) {
 }
 }  // namespace
 
-const char* to_string(Int8GemmForm f) { return f == Int8GemmForm::Pairs16 ? "int16 pairs" : "byte groups"; }
+const char* to_string(Int8GemmForm f) {
+  switch (f) {
+    case Int8GemmForm::Pairs16: return "int16 pairs";
+    case Int8GemmForm::Bytes4: return "byte groups";
+    case Int8GemmForm::Direct: return "direct";
+  }
+  return "?";
+}
 
 Int8GemmTiling int8_gemm_tiling_for(int lanes, int registers, int64_t M, int64_t N, Int8GemmForm form, bool int8_dot) {
   if (lanes < 1 || registers < 6 || M < 1 || N < 1)
@@ -31,6 +40,13 @@ Int8GemmTiling int8_gemm_tiling_for(int lanes, int registers, int64_t M, int64_t
   Int8GemmTiling t;
   t.lanes = lanes;
   t.form = form;
+  if (form == Int8GemmForm::Direct) {
+    // All rows in registers with up to 4 vectors of columns, no wider than N needs.
+    t.mr = int(std::min<int64_t>(M, 8));
+    t.nv = std::max(1, std::min(4, (registers - 2) / (t.mr + 1)));
+    while (t.nv > 1 && int64_t(t.nv - 1) * lanes >= N) --t.nv;
+    return t;
+  }
   // Besides the accumulators and B vectors: the broadcast A group, and without accumulating dot
   // products the product temporary (and for Bytes4 the vector of ones).
   const int extra = 1 + (int8_dot ? 0 : form == Int8GemmForm::Pairs16 ? 1 : 2);
@@ -79,6 +95,11 @@ Tensor gemm_int8(const Tensor& A, const Tensor& B, const Int8GemmTiling& t, cons
   const int64_t M = const_dim(A, 0), K = const_dim(A, 1), N = const_dim(B, 1);
   if (const_dim(B, 0) != K) LOOM_THROW(ShapeError, "gemm_int8 '", name, "': A is ", M, " x ", K, " but B has ", const_dim(B, 0), " rows");
   if (t.mr < 1 || t.nv < 1 || t.lanes < 1) LOOM_THROW(ScheduleError, "gemm_int8 '", name, "': tile ", t.mr, " x ", t.nv, " x ", t.lanes, " lanes");
+  if (t.form == Int8GemmForm::Direct) {
+    IterVar k = reduce_axis(int(K), "k");
+    return compute({A.shape()[0], B.shape()[1]}, [&](Var m, Var n) { return sum(cast(DataType::Int(32), A(m, k->var)) * cast(DataType::Int(32), B(k->var, n)), {k}); },
+                   name, "gemm_int8_direct");
+  }
   const bool pairs = t.form == Int8GemmForm::Pairs16;
   if (!pairs && at != DataType::UInt(8))
     LOOM_THROW(TypeError, "gemm_int8 '", name, "': the byte-group form multiplies uint8 A (vpmaddubsw/vpdpbusd), got ", at.str(), "; use int16 pairs");
@@ -112,6 +133,16 @@ Tensor gemm_int8(const Tensor& A, const Tensor& B, const Int8GemmTiling& t, cons
 }
 
 void schedule_gemm_int8_cpu(Schedule& s, const Tensor& C, const Int8GemmTiling& t) {
+  if (C.op()->tag == "gemm_int8_direct" || t.form == Int8GemmForm::Direct) {
+    if (C.op()->tag != "gemm_int8_direct" || t.form != Int8GemmForm::Direct)
+      LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' (tag '", C.op()->tag, "') was not built in the tiling's form (", to_string(t.form), ")");
+    GemmTiling g;
+    g.mr = t.mr;
+    g.nr = t.panel();
+    g.k_unroll = 4;
+    detail::schedule_gemm_tiles(s, C, g, const_dim(C.op()->input_tensors()[0], 1));
+    return;
+  }
   Tensor Cb = C.op()->tag == "gemm_int8" ? input_tagged(C, "gemm_int8_acc") : Tensor();
   if (!Cb.defined()) LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' is not a gemm_int8 (tag '", C.op()->tag, "')");
   if (const_dim(Cb, 2) != t.panel())

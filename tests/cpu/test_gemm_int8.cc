@@ -79,6 +79,10 @@ TEST(GemmInt8, ExactOnTheHostForEveryShape) {
   const int b_max = host.int8_dot ? 127 : 63;
   for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{64, 48, 64}, {17, 31, 13}, {1, 1000, 512}, {100, 1, 34}, {3, 5, 1}})
     check_product(M, N, K, DataType::UInt(8), host, Int8GemmForm::Bytes4, b_max);
+  // Few rows: no packing.
+  for (DataType a : {DataType::UInt(8), DataType::Int(8)})
+    for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1000, 512}, {4, 37, 19}, {3, 5, 1}, {2, 1, 64}})
+      check_product(M, N, K, a, host, Int8GemmForm::Direct);
 }
 
 TEST(GemmInt8, ByteFormWeightCheck) {
@@ -163,6 +167,10 @@ TEST(GemmInt8, BadOperandsAreClearErrors) {
   bytes.form = Int8GemmForm::Bytes4;
   EXPECT_NE(test::error_text<TypeError>([&] { ops::gemm_int8(a, a, bytes); }).find("the byte-group form multiplies uint8 A"), std::string::npos);
   EXPECT_NE(test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, bytes); }).find("packed in groups of 2"), std::string::npos);
+  ops::Int8GemmTiling direct = t;
+  direct.form = Int8GemmForm::Direct;
+  EXPECT_NE(test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, direct); }).find("was not built in the tiling's form (direct)"),
+            std::string::npos);
 }
 
 }  // namespace

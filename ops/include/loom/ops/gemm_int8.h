@@ -22,7 +22,9 @@
 
 namespace loom::ops {
 
-enum class Int8GemmForm { Pairs16, Bytes4 };
+// Direct (few rows, M <= 4): no packing, which would cost as much as the product; each k adds
+// int32(A[m, k]) x widened B[k, columns] to the tile's accumulators.
+enum class Int8GemmForm { Pairs16, Bytes4, Direct };
 const char* to_string(Int8GemmForm f);
 
 struct Int8GemmTiling {
@@ -38,7 +40,7 @@ struct Int8GemmTiling {
 // accumulators plus the nv B vectors, the broadcast A group and the temporaries the form needs
 // without accumulating dot products (`int8_dot` false: the product, and for Bytes4 the ones),
 // with no more columns than N needs. AVX2 (8 lanes, 16 registers): 6 x 2 (Pairs16), 5 x 2
-// (Bytes4); AVX-512 (16, 32): 8 x 3.
+// (Bytes4); AVX-512 (16, 32): 8 x 3. Direct: all M rows (at most 8), up to 4 vectors.
 Int8GemmTiling int8_gemm_tiling_for(int int32_lanes, int vector_registers, int64_t M, int64_t N, Int8GemmForm form = Int8GemmForm::Pairs16,
                                     bool int8_dot = false);
 // Whether Bytes4 is exact for weights B [K, N] (int8) on a target without VNNI: every pair
@@ -53,7 +55,8 @@ schedule::TensorIntrin cpu_dot4_u8s7_intrin(int lanes);
 
 // The product and its stages: A widened (Pairs16) or padded to whole groups (Bytes4, odd K; tag
 // "widen"), packed B (tag "pack"), the blocked accumulators Cb[M, panels, panel] (tag
-// "gemm_int8_acc") and C (tag "gemm_int8"). Bytes4 needs uint8 A.
+// "gemm_int8_acc") and C (tag "gemm_int8"). Bytes4 needs uint8 A. Direct: C alone (tag
+// "gemm_int8_direct").
 ir::Tensor gemm_int8(const ir::Tensor& A, const ir::Tensor& B, const Int8GemmTiling& t, const std::string& name = "C");
 // Register tiles over a parallel loop of column panels (rows too when panels are few); the
 // accumulators stay in a local cache across K; widening and packing in parallel loops.
