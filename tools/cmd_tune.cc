@@ -252,7 +252,7 @@ int tune_cmd(const std::vector<std::string>& args) {
   number_option(app, "--image", image, "model: image size of a built-in model", 32, 1024)->capture_default_str();
   number_option(app, "--trials", o.trials, "configurations to measure at most per operator (the default included)", 1, 100000)->capture_default_str();
   number_option(app, "--budget", o.budget_seconds, "wall-clock budget in seconds per operator", 0.1, 86400.0)->capture_default_str();
-  number_option(app, "--repeats", o.repeats, "timed runs per configuration (the median counts)", 1, 1000)->capture_default_str();
+  number_option(app, "--repeats", o.repeats, "timed runs per configuration (the fastest counts)", 1, 1000)->capture_default_str();
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
   number_option(app, "--seed", o.seed, "seed of the search and the random operands", 0, UINT64_MAX)->capture_default_str();
   app.add_option("--log", log, "append the best configuration to this tuning log (JSON lines)")->check(output_file());

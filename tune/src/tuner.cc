@@ -56,10 +56,7 @@ double seconds_per_call(F&& call, int inner) {
   return since(s) / inner;
 }
 
-double median(std::vector<double> runs) {
-  std::nth_element(runs.begin(), runs.begin() + long(runs.size() / 2), runs.end());
-  return runs[runs.size() / 2];
-}
+double fastest(const std::vector<double>& runs) { return *std::min_element(runs.begin(), runs.end()); }
 
 }  // namespace
 
@@ -102,12 +99,12 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& o, const ND
     }
     if (output) *output = k.args.back().copy();
     // Each timed run repeats the kernel until it lasts min_run_seconds (short kernels are timed
-    // over many calls); the median of the runs rejects outliers (other processes, frequency steps).
+    // over many calls); the fastest run is the one least disturbed by other processes.
     double once = std::max(seconds_per_call(call, 1), 1e-7);
     int inner = std::max(1, int(std::ceil(o.min_run_seconds / once)));
     std::vector<double> runs;
     for (int r = 0; r < std::max(1, o.repeats); ++r) runs.push_back(seconds_per_call(call, inner));
-    trial.seconds = median(runs);
+    trial.seconds = fastest(runs);
     trial.gflops = t.flops() / trial.seconds * 1e-9;
     trial.ok = true;
   } catch (const std::exception& e) {  // loom::Error, and LLVM or allocation failures of one configuration
@@ -117,7 +114,8 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& o, const ND
 }
 
 // Re-times the default and the fastest few configurations round-robin (each round times every
-// candidate once, so slow phases of the machine hit them all alike) and keeps the fastest median.
+// candidate once, so slow phases of the machine hit them all alike), for at least
+// confirm_seconds per candidate, and keeps each one's fastest round.
 static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
   std::vector<Trial> top;
   for (auto& tr : r.trials)
@@ -133,8 +131,10 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
     cands.emplace_back(t, tr.config, o.seed);
     callable.push_back(cands.back().call() == 0);
   }
-  const int inner = std::max(1, int(std::ceil(o.min_run_seconds / std::max(top[0].seconds, 1e-7))));
-  for (int round = 0; round < std::max(3, o.repeats); ++round)
+  const int rounds = std::max(5, o.repeats);
+  const double per_round = std::max(o.min_run_seconds, o.confirm_seconds / rounds);
+  const int inner = std::max(1, int(std::ceil(per_round / std::max(top[0].seconds, 1e-7))));
+  for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < cands.size(); ++i)
       if (callable[i]) runs[i].push_back(seconds_per_call([&] { cands[i].call(); }, inner));
   size_t best = 0;
@@ -144,7 +144,7 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
       top[i].gflops = 0;
       continue;
     }
-    top[i].seconds = median(runs[i]);
+    top[i].seconds = fastest(runs[i]);
     top[i].gflops = t.flops() / top[i].seconds * 1e-9;
     if (top[i].gflops > top[best].gflops * (best == 0 ? kRequiredLead : 1.0)) best = i;
   }

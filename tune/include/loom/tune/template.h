@@ -30,7 +30,7 @@ struct Knob {
 };
 
 // How `tune` measures a configuration. Timed: build() is JIT-compiled and its runs are timed on
-// this CPU (median of repeats, confirmation round against the default). Cycles: simulate() runs it
+// this CPU (fastest of repeats, confirmation round against the default). Cycles: simulate() runs it
 // once on a cycle-counting accelerator device; the count is deterministic, so one run decides.
 enum class Measure { Timed, Cycles };
 
