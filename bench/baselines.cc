@@ -62,55 +62,40 @@ dnnl::engine& cpu_engine() {
 }
 }  // namespace
 
-struct OneDnnMatmul::Impl {
+namespace {
+// A row-major matmul primitive for the given element types, created once.
+struct MatmulPrimitive {
   dnnl::stream stream{cpu_engine()};
   dnnl::memory::desc a_md, b_md, c_md;
   dnnl::matmul prim;
+  MatmulPrimitive(int64_t m, int64_t n, int64_t k, dnnl::memory::data_type a, dnnl::memory::data_type b, dnnl::memory::data_type c)
+      : a_md({m, k}, a, dnnl::memory::format_tag::ab), b_md({k, n}, b, dnnl::memory::format_tag::ab), c_md({m, n}, c, dnnl::memory::format_tag::ab) {
+    dnnl::matmul::desc d(a_md, b_md, c_md);
+    prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu_engine()));
+  }
+  void run(const void* a, const void* b, void* c) {
+    auto& e = cpu_engine();
+    dnnl::memory am(a_md, e, const_cast<void*>(a)), bm(b_md, e, const_cast<void*>(b)), cm(c_md, e, c);
+    prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    stream.wait();
+  }
 };
+using dt = dnnl::memory::data_type;
+}  // namespace
 
-OneDnnMatmul::OneDnnMatmul(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>()) {
-  using tag = dnnl::memory::format_tag;
-  using dt = dnnl::memory::data_type;
-  impl_->a_md = dnnl::memory::desc({m, k}, dt::f32, tag::ab);
-  impl_->b_md = dnnl::memory::desc({k, n}, dt::f32, tag::ab);
-  impl_->c_md = dnnl::memory::desc({m, n}, dt::f32, tag::ab);
-  dnnl::matmul::desc d(impl_->a_md, impl_->b_md, impl_->c_md);
-  impl_->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu_engine()));
-}
-
+struct OneDnnMatmul::Impl : MatmulPrimitive {
+  using MatmulPrimitive::MatmulPrimitive;
+};
+OneDnnMatmul::OneDnnMatmul(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>(m, n, k, dt::f32, dt::f32, dt::f32)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
+void OneDnnMatmul::run(const float* a, const float* b, float* c) { impl_->run(a, b, c); }
 
-void OneDnnMatmul::run(const float* a, const float* b, float* c) {
-  auto& e = cpu_engine();
-  dnnl::memory am(impl_->a_md, e, const_cast<float*>(a)), bm(impl_->b_md, e, const_cast<float*>(b)), cm(impl_->c_md, e, c);
-  impl_->prim.execute(impl_->stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
-  impl_->stream.wait();
-}
-
-struct OneDnnMatmulU8S8::Impl {
-  dnnl::stream stream{cpu_engine()};
-  dnnl::memory::desc a_md, b_md, c_md;
-  dnnl::matmul prim;
+struct OneDnnMatmulU8S8::Impl : MatmulPrimitive {
+  using MatmulPrimitive::MatmulPrimitive;
 };
-
-OneDnnMatmulU8S8::OneDnnMatmulU8S8(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>()) {
-  using tag = dnnl::memory::format_tag;
-  using dt = dnnl::memory::data_type;
-  impl_->a_md = dnnl::memory::desc({m, k}, dt::u8, tag::ab);
-  impl_->b_md = dnnl::memory::desc({k, n}, dt::s8, tag::ab);
-  impl_->c_md = dnnl::memory::desc({m, n}, dt::s32, tag::ab);
-  dnnl::matmul::desc d(impl_->a_md, impl_->b_md, impl_->c_md);
-  impl_->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu_engine()));
-}
-
+OneDnnMatmulU8S8::OneDnnMatmulU8S8(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>(m, n, k, dt::u8, dt::s8, dt::s32)) {}
 OneDnnMatmulU8S8::~OneDnnMatmulU8S8() = default;
-
-void OneDnnMatmulU8S8::run(const uint8_t* a, const int8_t* b, int32_t* c) {
-  auto& e = cpu_engine();
-  dnnl::memory am(impl_->a_md, e, const_cast<uint8_t*>(a)), bm(impl_->b_md, e, const_cast<int8_t*>(b)), cm(impl_->c_md, e, c);
-  impl_->prim.execute(impl_->stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
-  impl_->stream.wait();
-}
+void OneDnnMatmulU8S8::run(const uint8_t* a, const int8_t* b, int32_t* c) { impl_->run(a, b, c); }
 
 void onednn_gemm_u8s8s32(int64_t m, int64_t n, int64_t k, const uint8_t* a, const int8_t* b, int32_t* c) {
   const int32_t co = 0;

@@ -67,23 +67,22 @@ bool int8_weights_fit_bytes4(const NDArray& B) {
   return true;
 }
 
-schedule::TensorIntrin cpu_dot2_i16_intrin(int lanes) {
-  Tensor a = placeholder({2}, DataType::Int(16), "a");
-  Tensor b = placeholder({lanes, 2}, DataType::Int(16), "b");
-  IterVar j = reduce_axis(2, "j");
-  Tensor out = compute({lanes}, [&](Var l) { return sum(cast(DataType::Int(32), a(j->var)) * cast(DataType::Int(32), b(l, j->var)), {j}); },
-                       "dot2_out");
-  return schedule::declare_tensor_intrin(cpu_dot2_i16_name(lanes), out, {a, b});
-}
 
-schedule::TensorIntrin cpu_dot4_u8s7_intrin(int lanes) {
-  Tensor a = placeholder({4}, DataType::UInt(8), "a");
-  Tensor b = placeholder({lanes, 4}, DataType::Int(8), "b");
-  IterVar j = reduce_axis(4, "j");
+namespace {
+// out[l] = sum over j < group of int32(a[j]) * int32(b[l, j]).
+schedule::TensorIntrin dot_intrin(const std::string& name, DataType a_type, DataType b_type, int group, int lanes) {
+  Tensor a = placeholder({group}, a_type, "a");
+  Tensor b = placeholder({lanes, group}, b_type, "b");
+  IterVar j = reduce_axis(group, "j");
   Tensor out = compute({lanes}, [&](Var l) { return sum(cast(DataType::Int(32), a(j->var)) * cast(DataType::Int(32), b(l, j->var)), {j}); },
-                       "dot4_out");
-  return schedule::declare_tensor_intrin(cpu_dot4_u8s7_name(lanes), out, {a, b});
+                       name + "_out");
+  return schedule::declare_tensor_intrin(name, out, {a, b});
 }
+}  // namespace
+
+schedule::TensorIntrin cpu_dot2_i16_intrin(int lanes) { return dot_intrin(cpu_dot2_i16_name(lanes), DataType::Int(16), DataType::Int(16), 2, lanes); }
+schedule::TensorIntrin cpu_dot4_u8s7_intrin(int lanes) { return dot_intrin(cpu_dot4_u8s7_name(lanes), DataType::UInt(8), DataType::Int(8), 4, lanes); }
+
 
 Tensor gemm_int8(const Tensor& A, const Tensor& B, const Int8GemmTiling& t, const std::string& name) {
   if (A.ndim() != 2 || B.ndim() != 2)
