@@ -63,6 +63,17 @@ Emitter::TwoD Emitter::two_d(const std::vector<Dim>& dims, int64_t e, const std:
     merged.erase(merged.begin() + int64_t(i - 1));
   }
   outer = merged;
+  // An innermost dimension strided in either memory (a tile one column wide: its rows are one
+  // entry each) is the row dimension of rows of one entry; the others step DMA instructions.
+  if (outer.size() >= 2 && (outer.back()[1] != e || outer.back()[2] != e) && !outer.back()[3] && !outer.back()[4]) {
+    TwoD t{{1, e, e, 0, 0}, outer.back(), true, {}};
+    outer.pop_back();
+    for (const auto& d : outer) {
+      if (d[3] || d[4]) fail(what + ": padding in a dimension beyond the two a DMA instruction has");
+      t.outer.push_back(d);
+    }
+    return t;
+  }
   TwoD t{{1, e, e, 0, 0}, {1, e, e, 0, 0}, outer.size() >= 2, {}};
   while (outer.size() > 2) {  // further dimensions become separate DMA instructions
     if (outer[0][3] || outer[0][4]) fail(what + ": padding in a dimension beyond the two a DMA instruction has");

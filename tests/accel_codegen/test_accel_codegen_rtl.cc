@@ -56,6 +56,13 @@ TEST(AccelRtl, Conv2dStride1And2WithPadding) {
   EXPECT_GT(conv_cycles(2, 4, 8, 2, {2, 4, 2, 1}), 0u);
 }
 
+// Tiles one output column wide: the output rows of a tile are one scratchpad entry each, strided
+// in DRAM (each becomes its own row of a 2-D store), with and without virtual threads.
+TEST(AccelRtl, Conv2dOneColumnTiles) {
+  EXPECT_GT(conv_cycles(2, 2, 8, 1, {4, 1, 1, 1}), 0u);
+  EXPECT_GT(conv_cycles(2, 4, 8, 2, {2, 1, 2, 2}), 0u);
+}
+
 TEST(AccelRtl, DenseOnEveryConfig) {
   for (const char* name : {"default", "1x32x32", "batch2"}) {
     SCOPED_TRACE(name);
