@@ -155,7 +155,8 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
 
 // Softmax along the innermost axis reduces in two steps (partials every 8th or 16th element, then
 // the partials), so its max and sum vectorize; the result matches the naive reference for a
-// multiple of 16, of 8 only, and a length that keeps the single-step form.
+// multiple of 16, of 8 only, and a length that keeps the single-step form. exp is computed once
+// per element.
 TEST(CpuBackend, SoftmaxReductionsVectorize) {
   int lanes = codegen::target_info().float32_lanes();
   for (int m : {1000, 48, 30}) {
@@ -168,6 +169,11 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
     bool two_step = ir.find("Y_max_partial") != std::string::npos;
     EXPECT_EQ(two_step, m % 8 == 0) << ir;
     if (two_step) EXPECT_NE(ir.find("Y_max_partial[ramp("), std::string::npos) << ir;  // a vector of partial maxima
+    // exp once per element: its stage is read by the sum and the division, and is not inlined
+    // into both (it was computed twice).
+    size_t exps = 0;
+    for (size_t p = ir.find("exp("); p != std::string::npos; p = ir.find("exp(", p + 1)) ++exps;
+    EXPECT_EQ(exps, 1u) << ir;
     expect_compiled_matches(s, test::Workload{{X}, {Y}}, "softmax" + std::to_string(m));
   }
 }
