@@ -151,8 +151,9 @@ int compile_cmd(const std::vector<std::string>& args) {
   auto log_use = std::make_shared<TuningLogUse>();
   auto accel_log_use = std::make_shared<TuningLogUse>();
   if (!tuning_log.empty()) {
-    bo.conv_tile = conv_tiles_from_log(tuning_log, log_use);
-    if (bo.accel) bo.accel_conv_tiling = accel_conv_tilings_from_log(tuning_log, *bo.accel, accel_log_use);
+    auto log = std::make_shared<const tune::TuningLog>(tuning_log);  // read once, checked before the build starts
+    bo.conv_tile = conv_tiles_from_log(log, log_use);
+    if (bo.accel) bo.accel_conv_tiling = accel_conv_tilings_from_log(log, *bo.accel, accel_log_use);
   }
 #endif
   graph::BuildResult r = graph::build(std::move(g), bo);

@@ -48,23 +48,22 @@ std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey&
   return tune::make_conv2d_nchwc_template(conv_shape(key), key.block, target);
 }
 
-std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(const std::string& path,
+std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(std::shared_ptr<const tune::TuningLog> log,
                                                                                                     std::shared_ptr<TuningLogUse> use) {
   codegen::TargetInfo info = codegen::target_info();
   std::string target = tune::target_key(info, runtime::num_threads());
-  return [path, use, info, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+  return [log, use, info, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
     ++use->looked_up;
     // The template says what `loom tune` logged this kernel as (op and shape).
     auto t = conv_kernel_template(k, info);
-    auto c = tune::best_from_log(path, t->op(), t->shape(), target);
+    auto c = log->best(t->op(), t->shape(), target);
     if (!c) return std::nullopt;
-    auto at = [&](const char* name) {
-      auto it = c->find(name);
-      if (it == c->end()) LOOM_THROW(ConfigError, "tuning log '", path, "': a ", t->op(), " entry has no '", name, "'");
-      return it->second;
-    };
     ++use->found;
-    return ops::NchwcConvTile{at("channel_blocks"), at("x_block")};
+    try {
+      return ops::NchwcConvTile{tune::knob(*c, "channel_blocks"), tune::knob(*c, "x_block")};
+    } catch (const ConfigError& e) {
+      LOOM_THROW(ConfigError, "tuning log '", log->path(), "': a ", t->op(), " entry: ", e.what());
+    }
   };
 }
 
@@ -81,18 +80,21 @@ std::unique_ptr<tune::Template> accel_conv_template(const ops::ConvShape& c, con
   return tune::make_accel_conv2d_template(s, config, "rtl");
 }
 
-std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(const std::string& path,
+std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(std::shared_ptr<const tune::TuningLog> log,
                                                                                                      const accel::AccelConfig& config,
                                                                                                      std::shared_ptr<TuningLogUse> use) {
   std::string target = tune::accel_target_key(config, "rtl");
-  return [path, use, target](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
+  return [log, use, target](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
     ++use->looked_up;
-    auto found = tune::best_from_log(path, "accel_conv2d", tune::accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride),
-                                     target);
+    auto found = log->best("accel_conv2d", tune::accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride), target);
     if (!found) return std::nullopt;
     ++use->found;
-    return ops::AccelConvTiling{tune::knob(*found, "h_block"), tune::knob(*found, "w_block"), tune::knob(*found, "oc_blocks"),
-                                tune::knob(*found, "virtual_threads")};
+    try {
+      return ops::AccelConvTiling{tune::knob(*found, "h_block"), tune::knob(*found, "w_block"), tune::knob(*found, "oc_blocks"),
+                                  tune::knob(*found, "virtual_threads")};
+    } catch (const ConfigError& e) {
+      LOOM_THROW(ConfigError, "tuning log '", log->path(), "': an accel_conv2d entry: ", e.what());
+    }
   };
 }
 #endif

@@ -9,6 +9,7 @@
 
 #include "loom/graph/build.h"
 #include "loom/tune/template.h"
+#include "loom/tune/tuner.h"
 
 namespace loom::tools {
 
@@ -17,14 +18,14 @@ struct TuningLogUse {
   int looked_up = 0, found = 0;
 };
 
-// A BuildOptions::conv_tile that reads the best logged "conv2d_nchwc" configuration for this
-// machine's target (and thread count) from `path`; counts into `use`.
-std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(const std::string& path,
+// A BuildOptions::conv_tile that looks up the best logged "conv2d_nchwc" configuration for this
+// machine's target (and thread count); counts into `use`.
+std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(std::shared_ptr<const tune::TuningLog> log,
                                                                                                     std::shared_ptr<TuningLogUse> use);
 
-// A BuildOptions::accel_conv_tiling that reads the best logged "accel_conv2d" configuration for
-// `config` measured on the RTL simulation from `path`; counts into `use`.
-std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(const std::string& path,
+// A BuildOptions::accel_conv_tiling that looks up the best logged "accel_conv2d" configuration
+// for `config` measured on the RTL simulation; counts into `use`.
+std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(std::shared_ptr<const tune::TuningLog> log,
                                                                                                      const accel::AccelConfig& config,
                                                                                                      std::shared_ptr<TuningLogUse> use);
 

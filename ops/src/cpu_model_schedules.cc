@@ -234,6 +234,9 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block, " columns does not fit '",
                out.name(), "' (", const_dim(out, 1), " channel blocks)");
+  // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
+  // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
+  t.x_block = int(std::min<int64_t>(t.x_block, ow));
   Tensor P = input_with_tag(conv, "pad");
   auto [acc, y] = conv_stages(s, conv, out, P);
   // Output [N, C/b, OH, OW, b]: tiles of t.channel_blocks blocks x t.x_block columns, batch x

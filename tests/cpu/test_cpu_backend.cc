@@ -228,6 +228,18 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
     ops::schedule_conv2d_nchwc_cpu(s, Y, Y, lanes, regs);
     expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "conv");
   }
+  // A tile wider than the row (a hand-edited tuning log) is cut at the row: no loop over a
+  // million columns to unroll, the same result.
+  Tensor X = placeholder({1, 2, 6, 6, 8}, DataType::Float(32), "X"), W = placeholder({2, 2, 3, 3, 8, 8}, DataType::Float(32), "W");
+  ops::Conv2dParams p;
+  p.pads = {1, 1, 1, 1};
+  p.oc_block = 8;
+  Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+  schedule::Schedule s({Y});
+  ops::schedule_conv2d_nchwc_cpu(s, Y, Y, 8, 16, ops::NchwcConvTile{1, 1000000});
+  std::string ir = to_string(schedule::lower(s, {X, W, Y}, "conv"));
+  EXPECT_EQ(ir.find("1000000"), std::string::npos) << ir;
+  expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "wide_tile");
 }
 
 // Cross-compiled, whatever the host: the AVX2 tile uses 256-bit registers only, the AVX-512 tile

@@ -245,26 +245,33 @@ void append_to_log(const std::string& path, const Template& t, const std::string
   if (!f) LOOM_THROW(RuntimeError, "tuning log: cannot write '", path, "'");
 }
 
-std::optional<Config> best_from_log(const std::string& path, const std::string& op, const std::vector<int64_t>& shape,
-                                    const std::string& target) {
+TuningLog::TuningLog(const std::string& path) : path_(path) {
   std::ifstream f(path);
   if (!f) LOOM_THROW(RuntimeError, "tuning log: cannot open '", path, "'");
-  std::optional<Config> best;
-  double best_gflops = -1;
   std::string line;
   for (int n = 1; std::getline(f, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       nlohmann::json j = nlohmann::json::parse(line);
-      if (j.at("op").get<std::string>() != op || j.at("shape").get<std::vector<int64_t>>() != shape || j.at("target").get<std::string>() != target)
-        continue;
+      auto key = std::make_tuple(j.at("op").get<std::string>(), j.at("shape").get<std::vector<int64_t>>(), j.at("target").get<std::string>());
       double g = j.at("gflops").get<double>();
-      if (g > best_gflops) best_gflops = g, best = j.at("config").get<Config>();
+      auto it = best_.find(key);
+      if (it == best_.end() || g > it->second.first) best_[key] = {g, j.at("config").get<Config>()};
     } catch (const nlohmann::json::exception& e) {
       LOOM_THROW(ConfigError, "tuning log '", path, "' line ", n, ": ", e.what());
     }
   }
-  return best;
+}
+
+std::optional<Config> TuningLog::best(const std::string& op, const std::vector<int64_t>& shape, const std::string& target) const {
+  auto it = best_.find(std::make_tuple(op, shape, target));
+  if (it == best_.end()) return std::nullopt;
+  return it->second.second;
+}
+
+std::optional<Config> best_from_log(const std::string& path, const std::string& op, const std::vector<int64_t>& shape,
+                                    const std::string& target) {
+  return TuningLog(path).best(op, shape, target);
 }
 
 }  // namespace loom::tune

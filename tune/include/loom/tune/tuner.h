@@ -8,6 +8,8 @@
 //   append_to_log("tune.jsonl", *t, target_key(target, threads), r);  // best_from_log reads it back
 #pragma once
 #include <functional>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +66,20 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& options, co
 // The tuning log: JSON lines {"op", "shape", "target", "config", "gflops", "seconds", "default_gflops"},
 // one per tuned task; later lines for the same key supersede earlier ones only if faster.
 void append_to_log(const std::string& path, const Template& t, const std::string& target, const TuneResult& r);
-// The best configuration logged for (op, shape, target), if any; ConfigError for a malformed log.
+// A tuning log read once (the model compiler looks up every kernel in it): the fastest entry per
+// (op, shape, target). RuntimeError if the file cannot be read, ConfigError naming the line of a
+// malformed entry.
+class TuningLog {
+ public:
+  explicit TuningLog(const std::string& path);
+  std::optional<Config> best(const std::string& op, const std::vector<int64_t>& shape, const std::string& target) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::map<std::tuple<std::string, std::vector<int64_t>, std::string>, std::pair<double, Config>> best_;
+};
+// The best configuration logged for (op, shape, target), if any (reads the whole log).
 std::optional<Config> best_from_log(const std::string& path, const std::string& op, const std::vector<int64_t>& shape,
                                     const std::string& target);
 
