@@ -84,7 +84,10 @@ GemmTiling gemm_tiling_for(int lanes, int registers, int64_t M, int64_t N, int64
 
 namespace detail {
 void schedule_gemm_tiles(Schedule& s, const Tensor& C, const GemmTiling& t, int64_t K) {
-  Tensor CC = s.cache_write(C, "local");
+  // The accumulators: the product over whole panels where matmul_packed made one, else a cache.
+  Tensor CC = input_named_tag(C, "matmul_panels");
+  if (CC.defined()) s[CC].set_scope("local");
+  else CC = s.cache_write(C, "local");
   auto c = s[C];
   auto tiles = c.tile(c.axis(0), c.axis(1), t.mr, t.nr);  // io, jo, ii, ji
   c.reorder({tiles[1], tiles[0], tiles[2], tiles[3]});    // panels of packed B outermost
@@ -137,7 +140,8 @@ void schedule_gemm_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
 }
 
 void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
-  Tensor Bp = input_named_tag(C, "pack");
+  Tensor panels = input_named_tag(C, "matmul_panels");
+  Tensor Bp = input_named_tag(panels.defined() ? panels : C, "pack");
   if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
   if (const_dim(Bp, 2) != t.nr)
     LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2), ", tiling wants ", t.nr);

@@ -10,7 +10,8 @@ using ir::Tensor;
 // C[i, j] = sum_k A[i, k] * B[k, j]
 Tensor matmul(const Tensor& A, const Tensor& B, const std::string& name = "C");
 // The same product reading B through a packed copy Bp[j / nr, k, j % nr], so the innermost
-// loop over j walks contiguous memory. Returns C; Bp is C's input 1.
+// loop over j walks contiguous memory. Returns C; Bp is C's input 1 when nr divides N, else C
+// copies the first N columns of the product over whole panels (tag "matmul_panels"), which reads Bp.
 Tensor matmul_packed(const Tensor& A, const Tensor& B, int nr, const std::string& name = "C");
 // The product for B with one column (N = 1) as dot products vectorized along K: partial sums
 // P[i, l] = sum_ko A[i, ko*lanes + l] * B[ko*lanes + l, 0] (contiguous rows of A), then
