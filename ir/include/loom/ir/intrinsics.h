@@ -21,7 +21,9 @@ inline constexpr const char* kAccelGemm = "accel.gemm";  // the accelerator's GE
 // The CPU's pairwise integer dot product (ops::cpu_dot2_i16_intrin), "cpu.dot2_i16x<L>": for
 // l < L, out[l] (+)= int32(a[0]) * int32(b[l][0]) + int32(a[1]) * int32(b[l][1]) with int16
 // a[2], b[L][2] and int32 out[L], exactly (no saturation). The LLVM backend emits pmaddwd
-// (vpdpwssd with VNNI) on x86 and widening multiplies elsewhere.
+// (vpdpwssd with VNNI) on x86 and widening multiplies elsewhere. The addresses are those of
+// compact blocks (a's group, b's L groups one after another, out's L lanes): the operator's
+// packing lays them out so (ops/gemm_int8.h).
 inline constexpr const char* kCpuDot2I16 = "cpu.dot2_i16x";
 std::string cpu_dot2_i16_name(int lanes);
 // L of a "cpu.dot2_i16x<L>" intrinsic name; nullopt for other names.
