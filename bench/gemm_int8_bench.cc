@@ -11,6 +11,7 @@
 // loops on sampled elements, the wrong results of each kernel instead of requiring equality.
 // With --min-ratio the bench fails (exit 3) when Loom is slower than R x the stronger baseline at
 // any thread count: the target is --min-ratio 0.8.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -47,12 +48,17 @@ int main(int argc, char** argv) try {
     else if (a == "--mr") mr = std::stoi(v);
     else if (a == "--nv") nv = std::stoi(v);
     else if (a == "--min-ratio") min_ratio = std::stod(v);
-    else if (a == "--full-range") full_range = v == "1";
+    else if (a == "--full-range" && (v == "0" || v == "1")) full_range = v == "1";
     else if (a == "--form" && (v == "pairs" || v == "bytes" || v == "direct")) form_name = v;
     else {
-      std::fprintf(stderr, "usage: gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--min-ratio R]\n");
+      std::fprintf(stderr, "usage: gemm_int8_bench [--shape MxNxK] [--reps R] [--threads 1,2] [--mr M --nv V] [--form pairs|bytes|direct] "
+                           "[--min-ratio R] [--full-range 0|1]\n");
       return 2;
     }
+  }
+  if (reps < 1 || mr < 0 || nv < 0 || thread_counts.empty() || *std::min_element(thread_counts.begin(), thread_counts.end()) < 1) {
+    std::fprintf(stderr, "gemm_int8_bench: --reps, --threads must be at least 1 and --mr, --nv at least 0 (0: the target's tile)\n");
+    return 2;
   }
   if (argc % 2 == 0) {
     std::fprintf(stderr, "gemm_int8_bench: %s needs a value\n", argv[argc - 1]);

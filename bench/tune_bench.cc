@@ -23,7 +23,6 @@
 #include "tensor_compare.h"
 #include "loom/codegen/accel.h"
 #include "loom/codegen/llvm.h"
-#include "loom/ops/accel_operators.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/tune/tuner.h"
@@ -83,11 +82,8 @@ int accel_bench(const std::vector<Layer>& layers, const std::string& only, const
     total_tune += r.wall_seconds;
     if (!log.empty()) tune::append_to_log(log, *t, tune::accel_target_key(cfg, "rtl"), r);
     // The tuned kernel on the functional simulator: the RTL's output must be the same bits.
-    ops::AccelOpSpec spec;
-    spec.channels = a.channels, spec.out_channels = a.out_channels, spec.size = a.size, spec.kernel = a.kernel, spec.stride = a.stride, spec.pad = a.pad;
     const tune::Config& c = r.best.config;
-    spec.conv_tiling = ops::AccelConvTiling{c.at("h_block"), c.at("w_block"), c.at("oc_blocks"), c.at("virtual_threads")};
-    ops::AccelOperator op = ops::make_accel_operator(spec, {cfg.batch, cfg.block_in, cfg.block_out}, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}, "kernel");
+    ops::AccelOperator op = tune::accel_conv2d_operator(a, cfg, c);
     std::vector<NDArray> args = op.random_args(o.seed);
     codegen::build_accel(op.func, cfg).run(*make_accel_device("fsim", cfg.to_json()), args);
     NDArray rtl = t->simulate(c, o.seed).output;

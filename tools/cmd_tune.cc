@@ -90,8 +90,7 @@ std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_
     if (!found) return std::nullopt;
     ++use->found;
     try {
-      return ops::AccelConvTiling{tune::knob(*found, "h_block"), tune::knob(*found, "w_block"), tune::knob(*found, "oc_blocks"),
-                                  tune::knob(*found, "virtual_threads")};
+      return tune::accel_conv_tiling(*found);
     } catch (const ConfigError& e) {
       LOOM_THROW(ConfigError, "tuning log '", log->path(), "': an accel_conv2d entry: ", e.what());
     }

@@ -5,6 +5,7 @@
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
+#include "input_with_tag.h"
 #include "register_tile.h"
 
 namespace loom::ops {
@@ -14,6 +15,7 @@ using schedule::Schedule;
 using schedule::Stage;
 
 namespace {
+using detail::input_with_tag;
 
 bool has_reduction(const Stage& st) { return !st->op->reduce_axes().empty(); }
 
@@ -94,11 +96,6 @@ void schedule_loop_nest(Stage st, int lanes) {
   st.parallel(fused);
 }
 
-Tensor input_with_tag(const Tensor& t, const std::string& tag) {
-  for (auto& in : t.op()->input_tensors())
-    if (in.op()->tag == tag) return in;
-  return Tensor();
-}
 
 // Largest divisor of n that is at most `limit`.
 int divisor_at_most(int64_t n, int limit) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gemm_tiles.h"
+#include "input_with_tag.h"
 #include "register_tile.h"
 
 namespace loom::ops {
@@ -10,11 +11,7 @@ namespace loom::ops {
 using namespace loom::ir;
 using schedule::Schedule;
 
-static Tensor input_named_tag(const Tensor& t, const std::string& tag) {
-  for (auto& in : t.op()->input_tensors())
-    if (in.op()->tag == tag) return in;
-  return Tensor();
-}
+using detail::input_with_tag;
 
 GemmTiling gemm_tiling_for(int lanes, int registers) {
   if (lanes < 1 || registers < 4) LOOM_THROW(ScheduleError, "gemm tiling: ", lanes, " lanes and ", registers, " vector registers are too few");
@@ -85,7 +82,7 @@ GemmTiling gemm_tiling_for(int lanes, int registers, int64_t M, int64_t N, int64
 namespace detail {
 void schedule_gemm_tiles(Schedule& s, const Tensor& C, const GemmTiling& t, int64_t K) {
   // The accumulators: the product over whole panels where matmul_packed made one, else a cache.
-  Tensor CC = input_named_tag(C, "matmul_panels");
+  Tensor CC = input_with_tag(C, "matmul_panels");
   if (CC.defined()) s[CC].set_scope("local");
   else CC = s.cache_write(C, "local");
   auto c = s[C];
@@ -140,8 +137,8 @@ void schedule_gemm_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
 }
 
 void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
-  Tensor panels = input_named_tag(C, "matmul_panels");
-  Tensor Bp = input_named_tag(panels.defined() ? panels : C, "pack");
+  Tensor panels = input_with_tag(C, "matmul_panels");
+  Tensor Bp = input_with_tag(panels.defined() ? panels : C, "pack");
   if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
   if (const_dim(Bp, 2) != t.nr)
     LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2), ", tiling wants ", t.nr);
@@ -160,8 +157,8 @@ void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, int oc_block, int x_
 
 void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, const ConvNchwTiling& t) {
   const int oc_block = t.oc_block, x_block = t.x_block;
-  Tensor Wp = input_named_tag(Y, "pack");
-  Tensor P = input_named_tag(Y, "pad");
+  Tensor Wp = input_with_tag(Y, "pack");
+  Tensor P = input_with_tag(Y, "pad");
   if (!Wp.defined()) LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: '", Y.name(), "' does not read packed weights");
   if (const_dim(Wp, 4) != oc_block)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: weights packed by ", const_dim(Wp, 4), ", schedule wants ", oc_block);

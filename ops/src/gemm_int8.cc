@@ -9,21 +9,15 @@
 #include "loom/runtime/thread_pool.h"
 
 #include "gemm_tiles.h"
+#include "input_with_tag.h"
 
 namespace loom::ops {
 
 using namespace loom::ir;
 using schedule::Schedule;
 
-namespace {
+using detail::input_with_tag;
 using detail::kMinParallelMacs;
-
-Tensor input_tagged(const Tensor& t, const std::string& tag) {
-  for (const Tensor& in : t.op()->input_tensors())
-    if (in.op()->tag == tag) return in;
-  return Tensor();
-}
-}  // namespace
 
 const char* to_string(Int8GemmForm f) {
   switch (f) {
@@ -142,12 +136,12 @@ void schedule_gemm_int8_cpu(Schedule& s, const Tensor& C, const Int8GemmTiling& 
     detail::schedule_gemm_tiles(s, C, g, const_dim(C.op()->input_tensors()[0], 1));
     return;
   }
-  Tensor Cb = C.op()->tag == "gemm_int8" ? input_tagged(C, "gemm_int8_acc") : Tensor();
+  Tensor Cb = C.op()->tag == "gemm_int8" ? input_with_tag(C, "gemm_int8_acc") : Tensor();
   if (!Cb.defined()) LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' is not a gemm_int8 (tag '", C.op()->tag, "')");
   if (const_dim(Cb, 2) != t.panel())
     LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' is packed in panels of ", const_dim(Cb, 2), " columns, the tiling has ",
                t.nv, " x ", t.lanes);
-  Tensor Aw = input_tagged(Cb, "widen"), Bp = input_tagged(Cb, "pack");
+  Tensor Aw = input_with_tag(Cb, "widen"), Bp = input_with_tag(Cb, "pack");
   if (const_dim(Bp, 3) != t.group())
     LOOM_THROW(ScheduleError, "schedule_gemm_int8_cpu: '", C.name(), "' is packed in groups of ", const_dim(Bp, 3), ", the tiling's form (",
                to_string(t.form), ") takes ", t.group());

@@ -251,8 +251,7 @@ TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
   ops::ConvShape conv{14, 14, 2, 2, 3, 3, 1, true};
   std::vector<Config> space = t->space();
   EXPECT_GT(space.size(), 20u);
-  for (const Config& c : space)
-    EXPECT_NO_THROW(ops::check_conv_tiling(conv, {c.at("h_block"), c.at("w_block"), c.at("oc_blocks"), c.at("virtual_threads")}, lim)) << config_str(c);
+  for (const Config& c : space) EXPECT_NO_THROW(ops::check_conv_tiling(conv, accel_conv_tiling(c), lim)) << config_str(c);
   ops::AccelConvTiling def = ops::choose_conv_tiling(conv, 2, lim);
   EXPECT_EQ(t->default_config(), (Config{{"h_block", def.h_block}, {"w_block", def.w_block}, {"oc_blocks", def.oc_blocks}, {"virtual_threads", def.virtual_threads}}));
   TuneOptions o;
@@ -272,12 +271,7 @@ TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
   // Deterministic: the same configuration simulates to the same count.
   EXPECT_EQ(t->simulate(r.best.config, o.seed).cycles, r.best.cycles);
   // The tuned kernel against the definition, evaluated by the naive interpreter.
-  ops::AccelOpSpec spec;
-  spec.channels = spec.out_channels = 64;
-  spec.size = 14;
-  spec.conv_tiling = ops::AccelConvTiling{r.best.config.at("h_block"), r.best.config.at("w_block"), r.best.config.at("oc_blocks"),
-                                          r.best.config.at("virtual_threads")};
-  ops::AccelOperator a = ops::make_accel_operator(spec, {cfg.batch, cfg.block_in, cfg.block_out}, lim, "kernel");
+  ops::AccelOperator a = accel_conv2d_operator(s, cfg, r.best.config);
   std::vector<NDArray> args = a.random_args(o.seed);
   NDArray want = a.expected(args), got = t->simulate(r.best.config, o.seed).output;
   ASSERT_EQ(got.numel(), want.numel());

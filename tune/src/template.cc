@@ -1,5 +1,6 @@
 // What every template shares: the configuration space, the printed form of a configuration, and
 // the defaults of the measurement hooks a template of the other kind does not have.
+#include <algorithm>
 #include <sstream>
 
 #include "loom/runtime/error.h"
@@ -17,6 +18,13 @@ int knob(const Config& c, const std::string& name) {
   auto it = c.find(name);
   if (it == c.end()) LOOM_THROW(ConfigError, "tuning config '", config_str(c), "' has no knob '", name, "'");
   return it->second;
+}
+
+std::vector<int> divisors(int64_t n, int64_t limit) {
+  std::vector<int> d;
+  for (int64_t v = 1; v <= std::min(n, limit); ++v)
+    if (n % v == 0) d.push_back(int(v));
+  return d;
 }
 
 std::vector<Config> Template::space() const {

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "loom/codegen/accel.h"
-#include "loom/ops/accel_operators.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/backends.h"
@@ -21,14 +20,25 @@ std::string accel_target_key(const accel::AccelConfig& config, const std::string
   return "accel=" + config.name + " device=" + device;
 }
 
-namespace {
-
-std::vector<int> divisors(int n) {
-  std::vector<int> d;
-  for (int v = 1; v <= n; ++v)
-    if (n % v == 0) d.push_back(v);
-  return d;
+ops::AccelConvTiling accel_conv_tiling(const Config& c) {
+  return {knob(c, "h_block"), knob(c, "w_block"), knob(c, "oc_blocks"), knob(c, "virtual_threads")};
 }
+
+ops::AccelOperator accel_conv2d_operator(const AccelConv2dShape& s, const accel::AccelConfig& config, const Config& c) {
+  ops::AccelOpSpec spec;
+  spec.channels = s.channels;
+  spec.out_channels = s.out_channels;
+  spec.size = s.size;
+  spec.kernel = s.kernel;
+  spec.stride = s.stride;
+  spec.pad = s.pad;
+  spec.conv_tiling = accel_conv_tiling(c);
+  spec.virtual_threads = spec.conv_tiling->virtual_threads;
+  return ops::make_accel_operator(spec, {config.batch, config.block_in, config.block_out},
+                                  {config.inp_depth(), config.wgt_depth(), config.acc_depth()}, "kernel");
+}
+
+namespace {
 
 class AccelConv2dTemplate : public Template {
  public:
@@ -51,11 +61,14 @@ class AccelConv2dTemplate : public Template {
     return accel_conv_key(conv_.out_h, conv_.out_w, conv_.oc_blocks, conv_.ic_blocks, conv_.kernel_h, conv_.kernel_w, conv_.stride);
   }
   std::vector<Knob> knobs() const override {
-    return {{"h_block", divisors(conv_.out_h)}, {"w_block", divisors(conv_.out_w)}, {"oc_blocks", divisors(conv_.oc_blocks)}, {"virtual_threads", {1, 2}}};
+    return {{"h_block", divisors(conv_.out_h, conv_.out_h)},
+            {"w_block", divisors(conv_.out_w, conv_.out_w)},
+            {"oc_blocks", divisors(conv_.oc_blocks, conv_.oc_blocks)},
+            {"virtual_threads", {1, 2}}};
   }
   bool valid(const Config& c) const override {
     try {
-      ops::check_conv_tiling(conv_, tiling(c), limits_);
+      ops::check_conv_tiling(conv_, accel_conv_tiling(c), limits_);
       return true;
     } catch (const ScheduleError&) {
       return false;
@@ -69,7 +82,7 @@ class AccelConv2dTemplate : public Template {
     return {{"h_block", t.h_block}, {"w_block", t.w_block}, {"oc_blocks", t.oc_blocks}, {"virtual_threads", t.virtual_threads}};
   }
   std::vector<float> features(const Config& c) const override {
-    ops::AccelConvTiling t = tiling(c);
+    ops::AccelConvTiling t = accel_conv_tiling(c);
     double in_h = (t.h_block - 1) * conv_.stride + conv_.kernel_h, in_w = (t.w_block - 1) * conv_.stride + conv_.kernel_w;
     double tiles = double(conv_.out_h / t.h_block) * (conv_.out_w / t.w_block) * (conv_.oc_blocks / t.oc_blocks);
     double gemm_per_load = double(t.oc_blocks) * t.h_block * t.w_block * conv_.kernel_h * conv_.kernel_w;  // GEMM steps per input block
@@ -87,16 +100,7 @@ class AccelConv2dTemplate : public Template {
     return 2.0 * cfg_.batch * double(s_.out_channels) * s_.channels * s_.kernel * s_.kernel * conv_.out_h * conv_.out_w;
   }
   Simulated simulate(const Config& c, uint64_t seed) const override {
-    ops::AccelOpSpec spec;
-    spec.channels = s_.channels;
-    spec.out_channels = s_.out_channels;
-    spec.size = s_.size;
-    spec.kernel = s_.kernel;
-    spec.stride = s_.stride;
-    spec.pad = s_.pad;
-    spec.conv_tiling = tiling(c);
-    spec.virtual_threads = spec.conv_tiling->virtual_threads;
-    ops::AccelOperator a = ops::make_accel_operator(spec, {cfg_.batch, cfg_.block_in, cfg_.block_out}, limits_, "kernel");
+    ops::AccelOperator a = accel_conv2d_operator(s_, cfg_, c);
     codegen::AccelModule m = codegen::build_accel(a.func, cfg_);
     std::vector<NDArray> args = a.random_args(seed);
     std::unique_ptr<AccelDevice> dev = make_accel_device(device_, cfg_.to_json());
@@ -107,10 +111,6 @@ class AccelConv2dTemplate : public Template {
   }
 
  private:
-  ops::AccelConvTiling tiling(const Config& c) const {
-    return {knob(c, "h_block"), knob(c, "w_block"), knob(c, "oc_blocks"), knob(c, "virtual_threads")};
-  }
-
   AccelConv2dShape s_;
   accel::AccelConfig cfg_;
   std::string device_;

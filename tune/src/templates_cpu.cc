@@ -32,13 +32,6 @@ codegen::LLVMOptions options_for(const codegen::TargetInfo& t) {
 }
 
 
-std::vector<int> divisors(int64_t n, int64_t limit) {
-  std::vector<int> d;
-  for (int64_t v = 1; v <= std::min(n, limit); ++v)
-    if (n % v == 0) d.push_back(int(v));
-  return d;
-}
-
 std::vector<int> upto(int64_t n) {
   std::vector<int> v;
   for (int64_t i = 1; i <= n; ++i) v.push_back(int(i));

@@ -13,6 +13,7 @@
 
 #include "loom/accel/config.h"
 #include "loom/codegen/llvm.h"
+#include "loom/ops/accel_operators.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
@@ -23,6 +24,8 @@ using Config = std::map<std::string, int>;
 std::string config_str(const Config& c);  // "mr=6 nr=16 k_unroll=4"
 // The value of knob `name`; ConfigError if the configuration (e.g. from a hand-edited log) lacks it.
 int knob(const Config& c, const std::string& name);
+// The divisors of n up to `limit`, ascending: knob values that must divide an extent.
+std::vector<int> divisors(int64_t n, int64_t limit);
 
 struct Knob {
   std::string name;
@@ -98,6 +101,10 @@ struct AccelConv2dShape {
 };
 std::unique_ptr<Template> make_accel_conv2d_template(const AccelConv2dShape& shape, const accel::AccelConfig& config,
                                                      const std::string& device = "rtl");
+// The tiling an accel_conv2d configuration names (ConfigError for a missing knob), and the
+// operator that template measures for it: what a bench or test runs on another backend.
+ops::AccelConvTiling accel_conv_tiling(const Config& c);
+ops::AccelOperator accel_conv2d_operator(const AccelConv2dShape& shape, const accel::AccelConfig& config, const Config& c);
 // The log key of an accelerator conv: what its tiling depends on (output rows and columns,
 // output- and input-channel blocks, kernel, stride), so compiled models find it by their layer.
 std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w, int stride);
