@@ -3,6 +3,7 @@
 
 #include "loom/ir/functor.h"
 #include "loom/ops/cpu_schedules.h"
+#include "loom/ops/gemm_int8.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
 #include "input_with_tag.h"
@@ -227,14 +228,17 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
 void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
                                std::optional<NchwcConvTile> tile) {
   int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
-  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers, const_dim(out, 1), ob, ow);
+  // The int16-pairs form (int8 data, layers.h) reduces over pairs of input channels: one more
+  // reduction axis, and without an accumulating dot product one register for each product.
+  const bool pairs = conv.op()->reduce_axes().size() == 5;
+  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers - (pairs ? 1 : 0), const_dim(out, 1), ob, ow);
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block, " columns does not fit '",
                out.name(), "' (", const_dim(out, 1), " channel blocks)");
   // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
   // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
   t.x_block = int(std::min<int64_t>(t.x_block, ow));
-  Tensor P = input_with_tag(conv, "pad");
+  Tensor P = input_with_tag(conv, pairs ? "widen" : "pad");
   auto [acc, y] = conv_stages(s, conv, out, P);
   // Output [N, C/b, OH, OW, b]: tiles of t.channel_blocks blocks x t.x_block columns, batch x
   // block groups x rows in one parallel loop.
@@ -248,10 +252,16 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
   // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
   // next block (CSE), which spilled the accumulators: 43 vs 96 GFLOP/s on a 64-channel 56x56.
-  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)});
+  if (pairs) {
+    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4),
+                yc.reduce_axis(4)});
+    yc.tensorize(yc.axis(4), cpu_dot2_i16_intrin(int(ob)));
+  } else {
+    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)});
+    yc.vectorize(yc.axis(4));
+  }
   yc.unroll(yc.axis(1));
   yc.unroll(yc.axis(3));
-  yc.vectorize(yc.axis(4));
   // The padded input once, in its own parallel loop: per tile it was rebuilt for every group of
   // output-channel blocks and for the overlap of neighbouring windows.
   if (P.defined()) schedule_loop_nest(s[P], lanes);

@@ -5,10 +5,12 @@
 //    consumer needs NCHW (reshape, dense, softmax, concat, the graph's outputs, ...), and a
 //    transform back to a layout the value already had is cancelled (the original is reused);
 //  - constant weights are packed once, here: blocked conv2d [O/ob, C/ib, kh, kw, ib, ob],
-//    depthwise [C/b, kh, kw, b], NCHW conv2d [O/b, C, kh, kw, b], dense [N/b, K, b].
+//    depthwise [C/b, kh, kw, b], NCHW conv2d [O/b, C, kh, kw, b], dense [N/b, K, b]; int8
+//    blocked conv2d weights as int16 pairs [O/ob, C/ib, kh, kw, ib/2, ob, 2] (ops/layers.h).
 #include <map>
 
 #include "loom/graph/passes.h"
+#include "loom/ops/layers.h"
 
 namespace loom::graph {
 
@@ -54,7 +56,7 @@ bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_po
 class LayoutRewriter {
  public:
   LayoutRewriter(Graph& g, const LayoutOptions& o)
-      : g_(g), lanes_(o.vector_lanes), blocked_(o.blocked_activations), block_(g.nodes.size(), 0), plain_(g.nodes.size()) {
+      : g_(g), lanes_(o.vector_lanes), blocked_(o.blocked_activations), pairs_(o.int16_pair_convs), block_(g.nodes.size(), 0), plain_(g.nodes.size()) {
     for (size_t i = 0; i < g.nodes.size(); ++i) plain_[i] = g.nodes[i].type;
   }
 
@@ -129,9 +131,14 @@ class LayoutRewriter {
       int64_t have = block_[n.inputs[0]];
       ib = have && C % have == 0 ? have : choose_block(C, lanes_);
       if (!ib) ib = C;  // e.g. the 3 channels of an image: one block
-      packed = repack(w, {O / ob, C / ib, kh, kw, ib, ob}, [&](const std::vector<int64_t>& i) {
-        return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
-      });
+      bool int8 = w.dtype() == DataType::Int(8) && plain_of(n.inputs[0]).dtype == DataType::Int(8);
+      if (pairs_ && int8 && ib % 2 == 0) {
+        packed = ops::pack_conv_weights_int16_pairs(w, ib, ob);
+      } else {
+        packed = repack(w, {O / ob, C / ib, kh, kw, ib, ob}, [&](const std::vector<int64_t>& i) {
+          return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
+        });
+      }
     } else if (groups == C && O == C && Cg == 1) {
       ib = ob;
       packed = repack(w, {C / ob, kh, kw, ob}, [&](const std::vector<int64_t>& i) {
@@ -199,6 +206,7 @@ class LayoutRewriter {
   Graph& g_;
   int lanes_;
   bool blocked_;
+  bool pairs_;
   std::vector<int64_t> block_;     // per node: 0 plain, b: NCHW{b}c
   std::vector<TensorType> plain_;  // per node: its type in the plain layout
   std::map<std::pair<int, int64_t>, int> memo_;

@@ -51,8 +51,16 @@ Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
 // [N, O/ob, OH, OW, ob] with ob = p.oc_block, so vectors over channels are contiguous in memory
 // everywhere. Weights: [O/ob, C/ib, kh, kw, ib, ob] for groups = 1; for depthwise convolutions
 // (groups = C = O, ib = ob) [C/ob, kh, kw, ob]. `bias` is per output channel, [O].
+// int8 data with int16 weights [O/ob, C/ib, kh, kw, ib/2, ob, 2] (pack_conv_weights_int16_pairs)
+// is the int16-pairs form: the padded input is widened to int16 once (a stage tagged "widen")
+// and each pair of input channels meets the output block's weight pairs in one pairwise dot
+// product (ops::cpu_dot2_i16_intrin: pmaddwd / vpdpwssd), exact for any int8 values.
 Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p);
 Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name);
+// OIHW int8 weights as the int16-pairs form reads them, [O/ob, C/ib, kh, kw, ib/2, ob, 2]
+// (ib even, ob and ib dividing O and C).
+NDArray pack_conv_weights_int16_pairs(const NDArray& oihw, int64_t ib, int64_t ob);
+bool is_int16_pairs_conv_weights(const Shape& w);
 // NCHW <-> NCHW{b}c.
 Tensor to_nchwc(const Tensor& X, int64_t b, const std::string& name);
 Tensor from_nchwc(const Tensor& X, const std::string& name);

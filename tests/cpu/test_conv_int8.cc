@@ -1,0 +1,153 @@
+// int8 convolutions on the CPU in the int16-pairs form (ops/layers.h: conv2d_nchwc with weights
+// packed by pack_conv_weights_int16_pairs, scheduled by schedule_conv2d_nchwc_cpu onto the
+// pairwise dot product): exact int32 results against plain C++ loops on OIHW weights, with
+// full-range operands (-128 x -128 pairs), padding, strides, dilation, partial register tiles and
+// blocks of half the vector; the dot products become pmaddwd / vpdpwssd / smull whatever the
+// host (assembly checks); bad weights are clear errors.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/error_text.h"
+#include "loom/codegen/llvm.h"
+#include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
+#include "loom/runtime/error.h"
+#include "loom/schedule/lower.h"
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw, ib, ob;
+  ops::Conv2dParams p;
+};
+
+struct BuiltConv {
+  Tensor X, W, bias, out;
+  LoweredFunc f;
+};
+
+BuiltConv build(const ConvCase& k, int lanes, int registers) {
+  BuiltConv b;
+  b.X = placeholder({Expr(int(k.n)), Expr(int(k.c / k.ib)), Expr(int(k.h)), Expr(int(k.w)), Expr(int(k.ib))}, DataType::Int(8), "X");
+  b.W = placeholder({Expr(int(k.o / k.ob)), Expr(int(k.c / k.ib)), Expr(int(k.kh)), Expr(int(k.kw)), Expr(int(k.ib / 2)), Expr(int(k.ob)), Expr(2)},
+                    DataType::Int(16), "W");
+  b.bias = placeholder({Expr(int(k.o))}, DataType::Int(32), "bias");
+  ops::Conv2dParams p = k.p;
+  p.oc_block = k.ob;
+  b.out = ops::conv2d_nchwc(b.X, b.W, b.bias, p, "conv");
+  schedule::Schedule s({b.out});
+  ops::schedule_conv2d_nchwc_cpu(s, b.out.op()->input_tensors()[0], b.out, lanes, registers);
+  b.f = schedule::lower(s, {b.X, b.W, b.bias, b.out}, "conv_int8");
+  return b;
+}
+
+// Values from [-128, 127], the extremes twice as often as the rest.
+void fill(NDArray& a, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> d(-128 - 64, 127 + 64);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, std::clamp(d(rng), -128, 127));
+}
+
+void check_conv(const ConvCase& k) {
+  SCOPED_TRACE("C " + std::to_string(k.c) + " -> O " + std::to_string(k.o) + ", " + std::to_string(k.kh) + "x" + std::to_string(k.kw) +
+               ", stride " + std::to_string(k.p.strides[0]) + ", blocks " + std::to_string(k.ib) + "/" + std::to_string(k.ob));
+  codegen::TargetInfo host = codegen::target_info();
+  BuiltConv b = build(k, host.vector_bits / 32, host.vector_registers);
+  runtime::Module m = codegen::build_llvm({b.f});
+  NDArray x = NDArray::empty({k.n, k.c, k.h, k.w}, DataType::Int(8)), w = NDArray::empty({k.o, k.c, k.kh, k.kw}, DataType::Int(8));
+  fill(x, 3 + uint64_t(k.c));
+  fill(w, 5 + uint64_t(k.o));
+  for (int64_t i = 0; i < 7 && i < w.numel(); ++i) w.set_from_double(i, -128), x.set_from_double(i, -128);  // the worst pairs
+  NDArray xb = NDArray::empty({k.n, k.c / k.ib, k.h, k.w, k.ib}, DataType::Int(8)), bias = NDArray::empty({k.o}, DataType::Int(32));
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t xx = i % k.w, y = i / k.w % k.h, c = i / (k.w * k.h) % k.c, nn = i / (k.w * k.h * k.c);
+    xb.set_from_double((((nn * (k.c / k.ib) + c / k.ib) * k.h + y) * k.w + xx) * k.ib + c % k.ib, x.get_as_double(i));
+  }
+  for (int64_t o = 0; o < k.o; ++o) bias.set_from_double(o, double(o * 1000 - 7777));
+  ops::Shape os = ops::conv2d_nchwc_shape(xb.shape(), {k.o / k.ob, k.c / k.ib, k.kh, k.kw, k.ib / 2, k.ob, 2}, [&] {
+    ops::Conv2dParams p = k.p;
+    p.oc_block = k.ob;
+    return p;
+  }());
+  NDArray out = NDArray::empty(os, DataType::Int(32));
+  m.call("conv_int8", {xb, ops::pack_conv_weights_int16_pairs(w, k.ib, k.ob), bias, out});
+  const auto& p = k.p;
+  for (int64_t nn = 0; nn < os[0]; ++nn)
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t oy = 0; oy < os[2]; ++oy)
+        for (int64_t ox = 0; ox < os[3]; ++ox) {
+          int64_t want = o * 1000 - 7777;
+          for (int64_t c = 0; c < k.c; ++c)
+            for (int64_t ky = 0; ky < k.kh; ++ky)
+              for (int64_t kx = 0; kx < k.kw; ++kx) {
+                int64_t iy = oy * p.strides[0] + ky * p.dilations[0] - p.pads[0], ix = ox * p.strides[1] + kx * p.dilations[1] - p.pads[1];
+                if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                want += int64_t(x.get_as_double(((nn * k.c + c) * k.h + iy) * k.w + ix)) * int64_t(w.get_as_double(((o * k.c + c) * k.kh + ky) * k.kw + kx));
+              }
+          int64_t got = int64_t(out.get_as_double((((nn * (k.o / k.ob) + o / k.ob) * os[2] + oy) * os[3] + ox) * k.ob + o % k.ob));
+          ASSERT_EQ(got, want) << "out[" << nn << ", " << o << ", " << oy << ", " << ox << "]";
+        }
+}
+
+ops::Conv2dParams params(int64_t stride, std::array<int64_t, 4> pads, int64_t dilation = 1) {
+  ops::Conv2dParams p;
+  p.strides = {stride, stride};
+  p.pads = pads;
+  p.dilations = {dilation, dilation};
+  return p;
+}
+
+TEST(ConvInt8, Int16PairsExactOnTheHost) {
+  const int64_t L = codegen::target_info().vector_bits / 32;  // output block = int32 lanes
+  check_conv({1, 16, 13, 13, 2 * L, 3, 3, 8, L, params(1, {1, 1, 1, 1})});           // ResNet-like 3x3, odd width
+  check_conv({1, 32, 14, 14, 2 * L, 1, 1, 16, L, params(2, {0, 0, 0, 0})});          // strided 1x1
+  check_conv({2, 8, 9, 15, 3 * L, 3, 3, 8, L, params(2, {1, 1, 1, 1})});             // batch 2, strided 3x3
+  check_conv({1, 6, 10, 11, L, 5, 3, 2, L / 2, params(1, {1, 2, 0, 1}, 2)});           // blocks of 2 and L/2, uneven pads, dilation
+  check_conv({1, 8, 1, 1, L, 1, 1, 8, L, params(1, {0, 0, 0, 0})});                  // one pixel
+}
+
+std::string conv_assembly(const char* triple, const char* cpu, const char* features, int lanes, int registers) {
+  codegen::LLVMOptions o;
+  if (triple) o.target_triple = triple;
+  o.target_cpu = cpu;
+  o.target_features = features;
+  BuiltConv b = build({1, 64, 28, 28, 4 * lanes, 3, 3, 16, lanes, params(1, {1, 1, 1, 1})}, lanes, registers);
+  return codegen::emit_assembly({b.f}, o);
+}
+
+TEST(ConvInt8, PairwiseDotProductsOnEveryTarget) {
+  std::string avx2 = conv_assembly(nullptr, "x86-64-v3", "", 8, 16);
+  EXPECT_NE(avx2.find("vpmaddwd\t%ymm"), std::string::npos) << "AVX2: pmaddwd on ymm";
+  EXPECT_EQ(avx2.find("vpmulld"), std::string::npos) << "no widened 32-bit multiplies";
+  EXPECT_EQ(avx2.find("zmm"), std::string::npos);
+  std::string avx512 = conv_assembly(nullptr, "x86-64-v4", "", 16, 32);
+  EXPECT_NE(avx512.find("vpmaddwd\t%zmm"), std::string::npos) << "AVX-512BW: pmaddwd on zmm";
+  std::string vnni = conv_assembly(nullptr, "x86-64-v4", "+avx512vnni", 16, 32);
+  EXPECT_NE(vnni.find("vpdpwssd\t%zmm"), std::string::npos) << "VNNI: multiply, add pairs and accumulate in one";
+  std::string neon = conv_assembly("aarch64-linux-gnu", "neoverse-n1", "", 4, 32);
+  EXPECT_NE(neon.find("smull"), std::string::npos) << "AArch64: widening multiplies";
+  EXPECT_EQ(neon.find("ymm"), std::string::npos);
+}
+
+TEST(ConvInt8, BadPairWeightsAreClearErrors) {
+  NDArray w = NDArray::empty({16, 6, 3, 3}, DataType::Int(8));
+  EXPECT_NE(test::error_text<ShapeError>([&] { ops::pack_conv_weights_int16_pairs(w, 3, 8); }).find("blocks 3 (even) and 8 must divide 6 input and 16 output"),
+            std::string::npos);
+  NDArray f = NDArray::empty({16, 6, 3, 3}, DataType::Float(32));
+  EXPECT_NE(test::error_text<TypeError>([&] { ops::pack_conv_weights_int16_pairs(f, 2, 8); }).find("need OIHW int8, got float32"), std::string::npos);
+  Tensor X = placeholder({1, 3, 8, 8, 2}, DataType::Int(8), "X"), W = placeholder({2, 3, 3, 3, 2, 8, 2}, DataType::Int(16), "W");
+  ops::Conv2dParams p;
+  p.oc_block = 8;
+  EXPECT_NE(test::error_text<ShapeError>([&] { ops::conv2d_nchwc(X, W, Tensor(), p, "c"); }).find("int16-pair weights [2, 3, 3, 3, 2, 8, 2] do not match input"),
+            std::string::npos);
+  Tensor Xf = placeholder({1, 3, 8, 8, 4}, DataType::Float(32), "Xf");
+  EXPECT_NE(test::error_text<TypeError>([&] { ops::conv2d_nchwc(Xf, W, Tensor(), p, "c"); }).find("takes int8 data and int16 weights, got float32"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom
