@@ -1,7 +1,9 @@
 // Whole models on the CPU: Loom's compiled built-in ResNet-18 and MobileNetV2 (batch 1, float32)
 // against PyTorch running the same torchvision architectures, measured in the same run at 1 and
-// 2 threads, plus compile time and the memory plan.
-//   model_bench [--models resnet18,mobilenet_v2] [--threads 1,2] [--reps 20] [--no-pytorch]
+// 2 threads, plus compile time and the memory plan. resnet18_int8: every layer quantized to int8
+// (Loom: graph::quantize, first conv included, calibrated on 4 random images; PyTorch: static
+// quantization on its oneDNN engine).
+//   model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] [--no-pytorch]
 // PyTorch is timed by bench/pytorch_latency.py with Debian's /usr/bin/python3 (python3-torch).
 #include <algorithm>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include "loom/codegen/llvm.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
 
@@ -59,10 +62,26 @@ std::string cpu_name() {
   return name;
 }
 
+// A built-in model, or "<model>_int8": the model with every conv2d/dense layer int8.
+graph::Graph model_graph(const std::string& name) {
+  const std::string suffix = "_int8";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return graph::builtin_model(name);
+  graph::Graph g = graph::builtin_model(name.substr(0, name.size() - suffix.size()));
+  std::vector<std::vector<NDArray>> calibration;
+  for (int i = 0; i < 4; ++i) {
+    NDArray x = NDArray::empty(g.node(g.inputs[0]).type.shape, DataType::Float(32));
+    x.fill_random(100 + i);
+    calibration.push_back({x});
+  }
+  graph::QuantizeOptions o;
+  o.skip_first_conv = false;  // as PyTorch quantizes it
+  return graph::quantize(g, calibration, o).graph;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> models = {"resnet18", "mobilenet_v2"};
+  std::vector<std::string> models = {"resnet18", "mobilenet_v2", "resnet18_int8"};
   std::vector<int> threads = {1, 2};
   int reps = 20;
   bool with_pytorch = true;
@@ -75,16 +94,16 @@ int main(int argc, char** argv) {
       threads.clear();
       for (auto& t : split(argv[++i])) threads.push_back(std::stoi(t));
     } else {
-      std::fprintf(stderr, "usage: model_bench [--models resnet18,mobilenet_v2] [--threads 1,2] [--reps 20] [--no-pytorch]\n");
+      std::fprintf(stderr, "usage: model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] [--no-pytorch]\n");
       return 2;
     }
   }
-  std::printf("model_bench: batch 1, float32, median of %d runs\n  cpu: %s\n  loom target: %s\n", reps, cpu_name().c_str(),
+  std::printf("model_bench: batch 1, median of %d runs\n  cpu: %s\n  loom target: %s\n", reps, cpu_name().c_str(),
               codegen::host_target_description().c_str());
   std::printf("%-14s %7s %12s %12s %8s\n", "model", "threads", "loom ms", "pytorch ms", "ratio");
   for (const std::string& name : models) {
     auto t0 = std::chrono::steady_clock::now();
-    graph::BuildResult r = graph::build(graph::builtin_model(name));
+    graph::BuildResult r = graph::build(model_graph(name));
     double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
     NDArray x = NDArray::empty(ex.input_spec(0).shape, ex.input_spec(0).dtype);

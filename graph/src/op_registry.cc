@@ -76,7 +76,7 @@ DataType product_dtype(const std::vector<TensorType>& in) {
     return in[0].dtype;
   }
   // int16 weights: the CPU's int16-pairs form (alter_layout packs int8 weights so).
-  bool pairs = in[1].dtype == DataType::Int(16) && ops::is_int16_pairs_conv_weights(in[1].shape);
+  bool pairs = in[1].dtype == DataType::Int(16) && ops::int8_conv_weight_group(in[1].shape) == 2;
   if (in[1].dtype != DataType::Int(8) && !pairs) LOOM_THROW(TypeError, "int8 data needs int8 weights, got ", in[1].str());
   if (in.size() > 2 && in[2].dtype != DataType::Int(32)) LOOM_THROW(TypeError, "int8 operands need an int32 bias, got ", in[2].str());
   return DataType::Int(32);

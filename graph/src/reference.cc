@@ -102,7 +102,8 @@ T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
   Shape out = n.type.shape;
   auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
   auto p = pads4(n);
-  bool depthwise = n.attrs.get_int("groups", 1) > 1, pairs = w.shape.size() == 7;
+  bool depthwise = n.attrs.get_int("groups", 1) > 1;
+  int64_t G = w.shape.size() == 7 ? w.shape[6] : 0;
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], ob = out[4];
   int64_t kh = depthwise ? w.shape[1] : w.shape[2], kw = depthwise ? w.shape[2] : w.shape[3];
   T y{out, Values(static_cast<size_t>(count(out)))};
@@ -119,8 +120,8 @@ T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
         }
         for (int64_t cb = 0; cb < CB; ++cb)
           for (int64_t ci = 0; ci < ib; ++ci) {
-            int64_t tap = ((i[1] * CB + cb) * kh + ky) * kw + kx;  // int16 pairs: [.., ib/2, ob, 2]
-            int64_t widx = pairs ? ((tap * (ib / 2) + ci / 2) * ob + i[4]) * 2 + ci % 2 : (tap * ib + ci) * ob + i[4];
+            int64_t tap = ((i[1] * CB + cb) * kh + ky) * kw + kx;  // grouped int8 forms: [.., ib/G, ob, G]
+            int64_t widx = G ? ((tap * (ib / G) + ci / G) * ob + i[4]) * G + ci % G : (tap * ib + ci) * ob + i[4];
             acc += x.v[(((i[0] * CB + cb) * H + iy) * W + ix) * ib + ci] * w.v[widx];
           }
       }

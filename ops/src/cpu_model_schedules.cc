@@ -228,17 +228,20 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
 void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
                                std::optional<NchwcConvTile> tile) {
   int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
-  // The int16-pairs form (int8 data, layers.h) reduces over pairs of input channels: one more
-  // reduction axis, and without an accumulating dot product one register for each product.
-  const bool pairs = conv.op()->reduce_axes().size() == 5;
-  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers - (pairs ? 1 : 0), const_dim(out, 1), ob, ow);
+  // The grouped int8 forms (layers.h) reduce over groups of G input channels, the innermost
+  // reduction, in one dot-product instruction. Registers: without an accumulating dot product
+  // (VNNI) one holds the product, and for byte groups one more the int16 ones.
+  const auto& reduce = conv.op()->reduce_axes();
+  const int64_t group = reduce.size() == 5 ? extent_of(reduce[4]) : 0;
+  const int spare = group == 2 ? 1 : group == 4 ? 2 : 0;
+  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers - spare, const_dim(out, 1), ob, ow);
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block, " columns does not fit '",
                out.name(), "' (", const_dim(out, 1), " channel blocks)");
   // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
   // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
   t.x_block = int(std::min<int64_t>(t.x_block, ow));
-  Tensor P = input_with_tag(conv, pairs ? "widen" : "pad");
+  Tensor P = input_with_tag(conv, group ? "widen" : "pad");
   auto [acc, y] = conv_stages(s, conv, out, P);
   // Output [N, C/b, OH, OW, b]: tiles of t.channel_blocks blocks x t.x_block columns, batch x
   // block groups x rows in one parallel loop.
@@ -252,10 +255,10 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
   // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
   // next block (CSE), which spilled the accumulators: 43 vs 96 GFLOP/s on a 64-channel 56x56.
-  if (pairs) {
+  if (group) {
     yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4),
                 yc.reduce_axis(4)});
-    yc.tensorize(yc.axis(4), cpu_dot2_i16_intrin(int(ob)));
+    yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
   } else {
     yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)});
     yc.vectorize(yc.axis(4));

@@ -101,9 +101,9 @@ Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p) 
   int64_t ib = x[4], ob = p.oc_block, C = x[1] * ib;
   if (ob <= 0) LOOM_THROW(ShapeError, "conv2d (NCHWc): needs an output channel block");
   Shape oihw;
-  if (p.groups == 1 && is_int16_pairs_conv_weights(w)) {
-    if (w[1] != x[1] || w[4] * 2 != ib || w[5] != ob)
-      LOOM_THROW(ShapeError, "conv2d (NCHWc): int16-pair weights ", shape_str(w), " do not match input ", shape_str(x), " and block ", ob);
+  if (p.groups == 1 && int8_conv_weight_group(w)) {
+    if (w[1] != x[1] || w[4] * w[6] != ib || w[5] != ob)
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): grouped int8 weights ", shape_str(w), " do not match input ", shape_str(x), " and block ", ob);
     oihw = {w[0] * ob, C, w[2], w[3]};
   } else if (p.groups == 1) {
     if (w.size() != 6 || w[1] != x[1] || w[4] != ib || w[5] != ob)
@@ -125,21 +125,22 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
   Tensor P = padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2], p.pads[3], 0}, PadMode::Constant, 0.0, name + "_pad") : X;
   int sh = int(p.strides[0]), sw = int(p.strides[1]), dh = int(p.dilations[0]), dw = int(p.dilations[1]);
   Tensor conv;
-  if (p.groups == 1 && is_int16_pairs_conv_weights(ws)) {
-    if (X.dtype() != DataType::Int(8) || W.dtype() != DataType::Int(16))
-      LOOM_THROW(TypeError, "conv2d '", name, "': the int16-pairs form takes int8 data and int16 weights, got ", X.dtype().str(), " and ",
-                 W.dtype().str());
-    // The padded input widened once, so every pair of channels is one 32-bit broadcast.
-    Tensor P16 = compute(shape_exprs(shape_of(P)), ComputeFn([&](const std::vector<Var>& v) {
-                           return cast(DataType::Int(16), P(std::vector<Expr>(v.begin(), v.end())));
-                         }),
-                         name + "_in16", "widen");
+  if (int G = int8_conv_weight_group(ws); p.groups == 1 && G) {
+    DataType elem = G == 2 ? DataType::Int(16) : DataType::UInt(8);
+    if (X.dtype() != DataType::Int(8) || W.dtype() != (G == 2 ? DataType::Int(16) : DataType::Int(8)))
+      LOOM_THROW(TypeError, "conv2d '", name, "': the grouped int8 form (groups of ", G, ") takes int8 data and ", G == 2 ? "int16" : "int8",
+                 " weights, got ", X.dtype().str(), " and ", W.dtype().str());
+    // The padded input converted once, so every group of channels is one 32-bit broadcast.
+    Tensor Pg = compute(shape_exprs(shape_of(P)), ComputeFn([&](const std::vector<Var>& v) {
+                          return cast(elem, P(std::vector<Expr>(v.begin(), v.end())));
+                        }),
+                        name + (G == 2 ? "_in16" : "_inu8"), "widen");
     IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"), rx = reduce_axis(int(ws[3]), "rx"),
-            rp = reduce_axis(int(ws[4]), "rp"), re = reduce_axis(2, "re");
+            rg = reduce_axis(int(ws[4]), "rg"), re = reduce_axis(G, "re");
     conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                     Expr in = P16(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rp->var * 2 + re->var);
-                     Expr w = W(v[1], rco->var, ry->var, rx->var, rp->var, v[4], re->var);
-                     return sum(cast(DataType::Int(32), in) * cast(DataType::Int(32), w), {rco, ry, rx, rp, re});
+                     Expr in = Pg(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rg->var * G + re->var);
+                     Expr w = W(v[1], rco->var, ry->var, rx->var, rg->var, v[4], re->var);
+                     return sum(cast(DataType::Int(32), in) * cast(DataType::Int(32), w), {rco, ry, rx, rg, re});
                    }),
                    bias.defined() ? name + "_acc" : name, "conv2d");
   } else if (p.groups == 1) {
@@ -168,22 +169,24 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
                  name, "elemwise");
 }
 
-bool is_int16_pairs_conv_weights(const Shape& w) { return w.size() == 7 && w[6] == 2; }
+int int8_conv_weight_group(const Shape& w) { return w.size() == 7 && (w[6] == 2 || w[6] == 4) ? int(w[6]) : 0; }
 
-NDArray pack_conv_weights_int16_pairs(const NDArray& w, int64_t ib, int64_t ob) {
-  if (w.ndim() != 4 || w.dtype() != DataType::Int(8)) LOOM_THROW(TypeError, "int16-pair conv weights: need OIHW int8, got ", w.describe());
+NDArray pack_conv_weights_int8_groups(const NDArray& w, int64_t ib, int64_t ob, int G) {
+  if (w.ndim() != 4 || w.dtype() != DataType::Int(8)) LOOM_THROW(TypeError, "grouped int8 conv weights: need OIHW int8, got ", w.describe());
   const int64_t O = w.shape()[0], C = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
-  if (ib <= 0 || ob <= 0 || ib % 2 != 0 || C % ib != 0 || O % ob != 0)
-    LOOM_THROW(ShapeError, "int16-pair conv weights: blocks ", ib, " (even) and ", ob, " must divide ", C, " input and ", O, " output channels");
-  NDArray p = NDArray::empty({O / ob, C / ib, kh, kw, ib / 2, ob, 2}, DataType::Int(16));
+  if ((G != 2 && G != 4) || ib <= 0 || ob <= 0 || ib % G != 0 || C % ib != 0 || O % ob != 0)
+    LOOM_THROW(ShapeError, "grouped int8 conv weights: groups of ", G, " (2 or 4) must divide the input block ", ib, ", and blocks ", ib, " and ",
+               ob, " the ", C, " input and ", O, " output channels");
+  NDArray p = NDArray::empty({O / ob, C / ib, kh, kw, ib / G, ob, G}, G == 2 ? DataType::Int(16) : DataType::Int(8));
   const int8_t* src = w.data<int8_t>();
-  int16_t* dst = p.data<int16_t>();
   for (int64_t o = 0; o < O; ++o)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x) {
-          int64_t at = ((((((o / ob) * (C / ib) + c / ib) * kh + y) * kw + x) * (ib / 2) + (c % ib) / 2) * ob + o % ob) * 2 + c % 2;
-          dst[at] = src[((o * C + c) * kh + y) * kw + x];
+          int64_t at = ((((((o / ob) * (C / ib) + c / ib) * kh + y) * kw + x) * (ib / G) + (c % ib) / G) * ob + o % ob) * G + c % G;
+          int8_t v = src[((o * C + c) * kh + y) * kw + x];
+          if (G == 2) p.data<int16_t>()[at] = v;
+          else p.data<int8_t>()[at] = v;
         }
   return p;
 }

@@ -188,7 +188,9 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
     std::string ir = to_string(f);
     bool two_step = ir.find("Y_max_partial") != std::string::npos;
     EXPECT_EQ(two_step, m % 8 == 0) << ir;
-    if (two_step) EXPECT_NE(ir.find("Y_max_partial[ramp("), std::string::npos) << ir;  // a vector of partial maxima
+    if (two_step) {
+      EXPECT_NE(ir.find("Y_max_partial[ramp("), std::string::npos) << ir;  // a vector of partial maxima
+    }
     // exp once per element: its stage is read by the sum and the division, and is not inlined
     // into both (it was computed twice).
     size_t exps = 0;

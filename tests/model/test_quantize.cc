@@ -210,30 +210,34 @@ TEST(Quantize, PerChannelResidualBlockBitExact) {
   }
 }
 
-// The CPU computes int8 convolutions in the int16-pairs form (weights packed as int16 pairs,
-// pmaddwd); both forms equal the interpreter bit for bit.
-TEST(Quantize, Int8ConvsRunAsInt16PairsOnTheCpu) {
+// The CPU computes int8 convolutions in the grouped forms: byte groups (vpmaddubsw / vpdpbusd)
+// where the input is known non-negative (conv2 reads a max pool of a folded ReLU), int16 pairs
+// (pmaddwd) elsewhere (conv reads the quantized input). Every form equals the interpreter bit for
+// bit, the widened products too.
+TEST(Quantize, Int8ConvsRunInGroupedFormsOnTheCpu) {
   Graph g = residual_block();
   QuantizeOptions o;
   o.skip_first_conv = false;
   QuantizeResult q = quantize(g, random_inputs(g, 4, 10), o);
-  auto pair_weights = [](const BuildResult& r) {
+  auto weights_in_groups_of = [](const BuildResult& r, int64_t group) {
     int n = 0;
-    for (auto& node : r.graph.nodes) n += node.is_constant() && node.type.dtype == DataType::Int(16) && node.type.shape.size() == 7;
+    for (auto& node : r.graph.nodes) n += node.is_constant() && node.type.shape.size() == 7 && node.type.shape[6] == group;
     return n;
   };
-  BuildResult pairs = build(q.graph);
-  BuildOptions widened_options;
-  widened_options.pipeline.layout.int16_pair_convs = false;
-  BuildResult widened = build(q.graph, widened_options);
-  EXPECT_EQ(pair_weights(pairs), 2) << pairs.graph.str();
-  EXPECT_EQ(pair_weights(widened), 0) << widened.graph.str();
-  auto a = runtime::GraphExecutor::from_model_file(pairs.file, "pairs"), b = runtime::GraphExecutor::from_model_file(widened.file, "widened");
+  std::vector<runtime::GraphExecutor> forms;
+  for (int largest : {4, 2, 0}) {
+    BuildOptions b;
+    b.pipeline.layout.int8_conv_group = largest;
+    BuildResult r = build(q.graph, b);
+    EXPECT_EQ(weights_in_groups_of(r, 4), largest == 4 ? 1 : 0) << r.graph.str();
+    EXPECT_EQ(weights_in_groups_of(r, 2), largest == 4 ? 1 : largest == 2 ? 2 : 0) << r.graph.str();
+    forms.push_back(runtime::GraphExecutor::from_model_file(r.file, "block"));
+  }
   for (auto& in : random_inputs(g, 3, 30)) {
-    NDArray want = reference_run(q.graph, in)[0], x = a.run(in)[0], y = b.run(in)[0];
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      ASSERT_EQ(x.get_as_double(i), want.get_as_double(i)) << i;
-      ASSERT_EQ(y.get_as_double(i), want.get_as_double(i)) << i;
+    NDArray want = reference_run(q.graph, in)[0];
+    for (auto& ex : forms) {
+      NDArray got = ex.run(in)[0];
+      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
     }
   }
 }

@@ -6,7 +6,9 @@
 //    transform back to a layout the value already had is cancelled (the original is reused);
 //  - constant weights are packed once, here: blocked conv2d [O/ob, C/ib, kh, kw, ib, ob],
 //    depthwise [C/b, kh, kw, b], NCHW conv2d [O/b, C, kh, kw, b], dense [N/b, K, b]; int8
-//    blocked conv2d weights as int16 pairs [O/ob, C/ib, kh, kw, ib/2, ob, 2] (ops/layers.h).
+//    blocked conv2d weights grouped for the CPU's dot products [O/ob, C/ib, kh, kw, ib/G, ob, G]
+//    (ops/layers.h): byte groups (G = 4) where the input is known to be non-negative, else int16
+//    pairs (G = 2).
 #include <map>
 
 #include "loom/graph/passes.h"
@@ -56,7 +58,7 @@ bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_po
 class LayoutRewriter {
  public:
   LayoutRewriter(Graph& g, const LayoutOptions& o)
-      : g_(g), lanes_(o.vector_lanes), blocked_(o.blocked_activations), pairs_(o.int16_pair_convs), block_(g.nodes.size(), 0), plain_(g.nodes.size()) {
+      : g_(g), lanes_(o.vector_lanes), blocked_(o.blocked_activations), int8_group_(o.int8_conv_group), block_(g.nodes.size(), 0), plain_(g.nodes.size()) {
     for (size_t i = 0; i < g.nodes.size(); ++i) plain_[i] = g.nodes[i].type;
   }
 
@@ -131,9 +133,9 @@ class LayoutRewriter {
       int64_t have = block_[n.inputs[0]];
       ib = have && C % have == 0 ? have : choose_block(C, lanes_);
       if (!ib) ib = C;  // e.g. the 3 channels of an image: one block
-      bool int8 = w.dtype() == DataType::Int(8) && plain_of(n.inputs[0]).dtype == DataType::Int(8);
-      if (pairs_ && int8 && ib % 2 == 0) {
-        packed = ops::pack_conv_weights_int16_pairs(w, ib, ob);
+      int group = int8_group(n, ib);
+      if (group) {
+        packed = ops::pack_conv_weights_int8_groups(w, ib, ob, group);
       } else {
         packed = repack(w, {O / ob, C / ib, kh, kw, ib, ob}, [&](const std::vector<int64_t>& i) {
           return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
@@ -157,6 +159,25 @@ class LayoutRewriter {
     conv.attrs.set("layout", std::string("NCHWc")).set("oc_block", ob);
     block_[id] = ob;
     return true;
+  }
+
+  // The grouped int8 form of a blocked int8 conv with input block ib (ops/layers.h): byte groups
+  // where its input is known to lie in [0, 127], else int16 pairs; 0: widened products.
+  int int8_group(const Node& conv, int64_t ib) {
+    if (g_.node(conv.inputs[1]).value.dtype() != DataType::Int(8) || plain_of(conv.inputs[0]).dtype != DataType::Int(8)) return 0;
+    if (int8_group_ >= 4 && ib % 4 == 0 && nonnegative(conv.inputs[0])) return 4;
+    return int8_group_ >= 2 && ib % 2 == 0 ? 2 : 0;
+  }
+
+  // Whether every value of node `id` is >= 0: clamped by a (re)quantization with min >= 0 (a
+  // folded ReLU), a ReLU, or a max pool / layout change of such a value.
+  bool nonnegative(int id) {
+    const Node& n = g_.node(id);
+    if (!n.is_op()) return false;
+    if (n.op == "quantize" || n.op == "requantize" || n.op == "requantize_channel") return n.attrs.get_int("min", -128) >= 0;
+    if (n.op == "relu") return true;
+    if (n.op == "max_pool2d" || n.op == "layout_transform" || n.op == "identity") return nonnegative(n.inputs[0]);
+    return false;
   }
 
   void pack_plain_weights(int id) {
@@ -206,7 +227,7 @@ class LayoutRewriter {
   Graph& g_;
   int lanes_;
   bool blocked_;
-  bool pairs_;
+  int int8_group_;
   std::vector<int64_t> block_;     // per node: 0 plain, b: NCHW{b}c
   std::vector<TensorType> plain_;  // per node: its type in the plain layout
   std::map<std::pair<int, int64_t>, int> memo_;

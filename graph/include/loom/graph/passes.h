@@ -28,7 +28,10 @@ void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
 struct LayoutOptions {
   int vector_lanes = 16;           // float32 lanes of the target's vectors
   bool blocked_activations = true;  // NCHWc activations around convolutions (else NCHW throughout)
-  bool int16_pair_convs = true;     // int8 blocked convs in the int16-pairs form (else widened int8 products)
+  // int8 blocked convs: the largest group of input channels one dot product may take (ops/layers.h):
+  // 4 byte groups where the input is known to be in [0, 127], else int16 pairs; 2 int16 pairs;
+  // 0 widened int32 products.
+  int int8_conv_group = 4;
 };
 // Chooses the CPU layouts: channel-blocked NCHW{b}c activations around convolutions, with
 // layout_transform nodes only where a consumer needs NCHW (adjacent opposite transforms cancel),

@@ -32,9 +32,10 @@ std::optional<int> cpu_dot2_i16_lanes(const std::string& intrinsic);
 // The CPU's byte dot product (ops::cpu_dot4_u8s7_intrin), "cpu.dot4_u8s7x<L>": for l < L,
 // out[l] (+)= sum over j < 4 of int32(a[j]) * int32(b[l][j]) with uint8 a[4], int8 b[L][4], int32
 // out[L]. Exact on VNNI targets (vpdpbusd) and in the generic form for any b; without VNNI, x86
-// multiplies with vpmaddubsw, whose int16 pair sums are exact only when each pair of b satisfies
-// |b[l][0]| + |b[l][1]| <= 128 and |b[l][2]| + |b[l][3]| <= 128 ("7-bit" weights): the operator
-// using it must guarantee that (ops::int8_weights_fit_bytes4).
+// multiplies with vpmaddubsw, whose int16 pair sums a0 b0 + a1 b1 saturate beyond 2^15 - 1: exact
+// when each pair of b satisfies |b[l][0]| + |b[l][1]| <= 128 and |b[l][2]| + |b[l][3]| <= 128
+// ("7-bit" weights, ops::int8_weights_fit_bytes4) or when every a <= 127 (inputs known to be
+// non-negative int8, ops::conv2d_nchwc's byte groups): the operator using it must guarantee one.
 inline constexpr const char* kCpuDot4U8S7 = "cpu.dot4_u8s7x";
 std::string cpu_dot4_u8s7_name(int lanes);
 std::optional<int> cpu_dot4_u8s7_lanes(const std::string& intrinsic);

@@ -51,16 +51,22 @@ Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
 // [N, O/ob, OH, OW, ob] with ob = p.oc_block, so vectors over channels are contiguous in memory
 // everywhere. Weights: [O/ob, C/ib, kh, kw, ib, ob] for groups = 1; for depthwise convolutions
 // (groups = C = O, ib = ob) [C/ob, kh, kw, ob]. `bias` is per output channel, [O].
-// int8 data with int16 weights [O/ob, C/ib, kh, kw, ib/2, ob, 2] (pack_conv_weights_int16_pairs)
-// is the int16-pairs form: the padded input is widened to int16 once (a stage tagged "widen")
-// and each pair of input channels meets the output block's weight pairs in one pairwise dot
-// product (ops::cpu_dot2_i16_intrin: pmaddwd / vpdpwssd), exact for any int8 values.
+// int8 data with weights grouped along input channels, [O/ob, C/ib, kh, kw, ib/G, ob, G]
+// (pack_conv_weights_int8_groups), is one of the grouped int8 forms, where each group of G input
+// channels meets the output block's weight groups in one dot-product instruction; the padded
+// input is converted once (a stage tagged "widen"):
+//  - G = 2, int16 weights: the input widened to int16; ops::cpu_dot2_i16_intrin (pmaddwd,
+//    vpdpwssd). Exact for any int8 values.
+//  - G = 4, int8 weights: the input read as uint8; ops::cpu_dot4_u8s7_intrin (vpmaddubsw +
+//    pmaddwd, vpdpbusd). The data must lie in [0, 127] (e.g. after a ReLU), which also keeps
+//    vpmaddubsw's int16 pair sums exact for any int8 weights (|2 x 127 x -128| < 2^15).
 Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p);
 Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name);
-// OIHW int8 weights as the int16-pairs form reads them, [O/ob, C/ib, kh, kw, ib/2, ob, 2]
-// (ib even, ob and ib dividing O and C).
-NDArray pack_conv_weights_int16_pairs(const NDArray& oihw, int64_t ib, int64_t ob);
-bool is_int16_pairs_conv_weights(const Shape& w);
+// OIHW int8 weights as the grouped form G (2 or 4) reads them, [O/ob, C/ib, kh, kw, ib/G, ob, G]
+// (int16 for G = 2, int8 for G = 4; G dividing ib, ob and ib dividing O and C).
+NDArray pack_conv_weights_int8_groups(const NDArray& oihw, int64_t ib, int64_t ob, int group);
+// G of grouped-form weights (rank 7, last dimension 2 or 4), else 0.
+int int8_conv_weight_group(const Shape& w);
 // NCHW <-> NCHW{b}c.
 Tensor to_nchwc(const Tensor& X, int64_t b, const std::string& name);
 Tensor from_nchwc(const Tensor& X, const std::string& name);
