@@ -28,6 +28,16 @@ double time_best_of(int reps, const std::function<void()>& fn, double min_total_
   return best;
 }
 
+std::vector<double> time_best_interleaved(int reps, const std::vector<std::function<void()>>& fns, int rounds, double min_total_s) {
+  std::vector<double> best(fns.size(), 1e30);
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < fns.size(); ++i) {
+      settle();
+      best[i] = std::min(best[i], time_best_of(std::max(1, reps / rounds), fns[i], min_total_s / rounds));
+    }
+  return best;
+}
+
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
 
 // ---- OpenBLAS ----

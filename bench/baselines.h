@@ -12,6 +12,10 @@ namespace loom::bench {
 // Best wall time in seconds over `reps` runs after one warm-up run; keeps repeating (up to 10x
 // reps) until at least `min_total_s` was measured, so that fast kernels get enough samples.
 double time_best_of(int reps, const std::function<void()>& fn, double min_total_s = 0.2);
+// Best wall times of several kernels measured in `rounds` interleaved rounds (each kernel
+// reps / rounds runs per round, settle() before each): a slow spell of a shared machine then
+// costs every kernel a round instead of one kernel its whole measurement.
+std::vector<double> time_best_interleaved(int reps, const std::vector<std::function<void()>>& fns, int rounds = 4, double min_total_s = 0.2);
 inline double gflops(double flops, double seconds) { return flops / seconds * 1e-9; }
 // "1,2" -> {1, 2} (the --threads lists of the benches).
 std::vector<int> parse_int_list(const std::string& s);

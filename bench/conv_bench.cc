@@ -114,12 +114,9 @@ int main(int argc, char** argv) {
     bench::onednn_set_threads(threads);
     // oneDNN's convolution fixes its thread count when the primitive is created: make a new one.
     bench::OneDnnConv2d onednn(1, channels, hw, hw, channels, 3, 1, 1, w.data<float>());
-    bench::settle();
-    double t_loom = bench::time_best_of(reps, [&] { conv(args); });
-    bench::settle();
-    double t_dnn = bench::time_best_of(reps, [&] { onednn.run(x.data<float>(), ref.data<float>()); });
-    bench::settle();
-    double t_c = bench::time_best_of(reps, [&] { conv_c(args_c); });
+    std::vector<double> best =
+        bench::time_best_interleaved(reps, {[&] { conv(args); }, [&] { onednn.run(x.data<float>(), ref.data<float>()); }, [&] { conv_c(args_c); }});
+    double t_loom = best[0], t_dnn = best[1], t_c = best[2];
     double g_loom = bench::gflops(onednn.flops(), t_loom), g_dnn = bench::gflops(onednn.flops(), t_dnn), g_c = bench::gflops(onednn.flops(), t_c);
     std::printf("%-8d %10.1f %10.1f %12.2f %12.1f %14.2f\n", threads, g_loom, g_dnn, g_loom / g_dnn, g_c, g_c / g_dnn);
     std::fflush(stdout);

@@ -105,11 +105,9 @@ int main(int argc, char** argv) {
       bench::onednn_set_threads(threads);
       bench::OneDnnConv2d dnn(1, l.channels, l.size, l.size, l.channels, 3, 1, l.stride, w.data<float>(), l.channels);
       dnn.run(x.data<float>(), ref.data<float>());
-      bench::settle();
-      double t_loom = bench::time_best_of(reps, [&] { fn(args); });
-      bench::settle();
-      double t_native = bench::time_best_of(reps, [&] { dnn.run_native(); });
-      double t_nchw = bench::time_best_of(reps, [&] { dnn.run(x.data<float>(), ref.data<float>()); });
+      std::vector<double> best = bench::time_best_interleaved(
+          reps, {[&] { fn(args); }, [&] { dnn.run_native(); }, [&] { dnn.run(x.data<float>(), ref.data<float>()); }});
+      double t_loom = best[0], t_native = best[1], t_nchw = best[2];
       double g = bench::gflops(dnn.flops(), t_loom), gn = bench::gflops(dnn.flops(), t_native), gc = bench::gflops(dnn.flops(), t_nchw);
       std::printf("%-16s %7d %10.1f %12.1f %12.1f %12.2f\n", name, threads, g, gn, gc, g / gn);
       if (t < 2) sum_loom[t] += t_loom, sum_dnn[t] += t_native;

@@ -116,8 +116,10 @@ int main(int argc, char** argv) {
   o.budget_seconds = 30;
   int reps = 10, threads = 0;
   std::string only, log, layout = "nchw", accel_config;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    // Every option takes a value: a lone one (e.g. --help) prints the usage instead of benching.
+    std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
+    if (v.empty()) a = "";
     if (a == "--trials") o.trials = std::stoi(v);
     else if (a == "--budget") o.budget_seconds = std::stod(v);
     else if (a == "--reps") reps = std::stoi(v);
@@ -165,7 +167,7 @@ int main(int argc, char** argv) {
     tune::TuneResult r = tune::tune(*t, o);
     total_tune += r.wall_seconds;
     if (!log.empty()) tune::append_to_log(log, *t, tune::target_key(target, threads), r);
-    // The three kernels timed back to back with the same method (best of reps).
+    // The three kernels timed with the same method, in interleaved rounds (best of reps).
     std::vector<NDArray> args = t->arguments(7);
     std::vector<void*> ptrs;
     for (auto& a : args) ptrs.push_back(a.raw_data());
@@ -183,13 +185,11 @@ int main(int argc, char** argv) {
       std::printf("FAILED: %s tuned result differs from oneDNN (relative error %.2e)\n", L.name, err);
       return 1;
     }
-    bench::settle();
-    double sd = bench::time_best_of(reps, [&] { fd(ptrs.data()); });
-    bench::settle();
-    double st = bench::time_best_of(reps, [&] { ft(ptrs.data()); });
-    bench::settle();
-    double sn = blocked ? bench::time_best_of(reps, [&] { dnn.run_native(); })
-                        : bench::time_best_of(reps, [&] { dnn.run(x.data<float>(), ref.data<float>()); });
+    std::vector<double> best = bench::time_best_interleaved(reps, {[&] { fd(ptrs.data()); }, [&] { ft(ptrs.data()); }, [&] {
+                                                                  if (blocked) dnn.run_native();
+                                                                  else dnn.run(x.data<float>(), ref.data<float>());
+                                                                }});
+    double sd = best[0], st = best[1], sn = best[2];
     t_def += sd, t_tuned += st, t_dnn += sn;
     double f = t->flops();
     std::ostringstream shape;
