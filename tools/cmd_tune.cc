@@ -45,7 +45,7 @@ tune::Conv2dShape conv_shape(const graph::ConvKernelKey& k) {
 }  // namespace
 
 std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target) {
-  return tune::make_conv2d_nchwc_template(conv_shape(key), key.block, target);
+  return tune::make_conv2d_nchwc_template(conv_shape(key), key.block, target, int(key.int8_group));
 }
 
 std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(std::shared_ptr<const tune::TuningLog> log,
@@ -150,8 +150,17 @@ graph::Graph load_model(const std::string& model, int64_t batch, int64_t image) 
   return builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
 }
 
-std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, int64_t batch, int64_t image) {
+// The model quantized to int8 as `loom compile --quantize int8` does it, calibrated on one random
+// input: the kernels depend on shapes (and on the signs of value ranges) only.
+graph::Graph quantized_for_tuning(graph::Graph g) {
+  auto inputs = calibration_set("1", g);
+  return graph::quantize(std::move(g), inputs, {}).graph;
+}
+
+// With `int8`, of the model quantized for the CPU.
+std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, int64_t batch, int64_t image, bool int8) {
   graph::Graph g = load_model(model, batch, image);
+  if (int8) g = quantized_for_tuning(std::move(g));
   std::vector<graph::ConvKernelKey> keys;
   std::set<std::vector<int64_t>> seen;  // template shapes: what the log is keyed by
   codegen::TargetInfo target = codegen::target_info();
@@ -165,9 +174,10 @@ std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, i
 }
 
 // Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
-int tune_model(const std::string& model, int64_t batch, int64_t image, const tune::TuneOptions& o, const std::string& log, bool quiet) {
-  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(model, batch, image);
-  std::cout << model << ": " << keys.size() << " distinct blocked conv2d kernels\n";
+int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o, const std::string& log,
+               bool quiet) {
+  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(model, batch, image, int8);
+  std::cout << model << (int8 ? " (int8)" : "") << ": " << keys.size() << " distinct blocked conv2d kernels\n";
   double t_default = 0, t_tuned = 0, wall = 0;
   for (const auto& key : keys) {
     auto t = conv_kernel_template(key, codegen::target_info());
@@ -183,11 +193,9 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, const tun
 }
 
 // Every distinct accelerator conv of `model` quantized to int8 (as `loom compile --quantize int8
-// --target accel` partitions it; calibrated on one random input: tilings depend on shapes only).
+// --target accel` partitions it).
 std::vector<ops::ConvShape> model_accel_convs(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config) {
-  graph::Graph g = load_model(model, batch, image);
-  auto inputs = calibration_set("1", g);
-  graph::Graph q = graph::quantize(std::move(g), inputs, {}).graph;
+  graph::Graph q = quantized_for_tuning(load_model(model, batch, image));
   std::vector<ops::ConvShape> shapes;
   std::set<std::vector<int64_t>> seen;
   graph::BuildOptions bo;
@@ -223,8 +231,8 @@ int tune_accel_model(const std::string& model, int64_t batch, int64_t image, con
 
 int tune_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Tune an operator's schedule on this machine: measured runs guided by a learned cost model (XGBoost)", "loom tune"};
-  std::string op, log, model, target_name = "cpu", config_path;
-  int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0;
+  std::string op, log, model, target_name = "cpu", config_path, quantize;
+  int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0, int8_group = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, image = 224;
   tune::TuneOptions o;
   bool random_search = false, quiet = false;
@@ -248,6 +256,12 @@ int tune_cmd(const std::vector<std::string>& args) {
   number_option(app, "--stride", stride, "conv2d: stride", 1, 8)->capture_default_str();
   number_option(app, "--pad", pad, "conv2d: zero padding on every side", 0, 8)->capture_default_str();
   number_option(app, "--block", block, "conv2d_nchwc: channel block (default: the target's float lanes)", 1, 64);
+  app.add_option("--int8-group", int8_group,
+                 "conv2d_nchwc: the int8 convolution of quantized models, in int16 pairs (2) or byte groups (4, data in [0, 127]); 0: float32")
+      ->check(CLI::IsMember({0, 2, 4}))
+      ->capture_default_str();
+  app.add_option("--quantize", quantize, "model --target cpu: tune the convolutions of the model quantized to int8 (as `loom compile --quantize int8`)")
+      ->check(CLI::IsMember({"int8"}));
   app.add_option("--model", model, "model: a built-in model (resnet18, resnet50, mobilenet_v2) or an .onnx file");
   number_option(app, "--batch", batch, "model: batch size of a built-in model", 1, 1024)->capture_default_str();
   number_option(app, "--image", image, "model: image size of a built-in model", 32, 1024)->capture_default_str();
@@ -263,6 +277,9 @@ int tune_cmd(const std::vector<std::string>& args) {
   if (op == "model" && model.empty()) LOOM_THROW(Error, "loom tune model needs --model NAME (a built-in model or an .onnx file)");
   if (op != "model" && !model.empty()) LOOM_THROW(Error, "--model is for `loom tune model`");
   if (op != "model" && target_name != "cpu") LOOM_THROW(Error, "--target is for `loom tune model`");
+  if (!quantize.empty() && (op != "model" || target_name != "cpu"))
+    LOOM_THROW(Error, "--quantize is for `loom tune model --target cpu` (--target accel always tunes the int8 model)");
+  if (int8_group && op != "conv2d_nchwc") LOOM_THROW(Error, "--int8-group is for `loom tune conv2d_nchwc`");
   const accel::AccelConfig config = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (threads) runtime::set_num_threads(threads);
   o.use_model = !random_search;
@@ -270,7 +287,7 @@ int tune_cmd(const std::vector<std::string>& args) {
   if (op == "model") {
 #ifdef LOOM_HAVE_GRAPH
     if (target_name == "accel") return tune_accel_model(model, batch, image, config, o, log, quiet);
-    return tune_model(model, batch, image, o, log, quiet);
+    return tune_model(model, batch, image, !quantize.empty(), o, log, quiet);
 #else
     LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
 #endif
@@ -299,7 +316,7 @@ int tune_cmd(const std::vector<std::string>& args) {
     c.kernel = kernel;
     c.stride = stride;
     c.pad = pad;
-    if (op == "conv2d_nchwc") t = tune::make_conv2d_nchwc_template(c, block ? block : target.float32_lanes(), target);
+    if (op == "conv2d_nchwc") t = tune::make_conv2d_nchwc_template(c, block ? block : target.float32_lanes(), target, int8_group);
     else t = tune::make_conv2d_template(c, target);
   }
   tune_one(*t, o, log, quiet, tune::target_key(target, runtime::num_threads()));

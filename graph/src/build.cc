@@ -14,6 +14,7 @@
 #include "accel_ops.h"
 #include "build_accel.h"
 #include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/schedule/lower.h"
@@ -68,10 +69,11 @@ std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
   auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
        dilations = conv.attrs.get_ints("dilations", {1, 1});
   bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
-  if (x.size() != 5 || w.size() != 6 || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] || strides.size() != 2 ||
+  int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
+  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] || strides.size() != 2 ||
       strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != w[5])
     return std::nullopt;
-  return ConvKernelKey{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0], x[4]};
+  return ConvKernelKey{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0], x[4], group};
 }
 
 ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, const codegen::TargetInfo& target,

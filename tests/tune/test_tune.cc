@@ -117,6 +117,50 @@ TEST(Tuner, TunedConvMatchesTheDefault) {
   EXPECT_GE(r.best.gflops, r.default_trial.gflops);
 }
 
+// The int8 convolutions of quantized models (int16 pairs, byte groups): every trial reproduces
+// the default's int32 output exactly, and the tuned kernel equals plain loops over the packed
+// operands; the key carries the group, so float and int8 tiles never mix in a log.
+TEST(Tuner, TunedInt8ConvsMatchPlainLoops) {
+  Conv2dShape cs;
+  cs.in_channels = 16, cs.out_channels = 16, cs.height = cs.width = 9, cs.stride = 1, cs.pad = 1;
+  const int64_t b = 8;
+  for (int group : {2, 4}) {
+    SCOPED_TRACE("groups of " + std::to_string(group));
+    auto t = make_conv2d_nchwc_template(cs, b, codegen::target_info(), group);
+    EXPECT_EQ(t->op(), "conv2d_nchwc_int8");
+    EXPECT_EQ(t->shape().back(), group);
+    TuneOptions o;
+    o.trials = 5;
+    o.repeats = 1;
+    o.min_run_seconds = 1e-4;
+    TuneResult r = tune(*t, o);
+    for (auto& tr : r.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+    std::vector<NDArray> args = t->arguments(3);
+    runtime::Module m = t->build(r.best.config);
+    std::vector<void*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.raw_data());
+    m.get_function("kernel")(ptrs.data());
+    const NDArray &x = args[0], &w = args[1], &y = args[2];  // x [1, 2, 9, 9, 8], w [2, 2, 3, 3, 8/G, 8, G], y [1, 2, 9, 9, 8]
+    for (int64_t o_ = 0; o_ < 16; ++o_)
+      for (int64_t oy = 0; oy < 9; ++oy)
+        for (int64_t ox = 0; ox < 9; ++ox) {
+          int64_t want = 0;
+          for (int64_t c = 0; c < 16; ++c)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+                if (iy < 0 || iy >= 9 || ix < 0 || ix >= 9) continue;
+                int64_t wi = ((((((o_ / b) * 2 + c / b) * 3 + ky) * 3 + kx) * (b / group) + (c % b) / group) * b + o_ % b) * group + c % group;
+                want += int64_t(x.get_as_double((((c / b) * 9 + iy) * 9 + ix) * b + c % b)) * int64_t(w.get_as_double(wi));
+              }
+          ASSERT_EQ(int64_t(y.get_as_double((((o_ / b) * 9 + oy) * 9 + ox) * b + o_ % b)), want) << o_ << " " << oy << " " << ox;
+        }
+  }
+  EXPECT_EQ(make_conv2d_nchwc_template(cs, b, codegen::target_info())->op(), "conv2d_nchwc");
+  EXPECT_NE(test::error_text<ShapeError>([&] { make_conv2d_nchwc_template(cs, b, codegen::target_info(), 3); }).find("int8 groups of 3"),
+            std::string::npos);
+}
+
 // A template one of whose configurations computes something else: the tuner measures it, marks
 // it failed with the reason, and does not choose it however fast it is.
 class BrokenGemm : public Template {
@@ -222,6 +266,29 @@ TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   ASSERT_NE(text.find("distinct blocked conv2d kernels"), std::string::npos) << text;
   EXPECT_NE(text.find("every conv kernel once"), std::string::npos) << text;
+  size_t t = text.find("tuning log: ");
+  ASSERT_NE(t, std::string::npos) << text;
+  int found = 0, looked = 0;
+  ASSERT_EQ(std::sscanf(text.c_str() + t, "tuning log: %d of %d", &found, &looked), 2) << text;
+  EXPECT_GT(looked, 0);
+  EXPECT_EQ(found, looked) << text;
+}
+
+// A quantized model's int8 convolutions: `loom tune model --quantize int8` tunes them (as
+// conv2d_nchwc_int8) and `loom compile --quantize int8 --tuning-log` finds every one.
+TEST(LoomTune, Int8ModelKernelsTunedAndReadByCompile) {
+  test::TestDir dir;
+  std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
+  std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --quantize int8 --trials 2 --repeats 1 -q --log " + log +
+                    " > " + out + " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --quantize int8 --calibrate 2 --tuning-log " + log +
+                    " -o " + model + " >> " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(out);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_NE(text.find("resnet18 (int8): "), std::string::npos) << text;
+  std::ifstream lf(log);
+  std::string logged((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
+  EXPECT_NE(logged.find("conv2d_nchwc_int8"), std::string::npos) << logged;
   size_t t = text.find("tuning log: ");
   ASSERT_NE(t, std::string::npos) << text;
   int found = 0, looked = 0;

@@ -160,17 +160,23 @@ class Conv2dTemplate : public Template {
   codegen::TargetInfo t_;
 };
 
-// conv2d on channel-blocked activations [N, C/b, H, W, b] with weights [O/b, C/b, k, k, b, b].
+// conv2d on channel-blocked activations [N, C/b, H, W, b] with weights [O/b, C/b, k, k, b, b]
+// (float32), or int8 data with grouped weights [O/b, C/b, k, k, b/G, b, G] (int8_group G).
 class Conv2dNchwcTemplate : public Template {
  public:
-  Conv2dNchwcTemplate(const Conv2dShape& s, int64_t block, codegen::TargetInfo target) : s_(s), b_(block), t_(std::move(target)) {
+  Conv2dNchwcTemplate(const Conv2dShape& s, int64_t block, codegen::TargetInfo target, int group)
+      : s_(s), b_(block), t_(std::move(target)), g_(group) {
     if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1 ||
         s.out_width() < 1 || block < 1 || s.in_channels % block || s.out_channels % block)
       LOOM_THROW(ShapeError, "conv2d NCHWc template: invalid shape or channels not a multiple of the block ", block);
+    if ((g_ != 0 && g_ != 2 && g_ != 4) || (g_ && block % g_))
+      LOOM_THROW(ShapeError, "conv2d NCHWc template: int8 groups of ", g_, " (2 or 4) must divide the block ", block);
   }
-  std::string op() const override { return "conv2d_nchwc"; }
+  std::string op() const override { return g_ ? "conv2d_nchwc_int8" : "conv2d_nchwc"; }
   std::vector<int64_t> shape() const override {
-    return {s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad, b_};
+    std::vector<int64_t> v{s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad, b_};
+    if (g_) v.push_back(g_);
+    return v;
   }
   std::vector<Knob> knobs() const override {
     return {{"channel_blocks", divisors(s_.out_channels / b_, 8)}, {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}};
@@ -179,16 +185,16 @@ class Conv2dNchwcTemplate : public Template {
     int cb = knob(c, "channel_blocks"), x = knob(c, "x_block");
     if (cb < 1 || x < 1) return false;
     int v = cb * std::max<int>(1, int(b_ / t_.float32_lanes()));
-    return (s_.out_channels / b_) % cb == 0 && x <= s_.out_width() && x * v <= 2 * (t_.vector_registers - v - 1);
+    return (s_.out_channels / b_) % cb == 0 && x <= s_.out_width() && x * v <= 2 * (registers() - v - 1);
   }
   Config default_config() const override {
-    ops::NchwcConvTile d = ops::nchwc_conv_tile(t_.float32_lanes(), t_.vector_registers, s_.out_channels / b_, b_, s_.out_width());
+    ops::NchwcConvTile d = ops::nchwc_conv_tile(t_.float32_lanes(), registers(), s_.out_channels / b_, b_, s_.out_width());
     return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}};
   }
   std::vector<float> features(const Config& c) const override {
     double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
     double tasks = double(s_.batch) * double(s_.out_channels / b_) / cb * double(s_.out_height());
-    return {float(cb), float(x), float(v * x), float((v + x) / (v * x)), float(x * v + v + 1) / t_.vector_registers,
+    return {float(cb), float(x), float(v * x), float((v + x) / (v * x)), float(x * v + v + 1) / registers(),
             float(tasks / runtime::num_threads()), float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width())),
             float(s_.in_channels * s_.kernel * s_.kernel), float(s_.stride)};
   }
@@ -200,9 +206,10 @@ class Conv2dNchwcTemplate : public Template {
     ops::NchwcConvTile tile{knob(c, "channel_blocks"), knob(c, "x_block")};
     int b = int(b_);
     Tensor X = ir::placeholder({Expr(int(s_.batch)), Expr(int(s_.in_channels / b)), Expr(int(s_.height)), Expr(int(s_.width)), Expr(b)},
-                               DataType::Float(32), "X");
-    Tensor W = ir::placeholder({Expr(int(s_.out_channels / b)), Expr(int(s_.in_channels / b)), Expr(int(s_.kernel)), Expr(int(s_.kernel)), Expr(b), Expr(b)},
-                               DataType::Float(32), "W");
+                               g_ ? DataType::Int(8) : DataType::Float(32), "X");
+    std::vector<Expr> ws;
+    for (int64_t d : weight_shape()) ws.push_back(Expr(int(d)));
+    Tensor W = ir::placeholder(ws, weight_dtype(), "W");
     ops::Conv2dParams p;
     p.strides = {s_.stride, s_.stride};
     p.pads = {s_.pad, s_.pad, s_.pad, s_.pad};
@@ -213,23 +220,42 @@ class Conv2dNchwcTemplate : public Template {
     return codegen::build_llvm({schedule::lower(s, {X, W, Y}, "kernel")}, options_for(t_));
   }
   std::vector<NDArray> arguments(uint64_t seed) const override {
+    std::vector<int64_t> out{s_.batch, s_.out_channels / b_, s_.out_height(), s_.out_width(), b_};
+    if (g_) {
+      // Byte groups read their input as uint8: data in [0, 127], as after a ReLU.
+      NDArray x = NDArray::empty({s_.batch, s_.in_channels / b_, s_.height, s_.width, b_}, DataType::Int(8));
+      NDArray w = NDArray::empty({s_.out_channels, s_.in_channels, s_.kernel, s_.kernel}, DataType::Int(8));
+      x.fill_random(seed, g_ == 4 ? 0 : -128, 127);
+      w.fill_random(seed + 1, -128, 127);
+      return {x, ops::pack_conv_weights_int8_groups(w, b_, b_, g_), NDArray::zeros(out, DataType::Int(32))};
+    }
     NDArray x = NDArray::empty({s_.batch, s_.in_channels / b_, s_.height, s_.width, b_}, DataType::Float(32));
-    NDArray w = NDArray::empty({s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_, b_}, DataType::Float(32));
+    NDArray w = NDArray::empty(weight_shape(), DataType::Float(32));
     x.fill_random(seed);
     w.fill_random(seed + 1);
-    return {x, w, NDArray::zeros({s_.batch, s_.out_channels / b_, s_.out_height(), s_.out_width(), b_}, DataType::Float(32))};
+    return {x, w, NDArray::zeros(out, DataType::Float(32))};
   }
 
  private:
+  // The registers the register tile may use: the grouped int8 forms keep their products (and
+  // for byte groups the int16 ones) in registers too (ops::schedule_conv2d_nchwc_cpu).
+  int registers() const { return t_.vector_registers - (g_ == 2 ? 1 : g_ == 4 ? 2 : 0); }
+  std::vector<int64_t> weight_shape() const {
+    if (g_) return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_ / g_, b_, g_};
+    return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_, b_};
+  }
+  DataType weight_dtype() const { return g_ == 2 ? DataType::Int(16) : g_ == 4 ? DataType::Int(8) : DataType::Float(32); }
+
   Conv2dShape s_;
   int64_t b_;
   codegen::TargetInfo t_;
+  int g_;
 };
 
 }  // namespace
 
-std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target) {
-  return std::make_unique<Conv2dNchwcTemplate>(shape, block, target);
+std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target, int int8_group) {
+  return std::make_unique<Conv2dNchwcTemplate>(shape, block, target, int8_group);
 }
 
 std::unique_ptr<Template> make_gemm_template(int64_t M, int64_t N, int64_t K, const codegen::TargetInfo& target) {

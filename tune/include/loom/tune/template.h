@@ -87,7 +87,10 @@ std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const c
 // models run (ops::schedule_conv2d_nchwc_cpu). Knobs channel_blocks (output-channel blocks per
 // register tile) and x_block (columns; need not divide the row). Op "conv2d_nchwc", shape the
 // Conv2dShape fields then the block: what `loom compile --tuning-log` looks up.
-std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target);
+// int8_group 2 or 4: the int8 convolution of quantized models in its grouped form (ops/layers.h:
+// int16 pairs or byte groups, int32 output), op "conv2d_nchwc_int8", the group last in the shape.
+std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target,
+                                                     int int8_group = 0);
 
 // An int8 conv2d on the accelerator (ops::make_accel_operator: blocked layout, DMA, tensorized
 // GEMM, requantization on the ALU, virtual threads), measured in cycles on the accelerator
