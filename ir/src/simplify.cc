@@ -296,6 +296,16 @@ class Simplifier : public IRMutator {
     return rebuild(e, k, a, b);
   }
 
+  // if_then_else with a decided condition is its chosen branch (loop partitioning proves
+  // padding guards true on the interior of a loop nest).
+  Expr mutate_call(const Expr& e, const CallNode* op) override {
+    if (op->name == "if_then_else" && op->args.size() == 3) {
+      Expr c = mutate(op->args[0]);
+      if (auto* ic = as_const_int(c)) return mutate(*ic ? op->args[1] : op->args[2]);
+    }
+    return IRMutator::mutate_call(e, op);
+  }
+
   Expr mutate_select(const Expr& e, const SelectNode* op) override {
     Expr c = mutate(op->cond), t = mutate(op->true_value), f = mutate(op->false_value);
     if (auto* ic = as_const_int(c)) return *ic ? t : f;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "common/scheduled_cases.h"
 #include "common/test_util.h"
@@ -262,6 +263,45 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
   std::string ir = to_string(schedule::lower(s, {X, W, Y}, "conv"));
   EXPECT_EQ(ir.find("1000000"), std::string::npos) << ir;
   expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "wide_tile");
+}
+
+// Depthwise NCHWc convolutions (inlined padding, rows serial inside the parallel loop of channel
+// blocks when there are enough blocks, parallel too when not): equal to the naive reference for
+// strides 1 and 2, odd sizes and rows narrower than the column tile, on 1 and 2 threads; with
+// rows serial, loop partitioning leaves the interior rows' reads unguarded.
+TEST(CpuBackend, DepthwiseNchwcConvs) {
+  int lanes = codegen::target_info().float32_lanes();
+  for (auto [c, hw, stride] : {std::tuple{64, 13, 1}, std::tuple{64, 14, 2}, std::tuple{8, 9, 1}, std::tuple{16, 3, 2}, std::tuple{96, 1, 1}}) {
+    SCOPED_TRACE(std::to_string(c) + " channels, " + std::to_string(hw) + "x" + std::to_string(hw) + ", stride " + std::to_string(stride));
+    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"), W = placeholder({c / 8, 3, 3, 8}, DataType::Float(32), "W");
+    runtime::set_num_threads(2);  // the schedule reads the thread count: the same choice on any host
+    ops::Conv2dParams p;
+    p.pads = {1, 1, 1, 1};
+    p.strides = {stride, stride};
+    p.groups = c;
+    p.oc_block = 8;
+    Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_depthwise_nchwc_cpu(s, Y, Y, lanes);
+    test::Workload w{{X, W}, {Y}};
+    LoweredFunc f = schedule::lower(s, w.args(), "dw");
+    runtime::Module m = codegen::build_llvm({f});
+    for (int threads : {1, 2}) {
+      runtime::set_num_threads(threads);
+      Prepared pr = prepare(w);
+      m.call("dw", pr.args);
+      expect_outputs(w, pr, 1e-4, "dw, " + std::to_string(threads) + " threads\n" + to_string(f));
+    }
+    if (c == 64 && stride == 1) {
+      // 8 blocks >= 4 x threads: rows are a serial loop, partitioned into first, interior, last.
+      std::string ir = to_string(f);
+      size_t guarded = 0, reads = 0;
+      for (size_t at = ir.find("X["); at != std::string::npos; at = ir.find("X[", at + 1)) ++reads;
+      for (size_t at = ir.find("if_then_else("); at != std::string::npos; at = ir.find("if_then_else(", at + 1)) ++guarded;
+      EXPECT_LT(guarded, reads) << "some reads must be unguarded\n" << ir;
+    }
+  }
+  runtime::set_num_threads(0);
 }
 
 // Cross-compiled, whatever the host: the AVX2 tile uses 256-bit registers only, the AVX-512 tile

@@ -76,6 +76,25 @@ TEST(GoldenIR, ParallelSplitBranchesToAnUnguardedBody) {
 )");
 }
 
+// Inlined zero padding guards every read with if_then_else; partitioning splits off the border
+// iterations, where the condition folds to false (zero) or true (the read), so the interior loop
+// reads without a guard.
+TEST(GoldenIR, PaddingGuardsPartitionedToTheBorders) {
+  Tensor A = placeholder({8}, DataType::Float(32), "A");
+  Tensor B = compute({10}, [&](Var i) { return if_then_else(i >= 1 && i < 9, A(i - 1), make_zero(DataType::Float(32))); }, "B");
+  test::Workload w{{A}, {B}};
+  Schedule s({B});
+  EXPECT_EQ(lower_to(s, w, "simplify_final"),
+            R"(func f(A: float32[8], B: float32[10]) {
+  B[0] = 0.0f
+  for (i, 1, 8) {
+    B[i] = A[i - 1]
+  }
+  B[9] = 0.0f
+}
+)");
+}
+
 TEST(GoldenIR, ReorderAndVectorize) {
   auto w = test::matmul(8, 16, 4);
   Tensor C = w.outputs[0];

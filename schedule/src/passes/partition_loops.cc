@@ -1,6 +1,7 @@
 // Pass: loop partitioning. A split whose factor does not divide the extent leaves guards such as
-// `if (xo*6 + xi < 56)` inside the loop nest (schedule_ops); they block unrolled and vectorized
-// code for every iteration although only the last one needs them. For each serial loop with
+// `if (xo*6 + xi < 56)` inside the loop nest (schedule_ops), and inlined zero padding leaves
+// `if_then_else(y + ry - 1 >= 0 && ..., X[..], 0)` on every read; they block unrolled and
+// vectorized code for every iteration although only the borders need them. For each serial loop with
 // constant bounds whose body holds guards on its variable, this pass finds the iterations where
 // every such guard is provably true and splits the loop into up to three loops: before, that
 // main range (simplified under its bounds, so its guards disappear) and after. A parallel loop
@@ -66,14 +67,24 @@ class GuardCollector : public IRVisitor {
     else bounds_.erase(op->var.get());
   }
   void visit_if(const IfThenElseNode* op) override {
-    std::vector<Expr> parts;
-    split_conjuncts(op->cond, parts);
-    for (auto& c : parts)
-      if (uses_var(c, v_)) guards.push_back({c, bounds_});
+    collect(op->cond);
     IRVisitor::visit_if(op);
+  }
+  // if_then_else in an expression: inlined zero padding's reads (`if_then_else(y + ry - 1 >= 0
+  // && ..., X[..], 0)`), true everywhere but at the borders.
+  void visit_call(const CallNode* op) override {
+    if (op->name == "if_then_else" && op->args.size() == 3) collect(op->args[0]);
+    IRVisitor::visit_call(op);
   }
 
  private:
+  void collect(const Expr& cond) {
+    std::vector<Expr> parts;
+    split_conjuncts(cond, parts);
+    for (auto& c : parts)
+      if (uses_var(c, v_)) guards.push_back({c, bounds_});
+  }
+
   const VarNode* v_;
   VarBounds bounds_;
 };
