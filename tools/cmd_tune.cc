@@ -256,8 +256,8 @@ int tune_cmd(const std::vector<std::string>& args) {
   number_option(app, "--stride", stride, "conv2d: stride", 1, 8)->capture_default_str();
   number_option(app, "--pad", pad, "conv2d: zero padding on every side", 0, 8)->capture_default_str();
   number_option(app, "--block", block, "conv2d_nchwc: channel block (default: the target's float lanes)", 1, 64);
-  app.add_option("--int8-group", int8_group,
-                 "conv2d_nchwc: the int8 convolution of quantized models, in int16 pairs (2) or byte groups (4, data in [0, 127]); 0: float32")
+  number_option(app, "--int8-group", int8_group,
+                "conv2d_nchwc: the int8 convolution of quantized models, in int16 pairs (2) or byte groups (4, data in [0, 127]); 0: float32", 0, 4)
       ->check(CLI::IsMember({0, 2, 4}))
       ->capture_default_str();
   app.add_option("--quantize", quantize, "model --target cpu: tune the convolutions of the model quantized to int8 (as `loom compile --quantize int8`)")
