@@ -70,6 +70,8 @@ std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
        dilations = conv.attrs.get_ints("dilations", {1, 1});
   bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
   int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
+  // int8 data in the widened form has no template (and must not take a float kernel's tiles).
+  if (g.type_of(conv.inputs[0]).dtype != DataType::Float(32) && !group) return std::nullopt;
   if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] || strides.size() != 2 ||
       strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != w[5])
     return std::nullopt;

@@ -122,7 +122,9 @@ T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
           for (int64_t ci = 0; ci < ib; ++ci) {
             int64_t tap = ((i[1] * CB + cb) * kh + ky) * kw + kx;  // grouped int8 forms: [.., ib/G, ob, G]
             int64_t widx = G ? ((tap * (ib / G) + ci / G) * ob + i[4]) * G + ci % G : (tap * ib + ci) * ob + i[4];
-            acc += x.v[(((i[0] * CB + cb) * H + iy) * W + ix) * ib + ci] * w.v[widx];
+            double xv = x.v[(((i[0] * CB + cb) * H + iy) * W + ix) * ib + ci];
+            if (G == 4) xv = double(uint8_t(int8_t(xv)));  // byte groups read the input as uint8, as the kernel does
+            acc += xv * w.v[widx];
           }
       }
     y.v[flat] = acc;

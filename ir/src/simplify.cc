@@ -302,6 +302,9 @@ class Simplifier : public IRMutator {
     if (op->name == "if_then_else" && op->args.size() == 3) {
       Expr c = mutate(op->args[0]);
       if (auto* ic = as_const_int(c)) return mutate(*ic ? op->args[1] : op->args[2]);
+      Expr t = mutate(op->args[1]), f = mutate(op->args[2]);
+      if (c.same_as(op->args[0]) && t.same_as(op->args[1]) && f.same_as(op->args[2])) return e;
+      return if_then_else(c, t, f);
     }
     return IRMutator::mutate_call(e, op);
   }

@@ -233,8 +233,9 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
                                std::optional<NchwcConvTile> tile) {
   int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
   // The grouped int8 forms (layers.h) reduce over groups of G input channels, the innermost
-  // reduction, in one dot-product instruction. Registers: without an accumulating dot product
-  // (VNNI) one holds the product, and for byte groups one more the int16 ones.
+  // reduction, in one dot-product instruction. Registers: one is kept for the product and for
+  // byte groups one more for the int16 ones, which only targets without an accumulating dot
+  // product (VNNI) need; the schedule does not know the target's features, so always.
   const auto& reduce = conv.op()->reduce_axes();
   const int64_t group = reduce.size() == 5 ? extent_of(reduce[4]) : 0;
   const int spare = group == 2 ? 1 : group == 4 ? 2 : 0;

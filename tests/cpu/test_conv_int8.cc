@@ -8,6 +8,7 @@
 // weights are clear errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/error_text.h"
@@ -68,7 +69,14 @@ void check_conv(const ConvCase& k) {
   const int x_min = k.group == 4 ? 0 : -128;
   fill(x, x_min, 3 + uint64_t(k.c));
   fill(w, -128, 5 + uint64_t(k.o));
-  for (int64_t i = 0; i < 7 && i < w.numel(); ++i) w.set_from_double(i, -128), x.set_from_double(i, k.group == 4 ? 127 : -128);  // the worst pairs
+  // The worst groups: input channels 0-3 at their extreme everywhere (-128, or 127 for byte
+  // groups) against -128 weights of output channel 0, so every pair the instructions sum is
+  // -128 x -128 x 2 (pmaddwd) or 127 x -128 x 2 (vpmaddubsw, the most it sums without saturating).
+  for (int64_t c = 0; c < std::min<int64_t>(4, k.c); ++c) {
+    for (int64_t nn = 0; nn < k.n; ++nn)
+      for (int64_t p = 0; p < k.h * k.w; ++p) x.set_from_double((nn * k.c + c) * k.h * k.w + p, k.group == 4 ? 127 : -128);
+    for (int64_t t = 0; t < k.kh * k.kw; ++t) w.set_from_double(c * k.kh * k.kw + t, -128);
+  }
   NDArray xb = NDArray::empty({k.n, k.c / k.ib, k.h, k.w, k.ib}, DataType::Int(8)), bias = NDArray::empty({k.o}, DataType::Int(32));
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t xx = i % k.w, y = i / k.w % k.h, c = i / (k.w * k.h) % k.c, nn = i / (k.w * k.h * k.c);
@@ -149,7 +157,9 @@ TEST(ConvInt8, DotProductsOnEveryTarget) {
   EXPECT_NE(bytes_vnni.find("vpdpbusd\t%zmm"), std::string::npos);
   EXPECT_EQ(bytes_vnni.find("vpmaddubsw"), std::string::npos);
   std::string bytes_neon = conv_assembly("aarch64-linux-gnu", "neoverse-n1", "", 4, 32, 4);
-  EXPECT_NE(bytes_neon.find("mul"), std::string::npos);
+  EXPECT_TRUE(bytes_neon.find("smull") != std::string::npos || bytes_neon.find("smlal") != std::string::npos ||
+              bytes_neon.find("sdot") != std::string::npos)
+      << "AArch64: widening multiplies (or dot products) of the byte groups";
   EXPECT_EQ(bytes_neon.find("ymm"), std::string::npos);
 }
 

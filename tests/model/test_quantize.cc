@@ -242,6 +242,49 @@ TEST(Quantize, Int8ConvsRunInGroupedFormsOnTheCpu) {
   }
 }
 
+// Byte groups only where every input value is in [0, 127]: after a max pool whose windows all
+// hold an input element; a dilated pool whose padding (read as -128) fills whole windows makes the
+// conv fall back to int16 pairs, and both equal the interpreter. A byte-group conv without the
+// attribute alter_layout proves it with is a type error.
+TEST(Quantize, ByteGroupsOnlyForInputsKnownNonNegative) {
+  for (int64_t pad : {0, 3}) {
+    SCOPED_TRACE("pool padding " + std::to_string(pad));
+    Graph g;
+    int x = g.add_input("x", {{1, 8, 9, 9}, DataType::Float(32)});
+    int q = g.add_op("quantize", "q", {x}, Attrs().set("exponent", int64_t(-5)).set("min", int64_t(0)));
+    int pool = g.add_op("max_pool2d", "pool", {q},
+                        Attrs()
+                            .set("kernel", std::vector<int64_t>{2, 2})
+                            .set("dilations", std::vector<int64_t>{2, 2})
+                            .set("pads", std::vector<int64_t>{pad, pad, pad, pad}));
+    NDArray w = NDArray::empty({16, 8, 3, 3}, DataType::Int(8)), b = NDArray::empty({16}, DataType::Int(32));
+    w.fill_random(3, -128, 127);
+    b.fill_random(4, -1000, 1000);
+    g.outputs = {g.add_op("conv2d", "conv", {pool, g.add_constant("w", w), g.add_constant("b", b)}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
+    infer_types(g);
+    BuildResult r = build(g);
+    int64_t group = 0;
+    for (auto& n : r.graph.nodes)
+      if (n.is_constant() && n.type.shape.size() == 7) group = n.type.shape[6];
+    EXPECT_EQ(group, pad == 0 ? 4 : 2) << r.graph.str();
+    // (With windows wholly in the padding the interpreter's max is -inf where the kernel's is the
+    // type's minimum, so only the padding-free pool is compared with it.)
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, "g");
+    for (auto& in : random_inputs(g, 2, 40)) {
+      if (pad) break;
+      NDArray got = ex.run(in)[0], want = reference_run(g, in)[0];
+      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+    }
+    if (group == 4) {
+      Graph bad = r.graph;
+      for (auto& n : bad.nodes)
+        if (n.is_op() && n.op == "conv2d") n.attrs.set("input_nonnegative", int64_t(0));
+      std::string msg = test::error_text<ModelError>([&] { infer_types(bad); });
+      EXPECT_NE(msg.find("need attribute input_nonnegative = 1"), std::string::npos) << msg;
+    }
+  }
+}
+
 TEST(Quantize, Errors) {
   Graph g = residual_block();
   std::string msg = test::error_text<ModelError>([&] { quantize(g, {}); });

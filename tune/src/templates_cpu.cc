@@ -237,8 +237,8 @@ class Conv2dNchwcTemplate : public Template {
   }
 
  private:
-  // The registers the register tile may use: the grouped int8 forms keep their products (and
-  // for byte groups the int16 ones) in registers too (ops::schedule_conv2d_nchwc_cpu).
+  // The registers the register tile may use: the grouped int8 forms keep one for the product (and
+  // for byte groups one for the int16 ones), as ops::schedule_conv2d_nchwc_cpu does.
   int registers() const { return t_.vector_registers - (g_ == 2 ? 1 : g_ == 4 ? 2 : 0); }
   std::vector<int64_t> weight_shape() const {
     if (g_) return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_ / g_, b_, g_};

@@ -129,11 +129,13 @@ class LayoutRewriter {
     if (!ob) return false;
     NDArray packed;
     int64_t ib;
+    bool int8_byte_groups = false;
     if (groups == 1) {
       int64_t have = block_[n.inputs[0]];
       ib = have && C % have == 0 ? have : choose_block(C, lanes_);
       if (!ib) ib = C;  // e.g. the 3 channels of an image: one block
       int group = int8_group(n, ib);
+      int8_byte_groups = group == 4;
       if (group) {
         packed = ops::pack_conv_weights_int8_groups(w, ib, ob, group);
       } else {
@@ -157,6 +159,7 @@ class LayoutRewriter {
     conv.inputs[0] = x;
     conv.inputs[1] = wid;
     conv.attrs.set("layout", std::string("NCHWc")).set("oc_block", ob);
+    if (int8_byte_groups) conv.attrs.set("input_nonnegative", int64_t(1));  // what lets the kernel read it as uint8
     block_[id] = ob;
     return true;
   }
@@ -170,13 +173,22 @@ class LayoutRewriter {
   }
 
   // Whether every value of node `id` is >= 0: clamped by a (re)quantization with min >= 0 (a
-  // folded ReLU), a ReLU, or a max pool / layout change of such a value.
+  // folded ReLU), a ReLU, or a layout change or max pool of such a value — a max pool only when
+  // every window holds an input element (its padding reads as the type's minimum, -128: a dilated
+  // window can lie wholly in a pad wider than (kernel - 1) x dilation).
   bool nonnegative(int id) {
     const Node& n = g_.node(id);
     if (!n.is_op()) return false;
     if (n.op == "quantize" || n.op == "requantize" || n.op == "requantize_channel") return n.attrs.get_int("min", -128) >= 0;
     if (n.op == "relu") return true;
-    if (n.op == "max_pool2d" || n.op == "layout_transform" || n.op == "identity") return nonnegative(n.inputs[0]);
+    if (n.op == "layout_transform" || n.op == "identity") return nonnegative(n.inputs[0]);
+    if (n.op == "max_pool2d") {
+      auto k = n.attrs.get_ints("kernel", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1}), p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+      if (k.size() != 2 || d.size() != 2 || p.size() != 4 || n.attrs.get_int("ceil_mode", 0) != 0) return false;
+      for (int i = 0; i < 4; ++i)
+        if (p[size_t(i)] > (k[size_t(i % 2)] - 1) * d[size_t(i % 2)]) return false;
+      return nonnegative(n.inputs[0]);
+    }
     return false;
   }
 

@@ -19,7 +19,7 @@ namespace loom::graph {
 // Kernels with unequal strides or pads, dilation or groups have no key.
 struct ConvKernelKey {
   int64_t batch, in_channels, height, width, out_channels, kernel, stride, pad, block;
-  int64_t int8_group = 0;  // int8 data: the grouped form's G (2 or 4, ops/layers.h); 0: float32
+  int64_t int8_group = 0;  // int8 data in a grouped form: its G (2 or 4, ops/layers.h); 0: float32 data
 };
 
 struct BuildOptions {
