@@ -237,6 +237,10 @@ T pool(const Node& n, const T& x) {
         double v = x.v[(((i[0] * x.shape[1] + i[1]) * H + iy) * W + ix) * c + (c > 1 ? i[4] : 0)];
         acc = is_max ? std::max(acc, v) : acc + v;
       }
+    // A max window wholly in the padding: the kernels read padding as the type's lowest value
+    // (-128 for int8); -inf for floats.
+    if (is_max && std::isinf(acc) && !n.type.dtype.is_float())
+      acc = n.type.dtype.is_uint() ? 0.0 : -std::ldexp(1.0, n.type.dtype.bits() - 1);
     if (!is_max) {
       // PyTorch/ONNX divisor: the window clipped to the padded input, or to the input itself.
       int64_t he = std::min(hs + d[0] * (k[0] - 1) + 1, H + p[2]), we = std::min(ws + d[1] * (k[1] - 1) + 1, W + p[3]);
