@@ -254,6 +254,21 @@ TEST(TuningLog, KeepsTheFastestPerKeyAndNamesBadLines) {
   EXPECT_NE(msg.find("cannot open"), std::string::npos) << msg;
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// `loom compile --tuning-log` reports "<found> of <looked up>" at `at` (read with `format`): it
+// looked some kernels up and found every one.
+void expect_every_kernel_found(const std::string& text, size_t at, const char* format) {
+  ASSERT_NE(at, std::string::npos) << text;
+  int found = 0, looked = 0;
+  ASSERT_EQ(std::sscanf(text.c_str() + at, format, &found, &looked), 2) << text;
+  EXPECT_GT(looked, 0);
+  EXPECT_EQ(found, looked) << text;
+}
+
 // `loom tune model` tunes every blocked conv kernel of a model into the log, and `loom compile
 // --tuning-log` finds a configuration for each of them (and says so).
 TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
@@ -262,16 +277,10 @@ TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
   std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --trials 3 --repeats 1 -q --log " + log + " > " + out +
                     " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --tuning-log " + log + " -o " + model + " >> " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::ifstream f(out);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text = file_text(out);
   ASSERT_NE(text.find("distinct blocked conv2d kernels"), std::string::npos) << text;
   EXPECT_NE(text.find("every conv kernel once"), std::string::npos) << text;
-  size_t t = text.find("tuning log: ");
-  ASSERT_NE(t, std::string::npos) << text;
-  int found = 0, looked = 0;
-  ASSERT_EQ(std::sscanf(text.c_str() + t, "tuning log: %d of %d", &found, &looked), 2) << text;
-  EXPECT_GT(looked, 0);
-  EXPECT_EQ(found, looked) << text;
+  expect_every_kernel_found(text, text.find("tuning log: "), "tuning log: %d of %d");
 }
 
 // A quantized model's int8 convolutions: `loom tune model --quantize int8` tunes them (as
@@ -283,18 +292,11 @@ TEST(LoomTune, Int8ModelKernelsTunedAndReadByCompile) {
                     " > " + out + " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --quantize int8 --calibrate 2 --tuning-log " + log +
                     " -o " + model + " >> " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::ifstream f(out);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text = file_text(out);
   ASSERT_NE(text.find("resnet18 (int8): "), std::string::npos) << text;
-  std::ifstream lf(log);
-  std::string logged((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
+  std::string logged = file_text(log);
   EXPECT_NE(logged.find("conv2d_nchwc_int8"), std::string::npos) << logged;
-  size_t t = text.find("tuning log: ");
-  ASSERT_NE(t, std::string::npos) << text;
-  int found = 0, looked = 0;
-  ASSERT_EQ(std::sscanf(text.c_str() + t, "tuning log: %d of %d", &found, &looked), 2) << text;
-  EXPECT_GT(looked, 0);
-  EXPECT_EQ(found, looked) << text;
+  expect_every_kernel_found(text, text.find("tuning log: "), "tuning log: %d of %d");
 }
 
 bool have_rtl() {
@@ -359,17 +361,12 @@ TEST(LoomTune, AcceleratorConvsTunedAndReadByCompile) {
                     " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --quantize int8 --target accel --tuning-log " + log + " -o " +
                     model + " >> " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::ifstream f(out);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text = file_text(out);
   ASSERT_NE(text.find("distinct accelerator conv2d kernels"), std::string::npos) << text;
   EXPECT_NE(text.find("every accelerator conv once"), std::string::npos) << text;
   size_t t = text.find("accelerator convs tuned");
   ASSERT_NE(t, std::string::npos) << text;
-  size_t from = text.rfind(", ", t);
-  int found = 0, looked = 0;
-  ASSERT_EQ(std::sscanf(text.c_str() + from, ", %d of %d", &found, &looked), 2) << text;
-  EXPECT_GT(looked, 0);
-  EXPECT_EQ(found, looked) << text;
+  expect_every_kernel_found(text, text.rfind(", ", t), ", %d of %d");
 }
 
 TEST(LoomTune, CommandLineTunesAndLogs) {
@@ -377,8 +374,7 @@ TEST(LoomTune, CommandLineTunesAndLogs) {
   std::string log = dir.file("t.jsonl"), out = dir.file("out.txt");
   std::string cmd = std::string(LOOM_TOOL) + " tune gemm --size 48 --trials 5 --repeats 2 -q --log " + log + " > " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::ifstream f(out);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text = file_text(out);
   EXPECT_NE(text.find("tuned:"), std::string::npos) << text;
   EXPECT_NE(text.find("5 trials (0 failed)"), std::string::npos) << text;
   EXPECT_TRUE(best_from_log(log, "gemm", {48, 48, 48}, target_key(codegen::target_info(), runtime::num_threads())).has_value());
