@@ -20,7 +20,6 @@ using detail::input_with_tag;
 
 bool has_reduction(const Stage& st) { return !st->op->reduce_axes().empty(); }
 
-// Inlines every compute stage except `keep` and the outputs that has no reduction.
 // A stage that calls exp/log/tanh/... and is read by more than one stage: inlined, each consumer
 // would recompute it (softmax's exp, read by the row sum and the division, ran twice per element:
 // ~17 cycles per 8-lane exp, where storing and reloading the row costs ~2).
@@ -40,6 +39,8 @@ bool costly_for_several(const Schedule& s, const Stage& st) {
   return consumers > 1;
 }
 
+// Inlines every compute stage without a reduction except `keep`, the outputs and the costly ones
+// read several times.
 void inline_injective(Schedule& s, const std::vector<const Operation*>& keep) {
   for (const Stage& st : s.stages()) {
     if (!st->op->is_compute() || st->is_output || has_reduction(st)) continue;
@@ -219,6 +220,8 @@ static IterVar tile_depthwise_output(Stage& y, int x_block) {
   return xo;
 }
 
+int int8_conv_spare_registers(int group) { return group == 2 ? 1 : group == 4 ? 2 : 0; }
+
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w) {
   int vpb = std::max<int>(1, static_cast<int>(block / lanes));  // vectors per channel block
   std::vector<int> blocks, vectors;  // groups of channel blocks that divide the layer's
@@ -233,13 +236,10 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
                                std::optional<NchwcConvTile> tile) {
   int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
   // The grouped int8 forms (layers.h) reduce over groups of G input channels, the innermost
-  // reduction, in one dot-product instruction. Registers: one is kept for the product and for
-  // byte groups one more for the int16 ones, which only targets without an accumulating dot
-  // product (VNNI) need; the schedule does not know the target's features, so always.
+  // reduction, in one dot-product instruction.
   const auto& reduce = conv.op()->reduce_axes();
-  const int64_t group = reduce.size() == 5 ? extent_of(reduce[4]) : 0;
-  const int spare = group == 2 ? 1 : group == 4 ? 2 : 0;
-  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers - spare, const_dim(out, 1), ob, ow);
+  const int group = reduce.size() == 5 ? int(extent_of(reduce[4])) : 0;
+  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers - int8_conv_spare_registers(group), const_dim(out, 1), ob, ow);
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block, " columns does not fit '",
                out.name(), "' (", const_dim(out, 1), " channel blocks)");
@@ -260,14 +260,13 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
   // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
   // next block (CSE), which spilled the accumulators: 43 vs 96 GFLOP/s on a 64-channel 56x56.
-  if (group) {
-    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4),
-                yc.reduce_axis(4)});
-    yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
-  } else {
-    yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)});
-    yc.vectorize(yc.axis(4));
-  }
+  // The grouped forms' innermost reduction, the group, goes inside the channel block it is
+  // tensorized with.
+  std::vector<IterVar> order{yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)};
+  if (group) order.push_back(yc.reduce_axis(4));
+  yc.reorder(order);
+  if (group) yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
+  else yc.vectorize(yc.axis(4));
   yc.unroll(yc.axis(1));
   yc.unroll(yc.axis(3));
   // The padded input once, in its own parallel loop: per tile it was rebuilt for every group of

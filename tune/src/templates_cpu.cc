@@ -237,9 +237,8 @@ class Conv2dNchwcTemplate : public Template {
   }
 
  private:
-  // The registers the register tile may use: the grouped int8 forms keep one for the product (and
-  // for byte groups one for the int16 ones), as ops::schedule_conv2d_nchwc_cpu does.
-  int registers() const { return t_.vector_registers - (g_ == 2 ? 1 : g_ == 4 ? 2 : 0); }
+  // The registers the register tile may use, as ops::schedule_conv2d_nchwc_cpu counts them.
+  int registers() const { return t_.vector_registers - ops::int8_conv_spare_registers(g_); }
   std::vector<int64_t> weight_shape() const {
     if (g_) return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_ / g_, b_, g_};
     return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_, b_};

@@ -92,6 +92,11 @@ struct NchwcConvTile {
   int channel_blocks = 1, x_block = 1;
 };
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w);
+// Vector registers a grouped int8 conv (layers.h, groups of `group` input channels; 0: float)
+// keeps outside its register tile: one for the product and, for byte groups, one for the int16
+// ones. Only targets without an accumulating dot product (VNNI) need them; the schedules do not
+// know the target's features, so they are kept on every target.
+int int8_conv_spare_registers(int group);
 // `tile` (e.g. from a tuning log) replaces nchwc_conv_tile's choice; ScheduleError if its blocks
 // do not divide the output's channel blocks or it is not positive.
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
