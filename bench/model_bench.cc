@@ -103,7 +103,14 @@ int main(int argc, char** argv) {
   std::printf("%-14s %7s %12s %12s %8s\n", "model", "threads", "loom ms", "pytorch ms", "ratio");
   for (const std::string& name : models) {
     auto t0 = std::chrono::steady_clock::now();
-    graph::BuildResult r = graph::build(model_graph(name));
+    graph::Graph g;
+    try {
+      g = model_graph(name);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "model_bench: %s (or one of them with the suffix _int8)\n", e.what());
+      return 2;
+    }
+    graph::BuildResult r = graph::build(std::move(g));
     double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
     NDArray x = NDArray::empty(ex.input_spec(0).shape, ex.input_spec(0).dtype);
