@@ -9,8 +9,8 @@
 
 namespace loom::bench {
 
-// Best wall time in seconds over `reps` runs after one warm-up run; keeps repeating (up to 10x
-// reps) until at least `min_total_s` was measured, so that fast kernels get enough samples.
+// Best wall time in seconds over `reps` runs after one warm-up run; keeps repeating until at
+// least `min_total_s` was measured, so that fast kernels get enough samples.
 double time_best_of(int reps, const std::function<void()>& fn, double min_total_s = 0.2);
 // Best wall times of several kernels measured in `rounds` interleaved rounds (each kernel
 // reps / rounds runs per round, settle() before each): a slow spell of a shared machine then

@@ -174,7 +174,7 @@ void CodeGenLLVM::emit(const Stmt& s) {
       else state_.vars.erase(op->var.get());
       return;
     }
-    case StmtKind::Attr: emit(s.as<AttrNode>()->body); return;
+    case StmtKind::Attr: emit_attr(s.as<AttrNode>()); return;
     case StmtKind::Assert: emit_assert(s.as<AssertNode>()); return;
     case StmtKind::For: emit_for(s.as<ForNode>()); return;
     case StmtKind::Store: emit_store(s.as<StoreNode>()); return;
@@ -229,15 +229,36 @@ void CodeGenLLVM::emit_if(const IfThenElseNode* op) {
   builder_.SetInsertPoint(end_bb);
 }
 
-llvm::MDNode* CodeGenLLVM::loop_metadata(ForKind kind) {
+// `pragma llvm_unroll` (schedule: stage.pragma(iv, "llvm_unroll", n)) tells LLVM's unroller what
+// to do with a serial loop the schedule keeps rolled: 0 leaves it rolled, n unrolls it n times.
+// A conv's inner reduction fully unrolled by LLVM let its scheduler hoist every weight load of
+// the unrolled body and spill the register tile.
+void CodeGenLLVM::emit_attr(const AttrNode* op) {
+  if (op->key == "pragma_llvm_unroll") {
+    const auto* imm = op->value.as<IntImmNode>();
+    const ForNode* loop = op->body.as<ForNode>();
+    if (!imm || imm->value < 0 || imm->value == 1)
+      fail("pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2, not " + ir::to_string(op->value));
+    // No loop under it: lowering removed a loop of one iteration; nothing to unroll.
+    if (loop) unroll_pragmas_[loop] = imm->value;
+  }
+  emit(op->body);
+}
+
+llvm::MDNode* CodeGenLLVM::loop_metadata(ForKind kind, int64_t unroll) {
   std::vector<llvm::Metadata*> props;
   auto flag = [&](const char* name) {
     props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(ctx_))}));
   };
+  auto name_only = [&](const char* name) { props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)})); };
   // A loop the vectorize pass could not widen: ask LLVM's loop vectorizer to try.
   if (kind == ForKind::Vectorized) flag("llvm.loop.vectorize.enable");
   // Unrolling is done by lowering; one that remains is a hint for LLVM's unroller.
-  if (kind == ForKind::Unrolled) props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.enable")}));
+  if (kind == ForKind::Unrolled) name_only("llvm.loop.unroll.enable");
+  if (unroll == 0) name_only("llvm.loop.unroll.disable");
+  if (unroll >= 2)
+    props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
+                                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx_), unroll))}));
   if (props.empty()) return nullptr;
   props.insert(props.begin(), nullptr);
   llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx_, props);
@@ -284,7 +305,9 @@ void CodeGenLLVM::emit_serial_for(const ForNode* op, llvm::Value* begin, llvm::V
   // iv < end, so iv + 1 cannot overflow.
   llvm::Value* next = builder_.CreateAdd(iv, llvm::ConstantInt::get(iv->getType(), 1), op->var.name() + ".next", false, true);
   llvm::BranchInst* back = builder_.CreateBr(head_bb);
-  if (llvm::MDNode* md = loop_metadata(op->for_kind)) back->setMetadata(llvm::LLVMContext::MD_loop, md);
+  auto pragma = unroll_pragmas_.find(op);
+  if (llvm::MDNode* md = loop_metadata(op->for_kind, pragma == unroll_pragmas_.end() ? -1 : pragma->second))
+    back->setMetadata(llvm::LLVMContext::MD_loop, md);
   iv->addIncoming(next, builder_.GetInsertBlock());
   builder_.SetInsertPoint(exit_bb);
 }

@@ -6,6 +6,7 @@
 //   internal i32 @f.parallel.N(i64, i64, ptr closure)      one per parallel loop (loom_parallel_for body)
 // Failures (asserts, parallel chunks) return a non-zero code after calling loom_set_last_error.
 #pragma once
+#include <unordered_map>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -90,7 +91,9 @@ class CodeGenLLVM {
   llvm::Value* splat_if_vector(llvm::Value* v, int lanes);
   llvm::Function* runtime_function(const char* name, llvm::Type* ret, const std::vector<llvm::Type*>& params);
   llvm::Function* intrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Type*>& types);
-  llvm::MDNode* loop_metadata(ir::ForKind kind);
+  // `unroll`: a `pragma llvm_unroll` on the loop (-1: none; 0: LLVM must not unroll it; n: by n).
+  llvm::MDNode* loop_metadata(ir::ForKind kind, int64_t unroll);
+  void emit_attr(const ir::AttrNode* op);
 
   [[noreturn]] void fail(const std::string& what);
 
@@ -102,6 +105,8 @@ class CodeGenLLVM {
   std::string func_name_;  // LoweredFunc being translated (for messages and symbol names)
   int parallel_count_ = 0;
   FunctionState state_;
+  // Loops under `pragma llvm_unroll` and their factor, set by emit_attr for emit_serial_for.
+  std::unordered_map<const ir::ForNode*, int64_t> unroll_pragmas_;
   llvm::Type* i1_;
   llvm::Type* i8_;
   llvm::Type* i32_;

@@ -97,6 +97,13 @@ TEST(CodegenErrors, UnsupportedConstructsAreNamed) {
   LoweredFunc unbound{"unbound", {A}, store(A, cast(f32, free_var), 0)};
   EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unbound}); }), HasSubstr("variable 'n' is used outside its definition"));
 
+  Stmt loop = for_loop(i, 0, 4, ForKind::Serial, store(A, Expr(0.0f), i));
+  for (Expr bad : {Expr(1), Expr(-2), cast(DataType::Int(32), load(f32, A, 0))}) {
+    LoweredFunc unroll{"bad_unroll", {A}, attr("pragma_llvm_unroll", bad, loop)};
+    EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unroll}); }),
+                HasSubstr("function 'bad_unroll': pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2"));
+  }
+
   Buffer D = make_buffer("D", f32, {free_var});
   LoweredFunc dynamic{"dynamic", {D}, store(D, Expr(0.0f), 0)};
   EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({dynamic}); }), HasSubstr("argument 'D' has a non-constant extent"));

@@ -48,6 +48,34 @@ TEST(LLVMScalar, LoopKindsCompileToLoops) {
   EXPECT_NE(ir_text.find("!{!\"llvm.loop.vectorize.enable\", i1 true}"), std::string::npos) << ir_text;
 }
 
+// A recurrence through memory (A[i + 1] = A[i] * B[i] + 1: nothing to vectorize) of `n` steps,
+// under `pragma llvm_unroll = factor` unless factor is negative.
+LoweredFunc recurrence(int n, int factor) {
+  DataType f32 = DataType::Float(32);
+  Buffer A = arg("A", f32, {n + 1}), B = arg("B", f32, {n});
+  Var i("i");
+  Stmt loop = for_loop(i, 0, n, ForKind::Serial, store(A, load(f32, A, i) * load(f32, B, i) + Expr(1.0f), i + 1));
+  if (factor >= 0) loop = attr("pragma_llvm_unroll", Expr(factor), loop);
+  return {"recurrence", {A, B}, loop};
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// The schedule decides what LLVM's unroller does with a serial loop: left alone, LLVM unrolls 8
+// steps completely; `pragma llvm_unroll = 0` keeps one loop body; 4 unrolls 64 steps by 4.
+TEST(LLVMScalar, UnrollPragmaControlsLlvmsUnroller) {
+  EXPECT_EQ(count_of(codegen::emit_llvm_ir({recurrence(8, -1)}), "fmul"), 8u);
+  std::string rolled = codegen::emit_llvm_ir({recurrence(8, 0)});
+  EXPECT_EQ(count_of(rolled, "fmul"), 1u) << rolled;
+  EXPECT_NE(rolled.find("llvm.loop.unroll.disable"), std::string::npos) << rolled;
+  EXPECT_EQ(count_of(codegen::emit_llvm_ir({recurrence(64, 4)}), "fmul"), 4u);
+  for (int factor : {0, 4}) EXPECT_TRUE(matches_interpreter(recurrence(64, factor), 5, -1, 1)) << factor;
+}
+
 // Floor division and modulus of every sign combination, by variables and by constants.
 TEST(LLVMScalar, FloorDivModSemantics) {
   const int n = 8;
