@@ -269,9 +269,10 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   else yc.vectorize(yc.axis(4));
   yc.unroll(yc.axis(1));
   yc.unroll(yc.axis(3));
-  // The channels of an input block stay a rolled loop around the unrolled tile: fully unrolled by
-  // LLVM, its scheduler hoisted the weight loads of all of them and spilled the tile (Zen 3,
-  // tune_bench --layout nchwc: the 3x3 layers 1-4% faster rolled, c8 189 -> 195 GFLOP/s).
+  // The kernel rows and columns and the channels of an input block stay rolled loops around the
+  // unrolled tile: unrolled by LLVM, its scheduler hoisted the weight loads of the whole body and
+  // spilled the tile (Zen 3, tune_bench --layout nchwc: the 3x3 layers 1-4% faster rolled, c8
+  // 189 -> 195 GFLOP/s, c11 155 -> 162; rolling only the channels gained nothing).
   for (int r = 1; r < 4; ++r) yc.pragma(yc.reduce_axis(r), "llvm_unroll", 0);
   // The padded input once, in its own parallel loop: per tile it was rebuilt for every group of
   // output-channel blocks and for the overlap of neighbouring windows.
