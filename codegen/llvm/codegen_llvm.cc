@@ -254,7 +254,7 @@ llvm::MDNode* CodeGenLLVM::loop_metadata(ForKind kind, int64_t unroll) {
   // A loop the vectorize pass could not widen: ask LLVM's loop vectorizer to try.
   if (kind == ForKind::Vectorized) flag("llvm.loop.vectorize.enable");
   // Unrolling is done by lowering; one that remains is a hint for LLVM's unroller.
-  if (kind == ForKind::Unrolled) name_only("llvm.loop.unroll.enable");
+  if (kind == ForKind::Unrolled && unroll < 0) name_only("llvm.loop.unroll.enable");  // a pragma overrides the hint
   if (unroll == 0) name_only("llvm.loop.unroll.disable");
   if (unroll >= 2)
     props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
