@@ -6,6 +6,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <limits>
 #include <set>
 
 #include "loom/codegen/llvm.h"
@@ -236,11 +237,13 @@ void CodeGenLLVM::emit_if(const IfThenElseNode* op) {
 void CodeGenLLVM::emit_attr(const AttrNode* op) {
   if (op->key == "pragma_llvm_unroll") {
     const auto* imm = op->value.as<IntImmNode>();
-    const ForNode* loop = op->body.as<ForNode>();
-    if (!imm || imm->value < 0 || imm->value == 1)
+    if (!imm || imm->value < 0 || imm->value == 1 || imm->value > std::numeric_limits<int32_t>::max())
       fail("pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2, not " + ir::to_string(op->value));
-    // No loop under it: lowering removed a loop of one iteration; nothing to unroll.
-    if (loop) unroll_pragmas_[loop] = imm->value;
+    // The loop, under any other pragmas of it. The passes keep this pragma on its loop
+    // (IRMutator::mutate_attr); none under it: a loop of one iteration, removed.
+    Stmt body = op->body;
+    while (const auto* inner = body.as<AttrNode>()) body = inner->body;
+    if (const auto* loop = body.as<ForNode>()) unroll_pragmas_[loop] = imm->value;
   }
   emit(op->body);
 }

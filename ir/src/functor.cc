@@ -258,10 +258,35 @@ Stmt IRMutator::mutate_let_stmt(const Stmt& s, const LetStmtNode* op) {
   Stmt b = mutate(op->body);
   return v.same_as(op->value) && b.same_as(op->body) ? s : let_stmt(op->var, v, b);
 }
+namespace {
+// The loop an annotation is on: its body, through other annotations of the same loop.
+const ForNode* annotated_loop(const Stmt& s) {
+  if (const auto* a = s.as<AttrNode>()) return annotated_loop(a->body);
+  return s.as<ForNode>();
+}
+
+// `pragma llvm_unroll` back on every piece of its loop (a seq of pieces after loop partitioning);
+// what is no longer that loop (a piece of one iteration, simplified to its body) loses it.
+Stmt reannotate(const std::string& key, const Expr& value, const VarNode* loop_var, const Stmt& s) {
+  if (const auto* q = s.as<SeqNode>()) {
+    std::vector<Stmt> pieces;
+    for (const Stmt& piece : q->seq) pieces.push_back(reannotate(key, value, loop_var, piece));
+    return seq(std::move(pieces));
+  }
+  const ForNode* loop = annotated_loop(s);
+  return loop && loop->var.get() == loop_var ? attr(key, value, s) : s;
+}
+}  // namespace
+
 Stmt IRMutator::mutate_attr(const Stmt& s, const AttrNode* op) {
   Expr v = mutate(op->value);
   Stmt b = mutate(op->body);
-  return v.same_as(op->value) && b.same_as(op->body) ? s : attr(op->key, v, b);
+  if (v.same_as(op->value) && b.same_as(op->body)) return s;
+  // A pass that split or removed the annotated loop must not leave the pragma on a seq of pieces
+  // (lost) or on an inner loop that took the removed loop's place (misapplied).
+  if (op->key == "pragma_llvm_unroll")
+    if (const ForNode* loop = annotated_loop(op->body)) return reannotate(op->key, v, loop->var.get(), b);
+  return attr(op->key, v, b);
 }
 Stmt IRMutator::mutate_assert(const Stmt& s, const AssertNode* op) {
   Expr c = mutate(op->cond);

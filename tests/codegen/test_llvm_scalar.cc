@@ -73,6 +73,11 @@ TEST(LLVMScalar, UnrollPragmaControlsLlvmsUnroller) {
   EXPECT_EQ(count_of(rolled, "fmul"), 1u) << rolled;
   EXPECT_NE(rolled.find("llvm.loop.unroll.disable"), std::string::npos) << rolled;
   EXPECT_EQ(count_of(codegen::emit_llvm_ir({recurrence(64, 4)}), "fmul"), 4u);
+  EXPECT_NE(codegen::emit_llvm_ir({recurrence(64, 4)}, unoptimized()).find("!{!\"llvm.loop.unroll.count\", i32 4}"), std::string::npos);
+  // Above another pragma of the same loop.
+  LoweredFunc nested = recurrence(8, -1);
+  nested.body = attr("pragma_llvm_unroll", Expr(0), attr("pragma_other", Expr(1), nested.body));
+  EXPECT_EQ(count_of(codegen::emit_llvm_ir({nested}), "fmul"), 1u);
   for (int factor : {0, 4}) EXPECT_TRUE(matches_interpreter(recurrence(64, factor), 5, -1, 1)) << factor;
 }
 

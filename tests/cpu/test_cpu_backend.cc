@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <tuple>
 
 #include "common/scheduled_cases.h"
@@ -263,6 +264,17 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
   std::string ir = to_string(schedule::lower(s, {X, W, Y}, "conv"));
   EXPECT_EQ(ir.find("1000000"), std::string::npos) << ir;
   expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "wide_tile");
+  // The kernel rows, kernel columns and channels of an input block stay rolled loops (LLVM
+  // unrolling them spilled the tile): every such loop carries `pragma llvm_unroll = 0`, and
+  // nothing else does.
+  std::map<std::string, int> rolled;
+  const std::string pragma = "// attr pragma_llvm_unroll = 0\n";
+  for (size_t at = ir.find(pragma); at != std::string::npos; at = ir.find(pragma, at + 1)) {
+    size_t loop = ir.find_first_not_of(' ', at + pragma.size());
+    rolled[ir.substr(loop, ir.find(',', loop) - loop)]++;
+  }
+  for (const char* loop : {"for (ry.c", "for (rx.c", "for (rci.c"}) EXPECT_GE(rolled[loop], 1) << loop << "\n" << ir;
+  EXPECT_EQ(rolled.size(), 3u) << ir;
 }
 
 // Depthwise NCHWc convolutions (inlined padding, rows serial inside the parallel loop of channel

@@ -76,6 +76,39 @@ TEST(GoldenIR, ParallelSplitBranchesToAnUnguardedBody) {
 )");
 }
 
+// `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one
+// iteration is no longer that loop: its inner loop must not inherit it), and nowhere once the
+// loop of one iteration is gone. It used to wrap the seq of pieces (lost by the LLVM backend).
+TEST(GoldenIR, UnrollPragmaFollowsItsLoop) {
+  auto w = test::vector_add(10);
+  Schedule s(w.outputs);
+  auto [o, i] = s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 4);
+  s[w.outputs[0]].pragma(o, "llvm_unroll", Expr(0));
+  EXPECT_EQ(lower_to(s, w, "simplify_final"),
+            R"(func f(A: float32[10], B: float32[10], C: float32[10]) {
+  // attr pragma_llvm_unroll = 0
+  for (i.outer, 0, 2) {
+    for (i.inner, 0, 4) {
+      C[i.outer*4 + i.inner] = A[i.outer*4 + i.inner] + B[i.outer*4 + i.inner]
+    }
+  }
+  for (i.inner, 0, 2) {
+    C[i.inner + 8] = A[i.inner + 8] + B[i.inner + 8]
+  }
+}
+)");
+  Schedule one(w.outputs);
+  auto [o1, i1] = one[w.outputs[0]].split(one[w.outputs[0]].axis(0), 10);
+  one[w.outputs[0]].pragma(o1, "llvm_unroll", Expr(0));
+  EXPECT_EQ(lower_to(one, w, "simplify_final"),
+            R"(func f(A: float32[10], B: float32[10], C: float32[10]) {
+  for (i.inner, 0, 10) {
+    C[i.inner] = A[i.inner] + B[i.inner]
+  }
+}
+)");
+}
+
 // Inlined zero padding guards every read with if_then_else; partitioning splits off the border
 // iterations, where the condition folds to false (zero) or true (the read), so the interior loop
 // reads without a guard.
