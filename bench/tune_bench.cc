@@ -56,6 +56,14 @@ Layer layer(const char* name, int64_t c, int64_t hw, int64_t o, int64_t k, int64
   return {name, sh};
 }
 
+// `only` is ",c2,c5," (--layers) or empty: every layer. (Appending, not "," + name + ",": GCC 12
+// warned -Wrestrict on that concatenation, a false positive.)
+bool selected(const std::string& only, const char* name) {
+  std::string key = ",";
+  key.append(name).append(",");
+  return only.empty() || only.find(key) != std::string::npos;
+}
+
 // How often ResNet-18 runs each layer (c2..c11; c1 has 3 input channels, no whole block).
 int repeats(const std::string& name) {
   return name == "c2" ? 4 : name == "c5" || name == "c8" || name == "c11" ? 3 : 1;
@@ -72,7 +80,7 @@ int accel_bench(const std::vector<Layer>& layers, const std::string& only, const
   std::printf("%-5s %-22s %7s %10s %10s %8s %7s %7s %8s\n", "", "", "", "cycles", "cycles", "tuned", "default", "tuned", "");
   double total_def = 0, total_tuned = 0, total_tune = 0;
   for (const Layer& L : layers) {
-    if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
+    if (!selected(only, L.name)) continue;
     const tune::Conv2dShape& s = L.shape;
     if (s.in_channels % cfg.block_in || s.out_channels % cfg.block_out) continue;  // c1
     tune::AccelConv2dShape a;
@@ -162,7 +170,7 @@ int main(int argc, char** argv) {
   std::printf("%-5s %-22s %7s %9s %9s %9s %8s %8s %8s\n", "", "", "", "GF/s", "GF/s", "GF/s", "default", "onednn", "");
   double total_tune = 0, t_def = 0, t_tuned = 0, t_dnn = 0;
   for (const Layer& L : layers) {
-    if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
+    if (!selected(only, L.name)) continue;
     if (blocked && L.shape.in_channels % block != 0) continue;  // c1: models keep it unblocked
     auto t = blocked ? tune::make_conv2d_nchwc_template(L.shape, block, target) : tune::make_conv2d_template(L.shape, target);
     tune::TuneResult r = tune::tune(*t, o);
