@@ -239,11 +239,9 @@ void CodeGenLLVM::emit_attr(const AttrNode* op) {
     const auto* imm = op->value.as<IntImmNode>();
     if (!imm || imm->value < 0 || imm->value == 1 || imm->value > std::numeric_limits<int32_t>::max())
       fail("pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2, not " + ir::to_string(op->value));
-    // The loop, under any other pragmas of it. The passes keep this pragma on its loop
-    // (IRMutator::mutate_attr); none under it: a loop of one iteration, removed.
-    Stmt body = op->body;
-    while (const auto* inner = body.as<AttrNode>()) body = inner->body;
-    if (const auto* loop = body.as<ForNode>()) unroll_pragmas_[loop] = imm->value;
+    // The passes keep this pragma on its loop (IRMutator::mutate_attr); no loop under it: one
+    // of one iteration, removed.
+    if (const ForNode* loop = annotated_loop(op->body)) unroll_pragmas_[loop] = imm->value;
   }
   emit(op->body);
 }

@@ -259,12 +259,6 @@ Stmt IRMutator::mutate_let_stmt(const Stmt& s, const LetStmtNode* op) {
   return v.same_as(op->value) && b.same_as(op->body) ? s : let_stmt(op->var, v, b);
 }
 namespace {
-// The loop an annotation is on: its body, through other annotations of the same loop.
-const ForNode* annotated_loop(const Stmt& s) {
-  if (const auto* a = s.as<AttrNode>()) return annotated_loop(a->body);
-  return s.as<ForNode>();
-}
-
 // `pragma llvm_unroll` back on every piece of its loop (a seq of pieces after loop partitioning);
 // what is no longer that loop (a piece of one iteration, simplified to its body) loses it.
 Stmt reannotate(const std::string& key, const Expr& value, const VarNode* loop_var, const Stmt& s) {

@@ -38,6 +38,11 @@ Stmt allocate(Buffer b, Stmt body) { return node<AllocateNode>(std::move(b), std
 Stmt realize(OpRef op, Region bounds, std::string scope, Stmt body) {
   return node<RealizeNode>(std::move(op), std::move(bounds), std::move(scope), std::move(body));
 }
+const ForNode* annotated_loop(const Stmt& s) {
+  if (const auto* a = s.as<AttrNode>()) return annotated_loop(a->body);
+  return s.as<ForNode>();
+}
+
 Stmt seq(std::vector<Stmt> stmts) {
   std::vector<Stmt> flat;
   for (auto& s : stmts) {

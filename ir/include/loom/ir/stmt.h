@@ -150,6 +150,10 @@ Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = Stmt());
 Stmt evaluate(Expr v);
 Stmt no_op();
 
+// The loop an annotation (a pragma, schedule_ops' attrs) is on: its body, through the other
+// annotations of the same loop; null when no loop is there (e.g. one of one iteration, removed).
+const ForNode* annotated_loop(const Stmt& s);
+
 std::string to_string(const Stmt& s);  // printer.cc
 
 // A lowered function: flat loop IR over argument buffers (inputs then outputs).
