@@ -59,25 +59,19 @@ LoweredFunc recurrence(int n, int factor) {
   return {"recurrence", {A, B}, loop};
 }
 
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 // The schedule decides what LLVM's unroller does with a serial loop: left alone, LLVM unrolls 8
 // steps completely; `pragma llvm_unroll = 0` keeps one loop body; 4 unrolls 64 steps by 4.
 TEST(LLVMScalar, UnrollPragmaControlsLlvmsUnroller) {
-  EXPECT_EQ(count_of(codegen::emit_llvm_ir({recurrence(8, -1)}), "fmul"), 8u);
+  EXPECT_EQ(count_occurrences(codegen::emit_llvm_ir({recurrence(8, -1)}), "fmul"), 8u);
   std::string rolled = codegen::emit_llvm_ir({recurrence(8, 0)});
-  EXPECT_EQ(count_of(rolled, "fmul"), 1u) << rolled;
+  EXPECT_EQ(count_occurrences(rolled, "fmul"), 1u) << rolled;
   EXPECT_NE(rolled.find("llvm.loop.unroll.disable"), std::string::npos) << rolled;
-  EXPECT_EQ(count_of(codegen::emit_llvm_ir({recurrence(64, 4)}), "fmul"), 4u);
+  EXPECT_EQ(count_occurrences(codegen::emit_llvm_ir({recurrence(64, 4)}), "fmul"), 4u);
   EXPECT_NE(codegen::emit_llvm_ir({recurrence(64, 4)}, unoptimized()).find("!{!\"llvm.loop.unroll.count\", i32 4}"), std::string::npos);
   // Above another pragma of the same loop.
   LoweredFunc nested = recurrence(8, -1);
   nested.body = attr("pragma_llvm_unroll", Expr(0), attr("pragma_other", Expr(1), nested.body));
-  EXPECT_EQ(count_of(codegen::emit_llvm_ir({nested}), "fmul"), 1u);
+  EXPECT_EQ(count_occurrences(codegen::emit_llvm_ir({nested}), "fmul"), 1u);
   for (int factor : {0, 4}) EXPECT_TRUE(matches_interpreter(recurrence(64, factor), 5, -1, 1)) << factor;
 }
 

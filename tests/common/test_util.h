@@ -14,6 +14,13 @@
 
 namespace loom::test {
 
+// How often `what` occurs in `text` (IR or assembly checks).
+inline size_t count_occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 inline NDArray random_array(const ir::Tensor& t, uint64_t seed, double lo = -2, double hi = 2) {
   std::vector<int64_t> shape;
   for (auto& e : t.shape()) shape.push_back(*ir::as_const_int(e));

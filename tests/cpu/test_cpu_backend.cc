@@ -195,9 +195,7 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
     }
     // exp once per element: its stage is read by the sum and the division, and is not inlined
     // into both (it was computed twice).
-    size_t exps = 0;
-    for (size_t p = ir.find("exp("); p != std::string::npos; p = ir.find("exp(", p + 1)) ++exps;
-    EXPECT_EQ(exps, 1u) << ir;
+    EXPECT_EQ(test::count_occurrences(ir, "exp("), 1u) << ir;
     expect_compiled_matches(s, test::Workload{{X}, {Y}}, "softmax" + std::to_string(m));
   }
 }
@@ -307,10 +305,7 @@ TEST(CpuBackend, DepthwiseNchwcConvs) {
     if (c == 64 && stride == 1) {
       // 8 blocks >= 4 x threads: rows are a serial loop, partitioned into first, interior, last.
       std::string ir = to_string(f);
-      size_t guarded = 0, reads = 0;
-      for (size_t at = ir.find("X["); at != std::string::npos; at = ir.find("X[", at + 1)) ++reads;
-      for (size_t at = ir.find("if_then_else("); at != std::string::npos; at = ir.find("if_then_else(", at + 1)) ++guarded;
-      EXPECT_LT(guarded, reads) << "some reads must be unguarded\n" << ir;
+      EXPECT_LT(test::count_occurrences(ir, "if_then_else("), test::count_occurrences(ir, "X[")) << "some reads must be unguarded\n" << ir;
     }
   }
   runtime::set_num_threads(0);

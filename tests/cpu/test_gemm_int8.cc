@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "common/error_text.h"
+#include "common/test_util.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ops/gemm_int8.h"
 #include "loom/runtime/error.h"
@@ -117,12 +118,6 @@ std::string assembly_for(const char* triple, const char* cpu, const char* featur
   return codegen::emit_assembly({b.f}, o);
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 TEST(GemmInt8, DotProductsCrossCompileForEveryTarget) {
   std::string avx2 = assembly_for(nullptr, "x86-64-v3", "", 8, 16);
   EXPECT_NE(avx2.find("vpmaddwd\t%ymm"), std::string::npos) << "AVX2: pmaddwd on ymm";
@@ -132,7 +127,7 @@ TEST(GemmInt8, DotProductsCrossCompileForEveryTarget) {
   std::string vnni = assembly_for(nullptr, "x86-64-v4", "+avx512vnni", 16, 32);
   // VNNI: multiply, pairwise add and accumulate in one (LLVM splits a few back into pmaddwd + add).
   EXPECT_NE(vnni.find("vpdpwssd\t%zmm"), std::string::npos);
-  EXPECT_GT(count(vnni, "vpdpwssd"), count(vnni, "vpmaddwd"));
+  EXPECT_GT(test::count_occurrences(vnni, "vpdpwssd"), test::count_occurrences(vnni, "vpmaddwd"));
   std::string neon = assembly_for("aarch64-linux-gnu", "neoverse-n1", "", 4, 32);
   EXPECT_NE(neon.find("smull"), std::string::npos) << "AArch64: widening multiplies";
   EXPECT_EQ(neon.find("ldrsh"), std::string::npos) << "no scalar loads of the pairs";
