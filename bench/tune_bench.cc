@@ -149,6 +149,14 @@ int main(int argc, char** argv) {
       layer("c7", 128, 28, 256, 1, 2, 0),   layer("c8", 256, 14, 256, 3, 1, 1),  layer("c9", 256, 14, 512, 3, 2, 1),
       layer("c10", 256, 14, 512, 1, 2, 0),  layer("c11", 512, 7, 512, 3, 1, 1),
   };
+  // A name in --layers that is no layer (a typo) would time nothing and print NaN ratios.
+  for (size_t at = 1; at < only.size(); at = only.find(',', at) + 1) {
+    std::string name = only.substr(at, only.find(',', at) - at);
+    if (std::none_of(layers.begin(), layers.end(), [&](const Layer& L) { return name == L.name; })) {
+      std::fprintf(stderr, "tune_bench: --layers names '%s', which is not a layer (c1 ... c11)\n", name.c_str());
+      return 2;
+    }
+  }
   if (!accel_config.empty()) try {
       return accel_bench(layers, only, accel_config, o, log);
     } catch (const std::exception& e) {

@@ -98,7 +98,7 @@ TEST(CodegenErrors, UnsupportedConstructsAreNamed) {
   EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unbound}); }), HasSubstr("variable 'n' is used outside its definition"));
 
   Stmt loop = for_loop(i, 0, 4, ForKind::Serial, store(A, Expr(0.0f), i));
-  for (Expr bad : {Expr(1), Expr(-2), cast(DataType::Int(32), load(f32, A, 0))}) {
+  for (Expr bad : {Expr(1), Expr(-2), Expr(int64_t{1} << 40), cast(DataType::Int(32), load(f32, A, 0))}) {
     LoweredFunc unroll{"bad_unroll", {A}, attr("pragma_llvm_unroll", bad, loop)};
     EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unroll}); }),
                 HasSubstr("function 'bad_unroll': pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2"));
