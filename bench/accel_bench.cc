@@ -50,8 +50,7 @@ struct Compiled {
 int g_oc_blocks = 0;  // --oc-blocks: output-channel blocks per tile (0: the largest that fits)
 
 Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads) {
-  ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
-  ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+  const ops::AccelTarget target = ops::accel_target(cfg);
   ops::AccelOpSpec spec;
   spec.channels = l.channels;
   spec.out_channels = l.out_channels;
@@ -62,10 +61,10 @@ Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads
   spec.virtual_threads = vthreads;
   int out = (l.size + 2 * spec.pad - l.kernel) / l.stride + 1;
   // The tiling this bench has always measured (the default heuristic), or --oc-blocks.
-  ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, l.out_channels / b.block_out, vthreads, cfg.acc_depth());
+  ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, l.out_channels / target.blocking.block_out, vthreads, cfg.acc_depth());
   if (g_oc_blocks) t.oc_blocks = g_oc_blocks;
   spec.conv_tiling = t;
-  ops::AccelOperator a = ops::make_accel_operator(spec, b, lim, l.name);
+  ops::AccelOperator a = ops::make_accel_operator(spec, target, l.name);
   return {codegen::build_accel(a.func, cfg), a.random_args(1), a.macs};
 }
 

@@ -75,7 +75,7 @@ Figures run(const runtime::ModelFile& file, const std::string& backend, const st
   for (size_t k = 0; k < ex.kernels().size(); ++k) {
     const auto& call = ex.kernels()[k];
     const auto& s = ex.accel_stats()[k];
-    if (call.accel_stream < 0) {
+    if (call.device != runtime::KernelDevice::Accel) {
       f.cpu_ms += times[k] * 1e3;
     } else if (op_of[call.node] == "accel_add") {
       f.add_cycles += s.cycles;

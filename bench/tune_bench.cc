@@ -83,9 +83,7 @@ int accel_bench(const std::vector<Layer>& layers, const std::string& only, const
     if (!selected(only, L.name)) continue;
     const tune::Conv2dShape& s = L.shape;
     if (s.in_channels % cfg.block_in || s.out_channels % cfg.block_out) continue;  // c1
-    tune::AccelConv2dShape a;
-    a.channels = int(s.in_channels), a.out_channels = int(s.out_channels), a.size = int(s.height), a.kernel = int(s.kernel);
-    a.stride = int(s.stride), a.pad = int(s.pad);
+    const tune::Conv2dShape& a = s;
     auto t = tune::make_accel_conv2d_template(a, cfg, "rtl");
     tune::TuneResult r = tune::tune(*t, o);
     total_tune += r.wall_seconds;

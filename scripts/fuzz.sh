@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds Loom's libFuzzer targets (fuzz/, clang with ASan + UBSan) and runs each for a bounded
-# time on a working copy of its seed corpus (fuzz/corpus/<target>, which stays untouched).
+# Builds Loom's libFuzzer targets (fuzz/: Loom's own libraries built with clang, ASan + UBSan, by
+# the top-level option LOOM_FUZZ) and runs each for a bounded time on a working copy of its seed
+# corpus (fuzz/corpus/<target>, which stays untouched).
 # A crash, sanitizer report, timeout or out-of-memory leaves its input in the build folder
 # (crash-<target>-*) and makes the script exit non-zero; add such inputs to fuzz/corpus and fix.
 #
@@ -39,8 +40,11 @@ while (($#)); do
 done
 ((${#targets[@]})) || targets=(program insn config image model_file executor_graph onnx)
 if ((do_build)); then
-  cmake -S "$here/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release > "$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; exit 1; }
+  # The fuzz targets link Loom's own libraries, configured from the top level with LOOM_FUZZ (a
+  # folder configured from fuzz/ alone, as before, is started afresh).
+  if [ -f "$build/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$here" "$build/CMakeCache.txt"; then rm -rf "$build"; fi
+  cmake -S "$here" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release -DLOOM_FUZZ=ON \
+    > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
   cmake --build "$build"
 fi
 ((only_build)) && exit 0

@@ -12,6 +12,7 @@
 #include "loom/ir/eval.h"
 #include "loom/ir/printer.h"
 #include "loom/ops/accel_operators.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
 
@@ -50,8 +51,7 @@ static int accel_run(const std::vector<std::string>& args) {
     if (o->count() && std::find(uses[op].begin(), uses[op].end(), name) == uses[op].end())
       LOOM_THROW(Error, name, " does not apply to ", op);
   accel::AccelConfig cfg = config.empty() ? accel::default_config() : accel::AccelConfig::load(config);
-  ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
-  ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+  const ops::AccelTarget target = ops::accel_target(cfg);
   ops::AccelOpSpec spec;
   spec.op = op;
   spec.channels = C;
@@ -62,12 +62,12 @@ static int accel_run(const std::vector<std::string>& args) {
   spec.virtual_threads = vt;
   spec.rq = op == "add" ? ops::Requantize{1, false} : ops::Requantize{8, true};
   if (shaped["--oc-blocks"]->count()) {  // the chosen tiling with this many blocks per tile (checked)
-    int out = (hw + 2 * pad - 3) / stride + 1;
-    ops::ConvShape shape{out, out, O / b.block_out, C / b.block_in, 3, 3, stride, false};
-    spec.conv_tiling = ops::choose_conv_tiling(shape, vt, lim);
+    int out = int(ops::window_out(hw, 3, stride, pad, pad));
+    ops::ConvShape shape{out, out, O / target.blocking.block_out, C / target.blocking.block_in, 3, 3, stride, false};
+    spec.conv_tiling = ops::choose_conv_tiling(shape, vt, target.limits);
     spec.conv_tiling->oc_blocks = oc_blocks;
   }
-  ops::AccelOperator a = ops::make_accel_operator(spec, b, lim, op);
+  ops::AccelOperator a = ops::make_accel_operator(spec, target, op);
   if (print_ir) std::cout << a.func << "\n";
   codegen::AccelModule m = codegen::build_accel(a.func, cfg);
   auto dev = open_accel_backend(bo, cfg);

@@ -17,7 +17,6 @@
 #include "calibration.h"
 #include "cli.h"
 #include "command.h"
-#include "tuning_log.h"
 #include "loom/accel/config.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
@@ -29,6 +28,9 @@
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
+#ifdef LOOM_HAVE_TUNE
+#include "loom/tune/apply_log.h"
+#endif
 #endif
 
 namespace loom::tools {
@@ -148,13 +150,8 @@ int compile_cmd(const std::vector<std::string>& args) {
   if (target == "accel") bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
 #ifdef LOOM_HAVE_TUNE
-  auto log_use = std::make_shared<TuningLogUse>();
-  auto accel_log_use = std::make_shared<TuningLogUse>();
-  if (!tuning_log.empty()) {
-    auto log = std::make_shared<const tune::TuningLog>(tuning_log);  // read once, checked before the build starts
-    bo.conv_tile = conv_tiles_from_log(log, log_use);
-    if (bo.accel) bo.accel_conv_tiling = accel_conv_tilings_from_log(log, *bo.accel, accel_log_use);
-  }
+  tune::LogUse log_use;
+  if (!tuning_log.empty()) log_use = tune::apply_log(bo, std::make_shared<const tune::TuningLog>(tuning_log));  // read once, checked before the build
 #endif
   graph::BuildResult r = graph::build(std::move(g), bo);
   runtime::save_model_file(out, r.file);
@@ -167,8 +164,8 @@ int compile_cmd(const std::vector<std::string>& args) {
             << quant_summary;
 #ifdef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
-    std::cout << "  tuning log: " << log_use->found << " of " << log_use->looked_up << " blocked conv2d kernels tuned for this machine"
-              << (bo.accel ? ", " + std::to_string(accel_log_use->found) + " of " + std::to_string(accel_log_use->looked_up) + " accelerator convs tuned for config '" + bo.accel->name + "'" : std::string())
+    std::cout << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up << " blocked conv2d kernels tuned for this machine"
+              << (bo.accel ? ", " + std::to_string(log_use.accel->found) + " of " + std::to_string(log_use.accel->looked_up) + " accelerator convs tuned for config '" + bo.accel->name + "'" : std::string())
               << "\n";
 #endif
   if (bo.accel) {
@@ -189,9 +186,9 @@ nlohmann::json kernel_table_json(const runtime::GraphExecutor& ex, const std::ve
   double host = 0;
   for (size_t k = 0; k < ex.kernels().size(); ++k) {
     const auto& call = ex.kernels()[k];
-    nlohmann::json row = {{"kernel", call.func}, {"node", call.node}, {"device", call.accel_stream >= 0 ? "accel" : "cpu"},
+    nlohmann::json row = {{"kernel", call.func}, {"node", call.node}, {"device", runtime::device_name(call.device)},
                           {"host_ms", k < times.size() ? times[k] * 1e3 : 0.0}};
-    if (call.accel_stream >= 0) {
+    if (call.device == runtime::KernelDevice::Accel) {
       const auto& s = ex.accel_stats()[k];
       row["cycles"] = s.cycles;
       row["gemm_macs"] = s.gemm_macs;

@@ -15,8 +15,8 @@
 #include "loom/codegen/llvm.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
+#include "loom/tune/apply_log.h"
 #include "loom/tune/tuner.h"
-#include "tuning_log.h"
 #ifdef LOOM_HAVE_GRAPH
 #include "calibration.h"
 #include "loom/frontend/onnx.h"
@@ -25,78 +25,6 @@
 #endif
 
 namespace loom::tools {
-
-#ifdef LOOM_HAVE_GRAPH
-namespace {
-
-tune::Conv2dShape conv_shape(const graph::ConvKernelKey& k) {
-  tune::Conv2dShape c;
-  c.batch = k.batch;
-  c.in_channels = k.in_channels;
-  c.height = k.height;
-  c.width = k.width;
-  c.out_channels = k.out_channels;
-  c.kernel = k.kernel;
-  c.stride = k.stride;
-  c.pad = k.pad;
-  return c;
-}
-
-}  // namespace
-
-std::unique_ptr<tune::Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target) {
-  return tune::make_conv2d_nchwc_template(conv_shape(key), key.block, target, int(key.int8_group));
-}
-
-std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(std::shared_ptr<const tune::TuningLog> log,
-                                                                                                    std::shared_ptr<TuningLogUse> use) {
-  codegen::TargetInfo info = codegen::target_info();
-  std::string target = tune::target_key(info, runtime::num_threads());
-  return [log, use, info, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
-    ++use->looked_up;
-    // The template says what `loom tune` logged this kernel as (op and shape).
-    auto t = conv_kernel_template(k, info);
-    auto c = log->best(t->op(), t->shape(), target);
-    if (!c) return std::nullopt;
-    ++use->found;
-    try {
-      return ops::NchwcConvTile{tune::knob(*c, "channel_blocks"), tune::knob(*c, "x_block")};
-    } catch (const ConfigError& e) {
-      LOOM_THROW(ConfigError, "tuning log '", log->path(), "': a ", t->op(), " entry: ", e.what());
-    }
-  };
-}
-
-std::unique_ptr<tune::Template> accel_conv_template(const ops::ConvShape& c, const accel::AccelConfig& config) {
-  if (c.out_h != c.out_w || c.kernel_h != c.kernel_w)
-    LOOM_THROW(Error, "accelerator conv ", c.out_h, "x", c.out_w, " with a ", c.kernel_h, "x", c.kernel_w, " kernel: the tuner takes square ones");
-  tune::AccelConv2dShape s;
-  s.channels = c.ic_blocks * config.block_in;
-  s.out_channels = c.oc_blocks * config.block_out;
-  s.kernel = c.kernel_h;
-  s.stride = c.stride;
-  s.pad = c.kernel_h / 2;
-  s.size = (c.out_h - 1) * c.stride + c.kernel_h - 2 * s.pad;
-  return tune::make_accel_conv2d_template(s, config, "rtl");
-}
-
-std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(std::shared_ptr<const tune::TuningLog> log,
-                                                                                                     const accel::AccelConfig& config,
-                                                                                                     std::shared_ptr<TuningLogUse> use) {
-  std::string target = tune::accel_target_key(config, "rtl");
-  return [log, use, target](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
-    ++use->looked_up;
-    auto found = log->best("accel_conv2d", tune::accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride), target);
-    if (!found) return std::nullopt;
-    ++use->found;
-    try {
-      return tune::accel_conv_tiling(*found);
-    } catch (const ConfigError& e) {
-      LOOM_THROW(ConfigError, "tuning log '", log->path(), "': an accel_conv2d entry: ", e.what());
-    }
-  };
-}
-#endif
 
 namespace {
 
@@ -157,30 +85,16 @@ graph::Graph quantized_for_tuning(graph::Graph g) {
   return graph::quantize(std::move(g), inputs, {}).graph;
 }
 
-// With `int8`, of the model quantized for the CPU.
-std::vector<graph::ConvKernelKey> model_conv_kernels(const std::string& model, int64_t batch, int64_t image, bool int8) {
-  graph::Graph g = load_model(model, batch, image);
-  if (int8) g = quantized_for_tuning(std::move(g));
-  std::vector<graph::ConvKernelKey> keys;
-  std::set<std::vector<int64_t>> seen;  // template shapes: what the log is keyed by
-  codegen::TargetInfo target = codegen::target_info();
-  graph::BuildOptions bo;
-  bo.conv_tile = [&](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
-    if (seen.insert(conv_kernel_template(k, target)->shape()).second) keys.push_back(k);
-    return std::nullopt;
-  };
-  graph::build(std::move(g), bo);
-  return keys;
-}
-
 // Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
 int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o, const std::string& log,
                bool quiet) {
-  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(model, batch, image, int8);
+  graph::Graph g = load_model(model, batch, image);
+  if (int8) g = quantized_for_tuning(std::move(g));  // the model quantized for the CPU
+  std::vector<graph::ConvKernelKey> keys = tune::model_conv_kernels(std::move(g));
   std::cout << model << (int8 ? " (int8)" : "") << ": " << keys.size() << " distinct blocked conv2d kernels\n";
   double t_default = 0, t_tuned = 0, wall = 0;
   for (const auto& key : keys) {
-    auto t = conv_kernel_template(key, codegen::target_info());
+    auto t = tune::conv_kernel_template(key, codegen::target_info());
     tune::TuneResult r = tune_one(*t, o, log, quiet, tune::target_key(codegen::target_info(), runtime::num_threads()));
     t_default += t->flops() / (r.default_trial.gflops * 1e9);
     t_tuned += t->flops() / (r.best.gflops * 1e9);
@@ -192,31 +106,16 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8
   return 0;
 }
 
-// Every distinct accelerator conv of `model` quantized to int8 (as `loom compile --quantize int8
-// --target accel` partitions it).
-std::vector<ops::ConvShape> model_accel_convs(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config) {
-  graph::Graph q = quantized_for_tuning(load_model(model, batch, image));
-  std::vector<ops::ConvShape> shapes;
-  std::set<std::vector<int64_t>> seen;
-  graph::BuildOptions bo;
-  bo.accel = config;
-  bo.accel_conv_tiling = [&](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
-    if (seen.insert(tune::accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride)).second) shapes.push_back(c);
-    return std::nullopt;
-  };
-  graph::build(std::move(q), bo);
-  return shapes;
-}
-
 // Tunes every distinct accelerator conv of `model` by RTL-simulated cycles.
 int tune_accel_model(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config, const tune::TuneOptions& o,
                      const std::string& log, bool quiet) {
-  std::vector<ops::ConvShape> shapes = model_accel_convs(model, batch, image, config);
+  // The model quantized to int8, as `loom compile --quantize int8 --target accel` partitions it.
+  std::vector<ops::ConvShape> shapes = tune::model_accel_convs(quantized_for_tuning(load_model(model, batch, image)), config);
   std::cout << model << " (int8, accelerator config '" << config.name << "'): " << shapes.size() << " distinct accelerator conv2d kernels\n";
   uint64_t c_default = 0, c_tuned = 0;
   double wall = 0;
   for (const auto& shape : shapes) {
-    auto t = accel_conv_template(shape, config);
+    auto t = tune::accel_conv_template(shape, config);
     tune::TuneResult r = tune_one(*t, o, log, quiet, tune::accel_target_key(config, "rtl"));
     c_default += r.default_trial.cycles;
     c_tuned += r.best.cycles;
@@ -294,10 +193,10 @@ int tune_cmd(const std::vector<std::string>& args) {
   }
   std::unique_ptr<tune::Template> t;
   if (op == "accel_conv2d") {
-    tune::AccelConv2dShape a;
-    a.channels = channels;
+    tune::Conv2dShape a;
+    a.in_channels = channels;
     a.out_channels = out_channels ? out_channels : channels;
-    a.size = size ? size : 56;
+    a.height = a.width = size ? size : 56;
     a.kernel = kernel;
     a.stride = stride;
     a.pad = pad;

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "llvm_target.h"
+#include "loom/runtime/env.h"
 
 namespace loom::codegen {
 
@@ -71,11 +72,11 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   fs::path log_path = obj_path;
   log_path.replace_extension(".log");
 #ifdef LOOM_HOST_CC
-  const char* cc = LOOM_HOST_CC;
+  std::string cc = LOOM_HOST_CC;
 #else
-  const char* cc = "cc";
+  std::string cc = "cc";
 #endif
-  if (const char* env = std::getenv("LOOM_CC")) cc = env;
+  if (auto env_cc = runtime::env::text("LOOM_CC")) cc = *env_cc;
   // loom_* hooks stay undefined: the process that loads the library provides them.
   std::string cmd = shell_quote(cc) + " -shared -o " + shell_quote(path) + " " + shell_quote(obj_path.string()) + " -lm > " +
                     shell_quote(log_path.string()) + " 2>&1";

@@ -138,16 +138,9 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& tar
 
 int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options) {
   if (options.vector_width > 0) return options.vector_width;
-  const std::string features = tm.getTargetFeatureString().str();
-  bool has_avx512 = features.find("+avx512f") != std::string::npos;
-  if (features.empty() && tm.getTargetTriple().isX86()) {
-    // A CPU given without features: ask the subtarget.
-    llvm::StringRef cpu = tm.getTargetCPU();
-    has_avx512 = cpu.contains("avx512") || cpu.starts_with("znver4") || cpu.starts_with("znver5") || cpu.contains("sapphirerapids") ||
-                 cpu.contains("icelake") || cpu.contains("cascadelake") || cpu.contains("cooperlake") || cpu.contains("tigerlake") ||
-                 cpu.contains("graniterapids") || cpu.contains("emeraldrapids");
-  }
-  return has_avx512 ? 512 : 0;
+  // The subtarget knows what the CPU name implies and what the feature string adds or removes.
+  const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
+  return sti && tm.getTargetTriple().isX86() && sti->checkFeatures("+avx512f") ? 512 : 0;
 }
 
 std::string module_names(const std::vector<ir::LoweredFunc>& funcs) {

@@ -28,7 +28,8 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     in.push_back(ir::placeholder(shape, g.type_of(i).dtype, "in" + std::to_string(in.size())));
   }
   const Shape& out = n.type.shape;
-  ops::Blocking blocking{config_.batch, config_.block_in, config_.block_out};
+  const ops::Blocking& blocking = target_.blocking;
+  const ops::AccelLimits& limits = target_.limits;
   ir::Tensor result;
   std::unique_ptr<schedule::Schedule> s;
   if (n.op == "accel_conv2d") {
@@ -39,23 +40,23 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     std::optional<ops::AccelConvTiling> tiling = conv_tiling_ ? conv_tiling_(shape) : std::nullopt;
     if (tiling) {
       try {
-        ops::check_conv_tiling(shape, *tiling, limits());
+        ops::check_conv_tiling(shape, *tiling, limits);
       } catch (const ScheduleError& e) {
         LOOM_THROW(ScheduleError, "the tiling given for this conv2d (e.g. by a tuning log) is not usable: ", e.what());
       }
     }
-    ops::schedule_conv2d_int8_accel(*s, q, blocking, tiling ? *tiling : ops::choose_conv_tiling(shape, 2, limits()));
+    ops::schedule_conv2d_int8_accel(*s, q, blocking, tiling ? *tiling : ops::choose_conv_tiling(shape, 2, limits));
     result = q.out;
   } else if (n.op == "accel_dense") {
     ops::QuantizedStages q = accel_dense_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
     const Shape& x = g.type_of(n.inputs[0]).shape;
-    ops::schedule_dense_int8_accel(*s, q, blocking, ops::choose_dense_tiling(int(x[0]), int(x[1]), int(out[1]), 2, limits()));
+    ops::schedule_dense_int8_accel(*s, q, blocking, ops::choose_dense_tiling(int(x[0]), int(x[1]), int(out[1]), 2, limits));
     result = q.out;
   } else {
     ops::AddWidenStages a = accel_add_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
-    ops::schedule_add_int8_accel(*s, a, blocking, ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, limits()));
+    ops::schedule_add_int8_accel(*s, a, blocking, ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, limits));
     result = a.q.out;
   }
   std::vector<ir::Tensor> args = in;

@@ -10,6 +10,7 @@
 #include "loom/accel/linker.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_target.h"
 
 namespace loom::graph {
 
@@ -18,7 +19,7 @@ class AccelBuild {
   using ConvTiling = std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)>;
   // `conv_tiling` (may be empty): BuildOptions::accel_conv_tiling.
   AccelBuild(const accel::AccelConfig& config, ConvTiling conv_tiling)
-      : config_(config), linker_(config), conv_tiling_(std::move(conv_tiling)) {}
+      : target_(ops::accel_target(config)), linker_(config), conv_tiling_(std::move(conv_tiling)) {}
   // The image offset of a value (reserved on first use; constants keep their contents).
   uint64_t place(const Graph& g, int id);
   bool placed(int id) const { return offset_.count(id) != 0; }
@@ -27,8 +28,7 @@ class AccelBuild {
   runtime::AccelImage finish() { return linker_.finish(); }
 
  private:
-  ops::AccelLimits limits() const { return {config_.inp_depth(), config_.wgt_depth(), config_.acc_depth()}; }
-  accel::AccelConfig config_;
+  ops::AccelTarget target_;
   accel::ImageLinker linker_;
   ConvTiling conv_tiling_;
   std::map<int, uint64_t> offset_;

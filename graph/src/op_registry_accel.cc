@@ -11,6 +11,7 @@
 //   accel_add    {lshift_a, lshift_b, shift, min, max}  (a, b blocked int8, eye: the identity block
 //                the accelerator widens int8 through) -> requantize(add_shifted(a, b)), blocked int8
 #include "accel_ops.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
 
 namespace loom::graph {
@@ -91,7 +92,7 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          if (x[1] != w[1] || x[5] != w[5]) LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
          if (in[2].shape != Shape{w[0], x[4], w[4]}) LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
          if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
-         int64_t oh = (x[2] + 2 * pad - w[2]) / stride + 1, ow = (x[3] + 2 * pad - w[3]) / stride + 1;
+         int64_t oh = ops::window_out(x[2], w[2], stride, pad, pad), ow = ops::window_out(x[3], w[3], stride, pad, pad);
          if (oh < 1 || ow < 1) LOOM_THROW(ShapeError, "kernel ", w[2], "x", w[3], " larger than the padded input");
          return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
        },

@@ -1,51 +1,54 @@
 // The graph pass pipeline, in order (like schedule/src/lower.cc for loops). LOOM_DUMP_GRAPH=1 (or
 // PipelineOptions::dump) prints the graph after every pass.
-#include <cstdlib>
-#include <iostream>
-
 #include "loom/graph/passes.h"
+#include "loom/ir/pass_pipeline.h"
 
 namespace loom::graph {
 
+using ir::NamedPass;
+using ir::PassPipeline;
+using ir::PassRunOptions;
+using ir::dump_stream;
+
 namespace {
-struct Pass {
-  const char* name;
-  std::function<void(Graph&, const PipelineOptions&)> run;
+
+struct GraphRun {
+  Graph& g;
+  const PipelineOptions& options;
 };
 
-std::vector<Pass> passes() {
-  return {
-      {"infer_types", [](Graph& g, const PipelineOptions&) { infer_types(g); }},
-      {"simplify_inference", [](Graph& g, const PipelineOptions&) { simplify_inference(g); }},
-      {"fold_constants", [](Graph& g, const PipelineOptions&) { fold_constants(g); }},
-      {"partition_accel",
-       [](Graph& g, const PipelineOptions& o) {
-         if (!o.accel) return;
-         AccelPartitionReport r = partition_accel(g, *o.accel);
-         if (o.accel_report) *o.accel_report = r;
-       }},
-      {"alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }},
-      {"eliminate_dead_nodes", [](Graph& g, const PipelineOptions&) { eliminate_dead_nodes(g); }},
-  };
+NamedPass<GraphRun> pass(const char* name, std::function<void(Graph&, const PipelineOptions&)> run) {
+  return {name, [run](GraphRun& r) { run(r.g, r.options); }, [](const GraphRun& r) { return r.g.str(); }};
 }
+
+const PassPipeline<GraphRun>& pipeline() {
+  static const PassPipeline<GraphRun> p({
+      pass("infer_types", [](Graph& g, const PipelineOptions&) { infer_types(g); }),
+      pass("simplify_inference", [](Graph& g, const PipelineOptions&) { simplify_inference(g); }),
+      pass("fold_constants", [](Graph& g, const PipelineOptions&) { fold_constants(g); }),
+      pass("partition_accel",
+           [](Graph& g, const PipelineOptions& o) {
+             if (!o.accel) return;
+             AccelPartitionReport r = partition_accel(g, *o.accel);
+             if (o.accel_report) *o.accel_report = r;
+           }),
+      pass("alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }),
+      pass("eliminate_dead_nodes", [](Graph& g, const PipelineOptions&) { eliminate_dead_nodes(g); }),
+  });
+  return p;
+}
+
 }  // namespace
 
-std::vector<std::string> graph_pass_names() {
-  std::vector<std::string> names;
-  for (auto& p : passes()) names.push_back(p.name);
-  return names;
-}
+std::vector<std::string> graph_pass_names() { return pipeline().names(); }
 
 void optimize(Graph& g, const PipelineOptions& options) {
-  const char* env = std::getenv("LOOM_DUMP_GRAPH");
-  bool dump = options.dump || (env && std::string(env) == "1");
-  std::ostream& os = options.dump_stream ? *options.dump_stream : std::cerr;
-  if (dump) os << "// graph as imported\n" << g.str();
-  for (auto& p : passes()) {
-    p.run(g, options);
-    if (dump) os << "// after " << p.name << "\n" << g.str();
-    if (options.on_pass) options.on_pass(p.name, g);
-  }
+  PassRunOptions<GraphRun> run;
+  run.dump = dump_stream(options.dump, options.dump_stream, "LOOM_DUMP_GRAPH");
+  if (run.dump) *run.dump << "// graph as imported\n" << g.str();
+  if (options.on_pass) run.observe = [&](const std::string& pass, const GraphRun& r, const auto&) { options.on_pass(pass, r.g); };
+  GraphRun state{g, options};
+  pipeline().run(state, run);
 }
 
 }  // namespace loom::graph

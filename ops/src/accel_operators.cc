@@ -21,7 +21,9 @@ std::vector<int64_t> shape_of_tensor(const Tensor& t) {
 
 }  // namespace
 
-AccelOperator make_accel_operator(const AccelOpSpec& p, const Blocking& b, const AccelLimits& lim, const std::string& name) {
+AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& target, const std::string& name) {
+  const Blocking& b = target.blocking;
+  const AccelLimits& lim = target.limits;
   if (p.channels % b.block_in || ((p.op == "conv2d" || p.op == "dense") && p.out_channels % b.block_out))
     LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels, ") must be multiples of the config's blocks (", b.block_in,
                ", ", b.block_out, ")");

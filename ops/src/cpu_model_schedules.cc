@@ -208,7 +208,7 @@ static std::pair<Tensor, Stage> conv_stages(Schedule& s, const Tensor& conv, con
 // vectorized, batch x channel blocks in one parallel loop and the rows serial inside it, so that
 // loop partitioning splits off the first and last rows and columns, the only ones whose reads
 // need the padding's guards (with rows in the parallel loop its index is a remainder and every
-// read kept its guard: 192x28 at 1 thread 0.74x oneDNN). Few blocks: rows parallel too. Returns
+// read kept its guard, measurably slower). Few blocks: rows parallel too. Returns
 // the loop of x_block columns, where the accumulator tile is computed.
 static IterVar tile_depthwise_output(Stage& y, int x_block) {
   auto [xo, xi] = y.split(y.axis(3), x_block);
@@ -259,7 +259,7 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   yc.compute_at(y, xo);
   // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
   // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
-  // next block (CSE), which spilled the accumulators: 43 vs 96 GFLOP/s on a 64-channel 56x56.
+  // next block (CSE), which spilled the accumulators (half the speed on a 64-channel 56x56).
   // The grouped forms' innermost reduction, the group, goes inside the channel block it is
   // tensorized with.
   std::vector<IterVar> order{yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)};
@@ -271,8 +271,7 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   yc.unroll(yc.axis(3));
   // The kernel rows and columns and the channels of an input block stay rolled loops around the
   // unrolled tile: unrolled by LLVM, its scheduler hoisted the weight loads of the whole body and
-  // spilled the tile (Zen 3, tune_bench --layout nchwc: the 3x3 layers 1-4% faster rolled, c8
-  // 189 -> 195 GFLOP/s, c11 155 -> 162; rolling only the channels gained nothing).
+  // spilled the tile (rolling only the channels gained nothing).
   for (int r = 1; r < 4; ++r) yc.pragma(yc.reduce_axis(r), "llvm_unroll", 0);
   // The padded input once, in its own parallel loop: per tile it was rebuilt for every group of
   // output-channel blocks and for the overlap of neighbouring windows.
@@ -292,8 +291,7 @@ void schedule_depthwise_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor&
   yc.vectorize(yc.axis(4));
   // Padding inline, as a select on each input read: a depthwise conv does 9 multiply-adds per
   // output, so a padded copy of the input (4x the output at stride 2) cost as much as the
-  // convolution. depthwise_bench, Zen 3, MobileNetV2's 10 layers: 0.68x -> 0.92x oneDNN at 1
-  // thread (stride 2: 0.42-0.57x -> 0.75-1.22x).
+  // convolution.
   if (P.defined()) s[P].compute_inline();
 }
 

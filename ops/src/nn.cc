@@ -1,5 +1,7 @@
 #include "loom/ops/nn.h"
 
+#include "loom/ops/conv_shape.h"
+
 namespace loom::ops {
 
 using namespace loom::ir;
@@ -60,7 +62,7 @@ Tensor matmul_packed(const Tensor& A, const Tensor& B, int nr, const std::string
   // A partial last panel: the product over whole panels (its padding columns are zeros of Bp), C
   // its first N columns. A register tile of the last panel then computes whole vectors like the
   // others; computed into C's own shape it needed a guard per lane, and that one panel cost as
-  // much as a quarter of the product (255x257x129: 36.8 GFLOP/s, 256x256x129: 78).
+  // much as a quarter of the product.
   Tensor Cp = compute({A.shape()[0], Expr(int(panels * nr))}, [&](Var i, Var j) { return sum(A(i, k) * Bp(j / nr, k, j % nr), {k}); },
                       name + "_panels", "matmul_panels");
   return compute({A.shape()[0], B.shape()[1]}, [&](Var i, Var j) { return Cp(i, j); }, name, "matmul");
@@ -85,7 +87,7 @@ Tensor conv2d_nchw(const Tensor& X, const Tensor& W, int stride, int pad, const 
                const_dim(W, 1));
   if (stride <= 0 || pad < 0) LOOM_THROW(ShapeError, "conv2d '", name, "': stride must be positive and padding non-negative");
   int64_t kh = const_dim(W, 2), kw = const_dim(W, 3);
-  int64_t oh = (const_dim(X, 2) + 2 * pad - kh) / stride + 1, ow = (const_dim(X, 3) + 2 * pad - kw) / stride + 1;
+  int64_t oh = window_out(const_dim(X, 2), kh, stride, pad, pad), ow = window_out(const_dim(X, 3), kw, stride, pad, pad);
   if (oh <= 0 || ow <= 0) LOOM_THROW(ShapeError, "conv2d '", name, "': kernel larger than the padded input");
   Tensor P = pad > 0 ? pad_nchw(X, pad, name + "_pad") : X;
   IterVar rc = reduce_axis(X.shape()[1], "rc"), ry = reduce_axis(int(kh), "ry"), rx = reduce_axis(int(kw), "rx");

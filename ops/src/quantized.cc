@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "loom/ops/conv_shape.h"
+
 namespace loom::ops {
 
 using namespace loom::ir;
@@ -151,7 +153,7 @@ QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, in
                "' differ");
   if (stride <= 0 || pad < 0) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': bad stride/padding");
   int64_t h = const_dim(data, 2), w = const_dim(data, 3), kh = const_dim(kernel, 2), kw = const_dim(kernel, 3);
-  int64_t oh = (h + 2 * pad - kh) / stride + 1, ow = (w + 2 * pad - kw) / stride + 1;
+  int64_t oh = window_out(h, kh, stride, pad, pad), ow = window_out(w, kw, stride, pad, pad);
   if (oh <= 0 || ow <= 0) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': kernel larger than the padded input");
   Tensor padded = data;
   if (pad > 0) {

@@ -1,20 +1,30 @@
 #include "loom/runtime/graph_executor.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 
-#include "execution_plan.h"
 #include "loom/runtime/error.h"
 
 namespace loom::runtime {
 
+namespace {
+
+// The host memory an executor may allocate by default: the machine's physical memory.
+uint64_t default_host_memory_limit() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t(1) << 40;
+}
+
+}  // namespace
 
 GraphExecutor GraphExecutor::load(const std::string& path, const ExecutorOptions& options) {
   return from_model_file(load_model_file(path), "'" + path + "'", options);
 }
 
 GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin, const ExecutorOptions& options) {
-  ExecutionPlan plan = parse_execution_plan(file.graph_json, file.params_bytes, origin);
+  ExecutorGraph plan = ExecutorGraph::from_json(file.graph_json, file.params_bytes, origin);
   const uint64_t limit = options.max_host_bytes ? options.max_host_bytes : default_host_memory_limit();
   if (plan.storage_total() > limit)
     LOOM_THROW(ModelError, origin, ": the model's activation buffers need ", plan.storage_total(), " bytes of host memory, more than the limit of ",
@@ -26,14 +36,14 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   ex.params_bytes_ = file.params_bytes;
   ex.planned_bytes_ = plan.planned_bytes;
   ex.unplanned_bytes_ = plan.unplanned_bytes;
-  for (uint64_t bytes : plan.storage_bytes) ex.storages_.push_back(aligned_buffer(bytes));
-  for (const PlannedValue& pv : plan.values) {
+  for (uint64_t bytes : plan.storages) ex.storages_.push_back(aligned_buffer(bytes));
+  for (const ExecutorValue& pv : plan.values) {
     Value val;
-    val.spec = pv.spec;
-    val.nbytes = pv.nbytes;
+    val.spec = {pv.name, pv.shape, pv.dtype};
+    val.nbytes = pv.nbytes();
     val.accel_offset = pv.accel_offset;
-    if (pv.kind == PlannedValue::Kind::Param) val.data = ex.params_.get() + pv.param_offset;
-    if (pv.kind == PlannedValue::Kind::Input || pv.kind == PlannedValue::Kind::Temp) val.data = ex.storages_[pv.storage].get();
+    if (pv.kind == ValueKind::Param) val.data = ex.params_.get() + pv.param_offset;
+    if (pv.kind == ValueKind::Input || pv.kind == ValueKind::Temp) val.data = ex.storages_[pv.storage].get();
     ex.values_.push_back(std::move(val));
   }
   ex.inputs_ = std::move(plan.inputs);
@@ -41,7 +51,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   ex.kernels_ = std::move(plan.kernels);
   ex.module_ = Module::load_from_memory(file.library, origin);
   bool any_accel = false;
-  for (auto& call : ex.kernels_) any_accel |= call.accel_stream >= 0;
+  for (auto& call : ex.kernels_) any_accel |= call.device == KernelDevice::Accel;
   if (any_accel) {
     if (file.accel_image.empty()) LOOM_THROW(ModelError, origin, ": accelerator kernels but no accelerator image");
     auto st = std::make_shared<AccelState>();
@@ -54,7 +64,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   }
   // Check every call against the kernel's signature once, so run() can call without checks.
   for (auto& call : ex.kernels_) {
-    if (call.accel_stream >= 0) {
+    if (call.device == KernelDevice::Accel) {
       if (size_t(call.accel_stream) >= ex.accel_->image.streams.size())
         LOOM_THROW(ModelError, origin, ": node '", call.node, "' runs accelerator stream ", call.accel_stream, " of ", ex.accel_->image.streams.size());
       for (int id : call.args) {
@@ -152,7 +162,7 @@ void GraphExecutor::run_accel(size_t k) {
 }
 
 void GraphExecutor::call_kernel(size_t k) {
-  if (kernels_[k].accel_stream >= 0) return run_accel(k);
+  if (kernels_[k].device == KernelDevice::Accel) return run_accel(k);
   loom_set_last_error("");
   int32_t rc = fns_[k](arg_ptrs_[k].data());
   if (rc != 0) {

@@ -1,9 +1,14 @@
 #include "loom/runtime/model_file.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "loom/runtime/error.h"
 
@@ -12,6 +17,36 @@ namespace loom::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'M', 'O', 'D', 'L'};
+
+// The sections a model file may hold; versions 1 and 2 hold them in this order, by position.
+enum class SectionKind { Graph, Params, Library, AccelImage };
+struct SectionInfo {
+  const char* tag;   // 4 bytes, format version 3 on
+  const char* what;  // for errors
+};
+constexpr SectionInfo kSections[] = {
+    {"GRPH", "the graph"}, {"PARM", "the parameters"}, {"KLIB", "the kernel library"}, {"ACCL", "the accelerator image"}};
+
+int section_of_tag(std::string_view tag) {
+  for (size_t k = 0; k < std::size(kSections); ++k)
+    if (tag == std::string_view(kSections[k].tag, 4)) return int(k);
+  return -1;
+}
+
+// Bytes of a file shown in an error message: other than printable ASCII as \xNN.
+std::string printable(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
 
 uint64_t fnv1a(const char* data, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -47,21 +82,20 @@ std::shared_ptr<uint8_t> aligned_buffer(uint64_t bytes) {
 }
 
 void save_model_file(const std::string& path, const ModelFile& m) {
+  std::vector<std::pair<SectionKind, std::string_view>> sections = {
+      {SectionKind::Graph, m.graph_json},
+      {SectionKind::Params, {reinterpret_cast<const char*>(m.params.get()), m.params_bytes}},
+      {SectionKind::Library, m.library}};
+  if (!m.accel_image.empty()) sections.push_back({SectionKind::AccelImage, m.accel_image});
   std::string out;
-  out.reserve(m.graph_json.size() + m.params_bytes + m.library.size() + 64);
+  out.reserve(m.graph_json.size() + m.params_bytes + m.library.size() + m.accel_image.size() + 128);
   out.append(kMagic, sizeof(kMagic));
-  bool accel = !m.accel_image.empty();
-  put<uint32_t>(out, accel ? kModelFormatVersionAccel : kModelFormatVersion);
-  put<uint32_t>(out, accel ? 4 : 3);
-  put<uint64_t>(out, m.graph_json.size());
-  out += m.graph_json;
-  put<uint64_t>(out, m.params_bytes);
-  out.append(reinterpret_cast<const char*>(m.params.get()), m.params_bytes);
-  put<uint64_t>(out, m.library.size());
-  out += m.library;
-  if (accel) {
-    put<uint64_t>(out, m.accel_image.size());
-    out += m.accel_image;
+  put<uint32_t>(out, kModelFormatVersion);
+  put<uint32_t>(out, uint32_t(sections.size()));
+  for (auto& [kind, bytes] : sections) {
+    out.append(kSections[int(kind)].tag, 4);
+    put<uint64_t>(out, bytes.size());
+    out.append(bytes);
   }
   put<uint64_t>(out, fnv1a(out.data(), out.size()));
   // Write to a temporary name first so a failed write never leaves a half file under `path`.
@@ -79,40 +113,56 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
   if (in.size() < sizeof(kMagic) || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0)
     LOOM_THROW(ModelError, origin, ": not a compiled Loom model (bad magic)");
   size_t pos = sizeof(kMagic);
-  uint32_t version = get<uint32_t>(in, pos, origin, "the version");
-  if (version != kModelFormatVersion && version != kModelFormatVersionAccel)
-    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads versions ", kModelFormatVersion, " and ",
-               kModelFormatVersionAccel, " (recompile the model with this Loom)");
-  const uint32_t kSections = version == kModelFormatVersion ? 3 : 4;
+  const uint32_t version = get<uint32_t>(in, pos, origin, "the version");
+  if (version > kModelFormatVersion)
+    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, " was written by a newer Loom; this runtime reads versions 1 to ",
+               kModelFormatVersion, " (update Loom, or recompile the model with this one)");
+  if (version < 1) LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads versions 1 to ", kModelFormatVersion);
+  const bool tagged = version >= 3;
   uint32_t sections = get<uint32_t>(in, pos, origin, "the section count");
-  if (sections != kSections) LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, expected ", kSections);
+  if (!tagged) {  // versions 1 and 2: graph, parameters, library[, accelerator image], by position
+    const uint32_t expected = version == 1 ? 3 : 4;
+    if (sections != expected) LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, expected ", expected);
+  } else if (sections > std::size(kSections)) {
+    LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, at most ", std::size(kSections), " are known");
+  }
   if (in.size() < pos + 8) LOOM_THROW(ModelError, origin, ": truncated compiled model");
   uint64_t stored_hash;
   std::memcpy(&stored_hash, in.data() + in.size() - 8, 8);
-  std::string body_names[4] = {"the graph", "the parameters", "the kernel library", "the accelerator image"};
-  std::string bodies[4];
-  ModelFile m;
-  size_t end = in.size() - 8;
-  for (uint32_t s = 0; s < kSections; ++s) {
-    uint64_t len = get<uint64_t>(in, pos, origin, body_names[s].c_str());
-    if (pos > end || len > end - pos)  // the length itself may already reach into the trailing hash
-      LOOM_THROW(ModelError, origin, ": truncated compiled model (", body_names[s], " needs ", len, " bytes, ", end - pos, " left)");
-    if (s == 1) {
-      m.params = aligned_buffer(len);
-      if (len) std::memcpy(m.params.get(), in.data() + pos, len);
-      m.params_bytes = len;
-    } else {
-      bodies[s].assign(in.data() + pos, len);
+  std::string_view bodies[std::size(kSections)];
+  bool seen[std::size(kSections)] = {};
+  const size_t end = in.size() - 8;
+  for (uint32_t s = 0; s < sections; ++s) {
+    int kind = int(s);
+    if (tagged) {
+      if (end - std::min(pos, end) < 4) LOOM_THROW(ModelError, origin, ": truncated compiled model (while reading section ", s, "'s kind)");
+      kind = section_of_tag(std::string_view(in.data() + pos, 4));
+      if (kind < 0) LOOM_THROW(ModelError, origin, ": section ", s, " has unknown kind '", printable(std::string_view(in.data() + pos, 4)), "'");
+      if (seen[kind]) LOOM_THROW(ModelError, origin, ": compiled model has two sections of kind '", kSections[kind].tag, "' (", kSections[kind].what, ")");
+      pos += 4;
     }
+    seen[kind] = true;
+    uint64_t len = get<uint64_t>(in, pos, origin, kSections[kind].what);
+    if (pos > end || len > end - pos)  // the length itself may already reach into the trailing hash
+      LOOM_THROW(ModelError, origin, ": truncated compiled model (", kSections[kind].what, " needs ", len, " bytes, ", end - pos, " left)");
+    bodies[kind] = std::string_view(in.data() + pos, len);
     pos += len;
   }
   if (pos != end) LOOM_THROW(ModelError, origin, ": ", end - pos, " unexpected bytes after the last section");
   if (fnv1a(in.data(), end) != stored_hash) LOOM_THROW(ModelError, origin, ": compiled model is corrupted (checksum mismatch)");
-  m.graph_json = std::move(bodies[0]);
-  m.library = std::move(bodies[2]);
-  m.accel_image = std::move(bodies[3]);
-  if (version == kModelFormatVersionAccel && m.accel_image.empty())
-    LOOM_THROW(ModelError, origin, ": compiled model version ", version, " has an empty accelerator image");
+  for (SectionKind required : {SectionKind::Graph, SectionKind::Params, SectionKind::Library})
+    if (!seen[int(required)])
+      LOOM_THROW(ModelError, origin, ": compiled model has no section of kind '", kSections[int(required)].tag, "' (", kSections[int(required)].what, ")");
+  if (seen[int(SectionKind::AccelImage)] && bodies[int(SectionKind::AccelImage)].empty())
+    LOOM_THROW(ModelError, origin, ": compiled model has an empty accelerator image");
+  ModelFile m;
+  m.graph_json = bodies[int(SectionKind::Graph)];
+  std::string_view params = bodies[int(SectionKind::Params)];
+  m.params = aligned_buffer(params.size());
+  if (!params.empty()) std::memcpy(m.params.get(), params.data(), params.size());
+  m.params_bytes = params.size();
+  m.library = bodies[int(SectionKind::Library)];
+  m.accel_image = bodies[int(SectionKind::AccelImage)];
   return m;
 }
 

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "loom/runtime/env.h"
+#include "loom/runtime/error.h"
 #include "loom/runtime/module.h"
 
 namespace loom::runtime {
@@ -22,34 +24,23 @@ namespace {
 thread_local bool tls_in_parallel = false;
 
 int default_num_threads() {
-  if (const char* env = std::getenv("LOOM_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n > 0) return n;
-  }
+  if (auto n = env::integer("LOOM_NUM_THREADS", 1, 4096)) return int(*n);
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // Guided self-scheduling: a thread claims 1/(4 x threads) of the iterations still unclaimed (at
 // least one). The first chunks are large (few calls, contiguous memory per thread), the last ones
 // small, so a thread that got cheap iterations takes more of the rest: uneven loops (triangular
-// work, rows of different cost, a thread descheduled by the OS) finish together. With 1/(2 x
-// threads), a loop whose first quarter costs 8x the rest gave that quarter to one thread (1.37x
-// on 2 threads); 1/(4 x threads) splits it.
+// work, rows of different cost, a thread descheduled by the OS) finish together. 1/(2 x threads)
+// gave the expensive first quarter of a skewed loop to one thread; docs/cpu_backend.md has the
+// measurement.
 int64_t guided_chunk(int64_t remaining, int threads) { return std::max<int64_t>(1, remaining / (4 * int64_t(threads))); }
 
 // How long a worker that finished a loop watches for the next one before it sleeps. Waking a
-// sleeping thread takes tens of microseconds (more on a VM), longer than a whole small kernel:
-// a 14x14 conv2d (0.2 ms) ran no faster on 2 threads than on 1 because the caller had claimed
-// every chunk before the worker woke. Models run such loops back to back. LOOM_SPIN_US
-// overrides it (0: always sleep, e.g. when other processes need the cores).
-std::chrono::microseconds spin_time() {
-  static const std::chrono::microseconds t = [] {
-    const char* env = std::getenv("LOOM_SPIN_US");
-    long v = env ? std::atol(env) : 300;
-    return std::chrono::microseconds(std::max(0L, v));
-  }();
-  return t;
-}
+// sleeping thread can take longer than a whole small kernel, whose chunks the caller then claims
+// alone (docs/cpu_backend.md). Models run such loops back to back. LOOM_SPIN_US overrides it
+// (0: always sleep, e.g. when other processes need the cores).
+std::chrono::microseconds spin_time_from_env() { return std::chrono::microseconds(env::integer("LOOM_SPIN_US", 0, 10'000'000).value_or(300)); }
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -60,7 +51,9 @@ inline void cpu_relax() {
 }
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads) : threads_(threads) {
+  // Reads LOOM_SPIN_US here, on the thread that creates the pool, so that a bad value is an error
+  // there and not in a worker.
+  explicit ThreadPool(int threads) : threads_(threads), spin_(spin_time_from_env()) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
   }
 
@@ -120,10 +113,10 @@ class ThreadPool {
     }
   }
 
-  // Busy-waits up to spin_time() for a loop after `seen` (or for stop); the caller then takes
+  // Busy-waits up to spin_ for a loop after `seen` (or for stop); the caller then takes
   // the lock and checks again, so this only saves the sleep and wake-up.
   void spin_until_new_loop(uint64_t seen) {
-    auto limit = spin_time();
+    auto limit = spin_;
     if (limit.count() == 0) return;
     auto start = std::chrono::steady_clock::now();
     for (unsigned i = 1;; ++i) {
@@ -155,6 +148,7 @@ class ThreadPool {
   }
 
   const int threads_;
+  const std::chrono::microseconds spin_;
   std::vector<std::thread> workers_;
   std::mutex run_mu_;
   std::mutex mu_;
@@ -202,7 +196,14 @@ extern "C" int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void
   using namespace loom::runtime;
   if (extent <= 0) return 0;
   if (tls_in_parallel || extent == 1) return body(0, extent, closure);
-  ThreadPool& p = pool();
+  ThreadPool* pp;
+  try {
+    pp = &pool();
+  } catch (const loom::Error& e) {  // e.g. a bad LOOM_NUM_THREADS: reported by the calling kernel, not thrown through it
+    loom_set_last_error(e.what());
+    return -1;
+  }
+  ThreadPool& p = *pp;
   if (p.threads() == 1) return body(0, extent, closure);
   return p.run(extent, body, closure);
 }

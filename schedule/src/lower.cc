@@ -1,10 +1,9 @@
-// The lowering pipeline, in order. Each pass is one file in passes/; this file only sequences
-// them and dumps the IR after each one when asked (LowerOptions::dump_ir or LOOM_DUMP_IR=1).
+// The lowering pipeline, in order. Each pass is one file in passes/; this file only lists them
+// (ir::PassPipeline runs them and dumps the IR after each one when asked: LowerOptions::dump_ir
+// or LOOM_DUMP_IR=1).
 #include "loom/schedule/lower.h"
 
-#include <cstdlib>
-#include <iostream>
-
+#include "loom/ir/pass_pipeline.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 #include "passes/passes.h"
@@ -15,78 +14,63 @@ using namespace loom::ir;
 
 namespace {
 
-struct Dumper {
-  const LowerOptions& opt;
-  bool enabled;
-  explicit Dumper(const LowerOptions& o) : opt(o) {
-    const char* env = std::getenv("LOOM_DUMP_IR");
-    enabled = o.dump_ir || (env && std::string(env) != "0");
-  }
-  void operator()(const std::string& pass, const std::string& text) const {
-    if (opt.on_pass) opt.on_pass(pass, text);
-    if (enabled) (opt.dump_stream ? *opt.dump_stream : std::cerr) << "// ---- after " << pass << " ----\n" << text;
-  }
+// What the passes hand on: the schedule's lowering state, and the function being built.
+struct Lowering {
+  passes::LowerState st;
+  const std::vector<Tensor>* args = nullptr;
+  LoweredFunc f;
 };
+
+std::string bounds_text(const Lowering& l) {
+  std::string out;
+  for (auto& s : l.st.sch->stages()) {
+    auto it = l.st.regions.find(s.node().get());
+    if (it == l.st.regions.end()) continue;
+    out += s.name() + ": [";
+    for (size_t d = 0; d < it->second.size(); ++d) out += (d ? ", " : "") + to_string(it->second[d].min) + " +" + to_string(it->second[d].extent);
+    out += "]\n";
+  }
+  return out;
+}
+std::string body_text(const Lowering& l) { return to_string(l.f.body); }
+std::string func_text(const Lowering& l) { return to_string(l.f); }
+// A pass over the function body after storage flattening.
+NamedPass<Lowering> body_pass(const char* name, Stmt (*pass)(const Stmt&)) {
+  return {name, [pass](Lowering& l) { l.f.body = pass(l.f.body); }, func_text};
+}
+
+const PassPipeline<Lowering>& pipeline() {
+  static const PassPipeline<Lowering> p({
+      {"inline_stages", [](Lowering& l) { passes::inline_stages(l.st); }, nullptr},
+      {"infer_bounds", [](Lowering& l) { passes::infer_bounds(l.st); }, bounds_text},
+      {"schedule_ops", [](Lowering& l) { l.f.body = passes::schedule_ops(l.st); }, body_text},
+      {"simplify", [](Lowering& l) { l.f.body = simplify(l.f.body); }, body_text},
+      {"storage_flatten", [](Lowering& l) { l.f.body = passes::storage_flatten(l.f.body, l.st, *l.args, &l.f.args); }, func_text},
+      body_pass("inject_dma_copy", passes::inject_dma_copy),
+      body_pass("partition_loops", passes::partition_loops),
+      body_pass("unroll_loops", passes::unroll_loops),
+      body_pass("vectorize_loops", passes::vectorize_loops),
+      {"simplify_final", [](Lowering& l) { l.f.body = simplify(l.f.body); }, func_text},
+  });
+  return p;
+}
 
 }  // namespace
 
-std::vector<std::string> lowering_pass_names() {
-  return {"inline_stages", "infer_bounds", "schedule_ops", "simplify", "storage_flatten",
-          "inject_dma_copy", "partition_loops", "unroll_loops", "vectorize_loops", "simplify_final"};
-}
+std::vector<std::string> lowering_pass_names() { return pipeline().names(); }
 
 LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, const LowerOptions& options) {
-  Dumper dump(options);
-  passes::LowerState st;
-  st.sch = &sch;
-  LoweredFunc f;
-  f.name = name;
-  auto done = [&](const std::string& pass, const std::string& text) {
-    dump(pass, text);
-    return options.stop_after == pass;
-  };
-  auto describe_bounds = [&] {
-    std::string out;
-    for (auto& s : sch.stages()) {
-      auto it = st.regions.find(s.node().get());
-      if (it == st.regions.end()) continue;
-      out += s.name() + ": [";
-      for (size_t d = 0; d < it->second.size(); ++d)
-        out += (d ? ", " : "") + to_string(it->second[d].min) + " +" + to_string(it->second[d].extent);
-      out += "]\n";
-    }
-    return out;
-  };
-
-  passes::inline_stages(st);
-  if (done("inline_stages", "")) return f;
-  passes::infer_bounds(st);
-  if (done("infer_bounds", describe_bounds())) return f;
-
-  Stmt body = passes::schedule_ops(st);
-  f.body = body;
-  if (done("schedule_ops", to_string(body))) return f;
-  body = simplify(body);
-  f.body = body;
-  if (done("simplify", to_string(body))) return f;
-  body = passes::storage_flatten(body, st, args, &f.args);
-  f.body = body;
-  if (done("storage_flatten", to_string(f))) return f;
-  body = passes::inject_dma_copy(body);
-  f.body = body;
-  if (done("inject_dma_copy", to_string(f))) return f;
-  body = passes::partition_loops(body);
-  f.body = body;
-  if (done("partition_loops", to_string(f))) return f;
-  body = passes::unroll_loops(body);
-  f.body = body;
-  if (done("unroll_loops", to_string(f))) return f;
-  body = passes::vectorize_loops(body);
-  f.body = body;
-  if (done("vectorize_loops", to_string(f))) return f;
-  f.body = simplify(body);
-  done("simplify_final", to_string(f));
-  return f;
+  Lowering l;
+  l.st.sch = &sch;
+  l.args = &args;
+  l.f.name = name;
+  PassRunOptions<Lowering> run;
+  run.dump = dump_stream(options.dump_ir, options.dump_stream, "LOOM_DUMP_IR");
+  run.header = [](const std::string& pass) { return "// ---- after " + pass + " ----\n"; };
+  if (options.on_pass) run.observe = [&](const std::string& pass, const Lowering&, const std::function<std::string()>& text) { options.on_pass(pass, text()); };
+  run.stop_after = options.stop_after;
+  pipeline().run(l, run);
+  return l.f;
 }
 
 }  // namespace loom::schedule

@@ -42,7 +42,7 @@ uint64_t conv_cycles(int channels_blocks, int out_blocks, int hw, int stride, op
   spec.stride = stride;
   spec.conv_tiling = t;
   spec.rq = {9, true};
-  ops::AccelOperator a = ops::make_accel_operator(spec, {1, 16, 16}, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}, "conv");
+  ops::AccelOperator a = ops::make_accel_operator(spec, ops::accel_target(cfg), "conv");
   codegen::AccelModule m = codegen::build_accel(a.func, cfg);
   std::vector<NDArray> args = a.random_args(7);
   sim::RtlSim dev(cfg);
@@ -87,7 +87,7 @@ TEST(AccelRtl, DenseClassifierIsBoundByWeightLoads) {
   Tensor W = placeholder({63, 32, 16, 16}, DataType::Int(8), "W");
   auto q = ops::dense_int8_blocked(X, W, {8, true});
   schedule::Schedule s({q.out});
-  ops::AccelDenseTiling t = ops::choose_dense_tiling(1, 32, 63, 2, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()});
+  ops::AccelDenseTiling t = ops::choose_dense_tiling(1, 32, 63, 2, ops::accel_target(cfg).limits);
   EXPECT_EQ(t.ic_blocks, 32);  // all input blocks per load
   ops::schedule_dense_int8_accel(s, q, b, t);
   uint64_t cycles = run_on_rtl(s, {X, W}, q.out, cfg);

@@ -12,6 +12,7 @@
 #include "common/test_util.h"
 #include "loom/codegen/accel.h"
 #include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_target.h"
 #include "loom/schedule/lower.h"
 #include "loom/sim/functional_sim.h"
 
@@ -129,7 +130,7 @@ TEST_P(AccelModelConv, BiasAndRoundingMatchTheModelDefinition) {
   ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, Bi, c.stride, c.pad, {c.shift, c.relu, lo, hi});
   schedule::Schedule s({q.out});
   ops::ConvShape shape{oh, ow, c.oc / BO, c.c / B, c.k, c.k, c.stride, true};
-  ops::schedule_conv2d_int8_accel(s, q, {N, B, BO}, ops::choose_conv_tiling(shape, 2, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}));
+  ops::schedule_conv2d_int8_accel(s, q, {N, B, BO}, ops::choose_conv_tiling(shape, 2, ops::accel_target(cfg).limits));
   std::vector<NDArray> args = {from_bytes({1, c.c / B, c.h, c.w, N, B}, DataType::Int(8), xb.data()),
                                from_bytes({c.oc / BO, c.c / B, c.k, c.k, BO, B}, DataType::Int(8), wb.data()),
                                from_bytes({c.oc / BO, N, BO}, DataType::Int(32), bb.data()),
@@ -200,7 +201,7 @@ TEST(AccelModelDense, ChosenTilingsOnEveryConfig) {
     Tensor W = placeholder({c.oc, c.ic, b.block_out, b.block_in}, DataType::Int(8), "W");
     auto q = ops::dense_int8_blocked(X, W, {7, true});
     schedule::Schedule s({q.out});
-    ops::schedule_dense_int8_accel(s, q, b, ops::choose_dense_tiling(c.batch_blocks, c.ic, c.oc, c.vt, {cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()}));
+    ops::schedule_dense_int8_accel(s, q, b, ops::choose_dense_tiling(c.batch_blocks, c.ic, c.oc, c.vt, ops::accel_target(cfg).limits));
     std::vector<NDArray> args = {test::random_array(X, 1, -128, 127), test::random_array(W, 2, -128, 127), test::empty_like(q.out)};
     NDArray want = reference_eval({q.out}, {{X.op().get(), args[0]}, {W.op().get(), args[1]}})[0];
     std::vector<int8_t> w(want.data<int8_t>(), want.data<int8_t>() + want.numel());

@@ -340,6 +340,27 @@ TEST(CpuBackend, GemmTilesCrossCompileForEveryX86Level) {
   }
 }
 
+// Functions prefer 512-bit vectors exactly where the subtarget has AVX-512, whether a CPU name
+// implies it (x86-64-v4 was missed by a list of names) or the features add or remove it.
+TEST(CpuBackend, PreferredVectorWidthFollowsTheSubtargetFeatures) {
+  Tensor A = placeholder({64}, DataType::Float(32), "A");
+  Tensor B = compute({64}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  schedule::Schedule s({B});
+  ir::LoweredFunc f = schedule::lower(s, {A, B}, "twice");
+  struct Case {
+    const char *cpu, *features;
+    bool avx512;
+  };
+  for (Case c : {Case{"x86-64-v4", "", true}, Case{"skylake-avx512", "", true}, Case{"znver4", "", true}, Case{"x86-64-v3", "", false},
+                 Case{"znver3", "", false}, Case{"x86-64-v3", "+avx512f", true}, Case{"x86-64-v4", "-avx512f", false}}) {
+    codegen::LLVMOptions o;
+    o.target_cpu = c.cpu;
+    o.target_features = c.features;
+    std::string ir = codegen::emit_llvm_ir({f}, o);
+    EXPECT_EQ(ir.find("\"prefer-vector-width\"=\"512\"") != std::string::npos, c.avx512) << c.cpu << " " << c.features;
+  }
+}
+
 // AArch64 (NEON, 32 registers of 4 floats), cross-compiled from any host: the GEMM tile is 8 x 8,
 // the kernel uses vector fused multiply-adds on NEON registers; JIT and export refuse clearly.
 TEST(CpuBackend, GemmTileCrossCompilesForAArch64) {

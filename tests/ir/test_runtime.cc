@@ -102,15 +102,21 @@ TEST(Npy, ParsesHandWrittenBytesAndRejectsWrongSizes) {
 }
 
 // Compiled-model files built here by hand from the documented layout ("LOOMMODL", u32 version,
-// u32 3, then u64 length + bytes per section, then a 64-bit FNV-1a hash of everything before it).
-std::string model_bytes(const std::vector<std::string>& sections, const std::string& extra = "") {
+// u32 section count, then per section [a 4-byte kind, from version 3 on,] u64 length + bytes,
+// then a 64-bit FNV-1a hash of everything before it).
+struct Section {
+  std::string kind;  // "GRPH", "PARM", "KLIB", "ACCL"; empty in versions 1 and 2
+  std::string bytes;
+};
+std::string model_bytes(uint32_t version, const std::vector<Section>& sections, const std::string& extra = "") {
   std::string b = "LOOMMODL";
   auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(uint32_t(1));
+  put(version);
   put(uint32_t(sections.size()));
   for (auto& s : sections) {
-    put(uint64_t(s.size()));
-    b += s;
+    b += s.kind;
+    put(uint64_t(s.bytes.size()));
+    b += s.bytes;
   }
   b += extra;  // bytes after the last section, covered by the hash
   // The format's offset basis is 1469598103934665603, one digit short of standard FNV-1a's
@@ -119,6 +125,12 @@ std::string model_bytes(const std::vector<std::string>& sections, const std::str
   for (unsigned char c : b) h = (h ^ c) * 1099511628211ull;
   put(h);
   return b;
+}
+// Version 1: graph, parameters, library by position.
+std::string model_bytes(const std::vector<std::string>& sections, const std::string& extra = "") {
+  std::vector<Section> untagged;
+  for (auto& s : sections) untagged.push_back({"", s});
+  return model_bytes(1, untagged, extra);
 }
 
 TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
@@ -133,6 +145,9 @@ TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
   // Extra bytes with a correct hash: only the section walk can notice them.
   std::string e = test::error_text<ModelError>([&] { parse_model_file(model_bytes({"{}", params, "ELF"}, "xy"), "x.loom"); });
   EXPECT_NE(e.find("x.loom: 2 unexpected bytes after the last section"), std::string::npos) << e;
+  e = test::error_text<ModelError>(
+      [&] { parse_model_file(model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}, "xyz"), "x3.loom"); });
+  EXPECT_NE(e.find("x3.loom: 3 unexpected bytes after the last section"), std::string::npos) << e;
   std::string bad = model_bytes({"{}", params, "ELF"});
   bad[40] ^= 1;  // a byte of the parameters
   e = test::error_text<ModelError>([&] { parse_model_file(bad, "c.loom"); });
@@ -143,7 +158,7 @@ TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
   EXPECT_NE(e.find("t.loom: truncated compiled model (the kernel library needs"), std::string::npos) << e;
   e = test::error_text<ModelError>([&] { parse_model_file(model_bytes({"{}", params}), "s.loom"); });
   EXPECT_NE(e.find("s.loom: compiled model has 2 sections, expected 3"), std::string::npos) << e;
-  // save_model_file writes the same layout.
+  // save_model_file writes version 3: sections by kind.
   test::TestDir dir;
   runtime::save_model_file(dir.file("m.loom"), m);
   std::string saved;
@@ -153,7 +168,41 @@ TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
     for (int c; (c = std::fgetc(f)) != EOF;) saved += char(c);
     std::fclose(f);
   }
-  EXPECT_EQ(saved, model_bytes({"{\"graph\": 1}", params, "ELF"}));
+  EXPECT_EQ(saved, model_bytes(3, {{"GRPH", "{\"graph\": 1}"}, {"PARM", params}, {"KLIB", "ELF"}}));
+}
+
+// Version 3 finds its sections by kind (any order), and says what is wrong with a file from a
+// newer Loom, an unknown, repeated or missing section; version 2 (by position, with the
+// accelerator image fourth) is still read.
+TEST(ModelFile, SectionsAreFoundByKind) {
+  using runtime::parse_model_file;
+  std::string params(64, '\x01');
+  runtime::ModelFile m = parse_model_file(model_bytes(3, {{"ACCL", "IMG"}, {"KLIB", "ELF"}, {"PARM", params}, {"GRPH", "{}"}}), "o.loom");
+  EXPECT_EQ(m.graph_json, "{}");
+  EXPECT_EQ(m.library, "ELF");
+  EXPECT_EQ(m.accel_image, "IMG");
+  EXPECT_EQ(m.params_bytes, 64u);
+  m = parse_model_file(model_bytes(2, {{"", "{}"}, {"", params}, {"", "ELF"}, {"", "IMG"}}), "v2.loom");
+  EXPECT_EQ(m.accel_image, "IMG");
+  EXPECT_EQ(m.library, "ELF");
+  struct Case {
+    std::string bytes, expect;
+  };
+  std::vector<Case> cases = {
+      {model_bytes(4, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}),
+       "n.loom: compiled model format version 4 was written by a newer Loom; this runtime reads versions 1 to 3"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}, {"DBG\x01", "x"}}), "n.loom: section 3 has unknown kind 'DBG\\x01'"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"GRPH", "{}"}}), "n.loom: compiled model has two sections of kind 'GRPH' (the graph)"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}}), "n.loom: compiled model has no section of kind 'KLIB' (the kernel library)"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}, {"ACCL", ""}}), "n.loom: compiled model has an empty accelerator image"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}).substr(0, 24),
+       "n.loom: truncated compiled model (while reading section 0's kind)"},
+      {model_bytes(0, {}), "n.loom: compiled model format version 0, this runtime reads versions 1 to 3"},
+  };
+  for (auto& c : cases) {
+    std::string e = test::error_text<ModelError>([&] { parse_model_file(c.bytes, "n.loom"); });
+    EXPECT_NE(e.find(c.expect), std::string::npos) << c.expect << "\n" << e;
+  }
 }
 
 }  // namespace

@@ -288,9 +288,9 @@ TEST(BuiltinModels, ConvTilesComeFromTheBuildOptions) {
   ASSERT_FALSE(keys.empty());
   bool saw_64 = false;
   for (auto& k : keys) {
-    EXPECT_EQ(k.batch, 1);
-    EXPECT_EQ(k.in_channels % k.block, 0);
-    saw_64 |= k.in_channels == 64 && k.out_channels == 64 && k.kernel == 3 && k.stride == 1 && k.pad == 1 && k.height == 16;
+    EXPECT_EQ(k.layer.batch, 1);
+    EXPECT_EQ(k.layer.in_channels % k.block, 0);
+    saw_64 |= k.layer == ops::Conv2dLayer{1, 64, 16, 16, 64, 3, 1, 1};
   }
   EXPECT_TRUE(saw_64);  // layer1's 3x3 convs at 64/4 = 16 pixels
   auto ex = runtime::GraphExecutor::from_model_file(r.file, "resnet18");

@@ -11,14 +11,19 @@
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
+#include "common/test_util.h"
 #include "loom/ops/accel_operators.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/reference.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/tune/apply_log.h"
 #include "loom/tune/tuner.h"
-#include "../../tune/src/cost_model.h"
+#include "loom/tune/cost_model.h"
 
 namespace loom::tune {
 namespace {
@@ -269,6 +274,43 @@ void expect_every_kernel_found(const std::string& text, size_t at, const char* f
   EXPECT_EQ(found, looked) << text;
 }
 
+// A program that links Loom applies a tuning log to its own build (tune/apply_log.h): the logged
+// tile of one kernel is looked up and used, the others keep their defaults, the model still
+// computes what the reference interpreter computes, and a malformed entry names the log.
+TEST(ApplyLog, ALinkedProgramBuildsWithALoggedTile) {
+  graph::Graph g = graph::builtin_model("resnet18", 1, 32);
+  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(g);
+  ASSERT_GT(keys.size(), 2u);
+  codegen::TargetInfo target = codegen::target_info();
+  auto t = conv_kernel_template(keys[1], target);
+  TuneResult r;
+  r.best.config = {{"channel_blocks", 1}, {"x_block", 3}};  // not what the default picks
+  test::TestDir dir;
+  std::string path = dir.file("log.jsonl");
+  append_to_log(path, *t, target_key(target, runtime::num_threads()), r);
+  graph::BuildOptions o;
+  LogUse use = apply_log(o, std::make_shared<const TuningLog>(path));
+  graph::BuildResult built = graph::build(g, o);
+  EXPECT_GE(use.cpu->looked_up, int(keys.size()));
+  EXPECT_EQ(use.cpu->found, 1);
+  EXPECT_EQ(use.accel->looked_up, 0);
+  auto ex = runtime::GraphExecutor::from_model_file(built.file, "resnet18");
+  NDArray x = test::random_float32(ex.input_spec(0).shape, 3);
+  NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
+  double scale = 0, err = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    scale = std::max(scale, std::fabs(want.get_as_double(i)));
+    err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+  }
+  EXPECT_LE(err, 1e-4 * scale);
+  r.best.config = {{"channel_blocks", 1}};  // no x_block
+  std::string bad = dir.file("bad.jsonl");
+  append_to_log(bad, *t, target_key(target, runtime::num_threads()), r);
+  apply_log(o, std::make_shared<const TuningLog>(bad));
+  std::string msg = test::error_text<Error>([&] { graph::build(g, o); });
+  EXPECT_NE(msg.find("tuning log '" + bad + "': a conv2d_nchwc entry"), std::string::npos) << msg;
+}
+
 // `loom tune model` tunes every blocked conv kernel of a model into the log, and `loom compile
 // --tuning-log` finds a configuration for each of them (and says so).
 TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
@@ -310,13 +352,13 @@ bool have_rtl() {
 // interpreter's evaluation of the operator's definition.
 TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
   accel::AccelConfig cfg = accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/1x32x32.json");
-  AccelConv2dShape s;
-  s.channels = 64, s.out_channels = 64, s.size = 14;
+  Conv2dShape s;
+  s.in_channels = 64, s.out_channels = 64, s.height = s.width = 14;
   auto t = make_accel_conv2d_template(s, cfg, "rtl");  // registers the simulator backends
   if (!have_rtl()) GTEST_SKIP() << "built without the RTL simulation";
   EXPECT_EQ(t->measure(), Measure::Cycles);
   EXPECT_EQ(t->shape(), accel_conv_key(14, 14, 2, 2, 3, 3, 1));
-  ops::AccelLimits lim{cfg.inp_depth(), cfg.wgt_depth(), cfg.acc_depth()};
+  ops::AccelLimits lim = ops::accel_target(cfg).limits;
   ops::ConvShape conv{14, 14, 2, 2, 3, 3, 1, true};
   std::vector<Config> space = t->space();
   EXPECT_GT(space.size(), 20u);
@@ -348,8 +390,8 @@ TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
   // A backend that counts no cycles cannot decide anything: a clear error, not a zero-cycle win.
   auto fsim = make_accel_conv2d_template(s, cfg, "fsim");
   EXPECT_NE(test::error_text<DeviceError>([&] { fsim->simulate(fsim->default_config(), 1); }).find("counts no cycles"), std::string::npos);
-  AccelConv2dShape bad = s;
-  bad.channels = 48;
+  Conv2dShape bad = s;
+  bad.in_channels = 48;
   EXPECT_NE(test::error_text<ShapeError>([&] { make_accel_conv2d_template(bad, cfg); }).find("not whole blocks"), std::string::npos);
 }
 

@@ -1,4 +1,4 @@
-#include "cost_model.h"
+#include "loom/tune/cost_model.h"
 
 #include "loom/runtime/error.h"
 

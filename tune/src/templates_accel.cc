@@ -20,39 +20,51 @@ std::string accel_target_key(const accel::AccelConfig& config, const std::string
   return "accel=" + config.name + " device=" + device;
 }
 
+namespace {
+
+// The accelerator templates take square layers of batch 1 (ops::AccelOpSpec's size).
+void check_square(const Conv2dShape& s) {
+  if (s.height != s.width || s.batch != 1)
+    LOOM_THROW(ShapeError, "accel_conv2d template: the layer must be square with batch 1, got batch ", s.batch, ", ", s.height, "x", s.width);
+}
+
+}  // namespace
+
 ops::AccelConvTiling accel_conv_tiling(const Config& c) {
   return {knob(c, "h_block"), knob(c, "w_block"), knob(c, "oc_blocks"), knob(c, "virtual_threads")};
 }
 
-ops::AccelOperator accel_conv2d_operator(const AccelConv2dShape& s, const accel::AccelConfig& config, const Config& c) {
+ops::AccelOperator accel_conv2d_operator(const Conv2dShape& s, const accel::AccelConfig& config, const Config& c) {
+  check_square(s);
   ops::AccelOpSpec spec;
-  spec.channels = s.channels;
-  spec.out_channels = s.out_channels;
-  spec.size = s.size;
-  spec.kernel = s.kernel;
-  spec.stride = s.stride;
-  spec.pad = s.pad;
+  spec.channels = int(s.in_channels);
+  spec.out_channels = int(s.out_channels);
+  spec.size = int(s.height);
+  spec.kernel = int(s.kernel);
+  spec.stride = int(s.stride);
+  spec.pad = int(s.pad);
   spec.conv_tiling = accel_conv_tiling(c);
   spec.virtual_threads = spec.conv_tiling->virtual_threads;
-  return ops::make_accel_operator(spec, {config.batch, config.block_in, config.block_out},
-                                  {config.inp_depth(), config.wgt_depth(), config.acc_depth()}, "kernel");
+  return ops::make_accel_operator(spec, ops::accel_target(config), "kernel");
 }
 
 namespace {
 
 class AccelConv2dTemplate : public Template {
  public:
-  AccelConv2dTemplate(const AccelConv2dShape& s, accel::AccelConfig config, std::string device)
-      : s_(s), cfg_(std::move(config)), device_(std::move(device)), limits_{cfg_.inp_depth(), cfg_.wgt_depth(), cfg_.acc_depth()} {
-    if (s.channels % cfg_.block_in || s.out_channels % cfg_.block_out)
-      LOOM_THROW(ShapeError, "accel_conv2d template: ", s.channels, " -> ", s.out_channels, " channels are not whole blocks of ", cfg_.block_in,
+  AccelConv2dTemplate(const Conv2dShape& s, accel::AccelConfig config, std::string device)
+      : s_(s), cfg_(std::move(config)), device_(std::move(device)), limits_(ops::accel_target(cfg_).limits) {
+    check_square(s);
+    if (s.in_channels % cfg_.block_in || s.out_channels % cfg_.block_out)
+      LOOM_THROW(ShapeError, "accel_conv2d template: ", s.in_channels, " -> ", s.out_channels, " channels are not whole blocks of ", cfg_.block_in,
                  " -> ", cfg_.block_out, " (config '", cfg_.name, "')");
-    if (s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_size() < 1)
-      LOOM_THROW(ShapeError, "accel_conv2d template: size ", s.size, ", kernel ", s.kernel, ", stride ", s.stride, ", pad ", s.pad,
+    if (s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1)
+      LOOM_THROW(ShapeError, "accel_conv2d template: size ", s.height, ", kernel ", s.kernel, ", stride ", s.stride, ", pad ", s.pad,
                  " give no output");
     // The shape compiled models tile, bias included (it takes accumulator entries), so a tuned
     // tiling is valid for the layer in a model too.
-    conv_ = ops::ConvShape{s.out_size(), s.out_size(), s.out_channels / cfg_.block_out, s.channels / cfg_.block_in, s.kernel, s.kernel, s.stride, true};
+    const int out = int(s.out_height());
+    conv_ = ops::ConvShape{out, out, int(s.out_channels / cfg_.block_out), int(s.in_channels / cfg_.block_in), int(s.kernel), int(s.kernel), int(s.stride), true};
     sim::register_backends();
   }
   Measure measure() const override { return Measure::Cycles; }
@@ -97,7 +109,7 @@ class AccelConv2dTemplate : public Template {
             float(double(t.oc_blocks) * t.h_block * t.w_block * t.virtual_threads / double(limits_.acc))};
   }
   double flops() const override {
-    return 2.0 * cfg_.batch * double(s_.out_channels) * s_.channels * s_.kernel * s_.kernel * conv_.out_h * conv_.out_w;
+    return 2.0 * cfg_.batch * double(s_.out_channels) * s_.in_channels * s_.kernel * s_.kernel * conv_.out_h * conv_.out_w;
   }
   Simulated simulate(const Config& c, uint64_t seed) const override {
     ops::AccelOperator a = accel_conv2d_operator(s_, cfg_, c);
@@ -111,7 +123,7 @@ class AccelConv2dTemplate : public Template {
   }
 
  private:
-  AccelConv2dShape s_;
+  Conv2dShape s_;
   accel::AccelConfig cfg_;
   std::string device_;
   ops::AccelLimits limits_;
@@ -120,7 +132,7 @@ class AccelConv2dTemplate : public Template {
 
 }  // namespace
 
-std::unique_ptr<Template> make_accel_conv2d_template(const AccelConv2dShape& shape, const accel::AccelConfig& config, const std::string& device) {
+std::unique_ptr<Template> make_accel_conv2d_template(const Conv2dShape& shape, const accel::AccelConfig& config, const std::string& device) {
   return std::make_unique<AccelConv2dTemplate>(shape, config, device);
 }
 

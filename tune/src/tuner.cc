@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost_model.h"
+#include "loom/tune/cost_model.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 

@@ -1,7 +1,8 @@
-// Compiling a graph into a compiled-model file: optimize (passes.h), fuse, schedule and lower
-// every kernel, compile them all with the LLVM backend into one shared library, plan memory, and
-// write the executor graph, parameters and library into one ModelFile (runtime/model_file.h)
-// that runtime::GraphExecutor runs without any compiler library.
+// Compiling a graph into a compiled-model file: optimize (passes.h), fuse, plan memory, then
+// plan the executor values, schedule and lower every kernel (CPU functions compiled by the LLVM
+// backend into one shared library, accelerator kernels linked into one image), and write the
+// executor graph (runtime/executor_graph.h), parameters, library and image into one ModelFile
+// (runtime/model_file.h) that runtime::GraphExecutor runs without any compiler library.
 #pragma once
 #include <functional>
 #include <optional>
@@ -10,7 +11,9 @@
 #include "loom/codegen/llvm.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/accel_schedules.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/ops/cpu_schedules.h"
+#include "loom/runtime/executor_graph.h"
 #include "loom/runtime/model_file.h"
 
 namespace loom::graph {
@@ -18,7 +21,8 @@ namespace loom::graph {
 // A blocked (NCHWc) conv2d kernel as the tuner keys it: the plain layer and the channel block.
 // Kernels with unequal strides or pads, dilation or groups have no key.
 struct ConvKernelKey {
-  int64_t batch, in_channels, height, width, out_channels, kernel, stride, pad, block;
+  ops::Conv2dLayer layer;
+  int64_t block = 0;
   int64_t int8_group = 0;  // int8 data in a grouped form: its G (2 or 4, ops/layers.h); 0: float32 data
 };
 
@@ -48,6 +52,7 @@ struct KernelReport {
 
 struct BuildResult {
   runtime::ModelFile file;
+  runtime::ExecutorGraph executor_graph;  // what file.graph_json holds, typed
   Graph graph;  // after optimization
   FusionPlan fusion;
   MemoryPlan memory;

@@ -9,6 +9,7 @@
 
 #include "loom/ir/stmt.h"
 #include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_target.h"
 #include "loom/runtime/ndarray.h"
 
 namespace loom::ops {
@@ -36,6 +37,6 @@ struct AccelOperator {
 
 // Throws ShapeError naming the operand for channels that are not whole blocks, ScheduleError for
 // tilings that do not divide or fit.
-AccelOperator make_accel_operator(const AccelOpSpec& spec, const Blocking& blocking, const AccelLimits& limits, const std::string& name);
+AccelOperator make_accel_operator(const AccelOpSpec& spec, const AccelTarget& target, const std::string& name);
 
 }  // namespace loom::ops

@@ -7,9 +7,10 @@
 namespace loom::ops {
 
 // How a GEMM reads B: packed into column panels first (matmul_packed), in place (matmul; for a
-// few rows of A packing costs as much as the product: M = 1, N = 1000, K = 512 ran at 4 GFLOP/s
-// packed, 21 unpacked on Zen 3), or, for one column (N = 1), as dot products vectorized along K
-// (matmul_dot_k; a tile of 8 columns would waste 7 lanes).
+// few rows of A packing costs as much as the product), or, for one column (N = 1), as dot
+// products vectorized along K (matmul_dot_k; a tile of 8 columns would waste 7 lanes).
+// docs/cpu_backend.md ("Measurements behind the schedules") has the figures behind this file's
+// choices.
 enum class GemmForm { Packed, Unpacked, DotK };
 const char* to_string(GemmForm f);
 
@@ -25,7 +26,7 @@ struct GemmTiling {
 // registers: two vectors of columns (nr = 2 x lanes) and as many rows as leave room for the two B
 // vectors and the broadcast A element: mr = min(8, (registers - 3) / 2). AVX2 (8 lanes, 16
 // registers): 6 x 16; AVX-512 (16, 32): 8 x 32; NEON (4, 32): 8 x 8. An mr x nr tile of 8 x 32 on
-// AVX2 needs 32 accumulators in 16 registers and spills (0.36x OpenBLAS on Zen 3; 6 x 16: 1.0x).
+// AVX2 needs 32 accumulators in 16 registers and spills.
 GemmTiling gemm_tiling_for(int float32_lanes, int vector_registers);
 // For a shape: mr at most M; N = 1 with K a multiple of the lanes: DotK, 4 rows per tile; M <= 4:
 // Unpacked, the tile M rows x up to 4 vectors of columns (all of A's rows in registers, B
@@ -49,8 +50,7 @@ void schedule_matmul_packed_cpu(schedule::Schedule& s, const Tensor& C, const Ge
 // (the lowering's loop partitioning keeps guards out of the full tiles). The reduction runs with
 // the window outside the input channels (window_outer), so no broadcast is reused across kernel
 // columns: reuse kept x_block + kw - 1 broadcasts live and spilled the accumulators.
-// Zen 3 (AVX2), 64 -> 64 channels at 56 columns: 16 x 6 (0.90x oneDNN at 1 thread; the
-// earlier dividing-only choice 32 x 2: 0.79x; the old fixed 16 x 28 spilled: 0.32x).
+// On AVX2, 64 -> 64 channels at 56 columns: 16 x 6.
 // The knobs beyond the register tile are what `loom tune` searches (tune/): the order of the
 // reduction loops around the tile, and whether rows join the parallel loop (more, smaller tasks).
 struct ConvNchwTiling {

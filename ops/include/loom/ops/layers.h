@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/ir/tensor.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/runtime/ndarray.h"
 
 namespace loom::ops {
@@ -25,10 +26,6 @@ std::vector<Expr> shape_exprs(const Shape& s);
 // a * b, in int32 when the operands are narrower integers: conv2d, dense and their blocked
 // forms take int8 inputs (with int32 bias) and accumulate and return int32.
 Expr widening_mul(Expr a, Expr b);
-
-// Output extent of a sliding window: floor (or ceil) of (in + pads - dilated kernel) / stride + 1.
-int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation = 1,
-                   bool ceil_mode = false);
 
 struct Conv2dParams {
   std::array<int64_t, 2> strides{1, 1};

@@ -25,7 +25,7 @@ LOOM_DECLARE_ERROR(ScheduleError);  // illegal schedule primitive
 LOOM_DECLARE_ERROR(LoweringError);  // program that cannot be lowered
 LOOM_DECLARE_ERROR(CodegenError);   // backend failed to compile
 LOOM_DECLARE_ERROR(RuntimeError);   // module loading / calling problems
-LOOM_DECLARE_ERROR(ConfigError);    // accelerator config invalid
+LOOM_DECLARE_ERROR(ConfigError);    // invalid configuration: accelerator config, LOOM_* environment variable
 LOOM_DECLARE_ERROR(IsaError);       // malformed / illegal instruction
 LOOM_DECLARE_ERROR(ModelError);     // malformed or unsupported model (importers, graph, compiled-model files)
 LOOM_DECLARE_ERROR(DeviceError);    // device backend failure (DMA range, timeout, deadlock)

@@ -1,7 +1,8 @@
 // Graph executor: runs a compiled model (.loom file, see model_file.h) with the runtime alone.
-// The executor graph lists the model's values (inputs, parameters, planned temporaries), the
-// storage buffers of the static memory plan, and the kernel calls in execution order; each kernel
-// is a function of the model's shared library following the ABI in module.h.
+// The executor graph (executor_graph.h) lists the model's values (inputs, parameters, planned
+// temporaries), the storage buffers of the static memory plan, and the kernel calls in execution
+// order; a CPU kernel is a function of the model's shared library following the ABI in module.h,
+// an accelerator kernel a stream of the model's accelerator image.
 //
 //   auto ex = GraphExecutor::load("resnet18.loom");
 //   ex.set_input(0, image);
@@ -13,26 +14,12 @@
 #include <vector>
 
 #include "loom/runtime/accel_image.h"
+#include "loom/runtime/executor_graph.h"
 #include "loom/runtime/model_file.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
 namespace loom::runtime {
-
-inline constexpr const char* kGraphFormat = "loom-graph";
-inline constexpr int kGraphFormatVersion = 1;
-
-// A kernel call runs a function of the kernel library on the CPU, or (accel_stream >= 0) a stream
-// of the model's accelerator image. Accelerator values live in the image (at their accel_offset);
-// before the stream, `upload` values are copied from the host into the image, after it,
-// `download` values are copied back (only where a CPU kernel or an output reads them).
-struct KernelCall {
-  std::string node;  // the graph node(s) it computes, for profiles and errors
-  std::string func;  // function in the kernel library (CPU) or the stream's name (accelerator)
-  std::vector<int> args;  // value ids: inputs, then the output
-  int accel_stream = -1;
-  std::vector<int> upload, download;
-};
 
 struct ExecutorOptions {
   std::string accel_backend = "fsim";  // the device backend accelerator kernels run on

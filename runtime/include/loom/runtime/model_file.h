@@ -1,15 +1,17 @@
 // The compiled-model file (.loom): everything a compiled model needs to run, in one file, read by
 // the runtime alone (no compiler libraries):
-//   - the executor graph (JSON: values, memory plan, kernel calls; see graph_executor.h),
+//   - the executor graph (JSON: values, memory plan, kernel calls; see executor_graph.h),
 //   - the parameters (one 64-byte aligned blob; the graph gives each one's offset and size),
 //   - the machine code of every kernel (a shared library exported by the LLVM backend),
 //   - for models with accelerator kernels, the linked accelerator image (runtime/accel_image.h).
 //
-// Layout (little-endian): "LOOMMODL", u32 format version, u32 section count, then per section
-// u64 byte length + bytes (graph, params, library[, accelerator image]), and a trailing u64
-// FNV-1a hash of everything before it. Version 1 has 3 sections (CPU-only models; still written
-// for them), version 2 has 4. A truncated, corrupted or other-version file throws ModelError
-// naming the file.
+// Layout (little-endian): "LOOMMODL", u32 format version, u32 section count, then per section a
+// 4-byte kind ("GRPH" graph, "PARM" parameters, "KLIB" kernel library, "ACCL" accelerator
+// image), u64 byte length and the bytes, and a trailing u64 FNV-1a hash of everything before it.
+// Sections are found by kind, in any order; graph, parameters and library are required, each kind
+// appears at most once. This is format version 3; versions 1 and 2 (sections by position: graph,
+// parameters, library[, accelerator image]) are still read. A truncated, corrupted or newer-format
+// file, or one with an unknown or repeated section, throws ModelError naming the file.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,8 +19,7 @@
 
 namespace loom::runtime {
 
-inline constexpr uint32_t kModelFormatVersion = 1;       // CPU-only models
-inline constexpr uint32_t kModelFormatVersionAccel = 2;  // models with an accelerator image
+inline constexpr uint32_t kModelFormatVersion = 3;  // what save_model_file writes
 
 struct ModelFile {
   std::string graph_json;

@@ -14,6 +14,7 @@
 #include "loom/accel/config.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ops/accel_operators.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
@@ -75,11 +76,8 @@ class Template {
 // nv x lanes), k_unroll.
 std::unique_ptr<Template> make_gemm_template(int64_t M, int64_t N, int64_t K, const codegen::TargetInfo& target);
 
-struct Conv2dShape {
-  int64_t batch = 1, in_channels = 64, height = 56, width = 56, out_channels = 64, kernel = 3, stride = 1, pad = 1;
-  int64_t out_height() const { return (height + 2 * pad - kernel) / stride + 1; }
-  int64_t out_width() const { return (width + 2 * pad - kernel) / stride + 1; }
-};
+// The CPU and accelerator conv templates take the layer shape every layer uses.
+using Conv2dShape = ops::Conv2dLayer;
 // conv2d NCHW (fp32), weights packed by output-channel blocks: knobs oc_block, x_block,
 // window_outer, parallel_rows (ops::ConvNchwTiling).
 std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const codegen::TargetInfo& target);
@@ -98,16 +96,13 @@ std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, i
 // counts cycles). Knobs h_block, w_block, oc_blocks, virtual_threads (ops::AccelConvTiling); valid
 // configurations divide the output and fit every scratchpad for every context. Op "accel_conv2d",
 // shape accel_conv_key(): what `loom compile --tuning-log` looks up for the accelerator's convs.
-struct AccelConv2dShape {
-  int channels = 64, out_channels = 64, size = 56, kernel = 3, stride = 1, pad = 1;
-  int out_size() const { return (size + 2 * pad - kernel) / stride + 1; }
-};
-std::unique_ptr<Template> make_accel_conv2d_template(const AccelConv2dShape& shape, const accel::AccelConfig& config,
+// The shape must be square (height == width) with batch 1.
+std::unique_ptr<Template> make_accel_conv2d_template(const Conv2dShape& shape, const accel::AccelConfig& config,
                                                      const std::string& device = "rtl");
 // The tiling an accel_conv2d configuration names (ConfigError for a missing knob), and the
 // operator that template measures for it: what a bench or test runs on another backend.
 ops::AccelConvTiling accel_conv_tiling(const Config& c);
-ops::AccelOperator accel_conv2d_operator(const AccelConv2dShape& shape, const accel::AccelConfig& config, const Config& c);
+ops::AccelOperator accel_conv2d_operator(const Conv2dShape& shape, const accel::AccelConfig& config, const Config& c);
 // The log key of an accelerator conv: what its tiling depends on (output rows and columns,
 // output- and input-channel blocks, kernel, stride), so compiled models find it by their layer.
 std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w, int stride);

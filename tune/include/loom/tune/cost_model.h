@@ -1,4 +1,4 @@
-// Internal to loom_tune: the learned cost model. Gradient-boosted regression trees (XGBoost's C
+// The tuner's learned cost model. Gradient-boosted regression trees (XGBoost's C
 // API) from a configuration's features to its log throughput; refitted after every round.
 #pragma once
 #include <memory>

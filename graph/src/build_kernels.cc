@@ -1,0 +1,173 @@
+#include <map>
+#include <sstream>
+
+#include "build_steps.h"
+#include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
+#include "loom/runtime/error.h"
+#include "loom/schedule/lower.h"
+
+namespace loom::graph {
+
+namespace {
+
+// Two groups with the same key compute the same function of their inputs.
+std::string group_key(const Graph& g, const FusedGroup& grp) {
+  std::ostringstream os;
+  std::map<int, std::string> ref;
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    ref[grp.inputs[k]] = "i" + std::to_string(k);
+    os << "i" << k << ":" << g.type_of(grp.inputs[k]).str() << ";";
+  }
+  for (size_t j = 0; j < grp.nodes.size(); ++j) {
+    const Node& n = g.node(grp.nodes[j]);
+    os << "n" << j << "=" << n.op << "(";
+    for (int in : n.inputs) os << ref[in] << ",";
+    os << "){" << n.attrs.str() << "};";
+    ref[grp.nodes[j]] = "n" + std::to_string(j);
+  }
+  return os.str();
+}
+
+std::string group_ops(const Graph& g, const FusedGroup& grp) {
+  std::string s;
+  for (int id : grp.nodes) s += (s.empty() ? "" : "+") + g.node(id).op;
+  return s;
+}
+
+std::string group_nodes(const Graph& g, const FusedGroup& grp) {
+  std::string s;
+  for (int id : grp.nodes) s += (s.empty() ? "" : "+") + g.node(id).name;
+  return s;
+}
+
+ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
+  for (auto& st : s.stages())
+    if (st->op->tag == tag && !st->op->reduce_axes().empty()) return ir::Tensor(st->op);
+  return ir::Tensor();
+}
+
+// The tuner's key for a blocked conv2d node, if it has one (square kernel, equal strides and pads).
+std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
+  const Shape& x = g.type_of(conv.inputs[0]).shape;
+  const Shape& w = g.type_of(conv.inputs[1]).shape;
+  auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
+       dilations = conv.attrs.get_ints("dilations", {1, 1});
+  bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
+  int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
+  // int8 data in the widened form has no template (and must not take a float kernel's tiles).
+  if (g.type_of(conv.inputs[0]).dtype != DataType::Float(32) && !group) return std::nullopt;
+  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] || strides.size() != 2 ||
+      strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != w[5])
+    return std::nullopt;
+  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0]}, x[4], group};
+}
+
+ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, const codegen::TargetInfo& target,
+                            const BuildOptions& options) {
+  int lanes = target.float32_lanes();
+  std::map<int, ir::Tensor> t;
+  std::vector<ir::Tensor> args;
+  for (size_t k = 0; k < grp.inputs.size(); ++k) {
+    const TensorType& type = g.type_of(grp.inputs[k]);
+    std::vector<ir::Expr> shape;
+    for (int64_t d : type.shape) shape.push_back(ir::Expr(static_cast<int>(d)));
+    args.push_back(ir::placeholder(shape, type.dtype, sanitize(g.node(grp.inputs[k]).name)));
+    t[grp.inputs[k]] = args.back();
+  }
+  for (int id : grp.nodes) {
+    const Node& n = g.node(id);
+    std::vector<ir::Tensor> in;
+    for (int i : n.inputs) in.push_back(t.at(i));
+    t[id] = op_def(n.op).compute(n, in, sanitize(n.name));
+  }
+  ir::Tensor out = t.at(grp.output);
+  args.push_back(out);
+  schedule::Schedule s({out});
+  const Node& anchor = g.node(grp.anchor);
+  ir::Tensor conv = stage_with_tag(s, "conv2d"), dense = stage_with_tag(s, "dense");
+  bool blocked = anchor.op == "conv2d" && anchor.attrs.get_string("layout", "NCHW") == "NCHWc" && conv.defined();
+  if (blocked && anchor.attrs.get_int("groups", 1) == 1) {
+    std::optional<ops::NchwcConvTile> tile;
+    if (options.conv_tile)
+      if (auto key = conv_kernel_key(g, anchor)) tile = options.conv_tile(*key);
+    ops::schedule_conv2d_nchwc_cpu(s, conv, out, lanes, target.vector_registers, tile);
+  }
+  else if (blocked)
+    ops::schedule_depthwise_nchwc_cpu(s, conv, out, lanes);
+  else if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
+    ops::schedule_conv2d_fused_cpu(s, conv, out, lanes);
+  else if (anchor.op == "conv2d" && conv.defined() && anchor.attrs.get_int("groups", 1) > 1 &&
+           anchor.attrs.get_int("groups", 1) == g.type_of(anchor.inputs[0]).shape[1] &&
+           anchor.attrs.get_int("groups", 1) == anchor.type.shape[1])
+    ops::schedule_depthwise_conv2d_cpu(s, conv, out, lanes);
+  else if (anchor.op == "dense" && anchor.attrs.get_int("n_block", 0) > 0 && dense.defined())
+    ops::schedule_dense_fused_cpu(s, dense, out, lanes);
+  else
+    ops::schedule_generic_cpu(s, out, lanes);
+  return schedule::lower(s, args, name);
+}
+
+}  // namespace
+
+std::string sanitize(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "n" + out;
+  return out;
+}
+
+CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const Placement& placement, ValuePlan& plan,
+                                const codegen::TargetInfo& target, const BuildOptions& options) {
+  auto progress = [&](size_t k, const std::string& what) {
+    if (options.progress) options.progress("kernel " + std::to_string(k + 1) + "/" + std::to_string(fusion.groups.size()) + ": " + what);
+  };
+  CompiledKernels out;
+  std::set<int> uploaded;
+  std::map<std::string, size_t> report_of_key;  // identical CPU groups share one function
+  for (size_t k = 0; k < fusion.groups.size(); ++k) {
+    const FusedGroup& grp = fusion.groups[k];
+    runtime::KernelCall call;
+    for (int in : grp.inputs) call.args.push_back(plan.value_of.at(in));
+    call.args.push_back(plan.value_of.at(grp.output));
+    if (placement.on_accel[k]) {
+      call.device = runtime::KernelDevice::Accel;
+      call.node = g.node(grp.output).name;
+      call.func = "a" + std::to_string(k) + "_" + sanitize(call.node);
+      progress(k, "accelerator " + group_ops(g, grp));
+      try {
+        call.accel_stream = static_cast<int>(plan.accel->compile_group(g, grp, call.func));
+      } catch (const Error& e) {
+        LOOM_THROW(CodegenError, "accelerator kernel for node '", call.node, "': ", e.what());
+      }
+      out.reports.push_back({call.func, group_ops(g, grp), 1, true});
+      // A host value goes to the device once, before its first accelerator reader.
+      for (int in : grp.inputs)
+        if (!g.node(in).is_constant() && !placement.accel_made.count(in) && uploaded.insert(in).second)
+          call.upload.push_back(plan.value_of.at(in));
+      if (placement.cpu_read.count(grp.output)) call.download.push_back(plan.value_of.at(grp.output));
+    } else {
+      auto [it, is_new] = report_of_key.emplace(group_key(g, grp), out.reports.size());
+      if (is_new) {
+        std::string ops = group_ops(g, grp);
+        std::string name = "k" + std::to_string(out.funcs.size()) + "_" + sanitize(ops);
+        progress(k, ops);
+        try {
+          out.funcs.push_back(lower_group(g, grp, name, target, options));
+        } catch (const Error& e) {
+          LOOM_THROW(CodegenError, "kernel for node '", g.node(grp.output).name, "' (", ops, "): ", e.what());
+        }
+        out.reports.push_back({name, ops, 0});
+      }
+      KernelReport& rep = out.reports[it->second];
+      ++rep.calls;
+      call.device = runtime::KernelDevice::CPU;
+      call.node = group_nodes(g, grp);
+      call.func = rep.func;
+    }
+    plan.exec.kernels.push_back(std::move(call));
+  }
+  return out;
+}
+
+}  // namespace loom::graph

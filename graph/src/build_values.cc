@@ -1,0 +1,68 @@
+#include "build_steps.h"
+
+#include "accel_ops.h"
+
+namespace loom::graph {
+
+namespace {
+
+uint64_t round_up_64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+}  // namespace
+
+Placement place_groups(const Graph& g, const FusionPlan& fusion) {
+  Placement p;
+  p.cpu_read.insert(g.outputs.begin(), g.outputs.end());
+  for (auto& grp : fusion.groups) {
+    p.on_accel.push_back(is_accel_op(g.node(grp.anchor).op));
+    (p.on_accel.back() ? p.accel_read : p.cpu_read).insert(grp.inputs.begin(), grp.inputs.end());
+    if (p.on_accel.back()) p.accel_made.insert(grp.output);
+  }
+  return p;
+}
+
+ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan& memory, const Placement& placement,
+                      const BuildOptions& options) {
+  ValuePlan plan;
+  runtime::ExecutorGraph& exec = plan.exec;
+  if (!placement.accel_made.empty()) plan.accel = std::make_unique<AccelBuild>(*options.accel, options.accel_conv_tiling);
+  exec.model = g.name;
+  exec.storages = memory.storage_bytes;
+  exec.planned_bytes = memory.planned_bytes();
+  exec.unplanned_bytes = memory.unplanned_bytes;
+  auto add_value = [&](int id, runtime::ValueKind kind) -> runtime::ExecutorValue& {
+    const TensorType& t = g.type_of(id);
+    runtime::ExecutorValue v;
+    v.name = g.node(id).name;
+    v.shape = t.shape;
+    v.dtype = t.dtype;
+    v.kind = kind;
+    if (placement.touches_accel(id)) v.accel_offset = static_cast<int64_t>(plan.accel->place(g, id));
+    plan.value_of[id] = static_cast<int>(exec.values.size());
+    exec.values.push_back(std::move(v));
+    return exec.values.back();
+  };
+  for (int id : g.inputs) {
+    add_value(id, runtime::ValueKind::Input).storage = exec.storages.size();
+    exec.storages.push_back(round_up_64(g.type_of(id).nbytes()));
+  }
+  std::set<int> read(placement.cpu_read.begin(), placement.cpu_read.end());
+  read.insert(placement.accel_read.begin(), placement.accel_read.end());
+  for (int id : read) {
+    if (!g.node(id).is_constant()) continue;
+    if (!placement.cpu_read.count(id)) {  // only accelerator kernels read it: it lives in the image alone
+      add_value(id, runtime::ValueKind::AccelParam);
+      continue;
+    }
+    plan.param_nodes.push_back(id);
+    add_value(id, runtime::ValueKind::Param).param_offset = plan.params_bytes;
+    plan.params_bytes += round_up_64(g.type_of(id).nbytes());
+  }
+  for (auto& grp : fusion.groups)
+    add_value(grp.output, runtime::ValueKind::Temp).storage = static_cast<uint64_t>(memory.storage_of[grp.output]);
+  for (int id : g.inputs) exec.inputs.push_back(plan.value_of.at(id));
+  for (int id : g.outputs) exec.outputs.push_back(plan.value_of.at(id));
+  return plan;
+}
+
+}  // namespace loom::graph

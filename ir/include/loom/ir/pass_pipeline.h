@@ -1,0 +1,62 @@
+// One pass pipeline for loops (schedule::lower) and graphs (graph::optimize): the passes are one
+// list of {name, run, print}; run() calls them in order and, after each, hands the state to an
+// observer and prints it to a dump stream. The printer is called only when someone reads the
+// text (a dump stream is set, or the observer asks), so a pipeline without dumps prints nothing.
+#pragma once
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "loom/runtime/env.h"
+
+namespace loom::ir {
+
+template <typename State>
+struct NamedPass {
+  std::string name;
+  std::function<void(State&)> run;
+  std::function<std::string(const State&)> print;  // the state as text after this pass
+};
+
+template <typename State>
+struct PassRunOptions {
+  std::ostream* dump = nullptr;  // set: each pass's printed state goes here, under `header(name)`
+  std::function<std::string(const std::string& pass)> header;
+  // Called after each pass; `text()` prints the state (only when called).
+  std::function<void(const std::string& pass, const State&, const std::function<std::string()>& text)> observe;
+  std::string stop_after;  // a pass name: the run ends after it
+};
+
+template <typename State>
+class PassPipeline {
+ public:
+  explicit PassPipeline(std::vector<NamedPass<State>> passes) : passes_(std::move(passes)) {}
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (auto& p : passes_) out.push_back(p.name);
+    return out;
+  }
+
+  void run(State& state, const PassRunOptions<State>& options) const {
+    for (auto& p : passes_) {
+      p.run(state);
+      auto text = [&] { return p.print ? p.print(state) : std::string(); };
+      if (options.observe) options.observe(p.name, state, text);
+      if (options.dump) *options.dump << (options.header ? options.header(p.name) : "// after " + p.name + "\n") << text();
+      if (options.stop_after == p.name) return;
+    }
+  }
+
+ private:
+  std::vector<NamedPass<State>> passes_;
+};
+
+// The dump stream for a pipeline: `stream` (std::cerr when null) if `requested` or the flag
+// environment variable `env_flag` is set (runtime/env.h), else none.
+inline std::ostream* dump_stream(bool requested, std::ostream* stream, const char* env_flag) {
+  return requested || runtime::env::flag(env_flag) ? (stream ? stream : &std::cerr) : nullptr;
+}
+
+}  // namespace loom::ir

@@ -1,0 +1,18 @@
+// What the accelerator's schedules need of its config, derived in one place: the GEMM core's
+// blocking (batch x block_in x block_out) and the scratchpad depths the tilings must fit.
+#pragma once
+#include "loom/accel/config.h"
+#include "loom/ops/accel_schedules.h"
+
+namespace loom::ops {
+
+struct AccelTarget {
+  Blocking blocking;
+  AccelLimits limits;
+};
+
+inline AccelTarget accel_target(const accel::AccelConfig& config) {
+  return {{config.batch, config.block_in, config.block_out}, {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
+}
+
+}  // namespace loom::ops

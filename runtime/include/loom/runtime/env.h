@@ -1,0 +1,28 @@
+// The LOOM_* environment variables, read by one strict reader: a variable that is set to
+// something it does not accept is a ConfigError naming the variable, its value and what it
+// accepts (never silently ignored). Unset or empty means "not given". The variables:
+//
+//   variable           read by                 accepts                     meaning
+//   LOOM_NUM_THREADS   runtime thread pool     integer 1..4096             worker threads (default: hardware concurrency)
+//   LOOM_SPIN_US       runtime thread pool     integer 0..10000000         µs a finished worker busy-waits (default 300)
+//   LOOM_DUMP_IR       schedule::lower         flag                        print the loop IR after every lowering pass
+//   LOOM_DUMP_GRAPH    graph::optimize         flag                        print the graph after every graph pass
+//   LOOM_CC            codegen export_library  a command                   the C compiler that links kernel libraries (default cc)
+//
+// A flag accepts 1, true, on, yes (set) and 0, false, off, no (not set), in any case.
+// docs/architecture.md has the same table.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace loom::runtime::env {
+
+// The integer value of `name` in [min, max], or nullopt when unset or empty.
+std::optional<int64_t> integer(const char* name, int64_t min, int64_t max);
+// Whether flag `name` is set (false when unset or empty).
+bool flag(const char* name);
+// The value of `name`, or nullopt when unset or empty.
+std::optional<std::string> text(const char* name);
+
+}  // namespace loom::runtime::env

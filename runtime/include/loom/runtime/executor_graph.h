@@ -1,0 +1,86 @@
+// The executor graph of a compiled model: the typed contract between the compiler (graph::build
+// writes it) and the runtime (GraphExecutor runs it). It is the JSON section of a .loom file
+// (model_file.h); to_json / from_json are its only (de)serializers.
+//
+//   values   every tensor the model touches: inputs, parameters, planned temporaries
+//   storages the buffers of the static memory plan; an input or temporary lives in one of them
+//   kernels  the calls in execution order, each on a device (the CPU's kernel library, or a stream
+//            of the accelerator image), reading and writing values by id
+//   inputs / outputs  value ids, in the model's order
+//
+// from_json checks everything before anything is allocated: value ids in range, shapes
+// non-negative and bounded, every value inside its storage or the parameter blob, a kernel's
+// device consistent with its fields. Errors are ModelError naming `origin`.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/runtime/dtype.h"
+
+namespace loom::runtime {
+
+inline constexpr const char* kGraphFormat = "loom-graph";
+// 1: kernels without a device field (an accelerator call is one with accel_stream >= 0);
+// 2: every kernel names its device. from_json reads both.
+inline constexpr int kGraphFormatVersion = 2;
+
+// Where a value lives.
+enum class ValueKind {
+  Input,       // a model input, in a storage buffer
+  Temp,        // a kernel's output, in a (shared) storage buffer of the memory plan
+  Param,       // a constant in the parameter blob
+  AccelParam,  // a constant only accelerator kernels read: it lives in the accelerator image alone
+};
+
+// Which device a kernel runs on. New backends (CUDA, remote devices) add a kind here, a name in
+// device_name, and a branch in GraphExecutor.
+enum class KernelDevice {
+  CPU,    // `func` is a function of the model's kernel library (module.h ABI)
+  Accel,  // `accel_stream` is a stream of the model's accelerator image
+};
+
+const char* value_kind_name(ValueKind kind);  // "input", "temp", "param", "accel_param"
+const char* device_name(KernelDevice device);  // "cpu", "accel"
+
+struct ExecutorValue {
+  std::string name;
+  std::vector<int64_t> shape;
+  DataType dtype;
+  ValueKind kind = ValueKind::Temp;
+  uint64_t storage = 0;       // Input, Temp: index into ExecutorGraph::storages
+  uint64_t param_offset = 0;  // Param: byte offset in the parameter blob (64-byte aligned)
+  int64_t accel_offset = -1;  // byte offset of its copy in the accelerator image; -1: none
+  uint64_t nbytes() const;    // dtype bytes x elements
+};
+
+// A kernel call. On the accelerator, values live in the image (at their accel_offset): before the
+// stream, `upload` values are copied from the host into the image; after it, `download` values
+// are copied back (only where a CPU kernel or an output reads them).
+struct KernelCall {
+  std::string node;  // the graph node(s) it computes, for profiles and errors
+  std::string func;  // function in the kernel library (CPU) or the stream's name (accelerator)
+  KernelDevice device = KernelDevice::CPU;
+  std::vector<int> args;  // value ids: inputs, then the output
+  int accel_stream = -1;  // Accel: the stream's index in the image
+  std::vector<int> upload, download;  // Accel only
+};
+
+struct ExecutorGraph {
+  std::string model;   // the model's name
+  std::string target;  // the CPU the kernels were compiled for
+  std::vector<uint64_t> storages;  // bytes of each storage buffer
+  uint64_t planned_bytes = 0;      // the memory plan's temporaries (inputs excluded)
+  uint64_t unplanned_bytes = 0;    // what one buffer per temporary would take
+  std::vector<ExecutorValue> values;
+  std::vector<int> inputs, outputs;
+  std::vector<KernelCall> kernels;
+
+  uint64_t storage_total() const;  // host memory the storage buffers take
+  std::string to_json() const;
+  // `params_bytes`: the size of the parameter blob the values must lie in.
+  static ExecutorGraph from_json(std::string_view json, uint64_t params_bytes, const std::string& origin);
+};
+
+}  // namespace loom::runtime

@@ -1,0 +1,217 @@
+#include "loom/runtime/executor_graph.h"
+
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/runtime/error.h"
+#include "loom/runtime/ndarray.h"
+
+namespace loom::runtime {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 40;  // no single buffer of a real model comes near
+constexpr ValueKind kValueKinds[] = {ValueKind::Input, ValueKind::Temp, ValueKind::Param, ValueKind::AccelParam};
+constexpr KernelDevice kDevices[] = {KernelDevice::CPU, KernelDevice::Accel};
+
+// An integer field read without undefined behaviour: nlohmann's get<T>() static_casts a float
+// such as 1e101 (found by fuzz_executor_graph); here only JSON integers in T's range pass.
+template <typename T>
+T integer(const json& j, const char* what) {
+  bool fits = j.is_number_unsigned() ? j.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+              : j.is_number_integer() ? j.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                            (j.get<int64_t>() < 0 || uint64_t(j.get<int64_t>()) <= uint64_t(std::numeric_limits<T>::max()))
+                                      : false;
+  if (!fits) LOOM_THROW(TypeError, what, " must be an integer in range, got ", j.dump());
+  return j.is_number_unsigned() ? T(j.get<uint64_t>()) : T(j.get<int64_t>());
+}
+template <typename T>
+T integer_or(const json& obj, const char* key, T fallback) {
+  return obj.contains(key) ? integer<T>(obj.at(key), key) : fallback;
+}
+
+// The enumerator whose name is `name`, or a ModelError listing the accepted names.
+template <typename Enum, size_t N>
+Enum enum_named(const Enum (&all)[N], const char* (*name_of)(Enum), const char* noun, const std::string& name, const std::string& origin,
+                const std::string& what) {
+  std::string accepted;
+  for (Enum e : all) {
+    if (name == name_of(e)) return e;
+    accepted += std::string(accepted.empty() ? "" : ", ") + name_of(e);
+  }
+  LOOM_THROW(ModelError, origin, ": ", what, " has unknown ", noun, " '", name, "' (expected one of ",
+             accepted, ")");
+}
+
+// A value id that refers to one of the `count` values.
+int value_id(const json& j, const char* what, size_t count, const std::string& origin) {
+  int id = integer<int>(j, what);
+  if (id < 0 || static_cast<size_t>(id) >= count) LOOM_THROW(ModelError, origin, ": ", what, " refers to value ", id, " of ", count);
+  return id;
+}
+
+ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t params_bytes, const std::string& origin) {
+  ExecutorValue val;
+  val.name = v.at("name").get<std::string>();
+  for (auto& d : v.at("shape")) val.shape.push_back(integer<int64_t>(d, "a shape dimension"));
+  val.dtype = DataType::parse(v.at("dtype").get<std::string>());
+  uint64_t nbytes = val.dtype.bytes();
+  for (int64_t d : val.shape) {
+    if (d < 0 || (d > 0 && nbytes > kMaxBufferBytes / static_cast<uint64_t>(d)))
+      LOOM_THROW(ModelError, origin, ": value '", val.name, "' has an invalid shape ", shape_str(val.shape));
+    nbytes *= static_cast<uint64_t>(d);
+  }
+  val.accel_offset = integer_or<int64_t>(v, "accel_offset", -1);
+  val.kind = enum_named(kValueKinds, value_kind_name, "kind", v.at("kind").get<std::string>(), origin, "value '" + val.name + "'");
+  switch (val.kind) {
+    case ValueKind::AccelParam:
+      if (val.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator parameter '", val.name, "' has no accel_offset");
+      break;
+    case ValueKind::Param:
+      val.param_offset = integer<uint64_t>(v.at("offset"), "offset");
+      if (val.param_offset % 64 != 0 || val.param_offset > params_bytes || nbytes > params_bytes - val.param_offset)
+        LOOM_THROW(ModelError, origin, ": parameter '", val.name, "' lies outside the parameter blob");
+      break;
+    case ValueKind::Input:
+    case ValueKind::Temp:
+      val.storage = integer<uint64_t>(v.at("storage"), "storage");
+      if (val.storage >= g.storages.size() || g.storages[val.storage] < nbytes)
+        LOOM_THROW(ModelError, origin, ": value '", val.name, "' does not fit its storage ", val.storage);
+      break;
+  }
+  return val;
+}
+
+json value_to_json(const ExecutorValue& v) {
+  json j = {{"name", v.name}, {"shape", v.shape}, {"dtype", v.dtype.str()}, {"kind", value_kind_name(v.kind)}};
+  if (v.kind == ValueKind::Param) j["offset"] = v.param_offset;
+  if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp) j["storage"] = v.storage;
+  if (v.accel_offset >= 0) j["accel_offset"] = v.accel_offset;
+  return j;
+}
+
+KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, const std::string& origin) {
+  auto value_id = [&](const json& id, const char* what) { return runtime::value_id(id, what, g.values.size(), origin); };
+  KernelCall call;
+  call.node = k.at("node").get<std::string>();
+  call.func = k.at("func").get<std::string>();
+  for (auto& a : k.at("args")) call.args.push_back(value_id(a, "a kernel argument"));
+  call.accel_stream = integer_or<int>(k, "accel_stream", -1);
+  for (auto& a : k.value("upload", json::array())) call.upload.push_back(value_id(a, "an upload"));
+  for (auto& a : k.value("download", json::array())) call.download.push_back(value_id(a, "a download"));
+  if (version == 1)
+    call.device = call.accel_stream >= 0 ? KernelDevice::Accel : KernelDevice::CPU;
+  else
+    call.device = enum_named(kDevices, device_name, "device", k.at("device").get<std::string>(), origin, "kernel '" + call.func + "'");
+  if (call.device == KernelDevice::Accel && call.accel_stream < 0)
+    LOOM_THROW(ModelError, origin, ": accelerator kernel '", call.func, "' (node '", call.node, "') names no accel_stream");
+  if (call.device != KernelDevice::Accel && (call.accel_stream >= 0 || !call.upload.empty() || !call.download.empty()))
+    LOOM_THROW(ModelError, origin, ": ", device_name(call.device), " kernel '", call.func, "' (node '", call.node,
+               "') has accelerator fields (accel_stream, upload, download)");
+  return call;
+}
+
+json kernel_to_json(const KernelCall& k) {
+  json j = {{"node", k.node}, {"func", k.func}, {"device", device_name(k.device)}, {"args", k.args}};
+  if (k.device == KernelDevice::Accel) {
+    j["accel_stream"] = k.accel_stream;
+    j["upload"] = k.upload;
+    j["download"] = k.download;
+  }
+  return j;
+}
+
+}  // namespace
+
+const char* value_kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::Input: return "input";
+    case ValueKind::Temp: return "temp";
+    case ValueKind::Param: return "param";
+    case ValueKind::AccelParam: return "accel_param";
+  }
+  return "?";
+}
+
+const char* device_name(KernelDevice device) {
+  switch (device) {
+    case KernelDevice::CPU: return "cpu";
+    case KernelDevice::Accel: return "accel";
+  }
+  return "?";
+}
+
+uint64_t ExecutorValue::nbytes() const {
+  uint64_t n = dtype.bytes();
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+uint64_t ExecutorGraph::storage_total() const {
+  uint64_t total = 0;
+  for (uint64_t b : storages) total += b;  // from_json: each is below 2^40 and there are fewer than 2^24 of them
+  return total;
+}
+
+std::string ExecutorGraph::to_json() const {
+  json values_json = json::array(), kernels_json = json::array();
+  for (auto& v : values) values_json.push_back(value_to_json(v));
+  for (auto& k : kernels) kernels_json.push_back(kernel_to_json(k));
+  return json{{"format", kGraphFormat},
+              {"version", kGraphFormatVersion},
+              {"model", model},
+              {"target", target},
+              {"storages", storages},
+              {"planned_bytes", planned_bytes},
+              {"unplanned_bytes", unplanned_bytes},
+              {"values", values_json},
+              {"inputs", inputs},
+              {"outputs", outputs},
+              {"kernels", kernels_json}}
+      .dump();
+}
+
+ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_bytes, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  }
+  ExecutorGraph g;
+  try {
+    if (!j.is_object() || j.value("format", "") != kGraphFormat) LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
+    const int version = integer_or<int>(j, "version", 0);
+    if (version > kGraphFormatVersion)
+      LOOM_THROW(ModelError, origin, ": executor graph version ", version, " was written by a newer Loom; this runtime reads versions 1 to ",
+                 kGraphFormatVersion, " (update Loom, or recompile the model with this one)");
+    if (version < 1) LOOM_THROW(ModelError, origin, ": executor graph version ", version, ", this runtime reads versions 1 to ", kGraphFormatVersion);
+    g.target = j.value("target", "");
+    g.model = j.value("model", "");
+    const json& storages = j.at("storages");
+    // Fewer than 2^24 buffers of at most 2^40 bytes each: the total stays below 2^64.
+    if (storages.size() >= (size_t(1) << 24)) LOOM_THROW(ModelError, origin, ": ", storages.size(), " storage buffers is implausibly many");
+    for (auto& s : storages) {
+      uint64_t bytes = integer<uint64_t>(s, "a storage size");
+      if (bytes > kMaxBufferBytes) LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
+      g.storages.push_back(bytes);
+    }
+    g.planned_bytes = integer_or<uint64_t>(j, "planned_bytes", 0);
+    g.unplanned_bytes = integer_or<uint64_t>(j, "unplanned_bytes", 0);
+    for (auto& v : j.at("values")) g.values.push_back(value_from_json(v, g, params_bytes, origin));
+    auto value_id = [&](const json& id, const char* what) { return runtime::value_id(id, what, g.values.size(), origin); };
+    for (auto& i : j.at("inputs")) g.inputs.push_back(value_id(i, "an input"));
+    for (auto& o : j.at("outputs")) g.outputs.push_back(value_id(o, "an output"));
+    for (auto& k : j.at("kernels")) g.kernels.push_back(kernel_from_json(k, version, g, origin));
+  } catch (const json::exception& e) {
+    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  } catch (const TypeError& e) {
+    LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
+  }
+  return g;
+}
+
+}  // namespace loom::runtime
