@@ -35,9 +35,9 @@ struct ConvLayer {
 
 // ResNet-18 at 224x224 after conv1 + max-pool (56x56x64), named as in the VTA paper's table.
 const std::vector<ConvLayer> kResNet18 = {
-    {"c2", 64, 64, 56, 3, 1, 4},     {"c3", 64, 128, 56, 3, 2, 1},   {"c4", 64, 128, 56, 1, 2, 1},
-    {"c5", 128, 128, 28, 3, 1, 3},   {"c6", 128, 256, 28, 3, 2, 1},  {"c7", 128, 256, 28, 1, 2, 1},
-    {"c8", 256, 256, 14, 3, 1, 3},   {"c9", 256, 512, 14, 3, 2, 1},  {"c10", 256, 512, 14, 1, 2, 1},
+    {"c2", 64, 64, 56, 3, 1, 4},   {"c3", 64, 128, 56, 3, 2, 1},  {"c4", 64, 128, 56, 1, 2, 1},
+    {"c5", 128, 128, 28, 3, 1, 3}, {"c6", 128, 256, 28, 3, 2, 1}, {"c7", 128, 256, 28, 1, 2, 1},
+    {"c8", 256, 256, 14, 3, 1, 3}, {"c9", 256, 512, 14, 3, 2, 1}, {"c10", 256, 512, 14, 1, 2, 1},
     {"c11", 512, 512, 7, 3, 1, 3},
 };
 
@@ -61,7 +61,8 @@ Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads
   spec.virtual_threads = vthreads;
   int out = (l.size + 2 * spec.pad - l.kernel) / l.stride + 1;
   // The tiling this bench has always measured (the default heuristic), or --oc-blocks.
-  ops::AccelConvTiling t = ops::choose_conv_tiling(out, out, l.out_channels / target.blocking.block_out, vthreads, cfg.acc_depth());
+  ops::AccelConvTiling t =
+      ops::choose_conv_tiling(out, out, l.out_channels / target.blocking.block_out, vthreads, cfg.acc_depth());
   if (g_oc_blocks) t.oc_blocks = g_oc_blocks;
   spec.conv_tiling = t;
   ops::AccelOperator a = ops::make_accel_operator(spec, target, l.name);
@@ -88,8 +89,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  accel::AccelConfig cfg = argc > 1 && !arg(argc, argv, "config", "").empty() ? accel::AccelConfig::load(arg(argc, argv, "config", ""))
-                                                                            : accel::default_config();
+  accel::AccelConfig cfg = argc > 1 && !arg(argc, argv, "config", "").empty()
+                               ? accel::AccelConfig::load(arg(argc, argv, "config", ""))
+                               : accel::default_config();
   sim::RtlSimOptions opt;
   opt.dram_latency = uint32_t(std::stoul(arg(argc, argv, "dram-latency", "32")));
   opt.dram_bytes_per_cycle = std::stod(arg(argc, argv, "dram-bytes-per-cycle", "16"));
@@ -100,11 +102,13 @@ int main(int argc, char** argv) try {
   g_oc_blocks = std::stoi(arg(argc, argv, "oc-blocks", "0"));
   const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
 
-  std::cout << "ResNet-18 conv layers on the accelerator RTL (config '" << cfg.name << "', " << peak << " MACs/cycle; DRAM "
-            << opt.dram_latency << " cycles latency, " << opt.dram_bytes_per_cycle << " B/cycle)\n";
-  std::cout << std::left << std::setw(6) << "layer" << std::setw(22) << "shape" << std::right << std::setw(4) << "vt" << std::setw(11)
-            << "cycles" << std::setw(8) << "util%" << std::setw(12) << "DMA-load B" << std::setw(11) << "DMA-st B" << std::setw(10)
-            << "Mcyc/s" << std::setw(10) << "rtl s" << std::setw(10) << "fsim s" << "  check\n";
+  std::cout << "ResNet-18 conv layers on the accelerator RTL (config '" << cfg.name << "', " << peak
+            << " MACs/cycle; DRAM " << opt.dram_latency << " cycles latency, " << opt.dram_bytes_per_cycle
+            << " B/cycle)\n";
+  std::cout << std::left << std::setw(6) << "layer" << std::setw(22) << "shape" << std::right << std::setw(4) << "vt"
+            << std::setw(11) << "cycles" << std::setw(8) << "util%" << std::setw(12) << "DMA-load B" << std::setw(11)
+            << "DMA-st B" << std::setw(10) << "Mcyc/s" << std::setw(10) << "rtl s" << std::setw(10) << "fsim s"
+            << "  check\n";
   int failures = 0;
   double worst_rate = 1e300, last_avg_util = 0;
   for (int vt : vthreads) {
@@ -132,17 +136,20 @@ int main(int argc, char** argv) try {
       util_sum += util;
       ++layers;
       std::ostringstream shape;
-      shape << l.channels << "->" << l.out_channels << " " << l.size << "x" << l.size << " k" << l.kernel << "s" << l.stride;
-      std::cout << std::left << std::setw(6) << l.name << std::setw(22) << shape.str() << std::right << std::setw(4) << vt << std::setw(11)
-                << stats.cycles << std::setw(8) << std::fixed << std::setprecision(1) << 100 * util << std::setw(12)
-                << stats.counters["dma_load_bytes"] << std::setw(11) << stats.counters["dma_store_bytes"] << std::setw(10)
-                << std::setprecision(2) << rate / 1e6 << std::setw(10) << std::setprecision(3) << rtl_s << std::setw(10) << fsim_s << "  "
+      shape << l.channels << "->" << l.out_channels << " " << l.size << "x" << l.size << " k" << l.kernel << "s"
+            << l.stride;
+      std::cout << std::left << std::setw(6) << l.name << std::setw(22) << shape.str() << std::right << std::setw(4)
+                << vt << std::setw(11) << stats.cycles << std::setw(8) << std::fixed << std::setprecision(1)
+                << 100 * util << std::setw(12) << stats.counters["dma_load_bytes"] << std::setw(11)
+                << stats.counters["dma_store_bytes"] << std::setw(10) << std::setprecision(2) << rate / 1e6
+                << std::setw(10) << std::setprecision(3) << rtl_s << std::setw(10) << fsim_s << "  "
                 << (same ? "bit-exact" : "MISMATCH") << "\n";
     }
     if (!layers) LOOM_THROW(Error, "--layers '", which, "' selects no layer");
     last_avg_util = util_sum / layers;
-    std::cout << "  vthreads " << vt << ": average utilization " << std::setprecision(1) << 100 * last_avg_util << "% (MAC-weighted "
-              << 100 * total_macs / (peak * total_cycles) << "%), ResNet-18 conv total " << std::setprecision(2) << total_cycles / 1e6
+    std::cout << "  vthreads " << vt << ": average utilization " << std::setprecision(1) << 100 * last_avg_util
+              << "% (MAC-weighted " << 100 * total_macs / (peak * total_cycles) << "%), ResNet-18 conv total "
+              << std::setprecision(2) << total_cycles / 1e6
               << " M cycles (each layer times its repeats; VTA reports ~7.7 M)\n";
   }
   std::cout << "slowest simulation rate: " << std::setprecision(2) << worst_rate / 1e6 << " M cycles/s\n";

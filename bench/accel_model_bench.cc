@@ -35,9 +35,12 @@ std::string cpu_name() {
   std::string line, name = "unknown CPU", family, model;
   while (std::getline(f, line)) {
     auto value = [&] { return line.substr(line.find(':') + 2); };
-    if (line.rfind("model name", 0) == 0 && name == "unknown CPU") name = value();
-    else if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value();
-    else if (line.rfind("model\t", 0) == 0 && model.empty()) model = value();
+    if (line.rfind("model name", 0) == 0 && name == "unknown CPU")
+      name = value();
+    else if (line.rfind("cpu family", 0) == 0 && family.empty())
+      family = value();
+    else if (line.rfind("model\t", 0) == 0 && model.empty())
+      model = value();
   }
   return name + " (family " + family + ", model " + model + ")";
 }
@@ -60,7 +63,8 @@ struct Figures {
   NDArray out;
 };
 
-Figures run(const runtime::ModelFile& file, const std::string& backend, const std::vector<NDArray>& in, const graph::Graph& built) {
+Figures run(const runtime::ModelFile& file, const std::string& backend, const std::vector<NDArray>& in,
+            const graph::Graph& built) {
   std::map<std::string, std::string> op_of;
   for (auto& n : built.nodes) op_of[n.name] = n.op;
   runtime::ExecutorOptions eo;
@@ -89,7 +93,9 @@ Figures run(const runtime::ModelFile& file, const std::string& backend, const st
   return f;
 }
 
-bool same(const NDArray& a, const NDArray& b) { return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0; }
+bool same(const NDArray& a, const NDArray& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
 
 }  // namespace
 
@@ -104,20 +110,26 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--configs") configs = next();
-    else if (a == "--image") image = std::stoll(next());
-    else if (a == "--no-rtl") rtl = false;
-    else if (a == "--max-rtl-seconds") max_rtl = std::stod(next());
-    else if (a == "--max-fsim-seconds") max_fsim = std::stod(next());
-    else if (a == "--max-conv-cycles") max_conv = std::stod(next());
+    if (a == "--configs")
+      configs = next();
+    else if (a == "--image")
+      image = std::stoll(next());
+    else if (a == "--no-rtl")
+      rtl = false;
+    else if (a == "--max-rtl-seconds")
+      max_rtl = std::stod(next());
+    else if (a == "--max-fsim-seconds")
+      max_fsim = std::stod(next());
+    else if (a == "--max-conv-cycles")
+      max_conv = std::stod(next());
     else {
       std::cerr << "accel_model_bench: unknown option '" << a << "'\n";
       return 2;
     }
   }
   sim::register_backends();
-  std::printf("accel_model_bench: ResNet-18 int8, batch 1, %lldx%lld, on %s (simulators single-threaded)\n", (long long)image, (long long)image,
-              cpu_name().c_str());
+  std::printf("accel_model_bench: ResNet-18 int8, batch 1, %lldx%lld, on %s (simulators single-threaded)\n",
+              (long long)image, (long long)image, cpu_name().c_str());
   graph::Graph g = graph::builtin_model("resnet18", 1, image);
   std::vector<std::vector<NDArray>> calib;
   for (int i = 0; i < 4; ++i) {
@@ -133,7 +145,9 @@ int main(int argc, char** argv) {
   NDArray want = cpu.run({x})[0];
   int rc = 0;
   for (const std::string& name : split(configs)) {
-    accel::AccelConfig cfg = name == "default" ? accel::default_config() : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
+    accel::AccelConfig cfg = name == "default"
+                                 ? accel::default_config()
+                                 : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
     graph::BuildOptions bo;
     bo.accel = cfg;
     auto t0 = std::chrono::steady_clock::now();
@@ -141,9 +155,10 @@ int main(int argc, char** argv) {
     double compile_s = seconds_since(t0);
     Figures fs = run(r.file, "fsim", {x}, r.graph);
     bool ok = same(fs.out, want);
-    std::printf("\n[%s] %d layers on the accelerator, image %.1f MiB, compiled in %.2f s\n", name.c_str(), r.accel_report.offloaded,
-                r.file.accel_image.size() / 1048576.0, compile_s);
-    std::printf("  fsim: %.3f s per inference (target < 2 s), output %s the CPU int8 model\n", fs.wall, ok ? "equals" : "DIFFERS FROM");
+    std::printf("\n[%s] %d layers on the accelerator, image %.1f MiB, compiled in %.2f s\n", name.c_str(),
+                r.accel_report.offloaded, r.file.accel_image.size() / 1048576.0, compile_s);
+    std::printf("  fsim: %.3f s per inference (target < 2 s), output %s the CPU int8 model\n", fs.wall,
+                ok ? "equals" : "DIFFERS FROM");
     if (!ok) rc = 1;
     if (name == "default" && max_fsim > 0 && fs.wall > max_fsim) rc = 1;
     if (!rtl) continue;
@@ -152,13 +167,19 @@ int main(int argc, char** argv) {
     if (!rok) rc = 1;
     double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
     uint64_t total = fr.conv_cycles + fr.add_cycles + fr.dense_cycles;
-    std::printf("  rtl:  %.2f s per inference (target < 30 s; VTA tsim ~228 s: %.1fx faster), output %s the CPU int8 model\n", fr.wall,
-                228.0 / fr.wall, rok ? "equals" : "DIFFERS FROM");
-    std::printf("  cycles: conv layers %.3f M (VTA ~7.7 M: %.2fx), residual adds %.3f M, classifier %.3f M, whole network on the accelerator %.3f M\n",
-                fr.conv_cycles / 1e6, 7.7e6 / double(fr.conv_cycles), fr.add_cycles / 1e6, fr.dense_cycles / 1e6, total / 1e6);
-    std::printf("  conv GEMM utilization (MAC-weighted): %.1f%%; CPU kernels (first conv, pools, packs): %.2f ms host time\n",
-                100.0 * double(fr.conv_macs) / (peak * double(fr.conv_cycles)), fr.cpu_ms);
-    if (name == "default" && ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv))) rc = 1;
+    std::printf(
+        "  rtl:  %.2f s per inference (target < 30 s; VTA tsim ~228 s: %.1fx faster), output %s the CPU int8 model\n",
+        fr.wall, 228.0 / fr.wall, rok ? "equals" : "DIFFERS FROM");
+    std::printf(
+        "  cycles: conv layers %.3f M (VTA ~7.7 M: %.2fx), residual adds %.3f M, classifier %.3f M, whole network on "
+        "the accelerator %.3f M\n",
+        fr.conv_cycles / 1e6, 7.7e6 / double(fr.conv_cycles), fr.add_cycles / 1e6, fr.dense_cycles / 1e6, total / 1e6);
+    std::printf(
+        "  conv GEMM utilization (MAC-weighted): %.1f%%; CPU kernels (first conv, pools, packs): %.2f ms host time\n",
+        100.0 * double(fr.conv_macs) / (peak * double(fr.conv_cycles)), fr.cpu_ms);
+    if (name == "default" &&
+        ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv)))
+      rc = 1;
   }
   return rc;
 }

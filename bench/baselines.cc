@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <cstdlib>
 #include <dnnl.hpp>
-#include <thread>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace loom::bench {
@@ -32,7 +32,8 @@ double time_best_of(int reps, const std::function<void()>& fn, double min_total_
   return best;
 }
 
-std::vector<double> time_best_interleaved(int reps, const std::vector<std::function<void()>>& fns, int rounds, double min_total_s) {
+std::vector<double> time_best_interleaved(int reps, const std::vector<std::function<void()>>& fns, int rounds,
+                                          double min_total_s) {
   std::vector<double> best(fns.size(), 1e30);
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < fns.size(); ++i) {
@@ -48,8 +49,8 @@ void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
 
 std::string openblas_description() {
   const char* env = std::getenv("OPENBLAS_CORETYPE");
-  return std::string(openblas_get_config()) + ", core " + openblas_get_corename() +
-         ", OPENBLAS_CORETYPE=" + (env ? std::string(env) + " (forced by the environment; unset it to let OpenBLAS pick its kernels)" : "unset");
+  return std::string(openblas_get_config()) + ", core " + openblas_get_corename() + ", OPENBLAS_CORETYPE=" +
+         (env ? std::string(env) + " (forced by the environment; unset it to let OpenBLAS pick its kernels)" : "unset");
 }
 
 void openblas_set_threads(int n) { openblas_set_num_threads(n); }
@@ -62,9 +63,12 @@ void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float
 
 std::string onednn_description() {
   const dnnl_version_t* v = dnnl_version();
-  std::string runtime = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB"
-                        : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential" : "threadpool/other";
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", CPU runtime " + runtime;
+  std::string runtime = v->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"
+                        : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB"
+                        : v->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
+                                                             : "threadpool/other";
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         ", CPU runtime " + runtime;
 }
 
 void onednn_set_threads(int n) { omp_set_num_threads(n); }
@@ -82,8 +86,11 @@ struct MatmulPrimitive {
   dnnl::stream stream{cpu_engine()};
   dnnl::memory::desc a_md, b_md, c_md;
   dnnl::matmul prim;
-  MatmulPrimitive(int64_t m, int64_t n, int64_t k, dnnl::memory::data_type a, dnnl::memory::data_type b, dnnl::memory::data_type c)
-      : a_md({m, k}, a, dnnl::memory::format_tag::ab), b_md({k, n}, b, dnnl::memory::format_tag::ab), c_md({m, n}, c, dnnl::memory::format_tag::ab) {
+  MatmulPrimitive(int64_t m, int64_t n, int64_t k, dnnl::memory::data_type a, dnnl::memory::data_type b,
+                  dnnl::memory::data_type c)
+      : a_md({m, k}, a, dnnl::memory::format_tag::ab),
+        b_md({k, n}, b, dnnl::memory::format_tag::ab),
+        c_md({m, n}, c, dnnl::memory::format_tag::ab) {
     dnnl::matmul::desc d(a_md, b_md, c_md);
     prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, cpu_engine()));
   }
@@ -100,14 +107,16 @@ using dt = dnnl::memory::data_type;
 struct OneDnnMatmul::Impl : MatmulPrimitive {
   using MatmulPrimitive::MatmulPrimitive;
 };
-OneDnnMatmul::OneDnnMatmul(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>(m, n, k, dt::f32, dt::f32, dt::f32)) {}
+OneDnnMatmul::OneDnnMatmul(int64_t m, int64_t n, int64_t k)
+    : impl_(std::make_unique<Impl>(m, n, k, dt::f32, dt::f32, dt::f32)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
 void OneDnnMatmul::run(const float* a, const float* b, float* c) { impl_->run(a, b, c); }
 
 struct OneDnnMatmulU8S8::Impl : MatmulPrimitive {
   using MatmulPrimitive::MatmulPrimitive;
 };
-OneDnnMatmulU8S8::OneDnnMatmulU8S8(int64_t m, int64_t n, int64_t k) : impl_(std::make_unique<Impl>(m, n, k, dt::u8, dt::s8, dt::s32)) {}
+OneDnnMatmulU8S8::OneDnnMatmulU8S8(int64_t m, int64_t n, int64_t k)
+    : impl_(std::make_unique<Impl>(m, n, k, dt::u8, dt::s8, dt::s32)) {}
 OneDnnMatmulU8S8::~OneDnnMatmulU8S8() = default;
 void OneDnnMatmulU8S8::run(const uint8_t* a, const int8_t* b, int32_t* c) { impl_->run(a, b, c); }
 
@@ -129,8 +138,8 @@ struct OneDnnConv2d::Impl {
   double flops = 0;
 };
 
-OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel,
-                           int64_t pad, int64_t stride, const float* weights, int64_t groups)
+OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels,
+                           int64_t kernel, int64_t pad, int64_t stride, const float* weights, int64_t groups)
     : impl_(std::make_unique<Impl>()) {
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
@@ -140,14 +149,16 @@ OneDnnConv2d::OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, i
   I.ow = (width + 2 * pad - kernel) / stride + 1;
   I.flops = 2.0 * batch * out_channels * I.oh * I.ow * (in_channels / groups) * kernel * kernel;
   dnnl::memory::dims src_dims = {batch, in_channels, height, width}, dst_dims = {batch, out_channels, I.oh, I.ow};
-  dnnl::memory::dims w_dims = groups == 1 ? dnnl::memory::dims{out_channels, in_channels, kernel, kernel}
-                                          : dnnl::memory::dims{groups, out_channels / groups, in_channels / groups, kernel, kernel};
+  dnnl::memory::dims w_dims =
+      groups == 1 ? dnnl::memory::dims{out_channels, in_channels, kernel, kernel}
+                  : dnnl::memory::dims{groups, out_channels / groups, in_channels / groups, kernel, kernel};
   I.user_src_md = dnnl::memory::desc(src_dims, dt::f32, tag::nchw);
   I.user_dst_md = dnnl::memory::desc(dst_dims, dt::f32, tag::nchw);
   dnnl::memory::desc user_w_md(w_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                    dnnl::memory::desc(src_dims, dt::f32, tag::any), dnnl::memory::desc(w_dims, dt::f32, tag::any),
-                                    dnnl::memory::desc(dst_dims, dt::f32, tag::any), {stride, stride}, {pad, pad}, {pad, pad});
+  dnnl::convolution_forward::desc d(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+      dnnl::memory::desc(src_dims, dt::f32, tag::any), dnnl::memory::desc(w_dims, dt::f32, tag::any),
+      dnnl::memory::desc(dst_dims, dt::f32, tag::any), {stride, stride}, {pad, pad}, {pad, pad});
   I.pd = dnnl::convolution_forward::primitive_desc(d, e);
   I.prim = dnnl::convolution_forward(I.pd);
   dnnl::memory user_w(user_w_md, e, const_cast<float*>(weights));

@@ -15,7 +15,8 @@ double time_best_of(int reps, const std::function<void()>& fn, double min_total_
 // Best wall times of several kernels measured in `rounds` interleaved rounds (each kernel
 // reps / rounds runs per round, settle() before each): a slow spell of a shared machine then
 // costs every kernel a round instead of one kernel its whole measurement.
-std::vector<double> time_best_interleaved(int reps, const std::vector<std::function<void()>>& fns, int rounds = 4, double min_total_s = 0.2);
+std::vector<double> time_best_interleaved(int reps, const std::vector<std::function<void()>>& fns, int rounds = 4,
+                                          double min_total_s = 0.2);
 inline double gflops(double flops, double seconds) { return flops / seconds * 1e-9; }
 // "1,2" -> {1, 2} (the --threads lists of the benches).
 std::vector<int> parse_int_list(const std::string& s);
@@ -68,8 +69,8 @@ void onednn_gemm_u8s8s32(int64_t m, int64_t n, int64_t k, const uint8_t* a, cons
 class OneDnnConv2d {
  public:
   // groups > 1: grouped (groups = channels: depthwise), weights [out, in / groups, k, k].
-  OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel, int64_t pad,
-               int64_t stride, const float* weights, int64_t groups = 1);
+  OneDnnConv2d(int64_t batch, int64_t in_channels, int64_t height, int64_t width, int64_t out_channels, int64_t kernel,
+               int64_t pad, int64_t stride, const float* weights, int64_t groups = 1);
   ~OneDnnConv2d();
   void run(const float* input, float* output);
   // The convolution alone, on the input of the last run() already in oneDNN's own layout: what

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "baselines.h"
-#include "tensor_compare.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
+#include "tensor_compare.h"
 
 using namespace loom;
 
@@ -31,15 +31,24 @@ int main(int argc, char** argv) {
   int window_outer = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
-    if (a == "--size") hw = std::stoi(v);
-    else if (a == "--oc-block") oc_block = std::stoi(v);
-    else if (a == "--x-block") x_block = std::stoi(v);
-    else if (a == "--reps") reps = std::stoi(v);
-    else if (a == "--asm") asm_path = v;
-    else if (a == "--window-outer") window_outer = v == "1" ? 1 : 0;
-    else if (a == "--threads") thread_counts = bench::parse_int_list(v);
+    if (a == "--size")
+      hw = std::stoi(v);
+    else if (a == "--oc-block")
+      oc_block = std::stoi(v);
+    else if (a == "--x-block")
+      x_block = std::stoi(v);
+    else if (a == "--reps")
+      reps = std::stoi(v);
+    else if (a == "--asm")
+      asm_path = v;
+    else if (a == "--window-outer")
+      window_outer = v == "1" ? 1 : 0;
+    else if (a == "--threads")
+      thread_counts = bench::parse_int_list(v);
     else {
-      std::fprintf(stderr, "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm FILE] [--window-outer 0|1]\n");
+      std::fprintf(stderr,
+                   "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm "
+                   "FILE] [--window-outer 0|1]\n");
       return 2;
     }
   }
@@ -49,10 +58,11 @@ int main(int argc, char** argv) {
   if (oc_block <= 0) oc_block = chosen.oc_block;
   if (x_block <= 0) x_block = chosen.x_block;
   if (window_outer < 0) window_outer = chosen.window_outer ? 1 : 0;
-  std::printf("  loom kernel: schedule_conv2d_nchw_cpu, register tile %d output channels x %d columns, window %s\n", oc_block, x_block,
-              window_outer ? "outer" : "inner");
+  std::printf("  loom kernel: schedule_conv2d_nchw_cpu, register tile %d output channels x %d columns, window %s\n",
+              oc_block, x_block, window_outer ? "outer" : "inner");
   DataType f32 = DataType::Float(32);
-  ir::Tensor X = ir::placeholder({1, channels, hw, hw}, f32, "X"), W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
+  ir::Tensor X = ir::placeholder({1, channels, hw, hw}, f32, "X"),
+             W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
   ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, oc_block, "Y");
   schedule::Schedule s({Y});
   ops::schedule_conv2d_nchw_cpu(s, Y, ops::ConvNchwTiling{oc_block, x_block, window_outer == 1, false});
@@ -66,7 +76,8 @@ int main(int argc, char** argv) {
   w.fill_random(2);
   bench::OneDnnConv2d onednn(1, channels, hw, hw, channels, 3, 1, 1, w.data<float>());
   std::printf("fp32 conv2d NCHW 1x%dx%dx%d -> %d channels, 3x3, pad 1, best of %d\n", channels, hw, hw, channels, reps);
-  std::printf("  loom target: %s\n  %s\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
+  std::printf("  loom target: %s\n  %s\n", codegen::host_target_description().c_str(),
+              bench::onednn_description().c_str());
 
   mod.call("conv2d", {x, w, y});
   onednn.run(x.data<float>(), ref.data<float>());
@@ -89,14 +100,16 @@ int main(int argc, char** argv) {
   schedule::Schedule sc({Yc});
   ops::schedule_conv2d_nchwc_cpu(sc, Yc, Yc, target.float32_lanes(), target.vector_registers);
   ops::NchwcConvTile ct = ops::nchwc_conv_tile(target.float32_lanes(), target.vector_registers, channels / b, b, hw);
-  std::printf("  loom model kernel: schedule_conv2d_nchwc_cpu, %d blocks of %d channels x %d columns\n", ct.channel_blocks, b, ct.x_block);
+  std::printf("  loom model kernel: schedule_conv2d_nchwc_cpu, %d blocks of %d channels x %d columns\n",
+              ct.channel_blocks, b, ct.x_block);
   runtime::Module modc = codegen::build_llvm({schedule::lower(sc, {Xc, Wc, Yc}, "conv2d_nchwc")});
   NDArray xc = bench::to_blocked(x, b), wc = NDArray::empty({channels / b, channels / b, 3, 3, b, b}, f32),
           yc = NDArray::zeros({1, channels / b, hw, hw, b}, f32);
   for (int o = 0; o < channels; ++o)
     for (int c = 0; c < channels; ++c)
       for (int k = 0; k < 9; ++k)
-        wc.data<float>()[((((o / b) * (channels / b) + c / b) * 9 + k) * b + c % b) * b + o % b] = w.data<float>()[(o * channels + c) * 9 + k];
+        wc.data<float>()[((((o / b) * (channels / b) + c / b) * 9 + k) * b + c % b) * b + o % b] =
+            w.data<float>()[(o * channels + c) * 9 + k];
   modc.call("conv2d_nchwc", {xc, wc, yc});
   double err_c = bench::max_relative_error(bench::from_blocked(yc), ref);
   std::printf("  max relative error of the model kernel vs oneDNN: %.2e\n", err_c);
@@ -108,16 +121,18 @@ int main(int argc, char** argv) {
   runtime::CompiledFn conv = mod.get_function("conv2d"), conv_c = modc.get_function("conv2d_nchwc");
   void* args[3] = {x.raw_data(), w.raw_data(), y.raw_data()};
   void* args_c[3] = {xc.raw_data(), wc.raw_data(), yc.raw_data()};
-  std::printf("\n%-8s %10s %10s %12s %12s %14s\n", "threads", "loom GF/s", "onednn", "loom/onednn", "nchwc GF/s", "nchwc/onednn");
+  std::printf("\n%-8s %10s %10s %12s %12s %14s\n", "threads", "loom GF/s", "onednn", "loom/onednn", "nchwc GF/s",
+              "nchwc/onednn");
   for (int threads : thread_counts) {
     runtime::set_num_threads(threads);
     bench::onednn_set_threads(threads);
     // oneDNN's convolution fixes its thread count when the primitive is created: make a new one.
     bench::OneDnnConv2d onednn(1, channels, hw, hw, channels, 3, 1, 1, w.data<float>());
-    std::vector<double> best =
-        bench::time_best_interleaved(reps, {[&] { conv(args); }, [&] { onednn.run(x.data<float>(), ref.data<float>()); }, [&] { conv_c(args_c); }});
+    std::vector<double> best = bench::time_best_interleaved(
+        reps, {[&] { conv(args); }, [&] { onednn.run(x.data<float>(), ref.data<float>()); }, [&] { conv_c(args_c); }});
     double t_loom = best[0], t_dnn = best[1], t_c = best[2];
-    double g_loom = bench::gflops(onednn.flops(), t_loom), g_dnn = bench::gflops(onednn.flops(), t_dnn), g_c = bench::gflops(onednn.flops(), t_c);
+    double g_loom = bench::gflops(onednn.flops(), t_loom), g_dnn = bench::gflops(onednn.flops(), t_dnn),
+           g_c = bench::gflops(onednn.flops(), t_c);
     std::printf("%-8d %10.1f %10.1f %12.2f %12.1f %14.2f\n", threads, g_loom, g_dnn, g_loom / g_dnn, g_c, g_c / g_dnn);
     std::fflush(stdout);
   }

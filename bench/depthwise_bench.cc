@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "baselines.h"
-#include "tensor_compare.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
+#include "tensor_compare.h"
 
 using namespace loom;
 
@@ -63,8 +63,10 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
-    if (a == "--reps") reps = std::stoi(v);
-    else if (a == "--threads") thread_counts = bench::parse_int_list(v);
+    if (a == "--reps")
+      reps = std::stoi(v);
+    else if (a == "--threads")
+      thread_counts = bench::parse_int_list(v);
     else {
       std::fprintf(stderr, "usage: depthwise_bench [--reps R] [--threads 1,2]\n");
       return 2;
@@ -75,8 +77,10 @@ int main(int argc, char** argv) {
   codegen::TargetInfo target = codegen::target_info();
   const int lanes = target.float32_lanes();
   std::printf("depthwise 3x3 conv2d, pad 1, MobileNetV2's layers, batch 1, fp32, best of %d\n", reps);
-  std::printf("  loom target: %s\n  %s\n", codegen::host_target_description().c_str(), bench::onednn_description().c_str());
-  std::printf("\n%-16s %7s %10s %12s %12s %12s\n", "layer", "threads", "loom GF/s", "onednn", "onednn+nchw", "loom/onednn");
+  std::printf("  loom target: %s\n  %s\n", codegen::host_target_description().c_str(),
+              bench::onednn_description().c_str());
+  std::printf("\n%-16s %7s %10s %12s %12s %12s\n", "layer", "threads", "loom GF/s", "onednn", "onednn+nchw",
+              "loom/onednn");
   double sum_loom[2] = {0, 0}, sum_dnn[2] = {0, 0};
   for (const Layer& l : layers) {
     const int b = l.channels % lanes == 0 ? lanes : 8;
@@ -91,8 +95,8 @@ int main(int argc, char** argv) {
     d.mod.call("dw", {d.x, d.w, d.y});
     double err = bench::max_relative_error(bench::from_blocked(d.y), ref);
     if (err > 1e-5) {
-      std::printf("FAILED: loom differs from oneDNN on %d channels at %d, stride %d (max relative error %.2e)\n", l.channels, l.size, l.stride,
-                  err);
+      std::printf("FAILED: loom differs from oneDNN on %d channels at %d, stride %d (max relative error %.2e)\n",
+                  l.channels, l.size, l.stride, err);
       return 1;
     }
     runtime::CompiledFn fn = d.mod.get_function("dw");
@@ -108,14 +112,15 @@ int main(int argc, char** argv) {
       std::vector<double> best = bench::time_best_interleaved(
           reps, {[&] { fn(args); }, [&] { dnn.run_native(); }, [&] { dnn.run(x.data<float>(), ref.data<float>()); }});
       double t_loom = best[0], t_native = best[1], t_nchw = best[2];
-      double g = bench::gflops(dnn.flops(), t_loom), gn = bench::gflops(dnn.flops(), t_native), gc = bench::gflops(dnn.flops(), t_nchw);
+      double g = bench::gflops(dnn.flops(), t_loom), gn = bench::gflops(dnn.flops(), t_native),
+             gc = bench::gflops(dnn.flops(), t_nchw);
       std::printf("%-16s %7d %10.1f %12.1f %12.1f %12.2f\n", name, threads, g, gn, gc, g / gn);
       if (t < 2) sum_loom[t] += t_loom, sum_dnn[t] += t_native;
       std::fflush(stdout);
     }
   }
   for (size_t t = 0; t < thread_counts.size() && t < 2; ++t)
-    std::printf("all layers, %d thread(s): loom %.3f ms, oneDNN %.3f ms, loom/oneDNN speed %.2f\n", thread_counts[t], sum_loom[t] * 1e3,
-                sum_dnn[t] * 1e3, sum_dnn[t] / sum_loom[t]);
+    std::printf("all layers, %d thread(s): loom %.3f ms, oneDNN %.3f ms, loom/oneDNN speed %.2f\n", thread_counts[t],
+                sum_loom[t] * 1e3, sum_dnn[t] * 1e3, sum_dnn[t] / sum_loom[t]);
   return 0;
 }

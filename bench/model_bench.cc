@@ -33,8 +33,8 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 double pytorch_ms(const std::string& model, int threads, int reps) {
-  std::string cmd = "/usr/bin/python3 " LOOM_BENCH_DIR "/pytorch_latency.py " + model + " 1 " + std::to_string(threads) + " " +
-                    std::to_string(reps) + " 2>/dev/null";
+  std::string cmd = "/usr/bin/python3 " LOOM_BENCH_DIR "/pytorch_latency.py " + model + " 1 " +
+                    std::to_string(threads) + " " + std::to_string(reps) + " 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
   if (!p) return -1;
   std::string out;
@@ -65,7 +65,8 @@ std::string cpu_name() {
 // A built-in model, or "<model>_int8": the model with every conv2d/dense layer int8.
 graph::Graph model_graph(const std::string& name) {
   const std::string suffix = "_int8";
-  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return graph::builtin_model(name);
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return graph::builtin_model(name);
   graph::Graph g = graph::builtin_model(name.substr(0, name.size() - suffix.size()));
   std::vector<std::vector<NDArray>> calibration;
   for (int i = 0; i < 4; ++i) {
@@ -87,14 +88,19 @@ int main(int argc, char** argv) {
   bool with_pytorch = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--no-pytorch") with_pytorch = false;
-    else if (i + 1 < argc && a == "--models") models = split(argv[++i]);
-    else if (i + 1 < argc && a == "--reps") reps = std::max(1, std::stoi(argv[++i]));
+    if (a == "--no-pytorch")
+      with_pytorch = false;
+    else if (i + 1 < argc && a == "--models")
+      models = split(argv[++i]);
+    else if (i + 1 < argc && a == "--reps")
+      reps = std::max(1, std::stoi(argv[++i]));
     else if (i + 1 < argc && a == "--threads") {
       threads.clear();
       for (auto& t : split(argv[++i])) threads.push_back(std::stoi(t));
     } else {
-      std::fprintf(stderr, "usage: model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] [--no-pytorch]\n");
+      std::fprintf(stderr,
+                   "usage: model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] "
+                   "[--no-pytorch]\n");
       return 2;
     }
   }
@@ -133,9 +139,11 @@ int main(int argc, char** argv) {
       else
         std::printf("%-14s %7d %12.2f %12s %8s\n", name.c_str(), t, loom_ms, "n/a", "n/a");
     }
-    std::printf("  %s: compiled in %.2f s (%zu distinct kernels, %zu calls); intermediates %.1f MiB planned vs %.1f MiB unplanned\n",
-                name.c_str(), compile_s, r.kernels.size(), r.fusion.groups.size(), r.memory.planned_bytes() / 1048576.0,
-                r.memory.unplanned_bytes / 1048576.0);
+    std::printf(
+        "  %s: compiled in %.2f s (%zu distinct kernels, %zu calls); intermediates %.1f MiB planned vs %.1f MiB "
+        "unplanned\n",
+        name.c_str(), compile_s, r.kernels.size(), r.fusion.groups.size(), r.memory.planned_bytes() / 1048576.0,
+        r.memory.unplanned_bytes / 1048576.0);
   }
   std::printf("ratio = Loom latency / PyTorch latency (below 1: Loom is faster)\n");
   return 0;

@@ -56,8 +56,10 @@ int main(int argc, char** argv) {
   int reps = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
-    if (a == "--n") n = std::stoll(v);
-    else if (a == "--reps") reps = std::stoi(v);
+    if (a == "--n")
+      n = std::stoll(v);
+    else if (a == "--reps")
+      reps = std::stoi(v);
     else {
       std::fprintf(stderr, "usage: parallel_bench [--n 4000] [--reps 5]\n");
       return 2;
@@ -75,7 +77,8 @@ int main(int argc, char** argv) {
       double g = loom::bench::time_best_of(reps, [&] { loom_parallel_for(n, guided_body, &w); });
       double s = loom::bench::time_best_of(reps, [&] { loom_parallel_for(t, static_body, &st); });
       if (t == 1) one_g = g, one_s = s;
-      std::printf("%-12s %8d %12.2f %12.2f %10.2f %10.2f\n", tri ? "triangular" : "heavy start", t, g * 1e3, s * 1e3, one_g / g, one_s / s);
+      std::printf("%-12s %8d %12.2f %12.2f %10.2f %10.2f\n", tri ? "triangular" : "heavy start", t, g * 1e3, s * 1e3,
+                  one_g / g, one_s / s);
     }
   }
   return 0;

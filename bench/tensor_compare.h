@@ -16,7 +16,8 @@ inline NDArray to_blocked(const NDArray& x, int64_t b) {
   for (int64_t img = 0; img < n; ++img)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t p = 0; p < hw; ++p)
-        out.data<float>()[(((img * (c / b) + ch / b) * hw + p) * b) + ch % b] = x.data<float>()[(img * c + ch) * hw + p];
+        out.data<float>()[(((img * (c / b) + ch / b) * hw + p) * b) + ch % b] =
+            x.data<float>()[(img * c + ch) * hw + p];
   return out;
 }
 
@@ -28,7 +29,8 @@ inline NDArray from_blocked(const NDArray& x) {
   for (int64_t img = 0; img < n; ++img)
     for (int64_t ch = 0; ch < cb * b; ++ch)
       for (int64_t p = 0; p < hw; ++p)
-        out.data<float>()[(img * cb * b + ch) * hw + p] = x.data<float>()[(((img * cb + ch / b) * hw + p) * b) + ch % b];
+        out.data<float>()[(img * cb * b + ch) * hw + p] =
+            x.data<float>()[(((img * cb + ch / b) * hw + p) * b) + ch % b];
   return out;
 }
 

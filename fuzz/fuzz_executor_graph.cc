@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <string>
 
-#include "loom/runtime/executor_graph.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/executor_graph.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    loom::runtime::ExecutorGraph plan =
-        loom::runtime::ExecutorGraph::from_json(std::string(reinterpret_cast<const char*>(data), size), uint64_t(1) << 20, "fuzz");
+    loom::runtime::ExecutorGraph plan = loom::runtime::ExecutorGraph::from_json(
+        std::string(reinterpret_cast<const char*>(data), size), uint64_t(1) << 20, "fuzz");
     (void)plan.storage_total();
   } catch (const loom::Error&) {
   }

@@ -10,7 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    loom::frontend::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz", "/nonexistent-loom-fuzz");
+    loom::frontend::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz",
+                                      "/nonexistent-loom-fuzz");
   } catch (const loom::Error&) {
   }
   return 0;

@@ -8,7 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    loom::accel::Program p = loom::accel::Program::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    loom::accel::Program p =
+        loom::accel::Program::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     loom::accel::disassemble(p.instructions());
   } catch (const loom::Error&) {
   }

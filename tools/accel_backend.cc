@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-
 namespace loom::tools {
 
 namespace {
@@ -11,12 +10,14 @@ bool given(const CLI::Option* o) { return o && o->count() > 0; }
 
 // The RTL options need --backend rtl, and a waveform window must not be empty.
 void check(const BackendOptions& opt) {
-  bool rtl_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
+  bool rtl_options =
+      given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
   if (rtl_options && opt.backend != "rtl")
     throw CLI::ValidationError("--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl");
   if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
   if (given(opt.o_fst_begin) && given(opt.o_fst_end) && opt.fst_end <= opt.fst_begin)
-    throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" + std::to_string(opt.fst_begin) + ")");
+    throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" +
+                               std::to_string(opt.fst_begin) + ")");
 }
 
 }  // namespace
@@ -25,31 +26,40 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
   std::string backends;
   for (auto& b : accel_backends()) backends += (backends.empty() ? "" : "|") + b;
   opt.o_backend = app.add_option("--backend", opt.backend, "accelerator backend (" + backends + ")")
-      ->check(CLI::IsMember(accel_backends()))
-      ->capture_default_str()
-      ->group("Backend");
-  opt.o_dram_latency = number_option(app, "--dram-latency", opt.dram_latency, "rtl: DRAM latency in cycles (default 32)", 0, 1'000'000)->group("Backend");
-  opt.o_dram_bytes_per_cycle = app.add_option("--dram-bytes-per-cycle", opt.dram_bytes_per_cycle, "rtl: DRAM bandwidth in bytes per cycle (default 16)")
+                      ->check(CLI::IsMember(accel_backends()))
+                      ->capture_default_str()
+                      ->group("Backend");
+  opt.o_dram_latency =
+      number_option(app, "--dram-latency", opt.dram_latency, "rtl: DRAM latency in cycles (default 32)", 0, 1'000'000)
+          ->group("Backend");
+  opt.o_dram_bytes_per_cycle = app.add_option("--dram-bytes-per-cycle", opt.dram_bytes_per_cycle,
+                                              "rtl: DRAM bandwidth in bytes per cycle (default 16)")
                                    ->transform(positive_up_to(4096))
                                    ->group("Backend");
-  opt.o_cycle_limit = number_option(app, "--cycle-limit", opt.cycle_limit, "rtl: fail a run without FINISH after this many cycles (default 4e9)",
-                                    1, uint64_t(1e15))
-                          ->group("Backend");
-  opt.o_step_limit = number_option(app, "--step-limit", opt.step_limit, "fsim: fail a run after this many micro-op steps (default 1e9)", 1,
-                                   uint64_t(1e15))
+  opt.o_cycle_limit =
+      number_option(app, "--cycle-limit", opt.cycle_limit,
+                    "rtl: fail a run without FINISH after this many cycles (default 4e9)", 1, uint64_t(1e15))
+          ->group("Backend");
+  opt.o_step_limit = number_option(app, "--step-limit", opt.step_limit,
+                                   "fsim: fail a run after this many micro-op steps (default 1e9)", 1, uint64_t(1e15))
                          ->group("Backend");
-  opt.o_fst = app.add_option("--fst", opt.fst, "rtl: write a waveform (FST) of the run to this file")->check(output_file())->group("Backend");
-  opt.o_fst_begin = number_option(app, "--fst-begin", opt.fst_begin, "rtl: first cycle of the waveform (default 0)", 0, UINT64_MAX)
-                        ->needs(opt.o_fst)
-                        ->group("Backend");
-  opt.o_fst_end = number_option(app, "--fst-end", opt.fst_end, "rtl: the waveform stops before this cycle (default: the end)", 1, UINT64_MAX)
+  opt.o_fst = app.add_option("--fst", opt.fst, "rtl: write a waveform (FST) of the run to this file")
+                  ->check(output_file())
+                  ->group("Backend");
+  opt.o_fst_begin =
+      number_option(app, "--fst-begin", opt.fst_begin, "rtl: first cycle of the waveform (default 0)", 0, UINT64_MAX)
+          ->needs(opt.o_fst)
+          ->group("Backend");
+  opt.o_fst_end = number_option(app, "--fst-end", opt.fst_end,
+                                "rtl: the waveform stops before this cycle (default: the end)", 1, UINT64_MAX)
                       ->needs(opt.o_fst)
                       ->group("Backend");
   app.parse_complete_callback([&opt] { check(opt); });
 }
 
 bool any_backend_option(const BackendOptions& opt) {
-  for (const CLI::Option* o : {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit, opt.o_fst, opt.o_step_limit})
+  for (const CLI::Option* o :
+       {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit, opt.o_fst, opt.o_step_limit})
     if (given(o)) return true;
   return false;
 }

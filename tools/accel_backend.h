@@ -20,8 +20,9 @@ struct BackendOptions {
   uint64_t cycle_limit = 0, fst_begin = 0, fst_end = 0, step_limit = 0;
   std::string fst;
   // The options given on the command line (null until add_backend_options).
-  CLI::Option *o_backend = nullptr, *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr, *o_cycle_limit = nullptr, *o_fst = nullptr,
-              *o_fst_begin = nullptr, *o_fst_end = nullptr, *o_step_limit = nullptr;
+  CLI::Option *o_backend = nullptr, *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr,
+              *o_cycle_limit = nullptr, *o_fst = nullptr, *o_fst_begin = nullptr, *o_fst_end = nullptr,
+              *o_step_limit = nullptr;
 };
 
 // Adds --backend and the simulators' options to `app`, parsed into `opt`.

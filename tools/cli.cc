@@ -21,8 +21,9 @@ int parse(CLI::App& app, const std::vector<std::string>& args) {
       // CLI11 lists the extras last first; name the unknown options, then anything else.
       std::string options, others;
       for (const std::string& a : app.remaining()) (a.size() > 1 && a[0] == '-' ? options : others) += " " + a;
-      what = options.empty() ? "unexpected argument(s):" + others
-                             : "unknown option(s):" + options + (others.empty() ? "" : "; unexpected argument(s):" + others);
+      what = options.empty()
+                 ? "unexpected argument(s):" + others
+                 : "unknown option(s):" + options + (others.empty() ? "" : "; unexpected argument(s):" + others);
     }
     std::cerr << app.get_name() << ": error: " << what << "\nRun `" << app.get_name() << " --help` for its options.\n";
     return 2;
@@ -50,7 +51,8 @@ CLI::Validator output_file() {
         std::error_code ec;
         fs::path p(path), parent = p.parent_path();
         if (path.empty()) return std::string("cannot write to an empty path");
-        if (!parent.empty() && !fs::is_directory(parent, ec)) return "cannot write '" + path + "': no folder '" + parent.string() + "'";
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+          return "cannot write '" + path + "': no folder '" + parent.string() + "'";
         if (fs::is_directory(p, ec)) return "cannot write '" + path + "': it is a folder";
         return std::string();
       },

@@ -55,9 +55,9 @@ CLI::Validator in_range(T lo, T hi) {
         }
         return "Value " + text + " not in range " + detail::number_text(lo) + " to " + detail::number_text(hi);
       },
-      hi != std::numeric_limits<T>::max()        ? "in [" + detail::number_text(lo) + ", " + detail::number_text(hi) + "]"
+      hi != std::numeric_limits<T>::max()      ? "in [" + detail::number_text(lo) + ", " + detail::number_text(hi) + "]"
       : lo != std::numeric_limits<T>::lowest() ? ">= " + detail::number_text(lo)
-                                                : std::string());
+                                               : std::string());
 }
 
 // `name` as an option holding a decimal number in [lo, hi].

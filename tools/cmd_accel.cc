@@ -20,13 +20,15 @@ namespace {
 
 // --config FILE: the accelerator config (default: the built-in default).
 CLI::Option* add_config_option(CLI::App& app, std::string& path) {
-  return app.add_option("--config", path, "accelerator config (JSON; default: the built-in default config)")->check(CLI::ExistingFile);
+  return app.add_option("--config", path, "accelerator config (JSON; default: the built-in default config)")
+      ->check(CLI::ExistingFile);
 }
 
 AccelConfig load_config(const std::string& path) { return path.empty() ? default_config() : AccelConfig::load(path); }
 
 int example(const std::vector<std::string>& args) {
-  CLI::App app{"Write an example accelerator program: a blocked int8 matmul C = A x W^T with its expected output", "loom accel-example"};
+  CLI::App app{"Write an example accelerator program: a blocked int8 matmul C = A x W^T with its expected output",
+               "loom accel-example"};
   std::string out, config;
   int M = 0, N = 0, K = 0;
   uint64_t seed = 1;
@@ -44,15 +46,18 @@ int example(const std::vector<std::string>& args) {
   auto dev = make_accel_device("fsim", cfg.to_json());
   Program p = matmul_program(*dev, cfg, M, N, K, seed);
   p.save(out);
-  std::cout << "wrote " << out << ": int8 matmul " << M << "x" << N << "x" << K << " on config '" << cfg.name << "', " << p.insn_count
-            << " instructions, " << p.segments.size() << " memory segments, " << p.checks.size() << " check\n";
+  std::cout << "wrote " << out << ": int8 matmul " << M << "x" << N << "x" << K << " on config '" << cfg.name << "', "
+            << p.insn_count << " instructions, " << p.segments.size() << " memory segments, " << p.checks.size()
+            << " check\n";
   return 0;
 }
 
 int disasm(const std::vector<std::string>& args) {
   CLI::App app{"Disassemble an accelerator program, one line per instruction", "loom disasm"};
   std::string file;
-  app.add_option("program", file, "program file (from `loom accel-example` or a recording)")->required()->check(CLI::ExistingFile);
+  app.add_option("program", file, "program file (from `loom accel-example` or a recording)")
+      ->required()
+      ->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
   Program p = Program::load(file);
   std::cout << disassemble(p.instructions());
@@ -60,11 +65,14 @@ int disasm(const std::vector<std::string>& args) {
 }
 
 int simulate(const std::vector<std::string>& args) {
-  CLI::App app{"Run an accelerator program on a backend and print its counters; exits 1 if its expected outputs do not match",
-               "loom sim"};
+  CLI::App app{
+      "Run an accelerator program on a backend and print its counters; exits 1 if its expected outputs do not match",
+      "loom sim"};
   std::string file, config;
   BackendOptions bo;
-  app.add_option("program", file, "program file (from `loom accel-example` or a recording)")->required()->check(CLI::ExistingFile);
+  app.add_option("program", file, "program file (from `loom accel-example` or a recording)")
+      ->required()
+      ->check(CLI::ExistingFile);
   add_config_option(app, config)->description("check that the program was built for this accelerator config (JSON)");
   add_backend_options(app, bo);
   if (int rc = parse(app, args); rc >= 0) return rc;
@@ -76,8 +84,8 @@ int simulate(const std::vector<std::string>& args) {
   // What ran, from the device's counters (the header's count includes FINISH and anything the
   // device did not reach).
   uint64_t executed = 0;
-  for (AccelCounter c : {AccelCounter::LoadInsns, AccelCounter::UopLoadInsns, AccelCounter::AccLoadInsns, AccelCounter::GemmInsns,
-                         AccelCounter::AluInsns, AccelCounter::StoreInsns})
+  for (AccelCounter c : {AccelCounter::LoadInsns, AccelCounter::UopLoadInsns, AccelCounter::AccLoadInsns,
+                         AccelCounter::GemmInsns, AccelCounter::AluInsns, AccelCounter::StoreInsns})
     if (auto it = r.counters.find(to_string(c)); it != r.counters.end()) executed += it->second;
   std::cout << "ran " << file << " on " << bo.backend << " (config '" << p.config.name << "'): executed " << executed
             << " LOAD/GEMM/ALU/STORE instructions of the " << p.insn_count << "-instruction stream\n";
@@ -88,7 +96,8 @@ int simulate(const std::vector<std::string>& args) {
 }
 
 int hw_params(const std::vector<std::string>& args) {
-  CLI::App app{"Generate the RTL's SystemVerilog parameter package (loom_accel_pkg) from an accelerator config", "loom hw-params"};
+  CLI::App app{"Generate the RTL's SystemVerilog parameter package (loom_accel_pkg) from an accelerator config",
+               "loom hw-params"};
   std::string config, out;
   add_config_option(app, config);
   app.add_option("--out", out, "file to write (default: print the package)")->check(output_file());
@@ -111,6 +120,7 @@ int hw_params(const std::vector<std::string>& args) {
 LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);
 LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", disasm);
 LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters", simulate);
-LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config", hw_params);
+LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config",
+                      hw_params);
 
 }  // namespace loom::tools

@@ -21,31 +21,39 @@ namespace loom::tools {
 using namespace loom::ir;
 
 static int accel_run(const std::vector<std::string>& args) {
-  CLI::App app{"Compile an int8 operator for the accelerator, run it on a backend and verify it against the naive reference",
-               "loom accel-run"};
+  CLI::App app{
+      "Compile an int8 operator for the accelerator, run it on a backend and verify it against the naive reference",
+      "loom accel-run"};
   std::string op, config;
   int C = 64, O = 64, hw = 14, stride = 1, pad = 1, vt = 2, oc_blocks = 1;
   bool print_ir = false, disasm = false;
   BackendOptions bo;
   app.add_option("operator", op, "dense, conv2d or add")->required();
-  app.add_option("--config", config, "accelerator config (JSON; default: the built-in default config)")->check(CLI::ExistingFile);
-  number_option(app, "--channels", C, "input channels (a multiple of the config's block_in)", 1, 4096)->capture_default_str();
+  app.add_option("--config", config, "accelerator config (JSON; default: the built-in default config)")
+      ->check(CLI::ExistingFile);
+  number_option(app, "--channels", C, "input channels (a multiple of the config's block_in)", 1, 4096)
+      ->capture_default_str();
   std::map<std::string, CLI::Option*> shaped = {
-      {"--out-channels", number_option(app, "--out-channels", O, "dense, conv2d: output channels (a multiple of block_out)", 1, 4096)},
+      {"--out-channels",
+       number_option(app, "--out-channels", O, "dense, conv2d: output channels (a multiple of block_out)", 1, 4096)},
       {"--size", number_option(app, "--size", hw, "conv2d, add: height and width", 1, 256)},
       {"--stride", number_option(app, "--stride", stride, "conv2d: stride", 1, 16)},
       {"--pad", number_option(app, "--pad", pad, "conv2d: zero padding on every side", 0, 16)},
-      {"--oc-blocks", number_option(app, "--oc-blocks", oc_blocks, "conv2d: output-channel blocks per tile (default: chosen)", 1, 256)}};
+      {"--oc-blocks", number_option(app, "--oc-blocks", oc_blocks,
+                                    "conv2d: output-channel blocks per tile (default: chosen)", 1, 256)}};
   for (auto& [name, o] : shaped)
     if (name != "--oc-blocks") o->capture_default_str();
-  number_option(app, "--vthreads", vt, "virtual threads (contexts whose loads overlap the other's compute)", 1, 64)->capture_default_str();
+  number_option(app, "--vthreads", vt, "virtual threads (contexts whose loads overlap the other's compute)", 1, 64)
+      ->capture_default_str();
   app.add_flag("--print-ir", print_ir, "print the lowered loop IR");
   app.add_flag("--disasm", disasm, "print the instruction stream");
   add_backend_options(app, bo);
   if (int rc = parse(app, args); rc >= 0) return rc;
   // The options an operator does not use are errors rather than silently ignored.
   std::map<std::string, std::vector<std::string>> uses = {
-      {"dense", {"--out-channels"}}, {"conv2d", {"--out-channels", "--size", "--stride", "--pad", "--oc-blocks"}}, {"add", {"--size"}}};
+      {"dense", {"--out-channels"}},
+      {"conv2d", {"--out-channels", "--size", "--stride", "--pad", "--oc-blocks"}},
+      {"add", {"--size"}}};
   if (!uses.count(op)) LOOM_THROW(Error, "unknown operator '", op, "' (dense, conv2d, add)");
   for (auto& [name, o] : shaped)
     if (o->count() && std::find(uses[op].begin(), uses[op].end(), name) == uses[op].end())
@@ -78,16 +86,20 @@ static int accel_run(const std::vector<std::string>& args) {
   double macs = a.macs;
   int64_t bad = 0;
   for (int64_t i = 0; i < want.numel(); ++i) bad += want.data<int8_t>()[i] != arrays.back().data<int8_t>()[i];
-  std::cout << op << " on " << dev->name() << " (config '" << cfg.name << "'): " << stats.instructions << " instructions\n";
+  std::cout << op << " on " << dev->name() << " (config '" << cfg.name << "'): " << stats.instructions
+            << " instructions\n";
   for (auto& [k, v] : stats.counters) std::cout << "  " << k << ": " << v << "\n";
   if (stats.cycles) {
     double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
-    std::cout << "  cycles: " << stats.cycles << ", GEMM utilization " << 100.0 * macs / (peak * double(stats.cycles)) << "%\n";
+    std::cout << "  cycles: " << stats.cycles << ", GEMM utilization " << 100.0 * macs / (peak * double(stats.cycles))
+              << "%\n";
   }
-  std::cout << (bad ? "MISMATCH: " + std::to_string(bad) + " elements differ from the reference\n" : "output matches the reference bit-exactly\n");
+  std::cout << (bad ? "MISMATCH: " + std::to_string(bad) + " elements differ from the reference\n"
+                    : "output matches the reference bit-exactly\n");
   return bad ? 1 : 0;
 }
 
-LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it", accel_run);
+LOOM_REGISTER_COMMAND("accel-run", "compile an int8 operator for the accelerator, run it on a backend and verify it",
+                      accel_run);
 
 }  // namespace loom::tools

@@ -68,13 +68,15 @@ CpuRunReport run_cpu_workload(const std::string& name, int size, const CpuRunOpt
       want = ref_args[w.inputs.size()];
       r.reference = "the unscheduled loops, compiled";
     }
-    for (int64_t i = 0; i < got.numel(); ++i) r.max_abs_error = std::max(r.max_abs_error, std::fabs(got.get_as_double(i) - want.get_as_double(i)));
+    for (int64_t i = 0; i < got.numel(); ++i)
+      r.max_abs_error = std::max(r.max_abs_error, std::fabs(got.get_as_double(i) - want.get_as_double(i)));
   }
   r.best_ms = 1e30;
   for (int rep = 0; rep < std::max(1, opt.reps); ++rep) {
     auto s = std::chrono::steady_clock::now();
     m.call(name, args);
-    r.best_ms = std::min(r.best_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+    r.best_ms =
+        std::min(r.best_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
   }
   r.gflops = w.flops / (r.best_ms * 1e6);
   r.threads = runtime::num_threads();
@@ -83,9 +85,11 @@ CpuRunReport run_cpu_workload(const std::string& name, int size, const CpuRunOpt
 }
 
 void print_report(const std::string& name, const CpuRunReport& r, bool verified, std::ostream& os) {
-  os << std::fixed << std::setprecision(2) << name << ": compiled in " << r.compile_ms << " ms, best run " << r.best_ms << " ms on "
-     << r.threads << " thread(s), " << std::setprecision(1) << r.gflops << " GFLOP/s";
-  if (verified) os << std::scientific << std::setprecision(2) << ", max |error| vs reference " << r.max_abs_error << " (" << r.reference << ")";
+  os << std::fixed << std::setprecision(2) << name << ": compiled in " << r.compile_ms << " ms, best run " << r.best_ms
+     << " ms on " << r.threads << " thread(s), " << std::setprecision(1) << r.gflops << " GFLOP/s";
+  if (verified)
+    os << std::scientific << std::setprecision(2) << ", max |error| vs reference " << r.max_abs_error << " ("
+       << r.reference << ")";
   os << std::defaultfloat << "\n";
 }
 
@@ -105,13 +109,18 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 int run_cmd(const std::vector<std::string>& args) {
   // `loom run model.loom ...` runs a compiled model (cmd_model.cc); otherwise a built-in workload.
-  if (std::any_of(args.begin(), args.end(), [](const std::string& a) { return a[0] != '-' && ends_with(a, ".loom"); })) {
+  if (std::any_of(args.begin(), args.end(),
+                  [](const std::string& a) { return a[0] != '-' && ends_with(a, ".loom"); })) {
     bool help = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
-    return run_model_cmd(help ? std::vector<std::string>{"--help"} : args);  // the help, even if the model does not exist
+    return run_model_cmd(help ? std::vector<std::string>{"--help"}
+                              : args);  // the help, even if the model does not exist
   }
-  CLI::App app{"Compile a built-in workload for the CPU, run it on random data, verify it against the naive reference and time it",
-               "loom run"};
-  app.footer("workloads: " + workload_names() + " (see `loom lower`)\n`loom run model.loom --help` lists the options for compiled models.");
+  CLI::App app{
+      "Compile a built-in workload for the CPU, run it on random data, verify it against the naive reference and time "
+      "it",
+      "loom run"};
+  app.footer("workloads: " + workload_names() +
+             " (see `loom lower`)\n`loom run model.loom --help` lists the options for compiled models.");
   std::string workload;
   int size = 0;
   CpuRunOptions o;
@@ -122,7 +131,8 @@ int run_cmd(const std::vector<std::string>& args) {
   number_option(app, "--reps", o.reps, "timed runs (the best one is reported)", 1, 100000)->capture_default_str();
   app.add_flag("--print-ir", o.print_ir, "print the loop IR");
   app.add_flag("--no-verify", no_verify, "skip the check against the naive reference");
-  app.add_option("--load", o.load_path, "call the function from a library written by `loom export` instead of JIT-compiling")
+  app.add_option("--load", o.load_path,
+                 "call the function from a library written by `loom export` instead of JIT-compiling")
       ->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
   o.verify = !no_verify;
@@ -132,7 +142,9 @@ int run_cmd(const std::vector<std::string>& args) {
 }
 
 int export_cmd(const std::vector<std::string>& args) {
-  CLI::App app{"Compile a built-in workload into a shared library (`loom run --load` and runtime::Module::load read it)", "loom export"};
+  CLI::App app{
+      "Compile a built-in workload into a shared library (`loom run --load` and runtime::Module::load read it)",
+      "loom export"};
   std::string workload;
   int size = 0;
   CpuRunOptions o;
@@ -149,7 +161,8 @@ int export_cmd(const std::vector<std::string>& args) {
 
 }  // namespace
 
-LOOM_REGISTER_COMMAND("run", "run a compiled model (model.loom), or compile, run, verify and time a built-in workload", run_cmd);
+LOOM_REGISTER_COMMAND("run", "run a compiled model (model.loom), or compile, run, verify and time a built-in workload",
+                      run_cmd);
 LOOM_REGISTER_COMMAND("export", "compile a built-in workload into a shared library", export_cmd);
 
 }  // namespace loom::tools

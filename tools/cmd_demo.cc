@@ -45,10 +45,10 @@ static int demo_model(const std::string& name, std::ostream& os) {
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
   }
   std::sort(ms.begin(), ms.end());
-  os << "model: " << name << " (built in, batch 1, float32) compiled in " << compile_s << " s: " << r.kernels.size() << " distinct kernels, "
-     << r.fusion.groups.size() << " calls, intermediates " << r.memory.planned_bytes() / 1024 << " KiB planned vs "
-     << r.memory.unplanned_bytes / 1024 << " KiB unplanned; latency " << ms[2] << " ms (median of 5, " << runtime::num_threads()
-     << " threads)\n";
+  os << "model: " << name << " (built in, batch 1, float32) compiled in " << compile_s << " s: " << r.kernels.size()
+     << " distinct kernels, " << r.fusion.groups.size() << " calls, intermediates " << r.memory.planned_bytes() / 1024
+     << " KiB planned vs " << r.memory.unplanned_bytes / 1024 << " KiB unplanned; latency " << ms[2]
+     << " ms (median of 5, " << runtime::num_threads() << " threads)\n";
   NDArray want = graph::reference_run(g, {x})[0];
   double scale = 0, err = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {
@@ -88,12 +88,13 @@ static int demo_accel_model(const BackendOptions& bo, std::ostream& os) {
   NDArray got = ex.run({x})[0];
   double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   NDArray want = cpu.run({x})[0];
-  bool ok = got.nbytes() == want.nbytes() && std::equal(got.data<float>(), got.data<float>() + got.numel(), want.data<float>());
+  bool ok = got.nbytes() == want.nbytes() &&
+            std::equal(got.data<float>(), got.data<float>() + got.numel(), want.data<float>());
   uint64_t cycles = 0, macs = 0;
   for (auto& st : ex.accel_stats()) cycles += st.cycles, macs += st.gemm_macs;
-  os << "model: resnet18 int8 (quantized, calibrated on 4 inputs; compiled for the CPU and the accelerator in " << compile_s << " s): "
-     << acc.accel_report.offloaded << " layers on the accelerator (" << bo.backend << ", config '" << o.accel->name << "'), " << macs
-     << " MACs, ";
+  os << "model: resnet18 int8 (quantized, calibrated on 4 inputs; compiled for the CPU and the accelerator in "
+     << compile_s << " s): " << acc.accel_report.offloaded << " layers on the accelerator (" << bo.backend
+     << ", config '" << o.accel->name << "'), " << macs << " MACs, ";
   if (cycles) os << cycles << " cycles, ";
   os << run_s << " s; logits vs the CPU int8 model: " << (ok ? "bit-exact" : "MISMATCH") << "\n";
   return ok ? 0 : 1;
@@ -101,14 +102,17 @@ static int demo_accel_model(const BackendOptions& bo, std::ostream& os) {
 #endif
 
 static int demo(const std::vector<std::string>& args) {
-  CLI::App app{"Run Loom's built-in default workloads end to end (CPU workloads, ResNet-18 on the CPU and int8 on the accelerator, an "
-               "accelerator matmul) and verify them",
-               "loom demo"};
+  CLI::App app{
+      "Run Loom's built-in default workloads end to end (CPU workloads, ResNet-18 on the CPU and int8 on the "
+      "accelerator, an "
+      "accelerator matmul) and verify them",
+      "loom demo"};
   BackendOptions bo;
   add_backend_options(app, bo);
   app.footer("The backend runs the accelerator part (default: the functional simulator).");
   if (int rc = parse(app, args); rc >= 0) return rc;
-  std::cout << "Loom demo: tensor expressions -> schedules -> loop IR -> LLVM (" << codegen::host_target_description() << ")\n";
+  std::cout << "Loom demo: tensor expressions -> schedules -> loop IR -> LLVM (" << codegen::host_target_description()
+            << ")\n";
   int failures = 0;
   for (auto [name, size] : {std::pair{"gemm", 128}, std::pair{"conv2d", 14}, std::pair{"softmax", 16}}) {
     CpuRunOptions o;
@@ -127,11 +131,13 @@ static int demo(const std::vector<std::string>& args) {
   accel::Program p = accel::matmul_program(*dev, cfg, 16, 64, 256, 7);
   auto target = open_accel_backend(bo, cfg);
   accel::ProgramResult r = accel::run_program(p, *target);
-  std::cout << "accel: int8 matmul 16x64x256 on " << target->name() << " (config '" << cfg.name << "'): " << p.insn_count
-            << " instructions, " << r.counters["gemm_macs"] << " MACs, " << r.counters["dma_load_bytes"] << " bytes loaded, ";
+  std::cout << "accel: int8 matmul 16x64x256 on " << target->name() << " (config '" << cfg.name
+            << "'): " << p.insn_count << " instructions, " << r.counters["gemm_macs"] << " MACs, "
+            << r.counters["dma_load_bytes"] << " bytes loaded, ";
   if (r.cycles)
     std::cout << r.cycles << " cycles (GEMM utilization "
-              << 100.0 * double(r.counters["gemm_macs"]) / (double(r.cycles) * cfg.batch * cfg.block_in * cfg.block_out) << "%), ";
+              << 100.0 * double(r.counters["gemm_macs"]) / (double(r.cycles) * cfg.batch * cfg.block_in * cfg.block_out)
+              << "%), ";
   std::cout << (r.mismatched_checks ? "MISMATCH" : "output matches the C++ reference") << "\n";
   failures += r.mismatched_checks != 0;
   std::cout << (failures ? "demo FAILED: results differ from the reference\n" : "all results match the reference\n");

@@ -61,7 +61,6 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
-
 void set_threads(int threads) {
   if (threads > 0) runtime::set_num_threads(threads);
 }
@@ -79,40 +78,50 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("model", model, "model.onnx, or a built-in model: resnet18, resnet50, mobilenet_v2, mlp")->required();
   number_option(app, "--batch", batch, "batch size of a built-in model", 1, 1024)->capture_default_str();
   number_option(app, "--image", image, "image size of a built-in model", 32, 1024)->capture_default_str();
-  app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")->check(output_file());
+  app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")
+      ->check(output_file());
   app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
   number_option(app, "--threads", threads, "threads for compile-time work (default: all)", 1, 1024);
   app.add_flag("--dump-graph", dump, "print the graph after every pass");
   app.add_flag("-q,--quiet", quiet, "no progress output");
   std::string quant, calibrate = "16", mode = "percentile";
   bool first_conv = false;
-  app.add_option("--quantize", quant, "int8: post-training quantization (power-of-two scales); int8-simulated: the same in float")
+  app.add_option("--quantize", quant,
+                 "int8: post-training quantization (power-of-two scales); int8-simulated: the same in float")
       ->check(CLI::IsMember({"int8", "int8-simulated"}));
   app.add_option("--calibrate", calibrate, "calibration set: a number of random inputs, or a folder of .npy inputs")
       ->capture_default_str();
-  app.add_option("--calibration-mode", mode, "max, percentile (99.9%) or kl")->check(CLI::IsMember({"max", "percentile", "kl"}))
+  app.add_option("--calibration-mode", mode, "max, percentile (99.9%) or kl")
+      ->check(CLI::IsMember({"max", "percentile", "kl"}))
       ->capture_default_str();
   app.add_flag("--quantize-first-conv", first_conv, "quantize the first convolution too (kept float by default)");
   bool per_channel = false;
-  app.add_flag("--per-channel", per_channel, "per-output-channel weight scales with fixed-point requantization (CPU only)");
+  app.add_flag("--per-channel", per_channel,
+               "per-output-channel weight scales with fixed-point requantization (CPU only)");
   std::string target = "cpu", config_path;
   app.add_option("--target", target, "cpu, or accel: int8 layers on the accelerator, the rest on the CPU")
       ->check(CLI::IsMember({"cpu", "accel"}))
       ->capture_default_str();
-  app.add_option("--config", config_path, "accelerator config (JSON; default: the built-in VTA-like 1x16x16)")->check(CLI::ExistingFile);
+  app.add_option("--config", config_path, "accelerator config (JSON; default: the built-in VTA-like 1x16x16)")
+      ->check(CLI::ExistingFile);
   std::string tuning_log;
-  app.add_option("--tuning-log", tuning_log, "use the best conv2d tiles logged for this machine by `loom tune` (JSON lines)")
+  app.add_option("--tuning-log", tuning_log,
+                 "use the best conv2d tiles logged for this machine by `loom tune` (JSON lines)")
       ->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
 #ifndef LOOM_HAVE_TUNE
-  if (!tuning_log.empty()) LOOM_THROW(Error, "--tuning-log needs a loom built with the tuner (libxgboost-dev is optional; LLVM is not)");
+  if (!tuning_log.empty())
+    LOOM_THROW(Error, "--tuning-log needs a loom built with the tuner (libxgboost-dev is optional; LLVM is not)");
 #endif
   if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv || per_channel))
     LOOM_THROW(Error, "--calibrate, --calibration-mode, --quantize-first-conv and --per-channel need --quantize");
-  if (target == "accel" && quant != "int8") LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
+  if (target == "accel" && quant != "int8")
+    LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
   if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
   if (per_channel && target == "accel")
-    LOOM_THROW(Error, "--per-channel is for the CPU: the accelerator requantizes with shifts, so --target accel uses power-of-two per-tensor scales");
+    LOOM_THROW(Error,
+               "--per-channel is for the CPU: the accelerator requantizes with shifts, so --target accel uses "
+               "power-of-two per-tensor scales");
   set_threads(threads);
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
@@ -140,18 +149,22 @@ int compile_cmd(const std::vector<std::string>& args) {
     graph::QuantizeResult q = graph::quantize(std::move(g), inputs, qo);
     if (!quiet) std::cerr << q.str();
     std::ostringstream qs;
-    qs << "  quantized (" << quant << (per_channel ? " per-channel" : "") << ", " << mode << " calibration on " << inputs.size() << " inputs): " << q.quantized_layers
-       << " conv2d/dense layers int8, " << q.float_layers << " float\n";
+    qs << "  quantized (" << quant << (per_channel ? " per-channel" : "") << ", " << mode << " calibration on "
+       << inputs.size() << " inputs): " << q.quantized_layers << " conv2d/dense layers int8, " << q.float_layers
+       << " float\n";
     quant_summary = qs.str();
     g = std::move(q.graph);
   }
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
-  if (target == "accel") bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
+  if (target == "accel")
+    bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
 #ifdef LOOM_HAVE_TUNE
   tune::LogUse log_use;
-  if (!tuning_log.empty()) log_use = tune::apply_log(bo, std::make_shared<const tune::TuningLog>(tuning_log));  // read once, checked before the build
+  if (!tuning_log.empty())
+    log_use = tune::apply_log(
+        bo, std::make_shared<const tune::TuningLog>(tuning_log));  // read once, checked before the build
 #endif
   graph::BuildResult r = graph::build(std::move(g), bo);
   runtime::save_model_file(out, r.file);
@@ -160,12 +173,17 @@ int compile_cmd(const std::vector<std::string>& args) {
             << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
             << r.fusion.groups.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
             << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
-            << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
+            << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024
+            << " KiB\n"
             << quant_summary;
 #ifdef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
-    std::cout << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up << " blocked conv2d kernels tuned for this machine"
-              << (bo.accel ? ", " + std::to_string(log_use.accel->found) + " of " + std::to_string(log_use.accel->looked_up) + " accelerator convs tuned for config '" + bo.accel->name + "'" : std::string())
+    std::cout << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up
+              << " blocked conv2d kernels tuned for this machine"
+              << (bo.accel ? ", " + std::to_string(log_use.accel->found) + " of " +
+                                 std::to_string(log_use.accel->looked_up) + " accelerator convs tuned for config '" +
+                                 bo.accel->name + "'"
+                           : std::string())
               << "\n";
 #endif
   if (bo.accel) {
@@ -180,13 +198,16 @@ int compile_cmd(const std::vector<std::string>& args) {
 
 // Per kernel: where it ran, host time, and for accelerator kernels cycles, GEMM use (multiply-
 // accumulates per cycle over the GEMM core's peak) and DMA bytes.
-nlohmann::json kernel_table_json(const runtime::GraphExecutor& ex, const std::vector<double>& times, const std::optional<accel::AccelConfig>& cfg) {
+nlohmann::json kernel_table_json(const runtime::GraphExecutor& ex, const std::vector<double>& times,
+                                 const std::optional<accel::AccelConfig>& cfg) {
   nlohmann::json rows = nlohmann::json::array();
   uint64_t cycles = 0;
   double host = 0;
   for (size_t k = 0; k < ex.kernels().size(); ++k) {
     const auto& call = ex.kernels()[k];
-    nlohmann::json row = {{"kernel", call.func}, {"node", call.node}, {"device", runtime::device_name(call.device)},
+    nlohmann::json row = {{"kernel", call.func},
+                          {"node", call.node},
+                          {"device", runtime::device_name(call.device)},
                           {"host_ms", k < times.size() ? times[k] * 1e3 : 0.0}};
     if (call.device == runtime::KernelDevice::Accel) {
       const auto& s = ex.accel_stats()[k];
@@ -204,13 +225,14 @@ nlohmann::json kernel_table_json(const runtime::GraphExecutor& ex, const std::ve
   return {{"model", ex.model_name()}, {"kernels", rows}, {"accel_cycles", cycles}, {"cpu_host_ms", host}};
 }
 
-void print_kernel_table(const runtime::GraphExecutor& ex, const std::vector<double>& times, const std::optional<accel::AccelConfig>& cfg) {
+void print_kernel_table(const runtime::GraphExecutor& ex, const std::vector<double>& times,
+                        const std::optional<accel::AccelConfig>& cfg) {
   nlohmann::json t = kernel_table_json(ex, times, cfg);
   std::cout << "  device   host ms      cycles  gemm use   DMA bytes  kernel (node)\n";
   for (auto& r : t["kernels"]) {
     bool acc = r["device"] == "accel";
-    std::cout << "  " << std::left << std::setw(6) << r["device"].get<std::string>() << std::right << std::setw(10) << std::setprecision(3)
-              << r["host_ms"].get<double>();
+    std::cout << "  " << std::left << std::setw(6) << r["device"].get<std::string>() << std::right << std::setw(10)
+              << std::setprecision(3) << r["host_ms"].get<double>();
     if (acc) {
       std::cout << std::setw(12) << r["cycles"].get<uint64_t>();
       if (r.contains("gemm_utilization"))
@@ -223,7 +245,9 @@ void print_kernel_table(const runtime::GraphExecutor& ex, const std::vector<doub
     }
     std::cout << "  " << r["kernel"].get<std::string>() << " (" << r["node"].get<std::string>() << ")\n";
   }
-  if (cfg) std::cout << "  accelerator: " << t["accel_cycles"].get<uint64_t>() << " cycles; CPU kernels: " << std::setprecision(3) << t["cpu_host_ms"].get<double>() << " ms\n";
+  if (cfg)
+    std::cout << "  accelerator: " << t["accel_cycles"].get<uint64_t>()
+              << " cycles; CPU kernels: " << std::setprecision(3) << t["cpu_host_ms"].get<double>() << " ms\n";
 }
 
 std::string describe_values(const NDArray& a) {
@@ -243,7 +267,8 @@ std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph
   graph::infer_types(g);
   std::vector<std::vector<NDArray>> sets;
   if (std::filesystem::is_directory(spec)) {
-    if (g.inputs.size() != 1) LOOM_THROW(Error, "--calibrate ", spec, ": a folder of .npy files needs a single-input model");
+    if (g.inputs.size() != 1)
+      LOOM_THROW(Error, "--calibrate ", spec, ": a folder of .npy files needs a single-input model");
     std::vector<std::string> files;
     for (auto& e : std::filesystem::directory_iterator(spec))
       if (e.path().extension() == ".npy") files.push_back(e.path().string());
@@ -260,7 +285,8 @@ std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph
   }
   long long n = whole_integer(spec);
   if (n < 1 || n > 10000)
-    LOOM_THROW(Error, "--calibrate '", spec, "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
+    LOOM_THROW(Error, "--calibrate '", spec,
+               "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
   for (long long i = 0; i < n; ++i) {
     std::vector<NDArray> one;
     for (int in : g.inputs) {
@@ -283,16 +309,20 @@ int run_model_cmd(const std::vector<std::string>& args) {
   uint64_t seed = 1;
   bool profile = false;
   app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
-  app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)")->check(CLI::ExistingFile);
+  app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)")
+      ->check(CLI::ExistingFile);
   app.add_option("-o,--output", output, "write output 0 to this .npy file")->check(output_file());
-  app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)")->check(CLI::ExistingFile);
+  app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)")
+      ->check(CLI::ExistingFile);
   uint64_t max_host = 0;
-  number_option(app, "--max-host-memory", max_host, "refuse a model whose activation buffers need more bytes (default: physical memory)", 1,
-                UINT64_MAX);
-  number_option(app, "--tolerance", tolerance, "largest relative error --reference accepts", 0.0, 1.0)->capture_default_str();
+  number_option(app, "--max-host-memory", max_host,
+                "refuse a model whose activation buffers need more bytes (default: physical memory)", 1, UINT64_MAX);
+  number_option(app, "--tolerance", tolerance, "largest relative error --reference accepts", 0.0, 1.0)
+      ->capture_default_str();
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
   number_option(app, "--seed", seed, "seed of the random inputs", 0, UINT64_MAX)->capture_default_str();
-  app.add_flag("--profile", profile, "print the time of every kernel (and, for accelerator kernels, cycles, GEMM use, DMA bytes)");
+  app.add_flag("--profile", profile,
+               "print the time of every kernel (and, for accelerator kernels, cycles, GEMM use, DMA bytes)");
   bool as_json = false;
   app.add_flag("--json", as_json, "print the per-kernel table as JSON");
   BackendOptions bopt;
@@ -308,7 +338,8 @@ int run_model_cmd(const std::vector<std::string>& args) {
     cfg = accel::AccelConfig::from_json(runtime::AccelImage::parse(file.accel_image, model).config_json, model);
     eo.accel_config_json = backend_config_json(bopt, *cfg);
   } else if (any_backend_option(bopt)) {
-    LOOM_THROW(Error, "'", model, "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
+    LOOM_THROW(Error, "'", model,
+               "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
   }
   if (as_json || cfg) profile = true;  // with an accelerator, the per-kernel table is what its user reads
   auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
@@ -331,20 +362,24 @@ int run_model_cmd(const std::vector<std::string>& args) {
   if (as_json) {
     std::cout << kernel_table_json(ex, times, cfg).dump(1) << "\n";
   } else {
-    std::cout << "ran " << (ex.model_name().empty() ? model : ex.model_name()) << " (" << ex.kernels().size() << " kernels, "
-              << runtime::num_threads() << " threads" << (cfg ? ", accelerator on " + bopt.backend : std::string()) << ") in " << std::fixed
+    std::cout << "ran " << (ex.model_name().empty() ? model : ex.model_name()) << " (" << ex.kernels().size()
+              << " kernels, " << runtime::num_threads() << " threads"
+              << (cfg ? ", accelerator on " + bopt.backend : std::string()) << ") in " << std::fixed
               << std::setprecision(3) << ms << " ms\n";
     if (profile) print_kernel_table(ex, times, cfg);
   }
   std::cout.unsetf(std::ios::fixed);
-  for (size_t o = 0; o < ex.num_outputs(); ++o) std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
+  for (size_t o = 0; o < ex.num_outputs(); ++o)
+    std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
   if (!output.empty()) runtime::write_npy(output, ex.get_output(0));
   if (!reference.empty()) {
     NDArray want = runtime::read_npy(reference), got = ex.get_output(0);
-    if (want.shape() != got.shape()) LOOM_THROW(Error, "reference has shape ", shape_str(want.shape()), ", output 0 has ", shape_str(got.shape()));
+    if (want.shape() != got.shape())
+      LOOM_THROW(Error, "reference has shape ", shape_str(want.shape()), ", output 0 has ", shape_str(got.shape()));
     double scale = 0, err = 0;
     for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
-    for (int64_t i = 0; i < want.numel(); ++i) err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+    for (int64_t i = 0; i < want.numel(); ++i)
+      err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
     double rel = err / std::max(scale, 1e-30);
     std::cout << "max |error| vs reference: " << err << " (" << rel << " of the largest magnitude " << scale << ")\n";
     if (!(rel <= tolerance)) {
@@ -385,9 +420,9 @@ int bench_model_cmd(const std::vector<std::string>& args) {
   auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * (ms.size() - 1) + 0.5))]; };
   double mean = 0;
   for (double v : ms) mean += v / ms.size();
-  std::cout << std::fixed << std::setprecision(3) << (ex.model_name().empty() ? model : ex.model_name()) << " on " << runtime::num_threads()
-            << " threads, " << reps << " runs: min " << ms.front() << " ms, p50 " << pct(0.5) << " ms, p90 " << pct(0.9) << " ms, p99 "
-            << pct(0.99) << " ms, mean " << mean << " ms\n";
+  std::cout << std::fixed << std::setprecision(3) << (ex.model_name().empty() ? model : ex.model_name()) << " on "
+            << runtime::num_threads() << " threads, " << reps << " runs: min " << ms.front() << " ms, p50 " << pct(0.5)
+            << " ms, p90 " << pct(0.9) << " ms, p99 " << pct(0.99) << " ms, mean " << mean << " ms\n";
   return 0;
 }
 

@@ -30,35 +30,41 @@ namespace {
 
 // Tunes one template, prints the outcome and appends it to `log` (if set).
 // `key`: the target the measurement holds for (tune::target_key, tune::accel_target_key).
-tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const std::string& log, bool quiet, const std::string& key) {
+tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const std::string& log, bool quiet,
+                          const std::string& key) {
   const bool cycles = t.measure() == tune::Measure::Cycles;
   // What a trial is reported as: GFLOP/s on the CPU, simulated cycles on the accelerator.
   auto score = [&](const tune::Trial& tr) {
     std::ostringstream s;
     s << std::fixed << std::setprecision(1);
-    if (cycles) s << tr.cycles << " cycles";
-    else s << tr.gflops << " GF/s";
+    if (cycles)
+      s << tr.cycles << " cycles";
+    else
+      s << tr.gflops << " GF/s";
     return s.str();
   };
   std::vector<tune::Config> space = t.space();
-  std::cout << "tuning " << t.op() << " " << shape_str(t.shape()) << " on " << key << ": " << space.size() << " configurations, up to "
-            << o.trials << " trials in " << o.budget_seconds << " s, "
-            << (o.use_model && tune::cost_model_available() ? "cost model: gradient-boosted trees (XGBoost)" : "random search") << "\n";
+  std::cout << "tuning " << t.op() << " " << shape_str(t.shape()) << " on " << key << ": " << space.size()
+            << " configurations, up to " << o.trials << " trials in " << o.budget_seconds << " s, "
+            << (o.use_model && tune::cost_model_available() ? "cost model: gradient-boosted trees (XGBoost)"
+                                                            : "random search")
+            << "\n";
   if (!quiet)
     o.progress = [score](int done, int total, const tune::Trial&, const tune::Trial& best) {
       int width = 30, filled = total ? width * done / total : width;
-      std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << done << "/" << total
-                << "  best " << score(best) << " (" << tune::config_str(best.config) << ")   "
+      std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << done
+                << "/" << total << "  best " << score(best) << " (" << tune::config_str(best.config) << ")   "
                 << std::flush;
     };
   tune::TuneResult r = tune::tune(t, o);
   if (!quiet) std::cerr << "\n";
   int failed = 0;
   for (auto& tr : r.trials) failed += !tr.ok;
-  std::cout << std::fixed << std::setprecision(1) << "  default: " << score(r.default_trial) << " (" << tune::config_str(r.default_trial.config)
-            << ")\n  tuned:   " << score(r.best) << " (" << tune::config_str(r.best.config) << "), " << std::setprecision(2)
-            << r.best.gflops / r.default_trial.gflops << "x the default\n  " << r.trials.size() << " trials (" << failed << " failed) in "
-            << std::setprecision(1) << r.wall_seconds << " s\n";
+  std::cout << std::fixed << std::setprecision(1) << "  default: " << score(r.default_trial) << " ("
+            << tune::config_str(r.default_trial.config) << ")\n  tuned:   " << score(r.best) << " ("
+            << tune::config_str(r.best.config) << "), " << std::setprecision(2)
+            << r.best.gflops / r.default_trial.gflops << "x the default\n  " << r.trials.size() << " trials (" << failed
+            << " failed) in " << std::setprecision(1) << r.wall_seconds << " s\n";
   for (auto& tr : r.trials)
     if (!tr.ok) std::cout << "  failed: " << tune::config_str(tr.config) << ": " << tr.error << "\n";
   if (!log.empty()) {
@@ -86,8 +92,8 @@ graph::Graph quantized_for_tuning(graph::Graph g) {
 }
 
 // Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
-int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o, const std::string& log,
-               bool quiet) {
+int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o,
+               const std::string& log, bool quiet) {
   graph::Graph g = load_model(model, batch, image);
   if (int8) g = quantized_for_tuning(std::move(g));  // the model quantized for the CPU
   std::vector<graph::ConvKernelKey> keys = tune::model_conv_kernels(std::move(g));
@@ -100,18 +106,21 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8
     t_tuned += t->flops() / (r.best.gflops * 1e9);
     wall += r.wall_seconds;
   }
-  std::cout << std::fixed << std::setprecision(3) << model << ": every conv kernel once, default " << t_default * 1e3 << " ms, tuned "
-            << t_tuned * 1e3 << " ms (" << std::setprecision(2) << (t_tuned > 0 ? t_default / t_tuned : 0) << "x) after " << std::setprecision(1)
-            << wall << " s of tuning\n";
+  std::cout << std::fixed << std::setprecision(3) << model << ": every conv kernel once, default " << t_default * 1e3
+            << " ms, tuned " << t_tuned * 1e3 << " ms (" << std::setprecision(2)
+            << (t_tuned > 0 ? t_default / t_tuned : 0) << "x) after " << std::setprecision(1) << wall
+            << " s of tuning\n";
   return 0;
 }
 
 // Tunes every distinct accelerator conv of `model` by RTL-simulated cycles.
-int tune_accel_model(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config, const tune::TuneOptions& o,
-                     const std::string& log, bool quiet) {
+int tune_accel_model(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config,
+                     const tune::TuneOptions& o, const std::string& log, bool quiet) {
   // The model quantized to int8, as `loom compile --quantize int8 --target accel` partitions it.
-  std::vector<ops::ConvShape> shapes = tune::model_accel_convs(quantized_for_tuning(load_model(model, batch, image)), config);
-  std::cout << model << " (int8, accelerator config '" << config.name << "'): " << shapes.size() << " distinct accelerator conv2d kernels\n";
+  std::vector<ops::ConvShape> shapes =
+      tune::model_accel_convs(quantized_for_tuning(load_model(model, batch, image)), config);
+  std::cout << model << " (int8, accelerator config '" << config.name << "'): " << shapes.size()
+            << " distinct accelerator conv2d kernels\n";
   uint64_t c_default = 0, c_tuned = 0;
   double wall = 0;
   for (const auto& shape : shapes) {
@@ -121,29 +130,35 @@ int tune_accel_model(const std::string& model, int64_t batch, int64_t image, con
     c_tuned += r.best.cycles;
     wall += r.wall_seconds;
   }
-  std::cout << std::fixed << model << ": every accelerator conv once, default " << c_default << " cycles, tuned " << c_tuned << " cycles ("
-            << std::setprecision(3) << (c_tuned ? double(c_default) / double(c_tuned) : 0) << "x) after " << std::setprecision(1) << wall
-            << " s of tuning\n";
+  std::cout << std::fixed << model << ": every accelerator conv once, default " << c_default << " cycles, tuned "
+            << c_tuned << " cycles (" << std::setprecision(3) << (c_tuned ? double(c_default) / double(c_tuned) : 0)
+            << "x) after " << std::setprecision(1) << wall << " s of tuning\n";
   return 0;
 }
 #endif
 
 int tune_cmd(const std::vector<std::string>& args) {
-  CLI::App app{"Tune an operator's schedule on this machine: measured runs guided by a learned cost model (XGBoost)", "loom tune"};
+  CLI::App app{"Tune an operator's schedule on this machine: measured runs guided by a learned cost model (XGBoost)",
+               "loom tune"};
   std::string op, log, model, target_name = "cpu", config_path, quantize;
-  int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0, int8_group = 0;
+  int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0,
+      int8_group = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, image = 224;
   tune::TuneOptions o;
   bool random_search = false, quiet = false;
-  app.add_option("op", op,
-                 "gemm, conv2d (NCHW), conv2d_nchwc (the blocked kernel models run), accel_conv2d (int8 on the accelerator, by RTL cycles), "
-                 "or model (every conv2d kernel of --model: blocked CPU kernels, or with --target accel its accelerator convs)")
+  app.add_option(
+         "op", op,
+         "gemm, conv2d (NCHW), conv2d_nchwc (the blocked kernel models run), accel_conv2d (int8 on the accelerator, by "
+         "RTL cycles), "
+         "or model (every conv2d kernel of --model: blocked CPU kernels, or with --target accel its accelerator convs)")
       ->required()
       ->check(CLI::IsMember({"gemm", "conv2d", "conv2d_nchwc", "accel_conv2d", "model"}));
-  app.add_option("--target", target_name, "model: cpu (blocked conv2d kernels) or accel (the int8 model's accelerator convs)")
+  app.add_option("--target", target_name,
+                 "model: cpu (blocked conv2d kernels) or accel (the int8 model's accelerator convs)")
       ->check(CLI::IsMember({"cpu", "accel"}))
       ->capture_default_str();
-  app.add_option("--config", config_path, "accel_conv2d, model --target accel: accelerator config JSON (default: the built-in default)")
+  app.add_option("--config", config_path,
+                 "accel_conv2d, model --target accel: accelerator config JSON (default: the built-in default)")
       ->check(CLI::ExistingFile);
   number_option(app, "--size", size, "gemm: M = N = K (default 1024); conv2d: height and width (default 56)", 1, 8192);
   number_option(app, "--m", m, "gemm: rows of A (default --size)", 1, 16384);
@@ -156,30 +171,41 @@ int tune_cmd(const std::vector<std::string>& args) {
   number_option(app, "--pad", pad, "conv2d: zero padding on every side", 0, 8)->capture_default_str();
   number_option(app, "--block", block, "conv2d_nchwc: channel block (default: the target's float lanes)", 1, 64);
   number_option(app, "--int8-group", int8_group,
-                "conv2d_nchwc: the int8 convolution of quantized models, in int16 pairs (2) or byte groups (4, data in [0, 127]); 0: float32", 0, 4)
+                "conv2d_nchwc: the int8 convolution of quantized models, in int16 pairs (2) or byte groups (4, data in "
+                "[0, 127]); 0: float32",
+                0, 4)
       ->check(CLI::IsMember({0, 2, 4}))
       ->capture_default_str();
-  app.add_option("--quantize", quantize, "model --target cpu: tune the convolutions of the model quantized to int8 (as `loom compile --quantize int8`)")
+  app.add_option(
+         "--quantize", quantize,
+         "model --target cpu: tune the convolutions of the model quantized to int8 (as `loom compile --quantize int8`)")
       ->check(CLI::IsMember({"int8"}));
   app.add_option("--model", model, "model: a built-in model (resnet18, resnet50, mobilenet_v2) or an .onnx file");
   number_option(app, "--batch", batch, "model: batch size of a built-in model", 1, 1024)->capture_default_str();
   number_option(app, "--image", image, "model: image size of a built-in model", 32, 1024)->capture_default_str();
-  number_option(app, "--trials", o.trials, "configurations to measure at most per operator (the default included)", 1, 100000)->capture_default_str();
-  number_option(app, "--budget", o.budget_seconds, "wall-clock budget in seconds per operator", 0.1, 86400.0)->capture_default_str();
-  number_option(app, "--repeats", o.repeats, "timed runs per configuration (the fastest counts)", 1, 1000)->capture_default_str();
+  number_option(app, "--trials", o.trials, "configurations to measure at most per operator (the default included)", 1,
+                100000)
+      ->capture_default_str();
+  number_option(app, "--budget", o.budget_seconds, "wall-clock budget in seconds per operator", 0.1, 86400.0)
+      ->capture_default_str();
+  number_option(app, "--repeats", o.repeats, "timed runs per configuration (the fastest counts)", 1, 1000)
+      ->capture_default_str();
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
-  number_option(app, "--seed", o.seed, "seed of the search and the random operands", 0, UINT64_MAX)->capture_default_str();
+  number_option(app, "--seed", o.seed, "seed of the search and the random operands", 0, UINT64_MAX)
+      ->capture_default_str();
   app.add_option("--log", log, "append the best configuration to this tuning log (JSON lines)")->check(output_file());
   app.add_flag("--random", random_search, "random search, without the cost model (to compare against)");
   app.add_flag("-q,--quiet", quiet, "no progress bar");
   if (int rc = parse(app, args); rc >= 0) return rc;
-  if (op == "model" && model.empty()) LOOM_THROW(Error, "loom tune model needs --model NAME (a built-in model or an .onnx file)");
+  if (op == "model" && model.empty())
+    LOOM_THROW(Error, "loom tune model needs --model NAME (a built-in model or an .onnx file)");
   if (op != "model" && !model.empty()) LOOM_THROW(Error, "--model is for `loom tune model`");
   if (op != "model" && target_name != "cpu") LOOM_THROW(Error, "--target is for `loom tune model`");
   if (!quantize.empty() && (op != "model" || target_name != "cpu"))
     LOOM_THROW(Error, "--quantize is for `loom tune model --target cpu` (--target accel always tunes the int8 model)");
   if (int8_group && op != "conv2d_nchwc") LOOM_THROW(Error, "--int8-group is for `loom tune conv2d_nchwc`");
-  const accel::AccelConfig config = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
+  const accel::AccelConfig config =
+      config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (threads) runtime::set_num_threads(threads);
   o.use_model = !random_search;
   codegen::TargetInfo target = codegen::target_info();
@@ -215,8 +241,10 @@ int tune_cmd(const std::vector<std::string>& args) {
     c.kernel = kernel;
     c.stride = stride;
     c.pad = pad;
-    if (op == "conv2d_nchwc") t = tune::make_conv2d_nchwc_template(c, block ? block : target.float32_lanes(), target, int8_group);
-    else t = tune::make_conv2d_template(c, target);
+    if (op == "conv2d_nchwc")
+      t = tune::make_conv2d_nchwc_template(c, block ? block : target.float32_lanes(), target, int8_group);
+    else
+      t = tune::make_conv2d_template(c, target);
   }
   tune_one(*t, o, log, quiet, tune::target_key(target, runtime::num_threads()));
   return 0;
@@ -224,7 +252,9 @@ int tune_cmd(const std::vector<std::string>& args) {
 
 }  // namespace
 
-LOOM_REGISTER_COMMAND("tune", "search an operator's schedule knobs on this machine (cost-model guided) and log the best", tune_cmd);
+LOOM_REGISTER_COMMAND("tune",
+                      "search an operator's schedule knobs on this machine (cost-model guided) and log the best",
+                      tune_cmd);
 
 }  // namespace loom::tools
 #endif

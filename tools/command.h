@@ -25,6 +25,6 @@ struct CommandRegistrar {
 
 #define LOOM_REGISTER_COMMAND_CAT2(a, b) a##b
 #define LOOM_REGISTER_COMMAND_CAT(a, b) LOOM_REGISTER_COMMAND_CAT2(a, b)
-#define LOOM_REGISTER_COMMAND(...)                                                             \
-  static ::loom::tools::CommandRegistrar LOOM_REGISTER_COMMAND_CAT(loom_command_, __LINE__)( \
-      ::loom::tools::Command{__VA_ARGS__})
+#define LOOM_REGISTER_COMMAND(...)                                                \
+  static ::loom::tools::CommandRegistrar LOOM_REGISTER_COMMAND_CAT(loom_command_, \
+                                                                   __LINE__)(::loom::tools::Command{__VA_ARGS__})

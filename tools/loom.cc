@@ -23,7 +23,8 @@ static int print_help(const std::vector<std::string>& args) {
     return 2;
   }
   std::cout << "usage: loom <command> [options]\n\ncommands:\n";
-  for (auto& [name, cmd] : reg) std::cout << "  " << name << std::string(14 - std::min<size_t>(13, name.size()), ' ') << cmd.summary << "\n";
+  for (auto& [name, cmd] : reg)
+    std::cout << "  " << name << std::string(14 - std::min<size_t>(13, name.size()), ' ') << cmd.summary << "\n";
   std::cout << "\n`loom <command> --help` (or `loom help <command>`) lists a command's options.\n";
   return 0;
 }

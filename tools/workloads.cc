@@ -28,7 +28,8 @@ BuiltWorkload gemm(int size) {
 BuiltWorkload conv2d(int size) {
   int hw = size > 0 ? size : 28;
   BuiltWorkload w;
-  Tensor X = placeholder({1, 64, hw, hw}, DataType::Float(32), "X"), W = placeholder({64, 64, 3, 3}, DataType::Float(32), "W");
+  Tensor X = placeholder({1, 64, hw, hw}, DataType::Float(32), "X"),
+         W = placeholder({64, 64, 3, 3}, DataType::Float(32), "W");
   codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
   ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(target.float32_lanes(), target.vector_registers, 64, hw);
   Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block, "Y");
@@ -76,7 +77,8 @@ const WorkloadInfo& find_workload(const std::string& name) {
 
 BuiltWorkload build_workload(const std::string& name, int size) {
   const WorkloadInfo& w = find_workload(name);
-  if (size < 0 || size > w.max_size) LOOM_THROW(Error, "--size: Value ", size, " not in range 1 to ", w.max_size, " for ", name);
+  if (size < 0 || size > w.max_size)
+    LOOM_THROW(Error, "--size: Value ", size, " not in range 1 to ", w.max_size, " for ", name);
   return w.build(size);
 }
 

@@ -24,7 +24,7 @@ struct BuiltWorkload {
 struct WorkloadInfo {
   std::string name, summary;
   std::function<BuiltWorkload(int size)> build;  // size: problem size knob (0 = default)
-  int max_size;  // the largest size whose tensors fit comfortably in host memory
+  int max_size;                                  // the largest size whose tensors fit comfortably in host memory
 };
 
 const std::vector<WorkloadInfo>& builtin_workloads();

@@ -42,14 +42,17 @@ int AccelConfig::uop_src_bits() const { return std::max(inp_index_bits(), acc_in
 
 void AccelConfig::validate() const {
   // The name becomes SystemVerilog and file names: letters, digits, '_', '-', '.' only.
-  if (name.empty() || name.size() > 64 ||
-      std::any_of(name.begin(), name.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.'; }))
-    LOOM_THROW(ConfigError, "accelerator config: 'name' must be 1 to 64 letters, digits, '_', '-' or '.', got \"", name, "\"");
+  if (name.empty() || name.size() > 64 || std::any_of(name.begin(), name.end(), [](char ch) {
+        return !std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-' && ch != '.';
+      }))
+    LOOM_THROW(ConfigError, "accelerator config: 'name' must be 1 to 64 letters, digits, '_', '-' or '.', got \"", name,
+               "\"");
   auto field = [&](const char* f) { return "accelerator config '" + name + "': '" + std::string(f) + "'"; };
   for (auto [f, v] : {std::pair{"batch", batch}, std::pair{"block_in", block_in}, std::pair{"block_out", block_out}})
     if (!pow2(v)) LOOM_THROW(ConfigError, field(f), " must be a positive power of two, got ", v);
   if (inp_bits != 8 || wgt_bits != 8)
-    LOOM_THROW(ConfigError, field("inp_bits/wgt_bits"), " must be 8 (int8 inputs and weights), got ", inp_bits, "/", wgt_bits);
+    LOOM_THROW(ConfigError, field("inp_bits/wgt_bits"), " must be 8 (int8 inputs and weights), got ", inp_bits, "/",
+               wgt_bits);
   if (acc_bits != 32) LOOM_THROW(ConfigError, field("acc_bits"), " must be 32, got ", acc_bits);
   if (out_bits != 8) LOOM_THROW(ConfigError, field("out_bits"), " must be 8, got ", out_bits);
   struct Buf {
@@ -57,25 +60,29 @@ void AccelConfig::validate() const {
     int64_t bytes;
     int64_t entry;
   };
-  for (Buf b : {Buf{"inp_buffer_bytes", inp_buffer_bytes, inp_block_bytes()}, Buf{"wgt_buffer_bytes", wgt_buffer_bytes, wgt_block_bytes()},
-                Buf{"acc_buffer_bytes", acc_buffer_bytes, acc_block_bytes()}, Buf{"out_buffer_bytes", out_buffer_bytes, out_block_bytes()},
+  for (Buf b : {Buf{"inp_buffer_bytes", inp_buffer_bytes, inp_block_bytes()},
+                Buf{"wgt_buffer_bytes", wgt_buffer_bytes, wgt_block_bytes()},
+                Buf{"acc_buffer_bytes", acc_buffer_bytes, acc_block_bytes()},
+                Buf{"out_buffer_bytes", out_buffer_bytes, out_block_bytes()},
                 Buf{"uop_buffer_bytes", uop_buffer_bytes, kUopBytes}}) {
     if (b.bytes < b.entry)
       LOOM_THROW(ConfigError, field(b.name), " = ", b.bytes, " is smaller than one entry (", b.entry, " bytes)");
     if (!pow2(b.bytes)) LOOM_THROW(ConfigError, field(b.name), " must be a power of two, got ", b.bytes);
   }
   if (out_depth() < acc_depth())
-    LOOM_THROW(ConfigError, field("out_buffer_bytes"), " holds ", out_depth(), " entries but the accumulator has ", acc_depth(),
-               "; every accumulator entry needs an output entry");
+    LOOM_THROW(ConfigError, field("out_buffer_bytes"), " holds ", out_depth(), " entries but the accumulator has ",
+               acc_depth(), "; every accumulator entry needs an output entry");
   if (uop_bits() > 8 * kUopBytes)
-    LOOM_THROW(ConfigError, field("acc/inp/wgt_buffer_bytes"), ": a micro-op needs dst:", uop_dst_bits(), " + src:", uop_src_bits(),
-               " + wgt:", uop_wgt_bits(), " = ", uop_bits(), " bits, more than ", 8 * kUopBytes);
+    LOOM_THROW(ConfigError, field("acc/inp/wgt_buffer_bytes"), ": a micro-op needs dst:", uop_dst_bits(),
+               " + src:", uop_src_bits(), " + wgt:", uop_wgt_bits(), " = ", uop_bits(), " bits, more than ",
+               8 * kUopBytes);
   IsaLayout layout(*this);
   for (Opcode op : {Opcode::Load, Opcode::Gemm, Opcode::Alu})
     if (layout.insn_bits(op) > IsaLayout::kInsnBits)
-      LOOM_THROW(ConfigError, field(op == Opcode::Load ? "*_buffer_bytes" : "uop/acc/inp/wgt_buffer_bytes"), ": ", to_string(op),
-                 " instructions would need ", layout.insn_bits(op), " bits (",
-                 op == Opcode::Load ? "sram_base indexes the deepest buffer" : "micro-op range and loop factors index the buffers",
+      LOOM_THROW(ConfigError, field(op == Opcode::Load ? "*_buffer_bytes" : "uop/acc/inp/wgt_buffer_bytes"), ": ",
+                 to_string(op), " instructions would need ", layout.insn_bits(op), " bits (",
+                 op == Opcode::Load ? "sram_base indexes the deepest buffer"
+                                    : "micro-op range and loop factors index the buffers",
                  "), more than ", IsaLayout::kInsnBits);
 }
 
@@ -98,8 +105,19 @@ std::string AccelConfig::to_json() const {
 
 namespace {
 
-const char* const kConfigFields[] = {"name", "batch", "block_in", "block_out", "inp_bits", "wgt_bits", "acc_bits", "out_bits",
-                                     "inp_buffer_bytes", "wgt_buffer_bytes", "acc_buffer_bytes", "out_buffer_bytes", "uop_buffer_bytes"};
+const char* const kConfigFields[] = {"name",
+                                     "batch",
+                                     "block_in",
+                                     "block_out",
+                                     "inp_bits",
+                                     "wgt_bits",
+                                     "acc_bits",
+                                     "out_bits",
+                                     "inp_buffer_bytes",
+                                     "wgt_buffer_bytes",
+                                     "acc_buffer_bytes",
+                                     "out_buffer_bytes",
+                                     "uop_buffer_bytes"};
 
 // Parses JSON refusing a key given twice in one object (nlohmann would keep the last silently).
 nlohmann::json parse_without_duplicates(const std::string& text, const std::string& origin) {
@@ -107,8 +125,10 @@ nlohmann::json parse_without_duplicates(const std::string& text, const std::stri
   auto cb = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
     if (ev == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
     if (ev == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (ev == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
-      LOOM_THROW(ConfigError, "accelerator config ", origin, ": field '", parsed.get<std::string>(), "' is given twice");
+    if (ev == nlohmann::json::parse_event_t::key && !keys.empty() &&
+        !keys.back().insert(parsed.get<std::string>()).second)
+      LOOM_THROW(ConfigError, "accelerator config ", origin, ": field '", parsed.get<std::string>(),
+                 "' is given twice");
     return true;
   };
   try {
@@ -127,7 +147,8 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
   auto get_int = [&](const char* key, auto& out) {
     using T = std::decay_t<decltype(out)>;
     if (!j.contains(key)) return;
-    if (!j[key].is_number_integer()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' must be an integer");
+    if (!j[key].is_number_integer())
+      LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' must be an integer");
     // Reject values the field cannot hold instead of silently wrapping them.
     if (j[key].is_number_unsigned() ? j[key].get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
                                     : j[key].get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
@@ -170,7 +191,9 @@ AccelConfig AccelConfig::load(const std::string& path) {
     std::string missing;
     for (auto* f : kConfigFields)
       if (!j.contains(f)) missing += (missing.empty() ? "'" : ", '") + std::string(f) + "'";
-    if (!missing.empty()) LOOM_THROW(ConfigError, "accelerator config '", path, "': missing field(s) ", missing, " (a config file gives every field)");
+    if (!missing.empty())
+      LOOM_THROW(ConfigError, "accelerator config '", path, "': missing field(s) ", missing,
+                 " (a config file gives every field)");
   }
   return from_json(ss.str(), "'" + path + "'");
 }

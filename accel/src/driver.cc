@@ -8,12 +8,14 @@ namespace loom::accel {
 
 std::string UopKernel::key() const {
   std::ostringstream os;
-  for (auto& l : loops) os << "L" << l.extent << "," << l.dst_factor << "," << l.src_factor << "," << l.wgt_factor << ";";
+  for (auto& l : loops)
+    os << "L" << l.extent << "," << l.dst_factor << "," << l.src_factor << "," << l.wgt_factor << ";";
   for (auto& u : uops) os << "U" << u.dst << "," << u.src << "," << u.wgt << ";";
   return os.str();
 }
 
-UopKernelBuilder& UopKernelBuilder::loop(uint32_t extent, uint32_t dst_factor, uint32_t src_factor, uint32_t wgt_factor) {
+UopKernelBuilder& UopKernelBuilder::loop(uint32_t extent, uint32_t dst_factor, uint32_t src_factor,
+                                         uint32_t wgt_factor) {
   if (k_.loops.size() == 2) LOOM_THROW(IsaError, "micro-op kernel: at most two loop levels");
   if (!k_.uops.empty()) LOOM_THROW(IsaError, "micro-op kernel: loops must be declared before the micro-ops");
   if (extent == 0) LOOM_THROW(IsaError, "micro-op kernel: zero loop extent");
@@ -31,7 +33,9 @@ UopKernel UopKernelBuilder::build() const {
   return k_;
 }
 
-Driver::Driver(AccelDevice& device, AccelConfig config) : device_(device), config_(std::move(config)) { config_.validate(); }
+Driver::Driver(AccelDevice& device, AccelConfig config) : device_(device), config_(std::move(config)) {
+  config_.validate();
+}
 
 Driver::~Driver() {
   for (auto& [k, info] : kernels_) device_.free(info.dram.addr);
@@ -42,26 +46,34 @@ Driver::~Driver() {
 DeviceBuffer Driver::alloc(uint64_t bytes) {
   // Every buffer can be addressed in entries of any scratchpad: align to the largest entry.
   uint64_t align = 64;
-  for (int e : {config_.inp_block_bytes(), config_.wgt_block_bytes(), config_.acc_block_bytes(), config_.out_block_bytes()})
+  for (int e :
+       {config_.inp_block_bytes(), config_.wgt_block_bytes(), config_.acc_block_bytes(), config_.out_block_bytes()})
     align = std::max<uint64_t>(align, uint64_t(e));
   return {device_.alloc(bytes, align), bytes};
 }
 void Driver::free(const DeviceBuffer& b) { device_.free(b.addr); }
 
 void Driver::copy_to_device(const DeviceBuffer& b, const void* src, uint64_t bytes, uint64_t offset) {
-  if (offset + bytes > b.bytes) LOOM_THROW(DeviceError, "copy_to_device: ", bytes, " bytes at offset ", offset, " overrun a ", b.bytes, "-byte buffer");
+  if (offset + bytes > b.bytes)
+    LOOM_THROW(DeviceError, "copy_to_device: ", bytes, " bytes at offset ", offset, " overrun a ", b.bytes,
+               "-byte buffer");
   device_.write(b.addr + offset, src, bytes);
 }
 
 void Driver::copy_from_device(const DeviceBuffer& b, void* dst, uint64_t bytes, uint64_t offset) {
-  if (offset + bytes > b.bytes) LOOM_THROW(DeviceError, "copy_from_device: ", bytes, " bytes at offset ", offset, " overrun a ", b.bytes, "-byte buffer");
+  if (offset + bytes > b.bytes)
+    LOOM_THROW(DeviceError, "copy_from_device: ", bytes, " bytes at offset ", offset, " overrun a ", b.bytes,
+               "-byte buffer");
   device_.read(b.addr + offset, dst, bytes);
 }
 
 uint32_t Driver::dram_entry(uint64_t addr, MemType mem) const {
   int bytes = entry_bytes(config_, mem);
-  if (addr % bytes) LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, std::dec, " is not aligned to a ", bytes, "-byte ", to_string(mem), " entry");
-  if (addr / bytes > 0xffffffffull) LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, " is beyond the 32-bit entry range");
+  if (addr % bytes)
+    LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, std::dec, " is not aligned to a ", bytes, "-byte ",
+               to_string(mem), " entry");
+  if (addr / bytes > 0xffffffffull)
+    LOOM_THROW(DeviceError, "DMA address 0x", std::hex, addr, " is beyond the 32-bit entry range");
   return uint32_t(addr / bytes);
 }
 
@@ -81,8 +93,8 @@ Instruction Driver::noop(Module m) const {
   return i;  // y_size = x_size = 0
 }
 
-void Driver::load_2d(MemType mem, uint32_t sram_base, uint64_t dram_addr, uint32_t y_size, uint32_t x_size, uint32_t x_stride,
-                     uint32_t y_pad0, uint32_t y_pad1, uint32_t x_pad0, uint32_t x_pad1) {
+void Driver::load_2d(MemType mem, uint32_t sram_base, uint64_t dram_addr, uint32_t y_size, uint32_t x_size,
+                     uint32_t x_stride, uint32_t y_pad0, uint32_t y_pad1, uint32_t x_pad0, uint32_t x_pad1) {
   Instruction i;
   i.opcode = Opcode::Load;
   i.mem = mem;
@@ -123,7 +135,8 @@ uint32_t Driver::place_kernel(const UopKernel& k) {
   auto res = resident_.find(key);
   if (res != resident_.end()) return res->second;
   uint32_t count = it->second.count;
-  if (count > config_.uop_depth()) LOOM_THROW(IsaError, "micro-op kernel of ", count, " micro-ops exceeds the uop buffer (", config_.uop_depth(), ")");
+  if (count > config_.uop_depth())
+    LOOM_THROW(IsaError, "micro-op kernel of ", count, " micro-ops exceeds the uop buffer (", config_.uop_depth(), ")");
   if (uop_top_ + count > config_.uop_depth()) {  // evict everything: later GEMMs reload what they need
     resident_.clear();
     uop_top_ = 0;
@@ -178,7 +191,8 @@ void Driver::alu(const UopKernel& kernel, AluOp op, bool use_imm, int32_t imm) {
 static void check_adjacent(Module from, Module to, const char* what) {
   int d = int(to) - int(from);
   if (d != 1 && d != -1)
-    LOOM_THROW(IsaError, what, "(", to_string(from), " -> ", to_string(to), "): only neighbouring modules exchange tokens");
+    LOOM_THROW(IsaError, what, "(", to_string(from), " -> ", to_string(to),
+               "): only neighbouring modules exchange tokens");
 }
 
 void Driver::dep_push(Module from, Module to) {

@@ -27,13 +27,16 @@ std::vector<int8_t> unpack_blocks(const std::vector<int8_t>& p, int rows, int co
   return out;
 }
 
-void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer& w, const DeviceBuffer& c, int M, int N, int K) {
+void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer& w, const DeviceBuffer& c, int M, int N,
+                         int K) {
   const AccelConfig& cfg = drv.config();
   const int B = cfg.batch, BI = cfg.block_in, BO = cfg.block_out;
   if (M % B || N % BO || K % BI)
-    LOOM_THROW(ShapeError, "blocked matmul ", M, "x", N, "x", K, ": M, N, K must be multiples of ", B, ", ", BO, ", ", BI);
+    LOOM_THROW(ShapeError, "blocked matmul ", M, "x", N, "x", K, ": M, N, K must be multiples of ", B, ", ", BO, ", ",
+               BI);
   const int mb = M / B, nb = N / BO, kb = K / BI;
-  if (int64_t(nb) * kb > cfg.wgt_depth()) LOOM_THROW(ShapeError, "blocked matmul: ", nb * kb, " weight blocks exceed the weight scratchpad");
+  if (int64_t(nb) * kb > cfg.wgt_depth())
+    LOOM_THROW(ShapeError, "blocked matmul: ", nb * kb, " weight blocks exceed the weight scratchpad");
   if (2 * kb > cfg.inp_depth() || 2 * nb > cfg.acc_depth())
     LOOM_THROW(ShapeError, "blocked matmul: a row of blocks does not fit twice (double buffering) in the scratchpads");
   const int ctx_inp = kb, ctx_acc = nb;
@@ -46,7 +49,8 @@ void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer&
     drv.dep_pop(Module::Load, Module::Compute);
     if (i >= 2) drv.dep_pop(Module::Store, Module::Compute);  // this context's outputs were stored
     drv.gemm(UopKernelBuilder().loop(nb, 1, 0, kb).push(ctx * ctx_acc, 0, 0).build(), true);
-    drv.gemm(UopKernelBuilder().loop(nb, 1, 0, kb).loop(kb, 0, 1, 1).push(ctx * ctx_acc, ctx * ctx_inp, 0).build(), false);
+    drv.gemm(UopKernelBuilder().loop(nb, 1, 0, kb).loop(kb, 0, 1, 1).push(ctx * ctx_acc, ctx * ctx_inp, 0).build(),
+             false);
     drv.dep_push(Module::Compute, Module::Load);
     drv.dep_push(Module::Compute, Module::Store);
     drv.dep_pop(Module::Compute, Module::Store);
@@ -82,7 +86,8 @@ Program matmul_program(AccelDevice& device, const AccelConfig& config, int M, in
   p.config = config;
   {
     Driver drv(rec, config);
-    auto pa = pack_blocks(a, M, K, config.batch, config.block_in), pw = pack_blocks(w, N, K, config.block_out, config.block_in);
+    auto pa = pack_blocks(a, M, K, config.batch, config.block_in),
+         pw = pack_blocks(w, N, K, config.block_out, config.block_in);
     DeviceBuffer da = drv.alloc(pa.size()), dw = drv.alloc(pw.size()), dc = drv.alloc(size_t(M) * N);
     drv.copy_to_device(da, pa.data(), pa.size());
     drv.copy_to_device(dw, pw.data(), pw.size());

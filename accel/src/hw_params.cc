@@ -18,21 +18,35 @@ std::string upper(std::string s) {
 // SystemVerilog identifier of a fault cause, e.g. ILLEGAL_OPCODE.
 std::string fault_name(AccelFault f) {
   switch (f) {
-    case AccelFault::IllegalOpcode: return "ILLEGAL_OPCODE";
-    case AccelFault::IllegalMemType: return "ILLEGAL_MEM_TYPE";
-    case AccelFault::IllegalAluOp: return "ILLEGAL_ALU_OP";
-    case AccelFault::ReservedBits: return "RESERVED_BITS";
-    case AccelFault::IllegalDeps: return "ILLEGAL_DEPS";
-    case AccelFault::BadDmaShape: return "BAD_DMA_SHAPE";
-    case AccelFault::SramOverflow: return "SRAM_OVERFLOW";
-    case AccelFault::BadUopRange: return "BAD_UOP_RANGE";
-    case AccelFault::IndexOutOfRange: return "INDEX_OUT_OF_RANGE";
-    case AccelFault::DmaFault: return "DMA_FAULT";
-    case AccelFault::FetchFault: return "FETCH_FAULT";
-    case AccelFault::Deadlock: return "DEADLOCK";
-    case AccelFault::NoFinish: return "NO_FINISH";
+    case AccelFault::IllegalOpcode:
+      return "ILLEGAL_OPCODE";
+    case AccelFault::IllegalMemType:
+      return "ILLEGAL_MEM_TYPE";
+    case AccelFault::IllegalAluOp:
+      return "ILLEGAL_ALU_OP";
+    case AccelFault::ReservedBits:
+      return "RESERVED_BITS";
+    case AccelFault::IllegalDeps:
+      return "ILLEGAL_DEPS";
+    case AccelFault::BadDmaShape:
+      return "BAD_DMA_SHAPE";
+    case AccelFault::SramOverflow:
+      return "SRAM_OVERFLOW";
+    case AccelFault::BadUopRange:
+      return "BAD_UOP_RANGE";
+    case AccelFault::IndexOutOfRange:
+      return "INDEX_OUT_OF_RANGE";
+    case AccelFault::DmaFault:
+      return "DMA_FAULT";
+    case AccelFault::FetchFault:
+      return "FETCH_FAULT";
+    case AccelFault::Deadlock:
+      return "DEADLOCK";
+    case AccelFault::NoFinish:
+      return "NO_FINISH";
     case AccelFault::None:
-    case AccelFault::Count: break;
+    case AccelFault::Count:
+      break;
   }
   return "NONE";
 }
@@ -63,8 +77,10 @@ std::string sv_package(const AccelConfig& c) {
     int64_t depth, entry_bytes;
     int bits;
   };
-  for (Buf b : {Buf{"INP", c.inp_depth(), c.inp_block_bytes(), c.inp_index_bits()}, Buf{"WGT", c.wgt_depth(), c.wgt_block_bytes(), c.wgt_index_bits()},
-                Buf{"ACC", c.acc_depth(), c.acc_block_bytes(), c.acc_index_bits()}, Buf{"OUT", c.out_depth(), c.out_block_bytes(), c.out_index_bits()},
+  for (Buf b : {Buf{"INP", c.inp_depth(), c.inp_block_bytes(), c.inp_index_bits()},
+                Buf{"WGT", c.wgt_depth(), c.wgt_block_bytes(), c.wgt_index_bits()},
+                Buf{"ACC", c.acc_depth(), c.acc_block_bytes(), c.acc_index_bits()},
+                Buf{"OUT", c.out_depth(), c.out_block_bytes(), c.out_index_bits()},
                 Buf{"UOP", c.uop_depth(), AccelConfig::kUopBytes, c.uop_index_bits()}}) {
     param(std::string(b.name) + "_DEPTH", b.depth);
     param(std::string(b.name) + "_ENTRY_BYTES", b.entry_bytes);
@@ -79,30 +95,33 @@ std::string sv_package(const AccelConfig& c) {
   os << "  // Instructions\n";
   param("INSN_BITS", IsaLayout::kInsnBits);
   for (Opcode op : {Opcode::Load, Opcode::Store, Opcode::Gemm, Opcode::Alu, Opcode::Finish})
-    os << "  localparam logic [" << IsaLayout::kOpcodeBits - 1 << ":0] OP_" << to_string(op) << " = " << IsaLayout::kOpcodeBits << "'d"
-       << int(op) << ";\n";
+    os << "  localparam logic [" << IsaLayout::kOpcodeBits - 1 << ":0] OP_" << to_string(op) << " = "
+       << IsaLayout::kOpcodeBits << "'d" << int(op) << ";\n";
   for (MemType m : {MemType::Uop, MemType::Wgt, MemType::Inp, MemType::Acc, MemType::Out})
-    os << "  localparam logic [" << IsaLayout::kMemTypeBits - 1 << ":0] MEM_" << upper(to_string(m)) << " = " << IsaLayout::kMemTypeBits
-       << "'d" << int(m) << ";\n";
+    os << "  localparam logic [" << IsaLayout::kMemTypeBits - 1 << ":0] MEM_" << upper(to_string(m)) << " = "
+       << IsaLayout::kMemTypeBits << "'d" << int(m) << ";\n";
   for (AluOp a : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul})
-    os << "  localparam logic [" << IsaLayout::kAluOpBits - 1 << ":0] ALU_" << upper(to_string(a)) << " = " << IsaLayout::kAluOpBits << "'d"
-       << int(a) << ";\n";
+    os << "  localparam logic [" << IsaLayout::kAluOpBits - 1 << ":0] ALU_" << upper(to_string(a)) << " = "
+       << IsaLayout::kAluOpBits << "'d" << int(a) << ";\n";
   // Field positions per format: LOAD and STORE share the memory format, GEMM and ALU differ in
   // their tail.
-  for (auto [op, prefix] : {std::pair{Opcode::Load, "MEM"}, std::pair{Opcode::Gemm, "GEMM"}, std::pair{Opcode::Alu, "ALU"}}) {
+  for (auto [op, prefix] :
+       {std::pair{Opcode::Load, "MEM"}, std::pair{Opcode::Gemm, "GEMM"}, std::pair{Opcode::Alu, "ALU"}}) {
     os << "  // " << prefix << " format: " << L.insn_bits(op) << " of " << IsaLayout::kInsnBits << " bits used\n";
     for (auto& f : L.fields(op)) {
       param(std::string(prefix) + "_" + upper(f.name) + "_LSB", f.offset);
       param(std::string(prefix) + "_" + upper(f.name) + "_W", f.width);
     }
   }
-  for (auto [op, prefix] : {std::pair{Opcode::Load, "MEM"}, std::pair{Opcode::Gemm, "GEMM"}, std::pair{Opcode::Alu, "ALU"}, std::pair{Opcode::Finish, "FINISH"}})
+  for (auto [op, prefix] : {std::pair{Opcode::Load, "MEM"}, std::pair{Opcode::Gemm, "GEMM"},
+                            std::pair{Opcode::Alu, "ALU"}, std::pair{Opcode::Finish, "FINISH"}})
     param(std::string(prefix) + "_USED_BITS", L.insn_bits(op));  // higher bits are reserved (must be 0)
   os << "  // Control registers (byte offsets)\n";
-  for (auto [name, off] : {std::pair{"CONTROL", reg::kControl}, std::pair{"STATUS", reg::kStatus}, std::pair{"INSN_ADDR_LO", reg::kInsnAddrLo},
-                           std::pair{"INSN_ADDR_HI", reg::kInsnAddrHi}, std::pair{"INSN_COUNT", reg::kInsnCount},
-                           std::pair{"CYCLES_LO", reg::kCyclesLo}, std::pair{"CYCLES_HI", reg::kCyclesHi},
-                           std::pair{"ERROR_INDEX", reg::kErrorIndex}, std::pair{"COUNTER_BASE", reg::kCounterBase}})
+  for (auto [name, off] : {std::pair{"CONTROL", reg::kControl}, std::pair{"STATUS", reg::kStatus},
+                           std::pair{"INSN_ADDR_LO", reg::kInsnAddrLo}, std::pair{"INSN_ADDR_HI", reg::kInsnAddrHi},
+                           std::pair{"INSN_COUNT", reg::kInsnCount}, std::pair{"CYCLES_LO", reg::kCyclesLo},
+                           std::pair{"CYCLES_HI", reg::kCyclesHi}, std::pair{"ERROR_INDEX", reg::kErrorIndex},
+                           std::pair{"COUNTER_BASE", reg::kCounterBase}})
     param(std::string("REG_") + name, off);
   param("REG_FAULT_SHIFT", reg::kFaultShift);
   param("REG_WAIT_BASE", kWaitRegBase);

@@ -10,50 +10,73 @@ namespace loom::accel {
 
 const char* to_string(Opcode o) {
   switch (o) {
-    case Opcode::Load: return "LOAD";
-    case Opcode::Store: return "STORE";
-    case Opcode::Gemm: return "GEMM";
-    case Opcode::Finish: return "FINISH";
-    case Opcode::Alu: return "ALU";
+    case Opcode::Load:
+      return "LOAD";
+    case Opcode::Store:
+      return "STORE";
+    case Opcode::Gemm:
+      return "GEMM";
+    case Opcode::Finish:
+      return "FINISH";
+    case Opcode::Alu:
+      return "ALU";
   }
   return "?";
 }
 int entry_bytes(const AccelConfig& c, MemType m) {
   switch (m) {
-    case MemType::Uop: return AccelConfig::kUopBytes;
-    case MemType::Wgt: return c.wgt_block_bytes();
-    case MemType::Inp: return c.inp_block_bytes();
-    case MemType::Acc: return c.acc_block_bytes();
-    case MemType::Out: return c.out_block_bytes();
+    case MemType::Uop:
+      return AccelConfig::kUopBytes;
+    case MemType::Wgt:
+      return c.wgt_block_bytes();
+    case MemType::Inp:
+      return c.inp_block_bytes();
+    case MemType::Acc:
+      return c.acc_block_bytes();
+    case MemType::Out:
+      return c.out_block_bytes();
   }
   return AccelConfig::kUopBytes;
 }
 
 const char* to_string(MemType m) {
   switch (m) {
-    case MemType::Uop: return "uop";
-    case MemType::Wgt: return "wgt";
-    case MemType::Inp: return "inp";
-    case MemType::Acc: return "acc";
-    case MemType::Out: return "out";
+    case MemType::Uop:
+      return "uop";
+    case MemType::Wgt:
+      return "wgt";
+    case MemType::Inp:
+      return "inp";
+    case MemType::Acc:
+      return "acc";
+    case MemType::Out:
+      return "out";
   }
   return "?";
 }
 const char* to_string(AluOp a) {
   switch (a) {
-    case AluOp::Min: return "min";
-    case AluOp::Max: return "max";
-    case AluOp::Add: return "add";
-    case AluOp::Shr: return "shr";
-    case AluOp::Mul: return "mul";
+    case AluOp::Min:
+      return "min";
+    case AluOp::Max:
+      return "max";
+    case AluOp::Add:
+      return "add";
+    case AluOp::Shr:
+      return "shr";
+    case AluOp::Mul:
+      return "mul";
   }
   return "?";
 }
 const char* to_string(Module m) {
   switch (m) {
-    case Module::Load: return "load";
-    case Module::Compute: return "compute";
-    case Module::Store: return "store";
+    case Module::Load:
+      return "load";
+    case Module::Compute:
+      return "compute";
+    case Module::Store:
+      return "store";
   }
   return "?";
 }
@@ -66,10 +89,11 @@ Module Instruction::module() const {
 
 bool Instruction::operator==(const Instruction& o) const {
   auto tie = [](const Instruction& i) {
-    return std::make_tuple(i.opcode, i.dep.pop_prev, i.dep.pop_next, i.dep.push_prev, i.dep.push_next, i.mem, i.sram_base, i.dram_base,
-                      i.y_size, i.x_size, i.x_stride, i.y_pad0, i.y_pad1, i.x_pad0, i.x_pad1, i.reset, i.uop_begin, i.uop_end,
-                      i.iter_out, i.iter_in, i.dst_factor_out, i.dst_factor_in, i.src_factor_out, i.src_factor_in,
-                      i.wgt_factor_out, i.wgt_factor_in, i.alu_op, i.use_imm, i.imm);
+    return std::make_tuple(i.opcode, i.dep.pop_prev, i.dep.pop_next, i.dep.push_prev, i.dep.push_next, i.mem,
+                           i.sram_base, i.dram_base, i.y_size, i.x_size, i.x_stride, i.y_pad0, i.y_pad1, i.x_pad0,
+                           i.x_pad1, i.reset, i.uop_begin, i.uop_end, i.iter_out, i.iter_in, i.dst_factor_out,
+                           i.dst_factor_in, i.src_factor_out, i.src_factor_in, i.wgt_factor_out, i.wgt_factor_in,
+                           i.alu_op, i.use_imm, i.imm);
   };
   return tie(*this) == tie(o);
 }
@@ -137,7 +161,8 @@ void for_each_field(Insn& i, const IsaLayout& L, F&& f) {
         f("imm", IsaLayout::kImmBits, i.imm);
       }
       break;
-    case Opcode::Finish: break;
+    case Opcode::Finish:
+      break;
   }
 }
 
@@ -202,12 +227,14 @@ InsnWord encode(const Instruction& insn, const IsaLayout& L) {
     uint64_t raw;
     if constexpr (std::is_same_v<T, int32_t>) {  // the signed immediate: two's complement
       if (v < -(int64_t{1} << (width - 1)) || v >= (int64_t{1} << (width - 1)))
-        LOOM_THROW(IsaError, "encode ", to_string(insn.opcode), ": field '", name, "' = ", v, " does not fit in ", width, " signed bits");
+        LOOM_THROW(IsaError, "encode ", to_string(insn.opcode), ": field '", name, "' = ", v, " does not fit in ",
+                   width, " signed bits");
       raw = uint64_t(int64_t(v)) & mask(width);
     } else {
       raw = uint64_t(v);
       if (raw > mask(width))
-        LOOM_THROW(IsaError, "encode ", to_string(insn.opcode), ": field '", name, "' = ", raw, " does not fit in ", width, " bits");
+        LOOM_THROW(IsaError, "encode ", to_string(insn.opcode), ": field '", name, "' = ", raw, " does not fit in ",
+                   width, " bits");
     }
     w.put(raw, width);
   });
@@ -218,12 +245,15 @@ Instruction decode(const InsnWord& word, const IsaLayout& L, size_t index) {
   BitReader r(word);
   Instruction i;
   bool have_opcode = false;
-  auto where = [&] { return "instruction " + std::to_string(index) + (have_opcode ? std::string(" (") + to_string(i.opcode) + ")" : ""); };
+  auto where = [&] {
+    return "instruction " + std::to_string(index) + (have_opcode ? std::string(" (") + to_string(i.opcode) + ")" : "");
+  };
   for_each_field(i, L, [&](const char* name, int width, auto& v) {
     using T = std::decay_t<decltype(v)>;
     uint64_t raw = r.get(width);
     if constexpr (std::is_enum_v<T>) {
-      if (raw >= valid_values(T{})) LOOM_THROW(IsaError, where(), ": field '", name, "' = ", raw, " is not a valid ", enum_noun(T{}));
+      if (raw >= valid_values(T{}))
+        LOOM_THROW(IsaError, where(), ": field '", name, "' = ", raw, " is not a valid ", enum_noun(T{}));
       v = T(raw);
     } else if constexpr (std::is_same_v<T, int32_t>) {
       v = raw >> (width - 1) ? int32_t(int64_t(raw) - (int64_t{1} << width)) : int32_t(raw);  // sign-extend
@@ -232,15 +262,16 @@ Instruction decode(const InsnWord& word, const IsaLayout& L, size_t index) {
     }
     have_opcode = true;
   });
-  if (!r.rest_zero()) LOOM_THROW(IsaError, where(), ": reserved bits above field '", L.fields(i.opcode).back().name, "' are set");
+  if (!r.rest_zero())
+    LOOM_THROW(IsaError, where(), ": reserved bits above field '", L.fields(i.opcode).back().name, "' are set");
   return i;
 }
 
 uint32_t encode_uop(const MicroOp& u, const AccelConfig& c) {
   const int a = c.uop_dst_bits(), s = c.uop_src_bits(), w = c.uop_wgt_bits();
   if (u.dst >> a || u.src >> s || u.wgt >> w)
-    LOOM_THROW(IsaError, "micro-op (dst=", u.dst, ", src=", u.src, ", wgt=", u.wgt, ") does not fit the config's index widths (", a, ", ", s, ", ",
-               w, " bits)");
+    LOOM_THROW(IsaError, "micro-op (dst=", u.dst, ", src=", u.src, ", wgt=", u.wgt,
+               ") does not fit the config's index widths (", a, ", ", s, ", ", w, " bits)");
   return uint32_t(uint64_t(u.dst) | uint64_t(u.src) << a | uint64_t(u.wgt) << (a + s));
 }
 
@@ -255,14 +286,18 @@ void check_instruction(const Instruction& i, const AccelConfig& c, size_t index)
     LOOM_THROW(IsaError, "instruction ", index, " (", to_string(i.opcode), "): field '", field, "': ", what...);
   };
   Module m = i.module();
-  if (m == Module::Load && i.dep.pop_prev) fail("pop_prev", "the load module has no previous module to synchronize with");
-  if (m == Module::Load && i.dep.push_prev) fail("push_prev", "the load module has no previous module to synchronize with");
+  if (m == Module::Load && i.dep.pop_prev)
+    fail("pop_prev", "the load module has no previous module to synchronize with");
+  if (m == Module::Load && i.dep.push_prev)
+    fail("push_prev", "the load module has no previous module to synchronize with");
   if (m == Module::Store && i.dep.pop_next) fail("pop_next", "the store module has no next module to synchronize with");
-  if (m == Module::Store && i.dep.push_next) fail("push_next", "the store module has no next module to synchronize with");
+  if (m == Module::Store && i.dep.push_next)
+    fail("push_next", "the store module has no next module to synchronize with");
   if (i.opcode == Opcode::Load || i.opcode == Opcode::Store) {
     const bool pads = i.y_pad0 | i.y_pad1 | i.x_pad0 | i.x_pad1;
     const char* pad_field = i.y_pad0 ? "y_pad_0" : i.y_pad1 ? "y_pad_1" : i.x_pad0 ? "x_pad_0" : "x_pad_1";
-    if (i.opcode == Opcode::Store && i.mem != MemType::Out) fail("memory_type", "STORE reads the out buffer, not ", to_string(i.mem));
+    if (i.opcode == Opcode::Store && i.mem != MemType::Out)
+      fail("memory_type", "STORE reads the out buffer, not ", to_string(i.mem));
     if (i.opcode == Opcode::Load && i.mem == MemType::Out) fail("memory_type", "LOAD cannot write the out buffer");
     if (i.opcode == Opcode::Store && pads) fail(pad_field, "STORE cannot pad");
     if (i.mem == MemType::Uop && pads) fail(pad_field, "micro-op loads cannot pad");
@@ -271,15 +306,20 @@ void check_instruction(const Instruction& i, const AccelConfig& c, size_t index)
       return;
     }
     if (i.y_size > 1 && i.x_stride < i.x_size) fail("x_stride", i.x_stride, " is smaller than x_size ", i.x_size);
-    int64_t depth = i.mem == MemType::Inp ? c.inp_depth() : i.mem == MemType::Wgt ? c.wgt_depth()
-                    : i.mem == MemType::Acc ? c.acc_depth() : i.mem == MemType::Out ? c.out_depth() : c.uop_depth();
+    int64_t depth = i.mem == MemType::Inp   ? c.inp_depth()
+                    : i.mem == MemType::Wgt ? c.wgt_depth()
+                    : i.mem == MemType::Acc ? c.acc_depth()
+                    : i.mem == MemType::Out ? c.out_depth()
+                                            : c.uop_depth();
     int64_t entries = int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1);
     if (i.sram_base + entries > depth)
-      fail("sram_base", to_string(i.mem), " buffer overflow: entries [", i.sram_base, ", ", i.sram_base + entries, ") exceed its depth ", depth);
+      fail("sram_base", to_string(i.mem), " buffer overflow: entries [", i.sram_base, ", ", i.sram_base + entries,
+           ") exceed its depth ", depth);
   }
   if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu) {
     if (i.uop_end <= i.uop_begin) fail("uop_end", "empty micro-op range [", i.uop_begin, ", ", i.uop_end, ")");
-    if (i.uop_end > c.uop_depth()) fail("uop_end", "micro-op range end ", i.uop_end, " exceeds the uop buffer depth ", c.uop_depth());
+    if (i.uop_end > c.uop_depth())
+      fail("uop_end", "micro-op range end ", i.uop_end, " exceeds the uop buffer depth ", c.uop_depth());
     if (i.iter_out == 0) fail("iter_out", "zero loop extent");
     if (i.iter_in == 0) fail("iter_in", "zero loop extent");
     if (i.opcode == Opcode::Alu && i.alu_op == AluOp::Shr && i.use_imm && (i.imm > 31 || i.imm < -31))
@@ -293,8 +333,8 @@ std::string disassemble(const Instruction& i) {
   switch (i.opcode) {
     case Opcode::Load:
     case Opcode::Store:
-      os << " " << to_string(i.mem) << " sram=" << i.sram_base << " dram=0x" << std::hex << i.dram_base << std::dec << " y=" << i.y_size
-         << " x=" << i.x_size << " stride=" << i.x_stride;
+      os << " " << to_string(i.mem) << " sram=" << i.sram_base << " dram=0x" << std::hex << i.dram_base << std::dec
+         << " y=" << i.y_size << " x=" << i.x_size << " stride=" << i.x_stride;
       if (i.y_pad0 | i.y_pad1 | i.x_pad0 | i.x_pad1)
         os << " pad=(" << i.y_pad0 << "," << i.y_pad1 << "," << i.x_pad0 << "," << i.x_pad1 << ")";
       break;
@@ -305,15 +345,17 @@ std::string disassemble(const Instruction& i) {
         if (i.use_imm) os << " imm=" << i.imm;
       }
       if (i.reset) os << " reset";
-      os << " uop=[" << i.uop_begin << "," << i.uop_end << ") loop=" << i.iter_out << "x" << i.iter_in << " dst=(" << i.dst_factor_out
-         << "," << i.dst_factor_in << ") src=(" << i.src_factor_out << "," << i.src_factor_in << ")";
+      os << " uop=[" << i.uop_begin << "," << i.uop_end << ") loop=" << i.iter_out << "x" << i.iter_in << " dst=("
+         << i.dst_factor_out << "," << i.dst_factor_in << ") src=(" << i.src_factor_out << "," << i.src_factor_in
+         << ")";
       if (i.opcode == Opcode::Gemm) os << " wgt=(" << i.wgt_factor_out << "," << i.wgt_factor_in << ")";
       break;
-    case Opcode::Finish: break;
+    case Opcode::Finish:
+      break;
   }
   std::string deps;
-  for (auto [on, n] : {std::pair{i.dep.pop_prev, "pop_prev"}, std::pair{i.dep.pop_next, "pop_next"}, std::pair{i.dep.push_prev, "push_prev"},
-                       std::pair{i.dep.push_next, "push_next"}})
+  for (auto [on, n] : {std::pair{i.dep.pop_prev, "pop_prev"}, std::pair{i.dep.pop_next, "pop_next"},
+                       std::pair{i.dep.push_prev, "push_prev"}, std::pair{i.dep.push_next, "push_next"}})
     if (on) {
       if (!deps.empty()) deps += ",";
       deps += n;

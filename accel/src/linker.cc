@@ -7,7 +7,8 @@
 namespace loom::accel {
 
 uint64_t LinkDevice::alloc(uint64_t bytes, uint64_t alignment) {
-  if (alignment == 0 || (alignment & (alignment - 1))) LOOM_THROW(DeviceError, "link device: alignment ", alignment, " is not a power of two");
+  if (alignment == 0 || (alignment & (alignment - 1)))
+    LOOM_THROW(DeviceError, "link device: alignment ", alignment, " is not a power of two");
   uint64_t addr = (top_ + alignment - 1) / alignment * alignment;
   if (bytes > (uint64_t(1) << 40) || addr + bytes < addr)
     LOOM_THROW(DeviceError, "link device: an allocation of ", bytes, " bytes exceeds the 1 TiB an image may span");
@@ -17,8 +18,8 @@ uint64_t LinkDevice::alloc(uint64_t bytes, uint64_t alignment) {
 
 void LinkDevice::check(uint64_t addr, uint64_t bytes, const char* what) const {
   if (addr < base_ || addr > top_ || bytes > top_ - addr)
-    LOOM_THROW(DeviceError, "link device: ", what, " of ", bytes, " bytes at 0x", std::hex, addr, " outside the allocated [0x", base_, ", 0x",
-               top_, ")");
+    LOOM_THROW(DeviceError, "link device: ", what, " of ", bytes, " bytes at 0x", std::hex, addr,
+               " outside the allocated [0x", base_, ", 0x", top_, ")");
 }
 
 void LinkDevice::write(uint64_t addr, const void* src, uint64_t bytes) {
@@ -38,10 +39,12 @@ void LinkDevice::read(uint64_t addr, void* dst, uint64_t bytes) {
 }
 
 void LinkDevice::write_reg(uint32_t offset, uint32_t) {
-  LOOM_THROW(DeviceError, "link device: register 0x", std::hex, offset, std::dec, " written; linked code runs on a real backend");
+  LOOM_THROW(DeviceError, "link device: register 0x", std::hex, offset, std::dec,
+             " written; linked code runs on a real backend");
 }
 uint32_t LinkDevice::read_reg(uint32_t offset) {
-  LOOM_THROW(DeviceError, "link device: register 0x", std::hex, offset, std::dec, " read; linked code runs on a real backend");
+  LOOM_THROW(DeviceError, "link device: register 0x", std::hex, offset, std::dec,
+             " read; linked code runs on a real backend");
 }
 
 ImageLinker::ImageLinker(const AccelConfig& config) : device_(kLinkBase) {
@@ -54,11 +57,15 @@ ImageLinker::ImageLinker(const AccelConfig& config) : device_(kLinkBase) {
   for (MemType m : {MemType::Uop, MemType::Wgt, MemType::Inp, MemType::Acc, MemType::Out}) {
     int e = entry_bytes(config, m);
     while (align % uint64_t(e)) {
-      if (align > (uint64_t(1) << 32)) LOOM_THROW(ConfigError, "config '", config.name, "': an entry of ", e, " bytes has no power-of-two alignment; relocatable images need power-of-two entry sizes");
+      if (align > (uint64_t(1) << 32))
+        LOOM_THROW(ConfigError, "config '", config.name, "': an entry of ", e,
+                   " bytes has no power-of-two alignment; relocatable images need power-of-two entry sizes");
       align *= 2;
     }
   }
-  if (kLinkBase % align) LOOM_THROW(ConfigError, "config '", config.name, "': entries of this size need an alignment (", align, ") above the link base");
+  if (kLinkBase % align)
+    LOOM_THROW(ConfigError, "config '", config.name, "': entries of this size need an alignment (", align,
+               ") above the link base");
   image_.alignment = align;
 }
 
@@ -78,7 +85,8 @@ size_t ImageLinker::seal_stream(const std::string& name) {
     if (i.y_size == 0 || i.x_size == 0) continue;  // a no-op that only carries tokens reads no memory
     for (const auto& f : layout.fields(i.opcode))
       if (f.name == "dram_base")
-        image_.relocations.push_back({s.addr - device_.base() + 16 * k, uint16_t(f.offset), uint16_t(f.width), uint32_t(entry_bytes(c, i.mem))});
+        image_.relocations.push_back(
+            {s.addr - device_.base() + 16 * k, uint16_t(f.offset), uint16_t(f.width), uint32_t(entry_bytes(c, i.mem))});
   }
   image_.streams.push_back({name, s.addr - device_.base(), s.count});
   return image_.streams.size() - 1;

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include <cstring>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "loom/runtime/error.h"
@@ -43,7 +43,8 @@ class Reader {
     return v;
   }
   void bytes(void* p, size_t n) {
-    if (n > (uint64_t{1} << 32)) LOOM_THROW(RuntimeError, "program '", path_, "': implausible block of ", n, " bytes (corrupt file?)");
+    if (n > (uint64_t{1} << 32))
+      LOOM_THROW(RuntimeError, "program '", path_, "': implausible block of ", n, " bytes (corrupt file?)");
     is_.read(static_cast<char*>(p), std::streamsize(n));
     if (!is_) LOOM_THROW(RuntimeError, "program '", path_, "': truncated file");
   }
@@ -52,7 +53,8 @@ class Reader {
     std::vector<uint8_t> v;
     uint64_t at = uint64_t(std::max<std::streamoff>(is_.tellg(), 0));
     if (n > size_ - std::min(at, size_))
-      LOOM_THROW(RuntimeError, "program '", path_, "': truncated file (a block of ", n, " bytes at offset ", at, ", the file has ", size_, ")");
+      LOOM_THROW(RuntimeError, "program '", path_, "': truncated file (a block of ", n, " bytes at offset ", at,
+                 ", the file has ", size_, ")");
     v.resize(n);
     bytes(v.data(), n);
     return v;
@@ -104,7 +106,8 @@ Program Program::parse(const std::string& bytes, const std::string& path) {
   Reader r(is, path);
   char magic[8];
   r.bytes(magic, 8);
-  if (std::memcmp(magic, kMagic, 8)) LOOM_THROW(RuntimeError, "program '", path, "': not a Loom accelerator program (bad magic)");
+  if (std::memcmp(magic, kMagic, 8))
+    LOOM_THROW(RuntimeError, "program '", path, "': not a Loom accelerator program (bad magic)");
   Program p;
   auto json = r.block(r.get<uint32_t>());
   p.config = AccelConfig::from_json(std::string(json.begin(), json.end()), "in '" + path + "'");
@@ -126,7 +129,8 @@ Program Program::parse(const std::string& bytes, const std::string& path) {
     s.data = r.block(r.get<uint64_t>());
     p.checks.push_back(std::move(s));
   }
-  if (uint64_t extra = r.left()) LOOM_THROW(RuntimeError, "program '", path, "': ", extra, " trailing bytes after the last check (corrupt file?)");
+  if (uint64_t extra = r.left())
+    LOOM_THROW(RuntimeError, "program '", path, "': ", extra, " trailing bytes after the last check (corrupt file?)");
   p.validate(path);
   return p;
 }
@@ -134,21 +138,27 @@ Program Program::parse(const std::string& bytes, const std::string& path) {
 // The layout a device can load: each segment aligned and inside the 64-bit address space, no two
 // overlapping, a non-empty instruction stream inside one segment, every check inside one.
 void Program::validate(const std::string& origin) const {
-  auto where = [&](const char* what, size_t k) { return "program '" + origin + "': " + what + " " + std::to_string(k); };
+  auto where = [&](const char* what, size_t k) {
+    return "program '" + origin + "': " + what + " " + std::to_string(k);
+  };
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [addr, end)
   for (size_t k = 0; k < segments.size(); ++k) {
     const Segment& s = segments[k];
     if (s.alignment == 0 || (s.alignment & (s.alignment - 1)))
       LOOM_THROW(RuntimeError, where("segment", k), ": alignment ", s.alignment, " is not a power of two");
-    if (s.addr % s.alignment) LOOM_THROW(RuntimeError, where("segment", k), ": address 0x", std::hex, s.addr, " is not ", std::dec, s.alignment, "-byte aligned");
+    if (s.addr % s.alignment)
+      LOOM_THROW(RuntimeError, where("segment", k), ": address 0x", std::hex, s.addr, " is not ", std::dec, s.alignment,
+                 "-byte aligned");
     if (s.data.size() > UINT64_MAX - s.addr)
-      LOOM_THROW(RuntimeError, where("segment", k), ": ", s.data.size(), " bytes at 0x", std::hex, s.addr, " run past the end of the address space");
+      LOOM_THROW(RuntimeError, where("segment", k), ": ", s.data.size(), " bytes at 0x", std::hex, s.addr,
+                 " run past the end of the address space");
     ranges.push_back({s.addr, s.addr + s.data.size()});
   }
   std::sort(ranges.begin(), ranges.end());
   for (size_t k = 1; k < ranges.size(); ++k)
     if (ranges[k].first < ranges[k - 1].second)
-      LOOM_THROW(RuntimeError, "program '", origin, "': memory segments at 0x", std::hex, ranges[k - 1].first, " and 0x", ranges[k].first, " overlap");
+      LOOM_THROW(RuntimeError, "program '", origin, "': memory segments at 0x", std::hex, ranges[k - 1].first,
+                 " and 0x", ranges[k].first, " overlap");
   auto inside = [&](uint64_t addr, uint64_t bytes) {
     for (auto& [a, e] : ranges)
       if (addr >= a && addr - a <= e - a && bytes <= e - addr) return true;
@@ -156,8 +166,8 @@ void Program::validate(const std::string& origin) const {
   };
   if (insn_count == 0) LOOM_THROW(RuntimeError, "program '", origin, "': the instruction stream is empty");
   if (!inside(insn_addr, 16ull * insn_count))
-    LOOM_THROW(RuntimeError, "program '", origin, "': the instruction stream (", insn_count, " instructions at 0x", std::hex, insn_addr,
-               ") is not inside a memory segment");
+    LOOM_THROW(RuntimeError, "program '", origin, "': the instruction stream (", insn_count, " instructions at 0x",
+               std::hex, insn_addr, ") is not inside a memory segment");
   for (size_t k = 0; k < checks.size(); ++k)
     if (!inside(checks[k].addr, checks[k].data.size()))
       LOOM_THROW(RuntimeError, where("check", k), ": ", checks[k].data.size(), " bytes at 0x", std::hex, checks[k].addr,
@@ -179,7 +189,8 @@ std::vector<Instruction> Program::instructions() const {
     }
     return out;
   }
-  LOOM_THROW(RuntimeError, "program: the instruction stream at 0x", std::hex, insn_addr, " is not inside any memory segment");
+  LOOM_THROW(RuntimeError, "program: the instruction stream at 0x", std::hex, insn_addr,
+             " is not inside any memory segment");
 }
 
 ProgramResult run_program(const Program& p, AccelDevice& device) {
@@ -198,8 +209,8 @@ ProgramResult run_program(const Program& p, AccelDevice& device) {
     device.read(c.addr, got.data(), got.size());
     size_t bad = 0;
     for (size_t k = 0; k < got.size(); ++k) bad += got[k] != c.data[k];
-    rep << "check 0x" << std::hex << c.addr << std::dec << " (" << c.data.size() << " bytes): " << (bad ? "MISMATCH in " + std::to_string(bad) + " bytes" : "ok")
-        << "\n";
+    rep << "check 0x" << std::hex << c.addr << std::dec << " (" << c.data.size()
+        << " bytes): " << (bad ? "MISMATCH in " + std::to_string(bad) + " bytes" : "ok") << "\n";
     r.mismatched_checks += bad != 0;
   }
   r.report = rep.str();

@@ -24,7 +24,8 @@ void Emitter::alu_nest(const Stmt& nest) {
   auto* st = body.as<StoreNode>();
   if (!st) fail("pragma alu: the nest must end in one store:\n" + to_string(nest));
   auto dst_it = sram_.find(st->buffer.get());
-  if (dst_it == sram_.end() || dst_it->second.mem != MemType::Acc) fail("pragma alu: '" + st->buffer->name + "' is not in the accumulator scope");
+  if (dst_it == sram_.end() || dst_it->second.mem != MemType::Acc)
+    fail("pragma alu: '" + st->buffer->name + "' is not in the accumulator scope");
   // Classify the value: op(load, immediate) or op(load, load).
   const Expr& v = st->value;
   const LoadNode* lhs = nullptr;
@@ -37,23 +38,33 @@ void Emitter::alu_nest(const Stmt& nest) {
     rhs = b->b.as<LoadNode>();
     auto* c = as_const_int(b->b);
     switch (v.kind()) {
-      case ExprKind::Add: aop = accel::AluOp::Add; break;
+      case ExprKind::Add:
+        aop = accel::AluOp::Add;
+        break;
       case ExprKind::Sub:
         aop = accel::AluOp::Add;
         if (!c) fail("pragma alu: subtraction of two tensors");
         imm = -*c;
         use_imm = true;
         break;
-      case ExprKind::Mul: aop = accel::AluOp::Mul; break;
-      case ExprKind::Min: aop = accel::AluOp::Min; break;
-      case ExprKind::Max: aop = accel::AluOp::Max; break;
+      case ExprKind::Mul:
+        aop = accel::AluOp::Mul;
+        break;
+      case ExprKind::Min:
+        aop = accel::AluOp::Min;
+        break;
+      case ExprKind::Max:
+        aop = accel::AluOp::Max;
+        break;
       case ExprKind::Div:
-        if (!c || *c <= 0 || (*c & (*c - 1))) fail("pragma alu: division by something other than a power of two in '" + to_string(v) + "'");
+        if (!c || *c <= 0 || (*c & (*c - 1)))
+          fail("pragma alu: division by something other than a power of two in '" + to_string(v) + "'");
         aop = accel::AluOp::Shr;
         imm = __builtin_ctzll(uint64_t(*c));
         use_imm = true;
         break;
-      default: fail("pragma alu: unsupported operation in '" + to_string(v) + "'");
+      default:
+        fail("pragma alu: unsupported operation in '" + to_string(v) + "'");
     }
     if (c && v.kind() != ExprKind::Div && v.kind() != ExprKind::Sub) {
       use_imm = true;
@@ -62,8 +73,10 @@ void Emitter::alu_nest(const Stmt& nest) {
   } else if (auto* l = v.as<LoadNode>()) {
     lhs = l;  // a plain copy: dst = src
   }
-  if (!lhs || (!use_imm && !rhs && as_binary(v))) fail("pragma alu: expected op(tensor, constant) or op(tensor, tensor), got '" + to_string(v) + "'");
-  if (use_imm && (imm < -32768 || imm > 32767)) fail("pragma alu: immediate " + std::to_string(imm) + " does not fit 16 bits");
+  if (!lhs || (!use_imm && !rhs && as_binary(v)))
+    fail("pragma alu: expected op(tensor, constant) or op(tensor, tensor), got '" + to_string(v) + "'");
+  if (use_imm && (imm < -32768 || imm > 32767))
+    fail("pragma alu: immediate " + std::to_string(imm) + " does not fit 16 bits");
   int64_t e = elements_per_entry(MemType::Acc);
   // Element loops inside one entry, from the innermost outwards.
   int64_t prod = 1;
@@ -82,7 +95,9 @@ void Emitter::alu_nest(const Stmt& nest) {
       fail("pragma alu: the innermost loops must walk whole accumulator entries contiguously");
     prod *= eval(l->extent);
   }
-  if (prod != e) fail("pragma alu: the innermost loops cover " + std::to_string(prod) + " elements, an entry has " + std::to_string(e));
+  if (prod != e)
+    fail("pragma alu: the innermost loops cover " + std::to_string(prod) + " elements, an entry has " +
+         std::to_string(e));
   // Loops outside the entry, as (extent, destination / left / right operand steps in entries);
   // a loop merges into the one inside it when every operand walks both contiguously.
   struct OuterLoop {
@@ -102,7 +117,8 @@ void Emitter::alu_nest(const Stmt& nest) {
   if (outer.size() > 2) fail("pragma alu: more than two loops outside an entry");
   auto entry_at = [&](const BufferNode* buf, const Expr& index) -> int64_t {
     auto it = sram_.find(buf);
-    if (it == sram_.end() || it->second.mem != MemType::Acc) fail("pragma alu: '" + buf->name + "' is not in the accumulator scope");
+    if (it == sram_.end() || it->second.mem != MemType::Acc)
+      fail("pragma alu: '" + buf->name + "' is not in the accumulator scope");
     if (it->second.dead) fail("pragma alu: '" + buf->name + "' was reused in place");
     for (auto* o : loops) env_[o->var.get()] = 0;
     int64_t el = eval(index);
@@ -132,7 +148,8 @@ void Emitter::alu_nest(const Stmt& nest) {
     drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
     drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);
   }
-  if (as_binary(v)) drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
+  if (as_binary(v))
+    drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
   record_after(Module::Compute, a);
 }
 

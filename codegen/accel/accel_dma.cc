@@ -18,17 +18,20 @@ void Emitter::dma_copy(const DmaCopy& copy) {
   Operand dst = operand(copy.dst), src = operand(copy.src);
   if (eval(copy.pad_value) != 0) fail("DMA padding with a non-zero value");
   std::vector<Dim> dims;
-  for (const DmaDim& d : copy.dims) dims.push_back({eval(d.extent), eval(d.dst_stride), eval(d.src_stride), eval(d.pad_before), eval(d.pad_after)});
+  for (const DmaDim& d : copy.dims)
+    dims.push_back({eval(d.extent), eval(d.dst_stride), eval(d.src_stride), eval(d.pad_before), eval(d.pad_after)});
   if (dst.sram && !src.sram) return load(dst, src, dims);
   if (!dst.sram && src.sram && src.sram->mem == MemType::Acc) return store(dst, src, dims);
-  fail("dma_copy from '" + src.buffer->name + "' to '" + dst.buffer->name + "': only device memory -> acc.inp/acc.wgt/acc.acc and acc.acc -> device memory are supported");
+  fail("dma_copy from '" + src.buffer->name + "' to '" + dst.buffer->name +
+       "': only device memory -> acc.inp/acc.wgt/acc.acc and acc.acc -> device memory are supported");
 }
 
 namespace {
 // Splits copy dimensions into the innermost ones that make up exactly one entry (contiguous on
 // both sides, unpadded) and the outer ones (extent-1 dimensions dropped). Returns false if the
 // innermost dimensions do not form whole entries.
-bool split_entry(std::vector<std::array<int64_t, 5>>& outer, const std::vector<std::array<int64_t, 5>>& dims, int64_t entry) {
+bool split_entry(std::vector<std::array<int64_t, 5>>& outer, const std::vector<std::array<int64_t, 5>>& dims,
+                 int64_t entry) {
   int64_t prod = 1;
   size_t k = dims.size();
   while (prod < entry && k > 0) {
@@ -48,7 +51,8 @@ bool split_entry(std::vector<std::array<int64_t, 5>>& outer, const std::vector<s
 Emitter::TwoD Emitter::two_d(const std::vector<Dim>& dims, int64_t e, const std::string& what) const {
   std::vector<std::array<int64_t, 5>> raw, outer;
   for (auto& d : dims) raw.push_back({d.extent, d.dst_stride, d.src_stride, d.before, d.after});
-  if (!split_entry(outer, raw, e)) fail(what + ": the innermost dimensions do not form whole " + std::to_string(e) + "-element entries");
+  if (!split_entry(outer, raw, e))
+    fail(what + ": the innermost dimensions do not form whole " + std::to_string(e) + "-element entries");
   // Drop unit dimensions, and merge a dimension into the one inside it when both memories lay
   // them out contiguously and neither pads (e.g. a 3x3 kernel window is one row of 9 entries).
   std::vector<std::array<int64_t, 5>> merged;
@@ -135,7 +139,8 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
     Access a;
     for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.reads.push_back({MemType::Out, base + k});
     sync_before(Module::Store, a);
-    drv_.store_2d(base, dst.dram_addr + uint64_t(dst_off * elem_bytes), uint32_t(y[0]), uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
+    drv_.store_2d(base, dst.dram_addr + uint64_t(dst_off * elem_bytes), uint32_t(y[0]), uint32_t(x[0]),
+                  uint32_t(t.has_y ? y[1] / e : x[0]));
     record_after(Module::Store, a);
   });
 }

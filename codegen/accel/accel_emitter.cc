@@ -21,17 +21,23 @@ using accel::UopKernelBuilder;
 Emitter::Emitter(accel::Driver& drv, std::map<const BufferNode*, accel::DeviceBuffer> dram, std::string func_name)
     : drv_(drv), c_(drv.config()), dram_(std::move(dram)), func_(std::move(func_name)) {}
 
-void Emitter::fail(const std::string& what) const { LOOM_THROW(CodegenError, "accelerator backend, function '", func_, "': ", what); }
+void Emitter::fail(const std::string& what) const {
+  LOOM_THROW(CodegenError, "accelerator backend, function '", func_, "': ", what);
+}
 
 void Emitter::run(const Stmt& body) { exec(body); }
 
 int Emitter::elements_per_entry(MemType m) const {
   switch (m) {
-    case MemType::Inp: return c_.batch * c_.block_in;
-    case MemType::Wgt: return c_.block_out * c_.block_in;
+    case MemType::Inp:
+      return c_.batch * c_.block_in;
+    case MemType::Wgt:
+      return c_.block_out * c_.block_in;
     case MemType::Acc:
-    case MemType::Out: return c_.batch * c_.block_out;
-    default: return 1;
+    case MemType::Out:
+      return c_.batch * c_.block_out;
+    default:
+      return 1;
   }
 }
 
@@ -51,22 +57,38 @@ int64_t Emitter::eval(const Expr& e) const {
       return (p % q != 0 && ((p < 0) != (q < 0))) ? r - 1 : r;
     };
     switch (e.kind()) {
-      case ExprKind::Add: return x + y;
-      case ExprKind::Sub: return x - y;
-      case ExprKind::Mul: return x * y;
-      case ExprKind::Div: return fdiv(x, y);
-      case ExprKind::Mod: return x - fdiv(x, y) * y;
-      case ExprKind::Min: return std::min(x, y);
-      case ExprKind::Max: return std::max(x, y);
-      case ExprKind::EQ: return x == y;
-      case ExprKind::NE: return x != y;
-      case ExprKind::LT: return x < y;
-      case ExprKind::LE: return x <= y;
-      case ExprKind::GT: return x > y;
-      case ExprKind::GE: return x >= y;
-      case ExprKind::And: return x && y;
-      case ExprKind::Or: return x || y;
-      default: break;
+      case ExprKind::Add:
+        return x + y;
+      case ExprKind::Sub:
+        return x - y;
+      case ExprKind::Mul:
+        return x * y;
+      case ExprKind::Div:
+        return fdiv(x, y);
+      case ExprKind::Mod:
+        return x - fdiv(x, y) * y;
+      case ExprKind::Min:
+        return std::min(x, y);
+      case ExprKind::Max:
+        return std::max(x, y);
+      case ExprKind::EQ:
+        return x == y;
+      case ExprKind::NE:
+        return x != y;
+      case ExprKind::LT:
+        return x < y;
+      case ExprKind::LE:
+        return x <= y;
+      case ExprKind::GT:
+        return x > y;
+      case ExprKind::GE:
+        return x >= y;
+      case ExprKind::And:
+        return x && y;
+      case ExprKind::Or:
+        return x || y;
+      default:
+        break;
     }
   }
   fail("cannot evaluate '" + to_string(e) + "' on the host");
@@ -80,7 +102,8 @@ Emitter::Operand Emitter::operand(const Expr& addr) const {
   o.buffer = ld->buffer.get();
   o.element = eval(ld->index);
   if (auto it = sram_.find(o.buffer); it != sram_.end()) {
-    if (it->second.dead) fail("buffer '" + ld->buffer->name + "' is used after a later stage reused its scratchpad entries");
+    if (it->second.dead)
+      fail("buffer '" + ld->buffer->name + "' is used after a later stage reused its scratchpad entries");
     o.sram = &it->second;
   } else if (auto d = dram_.find(o.buffer); d != dram_.end()) {
     o.dram_addr = d->second.addr + uint64_t(o.element) * uint64_t(ld->buffer->dtype.bytes());
@@ -93,8 +116,9 @@ Emitter::Operand Emitter::operand(const Expr& addr) const {
 uint32_t Emitter::entry_of(const Operand& o, const char* what) const {
   if (!o.sram) fail(std::string(what) + " operand '" + o.buffer->name + "' must be in an accelerator scope");
   int e = elements_per_entry(o.sram->mem);
-  if (o.element % e) fail(std::string(what) + " operand '" + o.buffer->name + "' starts at element " + std::to_string(o.element) +
-                          ", not at an entry boundary (" + std::to_string(e) + " elements)");
+  if (o.element % e)
+    fail(std::string(what) + " operand '" + o.buffer->name + "' starts at element " + std::to_string(o.element) +
+         ", not at an entry boundary (" + std::to_string(e) + " elements)");
   return o.sram->base + uint32_t(o.element / e);
 }
 
@@ -104,8 +128,10 @@ void Emitter::exec(const Stmt& s) {
     case StmtKind::Seq:
       for (auto& c : s.as<SeqNode>()->seq) exec(c);
       return;
-    case StmtKind::For: return exec_for(s.as<ForNode>());
-    case StmtKind::Allocate: return exec_allocate(s.as<AllocateNode>());
+    case StmtKind::For:
+      return exec_for(s.as<ForNode>());
+    case StmtKind::Allocate:
+      return exec_allocate(s.as<AllocateNode>());
     case StmtKind::Attr: {
       auto* a = s.as<AttrNode>();
       if (a->key == "pragma_alu") return alu_nest(a->body);
@@ -126,14 +152,17 @@ void Emitter::exec(const Stmt& s) {
       if (e->value.as<IntImmNode>()) return;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   fail("unsupported statement (host code other than loops over accelerator operations):\n" + to_string(s));
 }
 
 void Emitter::exec_for(const ForNode* op) {
-  if (op->for_kind == ForKind::Parallel || op->for_kind == ForKind::ThreadBinding || op->for_kind == ForKind::Vectorized)
-    fail(std::string("loop '") + op->var.name() + "' is " + ir::to_string(op->for_kind) + "; accelerator host loops must be serial, unrolled or virtual threads");
+  if (op->for_kind == ForKind::Parallel || op->for_kind == ForKind::ThreadBinding ||
+      op->for_kind == ForKind::Vectorized)
+    fail(std::string("loop '") + op->var.name() + "' is " + ir::to_string(op->for_kind) +
+         "; accelerator host loops must be serial, unrolled or virtual threads");
   if (op->for_kind == ForKind::VirtualThread && !vthread_var_) return exec_vthread(op);
   if (try_fold_gemm(op)) return;
   int64_t mn = eval(op->min), ext = eval(op->extent);
@@ -245,14 +274,19 @@ void Emitter::release_context_buffers(const AllocateNode* a) {
 Emitter::Placement Emitter::scratchpad_of(const AllocateNode* op) const {
   const std::string& scope = op->buffer->scope;
   Placement p;
-  if (scope == scope::kAccInput) p = {MemType::Inp, 0, 0, c_.inp_depth()};
-  else if (scope == scope::kAccWeight) p = {MemType::Wgt, 1, 0, c_.wgt_depth()};
-  else if (scope == scope::kAccAccum) p = {MemType::Acc, 2, 0, c_.acc_depth()};
-  else fail("allocation '" + op->buffer->name + "' in scope '" + scope + "': only acc.inp, acc.wgt and acc.acc live on the accelerator");
+  if (scope == scope::kAccInput)
+    p = {MemType::Inp, 0, 0, c_.inp_depth()};
+  else if (scope == scope::kAccWeight)
+    p = {MemType::Wgt, 1, 0, c_.wgt_depth()};
+  else if (scope == scope::kAccAccum)
+    p = {MemType::Acc, 2, 0, c_.acc_depth()};
+  else
+    fail("allocation '" + op->buffer->name + "' in scope '" + scope +
+         "': only acc.inp, acc.wgt and acc.acc live on the accelerator");
   int64_t size = constant_size(op->buffer), e = elements_per_entry(p.mem);
   if (size < 0 || size % e)
-    fail("allocation '" + op->buffer->name + "' of " + std::to_string(size) + " elements is not a whole number of " + std::to_string(e) +
-         "-element entries");
+    fail("allocation '" + op->buffer->name + "' of " + std::to_string(size) + " elements is not a whole number of " +
+         std::to_string(e) + "-element entries");
   p.entries = uint32_t(size / e);
   return p;
 }
@@ -269,7 +303,8 @@ const BufferNode* Emitter::in_place_source(const AllocateNode* op, const Stmt& f
   if (!st || st->buffer.get() != op->buffer.get()) return nullptr;
   const BufferNode* src = nullptr;
   post_order_visit(st->value, [&](const Expr& x) {
-    if (auto* l = x.as<LoadNode>(); l && !src && structural_equal(l->index, st->index) && sram_.count(l->buffer.get())) src = l->buffer.get();
+    if (auto* l = x.as<LoadNode>(); l && !src && structural_equal(l->index, st->index) && sram_.count(l->buffer.get()))
+      src = l->buffer.get();
   });
   if (!src || sram_.at(src).mem != MemType::Acc || sram_.at(src).entries != sram_entries(op)) return nullptr;
   if (auto* q = op->body.as<SeqNode>())
@@ -287,8 +322,9 @@ void Emitter::exec_allocate(const AllocateNode* op) {
     region.base = sram_.at(src).base;
   } else {
     if (top_[slot] + entries > depth)
-      fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + op->buffer->name + "' (" + std::to_string(entries) +
-           " entries at " + std::to_string(top_[slot]) + ", depth " + std::to_string(depth) + "); use smaller tiles");
+      fail("scratchpad " + std::string(accel::to_string(mem)) + " overflows allocating '" + op->buffer->name + "' (" +
+           std::to_string(entries) + " entries at " + std::to_string(top_[slot]) + ", depth " + std::to_string(depth) +
+           "); use smaller tiles");
     region.base = top_[slot];
     top_[slot] += entries;
   }

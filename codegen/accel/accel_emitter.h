@@ -3,13 +3,13 @@
 // (accel_emitter.cc), DMA lowering (accel_dma.cc), GEMM folding (accel_gemm.cc), ALU nests
 // (accel_alu.cc) and the hazard tracker (accel_hazards.cc).
 #pragma once
-#include <functional>
-#include <set>
 #include <array>
+#include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
-#include <optional>
 
 #include "loom/accel/driver.h"
 #include "loom/ir/intrinsics.h"
@@ -76,7 +76,8 @@ class Emitter {
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   void store(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   static std::optional<ir::TensorIntrinCall> as_gemm_call(const ir::CallNode* call);  // an accel.gemm part, or nullopt
-  void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled, const std::vector<const ir::ForNode*>& loops);
+  void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled,
+            const std::vector<const ir::ForNode*>& loops);
   void for_each_point(const std::vector<const ir::ForNode*>& loops, const std::function<void()>& f);
   static const ir::CallNode* gemm_nest_call(const ir::ForNode* f);
   bool lockstep_leaf(const ir::Stmt& s) const;
@@ -102,7 +103,7 @@ class Emitter {
     int64_t last_read[3] = {-1, -1, -1};
   };
   EntryState& entry_state(accel::MemType mem, uint32_t entry);
-  std::vector<EntryState> hazards_[5];  // per memory type, indexed by scratchpad entry
+  std::vector<EntryState> hazards_[5];                                 // per memory type, indexed by scratchpad entry
   int64_t synced_[3][3] = {{-1, -1, -1}, {-1, -1, -1}, {-1, -1, -1}};  // [from][to]: last instruction waited for
 
   int64_t eval(const ir::Expr& e) const;

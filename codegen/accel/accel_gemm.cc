@@ -20,7 +20,8 @@ std::optional<TensorIntrinCall> Emitter::as_gemm_call(const CallNode* call) {
   return c;
 }
 
-void Emitter::gemm(const TensorIntrinCall& call, const std::vector<const ForNode*>& unrolled, const std::vector<const ForNode*>& loops) {
+void Emitter::gemm(const TensorIntrinCall& call, const std::vector<const ForNode*>& unrolled,
+                   const std::vector<const ForNode*>& loops) {
   bool reset = call.part == TensorIntrinPart::Reset, full = call.part == TensorIntrinPart::Full;
   if (call.addresses.size() != (reset ? 1u : 3u))
     fail(std::string("GEMM ") + to_string(call.part) + " with " + std::to_string(call.addresses.size()) + " addresses");

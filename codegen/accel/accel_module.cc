@@ -17,7 +17,9 @@ runtime::FunctionSignature signature_for(const LoweredFunc& f) {
     runtime::ArgSpec a{b->name, {}, b->dtype};
     for (auto& e : b->shape) {
       auto* c = as_const_int(e);
-      if (!c) LOOM_THROW(CodegenError, "accelerator backend, function '", f.name, "': argument '", b->name, "' has a non-constant shape");
+      if (!c)
+        LOOM_THROW(CodegenError, "accelerator backend, function '", f.name, "': argument '", b->name,
+                   "' has a non-constant shape");
       a.shape.push_back(*c);
     }
     sig.args.push_back(a);
@@ -31,9 +33,11 @@ void check_args(const runtime::FunctionSignature& sig, const std::vector<NDArray
   for (size_t i = 0; i < args.size(); ++i) {
     const auto& want = sig.args[i];
     if (args[i].dtype() != want.dtype)
-      LOOM_THROW(TypeError, sig.name, ": argument '", want.name, "' expects ", want.str(), ", got ", args[i].describe());
+      LOOM_THROW(TypeError, sig.name, ": argument '", want.name, "' expects ", want.str(), ", got ",
+                 args[i].describe());
     if (args[i].shape() != want.shape)
-      LOOM_THROW(ShapeError, sig.name, ": argument '", want.name, "' expects ", want.str(), ", got ", args[i].describe());
+      LOOM_THROW(ShapeError, sig.name, ": argument '", want.name, "' expects ", want.str(), ", got ",
+                 args[i].describe());
   }
 }
 
@@ -57,15 +61,15 @@ AccelModule build_accel(const LoweredFunc& func, const accel::AccelConfig& confi
     std::string name;
     void visit_for(const ForNode* op) override {
       if (op->for_kind == ForKind::Parallel || op->for_kind == ForKind::ThreadBinding)
-        LOOM_THROW(CodegenError, "accelerator backend, function '", name, "': loop '", op->var.name(), "' is ", to_string(op->for_kind),
-                   "; accelerator host loops must be serial, unrolled or virtual threads");
+        LOOM_THROW(CodegenError, "accelerator backend, function '", name, "': loop '", op->var.name(), "' is ",
+                   to_string(op->for_kind), "; accelerator host loops must be serial, unrolled or virtual threads");
       IRVisitor::visit_for(op);
     }
     void visit_allocate(const AllocateNode* op) override {
       const std::string& s = op->buffer->scope;
       if (s != scope::kAccInput && s != scope::kAccWeight && s != scope::kAccAccum)
-        LOOM_THROW(CodegenError, "accelerator backend, function '", name, "': allocation '", op->buffer->name, "' in scope '", s,
-                   "' (only acc.inp, acc.wgt, acc.acc); run host stages with the CPU backend");
+        LOOM_THROW(CodegenError, "accelerator backend, function '", name, "': allocation '", op->buffer->name,
+                   "' in scope '", s, "' (only acc.inp, acc.wgt, acc.acc); run host stages with the CPU backend");
       IRVisitor::visit_allocate(op);
     }
   } check(func.name);
@@ -76,7 +80,8 @@ AccelModule build_accel(const LoweredFunc& func, const accel::AccelConfig& confi
 size_t emit_accel(const LoweredFunc& func, accel::ImageLinker& linker, const std::vector<uint64_t>& arg_offsets,
                   const std::string& stream_name) {
   if (arg_offsets.size() != func.args.size())
-    LOOM_THROW(InternalError, "emit_accel '", func.name, "': ", arg_offsets.size(), " argument offsets for ", func.args.size(), " arguments");
+    LOOM_THROW(InternalError, "emit_accel '", func.name, "': ", arg_offsets.size(), " argument offsets for ",
+               func.args.size(), " arguments");
   std::map<const BufferNode*, accel::DeviceBuffer> dram;
   for (size_t i = 0; i < func.args.size(); ++i) {
     uint64_t bytes = uint64_t(func.args[i]->dtype.bytes());
@@ -103,13 +108,15 @@ AccelRunStats AccelModule::run(AccelDevice& device, const std::vector<NDArray>& 
   check_args(sig_, args);
   const CompiledAccelFunc& c = compiled();
   runtime::LoadedAccelImage loaded(device, c.image);
-  for (size_t i = 0; i < args.size(); ++i) device.write(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+  for (size_t i = 0; i < args.size(); ++i)
+    device.write(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
   loaded.run(0);
   AccelRunStats stats;
   stats.instructions = c.image.streams[0].count;
   stats.counters = device.counters();
   stats.cycles = device.cycles();
-  for (size_t i = 0; i < args.size(); ++i) device.read(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+  for (size_t i = 0; i < args.size(); ++i)
+    device.read(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
   return stats;
 }
 

@@ -81,10 +81,12 @@ void CodeGenLLVM::set_function_attributes(llvm::Function* fn) {
   fn->addFnAttr(llvm::Attribute::NoUnwind);
 }
 
-llvm::Function* CodeGenLLVM::new_function(const std::string& name, llvm::Type* ret, const std::vector<llvm::Type*>& params, bool internal) {
+llvm::Function* CodeGenLLVM::new_function(const std::string& name, llvm::Type* ret,
+                                          const std::vector<llvm::Type*>& params, bool internal) {
   if (module_.getFunction(name)) fail("a function named '" + name + "' is already defined in this module");
   auto* fty = llvm::FunctionType::get(ret, params, false);
-  auto* fn = llvm::Function::Create(fty, internal ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage, name, module_);
+  auto* fn = llvm::Function::Create(fty, internal ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
+                                    name, module_);
   set_function_attributes(fn);
   return fn;
 }
@@ -95,7 +97,8 @@ void CodeGenLLVM::add_function(const LoweredFunc& f) {
   signature_of(f);  // rejects non-constant argument shapes
   std::set<const VarNode*> distinct;
   for (auto& b : f.args)
-    if (!distinct.insert(b->data.get()).second) fail("buffer '" + b->name + "' is passed twice; arguments must not alias");
+    if (!distinct.insert(b->data.get()).second)
+      fail("buffer '" + b->name + "' is passed twice; arguments must not alias");
 
   // The loop nest, with the argument pointers as noalias, 64-byte aligned parameters.
   std::vector<llvm::Type*> params(f.args.size(), ptr_);
@@ -129,14 +132,15 @@ void CodeGenLLVM::add_function(const LoweredFunc& f) {
 
 void CodeGenLLVM::add_metadata(const std::string& json) {
   auto* init = llvm::ConstantDataArray::getString(ctx_, json, /*AddNull=*/true);
-  auto* gv = new llvm::GlobalVariable(module_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage, init,
-                                      runtime::kMetadataSymbol);
+  auto* gv = new llvm::GlobalVariable(module_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                                      init, runtime::kMetadataSymbol);
   gv->setAlignment(llvm::Align(1));
 }
 
 void CodeGenLLVM::emit_return(llvm::Value* code) {
   llvm::Function* free_fn = runtime_function("loom_free", llvm::Type::getVoidTy(ctx_), {ptr_});
-  for (auto it = state_.heap_allocs.rbegin(); it != state_.heap_allocs.rend(); ++it) builder_.CreateCall(free_fn, {*it});
+  for (auto it = state_.heap_allocs.rbegin(); it != state_.heap_allocs.rend(); ++it)
+    builder_.CreateCall(free_fn, {*it});
   builder_.CreateRet(code);
 }
 
@@ -151,7 +155,8 @@ void CodeGenLLVM::emit_check_code(llvm::Value* code) {
   auto* fail_bb = llvm::BasicBlock::Create(ctx_, "call_failed", fn);
   auto* ok_bb = llvm::BasicBlock::Create(ctx_, "call_ok", fn);
   llvm::MDBuilder md(ctx_);
-  builder_.CreateCondBr(builder_.CreateICmpEQ(code, llvm::ConstantInt::get(i32_, 0)), ok_bb, fail_bb, md.createLikelyBranchWeights());
+  builder_.CreateCondBr(builder_.CreateICmpEQ(code, llvm::ConstantInt::get(i32_, 0)), ok_bb, fail_bb,
+                        md.createLikelyBranchWeights());
   builder_.SetInsertPoint(fail_bb);
   emit_return(code);
   builder_.SetInsertPoint(ok_bb);
@@ -171,19 +176,33 @@ void CodeGenLLVM::emit(const Stmt& s) {
       llvm::Value* shadowed = saved == state_.vars.end() ? nullptr : saved->second;
       state_.vars[op->var.get()] = v;
       emit(op->body);
-      if (shadowed) state_.vars[op->var.get()] = shadowed;
-      else state_.vars.erase(op->var.get());
+      if (shadowed)
+        state_.vars[op->var.get()] = shadowed;
+      else
+        state_.vars.erase(op->var.get());
       return;
     }
-    case StmtKind::Attr: emit_attr(s.as<AttrNode>()); return;
-    case StmtKind::Assert: emit_assert(s.as<AssertNode>()); return;
-    case StmtKind::For: emit_for(s.as<ForNode>()); return;
-    case StmtKind::Store: emit_store(s.as<StoreNode>()); return;
-    case StmtKind::Allocate: emit_allocate(s.as<AllocateNode>()); return;
+    case StmtKind::Attr:
+      emit_attr(s.as<AttrNode>());
+      return;
+    case StmtKind::Assert:
+      emit_assert(s.as<AssertNode>());
+      return;
+    case StmtKind::For:
+      emit_for(s.as<ForNode>());
+      return;
+    case StmtKind::Store:
+      emit_store(s.as<StoreNode>());
+      return;
+    case StmtKind::Allocate:
+      emit_allocate(s.as<AllocateNode>());
+      return;
     case StmtKind::Seq:
       for (auto& c : s.as<SeqNode>()->seq) emit(c);
       return;
-    case StmtKind::IfThenElse: emit_if(s.as<IfThenElseNode>()); return;
+    case StmtKind::IfThenElse:
+      emit_if(s.as<IfThenElseNode>());
+      return;
     case StmtKind::Evaluate: {
       const Expr& v = s.as<EvaluateNode>()->value;
       if (auto c = as_tensor_intrin_call(v.as<CallNode>()); c && emit_cpu_tensor_intrin(*c)) return;
@@ -191,9 +210,11 @@ void CodeGenLLVM::emit(const Stmt& s) {
       return;
     }
     case StmtKind::Provide:
-      fail("Provide of '" + s.as<ProvideNode>()->op->name + "' reached code generation (storage flattening must run first)");
+      fail("Provide of '" + s.as<ProvideNode>()->op->name +
+           "' reached code generation (storage flattening must run first)");
     case StmtKind::Realize:
-      fail("Realize of '" + s.as<RealizeNode>()->op->name + "' reached code generation (storage flattening must run first)");
+      fail("Realize of '" + s.as<RealizeNode>()->op->name +
+           "' reached code generation (storage flattening must run first)");
   }
   fail("unknown statement kind");
 }
@@ -238,7 +259,8 @@ void CodeGenLLVM::emit_attr(const AttrNode* op) {
   if (op->key == "pragma_llvm_unroll") {
     const auto* imm = op->value.as<IntImmNode>();
     if (!imm || imm->value < 0 || imm->value == 1 || imm->value > std::numeric_limits<int32_t>::max())
-      fail("pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2, not " + ir::to_string(op->value));
+      fail("pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2, not " +
+           ir::to_string(op->value));
     // The passes keep this pragma on its loop (IRMutator::mutate_attr); no loop under it: one
     // of one iteration, removed.
     if (const ForNode* loop = annotated_loop(op->body)) unroll_pragmas_[loop] = imm->value;
@@ -249,17 +271,21 @@ void CodeGenLLVM::emit_attr(const AttrNode* op) {
 llvm::MDNode* CodeGenLLVM::loop_metadata(ForKind kind, int64_t unroll) {
   std::vector<llvm::Metadata*> props;
   auto flag = [&](const char* name) {
-    props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(ctx_))}));
+    props.push_back(llvm::MDNode::get(
+        ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(ctx_))}));
   };
-  auto name_only = [&](const char* name) { props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)})); };
+  auto name_only = [&](const char* name) {
+    props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name)}));
+  };
   // A loop the vectorize pass could not widen: ask LLVM's loop vectorizer to try.
   if (kind == ForKind::Vectorized) flag("llvm.loop.vectorize.enable");
   // Unrolling is done by lowering; one that remains is a hint for LLVM's unroller.
   if (kind == ForKind::Unrolled && unroll < 0) name_only("llvm.loop.unroll.enable");  // a pragma overrides the hint
   if (unroll == 0) name_only("llvm.loop.unroll.disable");
   if (unroll >= 2)
-    props.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
-                                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx_), unroll))}));
+    props.push_back(llvm::MDNode::get(
+        ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
+               llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx_), unroll))}));
   if (props.empty()) return nullptr;
   props.insert(props.begin(), nullptr);
   llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx_, props);
@@ -278,14 +304,18 @@ void CodeGenLLVM::emit_for(const ForNode* op) {
       emit_serial_for(op, begin, end);
       return;
     }
-    case ForKind::Parallel: emit_parallel_for(op); return;
+    case ForKind::Parallel:
+      emit_parallel_for(op);
+      return;
     case ForKind::ThreadBinding:
-      fail("loop '" + op->var.name() + "' is bound to GPU thread '" + op->thread_tag + "', which the CPU backend cannot run");
+      fail("loop '" + op->var.name() + "' is bound to GPU thread '" + op->thread_tag +
+           "', which the CPU backend cannot run");
   }
 }
 
 void CodeGenLLVM::emit_serial_for(const ForNode* op, llvm::Value* begin, llvm::Value* end) {
-  if (!op->var.type().is_int() || !op->var.type().is_scalar()) fail("loop variable '" + op->var.name() + "' must be a signed integer");
+  if (!op->var.type().is_int() || !op->var.type().is_scalar())
+    fail("loop variable '" + op->var.name() + "' must be a signed integer");
   llvm::Function* fn = state_.fn;
   llvm::BasicBlock* pre_bb = builder_.GetInsertBlock();
   auto* head_bb = llvm::BasicBlock::Create(ctx_, "for_" + op->var.name(), fn);
@@ -301,10 +331,13 @@ void CodeGenLLVM::emit_serial_for(const ForNode* op, llvm::Value* begin, llvm::V
   llvm::Value* shadowed = it == state_.vars.end() ? nullptr : it->second;
   state_.vars[op->var.get()] = iv;
   emit(op->body);
-  if (shadowed) state_.vars[op->var.get()] = shadowed;
-  else state_.vars.erase(op->var.get());
+  if (shadowed)
+    state_.vars[op->var.get()] = shadowed;
+  else
+    state_.vars.erase(op->var.get());
   // iv < end, so iv + 1 cannot overflow.
-  llvm::Value* next = builder_.CreateAdd(iv, llvm::ConstantInt::get(iv->getType(), 1), op->var.name() + ".next", false, true);
+  llvm::Value* next =
+      builder_.CreateAdd(iv, llvm::ConstantInt::get(iv->getType(), 1), op->var.name() + ".next", false, true);
   llvm::BranchInst* back = builder_.CreateBr(head_bb);
   auto pragma = unroll_pragmas_.find(op);
   if (llvm::MDNode* md = loop_metadata(op->for_kind, pragma == unroll_pragmas_.end() ? -1 : pragma->second))
@@ -318,7 +351,8 @@ void CodeGenLLVM::emit_serial_for(const ForNode* op, llvm::Value* begin, llvm::V
 // where f.parallel.N(begin, end, closure) unpacks the closure and calls f.parallel.N.body, whose
 // buffer pointers are noalias parameters (so the body optimizes like the compute function).
 void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
-  if (!op->var.type().is_int() || !op->var.type().is_scalar()) fail("loop variable '" + op->var.name() + "' must be a signed integer");
+  if (!op->var.type().is_int() || !op->var.type().is_scalar())
+    fail("loop variable '" + op->var.name() + "' must be a signed integer");
   llvm::Value* min = emit(op->min);
   llvm::Value* extent = emit(op->extent);
 
@@ -344,7 +378,8 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
     llvm::IRBuilder<> entry_builder(&state_.fn->getEntryBlock(), state_.fn->getEntryBlock().begin());
     closure = entry_builder.CreateAlloca(closure_ty, nullptr, "closure");
   }
-  for (size_t i = 0; i < values.size(); ++i) builder_.CreateStore(values[i], builder_.CreateStructGEP(closure_ty, closure, i));
+  for (size_t i = 0; i < values.size(); ++i)
+    builder_.CreateStore(values[i], builder_.CreateStructGEP(closure_ty, closure, i));
   builder_.CreateStore(min, builder_.CreateStructGEP(closure_ty, closure, values.size()));
 
   std::string name = func_name_ + ".parallel." + std::to_string(parallel_count_++);
@@ -391,7 +426,8 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
 void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
   const Buffer& b = op->buffer;
   if (b->scope != scope::kLocal && b->scope != scope::kGlobal && !b->scope.empty())
-    fail("allocation of '" + b->name + "' in memory scope '" + b->scope + "' (the CPU backend supports 'local' and 'global')");
+    fail("allocation of '" + b->name + "' in memory scope '" + b->scope +
+         "' (the CPU backend supports 'local' and 'global')");
   llvm::Type* elem = memory_type_of(b->dtype);
   int64_t elem_bytes = elem->getPrimitiveSizeInBits() / 8;
   int64_t count = constant_size(b);
@@ -440,7 +476,8 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
     lanes = index_lanes;
   }
   if (lanes != index_lanes)
-    fail("store of " + t.str() + " to '" + op->buffer->name + "' with index '" + to_string(op->index) + "' of another width");
+    fail("store of " + t.str() + " to '" + op->buffer->name + "' with index '" + to_string(op->index) +
+         "' of another width");
   value = to_memory(t, value);
   auto* r = op->index.as<RampNode>();
   if (lanes == 1 || (r && is_const_int(r->stride, 1))) {

@@ -6,12 +6,12 @@
 //   internal i32 @f.parallel.N(i64, i64, ptr closure)      one per parallel loop (loom_parallel_for body)
 // Failures (asserts, parallel chunks) return a non-zero code after calling loom_set_last_error.
 #pragma once
-#include <unordered_map>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
+#include <unordered_map>
 
 #include "loom/ir/intrinsics.h"
 
@@ -41,7 +41,8 @@ class CodeGenLLVM {
   };
 
   // ---- functions ----
-  llvm::Function* new_function(const std::string& name, llvm::Type* ret, const std::vector<llvm::Type*>& params, bool internal);
+  llvm::Function* new_function(const std::string& name, llvm::Type* ret, const std::vector<llvm::Type*>& params,
+                               bool internal);
   void set_function_attributes(llvm::Function* fn);
   // Emits `ret code` after freeing the live heap temporaries.
   void emit_return(llvm::Value* code);
@@ -62,7 +63,7 @@ class CodeGenLLVM {
   bool emit_cpu_tensor_intrin(const ir::TensorIntrinCall& c);
   llvm::Value* intrinsic_operand(const ir::Expr& address, const std::string& where, DataType want);
   bool has_feature(const char* feature) const;  // of the target subtarget, e.g. "avx512vnni"
-  bool has_vnni(int lanes) const;                // vpdpbusd / vpdpwssd on vectors of `lanes` int32
+  bool has_vnni(int lanes) const;               // vpdpbusd / vpdpwssd on vectors of `lanes` int32
   llvm::Value* emit_pmaddwd(llvm::Value* a, llvm::Value* b, int lanes);
   llvm::Value* emit_grouped_dot(llvm::Value* a, bool a_unsigned, llvm::Value* b, int lanes, int group);
 

@@ -18,12 +18,18 @@ using namespace loom::ir;
 
 llvm::Type* CodeGenLLVM::type_of(DataType t) {
   llvm::Type* s = nullptr;
-  if (t.is_bool()) s = i1_;
-  else if (t.is_int() || t.is_uint()) s = llvm::Type::getIntNTy(ctx_, t.bits());
-  else if (t.is_float() && t.bits() == 16) s = llvm::Type::getHalfTy(ctx_);
-  else if (t.is_float() && t.bits() == 32) s = llvm::Type::getFloatTy(ctx_);
-  else if (t.is_float() && t.bits() == 64) s = llvm::Type::getDoubleTy(ctx_);
-  else fail("unsupported data type " + t.str());
+  if (t.is_bool())
+    s = i1_;
+  else if (t.is_int() || t.is_uint())
+    s = llvm::Type::getIntNTy(ctx_, t.bits());
+  else if (t.is_float() && t.bits() == 16)
+    s = llvm::Type::getHalfTy(ctx_);
+  else if (t.is_float() && t.bits() == 32)
+    s = llvm::Type::getFloatTy(ctx_);
+  else if (t.is_float() && t.bits() == 64)
+    s = llvm::Type::getDoubleTy(ctx_);
+  else
+    fail("unsupported data type " + t.str());
   return t.lanes() > 1 ? llvm::FixedVectorType::get(s, t.lanes()) : s;
 }
 
@@ -37,14 +43,17 @@ llvm::Value* CodeGenLLVM::from_memory(DataType t, llvm::Value* v) {
   return t.is_bool() ? builder_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType())) : v;
 }
 
-llvm::Value* CodeGenLLVM::const_int(DataType t, int64_t v) { return llvm::ConstantInt::get(type_of(t), v, /*IsSigned=*/true); }
+llvm::Value* CodeGenLLVM::const_int(DataType t, int64_t v) {
+  return llvm::ConstantInt::get(type_of(t), v, /*IsSigned=*/true);
+}
 
 llvm::Value* CodeGenLLVM::splat_if_vector(llvm::Value* v, int lanes) {
   if (lanes <= 1 || v->getType()->isVectorTy()) return v;
   return builder_.CreateVectorSplat(lanes, v);
 }
 
-llvm::Function* CodeGenLLVM::runtime_function(const char* name, llvm::Type* ret, const std::vector<llvm::Type*>& params) {
+llvm::Function* CodeGenLLVM::runtime_function(const char* name, llvm::Type* ret,
+                                              const std::vector<llvm::Type*>& params) {
   auto callee = module_.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
   return llvm::cast<llvm::Function>(callee.getCallee());
 }
@@ -67,7 +76,8 @@ llvm::Value* CodeGenLLVM::buffer_ptr(const Buffer& b) {
 
 llvm::Value* CodeGenLLVM::element_ptr(const Buffer& b, llvm::Type* elem, llvm::Value* index) {
   llvm::Type* idx_ty = index->getType()->isVectorTy()
-                           ? static_cast<llvm::Type*>(llvm::VectorType::get(i64_, llvm::cast<llvm::VectorType>(index->getType())->getElementCount()))
+                           ? static_cast<llvm::Type*>(llvm::VectorType::get(
+                                 i64_, llvm::cast<llvm::VectorType>(index->getType())->getElementCount()))
                            : i64_;
   return builder_.CreateInBoundsGEP(elem, buffer_ptr(b), builder_.CreateSExt(index, idx_ty));
 }
@@ -78,19 +88,36 @@ llvm::Value* CodeGenLLVM::element_ptr(const Buffer& b, llvm::Type* elem, llvm::V
 llvm::Value* CodeGenLLVM::emit(const Expr& e) {
   if (!e.defined()) fail("undefined expression");
   switch (e.kind()) {
-    case ExprKind::IntImm: return const_int(e.type(), e.as<IntImmNode>()->value);
-    case ExprKind::FloatImm: return llvm::ConstantFP::get(type_of(e.type()), e.as<FloatImmNode>()->value);
-    case ExprKind::StringImm: return builder_.CreateGlobalString(e.as<StringImmNode>()->value, "loom.str", 0, &module_);
-    case ExprKind::Var: return lookup(e.as<VarNode>());
+    case ExprKind::IntImm:
+      return const_int(e.type(), e.as<IntImmNode>()->value);
+    case ExprKind::FloatImm:
+      return llvm::ConstantFP::get(type_of(e.type()), e.as<FloatImmNode>()->value);
+    case ExprKind::StringImm:
+      return builder_.CreateGlobalString(e.as<StringImmNode>()->value, "loom.str", 0, &module_);
+    case ExprKind::Var:
+      return lookup(e.as<VarNode>());
     case ExprKind::Cast: {
       auto* op = e.as<CastNode>();
       return emit_cast(e.type(), op->value.type(), emit(op->value));
     }
-    case ExprKind::Add: case ExprKind::Sub: case ExprKind::Mul: case ExprKind::Div: case ExprKind::Mod:
-    case ExprKind::Min: case ExprKind::Max: case ExprKind::EQ: case ExprKind::NE: case ExprKind::LT:
-    case ExprKind::LE: case ExprKind::GT: case ExprKind::GE: case ExprKind::And: case ExprKind::Or:
+    case ExprKind::Add:
+    case ExprKind::Sub:
+    case ExprKind::Mul:
+    case ExprKind::Div:
+    case ExprKind::Mod:
+    case ExprKind::Min:
+    case ExprKind::Max:
+    case ExprKind::EQ:
+    case ExprKind::NE:
+    case ExprKind::LT:
+    case ExprKind::LE:
+    case ExprKind::GT:
+    case ExprKind::GE:
+    case ExprKind::And:
+    case ExprKind::Or:
       return emit_binary(e);
-    case ExprKind::Not: return builder_.CreateNot(emit(e.as<NotNode>()->a));
+    case ExprKind::Not:
+      return builder_.CreateNot(emit(e.as<NotNode>()->a));
     case ExprKind::Select: {
       auto* op = e.as<SelectNode>();
       llvm::Value* c = emit(op->cond);
@@ -98,13 +125,16 @@ llvm::Value* CodeGenLLVM::emit(const Expr& e) {
       llvm::Value* f = emit(op->false_value);
       return builder_.CreateSelect(c, t, f);
     }
-    case ExprKind::Load: return emit_load(e.as<LoadNode>());
-    case ExprKind::Ramp: return emit_ramp(e.as<RampNode>());
+    case ExprKind::Load:
+      return emit_load(e.as<LoadNode>());
+    case ExprKind::Ramp:
+      return emit_ramp(e.as<RampNode>());
     case ExprKind::Broadcast: {
       auto* op = e.as<BroadcastNode>();
       return builder_.CreateVectorSplat(op->lanes, emit(op->value));
     }
-    case ExprKind::Call: return emit_call(e.as<CallNode>());
+    case ExprKind::Call:
+      return emit_call(e.as<CallNode>());
     case ExprKind::Let: {
       auto* op = e.as<LetNode>();
       llvm::Value* v = emit(op->value);
@@ -112,8 +142,10 @@ llvm::Value* CodeGenLLVM::emit(const Expr& e) {
       llvm::Value* shadowed = it == state_.vars.end() ? nullptr : it->second;
       state_.vars[op->var.get()] = v;
       llvm::Value* r = emit(op->body);
-      if (shadowed) state_.vars[op->var.get()] = shadowed;
-      else state_.vars.erase(op->var.get());
+      if (shadowed)
+        state_.vars[op->var.get()] = shadowed;
+      else
+        state_.vars.erase(op->var.get());
       return r;
     }
     case ExprKind::TensorRead:
@@ -135,29 +167,54 @@ llvm::Value* CodeGenLLVM::emit_binary(const Expr& e) {
   bool is_float = t.is_float();
   bool is_signed = t.is_int();
   switch (e.kind()) {
-    case ExprKind::Add: return is_float ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
-    case ExprKind::Sub: return is_float ? builder_.CreateFSub(a, b) : builder_.CreateSub(a, b);
-    case ExprKind::Mul: return is_float ? builder_.CreateFMul(a, b) : builder_.CreateMul(a, b);
+    case ExprKind::Add:
+      return is_float ? builder_.CreateFAdd(a, b) : builder_.CreateAdd(a, b);
+    case ExprKind::Sub:
+      return is_float ? builder_.CreateFSub(a, b) : builder_.CreateSub(a, b);
+    case ExprKind::Mul:
+      return is_float ? builder_.CreateFMul(a, b) : builder_.CreateMul(a, b);
     case ExprKind::Div:
-    case ExprKind::Mod: return emit_div_mod(e, a, b);
+    case ExprKind::Mod:
+      return emit_div_mod(e, a, b);
     // Same operand order as std::min / std::max (the interpreter's semantics).
     case ExprKind::Min: {
-      llvm::Value* b_lt_a = is_float ? builder_.CreateFCmpOLT(b, a) : is_signed ? builder_.CreateICmpSLT(b, a) : builder_.CreateICmpULT(b, a);
+      llvm::Value* b_lt_a = is_float    ? builder_.CreateFCmpOLT(b, a)
+                            : is_signed ? builder_.CreateICmpSLT(b, a)
+                                        : builder_.CreateICmpULT(b, a);
       return builder_.CreateSelect(b_lt_a, b, a);
     }
     case ExprKind::Max: {
-      llvm::Value* a_lt_b = is_float ? builder_.CreateFCmpOLT(a, b) : is_signed ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpULT(a, b);
+      llvm::Value* a_lt_b = is_float    ? builder_.CreateFCmpOLT(a, b)
+                            : is_signed ? builder_.CreateICmpSLT(a, b)
+                                        : builder_.CreateICmpULT(a, b);
       return builder_.CreateSelect(a_lt_b, b, a);
     }
-    case ExprKind::EQ: return is_float ? builder_.CreateFCmpOEQ(a, b) : builder_.CreateICmpEQ(a, b);
-    case ExprKind::NE: return is_float ? builder_.CreateFCmpUNE(a, b) : builder_.CreateICmpNE(a, b);
-    case ExprKind::LT: return is_float ? builder_.CreateFCmpOLT(a, b) : is_signed ? builder_.CreateICmpSLT(a, b) : builder_.CreateICmpULT(a, b);
-    case ExprKind::LE: return is_float ? builder_.CreateFCmpOLE(a, b) : is_signed ? builder_.CreateICmpSLE(a, b) : builder_.CreateICmpULE(a, b);
-    case ExprKind::GT: return is_float ? builder_.CreateFCmpOGT(a, b) : is_signed ? builder_.CreateICmpSGT(a, b) : builder_.CreateICmpUGT(a, b);
-    case ExprKind::GE: return is_float ? builder_.CreateFCmpOGE(a, b) : is_signed ? builder_.CreateICmpSGE(a, b) : builder_.CreateICmpUGE(a, b);
-    case ExprKind::And: return builder_.CreateAnd(a, b);
-    case ExprKind::Or: return builder_.CreateOr(a, b);
-    default: break;
+    case ExprKind::EQ:
+      return is_float ? builder_.CreateFCmpOEQ(a, b) : builder_.CreateICmpEQ(a, b);
+    case ExprKind::NE:
+      return is_float ? builder_.CreateFCmpUNE(a, b) : builder_.CreateICmpNE(a, b);
+    case ExprKind::LT:
+      return is_float    ? builder_.CreateFCmpOLT(a, b)
+             : is_signed ? builder_.CreateICmpSLT(a, b)
+                         : builder_.CreateICmpULT(a, b);
+    case ExprKind::LE:
+      return is_float    ? builder_.CreateFCmpOLE(a, b)
+             : is_signed ? builder_.CreateICmpSLE(a, b)
+                         : builder_.CreateICmpULE(a, b);
+    case ExprKind::GT:
+      return is_float    ? builder_.CreateFCmpOGT(a, b)
+             : is_signed ? builder_.CreateICmpSGT(a, b)
+                         : builder_.CreateICmpUGT(a, b);
+    case ExprKind::GE:
+      return is_float    ? builder_.CreateFCmpOGE(a, b)
+             : is_signed ? builder_.CreateICmpSGE(a, b)
+                         : builder_.CreateICmpUGE(a, b);
+    case ExprKind::And:
+      return builder_.CreateAnd(a, b);
+    case ExprKind::Or:
+      return builder_.CreateOr(a, b);
+    default:
+      break;
   }
   fail("unknown binary operator in '" + to_string(e) + "'");
 }
@@ -188,7 +245,8 @@ llvm::Value* CodeGenLLVM::emit_div_mod(const Expr& e, llvm::Value* a, llvm::Valu
     if ((c & (c - 1)) == 0) {  // power of two: arithmetic shift / mask are exact floor semantics
       int shift = 0;
       while ((int64_t{1} << shift) < c) ++shift;
-      return is_div ? builder_.CreateAShr(a, llvm::ConstantInt::get(ty, shift)) : builder_.CreateAnd(a, llvm::ConstantInt::get(ty, c - 1));
+      return is_div ? builder_.CreateAShr(a, llvm::ConstantInt::get(ty, shift))
+                    : builder_.CreateAnd(a, llvm::ConstantInt::get(ty, c - 1));
     }
     if (is_div) {
       // Flip negative dividends to non-negative (a ^ -1 = -a - 1), divide, flip back.
@@ -201,7 +259,8 @@ llvm::Value* CodeGenLLVM::emit_div_mod(const Expr& e, llvm::Value* a, llvm::Valu
   llvm::Value* q = builder_.CreateSDiv(a, b);
   llvm::Value* r = builder_.CreateSRem(a, b);
   // Truncation differs from floor when the remainder is non-zero and its sign differs from b's.
-  llvm::Value* adjust = builder_.CreateAnd(builder_.CreateICmpNE(r, zero), builder_.CreateICmpSLT(builder_.CreateXor(r, b), zero));
+  llvm::Value* adjust =
+      builder_.CreateAnd(builder_.CreateICmpNE(r, zero), builder_.CreateICmpSLT(builder_.CreateXor(r, b), zero));
   if (is_div) return builder_.CreateSub(q, builder_.CreateZExt(adjust, ty));
   return builder_.CreateSelect(adjust, builder_.CreateAdd(r, b), r);
 }
@@ -231,7 +290,8 @@ llvm::Value* CodeGenLLVM::emit_ramp(const RampNode* op) {
   llvm::Value* stride = emit(op->stride);
   std::vector<llvm::Constant*> steps;
   for (int i = 0; i < op->lanes; ++i) steps.push_back(llvm::ConstantInt::get(base->getType(), i));
-  llvm::Value* offsets = builder_.CreateMul(builder_.CreateVectorSplat(op->lanes, stride), llvm::ConstantVector::get(steps));
+  llvm::Value* offsets =
+      builder_.CreateMul(builder_.CreateVectorSplat(op->lanes, stride), llvm::ConstantVector::get(steps));
   return builder_.CreateAdd(builder_.CreateVectorSplat(op->lanes, base), offsets);
 }
 
@@ -240,8 +300,10 @@ llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
   llvm::Type* elem = memory_type_of(t.element_of());
   llvm::Align align(elem->getPrimitiveSizeInBits() / 8);
   if (t.lanes() != op->index.type().lanes())
-    fail("load of " + t.str() + " from '" + op->buffer->name + "' with index '" + to_string(op->index) + "' of another width");
-  if (t.lanes() == 1) return from_memory(t, builder_.CreateAlignedLoad(elem, element_ptr(op->buffer, elem, emit(op->index)), align));
+    fail("load of " + t.str() + " from '" + op->buffer->name + "' with index '" + to_string(op->index) +
+         "' of another width");
+  if (t.lanes() == 1)
+    return from_memory(t, builder_.CreateAlignedLoad(elem, element_ptr(op->buffer, elem, emit(op->index)), align));
   llvm::Type* vty = memory_type_of(t);
   if (auto* r = op->index.as<RampNode>(); r && is_const_int(r->stride, 1)) {
     // Contiguous lanes: one (possibly unaligned) vector load.
@@ -304,12 +366,14 @@ llvm::Value* CodeGenLLVM::emit_lazy_select(const CallNode* op) {
 
 llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   static const std::map<std::string, std::pair<llvm::Intrinsic::ID, size_t>> kFloatIntrinsics = {
-      {"exp", {llvm::Intrinsic::exp, 1}},     {"exp2", {llvm::Intrinsic::exp2, 1}},   {"log", {llvm::Intrinsic::log, 1}},
-      {"log2", {llvm::Intrinsic::log2, 1}},   {"log10", {llvm::Intrinsic::log10, 1}}, {"sqrt", {llvm::Intrinsic::sqrt, 1}},
-      {"fabs", {llvm::Intrinsic::fabs, 1}},   {"floor", {llvm::Intrinsic::floor, 1}}, {"ceil", {llvm::Intrinsic::ceil, 1}},
-      {"trunc", {llvm::Intrinsic::trunc, 1}}, {"round", {llvm::Intrinsic::round, 1}}, {"sin", {llvm::Intrinsic::sin, 1}},
-      {"cos", {llvm::Intrinsic::cos, 1}},     {"tanh", {llvm::Intrinsic::tanh, 1}},   {"pow", {llvm::Intrinsic::pow, 2}},
-      {"fma", {llvm::Intrinsic::fma, 3}},
+      {"exp", {llvm::Intrinsic::exp, 1}},     {"exp2", {llvm::Intrinsic::exp2, 1}},
+      {"log", {llvm::Intrinsic::log, 1}},     {"log2", {llvm::Intrinsic::log2, 1}},
+      {"log10", {llvm::Intrinsic::log10, 1}}, {"sqrt", {llvm::Intrinsic::sqrt, 1}},
+      {"fabs", {llvm::Intrinsic::fabs, 1}},   {"floor", {llvm::Intrinsic::floor, 1}},
+      {"ceil", {llvm::Intrinsic::ceil, 1}},   {"trunc", {llvm::Intrinsic::trunc, 1}},
+      {"round", {llvm::Intrinsic::round, 1}}, {"sin", {llvm::Intrinsic::sin, 1}},
+      {"cos", {llvm::Intrinsic::cos, 1}},     {"tanh", {llvm::Intrinsic::tanh, 1}},
+      {"pow", {llvm::Intrinsic::pow, 2}},     {"fma", {llvm::Intrinsic::fma, 3}},
   };
   std::string where = "call '" + op->name + "'";
   DataType t = op->type;
@@ -321,10 +385,12 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   }
   std::string name = op->name == "abs" ? "fabs" : op->name;
   // LLVM scalarizes vector llvm.exp into per-lane libm calls; compute it inline instead.
-  if (name == "exp" && t.is_float() && t.bits() == 32 && t.lanes() > 1 && args.size() == 1) return emit_vector_exp_f32(args[0]);
+  if (name == "exp" && t.is_float() && t.bits() == 32 && t.lanes() > 1 && args.size() == 1)
+    return emit_vector_exp_f32(args[0]);
   auto it = kFloatIntrinsics.find(name);
   if (it == kFloatIntrinsics.end())
-    fail("intrinsic '" + op->name + "' is not supported by the CPU backend (accelerator intrinsics need codegen/accel)");
+    fail("intrinsic '" + op->name +
+         "' is not supported by the CPU backend (accelerator intrinsics need codegen/accel)");
   if (!t.is_float()) fail(where + " on " + t.str() + " (expects a float type)");
   if (args.size() != it->second.second)
     fail(where + " has " + std::to_string(args.size()) + " arguments, expects " + std::to_string(it->second.second));
@@ -345,17 +411,22 @@ llvm::Value* CodeGenLLVM::emit_vector_exp_f32(llvm::Value* x) {
   llvm::Type* ty = x->getType();
   auto* vty = llvm::cast<llvm::FixedVectorType>(ty);
   auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
-  auto call = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> a) { return builder_.CreateCall(intrinsic(id, {ty}), a); };
-  llvm::Value* xc = call(llvm::Intrinsic::maxnum, {call(llvm::Intrinsic::minnum, {x, c(88.3762626647949)}), c(-87.3365447504019)});
+  auto call = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> a) {
+    return builder_.CreateCall(intrinsic(id, {ty}), a);
+  };
+  llvm::Value* xc =
+      call(llvm::Intrinsic::maxnum, {call(llvm::Intrinsic::minnum, {x, c(88.3762626647949)}), c(-87.3365447504019)});
   llvm::Value* n = call(llvm::Intrinsic::rint, {builder_.CreateFMul(xc, c(1.44269504088896341))});
   llvm::Value* r = builder_.CreateFSub(xc, builder_.CreateFMul(n, c(0.693359375)));
   r = builder_.CreateFSub(r, builder_.CreateFMul(n, c(-2.12194440e-4)));
   llvm::Value* p = c(1.9875691500E-4);
   for (double k : {1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1})
     p = builder_.CreateFAdd(builder_.CreateFMul(p, r), c(k));
-  llvm::Value* y = builder_.CreateFAdd(builder_.CreateFAdd(builder_.CreateFMul(p, builder_.CreateFMul(r, r)), r), c(1.0));
+  llvm::Value* y =
+      builder_.CreateFAdd(builder_.CreateFAdd(builder_.CreateFMul(p, builder_.CreateFMul(r, r)), r), c(1.0));
   auto* ity = llvm::FixedVectorType::get(i32_, vty->getNumElements());
-  llvm::Value* bits = builder_.CreateShl(builder_.CreateAdd(builder_.CreateFPToSI(n, ity), llvm::ConstantInt::get(ity, 127)), 23);
+  llvm::Value* bits =
+      builder_.CreateShl(builder_.CreateAdd(builder_.CreateFPToSI(n, ity), llvm::ConstantInt::get(ity, 127)), 23);
   llvm::Value* result = builder_.CreateFMul(y, builder_.CreateBitCast(bits, ty));
   result = builder_.CreateSelect(builder_.CreateFCmpOGT(x, c(88.72283905206835)), c(HUGE_VAL), result);
   result = builder_.CreateSelect(builder_.CreateFCmpOLT(x, c(-87.3365447504019)), c(0.0), result);

@@ -63,7 +63,7 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
 
   namespace fs = std::filesystem;
   fs::path obj_path = fs::temp_directory_path() / ("loom_export_" + std::to_string(getpid()) + "_" +
-                                                    std::to_string(reinterpret_cast<uintptr_t>(&object)) + ".o");
+                                                   std::to_string(reinterpret_cast<uintptr_t>(&object)) + ".o");
   {
     std::ofstream out(obj_path, std::ios::binary);
     if (!out.write(object.data(), static_cast<std::streamsize>(object.size())))
@@ -78,8 +78,8 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
 #endif
   if (auto env_cc = runtime::env::text("LOOM_CC")) cc = *env_cc;
   // loom_* hooks stay undefined: the process that loads the library provides them.
-  std::string cmd = shell_quote(cc) + " -shared -o " + shell_quote(path) + " " + shell_quote(obj_path.string()) + " -lm > " +
-                    shell_quote(log_path.string()) + " 2>&1";
+  std::string cmd = shell_quote(cc) + " -shared -o " + shell_quote(path) + " " + shell_quote(obj_path.string()) +
+                    " -lm > " + shell_quote(log_path.string()) + " 2>&1";
   int rc = std::system(cmd.c_str());
   std::string log;
   {
@@ -89,7 +89,8 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   std::error_code ec;
   fs::remove(obj_path, ec);
   fs::remove(log_path, ec);
-  if (rc != 0) LOOM_THROW(CodegenError, "export_library: linking '", path, "' with '", cc, "' failed (status ", rc, "): ", log);
+  if (rc != 0)
+    LOOM_THROW(CodegenError, "export_library: linking '", path, "' with '", cc, "' failed (status ", rc, "): ", log);
 }
 
 }  // namespace loom::codegen

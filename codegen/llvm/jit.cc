@@ -30,7 +30,8 @@ void check(llvm::Error e, const std::string& what) {
 llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
   llvm::orc::SymbolMap syms;
   auto add = [&](const char* name, auto* fn) {
-    syms[jit.mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void*>(fn)), llvm::JITSymbolFlags::Exported};
+    syms[jit.mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(reinterpret_cast<void*>(fn)),
+                                       llvm::JITSymbolFlags::Exported};
   };
   add("loom_parallel_for", &loom_parallel_for);
   add("loom_set_last_error", &loom_set_last_error);
@@ -57,11 +58,13 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
   jtmb.setCodeGenOptLevel(codegen_opt_level(options.opt_level));
   jtmb.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Fast;
   std::string what = "JIT compilation of " + module_names(funcs);
-  std::unique_ptr<llvm::orc::LLJIT> jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), what);
+  std::unique_ptr<llvm::orc::LLJIT> jit =
+      unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create(), what);
   llvm::orc::JITDylib& lib = jit->getMainJITDylib();
   check(lib.define(llvm::orc::absoluteSymbols(runtime_symbols(*jit))), what);
   // libm (expf, tanhf, ...) and anything else from the process.
-  lib.addGenerator(unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()), what));
+  lib.addGenerator(unwrap(
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()), what));
   check(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))), what);
 
   std::vector<runtime::FunctionSignature> sigs;

@@ -10,8 +10,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
-#include <llvm/TargetParser/Triple.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <fstream>
@@ -103,7 +103,9 @@ TargetInfo target_info(const LLVMOptions& options) {
   }
   if (options.vector_width > 0 && options.vector_width < info.vector_bits) info.vector_bits = options.vector_width;
   // As the backend decides it (CodeGenLLVM::has_vnni).
-  info.int8_dot = triple.isX86() && (info.vector_bits == 512 ? has("avx512vnni") : (has("avx512vnni") && has("avx512vl")) || has("avxvnni"));
+  info.int8_dot =
+      triple.isX86() &&
+      (info.vector_bits == 512 ? has("avx512vnni") : (has("avx512vnni") && has("avx512vl")) || has("avxvnni"));
   return info;
 }
 
@@ -113,14 +115,19 @@ namespace loom::codegen::llvm_backend {
 
 llvm::CodeGenOptLevel codegen_opt_level(int opt_level) {
   switch (opt_level) {
-    case 0: return llvm::CodeGenOptLevel::None;
-    case 1: return llvm::CodeGenOptLevel::Less;
-    case 2: return llvm::CodeGenOptLevel::Default;
-    default: return llvm::CodeGenOptLevel::Aggressive;
+    case 0:
+      return llvm::CodeGenOptLevel::None;
+    case 1:
+      return llvm::CodeGenOptLevel::Less;
+    case 2:
+      return llvm::CodeGenOptLevel::Default;
+    default:
+      return llvm::CodeGenOptLevel::Aggressive;
   }
 }
 
-std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options, bool pic) {
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options,
+                                                         bool pic) {
   initialize_llvm();
   std::string error;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
@@ -129,9 +136,9 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& tar
   // Loom's float semantics are IEEE without fast-math, but fusing a*b+c into an FMA is allowed
   // (as C compilers do with -ffp-contract=fast): GEMM needs it.
   to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(target.triple, target.cpu, target.features, to,
-                                                                 pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static,
-                                                                 std::nullopt, codegen_opt_level(options.opt_level), /*JIT=*/!pic));
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      target.triple, target.cpu, target.features, to, pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static, std::nullopt,
+      codegen_opt_level(options.opt_level), /*JIT=*/!pic));
   if (!tm) LOOM_THROW(CodegenError, "llvm codegen: cannot create a target machine for CPU '", target.cpu, "'");
   return tm;
 }
@@ -165,7 +172,7 @@ static void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel level = opt_level == 1 ? llvm::OptimizationLevel::O1
+  llvm::OptimizationLevel level = opt_level == 1   ? llvm::OptimizationLevel::O1
                                   : opt_level == 2 ? llvm::OptimizationLevel::O2
                                                    : llvm::OptimizationLevel::O3;
   pb.buildPerModuleDefaultPipeline(level).run(m, mam);
@@ -186,7 +193,8 @@ std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>&
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(*m, &es))
-    LOOM_THROW(CodegenError, "llvm codegen: invalid LLVM IR generated for ", module_names(funcs), " (a Loom bug): ", es.str());
+    LOOM_THROW(CodegenError, "llvm codegen: invalid LLVM IR generated for ", module_names(funcs),
+               " (a Loom bug): ", es.str());
   optimize(*m, tm, options.opt_level);
   if (!options.dump_ir_path.empty()) {
     std::string text;
@@ -209,7 +217,8 @@ std::string emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm, boo
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile))
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             assembly ? llvm::CodeGenFileType::AssemblyFile : llvm::CodeGenFileType::ObjectFile))
     LOOM_THROW(CodegenError, "llvm codegen: the target cannot emit ", assembly ? "assembly" : "object files");
   pm.run(module);
   return std::string(buffer.data(), buffer.size());

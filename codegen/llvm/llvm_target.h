@@ -25,7 +25,8 @@ TargetChoice choose_target(const LLVMOptions& options);
 bool is_cross(const LLVMOptions& options);
 llvm::CodeGenOptLevel codegen_opt_level(int opt_level);
 // `pic` for code linked into shared libraries.
-std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options, bool pic);
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options,
+                                                         bool pic);
 // prefer-vector-width for the target (0: leave the target's default).
 int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options);
 

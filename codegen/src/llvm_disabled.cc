@@ -11,7 +11,9 @@ namespace {
 
 bool llvm_enabled() { return false; }
 runtime::Module build_llvm(const std::vector<ir::LoweredFunc>&, const LLVMOptions&) { no_llvm("build_llvm"); }
-void export_library(const std::vector<ir::LoweredFunc>&, const std::string&, const LLVMOptions&) { no_llvm("export_library"); }
+void export_library(const std::vector<ir::LoweredFunc>&, const std::string&, const LLVMOptions&) {
+  no_llvm("export_library");
+}
 std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>&, const LLVMOptions&) { no_llvm("emit_llvm_ir"); }
 std::string emit_assembly(const std::vector<ir::LoweredFunc>&, const LLVMOptions&) { no_llvm("emit_assembly"); }
 std::string host_target_description() { return "none (built without LLVM)"; }

@@ -12,7 +12,9 @@ runtime::FunctionSignature signature_of(const ir::LoweredFunc& f) {
     a.dtype = b->dtype;
     for (auto& e : b->shape) {
       auto* c = ir::as_const_int(e);
-      if (!c) LOOM_THROW(CodegenError, f.name, ": argument '", b->name, "' has a non-constant extent '", ir::to_string(e), "'; only constant shapes are supported");
+      if (!c)
+        LOOM_THROW(CodegenError, f.name, ": argument '", b->name, "' has a non-constant extent '", ir::to_string(e),
+                   "'; only constant shapes are supported");
       a.shape.push_back(*c);
     }
     sig.args.push_back(std::move(a));

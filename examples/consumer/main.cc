@@ -21,7 +21,8 @@ int main() {
   x.fill_random(3);
   NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
   double err = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) err = std::fmax(err, std::fabs(got.get_as_double(i) - want.get_as_double(i)));
+  for (int64_t i = 0; i < want.numel(); ++i)
+    err = std::fmax(err, std::fabs(got.get_as_double(i) - want.get_as_double(i)));
   std::printf("mlp on the CPU: max |error| vs the interpreter %g\n", err);
 
   sim::register_backends();

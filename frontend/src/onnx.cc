@@ -41,11 +41,13 @@ class Importer {
     for (auto& o : model.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
     if (opset_ < 11 || opset_ > 18)
-      LOOM_THROW(ModelError, origin_, ": ONNX opset ", opset_, " is not supported (opsets 11 to 18; re-export or convert the model)");
+      LOOM_THROW(ModelError, origin_, ": ONNX opset ", opset_,
+                 " is not supported (opsets 11 to 18; re-export or convert the model)");
     const onnx::GraphProto& gp = model.graph();
     g_.name = gp.name().empty() ? "model" : gp.name();
     for (auto& init : gp.initializer())
-      define(init.name(), g_.add_constant(init.name(), tensor_value(init, base_dir_, origin_ + ": initializer '" + init.name() + "'")));
+      define(init.name(), g_.add_constant(init.name(), tensor_value(init, base_dir_,
+                                                                    origin_ + ": initializer '" + init.name() + "'")));
     for (auto& in : gp.input()) {
       if (values_.count(in.name())) continue;  // an initializer also listed as input (older exporters)
       define(in.name(), g_.add_input(in.name(), input_type(in)));
@@ -59,7 +61,9 @@ class Importer {
 
   // ---- helpers used by the handlers ----
   int opset() const { return opset_; }
-  std::string where(const onnx::NodeProto& n) const { return origin_ + ": node '" + node_name(n) + "' (" + n.op_type() + ")"; }
+  std::string where(const onnx::NodeProto& n) const {
+    return origin_ + ": node '" + node_name(n) + "' (" + n.op_type() + ")";
+  }
   static std::string node_name(const onnx::NodeProto& n) {
     return !n.name().empty() ? n.name() : n.output_size() > 0 ? n.output(0) : std::string("<unnamed>");
   }
@@ -74,13 +78,15 @@ class Importer {
   const NDArray& constant(const onnx::NodeProto& n, int i) {
     int id = input(n, i);
     if (!is_const(id))
-      LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i), "') must be a constant (computed at import), but depends on the model's inputs");
+      LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i),
+                 "') must be a constant (computed at import), but depends on the model's inputs");
     return g_.node(id).value;
   }
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i) { return int_values(constant(n, i)); }
 
   // Adds a graph operator and infers its type at once (importers of later nodes need shapes).
-  int add(const onnx::NodeProto& n, const std::string& op, std::vector<int> inputs, Attrs attrs = {}, const std::string& suffix = "") {
+  int add(const onnx::NodeProto& n, const std::string& op, std::vector<int> inputs, Attrs attrs = {},
+          const std::string& suffix = "") {
     int id = g_.add_op(op, g_.unique_name(node_name(n) + suffix), std::move(inputs), std::move(attrs));
     graph::Node& node = g_.node(id);
     const graph::OpDef& def = graph::op_def(op);
@@ -108,33 +114,40 @@ class Importer {
   int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t def) const {
     auto* a = attr(n, name);
     if (!a) return def;
-    if (a->type() != onnx::AttributeProto::INT) LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be an integer");
+    if (a->type() != onnx::AttributeProto::INT)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be an integer");
     return a->i();
   }
   double attr_float(const onnx::NodeProto& n, const std::string& name, double def) const {
     auto* a = attr(n, name);
     if (!a) return def;
-    if (a->type() != onnx::AttributeProto::FLOAT) LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a float");
+    if (a->type() != onnx::AttributeProto::FLOAT)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a float");
     return a->f();
   }
   std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> def) const {
     auto* a = attr(n, name);
     if (!a) return def;
-    if (a->type() != onnx::AttributeProto::INTS) LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a list of integers");
+    if (a->type() != onnx::AttributeProto::INTS)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a list of integers");
     return std::vector<int64_t>(a->ints().begin(), a->ints().end());
   }
   std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& def) const {
     auto* a = attr(n, name);
     if (!a) return def;
-    if (a->type() != onnx::AttributeProto::STRING) LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a string");
+    if (a->type() != onnx::AttributeProto::STRING)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a string");
     return a->s();
   }
   NDArray attr_tensor(const onnx::NodeProto& n, const std::string& name) const {
     auto* a = attr(n, name);
-    if (!a || a->type() != onnx::AttributeProto::TENSOR) LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a tensor");
+    if (!a || a->type() != onnx::AttributeProto::TENSOR)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a tensor");
     return tensor_value(a->t(), base_dir_, where(n));
   }
-  [[noreturn]] void unsupported(const onnx::NodeProto& n, const std::string& what) const { LOOM_THROW(ModelError, where(n), ": ", what); }
+  [[noreturn]] void unsupported(const onnx::NodeProto& n, const std::string& what) const {
+    LOOM_THROW(ModelError, where(n), ": ", what);
+  }
 
  private:
   void define(const std::string& name, int id) {
@@ -163,7 +176,8 @@ class Importer {
     if (override_it != opts_.input_shapes.end()) {
       t.shape = override_it->second;
       if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(t.shape.size()))
-        LOOM_THROW(ModelError, where, ": given shape ", shape_str(t.shape), " has rank ", t.shape.size(), ", the model's has rank ", tt.shape().dim_size());
+        LOOM_THROW(ModelError, where, ": given shape ", shape_str(t.shape), " has rank ", t.shape.size(),
+                   ", the model's has rank ", tt.shape().dim_size());
       return t;
     }
     if (!tt.has_shape()) LOOM_THROW(ModelError, where, ": has no shape (give one with --input-shape)");
@@ -183,7 +197,9 @@ class Importer {
     std::vector<int> order, state(gp.node_size(), 0);
     std::function<void(int)> visit = [&](int i) {
       if (state[i] == 2) return;
-      if (state[i] == 1) LOOM_THROW(ModelError, origin_, ": the graph has a cycle through node '", node_name(gp.node(i)), "' (", gp.node(i).op_type(), ")");
+      if (state[i] == 1)
+        LOOM_THROW(ModelError, origin_, ": the graph has a cycle through node '", node_name(gp.node(i)), "' (",
+                   gp.node(i).op_type(), ")");
       state[i] = 1;
       for (auto& in : gp.node(i).input()) {
         auto it = producer.find(in);
@@ -199,7 +215,8 @@ class Importer {
   void import_node(const onnx::NodeProto& n) {
     if (n.output_size() == 0 || n.output(0).empty()) LOOM_THROW(ModelError, where(n), ": the node has no output");
     if (!n.domain().empty() && n.domain() != "ai.onnx")
-      LOOM_THROW(ModelError, where(n), ": operator domain '", n.domain(), "' is not supported (only the default ONNX domain)");
+      LOOM_THROW(ModelError, where(n), ": operator domain '", n.domain(),
+                 "' is not supported (only the default ONNX domain)");
     auto it = handlers().find(n.op_type());
     if (it == handlers().end()) {
       std::string have;
@@ -211,7 +228,8 @@ class Importer {
       if (std::find(known.begin(), known.end(), a.name()) == known.end()) {
         std::string have;
         for (auto& k : known) have += (have.empty() ? "" : ", ") + k;
-        LOOM_THROW(ModelError, where(n), ": attribute '", a.name(), "' is not supported (supported: ", have.empty() ? "none" : have, ")");
+        LOOM_THROW(ModelError, where(n), ": attribute '", a.name(),
+                   "' is not supported (supported: ", have.empty() ? "none" : have, ")");
       }
     }
     for (int o = 1; o < n.output_size(); ++o)
@@ -231,14 +249,16 @@ class Importer {
 
 // ---- operator handlers ----
 
-std::vector<int64_t> auto_pads(Importer& im, const onnx::NodeProto& n, const Shape& in_hw, const std::vector<int64_t>& kernel,
-                               const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+std::vector<int64_t> auto_pads(Importer& im, const onnx::NodeProto& n, const Shape& in_hw,
+                               const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                               const std::vector<int64_t>& dilations) {
   std::string mode = im.attr_string(n, "auto_pad", "NOTSET");
   std::vector<int64_t> pads = im.attr_ints(n, "pads", {0, 0, 0, 0});
   if (pads.size() != 4) im.unsupported(n, "only 2-D windows are supported (pads must have 4 values)");
   if (mode == "NOTSET") return pads;
   if (mode == "VALID") return {0, 0, 0, 0};
-  if (mode != "SAME_UPPER" && mode != "SAME_LOWER") im.unsupported(n, "auto_pad '" + mode + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
+    im.unsupported(n, "auto_pad '" + mode + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   for (int d = 0; d < 2; ++d) {
     int64_t out = (in_hw[d] + strides[d] - 1) / strides[d];
     int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + dilations[d] * (kernel[d] - 1) + 1 - in_hw[d]);
@@ -253,7 +273,8 @@ void import_conv(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0), w = im.input(n, 1);
   const Shape& xs = im.type(x).shape;
   const Shape& ws = im.type(w).shape;
-  if (xs.size() != 4 || ws.size() != 4) im.unsupported(n, "only 2-D convolutions (NCHW input, OIHW weights) are supported");
+  if (xs.size() != 4 || ws.size() != 4)
+    im.unsupported(n, "only 2-D convolutions (NCHW input, OIHW weights) are supported");
   std::vector<int64_t> kernel = im.attr_ints(n, "kernel_shape", {ws[2], ws[3]});
   if (kernel != std::vector<int64_t>{ws[2], ws[3]}) im.unsupported(n, "kernel_shape differs from the weights' shape");
   std::vector<int64_t> strides = im.attr_ints(n, "strides", {1, 1}), dil = im.attr_ints(n, "dilations", {1, 1});
@@ -269,9 +290,11 @@ void import_conv(Importer& im, const onnx::NodeProto& n) {
 void import_gemm(Importer& im, const onnx::NodeProto& n) {
   int a = im.input(n, 0), b = im.input(n, 1);
   double alpha = im.attr_float(n, "alpha", 1.0), beta = im.attr_float(n, "beta", 1.0);
-  if (im.attr_int(n, "transA", 0)) a = im.add(n, "transpose", {a}, Attrs().set("perm", std::vector<int64_t>{1, 0}), "_transA");
+  if (im.attr_int(n, "transA", 0))
+    a = im.add(n, "transpose", {a}, Attrs().set("perm", std::vector<int64_t>{1, 0}), "_transA");
   // dense wants weights as [N, K]: that is B transposed unless transB.
-  if (!im.attr_int(n, "transB", 0)) b = im.add(n, "transpose", {b}, Attrs().set("perm", std::vector<int64_t>{1, 0}), "_transB");
+  if (!im.attr_int(n, "transB", 0))
+    b = im.add(n, "transpose", {b}, Attrs().set("perm", std::vector<int64_t>{1, 0}), "_transB");
   if (alpha != 1.0) {
     NDArray s = NDArray::empty({}, im.type(b).dtype);
     s.set_from_double(0, alpha);
@@ -319,7 +342,9 @@ Handler unary(const std::string& op) {
 }
 
 Handler binary(const std::string& op) {
-  return [op](Importer& im, const onnx::NodeProto& n) { im.output(n, im.add(n, op, {im.input(n, 0), im.input(n, 1)})); };
+  return [op](Importer& im, const onnx::NodeProto& n) {
+    im.output(n, im.add(n, op, {im.input(n, 0), im.input(n, 1)}));
+  };
 }
 
 void import_clip(Importer& im, const onnx::NodeProto& n) {
@@ -357,7 +382,10 @@ Attrs pool_attrs(Importer& im, const onnx::NodeProto& n) {
   std::vector<int64_t> strides = im.attr_ints(n, "strides", {1, 1}), dil = im.attr_ints(n, "dilations", {1, 1});
   if (im.attr_int(n, "storage_order", 0)) im.unsupported(n, "storage_order=1 (column major) is not supported");
   Attrs a;
-  a.set("kernel", kernel).set("strides", strides).set("dilations", dil).set("ceil_mode", im.attr_int(n, "ceil_mode", 0));
+  a.set("kernel", kernel)
+      .set("strides", strides)
+      .set("dilations", dil)
+      .set("ceil_mode", im.attr_int(n, "ceil_mode", 0));
   a.set("pads", auto_pads(im, n, {xs[2], xs[3]}, kernel, strides, dil));
   return a;
 }
@@ -414,11 +442,13 @@ void import_reshape(Importer& im, const onnx::NodeProto& n) {
     }
     if (d < 0) im.unsupported(n, "negative dimension in shape");
     out.push_back(d);
-    if (__builtin_mul_overflow(known, d, &known) || known > kMaxElements) im.unsupported(n, "shape " + shape_str(spec) + " is too large");
+    if (__builtin_mul_overflow(known, d, &known) || known > kMaxElements)
+      im.unsupported(n, "shape " + shape_str(spec) + " is too large");
   }
   int64_t total = numel(in, im.where(n));
   if (infer >= 0) {
-    if (known == 0 || total % known != 0) im.unsupported(n, "cannot infer the -1 dimension of " + shape_str(spec) + " for " + shape_str(in));
+    if (known == 0 || total % known != 0)
+      im.unsupported(n, "cannot infer the -1 dimension of " + shape_str(spec) + " for " + shape_str(in));
     out[infer] = total / known;
   }
   if (numel(out, im.where(n)) != total) im.unsupported(n, "cannot reshape " + shape_str(in) + " to " + shape_str(out));
@@ -438,7 +468,8 @@ void import_squeeze(Importer& im, const onnx::NodeProto& n) {
   std::set<int64_t> drop;
   for (int64_t a : axes) {
     int64_t ax = a < 0 ? a + r : a;
-    if (ax < 0 || ax >= r || in[ax] != 1) im.unsupported(n, "axis " + std::to_string(a) + " is not a dimension of size 1");
+    if (ax < 0 || ax >= r || in[ax] != 1)
+      im.unsupported(n, "axis " + std::to_string(a) + " is not a dimension of size 1");
     drop.insert(ax);
   }
   Shape out;
@@ -497,7 +528,8 @@ void import_concat(Importer& im, const onnx::NodeProto& n) {
 void import_pad(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
   std::string mode = im.attr_string(n, "mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge") im.unsupported(n, "mode '" + mode + "' is not supported (constant, reflect, edge)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    im.unsupported(n, "mode '" + mode + "' is not supported (constant, reflect, edge)");
   std::vector<int64_t> pads = im.const_ints(n, 1);
   if (im.has_input(n, 3)) im.unsupported(n, "the 'axes' input is not supported");
   double value = im.has_input(n, 2) ? im.constant(n, 2).get_as_double(0) : 0.0;
@@ -513,18 +545,29 @@ NDArray nearest_map(Importer& im, const onnx::NodeProto& n, int64_t in, int64_t 
   NDArray m = folded_const({out}, DataType::Int(32), im.where(n));
   for (int64_t o = 0; o < out; ++o) {
     double x;
-    if (ctm == "asymmetric") x = o / scale;
-    else if (ctm == "half_pixel") x = (o + 0.5) / scale - 0.5;
-    else if (ctm == "pytorch_half_pixel") x = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-    else if (ctm == "align_corners") x = out > 1 ? o * double(in - 1) / double(out - 1) : 0.0;
-    else if (ctm == "tf_half_pixel_for_nn") x = (o + 0.5) / scale;
-    else im.unsupported(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
+    if (ctm == "asymmetric")
+      x = o / scale;
+    else if (ctm == "half_pixel")
+      x = (o + 0.5) / scale - 0.5;
+    else if (ctm == "pytorch_half_pixel")
+      x = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    else if (ctm == "align_corners")
+      x = out > 1 ? o * double(in - 1) / double(out - 1) : 0.0;
+    else if (ctm == "tf_half_pixel_for_nn")
+      x = (o + 0.5) / scale;
+    else
+      im.unsupported(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
     double r;
-    if (nm == "floor") r = std::floor(x);
-    else if (nm == "ceil") r = std::ceil(x);
-    else if (nm == "round_prefer_floor") r = (x - std::floor(x) == 0.5) ? std::floor(x) : std::round(x);
-    else if (nm == "round_prefer_ceil") r = std::round(x);
-    else im.unsupported(n, "nearest_mode '" + nm + "' is not supported");
+    if (nm == "floor")
+      r = std::floor(x);
+    else if (nm == "ceil")
+      r = std::ceil(x);
+    else if (nm == "round_prefer_floor")
+      r = (x - std::floor(x) == 0.5) ? std::floor(x) : std::round(x);
+    else if (nm == "round_prefer_ceil")
+      r = std::round(x);
+    else
+      im.unsupported(n, "nearest_mode '" + nm + "' is not supported");
     m.data<int32_t>()[o] = static_cast<int32_t>(std::clamp<double>(r, 0, static_cast<double>(in - 1)));
   }
   return m;
@@ -542,7 +585,8 @@ void import_resize(Importer& im, const onnx::NodeProto& n) {
     out = im.const_ints(n, 3);
     if (out.size() != 4) im.unsupported(n, "sizes must have 4 values");
     for (int d = 0; d < 4; ++d)
-      if (out[d] < 1 || out[d] > kMaxElements) im.unsupported(n, "size " + std::to_string(out[d]) + " of dimension " + std::to_string(d) + " is out of range");
+      if (out[d] < 1 || out[d] > kMaxElements)
+        im.unsupported(n, "size " + std::to_string(out[d]) + " of dimension " + std::to_string(d) + " is out of range");
     for (int d = 0; d < 4; ++d) scales[d] = double(out[d]) / double(in[d]);
   } else if (im.has_input(n, 2)) {
     const NDArray& s = im.constant(n, 2);
@@ -551,7 +595,8 @@ void import_resize(Importer& im, const onnx::NodeProto& n) {
       scales[d] = s.get_as_double(d);
       double size = std::floor(double(in[d]) * scales[d]);
       if (!(scales[d] > 0) || !(size >= 1 && size <= double(kMaxElements)))
-        im.unsupported(n, "scale " + std::to_string(scales[d]) + " of dimension " + std::to_string(d) + " is not a positive, finite factor");
+        im.unsupported(n, "scale " + std::to_string(scales[d]) + " of dimension " + std::to_string(d) +
+                              " is not a positive, finite factor");
       out[d] = static_cast<int64_t>(size);
     }
   } else {
@@ -625,13 +670,17 @@ void import_cast(Importer& im, const onnx::NodeProto& n) {
 void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
   std::vector<int64_t> shape = im.const_ints(n, 0);
   NDArray fill = im.attr(n, "value") ? im.attr_tensor(n, "value") : NDArray::zeros({1}, DataType::Float(32));
-  if (fill.numel() != 1) im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
+  if (fill.numel() != 1)
+    im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
   NDArray out = folded_const(shape, fill.dtype(), im.where(n));
-  for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(static_cast<char*>(out.raw_data()) + i * fill.dtype().bytes(), fill.raw_data(), fill.dtype().bytes());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    std::memcpy(static_cast<char*>(out.raw_data()) + i * fill.dtype().bytes(), fill.raw_data(), fill.dtype().bytes());
   im.output(n, im.add_const(n, out));
 }
 
-void import_global_avgpool(Importer& im, const onnx::NodeProto& n) { im.output(n, im.add(n, "global_avg_pool2d", {im.input(n, 0)})); }
+void import_global_avgpool(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, im.add(n, "global_avg_pool2d", {im.input(n, 0)}));
+}
 
 void import_leaky_relu(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "leaky_relu", {im.input(n, 0)}, Attrs().set("alpha", im.attr_float(n, "alpha", 0.01))));
@@ -659,8 +708,11 @@ const std::map<std::string, OpInfo>& handlers() {
       {"Sub", {{}, binary("sub")}},
       {"Mul", {{}, binary("mul")}},
       {"Div", {{}, binary("div")}},
-      {"MaxPool", {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}, import_maxpool}},
-      {"AveragePool", {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"}, import_avgpool}},
+      {"MaxPool",
+       {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}, import_maxpool}},
+      {"AveragePool",
+       {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"},
+        import_avgpool}},
       {"GlobalAveragePool", {{}, import_global_avgpool}},
       {"Flatten", {{"axis"}, import_flatten}},
       {"Reshape", {{"allowzero"}, import_reshape}},
@@ -669,7 +721,10 @@ const std::map<std::string, OpInfo>& handlers() {
       {"Transpose", {{"perm"}, import_transpose}},
       {"Concat", {{"axis"}, import_concat}},
       {"Pad", {{"mode"}, import_pad}},
-      {"Resize", {{"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value"}, import_resize}},
+      {"Resize",
+       {{"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+         "extrapolation_value"},
+        import_resize}},
       {"Constant", {{"value", "value_float", "value_floats", "value_int", "value_ints"}, import_constant}},
       {"Shape", {{"start", "end"}, import_shape}},
       {"Gather", {{"axis"}, import_gather}},
@@ -688,10 +743,12 @@ std::vector<std::string> onnx_supported_ops() {
   return names;
 }
 
-Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const std::string& base_dir, const OnnxImportOptions& options) {
+Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const std::string& base_dir,
+                        const OnnxImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes))
-    LOOM_THROW(ModelError, origin, ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
+    LOOM_THROW(ModelError, origin,
+               ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
   if (!model.has_graph()) LOOM_THROW(ModelError, origin, ": the ONNX model has no graph");
   Importer im(origin, base_dir, options);
   return im.run(model);
@@ -704,7 +761,8 @@ Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
   ss << f.rdbuf();
   std::string base = std::filesystem::path(path).parent_path().string();
   Graph g = import_onnx_bytes(ss.str(), "'" + path + "'", base.empty() ? "." : base, options);
-  if (g.name == "model" || g.name.empty() || g.name.find_first_of(" /") != std::string::npos || g.name == "torch_jit" || g.name == "main_graph")
+  if (g.name == "model" || g.name.empty() || g.name.find_first_of(" /") != std::string::npos || g.name == "torch_jit" ||
+      g.name == "main_graph")
     g.name = std::filesystem::path(path).stem().string();
   return g;
 }

@@ -12,16 +12,27 @@ namespace loom::frontend::onnx_detail {
 
 DataType onnx_dtype(int t, const std::string& where) {
   switch (t) {
-    case onnx::TensorProto::FLOAT: return DataType::Float(32);
-    case onnx::TensorProto::FLOAT16: return DataType::Float(16);
-    case onnx::TensorProto::DOUBLE: return DataType::Float(64);
-    case onnx::TensorProto::INT8: return DataType::Int(8);
-    case onnx::TensorProto::INT16: return DataType::Int(16);
-    case onnx::TensorProto::INT32: return DataType::Int(32);
-    case onnx::TensorProto::INT64: return DataType::Int(64);
-    case onnx::TensorProto::UINT8: return DataType::UInt(8);
-    case onnx::TensorProto::BOOL: return DataType::Bool();
-    default: LOOM_THROW(ModelError, where, ": ONNX element type ", t, " is not supported (float32/16/64, int8/16/32/64, uint8, bool)");
+    case onnx::TensorProto::FLOAT:
+      return DataType::Float(32);
+    case onnx::TensorProto::FLOAT16:
+      return DataType::Float(16);
+    case onnx::TensorProto::DOUBLE:
+      return DataType::Float(64);
+    case onnx::TensorProto::INT8:
+      return DataType::Int(8);
+    case onnx::TensorProto::INT16:
+      return DataType::Int(16);
+    case onnx::TensorProto::INT32:
+      return DataType::Int(32);
+    case onnx::TensorProto::INT64:
+      return DataType::Int(64);
+    case onnx::TensorProto::UINT8:
+      return DataType::UInt(8);
+    case onnx::TensorProto::BOOL:
+      return DataType::Bool();
+    default:
+      LOOM_THROW(ModelError, where, ": ONNX element type ", t,
+                 " is not supported (float32/16/64, int8/16/32/64, uint8, bool)");
   }
 }
 
@@ -40,8 +51,8 @@ int64_t numel(const std::vector<int64_t>& shape, const std::string& where) {
 NDArray folded_const(const std::vector<int64_t>& shape, DataType dtype, const std::string& where) {
   uint64_t bytes = uint64_t(numel(shape, where)) * dtype.bytes();
   if (bytes > kMaxFoldedBytes)
-    LOOM_THROW(ModelError, where, ": computing ", dtype.str(), shape_str(shape), " at import would take ", bytes, " bytes (the limit is ",
-               kMaxFoldedBytes, ")");
+    LOOM_THROW(ModelError, where, ": computing ", dtype.str(), shape_str(shape), " at import would take ", bytes,
+               " bytes (the limit is ", kMaxFoldedBytes, ")");
   return NDArray::empty(shape, dtype);
 }
 
@@ -57,38 +68,53 @@ NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, co
   // The data must be there before the tensor is allocated (the dims alone could ask for 64 GiB).
   if (t.data_location() != onnx::TensorProto::EXTERNAL && !t.has_raw_data()) {
     switch (t.data_type()) {
-      case onnx::TensorProto::FLOAT: expect(t.float_data_size()); break;
-      case onnx::TensorProto::DOUBLE: expect(t.double_data_size()); break;
-      case onnx::TensorProto::INT64: expect(t.int64_data_size()); break;
-      default: expect(t.int32_data_size()); break;
+      case onnx::TensorProto::FLOAT:
+        expect(t.float_data_size());
+        break;
+      case onnx::TensorProto::DOUBLE:
+        expect(t.double_data_size());
+        break;
+      case onnx::TensorProto::INT64:
+        expect(t.int64_data_size());
+        break;
+      default:
+        expect(t.int32_data_size());
+        break;
     }
   } else if (t.has_raw_data() && t.raw_data().size() != nbytes) {
-    LOOM_THROW(ModelError, where, ": raw data has ", t.raw_data().size(), " bytes, tensor ", dt.str(), shape_str(shape), " needs ", nbytes);
+    LOOM_THROW(ModelError, where, ": raw data has ", t.raw_data().size(), " bytes, tensor ", dt.str(), shape_str(shape),
+               " needs ", nbytes);
   }
   NDArray a = NDArray::empty(shape, dt);
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     uint64_t offset = 0, length = nbytes;
     for (auto& kv : t.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoull(kv.value());
-      else if (kv.key() == "length") length = std::stoull(kv.value());
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoull(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoull(kv.value());
     }
     if (location.empty() || location.find("..") != std::string::npos || location[0] == '/')
       LOOM_THROW(ModelError, where, ": external data location '", location, "' must be a file next to the model");
-    if (length != nbytes) LOOM_THROW(ModelError, where, ": external data length ", length, " differs from the tensor's ", nbytes, " bytes");
+    if (length != nbytes)
+      LOOM_THROW(ModelError, where, ": external data length ", length, " differs from the tensor's ", nbytes, " bytes");
     std::string path = (std::filesystem::path(base_dir) / location).string();
     std::ifstream f(path, std::ios::binary);
     if (!f) LOOM_THROW(ModelError, where, ": cannot open external data file '", path, "'");
     f.seekg(static_cast<std::streamoff>(offset));
     f.read(static_cast<char*>(a.raw_data()), static_cast<std::streamsize>(nbytes));
     if (!f || static_cast<uint64_t>(f.gcount()) != nbytes)
-      LOOM_THROW(ModelError, where, ": external data file '", path, "' is shorter than offset ", offset, " + ", nbytes, " bytes");
+      LOOM_THROW(ModelError, where, ": external data file '", path, "' is shorter than offset ", offset, " + ", nbytes,
+                 " bytes");
     return a;
   }
   if (t.has_raw_data()) {
     if (t.raw_data().size() != nbytes)
-      LOOM_THROW(ModelError, where, ": raw data has ", t.raw_data().size(), " bytes, tensor ", dt.str(), shape_str(shape), " needs ", nbytes);
+      LOOM_THROW(ModelError, where, ": raw data has ", t.raw_data().size(), " bytes, tensor ", dt.str(),
+                 shape_str(shape), " needs ", nbytes);
     if (nbytes) std::memcpy(a.raw_data(), t.raw_data().data(), nbytes);
     return a;
   }
@@ -120,7 +146,8 @@ NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, co
         std::memcpy(static_cast<char*>(a.raw_data()) + i * dt.bytes(), &v, dt.bytes());
       }
       break;
-    default: LOOM_THROW(ModelError, where, ": unsupported tensor storage");
+    default:
+      LOOM_THROW(ModelError, where, ": unsupported tensor storage");
   }
   return a;
 }
@@ -234,7 +261,8 @@ NDArray concat_const(const std::vector<NDArray>& parts, int64_t axis) {
   if (axis < 0 || axis >= r) LOOM_THROW(ModelError, "Concat axis out of range");
   shape[axis] = 0;
   for (auto& p : parts) {
-    if (p.shape().size() != static_cast<size_t>(r) || p.dtype() != parts[0].dtype()) LOOM_THROW(ModelError, "Concat of mismatched constants");
+    if (p.shape().size() != static_cast<size_t>(r) || p.dtype() != parts[0].dtype())
+      LOOM_THROW(ModelError, "Concat of mismatched constants");
     shape[axis] += p.shape()[axis];
   }
   NDArray out = folded_const(shape, parts[0].dtype(), "Concat");

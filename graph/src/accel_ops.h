@@ -11,7 +11,9 @@ namespace loom::graph {
 
 void add_accel_ops(const std::function<void(OpDef)>& add);
 // The operators whose kernels run on the accelerator.
-inline bool is_accel_op(const std::string& op) { return op == "accel_conv2d" || op == "accel_dense" || op == "accel_add"; }
+inline bool is_accel_op(const std::string& op) {
+  return op == "accel_conv2d" || op == "accel_dense" || op == "accel_add";
+}
 // The stages of an accel_conv2d node, for scheduling it onto the accelerator.
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name);
 ops::QuantizedStages accel_dense_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name);

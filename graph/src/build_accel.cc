@@ -36,7 +36,8 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     ops::QuantizedStages q = accel_conv2d_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
     const Shape& w = g.type_of(n.inputs[1]).shape;
-    ops::ConvShape shape{int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(n.attrs.get_int("stride")), true};
+    ops::ConvShape shape{
+        int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(n.attrs.get_int("stride")), true};
     std::optional<ops::AccelConvTiling> tiling = conv_tiling_ ? conv_tiling_(shape) : std::nullopt;
     if (tiling) {
       try {
@@ -51,12 +52,14 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     ops::QuantizedStages q = accel_dense_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
     const Shape& x = g.type_of(n.inputs[0]).shape;
-    ops::schedule_dense_int8_accel(*s, q, blocking, ops::choose_dense_tiling(int(x[0]), int(x[1]), int(out[1]), 2, limits));
+    ops::schedule_dense_int8_accel(*s, q, blocking,
+                                   ops::choose_dense_tiling(int(x[0]), int(x[1]), int(out[1]), 2, limits));
     result = q.out;
   } else {
     ops::AddWidenStages a = accel_add_stages(n, in, name);
     s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
-    ops::schedule_add_int8_accel(*s, a, blocking, ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, limits));
+    ops::schedule_add_int8_accel(*s, a, blocking,
+                                 ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, limits));
     result = a.q.out;
   }
   std::vector<ir::Tensor> args = in;

@@ -57,14 +57,15 @@ std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
   int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
   // int8 data in the widened form has no template (and must not take a float kernel's tiles).
   if (g.type_of(conv.inputs[0]).dtype != DataType::Float(32) && !group) return std::nullopt;
-  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] || strides.size() != 2 ||
-      strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != w[5])
+  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] ||
+      strides.size() != 2 || strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads ||
+      x[4] != w[5])
     return std::nullopt;
   return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0]}, x[4], group};
 }
 
-ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name, const codegen::TargetInfo& target,
-                            const BuildOptions& options) {
+ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name,
+                            const codegen::TargetInfo& target, const BuildOptions& options) {
   int lanes = target.float32_lanes();
   std::map<int, ir::Tensor> t;
   std::vector<ir::Tensor> args;
@@ -92,8 +93,7 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
     if (options.conv_tile)
       if (auto key = conv_kernel_key(g, anchor)) tile = options.conv_tile(*key);
     ops::schedule_conv2d_nchwc_cpu(s, conv, out, lanes, target.vector_registers, tile);
-  }
-  else if (blocked)
+  } else if (blocked)
     ops::schedule_depthwise_nchwc_cpu(s, conv, out, lanes);
   else if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
     ops::schedule_conv2d_fused_cpu(s, conv, out, lanes);
@@ -120,7 +120,8 @@ std::string sanitize(const std::string& name) {
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const Placement& placement, ValuePlan& plan,
                                 const codegen::TargetInfo& target, const BuildOptions& options) {
   auto progress = [&](size_t k, const std::string& what) {
-    if (options.progress) options.progress("kernel " + std::to_string(k + 1) + "/" + std::to_string(fusion.groups.size()) + ": " + what);
+    if (options.progress)
+      options.progress("kernel " + std::to_string(k + 1) + "/" + std::to_string(fusion.groups.size()) + ": " + what);
   };
   CompiledKernels out;
   std::set<int> uploaded;

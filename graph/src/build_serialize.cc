@@ -19,9 +19,10 @@ std::string read_file(const std::string& path) {
 }
 
 // The kernel library's bytes: exported by the LLVM backend to a temporary shared object.
-std::string kernel_library(const std::vector<ir::LoweredFunc>& funcs, const codegen::LLVMOptions& llvm, const void* unique) {
-  auto lib = std::filesystem::temp_directory_path() /
-             ("loom_build_" + std::to_string(::getpid()) + "_" + std::to_string(reinterpret_cast<uintptr_t>(unique)) + ".so");
+std::string kernel_library(const std::vector<ir::LoweredFunc>& funcs, const codegen::LLVMOptions& llvm,
+                           const void* unique) {
+  auto lib = std::filesystem::temp_directory_path() / ("loom_build_" + std::to_string(::getpid()) + "_" +
+                                                       std::to_string(reinterpret_cast<uintptr_t>(unique)) + ".so");
   try {
     codegen::export_library(funcs, lib.string(), llvm);
   } catch (...) {
@@ -35,14 +36,16 @@ std::string kernel_library(const std::vector<ir::LoweredFunc>& funcs, const code
 
 }  // namespace
 
-runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<ir::LoweredFunc>& funcs, const codegen::LLVMOptions& llvm) {
+runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<ir::LoweredFunc>& funcs,
+                             const codegen::LLVMOptions& llvm) {
   runtime::ModelFile file;
   file.graph_json = plan.exec.to_json();
   file.params = runtime::aligned_buffer(plan.params_bytes);
   file.params_bytes = plan.params_bytes;
   for (int id : plan.param_nodes) {
     const NDArray& v = g.node(id).value;
-    std::memcpy(file.params.get() + plan.exec.values[size_t(plan.value_of.at(id))].param_offset, v.raw_data(), v.nbytes());
+    std::memcpy(file.params.get() + plan.exec.values[size_t(plan.value_of.at(id))].param_offset, v.raw_data(),
+                v.nbytes());
   }
   file.library = kernel_library(funcs, llvm, &file);
   if (plan.accel) file.accel_image = plan.accel->finish().serialize();

@@ -21,15 +21,16 @@ namespace loom::graph {
 
 // Which device each fused group runs on, and which values cross between them.
 struct Placement {
-  std::vector<bool> on_accel;                   // per fused group
-  std::set<int> cpu_read, accel_read, accel_made;  // node ids: read by the CPU or the caller / read / made on the accelerator
+  std::vector<bool> on_accel;  // per fused group
+  std::set<int> cpu_read, accel_read,
+      accel_made;  // node ids: read by the CPU or the caller / read / made on the accelerator
   bool touches_accel(int id) const { return accel_read.count(id) || accel_made.count(id); }
 };
 Placement place_groups(const Graph& g, const FusionPlan& fusion);
 
 struct ValuePlan {
-  runtime::ExecutorGraph exec;  // storages, values, inputs and outputs; kernels come next
-  std::map<int, int> value_of;  // node id -> executor value id
+  runtime::ExecutorGraph exec;   // storages, values, inputs and outputs; kernels come next
+  std::map<int, int> value_of;   // node id -> executor value id
   std::vector<int> param_nodes;  // constants in the parameter blob, at their ExecutorValue::param_offset
   uint64_t params_bytes = 0;
   std::unique_ptr<AccelBuild> accel;  // set when any group runs on the accelerator
@@ -45,7 +46,8 @@ struct CompiledKernels {
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const Placement& placement, ValuePlan& plan,
                                 const codegen::TargetInfo& target, const BuildOptions& options);
 
-runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<ir::LoweredFunc>& funcs, const codegen::LLVMOptions& llvm);
+runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<ir::LoweredFunc>& funcs,
+                             const codegen::LLVMOptions& llvm);
 
 // A C identifier made of a node name.
 std::string sanitize(const std::string& name);

@@ -25,7 +25,8 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
                       const BuildOptions& options) {
   ValuePlan plan;
   runtime::ExecutorGraph& exec = plan.exec;
-  if (!placement.accel_made.empty()) plan.accel = std::make_unique<AccelBuild>(*options.accel, options.accel_conv_tiling);
+  if (!placement.accel_made.empty())
+    plan.accel = std::make_unique<AccelBuild>(*options.accel, options.accel_conv_tiling);
   exec.model = g.name;
   exec.storages = memory.storage_bytes;
   exec.planned_bytes = memory.planned_bytes();

@@ -19,14 +19,17 @@ class Builder {
     return g_.add_constant(g_.unique_name(name), a);
   }
   // conv (no bias) + batch_norm (+ relu / relu6). `gamma` scales the block's output.
-  int conv_bn(int x, const std::string& name, int64_t out, int64_t k, int64_t stride, int64_t groups, const std::string& act,
-              double gamma = 1.0) {
+  int conv_bn(int x, const std::string& name, int64_t out, int64_t k, int64_t stride, int64_t groups,
+              const std::string& act, double gamma = 1.0) {
     int64_t in = g_.type_of(x).shape[1];
     double bound = std::sqrt(6.0 / static_cast<double>(in / groups * k * k));
     int w = param(name + ".weight", {out, in / groups, k, k}, -bound, bound);
     int64_t p = k / 2;
     int y = op("conv2d", name, {x, w},
-               Attrs().set("strides", std::vector<int64_t>{stride, stride}).set("pads", std::vector<int64_t>{p, p, p, p}).set("groups", groups));
+               Attrs()
+                   .set("strides", std::vector<int64_t>{stride, stride})
+                   .set("pads", std::vector<int64_t>{p, p, p, p})
+                   .set("groups", groups));
     y = op("batch_norm", name + ".bn",
            {y, param(name + ".bn.gamma", {out}, 0.8 * gamma, 1.2 * gamma), param(name + ".bn.beta", {out}, -0.1, 0.1),
             param(name + ".bn.mean", {out}, -0.1, 0.1), param(name + ".bn.var", {out}, 0.8, 1.2)},
@@ -49,7 +52,8 @@ class Builder {
   int dense(int x, const std::string& name, int64_t out) {
     int64_t in = g_.type_of(x).shape[1];
     double bound = 1.0 / std::sqrt(static_cast<double>(in));
-    return op("dense", name, {x, param(name + ".weight", {out, in}, -bound, bound), param(name + ".bias", {out}, -bound, bound)});
+    return op("dense", name,
+              {x, param(name + ".weight", {out, in}, -bound, bound), param(name + ".bias", {out}, -bound, bound)});
   }
 
  private:
@@ -73,7 +77,10 @@ Graph resnet(int depth, int64_t batch, int64_t image) {
   int x = g.add_input("input", {{batch, 3, image, image}, DataType::Float(32)});
   x = b.conv_bn(x, "conv1", 64, 7, 2, 1, "relu");
   x = b.op("max_pool2d", "maxpool", {x},
-           Attrs().set("kernel", std::vector<int64_t>{3, 3}).set("strides", std::vector<int64_t>{2, 2}).set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+           Attrs()
+               .set("kernel", std::vector<int64_t>{3, 3})
+               .set("strides", std::vector<int64_t>{2, 2})
+               .set("pads", std::vector<int64_t>{1, 1, 1, 1}));
   bool bottleneck = depth >= 50;
   std::vector<int> blocks = depth == 18 ? std::vector<int>{2, 2, 2, 2} : std::vector<int>{3, 4, 6, 3};
   int64_t expansion = bottleneck ? 4 : 1;
@@ -84,7 +91,8 @@ Graph resnet(int depth, int64_t batch, int64_t image) {
       int64_t stride = (i == 0 && stage > 0) ? 2 : 1;
       int64_t in_ch = g.type_of(x).shape[1];
       int shortcut = x;
-      if (stride != 1 || in_ch != width * expansion) shortcut = b.conv_bn(x, name + ".downsample", width * expansion, 1, stride, 1, "");
+      if (stride != 1 || in_ch != width * expansion)
+        shortcut = b.conv_bn(x, name + ".downsample", width * expansion, 1, stride, 1, "");
       int y;
       // The last BatchNorm of a residual branch starts small, as in zero-init-residual training,
       // so activations stay O(1) through the network.
@@ -114,7 +122,8 @@ Graph mobilenet_v2(int64_t batch, int64_t image) {
     int64_t t, c, n, s;
   };
   int block = 1;
-  for (Cfg c : {Cfg{1, 16, 1, 1}, Cfg{6, 24, 2, 2}, Cfg{6, 32, 3, 2}, Cfg{6, 64, 4, 2}, Cfg{6, 96, 3, 1}, Cfg{6, 160, 3, 2}, Cfg{6, 320, 1, 1}}) {
+  for (Cfg c : {Cfg{1, 16, 1, 1}, Cfg{6, 24, 2, 2}, Cfg{6, 32, 3, 2}, Cfg{6, 64, 4, 2}, Cfg{6, 96, 3, 1},
+                Cfg{6, 160, 3, 2}, Cfg{6, 320, 1, 1}}) {
     for (int64_t i = 0; i < c.n; ++i, ++block) {
       std::string name = "features." + std::to_string(block);
       int64_t in_ch = g.type_of(x).shape[1], hidden = in_ch * c.t, stride = i == 0 ? c.s : 1;
@@ -146,8 +155,10 @@ Graph mlp(int64_t batch) {
 std::vector<std::string> builtin_model_names() { return {"resnet18", "resnet50", "mobilenet_v2", "mlp"}; }
 
 Graph builtin_model(const std::string& name, int64_t batch, int64_t image) {
-  if (batch <= 0 || batch > 1024) LOOM_THROW(ModelError, "built-in model '", name, "': batch ", batch, " is out of range (1..1024)");
-  if (image < 32 || image > 1024) LOOM_THROW(ModelError, "built-in model '", name, "': image size ", image, " is out of range (32..1024)");
+  if (batch <= 0 || batch > 1024)
+    LOOM_THROW(ModelError, "built-in model '", name, "': batch ", batch, " is out of range (1..1024)");
+  if (image < 32 || image > 1024)
+    LOOM_THROW(ModelError, "built-in model '", name, "': image size ", image, " is out of range (32..1024)");
   if (name == "resnet18") return resnet(18, batch, image);
   if (name == "resnet50") return resnet(50, batch, image);
   if (name == "mobilenet_v2") return mobilenet_v2(batch, image);

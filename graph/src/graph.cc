@@ -111,7 +111,8 @@ int Graph::add_constant(const std::string& n, NDArray value) {
 
 int Graph::add_op(const std::string& op, const std::string& n, std::vector<int> in, Attrs attrs) {
   for (int i : in)
-    if (i < 0 || static_cast<size_t>(i) >= nodes.size()) LOOM_THROW(ModelError, "node '", n, "' (", op, ") reads a node that does not exist");
+    if (i < 0 || static_cast<size_t>(i) >= nodes.size())
+      LOOM_THROW(ModelError, "node '", n, "' (", op, ") reads a node that does not exist");
   Node node;
   node.op = op;
   node.name = n;
@@ -156,8 +157,10 @@ std::vector<int> Graph::topological_order() const {
       const Node& n = nodes[id];
       if (next < n.inputs.size()) {
         int in = n.inputs[next++];
-        if (in < 0 || static_cast<size_t>(in) >= nodes.size()) LOOM_THROW(ModelError, "node '", n.name, "' reads a node that does not exist");
-        if (state[in] == 1) LOOM_THROW(ModelError, "the graph has a cycle through node '", nodes[in].name, "' (", nodes[in].op, ")");
+        if (in < 0 || static_cast<size_t>(in) >= nodes.size())
+          LOOM_THROW(ModelError, "node '", n.name, "' reads a node that does not exist");
+        if (state[in] == 1)
+          LOOM_THROW(ModelError, "the graph has a cycle through node '", nodes[in].name, "' (", nodes[in].op, ")");
         if (state[in] == 0) {
           state[in] = 1;
           stack.push_back({in, 0});
@@ -209,7 +212,8 @@ void Graph::verify() const {
   topological_order();
   if (outputs.empty()) LOOM_THROW(ModelError, "graph '", name, "' has no outputs");
   for (int o : outputs)
-    if (o < 0 || static_cast<size_t>(o) >= nodes.size()) LOOM_THROW(ModelError, "graph '", name, "': an output refers to a missing node");
+    if (o < 0 || static_cast<size_t>(o) >= nodes.size())
+      LOOM_THROW(ModelError, "graph '", name, "': an output refers to a missing node");
   for (int i : inputs)
     if (i < 0 || static_cast<size_t>(i) >= nodes.size() || !nodes[i].is_input())
       LOOM_THROW(ModelError, "graph '", name, "': an input refers to a node that is not an input");
@@ -218,7 +222,8 @@ void Graph::verify() const {
 std::string Graph::str() const {
   std::ostringstream os;
   os << "graph " << name << "(";
-  for (size_t i = 0; i < inputs.size(); ++i) os << (i ? ", " : "") << "%" << inputs[i] << ": " << nodes[inputs[i]].type.str();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    os << (i ? ", " : "") << "%" << inputs[i] << ": " << nodes[inputs[i]].type.str();
   os << ") {\n";
   for (size_t id = 0; id < nodes.size(); ++id) {
     const Node& n = nodes[id];

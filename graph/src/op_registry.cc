@@ -16,12 +16,18 @@ using ir::Tensor;
 
 const char* to_string(OpPattern p) {
   switch (p) {
-    case OpPattern::ElemWise: return "elemwise";
-    case OpPattern::Broadcast: return "broadcast";
-    case OpPattern::Injective: return "injective";
-    case OpPattern::CommReduce: return "reduce";
-    case OpPattern::OutEWiseFusable: return "out-elemwise-fusable";
-    case OpPattern::Opaque: return "opaque";
+    case OpPattern::ElemWise:
+      return "elemwise";
+    case OpPattern::Broadcast:
+      return "broadcast";
+    case OpPattern::Injective:
+      return "injective";
+    case OpPattern::CommReduce:
+      return "reduce";
+    case OpPattern::OutEWiseFusable:
+      return "out-elemwise-fusable";
+    case OpPattern::Opaque:
+      return "opaque";
   }
   return "?";
 }
@@ -65,7 +71,8 @@ void expect_float(const TensorType& t, const char* what) {
 
 void same_dtype(const std::vector<TensorType>& in) {
   for (auto& t : in)
-    if (t.dtype != in[0].dtype) LOOM_THROW(TypeError, "inputs have different element types (", in[0].str(), ", ", t.str(), ")");
+    if (t.dtype != in[0].dtype)
+      LOOM_THROW(TypeError, "inputs have different element types (", in[0].str(), ", ", t.str(), ")");
 }
 
 // conv2d/dense: float operands of one type give that type; int8 data and weights (with an
@@ -77,8 +84,10 @@ DataType product_dtype(const std::vector<TensorType>& in) {
   }
   // int16 weights: the CPU's int16-pairs form (alter_layout packs int8 weights so).
   bool pairs = in[1].dtype == DataType::Int(16) && ops::int8_conv_weight_group(in[1].shape) == 2;
-  if (in[1].dtype != DataType::Int(8) && !pairs) LOOM_THROW(TypeError, "int8 data needs int8 weights, got ", in[1].str());
-  if (in.size() > 2 && in[2].dtype != DataType::Int(32)) LOOM_THROW(TypeError, "int8 operands need an int32 bias, got ", in[2].str());
+  if (in[1].dtype != DataType::Int(8) && !pairs)
+    LOOM_THROW(TypeError, "int8 data needs int8 weights, got ", in[1].str());
+  if (in.size() > 2 && in[2].dtype != DataType::Int(32))
+    LOOM_THROW(TypeError, "int8 operands need an int32 bias, got ", in[2].str());
   return DataType::Int(32);
 }
 
@@ -108,7 +117,8 @@ std::map<std::string, OpDef> build_table() {
            // Byte groups read the int8 input as uint8: only for an input known to be in [0, 127].
            if (ops::int8_conv_weight_group(in[1].shape) == 4 && n.attrs.get_int("input_nonnegative", 0) != 1)
              LOOM_THROW(TypeError, "byte-group int8 weights ", in[1].str(),
-                        " read the input as uint8: they need attribute input_nonnegative = 1 (an input known to be in [0, 127])");
+                        " read the input as uint8: they need attribute input_nonnegative = 1 (an input known to be in "
+                        "[0, 127])");
            Shape out = ops::conv2d_nchwc_shape(in[0].shape, in[1].shape, p);
            if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
              LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");
@@ -134,14 +144,16 @@ std::map<std::string, OpDef> build_table() {
          const Shape& x = in[0].shape;
          if (n.attrs.get_string("to") == "NCHWc") {
            int64_t b = n.attrs.get_int("block");
-           if (x.size() != 4 || b <= 0 || x[1] % b != 0) LOOM_THROW(ShapeError, in[0].str(), " cannot be blocked by ", b, " channels");
+           if (x.size() != 4 || b <= 0 || x[1] % b != 0)
+             LOOM_THROW(ShapeError, in[0].str(), " cannot be blocked by ", b, " channels");
            return TensorType{{x[0], x[1] / b, x[2], x[3], b}, in[0].dtype};
          }
          if (x.size() != 5) LOOM_THROW(ShapeError, "NCHWc -> NCHW needs a rank-5 input, got ", in[0].str());
          return TensorType{{x[0], x[1] * x[4], x[2], x[3]}, in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return n.attrs.get_string("to") == "NCHWc" ? ops::to_nchwc(in[0], n.attrs.get_int("block"), name) : ops::from_nchwc(in[0], name);
+         return n.attrs.get_string("to") == "NCHWc" ? ops::to_nchwc(in[0], n.attrs.get_int("block"), name)
+                                                    : ops::from_nchwc(in[0], name);
        }});
   add({"dense", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
@@ -154,7 +166,8 @@ std::map<std::string, OpDef> build_table() {
          int64_t K = b > 0 ? (w.size() == 3 ? w[1] : -1) : (w.size() == 2 ? w[1] : -1);
          if (N < 0) LOOM_THROW(ShapeError, "weights have shape ", shape_str(w), ", expected [N, K]");
          if (K != x[1]) LOOM_THROW(ShapeError, "input has ", x[1], " features, weights expect ", K);
-         if (in.size() == 3 && in[2].shape != Shape{N}) LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", N, "]");
+         if (in.size() == 3 && in[2].shape != Shape{N})
+           LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", N, "]");
          return TensorType{{x[0], N}, out_dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
@@ -165,7 +178,9 @@ std::map<std::string, OpDef> build_table() {
          same_dtype(in);
          return TensorType{ops::matmul_shape(in[0].shape, in[1].shape), in[0].dtype};
        },
-       [](const Node&, const std::vector<Tensor>& in, const std::string& name) { return ops::batch_matmul(in[0], in[1], name); }});
+       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::batch_matmul(in[0], in[1], name);
+       }});
   add({"batch_norm", OpPattern::Broadcast, 5, 5,
        [](const Node&, const std::vector<TensorType>& in) {
          same_dtype(in);
@@ -173,7 +188,8 @@ std::map<std::string, OpDef> build_table() {
          if (in[0].shape.size() < 2) LOOM_THROW(ShapeError, "input must have a channel axis, is ", in[0].str());
          for (int i = 1; i < 5; ++i)
            if (in[i].shape != Shape{in[0].shape[1]})
-             LOOM_THROW(ShapeError, "per-channel input ", i, " has shape ", shape_str(in[i].shape), ", expected [", in[0].shape[1], "]");
+             LOOM_THROW(ShapeError, "per-channel input ", i, " has shape ", shape_str(in[i].shape), ", expected [",
+                        in[0].shape[1], "]");
          return in[0];
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
@@ -191,15 +207,18 @@ std::map<std::string, OpDef> build_table() {
     const char* name;
     ops::BinaryOp op;
   };
-  for (Bin b : {Bin{"add", ops::BinaryOp::Add}, Bin{"sub", ops::BinaryOp::Sub}, Bin{"mul", ops::BinaryOp::Mul},
-                Bin{"div", ops::BinaryOp::Div}, Bin{"maximum", ops::BinaryOp::Max}, Bin{"minimum", ops::BinaryOp::Min}}) {
+  for (Bin b :
+       {Bin{"add", ops::BinaryOp::Add}, Bin{"sub", ops::BinaryOp::Sub}, Bin{"mul", ops::BinaryOp::Mul},
+        Bin{"div", ops::BinaryOp::Div}, Bin{"maximum", ops::BinaryOp::Max}, Bin{"minimum", ops::BinaryOp::Min}}) {
     ops::BinaryOp op = b.op;
     add({b.name, OpPattern::Broadcast, 2, 2,
          [](const Node&, const std::vector<TensorType>& in) {
            same_dtype(in);
            return TensorType{ops::broadcast_shape(in[0].shape, in[1].shape), in[0].dtype};
          },
-         [op](const Node&, const std::vector<Tensor>& in, const std::string& name) { return ops::binary(op, in[0], in[1], name); }});
+         [op](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+           return ops::binary(op, in[0], in[1], name);
+         }});
   }
   using UnaryFn = std::function<Expr(const Node&, Expr)>;
   auto unary = [&](const std::string& name, bool float_only, UnaryFn f) {
@@ -209,7 +228,8 @@ std::map<std::string, OpDef> build_table() {
            return in[0];
          },
          [f](const Node& n, const std::vector<Tensor>& in, const std::string& nm) {
-           return ops::unary(in[0], [&](Expr x) { return f(n, x); }, nm);
+           return ops::unary(
+               in[0], [&](Expr x) { return f(n, x); }, nm);
          }});
   };
   unary("relu", false, [](const Node&, Expr x) { return ir::max(x, ir::make_zero(x.type())); });
@@ -238,7 +258,8 @@ std::map<std::string, OpDef> build_table() {
          return TensorType{in[0].shape, DataType::Int(8)};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)), name);
+         return ops::quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)),
+                              int(n.attrs.get_int("max", 127)), name);
        }});
   add({"dequantize", OpPattern::ElemWise, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
@@ -259,7 +280,8 @@ std::map<std::string, OpDef> build_table() {
          return TensorType{in[0].shape, DataType::Int(8)};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::requantize(in[0], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)), name);
+         return ops::requantize(in[0], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)),
+                                int(n.attrs.get_int("max", 127)), name);
        }});
   add({"requantize_channel", OpPattern::ElemWise, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
@@ -269,26 +291,31 @@ std::map<std::string, OpDef> build_table() {
          int lo = int_attr(n, "min", -128, 127, -128), hi = int_attr(n, "max", -128, 127, 127);
          if (lo > hi) LOOM_THROW(ModelError, "empty clamp range [", lo, ", ", hi, "]");
          const Shape& s = in[0].shape;
-         if (s.size() != 2 && s.size() != 4 && s.size() != 5) LOOM_THROW(ShapeError, "input must be NC, NCHW or NCHWc, is ", in[0].str());
+         if (s.size() != 2 && s.size() != 4 && s.size() != 5)
+           LOOM_THROW(ShapeError, "input must be NC, NCHW or NCHWc, is ", in[0].str());
          int64_t c = s[1] * (s.size() == 5 ? s[4] : 1);
-         if (in[1].shape != Shape{c}) LOOM_THROW(ShapeError, "multipliers ", in[1].str(), " must be one per channel (", c, ")");
+         if (in[1].shape != Shape{c})
+           LOOM_THROW(ShapeError, "multipliers ", in[1].str(), " must be one per channel (", c, ")");
          return TensorType{s, DataType::Int(8)};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::requantize_channel(in[0], in[1], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)),
-                                        name);
+         return ops::requantize_channel(in[0], in[1], int(n.attrs.get_int("shift")), int(n.attrs.get_int("min", -128)),
+                                        int(n.attrs.get_int("max", 127)), name);
        }});
   add({"add_shifted", OpPattern::ElemWise, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          for (auto& t : in)
-           if (t.dtype != DataType::Int(8) && t.dtype != DataType::Int(32)) LOOM_THROW(TypeError, "operands must be int8 or int32, got ", t.str());
-         if (in[0].shape != in[1].shape) LOOM_THROW(ShapeError, "operands have shapes ", shape_str(in[0].shape), " and ", shape_str(in[1].shape));
+           if (t.dtype != DataType::Int(8) && t.dtype != DataType::Int(32))
+             LOOM_THROW(TypeError, "operands must be int8 or int32, got ", t.str());
+         if (in[0].shape != in[1].shape)
+           LOOM_THROW(ShapeError, "operands have shapes ", shape_str(in[0].shape), " and ", shape_str(in[1].shape));
          int_attr(n, "lshift_a", 0, 30, 0);
          int_attr(n, "lshift_b", 0, 30, 0);
          return TensorType{in[0].shape, DataType::Int(32)};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::add_shifted(in[0], in[1], int(n.attrs.get_int("lshift_a", 0)), int(n.attrs.get_int("lshift_b", 0)), name);
+         return ops::add_shifted(in[0], in[1], int(n.attrs.get_int("lshift_a", 0)), int(n.attrs.get_int("lshift_b", 0)),
+                                 name);
        }});
   add({"fake_quantize", OpPattern::ElemWise, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
@@ -298,8 +325,8 @@ std::map<std::string, OpDef> build_table() {
          return in[0];
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::fake_quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)),
-                                   name);
+         return ops::fake_quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)),
+                                   int(n.attrs.get_int("max", 127)), name);
        }});
 
   add({"softmax", OpPattern::Opaque, 1, 1,
@@ -313,23 +340,32 @@ std::map<std::string, OpDef> build_table() {
          return ops::softmax(in[0], static_cast<int>(n.attrs.get_int("axis", -1)), name);
        }});
   add({"max_pool2d", OpPattern::OutEWiseFusable, 1, 1,
-       [](const Node& n, const std::vector<TensorType>& in) { return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype}; },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) { return ops::max_pool2d(in[0], pool_params(n), name); }});
+       [](const Node& n, const std::vector<TensorType>& in) {
+         return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::max_pool2d(in[0], pool_params(n), name);
+       }});
   add({"avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_float(in[0], "input");
          return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
        },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) { return ops::avg_pool2d(in[0], pool_params(n), name); }});
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::avg_pool2d(in[0], pool_params(n), name);
+       }});
   add({"global_avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
        [](const Node&, const std::vector<TensorType>& in) {
          expect_float(in[0], "input");
-         if (in[0].shape.size() != 4 && in[0].shape.size() != 5) LOOM_THROW(ShapeError, "input must be NCHW or NCHWc, is ", in[0].str());
+         if (in[0].shape.size() != 4 && in[0].shape.size() != 5)
+           LOOM_THROW(ShapeError, "input must be NCHW or NCHWc, is ", in[0].str());
          Shape out = in[0].shape;
          out[2] = out[3] = 1;
          return TensorType{out, in[0].dtype};
        },
-       [](const Node&, const std::vector<Tensor>& in, const std::string& name) { return ops::global_avg_pool2d(in[0], name); }});
+       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::global_avg_pool2d(in[0], name);
+       }});
   add({"reshape", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          Shape s = n.attrs.get_ints("shape");
@@ -337,21 +373,27 @@ std::map<std::string, OpDef> build_table() {
          if (out.numel() != in[0].numel()) LOOM_THROW(ShapeError, "cannot reshape ", in[0].str(), " to ", shape_str(s));
          return out;
        },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) { return ops::reshape(in[0], n.attrs.get_ints("shape"), name); }});
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::reshape(in[0], n.attrs.get_ints("shape"), name);
+       }});
   add({"transpose", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          auto perm = n.attrs.get_ints("perm");
-         if (perm.size() != in[0].shape.size()) LOOM_THROW(ShapeError, "permutation of ", perm.size(), " axes for ", in[0].str());
+         if (perm.size() != in[0].shape.size())
+           LOOM_THROW(ShapeError, "permutation of ", perm.size(), " axes for ", in[0].str());
          Shape out;
          std::vector<bool> seen(perm.size());
          for (int64_t p : perm) {
-           if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) LOOM_THROW(ShapeError, "invalid permutation");
+           if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+             LOOM_THROW(ShapeError, "invalid permutation");
            seen[p] = true;
            out.push_back(in[0].shape[p]);
          }
          return TensorType{out, in[0].dtype};
        },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) { return ops::transpose(in[0], n.attrs.get_ints("perm"), name); }});
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::transpose(in[0], n.attrs.get_ints("perm"), name);
+       }});
   add({"concat", OpPattern::Injective, 1, 64,
        [](const Node& n, const std::vector<TensorType>& in) {
          same_dtype(in);
@@ -361,9 +403,12 @@ std::map<std::string, OpDef> build_table() {
          Shape out = in[0].shape;
          for (size_t i = 1; i < in.size(); ++i) {
            Shape a = in[i].shape, b = in[0].shape;
-           if (a.size() != b.size()) LOOM_THROW(ShapeError, "input ", i, " has rank ", a.size(), ", input 0 has ", b.size());
+           if (a.size() != b.size())
+             LOOM_THROW(ShapeError, "input ", i, " has rank ", a.size(), ", input 0 has ", b.size());
            a[axis] = b[axis] = 0;
-           if (a != b) LOOM_THROW(ShapeError, "input ", i, " ", in[i].str(), " differs from input 0 ", in[0].str(), " off axis ", axis);
+           if (a != b)
+             LOOM_THROW(ShapeError, "input ", i, " ", in[i].str(), " differs from input 0 ", in[0].str(), " off axis ",
+                        axis);
            out[axis] += in[i].shape[axis];
          }
          return TensorType{out, in[0].dtype};
@@ -389,7 +434,9 @@ std::map<std::string, OpDef> build_table() {
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          std::string mode = n.attrs.get_string("mode", "constant");
-         ops::PadMode m = mode == "reflect" ? ops::PadMode::Reflect : mode == "edge" ? ops::PadMode::Edge : ops::PadMode::Constant;
+         ops::PadMode m = mode == "reflect" ? ops::PadMode::Reflect
+                          : mode == "edge"  ? ops::PadMode::Edge
+                                            : ops::PadMode::Constant;
          return ops::pad(in[0], n.attrs.get_ints("pads"), m, n.attrs.get_float("value", 0.0), name);
        }});
   add({"resize_nearest", OpPattern::Injective, 3, 3,
@@ -398,7 +445,9 @@ std::map<std::string, OpDef> build_table() {
          if (in[1].shape.size() != 1 || in[2].shape.size() != 1) LOOM_THROW(ShapeError, "index maps must be 1-D");
          return TensorType{{in[0].shape[0], in[0].shape[1], in[1].shape[0], in[2].shape[0]}, in[0].dtype};
        },
-       [](const Node&, const std::vector<Tensor>& in, const std::string& name) { return ops::resize_nearest(in[0], in[1], in[2], name); }});
+       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::resize_nearest(in[0], in[1], in[2], name);
+       }});
   return t;
 }
 

@@ -35,27 +35,32 @@ ops::Requantize requantize_of(const Node& n) {
 void add_accel_ops(const std::function<void(OpDef)>& add) {
   add({"accel_pack", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
-         if (in[0].shape.size() != 4 && in[0].shape.size() != 2) LOOM_THROW(ShapeError, "input must be NCHW or NC, is ", in[0].str());
+         if (in[0].shape.size() != 4 && in[0].shape.size() != 2)
+           LOOM_THROW(ShapeError, "input must be NCHW or NC, is ", in[0].str());
          int64_t b = n.attrs.get_int("b"), bi = n.attrs.get_int("bi");
          int64_t np = n.attrs.get_int("n_padded", in[0].shape[0]), cp = n.attrs.get_int("c_padded", in[0].shape[1]);
          if (b < 1 || bi < 1 || np < in[0].shape[0] || cp < in[0].shape[1] || np % b || cp % bi)
-           LOOM_THROW(ShapeError, "input ", in[0].str(), " padded to ", np, " x ", cp, " is not a whole number of blocks ", b, "x", bi);
+           LOOM_THROW(ShapeError, "input ", in[0].str(), " padded to ", np, " x ", cp,
+                      " is not a whole number of blocks ", b, "x", bi);
          Shape out = {np / b, cp / bi};
          if (in[0].shape.size() == 4) out.insert(out.end(), {in[0].shape[2], in[0].shape[3]});
          out.insert(out.end(), {b, bi});
          return TensorType{out, in[0].dtype};
        },
        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-         return ops::pack_padded(in[0], int(n.attrs.get_int("b")), int(n.attrs.get_int("bi")), n.attrs.get_int("n_padded", ops::const_dim(in[0], 0)),
+         return ops::pack_padded(in[0], int(n.attrs.get_int("b")), int(n.attrs.get_int("bi")),
+                                 n.attrs.get_int("n_padded", ops::const_dim(in[0], 0)),
                                  n.attrs.get_int("c_padded", ops::const_dim(in[0], 1)), name);
        }});
   add({"accel_unpack", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          const Shape& s = in[0].shape;
-         if (s.size() != 6 && s.size() != 4) LOOM_THROW(ShapeError, "input must be blocked NCHW or NC (rank 6 or 4), is ", in[0].str());
+         if (s.size() != 6 && s.size() != 4)
+           LOOM_THROW(ShapeError, "input must be blocked NCHW or NC (rank 6 or 4), is ", in[0].str());
          size_t k = s.size() - 2;
          int64_t nb = n.attrs.get_int("n", s[0] * s[k]), cb = n.attrs.get_int("c", s[1] * s[k + 1]);
-         if (nb < 1 || cb < 1 || nb > s[0] * s[k] || cb > s[1] * s[k + 1]) LOOM_THROW(ShapeError, "cannot crop ", in[0].str(), " to ", nb, " x ", cb);
+         if (nb < 1 || cb < 1 || nb > s[0] * s[k] || cb > s[1] * s[k + 1])
+           LOOM_THROW(ShapeError, "cannot crop ", in[0].str(), " to ", nb, " x ", cb);
          Shape out = {nb, cb};
          if (s.size() == 6) out.insert(out.end(), {s[2], s[3]});
          return TensorType{out, in[0].dtype};
@@ -63,7 +68,8 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
          int r = in[0].ndim(), k = r - 2;
          return ops::unpack_cropped(in[0], n.attrs.get_int("n", ops::const_dim(in[0], 0) * ops::const_dim(in[0], k)),
-                                    n.attrs.get_int("c", ops::const_dim(in[0], 1) * ops::const_dim(in[0], k + 1)), name);
+                                    n.attrs.get_int("c", ops::const_dim(in[0], 1) * ops::const_dim(in[0], k + 1)),
+                                    name);
        }});
   add({"accel_dense", OpPattern::Opaque, 3, 3,
        [](const Node&, const std::vector<TensorType>& in) {
@@ -74,11 +80,15 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          expect_type(in[1], DataType::Int(8), "weight");
          expect_type(in[2], DataType::Int(32), "bias");
          const Shape &x = in[0].shape, &w = in[1].shape;
-         if (x[1] != w[1] || x[3] != w[3]) LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
-         if (in[2].shape != Shape{w[0], x[2], w[2]}) LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[2], ", ", w[2], "]");
+         if (x[1] != w[1] || x[3] != w[3])
+           LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
+         if (in[2].shape != Shape{w[0], x[2], w[2]})
+           LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[2], ", ", w[2], "]");
          return TensorType{{x[0], w[0], x[2], w[2]}, DataType::Int(8)};
        },
-       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) { return accel_dense_stages(n, in, name).out; }});
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+         return accel_dense_stages(n, in, name).out;
+       }});
   add({"accel_conv2d", OpPattern::Opaque, 3, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_rank(in[0], 6, "data");
@@ -89,15 +99,18 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          expect_type(in[2], DataType::Int(32), "bias");
          const Shape &x = in[0].shape, &w = in[1].shape;
          int64_t stride = n.attrs.get_int("stride"), pad = n.attrs.get_int("pad");
-         if (x[1] != w[1] || x[5] != w[5]) LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
-         if (in[2].shape != Shape{w[0], x[4], w[4]}) LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
+         if (x[1] != w[1] || x[5] != w[5])
+           LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
+         if (in[2].shape != Shape{w[0], x[4], w[4]})
+           LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
          if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
          int64_t oh = ops::window_out(x[2], w[2], stride, pad, pad), ow = ops::window_out(x[3], w[3], stride, pad, pad);
          if (oh < 1 || ow < 1) LOOM_THROW(ShapeError, "kernel ", w[2], "x", w[3], " larger than the padded input");
          return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
        },
        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-         return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")), requantize_of(n), name)
+         return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")),
+                                         int(n.attrs.get_int("pad")), requantize_of(n), name)
              .out;
        }});
   add({"accel_add", OpPattern::Opaque, 3, 3,
@@ -106,11 +119,15 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          expect_type(in[0], DataType::Int(8), "a");
          expect_type(in[1], DataType::Int(8), "b");
          expect_type(in[2], DataType::Int(8), "eye");
-         if (in[0].shape != in[1].shape) LOOM_THROW(ShapeError, "operands ", in[0].str(), " and ", in[1].str(), " differ");
-         if (in[2].shape != Shape{in[0].shape[5], in[0].shape[5]}) LOOM_THROW(ShapeError, "eye ", in[2].str(), " must be a square block of the channel block");
+         if (in[0].shape != in[1].shape)
+           LOOM_THROW(ShapeError, "operands ", in[0].str(), " and ", in[1].str(), " differ");
+         if (in[2].shape != Shape{in[0].shape[5], in[0].shape[5]})
+           LOOM_THROW(ShapeError, "eye ", in[2].str(), " must be a square block of the channel block");
          return in[0];
        },
-       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) { return accel_add_stages(n, in, name).q.out; }});
+       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+         return accel_add_stages(n, in, name).q.out;
+       }});
 }
 
 ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
@@ -124,7 +141,8 @@ ops::QuantizedStages accel_dense_stages(const Node& n, const std::vector<ir::Ten
 }
 
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-  return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")), requantize_of(n), name);
+  return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")),
+                                  requantize_of(n), name);
 }
 
 }  // namespace loom::graph

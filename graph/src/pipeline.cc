@@ -5,10 +5,10 @@
 
 namespace loom::graph {
 
+using ir::dump_stream;
 using ir::NamedPass;
 using ir::PassPipeline;
 using ir::PassRunOptions;
-using ir::dump_stream;
 
 namespace {
 
@@ -46,7 +46,8 @@ void optimize(Graph& g, const PipelineOptions& options) {
   PassRunOptions<GraphRun> run;
   run.dump = dump_stream(options.dump, options.dump_stream, "LOOM_DUMP_GRAPH");
   if (run.dump) *run.dump << "// graph as imported\n" << g.str();
-  if (options.on_pass) run.observe = [&](const std::string& pass, const GraphRun& r, const auto&) { options.on_pass(pass, r.g); };
+  if (options.on_pass)
+    run.observe = [&](const std::string& pass, const GraphRun& r, const auto&) { options.on_pass(pass, r.g); };
   GraphRun state{g, options};
   pipeline().run(state, run);
 }

@@ -2,8 +2,8 @@
 #include "loom/graph/passes.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "loom/runtime/error.h"
@@ -86,7 +86,8 @@ T conv2d(const Node& n, const std::vector<const T*>& in) {
               for (int64_t kx = 0; kx < kw; ++kx) {
                 int64_t ix = ox * s[1] + kx * d[1] - p[1];
                 if (ix < 0 || ix >= W) continue;
-                int64_t widx = b > 0 ? ((((f / b) * cg + c) * kh + ky) * kw + kx) * b + f % b : ((f * cg + c) * kh + ky) * kw + kx;
+                int64_t widx =
+                    b > 0 ? ((((f / b) * cg + c) * kh + ky) * kw + kx) * b + f % b : ((f * cg + c) * kh + ky) * kw + kx;
                 acc += x.v[((nn * C + (f / og) * cg + c) * H + iy) * W + ix] * w.v[widx];
               }
             }
@@ -115,7 +116,8 @@ T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
         int64_t iy = i[2] * s[0] + ky * d[0] - p[0], ix = i[3] * s[1] + kx * d[1] - p[1];
         if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
         if (depthwise) {
-          acc += x.v[(((i[0] * CB + i[1]) * H + iy) * W + ix) * ib + i[4]] * w.v[((i[1] * kh + ky) * kw + kx) * ob + i[4]];
+          acc +=
+              x.v[(((i[0] * CB + i[1]) * H + iy) * W + ix) * ib + i[4]] * w.v[((i[1] * kh + ky) * kw + kx) * ob + i[4]];
           continue;
         }
         for (int64_t cb = 0; cb < CB; ++cb)
@@ -177,7 +179,12 @@ T binary(const Node& n, const std::vector<const T*>& in) {
   for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
     double a = in[0]->v[broadcast_flat(in[0]->shape, sa, idx)], b = in[1]->v[broadcast_flat(in[1]->shape, sb, idx)];
     const std::string& op = n.op;
-    y.v[flat] = op == "add" ? a + b : op == "sub" ? a - b : op == "mul" ? a * b : op == "div" ? a / b : op == "maximum" ? std::max(a, b) : std::min(a, b);
+    y.v[flat] = op == "add"       ? a + b
+                : op == "sub"     ? a - b
+                : op == "mul"     ? a * b
+                : op == "div"     ? a / b
+                : op == "maximum" ? std::max(a, b)
+                                  : std::min(a, b);
   });
   return y;
 }
@@ -199,7 +206,8 @@ double requantized(const Node& n, double x) {
 double unary(const Node& n, double x) {
   const std::string& op = n.op;
   if (op == "quantize") return quantized_steps(n, x);
-  if (op == "fake_quantize") return static_cast<float>(quantized_steps(n, x) * std::ldexp(1.0, int(n.attrs.get_int("exponent"))));
+  if (op == "fake_quantize")
+    return static_cast<float>(quantized_steps(n, x) * std::ldexp(1.0, int(n.attrs.get_int("exponent"))));
   if (op == "dequantize") return x * std::ldexp(1.0, int(n.attrs.get_int("exponent")));
   if (op == "requantize") return requantized(n, x);
   if (op == "relu") return std::max(x, 0.0);
@@ -220,7 +228,8 @@ double unary(const Node& n, double x) {
 }
 
 T pool(const Node& n, const T& x) {
-  auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
+  auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1}),
+       d = n.attrs.get_ints("dilations", {1, 1});
   auto p = pads4(n);
   bool is_max = n.op == "max_pool2d", include = n.attrs.get_int("count_include_pad", 0) != 0;
   Shape out = n.type.shape;
@@ -270,7 +279,8 @@ T softmax(const Node& n, const T& x) {
       double mx = -std::numeric_limits<double>::infinity(), sum = 0;
       for (int64_t k = 0; k < len; ++k) mx = std::max(mx, x.v[(o * len + k) * inner + i]);
       for (int64_t k = 0; k < len; ++k) sum += std::exp(x.v[(o * len + k) * inner + i] - mx);
-      for (int64_t k = 0; k < len; ++k) y.v[(o * len + k) * inner + i] = std::exp(x.v[(o * len + k) * inner + i] - mx) / sum;
+      for (int64_t k = 0; k < len; ++k)
+        y.v[(o * len + k) * inner + i] = std::exp(x.v[(o * len + k) * inner + i] - mx) / sum;
     }
   return y;
 }
@@ -280,7 +290,8 @@ T eval(const Node& n, const std::vector<const T*>& in) {
   if (op == "conv2d") return n.attrs.get_string("layout", "NCHW") == "NCHWc" ? conv2d_nchwc(n, in) : conv2d(n, in);
   if (op == "dense") return dense(n, in);
   if (op == "matmul") return matmul(n, in);
-  if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum") return binary(n, in);
+  if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum")
+    return binary(n, in);
   if (op == "max_pool2d" || op == "avg_pool2d") return pool(n, *in[0]);
   if (op == "requantize_channel") {  // exact integer arithmetic (doubles would round the 64-bit product)
     const T& x = *in[0];
@@ -298,7 +309,8 @@ T eval(const Node& n, const std::vector<const T*>& in) {
   }
   if (op == "add_shifted") {
     T y{n.type.shape, Values(in[0]->v.size())};
-    double ka = std::ldexp(1.0, int(n.attrs.get_int("lshift_a", 0))), kb = std::ldexp(1.0, int(n.attrs.get_int("lshift_b", 0)));
+    double ka = std::ldexp(1.0, int(n.attrs.get_int("lshift_a", 0))),
+           kb = std::ldexp(1.0, int(n.attrs.get_int("lshift_b", 0)));
     for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = in[0]->v[i] * ka + in[1]->v[i] * kb;
     return y;
   }
@@ -326,8 +338,10 @@ T eval(const Node& n, const std::vector<const T*>& in) {
     int64_t b = to_blocked ? y.shape[4] : x.shape[4];
     for_each_index(plain, [&](const std::vector<int64_t>& i, int64_t flat) {
       int64_t blocked = (((i[0] * (plain[1] / b) + i[1] / b) * plain[2] + i[2]) * plain[3] + i[3]) * b + i[1] % b;
-      if (to_blocked) y.v[blocked] = x.v[flat];
-      else y.v[flat] = x.v[blocked];
+      if (to_blocked)
+        y.v[blocked] = x.v[flat];
+      else
+        y.v[flat] = x.v[blocked];
     });
   } else if (op == "reshape") {
     y.v = x.v;
@@ -363,9 +377,12 @@ T eval(const Node& n, const std::vector<const T*>& in) {
       for (size_t d = 0; d < r; ++d) {
         int64_t j = i[d] - pads[d], len = x.shape[d];
         if (j < 0 || j >= len) {
-          if (mode == "constant") outside = true;
-          else if (mode == "edge") j = j < 0 ? 0 : len - 1;
-          else j = j < 0 ? -j : 2 * (len - 1) - j;
+          if (mode == "constant")
+            outside = true;
+          else if (mode == "edge")
+            j = j < 0 ? 0 : len - 1;
+          else
+            j = j < 0 ? -j : 2 * (len - 1) - j;
         }
         src += j * st[d];
       }
@@ -394,7 +411,8 @@ std::vector<NDArray> reference_run(const Graph& graph, const std::vector<NDArray
     infer_types(inferred);
   }
   const Graph& g = typed ? graph : inferred;
-  if (inputs.size() != g.inputs.size()) LOOM_THROW(ModelError, "reference: graph takes ", g.inputs.size(), " inputs, got ", inputs.size());
+  if (inputs.size() != g.inputs.size())
+    LOOM_THROW(ModelError, "reference: graph takes ", g.inputs.size(), " inputs, got ", inputs.size());
   std::vector<T> values(g.nodes.size());
   for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = from_array(inputs[i]);
   for (int id : g.topological_order()) {

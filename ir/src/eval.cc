@@ -42,8 +42,10 @@ int64_t fdiv(int64_t a, int64_t b) {
 Value make(DataType t, int lanes) {
   Value v;
   v.is_float = t.is_float();
-  if (v.is_float) v.f.resize(lanes);
-  else v.i.resize(lanes);
+  if (v.is_float)
+    v.f.resize(lanes);
+  else
+    v.i.resize(lanes);
   return v;
 }
 
@@ -73,9 +75,12 @@ class Evaluator {
     if (auto* c = e.as<CastNode>()) {
       Value x = eval(c->value), v = make(t, n);
       for (int l = 0; l < n; ++l) {
-        if (t.is_float()) v.f[l] = round_to(t, x.as_double(l));
-        else if (x.is_float) v.i[l] = wrap(t, int64_t(std::trunc(x.f[l])));
-        else v.i[l] = wrap(t, x.i[l]);
+        if (t.is_float())
+          v.f[l] = round_to(t, x.as_double(l));
+        else if (x.is_float)
+          v.i[l] = wrap(t, int64_t(std::trunc(x.f[l])));
+        else
+          v.i[l] = wrap(t, x.i[l]);
       }
       return v;
     }
@@ -86,42 +91,100 @@ class Evaluator {
         if (fl) {
           double p = x.f[l], q = y.f[l], r = 0;
           switch (e.kind()) {
-            case ExprKind::Add: r = p + q; break;
-            case ExprKind::Sub: r = p - q; break;
-            case ExprKind::Mul: r = p * q; break;
-            case ExprKind::Div: r = p / q; break;
-            case ExprKind::Mod: r = p - std::floor(p / q) * q; break;
-            case ExprKind::Min: r = std::min(p, q); break;
-            case ExprKind::Max: r = std::max(p, q); break;
-            case ExprKind::EQ: v.i[l] = p == q; continue;
-            case ExprKind::NE: v.i[l] = p != q; continue;
-            case ExprKind::LT: v.i[l] = p < q; continue;
-            case ExprKind::LE: v.i[l] = p <= q; continue;
-            case ExprKind::GT: v.i[l] = p > q; continue;
-            case ExprKind::GE: v.i[l] = p >= q; continue;
-            default: LOOM_THROW(RuntimeError, "interpreter: bad float op in ", to_string(e));
+            case ExprKind::Add:
+              r = p + q;
+              break;
+            case ExprKind::Sub:
+              r = p - q;
+              break;
+            case ExprKind::Mul:
+              r = p * q;
+              break;
+            case ExprKind::Div:
+              r = p / q;
+              break;
+            case ExprKind::Mod:
+              r = p - std::floor(p / q) * q;
+              break;
+            case ExprKind::Min:
+              r = std::min(p, q);
+              break;
+            case ExprKind::Max:
+              r = std::max(p, q);
+              break;
+            case ExprKind::EQ:
+              v.i[l] = p == q;
+              continue;
+            case ExprKind::NE:
+              v.i[l] = p != q;
+              continue;
+            case ExprKind::LT:
+              v.i[l] = p < q;
+              continue;
+            case ExprKind::LE:
+              v.i[l] = p <= q;
+              continue;
+            case ExprKind::GT:
+              v.i[l] = p > q;
+              continue;
+            case ExprKind::GE:
+              v.i[l] = p >= q;
+              continue;
+            default:
+              LOOM_THROW(RuntimeError, "interpreter: bad float op in ", to_string(e));
           }
           v.f[l] = round_to(t, r);
         } else {
           int64_t p = x.i[l], q = y.i[l], r = 0;
           bool u = b->a.type().is_uint();
           switch (e.kind()) {
-            case ExprKind::Add: r = p + q; break;
-            case ExprKind::Sub: r = p - q; break;
-            case ExprKind::Mul: r = int64_t(uint64_t(p) * uint64_t(q)); break;
-            case ExprKind::Div: r = fdiv(p, q); break;
-            case ExprKind::Mod: r = p - fdiv(p, q) * q; break;
-            case ExprKind::Min: r = u ? int64_t(std::min(uint64_t(p), uint64_t(q))) : std::min(p, q); break;
-            case ExprKind::Max: r = u ? int64_t(std::max(uint64_t(p), uint64_t(q))) : std::max(p, q); break;
-            case ExprKind::EQ: r = p == q; break;
-            case ExprKind::NE: r = p != q; break;
-            case ExprKind::LT: r = p < q; break;
-            case ExprKind::LE: r = p <= q; break;
-            case ExprKind::GT: r = p > q; break;
-            case ExprKind::GE: r = p >= q; break;
-            case ExprKind::And: r = p && q; break;
-            case ExprKind::Or: r = p || q; break;
-            default: break;
+            case ExprKind::Add:
+              r = p + q;
+              break;
+            case ExprKind::Sub:
+              r = p - q;
+              break;
+            case ExprKind::Mul:
+              r = int64_t(uint64_t(p) * uint64_t(q));
+              break;
+            case ExprKind::Div:
+              r = fdiv(p, q);
+              break;
+            case ExprKind::Mod:
+              r = p - fdiv(p, q) * q;
+              break;
+            case ExprKind::Min:
+              r = u ? int64_t(std::min(uint64_t(p), uint64_t(q))) : std::min(p, q);
+              break;
+            case ExprKind::Max:
+              r = u ? int64_t(std::max(uint64_t(p), uint64_t(q))) : std::max(p, q);
+              break;
+            case ExprKind::EQ:
+              r = p == q;
+              break;
+            case ExprKind::NE:
+              r = p != q;
+              break;
+            case ExprKind::LT:
+              r = p < q;
+              break;
+            case ExprKind::LE:
+              r = p <= q;
+              break;
+            case ExprKind::GT:
+              r = p > q;
+              break;
+            case ExprKind::GE:
+              r = p >= q;
+              break;
+            case ExprKind::And:
+              r = p && q;
+              break;
+            case ExprKind::Or:
+              r = p || q;
+              break;
+            default:
+              break;
           }
           v.i[l] = wrap(t, r);
         }
@@ -137,8 +200,10 @@ class Evaluator {
       Value c = eval(s->cond), a = eval(s->true_value), b = eval(s->false_value);
       for (int l = 0; l < n; ++l) {
         if (c.i[c.lanes() == 1 ? 0 : l]) continue;
-        if (a.is_float) a.f[l] = b.f[l];
-        else a.i[l] = b.i[l];
+        if (a.is_float)
+          a.f[l] = b.f[l];
+        else
+          a.i[l] = b.i[l];
       }
       return a;
     }
@@ -150,8 +215,10 @@ class Evaluator {
     if (auto* bc = e.as<BroadcastNode>()) {
       Value x = eval(bc->value), v = make(t, n);
       for (int l = 0; l < n; ++l) {
-        if (x.is_float) v.f[l] = x.f[0];
-        else v.i[l] = x.i[0];
+        if (x.is_float)
+          v.f[l] = x.f[0];
+        else
+          v.i[l] = x.i[0];
       }
       return v;
     }
@@ -165,19 +232,32 @@ class Evaluator {
       Value v = make(t, n);
       for (int l = 0; l < n; ++l) {
         double x = args.empty() ? 0 : args[0].as_double(l), r;
-        if (c->name == "exp") r = std::exp(x);
-        else if (c->name == "log") r = std::log(x);
-        else if (c->name == "sqrt") r = std::sqrt(x);
-        else if (c->name == "tanh") r = std::tanh(x);
-        else if (c->name == "fabs") r = std::fabs(x);
-        else if (c->name == "floor") r = std::floor(x);
-        else if (c->name == "ceil") r = std::ceil(x);
-        else if (c->name == "round") r = std::round(x);
-        else if (c->name == "trunc") r = std::trunc(x);
-        else if (c->name == "pow") r = std::pow(x, args.at(1).as_double(l));
-        else LOOM_THROW(RuntimeError, "interpreter: unknown intrinsic '", c->name, "'");
-        if (t.is_float()) v.f[l] = round_to(t, r);
-        else v.i[l] = wrap(t, int64_t(r));
+        if (c->name == "exp")
+          r = std::exp(x);
+        else if (c->name == "log")
+          r = std::log(x);
+        else if (c->name == "sqrt")
+          r = std::sqrt(x);
+        else if (c->name == "tanh")
+          r = std::tanh(x);
+        else if (c->name == "fabs")
+          r = std::fabs(x);
+        else if (c->name == "floor")
+          r = std::floor(x);
+        else if (c->name == "ceil")
+          r = std::ceil(x);
+        else if (c->name == "round")
+          r = std::round(x);
+        else if (c->name == "trunc")
+          r = std::trunc(x);
+        else if (c->name == "pow")
+          r = std::pow(x, args.at(1).as_double(l));
+        else
+          LOOM_THROW(RuntimeError, "interpreter: unknown intrinsic '", c->name, "'");
+        if (t.is_float())
+          v.f[l] = round_to(t, r);
+        else
+          v.i[l] = wrap(t, int64_t(r));
       }
       return v;
     }
@@ -189,20 +269,26 @@ class Evaluator {
   }
 
  protected:
-  virtual Value eval_other(const Expr& e) { LOOM_THROW(RuntimeError, "interpreter: cannot evaluate '", to_string(e), "'"); }
+  virtual Value eval_other(const Expr& e) {
+    LOOM_THROW(RuntimeError, "interpreter: cannot evaluate '", to_string(e), "'");
+  }
 
   static Value read(const NDArray& a, int64_t idx, DataType t, const std::string& what) {
     if (idx < 0 || idx >= a.numel())
       LOOM_THROW(RuntimeError, "interpreter: index ", idx, " out of bounds of '", what, "' (", a.numel(), " elements)");
     Value v = make(t, 1);
-    if (t.is_float()) v.f[0] = a.get_as_double(idx);
-    else v.i[0] = wrap(t, int64_t(a.get_as_double(idx)));
-    if (!t.is_float() && t.bits() == 64) v.i[0] = t.is_int() ? a.data<int64_t>()[idx] : int64_t(a.data<uint64_t>()[idx]);
+    if (t.is_float())
+      v.f[0] = a.get_as_double(idx);
+    else
+      v.i[0] = wrap(t, int64_t(a.get_as_double(idx)));
+    if (!t.is_float() && t.bits() == 64)
+      v.i[0] = t.is_int() ? a.data<int64_t>()[idx] : int64_t(a.data<uint64_t>()[idx]);
     return v;
   }
   static void write(NDArray& a, int64_t idx, const Value& v, int lane, const std::string& what) {
     if (idx < 0 || idx >= a.numel())
-      LOOM_THROW(RuntimeError, "interpreter: store index ", idx, " out of bounds of '", what, "' (", a.numel(), " elements)");
+      LOOM_THROW(RuntimeError, "interpreter: store index ", idx, " out of bounds of '", what, "' (", a.numel(),
+                 " elements)");
     if (a.dtype().is_integer() && a.dtype().bits() == 64) {
       a.data<int64_t>()[idx] = v.as_int(lane);
       return;
@@ -301,7 +387,9 @@ class Interp : public Evaluator {
         exec(l->body);
         return;
       }
-      case StmtKind::Attr: exec(s.as<AttrNode>()->body); return;
+      case StmtKind::Attr:
+        exec(s.as<AttrNode>()->body);
+        return;
       case StmtKind::Assert: {
         auto* a = s.as<AssertNode>();
         if (!eval(a->cond).i[0]) LOOM_THROW(RuntimeError, "assertion failed: ", a->message);
@@ -339,12 +427,17 @@ class Interp : public Evaluator {
         return;
       case StmtKind::IfThenElse: {
         auto* i = s.as<IfThenElseNode>();
-        if (eval(i->cond).i[0]) exec(i->then_case);
-        else exec(i->else_case);
+        if (eval(i->cond).i[0])
+          exec(i->then_case);
+        else
+          exec(i->else_case);
         return;
       }
-      case StmtKind::Evaluate: eval(s.as<EvaluateNode>()->value); return;
-      default: LOOM_THROW(RuntimeError, "interpreter: statement not lowered: ", to_string(s));
+      case StmtKind::Evaluate:
+        eval(s.as<EvaluateNode>()->value);
+        return;
+      default:
+        LOOM_THROW(RuntimeError, "interpreter: statement not lowered: ", to_string(s));
     }
   }
 
@@ -361,8 +454,10 @@ class Interp : public Evaluator {
       Value v = make(e.type(), idx.lanes());
       for (int k = 0; k < idx.lanes(); ++k) {
         Value x = read(a, idx.i[k], l->buffer->dtype, l->buffer->name);
-        if (v.is_float) v.f[k] = x.f[0];
-        else v.i[k] = x.i[0];
+        if (v.is_float)
+          v.f[k] = x.f[0];
+        else
+          v.i[k] = x.i[0];
       }
       return v;
     }
@@ -372,7 +467,8 @@ class Interp : public Evaluator {
 
 }  // namespace
 
-std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs, const std::map<const Operation*, NDArray>& inputs) {
+std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs,
+                                    const std::map<const Operation*, NDArray>& inputs) {
   RefEval r;
   r.done = inputs;
   std::vector<NDArray> out;
@@ -386,7 +482,8 @@ void interpret(const LoweredFunc& f, const std::vector<NDArray>& args) {
   Interp in;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].numel() != constant_size(f.args[i]) || args[i].dtype() != f.args[i]->dtype)
-      LOOM_THROW(ShapeError, f.name, ": argument '", f.args[i]->name, "' has the wrong shape or dtype (got ", args[i].describe(), ")");
+      LOOM_THROW(ShapeError, f.name, ": argument '", f.args[i]->name, "' has the wrong shape or dtype (got ",
+                 args[i].describe(), ")");
     in.mem[f.args[i].get()] = args[i];
   }
   in.exec(f.body);

@@ -25,39 +25,60 @@ void match_types(Expr& a, Expr& b, const char* op) {
   DataType ta = a.type(), tb = b.type();
   if (ta.element_of() != tb.element_of()) {
     if (is_const(b) && !is_const(a)) {
-      b = make_const(ta.element_of(), b.as<IntImmNode>() ? double(b.as<IntImmNode>()->value) : b.as<FloatImmNode>()->value);
+      b = make_const(ta.element_of(),
+                     b.as<IntImmNode>() ? double(b.as<IntImmNode>()->value) : b.as<FloatImmNode>()->value);
     } else if (is_const(a) && !is_const(b)) {
-      a = make_const(tb.element_of(), a.as<IntImmNode>() ? double(a.as<IntImmNode>()->value) : a.as<FloatImmNode>()->value);
+      a = make_const(tb.element_of(),
+                     a.as<IntImmNode>() ? double(a.as<IntImmNode>()->value) : a.as<FloatImmNode>()->value);
     } else {
-      LOOM_THROW(TypeError, "operator ", op, ": operand types differ (", ta.str(), " vs ", tb.str(),
-                 ") in '", to_string(a), "' and '", to_string(b), "'; insert an explicit cast");
+      LOOM_THROW(TypeError, "operator ", op, ": operand types differ (", ta.str(), " vs ", tb.str(), ") in '",
+                 to_string(a), "' and '", to_string(b), "'; insert an explicit cast");
     }
   }
   if (a.type().lanes() != b.type().lanes()) {
-    if (a.type().lanes() == 1) a = broadcast(a, b.type().lanes());
-    else if (b.type().lanes() == 1) b = broadcast(b, a.type().lanes());
-    else LOOM_THROW(TypeError, "operator ", op, ": vector lanes differ (", a.type().str(), " vs ", b.type().str(), ")");
+    if (a.type().lanes() == 1)
+      a = broadcast(a, b.type().lanes());
+    else if (b.type().lanes() == 1)
+      b = broadcast(b, a.type().lanes());
+    else
+      LOOM_THROW(TypeError, "operator ", op, ": vector lanes differ (", a.type().str(), " vs ", b.type().str(), ")");
   }
 }
 
 const char* op_symbol(ExprKind k) {
   switch (k) {
-    case ExprKind::Add: return "+";
-    case ExprKind::Sub: return "-";
-    case ExprKind::Mul: return "*";
-    case ExprKind::Div: return "/";
-    case ExprKind::Mod: return "%";
-    case ExprKind::Min: return "min";
-    case ExprKind::Max: return "max";
-    case ExprKind::EQ: return "==";
-    case ExprKind::NE: return "!=";
-    case ExprKind::LT: return "<";
-    case ExprKind::LE: return "<=";
-    case ExprKind::GT: return ">";
-    case ExprKind::GE: return ">=";
-    case ExprKind::And: return "&&";
-    case ExprKind::Or: return "||";
-    default: return "?";
+    case ExprKind::Add:
+      return "+";
+    case ExprKind::Sub:
+      return "-";
+    case ExprKind::Mul:
+      return "*";
+    case ExprKind::Div:
+      return "/";
+    case ExprKind::Mod:
+      return "%";
+    case ExprKind::Min:
+      return "min";
+    case ExprKind::Max:
+      return "max";
+    case ExprKind::EQ:
+      return "==";
+    case ExprKind::NE:
+      return "!=";
+    case ExprKind::LT:
+      return "<";
+    case ExprKind::LE:
+      return "<=";
+    case ExprKind::GT:
+      return ">";
+    case ExprKind::GE:
+      return ">=";
+    case ExprKind::And:
+      return "&&";
+    case ExprKind::Or:
+      return "||";
+    default:
+      return "?";
   }
 }
 
@@ -93,7 +114,8 @@ Expr cast(DataType t, Expr v) {
     if (t.is_float()) return make_const(t, static_cast<double>(i->value));
     if (t.bits() < 64 && !t.is_bool()) {  // wrap to the target width, two's complement
       uint64_t mask = (uint64_t{1} << t.bits()) - 1, bits = static_cast<uint64_t>(i->value) & mask;
-      int64_t val = t.is_int() && (bits >> (t.bits() - 1)) ? static_cast<int64_t>(bits | ~mask) : static_cast<int64_t>(bits);
+      int64_t val =
+          t.is_int() && (bits >> (t.bits() - 1)) ? static_cast<int64_t>(bits | ~mask) : static_cast<int64_t>(bits);
       return node<IntImmNode>(t, val);
     }
   }
@@ -109,22 +131,38 @@ Expr make_binary(ExprKind kind, Expr a, Expr b) {
     LOOM_THROW(TypeError, "operator ", op_symbol(kind), " needs bool operands, got ", t.str());
   if (cmp) t = DataType::Bool(t.lanes());
   switch (kind) {
-    case ExprKind::Add: return node<AddNode>(t, a, b);
-    case ExprKind::Sub: return node<SubNode>(t, a, b);
-    case ExprKind::Mul: return node<MulNode>(t, a, b);
-    case ExprKind::Div: return node<DivNode>(t, a, b);
-    case ExprKind::Mod: return node<ModNode>(t, a, b);
-    case ExprKind::Min: return node<MinNode>(t, a, b);
-    case ExprKind::Max: return node<MaxNode>(t, a, b);
-    case ExprKind::EQ: return node<EQNode>(t, a, b);
-    case ExprKind::NE: return node<NENode>(t, a, b);
-    case ExprKind::LT: return node<LTNode>(t, a, b);
-    case ExprKind::LE: return node<LENode>(t, a, b);
-    case ExprKind::GT: return node<GTNode>(t, a, b);
-    case ExprKind::GE: return node<GENode>(t, a, b);
-    case ExprKind::And: return node<AndNode>(t, a, b);
-    case ExprKind::Or: return node<OrNode>(t, a, b);
-    default: LOOM_CHECK(false, "not a binary kind");
+    case ExprKind::Add:
+      return node<AddNode>(t, a, b);
+    case ExprKind::Sub:
+      return node<SubNode>(t, a, b);
+    case ExprKind::Mul:
+      return node<MulNode>(t, a, b);
+    case ExprKind::Div:
+      return node<DivNode>(t, a, b);
+    case ExprKind::Mod:
+      return node<ModNode>(t, a, b);
+    case ExprKind::Min:
+      return node<MinNode>(t, a, b);
+    case ExprKind::Max:
+      return node<MaxNode>(t, a, b);
+    case ExprKind::EQ:
+      return node<EQNode>(t, a, b);
+    case ExprKind::NE:
+      return node<NENode>(t, a, b);
+    case ExprKind::LT:
+      return node<LTNode>(t, a, b);
+    case ExprKind::LE:
+      return node<LENode>(t, a, b);
+    case ExprKind::GT:
+      return node<GTNode>(t, a, b);
+    case ExprKind::GE:
+      return node<GENode>(t, a, b);
+    case ExprKind::And:
+      return node<AndNode>(t, a, b);
+    case ExprKind::Or:
+      return node<OrNode>(t, a, b);
+    default:
+      LOOM_CHECK(false, "not a binary kind");
   }
 }
 
@@ -152,10 +190,12 @@ Expr floordiv(Expr a, Expr b) { return make_binary(ExprKind::Div, std::move(a), 
 Expr floormod(Expr a, Expr b) { return make_binary(ExprKind::Mod, std::move(a), std::move(b)); }
 
 Expr select(Expr cond, Expr t, Expr f) {
-  if (!cond.type().element_of().is_bool()) LOOM_THROW(TypeError, "select: condition must be bool, got ", cond.type().str());
+  if (!cond.type().element_of().is_bool())
+    LOOM_THROW(TypeError, "select: condition must be bool, got ", cond.type().str());
   match_types(t, f, "select");
   if (cond.type().lanes() != t.type().lanes()) {
-    if (cond.type().lanes() == 1) cond = broadcast(cond, t.type().lanes());
+    if (cond.type().lanes() == 1)
+      cond = broadcast(cond, t.type().lanes());
     else if (t.type().lanes() == 1) {
       t = broadcast(t, cond.type().lanes());
       f = broadcast(f, cond.type().lanes());
@@ -184,7 +224,8 @@ Expr call_intrinsic(DataType t, std::string name, std::vector<Expr> args) {
 Expr let(Var v, Expr value, Expr body) { return node<LetNode>(std::move(v), std::move(value), std::move(body)); }
 
 static Expr float_intrinsic(const char* name, Expr x) {
-  if (!x.type().is_float()) LOOM_THROW(TypeError, name, ": expects a float operand, got ", x.type().str(), " in '", to_string(x), "'");
+  if (!x.type().is_float())
+    LOOM_THROW(TypeError, name, ": expects a float operand, got ", x.type().str(), " in '", to_string(x), "'");
   DataType t = x.type();
   return call_intrinsic(t, name, {std::move(x)});
 }

@@ -7,13 +7,20 @@ namespace loom::ir {
 void IRVisitor::visit(const Expr& e) {
   if (!e.defined()) return;
   switch (e.kind()) {
-    case ExprKind::Var: return visit_var(e.as<VarNode>());
-    case ExprKind::Load: return visit_load(e.as<LoadNode>());
-    case ExprKind::TensorRead: return visit_tensor_read(e.as<TensorReadNode>());
-    case ExprKind::Call: return visit_call(e.as<CallNode>());
-    case ExprKind::Let: return visit_let(e.as<LetNode>());
-    case ExprKind::Reduce: return visit_reduce(e.as<ReduceNode>());
-    default: return visit_expr_children(e);
+    case ExprKind::Var:
+      return visit_var(e.as<VarNode>());
+    case ExprKind::Load:
+      return visit_load(e.as<LoadNode>());
+    case ExprKind::TensorRead:
+      return visit_tensor_read(e.as<TensorReadNode>());
+    case ExprKind::Call:
+      return visit_call(e.as<CallNode>());
+    case ExprKind::Let:
+      return visit_let(e.as<LetNode>());
+    case ExprKind::Reduce:
+      return visit_reduce(e.as<ReduceNode>());
+    default:
+      return visit_expr_children(e);
   }
 }
 
@@ -60,19 +67,29 @@ void IRVisitor::visit_reduce(const ReduceNode* op) {
 void IRVisitor::visit(const Stmt& s) {
   if (!s.defined()) return;
   switch (s.kind()) {
-    case StmtKind::LetStmt: return visit_let_stmt(s.as<LetStmtNode>());
-    case StmtKind::Attr: return visit_attr(s.as<AttrNode>());
-    case StmtKind::Assert: return visit(s.as<AssertNode>()->cond);
-    case StmtKind::For: return visit_for(s.as<ForNode>());
-    case StmtKind::Store: return visit_store(s.as<StoreNode>());
-    case StmtKind::Provide: return visit_provide(s.as<ProvideNode>());
-    case StmtKind::Allocate: return visit_allocate(s.as<AllocateNode>());
-    case StmtKind::Realize: return visit_realize(s.as<RealizeNode>());
+    case StmtKind::LetStmt:
+      return visit_let_stmt(s.as<LetStmtNode>());
+    case StmtKind::Attr:
+      return visit_attr(s.as<AttrNode>());
+    case StmtKind::Assert:
+      return visit(s.as<AssertNode>()->cond);
+    case StmtKind::For:
+      return visit_for(s.as<ForNode>());
+    case StmtKind::Store:
+      return visit_store(s.as<StoreNode>());
+    case StmtKind::Provide:
+      return visit_provide(s.as<ProvideNode>());
+    case StmtKind::Allocate:
+      return visit_allocate(s.as<AllocateNode>());
+    case StmtKind::Realize:
+      return visit_realize(s.as<RealizeNode>());
     case StmtKind::Seq:
       for (auto& c : s.as<SeqNode>()->seq) visit(c);
       return;
-    case StmtKind::IfThenElse: return visit_if(s.as<IfThenElseNode>());
-    case StmtKind::Evaluate: return visit(s.as<EvaluateNode>()->value);
+    case StmtKind::IfThenElse:
+      return visit_if(s.as<IfThenElseNode>());
+    case StmtKind::Evaluate:
+      return visit(s.as<EvaluateNode>()->value);
   }
 }
 void IRVisitor::visit_for(const ForNode* op) {
@@ -129,19 +146,32 @@ Expr IRMutator::mutate(const Expr& e) {
   switch (e.kind()) {
     case ExprKind::IntImm:
     case ExprKind::FloatImm:
-    case ExprKind::StringImm: return e;
-    case ExprKind::Var: return mutate_var(e);
-    case ExprKind::Cast: return mutate_cast(e, e.as<CastNode>());
-    case ExprKind::Not: return mutate_not(e, e.as<NotNode>());
-    case ExprKind::Select: return mutate_select(e, e.as<SelectNode>());
-    case ExprKind::Load: return mutate_load(e, e.as<LoadNode>());
-    case ExprKind::Ramp: return mutate_ramp(e, e.as<RampNode>());
-    case ExprKind::Broadcast: return mutate_broadcast(e, e.as<BroadcastNode>());
-    case ExprKind::Call: return mutate_call(e, e.as<CallNode>());
-    case ExprKind::Let: return mutate_let(e, e.as<LetNode>());
-    case ExprKind::TensorRead: return mutate_tensor_read(e, e.as<TensorReadNode>());
-    case ExprKind::Reduce: return mutate_reduce(e, e.as<ReduceNode>());
-    default: LOOM_CHECK(false, "unhandled expression kind");
+    case ExprKind::StringImm:
+      return e;
+    case ExprKind::Var:
+      return mutate_var(e);
+    case ExprKind::Cast:
+      return mutate_cast(e, e.as<CastNode>());
+    case ExprKind::Not:
+      return mutate_not(e, e.as<NotNode>());
+    case ExprKind::Select:
+      return mutate_select(e, e.as<SelectNode>());
+    case ExprKind::Load:
+      return mutate_load(e, e.as<LoadNode>());
+    case ExprKind::Ramp:
+      return mutate_ramp(e, e.as<RampNode>());
+    case ExprKind::Broadcast:
+      return mutate_broadcast(e, e.as<BroadcastNode>());
+    case ExprKind::Call:
+      return mutate_call(e, e.as<CallNode>());
+    case ExprKind::Let:
+      return mutate_let(e, e.as<LetNode>());
+    case ExprKind::TensorRead:
+      return mutate_tensor_read(e, e.as<TensorReadNode>());
+    case ExprKind::Reduce:
+      return mutate_reduce(e, e.as<ReduceNode>());
+    default:
+      LOOM_CHECK(false, "unhandled expression kind");
   }
 }
 
@@ -184,7 +214,8 @@ Expr IRMutator::mutate_call(const Expr& e, const CallNode* op) {
   // Element-wise intrinsics take their lanes from their first argument; if_then_else from its
   // values (its condition stays scalar).
   size_t lanes_from = op->name == "if_then_else" && args.size() == 3 ? 1 : 0;
-  if (args.size() > lanes_from && args[lanes_from].type().lanes() != t.lanes()) t = t.with_lanes(args[lanes_from].type().lanes());
+  if (args.size() > lanes_from && args[lanes_from].type().lanes() != t.lanes())
+    t = t.with_lanes(args[lanes_from].type().lanes());
   return Expr(std::make_shared<const CallNode>(t, op->name, std::move(args), op->call_type));
 }
 Expr IRMutator::mutate_let(const Expr& e, const LetNode* op) {
@@ -206,17 +237,28 @@ Expr IRMutator::mutate_reduce(const Expr& e, const ReduceNode* op) {
 Stmt IRMutator::mutate(const Stmt& s) {
   if (!s.defined()) return s;
   switch (s.kind()) {
-    case StmtKind::LetStmt: return mutate_let_stmt(s, s.as<LetStmtNode>());
-    case StmtKind::Attr: return mutate_attr(s, s.as<AttrNode>());
-    case StmtKind::Assert: return mutate_assert(s, s.as<AssertNode>());
-    case StmtKind::For: return mutate_for(s, s.as<ForNode>());
-    case StmtKind::Store: return mutate_store(s, s.as<StoreNode>());
-    case StmtKind::Provide: return mutate_provide(s, s.as<ProvideNode>());
-    case StmtKind::Allocate: return mutate_allocate(s, s.as<AllocateNode>());
-    case StmtKind::Realize: return mutate_realize(s, s.as<RealizeNode>());
-    case StmtKind::Seq: return mutate_seq(s, s.as<SeqNode>());
-    case StmtKind::IfThenElse: return mutate_if(s, s.as<IfThenElseNode>());
-    case StmtKind::Evaluate: return mutate_evaluate(s, s.as<EvaluateNode>());
+    case StmtKind::LetStmt:
+      return mutate_let_stmt(s, s.as<LetStmtNode>());
+    case StmtKind::Attr:
+      return mutate_attr(s, s.as<AttrNode>());
+    case StmtKind::Assert:
+      return mutate_assert(s, s.as<AssertNode>());
+    case StmtKind::For:
+      return mutate_for(s, s.as<ForNode>());
+    case StmtKind::Store:
+      return mutate_store(s, s.as<StoreNode>());
+    case StmtKind::Provide:
+      return mutate_provide(s, s.as<ProvideNode>());
+    case StmtKind::Allocate:
+      return mutate_allocate(s, s.as<AllocateNode>());
+    case StmtKind::Realize:
+      return mutate_realize(s, s.as<RealizeNode>());
+    case StmtKind::Seq:
+      return mutate_seq(s, s.as<SeqNode>());
+    case StmtKind::IfThenElse:
+      return mutate_if(s, s.as<IfThenElseNode>());
+    case StmtKind::Evaluate:
+      return mutate_evaluate(s, s.as<EvaluateNode>());
   }
   return s;
 }
@@ -399,12 +441,18 @@ bool structural_equal(const Expr& a, const Expr& b) {
     return true;
   };
   switch (a.kind()) {
-    case ExprKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
-    case ExprKind::FloatImm: return a.as<FloatImmNode>()->value == b.as<FloatImmNode>()->value;
-    case ExprKind::StringImm: return a.as<StringImmNode>()->value == b.as<StringImmNode>()->value;
-    case ExprKind::Var: return false;  // identity already compared
-    case ExprKind::Cast: return structural_equal(a.as<CastNode>()->value, b.as<CastNode>()->value);
-    case ExprKind::Not: return structural_equal(a.as<NotNode>()->a, b.as<NotNode>()->a);
+    case ExprKind::IntImm:
+      return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+    case ExprKind::FloatImm:
+      return a.as<FloatImmNode>()->value == b.as<FloatImmNode>()->value;
+    case ExprKind::StringImm:
+      return a.as<StringImmNode>()->value == b.as<StringImmNode>()->value;
+    case ExprKind::Var:
+      return false;  // identity already compared
+    case ExprKind::Cast:
+      return structural_equal(a.as<CastNode>()->value, b.as<CastNode>()->value);
+    case ExprKind::Not:
+      return structural_equal(a.as<NotNode>()->a, b.as<NotNode>()->a);
     case ExprKind::Select: {
       auto *x = a.as<SelectNode>(), *y = b.as<SelectNode>();
       return structural_equal(x->cond, y->cond) && structural_equal(x->true_value, y->true_value) &&
@@ -418,7 +466,8 @@ bool structural_equal(const Expr& a, const Expr& b) {
       auto *x = a.as<RampNode>(), *y = b.as<RampNode>();
       return x->lanes == y->lanes && structural_equal(x->base, y->base) && structural_equal(x->stride, y->stride);
     }
-    case ExprKind::Broadcast: return structural_equal(a.as<BroadcastNode>()->value, b.as<BroadcastNode>()->value);
+    case ExprKind::Broadcast:
+      return structural_equal(a.as<BroadcastNode>()->value, b.as<BroadcastNode>()->value);
     case ExprKind::Call: {
       auto *x = a.as<CallNode>(), *y = b.as<CallNode>();
       return x->name == y->name && eq_all(x->args, y->args);
@@ -431,8 +480,10 @@ bool structural_equal(const Expr& a, const Expr& b) {
       auto *x = a.as<TensorReadNode>(), *y = b.as<TensorReadNode>();
       return x->op == y->op && eq_all(x->indices, y->indices);
     }
-    case ExprKind::Reduce: return false;
-    default: return false;
+    case ExprKind::Reduce:
+      return false;
+    default:
+      return false;
   }
 }
 

@@ -27,9 +27,12 @@ std::optional<DmaCopy> as_dma_copy(const CallNode* call) {
 
 const char* to_string(TensorIntrinPart p) {
   switch (p) {
-    case TensorIntrinPart::Full: return "full";
-    case TensorIntrinPart::Reset: return "reset";
-    case TensorIntrinPart::Update: return "update";
+    case TensorIntrinPart::Full:
+      return "full";
+    case TensorIntrinPart::Reset:
+      return "reset";
+    case TensorIntrinPart::Update:
+      return "update";
   }
   return "?";
 }
@@ -41,7 +44,8 @@ Expr make_tensor_intrin_call(const TensorIntrinCall& c) {
 namespace {
 // The lanes L of "<prefix><L>"; nullopt for other names.
 std::optional<int> lanes_after(const std::string& prefix, const std::string& intrinsic) {
-  if (intrinsic.compare(0, prefix.size(), prefix) != 0 || intrinsic.size() == prefix.size() || intrinsic.size() > prefix.size() + 3)
+  if (intrinsic.compare(0, prefix.size(), prefix) != 0 || intrinsic.size() == prefix.size() ||
+      intrinsic.size() > prefix.size() + 3)
     return std::nullopt;
   int lanes = 0;
   for (size_t i = prefix.size(); i < intrinsic.size(); ++i) {
@@ -63,10 +67,14 @@ std::optional<TensorIntrinCall> as_tensor_intrin_call(const CallNode* call) {
   if (dot == std::string::npos || dot == 0) return std::nullopt;
   std::string part = call->name.substr(dot + 1);
   TensorIntrinCall c{call->name.substr(0, dot), TensorIntrinPart::Full, call->args};
-  if (part == "full") c.part = TensorIntrinPart::Full;
-  else if (part == "reset") c.part = TensorIntrinPart::Reset;
-  else if (part == "update") c.part = TensorIntrinPart::Update;
-  else return std::nullopt;
+  if (part == "full")
+    c.part = TensorIntrinPart::Full;
+  else if (part == "reset")
+    c.part = TensorIntrinPart::Reset;
+  else if (part == "update")
+    c.part = TensorIntrinPart::Update;
+  else
+    return std::nullopt;
   return c;
 }
 

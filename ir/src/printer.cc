@@ -15,39 +15,60 @@ namespace {
 
 int precedence(ExprKind k) {
   switch (k) {
-    case ExprKind::Or: return 1;
-    case ExprKind::And: return 2;
+    case ExprKind::Or:
+      return 1;
+    case ExprKind::And:
+      return 2;
     case ExprKind::EQ:
-    case ExprKind::NE: return 3;
+    case ExprKind::NE:
+      return 3;
     case ExprKind::LT:
     case ExprKind::LE:
     case ExprKind::GT:
-    case ExprKind::GE: return 4;
+    case ExprKind::GE:
+      return 4;
     case ExprKind::Add:
-    case ExprKind::Sub: return 5;
+    case ExprKind::Sub:
+      return 5;
     case ExprKind::Mul:
     case ExprKind::Div:
-    case ExprKind::Mod: return 6;
-    default: return 10;  // atoms and calls
+    case ExprKind::Mod:
+      return 6;
+    default:
+      return 10;  // atoms and calls
   }
 }
 
 const char* infix(ExprKind k) {
   switch (k) {
-    case ExprKind::Add: return " + ";
-    case ExprKind::Sub: return " - ";
-    case ExprKind::Mul: return "*";
-    case ExprKind::Div: return "/";
-    case ExprKind::Mod: return " % ";
-    case ExprKind::EQ: return " == ";
-    case ExprKind::NE: return " != ";
-    case ExprKind::LT: return " < ";
-    case ExprKind::LE: return " <= ";
-    case ExprKind::GT: return " > ";
-    case ExprKind::GE: return " >= ";
-    case ExprKind::And: return " && ";
-    case ExprKind::Or: return " || ";
-    default: return nullptr;
+    case ExprKind::Add:
+      return " + ";
+    case ExprKind::Sub:
+      return " - ";
+    case ExprKind::Mul:
+      return "*";
+    case ExprKind::Div:
+      return "/";
+    case ExprKind::Mod:
+      return " % ";
+    case ExprKind::EQ:
+      return " == ";
+    case ExprKind::NE:
+      return " != ";
+    case ExprKind::LT:
+      return " < ";
+    case ExprKind::LE:
+      return " <= ";
+    case ExprKind::GT:
+      return " > ";
+    case ExprKind::GE:
+      return " >= ";
+    case ExprKind::And:
+      return " && ";
+    case ExprKind::Or:
+      return " || ";
+    default:
+      return nullptr;
   }
 }
 
@@ -82,10 +103,14 @@ class Printer {
     switch (e.kind()) {
       case ExprKind::IntImm: {
         auto* i = e.as<IntImmNode>();
-        if (e.type().is_bool()) os_ << (i->value ? "true" : "false");
-        else if (e.type() == DataType::Int(32)) os_ << i->value;
-        else if (i->value < 0 && parent_prec > 0) os_ << "(" << e.type().str() << ")(" << i->value << ")";
-        else os_ << "(" << e.type().str() << ")" << i->value;
+        if (e.type().is_bool())
+          os_ << (i->value ? "true" : "false");
+        else if (e.type() == DataType::Int(32))
+          os_ << i->value;
+        else if (i->value < 0 && parent_prec > 0)
+          os_ << "(" << e.type().str() << ")(" << i->value << ")";
+        else
+          os_ << "(" << e.type().str() << ")" << i->value;
         return;
       }
       case ExprKind::FloatImm: {
@@ -97,8 +122,12 @@ class Printer {
         os_ << txt << (!std::isfinite(v) ? "" : e.type().bits() == 32 ? "f" : e.type().bits() == 16 ? "h" : "");
         return;
       }
-      case ExprKind::StringImm: os_ << '"' << e.as<StringImmNode>()->value << '"'; return;
-      case ExprKind::Var: os_ << name_of(e.as<VarNode>()); return;
+      case ExprKind::StringImm:
+        os_ << '"' << e.as<StringImmNode>()->value << '"';
+        return;
+      case ExprKind::Var:
+        os_ << name_of(e.as<VarNode>());
+        return;
       case ExprKind::Cast:
         os_ << e.type().str() << "(";
         print(e.as<CastNode>()->value);
@@ -185,7 +214,9 @@ class Printer {
         os_ << ")";
         return;
       }
-      default: os_ << "<?>"; return;
+      default:
+        os_ << "<?>";
+        return;
     }
   }
 

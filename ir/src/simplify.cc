@@ -36,8 +36,11 @@ IntBounds mul_bounds(const IntBounds& a, const IntBounds& b) {
     const IntBounds* o = k == &a ? &b : &a;
     if (!k) return {};
     int64_t c = *k->min;
-    if (c >= 0) return {o->min ? std::optional<int64_t>(*o->min * c) : std::nullopt, o->max ? std::optional<int64_t>(*o->max * c) : std::nullopt};
-    return {o->max ? std::optional<int64_t>(*o->max * c) : std::nullopt, o->min ? std::optional<int64_t>(*o->min * c) : std::nullopt};
+    if (c >= 0)
+      return {o->min ? std::optional<int64_t>(*o->min * c) : std::nullopt,
+              o->max ? std::optional<int64_t>(*o->max * c) : std::nullopt};
+    return {o->max ? std::optional<int64_t>(*o->max * c) : std::nullopt,
+            o->min ? std::optional<int64_t>(*o->min * c) : std::nullopt};
   }
   int64_t v[4] = {*a.min * *b.min, *a.min * *b.max, *a.max * *b.min, *a.max * *b.max};
   return {*std::min_element(v, v + 4), *std::max_element(v, v + 4)};
@@ -65,11 +68,13 @@ IntBounds bounds_of(const Expr& e, const VarBounds& vb) {
   if (!b) return {};
   IntBounds x = bounds_of(b->a, vb), y = bounds_of(b->b, vb);
   switch (e.kind()) {
-    case ExprKind::Add: return {add_opt(x.min, y.min), add_opt(x.max, y.max)};
+    case ExprKind::Add:
+      return {add_opt(x.min, y.min), add_opt(x.max, y.max)};
     case ExprKind::Sub:
       return {x.min && y.max ? std::optional<int64_t>(*x.min - *y.max) : std::nullopt,
               x.max && y.min ? std::optional<int64_t>(*x.max - *y.min) : std::nullopt};
-    case ExprKind::Mul: return mul_bounds(x, y);
+    case ExprKind::Mul:
+      return mul_bounds(x, y);
     case ExprKind::Div:
       if (y.is_point() && *y.min > 0) {
         int64_t c = *y.min;
@@ -86,9 +91,13 @@ IntBounds bounds_of(const Expr& e, const VarBounds& vb) {
       return {};
     case ExprKind::Min:
       return {x.min && y.min ? std::optional<int64_t>(std::min(*x.min, *y.min)) : std::nullopt,
-              x.max && y.max ? std::optional<int64_t>(std::min(*x.max, *y.max)) : x.max ? x.max : y.max};
+              x.max && y.max ? std::optional<int64_t>(std::min(*x.max, *y.max))
+              : x.max        ? x.max
+                             : y.max};
     case ExprKind::Max:
-      return {x.min && y.min ? std::optional<int64_t>(std::max(*x.min, *y.min)) : x.min ? x.min : y.min,
+      return {x.min && y.min ? std::optional<int64_t>(std::max(*x.min, *y.min))
+              : x.min        ? x.min
+                             : y.min,
               x.max && y.max ? std::optional<int64_t>(std::max(*x.max, *y.max)) : std::nullopt};
     default:
       if (e.type().is_bool()) return {0, 1};
@@ -153,7 +162,8 @@ Linear to_linear(const Expr& e) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   l.add_term(e, 1);
   return l;
@@ -209,38 +219,59 @@ class Simplifier : public IRMutator {
     if (ia && ib && t.is_scalar()) {
       int64_t x = *ia, y = *ib;
       switch (k) {
-        case ExprKind::Add: return make_const(t, double(x + y));
-        case ExprKind::Sub: return make_const(t, double(x - y));
-        case ExprKind::Mul: return make_const(t, double(x * y));
+        case ExprKind::Add:
+          return make_const(t, double(x + y));
+        case ExprKind::Sub:
+          return make_const(t, double(x - y));
+        case ExprKind::Mul:
+          return make_const(t, double(x * y));
         case ExprKind::Div:
           if (y != 0) return make_const(t, double(floor_div(x, y)));
           break;
         case ExprKind::Mod:
           if (y != 0) return make_const(t, double(floor_mod(x, y)));
           break;
-        case ExprKind::Min: return make_const(t, double(std::min(x, y)));
-        case ExprKind::Max: return make_const(t, double(std::max(x, y)));
-        case ExprKind::EQ: return make_const(DataType::Bool(), x == y);
-        case ExprKind::NE: return make_const(DataType::Bool(), x != y);
-        case ExprKind::LT: return make_const(DataType::Bool(), x < y);
-        case ExprKind::LE: return make_const(DataType::Bool(), x <= y);
-        case ExprKind::GT: return make_const(DataType::Bool(), x > y);
-        case ExprKind::GE: return make_const(DataType::Bool(), x >= y);
-        case ExprKind::And: return make_const(DataType::Bool(), x && y);
-        case ExprKind::Or: return make_const(DataType::Bool(), x || y);
-        default: break;
+        case ExprKind::Min:
+          return make_const(t, double(std::min(x, y)));
+        case ExprKind::Max:
+          return make_const(t, double(std::max(x, y)));
+        case ExprKind::EQ:
+          return make_const(DataType::Bool(), x == y);
+        case ExprKind::NE:
+          return make_const(DataType::Bool(), x != y);
+        case ExprKind::LT:
+          return make_const(DataType::Bool(), x < y);
+        case ExprKind::LE:
+          return make_const(DataType::Bool(), x <= y);
+        case ExprKind::GT:
+          return make_const(DataType::Bool(), x > y);
+        case ExprKind::GE:
+          return make_const(DataType::Bool(), x >= y);
+        case ExprKind::And:
+          return make_const(DataType::Bool(), x && y);
+        case ExprKind::Or:
+          return make_const(DataType::Bool(), x || y);
+        default:
+          break;
       }
     }
     if (fa && fb) {
       double x = fa->value, y = fb->value;
       switch (k) {
-        case ExprKind::Add: return make_const(t, x + y);
-        case ExprKind::Sub: return make_const(t, x - y);
-        case ExprKind::Mul: return make_const(t, x * y);
-        case ExprKind::Div: return make_const(t, x / y);
-        case ExprKind::Min: return make_const(t, std::min(x, y));
-        case ExprKind::Max: return make_const(t, std::max(x, y));
-        default: break;
+        case ExprKind::Add:
+          return make_const(t, x + y);
+        case ExprKind::Sub:
+          return make_const(t, x - y);
+        case ExprKind::Mul:
+          return make_const(t, x * y);
+        case ExprKind::Div:
+          return make_const(t, x / y);
+        case ExprKind::Min:
+          return make_const(t, std::min(x, y));
+        case ExprKind::Max:
+          return make_const(t, std::max(x, y));
+        default:
+          break;
       }
     }
     // Float identities that are exact.
@@ -263,7 +294,8 @@ class Simplifier : public IRMutator {
       switch (k) {
         case ExprKind::Add:
         case ExprKind::Sub:
-        case ExprKind::Mul: return from_linear(to_linear(rebuild(e, k, a, b)));
+        case ExprKind::Mul:
+          return from_linear(to_linear(rebuild(e, k, a, b)));
         case ExprKind::Div:
         case ExprKind::Mod:
           if (ib && *ib > 0) return simplify_divmod(k, a, *ib);
@@ -290,7 +322,8 @@ class Simplifier : public IRMutator {
           if (auto r = decide(k, d)) return make_const(DataType::Bool(), *r);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     return rebuild(e, k, a, b);
@@ -351,13 +384,20 @@ class Simplifier : public IRMutator {
     bool nonneg = d.min && *d.min >= 0, nonpos = d.max && *d.max <= 0;
     bool zero = d.is_point() && *d.min == 0;
     switch (k) {
-      case ExprKind::EQ: return zero ? std::optional(true) : (pos || neg) ? std::optional(false) : std::nullopt;
-      case ExprKind::NE: return zero ? std::optional(false) : (pos || neg) ? std::optional(true) : std::nullopt;
-      case ExprKind::LT: return neg ? std::optional(true) : nonneg ? std::optional(false) : std::nullopt;
-      case ExprKind::LE: return nonpos ? std::optional(true) : pos ? std::optional(false) : std::nullopt;
-      case ExprKind::GT: return pos ? std::optional(true) : nonpos ? std::optional(false) : std::nullopt;
-      case ExprKind::GE: return nonneg ? std::optional(true) : neg ? std::optional(false) : std::nullopt;
-      default: return std::nullopt;
+      case ExprKind::EQ:
+        return zero ? std::optional(true) : (pos || neg) ? std::optional(false) : std::nullopt;
+      case ExprKind::NE:
+        return zero ? std::optional(false) : (pos || neg) ? std::optional(true) : std::nullopt;
+      case ExprKind::LT:
+        return neg ? std::optional(true) : nonneg ? std::optional(false) : std::nullopt;
+      case ExprKind::LE:
+        return nonpos ? std::optional(true) : pos ? std::optional(false) : std::nullopt;
+      case ExprKind::GT:
+        return pos ? std::optional(true) : nonpos ? std::optional(false) : std::nullopt;
+      case ExprKind::GE:
+        return nonneg ? std::optional(true) : neg ? std::optional(false) : std::nullopt;
+      default:
+        return std::nullopt;
     }
   }
 
@@ -368,8 +408,10 @@ class Simplifier : public IRMutator {
     Linear l = to_linear(a);
     Linear q{l.type, {}, floor_div(l.constant, c)}, r{l.type, {}, floor_mod(l.constant, c)};
     for (auto& [t, coeff] : l.terms) {
-      if (coeff % c == 0) q.add_term(t, coeff / c);
-      else r.add_term(t, coeff);
+      if (coeff % c == 0)
+        q.add_term(t, coeff / c);
+      else
+        r.add_term(t, coeff);
     }
     Expr rest = from_linear(r);
     IntBounds rb = bounds_of(rest, vb_);
@@ -403,8 +445,8 @@ class Simplifier : public IRMutator {
 // ---- the statement simplifier: tracks loop variable ranges ----
 class StmtSimplifier : public Simplifier {
  public:
-  using Simplifier::Simplifier;
   using Simplifier::mutate;
+  using Simplifier::Simplifier;
 
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {

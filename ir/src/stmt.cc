@@ -11,18 +11,28 @@ Stmt node(Args&&... args) {
 
 const char* to_string(ForKind k) {
   switch (k) {
-    case ForKind::Serial: return "for";
-    case ForKind::Parallel: return "parallel";
-    case ForKind::Vectorized: return "vectorized";
-    case ForKind::Unrolled: return "unrolled";
-    case ForKind::ThreadBinding: return "bind";
-    case ForKind::VirtualThread: return "vthread";
+    case ForKind::Serial:
+      return "for";
+    case ForKind::Parallel:
+      return "parallel";
+    case ForKind::Vectorized:
+      return "vectorized";
+    case ForKind::Unrolled:
+      return "unrolled";
+    case ForKind::ThreadBinding:
+      return "bind";
+    case ForKind::VirtualThread:
+      return "vthread";
   }
   return "?";
 }
 
-Stmt let_stmt(Var v, Expr value, Stmt body) { return node<LetStmtNode>(std::move(v), std::move(value), std::move(body)); }
-Stmt attr(std::string key, Expr value, Stmt body) { return node<AttrNode>(std::move(key), std::move(value), std::move(body)); }
+Stmt let_stmt(Var v, Expr value, Stmt body) {
+  return node<LetStmtNode>(std::move(v), std::move(value), std::move(body));
+}
+Stmt attr(std::string key, Expr value, Stmt body) {
+  return node<AttrNode>(std::move(key), std::move(value), std::move(body));
+}
 Stmt assert_stmt(Expr cond, std::string message) { return node<AssertNode>(std::move(cond), std::move(message)); }
 Stmt for_loop(Var v, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag) {
   return node<ForNode>(std::move(v), std::move(min), std::move(extent), kind, std::move(body), std::move(thread_tag));

@@ -18,9 +18,12 @@ IterVar reduce_axis(Expr min, Expr extent, const std::string& name) {
 
 const char* to_string(ReduceKind k) {
   switch (k) {
-    case ReduceKind::Sum: return "sum";
-    case ReduceKind::Max: return "max";
-    case ReduceKind::Min: return "min";
+    case ReduceKind::Sum:
+      return "sum";
+    case ReduceKind::Max:
+      return "max";
+    case ReduceKind::Min:
+      return "min";
   }
   return "?";
 }
@@ -43,9 +46,12 @@ Expr reduce_identity(ReduceKind k, DataType t) {
 
 Expr reduce_combine(ReduceKind k, Expr acc, Expr x) {
   switch (k) {
-    case ReduceKind::Sum: return acc + x;
-    case ReduceKind::Max: return max(acc, x);
-    case ReduceKind::Min: return min(acc, x);
+    case ReduceKind::Sum:
+      return acc + x;
+    case ReduceKind::Max:
+      return max(acc, x);
+    case ReduceKind::Min:
+      return min(acc, x);
   }
   return Expr();
 }
@@ -86,11 +92,12 @@ std::vector<Tensor> Operation::input_tensors() const {
 Expr Tensor::operator()(std::vector<Expr> indices) const {
   if (!defined()) LOOM_THROW(ShapeError, "indexing an undefined tensor");
   if (indices.size() != op_->shape.size())
-    LOOM_THROW(ShapeError, "tensor '", name(), "' has rank ", op_->shape.size(), " but is indexed with ", indices.size(),
-               " indices");
+    LOOM_THROW(ShapeError, "tensor '", name(), "' has rank ", op_->shape.size(), " but is indexed with ",
+               indices.size(), " indices");
   for (auto& i : indices) {
     if (!i.type().is_integer() || !i.type().is_scalar())
-      LOOM_THROW(TypeError, "tensor '", name(), "' indexed with non-integer '", to_string(i), "' of type ", i.type().str());
+      LOOM_THROW(TypeError, "tensor '", name(), "' indexed with non-integer '", to_string(i), "' of type ",
+                 i.type().str());
     if (i.type() != DataType::Int(32)) i = cast(DataType::Int(32), i);
   }
   return Expr(std::make_shared<const TensorReadNode>(op_, std::move(indices)));
@@ -98,15 +105,15 @@ Expr Tensor::operator()(std::vector<Expr> indices) const {
 
 static void check_shape(const std::vector<Expr>& shape, const std::string& name) {
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (!shape[i].type().is_integer())
-      LOOM_THROW(ShapeError, "tensor '", name, "': extent ", i, " is not an integer");
+    if (!shape[i].type().is_integer()) LOOM_THROW(ShapeError, "tensor '", name, "': extent ", i, " is not an integer");
     if (auto* c = as_const_int(shape[i]); c && *c <= 0)
       LOOM_THROW(ShapeError, "tensor '", name, "': extent ", i, " is ", *c, ", must be positive");
   }
 }
 
 Tensor placeholder(std::vector<Expr> shape, DataType dtype, std::string name) {
-  if (!is_supported_tensor_type(dtype)) LOOM_THROW(TypeError, "placeholder '", name, "': unsupported dtype ", dtype.str());
+  if (!is_supported_tensor_type(dtype))
+    LOOM_THROW(TypeError, "placeholder '", name, "': unsupported dtype ", dtype.str());
   check_shape(shape, name);
   auto op = std::make_shared<Operation>();
   op->op_kind = Operation::Kind::Placeholder;
@@ -151,22 +158,27 @@ Tensor compute(std::vector<Expr> shape, const ComputeFn& fn, std::string name, s
 }
 
 static void check_rank(const std::vector<Expr>& shape, size_t n, const std::string& name) {
-  if (shape.size() != n) LOOM_THROW(ShapeError, "compute '", name, "': lambda takes ", n, " indices but shape has rank ", shape.size());
+  if (shape.size() != n)
+    LOOM_THROW(ShapeError, "compute '", name, "': lambda takes ", n, " indices but shape has rank ", shape.size());
 }
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var)>& fn, std::string name, std::string tag) {
   check_rank(shape, 1, name);
-  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0]); }), std::move(name), std::move(tag));
+  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0]); }), std::move(name),
+                 std::move(tag));
 }
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var)>& fn, std::string name, std::string tag) {
   check_rank(shape, 2, name);
-  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0], v[1]); }), std::move(name), std::move(tag));
+  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0], v[1]); }),
+                 std::move(name), std::move(tag));
 }
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& fn, std::string name, std::string tag) {
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& fn, std::string name,
+               std::string tag) {
   check_rank(shape, 3, name);
-  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0], v[1], v[2]); }), std::move(name),
-                 std::move(tag));
+  return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0], v[1], v[2]); }),
+                 std::move(name), std::move(tag));
 }
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var, Var)>& fn, std::string name, std::string tag) {
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var, Var)>& fn, std::string name,
+               std::string tag) {
   check_rank(shape, 4, name);
   return compute(std::move(shape), ComputeFn([&](const std::vector<Var>& v) { return fn(v[0], v[1], v[2], v[3]); }),
                  std::move(name), std::move(tag));

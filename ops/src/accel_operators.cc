@@ -25,8 +25,8 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
   const Blocking& b = target.blocking;
   const AccelLimits& lim = target.limits;
   if (p.channels % b.block_in || ((p.op == "conv2d" || p.op == "dense") && p.out_channels % b.block_out))
-    LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels, ") must be multiples of the config's blocks (", b.block_in,
-               ", ", b.block_out, ")");
+    LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels,
+               ") must be multiples of the config's blocks (", b.block_in, ", ", b.block_out, ")");
   int C = p.channels / b.block_in, O = p.out_channels / b.block_out;
   AccelOperator a;
   std::unique_ptr<schedule::Schedule> s;
@@ -41,7 +41,8 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     a.macs = double(b.batch) * p.channels * p.out_channels;
   } else if (p.op == "conv2d") {
     if (p.size + 2 * p.pad < p.kernel)
-      LOOM_THROW(ShapeError, "conv2d: size ", p.size, " with padding ", p.pad, " is smaller than the ", p.kernel, "x", p.kernel, " kernel");
+      LOOM_THROW(ShapeError, "conv2d: size ", p.size, " with padding ", p.pad, " is smaller than the ", p.kernel, "x",
+                 p.kernel, " kernel");
     Tensor X = placeholder({1, C, p.size, p.size, b.batch, b.block_in}, DataType::Int(8), "X");
     Tensor W = placeholder({O, C, p.kernel, p.kernel, b.block_out, b.block_in}, DataType::Int(8), "W");
     QuantizedStages q = conv2d_int8_blocked(X, W, p.stride, p.pad, p.rq, name);
@@ -55,16 +56,19 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     a.output = a.reference = q.out;
     a.macs = double(b.batch) * p.out_channels * p.channels * p.kernel * p.kernel * out * out;
   } else if (p.op == "add") {
-    if (b.block_in != b.block_out) LOOM_THROW(ShapeError, "add: the accelerator widens through an identity block, which needs block_in == block_out");
+    if (b.block_in != b.block_out)
+      LOOM_THROW(ShapeError,
+                 "add: the accelerator widens through an identity block, which needs block_in == block_out");
     Tensor A = placeholder({1, C, p.size, p.size, b.batch, b.block_in}, DataType::Int(8), "A");
     Tensor B = placeholder({1, C, p.size, p.size, b.batch, b.block_in}, DataType::Int(8), "B");
     Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
     AddWidenStages add = add_int8_widening(A, B, Eye, p.rq, name);
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{add.q.out});
-    schedule_add_int8_accel(*s, add, b, p.conv_tiling ? *p.conv_tiling : choose_add_tiling(p.size, p.size, C, p.virtual_threads, lim));
+    schedule_add_int8_accel(
+        *s, add, b, p.conv_tiling ? *p.conv_tiling : choose_add_tiling(p.size, p.size, C, p.virtual_threads, lim));
     a.inputs = {A, B, Eye};
     a.output = add.q.out;
-    a.reference = add_int8(A, B, p.rq, name + "_cpu").out;  // the CPU definition: plain int32 adds
+    a.reference = add_int8(A, B, p.rq, name + "_cpu").out;     // the CPU definition: plain int32 adds
     a.macs = 2.0 * p.channels * p.size * p.size * b.block_in;  // the two widening GEMMs
   } else {
     LOOM_THROW(ShapeError, "unknown accelerator operator '", p.op, "' (dense, conv2d, add)");

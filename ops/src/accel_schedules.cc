@@ -17,9 +17,10 @@ schedule::TensorIntrin accel_gemm_intrin(const Blocking& b) {
   Tensor inp = placeholder({b.batch, b.block_in}, DataType::Int(8), "inp");
   Tensor wgt = placeholder({b.block_out, b.block_in}, DataType::Int(8), "wgt");
   IterVar k = reduce_axis(b.block_in, "k");
-  Tensor out = compute({b.batch, b.block_out}, [&](Var bb, Var o) {
-    return sum(cast(DataType::Int(32), inp(bb, k)) * cast(DataType::Int(32), wgt(o, k)), {k});
-  }, "gemm_out");
+  Tensor out = compute(
+      {b.batch, b.block_out},
+      [&](Var bb, Var o) { return sum(cast(DataType::Int(32), inp(bb, k)) * cast(DataType::Int(32), wgt(o, k)), {k}); },
+      "gemm_out");
   return schedule::declare_tensor_intrin(ir::kAccelGemm, out, {inp, wgt});
 }
 
@@ -83,17 +84,20 @@ IterVar tile_activation(Stage& out, const AccelConvTiling& t) {
 
 AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth) {
   if (out_h < 1 || out_w < 1 || oc_blocks < 1 || virtual_threads < 1 || acc_depth < 1)
-    LOOM_THROW(ScheduleError, "conv tiling: output ", out_h, "x", out_w, ", ", oc_blocks, " channel blocks, ", virtual_threads,
-               " virtual threads and ", acc_depth, " accumulator entries must all be at least 1");
+    LOOM_THROW(ScheduleError, "conv tiling: output ", out_h, "x", out_w, ", ", oc_blocks, " channel blocks, ",
+               virtual_threads, " virtual threads and ", acc_depth, " accumulator entries must all be at least 1");
   auto pick = [](int n, std::initializer_list<int> prefs) {
     for (int p : prefs)
       if (n % p == 0) return p;
     return n;
   };
-  AccelConvTiling t{pick(out_h, {7, 14}), pick(out_w, {14, 28, 7}), 1, oc_blocks >= virtual_threads ? virtual_threads : 1};
+  AccelConvTiling t{pick(out_h, {7, 14}), pick(out_w, {14, 28, 7}), 1,
+                    oc_blocks >= virtual_threads ? virtual_threads : 1};
   if (oc_blocks % t.virtual_threads) t.virtual_threads = 1;
   for (int ob = 1; ob <= 8; ++ob)
-    if ((oc_blocks / t.virtual_threads) % ob == 0 && int64_t(ob) * t.h_block * t.w_block * t.virtual_threads <= acc_depth) t.oc_blocks = ob;
+    if ((oc_blocks / t.virtual_threads) % ob == 0 &&
+        int64_t(ob) * t.h_block * t.w_block * t.virtual_threads <= acc_depth)
+      t.oc_blocks = ob;
   return t;
 }
 
@@ -109,7 +113,8 @@ std::string divisors_text(int n) {
 // Factors of a tiling must divide what they tile (tails are not emitted).
 void check_divides(int n, int factor, const char* what, const char* of) {
   if (factor < 1 || n % factor)
-    LOOM_THROW(ScheduleError, "accelerator tiling: ", what, " ", factor, " does not divide the ", n, " ", of, "; use one of ", divisors_text(n));
+    LOOM_THROW(ScheduleError, "accelerator tiling: ", what, " ", factor, " does not divide the ", n, " ", of,
+               "; use one of ", divisors_text(n));
 }
 
 // Scratchpad entries a tiling takes, all contexts together.
@@ -137,8 +142,9 @@ void check_conv_tiling(const ConvShape& c, const AccelConvTiling& t, const Accel
   TileNeeds need = tile_needs(c, t);
   auto over = [&](const char* pad, int64_t need, int64_t have, const char* fix) {
     if (need > have)
-      LOOM_THROW(ScheduleError, "accelerator tiling ", t.h_block, "x", t.w_block, " x ", t.oc_blocks, " blocks x ", t.virtual_threads,
-                 " virtual threads: the ", pad, " scratchpad needs ", need, " entries, has ", have, "; ", fix);
+      LOOM_THROW(ScheduleError, "accelerator tiling ", t.h_block, "x", t.w_block, " x ", t.oc_blocks, " blocks x ",
+                 t.virtual_threads, " virtual threads: the ", pad, " scratchpad needs ", need, " entries, has ", have,
+                 "; ", fix);
   };
   over("acc", need.acc, lim.acc, "use smaller tiles, fewer output-channel blocks per tile or fewer virtual threads");
   over("inp", need.inp, lim.inp, "use smaller tiles or fewer virtual threads");
@@ -146,10 +152,13 @@ void check_conv_tiling(const ConvShape& c, const AccelConvTiling& t, const Accel
 }
 
 AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, const AccelLimits& lim) {
-  if (c.out_h < 1 || c.out_w < 1 || c.oc_blocks < 1 || c.ic_blocks < 1 || c.kernel_h < 1 || c.kernel_w < 1 || c.stride < 1 || virtual_threads < 1)
-    LOOM_THROW(ScheduleError, "conv tiling: output ", c.out_h, "x", c.out_w, ", ", c.oc_blocks, " output and ", c.ic_blocks, " input blocks, kernel ",
-               c.kernel_h, "x", c.kernel_w, ", stride ", c.stride, ", ", virtual_threads, " virtual threads must all be at least 1");
-  AccelConvTiling first = choose_conv_tiling(c.out_h, c.out_w, c.oc_blocks, virtual_threads, std::max<int64_t>(lim.acc - c.oc_blocks, 1));
+  if (c.out_h < 1 || c.out_w < 1 || c.oc_blocks < 1 || c.ic_blocks < 1 || c.kernel_h < 1 || c.kernel_w < 1 ||
+      c.stride < 1 || virtual_threads < 1)
+    LOOM_THROW(ScheduleError, "conv tiling: output ", c.out_h, "x", c.out_w, ", ", c.oc_blocks, " output and ",
+               c.ic_blocks, " input blocks, kernel ", c.kernel_h, "x", c.kernel_w, ", stride ", c.stride, ", ",
+               virtual_threads, " virtual threads must all be at least 1");
+  AccelConvTiling first =
+      choose_conv_tiling(c.out_h, c.out_w, c.oc_blocks, virtual_threads, std::max<int64_t>(lim.acc - c.oc_blocks, 1));
   try {
     check_conv_tiling(c, first, lim);
     return first;
@@ -170,21 +179,23 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
           TileNeeds need = tile_needs(c, t);
           if (need.acc > lim.acc || need.inp > lim.inp || need.wgt > lim.wgt) continue;
           double tiles = double(c.out_h / h) * (c.out_w / w) * (c.oc_blocks / ob);
-          double load = double(need.inp) / vt + 16.0 * double(need.wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
+          double load = double(need.inp) / vt +
+                        16.0 * double(need.wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
           double gemm = double(ob) * h * w * c.kernel_h * c.kernel_w;
           double cost = tiles * c.ic_blocks * (std::max(load, gemm) + kInsnOverhead);
           if (!best || cost < best_cost) best = t, best_cost = cost;
         }
   if (!best)
-    LOOM_THROW(ScheduleError, "conv tiling: not even one output entry of one block fits (kernel ", c.kernel_h, "x", c.kernel_w, " needs ",
-               int64_t(c.kernel_h) * c.kernel_w, " input and weight entries; scratchpads inp ", lim.inp, ", wgt ", lim.wgt, ", acc ", lim.acc,
-               " entries); use a config with larger buffers");
+    LOOM_THROW(ScheduleError, "conv tiling: not even one output entry of one block fits (kernel ", c.kernel_h, "x",
+               c.kernel_w, " needs ", int64_t(c.kernel_h) * c.kernel_w, " input and weight entries; scratchpads inp ",
+               lim.inp, ", wgt ", lim.wgt, ", acc ", lim.acc, " entries); use a config with larger buffers");
   return *best;
 }
 
 void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelConvTiling& t) {
   auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
-  if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", q.acc.name(), "' must read data and kernel");
+  if (reads.size() != 2)
+    LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", q.acc.name(), "' must read data and kernel");
   check_tiling_divides(int(const_dim(q.out, 2)), int(const_dim(q.out, 3)), int(const_dim(q.out, 1)), t);
   Tensor data = reads[0], kernel = reads[1];
   Tensor pad = data.op()->tag == "pad" ? data : Tensor();
@@ -211,18 +222,22 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
   }
 }
 
-AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads, const AccelLimits& limits) {
+AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads,
+                                  const AccelLimits& limits) {
   AccelLimits lim = limits;
   lim.inp /= 2;  // both operands' tiles
   lim.acc /= 4;  // both widened operands and the stages between them
-  AccelConvTiling t = choose_conv_tiling(ConvShape{out_h, out_w, channel_blocks, 1, 1, 1, 1, false}, virtual_threads, lim);
+  AccelConvTiling t =
+      choose_conv_tiling(ConvShape{out_h, out_w, channel_blocks, 1, 1, 1, 1, false}, virtual_threads, lim);
   t.oc_blocks = 1;  // one channel block per tile
   return t;
 }
 
 void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Blocking& b, const AccelConvTiling& t) {
   const QuantizedStages& q = add.q;
-  if (q.out.ndim() != 6) LOOM_THROW(ScheduleError, "schedule_add_int8_accel: '", q.out.name(), "' must be a blocked NCHW activation (rank 6)");
+  if (q.out.ndim() != 6)
+    LOOM_THROW(ScheduleError, "schedule_add_int8_accel: '", q.out.name(),
+               "' must be a blocked NCHW activation (rank 6)");
   check_tiling_divides(int(const_dim(q.out, 2)), int(const_dim(q.out, 3)), int(const_dim(q.out, 1)), t);
   Stage out = s[q.out];
   IterVar xo = tile_activation(out, t);
@@ -257,7 +272,8 @@ void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Block
 
 void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, int virtual_threads) {
   auto reads = q.acc.op()->input_tensors();
-  if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
+  if (reads.size() != 2)
+    LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
   Stage out = s[q.out];
   IterVar oc = out.axis(1), vt;
   if (virtual_threads > 1) {
@@ -283,29 +299,35 @@ void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Bloc
   }
 }
 
-AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads, const AccelLimits& lim) {
+AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads,
+                                     const AccelLimits& lim) {
   if (batch_blocks < 1 || ic_blocks < 1 || oc_blocks < 1 || virtual_threads < 1)
-    LOOM_THROW(ScheduleError, "dense tiling: ", batch_blocks, " batch, ", ic_blocks, " input and ", oc_blocks, " output blocks and ", virtual_threads,
-               " virtual threads must all be at least 1");
+    LOOM_THROW(ScheduleError, "dense tiling: ", batch_blocks, " batch, ", ic_blocks, " input and ", oc_blocks,
+               " output blocks and ", virtual_threads, " virtual threads must all be at least 1");
   for (int vt : {virtual_threads, 1}) {
     if (oc_blocks % vt) continue;
     for (int ic : divisors_descending(ic_blocks)) {
       if (int64_t(batch_blocks) * ic * vt > lim.inp || int64_t(ic) * vt > lim.wgt) continue;
       for (int ob : divisors_descending(oc_blocks / vt))
-        if (int64_t(ob) * ic * vt <= lim.wgt && int64_t(ob) * (batch_blocks + 1) * vt <= lim.acc) return {ob, ic, vt};  // + the bias entries
+        if (int64_t(ob) * ic * vt <= lim.wgt && int64_t(ob) * (batch_blocks + 1) * vt <= lim.acc)
+          return {ob, ic, vt};  // + the bias entries
     }
   }
-  LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks, " batch blocks) and one weight block fit the scratchpads (inp ",
-             lim.inp, ", wgt ", lim.wgt, ", acc ", lim.acc, " entries); use a config with larger buffers");
+  LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks,
+             " batch blocks) and one weight block fit the scratchpads (inp ", lim.inp, ", wgt ", lim.wgt, ", acc ",
+             lim.acc, " entries); use a config with larger buffers");
 }
 
 void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelDenseTiling& t) {
   auto reads = q.acc.op()->input_tensors();
-  if (reads.size() != 2) LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
+  if (reads.size() != 2)
+    LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
   int64_t oc = const_dim(q.out, 1), ic = const_dim(reads[0], 1);
-  if (t.oc_blocks < 1 || t.ic_blocks < 1 || t.virtual_threads < 1 || oc % (int64_t(t.oc_blocks) * t.virtual_threads) || ic % t.ic_blocks)
-    LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: chunks of ", t.oc_blocks, " output blocks x ", t.virtual_threads, " virtual threads and ",
-               t.ic_blocks, " input blocks must divide the layer's ", oc, " output and ", ic, " input blocks");
+  if (t.oc_blocks < 1 || t.ic_blocks < 1 || t.virtual_threads < 1 || oc % (int64_t(t.oc_blocks) * t.virtual_threads) ||
+      ic % t.ic_blocks)
+    LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: chunks of ", t.oc_blocks, " output blocks x ",
+               t.virtual_threads, " virtual threads and ", t.ic_blocks, " input blocks must divide the layer's ", oc,
+               " output and ", ic, " input blocks");
   Stage out = s[q.out];
   auto [oco, oci] = out.split(out.axis(1), t.oc_blocks);
   IterVar vt = split_contexts(out, oco, t.virtual_threads);

@@ -1,12 +1,12 @@
 // CPU schedules for the fused kernels of whole models (see cpu_schedules.h).
 #include <algorithm>
 
+#include "input_with_tag.h"
 #include "loom/ir/functor.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/gemm_int8.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
-#include "input_with_tag.h"
 #include "register_tile.h"
 
 namespace loom::ops {
@@ -27,8 +27,8 @@ bool costly_for_several(const Schedule& s, const Stage& st) {
   bool costly = false;
   ir::post_order_visit(st->op->body, [&](const Expr& e) {
     auto* c = e.as<ir::CallNode>();
-    if (c && (c->name == "exp" || c->name == "exp2" || c->name == "log" || c->name == "log2" || c->name == "tanh" || c->name == "pow" ||
-              c->name == "sin" || c->name == "cos"))
+    if (c && (c->name == "exp" || c->name == "exp2" || c->name == "log" || c->name == "log2" || c->name == "tanh" ||
+              c->name == "pow" || c->name == "sin" || c->name == "cos"))
       costly = true;
   });
   if (!costly) return false;
@@ -86,7 +86,8 @@ void schedule_loop_nest(Stage st, int lanes) {
   int64_t total = 1;
   for (auto& d : data) total *= std::max<int64_t>(1, extent_of(d));
   if (total * (vec ? lanes : 1) < 4096 || data.size() < 2) {
-    if (data.size() == 1 && total >= 2 * runtime::num_threads() && total * (vec ? lanes : 1) >= 4096) st.parallel(data[0]);
+    if (data.size() == 1 && total >= 2 * runtime::num_threads() && total * (vec ? lanes : 1) >= 4096)
+      st.parallel(data[0]);
     return;
   }
   IterVar fused = data[0];
@@ -97,7 +98,6 @@ void schedule_loop_nest(Stage st, int lanes) {
   }
   st.parallel(fused);
 }
-
 
 // Largest divisor of n that is at most `limit`.
 int divisor_at_most(int64_t n, int limit) {
@@ -120,7 +120,8 @@ void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   int64_t oc_block = 0;
   for (auto& in : conv.op()->input_tensors())
     if (in.ndim() == 5) oc_block = const_dim(in, 4);
-  if (oc_block == 0) LOOM_THROW(ScheduleError, "schedule_conv2d_fused_cpu: '", conv.name(), "' does not read packed weights");
+  if (oc_block == 0)
+    LOOM_THROW(ScheduleError, "schedule_conv2d_fused_cpu: '", conv.name(), "' does not read packed weights");
   Tensor P = input_with_tag(conv, "pad");
   inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
   Tensor acc = conv;
@@ -144,8 +145,10 @@ void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   IterVar outer = y.fuse(y.axis(0), fo);
   outer = y.fuse(outer, y.axis(2));
   y.parallel(outer);
-  if (x_block % lanes == 0) y.vectorize(xi);
-  else y.vectorize(fi);
+  if (x_block % lanes == 0)
+    y.vectorize(xi);
+  else
+    y.vectorize(fi);
   auto yc = s[acc];
   yc.compute_at(y, xo);
   yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(1)});
@@ -224,7 +227,7 @@ int int8_conv_spare_registers(int group) { return group == 2 ? 1 : group == 4 ? 
 
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w) {
   int vpb = std::max<int>(1, static_cast<int>(block / lanes));  // vectors per channel block
-  std::vector<int> blocks, vectors;  // groups of channel blocks that divide the layer's
+  std::vector<int> blocks, vectors;                             // groups of channel blocks that divide the layer's
   for (int cb = 1; cb <= channel_blocks; ++cb)
     if (channel_blocks % cb == 0) blocks.push_back(cb), vectors.push_back(cb * vpb);
   detail::RegisterTile t = detail::best_register_tile(vectors, vector_registers, out_w, false);
@@ -239,10 +242,12 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // reduction, in one dot-product instruction.
   const auto& reduce = conv.op()->reduce_axes();
   const int group = reduce.size() == 5 ? int(extent_of(reduce[4])) : 0;
-  NchwcConvTile t = tile ? *tile : nchwc_conv_tile(lanes, vector_registers - int8_conv_spare_registers(group), const_dim(out, 1), ob, ow);
+  NchwcConvTile t =
+      tile ? *tile
+           : nchwc_conv_tile(lanes, vector_registers - int8_conv_spare_registers(group), const_dim(out, 1), ob, ow);
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
-    LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block, " columns does not fit '",
-               out.name(), "' (", const_dim(out, 1), " channel blocks)");
+    LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block,
+               " columns does not fit '", out.name(), "' (", const_dim(out, 1), " channel blocks)");
   // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
   // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
   t.x_block = int(std::min<int64_t>(t.x_block, ow));
@@ -262,11 +267,14 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // next block (CSE), which spilled the accumulators (half the speed on a 64-channel 56x56).
   // The grouped forms' innermost reduction, the group, goes inside the channel block it is
   // tensorized with.
-  std::vector<IterVar> order{yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3), yc.axis(3), yc.axis(1), yc.axis(4)};
+  std::vector<IterVar> order{yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3),
+                             yc.axis(3),        yc.axis(1),        yc.axis(4)};
   if (group) order.push_back(yc.reduce_axis(4));
   yc.reorder(order);
-  if (group) yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
-  else yc.vectorize(yc.axis(4));
+  if (group)
+    yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
+  else
+    yc.vectorize(yc.axis(4));
   yc.unroll(yc.axis(1));
   yc.unroll(yc.axis(3));
   // The kernel rows and columns and the channels of an input block stay rolled loops around the

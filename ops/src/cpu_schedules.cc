@@ -14,13 +14,15 @@ using schedule::Schedule;
 using detail::input_with_tag;
 
 GemmTiling gemm_tiling_for(int lanes, int registers) {
-  if (lanes < 1 || registers < 4) LOOM_THROW(ScheduleError, "gemm tiling: ", lanes, " lanes and ", registers, " vector registers are too few");
+  if (lanes < 1 || registers < 4)
+    LOOM_THROW(ScheduleError, "gemm tiling: ", lanes, " lanes and ", registers, " vector registers are too few");
   return {std::min(8, (registers - 3) / 2), 2 * lanes, 256, 4};
 }
 
 namespace detail {
 
-RegisterTile best_register_tile(const std::vector<int>& vectors, int registers, int64_t out_w, bool later_on_equal_accumulators) {
+RegisterTile best_register_tile(const std::vector<int>& vectors, int registers, int64_t out_w,
+                                bool later_on_equal_accumulators) {
   RegisterTile best;
   double best_cost = 1e30;
   int best_acc = 0;
@@ -43,20 +45,25 @@ RegisterTile best_register_tile(const std::vector<int>& vectors, int registers, 
 
 ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, int out_w) {
   if (lanes < 1 || registers < 4 || out_channels < 1 || out_w < 1)
-    LOOM_THROW(ScheduleError, "conv tiling: ", lanes, " lanes, ", registers, " registers, ", out_channels, " channels, ", out_w, " columns");
+    LOOM_THROW(ScheduleError, "conv tiling: ", lanes, " lanes, ", registers, " registers, ", out_channels,
+               " channels, ", out_w, " columns");
   std::vector<int> vectors;  // output-channel blocks of v vectors that divide the channels
   for (int v = 1; v * lanes <= out_channels; ++v)
     if (out_channels % (v * lanes) == 0) vectors.push_back(v);
   detail::RegisterTile t = detail::best_register_tile(vectors, registers, out_w, true);
-  if (t.candidate < 0) return {out_channels % lanes == 0 ? lanes : out_channels, 1, true};  // too few registers: one column
+  if (t.candidate < 0)
+    return {out_channels % lanes == 0 ? lanes : out_channels, 1, true};  // too few registers: one column
   return {vectors[size_t(t.candidate)] * lanes, t.x, true};
 }
 
 const char* to_string(GemmForm f) {
   switch (f) {
-    case GemmForm::Packed: return "packed B";
-    case GemmForm::Unpacked: return "B in place";
-    case GemmForm::DotK: return "dot products along K";
+    case GemmForm::Packed:
+      return "packed B";
+    case GemmForm::Unpacked:
+      return "B in place";
+    case GemmForm::DotK:
+      return "dot products along K";
   }
   return "?";
 }
@@ -83,8 +90,10 @@ namespace detail {
 void schedule_gemm_tiles(Schedule& s, const Tensor& C, const GemmTiling& t, int64_t K) {
   // The accumulators: the product over whole panels where matmul_packed made one, else a cache.
   Tensor CC = input_with_tag(C, "matmul_panels");
-  if (CC.defined()) s[CC].set_scope("local");
-  else CC = s.cache_write(C, "local");
+  if (CC.defined())
+    s[CC].set_scope("local");
+  else
+    CC = s.cache_write(C, "local");
   auto c = s[C];
   auto tiles = c.tile(c.axis(0), c.axis(1), t.mr, t.nr);  // io, jo, ii, ji
   c.reorder({tiles[1], tiles[0], tiles[2], tiles[3]});    // panels of packed B outermost
@@ -103,9 +112,12 @@ using detail::schedule_gemm_tiles;
 
 Tensor gemm(const Tensor& A, const Tensor& B, const GemmTiling& t, const std::string& name) {
   switch (t.form) {
-    case GemmForm::Packed: return matmul_packed(A, B, t.nr, name);
-    case GemmForm::Unpacked: return matmul(A, B, name);
-    case GemmForm::DotK: return matmul_dot_k(A, B, t.nr, name);
+    case GemmForm::Packed:
+      return matmul_packed(A, B, t.nr, name);
+    case GemmForm::Unpacked:
+      return matmul(A, B, name);
+    case GemmForm::DotK:
+      return matmul_dot_k(A, B, t.nr, name);
   }
   LOOM_THROW(ScheduleError, "gemm: unknown form");
 }
@@ -114,8 +126,12 @@ void schedule_gemm_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
   if (C.op()->tag != "matmul" || C.ndim() != 2)
     LOOM_THROW(ScheduleError, "schedule_gemm_cpu: '", C.name(), "' is not a matmul (tag '", C.op()->tag, "')");
   switch (t.form) {
-    case GemmForm::Packed: schedule_matmul_packed_cpu(s, C, t); return;
-    case GemmForm::Unpacked: schedule_gemm_tiles(s, C, t, const_dim(C.op()->input_tensors()[0], 1)); return;
+    case GemmForm::Packed:
+      schedule_matmul_packed_cpu(s, C, t);
+      return;
+    case GemmForm::Unpacked:
+      schedule_gemm_tiles(s, C, t, const_dim(C.op()->input_tensors()[0], 1));
+      return;
     case GemmForm::DotK: {
       Tensor P = C.op()->input_tensors()[0];
       if (P.op()->tag != "dot_partial")
@@ -139,9 +155,11 @@ void schedule_gemm_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
 void schedule_matmul_packed_cpu(Schedule& s, const Tensor& C, const GemmTiling& t) {
   Tensor panels = input_with_tag(C, "matmul_panels");
   Tensor Bp = input_with_tag(panels.defined() ? panels : C, "pack");
-  if (!Bp.defined()) LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
+  if (!Bp.defined())
+    LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", C.name(), "' does not read a packed matrix");
   if (const_dim(Bp, 2) != t.nr)
-    LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2), ", tiling wants ", t.nr);
+    LOOM_THROW(ScheduleError, "schedule_matmul_packed_cpu: '", Bp.name(), "' is packed by ", const_dim(Bp, 2),
+               ", tiling wants ", t.nr);
   schedule_gemm_tiles(s, C, t, const_dim(Bp, 1));
   auto bp = s[Bp];
   bp.parallel(bp.axis(0));
@@ -159,9 +177,11 @@ void schedule_conv2d_nchw_cpu(Schedule& s, const Tensor& Y, const ConvNchwTiling
   const int oc_block = t.oc_block, x_block = t.x_block;
   Tensor Wp = input_with_tag(Y, "pack");
   Tensor P = input_with_tag(Y, "pad");
-  if (!Wp.defined()) LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: '", Y.name(), "' does not read packed weights");
+  if (!Wp.defined())
+    LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: '", Y.name(), "' does not read packed weights");
   if (const_dim(Wp, 4) != oc_block)
-    LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: weights packed by ", const_dim(Wp, 4), ", schedule wants ", oc_block);
+    LOOM_THROW(ScheduleError, "schedule_conv2d_nchw_cpu: weights packed by ", const_dim(Wp, 4), ", schedule wants ",
+               oc_block);
   Tensor YC = s.cache_write(Y, "local");
   auto y = s[Y];
   auto [fo, fi] = y.split(y.axis(1), oc_block);

@@ -22,7 +22,8 @@ Shape shape_of(const Tensor& t) {
   return s;
 }
 
-int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation, bool ceil_mode) {
+int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation,
+                   bool ceil_mode) {
   // 128-bit: pads, kernel and dilation come from model files and may be anything.
   using Wide = __int128;
   Wide span = Wide(in) + pad_begin + pad_end - (Wide(dilation) * (Wide(kernel) - 1) + 1);
@@ -30,7 +31,8 @@ int64_t window_out(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin
   Wide out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // A window must start inside the input or the leading padding (PyTorch's and ONNX's rule).
   if (ceil_mode && (out - 1) * stride >= Wide(in) + pad_begin) --out;
-  if (out > INT64_MAX) LOOM_THROW(ShapeError, "window output size overflows (input ", in, ", pads ", pad_begin, "+", pad_end, ")");
+  if (out > INT64_MAX)
+    LOOM_THROW(ShapeError, "window output size overflows (input ", in, ", pads ", pad_begin, "+", pad_end, ")");
   return static_cast<int64_t>(out);
 }
 
@@ -38,7 +40,8 @@ std::vector<Expr> shape_exprs(const Shape& s) {
   std::vector<Expr> e;
   for (int64_t d : s) {
     // Tensor expressions index with int32 extents.
-    if (d < 0 || d > INT32_MAX) LOOM_THROW(ShapeError, "dimension ", d, " of ", shape_str(s), " does not fit a 32-bit extent");
+    if (d < 0 || d > INT32_MAX)
+      LOOM_THROW(ShapeError, "dimension ", d, " of ", shape_str(s), " does not fit a 32-bit extent");
     e.push_back(Expr(static_cast<int>(d)));
   }
   return e;
@@ -48,22 +51,27 @@ Shape conv2d_shape(const Shape& x, const Shape& w, const Conv2dParams& p) {
   if (x.size() != 4) LOOM_THROW(ShapeError, "conv2d: input must be NCHW (rank 4), has rank ", x.size());
   if (w.size() != 4) LOOM_THROW(ShapeError, "conv2d: weights must be OIHW (rank 4), have rank ", w.size());
   if (p.groups <= 0 || x[1] % p.groups != 0 || w[0] % p.groups != 0)
-    LOOM_THROW(ShapeError, "conv2d: ", p.groups, " groups do not divide ", x[1], " input and ", w[0], " output channels");
+    LOOM_THROW(ShapeError, "conv2d: ", p.groups, " groups do not divide ", x[1], " input and ", w[0],
+               " output channels");
   if (x[1] / p.groups != w[1])
-    LOOM_THROW(ShapeError, "conv2d: input has ", x[1], " channels (", x[1] / p.groups, " per group) but weights expect ", w[1]);
+    LOOM_THROW(ShapeError, "conv2d: input has ", x[1], " channels (", x[1] / p.groups,
+               " per group) but weights expect ", w[1]);
   for (int i = 0; i < 2; ++i)
-    if (p.strides[i] <= 0 || p.dilations[i] <= 0) LOOM_THROW(ShapeError, "conv2d: strides and dilations must be positive");
+    if (p.strides[i] <= 0 || p.dilations[i] <= 0)
+      LOOM_THROW(ShapeError, "conv2d: strides and dilations must be positive");
   for (int64_t pd : p.pads)
     if (pd < 0) LOOM_THROW(ShapeError, "conv2d: negative padding");
   int64_t oh = window_out(x[2], w[2], p.strides[0], p.pads[0], p.pads[2], p.dilations[0]);
   int64_t ow = window_out(x[3], w[3], p.strides[1], p.pads[1], p.pads[3], p.dilations[1]);
   if (oh <= 0 || ow <= 0)
-    LOOM_THROW(ShapeError, "conv2d: kernel ", w[2], "x", w[3], " (dilated) is larger than the padded input ", x[2], "x", x[3]);
+    LOOM_THROW(ShapeError, "conv2d: kernel ", w[2], "x", w[3], " (dilated) is larger than the padded input ", x[2], "x",
+               x[3]);
   return {x[0], w[0], oh, ow};
 }
 
 Shape packed_conv_weight_shape(const Shape& w, int64_t b) {
-  if (b <= 0 || w[0] % b != 0) LOOM_THROW(ShapeError, "conv2d: ", w[0], " output channels are not a multiple of the block ", b);
+  if (b <= 0 || w[0] % b != 0)
+    LOOM_THROW(ShapeError, "conv2d: ", w[0], " output channels are not a multiple of the block ", b);
   return {w[0] / b, w[1], w[2], w[3], b};
 }
 
@@ -77,7 +85,9 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
   }
   Shape out = conv2d_shape(xs, oihw, p);
   bool padded = p.pads[0] || p.pads[1] || p.pads[2] || p.pads[3];
-  Tensor P = padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, p.pads[2], p.pads[3]}, PadMode::Constant, 0.0, name + "_pad") : X;
+  Tensor P =
+      padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, p.pads[2], p.pads[3]}, PadMode::Constant, 0.0, name + "_pad")
+             : X;
   int64_t cg = oihw[1], og = oihw[0] / p.groups;
   IterVar rc = reduce_axis(int(cg), "rc"), ry = reduce_axis(int(oihw[2]), "ry"), rx = reduce_axis(int(oihw[3]), "rx");
   int b = static_cast<int>(p.oc_block);
@@ -85,7 +95,8 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
       shape_exprs(out),
       [&](Var n, Var f, Var y, Var x) {
         Expr c = p.groups == 1 ? Expr(rc->var) : (f / int(og)) * int(cg) + rc->var;
-        Expr in = P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]), x * int(p.strides[1]) + rx->var * int(p.dilations[1]));
+        Expr in = P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]),
+                    x * int(p.strides[1]) + rx->var * int(p.dilations[1]));
         Expr w = b > 0 ? W(f / b, rc, ry, rx, f % b) : W(f, rc, ry, rx);
         return sum(widening_mul(in, w), {rc, ry, rx});
       },
@@ -93,7 +104,8 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
   if (!bias.defined()) return conv;
   if (shape_of(bias) != Shape{out[1]})
     LOOM_THROW(ShapeError, "conv2d '", name, "': bias '", bias.name(), "' must have shape [", out[1], "]");
-  return compute(shape_exprs(out), [&](Var n, Var f, Var y, Var x) { return conv(n, f, y, x) + bias(f); }, name, "elemwise");
+  return compute(
+      shape_exprs(out), [&](Var n, Var f, Var y, Var x) { return conv(n, f, y, x) + bias(f); }, name, "elemwise");
 }
 
 Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p) {
@@ -103,54 +115,62 @@ Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p) 
   Shape oihw;
   if (p.groups == 1 && int8_conv_weight_group(w)) {
     if (w[1] != x[1] || w[4] * w[6] != ib || w[5] != ob)
-      LOOM_THROW(ShapeError, "conv2d (NCHWc): grouped int8 weights ", shape_str(w), " do not match input ", shape_str(x), " and block ", ob);
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): grouped int8 weights ", shape_str(w), " do not match input ",
+                 shape_str(x), " and block ", ob);
     oihw = {w[0] * ob, C, w[2], w[3]};
   } else if (p.groups == 1) {
     if (w.size() != 6 || w[1] != x[1] || w[4] != ib || w[5] != ob)
-      LOOM_THROW(ShapeError, "conv2d (NCHWc): weights ", shape_str(w), " do not match input ", shape_str(x), " and block ", ob);
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): weights ", shape_str(w), " do not match input ", shape_str(x),
+                 " and block ", ob);
     oihw = {w[0] * ob, C, w[2], w[3]};
   } else {
     if (p.groups != C || w.size() != 4 || ib != ob || w[0] * ob != C || w[3] != ob)
-      LOOM_THROW(ShapeError, "conv2d (NCHWc): only depthwise grouped convolutions, weights [C/b, kh, kw, b]; got ", shape_str(w));
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): only depthwise grouped convolutions, weights [C/b, kh, kw, b]; got ",
+                 shape_str(w));
     oihw = {C, 1, w[1], w[2]};
   }
   Shape plain = conv2d_shape({x[0], C, x[2], x[3]}, oihw, p);
   return {plain[0], plain[1] / ob, plain[2], plain[3], ob};
 }
 
-Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name) {
+Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p,
+                    const std::string& name) {
   Shape xs = shape_of(X), ws = shape_of(W);
   Shape out = conv2d_nchwc_shape(xs, ws, p);
   bool padded = p.pads[0] || p.pads[1] || p.pads[2] || p.pads[3];
-  Tensor P = padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2], p.pads[3], 0}, PadMode::Constant, 0.0, name + "_pad") : X;
+  Tensor P = padded ? pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2], p.pads[3], 0}, PadMode::Constant, 0.0,
+                          name + "_pad")
+                    : X;
   int sh = int(p.strides[0]), sw = int(p.strides[1]), dh = int(p.dilations[0]), dw = int(p.dilations[1]);
   Tensor conv;
   if (int G = int8_conv_weight_group(ws); p.groups == 1 && G) {
     DataType elem = G == 2 ? DataType::Int(16) : DataType::UInt(8);
     if (X.dtype() != DataType::Int(8) || W.dtype() != (G == 2 ? DataType::Int(16) : DataType::Int(8)))
-      LOOM_THROW(TypeError, "conv2d '", name, "': the grouped int8 form (groups of ", G, ") takes int8 data and ", G == 2 ? "int16" : "int8",
-                 " weights, got ", X.dtype().str(), " and ", W.dtype().str());
+      LOOM_THROW(TypeError, "conv2d '", name, "': the grouped int8 form (groups of ", G, ") takes int8 data and ",
+                 G == 2 ? "int16" : "int8", " weights, got ", X.dtype().str(), " and ", W.dtype().str());
     // The padded input converted once, so every group of channels is one 32-bit broadcast.
     Tensor Pg = compute(shape_exprs(shape_of(P)), ComputeFn([&](const std::vector<Var>& v) {
                           return cast(elem, P(std::vector<Expr>(v.begin(), v.end())));
                         }),
                         name + (G == 2 ? "_in16" : "_inu8"), "widen");
-    IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"), rx = reduce_axis(int(ws[3]), "rx"),
-            rg = reduce_axis(int(ws[4]), "rg"), re = reduce_axis(G, "re");
+    IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"),
+            rx = reduce_axis(int(ws[3]), "rx"), rg = reduce_axis(int(ws[4]), "rg"), re = reduce_axis(G, "re");
     conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                     Expr in = Pg(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rg->var * G + re->var);
+                     Expr in =
+                         Pg(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rg->var * G + re->var);
                      Expr w = W(v[1], rco->var, ry->var, rx->var, rg->var, v[4], re->var);
                      return sum(cast(DataType::Int(32), in) * cast(DataType::Int(32), w), {rco, ry, rx, rg, re});
                    }),
                    bias.defined() ? name + "_acc" : name, "conv2d");
   } else if (p.groups == 1) {
-    IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"), rx = reduce_axis(int(ws[3]), "rx"),
-            rci = reduce_axis(int(xs[4]), "rci");
-    conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                     Expr in = P(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rci->var);
-                     return sum(widening_mul(in, W(v[1], rco->var, ry->var, rx->var, rci->var, v[4])), {rco, ry, rx, rci});
-                   }),
-                   bias.defined() ? name + "_acc" : name, "conv2d");
+    IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"),
+            rx = reduce_axis(int(ws[3]), "rx"), rci = reduce_axis(int(xs[4]), "rci");
+    conv =
+        compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                  Expr in = P(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rci->var);
+                  return sum(widening_mul(in, W(v[1], rco->var, ry->var, rx->var, rci->var, v[4])), {rco, ry, rx, rci});
+                }),
+                bias.defined() ? name + "_acc" : name, "conv2d");
   } else {
     IterVar ry = reduce_axis(int(ws[1]), "ry"), rx = reduce_axis(int(ws[2]), "rx");
     conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
@@ -172,21 +192,26 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
 int int8_conv_weight_group(const Shape& w) { return w.size() == 7 && (w[6] == 2 || w[6] == 4) ? int(w[6]) : 0; }
 
 NDArray pack_conv_weights_int8_groups(const NDArray& w, int64_t ib, int64_t ob, int G) {
-  if (w.ndim() != 4 || w.dtype() != DataType::Int(8)) LOOM_THROW(TypeError, "grouped int8 conv weights: need OIHW int8, got ", w.describe());
+  if (w.ndim() != 4 || w.dtype() != DataType::Int(8))
+    LOOM_THROW(TypeError, "grouped int8 conv weights: need OIHW int8, got ", w.describe());
   const int64_t O = w.shape()[0], C = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
   if ((G != 2 && G != 4) || ib <= 0 || ob <= 0 || ib % G != 0 || C % ib != 0 || O % ob != 0)
-    LOOM_THROW(ShapeError, "grouped int8 conv weights: groups of ", G, " (2 or 4) must divide the input block ", ib, ", and blocks ", ib, " and ",
-               ob, " the ", C, " input and ", O, " output channels");
+    LOOM_THROW(ShapeError, "grouped int8 conv weights: groups of ", G, " (2 or 4) must divide the input block ", ib,
+               ", and blocks ", ib, " and ", ob, " the ", C, " input and ", O, " output channels");
   NDArray p = NDArray::empty({O / ob, C / ib, kh, kw, ib / G, ob, G}, G == 2 ? DataType::Int(16) : DataType::Int(8));
   const int8_t* src = w.data<int8_t>();
   for (int64_t o = 0; o < O; ++o)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < kh; ++y)
         for (int64_t x = 0; x < kw; ++x) {
-          int64_t at = ((((((o / ob) * (C / ib) + c / ib) * kh + y) * kw + x) * (ib / G) + (c % ib) / G) * ob + o % ob) * G + c % G;
+          int64_t at =
+              ((((((o / ob) * (C / ib) + c / ib) * kh + y) * kw + x) * (ib / G) + (c % ib) / G) * ob + o % ob) * G +
+              c % G;
           int8_t v = src[((o * C + c) * kh + y) * kw + x];
-          if (G == 2) p.data<int16_t>()[at] = v;
-          else p.data<int8_t>()[at] = v;
+          if (G == 2)
+            p.data<int16_t>()[at] = v;
+          else
+            p.data<int8_t>()[at] = v;
         }
   return p;
 }
@@ -197,7 +222,8 @@ Tensor to_nchwc(const Tensor& X, int64_t b, const std::string& name) {
     LOOM_THROW(ShapeError, "layout_transform '", name, "': ", shape_str(xs), " cannot be blocked by ", b, " channels");
   int bb = static_cast<int>(b);
   return compute(shape_exprs({xs[0], xs[1] / b, xs[2], xs[3], b}),
-                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0], v[1] * bb + v[4], v[2], v[3]); }), name, "injective");
+                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0], v[1] * bb + v[4], v[2], v[3]); }), name,
+                 "injective");
 }
 
 Tensor from_nchwc(const Tensor& X, const std::string& name) {
@@ -205,7 +231,8 @@ Tensor from_nchwc(const Tensor& X, const std::string& name) {
   if (xs.size() != 5) LOOM_THROW(ShapeError, "layout_transform '", name, "': input must be NCHWc (rank 5)");
   int b = static_cast<int>(xs[4]);
   return compute(shape_exprs({xs[0], xs[1] * xs[4], xs[2], xs[3]}),
-                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0], v[1] / b, v[2], v[3], v[1] % b); }), name, "injective");
+                 ComputeFn([&](const std::vector<Var>& v) { return X(v[0], v[1] / b, v[2], v[3], v[1] % b); }), name,
+                 "injective");
 }
 
 Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_block, const std::string& name) {
@@ -214,20 +241,23 @@ Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_blo
   int64_t N = n_block > 0 ? (ws.size() == 3 ? ws[0] * ws[2] : -1) : (ws.size() == 2 ? ws[0] : -1);
   int64_t K = n_block > 0 ? (ws.size() == 3 ? ws[1] : -1) : (ws.size() == 2 ? ws[1] : -1);
   if (N < 0 || (n_block > 0 && ws[2] != n_block))
-    LOOM_THROW(ShapeError, "dense '", name, "': weights '", W.name(), "' have shape ", shape_str(ws), ", expected [N, K]",
-               n_block > 0 ? " packed as [N/b, K, b]" : "");
+    LOOM_THROW(ShapeError, "dense '", name, "': weights '", W.name(), "' have shape ", shape_str(ws),
+               ", expected [N, K]", n_block > 0 ? " packed as [N/b, K, b]" : "");
   if (K != xs[1]) LOOM_THROW(ShapeError, "dense '", name, "': input has ", xs[1], " features, weights expect ", K);
   IterVar k = reduce_axis(int(K), "k");
   int b = static_cast<int>(n_block);
-  Tensor y = compute({int(xs[0]), int(N)},
-                     [&](Var m, Var n) {
-                       Expr w = b > 0 ? W(n / b, k, n % b) : W(n, k);
-                       return sum(widening_mul(X(m, k), w), {k});
-                     },
-                     bias.defined() ? name + "_acc" : name, "dense");
+  Tensor y = compute(
+      {int(xs[0]), int(N)},
+      [&](Var m, Var n) {
+        Expr w = b > 0 ? W(n / b, k, n % b) : W(n, k);
+        return sum(widening_mul(X(m, k), w), {k});
+      },
+      bias.defined() ? name + "_acc" : name, "dense");
   if (!bias.defined()) return y;
-  if (shape_of(bias) != Shape{N}) LOOM_THROW(ShapeError, "dense '", name, "': bias '", bias.name(), "' must have shape [", N, "]");
-  return compute({int(xs[0]), int(N)}, [&](Var m, Var n) { return y(m, n) + bias(n); }, name, "elemwise");
+  if (shape_of(bias) != Shape{N})
+    LOOM_THROW(ShapeError, "dense '", name, "': bias '", bias.name(), "' must have shape [", N, "]");
+  return compute(
+      {int(xs[0]), int(N)}, [&](Var m, Var n) { return y(m, n) + bias(n); }, name, "elemwise");
 }
 
 Shape matmul_shape(const Shape& a0, const Shape& b0) {

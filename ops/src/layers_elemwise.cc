@@ -15,7 +15,8 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
     int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (da != db && da != 1 && db != 1)
-      LOOM_THROW(ShapeError, "shapes ", shape_str(a), " and ", shape_str(b), " do not broadcast (dimension ", i, ": ", da, " vs ", db, ")");
+      LOOM_THROW(ShapeError, "shapes ", shape_str(a), " and ", shape_str(b), " do not broadcast (dimension ", i, ": ",
+                 da, " vs ", db, ")");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -37,12 +38,18 @@ Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& 
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
                    Expr a = A(broadcast_index(as, v)), b = B(broadcast_index(bs, v));
                    switch (op) {
-                     case BinaryOp::Add: return a + b;
-                     case BinaryOp::Sub: return a - b;
-                     case BinaryOp::Mul: return a * b;
-                     case BinaryOp::Div: return a / b;
-                     case BinaryOp::Max: return max(a, b);
-                     case BinaryOp::Min: return min(a, b);
+                     case BinaryOp::Add:
+                       return a + b;
+                     case BinaryOp::Sub:
+                       return a - b;
+                     case BinaryOp::Mul:
+                       return a * b;
+                     case BinaryOp::Div:
+                       return a / b;
+                     case BinaryOp::Max:
+                       return max(a, b);
+                     case BinaryOp::Min:
+                       return min(a, b);
                    }
                    return a;
                  }),
@@ -50,8 +57,9 @@ Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& 
 }
 
 Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name) {
-  return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) { return f(X(std::vector<Expr>(v.begin(), v.end()))); }), name,
-                 "elemwise");
+  return compute(X.shape(),
+                 ComputeFn([&](const std::vector<Var>& v) { return f(X(std::vector<Expr>(v.begin(), v.end()))); }),
+                 name, "elemwise");
 }
 
 Expr sigmoid(Expr x) { return make_one(x.type()) / (make_one(x.type()) + exp(-x)); }
@@ -67,7 +75,8 @@ Shape pool2d_shape(const Shape& x, const Pool2dParams& p) {
       LOOM_THROW(ShapeError, "pool2d: padding ", p.pads[i], " must be non-negative and smaller than the kernel");
   int64_t oh = window_out(x[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.dilations[0], p.ceil_mode);
   int64_t ow = window_out(x[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.dilations[1], p.ceil_mode);
-  if (oh <= 0 || ow <= 0) LOOM_THROW(ShapeError, "pool2d: window ", p.kernel[0], "x", p.kernel[1], " larger than the padded input");
+  if (oh <= 0 || ow <= 0)
+    LOOM_THROW(ShapeError, "pool2d: window ", p.kernel[0], "x", p.kernel[1], " larger than the padded input");
   Shape out = {x[0], x[1], oh, ow};
   if (x.size() == 5) out.push_back(x[4]);
   return out;
@@ -82,11 +91,13 @@ static std::vector<Expr> spatial_index(const std::vector<Var>& v, Expr y, Expr x
 }
 
 // Pads X for the pool windows: explicit pads plus whatever the last (ceil-mode) window overshoots.
-static Tensor pool_input(const Tensor& X, const Pool2dParams& p, const Shape& out, double fill, const std::string& name) {
+static Tensor pool_input(const Tensor& X, const Pool2dParams& p, const Shape& out, double fill,
+                         const std::string& name) {
   Shape xs = shape_of(X);
   int64_t need_h = (out[2] - 1) * p.strides[0] + p.dilations[0] * (p.kernel[0] - 1) + 1;
   int64_t need_w = (out[3] - 1) * p.strides[1] + p.dilations[1] * (p.kernel[1] - 1) + 1;
-  int64_t after_h = std::max<int64_t>(0, need_h - xs[2] - p.pads[0]), after_w = std::max<int64_t>(0, need_w - xs[3] - p.pads[1]);
+  int64_t after_h = std::max<int64_t>(0, need_h - xs[2] - p.pads[0]),
+          after_w = std::max<int64_t>(0, need_w - xs[3] - p.pads[1]);
   if (!p.pads[0] && !p.pads[1] && !after_h && !after_w) return X;
   std::vector<int64_t> pads(2 * xs.size(), 0);
   pads[2] = p.pads[0];
@@ -142,11 +153,14 @@ Tensor avg_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& nam
 
 Tensor global_avg_pool2d(const Tensor& X, const std::string& name) {
   Shape xs = shape_of(X);
-  if (xs.size() != 4 && xs.size() != 5) LOOM_THROW(ShapeError, "global_avg_pool2d '", name, "': input must be NCHW or NCHWc");
+  if (xs.size() != 4 && xs.size() != 5)
+    LOOM_THROW(ShapeError, "global_avg_pool2d '", name, "': input must be NCHW or NCHWc");
   Shape out = xs;
   out[2] = out[3] = 1;
   IterVar ry = reduce_axis(int(xs[2]), "ry"), rx = reduce_axis(int(xs[3]), "rx");
-  Tensor s = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) { return sum(X(spatial_index(v, ry->var, rx->var)), {ry, rx}); }),
+  Tensor s = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                       return sum(X(spatial_index(v, ry->var, rx->var)), {ry, rx});
+                     }),
                      name + "_sum", "pool");
   double inv = 1.0 / static_cast<double>(xs[2] * xs[3]);
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
@@ -176,11 +190,14 @@ Tensor softmax(const Tensor& X, int axis, const std::string& name) {
   const int L = axis == r - 1 && m >= 16 && m % 8 == 0 ? (m % 16 == 0 ? 16 : 8) : 0;
   int step = 0;
   auto reduce_along = [&](const Tensor& src, bool is_max, const std::string& what) {
-    auto combine = [&](Expr e, std::vector<IterVar> axes) { return is_max ? max_reduce(e, std::move(axes)) : sum(e, std::move(axes)); };
+    auto combine = [&](Expr e, std::vector<IterVar> axes) {
+      return is_max ? max_reduce(e, std::move(axes)) : sum(e, std::move(axes));
+    };
     std::string suffix = std::to_string(++step);
     if (L == 0) {
       IterVar k = reduce_axis(int(m), "k" + suffix);
-      return compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return combine(src(with_axis(v, k->var)), {k}); }),
+      return compute(shape_exprs(reduced),
+                     ComputeFn([&](const std::vector<Var>& v) { return combine(src(with_axis(v, k->var)), {k}); }),
                      name + "_" + what, "softmax");
     }
     Shape partial_shape = xs;
@@ -191,7 +208,8 @@ Tensor softmax(const Tensor& X, int axis, const std::string& name) {
                           }),
                           name + "_" + what + "_partial", "softmax");
     IterVar l = reduce_axis(L, "l" + suffix);
-    return compute(shape_exprs(reduced), ComputeFn([&](const std::vector<Var>& v) { return combine(part(with_axis(v, l->var)), {l}); }),
+    return compute(shape_exprs(reduced),
+                   ComputeFn([&](const std::vector<Var>& v) { return combine(part(with_axis(v, l->var)), {l}); }),
                    name + "_" + what, "softmax");
   };
   Tensor mx = reduce_along(X, true, "max");

@@ -20,7 +20,8 @@ Expr pow2_int(int e, const std::string& what) {
 }
 
 void check_range(int lo, int hi, const std::string& name) {
-  if (lo > hi || lo < -128 || hi > 127) LOOM_THROW(ModelError, name, ": int8 clamp [", lo, ", ", hi, "] is not within [-128, 127]");
+  if (lo > hi || lo < -128 || hi > 127)
+    LOOM_THROW(ModelError, name, ": int8 clamp [", lo, ", ", hi, "] is not within [-128, 127]");
 }
 
 // round(x * 2^-e) clamped to [lo, hi], as float (exact: scaling by a power of two).
@@ -35,29 +36,34 @@ Expr rounded_steps(Expr x, int exponent, int lo, int hi) {
 Tensor quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name) {
   check_range(lo, hi, name);
   if (!X.dtype().is_float()) LOOM_THROW(TypeError, name, ": quantize needs a float input, got ", X.dtype().str());
-  return unary(X, [&](Expr x) { return cast(DataType::Int(8), rounded_steps(x, exponent, lo, hi)); }, name);
+  return unary(
+      X, [&](Expr x) { return cast(DataType::Int(8), rounded_steps(x, exponent, lo, hi)); }, name);
 }
 
 Tensor dequantize(const Tensor& X, int exponent, const std::string& name) {
   if (X.dtype().is_float()) LOOM_THROW(TypeError, name, ": dequantize needs an integer input, got ", X.dtype().str());
   DataType f = DataType::Float(32);
-  return unary(X, [&](Expr x) { return cast(f, x) * pow2(f, exponent); }, name);
+  return unary(
+      X, [&](Expr x) { return cast(f, x) * pow2(f, exponent); }, name);
 }
 
 Tensor requantize(const Tensor& X, int shift, int lo, int hi, const std::string& name) {
   check_range(lo, hi, name);
-  if (X.dtype() != DataType::Int(32)) LOOM_THROW(TypeError, name, ": requantize needs an int32 input, got ", X.dtype().str());
-  return unary(X,
-                     [&](Expr x) {
-                       // Right: floor division is the arithmetic shift. Left: the input is
-                       // clamped to int8 first (the result clamps there anyway), so it cannot wrap.
-                       Expr v = shift > 0   ? (x + pow2_int(shift - 1, name)) / pow2_int(shift, name)
-                                : shift < 0 ? min(max(x, make_const(x.type(), -128)), make_const(x.type(), 127)) * pow2_int(-shift, name)
-                                            : x;
-                       v = min(max(v, make_const(v.type(), lo)), make_const(v.type(), hi));
-                       return cast(DataType::Int(8), v);
-                     },
-                     name);
+  if (X.dtype() != DataType::Int(32))
+    LOOM_THROW(TypeError, name, ": requantize needs an int32 input, got ", X.dtype().str());
+  return unary(
+      X,
+      [&](Expr x) {
+        // Right: floor division is the arithmetic shift. Left: the input is
+        // clamped to int8 first (the result clamps there anyway), so it cannot wrap.
+        Expr v = shift > 0 ? (x + pow2_int(shift - 1, name)) / pow2_int(shift, name)
+                 : shift < 0
+                     ? min(max(x, make_const(x.type(), -128)), make_const(x.type(), 127)) * pow2_int(-shift, name)
+                     : x;
+        v = min(max(v, make_const(v.type(), lo)), make_const(v.type(), hi));
+        return cast(DataType::Int(8), v);
+      },
+      name);
 }
 
 Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::string& name) {
@@ -77,13 +83,17 @@ Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::
 Tensor requantize_channel(const Tensor& X, const Tensor& M, int shift, int lo, int hi, const std::string& name) {
   check_range(lo, hi, name);
   if (X.dtype() != DataType::Int(32) || M.dtype() != DataType::Int(32))
-    LOOM_THROW(TypeError, name, ": requantize_channel needs int32 values and multipliers, got ", X.dtype().str(), " and ", M.dtype().str());
-  if (shift < 1 || shift > 62) LOOM_THROW(ModelError, name, ": requantize_channel shift ", shift, " out of range [1, 62]");
+    LOOM_THROW(TypeError, name, ": requantize_channel needs int32 values and multipliers, got ", X.dtype().str(),
+               " and ", M.dtype().str());
+  if (shift < 1 || shift > 62)
+    LOOM_THROW(ModelError, name, ": requantize_channel shift ", shift, " out of range [1, 62]");
   int r = X.ndim();
-  if (r != 2 && r != 4 && r != 5) LOOM_THROW(ShapeError, name, ": requantize_channel needs NC, NCHW or NCHWc values, got rank ", r);
+  if (r != 2 && r != 4 && r != 5)
+    LOOM_THROW(ShapeError, name, ": requantize_channel needs NC, NCHW or NCHWc values, got rank ", r);
   int64_t channels = const_dim(X, 1) * (r == 5 ? const_dim(X, 4) : 1);
   if (M.ndim() != 1 || const_dim(M, 0) != channels)
-    LOOM_THROW(ShapeError, name, ": ", channels, " channels need ", channels, " multipliers, got ", shape_str(shape_of(M)));
+    LOOM_THROW(ShapeError, name, ": ", channels, " channels need ", channels, " multipliers, got ",
+               shape_str(shape_of(M)));
   DataType i64 = DataType::Int(64);
   return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> idx(v.begin(), v.end());
@@ -99,7 +109,8 @@ Tensor requantize_channel(const Tensor& X, const Tensor& M, int shift, int lo, i
 Tensor fake_quantize(const Tensor& X, int exponent, int lo, int hi, const std::string& name) {
   if (!X.dtype().is_float()) LOOM_THROW(TypeError, name, ": fake_quantize needs a float input, got ", X.dtype().str());
   if (lo > hi) LOOM_THROW(ModelError, name, ": empty clamp range [", lo, ", ", hi, "]");
-  return unary(X, [&](Expr x) { return rounded_steps(x, exponent, lo, hi) * pow2(x.type(), exponent); }, name);
+  return unary(
+      X, [&](Expr x) { return rounded_steps(x, exponent, lo, hi) * pow2(x.type(), exponent); }, name);
 }
 
 }  // namespace loom::ops

@@ -15,7 +15,8 @@ static int64_t numel(const Shape& s) {
 Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name) {
   Shape xs = shape_of(X);
   if (numel(xs) != numel(shape))
-    LOOM_THROW(ShapeError, "reshape '", name, "': ", shape_str(xs), " has ", numel(xs), " elements, ", shape_str(shape), " has ", numel(shape));
+    LOOM_THROW(ShapeError, "reshape '", name, "': ", shape_str(xs), " has ", numel(xs), " elements, ", shape_str(shape),
+               " has ", numel(shape));
   return compute(shape_exprs(shape), ComputeFn([&](const std::vector<Var>& v) {
                    // Row-major flat index of the output point, then the input point with that index.
                    Expr flat = Expr(0);
@@ -32,11 +33,13 @@ Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name) {
 
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name) {
   Shape xs = shape_of(X);
-  if (perm.size() != xs.size()) LOOM_THROW(ShapeError, "transpose '", name, "': permutation of ", perm.size(), " axes for rank ", xs.size());
+  if (perm.size() != xs.size())
+    LOOM_THROW(ShapeError, "transpose '", name, "': permutation of ", perm.size(), " axes for rank ", xs.size());
   std::vector<bool> seen(xs.size(), false);
   Shape out;
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[p]) LOOM_THROW(ShapeError, "transpose '", name, "': invalid permutation");
+    if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[p])
+      LOOM_THROW(ShapeError, "transpose '", name, "': invalid permutation");
     seen[p] = true;
     out.push_back(xs[p]);
   }
@@ -59,10 +62,12 @@ Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& na
     Shape s = shape_of(inputs[i]);
     Shape a = s, b = out;
     if (s.size() != out.size() || inputs[i].dtype() != inputs[0].dtype())
-      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " is ", inputs[i].dtype().str(), shape_str(s), ", input 0 is ",
-                 inputs[0].dtype().str(), shape_str(out));
+      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " is ", inputs[i].dtype().str(), shape_str(s),
+                 ", input 0 is ", inputs[0].dtype().str(), shape_str(out));
     a[axis] = b[axis] = 0;
-    if (a != b) LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " has shape ", shape_str(s), ", which differs off axis ", axis);
+    if (a != b)
+      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " has shape ", shape_str(s), ", which differs off axis ",
+                 axis);
     offsets.push_back(out[axis]);
     out[axis] += s[axis];
   }
@@ -83,13 +88,16 @@ Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& na
 Tensor pad(const Tensor& X, const std::vector<int64_t>& pads, PadMode mode, double value, const std::string& name) {
   Shape xs = shape_of(X);
   size_t r = xs.size();
-  if (pads.size() != 2 * r) LOOM_THROW(ShapeError, "pad '", name, "': ", pads.size(), " pads for rank ", r, " (need ", 2 * r, ")");
+  if (pads.size() != 2 * r)
+    LOOM_THROW(ShapeError, "pad '", name, "': ", pads.size(), " pads for rank ", r, " (need ", 2 * r, ")");
   Shape out = xs;
   for (size_t d = 0; d < r; ++d) {
     if (pads[d] < 0 || pads[d + r] < 0) LOOM_THROW(ShapeError, "pad '", name, "': negative pads are not supported");
     if (mode == PadMode::Reflect && (pads[d] >= xs[d] || pads[d + r] >= xs[d]))
-      LOOM_THROW(ShapeError, "pad '", name, "': reflect padding ", pads[d], "/", pads[d + r], " must be smaller than dimension ", d, " (", xs[d], ")");
-    if (mode == PadMode::Edge && xs[d] == 0) LOOM_THROW(ShapeError, "pad '", name, "': edge padding of an empty dimension");
+      LOOM_THROW(ShapeError, "pad '", name, "': reflect padding ", pads[d], "/", pads[d + r],
+                 " must be smaller than dimension ", d, " (", xs[d], ")");
+    if (mode == PadMode::Edge && xs[d] == 0)
+      LOOM_THROW(ShapeError, "pad '", name, "': edge padding of an empty dimension");
     out[d] += pads[d] + pads[d + r];
   }
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
@@ -125,8 +133,9 @@ Tensor resize_nearest(const Tensor& X, const Tensor& ymap, const Tensor& xmap, c
   Shape ys = shape_of(ymap), xms = shape_of(xmap);
   if (ys.size() != 1 || xms.size() != 1 || !ymap.dtype().is_int() || !xmap.dtype().is_int())
     LOOM_THROW(ShapeError, "resize '", name, "': index maps must be 1-D integer tensors");
-  return compute({int(xs[0]), int(xs[1]), int(ys[0]), int(xms[0])},
-                 [&](Var n, Var c, Var y, Var x) { return X(n, c, ymap(y), xmap(x)); }, name, "injective");
+  return compute(
+      {int(xs[0]), int(xs[1]), int(ys[0]), int(xms[0])},
+      [&](Var n, Var c, Var y, Var x) { return X(n, c, ymap(y), xmap(x)); }, name, "injective");
 }
 
 }  // namespace loom::ops

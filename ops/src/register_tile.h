@@ -16,6 +16,7 @@ struct RegisterTile {
 // (x * v <= registers - v - 1), x <= out_w, x need not divide out_w (partitioned loops). Cost: loads
 // per multiply-add, (v + x) / (v * x), times the columns computed per column kept (a partial last
 // tile). Ties: more accumulators; with `later_on_equal_accumulators`, then the wider width.
-RegisterTile best_register_tile(const std::vector<int>& vectors, int registers, int64_t out_w, bool later_on_equal_accumulators);
+RegisterTile best_register_tile(const std::vector<int>& vectors, int registers, int64_t out_w,
+                                bool later_on_equal_accumulators);
 
 }  // namespace loom::ops::detail

@@ -8,54 +8,91 @@ namespace loom {
 
 const char* to_string(AccelFault f) {
   switch (f) {
-    case AccelFault::None: return "no fault";
-    case AccelFault::IllegalOpcode: return "illegal opcode";
-    case AccelFault::IllegalMemType: return "illegal memory type for this opcode";
-    case AccelFault::IllegalAluOp: return "illegal ALU opcode";
-    case AccelFault::ReservedBits: return "reserved instruction bits are set";
-    case AccelFault::IllegalDeps: return "dependency flag the module cannot use";
-    case AccelFault::BadDmaShape: return "malformed DMA shape (stride smaller than the row, or padding where none is allowed)";
-    case AccelFault::SramOverflow: return "scratchpad buffer overflow";
-    case AccelFault::BadUopRange: return "bad micro-op range, zero loop extent or shift amount";
-    case AccelFault::IndexOutOfRange: return "micro-op scratchpad index out of range";
-    case AccelFault::DmaFault: return "DMA outside allocated device memory";
-    case AccelFault::FetchFault: return "instruction fetch outside allocated device memory";
-    case AccelFault::Deadlock: return "dependency deadlock";
-    case AccelFault::NoFinish: return "the stream has no FINISH instruction";
-    case AccelFault::Count: break;
+    case AccelFault::None:
+      return "no fault";
+    case AccelFault::IllegalOpcode:
+      return "illegal opcode";
+    case AccelFault::IllegalMemType:
+      return "illegal memory type for this opcode";
+    case AccelFault::IllegalAluOp:
+      return "illegal ALU opcode";
+    case AccelFault::ReservedBits:
+      return "reserved instruction bits are set";
+    case AccelFault::IllegalDeps:
+      return "dependency flag the module cannot use";
+    case AccelFault::BadDmaShape:
+      return "malformed DMA shape (stride smaller than the row, or padding where none is allowed)";
+    case AccelFault::SramOverflow:
+      return "scratchpad buffer overflow";
+    case AccelFault::BadUopRange:
+      return "bad micro-op range, zero loop extent or shift amount";
+    case AccelFault::IndexOutOfRange:
+      return "micro-op scratchpad index out of range";
+    case AccelFault::DmaFault:
+      return "DMA outside allocated device memory";
+    case AccelFault::FetchFault:
+      return "instruction fetch outside allocated device memory";
+    case AccelFault::Deadlock:
+      return "dependency deadlock";
+    case AccelFault::NoFinish:
+      return "the stream has no FINISH instruction";
+    case AccelFault::Count:
+      break;
   }
   return "?";
 }
 
 const char* to_string(AccelCounter c) {
   switch (c) {
-    case AccelCounter::LoadInsns: return "load_insns";
-    case AccelCounter::UopLoadInsns: return "uop_load_insns";
-    case AccelCounter::AccLoadInsns: return "acc_load_insns";
-    case AccelCounter::StoreInsns: return "store_insns";
-    case AccelCounter::GemmInsns: return "gemm_insns";
-    case AccelCounter::AluInsns: return "alu_insns";
-    case AccelCounter::DmaLoadBytesInp: return "dma_load_bytes_inp";
-    case AccelCounter::DmaLoadBytesWgt: return "dma_load_bytes_wgt";
-    case AccelCounter::DmaLoadBytesAcc: return "dma_load_bytes_acc";
-    case AccelCounter::DmaLoadBytesUop: return "dma_load_bytes_uop";
-    case AccelCounter::DmaStoreBytes: return "dma_store_bytes";
-    case AccelCounter::GemmMacs: return "gemm_macs";
-    case AccelCounter::AluOps: return "alu_ops";
-    case AccelCounter::LoadBusyCycles: return "load_busy_cycles";
-    case AccelCounter::LoadStallCycles: return "load_stall_cycles";
-    case AccelCounter::ComputeBusyCycles: return "compute_busy_cycles";
-    case AccelCounter::ComputeStallCycles: return "compute_stall_cycles";
-    case AccelCounter::StoreBusyCycles: return "store_busy_cycles";
-    case AccelCounter::StoreStallCycles: return "store_stall_cycles";
-    case AccelCounter::GemmCycles: return "gemm_cycles";
-    case AccelCounter::Count: break;
+    case AccelCounter::LoadInsns:
+      return "load_insns";
+    case AccelCounter::UopLoadInsns:
+      return "uop_load_insns";
+    case AccelCounter::AccLoadInsns:
+      return "acc_load_insns";
+    case AccelCounter::StoreInsns:
+      return "store_insns";
+    case AccelCounter::GemmInsns:
+      return "gemm_insns";
+    case AccelCounter::AluInsns:
+      return "alu_insns";
+    case AccelCounter::DmaLoadBytesInp:
+      return "dma_load_bytes_inp";
+    case AccelCounter::DmaLoadBytesWgt:
+      return "dma_load_bytes_wgt";
+    case AccelCounter::DmaLoadBytesAcc:
+      return "dma_load_bytes_acc";
+    case AccelCounter::DmaLoadBytesUop:
+      return "dma_load_bytes_uop";
+    case AccelCounter::DmaStoreBytes:
+      return "dma_store_bytes";
+    case AccelCounter::GemmMacs:
+      return "gemm_macs";
+    case AccelCounter::AluOps:
+      return "alu_ops";
+    case AccelCounter::LoadBusyCycles:
+      return "load_busy_cycles";
+    case AccelCounter::LoadStallCycles:
+      return "load_stall_cycles";
+    case AccelCounter::ComputeBusyCycles:
+      return "compute_busy_cycles";
+    case AccelCounter::ComputeStallCycles:
+      return "compute_stall_cycles";
+    case AccelCounter::StoreBusyCycles:
+      return "store_busy_cycles";
+    case AccelCounter::StoreStallCycles:
+      return "store_stall_cycles";
+    case AccelCounter::GemmCycles:
+      return "gemm_cycles";
+    case AccelCounter::Count:
+      break;
   }
   return "?";
 }
 
 void AccelDevice::alloc_at(uint64_t addr, uint64_t bytes) {
-  LOOM_THROW(DeviceError, name(), ": cannot allocate at a fixed address (0x", std::hex, addr, ", ", std::dec, bytes, " bytes)");
+  LOOM_THROW(DeviceError, name(), ": cannot allocate at a fixed address (0x", std::hex, addr, ", ", std::dec, bytes,
+             " bytes)");
 }
 
 void AccelDevice::launch(uint64_t insn_addr, uint32_t count) {
@@ -86,8 +123,10 @@ uint64_t AccelDevice::counter(AccelCounter c) {
 
 std::map<std::string, uint64_t> AccelDevice::counters() {
   std::map<std::string, uint64_t> out;
-  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) out[to_string(AccelCounter(k))] = counter(AccelCounter(k));
-  out["dma_load_bytes"] = out["dma_load_bytes_inp"] + out["dma_load_bytes_wgt"] + out["dma_load_bytes_acc"] + out["dma_load_bytes_uop"];
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k)
+    out[to_string(AccelCounter(k))] = counter(AccelCounter(k));
+  out["dma_load_bytes"] =
+      out["dma_load_bytes_inp"] + out["dma_load_bytes_wgt"] + out["dma_load_bytes_acc"] + out["dma_load_bytes_uop"];
   return out;
 }
 
@@ -99,9 +138,13 @@ static bool fits_below(uint64_t addr, uint64_t bytes, uint64_t limit) { return a
 
 uint64_t DeviceMemoryAllocator::alloc(uint64_t bytes, uint64_t alignment, const std::string& device) {
   if (bytes == 0) bytes = 1;
-  if (alignment == 0 || (alignment & (alignment - 1))) LOOM_THROW(DeviceError, device, ": alignment ", alignment, " is not a power of two");
-  if (alignment > size_) LOOM_THROW(DeviceError, device, ": alignment ", alignment, " exceeds the device memory (", size_, " bytes)");
-  auto align_up = [&](uint64_t a) { return (a + alignment - 1) / alignment * alignment; };  // a <= base_ + size_: no wrap
+  if (alignment == 0 || (alignment & (alignment - 1)))
+    LOOM_THROW(DeviceError, device, ": alignment ", alignment, " is not a power of two");
+  if (alignment > size_)
+    LOOM_THROW(DeviceError, device, ": alignment ", alignment, " exceeds the device memory (", size_, " bytes)");
+  auto align_up = [&](uint64_t a) {
+    return (a + alignment - 1) / alignment * alignment;
+  };  // a <= base_ + size_: no wrap
   uint64_t cursor = base_;
   for (auto [start, size] : live_) {
     if (fits_below(align_up(cursor), bytes, start)) break;
@@ -117,11 +160,13 @@ uint64_t DeviceMemoryAllocator::alloc(uint64_t bytes, uint64_t alignment, const 
 void DeviceMemoryAllocator::alloc_at(uint64_t addr, uint64_t bytes, const std::string& device) {
   if (bytes == 0) bytes = 1;
   if (addr < base_ || !fits_below(addr - base_, bytes, size_))
-    LOOM_THROW(DeviceError, device, ": ", bytes, " bytes at 0x", std::hex, addr, " lie outside device memory [0x", base_, ", 0x", base_ + size_, ")");
+    LOOM_THROW(DeviceError, device, ": ", bytes, " bytes at 0x", std::hex, addr, " lie outside device memory [0x",
+               base_, ", 0x", base_ + size_, ")");
   auto next = live_.lower_bound(addr);
   bool overlaps = (next != live_.end() && next->first < addr + bytes) ||
                   (next != live_.begin() && std::prev(next)->first + std::prev(next)->second > addr);
-  if (overlaps) LOOM_THROW(DeviceError, device, ": [0x", std::hex, addr, ", 0x", addr + bytes, ") overlaps a live allocation");
+  if (overlaps)
+    LOOM_THROW(DeviceError, device, ": [0x", std::hex, addr, ", 0x", addr + bytes, ") overlaps a live allocation");
   live_[addr] = bytes;
 }
 
@@ -142,15 +187,19 @@ static std::map<std::string, AccelDeviceFactory>& registry() {
   return r;
 }
 
-void register_accel_backend(const std::string& name, AccelDeviceFactory factory) { registry()[name] = std::move(factory); }
+void register_accel_backend(const std::string& name, AccelDeviceFactory factory) {
+  registry()[name] = std::move(factory);
+}
 
 std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json) {
   auto it = registry().find(name);
   if (it == registry().end()) {
     std::string known;
     for (auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
-    LOOM_THROW(DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")",
-               known.empty() ? "; a program registers the simulators with loom::sim::register_backends() (loom/sim/backends.h)" : "");
+    LOOM_THROW(
+        DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")",
+        known.empty() ? "; a program registers the simulators with loom::sim::register_backends() (loom/sim/backends.h)"
+                      : "");
   }
   return it->second(config_json);
 }

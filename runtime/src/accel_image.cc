@@ -100,9 +100,11 @@ std::string AccelImage::serialize() const {
 
 AccelImage AccelImage::parse(const std::string& in, const std::string& origin) {
   Reader r(in, origin);
-  if (r.bytes(sizeof(kMagic), "magic") != std::string(kMagic, sizeof(kMagic))) r.fail("bad magic (not an accelerator image)");
+  if (r.bytes(sizeof(kMagic), "magic") != std::string(kMagic, sizeof(kMagic)))
+    r.fail("bad magic (not an accelerator image)");
   uint32_t version = r.get<uint32_t>("version");
-  if (version != kAccelImageVersion) r.fail("format version ", version, ", this runtime reads version ", kAccelImageVersion);
+  if (version != kAccelImageVersion)
+    r.fail("format version ", version, ", this runtime reads version ", kAccelImageVersion);
   AccelImage img;
   img.config_json = r.bytes(r.get<uint32_t>("config length"), "config");
   img.link_base = r.get<uint64_t>("link base");
@@ -133,25 +135,30 @@ AccelImage AccelImage::parse(const std::string& in, const std::string& origin) {
 void AccelImage::validate(const std::string& origin) const {
   auto fail = [&](auto&&... a) { LOOM_THROW(ModelError, origin, ": accelerator image: ", a...); };
   if (alignment == 0 || (alignment & (alignment - 1))) fail("alignment ", alignment, " is not a power of two");
-  if (link_base % alignment) fail("link base 0x", std::hex, link_base, std::dec, " is not a multiple of the alignment ", alignment);
+  if (link_base % alignment)
+    fail("link base 0x", std::hex, link_base, std::dec, " is not a multiple of the alignment ", alignment);
   if (bytes.size() > size) fail(bytes.size(), " initial bytes exceed the image size ", size);
   for (size_t i = 0; i < relocations.size(); ++i) {
     const auto& r = relocations[i];
     if (r.width == 0 || r.width > 64 || r.scale == 0 || alignment % r.scale)
-      fail("relocation ", i, ": width ", r.width, " / scale ", r.scale, " is invalid (width 1..64, scale dividing the alignment)");
+      fail("relocation ", i, ": width ", r.width, " / scale ", r.scale,
+           " is invalid (width 1..64, scale dividing the alignment)");
     uint64_t end_bit = uint64_t(r.bit) + r.width;
     if (r.offset >= bytes.size() || (end_bit + 7) / 8 > bytes.size() - r.offset)
       fail("relocation ", i, " at offset ", r.offset, " lies outside the ", bytes.size(), " initial bytes");
   }
   for (const auto& s : streams) {
-    if (s.count == 0 || s.insn_offset % 16 || s.insn_offset >= bytes.size() || (bytes.size() - s.insn_offset) / 16 < s.count)
-      fail("stream '", s.name, "' (", s.count, " instructions at offset ", s.insn_offset, ") lies outside the initial bytes");
+    if (s.count == 0 || s.insn_offset % 16 || s.insn_offset >= bytes.size() ||
+        (bytes.size() - s.insn_offset) / 16 < s.count)
+      fail("stream '", s.name, "' (", s.count, " instructions at offset ", s.insn_offset,
+           ") lies outside the initial bytes");
   }
 }
 
 std::vector<uint8_t> relocate(const AccelImage& image, uint64_t base) {
   if (base % image.alignment)
-    LOOM_THROW(ModelError, "accelerator image: base 0x", std::hex, base, std::dec, " is not a multiple of the alignment ", image.alignment);
+    LOOM_THROW(ModelError, "accelerator image: base 0x", std::hex, base, std::dec,
+               " is not a multiple of the alignment ", image.alignment);
   std::vector<uint8_t> out = image.bytes;
   // Signed move in bytes; every scale divides the alignment, so each move is a whole number of units.
   __int128 delta = __int128(base) - __int128(image.link_base);
@@ -160,8 +167,9 @@ std::vector<uint8_t> relocate(const AccelImage& image, uint64_t base) {
     uint8_t* p = out.data() + r.offset;
     __int128 v = __int128(read_field(p, r.bit, r.width)) + delta / r.scale;
     if (v < 0 || v >= (__int128(1) << r.width))
-      LOOM_THROW(ModelError, "accelerator image: relocation ", i, " (offset ", r.offset, ", bits ", r.bit, "..", r.bit + r.width - 1,
-                 ") overflows at base 0x", std::hex, base, std::dec, ": the device address does not fit the ", r.width, "-bit field");
+      LOOM_THROW(ModelError, "accelerator image: relocation ", i, " (offset ", r.offset, ", bits ", r.bit, "..",
+                 r.bit + r.width - 1, ") overflows at base 0x", std::hex, base, std::dec,
+                 ": the device address does not fit the ", r.width, "-bit field");
     write_field(p, r.bit, r.width, uint64_t(v));
   }
   return out;
@@ -193,7 +201,8 @@ uint64_t LoadedAccelImage::address(uint64_t offset, uint64_t bytes) const {
 }
 
 void LoadedAccelImage::run(size_t stream, std::chrono::milliseconds timeout) {
-  if (stream >= streams_.size()) LOOM_THROW(DeviceError, "accelerator image: no stream ", stream, " (", streams_.size(), " streams)");
+  if (stream >= streams_.size())
+    LOOM_THROW(DeviceError, "accelerator image: no stream ", stream, " (", streams_.size(), " streams)");
   const AccelStream& s = streams_[stream];
   try {
     device_.launch(base_ + s.insn_offset, s.count);

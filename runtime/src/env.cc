@@ -32,7 +32,8 @@ bool flag(const char* name) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (s == "1" || s == "true" || s == "on" || s == "yes") return true;
   if (s == "0" || s == "false" || s == "off" || s == "no") return false;
-  LOOM_THROW(ConfigError, "environment variable ", name, "='", *v, "': expected a flag (1, true, on, yes or 0, false, off, no)");
+  LOOM_THROW(ConfigError, "environment variable ", name, "='", *v,
+             "': expected a flag (1, true, on, yes or 0, false, off, no)");
 }
 
 }  // namespace loom::runtime::env

@@ -22,9 +22,10 @@ constexpr KernelDevice kDevices[] = {KernelDevice::CPU, KernelDevice::Accel};
 template <typename T>
 T integer(const json& j, const char* what) {
   bool fits = j.is_number_unsigned() ? j.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
-              : j.is_number_integer() ? j.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
-                                            (j.get<int64_t>() < 0 || uint64_t(j.get<int64_t>()) <= uint64_t(std::numeric_limits<T>::max()))
-                                      : false;
+              : j.is_number_integer()
+                  ? j.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                        (j.get<int64_t>() < 0 || uint64_t(j.get<int64_t>()) <= uint64_t(std::numeric_limits<T>::max()))
+                  : false;
   if (!fits) LOOM_THROW(TypeError, what, " must be an integer in range, got ", j.dump());
   return j.is_number_unsigned() ? T(j.get<uint64_t>()) : T(j.get<int64_t>());
 }
@@ -35,21 +36,21 @@ T integer_or(const json& obj, const char* key, T fallback) {
 
 // The enumerator whose name is `name`, or a ModelError listing the accepted names.
 template <typename Enum, size_t N>
-Enum enum_named(const Enum (&all)[N], const char* (*name_of)(Enum), const char* noun, const std::string& name, const std::string& origin,
-                const std::string& what) {
+Enum enum_named(const Enum (&all)[N], const char* (*name_of)(Enum), const char* noun, const std::string& name,
+                const std::string& origin, const std::string& what) {
   std::string accepted;
   for (Enum e : all) {
     if (name == name_of(e)) return e;
     accepted += std::string(accepted.empty() ? "" : ", ") + name_of(e);
   }
-  LOOM_THROW(ModelError, origin, ": ", what, " has unknown ", noun, " '", name, "' (expected one of ",
-             accepted, ")");
+  LOOM_THROW(ModelError, origin, ": ", what, " has unknown ", noun, " '", name, "' (expected one of ", accepted, ")");
 }
 
 // A value id that refers to one of the `count` values.
 int value_id(const json& j, const char* what, size_t count, const std::string& origin) {
   int id = integer<int>(j, what);
-  if (id < 0 || static_cast<size_t>(id) >= count) LOOM_THROW(ModelError, origin, ": ", what, " refers to value ", id, " of ", count);
+  if (id < 0 || static_cast<size_t>(id) >= count)
+    LOOM_THROW(ModelError, origin, ": ", what, " refers to value ", id, " of ", count);
   return id;
 }
 
@@ -65,10 +66,12 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
     nbytes *= static_cast<uint64_t>(d);
   }
   val.accel_offset = integer_or<int64_t>(v, "accel_offset", -1);
-  val.kind = enum_named(kValueKinds, value_kind_name, "kind", v.at("kind").get<std::string>(), origin, "value '" + val.name + "'");
+  val.kind = enum_named(kValueKinds, value_kind_name, "kind", v.at("kind").get<std::string>(), origin,
+                        "value '" + val.name + "'");
   switch (val.kind) {
     case ValueKind::AccelParam:
-      if (val.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator parameter '", val.name, "' has no accel_offset");
+      if (val.accel_offset < 0)
+        LOOM_THROW(ModelError, origin, ": accelerator parameter '", val.name, "' has no accel_offset");
       break;
     case ValueKind::Param:
       val.param_offset = integer<uint64_t>(v.at("offset"), "offset");
@@ -94,7 +97,9 @@ json value_to_json(const ExecutorValue& v) {
 }
 
 KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, const std::string& origin) {
-  auto value_id = [&](const json& id, const char* what) { return runtime::value_id(id, what, g.values.size(), origin); };
+  auto value_id = [&](const json& id, const char* what) {
+    return runtime::value_id(id, what, g.values.size(), origin);
+  };
   KernelCall call;
   call.node = k.at("node").get<std::string>();
   call.func = k.at("func").get<std::string>();
@@ -105,9 +110,11 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
   if (version == 1)
     call.device = call.accel_stream >= 0 ? KernelDevice::Accel : KernelDevice::CPU;
   else
-    call.device = enum_named(kDevices, device_name, "device", k.at("device").get<std::string>(), origin, "kernel '" + call.func + "'");
+    call.device = enum_named(kDevices, device_name, "device", k.at("device").get<std::string>(), origin,
+                             "kernel '" + call.func + "'");
   if (call.device == KernelDevice::Accel && call.accel_stream < 0)
-    LOOM_THROW(ModelError, origin, ": accelerator kernel '", call.func, "' (node '", call.node, "') names no accel_stream");
+    LOOM_THROW(ModelError, origin, ": accelerator kernel '", call.func, "' (node '", call.node,
+               "') names no accel_stream");
   if (call.device != KernelDevice::Accel && (call.accel_stream >= 0 || !call.upload.empty() || !call.download.empty()))
     LOOM_THROW(ModelError, origin, ": ", device_name(call.device), " kernel '", call.func, "' (node '", call.node,
                "') has accelerator fields (accel_stream, upload, download)");
@@ -128,18 +135,24 @@ json kernel_to_json(const KernelCall& k) {
 
 const char* value_kind_name(ValueKind kind) {
   switch (kind) {
-    case ValueKind::Input: return "input";
-    case ValueKind::Temp: return "temp";
-    case ValueKind::Param: return "param";
-    case ValueKind::AccelParam: return "accel_param";
+    case ValueKind::Input:
+      return "input";
+    case ValueKind::Temp:
+      return "temp";
+    case ValueKind::Param:
+      return "param";
+    case ValueKind::AccelParam:
+      return "accel_param";
   }
   return "?";
 }
 
 const char* device_name(KernelDevice device) {
   switch (device) {
-    case KernelDevice::CPU: return "cpu";
-    case KernelDevice::Accel: return "accel";
+    case KernelDevice::CPU:
+      return "cpu";
+    case KernelDevice::Accel:
+      return "accel";
   }
   return "?";
 }
@@ -183,26 +196,34 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
   }
   ExecutorGraph g;
   try {
-    if (!j.is_object() || j.value("format", "") != kGraphFormat) LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
+    if (!j.is_object() || j.value("format", "") != kGraphFormat)
+      LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
     const int version = integer_or<int>(j, "version", 0);
     if (version > kGraphFormatVersion)
-      LOOM_THROW(ModelError, origin, ": executor graph version ", version, " was written by a newer Loom; this runtime reads versions 1 to ",
-                 kGraphFormatVersion, " (update Loom, or recompile the model with this one)");
-    if (version < 1) LOOM_THROW(ModelError, origin, ": executor graph version ", version, ", this runtime reads versions 1 to ", kGraphFormatVersion);
+      LOOM_THROW(ModelError, origin, ": executor graph version ", version,
+                 " was written by a newer Loom; this runtime reads versions 1 to ", kGraphFormatVersion,
+                 " (update Loom, or recompile the model with this one)");
+    if (version < 1)
+      LOOM_THROW(ModelError, origin, ": executor graph version ", version, ", this runtime reads versions 1 to ",
+                 kGraphFormatVersion);
     g.target = j.value("target", "");
     g.model = j.value("model", "");
     const json& storages = j.at("storages");
     // Fewer than 2^24 buffers of at most 2^40 bytes each: the total stays below 2^64.
-    if (storages.size() >= (size_t(1) << 24)) LOOM_THROW(ModelError, origin, ": ", storages.size(), " storage buffers is implausibly many");
+    if (storages.size() >= (size_t(1) << 24))
+      LOOM_THROW(ModelError, origin, ": ", storages.size(), " storage buffers is implausibly many");
     for (auto& s : storages) {
       uint64_t bytes = integer<uint64_t>(s, "a storage size");
-      if (bytes > kMaxBufferBytes) LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
+      if (bytes > kMaxBufferBytes)
+        LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
       g.storages.push_back(bytes);
     }
     g.planned_bytes = integer_or<uint64_t>(j, "planned_bytes", 0);
     g.unplanned_bytes = integer_or<uint64_t>(j, "unplanned_bytes", 0);
     for (auto& v : j.at("values")) g.values.push_back(value_from_json(v, g, params_bytes, origin));
-    auto value_id = [&](const json& id, const char* what) { return runtime::value_id(id, what, g.values.size(), origin); };
+    auto value_id = [&](const json& id, const char* what) {
+      return runtime::value_id(id, what, g.values.size(), origin);
+    };
     for (auto& i : j.at("inputs")) g.inputs.push_back(value_id(i, "an input"));
     for (auto& o : j.at("outputs")) g.outputs.push_back(value_id(o, "an output"));
     for (auto& k : j.at("kernels")) g.kernels.push_back(kernel_from_json(k, version, g, origin));

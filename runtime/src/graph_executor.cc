@@ -23,12 +23,14 @@ GraphExecutor GraphExecutor::load(const std::string& path, const ExecutorOptions
   return from_model_file(load_model_file(path), "'" + path + "'", options);
 }
 
-GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin, const ExecutorOptions& options) {
+GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::string& origin,
+                                             const ExecutorOptions& options) {
   ExecutorGraph plan = ExecutorGraph::from_json(file.graph_json, file.params_bytes, origin);
   const uint64_t limit = options.max_host_bytes ? options.max_host_bytes : default_host_memory_limit();
   if (plan.storage_total() > limit)
-    LOOM_THROW(ModelError, origin, ": the model's activation buffers need ", plan.storage_total(), " bytes of host memory, more than the limit of ",
-               limit, " (ExecutorOptions::max_host_bytes; loom run --max-host-memory)");
+    LOOM_THROW(ModelError, origin, ": the model's activation buffers need ", plan.storage_total(),
+               " bytes of host memory, more than the limit of ", limit,
+               " (ExecutorOptions::max_host_bytes; loom run --max-host-memory)");
   GraphExecutor ex;
   ex.target_ = plan.target;
   ex.model_name_ = plan.model;
@@ -66,32 +68,43 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   for (auto& call : ex.kernels_) {
     if (call.device == KernelDevice::Accel) {
       if (size_t(call.accel_stream) >= ex.accel_->image.streams.size())
-        LOOM_THROW(ModelError, origin, ": node '", call.node, "' runs accelerator stream ", call.accel_stream, " of ", ex.accel_->image.streams.size());
+        LOOM_THROW(ModelError, origin, ": node '", call.node, "' runs accelerator stream ", call.accel_stream, " of ",
+                   ex.accel_->image.streams.size());
       for (int id : call.args) {
         const Value& v = ex.values_[size_t(id)];
-        if (v.accel_offset < 0) LOOM_THROW(ModelError, origin, ": accelerator node '", call.node, "' reads '", v.spec.name, "', which is not in the image");
+        if (v.accel_offset < 0)
+          LOOM_THROW(ModelError, origin, ": accelerator node '", call.node, "' reads '", v.spec.name,
+                     "', which is not in the image");
         ex.accel_->loaded->address(uint64_t(v.accel_offset), v.nbytes);  // bounds
       }
       for (int id : call.upload)
-        if (!ex.values_[size_t(id)].data) LOOM_THROW(ModelError, origin, ": node '", call.node, "' uploads '", ex.values_[size_t(id)].spec.name, "', which has no host copy");
+        if (!ex.values_[size_t(id)].data)
+          LOOM_THROW(ModelError, origin, ": node '", call.node, "' uploads '", ex.values_[size_t(id)].spec.name,
+                     "', which has no host copy");
       for (int id : call.download)
-        if (!ex.values_[size_t(id)].data) LOOM_THROW(ModelError, origin, ": node '", call.node, "' downloads '", ex.values_[size_t(id)].spec.name, "', which has no host copy");
+        if (!ex.values_[size_t(id)].data)
+          LOOM_THROW(ModelError, origin, ": node '", call.node, "' downloads '", ex.values_[size_t(id)].spec.name,
+                     "', which has no host copy");
       ex.fns_.push_back(nullptr);
       ex.arg_ptrs_.emplace_back();
       continue;
     }
     if (!ex.module_.has_function(call.func))
-      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') is missing from the kernel library");
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node,
+                 "') is missing from the kernel library");
     const FunctionSignature& sig = ex.module_.signature(call.func);
     if (sig.args.size() != call.args.size())
-      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' takes ", sig.args.size(), " arguments, the graph passes ", call.args.size());
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' takes ", sig.args.size(),
+                 " arguments, the graph passes ", call.args.size());
     std::vector<void*> ptrs;
     for (size_t a = 0; a < call.args.size(); ++a) {
       const Value& v = ex.values_[call.args[a]];
       if (v.spec.shape != sig.args[a].shape || v.spec.dtype != sig.args[a].dtype)
-        LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(), ", the graph passes '",
-                   v.spec.name, "' ", v.spec.str());
-      if (!v.data) LOOM_THROW(ModelError, origin, ": CPU kernel '", call.func, "' reads '", v.spec.name, "', which lives only on the accelerator");
+        LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(),
+                   ", the graph passes '", v.spec.name, "' ", v.spec.str());
+      if (!v.data)
+        LOOM_THROW(ModelError, origin, ": CPU kernel '", call.func, "' reads '", v.spec.name,
+                   "', which lives only on the accelerator");
       ptrs.push_back(v.data);
     }
     ex.fns_.push_back(ex.module_.get_function(call.func));
@@ -157,7 +170,8 @@ void GraphExecutor::run_accel(size_t k) {
   s.cycles = dev.cycles();
   s.gemm_macs = dev.counter(AccelCounter::GemmMacs);
   s.dma_bytes = dev.counter(AccelCounter::DmaLoadBytesInp) + dev.counter(AccelCounter::DmaLoadBytesWgt) +
-                dev.counter(AccelCounter::DmaLoadBytesAcc) + dev.counter(AccelCounter::DmaLoadBytesUop) + dev.counter(AccelCounter::DmaStoreBytes);
+                dev.counter(AccelCounter::DmaLoadBytesAcc) + dev.counter(AccelCounter::DmaLoadBytesUop) +
+                dev.counter(AccelCounter::DmaStoreBytes);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -167,8 +181,8 @@ void GraphExecutor::call_kernel(size_t k) {
   int32_t rc = fns_[k](arg_ptrs_[k].data());
   if (rc != 0) {
     const char* msg = loom_get_last_error();
-    LOOM_THROW(RuntimeError, "kernel '", kernels_[k].func, "' (node '", kernels_[k].node, "'): ", msg && *msg ? msg : "failed",
-               " (code ", rc, ")");
+    LOOM_THROW(RuntimeError, "kernel '", kernels_[k].func, "' (node '", kernels_[k].node,
+               "'): ", msg && *msg ? msg : "failed", " (code ", rc, ")");
   }
 }
 
@@ -194,7 +208,8 @@ NDArray GraphExecutor::get_output(size_t i) const {
 }
 
 std::vector<NDArray> GraphExecutor::run(const std::vector<NDArray>& inputs) {
-  if (inputs.size() != inputs_.size()) LOOM_THROW(RuntimeError, "model takes ", inputs_.size(), " inputs, got ", inputs.size());
+  if (inputs.size() != inputs_.size())
+    LOOM_THROW(RuntimeError, "model takes ", inputs_.size(), " inputs, got ", inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) set_input(i, inputs[i]);
   run();
   std::vector<NDArray> outs;

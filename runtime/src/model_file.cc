@@ -24,8 +24,10 @@ struct SectionInfo {
   const char* tag;   // 4 bytes, format version 3 on
   const char* what;  // for errors
 };
-constexpr SectionInfo kSections[] = {
-    {"GRPH", "the graph"}, {"PARM", "the parameters"}, {"KLIB", "the kernel library"}, {"ACCL", "the accelerator image"}};
+constexpr SectionInfo kSections[] = {{"GRPH", "the graph"},
+                                     {"PARM", "the parameters"},
+                                     {"KLIB", "the kernel library"},
+                                     {"ACCL", "the accelerator image"}};
 
 int section_of_tag(std::string_view tag) {
   for (size_t k = 0; k < std::size(kSections); ++k)
@@ -64,7 +66,8 @@ void put(std::string& out, T v) {
 
 template <typename T>
 T get(const std::string& in, size_t& pos, const std::string& origin, const char* what) {
-  if (in.size() - pos < sizeof(T)) LOOM_THROW(ModelError, origin, ": truncated compiled model (while reading ", what, ")");
+  if (in.size() - pos < sizeof(T))
+    LOOM_THROW(ModelError, origin, ": truncated compiled model (while reading ", what, ")");
   T v;
   std::memcpy(&v, in.data() + pos, sizeof(T));
   pos += sizeof(T);
@@ -115,16 +118,21 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
   size_t pos = sizeof(kMagic);
   const uint32_t version = get<uint32_t>(in, pos, origin, "the version");
   if (version > kModelFormatVersion)
-    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, " was written by a newer Loom; this runtime reads versions 1 to ",
-               kModelFormatVersion, " (update Loom, or recompile the model with this one)");
-  if (version < 1) LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads versions 1 to ", kModelFormatVersion);
+    LOOM_THROW(ModelError, origin, ": compiled model format version ", version,
+               " was written by a newer Loom; this runtime reads versions 1 to ", kModelFormatVersion,
+               " (update Loom, or recompile the model with this one)");
+  if (version < 1)
+    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads versions 1 to ",
+               kModelFormatVersion);
   const bool tagged = version >= 3;
   uint32_t sections = get<uint32_t>(in, pos, origin, "the section count");
   if (!tagged) {  // versions 1 and 2: graph, parameters, library[, accelerator image], by position
     const uint32_t expected = version == 1 ? 3 : 4;
-    if (sections != expected) LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, expected ", expected);
+    if (sections != expected)
+      LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, expected ", expected);
   } else if (sections > std::size(kSections)) {
-    LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, at most ", std::size(kSections), " are known");
+    LOOM_THROW(ModelError, origin, ": compiled model has ", sections, " sections, at most ", std::size(kSections),
+               " are known");
   }
   if (in.size() < pos + 8) LOOM_THROW(ModelError, origin, ": truncated compiled model");
   uint64_t stored_hash;
@@ -135,24 +143,32 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
   for (uint32_t s = 0; s < sections; ++s) {
     int kind = int(s);
     if (tagged) {
-      if (end - std::min(pos, end) < 4) LOOM_THROW(ModelError, origin, ": truncated compiled model (while reading section ", s, "'s kind)");
+      if (end - std::min(pos, end) < 4)
+        LOOM_THROW(ModelError, origin, ": truncated compiled model (while reading section ", s, "'s kind)");
       kind = section_of_tag(std::string_view(in.data() + pos, 4));
-      if (kind < 0) LOOM_THROW(ModelError, origin, ": section ", s, " has unknown kind '", printable(std::string_view(in.data() + pos, 4)), "'");
-      if (seen[kind]) LOOM_THROW(ModelError, origin, ": compiled model has two sections of kind '", kSections[kind].tag, "' (", kSections[kind].what, ")");
+      if (kind < 0)
+        LOOM_THROW(ModelError, origin, ": section ", s, " has unknown kind '",
+                   printable(std::string_view(in.data() + pos, 4)), "'");
+      if (seen[kind])
+        LOOM_THROW(ModelError, origin, ": compiled model has two sections of kind '", kSections[kind].tag, "' (",
+                   kSections[kind].what, ")");
       pos += 4;
     }
     seen[kind] = true;
     uint64_t len = get<uint64_t>(in, pos, origin, kSections[kind].what);
     if (pos > end || len > end - pos)  // the length itself may already reach into the trailing hash
-      LOOM_THROW(ModelError, origin, ": truncated compiled model (", kSections[kind].what, " needs ", len, " bytes, ", end - pos, " left)");
+      LOOM_THROW(ModelError, origin, ": truncated compiled model (", kSections[kind].what, " needs ", len, " bytes, ",
+                 end - pos, " left)");
     bodies[kind] = std::string_view(in.data() + pos, len);
     pos += len;
   }
   if (pos != end) LOOM_THROW(ModelError, origin, ": ", end - pos, " unexpected bytes after the last section");
-  if (fnv1a(in.data(), end) != stored_hash) LOOM_THROW(ModelError, origin, ": compiled model is corrupted (checksum mismatch)");
+  if (fnv1a(in.data(), end) != stored_hash)
+    LOOM_THROW(ModelError, origin, ": compiled model is corrupted (checksum mismatch)");
   for (SectionKind required : {SectionKind::Graph, SectionKind::Params, SectionKind::Library})
     if (!seen[int(required)])
-      LOOM_THROW(ModelError, origin, ": compiled model has no section of kind '", kSections[int(required)].tag, "' (", kSections[int(required)].what, ")");
+      LOOM_THROW(ModelError, origin, ": compiled model has no section of kind '", kSections[int(required)].tag, "' (",
+                 kSections[int(required)].what, ")");
   if (seen[int(SectionKind::AccelImage)] && bodies[int(SectionKind::AccelImage)].empty())
     LOOM_THROW(ModelError, origin, ": compiled model has an empty accelerator image");
   ModelFile m;

@@ -28,7 +28,8 @@ std::vector<FunctionSignature> signatures_from_json(const std::string& text, con
   std::vector<FunctionSignature> sigs;
   try {
     auto j = nlohmann::json::parse(text);
-    if (j.value("format", "") != "loom-module") LOOM_THROW(RuntimeError, origin, ": metadata is not a loom module description");
+    if (j.value("format", "") != "loom-module")
+      LOOM_THROW(RuntimeError, origin, ": metadata is not a loom module description");
     for (auto& f : j.at("functions")) {
       FunctionSignature s;
       s.name = f.at("name").get<std::string>();
@@ -89,12 +90,16 @@ Module Module::load(const std::string& path) {
   }
   std::shared_ptr<void> owner(handle, [](void* h) { dlclose(h); });
   auto* meta = static_cast<const char*>(dlsym(handle, kMetadataSymbol));
-  if (!meta) LOOM_THROW(RuntimeError, "cannot load module '", path, "': no ", kMetadataSymbol, " symbol (not exported by Loom?)");
+  if (!meta)
+    LOOM_THROW(RuntimeError, "cannot load module '", path, "': no ", kMetadataSymbol,
+               " symbol (not exported by Loom?)");
   auto sigs = signatures_from_json(meta, "module '" + path + "'");
   std::vector<CompiledFn> fns;
   for (auto& s : sigs) {
     void* f = dlsym(handle, s.name.c_str());
-    if (!f) LOOM_THROW(RuntimeError, "cannot load module '", path, "': metadata lists function '", s.name, "' but the library does not define it");
+    if (!f)
+      LOOM_THROW(RuntimeError, "cannot load module '", path, "': metadata lists function '", s.name,
+                 "' but the library does not define it");
     fns.push_back(reinterpret_cast<CompiledFn>(f));
   }
   return Module(std::move(sigs), std::move(fns), std::move(owner));

@@ -1,7 +1,7 @@
 #include "loom/runtime/ndarray.h"
 
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -45,8 +45,7 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 }
 
 NDArray NDArray::empty(std::vector<int64_t> shape, DataType dtype) {
-  if (!is_supported_tensor_type(dtype))
-    LOOM_THROW(TypeError, "NDArray: unsupported element type ", dtype.str());
+  if (!is_supported_tensor_type(dtype)) LOOM_THROW(TypeError, "NDArray: unsupported element type ", dtype.str());
   for (int64_t d : shape)
     if (d < 0) LOOM_THROW(ShapeError, "NDArray: negative extent in shape ", shape_str(shape));
   NDArray a;
@@ -133,17 +132,25 @@ double NDArray::get_as_double(int64_t i) const {
       return *static_cast<const double*>(p);
     case DataType::Code::Int:
       switch (dtype_.bits()) {
-        case 8: return *static_cast<const int8_t*>(p);
-        case 16: return *static_cast<const int16_t*>(p);
-        case 32: return *static_cast<const int32_t*>(p);
-        default: return static_cast<double>(*static_cast<const int64_t*>(p));
+        case 8:
+          return *static_cast<const int8_t*>(p);
+        case 16:
+          return *static_cast<const int16_t*>(p);
+        case 32:
+          return *static_cast<const int32_t*>(p);
+        default:
+          return static_cast<double>(*static_cast<const int64_t*>(p));
       }
     case DataType::Code::UInt:
       switch (dtype_.bits()) {
-        case 8: return *static_cast<const uint8_t*>(p);
-        case 16: return *static_cast<const uint16_t*>(p);
-        case 32: return *static_cast<const uint32_t*>(p);
-        default: return static_cast<double>(*static_cast<const uint64_t*>(p));
+        case 8:
+          return *static_cast<const uint8_t*>(p);
+        case 16:
+          return *static_cast<const uint16_t*>(p);
+        case 32:
+          return *static_cast<const uint32_t*>(p);
+        default:
+          return static_cast<double>(*static_cast<const uint64_t*>(p));
       }
   }
   return 0;
@@ -153,23 +160,42 @@ void NDArray::set_from_double(int64_t i, double v) {
   void* p = static_cast<uint8_t*>(raw_data()) + i * dtype_.bytes();
   switch (dtype_.code()) {
     case DataType::Code::Float:
-      if (dtype_.bits() == 16) *static_cast<uint16_t*>(p) = float_to_half(static_cast<float>(v));
-      else if (dtype_.bits() == 32) *static_cast<float*>(p) = static_cast<float>(v);
-      else *static_cast<double*>(p) = v;
+      if (dtype_.bits() == 16)
+        *static_cast<uint16_t*>(p) = float_to_half(static_cast<float>(v));
+      else if (dtype_.bits() == 32)
+        *static_cast<float*>(p) = static_cast<float>(v);
+      else
+        *static_cast<double*>(p) = v;
       return;
     case DataType::Code::Int:
       switch (dtype_.bits()) {
-        case 8: *static_cast<int8_t*>(p) = saturate_to<int8_t>(v); return;
-        case 16: *static_cast<int16_t*>(p) = saturate_to<int16_t>(v); return;
-        case 32: *static_cast<int32_t*>(p) = saturate_to<int32_t>(v); return;
-        default: *static_cast<int64_t*>(p) = saturate_to<int64_t>(v); return;
+        case 8:
+          *static_cast<int8_t*>(p) = saturate_to<int8_t>(v);
+          return;
+        case 16:
+          *static_cast<int16_t*>(p) = saturate_to<int16_t>(v);
+          return;
+        case 32:
+          *static_cast<int32_t*>(p) = saturate_to<int32_t>(v);
+          return;
+        default:
+          *static_cast<int64_t*>(p) = saturate_to<int64_t>(v);
+          return;
       }
     case DataType::Code::UInt:
       switch (dtype_.bits()) {
-        case 8: *static_cast<uint8_t*>(p) = saturate_to<uint8_t>(v); return;
-        case 16: *static_cast<uint16_t*>(p) = saturate_to<uint16_t>(v); return;
-        case 32: *static_cast<uint32_t*>(p) = saturate_to<uint32_t>(v); return;
-        default: *static_cast<uint64_t*>(p) = saturate_to<uint64_t>(v); return;
+        case 8:
+          *static_cast<uint8_t*>(p) = saturate_to<uint8_t>(v);
+          return;
+        case 16:
+          *static_cast<uint16_t*>(p) = saturate_to<uint16_t>(v);
+          return;
+        case 32:
+          *static_cast<uint32_t*>(p) = saturate_to<uint32_t>(v);
+          return;
+        default:
+          *static_cast<uint64_t*>(p) = saturate_to<uint64_t>(v);
+          return;
       }
   }
 }

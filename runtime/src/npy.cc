@@ -21,9 +21,10 @@ std::string descr_of(DataType t) {
 
 DataType dtype_of(const std::string& descr, const std::string& origin) {
   static const std::pair<const char*, DataType> table[] = {
-      {"<f4", DataType::Float(32)}, {"<f2", DataType::Float(16)}, {"<f8", DataType::Float(64)}, {"|i1", DataType::Int(8)},
-      {"<i2", DataType::Int(16)},   {"<i4", DataType::Int(32)},   {"<i8", DataType::Int(64)},   {"|u1", DataType::UInt(8)},
-      {"<u2", DataType::UInt(16)},  {"<u4", DataType::UInt(32)},  {"|b1", DataType::Bool()},    {"<u8", DataType::UInt(64)}};
+      {"<f4", DataType::Float(32)}, {"<f2", DataType::Float(16)}, {"<f8", DataType::Float(64)},
+      {"|i1", DataType::Int(8)},    {"<i2", DataType::Int(16)},   {"<i4", DataType::Int(32)},
+      {"<i8", DataType::Int(64)},   {"|u1", DataType::UInt(8)},   {"<u2", DataType::UInt(16)},
+      {"<u4", DataType::UInt(32)},  {"|b1", DataType::Bool()},    {"<u8", DataType::UInt(64)}};
   for (auto& [d, t] : table)
     if (descr == d) return t;
   LOOM_THROW(RuntimeError, origin, ": unsupported .npy dtype '", descr,
@@ -99,7 +100,8 @@ NDArray parse_npy(const std::string& bytes, const std::string& origin) {
     LOOM_THROW(RuntimeError, origin, ": malformed .npy dtype ", descr);
   DataType dtype = dtype_of(descr.substr(1, descr.size() - 2), origin);
   if (dict_value(header, "fortran_order", origin) != "False")
-    LOOM_THROW(RuntimeError, origin, ": Fortran-ordered .npy arrays are not supported (save with np.ascontiguousarray)");
+    LOOM_THROW(RuntimeError, origin,
+               ": Fortran-ordered .npy arrays are not supported (save with np.ascontiguousarray)");
   std::vector<int64_t> shape = parse_shape(dict_value(header, "shape", origin), origin);
   uint64_t count = 1;
   for (int64_t d : shape) {
@@ -110,8 +112,8 @@ NDArray parse_npy(const std::string& bytes, const std::string& origin) {
   uint64_t nbytes = count * dtype.bytes();
   uint64_t available = bytes.size() - offset - header_len;
   if (available != nbytes)
-    LOOM_THROW(RuntimeError, origin, ": .npy data has ", available, " bytes, ", dtype.str(), shape_str(shape), " needs ", nbytes,
-               available < nbytes ? " (truncated file)" : " (trailing bytes)");
+    LOOM_THROW(RuntimeError, origin, ": .npy data has ", available, " bytes, ", dtype.str(), shape_str(shape),
+               " needs ", nbytes, available < nbytes ? " (truncated file)" : " (trailing bytes)");
   NDArray a = NDArray::empty(shape, dtype);
   if (nbytes) std::memcpy(a.raw_data(), bytes.data() + offset + header_len, nbytes);
   return a;
@@ -128,7 +130,8 @@ NDArray read_npy(const std::string& path) {
 void write_npy(const std::string& path, const NDArray& a) {
   if (!a.defined()) LOOM_THROW(RuntimeError, "write_npy '", path, "': undefined array");
   std::string shape = "(";
-  for (size_t i = 0; i < a.shape().size(); ++i) shape += std::to_string(a.shape()[i]) + (a.shape().size() == 1 ? "," : i + 1 < a.shape().size() ? ", " : "");
+  for (size_t i = 0; i < a.shape().size(); ++i)
+    shape += std::to_string(a.shape()[i]) + (a.shape().size() == 1 ? "," : i + 1 < a.shape().size() ? ", " : "");
   shape += ")";
   std::string header = "{'descr': '" + descr_of(a.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;

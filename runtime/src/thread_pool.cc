@@ -34,13 +34,17 @@ int default_num_threads() {
 // work, rows of different cost, a thread descheduled by the OS) finish together. 1/(2 x threads)
 // gave the expensive first quarter of a skewed loop to one thread; docs/cpu_backend.md has the
 // measurement.
-int64_t guided_chunk(int64_t remaining, int threads) { return std::max<int64_t>(1, remaining / (4 * int64_t(threads))); }
+int64_t guided_chunk(int64_t remaining, int threads) {
+  return std::max<int64_t>(1, remaining / (4 * int64_t(threads)));
+}
 
 // How long a worker that finished a loop watches for the next one before it sleeps. Waking a
 // sleeping thread can take longer than a whole small kernel, whose chunks the caller then claims
 // alone (docs/cpu_backend.md). Models run such loops back to back. LOOM_SPIN_US overrides it
 // (0: always sleep, e.g. when other processes need the cores).
-std::chrono::microseconds spin_time_from_env() { return std::chrono::microseconds(env::integer("LOOM_SPIN_US", 0, 10'000'000).value_or(300)); }
+std::chrono::microseconds spin_time_from_env() {
+  return std::chrono::microseconds(env::integer("LOOM_SPIN_US", 0, 10'000'000).value_or(300));
+}
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -161,7 +165,7 @@ class ThreadPool {
   int64_t extent_ = 0;
   std::atomic<int64_t> next_{0};  // first unclaimed iteration
   int64_t pending_ = 0;           // iterations not finished yet
-  int active_ = 0;  // workers inside work()
+  int active_ = 0;                // workers inside work()
   int32_t error_code_ = 0;
   std::string error_message_;
 };
@@ -172,7 +176,8 @@ std::unique_ptr<ThreadPool> g_pool;
 
 ThreadPool& pool() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
-  if (!g_pool) g_pool = std::make_unique<ThreadPool>(g_requested_threads > 0 ? g_requested_threads : default_num_threads());
+  if (!g_pool)
+    g_pool = std::make_unique<ThreadPool>(g_requested_threads > 0 ? g_requested_threads : default_num_threads());
   return *g_pool;
 }
 
@@ -199,7 +204,8 @@ extern "C" int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void
   ThreadPool* pp;
   try {
     pp = &pool();
-  } catch (const loom::Error& e) {  // e.g. a bad LOOM_NUM_THREADS: reported by the calling kernel, not thrown through it
+  } catch (
+      const loom::Error& e) {  // e.g. a bad LOOM_NUM_THREADS: reported by the calling kernel, not thrown through it
     loom_set_last_error(e.what());
     return -1;
   }

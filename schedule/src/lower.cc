@@ -27,7 +27,8 @@ std::string bounds_text(const Lowering& l) {
     auto it = l.st.regions.find(s.node().get());
     if (it == l.st.regions.end()) continue;
     out += s.name() + ": [";
-    for (size_t d = 0; d < it->second.size(); ++d) out += (d ? ", " : "") + to_string(it->second[d].min) + " +" + to_string(it->second[d].extent);
+    for (size_t d = 0; d < it->second.size(); ++d)
+      out += (d ? ", " : "") + to_string(it->second[d].min) + " +" + to_string(it->second[d].extent);
     out += "]\n";
   }
   return out;
@@ -45,7 +46,8 @@ const PassPipeline<Lowering>& pipeline() {
       {"infer_bounds", [](Lowering& l) { passes::infer_bounds(l.st); }, bounds_text},
       {"schedule_ops", [](Lowering& l) { l.f.body = passes::schedule_ops(l.st); }, body_text},
       {"simplify", [](Lowering& l) { l.f.body = simplify(l.f.body); }, body_text},
-      {"storage_flatten", [](Lowering& l) { l.f.body = passes::storage_flatten(l.f.body, l.st, *l.args, &l.f.args); }, func_text},
+      {"storage_flatten", [](Lowering& l) { l.f.body = passes::storage_flatten(l.f.body, l.st, *l.args, &l.f.args); },
+       func_text},
       body_pass("inject_dma_copy", passes::inject_dma_copy),
       body_pass("partition_loops", passes::partition_loops),
       body_pass("unroll_loops", passes::unroll_loops),
@@ -59,7 +61,8 @@ const PassPipeline<Lowering>& pipeline() {
 
 std::vector<std::string> lowering_pass_names() { return pipeline().names(); }
 
-LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name, const LowerOptions& options) {
+LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const std::string& name,
+                  const LowerOptions& options) {
   Lowering l;
   l.st.sch = &sch;
   l.args = &args;
@@ -67,7 +70,10 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   PassRunOptions<Lowering> run;
   run.dump = dump_stream(options.dump_ir, options.dump_stream, "LOOM_DUMP_IR");
   run.header = [](const std::string& pass) { return "// ---- after " + pass + " ----\n"; };
-  if (options.on_pass) run.observe = [&](const std::string& pass, const Lowering&, const std::function<std::string()>& text) { options.on_pass(pass, text()); };
+  if (options.on_pass)
+    run.observe = [&](const std::string& pass, const Lowering&, const std::function<std::string()>& text) {
+      options.on_pass(pass, text());
+    };
   run.stop_after = options.stop_after;
   pipeline().run(l, run);
   return l.f;

@@ -18,7 +18,9 @@ IterVar new_iv(const std::string& name, Expr extent, IterKind kind) {
   return make_iter_var(Var(name), Range{Expr(0), std::move(extent)}, kind);
 }
 
-bool contains(const std::vector<IterVar>& vs, const IterVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
+bool contains(const std::vector<IterVar>& vs, const IterVar& v) {
+  return std::find(vs.begin(), vs.end(), v) != vs.end();
+}
 
 StagePtr make_stage(const OpRef& op, Schedule* sch) {
   auto s = std::make_shared<StageNode>();
@@ -71,13 +73,15 @@ IterVar Stage::axis(size_t i) const {
 
 IterVar Stage::reduce_axis(size_t i) const {
   auto r = node_->op->reduce_axes();
-  if (i >= r.size()) LOOM_THROW(ScheduleError, "stage '", name(), "' has no reduce axis ", i, " (it has ", r.size(), ")");
+  if (i >= r.size())
+    LOOM_THROW(ScheduleError, "stage '", name(), "' has no reduce axis ", i, " (it has ", r.size(), ")");
   return r[i];
 }
 
 void Stage::check_leaf(const IterVar& v, const char* primitive) const {
   if (!v) LOOM_THROW(ScheduleError, primitive, " on stage '", name(), "': null iter var");
-  if (node_->op->is_placeholder()) LOOM_THROW(ScheduleError, primitive, ": '", name(), "' is a placeholder and has no loops");
+  if (node_->op->is_placeholder())
+    LOOM_THROW(ScheduleError, primitive, ": '", name(), "' is a placeholder and has no loops");
   if (contains(node_->leaf_iter_vars, v)) return;
   if (contains(node_->all_iter_vars, v))
     LOOM_THROW(ScheduleError, primitive, " on stage '", name(), "': iter var '", iv_name(v),
@@ -93,10 +97,11 @@ std::pair<IterVar, IterVar> Stage::split(const IterVar& parent, Expr factor) {
   check_leaf(parent, "split");
   auto* f = as_const_int(factor);
   if (!f || *f <= 0)
-    LOOM_THROW(ScheduleError, "split of '", iv_name(parent), "' in stage '", name(), "': factor must be a positive constant, got ",
-               to_string(factor));
+    LOOM_THROW(ScheduleError, "split of '", iv_name(parent), "' in stage '", name(),
+               "': factor must be a positive constant, got ", to_string(factor));
   Expr ext = parent->dom.extent;
-  Expr outer_ext = as_const_int(ext) ? Expr(static_cast<int>((*as_const_int(ext) + *f - 1) / *f)) : (ext + (*f - 1)) / factor;
+  Expr outer_ext =
+      as_const_int(ext) ? Expr(static_cast<int>((*as_const_int(ext) + *f - 1) / *f)) : (ext + (*f - 1)) / factor;
   IterKind k = parent->kind;
   IterVar outer = new_iv(iv_name(parent) + ".outer", outer_ext, k);
   IterVar inner = new_iv(iv_name(parent) + ".inner", factor, k);
@@ -115,8 +120,11 @@ std::pair<IterVar, IterVar> Stage::split_nparts(const IterVar& parent, Expr npar
   auto* n = as_const_int(nparts);
   auto* ext = as_const_int(parent->dom.extent);
   if (!n || *n <= 0)
-    LOOM_THROW(ScheduleError, "split_nparts of '", iv_name(parent), "' in stage '", name(), "': nparts must be a positive constant");
-  if (!ext) LOOM_THROW(ScheduleError, "split_nparts of '", iv_name(parent), "' in stage '", name(), "' needs a constant extent");
+    LOOM_THROW(ScheduleError, "split_nparts of '", iv_name(parent), "' in stage '", name(),
+               "': nparts must be a positive constant");
+  if (!ext)
+    LOOM_THROW(ScheduleError, "split_nparts of '", iv_name(parent), "' in stage '", name(),
+               "' needs a constant extent");
   return split(parent, Expr(static_cast<int>((*ext + *n - 1) / *n)));
 }
 
@@ -169,9 +177,11 @@ IterVar Stage::fuse(const IterVar& outer, const IterVar& inner) {
 
 Stage& Stage::compute_at(const Stage& parent, const IterVar& ivar) {
   if (node_->op->is_placeholder()) LOOM_THROW(ScheduleError, "compute_at: '", name(), "' is a placeholder");
-  if (node_->is_output) LOOM_THROW(ScheduleError, "compute_at: '", name(), "' is an output and must be computed at root");
+  if (node_->is_output)
+    LOOM_THROW(ScheduleError, "compute_at: '", name(), "' is an output and must be computed at root");
   if (!parent.node()) LOOM_THROW(ScheduleError, "compute_at of '", name(), "': null parent stage");
-  if (parent.node() == node_) LOOM_THROW(ScheduleError, "compute_at: stage '", name(), "' cannot be computed inside itself");
+  if (parent.node() == node_)
+    LOOM_THROW(ScheduleError, "compute_at: stage '", name(), "' cannot be computed inside itself");
   if (!contains(parent->all_iter_vars, ivar))
     LOOM_THROW(ScheduleError, "compute_at of '", name(), "': iter var '", iv_name(ivar), "' is not a loop of stage '",
                parent.name(), "'");
@@ -220,9 +230,11 @@ Stage& Stage::parallel(const IterVar& v) {
 }
 Stage& Stage::bind(const IterVar& v, const std::string& tag) {
   check_leaf(v, "bind");
-  static const std::set<std::string> kTags = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z", "vthread"};
+  static const std::set<std::string> kTags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z", "threadIdx.x",
+                                              "threadIdx.y", "threadIdx.z", "vthread"};
   if (!kTags.count(tag)) LOOM_THROW(ScheduleError, "bind on stage '", name(), "': unknown thread tag '", tag, "'");
-  if (v->kind == IterKind::Reduce) LOOM_THROW(ScheduleError, "bind on stage '", name(), "': '", iv_name(v), "' is a reduction axis");
+  if (v->kind == IterKind::Reduce)
+    LOOM_THROW(ScheduleError, "bind on stage '", name(), "': '", iv_name(v), "' is a reduction axis");
   // A virtual thread is a loop whose iterations an accelerator backend interleaves as
   // independent contexts (double buffering); GPU tags become thread indices.
   attr(v).kind = tag == "vthread" ? ForKind::VirtualThread : ForKind::ThreadBinding;
@@ -256,8 +268,8 @@ Stage& Stage::storage_order(const std::vector<int>& order) {
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != static_cast<int>(i) || sorted.size() != node_->op->shape.size())
-      LOOM_THROW(ScheduleError, "storage_order of '", name(), "': expected a permutation of its ", node_->op->shape.size(),
-                 " dimensions");
+      LOOM_THROW(ScheduleError, "storage_order of '", name(), "': expected a permutation of its ",
+                 node_->op->shape.size(), " dimensions");
   node_->storage_order = order;
   return *this;
 }
@@ -272,7 +284,8 @@ Schedule::Schedule(const std::vector<Tensor>& outputs) : outputs_(outputs) {
     register_op(op, s);
   }
   for (auto& t : outputs) {
-    if (t.op()->is_placeholder()) LOOM_THROW(ScheduleError, "create schedule: output '", t.name(), "' is a placeholder");
+    if (t.op()->is_placeholder())
+      LOOM_THROW(ScheduleError, "create schedule: output '", t.name(), "' is a placeholder");
     op_to_stage_.at(t.op().get())->is_output = true;
   }
 }
@@ -305,15 +318,15 @@ Tensor Schedule::cache_read(const Tensor& t, const std::string& scope, const std
   for (auto& [op, st] : op_to_stage_)
     if (st == producer.node()) versions.insert(op);
   Tensor cur(producer->op);
-  Tensor cache = compute(cur.shape(), ComputeFn([&](const std::vector<Var>& v) {
-                           return cur(std::vector<Expr>(v.begin(), v.end()));
-                         }),
-                         t.name() + "." + scope);
+  Tensor cache = compute(
+      cur.shape(), ComputeFn([&](const std::vector<Var>& v) { return cur(std::vector<Expr>(v.begin(), v.end())); }),
+      t.name() + "." + scope);
   Stage cs(make_stage(cache.op(), this));
   cs->scope = scope;
   for (auto& r : readers) {
     Stage rs = (*this)[r];
-    if (rs.node() == producer.node()) LOOM_THROW(ScheduleError, "cache_read of '", t.name(), "': a tensor cannot read itself");
+    if (rs.node() == producer.node())
+      LOOM_THROW(ScheduleError, "cache_read of '", t.name(), "': a tensor cannot read itself");
     bool reads = false;
     for (auto& in : rs->op->input_tensors()) reads |= versions.count(in.op().get()) != 0;
     if (!reads) LOOM_THROW(ScheduleError, "cache_read of '", t.name(), "': '", rs.name(), "' does not read it");
@@ -349,8 +362,9 @@ Tensor Schedule::cache_write(const Tensor& t, const std::string& scope) {
       remap.emplace_back(r->var.get(), nv->var);
       raxes.push_back(nv);
     }
-    body = Expr(std::make_shared<const ReduceNode>(red->reduce_kind, substitute(red->source, remap), raxes,
-                                                   red->condition.defined() ? substitute(red->condition, remap) : Expr()));
+    body =
+        Expr(std::make_shared<const ReduceNode>(red->reduce_kind, substitute(red->source, remap), raxes,
+                                                red->condition.defined() ? substitute(red->condition, remap) : Expr()));
   } else {
     body = substitute(body, remap);
   }

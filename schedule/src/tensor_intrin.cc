@@ -14,11 +14,14 @@ TensorIntrin declare_tensor_intrin(std::string name, Tensor output, std::vector<
   if (!output.defined() || !output.op()->is_compute())
     LOOM_THROW(ScheduleError, "tensor intrinsic '", name, "': the output must be a compute");
   for (auto& in : inputs)
-    if (!in.op()->is_placeholder()) LOOM_THROW(ScheduleError, "tensor intrinsic '", name, "': input '", in.name(), "' must be a placeholder");
+    if (!in.op()->is_placeholder())
+      LOOM_THROW(ScheduleError, "tensor intrinsic '", name, "': input '", in.name(), "' must be a placeholder");
   for (auto& used : output.op()->input_tensors()) {
     bool listed = false;
     for (auto& in : inputs) listed |= in.same_as(used);
-    if (!listed) LOOM_THROW(ScheduleError, "tensor intrinsic '", name, "': pattern reads '", used.name(), "', which is not among its inputs");
+    if (!listed)
+      LOOM_THROW(ScheduleError, "tensor intrinsic '", name, "': pattern reads '", used.name(),
+                 "', which is not among its inputs");
   }
   auto n = std::make_shared<TensorIntrinNode>();
   n->name = name;
@@ -27,7 +30,9 @@ TensorIntrin declare_tensor_intrin(std::string name, Tensor output, std::vector<
   if (lower) {
     n->lower = std::move(lower);
   } else {
-    n->lower = [name](IntrinPart part, const std::vector<Expr>& addresses) { return evaluate(make_tensor_intrin_call({name, part, addresses})); };
+    n->lower = [name](IntrinPart part, const std::vector<Expr>& addresses) {
+      return evaluate(make_tensor_intrin_call({name, part, addresses}));
+    };
   }
   return n;
 }

@@ -31,7 +31,8 @@ inline BackendConfig parse_backend_config(const std::string& json, const std::st
   if (j.contains(backend)) {
     b.options = j[backend];
     j.erase(backend);
-    if (!b.options.is_object()) LOOM_THROW(ConfigError, backend, " backend: \"", backend, "\" must be an object of simulator options");
+    if (!b.options.is_object())
+      LOOM_THROW(ConfigError, backend, " backend: \"", backend, "\" must be an object of simulator options");
   }
   b.config = accel::AccelConfig::from_json(j.dump());
   return b;

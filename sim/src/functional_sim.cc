@@ -48,11 +48,16 @@ struct FunctionalSim::State {
   // SRAM entry size in bytes and base pointer for a memory type.
   std::pair<int, uint8_t*> sram(MemType m) {
     switch (m) {
-      case MemType::Inp: return {c.inp_block_bytes(), reinterpret_cast<uint8_t*>(inp.data())};
-      case MemType::Wgt: return {c.wgt_block_bytes(), reinterpret_cast<uint8_t*>(wgt.data())};
-      case MemType::Acc: return {c.acc_block_bytes(), reinterpret_cast<uint8_t*>(acc.data())};
-      case MemType::Out: return {c.out_block_bytes(), reinterpret_cast<uint8_t*>(out.data())};
-      case MemType::Uop: return {AccelConfig::kUopBytes, reinterpret_cast<uint8_t*>(uop.data())};
+      case MemType::Inp:
+        return {c.inp_block_bytes(), reinterpret_cast<uint8_t*>(inp.data())};
+      case MemType::Wgt:
+        return {c.wgt_block_bytes(), reinterpret_cast<uint8_t*>(wgt.data())};
+      case MemType::Acc:
+        return {c.acc_block_bytes(), reinterpret_cast<uint8_t*>(acc.data())};
+      case MemType::Out:
+        return {c.out_block_bytes(), reinterpret_cast<uint8_t*>(out.data())};
+      case MemType::Uop:
+        return {AccelConfig::kUopBytes, reinterpret_cast<uint8_t*>(uop.data())};
     }
     return {0, nullptr};
   }
@@ -62,7 +67,8 @@ struct FunctionalSim::State {
     uint64_t addr = entry * uint64_t(entry_bytes), bytes = uint64_t(count) * entry_bytes;
     if (!dev.allocator_.contains(addr, bytes)) {
       std::ostringstream m;
-      m << "DMA row 0x" << std::hex << addr << std::dec << " (" << bytes << " bytes) is outside allocated device memory";
+      m << "DMA row 0x" << std::hex << addr << std::dec << " (" << bytes
+        << " bytes) is outside allocated device memory";
       fail(index, i, m.str());
     }
     return dev.dram_.get() + (addr - kDramBase);
@@ -70,11 +76,16 @@ struct FunctionalSim::State {
 
   static AccelCounter dma_counter(MemType m) {
     switch (m) {
-      case MemType::Inp: return AccelCounter::DmaLoadBytesInp;
-      case MemType::Wgt: return AccelCounter::DmaLoadBytesWgt;
-      case MemType::Acc: return AccelCounter::DmaLoadBytesAcc;
-      case MemType::Uop: return AccelCounter::DmaLoadBytesUop;
-      case MemType::Out: break;
+      case MemType::Inp:
+        return AccelCounter::DmaLoadBytesInp;
+      case MemType::Wgt:
+        return AccelCounter::DmaLoadBytesWgt;
+      case MemType::Acc:
+        return AccelCounter::DmaLoadBytesAcc;
+      case MemType::Uop:
+        return AccelCounter::DmaLoadBytesUop;
+      case MemType::Out:
+        break;
     }
     return AccelCounter::DmaStoreBytes;
   }
@@ -94,7 +105,9 @@ struct FunctionalSim::State {
       std::memset(row + uint64_t(i.x_pad0 + i.x_size) * bytes, 0, uint64_t(i.x_pad1) * bytes);
       counters[uint32_t(dma_counter(i.mem))] += uint64_t(i.x_size) * bytes;
     }
-    auto kind = i.mem == MemType::Uop ? AccelCounter::UopLoadInsns : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns : AccelCounter::LoadInsns;
+    auto kind = i.mem == MemType::Uop   ? AccelCounter::UopLoadInsns
+                : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns
+                                        : AccelCounter::LoadInsns;
     ++counters[uint32_t(kind)];
   }
 
@@ -102,7 +115,8 @@ struct FunctionalSim::State {
     auto [bytes, base] = sram(MemType::Out);
     for (uint32_t r = 0; r < i.y_size; ++r) {
       uint64_t entry = uint64_t(i.dram_base) + uint64_t(r) * i.x_stride;
-      std::memcpy(dram(entry, bytes, i.x_size, index, i), base + uint64_t(i.sram_base + r * i.x_size) * bytes, uint64_t(i.x_size) * bytes);
+      std::memcpy(dram(entry, bytes, i.x_size, index, i), base + uint64_t(i.sram_base + r * i.x_size) * bytes,
+                  uint64_t(i.x_size) * bytes);
       counters[uint32_t(AccelCounter::DmaStoreBytes)] += uint64_t(i.x_size) * bytes;
     }
     ++counters[uint32_t(AccelCounter::StoreInsns)];
@@ -116,18 +130,24 @@ struct FunctionalSim::State {
       for (uint32_t n = 0; n < i.iter_in; ++n)
         for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
           if (++steps > dev.step_limit_)
-            fail(index, i, "stopped after " + std::to_string(dev.step_limit_) +
-                               " micro-op steps; raise the limit with --step-limit (the fsim option \"step_limit\") if the stream is legitimately this long");
+            fail(index, i,
+                 "stopped after " + std::to_string(dev.step_limit_) +
+                     " micro-op steps; raise the limit with --step-limit (the fsim option \"step_limit\") if the "
+                     "stream is legitimately this long");
           MicroOp op = decode_uop(uop[u], c);
           uint64_t dst = op.dst + uint64_t(o) * i.dst_factor_out + uint64_t(n) * i.dst_factor_in;
           uint64_t src = op.src + uint64_t(o) * i.src_factor_out + uint64_t(n) * i.src_factor_in;
           uint64_t w = op.wgt + uint64_t(o) * i.wgt_factor_out + uint64_t(n) * i.wgt_factor_in;
           if (dst >= uint64_t(c.acc_depth()))
-            fail(index, i, "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(c.acc_depth()) + ")");
+            fail(index, i,
+                 "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(c.acc_depth()) +
+                     ")");
           if (src >= uint64_t(src_depth))
-            fail(index, i, "source index " + std::to_string(src) + " out of range (depth " + std::to_string(src_depth) + ")");
+            fail(index, i,
+                 "source index " + std::to_string(src) + " out of range (depth " + std::to_string(src_depth) + ")");
           if (uses_wgt && w >= uint64_t(c.wgt_depth()))
-            fail(index, i, "weight index " + std::to_string(w) + " out of range (depth " + std::to_string(c.wgt_depth()) + ")");
+            fail(index, i,
+                 "weight index " + std::to_string(w) + " out of range (depth " + std::to_string(c.wgt_depth()) + ")");
           body(dst, src, w);
         }
   }
@@ -161,12 +181,17 @@ struct FunctionalSim::State {
 
   static int32_t alu_apply(AluOp op, int32_t a, int32_t b) {
     switch (op) {
-      case AluOp::Min: return std::min(a, b);
-      case AluOp::Max: return std::max(a, b);
-      case AluOp::Add: return int32_t(uint32_t(a) + uint32_t(b));
+      case AluOp::Min:
+        return std::min(a, b);
+      case AluOp::Max:
+        return std::max(a, b);
+      case AluOp::Add:
+        return int32_t(uint32_t(a) + uint32_t(b));
       // A negative amount shifts left; amounts saturate at 31 either way (-b would overflow for INT32_MIN).
-      case AluOp::Shr: return b >= 0 ? (a >> std::min(b, 31)) : int32_t(uint32_t(a) << (b < -31 ? 31 : -b));
-      case AluOp::Mul: return int32_t(uint32_t(a) * uint32_t(b));
+      case AluOp::Shr:
+        return b >= 0 ? (a >> std::min(b, 31)) : int32_t(uint32_t(a) << (b < -31 ? 31 : -b));
+      case AluOp::Mul:
+        return int32_t(uint32_t(a) * uint32_t(b));
     }
     return a;
   }
@@ -174,7 +199,8 @@ struct FunctionalSim::State {
   void alu(const Instruction& i, size_t index) {
     const int n = c.batch * c.block_out;
     uop_loop(i, index, false, [&](uint64_t dst, uint64_t src, uint64_t) {
-      for (int e = 0; e < n; ++e) acc[dst * n + e] = alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]);
+      for (int e = 0; e < n; ++e)
+        acc[dst * n + e] = alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]);
       write_out(dst);
       counters[uint32_t(AccelCounter::AluOps)] += n;
     });
@@ -201,15 +227,21 @@ void FunctionalSim::free(uint64_t addr) { allocator_.free(addr, name()); }
 
 uint8_t* FunctionalSim::dram_ptr(uint64_t addr, uint64_t bytes, const char* what) {
   if (!allocator_.contains(addr, bytes))
-    LOOM_THROW(DeviceError, name(), ": ", what, " of ", bytes, " bytes at 0x", std::hex, addr, " is outside allocated device memory");
+    LOOM_THROW(DeviceError, name(), ": ", what, " of ", bytes, " bytes at 0x", std::hex, addr,
+               " is outside allocated device memory");
   return dram_.get() + (addr - kDramBase);
 }
 
-void FunctionalSim::write(uint64_t addr, const void* src, uint64_t bytes) { std::memcpy(dram_ptr(addr, bytes, "write"), src, bytes); }
-void FunctionalSim::read(uint64_t addr, void* dst, uint64_t bytes) { std::memcpy(dst, dram_ptr(addr, bytes, "read"), bytes); }
+void FunctionalSim::write(uint64_t addr, const void* src, uint64_t bytes) {
+  std::memcpy(dram_ptr(addr, bytes, "write"), src, bytes);
+}
+void FunctionalSim::read(uint64_t addr, void* dst, uint64_t bytes) {
+  std::memcpy(dst, dram_ptr(addr, bytes, "read"), bytes);
+}
 
 void FunctionalSim::write_reg(uint32_t offset, uint32_t value) {
-  if (offset % 4 || offset / 4 >= regs_.size()) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset % 4 || offset / 4 >= regs_.size())
+    LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
   if (offset == reg::kStatus || offset >= reg::kCyclesLo)
     LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
   regs_[offset / 4] = value;
@@ -217,7 +249,8 @@ void FunctionalSim::write_reg(uint32_t offset, uint32_t value) {
 }
 
 uint32_t FunctionalSim::read_reg(uint32_t offset) {
-  if (offset % 4 || offset / 4 >= regs_.size()) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset % 4 || offset / 4 >= regs_.size())
+    LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
   return regs_[offset / 4];
 }
 
@@ -252,14 +285,15 @@ void FunctionalSim::run() {
     // Token queues: load->compute, compute->load, compute->store, store->compute.
     int64_t l2c = 0, c2l = 0, c2s = 0, s2c = 0;
     auto tokens_for = [&](Module m, bool prev) -> int64_t& {
-      if (m == Module::Load) return c2l;                // load's next is compute
+      if (m == Module::Load) return c2l;  // load's next is compute
       if (m == Module::Compute) return prev ? l2c : s2c;
-      return c2s;                                       // store's prev is compute
+      return c2s;  // store's prev is compute
     };
     auto ready = [&](int m) {
       if (queue[m].empty()) return false;
       const Instruction& i = insns[queue[m].front()];
-      return !(i.dep.pop_prev && tokens_for(Module(m), true) == 0) && !(i.dep.pop_next && tokens_for(Module(m), false) == 0);
+      return !(i.dep.pop_prev && tokens_for(Module(m), true) == 0) &&
+             !(i.dep.pop_next && tokens_for(Module(m), false) == 0);
     };
     auto step = [&](int m) {
       size_t k = queue[m].front();
@@ -268,11 +302,20 @@ void FunctionalSim::run() {
       if (i.dep.pop_prev) --tokens_for(mod, true);
       if (i.dep.pop_next) --tokens_for(mod, false);
       switch (i.opcode) {
-        case Opcode::Load: st->load(i, k); break;
-        case Opcode::Store: st->store(i, k); break;
-        case Opcode::Gemm: st->gemm(i, k); break;
-        case Opcode::Alu: st->alu(i, k); break;
-        case Opcode::Finish: break;
+        case Opcode::Load:
+          st->load(i, k);
+          break;
+        case Opcode::Store:
+          st->store(i, k);
+          break;
+        case Opcode::Gemm:
+          st->gemm(i, k);
+          break;
+        case Opcode::Alu:
+          st->alu(i, k);
+          break;
+        case Opcode::Finish:
+          break;
       }
       if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
       if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);
@@ -286,7 +329,7 @@ void FunctionalSim::run() {
       for (int m = 0; m < 3; ++m)
         if (ready(m)) ready_modules[n_ready++] = m;
       if (n_ready == 0) break;
-      int m = interleave_ == Interleave::LoadFirst ? ready_modules[0]
+      int m = interleave_ == Interleave::LoadFirst    ? ready_modules[0]
               : interleave_ == Interleave::StoreFirst ? ready_modules[n_ready - 1]
                                                       : ready_modules[rng() % n_ready];
       step(m);
@@ -335,10 +378,11 @@ void register_functional_sim() {
     }
     if (opt.contains("interleave")) {
       std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
-      FunctionalSim::Interleave policy = p == "load_first"    ? FunctionalSim::Interleave::LoadFirst
-                                         : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
-                                         : p == "random"      ? FunctionalSim::Interleave::Random
-                                                              : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
+      FunctionalSim::Interleave policy =
+          p == "load_first"    ? FunctionalSim::Interleave::LoadFirst
+          : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
+          : p == "random"      ? FunctionalSim::Interleave::Random
+                          : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
       if (opt.contains("seed") && !opt["seed"].is_number_unsigned())
         LOOM_THROW(ConfigError, "fsim backend: seed must be a non-negative integer, got ", opt["seed"].dump());
       uint64_t seed = opt.contains("seed") ? opt["seed"].get<uint64_t>() : 1;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <map>
-#include <optional>
-#include <nlohmann/json.hpp>
 #include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "loom/accel/isa.h"
@@ -72,19 +72,28 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
   if (!j.is_object()) LOOM_THROW(ConfigError, "RTL simulator options: expected a JSON object");
   for (auto& [k, v] : j.items()) {
     try {
-      if (k == "dram_latency") o.dram_latency = v.get<uint32_t>();
-      else if (k == "dram_bytes_per_cycle") o.dram_bytes_per_cycle = v.get<double>();
-      else if (k == "dram_stall_rate") o.dram_stall_rate = v.get<double>();
-      else if (k == "cycle_limit") o.cycle_limit = v.get<uint64_t>();
-      else if (k == "fst") o.fst_path = v.get<std::string>();
-      else if (k == "fst_begin") o.fst_begin = v.get<uint64_t>();
-      else if (k == "fst_end") o.fst_end = v.get<uint64_t>();
-      else LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
+      if (k == "dram_latency")
+        o.dram_latency = v.get<uint32_t>();
+      else if (k == "dram_bytes_per_cycle")
+        o.dram_bytes_per_cycle = v.get<double>();
+      else if (k == "dram_stall_rate")
+        o.dram_stall_rate = v.get<double>();
+      else if (k == "cycle_limit")
+        o.cycle_limit = v.get<uint64_t>();
+      else if (k == "fst")
+        o.fst_path = v.get<std::string>();
+      else if (k == "fst_begin")
+        o.fst_begin = v.get<uint64_t>();
+      else if (k == "fst_end")
+        o.fst_end = v.get<uint64_t>();
+      else
+        LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
     } catch (const nlohmann::json::exception& e) {
       LOOM_THROW(ConfigError, "RTL simulator options: field '", k, "': ", e.what());
     }
   }
-  if (o.dram_bytes_per_cycle <= 0) LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
+  if (o.dram_bytes_per_cycle <= 0)
+    LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
   if (!(o.dram_stall_rate >= 0 && o.dram_stall_rate < 1))
     LOOM_THROW(ConfigError, "RTL simulator options: dram_stall_rate must be in [0, 1), got ", o.dram_stall_rate);
   return o;
@@ -107,8 +116,8 @@ struct RtlSim::Impl {
   rtl::DramModel dram;
   rtl::Inputs in;
   rtl::Outputs out;
-  uint64_t cycle = 0;      // since creation
-  bool running = false;    // a START was accepted and the run has not ended
+  uint64_t cycle = 0;    // since creation
+  bool running = false;  // a START was accepted and the run has not ended
   uint64_t run_start = 0;
   // Registers of the last finished run, captured when it ended (the accelerator is reset after a
   // fault so that no transaction stays in flight).
@@ -118,8 +127,8 @@ struct RtlSim::Impl {
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes)
       : config(std::move(c)),
         opt(std::move(o)),
-        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle, rtl_axi_limits(),
-             opt.dram_stall_rate) {
+        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle,
+             rtl_axi_limits(), opt.dram_stall_rate) {
     config.validate();
     model = rtl::make_model(config);
     if (!model) {
@@ -152,7 +161,9 @@ struct RtlSim::Impl {
   bool broken() const { return !dram.violation().empty() || model->failed(); }
   std::string broken_rule() const {
     if (!dram.violation().empty()) return dram.violation();
-    if (model->failed()) return "SystemVerilog assertion failed at cycle " + std::to_string(assertion_cycle.value_or(cycle)) + ": " + model->failure();
+    if (model->failed())
+      return "SystemVerilog assertion failed at cycle " + std::to_string(assertion_cycle.value_or(cycle)) + ": " +
+             model->failure();
     return "";
   }
   void step() {
@@ -240,8 +251,10 @@ struct RtlSim::Impl {
     const uint64_t insn_addr = uint64_t(snapshot[reg::kInsnAddrHi]) << 32 | snapshot[reg::kInsnAddrLo];
     if (cycle_limit_hit) {
       std::ostringstream m;
-      m << "no FINISH after " << opt.cycle_limit << " cycles (" << insn_count << " instructions at 0x" << std::hex << insn_addr
-        << "; raise the limit with --cycle-limit (the rtl option \"cycle_limit\") if the stream is legitimately this long)";
+      m << "no FINISH after " << opt.cycle_limit << " cycles (" << insn_count << " instructions at 0x" << std::hex
+        << insn_addr
+        << "; raise the limit with --cycle-limit (the rtl option \"cycle_limit\") if the stream is legitimately this "
+           "long)";
       error = m.str();
       snapshot[reg::kStatus] = reg::kError;
       snapshot[reg::kErrorIndex] = insn_count;
@@ -258,7 +271,9 @@ struct RtlSim::Impl {
       if (fault == AccelFault::Deadlock) {
         for (uint32_t m = 0; m < 3; ++m) {
           uint32_t w = snapshot[kWaitRegBase + 4 * m];
-          if (w >> 31) error += "; " + std::string(to_string(Module(m))) + " module waits at " + describe(w & 0x7fffffff, AccelFault::None);
+          if (w >> 31)
+            error += "; " + std::string(to_string(Module(m))) + " module waits at " +
+                     describe(w & 0x7fffffff, AccelFault::None);
         }
       }
       reset();  // drop bursts still in flight
@@ -271,7 +286,8 @@ struct RtlSim::Impl {
     const uint64_t insn_addr = uint64_t(snapshot.at(reg::kInsnAddrHi)) << 32 | snapshot.at(reg::kInsnAddrLo);
     std::ostringstream m;
     m << "instruction " << index;
-    if (index < insn_count && insn_addr <= UINT64_MAX - 16ull * (index + 1ull) && dram.allocator().contains(insn_addr + 16ull * index, 16)) {
+    if (index < insn_count && insn_addr <= UINT64_MAX - 16ull * (index + 1ull) &&
+        dram.allocator().contains(insn_addr + 16ull * index, 16)) {
       InsnWord w;
       std::memcpy(w.data(), dram.host_ptr(insn_addr + 16ull * index), 16);
       try {
@@ -321,19 +337,23 @@ void RtlSim::free(uint64_t addr) { impl_->dram.allocator().free(addr, name()); }
 
 void RtlSim::write(uint64_t addr, const void* src, uint64_t bytes) {
   if (!impl_->dram.allocator().contains(addr, bytes))
-    LOOM_THROW(DeviceError, name(), ": write of ", bytes, " bytes at 0x", std::hex, addr, " is outside allocated device memory");
+    LOOM_THROW(DeviceError, name(), ": write of ", bytes, " bytes at 0x", std::hex, addr,
+               " is outside allocated device memory");
   std::memcpy(impl_->dram.host_ptr(addr), src, bytes);
 }
 void RtlSim::read(uint64_t addr, void* dst, uint64_t bytes) {
   if (!impl_->dram.allocator().contains(addr, bytes))
-    LOOM_THROW(DeviceError, name(), ": read of ", bytes, " bytes at 0x", std::hex, addr, " is outside allocated device memory");
+    LOOM_THROW(DeviceError, name(), ": read of ", bytes, " bytes at 0x", std::hex, addr,
+               " is outside allocated device memory");
   std::memcpy(dst, impl_->dram.host_ptr(addr), bytes);
 }
 
 void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   Impl& d = *impl_;
-  if (offset % 4 || offset >= kAccelRegsEnd) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
-  if (offset == reg::kStatus || offset >= reg::kCyclesLo) LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
+  if (offset % 4 || offset >= kAccelRegsEnd)
+    LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset == reg::kStatus || offset >= reg::kCyclesLo)
+    LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
   const bool start = offset == reg::kControl && (value & reg::kStart);
   if (start && d.running) LOOM_THROW(DeviceError, name(), ": START while a run is in progress");
   uint32_t resp;
@@ -350,13 +370,16 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
 
 uint32_t RtlSim::read_reg(uint32_t offset) {
   Impl& d = *impl_;
-  if (offset % 4 || offset >= kWaitRegsEnd) LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  if (offset % 4 || offset >= kWaitRegsEnd)
+    LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
   if (d.running && offset == reg::kStatus) {
     // Simulated time passes while the host polls: run a slice, or to the end of the run.
     uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle - d.run_start);
     d.advance(std::min<uint64_t>(left, 1u << 20));
-    if (d.out.irq || d.broken()) d.end_run(false);
-    else if (d.cycle - d.run_start >= d.opt.cycle_limit) d.end_run(true);
+    if (d.out.irq || d.broken())
+      d.end_run(false);
+    else if (d.cycle - d.run_start >= d.opt.cycle_limit)
+      d.end_run(true);
   }
   if (!d.running) {
     auto it = d.snapshot.find(offset);

@@ -41,7 +41,8 @@ inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c
   sim::register_rtl_sim();
 #endif
   std::string json = c.to_json();
-  if (test_backend() == "rtl") json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
+  if (test_backend() == "rtl")
+    json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
   return make_accel_device(test_backend(), json);
 }
 
@@ -97,18 +98,27 @@ struct ReferenceModel {
 
   ReferenceModel(const accel::AccelConfig& cfg, std::function<void(uint64_t, void*, size_t)> rd,
                  std::function<void(uint64_t, const void*, size_t)> wr)
-      : c(cfg), read_dram(std::move(rd)), write_dram(std::move(wr)), inp(cfg.inp_depth() * cfg.batch * cfg.block_in),
-        wgt(cfg.wgt_depth() * cfg.block_in * cfg.block_out), out(cfg.out_depth() * cfg.batch * cfg.block_out),
-        acc(cfg.acc_depth() * cfg.batch * cfg.block_out), uop(cfg.uop_depth()) {}
+      : c(cfg),
+        read_dram(std::move(rd)),
+        write_dram(std::move(wr)),
+        inp(cfg.inp_depth() * cfg.batch * cfg.block_in),
+        wgt(cfg.wgt_depth() * cfg.block_in * cfg.block_out),
+        out(cfg.out_depth() * cfg.batch * cfg.block_out),
+        acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
+        uop(cfg.uop_depth()) {}
 
   void run(const std::vector<accel::Instruction>& stream) {
     using namespace accel;
     for (auto& i : stream) {
       if (i.opcode == Opcode::Load && i.x_size && i.y_size) {
-        int bytes = i.mem == MemType::Inp ? c.inp_block_bytes() : i.mem == MemType::Wgt ? c.wgt_block_bytes()
-                    : i.mem == MemType::Acc ? c.acc_block_bytes() : 4;
-        uint8_t* sram = i.mem == MemType::Inp ? (uint8_t*)inp.data() : i.mem == MemType::Wgt ? (uint8_t*)wgt.data()
-                        : i.mem == MemType::Acc ? (uint8_t*)acc.data() : (uint8_t*)uop.data();
+        int bytes = i.mem == MemType::Inp   ? c.inp_block_bytes()
+                    : i.mem == MemType::Wgt ? c.wgt_block_bytes()
+                    : i.mem == MemType::Acc ? c.acc_block_bytes()
+                                            : 4;
+        uint8_t* sram = i.mem == MemType::Inp   ? (uint8_t*)inp.data()
+                        : i.mem == MemType::Wgt ? (uint8_t*)wgt.data()
+                        : i.mem == MemType::Acc ? (uint8_t*)acc.data()
+                                                : (uint8_t*)uop.data();
         uint32_t cols = i.x_pad0 + i.x_size + i.x_pad1;
         for (uint32_t r = 0; r < i.y_pad0 + i.y_size + i.y_pad1; ++r)
           for (uint32_t x = 0; x < cols; ++x) {
@@ -144,19 +154,30 @@ struct ReferenceModel {
                       a = 0;
                     } else {
                       int64_t sum = a;
-                      for (int q = 0; q < BI; ++q) sum += int64_t(inp[(s * B + b) * BI + q]) * wgt[(w * BO + k) * BI + q];
+                      for (int q = 0; q < BI; ++q)
+                        sum += int64_t(inp[(s * B + b) * BI + q]) * wgt[(w * BO + k) * BI + q];
                       a = int32_t(uint32_t(uint64_t(sum)));
                     }
                   } else {
                     int64_t x = a, y = i.use_imm ? i.imm : acc[(s * B + b) * BO + k];
                     int64_t r = 0;
                     switch (i.alu_op) {
-                      case AluOp::Min: r = std::min(x, y); break;
-                      case AluOp::Max: r = std::max(x, y); break;
-                      case AluOp::Add: r = x + y; break;
+                      case AluOp::Min:
+                        r = std::min(x, y);
+                        break;
+                      case AluOp::Max:
+                        r = std::max(x, y);
+                        break;
+                      case AluOp::Add:
+                        r = x + y;
+                        break;
                       // Shift amounts saturate at 31 either way (documented ISA semantics).
-                      case AluOp::Shr: r = y >= 0 ? (x >> std::min<int64_t>(y, 31)) : (x << std::min<int64_t>(-y, 31)); break;
-                      case AluOp::Mul: r = x * y; break;
+                      case AluOp::Shr:
+                        r = y >= 0 ? (x >> std::min<int64_t>(y, 31)) : (x << std::min<int64_t>(-y, 31));
+                        break;
+                      case AluOp::Mul:
+                        r = x * y;
+                        break;
                     }
                     a = int32_t(uint32_t(uint64_t(r)));
                   }

@@ -37,20 +37,32 @@ TEST(AccelConfig, ThreeConfigsLoad) {
 }
 
 TEST(AccelConfig, ValidationNamesTheField) {
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"block_in": 12})"); }).find("'block_in' must be a positive power of two, got 12"),
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"block_in": 12})");
+            }).find("'block_in' must be a positive power of two, got 12"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"inp_buffer_bytes": 8})"); }).find("'inp_buffer_bytes' = 8 is smaller than one entry"),
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"inp_buffer_bytes": 8})");
+            }).find("'inp_buffer_bytes' = 8 is smaller than one entry"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"blocks": 2})"); }).find("unknown field 'blocks'"), std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json("{"); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(
+      test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"blocks": 2})"); }).find("unknown field 'blocks'"),
+      std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json("{"); }).find("not valid JSON"),
+            std::string::npos);
   // Huge buffers no longer fit the 32-bit micro-op.
   EXPECT_NE(test::error_text<ConfigError>([] {
-              AccelConfig::from_json(R"({"acc_buffer_bytes": 1073741824, "out_buffer_bytes": 268435456, "inp_buffer_bytes": 1073741824,
+              AccelConfig::from_json(
+                  R"({"acc_buffer_bytes": 1073741824, "out_buffer_bytes": 268435456, "inp_buffer_bytes": 1073741824,
                                       "wgt_buffer_bytes": 1073741824})");
             }).find("more than 32"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"acc_bits": 16})"); }).find("'acc_bits' must be 32"), std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::load("/nonexistent/cfg.json"); }).find("cannot open"), std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"acc_bits": 16})");
+            }).find("'acc_bits' must be 32"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::load("/nonexistent/cfg.json"); }).find("cannot open"),
+            std::string::npos);
 }
 
 Instruction random_insn(std::mt19937_64& g, const AccelConfig& c) {
@@ -111,7 +123,8 @@ TEST(Isa, DecoderRejectsMalformedWords) {
     decode(bad_op, layout, 12);
     FAIL();
   } catch (const IsaError& e) {
-    EXPECT_NE(std::string(e.what()).find("instruction 12: field 'opcode' = 7 is not a valid opcode"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instruction 12: field 'opcode' = 7 is not a valid opcode"), std::string::npos)
+        << e.what();
   }
   Instruction ld;
   ld.opcode = Opcode::Load;
@@ -125,7 +138,9 @@ TEST(Isa, DecoderRejectsMalformedWords) {
     decode(f, layout, 3);
     FAIL();
   } catch (const IsaError& e) {
-    EXPECT_NE(std::string(e.what()).find("instruction 3 (FINISH): reserved bits above field 'push_next' are set"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instruction 3 (FINISH): reserved bits above field 'push_next' are set"),
+              std::string::npos)
+        << e.what();
   }
   Instruction big;
   big.opcode = Opcode::Load;
@@ -140,7 +155,8 @@ TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
       auto fields = L.fields(op);
       EXPECT_EQ(fields[0].name, "opcode");
       EXPECT_LE(L.insn_bits(op), IsaLayout::kInsnBits) << c.name << " " << to_string(op);
-      for (size_t k = 1; k < fields.size(); ++k) EXPECT_EQ(fields[k].offset, fields[k - 1].offset + fields[k - 1].width);
+      for (size_t k = 1; k < fields.size(); ++k)
+        EXPECT_EQ(fields[k].offset, fields[k - 1].offset + fields[k - 1].width);
     }
     auto width = [&](Opcode op, const std::string& n) {
       for (auto& f : L.fields(op))
@@ -158,15 +174,27 @@ TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
     AccelConfig::from_json(R"({"uop_buffer_bytes": 65536})");  // VTA's classic layout has one bit to spare
   });
   EXPECT_NE(e.find("'uop/acc/inp/wgt_buffer_bytes': GEMM instructions would need 129 bits"), std::string::npos) << e;
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"batch": 4294967296})"); }).find("'batch' = 4294967296 is out of range"),
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"batch": 4294967296})");
+            }).find("'batch' = 4294967296 is out of range"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"name": 3})"); }).find("'name' must be a string"), std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"block_out": 0})"); }).find("'block_out' must be a positive power of two"),
+  EXPECT_NE(
+      test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"name": 3})"); }).find("'name' must be a string"),
+      std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"block_out": 0})");
+            }).find("'block_out' must be a positive power of two"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"out_bits": 16})"); }).find("'out_bits' must be 8"), std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"out_buffer_bytes": 16384})"); }).find("every accumulator entry needs an output entry"),
+  EXPECT_NE(
+      test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"out_bits": 16})"); }).find("'out_bits' must be 8"),
+      std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"out_buffer_bytes": 16384})");
+            }).find("every accumulator entry needs an output entry"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"wgt_buffer_bytes": 100000})"); }).find("'wgt_buffer_bytes' must be a power of two"),
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"wgt_buffer_bytes": 100000})");
+            }).find("'wgt_buffer_bytes' must be a power of two"),
             std::string::npos);
 }
 
@@ -174,7 +202,8 @@ TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
 // the generated SystemVerilog are errors naming them; a JSON object of overrides (from_json) is
 // documented to take the default's other fields.
 TEST(AccelConfig, DuplicateMissingAndBadNamesAreRefused) {
-  std::string e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"batch": 1, "block_in": 16, "batch": 2})"); });
+  std::string e =
+      test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"batch": 1, "block_in": 16, "batch": 2})"); });
   EXPECT_NE(e.find("field 'batch' is given twice"), std::string::npos) << e;
   e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"name": "two\nlines"})"); });
   EXPECT_NE(e.find("'name' must be 1 to 64 letters"), std::string::npos) << e;
@@ -216,22 +245,41 @@ std::vector<std::pair<std::string, int>> documented_format(Opcode op, const Acce
   };
   const int inp = bits(c.inp_depth()), wgt = bits(c.wgt_depth()), acc = bits(c.acc_depth()), out = bits(c.out_depth()),
             uop = bits(c.uop_depth());
-  std::vector<std::pair<std::string, int>> f = {{"opcode", 3}, {"pop_prev", 1}, {"pop_next", 1}, {"push_prev", 1}, {"push_next", 1}};
+  std::vector<std::pair<std::string, int>> f = {
+      {"opcode", 3}, {"pop_prev", 1}, {"pop_next", 1}, {"push_prev", 1}, {"push_next", 1}};
   auto add = [&](std::vector<std::pair<std::string, int>> more) { f.insert(f.end(), more.begin(), more.end()); };
   switch (op) {
     case Opcode::Load:
     case Opcode::Store:
-      add({{"memory_type", 3}, {"sram_base", std::max({inp, wgt, acc, out, uop})}, {"dram_base", 32}, {"y_size", 16}, {"x_size", 16},
-           {"x_stride", 16}, {"y_pad_0", 4}, {"y_pad_1", 4}, {"x_pad_0", 4}, {"x_pad_1", 4}});
+      add({{"memory_type", 3},
+           {"sram_base", std::max({inp, wgt, acc, out, uop})},
+           {"dram_base", 32},
+           {"y_size", 16},
+           {"x_size", 16},
+           {"x_stride", 16},
+           {"y_pad_0", 4},
+           {"y_pad_1", 4},
+           {"x_pad_0", 4},
+           {"x_pad_1", 4}});
       break;
     case Opcode::Gemm:
     case Opcode::Alu:
-      add({{"reset", 1}, {"uop_begin", uop}, {"uop_end", uop + 1}, {"iter_out", 14}, {"iter_in", 14}, {"dst_factor_out", acc},
-           {"dst_factor_in", acc}, {"src_factor_out", std::max(inp, acc)}, {"src_factor_in", std::max(inp, acc)}});
-      if (op == Opcode::Gemm) add({{"wgt_factor_out", wgt}, {"wgt_factor_in", wgt}});
-      else add({{"alu_opcode", 3}, {"use_imm", 1}, {"imm", 16}});
+      add({{"reset", 1},
+           {"uop_begin", uop},
+           {"uop_end", uop + 1},
+           {"iter_out", 14},
+           {"iter_in", 14},
+           {"dst_factor_out", acc},
+           {"dst_factor_in", acc},
+           {"src_factor_out", std::max(inp, acc)},
+           {"src_factor_in", std::max(inp, acc)}});
+      if (op == Opcode::Gemm)
+        add({{"wgt_factor_out", wgt}, {"wgt_factor_in", wgt}});
+      else
+        add({{"alu_opcode", 3}, {"use_imm", 1}, {"imm", 16}});
       break;
-    case Opcode::Finish: break;
+    case Opcode::Finish:
+      break;
   }
   return f;
 }
@@ -331,8 +379,8 @@ TEST(Isa, EncodeAndDecodeUseExactlyTheDeclaredBitsOfEveryField) {
       ASSERT_EQ(hex(encode(base, L)), hex(op_word)) << c.name << " " << to_string(op) << ": the opcode alone";
       for (size_t k = 1; k < fields.size(); ++k) {
         const auto& f = fields[k];
-        SCOPED_TRACE(c.name + " " + to_string(op) + " field '" + f.name + "' at bits [" + std::to_string(f.offset) + ", " +
-                     std::to_string(f.offset + f.width) + ")");
+        SCOPED_TRACE(c.name + " " + to_string(op) + " field '" + f.name + "' at bits [" + std::to_string(f.offset) +
+                     ", " + std::to_string(f.offset + f.width) + ")");
         Instruction all = base;
         ASSERT_TRUE(set_field(all, f.name, (uint64_t{1} << f.width) - 1, f.width)) << "unknown field";
         EXPECT_EQ(hex(encode(all, L)), hex(op_word | field_bits(f.offset, f.width)));
@@ -356,16 +404,20 @@ TEST(Isa, EncodeNamesTheFieldThatDoesNotFit) {
   Instruction alu;
   alu.opcode = Opcode::Alu;
   alu.imm = 40000;
-  EXPECT_NE(test::error_text<IsaError>([&] { encode(alu, L); }).find("field 'imm' = 40000 does not fit in 16 signed bits"), std::string::npos);
+  EXPECT_NE(
+      test::error_text<IsaError>([&] { encode(alu, L); }).find("field 'imm' = 40000 does not fit in 16 signed bits"),
+      std::string::npos);
   alu.imm = -32768;  // the most negative immediate round-trips
   EXPECT_EQ(decode(encode(alu, L), L, 0).imm, -32768);
   Instruction g;
   g.opcode = Opcode::Gemm;
   g.iter_out = 1 << 14;
-  EXPECT_NE(test::error_text<IsaError>([&] { encode(g, L); }).find("field 'iter_out' = 16384 does not fit in 14 bits"), std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { encode(g, L); }).find("field 'iter_out' = 16384 does not fit in 14 bits"),
+            std::string::npos);
   InsnWord w = encode(Instruction{}, L);
   w[0] |= uint64_t(5) << 0 | uint64_t(1) << 2;  // opcode 7
-  EXPECT_NE(test::error_text<IsaError>([&] { decode(w, L, 9); }).find("instruction 9: field 'opcode' = 7"), std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { decode(w, L, 9); }).find("instruction 9: field 'opcode' = 7"),
+            std::string::npos);
 }
 
 TEST(Isa, CheckInstructionAndDisassembly) {
@@ -384,8 +436,10 @@ TEST(Isa, CheckInstructionAndDisassembly) {
     check_instruction(ld, c, 5);
     FAIL();
   } catch (const IsaError& e) {
-    EXPECT_NE(std::string(e.what()).find("instruction 5 (LOAD): field 'sram_base': inp buffer overflow: entries [2040, 2050) exceed its depth 2048"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "instruction 5 (LOAD): field 'sram_base': inp buffer overflow: entries [2040, 2050) exceed its depth 2048"),
+        std::string::npos)
         << e.what();
   }
   ld.sram_base = 0;
@@ -418,13 +472,16 @@ TEST(HwParams, PackageFollowsConfigAndLayout) {
     EXPECT_NE(pkg.find("package loom_accel_pkg;"), std::string::npos);
     EXPECT_NE(pkg.find("localparam int BLOCK_IN = " + std::to_string(c.block_in) + ";"), std::string::npos) << c.name;
     EXPECT_NE(pkg.find("localparam int BATCH = " + std::to_string(c.batch) + ";"), std::string::npos) << c.name;
-    EXPECT_NE(pkg.find("localparam int ACC_IDX_BITS = " + std::to_string(c.acc_index_bits()) + ";"), std::string::npos) << c.name;
+    EXPECT_NE(pkg.find("localparam int ACC_IDX_BITS = " + std::to_string(c.acc_index_bits()) + ";"), std::string::npos)
+        << c.name;
     IsaLayout L(c);
     for (auto& f : L.fields(Opcode::Gemm)) {
       std::string name = f.name;
       for (auto& ch : name) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-      EXPECT_NE(pkg.find("localparam int GEMM_" + name + "_LSB = " + std::to_string(f.offset) + ";"), std::string::npos) << name;
-      EXPECT_NE(pkg.find("localparam int GEMM_" + name + "_W = " + std::to_string(f.width) + ";"), std::string::npos) << name;
+      EXPECT_NE(pkg.find("localparam int GEMM_" + name + "_LSB = " + std::to_string(f.offset) + ";"), std::string::npos)
+          << name;
+      EXPECT_NE(pkg.find("localparam int GEMM_" + name + "_W = " + std::to_string(f.width) + ";"), std::string::npos)
+          << name;
     }
   }
   AccelConfig bad = default_config();

@@ -18,24 +18,39 @@ TEST(DeviceMemoryAllocator, AlignsReusesAndReportsExhaustion) {
   EXPECT_EQ(y % 256, 0u);
   EXPECT_GE(y, x + 10);
   EXPECT_TRUE(a.contains(x, 10));
-  EXPECT_FALSE(a.contains(x, 11));       // past the end of the allocation
-  EXPECT_FALSE(a.contains(x + 10, 1));   // the gap between allocations
+  EXPECT_FALSE(a.contains(x, 11));      // past the end of the allocation
+  EXPECT_FALSE(a.contains(x + 10, 1));  // the gap between allocations
   a.free(x, "dev");
   EXPECT_FALSE(a.contains(x, 1));
   EXPECT_EQ(a.alloc(16, 16, "dev"), 0x1000u);  // first fit reuses the freed hole
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(0x1000, 64, "dev"); }).find("dev: out of device memory allocating 4096 bytes"),
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              a.alloc(0x1000, 64, "dev");
+            }).find("dev: out of device memory allocating 4096 bytes"),
             std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.free(0x1234, "dev"); }).find("free of 0x1234 which is not allocated"), std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(8, 3, "dev"); }).find("alignment 3 is not a power of two"), std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(y + 8, 8, "dev"); }).find("overlaps a live allocation"), std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(0x1ff8, 16, "dev"); }).find("16 bytes at 0x1ff8 lie outside device memory"),
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.free(0x1234, "dev"); }).find("free of 0x1234 which is not allocated"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(8, 3, "dev"); }).find("alignment 3 is not a power of two"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(y + 8, 8, "dev"); }).find("overlaps a live allocation"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              a.alloc_at(0x1ff8, 16, "dev");
+            }).find("16 bytes at 0x1ff8 lie outside device memory"),
             std::string::npos);
   // Untrusted sizes and addresses near 2^64 must not wrap into a range that looks valid.
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(~uint64_t(0) - 15, 32, "dev"); }).find("lie outside device memory"), std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc_at(0x1f00, ~uint64_t(0) - 0x1000, "dev"); }).find("lie outside device memory"),
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              a.alloc_at(~uint64_t(0) - 15, 32, "dev");
+            }).find("lie outside device memory"),
             std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(~uint64_t(0) - 8, 64, "dev"); }).find("out of device memory"), std::string::npos);
-  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(8, uint64_t(1) << 63, "dev"); }).find("alignment 9223372036854775808 exceeds"),
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              a.alloc_at(0x1f00, ~uint64_t(0) - 0x1000, "dev");
+            }).find("lie outside device memory"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { a.alloc(~uint64_t(0) - 8, 64, "dev"); }).find("out of device memory"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              a.alloc(8, uint64_t(1) << 63, "dev");
+            }).find("alignment 9223372036854775808 exceeds"),
             std::string::npos);
   a.alloc_at(0x1f00, 16, "dev");
   EXPECT_TRUE(a.contains(0x1f00, 16));
@@ -83,7 +98,7 @@ TEST(AccelRegisters, StartDoneAndCountersThroughTheRegisterMap) {
   EXPECT_EQ(dev.read_reg(counter_reg(AccelCounter::LoadInsns)), 1u);
   EXPECT_EQ(dev.read_reg(counter_reg(AccelCounter::DmaLoadBytesInp)), uint32_t(inp.size()));
   EXPECT_EQ(dev.read_reg(counter_reg(AccelCounter::DmaLoadBytesInp) + 4), 0u);  // high word
-  EXPECT_EQ(dev.cycles(), 0u);  // untimed backend
+  EXPECT_EQ(dev.cycles(), 0u);                                                  // untimed backend
   auto c = dev.counters();
   EXPECT_EQ(c["dma_load_bytes"], inp.size());
   EXPECT_EQ(c["gemm_insns"], 0u);

@@ -7,7 +7,9 @@
 namespace loom::accel {
 namespace {
 
-size_t count_if(const std::vector<Instruction>& s, auto pred) { return size_t(std::count_if(s.begin(), s.end(), pred)); }
+size_t count_if(const std::vector<Instruction>& s, auto pred) {
+  return size_t(std::count_if(s.begin(), s.end(), pred));
+}
 bool is_uop_load(const Instruction& i) { return i.opcode == Opcode::Load && i.mem == MemType::Uop && i.x_size > 0; }
 
 TEST(Driver, KernelBuiltTwiceIsUploadedAndLoadedOnce) {
@@ -57,7 +59,8 @@ TEST(Driver, KernelsThatOverflowTheUopBufferAreReloaded) {
   h.drv.synchronize();
   UopKernelBuilder too_big;
   for (uint32_t k = 0; k < 17; ++k) too_big.push(k, 0, 0);
-  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.gemm(too_big.build(), true); }).find("exceeds the uop buffer (16)"), std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.gemm(too_big.build(), true); }).find("exceeds the uop buffer (16)"),
+            std::string::npos);
 }
 
 TEST(Driver, DependencyCallsSetVtaFlags) {
@@ -87,7 +90,10 @@ TEST(Driver, DependencyCallsSetVtaFlags) {
   EXPECT_EQ(g.drv.stream()[0].opcode, Opcode::Store);
   EXPECT_EQ(g.drv.stream()[0].x_size, 0u);
   EXPECT_TRUE(g.drv.stream()[0].dep.push_prev);
-  EXPECT_NE(test::error_text<IsaError>([&] { g.drv.dep_push(Module::Load, Module::Store); }).find("only neighbouring modules"), std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] {
+              g.drv.dep_push(Module::Load, Module::Store);
+            }).find("only neighbouring modules"),
+            std::string::npos);
   // FINISH waits for the store module, which has stored nothing but still drains.
   auto [addr, count] = h.drv.finalize_stream();
   EXPECT_EQ(h.drv.stream().back().opcode, Opcode::Finish);
@@ -99,21 +105,30 @@ TEST(Driver, DependencyCallsSetVtaFlags) {
 TEST(Driver, RejectsBadArgumentsWithClearErrors) {
   test::AccelHarness h(default_config());
   auto buf = h.drv.alloc(256);
-  EXPECT_NE(test::error_text<DeviceError>([&] { h.drv.load_2d(MemType::Inp, 0, buf.addr + 4, 1, 1, 1); }).find("not aligned to a 16-byte inp entry"),
+  EXPECT_NE(test::error_text<DeviceError>([&] {
+              h.drv.load_2d(MemType::Inp, 0, buf.addr + 4, 1, 1, 1);
+            }).find("not aligned to a 16-byte inp entry"),
             std::string::npos);
   EXPECT_NE(test::error_text<DeviceError>([&] {
               std::vector<int8_t> big(300);
               h.drv.copy_to_device(buf, big.data(), big.size());
             }).find("overrun a 256-byte buffer"),
             std::string::npos);
-  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.load_2d(MemType::Wgt, 1020, buf.addr, 1, 8, 8); }).find("field 'sram_base': wgt buffer overflow"),
+  EXPECT_NE(test::error_text<IsaError>([&] {
+              h.drv.load_2d(MemType::Wgt, 1020, buf.addr, 1, 8, 8);
+            }).find("field 'sram_base': wgt buffer overflow"),
             std::string::npos);
-  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.load_2d(MemType::Uop, 0, buf.addr, 1, 1, 1, 1); }).find("micro-op loads cannot pad"),
+  EXPECT_NE(test::error_text<IsaError>([&] {
+              h.drv.load_2d(MemType::Uop, 0, buf.addr, 1, 1, 1, 1);
+            }).find("micro-op loads cannot pad"),
             std::string::npos);
-  EXPECT_NE(test::error_text<IsaError>([] { UopKernelBuilder().loop(1, 0, 0).loop(1, 0, 0).loop(1, 0, 0); }).find("at most two loop levels"),
+  EXPECT_NE(test::error_text<IsaError>([] {
+              UopKernelBuilder().loop(1, 0, 0).loop(1, 0, 0).loop(1, 0, 0);
+            }).find("at most two loop levels"),
             std::string::npos);
   EXPECT_THROW(UopKernelBuilder().build(), IsaError);
-  EXPECT_THROW(h.drv.gemm(UopKernelBuilder().push(1u << 12, 0, 0).build(), true), IsaError);  // dst wider than the uop field
+  EXPECT_THROW(h.drv.gemm(UopKernelBuilder().push(1u << 12, 0, 0).build(), true),
+               IsaError);  // dst wider than the uop field
 }
 
 }  // namespace

@@ -18,10 +18,12 @@ namespace {
 
 using namespace loom::ir;
 
-accel::AccelConfig config_named(const std::string& name) { return accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json"); }
+accel::AccelConfig config_named(const std::string& name) {
+  return accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
+}
 
-void run_and_check(const schedule::Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out, const accel::AccelConfig& cfg,
-                   const std::string& name) {
+void run_and_check(const schedule::Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out,
+                   const accel::AccelConfig& cfg, const std::string& name) {
   std::vector<Tensor> args = inputs;
   args.push_back(out);
   LoweredFunc f = schedule::lower(s, args, name);
@@ -38,14 +40,15 @@ void run_and_check(const schedule::Schedule& s, const std::vector<Tensor>& input
   // the same result: run greedy-load-first (exposes write-after-read races), greedy-store-first
   // (exposes read-after-write races) and random orders.
   using P = sim::FunctionalSim::Interleave;
-  for (auto [policy, seed] : {std::pair{P::LoadFirst, 0}, std::pair{P::StoreFirst, 0}, std::pair{P::Random, 1}, std::pair{P::Random, 2}}) {
+  for (auto [policy, seed] :
+       {std::pair{P::LoadFirst, 0}, std::pair{P::StoreFirst, 0}, std::pair{P::Random, 1}, std::pair{P::Random, 2}}) {
     sim::FunctionalSim dev(cfg);
     dev.set_interleave(policy, seed);
     arrays.back() = test::empty_like(out);
     auto stats = m.run(dev, arrays);
     EXPECT_GT(stats.counters["gemm_macs"], 0u);
-    ASSERT_TRUE(test::arrays_close(arrays.back(), want)) << "interleave " << int(policy) << " seed " << seed << "\n" << to_string(f)
-                                                       << m.disassemble(dev);
+    ASSERT_TRUE(test::arrays_close(arrays.back(), want)) << "interleave " << int(policy) << " seed " << seed << "\n"
+                                                         << to_string(f) << m.disassemble(dev);
   }
 }
 
@@ -56,11 +59,11 @@ struct DenseCase {
 
 class AccelDense : public ::testing::TestWithParam<DenseCase> {};
 INSTANTIATE_TEST_SUITE_P(Shapes, AccelDense,
-                         ::testing::Values(DenseCase{"default", 1, 4, 4, 2}, DenseCase{"default", 2, 3, 2, 1}, DenseCase{"batch2", 1, 2, 4, 2},
-                                           DenseCase{"1x32x32", 1, 2, 2, 2}),
+                         ::testing::Values(DenseCase{"default", 1, 4, 4, 2}, DenseCase{"default", 2, 3, 2, 1},
+                                           DenseCase{"batch2", 1, 2, 4, 2}, DenseCase{"1x32x32", 1, 2, 2, 2}),
                          [](const auto& p) {
-                           return std::string(p.param.config) + "_" + std::to_string(p.param.in_blocks) + "x" + std::to_string(p.param.out_blocks) +
-                                  "_vt" + std::to_string(p.param.vthreads);
+                           return std::string(p.param.config) + "_" + std::to_string(p.param.in_blocks) + "x" +
+                                  std::to_string(p.param.out_blocks) + "_vt" + std::to_string(p.param.vthreads);
                          });
 
 TEST_P(AccelDense, MatchesReference) {
@@ -120,7 +123,8 @@ TEST(AccelCodegen, DenseFoldsTwoLoopsIntoOneGemmAndMatchesPlainCpp) {
     for (int o = 0; o < OC * BO; ++o) {
       int32_t dot = 0;
       for (int c = 0; c < IC * BI; ++c)
-        dot += int32_t(x.data<int8_t>()[(n * IC + c / BI) * BI + c % BI]) * w.data<int8_t>()[((o / BO * IC + c / BI) * BO + o % BO) * BI + c % BI];
+        dot += int32_t(x.data<int8_t>()[(n * IC + c / BI) * BI + c % BI]) *
+               w.data<int8_t>()[((o / BO * IC + c / BI) * BO + o % BO) * BI + c % BI];
       want[(n * OC + o / BO) * BO + o % BO] = int8_t(std::clamp(dot >> shift, 0, 127));
     }
   using P = sim::FunctionalSim::Interleave;
@@ -130,7 +134,8 @@ TEST(AccelCodegen, DenseFoldsTwoLoopsIntoOneGemmAndMatchesPlainCpp) {
     std::vector<NDArray> arrays{x, w, test::empty_like(q.out)};
     auto stats = m.run(dev, arrays);
     EXPECT_EQ(stats.counters["gemm_macs"], uint64_t(BB) * IC * OC * BI * BO);
-    for (int k = 0; k < BB * OC * BO; ++k) ASSERT_EQ(arrays[2].data<int8_t>()[k], want[k]) << "element " << k << "\n" << listing;
+    for (int k = 0; k < BB * OC * BO; ++k)
+      ASSERT_EQ(arrays[2].data<int8_t>()[k], want[k]) << "element " << k << "\n" << listing;
   }
 }
 
@@ -142,10 +147,12 @@ struct ConvCase {
 class AccelConv : public ::testing::TestWithParam<ConvCase> {};
 INSTANTIATE_TEST_SUITE_P(Shapes, AccelConv,
                          ::testing::Values(ConvCase{2, 4, 8, 1, 1, {4, 8, 1, 2}}, ConvCase{1, 2, 7, 1, 1, {7, 7, 1, 2}},
-                                           ConvCase{2, 2, 8, 2, 1, {2, 4, 1, 1}}, ConvCase{1, 2, 6, 1, 0, {2, 4, 1, 2}}),
+                                           ConvCase{2, 2, 8, 2, 1, {2, 4, 1, 1}},
+                                           ConvCase{1, 2, 6, 1, 0, {2, 4, 1, 2}}),
                          [](const auto& p) {
-                           return "c" + std::to_string(p.param.channels_blocks) + "_o" + std::to_string(p.param.out_blocks) + "_hw" +
-                                  std::to_string(p.param.hw) + "_s" + std::to_string(p.param.stride) + "_p" + std::to_string(p.param.pad);
+                           return "c" + std::to_string(p.param.channels_blocks) + "_o" +
+                                  std::to_string(p.param.out_blocks) + "_hw" + std::to_string(p.param.hw) + "_s" +
+                                  std::to_string(p.param.stride) + "_p" + std::to_string(p.param.pad);
                          });
 
 TEST_P(AccelConv, MatchesReference) {
@@ -168,13 +175,17 @@ struct ConvTileCase {
 };
 class AccelConvTiles : public ::testing::TestWithParam<ConvTileCase> {};
 INSTANTIATE_TEST_SUITE_P(Tilings, AccelConvTiles,
-                         ::testing::Values(ConvTileCase{2, 4, 8, 3, 1, {4, 8, 2, 2}}, ConvTileCase{2, 8, 7, 3, 1, {7, 7, 4, 2}},
-                                           ConvTileCase{2, 4, 14, 1, 2, {7, 7, 2, 2}}, ConvTileCase{3, 4, 8, 3, 2, {4, 4, 2, 1}},
+                         ::testing::Values(ConvTileCase{2, 4, 8, 3, 1, {4, 8, 2, 2}},
+                                           ConvTileCase{2, 8, 7, 3, 1, {7, 7, 4, 2}},
+                                           ConvTileCase{2, 4, 14, 1, 2, {7, 7, 2, 2}},
+                                           ConvTileCase{3, 4, 8, 3, 2, {4, 4, 2, 1}},
                                            ConvTileCase{2, 4, 14, 3, 1, ops::choose_conv_tiling(14, 14, 4, 2, 2048)}),
                          [](const auto& p) {
-                           return "c" + std::to_string(p.param.channels_blocks) + "_o" + std::to_string(p.param.out_blocks) + "_hw" + std::to_string(p.param.hw) + "_k" +
+                           return "c" + std::to_string(p.param.channels_blocks) + "_o" +
+                                  std::to_string(p.param.out_blocks) + "_hw" + std::to_string(p.param.hw) + "_k" +
                                   std::to_string(p.param.kernel) + "_s" + std::to_string(p.param.stride) + "_ob" +
-                                  std::to_string(p.param.tiling.oc_blocks) + "_vt" + std::to_string(p.param.tiling.virtual_threads);
+                                  std::to_string(p.param.tiling.oc_blocks) + "_vt" +
+                                  std::to_string(p.param.tiling.virtual_threads);
                          });
 
 TEST_P(AccelConvTiles, MatchesReference) {
@@ -193,7 +204,7 @@ TEST(AccelCodegen, ChooseConvTilingFillsTheAccumulator) {
   EXPECT_EQ(t.w_block, 14);
   EXPECT_EQ(t.virtual_threads, 2);
   EXPECT_EQ(t.oc_blocks, 8);
-  EXPECT_EQ(ops::choose_conv_tiling(56, 56, 4, 2, 2048).oc_blocks, 2);  // only 2 blocks per context
+  EXPECT_EQ(ops::choose_conv_tiling(56, 56, 4, 2, 2048).oc_blocks, 2);      // only 2 blocks per context
   EXPECT_EQ(ops::choose_conv_tiling(7, 7, 1, 2, 2048).virtual_threads, 1);  // one block: no second context
 }
 
@@ -245,10 +256,11 @@ struct AddCase {
 };
 class AccelAdd : public ::testing::TestWithParam<AddCase> {};
 INSTANTIATE_TEST_SUITE_P(Shapes, AccelAdd,
-                         ::testing::Values(AddCase{2, 14, {7, 14, 1, 2}}, AddCase{3, 8, {4, 8, 1, 1}}, AddCase{4, 7, {7, 7, 1, 2}}),
+                         ::testing::Values(AddCase{2, 14, {7, 14, 1, 2}}, AddCase{3, 8, {4, 8, 1, 1}},
+                                           AddCase{4, 7, {7, 7, 1, 2}}),
                          [](const auto& p) {
-                           return "c" + std::to_string(p.param.channel_blocks) + "_hw" + std::to_string(p.param.hw) + "_vt" +
-                                  std::to_string(p.param.tiling.virtual_threads);
+                           return "c" + std::to_string(p.param.channel_blocks) + "_hw" + std::to_string(p.param.hw) +
+                                  "_vt" + std::to_string(p.param.tiling.virtual_threads);
                          });
 
 TEST_P(AccelAdd, MatchesTheCpuDefinition) {
@@ -315,8 +327,10 @@ TEST(AccelCodegen, VirtualThreadContextsDoNotWaitForEachOther) {
 
 TEST(AccelCodegen, HostStagesAreRejectedWithTheirName) {
   Tensor A = placeholder({16}, DataType::Int(32), "A");
-  Tensor B = compute({16}, [&](Var i) { return A(i) + 1; }, "B");
-  Tensor C = compute({16}, [&](Var i) { return B(i) * 2; }, "C");
+  Tensor B = compute(
+      {16}, [&](Var i) { return A(i) + 1; }, "B");
+  Tensor C = compute(
+      {16}, [&](Var i) { return B(i) * 2; }, "C");
   schedule::Schedule s({C});
   s[C].parallel(s[C].axis(0));
   auto f = schedule::lower(s, {A, C}, "host");

@@ -15,7 +15,8 @@ namespace {
 using namespace loom::ir;
 
 // Runs the scheduled function on a fresh RTL device; returns its cycles.
-uint64_t run_on_rtl(const schedule::Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out, const accel::AccelConfig& cfg) {
+uint64_t run_on_rtl(const schedule::Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out,
+                    const accel::AccelConfig& cfg) {
   std::vector<Tensor> args = inputs;
   args.push_back(out);
   codegen::AccelModule m = codegen::build_accel(schedule::lower(s, args, "op"), cfg);

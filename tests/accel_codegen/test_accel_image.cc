@@ -35,10 +35,12 @@ struct DenseOp {
     want = reference_eval({q.out}, {{X.op().get(), inputs[0]}, {W.op().get(), inputs[1]}})[0];
   }
   // Places `image` on `dev` (after `skip` bytes of other allocations), runs it and returns the output.
-  NDArray run(const runtime::AccelImage& image, const std::vector<uint64_t>& offsets, AccelDevice& dev, uint64_t skip = 0) const {
+  NDArray run(const runtime::AccelImage& image, const std::vector<uint64_t>& offsets, AccelDevice& dev,
+              uint64_t skip = 0) const {
     if (skip) dev.alloc(skip, 4096);
     runtime::LoadedAccelImage loaded(dev, image);
-    for (size_t i = 0; i < inputs.size(); ++i) dev.write(loaded.address(offsets[i], inputs[i].nbytes()), inputs[i].raw_data(), inputs[i].nbytes());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      dev.write(loaded.address(offsets[i], inputs[i].nbytes()), inputs[i].raw_data(), inputs[i].nbytes());
     loaded.run(0);
     NDArray out = NDArray::empty(want.shape(), want.dtype());
     dev.read(loaded.address(offsets[2], out.nbytes()), out.raw_data(), out.nbytes());

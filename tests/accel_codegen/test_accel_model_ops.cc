@@ -48,8 +48,8 @@ NDArray from_bytes(const std::vector<int64_t>& shape, DataType t, const void* da
   return a;
 }
 
-void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vector<NDArray>& args, const std::vector<int8_t>& want,
-                 const std::string& what) {
+void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vector<NDArray>& args,
+                 const std::vector<int8_t>& want, const std::string& what) {
   codegen::AccelModule m = codegen::build_accel(f, cfg);
   using P = sim::FunctionalSim::Interleave;
   for (auto [policy, seed] : {std::pair{P::LoadFirst, 0}, std::pair{P::StoreFirst, 0}, std::pair{P::Random, 3}}) {
@@ -59,7 +59,8 @@ void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vecto
     m.run(dev, args);
     const int8_t* got = static_cast<const int8_t*>(args.back().raw_data());
     for (size_t i = 0; i < want.size(); ++i)
-      ASSERT_EQ(int(got[i]), int(want[i])) << what << ": element " << i << " (blocked order), interleave " << int(policy);
+      ASSERT_EQ(int(got[i]), int(want[i]))
+          << what << ": element " << i << " (blocked order), interleave " << int(policy);
   }
 }
 
@@ -67,26 +68,29 @@ class AccelModelConv : public ::testing::TestWithParam<ConvCase> {};
 // Model layers, and the shapes that used to fail (issue: every legal shape compiles): odd block
 // counts under virtual threads, 13x17 images, 31/47/55 outputs (no tile of 7/14 divides them),
 // 5x5 and 7x7 stride-2 kernels, and the batch-2 config.
-INSTANTIATE_TEST_SUITE_P(Layers, AccelModelConv,
-                         ::testing::Values(ConvCase{32, 64, 14, 14, 3, 1, 1, 9, true}, ConvCase{64, 32, 14, 14, 1, 2, 0, 7, false},
-                                           ConvCase{16, 48, 9, 11, 3, 2, 1, 10, true}, ConvCase{32, 32, 7, 7, 3, 1, 1, 0, false},
-                                           ConvCase{16, 48, 13, 17, 3, 1, 1, 8, true}, ConvCase{16, 16, 31, 31, 3, 1, 1, 8, true},
-                                           ConvCase{16, 16, 47, 47, 3, 1, 1, 8, false}, ConvCase{16, 32, 55, 55, 3, 1, 1, 8, true},
-                                           ConvCase{16, 32, 23, 23, 5, 2, 2, 9, true}, ConvCase{16, 64, 32, 32, 7, 2, 3, 10, true},
-                                           ConvCase{32, 48, 10, 10, 3, 1, 1, 8, true, "batch2"}, ConvCase{64, 96, 12, 12, 3, 2, 1, 8, true, "1x32x32"}),
-                         [](const auto& p) {
-                           auto c = p.param;
-                           return std::string(c.config == std::string("default") ? "" : std::string(c.config) + "_") + std::to_string(c.c) + "to" +
-                                  std::to_string(c.oc) + "_" + std::to_string(c.h) + "x" + std::to_string(c.w) + "_k" + std::to_string(c.k) + "s" +
-                                  std::to_string(c.stride) + "_shift" + std::to_string(c.shift);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Layers, AccelModelConv,
+    ::testing::Values(ConvCase{32, 64, 14, 14, 3, 1, 1, 9, true}, ConvCase{64, 32, 14, 14, 1, 2, 0, 7, false},
+                      ConvCase{16, 48, 9, 11, 3, 2, 1, 10, true}, ConvCase{32, 32, 7, 7, 3, 1, 1, 0, false},
+                      ConvCase{16, 48, 13, 17, 3, 1, 1, 8, true}, ConvCase{16, 16, 31, 31, 3, 1, 1, 8, true},
+                      ConvCase{16, 16, 47, 47, 3, 1, 1, 8, false}, ConvCase{16, 32, 55, 55, 3, 1, 1, 8, true},
+                      ConvCase{16, 32, 23, 23, 5, 2, 2, 9, true}, ConvCase{16, 64, 32, 32, 7, 2, 3, 10, true},
+                      ConvCase{32, 48, 10, 10, 3, 1, 1, 8, true, "batch2"},
+                      ConvCase{64, 96, 12, 12, 3, 2, 1, 8, true, "1x32x32"}),
+    [](const auto& p) {
+      auto c = p.param;
+      return std::string(c.config == std::string("default") ? "" : std::string(c.config) + "_") + std::to_string(c.c) +
+             "to" + std::to_string(c.oc) + "_" + std::to_string(c.h) + "x" + std::to_string(c.w) + "_k" +
+             std::to_string(c.k) + "s" + std::to_string(c.stride) + "_shift" + std::to_string(c.shift);
+    });
 
 TEST_P(AccelModelConv, BiasAndRoundingMatchTheModelDefinition) {
   ConvCase c = GetParam();
   accel::AccelConfig cfg = accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + c.config + ".json");
   const int B = cfg.block_in, BO = cfg.block_out, N = cfg.batch;
   int oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
-  std::vector<int8_t> x = random_int8(size_t(N) * c.c * c.h * c.w, 1), wt = random_int8(size_t(c.oc) * c.c * c.k * c.k, 2);
+  std::vector<int8_t> x = random_int8(size_t(N) * c.c * c.h * c.w, 1),
+                      wt = random_int8(size_t(c.oc) * c.c * c.k * c.k, 2);
   std::vector<int32_t> bias(c.oc);
   for (int o = 0; o < c.oc; ++o) bias[o] = (o * 7919 % 20001) - 10000;
   int lo = c.relu ? 0 : -128, hi = 127;
@@ -102,7 +106,8 @@ TEST_P(AccelModelConv, BiasAndRoundingMatchTheModelDefinition) {
               for (int dx = 0; dx < c.k; ++dx) {
                 int iy = y * c.stride + dy - c.pad, ix = xx * c.stride + dx - c.pad;
                 if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-                acc += int64_t(x[((size_t(n) * c.c + i) * c.h + iy) * c.w + ix]) * wt[((size_t(o) * c.c + i) * c.k + dy) * c.k + dx];
+                acc += int64_t(x[((size_t(n) * c.c + i) * c.h + iy) * c.w + ix]) *
+                       wt[((size_t(o) * c.c + i) * c.k + dy) * c.k + dx];
               }
           ref[((size_t(n) * c.oc + o) * oh + y) * ow + xx] = requantize_round(acc, c.shift, lo, hi);
         }
@@ -115,7 +120,8 @@ TEST_P(AccelModelConv, BiasAndRoundingMatchTheModelDefinition) {
   for (int o = 0; o < c.oc; ++o)
     for (int i = 0; i < c.c; ++i)
       for (int t = 0; t < c.k * c.k; ++t)
-        wb[((size_t(o / BO) * (c.c / B) + i / B) * c.k * c.k + t) * BO * B + (o % BO) * B + i % B] = wt[(size_t(o) * c.c + i) * c.k * c.k + t];
+        wb[((size_t(o / BO) * (c.c / B) + i / B) * c.k * c.k + t) * BO * B + (o % BO) * B + i % B] =
+            wt[(size_t(o) * c.c + i) * c.k * c.k + t];
   for (int n = 0; n < N; ++n)
     for (int o = 0; o < c.oc; ++o)
       for (int p = 0; p < oh * ow; ++p)
@@ -151,9 +157,14 @@ TEST(AccelTiling, SearchFitsEveryScratchpadAndErrorsNameTheLimit) {
   EXPECT_NE(msg.find("the acc scratchpad needs 2210 entries, has 2048"), std::string::npos) << msg;
   msg = test::error_text<ScheduleError>([&] { ops::check_conv_tiling(c, {7, 47, 1, 1}, lim); });
   EXPECT_NE(msg.find("h_block 7 does not divide the 47 output rows; use one of 1, 47"), std::string::npos) << msg;
-  msg = test::error_text<ScheduleError>([&] { ops::check_conv_tiling({8, 8, 3, 1, 3, 3, 1, false}, {8, 8, 1, 2}, lim); });
-  EXPECT_NE(msg.find("oc_blocks x virtual threads = 2 does not divide the 3 output-channel blocks"), std::string::npos) << msg;
-  msg = test::error_text<ScheduleError>([&] { ops::choose_conv_tiling({8, 8, 1, 1, 7, 7, 1, false}, 1, {16, 1024, 2048}); });
+  msg = test::error_text<ScheduleError>([&] {
+    ops::check_conv_tiling({8, 8, 3, 1, 3, 3, 1, false}, {8, 8, 1, 2}, lim);
+  });
+  EXPECT_NE(msg.find("oc_blocks x virtual threads = 2 does not divide the 3 output-channel blocks"), std::string::npos)
+      << msg;
+  msg = test::error_text<ScheduleError>([&] {
+    ops::choose_conv_tiling({8, 8, 1, 1, 7, 7, 1, false}, 1, {16, 1024, 2048});
+  });
   EXPECT_NE(msg.find("kernel 7x7 needs 49 input and weight entries"), std::string::npos) << msg;
 }
 
@@ -171,7 +182,8 @@ TEST(AccelModelDense, BiasAndRoundingMatchTheModelDefinition) {
   }
   std::vector<int8_t> wb(wt.size());
   for (int o = 0; o < OC; ++o)
-    for (int i = 0; i < C; ++i) wb[(size_t(o / BO) * (C / B) + i / B) * BO * B + (o % BO) * B + i % B] = wt[size_t(o) * C + i];
+    for (int i = 0; i < C; ++i)
+      wb[(size_t(o / BO) * (C / B) + i / B) * BO * B + (o % BO) * B + i % B] = wt[size_t(o) * C + i];
   std::vector<int32_t> bb = ops::rounding_bias(bias, shift);
   Tensor X = placeholder({1, C / B, 1, B}, DataType::Int(8), "X");
   Tensor W = placeholder({OC / BO, C / B, BO, B}, DataType::Int(8), "W");
@@ -181,7 +193,8 @@ TEST(AccelModelDense, BiasAndRoundingMatchTheModelDefinition) {
   ops::schedule_dense_int8_accel(s, q, {1, B, BO}, 1);
   std::vector<NDArray> args = {from_bytes({1, C / B, 1, B}, DataType::Int(8), x.data()),
                                from_bytes({OC / BO, C / B, BO, B}, DataType::Int(8), wb.data()),
-                               from_bytes({OC / BO, 1, BO}, DataType::Int(32), bb.data()), NDArray::zeros({1, OC / BO, 1, BO}, DataType::Int(8))};
+                               from_bytes({OC / BO, 1, BO}, DataType::Int(32), bb.data()),
+                               NDArray::zeros({1, OC / BO, 1, BO}, DataType::Int(8))};
   run_on_fsim(schedule::lower(s, {X, W, Bi, q.out}, "dense"), cfg, args, want, "dense");
 }
 
@@ -192,8 +205,8 @@ TEST(AccelModelDense, ChosenTilingsOnEveryConfig) {
     const char* config;
     int batch_blocks, ic, oc, vt;
   };
-  for (Case c : {Case{"default", 1, 32, 63, 2}, Case{"default", 1, 5, 7, 2}, Case{"default", 2, 3, 4, 2}, Case{"batch2", 1, 4, 6, 2},
-                 Case{"1x32x32", 1, 3, 5, 1}}) {
+  for (Case c : {Case{"default", 1, 32, 63, 2}, Case{"default", 1, 5, 7, 2}, Case{"default", 2, 3, 4, 2},
+                 Case{"batch2", 1, 4, 6, 2}, Case{"1x32x32", 1, 3, 5, 1}}) {
     SCOPED_TRACE(std::string(c.config) + " " + std::to_string(c.ic) + "->" + std::to_string(c.oc));
     accel::AccelConfig cfg = accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + c.config + ".json");
     ops::Blocking b{cfg.batch, cfg.block_in, cfg.block_out};
@@ -201,8 +214,10 @@ TEST(AccelModelDense, ChosenTilingsOnEveryConfig) {
     Tensor W = placeholder({c.oc, c.ic, b.block_out, b.block_in}, DataType::Int(8), "W");
     auto q = ops::dense_int8_blocked(X, W, {7, true});
     schedule::Schedule s({q.out});
-    ops::schedule_dense_int8_accel(s, q, b, ops::choose_dense_tiling(c.batch_blocks, c.ic, c.oc, c.vt, ops::accel_target(cfg).limits));
-    std::vector<NDArray> args = {test::random_array(X, 1, -128, 127), test::random_array(W, 2, -128, 127), test::empty_like(q.out)};
+    ops::schedule_dense_int8_accel(
+        s, q, b, ops::choose_dense_tiling(c.batch_blocks, c.ic, c.oc, c.vt, ops::accel_target(cfg).limits));
+    std::vector<NDArray> args = {test::random_array(X, 1, -128, 127), test::random_array(W, 2, -128, 127),
+                                 test::empty_like(q.out)};
     NDArray want = reference_eval({q.out}, {{X.op().get(), args[0]}, {W.op().get(), args[1]}})[0];
     std::vector<int8_t> w(want.data<int8_t>(), want.data<int8_t>() + want.numel());
     run_on_fsim(schedule::lower(s, {X, W, q.out}, "dense"), cfg, args, w, "dense");

@@ -47,8 +47,8 @@ inline codegen::LLVMOptions unoptimized() {
 }
 
 // Compiles `f`, runs it and the interpreter on the same inputs, and compares every argument.
-inline ::testing::AssertionResult matches_interpreter(const ir::LoweredFunc& f, uint64_t seed = 1, double lo = -10, double hi = 10,
-                                                      const codegen::LLVMOptions& opts = {}) {
+inline ::testing::AssertionResult matches_interpreter(const ir::LoweredFunc& f, uint64_t seed = 1, double lo = -10,
+                                                      double hi = 10, const codegen::LLVMOptions& opts = {}) {
   runtime::Module m = codegen::build_llvm({f}, opts);
   std::vector<NDArray> got = random_args(f, seed, lo, hi);
   std::vector<NDArray> want = deep_copy(got);

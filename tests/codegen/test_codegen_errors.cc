@@ -33,9 +33,13 @@ TEST(CodegenErrors, CallWithWrongShapeNamesTheArgument) {
   runtime::Module m = codegen::build_llvm({matmul_like()});
   DataType f32 = DataType::Float(32);
   NDArray a = NDArray::zeros({64, 16}, f32), c = NDArray::zeros({64, 32}, f32);
-  EXPECT_EQ(error_of<ShapeError>([&] { m.call("matmul", {a, NDArray::zeros({32, 64}, f32), c}); }),
+  EXPECT_EQ(error_of<ShapeError>([&] {
+              m.call("matmul", {a, NDArray::zeros({32, 64}, f32), c});
+            }),
             "matmul: argument 'B' expects float32[64, 32], got float32[32, 64]");
-  EXPECT_EQ(error_of<TypeError>([&] { m.call("matmul", {a, NDArray::zeros({64, 32}, DataType::Float(16)), c}); }),
+  EXPECT_EQ(error_of<TypeError>([&] {
+              m.call("matmul", {a, NDArray::zeros({64, 32}, DataType::Float(16)), c});
+            }),
             "matmul: argument 'B' expects float32[64, 32], got float16[64, 32]");
   EXPECT_EQ(error_of<ShapeError>([&] { m.call("matmul", {a, c}); }), "matmul: expects 3 arguments, got 2");
 }
@@ -59,8 +63,11 @@ TEST(CodegenErrors, AssertFailureBecomesRuntimeError) {
     m.call("checked_copy", {a, b});
     EXPECT_EQ(b.data<int>()[7], 7);
     a.data<int>()[6] = -1;
-    EXPECT_THAT(error_of<RuntimeError>([&] { m.call("checked_copy", {a, b}); }),
-                HasSubstr("checked_copy: A[i] >= 0 does not hold in checked_copy")) << to_string(kind);
+    EXPECT_THAT(error_of<RuntimeError>([&] {
+                  m.call("checked_copy", {a, b});
+                }),
+                HasSubstr("checked_copy: A[i] >= 0 does not hold in checked_copy"))
+        << to_string(kind);
     runtime::set_num_threads(0);
   }
 }
@@ -76,7 +83,8 @@ TEST(CodegenErrors, UnloweredNodesAreRejected) {
   EXPECT_THAT(msg, HasSubstr("tensor read"));
 
   LoweredFunc prov{"te_provide", {B}, provide(P.op(), {Expr(0)}, Expr(1.0f))};
-  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({prov}); }), HasSubstr("function 'te_provide': Provide of 'P'"));
+  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({prov}); }),
+              HasSubstr("function 'te_provide': Provide of 'P'"));
 }
 
 TEST(CodegenErrors, UnsupportedConstructsAreNamed) {
@@ -84,29 +92,36 @@ TEST(CodegenErrors, UnsupportedConstructsAreNamed) {
   Buffer A = arg("A", f32, {4});
   Var i("i");
   LoweredFunc gpu{"gpu_loop", {A}, for_loop(i, 0, 4, ForKind::ThreadBinding, store(A, Expr(0.0f), i), "threadIdx.x")};
-  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({gpu}); }), HasSubstr("function 'gpu_loop': loop 'i' is bound to GPU thread 'threadIdx.x'"));
+  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({gpu}); }),
+              HasSubstr("function 'gpu_loop': loop 'i' is bound to GPU thread 'threadIdx.x'"));
 
   Buffer S = make_buffer("S", f32, {Expr(4)}, scope::kShared);
   LoweredFunc shared{"shared_alloc", {A}, allocate(S, store(S, Expr(1.0f), 0))};
-  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({shared}); }), HasSubstr("allocation of 'S' in memory scope 'shared'"));
+  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({shared}); }),
+              HasSubstr("allocation of 'S' in memory scope 'shared'"));
 
   LoweredFunc dma{"uses_dma", {A}, evaluate(call_intrinsic(DataType::Int(32), "dma_copy", {Expr(0)}))};
-  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({dma}); }), HasSubstr("intrinsic 'dma_copy' is not supported"));
+  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({dma}); }),
+              HasSubstr("intrinsic 'dma_copy' is not supported"));
 
   Var free_var("n");
   LoweredFunc unbound{"unbound", {A}, store(A, cast(f32, free_var), 0)};
-  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unbound}); }), HasSubstr("variable 'n' is used outside its definition"));
+  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unbound}); }),
+              HasSubstr("variable 'n' is used outside its definition"));
 
   Stmt loop = for_loop(i, 0, 4, ForKind::Serial, store(A, Expr(0.0f), i));
   for (Expr bad : {Expr(1), Expr(-2), Expr(int64_t{1} << 40), cast(DataType::Int(32), load(f32, A, 0))}) {
     LoweredFunc unroll{"bad_unroll", {A}, attr("pragma_llvm_unroll", bad, loop)};
-    EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({unroll}); }),
-                HasSubstr("function 'bad_unroll': pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2"));
+    EXPECT_THAT(
+        error_of<CodegenError>([&] { codegen::build_llvm({unroll}); }),
+        HasSubstr(
+            "function 'bad_unroll': pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2"));
   }
 
   Buffer D = make_buffer("D", f32, {free_var});
   LoweredFunc dynamic{"dynamic", {D}, store(D, Expr(0.0f), 0)};
-  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({dynamic}); }), HasSubstr("argument 'D' has a non-constant extent"));
+  EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({dynamic}); }),
+              HasSubstr("argument 'D' has a non-constant extent"));
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 #include <filesystem>
 
 #include "codegen_test_util.h"
+#include "common/temp_dir.h"
 #include "loom/ir/expr.h"
 #include "loom/runtime/thread_pool.h"
-#include "common/temp_dir.h"
 
 namespace loom::test {
 namespace {
@@ -19,7 +19,8 @@ TEST(LLVMExport, RoundTripThroughSharedLibrary) {
   Expr idx = ramp(i * 32 + j * 16, 1, 16);
   DataType v16 = f32.with_lanes(16);
   // A parallel loop: the library references loom_parallel_for, resolved from this process.
-  Stmt add = for_loop(i, 0, n, ForKind::Parallel, for_loop(j, 0, 2, ForKind::Serial, store(C, load(v16, A, idx) + exp(load(v16, B, idx)), idx)));
+  Stmt add = for_loop(i, 0, n, ForKind::Parallel,
+                      for_loop(j, 0, 2, ForKind::Serial, store(C, load(v16, A, idx) + exp(load(v16, B, idx)), idx)));
   LoweredFunc f{"exported_add", {A, B, C}, add};
   Buffer X = arg("X", DataType::Int(8), {5}), Y = arg("Y", DataType::Int(8), {5});
   Var k("k");

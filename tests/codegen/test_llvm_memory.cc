@@ -44,7 +44,8 @@ TEST(LLVMMemory, TemporaryInsideLoopAndDynamicSize) {
   Stmt fill = for_loop(j, 0, i + 1, ForKind::Serial, store(T, load(f32, A, i * n + j), j));
   Var acc_i("acc_i");
   Buffer Acc = make_buffer("acc", f32, {Expr(1)}, scope::kLocal);
-  Stmt sum = seq({store(Acc, Expr(0.0f), 0), for_loop(k, 0, i + 1, ForKind::Serial, store(Acc, load(f32, Acc, 0) + load(f32, T, k), 0)),
+  Stmt sum = seq({store(Acc, Expr(0.0f), 0),
+                  for_loop(k, 0, i + 1, ForKind::Serial, store(Acc, load(f32, Acc, 0) + load(f32, T, k), 0)),
                   store(B, load(f32, Acc, 0), i)});
   Stmt body = for_loop(i, 0, n, ForKind::Serial, allocate(T, allocate(Acc, seq({fill, sum}))));
   // (The interpreter only handles constant-size allocations: compare with a direct sum.)

@@ -22,9 +22,10 @@ TEST_P(LLVMParallel, RowParallelWithCapturedValues) {
   Buffer A = arg("A", f32, {rows, cols}), Bias = arg("bias", f32, {cols}), C = arg("C", f32, {rows, cols});
   Var i("i"), j("j"), scale("scale", f32), base("base");
   Expr idx = ramp(base + j * 16, 1, 16);
-  Stmt row = let_stmt(base, i * cols,
-                      for_loop(j, 0, cols / 16, ForKind::Serial,
-                               store(C, load(v16, A, idx) * broadcast(scale, 16) + load(v16, Bias, ramp(j * 16, 1, 16)), idx)));
+  Stmt row = let_stmt(
+      base, i * cols,
+      for_loop(j, 0, cols / 16, ForKind::Serial,
+               store(C, load(v16, A, idx) * broadcast(scale, 16) + load(v16, Bias, ramp(j * 16, 1, 16)), idx)));
   Stmt body = let_stmt(scale, Expr(2.5f), for_loop(i, 0, rows, ForKind::Parallel, row));
   EXPECT_TRUE(matches_interpreter({"row_parallel", {A, Bias, C}, body}));
 }
@@ -53,7 +54,8 @@ TEST_P(LLVMParallel, PrivateTemporaries) {
   EXPECT_TRUE(matches_interpreter({"private_tmp", {A, B}, body}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, LLVMParallel, ::testing::Values(1, 2), [](const auto& info) { return std::to_string(info.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, LLVMParallel, ::testing::Values(1, 2),
+                         [](const auto& info) { return std::to_string(info.param) + "threads"; });
 
 }  // namespace
 }  // namespace loom::test

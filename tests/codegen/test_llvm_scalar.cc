@@ -27,13 +27,15 @@ TEST_P(VectorAddTest, MatchesInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, VectorAddTest,
-                         ::testing::Values(DataType::Int(8), DataType::Int(16), DataType::Int(32), DataType::Int(64), DataType::UInt(8),
-                                           DataType::Float(16), DataType::Float(32), DataType::Float(64)),
+                         ::testing::Values(DataType::Int(8), DataType::Int(16), DataType::Int(32), DataType::Int(64),
+                                           DataType::UInt(8), DataType::Float(16), DataType::Float(32),
+                                           DataType::Float(64)),
                          [](const auto& info) { return info.param.str(); });
 
 TEST(LLVMScalar, Int8AdditionWrapsAround) {
   runtime::Module m = codegen::build_llvm({vector_add(DataType::Int(8), 4)});
-  NDArray a = NDArray::empty({4}, DataType::Int(8)), b = NDArray::empty({4}, DataType::Int(8)), c = NDArray::zeros({4}, DataType::Int(8));
+  NDArray a = NDArray::empty({4}, DataType::Int(8)), b = NDArray::empty({4}, DataType::Int(8)),
+          c = NDArray::zeros({4}, DataType::Int(8));
   int8_t av[] = {100, -100, 127, -128}, bv[] = {100, -100, 1, -1}, want[] = {-56, 56, -128, 127};
   for (int i = 0; i < 4; ++i) a.data<int8_t>()[i] = av[i], b.data<int8_t>()[i] = bv[i];
   m.call("vadd_int8", {a, b, c});
@@ -44,7 +46,8 @@ TEST(LLVMScalar, LoopKindsCompileToLoops) {
   for (ForKind k : {ForKind::Unrolled, ForKind::Vectorized, ForKind::VirtualThread})
     EXPECT_TRUE(matches_interpreter(vector_add(DataType::Float(32), 67, k))) << to_string(k);
   // A vectorized loop the lowering left scalar asks LLVM's loop vectorizer to try.
-  std::string ir_text = codegen::emit_llvm_ir({vector_add(DataType::Float(32), 67, ForKind::Vectorized)}, unoptimized());
+  std::string ir_text =
+      codegen::emit_llvm_ir({vector_add(DataType::Float(32), 67, ForKind::Vectorized)}, unoptimized());
   EXPECT_NE(ir_text.find("!{!\"llvm.loop.vectorize.enable\", i1 true}"), std::string::npos) << ir_text;
 }
 
@@ -67,7 +70,8 @@ TEST(LLVMScalar, UnrollPragmaControlsLlvmsUnroller) {
   EXPECT_EQ(count_occurrences(rolled, "fmul"), 1u) << rolled;
   EXPECT_NE(rolled.find("llvm.loop.unroll.disable"), std::string::npos) << rolled;
   EXPECT_EQ(count_occurrences(codegen::emit_llvm_ir({recurrence(64, 4)}), "fmul"), 4u);
-  EXPECT_NE(codegen::emit_llvm_ir({recurrence(64, 4)}, unoptimized()).find("!{!\"llvm.loop.unroll.count\", i32 4}"), std::string::npos);
+  EXPECT_NE(codegen::emit_llvm_ir({recurrence(64, 4)}, unoptimized()).find("!{!\"llvm.loop.unroll.count\", i32 4}"),
+            std::string::npos);
   // Above another pragma of the same loop.
   LoweredFunc nested = recurrence(8, -1);
   nested.body = attr("pragma_llvm_unroll", Expr(0), attr("pragma_other", Expr(1), nested.body));
@@ -84,8 +88,9 @@ TEST(LLVMScalar, FloorDivModSemantics) {
   std::vector<Stmt> stores;
   Var i("i");
   Expr a = load(i32, A, i), b = load(i32, B, i);
-  std::vector<std::pair<std::string, Expr>> exprs = {
-      {"div", a / b}, {"mod", a % b}, {"div3", a / 3}, {"mod3", a % 3}, {"div4", a / 4}, {"mod4", a % 4}, {"divm3", a / -3}, {"modm3", a % -3}};
+  std::vector<std::pair<std::string, Expr>> exprs = {{"div", a / b},    {"mod", a % b},   {"div3", a / 3},
+                                                     {"mod3", a % 3},   {"div4", a / 4},  {"mod4", a % 4},
+                                                     {"divm3", a / -3}, {"modm3", a % -3}};
   for (auto& [name, e] : exprs) {
     outs.push_back(arg(name, i32, {n}));
     stores.push_back(store(outs.back(), e, i));
@@ -99,7 +104,10 @@ TEST(LLVMScalar, FloorDivModSemantics) {
   int av[n] = {7, -7, 7, -7, 0, -1, -6, 6}, bv[n] = {2, 2, -2, -2, 5, 3, 3, -4};
   for (int k = 0; k < n; ++k) arrays[0].data<int>()[k] = av[k], arrays[1].data<int>()[k] = bv[k];
   m.call("floordiv", arrays);
-  auto fdiv = [](int x, int y) { int q = x / y; return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q; };
+  auto fdiv = [](int x, int y) {
+    int q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  };
   for (int k = 0; k < n; ++k) {
     int x = av[k], y = bv[k];
     EXPECT_EQ(arrays[2].data<int>()[k], fdiv(x, y)) << x << " / " << y;
@@ -124,8 +132,10 @@ TEST(LLVMScalar, UnrolledFloorDivModByNegativeConstantsMatchInterpreter) {
   const int n = 16, nd = 4;  // dividends -8..7, divisors -3, -2, 1, 2
   auto divisor = [](Var j) { return select(j < 2, j - 3, j - 1); };
   auto build = [&](bool unrolled) {
-    Tensor Q = compute({n, nd}, [&](Var i, Var j) { return (i - 8) / divisor(j); }, "Q");
-    Tensor R = compute({n, nd}, [&](Var i, Var j) { return (i - 8) % divisor(j); }, "R");
+    Tensor Q = compute(
+        {n, nd}, [&](Var i, Var j) { return (i - 8) / divisor(j); }, "Q");
+    Tensor R = compute(
+        {n, nd}, [&](Var i, Var j) { return (i - 8) % divisor(j); }, "R");
     schedule::Schedule s({Q, R});
     if (unrolled)
       for (const Tensor& t : {Q, R}) s[t].unroll(s[t].axis(0)).unroll(s[t].axis(1));
@@ -148,7 +158,9 @@ TEST(LLVMScalar, UnrolledFloorDivModByNegativeConstantsMatchInterpreter) {
     EXPECT_TRUE(arrays_close(got[k], want[k])) << (k ? "modulus" : "quotient") << " of the unrolled kernel\n" << text;
     EXPECT_TRUE(arrays_close(compiled_loops[k], want[k])) << (k ? "modulus" : "quotient") << " of the compiled loops";
   }
-  auto at = [&](const NDArray& a, int dividend, int d) { return a.data<int>()[(dividend + 8) * nd + (d < 0 ? d + 3 : d + 1)]; };
+  auto at = [&](const NDArray& a, int dividend, int d) {
+    return a.data<int>()[(dividend + 8) * nd + (d < 0 ? d + 3 : d + 1)];
+  };
   const NDArray &q = got[0], &r = got[1];
   EXPECT_EQ(at(q, 7, -2), -4);
   EXPECT_EQ(at(q, -7, -2), 3);
@@ -174,8 +186,11 @@ TEST(LLVMScalar, FloorDivModOnIntegerAndFloatTypesMatchInterpreter) {
     Expr a = load(t, A, i), b = load(t, B, i);
     // Keep divisors away from zero.
     Expr safe_b = select(b == make_zero(t), make_one(t), b);
-    Stmt body = seq({store(Q, a / safe_b, i), store(R, a % safe_b, i), store(S, a / make_const(t, 7) + a % make_const(t, 7), i)});
-    EXPECT_TRUE(matches_interpreter({"divmod_" + t.str(), {A, B, Q, R, S}, for_loop(i, 0, n, ForKind::Serial, body)}, 5, -50, 50)) << t.str();
+    Stmt body = seq(
+        {store(Q, a / safe_b, i), store(R, a % safe_b, i), store(S, a / make_const(t, 7) + a % make_const(t, 7), i)});
+    EXPECT_TRUE(matches_interpreter({"divmod_" + t.str(), {A, B, Q, R, S}, for_loop(i, 0, n, ForKind::Serial, body)}, 5,
+                                    -50, 50))
+        << t.str();
   }
 }
 
@@ -183,8 +198,9 @@ TEST(LLVMScalar, SelectMinMaxAndCasts) {
   const int n = 100;
   DataType f32 = DataType::Float(32), i32 = DataType::Int(32), i8 = DataType::Int(8), u8 = DataType::UInt(8);
   Buffer A = arg("A", f32, {n}), I = arg("I", i32, {n}), U = arg("U", u8, {n});
-  Buffer Sel = arg("Sel", f32, {n}), Mn = arg("Mn", i32, {n}), Mx = arg("Mx", f32, {n}), Wrap = arg("Wrap", i8, {n}), Zext = arg("Zext", i32, {n}),
-         Trunc = arg("Trunc", i32, {n}), ToF = arg("ToF", f32, {n}), Bool = arg("Bool", i32, {n});
+  Buffer Sel = arg("Sel", f32, {n}), Mn = arg("Mn", i32, {n}), Mx = arg("Mx", f32, {n}), Wrap = arg("Wrap", i8, {n}),
+         Zext = arg("Zext", i32, {n}), Trunc = arg("Trunc", i32, {n}), ToF = arg("ToF", f32, {n}),
+         Bool = arg("Bool", i32, {n});
   Var i("i");
   Expr a = load(f32, A, i), x = load(i32, I, i), u = load(u8, U, i);
   Stmt body = seq({
@@ -197,7 +213,8 @@ TEST(LLVMScalar, SelectMinMaxAndCasts) {
       store(ToF, cast(f32, x) / 4.0f, i),
       store(Bool, cast(i32, cast(DataType::Bool(), x)) + cast(i32, !(x >= 0)), i),
   });
-  LoweredFunc f{"mixed", {A, I, U, Sel, Mn, Mx, Wrap, Zext, Trunc, ToF, Bool}, for_loop(i, 0, n, ForKind::Serial, body)};
+  LoweredFunc f{
+      "mixed", {A, I, U, Sel, Mn, Mx, Wrap, Zext, Trunc, ToF, Bool}, for_loop(i, 0, n, ForKind::Serial, body)};
   EXPECT_TRUE(matches_interpreter(f, 11, -200, 200));
 
   runtime::Module m = codegen::build_llvm({f});
@@ -212,8 +229,8 @@ TEST(LLVMScalar, SelectMinMaxAndCasts) {
 TEST(LLVMScalar, Intrinsics) {
   const int n = 50;
   DataType f32 = DataType::Float(32);
-  Buffer A = arg("A", f32, {n}), E = arg("E", f32, {n}), T = arg("T", f32, {n}), S = arg("S", f32, {n}), F = arg("F", f32, {n}),
-         P = arg("P", f32, {n});
+  Buffer A = arg("A", f32, {n}), E = arg("E", f32, {n}), T = arg("T", f32, {n}), S = arg("S", f32, {n}),
+         F = arg("F", f32, {n}), P = arg("P", f32, {n});
   Var i("i");
   Expr a = load(f32, A, i);
   Stmt body = seq({
@@ -229,7 +246,8 @@ TEST(LLVMScalar, Intrinsics) {
   // fma (not in the interpreter): fused, so a*b+c rounds once.
   Buffer X = arg("X", f32, {1}), Y = arg("Y", f32, {1});
   Expr x = load(f32, X, 0);
-  runtime::Module m = codegen::build_llvm({{"fma1", {X, Y}, store(Y, call_intrinsic(f32, "fma", {x, x, -(x * x)}), 0)}});
+  runtime::Module m =
+      codegen::build_llvm({{"fma1", {X, Y}, store(Y, call_intrinsic(f32, "fma", {x, x, -(x * x)}), 0)}});
   NDArray xa = NDArray::empty({1}, f32), ya = NDArray::zeros({1}, f32);
   xa.data<float>()[0] = 1.0f + 1.0f / 4096;  // x*x is not exact in float32
   m.call("fma1", {xa, ya});
@@ -242,7 +260,8 @@ TEST(LLVMScalar, HalfPrecisionExp) {
   DataType f16 = DataType::Float(16);
   Buffer A = arg("A", f16, {64}), B = arg("B", f16, {64});
   Var i("i");
-  EXPECT_TRUE(matches_interpreter({"exp16", {A, B}, for_loop(i, 0, 64, ForKind::Serial, store(B, exp(load(f16, A, i)), i))}, 1, -2, 2));
+  EXPECT_TRUE(matches_interpreter(
+      {"exp16", {A, B}, for_loop(i, 0, 64, ForKind::Serial, store(B, exp(load(f16, A, i)), i))}, 1, -2, 2));
 }
 
 // The false branch of if_then_else would read out of bounds: it must not be evaluated.
@@ -258,8 +277,9 @@ TEST(LLVMScalar, LetsIfsAndTwoFunctionsInOneModule) {
   DataType f32 = DataType::Float(32);
   Buffer A = arg("A", f32, {8, 8}), B = arg("B", f32, {8, 8});
   Var i("i"), j("j"), row("row"), t("t", f32);
-  Stmt inner = for_loop(j, 0, 8, ForKind::Serial,
-                        if_then_else(j <= i, store(B, let(t, load(f32, A, row + j), t * t), row + j), store(B, Expr(0.0f), row + j)));
+  Stmt inner = for_loop(
+      j, 0, 8, ForKind::Serial,
+      if_then_else(j <= i, store(B, let(t, load(f32, A, row + j), t * t), row + j), store(B, Expr(0.0f), row + j)));
   LoweredFunc tril{"tril_sq", {A, B}, for_loop(i, 0, 8, ForKind::Serial, let_stmt(row, i * 8, inner))};
   LoweredFunc copy{"copy", {A, B}, for_loop(i, 0, 64, ForKind::Serial, store(B, load(f32, A, i), i))};
   runtime::Module m = codegen::build_llvm({tril, copy});

@@ -3,8 +3,8 @@
 #include <fstream>
 
 #include "codegen_test_util.h"
-#include "loom/ir/expr.h"
 #include "common/temp_dir.h"
+#include "loom/ir/expr.h"
 
 namespace loom::test {
 namespace {
@@ -33,9 +33,9 @@ TEST(LLVMVector, StridedBroadcastAndScatter) {
   DataType f32 = DataType::Float(32), v8 = DataType::Float(32, 8);
   Buffer A = arg("A", f32, {n * 16}), G = arg("G", f32, {n * 8}), T = arg("T", f32, {8, n});
   Var i("i");
-  Expr strided = load(v8, A, ramp(i * 16 + 1, 2, 8));   // gather: every other element
-  Expr bcast = load(v8, A, broadcast(i, 8));            // one element to all lanes
-  Expr scalar_bc = broadcast(load(f32, A, i + 3), 8);   // scalar load, then broadcast
+  Expr strided = load(v8, A, ramp(i * 16 + 1, 2, 8));  // gather: every other element
+  Expr bcast = load(v8, A, broadcast(i, 8));           // one element to all lanes
+  Expr scalar_bc = broadcast(load(f32, A, i + 3), 8);  // scalar load, then broadcast
   Stmt body = seq({store(G, strided * bcast + scalar_bc, ramp(i * 8, 1, 8)),
                    store(T, load(v8, A, ramp(i * 8, 1, 8)), ramp(i, n, 8))});  // scatter: transposed
   EXPECT_TRUE(matches_interpreter({"strided", {A, G, T}, for_loop(i, 0, n, ForKind::Serial, body)}));
@@ -43,7 +43,8 @@ TEST(LLVMVector, StridedBroadcastAndScatter) {
 
 TEST(LLVMVector, VectorArithmeticSelectAndFloorDiv) {
   const int n = 128;
-  DataType i32 = DataType::Int(32), v16 = DataType::Int(32, 16), f32 = DataType::Float(32), fv16 = DataType::Float(32, 16);
+  DataType i32 = DataType::Int(32), v16 = DataType::Int(32, 16), f32 = DataType::Float(32),
+           fv16 = DataType::Float(32, 16);
   Buffer A = arg("A", i32, {n}), F = arg("F", f32, {n}), Q = arg("Q", i32, {n}), R = arg("R", f32, {n});
   Var i("i");
   Expr idx = ramp(i * 16, 1, 16);
@@ -52,7 +53,8 @@ TEST(LLVMVector, VectorArithmeticSelectAndFloorDiv) {
   Expr f = load(fv16, F, idx);
   Expr r = select(f > broadcast(Expr(0.0f), 16), exp(f), f * broadcast(Expr(0.5f), 16)) + cast(fv16, a);
   Stmt body = seq({store(Q, q, idx), store(R, r, idx)});
-  EXPECT_TRUE(matches_interpreter({"vec_math", {A, F, Q, R}, for_loop(i, 0, n / 16, ForKind::Serial, body)}, 8, -40, 40));
+  EXPECT_TRUE(
+      matches_interpreter({"vec_math", {A, F, Q, R}, for_loop(i, 0, n / 16, ForKind::Serial, body)}, 8, -40, 40));
 }
 
 TEST(LLVMVector, UsesZmmRegistersOnAvx512Hosts) {
@@ -63,7 +65,8 @@ TEST(LLVMVector, UsesZmmRegistersOnAvx512Hosts) {
   // The loop vectorizer should also pick 512-bit vectors for a scalar loop.
   Buffer A = arg("A", DataType::Float(32), {4096}), B = arg("B", DataType::Float(32), {4096});
   Var i("i");
-  LoweredFunc scale{"scale", {A, B}, for_loop(i, 0, 4096, ForKind::Serial, store(B, load(DataType::Float(32), A, i) * 3.0f, i))};
+  LoweredFunc scale{
+      "scale", {A, B}, for_loop(i, 0, 4096, ForKind::Serial, store(B, load(DataType::Float(32), A, i) * 3.0f, i))};
   EXPECT_NE(codegen::emit_assembly({scale}).find("zmm"), std::string::npos);
 }
 
@@ -115,7 +118,8 @@ TEST(LlvmVector, InlineVectorExpAccuracy) {
   m.call("vexp", {a, b});
   const float* y = b.data<float>();
   double worst = 0;
-  for (int k = 0; k < n - 8; ++k) worst = std::max(worst, std::fabs(double(y[k]) - std::exp(double(x[k]))) / std::exp(double(x[k])));
+  for (int k = 0; k < n - 8; ++k)
+    worst = std::max(worst, std::fabs(double(y[k]) - std::exp(double(x[k]))) / std::exp(double(x[k])));
   EXPECT_LT(worst, 4e-7) << "max relative error";
   EXPECT_EQ(y[n - 8], 1.0f);
   EXPECT_EQ(y[n - 7], 1.0f);

@@ -3,9 +3,9 @@
 
 #include <fstream>
 
+#include "common/temp_dir.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/module.h"
-#include "common/temp_dir.h"
 
 using loom::DataType;
 using loom::NDArray;

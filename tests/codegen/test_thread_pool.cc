@@ -56,8 +56,11 @@ TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
       // can get work; in claim order each is at most 1/(4 x threads) of what was left.
       int64_t largest = 0;
       for (auto& [b, e] : r.chunks) largest = std::max(largest, e - b);
-      if (threads > 1) EXPECT_LE(largest, std::max<int64_t>(1, extent / (4 * threads))) << threads << " threads, extent " << extent;
-      if (threads > 1) EXPECT_GE(static_cast<int64_t>(r.chunks.size()), std::min<int64_t>(extent, threads)) << threads << " threads, extent " << extent;
+      if (threads > 1)
+        EXPECT_LE(largest, std::max<int64_t>(1, extent / (4 * threads))) << threads << " threads, extent " << extent;
+      if (threads > 1)
+        EXPECT_GE(static_cast<int64_t>(r.chunks.size()), std::min<int64_t>(extent, threads))
+            << threads << " threads, extent " << extent;
       if (threads == 1) EXPECT_EQ(r.chunks.size(), 1u) << "one thread runs the loop in one call";
     }
   }

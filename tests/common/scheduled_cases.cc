@@ -32,7 +32,8 @@ std::function<void(Schedule&, const Workload&)> split_vectorize(int factor) {
 const std::vector<CaseInfo>& scheduled_cases() {
   static const std::vector<CaseInfo> cases = {
       vadd("vadd_default", DataType::Float(32), [](Schedule&, const Workload&) {}),
-      vadd("vadd_split", DataType::Float(32), [](Schedule& s, const Workload& w) { s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 8); }),
+      vadd("vadd_split", DataType::Float(32),
+           [](Schedule& s, const Workload& w) { s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 8); }),
       vadd("vadd_vector_parallel", DataType::Float(32),
            [](Schedule& s, const Workload& w) {
              auto C = s[w.outputs[0]];
@@ -46,13 +47,10 @@ const std::vector<CaseInfo>& scheduled_cases() {
              auto [o, i] = C.split_nparts(C.axis(0), 3);
              C.unroll(i);
            }),
-      vadd("vadd_int8_vector", DataType::Int(8),
-           split_vectorize(16)),
+      vadd("vadd_int8_vector", DataType::Int(8), split_vectorize(16)),
       vadd("vadd_int16", DataType::Int(16), [](Schedule&, const Workload&) {}),
-      vadd("vadd_int32_vector", DataType::Int(32),
-           split_vectorize(8)),
-      vadd("vadd_fp16_vector", DataType::Float(16),
-           split_vectorize(8)),
+      vadd("vadd_int32_vector", DataType::Int(32), split_vectorize(8)),
+      vadd("vadd_fp16_vector", DataType::Float(16), split_vectorize(8)),
       {"matmul_default", [] { return make(matmul(16, 20, 12), [](Schedule&, const Workload&) {}); }},
       {"matmul_split_reorder_cache_read",
        [] {
@@ -83,12 +81,14 @@ const std::vector<CaseInfo>& scheduled_cases() {
            s[CL].unroll(ki);
          });
        }},
-      {"conv2d_inline_pad", [] {
+      {"conv2d_inline_pad",
+       [] {
          return make(conv2d_nchw(1, 3, 9, 4, 3, 1, 1), [](Schedule& s, const Workload& w) {
            s[Tensor(w.outputs[0].op()->input_tensors()[0])].compute_inline();
          });
        }},
-      {"conv2d_pad_at_row_block", [] {
+      {"conv2d_pad_at_row_block",
+       [] {
          return make(conv2d_nchw(1, 3, 9, 4, 3, 1, 1), [](Schedule& s, const Workload& w) {
            Tensor Y = w.outputs[0];
            auto [yo, yi] = s[Y].split(s[Y].axis(2), 4);
@@ -96,21 +96,25 @@ const std::vector<CaseInfo>& scheduled_cases() {
            s[Y].vectorize(s[Y].axis(3));
          });
        }},
-      {"conv2d_stride2_parallel", [] {
+      {"conv2d_stride2_parallel",
+       [] {
          return make(conv2d_nchw(2, 3, 9, 4, 3, 2, 1), [](Schedule& s, const Workload& w) {
            Tensor Y = w.outputs[0];
            s[Y].parallel(s[Y].fuse(s[Y].axis(0), s[Y].axis(1)));
          });
        }},
-      {"maxpool_vector", [] {
+      {"maxpool_vector",
+       [] {
          return make(max_pool2d(3, 10, 3, 2), [](Schedule& s, const Workload& w) {
            auto Y = s[w.outputs[0]];
            auto [o, i] = Y.split(Y.axis(2), 2);
            Y.vectorize(i);
          });
        }},
-      {"maxpool_int8", [] { return make(max_pool2d(2, 8, 2, 2, DataType::Int(8)), [](Schedule&, const Workload&) {}); }},
-      {"relu_vector_parallel", [] {
+      {"maxpool_int8",
+       [] { return make(max_pool2d(2, 8, 2, 2, DataType::Int(8)), [](Schedule&, const Workload&) {}); }},
+      {"relu_vector_parallel",
+       [] {
          return make(relu(5, 33), [](Schedule& s, const Workload& w) {
            auto Y = s[w.outputs[0]];
            auto [o, i] = Y.split(Y.axis(1), 8);
@@ -119,7 +123,8 @@ const std::vector<CaseInfo>& scheduled_cases() {
          });
        }},
       {"softmax_root", [] { return make(softmax(4, 19), [](Schedule&, const Workload&) {}); }},
-      {"softmax_compute_at_row", [] {
+      {"softmax_compute_at_row",
+       [] {
          return make(softmax(4, 19), [](Schedule& s, const Workload& w) {
            Tensor Y = w.outputs[0];
            auto ops = topo_sort({Y});  // X, row_max, exp, row_sum, softmax

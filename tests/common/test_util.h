@@ -43,7 +43,8 @@ inline NDArray empty_like(const ir::Tensor& t) {
 }
 
 // Element-wise comparison: exact for integers, relative+absolute tolerance for floats.
-inline ::testing::AssertionResult arrays_close(const NDArray& got, const NDArray& want, double rtol = 1e-5, double atol = 1e-5) {
+inline ::testing::AssertionResult arrays_close(const NDArray& got, const NDArray& want, double rtol = 1e-5,
+                                               double atol = 1e-5) {
   if (got.shape() != want.shape() || got.dtype() != want.dtype())
     return ::testing::AssertionFailure() << "got " << got.describe() << ", want " << want.describe();
   int bad = 0;

@@ -36,9 +36,10 @@ struct BuiltConv {
 
 BuiltConv build(const ConvCase& k, int lanes, int registers) {
   BuiltConv b;
-  b.X = placeholder({Expr(int(k.n)), Expr(int(k.c / k.ib)), Expr(int(k.h)), Expr(int(k.w)), Expr(int(k.ib))}, DataType::Int(8), "X");
-  b.W = placeholder({Expr(int(k.o / k.ob)), Expr(int(k.c / k.ib)), Expr(int(k.kh)), Expr(int(k.kw)), Expr(int(k.ib / k.group)), Expr(int(k.ob)),
-                     Expr(k.group)},
+  b.X = placeholder({Expr(int(k.n)), Expr(int(k.c / k.ib)), Expr(int(k.h)), Expr(int(k.w)), Expr(int(k.ib))},
+                    DataType::Int(8), "X");
+  b.W = placeholder({Expr(int(k.o / k.ob)), Expr(int(k.c / k.ib)), Expr(int(k.kh)), Expr(int(k.kw)),
+                     Expr(int(k.ib / k.group)), Expr(int(k.ob)), Expr(k.group)},
                     k.group == 2 ? DataType::Int(16) : DataType::Int(8), "W");
   b.bias = placeholder({Expr(int(k.o))}, DataType::Int(32), "bias");
   ops::Conv2dParams p = k.p;
@@ -59,12 +60,14 @@ void fill(NDArray& a, int lo, uint64_t seed) {
 }
 
 void check_conv(const ConvCase& k) {
-  SCOPED_TRACE("groups of " + std::to_string(k.group) + ", C " + std::to_string(k.c) + " -> O " + std::to_string(k.o) + ", " + std::to_string(k.kh) + "x" + std::to_string(k.kw) +
-               ", stride " + std::to_string(k.p.strides[0]) + ", blocks " + std::to_string(k.ib) + "/" + std::to_string(k.ob));
+  SCOPED_TRACE("groups of " + std::to_string(k.group) + ", C " + std::to_string(k.c) + " -> O " + std::to_string(k.o) +
+               ", " + std::to_string(k.kh) + "x" + std::to_string(k.kw) + ", stride " + std::to_string(k.p.strides[0]) +
+               ", blocks " + std::to_string(k.ib) + "/" + std::to_string(k.ob));
   codegen::TargetInfo host = codegen::target_info();
   BuiltConv b = build(k, host.vector_bits / 32, host.vector_registers);
   runtime::Module m = codegen::build_llvm({b.f});
-  NDArray x = NDArray::empty({k.n, k.c, k.h, k.w}, DataType::Int(8)), w = NDArray::empty({k.o, k.c, k.kh, k.kw}, DataType::Int(8));
+  NDArray x = NDArray::empty({k.n, k.c, k.h, k.w}, DataType::Int(8)),
+          w = NDArray::empty({k.o, k.c, k.kh, k.kw}, DataType::Int(8));
   // Byte groups read the input as uint8: it must be in [0, 127].
   const int x_min = k.group == 4 ? 0 : -128;
   fill(x, x_min, 3 + uint64_t(k.c));
@@ -74,10 +77,12 @@ void check_conv(const ConvCase& k) {
   // -128 x -128 x 2 (pmaddwd) or 127 x -128 x 2 (vpmaddubsw, the most it sums without saturating).
   for (int64_t c = 0; c < std::min<int64_t>(4, k.c); ++c) {
     for (int64_t nn = 0; nn < k.n; ++nn)
-      for (int64_t p = 0; p < k.h * k.w; ++p) x.set_from_double((nn * k.c + c) * k.h * k.w + p, k.group == 4 ? 127 : -128);
+      for (int64_t p = 0; p < k.h * k.w; ++p)
+        x.set_from_double((nn * k.c + c) * k.h * k.w + p, k.group == 4 ? 127 : -128);
     for (int64_t t = 0; t < k.kh * k.kw; ++t) w.set_from_double(c * k.kh * k.kw + t, -128);
   }
-  NDArray xb = NDArray::empty({k.n, k.c / k.ib, k.h, k.w, k.ib}, DataType::Int(8)), bias = NDArray::empty({k.o}, DataType::Int(32));
+  NDArray xb = NDArray::empty({k.n, k.c / k.ib, k.h, k.w, k.ib}, DataType::Int(8)),
+          bias = NDArray::empty({k.o}, DataType::Int(32));
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t xx = i % k.w, y = i / k.w % k.h, c = i / (k.w * k.h) % k.c, nn = i / (k.w * k.h * k.c);
     xb.set_from_double((((nn * (k.c / k.ib) + c / k.ib) * k.h + y) * k.w + xx) * k.ib + c % k.ib, x.get_as_double(i));
@@ -99,11 +104,14 @@ void check_conv(const ConvCase& k) {
           for (int64_t c = 0; c < k.c; ++c)
             for (int64_t ky = 0; ky < k.kh; ++ky)
               for (int64_t kx = 0; kx < k.kw; ++kx) {
-                int64_t iy = oy * p.strides[0] + ky * p.dilations[0] - p.pads[0], ix = ox * p.strides[1] + kx * p.dilations[1] - p.pads[1];
+                int64_t iy = oy * p.strides[0] + ky * p.dilations[0] - p.pads[0],
+                        ix = ox * p.strides[1] + kx * p.dilations[1] - p.pads[1];
                 if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
-                want += int64_t(x.get_as_double(((nn * k.c + c) * k.h + iy) * k.w + ix)) * int64_t(w.get_as_double(((o * k.c + c) * k.kh + ky) * k.kw + kx));
+                want += int64_t(x.get_as_double(((nn * k.c + c) * k.h + iy) * k.w + ix)) *
+                        int64_t(w.get_as_double(((o * k.c + c) * k.kh + ky) * k.kw + kx));
               }
-          int64_t got = int64_t(out.get_as_double((((nn * (k.o / k.ob) + o / k.ob) * os[2] + oy) * os[3] + ox) * k.ob + o % k.ob));
+          int64_t got = int64_t(
+              out.get_as_double((((nn * (k.o / k.ob) + o / k.ob) * os[2] + oy) * os[3] + ox) * k.ob + o % k.ob));
           ASSERT_EQ(got, want) << "out[" << nn << ", " << o << ", " << oy << ", " << ox << "]";
         }
 }
@@ -124,11 +132,13 @@ TEST(ConvInt8, GroupedFormsExactOnTheHost) {
     check_conv({2, 8, 9, 15, 3 * L, 3, 3, 8, L, params(2, {1, 1, 1, 1}), G});     // batch 2, strided 3x3
     check_conv({1, 8, 1, 1, L, 1, 1, 8, L, params(1, {0, 0, 0, 0}), G});          // one pixel
   }
-  check_conv({1, 6, 10, 11, L, 5, 3, 2, L / 2, params(1, {1, 2, 0, 1}, 2), 2});    // blocks of 2 and L/2, uneven pads, dilation
-  check_conv({1, 12, 10, 11, L, 5, 3, 4, L / 2, params(1, {1, 2, 0, 1}, 2), 4});   // the same in byte groups
+  check_conv(
+      {1, 6, 10, 11, L, 5, 3, 2, L / 2, params(1, {1, 2, 0, 1}, 2), 2});  // blocks of 2 and L/2, uneven pads, dilation
+  check_conv({1, 12, 10, 11, L, 5, 3, 4, L / 2, params(1, {1, 2, 0, 1}, 2), 4});  // the same in byte groups
 }
 
-std::string conv_assembly(const char* triple, const char* cpu, const char* features, int lanes, int registers, int group = 2) {
+std::string conv_assembly(const char* triple, const char* cpu, const char* features, int lanes, int registers,
+                          int group = 2) {
   codegen::LLVMOptions o;
   if (triple) o.target_triple = triple;
   o.target_cpu = cpu;
@@ -165,18 +175,31 @@ TEST(ConvInt8, DotProductsOnEveryTarget) {
 
 TEST(ConvInt8, BadGroupedWeightsAreClearErrors) {
   NDArray w = NDArray::empty({16, 6, 3, 3}, DataType::Int(8));
-  EXPECT_NE(test::error_text<ShapeError>([&] { ops::pack_conv_weights_int8_groups(w, 3, 8, 2); }).find("groups of 2 (2 or 4) must divide the input block 3"),
+  EXPECT_NE(test::error_text<ShapeError>([&] {
+              ops::pack_conv_weights_int8_groups(w, 3, 8, 2);
+            }).find("groups of 2 (2 or 4) must divide the input block 3"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ShapeError>([&] { ops::pack_conv_weights_int8_groups(w, 6, 8, 3); }).find("groups of 3 (2 or 4)"), std::string::npos);
+  EXPECT_NE(test::error_text<ShapeError>([&] {
+              ops::pack_conv_weights_int8_groups(w, 6, 8, 3);
+            }).find("groups of 3 (2 or 4)"),
+            std::string::npos);
   NDArray f = NDArray::empty({16, 6, 3, 3}, DataType::Float(32));
-  EXPECT_NE(test::error_text<TypeError>([&] { ops::pack_conv_weights_int8_groups(f, 2, 8, 2); }).find("need OIHW int8, got float32"), std::string::npos);
-  Tensor X = placeholder({1, 3, 8, 8, 2}, DataType::Int(8), "X"), W = placeholder({2, 3, 3, 3, 2, 8, 2}, DataType::Int(16), "W");
+  EXPECT_NE(test::error_text<TypeError>([&] {
+              ops::pack_conv_weights_int8_groups(f, 2, 8, 2);
+            }).find("need OIHW int8, got float32"),
+            std::string::npos);
+  Tensor X = placeholder({1, 3, 8, 8, 2}, DataType::Int(8), "X"),
+         W = placeholder({2, 3, 3, 3, 2, 8, 2}, DataType::Int(16), "W");
   ops::Conv2dParams p;
   p.oc_block = 8;
-  EXPECT_NE(test::error_text<ShapeError>([&] { ops::conv2d_nchwc(X, W, Tensor(), p, "c"); }).find("grouped int8 weights [2, 3, 3, 3, 2, 8, 2] do not match input"),
+  EXPECT_NE(test::error_text<ShapeError>([&] {
+              ops::conv2d_nchwc(X, W, Tensor(), p, "c");
+            }).find("grouped int8 weights [2, 3, 3, 3, 2, 8, 2] do not match input"),
             std::string::npos);
   Tensor Xf = placeholder({1, 3, 8, 8, 4}, DataType::Float(32), "Xf");
-  EXPECT_NE(test::error_text<TypeError>([&] { ops::conv2d_nchwc(Xf, W, Tensor(), p, "c"); }).find("(groups of 2) takes int8 data and int16 weights, got float32"),
+  EXPECT_NE(test::error_text<TypeError>([&] {
+              ops::conv2d_nchwc(Xf, W, Tensor(), p, "c");
+            }).find("(groups of 2) takes int8 data and int16 weights, got float32"),
             std::string::npos);
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/scheduled_cases.h"
+#include "common/temp_dir.h"
 #include "common/test_util.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ir/printer.h"
@@ -16,7 +17,6 @@
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
-#include "common/temp_dir.h"
 
 namespace loom {
 namespace {
@@ -82,7 +82,8 @@ TEST(CpuBackend, TunedGemmAndConvSchedules) {
     expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "gemm");
   }
   {
-    Tensor X = placeholder({1, 16, 14, 14}, DataType::Float(32), "X"), W = placeholder({32, 16, 3, 3}, DataType::Float(32), "W");
+    Tensor X = placeholder({1, 16, 14, 14}, DataType::Float(32), "X"),
+           W = placeholder({32, 16, 3, 3}, DataType::Float(32), "W");
     Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, 32);
     schedule::Schedule s({Y});
     ops::schedule_conv2d_nchw_cpu(s, Y, 32, 7);
@@ -104,9 +105,10 @@ TEST(CpuBackend, TargetAwareGemmTilingsOnOddShapes) {
   };
   for (ops::GemmTiling t : {ops::gemm_tiling_for(8, 16), ops::gemm_tiling_for(16, 32)})
     for (Shape sh : {Shape{17, 31, 13}, Shape{1, 1000, 512}, Shape{1000, 1, 5}, Shape{64, 64, 64}, Shape{7, 33, 1}}) {
-      SCOPED_TRACE(std::to_string(t.mr) + "x" + std::to_string(t.nr) + " on " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
-                   std::to_string(sh.k));
-      Tensor A = placeholder({sh.m, sh.k}, DataType::Float(32), "A"), B = placeholder({sh.k, sh.n}, DataType::Float(32), "B");
+      SCOPED_TRACE(std::to_string(t.mr) + "x" + std::to_string(t.nr) + " on " + std::to_string(sh.m) + "x" +
+                   std::to_string(sh.n) + "x" + std::to_string(sh.k));
+      Tensor A = placeholder({sh.m, sh.k}, DataType::Float(32), "A"),
+             B = placeholder({sh.k, sh.n}, DataType::Float(32), "B");
       Tensor C = ops::matmul_packed(A, B, t.nr);
       schedule::Schedule s({C});
       ops::schedule_matmul_packed_cpu(s, C, t);
@@ -138,11 +140,13 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
   struct Shape {
     int m, n, k;
   };
-  for (Shape sh : {Shape{1, 1000, 64}, Shape{2, 33, 17}, Shape{4, 7, 5}, Shape{5, 40, 9}, Shape{3, 1, 8}, Shape{1001, 1, 64}, Shape{1, 1, 32},
-                   Shape{7, 1, 5}}) {
+  for (Shape sh : {Shape{1, 1000, 64}, Shape{2, 33, 17}, Shape{4, 7, 5}, Shape{5, 40, 9}, Shape{3, 1, 8},
+                   Shape{1001, 1, 64}, Shape{1, 1, 32}, Shape{7, 1, 5}}) {
     ops::GemmTiling t = ops::gemm_tiling_for(lanes, regs, sh.m, sh.n, sh.k);
-    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + " " + ops::to_string(t.form));
-    Tensor A = placeholder({sh.m, sh.k}, DataType::Float(32), "A"), B = placeholder({sh.k, sh.n}, DataType::Float(32), "B");
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k) + " " +
+                 ops::to_string(t.form));
+    Tensor A = placeholder({sh.m, sh.k}, DataType::Float(32), "A"),
+           B = placeholder({sh.k, sh.n}, DataType::Float(32), "B");
     Tensor C = ops::gemm(A, B, t);
     schedule::Schedule s({C});
     ops::schedule_gemm_cpu(s, C, t);
@@ -163,7 +167,9 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
       ++guards;
       size_t line = ir.find('\n', p) + 1;
       std::string guarded = ir.substr(line, ir.find('\n', line) - line);
-      EXPECT_NE(guarded.find(" C["), std::string::npos) << "a guard around something else than the store into C: " << guarded << "\n" << ir;
+      EXPECT_NE(guarded.find(" C["), std::string::npos)
+          << "a guard around something else than the store into C: " << guarded << "\n"
+          << ir;
     }
     EXPECT_EQ(guards, 2u) << ir;  // the copies into C of the full and the partial row tiles
     expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "gemm_panels");
@@ -205,7 +211,8 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
 // the registers, and every chosen tile computes the convolution correctly on this host, with
 // either reduction order (rows of 9, 6 and 8 columns: partial and full last tiles).
 TEST(CpuBackend, TargetAwareConvTiles) {
-  ops::ConvNchwTiling avx2 = ops::conv_nchw_tiling_for(8, 16, 64, 56), avx512 = ops::conv_nchw_tiling_for(16, 32, 64, 56);
+  ops::ConvNchwTiling avx2 = ops::conv_nchw_tiling_for(8, 16, 64, 56),
+                      avx512 = ops::conv_nchw_tiling_for(16, 32, 64, 56);
   EXPECT_EQ(avx2.oc_block, 16);
   EXPECT_EQ(avx2.x_block, 6);
   EXPECT_TRUE(avx2.window_outer);
@@ -216,9 +223,11 @@ TEST(CpuBackend, TargetAwareConvTiles) {
       for (bool window_outer : {true, false}) {
         ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(lanes, regs, c, hw);
         t.window_outer = window_outer;
-        SCOPED_TRACE(std::to_string(t.oc_block) + "x" + std::to_string(t.x_block) + " for " + std::to_string(c) + " channels at " + std::to_string(hw));
+        SCOPED_TRACE(std::to_string(t.oc_block) + "x" + std::to_string(t.x_block) + " for " + std::to_string(c) +
+                     " channels at " + std::to_string(hw));
         EXPECT_LE(t.x_block * (t.oc_block / lanes), regs - t.oc_block / lanes - 1);
-        Tensor X = placeholder({1, c, hw, hw}, DataType::Float(32), "X"), W = placeholder({c, c, 3, 3}, DataType::Float(32), "W");
+        Tensor X = placeholder({1, c, hw, hw}, DataType::Float(32), "X"),
+               W = placeholder({c, c, 3, 3}, DataType::Float(32), "W");
         Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block);
         schedule::Schedule s({Y});
         ops::schedule_conv2d_nchw_cpu(s, Y, t);
@@ -239,9 +248,11 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
   for (auto [c, hw] : {std::pair{32, 9}, std::pair{48, 7}, std::pair{16, 5}}) {
     ops::NchwcConvTile t = ops::nchwc_conv_tile(lanes, regs, c / 8, 8, hw);
     int v = t.channel_blocks * std::max(1, 8 / lanes);
-    SCOPED_TRACE(std::to_string(t.channel_blocks) + " blocks x " + std::to_string(t.x_block) + " for " + std::to_string(c) + " channels at " + std::to_string(hw));
+    SCOPED_TRACE(std::to_string(t.channel_blocks) + " blocks x " + std::to_string(t.x_block) + " for " +
+                 std::to_string(c) + " channels at " + std::to_string(hw));
     EXPECT_LE(t.x_block * v, regs - v - 1);
-    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"), W = placeholder({c / 8, c / 8, 3, 3, 8, 8}, DataType::Float(32), "W");
+    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"),
+           W = placeholder({c / 8, c / 8, 3, 3, 8, 8}, DataType::Float(32), "W");
     ops::Conv2dParams p;
     p.pads = {1, 1, 1, 1};
     p.oc_block = 8;
@@ -252,7 +263,8 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
   }
   // A tile wider than the row (a hand-edited tuning log) is cut at the row: no loop over a
   // million columns to unroll, the same result.
-  Tensor X = placeholder({1, 2, 6, 6, 8}, DataType::Float(32), "X"), W = placeholder({2, 2, 3, 3, 8, 8}, DataType::Float(32), "W");
+  Tensor X = placeholder({1, 2, 6, 6, 8}, DataType::Float(32), "X"),
+         W = placeholder({2, 2, 3, 3, 8, 8}, DataType::Float(32), "W");
   ops::Conv2dParams p;
   p.pads = {1, 1, 1, 1};
   p.oc_block = 8;
@@ -281,9 +293,12 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
 // rows serial, loop partitioning leaves the interior rows' reads unguarded.
 TEST(CpuBackend, DepthwiseNchwcConvs) {
   int lanes = codegen::target_info().float32_lanes();
-  for (auto [c, hw, stride] : {std::tuple{64, 13, 1}, std::tuple{64, 14, 2}, std::tuple{8, 9, 1}, std::tuple{16, 3, 2}, std::tuple{96, 1, 1}}) {
-    SCOPED_TRACE(std::to_string(c) + " channels, " + std::to_string(hw) + "x" + std::to_string(hw) + ", stride " + std::to_string(stride));
-    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"), W = placeholder({c / 8, 3, 3, 8}, DataType::Float(32), "W");
+  for (auto [c, hw, stride] : {std::tuple{64, 13, 1}, std::tuple{64, 14, 2}, std::tuple{8, 9, 1}, std::tuple{16, 3, 2},
+                               std::tuple{96, 1, 1}}) {
+    SCOPED_TRACE(std::to_string(c) + " channels, " + std::to_string(hw) + "x" + std::to_string(hw) + ", stride " +
+                 std::to_string(stride));
+    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"),
+           W = placeholder({c / 8, 3, 3, 8}, DataType::Float(32), "W");
     runtime::set_num_threads(2);  // the schedule reads the thread count: the same choice on any host
     ops::Conv2dParams p;
     p.pads = {1, 1, 1, 1};
@@ -305,7 +320,9 @@ TEST(CpuBackend, DepthwiseNchwcConvs) {
     if (c == 64 && stride == 1) {
       // 8 blocks >= 4 x threads: rows are a serial loop, partitioned into first, interior, last.
       std::string ir = to_string(f);
-      EXPECT_LT(test::count_occurrences(ir, "if_then_else("), test::count_occurrences(ir, "X[")) << "some reads must be unguarded\n" << ir;
+      EXPECT_LT(test::count_occurrences(ir, "if_then_else("), test::count_occurrences(ir, "X["))
+          << "some reads must be unguarded\n"
+          << ir;
     }
   }
   runtime::set_num_threads(0);
@@ -317,7 +334,7 @@ TEST(CpuBackend, GemmTilesCrossCompileForEveryX86Level) {
   struct Level {
     const char* cpu;
     int lanes, registers;
-    const char* must, *must_not;
+    const char *must, *must_not;
   };
   for (Level l : {Level{"x86-64-v3", 8, 16, "ymm", "zmm"}, Level{"x86-64-v4", 16, 32, "zmm", nullptr}}) {
     SCOPED_TRACE(l.cpu);
@@ -344,15 +361,17 @@ TEST(CpuBackend, GemmTilesCrossCompileForEveryX86Level) {
 // implies it (x86-64-v4 was missed by a list of names) or the features add or remove it.
 TEST(CpuBackend, PreferredVectorWidthFollowsTheSubtargetFeatures) {
   Tensor A = placeholder({64}, DataType::Float(32), "A");
-  Tensor B = compute({64}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor B = compute(
+      {64}, [&](Var i) { return A(i) * 2.0f; }, "B");
   schedule::Schedule s({B});
   ir::LoweredFunc f = schedule::lower(s, {A, B}, "twice");
   struct Case {
     const char *cpu, *features;
     bool avx512;
   };
-  for (Case c : {Case{"x86-64-v4", "", true}, Case{"skylake-avx512", "", true}, Case{"znver4", "", true}, Case{"x86-64-v3", "", false},
-                 Case{"znver3", "", false}, Case{"x86-64-v3", "+avx512f", true}, Case{"x86-64-v4", "-avx512f", false}}) {
+  for (Case c : {Case{"x86-64-v4", "", true}, Case{"skylake-avx512", "", true}, Case{"znver4", "", true},
+                 Case{"x86-64-v3", "", false}, Case{"znver3", "", false}, Case{"x86-64-v3", "+avx512f", true},
+                 Case{"x86-64-v4", "-avx512f", false}}) {
     codegen::LLVMOptions o;
     o.target_cpu = c.cpu;
     o.target_features = c.features;

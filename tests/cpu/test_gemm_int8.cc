@@ -47,13 +47,16 @@ void fill(NDArray& a, int lo, int hi, uint64_t seed) {
 }
 
 // B from [-b_max - 1, b_max] (full range: 127; 7-bit weights for the byte form without VNNI: 63).
-void check_product(int64_t M, int64_t N, int64_t K, DataType a_type, const codegen::TargetInfo& target, Int8GemmForm form = Int8GemmForm::Pairs16,
-                   int b_max = 127) {
-  SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " " + a_type.str() + " " + ops::to_string(form));
-  ops::Int8GemmTiling t = ops::int8_gemm_tiling_for(target.vector_bits / 32, target.vector_registers, M, N, form, target.int8_dot);
+void check_product(int64_t M, int64_t N, int64_t K, DataType a_type, const codegen::TargetInfo& target,
+                   Int8GemmForm form = Int8GemmForm::Pairs16, int b_max = 127) {
+  SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " " + a_type.str() + " " +
+               ops::to_string(form));
+  ops::Int8GemmTiling t =
+      ops::int8_gemm_tiling_for(target.vector_bits / 32, target.vector_registers, M, N, form, target.int8_dot);
   Built b = build(M, N, K, a_type, t);
   runtime::Module m = codegen::build_llvm({b.f});
-  NDArray A = NDArray::empty({M, K}, a_type), B = NDArray::empty({K, N}, DataType::Int(8)), C = NDArray::empty({M, N}, DataType::Int(32));
+  NDArray A = NDArray::empty({M, K}, a_type), B = NDArray::empty({K, N}, DataType::Int(8)),
+          C = NDArray::empty({M, N}, DataType::Int(32));
   fill(A, a_type.is_uint() ? 0 : -128, a_type.is_uint() ? 255 : 127, 7 + uint64_t(M));
   fill(B, -b_max - 1, b_max, 11 + uint64_t(N));
   if (form == Int8GemmForm::Bytes4 && !target.int8_dot) ASSERT_TRUE(ops::int8_weights_fit_bytes4(B));
@@ -78,7 +81,8 @@ TEST(GemmInt8, ExactOnTheHostForEveryShape) {
   // The byte form: uint8 A; full-range weights where the host accumulates bytes exactly (VNNI),
   // else the weights it is exact for.
   const int b_max = host.int8_dot ? 127 : 63;
-  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{64, 48, 64}, {17, 31, 13}, {1, 1000, 512}, {100, 1, 34}, {3, 5, 1}})
+  for (auto [M, N, K] :
+       {std::tuple<int64_t, int64_t, int64_t>{64, 48, 64}, {17, 31, 13}, {1, 1000, 512}, {100, 1, 34}, {3, 5, 1}})
     check_product(M, N, K, DataType::UInt(8), host, Int8GemmForm::Bytes4, b_max);
   // Few rows: no packing.
   for (DataType a : {DataType::UInt(8), DataType::Int(8)})
@@ -98,10 +102,12 @@ TEST(GemmInt8, ByteFormWeightCheck) {
 TEST(GemmInt8, ExtremeValuesDoNotSaturate) {
   // 255 x -128 + 255 x -128 = -65280 does not fit int16 (vpmaddubsw would give -32768): every
   // product of the worst pair, summed over K, must come out exactly.
-  ops::Int8GemmTiling t = ops::int8_gemm_tiling_for(codegen::target_info().vector_bits / 32, codegen::target_info().vector_registers, 8, 24);
+  ops::Int8GemmTiling t = ops::int8_gemm_tiling_for(codegen::target_info().vector_bits / 32,
+                                                    codegen::target_info().vector_registers, 8, 24);
   Built b = build(8, 24, 64, DataType::UInt(8), t);
   runtime::Module m = codegen::build_llvm({b.f});
-  NDArray A = NDArray::empty({8, 64}, DataType::UInt(8)), B = NDArray::empty({64, 24}, DataType::Int(8)), C = NDArray::empty({8, 24}, DataType::Int(32));
+  NDArray A = NDArray::empty({8, 64}, DataType::UInt(8)), B = NDArray::empty({64, 24}, DataType::Int(8)),
+          C = NDArray::empty({8, 24}, DataType::Int(32));
   for (int64_t i = 0; i < A.numel(); ++i) A.set_from_double(i, 255);
   for (int64_t i = 0; i < B.numel(); ++i) B.set_from_double(i, -128);
   m.call("gemm_int8", {A, B, C});
@@ -150,21 +156,34 @@ TEST(GemmInt8, DotProductsCrossCompileForEveryTarget) {
 
 TEST(GemmInt8, BadOperandsAreClearErrors) {
   ops::Int8GemmTiling t;
-  Tensor f = placeholder({4, 4}, DataType::Float(32), "F"), a = placeholder({4, 4}, DataType::Int(8), "A"), b = placeholder({5, 4}, DataType::Int(8), "B");
-  EXPECT_NE(test::error_text<TypeError>([&] { ops::gemm_int8(f, a, t); }).find("A must be int8 or uint8 and B int8, got float32"), std::string::npos);
-  EXPECT_NE(test::error_text<ShapeError>([&] { ops::gemm_int8(a, b, t); }).find("A is 4 x 4 but B has 5 rows"), std::string::npos);
+  Tensor f = placeholder({4, 4}, DataType::Float(32), "F"), a = placeholder({4, 4}, DataType::Int(8), "A"),
+         b = placeholder({5, 4}, DataType::Int(8), "B");
+  EXPECT_NE(test::error_text<TypeError>([&] {
+              ops::gemm_int8(f, a, t);
+            }).find("A must be int8 or uint8 and B int8, got float32"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ShapeError>([&] { ops::gemm_int8(a, b, t); }).find("A is 4 x 4 but B has 5 rows"),
+            std::string::npos);
   Tensor C = ops::gemm_int8(a, a, t);
   schedule::Schedule s({C});
   ops::Int8GemmTiling other = t;
   other.nv = 3;
-  EXPECT_NE(test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, other); }).find("panels of 16 columns"), std::string::npos);
+  EXPECT_NE(
+      test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, other); }).find("panels of 16 columns"),
+      std::string::npos);
   ops::Int8GemmTiling bytes = t;
   bytes.form = Int8GemmForm::Bytes4;
-  EXPECT_NE(test::error_text<TypeError>([&] { ops::gemm_int8(a, a, bytes); }).find("the byte-group form multiplies uint8 A"), std::string::npos);
-  EXPECT_NE(test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, bytes); }).find("packed in groups of 2"), std::string::npos);
+  EXPECT_NE(
+      test::error_text<TypeError>([&] { ops::gemm_int8(a, a, bytes); }).find("the byte-group form multiplies uint8 A"),
+      std::string::npos);
+  EXPECT_NE(
+      test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, bytes); }).find("packed in groups of 2"),
+      std::string::npos);
   ops::Int8GemmTiling direct = t;
   direct.form = Int8GemmForm::Direct;
-  EXPECT_NE(test::error_text<ScheduleError>([&] { ops::schedule_gemm_int8_cpu(s, C, direct); }).find("was not built in the tiling's form (direct)"),
+  EXPECT_NE(test::error_text<ScheduleError>([&] {
+              ops::schedule_gemm_int8_cpu(s, C, direct);
+            }).find("was not built in the tiling's form (direct)"),
             std::string::npos);
 }
 

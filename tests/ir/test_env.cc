@@ -42,12 +42,16 @@ TEST(Env, IntegersAndFlagsParseStrictly) {
   for (const char* junk : {"abc", "12abc", " 12", "101", "0", "-3", "1e3", "99999999999999999999"}) {
     ScopedEnv e("LOOM_TEST_VAR", junk);
     std::string msg = test::error_text<ConfigError>([] { env::integer("LOOM_TEST_VAR", 1, 100); });
-    EXPECT_NE(msg.find(std::string("environment variable LOOM_TEST_VAR='") + junk + "': expected an integer from 1 to 100"), std::string::npos)
+    EXPECT_NE(
+        msg.find(std::string("environment variable LOOM_TEST_VAR='") + junk + "': expected an integer from 1 to 100"),
+        std::string::npos)
         << msg;
   }
   ScopedEnv e("LOOM_TEST_VAR", "maybe");
   std::string msg = test::error_text<ConfigError>([] { env::flag("LOOM_TEST_VAR"); });
-  EXPECT_NE(msg.find("environment variable LOOM_TEST_VAR='maybe': expected a flag (1, true, on, yes or 0, false, off, no)"), std::string::npos)
+  EXPECT_NE(
+      msg.find("environment variable LOOM_TEST_VAR='maybe': expected a flag (1, true, on, yes or 0, false, off, no)"),
+      std::string::npos)
       << msg;
 }
 
@@ -64,7 +68,8 @@ TEST(Env, BadThreadCountIsTheParallelLoopsError) {
     std::atomic<int64_t> n{0};
     loom_set_last_error("");
     EXPECT_NE(loom_parallel_for(100, count_body, &n), 0);
-    EXPECT_NE(std::string(loom_get_last_error()).find("environment variable LOOM_NUM_THREADS='abc': expected an integer from 1 to 4096"),
+    EXPECT_NE(std::string(loom_get_last_error())
+                  .find("environment variable LOOM_NUM_THREADS='abc': expected an integer from 1 to 4096"),
               std::string::npos)
         << loom_get_last_error();
     EXPECT_EQ(n.load(), 0);

@@ -129,10 +129,13 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
       {"newer", nullptr, "g: executor graph version 3 was written by a newer Loom; this runtime reads versions 1 to 2"},
       {"accelerator kernel without a stream", [](ExecutorGraph& g) { g.kernels[1].accel_stream = -1; },
        "g: accelerator kernel 'a1_dense' (node 'dense') names no accel_stream"},
-      {"argument out of range", [](ExecutorGraph& g) { g.kernels[1].args[0] = 5; }, "g: a kernel argument refers to value 5 of 5"},
+      {"argument out of range", [](ExecutorGraph& g) { g.kernels[1].args[0] = 5; },
+       "g: a kernel argument refers to value 5 of 5"},
       {"output out of range", [](ExecutorGraph& g) { g.outputs = {-1}; }, "g: an output refers to value -1 of 5"},
-      {"value beyond its storage", [](ExecutorGraph& g) { g.values[0].storage = 2; }, "g: value 'x' does not fit its storage 2"},
-      {"parameter beyond the blob", [](ExecutorGraph& g) { g.values[1].param_offset = 128; }, "g: parameter 'w' lies outside the parameter blob"},
+      {"value beyond its storage", [](ExecutorGraph& g) { g.values[0].storage = 2; },
+       "g: value 'x' does not fit its storage 2"},
+      {"parameter beyond the blob", [](ExecutorGraph& g) { g.values[1].param_offset = 128; },
+       "g: parameter 'w' lies outside the parameter blob"},
       {"accelerator parameter without a place", [](ExecutorGraph& g) { g.values[3].accel_offset = -1; },
        "g: accelerator parameter 'a' has no accel_offset"},
   };
@@ -157,11 +160,14 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
   json = two_device_graph().to_json();
   json.replace(json.find("\"device\":\"accel\""), 16, "\"device\":\"tpu\"");
   msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
-  EXPECT_NE(msg.find("g: kernel 'a1_dense' has unknown device 'tpu' (expected one of cpu, accel)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("g: kernel 'a1_dense' has unknown device 'tpu' (expected one of cpu, accel)"), std::string::npos)
+      << msg;
   json = two_device_graph().to_json();
   json.replace(json.find("\"kind\":\"param\""), 14, "\"kind\":\"weird\"");
   msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
-  EXPECT_NE(msg.find("g: value 'w' has unknown kind 'weird' (expected one of input, temp, param, accel_param)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("g: value 'w' has unknown kind 'weird' (expected one of input, temp, param, accel_param)"),
+            std::string::npos)
+      << msg;
 }
 
 }  // namespace

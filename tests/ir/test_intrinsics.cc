@@ -11,7 +11,10 @@ namespace {
 
 TEST(Intrinsics, DmaCopyRoundTrip) {
   Var a("a"), b("b");
-  DmaCopy c{a + 1, b * 2, Expr(0), {{Expr(3), Expr(16), Expr(32), Expr(1), Expr(0)}, {Expr(16), Expr(1), Expr(1), Expr(0), Expr(2)}}};
+  DmaCopy c{a + 1,
+            b * 2,
+            Expr(0),
+            {{Expr(3), Expr(16), Expr(32), Expr(1), Expr(0)}, {Expr(16), Expr(1), Expr(1), Expr(0), Expr(2)}}};
   Expr call = make_dma_copy(c);
   auto back = as_dma_copy(call.as<CallNode>());
   ASSERT_TRUE(back.has_value());
@@ -37,9 +40,11 @@ TEST(Intrinsics, TensorIntrinCallRoundTrip) {
     EXPECT_EQ(back->part, part);
     EXPECT_EQ(back->addresses.size(), 3u);
   }
-  EXPECT_FALSE(as_tensor_intrin_call(call_intrinsic(DataType::Int(32), "accel.gemm.sideways", {a}).as<CallNode>()).has_value());
+  EXPECT_FALSE(
+      as_tensor_intrin_call(call_intrinsic(DataType::Int(32), "accel.gemm.sideways", {a}).as<CallNode>()).has_value());
   EXPECT_FALSE(as_tensor_intrin_call(call_intrinsic(DataType::Int(32), "exp", {a}).as<CallNode>()).has_value());
-  EXPECT_FALSE(as_tensor_intrin_call(call_intrinsic(DataType::Int(32), "accel.gemm.full", {}).as<CallNode>()).has_value());
+  EXPECT_FALSE(
+      as_tensor_intrin_call(call_intrinsic(DataType::Int(32), "accel.gemm.full", {}).as<CallNode>()).has_value());
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ TEST(Printer, PrecedenceAndParentheses) {
 TEST(Printer, TensorExpressions) {
   Tensor A = placeholder({4, 4}, DataType::Float(16), "A");
   IterVar k = reduce_axis(4, "k");
-  Tensor B = compute({4}, [&](Var i) { return sum(A(i, k), {k}); }, "B");
+  Tensor B = compute(
+      {4}, [&](Var i) { return sum(A(i, k), {k}); }, "B");
   EXPECT_EQ(to_string(B.op()->body), "sum(A(i, k), axis=[k in [0, 4)])");
   EXPECT_EQ(to_string(cast(DataType::Int(8), Var("x"))), "int8(x)");
   EXPECT_EQ(to_string(ramp(Var("x"), 1, 4)), "ramp(x, 1, 4)");

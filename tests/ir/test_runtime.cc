@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "loom/runtime/error.h"
-#include "loom/runtime/ndarray.h"
-#include "loom/runtime/model_file.h"
-#include "loom/runtime/npy.h"
 #include "common/error_text.h"
 #include "common/temp_dir.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/model_file.h"
+#include "loom/runtime/ndarray.h"
+#include "loom/runtime/npy.h"
 
 namespace loom {
 namespace {
@@ -37,7 +37,8 @@ TEST(NDArray, DLPackRoundTripAndAlignment) {
 }
 
 TEST(NDArray, HalfConversion) {
-  for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 0.000061035156f, 1e-7f}) EXPECT_NEAR(half_to_float(float_to_half(f)), f, std::fabs(f) * 1e-3 + 6e-8);
+  for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 0.000061035156f, 1e-7f})
+    EXPECT_NEAR(half_to_float(float_to_half(f)), f, std::fabs(f) * 1e-3 + 6e-8);
   EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
 }
 
@@ -45,14 +46,18 @@ TEST(NDArray, HalfConversion) {
 // instead of being undefined behaviour; found by fuzz_onnx through a folded Cast to uint8.
 TEST(NDArray, IntegerStoresSaturate) {
   const double nan = std::nan("");
-  struct Case { DataType t; double v, want; };
-  for (Case c : {Case{DataType::UInt(8), 1.8e16, 255}, Case{DataType::UInt(8), -3.7, 0}, Case{DataType::UInt(8), 7.9, 7},
-                 Case{DataType::Int(8), 200, 127}, Case{DataType::Int(8), -1e300, -128}, Case{DataType::Int(8), -2.9, -2},
-                 Case{DataType::Int(16), 1e9, 32767}, Case{DataType::UInt(16), nan, 0},
-                 Case{DataType::Int(32), 3e9, 2147483647.0}, Case{DataType::Int(32), -3e9, -2147483648.0},
-                 Case{DataType::UInt(32), 1e10, 4294967295.0}, Case{DataType::Int(64), nan, 0},
-                 Case{DataType::Int(64), 1e19, 9223372036854775807.0}, Case{DataType::Int(64), -1e19, -9223372036854775808.0},
-                 Case{DataType::UInt(64), -1, 0}, Case{DataType::UInt(64), 1e20, 18446744073709551615.0}}) {
+  struct Case {
+    DataType t;
+    double v, want;
+  };
+  for (Case c :
+       {Case{DataType::UInt(8), 1.8e16, 255}, Case{DataType::UInt(8), -3.7, 0}, Case{DataType::UInt(8), 7.9, 7},
+        Case{DataType::Int(8), 200, 127}, Case{DataType::Int(8), -1e300, -128}, Case{DataType::Int(8), -2.9, -2},
+        Case{DataType::Int(16), 1e9, 32767}, Case{DataType::UInt(16), nan, 0},
+        Case{DataType::Int(32), 3e9, 2147483647.0}, Case{DataType::Int(32), -3e9, -2147483648.0},
+        Case{DataType::UInt(32), 1e10, 4294967295.0}, Case{DataType::Int(64), nan, 0},
+        Case{DataType::Int(64), 1e19, 9223372036854775807.0}, Case{DataType::Int(64), -1e19, -9223372036854775808.0},
+        Case{DataType::UInt(64), -1, 0}, Case{DataType::UInt(64), 1e20, 18446744073709551615.0}}) {
     NDArray a = NDArray::zeros({1}, c.t);
     a.set_from_double(0, c.v);
     EXPECT_EQ(a.get_as_double(0), c.want) << c.t.str() << " <- " << c.v;
@@ -143,10 +148,13 @@ TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(m.params.get()) % 64, 0u);
   EXPECT_EQ(m.library, "ELF");
   // Extra bytes with a correct hash: only the section walk can notice them.
-  std::string e = test::error_text<ModelError>([&] { parse_model_file(model_bytes({"{}", params, "ELF"}, "xy"), "x.loom"); });
+  std::string e = test::error_text<ModelError>([&] {
+    parse_model_file(model_bytes({"{}", params, "ELF"}, "xy"), "x.loom");
+  });
   EXPECT_NE(e.find("x.loom: 2 unexpected bytes after the last section"), std::string::npos) << e;
-  e = test::error_text<ModelError>(
-      [&] { parse_model_file(model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}, "xyz"), "x3.loom"); });
+  e = test::error_text<ModelError>([&] {
+    parse_model_file(model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}, "xyz"), "x3.loom");
+  });
   EXPECT_NE(e.find("x3.loom: 3 unexpected bytes after the last section"), std::string::npos) << e;
   std::string bad = model_bytes({"{}", params, "ELF"});
   bad[40] ^= 1;  // a byte of the parameters
@@ -177,7 +185,8 @@ TEST(ModelFile, ParsesHandBuiltFilesAndRejectsBytesAfterTheLastSection) {
 TEST(ModelFile, SectionsAreFoundByKind) {
   using runtime::parse_model_file;
   std::string params(64, '\x01');
-  runtime::ModelFile m = parse_model_file(model_bytes(3, {{"ACCL", "IMG"}, {"KLIB", "ELF"}, {"PARM", params}, {"GRPH", "{}"}}), "o.loom");
+  runtime::ModelFile m =
+      parse_model_file(model_bytes(3, {{"ACCL", "IMG"}, {"KLIB", "ELF"}, {"PARM", params}, {"GRPH", "{}"}}), "o.loom");
   EXPECT_EQ(m.graph_json, "{}");
   EXPECT_EQ(m.library, "ELF");
   EXPECT_EQ(m.accel_image, "IMG");
@@ -191,10 +200,14 @@ TEST(ModelFile, SectionsAreFoundByKind) {
   std::vector<Case> cases = {
       {model_bytes(4, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}),
        "n.loom: compiled model format version 4 was written by a newer Loom; this runtime reads versions 1 to 3"},
-      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}, {"DBG\x01", "x"}}), "n.loom: section 3 has unknown kind 'DBG\\x01'"},
-      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"GRPH", "{}"}}), "n.loom: compiled model has two sections of kind 'GRPH' (the graph)"},
-      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}}), "n.loom: compiled model has no section of kind 'KLIB' (the kernel library)"},
-      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}, {"ACCL", ""}}), "n.loom: compiled model has an empty accelerator image"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}, {"DBG\x01", "x"}}),
+       "n.loom: section 3 has unknown kind 'DBG\\x01'"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"GRPH", "{}"}}),
+       "n.loom: compiled model has two sections of kind 'GRPH' (the graph)"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}}),
+       "n.loom: compiled model has no section of kind 'KLIB' (the kernel library)"},
+      {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}, {"ACCL", ""}}),
+       "n.loom: compiled model has an empty accelerator image"},
       {model_bytes(3, {{"GRPH", "{}"}, {"PARM", params}, {"KLIB", "ELF"}}).substr(0, 24),
        "n.loom: truncated compiled model (while reading section 0's kind)"},
       {model_bytes(0, {}), "n.loom: compiled model format version 0, this runtime reads versions 1 to 3"},

@@ -107,7 +107,8 @@ TEST(GoldenIR, UnrollPragmaFollowsItsLoop) {
 // reads without a guard.
 TEST(GoldenIR, PaddingGuardsPartitionedToTheBorders) {
   Tensor A = placeholder({8}, DataType::Float(32), "A");
-  Tensor B = compute({10}, [&](Var i) { return if_then_else(i >= 1 && i < 9, A(i - 1), make_zero(DataType::Float(32))); }, "B");
+  Tensor B = compute(
+      {10}, [&](Var i) { return if_then_else(i >= 1 && i < 9, A(i - 1), make_zero(DataType::Float(32))); }, "B");
   test::Workload w{{A}, {B}};
   Schedule s({B});
   EXPECT_EQ(lower_to(s, w, "simplify_final"),
@@ -145,8 +146,10 @@ TEST(GoldenIR, ReorderAndVectorize) {
 TEST(GoldenIR, ComputeAtPlacesProducerInsideConsumerLoop) {
   using namespace ir;
   Tensor A = placeholder({16}, DataType::Float(32), "A");
-  Tensor B = compute({16}, [&](Var i) { return A(i) * 2.0f; }, "B");
-  Tensor C = compute({14}, [&](Var i) { return B(i) + B(i + 2); }, "C");
+  Tensor B = compute(
+      {16}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute(
+      {14}, [&](Var i) { return B(i) + B(i + 2); }, "C");
   test::Workload w{{A}, {C}};
   Schedule s({C});
   auto [o, in] = s[C].split(s[C].axis(0), 7);
@@ -191,8 +194,10 @@ namespace {
 TEST(GoldenIR, ComputeRootRestoresTheRootNest) {
   using namespace ir;
   Tensor A = placeholder({8}, DataType::Float(32), "A");
-  Tensor B = compute({8}, [&](Var i) { return A(i) * 2.0f; }, "B");
-  Tensor C = compute({8}, [&](Var i) { return B(i) + 1.0f; }, "C");
+  Tensor B = compute(
+      {8}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute(
+      {8}, [&](Var i) { return B(i) + 1.0f; }, "C");
   test::Workload w{{A}, {C}};
   schedule::Schedule plain({C});
   schedule::Schedule moved({C});

@@ -2,8 +2,8 @@
 // interpreter and compared with the naive tensor-expression reference.
 #include <gtest/gtest.h>
 
-#include "common/test_util.h"
 #include "common/scheduled_cases.h"
+#include "common/test_util.h"
 #include "loom/ir/printer.h"
 #include "loom/schedule/lower.h"
 

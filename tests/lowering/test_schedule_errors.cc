@@ -26,7 +26,8 @@ TEST(ScheduleErrors, SplitAxisOfAnotherStage) {
   Tensor Y = w.outputs[0];
   Schedule s({Y});
   Tensor mx = Tensor(topo_sort({Y})[1]);
-  expect_error<ScheduleError>([&] { s[Y].split(s[mx].axis(0), 2); }, {"split", "'i'", "belongs to stage 'row_max'", "'softmax'"});
+  expect_error<ScheduleError>([&] { s[Y].split(s[mx].axis(0), 2); },
+                              {"split", "'i'", "belongs to stage 'row_max'", "'softmax'"});
 }
 
 TEST(ScheduleErrors, SplitAlreadySplitAxisAndBadFactor) {
@@ -43,10 +44,14 @@ TEST(ScheduleErrors, SplitAlreadySplitAxisAndBadFactor) {
 TEST(ScheduleErrors, ComputeAtIntoNonConsumer) {
   using namespace ir;
   Tensor A = placeholder({8}, DataType::Float(32), "A");
-  Tensor B = compute({8}, [&](Var i) { return A(i) + 1.0f; }, "B");
-  Tensor C = compute({8}, [&](Var i) { return B(i) * 2.0f; }, "C");
-  Tensor D = compute({8}, [&](Var i) { return A(i) * 3.0f; }, "D");
-  Tensor E = compute({8}, [&](Var i) { return C(i) + D(i); }, "E");
+  Tensor B = compute(
+      {8}, [&](Var i) { return A(i) + 1.0f; }, "B");
+  Tensor C = compute(
+      {8}, [&](Var i) { return B(i) * 2.0f; }, "C");
+  Tensor D = compute(
+      {8}, [&](Var i) { return A(i) * 3.0f; }, "D");
+  Tensor E = compute(
+      {8}, [&](Var i) { return C(i) + D(i); }, "E");
   Schedule s({E});
   s[B].compute_at(s[D], s[D].axis(0));  // D does not read B
   expect_error<ScheduleError>([&] { schedule::lower(s, {A, E}, "f"); }, {"compute_at of 'B'", "'D' does not read it"});
@@ -55,9 +60,12 @@ TEST(ScheduleErrors, ComputeAtIntoNonConsumer) {
 TEST(ScheduleErrors, ComputeAtWithOtherReader) {
   using namespace ir;
   Tensor A = placeholder({8}, DataType::Float(32), "A");
-  Tensor B = compute({8}, [&](Var i) { return A(i) + 1.0f; }, "B");
-  Tensor C = compute({8}, [&](Var i) { return B(i) * 2.0f; }, "C");
-  Tensor E = compute({8}, [&](Var i) { return C(i) + B(i); }, "E");
+  Tensor B = compute(
+      {8}, [&](Var i) { return A(i) + 1.0f; }, "B");
+  Tensor C = compute(
+      {8}, [&](Var i) { return B(i) * 2.0f; }, "C");
+  Tensor E = compute(
+      {8}, [&](Var i) { return C(i) + B(i); }, "E");
   Schedule s({E});
   s[B].compute_at(s[C], s[C].axis(0));
   expect_error<ScheduleError>([&] { schedule::lower(s, {A, E}, "f"); }, {"compute_at of 'B'", "'E' also reads it"});
@@ -82,7 +90,8 @@ TEST(ScheduleErrors, IllegalAnnotations) {
   Schedule s({C});
   expect_error<ScheduleError>([&] { s[C].vectorize(s[C].reduce_axis(0)); }, {"vectorize", "'k' is a reduction axis"});
   expect_error<ScheduleError>([&] { s[C].parallel(s[C].reduce_axis(0)); }, {"parallel", "race"});
-  expect_error<ScheduleError>([&] { s[C].fuse(s[C].axis(1), s[C].reduce_axis(0)); }, {"cannot fuse data-parallel 'j' with reduction 'k'"});
+  expect_error<ScheduleError>([&] { s[C].fuse(s[C].axis(1), s[C].reduce_axis(0)); },
+                              {"cannot fuse data-parallel 'j' with reduction 'k'"});
   expect_error<ScheduleError>([&] { s[C].fuse(s[C].axis(0), s[C].reduce_axis(0)); }, {"must be adjacent"});
   expect_error<ScheduleError>([&] { s[C].reorder({s[C].axis(0), s[C].axis(0)}); }, {"appears twice"});
   expect_error<ScheduleError>([&] { s[C].bind(s[C].axis(0), "warpIdx.q"); }, {"unknown thread tag"});
@@ -94,11 +103,13 @@ TEST(ScheduleErrors, InlineReductionAndCacheWriteAfterScheduling) {
   using namespace ir;
   auto w = test::matmul(8, 8, 8);
   Tensor C = w.outputs[0];
-  Tensor D = compute({8, 8}, [&](Var i, Var j) { return C(i, j) + 1.0f; }, "D");
+  Tensor D = compute(
+      {8, 8}, [&](Var i, Var j) { return C(i, j) + 1.0f; }, "D");
   Schedule s({D});
   expect_error<ScheduleError>([&] { s[C].compute_inline(); }, {"'C' is a reduction"});
   s[C].split(s[C].axis(0), 2);
-  expect_error<ScheduleError>([&] { s.cache_write(C, "local"); }, {"cache_write of 'C'", "before the stage is scheduled"});
+  expect_error<ScheduleError>([&] { s.cache_write(C, "local"); },
+                              {"cache_write of 'C'", "before the stage is scheduled"});
   expect_error<ScheduleError>([&] { s.cache_read(w.inputs[0], "local", {D}); }, {"'D' does not read it"});
 }
 
@@ -114,11 +125,22 @@ TEST(ProgramErrors, MissingArgumentsAndShapes) {
 TEST(ProgramErrors, TypeMismatchesNeedExplicitCasts) {
   Tensor A = placeholder({4}, DataType::Int(8), "A");
   Tensor B = placeholder({4}, DataType::Float(32), "B");
-  expect_error<TypeError>([&] { compute({4}, [&](Var i) { return A(i) + B(i); }, "C"); }, {"int8 vs float32", "explicit cast"});
+  expect_error<TypeError>(
+      [&] {
+        compute(
+            {4}, [&](Var i) { return A(i) + B(i); }, "C");
+      },
+      {"int8 vs float32", "explicit cast"});
   expect_error<TypeError>([&] { placeholder({4}, DataType::Int(4), "Q"); }, {"'Q'", "unsupported dtype int4"});
-  expect_error<TypeError>([&] { compute({4}, [&](Var i) { return exp(A(i)); }, "E"); }, {"exp", "float"});
+  expect_error<TypeError>(
+      [&] {
+        compute(
+            {4}, [&](Var i) { return exp(A(i)); }, "E");
+      },
+      {"exp", "float"});
   expect_error<TypeError>([&] { DataType::parse("flaot32"); }, {"flaot32"});
-  Tensor ok = compute({4}, [&](Var i) { return cast(DataType::Float(32), A(i)) + B(i); }, "ok");
+  Tensor ok = compute(
+      {4}, [&](Var i) { return cast(DataType::Float(32), A(i)) + B(i); }, "ok");
   EXPECT_EQ(ok.dtype(), DataType::Float(32));
 }
 
@@ -126,10 +148,12 @@ TEST(ProgramErrors, NonConstantAllocationIsReported) {
   using namespace ir;
   Tensor A = placeholder({16}, DataType::Float(32), "A");
   Tensor idx = placeholder({16}, DataType::Int(32), "idx");
-  Tensor B = compute({16}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Tensor B = compute(
+      {16}, [&](Var i) { return A(i) * 2.0f; }, "B");
   // A data-dependent read: the region of B needed per iteration is unknown, so bound inference
   // falls back to all of B, which still lowers (and stays correct).
-  Tensor C = compute({16}, [&](Var i) { return B(idx(i)); }, "C");
+  Tensor C = compute(
+      {16}, [&](Var i) { return B(idx(i)); }, "C");
   Schedule s({C});
   s[B].compute_at(s[C], s[C].axis(0));
   auto f = schedule::lower(s, {A, idx, C}, "gather");

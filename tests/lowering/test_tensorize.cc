@@ -16,9 +16,10 @@ schedule::TensorIntrin gemm_intrin(int batch = 1, int block = 16) {
   Tensor inp = placeholder({batch, block}, DataType::Int(8), "inp");
   Tensor wgt = placeholder({block, block}, DataType::Int(8), "wgt");
   IterVar k = reduce_axis(block, "k");
-  Tensor out = compute({batch, block}, [&](Var b, Var o) {
-    return sum(cast(DataType::Int(32), inp(b, k)) * cast(DataType::Int(32), wgt(o, k)), {k});
-  }, "out");
+  Tensor out = compute(
+      {batch, block},
+      [&](Var b, Var o) { return sum(cast(DataType::Int(32), inp(b, k)) * cast(DataType::Int(32), wgt(o, k)), {k}); },
+      "out");
   return schedule::declare_tensor_intrin("gemm", out, {inp, wgt});
 }
 
@@ -34,14 +35,17 @@ PackedDense packed_dense(int in_blocks, int out_blocks, bool swap_cast = false) 
   d.rio = reduce_axis(in_blocks, "io");
   d.rii = reduce_axis(16, "ii");
   d.C = compute({1, out_blocks, 1, 16}, ComputeFn([&](const std::vector<Var>& v) {
-    Expr a = cast(DataType::Int(32), d.A(v[0], d.rio, v[2], d.rii));
-    Expr w = cast(DataType::Int(32), d.W(v[1], d.rio, v[3], d.rii));
-    return sum(swap_cast ? w * a : a * w, {d.rio, d.rii});
-  }), "C");
+                  Expr a = cast(DataType::Int(32), d.A(v[0], d.rio, v[2], d.rii));
+                  Expr w = cast(DataType::Int(32), d.W(v[1], d.rio, v[3], d.rii));
+                  return sum(swap_cast ? w * a : a * w, {d.rio, d.rii});
+                }),
+                "C");
   return d;
 }
 
-std::string lowered(const Schedule& s, const std::vector<Tensor>& args) { return to_string(schedule::lower(s, args, "dense")); }
+std::string lowered(const Schedule& s, const std::vector<Tensor>& args) {
+  return to_string(schedule::lower(s, args, "dense"));
+}
 
 TEST(Tensorize, GemmBlockReplacesInnerNest) {
   auto d = packed_dense(4, 2);
@@ -49,7 +53,8 @@ TEST(Tensorize, GemmBlockReplacesInnerNest) {
   auto c = s[d.C];
   c.reorder({c.axis(0), c.axis(1), d.rio, c.axis(2), c.axis(3), d.rii});
   c.tensorize(c.axis(2), gemm_intrin());
-  EXPECT_EQ(lowered(s, {d.A, d.W, d.C}), R"(func dense(A: int8[1, 4, 1, 16], W: int8[2, 4, 16, 16], C: int32[1, 2, 1, 16]) {
+  EXPECT_EQ(lowered(s, {d.A, d.W, d.C}),
+            R"(func dense(A: int8[1, 4, 1, 16], W: int8[2, 4, 16, 16], C: int32[1, 2, 1, 16]) {
   for (j, 0, 2) {
     gemm.reset(address_of(C[j*16]))
     for (io, 0, 4) {
@@ -107,9 +112,12 @@ TEST(Tensorize, MismatchesSayWhy) {
     Tensor A = placeholder({1, 1, 1, 16}, DataType::Int(16), "A16");
     Tensor W = placeholder({1, 1, 16, 16}, DataType::Int(8), "W");
     IterVar io = reduce_axis(1, "io"), ii = reduce_axis(16, "ii");
-    Tensor C = compute({1, 1, 1, 16}, ComputeFn([&](const std::vector<Var>& v) {
-      return sum(cast(DataType::Int(32), A(v[0], io, v[2], ii)) * cast(DataType::Int(32), W(v[1], io, v[3], ii)), {io, ii});
-    }), "C");
+    Tensor C = compute(
+        {1, 1, 1, 16}, ComputeFn([&](const std::vector<Var>& v) {
+          return sum(cast(DataType::Int(32), A(v[0], io, v[2], ii)) * cast(DataType::Int(32), W(v[1], io, v[3], ii)),
+                     {io, ii});
+        }),
+        "C");
     Schedule s({C});
     s[C].tensorize(s[C].axis(2), gemm_intrin());
     std::string e = test::error_text<ScheduleError>([&] { lowered(s, {A, W, C}); });

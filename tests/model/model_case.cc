@@ -5,9 +5,9 @@
 //   test_model_case MODELS_DIR CASE [TOLERANCE]
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <fstream>
 
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
     auto ex = loom::runtime::GraphExecutor::load(compiled.string());
     fs::remove(compiled);
     std::vector<loom::NDArray> inputs;
-    for (auto& in : entry.at("inputs")) inputs.push_back(loom::runtime::read_npy((dir / in.at("file").get<std::string>()).string()));
+    for (auto& in : entry.at("inputs"))
+      inputs.push_back(loom::runtime::read_npy((dir / in.at("file").get<std::string>()).string()));
     auto outputs = ex.run(inputs);
     // Small models also check the naive graph interpreter (the reference of `loom demo`) against
     // PyTorch, both on the imported and on the optimized graph.
@@ -61,31 +62,32 @@ int main(int argc, char** argv) {
     }
     bool ok = true;
     for (auto& [what, outs] : results)
-    for (size_t o = 0; o < outs.size(); ++o) {
-      loom::NDArray want = loom::runtime::read_npy((dir / want_files[o].at("file").get<std::string>()).string());
-      const loom::NDArray& got = outs[o];
-      if (want.shape() != got.shape()) {
-        std::cerr << name << ": output " << o << " is " << got.describe() << ", PyTorch's is " << want.describe() << "\n";
-        return 1;
-      }
-      double scale = 0, err = 0;
-      int64_t worst = 0;
-      for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
-      for (int64_t i = 0; i < want.numel(); ++i) {
-        double e = std::fabs(want.get_as_double(i) - got.get_as_double(i));
-        if (!(e <= err)) {
-          err = e;
-          worst = i;
+      for (size_t o = 0; o < outs.size(); ++o) {
+        loom::NDArray want = loom::runtime::read_npy((dir / want_files[o].at("file").get<std::string>()).string());
+        const loom::NDArray& got = outs[o];
+        if (want.shape() != got.shape()) {
+          std::cerr << name << ": output " << o << " is " << got.describe() << ", PyTorch's is " << want.describe()
+                    << "\n";
+          return 1;
         }
+        double scale = 0, err = 0;
+        int64_t worst = 0;
+        for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
+        for (int64_t i = 0; i < want.numel(); ++i) {
+          double e = std::fabs(want.get_as_double(i) - got.get_as_double(i));
+          if (!(e <= err)) {
+            err = e;
+            worst = i;
+          }
+        }
+        double rel = err / std::max(scale, 1e-30);
+        std::cout << what << ": " << name << " output " << o << " " << got.describe() << ": max |error| " << err
+                  << " at " << worst << " (got " << got.get_as_double(worst) << ", PyTorch "
+                  << want.get_as_double(worst) << "), " << rel << " of the largest magnitude " << scale << "\n";
+        ok &= rel <= tolerance;
       }
-      double rel = err / std::max(scale, 1e-30);
-      std::cout << what << ": " << name << " output " << o << " " << got.describe() << ": max |error| " << err << " at " << worst << " (got "
-                << got.get_as_double(worst) << ", PyTorch " << want.get_as_double(worst) << "), " << rel << " of the largest magnitude "
-                << scale << "\n";
-      ok &= rel <= tolerance;
-    }
-    std::cout << name << ": " << r.kernels.size() << " distinct kernels, " << r.fusion.groups.size() << " calls, compiled in " << r.seconds
-              << " s; " << (ok ? "matches PyTorch" : "MISMATCH") << "\n";
+    std::cout << name << ": " << r.kernels.size() << " distinct kernels, " << r.fusion.groups.size()
+              << " calls, compiled in " << r.seconds << " s; " << (ok ? "matches PyTorch" : "MISMATCH") << "\n";
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << name << ": error: " << e.what() << "\n";

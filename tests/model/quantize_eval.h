@@ -49,15 +49,16 @@ struct Agreement {
   int top1_agree = 0, inputs = 0;
   std::string str() const {
     char s[160];
-    std::snprintf(s, sizeof s, "cosine mean %.5f min %.5f, top-1 agreement %d/%d", cosine_mean, cosine_min, top1_agree, inputs);
+    std::snprintf(s, sizeof s, "cosine mean %.5f min %.5f, top-1 agreement %d/%d", cosine_mean, cosine_min, top1_agree,
+                  inputs);
     return s;
   }
 };
 
 // Runs both models (compiled for the host) on every input; the first output's rows of `classes`
 // are compared (cosine of the whole output, argmax per row).
-inline Agreement int8_agreement(const graph::Graph& fp, const graph::Graph& q, const std::vector<std::vector<NDArray>>& inputs,
-                                int64_t classes) {
+inline Agreement int8_agreement(const graph::Graph& fp, const graph::Graph& q,
+                                const std::vector<std::vector<NDArray>>& inputs, int64_t classes) {
   auto a = compile(fp), b = compile(q);
   Agreement r;
   for (const auto& in : inputs) {

@@ -8,7 +8,6 @@
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
-#include "quantize_eval.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
@@ -16,6 +15,7 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/sim/backends.h"
+#include "quantize_eval.h"
 
 namespace loom::graph {
 namespace {
@@ -40,7 +40,8 @@ Built build_for(const Graph& g, std::optional<accel::AccelConfig> cfg, const run
 
 void expect_equal(const NDArray& got, const NDArray& want, const std::string& what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << what << ": element " << i;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << what << ": element " << i;
 }
 
 int count_ops(const Graph& g, const std::string& op) {
@@ -55,13 +56,16 @@ Graph chain() {
   g.name = "chain";
   int64_t C = 32;
   int x = g.add_input("x", {{1, C, 14, 14}, DataType::Float(32)});
-  auto w = [&](const char* n, int64_t o, int64_t k, uint64_t seed) { return g.add_constant(n, test::random_float32({o, C, k, k}, seed, -0.2, 0.2)); };
+  auto w = [&](const char* n, int64_t o, int64_t k, uint64_t seed) {
+    return g.add_constant(n, test::random_float32({o, C, k, k}, seed, -0.2, 0.2));
+  };
   Attrs same = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
   int c1 = g.add_op("conv2d", "conv1", {x, w("w1", C, 3, 1), g.add_constant("b1", test::random_float32({C}, 2))}, same);
   int r1 = g.add_op("relu", "relu1", {c1});
   int c2 = g.add_op("conv2d", "conv2", {r1, w("w2", C, 3, 3)}, same);
   int r2 = g.add_op("relu", "relu2", {g.add_op("add", "residual", {c2, x})});
-  g.outputs = {g.add_op("conv2d", "conv3", {r2, w("w3", 48, 1, 4)}, Attrs().set("strides", std::vector<int64_t>{2, 2}))};
+  g.outputs = {
+      g.add_op("conv2d", "conv3", {r2, w("w3", 48, 1, 4)}, Attrs().set("strides", std::vector<int64_t>{2, 2}))};
   return g;
 }
 
@@ -119,8 +123,11 @@ TEST(AccelModel, ConvTilingsComeFromTheBuildOptions) {
   EXPECT_EQ(asked[2].stride, 2);
   EXPECT_TRUE(asked[0].bias);
   runtime::GraphExecutor ex = runtime::GraphExecutor::from_model_file(r.file, g.name);
-  for (auto& in : random_inputs(g, 2, 30)) expect_equal(ex.run(in)[0], plain.ex.run(in)[0], "row tiles vs the default tiling");
-  o.accel_conv_tiling = [](const ops::ConvShape&) { return std::optional<ops::AccelConvTiling>(ops::AccelConvTiling{5, 14, 1, 1}); };
+  for (auto& in : random_inputs(g, 2, 30))
+    expect_equal(ex.run(in)[0], plain.ex.run(in)[0], "row tiles vs the default tiling");
+  o.accel_conv_tiling = [](const ops::ConvShape&) {
+    return std::optional<ops::AccelConvTiling>(ops::AccelConvTiling{5, 14, 1, 1});
+  };
   std::string e = test::error_text<Error>([&] { build(q, o); });
   EXPECT_NE(e.find("node 'conv1_int8_accel'"), std::string::npos) << e;
   EXPECT_NE(e.find("tiling given for this conv2d"), std::string::npos) << e;
@@ -148,15 +155,18 @@ TEST(AccelModel, ResNet18OnFsimEqualsCpuInt8BitForBit) {
   runtime::ExecutorOptions bad;
   std::string cfg = accel::default_config().to_json();
   bad.accel_config_json = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": "sideways"}})";
-  std::string msg = test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
+  std::string msg =
+      test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
   EXPECT_NE(msg.find("interleave must be load_first, store_first or random"), std::string::npos) << msg;
   bad.accel_config_json = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": "random", "seed": -3}})";
-  msg = test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
+  msg =
+      test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
   EXPECT_NE(msg.find("seed must be a non-negative integer, got -3"), std::string::npos) << msg;
   // All convolutions but the float first one, the 8 residual adds and the classifier.
   EXPECT_EQ(acc.result.accel_report.offloaded, 19 + 8 + 1);
   EXPECT_EQ(count_ops(acc.result.graph, "accel_dense"), 1);
-  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 2) << "one pack after the max-pool, one after the global pool:\n" << acc.result.graph.str();
+  EXPECT_EQ(count_ops(acc.result.graph, "accel_pack"), 2) << "one pack after the max-pool, one after the global pool:\n"
+                                                          << acc.result.graph.str();
   auto inputs = random_inputs(g, 2, 99);
   for (auto& in : inputs) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], "resnet18 accelerator vs CPU int8");
 }
@@ -168,15 +178,21 @@ Graph odd_shapes() {
   Graph g;
   g.name = "odd";
   int x = g.add_input("x", {{1, 3, 13, 17}, DataType::Float(32)});
-  auto w = [&](const char* n, Shape s, uint64_t seed) { return g.add_constant(n, test::random_float32(s, seed, -0.3, 0.3)); };
-  auto b = [&](const char* n, int64_t c, uint64_t seed) { return g.add_constant(n, test::random_float32({c}, seed, -0.5, 0.5)); };
+  auto w = [&](const char* n, Shape s, uint64_t seed) {
+    return g.add_constant(n, test::random_float32(s, seed, -0.3, 0.3));
+  };
+  auto b = [&](const char* n, int64_t c, uint64_t seed) {
+    return g.add_constant(n, test::random_float32({c}, seed, -0.5, 0.5));
+  };
   Attrs p1 = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
   int c1 = g.add_op("relu", "relu1", {g.add_op("conv2d", "conv1", {x, w("w1", {24, 3, 3, 3}, 1), b("b1", 24, 2)}, p1)});
   int c2 = g.add_op("conv2d", "conv2", {c1, w("w2", {24, 24, 3, 3}, 3), b("b2", 24, 4)}, p1);
   int r = g.add_op("relu", "relu2", {g.add_op("add", "residual", {c2, c1})});
   Attrs s2 = Attrs().set("pads", std::vector<int64_t>{2, 2, 2, 2}).set("strides", std::vector<int64_t>{2, 2});
-  int c3 = g.add_op("relu", "relu3", {g.add_op("conv2d", "conv3", {r, w("w3", {40, 24, 5, 5}, 5), b("b3", 40, 6)}, s2)});
-  int pool = g.add_op("reshape", "flatten", {g.add_op("global_avg_pool2d", "pool", {c3})}, Attrs().set("shape", Shape{1, 40}));
+  int c3 =
+      g.add_op("relu", "relu3", {g.add_op("conv2d", "conv3", {r, w("w3", {40, 24, 5, 5}, 5), b("b3", 40, 6)}, s2)});
+  int pool =
+      g.add_op("reshape", "flatten", {g.add_op("global_avg_pool2d", "pool", {c3})}, Attrs().set("shape", Shape{1, 40}));
   g.outputs = {g.add_op("dense", "fc", {pool, w("wf", {1000, 40}, 7), b("bf", 1000, 8)})};
   return g;
 }
@@ -191,8 +207,10 @@ TEST(AccelModel, ShapesPaddedToBlocksEqualCpuInt8) {
   for (const char* config : {"default", "batch2", "1x32x32"}) {
     SCOPED_TRACE(config);
     Built acc = build_for(q, accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json"));
-    EXPECT_EQ(acc.result.accel_report.offloaded, 5) << acc.result.graph.str();  // three convolutions, the add, the classifier
-    for (auto& in : random_inputs(g, 2, 30)) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], std::string("odd shapes on ") + config);
+    EXPECT_EQ(acc.result.accel_report.offloaded, 5)
+        << acc.result.graph.str();  // three convolutions, the add, the classifier
+    for (auto& in : random_inputs(g, 2, 30))
+      expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], std::string("odd shapes on ") + config);
   }
 }
 

@@ -10,8 +10,8 @@
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
-#include "loom/runtime/graph_executor.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
 
 namespace loom::runtime {
@@ -60,7 +60,8 @@ TEST(GraphExecutor, RejectsWrongInputs) {
   EXPECT_NE(msg.find("input '" + ex.input_spec(0).name + "' expects float32"), std::string::npos) << msg;
   msg = test::error_text<TypeError>([&] { ex.set_input(0, NDArray::zeros(shape, DataType::Int(32))); });
   EXPECT_NE(msg.find("got int32"), std::string::npos) << msg;
-  msg = test::error_text<RuntimeError>([&] { ex.set_input("no_such_input", NDArray::zeros(shape, DataType::Float(32))); });
+  msg = test::error_text<RuntimeError>(
+      [&] { ex.set_input("no_such_input", NDArray::zeros(shape, DataType::Float(32))); });
   EXPECT_NE(msg.find("no input 'no_such_input'"), std::string::npos) << msg;
   msg = test::error_text<RuntimeError>([&] { ex.run({}); });
   EXPECT_NE(msg.find("takes 1 inputs, got 0"), std::string::npos) << msg;
@@ -108,7 +109,9 @@ TEST(GraphExecutor, HostMemoryIsCheckedBeforeAllocating) {
   small.max_host_bytes = 64;
   std::string msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(f, "'mlp.loom'", small); });
   EXPECT_NE(msg.find("'mlp.loom': the model's activation buffers need "), std::string::npos) << msg;
-  EXPECT_NE(msg.find("more than the limit of 64 (ExecutorOptions::max_host_bytes; loom run --max-host-memory)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("more than the limit of 64 (ExecutorOptions::max_host_bytes; loom run --max-host-memory)"),
+            std::string::npos)
+      << msg;
   EXPECT_NO_THROW(GraphExecutor::from_model_file(f, "'mlp.loom'"));
   size_t at = f.graph_json.find("\"storages\":");
   ASSERT_NE(at, std::string::npos) << f.graph_json.substr(0, 200);
@@ -134,7 +137,9 @@ TEST(GraphExecutor, MalformedNumbersInTheGraphAreModelErrors) {
   ModelFile big = f;
   big.graph_json.insert(f.graph_json.find('[', at) + 1, "1.4e101,");
   std::string msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(big, "'m.loom'"); });
-  EXPECT_NE(msg.find("'m.loom': malformed executor graph: a storage size must be an integer in range, got 1.4e+101"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'m.loom': malformed executor graph: a storage size must be an integer in range, got 1.4e+101"),
+            std::string::npos)
+      << msg;
   ModelFile dtype = f;
   size_t d = dtype.graph_json.find("\"float32\"");
   ASSERT_NE(d, std::string::npos);

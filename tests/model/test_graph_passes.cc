@@ -17,7 +17,6 @@
 namespace loom::graph {
 namespace {
 
-
 // x[1, C, H, W] -> conv3x3 pad 1 (C -> C) -> batch_norm -> relu -> + x -> relu.
 struct ResidualBlock {
   Graph g;
@@ -30,8 +29,8 @@ struct ResidualBlock {
     mean = test::random_float32({C}, 4, -0.2, 0.2);
     var = test::random_float32({C}, 5, 0.5, 1.5);
     int x = g.add_input("x", {{1, C, H, W}, DataType::Float(32)});
-    int conv = g.add_op("conv2d", "conv", {x, g.add_constant("w", w)},
-                        Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+    int conv =
+        g.add_op("conv2d", "conv", {x, g.add_constant("w", w)}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
     int bn = g.add_op("batch_norm", "bn",
                       {conv, g.add_constant("gamma", gamma), g.add_constant("beta", beta), g.add_constant("mean", mean),
                        g.add_constant("var", var)},
@@ -54,7 +53,8 @@ struct ResidualBlock {
                 if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
                 acc += x.get_as_double((c * H + yy) * W + xx) * w.get_as_double(((o * C + c) * 3 + ky) * 3 + kx);
               }
-          double bn = (acc - mean.get_as_double(o)) / std::sqrt(var.get_as_double(o) + 1e-5) * gamma.get_as_double(o) + beta.get_as_double(o);
+          double bn = (acc - mean.get_as_double(o)) / std::sqrt(var.get_as_double(o) + 1e-5) * gamma.get_as_double(o) +
+                      beta.get_as_double(o);
           double r = std::max(bn, 0.0) + x.get_as_double((o * H + i) * W + j);
           y.set_from_double((o * H + i) * W + j, std::max(r, 0.0));
         }
@@ -120,7 +120,8 @@ TEST(GraphPasses, CompiledBlockMatchesNaiveLoops) {
     auto ex = runtime::GraphExecutor::from_model_file(r.file, "block");
     NDArray x = test::random_float32({1, b.C, b.H, b.W}, 9);
     NDArray got = ex.run({x})[0], want = b.reference(x);
-    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i << (blocked ? " NCHWc" : " NCHW");
+    for (int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i << (blocked ? " NCHWc" : " NCHW");
   }
 }
 
@@ -128,7 +129,8 @@ TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {
   Graph g;
   int x = g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)});
   std::vector<int> params{x};
-  for (int i = 0; i < 4; ++i) params.push_back(g.add_constant("p" + std::to_string(i), test::random_float32({4}, 20 + i, 0.5, 1.5)));
+  for (int i = 0; i < 4; ++i)
+    params.push_back(g.add_constant("p" + std::to_string(i), test::random_float32({4}, 20 + i, 0.5, 1.5)));
   g.outputs = {g.add_op("batch_norm", "bn", params)};
   optimize(g);
   std::string s = g.str();
@@ -258,7 +260,8 @@ TEST(BuiltinModels, CompiledForAnAvx2Target) {
     BuildResult r = build(g, o);
     bool blocked_by_8 = false;
     for (auto& n : r.graph.nodes)
-      blocked_by_8 |= n.is_op() && n.op == "conv2d" && n.attrs.get_string("layout", "") == "NCHWc" && n.type.shape.back() == 8;
+      blocked_by_8 |=
+          n.is_op() && n.op == "conv2d" && n.attrs.get_string("layout", "") == "NCHWc" && n.type.shape.back() == 8;
     EXPECT_TRUE(blocked_by_8) << name;
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) continue;
     auto ex = runtime::GraphExecutor::from_model_file(r.file, name);

@@ -44,7 +44,8 @@ TEST(OnnxErrors, TheBaseModelImports) {
 }
 
 TEST(OnnxErrors, GarbageAndTruncatedFiles) {
-  std::string msg = test::error_text<ModelError>([] { import_onnx_bytes("\x0a\xff\xff\xff garbage", "'g.onnx'", "."); });
+  std::string msg =
+      test::error_text<ModelError>([] { import_onnx_bytes("\x0a\xff\xff\xff garbage", "'g.onnx'", "."); });
   EXPECT_NE(msg.find("'g.onnx': not a valid ONNX model"), std::string::npos) << msg;
   msg = test::error_text<ModelError>([] { import_onnx_bytes("", "'e.onnx'", "."); });
   EXPECT_NE(msg.find("not a valid ONNX model"), std::string::npos) << msg;
@@ -131,14 +132,17 @@ TEST(OnnxErrors, MissingInitializer) {
   n->add_output("z");
   m.mutable_graph()->mutable_output(0)->set_name("z");
   std::string msg = import_error(m);
-  EXPECT_NE(msg.find("node 'adder' (Add): reads 'bias', which no input, initializer or earlier node defines"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'adder' (Add): reads 'bias', which no input, initializer or earlier node defines"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(OnnxErrors, UnsupportedOperatorAndAttribute) {
   onnx::ModelProto m = relu_model();
   m.mutable_graph()->mutable_node(0)->set_op_type("Einsum");
   std::string msg = import_error(m);
-  EXPECT_NE(msg.find("node 'the_relu' (Einsum): operator 'Einsum' is not supported (supported: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'the_relu' (Einsum): operator 'Einsum' is not supported (supported: "), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("Conv"), std::string::npos) << msg;
 
   m = relu_model();
@@ -318,7 +322,9 @@ TEST(OnnxErrors, ExtraOutputsAreNotProduced) {
   n->add_output("z");
   g->mutable_output(0)->set_name("z");
   std::string msg = import_error(m);
-  EXPECT_NE(msg.find("node 'reads_mask' (Relu): reads 'mask', an extra output of node 'the_relu' (Dropout)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node 'reads_mask' (Relu): reads 'mask', an extra output of node 'the_relu' (Dropout)"),
+            std::string::npos)
+      << msg;
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include "common/error_text.h"
-#include "quantize_eval.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/passes.h"
@@ -15,6 +14,7 @@
 #include "loom/graph/reference.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "quantize_eval.h"
 
 namespace loom::graph {
 namespace {
@@ -48,9 +48,11 @@ TEST(QuantizeOps, RequantizeRoundsShiftsAndClamps) {
                         Case{3, -128, 127, {0, 0, 0, 0, 1, -1, 38, -37, 0, 127, -128}},
                         Case{0, 0, 127, {0, 3, 0, 1, 5, 0, 127, 0, 0, 127, 0}},
                         Case{-2, -128, 6, {-12, 6, -4, 4, 6, -20, 6, -128, 0, 6, -128}}}) {
-    NDArray y = run_one("requantize", x, Attrs().set("shift", int64_t(c.shift)).set("min", int64_t(c.lo)).set("max", int64_t(c.hi)));
+    NDArray y = run_one("requantize", x,
+                        Attrs().set("shift", int64_t(c.shift)).set("min", int64_t(c.lo)).set("max", int64_t(c.hi)));
     ASSERT_EQ(y.dtype(), DataType::Int(8));
-    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(y.get_as_double(i), c.want[i]) << "shift " << c.shift << " x " << x.get_as_double(i);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      EXPECT_EQ(y.get_as_double(i), c.want[i]) << "shift " << c.shift << " x " << x.get_as_double(i);
   }
 }
 
@@ -62,7 +64,8 @@ TEST(QuantizeOps, RequantizeChannelMultipliesPerChannel) {
     Graph g;
     int in = g.add_input("x", {x.shape(), x.dtype()});
     int mult = g.add_constant("m", m);
-    g.outputs = {g.add_op("requantize_channel", "rq", {in, mult}, Attrs().set("shift", int64_t(30)).set("min", lo).set("max", hi))};
+    g.outputs = {g.add_op("requantize_channel", "rq", {in, mult},
+                          Attrs().set("shift", int64_t(30)).set("min", lo).set("max", hi))};
     NDArray y = compile(g).run({x})[0];
     EXPECT_EQ(reference_run(g, {x})[0].get_as_double(0), y.get_as_double(0));
     return y;
@@ -145,13 +148,16 @@ Graph residual_block() {
   int64_t C = 16;
   int x = g.add_input("x", {{1, C, 9, 10}, DataType::Float(32)});
   int conv = g.add_op("conv2d", "conv",
-                      {x, g.add_constant("w", test::random_float32({C, C, 3, 3}, 1, -0.3, 0.3)), g.add_constant("b", test::random_float32({C}, 2))},
+                      {x, g.add_constant("w", test::random_float32({C, C, 3, 3}, 1, -0.3, 0.3)),
+                       g.add_constant("b", test::random_float32({C}, 2))},
                       Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
   int relu = g.add_op("relu", "relu1", {conv});
   int add = g.add_op("add", "residual", {relu, x});
   int relu2 = g.add_op("relu", "relu2", {add});
-  int pool = g.add_op("max_pool2d", "pool", {relu2}, Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}));
-  g.outputs = {g.add_op("conv2d", "conv2", {pool, g.add_constant("w2", test::random_float32({8, C, 1, 1}, 3, -0.5, 0.5))})};
+  int pool = g.add_op("max_pool2d", "pool", {relu2},
+                      Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}));
+  g.outputs = {
+      g.add_op("conv2d", "conv2", {pool, g.add_constant("w2", test::random_float32({8, C, 1, 1}, 3, -0.5, 0.5))})};
   return g;
 }
 
@@ -177,8 +183,8 @@ TEST(Quantize, ResidualBlockRolesAndBitExactInt8) {
   auto ex = compile(q.graph);
   for (auto& in : random_inputs(g, 3, 20)) {
     NDArray got = ex.run(in)[0];
-      NDArray want = reference_run(q.graph, in)[0];
-      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+    NDArray want = reference_run(q.graph, in)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
     // And close to the float model.
     EXPECT_GT(cosine(got, reference_run(g, in)[0]), 0.99);
   }
@@ -221,7 +227,8 @@ TEST(Quantize, Int8ConvsRunInGroupedFormsOnTheCpu) {
   QuantizeResult q = quantize(g, random_inputs(g, 4, 10), o);
   auto weights_in_groups_of = [](const BuildResult& r, int64_t group) {
     int n = 0;
-    for (auto& node : r.graph.nodes) n += node.is_constant() && node.type.shape.size() == 7 && node.type.shape[6] == group;
+    for (auto& node : r.graph.nodes)
+      n += node.is_constant() && node.type.shape.size() == 7 && node.type.shape[6] == group;
     return n;
   };
   std::vector<runtime::GraphExecutor> forms;
@@ -260,7 +267,8 @@ TEST(Quantize, ByteGroupsOnlyForInputsKnownNonNegative) {
     NDArray w = NDArray::empty({16, 8, 3, 3}, DataType::Int(8)), b = NDArray::empty({16}, DataType::Int(32));
     w.fill_random(3, -128, 127);
     b.fill_random(4, -1000, 1000);
-    g.outputs = {g.add_op("conv2d", "conv", {pool, g.add_constant("w", w), g.add_constant("b", b)}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
+    g.outputs = {g.add_op("conv2d", "conv", {pool, g.add_constant("w", w), g.add_constant("b", b)},
+                          Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
     infer_types(g);
     BuildResult r = build(g);
     int64_t group = 0;

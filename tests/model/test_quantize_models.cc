@@ -25,8 +25,9 @@ void check_model(const std::string& name, double want_cosine, int want_agree) {
       o.per_channel = per_channel;
       QuantizeResult q = quantize(g, calibration, o);
       test::Agreement a = test::int8_agreement(g, q.graph, eval, g.type_of(g.outputs[0]).shape.back());
-      std::printf("%s int8 (%d layers int8, %d float), %s weights, %s calibration: %s\n", name.c_str(), q.quantized_layers, q.float_layers,
-                  per_channel ? "per-channel" : "per-tensor", to_string(mode), a.str().c_str());
+      std::printf("%s int8 (%d layers int8, %d float), %s weights, %s calibration: %s\n", name.c_str(),
+                  q.quantized_layers, q.float_layers, per_channel ? "per-channel" : "per-tensor", to_string(mode),
+                  a.str().c_str());
       EXPECT_GT(q.quantized_layers, 10) << name;
       if (mode == CalibrationMode::Percentile && per_channel) {
         EXPECT_GE(a.cosine_min, want_cosine) << name;

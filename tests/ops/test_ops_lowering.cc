@@ -12,7 +12,8 @@ namespace {
 
 using namespace loom::ir;
 
-void run_and_compare(const schedule::Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out, const char* name) {
+void run_and_compare(const schedule::Schedule& s, const std::vector<Tensor>& inputs, const Tensor& out,
+                     const char* name) {
   std::vector<Tensor> args = inputs;
   args.push_back(out);
   LoweredFunc f = schedule::lower(s, args, name);
@@ -92,7 +93,8 @@ TEST(QuantizedOps, BlockedConvMatchesPlainReference) {
             for (int kx = 0; kx < K; ++kx) {
               int iy = yy * stride + ky - pad, ix = xx * stride + kx - pad;
               if (iy < 0 || iy >= H || ix < 0 || ix >= H) continue;
-              acc += int32_t(x.data<int8_t>()[(c * H + iy) * H + ix]) * int32_t(w.data<int8_t>()[((o * C + c) * K + ky) * K + kx]);
+              acc += int32_t(x.data<int8_t>()[(c * H + iy) * H + ix]) *
+                     int32_t(w.data<int8_t>()[((o * C + c) * K + ky) * K + kx]);
             }
         int32_t r = std::min(127, std::max(0, acc >> rq.shift));
         ASSERT_EQ(y.data<int8_t>()[(o * H + yy) * H + xx], r) << "at o=" << o << " y=" << yy << " x=" << xx;
@@ -107,7 +109,8 @@ TEST(QuantizedOps, BlockedDenseAndAdd) {
   auto a = ops::add_int8(Y, Y, {1, false}, "sum");
   schedule::Schedule s({a.out});
   auto f = schedule::lower(s, {X, W, a.out}, "qdense");
-  NDArray x = test::random_array(X, 5, -128, 127), w = test::random_array(W, 6, -128, 127), out = test::empty_like(a.out);
+  NDArray x = test::random_array(X, 5, -128, 127), w = test::random_array(W, 6, -128, 127),
+          out = test::empty_like(a.out);
   interpret(f, {x, w, out});
   std::map<const Operation*, NDArray> in{{X.op().get(), x}, {W.op().get(), w}};
   EXPECT_TRUE(test::arrays_close(out, reference_eval({a.out}, in)[0]));
@@ -139,7 +142,8 @@ TEST(AccelSchedules, DenseShowsDmaGemmAluAndVirtualThreads) {
   auto q = ops::dense_int8_blocked(X, W, {8, true});
   schedule::Schedule s({q.out});
   ops::schedule_dense_int8_accel(s, q, {1, 16, 16}, 2);
-  EXPECT_EQ(lower_accel(s, {X, W, q.out}), R"(func layer(X: int8[1, 4, 1, 16], W: int8[4, 4, 16, 16], dense: int8[1, 4, 1, 16]) {
+  EXPECT_EQ(lower_accel(s, {X, W, q.out}),
+            R"(func layer(X: int8[1, 4, 1, 16], W: int8[4, 4, 16, 16], dense: int8[1, 4, 1, 16]) {
   vthread (j.outer, 0, 2) {
     for (j.inner, 0, 2) {
       allocate dense_acc[int32 * 16] in acc.acc
@@ -183,7 +187,8 @@ TEST(AccelSchedules, ConvLowersWithPaddedDmaAndTensorizedGemm) {
   std::string ir = lower_accel(s, {X, W, q.out});
   EXPECT_NE(ir.find("vthread (j.outer.outer, 0, 2)"), std::string::npos) << ir;
   EXPECT_NE(ir.find("accel.gemm.update(address_of(conv_pad.acc.inp["), std::string::npos) << ir;
-  EXPECT_NE(ir.find("allocate conv_pad.acc.inp[int8 * 960] in acc.inp"), std::string::npos) << ir;  // 6 rows x 10 cols x 16
+  EXPECT_NE(ir.find("allocate conv_pad.acc.inp[int8 * 960] in acc.inp"), std::string::npos)
+      << ir;  // 6 rows x 10 cols x 16
   EXPECT_NE(ir.find("dma_copy(address_of(conv_pad.acc.inp[0]), address_of(X["), std::string::npos) << ir;
   EXPECT_EQ(ir.find("if_then_else"), std::string::npos) << ir;  // padding folded into the DMA
 }

@@ -15,7 +15,8 @@ constexpr uint64_t kBase = 0x10000000;
 
 // A 16-byte bus, responses 1000 cycles late (nothing completes unless a test waits for it).
 struct Bench {
-  explicit Bench(AxiLimits limits = {{4, 4}, 2}, uint32_t latency = 1000) : dram(kBase, 1 << 20, 16, latency, 16, std::move(limits)) {
+  explicit Bench(AxiLimits limits = {{4, 4}, 2}, uint32_t latency = 1000)
+      : dram(kBase, 1 << 20, 16, latency, 16, std::move(limits)) {
     dram.allocator().alloc_at(kBase, 64 * 1024, "test");
     in.rst_n = true;
   }
@@ -159,7 +160,8 @@ TEST(AxiChecker, HandshakeSignalsHoldUntilReady) {
   ar.cycle();  // ARVALID waits (ARREADY low)
   ASSERT_EQ(ar.dram.violation(), "");
   ar.cycle([](Outputs& o) { o.m_araddr += 16; });
-  ar.violation("payload changed while ARVALID waited for ARREADY: ARADDR 0x100000f0 -> 0x10000100", "read address channel (AR)", 17);
+  ar.violation("payload changed while ARVALID waited for ARREADY: ARADDR 0x100000f0 -> 0x10000100",
+               "read address channel (AR)", 17);
   Bench ar_drop({{32}, 2});
   for (int k = 0; k < 17; ++k) ar_drop.cycle([&](Outputs& o) { Bench::read(o, kBase + 16 * k, 0); });
   ar_drop.cycle([](Outputs& o) { o.m_arvalid = false; });
@@ -185,7 +187,8 @@ TEST(AxiChecker, OutstandingTransactionLimits) {
   writes.cycle([](Outputs& o) { Bench::write(o, kBase, 0); });
   writes.cycle([](Outputs& o) { Bench::write(o, kBase + 16, 0); });
   writes.cycle([](Outputs& o) { Bench::write(o, kBase + 32, 0); });
-  writes.violation("outstanding writes: burst 3 without a write response, the limit is 2", "write address channel (AW)", 2);
+  writes.violation("outstanding writes: burst 3 without a write response, the limit is 2", "write address channel (AW)",
+                   2);
 }
 
 TEST(AxiChecker, UnmappedAddressesAnswerDecerrAndAreRecorded) {
@@ -197,11 +200,12 @@ TEST(AxiChecker, UnmappedAddressesAnswerDecerrAndAreRecorded) {
   });
   b.dram.drive(b.in);
   EXPECT_TRUE(b.in.m_rvalid);
-  EXPECT_EQ(b.in.m_rresp, 3u);  // DECERR
+  EXPECT_EQ(b.in.m_rresp, 3u);        // DECERR
   EXPECT_EQ(b.dram.violation(), "");  // answered, not a protocol violation of the master
   ASSERT_EQ(b.dram.decode_errors().size(), 1u);
   EXPECT_EQ(b.dram.decode_errors()[0].describe(16),
-            "AXI4 read burst at 0x10010040 (4 beats of 16 bytes) at cycle 0 reaches memory outside every allocation: answered DECERR");
+            "AXI4 read burst at 0x10010040 (4 beats of 16 bytes) at cycle 0 reaches memory outside every allocation: "
+            "answered DECERR");
   // Reset clears the checker: a new run starts clean.
   Bench v;
   v.cycle([](Outputs& o) { Bench::read(o, kBase, 256); });

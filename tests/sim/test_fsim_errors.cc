@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "accel/accel_harness.h"
-#include "loom/accel/program.h"
 #include "common/temp_dir.h"
+#include "loom/accel/program.h"
 
 #include <fstream>
 #include <functional>
@@ -43,7 +43,8 @@ TEST(FsimErrors, StepLimitStopsALongStreamAndNamesTheFlag) {
   EXPECT_GT(dev->read_reg(reg::kErrorIndex), 1u) << "the first GEMM ran to completion";
   // The same stream runs under the default limit.
   test::AccelHarness ok(cfg);
-  for (int g = 0; g < 2; ++g) ok.drv.gemm(UopKernelBuilder().loop(2, 0, 0).loop(300, 1, 1).push(0, 0, 0).build(), false);
+  for (int g = 0; g < 2; ++g)
+    ok.drv.gemm(UopKernelBuilder().loop(2, 0, 0).loop(300, 1, 1).push(0, 0, 0).build(), false);
   EXPECT_NO_THROW(ok.drv.synchronize());
   // The option is checked.
   for (const char* bad : {R"("step_limit": 0)", R"("step_limit": -5)", R"("step_limit": "many")"}) {
@@ -141,7 +142,9 @@ TEST(FsimErrors, MalformedWordsNameIndexAndField) {
   st.mem = MemType::Inp;
   st.y_size = st.x_size = st.x_stride = 1;
   e = run_words(h, {f, encode(st, L), f});
-  EXPECT_NE(e.find("instruction 1 (STORE): field 'memory_type': STORE reads the out buffer, not inp"), std::string::npos) << e;
+  EXPECT_NE(e.find("instruction 1 (STORE): field 'memory_type': STORE reads the out buffer, not inp"),
+            std::string::npos)
+      << e;
 
   Instruction gemm;
   gemm.opcode = Opcode::Gemm;
@@ -149,7 +152,9 @@ TEST(FsimErrors, MalformedWordsNameIndexAndField) {
   gemm.uop_end = 8193;  // one past the uop buffer
   gemm.iter_out = gemm.iter_in = 1;
   e = run_words(h, {encode(gemm, L), f});
-  EXPECT_NE(e.find("instruction 0 (GEMM): field 'uop_end': micro-op range end 8193 exceeds the uop buffer depth 8192"), std::string::npos) << e;
+  EXPECT_NE(e.find("instruction 0 (GEMM): field 'uop_end': micro-op range end 8193 exceeds the uop buffer depth 8192"),
+            std::string::npos)
+      << e;
 
   alu.alu_op = AluOp::Shr;
   alu.use_imm = true;
@@ -221,7 +226,8 @@ TEST(FsimErrors, MissingFinishAndBadRegisters) {
   EXPECT_THROW(h.dev->write_reg(reg::kStatus, 1), DeviceError);
   EXPECT_THROW(h.dev->read_reg(0x1001), DeviceError);
   EXPECT_THROW(h.dev->read(0x10, nullptr, 4), DeviceError);
-  EXPECT_NE(test::error_text<DeviceError>([&] { make_accel_device("no-such-backend", ""); }).find("available: fsim"), std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { make_accel_device("no-such-backend", ""); }).find("available: fsim"),
+            std::string::npos);
 }
 
 }  // namespace
@@ -274,7 +280,8 @@ TEST(FsimErrors, CorruptProgramLengthsAreRefusedBeforeAllocating) {
     f.write("{}", 2);
   }
   std::string e = error_text<RuntimeError>([&] { accel::Program::load(path); });
-  EXPECT_NE(e.find("truncated file (a block of 4294967295 bytes at offset 12, the file has 14)"), std::string::npos) << e;
+  EXPECT_NE(e.find("truncated file (a block of 4294967295 bytes at offset 12, the file has 14)"), std::string::npos)
+      << e;
 }
 
 }  // namespace
@@ -299,13 +306,26 @@ TEST(FsimErrors, ProgramLayoutIsValidated) {
     const char* expect;
   };
   std::vector<Case> cases = {
-      {"alignment 3", [](accel::Program& p) { p.segments[0].alignment = 3; }, "segment 0: alignment 3 is not a power of two"},
-      {"misaligned", [](accel::Program& p) { p.segments[0].alignment = uint64_t(1) << 29; }, "segment 0: address 0x10000000 is not 536870912-byte aligned"},
-      {"wraps", [](accel::Program& p) { p.segments[0].addr = UINT64_MAX - 15; p.segments[0].alignment = 16; }, "run past the end of the address space"},
-      {"overlap", [](accel::Program& p) { p.segments.push_back({0x10000020, 32, std::vector<uint8_t>(8, 0)}); }, "overlap"},
+      {"alignment 3", [](accel::Program& p) { p.segments[0].alignment = 3; },
+       "segment 0: alignment 3 is not a power of two"},
+      {"misaligned", [](accel::Program& p) { p.segments[0].alignment = uint64_t(1) << 29; },
+       "segment 0: address 0x10000000 is not 536870912-byte aligned"},
+      {"wraps",
+       [](accel::Program& p) {
+         p.segments[0].addr = UINT64_MAX - 15;
+         p.segments[0].alignment = 16;
+       },
+       "run past the end of the address space"},
+      {"overlap",
+       [](accel::Program& p) {
+         p.segments.push_back({0x10000020, 32, std::vector<uint8_t>(8, 0)});
+       },
+       "overlap"},
       {"empty stream", [](accel::Program& p) { p.insn_count = 0; }, "the instruction stream is empty"},
-      {"stream outside", [](accel::Program& p) { p.insn_count = 5; }, "(5 instructions at 0x10000000) is not inside a memory segment"},
-      {"check outside", [](accel::Program& p) { p.checks[0].addr = 0x10000038; }, "check 0: 16 bytes at 0x10000038 are not inside a memory segment"},
+      {"stream outside", [](accel::Program& p) { p.insn_count = 5; },
+       "(5 instructions at 0x10000000) is not inside a memory segment"},
+      {"check outside", [](accel::Program& p) { p.checks[0].addr = 0x10000038; },
+       "check 0: 16 bytes at 0x10000038 are not inside a memory segment"},
   };
   for (auto& c : cases) {
     accel::Program p = good;

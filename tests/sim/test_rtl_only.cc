@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "accel/accel_harness.h"
+#include "common/temp_dir.h"
 #include "loom/accel/examples.h"
 #include "loom/sim/rtl_sim.h"
-#include "common/temp_dir.h"
 
 namespace loom::accel {
 using loom::DeviceError;
@@ -115,7 +115,8 @@ TEST(RtlFaults, CycleLimitStopsALongRunWithAClearError) {
 std::map<std::string, uint64_t> run_matmul(AccelDevice& dev, const AccelConfig& cfg, std::vector<int8_t>* result) {
   Driver drv(dev, cfg);
   const int M = 4 * cfg.batch, N = 4 * cfg.block_out, K = 8 * cfg.block_in;
-  auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127), w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
+  auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127),
+       w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
   auto da = drv.alloc(a.size()), dw = drv.alloc(w.size()), dc = drv.alloc(size_t(M) * N);
   auto pa = pack_blocks(a, M, K, cfg.batch, cfg.block_in), pw = pack_blocks(w, N, K, cfg.block_out, cfg.block_in);
   drv.copy_to_device(da, pa.data(), pa.size());
@@ -141,7 +142,8 @@ TEST(RtlTiming, CountersMatchTheFunctionalSimulatorAndTimingRespondsToDram) {
     }
   }
   const uint64_t cycles = fast.cycles();
-  EXPECT_GT(cycles, rc["gemm_macs"] / (cfg.batch * cfg.block_in * cfg.block_out));  // cannot beat one GEMM step per cycle
+  EXPECT_GT(cycles,
+            rc["gemm_macs"] / (cfg.batch * cfg.block_in * cfg.block_out));  // cannot beat one GEMM step per cycle
   EXPECT_EQ(rc["gemm_cycles"] * cfg.batch * cfg.block_in * cfg.block_out, rc["gemm_macs"]);
   EXPECT_GT(rc["load_busy_cycles"], 0u);
   EXPECT_GT(rc["compute_busy_cycles"], rc["gemm_cycles"]);

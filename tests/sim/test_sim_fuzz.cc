@@ -20,10 +20,10 @@ class StreamFuzzer {
   static constexpr int kEntries = 64;  // entries of each kind in the DRAM image
 
   StreamFuzzer(test::AccelHarness& h, uint64_t seed) : h_(h), c_(h.cfg), g_(seed) {
-    region_[0] = 0;                                               // inp entries
-    region_[1] = region_[0] + kEntries * c_.inp_block_bytes();    // wgt
-    region_[2] = region_[1] + kEntries * c_.wgt_block_bytes();    // acc
-    region_[3] = region_[2] + kEntries * c_.acc_block_bytes();    // out
+    region_[0] = 0;                                             // inp entries
+    region_[1] = region_[0] + kEntries * c_.inp_block_bytes();  // wgt
+    region_[2] = region_[1] + kEntries * c_.wgt_block_bytes();  // acc
+    region_[3] = region_[2] + kEntries * c_.acc_block_bytes();  // out
     bytes_ = region_[3] + kEntries * c_.out_block_bytes();
     initial = test::random_values<int8_t>(bytes_, g_(), -128, 127);
     image = h.upload(initial);
@@ -32,12 +32,24 @@ class StreamFuzzer {
   void build(int length) {
     for (int n = 0; n < length; ++n) {
       switch (r(6)) {
-        case 0: load(MemType::Inp, 0, c_.inp_block_bytes()); break;
-        case 1: load(MemType::Wgt, 1, c_.wgt_block_bytes()); break;
-        case 2: load(MemType::Acc, 2, c_.acc_block_bytes()); break;
-        case 3: gemm(); break;
-        case 4: alu(); break;
-        default: store(r(16), r(kEntries - 8), 1 + r(8)); break;
+        case 0:
+          load(MemType::Inp, 0, c_.inp_block_bytes());
+          break;
+        case 1:
+          load(MemType::Wgt, 1, c_.wgt_block_bytes());
+          break;
+        case 2:
+          load(MemType::Acc, 2, c_.acc_block_bytes());
+          break;
+        case 3:
+          gemm();
+          break;
+        case 4:
+          alu();
+          break;
+        default:
+          store(r(16), r(kEntries - 8), 1 + r(8));
+          break;
       }
     }
     store(0, 0, 32);  // observe the first out entries
@@ -53,7 +65,8 @@ class StreamFuzzer {
     if (last_ && *last_ != next) {
       bool neighbours = std::abs(int(*last_) - int(next)) == 1;
       if (!neighbours) go(Module::Compute);  // route load <-> store through compute
-      if (*last_ == Module::Compute && !emitted_compute_) h_.drv.alu(UopKernelBuilder().push(0, 0).build(), AluOp::Add, true, 0);
+      if (*last_ == Module::Compute && !emitted_compute_)
+        h_.drv.alu(UopKernelBuilder().push(0, 0).build(), AluOp::Add, true, 0);
       h_.drv.dep_push(*last_, next);
       h_.drv.dep_pop(*last_, next);
     }
@@ -67,12 +80,18 @@ class StreamFuzzer {
     uint32_t y = 1 + r(3), x = 1 + r(4), stride = x + r(3);
     uint32_t pads[4] = {r(2), r(2), r(2), r(2)};
     uint32_t start = r(kEntries - (y - 1) * stride - x + 1);
-    h_.drv.load_2d(m, r(16), image.addr + region_[region] + uint64_t(start) * entry_bytes, y, x, stride, pads[0], pads[1], pads[2], pads[3]);
+    h_.drv.load_2d(m, r(16), image.addr + region_[region] + uint64_t(start) * entry_bytes, y, x, stride, pads[0],
+                   pads[1], pads[2], pads[3]);
   }
   void gemm() {
     go(Module::Compute);
     emitted_compute_ = true;
-    auto k = UopKernelBuilder().loop(1 + r(3), r(3), r(3), r(3)).loop(1 + r(3), r(2), r(2), r(2)).push(r(8), r(8), r(8)).push(r(8), r(8), r(8)).build();
+    auto k = UopKernelBuilder()
+                 .loop(1 + r(3), r(3), r(3), r(3))
+                 .loop(1 + r(3), r(2), r(2), r(2))
+                 .push(r(8), r(8), r(8))
+                 .push(r(8), r(8), r(8))
+                 .build();
     h_.drv.gemm(k, r(4) == 0);
   }
   void alu() {
@@ -96,7 +115,8 @@ class StreamFuzzer {
 };
 
 class SimFuzz : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(Configs, SimFuzz, ::testing::Range(0, 3), [](const auto& p) { return test::test_configs()[p.param].name; });
+INSTANTIATE_TEST_SUITE_P(Configs, SimFuzz, ::testing::Range(0, 3),
+                         [](const auto& p) { return test::test_configs()[p.param].name; });
 
 TEST_P(SimFuzz, RandomStreamsMatchReferenceModel) {
   AccelConfig cfg = test::test_configs()[GetParam()];
@@ -114,8 +134,10 @@ TEST_P(SimFuzz, RandomStreamsMatchReferenceModel) {
     test::ReferenceModel ref(
         cfg,
         [&](uint64_t a, void* d, size_t n) {
-          if (in_image(a, n)) std::memcpy(d, &mem[a - base], n);
-          else h.dev->read(a, d, n);
+          if (in_image(a, n))
+            std::memcpy(d, &mem[a - base], n);
+          else
+            h.dev->read(a, d, n);
         },
         [&](uint64_t a, const void* s, size_t n) {
           ASSERT_TRUE(in_image(a, n));

@@ -58,7 +58,8 @@ TEST_P(SimInstruction, LoadWithPaddingThroughIdentityGemm) {
         int8_t want = pad ? 0 : img[(((r - py0) * stride) + (c - px0)) * B * BI + e];
         ASSERT_EQ(got[(r * pcol + c) * B * BO + e], want) << "row " << r << " col " << c << " elem " << e;
       }
-  EXPECT_EQ(counters["dma_load_bytes"], uint64_t(rows * cols * B * BI + BO * BI + 4));  // + one 4-byte micro-op (the kernel is loaded once)
+  EXPECT_EQ(counters["dma_load_bytes"],
+            uint64_t(rows * cols * B * BI + BO * BI + 4));  // + one 4-byte micro-op (the kernel is loaded once)
   EXPECT_EQ(counters["dma_load_bytes_inp"], uint64_t(rows * cols * B * BI));  // padding is not transferred
   EXPECT_EQ(counters["dma_load_bytes_wgt"], uint64_t(BO * BI));
   EXPECT_EQ(counters["dma_load_bytes_uop"], 4u);
@@ -82,11 +83,11 @@ TEST_P(SimInstruction, GemmAccumulatesAndResets) {
   auto k0 = UopKernelBuilder().push(0, 0, 0).build(), k1 = UopKernelBuilder().push(1, 0, 0).build(),
        k2 = UopKernelBuilder().push(2, 0, 0).build();
   for (auto* kk : {&k0, &k1, &k2}) h.drv.gemm(*kk, true);
-  h.drv.gemm(k0, false);              // acc0 = x.k
+  h.drv.gemm(k0, false);  // acc0 = x.k
   h.drv.gemm(k1, false);
-  h.drv.gemm(k1, false);              // acc1 = 2 x.k (wraps in int32, low byte stored)
+  h.drv.gemm(k1, false);  // acc1 = 2 x.k (wraps in int32, low byte stored)
   h.drv.gemm(k2, false);
-  h.drv.gemm(k2, true);               // acc2 reset back to 0
+  h.drv.gemm(k2, true);  // acc2 reset back to 0
   h.drv.dep_push(Module::Compute, Module::Store);
   h.drv.dep_pop(Module::Compute, Module::Store);
   h.drv.store_2d(0, out.addr, 1, 3, 3);
@@ -156,9 +157,11 @@ TEST_P(SimInstruction, LoadWithAsymmetricPaddingAtUnitStride) {
   struct Pads {
     int rows, cols, py0, py1, px0, px1;
   };
-  for (Pads p : {Pads{2, 3, 2, 0, 1, 3}, Pads{3, 2, 0, 3, 0, 1}, Pads{2, 2, 1, 2, 3, 0}, Pads{4, 1, 0, 1, 2, 0}, Pads{1, 4, 3, 1, 0, 2}}) {
-    SCOPED_TRACE("rows " + std::to_string(p.rows) + " cols " + std::to_string(p.cols) + " pads (" + std::to_string(p.py0) + "," +
-                 std::to_string(p.py1) + "," + std::to_string(p.px0) + "," + std::to_string(p.px1) + ")");
+  for (Pads p : {Pads{2, 3, 2, 0, 1, 3}, Pads{3, 2, 0, 3, 0, 1}, Pads{2, 2, 1, 2, 3, 0}, Pads{4, 1, 0, 1, 2, 0},
+                 Pads{1, 4, 3, 1, 0, 2}}) {
+    SCOPED_TRACE("rows " + std::to_string(p.rows) + " cols " + std::to_string(p.cols) + " pads (" +
+                 std::to_string(p.py0) + "," + std::to_string(p.py1) + "," + std::to_string(p.px0) + "," +
+                 std::to_string(p.px1) + ")");
     AccelHarness h(cfg);
     const int pcol = p.cols + p.px0 + p.px1, n = (p.rows + p.py0 + p.py1) * pcol, m = p.rows * p.cols;
     auto src = [&](int e) {  // DRAM entry of padded entry e, or -1 for padding
@@ -169,7 +172,8 @@ TEST_P(SimInstruction, LoadWithAsymmetricPaddingAtUnitStride) {
     auto wimg = test::random_values<int8_t>(m * BO * BI, 41, -128, 127);
     auto aimg = test::random_values<int32_t>(m * B * BO, 42, -1000000, 1000000);
     auto x = test::random_values<int8_t>(B * BI, 43, -128, 127);
-    auto di = h.upload(iimg), dw = h.upload(wimg), da = h.upload(aimg), dx = h.upload(x), deye = h.upload(identity_weights(cfg));
+    auto di = h.upload(iimg), dw = h.upload(wimg), da = h.upload(aimg), dx = h.upload(x),
+         deye = h.upload(identity_weights(cfg));
     // Garbage loaded first where the padded blocks go: padding must overwrite it with zeros.
     auto gi = h.upload(test::random_values<int8_t>(n * B * BI, 44, 1, 127));
     auto gw = h.upload(test::random_values<int8_t>(n * BO * BI, 45, 1, 127));
@@ -206,7 +210,8 @@ TEST_P(SimInstruction, LoadWithAsymmetricPaddingAtUnitStride) {
             for (int q = 0; q < BI; ++q) dot += int32_t(x[b * BI + q]) * wimg[(s * BO + o) * BI + q];
           ASSERT_EQ(got[(e * B + b) * BO + o], s < 0 ? 0 : iimg[(s * B + b) * BI + o]) << "input entry " << e;
           ASSERT_EQ(got[((n + e) * B + b) * BO + o], int8_t(dot)) << "weight entry " << e;
-          ASSERT_EQ(got[((2 * n + e) * B + b) * BO + o], s < 0 ? 0 : int8_t(aimg[(s * B + b) * BO + o])) << "accumulator entry " << e;
+          ASSERT_EQ(got[((2 * n + e) * B + b) * BO + o], s < 0 ? 0 : int8_t(aimg[(s * B + b) * BO + o]))
+              << "accumulator entry " << e;
         }
   }
 }
@@ -219,7 +224,9 @@ TEST_P(SimInstruction, DmaRowsAcross4KiBBoundaries) {
   if (BI != BO) GTEST_SKIP();
   AccelHarness h(cfg);
   const int Ei = B * BI, Ew = BO * BI, Ea = B * BO * 4, Eo = B * BO;
-  auto below = [](int entry) { return std::max(1, (48 + entry - 1) / entry); };  // entries in 3 beats of 16 bytes (at least one)
+  auto below = [](int entry) {
+    return std::max(1, (48 + entry - 1) / entry);
+  };  // entries in 3 beats of 16 bytes (at least one)
   const uint64_t region = h.dev->alloc(16 * 4096, 4096);
   // A row start `below(entry)` entries before the 4 KiB page `page` of the region begins.
   auto at = [&](int page, int entry) { return region + uint64_t(page) * 4096 - uint64_t(below(entry)) * entry; };
@@ -248,8 +255,8 @@ TEST_P(SimInstruction, DmaRowsAcross4KiBBoundaries) {
   h.drv.dep_push(Module::Load, Module::Compute);
   h.drv.dep_pop(Module::Load, Module::Compute);
   h.drv.gemm(UopKernelBuilder().loop(total, 1, 0, 0).push(0, 0, 0).build(), true);
-  h.drv.gemm(UopKernelBuilder().loop(2 * xi, 1, 1, 0).push(0, 0, 0).build(), false);           // copies of the input rows
-  h.drv.gemm(UopKernelBuilder().loop(2 * xw, 1, 0, 1).push(a1, 2 * xi, 1).build(), false);     // x . each weight entry
+  h.drv.gemm(UopKernelBuilder().loop(2 * xi, 1, 1, 0).push(0, 0, 0).build(), false);        // copies of the input rows
+  h.drv.gemm(UopKernelBuilder().loop(2 * xw, 1, 0, 1).push(a1, 2 * xi, 1).build(), false);  // x . each weight entry
   h.drv.gemm(UopKernelBuilder().loop(longx, 1, 1, 0).push(a3, 2 * xi + 1, 0).build(), false);  // copy of the long row
   h.drv.load_2d(MemType::Acc, a2, at(5, Ea), 2, xa, 4096 / Ea);
   h.drv.alu(UopKernelBuilder().loop(2 * xa, 1, 1).push(a2, a2).build(), AluOp::Add, true, 0);
@@ -279,8 +286,9 @@ TEST_P(SimInstruction, DmaRowsAcross4KiBBoundaries) {
         } else {
           want = ilong[((e - a3) * B + b) * BI + o];
         }
-        ASSERT_EQ(got[(size_t(e) * B + b) * BO + o], want) << "out entry " << e << " (inp rows < " << a1 << " <= weights < " << a2
-                                                             << " <= accumulators < " << a3 << " <= long row)";
+        ASSERT_EQ(got[(size_t(e) * B + b) * BO + o], want)
+            << "out entry " << e << " (inp rows < " << a1 << " <= weights < " << a2 << " <= accumulators < " << a3
+            << " <= long row)";
       }
   // Nothing was written past the end of a stored row.
   int8_t after = 1;
@@ -306,9 +314,10 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   for (int e = 0; e < 8 && e < n; ++e) a[e] = extremes[e];
   std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -40, 40);
   for (int e = 0; e < 6 && e < n; ++e) shifts[e] = std::vector<int32_t>{31, 25, -31, 32, -33, 28}[e];
-  for (AluCase t : {AluCase{AluOp::Min, false, 0}, AluCase{AluOp::Max, false, 0}, AluCase{AluOp::Add, false, 0}, AluCase{AluOp::Mul, false, 0},
-                    AluCase{AluOp::Shr, false, 0}, AluCase{AluOp::Min, true, 77}, AluCase{AluOp::Max, true, -5}, AluCase{AluOp::Add, true, -300},
-                    AluCase{AluOp::Mul, true, 3}, AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}, AluCase{AluOp::Shr, true, 25},
+  for (AluCase t : {AluCase{AluOp::Min, false, 0}, AluCase{AluOp::Max, false, 0}, AluCase{AluOp::Add, false, 0},
+                    AluCase{AluOp::Mul, false, 0}, AluCase{AluOp::Shr, false, 0}, AluCase{AluOp::Min, true, 77},
+                    AluCase{AluOp::Max, true, -5}, AluCase{AluOp::Add, true, -300}, AluCase{AluOp::Mul, true, 3},
+                    AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}, AluCase{AluOp::Shr, true, 25},
                     AluCase{AluOp::Shr, true, 31}, AluCase{AluOp::Shr, true, -27}}) {
     SCOPED_TRACE(std::string(to_string(t.op)) + (t.imm ? " imm " + std::to_string(t.value) : ""));
     AccelHarness h(cfg);
@@ -330,11 +339,21 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
     for (int e = 0; e < n; ++e) {
       int64_t x = a[e], y = t.imm ? t.value : second[e], r = 0;
       switch (t.op) {
-        case AluOp::Min: r = std::min(x, y); break;
-        case AluOp::Max: r = std::max(x, y); break;
-        case AluOp::Add: r = x + y; break;
-        case AluOp::Mul: r = x * y; break;
-        case AluOp::Shr: r = y >= 0 ? x >> std::min<int64_t>(y, 31) : x << std::min<int64_t>(-y, 31); break;
+        case AluOp::Min:
+          r = std::min(x, y);
+          break;
+        case AluOp::Max:
+          r = std::max(x, y);
+          break;
+        case AluOp::Add:
+          r = x + y;
+          break;
+        case AluOp::Mul:
+          r = x * y;
+          break;
+        case AluOp::Shr:
+          r = y >= 0 ? x >> std::min<int64_t>(y, 31) : x << std::min<int64_t>(-y, 31);
+          break;
       }
       const int32_t want = int32_t(uint32_t(uint64_t(r)));
       ASSERT_EQ(got[e], int8_t(want)) << "element " << e << " a=" << x << " b=" << y;

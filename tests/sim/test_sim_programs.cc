@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "accel/accel_harness.h"
-#include "loom/accel/examples.h"
 #include "common/temp_dir.h"
+#include "loom/accel/examples.h"
 
 namespace loom::accel {
 using loom::ConfigError;
@@ -25,8 +25,10 @@ TEST_P(SimPrograms, BlockedMatmulMatchesReference) {
   AccelConfig cfg = test::test_configs()[GetParam()];
   const int M = 6 * cfg.batch, N = 3 * cfg.block_out, K = 4 * cfg.block_in;
   AccelHarness h(cfg);
-  auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127), w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
-  auto da = h.upload(pack_blocks(a, M, K, cfg.batch, cfg.block_in)), dw = h.upload(pack_blocks(w, N, K, cfg.block_out, cfg.block_in));
+  auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127),
+       w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
+  auto da = h.upload(pack_blocks(a, M, K, cfg.batch, cfg.block_in)),
+       dw = h.upload(pack_blocks(w, N, K, cfg.block_out, cfg.block_in));
   auto dc = h.drv.alloc(size_t(M) * N);
   emit_blocked_matmul(h.drv, da, dw, dc, M, N, K);
   auto counters = h.drv.synchronize();
@@ -49,7 +51,8 @@ TEST_P(SimPrograms, Conv2dLayerWithRequantize) {
   AccelConfig cfg = test::test_configs()[GetParam()];
   const int N = cfg.batch, CI = cfg.block_in, CO = cfg.block_out, H = 14, W = 14, shift = 8;
   AccelHarness h(cfg);
-  auto x = test::random_values<int8_t>(N * CI * H * W, 10, -128, 127), k = test::random_values<int8_t>(CO * CI * 9, 11, -128, 127);
+  auto x = test::random_values<int8_t>(N * CI * H * W, 10, -128, 127),
+       k = test::random_values<int8_t>(CO * CI * 9, 11, -128, 127);
   // Input as [H][W] entries of [N][CI], weights as [ky][kx] entries of [CO][CI].
   std::vector<int8_t> xp(x.size()), kp(k.size());
   for (int n = 0; n < N; ++n)

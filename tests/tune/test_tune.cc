@@ -12,18 +12,18 @@
 #include "common/error_text.h"
 #include "common/temp_dir.h"
 #include "common/test_util.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/reference.h"
 #include "loom/ops/accel_operators.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
-#include "loom/graph/builtin_models.h"
-#include "loom/graph/reference.h"
-#include "loom/runtime/graph_executor.h"
 #include "loom/tune/apply_log.h"
-#include "loom/tune/tuner.h"
 #include "loom/tune/cost_model.h"
+#include "loom/tune/tuner.h"
 
 namespace loom::tune {
 namespace {
@@ -145,7 +145,8 @@ TEST(Tuner, TunedInt8ConvsMatchPlainLoops) {
     std::vector<void*> ptrs;
     for (auto& a : args) ptrs.push_back(a.raw_data());
     m.get_function("kernel")(ptrs.data());
-    const NDArray &x = args[0], &w = args[1], &y = args[2];  // x [1, 2, 9, 9, 8], w [2, 2, 3, 3, 8/G, 8, G], y [1, 2, 9, 9, 8]
+    const NDArray &x = args[0], &w = args[1],
+                  &y = args[2];  // x [1, 2, 9, 9, 8], w [2, 2, 3, 3, 8/G, 8, G], y [1, 2, 9, 9, 8]
     for (int64_t o_ = 0; o_ < 16; ++o_)
       for (int64_t oy = 0; oy < 9; ++oy)
         for (int64_t ox = 0; ox < 9; ++ox) {
@@ -155,14 +156,21 @@ TEST(Tuner, TunedInt8ConvsMatchPlainLoops) {
               for (int64_t kx = 0; kx < 3; ++kx) {
                 int64_t iy = oy + ky - 1, ix = ox + kx - 1;
                 if (iy < 0 || iy >= 9 || ix < 0 || ix >= 9) continue;
-                int64_t wi = ((((((o_ / b) * 2 + c / b) * 3 + ky) * 3 + kx) * (b / group) + (c % b) / group) * b + o_ % b) * group + c % group;
-                want += int64_t(x.get_as_double((((c / b) * 9 + iy) * 9 + ix) * b + c % b)) * int64_t(w.get_as_double(wi));
+                int64_t wi =
+                    ((((((o_ / b) * 2 + c / b) * 3 + ky) * 3 + kx) * (b / group) + (c % b) / group) * b + o_ % b) *
+                        group +
+                    c % group;
+                want +=
+                    int64_t(x.get_as_double((((c / b) * 9 + iy) * 9 + ix) * b + c % b)) * int64_t(w.get_as_double(wi));
               }
-          ASSERT_EQ(int64_t(y.get_as_double((((o_ / b) * 9 + oy) * 9 + ox) * b + o_ % b)), want) << o_ << " " << oy << " " << ox;
+          ASSERT_EQ(int64_t(y.get_as_double((((o_ / b) * 9 + oy) * 9 + ox) * b + o_ % b)), want)
+              << o_ << " " << oy << " " << ox;
         }
   }
   EXPECT_EQ(make_conv2d_nchwc_template(cs, b, codegen::target_info())->op(), "conv2d_nchwc");
-  EXPECT_NE(test::error_text<ShapeError>([&] { make_conv2d_nchwc_template(cs, b, codegen::target_info(), 3); }).find("int8 groups of 3"),
+  EXPECT_NE(test::error_text<ShapeError>([&] {
+              make_conv2d_nchwc_template(cs, b, codegen::target_info(), 3);
+            }).find("int8 groups of 3"),
             std::string::npos);
 }
 
@@ -181,9 +189,12 @@ class BrokenGemm : public Template {
   runtime::Module build(const Config& c) const override {
     if (!c.at("wrong")) return inner_->build(inner_->default_config());
     // 1: A + B instead of A x B (cheap, and wrong); 2: 0 / 0 everywhere (NaN).
-    ir::Tensor A = ir::placeholder({32, 32}, DataType::Float(32), "A"), B = ir::placeholder({32, 32}, DataType::Float(32), "B");
+    ir::Tensor A = ir::placeholder({32, 32}, DataType::Float(32), "A"),
+               B = ir::placeholder({32, 32}, DataType::Float(32), "B");
     const bool nan = c.at("wrong") == 2;
-    ir::Tensor C = ir::compute({32, 32}, [&](ir::Var i, ir::Var j) { return nan ? (A(i, j) - A(i, j)) / (B(i, j) - B(i, j)) : A(i, j) + B(i, j); }, "C");
+    ir::Tensor C = ir::compute(
+        {32, 32},
+        [&](ir::Var i, ir::Var j) { return nan ? (A(i, j) - A(i, j)) / (B(i, j) - B(i, j)) : A(i, j) + B(i, j); }, "C");
     schedule::Schedule s({C});
     return codegen::build_llvm({schedule::lower(s, {A, B, C}, "kernel")});
   }
@@ -203,7 +214,8 @@ TEST(Tuner, AConfigurationWithAWrongResultIsReportedAndNeverChosen) {
   ASSERT_EQ(r.trials.size(), 3u);
   for (size_t i = 1; i < 3; ++i) {
     EXPECT_FALSE(r.trials[i].ok) << config_str(r.trials[i].config);
-    EXPECT_NE(r.trials[i].error.find("wrong result: relative error"), std::string::npos) << r.trials[i].error;  // NaN too
+    EXPECT_NE(r.trials[i].error.find("wrong result: relative error"), std::string::npos)
+        << r.trials[i].error;  // NaN too
   }
   EXPECT_EQ(r.best.config, t.default_config());
 }
@@ -226,7 +238,8 @@ TEST(CostModel, LearnsTheRankingOfAKnownFunction) {
   std::vector<std::vector<float>> x;
   std::vector<float> y;
   for (int a = 0; a < 8; ++a)
-    for (int b = 0; b < 10; b += 2) x.push_back({float(a), float(b)}), y.push_back(-float((a - 3) * (a - 3)) - 0.5f * float((b - 5) * (b - 5)));
+    for (int b = 0; b < 10; b += 2)
+      x.push_back({float(a), float(b)}), y.push_back(-float((a - 3) * (a - 3)) - 0.5f * float((b - 5) * (b - 5)));
   CostModel m;
   m.fit(x, y);
   std::vector<std::vector<float>> probe = {{3, 5}, {0, 0}, {7, 9}, {3, 9}};
@@ -316,8 +329,10 @@ TEST(ApplyLog, ALinkedProgramBuildsWithALoggedTile) {
 TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
   test::TestDir dir;
   std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
-  std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --trials 3 --repeats 1 -q --log " + log + " > " + out +
-                    " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --tuning-log " + log + " -o " + model + " >> " + out + " 2>&1";
+  std::string cmd = std::string(LOOM_TOOL) +
+                    " tune model --model resnet18 --image 32 --trials 3 --repeats 1 -q --log " + log + " > " + out +
+                    " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --tuning-log " + log + " -o " + model +
+                    " >> " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::string text = file_text(out);
   ASSERT_NE(text.find("distinct blocked conv2d kernels"), std::string::npos) << text;
@@ -330,9 +345,11 @@ TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
 TEST(LoomTune, Int8ModelKernelsTunedAndReadByCompile) {
   test::TestDir dir;
   std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
-  std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --quantize int8 --trials 2 --repeats 1 -q --log " + log +
-                    " > " + out + " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --quantize int8 --calibrate 2 --tuning-log " + log +
-                    " -o " + model + " >> " + out + " 2>&1";
+  std::string cmd = std::string(LOOM_TOOL) +
+                    " tune model --model resnet18 --image 32 --quantize int8 --trials 2 --repeats 1 -q --log " + log +
+                    " > " + out + " 2>&1 && " + LOOM_TOOL +
+                    " compile resnet18 --image 32 -q --quantize int8 --calibrate 2 --tuning-log " + log + " -o " +
+                    model + " >> " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::string text = file_text(out);
   ASSERT_NE(text.find("resnet18 (int8): "), std::string::npos) << text;
@@ -362,9 +379,13 @@ TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
   ops::ConvShape conv{14, 14, 2, 2, 3, 3, 1, true};
   std::vector<Config> space = t->space();
   EXPECT_GT(space.size(), 20u);
-  for (const Config& c : space) EXPECT_NO_THROW(ops::check_conv_tiling(conv, accel_conv_tiling(c), lim)) << config_str(c);
+  for (const Config& c : space)
+    EXPECT_NO_THROW(ops::check_conv_tiling(conv, accel_conv_tiling(c), lim)) << config_str(c);
   ops::AccelConvTiling def = ops::choose_conv_tiling(conv, 2, lim);
-  EXPECT_EQ(t->default_config(), (Config{{"h_block", def.h_block}, {"w_block", def.w_block}, {"oc_blocks", def.oc_blocks}, {"virtual_threads", def.virtual_threads}}));
+  EXPECT_EQ(t->default_config(), (Config{{"h_block", def.h_block},
+                                         {"w_block", def.w_block},
+                                         {"oc_blocks", def.oc_blocks},
+                                         {"virtual_threads", def.virtual_threads}}));
   TuneOptions o;
   o.trials = 12;
   o.initial = 4;
@@ -389,18 +410,22 @@ TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
   for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << "element " << i;
   // A backend that counts no cycles cannot decide anything: a clear error, not a zero-cycle win.
   auto fsim = make_accel_conv2d_template(s, cfg, "fsim");
-  EXPECT_NE(test::error_text<DeviceError>([&] { fsim->simulate(fsim->default_config(), 1); }).find("counts no cycles"), std::string::npos);
+  EXPECT_NE(test::error_text<DeviceError>([&] { fsim->simulate(fsim->default_config(), 1); }).find("counts no cycles"),
+            std::string::npos);
   Conv2dShape bad = s;
   bad.in_channels = 48;
-  EXPECT_NE(test::error_text<ShapeError>([&] { make_accel_conv2d_template(bad, cfg); }).find("not whole blocks"), std::string::npos);
+  EXPECT_NE(test::error_text<ShapeError>([&] { make_accel_conv2d_template(bad, cfg); }).find("not whole blocks"),
+            std::string::npos);
 }
 
 TEST(LoomTune, AcceleratorConvsTunedAndReadByCompile) {
   if (!have_rtl()) GTEST_SKIP() << "built without the RTL simulation";
   test::TestDir dir;
   std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
-  std::string cmd = std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --target accel --trials 3 -q --log " + log + " > " + out +
-                    " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --quantize int8 --target accel --tuning-log " + log + " -o " +
+  std::string cmd = std::string(LOOM_TOOL) +
+                    " tune model --model resnet18 --image 32 --target accel --trials 3 -q --log " + log + " > " + out +
+                    " 2>&1 && " + LOOM_TOOL +
+                    " compile resnet18 --image 32 -q --quantize int8 --target accel --tuning-log " + log + " -o " +
                     model + " >> " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::string text = file_text(out);
@@ -414,12 +439,14 @@ TEST(LoomTune, AcceleratorConvsTunedAndReadByCompile) {
 TEST(LoomTune, CommandLineTunesAndLogs) {
   test::TestDir dir;
   std::string log = dir.file("t.jsonl"), out = dir.file("out.txt");
-  std::string cmd = std::string(LOOM_TOOL) + " tune gemm --size 48 --trials 5 --repeats 2 -q --log " + log + " > " + out + " 2>&1";
+  std::string cmd =
+      std::string(LOOM_TOOL) + " tune gemm --size 48 --trials 5 --repeats 2 -q --log " + log + " > " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::string text = file_text(out);
   EXPECT_NE(text.find("tuned:"), std::string::npos) << text;
   EXPECT_NE(text.find("5 trials (0 failed)"), std::string::npos) << text;
-  EXPECT_TRUE(best_from_log(log, "gemm", {48, 48, 48}, target_key(codegen::target_info(), runtime::num_threads())).has_value());
+  EXPECT_TRUE(
+      best_from_log(log, "gemm", {48, 48, 48}, target_key(codegen::target_info(), runtime::num_threads())).has_value());
 }
 
 }  // namespace

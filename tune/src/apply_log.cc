@@ -11,8 +11,8 @@ std::unique_ptr<Template> conv_kernel_template(const graph::ConvKernelKey& key, 
   return make_conv2d_nchwc_template(key.layer, key.block, target, int(key.int8_group));
 }
 
-std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(std::shared_ptr<const TuningLog> log,
-                                                                                                    std::shared_ptr<LogLookups> lookups) {
+std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(
+    std::shared_ptr<const TuningLog> log, std::shared_ptr<LogLookups> lookups) {
   codegen::TargetInfo info = codegen::target_info();
   std::string target = target_key(info, runtime::num_threads());
   return [log, lookups, info, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
@@ -32,7 +32,8 @@ std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> co
 
 std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& c, const accel::AccelConfig& config) {
   if (c.out_h != c.out_w || c.kernel_h != c.kernel_w)
-    LOOM_THROW(ShapeError, "accelerator conv ", c.out_h, "x", c.out_w, " with a ", c.kernel_h, "x", c.kernel_w, " kernel: the tuner takes square ones");
+    LOOM_THROW(ShapeError, "accelerator conv ", c.out_h, "x", c.out_w, " with a ", c.kernel_h, "x", c.kernel_w,
+               " kernel: the tuner takes square ones");
   Conv2dShape s;
   s.in_channels = c.ic_blocks * config.block_in;
   s.out_channels = c.oc_blocks * config.block_out;
@@ -43,13 +44,14 @@ std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& c, const acc
   return make_accel_conv2d_template(s, config, "rtl");
 }
 
-std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(std::shared_ptr<const TuningLog> log,
-                                                                                                     const accel::AccelConfig& config,
-                                                                                                     std::shared_ptr<LogLookups> lookups) {
+std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(
+    std::shared_ptr<const TuningLog> log, const accel::AccelConfig& config, std::shared_ptr<LogLookups> lookups) {
   std::string target = accel_target_key(config, "rtl");
   return [log, lookups, target](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
     ++lookups->looked_up;
-    auto found = log->best("accel_conv2d", accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride), target);
+    auto found =
+        log->best("accel_conv2d",
+                  accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride), target);
     if (!found) return std::nullopt;
     ++lookups->found;
     try {
@@ -86,7 +88,9 @@ std::vector<ops::ConvShape> model_accel_convs(graph::Graph model, const accel::A
   graph::BuildOptions bo;
   bo.accel = config;
   bo.accel_conv_tiling = [&](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
-    if (seen.insert(accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride)).second) shapes.push_back(c);
+    if (seen.insert(accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride))
+            .second)
+      shapes.push_back(c);
     return std::nullopt;
   };
   graph::build(std::move(model), bo);

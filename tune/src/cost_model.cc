@@ -52,7 +52,8 @@ CostModel::~CostModel() = default;
 bool CostModel::available() { return true; }
 
 void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y) {
-  if (x.empty() || x.size() != y.size()) LOOM_THROW(RuntimeError, "cost model: ", x.size(), " rows and ", y.size(), " targets");
+  if (x.empty() || x.size() != y.size())
+    LOOM_THROW(RuntimeError, "cost model: ", x.size(), " rows and ", y.size(), " targets");
   Matrix m{matrix(x)};
   DMatrixHandle d = m.h;
   check(XGDMatrixSetFloatInfo(d, "label", y.data(), y.size()), "XGDMatrixSetFloatInfo");
@@ -60,8 +61,12 @@ void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<
   impl_->booster = nullptr;
   check(XGBoosterCreate(&d, 1, &impl_->booster), "XGBoosterCreate");
   // Small trees on few samples; one thread (the machine's cores time the candidates).
-  for (auto [k, v] : {std::pair{"objective", "reg:squarederror"}, {"max_depth", "4"}, {"eta", "0.3"}, {"min_child_weight", "1"},
-                      {"nthread", "1"}, {"verbosity", "0"}})
+  for (auto [k, v] : {std::pair{"objective", "reg:squarederror"},
+                      {"max_depth", "4"},
+                      {"eta", "0.3"},
+                      {"min_child_weight", "1"},
+                      {"nthread", "1"},
+                      {"verbosity", "0"}})
     check(XGBoosterSetParam(impl_->booster, k, v), "XGBoosterSetParam");
   for (int it = 0; it < 40; ++it) check(XGBoosterUpdateOneIter(impl_->booster, it, d), "XGBoosterUpdateOneIter");
 }

@@ -12,7 +12,8 @@
 
 namespace loom::tune {
 
-std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w, int stride) {
+std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w,
+                                    int stride) {
   return {out_h, out_w, oc_blocks, ic_blocks, kernel_h, kernel_w, stride};
 }
 
@@ -25,7 +26,8 @@ namespace {
 // The accelerator templates take square layers of batch 1 (ops::AccelOpSpec's size).
 void check_square(const Conv2dShape& s) {
   if (s.height != s.width || s.batch != 1)
-    LOOM_THROW(ShapeError, "accel_conv2d template: the layer must be square with batch 1, got batch ", s.batch, ", ", s.height, "x", s.width);
+    LOOM_THROW(ShapeError, "accel_conv2d template: the layer must be square with batch 1, got batch ", s.batch, ", ",
+               s.height, "x", s.width);
 }
 
 }  // namespace
@@ -56,21 +58,30 @@ class AccelConv2dTemplate : public Template {
       : s_(s), cfg_(std::move(config)), device_(std::move(device)), limits_(ops::accel_target(cfg_).limits) {
     check_square(s);
     if (s.in_channels % cfg_.block_in || s.out_channels % cfg_.block_out)
-      LOOM_THROW(ShapeError, "accel_conv2d template: ", s.in_channels, " -> ", s.out_channels, " channels are not whole blocks of ", cfg_.block_in,
-                 " -> ", cfg_.block_out, " (config '", cfg_.name, "')");
+      LOOM_THROW(ShapeError, "accel_conv2d template: ", s.in_channels, " -> ", s.out_channels,
+                 " channels are not whole blocks of ", cfg_.block_in, " -> ", cfg_.block_out, " (config '", cfg_.name,
+                 "')");
     if (s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1)
-      LOOM_THROW(ShapeError, "accel_conv2d template: size ", s.height, ", kernel ", s.kernel, ", stride ", s.stride, ", pad ", s.pad,
-                 " give no output");
+      LOOM_THROW(ShapeError, "accel_conv2d template: size ", s.height, ", kernel ", s.kernel, ", stride ", s.stride,
+                 ", pad ", s.pad, " give no output");
     // The shape compiled models tile, bias included (it takes accumulator entries), so a tuned
     // tiling is valid for the layer in a model too.
     const int out = int(s.out_height());
-    conv_ = ops::ConvShape{out, out, int(s.out_channels / cfg_.block_out), int(s.in_channels / cfg_.block_in), int(s.kernel), int(s.kernel), int(s.stride), true};
+    conv_ = ops::ConvShape{out,
+                           out,
+                           int(s.out_channels / cfg_.block_out),
+                           int(s.in_channels / cfg_.block_in),
+                           int(s.kernel),
+                           int(s.kernel),
+                           int(s.stride),
+                           true};
     sim::register_backends();
   }
   Measure measure() const override { return Measure::Cycles; }
   std::string op() const override { return "accel_conv2d"; }
   std::vector<int64_t> shape() const override {
-    return accel_conv_key(conv_.out_h, conv_.out_w, conv_.oc_blocks, conv_.ic_blocks, conv_.kernel_h, conv_.kernel_w, conv_.stride);
+    return accel_conv_key(conv_.out_h, conv_.out_w, conv_.oc_blocks, conv_.ic_blocks, conv_.kernel_h, conv_.kernel_w,
+                          conv_.stride);
   }
   std::vector<Knob> knobs() const override {
     return {{"h_block", divisors(conv_.out_h, conv_.out_h)},
@@ -91,25 +102,32 @@ class AccelConv2dTemplate : public Template {
   Config default_config() const override {
     // What a compiled model uses without a tuning log (graph/build_accel.cc).
     ops::AccelConvTiling t = ops::choose_conv_tiling(conv_, 2, limits_);
-    return {{"h_block", t.h_block}, {"w_block", t.w_block}, {"oc_blocks", t.oc_blocks}, {"virtual_threads", t.virtual_threads}};
+    return {{"h_block", t.h_block},
+            {"w_block", t.w_block},
+            {"oc_blocks", t.oc_blocks},
+            {"virtual_threads", t.virtual_threads}};
   }
   std::vector<float> features(const Config& c) const override {
     ops::AccelConvTiling t = accel_conv_tiling(c);
-    double in_h = (t.h_block - 1) * conv_.stride + conv_.kernel_h, in_w = (t.w_block - 1) * conv_.stride + conv_.kernel_w;
+    double in_h = (t.h_block - 1) * conv_.stride + conv_.kernel_h,
+           in_w = (t.w_block - 1) * conv_.stride + conv_.kernel_w;
     double tiles = double(conv_.out_h / t.h_block) * (conv_.out_w / t.w_block) * (conv_.oc_blocks / t.oc_blocks);
-    double gemm_per_load = double(t.oc_blocks) * t.h_block * t.w_block * conv_.kernel_h * conv_.kernel_w;  // GEMM steps per input block
+    double gemm_per_load =
+        double(t.oc_blocks) * t.h_block * t.w_block * conv_.kernel_h * conv_.kernel_w;  // GEMM steps per input block
     return {float(t.h_block),
             float(t.w_block),
             float(t.oc_blocks),
             float(t.virtual_threads),
-            float(std::log2(tiles * conv_.ic_blocks)),                              // instruction groups
-            float(in_h * in_w / (t.h_block * t.w_block)),                           // input entries loaded per output entry (halo)
-            float(double(conv_.out_h / t.h_block) * (conv_.out_w / t.w_block)),    // weight reloads
-            float(gemm_per_load / (in_h * in_w + 16.0 * t.oc_blocks * conv_.kernel_h * conv_.kernel_w)),  // compute per loaded beat
+            float(std::log2(tiles * conv_.ic_blocks)),     // instruction groups
+            float(in_h * in_w / (t.h_block * t.w_block)),  // input entries loaded per output entry (halo)
+            float(double(conv_.out_h / t.h_block) * (conv_.out_w / t.w_block)),  // weight reloads
+            float(gemm_per_load /
+                  (in_h * in_w + 16.0 * t.oc_blocks * conv_.kernel_h * conv_.kernel_w)),  // compute per loaded beat
             float(double(t.oc_blocks) * t.h_block * t.w_block * t.virtual_threads / double(limits_.acc))};
   }
   double flops() const override {
-    return 2.0 * cfg_.batch * double(s_.out_channels) * s_.in_channels * s_.kernel * s_.kernel * conv_.out_h * conv_.out_w;
+    return 2.0 * cfg_.batch * double(s_.out_channels) * s_.in_channels * s_.kernel * s_.kernel * conv_.out_h *
+           conv_.out_w;
   }
   Simulated simulate(const Config& c, uint64_t seed) const override {
     ops::AccelOperator a = accel_conv2d_operator(s_, cfg_, c);
@@ -118,7 +136,8 @@ class AccelConv2dTemplate : public Template {
     std::unique_ptr<AccelDevice> dev = make_accel_device(device_, cfg_.to_json());
     codegen::AccelRunStats stats = m.run(*dev, args);
     if (stats.cycles == 0)
-      LOOM_THROW(DeviceError, "accelerator backend '", device_, "' counts no cycles: tune on a cycle-accurate backend (rtl)");
+      LOOM_THROW(DeviceError, "accelerator backend '", device_,
+                 "' counts no cycles: tune on a cycle-accurate backend (rtl)");
     return {stats.cycles, args.back()};
   }
 
@@ -132,7 +151,8 @@ class AccelConv2dTemplate : public Template {
 
 }  // namespace
 
-std::unique_ptr<Template> make_accel_conv2d_template(const Conv2dShape& shape, const accel::AccelConfig& config, const std::string& device) {
+std::unique_ptr<Template> make_accel_conv2d_template(const Conv2dShape& shape, const accel::AccelConfig& config,
+                                                     const std::string& device) {
   return std::make_unique<AccelConv2dTemplate>(shape, config, device);
 }
 

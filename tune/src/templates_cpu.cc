@@ -19,7 +19,8 @@ using ir::Expr;
 using ir::Tensor;
 
 std::string target_key(const codegen::TargetInfo& target, int threads) {
-  return "cpu=" + target.cpu + " vector_bits=" + std::to_string(target.vector_bits) + " threads=" + std::to_string(threads);
+  return "cpu=" + target.cpu + " vector_bits=" + std::to_string(target.vector_bits) +
+         " threads=" + std::to_string(threads);
 }
 
 namespace {
@@ -31,7 +32,6 @@ codegen::LLVMOptions options_for(const codegen::TargetInfo& t) {
   return o;
 }
 
-
 std::vector<int> upto(int64_t n) {
   std::vector<int> v;
   for (int64_t i = 1; i <= n; ++i) v.push_back(int(i));
@@ -40,31 +40,48 @@ std::vector<int> upto(int64_t n) {
 
 class GemmTemplate : public Template {
  public:
-  GemmTemplate(int64_t M, int64_t N, int64_t K, codegen::TargetInfo target) : M_(M), N_(N), K_(K), t_(std::move(target)) {
-    if (M < 1 || N < 1 || K < 1) LOOM_THROW(ShapeError, "gemm template: sizes ", M, "x", N, "x", K, " must be positive");
+  GemmTemplate(int64_t M, int64_t N, int64_t K, codegen::TargetInfo target)
+      : M_(M), N_(N), K_(K), t_(std::move(target)) {
+    if (M < 1 || N < 1 || K < 1)
+      LOOM_THROW(ShapeError, "gemm template: sizes ", M, "x", N, "x", K, " must be positive");
   }
   std::string op() const override { return "gemm"; }
   std::vector<int64_t> shape() const override { return {M_, N_, K_}; }
   std::vector<Knob> knobs() const override {
-    return {{"mr", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}}, {"nv", {1, 2, 3, 4}}, {"k_unroll", {1, 2, 4, 8}}, {"form", {0, 1, 2}}};
+    return {{"mr", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}},
+            {"nv", {1, 2, 3, 4}},
+            {"k_unroll", {1, 2, 4, 8}},
+            {"form", {0, 1, 2}}};
   }
   bool valid(const Config& c) const override {
     int mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll"), form = knob(c, "form");
     if (mr < 1 || nv < 1 || ku < 1 || form < 0 || form > 2) return false;  // a hand-edited log
     // Dot products along K: one vector of partial sums per row, only for one column of B.
-    if (form == int(ops::GemmForm::DotK)) return N_ == 1 && nv == 1 && K_ % t_.float32_lanes() == 0 && mr + 2 <= t_.vector_registers;
+    if (form == int(ops::GemmForm::DotK))
+      return N_ == 1 && nv == 1 && K_ % t_.float32_lanes() == 0 && mr + 2 <= t_.vector_registers;
     // Accumulators, the B vectors and the broadcast A element must fit the register file.
     return mr * nv + nv + 1 <= t_.vector_registers && K_ % ku == 0 && mr <= M_;
   }
   Config default_config() const override {
     ops::GemmTiling g = ops::gemm_tiling_for(t_.float32_lanes(), t_.vector_registers, M_, N_, K_);
-    return {{"mr", g.mr}, {"nv", g.nr / t_.float32_lanes()}, {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1}, {"form", int(g.form)}};
+    return {{"mr", g.mr},
+            {"nv", g.nr / t_.float32_lanes()},
+            {"k_unroll", K_ % g.k_unroll == 0 ? g.k_unroll : 1},
+            {"form", int(g.form)}};
   }
   std::vector<float> features(const Config& c) const override {
     double mr = knob(c, "mr"), nv = knob(c, "nv"), ku = knob(c, "k_unroll"), nr = nv * t_.float32_lanes();
     double tiles_n = std::ceil(N_ / nr), tiles_m = std::ceil(M_ / mr);
-    return {float(mr), float(nv), float(ku), float(mr * nv), float((mr + nv) / (mr * nv)), float(mr * nv + nv + 1) / t_.vector_registers,
-            float(tiles_n / runtime::num_threads()), float(1 - N_ / (tiles_n * nr)), float(1 - M_ / (tiles_m * mr)), float(knob(c, "form")),
+    return {float(mr),
+            float(nv),
+            float(ku),
+            float(mr * nv),
+            float((mr + nv) / (mr * nv)),
+            float(mr * nv + nv + 1) / t_.vector_registers,
+            float(tiles_n / runtime::num_threads()),
+            float(1 - N_ / (tiles_n * nr)),
+            float(1 - M_ / (tiles_m * mr)),
+            float(knob(c, "form")),
             float(M_)};
   }
   double flops() const override { return 2.0 * double(M_) * double(N_) * double(K_); }
@@ -96,8 +113,8 @@ class GemmTemplate : public Template {
 class Conv2dTemplate : public Template {
  public:
   Conv2dTemplate(const Conv2dShape& s, codegen::TargetInfo target) : s_(s), t_(std::move(target)) {
-    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1 ||
-        s.out_width() < 1)
+    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 ||
+        s.out_height() < 1 || s.out_width() < 1)
       LOOM_THROW(ShapeError, "conv2d template: invalid shape");
   }
   std::string op() const override { return "conv2d_nchw"; }
@@ -108,7 +125,10 @@ class Conv2dTemplate : public Template {
     std::vector<int> oc;
     for (int v : divisors(s_.out_channels, s_.out_channels))
       if (v % t_.float32_lanes() == 0 || v == s_.out_channels) oc.push_back(v);
-    return {{"oc_block", oc}, {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}, {"window_outer", {0, 1}}, {"parallel_rows", {0, 1}}};
+    return {{"oc_block", oc},
+            {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))},
+            {"window_outer", {0, 1}},
+            {"parallel_rows", {0, 1}}};
   }
   bool valid(const Config& c) const override {
     int oc = knob(c, "oc_block"), x = knob(c, "x_block");
@@ -119,19 +139,31 @@ class Conv2dTemplate : public Template {
     return s_.out_channels % oc == 0 && x <= s_.out_width() && x * v <= 2 * (t_.vector_registers - v - 1);
   }
   Config default_config() const override {
-    ops::ConvNchwTiling d = ops::conv_nchw_tiling_for(t_.float32_lanes(), t_.vector_registers, int(s_.out_channels), int(s_.out_width()));
-    return {{"oc_block", d.oc_block}, {"x_block", d.x_block}, {"window_outer", d.window_outer ? 1 : 0}, {"parallel_rows", 0}};
+    ops::ConvNchwTiling d =
+        ops::conv_nchw_tiling_for(t_.float32_lanes(), t_.vector_registers, int(s_.out_channels), int(s_.out_width()));
+    return {{"oc_block", d.oc_block},
+            {"x_block", d.x_block},
+            {"window_outer", d.window_outer ? 1 : 0},
+            {"parallel_rows", 0}};
   }
   std::vector<float> features(const Config& c) const override {
     double oc = knob(c, "oc_block"), x = knob(c, "x_block"), v = std::ceil(oc / t_.float32_lanes());
-    double tasks = double(s_.batch) * double(s_.out_channels) / oc * (knob(c, "parallel_rows") ? double(s_.out_height()) : 1.0);
-    return {float(oc), float(x), float(knob(c, "window_outer")), float(knob(c, "parallel_rows")), float(v * x),
-            float((v + x) / (v * x)), float(x * v + v + 1) / t_.vector_registers, float(tasks / runtime::num_threads()),
-            float(s_.in_channels * s_.kernel * s_.kernel), float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width()))};
+    double tasks =
+        double(s_.batch) * double(s_.out_channels) / oc * (knob(c, "parallel_rows") ? double(s_.out_height()) : 1.0);
+    return {float(oc),
+            float(x),
+            float(knob(c, "window_outer")),
+            float(knob(c, "parallel_rows")),
+            float(v * x),
+            float((v + x) / (v * x)),
+            float(x * v + v + 1) / t_.vector_registers,
+            float(tasks / runtime::num_threads()),
+            float(s_.in_channels * s_.kernel * s_.kernel),
+            float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width()))};
   }
   double flops() const override {
-    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) * double(s_.in_channels) *
-           double(s_.kernel * s_.kernel);
+    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) *
+           double(s_.in_channels) * double(s_.kernel * s_.kernel);
   }
   runtime::Module build(const Config& c) const override {
     ops::ConvNchwTiling t;
@@ -139,9 +171,12 @@ class Conv2dTemplate : public Template {
     t.x_block = knob(c, "x_block");
     t.window_outer = knob(c, "window_outer") != 0;
     t.parallel_rows = knob(c, "parallel_rows") != 0;
-    Tensor X = ir::placeholder({Expr(int(s_.batch)), Expr(int(s_.in_channels)), Expr(int(s_.height)), Expr(int(s_.width))}, DataType::Float(32), "X");
-    Tensor W = ir::placeholder({Expr(int(s_.out_channels)), Expr(int(s_.in_channels)), Expr(int(s_.kernel)), Expr(int(s_.kernel))},
-                               DataType::Float(32), "W");
+    Tensor X =
+        ir::placeholder({Expr(int(s_.batch)), Expr(int(s_.in_channels)), Expr(int(s_.height)), Expr(int(s_.width))},
+                        DataType::Float(32), "X");
+    Tensor W = ir::placeholder(
+        {Expr(int(s_.out_channels)), Expr(int(s_.in_channels)), Expr(int(s_.kernel)), Expr(int(s_.kernel))},
+        DataType::Float(32), "W");
     Tensor Y = ops::conv2d_nchw_packed(X, W, int(s_.stride), int(s_.pad), t.oc_block, "Y");
     schedule::Schedule s({Y});
     ops::schedule_conv2d_nchw_cpu(s, Y, t);
@@ -166,20 +201,22 @@ class Conv2dNchwcTemplate : public Template {
  public:
   Conv2dNchwcTemplate(const Conv2dShape& s, int64_t block, codegen::TargetInfo target, int group)
       : s_(s), b_(block), t_(std::move(target)), g_(group) {
-    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 || s.out_height() < 1 ||
-        s.out_width() < 1 || block < 1 || s.in_channels % block || s.out_channels % block)
+    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel < 1 || s.stride < 1 || s.pad < 0 ||
+        s.out_height() < 1 || s.out_width() < 1 || block < 1 || s.in_channels % block || s.out_channels % block)
       LOOM_THROW(ShapeError, "conv2d NCHWc template: invalid shape or channels not a multiple of the block ", block);
     if ((g_ != 0 && g_ != 2 && g_ != 4) || (g_ && block % g_))
       LOOM_THROW(ShapeError, "conv2d NCHWc template: int8 groups of ", g_, " (2 or 4) must divide the block ", block);
   }
   std::string op() const override { return g_ ? "conv2d_nchwc_int8" : "conv2d_nchwc"; }
   std::vector<int64_t> shape() const override {
-    std::vector<int64_t> v{s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad, b_};
+    std::vector<int64_t> v{s_.batch,  s_.in_channels, s_.height, s_.width, s_.out_channels,
+                           s_.kernel, s_.stride,      s_.pad,    b_};
     if (g_) v.push_back(g_);
     return v;
   }
   std::vector<Knob> knobs() const override {
-    return {{"channel_blocks", divisors(s_.out_channels / b_, 8)}, {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}};
+    return {{"channel_blocks", divisors(s_.out_channels / b_, 8)},
+            {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}};
   }
   bool valid(const Config& c) const override {
     int cb = knob(c, "channel_blocks"), x = knob(c, "x_block");
@@ -188,25 +225,34 @@ class Conv2dNchwcTemplate : public Template {
     return (s_.out_channels / b_) % cb == 0 && x <= s_.out_width() && x * v <= 2 * (registers() - v - 1);
   }
   Config default_config() const override {
-    ops::NchwcConvTile d = ops::nchwc_conv_tile(t_.float32_lanes(), registers(), s_.out_channels / b_, b_, s_.out_width());
+    ops::NchwcConvTile d =
+        ops::nchwc_conv_tile(t_.float32_lanes(), registers(), s_.out_channels / b_, b_, s_.out_width());
     return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}};
   }
   std::vector<float> features(const Config& c) const override {
-    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
+    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"),
+           v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
     double tasks = double(s_.batch) * double(s_.out_channels / b_) / cb * double(s_.out_height());
-    return {float(cb), float(x), float(v * x), float((v + x) / (v * x)), float(x * v + v + 1) / registers(),
-            float(tasks / runtime::num_threads()), float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width())),
-            float(s_.in_channels * s_.kernel * s_.kernel), float(s_.stride)};
+    return {float(cb),
+            float(x),
+            float(v * x),
+            float((v + x) / (v * x)),
+            float(x * v + v + 1) / registers(),
+            float(tasks / runtime::num_threads()),
+            float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width())),
+            float(s_.in_channels * s_.kernel * s_.kernel),
+            float(s_.stride)};
   }
   double flops() const override {
-    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) * double(s_.in_channels) *
-           double(s_.kernel * s_.kernel);
+    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) *
+           double(s_.in_channels) * double(s_.kernel * s_.kernel);
   }
   runtime::Module build(const Config& c) const override {
     ops::NchwcConvTile tile{knob(c, "channel_blocks"), knob(c, "x_block")};
     int b = int(b_);
-    Tensor X = ir::placeholder({Expr(int(s_.batch)), Expr(int(s_.in_channels / b)), Expr(int(s_.height)), Expr(int(s_.width)), Expr(b)},
-                               g_ ? DataType::Int(8) : DataType::Float(32), "X");
+    Tensor X = ir::placeholder(
+        {Expr(int(s_.batch)), Expr(int(s_.in_channels / b)), Expr(int(s_.height)), Expr(int(s_.width)), Expr(b)},
+        g_ ? DataType::Int(8) : DataType::Float(32), "X");
     std::vector<Expr> ws;
     for (int64_t d : weight_shape()) ws.push_back(Expr(int(d)));
     Tensor W = ir::placeholder(ws, weight_dtype(), "W");
@@ -243,7 +289,9 @@ class Conv2dNchwcTemplate : public Template {
     if (g_) return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_ / g_, b_, g_};
     return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_, b_};
   }
-  DataType weight_dtype() const { return g_ == 2 ? DataType::Int(16) : g_ == 4 ? DataType::Int(8) : DataType::Float(32); }
+  DataType weight_dtype() const {
+    return g_ == 2 ? DataType::Int(16) : g_ == 4 ? DataType::Int(8) : DataType::Float(32);
+  }
 
   Conv2dShape s_;
   int64_t b_;
@@ -253,7 +301,8 @@ class Conv2dNchwcTemplate : public Template {
 
 }  // namespace
 
-std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target, int int8_group) {
+std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block,
+                                                     const codegen::TargetInfo& target, int int8_group) {
   return std::make_unique<Conv2dNchwcTemplate>(shape, block, target, int8_group);
 }
 

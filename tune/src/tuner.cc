@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "loom/tune/cost_model.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
+#include "loom/tune/cost_model.h"
 
 namespace loom::tune {
 
@@ -42,7 +42,8 @@ struct Loaded {
   runtime::CompiledFn fn;
   std::vector<NDArray> args;
   std::vector<void*> ptrs;
-  Loaded(const Template& t, const Config& c, uint64_t seed) : module(t.build(c)), fn(module.get_function("kernel")), args(t.arguments(seed)) {
+  Loaded(const Template& t, const Config& c, uint64_t seed)
+      : module(t.build(c)), fn(module.get_function("kernel")), args(t.arguments(seed)) {
     for (auto& a : args) ptrs.push_back(a.raw_data());
   }
   int32_t call() { return fn(ptrs.data()); }
@@ -63,14 +64,16 @@ double fastest(const std::vector<double>& runs) { return *std::min_element(runs.
 bool cost_model_available() { return CostModel::available(); }
 
 // A cycle-measured configuration: one simulated run; integer outputs must equal the reference.
-static Trial simulate(const Template& t, const Config& c, const TuneOptions& o, const NDArray* reference, NDArray* output) {
+static Trial simulate(const Template& t, const Config& c, const TuneOptions& o, const NDArray* reference,
+                      NDArray* output) {
   Trial trial;
   trial.config = c;
   try {
     Simulated run = t.simulate(c, o.seed);
     if (reference) {
       double err = max_relative_error(run.output, *reference);
-      if (!(err == 0)) LOOM_THROW(RuntimeError, "wrong result: differs from the default configuration's (relative error ", err, ")");
+      if (!(err == 0))
+        LOOM_THROW(RuntimeError, "wrong result: differs from the default configuration's (relative error ", err, ")");
     }
     if (output) *output = run.output;
     trial.cycles = run.cycles;
@@ -96,7 +99,8 @@ Trial measure(const Template& t, const Config& c, const TuneOptions& o, const ND
     if (reference) {
       // Floats may round differently per schedule; integers (int8 kernels) must agree exactly.
       double err = max_relative_error(k.args.back(), *reference), tolerance = reference->dtype().is_float() ? 1e-4 : 0;
-      if (!(err <= tolerance)) LOOM_THROW(RuntimeError, "wrong result: relative error ", err, " against the default configuration");
+      if (!(err <= tolerance))
+        LOOM_THROW(RuntimeError, "wrong result: relative error ", err, " against the default configuration");
     }
     if (output) *output = k.args.back().copy();
     // Each timed run repeats the kernel until it lasts min_run_seconds (short kernels are timed
@@ -157,13 +161,15 @@ TuneResult tune(const Template& t, const TuneOptions& o) {
   auto t0 = Clock::now();
   TuneResult r;
   std::vector<Config> space = t.space();
-  if (space.empty()) LOOM_THROW(ConfigError, "tune: ", t.op(), " ", shape_str(t.shape()), " has no valid configuration");
+  if (space.empty())
+    LOOM_THROW(ConfigError, "tune: ", t.op(), " ", shape_str(t.shape()), " has no valid configuration");
   // The reference: the target-aware default, or (for shapes it does not fit) the first valid one.
   const Config def = t.valid(t.default_config()) ? t.default_config() : space.front();
   // The default first: its output is the reference every other configuration must reproduce.
   NDArray reference;
   r.default_trial = measure(t, def, o, nullptr, &reference);
-  if (!r.default_trial.ok) LOOM_THROW(RuntimeError, "tune: the default configuration of ", t.op(), " fails: ", r.default_trial.error);
+  if (!r.default_trial.ok)
+    LOOM_THROW(RuntimeError, "tune: the default configuration of ", t.op(), " fails: ", r.default_trial.error);
   r.trials.push_back(r.default_trial);
   r.best = r.default_trial;
   std::set<Config> measured{def};
@@ -209,7 +215,8 @@ TuneResult tune(const Template& t, const TuneOptions& o) {
       // The best predictions, and with two or more per round one random pick for exploration.
       const int ranked = want >= 2 ? want - 1 : 1;
       for (int i = 0; i < ranked && i < int(order.size()); ++i) pick.push_back(order[size_t(i)]);
-      if (want >= 2 && int(order.size()) > ranked) pick.push_back(order[size_t(ranked) + rng() % (order.size() - size_t(ranked))]);
+      if (want >= 2 && int(order.size()) > ranked)
+        pick.push_back(order[size_t(ranked) + rng() % (order.size() - size_t(ranked))]);
     }
     std::sort(pick.rbegin(), pick.rend());  // erase from the back so indices stay valid
     std::vector<Config> batch;
@@ -254,7 +261,8 @@ TuningLog::TuningLog(const std::string& path) : path_(path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       nlohmann::json j = nlohmann::json::parse(line);
-      auto key = std::make_tuple(j.at("op").get<std::string>(), j.at("shape").get<std::vector<int64_t>>(), j.at("target").get<std::string>());
+      auto key = std::make_tuple(j.at("op").get<std::string>(), j.at("shape").get<std::vector<int64_t>>(),
+                                 j.at("target").get<std::string>());
       double g = j.at("gflops").get<double>();
       auto it = best_.find(key);
       if (it == best_.end() || g > it->second.first) best_[key] = {g, j.at("config").get<Config>()};
@@ -264,7 +272,8 @@ TuningLog::TuningLog(const std::string& path) : path_(path) {
   }
 }
 
-std::optional<Config> TuningLog::best(const std::string& op, const std::vector<int64_t>& shape, const std::string& target) const {
+std::optional<Config> TuningLog::best(const std::string& op, const std::vector<int64_t>& shape,
+                                      const std::string& target) const {
   auto it = best_.find(std::make_tuple(op, shape, target));
   if (it == best_.end()) return std::nullopt;
   return it->second.second;

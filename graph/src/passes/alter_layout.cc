@@ -51,14 +51,20 @@ bool is_elementwise(const std::string& op) {
 }
 bool is_binary(const std::string& op) {
   const OpDef& d = op_def(op);
-  return d.min_inputs == 2 && d.max_inputs == 2 && (d.pattern == OpPattern::ElemWise || d.pattern == OpPattern::Broadcast);
+  return d.min_inputs == 2 && d.max_inputs == 2 &&
+         (d.pattern == OpPattern::ElemWise || d.pattern == OpPattern::Broadcast);
 }
 bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
 
 class LayoutRewriter {
  public:
   LayoutRewriter(Graph& g, const LayoutOptions& o)
-      : g_(g), lanes_(o.vector_lanes), blocked_(o.blocked_activations), int8_group_(o.int8_conv_group), block_(g.nodes.size(), 0), plain_(g.nodes.size()) {
+      : g_(g),
+        lanes_(o.vector_lanes),
+        blocked_(o.blocked_activations),
+        int8_group_(o.int8_conv_group),
+        block_(g.nodes.size(), 0),
+        plain_(g.nodes.size()) {
     for (size_t i = 0; i < g.nodes.size(); ++i) plain_[i] = g.nodes[i].type;
   }
 
@@ -93,7 +99,8 @@ class LayoutRewriter {
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     int out;
     const Node& n = g_.node(id);
-    if (n.is_op() && n.op == "layout_transform" && static_cast<size_t>(n.inputs[0]) < block_.size() && block_[n.inputs[0]] == b) {
+    if (n.is_op() && n.op == "layout_transform" && static_cast<size_t>(n.inputs[0]) < block_.size() &&
+        block_[n.inputs[0]] == b) {
       out = n.inputs[0];  // a transform straight back: cancel it
     } else if (b == 0) {
       out = add_transform(id, Attrs().set("to", std::string("NCHW")), 0);
@@ -167,7 +174,8 @@ class LayoutRewriter {
   // The grouped int8 form of a blocked int8 conv with input block ib (ops/layers.h): byte groups
   // where its input is known to lie in [0, 127], else int16 pairs; 0: widened products.
   int int8_group(const Node& conv, int64_t ib) {
-    if (g_.node(conv.inputs[1]).value.dtype() != DataType::Int(8) || plain_of(conv.inputs[0]).dtype != DataType::Int(8)) return 0;
+    if (g_.node(conv.inputs[1]).value.dtype() != DataType::Int(8) || plain_of(conv.inputs[0]).dtype != DataType::Int(8))
+      return 0;
     if (int8_group_ >= 4 && ib % 4 == 0 && nonnegative(conv.inputs[0])) return 4;
     return int8_group_ >= 2 && ib % 2 == 0 ? 2 : 0;
   }
@@ -179,11 +187,13 @@ class LayoutRewriter {
   bool nonnegative(int id) {
     const Node& n = g_.node(id);
     if (!n.is_op()) return false;
-    if (n.op == "quantize" || n.op == "requantize" || n.op == "requantize_channel") return n.attrs.get_int("min", -128) >= 0;
+    if (n.op == "quantize" || n.op == "requantize" || n.op == "requantize_channel")
+      return n.attrs.get_int("min", -128) >= 0;
     if (n.op == "relu") return true;
     if (n.op == "layout_transform" || n.op == "identity") return nonnegative(n.inputs[0]);
     if (n.op == "max_pool2d") {
-      auto k = n.attrs.get_ints("kernel", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1}), p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+      auto k = n.attrs.get_ints("kernel", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1}),
+           p = n.attrs.get_ints("pads", {0, 0, 0, 0});
       if (k.size() != 2 || d.size() != 2 || p.size() != 4 || n.attrs.get_int("ceil_mode", 0) != 0) return false;
       for (int i = 0; i < 4; ++i)
         if (p[size_t(i)] > (k[size_t(i % 2)] - 1) * d[size_t(i % 2)]) return false;
@@ -201,13 +211,15 @@ class LayoutRewriter {
     NDArray p;
     if (n.op == "conv2d" && n.attrs.get_int("groups", 1) == 1 && n.attrs.get_int("oc_block", 0) == 0) {
       int64_t rest = w.numel() / w.shape()[0];
-      p = repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b}, [&](const std::vector<int64_t>& i) {
-        return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
-      });
+      p = repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b},
+                 [&](const std::vector<int64_t>& i) {
+                   return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
+                 });
       g_.node(id).attrs.set("oc_block", b);
     } else if (n.op == "dense" && n.attrs.get_int("n_block", 0) == 0) {
       int64_t K = w.shape()[1];
-      p = repack(w, {w.shape()[0] / b, K, b}, [&](const std::vector<int64_t>& i) { return ((i[0] / b) * K + i[1]) * b + i[0] % b; });
+      p = repack(w, {w.shape()[0] / b, K, b},
+                 [&](const std::vector<int64_t>& i) { return ((i[0] / b) * K + i[1]) * b + i[0] % b; });
       g_.node(id).attrs.set("n_block", b);
     } else {
       return;

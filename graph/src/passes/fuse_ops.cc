@@ -44,7 +44,8 @@ FusionPlan fuse_ops(const Graph& g) {
       FusedGroup& grp = plan.groups[joined];
       grp.nodes.push_back(id);
       grp.output = id;
-      if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce) grp.pattern = std::max(grp.pattern, p);
+      if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce)
+        grp.pattern = std::max(grp.pattern, p);
     } else {
       FusedGroup grp;
       grp.nodes = {id};
@@ -62,7 +63,8 @@ FusionPlan fuse_ops(const Graph& g) {
     for (int id : grp.nodes) {
       if (op_def(g.node(id).op).pattern > op_def(g.node(grp.anchor).op).pattern) grp.anchor = id;
       for (int in : g.node(id).inputs)
-        if (!inside.count(in) && std::find(grp.inputs.begin(), grp.inputs.end(), in) == grp.inputs.end()) grp.inputs.push_back(in);
+        if (!inside.count(in) && std::find(grp.inputs.begin(), grp.inputs.end(), in) == grp.inputs.end())
+          grp.inputs.push_back(in);
     }
   }
   // Execution order: a group runs when its output's turn comes in the topological order.

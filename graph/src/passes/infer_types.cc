@@ -13,7 +13,8 @@ void infer_types(Graph& g) {
     int count = static_cast<int>(n.inputs.size());
     if (count < def.min_inputs || count > def.max_inputs)
       LOOM_THROW(ModelError, "node '", n.name, "' (", n.op, "): takes ", def.min_inputs,
-                 def.min_inputs == def.max_inputs ? "" : " to " + std::to_string(def.max_inputs), " inputs, has ", count);
+                 def.min_inputs == def.max_inputs ? "" : " to " + std::to_string(def.max_inputs), " inputs, has ",
+                 count);
     std::vector<TensorType> in;
     for (int i : n.inputs) in.push_back(g.type_of(i));
     try {

@@ -55,7 +55,9 @@ struct Rewriter {
     auto* dst = static_cast<int8_t*>(out.raw_data());
     for (int64_t o = 0; o < O; ++o)
       for (int64_t i = 0; i < I; ++i)
-        for (int64_t k = 0; k < KK; ++k) dst[(((o / bo) * (ip / bi) + i / bi) * KK + k) * bo * bi + (o % bo) * bi + i % bi] = src[(o * I + i) * KK + k];
+        for (int64_t k = 0; k < KK; ++k)
+          dst[(((o / bo) * (ip / bi) + i / bi) * KK + k) * bo * bi + (o % bo) * bi + i % bi] =
+              src[(o * I + i) * KK + k];
     return out;
   }
 
@@ -67,12 +69,16 @@ struct Rewriter {
     NDArray out = NDArray::zeros({op / cfg.block_out, cfg.batch, cfg.block_out}, DataType::Int(32));
     auto* dst = static_cast<int32_t*>(out.raw_data());
     for (int64_t o = 0; o < O; ++o)
-      for (int lane = 0; lane < cfg.batch; ++lane) dst[((o / cfg.block_out) * cfg.batch + lane) * cfg.block_out + o % cfg.block_out] = b[size_t(o)];
+      for (int lane = 0; lane < cfg.batch; ++lane)
+        dst[((o / cfg.block_out) * cfg.batch + lane) * cfg.block_out + o % cfg.block_out] = b[size_t(o)];
     return out;
   }
 
   Attrs requantize_attrs(const Node& rq) const {
-    return Attrs().set("shift", rq.attrs.get_int("shift")).set("min", rq.attrs.get_int("min", -128)).set("max", rq.attrs.get_int("max", 127));
+    return Attrs()
+        .set("shift", rq.attrs.get_int("shift"))
+        .set("min", rq.attrs.get_int("min", -128))
+        .set("max", rq.attrs.get_int("max", 127));
   }
 
   // conv2d or dense + requantize -> the accelerator layer; returns the unpacked result.
@@ -85,7 +91,8 @@ struct Rewriter {
     int w = g.add_constant(g.unique_name(l.name + "_w_blocked"), pack_weight(g.node(l.inputs[1]).value, op, ip));
     int b = g.add_constant(g.unique_name(l.name + "_b_blocked"), block_bias(l, O, op, shift));
     Attrs a = requantize_attrs(rq);
-    if (conv) a.set("stride", l.attrs.get_ints("strides", {1, 1})[0]).set("pad", l.attrs.get_ints("pads", {0, 0, 0, 0})[0]);
+    if (conv)
+      a.set("stride", l.attrs.get_ints("strides", {1, 1})[0]).set("pad", l.attrs.get_ints("pads", {0, 0, 0, 0})[0]);
     int y = g.add_op(conv ? "accel_conv2d" : "accel_dense", g.unique_name(l.name + "_accel"), {x, w, b}, a);
     return unpack(y, rq.type, rq.name + "_unpack");
   }
@@ -100,7 +107,8 @@ struct Rewriter {
     int64_t cp = round_up(g.type_of(s.inputs[0]).shape[1], cfg.block_in);
     Attrs a = requantize_attrs(rq);
     a.set("lshift_a", s.attrs.get_int("lshift_a", 0)).set("lshift_b", s.attrs.get_int("lshift_b", 0));
-    int y = g.add_op("accel_add", g.unique_name(s.name + "_accel"), {pack(s.inputs[0], cp, s.name + "_pack_a"), pack(s.inputs[1], cp, s.name + "_pack_b"), eye}, a);
+    int y = g.add_op("accel_add", g.unique_name(s.name + "_accel"),
+                     {pack(s.inputs[0], cp, s.name + "_pack_a"), pack(s.inputs[1], cp, s.name + "_pack_b"), eye}, a);
     return unpack(y, rq.type, rq.name + "_unpack");
   }
 };
@@ -110,19 +118,24 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
   if (l.inputs.size() < 2) return "no weights";
   const TensorType &x = g.type_of(l.inputs[0]), &w = g.type_of(l.inputs[1]);
   if (x.dtype != DataType::Int(8) || w.dtype != DataType::Int(8)) return "not int8";
-  if (!g.node(l.inputs[1]).is_constant() || (l.inputs.size() > 2 && !g.node(l.inputs[2]).is_constant())) return "weights or bias are not constants";
+  if (!g.node(l.inputs[1]).is_constant() || (l.inputs.size() > 2 && !g.node(l.inputs[2]).is_constant()))
+    return "weights or bias are not constants";
   int64_t shift = rq.attrs.get_int("shift");
-  if (shift < 0 || shift > 30) return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
+  if (shift < 0 || shift > 30)
+    return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
   if (l.op == "dense") {
     if (x.shape.size() != 2 || w.shape.size() != 2) return "not an NC x OI dense layer";
     return "";
   }
-  if (l.attrs.get_string("layout", "NCHW") != "NCHW" || x.shape.size() != 4 || w.shape.size() != 4) return "not an NCHW convolution";
+  if (l.attrs.get_string("layout", "NCHW") != "NCHW" || x.shape.size() != 4 || w.shape.size() != 4)
+    return "not an NCHW convolution";
   if (l.attrs.get_int("groups", 1) != 1) return "grouped convolution";
-  auto s = l.attrs.get_ints("strides", {1, 1}), p = l.attrs.get_ints("pads", {0, 0, 0, 0}), d = l.attrs.get_ints("dilations", {1, 1});
+  auto s = l.attrs.get_ints("strides", {1, 1}), p = l.attrs.get_ints("pads", {0, 0, 0, 0}),
+       d = l.attrs.get_ints("dilations", {1, 1});
   if (d != std::vector<int64_t>{1, 1}) return "dilated convolution";
   if (s.size() != 2 || s[0] != s[1]) return "unequal strides";
-  if (p.size() != 4 || std::any_of(p.begin(), p.end(), [&](int64_t v) { return v != p[0]; })) return "asymmetric padding";
+  if (p.size() != 4 || std::any_of(p.begin(), p.end(), [&](int64_t v) { return v != p[0]; }))
+    return "asymmetric padding";
   return "";
 }
 
@@ -131,10 +144,13 @@ std::string add_unsupported(const Graph& g, const Node& rq, const Node& add, con
   const TensorType &a = g.type_of(add.inputs[0]), &b = g.type_of(add.inputs[1]);
   if (a.dtype != DataType::Int(8) || b.dtype != DataType::Int(8)) return "not an int8 add";
   if (a.shape.size() != 4 || a.shape != b.shape) return "not two NCHW operands of one shape";
-  if (cfg.block_in != cfg.block_out) return "the config's blocks differ (the ALU widens int8 through a square identity block)";
-  int64_t la = add.attrs.get_int("lshift_a", 0), lb = add.attrs.get_int("lshift_b", 0), shift = rq.attrs.get_int("shift");
+  if (cfg.block_in != cfg.block_out)
+    return "the config's blocks differ (the ALU widens int8 through a square identity block)";
+  int64_t la = add.attrs.get_int("lshift_a", 0), lb = add.attrs.get_int("lshift_b", 0),
+          shift = rq.attrs.get_int("shift");
   if (la > 14 || lb > 14) return "operand shifts beyond the ALU's 16-bit multiply immediate";
-  if (shift < 0 || shift > 15) return "requantize shift " + std::to_string(shift) + " (the rounded accelerator add shifts right by 0..15)";
+  if (shift < 0 || shift > 15)
+    return "requantize shift " + std::to_string(shift) + " (the rounded accelerator add shifts right by 0..15)";
   return "";
 }
 
@@ -167,7 +183,8 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
   }
   // Blocked data goes from one accelerator layer to the next without leaving the blocked layout.
   for (Node& n : g.nodes) {
-    if (!n.is_op() || n.op != "accel_pack" || !g.node(n.inputs[0]).is_op() || g.node(n.inputs[0]).op != "accel_unpack") continue;
+    if (!n.is_op() || n.op != "accel_pack" || !g.node(n.inputs[0]).is_op() || g.node(n.inputs[0]).op != "accel_unpack")
+      continue;
     int blocked = g.node(n.inputs[0]).inputs[0];
     if (g.type_of(blocked) == n.type) g.replace_uses(int(&n - g.nodes.data()), blocked);
   }

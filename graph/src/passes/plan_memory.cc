@@ -56,7 +56,8 @@ std::string MemoryPlan::str(const Graph& g) const {
   os << storage_bytes.size() << " storage buffers, " << planned_bytes() << " bytes planned vs " << unplanned_bytes
      << " bytes with one buffer per temporary\n";
   for (size_t id = 0; id < storage_of.size(); ++id)
-    if (storage_of[id] >= 0) os << "  %" << id << " " << g.type_of(static_cast<int>(id)).str() << " -> storage " << storage_of[id] << "\n";
+    if (storage_of[id] >= 0)
+      os << "  %" << id << " " << g.type_of(static_cast<int>(id)).str() << " -> storage " << storage_of[id] << "\n";
   return os.str();
 }
 

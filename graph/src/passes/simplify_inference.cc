@@ -15,8 +15,8 @@ bool is_const(const Graph& g, int id) { return g.node(id).is_constant(); }
 
 // Per-channel scale and shift of a batch_norm node with constant parameters, in double.
 void bn_scale_shift(const Graph& g, const Node& bn, std::vector<double>& scale, std::vector<double>& shift) {
-  const NDArray &gamma = g.node(bn.inputs[1]).value, &beta = g.node(bn.inputs[2]).value, &mean = g.node(bn.inputs[3]).value,
-                &var = g.node(bn.inputs[4]).value;
+  const NDArray &gamma = g.node(bn.inputs[1]).value, &beta = g.node(bn.inputs[2]).value,
+                &mean = g.node(bn.inputs[3]).value, &var = g.node(bn.inputs[4]).value;
   double eps = bn.attrs.get_float("epsilon", 1e-5);
   int64_t c = gamma.numel();
   scale.resize(c);

@@ -8,12 +8,15 @@ namespace loom::graph {
 
 namespace {
 
-bool constant_float(const Graph& g, int id) { return g.node(id).is_constant() && g.type_of(id).dtype == DataType::Float(32); }
+bool constant_float(const Graph& g, int id) {
+  return g.node(id).is_constant() && g.type_of(id).dtype == DataType::Float(32);
+}
 
 // conv2d/dense with float32 data and constant weights (and bias), in the plain layouts.
 bool quantizable_layer(const Graph& g, const Node& n) {
   if (n.op != "conv2d" && n.op != "dense") return false;
-  if (n.attrs.get_string("layout", "NCHW") != "NCHW" || n.attrs.get_int("oc_block", 0) || n.attrs.get_int("n_block", 0)) return false;
+  if (n.attrs.get_string("layout", "NCHW") != "NCHW" || n.attrs.get_int("oc_block", 0) || n.attrs.get_int("n_block", 0))
+    return false;
   if (g.type_of(n.inputs[0]).dtype != DataType::Float(32)) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (!constant_float(g, n.inputs[i])) return false;
@@ -45,15 +48,16 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
       if (!skip) role = QuantRole::Accumulate;
     } else if (n.op == "conv2d") {
       first_conv = false;
-    } else if (n.op == "add" && (int8[n.inputs[0]] || int8[n.inputs[1]]) && g.type_of(n.inputs[0]) == g.type_of(n.inputs[1]) &&
-               g.type_of(id).dtype == DataType::Float(32)) {
+    } else if (n.op == "add" && (int8[n.inputs[0]] || int8[n.inputs[1]]) &&
+               g.type_of(n.inputs[0]) == g.type_of(n.inputs[1]) && g.type_of(id).dtype == DataType::Float(32)) {
       role = QuantRole::Add;
     } else if (relu_like(n) && int8[n.inputs[0]]) {
       int in = n.inputs[0];
       bool sole_reader = users[in].size() == 1 && !is_output[in];
-      role = sole_reader && (a.role[in] == QuantRole::Accumulate || a.role[in] == QuantRole::Add) ? QuantRole::FoldedRelu
-             : n.op == "relu"                                                                    ? QuantRole::PassThrough
-                                                                                                 : QuantRole::Float;
+      role = sole_reader && (a.role[in] == QuantRole::Accumulate || a.role[in] == QuantRole::Add)
+                 ? QuantRole::FoldedRelu
+             : n.op == "relu" ? QuantRole::PassThrough
+                              : QuantRole::Float;
     } else if (n.op == "max_pool2d" && int8[n.inputs[0]]) {
       role = QuantRole::PassThrough;
     }
@@ -84,7 +88,8 @@ std::string QuantizeAnnotation::str(const Graph& g) const {
   static const char* names[] = {"float", "int8 accumulate", "int8 add", "folded relu", "int8 pass-through"};
   std::ostringstream os;
   for (size_t id = 0; id < role.size(); ++id)
-    if (role[id] != QuantRole::Float) os << "%" << id << " " << g.nodes[id].op << " (" << g.nodes[id].name << "): " << names[int(role[id])] << "\n";
+    if (role[id] != QuantRole::Float)
+      os << "%" << id << " " << g.nodes[id].op << " (" << g.nodes[id].name << "): " << names[int(role[id])] << "\n";
   os << "calibration points:";
   for (int p : points) os << " %" << p;
   os << "\n";
@@ -93,9 +98,12 @@ std::string QuantizeAnnotation::str(const Graph& g) const {
 
 const char* to_string(CalibrationMode m) {
   switch (m) {
-    case CalibrationMode::Max: return "max";
-    case CalibrationMode::Percentile: return "percentile";
-    case CalibrationMode::KL: return "kl";
+    case CalibrationMode::Max:
+      return "max";
+    case CalibrationMode::Percentile:
+      return "percentile";
+    case CalibrationMode::KL:
+      return "kl";
   }
   return "?";
 }

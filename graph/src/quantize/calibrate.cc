@@ -91,7 +91,8 @@ double choose_threshold(const std::vector<double>& histogram, double max_abs, co
 }
 
 std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation& annotation,
-                                        const std::vector<std::vector<NDArray>>& inputs, const QuantizeOptions& options) {
+                                        const std::vector<std::vector<NDArray>>& inputs,
+                                        const QuantizeOptions& options) {
   if (inputs.empty()) LOOM_THROW(ModelError, "calibration needs at least one input");
   std::vector<PointCalibration> result;
   for (int p : annotation.points) result.push_back({p});
@@ -105,7 +106,8 @@ std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation
   auto ex = runtime::GraphExecutor::from_model_file(built.file, "calibration of " + g.name);
   for (size_t s = 0; s < inputs.size(); ++s)
     if (inputs[s].size() != g.inputs.size())
-      LOOM_THROW(ModelError, "calibration input ", s, " has ", inputs[s].size(), " tensors, the model takes ", g.inputs.size());
+      LOOM_THROW(ModelError, "calibration input ", s, " has ", inputs[s].size(), " tensors, the model takes ",
+                 g.inputs.size());
 
   auto for_each_value = [&](auto f) {
     for (const auto& in : inputs) {
@@ -132,7 +134,8 @@ std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation
         ++hist[k][std::min(b, bins - 1)];
       }
     });
-    for (size_t k = 0; k < result.size(); ++k) result[k].threshold = choose_threshold(hist[k], result[k].max_abs, options);
+    for (size_t k = 0; k < result.size(); ++k)
+      result[k].threshold = choose_threshold(hist[k], result[k].max_abs, options);
   } else {
     for (auto& r : result) r.threshold = r.max_abs;
   }

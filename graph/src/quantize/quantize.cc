@@ -9,7 +9,8 @@
 
 namespace loom::graph {
 
-QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs, const QuantizeOptions& options) {
+QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                        const QuantizeOptions& options) {
   infer_types(g);
   simplify_inference(g);
   fold_constants(g);
@@ -30,7 +31,8 @@ QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibr
 
 std::string QuantizeResult::str() const {
   std::ostringstream os;
-  os << quantized_layers << " conv2d/dense layers in int8, " << float_layers << " in float; calibration " << calibration_seconds << " s\n";
+  os << quantized_layers << " conv2d/dense layers in int8, " << float_layers << " in float; calibration "
+     << calibration_seconds << " s\n";
   os << "  point   max|x|       threshold    exponent\n";
   char line[128];
   for (const auto& p : calibration) {

@@ -20,14 +20,15 @@ double max_abs(const NDArray& a) {
 
 // The int8 (or, simulated, fake-quantized) version of a source value in the realized graph.
 struct Int8Value {
-  int node = -1;         // in the realized graph
-  int exponent = 0;      // value = q * 2^exponent
-  bool computed = false; // produced by int8 arithmetic (not quantized from the float value)
+  int node = -1;          // in the realized graph
+  int exponent = 0;       // value = q * 2^exponent
+  bool computed = false;  // produced by int8 arithmetic (not quantized from the float value)
 };
 
 class Realizer {
  public:
-  Realizer(const Graph& g, const QuantizeAnnotation& a, const std::vector<PointCalibration>& cal, const QuantizeOptions& o)
+  Realizer(const Graph& g, const QuantizeAnnotation& a, const std::vector<PointCalibration>& cal,
+           const QuantizeOptions& o)
       : src_(g), r_(g), a_(a), sim_(o.simulated), per_channel_(o.per_channel) {
     for (const auto& p : cal) exponent_[p.node] = p.exponent;
     users_ = g.users();
@@ -36,17 +37,25 @@ class Realizer {
   Graph run() {
     for (int id : src_.topological_order()) {
       switch (a_.role[id]) {
-        case QuantRole::Accumulate: accumulate(id); break;
-        case QuantRole::Add: add(id); break;
-        case QuantRole::PassThrough: pass_through(id); break;
+        case QuantRole::Accumulate:
+          accumulate(id);
+          break;
+        case QuantRole::Add:
+          add(id);
+          break;
+        case QuantRole::PassThrough:
+          pass_through(id);
+          break;
         case QuantRole::FoldedRelu:
-        case QuantRole::Float: break;
+        case QuantRole::Float:
+          break;
       }
     }
     // Float readers of an int8 value read it dequantized; the float originals become dead.
     for (auto& [id, v] : int8_) {
       if (!v.computed) continue;
-      r_.replace_uses(id, sim_ ? v.node : op("dequantize", id, "_dq", {v.node}, Attrs().set("exponent", int64_t(v.exponent))));
+      r_.replace_uses(
+          id, sim_ ? v.node : op("dequantize", id, "_dq", {v.node}, Attrs().set("exponent", int64_t(v.exponent))));
     }
     r_.compact();
     infer_types(r_);
@@ -60,7 +69,8 @@ class Realizer {
 
   int calibrated(int id) const {
     auto it = exponent_.find(id);
-    if (it == exponent_.end()) LOOM_THROW(InternalError, "quantize: no calibrated exponent for %", id, " (", src_.node(id).name, ")");
+    if (it == exponent_.end())
+      LOOM_THROW(InternalError, "quantize: no calibrated exponent for %", id, " (", src_.node(id).name, ")");
     return it->second;
   }
 
@@ -133,8 +143,10 @@ class Realizer {
   // relu folded into it).
   void requantize(int id, int acc, int e_acc) {
     auto [out, e, lo, hi] = requant_target(id);
-    int q = sim_ ? op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi))
-                 : op("requantize", out, "_rq", {acc}, Attrs().set("shift", int64_t(e - e_acc)).set("min", lo).set("max", hi));
+    int q =
+        sim_ ? op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi))
+             : op("requantize", out, "_rq", {acc},
+                  Attrs().set("shift", int64_t(e - e_acc)).set("min", lo).set("max", hi));
     int8_[out] = {q, e, true};
   }
 
@@ -168,23 +180,29 @@ class Realizer {
       const NDArray& b = src_.node(n.inputs[2]).value;
       NDArray q = NDArray::empty(b.shape(), sim_ ? DataType::Float(32) : DataType::Int(32));
       for (int64_t c = 0; c < b.numel(); ++c)
-        q.set_from_double(c, sim_ ? b.get_as_double(c)
-                                  : std::clamp(std::round(b.get_as_double(c) / (std::ldexp(1.0, x.exponent) * s_w[size_t(c)])), -2147483648.0, 2147483647.0));
+        q.set_from_double(
+            c, sim_ ? b.get_as_double(c)
+                    : std::clamp(std::round(b.get_as_double(c) / (std::ldexp(1.0, x.exponent) * s_w[size_t(c)])),
+                                 -2147483648.0, 2147483647.0));
       in.push_back(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), q));
     }
     int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
     auto [out, e, lo, hi] = requant_target(id);
     if (sim_) {
-      int8_[out] = {op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e, true};
+      int8_[out] = {
+          op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e,
+          true};
       return;
     }
     double max_r = 0;
     for (double sc : s_w) max_r = std::max(max_r, std::ldexp(sc, x.exponent - e));
     int S = std::clamp(int(std::floor(std::log2(2147483647.0 / max_r))), 1, 62);
     NDArray m = NDArray::empty({int64_t(s_w.size())}, DataType::Int(32));
-    for (size_t c = 0; c < s_w.size(); ++c) m.set_from_double(int64_t(c), std::round(std::ldexp(s_w[c], x.exponent - e + S)));
+    for (size_t c = 0; c < s_w.size(); ++c)
+      m.set_from_double(int64_t(c), std::round(std::ldexp(s_w[c], x.exponent - e + S)));
     int mult = r_.add_constant(r_.unique_name(n.name + "_multipliers"), m);
-    int q = op("requantize_channel", out, "_rq", {acc, mult}, Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi));
+    int q = op("requantize_channel", out, "_rq", {acc, mult},
+               Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi));
     int8_[out] = {q, e, true};
   }
 
@@ -220,16 +238,17 @@ class Realizer {
   Graph r_;
   const QuantizeAnnotation& a_;
   bool sim_, per_channel_;
-  std::map<int, int> exponent_;  // calibrated exponents by source node
+  std::map<int, int> exponent_;    // calibrated exponents by source node
   std::map<int, Int8Value> int8_;  // by source node
   std::vector<std::vector<int>> users_;
 };
 
 }  // namespace
 
-Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation, const std::vector<PointCalibration>& calibration,
-                           const QuantizeOptions& options) {
-  if (annotation.role.size() != g.nodes.size()) LOOM_THROW(InternalError, "quantize: the annotation is for another graph");
+Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,
+                           const std::vector<PointCalibration>& calibration, const QuantizeOptions& options) {
+  if (annotation.role.size() != g.nodes.size())
+    LOOM_THROW(InternalError, "quantize: the annotation is for another graph");
   return Realizer(g, annotation, calibration, options).run();
 }
 

@@ -46,8 +46,10 @@ IntervalMap consumer_root_intervals(const StageNode& c, const IterVar& at, const
   bool fixed = at != nullptr;
   for (auto it = c.leaf_iter_vars.begin(); it != c.leaf_iter_vars.end(); ++it) {
     const Var& v = (*it)->var;
-    if (fixed) leaf[v.get()] = Interval{v, v};
-    else leaf[v.get()] = Interval{Expr(0), simplify(st.ranges.at(it->get()).extent - 1)};
+    if (fixed)
+      leaf[v.get()] = Interval{v, v};
+    else
+      leaf[v.get()] = Interval{Expr(0), simplify(st.ranges.at(it->get()).extent - 1)};
     if (it == pos) fixed = false;
   }
   auto offsets = root_offsets(c, st);
@@ -66,8 +68,10 @@ Region infer_attached_region(const StageNode& s, const LowerState& st) {
   const std::string& name = s.op->name;
   if (!parent) LOOM_THROW(ScheduleError, "compute_at of '", name, "': the parent stage no longer exists");
   if (parent->attach_type == AttachType::Inline)
-    LOOM_THROW(ScheduleError, "compute_at of '", name, "': parent '", parent->op->name, "' is inlined and has no loops");
-  if (std::find(parent->leaf_iter_vars.begin(), parent->leaf_iter_vars.end(), s.attach_ivar) == parent->leaf_iter_vars.end())
+    LOOM_THROW(ScheduleError, "compute_at of '", name, "': parent '", parent->op->name,
+               "' is inlined and has no loops");
+  if (std::find(parent->leaf_iter_vars.begin(), parent->leaf_iter_vars.end(), s.attach_ivar) ==
+      parent->leaf_iter_vars.end())
     LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", s.attach_ivar->var.name(), "' is no longer a loop of '",
                parent->op->name, "' (it was split or fused; attach to one of its parts)");
   // Readers: the parent, and stages computed at the same loop of the parent (they run after
@@ -81,15 +85,17 @@ Region infer_attached_region(const StageNode& s, const LowerState& st) {
     if (reads_of(st.bodies.at(o), st, &s).empty()) continue;
     if (other.node() == parent) {
       readers.emplace_back(o, s.attach_ivar);
-    } else if (o->attach_type == AttachType::Scope && o->attach_stage.lock() == parent && o->attach_ivar == s.attach_ivar) {
+    } else if (o->attach_type == AttachType::Scope && o->attach_stage.lock() == parent &&
+               o->attach_ivar == s.attach_ivar) {
       readers.emplace_back(o, nullptr);
     } else if (!outside_reader) {
       outside_reader = o;
     }
   }
   if (readers.empty())
-    LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", parent->op->name,
-               "' does not read it (nor does any stage computed at the same loop), so it is not a consumer to compute it in");
+    LOOM_THROW(
+        ScheduleError, "compute_at of '", name, "': '", parent->op->name,
+        "' does not read it (nor does any stage computed at the same loop), so it is not a consumer to compute it in");
   if (outside_reader)
     LOOM_THROW(ScheduleError, "compute_at of '", name, "' inside '", parent->op->name, "': '", outside_reader->op->name,
                "' also reads it; compute it at root, or compute '", outside_reader->op->name, "' at the same loop");

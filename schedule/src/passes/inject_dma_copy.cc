@@ -46,8 +46,8 @@ std::vector<Expr> strides_of(const Expr& e, const std::vector<Loop>& loops, cons
 
 // Splits a padding condition into per-loop [lo, hi) bounds: each conjunct must bound one loop
 // variable with coefficient 1.
-void bounds_from_condition(const Expr& cond, const std::vector<Loop>& loops, std::vector<Expr>& lo, std::vector<Expr>& hi,
-                           const Stmt& nest) {
+void bounds_from_condition(const Expr& cond, const std::vector<Loop>& loops, std::vector<Expr>& lo,
+                           std::vector<Expr>& hi, const Stmt& nest) {
   if (auto* a = cond.as<AndNode>()) {
     bounds_from_condition(a->a, loops, lo, hi, nest);
     bounds_from_condition(a->b, loops, lo, hi, nest);
@@ -67,8 +67,10 @@ void bounds_from_condition(const Expr& cond, const std::vector<Loop>& loops, std
       if (uses_var(rest, o.var.get())) not_a_copy(nest, "padding condition '" + to_string(cond) + "' couples loops");
     // v + rest >= 0  ->  v >= -rest ;  v + rest < 0  ->  v < -rest
     Expr bound = simplify(Expr(0) - rest);
-    if (cond.kind() == ExprKind::GE) lo[i] = lo[i].defined() ? simplify(max(lo[i], bound)) : bound;
-    else hi[i] = hi[i].defined() ? simplify(min(hi[i], bound)) : bound;
+    if (cond.kind() == ExprKind::GE)
+      lo[i] = lo[i].defined() ? simplify(max(lo[i], bound)) : bound;
+    else
+      hi[i] = hi[i].defined() ? simplify(min(hi[i], bound)) : bound;
     return;
   }
   not_a_copy(nest, "padding condition '" + to_string(cond) + "' does not involve the loops");
@@ -89,11 +91,12 @@ Stmt lower_copy(const Stmt& nest) {
     cond = c->args[0];
     value = c->args[1];
     pad_value = c->args[2];
-    if (!pad_value.as<IntImmNode>() && !pad_value.as<FloatImmNode>()) not_a_copy(nest, "padding value is not a constant");
+    if (!pad_value.as<IntImmNode>() && !pad_value.as<FloatImmNode>())
+      not_a_copy(nest, "padding value is not a constant");
   }
   // A narrowing cast is allowed: accelerators store accumulators truncated to the output type.
-  if (auto* c = value.as<CastNode>(); c && c->type.is_integer() && c->value.type().is_integer() &&
-                                      c->type.bits() <= c->value.type().bits())
+  if (auto* c = value.as<CastNode>();
+      c && c->type.is_integer() && c->value.type().is_integer() && c->type.bits() <= c->value.type().bits())
     value = c->value;
   auto* ld = value.as<LoadNode>();
   if (!ld) not_a_copy(nest, "the stored value is not a load");

@@ -54,8 +54,10 @@ Interval eval_interval(const Expr& e, const IntervalMap& vars) {
   auto* cy = as_const_int(simplify(y.min));
   bool y_point = cy && structural_equal(simplify(y.min), simplify(y.max));
   switch (e.kind()) {
-    case ExprKind::Add: return {simplify(x.min + y.min), simplify(x.max + y.max)};
-    case ExprKind::Sub: return {simplify(x.min - y.max), simplify(x.max - y.min)};
+    case ExprKind::Add:
+      return {simplify(x.min + y.min), simplify(x.max + y.max)};
+    case ExprKind::Sub:
+      return {simplify(x.min - y.max), simplify(x.max - y.min)};
     case ExprKind::Mul: {
       if (y_point) {
         if (*cy >= 0) return {simplify(x.min * y.min), simplify(x.max * y.min)};
@@ -74,9 +76,12 @@ Interval eval_interval(const Expr& e, const IntervalMap& vars) {
         return {make_zero(e.type()), make_const(e.type(), double(*cy - 1))};
       }
       return {};
-    case ExprKind::Min: return {lo(x.min, y.min), lo(x.max, y.max)};
-    case ExprKind::Max: return {hi(x.min, y.min), hi(x.max, y.max)};
-    default: return {};
+    case ExprKind::Min:
+      return {lo(x.min, y.min), lo(x.max, y.max)};
+    case ExprKind::Max:
+      return {hi(x.min, y.min), hi(x.max, y.max)};
+    default:
+      return {};
   }
 }
 

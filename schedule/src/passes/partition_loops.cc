@@ -60,11 +60,15 @@ class GuardCollector : public IRVisitor {
     visit(op->extent);
     auto b = loop_bounds(op);
     auto saved = bounds_.find(op->var.get()) != bounds_.end() ? std::optional(bounds_[op->var.get()]) : std::nullopt;
-    if (b) bounds_[op->var.get()] = *b;
-    else bounds_.erase(op->var.get());
+    if (b)
+      bounds_[op->var.get()] = *b;
+    else
+      bounds_.erase(op->var.get());
     visit(op->body);
-    if (saved) bounds_[op->var.get()] = *saved;
-    else bounds_.erase(op->var.get());
+    if (saved)
+      bounds_[op->var.get()] = *saved;
+    else
+      bounds_.erase(op->var.get());
   }
   void visit_if(const IfThenElseNode* op) override {
     collect(op->cond);
@@ -102,8 +106,10 @@ std::optional<std::pair<int64_t, int64_t>> true_range(const Guard& g, const VarN
     int64_t a = lo + 1, b = hi;  // largest end in [a, b] with the guard proven on [lo, end)
     while (a < b) {
       int64_t mid = a + (b - a + 1) / 2;
-      if (provable_on(g, v, lo, mid - 1)) a = mid;
-      else b = mid - 1;
+      if (provable_on(g, v, lo, mid - 1))
+        a = mid;
+      else
+        b = mid - 1;
     }
     return std::pair{lo, a};
   }
@@ -111,8 +117,10 @@ std::optional<std::pair<int64_t, int64_t>> true_range(const Guard& g, const VarN
     int64_t a = lo, b = hi - 1;  // smallest begin in [a, b] with the guard proven on [begin, hi)
     while (a < b) {
       int64_t mid = a + (b - a) / 2;
-      if (provable_on(g, v, mid, hi - 1)) b = mid;
-      else a = mid + 1;
+      if (provable_on(g, v, mid, hi - 1))
+        b = mid;
+      else
+        a = mid + 1;
     }
     return std::pair{a, hi};
   }
@@ -150,14 +158,17 @@ class Partitioner : public IRMutator {
       // The main range is not the whole loop, so at least one bound is checked.
       Expr v = op->var, in_main;
       if (begin > lo) in_main = v >= Expr(static_cast<int>(begin));
-      if (end < hi) in_main = in_main.defined() ? (in_main && v < Expr(static_cast<int>(end))) : v < Expr(static_cast<int>(end));
+      if (end < hi)
+        in_main = in_main.defined() ? (in_main && v < Expr(static_cast<int>(end))) : v < Expr(static_cast<int>(end));
       return for_loop(op->var, op->min, op->extent, op->for_kind, if_then_else(in_main, main, rest), op->thread_tag);
     }
     std::vector<Stmt> pieces;
     for (auto [a, z] : {std::pair{lo, begin}, std::pair{begin, end}, std::pair{end, hi}}) {
       if (a >= z) continue;
       // Simplified under v in [a, z): in the main range the guards fold away.
-      Stmt loop = simplify(for_loop(op->var, Expr(static_cast<int>(a)), Expr(static_cast<int>(z - a)), ForKind::Serial, op->body), bounds_);
+      Stmt loop = simplify(
+          for_loop(op->var, Expr(static_cast<int>(a)), Expr(static_cast<int>(z - a)), ForKind::Serial, op->body),
+          bounds_);
       pieces.push_back(mutate_piece(loop, op->var.get()));
     }
     return seq(std::move(pieces));

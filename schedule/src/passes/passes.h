@@ -22,17 +22,17 @@ struct LowerState {
 // Stage of an operation or of any earlier version of it.
 StageNode* stage_for(const LowerState& st, const ir::Operation* op);
 
-void inline_stages(LowerState& st);                      // inline_stages.cc
-void infer_bounds(LowerState& st);                       // infer_bounds.cc
-ir::Stmt schedule_ops(const LowerState& st);             // schedule_ops.cc
+void inline_stages(LowerState& st);           // inline_stages.cc
+void infer_bounds(LowerState& st);            // infer_bounds.cc
+ir::Stmt schedule_ops(const LowerState& st);  // schedule_ops.cc
 ir::Stmt storage_flatten(const ir::Stmt& s, const LowerState& st, const std::vector<Tensor>& args,
                          std::vector<ir::Buffer>* arg_buffers);  // storage_flatten.cc
 // Replaces the nest of stage `s` from leaf `p` inwards by its tensor intrinsic (tensorize.cc).
 ir::Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPart part);
-ir::Stmt inject_dma_copy(const ir::Stmt& s);              // inject_dma_copy.cc
-ir::Stmt partition_loops(const ir::Stmt& s);             // partition_loops.cc
-ir::Stmt unroll_loops(const ir::Stmt& s);                // unroll_loops.cc
-ir::Stmt vectorize_loops(const ir::Stmt& s);             // vectorize_loops.cc
+ir::Stmt inject_dma_copy(const ir::Stmt& s);  // inject_dma_copy.cc
+ir::Stmt partition_loops(const ir::Stmt& s);  // partition_loops.cc
+ir::Stmt unroll_loops(const ir::Stmt& s);     // unroll_loops.cc
+ir::Stmt vectorize_loops(const ir::Stmt& s);  // vectorize_loops.cc
 
 // Iteration-variable relations (iter_relations.cc).
 // Offsets of a stage's root vars as expressions of its leaf loop vars (leaf loops start at 0).

@@ -15,10 +15,10 @@ using namespace loom::ir;
 namespace {
 
 struct BufferInfo {
-  Buffer buffer;              // flat allocation, or the argument buffer
-  std::vector<Expr> shape;    // logical shape of the realized region
-  std::vector<Expr> mins;     // where that region starts in the tensor
-  std::vector<int> order;     // storage order of the dimensions (empty: natural)
+  Buffer buffer;            // flat allocation, or the argument buffer
+  std::vector<Expr> shape;  // logical shape of the realized region
+  std::vector<Expr> mins;   // where that region starts in the tensor
+  std::vector<int> order;   // storage order of the dimensions (empty: natural)
 };
 
 class Flattener : public IRMutator {
@@ -33,7 +33,8 @@ class Flattener : public IRMutator {
     for (size_t d = 0; d < op->bounds.size(); ++d) {
       Expr ext = simplify(op->bounds[d].extent);
       if (!as_const_int(ext))
-        LOOM_THROW(LoweringError, "cannot allocate '", op->op->name, "': extent of dimension ", d, " is '", to_string(ext),
+        LOOM_THROW(LoweringError, "cannot allocate '", op->op->name, "': extent of dimension ", d, " is '",
+                   to_string(ext),
                    "', which is not a constant; compute it at a loop where the region it needs is fixed-size");
       extents.push_back(ext);
       mins.push_back(op->bounds[d].min);
@@ -88,7 +89,8 @@ class Flattener : public IRMutator {
 
 }  // namespace
 
-Stmt storage_flatten(const Stmt& s, const LowerState& st, const std::vector<Tensor>& args, std::vector<Buffer>* arg_buffers) {
+Stmt storage_flatten(const Stmt& s, const LowerState& st, const std::vector<Tensor>& args,
+                     std::vector<Buffer>* arg_buffers) {
   Flattener f(st);
   for (auto& t : args) {
     StageNode* stage = stage_for(st, t.op().get());
@@ -104,7 +106,8 @@ Stmt storage_flatten(const Stmt& s, const LowerState& st, const std::vector<Tens
   for (auto& t : args) {
     StageNode* stage = stage_for(st, t.op().get());
     if (stage->op->is_compute() && !stage->is_output)
-      LOOM_THROW(LoweringError, "argument '", t.name(), "' is an intermediate tensor; only inputs and outputs can be arguments");
+      LOOM_THROW(LoweringError, "argument '", t.name(),
+                 "' is an intermediate tensor; only inputs and outputs can be arguments");
   }
   return f.mutate(s);
 }

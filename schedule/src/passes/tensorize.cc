@@ -18,7 +18,8 @@ namespace {
 
 class Matcher {
  public:
-  Matcher(std::string where, std::vector<const VarNode*> intrin_vars) : where_(std::move(where)), ivars_(std::move(intrin_vars)) {}
+  Matcher(std::string where, std::vector<const VarNode*> intrin_vars)
+      : where_(std::move(where)), ivars_(std::move(intrin_vars)) {}
 
   // Placeholder of the pattern -> start indices of the matching tensor in the stage.
   std::map<const Operation*, std::pair<OpRef, std::vector<Expr>>> bound;
@@ -40,7 +41,9 @@ class Matcher {
       case ExprKind::Var:
         if (!a.same_as(b)) fail(a, b, "a different variable");
         return;
-      case ExprKind::Cast: match(a.as<CastNode>()->value, b.as<CastNode>()->value); return;
+      case ExprKind::Cast:
+        match(a.as<CastNode>()->value, b.as<CastNode>()->value);
+        return;
       case ExprKind::Reduce: {
         auto *x = a.as<ReduceNode>(), *y = b.as<ReduceNode>();
         if (x->reduce_kind != y->reduce_kind) fail(a, b, std::string("a ") + to_string(x->reduce_kind) + " reduction");
@@ -48,7 +51,8 @@ class Matcher {
         match(x->source, y->source);
         return;
       }
-      case ExprKind::TensorRead: return match_read(a.as<TensorReadNode>(), b.as<TensorReadNode>(), a, b);
+      case ExprKind::TensorRead:
+        return match_read(a.as<TensorReadNode>(), b.as<TensorReadNode>(), a, b);
       default:
         if (!structural_equal(a, b)) fail(a, b, "an unsupported construct");
     }
@@ -69,7 +73,8 @@ class Matcher {
       Expr offset = d < rank - prank ? x->indices[d] : simplify(x->indices[d] - y->indices[d - (rank - prank)]);
       if (uses_intrin_var(offset)) {
         std::ostringstream m;
-        m << "index " << d << " of '" << x->op->name << "' moving differently from the pattern's '" << y->op->name << "'";
+        m << "index " << d << " of '" << x->op->name << "' moving differently from the pattern's '" << y->op->name
+          << "'";
         fail(a, b, m.str());
       }
       start.push_back(offset);
@@ -78,13 +83,14 @@ class Matcher {
     if (it == bound.end()) {
       bound[y->op.get()] = {x->op, start};
     } else if (it->second.first != x->op) {
-      fail(a, b, "input '" + y->op->name + "' bound to both '" + it->second.first->name + "' and '" + x->op->name + "'");
+      fail(a, b,
+           "input '" + y->op->name + "' bound to both '" + it->second.first->name + "' and '" + x->op->name + "'");
     }
   }
 
   [[noreturn]] void fail(const Expr& a, const Expr& b, const std::string& what) const {
-    LOOM_THROW(ScheduleError, where_, ": the stage computes '", to_string(a), "' where the intrinsic has '", to_string(b),
-               "' (", what, ")");
+    LOOM_THROW(ScheduleError, where_, ": the stage computes '", to_string(a), "' where the intrinsic has '",
+               to_string(b), "' (", what, ")");
   }
 
   std::string where_;
@@ -144,8 +150,9 @@ Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPa
       IntBounds sweep = const_bounds(off, inner_bounds), full = const_bounds(off, all_bounds);
       auto* rext = as_const_int(simplify(rg.extent));
       if (!full.max || !rext || *full.max >= *rext)
-        LOOM_THROW(ScheduleError, where, ": axis '", r->var.name(), "' needs a bounds guard (its loops overshoot extent ",
-                   to_string(rg.extent), "); pick split factors that divide it");
+        LOOM_THROW(ScheduleError, where, ": axis '", r->var.name(),
+                   "' needs a bounds guard (its loops overshoot extent ", to_string(rg.extent),
+                   "); pick split factors that divide it");
       int64_t extent = sweep.max ? *sweep.max - (sweep.min ? *sweep.min : 0) + 1 : -1;
       Expr fixed = simplify(rg.min + substitute(off, inner_zero));
       if (r->kind == IterKind::DataPar) out_start.push_back(fixed);
@@ -159,8 +166,9 @@ Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPa
       const IterVar& pv = pattern[k - first];
       auto* pext = as_const_int(pv->dom.extent);
       if (!pext || *pext != extent)
-        LOOM_THROW(ScheduleError, where, ": axis '", r->var.name(), "' sweeps ", extent, " iterations, the intrinsic's axis '",
-                   pv->var.name(), "' has ", pv->dom.extent.defined() ? to_string(pv->dom.extent) : "?");
+        LOOM_THROW(ScheduleError, where, ": axis '", r->var.name(), "' sweeps ", extent,
+                   " iterations, the intrinsic's axis '", pv->var.name(), "' has ",
+                   pv->dom.extent.defined() ? to_string(pv->dom.extent) : "?");
       to_pattern.emplace_back(r->var.get(), fixed + pv->var);
       intrin_vars.push_back(pv->var.get());
     }
@@ -176,8 +184,10 @@ Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPa
   if (part != IntrinPart::Reset) {
     for (auto& in : intrin->inputs) {
       auto it = m.bound.find(in.op().get());
-      if (it == m.bound.end()) LOOM_THROW(ScheduleError, where, ": the intrinsic's input '", in.name(), "' is not read");
-      addresses.push_back(address_of(Expr(std::make_shared<const TensorReadNode>(it->second.first, it->second.second))));
+      if (it == m.bound.end())
+        LOOM_THROW(ScheduleError, where, ": the intrinsic's input '", in.name(), "' is not read");
+      addresses.push_back(
+          address_of(Expr(std::make_shared<const TensorReadNode>(it->second.first, it->second.second))));
     }
   }
   addresses.push_back(address_of(Expr(std::make_shared<const TensorReadNode>(s.op, out_start))));

@@ -48,7 +48,8 @@ class Widener : public IRMutator {
         if (ra && sb.defined()) return ramp(ra->base * sb, ra->stride * sb, ra->lanes);
         if (rb && sa.defined()) return ramp(sa * rb->base, sa * rb->stride, rb->lanes);
         break;
-      default: break;
+      default:
+        break;
     }
     if (ba && bb) return broadcast(make_binary(e.kind(), ba->value, bb->value), lanes_);
     return make_binary(e.kind(), widen(a, lanes_), widen(b, lanes_));
@@ -124,11 +125,11 @@ class LoopVectorizer : public IRMutator {
     Stmt loop = body.same_as(op->body) ? s : for_loop(op->var, op->min, op->extent, op->for_kind, body, op->thread_tag);
     if (op->for_kind != ForKind::Vectorized) return loop;
     auto* lanes = as_const_int(simplify(op->extent));
-    if (!lanes)
-      LOOM_THROW(LoweringError, "cannot vectorize loop '", op->var.name(), "': its extent is not a constant");
+    if (!lanes) LOOM_THROW(LoweringError, "cannot vectorize loop '", op->var.name(), "': its extent is not a constant");
     if (*lanes == 1) return substitute(body, {{op->var.get(), op->min}});
     try {
-      Widener w(op->var.get(), ramp(op->min, make_one(op->min.type()), static_cast<int>(*lanes)), static_cast<int>(*lanes));
+      Widener w(op->var.get(), ramp(op->min, make_one(op->min.type()), static_cast<int>(*lanes)),
+                static_cast<int>(*lanes));
       return w.mutate(body);
     } catch (const CannotVectorize&) {
       return loop;

@@ -21,8 +21,8 @@ std::string DecodeError::describe(int bus_bytes) const {
   return os.str();
 }
 
-DramModel::DramModel(uint64_t base, uint64_t bytes, int bus_bytes, uint32_t latency, double bytes_per_cycle, AxiLimits limits,
-                     double stall_rate)
+DramModel::DramModel(uint64_t base, uint64_t bytes, int bus_bytes, uint32_t latency, double bytes_per_cycle,
+                     AxiLimits limits, double stall_rate)
     : base_(base),
       mem_(new uint8_t[bytes]),
       allocator_(base, bytes),
@@ -75,14 +75,15 @@ void DramModel::check_burst(const char* channel, char x, uint64_t addr, uint32_t
   while ((1 << bus_shift) < bus_) ++bus_shift;
   if (burst != 1) violate(channel, "burst type: ", a, "BURST = ", burst, ", this memory serves only INCR (1) bursts");
   if (size != uint32_t(bus_shift))
-    violate(channel, "beat size: ", a, "SIZE = ", size, " (", 1u << std::min(size, 31u), " bytes), the bus is ", bus_, " bytes wide (", a,
-            "SIZE = ", bus_shift, ")");
+    violate(channel, "beat size: ", a, "SIZE = ", size, " (", 1u << std::min(size, 31u), " bytes), the bus is ", bus_,
+            " bytes wide (", a, "SIZE = ", bus_shift, ")");
   if (len > 255) violate(channel, "burst length: ", a, "LEN = ", len, " exceeds 255 (256 beats, the INCR limit)");
-  if (addr % uint64_t(bus_)) violate(channel, "unaligned burst: ", a, "ADDR ", hex(addr), " is not aligned to the ", bus_, "-byte beat");
+  if (addr % uint64_t(bus_))
+    violate(channel, "unaligned burst: ", a, "ADDR ", hex(addr), " is not aligned to the ", bus_, "-byte beat");
   const uint64_t last = addr + uint64_t(len + 1) * bus_ - 1;
   if ((addr >> 12) != (last >> 12))
-    violate(channel, "burst crosses a 4 KiB boundary: ", a, "ADDR ", hex(addr), ", ", a, "LEN ", len, " (", len + 1, " beats of ", bus_,
-            " bytes) ends at ", hex(last), ", past ", hex((addr | 0xfff) + 1));
+    violate(channel, "burst crosses a 4 KiB boundary: ", a, "ADDR ", hex(addr), ", ", a, "LEN ", len, " (", len + 1,
+            " beats of ", bus_, " bytes) ends at ", hex(last), ", past ", hex((addr | 0xfff) + 1));
 }
 
 void DramModel::check(const Inputs& in, const Outputs& out) {
@@ -94,21 +95,27 @@ void DramModel::check(const Inputs& in, const Outputs& out) {
   if (have_prev_) {
     const Outputs& p = prev_out_;
     if (p.m_arvalid && !prev_in_.m_arready) {
-      if (!out.m_arvalid) violate("read address channel (AR)", "ARVALID dropped before ARREADY (AXI4: VALID stays high until the handshake)");
-      else if (out.m_araddr != p.m_araddr || out.m_arlen != p.m_arlen || out.m_arid != p.m_arid || out.m_arsize != p.m_arsize ||
-               out.m_arburst != p.m_arburst)
-        violate("read address channel (AR)", "payload changed while ARVALID waited for ARREADY: ARADDR ", hex(p.m_araddr), " -> ",
-                hex(out.m_araddr), ", ARLEN ", p.m_arlen, " -> ", out.m_arlen, ", ARID ", p.m_arid, " -> ", out.m_arid);
+      if (!out.m_arvalid)
+        violate("read address channel (AR)",
+                "ARVALID dropped before ARREADY (AXI4: VALID stays high until the handshake)");
+      else if (out.m_araddr != p.m_araddr || out.m_arlen != p.m_arlen || out.m_arid != p.m_arid ||
+               out.m_arsize != p.m_arsize || out.m_arburst != p.m_arburst)
+        violate("read address channel (AR)", "payload changed while ARVALID waited for ARREADY: ARADDR ",
+                hex(p.m_araddr), " -> ", hex(out.m_araddr), ", ARLEN ", p.m_arlen, " -> ", out.m_arlen, ", ARID ",
+                p.m_arid, " -> ", out.m_arid);
     }
     if (p.m_awvalid && !prev_in_.m_awready) {
-      if (!out.m_awvalid) violate("write address channel (AW)", "AWVALID dropped before AWREADY (AXI4: VALID stays high until the handshake)");
-      else if (out.m_awaddr != p.m_awaddr || out.m_awlen != p.m_awlen || out.m_awid != p.m_awid || out.m_awsize != p.m_awsize ||
-               out.m_awburst != p.m_awburst)
-        violate("write address channel (AW)", "payload changed while AWVALID waited for AWREADY: AWADDR ", hex(p.m_awaddr), " -> ",
-                hex(out.m_awaddr), ", AWLEN ", p.m_awlen, " -> ", out.m_awlen);
+      if (!out.m_awvalid)
+        violate("write address channel (AW)",
+                "AWVALID dropped before AWREADY (AXI4: VALID stays high until the handshake)");
+      else if (out.m_awaddr != p.m_awaddr || out.m_awlen != p.m_awlen || out.m_awid != p.m_awid ||
+               out.m_awsize != p.m_awsize || out.m_awburst != p.m_awburst)
+        violate("write address channel (AW)", "payload changed while AWVALID waited for AWREADY: AWADDR ",
+                hex(p.m_awaddr), " -> ", hex(out.m_awaddr), ", AWLEN ", p.m_awlen, " -> ", out.m_awlen);
     }
     if (p.m_wvalid && !prev_in_.m_wready) {
-      if (!out.m_wvalid) violate("write data channel (W)", "WVALID dropped before WREADY (AXI4: VALID stays high until the handshake)");
+      if (!out.m_wvalid)
+        violate("write data channel (W)", "WVALID dropped before WREADY (AXI4: VALID stays high until the handshake)");
       else if (out.m_wdata != p.m_wdata || out.m_wlast != p.m_wlast || out.m_wstrb != p.m_wstrb)
         violate("write data channel (W)", "WDATA, WSTRB or WLAST changed while WVALID waited for WREADY");
     }
@@ -120,28 +127,34 @@ void DramModel::check(const Inputs& in, const Outputs& out) {
   if (out.m_arvalid && in.m_arready) {
     check_burst("read address channel (AR)", 'R', out.m_araddr, out.m_arlen, out.m_arsize, out.m_arburst);
     if (out.m_arid >= limits_.reads_per_id.size()) {
-      violate("read address channel (AR)", "ARID ", out.m_arid, " is not an ID the accelerator uses (0..", limits_.reads_per_id.size() - 1, ")");
+      violate("read address channel (AR)", "ARID ", out.m_arid, " is not an ID the accelerator uses (0..",
+              limits_.reads_per_id.size() - 1, ")");
     } else {
-      size_t in_flight = std::count_if(reads_.begin(), reads_.end(), [&](const Burst& b) { return b.id == out.m_arid; });
+      size_t in_flight =
+          std::count_if(reads_.begin(), reads_.end(), [&](const Burst& b) { return b.id == out.m_arid; });
       if (in_flight + 1 > limits_.reads_per_id[out.m_arid])
-        violate("read address channel (AR)", "outstanding reads: burst ", in_flight + 1, " in flight for ARID ", out.m_arid, ", the limit is ",
-                limits_.reads_per_id[out.m_arid]);
+        violate("read address channel (AR)", "outstanding reads: burst ", in_flight + 1, " in flight for ARID ",
+                out.m_arid, ", the limit is ", limits_.reads_per_id[out.m_arid]);
     }
   }
   if (out.m_awvalid && in.m_awready) {
     check_burst("write address channel (AW)", 'W', out.m_awaddr, out.m_awlen, out.m_awsize, out.m_awburst);
     size_t in_flight = writes_.size() + responses_.size();
     if (in_flight + 1 > limits_.writes)
-      violate("write address channel (AW)", "outstanding writes: burst ", in_flight + 1, " without a write response, the limit is ", limits_.writes);
+      violate("write address channel (AW)", "outstanding writes: burst ", in_flight + 1,
+              " without a write response, the limit is ", limits_.writes);
   }
   if (out.m_wvalid && in.m_wready) {
     const Burst& b = writes_.front();  // the model raises WREADY only with a burst to fill
     const uint32_t beat = b.done + 1;
-    if (out.m_wlast && beat != b.beats) violate("write data channel (W)", "WLAST on beat ", beat, " of a ", b.beats, "-beat burst");
-    if (!out.m_wlast && beat == b.beats) violate("write data channel (W)", "WLAST missing on the last beat (", beat, " of ", b.beats, ")");
+    if (out.m_wlast && beat != b.beats)
+      violate("write data channel (W)", "WLAST on beat ", beat, " of a ", b.beats, "-beat burst");
+    if (!out.m_wlast && beat == b.beats)
+      violate("write data channel (W)", "WLAST missing on the last beat (", beat, " of ", b.beats, ")");
     const uint32_t all = bus_ >= 32 ? ~0u : (1u << bus_) - 1;
     if ((out.m_wstrb & all) != all)
-      violate("write data channel (W)", "partial write strobes: WSTRB ", hex(out.m_wstrb), " on beat ", beat, " (this memory writes whole beats)");
+      violate("write data channel (W)", "partial write strobes: WSTRB ", hex(out.m_wstrb), " on beat ", beat,
+              " (this memory writes whole beats)");
   }
 }
 

@@ -50,9 +50,9 @@ class DramModel {
   DeviceMemoryAllocator& allocator() { return allocator_; }
   uint8_t* host_ptr(uint64_t addr) { return mem_.get() + (addr - base_); }
 
-  void drive(Inputs& in) const;                         // responses shown to the RTL this cycle
-  void update(const Inputs& in, const Outputs& out);    // handshakes of this cycle, then one cycle passes
-  void clear();                                         // drops every transaction in flight (accelerator reset) and the checker's state
+  void drive(Inputs& in) const;                       // responses shown to the RTL this cycle
+  void update(const Inputs& in, const Outputs& out);  // handshakes of this cycle, then one cycle passes
+  void clear();  // drops every transaction in flight (accelerator reset) and the checker's state
 
   // The first AXI4 rule the master broke since clear(), e.g. "AXI4 protocol violation at cycle
   // 812 on the write data channel (W): WLAST on beat 2 of a 4-beat burst"; empty if none.

@@ -1,9 +1,9 @@
 // Adapter from a Verilated `loom_accel` class (one per config) to rtl::Model. Included only by
 // the generated per-config translation units (rtl_model.cc.in).
 #pragma once
-#include "verilated_hooks.h"  // first: it adjusts the Verilator runtime's hooks
 #include <verilated.h>
 #include <verilated_fst_c.h>
+#include "verilated_hooks.h"  // first: it adjusts the Verilator runtime's hooks
 
 #include <cstring>
 #include <type_traits>

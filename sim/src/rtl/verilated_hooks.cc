@@ -41,7 +41,8 @@ void record(const char* filename, int linenum, const char* what) {
   // The assertion printed "[time] %Error: file.sv:line: Assertion failed in <instance>: <message>".
   std::string line = g_last_line;
   if (size_t k = line.find("Assertion failed in "); k != std::string::npos) line.erase(0, k);
-  g_stop = std::string(filename && *filename ? filename : "?") + ":" + std::to_string(linenum) + ": " + (line.empty() ? what : line);
+  g_stop = std::string(filename && *filename ? filename : "?") + ":" + std::to_string(linenum) + ": " +
+           (line.empty() ? what : line);
 }
 }  // namespace
 

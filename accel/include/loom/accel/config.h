@@ -17,7 +17,7 @@ struct AccelConfig {
           out_buffer_bytes = 32 << 10, uop_buffer_bytes = 32 << 10;
 
   // ---- derived (all computed from the fields above) ----
-  int inp_block_bytes() const { return batch * block_in * inp_bits / 8; }    // one input entry
+  int inp_block_bytes() const { return batch * block_in * inp_bits / 8; }  // one input entry
   int wgt_block_bytes() const { return block_out * block_in * wgt_bits / 8; }
   int acc_block_bytes() const { return batch * block_out * acc_bits / 8; }
   int out_block_bytes() const { return batch * block_out * out_bits / 8; }

@@ -16,7 +16,8 @@ std::vector<int8_t> unpack_blocks(const std::vector<int8_t>& p, int rows, int co
 // Emits C = int8(A x W^T) for A: M x K and W: N x K (blocked, in device buffers), double
 // buffering the input rows over two contexts with dependency tokens. M, N, K must be multiples
 // of batch, block_out and block_in; the weights must fit the weight scratchpad.
-void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer& w, const DeviceBuffer& c, int M, int N, int K);
+void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer& w, const DeviceBuffer& c, int M, int N,
+                         int K);
 
 // Plain C++ reference of the same product (int32 accumulate, low 8 bits kept).
 std::vector<int8_t> reference_matmul(const std::vector<int8_t>& a, const std::vector<int8_t>& w, int M, int N, int K);

@@ -42,7 +42,8 @@ struct Instruction {
   bool reset = false;  // GEMM: zero the accumulators instead of accumulating
   uint32_t uop_begin = 0, uop_end = 0;
   uint32_t iter_out = 0, iter_in = 0;
-  uint32_t dst_factor_out = 0, dst_factor_in = 0, src_factor_out = 0, src_factor_in = 0, wgt_factor_out = 0, wgt_factor_in = 0;
+  uint32_t dst_factor_out = 0, dst_factor_in = 0, src_factor_out = 0, src_factor_in = 0, wgt_factor_out = 0,
+           wgt_factor_in = 0;
   AluOp alu_op = AluOp::Min;
   bool use_imm = false;
   int32_t imm = 0;
@@ -68,8 +69,8 @@ struct IsaLayout {
 
   explicit IsaLayout(const AccelConfig& c);
   AccelConfig config;
-  int sram_bits;                          // LOAD/STORE sram_base: indexes the deepest scratchpad
-  int uop_begin_bits, uop_end_bits;       // uop_end is one past the last micro-op, so one bit wider
+  int sram_bits;                                          // LOAD/STORE sram_base: indexes the deepest scratchpad
+  int uop_begin_bits, uop_end_bits;                       // uop_end is one past the last micro-op, so one bit wider
   int dst_factor_bits, src_factor_bits, wgt_factor_bits;  // as wide as the micro-op fields they scale
 
   struct Field {

@@ -16,8 +16,8 @@
 #include "loom/accel/config.h"
 #include "loom/accel/linker.h"
 #include "loom/ir/stmt.h"
-#include "loom/runtime/accel_image.h"
 #include "loom/runtime/accel_device.h"
+#include "loom/runtime/accel_image.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 

@@ -14,7 +14,7 @@
 namespace loom::codegen {
 
 struct LLVMOptions {
-  int opt_level = 3;            // 0..3, for both the IR pipeline and the machine code generator
+  int opt_level = 3;  // 0..3, for both the IR pipeline and the machine code generator
   // Empty: the host. Another triple ("aarch64-linux-gnu") cross-compiles: emit_assembly,
   // emit_llvm_ir and target_info work; build_llvm (JIT) and export_library need the host's.
   std::string target_triple;
@@ -40,7 +40,8 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
 // Writes a shared library with the functions and their signatures (embedded as JSON metadata), by
 // emitting an object file and linking it with the system C compiler driver. Its only undefined
 // symbols besides libm are loom_runtime's hooks, resolved from the process that loads it.
-void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options = {});
+void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path,
+                    const LLVMOptions& options = {});
 
 // The optimized LLVM IR / assembly of the functions, as text (for tests and tools).
 std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
@@ -52,8 +53,8 @@ std::string host_target_description();
 // What schedules need to know about the target of `options` (the host by default).
 struct TargetInfo {
   std::string cpu, features;
-  int vector_bits = 128;       // widest vector the backend uses: 512 (AVX-512), 256 (AVX2/AVX), 128
-  int vector_registers = 16;   // architectural vector registers (32 with AVX-512)
+  int vector_bits = 128;      // widest vector the backend uses: 512 (AVX-512), 256 (AVX2/AVX), 128
+  int vector_registers = 16;  // architectural vector registers (32 with AVX-512)
   // Integer dot products that accumulate in one instruction (x86 VNNI: vpdpbusd, vpdpwssd) on
   // vectors of vector_bits.
   bool int8_dot = false;

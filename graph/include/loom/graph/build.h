@@ -31,7 +31,7 @@ struct BuildOptions {
   // Set: partition int8 layers onto this accelerator (passes.h, partition_accel); their kernels
   // are linked into the model's accelerator image.
   std::optional<accel::AccelConfig> accel;
-  PipelineOptions pipeline;   // graph dumps; layout lanes are set from the target
+  PipelineOptions pipeline;  // graph dumps; layout lanes are set from the target
   // Called with a short message as the build makes progress ("kernel 3/21: fused_conv2d_add_relu").
   std::function<void(const std::string&)> progress;
   // The register tile of a blocked conv2d kernel, e.g. from a tuning log (tools: `loom compile
@@ -44,16 +44,16 @@ struct BuildOptions {
 };
 
 struct KernelReport {
-  std::string func;   // function name in the library
-  std::string nodes;  // "conv2d+add+relu"
-  int calls = 0;      // kernel calls in the executor graph that use this function
-  bool accel = false; // runs on the accelerator
+  std::string func;    // function name in the library
+  std::string nodes;   // "conv2d+add+relu"
+  int calls = 0;       // kernel calls in the executor graph that use this function
+  bool accel = false;  // runs on the accelerator
 };
 
 struct BuildResult {
   runtime::ModelFile file;
   runtime::ExecutorGraph executor_graph;  // what file.graph_json holds, typed
-  Graph graph;  // after optimization
+  Graph graph;                            // after optimization
   FusionPlan fusion;
   MemoryPlan memory;
   std::vector<KernelReport> kernels;  // distinct kernels (identical CPU groups share one)

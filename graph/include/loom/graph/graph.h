@@ -47,9 +47,13 @@ class Attrs {
   double get_float(const std::string& key) const;  // integers convert
   double get_float(const std::string& key, double def) const { return has(key) ? get_float(key) : def; }
   std::string get_string(const std::string& key) const;
-  std::string get_string(const std::string& key, const std::string& def) const { return has(key) ? get_string(key) : def; }
+  std::string get_string(const std::string& key, const std::string& def) const {
+    return has(key) ? get_string(key) : def;
+  }
   std::vector<int64_t> get_ints(const std::string& key) const;
-  std::vector<int64_t> get_ints(const std::string& key, const std::vector<int64_t>& def) const { return has(key) ? get_ints(key) : def; }
+  std::vector<int64_t> get_ints(const std::string& key, const std::vector<int64_t>& def) const {
+    return has(key) ? get_ints(key) : def;
+  }
   const std::map<std::string, AttrValue>& values() const { return values_; }
   std::string str() const;  // "strides=[2, 2], groups=1"
   bool operator==(const Attrs& o) const { return values_ == o.values_; }
@@ -66,9 +70,9 @@ struct Node {
   std::string op;           // operator name (Op nodes), see op_registry.h
   std::vector<int> inputs;  // ids of the nodes it reads
   Attrs attrs;
-  TensorType type;          // of its output; set for inputs/constants, inferred for ops
+  TensorType type;  // of its output; set for inputs/constants, inferred for ops
   bool typed = false;
-  NDArray value;            // Constant nodes
+  NDArray value;  // Constant nodes
   bool is_op() const { return kind == NodeKind::Op; }
   bool is_constant() const { return kind == NodeKind::Constant; }
   bool is_input() const { return kind == NodeKind::Input; }

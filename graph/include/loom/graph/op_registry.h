@@ -14,7 +14,14 @@ namespace loom::graph {
 // How an operator may fuse (TVM's OpPatternKind): element-wise ops fuse into anything before
 // them; "out-element-wise-fusable" ops (conv2d, dense, pools) take element-wise ops after them
 // into the same kernel; opaque ops stand alone.
-enum class OpPattern : uint8_t { ElemWise = 0, Broadcast = 1, Injective = 2, CommReduce = 3, OutEWiseFusable = 4, Opaque = 8 };
+enum class OpPattern : uint8_t {
+  ElemWise = 0,
+  Broadcast = 1,
+  Injective = 2,
+  CommReduce = 3,
+  OutEWiseFusable = 4,
+  Opaque = 8
+};
 const char* to_string(OpPattern p);
 
 struct OpDef {

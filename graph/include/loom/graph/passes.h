@@ -26,7 +26,7 @@ void simplify_inference(Graph& g);
 void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
 
 struct LayoutOptions {
-  int vector_lanes = 16;           // float32 lanes of the target's vectors
+  int vector_lanes = 16;            // float32 lanes of the target's vectors
   bool blocked_activations = true;  // NCHWc activations around convolutions (else NCHW throughout)
   // int8 blocked convs: the largest group of input channels one dot product may take (ops/layers.h):
   // 4 byte groups where the input is known to be in [0, 127], else int16 pairs; 2 int16 pairs;
@@ -78,10 +78,10 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& config)
 
 struct PipelineOptions {
   LayoutOptions layout;
-  std::optional<accel::AccelConfig> accel;  // set: run partition_accel before alter_layout
+  std::optional<accel::AccelConfig> accel;       // set: run partition_accel before alter_layout
   AccelPartitionReport* accel_report = nullptr;  // receives what partition_accel did
-  bool dump = false;                 // print the graph after every pass (also LOOM_DUMP_GRAPH=1)
-  std::ostream* dump_stream = nullptr;  // default std::cerr
+  bool dump = false;                             // print the graph after every pass (also LOOM_DUMP_GRAPH=1)
+  std::ostream* dump_stream = nullptr;           // default std::cerr
   std::function<void(const std::string&, const Graph&)> on_pass;
 };
 // Runs the passes in order: infer_types, simplify_inference, fold_constants, alter_layout,

@@ -31,15 +31,15 @@ CalibrationMode parse_calibration_mode(const std::string& s);  // "max", "percen
 
 struct QuantizeOptions {
   CalibrationMode mode = CalibrationMode::Percentile;
-  double percentile = 99.9;      // of |x|, for CalibrationMode::Percentile (99.9: see docs/quantization.md)
-  bool skip_first_conv = true;   // the convolution reading the image stays float (TVM's default)
-  bool skip_dense = false;       // dense layers (the classifier) stay float
-  bool simulated = false;        // fake_quantize in float32 instead of int8 operators
+  double percentile = 99.9;     // of |x|, for CalibrationMode::Percentile (99.9: see docs/quantization.md)
+  bool skip_first_conv = true;  // the convolution reading the image stays float (TVM's default)
+  bool skip_dense = false;      // dense layers (the classifier) stay float
+  bool simulated = false;       // fake_quantize in float32 instead of int8 operators
   // Per-output-channel weight scales (max |w_c| / 127), requantized with fixed-point multipliers
   // (requantize_channel): CPU only; the accelerator's requantize is a shift.
   bool per_channel = false;
-  int histogram_bins = 2048;     // for percentile and KL calibration
-  codegen::LLVMOptions llvm;     // target of the calibration runs (host by default)
+  int histogram_bins = 2048;  // for percentile and KL calibration
+  codegen::LLVMOptions llvm;  // target of the calibration runs (host by default)
 };
 
 // Which nodes annotate chose and the values calibration measures.
@@ -81,14 +81,16 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
 // with the LLVM backend, and picks one exponent per point. ModelError if `inputs` is empty or an
 // input does not match the graph.
 std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation& annotation,
-                                        const std::vector<std::vector<NDArray>>& inputs, const QuantizeOptions& options);
+                                        const std::vector<std::vector<NDArray>>& inputs,
+                                        const QuantizeOptions& options);
 // Exponent for a clipping threshold (the smallest e with threshold <= 127 * 2^e).
 int exponent_for(double threshold);
 // The clipping threshold of a histogram of |x| over [0, max_abs) for the mode.
 double choose_threshold(const std::vector<double>& histogram, double max_abs, const QuantizeOptions& options);
-Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation, const std::vector<PointCalibration>& calibration,
-                           const QuantizeOptions& options);
+Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,
+                           const std::vector<PointCalibration>& calibration, const QuantizeOptions& options);
 
-QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs, const QuantizeOptions& options = {});
+QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                        const QuantizeOptions& options = {});
 
 }  // namespace loom::graph

@@ -13,7 +13,8 @@ namespace loom::ir {
 
 // Computes `outputs` from `inputs` (placeholder -> data) by evaluating every compute's body at
 // every point of its shape.
-std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs, const std::map<const Operation*, NDArray>& inputs);
+std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs,
+                                    const std::map<const Operation*, NDArray>& inputs);
 
 // Runs a lowered function on host arrays (one per argument, in order).
 void interpret(const LoweredFunc& f, const std::vector<NDArray>& args);

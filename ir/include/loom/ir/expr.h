@@ -12,11 +12,35 @@
 namespace loom::ir {
 
 enum class ExprKind : uint8_t {
-  IntImm, FloatImm, StringImm, Var, Cast,
-  Add, Sub, Mul, Div, Mod, Min, Max,
-  EQ, NE, LT, LE, GT, GE, And, Or, Not,
-  Select, Load, Ramp, Broadcast, Call, Let,
-  TensorRead, Reduce,
+  IntImm,
+  FloatImm,
+  StringImm,
+  Var,
+  Cast,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Min,
+  Max,
+  EQ,
+  NE,
+  LT,
+  LE,
+  GT,
+  GE,
+  And,
+  Or,
+  Not,
+  Select,
+  Load,
+  Ramp,
+  Broadcast,
+  Call,
+  Let,
+  TensorRead,
+  Reduce,
 };
 
 struct ExprNode {
@@ -176,7 +200,8 @@ struct CallNode : ExprNode {
 
 struct LetNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Let;
-  LetNode(Var v, Expr val, Expr b) : ExprNode(kKind, b.type()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  LetNode(Var v, Expr val, Expr b)
+      : ExprNode(kKind, b.type()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
   const Var var;
   const Expr value, body;
 };

@@ -44,7 +44,8 @@ class PassPipeline {
       p.run(state);
       auto text = [&] { return p.print ? p.print(state) : std::string(); };
       if (options.observe) options.observe(p.name, state, text);
-      if (options.dump) *options.dump << (options.header ? options.header(p.name) : "// after " + p.name + "\n") << text();
+      if (options.dump)
+        *options.dump << (options.header ? options.header(p.name) : "// after " + p.name + "\n") << text();
       if (options.stop_after == p.name) return;
     }
   }

@@ -14,7 +14,19 @@ namespace loom::ir {
 class Operation;
 using OpRef = std::shared_ptr<const Operation>;
 
-enum class StmtKind : uint8_t { LetStmt, Attr, Assert, For, Store, Provide, Allocate, Realize, Seq, IfThenElse, Evaluate };
+enum class StmtKind : uint8_t {
+  LetStmt,
+  Attr,
+  Assert,
+  For,
+  Store,
+  Provide,
+  Allocate,
+  Realize,
+  Seq,
+  IfThenElse,
+  Evaluate
+};
 
 struct StmtNode {
   explicit StmtNode(StmtKind k) : kind(k) {}
@@ -41,7 +53,8 @@ class Stmt {
 
 struct LetStmtNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::LetStmt;
-  LetStmtNode(Var v, Expr val, Stmt b) : StmtNode(kKind), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  LetStmtNode(Var v, Expr val, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
   const Var var;
   const Expr value;
   const Stmt body;
@@ -50,7 +63,8 @@ struct LetStmtNode : StmtNode {
 // Annotation around a statement: pragmas ("pragma_<name>"), "produce" markers, virtual threads.
 struct AttrNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Attr;
-  AttrNode(std::string k, Expr v, Stmt b) : StmtNode(kKind), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
+  AttrNode(std::string k, Expr v, Stmt b)
+      : StmtNode(kKind), key(std::move(k)), value(std::move(v)), body(std::move(b)) {}
   const std::string key;
   const Expr value;
   const Stmt body;
@@ -69,8 +83,13 @@ const char* to_string(ForKind k);
 struct ForNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;
   ForNode(Var v, Expr mn, Expr ext, ForKind k, Stmt b, std::string tag = "")
-      : StmtNode(kKind), var(std::move(v)), min(std::move(mn)), extent(std::move(ext)), for_kind(k),
-        body(std::move(b)), thread_tag(std::move(tag)) {}
+      : StmtNode(kKind),
+        var(std::move(v)),
+        min(std::move(mn)),
+        extent(std::move(ext)),
+        for_kind(k),
+        body(std::move(b)),
+        thread_tag(std::move(tag)) {}
   const Var var;
   const Expr min, extent;
   const ForKind for_kind;
@@ -80,7 +99,8 @@ struct ForNode : StmtNode {
 
 struct StoreNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Store;
-  StoreNode(Buffer b, Expr v, Expr i) : StmtNode(kKind), buffer(std::move(b)), value(std::move(v)), index(std::move(i)) {}
+  StoreNode(Buffer b, Expr v, Expr i)
+      : StmtNode(kKind), buffer(std::move(b)), value(std::move(v)), index(std::move(i)) {}
   const Buffer buffer;
   const Expr value, index;
 };
@@ -88,7 +108,8 @@ struct StoreNode : StmtNode {
 // Multi-dimensional write of an operation's output (before storage flattening).
 struct ProvideNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Provide;
-  ProvideNode(OpRef o, std::vector<Expr> idx, Expr v) : StmtNode(kKind), op(std::move(o)), indices(std::move(idx)), value(std::move(v)) {}
+  ProvideNode(OpRef o, std::vector<Expr> idx, Expr v)
+      : StmtNode(kKind), op(std::move(o)), indices(std::move(idx)), value(std::move(v)) {}
   const OpRef op;
   const std::vector<Expr> indices;
   const Expr value;
@@ -125,7 +146,8 @@ struct SeqNode : StmtNode {
 
 struct IfThenElseNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::IfThenElse;
-  IfThenElseNode(Expr c, Stmt t, Stmt e) : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  IfThenElseNode(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
   const Expr cond;
   const Stmt then_case, else_case;  // else_case may be undefined
 };

@@ -83,7 +83,8 @@ class Tensor {
 // Read of a tensor element at the TE level (resolved to a Load by storage flattening).
 struct TensorReadNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::TensorRead;
-  TensorReadNode(OpRef o, std::vector<Expr> idx) : ExprNode(kKind, o->dtype), op(std::move(o)), indices(std::move(idx)) {}
+  TensorReadNode(OpRef o, std::vector<Expr> idx)
+      : ExprNode(kKind, o->dtype), op(std::move(o)), indices(std::move(idx)) {}
   const OpRef op;
   const std::vector<Expr> indices;
 };
@@ -94,7 +95,11 @@ const char* to_string(ReduceKind k);
 struct ReduceNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Reduce;
   ReduceNode(ReduceKind k, Expr src, std::vector<IterVar> ax, Expr cond)
-      : ExprNode(kKind, src.type()), reduce_kind(k), source(std::move(src)), axes(std::move(ax)), condition(std::move(cond)) {}
+      : ExprNode(kKind, src.type()),
+        reduce_kind(k),
+        source(std::move(src)),
+        axes(std::move(ax)),
+        condition(std::move(cond)) {}
   const ReduceKind reduce_kind;
   const Expr source;
   const std::vector<IterVar> axes;
@@ -114,9 +119,12 @@ using ComputeFn = std::function<Expr(const std::vector<Var>&)>;
 Tensor compute(std::vector<Expr> shape, const ComputeFn& fn, std::string name, std::string tag = "");
 // Convenience overloads for 1..4 dimensions: compute(shape, [](Var i, Var j) { ... }, "C").
 Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var)>& fn, std::string name, std::string tag = "");
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var)>& fn, std::string name, std::string tag = "");
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& fn, std::string name, std::string tag = "");
-Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var, Var)>& fn, std::string name, std::string tag = "");
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var)>& fn, std::string name,
+               std::string tag = "");
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var)>& fn, std::string name,
+               std::string tag = "");
+Tensor compute(std::vector<Expr> shape, const std::function<Expr(Var, Var, Var, Var)>& fn, std::string name,
+               std::string tag = "");
 // A compute over explicitly supplied axes (used by schedule transforms that rebuild ops).
 Tensor compute_with_axes(std::vector<IterVar> axes, Expr body, std::string name, std::string tag = "");
 

@@ -15,8 +15,8 @@
 namespace loom::ops {
 
 struct AccelOpSpec {
-  std::string op = "conv2d";  // conv2d, dense or add
-  int channels = 64, out_channels = 64;  // multiples of the blocks (out_channels: conv2d, dense)
+  std::string op = "conv2d";                       // conv2d, dense or add
+  int channels = 64, out_channels = 64;            // multiples of the blocks (out_channels: conv2d, dense)
   int size = 14, kernel = 3, stride = 1, pad = 1;  // conv2d (size: add too)
   int virtual_threads = 2;
   std::optional<AccelConvTiling> conv_tiling;  // conv2d, add: else chosen for the scratchpads

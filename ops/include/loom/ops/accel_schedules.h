@@ -13,10 +13,10 @@ namespace loom::ops {
 schedule::TensorIntrin accel_gemm_intrin(const Blocking& blocking);
 
 struct AccelConvTiling {
-  int h_block = 7;         // output rows per tile
-  int w_block = 14;        // output columns per tile
-  int oc_blocks = 1;       // output-channel blocks per tile (per virtual thread)
-  int virtual_threads = 2; // contexts interleaved over output-channel tiles (1 = off)
+  int h_block = 7;          // output rows per tile
+  int w_block = 14;         // output columns per tile
+  int oc_blocks = 1;        // output-channel blocks per tile (per virtual thread)
+  int virtual_threads = 2;  // contexts interleaved over output-channel tiles (1 = off)
 };
 
 // A tiling for an out_h x out_w output with `oc_blocks` output-channel blocks: rows of 7 (or
@@ -50,15 +50,18 @@ AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, 
 // The tiling of schedule_add_int8_accel: one channel block per tile, sized so both operands'
 // input tiles and the widened operands with the stages between them fit (half the input, a
 // quarter of the accumulator scratchpad per tile).
-AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads, const AccelLimits& limits);
+AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads,
+                                  const AccelLimits& limits);
 // add_int8_widening on activations [N/b, C/bi, H, W, b, bi]: per output tile (h_block x w_block
 // of one channel block) both operands and the identity block are loaded, widened by a GEMM each,
 // added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.
-void schedule_add_int8_accel(schedule::Schedule& s, const AddWidenStages& add, const Blocking& blocking, const AccelConvTiling& tiling = {});
+void schedule_add_int8_accel(schedule::Schedule& s, const AddWidenStages& add, const Blocking& blocking,
+                             const AccelConvTiling& tiling = {});
 
 // One output-channel block at a time, its input and weights loaded per input-channel block (the
 // simple form; each GEMM instruction does one block product).
-void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, int virtual_threads = 1);
+void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
+                               int virtual_threads = 1);
 
 // Dense layers are matrix-vector products at small batch: every weight entry is used once, so the
 // layer is bound by loading weights. Chunks of oc_blocks output-channel blocks load their
@@ -71,7 +74,9 @@ struct AccelDenseTiling {
 // The largest chunks that fit the scratchpads for every context: all input blocks per load if they
 // fit, then as many output blocks as fit; virtual threads where they divide the chunks. Throws
 // ScheduleError naming the scratchpad when not even one block fits.
-AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads, const AccelLimits& limits);
-void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking, const AccelDenseTiling& tiling);
+AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads,
+                                     const AccelLimits& limits);
+void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
+                               const AccelDenseTiling& tiling);
 
 }  // namespace loom::ops

@@ -12,7 +12,8 @@ struct AccelTarget {
 };
 
 inline AccelTarget accel_target(const accel::AccelConfig& config) {
-  return {{config.batch, config.block_in, config.block_out}, {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
+  return {{config.batch, config.block_in, config.block_out},
+          {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
 }
 
 }  // namespace loom::ops

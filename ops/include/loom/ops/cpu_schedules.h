@@ -15,10 +15,10 @@ enum class GemmForm { Packed, Unpacked, DotK };
 const char* to_string(GemmForm f);
 
 struct GemmTiling {
-  int mr = 8;        // rows of C kept in registers
-  int nr = 32;       // columns of C kept in registers (a multiple of the vector width)
-  int kc = 256;      // reduction block kept hot in cache
-  int k_unroll = 4;  // reduction steps unrolled around the register tile (divides K, else 1)
+  int mr = 8;                        // rows of C kept in registers
+  int nr = 32;                       // columns of C kept in registers (a multiple of the vector width)
+  int kc = 256;                      // reduction block kept hot in cache
+  int k_unroll = 4;                  // reduction steps unrolled around the register tile (divides K, else 1)
   GemmForm form = GemmForm::Packed;  // DotK: nr is the vector width of the partial sums
 };
 
@@ -46,16 +46,15 @@ void schedule_matmul_packed_cpu(schedule::Schedule& s, const Tensor& C, const Ge
 // oc_block / lanes vectors) x x_block output columns of accumulators, within the registers left
 // for the v weight vectors and one broadcast (x_block * v <= registers - v - 1), minimizing loads
 // per multiply-add ((v + x_block) / (v * x_block)) times the columns wasted by a last partial
-// tile, more accumulators and then larger oc_block on ties; oc_block divides the channels, x_block need not divide the row
-// (the lowering's loop partitioning keeps guards out of the full tiles). The reduction runs with
-// the window outside the input channels (window_outer), so no broadcast is reused across kernel
-// columns: reuse kept x_block + kw - 1 broadcasts live and spilled the accumulators.
-// On AVX2, 64 -> 64 channels at 56 columns: 16 x 6.
-// The knobs beyond the register tile are what `loom tune` searches (tune/): the order of the
-// reduction loops around the tile, and whether rows join the parallel loop (more, smaller tasks).
+// tile, more accumulators and then larger oc_block on ties; oc_block divides the channels, x_block need not divide the
+// row (the lowering's loop partitioning keeps guards out of the full tiles). The reduction runs with the window outside
+// the input channels (window_outer), so no broadcast is reused across kernel columns: reuse kept x_block + kw - 1
+// broadcasts live and spilled the accumulators. On AVX2, 64 -> 64 channels at 56 columns: 16 x 6. The knobs beyond the
+// register tile are what `loom tune` searches (tune/): the order of the reduction loops around the tile, and whether
+// rows join the parallel loop (more, smaller tasks).
 struct ConvNchwTiling {
   int oc_block = 16, x_block = 16;
-  bool window_outer = false;  // reduction order ky, kx, ic (true) or ic, ky, kx (false)
+  bool window_outer = false;   // reduction order ky, kx, ic (true) or ic, ky, kx (false)
   bool parallel_rows = false;  // parallel over (batch, channel blocks, rows) instead of (batch, channel blocks)
 };
 ConvNchwTiling conv_nchw_tiling_for(int float32_lanes, int vector_registers, int out_channels, int out_w);
@@ -99,8 +98,8 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
 int int8_conv_spare_registers(int group);
 // `tile` (e.g. from a tuning log) replaces nchwc_conv_tile's choice; ScheduleError if its blocks
 // do not divide the output's channel blocks or it is not positive.
-void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
-                               std::optional<NchwcConvTile> tile = std::nullopt);
+void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes,
+                               int vector_registers, std::optional<NchwcConvTile> tile = std::nullopt);
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);

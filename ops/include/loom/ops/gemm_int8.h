@@ -41,8 +41,8 @@ struct Int8GemmTiling {
 // without accumulating dot products (`int8_dot` false: the product, and for Bytes4 the ones),
 // with no more columns than N needs. AVX2 (8 lanes, 16 registers): 6 x 2 (Pairs16), 5 x 2
 // (Bytes4); AVX-512 (16, 32): 8 x 3. Direct: all M rows (at most 8), up to 4 vectors.
-Int8GemmTiling int8_gemm_tiling_for(int int32_lanes, int vector_registers, int64_t M, int64_t N, Int8GemmForm form = Int8GemmForm::Pairs16,
-                                    bool int8_dot = false);
+Int8GemmTiling int8_gemm_tiling_for(int int32_lanes, int vector_registers, int64_t M, int64_t N,
+                                    Int8GemmForm form = Int8GemmForm::Pairs16, bool int8_dot = false);
 // Whether Bytes4 is exact for weights B [K, N] (int8) on a target without VNNI: every pair
 // (B[2i, n], B[2i + 1, n]) has |b0| + |b1| <= 128.
 bool int8_weights_fit_bytes4(const NDArray& B);

@@ -58,7 +58,8 @@ Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
 //    pmaddwd, vpdpbusd). The data must lie in [0, 127] (e.g. after a ReLU), which also keeps
 //    vpmaddubsw's int16 pair sums exact for any int8 weights (|2 x 127 x -128| < 2^15).
 Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p);
-Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p, const std::string& name);
+Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p,
+                    const std::string& name);
 // OIHW int8 weights as the grouped form G (2 or 4) reads them, [O/ob, C/ib, kh, kw, ib/G, ob, G]
 // (int16 for G = 2, int8 for G = 4; G dividing ib, ob and ib dividing O and C).
 NDArray pack_conv_weights_int8_groups(const NDArray& oihw, int64_t ib, int64_t ob, int group);

@@ -25,7 +25,8 @@ Tensor conv2d_nchw(const Tensor& X, const Tensor& W, int stride, int pad, const 
 // conv2d_nchw reading weights through a packed copy Wp[f / oc_block, c, ky, kx, f % oc_block]
 // (vectors over output channels are contiguous). Returns Y; the pad stage is input 0 of Y when
 // pad > 0, Wp is the other input.
-Tensor conv2d_nchw_packed(const Tensor& X, const Tensor& W, int stride, int pad, int oc_block, const std::string& name = "conv");
+Tensor conv2d_nchw_packed(const Tensor& X, const Tensor& W, int stride, int pad, int oc_block,
+                          const std::string& name = "conv");
 Tensor max_pool2d(const Tensor& X, int kernel, int stride, const std::string& name = "pool");  // CHW or NCHW
 Tensor relu(const Tensor& X, const std::string& name = "relu");
 // Row-wise softmax over the last axis of a 2-D tensor (max, exp, sum, divide stages).

@@ -17,8 +17,8 @@ struct Blocking {
 };
 
 struct Requantize {
-  int shift = 8;     // arithmetic shift right of the int32 accumulator
-  bool relu = false; // clamp at 0 before the upper clamp
+  int shift = 8;      // arithmetic shift right of the int32 accumulator
+  bool relu = false;  // clamp at 0 before the upper clamp
   int clip_lo = -128, clip_hi = 127;
 };
 
@@ -30,7 +30,8 @@ Tensor unpack_nc(const Tensor& Xp, const std::string& name = "unpacked");
 Tensor pack_oi(const Tensor& W, int bo, int bi, const std::string& name = "w_packed");
 // The same packs for shapes that are not whole blocks: dimension 0 is zero-padded to n_padded and
 // dimension 1 to c_padded (multiples of b and bi); the unpacks crop back to n x c.
-Tensor pack_padded(const Tensor& X, int b, int bi, int64_t n_padded, int64_t c_padded, const std::string& name = "packed");
+Tensor pack_padded(const Tensor& X, int b, int bi, int64_t n_padded, int64_t c_padded,
+                   const std::string& name = "packed");
 Tensor unpack_cropped(const Tensor& Xp, int64_t n, int64_t c, const std::string& name = "unpacked");
 
 // Stages of a quantized layer: the int32 accumulation, the bias add (layers given a bias), then
@@ -49,7 +50,8 @@ QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, in
 QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, const Tensor& bias, int stride, int pad,
                                     const Requantize& rq, const std::string& name = "conv");
 // Blocked int8 dense layer, requantized to int8.
-QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Requantize& rq, const std::string& name = "dense");
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Requantize& rq,
+                                   const std::string& name = "dense");
 QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Requantize& rq,
                                    const std::string& name = "dense");
 // A bias with 2^(shift-1) added (saturating), so the floor shift rounds half up like a model's requantize.
@@ -62,10 +64,10 @@ QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq,
 // block [b, b] (block_in == block_out) given as an extra input (fill it with identity_block);
 // the sum and the requantization are then ALU stages. Equal to add_int8 when eye is the identity.
 struct AddWidenStages {
-  Tensor widen_a, widen_b;  // int32 copies of a and b: sum_k a[..., k] * eye[c, k]
+  Tensor widen_a, widen_b;    // int32 copies of a and b: sum_k a[..., k] * eye[c, k]
   std::vector<Tensor> scale;  // ALU stages a << lshift_a, b << lshift_b (those not zero)
-  Tensor rounded;           // the sum + 2^(shift-1) (AddShifts::round), else undefined
-  QuantizedStages q;        // q.acc = the sum, then the requantization stages
+  Tensor rounded;             // the sum + 2^(shift-1) (AddShifts::round), else undefined
+  QuantizedStages q;          // q.acc = the sum, then the requantization stages
 };
 // A model's residual add (add_shifted + requantize): both operands brought to a common exponent
 // by left shifts, and the requantization rounded half up, (x + 2^(s-1)) >> s.
@@ -73,8 +75,8 @@ struct AddShifts {
   int lshift_a = 0, lshift_b = 0;  // 0..14 (ALU multiply immediates)
   bool round = false;              // needs shift 1..15 (the ALU add immediate)
 };
-AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq, const std::string& name = "add",
-                                 const AddShifts& shifts = {});
+AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor& eye, const Requantize& rq,
+                                 const std::string& name = "add", const AddShifts& shifts = {});
 // Row-major int8 identity matrix of `n` x `n`, the `eye` input of add_int8_widening.
 std::vector<int8_t> identity_block(int n);
 

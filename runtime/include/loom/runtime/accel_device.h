@@ -31,8 +31,21 @@ inline constexpr uint32_t kStart = 1, kDone = 1, kError = 2, kFaultShift = 8, kF
 
 // Why a run stopped with ERROR (STATUS bits 8..15), for backends that detect faults in hardware.
 enum class AccelFault : uint32_t {
-  None, IllegalOpcode, IllegalMemType, IllegalAluOp, ReservedBits, IllegalDeps, BadDmaShape, SramOverflow,
-  BadUopRange, IndexOutOfRange, DmaFault, FetchFault, Deadlock, NoFinish, Count
+  None,
+  IllegalOpcode,
+  IllegalMemType,
+  IllegalAluOp,
+  ReservedBits,
+  IllegalDeps,
+  BadDmaShape,
+  SramOverflow,
+  BadUopRange,
+  IndexOutOfRange,
+  DmaFault,
+  FetchFault,
+  Deadlock,
+  NoFinish,
+  Count
 };
 const char* to_string(AccelFault f);  // e.g. "dependency deadlock"
 
@@ -43,15 +56,33 @@ const char* to_string(AccelFault f);  // e.g. "dependency deadlock"
 // executing an instruction (busy, including waits for memory) and waiting for a dependency token
 // (stall), and the cycles the GEMM core issued a multiply-accumulate step; untimed ones report 0.
 enum class AccelCounter : uint32_t {
-  LoadInsns, UopLoadInsns, AccLoadInsns, StoreInsns, GemmInsns, AluInsns,
-  DmaLoadBytesInp, DmaLoadBytesWgt, DmaLoadBytesAcc, DmaLoadBytesUop, DmaStoreBytes,
-  GemmMacs, AluOps,
-  LoadBusyCycles, LoadStallCycles, ComputeBusyCycles, ComputeStallCycles, StoreBusyCycles, StoreStallCycles, GemmCycles,
+  LoadInsns,
+  UopLoadInsns,
+  AccLoadInsns,
+  StoreInsns,
+  GemmInsns,
+  AluInsns,
+  DmaLoadBytesInp,
+  DmaLoadBytesWgt,
+  DmaLoadBytesAcc,
+  DmaLoadBytesUop,
+  DmaStoreBytes,
+  GemmMacs,
+  AluOps,
+  LoadBusyCycles,
+  LoadStallCycles,
+  ComputeBusyCycles,
+  ComputeStallCycles,
+  StoreBusyCycles,
+  StoreStallCycles,
+  GemmCycles,
   Count
 };
 inline constexpr AccelCounter kFirstTimingCounter = AccelCounter::LoadBusyCycles;
 const char* to_string(AccelCounter c);  // e.g. "dma_load_bytes_inp"
-inline constexpr uint32_t counter_reg(AccelCounter c) { return reg::kCounterBase + 8 * uint32_t(c); }  // low word; +4 high
+inline constexpr uint32_t counter_reg(AccelCounter c) {
+  return reg::kCounterBase + 8 * uint32_t(c);
+}  // low word; +4 high
 inline constexpr uint32_t kAccelRegsEnd = counter_reg(AccelCounter::Count);  // one past the last counter register
 // Hardware backends (RTL) also expose, after the counters, one read-only wait register per module
 // (load, compute, store): bit 31 set while the module waits for a dependency token, bits 0..30

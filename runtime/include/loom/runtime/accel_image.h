@@ -40,10 +40,10 @@ struct AccelStream {
 };
 
 struct AccelImage {
-  std::string config_json;  // the accelerator config the code was compiled for
-  uint64_t link_base = 0;   // device address the image was linked at
-  uint64_t size = 0;        // device bytes it occupies (bytes beyond `bytes` start zeroed)
-  uint64_t alignment = 4096;  // a base address must be a multiple of it (keeps every scale exact)
+  std::string config_json;     // the accelerator config the code was compiled for
+  uint64_t link_base = 0;      // device address the image was linked at
+  uint64_t size = 0;           // device bytes it occupies (bytes beyond `bytes` start zeroed)
+  uint64_t alignment = 4096;   // a base address must be a multiple of it (keeps every scale exact)
   std::vector<uint8_t> bytes;  // initial contents of [0, bytes.size())
   std::vector<AccelRelocation> relocations;
   std::vector<AccelStream> streams;

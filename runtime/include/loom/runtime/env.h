@@ -3,11 +3,12 @@
 // accepts (never silently ignored). Unset or empty means "not given". The variables:
 //
 //   variable           read by                 accepts                     meaning
-//   LOOM_NUM_THREADS   runtime thread pool     integer 1..4096             worker threads (default: hardware concurrency)
-//   LOOM_SPIN_US       runtime thread pool     integer 0..10000000         µs a finished worker busy-waits (default 300)
-//   LOOM_DUMP_IR       schedule::lower         flag                        print the loop IR after every lowering pass
-//   LOOM_DUMP_GRAPH    graph::optimize         flag                        print the graph after every graph pass
-//   LOOM_CC            codegen export_library  a command                   the C compiler that links kernel libraries (default cc)
+//   LOOM_NUM_THREADS   runtime thread pool     integer 1..4096             worker threads (default: hardware
+//   concurrency) LOOM_SPIN_US       runtime thread pool     integer 0..10000000         µs a finished worker busy-waits
+//   (default 300) LOOM_DUMP_IR       schedule::lower         flag                        print the loop IR after every
+//   lowering pass LOOM_DUMP_GRAPH    graph::optimize         flag                        print the graph after every
+//   graph pass LOOM_CC            codegen export_library  a command                   the C compiler that links kernel
+//   libraries (default cc)
 //
 // A flag accepts 1, true, on, yes (set) and 0, false, off, no (not set), in any case.
 // docs/architecture.md has the same table.

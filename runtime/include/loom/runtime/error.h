@@ -45,9 +45,9 @@ std::string concat(const Args&... args) {
 
 #define LOOM_THROW(ErrorType, ...) throw ::loom::ErrorType(::loom::detail::concat(__VA_ARGS__))
 
-#define LOOM_CHECK(cond, ...)                                                                   \
-  do {                                                                                          \
-    if (!(cond))                                                                                \
-      throw ::loom::InternalError(::loom::detail::concat(__FILE__, ":", __LINE__, ": check '", \
-                                                         #cond, "' failed: ", ##__VA_ARGS__)); \
+#define LOOM_CHECK(cond, ...)                                                                                \
+  do {                                                                                                       \
+    if (!(cond))                                                                                             \
+      throw ::loom::InternalError(                                                                           \
+          ::loom::detail::concat(__FILE__, ":", __LINE__, ": check '", #cond, "' failed: ", ##__VA_ARGS__)); \
   } while (0)

@@ -41,7 +41,7 @@ enum class KernelDevice {
   Accel,  // `accel_stream` is a stream of the model's accelerator image
 };
 
-const char* value_kind_name(ValueKind kind);  // "input", "temp", "param", "accel_param"
+const char* value_kind_name(ValueKind kind);   // "input", "temp", "param", "accel_param"
 const char* device_name(KernelDevice device);  // "cpu", "accel"
 
 struct ExecutorValue {
@@ -62,14 +62,14 @@ struct KernelCall {
   std::string node;  // the graph node(s) it computes, for profiles and errors
   std::string func;  // function in the kernel library (CPU) or the stream's name (accelerator)
   KernelDevice device = KernelDevice::CPU;
-  std::vector<int> args;  // value ids: inputs, then the output
-  int accel_stream = -1;  // Accel: the stream's index in the image
+  std::vector<int> args;              // value ids: inputs, then the output
+  int accel_stream = -1;              // Accel: the stream's index in the image
   std::vector<int> upload, download;  // Accel only
 };
 
 struct ExecutorGraph {
-  std::string model;   // the model's name
-  std::string target;  // the CPU the kernels were compiled for
+  std::string model;               // the model's name
+  std::string target;              // the CPU the kernels were compiled for
   std::vector<uint64_t> storages;  // bytes of each storage buffer
   uint64_t planned_bytes = 0;      // the memory plan's temporaries (inputs excluded)
   uint64_t unplanned_bytes = 0;    // what one buffer per temporary would take

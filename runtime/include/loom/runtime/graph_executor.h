@@ -38,7 +38,8 @@ class GraphExecutor {
   // Throws ModelError (malformed/truncated/other-version file, inconsistent graph) or
   // RuntimeError (unreadable file) naming the file.
   static GraphExecutor load(const std::string& path, const ExecutorOptions& options = {});
-  static GraphExecutor from_model_file(const ModelFile& file, const std::string& origin, const ExecutorOptions& options = {});
+  static GraphExecutor from_model_file(const ModelFile& file, const std::string& origin,
+                                       const ExecutorOptions& options = {});
 
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }

@@ -25,7 +25,7 @@ struct ModelFile {
   std::string graph_json;
   std::shared_ptr<uint8_t> params;  // 64-byte aligned
   uint64_t params_bytes = 0;
-  std::string library;  // ELF shared object bytes
+  std::string library;      // ELF shared object bytes
   std::string accel_image;  // serialized runtime::AccelImage; empty for CPU-only models
 };
 

@@ -28,7 +28,9 @@ class NDArray {
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_.bytes(); }
   void* raw_data() const { return storage_.get(); }
   template <typename T>
-  T* data() const { return static_cast<T*>(raw_data()); }
+  T* data() const {
+    return static_cast<T*>(raw_data());
+  }
 
   // A DLTensor that views this array (valid while this NDArray lives).
   DLTensor dl_tensor() const;

@@ -34,9 +34,9 @@ struct Relation {
 
 struct IterVarAttr {
   ForKind kind = ForKind::Serial;
-  std::string thread_tag;                              // for bind()
-  std::vector<std::pair<std::string, Expr>> pragmas;   // emitted as attr "pragma_<name>"
-  TensorIntrin tensorize;                              // replaces the nest from this loop inwards
+  std::string thread_tag;                             // for bind()
+  std::vector<std::pair<std::string, Expr>> pragmas;  // emitted as attr "pragma_<name>"
+  TensorIntrin tensorize;                             // replaces the nest from this loop inwards
 };
 
 enum class AttachType : uint8_t { Root, Inline, Scope };
@@ -46,8 +46,8 @@ struct StageNode;
 using StagePtr = std::shared_ptr<StageNode>;
 
 struct StageNode {
-  OpRef op;                  // current operation (rewritten by cache_read/cache_write)
-  OpRef origin_op;           // the operation the user created
+  OpRef op;                             // current operation (rewritten by cache_read/cache_write)
+  OpRef origin_op;                      // the operation the user created
   std::vector<IterVar> root_iter_vars;  // data-parallel axes, then reduce axes
   std::vector<IterVar> leaf_iter_vars;  // current loop order, outermost first
   std::vector<IterVar> all_iter_vars;   // every iter var ever created on this stage

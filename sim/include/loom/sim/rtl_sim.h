@@ -15,13 +15,14 @@
 namespace loom::sim {
 
 struct RtlSimOptions {
-  uint32_t dram_latency = 32;          // cycles from a read request to its first beat, and from a write burst's last beat to its response
-  double dram_bytes_per_cycle = 16;    // sustained bandwidth, reads and writes together
+  uint32_t dram_latency =
+      32;  // cycles from a read request to its first beat, and from a write burst's last beat to its response
+  double dram_bytes_per_cycle = 16;  // sustained bandwidth, reads and writes together
   // Fraction of cycles in which DRAM holds ARREADY, AWREADY and WREADY low (each channel on its
   // own, pseudo-random and reproducible): back-pressure that exercises the RTL's AXI handshakes.
   double dram_stall_rate = 0;
-  uint64_t cycle_limit = 4'000'000'000;  // a run without FINISH after this many cycles fails
-  std::string fst_path;                // waveform file (FST); empty: no waveform
+  uint64_t cycle_limit = 4'000'000'000;          // a run without FINISH after this many cycles fails
+  std::string fst_path;                          // waveform file (FST); empty: no waveform
   uint64_t fst_begin = 0, fst_end = UINT64_MAX;  // cycle window dumped (counted from the device's creation)
 
   // Parses {"dram_latency": 32, "dram_bytes_per_cycle": 16, "dram_stall_rate": 0.3, "cycle_limit": N,

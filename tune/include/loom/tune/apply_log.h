@@ -33,11 +33,10 @@ struct LogUse {
 LogUse apply_log(graph::BuildOptions& options, std::shared_ptr<const TuningLog> log);
 
 // The hooks apply_log sets, one by one, counting into `lookups`.
-std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(std::shared_ptr<const TuningLog> log,
-                                                                                                    std::shared_ptr<LogLookups> lookups);
-std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(std::shared_ptr<const TuningLog> log,
-                                                                                                     const accel::AccelConfig& config,
-                                                                                                     std::shared_ptr<LogLookups> lookups);
+std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> conv_tiles_from_log(
+    std::shared_ptr<const TuningLog> log, std::shared_ptr<LogLookups> lookups);
+std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(
+    std::shared_ptr<const TuningLog> log, const accel::AccelConfig& config, std::shared_ptr<LogLookups> lookups);
 
 // The tuner's template for a model's blocked conv2d kernel.
 std::unique_ptr<Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target);

@@ -87,8 +87,8 @@ std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const c
 // Conv2dShape fields then the block: what `loom compile --tuning-log` looks up.
 // int8_group 2 or 4: the int8 convolution of quantized models in its grouped form (ops/layers.h:
 // int16 pairs or byte groups, int32 output), op "conv2d_nchwc_int8", the group last in the shape.
-std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block, const codegen::TargetInfo& target,
-                                                     int int8_group = 0);
+std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block,
+                                                     const codegen::TargetInfo& target, int int8_group = 0);
 
 // An int8 conv2d on the accelerator (ops::make_accel_operator: blocked layout, DMA, tensorized
 // GEMM, requantization on the ALU, virtual threads), measured in cycles on the accelerator
@@ -105,7 +105,8 @@ ops::AccelConvTiling accel_conv_tiling(const Config& c);
 ops::AccelOperator accel_conv2d_operator(const Conv2dShape& shape, const accel::AccelConfig& config, const Config& c);
 // The log key of an accelerator conv: what its tiling depends on (output rows and columns,
 // output- and input-channel blocks, kernel, stride), so compiled models find it by their layer.
-std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w, int stride);
+std::vector<int64_t> accel_conv_key(int out_h, int out_w, int oc_blocks, int ic_blocks, int kernel_h, int kernel_w,
+                                    int stride);
 // "accel=default device=rtl": the target an accelerator measurement holds for.
 std::string accel_target_key(const accel::AccelConfig& config, const std::string& device);
 

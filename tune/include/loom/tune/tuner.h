@@ -9,9 +9,9 @@
 #pragma once
 #include <functional>
 #include <map>
-#include <tuple>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "loom/tune/template.h"
@@ -20,8 +20,8 @@ namespace loom::tune {
 
 struct Trial {
   Config config;
-  double seconds = 0;  // the fastest of the timed runs
-  double gflops = 0;   // GFLOP/s; for cycle-measured templates operations per cycle (flops / cycles)
+  double seconds = 0;   // the fastest of the timed runs
+  double gflops = 0;    // GFLOP/s; for cycle-measured templates operations per cycle (flops / cycles)
   uint64_t cycles = 0;  // cycle-measured templates: the simulated run's cycles
   bool ok = false;
   std::string error;  // build failure or wrong result
@@ -34,9 +34,9 @@ struct TuneOptions {
   // ever slows a run down, and the benches compare best-of times too).
   int repeats = 5;
   double min_run_seconds = 2e-3;  // each timed run repeats the kernel until it lasts this long
-  int batch = 4;                // configurations measured per cost-model round
-  int initial = 8;              // random configurations measured before the model is used
-  bool use_model = true;        // false: random search (for comparing the model against)
+  int batch = 4;                  // configurations measured per cost-model round
+  int initial = 8;                // random configurations measured before the model is used
+  bool use_model = true;          // false: random search (for comparing the model against)
   // The fastest `confirm` configurations and the default are timed again, alternately, before one
   // is chosen (it must beat the default by 3%): single measurements on a shared machine vary by
   // 10-30%, and a configuration that won by noise must not replace the default. Each candidate
