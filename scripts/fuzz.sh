@@ -65,7 +65,7 @@ for t in "${targets[@]}"; do
   fi
   mkdir -p "$work"
   cp -n "$here/fuzz/corpus/$t/"* "$work/" 2>/dev/null || true
-  if ! "${launch[@]}" "$build/fuzz_$t" "$work" "${bound[@]}" -seed="$seed" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if ! "${launch[@]}" "$build/bin/fuzz_$t" "$work" "${bound[@]}" -seed="$seed" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
        -artifact_prefix="$build/crash-$t-" > "$build/$t.log" 2>&1; then
     tail -40 "$build/$t.log"
     echo "fuzz_$t: FAILED (input saved as $build/crash-$t-*)"
