@@ -327,6 +327,111 @@ def build_gemm_transa(case, rng):
     return data, [a], ref
 
 
+class BnSmallVar(nn.Module):
+    """BatchNorm with a large epsilon (1e-3, as Keras/TF exports have) over small running
+    variances, where epsilon decides the scale: dropping or misreading it changes the output by
+    a third. Alone, it becomes a multiply and add (build_conv_bn_eps: folded into a conv)."""
+    def __init__(self, c=6):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c, eps=1e-3)
+        with torch.no_grad():
+            self.bn.running_var.uniform_(2e-4, 2e-3)
+            self.bn.running_mean.normal_(0.0, 0.05)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.normal_(0.0, 0.1)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+class OutputAlsoRead(nn.Module):
+    """A value that is a graph output and also the input of element-wise ops (which fusion must
+    not swallow), a diamond, and a residual chain."""
+    def __init__(self, c=6):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.conv2 = nn.Conv2d(c, c, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        z = F.relu(y + 1.0)
+        d = torch.sigmoid(y) * torch.tanh(y) + z
+        r = d
+        for _ in range(4):
+            r = F.relu(self.conv2(r) + r)
+        return y, z, r
+
+
+def build_conv_bn_eps(case, rng):
+    """Conv then BatchNormalization (epsilon 1e-3, small variances) as separate nodes: Loom folds
+    the BatchNorm into the conv's weights (torch's export would have folded it already)."""
+    x = randn(rng, (1, 4, 7, 8))
+    w = randn(rng, (6, 4, 3, 3), math.sqrt(2.0 / 36))
+    gamma = rng.uniform(0.5, 1.5, size=(6,)).astype(np.float32)
+    beta = randn(rng, (6,), 0.1)
+    mean = randn(rng, (6,), 0.05)
+    var = rng.uniform(2e-4, 2e-3, size=(6,)).astype(np.float32)
+    conv = helper.make_node("Conv", ["input", "W"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    bn = helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["output"], epsilon=1e-3)
+    t = [torch.from_numpy(a) for a in (w, mean, var, gamma, beta)]
+    ref = torch_reference(lambda v: F.batch_norm(F.conv2d(v, t[0], padding=1), t[1], t[2], t[3], t[4], eps=1e-3), [x])
+    inits = [numpy_helper.from_array(a, n) for a, n in ((w, "W"), (gamma, "gamma"), (beta, "beta"), (mean, "mean"), (var, "var"))]
+    data = make_helper_model([conv, bn], [vi("input", x)], [vi("output", ref[0])], inits, case.opset)
+    return data, [x], ref
+
+
+def build_avgpool_asym(case, rng, include_pad, ceil_mode=0):
+    """AveragePool with unequal leading/trailing pads ([top, left, bottom, right] = [0, 1, 2, 1])."""
+    x = randn(rng, (1, 3, 9, 10))
+    k, s = 3, 2
+    pads = [0, 1, 2, 1]
+    node = helper.make_node("AveragePool", ["input"], ["output"], kernel_shape=[k, k], strides=[s, s],
+                            pads=pads, count_include_pad=int(include_pad), ceil_mode=ceil_mode)
+
+    def ref_fn(t):
+        padded = F.pad(t, (pads[1], pads[3], pads[0], pads[2]))
+        total = F.avg_pool2d(padded, k, s, ceil_mode=bool(ceil_mode)) * (k * k)
+        # the divisor: every window position (include) or the real elements only (exclude)
+        ones = F.pad(torch.ones_like(t), (pads[1], pads[3], pads[0], pads[2]), value=1.0 if include_pad else 0.0)
+        count = F.avg_pool2d(ones, k, s, ceil_mode=bool(ceil_mode)) * (k * k)
+        return total / count
+    ref = torch_reference(ref_fn, [x])
+    data = make_helper_model([node], [vi("input", x)], [vi("output", ref[0])], [], case.opset)
+    return data, [x], ref
+
+
+def build_conv_autopad(case, rng, mode):
+    x = randn(rng, (1, 3, 9, 12))
+    w = randn(rng, (4, 3, 3, 3), math.sqrt(2.0 / 27))
+    stride = 2
+    node = helper.make_node("Conv", ["input", "W"], ["output"], kernel_shape=[3, 3],
+                            strides=[stride, stride], auto_pad=mode)
+    pads = _spatial_pads({"auto_pad": mode}, x.shape[2:], (3, 3), (stride, stride), (1, 1))
+    (pt, pb), (pl, pr) = pads
+    ref = torch_reference(lambda t: F.conv2d(F.pad(t, (pl, pr, pt, pb)), torch.from_numpy(w), stride=stride), [x])
+    data = make_helper_model([node], [vi("input", x)], [vi("output", ref[0])],
+                             [numpy_helper.from_array(w, "W")], case.opset)
+    return data, [x], ref
+
+
+def build_leaky_relu_default(case, rng):
+    """LeakyRelu without its alpha attribute: the spec's default 0.01."""
+    x = randn(rng, (2, 3, 4, 5))
+    node = helper.make_node("LeakyRelu", ["input"], ["output"])
+    ref = torch_reference(lambda t: F.leaky_relu(t, 0.01), [x])
+    data = make_helper_model([node], [vi("input", x)], [vi("output", ref[0])], [], case.opset)
+    return data, [x], ref
+
+
+def build_unused_input(case, rng):
+    """A graph input no node reads (its value must not matter)."""
+    x, unused = randn(rng, (2, 5)), randn(rng, (3,))
+    node = helper.make_node("Relu", ["input0"], ["output"])
+    ref = torch_reference(lambda t, u: F.relu(t), [x, unused])
+    data = make_helper_model([node], [vi("input0", x), vi("input1", unused)], [vi("output", ref[0])], [], case.opset)
+    return data, [x, unused], ref
+
+
 def register_ops():
     T = make_torch_case
     # conv
@@ -387,6 +492,23 @@ def register_ops():
       [shaped((1, 3, 5, 7))])
     T("identity_dropout", lambda: nn.Sequential(nn.Dropout(0.5), nn.Identity()),
       [shaped((1, 4, 5, 6))])
+    # Attribute values PyTorch's defaults never produce (docs/testing.md, "the parameter sweep")
+    T("batchnorm_eps_small_var", BnSmallVar, [shaped((1, 6, 5, 7), 0.05)], init=False)
+    register("conv_bn_eps_small_var", build_conv_bn_eps, "onnx.helper")
+    register("avgpool_asym_pads_include", lambda c, r: build_avgpool_asym(c, r, True), "onnx.helper")
+    register("avgpool_asym_pads_exclude", lambda c, r: build_avgpool_asym(c, r, False), "onnx.helper")
+    register("conv_autopad_same_lower", lambda c, r: build_conv_autopad(c, r, "SAME_LOWER"), "onnx.helper")
+    register("conv_autopad_valid", lambda c, r: build_conv_autopad(c, r, "VALID"), "onnx.helper")
+    register("leaky_relu_default_alpha", build_leaky_relu_default, "onnx.helper")
+    register("unused_input", build_unused_input, "onnx.helper")
+    T("concat_negative_axis", lambda: Fn(lambda a, b: torch.cat([a, b], dim=-1)),
+      [shaped((1, 3, 5, 2)), shaped((1, 3, 5, 4))])
+    T("maxpool_asym_ceil_dilation", lambda: nn.MaxPool2d(3, stride=2, padding=1, dilation=2, ceil_mode=True),
+      [shaped((1, 3, 12, 13))])
+    T("avgpool_ceil_include_pad", lambda: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=True),
+      [shaped((1, 3, 10, 11))])
+    # Graph shapes: outputs that other ops read, a diamond, a residual chain
+    T("output_also_read", OutputAlsoRead, [shaped((1, 6, 7, 8))])
 
 
 register_networks()
