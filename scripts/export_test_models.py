@@ -353,9 +353,10 @@ class OutputAlsoRead(nn.Module):
         self.conv2 = nn.Conv2d(c, c, 1)
 
     def forward(self, x):
-        y = self.conv(x)
-        z = F.relu(y + 1.0)
-        d = torch.sigmoid(y) * torch.tanh(y) + z
+        y = self.conv(x)           # an output read by three ops
+        z = F.relu(y + 1.0)        # an output read by one element-wise op
+        e = torch.exp(-z)
+        d = torch.sigmoid(y) * torch.tanh(y) + e
         r = d
         for _ in range(4):
             r = F.relu(self.conv2(r) + r)
@@ -735,6 +736,10 @@ class OnnxNumpyEvaluator:
             return [1.0 / (1.0 + np.exp(-x))]
         if op == "Tanh":
             return [np.tanh(x)]
+        if op == "Neg":
+            return [-x]
+        if op == "Exp":
+            return [np.exp(x)]
         if op == "Softmax":
             axis = a.get("axis", -1 if self.opset >= 13 else 1)
             if self.opset >= 13:

@@ -4,6 +4,8 @@
 // stays on the device between consecutive accelerator layers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "common/error_text.h"
@@ -104,6 +106,54 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
 // BuildOptions::accel_conv_tiling (what `loom compile --tuning-log` sets) decides each accelerator
 // conv's tiling: every conv is asked with its shape, a non-default tiling computes the same model
 // bit for bit, and one that does not divide or fit is an error naming the layer.
+// Graph shapes PyTorch's exports rarely have, through every pass (fold, fuse, layout, quantize,
+// partition, memory plan) on the CPU and on the accelerator: outputs that other ops also read
+// (conv1's output feeds a relu, a residual add and the caller; the add's relu feeds conv3 and the
+// caller), a diamond, and an input no node reads. Every output of every build equals the naive
+// interpreter: float on the CPU, int8 on the CPU and on fsim bit for bit.
+TEST(AccelModel, OutputsReadByOtherOpsAndDiamondsOnCpuAndAccelerator) {
+  Graph g;
+  g.name = "shapes";
+  const int64_t C = 16;
+  int x = g.add_input("x", {{1, C, 8, 8}, DataType::Float(32)});
+  g.add_input("unused", {{3}, DataType::Float(32)});
+  Attrs same = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto w = [&](const char* n, int64_t k, uint64_t seed) {
+    return g.add_constant(n, test::random_float32({C, C, k, k}, seed, -0.2, 0.2));
+  };
+  int c1 = g.add_op("conv2d", "conv1", {x, w("w1", 3, 31), g.add_constant("b1", test::random_float32({C}, 32))}, same);
+  int c2 = g.add_op("conv2d", "conv2", {g.add_op("relu", "relu1", {c1}), w("w2", 3, 33)}, same);
+  int r2 = g.add_op("relu", "relu2", {g.add_op("add", "diamond", {c2, c1})});
+  int c3 = g.add_op("conv2d", "conv3", {r2, w("w3", 1, 34)});
+  g.outputs = {c1, r2, c3};
+  std::vector<NDArray> in = random_inputs(g, 1, 35)[0];
+  auto expect_outputs = [&](runtime::GraphExecutor& ex, const Graph& reference, double tolerance,
+                            const std::string& what) {
+    std::vector<NDArray> got = ex.run(in), want = reference_run(reference, in);
+    ASSERT_EQ(got.size(), 3u) << what;
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].shape(), want[k].shape()) << what << ", output " << k;
+      double scale = 0, err = 0;
+      for (int64_t i = 0; i < want[k].numel(); ++i) {
+        scale = std::max(scale, std::fabs(want[k].get_as_double(i)));
+        err = std::max(err, std::fabs(want[k].get_as_double(i) - got[k].get_as_double(i)));
+      }
+      EXPECT_GT(scale, 0) << what << ", output " << k;
+      EXPECT_LE(err, tolerance * scale) << what << ", output " << k;
+    }
+  };
+  Built f = build_for(g, std::nullopt);
+  expect_outputs(f.ex, g, 1e-5, "float on the CPU");
+  QuantizeOptions qo;
+  qo.skip_first_conv = false;
+  Graph q = quantize(g, random_inputs(g, 4, 36), qo).graph;
+  Built cpu = build_for(q, std::nullopt);
+  expect_outputs(cpu.ex, q, 0, "int8 on the CPU");
+  Built acc = build_for(q, accel::default_config());
+  EXPECT_GE(acc.result.accel_report.offloaded, 3) << acc.result.graph.str();
+  expect_outputs(acc.ex, q, 0, "int8 on the accelerator (fsim)");
+}
+
 TEST(AccelModel, ConvTilingsComeFromTheBuildOptions) {
   Graph g = chain();
   QuantizeOptions qo;

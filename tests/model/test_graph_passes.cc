@@ -3,7 +3,10 @@
 // errors of type inference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <random>
 
 #include "common/error_text.h"
 #include "common/test_util.h"
@@ -174,6 +177,99 @@ TEST(GraphPasses, MemoryPlanReusesBuffers) {
       if (mem.storage_of[in] >= 0) {
         EXPECT_NE(mem.storage_of[in], mem.storage_of[grp.output]);
       }
+}
+
+// The folded weights and bias against the formula, written out here: W' = W * s, b' = (b - mean) *
+// s + beta with s = gamma / sqrt(var + eps), for an epsilon (1e-3) and variances (1e-4 .. 1e-3)
+// where epsilon decides the scale.
+TEST(GraphPasses, BatchNormFoldMatchesTheFormula) {
+  const int64_t C = 3, O = 4;
+  NDArray w = test::random_float32({O, C, 1, 1}, 11), b = test::random_float32({O}, 12, -0.1, 0.1);
+  NDArray gamma = test::random_float32({O}, 13, 0.5, 1.5), beta = test::random_float32({O}, 14, -0.1, 0.1);
+  NDArray mean = test::random_float32({O}, 15, -0.05, 0.05), var = test::random_float32({O}, 16, 1e-4, 1e-3);
+  const double eps = 1e-3;
+  Graph g;
+  int x = g.add_input("x", {{1, C, 2, 2}, DataType::Float(32)});
+  int conv = g.add_op("conv2d", "conv", {x, g.add_constant("w", w), g.add_constant("b", b)});
+  int bn = g.add_op("batch_norm", "bn",
+                    {conv, g.add_constant("gamma", gamma), g.add_constant("beta", beta), g.add_constant("mean", mean),
+                     g.add_constant("var", var)},
+                    Attrs().set("epsilon", eps));
+  g.outputs = {bn};
+  infer_types(g);
+  simplify_inference(g);
+  const Node& folded = g.node(g.outputs[0]);  // the BatchNorm's users now read the conv
+  ASSERT_EQ(folded.op, "conv2d") << g.str();
+  ASSERT_EQ(folded.inputs.size(), 3u) << g.str();
+  const NDArray &fw = g.node(folded.inputs[1]).value, &fb = g.node(folded.inputs[2]).value;
+  for (int64_t o = 0; o < O; ++o) {
+    double s = gamma.get_as_double(o) / std::sqrt(var.get_as_double(o) + eps);
+    EXPECT_NEAR(fb.get_as_double(o), (b.get_as_double(o) - mean.get_as_double(o)) * s + beta.get_as_double(o),
+                1e-5 * std::fabs(s))
+        << "bias of channel " << o;
+    for (int64_t c = 0; c < C; ++c)
+      EXPECT_NEAR(fw.get_as_double(o * C + c), w.get_as_double(o * C + c) * s, 1e-5 * std::fabs(s))
+          << "weight " << o << ", " << c;
+  }
+}
+
+// The memory plan against a brute-force check on random graphs: walking the kernels in order,
+// no kernel's output may take a storage buffer that holds a value still to be read (by a later
+// kernel, or as a graph output), and every value fits its buffer.
+TEST(GraphPasses, MemoryPlanNeverReusesALiveBuffer) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937_64 rng(seed);
+    Graph g;
+    std::vector<int> values{g.add_input("x", {{2, 8 + int64_t(seed % 5) * 8}, DataType::Float(32)})};
+    const int64_t cols = g.type_of(values[0]).shape[1];
+    int nodes = 6 + int(rng() % 14);
+    for (int i = 0; i < nodes; ++i) {
+      int a = values[rng() % values.size()], b = values[rng() % values.size()];
+      std::string name = "n" + std::to_string(i);
+      switch (rng() % 4) {
+        case 0:
+          values.push_back(g.add_op("softmax", name, {a}, Attrs().set("axis", int64_t(1))));
+          break;  // opaque
+        case 1:
+          values.push_back(g.add_op("add", name, {a, b}));
+          break;
+        case 2:
+          values.push_back(g.add_op("relu", name, {a}));
+          break;
+        default:
+          values.push_back(
+              g.add_op("dense", name, {a, g.add_constant(name + "_w", test::random_float32({cols, cols}, seed))}));
+      }
+    }
+    // The last value and a few random ones are outputs (some also read by later nodes).
+    g.outputs = {values.back()};
+    for (int k = 0; k < 2; ++k)
+      if (int v = values[1 + rng() % (values.size() - 1)];
+          std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end())
+        g.outputs.push_back(v);
+    infer_types(g);
+    FusionPlan plan = fuse_ops(g);
+    MemoryPlan mem = plan_memory(g, plan);
+    // Last step at which each kernel output is read (outputs: the end).
+    std::map<int, size_t> last_read;
+    for (size_t k = 0; k < plan.groups.size(); ++k)
+      for (int in : plan.groups[k].inputs) last_read[in] = k;
+    for (int o : g.outputs) last_read[o] = plan.groups.size();
+    std::map<int, int> holder;  // storage -> the value it holds
+    for (size_t k = 0; k < plan.groups.size(); ++k) {
+      int out = plan.groups[k].output, s = mem.storage_of[out];
+      ASSERT_GE(s, 0) << "seed " << seed;
+      ASSERT_GE(mem.storage_bytes[size_t(s)], g.type_of(out).nbytes()) << "seed " << seed;
+      if (auto it = holder.find(s); it != holder.end()) {
+        int held = it->second;
+        bool still_read = last_read.count(held) && last_read[held] >= k;
+        EXPECT_FALSE(still_read) << "seed " << seed << ": kernel " << k << " writes storage " << s << " over '"
+                                 << g.node(held).name << "', read until step " << last_read[held] << "\n"
+                                 << plan.str(g) << mem.str(g);
+      }
+      holder[s] = out;
+    }
+  }
 }
 
 TEST(GraphErrors, TypeErrorsNameTheNode) {

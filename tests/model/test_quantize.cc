@@ -117,6 +117,46 @@ TEST(QuantizeOps, BadAttributesNameTheNode) {
   EXPECT_NE(msg.find("must be int32"), std::string::npos) << msg;
 }
 
+// One 1x1 conv quantized with known numbers, checked against values computed by hand:
+// input max |x| = 2 (max calibration) -> step 2^-5 (127 * 2^-5 = 3.97 >= 2, 2^-6 would clip);
+// weights max |w| = 1.27 -> 2^-6; int8 weights round(w * 64) = 19, -45, 81, 3 (19.2, -44.8,
+// 81.28, 3.2); accumulator step 2^-11, int32 bias round(b * 2048) = 205, -410, 0, 102; outputs
+// 0.7, -1.6, 2.54, 0.15 -> max 2.54 -> step 2^-5, so requantize shifts by -5 - (-11) = 6.
+TEST(Quantize, StepsWeightsBiasAndShiftMatchHandComputedValues) {
+  Graph g;
+  int x = g.add_input("x", {{1, 1, 2, 2}, DataType::Float(32)});
+  NDArray w = NDArray::empty({4, 1, 1, 1}, DataType::Float(32)), b = NDArray::empty({4}, DataType::Float(32));
+  const double ws[] = {0.3, -0.7, 1.27, 0.05}, bs[] = {0.1, -0.2, 0.0, 0.05};
+  for (int i = 0; i < 4; ++i) w.set_from_double(i, ws[i]), b.set_from_double(i, bs[i]);
+  g.outputs = {g.add_op("conv2d", "conv", {x, g.add_constant("w", w), g.add_constant("b", b)})};
+  NDArray two = NDArray::empty({1, 1, 2, 2}, DataType::Float(32));
+  for (int i = 0; i < 4; ++i) two.set_from_double(i, 2.0);
+  QuantizeOptions o;
+  o.mode = CalibrationMode::Max;
+  o.skip_first_conv = false;
+  QuantizeResult q = quantize(g, {{two}}, o);
+  ASSERT_EQ(q.quantized_layers, 1) << q.graph.str();
+  std::vector<int64_t> exponents, shifts;
+  std::vector<double> int8_consts, int32_consts;
+  for (auto& n : q.graph.nodes) {
+    if (n.is_op() && n.op == "quantize") exponents.push_back(n.attrs.get_int("exponent"));
+    if (n.is_op() && n.op == "requantize") shifts.push_back(n.attrs.get_int("shift"));
+    if (n.is_constant() && n.value.dtype() == DataType::Int(8))
+      for (int64_t i = 0; i < n.value.numel(); ++i) int8_consts.push_back(n.value.get_as_double(i));
+    if (n.is_constant() && n.value.dtype() == DataType::Int(32))
+      for (int64_t i = 0; i < n.value.numel(); ++i) int32_consts.push_back(n.value.get_as_double(i));
+  }
+  EXPECT_EQ(exponents, std::vector<int64_t>{-5}) << q.graph.str();
+  EXPECT_EQ(int8_consts, (std::vector<double>{19, -45, 81, 3})) << q.graph.str();
+  EXPECT_EQ(int32_consts, (std::vector<double>{205, -410, 0, 102})) << q.graph.str();
+  EXPECT_EQ(shifts, std::vector<int64_t>{6}) << q.graph.str();
+  // And the exponent rule at its edges: the smallest e with 127 * 2^e >= threshold.
+  EXPECT_EQ(exponent_for(127.0), 0);
+  EXPECT_EQ(exponent_for(127.5), 1);
+  EXPECT_EQ(exponent_for(63.5), -1);
+  EXPECT_EQ(exponent_for(2.0), -5);
+}
+
 TEST(Calibration, ThresholdsAndExponents) {
   EXPECT_EQ(exponent_for(127.0), 0);
   EXPECT_EQ(exponent_for(127.5), 1);
