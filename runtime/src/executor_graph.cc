@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format_version.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/ndarray.h"
 
@@ -199,13 +200,7 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
     if (!j.is_object() || j.value("format", "") != kGraphFormat)
       LOOM_THROW(ModelError, origin, ": the executor graph is not a ", kGraphFormat);
     const int version = integer_or<int>(j, "version", 0);
-    if (version > kGraphFormatVersion)
-      LOOM_THROW(ModelError, origin, ": executor graph version ", version,
-                 " was written by a newer Loom; this runtime reads versions 1 to ", kGraphFormatVersion,
-                 " (update Loom, or recompile the model with this one)");
-    if (version < 1)
-      LOOM_THROW(ModelError, origin, ": executor graph version ", version, ", this runtime reads versions 1 to ",
-                 kGraphFormatVersion);
+    check_format_version(origin, "executor graph", version, kGraphFormatVersion);
     g.target = j.value("target", "");
     g.model = j.value("model", "");
     const json& storages = j.at("storages");

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "format_version.h"
 #include "loom/runtime/error.h"
 
 namespace loom::runtime {
@@ -117,13 +118,7 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
     LOOM_THROW(ModelError, origin, ": not a compiled Loom model (bad magic)");
   size_t pos = sizeof(kMagic);
   const uint32_t version = get<uint32_t>(in, pos, origin, "the version");
-  if (version > kModelFormatVersion)
-    LOOM_THROW(ModelError, origin, ": compiled model format version ", version,
-               " was written by a newer Loom; this runtime reads versions 1 to ", kModelFormatVersion,
-               " (update Loom, or recompile the model with this one)");
-  if (version < 1)
-    LOOM_THROW(ModelError, origin, ": compiled model format version ", version, ", this runtime reads versions 1 to ",
-               kModelFormatVersion);
+  check_format_version(origin, "compiled model format", version, kModelFormatVersion);
   const bool tagged = version >= 3;
   uint32_t sections = get<uint32_t>(in, pos, origin, "the section count");
   if (!tagged) {  // versions 1 and 2: graph, parameters, library[, accelerator image], by position
