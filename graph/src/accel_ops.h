@@ -9,7 +9,6 @@
 
 namespace loom::graph {
 
-void add_accel_ops(const std::function<void(OpDef)>& add);
 // The operators whose kernels run on the accelerator.
 inline bool is_accel_op(const std::string& op) {
   return op == "accel_conv2d" || op == "accel_dense" || op == "accel_add";

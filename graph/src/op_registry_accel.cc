@@ -1,7 +1,8 @@
 // Operators of the accelerator partition (passes/partition_accel.cc): the blocked layout the
 // accelerator reads and writes, and the int8 layers it runs. Each has a tensor-expression
-// definition, so the naive interpreter and the CPU can also compute them (the reference for the
-// accelerator's bit-exactness).
+// definition, so the CPU can also compute them; they have no OpDef::reference: the reference for
+// the accelerator's bit-exactness is the quantized graph before partitioning, on the CPU and in
+// the naive interpreter.
 //   accel_pack   {b, bi[, n_padded, c_padded]}  NCHW -> [N/b, C/bi, H, W, b, bi] (NC -> [N/b, C/bi, b, bi]),
 //                zero-padding batch and channels to whole blocks
 //   accel_unpack {[n, c]}                the inverse, cropping the padding
@@ -13,6 +14,7 @@
 #include "accel_ops.h"
 #include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
+#include "op_registry_util.h"
 
 namespace loom::graph {
 
@@ -32,7 +34,7 @@ ops::Requantize requantize_of(const Node& n) {
 
 }  // namespace
 
-void add_accel_ops(const std::function<void(OpDef)>& add) {
+void add_accel_ops(const AddOp& add) {
   add({"accel_pack", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          if (in[0].shape.size() != 4 && in[0].shape.size() != 2)
@@ -51,7 +53,8 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          return ops::pack_padded(in[0], int(n.attrs.get_int("b")), int(n.attrs.get_int("bi")),
                                  n.attrs.get_int("n_padded", ops::const_dim(in[0], 0)),
                                  n.attrs.get_int("c_padded", ops::const_dim(in[0], 1)), name);
-       }});
+       },
+       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
   add({"accel_unpack", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          const Shape& s = in[0].shape;
@@ -70,7 +73,8 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          return ops::unpack_cropped(in[0], n.attrs.get_int("n", ops::const_dim(in[0], 0) * ops::const_dim(in[0], k)),
                                     n.attrs.get_int("c", ops::const_dim(in[0], 1) * ops::const_dim(in[0], k + 1)),
                                     name);
-       }});
+       },
+       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
   add({"accel_dense", OpPattern::Opaque, 3, 3,
        [](const Node&, const std::vector<TensorType>& in) {
          expect_rank(in[0], 4, "data");
@@ -88,7 +92,8 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
        },
        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
          return accel_dense_stages(n, in, name).out;
-       }});
+       },
+       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
   add({"accel_conv2d", OpPattern::Opaque, 3, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_rank(in[0], 6, "data");
@@ -112,7 +117,8 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
          return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")),
                                          int(n.attrs.get_int("pad")), requantize_of(n), name)
              .out;
-       }});
+       },
+       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
   add({"accel_add", OpPattern::Opaque, 3, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_rank(in[0], 6, "a");
@@ -127,7 +133,8 @@ void add_accel_ops(const std::function<void(OpDef)>& add) {
        },
        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
          return accel_add_stages(n, in, name).q.out;
-       }});
+       },
+       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
 }
 
 ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {

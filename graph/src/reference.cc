@@ -1,5 +1,10 @@
+// The naive interpreter: reference_run walks the graph and calls each operator's
+// OpDef::reference; the reference implementations themselves (namespace ref) are below, plain
+// loops over doubles, attached to their operators by the registry files (reference_ops.h).
 #include "loom/graph/reference.h"
+
 #include "loom/graph/passes.h"
+#include "reference_ops.h"
 
 #include <algorithm>
 #include <array>
@@ -10,25 +15,17 @@
 
 namespace loom::graph {
 
+namespace ref {
+
 namespace {
 
 using Values = std::vector<double>;
-
-struct T {
-  Shape shape;
-  Values v;
-};
+using T = RefTensor;
 
 int64_t count(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
-}
-
-T from_array(const NDArray& a) {
-  T t{a.shape(), Values(static_cast<size_t>(a.numel()))};
-  for (int64_t i = 0; i < a.numel(); ++i) t.v[i] = a.get_as_double(i);
-  return t;
 }
 
 std::vector<int64_t> strides(const Shape& s) {
@@ -64,7 +61,7 @@ std::array<int64_t, 4> pads4(const Node& n) {
   return {p[0], p[1], p[2], p[3]};
 }
 
-T conv2d(const Node& n, const std::vector<const T*>& in) {
+T conv2d_nchw(const Node& n, const Inputs& in) {
   const T &x = *in[0], &w = *in[1];
   Shape out = n.type.shape;
   auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
@@ -98,7 +95,7 @@ T conv2d(const Node& n, const std::vector<const T*>& in) {
 
 // Channel-blocked convolution: [N, C/ib, H, W, ib] -> [N, O/ob, OH, OW, ob], written directly on
 // the blocked indices (not by converting to NCHW), so it checks the blocked weight layouts too.
-T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
+T conv2d_nchwc(const Node& n, const Inputs& in) {
   const T &x = *in[0], &w = *in[1];
   Shape out = n.type.shape;
   auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
@@ -134,7 +131,13 @@ T conv2d_nchwc(const Node& n, const std::vector<const T*>& in) {
   return y;
 }
 
-T dense(const Node& n, const std::vector<const T*>& in) {
+}  // namespace
+
+T conv2d(const Node& n, const Inputs& in) {
+  return n.attrs.get_string("layout", "NCHW") == "NCHWc" ? conv2d_nchwc(n, in) : conv2d_nchw(n, in);
+}
+
+T dense(const Node& n, const Inputs& in) {
   const T &x = *in[0], &w = *in[1];
   int64_t b = n.attrs.get_int("n_block", 0);
   int64_t M = x.shape[0], K = x.shape[1], N = n.type.shape[1];
@@ -148,7 +151,7 @@ T dense(const Node& n, const std::vector<const T*>& in) {
   return y;
 }
 
-T matmul(const Node& n, const std::vector<const T*>& in) {
+T matmul(const Node& n, const Inputs& in) {
   Shape a = in[0]->shape, b = in[1]->shape;
   bool av = a.size() == 1, bv = b.size() == 1;
   if (av) a = {1, a[0]};
@@ -173,20 +176,23 @@ T matmul(const Node& n, const std::vector<const T*>& in) {
   return y;
 }
 
-T binary(const Node& n, const std::vector<const T*>& in) {
-  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
-  auto sa = strides(in[0]->shape), sb = strides(in[1]->shape);
-  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
-    double a = in[0]->v[broadcast_flat(in[0]->shape, sa, idx)], b = in[1]->v[broadcast_flat(in[1]->shape, sb, idx)];
-    const std::string& op = n.op;
-    y.v[flat] = op == "add"       ? a + b
-                : op == "sub"     ? a - b
-                : op == "mul"     ? a * b
-                : op == "div"     ? a / b
-                : op == "maximum" ? std::max(a, b)
-                                  : std::min(a, b);
-  });
-  return y;
+ReferenceFn broadcast(double (*f)(double, double)) {
+  return [f](const Node& n, const Inputs& in) {
+    T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+    auto sa = strides(in[0]->shape), sb = strides(in[1]->shape);
+    for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+      y.v[flat] = f(in[0]->v[broadcast_flat(in[0]->shape, sa, idx)], in[1]->v[broadcast_flat(in[1]->shape, sb, idx)]);
+    });
+    return y;
+  };
+}
+
+ReferenceFn elementwise(std::function<double(const Node&, double)> f) {
+  return [f](const Node& n, const Inputs& in) {
+    T y{n.type.shape, Values(in[0]->v.size())};
+    for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = f(n, in[0]->v[i]);
+    return y;
+  };
 }
 
 // round(x * 2^-e) clamped, in float32 as the compiled kernels compute it.
@@ -203,35 +209,13 @@ double requantized(const Node& n, double x) {
   return std::min<double>(std::max<double>(v, n.attrs.get_int("min", -128)), n.attrs.get_int("max", 127));
 }
 
-double unary(const Node& n, double x) {
-  const std::string& op = n.op;
-  if (op == "quantize") return quantized_steps(n, x);
-  if (op == "fake_quantize")
-    return static_cast<float>(quantized_steps(n, x) * std::ldexp(1.0, int(n.attrs.get_int("exponent"))));
-  if (op == "dequantize") return x * std::ldexp(1.0, int(n.attrs.get_int("exponent")));
-  if (op == "requantize") return requantized(n, x);
-  if (op == "relu") return std::max(x, 0.0);
-  if (op == "clip") {
-    if (n.attrs.has("min")) x = std::max(x, n.attrs.get_float("min"));
-    if (n.attrs.has("max")) x = std::min(x, n.attrs.get_float("max"));
-    return x;
-  }
-  if (op == "leaky_relu") return x > 0 ? x : x * n.attrs.get_float("alpha", 0.01);
-  if (op == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
-  if (op == "tanh") return std::tanh(x);
-  if (op == "exp") return std::exp(x);
-  if (op == "sqrt") return std::sqrt(x);
-  if (op == "neg") return -x;
-  if (op == "abs") return std::fabs(x);
-  if (op == "identity") return x;
-  LOOM_THROW(InternalError, "reference: no unary op ", op);
-}
+namespace {
 
-T pool(const Node& n, const T& x) {
+T pool(const Node& n, const T& x, bool is_max) {
   auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1}),
        d = n.attrs.get_ints("dilations", {1, 1});
   auto p = pads4(n);
-  bool is_max = n.op == "max_pool2d", include = n.attrs.get_int("count_include_pad", 0) != 0;
+  bool include = n.attrs.get_int("count_include_pad", 0) != 0;
   Shape out = n.type.shape;
   int64_t H = x.shape[2], W = x.shape[3];
   T y{out, Values(static_cast<size_t>(count(out)))};
@@ -267,7 +251,13 @@ T pool(const Node& n, const T& x) {
   return y;
 }
 
-T softmax(const Node& n, const T& x) {
+}  // namespace
+
+T max_pool2d(const Node& n, const Inputs& in) { return pool(n, *in[0], true); }
+T avg_pool2d(const Node& n, const Inputs& in) { return pool(n, *in[0], false); }
+
+T softmax(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
   int64_t r = static_cast<int64_t>(x.shape.size()), axis = n.attrs.get_int("axis", -1);
   if (axis < 0) axis += r;
   int64_t len = x.shape[axis], inner = 1;
@@ -285,118 +275,148 @@ T softmax(const Node& n, const T& x) {
   return y;
 }
 
-T eval(const Node& n, const std::vector<const T*>& in) {
-  const std::string& op = n.op;
-  if (op == "conv2d") return n.attrs.get_string("layout", "NCHW") == "NCHWc" ? conv2d_nchwc(n, in) : conv2d(n, in);
-  if (op == "dense") return dense(n, in);
-  if (op == "matmul") return matmul(n, in);
-  if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "minimum")
-    return binary(n, in);
-  if (op == "max_pool2d" || op == "avg_pool2d") return pool(n, *in[0]);
-  if (op == "requantize_channel") {  // exact integer arithmetic (doubles would round the 64-bit product)
-    const T& x = *in[0];
-    const T& m = *in[1];
-    T y{n.type.shape, Values(x.v.size())};
-    int64_t shift = n.attrs.get_int("shift"), lo = n.attrs.get_int("min", -128), hi = n.attrs.get_int("max", 127);
-    const Shape& s = x.shape;
-    for_each_index(s, [&](const std::vector<int64_t>& i, int64_t flat) {
-      int64_t c = s.size() == 5 ? i[1] * s[4] + i[4] : i[1];
-      int64_t p = int64_t(x.v[flat]) * int64_t(m.v[c]) + (int64_t(1) << (shift - 1));
-      int64_t q = p >> shift;  // arithmetic: floor
-      y.v[flat] = double(std::clamp(q, lo, hi));
-    });
-    return y;
-  }
-  if (op == "add_shifted") {
-    T y{n.type.shape, Values(in[0]->v.size())};
-    double ka = std::ldexp(1.0, int(n.attrs.get_int("lshift_a", 0))),
-           kb = std::ldexp(1.0, int(n.attrs.get_int("lshift_b", 0)));
-    for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = in[0]->v[i] * ka + in[1]->v[i] * kb;
-    return y;
-  }
-  if (op == "softmax") return softmax(n, *in[0]);
-  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+T requantize_channel(const Node& n,
+                     const Inputs& in) {  // exact integer arithmetic (doubles would round the 64-bit product)
   const T& x = *in[0];
-  if (op == "batch_norm") {
-    double eps = n.attrs.get_float("epsilon", 1e-5);
-    int64_t C = x.shape[1], inner = count(x.shape) / (x.shape[0] * C);
-    for (int64_t i = 0; i < count(x.shape); ++i) {
-      int64_t c = (i / inner) % C;
-      y.v[i] = (x.v[i] - in[3]->v[c]) / std::sqrt(in[4]->v[c] + eps) * in[1]->v[c] + in[2]->v[c];
-    }
-  } else if (op == "global_avg_pool2d") {
-    int64_t hw = x.shape[2] * x.shape[3], c = x.shape.size() == 5 ? x.shape[4] : 1;
-    for (int64_t i = 0; i < count(y.shape); ++i) {
-      int64_t outer = i / c, inner = i % c;
-      double s = 0;
-      for (int64_t k = 0; k < hw; ++k) s += x.v[(outer * hw + k) * c + inner];
-      y.v[i] = s / static_cast<double>(hw);
-    }
-  } else if (op == "layout_transform") {
-    bool to_blocked = n.attrs.get_string("to") == "NCHWc";
-    const Shape& plain = to_blocked ? x.shape : y.shape;
-    int64_t b = to_blocked ? y.shape[4] : x.shape[4];
-    for_each_index(plain, [&](const std::vector<int64_t>& i, int64_t flat) {
-      int64_t blocked = (((i[0] * (plain[1] / b) + i[1] / b) * plain[2] + i[2]) * plain[3] + i[3]) * b + i[1] % b;
-      if (to_blocked)
-        y.v[blocked] = x.v[flat];
-      else
-        y.v[flat] = x.v[blocked];
-    });
-  } else if (op == "reshape") {
-    y.v = x.v;
-  } else if (op == "transpose") {
-    auto perm = n.attrs.get_ints("perm");
-    auto st = strides(x.shape);
-    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
-      int64_t src = 0;
-      for (size_t d = 0; d < perm.size(); ++d) src += i[d] * st[perm[d]];
-      y.v[flat] = x.v[src];
-    });
-  } else if (op == "concat") {
-    int64_t r = static_cast<int64_t>(y.shape.size()), axis = n.attrs.get_int("axis");
-    if (axis < 0) axis += r;
-    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
-      std::vector<int64_t> j = i;
-      size_t k = 0;
-      while (j[axis] >= in[k]->shape[axis]) j[axis] -= in[k++]->shape[axis];
-      auto st = strides(in[k]->shape);
-      int64_t src = 0;
-      for (size_t d = 0; d < j.size(); ++d) src += j[d] * st[d];
-      y.v[flat] = in[k]->v[src];
-    });
-  } else if (op == "pad") {
-    auto pads = n.attrs.get_ints("pads");
-    std::string mode = n.attrs.get_string("mode", "constant");
-    double value = n.attrs.get_float("value", 0.0);
-    size_t r = x.shape.size();
-    auto st = strides(x.shape);
-    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
-      int64_t src = 0;
-      bool outside = false;
-      for (size_t d = 0; d < r; ++d) {
-        int64_t j = i[d] - pads[d], len = x.shape[d];
-        if (j < 0 || j >= len) {
-          if (mode == "constant")
-            outside = true;
-          else if (mode == "edge")
-            j = j < 0 ? 0 : len - 1;
-          else
-            j = j < 0 ? -j : 2 * (len - 1) - j;
-        }
-        src += j * st[d];
-      }
-      y.v[flat] = outside ? value : x.v[src];
-    });
-  } else if (op == "resize_nearest") {
-    for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
-      int64_t sy = static_cast<int64_t>(in[1]->v[i[2]]), sx = static_cast<int64_t>(in[2]->v[i[3]]);
-      y.v[flat] = x.v[((i[0] * x.shape[1] + i[1]) * x.shape[2] + sy) * x.shape[3] + sx];
-    });
-  } else {
-    for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = unary(n, x.v[i]);
+  const T& m = *in[1];
+  T y{n.type.shape, Values(x.v.size())};
+  int64_t shift = n.attrs.get_int("shift"), lo = n.attrs.get_int("min", -128), hi = n.attrs.get_int("max", 127);
+  const Shape& s = x.shape;
+  for_each_index(s, [&](const std::vector<int64_t>& i, int64_t flat) {
+    int64_t c = s.size() == 5 ? i[1] * s[4] + i[4] : i[1];
+    int64_t p = int64_t(x.v[flat]) * int64_t(m.v[c]) + (int64_t(1) << (shift - 1));
+    int64_t q = p >> shift;  // arithmetic: floor
+    y.v[flat] = double(std::clamp(q, lo, hi));
+  });
+  return y;
+}
+
+T add_shifted(const Node& n, const Inputs& in) {
+  T y{n.type.shape, Values(in[0]->v.size())};
+  double ka = std::ldexp(1.0, int(n.attrs.get_int("lshift_a", 0))),
+         kb = std::ldexp(1.0, int(n.attrs.get_int("lshift_b", 0)));
+  for (size_t i = 0; i < y.v.size(); ++i) y.v[i] = in[0]->v[i] * ka + in[1]->v[i] * kb;
+  return y;
+}
+
+T batch_norm(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  double eps = n.attrs.get_float("epsilon", 1e-5);
+  int64_t C = x.shape[1], inner = count(x.shape) / (x.shape[0] * C);
+  for (int64_t i = 0; i < count(x.shape); ++i) {
+    int64_t c = (i / inner) % C;
+    y.v[i] = (x.v[i] - in[3]->v[c]) / std::sqrt(in[4]->v[c] + eps) * in[1]->v[c] + in[2]->v[c];
   }
   return y;
+}
+
+T global_avg_pool2d(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  int64_t hw = x.shape[2] * x.shape[3], c = x.shape.size() == 5 ? x.shape[4] : 1;
+  for (int64_t i = 0; i < count(y.shape); ++i) {
+    int64_t outer = i / c, inner = i % c;
+    double s = 0;
+    for (int64_t k = 0; k < hw; ++k) s += x.v[(outer * hw + k) * c + inner];
+    y.v[i] = s / static_cast<double>(hw);
+  }
+  return y;
+}
+
+T layout_transform(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  bool to_blocked = n.attrs.get_string("to") == "NCHWc";
+  const Shape& plain = to_blocked ? x.shape : y.shape;
+  int64_t b = to_blocked ? y.shape[4] : x.shape[4];
+  for_each_index(plain, [&](const std::vector<int64_t>& i, int64_t flat) {
+    int64_t blocked = (((i[0] * (plain[1] / b) + i[1] / b) * plain[2] + i[2]) * plain[3] + i[3]) * b + i[1] % b;
+    if (to_blocked)
+      y.v[blocked] = x.v[flat];
+    else
+      y.v[flat] = x.v[blocked];
+  });
+  return y;
+}
+
+T reshape(const Node& n, const Inputs& in) { return T{n.type.shape, in[0]->v}; }
+
+T transpose(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  auto perm = n.attrs.get_ints("perm");
+  auto st = strides(x.shape);
+  for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d) src += i[d] * st[perm[d]];
+    y.v[flat] = x.v[src];
+  });
+  return y;
+}
+
+T concat(const Node& n, const Inputs& in) {
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  int64_t r = static_cast<int64_t>(y.shape.size()), axis = n.attrs.get_int("axis");
+  if (axis < 0) axis += r;
+  for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+    std::vector<int64_t> j = i;
+    size_t k = 0;
+    while (j[axis] >= in[k]->shape[axis]) j[axis] -= in[k++]->shape[axis];
+    auto st = strides(in[k]->shape);
+    int64_t src = 0;
+    for (size_t d = 0; d < j.size(); ++d) src += j[d] * st[d];
+    y.v[flat] = in[k]->v[src];
+  });
+  return y;
+}
+
+T pad(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  auto pads = n.attrs.get_ints("pads");
+  std::string mode = n.attrs.get_string("mode", "constant");
+  double value = n.attrs.get_float("value", 0.0);
+  size_t r = x.shape.size();
+  auto st = strides(x.shape);
+  for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+    int64_t src = 0;
+    bool outside = false;
+    for (size_t d = 0; d < r; ++d) {
+      int64_t j = i[d] - pads[d], len = x.shape[d];
+      if (j < 0 || j >= len) {
+        if (mode == "constant")
+          outside = true;
+        else if (mode == "edge")
+          j = j < 0 ? 0 : len - 1;
+        else
+          j = j < 0 ? -j : 2 * (len - 1) - j;
+      }
+      src += j * st[d];
+    }
+    y.v[flat] = outside ? value : x.v[src];
+  });
+  return y;
+}
+
+T resize_nearest(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+  for_each_index(y.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+    int64_t sy = static_cast<int64_t>(in[1]->v[i[2]]), sx = static_cast<int64_t>(in[2]->v[i[3]]);
+    y.v[flat] = x.v[((i[0] * x.shape[1] + i[1]) * x.shape[2] + sy) * x.shape[3] + sx];
+  });
+  return y;
+}
+
+}  // namespace ref
+
+namespace {
+
+RefTensor from_array(const NDArray& a) {
+  RefTensor t{a.shape(), std::vector<double>(static_cast<size_t>(a.numel()))};
+  for (int64_t i = 0; i < a.numel(); ++i) t.v[i] = a.get_as_double(i);
+  return t;
 }
 
 }  // namespace
@@ -413,15 +433,19 @@ std::vector<NDArray> reference_run(const Graph& graph, const std::vector<NDArray
   const Graph& g = typed ? graph : inferred;
   if (inputs.size() != g.inputs.size())
     LOOM_THROW(ModelError, "reference: graph takes ", g.inputs.size(), " inputs, got ", inputs.size());
-  std::vector<T> values(g.nodes.size());
+  std::vector<RefTensor> values(g.nodes.size());
   for (size_t i = 0; i < inputs.size(); ++i) values[g.inputs[i]] = from_array(inputs[i]);
   for (int id : g.topological_order()) {
     const Node& n = g.node(id);
     if (n.is_constant()) values[id] = from_array(n.value);
     if (!n.is_op()) continue;
-    std::vector<const T*> in;
+    const OpDef& def = op_def(n.op);
+    if (!def.reference)
+      LOOM_THROW(ModelError, "reference: operator '", n.op, "' (node '", n.name,
+                 "') has no reference implementation (the accelerator's operators: run their graph on the CPU)");
+    ref::Inputs in;
     for (int i : n.inputs) in.push_back(&values[i]);
-    values[id] = eval(n, in);
+    values[id] = def.reference(n, in);
   }
   std::vector<NDArray> outs;
   for (int o : g.outputs) {

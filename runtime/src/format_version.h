@@ -12,9 +12,11 @@ namespace loom::runtime {
 // ("compiled model format", "executor graph").
 inline void check_format_version(const std::string& origin, const char* what, int64_t version, int64_t newest) {
   if (version > newest)
-    LOOM_THROW(ModelError, origin, ": ", what, " version ", version, " was written by a newer Loom; this runtime reads versions 1 to ",
-               newest, " (update Loom, or recompile the model with this one)");
-  if (version < 1) LOOM_THROW(ModelError, origin, ": ", what, " version ", version, ", this runtime reads versions 1 to ", newest);
+    LOOM_THROW(ModelError, origin, ": ", what, " version ", version,
+               " was written by a newer Loom; this runtime reads versions 1 to ", newest,
+               " (update Loom, or recompile the model with this one)");
+  if (version < 1)
+    LOOM_THROW(ModelError, origin, ": ", what, " version ", version, ", this runtime reads versions 1 to ", newest);
 }
 
 }  // namespace loom::runtime

@@ -1,6 +1,9 @@
-// The graph's operator set. Each operator has a fusion pattern (TVM's kinds), a type-inference
-// rule and a tensor-expression definition (from loom/ops/layers.h). The table is built
-// explicitly in op_registry.cc (no static initializers).
+// The graph's operator set: OpDef is the one description of an operator (TVM's op attribute
+// maps): its fusion pattern (TVM's kinds), type-inference rule, tensor-expression definition
+// (from loom/ops/layers.h) and reference implementation (plain C++ loops, reference.h). The table
+// is built explicitly (no static initializers) in op_registry.cc from one file per operator
+// family: op_registry_nn.cc, op_registry_elemwise.cc, op_registry_quant.cc,
+// op_registry_transform.cc, op_registry_accel.cc.
 #pragma once
 #include <functional>
 #include <string>
@@ -24,6 +27,13 @@ enum class OpPattern : uint8_t {
 };
 const char* to_string(OpPattern p);
 
+// A value of the reference interpreter (reference.h): its shape and its elements in double,
+// row-major in the layout the graph gives it.
+struct RefTensor {
+  Shape shape;
+  std::vector<double> v;
+};
+
 struct OpDef {
   std::string name;
   OpPattern pattern;
@@ -33,6 +43,10 @@ struct OpDef {
   std::function<TensorType(const Node&, const std::vector<TensorType>&)> infer;
   // The node as tensor expressions over its inputs.
   std::function<ir::Tensor(const Node&, const std::vector<ir::Tensor>&, const std::string& name)> compute;
+  // The node as plain loops over doubles, independent of the tensor expressions: what
+  // reference_run computes. Empty for the accelerator's operators (their reference is the same
+  // graph on the CPU).
+  std::function<RefTensor(const Node&, const std::vector<const RefTensor*>&)> reference;
 
   // infer, then TensorType::check_size on the result: what every caller should use.
   TensorType infer_checked(const Node& n, const std::vector<TensorType>& in) const {

@@ -1,0 +1,138 @@
+// Operator family: convolutions, dense layers, matrix products, BatchNorm, pools and softmax. Each operator: fusion pattern, input count, type inference, tensor
+// expressions, reference implementation (op_registry.h).
+#include <cmath>
+
+#include "op_registry_util.h"
+
+namespace loom::graph {
+
+using ir::Expr;
+using ir::Tensor;
+
+void add_nn_ops(const AddOp& add) {
+  add({"conv2d", OpPattern::OutEWiseFusable, 2, 3,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         DataType out_dtype = product_dtype(in);
+         ops::Conv2dParams p = conv_params(n);
+         if (n.attrs.get_string("layout", "NCHW") == "NCHWc") {
+           // Byte groups read the int8 input as uint8: only for an input known to be in [0, 127].
+           if (ops::int8_conv_weight_group(in[1].shape) == 4 && n.attrs.get_int("input_nonnegative", 0) != 1)
+             LOOM_THROW(TypeError, "byte-group int8 weights ", in[1].str(),
+                        " read the input as uint8: they need attribute input_nonnegative = 1 (an input known to be in "
+                        "[0, 127])");
+           Shape out = ops::conv2d_nchwc_shape(in[0].shape, in[1].shape, p);
+           if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
+             LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");
+           return TensorType{out, out_dtype};
+         }
+         Shape w = in[1].shape;
+         if (p.oc_block > 0) {
+           if (w.size() != 5) LOOM_THROW(ShapeError, "packed weights must have rank 5, have ", shape_str(w));
+           w = {w[0] * w[4], w[1], w[2], w[3]};
+         }
+         Shape out = ops::conv2d_shape(in[0].shape, w, p);
+         if (in.size() == 3 && in[2].shape != Shape{out[1]})
+           LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1], "]");
+         return TensorType{out, out_dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         if (n.attrs.get_string("layout", "NCHW") == "NCHWc")
+           return ops::conv2d_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
+         return ops::conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
+       },
+       ref::conv2d});
+  add({"dense", OpPattern::OutEWiseFusable, 2, 3,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         DataType out_dtype = product_dtype(in);
+         int64_t b = n.attrs.get_int("n_block", 0);
+         const Shape& x = in[0].shape;
+         const Shape& w = in[1].shape;
+         if (x.size() != 2) LOOM_THROW(ShapeError, "input must be 2-D, is ", shape_str(x));
+         int64_t N = b > 0 ? (w.size() == 3 ? w[0] * w[2] : -1) : (w.size() == 2 ? w[0] : -1);
+         int64_t K = b > 0 ? (w.size() == 3 ? w[1] : -1) : (w.size() == 2 ? w[1] : -1);
+         if (N < 0) LOOM_THROW(ShapeError, "weights have shape ", shape_str(w), ", expected [N, K]");
+         if (K != x[1]) LOOM_THROW(ShapeError, "input has ", x[1], " features, weights expect ", K);
+         if (in.size() == 3 && in[2].shape != Shape{N})
+           LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", N, "]");
+         return TensorType{{x[0], N}, out_dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::dense(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), n.attrs.get_int("n_block", 0), name);
+       },
+       ref::dense});
+  add({"matmul", OpPattern::OutEWiseFusable, 2, 2,
+       [](const Node&, const std::vector<TensorType>& in) {
+         same_dtype(in);
+         return TensorType{ops::matmul_shape(in[0].shape, in[1].shape), in[0].dtype};
+       },
+       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::batch_matmul(in[0], in[1], name);
+       },
+       ref::matmul});
+  add({"batch_norm", OpPattern::Broadcast, 5, 5,
+       [](const Node&, const std::vector<TensorType>& in) {
+         same_dtype(in);
+         expect_float(in[0], "input");
+         if (in[0].shape.size() < 2) LOOM_THROW(ShapeError, "input must have a channel axis, is ", in[0].str());
+         for (int i = 1; i < 5; ++i)
+           if (in[i].shape != Shape{in[0].shape[1]})
+             LOOM_THROW(ShapeError, "per-channel input ", i, " has shape ", shape_str(in[i].shape), ", expected [",
+                        in[0].shape[1], "]");
+         return in[0];
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         double eps = n.attrs.get_float("epsilon", 1e-5);
+         return ir::compute(in[0].shape(), ir::ComputeFn([&](const std::vector<ir::Var>& v) {
+                              std::vector<Expr> idx(v.begin(), v.end());
+                              Expr c = v[1];
+                              Expr x = in[0](idx);
+                              Expr inv = ir::make_one(x.type()) / ir::sqrt(in[4](c) + ir::make_const(x.type(), eps));
+                              return (x - in[3](c)) * inv * in[1](c) + in[2](c);
+                            }),
+                            name, "broadcast");
+       },
+       ref::batch_norm});
+  add({"softmax", OpPattern::Opaque, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_float(in[0], "input");
+         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", -1);
+         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for rank ", r);
+         return in[0];
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::softmax(in[0], static_cast<int>(n.attrs.get_int("axis", -1)), name);
+       },
+       ref::softmax});
+  add({"max_pool2d", OpPattern::OutEWiseFusable, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::max_pool2d(in[0], pool_params(n), name);
+       },
+       ref::max_pool2d});
+  add({"avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_float(in[0], "input");
+         return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::avg_pool2d(in[0], pool_params(n), name);
+       },
+       ref::avg_pool2d});
+  add({"global_avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
+       [](const Node&, const std::vector<TensorType>& in) {
+         expect_float(in[0], "input");
+         if (in[0].shape.size() != 4 && in[0].shape.size() != 5)
+           LOOM_THROW(ShapeError, "input must be NCHW or NCHWc, is ", in[0].str());
+         Shape out = in[0].shape;
+         out[2] = out[3] = 1;
+         return TensorType{out, in[0].dtype};
+       },
+       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::global_avg_pool2d(in[0], name);
+       },
+       ref::global_avg_pool2d});
+}
+
+}  // namespace loom::graph

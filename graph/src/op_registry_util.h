@@ -1,0 +1,93 @@
+// Internal to loom_graph: what the operator registry's family files (op_registry_*.cc) share:
+// the registration callback, attribute readers and type checks.
+#pragma once
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "loom/graph/op_registry.h"
+#include "loom/ops/layers.h"
+#include "loom/runtime/error.h"
+#include "reference_ops.h"
+
+namespace loom::graph {
+
+using AddOp = std::function<void(OpDef)>;
+
+// One function per operator family, each in its own file; op_registry.cc calls them all.
+void add_nn_ops(const AddOp& add);         // op_registry_nn.cc: conv2d, dense, matmul, batch_norm, pools, softmax
+void add_elemwise_ops(const AddOp& add);   // op_registry_elemwise.cc: broadcasting binary and unary ops
+void add_quant_ops(const AddOp& add);      // op_registry_quant.cc: int8 quantization
+void add_transform_ops(const AddOp& add);  // op_registry_transform.cc: layouts, reshape, transpose, concat, pad, resize
+void add_accel_ops(const AddOp& add);      // op_registry_accel.cc: the accelerator partition's operators
+
+template <size_t N>
+std::array<int64_t, N> fixed(const Attrs& a, const std::string& key, std::array<int64_t, N> def) {
+  if (!a.has(key)) return def;
+  auto v = a.get_ints(key);
+  if (v.size() != N) LOOM_THROW(ModelError, "attribute '", key, "' must have ", N, " values, has ", v.size());
+  std::array<int64_t, N> out{};
+  std::copy(v.begin(), v.end(), out.begin());
+  return out;
+}
+
+inline ops::Conv2dParams conv_params(const Node& n) {
+  ops::Conv2dParams p;
+  p.strides = fixed<2>(n.attrs, "strides", {1, 1});
+  p.pads = fixed<4>(n.attrs, "pads", {0, 0, 0, 0});
+  p.dilations = fixed<2>(n.attrs, "dilations", {1, 1});
+  p.groups = n.attrs.get_int("groups", 1);
+  p.oc_block = n.attrs.get_int("oc_block", 0);
+  return p;
+}
+
+inline ops::Pool2dParams pool_params(const Node& n) {
+  ops::Pool2dParams p;
+  p.kernel = fixed<2>(n.attrs, "kernel", {1, 1});
+  p.strides = fixed<2>(n.attrs, "strides", {1, 1});
+  p.pads = fixed<4>(n.attrs, "pads", {0, 0, 0, 0});
+  p.dilations = fixed<2>(n.attrs, "dilations", {1, 1});
+  p.ceil_mode = n.attrs.get_int("ceil_mode", 0) != 0;
+  p.count_include_pad = n.attrs.get_int("count_include_pad", 0) != 0;
+  return p;
+}
+
+inline void expect_float(const TensorType& t, const char* what) {
+  if (!t.dtype.is_float()) LOOM_THROW(TypeError, what, " must be floating point, is ", t.str());
+}
+
+inline void same_dtype(const std::vector<TensorType>& in) {
+  for (auto& t : in)
+    if (t.dtype != in[0].dtype)
+      LOOM_THROW(TypeError, "inputs have different element types (", in[0].str(), ", ", t.str(), ")");
+}
+
+// conv2d/dense: float operands of one type give that type; int8 data and weights (with an
+// int32 bias) accumulate and give int32.
+inline DataType product_dtype(const std::vector<TensorType>& in) {
+  if (in[0].dtype != DataType::Int(8)) {
+    same_dtype(in);
+    return in[0].dtype;
+  }
+  // int16 weights: the CPU's int16-pairs form (alter_layout packs int8 weights so).
+  bool pairs = in[1].dtype == DataType::Int(16) && ops::int8_conv_weight_group(in[1].shape) == 2;
+  if (in[1].dtype != DataType::Int(8) && !pairs)
+    LOOM_THROW(TypeError, "int8 data needs int8 weights, got ", in[1].str());
+  if (in.size() > 2 && in[2].dtype != DataType::Int(32))
+    LOOM_THROW(TypeError, "int8 operands need an int32 bias, got ", in[2].str());
+  return DataType::Int(32);
+}
+
+// An integer attribute in [lo, hi]; `def` if given and the attribute is absent.
+inline int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t hi, std::optional<int64_t> def = std::nullopt) {
+  int64_t v = def && !n.attrs.has(key) ? *def : n.attrs.get_int(key);
+  if (v < lo || v > hi) LOOM_THROW(ModelError, "attribute '", key, "' = ", v, " is out of range [", lo, ", ", hi, "]");
+  return static_cast<int>(v);
+}
+
+inline void expect_dtype(const TensorType& t, DataType want, const char* what) {
+  if (t.dtype != want) LOOM_THROW(TypeError, what, " must be ", want.str(), ", is ", t.str());
+}
+
+}  // namespace loom::graph

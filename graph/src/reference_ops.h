@@ -1,0 +1,43 @@
+// Internal to loom_graph: every operator's reference implementation (OpDef::reference), plain
+// loops over doubles in reference.cc, independent of the tensor expressions; the registry files
+// (op_registry_*.cc) attach each to its operator.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "loom/graph/op_registry.h"
+
+namespace loom::graph::ref {
+
+using Inputs = std::vector<const RefTensor*>;
+using ReferenceFn = std::function<RefTensor(const Node&, const Inputs&)>;
+
+RefTensor conv2d(const Node& n, const Inputs& in);  // NCHW, or NCHWc with the layout attribute
+RefTensor dense(const Node& n, const Inputs& in);
+RefTensor matmul(const Node& n, const Inputs& in);
+RefTensor batch_norm(const Node& n, const Inputs& in);
+RefTensor max_pool2d(const Node& n, const Inputs& in);
+RefTensor avg_pool2d(const Node& n, const Inputs& in);
+RefTensor global_avg_pool2d(const Node& n, const Inputs& in);
+RefTensor softmax(const Node& n, const Inputs& in);
+RefTensor requantize_channel(const Node& n, const Inputs& in);
+RefTensor add_shifted(const Node& n, const Inputs& in);
+RefTensor layout_transform(const Node& n, const Inputs& in);
+RefTensor reshape(const Node& n, const Inputs& in);
+RefTensor transpose(const Node& n, const Inputs& in);
+RefTensor concat(const Node& n, const Inputs& in);
+RefTensor pad(const Node& n, const Inputs& in);
+RefTensor resize_nearest(const Node& n, const Inputs& in);
+
+// y[i] = f(node, x[i]).
+ReferenceFn elementwise(std::function<double(const Node&, double)> f);
+// y = f(a, b) with numpy broadcasting.
+ReferenceFn broadcast(double (*f)(double, double));
+
+// int8 steps of 2^exponent: round(x * 2^-e) clamped to [min, max], in float32 as the kernels
+// compute it (quantize, fake_quantize).
+double quantized_steps(const Node& n, double x);
+// The integer requantization: exact in double for int32 inputs (requantize).
+double requantized(const Node& n, double x);
+
+}  // namespace loom::graph::ref
