@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "build_steps.h"
+#include "loom/graph/layout.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
@@ -87,7 +88,7 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   schedule::Schedule s({out});
   const Node& anchor = g.node(grp.anchor);
   ir::Tensor conv = stage_with_tag(s, "conv2d"), dense = stage_with_tag(s, "dense");
-  bool blocked = anchor.op == "conv2d" && anchor.attrs.get_string("layout", "NCHW") == "NCHWc" && conv.defined();
+  bool blocked = anchor.op == "conv2d" && conv_layout(anchor).blocked() && conv.defined();
   if (blocked && anchor.attrs.get_int("groups", 1) == 1) {
     std::optional<ops::NchwcConvTile> tile;
     if (options.conv_tile)

@@ -1,7 +1,7 @@
-// Operator family: element-wise ops: broadcasting binary arithmetic and unary functions. Each operator: fusion pattern, input count, type inference, tensor
-// expressions, reference implementation (op_registry.h).
-#include <cmath>
+// Operator family: element-wise ops: broadcasting binary arithmetic and unary functions. Each operator: fusion pattern,
+// input count, type inference, tensor expressions, reference implementation (op_registry.h).
 #include <algorithm>
+#include <cmath>
 #include "op_registry_util.h"
 
 namespace loom::graph {
@@ -50,30 +50,37 @@ void add_elemwise_ops(const AddOp& add) {
   unary(
       "relu", false, [](const Node&, Expr x) { return ir::max(x, ir::make_zero(x.type())); },
       [](const Node&, double x) { return std::max(x, 0.0); });
-  unary("clip", false, [](const Node& n, Expr x) {
-    Expr r = x;
-    if (n.attrs.has("min")) r = ir::max(r, ir::make_const(x.type(), n.attrs.get_float("min")));
-    if (n.attrs.has("max")) r = ir::min(r, ir::make_const(x.type(), n.attrs.get_float("max")));
-    return r;
-  },
-        [](const Node& n, double x) {
-          if (n.attrs.has("min")) x = std::max(x, n.attrs.get_float("min"));
-          if (n.attrs.has("max")) x = std::min(x, n.attrs.get_float("max"));
-          return x;
-        });
-  unary("leaky_relu", true, [](const Node& n, Expr x) {
-    return ir::select(x > ir::make_zero(x.type()), x, x * ir::make_const(x.type(), n.attrs.get_float("alpha", 0.01)));
-  },
-        [](const Node& n, double x) { return x > 0 ? x : x * n.attrs.get_float("alpha", 0.01); });
+  unary(
+      "clip", false,
+      [](const Node& n, Expr x) {
+        Expr r = x;
+        if (n.attrs.has("min")) r = ir::max(r, ir::make_const(x.type(), n.attrs.get_float("min")));
+        if (n.attrs.has("max")) r = ir::min(r, ir::make_const(x.type(), n.attrs.get_float("max")));
+        return r;
+      },
+      [](const Node& n, double x) {
+        if (n.attrs.has("min")) x = std::max(x, n.attrs.get_float("min"));
+        if (n.attrs.has("max")) x = std::min(x, n.attrs.get_float("max"));
+        return x;
+      });
+  unary(
+      "leaky_relu", true,
+      [](const Node& n, Expr x) {
+        return ir::select(x > ir::make_zero(x.type()), x,
+                          x * ir::make_const(x.type(), n.attrs.get_float("alpha", 0.01)));
+      },
+      [](const Node& n, double x) { return x > 0 ? x : x * n.attrs.get_float("alpha", 0.01); });
   unary(
       "sigmoid", true, [](const Node&, Expr x) { return ops::sigmoid(x); },
       [](const Node&, double x) { return 1.0 / (1.0 + std::exp(-x)); });
   unary(
-      "tanh", true, [](const Node&, Expr x) { return ir::tanh(x); }, [](const Node&, double x) { return std::tanh(x); });
+      "tanh", true, [](const Node&, Expr x) { return ir::tanh(x); },
+      [](const Node&, double x) { return std::tanh(x); });
   unary(
       "exp", true, [](const Node&, Expr x) { return ir::exp(x); }, [](const Node&, double x) { return std::exp(x); });
   unary(
-      "sqrt", true, [](const Node&, Expr x) { return ir::sqrt(x); }, [](const Node&, double x) { return std::sqrt(x); });
+      "sqrt", true, [](const Node&, Expr x) { return ir::sqrt(x); },
+      [](const Node&, double x) { return std::sqrt(x); });
   unary(
       "neg", false, [](const Node&, Expr x) { return -x; }, [](const Node&, double x) { return -x; });
   unary(

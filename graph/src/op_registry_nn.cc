@@ -1,5 +1,5 @@
-// Operator family: convolutions, dense layers, matrix products, BatchNorm, pools and softmax. Each operator: fusion pattern, input count, type inference, tensor
-// expressions, reference implementation (op_registry.h).
+// Operator family: convolutions, dense layers, matrix products, BatchNorm, pools and softmax. Each operator: fusion
+// pattern, input count, type inference, tensor expressions, reference implementation (op_registry.h).
 #include <cmath>
 
 #include "op_registry_util.h"
@@ -14,7 +14,7 @@ void add_nn_ops(const AddOp& add) {
        [](const Node& n, const std::vector<TensorType>& in) {
          DataType out_dtype = product_dtype(in);
          ops::Conv2dParams p = conv_params(n);
-         if (n.attrs.get_string("layout", "NCHW") == "NCHWc") {
+         if (conv_layout(n).blocked()) {
            // Byte groups read the int8 input as uint8: only for an input known to be in [0, 127].
            if (ops::int8_conv_weight_group(in[1].shape) == 4 && n.attrs.get_int("input_nonnegative", 0) != 1)
              LOOM_THROW(TypeError, "byte-group int8 weights ", in[1].str(),
@@ -36,7 +36,7 @@ void add_nn_ops(const AddOp& add) {
          return TensorType{out, out_dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         if (n.attrs.get_string("layout", "NCHW") == "NCHWc")
+         if (conv_layout(n).blocked())
            return ops::conv2d_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
          return ops::conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
        },

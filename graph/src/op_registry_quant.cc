@@ -1,5 +1,5 @@
-// Operator family: int8 quantization with power-of-two steps (ops/layers.h): value = integer * 2^exponent. Each operator: fusion pattern, input count, type inference, tensor
-// expressions, reference implementation (op_registry.h).
+// Operator family: int8 quantization with power-of-two steps (ops/layers.h): value = integer * 2^exponent. Each
+// operator: fusion pattern, input count, type inference, tensor expressions, reference implementation (op_registry.h).
 #include <cmath>
 
 #include "op_registry_util.h"
@@ -31,7 +31,8 @@ void add_quant_ops(const AddOp& add) {
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          return ops::dequantize(in[0], int(n.attrs.get_int("exponent")), name);
        },
-       ref::elementwise([](const Node& n, double x) { return x * std::ldexp(1.0, int(n.attrs.get_int("exponent"))); })});
+       ref::elementwise(
+           [](const Node& n, double x) { return x * std::ldexp(1.0, int(n.attrs.get_int("exponent"))); })});
   add({"requantize", OpPattern::ElemWise, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_dtype(in[0], DataType::Int(32), "input");
@@ -93,7 +94,8 @@ void add_quant_ops(const AddOp& add) {
                                    int(n.attrs.get_int("max", 127)), name);
        },
        ref::elementwise([](const Node& n, double x) {
-         return double(static_cast<float>(ref::quantized_steps(n, x) * std::ldexp(1.0, int(n.attrs.get_int("exponent")))));
+         return double(
+             static_cast<float>(ref::quantized_steps(n, x) * std::ldexp(1.0, int(n.attrs.get_int("exponent")))));
        })});
 }
 

@@ -1,5 +1,5 @@
-// Operator family: layouts and data movement (layout_transform, reshape, transpose, concat, pad, resize_nearest). Each operator: fusion pattern, input count, type inference, tensor
-// expressions, reference implementation (op_registry.h).
+// Operator family: layouts and data movement (layout_transform, reshape, transpose, concat, pad, resize_nearest). Each
+// operator: fusion pattern, input count, type inference, tensor expressions, reference implementation (op_registry.h).
 #include <cmath>
 
 #include "op_registry_util.h"
@@ -13,8 +13,8 @@ void add_transform_ops(const AddOp& add) {
   add({"layout_transform", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          const Shape& x = in[0].shape;
-         if (n.attrs.get_string("to") == "NCHWc") {
-           int64_t b = n.attrs.get_int("block");
+         if (Layout to = transform_target(n); to.blocked()) {
+           int64_t b = to.block;
            if (x.size() != 4 || b <= 0 || x[1] % b != 0)
              LOOM_THROW(ShapeError, in[0].str(), " cannot be blocked by ", b, " channels");
            return TensorType{{x[0], x[1] / b, x[2], x[3], b}, in[0].dtype};
@@ -23,8 +23,8 @@ void add_transform_ops(const AddOp& add) {
          return TensorType{{x[0], x[1] * x[4], x[2], x[3]}, in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return n.attrs.get_string("to") == "NCHWc" ? ops::to_nchwc(in[0], n.attrs.get_int("block"), name)
-                                                    : ops::from_nchwc(in[0], name);
+         Layout to = transform_target(n);
+         return to.blocked() ? ops::to_nchwc(in[0], to.block, name) : ops::from_nchwc(in[0], name);
        },
        ref::layout_transform});
   add({"reshape", OpPattern::Injective, 1, 1,

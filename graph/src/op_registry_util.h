@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "loom/graph/layout.h"
 #include "loom/graph/op_registry.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
@@ -80,7 +81,8 @@ inline DataType product_dtype(const std::vector<TensorType>& in) {
 }
 
 // An integer attribute in [lo, hi]; `def` if given and the attribute is absent.
-inline int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t hi, std::optional<int64_t> def = std::nullopt) {
+inline int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t hi,
+                    std::optional<int64_t> def = std::nullopt) {
   int64_t v = def && !n.attrs.has(key) ? *def : n.attrs.get_int(key);
   if (v < lo || v > hi) LOOM_THROW(ModelError, "attribute '", key, "' = ", v, " is out of range [", lo, ", ", hi, "]");
   return static_cast<int>(v);

@@ -3,6 +3,7 @@
 // loops over doubles, attached to their operators by the registry files (reference_ops.h).
 #include "loom/graph/reference.h"
 
+#include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
 #include "reference_ops.h"
 
@@ -134,7 +135,7 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
 }  // namespace
 
 T conv2d(const Node& n, const Inputs& in) {
-  return n.attrs.get_string("layout", "NCHW") == "NCHWc" ? conv2d_nchwc(n, in) : conv2d_nchw(n, in);
+  return conv_layout(n).blocked() ? conv2d_nchwc(n, in) : conv2d_nchw(n, in);
 }
 
 T dense(const Node& n, const Inputs& in) {
@@ -327,7 +328,7 @@ T global_avg_pool2d(const Node& n, const Inputs& in) {
 T layout_transform(const Node& n, const Inputs& in) {
   const T& x = *in[0];
   T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
-  bool to_blocked = n.attrs.get_string("to") == "NCHWc";
+  bool to_blocked = transform_target(n).blocked();
   const Shape& plain = to_blocked ? x.shape : y.shape;
   int64_t b = to_blocked ? y.shape[4] : x.shape[4];
   for_each_index(plain, [&](const std::vector<int64_t>& i, int64_t flat) {

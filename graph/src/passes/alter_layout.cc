@@ -11,6 +11,7 @@
 //    pairs (G = 2).
 #include <map>
 
+#include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/layers.h"
 
@@ -103,10 +104,10 @@ class LayoutRewriter {
         block_[n.inputs[0]] == b) {
       out = n.inputs[0];  // a transform straight back: cancel it
     } else if (b == 0) {
-      out = add_transform(id, Attrs().set("to", std::string("NCHW")), 0);
+      out = add_transform(id, transform_attrs(Layout::nchw()), 0);
     } else {
       int plain = in_layout(id, 0);
-      out = add_transform(plain, Attrs().set("to", std::string("NCHWc")).set("block", b), b);
+      out = add_transform(plain, transform_attrs(Layout::nchwc(b)), b);
     }
     memo_[key] = out;
     return out;
@@ -126,7 +127,7 @@ class LayoutRewriter {
 
   bool try_blocked_conv(int id) {
     Node n = g_.node(id);
-    if (n.inputs.size() < 2 || !g_.node(n.inputs[1]).is_constant() || n.attrs.get_string("layout", "NCHW") != "NCHW" ||
+    if (n.inputs.size() < 2 || !g_.node(n.inputs[1]).is_constant() || conv_layout(n).blocked() ||
         n.attrs.get_int("oc_block", 0) != 0 || plain_of(n.inputs[0]).shape.size() != 4)
       return false;
     const NDArray& w = g_.node(n.inputs[1]).value;
@@ -165,7 +166,7 @@ class LayoutRewriter {
     Node& conv = g_.node(id);
     conv.inputs[0] = x;
     conv.inputs[1] = wid;
-    conv.attrs.set("layout", std::string("NCHWc")).set("oc_block", ob);
+    set_conv_layout(conv, Layout::nchwc(ob));
     if (int8_byte_groups) conv.attrs.set("input_nonnegative", int64_t(1));  // what lets the kernel read it as uint8
     block_[id] = ob;
     return true;

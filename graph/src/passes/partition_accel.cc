@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 
+#include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/quantized.h"
 #include "loom/runtime/error.h"
@@ -127,8 +128,7 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
     if (x.shape.size() != 2 || w.shape.size() != 2) return "not an NC x OI dense layer";
     return "";
   }
-  if (l.attrs.get_string("layout", "NCHW") != "NCHW" || x.shape.size() != 4 || w.shape.size() != 4)
-    return "not an NCHW convolution";
+  if (conv_layout(l).blocked() || x.shape.size() != 4 || w.shape.size() != 4) return "not an NCHW convolution";
   if (l.attrs.get_int("groups", 1) != 1) return "grouped convolution";
   auto s = l.attrs.get_ints("strides", {1, 1}), p = l.attrs.get_ints("pads", {0, 0, 0, 0}),
        d = l.attrs.get_ints("dilations", {1, 1});

@@ -1,6 +1,7 @@
 // Quantization, pass 1: choose the nodes computed in int8 and the values calibration measures.
 #include <sstream>
 
+#include "loom/graph/layout.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 
@@ -15,8 +16,7 @@ bool constant_float(const Graph& g, int id) {
 // conv2d/dense with float32 data and constant weights (and bias), in the plain layouts.
 bool quantizable_layer(const Graph& g, const Node& n) {
   if (n.op != "conv2d" && n.op != "dense") return false;
-  if (n.attrs.get_string("layout", "NCHW") != "NCHW" || n.attrs.get_int("oc_block", 0) || n.attrs.get_int("n_block", 0))
-    return false;
+  if (conv_layout(n).blocked() || n.attrs.get_int("oc_block", 0) || n.attrs.get_int("n_block", 0)) return false;
   if (g.type_of(n.inputs[0]).dtype != DataType::Float(32)) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (!constant_float(g, n.inputs[i])) return false;
