@@ -13,7 +13,8 @@ constexpr const char* kBlocked = "NCHWc";
 bool blocked_attr(const Node& n, const char* key) {
   std::string s = n.attrs.get_string(key, kPlain);
   if (s != kPlain && s != kBlocked)
-    LOOM_THROW(ModelError, n.op, " '", n.name, "': ", key, " '", s, "' is not a layout (", kPlain, " or ", kBlocked, ")");
+    LOOM_THROW(ModelError, n.op, " '", n.name, "': ", key, " '", s, "' is not a layout (", kPlain, " or ", kBlocked,
+               ")");
   return s == kBlocked;
 }
 

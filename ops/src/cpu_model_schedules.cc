@@ -116,6 +116,18 @@ void schedule_generic_cpu(Schedule& s, const Tensor& out, int lanes) {
   }
 }
 
+// Shared set-up of the fused conv schedules: inline the element-wise tail into `out`, and give
+// the reduction its own local accumulator computed inside `out`'s tile.
+static std::pair<Tensor, Stage> conv_stages(Schedule& s, const Tensor& conv, const Tensor& out, const Tensor& P) {
+  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
+  if (conv.same_as(out)) {
+    Tensor acc = s.cache_write(conv, "local");
+    return {acc, s[conv]};
+  }
+  s[conv].set_scope("local");
+  return {conv, s[out]};
+}
+
 void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
   int64_t oc_block = 0;
   for (auto& in : conv.op()->input_tensors())
@@ -123,16 +135,7 @@ void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   if (oc_block == 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_fused_cpu: '", conv.name(), "' does not read packed weights");
   Tensor P = input_with_tag(conv, "pad");
-  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
-  Tensor acc = conv;
-  Stage y;
-  if (conv.same_as(out)) {
-    acc = s.cache_write(conv, "local");
-    y = s[conv];
-  } else {
-    s[conv].set_scope("local");
-    y = s[out];
-  }
+  auto [acc, y] = conv_stages(s, conv, out, P);
   // A row segment of x_block outputs times oc_block channels stays in registers: about half the
   // vector registers as accumulators.
   int64_t ow = const_dim(out, 3);
@@ -160,16 +163,7 @@ void schedule_conv2d_fused_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
 
 void schedule_depthwise_conv2d_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
   Tensor P = input_with_tag(conv, "pad");
-  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
-  Tensor acc = conv;
-  Stage y;
-  if (conv.same_as(out)) {
-    acc = s.cache_write(conv, "local");
-    y = s[conv];
-  } else {
-    s[conv].set_scope("local");
-    y = s[out];
-  }
+  auto [acc, y] = conv_stages(s, conv, out, P);
   int64_t ow = const_dim(out, 3);
   // The widest power-of-two vector (at most the target's) that divides the row.
   int v = lanes;
@@ -193,18 +187,6 @@ void schedule_depthwise_conv2d_cpu(Schedule& s, const Tensor& conv, const Tensor
   }
   // The padded input once, in its own parallel loop: cheaper than recomputing kh rows per output row.
   if (P.defined()) schedule_loop_nest(s[P], lanes);
-}
-
-// Shared set-up of the fused conv schedules: inline the element-wise tail into `out`, and give
-// the reduction its own local accumulator computed inside `out`'s tile.
-static std::pair<Tensor, Stage> conv_stages(Schedule& s, const Tensor& conv, const Tensor& out, const Tensor& P) {
-  inline_injective(s, {conv.op().get(), P.defined() ? P.op().get() : nullptr});
-  if (conv.same_as(out)) {
-    Tensor acc = s.cache_write(conv, "local");
-    return {acc, s[conv]};
-  }
-  s[conv].set_scope("local");
-  return {conv, s[out]};
 }
 
 // The depthwise output tiling: [N, C/b, OH, OW, b] with OW split by x_block, the channel block
@@ -308,16 +290,7 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   for (auto& in : dense.op()->input_tensors())
     if (in.ndim() == 3) nb = const_dim(in, 2);
   if (nb == 0) LOOM_THROW(ScheduleError, "schedule_dense_fused_cpu: '", dense.name(), "' does not read packed weights");
-  inline_injective(s, {dense.op().get()});
-  Tensor acc = dense;
-  Stage y;
-  if (dense.same_as(out)) {
-    acc = s.cache_write(dense, "local");
-    y = s[dense];
-  } else {
-    s[dense].set_scope("local");
-    y = s[out];
-  }
+  auto [acc, y] = conv_stages(s, dense, out, Tensor());
   auto [no, ni] = y.split(y.axis(1), static_cast<int>(nb));
   y.reorder({y.axis(0), no, ni});
   IterVar outer = y.fuse(y.axis(0), no);
