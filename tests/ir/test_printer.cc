@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor.h"
 
@@ -29,6 +32,20 @@ TEST(Printer, ReductionOfNonReduceAxisIsAnError) {
   Tensor A = placeholder({4}, DataType::Float(32), "A");
   auto axis = make_iter_var(Var("i"), Range{0, 4}, IterKind::DataPar);
   EXPECT_THROW(sum(A(axis), {axis}), TypeError);
+}
+
+// post_order_visit visits the children of a node before the node (its documented order).
+TEST(Functor, PostOrderVisitsChildrenFirst) {
+  Var x("x"), y("y");
+  Expr e = (x + y) * 3;
+  std::vector<std::string> seen;
+  post_order_visit(e, [&](const Expr& n) { seen.push_back(to_string(n)); });
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen.back(), to_string(e));  // the root last
+  auto at = [&](const std::string& s) { return std::find(seen.begin(), seen.end(), s) - seen.begin(); };
+  EXPECT_LT(at("x"), at(to_string(x + y)));
+  EXPECT_LT(at("y"), at(to_string(x + y)));
+  EXPECT_LT(at(to_string(x + y)), at(to_string(e)));
 }
 
 }  // namespace

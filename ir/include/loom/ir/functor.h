@@ -70,7 +70,7 @@ class IRMutator {
 using VarMap = std::vector<std::pair<const VarNode*, Expr>>;
 Expr substitute(const Expr& e, const VarMap& map);
 Stmt substitute(const Stmt& s, const VarMap& map);
-// Calls f on every node (pre-order).
+// Calls f on every node, children before their parent (post-order).
 void post_order_visit(const Expr& e, const std::function<void(const Expr&)>& f);
 bool uses_var(const Expr& e, const VarNode* v);
 bool uses_var(const Stmt& s, const VarNode* v);
