@@ -1,6 +1,8 @@
 // Golden printed-IR tests: the shape of the loop nest produced by split, reorder and compute_at.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/workloads.h"
 #include "loom/ir/printer.h"
 #include "loom/schedule/lower.h"
@@ -167,6 +169,24 @@ TEST(GoldenIR, ComputeAtPlacesProducerInsideConsumerLoop) {
 }
 )");
   EXPECT_EQ(lower_to(s, w, "infer_bounds"), "B: [i.outer*7 +9]\nC: [0 +14]\n");
+}
+
+// stop_after ends the pipeline right after the named pass: the passes run are exactly the list up
+// to it, and the function is what that pass left (no arguments before storage_flatten).
+TEST(GoldenIR, StopAfterEndsThePipelineThere) {
+  auto w = test::vector_add(8);
+  Schedule s(w.outputs);
+  std::vector<std::string> all = schedule::lowering_pass_names();
+  for (size_t k = 0; k < all.size(); ++k) {
+    std::vector<std::string> seen;
+    schedule::LowerOptions opt;
+    opt.on_pass = [&](const std::string& p, const std::string&) { seen.push_back(p); };
+    opt.stop_after = all[k];
+    ir::LoweredFunc f = schedule::lower(s, w.args(), "f", opt);
+    EXPECT_EQ(seen, std::vector<std::string>(all.begin(), all.begin() + std::ptrdiff_t(k) + 1)) << all[k];
+    size_t flatten = size_t(std::find(all.begin(), all.end(), "storage_flatten") - all.begin());
+    EXPECT_EQ(f.args.empty(), k < flatten) << all[k];
+  }
 }
 
 TEST(GoldenIR, DumpListsEveryPass) {

@@ -157,6 +157,23 @@ TEST(Quantize, StepsWeightsBiasAndShiftMatchHandComputedValues) {
   EXPECT_EQ(exponent_for(2.0), -5);
 }
 
+// The percentile threshold by hand: |x| histogram over [0, 10) in 10 bins of width 1 holding 50,
+// 30, 10, 5, 5 values; the 85th percentile is reached in bin 2 (80 below it, 90 with it), so the
+// threshold is that bin's upper edge, 3.0; Max mode takes max |x| itself.
+TEST(Calibration, PercentileThresholdIsTheUpperEdgeOfItsBin) {
+  std::vector<double> histogram{50, 30, 10, 5, 5, 0, 0, 0, 0, 0};
+  QuantizeOptions o;
+  o.mode = CalibrationMode::Percentile;
+  o.percentile = 85;
+  EXPECT_DOUBLE_EQ(choose_threshold(histogram, 10.0, o), 3.0);
+  o.percentile = 80;
+  EXPECT_DOUBLE_EQ(choose_threshold(histogram, 10.0, o), 2.0);
+  o.percentile = 100;
+  EXPECT_DOUBLE_EQ(choose_threshold(histogram, 10.0, o), 5.0);
+  o.mode = CalibrationMode::Max;
+  EXPECT_DOUBLE_EQ(choose_threshold(histogram, 10.0, o), 10.0);
+}
+
 TEST(Calibration, ThresholdsAndExponents) {
   EXPECT_EQ(exponent_for(127.0), 0);
   EXPECT_EQ(exponent_for(127.5), 1);
