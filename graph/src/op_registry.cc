@@ -29,9 +29,11 @@ namespace {
 
 std::map<std::string, OpDef> build_table() {
   std::map<std::string, OpDef> t;
-  AddOp add = [&](OpDef d) {
+  AddOp add = [&](OpDef d) -> OpDef& {
     std::string name = d.name;
-    LOOM_CHECK(t.emplace(name, std::move(d)).second, "operator '", name, "' registered twice");
+    auto [it, is_new] = t.emplace(name, std::move(d));
+    LOOM_CHECK(is_new, "operator '", name, "' registered twice");
+    return it->second;
   };
   add_nn_ops(add);
   add_elemwise_ops(add);

@@ -30,26 +30,30 @@ void add_elemwise_ops(const AddOp& add) {
          [op](const Node&, const std::vector<Tensor>& in, const std::string& name) {
            return ops::binary(op, in[0], in[1], name);
          },
-         ref::broadcast(b.reference)});
+         ref::broadcast(b.reference)})
+        .layout_rule = LayoutRule::Broadcasting;
   }
   // An element-wise op: its tensor expression f and its reference r, both of one element.
   using UnaryFn = std::function<Expr(const Node&, Expr)>;
   using UnaryRef = std::function<double(const Node&, double)>;
-  auto unary = [&](const std::string& name, bool float_only, UnaryFn f, UnaryRef r) {
-    add({name, OpPattern::ElemWise, 1, 1,
-         [float_only](const Node&, const std::vector<TensorType>& in) {
-           if (float_only) expect_float(in[0], "input");
-           return in[0];
-         },
-         [f](const Node& n, const std::vector<Tensor>& in, const std::string& nm) {
-           return ops::unary(
-               in[0], [&](Expr x) { return f(n, x); }, nm);
-         },
-         ref::elementwise(std::move(r))});
+  auto unary = [&](const std::string& name, bool float_only, UnaryFn f, UnaryRef r) -> OpDef& {
+    OpDef& d = add({name, OpPattern::ElemWise, 1, 1,
+                    [float_only](const Node&, const std::vector<TensorType>& in) {
+                      if (float_only) expect_float(in[0], "input");
+                      return in[0];
+                    },
+                    [f](const Node& n, const std::vector<Tensor>& in, const std::string& nm) {
+                      return ops::unary(
+                          in[0], [&](Expr x) { return f(n, x); }, nm);
+                    },
+                    ref::elementwise(std::move(r))});
+    d.layout_rule = LayoutRule::FollowsInput;
+    return d;
   };
   unary(
       "relu", false, [](const Node&, Expr x) { return ir::max(x, ir::make_zero(x.type())); },
-      [](const Node&, double x) { return std::max(x, 0.0); });
+      [](const Node&, double x) { return std::max(x, 0.0); })
+      .nonnegative = [](const Node&, const std::function<bool(size_t)>&) { return true; };
   unary(
       "clip", false,
       [](const Node& n, Expr x) {
@@ -86,7 +90,8 @@ void add_elemwise_ops(const AddOp& add) {
   unary(
       "abs", false, [](const Node&, Expr x) { return ir::abs(x); }, [](const Node&, double x) { return std::fabs(x); });
   unary(
-      "identity", false, [](const Node&, Expr x) { return x; }, [](const Node&, double x) { return x; });
+      "identity", false, [](const Node&, Expr x) { return x; }, [](const Node&, double x) { return x; })
+      .nonnegative = input0_nonnegative;
 }
 
 }  // namespace loom::graph

@@ -103,14 +103,26 @@ void add_nn_ops(const AddOp& add) {
          return ops::softmax(in[0], static_cast<int>(n.attrs.get_int("axis", -1)), name);
        },
        ref::softmax});
-  add({"max_pool2d", OpPattern::OutEWiseFusable, 1, 1,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
-       },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::max_pool2d(in[0], pool_params(n), name);
-       },
-       ref::max_pool2d});
+  OpDef& max_pool = add({"max_pool2d", OpPattern::OutEWiseFusable, 1, 1,
+                         [](const Node& n, const std::vector<TensorType>& in) {
+                           return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
+                         },
+                         [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+                           return ops::max_pool2d(in[0], pool_params(n), name);
+                         },
+                         ref::max_pool2d});
+  max_pool.layout_rule = LayoutRule::FollowsInput;
+  // Non-negative when its input is and every window holds an input element: its padding reads as
+  // the type's minimum (-128), and a dilated window can lie wholly in a pad wider than
+  // (kernel - 1) x dilation.
+  max_pool.nonnegative = [](const Node& n, const std::function<bool(size_t)>& input) {
+    auto k = n.attrs.get_ints("kernel", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1}),
+         p = n.attrs.get_ints("pads", {0, 0, 0, 0});
+    if (k.size() != 2 || d.size() != 2 || p.size() != 4 || n.attrs.get_int("ceil_mode", 0) != 0) return false;
+    for (int i = 0; i < 4; ++i)
+      if (p[size_t(i)] > (k[size_t(i % 2)] - 1) * d[size_t(i % 2)]) return false;
+    return input(0);
+  };
   add({"avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_float(in[0], "input");
@@ -119,7 +131,8 @@ void add_nn_ops(const AddOp& add) {
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          return ops::avg_pool2d(in[0], pool_params(n), name);
        },
-       ref::avg_pool2d});
+       ref::avg_pool2d})
+      .layout_rule = LayoutRule::FollowsInput;
   add({"global_avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
        [](const Node&, const std::vector<TensorType>& in) {
          expect_float(in[0], "input");
@@ -132,7 +145,8 @@ void add_nn_ops(const AddOp& add) {
        [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
          return ops::global_avg_pool2d(in[0], name);
        },
-       ref::global_avg_pool2d});
+       ref::global_avg_pool2d})
+      .layout_rule = LayoutRule::FollowsInput;
 }
 
 }  // namespace loom::graph

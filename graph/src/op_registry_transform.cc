@@ -26,7 +26,8 @@ void add_transform_ops(const AddOp& add) {
          Layout to = transform_target(n);
          return to.blocked() ? ops::to_nchwc(in[0], to.block, name) : ops::from_nchwc(in[0], name);
        },
-       ref::layout_transform});
+       ref::layout_transform})
+      .nonnegative = input0_nonnegative;
   add({"reshape", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          Shape s = n.attrs.get_ints("shape");

@@ -14,7 +14,15 @@
 
 namespace loom::graph {
 
-using AddOp = std::function<void(OpDef)>;
+// Registers an operator; returns it for the attributes that aggregate initialization leaves out.
+using AddOp = std::function<OpDef&(OpDef)>;
+
+// OpDef::nonnegative of the operators that pass their input's sign on, and of clamps whose lower
+// bound is an attribute "min" (default -128).
+inline bool input0_nonnegative(const Node&, const std::function<bool(size_t)>& input) { return input(0); }
+inline bool min_attr_nonnegative(const Node& n, const std::function<bool(size_t)>&) {
+  return n.attrs.get_int("min", -128) >= 0;
+}
 
 // One function per operator family, each in its own file; op_registry.cc calls them all.
 void add_nn_ops(const AddOp& add);         // op_registry_nn.cc: conv2d, dense, matmul, batch_norm, pools, softmax

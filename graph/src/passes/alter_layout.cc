@@ -44,19 +44,6 @@ NDArray repack(const NDArray& w, Shape packed_shape, F dst_index) {
   return p;
 }
 
-// Layout-agnostic operators, from the registry's fusion patterns: one-input element-wise maps
-// (relu, quantize, ...) and two-input element-wise/broadcast ops (add, add_shifted, ...).
-bool is_elementwise(const std::string& op) {
-  const OpDef& d = op_def(op);
-  return d.pattern == OpPattern::ElemWise && d.max_inputs == 1;
-}
-bool is_binary(const std::string& op) {
-  const OpDef& d = op_def(op);
-  return d.min_inputs == 2 && d.max_inputs == 2 &&
-         (d.pattern == OpPattern::ElemWise || d.pattern == OpPattern::Broadcast);
-}
-bool is_pool(const std::string& op) { return op == "max_pool2d" || op == "avg_pool2d" || op == "global_avg_pool2d"; }
-
 class LayoutRewriter {
  public:
   LayoutRewriter(Graph& g, const LayoutOptions& o)
@@ -79,14 +66,18 @@ class LayoutRewriter {
       if (n.op == "conv2d" || n.op == "dense") {
         for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
         pack_plain_weights(i);
-      } else if (is_elementwise(n.op) || is_pool(n.op)) {
-        block_[id] = block_[n.inputs[0]];
-      } else if (n.op == "requantize_channel") {  // per-channel multipliers: it reads any channel layout
-        block_[id] = block_[n.inputs[0]];
-      } else if (is_binary(n.op)) {
-        binary(i);
-      } else {
-        for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
+        continue;
+      }
+      switch (op_def(n.op).layout_rule) {
+        case LayoutRule::FollowsInput:
+          block_[id] = block_[n.inputs[0]];
+          break;
+        case LayoutRule::Broadcasting:
+          binary(i);
+          break;
+        case LayoutRule::PlainOnly:
+          for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
+          break;
       }
     }
     for (int& o : g_.outputs) o = in_layout(o, 0);
@@ -181,26 +172,12 @@ class LayoutRewriter {
     return int8_group_ >= 2 && ib % 2 == 0 ? 2 : 0;
   }
 
-  // Whether every value of node `id` is >= 0: clamped by a (re)quantization with min >= 0 (a
-  // folded ReLU), a ReLU, or a layout change or max pool of such a value — a max pool only when
-  // every window holds an input element (its padding reads as the type's minimum, -128: a dilated
-  // window can lie wholly in a pad wider than (kernel - 1) x dilation).
+  // Whether every value of node `id` is >= 0, as its operator says (OpDef::nonnegative).
   bool nonnegative(int id) {
     const Node& n = g_.node(id);
     if (!n.is_op()) return false;
-    if (n.op == "quantize" || n.op == "requantize" || n.op == "requantize_channel")
-      return n.attrs.get_int("min", -128) >= 0;
-    if (n.op == "relu") return true;
-    if (n.op == "layout_transform" || n.op == "identity") return nonnegative(n.inputs[0]);
-    if (n.op == "max_pool2d") {
-      auto k = n.attrs.get_ints("kernel", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1}),
-           p = n.attrs.get_ints("pads", {0, 0, 0, 0});
-      if (k.size() != 2 || d.size() != 2 || p.size() != 4 || n.attrs.get_int("ceil_mode", 0) != 0) return false;
-      for (int i = 0; i < 4; ++i)
-        if (p[size_t(i)] > (k[size_t(i % 2)] - 1) * d[size_t(i % 2)]) return false;
-      return nonnegative(n.inputs[0]);
-    }
-    return false;
+    const OpDef& def = op_def(n.op);
+    return def.nonnegative && def.nonnegative(n, [&](size_t k) { return nonnegative(n.inputs[k]); });
   }
 
   void pack_plain_weights(int id) {

@@ -27,6 +27,13 @@ enum class OpPattern : uint8_t {
 };
 const char* to_string(OpPattern p);
 
+// How an operator meets channel-blocked activations (alter_layout).
+enum class LayoutRule : uint8_t {
+  PlainOnly,     // reads and writes NCHW: blocked inputs are converted back first
+  FollowsInput,  // computes in whatever channel layout its first input has (element-wise maps, pools)
+  Broadcasting,  // two operands, brought to one layout (binary element-wise ops)
+};
+
 // A value of the reference interpreter (reference.h): its shape and its elements in double,
 // row-major in the layout the graph gives it.
 struct RefTensor {
@@ -47,6 +54,10 @@ struct OpDef {
   // reference_run computes. Empty for the accelerator's operators (their reference is the same
   // graph on the CPU).
   std::function<RefTensor(const Node&, const std::vector<const RefTensor*>&)> reference;
+  LayoutRule layout_rule = LayoutRule::PlainOnly;
+  // Whether every output element is >= 0, given whether input k's are (`input(k)`); what lets an
+  // int8 conv read its input as uint8 (byte groups, alter_layout). Empty: not known to be.
+  std::function<bool(const Node&, const std::function<bool(size_t)>& input)> nonnegative;
 
   // infer, then TensorType::check_size on the result: what every caller should use.
   TensorType infer_checked(const Node& n, const std::vector<TensorType>& in) const {
