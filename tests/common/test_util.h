@@ -2,6 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -40,6 +41,20 @@ inline NDArray empty_like(const ir::Tensor& t) {
   std::vector<int64_t> shape;
   for (auto& e : t.shape()) shape.push_back(*ir::as_const_int(e));
   return NDArray::zeros(shape, t.dtype());
+}
+
+// The largest |got - want| and the largest |want|: model outputs are compared with a tolerance
+// relative to their largest magnitude (err <= tol x scale).
+struct MaxError {
+  double err = 0, scale = 0;
+};
+inline MaxError max_error(const NDArray& got, const NDArray& want) {
+  MaxError m;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    m.scale = std::max(m.scale, std::fabs(want.get_as_double(i)));
+    m.err = std::max(m.err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+  }
+  return m;
 }
 
 // Element-wise comparison: exact for integers, relative+absolute tolerance for floats.

@@ -133,11 +133,7 @@ TEST(AccelModel, OutputsReadByOtherOpsAndDiamondsOnCpuAndAccelerator) {
     ASSERT_EQ(got.size(), 3u) << what;
     for (size_t k = 0; k < got.size(); ++k) {
       ASSERT_EQ(got[k].shape(), want[k].shape()) << what << ", output " << k;
-      double scale = 0, err = 0;
-      for (int64_t i = 0; i < want[k].numel(); ++i) {
-        scale = std::max(scale, std::fabs(want[k].get_as_double(i)));
-        err = std::max(err, std::fabs(want[k].get_as_double(i) - got[k].get_as_double(i)));
-      }
+      auto [err, scale] = test::max_error(got[k], want[k]);
       EXPECT_GT(scale, 0) << what << ", output " << k;
       EXPECT_LE(err, tolerance * scale) << what << ", output " << k;
     }

@@ -345,11 +345,7 @@ TEST(BuiltinModels, CompiledMatchesTheNaiveInterpreter) {
     NDArray x = test::random_float32(ex.input_spec(0).shape, 11);
     NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
     ASSERT_EQ(got.shape(), want.shape()) << name;
-    double scale = 0, err = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      scale = std::max(scale, std::fabs(want.get_as_double(i)));
-      err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
-    }
+    auto [err, scale] = test::max_error(got, want);
     EXPECT_GT(scale, 0.05) << name << ": outputs should not vanish";
     EXPECT_LE(err, 1e-4 * scale) << name;
     // BatchNorms are folded away and the plan reuses memory.
@@ -386,11 +382,7 @@ TEST(BuiltinModels, CompiledForAnAvx2Target) {
     auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
     NDArray x = test::random_float32(ex.input_spec(0).shape, 12);
     NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
-    double scale = 0, err = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      scale = std::max(scale, std::fabs(want.get_as_double(i)));
-      err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
-    }
+    auto [err, scale] = test::max_error(got, want);
     EXPECT_LE(err, 1e-4 * scale) << name;
   }
 }
@@ -418,11 +410,7 @@ TEST(BuiltinModels, ConvTilesComeFromTheBuildOptions) {
   auto ex = runtime::GraphExecutor::from_model_file(r.file, "resnet18");
   NDArray x = test::random_float32(ex.input_spec(0).shape, 5);
   NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
-  double scale = 0, err = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    scale = std::max(scale, std::fabs(want.get_as_double(i)));
-    err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
-  }
+  auto [err, scale] = test::max_error(got, want);
   EXPECT_LE(err, 1e-4 * scale);
   o.conv_tile = [](const ConvKernelKey&) -> std::optional<ops::NchwcConvTile> { return ops::NchwcConvTile{3, 4}; };
   std::string msg = test::error_text<CodegenError>([&] { build(g, o); });

@@ -310,11 +310,7 @@ TEST(ApplyLog, ALinkedProgramBuildsWithALoggedTile) {
   auto ex = runtime::GraphExecutor::from_model_file(built.file, "resnet18");
   NDArray x = test::random_float32(ex.input_spec(0).shape, 3);
   NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
-  double scale = 0, err = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    scale = std::max(scale, std::fabs(want.get_as_double(i)));
-    err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
-  }
+  auto [err, scale] = test::max_error(got, want);
   EXPECT_LE(err, 1e-4 * scale);
   r.best.config = {{"channel_blocks", 1}};  // no x_block
   std::string bad = dir.file("bad.jsonl");
