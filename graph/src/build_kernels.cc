@@ -30,17 +30,13 @@ std::string group_key(const Graph& g, const FusedGroup& grp) {
   return os.str();
 }
 
-std::string group_ops(const Graph& g, const FusedGroup& grp) {
+// The group's nodes' operators or names joined by '+' ("conv2d+add+relu").
+std::string joined(const Graph& g, const FusedGroup& grp, std::string Node::*field) {
   std::string s;
-  for (int id : grp.nodes) s += (s.empty() ? "" : "+") + g.node(id).op;
+  for (int id : grp.nodes) s += (s.empty() ? "" : "+") + g.node(id).*field;
   return s;
 }
-
-std::string group_nodes(const Graph& g, const FusedGroup& grp) {
-  std::string s;
-  for (int id : grp.nodes) s += (s.empty() ? "" : "+") + g.node(id).name;
-  return s;
-}
+std::string group_ops(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::op); }
 
 ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
   for (auto& st : s.stages())
@@ -164,7 +160,7 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const 
       KernelReport& rep = out.reports[it->second];
       ++rep.calls;
       call.device = runtime::KernelDevice::CPU;
-      call.node = group_nodes(g, grp);
+      call.node = joined(g, grp, &Node::name);
       call.func = rep.func;
     }
     plan.exec.kernels.push_back(std::move(call));
