@@ -1,10 +1,12 @@
 // One pass pipeline for loops (schedule::lower) and graphs (graph::optimize): the passes are one
 // list of {name, run, print}; run() calls them in order and, after each, hands the state to an
 // observer and prints it to a dump stream. The printer is called only when someone reads the
-// text (a dump stream is set, or the observer asks), so a pipeline without dumps prints nothing.
+// text (a dump stream is set, or the observer asks), and at most once per pass, so a pipeline
+// without dumps prints nothing.
 #pragma once
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +44,11 @@ class PassPipeline {
   void run(State& state, const PassRunOptions<State>& options) const {
     for (auto& p : passes_) {
       p.run(state);
-      auto text = [&] { return p.print ? p.print(state) : std::string(); };
+      std::optional<std::string> printed;  // printed once, however many read it
+      auto text = [&]() -> std::string {
+        if (!printed) printed = p.print ? p.print(state) : std::string();
+        return *printed;
+      };
       if (options.observe) options.observe(p.name, state, text);
       if (options.dump)
         *options.dump << (options.header ? options.header(p.name) : "// after " + p.name + "\n") << text();
