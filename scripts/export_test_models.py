@@ -381,20 +381,20 @@ def build_conv_bn_eps(case, rng):
     return data, [x], ref
 
 
-def build_avgpool_asym(case, rng, include_pad, ceil_mode=0):
+def build_avgpool_asym(case, rng, include_pad):
     """AveragePool with unequal leading/trailing pads ([top, left, bottom, right] = [0, 1, 2, 1])."""
     x = randn(rng, (1, 3, 9, 10))
     k, s = 3, 2
     pads = [0, 1, 2, 1]
     node = helper.make_node("AveragePool", ["input"], ["output"], kernel_shape=[k, k], strides=[s, s],
-                            pads=pads, count_include_pad=int(include_pad), ceil_mode=ceil_mode)
+                            pads=pads, count_include_pad=int(include_pad))
 
     def ref_fn(t):
         padded = F.pad(t, (pads[1], pads[3], pads[0], pads[2]))
-        total = F.avg_pool2d(padded, k, s, ceil_mode=bool(ceil_mode)) * (k * k)
+        total = F.avg_pool2d(padded, k, s) * (k * k)
         # the divisor: every window position (include) or the real elements only (exclude)
         ones = F.pad(torch.ones_like(t), (pads[1], pads[3], pads[0], pads[2]), value=1.0 if include_pad else 0.0)
-        count = F.avg_pool2d(ones, k, s, ceil_mode=bool(ceil_mode)) * (k * k)
+        count = F.avg_pool2d(ones, k, s) * (k * k)
         return total / count
     ref = torch_reference(ref_fn, [x])
     data = make_helper_model([node], [vi("input", x)], [vi("output", ref[0])], [], case.opset)
