@@ -9,10 +9,6 @@
 
 namespace loom::graph {
 
-// The operators whose kernels run on the accelerator.
-inline bool is_accel_op(const std::string& op) {
-  return op == "accel_conv2d" || op == "accel_dense" || op == "accel_add";
-}
 // The stages of an accel_conv2d node, for scheduling it onto the accelerator.
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name);
 ops::QuantizedStages accel_dense_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name);

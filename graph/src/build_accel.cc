@@ -2,11 +2,10 @@
 
 #include <memory>
 
-#include "accel_ops.h"
 #include "loom/codegen/accel.h"
-#include "loom/ops/accel_schedules.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
+#include "op_schedules.h"
 
 namespace loom::graph {
 
@@ -19,7 +18,8 @@ uint64_t AccelBuild::place(const Graph& g, int id) {
 
 size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const std::string& name) {
   const Node& n = g.node(grp.anchor);
-  if (grp.nodes.size() != 1 || !is_accel_op(n.op))
+  const OpDef& def = op_def(n.op);
+  if (grp.nodes.size() != 1 || def.device != runtime::KernelDevice::Accel || !def.schedule_accel)
     LOOM_THROW(InternalError, "accelerator group of node '", n.name, "' is not a single accelerator operator");
   std::vector<ir::Tensor> in;
   for (int i : n.inputs) {
@@ -27,44 +27,11 @@ size_t AccelBuild::compile_group(const Graph& g, const FusedGroup& grp, const st
     for (int64_t d : g.type_of(i).shape) shape.push_back(ir::Expr(int(d)));
     in.push_back(ir::placeholder(shape, g.type_of(i).dtype, "in" + std::to_string(in.size())));
   }
-  const Shape& out = n.type.shape;
-  const ops::Blocking& blocking = target_.blocking;
-  const ops::AccelLimits& limits = target_.limits;
-  ir::Tensor result;
-  std::unique_ptr<schedule::Schedule> s;
-  if (n.op == "accel_conv2d") {
-    ops::QuantizedStages q = accel_conv2d_stages(n, in, name);
-    s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
-    const Shape& w = g.type_of(n.inputs[1]).shape;
-    ops::ConvShape shape{
-        int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(n.attrs.get_int("stride")), true};
-    std::optional<ops::AccelConvTiling> tiling = conv_tiling_ ? conv_tiling_(shape) : std::nullopt;
-    if (tiling) {
-      try {
-        ops::check_conv_tiling(shape, *tiling, limits);
-      } catch (const ScheduleError& e) {
-        LOOM_THROW(ScheduleError, "the tiling given for this conv2d (e.g. by a tuning log) is not usable: ", e.what());
-      }
-    }
-    ops::schedule_conv2d_int8_accel(*s, q, blocking, tiling ? *tiling : ops::choose_conv_tiling(shape, 2, limits));
-    result = q.out;
-  } else if (n.op == "accel_dense") {
-    ops::QuantizedStages q = accel_dense_stages(n, in, name);
-    s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
-    const Shape& x = g.type_of(n.inputs[0]).shape;
-    ops::schedule_dense_int8_accel(*s, q, blocking,
-                                   ops::choose_dense_tiling(int(x[0]), int(x[1]), int(out[1]), 2, limits));
-    result = q.out;
-  } else {
-    ops::AddWidenStages a = accel_add_stages(n, in, name);
-    s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
-    ops::schedule_add_int8_accel(*s, a, blocking,
-                                 ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, limits));
-    result = a.q.out;
-  }
+  AccelScheduleContext c{g, n, in, name, target_, conv_tiling_, nullptr, ir::Tensor()};
+  def.schedule_accel(c);
   std::vector<ir::Tensor> args = in;
-  args.push_back(result);
-  ir::LoweredFunc f = schedule::lower(*s, args, name);
+  args.push_back(c.result);
+  ir::LoweredFunc f = schedule::lower(*c.s, args, name);
   std::vector<uint64_t> offsets;
   for (int i : n.inputs) offsets.push_back(place(g, i));
   offsets.push_back(place(g, grp.output));

@@ -11,12 +11,13 @@
 #include "loom/graph/passes.h"
 #include "loom/ops/accel_schedules.h"
 #include "loom/ops/accel_target.h"
+#include "op_schedules.h"
 
 namespace loom::graph {
 
 class AccelBuild {
  public:
-  using ConvTiling = std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)>;
+  using ConvTiling = AccelConvTilingFn;
   // `conv_tiling` (may be empty): BuildOptions::accel_conv_tiling.
   AccelBuild(const accel::AccelConfig& config, ConvTiling conv_tiling)
       : target_(ops::accel_target(config)), linker_(config), conv_tiling_(std::move(conv_tiling)) {}

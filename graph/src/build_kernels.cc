@@ -7,6 +7,7 @@
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
+#include "op_schedules.h"
 
 namespace loom::graph {
 
@@ -38,32 +39,8 @@ std::string joined(const Graph& g, const FusedGroup& grp, std::string Node::*fie
 }
 std::string group_ops(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::op); }
 
-ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
-  for (auto& st : s.stages())
-    if (st->op->tag == tag && !st->op->reduce_axes().empty()) return ir::Tensor(st->op);
-  return ir::Tensor();
-}
-
-// The tuner's key for a blocked conv2d node, if it has one (square kernel, equal strides and pads).
-std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
-  const Shape& x = g.type_of(conv.inputs[0]).shape;
-  const Shape& w = g.type_of(conv.inputs[1]).shape;
-  auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
-       dilations = conv.attrs.get_ints("dilations", {1, 1});
-  bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
-  int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
-  // int8 data in the widened form has no template (and must not take a float kernel's tiles).
-  if (g.type_of(conv.inputs[0]).dtype != DataType::Float(32) && !group) return std::nullopt;
-  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] ||
-      strides.size() != 2 || strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads ||
-      x[4] != w[5])
-    return std::nullopt;
-  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0]}, x[4], group};
-}
-
 ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name,
                             const codegen::TargetInfo& target, const BuildOptions& options) {
-  int lanes = target.float32_lanes();
   std::map<int, ir::Tensor> t;
   std::vector<ir::Tensor> args;
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
@@ -83,25 +60,11 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   args.push_back(out);
   schedule::Schedule s({out});
   const Node& anchor = g.node(grp.anchor);
-  ir::Tensor conv = stage_with_tag(s, "conv2d"), dense = stage_with_tag(s, "dense");
-  bool blocked = anchor.op == "conv2d" && conv_layout(anchor).blocked() && conv.defined();
-  if (blocked && anchor.attrs.get_int("groups", 1) == 1) {
-    std::optional<ops::NchwcConvTile> tile;
-    if (options.conv_tile)
-      if (auto key = conv_kernel_key(g, anchor)) tile = options.conv_tile(*key);
-    ops::schedule_conv2d_nchwc_cpu(s, conv, out, lanes, target.vector_registers, tile);
-  } else if (blocked)
-    ops::schedule_depthwise_nchwc_cpu(s, conv, out, lanes);
-  else if (anchor.op == "conv2d" && anchor.attrs.get_int("oc_block", 0) > 0 && conv.defined())
-    ops::schedule_conv2d_fused_cpu(s, conv, out, lanes);
-  else if (anchor.op == "conv2d" && conv.defined() && anchor.attrs.get_int("groups", 1) > 1 &&
-           anchor.attrs.get_int("groups", 1) == g.type_of(anchor.inputs[0]).shape[1] &&
-           anchor.attrs.get_int("groups", 1) == anchor.type.shape[1])
-    ops::schedule_depthwise_conv2d_cpu(s, conv, out, lanes);
-  else if (anchor.op == "dense" && anchor.attrs.get_int("n_block", 0) > 0 && dense.defined())
-    ops::schedule_dense_fused_cpu(s, dense, out, lanes);
+  const OpDef& def = op_def(anchor.op);
+  if (def.schedule_cpu)
+    def.schedule_cpu(CpuScheduleContext{g, anchor, s, out, target, options});
   else
-    ops::schedule_generic_cpu(s, out, lanes);
+    ops::schedule_generic_cpu(s, out, target.float32_lanes());
   return schedule::lower(s, args, name);
 }
 

@@ -1,6 +1,6 @@
 #include "build_steps.h"
 
-#include "accel_ops.h"
+#include "loom/graph/op_registry.h"
 
 namespace loom::graph {
 
@@ -14,7 +14,7 @@ Placement place_groups(const Graph& g, const FusionPlan& fusion) {
   Placement p;
   p.cpu_read.insert(g.outputs.begin(), g.outputs.end());
   for (auto& grp : fusion.groups) {
-    p.on_accel.push_back(is_accel_op(g.node(grp.anchor).op));
+    p.on_accel.push_back(op_def(g.node(grp.anchor).op).device == runtime::KernelDevice::Accel);
     (p.on_accel.back() ? p.accel_read : p.cpu_read).insert(grp.inputs.begin(), grp.inputs.end());
     if (p.on_accel.back()) p.accel_made.insert(grp.output);
   }

@@ -15,6 +15,7 @@
 #include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
 #include "op_registry_util.h"
+#include "op_schedules.h"
 
 namespace loom::graph {
 
@@ -75,66 +76,75 @@ void add_accel_ops(const AddOp& add) {
                                     name);
        },
        nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
-  add({"accel_dense", OpPattern::Opaque, 3, 3,
-       [](const Node&, const std::vector<TensorType>& in) {
-         expect_rank(in[0], 4, "data");
-         expect_rank(in[1], 4, "weight");
-         expect_rank(in[2], 3, "bias");
-         expect_type(in[0], DataType::Int(8), "data");
-         expect_type(in[1], DataType::Int(8), "weight");
-         expect_type(in[2], DataType::Int(32), "bias");
-         const Shape &x = in[0].shape, &w = in[1].shape;
-         if (x[1] != w[1] || x[3] != w[3])
-           LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
-         if (in[2].shape != Shape{w[0], x[2], w[2]})
-           LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[2], ", ", w[2], "]");
-         return TensorType{{x[0], w[0], x[2], w[2]}, DataType::Int(8)};
-       },
-       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-         return accel_dense_stages(n, in, name).out;
-       },
-       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
-  add({"accel_conv2d", OpPattern::Opaque, 3, 3,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         expect_rank(in[0], 6, "data");
-         expect_rank(in[1], 6, "weight");
-         expect_rank(in[2], 3, "bias");
-         expect_type(in[0], DataType::Int(8), "data");
-         expect_type(in[1], DataType::Int(8), "weight");
-         expect_type(in[2], DataType::Int(32), "bias");
-         const Shape &x = in[0].shape, &w = in[1].shape;
-         int64_t stride = n.attrs.get_int("stride"), pad = n.attrs.get_int("pad");
-         if (x[1] != w[1] || x[5] != w[5])
-           LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
-         if (in[2].shape != Shape{w[0], x[4], w[4]})
-           LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
-         if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
-         int64_t oh = ops::window_out(x[2], w[2], stride, pad, pad), ow = ops::window_out(x[3], w[3], stride, pad, pad);
-         if (oh < 1 || ow < 1) LOOM_THROW(ShapeError, "kernel ", w[2], "x", w[3], " larger than the padded input");
-         return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
-       },
-       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-         return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")),
-                                         int(n.attrs.get_int("pad")), requantize_of(n), name)
-             .out;
-       },
-       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
-  add({"accel_add", OpPattern::Opaque, 3, 3,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         expect_rank(in[0], 6, "a");
-         expect_type(in[0], DataType::Int(8), "a");
-         expect_type(in[1], DataType::Int(8), "b");
-         expect_type(in[2], DataType::Int(8), "eye");
-         if (in[0].shape != in[1].shape)
-           LOOM_THROW(ShapeError, "operands ", in[0].str(), " and ", in[1].str(), " differ");
-         if (in[2].shape != Shape{in[0].shape[5], in[0].shape[5]})
-           LOOM_THROW(ShapeError, "eye ", in[2].str(), " must be a square block of the channel block");
-         return in[0];
-       },
-       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-         return accel_add_stages(n, in, name).q.out;
-       },
-       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
+  OpDef& dense_op =
+      add({"accel_dense", OpPattern::Opaque, 3, 3,
+           [](const Node&, const std::vector<TensorType>& in) {
+             expect_rank(in[0], 4, "data");
+             expect_rank(in[1], 4, "weight");
+             expect_rank(in[2], 3, "bias");
+             expect_type(in[0], DataType::Int(8), "data");
+             expect_type(in[1], DataType::Int(8), "weight");
+             expect_type(in[2], DataType::Int(32), "bias");
+             const Shape &x = in[0].shape, &w = in[1].shape;
+             if (x[1] != w[1] || x[3] != w[3])
+               LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
+             if (in[2].shape != Shape{w[0], x[2], w[2]})
+               LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[2], ", ", w[2], "]");
+             return TensorType{{x[0], w[0], x[2], w[2]}, DataType::Int(8)};
+           },
+           [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+             return accel_dense_stages(n, in, name).out;
+           },
+           nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
+  dense_op.device = runtime::KernelDevice::Accel;
+  dense_op.schedule_accel = schedule_accel_dense;
+  OpDef& conv2d_op =
+      add({"accel_conv2d", OpPattern::Opaque, 3, 3,
+           [](const Node& n, const std::vector<TensorType>& in) {
+             expect_rank(in[0], 6, "data");
+             expect_rank(in[1], 6, "weight");
+             expect_rank(in[2], 3, "bias");
+             expect_type(in[0], DataType::Int(8), "data");
+             expect_type(in[1], DataType::Int(8), "weight");
+             expect_type(in[2], DataType::Int(32), "bias");
+             const Shape &x = in[0].shape, &w = in[1].shape;
+             int64_t stride = n.attrs.get_int("stride"), pad = n.attrs.get_int("pad");
+             if (x[1] != w[1] || x[5] != w[5])
+               LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
+             if (in[2].shape != Shape{w[0], x[4], w[4]})
+               LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
+             if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
+             int64_t oh = ops::window_out(x[2], w[2], stride, pad, pad),
+                     ow = ops::window_out(x[3], w[3], stride, pad, pad);
+             if (oh < 1 || ow < 1) LOOM_THROW(ShapeError, "kernel ", w[2], "x", w[3], " larger than the padded input");
+             return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
+           },
+           [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+             return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")),
+                                             int(n.attrs.get_int("pad")), requantize_of(n), name)
+                 .out;
+           },
+           nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
+  conv2d_op.device = runtime::KernelDevice::Accel;
+  conv2d_op.schedule_accel = schedule_accel_conv2d;
+  OpDef& add_op = add({"accel_add", OpPattern::Opaque, 3, 3,
+                       [](const Node& n, const std::vector<TensorType>& in) {
+                         expect_rank(in[0], 6, "a");
+                         expect_type(in[0], DataType::Int(8), "a");
+                         expect_type(in[1], DataType::Int(8), "b");
+                         expect_type(in[2], DataType::Int(8), "eye");
+                         if (in[0].shape != in[1].shape)
+                           LOOM_THROW(ShapeError, "operands ", in[0].str(), " and ", in[1].str(), " differ");
+                         if (in[2].shape != Shape{in[0].shape[5], in[0].shape[5]})
+                           LOOM_THROW(ShapeError, "eye ", in[2].str(), " must be a square block of the channel block");
+                         return in[0];
+                       },
+                       [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+                         return accel_add_stages(n, in, name).q.out;
+                       },
+                       nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
+  add_op.device = runtime::KernelDevice::Accel;
+  add_op.schedule_accel = schedule_accel_add;
 }
 
 ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {

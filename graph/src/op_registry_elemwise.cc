@@ -2,6 +2,7 @@
 // input count, type inference, tensor expressions, reference implementation (op_registry.h).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include "op_registry_util.h"
 
 namespace loom::graph {
@@ -22,16 +23,17 @@ void add_elemwise_ops(const AddOp& add) {
                 Bin{"maximum", ops::BinaryOp::Max, [](double a, double c) { return std::max(a, c); }},
                 Bin{"minimum", ops::BinaryOp::Min, [](double a, double c) { return std::min(a, c); }}}) {
     ops::BinaryOp op = b.op;
-    add({b.name, OpPattern::Broadcast, 2, 2,
-         [](const Node&, const std::vector<TensorType>& in) {
-           same_dtype(in);
-           return TensorType{ops::broadcast_shape(in[0].shape, in[1].shape), in[0].dtype};
-         },
-         [op](const Node&, const std::vector<Tensor>& in, const std::string& name) {
-           return ops::binary(op, in[0], in[1], name);
-         },
-         ref::broadcast(b.reference)})
-        .layout_rule = LayoutRule::Broadcasting;
+    OpDef& d = add({b.name, OpPattern::Broadcast, 2, 2,
+                    [](const Node&, const std::vector<TensorType>& in) {
+                      same_dtype(in);
+                      return TensorType{ops::broadcast_shape(in[0].shape, in[1].shape), in[0].dtype};
+                    },
+                    [op](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+                      return ops::binary(op, in[0], in[1], name);
+                    },
+                    ref::broadcast(b.reference)});
+    d.layout_rule = LayoutRule::Broadcasting;
+    if (op == ops::BinaryOp::Add) d.int8 = Int8Rule::Add;
   }
   // An element-wise op: its tensor expression f and its reference r, both of one element.
   using UnaryFn = std::function<Expr(const Node&, Expr)>;
@@ -50,11 +52,14 @@ void add_elemwise_ops(const AddOp& add) {
     d.layout_rule = LayoutRule::FollowsInput;
     return d;
   };
-  unary(
+  const double inf = std::numeric_limits<double>::infinity();
+  OpDef& relu = unary(
       "relu", false, [](const Node&, Expr x) { return ir::max(x, ir::make_zero(x.type())); },
-      [](const Node&, double x) { return std::max(x, 0.0); })
-      .nonnegative = [](const Node&, const std::function<bool(size_t)>&) { return true; };
-  unary(
+      [](const Node&, double x) { return std::max(x, 0.0); });
+  relu.nonnegative = [](const Node&, const std::function<bool(size_t)>&) { return true; };
+  relu.int8 = Int8Rule::ScaleInvariant;
+  relu.clamp = [inf](const Node&) { return ClampRange{0.0, inf}; };
+  OpDef& clip = unary(
       "clip", false,
       [](const Node& n, Expr x) {
         Expr r = x;
@@ -67,6 +72,10 @@ void add_elemwise_ops(const AddOp& add) {
         if (n.attrs.has("max")) x = std::min(x, n.attrs.get_float("max"));
         return x;
       });
+  clip.clamp = [inf](const Node& n) {
+    return ClampRange{n.attrs.has("min") ? n.attrs.get_float("min") : -inf,
+                      n.attrs.has("max") ? n.attrs.get_float("max") : inf};
+  };
   unary(
       "leaky_relu", true,
       [](const Node& n, Expr x) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "op_registry_util.h"
+#include "op_schedules.h"
 
 namespace loom::graph {
 
@@ -10,7 +11,8 @@ using ir::Expr;
 using ir::Tensor;
 
 void add_nn_ops(const AddOp& add) {
-  add({"conv2d", OpPattern::OutEWiseFusable, 2, 3,
+  OpDef& conv2d = add(
+      {"conv2d", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
          DataType out_dtype = product_dtype(in);
          ops::Conv2dParams p = conv_params(n);
@@ -41,25 +43,32 @@ void add_nn_ops(const AddOp& add) {
          return ops::conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
        },
        ref::conv2d});
-  add({"dense", OpPattern::OutEWiseFusable, 2, 3,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         DataType out_dtype = product_dtype(in);
-         int64_t b = n.attrs.get_int("n_block", 0);
-         const Shape& x = in[0].shape;
-         const Shape& w = in[1].shape;
-         if (x.size() != 2) LOOM_THROW(ShapeError, "input must be 2-D, is ", shape_str(x));
-         int64_t N = b > 0 ? (w.size() == 3 ? w[0] * w[2] : -1) : (w.size() == 2 ? w[0] : -1);
-         int64_t K = b > 0 ? (w.size() == 3 ? w[1] : -1) : (w.size() == 2 ? w[1] : -1);
-         if (N < 0) LOOM_THROW(ShapeError, "weights have shape ", shape_str(w), ", expected [N, K]");
-         if (K != x[1]) LOOM_THROW(ShapeError, "input has ", x[1], " features, weights expect ", K);
-         if (in.size() == 3 && in[2].shape != Shape{N})
-           LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", N, "]");
-         return TensorType{{x[0], N}, out_dtype};
-       },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::dense(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), n.attrs.get_int("n_block", 0), name);
-       },
-       ref::dense});
+  conv2d.layer = WeightedLayer::Conv2d;
+  conv2d.int8 = Int8Rule::Accumulate;
+  conv2d.schedule_cpu = schedule_conv2d_cpu;
+  OpDef& dense =
+      add({"dense", OpPattern::OutEWiseFusable, 2, 3,
+           [](const Node& n, const std::vector<TensorType>& in) {
+             DataType out_dtype = product_dtype(in);
+             int64_t b = n.attrs.get_int("n_block", 0);
+             const Shape& x = in[0].shape;
+             const Shape& w = in[1].shape;
+             if (x.size() != 2) LOOM_THROW(ShapeError, "input must be 2-D, is ", shape_str(x));
+             int64_t N = b > 0 ? (w.size() == 3 ? w[0] * w[2] : -1) : (w.size() == 2 ? w[0] : -1);
+             int64_t K = b > 0 ? (w.size() == 3 ? w[1] : -1) : (w.size() == 2 ? w[1] : -1);
+             if (N < 0) LOOM_THROW(ShapeError, "weights have shape ", shape_str(w), ", expected [N, K]");
+             if (K != x[1]) LOOM_THROW(ShapeError, "input has ", x[1], " features, weights expect ", K);
+             if (in.size() == 3 && in[2].shape != Shape{N})
+               LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", N, "]");
+             return TensorType{{x[0], N}, out_dtype};
+           },
+           [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+             return ops::dense(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), n.attrs.get_int("n_block", 0), name);
+           },
+           ref::dense});
+  dense.layer = WeightedLayer::Dense;
+  dense.int8 = Int8Rule::Accumulate;
+  dense.schedule_cpu = schedule_dense_cpu;
   add({"matmul", OpPattern::OutEWiseFusable, 2, 2,
        [](const Node&, const std::vector<TensorType>& in) {
          same_dtype(in);
@@ -112,6 +121,7 @@ void add_nn_ops(const AddOp& add) {
                          },
                          ref::max_pool2d});
   max_pool.layout_rule = LayoutRule::FollowsInput;
+  max_pool.int8 = Int8Rule::ScaleInvariant;
   // Non-negative when its input is and every window holds an input element: its padding reads as
   // the type's minimum (-128), and a dilated window can lie wholly in a pad wider than
   // (kernel - 1) x dilation.

@@ -62,13 +62,14 @@ class LayoutRewriter {
       const Node& n = g_.nodes[id];
       if (!n.is_op()) continue;
       int i = static_cast<int>(id);
-      if (n.op == "conv2d" && blocked_ && try_blocked_conv(i)) continue;
-      if (n.op == "conv2d" || n.op == "dense") {
+      const OpDef& def = op_def(n.op);
+      if (def.layer == WeightedLayer::Conv2d && blocked_ && try_blocked_conv(i)) continue;
+      if (def.layer != WeightedLayer::None) {
         for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
         pack_plain_weights(i);
         continue;
       }
-      switch (op_def(n.op).layout_rule) {
+      switch (def.layout_rule) {
         case LayoutRule::FollowsInput:
           block_[id] = block_[n.inputs[0]];
           break;
@@ -187,14 +188,15 @@ class LayoutRewriter {
     int64_t b = choose_block(w.shape()[0], lanes_);
     if (!b) return;
     NDArray p;
-    if (n.op == "conv2d" && n.attrs.get_int("groups", 1) == 1 && n.attrs.get_int("oc_block", 0) == 0) {
+    WeightedLayer layer = op_def(n.op).layer;
+    if (layer == WeightedLayer::Conv2d && n.attrs.get_int("groups", 1) == 1 && n.attrs.get_int("oc_block", 0) == 0) {
       int64_t rest = w.numel() / w.shape()[0];
       p = repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b},
                  [&](const std::vector<int64_t>& i) {
                    return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
                  });
       g_.node(id).attrs.set("oc_block", b);
-    } else if (n.op == "dense" && n.attrs.get_int("n_block", 0) == 0) {
+    } else if (layer == WeightedLayer::Dense && n.attrs.get_int("n_block", 0) == 0) {
       int64_t K = w.shape()[1];
       p = repack(w, {w.shape()[0] / b, K, b},
                  [&](const std::vector<int64_t>& i) { return ((i[0] / b) * K + i[1]) * b + i[0] % b; });

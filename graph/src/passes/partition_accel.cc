@@ -84,7 +84,7 @@ struct Rewriter {
 
   // conv2d or dense + requantize -> the accelerator layer; returns the unpacked result.
   int layer(const Node& rq, const Node& l) {
-    bool conv = l.op == "conv2d";
+    bool conv = op_def(l.op).layer == WeightedLayer::Conv2d;
     int64_t O = g.type_of(l.inputs[1]).shape[0], I = g.type_of(l.inputs[1]).shape[1];
     int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
     int shift = int(rq.attrs.get_int("shift"));
@@ -124,7 +124,7 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
   int64_t shift = rq.attrs.get_int("shift");
   if (shift < 0 || shift > 30)
     return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
-  if (l.op == "dense") {
+  if (op_def(l.op).layer == WeightedLayer::Dense) {
     if (x.shape.size() != 2 || w.shape.size() != 2) return "not an NC x OI dense layer";
     return "";
   }
@@ -167,17 +167,18 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
     if (!rq.is_op() || rq.op != "requantize" || !g.node(rq.inputs[0]).is_op()) continue;
     int src = rq.inputs[0];
     const Node s = g.node(src);
-    if (s.op != "conv2d" && s.op != "dense" && s.op != "add_shifted") continue;
+    bool layer = op_def(s.op).layer != WeightedLayer::None, add = s.op == "add_shifted";
+    if (!layer && !add) continue;
     std::string why;
     if (users[size_t(src)].size() != 1 || std::find(outputs.begin(), outputs.end(), src) != outputs.end())
       why = "its int32 result has other readers";
     else
-      why = s.op == "add_shifted" ? add_unsupported(g, rq, s, cfg) : layer_unsupported(g, rq, s);
+      why = add ? add_unsupported(g, rq, s, cfg) : layer_unsupported(g, rq, s);
     if (!why.empty()) {
       report.kept.push_back(s.name + " (" + s.op + "): " + why);
       continue;
     }
-    g.replace_uses(id, s.op == "add_shifted" ? rw.add(rq, s) : rw.layer(rq, s));
+    g.replace_uses(id, add ? rw.add(rq, s) : rw.layer(rq, s));
     infer_types(g);  // later layers read the new nodes' types
     ++report.offloaded;
   }

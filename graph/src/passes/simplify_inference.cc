@@ -32,7 +32,7 @@ bool fold_into_producer(Graph& g, int bn_id, const std::vector<std::vector<int>>
   const Node& bn = g.node(bn_id);
   int prod_id = bn.inputs[0];
   const Node& prod = g.node(prod_id);
-  if (!prod.is_op() || (prod.op != "conv2d" && prod.op != "dense")) return false;
+  if (!prod.is_op() || op_def(prod.op).layer == WeightedLayer::None) return false;
   if (prod.attrs.get_int("oc_block", 0) || prod.attrs.get_int("n_block", 0)) return false;
   if (users[prod_id].size() != 1 || g.node(prod_id).inputs.size() < 2 || !is_const(g, prod.inputs[1])) return false;
   if (prod.inputs.size() == 3 && !is_const(g, prod.inputs[2])) return false;

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "loom/graph/layout.h"
+#include "loom/graph/op_registry.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 
@@ -13,9 +14,10 @@ bool constant_float(const Graph& g, int id) {
   return g.node(id).is_constant() && g.type_of(id).dtype == DataType::Float(32);
 }
 
-// conv2d/dense with float32 data and constant weights (and bias), in the plain layouts.
+// A weighted layer (conv2d, dense) with float32 data and constant weights (and bias), in the
+// plain layouts.
 bool quantizable_layer(const Graph& g, const Node& n) {
-  if (n.op != "conv2d" && n.op != "dense") return false;
+  if (op_def(n.op).int8 != Int8Rule::Accumulate) return false;
   if (conv_layout(n).blocked() || n.attrs.get_int("oc_block", 0) || n.attrs.get_int("n_block", 0)) return false;
   if (g.type_of(n.inputs[0]).dtype != DataType::Float(32)) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -23,10 +25,10 @@ bool quantizable_layer(const Graph& g, const Node& n) {
   return true;
 }
 
-// relu, or clip from 0: what requantize's clamp can absorb.
-bool relu_like(const Node& n) {
-  if (n.op == "relu") return true;
-  return n.op == "clip" && n.attrs.has("min") && n.attrs.get_float("min") == 0.0;
+// A clamp from 0 (relu, clip(0, ...)): what requantize's clamp can absorb.
+bool clamp_from_zero(const Node& n) {
+  const OpDef& def = op_def(n.op);
+  return def.clamp && def.clamp(n).lo == 0.0;
 }
 
 }  // namespace
@@ -42,23 +44,25 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
     const Node& n = g.node(id);
     if (!n.is_op()) continue;
     QuantRole& role = a.role[id];
+    const OpDef& def = op_def(n.op);
+    bool conv = def.layer == WeightedLayer::Conv2d;
     if (quantizable_layer(g, n)) {
-      bool skip = n.op == "conv2d" ? (first_conv && options.skip_first_conv) : options.skip_dense;
-      if (n.op == "conv2d") first_conv = false;
+      bool skip = conv ? (first_conv && options.skip_first_conv) : options.skip_dense;
+      if (conv) first_conv = false;
       if (!skip) role = QuantRole::Accumulate;
-    } else if (n.op == "conv2d") {
+    } else if (conv) {
       first_conv = false;
-    } else if (n.op == "add" && (int8[n.inputs[0]] || int8[n.inputs[1]]) &&
+    } else if (def.int8 == Int8Rule::Add && (int8[n.inputs[0]] || int8[n.inputs[1]]) &&
                g.type_of(n.inputs[0]) == g.type_of(n.inputs[1]) && g.type_of(id).dtype == DataType::Float(32)) {
       role = QuantRole::Add;
-    } else if (relu_like(n) && int8[n.inputs[0]]) {
+    } else if (clamp_from_zero(n) && int8[n.inputs[0]]) {
       int in = n.inputs[0];
       bool sole_reader = users[in].size() == 1 && !is_output[in];
       role = sole_reader && (a.role[in] == QuantRole::Accumulate || a.role[in] == QuantRole::Add)
                  ? QuantRole::FoldedRelu
-             : n.op == "relu" ? QuantRole::PassThrough
-                              : QuantRole::Float;
-    } else if (n.op == "max_pool2d" && int8[n.inputs[0]]) {
+             : def.int8 == Int8Rule::ScaleInvariant ? QuantRole::PassThrough
+                                                    : QuantRole::Float;
+    } else if (def.int8 == Int8Rule::ScaleInvariant && int8[n.inputs[0]]) {
       role = QuantRole::PassThrough;
     }
     int8[id] = role != QuantRole::Float;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
 
@@ -22,7 +23,7 @@ QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibr
   r.calibration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     const Node& n = g.nodes[id];
-    if (n.op != "conv2d" && n.op != "dense") continue;
+    if (!n.is_op() || op_def(n.op).layer == WeightedLayer::None) continue;
     (r.annotation.role[id] == QuantRole::Accumulate ? r.quantized_layers : r.float_layers)++;
   }
   r.graph = realize_quantization(g, r.annotation, r.calibration, options);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
@@ -113,14 +114,14 @@ class Realizer {
     return -1;
   }
 
-  // The int8 clamp of a requantization at exponent e: [0, max] with a folded relu/clip.
+  // The int8 clamp of a requantization at exponent e: [0, max] with a folded clamp from 0.
   std::pair<int64_t, int64_t> clamp_of(int relu, int e) const {
     int64_t lo = -128, hi = 127;
     if (relu >= 0) {
       lo = 0;
       const Node& rn = src_.node(relu);
-      if (rn.op == "clip" && rn.attrs.has("max"))
-        hi = std::clamp<int64_t>(static_cast<int64_t>(std::floor(std::ldexp(rn.attrs.get_float("max"), -e))), 0, 127);
+      double max = op_def(rn.op).clamp(rn).hi;
+      if (std::isfinite(max)) hi = static_cast<int64_t>(std::clamp(std::floor(std::ldexp(max, -e)), 0.0, 127.0));
     }
     return {lo, hi};
   }

@@ -1,6 +1,8 @@
 // The graph's operator set: OpDef is the one description of an operator (TVM's op attribute
 // maps): its fusion pattern (TVM's kinds), type-inference rule, tensor-expression definition
-// (from loom/ops/layers.h) and reference implementation (plain C++ loops, reference.h). The table
+// (from loom/ops/layers.h), reference implementation (plain C++ loops, reference.h), and the
+// traits the passes ask instead of comparing names: layout rule, sign, weighted-layer kind, int8
+// rule, clamp interval, device and schedule hooks. The table
 // is built explicitly (no static initializers) in op_registry.cc from one file per operator
 // family: op_registry_nn.cc, op_registry_elemwise.cc, op_registry_quant.cc,
 // op_registry_transform.cc, op_registry_accel.cc.
@@ -11,6 +13,7 @@
 
 #include "loom/graph/graph.h"
 #include "loom/ir/tensor.h"
+#include "loom/runtime/executor_graph.h"
 
 namespace loom::graph {
 
@@ -33,6 +36,28 @@ enum class LayoutRule : uint8_t {
   FollowsInput,  // computes in whatever channel layout its first input has (element-wise maps, pools)
   Broadcasting,  // two operands, brought to one layout (binary element-wise ops)
 };
+
+// Operators with weights (input 1, [O, I, ...]) and an optional bias (input 2, [O]): what
+// BatchNorm folding, quantization, weight packing and the accelerator partition treat alike.
+enum class WeightedLayer : uint8_t { None, Conv2d, Dense };
+
+// How int8 quantization treats an operator (quantize/annotate.cc).
+enum class Int8Rule : uint8_t {
+  Float,           // stays in float
+  Accumulate,      // a weighted layer: int8 data and weights, int32 accumulator, then requantized
+  Add,             // two operands brought to one exponent and added in int32
+  ScaleInvariant,  // f(s*x) = s*f(x) for every s > 0 (relu, max pooling): int8 values pass through
+};
+
+// The interval a pure clamp (relu, clip) limits its input to; +-infinity where it has no bound.
+struct ClampRange {
+  double lo, hi;
+};
+
+// What an operator's schedule hooks see; defined in graph/src/op_schedules.h (the build's
+// internals), opaque here.
+struct CpuScheduleContext;
+struct AccelScheduleContext;
 
 // A value of the reference interpreter (reference.h): its shape and its elements in double,
 // row-major in the layout the graph gives it.
@@ -57,7 +82,18 @@ struct OpDef {
   LayoutRule layout_rule = LayoutRule::PlainOnly;
   // Whether every output element is >= 0, given whether input k's are (`input(k)`); what lets an
   // int8 conv read its input as uint8 (byte groups, alter_layout). Empty: not known to be.
-  std::function<bool(const Node&, const std::function<bool(size_t)>& input)> nonnegative;
+  std::function<bool(const Node&, const std::function<bool(size_t)>& input)> nonnegative = nullptr;
+  WeightedLayer layer = WeightedLayer::None;
+  Int8Rule int8 = Int8Rule::Float;
+  // Set for a pure clamp: its interval. A clamp from 0 folds into the requantization before it.
+  std::function<ClampRange(const Node&)> clamp = nullptr;
+  // Where the operator's kernels run. An accelerator operator is a fused group of its own,
+  // scheduled by schedule_accel.
+  runtime::KernelDevice device = runtime::KernelDevice::CPU;
+  // Schedules the fused CPU group this operator anchors; empty: the generic schedule.
+  std::function<void(const CpuScheduleContext&)> schedule_cpu = nullptr;
+  // Schedules the operator as an accelerator kernel (device == Accel).
+  std::function<void(AccelScheduleContext&)> schedule_accel = nullptr;
 
   // infer, then TensorType::check_size on the result: what every caller should use.
   TensorType infer_checked(const Node& n, const std::vector<TensorType>& in) const {

@@ -1,0 +1,70 @@
+// CPU schedules of the operators that anchor fused groups with a reduction (OpDef::schedule_cpu):
+// conv2d in its three layouts and depthwise form, and dense with packed weights. A group whose
+// reduction stage is not there (or in a form no template covers) gets the generic schedule.
+#include "loom/graph/layout.h"
+#include "loom/ops/cpu_schedules.h"
+#include "loom/ops/layers.h"
+#include "op_schedules.h"
+
+namespace loom::graph {
+
+namespace {
+
+ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
+  for (auto& st : s.stages())
+    if (st->op->tag == tag && !st->op->reduce_axes().empty()) return ir::Tensor(st->op);
+  return ir::Tensor();
+}
+
+// The tuner's key for a blocked conv2d node, if it has one (square kernel, equal strides and pads).
+std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
+  const Shape& x = g.type_of(conv.inputs[0]).shape;
+  const Shape& w = g.type_of(conv.inputs[1]).shape;
+  auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
+       dilations = conv.attrs.get_ints("dilations", {1, 1});
+  bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
+  int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
+  // int8 data in the widened form has no template (and must not take a float kernel's tiles).
+  if (g.type_of(conv.inputs[0]).dtype != DataType::Float(32) && !group) return std::nullopt;
+  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] ||
+      strides.size() != 2 || strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads ||
+      x[4] != w[5])
+    return std::nullopt;
+  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0]}, x[4], group};
+}
+
+}  // namespace
+
+void schedule_conv2d_cpu(const CpuScheduleContext& c) {
+  const Node& n = c.anchor;
+  int lanes = c.target.float32_lanes();
+  ir::Tensor conv = stage_with_tag(c.s, "conv2d");
+  int64_t groups = n.attrs.get_int("groups", 1);
+  if (!conv.defined()) {
+    ops::schedule_generic_cpu(c.s, c.out, lanes);
+  } else if (conv_layout(n).blocked() && groups == 1) {
+    std::optional<ops::NchwcConvTile> tile;
+    if (c.options.conv_tile)
+      if (auto key = conv_kernel_key(c.g, n)) tile = c.options.conv_tile(*key);
+    ops::schedule_conv2d_nchwc_cpu(c.s, conv, c.out, lanes, c.target.vector_registers, tile);
+  } else if (conv_layout(n).blocked()) {
+    ops::schedule_depthwise_nchwc_cpu(c.s, conv, c.out, lanes);
+  } else if (n.attrs.get_int("oc_block", 0) > 0) {
+    ops::schedule_conv2d_fused_cpu(c.s, conv, c.out, lanes);
+  } else if (groups > 1 && groups == c.g.type_of(n.inputs[0]).shape[1] && groups == n.type.shape[1]) {
+    ops::schedule_depthwise_conv2d_cpu(c.s, conv, c.out, lanes);
+  } else {
+    ops::schedule_generic_cpu(c.s, c.out, lanes);
+  }
+}
+
+void schedule_dense_cpu(const CpuScheduleContext& c) {
+  int lanes = c.target.float32_lanes();
+  ir::Tensor dense = stage_with_tag(c.s, "dense");
+  if (dense.defined() && c.anchor.attrs.get_int("n_block", 0) > 0)
+    ops::schedule_dense_fused_cpu(c.s, dense, c.out, lanes);
+  else
+    ops::schedule_generic_cpu(c.s, c.out, lanes);
+}
+
+}  // namespace loom::graph
