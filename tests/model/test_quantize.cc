@@ -3,8 +3,10 @@
 // vs the interpreter (bit-exact) and vs the float model (accuracy), the simulated mode, errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "common/error_text.h"
 #include "loom/graph/build.h"
@@ -251,6 +253,59 @@ TEST(Quantize, ResidualBlockRolesAndBitExactInt8) {
   for (auto& n : s.graph.nodes) EXPECT_TRUE(n.type.dtype == DataType::Float(32)) << n.name << " " << n.type.str();
   auto sx = compile(s.graph);
   for (auto& in : random_inputs(g, 3, 20)) EXPECT_GT(cosine(sx.run(in)[0], ex.run(in)[0]), 0.9999);
+}
+
+// The operator traits quantization reads (OpDef::int8, OpDef::clamp): relu6 (clip 0..6) folds
+// into the requantization before it with its upper bound in int8 steps; max pooling passes int8
+// through; a clip from -1 is not a clamp from 0 and stays float. Bit-exact vs the interpreter.
+TEST(Quantize, ClampsFoldWithTheirBoundsAndPoolsPassThrough) {
+  Graph g;
+  g.name = "relu6_pool";
+  int x = g.add_input("x", {{1, 8, 8, 8}, DataType::Float(32)});
+  auto weights = [&](const std::string& name, uint64_t seed) {
+    NDArray w = test::random_float32({8, 8, 3, 3}, seed);
+    for (int64_t i = 0; i < w.numel(); ++i) w.set_from_double(i, 0.8 * w.get_as_double(i));
+    return g.add_constant(name, w);
+  };
+  Attrs conv = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  int c1 = g.add_op("conv2d", "conv1", {x, weights("w1", 5)}, conv);
+  int r6 = g.add_op("clip", "relu6", {c1}, Attrs().set("min", 0.0).set("max", 6.0));
+  int pool = g.add_op("max_pool2d", "pool", {r6},
+                      Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}));
+  int c2 = g.add_op("conv2d", "conv2", {pool, weights("w2", 6)}, conv);
+  g.outputs = {g.add_op("clip", "clip_signed", {c2}, Attrs().set("min", -1.0).set("max", 1.0))};
+  std::vector<std::vector<NDArray>> calib = random_inputs(g, 4, 30);
+  for (auto& set : calib)
+    for (int64_t i = 0; i < set[0].numel(); ++i) set[0].set_from_double(i, 4.0 * set[0].get_as_double(i));
+  QuantizeOptions o;
+  o.skip_first_conv = false;
+  QuantizeResult q = quantize(g, calib, o);
+  std::map<std::string, QuantRole> role;
+  int relu6_exponent = 99;
+  for (size_t id = 0; id < q.annotation.role.size(); ++id) role[g.nodes[id].name] = q.annotation.role[id];
+  for (const PointCalibration& p : q.calibration)
+    if (g.nodes[size_t(p.node)].name == "relu6") relu6_exponent = p.exponent;
+  EXPECT_EQ(role["relu6"], QuantRole::FoldedRelu) << q.annotation.str(g);
+  EXPECT_EQ(role["pool"], QuantRole::PassThrough) << q.annotation.str(g);
+  EXPECT_EQ(role["clip_signed"], QuantRole::Float) << q.annotation.str(g);
+  // The calibrated relu6 output reaches 6: its step is 2^-4 (127 steps of 1/16 = 7.9 >= 6), and
+  // the folded clamp stops at 6 / 2^-4 = 96 steps, not at 127.
+  ASSERT_EQ(relu6_exponent, -4) << q.str();
+  std::vector<int64_t> clamps;
+  int clips = 0;
+  for (auto& n : q.graph.nodes) {
+    if (n.is_op() && n.op == "requantize") clamps.push_back(n.attrs.get_int("max", 127));
+    clips += n.is_op() && n.op == "clip";
+  }
+  EXPECT_NE(std::find(clamps.begin(), clamps.end(), 96), clamps.end()) << q.graph.str();
+  EXPECT_EQ(clips, 1) << "only the signed clip stays a float clip\n" << q.graph.str();
+  auto ex = compile(q.graph);
+  for (auto& in : random_inputs(g, 2, 40)) {
+    for (int64_t i = 0; i < in[0].numel(); ++i) in[0].set_from_double(i, 4.0 * in[0].get_as_double(i));
+    NDArray got = ex.run(in)[0], want = reference_run(q.graph, in)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+    EXPECT_GT(cosine(got, reference_run(g, in)[0]), 0.98);
+  }
 }
 
 // Per-channel weight scales: the CPU int8 model equals the interpreter bit for bit, follows the
