@@ -18,7 +18,7 @@ namespace loom::graph {
 
 struct CpuScheduleContext {
   const Graph& g;
-  const Node& anchor;    // the group's anchor node
+  const Node& anchor;     // the group's anchor node
   schedule::Schedule& s;  // the group's stages
   ir::Tensor out;         // the group's output
   const codegen::TargetInfo& target;
