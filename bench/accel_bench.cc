@@ -18,6 +18,7 @@
 
 #include "loom/codegen/accel.h"
 #include "loom/ops/accel_operators.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
 #include "loom/sim/functional_sim.h"
@@ -59,10 +60,17 @@ Compiled compile(const ConvLayer& l, const accel::AccelConfig& cfg, int vthreads
   spec.stride = l.stride;
   spec.pad = l.kernel / 2;
   spec.virtual_threads = vthreads;
-  int out = (l.size + 2 * spec.pad - l.kernel) / l.stride + 1;
-  // The tiling this bench has always measured (the default heuristic), or --oc-blocks.
-  ops::AccelConvTiling t =
-      ops::choose_conv_tiling(out, out, l.out_channels / target.blocking.block_out, vthreads, cfg.acc_depth());
+  int out = int(ops::window_out(l.size, l.kernel, l.stride, spec.pad, spec.pad));
+  // The chosen tiling (what a model's layer gets), or --oc-blocks.
+  ops::ConvShape shape{out,
+                       out,
+                       l.out_channels / target.blocking.block_out,
+                       l.channels / target.blocking.block_in,
+                       l.kernel,
+                       l.kernel,
+                       l.stride,
+                       false};
+  ops::AccelConvTiling t = ops::choose_conv_tiling(shape, vthreads, target.limits);
   if (g_oc_blocks) t.oc_blocks = g_oc_blocks;
   spec.conv_tiling = t;
   ops::AccelOperator a = ops::make_accel_operator(spec, target, l.name);

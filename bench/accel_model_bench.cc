@@ -23,7 +23,6 @@
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/graph_executor.h"
-#include "loom/sim/backends.h"
 
 using namespace loom;
 
@@ -127,7 +126,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  sim::register_backends();
   std::printf("accel_model_bench: ResNet-18 int8, batch 1, %lldx%lld, on %s (simulators single-threaded)\n",
               (long long)image, (long long)image, cpu_name().c_str());
   graph::Graph g = graph::builtin_model("resnet18", 1, image);

@@ -61,14 +61,14 @@ static int accel_run(const std::vector<std::string>& args) {
   accel::AccelConfig cfg = config.empty() ? accel::default_config() : accel::AccelConfig::load(config);
   const ops::AccelTarget target = ops::accel_target(cfg);
   ops::AccelOpSpec spec;
-  spec.op = op;
+  spec.kind = ops::parse_accel_op_kind(op);
   spec.channels = C;
   spec.out_channels = O;
   spec.size = hw;
   spec.stride = stride;
   spec.pad = pad;
   spec.virtual_threads = vt;
-  spec.rq = op == "add" ? ops::Requantize{1, false} : ops::Requantize{8, true};
+  spec.rq = spec.kind == ops::AccelOpKind::Add ? ops::Requantize{1, false} : ops::Requantize{8, true};
   if (shaped["--oc-blocks"]->count()) {  // the chosen tiling with this many blocks per tile (checked)
     int out = int(ops::window_out(hw, 3, stride, pad, pad));
     ops::ConvShape shape{out, out, O / target.blocking.block_out, C / target.blocking.block_in, 3, 3, stride, false};

@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "command.h"
-#include "loom/sim/backends.h"
 
 namespace loom::tools {
 
@@ -38,7 +37,6 @@ int main(int argc, char** argv) {
   std::string name = argc > 1 ? argv[1] : "help";
   if (name == "--help" || name == "-h") name = "help";
   try {
-    loom::sim::register_backends();  // explicit: see sim/backends.h
     std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
     auto& reg = command_registry();
     auto it = reg.find(name);

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "loom/ir/eval.h"
+#include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
 
@@ -21,16 +22,35 @@ std::vector<int64_t> shape_of_tensor(const Tensor& t) {
 
 }  // namespace
 
+const char* to_string(AccelOpKind kind) {
+  switch (kind) {
+    case AccelOpKind::Conv2d:
+      return "conv2d";
+    case AccelOpKind::Dense:
+      return "dense";
+    case AccelOpKind::Add:
+      return "add";
+  }
+  return "?";
+}
+
+AccelOpKind parse_accel_op_kind(const std::string& name) {
+  for (AccelOpKind k : {AccelOpKind::Conv2d, AccelOpKind::Dense, AccelOpKind::Add})
+    if (name == to_string(k)) return k;
+  LOOM_THROW(ShapeError, "unknown accelerator operator '", name, "' (conv2d, dense, add)");
+}
+
 AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& target, const std::string& name) {
   const Blocking& b = target.blocking;
   const AccelLimits& lim = target.limits;
-  if (p.channels % b.block_in || ((p.op == "conv2d" || p.op == "dense") && p.out_channels % b.block_out))
-    LOOM_THROW(ShapeError, p.op, ": channels (", p.channels, ") and out-channels (", p.out_channels,
+  const char* op = to_string(p.kind);
+  if (p.channels % b.block_in || (p.kind != AccelOpKind::Add && p.out_channels % b.block_out))
+    LOOM_THROW(ShapeError, op, ": channels (", p.channels, ") and out-channels (", p.out_channels,
                ") must be multiples of the config's blocks (", b.block_in, ", ", b.block_out, ")");
   int C = p.channels / b.block_in, O = p.out_channels / b.block_out;
   AccelOperator a;
   std::unique_ptr<schedule::Schedule> s;
-  if (p.op == "dense") {
+  if (p.kind == AccelOpKind::Dense) {
     Tensor X = placeholder({1, C, b.batch, b.block_in}, DataType::Int(8), "X");
     Tensor W = placeholder({O, C, b.block_out, b.block_in}, DataType::Int(8), "W");
     QuantizedStages q = dense_int8_blocked(X, W, p.rq, name);
@@ -39,7 +59,7 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     a.inputs = {X, W};
     a.output = a.reference = q.out;
     a.macs = double(b.batch) * p.channels * p.out_channels;
-  } else if (p.op == "conv2d") {
+  } else if (p.kind == AccelOpKind::Conv2d) {
     if (p.size + 2 * p.pad < p.kernel)
       LOOM_THROW(ShapeError, "conv2d: size ", p.size, " with padding ", p.pad, " is smaller than the ", p.kernel, "x",
                  p.kernel, " kernel");
@@ -47,7 +67,7 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     Tensor W = placeholder({O, C, p.kernel, p.kernel, b.block_out, b.block_in}, DataType::Int(8), "W");
     QuantizedStages q = conv2d_int8_blocked(X, W, p.stride, p.pad, p.rq, name);
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
-    int out = (p.size + 2 * p.pad - p.kernel) / p.stride + 1;
+    int out = int(window_out(p.size, p.kernel, p.stride, p.pad, p.pad));
     ConvShape shape{out, out, O, C, p.kernel, p.kernel, p.stride, false};
     AccelConvTiling t = p.conv_tiling ? *p.conv_tiling : choose_conv_tiling(shape, p.virtual_threads, lim);
     check_conv_tiling(shape, t, lim);
@@ -55,7 +75,7 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     a.inputs = {X, W};
     a.output = a.reference = q.out;
     a.macs = double(b.batch) * p.out_channels * p.channels * p.kernel * p.kernel * out * out;
-  } else if (p.op == "add") {
+  } else {
     if (b.block_in != b.block_out)
       LOOM_THROW(ShapeError,
                  "add: the accelerator widens through an identity block, which needs block_in == block_out");
@@ -70,8 +90,6 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     a.output = add.q.out;
     a.reference = add_int8(A, B, p.rq, name + "_cpu").out;     // the CPU definition: plain int32 adds
     a.macs = 2.0 * p.channels * p.size * p.size * b.block_in;  // the two widening GEMMs
-  } else {
-    LOOM_THROW(ShapeError, "unknown accelerator operator '", p.op, "' (dense, conv2d, add)");
   }
   std::vector<Tensor> args = a.inputs;
   args.push_back(a.output);

@@ -80,9 +80,11 @@ IterVar tile_activation(Stage& out, const AccelConvTiling& t) {
   return xo;
 }
 
-}  // namespace
-
-AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth) {
+// The default heuristic: rows of 7 (or the whole height), columns 14, 28 or 7 wide (or the whole
+// width), virtual threads over output-channel tiles when there are enough, and as many
+// output-channel blocks per tile (up to 8) as acc_depth accumulator entries hold for every
+// context. Checked against every scratchpad by the caller.
+AccelConvTiling heuristic_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth) {
   if (out_h < 1 || out_w < 1 || oc_blocks < 1 || virtual_threads < 1 || acc_depth < 1)
     LOOM_THROW(ScheduleError, "conv tiling: output ", out_h, "x", out_w, ", ", oc_blocks, " channel blocks, ",
                virtual_threads, " virtual threads and ", acc_depth, " accumulator entries must all be at least 1");
@@ -100,8 +102,6 @@ AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virt
       t.oc_blocks = ob;
   return t;
 }
-
-namespace {
 
 std::string divisors_text(int n) {
   std::string s;
@@ -157,8 +157,8 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
     LOOM_THROW(ScheduleError, "conv tiling: output ", c.out_h, "x", c.out_w, ", ", c.oc_blocks, " output and ",
                c.ic_blocks, " input blocks, kernel ", c.kernel_h, "x", c.kernel_w, ", stride ", c.stride, ", ",
                virtual_threads, " virtual threads must all be at least 1");
-  AccelConvTiling first =
-      choose_conv_tiling(c.out_h, c.out_w, c.oc_blocks, virtual_threads, std::max<int64_t>(lim.acc - c.oc_blocks, 1));
+  AccelConvTiling first = heuristic_conv_tiling(c.out_h, c.out_w, c.oc_blocks, virtual_threads,
+                                                std::max<int64_t>(lim.acc - c.oc_blocks, 1));
   try {
     check_conv_tiling(c, first, lim);
     return first;
@@ -270,35 +270,6 @@ void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Block
   e.pragma(e.axis(0), "dma_copy");
 }
 
-void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, int virtual_threads) {
-  auto reads = q.acc.op()->input_tensors();
-  if (reads.size() != 2)
-    LOOM_THROW(ScheduleError, "schedule_dense_int8_accel: '", q.acc.name(), "' must read data and weight");
-  Stage out = s[q.out];
-  IterVar oc = out.axis(1), vt;
-  if (virtual_threads > 1) {
-    auto parts = out.split_nparts(oc, virtual_threads);
-    vt = parts.first;
-    oc = parts.second;
-    out.reorder({out.axis(0), vt, oc, out.axis(2), out.axis(3)});
-    out.bind(vt, "vthread");
-  }
-  out.pragma(out.axis(2), "dma_copy");
-  Stage acc = s[q.acc];
-  acc.set_scope(scope::kAccAccum);
-  acc.compute_at(out, oc);
-  schedule_alu_stages(s, q, out, oc);
-  IterVar ic = acc.reduce_axis(0), ic_tns = acc.reduce_axis(1);
-  acc.reorder({ic, acc.axis(0), acc.axis(1), acc.axis(2), acc.axis(3), ic_tns});
-  acc.tensorize(acc.axis(2), accel_gemm_intrin(b));
-  for (auto [t, scope] : {std::pair{reads[0], scope::kAccInput}, std::pair{reads[1], scope::kAccWeight}}) {
-    Tensor buf = s.cache_read(t, scope, {q.acc});
-    Stage st = s[buf];
-    st.compute_at(acc, ic);
-    st.pragma(st.axis(0), "dma_copy");
-  }
-}
-
 AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads,
                                      const AccelLimits& lim) {
   if (batch_blocks < 1 || ic_blocks < 1 || oc_blocks < 1 || virtual_threads < 1)
@@ -316,6 +287,23 @@ AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blo
   LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks,
              " batch blocks) and one weight block fit the scratchpads (inp ", lim.inp, ", wgt ", lim.wgt, ", acc ",
              lim.acc, " entries); use a config with larger buffers");
+}
+
+void check_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, const AccelDenseTiling& t,
+                        const AccelLimits& lim) {
+  if (t.virtual_threads < 1) LOOM_THROW(ScheduleError, "dense tiling: ", t.virtual_threads, " virtual threads");
+  check_divides(ic_blocks, t.ic_blocks, "ic_blocks", "input-channel blocks");
+  check_divides(oc_blocks, t.oc_blocks * t.virtual_threads, "oc_blocks x virtual threads =", "output-channel blocks");
+  int64_t vt = t.virtual_threads;
+  auto over = [&](const char* pad, int64_t need, int64_t have) {
+    if (need > have)
+      LOOM_THROW(ScheduleError, "dense tiling ", t.oc_blocks, " output x ", t.ic_blocks, " input blocks x ",
+                 t.virtual_threads, " virtual threads: the ", pad, " scratchpad needs ", need, " entries, has ", have,
+                 "; use fewer blocks per chunk or fewer virtual threads");
+  };
+  over("inp", int64_t(batch_blocks) * t.ic_blocks * vt, lim.inp);
+  over("wgt", int64_t(t.oc_blocks) * t.ic_blocks * vt, lim.wgt);
+  over("acc", int64_t(t.oc_blocks) * (batch_blocks + 1) * vt, lim.acc);  // + the bias entries
 }
 
 void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelDenseTiling& t) {

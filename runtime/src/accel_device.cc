@@ -198,7 +198,8 @@ std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const st
     for (auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
     LOOM_THROW(
         DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")",
-        known.empty() ? "; a program registers the simulators with loom::sim::register_backends() (loom/sim/backends.h)"
+        known.empty() ? "; a program gets the simulators by linking Loom::sim (CMake target loom_sim), or by calling "
+                        "loom::sim::register_backends() (loom/sim/backends.h) where it links the library another way"
                       : "");
   }
   return it->second(config_json);

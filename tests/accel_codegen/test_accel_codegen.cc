@@ -10,6 +10,7 @@
 #include "loom/codegen/accel.h"
 #include "loom/ir/printer.h"
 #include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_target.h"
 #include "loom/schedule/lower.h"
 #include "loom/sim/functional_sim.h"
 
@@ -74,7 +75,7 @@ TEST_P(AccelDense, MatchesReference) {
   Tensor W = placeholder({c.out_blocks, c.in_blocks, b.block_out, b.block_in}, DataType::Int(8), "W");
   auto q = ops::dense_int8_blocked(X, W, {8, true});
   schedule::Schedule s({q.out});
-  ops::schedule_dense_int8_accel(s, q, b, c.vthreads);
+  ops::schedule_dense_int8_accel(s, q, b, ops::AccelDenseTiling{1, 1, c.vthreads});
   run_and_check(s, {X, W}, q.out, cfg, "dense");
 }
 
@@ -174,19 +175,19 @@ struct ConvTileCase {
   ops::AccelConvTiling tiling;
 };
 class AccelConvTiles : public ::testing::TestWithParam<ConvTileCase> {};
-INSTANTIATE_TEST_SUITE_P(Tilings, AccelConvTiles,
-                         ::testing::Values(ConvTileCase{2, 4, 8, 3, 1, {4, 8, 2, 2}},
-                                           ConvTileCase{2, 8, 7, 3, 1, {7, 7, 4, 2}},
-                                           ConvTileCase{2, 4, 14, 1, 2, {7, 7, 2, 2}},
-                                           ConvTileCase{3, 4, 8, 3, 2, {4, 4, 2, 1}},
-                                           ConvTileCase{2, 4, 14, 3, 1, ops::choose_conv_tiling(14, 14, 4, 2, 2048)}),
-                         [](const auto& p) {
-                           return "c" + std::to_string(p.param.channels_blocks) + "_o" +
-                                  std::to_string(p.param.out_blocks) + "_hw" + std::to_string(p.param.hw) + "_k" +
-                                  std::to_string(p.param.kernel) + "_s" + std::to_string(p.param.stride) + "_ob" +
-                                  std::to_string(p.param.tiling.oc_blocks) + "_vt" +
-                                  std::to_string(p.param.tiling.virtual_threads);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Tilings, AccelConvTiles,
+    ::testing::Values(ConvTileCase{2, 4, 8, 3, 1, {4, 8, 2, 2}}, ConvTileCase{2, 8, 7, 3, 1, {7, 7, 4, 2}},
+                      ConvTileCase{2, 4, 14, 1, 2, {7, 7, 2, 2}}, ConvTileCase{3, 4, 8, 3, 2, {4, 4, 2, 1}},
+                      ConvTileCase{2, 4, 14, 3, 1,
+                                   ops::choose_conv_tiling({14, 14, 4, 2, 3, 3, 1, false}, 2,
+                                                           ops::accel_target(accel::default_config()).limits)}),
+    [](const auto& p) {
+      return "c" + std::to_string(p.param.channels_blocks) + "_o" + std::to_string(p.param.out_blocks) + "_hw" +
+             std::to_string(p.param.hw) + "_k" + std::to_string(p.param.kernel) + "_s" +
+             std::to_string(p.param.stride) + "_ob" + std::to_string(p.param.tiling.oc_blocks) + "_vt" +
+             std::to_string(p.param.tiling.virtual_threads);
+    });
 
 TEST_P(AccelConvTiles, MatchesReference) {
   ConvTileCase c = GetParam();
@@ -199,13 +200,15 @@ TEST_P(AccelConvTiles, MatchesReference) {
 }
 
 TEST(AccelCodegen, ChooseConvTilingFillsTheAccumulator) {
-  auto t = ops::choose_conv_tiling(14, 14, 16, 2, 2048);  // 98-entry tiles, two contexts: 8 blocks fit (1568 <= 2048)
+  const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;  // acc 2048 entries
+  auto conv3x3 = [](int hw, int oc_blocks) { return ops::ConvShape{hw, hw, oc_blocks, 1, 3, 3, 1, false}; };
+  auto t = ops::choose_conv_tiling(conv3x3(14, 16), 2, lim);  // 98-entry tiles, two contexts: 8 blocks fit
   EXPECT_EQ(t.h_block, 7);
   EXPECT_EQ(t.w_block, 14);
   EXPECT_EQ(t.virtual_threads, 2);
   EXPECT_EQ(t.oc_blocks, 8);
-  EXPECT_EQ(ops::choose_conv_tiling(56, 56, 4, 2, 2048).oc_blocks, 2);      // only 2 blocks per context
-  EXPECT_EQ(ops::choose_conv_tiling(7, 7, 1, 2, 2048).virtual_threads, 1);  // one block: no second context
+  EXPECT_EQ(ops::choose_conv_tiling(conv3x3(56, 4), 2, lim).oc_blocks, 2);       // only 2 blocks per context
+  EXPECT_EQ(ops::choose_conv_tiling(conv3x3(7, 1), 2, lim).virtual_threads, 1);  // one block: no second context
 }
 
 // Counts instructions of each kind in a conv2d's stream.
@@ -309,7 +312,7 @@ TEST(AccelCodegen, VirtualThreadContextsDoNotWaitForEachOther) {
     Tensor W = placeholder({4, 4, 16, 16}, DataType::Int(8), "W");
     auto q = ops::dense_int8_blocked(X, W, {8, true});
     schedule::Schedule s({q.out});
-    ops::schedule_dense_int8_accel(s, q, b, vthreads);
+    ops::schedule_dense_int8_accel(s, q, b, ops::AccelDenseTiling{1, 1, vthreads});
     codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {X, W, q.out}, "dense"), cfg);
     sim::FunctionalSim dev(cfg);
     std::string listing = m.disassemble(dev);

@@ -73,7 +73,7 @@ TEST(AccelRtl, DenseOnEveryConfig) {
     Tensor W = placeholder({4, 3, b.block_out, b.block_in}, DataType::Int(8), "W");
     auto q = ops::dense_int8_blocked(X, W, {8, true});
     schedule::Schedule s({q.out});
-    ops::schedule_dense_int8_accel(s, q, b, 2);
+    ops::schedule_dense_int8_accel(s, q, b, ops::AccelDenseTiling{1, 1, 2});
     run_on_rtl(s, {X, W}, q.out, cfg);
   }
 }

@@ -29,7 +29,7 @@ struct DenseOp {
     Tensor W = placeholder({4, 4, b.block_out, b.block_in}, DataType::Int(8), "W");
     auto q = ops::dense_int8_blocked(X, W, {6, true});
     schedule::Schedule s({q.out});
-    ops::schedule_dense_int8_accel(s, q, b, 2);
+    ops::schedule_dense_int8_accel(s, q, b, ops::AccelDenseTiling{1, 1, 2});
     func = schedule::lower(s, {X, W, q.out}, "dense");
     inputs = {test::random_array(X, 7, -128, 127), test::random_array(W, 8, -128, 127)};
     want = reference_eval({q.out}, {{X.op().get(), inputs[0]}, {W.op().get(), inputs[1]}})[0];

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <tuple>
 
 #include "common/error_text.h"
 #include "common/test_util.h"
@@ -190,7 +191,7 @@ TEST(AccelModelDense, BiasAndRoundingMatchTheModelDefinition) {
   Tensor Bi = placeholder({OC / BO, 1, BO}, DataType::Int(32), "bias");
   ops::QuantizedStages q = ops::dense_int8_blocked(X, W, Bi, {shift, false, -128, 127});
   schedule::Schedule s({q.out});
-  ops::schedule_dense_int8_accel(s, q, {1, B, BO}, 1);
+  ops::schedule_dense_int8_accel(s, q, {1, B, BO}, ops::AccelDenseTiling{1, 1, 1});
   std::vector<NDArray> args = {from_bytes({1, C / B, 1, B}, DataType::Int(8), x.data()),
                                from_bytes({OC / BO, C / B, BO, B}, DataType::Int(8), wb.data()),
                                from_bytes({OC / BO, 1, BO}, DataType::Int(32), bb.data()),
@@ -231,6 +232,25 @@ TEST(AccelModelDense, ImpossibleTilingNamesTheScratchpad) {
   } catch (const ScheduleError& e) {
     EXPECT_NE(std::string(e.what()).find("inp 0"), std::string::npos) << e.what();
   }
+}
+
+// check_dense_tiling accepts what the chooser gives and names what is wrong with the rest.
+TEST(AccelModelDense, CheckerNamesTheFactorOrTheScratchpad) {
+  const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;
+  for (auto [ic, oc, vt] : {std::tuple{32, 63, 2}, std::tuple{5, 7, 3}, std::tuple{64, 128, 4}})
+    EXPECT_NO_THROW(ops::check_dense_tiling(1, ic, oc, ops::choose_dense_tiling(1, ic, oc, vt, lim), lim));
+  auto message = [&](int ic, int oc, ops::AccelDenseTiling t, ops::AccelLimits l) {
+    return test::error_text<ScheduleError>([&] { ops::check_dense_tiling(1, ic, oc, t, l); });
+  };
+  EXPECT_NE(message(32, 63, {1, 1, 2}, lim).find("oc_blocks x virtual threads = 2 does not divide the 63"),
+            std::string::npos)
+      << message(32, 63, {1, 1, 2}, lim);
+  EXPECT_NE(message(32, 64, {1, 3, 1}, lim).find("ic_blocks 3 does not divide the 32"), std::string::npos)
+      << message(32, 64, {1, 3, 1}, lim);
+  std::string wgt = message(8, 8, {8, 8, 1}, {64, 32, 2048});
+  EXPECT_NE(wgt.find("the wgt scratchpad needs 64 entries, has 32"), std::string::npos) << wgt;
+  std::string acc = message(8, 8, {4, 1, 2}, {64, 64, 8});
+  EXPECT_NE(acc.find("the acc scratchpad needs 16 entries, has 8"), std::string::npos) << acc;
 }
 
 TEST(AccelModelOps, RoundingBiasSaturates) {

@@ -16,7 +16,6 @@
 #include "loom/graph/reference.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
-#include "loom/sim/backends.h"
 #include "quantize_eval.h"
 
 namespace loom::graph {
@@ -28,9 +27,6 @@ struct Built {
   BuildResult result;
   runtime::GraphExecutor ex;
 };
-
-// The executor finds the simulator through the runtime's registry: register it explicitly.
-const bool kBackends = (sim::register_backends(), true);
 
 Built build_for(const Graph& g, std::optional<accel::AccelConfig> cfg, const runtime::ExecutorOptions& eo = {}) {
   BuildOptions o;

@@ -141,18 +141,18 @@ TEST(AccelSchedules, DenseShowsDmaGemmAluAndVirtualThreads) {
   Tensor W = placeholder({4, 4, 16, 16}, DataType::Int(8), "W");
   auto q = ops::dense_int8_blocked(X, W, {8, true});
   schedule::Schedule s({q.out});
-  ops::schedule_dense_int8_accel(s, q, {1, 16, 16}, 2);
+  ops::schedule_dense_int8_accel(s, q, {1, 16, 16}, ops::AccelDenseTiling{1, 1, 2});
   EXPECT_EQ(lower_accel(s, {X, W, q.out}),
             R"(func layer(X: int8[1, 4, 1, 16], W: int8[4, 4, 16, 16], dense: int8[1, 4, 1, 16]) {
-  vthread (j.outer, 0, 2) {
-    for (j.inner, 0, 2) {
+  vthread (j.outer.outer, 0, 2) {
+    for (j.outer.inner, 0, 2) {
       allocate dense_acc[int32 * 16] in acc.acc
       accel.gemm.reset(address_of(dense_acc[0]))
-      for (ic, 0, 4) {
+      for (ic.outer, 0, 4) {
         allocate X.acc.inp[int8 * 16] in acc.inp
-        dma_copy(address_of(X.acc.inp[0]), address_of(X[ic*16]), (int8)0, 1, 16, 1, 1, 0, 0)
+        dma_copy(address_of(X.acc.inp[0]), address_of(X[ic.outer*16]), (int8)0, 1, 16, 1, 1, 0, 0)
         allocate W.acc.wgt[int8 * 256] in acc.wgt
-        dma_copy(address_of(W.acc.wgt[0]), address_of(W[j.outer*2048 + j.inner*1024 + ic*256]), (int8)0, 2, 16, 16, 16, 0, 0, 16, 1, 1, 0, 0)
+        dma_copy(address_of(W.acc.wgt[0]), address_of(W[j.outer.outer*2048 + j.outer.inner*1024 + ic.outer*256]), (int8)0, 2, 16, 16, 16, 0, 0, 16, 1, 1, 0, 0)
         accel.gemm.update(address_of(X.acc.inp[0]), address_of(W.acc.wgt[0]), address_of(dense_acc[0]))
       }
       allocate dense_shr[int32 * 16] in acc.acc
@@ -170,7 +170,7 @@ TEST(AccelSchedules, DenseShowsDmaGemmAluAndVirtualThreads) {
       for (l#2, 0, 16) {
         dense_min[l#2] = min(dense_max[l#2], 127)
       }
-      dma_copy(address_of(dense[j.outer*32 + j.inner*16]), address_of(dense_min[0]), (int8)0, 1, 16, 1, 1, 0, 0)
+      dma_copy(address_of(dense[j.outer.outer*32 + j.outer.inner*16]), address_of(dense_min[0]), (int8)0, 1, 16, 1, 1, 0, 0)
     }
   }
 }
@@ -213,9 +213,10 @@ TEST(QuantizedOps, RequantizeClampsAndTilingAreChecked) {
       EXPECT_NE(std::string(e.what()).find("must be an int8 range"), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(ops::choose_conv_tiling(14, 14, 4, 0, 2048), ScheduleError);
-  EXPECT_THROW(ops::choose_conv_tiling(0, 14, 4, 2, 2048), ScheduleError);
-  EXPECT_EQ(ops::choose_conv_tiling(14, 14, 4, 2, 2048).virtual_threads, 2);
+  const ops::AccelLimits lim{2048, 1024, 2048};
+  EXPECT_THROW(ops::choose_conv_tiling({14, 14, 4, 1, 3, 3, 1, false}, 0, lim), ScheduleError);
+  EXPECT_THROW(ops::choose_conv_tiling({0, 14, 4, 1, 3, 3, 1, false}, 2, lim), ScheduleError);
+  EXPECT_EQ(ops::choose_conv_tiling({14, 14, 4, 1, 3, 3, 1, false}, 2, lim).virtual_threads, 2);
 }
 
 }  // namespace

@@ -14,13 +14,19 @@
 
 namespace loom::ops {
 
+enum class AccelOpKind : uint8_t { Conv2d, Dense, Add };
+const char* to_string(AccelOpKind kind);  // "conv2d", "dense", "add"
+// The kind named `name`; ShapeError listing the kinds for any other name.
+AccelOpKind parse_accel_op_kind(const std::string& name);
+
+// Square activations of batch one block, channels in whole blocks of the config.
 struct AccelOpSpec {
-  std::string op = "conv2d";                       // conv2d, dense or add
+  AccelOpKind kind = AccelOpKind::Conv2d;
   int channels = 64, out_channels = 64;            // multiples of the blocks (out_channels: conv2d, dense)
   int size = 14, kernel = 3, stride = 1, pad = 1;  // conv2d (size: add too)
-  int virtual_threads = 2;
-  std::optional<AccelConvTiling> conv_tiling;  // conv2d, add: else chosen for the scratchpads
-  Requantize rq{8, true};
+  int virtual_threads = 2;                         // what the chooser tries (it may take fewer)
+  std::optional<AccelConvTiling> conv_tiling;      // conv2d, add: else choose_conv_tiling / choose_add_tiling
+  Requantize rq{8, true};                          // its clamp within [-128, 127]
 };
 
 struct AccelOperator {

@@ -3,6 +3,12 @@
 // innermost block product is tensorized onto the GEMM intrinsic, requantization runs as ALU
 // operations in the accumulator scope (pragma alu), and an outer loop is split into virtual
 // threads so loads of one context overlap compute of the other.
+//
+// One chooser per operator picks a legal tiling for any legal shape (choose_conv_tiling,
+// choose_add_tiling, choose_dense_tiling), one checker says why a hand-made tiling is not
+// (check_conv_tiling, check_dense_tiling), and the schedules take the tiling explicitly. Tiling
+// factors must divide what they tile (no tails are emitted), and every virtual-thread context
+// must fit every scratchpad.
 #pragma once
 #include "loom/ops/quantized.h"
 #include "loom/schedule/schedule.h"
@@ -12,6 +18,9 @@ namespace loom::ops {
 // The accelerator's GEMM block: out[b, o] += int32(inp[b, k]) * int32(wgt[o, k]).
 schedule::TensorIntrin accel_gemm_intrin(const Blocking& blocking);
 
+// A tile of a blocked activation output [N/b, C/bo, H, W, b, bo]. The factors must divide:
+// h_block the output rows, w_block the output columns, oc_blocks x virtual_threads the
+// output-channel blocks.
 struct AccelConvTiling {
   int h_block = 7;          // output rows per tile
   int w_block = 14;         // output columns per tile
@@ -19,14 +28,12 @@ struct AccelConvTiling {
   int virtual_threads = 2;  // contexts interleaved over output-channel tiles (1 = off)
 };
 
-// A tiling for an out_h x out_w output with `oc_blocks` output-channel blocks: rows of 7 (or
-// the whole height), 14-wide columns where they divide, virtual threads over output-channel
-// tiles when there are enough, and as many output-channel blocks per tile as the accumulator
-// scratchpad (acc_depth entries) holds for every context — each one reuses the tile's input.
-AccelConvTiling choose_conv_tiling(int out_h, int out_w, int oc_blocks, int virtual_threads, int64_t acc_depth);
-
+// conv2d_int8_blocked on the accelerator with `tiling` (from choose_conv_tiling, or checked with
+// check_conv_tiling): per tile, the input window and the weights are loaded per input-channel
+// block, the GEMM block is tensorized, requantization runs on the ALU and the int8 tile is stored.
+// Throws ScheduleError when a factor does not divide (the scratchpads are check_conv_tiling's).
 void schedule_conv2d_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
-                                const AccelConvTiling& tiling = {});
+                                const AccelConvTiling& tiling);
 
 // Scratchpad capacities in entries (AccelConfig::*_depth()), for choosing tilings.
 struct AccelLimits {
@@ -42,40 +49,49 @@ struct ConvShape {
 // Throws ScheduleError naming what does not divide or which scratchpad overflows (entries needed,
 // entries there) and what to change.
 void check_conv_tiling(const ConvShape& shape, const AccelConvTiling& tiling, const AccelLimits& limits);
-// A legal tiling: the default heuristic above when it fits, else the legal tiling (factors that
-// divide, every context within every scratchpad) with the least estimated load traffic and
-// instruction overhead. Throws ScheduleError naming the scratchpad when not even a 1x1 tile of
-// one block fits.
+// A legal tiling for any legal shape: rows of 7 (or the whole height), 14-wide columns where they
+// divide, `virtual_threads` contexts over output-channel tiles when there are enough, and as many
+// output-channel blocks per tile as the accumulator holds, when that fits every scratchpad; else
+// the legal tiling (factors that divide, every context within every scratchpad, with fewer
+// contexts if needed) with the least estimated load traffic and instruction overhead. Throws
+// ScheduleError for sizes below 1, or naming the scratchpad when not even a 1x1 tile of one block
+// fits.
 AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, const AccelLimits& limits);
-// The tiling of schedule_add_int8_accel: one channel block per tile, sized so both operands'
-// input tiles and the widened operands with the stages between them fit (half the input, a
-// quarter of the accumulator scratchpad per tile).
+// The tiling of schedule_add_int8_accel for an out_h x out_w activation of `channel_blocks`
+// blocks: one channel block per tile, sized so both operands' input tiles and the widened
+// operands with the stages between them fit (half the input, a quarter of the accumulator
+// scratchpad per tile). Legal for any legal shape, like choose_conv_tiling.
 AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads,
                                   const AccelLimits& limits);
 // add_int8_widening on activations [N/b, C/bi, H, W, b, bi]: per output tile (h_block x w_block
 // of one channel block) both operands and the identity block are loaded, widened by a GEMM each,
 // added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.
 void schedule_add_int8_accel(schedule::Schedule& s, const AddWidenStages& add, const Blocking& blocking,
-                             const AccelConvTiling& tiling = {});
-
-// One output-channel block at a time, its input and weights loaded per input-channel block (the
-// simple form; each GEMM instruction does one block product).
-void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
-                               int virtual_threads = 1);
+                             const AccelConvTiling& tiling);
 
 // Dense layers are matrix-vector products at small batch: every weight entry is used once, so the
 // layer is bound by loading weights. Chunks of oc_blocks output-channel blocks load their
 // weights for ic_blocks input-channel blocks in one DMA, and one GEMM instruction runs the chunk.
+// The factors must divide: ic_blocks the layer's input-channel blocks, oc_blocks x
+// virtual_threads its output-channel blocks.
 struct AccelDenseTiling {
   int oc_blocks = 1;        // output-channel blocks per chunk (per virtual thread)
   int ic_blocks = 1;        // input-channel blocks per load (a divisor of the layer's)
   int virtual_threads = 1;  // contexts interleaved over chunks
 };
 // The largest chunks that fit the scratchpads for every context: all input blocks per load if they
-// fit, then as many output blocks as fit; virtual threads where they divide the chunks. Throws
-// ScheduleError naming the scratchpad when not even one block fits.
+// fit, then as many output blocks as fit; `virtual_threads` contexts where they divide the
+// output blocks, else one. Legal for any legal shape; throws ScheduleError for sizes below 1, or
+// naming the scratchpads when not even one block fits.
 AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads,
                                      const AccelLimits& limits);
+// Throws ScheduleError naming the factor that does not divide or the scratchpad that overflows
+// (entries needed, entries there).
+void check_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, const AccelDenseTiling& tiling,
+                        const AccelLimits& limits);
+// dense_int8_blocked on the accelerator: per chunk of output blocks, input and weights loaded per
+// ic_blocks input blocks, one GEMM instruction per chunk. Throws ScheduleError when a factor does
+// not divide (the scratchpads are check_dense_tiling's).
 void schedule_dense_int8_accel(schedule::Schedule& s, const QuantizedStages& q, const Blocking& blocking,
                                const AccelDenseTiling& tiling);
 

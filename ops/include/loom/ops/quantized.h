@@ -16,10 +16,15 @@ struct Blocking {
   int batch = 1, block_in = 16, block_out = 16;
 };
 
+// The requantization of an int32 accumulator to int8: floor(acc / 2^shift), an arithmetic shift
+// right (rounding_bias adds 2^(shift-1) to a bias to round half up), then clamped to
+// [relu ? max(0, clip_lo) : clip_lo, clip_hi]. The shift must lie in [0, 31] and the clamp within
+// [-128, 127] with clip_lo <= clip_hi (ALU immediates, and the result is int8): the operators
+// below throw ShapeError naming the operator otherwise.
 struct Requantize {
-  int shift = 8;      // arithmetic shift right of the int32 accumulator
-  bool relu = false;  // clamp at 0 before the upper clamp
-  int clip_lo = -128, clip_hi = 127;
+  int shift = 8;                      // arithmetic shift right of the int32 accumulator, 0..31
+  bool relu = false;                  // clamp at 0 before the upper clamp
+  int clip_lo = -128, clip_hi = 127;  // within [-128, 127]
 };
 
 Tensor pack_nchw(const Tensor& X, int b, int bi, const std::string& name = "packed");     // NCHW -> blocked

@@ -61,8 +61,8 @@ class FunctionalSim : public AccelDevice {
   std::string error_;
 };
 
-// Registers the "fsim" backend with make_accel_device (called by loom_sim's static initializer;
-// call it explicitly when linking statically).
+// Registers the "fsim" backend with make_accel_device. Linking the loom_sim target does it
+// (register_backends, loom/sim/backends.h); a direct call is for programs that link it otherwise.
 void register_functional_sim();
 
 }  // namespace loom::sim
