@@ -754,13 +754,30 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
   return im.run(model);
 }
 
-Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
+namespace {
+
+std::string file_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) LOOM_THROW(RuntimeError, "cannot open '", path, "'");
   std::ostringstream ss;
   ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+NDArray read_onnx_tensor(const std::string& path) {
+  onnx::TensorProto t;
+  std::string bytes = file_bytes(path);
+  if (!t.ParseFromString(bytes))
+    LOOM_THROW(ModelError, "'", path, "': not a serialized ONNX tensor (the protobuf does not parse)");
   std::string base = std::filesystem::path(path).parent_path().string();
-  Graph g = import_onnx_bytes(ss.str(), "'" + path + "'", base.empty() ? "." : base, options);
+  return tensor_value(t, base.empty() ? "." : base, "'" + path + "'");
+}
+
+Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  std::string base = std::filesystem::path(path).parent_path().string();
+  Graph g = import_onnx_bytes(file_bytes(path), "'" + path + "'", base.empty() ? "." : base, options);
   if (g.name == "model" || g.name.empty() || g.name.find_first_of(" /") != std::string::npos || g.name == "torch_jit" ||
       g.name == "main_graph")
     g.name = std::filesystem::path(path).stem().string();

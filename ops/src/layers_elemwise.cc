@@ -1,4 +1,5 @@
 // Broadcasting element-wise ops, pooling and softmax for whole models (see layers.h).
+#include <cmath>
 #include <limits>
 
 #include "loom/ops/layers.h"
@@ -109,8 +110,10 @@ static Tensor pool_input(const Tensor& X, const Pool2dParams& p, const Shape& ou
 
 Tensor max_pool2d(const Tensor& X, const Pool2dParams& p, const std::string& name) {
   Shape out = pool2d_shape(shape_of(X), p);
-  double lowest = X.dtype().is_float() ? -std::numeric_limits<double>::infinity() : -128.0;
-  if (X.dtype().is_int() && X.dtype().bits() > 8) lowest = -2147483648.0;
+  // Padding is the type's lowest value, so it never wins: unsigned types pad with 0.
+  double lowest = X.dtype().is_float() ? -std::numeric_limits<double>::infinity()
+                  : X.dtype().is_int() ? -std::ldexp(1.0, X.dtype().bits() - 1)
+                                       : 0.0;
   Tensor P = pool_input(X, p, out, lowest, name);
   IterVar ry = reduce_axis(int(p.kernel[0]), "ry"), rx = reduce_axis(int(p.kernel[1]), "rx");
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {

@@ -22,6 +22,11 @@ graph::Graph import_onnx(const std::string& path, const OnnxImportOptions& optio
 graph::Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const std::string& base_dir,
                                const OnnxImportOptions& options = {});
 
+// A serialized ONNX TensorProto (the input_*.pb / output_*.pb files of ONNX's test data, or a
+// tensor an exporter wrote) as an NDArray. ModelError naming the file for one that does not parse
+// or whose element type Loom does not have.
+NDArray read_onnx_tensor(const std::string& path);
+
 // The ONNX operator types the importer accepts.
 std::vector<std::string> onnx_supported_ops();
 
