@@ -28,8 +28,14 @@ using Handler = std::function<void(Importer&, const onnx::NodeProto&)>;
 struct OpInfo {
   std::vector<std::string> attrs;  // attributes the importer understands (others are errors)
   Handler handler;
+  // The oldest opset whose form of the operator the handler reads. Later changes up to opset 18
+  // are handled (by opset where the meaning changed) or are additions it need not read (types);
+  // an older form (attributes where inputs are now, other defaults) is refused by name.
+  int since = 11;
 };
 const std::map<std::string, OpInfo>& handlers();
+
+inline constexpr int kNewestOpset = 18;
 
 class Importer {
  public:
@@ -40,9 +46,10 @@ class Importer {
     opset_ = 0;
     for (auto& o : model.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
-    if (opset_ < 11 || opset_ > 18)
-      LOOM_THROW(ModelError, origin_, ": ONNX opset ", opset_,
-                 " is not supported (opsets 11 to 18; re-export or convert the model)");
+    if (opset_ == 0) LOOM_THROW(ModelError, origin_, ": the model imports no opset of the default ONNX domain");
+    if (opset_ > kNewestOpset)
+      LOOM_THROW(ModelError, origin_, ": ONNX opset ", opset_, " is newer than this importer reads (up to ",
+                 kNewestOpset, "; re-export or convert the model)");
     const onnx::GraphProto& gp = model.graph();
     g_.name = gp.name().empty() ? "model" : gp.name();
     for (auto& init : gp.initializer())
@@ -223,6 +230,10 @@ class Importer {
       for (auto& [k, v] : handlers()) have += (have.empty() ? "" : ", ") + k;
       LOOM_THROW(ModelError, where(n), ": operator '", n.op_type(), "' is not supported (supported: ", have, ")");
     }
+    if (opset_ < it->second.since)
+      LOOM_THROW(ModelError, where(n), ": the form of '", n.op_type(), "' in opset ", opset_,
+                 " is not supported (this importer reads it from opset ", it->second.since,
+                 " on; re-export or convert the model)");
     for (auto& a : n.attribute()) {
       auto& known = it->second.attrs;
       if (std::find(known.begin(), known.end(), a.name()) == known.end()) {
@@ -460,6 +471,22 @@ std::vector<int64_t> axes_of(Importer& im, const onnx::NodeProto& n) {
   return im.attr_ints(n, "axes", {});
 }
 
+// Reduce*: axes from the attribute (before opset 18; ReduceSum before 13) or the optional second
+// input; empty axes reduce everything, unless noop_with_empty_axes makes the node an identity.
+Handler reduce(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) {
+    int x = im.input(n, 0);
+    std::vector<int64_t> axes = im.has_input(n, 1) ? im.const_ints(n, 1) : im.attr_ints(n, "axes", {});
+    if (axes.empty() && im.attr_int(n, "noop_with_empty_axes", 0)) {
+      im.output(n, im.add(n, "identity", {x}));
+      return;
+    }
+    Attrs a = Attrs().set("keepdims", im.attr_int(n, "keepdims", 1));
+    if (!axes.empty()) a.set("axes", axes);
+    im.output(n, im.add(n, op, {x}, a));
+  };
+}
+
 void import_squeeze(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
   Shape in = im.type(x).shape;
@@ -688,49 +715,59 @@ void import_leaky_relu(Importer& im, const onnx::NodeProto& n) {
 
 const std::map<std::string, OpInfo>& handlers() {
   static const std::map<std::string, OpInfo> table = {
-      {"Conv", {{"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"}, import_conv}},
-      {"Gemm", {{"alpha", "beta", "transA", "transB"}, import_gemm}},
-      {"MatMul", {{}, import_matmul}},
-      {"BatchNormalization", {{"epsilon", "momentum", "training_mode"}, import_batchnorm}},
-      {"Relu", {{}, unary("relu")}},
-      {"Sigmoid", {{}, unary("sigmoid")}},
-      {"Tanh", {{}, unary("tanh")}},
-      {"Exp", {{}, unary("exp")}},
-      {"Sqrt", {{}, unary("sqrt")}},
-      {"Neg", {{}, unary("neg")}},
-      {"Abs", {{}, unary("abs")}},
-      {"Identity", {{}, unary("identity")}},
-      {"Dropout", {{"seed"}, unary("identity")}},
-      {"LeakyRelu", {{"alpha"}, import_leaky_relu}},
+      {"Conv", {{"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"}, import_conv, 1}},
+      {"Gemm", {{"alpha", "beta", "transA", "transB"}, import_gemm, 7}},
+      {"MatMul", {{}, import_matmul, 1}},
+      {"BatchNormalization", {{"epsilon", "momentum", "training_mode"}, import_batchnorm, 9}},
+      {"Relu", {{}, unary("relu"), 6}},
+      {"Sigmoid", {{}, unary("sigmoid"), 6}},
+      {"Tanh", {{}, unary("tanh"), 6}},
+      {"Exp", {{}, unary("exp"), 6}},
+      {"Sqrt", {{}, unary("sqrt"), 6}},
+      {"Neg", {{}, unary("neg"), 6}},
+      {"Abs", {{}, unary("abs"), 6}},
+      {"Identity", {{}, unary("identity"), 1}},
+      {"Dropout", {{"seed"}, unary("identity"), 7}},
+      {"LeakyRelu", {{"alpha"}, import_leaky_relu, 6}},
       {"Clip", {{}, import_clip}},
-      {"Softmax", {{"axis"}, import_softmax}},
-      {"Add", {{}, binary("add")}},
-      {"Sub", {{}, binary("sub")}},
-      {"Mul", {{}, binary("mul")}},
-      {"Div", {{}, binary("div")}},
+      {"Softmax", {{"axis"}, import_softmax, 1}},
+      {"Add", {{}, binary("add"), 7}},
+      {"Sub", {{}, binary("sub"), 7}},
+      {"Mul", {{}, binary("mul"), 7}},
+      {"Div", {{}, binary("div"), 7}},
       {"MaxPool",
-       {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}, import_maxpool}},
+       {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "storage_order"}, import_maxpool, 8}},
       {"AveragePool",
        {{"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "auto_pad", "count_include_pad"},
-        import_avgpool}},
-      {"GlobalAveragePool", {{}, import_global_avgpool}},
-      {"Flatten", {{"axis"}, import_flatten}},
+        import_avgpool,
+        7}},
+      {"GlobalAveragePool", {{}, import_global_avgpool, 1}},
+      {"Flatten", {{"axis"}, import_flatten, 1}},
       {"Reshape", {{"allowzero"}, import_reshape}},
-      {"Squeeze", {{"axes"}, import_squeeze}},
-      {"Unsqueeze", {{"axes"}, import_unsqueeze}},
-      {"Transpose", {{"perm"}, import_transpose}},
-      {"Concat", {{"axis"}, import_concat}},
+      {"Squeeze", {{"axes"}, import_squeeze, 1}},
+      {"Unsqueeze", {{"axes"}, import_unsqueeze, 1}},
+      {"Transpose", {{"perm"}, import_transpose, 1}},
+      {"Concat", {{"axis"}, import_concat, 4}},
       {"Pad", {{"mode"}, import_pad}},
       {"Resize",
        {{"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
          "extrapolation_value"},
         import_resize}},
-      {"Constant", {{"value", "value_float", "value_floats", "value_int", "value_ints"}, import_constant}},
-      {"Shape", {{"start", "end"}, import_shape}},
-      {"Gather", {{"axis"}, import_gather}},
+      {"Constant", {{"value", "value_float", "value_floats", "value_int", "value_ints"}, import_constant, 1}},
+      {"Shape", {{"start", "end"}, import_shape, 1}},
+      {"Gather", {{"axis"}, import_gather, 1}},
       {"Slice", {{}, import_slice}},
-      {"Cast", {{"to"}, import_cast}},
-      {"ConstantOfShape", {{"value"}, import_constant_of_shape}},
+      {"Cast", {{"to"}, import_cast, 6}},
+      {"ReduceSum", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_sum"), 1}},
+      {"ReduceMean", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_mean"), 1}},
+      {"ReduceMax", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_max"), 1}},
+      {"ReduceMin", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_min"), 1}},
+      {"ReduceSumSquare", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_sum_square"), 1}},
+      {"ReduceL1", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_l1"), 1}},
+      {"ReduceL2", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_l2"), 1}},
+      {"ReduceLogSum", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_log_sum"), 1}},
+      {"ReduceLogSumExp", {{"axes", "keepdims", "noop_with_empty_axes"}, reduce("reduce_log_sum_exp"), 1}},
+      {"ConstantOfShape", {{"value"}, import_constant_of_shape, 9}},
   };
   return table;
 }

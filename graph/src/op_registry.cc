@@ -40,6 +40,7 @@ std::map<std::string, OpDef> build_table() {
   add_quant_ops(add);
   add_transform_ops(add);
   add_accel_ops(add);
+  add_reduce_ops(add);
   return t;
 }
 

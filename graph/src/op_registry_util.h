@@ -30,6 +30,7 @@ void add_elemwise_ops(const AddOp& add);   // op_registry_elemwise.cc: broadcast
 void add_quant_ops(const AddOp& add);      // op_registry_quant.cc: int8 quantization
 void add_transform_ops(const AddOp& add);  // op_registry_transform.cc: layouts, reshape, transpose, concat, pad, resize
 void add_accel_ops(const AddOp& add);      // op_registry_accel.cc: the accelerator partition's operators
+void add_reduce_ops(const AddOp& add);     // op_registry_reduce.cc: reductions over sets of axes
 
 template <size_t N>
 std::array<int64_t, N> fixed(const Attrs& a, const std::string& key, std::array<int64_t, N> def) {

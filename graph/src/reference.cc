@@ -276,6 +276,55 @@ T softmax(const Node& n, const Inputs& in) {
   return y;
 }
 
+ReferenceFn reduce(ops::ReduceKind kind) {
+  return [kind](const Node& n, const Inputs& in) {
+    const T& x = *in[0];
+    std::vector<int64_t> axes = n.attrs.get_ints("axes", {});
+    int64_t r = static_cast<int64_t>(x.shape.size());
+    std::vector<bool> reduced(size_t(r), axes.empty());
+    for (int64_t a : axes) reduced[size_t(a < 0 ? a + r : a)] = true;
+    // Each output element gathers the input elements that agree with it on the kept axes.
+    Shape kept;
+    for (int64_t d = 0; d < r; ++d) kept.push_back(reduced[size_t(d)] ? 1 : x.shape[size_t(d)]);
+    std::vector<std::vector<double>> groups(size_t(count(kept)));
+    std::vector<int64_t> kst = strides(kept);
+    for_each_index(x.shape, [&](const std::vector<int64_t>& i, int64_t flat) {
+      int64_t g = 0;
+      for (int64_t d = 0; d < r; ++d)
+        if (!reduced[size_t(d)]) g += i[size_t(d)] * kst[size_t(d)];
+      groups[size_t(g)].push_back(x.v[size_t(flat)]);
+    });
+    T y{n.type.shape, Values(groups.size())};
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const std::vector<double>& v = groups[g];
+      double acc = 0, mx = -std::numeric_limits<double>::infinity(), mn = -mx;
+      for (double e : v) mx = std::max(mx, e), mn = std::min(mn, e);
+      switch (kind) {
+        case ops::ReduceKind::Max:
+          acc = mx;
+          break;
+        case ops::ReduceKind::Min:
+          acc = mn;
+          break;
+        case ops::ReduceKind::LogSumExp:
+          for (double e : v) acc += std::exp(e - mx);
+          acc = std::log(acc) + mx;
+          break;
+        default:
+          for (double e : v)
+            acc += kind == ops::ReduceKind::SumSquare || kind == ops::ReduceKind::L2 ? e * e
+                   : kind == ops::ReduceKind::L1                                     ? std::fabs(e)
+                                                                                     : e;
+          if (kind == ops::ReduceKind::Mean) acc /= double(v.size());
+          if (kind == ops::ReduceKind::L2) acc = std::sqrt(acc);
+          if (kind == ops::ReduceKind::LogSum) acc = std::log(acc);
+      }
+      y.v[g] = acc;
+    }
+    return y;
+  };
+}
+
 T requantize_channel(const Node& n,
                      const Inputs& in) {  // exact integer arithmetic (doubles would round the 64-bit product)
   const T& x = *in[0];

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "loom/graph/op_registry.h"
+#include "loom/ops/layers.h"
 
 namespace loom::graph::ref {
 
@@ -20,6 +21,8 @@ RefTensor max_pool2d(const Node& n, const Inputs& in);
 RefTensor avg_pool2d(const Node& n, const Inputs& in);
 RefTensor global_avg_pool2d(const Node& n, const Inputs& in);
 RefTensor softmax(const Node& n, const Inputs& in);
+// Every reduction (reduce_sum, reduce_mean, ...): the kind is the operator's.
+ReferenceFn reduce(ops::ReduceKind kind);
 RefTensor requantize_channel(const Node& n, const Inputs& in);
 RefTensor add_shifted(const Node& n, const Inputs& in);
 RefTensor layout_transform(const Node& n, const Inputs& in);

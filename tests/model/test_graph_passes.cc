@@ -129,6 +129,47 @@ TEST(GraphPasses, CompiledBlockMatchesNaiveLoops) {
   }
 }
 
+// Every reduction kind, over several axis sets with and without keepdims, compiled vs the naive
+// interpreter (OpDef::reference) vs sums written out here for reduce_sum over axes {1, 3}.
+TEST(GraphOps, ReductionsMatchTheInterpreterAndHandWrittenSums) {
+  const Shape shape = {2, 3, 4, 5};
+  NDArray x = test::random_float32(shape, 21, 0.1, 2.0);  // positive: log_sum is defined
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_sum_square", "reduce_l1",
+                         "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp"})
+    for (auto axes : {std::vector<int64_t>{}, {1, 3}, {-1}, {0, 2}})
+      for (int64_t keep : {1, 0}) {
+        if (axes.empty() && !keep) continue;  // rank 0: refused (tested below)
+        SCOPED_TRACE(std::string(op) + " keepdims " + std::to_string(keep) + " axes " + shape_str(axes));
+        Graph g;
+        int in = g.add_input("x", {shape, DataType::Float(32)});
+        Attrs a = Attrs().set("keepdims", keep);
+        if (!axes.empty()) a.set("axes", axes);
+        g.outputs = {g.add_op(op, "r", {in}, a)};
+        auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "reduce");
+        NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+        ASSERT_EQ(got.shape(), want.shape());
+        for (int64_t i = 0; i < want.numel(); ++i)
+          ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4 * (1 + std::fabs(want.get_as_double(i)))) << i;
+        if (std::string(op) == "reduce_sum" && axes == std::vector<int64_t>{1, 3}) {
+          for (int64_t n = 0; n < 2; ++n)
+            for (int64_t h = 0; h < 4; ++h) {
+              double s = 0;
+              for (int64_t c = 0; c < 3; ++c)
+                for (int64_t w = 0; w < 5; ++w) s += x.get_as_double(((n * 3 + c) * 4 + h) * 5 + w);
+              EXPECT_NEAR(want.get_as_double(n * 4 + h), s, 1e-6 * s);  // the interpreter returns float32
+            }
+        }
+      }
+  Graph g;
+  int in = g.add_input("x", {shape, DataType::Float(32)});
+  g.outputs = {g.add_op("reduce_mean", "all", {in}, Attrs().set("keepdims", int64_t(0)))};
+  EXPECT_NE(test::error_text<Error>([&] { infer_types(g); }).find("keepdims = 1"), std::string::npos);
+  Graph h;
+  int i32 = h.add_input("x", {shape, DataType::Int(32)});
+  h.outputs = {h.add_op("reduce_mean", "m", {i32}, Attrs().set("axes", std::vector<int64_t>{1}))};
+  EXPECT_NE(test::error_text<Error>([&] { infer_types(h); }).find("must be floating point"), std::string::npos);
+}
+
 TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {
   Graph g;
   int x = g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)});

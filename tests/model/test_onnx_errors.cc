@@ -187,11 +187,25 @@ TEST(OnnxErrors, SymbolicShapesNeedAGivenShape) {
   EXPECT_NE(msg.find("has rank 3, the model's has rank 2"), std::string::npos) << msg;
 }
 
+// An operator imports from the oldest opset whose form the importer reads (Relu-6 on: Relu at
+// opset 7 is the same operator as at 13); an older form, a newer opset and a model without a
+// default-domain opset are errors that say which.
 TEST(OnnxErrors, UnsupportedOpset) {
   onnx::ModelProto m = relu_model();
   m.mutable_opset_import(0)->set_version(7);
+  EXPECT_EQ(import_onnx_bytes(m.SerializeAsString(), "'m.onnx'", ".").nodes.size(), 2u);
+  m.mutable_opset_import(0)->set_version(5);
   std::string msg = import_error(m);
-  EXPECT_NE(msg.find("opset 7 is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the form of 'Relu' in opset 5 is not supported (this importer reads it from opset 6 on"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("the_relu"), std::string::npos) << msg;
+  m.mutable_opset_import(0)->set_version(19);
+  msg = import_error(m);
+  EXPECT_NE(msg.find("ONNX opset 19 is newer than this importer reads (up to 18"), std::string::npos) << msg;
+  m.mutable_opset_import(0)->set_domain("ai.onnx.ml");
+  msg = import_error(m);
+  EXPECT_NE(msg.find("imports no opset of the default ONNX domain"), std::string::npos) << msg;
 }
 
 TEST(OnnxErrors, ShapeMismatchNamesTheNode) {

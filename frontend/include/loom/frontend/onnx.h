@@ -1,4 +1,5 @@
-// ONNX importer: an ONNX model (opsets 11-18, as PyTorch, torchvision and most exporters write
+// ONNX importer: an ONNX model (up to opset 18; each operator from the oldest opset whose form
+// the importer reads, so opsets 11-18 as PyTorch, torchvision and most exporters write
 // them) becomes a graph::Graph. Initializers and Constant nodes become constants; external data
 // files are read relative to the model; shape computations on constants (Shape, Gather, Slice,
 // Concat, Cast, ...) are evaluated during import so shapes stay static. Any unsupported operator,

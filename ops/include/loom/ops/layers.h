@@ -101,6 +101,18 @@ Tensor global_avg_pool2d(const Tensor& X, const std::string& name);  // NCHW -> 
 // Softmax along `axis` (max, exp, sum, divide stages).
 Tensor softmax(const Tensor& X, int axis, const std::string& name);
 
+// Reductions over a set of axes (ONNX's Reduce* operators).
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, SumSquare, L1, L2, LogSum, LogSumExp };
+const char* to_string(ReduceKind kind);  // "sum", "mean", "max", ... (the graph operator is reduce_<name>)
+// `axes`: distinct, each in [-rank, rank); empty: every axis. Reduced axes stay as size-1
+// dimensions with keepdims, else they are dropped (a full reduction without keepdims is rank 0).
+// ShapeError naming the axis otherwise.
+Shape reduce_shape(const Shape& x, const std::vector<int64_t>& axes, bool keepdims);
+// Mean, L2, LogSum and LogSumExp need floating-point data (TypeError otherwise); LogSumExp
+// subtracts the maximum first, so large inputs do not overflow.
+Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes, bool keepdims,
+              const std::string& name);
+
 Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name);
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name);
 Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name);

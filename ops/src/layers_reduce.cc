@@ -1,0 +1,158 @@
+// Reductions over a set of axes (layers.h): one reduction stage over the reduced axes, then an
+// element-wise stage where the kind needs one (mean, L2, log-sum, log-sum-exp).
+#include <algorithm>
+
+#include "loom/ops/layers.h"
+#include "loom/ops/nn.h"
+#include "loom/runtime/error.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+namespace {
+
+// The axes in [0, rank), sorted; every axis when empty.
+std::vector<int64_t> normalized_axes(const Shape& x, const std::vector<int64_t>& axes) {
+  int64_t r = static_cast<int64_t>(x.size());
+  std::vector<int64_t> out;
+  if (axes.empty())
+    for (int64_t d = 0; d < r; ++d) out.push_back(d);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) LOOM_THROW(ShapeError, "reduction axis ", a, " out of range for rank ", r);
+    int64_t d = a < 0 ? a + r : a;
+    if (std::find(out.begin(), out.end(), d) != out.end()) LOOM_THROW(ShapeError, "reduction axis ", a, " given twice");
+    out.push_back(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool needs_float(ReduceKind k) {
+  return k == ReduceKind::Mean || k == ReduceKind::L2 || k == ReduceKind::LogSum || k == ReduceKind::LogSumExp;
+}
+
+}  // namespace
+
+const char* to_string(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum:
+      return "sum";
+    case ReduceKind::Mean:
+      return "mean";
+    case ReduceKind::Max:
+      return "max";
+    case ReduceKind::Min:
+      return "min";
+    case ReduceKind::SumSquare:
+      return "sum_square";
+    case ReduceKind::L1:
+      return "l1";
+    case ReduceKind::L2:
+      return "l2";
+    case ReduceKind::LogSum:
+      return "log_sum";
+    case ReduceKind::LogSumExp:
+      return "log_sum_exp";
+  }
+  return "?";
+}
+
+Shape reduce_shape(const Shape& x, const std::vector<int64_t>& axes, bool keepdims) {
+  std::vector<int64_t> red = normalized_axes(x, axes);
+  Shape out;
+  for (size_t d = 0; d < x.size(); ++d) {
+    bool reduced = std::binary_search(red.begin(), red.end(), int64_t(d));
+    if (!reduced)
+      out.push_back(x[d]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes, bool keepdims,
+              const std::string& name) {
+  if (needs_float(kind) && !X.dtype().is_float())
+    LOOM_THROW(TypeError, "reduce_", to_string(kind), " '", name, "': input must be floating point, is ",
+               X.dtype().str());
+  Shape xs = shape_of(X);
+  std::vector<int64_t> red = normalized_axes(xs, axes);
+  Shape out = reduce_shape(xs, axes, keepdims);
+  int64_t count = 1;
+  for (int64_t d : red) count *= xs[size_t(d)];
+  if (count == 0) LOOM_THROW(ShapeError, "reduce_", to_string(kind), " '", name, "': reduces an empty axis");
+  std::vector<IterVar> raxes;
+  for (int64_t d : red) raxes.push_back(reduce_axis(int(xs[size_t(d)]), "r" + std::to_string(d)));
+  // The input index of an output index `v`, the reduced axes at `raxes`.
+  auto input_index = [&](const std::vector<Var>& v) {
+    std::vector<Expr> idx;
+    size_t o = 0, k = 0;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      if (k < red.size() && red[k] == int64_t(d)) {
+        idx.push_back(raxes[k++]->var);
+        if (keepdims) ++o;
+      } else {
+        idx.push_back(v[o++]);
+      }
+    }
+    return idx;
+  };
+  auto reduction = [&](const std::string& stage, const std::function<Expr(Expr)>& f, bool is_max, bool is_min) {
+    return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                     Expr e = f(X(input_index(v)));
+                     return is_max ? max_reduce(e, raxes) : is_min ? min_reduce(e, raxes) : sum(e, raxes);
+                   }),
+                   stage, "reduce");
+  };
+  auto identity = [](Expr e) { return e; };
+  auto then = [&](const Tensor& t, const std::function<Expr(Expr)>& f) {
+    return compute(shape_exprs(out),
+                   ComputeFn([&](const std::vector<Var>& v) { return f(t(std::vector<Expr>(v.begin(), v.end()))); }),
+                   name, "elemwise");
+  };
+  switch (kind) {
+    case ReduceKind::Sum:
+      return reduction(name, identity, false, false);
+    case ReduceKind::Max:
+      return reduction(name, identity, true, false);
+    case ReduceKind::Min:
+      return reduction(name, identity, false, true);
+    case ReduceKind::SumSquare:
+      return reduction(
+          name, [](Expr e) { return e * e; }, false, false);
+    case ReduceKind::L1:
+      return reduction(
+          name, [](Expr e) { return ir::abs(e); }, false, false);
+    case ReduceKind::Mean: {
+      Tensor s = reduction(name + "_sum", identity, false, false);
+      return then(s, [&](Expr e) { return e / make_const(e.type(), double(count)); });
+    }
+    case ReduceKind::L2: {
+      Tensor s = reduction(
+          name + "_sum_square", [](Expr e) { return e * e; }, false, false);
+      return then(s, [](Expr e) { return ir::sqrt(e); });
+    }
+    case ReduceKind::LogSum: {
+      Tensor s = reduction(name + "_sum", identity, false, false);
+      return then(s, [](Expr e) { return ir::log(e); });
+    }
+    case ReduceKind::LogSumExp: {
+      Tensor m = reduction(name + "_max", identity, true, false);
+      // sum(exp(x - max)), then log(...) + max.
+      Tensor s = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                           std::vector<Expr> mi(v.begin(), v.end());
+                           return sum(ir::exp(X(input_index(v)) - m(mi)), raxes);
+                         }),
+                         name + "_sum_exp", "reduce");
+      return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                       std::vector<Expr> i(v.begin(), v.end());
+                       return ir::log(s(i)) + m(i);
+                     }),
+                     name, "elemwise");
+    }
+  }
+  LOOM_THROW(InternalError, "unknown reduction kind");
+}
+
+}  // namespace loom::ops
