@@ -713,6 +713,36 @@ void import_leaky_relu(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "leaky_relu", {im.input(n, 0)}, Attrs().set("alpha", im.attr_float(n, "alpha", 0.01))));
 }
 
+// Max, Min, Sum, Mean of any number of inputs (numpy broadcasting): a chain of the binary graph
+// operator, divided by the count for Mean.
+Handler variadic(const std::string& op, bool mean = false) {
+  return [op, mean](Importer& im, const onnx::NodeProto& n) {
+    if (n.input_size() < 1) im.unsupported(n, "needs at least one input");
+    int acc = im.input(n, 0);
+    for (int i = 1; i < n.input_size(); ++i) acc = im.add(n, op, {acc, im.input(n, i)});
+    if (n.input_size() == 1) acc = im.add(n, "identity", {acc});
+    if (mean && n.input_size() > 1) {
+      DataType t = im.type(acc).dtype;
+      if (!t.is_float()) im.unsupported(n, "Mean of integer inputs");
+      NDArray k = NDArray::empty({1}, t);
+      k.set_from_double(0, 1.0 / n.input_size());
+      acc = im.add(n, "mul", {acc, im.add_const(n, k)});
+    }
+    im.output(n, acc);
+  };
+}
+
+// An element-wise operator whose float attributes (the graph operator knows ONNX's defaults)
+// are copied when the node sets them.
+Handler unary_with(const std::string& op, std::vector<std::string> float_attrs) {
+  return [op, float_attrs](Importer& im, const onnx::NodeProto& n) {
+    Attrs a;
+    for (const std::string& name : float_attrs)
+      if (im.attr(n, name)) a.set(name, im.attr_float(n, name, 0.0));
+    im.output(n, im.add(n, op, {im.input(n, 0)}, a));
+  };
+}
+
 const std::map<std::string, OpInfo>& handlers() {
   static const std::map<std::string, OpInfo> table = {
       {"Conv", {{"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad"}, import_conv, 1}},
@@ -729,6 +759,20 @@ const std::map<std::string, OpInfo>& handlers() {
       {"Identity", {{}, unary("identity"), 1}},
       {"Dropout", {{"seed"}, unary("identity"), 7}},
       {"LeakyRelu", {{"alpha"}, import_leaky_relu, 6}},
+      {"Max", {{}, variadic("maximum"), 6}},
+      {"Min", {{}, variadic("minimum"), 6}},
+      {"Sum", {{}, variadic("add"), 6}},
+      {"Mean", {{}, variadic("add", true), 6}},
+      {"Elu", {{"alpha"}, unary_with("elu", {"alpha"}), 6}},
+      {"Selu", {{"alpha", "gamma"}, unary_with("selu", {"alpha", "gamma"}), 6}},
+      {"Celu", {{"alpha"}, unary_with("celu", {"alpha"}), 12}},
+      {"HardSigmoid", {{"alpha", "beta"}, unary_with("hard_sigmoid", {"alpha", "beta"}), 6}},
+      {"HardSwish", {{}, unary("hard_swish"), 14}},
+      {"Softplus", {{}, unary("softplus"), 1}},
+      {"Softsign", {{}, unary("softsign"), 1}},
+      {"Reciprocal", {{}, unary("reciprocal"), 6}},
+      {"Log", {{}, unary("log"), 6}},
+      {"Sign", {{}, unary("sign"), 9}},
       {"Clip", {{}, import_clip}},
       {"Softmax", {{"axis"}, import_softmax, 1}},
       {"Add", {{}, binary("add"), 7}},

@@ -1,5 +1,7 @@
 #include "onnx_tensor.h"
 
+#include <cctype>
+
 #include <cmath>
 
 #include <cstring>
@@ -30,9 +32,14 @@ DataType onnx_dtype(int t, const std::string& where) {
       return DataType::UInt(8);
     case onnx::TensorProto::BOOL:
       return DataType::Bool();
-    default:
-      LOOM_THROW(ModelError, where, ": ONNX element type ", t,
-                 " is not supported (float32/16/64, int8/16/32/64, uint8, bool)");
+    default: {
+      std::string name = onnx::TensorProto::DataType_IsValid(t)
+                             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t))
+                             : "unknown";
+      for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+      LOOM_THROW(ModelError, where, ": ONNX element type ", name, " (", t,
+                 ") is not supported (float32/16/64, int8/16/32/64, uint8, bool)");
+    }
   }
 }
 

@@ -98,6 +98,66 @@ void add_elemwise_ops(const AddOp& add) {
       "neg", false, [](const Node&, Expr x) { return -x; }, [](const Node&, double x) { return -x; });
   unary(
       "abs", false, [](const Node&, Expr x) { return ir::abs(x); }, [](const Node&, double x) { return std::fabs(x); });
+  // Activations and element-wise functions of ONNX; float attributes with ONNX's defaults.
+  auto attr = [](const Node& n, const char* name, double def) { return n.attrs.get_float(name, def); };
+  auto c = [](Expr x, double v) { return ir::make_const(x.type(), v); };
+  unary(
+      "reciprocal", true, [c](const Node&, Expr x) { return c(x, 1.0) / x; },
+      [](const Node&, double x) { return 1.0 / x; });
+  unary(
+      "softsign", true, [c](const Node&, Expr x) { return x / (c(x, 1.0) + ir::abs(x)); },
+      [](const Node&, double x) { return x / (1.0 + std::fabs(x)); });
+  unary(
+      "softplus", true, [c](const Node&, Expr x) { return ir::log(ir::exp(x) + c(x, 1.0)); },
+      [](const Node&, double x) { return std::log(std::exp(x) + 1.0); });
+  unary(
+      "log", true, [](const Node&, Expr x) { return ir::log(x); }, [](const Node&, double x) { return std::log(x); });
+  unary(
+      "sign", false,
+      [c](const Node&, Expr x) {
+        return ir::select(x > c(x, 0.0), c(x, 1.0), ir::select(x < c(x, 0.0), c(x, -1.0), c(x, 0.0)));
+      },
+      [](const Node&, double x) { return double((x > 0) - (x < 0)); });
+  unary(
+      "elu", true,
+      [attr, c](const Node& n, Expr x) {
+        return ir::select(x > c(x, 0.0), x, c(x, attr(n, "alpha", 1.0)) * (ir::exp(x) - c(x, 1.0)));
+      },
+      [attr](const Node& n, double x) { return x > 0 ? x : attr(n, "alpha", 1.0) * (std::exp(x) - 1.0); });
+  const double selu_alpha = 1.67326319217681884765625, selu_gamma = 1.05070102214813232421875;
+  unary(
+      "selu", true,
+      [=](const Node& n, Expr x) {
+        Expr a = c(x, attr(n, "alpha", selu_alpha)), g = c(x, attr(n, "gamma", selu_gamma));
+        return ir::select(x > c(x, 0.0), g * x, g * (a * ir::exp(x) - a));
+      },
+      [=](const Node& n, double x) {
+        double a = attr(n, "alpha", selu_alpha), g = attr(n, "gamma", selu_gamma);
+        return x > 0 ? g * x : g * (a * std::exp(x) - a);
+      });
+  unary(
+      "celu", true,
+      [attr, c](const Node& n, Expr x) {
+        Expr a = c(x, attr(n, "alpha", 1.0)), zero = c(x, 0.0);
+        return ir::max(zero, x) + ir::min(zero, a * (ir::exp(x / a) - c(x, 1.0)));
+      },
+      [attr](const Node& n, double x) {
+        double a = attr(n, "alpha", 1.0);
+        return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0));
+      });
+  unary(
+      "hard_sigmoid", true,
+      [attr, c](const Node& n, Expr x) {
+        Expr y = c(x, attr(n, "alpha", 0.2)) * x + c(x, attr(n, "beta", 0.5));
+        return ir::max(c(x, 0.0), ir::min(c(x, 1.0), y));
+      },
+      [attr](const Node& n, double x) {
+        return std::max(0.0, std::min(1.0, attr(n, "alpha", 0.2) * x + attr(n, "beta", 0.5)));
+      });
+  unary(
+      "hard_swish", true,
+      [c](const Node&, Expr x) { return x * ir::max(c(x, 0.0), ir::min(c(x, 1.0), x * c(x, 1.0 / 6.0) + c(x, 0.5))); },
+      [](const Node&, double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); });
   unary(
       "identity", false, [](const Node&, Expr x) { return x; }, [](const Node&, double x) { return x; })
       .nonnegative = input0_nonnegative;

@@ -170,6 +170,41 @@ TEST(GraphOps, ReductionsMatchTheInterpreterAndHandWrittenSums) {
   EXPECT_NE(test::error_text<Error>([&] { infer_types(h); }).find("must be floating point"), std::string::npos);
 }
 
+// The element-wise activations of ONNX: compiled vs the interpreter on random inputs, and both
+// vs values written out here at x = -1, 0, 1 (ONNX's defaults for alpha, beta, gamma).
+TEST(GraphOps, ActivationsMatchTheInterpreterAndHandValues) {
+  const double selu_g = 1.05070102214813232421875, selu_a = 1.67326319217681884765625, e = std::exp(1.0);
+  struct Case {
+    const char* op;
+    double at_minus_one, at_zero, at_one;
+  };
+  for (Case c :
+       {Case{"reciprocal", -1, INFINITY, 1}, Case{"softsign", -0.5, 0, 0.5},
+        Case{"softplus", std::log(1 + 1 / e), std::log(2.0), std::log(1 + e)}, Case{"sign", -1, 0, 1},
+        Case{"elu", 1 / e - 1, 0, 1}, Case{"selu", selu_g * selu_a * (1 / e - 1), 0, selu_g},
+        Case{"celu", 1 / e - 1, 0, 1}, Case{"hard_sigmoid", 0.3, 0.5, 0.7}, Case{"hard_swish", -1.0 / 3, 0, 2.0 / 3}}) {
+    SCOPED_TRACE(c.op);
+    Graph g;
+    int in = g.add_input("x", {{1, 3, 8, 8}, DataType::Float(32)});
+    g.outputs = {g.add_op(c.op, "y", {in})};
+    auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "act");
+    NDArray x = test::random_float32({1, 3, 8, 8}, 5, -4, 4);
+    x.set_from_double(0, -1);
+    x.set_from_double(1, 0);
+    x.set_from_double(2, 1);
+    NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+    for (int64_t i = 0; i < want.numel(); ++i)
+      if (!std::isinf(want.get_as_double(i)) || got.get_as_double(i) != want.get_as_double(i))
+        ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-5 * (1 + std::fabs(want.get_as_double(i)))) << i;
+    double hand[3] = {c.at_minus_one, c.at_zero, c.at_one};
+    for (int i = 0; i < 3; ++i)
+      if (std::isinf(hand[i]))
+        EXPECT_TRUE(std::isinf(got.get_as_double(i))) << i;
+      else
+        EXPECT_NEAR(got.get_as_double(i), hand[i], 1e-6) << "at x = " << i - 1;
+  }
+}
+
 TEST(GraphPasses, UnfoldableBatchNormBecomesMultiplyAdd) {
   Graph g;
   int x = g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)});
