@@ -371,9 +371,10 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
       {"log10", {llvm::Intrinsic::log10, 1}}, {"sqrt", {llvm::Intrinsic::sqrt, 1}},
       {"fabs", {llvm::Intrinsic::fabs, 1}},   {"floor", {llvm::Intrinsic::floor, 1}},
       {"ceil", {llvm::Intrinsic::ceil, 1}},   {"trunc", {llvm::Intrinsic::trunc, 1}},
-      {"round", {llvm::Intrinsic::round, 1}}, {"sin", {llvm::Intrinsic::sin, 1}},
-      {"cos", {llvm::Intrinsic::cos, 1}},     {"tanh", {llvm::Intrinsic::tanh, 1}},
-      {"pow", {llvm::Intrinsic::pow, 2}},     {"fma", {llvm::Intrinsic::fma, 3}},
+      {"round", {llvm::Intrinsic::round, 1}}, {"roundeven", {llvm::Intrinsic::roundeven, 1}},
+      {"sin", {llvm::Intrinsic::sin, 1}},     {"cos", {llvm::Intrinsic::cos, 1}},
+      {"tanh", {llvm::Intrinsic::tanh, 1}},   {"pow", {llvm::Intrinsic::pow, 2}},
+      {"fma", {llvm::Intrinsic::fma, 3}},
   };
   std::string where = "call '" + op->name + "'";
   DataType t = op->type;

@@ -21,11 +21,13 @@ void add_elemwise_ops(const AddOp& add) {
                 Bin{"mul", ops::BinaryOp::Mul, [](double a, double c) { return a * c; }},
                 Bin{"div", ops::BinaryOp::Div, [](double a, double c) { return a / c; }},
                 Bin{"maximum", ops::BinaryOp::Max, [](double a, double c) { return std::max(a, c); }},
-                Bin{"minimum", ops::BinaryOp::Min, [](double a, double c) { return std::min(a, c); }}}) {
+                Bin{"minimum", ops::BinaryOp::Min, [](double a, double c) { return std::min(a, c); }},
+                Bin{"pow", ops::BinaryOp::Pow, [](double a, double c) { return std::pow(a, c); }}}) {
     ops::BinaryOp op = b.op;
     OpDef& d = add({b.name, OpPattern::Broadcast, 2, 2,
-                    [](const Node&, const std::vector<TensorType>& in) {
+                    [op](const Node&, const std::vector<TensorType>& in) {
                       same_dtype(in);
+                      if (op == ops::BinaryOp::Pow) expect_float(in[0], "base");
                       return TensorType{ops::broadcast_shape(in[0].shape, in[1].shape), in[0].dtype};
                     },
                     [op](const Node&, const std::vector<Tensor>& in, const std::string& name) {
@@ -158,6 +160,35 @@ void add_elemwise_ops(const AddOp& add) {
       "hard_swish", true,
       [c](const Node&, Expr x) { return x * ir::max(c(x, 0.0), ir::min(c(x, 1.0), x * c(x, 1.0 / 6.0) + c(x, 0.5))); },
       [](const Node&, double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); });
+  unary(
+      "floor", true, [](const Node&, Expr x) { return ir::floor(x); },
+      [](const Node&, double x) { return std::floor(x); });
+  unary(
+      "ceil", true, [](const Node&, Expr x) { return ir::ceil(x); },
+      [](const Node&, double x) { return std::ceil(x); });
+  unary(
+      "round", true, [](const Node&, Expr x) { return ir::round_even(x); },
+      [](const Node&, double x) { return std::nearbyint(x); });
+  unary(
+      "sin", true, [](const Node&, Expr x) { return ir::sin(x); }, [](const Node&, double x) { return std::sin(x); });
+  unary(
+      "cos", true, [](const Node&, Expr x) { return ir::cos(x); }, [](const Node&, double x) { return std::cos(x); });
+  unary(
+      "tan", true, [](const Node&, Expr x) { return ir::sin(x) / ir::cos(x); },
+      [](const Node&, double x) { return std::tan(x); });
+  // erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7): exp, a polynomial and a
+  // sign, so it vectorizes (GELU's erf).
+  unary(
+      "erf", true,
+      [c](const Node&, Expr x) {
+        Expr a = ir::abs(x), t = c(x, 1.0) / (c(x, 1.0) + c(x, 0.3275911) * a);
+        Expr poly =
+            t * (c(x, 0.254829592) +
+                 t * (c(x, -0.284496736) + t * (c(x, 1.421413741) + t * (c(x, -1.453152027) + t * c(x, 1.061405429)))));
+        Expr y = c(x, 1.0) - poly * ir::exp(-(a * a));
+        return ir::select(x < c(x, 0.0), -y, y);
+      },
+      [](const Node&, double x) { return std::erf(x); });
   unary(
       "identity", false, [](const Node&, Expr x) { return x; }, [](const Node&, double x) { return x; })
       .nonnegative = input0_nonnegative;

@@ -248,6 +248,12 @@ class Evaluator {
           r = std::ceil(x);
         else if (c->name == "round")
           r = std::round(x);
+        else if (c->name == "roundeven")
+          r = std::nearbyint(x);  // the default rounding mode: to nearest, halves to even
+        else if (c->name == "sin")
+          r = std::sin(x);
+        else if (c->name == "cos")
+          r = std::cos(x);
         else if (c->name == "trunc")
           r = std::trunc(x);
         else if (c->name == "pow")

@@ -241,6 +241,17 @@ Expr exp(Expr x) { return float_intrinsic("exp", std::move(x)); }
 Expr sqrt(Expr x) { return float_intrinsic("sqrt", std::move(x)); }
 Expr log(Expr x) { return float_intrinsic("log", std::move(x)); }
 Expr tanh(Expr x) { return float_intrinsic("tanh", std::move(x)); }
+Expr floor(Expr x) { return float_intrinsic("floor", std::move(x)); }
+Expr ceil(Expr x) { return float_intrinsic("ceil", std::move(x)); }
+Expr round_even(Expr x) { return float_intrinsic("roundeven", std::move(x)); }
+Expr sin(Expr x) { return float_intrinsic("sin", std::move(x)); }
+Expr cos(Expr x) { return float_intrinsic("cos", std::move(x)); }
+Expr pow(Expr a, Expr b) {
+  if (!a.type().is_float() || a.type() != b.type())
+    LOOM_THROW(TypeError, "pow: expects float operands of one type, got ", a.type().str(), " and ", b.type().str());
+  DataType t = a.type();
+  return call_intrinsic(t, "pow", {std::move(a), std::move(b)});
+}
 Expr abs(Expr x) {
   if (x.type().is_float()) return float_intrinsic("fabs", std::move(x));
   return select(x < make_zero(x.type()), -x, x);

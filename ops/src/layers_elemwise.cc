@@ -51,6 +51,8 @@ Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& 
                        return max(a, b);
                      case BinaryOp::Min:
                        return min(a, b);
+                     case BinaryOp::Pow:
+                       return ir::pow(a, b);
                    }
                    return a;
                  }),

@@ -229,6 +229,12 @@ Expr sqrt(Expr x);
 Expr log(Expr x);
 Expr tanh(Expr x);
 Expr abs(Expr x);
+Expr floor(Expr x);
+Expr ceil(Expr x);
+Expr round_even(Expr x);  // to the nearest integer, halves to even (numpy's and ONNX's Round)
+Expr sin(Expr x);
+Expr cos(Expr x);
+Expr pow(Expr a, Expr b);  // both float, one type
 Expr floordiv(Expr a, Expr b);
 Expr floormod(Expr a, Expr b);
 Expr make_binary(ExprKind kind, Expr a, Expr b);  // generic form, used by mutators

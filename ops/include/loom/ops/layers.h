@@ -79,7 +79,7 @@ Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name);
 
 // Numpy broadcasting of two shapes (ShapeError naming both if incompatible).
 Shape broadcast_shape(const Shape& a, const Shape& b);
-enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
+enum class BinaryOp { Add, Sub, Mul, Div, Max, Min, Pow };  // Pow: float operands
 Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& name);
 // Element-wise map of one tensor (tag "elemwise").
 Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name);
