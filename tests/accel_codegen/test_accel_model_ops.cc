@@ -234,6 +234,23 @@ TEST(AccelModelDense, ImpossibleTilingNamesTheScratchpad) {
   }
 }
 
+// The conv chooser's tilings pass its own checker on the shapes where the default heuristic does
+// not fit (31x31 and 47x47 outputs with two contexts, AlexNet's first layer), on every config.
+TEST(AccelModelConv, ChosenTilingsPassTheChecker) {
+  for (const char* config : {"default", "1x32x32", "batch2"}) {
+    const ops::AccelLimits lim =
+        ops::accel_target(accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json")).limits;
+    for (ops::ConvShape c :
+         {ops::ConvShape{31, 31, 4, 4, 3, 3, 1, true}, ops::ConvShape{47, 47, 2, 2, 3, 3, 1, true},
+          ops::ConvShape{55, 55, 4, 1, 11, 11, 4, true}, ops::ConvShape{7, 7, 32, 32, 3, 3, 1, true}})
+      for (int vt : {1, 2, 4}) {
+        SCOPED_TRACE(std::string(config) + " " + std::to_string(c.out_h) + "x" + std::to_string(c.out_w) + " vt " +
+                     std::to_string(vt));
+        EXPECT_NO_THROW(ops::check_conv_tiling(c, ops::choose_conv_tiling(c, vt, lim), lim));
+      }
+  }
+}
+
 // check_dense_tiling accepts what the chooser gives and names what is wrong with the rest.
 TEST(AccelModelDense, CheckerNamesTheFactorOrTheScratchpad) {
   const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;
