@@ -365,7 +365,9 @@ void import_clip(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "clip", {im.input(n, 0)}, a));
 }
 
-void import_softmax(Importer& im, const onnx::NodeProto& n) {
+// Softmax, and LogSoftmax as the log of it (`log`).
+void import_softmax_or_log(Importer& im, const onnx::NodeProto& n, bool log) {
+  auto finish = [&](int y) { return log ? im.add(n, "log", {y}, {}, "_log") : y; };
   int x = im.input(n, 0);
   Shape s = im.type(x).shape;
   int64_t r = static_cast<int64_t>(s.size());
@@ -373,16 +375,18 @@ void import_softmax(Importer& im, const onnx::NodeProto& n) {
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r) im.unsupported(n, "axis out of range");
   if (im.opset() >= 13 || axis == r - 1) {
-    im.output(n, im.add(n, "softmax", {x}, Attrs().set("axis", axis)));
+    im.output(n, finish(im.add(n, "softmax", {x}, Attrs().set("axis", axis))));
     return;
   }
   // Before opset 13, softmax works on the input flattened to 2-D at `axis`.
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < r; ++d) (d < axis ? outer : inner) *= s[d];
   int flat = im.add(n, "reshape", {x}, Attrs().set("shape", Shape{outer, inner}), "_2d");
-  int sm = im.add(n, "softmax", {flat}, Attrs().set("axis", int64_t(1)), "_softmax");
+  int sm = finish(im.add(n, "softmax", {flat}, Attrs().set("axis", int64_t(1)), "_softmax"));
   im.output(n, im.add(n, "reshape", {sm}, Attrs().set("shape", s)));
 }
+void import_softmax(Importer& im, const onnx::NodeProto& n) { import_softmax_or_log(im, n, false); }
+void import_log_softmax(Importer& im, const onnx::NodeProto& n) { import_softmax_or_log(im, n, true); }
 
 Attrs pool_attrs(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
@@ -783,6 +787,8 @@ const std::map<std::string, OpInfo>& handlers() {
       {"Pow", {{}, binary("pow"), 7}},
       {"Clip", {{}, import_clip}},
       {"Softmax", {{"axis"}, import_softmax, 1}},
+      {"LogSoftmax", {{"axis"}, import_log_softmax, 1}},
+      {"ThresholdedRelu", {{"alpha"}, unary_with("thresholded_relu", {"alpha"}), 10}},
       {"Add", {{}, binary("add"), 7}},
       {"Sub", {{}, binary("sub"), 7}},
       {"Mul", {{}, binary("mul"), 7}},

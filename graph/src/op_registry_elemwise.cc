@@ -161,6 +161,10 @@ void add_elemwise_ops(const AddOp& add) {
       [c](const Node&, Expr x) { return x * ir::max(c(x, 0.0), ir::min(c(x, 1.0), x * c(x, 1.0 / 6.0) + c(x, 0.5))); },
       [](const Node&, double x) { return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5)); });
   unary(
+      "thresholded_relu", true,
+      [attr, c](const Node& n, Expr x) { return ir::select(x > c(x, attr(n, "alpha", 1.0)), x, c(x, 0.0)); },
+      [attr](const Node& n, double x) { return x > attr(n, "alpha", 1.0) ? x : 0.0; });
+  unary(
       "floor", true, [](const Node&, Expr x) { return ir::floor(x); },
       [](const Node&, double x) { return std::floor(x); });
   unary(

@@ -183,7 +183,7 @@ TEST(GraphOps, ActivationsMatchTheInterpreterAndHandValues) {
         Case{"softplus", std::log(1 + 1 / e), std::log(2.0), std::log(1 + e)}, Case{"sign", -1, 0, 1},
         Case{"elu", 1 / e - 1, 0, 1}, Case{"selu", selu_g * selu_a * (1 / e - 1), 0, selu_g},
         Case{"celu", 1 / e - 1, 0, 1}, Case{"hard_sigmoid", 0.3, 0.5, 0.7}, Case{"hard_swish", -1.0 / 3, 0, 2.0 / 3},
-        Case{"floor", -1, 0, 1}, Case{"ceil", -1, 0, 1}, Case{"round", -1, 0, 1},
+        Case{"thresholded_relu", 0, 0, 0}, Case{"floor", -1, 0, 1}, Case{"ceil", -1, 0, 1}, Case{"round", -1, 0, 1},
         Case{"sin", -std::sin(1.0), 0, std::sin(1.0)}, Case{"cos", std::cos(1.0), 1, std::cos(1.0)},
         Case{"tan", -std::tan(1.0), 0, std::tan(1.0)}, Case{"erf", -0.8427007929497149, 0, 0.8427007929497149}}) {
     SCOPED_TRACE(c.op);
