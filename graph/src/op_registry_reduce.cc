@@ -13,9 +13,7 @@ void add_reduce_ops(const AddOp& add) {
                           ReduceKind::L1, ReduceKind::L2, ReduceKind::LogSum, ReduceKind::LogSumExp}) {
     add({std::string("reduce_") + ops::to_string(kind), OpPattern::CommReduce, 1, 1,
          [kind](const Node& n, const std::vector<TensorType>& in) {
-           if (kind == ReduceKind::Mean || kind == ReduceKind::L2 || kind == ReduceKind::LogSum ||
-               kind == ReduceKind::LogSumExp)
-             expect_float(in[0], "input");
+           if (ops::reduce_needs_float(kind)) expect_float(in[0], "input");
            Shape out = ops::reduce_shape(in[0].shape, n.attrs.get_ints("axes", {}), n.attrs.get_int("keepdims", 1));
            if (out.empty()) LOOM_THROW(ShapeError, "a reduction to a scalar needs keepdims = 1 (rank-0 tensors)");
            return TensorType{out, in[0].dtype};

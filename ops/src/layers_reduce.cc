@@ -28,11 +28,13 @@ std::vector<int64_t> normalized_axes(const Shape& x, const std::vector<int64_t>&
   return out;
 }
 
-bool needs_float(ReduceKind k) {
-  return k == ReduceKind::Mean || k == ReduceKind::L2 || k == ReduceKind::LogSum || k == ReduceKind::LogSumExp;
-}
+enum class Combine { Sum, Max, Min };
 
 }  // namespace
+
+bool reduce_needs_float(ReduceKind k) {
+  return k == ReduceKind::Mean || k == ReduceKind::L2 || k == ReduceKind::LogSum || k == ReduceKind::LogSumExp;
+}
 
 const char* to_string(ReduceKind kind) {
   switch (kind) {
@@ -73,7 +75,7 @@ Shape reduce_shape(const Shape& x, const std::vector<int64_t>& axes, bool keepdi
 
 Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes, bool keepdims,
               const std::string& name) {
-  if (needs_float(kind) && !X.dtype().is_float())
+  if (reduce_needs_float(kind) && !X.dtype().is_float())
     LOOM_THROW(TypeError, "reduce_", to_string(kind), " '", name, "': input must be floating point, is ",
                X.dtype().str());
   Shape xs = shape_of(X);
@@ -82,74 +84,68 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
   int64_t count = 1;
   for (int64_t d : red) count *= xs[size_t(d)];
   if (count == 0) LOOM_THROW(ShapeError, "reduce_", to_string(kind), " '", name, "': reduces an empty axis");
-  std::vector<IterVar> raxes;
-  for (int64_t d : red) raxes.push_back(reduce_axis(int(xs[size_t(d)]), "r" + std::to_string(d)));
-  // The input index of an output index `v`, the reduced axes at `raxes`.
-  auto input_index = [&](const std::vector<Var>& v) {
-    std::vector<Expr> idx;
-    size_t o = 0, k = 0;
-    for (size_t d = 0; d < xs.size(); ++d) {
-      if (k < red.size() && red[k] == int64_t(d)) {
-        idx.push_back(raxes[k++]->var);
-        if (keepdims) ++o;
-      } else {
-        idx.push_back(v[o++]);
-      }
-    }
-    return idx;
-  };
-  auto reduction = [&](const std::string& stage, const std::function<Expr(Expr)>& f, bool is_max, bool is_min) {
+  // One reduction stage: f of every input element that maps to the output index, combined; each
+  // stage gets reduce axes of its own (as softmax's stages do).
+  int stages = 0;
+  auto reduction = [&](const std::string& stage, Combine combine,
+                       const std::function<Expr(Expr, const std::vector<Var>&)>& f) {
+    std::vector<IterVar> raxes;
+    for (int64_t d : red)
+      raxes.push_back(reduce_axis(int(xs[size_t(d)]), "r" + std::to_string(d) + "_" + std::to_string(stages)));
+    ++stages;
     return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                     Expr e = f(X(input_index(v)));
-                     return is_max ? max_reduce(e, raxes) : is_min ? min_reduce(e, raxes) : sum(e, raxes);
+                     // The input index of output index v: the reduced axes at raxes.
+                     std::vector<Expr> idx;
+                     size_t o = 0, k = 0;
+                     for (size_t d = 0; d < xs.size(); ++d) {
+                       if (k < red.size() && red[k] == int64_t(d)) {
+                         idx.push_back(raxes[k++]->var);
+                         if (keepdims) ++o;
+                       } else {
+                         idx.push_back(v[o++]);
+                       }
+                     }
+                     Expr e = f(X(idx), v);
+                     return combine == Combine::Max   ? max_reduce(e, raxes)
+                            : combine == Combine::Min ? min_reduce(e, raxes)
+                                                      : sum(e, raxes);
                    }),
                    stage, "reduce");
   };
-  auto identity = [](Expr e) { return e; };
+  auto element = [](Expr e, const std::vector<Var>&) { return e; };
+  auto square = [](Expr e, const std::vector<Var>&) { return e * e; };
+  auto at = [](const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); };
+  // An element-wise stage after the reduction.
   auto then = [&](const Tensor& t, const std::function<Expr(Expr)>& f) {
-    return compute(shape_exprs(out),
-                   ComputeFn([&](const std::vector<Var>& v) { return f(t(std::vector<Expr>(v.begin(), v.end()))); }),
-                   name, "elemwise");
+    return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) { return f(t(at(v))); }), name,
+                   "elemwise");
   };
   switch (kind) {
     case ReduceKind::Sum:
-      return reduction(name, identity, false, false);
+      return reduction(name, Combine::Sum, element);
     case ReduceKind::Max:
-      return reduction(name, identity, true, false);
+      return reduction(name, Combine::Max, element);
     case ReduceKind::Min:
-      return reduction(name, identity, false, true);
+      return reduction(name, Combine::Min, element);
     case ReduceKind::SumSquare:
-      return reduction(
-          name, [](Expr e) { return e * e; }, false, false);
+      return reduction(name, Combine::Sum, square);
     case ReduceKind::L1:
-      return reduction(
-          name, [](Expr e) { return ir::abs(e); }, false, false);
-    case ReduceKind::Mean: {
-      Tensor s = reduction(name + "_sum", identity, false, false);
-      return then(s, [&](Expr e) { return e / make_const(e.type(), double(count)); });
-    }
-    case ReduceKind::L2: {
-      Tensor s = reduction(
-          name + "_sum_square", [](Expr e) { return e * e; }, false, false);
-      return then(s, [](Expr e) { return ir::sqrt(e); });
-    }
-    case ReduceKind::LogSum: {
-      Tensor s = reduction(name + "_sum", identity, false, false);
-      return then(s, [](Expr e) { return ir::log(e); });
-    }
+      return reduction(name, Combine::Sum, [](Expr e, const std::vector<Var>&) { return ir::abs(e); });
+    case ReduceKind::Mean:
+      return then(reduction(name + "_sum", Combine::Sum, element),
+                  [&](Expr e) { return e / make_const(e.type(), double(count)); });
+    case ReduceKind::L2:
+      return then(reduction(name + "_sum_square", Combine::Sum, square), [](Expr e) { return ir::sqrt(e); });
+    case ReduceKind::LogSum:
+      return then(reduction(name + "_sum", Combine::Sum, element), [](Expr e) { return ir::log(e); });
     case ReduceKind::LogSumExp: {
-      Tensor m = reduction(name + "_max", identity, true, false);
-      // sum(exp(x - max)), then log(...) + max.
-      Tensor s = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                           std::vector<Expr> mi(v.begin(), v.end());
-                           return sum(ir::exp(X(input_index(v)) - m(mi)), raxes);
-                         }),
-                         name + "_sum_exp", "reduce");
-      return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                       std::vector<Expr> i(v.begin(), v.end());
-                       return ir::log(s(i)) + m(i);
-                     }),
-                     name, "elemwise");
+      // log(sum(exp(x - max))) + max: no overflow for large inputs.
+      Tensor m = reduction(name + "_max", Combine::Max, element);
+      Tensor s = reduction(name + "_sum_exp", Combine::Sum,
+                           [&](Expr e, const std::vector<Var>& v) { return ir::exp(e - m(at(v))); });
+      return compute(shape_exprs(out),
+                     ComputeFn([&](const std::vector<Var>& v) { return ir::log(s(at(v))) + m(at(v)); }), name,
+                     "elemwise");
     }
   }
   LOOM_THROW(InternalError, "unknown reduction kind");

@@ -108,8 +108,9 @@ const char* to_string(ReduceKind kind);  // "sum", "mean", "max", ... (the graph
 // dimensions with keepdims, else they are dropped (a full reduction without keepdims is rank 0).
 // ShapeError naming the axis otherwise.
 Shape reduce_shape(const Shape& x, const std::vector<int64_t>& axes, bool keepdims);
-// Mean, L2, LogSum and LogSumExp need floating-point data (TypeError otherwise); LogSumExp
-// subtracts the maximum first, so large inputs do not overflow.
+// Mean, L2, LogSum and LogSumExp (reduce_needs_float) need floating-point data (TypeError
+// otherwise); LogSumExp subtracts the maximum first, so large inputs do not overflow.
+bool reduce_needs_float(ReduceKind kind);
 Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes, bool keepdims,
               const std::string& name);
 
