@@ -713,10 +713,6 @@ void import_global_avgpool(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "global_avg_pool2d", {im.input(n, 0)}));
 }
 
-void import_leaky_relu(Importer& im, const onnx::NodeProto& n) {
-  im.output(n, im.add(n, "leaky_relu", {im.input(n, 0)}, Attrs().set("alpha", im.attr_float(n, "alpha", 0.01))));
-}
-
 // Max, Min, Sum, Mean of any number of inputs (numpy broadcasting): a chain of the binary graph
 // operator, divided by the count for Mean.
 Handler variadic(const std::string& op, bool mean = false) {
@@ -736,13 +732,13 @@ Handler variadic(const std::string& op, bool mean = false) {
   };
 }
 
-// An element-wise operator whose float attributes (the graph operator knows ONNX's defaults)
-// are copied when the node sets them.
-Handler unary_with(const std::string& op, std::vector<std::string> float_attrs) {
-  return [op, float_attrs](Importer& im, const onnx::NodeProto& n) {
+// An element-wise operator with float attributes (alpha, beta, gamma): those the node sets are
+// copied (import_node has checked their names against the table); the graph operator has ONNX's
+// defaults for the rest.
+Handler unary_with_floats(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) {
     Attrs a;
-    for (const std::string& name : float_attrs)
-      if (im.attr(n, name)) a.set(name, im.attr_float(n, name, 0.0));
+    for (const onnx::AttributeProto& at : n.attribute()) a.set(at.name(), im.attr_float(n, at.name(), 0.0));
     im.output(n, im.add(n, op, {im.input(n, 0)}, a));
   };
 }
@@ -762,15 +758,15 @@ const std::map<std::string, OpInfo>& handlers() {
       {"Abs", {{}, unary("abs"), 6}},
       {"Identity", {{}, unary("identity"), 1}},
       {"Dropout", {{"seed"}, unary("identity"), 7}},
-      {"LeakyRelu", {{"alpha"}, import_leaky_relu, 6}},
+      {"LeakyRelu", {{"alpha"}, unary_with_floats("leaky_relu"), 6}},
       {"Max", {{}, variadic("maximum"), 6}},
       {"Min", {{}, variadic("minimum"), 6}},
       {"Sum", {{}, variadic("add"), 6}},
       {"Mean", {{}, variadic("add", true), 6}},
-      {"Elu", {{"alpha"}, unary_with("elu", {"alpha"}), 6}},
-      {"Selu", {{"alpha", "gamma"}, unary_with("selu", {"alpha", "gamma"}), 6}},
-      {"Celu", {{"alpha"}, unary_with("celu", {"alpha"}), 12}},
-      {"HardSigmoid", {{"alpha", "beta"}, unary_with("hard_sigmoid", {"alpha", "beta"}), 6}},
+      {"Elu", {{"alpha"}, unary_with_floats("elu"), 6}},
+      {"Selu", {{"alpha", "gamma"}, unary_with_floats("selu"), 6}},
+      {"Celu", {{"alpha"}, unary_with_floats("celu"), 12}},
+      {"HardSigmoid", {{"alpha", "beta"}, unary_with_floats("hard_sigmoid"), 6}},
       {"HardSwish", {{}, unary("hard_swish"), 14}},
       {"Softplus", {{}, unary("softplus"), 1}},
       {"Softsign", {{}, unary("softsign"), 1}},
@@ -788,7 +784,7 @@ const std::map<std::string, OpInfo>& handlers() {
       {"Clip", {{}, import_clip}},
       {"Softmax", {{"axis"}, import_softmax, 1}},
       {"LogSoftmax", {{"axis"}, import_log_softmax, 1}},
-      {"ThresholdedRelu", {{"alpha"}, unary_with("thresholded_relu", {"alpha"}), 10}},
+      {"ThresholdedRelu", {{"alpha"}, unary_with_floats("thresholded_relu"), 10}},
       {"Add", {{}, binary("add"), 7}},
       {"Sub", {{}, binary("sub"), 7}},
       {"Mul", {{}, binary("mul"), 7}},
