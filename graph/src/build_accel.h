@@ -17,9 +17,8 @@ namespace loom::graph {
 
 class AccelBuild {
  public:
-  using ConvTiling = AccelConvTilingFn;
   // `conv_tiling` (may be empty): BuildOptions::accel_conv_tiling.
-  AccelBuild(const accel::AccelConfig& config, ConvTiling conv_tiling)
+  AccelBuild(const accel::AccelConfig& config, AccelConvTilingFn conv_tiling)
       : target_(ops::accel_target(config)), linker_(config), conv_tiling_(std::move(conv_tiling)) {}
   // The image offset of a value (reserved on first use; constants keep their contents).
   uint64_t place(const Graph& g, int id);
@@ -31,7 +30,7 @@ class AccelBuild {
  private:
   ops::AccelTarget target_;
   accel::ImageLinker linker_;
-  ConvTiling conv_tiling_;
+  AccelConvTilingFn conv_tiling_;
   std::map<int, uint64_t> offset_;
 };
 

@@ -25,7 +25,7 @@ struct CpuScheduleContext {
   const BuildOptions& options;
 };
 
-using AccelConvTilingFn = std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)>;
+using AccelConvTilingFn = decltype(BuildOptions::accel_conv_tiling);
 
 struct AccelScheduleContext {
   const Graph& g;

@@ -127,6 +127,15 @@ TileNeeds tile_needs(const ConvShape& c, const AccelConvTiling& t) {
           int64_t((t.h_block - 1) * c.stride + c.kernel_h) * ((t.w_block - 1) * c.stride + c.kernel_w) * vt,
           int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * vt};
 }
+// A dense chunk: its input blocks, its weight blocks, and its accumulators with the bias entries.
+TileNeeds dense_needs(int batch_blocks, const AccelDenseTiling& t) {
+  int64_t vt = t.virtual_threads;
+  return {int64_t(t.oc_blocks) * (batch_blocks + 1) * vt, int64_t(batch_blocks) * t.ic_blocks * vt,
+          int64_t(t.oc_blocks) * t.ic_blocks * vt};
+}
+bool fits(const TileNeeds& need, const AccelLimits& lim) {
+  return need.acc <= lim.acc && need.inp <= lim.inp && need.wgt <= lim.wgt;
+}
 
 void check_tiling_divides(int out_h, int out_w, int oc_blocks, const AccelConvTiling& t) {
   check_divides(out_h, t.h_block, "h_block", "output rows");
@@ -177,7 +186,7 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
           if (c.oc_blocks % (ob * vt)) continue;
           AccelConvTiling t{h, w, ob, vt};
           TileNeeds need = tile_needs(c, t);
-          if (need.acc > lim.acc || need.inp > lim.inp || need.wgt > lim.wgt) continue;
+          if (!fits(need, lim)) continue;
           double tiles = double(c.out_h / h) * (c.out_w / w) * (c.oc_blocks / ob);
           double load = double(need.inp) / vt +
                         16.0 * double(need.wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
@@ -277,12 +286,9 @@ AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blo
                " output blocks and ", virtual_threads, " virtual threads must all be at least 1");
   for (int vt : {virtual_threads, 1}) {
     if (oc_blocks % vt) continue;
-    for (int ic : divisors_descending(ic_blocks)) {
-      if (int64_t(batch_blocks) * ic * vt > lim.inp || int64_t(ic) * vt > lim.wgt) continue;
+    for (int ic : divisors_descending(ic_blocks))
       for (int ob : divisors_descending(oc_blocks / vt))
-        if (int64_t(ob) * ic * vt <= lim.wgt && int64_t(ob) * (batch_blocks + 1) * vt <= lim.acc)
-          return {ob, ic, vt};  // + the bias entries
-    }
+        if (fits(dense_needs(batch_blocks, {ob, ic, vt}), lim)) return {ob, ic, vt};
   }
   LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks,
              " batch blocks) and one weight block fit the scratchpads (inp ", lim.inp, ", wgt ", lim.wgt, ", acc ",
@@ -294,16 +300,16 @@ void check_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, const Ac
   if (t.virtual_threads < 1) LOOM_THROW(ScheduleError, "dense tiling: ", t.virtual_threads, " virtual threads");
   check_divides(ic_blocks, t.ic_blocks, "ic_blocks", "input-channel blocks");
   check_divides(oc_blocks, t.oc_blocks * t.virtual_threads, "oc_blocks x virtual threads =", "output-channel blocks");
-  int64_t vt = t.virtual_threads;
+  TileNeeds need = dense_needs(batch_blocks, t);
   auto over = [&](const char* pad, int64_t need, int64_t have) {
     if (need > have)
       LOOM_THROW(ScheduleError, "dense tiling ", t.oc_blocks, " output x ", t.ic_blocks, " input blocks x ",
                  t.virtual_threads, " virtual threads: the ", pad, " scratchpad needs ", need, " entries, has ", have,
                  "; use fewer blocks per chunk or fewer virtual threads");
   };
-  over("inp", int64_t(batch_blocks) * t.ic_blocks * vt, lim.inp);
-  over("wgt", int64_t(t.oc_blocks) * t.ic_blocks * vt, lim.wgt);
-  over("acc", int64_t(t.oc_blocks) * (batch_blocks + 1) * vt, lim.acc);  // + the bias entries
+  over("inp", need.inp, lim.inp);
+  over("wgt", need.wgt, lim.wgt);
+  over("acc", need.acc, lim.acc);
 }
 
 void schedule_dense_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelDenseTiling& t) {
