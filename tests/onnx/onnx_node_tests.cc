@@ -101,14 +101,7 @@ std::string relative(std::string message, const fs::path& dir) {
   return message;
 }
 
-Outcome run_case_in(const fs::path& dir);
-
-Outcome run_case(const fs::path& dir) {
-  Outcome o = run_case_in(dir);
-  o.message = relative(o.message, dir);
-  return o;
-}
-
+// One case's outcome; its messages still name the case's directory.
 Outcome run_case_in(const fs::path& dir) {
   std::string stage = "import";
   try {
@@ -137,6 +130,12 @@ Outcome run_case_in(const fs::path& dir) {
   } catch (const std::exception& e) {
     return {"internal", stage + ": non-Loom exception: " + first_line(e.what())};
   }
+}
+
+Outcome run_case(const fs::path& dir) {
+  Outcome o = run_case_in(dir);
+  o.message = relative(o.message, dir);
+  return o;
 }
 
 std::map<std::string, std::pair<std::string, std::string>> read_expectations(const std::string& path) {
