@@ -1,0 +1,87 @@
+// ONNX operator handlers: element-wise arithmetic, activations and functions.
+#include "onnx_importer.h"
+
+namespace loom::frontend::onnx_detail {
+
+namespace {
+
+Handler unary(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) { im.output(n, im.add(n, op, {im.input(n, 0)})); };
+}
+
+Handler binary(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) {
+    im.output(n, im.add(n, op, {im.input(n, 0), im.input(n, 1)}));
+  };
+}
+
+void import_clip(Importer& im, const onnx::NodeProto& n) {
+  Attrs a;
+  if (im.has_input(n, 1)) a.set("min", im.constant(n, 1).get_as_double(0));
+  if (im.has_input(n, 2)) a.set("max", im.constant(n, 2).get_as_double(0));
+  im.output(n, im.add(n, "clip", {im.input(n, 0)}, a));
+}
+
+// Max, Min, Sum, Mean of any number of inputs (numpy broadcasting): a chain of the binary graph
+// operator, divided by the count for Mean.
+Handler variadic(const std::string& op, bool mean = false) {
+  return [op, mean](Importer& im, const onnx::NodeProto& n) {
+    if (n.input_size() < 1) im.unsupported(n, "needs at least one input");
+    int acc = im.input(n, 0);
+    for (int i = 1; i < n.input_size(); ++i) acc = im.add(n, op, {acc, im.input(n, i)});
+    if (n.input_size() == 1) acc = im.add(n, "identity", {acc});
+    if (mean && n.input_size() > 1) {
+      DataType t = im.type(acc).dtype;
+      if (!t.is_float()) im.unsupported(n, "Mean of integer inputs");
+      NDArray k = NDArray::empty({1}, t);
+      k.set_from_double(0, 1.0 / n.input_size());
+      acc = im.add(n, "mul", {acc, im.add_const(n, k)});
+    }
+    im.output(n, acc);
+  };
+}
+
+// An element-wise operator with float attributes (alpha, beta, gamma): those the node sets are
+// copied (import_node has checked their names against the table); the graph operator has ONNX's
+// defaults for the rest.
+Handler unary_with_floats(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) {
+    Attrs a;
+    for (const onnx::AttributeProto& at : n.attribute()) a.set(at.name(), im.attr_float(n, at.name(), 0.0));
+    im.output(n, im.add(n, op, {im.input(n, 0)}, a));
+  };
+}
+
+}  // namespace
+
+void add_elemwise_handlers(HandlerTable& t) {
+  for (auto [onnx_name, op, since] : std::vector<std::tuple<const char*, const char*, int>>{
+           {"Relu", "relu", 6},         {"Sigmoid", "sigmoid", 6},   {"Tanh", "tanh", 6},
+           {"Exp", "exp", 6},           {"Sqrt", "sqrt", 6},         {"Neg", "neg", 6},
+           {"Abs", "abs", 6},           {"Identity", "identity", 1}, {"HardSwish", "hard_swish", 14},
+           {"Softplus", "softplus", 1}, {"Softsign", "softsign", 1}, {"Reciprocal", "reciprocal", 6},
+           {"Log", "log", 6},           {"Sign", "sign", 9},         {"Floor", "floor", 6},
+           {"Ceil", "ceil", 6},         {"Round", "round", 11},      {"Sin", "sin", 7},
+           {"Cos", "cos", 7},           {"Tan", "tan", 7},           {"Erf", "erf", 9}})
+    t[onnx_name] = {{}, unary(op), since};
+  t["Dropout"] = {{"seed"}, unary("identity"), 7};
+  for (auto [onnx_name, op, attrs, since] :
+       std::vector<std::tuple<const char*, const char*, std::vector<std::string>, int>>{
+           {"LeakyRelu", "leaky_relu", {"alpha"}, 6},
+           {"Elu", "elu", {"alpha"}, 6},
+           {"Selu", "selu", {"alpha", "gamma"}, 6},
+           {"Celu", "celu", {"alpha"}, 12},
+           {"HardSigmoid", "hard_sigmoid", {"alpha", "beta"}, 6},
+           {"ThresholdedRelu", "thresholded_relu", {"alpha"}, 10}})
+    t[onnx_name] = {attrs, unary_with_floats(op), since};
+  for (auto [onnx_name, op] : std::vector<std::pair<const char*, const char*>>{
+           {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}})
+    t[onnx_name] = {{}, binary(op), 7};
+  t["Max"] = {{}, variadic("maximum"), 6};
+  t["Min"] = {{}, variadic("minimum"), 6};
+  t["Sum"] = {{}, variadic("add"), 6};
+  t["Mean"] = {{}, variadic("add", true), 6};
+  t["Clip"] = {{}, import_clip};
+}
+
+}  // namespace loom::frontend::onnx_detail

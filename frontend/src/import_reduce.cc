@@ -1,0 +1,40 @@
+// ONNX operator handlers: reductions.
+#include "onnx_importer.h"
+
+namespace loom::frontend::onnx_detail {
+
+namespace {
+
+// Reduce*: axes from the attribute (before opset 18; ReduceSum before 13) or the optional second
+// input; empty axes reduce everything, unless noop_with_empty_axes makes the node an identity.
+Handler reduce(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) {
+    int x = im.input(n, 0);
+    std::vector<int64_t> axes = im.has_input(n, 1) ? im.const_ints(n, 1) : im.attr_ints(n, "axes", {});
+    if (axes.empty() && im.attr_int(n, "noop_with_empty_axes", 0)) {
+      im.output(n, im.add(n, "identity", {x}));
+      return;
+    }
+    Attrs a = Attrs().set("keepdims", im.attr_int(n, "keepdims", 1));
+    if (!axes.empty()) a.set("axes", axes);
+    im.output(n, im.add(n, op, {x}, a));
+  };
+}
+
+}  // namespace
+
+void add_reduce_handlers(HandlerTable& t) {
+  for (auto [onnx_name, op] :
+       std::vector<std::pair<const char*, const char*>>{{"ReduceSum", "reduce_sum"},
+                                                        {"ReduceMean", "reduce_mean"},
+                                                        {"ReduceMax", "reduce_max"},
+                                                        {"ReduceMin", "reduce_min"},
+                                                        {"ReduceSumSquare", "reduce_sum_square"},
+                                                        {"ReduceL1", "reduce_l1"},
+                                                        {"ReduceL2", "reduce_l2"},
+                                                        {"ReduceLogSum", "reduce_log_sum"},
+                                                        {"ReduceLogSumExp", "reduce_log_sum_exp"}})
+    t[onnx_name] = {{"axes", "keepdims", "noop_with_empty_axes"}, reduce(op), 1};
+}
+
+}  // namespace loom::frontend::onnx_detail

@@ -1,0 +1,311 @@
+// ONNX operator handlers: shapes, constants and data movement.
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "onnx_importer.h"
+
+namespace loom::frontend::onnx_detail {
+
+namespace {
+
+void import_flatten(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  int64_t r = static_cast<int64_t>(s.size()), axis = im.attr_int(n, "axis", 1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r) im.unsupported(n, "axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < r; ++d) (d < axis ? outer : inner) *= s[d];
+  im.output(n, im.add(n, "reshape", {x}, Attrs().set("shape", Shape{outer, inner})));
+}
+
+// Reshape (or a constant reshaped at import).
+void emit_reshape(Importer& im, const onnx::NodeProto& n, int x, Shape shape) {
+  if (im.is_const(x)) {
+    im.output(n, im.add_const(n, reshape_const(im.constant(n, 0), shape)));
+    return;
+  }
+  im.output(n, im.add(n, "reshape", {x}, Attrs().set("shape", shape)));
+}
+
+void import_reshape(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape in = im.type(x).shape;
+  std::vector<int64_t> spec = im.const_ints(n, 1);
+  bool allowzero = im.attr_int(n, "allowzero", 0) != 0;
+  Shape out;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t d = spec[i];
+    if (d == 0 && !allowzero) {
+      if (i >= in.size()) im.unsupported(n, "shape copies dimension " + std::to_string(i) + " that the input lacks");
+      d = in[i];
+    }
+    if (d == -1) {
+      if (infer >= 0) im.unsupported(n, "shape has more than one -1");
+      infer = static_cast<int>(i);
+      out.push_back(1);
+      continue;
+    }
+    if (d < 0) im.unsupported(n, "negative dimension in shape");
+    out.push_back(d);
+    if (__builtin_mul_overflow(known, d, &known) || known > kMaxElements)
+      im.unsupported(n, "shape " + shape_str(spec) + " is too large");
+  }
+  int64_t total = numel(in, im.where(n));
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0)
+      im.unsupported(n, "cannot infer the -1 dimension of " + shape_str(spec) + " for " + shape_str(in));
+    out[infer] = total / known;
+  }
+  if (numel(out, im.where(n)) != total) im.unsupported(n, "cannot reshape " + shape_str(in) + " to " + shape_str(out));
+  emit_reshape(im, n, x, out);
+}
+
+std::vector<int64_t> axes_of(Importer& im, const onnx::NodeProto& n) {
+  if (im.opset() >= 13) return im.has_input(n, 1) ? im.const_ints(n, 1) : std::vector<int64_t>{};
+  return im.attr_ints(n, "axes", {});
+}
+
+void import_squeeze(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape in = im.type(x).shape;
+  std::vector<int64_t> axes = axes_of(im, n);
+  int64_t r = static_cast<int64_t>(in.size());
+  std::set<int64_t> drop;
+  for (int64_t a : axes) {
+    int64_t ax = a < 0 ? a + r : a;
+    if (ax < 0 || ax >= r || in[ax] != 1)
+      im.unsupported(n, "axis " + std::to_string(a) + " is not a dimension of size 1");
+    drop.insert(ax);
+  }
+  Shape out;
+  for (int64_t d = 0; d < r; ++d)
+    if (axes.empty() ? in[d] != 1 : !drop.count(d)) out.push_back(in[d]);
+  emit_reshape(im, n, x, out);
+}
+
+void import_unsqueeze(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape in = im.type(x).shape;
+  std::vector<int64_t> axes = axes_of(im, n);
+  int64_t r = static_cast<int64_t>(in.size() + axes.size());
+  std::set<int64_t> add;
+  for (int64_t a : axes) {
+    int64_t ax = a < 0 ? a + r : a;
+    if (ax < 0 || ax >= r || !add.insert(ax).second) im.unsupported(n, "invalid axes");
+  }
+  Shape out;
+  size_t k = 0;
+  for (int64_t d = 0; d < r; ++d) out.push_back(add.count(d) ? 1 : in[k++]);
+  emit_reshape(im, n, x, out);
+}
+
+void import_transpose(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  size_t r = im.type(x).shape.size();
+  std::vector<int64_t> perm;
+  for (size_t d = 0; d < r; ++d) perm.push_back(static_cast<int64_t>(r - 1 - d));
+  perm = im.attr_ints(n, "perm", perm);
+  if (im.is_const(x) && im.type(x).dtype == DataType::Int(64)) {
+    im.output(n, im.add_const(n, transpose_const(im.constant(n, 0), perm)));
+    return;
+  }
+  im.output(n, im.add(n, "transpose", {x}, Attrs().set("perm", perm)));
+}
+
+void import_concat(Importer& im, const onnx::NodeProto& n) {
+  std::vector<int> in;
+  bool all_const = true;
+  for (int i = 0; i < n.input_size(); ++i) {
+    in.push_back(im.input(n, i));
+    all_const &= im.is_const(in.back());
+  }
+  if (in.empty()) im.unsupported(n, "needs at least one input");  // found by fuzz_onnx (read in[0])
+  int64_t axis = im.attr_int(n, "axis", 0);
+  if (all_const && im.type(in[0]).dtype == DataType::Int(64)) {
+    std::vector<NDArray> parts;
+    for (int i = 0; i < n.input_size(); ++i) parts.push_back(im.constant(n, i));
+    im.output(n, im.add_const(n, concat_const(parts, axis)));
+    return;
+  }
+  im.output(n, im.add(n, "concat", in, Attrs().set("axis", axis)));
+}
+
+void import_pad(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  std::string mode = im.attr_string(n, "mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    im.unsupported(n, "mode '" + mode + "' is not supported (constant, reflect, edge)");
+  std::vector<int64_t> pads = im.const_ints(n, 1);
+  if (im.has_input(n, 3)) im.unsupported(n, "the 'axes' input is not supported");
+  double value = im.has_input(n, 2) ? im.constant(n, 2).get_as_double(0) : 0.0;
+  for (int64_t p : pads)
+    if (p < 0) im.unsupported(n, "negative pads (cropping) are not supported");
+  im.output(n, im.add(n, "pad", {x}, Attrs().set("pads", pads).set("mode", mode).set("value", value)));
+}
+
+// Source index of every output index along one axis, with ONNX Resize's nearest-neighbour rules.
+NDArray nearest_map(Importer& im, const onnx::NodeProto& n, int64_t in, int64_t out, double scale) {
+  std::string ctm = im.attr_string(n, "coordinate_transformation_mode", "half_pixel");
+  std::string nm = im.attr_string(n, "nearest_mode", "round_prefer_floor");
+  NDArray m = folded_const({out}, DataType::Int(32), im.where(n));
+  for (int64_t o = 0; o < out; ++o) {
+    double x;
+    if (ctm == "asymmetric")
+      x = o / scale;
+    else if (ctm == "half_pixel")
+      x = (o + 0.5) / scale - 0.5;
+    else if (ctm == "pytorch_half_pixel")
+      x = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    else if (ctm == "align_corners")
+      x = out > 1 ? o * double(in - 1) / double(out - 1) : 0.0;
+    else if (ctm == "tf_half_pixel_for_nn")
+      x = (o + 0.5) / scale;
+    else
+      im.unsupported(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
+    double r;
+    if (nm == "floor")
+      r = std::floor(x);
+    else if (nm == "ceil")
+      r = std::ceil(x);
+    else if (nm == "round_prefer_floor")
+      r = (x - std::floor(x) == 0.5) ? std::floor(x) : std::round(x);
+    else if (nm == "round_prefer_ceil")
+      r = std::round(x);
+    else
+      im.unsupported(n, "nearest_mode '" + nm + "' is not supported");
+    m.data<int32_t>()[o] = static_cast<int32_t>(std::clamp<double>(r, 0, static_cast<double>(in - 1)));
+  }
+  return m;
+}
+
+void import_resize(Importer& im, const onnx::NodeProto& n) {
+  std::string mode = im.attr_string(n, "mode", "nearest");
+  if (mode != "nearest") im.unsupported(n, "mode '" + mode + "' is not supported (nearest)");
+  int x = im.input(n, 0);
+  Shape in = im.type(x).shape;
+  if (in.size() != 4) im.unsupported(n, "only NCHW inputs are supported");
+  std::vector<double> scales(4, 1.0);
+  Shape out = in;
+  if (im.has_input(n, 3)) {
+    out = im.const_ints(n, 3);
+    if (out.size() != 4) im.unsupported(n, "sizes must have 4 values");
+    for (int d = 0; d < 4; ++d)
+      if (out[d] < 1 || out[d] > kMaxElements)
+        im.unsupported(n, "size " + std::to_string(out[d]) + " of dimension " + std::to_string(d) + " is out of range");
+    for (int d = 0; d < 4; ++d) scales[d] = double(out[d]) / double(in[d]);
+  } else if (im.has_input(n, 2)) {
+    const NDArray& s = im.constant(n, 2);
+    if (s.numel() != 4) im.unsupported(n, "scales must have 4 values");
+    for (int d = 0; d < 4; ++d) {
+      scales[d] = s.get_as_double(d);
+      double size = std::floor(double(in[d]) * scales[d]);
+      if (!(scales[d] > 0) || !(size >= 1 && size <= double(kMaxElements)))
+        im.unsupported(n, "scale " + std::to_string(scales[d]) + " of dimension " + std::to_string(d) +
+                              " is not a positive, finite factor");
+      out[d] = static_cast<int64_t>(size);
+    }
+  } else {
+    im.unsupported(n, "needs scales or sizes");
+  }
+  if (out[0] != in[0] || out[1] != in[1]) im.unsupported(n, "resizing the batch or channel dimension is not supported");
+  int ym = im.add_const(n, nearest_map(im, n, in[2], out[2], scales[2]), "_ymap");
+  int xm = im.add_const(n, nearest_map(im, n, in[3], out[3], scales[3]), "_xmap");
+  im.output(n, im.add(n, "resize_nearest", {x, ym, xm}));
+}
+
+void import_constant(Importer& im, const onnx::NodeProto& n) {
+  if (im.attr(n, "value")) {
+    im.output(n, im.add_const(n, im.attr_tensor(n, "value")));
+  } else if (auto* a = im.attr(n, "value_float")) {
+    NDArray v = NDArray::empty({}, DataType::Float(32));
+    v.data<float>()[0] = a->f();
+    im.output(n, im.add_const(n, v));
+  } else if (auto* a = im.attr(n, "value_int")) {
+    im.output(n, im.add_const(n, int64_array({a->i()}, {})));
+  } else if (auto* a = im.attr(n, "value_ints")) {
+    std::vector<int64_t> v(a->ints().begin(), a->ints().end());
+    im.output(n, im.add_const(n, int64_array(v, {static_cast<int64_t>(v.size())})));
+  } else if (auto* a = im.attr(n, "value_floats")) {
+    NDArray v = NDArray::empty({a->floats_size()}, DataType::Float(32));
+    std::copy(a->floats().begin(), a->floats().end(), v.data<float>());
+    im.output(n, im.add_const(n, v));
+  } else {
+    im.unsupported(n, "needs a value, value_float(s) or value_int(s) attribute");
+  }
+}
+
+void import_shape(Importer& im, const onnx::NodeProto& n) {
+  Shape s = im.type(im.input(n, 0)).shape;
+  int64_t r = static_cast<int64_t>(s.size());
+  int64_t start = im.attr_int(n, "start", 0), end = im.attr_int(n, "end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, start, r);
+  std::vector<int64_t> v(s.begin() + start, s.begin() + end);
+  im.output(n, im.add_const(n, int64_array(v, {static_cast<int64_t>(v.size())})));
+}
+
+void import_gather(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, im.add_const(n, gather_const(im.constant(n, 0), im.constant(n, 1), im.attr_int(n, "axis", 0))));
+}
+
+void import_slice(Importer& im, const onnx::NodeProto& n) {
+  const NDArray& data = im.constant(n, 0);
+  std::vector<int64_t> starts = im.const_ints(n, 1), ends = im.const_ints(n, 2);
+  std::vector<int64_t> axes, steps(starts.size(), 1);
+  for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (im.has_input(n, 3)) axes = im.const_ints(n, 3);
+  if (im.has_input(n, 4)) steps = im.const_ints(n, 4);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    im.unsupported(n, "starts, ends, axes and steps must have the same length");
+  im.output(n, im.add_const(n, slice_const(data, starts, ends, axes, steps)));
+}
+
+void import_cast(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  DataType to = onnx_dtype(static_cast<int>(im.attr_int(n, "to", 1)), im.where(n));
+  if (im.type(x).dtype == to) {
+    im.output(n, x);
+    return;
+  }
+  im.output(n, im.add_const(n, cast_const(im.constant(n, 0), to)));
+}
+
+void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
+  std::vector<int64_t> shape = im.const_ints(n, 0);
+  NDArray fill = im.attr(n, "value") ? im.attr_tensor(n, "value") : NDArray::zeros({1}, DataType::Float(32));
+  if (fill.numel() != 1)
+    im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
+  NDArray out = folded_const(shape, fill.dtype(), im.where(n));
+  for (int64_t i = 0; i < out.numel(); ++i)
+    std::memcpy(static_cast<char*>(out.raw_data()) + i * fill.dtype().bytes(), fill.raw_data(), fill.dtype().bytes());
+  im.output(n, im.add_const(n, out));
+}
+
+}  // namespace
+
+void add_shape_handlers(HandlerTable& t) {
+  t["Flatten"] = {{"axis"}, import_flatten, 1};
+  t["Reshape"] = {{"allowzero"}, import_reshape};
+  t["Squeeze"] = {{"axes"}, import_squeeze, 1};
+  t["Unsqueeze"] = {{"axes"}, import_unsqueeze, 1};
+  t["Transpose"] = {{"perm"}, import_transpose, 1};
+  t["Concat"] = {{"axis"}, import_concat, 4};
+  t["Pad"] = {{"mode"}, import_pad};
+  t["Resize"] = {{"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+                  "extrapolation_value"},
+                 import_resize};
+  t["Constant"] = {{"value", "value_float", "value_floats", "value_int", "value_ints"}, import_constant, 1};
+  t["Shape"] = {{"start", "end"}, import_shape, 1};
+  t["Gather"] = {{"axis"}, import_gather, 1};
+  t["Slice"] = {{}, import_slice};
+  t["Cast"] = {{"to"}, import_cast, 6};
+  t["ConstantOfShape"] = {{"value"}, import_constant_of_shape, 9};
+}
+
+}  // namespace loom::frontend::onnx_detail

@@ -1,0 +1,174 @@
+// Internal to the ONNX importer: the Importer state that the operator handlers read and extend
+// (inputs, constants, attributes with the node in errors), and the handler table that the family
+// files fill: import_nn.cc, import_elemwise.cc, import_shape.cc, import_reduce.cc.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/frontend/onnx.h"
+#include "loom/graph/op_registry.h"
+#include "loom/runtime/error.h"
+#include "onnx_tensor.h"
+
+namespace loom::frontend::onnx_detail {
+
+using graph::Attrs;
+using graph::Graph;
+using graph::TensorType;
+using Shape = std::vector<int64_t>;
+
+class Importer;
+using Handler = std::function<void(Importer&, const onnx::NodeProto&)>;
+struct OpInfo {
+  std::vector<std::string> attrs;  // attributes the importer understands (others are errors)
+  Handler handler;
+  // The oldest opset whose form of the operator the handler reads. Later changes up to opset 18
+  // are handled (by opset where the meaning changed) or are additions it need not read (types);
+  // an older form (attributes where inputs are now, other defaults) is refused by name.
+  int since = 11;
+};
+using HandlerTable = std::map<std::string, OpInfo>;
+
+// One function per operator family, each in its own file; handlers() calls them all.
+void add_nn_handlers(HandlerTable& t);        // import_nn.cc: convolutions, GEMMs, normalization, pools, softmax
+void add_elemwise_handlers(HandlerTable& t);  // import_elemwise.cc: element-wise arithmetic and functions
+void add_shape_handlers(HandlerTable& t);     // import_shape.cc: shapes, constants and data movement
+void add_reduce_handlers(HandlerTable& t);    // import_reduce.cc: reductions
+const HandlerTable& handlers();
+
+inline constexpr int kNewestOpset = 18;
+
+class Importer {
+ public:
+  Importer(std::string origin, std::string base_dir, const OnnxImportOptions& opts)
+      : origin_(std::move(origin)), base_dir_(std::move(base_dir)), opts_(opts) {}
+
+  Graph run(const onnx::ModelProto& model);
+
+  // ---- helpers used by the handlers ----
+  int opset() const { return opset_; }
+  std::string where(const onnx::NodeProto& n) const {
+    return origin_ + ": node '" + node_name(n) + "' (" + n.op_type() + ")";
+  }
+  static std::string node_name(const onnx::NodeProto& n) {
+    return !n.name().empty() ? n.name() : n.output_size() > 0 ? n.output(0) : std::string("<unnamed>");
+  }
+
+  int input(const onnx::NodeProto& n, int i) {
+    if (i >= n.input_size() || n.input(i).empty()) LOOM_THROW(ModelError, where(n), ": missing input ", i);
+    return value(n.input(i), where(n));
+  }
+  bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
+  const TensorType& type(int id) const { return g_.type_of(id); }
+  bool is_const(int id) const { return g_.node(id).is_constant(); }
+  const NDArray& constant(const onnx::NodeProto& n, int i) {
+    int id = input(n, i);
+    if (!is_const(id))
+      LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i),
+                 "') must be a constant (computed at import), but depends on the model's inputs");
+    return g_.node(id).value;
+  }
+  std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i) { return int_values(constant(n, i)); }
+
+  // Adds a graph operator and infers its type at once (importers of later nodes need shapes).
+  int add(const onnx::NodeProto& n, const std::string& op, std::vector<int> inputs, Attrs attrs = {},
+          const std::string& suffix = "") {
+    int id = g_.add_op(op, g_.unique_name(node_name(n) + suffix), std::move(inputs), std::move(attrs));
+    graph::Node& node = g_.node(id);
+    const graph::OpDef& def = graph::op_def(op);
+    std::vector<TensorType> in;
+    for (int i : node.inputs) in.push_back(g_.type_of(i));
+    try {
+      node.type = def.infer_checked(node, in);
+    } catch (const Error& e) {
+      LOOM_THROW(ModelError, where(n), ": ", e.what());
+    }
+    node.typed = true;
+    return id;
+  }
+  int add_const(const onnx::NodeProto& n, NDArray v, const std::string& suffix = "") {
+    return g_.add_constant(g_.unique_name(node_name(n) + suffix), std::move(v));
+  }
+  void output(const onnx::NodeProto& n, int id) { define(n.output(0), id); }
+
+  // Attribute access with the node in errors.
+  const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const {
+    for (auto& a : n.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+  int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t def) const {
+    auto* a = attr(n, name);
+    if (!a) return def;
+    if (a->type() != onnx::AttributeProto::INT)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be an integer");
+    return a->i();
+  }
+  double attr_float(const onnx::NodeProto& n, const std::string& name, double def) const {
+    auto* a = attr(n, name);
+    if (!a) return def;
+    if (a->type() != onnx::AttributeProto::FLOAT)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a float");
+    return a->f();
+  }
+  std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> def) const {
+    auto* a = attr(n, name);
+    if (!a) return def;
+    if (a->type() != onnx::AttributeProto::INTS)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a list of integers");
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+  std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& def) const {
+    auto* a = attr(n, name);
+    if (!a) return def;
+    if (a->type() != onnx::AttributeProto::STRING)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a string");
+    return a->s();
+  }
+  NDArray attr_tensor(const onnx::NodeProto& n, const std::string& name) const {
+    auto* a = attr(n, name);
+    if (!a || a->type() != onnx::AttributeProto::TENSOR)
+      LOOM_THROW(ModelError, where(n), ": attribute '", name, "' must be a tensor");
+    return tensor_value(a->t(), base_dir_, where(n));
+  }
+  [[noreturn]] void unsupported(const onnx::NodeProto& n, const std::string& what) const {
+    LOOM_THROW(ModelError, where(n), ": ", what);
+  }
+
+ private:
+  void define(const std::string& name, int id) {
+    if (name.empty()) return;
+    values_[name] = id;
+  }
+  int value(const std::string& name, const std::string& where) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) {
+      auto extra = pending_extra_.find(name);
+      if (extra != pending_extra_.end())
+        LOOM_THROW(ModelError, where, ": reads '", name, "', an extra output of ", extra->second,
+                   "; only first outputs are supported (inference)");
+      LOOM_THROW(ModelError, where, ": reads '", name, "', which no input, initializer or earlier node defines");
+    }
+    return it->second;
+  }
+
+  TensorType input_type(const onnx::ValueInfoProto& in);
+  std::vector<int> node_order(const onnx::GraphProto& gp);
+  void import_node(const onnx::NodeProto& n);
+
+ private:
+  std::string origin_, base_dir_;
+  const OnnxImportOptions& opts_;
+  Graph g_;
+  int opset_ = 0;
+  std::map<std::string, int> values_;
+  // Extra outputs (BatchNorm statistics, Dropout masks) are never produced; reading one is an error.
+  std::map<std::string, std::string> pending_extra_;
+};
+
+}  // namespace loom::frontend::onnx_detail
