@@ -15,11 +15,53 @@ Handler binary(const std::string& op) {
   };
 }
 
+// The graph operator of all the node's inputs, with its integer attributes copied (import_node
+// has checked their names against the table).
+Handler with_int_attrs(const std::string& op) {
+  return [op](Importer& im, const onnx::NodeProto& n) {
+    std::vector<int> in;
+    for (int i = 0; i < n.input_size(); ++i) in.push_back(im.input(n, i));
+    Attrs a;
+    for (const onnx::AttributeProto& at : n.attribute()) a.set(at.name(), im.attr_int(n, at.name(), 0));
+    im.output(n, im.add(n, op, in, a));
+  };
+}
+
+// Clip: bounds known at import are attributes of `clip` (which int8 quantization folds into a
+// requantization); bounds computed at run time are maximum/minimum operators.
 void import_clip(Importer& im, const onnx::NodeProto& n) {
   Attrs a;
-  if (im.has_input(n, 1)) a.set("min", im.constant(n, 1).get_as_double(0));
-  if (im.has_input(n, 2)) a.set("max", im.constant(n, 2).get_as_double(0));
-  im.output(n, im.add(n, "clip", {im.input(n, 0)}, a));
+  int x = im.input(n, 0);
+  for (auto [i, key, op] : {std::tuple{1, "min", "maximum"}, std::tuple{2, "max", "minimum"}}) {
+    if (!im.has_input(n, i)) continue;
+    int b = im.input(n, i);
+    if (im.type(b).numel() != 1)
+      im.unsupported(n, std::string("the ") + key + " bound must be a scalar, is " + im.type(b).str());
+    if (im.is_const(b))
+      a.set(key, im.constant(n, i).get_as_double(0));
+    else
+      x = im.add(n, op, {x, b}, {}, std::string("_") + key);
+  }
+  im.output(n, im.add(n, "clip", {x}, a));
+}
+
+// Dropout at inference: the identity, and a mask of ones if the node asks for one. Training
+// mode (a true training_mode input with a nonzero ratio) drops at random: refused.
+void import_dropout(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  if (im.has_input(n, 2)) {
+    if (!im.is_const(im.input(n, 2)))
+      im.unsupported(n, "training_mode is computed at run time; only inference (training_mode false) is supported");
+    double ratio = im.has_input(n, 1) ? im.constant(n, 1).get_as_double(0) : 0.5;
+    if (im.constant(n, 2).get_as_double(0) != 0 && ratio != 0)
+      im.unsupported(n, "training_mode=true drops elements at random; only inference is supported");
+  }
+  im.output(n, im.add(n, "identity", {x}));
+  if (im.has_output(n, 1)) {
+    NDArray mask = folded_const(im.type(x).shape, DataType::Bool(), im.where(n));
+    for (int64_t i = 0; i < mask.numel(); ++i) mask.set_from_double(i, 1);
+    im.output(n, im.add_const(n, mask, "_mask"), 1);
+  }
 }
 
 // Max, Min, Sum, Mean of any number of inputs (numpy broadcasting): a chain of the binary graph
@@ -62,9 +104,13 @@ void add_elemwise_handlers(HandlerTable& t) {
            {"Softplus", "softplus", 1}, {"Softsign", "softsign", 1}, {"Reciprocal", "reciprocal", 6},
            {"Log", "log", 6},           {"Sign", "sign", 9},         {"Floor", "floor", 6},
            {"Ceil", "ceil", 6},         {"Round", "round", 11},      {"Sin", "sin", 7},
-           {"Cos", "cos", 7},           {"Tan", "tan", 7},           {"Erf", "erf", 9}})
+           {"Cos", "cos", 7},           {"Tan", "tan", 7},           {"Erf", "erf", 9},
+           {"Asin", "asin", 7},         {"Acos", "acos", 7},         {"Atan", "atan", 7},
+           {"Sinh", "sinh", 9},         {"Cosh", "cosh", 9},         {"Asinh", "asinh", 9},
+           {"Acosh", "acosh", 9},       {"Atanh", "atanh", 9},       {"Not", "logical_not", 1},
+           {"IsNaN", "is_nan", 9}})
     t[onnx_name] = {{}, unary(op), since};
-  t["Dropout"] = {{"seed"}, unary("identity"), 7};
+  t["Dropout"] = {{"seed", "ratio"}, import_dropout, 7};  // ratio: the attribute before opset 12
   for (auto [onnx_name, op, attrs, since] :
        std::vector<std::tuple<const char*, const char*, std::vector<std::string>, int>>{
            {"LeakyRelu", "leaky_relu", {"alpha"}, 6},
@@ -77,6 +123,18 @@ void add_elemwise_handlers(HandlerTable& t) {
   for (auto [onnx_name, op] : std::vector<std::pair<const char*, const char*>>{
            {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}})
     t[onnx_name] = {{}, binary(op), 7};
+  for (auto [onnx_name, op] : std::vector<std::pair<const char*, const char*>>{{"Equal", "equal"},
+                                                                               {"Less", "less"},
+                                                                               {"LessOrEqual", "less_equal"},
+                                                                               {"Greater", "greater"},
+                                                                               {"GreaterOrEqual", "greater_equal"},
+                                                                               {"And", "logical_and"},
+                                                                               {"Or", "logical_or"},
+                                                                               {"Xor", "logical_xor"}})
+    t[onnx_name] = {{}, binary(op), 7};
+  t["Where"] = {{}, with_int_attrs("where"), 9};
+  t["Mod"] = {{"fmod"}, with_int_attrs("mod"), 10};
+  t["IsInf"] = {{"detect_negative", "detect_positive"}, with_int_attrs("is_inf"), 10};
   t["Max"] = {{}, variadic("maximum"), 6};
   t["Min"] = {{}, variadic("minimum"), 6};
   t["Sum"] = {{}, variadic("add"), 6};

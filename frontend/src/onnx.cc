@@ -29,11 +29,27 @@ Graph Importer::run(const onnx::ModelProto& model) {
     if (values_.count(in.name())) continue;  // an initializer also listed as input (older exporters)
     define(in.name(), g_.add_input(in.name(), input_type(in)));
   }
+  for (auto& [name, v] : opts_.input_values)
+    if (!values_.count(name) || !g_.node(values_[name]).is_input())
+      LOOM_THROW(ModelError, origin_, ": a value is given for '", name, "', which is not an input of the model");
+  if (!opts_.bind_only_where_needed)
+    for (auto& [name, v] : opts_.input_values) bind(values_[name]);
   // ONNX requires topological order; sort anyway so hand-made graphs import, and find cycles.
   for (int idx : node_order(gp)) import_node(gp.node(idx));
   for (auto& out : gp.output()) g_.outputs.push_back(value(out.name(), "graph output"));
   g_.verify();
   return std::move(g_);
+}
+
+void Importer::bind(int id) {
+  graph::Node& node = g_.node(id);
+  const NDArray& v = opts_.input_values.at(node.name);
+  if (v.dtype() != node.type.dtype || v.shape() != node.type.shape)
+    LOOM_THROW(ModelError, origin_, ": the value given for input '", node.name, "' is ", v.dtype().str(),
+               shape_str(v.shape()), ", the input is ", node.type.str());
+  node.kind = graph::NodeKind::Constant;
+  node.value = v;
+  g_.inputs.erase(std::find(g_.inputs.begin(), g_.inputs.end(), id));
 }
 
 TensorType Importer::input_type(const onnx::ValueInfoProto& in) {
@@ -48,6 +64,14 @@ TensorType Importer::input_type(const onnx::ValueInfoProto& in) {
     if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(t.shape.size()))
       LOOM_THROW(ModelError, where, ": given shape ", shape_str(t.shape), " has rank ", t.shape.size(),
                  ", the model's has rank ", tt.shape().dim_size());
+    return t;
+  }
+  if (auto v = opts_.input_values.find(in.name()); v != opts_.input_values.end()) {
+    // A bound input takes its value's shape (dimensions the model leaves symbolic included).
+    t.shape = v->second.shape();
+    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(t.shape.size()))
+      LOOM_THROW(ModelError, where, ": the given value has rank ", t.shape.size(), ", the model's input has rank ",
+                 tt.shape().dim_size());
     return t;
   }
   if (!tt.has_shape()) LOOM_THROW(ModelError, where, ": has no shape (give one with --input-shape)");

@@ -68,6 +68,7 @@ class Importer {
   bool is_const(int id) const { return g_.node(id).is_constant(); }
   const NDArray& constant(const onnx::NodeProto& n, int i) {
     int id = input(n, i);
+    if (!is_const(id) && g_.node(id).is_input() && opts_.input_values.count(g_.node(id).name)) bind(id);
     if (!is_const(id))
       LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i),
                  "') must be a constant (computed at import), but depends on the model's inputs");
@@ -94,7 +95,11 @@ class Importer {
   int add_const(const onnx::NodeProto& n, NDArray v, const std::string& suffix = "") {
     return g_.add_constant(g_.unique_name(node_name(n) + suffix), std::move(v));
   }
-  void output(const onnx::NodeProto& n, int id) { define(n.output(0), id); }
+  // Defines the node's output k (0: its first) as graph node `id`.
+  void output(const onnx::NodeProto& n, int id, int k = 0) {
+    if (k < n.output_size()) define(n.output(k), id);
+  }
+  bool has_output(const onnx::NodeProto& n, int k) const { return k < n.output_size() && !n.output(k).empty(); }
 
   // Attribute access with the node in errors.
   const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const {
@@ -158,6 +163,8 @@ class Importer {
   }
 
   TensorType input_type(const onnx::ValueInfoProto& in);
+  // Makes graph input `id` the constant of OnnxImportOptions::input_values.
+  void bind(int id);
   std::vector<int> node_order(const onnx::GraphProto& gp);
   void import_node(const onnx::NodeProto& n);
 

@@ -30,6 +30,12 @@ DataType onnx_dtype(int t, const std::string& where) {
       return DataType::Int(64);
     case onnx::TensorProto::UINT8:
       return DataType::UInt(8);
+    case onnx::TensorProto::UINT16:
+      return DataType::UInt(16);
+    case onnx::TensorProto::UINT32:
+      return DataType::UInt(32);
+    case onnx::TensorProto::UINT64:
+      return DataType::UInt(64);
     case onnx::TensorProto::BOOL:
       return DataType::Bool();
     default: {
@@ -38,7 +44,7 @@ DataType onnx_dtype(int t, const std::string& where) {
                              : "unknown";
       for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
       LOOM_THROW(ModelError, where, ": ONNX element type ", name, " (", t,
-                 ") is not supported (float32/16/64, int8/16/32/64, uint8, bool)");
+                 ") is not supported (float32/16/64, int8/16/32/64, uint8/16/32/64, bool)");
     }
   }
 }
@@ -83,6 +89,10 @@ NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, co
         break;
       case onnx::TensorProto::INT64:
         expect(t.int64_data_size());
+        break;
+      case onnx::TensorProto::UINT32:
+      case onnx::TensorProto::UINT64:
+        expect(t.uint64_data_size());
         break;
       default:
         expect(t.int32_data_size());
@@ -142,9 +152,18 @@ NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, co
       expect(t.int32_data_size());
       std::copy(t.int32_data().begin(), t.int32_data().end(), a.data<int32_t>());
       break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      expect(t.uint64_data_size());
+      for (int64_t i = 0; i < n; ++i) {
+        uint64_t v = t.uint64_data(static_cast<int>(i));
+        std::memcpy(static_cast<char*>(a.raw_data()) + i * dt.bytes(), &v, dt.bytes());  // little-endian
+      }
+      break;
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::UINT8:
     case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
     case onnx::TensorProto::BOOL:
     case onnx::TensorProto::FLOAT16:
       expect(t.int32_data_size());

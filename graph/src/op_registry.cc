@@ -41,6 +41,7 @@ std::map<std::string, OpDef> build_table() {
   add_transform_ops(add);
   add_accel_ops(add);
   add_reduce_ops(add);
+  add_logic_ops(add);
   return t;
 }
 

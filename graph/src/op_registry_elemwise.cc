@@ -180,6 +180,36 @@ void add_elemwise_ops(const AddOp& add) {
   unary(
       "tan", true, [](const Node&, Expr x) { return ir::sin(x) / ir::cos(x); },
       [](const Node&, double x) { return std::tan(x); });
+  // Inverse and hyperbolic trigonometry from exp, log, sqrt and ops::atan (all vectorize).
+  unary(
+      "atan", true, [](const Node&, Expr x) { return ops::atan(x); },
+      [](const Node&, double x) { return std::atan(x); });
+  unary(
+      "asin", true, [c](const Node&, Expr x) { return ops::atan(x / ir::sqrt(c(x, 1.0) - x * x)); },
+      [](const Node&, double x) { return std::asin(x); });
+  unary(
+      "acos", true,
+      [c](const Node&, Expr x) { return c(x, 2.0) * ops::atan(ir::sqrt((c(x, 1.0) - x) / (c(x, 1.0) + x))); },
+      [](const Node&, double x) { return std::acos(x); });
+  unary(
+      "sinh", true, [c](const Node&, Expr x) { return (ir::exp(x) - ir::exp(-x)) * c(x, 0.5); },
+      [](const Node&, double x) { return std::sinh(x); });
+  unary(
+      "cosh", true, [c](const Node&, Expr x) { return (ir::exp(x) + ir::exp(-x)) * c(x, 0.5); },
+      [](const Node&, double x) { return std::cosh(x); });
+  unary(
+      "asinh", true,
+      [c](const Node&, Expr x) {
+        Expr a = ir::abs(x), y = ir::log(a + ir::sqrt(a * a + c(x, 1.0)));
+        return ir::select(x < c(x, 0.0), -y, y);
+      },
+      [](const Node&, double x) { return std::asinh(x); });
+  unary(
+      "acosh", true, [c](const Node&, Expr x) { return ir::log(x + ir::sqrt(x * x - c(x, 1.0))); },
+      [](const Node&, double x) { return std::acosh(x); });
+  unary(
+      "atanh", true, [c](const Node&, Expr x) { return c(x, 0.5) * ir::log((c(x, 1.0) + x) / (c(x, 1.0) - x)); },
+      [](const Node&, double x) { return std::atanh(x); });
   // erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7): exp, a polynomial and a
   // sign, so it vectorizes (GELU's erf).
   unary(

@@ -6,6 +6,7 @@
 #include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
 #include "reference_ops.h"
+#include "reference_util.h"
 
 #include <algorithm>
 #include <array>
@@ -19,43 +20,6 @@ namespace loom::graph {
 namespace ref {
 
 namespace {
-
-using Values = std::vector<double>;
-using T = RefTensor;
-
-int64_t count(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-std::vector<int64_t> strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
-
-// Calls f(index vector, flat index) for every point of `shape`.
-template <typename F>
-void for_each_index(const Shape& shape, F f) {
-  std::vector<int64_t> idx(shape.size(), 0);
-  int64_t n = count(shape);
-  for (int64_t flat = 0; flat < n; ++flat) {
-    f(idx, flat);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
-// Flat index into `s` of an output index broadcast (numpy rules) from `out`.
-int64_t broadcast_flat(const Shape& s, const std::vector<int64_t>& st, const std::vector<int64_t>& out_idx) {
-  int64_t flat = 0;
-  size_t off = out_idx.size() - s.size();
-  for (size_t d = 0; d < s.size(); ++d) flat += (s[d] == 1 ? 0 : out_idx[off + d]) * st[d];
-  return flat;
-}
 
 std::array<int64_t, 4> pads4(const Node& n) {
   auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
@@ -183,6 +147,20 @@ ReferenceFn broadcast(double (*f)(double, double)) {
     auto sa = strides(in[0]->shape), sb = strides(in[1]->shape);
     for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
       y.v[flat] = f(in[0]->v[broadcast_flat(in[0]->shape, sa, idx)], in[1]->v[broadcast_flat(in[1]->shape, sb, idx)]);
+    });
+    return y;
+  };
+}
+
+ReferenceFn broadcast_n(std::function<double(const Node&, const std::vector<double>&)> f) {
+  return [f](const Node& n, const Inputs& in) {
+    T y{n.type.shape, Values(static_cast<size_t>(count(n.type.shape)))};
+    std::vector<std::vector<int64_t>> st;
+    for (const RefTensor* t : in) st.push_back(strides(t->shape));
+    std::vector<double> x(in.size());
+    for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+      for (size_t k = 0; k < in.size(); ++k) x[k] = in[k]->v[broadcast_flat(in[k]->shape, st[k], idx)];
+      y.v[flat] = f(n, x);
     });
     return y;
   };

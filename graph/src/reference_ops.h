@@ -36,6 +36,8 @@ RefTensor resize_nearest(const Node& n, const Inputs& in);
 ReferenceFn elementwise(std::function<double(const Node&, double)> f);
 // y = f(a, b) with numpy broadcasting.
 ReferenceFn broadcast(double (*f)(double, double));
+// y = f(node, {x0, x1, ...}) with numpy broadcasting of any number of inputs.
+ReferenceFn broadcast_n(std::function<double(const Node&, const std::vector<double>&)> f);
 
 // int8 steps of 2^exponent: round(x * 2^-e) clamped to [min, max], in float32 as the kernels
 // compute it (quantize, fake_quantize).

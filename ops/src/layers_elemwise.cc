@@ -31,32 +31,49 @@ static std::vector<Expr> broadcast_index(const Shape& s, const std::vector<Var>&
   return idx;
 }
 
-Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& name) {
-  if (A.dtype() != B.dtype()) LOOM_THROW(TypeError, name, ": operands are ", A.dtype().str(), " and ", B.dtype().str());
-  Shape as = shape_of(A), bs = shape_of(B);
-  Shape out = broadcast_shape(as, bs);
-  bool same = as == out && bs == out;
+Tensor broadcast_map(const std::vector<Tensor>& operands, const std::function<Expr(const std::vector<Expr>&)>& f,
+                     const std::string& name) {
+  std::vector<Shape> shapes;
+  Shape out;
+  for (const Tensor& t : operands) {
+    shapes.push_back(shape_of(t));
+    out = shapes.size() == 1 ? shapes[0] : broadcast_shape(out, shapes.back());
+  }
+  bool same = true;
+  for (const Shape& s : shapes) same &= s == out;
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                   Expr a = A(broadcast_index(as, v)), b = B(broadcast_index(bs, v));
-                   switch (op) {
-                     case BinaryOp::Add:
-                       return a + b;
-                     case BinaryOp::Sub:
-                       return a - b;
-                     case BinaryOp::Mul:
-                       return a * b;
-                     case BinaryOp::Div:
-                       return a / b;
-                     case BinaryOp::Max:
-                       return max(a, b);
-                     case BinaryOp::Min:
-                       return min(a, b);
-                     case BinaryOp::Pow:
-                       return ir::pow(a, b);
-                   }
-                   return a;
+                   std::vector<Expr> x;
+                   for (size_t k = 0; k < operands.size(); ++k) x.push_back(operands[k](broadcast_index(shapes[k], v)));
+                   return f(x);
                  }),
                  name, same ? "elemwise" : "broadcast");
+}
+
+Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& name) {
+  if (A.dtype() != B.dtype()) LOOM_THROW(TypeError, name, ": operands are ", A.dtype().str(), " and ", B.dtype().str());
+  return broadcast_map(
+      {A, B},
+      [op](const std::vector<Expr>& x) {
+        const Expr &a = x[0], &b = x[1];
+        switch (op) {
+          case BinaryOp::Add:
+            return a + b;
+          case BinaryOp::Sub:
+            return a - b;
+          case BinaryOp::Mul:
+            return a * b;
+          case BinaryOp::Div:
+            return a / b;
+          case BinaryOp::Max:
+            return max(a, b);
+          case BinaryOp::Min:
+            return min(a, b);
+          case BinaryOp::Pow:
+            return ir::pow(a, b);
+        }
+        return a;
+      },
+      name);
 }
 
 Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name) {
@@ -66,6 +83,22 @@ Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::str
 }
 
 Expr sigmoid(Expr x) { return make_one(x.type()) / (make_one(x.type()) + exp(-x)); }
+
+Expr atan(Expr x) {
+  auto c = [&](double v) { return make_const(x.type(), v); };
+  const double kPi = 3.14159265358979323846;
+  Expr a = abs(x);
+  // atan|x| = base + atan(r): r = -1/|x| above tan(3pi/8), (|x|-1)/(|x|+1) above tan(pi/8).
+  Expr big = a > c(2.414213562373095), mid = a > c(0.4142135623730950);
+  Expr r = select(big, c(-1.0) / a, select(mid, (a - c(1.0)) / (a + c(1.0)), a));
+  Expr base = select(big, c(kPi / 2), select(mid, c(kPi / 4), c(0.0)));
+  Expr z = r * r;
+  Expr p =
+      (((c(8.05374449538e-2) * z - c(1.38776856032e-1)) * z + c(1.99777106478e-1)) * z - c(3.33329491539e-1)) * z * r +
+      r;
+  Expr y = base + p;
+  return select(x < c(0.0), -y, y);
+}
 
 Shape pool2d_shape(const Shape& x, const Pool2dParams& p) {
   if (x.size() != 4 && x.size() != 5)

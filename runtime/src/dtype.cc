@@ -37,6 +37,7 @@ DataType DataType::parse(const std::string& s) {
 
 bool is_supported_tensor_type(DataType t) {
   if (!t.is_scalar()) return false;
+  if (t.is_bool()) return true;  // one byte per element, 0 or 1 (numpy's and ONNX's bool)
   if (t.is_int() || t.is_uint()) return t.bits() == 8 || t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
   if (t.is_float()) return t.bits() == 16 || t.bits() == 32 || t.bits() == 64;
   return false;

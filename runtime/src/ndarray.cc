@@ -143,6 +143,8 @@ double NDArray::get_as_double(int64_t i) const {
       }
     case DataType::Code::UInt:
       switch (dtype_.bits()) {
+        case 1:
+          return *static_cast<const uint8_t*>(p) != 0;
         case 8:
           return *static_cast<const uint8_t*>(p);
         case 16:
@@ -184,6 +186,9 @@ void NDArray::set_from_double(int64_t i, double v) {
       }
     case DataType::Code::UInt:
       switch (dtype_.bits()) {
+        case 1:
+          *static_cast<uint8_t*>(p) = v != 0;
+          return;
         case 8:
           *static_cast<uint8_t*>(p) = saturate_to<uint8_t>(v);
           return;

@@ -16,6 +16,13 @@ namespace loom::frontend {
 struct OnnxImportOptions {
   // Shapes for inputs whose dimensions are symbolic (e.g. a batch dimension "N").
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Values of inputs fixed at compile time (axes, shapes, pads or bounds that a model takes as
+  // inputs): such an input becomes a constant and is no longer an input of the compiled model.
+  // The value must have the input's element type and shape.
+  std::map<std::string, NDArray> input_values;
+  // Bind an input of input_values only where an operator needs it as a constant (an axis, a
+  // shape); the others stay run-time inputs. Off: every input of input_values is bound.
+  bool bind_only_where_needed = false;
 };
 
 graph::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});

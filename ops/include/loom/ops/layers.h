@@ -81,9 +81,16 @@ Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name);
 Shape broadcast_shape(const Shape& a, const Shape& b);
 enum class BinaryOp { Add, Sub, Mul, Div, Max, Min, Pow };  // Pow: float operands
 Tensor binary(BinaryOp op, const Tensor& A, const Tensor& B, const std::string& name);
+// f of the operands' elements at each index of their numpy broadcast (any number of operands,
+// any element types; tag "elemwise" when no operand is broadcast, else "broadcast").
+Tensor broadcast_map(const std::vector<Tensor>& operands, const std::function<Expr(const std::vector<Expr>&)>& f,
+                     const std::string& name);
 // Element-wise map of one tensor (tag "elemwise").
 Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::string& name);
 Expr sigmoid(Expr x);
+// atan of a float (Cephes' range reduction and polynomial; float32 error below 2 ulp): selects
+// and arithmetic only, so it vectorizes where libm's atan would not.
+Expr atan(Expr x);
 
 struct Pool2dParams {
   std::array<int64_t, 2> kernel{1, 1};
