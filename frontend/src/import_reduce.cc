@@ -21,6 +21,18 @@ Handler reduce(const std::string& op) {
   };
 }
 
+// ArgMax, ArgMin: the index of the extreme along one axis (int64).
+Handler arg_reduce(const std::string& kind) {
+  return [kind](Importer& im, const onnx::NodeProto& n) {
+    Attrs a = Attrs()
+                  .set("kind", kind)
+                  .set("axis", im.attr_int(n, "axis", 0))
+                  .set("keepdims", im.attr_int(n, "keepdims", 1))
+                  .set("select_last_index", im.attr_int(n, "select_last_index", 0));
+    im.output(n, im.add(n, "arg_" + kind, {im.input(n, 0)}, a));
+  };
+}
+
 }  // namespace
 
 void add_reduce_handlers(HandlerTable& t) {
@@ -33,8 +45,11 @@ void add_reduce_handlers(HandlerTable& t) {
                                                         {"ReduceL1", "reduce_l1"},
                                                         {"ReduceL2", "reduce_l2"},
                                                         {"ReduceLogSum", "reduce_log_sum"},
-                                                        {"ReduceLogSumExp", "reduce_log_sum_exp"}})
+                                                        {"ReduceLogSumExp", "reduce_log_sum_exp"},
+                                                        {"ReduceProd", "reduce_prod"}})
     t[onnx_name] = {{"axes", "keepdims", "noop_with_empty_axes"}, reduce(op), 1};
+  t["ArgMax"] = {{"axis", "keepdims", "select_last_index"}, arg_reduce("max"), 11};
+  t["ArgMin"] = {{"axis", "keepdims", "select_last_index"}, arg_reduce("min"), 11};
 }
 
 }  // namespace loom::frontend::onnx_detail

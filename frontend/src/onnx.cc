@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "loom/graph/passes.h"
 #include "onnx_importer.h"
 
 namespace loom::frontend {
@@ -39,6 +40,20 @@ Graph Importer::run(const onnx::ModelProto& model) {
   for (auto& out : gp.output()) g_.outputs.push_back(value(out.name(), "graph output"));
   g_.verify();
   return std::move(g_);
+}
+
+int Importer::fold_if_small(int id) {
+  graph::Node& node = g_.node(id);
+  if (node.type.numel() > kMaxFoldedElements) return id;
+  for (int i : node.inputs)
+    if (!g_.node(i).is_constant()) return id;
+  NDArray v = graph::evaluate_constant_op(g_, id);
+  node.kind = graph::NodeKind::Constant;
+  node.value = v;
+  node.inputs.clear();
+  node.op.clear();
+  node.attrs = Attrs();
+  return id;
 }
 
 void Importer::bind(int id) {

@@ -90,7 +90,7 @@ class Importer {
       LOOM_THROW(ModelError, where(n), ": ", e.what());
     }
     node.typed = true;
-    return id;
+    return fold_if_small(id);
   }
   int add_const(const onnx::NodeProto& n, NDArray v, const std::string& suffix = "") {
     return g_.add_constant(g_.unique_name(node_name(n) + suffix), std::move(v));
@@ -165,6 +165,9 @@ class Importer {
   TensorType input_type(const onnx::ValueInfoProto& in);
   // Makes graph input `id` the constant of OnnxImportOptions::input_values.
   void bind(int id);
+  // Evaluates operator node `id` now if its inputs are constants and it is small: shape
+  // computations (Shape, Gather, Range, Equal, Where, ...) stay static.
+  int fold_if_small(int id);
   std::vector<int> node_order(const onnx::GraphProto& gp);
   void import_node(const onnx::NodeProto& n);
 

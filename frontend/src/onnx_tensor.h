@@ -24,6 +24,9 @@ int64_t numel(const std::vector<int64_t>& shape, const std::string& where = "con
 // A constant computed at import (constant folding): at most kMaxFoldedBytes, so a tiny model
 // cannot make the importer allocate gigabytes (ConstantOfShape of [1e6, 1e6]).
 inline constexpr uint64_t kMaxFoldedBytes = uint64_t(256) << 20;
+// Operators whose inputs are all constants are evaluated during import up to this many output
+// elements (shape computations and masks); larger ones are left to the fold_constants pass.
+inline constexpr int64_t kMaxFoldedElements = int64_t(1) << 16;
 NDArray folded_const(const std::vector<int64_t>& shape, DataType dtype, const std::string& where = "constant");
 
 // Element-wise copies with arbitrary element size.

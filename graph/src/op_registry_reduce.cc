@@ -9,8 +9,9 @@ namespace loom::graph {
 
 void add_reduce_ops(const AddOp& add) {
   using ops::ReduceKind;
-  for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min, ReduceKind::SumSquare,
-                          ReduceKind::L1, ReduceKind::L2, ReduceKind::LogSum, ReduceKind::LogSumExp}) {
+  for (ReduceKind kind :
+       {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min, ReduceKind::SumSquare, ReduceKind::L1,
+        ReduceKind::L2, ReduceKind::LogSum, ReduceKind::LogSumExp, ReduceKind::Prod}) {
     add({std::string("reduce_") + ops::to_string(kind), OpPattern::CommReduce, 1, 1,
          [kind](const Node& n, const std::vector<TensorType>& in) {
            if (ops::reduce_needs_float(kind)) expect_float(in[0], "input");
@@ -22,6 +23,22 @@ void add_reduce_ops(const AddOp& add) {
            return ops::reduce(in[0], kind, n.attrs.get_ints("axes", {}), n.attrs.get_int("keepdims", 1) != 0, name);
          },
          ref::reduce(kind)});
+  }
+  // arg_max, arg_min: the int64 index of the extreme along `axis` (the first, or the last with
+  // select_last_index); the attribute "kind" tells the reference which.
+  for (const char* kind : {"max", "min"}) {
+    add({std::string("arg_") + kind, OpPattern::CommReduce, 1, 1,
+         [](const Node& n, const std::vector<TensorType>& in) {
+           if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "input must be numbers, is ", in[0].str());
+           Shape out = ops::reduce_shape(in[0].shape, {n.attrs.get_int("axis", 0)}, n.attrs.get_int("keepdims", 1));
+           if (out.empty()) LOOM_THROW(ShapeError, "a reduction to a scalar needs keepdims = 1 (rank-0 tensors)");
+           return TensorType{out, DataType::Int(64)};
+         },
+         [max = std::string(kind) == "max"](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+           return ops::arg_reduce(in[0], max, n.attrs.get_int("axis", 0), n.attrs.get_int("keepdims", 1) != 0,
+                                  n.attrs.get_int("select_last_index", 0) != 0, name);
+         },
+         ref::arg_reduce});
   }
 }
 

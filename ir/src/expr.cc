@@ -97,6 +97,13 @@ Expr make_const(DataType t, double value) {
   if (t.lanes() > 1) return broadcast(make_const(t.element_of(), value), t.lanes());
   if (t.is_float()) return node<FloatImmNode>(t, value);
   if (t.is_bool()) return node<IntImmNode>(t, value != 0 ? 1 : 0);
+  // Towards zero, saturating at the 64-bit limits (a double cannot hold INT64_MAX: the reduction
+  // identities ask for it); uint64 values above INT64_MAX keep their bits.
+  const double two63 = 9223372036854775808.0;
+  if (t.is_uint() && t.bits() == 64 && value >= two63)
+    return node<IntImmNode>(t, static_cast<int64_t>(value >= 2 * two63 ? UINT64_MAX : static_cast<uint64_t>(value)));
+  if (value >= two63) return node<IntImmNode>(t, INT64_MAX);
+  if (value < -two63) return node<IntImmNode>(t, INT64_MIN);
   return node<IntImmNode>(t, static_cast<int64_t>(value));
 }
 Expr make_zero(DataType t) { return make_const(t, 0); }

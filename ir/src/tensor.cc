@@ -24,12 +24,15 @@ const char* to_string(ReduceKind k) {
       return "max";
     case ReduceKind::Min:
       return "min";
+    case ReduceKind::Prod:
+      return "prod";
   }
   return "?";
 }
 
 Expr reduce_identity(ReduceKind k, DataType t) {
   if (k == ReduceKind::Sum) return make_zero(t);
+  if (k == ReduceKind::Prod) return make_one(t);
   bool want_lowest = k == ReduceKind::Max;
   if (t.is_float()) {
     double inf = std::numeric_limits<double>::infinity();
@@ -52,6 +55,8 @@ Expr reduce_combine(ReduceKind k, Expr acc, Expr x) {
       return max(acc, x);
     case ReduceKind::Min:
       return min(acc, x);
+    case ReduceKind::Prod:
+      return acc * x;
   }
   return Expr();
 }
@@ -68,6 +73,9 @@ Expr sum(Expr source, std::vector<IterVar> axes, Expr condition) {
 }
 Expr max_reduce(Expr source, std::vector<IterVar> axes, Expr condition) {
   return make_reduce(ReduceKind::Max, std::move(source), std::move(axes), std::move(condition));
+}
+Expr prod_reduce(Expr source, std::vector<IterVar> axes, Expr condition) {
+  return make_reduce(ReduceKind::Prod, std::move(source), std::move(axes), std::move(condition));
 }
 Expr min_reduce(Expr source, std::vector<IterVar> axes, Expr condition) {
   return make_reduce(ReduceKind::Min, std::move(source), std::move(axes), std::move(condition));

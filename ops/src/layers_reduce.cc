@@ -28,7 +28,7 @@ std::vector<int64_t> normalized_axes(const Shape& x, const std::vector<int64_t>&
   return out;
 }
 
-enum class Combine { Sum, Max, Min };
+enum class Combine { Sum, Max, Min, Prod };
 
 }  // namespace
 
@@ -56,6 +56,8 @@ const char* to_string(ReduceKind kind) {
       return "log_sum";
     case ReduceKind::LogSumExp:
       return "log_sum_exp";
+    case ReduceKind::Prod:
+      return "prod";
   }
   return "?";
 }
@@ -106,9 +108,10 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
                        }
                      }
                      Expr e = f(X(idx), v);
-                     return combine == Combine::Max   ? max_reduce(e, raxes)
-                            : combine == Combine::Min ? min_reduce(e, raxes)
-                                                      : sum(e, raxes);
+                     return combine == Combine::Max    ? max_reduce(e, raxes)
+                            : combine == Combine::Min  ? min_reduce(e, raxes)
+                            : combine == Combine::Prod ? prod_reduce(e, raxes)
+                                                       : sum(e, raxes);
                    }),
                    stage, "reduce");
   };
@@ -129,6 +132,8 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
       return reduction(name, Combine::Min, element);
     case ReduceKind::SumSquare:
       return reduction(name, Combine::Sum, square);
+    case ReduceKind::Prod:
+      return reduction(name, Combine::Prod, element);
     case ReduceKind::L1:
       return reduction(name, Combine::Sum, [](Expr e, const std::vector<Var>&) { return ir::abs(e); });
     case ReduceKind::Mean:
@@ -149,6 +154,37 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
     }
   }
   LOOM_THROW(InternalError, "unknown reduction kind");
+}
+
+Tensor arg_reduce(const Tensor& X, bool max, int64_t axis, bool keepdims, bool last, const std::string& name) {
+  Shape xs = shape_of(X);
+  size_t a = static_cast<size_t>(normalized_axes(xs, {axis})[0]);
+  Shape out = reduce_shape(xs, {axis}, keepdims);
+  int len = static_cast<int>(xs[a]);
+  // The input index of output index v with the reduced axis at k.
+  auto input_at = [&](const std::vector<Var>& v, Expr k) {
+    std::vector<Expr> idx(v.begin(), v.end());
+    if (keepdims)
+      idx[a] = k;
+    else
+      idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(a), k);
+    return idx;
+  };
+  IterVar r0 = reduce_axis(len, "r_extreme");
+  Tensor extreme = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                             Expr x = X(input_at(v, r0->var));
+                             return max ? max_reduce(x, {r0}) : min_reduce(x, {r0});
+                           }),
+                           name + "_extreme", "reduce");
+  // The first (or last) position holding the extreme: the least (greatest) index where it is.
+  IterVar r1 = reduce_axis(len, "r_index");
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   Expr k = cast(DataType::Int(64), r1->var);
+                   Expr hit = X(input_at(v, r1->var)) == extreme(std::vector<Expr>(v.begin(), v.end()));
+                   return last ? max_reduce(select(hit, k, make_const(k.type(), -1)), {r1})
+                               : min_reduce(select(hit, k, make_const(k.type(), len)), {r1});
+                 }),
+                 name, "reduce");
 }
 
 }  // namespace loom::ops

@@ -24,6 +24,9 @@ void simplify_inference(Graph& g);
 // Replaces operator nodes whose inputs are all constants by their values (up to `max_elements`
 // per node; bigger ones stay operators).
 void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
+// The value of operator node `id` of `g`, whose inputs are all constants (what fold_constants
+// puts in its place; importers fold shape computations with it).
+NDArray evaluate_constant_op(const Graph& g, int id);
 
 struct LayoutOptions {
   int vector_lanes = 16;            // float32 lanes of the target's vectors

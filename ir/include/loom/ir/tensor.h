@@ -89,7 +89,7 @@ struct TensorReadNode : ExprNode {
   const std::vector<Expr> indices;
 };
 
-enum class ReduceKind : uint8_t { Sum, Max, Min };
+enum class ReduceKind : uint8_t { Sum, Max, Min, Prod };
 const char* to_string(ReduceKind k);
 
 struct ReduceNode : ExprNode {
@@ -112,6 +112,7 @@ Expr reduce_combine(ReduceKind k, Expr acc, Expr x);
 
 Expr sum(Expr source, std::vector<IterVar> axes, Expr condition = Expr());
 Expr max_reduce(Expr source, std::vector<IterVar> axes, Expr condition = Expr());
+Expr prod_reduce(Expr source, std::vector<IterVar> axes, Expr condition = Expr());
 Expr min_reduce(Expr source, std::vector<IterVar> axes, Expr condition = Expr());
 
 Tensor placeholder(std::vector<Expr> shape, DataType dtype, std::string name);

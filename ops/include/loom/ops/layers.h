@@ -109,7 +109,7 @@ Tensor global_avg_pool2d(const Tensor& X, const std::string& name);  // NCHW -> 
 Tensor softmax(const Tensor& X, int axis, const std::string& name);
 
 // Reductions over a set of axes (ONNX's Reduce* operators).
-enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, SumSquare, L1, L2, LogSum, LogSumExp };
+enum class ReduceKind : uint8_t { Sum, Mean, Max, Min, SumSquare, L1, L2, LogSum, LogSumExp, Prod };
 const char* to_string(ReduceKind kind);  // "sum", "mean", "max", ... (the graph operator is reduce_<name>)
 // `axes`: distinct, each in [-rank, rank); empty: every axis. Reduced axes stay as size-1
 // dimensions with keepdims, else they are dropped (a full reduction without keepdims is rank 0).
@@ -120,6 +120,10 @@ Shape reduce_shape(const Shape& x, const std::vector<int64_t>& axes, bool keepdi
 bool reduce_needs_float(ReduceKind kind);
 Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes, bool keepdims,
               const std::string& name);
+
+// The int64 index of the maximum (or minimum) along `axis`: the first such, or the last with
+// `last`; the axis stays as size 1 with keepdims.
+Tensor arg_reduce(const Tensor& X, bool max, int64_t axis, bool keepdims, bool last, const std::string& name);
 
 Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name);
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name);
