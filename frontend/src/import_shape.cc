@@ -251,11 +251,22 @@ void import_shape(Importer& im, const onnx::NodeProto& n) {
 }
 
 void import_gather(Importer& im, const onnx::NodeProto& n) {
-  im.output(n, im.add_const(n, gather_const(im.constant(n, 0), im.constant(n, 1), im.attr_int(n, "axis", 0))));
+  int x = im.input(n, 0), i = im.input(n, 1);
+  int64_t axis = im.attr_int(n, "axis", 0);
+  if (im.is_const(x) && im.is_const(i)) {
+    im.output(n, im.add_const(n, gather_const(im.constant(n, 0), im.constant(n, 1), axis)));
+    return;
+  }
+  im.output(n, im.add(n, "gather", {x, i}, Attrs().set("axis", axis)));
+}
+
+void import_gather_elements(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, im.add(n, "gather_elements", {im.input(n, 0), im.input(n, 1)},
+                      Attrs().set("axis", im.attr_int(n, "axis", 0))));
 }
 
 void import_slice(Importer& im, const onnx::NodeProto& n) {
-  const NDArray& data = im.constant(n, 0);
+  int x = im.input(n, 0);
   std::vector<int64_t> starts = im.const_ints(n, 1), ends = im.const_ints(n, 2);
   std::vector<int64_t> axes, steps(starts.size(), 1);
   for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -263,17 +274,116 @@ void import_slice(Importer& im, const onnx::NodeProto& n) {
   if (im.has_input(n, 4)) steps = im.const_ints(n, 4);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     im.unsupported(n, "starts, ends, axes and steps must have the same length");
-  im.output(n, im.add_const(n, slice_const(data, starts, ends, axes, steps)));
+  if (im.is_const(x)) {
+    im.output(n, im.add_const(n, slice_const(im.constant(n, 0), starts, ends, axes, steps)));
+    return;
+  }
+  im.output(n, im.add(n, "slice", {x},
+                      Attrs().set("starts", starts).set("ends", ends).set("axes", axes).set("steps", steps)));
+}
+
+// Cast to `to`: a constant is converted at import, a run-time tensor by the cast operator.
+int emit_cast(Importer& im, const onnx::NodeProto& n, int x, DataType to) {
+  if (im.type(x).dtype == to) return x;
+  if (im.is_const(x)) return im.add_const(n, cast_const(im.constant(n, 0), to));
+  return im.add(n, "cast", {x}, Attrs().set("to", to.str()));
 }
 
 void import_cast(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
-  DataType to = onnx_dtype(static_cast<int>(im.attr_int(n, "to", 1)), im.where(n));
-  if (im.type(x).dtype == to) {
-    im.output(n, x);
-    return;
+  im.output(n, emit_cast(im, n, x, onnx_dtype(static_cast<int>(im.attr_int(n, "to", 1)), im.where(n))));
+}
+
+void import_cast_like(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, emit_cast(im, n, im.input(n, 0), im.type(im.input(n, 1)).dtype));
+}
+
+// Split into equal parts or the given sizes (an input from opset 13, an attribute before),
+// one strided slice per output.
+void import_split(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape s = im.type(x).shape;  // a copy: adding nodes moves the graph's
+  int64_t r = static_cast<int64_t>(s.size()), axis = im.attr_int(n, "axis", 0);
+  if (axis < -r || axis >= r) im.unsupported(n, "axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += r;
+  std::vector<int64_t> sizes = im.has_input(n, 1) ? im.const_ints(n, 1) : im.attr_ints(n, "split", {});
+  int64_t parts = n.output_size();
+  if (sizes.empty()) {
+    int64_t num = im.attr_int(n, "num_outputs", parts), dim = s[size_t(axis)];
+    if (num < 1) im.unsupported(n, "num_outputs must be positive");
+    int64_t each = (dim + num - 1) / num;  // the last part may be smaller (opset 18)
+    for (int64_t k = 0; k < num; ++k) sizes.push_back(std::min(each, dim - k * each));
   }
-  im.output(n, im.add_const(n, cast_const(im.constant(n, 0), to)));
+  if (static_cast<int64_t>(sizes.size()) != parts)
+    im.unsupported(n, std::to_string(sizes.size()) + " sizes for " + std::to_string(parts) + " outputs");
+  int64_t begin = 0;
+  for (int64_t k = 0; k < parts; ++k) {
+    if (sizes[size_t(k)] < 1) im.unsupported(n, "part " + std::to_string(k) + " would be empty");
+    int64_t end = begin + sizes[size_t(k)];
+    if (end > s[size_t(axis)]) im.unsupported(n, "the sizes add up to more than the dimension");
+    Attrs a =
+        Attrs().set("starts", Shape{begin}).set("ends", Shape{end}).set("axes", Shape{axis}).set("steps", Shape{1});
+    im.output(n, im.add(n, "slice", {x}, a, "_" + std::to_string(k)), static_cast<int>(k));
+    begin = end;
+  }
+  if (begin != s[size_t(axis)]) im.unsupported(n, "the sizes do not add up to the dimension");
+}
+
+void import_expand(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, im.add(n, "expand", {im.input(n, 0)}, Attrs().set("shape", im.const_ints(n, 1))));
+}
+
+void import_tile(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, im.add(n, "tile", {im.input(n, 0)}, Attrs().set("repeats", im.const_ints(n, 1))));
+}
+
+void import_trilu(Importer& im, const onnx::NodeProto& n) {
+  int64_t k = im.has_input(n, 1) ? im.const_ints(n, 1).at(0) : 0;
+  im.output(n, im.add(n, "trilu", {im.input(n, 0)}, Attrs().set("k", k).set("upper", im.attr_int(n, "upper", 1))));
+}
+
+void import_cumsum(Importer& im, const onnx::NodeProto& n) {
+  std::vector<int64_t> axis = im.const_ints(n, 1);
+  if (axis.size() != 1) im.unsupported(n, "axis must hold one value");
+  Attrs a = Attrs()
+                .set("axis", axis[0])
+                .set("exclusive", im.attr_int(n, "exclusive", 0))
+                .set("reverse", im.attr_int(n, "reverse", 0));
+  im.output(n, im.add(n, "cumsum", {im.input(n, 0)}, a));
+}
+
+void import_one_hot(Importer& im, const onnx::NodeProto& n) {
+  std::vector<int64_t> depth = im.const_ints(n, 1);
+  if (depth.size() != 1) im.unsupported(n, "depth must hold one value");
+  Attrs a = Attrs().set("depth", depth[0]).set("axis", im.attr_int(n, "axis", -1));
+  im.output(n, im.add(n, "one_hot", {im.input(n, 0), im.input(n, 2)}, a));
+}
+
+// Range, EyeLike, Size: values that depend only on constants and shapes, computed at import.
+void import_range(Importer& im, const onnx::NodeProto& n) {
+  const NDArray &start = im.constant(n, 0), &limit = im.constant(n, 1), &delta = im.constant(n, 2);
+  double s = start.get_as_double(0), l = limit.get_as_double(0), d = delta.get_as_double(0);
+  if (d == 0) im.unsupported(n, "delta is 0");
+  double count = std::max(0.0, std::ceil((l - s) / d));
+  if (!(count >= 1 && count <= double(kMaxElements))) im.unsupported(n, "the range is empty or too large");
+  NDArray out = folded_const({static_cast<int64_t>(count)}, start.dtype(), im.where(n));
+  for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, s + double(i) * d);
+  im.output(n, im.add_const(n, out));
+}
+
+void import_eye_like(Importer& im, const onnx::NodeProto& n) {
+  const TensorType& t = im.type(im.input(n, 0));
+  if (t.shape.size() != 2) im.unsupported(n, "the input must be 2-D");
+  DataType dt = im.attr(n, "dtype") ? onnx_dtype(static_cast<int>(im.attr_int(n, "dtype", 1)), im.where(n)) : t.dtype;
+  int64_t k = im.attr_int(n, "k", 0);
+  NDArray out = folded_const(t.shape, dt, im.where(n));
+  for (int64_t i = 0; i < t.shape[0]; ++i)
+    for (int64_t j = 0; j < t.shape[1]; ++j) out.set_from_double(i * t.shape[1] + j, j - i == k ? 1.0 : 0.0);
+  im.output(n, im.add_const(n, out));
+}
+
+void import_size(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, im.add_const(n, int64_array({im.type(im.input(n, 0)).numel()}, {})));
 }
 
 void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
@@ -305,6 +415,17 @@ void add_shape_handlers(HandlerTable& t) {
   t["Gather"] = {{"axis"}, import_gather, 1};
   t["Slice"] = {{}, import_slice};
   t["Cast"] = {{"to"}, import_cast, 6};
+  t["CastLike"] = {{}, import_cast_like, 15};
+  t["GatherElements"] = {{"axis"}, import_gather_elements, 11};
+  t["Split"] = {{"axis", "split", "num_outputs"}, import_split, 11};
+  t["Expand"] = {{}, import_expand, 8};
+  t["Tile"] = {{}, import_tile, 6};
+  t["Trilu"] = {{"upper"}, import_trilu, 14};
+  t["CumSum"] = {{"exclusive", "reverse"}, import_cumsum, 11};
+  t["OneHot"] = {{"axis"}, import_one_hot, 11};
+  t["Range"] = {{}, import_range, 11};
+  t["EyeLike"] = {{"dtype", "k"}, import_eye_like, 9};
+  t["Size"] = {{}, import_size, 1};
   t["ConstantOfShape"] = {{"value"}, import_constant_of_shape, 9};
 }
 

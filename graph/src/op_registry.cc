@@ -42,6 +42,7 @@ std::map<std::string, OpDef> build_table() {
   add_accel_ops(add);
   add_reduce_ops(add);
   add_logic_ops(add);
+  add_data_ops(add);
   return t;
 }
 

@@ -31,6 +31,7 @@ void add_quant_ops(const AddOp& add);      // op_registry_quant.cc: int8 quantiz
 void add_transform_ops(const AddOp& add);  // op_registry_transform.cc: layouts, reshape, transpose, concat, pad, resize
 void add_accel_ops(const AddOp& add);      // op_registry_accel.cc: the accelerator partition's operators
 void add_reduce_ops(const AddOp& add);     // op_registry_reduce.cc: reductions over sets of axes
+void add_data_ops(const AddOp& add);       // op_registry_data.cc: cast, slice, gather, expand, tile, cumsum, ...
 void add_logic_ops(const AddOp& add);      // op_registry_logic.cc: comparisons, bool logic, where, mod
 
 template <size_t N>

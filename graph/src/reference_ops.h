@@ -32,6 +32,15 @@ RefTensor transpose(const Node& n, const Inputs& in);
 RefTensor concat(const Node& n, const Inputs& in);
 RefTensor pad(const Node& n, const Inputs& in);
 RefTensor resize_nearest(const Node& n, const Inputs& in);
+// Data movement (reference_data.cc).
+RefTensor cast(const Node& n, const Inputs& in);
+RefTensor slice(const Node& n, const Inputs& in);
+RefTensor gather(const Node& n, const Inputs& in);
+RefTensor gather_elements(const Node& n, const Inputs& in);
+RefTensor tile(const Node& n, const Inputs& in);
+RefTensor trilu(const Node& n, const Inputs& in);
+RefTensor cumsum(const Node& n, const Inputs& in);
+RefTensor one_hot(const Node& n, const Inputs& in);
 
 // y[i] = f(node, x[i]).
 ReferenceFn elementwise(std::function<double(const Node&, double)> f);

@@ -23,8 +23,7 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
   return out;
 }
 
-// Index of an operand of shape `s` broadcast to an output indexed by `v`.
-static std::vector<Expr> broadcast_index(const Shape& s, const std::vector<Var>& v) {
+std::vector<Expr> broadcast_index(const Shape& s, const std::vector<Var>& v) {
   std::vector<Expr> idx;
   size_t off = v.size() - s.size();
   for (size_t d = 0; d < s.size(); ++d) idx.push_back(s[d] == 1 ? Expr(0) : Expr(v[off + d]));

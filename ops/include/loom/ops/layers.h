@@ -125,6 +125,35 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
 // `last`; the axis stays as size 1 with keepdims.
 Tensor arg_reduce(const Tensor& X, bool max, int64_t axis, bool keepdims, bool last, const std::string& name);
 
+// ---- Data movement on run-time data (layers_data.cc) ----
+// Element type conversion: floats to integers round towards zero, anything to bool is != 0.
+Tensor cast(const Tensor& X, DataType to, const std::string& name);
+// A strided slice, per input dimension: the first element, the step (negative: backwards) and
+// the count; slice_axes computes it from ONNX's starts/ends/axes/steps with ONNX's clamping.
+struct SliceAxes {
+  std::vector<int64_t> begin, step, count;
+};
+SliceAxes slice_axes(const Shape& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                     const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
+Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::string& name);
+// X indexed along `axis` by every element of I (numpy's take); negative indices count from the
+// end, indices out of range are clamped (a kernel cannot raise, and must not read outside X).
+Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name);
+// y[i] = X[i with axis replaced by I[i]] (ONNX GatherElements; same index rules as gather).
+Tensor gather_elements(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name);
+// X broadcast (numpy rules) with `shape`.
+Tensor expand(const Tensor& X, const Shape& shape, const std::string& name);
+Tensor tile(const Tensor& X, const std::vector<int64_t>& repeats, const std::string& name);
+// The upper (column - row >= k) or lower (<= k) triangle of the last two dimensions, zeros elsewhere.
+Tensor trilu(const Tensor& X, int64_t k, bool upper, const std::string& name);
+// Running sums along `axis` (exclusive: without the element itself; reverse: from the end).
+Tensor cumsum(const Tensor& X, int64_t axis, bool exclusive, bool reverse, const std::string& name);
+// values[1] where the index equals the position along the new axis `axis` (of size depth),
+// values[0] elsewhere; `values` is [off, on].
+Tensor one_hot(const Tensor& I, const Tensor& values, int64_t depth, int64_t axis, const std::string& name);
+// The index of an operand of shape `s` broadcast (numpy rules) to an output indexed by `v`.
+std::vector<Expr> broadcast_index(const Shape& s, const std::vector<ir::Var>& v);
+
 Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name);
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name);
 Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name);

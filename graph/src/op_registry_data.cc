@@ -1,0 +1,138 @@
+// Operator family: data movement on run-time data (cast, slice, gather, gather_elements,
+// expand, tile, trilu, cumsum, one_hot). Each operator: fusion pattern, input count, type
+// inference, tensor expressions, reference implementation (op_registry.h).
+#include "op_registry_util.h"
+
+namespace loom::graph {
+
+using ir::Tensor;
+
+namespace {
+
+ops::SliceAxes slice_of(const Node& n, const Shape& x) {
+  return ops::slice_axes(x, n.attrs.get_ints("starts"), n.attrs.get_ints("ends"), n.attrs.get_ints("axes"),
+                         n.attrs.get_ints("steps"));
+}
+
+void expect_indices(const TensorType& t) {
+  if (!t.dtype.is_int()) LOOM_THROW(TypeError, "indices must be int32 or int64, are ", t.str());
+}
+
+Shape positive(const Shape& s) {
+  for (int64_t d : s)
+    if (d <= 0) LOOM_THROW(ShapeError, "the result ", shape_str(s), " is empty (Loom tensors have no zero extents)");
+  return s;
+}
+
+}  // namespace
+
+void add_data_ops(const AddOp& add) {
+  add({"cast", OpPattern::ElemWise, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         return TensorType{in[0].shape, DataType::parse(n.attrs.get_string("to"))};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::cast(in[0], DataType::parse(n.attrs.get_string("to")), name);
+       },
+       ref::cast});
+  add({"slice", OpPattern::Injective, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         return TensorType{positive(slice_of(n, in[0].shape).count), in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::strided_slice(in[0], slice_of(n, ops::shape_of(in[0])), name);
+       },
+       ref::slice});
+  add({"gather", OpPattern::Injective, 2, 2,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_indices(in[1]);
+         const Shape& x = in[0].shape;
+         int64_t r = static_cast<int64_t>(x.size()), axis = n.attrs.get_int("axis", 0);
+         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         if (axis < 0) axis += r;
+         Shape out(x.begin(), x.begin() + axis);
+         out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
+         out.insert(out.end(), x.begin() + axis + 1, x.end());
+         if (out.empty()) LOOM_THROW(ShapeError, "gathering one element of a vector gives a rank-0 tensor");
+         return TensorType{out, in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::gather(in[0], in[1], n.attrs.get_int("axis", 0), name);
+       },
+       ref::gather});
+  add({"gather_elements", OpPattern::Injective, 2, 2,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         expect_indices(in[1]);
+         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", 0);
+         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         if (in[1].shape.size() != in[0].shape.size())
+           LOOM_THROW(ShapeError, "indices ", in[1].str(), " and data ", in[0].str(), " differ in rank");
+         return TensorType{in[1].shape, in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::gather_elements(in[0], in[1], n.attrs.get_int("axis", 0), name);
+       },
+       ref::gather_elements});
+  add({"expand", OpPattern::Broadcast, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         return TensorType{ops::broadcast_shape(in[0].shape, n.attrs.get_ints("shape")), in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::expand(in[0], n.attrs.get_ints("shape"), name);
+       },
+       ref::broadcast_n([](const Node&, const std::vector<double>& x) { return x[0]; })});
+  add({"tile", OpPattern::Injective, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         auto rep = n.attrs.get_ints("repeats");
+         if (rep.size() != in[0].shape.size()) LOOM_THROW(ShapeError, rep.size(), " repeats for ", in[0].str());
+         Shape out = in[0].shape;
+         for (size_t d = 0; d < out.size(); ++d) {
+           if (rep[d] < 1) LOOM_THROW(ShapeError, "repeat ", rep[d], " must be positive");
+           if (__builtin_mul_overflow(out[d], rep[d], &out[d])) LOOM_THROW(ShapeError, "repeats overflow");
+         }
+         return TensorType{out, in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::tile(in[0], n.attrs.get_ints("repeats"), name);
+       },
+       ref::tile});
+  add({"trilu", OpPattern::Injective, 1, 1,
+       [](const Node&, const std::vector<TensorType>& in) {
+         if (in[0].shape.size() < 2) LOOM_THROW(ShapeError, "input must have rank 2 or more, is ", in[0].str());
+         return in[0];
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::trilu(in[0], n.attrs.get_int("k", 0), n.attrs.get_int("upper", 1) != 0, name);
+       },
+       ref::trilu});
+  add({"cumsum", OpPattern::Opaque, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", 0);
+         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "input must be numbers, is ", in[0].str());
+         return in[0];
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::cumsum(in[0], n.attrs.get_int("axis", 0), n.attrs.get_int("exclusive", 0) != 0,
+                            n.attrs.get_int("reverse", 0) != 0, name);
+       },
+       ref::cumsum});
+  add({"one_hot", OpPattern::Injective, 2, 2,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "indices must be numbers, are ", in[0].str());
+         if (in[1].numel() != 2) LOOM_THROW(ShapeError, "values must be [off, on], are ", in[1].str());
+         int64_t depth = n.attrs.get_int("depth"), r = static_cast<int64_t>(in[0].shape.size()) + 1;
+         int64_t axis = n.attrs.get_int("axis", -1);
+         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for rank ", r);
+         if (depth < 1) LOOM_THROW(ShapeError, "depth ", depth, " must be positive");
+         Shape out = in[0].shape;
+         out.insert(out.begin() + (axis < 0 ? axis + r : axis), depth);
+         return TensorType{out, in[1].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::one_hot(in[0], in[1], n.attrs.get_int("depth"), n.attrs.get_int("axis", -1), name);
+       },
+       ref::one_hot});
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,150 @@
+// Reference implementations of the data-movement operators (op_registry_data.cc): plain loops
+// over doubles, independent of the tensor expressions (reference_ops.h).
+#include <algorithm>
+#include <cmath>
+
+#include "reference_ops.h"
+#include "reference_util.h"
+
+namespace loom::graph::ref {
+
+namespace {
+
+int64_t axis_attr(const Node& n, size_t rank, const char* key = "axis", int64_t def = 0) {
+  int64_t a = n.attrs.get_int(key, def);
+  return a < 0 ? a + static_cast<int64_t>(rank) : a;
+}
+
+// numpy's index rule for gathers: negative counts from the end (then clamped, as the kernels do).
+int64_t wrapped(double i, int64_t n) {
+  auto k = static_cast<int64_t>(i);
+  if (k < 0) k += n;
+  return std::clamp<int64_t>(k, 0, n - 1);
+}
+
+}  // namespace
+
+RefTensor cast(const Node& n, const Inputs& in) {
+  DataType to = DataType::parse(n.attrs.get_string("to"));
+  T y{in[0]->shape, in[0]->v};
+  for (double& v : y.v) {
+    if (to.is_bool())
+      v = v != 0;
+    else if (to.is_integer())
+      v = std::trunc(v);
+    else if (to.bits() == 32)
+      v = static_cast<float>(v);
+  }
+  return y;
+}
+
+RefTensor slice(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  ops::SliceAxes s = ops::slice_axes(x.shape, n.attrs.get_ints("starts"), n.attrs.get_ints("ends"),
+                                     n.attrs.get_ints("axes"), n.attrs.get_ints("steps"));
+  T y{s.count, Values(size_t(count(s.count)))};
+  auto st = strides(x.shape);
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d) src += (s.begin[d] + idx[d] * s.step[d]) * st[d];
+    y.v[size_t(flat)] = x.v[size_t(src)];
+  });
+  return y;
+}
+
+RefTensor gather(const Node& n, const Inputs& in) {
+  const T &x = *in[0], &ix = *in[1];
+  size_t a = size_t(axis_attr(n, x.shape.size()));
+  auto st = strides(x.shape);
+  T y{n.type.shape, Values(size_t(count(n.type.shape)))};
+  size_t ir = ix.shape.size();
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t k = 0;
+    auto ist = strides(ix.shape);
+    for (size_t d = 0; d < ir; ++d) k += idx[a + d] * ist[d];
+    int64_t src = wrapped(ix.v[size_t(k)], x.shape[a]) * st[a];
+    for (size_t d = 0; d < a; ++d) src += idx[d] * st[d];
+    for (size_t d = a + 1; d < x.shape.size(); ++d) src += idx[d - 1 + ir] * st[d];
+    y.v[size_t(flat)] = x.v[size_t(src)];
+  });
+  return y;
+}
+
+RefTensor gather_elements(const Node& n, const Inputs& in) {
+  const T &x = *in[0], &ix = *in[1];
+  size_t a = size_t(axis_attr(n, x.shape.size()));
+  auto st = strides(x.shape);
+  T y{ix.shape, Values(ix.v.size())};
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d) src += (d == a ? wrapped(ix.v[size_t(flat)], x.shape[a]) : idx[d]) * st[d];
+    y.v[size_t(flat)] = x.v[size_t(src)];
+  });
+  return y;
+}
+
+RefTensor tile(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  auto st = strides(x.shape);
+  T y{n.type.shape, Values(size_t(count(n.type.shape)))};
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d) src += (idx[d] % x.shape[d]) * st[d];
+    y.v[size_t(flat)] = x.v[size_t(src)];
+  });
+  return y;
+}
+
+RefTensor trilu(const Node& n, const Inputs& in) {
+  T y = *in[0];
+  int64_t k = n.attrs.get_int("k", 0);
+  bool upper = n.attrs.get_int("upper", 1) != 0;
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t col_minus_row = idx[idx.size() - 1] - idx[idx.size() - 2];
+    if (upper ? col_minus_row < k : col_minus_row > k) y.v[size_t(flat)] = 0;
+  });
+  return y;
+}
+
+RefTensor cumsum(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  size_t a = size_t(axis_attr(n, x.shape.size()));
+  bool exclusive = n.attrs.get_int("exclusive", 0) != 0, reverse = n.attrs.get_int("reverse", 0) != 0;
+  int64_t len = x.shape[a], inner = strides(x.shape)[a], outer = count(x.shape) / (len * inner);
+  T y{x.shape, Values(x.v.size())};
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        int64_t k = reverse ? len - 1 - j : j;
+        size_t at = size_t((o * len + k) * inner + i);
+        if (exclusive) {
+          y.v[at] = acc;
+          acc += x.v[at];
+        } else {
+          acc += x.v[at];
+          y.v[at] = acc;
+        }
+      }
+    }
+  return y;
+}
+
+RefTensor one_hot(const Node& n, const Inputs& in) {
+  const T &ix = *in[0], &values = *in[1];
+  int64_t depth = n.attrs.get_int("depth");
+  size_t a = size_t(axis_attr(n, ix.shape.size() + 1, "axis", -1));
+  T y{n.type.shape, Values(size_t(count(n.type.shape)))};
+  auto ist = strides(ix.shape);
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t k = 0;
+    for (size_t d = 0, e = 0; d < idx.size(); ++d)
+      if (d != a) k += idx[d] * ist[e++];
+    auto i = static_cast<int64_t>(ix.v[size_t(k)]);
+    if (i < 0) i += depth;
+    y.v[size_t(flat)] = i == idx[a] ? values.v[1] : values.v[0];
+  });
+  return y;
+}
+
+}  // namespace loom::graph::ref

@@ -1,0 +1,176 @@
+// Data movement on run-time data (layers.h): casts, strided slices, gathers, broadcasts to a
+// shape, tiling, triangle masks, cumulative sums and one-hot encodings.
+#include <algorithm>
+
+#include "loom/ops/layers.h"
+#include "loom/runtime/error.h"
+
+namespace loom::ops {
+
+using namespace loom::ir;
+
+namespace {
+
+std::vector<Expr> at(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
+
+size_t axis_of(int64_t axis, size_t rank, const char* what) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) LOOM_THROW(ShapeError, what, ": axis ", axis, " out of range for rank ", r);
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+// An index read from an index tensor, negative values counting from the end, clamped into
+// [0, n) so that an out-of-range index cannot read outside the tensor.
+Expr wrapped_index(Expr i, int64_t n) {
+  i = cast(DataType::Int(32), i);
+  i = select(i < 0, i + int(n), i);
+  return min(max(i, Expr(0)), Expr(int(n - 1)));
+}
+
+}  // namespace
+
+Tensor cast(const Tensor& X, DataType to, const std::string& name) {
+  return unary(
+      X, [to](Expr x) { return ir::cast(to, x); }, name);
+}
+
+SliceAxes slice_axes(const Shape& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                     const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    LOOM_THROW(ShapeError, "slice: starts, ends, axes and steps must have the same length");
+  size_t r = x.size();
+  SliceAxes s{std::vector<int64_t>(r, 0), std::vector<int64_t>(r, 1), x};
+  std::vector<bool> seen(r, false);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    size_t ax = axis_of(axes[k], r, "slice");
+    if (seen[ax]) LOOM_THROW(ShapeError, "slice: axis ", axes[k], " given twice");
+    seen[ax] = true;
+    int64_t dim = x[ax], st = steps[k];
+    if (st == 0) LOOM_THROW(ShapeError, "slice: step 0 on axis ", axes[k]);
+    // A step beyond the dimension takes one element, as that step does; clamping keeps the
+    // arithmetic below from overflowing for steps near +-2^63.
+    st = std::clamp<int64_t>(st, -(dim + 1), dim + 1);
+    int64_t b = starts[k] < 0 ? std::max<int64_t>(starts[k], INT64_MIN + dim) + dim : starts[k];
+    int64_t e = ends[k] < 0 ? std::max<int64_t>(ends[k], INT64_MIN + dim) + dim : ends[k];
+    // Clamped as ONNX specifies: [0, dim] for positive steps, [-1, dim - 1] for negative ones.
+    if (st > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      s.count[ax] = e > b ? (e - b + st - 1) / st : 0;
+    } else {
+      b = std::clamp<int64_t>(b, -1, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      s.count[ax] = b > e ? (b - e - st - 1) / -st : 0;
+    }
+    s.begin[ax] = b;
+    s.step[ax] = st;
+  }
+  return s;
+}
+
+Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::string& name) {
+  return compute(shape_exprs(s.count), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx;
+                   for (size_t d = 0; d < v.size(); ++d) idx.push_back(Expr(int(s.begin[d])) + v[d] * int(s.step[d]));
+                   return X(idx);
+                 }),
+                 name, "injective");
+}
+
+Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name) {
+  Shape xs = shape_of(X), is = shape_of(I);
+  size_t a = axis_of(axis, xs.size(), "gather");
+  Shape out(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(a));
+  out.insert(out.end(), is.begin(), is.end());
+  out.insert(out.end(), xs.begin() + static_cast<std::ptrdiff_t>(a) + 1, xs.end());
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> ii(v.begin() + static_cast<std::ptrdiff_t>(a),
+                                        v.begin() + static_cast<std::ptrdiff_t>(a + is.size()));
+                   std::vector<Expr> idx(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(a));
+                   idx.push_back(wrapped_index(I(ii), xs[a]));
+                   idx.insert(idx.end(), v.begin() + static_cast<std::ptrdiff_t>(a + is.size()), v.end());
+                   return X(idx);
+                 }),
+                 name, "injective");
+}
+
+Tensor gather_elements(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name) {
+  Shape xs = shape_of(X), is = shape_of(I);
+  size_t a = axis_of(axis, xs.size(), "gather_elements");
+  if (is.size() != xs.size()) LOOM_THROW(ShapeError, "gather_elements: indices and data differ in rank");
+  return compute(shape_exprs(is), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx = at(v);
+                   idx[a] = wrapped_index(I(at(v)), xs[a]);
+                   return X(idx);
+                 }),
+                 name, "injective");
+}
+
+Tensor expand(const Tensor& X, const Shape& shape, const std::string& name) {
+  Shape xs = shape_of(X), out = broadcast_shape(xs, shape);
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) { return X(broadcast_index(xs, v)); }),
+                 name, "broadcast");
+}
+
+Tensor tile(const Tensor& X, const std::vector<int64_t>& repeats, const std::string& name) {
+  Shape xs = shape_of(X), out = xs;
+  if (repeats.size() != xs.size()) LOOM_THROW(ShapeError, "tile: ", repeats.size(), " repeats for rank ", xs.size());
+  for (size_t d = 0; d < xs.size(); ++d) {
+    if (repeats[d] < 1) LOOM_THROW(ShapeError, "tile: repeat ", repeats[d], " must be positive");
+    out[d] *= repeats[d];
+  }
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx;
+                   for (size_t d = 0; d < v.size(); ++d)
+                     idx.push_back(repeats[d] == 1 ? Expr(v[d]) : v[d] % int(xs[d]));
+                   return X(idx);
+                 }),
+                 name, "injective");
+}
+
+Tensor trilu(const Tensor& X, int64_t k, bool upper, const std::string& name) {
+  Shape xs = shape_of(X);
+  if (xs.size() < 2) LOOM_THROW(ShapeError, "trilu: input must have rank 2 or more, is ", shape_str(xs));
+  int64_t bound = std::clamp<int64_t>(k, -(xs[xs.size() - 2] + 1), xs.back() + 1);
+  return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                   Expr diag = v[v.size() - 1] - v[v.size() - 2];  // column - row
+                   Expr keep = upper ? diag >= int(bound) : diag <= int(bound);
+                   return select(keep, X(at(v)), make_zero(X.dtype()));
+                 }),
+                 name, "injective");
+}
+
+Tensor cumsum(const Tensor& X, int64_t axis, bool exclusive, bool reverse, const std::string& name) {
+  Shape xs = shape_of(X);
+  size_t a = axis_of(axis, xs.size(), "cumsum");
+  IterVar r = reduce_axis(int(xs[a]), "r_cumsum");
+  return compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx = at(v);
+                   idx[a] = r->var;
+                   Expr i = v[a], j = r->var;
+                   Expr in = reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+                   return sum(select(in, X(idx), make_zero(X.dtype())), {r});
+                 }),
+                 name, "reduce");
+}
+
+Tensor one_hot(const Tensor& I, const Tensor& values, int64_t depth, int64_t axis, const std::string& name) {
+  Shape is = shape_of(I);
+  size_t a = axis_of(axis, is.size() + 1, "one_hot");
+  if (depth < 1) LOOM_THROW(ShapeError, "one_hot: depth ", depth, " must be positive");
+  Shape out = is;
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(a), depth);
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> ii = at(v);
+                   Expr d = ii[a];
+                   ii.erase(ii.begin() + static_cast<std::ptrdiff_t>(a));
+                   // Negative indices count from depth; out-of-range ones match no position.
+                   Expr i = cast(DataType::Int(64), I(ii));
+                   i = select(i < make_zero(i.type()), i + make_const(i.type(), double(depth)), i);
+                   return select(i == cast(DataType::Int(64), d), values(std::vector<Expr>{Expr(1)}),
+                                 values(std::vector<Expr>{Expr(0)}));
+                 }),
+                 name, "injective");
+}
+
+}  // namespace loom::ops
