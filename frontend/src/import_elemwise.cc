@@ -64,6 +64,45 @@ void import_dropout(Importer& im, const onnx::NodeProto& n) {
   }
 }
 
+// PRelu: x where x >= 0, slope * x elsewhere (slope broadcasts to x).
+void import_prelu(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0), slope = im.input(n, 1);
+  int neg = im.add(n, "less", {x, im.scalar(n, im.type(x).dtype, 0, "_zero")}, {}, "_negative");
+  im.output(n, im.add(n, "where", {neg, im.add(n, "mul", {x, slope}, {}, "_sloped"), x}));
+}
+
+// Pow: the exponent converted to the base's type; integer powers are computed in float64 and
+// rounded back (exact while the result fits 53 bits).
+void import_pow(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0), y = im.input(n, 1);
+  DataType t = im.type(x).dtype;
+  if (t.is_float()) {
+    if (im.type(y).dtype != t) y = im.add(n, "cast", {y}, Attrs().set("to", t.str()), "_exponent");
+    im.output(n, im.add(n, "pow", {x, y}));
+    return;
+  }
+  std::string f64 = DataType::Float(64).str();
+  int xf = im.add(n, "cast", {x}, Attrs().set("to", f64), "_base64");
+  int yf = im.type(y).dtype == DataType::Float(64) ? y : im.add(n, "cast", {y}, Attrs().set("to", f64), "_exp64");
+  int p = im.add(n, "round", {im.add(n, "pow", {xf, yf}, {}, "_pow64")}, {}, "_round");
+  im.output(n, im.add(n, "cast", {p}, Attrs().set("to", t.str())));
+}
+
+// BitShift of unsigned integers: x * 2^y (LEFT) or x / 2^y (RIGHT), with 2^y computed in
+// float64 (exact for shifts below 53; shifts at or past the width are beyond the spec's use).
+void import_bit_shift(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0), y = im.input(n, 1);
+  DataType t = im.type(x).dtype;
+  if (!t.is_uint() || im.type(y).dtype != t) im.unsupported(n, "the operands must be one unsigned integer type");
+  std::string dir = im.attr_string(n, "direction", "");
+  if (dir != "LEFT" && dir != "RIGHT") im.unsupported(n, "direction must be LEFT or RIGHT, is '" + dir + "'");
+  std::string f64 = DataType::Float(64).str();
+  int yf = im.add(n, "cast", {y}, Attrs().set("to", f64), "_shift64");
+  int p = im.add(n, "pow", {im.scalar(n, DataType::Float(64), 2.0, "_two"), yf}, {}, "_pow2");
+  int factor = im.add(n, "cast", {p}, Attrs().set("to", t.str()), "_factor");
+  im.output(n, im.add(n, dir == "LEFT" ? "mul" : "div", {x, factor}));
+}
+
 // Max, Min, Sum, Mean of any number of inputs (numpy broadcasting): a chain of the binary graph
 // operator, divided by the count for Mean.
 Handler variadic(const std::string& op, bool mean = false) {
@@ -118,10 +157,11 @@ void add_elemwise_handlers(HandlerTable& t) {
            {"Selu", "selu", {"alpha", "gamma"}, 6},
            {"Celu", "celu", {"alpha"}, 12},
            {"HardSigmoid", "hard_sigmoid", {"alpha", "beta"}, 6},
-           {"ThresholdedRelu", "thresholded_relu", {"alpha"}, 10}})
+           {"ThresholdedRelu", "thresholded_relu", {"alpha"}, 10},
+           {"Shrink", "shrink", {"lambd", "bias"}, 9}})
     t[onnx_name] = {attrs, unary_with_floats(op), since};
-  for (auto [onnx_name, op] : std::vector<std::pair<const char*, const char*>>{
-           {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}})
+  for (auto [onnx_name, op] :
+       std::vector<std::pair<const char*, const char*>>{{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}})
     t[onnx_name] = {{}, binary(op), 7};
   for (auto [onnx_name, op] : std::vector<std::pair<const char*, const char*>>{{"Equal", "equal"},
                                                                                {"Less", "less"},
@@ -132,6 +172,9 @@ void add_elemwise_handlers(HandlerTable& t) {
                                                                                {"Or", "logical_or"},
                                                                                {"Xor", "logical_xor"}})
     t[onnx_name] = {{}, binary(op), 7};
+  t["Pow"] = {{}, import_pow, 7};
+  t["PRelu"] = {{}, import_prelu, 9};
+  t["BitShift"] = {{"direction"}, import_bit_shift, 11};
   t["Where"] = {{}, with_int_attrs("where"), 9};
   t["Mod"] = {{"fmod"}, with_int_attrs("mod"), 10};
   t["IsInf"] = {{"detect_negative", "detect_positive"}, with_int_attrs("is_inf"), 10};

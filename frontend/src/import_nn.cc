@@ -147,6 +147,123 @@ void import_global_avgpool(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "global_avg_pool2d", {im.input(n, 0)}));
 }
 
+// The axes [from, rank) of a tensor of rank r (a negative `from` counts from the end).
+std::vector<int64_t> trailing_axes(Importer& im, const onnx::NodeProto& n, int64_t from, int64_t r) {
+  if (from < -r || from >= r)
+    im.unsupported(n, "axis " + std::to_string(from) + " out of range for rank " + std::to_string(r));
+  std::vector<int64_t> axes;
+  for (int64_t d = from < 0 ? from + r : from; d < r; ++d) axes.push_back(d);
+  return axes;
+}
+
+// (x - mean) / sqrt(var + eps) over `axes`, as graph operators (reduce_mean, sub, mul, add,
+// sqrt, reciprocal: each fuses with its neighbours); also returns the mean and 1/std.
+struct Normalized {
+  int y, mean, inv_std;
+};
+Normalized normalize(Importer& im, const onnx::NodeProto& n, int x, const std::vector<int64_t>& axes, double eps,
+                     bool eps_after_sqrt = false) {
+  DataType t = im.type(x).dtype;
+  if (!t.is_float()) im.unsupported(n, "the input must be floating point, is " + im.type(x).str());
+  Attrs red = Attrs().set("axes", axes).set("keepdims", int64_t(1));
+  int mean = im.add(n, "reduce_mean", {x}, red, "_mean");
+  int d = im.add(n, "sub", {x, mean}, {}, "_centered");
+  int var = im.add(n, "reduce_mean", {im.add(n, "mul", {d, d}, {}, "_square")}, red, "_var");
+  int std_dev =
+      eps_after_sqrt
+          ? im.add(n, "add", {im.add(n, "sqrt", {var}, {}, "_sqrt"), im.scalar(n, t, eps, "_eps")}, {}, "_std")
+          : im.add(n, "sqrt", {im.add(n, "add", {var, im.scalar(n, t, eps, "_eps")}, {}, "_vareps")}, {}, "_std");
+  int inv = im.add(n, "reciprocal", {std_dev}, {}, "_inv_std");
+  return {im.add(n, "mul", {d, inv}, {}, "_normalized"), mean, inv};
+}
+
+void import_layer_norm(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  int64_t r = static_cast<int64_t>(im.type(x).shape.size());
+  Normalized z =
+      normalize(im, n, x, trailing_axes(im, n, im.attr_int(n, "axis", -1), r), im.attr_float(n, "epsilon", 1e-5));
+  int y = im.add(n, "mul", {z.y, im.input(n, 1)}, {}, "_scaled");
+  if (im.has_input(n, 2)) y = im.add(n, "add", {y, im.input(n, 2)}, {}, "_shifted");
+  im.output(n, y);
+  im.output(n, z.mean, 1);
+  im.output(n, z.inv_std, 2);
+}
+
+// Per-channel scale and bias ([C]) shaped to broadcast over NC... .
+int per_channel(Importer& im, const onnx::NodeProto& n, int i, int64_t rank) {
+  int v = im.input(n, i);
+  Shape s(size_t(rank - 1), 1);
+  s[0] = im.type(v).numel();
+  return im.add(n, "reshape", {v}, Attrs().set("shape", s), "_c" + std::to_string(i));
+}
+
+void import_instance_norm(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  int64_t r = static_cast<int64_t>(im.type(x).shape.size());
+  if (r < 3) im.unsupported(n, "the input must be N, C and at least one spatial dimension");
+  Normalized z = normalize(im, n, x, trailing_axes(im, n, 2, r), im.attr_float(n, "epsilon", 1e-5));
+  int y = im.add(n, "mul", {z.y, per_channel(im, n, 1, r)}, {}, "_scaled");
+  im.output(n, im.add(n, "add", {y, per_channel(im, n, 2, r)}, {}, "_shifted"));
+}
+
+void import_mvn(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  // ONNX's function body: (x - mean) / (sqrt(var) + 1e-9).
+  im.output(n, normalize(im, n, x, im.attr_ints(n, "axes", {0, 2, 3}), 1e-9, true).y);
+}
+
+void import_global_maxpool(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  int64_t r = static_cast<int64_t>(im.type(x).shape.size());
+  Attrs a = Attrs().set("axes", trailing_axes(im, n, 2, r)).set("keepdims", int64_t(1));
+  im.output(n, im.add(n, "reduce_max", {x}, a));
+}
+
+// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere (arg_max compared with positions).
+void import_hardmax(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  int64_t r = static_cast<int64_t>(s.size()), axis = im.attr_int(n, "axis", -1);
+  if (axis < -r || axis >= r) im.unsupported(n, "axis out of range");
+  if (axis < 0) axis += r;
+  int arg = im.add(n, "arg_max", {x}, Attrs().set("kind", "max").set("axis", axis).set("keepdims", int64_t(1)), "_arg");
+  Shape ps(size_t(r), 1);
+  ps[size_t(axis)] = s[size_t(axis)];
+  NDArray pos = folded_const(ps, DataType::Int(64), im.where(n));
+  for (int64_t i = 0; i < pos.numel(); ++i) pos.set_from_double(i, double(i));
+  int hit = im.add(n, "equal", {arg, im.add_const(n, pos, "_positions")}, {}, "_hit");
+  im.output(n, im.add(n, "cast", {hit}, Attrs().set("to", im.type(x).dtype.str())));
+}
+
+// LRN across channels: x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels)^beta.
+void import_lrn(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  DataType t = im.type(x).dtype;
+  int64_t size = im.attr_int(n, "size", 0);
+  if (size < 1) im.unsupported(n, "size must be positive");
+  if (s.size() < 3) im.unsupported(n, "the input must be N, C and spatial dimensions");
+  int sq = im.add(n, "mul", {x, x}, {}, "_square");
+  std::vector<int64_t> pads(2 * s.size(), 0);
+  pads[1] = (size - 1) / 2;
+  pads[s.size() + 1] = size - 1 - pads[1];
+  int padded = im.add(n, "pad", {sq}, Attrs().set("pads", pads).set("mode", "constant").set("value", 0.0), "_pad");
+  int sum = -1;
+  for (int64_t k = 0; k < size; ++k) {
+    Attrs a = Attrs().set("starts", Shape{k}).set("ends", Shape{k + s[1]}).set("axes", Shape{1}).set("steps", Shape{1});
+    int part = im.add(n, "slice", {padded}, a, "_window" + std::to_string(k));
+    sum = sum < 0 ? part : im.add(n, "add", {sum, part}, {}, "_sum" + std::to_string(k));
+  }
+  double alpha = im.attr_float(n, "alpha", 1e-4), beta = im.attr_float(n, "beta", 0.75),
+         bias = im.attr_float(n, "bias", 1.0);
+  int base = im.add(n, "add",
+                    {im.add(n, "mul", {sum, im.scalar(n, t, alpha / double(size), "_alpha")}, {}, "_scaled"),
+                     im.scalar(n, t, bias, "_bias")},
+                    {}, "_base");
+  int den = im.add(n, "pow", {base, im.scalar(n, t, beta, "_beta")}, {}, "_den");
+  im.output(n, im.add(n, "div", {x, den}));
+}
+
 }  // namespace
 
 void add_nn_handlers(HandlerTable& t) {
@@ -162,6 +279,12 @@ void add_nn_handlers(HandlerTable& t) {
                       import_avgpool,
                       7};
   t["GlobalAveragePool"] = {{}, import_global_avgpool, 1};
+  t["GlobalMaxPool"] = {{}, import_global_maxpool, 1};
+  t["LayerNormalization"] = {{"axis", "epsilon", "stash_type"}, import_layer_norm, 17};
+  t["InstanceNormalization"] = {{"epsilon"}, import_instance_norm, 6};
+  t["MeanVarianceNormalization"] = {{"axes"}, import_mvn, 9};
+  t["Hardmax"] = {{"axis"}, import_hardmax, 13};
+  t["LRN"] = {{"alpha", "beta", "bias", "size"}, import_lrn, 1};
 }
 
 }  // namespace loom::frontend::onnx_detail

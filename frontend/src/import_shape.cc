@@ -359,6 +359,35 @@ void import_one_hot(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "one_hot", {im.input(n, 0), im.input(n, 2)}, a));
 }
 
+// DepthToSpace (modes DCR, CRD) and SpaceToDepth: a reshape to 6-D, a transpose, a reshape back.
+void import_depth_space(Importer& im, const onnx::NodeProto& n, bool to_space) {
+  int x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  int64_t b = im.attr_int(n, "blocksize", 0);
+  if (s.size() != 4) im.unsupported(n, "the input must be NCHW");
+  if (b < 1) im.unsupported(n, "blocksize must be positive");
+  int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  Shape mid, out;
+  std::vector<int64_t> perm;
+  if (to_space) {
+    if (C % (b * b)) im.unsupported(n, "the channels are not a multiple of blocksize^2");
+    bool crd = im.attr_string(n, "mode", "DCR") == "CRD";
+    mid = crd ? Shape{N, C / (b * b), b, b, H, W} : Shape{N, b, b, C / (b * b), H, W};
+    perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+    out = {N, C / (b * b), H * b, W * b};
+  } else {
+    if (H % b || W % b) im.unsupported(n, "the height and width are not multiples of blocksize");
+    mid = {N, C, H / b, b, W / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {N, C * b * b, H / b, W / b};
+  }
+  int r = im.add(n, "reshape", {x}, Attrs().set("shape", mid), "_split");
+  int t = im.add(n, "transpose", {r}, Attrs().set("perm", perm), "_move");
+  im.output(n, im.add(n, "reshape", {t}, Attrs().set("shape", out)));
+}
+void import_depth_to_space(Importer& im, const onnx::NodeProto& n) { import_depth_space(im, n, true); }
+void import_space_to_depth(Importer& im, const onnx::NodeProto& n) { import_depth_space(im, n, false); }
+
 // Range, EyeLike, Size: values that depend only on constants and shapes, computed at import.
 void import_range(Importer& im, const onnx::NodeProto& n) {
   const NDArray &start = im.constant(n, 0), &limit = im.constant(n, 1), &delta = im.constant(n, 2);
@@ -426,6 +455,8 @@ void add_shape_handlers(HandlerTable& t) {
   t["Range"] = {{}, import_range, 11};
   t["EyeLike"] = {{"dtype", "k"}, import_eye_like, 9};
   t["Size"] = {{}, import_size, 1};
+  t["DepthToSpace"] = {{"blocksize", "mode"}, import_depth_to_space, 11};
+  t["SpaceToDepth"] = {{"blocksize"}, import_space_to_depth, 1};
   t["ConstantOfShape"] = {{"value"}, import_constant_of_shape, 9};
 }
 

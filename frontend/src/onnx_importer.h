@@ -96,6 +96,12 @@ class Importer {
     return g_.add_constant(g_.unique_name(node_name(n) + suffix), std::move(v));
   }
   // Defines the node's output k (0: its first) as graph node `id`.
+  // A rank-0 constant of type t (broadcasts against anything).
+  int scalar(const onnx::NodeProto& n, DataType t, double v, const std::string& suffix) {
+    NDArray a = NDArray::empty({}, t);
+    a.set_from_double(0, v);
+    return add_const(n, a, suffix);
+  }
   void output(const onnx::NodeProto& n, int id, int k = 0) {
     if (k < n.output_size()) define(n.output(k), id);
   }

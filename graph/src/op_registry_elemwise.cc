@@ -180,6 +180,16 @@ void add_elemwise_ops(const AddOp& add) {
   unary(
       "tan", true, [](const Node&, Expr x) { return ir::sin(x) / ir::cos(x); },
       [](const Node&, double x) { return std::tan(x); });
+  unary(
+      "shrink", false,
+      [attr, c](const Node& n, Expr x) {
+        Expr l = c(x, attr(n, "lambd", 0.5)), b = c(x, attr(n, "bias", 0.0));
+        return ir::select(x < -l, x + b, ir::select(x > l, x - b, c(x, 0.0)));
+      },
+      [attr](const Node& n, double x) {
+        double l = attr(n, "lambd", 0.5), b = attr(n, "bias", 0.0);
+        return x < -l ? x + b : x > l ? x - b : 0.0;
+      });
   // Inverse and hyperbolic trigonometry from exp, log, sqrt and ops::atan (all vectorize).
   unary(
       "atan", true, [](const Node&, Expr x) { return ops::atan(x); },
