@@ -50,7 +50,7 @@ void import_clip(Importer& im, const onnx::NodeProto& n) {
 void import_dropout(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
   if (im.has_input(n, 2)) {
-    if (!im.is_const(im.input(n, 2)))
+    if (!im.known(n, 2))
       im.unsupported(n, "training_mode is computed at run time; only inference (training_mode false) is supported");
     double ratio = im.has_input(n, 1) ? im.constant(n, 1).get_as_double(0) : 0.5;
     if (im.constant(n, 2).get_as_double(0) != 0 && ratio != 0)

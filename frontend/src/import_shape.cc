@@ -411,6 +411,23 @@ void import_eye_like(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add_const(n, out));
 }
 
+// HannWindow, HammingWindow, BlackmanWindow of a known size: a0 - a1 cos(2 pi k/N) + a2 cos(4 pi k/N).
+Handler window(double a0, double a1, double a2) {
+  return [=](Importer& im, const onnx::NodeProto& n) {
+    std::vector<int64_t> size = im.const_ints(n, 0);
+    if (size.size() != 1 || size[0] < 1) im.unsupported(n, "size must be one positive value");
+    DataType t = onnx_dtype(static_cast<int>(im.attr_int(n, "output_datatype", 1)), im.where(n));
+    double N = double(im.attr_int(n, "periodic", 1) ? size[0] : size[0] - 1);
+    NDArray w = folded_const({size[0]}, t, im.where(n));
+    const double kPi = 3.14159265358979323846;
+    for (int64_t k = 0; k < size[0]; ++k) {
+      double x = N > 0 ? 2 * kPi * double(k) / N : 0.0;
+      w.set_from_double(k, a0 - a1 * std::cos(x) + a2 * std::cos(2 * x));
+    }
+    im.output(n, im.add_const(n, w));
+  };
+}
+
 void import_size(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add_const(n, int64_array({im.type(im.input(n, 0)).numel()}, {})));
 }
@@ -455,6 +472,9 @@ void add_shape_handlers(HandlerTable& t) {
   t["Range"] = {{}, import_range, 11};
   t["EyeLike"] = {{"dtype", "k"}, import_eye_like, 9};
   t["Size"] = {{}, import_size, 1};
+  t["HannWindow"] = {{"output_datatype", "periodic"}, window(0.5, 0.5, 0.0), 17};
+  t["HammingWindow"] = {{"output_datatype", "periodic"}, window(25.0 / 46.0, 21.0 / 46.0, 0.0), 17};
+  t["BlackmanWindow"] = {{"output_datatype", "periodic"}, window(0.42, 0.5, 0.08), 17};
   t["DepthToSpace"] = {{"blocksize", "mode"}, import_depth_to_space, 11};
   t["SpaceToDepth"] = {{"blocksize"}, import_space_to_depth, 1};
   t["ConstantOfShape"] = {{"value"}, import_constant_of_shape, 9};

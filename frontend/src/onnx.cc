@@ -122,7 +122,9 @@ std::vector<int> Importer::node_order(const onnx::GraphProto& gp) {
 }
 
 void Importer::import_node(const onnx::NodeProto& n) {
-  if (n.output_size() == 0 || n.output(0).empty()) LOOM_THROW(ModelError, where(n), ": the node has no output");
+  bool any_output = false;  // a recurrent node may leave Y unnamed and give only Y_h
+  for (auto& o : n.output()) any_output |= !o.empty();
+  if (!any_output) LOOM_THROW(ModelError, where(n), ": the node has no output");
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     LOOM_THROW(ModelError, where(n), ": operator domain '", n.domain(),
                "' is not supported (only the default ONNX domain)");

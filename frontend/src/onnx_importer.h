@@ -56,7 +56,10 @@ class Importer {
     return origin_ + ": node '" + node_name(n) + "' (" + n.op_type() + ")";
   }
   static std::string node_name(const onnx::NodeProto& n) {
-    return !n.name().empty() ? n.name() : n.output_size() > 0 ? n.output(0) : std::string("<unnamed>");
+    if (!n.name().empty()) return n.name();
+    for (auto& o : n.output())
+      if (!o.empty()) return o;
+    return "<unnamed>";
   }
 
   int input(const onnx::NodeProto& n, int i) {
@@ -66,10 +69,16 @@ class Importer {
   bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
   const TensorType& type(int id) const { return g_.type_of(id); }
   bool is_const(int id) const { return g_.node(id).is_constant(); }
-  const NDArray& constant(const onnx::NodeProto& n, int i) {
+  // Whether input i's value is known at import: a constant, or an input whose value is given
+  // (OnnxImportOptions::input_values: bound now).
+  bool known(const onnx::NodeProto& n, int i) {
     int id = input(n, i);
     if (!is_const(id) && g_.node(id).is_input() && opts_.input_values.count(g_.node(id).name)) bind(id);
-    if (!is_const(id))
+    return is_const(id);
+  }
+  const NDArray& constant(const onnx::NodeProto& n, int i) {
+    int id = input(n, i);
+    if (!known(n, i))
       LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i),
                  "') must be a constant (computed at import), but depends on the model's inputs");
     return g_.node(id).value;
