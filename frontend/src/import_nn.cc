@@ -264,6 +264,62 @@ void import_lrn(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "div", {x, den}));
 }
 
+// NegativeLogLikelihoodLoss of log-probabilities x [N, C, d...] and targets [N, d...]:
+// -x[n, target, d...] * weight[target], 0 where the target is ignore_index; reduced by
+// `reduction` (none, sum, or mean: the sum over the sum of the weights taken).
+int nll_loss(Importer& im, const onnx::NodeProto& n, int x, int target, int weight) {
+  Shape xs = im.type(x).shape, ts = im.type(target).shape;
+  DataType t = im.type(x).dtype;
+  if (xs.size() < 2 || ts.size() != xs.size() - 1)
+    im.unsupported(n, "the input must be [N, C, d...] and the target [N, d...]");
+  std::string reduction = im.attr_string(n, "reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    im.unsupported(n, "reduction '" + reduction + "' is not one of none, sum, mean");
+  int valid = -1;
+  if (im.attr(n, "ignore_index")) {
+    int ignore = im.scalar(n, im.type(target).dtype, double(im.attr_int(n, "ignore_index", 0)), "_ignore");
+    valid = im.add(n, "logical_not", {im.add(n, "equal", {target, ignore}, {}, "_ignored")}, {}, "_valid");
+    target = im.add(n, "where", {valid, target, im.scalar(n, im.type(target).dtype, 0, "_zero_index")}, {}, "_target");
+  }
+  Shape picked_shape = ts;
+  picked_shape.insert(picked_shape.begin() + 1, 1);
+  int index = im.add(n, "reshape", {target}, Attrs().set("shape", picked_shape), "_index");
+  int picked = im.add(n, "gather_elements", {x, index}, Attrs().set("axis", int64_t(1)), "_picked");
+  picked = im.add(n, "reshape", {picked}, Attrs().set("shape", ts), "_picked_flat");
+  // The weight of each element: weight[target], zeroed where ignored; none: all ones.
+  int w = weight >= 0 ? im.add(n, "gather", {weight, target}, Attrs().set("axis", int64_t(0)), "_weight") : -1;
+  if (valid >= 0) {
+    int v = im.add(n, "cast", {valid}, Attrs().set("to", t.str()), "_valid_weight");
+    w = w >= 0 ? im.add(n, "mul", {w, v}, {}, "_kept_weight") : v;
+  }
+  int loss = im.add(n, "neg", {w >= 0 ? im.add(n, "mul", {picked, w}, {}, "_weighted") : picked}, {}, "_loss");
+  if (reduction == "none") return loss;
+  // A sum over everything, as a rank-0 tensor.
+  auto total = [&](int v, const std::string& suffix) {
+    int s = im.add(n, "reduce_sum", {v}, Attrs().set("keepdims", int64_t(1)), suffix);
+    return im.add(n, "reshape", {s}, Attrs().set("shape", Shape{}), suffix + "_scalar");
+  };
+  int sum = total(loss, "_sum");
+  if (reduction == "sum") return sum;
+  int count = w >= 0 ? total(w, "_weight_sum") : im.scalar(n, t, double(im.type(loss).numel()), "_count");
+  return im.add(n, "div", {sum, count}, {}, "_mean");
+}
+
+void import_nll_loss(Importer& im, const onnx::NodeProto& n) {
+  int w = im.has_input(n, 2) ? im.input(n, 2) : -1;
+  im.output(n, nll_loss(im, n, im.input(n, 0), im.input(n, 1), w));
+}
+
+// SoftmaxCrossEntropyLoss: NLL of log_softmax over axis 1 (also the second output).
+void import_sce_loss(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  int log_prob =
+      im.add(n, "log", {im.add(n, "softmax", {x}, Attrs().set("axis", int64_t(1)), "_softmax")}, {}, "_log_prob");
+  int w = im.has_input(n, 2) ? im.input(n, 2) : -1;
+  im.output(n, nll_loss(im, n, log_prob, im.input(n, 1), w));
+  im.output(n, log_prob, 1);
+}
+
 }  // namespace
 
 void add_nn_handlers(HandlerTable& t) {
@@ -284,6 +340,8 @@ void add_nn_handlers(HandlerTable& t) {
   t["InstanceNormalization"] = {{"epsilon"}, import_instance_norm, 6};
   t["MeanVarianceNormalization"] = {{"axes"}, import_mvn, 9};
   t["Hardmax"] = {{"axis"}, import_hardmax, 13};
+  t["NegativeLogLikelihoodLoss"] = {{"reduction", "ignore_index"}, import_nll_loss, 12};
+  t["SoftmaxCrossEntropyLoss"] = {{"reduction", "ignore_index"}, import_sce_loss, 12};
   t["LRN"] = {{"alpha", "beta", "bias", "size"}, import_lrn, 1};
 }
 

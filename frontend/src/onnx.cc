@@ -102,7 +102,8 @@ TensorType Importer::input_type(const onnx::ValueInfoProto& in) {
 std::vector<int> Importer::node_order(const onnx::GraphProto& gp) {
   std::map<std::string, int> producer;
   for (int i = 0; i < gp.node_size(); ++i)
-    for (auto& o : gp.node(i).output()) producer[o] = i;
+    for (auto& o : gp.node(i).output())
+      if (!o.empty()) producer[o] = i;  // "" is an omitted output, not a name
   std::vector<int> order, state(gp.node_size(), 0);
   std::function<void(int)> visit = [&](int i) {
     if (state[i] == 2) return;
@@ -159,6 +160,7 @@ const HandlerTable& handlers() {
     add_elemwise_handlers(t);
     add_shape_handlers(t);
     add_reduce_handlers(t);
+    add_rnn_handlers(t);
     return t;
   }();
   return table;
