@@ -5,11 +5,22 @@ namespace loom::frontend::onnx_detail {
 
 namespace {
 
+// A window attribute (kernel_shape, strides, dilations, pads) in its 2-D form: a 1-D window
+// (N, C, W) is a 2-D one of height 1, so its values get a leading 1 (pads: 0 before and after).
+std::vector<int64_t> window_attr(Importer& im, const onnx::NodeProto& n, const char* key, std::vector<int64_t> def,
+                                 bool one_d) {
+  std::vector<int64_t> v = im.attr_ints(n, key, {});
+  if (v.empty()) return def;
+  if (one_d && std::string(key) == "pads" && v.size() == 2) return {0, v[0], 0, v[1]};
+  if (one_d && v.size() == 1) return {1, v[0]};
+  return v;
+}
+
 std::vector<int64_t> auto_pads(Importer& im, const onnx::NodeProto& n, const Shape& in_hw,
                                const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
-                               const std::vector<int64_t>& dilations) {
+                               const std::vector<int64_t>& dilations, bool one_d) {
   std::string mode = im.attr_string(n, "auto_pad", "NOTSET");
-  std::vector<int64_t> pads = im.attr_ints(n, "pads", {0, 0, 0, 0});
+  std::vector<int64_t> pads = window_attr(im, n, "pads", {0, 0, 0, 0}, one_d);
   if (pads.size() != 4) im.unsupported(n, "only 2-D windows are supported (pads must have 4 values)");
   if (mode == "NOTSET") return pads;
   if (mode == "VALID") return {0, 0, 0, 0};
@@ -25,22 +36,40 @@ std::vector<int64_t> auto_pads(Importer& im, const onnx::NodeProto& n, const Sha
   return pads;
 }
 
+// A 1-D input or kernel (rank 3) as a 2-D one of height 1.
+int as_2d(Importer& im, const onnx::NodeProto& n, int x, const std::string& suffix) {
+  Shape s = im.type(x).shape;
+  s.insert(s.begin() + 2, 1);
+  return im.add(n, "reshape", {x}, Attrs().set("shape", s), suffix);
+}
+// The 2-D result of a 1-D window back to rank 3.
+int as_1d(Importer& im, const onnx::NodeProto& n, int y) {
+  Shape s = im.type(y).shape;
+  return im.add(n, "reshape", {y}, Attrs().set("shape", Shape{s[0], s[1], s[3]}), "_1d");
+}
+
 void import_conv(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0), w = im.input(n, 1);
-  const Shape& xs = im.type(x).shape;
-  const Shape& ws = im.type(w).shape;
+  bool one_d = im.type(x).shape.size() == 3 && im.type(w).shape.size() == 3;
+  if (one_d) {
+    x = as_2d(im, n, x, "_x2d");
+    w = as_2d(im, n, w, "_w2d");
+  }
+  Shape xs = im.type(x).shape, ws = im.type(w).shape;
   if (xs.size() != 4 || ws.size() != 4)
-    im.unsupported(n, "only 2-D convolutions (NCHW input, OIHW weights) are supported");
-  std::vector<int64_t> kernel = im.attr_ints(n, "kernel_shape", {ws[2], ws[3]});
+    im.unsupported(n, "only 1-D and 2-D convolutions (NCW/NCHW input, OIW/OIHW weights) are supported");
+  std::vector<int64_t> kernel = window_attr(im, n, "kernel_shape", {ws[2], ws[3]}, one_d);
   if (kernel != std::vector<int64_t>{ws[2], ws[3]}) im.unsupported(n, "kernel_shape differs from the weights' shape");
-  std::vector<int64_t> strides = im.attr_ints(n, "strides", {1, 1}), dil = im.attr_ints(n, "dilations", {1, 1});
+  std::vector<int64_t> strides = window_attr(im, n, "strides", {1, 1}, one_d),
+                       dil = window_attr(im, n, "dilations", {1, 1}, one_d);
   if (strides.size() != 2 || dil.size() != 2) im.unsupported(n, "strides and dilations must have 2 values");
   Attrs a;
   a.set("strides", strides).set("dilations", dil).set("groups", im.attr_int(n, "group", 1));
-  a.set("pads", auto_pads(im, n, {xs[2], xs[3]}, kernel, strides, dil));
+  a.set("pads", auto_pads(im, n, {xs[2], xs[3]}, kernel, strides, dil, one_d));
   std::vector<int> in{x, w};
   if (im.has_input(n, 2)) in.push_back(im.input(n, 2));
-  im.output(n, im.add(n, "conv2d", in, a));
+  int y = im.add(n, "conv2d", in, a, one_d ? "_2d" : "");
+  im.output(n, one_d ? as_1d(im, n, y) : y);
 }
 
 void import_gemm(Importer& im, const onnx::NodeProto& n) {
@@ -116,32 +145,34 @@ void import_softmax_or_log(Importer& im, const onnx::NodeProto& n, bool log) {
 void import_softmax(Importer& im, const onnx::NodeProto& n) { import_softmax_or_log(im, n, false); }
 void import_log_softmax(Importer& im, const onnx::NodeProto& n) { import_softmax_or_log(im, n, true); }
 
-Attrs pool_attrs(Importer& im, const onnx::NodeProto& n) {
-  int x = im.input(n, 0);
-  const Shape& xs = im.type(x).shape;
-  if (xs.size() != 4) im.unsupported(n, "only 2-D pooling of NCHW tensors is supported");
-  std::vector<int64_t> kernel = im.attr_ints(n, "kernel_shape", {});
-  if (kernel.size() != 2) im.unsupported(n, "kernel_shape must have 2 values");
-  std::vector<int64_t> strides = im.attr_ints(n, "strides", {1, 1}), dil = im.attr_ints(n, "dilations", {1, 1});
+Attrs pool_attrs(Importer& im, const onnx::NodeProto& n, const Shape& xs, bool one_d) {
+  if (xs.size() != 4) im.unsupported(n, "only 1-D and 2-D pooling of NCW/NCHW tensors is supported");
+  std::vector<int64_t> kernel = window_attr(im, n, "kernel_shape", {}, one_d);
+  if (kernel.size() != 2) im.unsupported(n, "kernel_shape must have one value per spatial dimension");
+  std::vector<int64_t> strides = window_attr(im, n, "strides", {1, 1}, one_d),
+                       dil = window_attr(im, n, "dilations", {1, 1}, one_d);
   if (im.attr_int(n, "storage_order", 0)) im.unsupported(n, "storage_order=1 (column major) is not supported");
   Attrs a;
   a.set("kernel", kernel)
       .set("strides", strides)
       .set("dilations", dil)
       .set("ceil_mode", im.attr_int(n, "ceil_mode", 0));
-  a.set("pads", auto_pads(im, n, {xs[2], xs[3]}, kernel, strides, dil));
+  a.set("pads", auto_pads(im, n, {xs[2], xs[3]}, kernel, strides, dil, one_d));
   return a;
 }
 
-void import_maxpool(Importer& im, const onnx::NodeProto& n) {
-  im.output(n, im.add(n, "max_pool2d", {im.input(n, 0)}, pool_attrs(im, n)));
+// MaxPool, AveragePool (count_include_pad) of 1-D or 2-D windows.
+void import_pool(Importer& im, const onnx::NodeProto& n, bool max) {
+  int x = im.input(n, 0);
+  bool one_d = im.type(x).shape.size() == 3;
+  if (one_d) x = as_2d(im, n, x, "_x2d");
+  Attrs a = pool_attrs(im, n, im.type(x).shape, one_d);
+  if (!max) a.set("count_include_pad", im.attr_int(n, "count_include_pad", 0));
+  int y = im.add(n, max ? "max_pool2d" : "avg_pool2d", {x}, a, one_d ? "_2d" : "");
+  im.output(n, one_d ? as_1d(im, n, y) : y);
 }
-
-void import_avgpool(Importer& im, const onnx::NodeProto& n) {
-  Attrs a = pool_attrs(im, n);
-  a.set("count_include_pad", im.attr_int(n, "count_include_pad", 0));
-  im.output(n, im.add(n, "avg_pool2d", {im.input(n, 0)}, a));
-}
+void import_maxpool(Importer& im, const onnx::NodeProto& n) { import_pool(im, n, true); }
+void import_avgpool(Importer& im, const onnx::NodeProto& n) { import_pool(im, n, false); }
 
 void import_global_avgpool(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "global_avg_pool2d", {im.input(n, 0)}));
@@ -264,6 +295,110 @@ void import_lrn(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "div", {x, den}));
 }
 
+// ConvTranspose as a convolution: the input with stride-1 zeros between its elements, padded
+// by dilation*(kernel-1) minus the transposed convolution's pads, convolved with the kernel
+// flipped and its in/out channels swapped (per group). 1-D inputs are 2-D with height 1.
+void import_conv_transpose(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0), w = im.input(n, 1);
+  Shape xs = im.type(x).shape, ws = im.type(w).shape;
+  bool one_d = xs.size() == 3;
+  if (one_d) {
+    xs.insert(xs.begin() + 2, 1);
+    ws.insert(ws.begin() + 2, 1);
+    x = im.add(n, "reshape", {x}, Attrs().set("shape", xs), "_x2d");
+    w = im.add(n, "reshape", {w}, Attrs().set("shape", ws), "_w2d");
+  }
+  if (xs.size() != 4 || ws.size() != 4)
+    im.unsupported(n, "only 1-D and 2-D transposed convolutions (NCHW input, IOHW weights) are supported");
+  auto pair = [&](const char* key, int64_t def) {
+    std::vector<int64_t> v = im.attr_ints(n, key, one_d ? std::vector<int64_t>{def} : std::vector<int64_t>{def, def});
+    if (one_d && v.size() == 1) v.insert(v.begin(), def);
+    if (v.size() != 2) im.unsupported(n, std::string(key) + " must have one value per spatial dimension");
+    return v;
+  };
+  std::vector<int64_t> strides = pair("strides", 1), dil = pair("dilations", 1), out_pad = pair("output_padding", 0);
+  int64_t g = im.attr_int(n, "group", 1), cin = xs[1];
+  if (g < 1 || cin % g || ws[0] != cin)
+    im.unsupported(n, "weights " + shape_str(ws) + " do not match the input's channels");
+  std::vector<int64_t> kernel = {ws[2], ws[3]}, pads(4, 0);
+  if (auto p = im.attr_ints(n, "pads", {}); !p.empty()) {
+    if (one_d && p.size() == 2) p = {0, p[0], 0, p[1]};
+    if (p.size() != 4) im.unsupported(n, "pads must have two values per spatial dimension");
+    pads = p;
+  }
+  std::string auto_pad = im.attr_string(n, "auto_pad", "NOTSET");
+  std::vector<int64_t> out_shape = im.attr_ints(n, "output_shape", {});
+  if (one_d && out_shape.size() == 1) out_shape.insert(out_shape.begin(), 1);
+  if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // The pads that give the requested size (the input times the stride for SAME_*).
+    for (int d = 0; d < 2; ++d) {
+      int64_t full = strides[d] * (xs[d + 2] - 1) + out_pad[d] + (kernel[d] - 1) * dil[d] + 1;
+      int64_t want = out_shape.empty() ? xs[d + 2] * strides[d] : out_shape[size_t(out_shape.size() - 2 + d)];
+      int64_t total = full - want;  // negative: the output grows past the last input's reach
+      pads[d] = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;  // as ONNX's reference does
+      pads[d + 2] = total - pads[d];
+    }
+  } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    im.unsupported(n, "auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  }
+  // Zeros between the input's elements: [N,C,H,1,W,1] padded to [N,C,H,s,W,s], cut to (H-1)s+1.
+  if (strides[0] > 1 || strides[1] > 1) {
+    int spread = im.add(n, "reshape", {x}, Attrs().set("shape", Shape{xs[0], xs[1], xs[2], 1, xs[3], 1}), "_spread");
+    std::vector<int64_t> zp(12, 0);
+    zp[6 + 3] = strides[0] - 1;
+    zp[6 + 5] = strides[1] - 1;
+    int zeros = im.add(n, "pad", {spread}, Attrs().set("pads", zp).set("mode", "constant").set("value", 0.0), "_zeros");
+    int64_t h = xs[2] * strides[0], wd = xs[3] * strides[1];
+    int flat = im.add(n, "reshape", {zeros}, Attrs().set("shape", Shape{xs[0], xs[1], h, wd}), "_dilated");
+    Attrs cut = Attrs()
+                    .set("starts", Shape{0, 0})
+                    .set("ends", Shape{h - strides[0] + 1, wd - strides[1] + 1})
+                    .set("axes", Shape{2, 3})
+                    .set("steps", Shape{1, 1});
+    x = im.add(n, "slice", {flat}, cut, "_upsampled");
+  }
+  // The kernel: [g, Cin/g, Cout/g, kh, kw] -> [g, Cout/g, Cin/g, kh, kw] -> [Cout, Cin/g, kh, kw], flipped.
+  int64_t cout_g = ws[1];
+  int wg = im.add(n, "reshape", {w}, Attrs().set("shape", Shape{g, cin / g, cout_g, ws[2], ws[3]}), "_wgroups");
+  int wt = im.add(n, "transpose", {wg}, Attrs().set("perm", std::vector<int64_t>{0, 2, 1, 3, 4}), "_wswap");
+  int wr = im.add(n, "reshape", {wt}, Attrs().set("shape", Shape{g * cout_g, cin / g, ws[2], ws[3]}), "_woihw");
+  Attrs flip = Attrs()
+                   .set("starts", Shape{-1, -1})
+                   .set("ends", Shape{INT64_MIN, INT64_MIN})
+                   .set("axes", Shape{2, 3})
+                   .set("steps", Shape{-1, -1});
+  int wf = im.add(n, "slice", {wr}, flip, "_wflip");
+  // Convolution pads: dilation*(kernel-1) less the transposed pads (plus output_padding at the
+  // end); negative ones crop the result instead.
+  std::vector<int64_t> conv_pads(4), crop(4);
+  for (int d = 0; d < 2; ++d) {
+    int64_t edge = dil[d] * (kernel[d] - 1);
+    int64_t before = edge - pads[d], after = edge - pads[d + 2] + out_pad[d];
+    conv_pads[d] = std::max<int64_t>(before, 0);
+    conv_pads[d + 2] = std::max<int64_t>(after, 0);
+    crop[d] = std::max<int64_t>(-before, 0);
+    crop[d + 2] = std::max<int64_t>(-after, 0);
+  }
+  Attrs a = Attrs().set("strides", Shape{1, 1}).set("dilations", dil).set("groups", g).set("pads", conv_pads);
+  std::vector<int> in{x, wf};
+  if (im.has_input(n, 2)) in.push_back(im.input(n, 2));
+  int y = im.add(n, "conv2d", in, a, "_conv");
+  if (crop[0] || crop[1] || crop[2] || crop[3]) {
+    Shape ys = im.type(y).shape;
+    Attrs c = Attrs()
+                  .set("starts", Shape{crop[0], crop[1]})
+                  .set("ends", Shape{ys[2] - crop[2], ys[3] - crop[3]})
+                  .set("axes", Shape{2, 3})
+                  .set("steps", Shape{1, 1});
+    y = im.add(n, "slice", {y}, c, "_crop");
+  }
+  if (one_d) {
+    Shape ys = im.type(y).shape;
+    y = im.add(n, "reshape", {y}, Attrs().set("shape", Shape{ys[0], ys[1], ys[3]}), "_1d");
+  }
+  im.output(n, im.add(n, "identity", {y}));
+}
+
 // NegativeLogLikelihoodLoss of log-probabilities x [N, C, d...] and targets [N, d...]:
 // -x[n, target, d...] * weight[target], 0 where the target is ignore_index; reduced by
 // `reduction` (none, sum, or mean: the sum over the sum of the weights taken).
@@ -342,6 +477,10 @@ void add_nn_handlers(HandlerTable& t) {
   t["Hardmax"] = {{"axis"}, import_hardmax, 13};
   t["NegativeLogLikelihoodLoss"] = {{"reduction", "ignore_index"}, import_nll_loss, 12};
   t["SoftmaxCrossEntropyLoss"] = {{"reduction", "ignore_index"}, import_sce_loss, 12};
+  t["ConvTranspose"] = {
+      {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"},
+      import_conv_transpose,
+      1};
   t["LRN"] = {{"alpha", "beta", "bias", "size"}, import_lrn, 1};
 }
 
