@@ -147,76 +147,6 @@ void import_pad(Importer& im, const onnx::NodeProto& n) {
   im.output(n, im.add(n, "pad", {x}, Attrs().set("pads", pads).set("mode", mode).set("value", value)));
 }
 
-// Source index of every output index along one axis, with ONNX Resize's nearest-neighbour rules.
-NDArray nearest_map(Importer& im, const onnx::NodeProto& n, int64_t in, int64_t out, double scale) {
-  std::string ctm = im.attr_string(n, "coordinate_transformation_mode", "half_pixel");
-  std::string nm = im.attr_string(n, "nearest_mode", "round_prefer_floor");
-  NDArray m = folded_const({out}, DataType::Int(32), im.where(n));
-  for (int64_t o = 0; o < out; ++o) {
-    double x;
-    if (ctm == "asymmetric")
-      x = o / scale;
-    else if (ctm == "half_pixel")
-      x = (o + 0.5) / scale - 0.5;
-    else if (ctm == "pytorch_half_pixel")
-      x = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-    else if (ctm == "align_corners")
-      x = out > 1 ? o * double(in - 1) / double(out - 1) : 0.0;
-    else if (ctm == "tf_half_pixel_for_nn")
-      x = (o + 0.5) / scale;
-    else
-      im.unsupported(n, "coordinate_transformation_mode '" + ctm + "' is not supported");
-    double r;
-    if (nm == "floor")
-      r = std::floor(x);
-    else if (nm == "ceil")
-      r = std::ceil(x);
-    else if (nm == "round_prefer_floor")
-      r = (x - std::floor(x) == 0.5) ? std::floor(x) : std::round(x);
-    else if (nm == "round_prefer_ceil")
-      r = std::round(x);
-    else
-      im.unsupported(n, "nearest_mode '" + nm + "' is not supported");
-    m.data<int32_t>()[o] = static_cast<int32_t>(std::clamp<double>(r, 0, static_cast<double>(in - 1)));
-  }
-  return m;
-}
-
-void import_resize(Importer& im, const onnx::NodeProto& n) {
-  std::string mode = im.attr_string(n, "mode", "nearest");
-  if (mode != "nearest") im.unsupported(n, "mode '" + mode + "' is not supported (nearest)");
-  int x = im.input(n, 0);
-  Shape in = im.type(x).shape;
-  if (in.size() != 4) im.unsupported(n, "only NCHW inputs are supported");
-  std::vector<double> scales(4, 1.0);
-  Shape out = in;
-  if (im.has_input(n, 3)) {
-    out = im.const_ints(n, 3);
-    if (out.size() != 4) im.unsupported(n, "sizes must have 4 values");
-    for (int d = 0; d < 4; ++d)
-      if (out[d] < 1 || out[d] > kMaxElements)
-        im.unsupported(n, "size " + std::to_string(out[d]) + " of dimension " + std::to_string(d) + " is out of range");
-    for (int d = 0; d < 4; ++d) scales[d] = double(out[d]) / double(in[d]);
-  } else if (im.has_input(n, 2)) {
-    const NDArray& s = im.constant(n, 2);
-    if (s.numel() != 4) im.unsupported(n, "scales must have 4 values");
-    for (int d = 0; d < 4; ++d) {
-      scales[d] = s.get_as_double(d);
-      double size = std::floor(double(in[d]) * scales[d]);
-      if (!(scales[d] > 0) || !(size >= 1 && size <= double(kMaxElements)))
-        im.unsupported(n, "scale " + std::to_string(scales[d]) + " of dimension " + std::to_string(d) +
-                              " is not a positive, finite factor");
-      out[d] = static_cast<int64_t>(size);
-    }
-  } else {
-    im.unsupported(n, "needs scales or sizes");
-  }
-  if (out[0] != in[0] || out[1] != in[1]) im.unsupported(n, "resizing the batch or channel dimension is not supported");
-  int ym = im.add_const(n, nearest_map(im, n, in[2], out[2], scales[2]), "_ymap");
-  int xm = im.add_const(n, nearest_map(im, n, in[3], out[3], scales[3]), "_xmap");
-  im.output(n, im.add(n, "resize_nearest", {x, ym, xm}));
-}
-
 void import_constant(Importer& im, const onnx::NodeProto& n) {
   if (im.attr(n, "value")) {
     im.output(n, im.add_const(n, im.attr_tensor(n, "value")));
@@ -453,9 +383,6 @@ void add_shape_handlers(HandlerTable& t) {
   t["Transpose"] = {{"perm"}, import_transpose, 1};
   t["Concat"] = {{"axis"}, import_concat, 4};
   t["Pad"] = {{"mode"}, import_pad};
-  t["Resize"] = {{"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
-                  "extrapolation_value"},
-                 import_resize};
   t["Constant"] = {{"value", "value_float", "value_floats", "value_int", "value_ints"}, import_constant, 1};
   t["Shape"] = {{"start", "end"}, import_shape, 1};
   t["Gather"] = {{"axis"}, import_gather, 1};

@@ -161,6 +161,7 @@ const HandlerTable& handlers() {
     add_shape_handlers(t);
     add_reduce_handlers(t);
     add_rnn_handlers(t);
+    add_resize_handlers(t);
     return t;
   }();
   return table;

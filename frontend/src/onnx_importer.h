@@ -39,6 +39,7 @@ void add_nn_handlers(HandlerTable& t);        // import_nn.cc: convolutions, GEM
 void add_elemwise_handlers(HandlerTable& t);  // import_elemwise.cc: element-wise arithmetic and functions
 void add_shape_handlers(HandlerTable& t);     // import_shape.cc: shapes, constants and data movement
 void add_reduce_handlers(HandlerTable& t);    // import_reduce.cc: reductions
+void add_resize_handlers(HandlerTable& t);    // import_resize.cc: Resize, Upsample
 void add_rnn_handlers(HandlerTable& t);       // import_rnn.cc: RNN, GRU, LSTM unrolled over time
 const HandlerTable& handlers();
 

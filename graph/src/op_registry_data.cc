@@ -117,6 +117,25 @@ void add_data_ops(const AddOp& add) {
                             n.attrs.get_int("reverse", 0) != 0, name);
        },
        ref::cumsum});
+  add({"resample_axis", OpPattern::Injective, 3, 4,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis");
+         if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         expect_indices(in[1]);
+         if (in[1].shape.size() != 2 || in[2].shape != in[1].shape || in[2].dtype != in[0].dtype)
+           LOOM_THROW(ShapeError, "index and weight must be [out, taps] of the data's type, are ", in[1].str(), " and ",
+                      in[2].str());
+         if (in.size() > 3 && (in[3].shape != Shape{in[1].shape[0]} || in[3].dtype != in[0].dtype))
+           LOOM_THROW(ShapeError, "bias must be [out] of the data's type, is ", in[3].str());
+         Shape out = in[0].shape;
+         out[size_t(axis)] = in[1].shape[0];
+         return TensorType{out, in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::resample_axis(in[0], in[1], in[2], in.size() > 3 ? in[3] : Tensor(), n.attrs.get_int("axis"),
+                                   name);
+       },
+       ref::resample_axis});
   add({"one_hot", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "indices must be numbers, are ", in[0].str());

@@ -147,4 +147,22 @@ RefTensor one_hot(const Node& n, const Inputs& in) {
   return y;
 }
 
+RefTensor resample_axis(const Node& n, const Inputs& in) {
+  const T &x = *in[0], &index = *in[1], &weight = *in[2];
+  size_t a = size_t(n.attrs.get_int("axis"));
+  int64_t taps = index.shape[1];
+  auto st = strides(x.shape);
+  T y{n.type.shape, Values(size_t(count(n.type.shape)))};
+  for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
+    int64_t o = idx[a], base = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (d != a) base += idx[d] * st[d];
+    double acc = in.size() > 3 ? in[3]->v[size_t(o)] : 0.0;
+    for (int64_t t = 0; t < taps; ++t)
+      acc += weight.v[size_t(o * taps + t)] * x.v[size_t(base + int64_t(index.v[size_t(o * taps + t)]) * st[a])];
+    y.v[size_t(flat)] = acc;
+  });
+  return y;
+}
+
 }  // namespace loom::graph::ref

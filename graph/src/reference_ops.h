@@ -41,6 +41,7 @@ RefTensor tile(const Node& n, const Inputs& in);
 RefTensor trilu(const Node& n, const Inputs& in);
 RefTensor cumsum(const Node& n, const Inputs& in);
 RefTensor one_hot(const Node& n, const Inputs& in);
+RefTensor resample_axis(const Node& n, const Inputs& in);
 
 // y[i] = f(node, x[i]).
 ReferenceFn elementwise(std::function<double(const Node&, double)> f);
