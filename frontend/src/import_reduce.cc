@@ -33,6 +33,22 @@ Handler arg_reduce(const std::string& kind) {
   };
 }
 
+// TopK: the values (output 0) and int64 indices (output 1) of the k largest or smallest.
+void import_top_k(Importer& im, const onnx::NodeProto& n) {
+  std::vector<int64_t> k = im.const_ints(n, 1);
+  if (k.size() != 1) im.unsupported(n, "K must hold one value");
+  int x = im.input(n, 0);
+  for (int o = 0; o < 2; ++o) {
+    if (!im.has_output(n, o)) continue;
+    Attrs a = Attrs()
+                  .set("k", k[0])
+                  .set("axis", im.attr_int(n, "axis", -1))
+                  .set("largest", im.attr_int(n, "largest", 1))
+                  .set("output", o == 0 ? "values" : "indices");
+    im.output(n, im.add(n, "top_k", {x}, a, o == 0 ? "" : "_indices"), o);
+  }
+}
+
 }  // namespace
 
 void add_reduce_handlers(HandlerTable& t) {
@@ -48,6 +64,7 @@ void add_reduce_handlers(HandlerTable& t) {
                                                         {"ReduceLogSumExp", "reduce_log_sum_exp"},
                                                         {"ReduceProd", "reduce_prod"}})
     t[onnx_name] = {{"axes", "keepdims", "noop_with_empty_axes"}, reduce(op), 1};
+  t["TopK"] = {{"axis", "largest", "sorted"}, import_top_k, 10};
   t["ArgMax"] = {{"axis", "keepdims", "select_last_index"}, arg_reduce("max"), 11};
   t["ArgMin"] = {{"axis", "keepdims", "select_last_index"}, arg_reduce("min"), 11};
 }

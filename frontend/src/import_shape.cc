@@ -318,6 +318,44 @@ void import_depth_space(Importer& im, const onnx::NodeProto& n, bool to_space) {
 void import_depth_to_space(Importer& im, const onnx::NodeProto& n) { import_depth_space(im, n, true); }
 void import_space_to_depth(Importer& im, const onnx::NodeProto& n) { import_depth_space(im, n, false); }
 
+// If with a condition known at import: the chosen branch, inlined. A condition computed at run
+// time would need both branches' shapes to agree and control flow: refused.
+void import_if(Importer& im, const onnx::NodeProto& n) {
+  if (!im.known(n, 0)) im.unsupported(n, "the condition is computed at run time (only known conditions are inlined)");
+  bool cond = im.constant(n, 0).get_as_double(0) != 0;
+  const onnx::AttributeProto* branch = im.attr(n, cond ? "then_branch" : "else_branch");
+  if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
+    im.unsupported(n, std::string("has no ") + (cond ? "then_branch" : "else_branch") + " graph");
+  if (branch->g().initializer_size() > 0) im.unsupported(n, "initializers inside a branch are not supported");
+  std::vector<int> outs = im.inline_subgraph(branch->g(), im.where(n) + " branch output");
+  if (static_cast<int>(outs.size()) != n.output_size())
+    im.unsupported(
+        n, "the branch has " + std::to_string(outs.size()) + " outputs, the node " + std::to_string(n.output_size()));
+  for (size_t k = 0; k < outs.size(); ++k) im.output(n, outs[k], static_cast<int>(k));
+}
+
+// ReverseSequence with lengths known at import: a gather along the time axis whose index
+// reverses the first len[b] steps of each batch entry.
+void import_reverse_sequence(Importer& im, const onnx::NodeProto& n) {
+  int x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  int64_t time = im.attr_int(n, "time_axis", 0), batch = im.attr_int(n, "batch_axis", 1);
+  if (s.size() < 2 || (time != 0 && time != 1) || batch != 1 - time)
+    im.unsupported(n, "time_axis and batch_axis must be 0 and 1 (either way round)");
+  std::vector<int64_t> len = im.const_ints(n, 1);
+  if (static_cast<int64_t>(len.size()) != s[size_t(batch)]) im.unsupported(n, "sequence_lens must have one per batch");
+  NDArray index = folded_const(s, DataType::Int(64), im.where(n));
+  int64_t inner = index.numel() / (s[0] * s[1]);
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j) {
+      int64_t t = time == 0 ? i : j, b = time == 0 ? j : i, L = len[size_t(b)];
+      if (L < 1 || L > s[size_t(time)]) im.unsupported(n, "a sequence length is out of range");
+      for (int64_t k = 0; k < inner; ++k)
+        index.set_from_double((i * s[1] + j) * inner + k, double(t < L ? L - 1 - t : t));
+    }
+  im.output(n, im.add(n, "gather_elements", {x, im.add_const(n, index, "_index")}, Attrs().set("axis", time)));
+}
+
 // Range, EyeLike, Size: values that depend only on constants and shapes, computed at import.
 void import_range(Importer& im, const onnx::NodeProto& n) {
   const NDArray &start = im.constant(n, 0), &limit = im.constant(n, 1), &delta = im.constant(n, 2);
@@ -399,6 +437,8 @@ void add_shape_handlers(HandlerTable& t) {
   t["Range"] = {{}, import_range, 11};
   t["EyeLike"] = {{"dtype", "k"}, import_eye_like, 9};
   t["Size"] = {{}, import_size, 1};
+  t["If"] = {{"then_branch", "else_branch"}, import_if, 11};
+  t["ReverseSequence"] = {{"time_axis", "batch_axis"}, import_reverse_sequence, 10};
   t["HannWindow"] = {{"output_datatype", "periodic"}, window(0.5, 0.5, 0.0), 17};
   t["HammingWindow"] = {{"output_datatype", "periodic"}, window(25.0 / 46.0, 21.0 / 46.0, 0.0), 17};
   t["BlackmanWindow"] = {{"output_datatype", "periodic"}, window(0.42, 0.5, 0.08), 17};

@@ -35,11 +35,17 @@ Graph Importer::run(const onnx::ModelProto& model) {
       LOOM_THROW(ModelError, origin_, ": a value is given for '", name, "', which is not an input of the model");
   if (!opts_.bind_only_where_needed)
     for (auto& [name, v] : opts_.input_values) bind(values_[name]);
-  // ONNX requires topological order; sort anyway so hand-made graphs import, and find cycles.
-  for (int idx : node_order(gp)) import_node(gp.node(idx));
-  for (auto& out : gp.output()) g_.outputs.push_back(value(out.name(), "graph output"));
+  g_.outputs = inline_subgraph(gp, "graph output");
   g_.verify();
   return std::move(g_);
+}
+
+std::vector<int> Importer::inline_subgraph(const onnx::GraphProto& gp, const std::string& what) {
+  // ONNX requires topological order; sort anyway so hand-made graphs import, and find cycles.
+  for (int idx : node_order(gp)) import_node(gp.node(idx));
+  std::vector<int> outs;
+  for (auto& out : gp.output()) outs.push_back(value(out.name(), what));
+  return outs;
 }
 
 int Importer::fold_if_small(int id) {

@@ -51,6 +51,9 @@ class Importer {
       : origin_(std::move(origin)), base_dir_(std::move(base_dir)), opts_(opts) {}
 
   Graph run(const onnx::ModelProto& model);
+  // Imports a subgraph's nodes into this graph (they may read the enclosing graph's values) and
+  // returns the ids of its outputs: an If whose condition is known inlines its branch so.
+  std::vector<int> inline_subgraph(const onnx::GraphProto& g, const std::string& what);
 
   // ---- helpers used by the handlers ----
   int opset() const { return opset_; }

@@ -136,6 +136,25 @@ void add_data_ops(const AddOp& add) {
                                    name);
        },
        ref::resample_axis});
+  // top_k: attribute "output" = values or indices (the importer adds one node per output).
+  add({"top_k", OpPattern::Opaque, 1, 1,
+       [](const Node& n, const std::vector<TensorType>& in) {
+         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", -1);
+         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         if (axis < 0) axis += r;
+         int64_t k = n.attrs.get_int("k");
+         if (k < 1 || k > in[0].shape[size_t(axis)])
+           LOOM_THROW(ShapeError, "k = ", k, " is not in [1, ", in[0].shape[size_t(axis)], "]");
+         if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "input must be numbers, is ", in[0].str());
+         Shape out = in[0].shape;
+         out[size_t(axis)] = k;
+         return TensorType{out, n.attrs.get_string("output") == "indices" ? DataType::Int(64) : in[0].dtype};
+       },
+       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         return ops::top_k(in[0], n.attrs.get_int("k"), n.attrs.get_int("axis", -1), n.attrs.get_int("largest", 1) != 0,
+                           n.attrs.get_string("output") == "indices", name);
+       },
+       ref::top_k});
   add({"one_hot", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "indices must be numbers, are ", in[0].str());

@@ -147,6 +147,26 @@ RefTensor one_hot(const Node& n, const Inputs& in) {
   return y;
 }
 
+RefTensor top_k(const Node& n, const Inputs& in) {
+  const T& x = *in[0];
+  size_t a = size_t(axis_attr(n, x.shape.size(), "axis", -1));
+  int64_t k = n.attrs.get_int("k"), len = x.shape[a], inner = strides(x.shape)[a],
+          outer = count(x.shape) / (len * inner);
+  bool largest = n.attrs.get_int("largest", 1) != 0, indices = n.attrs.get_string("output") == "indices";
+  T y{n.type.shape, Values(size_t(outer * k * inner))};
+  std::vector<int64_t> order(size_t(len), 0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return x.v[size_t((o * len + j) * inner + i)]; };
+      for (int64_t j = 0; j < len; ++j) order[size_t(j)] = j;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t p, int64_t q) { return largest ? at(p) > at(q) : at(p) < at(q); });
+      for (int64_t p = 0; p < k; ++p)
+        y.v[size_t((o * k + p) * inner + i)] = indices ? double(order[size_t(p)]) : at(order[size_t(p)]);
+    }
+  return y;
+}
+
 RefTensor resample_axis(const Node& n, const Inputs& in) {
   const T &x = *in[0], &index = *in[1], &weight = *in[2];
   size_t a = size_t(n.attrs.get_int("axis"));

@@ -42,6 +42,7 @@ RefTensor trilu(const Node& n, const Inputs& in);
 RefTensor cumsum(const Node& n, const Inputs& in);
 RefTensor one_hot(const Node& n, const Inputs& in);
 RefTensor resample_axis(const Node& n, const Inputs& in);
+RefTensor top_k(const Node& n, const Inputs& in);
 
 // y[i] = f(node, x[i]).
 ReferenceFn elementwise(std::function<double(const Node&, double)> f);

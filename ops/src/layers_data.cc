@@ -194,4 +194,36 @@ Tensor resample_axis(const Tensor& X, const Tensor& index, const Tensor& weight,
                  name, "injective");
 }
 
+Tensor top_k(const Tensor& X, int64_t k, int64_t axis, bool largest, bool indices, const std::string& name) {
+  Shape xs = shape_of(X);
+  size_t a = axis_of(axis, xs.size(), "top_k");
+  int len = static_cast<int>(xs[a]);
+  if (k < 1 || k > len) LOOM_THROW(ShapeError, "top_k: k = ", k, " is not in [1, ", len, "]");
+  auto along = [&](const std::vector<Var>& v, Expr j) {
+    std::vector<Expr> idx = at(v);
+    idx[a] = j;
+    return idx;
+  };
+  // The rank of each element in the order asked for, ties broken by position (ONNX: the lower
+  // index first): the count of elements that come before it. O(len^2) per row.
+  IterVar r = reduce_axis(len, "r_rank");
+  Tensor rank = compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                          Expr mine = X(at(v)), other = X(along(v, r->var));
+                          Expr better = largest ? other > mine : other < mine;
+                          Expr before = better || (other == mine && r->var < v[a]);
+                          return sum(select(before, Expr(1), Expr(0)), {r});
+                        }),
+                        name + "_rank", "reduce");
+  // Output position p holds the element whose rank is p.
+  Shape out = xs;
+  out[a] = k;
+  IterVar s = reduce_axis(len, "r_pick");
+  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                   Expr hit = rank(along(v, s->var)) == v[a];
+                   Expr value = indices ? cast(DataType::Int(64), s->var) : X(along(v, s->var));
+                   return sum(select(hit, value, make_zero(value.type())), {s});
+                 }),
+                 name, "reduce");
+}
+
 }  // namespace loom::ops

@@ -155,6 +155,9 @@ Tensor one_hot(const Tensor& I, const Tensor& values, int64_t depth, int64_t axi
 // (+ bias[o] if defined: the value outside a crop); index and weight are [out, taps].
 Tensor resample_axis(const Tensor& X, const Tensor& index, const Tensor& weight, const Tensor& bias, int64_t axis,
                      const std::string& name);
+// The k largest (or smallest) elements along `axis`, in order, ties by position; their values
+// or (indices) their int64 positions. Sorting by ranks: O(n^2) per row, for modest axes.
+Tensor top_k(const Tensor& X, int64_t k, int64_t axis, bool largest, bool indices, const std::string& name);
 // The index of an operand of shape `s` broadcast (numpy rules) to an output indexed by `v`.
 std::vector<Expr> broadcast_index(const Shape& s, const std::vector<ir::Var>& v);
 
