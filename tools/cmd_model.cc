@@ -2,6 +2,7 @@
 // Options are parsed with CLI11 (cli.h): unknown options, malformed numbers and out-of-range values
 // are errors.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <iomanip>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -81,6 +83,10 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")
       ->check(output_file());
   app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
+  std::vector<std::string> binds;
+  app.add_option("--bind", binds,
+                 "NAME=FILE.npy: fix an input's value at compile time (axes, shapes or pads a model takes as inputs); "
+                 "it is no longer an input of the compiled model");
   number_option(app, "--threads", threads, "threads for compile-time work (default: all)", 1, 1024);
   app.add_flag("--dump-graph", dump, "print the graph after every pass");
   app.add_flag("-q,--quiet", quiet, "no progress output");
@@ -133,6 +139,12 @@ int compile_cmd(const std::vector<std::string>& args) {
     auto eq = s.find('=');
     if (eq == std::string::npos) LOOM_THROW(Error, "--input-shape '", s, "' must be NAME=DxDx...");
     io.input_shapes[s.substr(0, eq)] = parse_shape(s.substr(eq + 1), "--input-shape");
+  }
+  for (auto& b : binds) {
+    auto eq = b.find('=');
+    if (eq == std::string::npos || eq == 0) LOOM_THROW(Error, "--bind '", b, "' must be NAME=FILE.npy");
+    if (builtin) LOOM_THROW(Error, "--bind is for ONNX models; '", model, "' is built in");
+    io.input_values[b.substr(0, eq)] = runtime::read_npy(b.substr(eq + 1));
   }
   auto t0 = std::chrono::steady_clock::now();
   graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, io);
@@ -300,10 +312,30 @@ std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph
 }
 #endif
 
+// Every output as <folder>/<name>.npy: the name with characters outside [A-Za-z0-9._-] as '_',
+// "output<k>" if that leaves nothing, and "_<k>" added where two names would collide.
+static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std::string& folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec || !std::filesystem::is_directory(folder))
+    LOOM_THROW(Error, "--output-dir: cannot create the folder '", folder, "'");
+  std::set<std::string> used;
+  for (size_t o = 0; o < ex.num_outputs(); ++o) {
+    std::string name = ex.output_spec(o).name;
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+    if (name.empty() || name == "." || name == "..") name = "output" + std::to_string(o);
+    if (!used.insert(name).second) used.insert(name += "_" + std::to_string(o));
+    std::string path = (std::filesystem::path(folder) / (name + ".npy")).string();
+    runtime::write_npy(path, ex.get_output(o));
+    std::cout << "wrote output " << o << " to " << path << "\n";
+  }
+}
+
 int run_model_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Run a compiled model (.loom): on the CPU, with accelerator kernels on --backend fsim|rtl", "loom run"};
-  std::string model, output, reference;
-  std::vector<std::string> inputs;
+  std::string model, output_dir;
+  std::vector<std::string> inputs, outputs, references;
   int threads = 0;
   double tolerance = 1e-4;
   uint64_t seed = 1;
@@ -311,8 +343,11 @@ int run_model_cmd(const std::vector<std::string>& args) {
   app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
   app.add_option("-i,--input", inputs, "input .npy files, in the model's input order (default: random inputs)")
       ->check(CLI::ExistingFile);
-  app.add_option("-o,--output", output, "write output 0 to this .npy file")->check(output_file());
-  app.add_option("--reference", reference, "compare output 0 with this .npy (error relative to its largest magnitude)")
+  app.add_option("-o,--output", outputs, "write output k to the k-th -o .npy file (repeat -o for more outputs)")
+      ->check(output_file());
+  app.add_option("--output-dir", output_dir, "write every output to this folder as <output name>.npy");
+  app.add_option("--reference", references,
+                 "compare output k with the k-th --reference .npy (error relative to its largest magnitude)")
       ->check(CLI::ExistingFile);
   uint64_t max_host = 0;
   number_option(app, "--max-host-memory", max_host,
@@ -371,23 +406,31 @@ int run_model_cmd(const std::vector<std::string>& args) {
   std::cout.unsetf(std::ios::fixed);
   for (size_t o = 0; o < ex.num_outputs(); ++o)
     std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
-  if (!output.empty()) runtime::write_npy(output, ex.get_output(0));
-  if (!reference.empty()) {
-    NDArray want = runtime::read_npy(reference), got = ex.get_output(0);
+  if (outputs.size() > ex.num_outputs() || references.size() > ex.num_outputs())
+    LOOM_THROW(Error, "the model has ", ex.num_outputs(), " outputs, ", std::max(outputs.size(), references.size()),
+               " -o or --reference files given");
+  for (size_t o = 0; o < outputs.size(); ++o) runtime::write_npy(outputs[o], ex.get_output(o));
+  if (!output_dir.empty()) write_outputs_to_folder(ex, output_dir);
+  bool all_match = true;
+  for (size_t o = 0; o < references.size(); ++o) {
+    NDArray want = runtime::read_npy(references[o]), got = ex.get_output(o);
     if (want.shape() != got.shape())
-      LOOM_THROW(Error, "reference has shape ", shape_str(want.shape()), ", output 0 has ", shape_str(got.shape()));
+      LOOM_THROW(Error, "reference '", references[o], "' has shape ", shape_str(want.shape()), ", output ", o, " has ",
+                 shape_str(got.shape()));
     double scale = 0, err = 0;
     for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
     for (int64_t i = 0; i < want.numel(); ++i)
       err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
     double rel = err / std::max(scale, 1e-30);
-    std::cout << "max |error| vs reference: " << err << " (" << rel << " of the largest magnitude " << scale << ")\n";
+    std::cout << "output " << o << ": max |error| vs reference: " << err << " (" << rel << " of the largest magnitude "
+              << scale << ")\n";
     if (!(rel <= tolerance)) {
-      std::cout << "MISMATCH: above the tolerance " << tolerance << "\n";
-      return 1;
+      std::cout << "MISMATCH: output " << o << " is above the tolerance " << tolerance << "\n";
+      all_match = false;
     }
-    std::cout << "matches the reference\n";
   }
+  if (!all_match) return 1;
+  if (!references.empty()) std::cout << "matches the reference\n";
   return 0;
 }
 

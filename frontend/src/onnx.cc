@@ -36,6 +36,13 @@ Graph Importer::run(const onnx::ModelProto& model) {
   if (!opts_.bind_only_where_needed)
     for (auto& [name, v] : opts_.input_values) bind(values_[name]);
   g_.outputs = inline_subgraph(gp, "graph output");
+  // Operator nodes that are outputs take the model's output names (what `loom run` reports and
+  // --output-dir writes), where no other node has that name.
+  for (int k = 0; k < gp.output_size(); ++k) {
+    graph::Node& out = g_.node(g_.outputs[size_t(k)]);
+    const std::string& want = gp.output(k).name();
+    if (out.is_op() && out.name != want && g_.unique_name(want) == want) out.name = want;
+  }
   g_.verify();
   return std::move(g_);
 }
