@@ -48,8 +48,9 @@ int as_1d(Importer& im, const onnx::NodeProto& n, int y) {
   return im.add(n, "reshape", {y}, Attrs().set("shape", Shape{s[0], s[1], s[3]}), "_1d");
 }
 
-void import_conv(Importer& im, const onnx::NodeProto& n) {
-  int x = im.input(n, 0), w = im.input(n, 1);
+}  // namespace
+
+int add_conv(Importer& im, const onnx::NodeProto& n, int x, int w, int bias) {
   bool one_d = im.type(x).shape.size() == 3 && im.type(w).shape.size() == 3;
   if (one_d) {
     x = as_2d(im, n, x, "_x2d");
@@ -67,9 +68,15 @@ void import_conv(Importer& im, const onnx::NodeProto& n) {
   a.set("strides", strides).set("dilations", dil).set("groups", im.attr_int(n, "group", 1));
   a.set("pads", auto_pads(im, n, {xs[2], xs[3]}, kernel, strides, dil, one_d));
   std::vector<int> in{x, w};
-  if (im.has_input(n, 2)) in.push_back(im.input(n, 2));
+  if (bias >= 0) in.push_back(bias);
   int y = im.add(n, "conv2d", in, a, one_d ? "_2d" : "");
-  im.output(n, one_d ? as_1d(im, n, y) : y);
+  return one_d ? as_1d(im, n, y) : y;
+}
+
+namespace {
+
+void import_conv(Importer& im, const onnx::NodeProto& n) {
+  im.output(n, add_conv(im, n, im.input(n, 0), im.input(n, 1), im.has_input(n, 2) ? im.input(n, 2) : -1));
 }
 
 void import_gemm(Importer& im, const onnx::NodeProto& n) {

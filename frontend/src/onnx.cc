@@ -17,7 +17,14 @@ Graph Importer::run(const onnx::ModelProto& model) {
   opset_ = 0;
   for (auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
-  if (opset_ == 0) LOOM_THROW(ModelError, origin_, ": the model imports no opset of the default ONNX domain");
+  if (opset_ == 0) {
+    std::string domains;
+    for (auto& o : model.opset_import()) domains += (domains.empty() ? "'" : ", '") + o.domain() + "'";
+    LOOM_THROW(
+        ModelError, origin_, ": the model imports no opset of the default ONNX domain",
+        domains.empty() ? std::string() : " (only " + domains + ")",
+        domains.find("training") != std::string::npos ? ": training operators are not supported (inference only)" : "");
+  }
   if (opset_ > kNewestOpset)
     LOOM_THROW(ModelError, origin_, ": ONNX opset ", opset_, " is newer than this importer reads (up to ", kNewestOpset,
                "; re-export or convert the model)");
@@ -97,14 +104,21 @@ TensorType Importer::input_type(const onnx::ValueInfoProto& in) {
   if (auto v = opts_.input_values.find(in.name()); v != opts_.input_values.end()) {
     // A bound input takes its value's shape (dimensions the model leaves symbolic included).
     t.shape = v->second.shape();
-    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(t.shape.size()))
-      LOOM_THROW(ModelError, where, ": the given value has rank ", t.shape.size(), ", the model's input has rank ",
-                 tt.shape().dim_size());
+    bool fits = !tt.has_shape() || tt.shape().dim_size() == static_cast<int>(t.shape.size());
+    for (int d = 0; fits && tt.has_shape() && d < tt.shape().dim_size(); ++d)
+      fits = !tt.shape().dim(d).has_dim_value() || tt.shape().dim(d).dim_value() == t.shape[size_t(d)];
+    if (!fits)
+      LOOM_THROW(ModelError, where, ": the value given is ", t.dtype.str(), shape_str(t.shape),
+                 ", which the model's input shape does not allow");
     return t;
   }
   if (!tt.has_shape()) LOOM_THROW(ModelError, where, ": has no shape (give one with --input-shape)");
   for (auto& d : tt.shape().dim()) {
-    if (!d.has_dim_value() || d.dim_value() <= 0)
+    if (d.has_dim_value() && d.dim_value() == 0)
+      LOOM_THROW(ModelError, where, ": dimension ", t.shape.size(),
+                 " is 0: Loom tensors have no empty dimensions (give another shape with --input-shape ", in.name(),
+                 "=...)");
+    if (!d.has_dim_value() || d.dim_value() < 0)
       LOOM_THROW(ModelError, where, ": dimension '", d.has_dim_param() ? d.dim_param() : "?",
                  "' is not static (give the shape with --input-shape ", in.name(), "=...)");
     t.shape.push_back(d.dim_value());
@@ -143,6 +157,8 @@ void Importer::import_node(const onnx::NodeProto& n) {
     LOOM_THROW(ModelError, where(n), ": operator domain '", n.domain(),
                "' is not supported (only the default ONNX domain)");
   auto it = handlers().find(n.op_type());
+  if (auto why = refused_ops().find(n.op_type()); it == handlers().end() && why != refused_ops().end())
+    LOOM_THROW(ModelError, where(n), ": operator '", n.op_type(), "' is not supported: ", why->second);
   if (it == handlers().end()) {
     std::string have;
     for (auto& [k, v] : handlers()) have += (have.empty() ? "" : ", ") + k;
@@ -166,6 +182,27 @@ void Importer::import_node(const onnx::NodeProto& n) {
   it->second.handler(*this, n);
 }
 
+const std::map<std::string, std::string>& refused_ops() {
+  static const std::map<std::string, std::string> table = [] {
+    std::map<std::string, std::string> t;
+    for (const char* op :
+         {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial"})
+      t[op] = "it draws random numbers, and a compiled model is deterministic";
+    for (const char* op : {"NonZero", "Unique", "Compress", "NonMaxSuppression"})
+      t[op] = "its output's shape depends on the input values, and Loom compiles static shapes";
+    for (const char* op : {"SequenceConstruct", "SequenceEmpty", "SequenceInsert", "SequenceAt", "SequenceErase",
+                           "SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence", "Optional",
+                           "OptionalGetElement", "OptionalHasElement"})
+      t[op] = "it works on sequence or optional values, and Loom compiles tensors only";
+    for (const char* op : {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat", "StringSplit"})
+      t[op] = "it works on strings, and Loom compiles numeric tensors only";
+    for (const char* op : {"Loop", "Scan"})
+      t[op] = "its iterations are control flow at run time (an If with a known condition is inlined)";
+    return t;
+  }();
+  return table;
+}
+
 const HandlerTable& handlers() {
   static const HandlerTable table = [] {
     HandlerTable t;
@@ -175,6 +212,7 @@ const HandlerTable& handlers() {
     add_reduce_handlers(t);
     add_rnn_handlers(t);
     add_resize_handlers(t);
+    add_quant_handlers(t);
     return t;
   }();
   return table;

@@ -41,7 +41,13 @@ void add_shape_handlers(HandlerTable& t);     // import_shape.cc: shapes, consta
 void add_reduce_handlers(HandlerTable& t);    // import_reduce.cc: reductions
 void add_resize_handlers(HandlerTable& t);    // import_resize.cc: Resize, Upsample
 void add_rnn_handlers(HandlerTable& t);       // import_rnn.cc: RNN, GRU, LSTM unrolled over time
+void add_quant_handlers(HandlerTable& t);     // import_quant.cc: quantization, integer and QLinear products
 const HandlerTable& handlers();
+// The convolution of graph nodes x and w (and bias; -1: none) with Conv's attributes read from n,
+// 1-D or 2-D (import_nn.cc; also for ConvInteger and QLinearConv).
+int add_conv(Importer& im, const onnx::NodeProto& n, int x, int w, int bias);
+// Operators left out on purpose, with the reason the error gives.
+const std::map<std::string, std::string>& refused_ops();
 
 inline constexpr int kNewestOpset = 18;
 

@@ -327,7 +327,15 @@ namespace {
 TEST(OnnxErrors, ExtraOutputsAreNotProduced) {
   onnx::ModelProto m = relu_model();
   auto* g = m.mutable_graph();
-  g->mutable_node(0)->set_op_type("Dropout");
+  auto* shape = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_value(1);
+  shape->add_dim()->set_dim_value(1);
+  g->mutable_node(0)->set_op_type("MaxPool");  // its Indices output is never produced
+  auto* k = g->mutable_node(0)->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(1);
+  k->add_ints(1);
   g->mutable_node(0)->add_output("mask");
   auto* n = g->add_node();
   n->set_op_type("Relu");
@@ -336,8 +344,65 @@ TEST(OnnxErrors, ExtraOutputsAreNotProduced) {
   n->add_output("z");
   g->mutable_output(0)->set_name("z");
   std::string msg = import_error(m);
-  EXPECT_NE(msg.find("node 'reads_mask' (Relu): reads 'mask', an extra output of node 'the_relu' (Dropout)"),
+  EXPECT_NE(msg.find("node 'reads_mask' (Relu): reads 'mask', an extra output of node 'the_relu' (MaxPool)"),
             std::string::npos)
+      << msg;
+}
+
+TEST(OnnxErrors, DropoutMaskIsAllTrueAndTrainingIsRefused) {
+  onnx::ModelProto m = relu_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_op_type("Dropout");
+  g->mutable_node(0)->add_output("mask");
+  g->add_output()->set_name("mask");
+  graph::Graph imported = import_onnx_bytes(m.SerializeAsString(), "'m.onnx'", ".");
+  const graph::Node& mask = imported.node(imported.outputs[1]);
+  ASSERT_TRUE(mask.is_constant());
+  EXPECT_EQ(mask.type.dtype, DataType::Bool());
+  for (int64_t i = 0; i < mask.value.numel(); ++i) EXPECT_EQ(mask.value.get_as_double(i), 1.0);
+  // training_mode true with a nonzero ratio drops at random: refused, naming why.
+  g->mutable_node(0)->add_input("");
+  g->mutable_node(0)->add_input("t");
+  auto* t = g->add_initializer();
+  t->set_name("t");
+  t->set_data_type(onnx::TensorProto::BOOL);
+  t->add_int32_data(1);
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("training_mode=true drops elements at random; only inference is supported"), std::string::npos)
+      << msg;
+}
+
+TEST(OnnxErrors, LeftOutOperatorsSayWhy) {
+  for (auto [op, why] : {std::pair{"NonZero", "depends on the input values"}, std::pair{"Bernoulli", "random"},
+                         std::pair{"SequenceEmpty", "sequence or optional"}, std::pair{"Loop", "control flow"}}) {
+    onnx::ModelProto m = relu_model();
+    m.mutable_graph()->mutable_node(0)->set_op_type(op);
+    std::string msg = import_error(m);
+    EXPECT_NE(msg.find(std::string("operator '") + op + "' is not supported: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(why), std::string::npos) << msg;
+  }
+}
+
+TEST(OnnxErrors, ZeroDimensionAndBindingMistakes) {
+  onnx::ModelProto m = relu_model();
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_value(0);
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("input 'x': dimension 1 is 0: Loom tensors have no empty dimensions"), std::string::npos) << msg;
+  OnnxImportOptions o;
+  o.input_values["x"] = NDArray::zeros({1, 3}, DataType::Float(32));
+  msg = import_error(relu_model(), o);
+  EXPECT_NE(msg.find("input 'x': the value given is float32[1, 3], which the model's input shape does not allow"),
+            std::string::npos)
+      << msg;
+  o.input_values["x"] = NDArray::zeros({1, 4}, DataType::Int(32));
+  msg = import_error(relu_model(), o);
+  EXPECT_NE(msg.find("the value given for input 'x' is int32[1, 4], the input is float32[1, 4]"), std::string::npos)
       << msg;
 }
 
