@@ -425,7 +425,7 @@ int run_model_cmd(const std::vector<std::string>& args) {
     std::cout << "output " << o << ": max |error| vs reference: " << err << " (" << rel << " of the largest magnitude "
               << scale << ")\n";
     if (!(rel <= tolerance)) {
-      std::cout << "MISMATCH: output " << o << " is above the tolerance " << tolerance << "\n";
+      std::cout << "MISMATCH: above the tolerance " << tolerance << " (output " << o << ")\n";
       all_match = false;
     }
   }

@@ -213,6 +213,7 @@ const HandlerTable& handlers() {
     add_rnn_handlers(t);
     add_resize_handlers(t);
     add_quant_handlers(t);
+    add_scatter_handlers(t);
     return t;
   }();
   return table;

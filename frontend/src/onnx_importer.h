@@ -42,6 +42,7 @@ void add_reduce_handlers(HandlerTable& t);    // import_reduce.cc: reductions
 void add_resize_handlers(HandlerTable& t);    // import_resize.cc: Resize, Upsample
 void add_rnn_handlers(HandlerTable& t);       // import_rnn.cc: RNN, GRU, LSTM unrolled over time
 void add_quant_handlers(HandlerTable& t);     // import_quant.cc: quantization, integer and QLinear products
+void add_scatter_handlers(HandlerTable& t);   // import_scatter.cc: Scatter(Elements, ND), GatherND, Einsum
 const HandlerTable& handlers();
 // The convolution of graph nodes x and w (and bias; -1: none) with Conv's attributes read from n,
 // 1-D or 2-D (import_nn.cc; also for ConvInteger and QLinearConv).

@@ -43,6 +43,7 @@ std::map<std::string, OpDef> build_table() {
   add_reduce_ops(add);
   add_logic_ops(add);
   add_data_ops(add);
+  add_scatter_ops(add);
   return t;
 }
 

@@ -33,6 +33,7 @@ void add_accel_ops(const AddOp& add);      // op_registry_accel.cc: the accelera
 void add_reduce_ops(const AddOp& add);     // op_registry_reduce.cc: reductions over sets of axes
 void add_data_ops(const AddOp& add);       // op_registry_data.cc: cast, slice, gather, expand, tile, cumsum, ...
 void add_logic_ops(const AddOp& add);      // op_registry_logic.cc: comparisons, bool logic, where, mod
+void add_scatter_ops(const AddOp& add);    // op_registry_scatter.cc: scatter_elements, scatter_nd, gather_nd, einsum
 
 template <size_t N>
 std::array<int64_t, N> fixed(const Attrs& a, const std::string& key, std::array<int64_t, N> def) {

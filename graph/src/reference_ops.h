@@ -43,6 +43,11 @@ RefTensor cumsum(const Node& n, const Inputs& in);
 RefTensor one_hot(const Node& n, const Inputs& in);
 RefTensor resample_axis(const Node& n, const Inputs& in);
 RefTensor top_k(const Node& n, const Inputs& in);
+// Scatters, N-d gathers and Einstein sums (reference_scatter.cc).
+RefTensor scatter_elements(const Node& n, const Inputs& in);
+RefTensor scatter_nd(const Node& n, const Inputs& in);
+RefTensor gather_nd(const Node& n, const Inputs& in);
+RefTensor einsum(const Node& n, const Inputs& in);
 
 // y[i] = f(node, x[i]).
 ReferenceFn elementwise(std::function<double(const Node&, double)> f);

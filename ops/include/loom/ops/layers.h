@@ -161,6 +161,51 @@ Tensor top_k(const Tensor& X, int64_t k, int64_t axis, bool largest, bool indice
 // The index of an operand of shape `s` broadcast (numpy rules) to an output indexed by `v`.
 std::vector<Expr> broadcast_index(const Shape& s, const std::vector<ir::Var>& v);
 
+// ---- Scatters, N-d gathers and Einstein sums (layers_scatter.cc) ----
+// How a scatter meets the element it writes: None replaces it (where several updates land on one
+// element, ONNX leaves the result undefined; here the last in row-major order wins), the others
+// combine the element with every update that lands on it.
+enum class ScatterReduction : uint8_t { None, Add, Mul, Max, Min };
+// "none", "add", "mul", "max", "min" (ModelError naming the value otherwise), and back.
+ScatterReduction scatter_reduction(const std::string& s);
+const char* to_string(ScatterReduction r);
+// Scatter indices: negative values count from the end; a value out of range updates nothing.
+// ONNX ScatterElements: a copy of X where, for every position j of I (and of U, of I's shape),
+// the element at j with `axis` replaced by I[j] meets U[j]. X, I and U have one rank and I's
+// extents are at most X's. Returns the axis in [0, rank); ShapeError naming what disagrees.
+size_t scatter_elements_check(const Shape& x, const Shape& i, const Shape& u, int64_t axis);
+Tensor scatter_elements(const Tensor& X, const Tensor& I, const Tensor& U, int64_t axis, ScatterReduction r,
+                        const std::string& name);
+// ONNX ScatterND: I is [..., k] with 1 <= k <= rank(X), U is I's shape without its last
+// dimension followed by X's shape after its first k; a copy of X where the slice X[I[p]] meets
+// U[p] for every position p. ShapeError naming what disagrees.
+void scatter_nd_check(const Shape& x, const Shape& i, const Shape& u);
+Tensor scatter_nd(const Tensor& X, const Tensor& I, const Tensor& U, ScatterReduction r, const std::string& name);
+// ONNX GatherND: I is [..., k]; the first batch_dims dimensions of X and I agree, and
+// y[p, rest] = X[p's batch part, I[p], rest]. Indices count from the end when negative and are
+// clamped into range (as gather's). The shape is I's without its last dimension followed by X's
+// after its first batch_dims + k; a rank-0 result is [1] (graph tensors have rank 1 or more).
+Shape gather_nd_shape(const Shape& x, const Shape& i, int64_t batch_dims);
+Tensor gather_nd(const Tensor& X, const Tensor& I, int64_t batch_dims, const std::string& name);
+// ONNX Einsum, numpy's einsum rules: "ij,jk->ik", the implicit form "ij,jk" (the output is the
+// labels that occur once, in ASCII order, after any ellipsis dimensions), "..." standing for
+// dimensions that broadcast like numpy's, labels repeated in one operand (diagonals) and
+// dimensions of 1 that broadcast. Labels are letters; spaces are ignored. Each label has an id:
+// 0-25 'A'-'Z', 26-51 'a'-'z', 52 + e the ellipsis' e-th dimension (of the widest ellipsis).
+struct EinsumSpec {
+  std::vector<std::vector<int>> inputs;  // each operand's dimensions as label ids
+  std::vector<int> output;               // the result's dimensions as label ids
+  std::vector<int> reduced;              // the labels summed over (in no output dimension), ascending
+  std::vector<int64_t> extent;           // per label id (0 where a label does not occur)
+};
+// ModelError for an equation that does not parse, ShapeError where it does not fit the shapes.
+EinsumSpec einsum_spec(const std::string& equation, const std::vector<Shape>& shapes);
+// The result's shape: [1] for a full contraction (rank 0 in ONNX).
+Shape einsum_shape(const EinsumSpec& s);
+// sum over the reduced labels of the product of the operands (one reduction, none if no label
+// is reduced); the operands have one element type.
+Tensor einsum(const std::vector<Tensor>& operands, const std::string& equation, const std::string& name);
+
 Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name);
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name);
 Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name);
