@@ -313,7 +313,7 @@ std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph
 #endif
 
 // Every output as <folder>/<name>.npy: the name with characters outside [A-Za-z0-9._-] as '_',
-// "output<k>" if that leaves nothing, and "_<k>" added where two names would collide.
+// "output<k>" if that leaves nothing, and '_' added until it differs from the names before.
 static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std::string& folder) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
@@ -325,7 +325,7 @@ static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std:
     for (char& c : name)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
     if (name.empty() || name == "." || name == "..") name = "output" + std::to_string(o);
-    if (!used.insert(name).second) used.insert(name += "_" + std::to_string(o));
+    while (!used.insert(name).second) name += "_";  // y, y_, y__: never one file twice
     std::string path = (std::filesystem::path(folder) / (name + ".npy")).string();
     runtime::write_npy(path, ex.get_output(o));
     std::cout << "wrote output " << o << " to " << path << "\n";
@@ -380,6 +380,9 @@ int run_model_cmd(const std::vector<std::string>& args) {
   auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
   if (!inputs.empty() && inputs.size() != ex.num_inputs())
     LOOM_THROW(Error, "the model has ", ex.num_inputs(), " inputs, ", inputs.size(), " --input files given");
+  if (outputs.size() > ex.num_outputs() || references.size() > ex.num_outputs())
+    LOOM_THROW(Error, "the model has ", ex.num_outputs(), " outputs, ", std::max(outputs.size(), references.size()),
+               " -o or --reference files given");
   for (size_t i = 0; i < ex.num_inputs(); ++i) {
     NDArray a;
     if (inputs.empty()) {
@@ -406,9 +409,6 @@ int run_model_cmd(const std::vector<std::string>& args) {
   std::cout.unsetf(std::ios::fixed);
   for (size_t o = 0; o < ex.num_outputs(); ++o)
     std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
-  if (outputs.size() > ex.num_outputs() || references.size() > ex.num_outputs())
-    LOOM_THROW(Error, "the model has ", ex.num_outputs(), " outputs, ", std::max(outputs.size(), references.size()),
-               " -o or --reference files given");
   for (size_t o = 0; o < outputs.size(); ++o) runtime::write_npy(outputs[o], ex.get_output(o));
   if (!output_dir.empty()) write_outputs_to_folder(ex, output_dir);
   bool all_match = true;
@@ -419,8 +419,11 @@ int run_model_cmd(const std::vector<std::string>& args) {
                  shape_str(got.shape()));
     double scale = 0, err = 0;
     for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
-    for (int64_t i = 0; i < want.numel(); ++i)
-      err = std::max(err, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      double w = want.get_as_double(i), g = got.get_as_double(i);
+      // NaN where the reference has none (or the reverse) is an infinite error; std::max would drop it.
+      err = std::isnan(w) != std::isnan(g) ? INFINITY : std::isnan(w) ? err : std::max(err, std::fabs(w - g));
+    }
     double rel = err / std::max(scale, 1e-30);
     std::cout << "output " << o << ": max |error| vs reference: " << err << " (" << rel << " of the largest magnitude "
               << scale << ")\n";

@@ -32,15 +32,21 @@ Handler with_int_attrs(const std::string& op) {
 void import_clip(Importer& im, const onnx::NodeProto& n) {
   Attrs a;
   int x = im.input(n, 0);
-  for (auto [i, key, op] : {std::tuple{1, "min", "maximum"}, std::tuple{2, "max", "minimum"}}) {
+  bool all_known = true;
+  for (int i : {1, 2}) {
     if (!im.has_input(n, i)) continue;
     int b = im.input(n, i);
-    if (im.type(b).numel() != 1)
-      im.unsupported(n, std::string("the ") + key + " bound must be a scalar, is " + im.type(b).str());
-    if (im.is_const(b))
-      a.set(key, im.constant(n, i).get_as_double(0));
+    if (im.type(b).numel() != 1) im.unsupported(n, "the bounds must be scalars, one is " + im.type(b).str());
+    all_known &= im.is_const(b);
+  }
+  // Bounds in order, min then max (numpy's clip: max wins where min > max), as attributes when
+  // both are known, else as maximum and minimum operators.
+  for (auto [i, key, op] : {std::tuple{1, "min", "maximum"}, std::tuple{2, "max", "minimum"}}) {
+    if (!im.has_input(n, i)) continue;
+    if (all_known)
+      a.set(key, im.scalar_value(n, i));
     else
-      x = im.add(n, op, {x, b}, {}, std::string("_") + key);
+      x = im.add(n, op, {x, im.input(n, i)}, {}, std::string("_") + key);
   }
   im.output(n, im.add(n, "clip", {x}, a));
 }
@@ -52,8 +58,8 @@ void import_dropout(Importer& im, const onnx::NodeProto& n) {
   if (im.has_input(n, 2)) {
     if (!im.known(n, 2))
       im.unsupported(n, "training_mode is computed at run time; only inference (training_mode false) is supported");
-    double ratio = im.has_input(n, 1) ? im.constant(n, 1).get_as_double(0) : 0.5;
-    if (im.constant(n, 2).get_as_double(0) != 0 && ratio != 0)
+    double ratio = im.has_input(n, 1) ? im.scalar_value(n, 1) : 0.5;
+    if (im.scalar_value(n, 2) != 0 && ratio != 0)
       im.unsupported(n, "training_mode=true drops elements at random; only inference is supported");
   }
   im.output(n, im.add(n, "identity", {x}));
@@ -84,7 +90,9 @@ void import_pow(Importer& im, const onnx::NodeProto& n) {
   std::string f64 = DataType::Float(64).str();
   int xf = im.add(n, "cast", {x}, Attrs().set("to", f64), "_base64");
   int yf = im.type(y).dtype == DataType::Float(64) ? y : im.add(n, "cast", {y}, Attrs().set("to", f64), "_exp64");
-  int p = im.add(n, "round", {im.add(n, "pow", {xf, yf}, {}, "_pow64")}, {}, "_round");
+  // numpy's power of integers is exact; a float exponent's result is truncated by the cast.
+  int p = im.add(n, "pow", {xf, yf}, {}, "_pow64");
+  if (!im.type(y).dtype.is_float()) p = im.add(n, "round", {p}, {}, "_round");
   im.output(n, im.add(n, "cast", {p}, Attrs().set("to", t.str())));
 }
 

@@ -11,8 +11,15 @@ std::vector<int64_t> window_attr(Importer& im, const onnx::NodeProto& n, const c
                                  bool one_d) {
   std::vector<int64_t> v = im.attr_ints(n, key, {});
   if (v.empty()) return def;
-  if (one_d && std::string(key) == "pads" && v.size() == 2) return {0, v[0], 0, v[1]};
-  if (one_d && v.size() == 1) return {1, v[0]};
+  if (one_d && std::string(key) == "pads" && v.size() == 2) v = {0, v[0], 0, v[1]};
+  if (one_d && v.size() == 1) v = {1, v[0]};
+  bool step = std::string(key) == "strides" || std::string(key) == "dilations";
+  if (v.size() != (std::string(key) == "pads" ? 4u : 2u))
+    im.unsupported(n, std::string(key) + " must have one value per spatial dimension" +
+                          (std::string(key) == "pads" ? " at each end" : ""));
+  for (int64_t x : v)
+    if (step ? x < 1 : x < 0)
+      im.unsupported(n, std::string(key) + " " + shape_str(v) + " must be " + (step ? "positive" : "non-negative"));
   return v;
 }
 
@@ -130,8 +137,17 @@ void import_batchnorm(Importer& im, const onnx::NodeProto& n) {
 }
 
 // Softmax, and LogSoftmax as the log of it (`log`).
+// x - log(sum(exp(x))) over `axis`: LogSoftmax without the underflow of log(softmax(x)) (a
+// probability below float's range would give -inf).
+int log_softmax(Importer& im, const onnx::NodeProto& n, int x, int64_t axis, const std::string& suffix) {
+  Attrs a = Attrs().set("axes", std::vector<int64_t>{axis}).set("keepdims", int64_t(1));
+  return im.add(n, "sub", {x, im.add(n, "reduce_log_sum_exp", {x}, a, suffix + "_lse")}, {}, suffix);
+}
+
 void import_softmax_or_log(Importer& im, const onnx::NodeProto& n, bool log) {
-  auto finish = [&](int y) { return log ? im.add(n, "log", {y}, {}, "_log") : y; };
+  auto op = [&](int x, int64_t axis, const std::string& suffix) {
+    return log ? log_softmax(im, n, x, axis, suffix) : im.add(n, "softmax", {x}, Attrs().set("axis", axis), suffix);
+  };
   int x = im.input(n, 0);
   Shape s = im.type(x).shape;
   int64_t r = static_cast<int64_t>(s.size());
@@ -139,14 +155,14 @@ void import_softmax_or_log(Importer& im, const onnx::NodeProto& n, bool log) {
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r) im.unsupported(n, "axis out of range");
   if (im.opset() >= 13 || axis == r - 1) {
-    im.output(n, finish(im.add(n, "softmax", {x}, Attrs().set("axis", axis))));
+    im.output(n, op(x, axis, ""));
     return;
   }
   // Before opset 13, softmax works on the input flattened to 2-D at `axis`.
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < r; ++d) (d < axis ? outer : inner) *= s[d];
   int flat = im.add(n, "reshape", {x}, Attrs().set("shape", Shape{outer, inner}), "_2d");
-  int sm = finish(im.add(n, "softmax", {flat}, Attrs().set("axis", int64_t(1)), "_softmax"));
+  int sm = op(flat, 1, "_2d_out");
   im.output(n, im.add(n, "reshape", {sm}, Attrs().set("shape", s)));
 }
 void import_softmax(Importer& im, const onnx::NodeProto& n) { import_softmax_or_log(im, n, false); }
@@ -264,7 +280,7 @@ void import_hardmax(Importer& im, const onnx::NodeProto& n) {
   int64_t r = static_cast<int64_t>(s.size()), axis = im.attr_int(n, "axis", -1);
   if (axis < -r || axis >= r) im.unsupported(n, "axis out of range");
   if (axis < 0) axis += r;
-  int arg = im.add(n, "arg_max", {x}, Attrs().set("kind", "max").set("axis", axis).set("keepdims", int64_t(1)), "_arg");
+  int arg = im.add(n, "arg_max", {x}, Attrs().set("axis", axis).set("keepdims", int64_t(1)), "_arg");
   Shape ps(size_t(r), 1);
   ps[size_t(axis)] = s[size_t(axis)];
   NDArray pos = folded_const(ps, DataType::Int(64), im.where(n));
@@ -282,12 +298,13 @@ void import_lrn(Importer& im, const onnx::NodeProto& n) {
   if (size < 1) im.unsupported(n, "size must be positive");
   if (s.size() < 3) im.unsupported(n, "the input must be N, C and spatial dimensions");
   int sq = im.add(n, "mul", {x, x}, {}, "_square");
+  // Window positions more than C - 1 channels away only ever add padding zeros: left out.
   std::vector<int64_t> pads(2 * s.size(), 0);
-  pads[1] = (size - 1) / 2;
-  pads[s.size() + 1] = size - 1 - pads[1];
+  pads[1] = std::min((size - 1) / 2, s[1] - 1);
+  pads[s.size() + 1] = std::min(size - 1 - (size - 1) / 2, s[1] - 1);
   int padded = im.add(n, "pad", {sq}, Attrs().set("pads", pads).set("mode", "constant").set("value", 0.0), "_pad");
   int sum = -1;
-  for (int64_t k = 0; k < size; ++k) {
+  for (int64_t k = 0; k < pads[1] + pads[s.size() + 1] + 1; ++k) {
     Attrs a = Attrs().set("starts", Shape{k}).set("ends", Shape{k + s[1]}).set("axes", Shape{1}).set("steps", Shape{1});
     int part = im.add(n, "slice", {padded}, a, "_window" + std::to_string(k));
     sum = sum < 0 ? part : im.add(n, "add", {sum, part}, {}, "_sum" + std::to_string(k));
@@ -308,7 +325,7 @@ void import_lrn(Importer& im, const onnx::NodeProto& n) {
 void import_conv_transpose(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0), w = im.input(n, 1);
   Shape xs = im.type(x).shape, ws = im.type(w).shape;
-  bool one_d = xs.size() == 3;
+  bool one_d = xs.size() == 3 && ws.size() == 3;
   if (one_d) {
     xs.insert(xs.begin() + 2, 1);
     ws.insert(ws.begin() + 2, 1);
@@ -321,6 +338,8 @@ void import_conv_transpose(Importer& im, const onnx::NodeProto& n) {
     std::vector<int64_t> v = im.attr_ints(n, key, one_d ? std::vector<int64_t>{def} : std::vector<int64_t>{def, def});
     if (one_d && v.size() == 1) v.insert(v.begin(), def);
     if (v.size() != 2) im.unsupported(n, std::string(key) + " must have one value per spatial dimension");
+    for (int64_t x : v)
+      if (x < (def == 0 ? 0 : 1)) im.unsupported(n, std::string(key) + " " + shape_str(v) + " is out of range");
     return v;
   };
   std::vector<int64_t> strides = pair("strides", 1), dil = pair("dilations", 1), out_pad = pair("output_padding", 0);
@@ -336,6 +355,8 @@ void import_conv_transpose(Importer& im, const onnx::NodeProto& n) {
   std::string auto_pad = im.attr_string(n, "auto_pad", "NOTSET");
   std::vector<int64_t> out_shape = im.attr_ints(n, "output_shape", {});
   if (one_d && out_shape.size() == 1) out_shape.insert(out_shape.begin(), 1);
+  if (!out_shape.empty() && out_shape.size() != 2 && out_shape.size() != 4)
+    im.unsupported(n, "output_shape must give the spatial size (or the whole shape)");
   if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     // The pads that give the requested size (the input times the stride for SAME_*).
     for (int d = 0; d < 2; ++d) {
@@ -455,8 +476,7 @@ void import_nll_loss(Importer& im, const onnx::NodeProto& n) {
 // SoftmaxCrossEntropyLoss: NLL of log_softmax over axis 1 (also the second output).
 void import_sce_loss(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
-  int log_prob =
-      im.add(n, "log", {im.add(n, "softmax", {x}, Attrs().set("axis", int64_t(1)), "_softmax")}, {}, "_log_prob");
+  int log_prob = log_softmax(im, n, x, 1, "_log_prob");
   int w = im.has_input(n, 2) ? im.input(n, 2) : -1;
   im.output(n, nll_loss(im, n, log_prob, im.input(n, 1), w));
   im.output(n, log_prob, 1);

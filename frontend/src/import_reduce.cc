@@ -25,7 +25,6 @@ Handler reduce(const std::string& op) {
 Handler arg_reduce(const std::string& kind) {
   return [kind](Importer& im, const onnx::NodeProto& n) {
     Attrs a = Attrs()
-                  .set("kind", kind)
                   .set("axis", im.attr_int(n, "axis", 0))
                   .set("keepdims", im.attr_int(n, "keepdims", 1))
                   .set("select_last_index", im.attr_int(n, "select_last_index", 0));

@@ -141,7 +141,7 @@ void import_pad(Importer& im, const onnx::NodeProto& n) {
     im.unsupported(n, "mode '" + mode + "' is not supported (constant, reflect, edge)");
   std::vector<int64_t> pads = im.const_ints(n, 1);
   if (im.has_input(n, 3)) im.unsupported(n, "the 'axes' input is not supported");
-  double value = im.has_input(n, 2) ? im.constant(n, 2).get_as_double(0) : 0.0;
+  double value = im.has_input(n, 2) ? im.scalar_value(n, 2) : 0.0;
   for (int64_t p : pads)
     if (p < 0) im.unsupported(n, "negative pads (cropping) are not supported");
   im.output(n, im.add(n, "pad", {x}, Attrs().set("pads", pads).set("mode", mode).set("value", value)));
@@ -215,8 +215,7 @@ void import_slice(Importer& im, const onnx::NodeProto& n) {
 // Cast to `to`: a constant is converted at import, a run-time tensor by the cast operator.
 int emit_cast(Importer& im, const onnx::NodeProto& n, int x, DataType to) {
   if (im.type(x).dtype == to) return x;
-  if (im.is_const(x)) return im.add_const(n, cast_const(im.constant(n, 0), to));
-  return im.add(n, "cast", {x}, Attrs().set("to", to.str()));
+  return im.add(n, "cast", {x}, Attrs().set("to", to.str()));  // a small constant is folded at once
 }
 
 void import_cast(Importer& im, const onnx::NodeProto& n) {
@@ -240,7 +239,7 @@ void import_split(Importer& im, const onnx::NodeProto& n) {
   int64_t parts = n.output_size();
   if (sizes.empty()) {
     int64_t num = im.attr_int(n, "num_outputs", parts), dim = s[size_t(axis)];
-    if (num < 1) im.unsupported(n, "num_outputs must be positive");
+    if (num != parts) im.unsupported(n, "num_outputs " + std::to_string(num) + " differs from the node's outputs");
     int64_t each = (dim + num - 1) / num;  // the last part may be smaller (opset 18)
     for (int64_t k = 0; k < num; ++k) sizes.push_back(std::min(each, dim - k * each));
   }
@@ -268,8 +267,10 @@ void import_tile(Importer& im, const onnx::NodeProto& n) {
 }
 
 void import_trilu(Importer& im, const onnx::NodeProto& n) {
-  int64_t k = im.has_input(n, 1) ? im.const_ints(n, 1).at(0) : 0;
-  im.output(n, im.add(n, "trilu", {im.input(n, 0)}, Attrs().set("k", k).set("upper", im.attr_int(n, "upper", 1))));
+  double k = im.has_input(n, 1) ? im.scalar_value(n, 1) : 0.0;
+  if (!(std::fabs(k) < 1e15)) im.unsupported(n, "k is out of range");
+  im.output(n, im.add(n, "trilu", {im.input(n, 0)},
+                      Attrs().set("k", static_cast<int64_t>(k)).set("upper", im.attr_int(n, "upper", 1))));
 }
 
 void import_cumsum(Importer& im, const onnx::NodeProto& n) {
@@ -300,13 +301,13 @@ void import_depth_space(Importer& im, const onnx::NodeProto& n, bool to_space) {
   Shape mid, out;
   std::vector<int64_t> perm;
   if (to_space) {
-    if (C % (b * b)) im.unsupported(n, "the channels are not a multiple of blocksize^2");
+    if (b > C || C % (b * b)) im.unsupported(n, "the channels are not a multiple of blocksize^2");
     bool crd = im.attr_string(n, "mode", "DCR") == "CRD";
     mid = crd ? Shape{N, C / (b * b), b, b, H, W} : Shape{N, b, b, C / (b * b), H, W};
     perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
     out = {N, C / (b * b), H * b, W * b};
   } else {
-    if (H % b || W % b) im.unsupported(n, "the height and width are not multiples of blocksize");
+    if (b > H || b > W || H % b || W % b) im.unsupported(n, "the height and width are not multiples of blocksize");
     mid = {N, C, H / b, b, W / b, b};
     perm = {0, 3, 5, 1, 2, 4};
     out = {N, C * b * b, H / b, W / b};
@@ -322,7 +323,7 @@ void import_space_to_depth(Importer& im, const onnx::NodeProto& n) { import_dept
 // time would need both branches' shapes to agree and control flow: refused.
 void import_if(Importer& im, const onnx::NodeProto& n) {
   if (!im.known(n, 0)) im.unsupported(n, "the condition is computed at run time (only known conditions are inlined)");
-  bool cond = im.constant(n, 0).get_as_double(0) != 0;
+  bool cond = im.scalar_value(n, 0) != 0;
   const onnx::AttributeProto* branch = im.attr(n, cond ? "then_branch" : "else_branch");
   if (!branch || branch->type() != onnx::AttributeProto::GRAPH)
     im.unsupported(n, std::string("has no ") + (cond ? "then_branch" : "else_branch") + " graph");
@@ -358,12 +359,12 @@ void import_reverse_sequence(Importer& im, const onnx::NodeProto& n) {
 
 // Range, EyeLike, Size: values that depend only on constants and shapes, computed at import.
 void import_range(Importer& im, const onnx::NodeProto& n) {
-  const NDArray &start = im.constant(n, 0), &limit = im.constant(n, 1), &delta = im.constant(n, 2);
-  double s = start.get_as_double(0), l = limit.get_as_double(0), d = delta.get_as_double(0);
+  double s = im.scalar_value(n, 0), l = im.scalar_value(n, 1), d = im.scalar_value(n, 2);
+  DataType t = im.type(im.input(n, 0)).dtype;
   if (d == 0) im.unsupported(n, "delta is 0");
   double count = std::max(0.0, std::ceil((l - s) / d));
   if (!(count >= 1 && count <= double(kMaxElements))) im.unsupported(n, "the range is empty or too large");
-  NDArray out = folded_const({static_cast<int64_t>(count)}, start.dtype(), im.where(n));
+  NDArray out = folded_const({static_cast<int64_t>(count)}, t, im.where(n));
   for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, s + double(i) * d);
   im.output(n, im.add_const(n, out));
 }

@@ -179,7 +179,14 @@ void Importer::import_node(const onnx::NodeProto& n) {
   }
   for (int o = 1; o < n.output_size(); ++o)
     if (!n.output(o).empty()) pending_extra_[n.output(o)] = "node '" + node_name(n) + "' (" + n.op_type() + ")";
-  it->second.handler(*this, n);
+  try {
+    it->second.handler(*this, n);
+  } catch (const Error& e) {
+    // Errors from shared helpers (constant folding, shape arithmetic) do not know the node.
+    std::string what = e.what();
+    if (what.rfind(origin_, 0) == 0) throw;
+    LOOM_THROW(ModelError, where(n), ": ", what);
+  }
 }
 
 const std::map<std::string, std::string>& refused_ops() {

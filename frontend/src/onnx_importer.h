@@ -1,12 +1,13 @@
 // Internal to the ONNX importer: the Importer state that the operator handlers read and extend
 // (inputs, constants, attributes with the node in errors), and the handler table that the family
-// files fill: import_nn.cc, import_elemwise.cc, import_shape.cc, import_reduce.cc.
+// files fill (import_*.cc, one per operator family; the list is below).
 #pragma once
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,11 +97,19 @@ class Importer {
     return g_.node(id).value;
   }
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i) { return int_values(constant(n, i)); }
+  // The one value of a constant input (a bound, a ratio, a condition); ModelError if it holds
+  // more or none.
+  double scalar_value(const onnx::NodeProto& n, int i) {
+    const NDArray& v = constant(n, i);
+    if (v.numel() != 1)
+      LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i), "') must hold one value, holds ", v.numel());
+    return v.get_as_double(0);
+  }
 
   // Adds a graph operator and infers its type at once (importers of later nodes need shapes).
   int add(const onnx::NodeProto& n, const std::string& op, std::vector<int> inputs, Attrs attrs = {},
           const std::string& suffix = "") {
-    int id = g_.add_op(op, g_.unique_name(node_name(n) + suffix), std::move(inputs), std::move(attrs));
+    int id = g_.add_op(op, unique_name(node_name(n) + suffix), std::move(inputs), std::move(attrs));
     graph::Node& node = g_.node(id);
     const graph::OpDef& def = graph::op_def(op);
     std::vector<TensorType> in;
@@ -111,10 +120,14 @@ class Importer {
       LOOM_THROW(ModelError, where(n), ": ", e.what());
     }
     node.typed = true;
-    return fold_if_small(id);
+    try {
+      return fold_if_small(id);
+    } catch (const Error& e) {
+      LOOM_THROW(ModelError, where(n), ": evaluating it at import: ", e.what());
+    }
   }
   int add_const(const onnx::NodeProto& n, NDArray v, const std::string& suffix = "") {
-    return g_.add_constant(g_.unique_name(node_name(n) + suffix), std::move(v));
+    return g_.add_constant(unique_name(node_name(n) + suffix), std::move(v));
   }
   // Defines the node's output k (0: its first) as graph node `id`.
   // A rank-0 constant of type t (broadcasts against anything).
@@ -183,7 +196,7 @@ class Importer {
       auto extra = pending_extra_.find(name);
       if (extra != pending_extra_.end())
         LOOM_THROW(ModelError, where, ": reads '", name, "', an extra output of ", extra->second,
-                   "; only first outputs are supported (inference)");
+                   "; that operator's extra outputs are not produced (inference)");
       LOOM_THROW(ModelError, where, ": reads '", name, "', which no input, initializer or earlier node defines");
     }
     return it->second;
@@ -192,6 +205,16 @@ class Importer {
   TensorType input_type(const onnx::ValueInfoProto& in);
   // Makes graph input `id` the constant of OnnxImportOptions::input_values.
   void bind(int id);
+  // A node name not yet in the graph: `base`, or base_1, base_2, ... (Graph::unique_name scans
+  // every node; this keeps the names in a set, so importing N nodes is not quadratic).
+  std::string unique_name(const std::string& base) {
+    if (names_.empty())
+      for (const graph::Node& node : g_.nodes) names_.insert(node.name);
+    std::string name = base;
+    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    names_.insert(name);
+    return name;
+  }
   // Evaluates operator node `id` now if its inputs are constants and it is small: shape
   // computations (Shape, Gather, Range, Equal, Where, ...) stay static.
   int fold_if_small(int id);
@@ -204,7 +227,9 @@ class Importer {
   Graph g_;
   int opset_ = 0;
   std::map<std::string, int> values_;
-  // Extra outputs (BatchNorm statistics, Dropout masks) are never produced; reading one is an error.
+  std::set<std::string> names_;  // of the graph's nodes (unique_name)
+  // Extra outputs a handler does not produce (BatchNorm's statistics, MaxPool's indices); reading
+  // one is an error.
   std::map<std::string, std::string> pending_extra_;
 };
 

@@ -332,21 +332,4 @@ NDArray reshape_const(const NDArray& a, const std::vector<int64_t>& shape) {
   return out;
 }
 
-NDArray cast_const(const NDArray& a, DataType to) {
-  NDArray out = NDArray::empty(a.shape(), to);
-  if (a.dtype() == DataType::Int(64) || to == DataType::Int(64)) {
-    if (a.dtype() == to) {
-      if (a.nbytes()) std::memcpy(out.raw_data(), a.raw_data(), a.nbytes());
-    } else if (to == DataType::Int(64)) {
-      auto v = int_values(a);
-      std::memcpy(out.raw_data(), v.data(), v.size() * 8);
-    } else {
-      for (int64_t i = 0; i < a.numel(); ++i) out.set_from_double(i, static_cast<double>(a.data<int64_t>()[i]));
-    }
-    return out;
-  }
-  for (int64_t i = 0; i < a.numel(); ++i) out.set_from_double(i, a.get_as_double(i));
-  return out;
-}
-
 }  // namespace loom::frontend::onnx_detail

@@ -36,6 +36,5 @@ NDArray slice_const(const NDArray& a, const std::vector<int64_t>& starts, const 
 NDArray concat_const(const std::vector<NDArray>& parts, int64_t axis);
 NDArray gather_const(const NDArray& data, const NDArray& indices, int64_t axis);
 NDArray reshape_const(const NDArray& a, const std::vector<int64_t>& shape);
-NDArray cast_const(const NDArray& a, DataType to);
 
 }  // namespace loom::frontend::onnx_detail

@@ -14,10 +14,6 @@ ops::SliceAxes slice_of(const Node& n, const Shape& x) {
                          n.attrs.get_ints("steps"));
 }
 
-void expect_indices(const TensorType& t) {
-  if (!t.dtype.is_int()) LOOM_THROW(TypeError, "indices must be int32 or int64, are ", t.str());
-}
-
 Shape positive(const Shape& s) {
   for (int64_t d : s)
     if (d <= 0) LOOM_THROW(ShapeError, "the result ", shape_str(s), " is empty (Loom tensors have no zero extents)");
@@ -67,6 +63,10 @@ void add_data_ops(const AddOp& add) {
          if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
          if (in[1].shape.size() != in[0].shape.size())
            LOOM_THROW(ShapeError, "indices ", in[1].str(), " and data ", in[0].str(), " differ in rank");
+         // Off the axis the indices' coordinates index the data directly: they must fit.
+         for (size_t d = 0; d < in[0].shape.size(); ++d)
+           if (int64_t(d) != (axis < 0 ? axis + r : axis) && in[1].shape[d] > in[0].shape[d])
+             LOOM_THROW(ShapeError, "indices ", in[1].str(), " are larger than the data ", in[0].str(), " on axis ", d);
          return TensorType{in[1].shape, in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
@@ -75,7 +75,7 @@ void add_data_ops(const AddOp& add) {
        ref::gather_elements});
   add({"expand", OpPattern::Broadcast, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
-         return TensorType{ops::broadcast_shape(in[0].shape, n.attrs.get_ints("shape")), in[0].dtype};
+         return TensorType{positive(ops::broadcast_shape(in[0].shape, n.attrs.get_ints("shape"))), in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          return ops::expand(in[0], n.attrs.get_ints("shape"), name);
@@ -158,7 +158,7 @@ void add_data_ops(const AddOp& add) {
   add({"one_hot", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "indices must be numbers, are ", in[0].str());
-         if (in[1].numel() != 2) LOOM_THROW(ShapeError, "values must be [off, on], are ", in[1].str());
+         if (in[1].shape != Shape{2}) LOOM_THROW(ShapeError, "values must be [off, on], are ", in[1].str());
          int64_t depth = n.attrs.get_int("depth"), r = static_cast<int64_t>(in[0].shape.size()) + 1;
          int64_t axis = n.attrs.get_int("axis", -1);
          if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for rank ", r);

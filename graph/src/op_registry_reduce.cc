@@ -25,7 +25,7 @@ void add_reduce_ops(const AddOp& add) {
          ref::reduce(kind)});
   }
   // arg_max, arg_min: the int64 index of the extreme along `axis` (the first, or the last with
-  // select_last_index); the attribute "kind" tells the reference which.
+  // select_last_index).
   for (const char* kind : {"max", "min"}) {
     add({std::string("arg_") + kind, OpPattern::CommReduce, 1, 1,
          [](const Node& n, const std::vector<TensorType>& in) {
@@ -38,7 +38,7 @@ void add_reduce_ops(const AddOp& add) {
            return ops::arg_reduce(in[0], max, n.attrs.get_int("axis", 0), n.attrs.get_int("keepdims", 1) != 0,
                                   n.attrs.get_int("select_last_index", 0) != 0, name);
          },
-         ref::arg_reduce});
+         ref::arg_reduce(std::string(kind) == "max")});
   }
 }
 

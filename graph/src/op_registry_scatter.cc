@@ -9,10 +9,6 @@ using ir::Tensor;
 
 namespace {
 
-void expect_indices(const TensorType& t) {
-  if (!t.dtype.is_int()) LOOM_THROW(TypeError, "indices must be int32 or int64, are ", t.str());
-}
-
 // The data and updates of a scatter: one element type; numbers unless the reduction is none.
 ops::ScatterReduction scatter_types(const Node& n, const std::vector<TensorType>& in) {
   ops::ScatterReduction r = ops::scatter_reduction(n.attrs.get_string("reduction", "none"));

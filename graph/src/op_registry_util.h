@@ -100,6 +100,10 @@ inline int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t h
   return static_cast<int>(v);
 }
 
+inline void expect_indices(const TensorType& t) {
+  if (!t.dtype.is_int()) LOOM_THROW(TypeError, "indices must be int32 or int64, are ", t.str());
+}
+
 inline void expect_dtype(const TensorType& t, DataType want, const char* what) {
   if (t.dtype != want) LOOM_THROW(TypeError, what, " must be ", want.str(), ", is ", t.str());
 }

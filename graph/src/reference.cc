@@ -166,25 +166,27 @@ ReferenceFn broadcast_n(std::function<double(const Node&, const std::vector<doub
   };
 }
 
-RefTensor arg_reduce(const Node& n, const Inputs& in) {
-  const T& x = *in[0];
-  int64_t r = static_cast<int64_t>(x.shape.size()), axis = n.attrs.get_int("axis", 0);
-  if (axis < 0) axis += r;
-  bool max = n.attrs.get_string("kind") == "max", last = n.attrs.get_int("select_last_index", 0) != 0;
-  int64_t len = x.shape[size_t(axis)], inner = 1;
-  for (int64_t d = axis + 1; d < r; ++d) inner *= x.shape[size_t(d)];
-  int64_t outer = count(x.shape) / std::max<int64_t>(1, len * inner);
-  T y{n.type.shape, Values(size_t(outer * inner))};
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      int64_t best = 0;
-      for (int64_t k = 1; k < len; ++k) {
-        double a = x.v[size_t((o * len + k) * inner + i)], b = x.v[size_t((o * len + best) * inner + i)];
-        if (max ? (a > b || (last && a == b)) : (a < b || (last && a == b))) best = k;
+ReferenceFn arg_reduce(bool max) {
+  return [max](const Node& n, const Inputs& in) {
+    const T& x = *in[0];
+    int64_t r = static_cast<int64_t>(x.shape.size()), axis = n.attrs.get_int("axis", 0);
+    if (axis < 0) axis += r;
+    bool last = n.attrs.get_int("select_last_index", 0) != 0;
+    int64_t len = x.shape[size_t(axis)], inner = 1;
+    for (int64_t d = axis + 1; d < r; ++d) inner *= x.shape[size_t(d)];
+    int64_t outer = count(x.shape) / std::max<int64_t>(1, len * inner);
+    T y{n.type.shape, Values(size_t(outer * inner))};
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0;
+        for (int64_t k = 1; k < len; ++k) {
+          double a = x.v[size_t((o * len + k) * inner + i)], b = x.v[size_t((o * len + best) * inner + i)];
+          if (max ? (a > b || (last && a == b)) : (a < b || (last && a == b))) best = k;
+        }
+        y.v[size_t(o * inner + i)] = double(best);
       }
-      y.v[size_t(o * inner + i)] = double(best);
-    }
-  return y;
+    return y;
+  };
 }
 
 ReferenceFn elementwise(std::function<double(const Node&, double)> f) {

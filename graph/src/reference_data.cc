@@ -15,13 +15,6 @@ int64_t axis_attr(const Node& n, size_t rank, const char* key = "axis", int64_t 
   return a < 0 ? a + static_cast<int64_t>(rank) : a;
 }
 
-// numpy's index rule for gathers: negative counts from the end (then clamped, as the kernels do).
-int64_t wrapped(double i, int64_t n) {
-  auto k = static_cast<int64_t>(i);
-  if (k < 0) k += n;
-  return std::clamp<int64_t>(k, 0, n - 1);
-}
-
 }  // namespace
 
 RefTensor cast(const Node& n, const Inputs& in) {
@@ -62,7 +55,7 @@ RefTensor gather(const Node& n, const Inputs& in) {
     int64_t k = 0;
     auto ist = strides(ix.shape);
     for (size_t d = 0; d < ir; ++d) k += idx[a + d] * ist[d];
-    int64_t src = wrapped(ix.v[size_t(k)], x.shape[a]) * st[a];
+    int64_t src = clamped_index(ix.v[size_t(k)], x.shape[a]) * st[a];
     for (size_t d = 0; d < a; ++d) src += idx[d] * st[d];
     for (size_t d = a + 1; d < x.shape.size(); ++d) src += idx[d - 1 + ir] * st[d];
     y.v[size_t(flat)] = x.v[size_t(src)];
@@ -77,7 +70,8 @@ RefTensor gather_elements(const Node& n, const Inputs& in) {
   T y{ix.shape, Values(ix.v.size())};
   for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
     int64_t src = 0;
-    for (size_t d = 0; d < idx.size(); ++d) src += (d == a ? wrapped(ix.v[size_t(flat)], x.shape[a]) : idx[d]) * st[d];
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += (d == a ? clamped_index(ix.v[size_t(flat)], x.shape[a]) : idx[d]) * st[d];
     y.v[size_t(flat)] = x.v[size_t(src)];
   });
   return y;
@@ -159,8 +153,10 @@ RefTensor top_k(const Node& n, const Inputs& in) {
     for (int64_t i = 0; i < inner; ++i) {
       auto at = [&](int64_t j) { return x.v[size_t((o * len + j) * inner + i)]; };
       for (int64_t j = 0; j < len; ++j) order[size_t(j)] = j;
+      // NaN orders above every number, as the kernels order it.
+      auto above = [&](double a, double b) { return a > b || (std::isnan(a) && !std::isnan(b)); };
       std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t p, int64_t q) { return largest ? at(p) > at(q) : at(p) < at(q); });
+                       [&](int64_t p, int64_t q) { return largest ? above(at(p), at(q)) : above(at(q), at(p)); });
       for (int64_t p = 0; p < k; ++p)
         y.v[size_t((o * k + p) * inner + i)] = indices ? double(order[size_t(p)]) : at(order[size_t(p)]);
     }

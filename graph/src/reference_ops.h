@@ -23,7 +23,7 @@ RefTensor global_avg_pool2d(const Node& n, const Inputs& in);
 RefTensor softmax(const Node& n, const Inputs& in);
 // Every reduction (reduce_sum, reduce_mean, ...): the kind is the operator's.
 ReferenceFn reduce(ops::ReduceKind kind);
-RefTensor arg_reduce(const Node& n, const Inputs& in);  // arg_max, arg_min
+ReferenceFn arg_reduce(bool max);  // arg_max, arg_min
 RefTensor requantize_channel(const Node& n, const Inputs& in);
 RefTensor add_shifted(const Node& n, const Inputs& in);
 RefTensor layout_transform(const Node& n, const Inputs& in);

@@ -18,13 +18,6 @@ int64_t scatter_target(double i, int64_t n) {
   return k >= 0 && k < n ? k : -1;
 }
 
-// A gather index, as the kernels read it: negative counts from the end, then clamped.
-int64_t gather_target(double i, int64_t n) {
-  auto k = static_cast<int64_t>(i);
-  if (k < 0) k += n;
-  return std::clamp<int64_t>(k, 0, n - 1);
-}
-
 void combine(double& y, double u, ops::ScatterReduction r) {
   switch (r) {
     case ops::ScatterReduction::None:
@@ -103,7 +96,7 @@ RefTensor gather_nd(const Node& n, const Inputs& in) {
   T y{out, Values(size_t(count(out)))};
   for (int64_t p = 0; p < count(positions); ++p) {
     int64_t src = (p / per_batch) * batch_stride;
-    for (size_t j = 0; j < k; ++j) src += gather_target(ix.v[size_t(p) * k + j], x.shape[bd + j]) * st[bd + j];
+    for (size_t j = 0; j < k; ++j) src += clamped_index(ix.v[size_t(p) * k + j], x.shape[bd + j]) * st[bd + j];
     for (int64_t e = 0; e < slice; ++e) y.v[size_t(p * slice + e)] = x.v[size_t(src + e)];
   }
   return y;

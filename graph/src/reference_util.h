@@ -45,4 +45,12 @@ inline int64_t broadcast_flat(const Shape& s, const std::vector<int64_t>& st, co
   return flat;
 }
 
+// An index read from an index tensor, as the gather kernels read it: negative counts from the
+// end, then clamped into [0, n).
+inline int64_t clamped_index(double i, int64_t n) {
+  auto k = static_cast<int64_t>(i);
+  if (k < 0) k += n;
+  return k < 0 ? 0 : k >= n ? n - 1 : k;
+}
+
 }  // namespace loom::graph::ref

@@ -35,6 +35,7 @@ double round_to(DataType t, double v) {
 }
 int64_t fdiv(int64_t a, int64_t b) {
   if (b == 0) LOOM_THROW(RuntimeError, "integer division by zero");
+  if (b == -1) return int64_t(0 - uint64_t(a));  // INT64_MIN / -1 wraps, as the kernels' does
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
@@ -77,6 +78,8 @@ class Evaluator {
       for (int l = 0; l < n; ++l) {
         if (t.is_float())
           v.f[l] = round_to(t, x.as_double(l));
+        else if (x.is_float && t.is_bool())
+          v.i[l] = x.f[l] != 0;  // as the kernels compare (0.5 is true)
         else if (x.is_float)
           v.i[l] = wrap(t, int64_t(std::trunc(x.f[l])));
         else

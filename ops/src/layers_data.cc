@@ -2,6 +2,7 @@
 // shape, tiling, triangle masks, cumulative sums and one-hot encodings.
 #include <algorithm>
 
+#include "index_util.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 
@@ -11,20 +12,10 @@ using namespace loom::ir;
 
 namespace {
 
-std::vector<Expr> at(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
-
 size_t axis_of(int64_t axis, size_t rank, const char* what) {
   int64_t r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r) LOOM_THROW(ShapeError, what, ": axis ", axis, " out of range for rank ", r);
   return static_cast<size_t>(axis < 0 ? axis + r : axis);
-}
-
-// An index read from an index tensor, negative values counting from the end, clamped into
-// [0, n) so that an out-of-range index cannot read outside the tensor.
-Expr wrapped_index(Expr i, int64_t n) {
-  i = cast(DataType::Int(32), i);
-  i = select(i < 0, i + int(n), i);
-  return min(max(i, Expr(0)), Expr(int(n - 1)));
 }
 
 }  // namespace
@@ -87,7 +78,7 @@ Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string&
                    std::vector<Expr> ii(v.begin() + static_cast<std::ptrdiff_t>(a),
                                         v.begin() + static_cast<std::ptrdiff_t>(a + is.size()));
                    std::vector<Expr> idx(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(a));
-                   idx.push_back(wrapped_index(I(ii), xs[a]));
+                   idx.push_back(clamped_index(I(ii), xs[a]));
                    idx.insert(idx.end(), v.begin() + static_cast<std::ptrdiff_t>(a + is.size()), v.end());
                    return X(idx);
                  }),
@@ -100,7 +91,7 @@ Tensor gather_elements(const Tensor& X, const Tensor& I, int64_t axis, const std
   if (is.size() != xs.size()) LOOM_THROW(ShapeError, "gather_elements: indices and data differ in rank");
   return compute(shape_exprs(is), ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> idx = at(v);
-                   idx[a] = wrapped_index(I(at(v)), xs[a]);
+                   idx[a] = clamped_index(I(at(v)), xs[a]);
                    return X(idx);
                  }),
                  name, "injective");
@@ -209,8 +200,12 @@ Tensor top_k(const Tensor& X, int64_t k, int64_t axis, bool largest, bool indice
   IterVar r = reduce_axis(len, "r_rank");
   Tensor rank = compute(X.shape(), ComputeFn([&](const std::vector<Var>& v) {
                           Expr mine = X(at(v)), other = X(along(v, r->var));
-                          Expr better = largest ? other > mine : other < mine;
-                          Expr before = better || (other == mine && r->var < v[a]);
+                          // NaN orders above every number (numpy's sort, ONNX Runtime's TopK).
+                          Expr other_nan = other != other, mine_nan = mine != mine;
+                          Expr above = other > mine || (other_nan && !mine_nan);
+                          Expr below = other < mine || (mine_nan && !other_nan);
+                          Expr tie = other == mine || (other_nan && mine_nan);
+                          Expr before = (largest ? above : below) || (tie && r->var < v[a]);
                           return sum(select(before, Expr(1), Expr(0)), {r});
                         }),
                         name + "_rank", "reduce");

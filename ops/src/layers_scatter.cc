@@ -4,6 +4,7 @@
 // sum-of-products stage.
 #include <algorithm>
 
+#include "index_util.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 
@@ -13,8 +14,6 @@ using namespace loom::ir;
 
 namespace {
 
-std::vector<Expr> at(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
-
 // A scatter index read from an index tensor, in int64, negative values counting from the end:
 // compared with an output position, so an index out of range matches none.
 Expr scatter_index(Expr i, int64_t n) {
@@ -23,13 +22,6 @@ Expr scatter_index(Expr i, int64_t n) {
 }
 
 Expr same_position(Expr index, Expr position) { return index == cast(DataType::Int(64), position); }
-
-// A gather index (as gather's): negative counts from the end, then clamped into [0, n).
-Expr gather_index(Expr i, int64_t n) {
-  i = cast(DataType::Int(32), i);
-  i = select(i < 0, i + int(n), i);
-  return min(max(i, Expr(0)), Expr(int(n - 1)));
-}
 
 void expect_indices(const Tensor& I, const char* what) {
   if (!I.dtype().is_int()) LOOM_THROW(TypeError, what, ": indices must be int32 or int64, are ", I.dtype().str());
@@ -264,7 +256,7 @@ Tensor gather_nd(const Tensor& X, const Tensor& I, int64_t batch_dims, const std
                    for (size_t j = 0; j < k; ++j) {
                      std::vector<Expr> ii = pos;
                      ii.push_back(Expr(int(j)));
-                     idx.push_back(gather_index(I(ii), xs[b + j]));
+                     idx.push_back(clamped_index(I(ii), xs[b + j]));
                    }
                    if (idx.size() < xs.size())
                      idx.insert(idx.end(), v.begin() + static_cast<std::ptrdiff_t>(q), v.end());

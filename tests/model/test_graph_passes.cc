@@ -170,6 +170,48 @@ TEST(GraphOps, ReductionsMatchTheInterpreterAndHandWrittenSums) {
   EXPECT_NE(test::error_text<Error>([&] { infer_types(h); }).find("must be floating point"), std::string::npos);
 }
 
+// top_k and arg_max where the order is not obvious: ties go to the lower index (ONNX; the last
+// one for select_last_index), NaN ranks above every number in top_k; compiled and interpreted,
+// against indices written out here. (arg_max/arg_min of NaN are left out: they skip NaN, where
+// numpy would return its index.)
+TEST(GraphOps, TopKAndArgMaxTiesAndNaN) {
+  const float nan = std::nanf("");
+  struct Case {
+    const char* op;
+    Attrs attrs;
+    std::vector<float> x;  // [2, 6]
+    std::vector<double> want;
+  };
+  std::vector<float> with_nan = {3, 1, 3, 2, 3, 1, /**/ 1, nan, 5, 5, -1, nan};
+  std::vector<float> ties = {3, 1, 3, 2, 3, 1, /**/ 0, 7, -2, 7, -2, 0};
+  std::vector<Case> cases = {
+      {"top_k", Attrs().set("k", int64_t(4)).set("output", "indices"), with_nan, {0, 2, 4, 3, /**/ 1, 5, 2, 3}},
+      {"top_k",
+       Attrs().set("k", int64_t(3)).set("largest", int64_t(0)).set("output", "indices"),
+       with_nan,
+       {1, 5, 3, /**/ 4, 0, 2}},
+      {"arg_max", Attrs().set("axis", int64_t(1)), ties, {0, 1}},
+      {"arg_max", Attrs().set("axis", int64_t(1)).set("select_last_index", int64_t(1)), ties, {4, 3}},
+      {"arg_min", Attrs().set("axis", int64_t(1)), ties, {1, 2}},
+      {"arg_min", Attrs().set("axis", int64_t(1)).set("select_last_index", int64_t(1)), ties, {5, 4}},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + c.attrs.str());
+    NDArray x = NDArray::empty({2, 6}, DataType::Float(32));
+    std::copy(c.x.begin(), c.x.end(), x.data<float>());
+    Graph g;
+    int in = g.add_input("x", {{2, 6}, DataType::Float(32)});
+    g.outputs = {g.add_op(c.op, "y", {in}, c.attrs)};
+    auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "order");
+    NDArray got = ex.run({x})[0], ref = reference_run(g, {x})[0];
+    ASSERT_EQ(got.numel(), int64_t(c.want.size()));
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      EXPECT_EQ(got.get_as_double(int64_t(i)), c.want[i]) << "compiled, element " << i;
+      EXPECT_EQ(ref.get_as_double(int64_t(i)), c.want[i]) << "interpreter, element " << i;
+    }
+  }
+}
+
 // The element-wise activations of ONNX: compiled vs the interpreter on random inputs, and both
 // vs values written out here at x = -1, 0, 1 (ONNX's defaults for alpha, beta, gamma).
 TEST(GraphOps, ActivationsMatchTheInterpreterAndHandValues) {

@@ -1,7 +1,9 @@
 // The ONNX importer on malformed and unsupported models, built here with ONNX's protobuf classes:
 // every case is a ModelError that names the node (or input) and what is wrong.
 #include <gtest/gtest.h>
+
 #include <onnx/onnx_pb.h>
+#include <tuple>
 
 #include "common/error_text.h"
 #include "loom/frontend/onnx.h"
@@ -371,6 +373,83 @@ TEST(OnnxErrors, DropoutMaskIsAllTrueAndTrainingIsRefused) {
   std::string msg = import_error(m);
   EXPECT_NE(msg.find("training_mode=true drops elements at random; only inference is supported"), std::string::npos)
       << msg;
+}
+
+// relu_model's node replaced by `op` on an input of `shape`, reading x and the given
+// initializers (name, int64 values, dims), with integer attributes.
+onnx::ModelProto one_node(const std::string& op, const std::vector<int64_t>& shape,
+                          const std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>>& inits,
+                          const std::vector<std::pair<std::string, std::vector<int64_t>>>& attrs) {
+  onnx::ModelProto m = relu_model();
+  m.mutable_opset_import(0)->set_version(14);
+  auto* g = m.mutable_graph();
+  auto* dims = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->Clear();
+  for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
+  auto* n = g->mutable_node(0);
+  n->set_op_type(op);
+  for (auto& [name, values, tdims] : inits) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : tdims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    n->add_input(name);
+  }
+  for (auto& [name, values] : attrs) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(values.size() == 1 ? onnx::AttributeProto::INT : onnx::AttributeProto::INTS);
+    if (values.size() == 1)
+      a->set_i(values[0]);
+    else
+      for (int64_t v : values) a->add_ints(v);
+  }
+  return m;
+}
+
+// Attribute and constant values that used to crash the importer (the review's inputs): each
+// is a ModelError naming the node.
+TEST(OnnxErrors, HostileValuesAreModelErrors) {
+  struct Case {
+    onnx::ModelProto m;
+    std::string want;
+  };
+  std::vector<Case> cases = {
+      {one_node("DepthToSpace", {1, 4, 2, 2}, {}, {{"blocksize", {int64_t(1) << 32}}}),
+       "(DepthToSpace): the channels are not a multiple of blocksize^2"},
+      {one_node("Conv", {1, 4, 3, 3}, {{"w", std::vector<int64_t>(4, 1), {1, 4, 1, 1}}}, {{"strides", {0, 0}}}),
+       "(Conv): strides [0, 0] must be positive"},
+      {one_node("Trilu", {4, 4}, {{"k", {}, {0}}}, {}), "(Trilu): input 1 ('k') must hold one value, holds 0"},
+      {one_node("GatherElements", {1, 4}, {{"i", std::vector<int64_t>(12, 0), {3, 4}}}, {{"axis", {1}}}),
+       "(GatherElements): indices int64[3, 4] are larger than the data float32[1, 4] on axis 0"},
+      {one_node("Split", {1, 4}, {}, {{"num_outputs", {int64_t(4) << 30}}}), "differs from the node's outputs"},
+  };
+  for (auto& c : cases) {
+    std::string msg = import_error(c.m);
+    EXPECT_NE(msg.find("node 'the_relu' "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.want), std::string::npos) << msg;
+  }
+}
+
+// Operators on constants are evaluated at import: INT64_MIN / -1 wraps (no SIGFPE), and a
+// division by zero is an error naming the node.
+TEST(OnnxErrors, ConstantFoldingAtImportNamesTheNode) {
+  for (auto [divisor, want] :
+       {std::pair{int64_t(-1), std::string()}, std::pair{int64_t(0), std::string("(Div): evaluating it at import")}}) {
+    onnx::ModelProto m = one_node("Div", {1}, {{"a", {INT64_MIN}, {1}}, {"b", {divisor}, {1}}}, {});
+    auto* n = m.mutable_graph()->mutable_node(0);
+    n->mutable_input()->erase(n->mutable_input()->begin());  // Div(a, b), not Div(x, a, b)
+    m.mutable_graph()->mutable_output(0)->set_name("y");
+    if (want.empty()) {
+      graph::Graph g = import_onnx_bytes(m.SerializeAsString(), "'m.onnx'", ".");
+      ASSERT_TRUE(g.node(g.outputs[0]).is_constant());
+      EXPECT_EQ(g.node(g.outputs[0]).value.data<int64_t>()[0], INT64_MIN);
+    } else {
+      std::string msg = import_error(m);
+      EXPECT_NE(msg.find(want), std::string::npos) << msg;
+    }
+  }
 }
 
 TEST(OnnxErrors, LeftOutOperatorsSayWhy) {
