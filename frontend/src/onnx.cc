@@ -43,6 +43,13 @@ Graph Importer::run(const onnx::ModelProto& model) {
   if (!opts_.bind_only_where_needed)
     for (auto& [name, v] : opts_.input_values) bind(values_[name]);
   g_.outputs = inline_subgraph(gp, "graph output");
+  // A value given for an input may be empty (no axes) if an operator took it as a constant; an
+  // input left for run time may not.
+  for (int id : g_.inputs)
+    for (size_t d = 0; d < g_.node(id).type.shape.size(); ++d)
+      if (g_.node(id).type.shape[d] == 0)
+        LOOM_THROW(ModelError, origin_, ": input '", g_.node(id).name, "': dimension ", d,
+                   " of the value given is 0: Loom tensors have no empty dimensions");
   // Operator nodes that are outputs take the model's output names (what `loom run` reports and
   // --output-dir writes), where no other node has that name.
   for (int k = 0; k < gp.output_size(); ++k) {
