@@ -5,14 +5,15 @@ namespace loom::frontend::onnx_detail {
 
 namespace {
 
-// A window attribute (kernel_shape, strides, dilations, pads) in its 2-D form: a 1-D window
-// (N, C, W) is a 2-D one of height 1, so its values get a leading 1 (pads: 0 before and after).
+// A window attribute (kernel_shape, strides, dilations, pads, output_padding) in its 2-D form: a
+// 1-D window (N, C, W) is a 2-D one of height 1, so its values get a leading 1 (pads: 0 before
+// and after; output_padding: 0).
 std::vector<int64_t> window_attr(Importer& im, const onnx::NodeProto& n, const char* key, std::vector<int64_t> def,
                                  bool one_d) {
   std::vector<int64_t> v = im.attr_ints(n, key, {});
   if (v.empty()) return def;
   if (one_d && std::string(key) == "pads" && v.size() == 2) v = {0, v[0], 0, v[1]};
-  if (one_d && v.size() == 1) v = {1, v[0]};
+  if (one_d && v.size() == 1) v = {std::string(key) == "output_padding" ? 0 : 1, v[0]};
   bool step = std::string(key) == "strides" || std::string(key) == "dilations";
   if (v.size() != (std::string(key) == "pads" ? 4u : 2u))
     im.unsupported(n, std::string(key) + " must have one value per spatial dimension" +
@@ -334,15 +335,9 @@ void import_conv_transpose(Importer& im, const onnx::NodeProto& n) {
   }
   if (xs.size() != 4 || ws.size() != 4)
     im.unsupported(n, "only 1-D and 2-D transposed convolutions (NCHW input, IOHW weights) are supported");
-  auto pair = [&](const char* key, int64_t def) {
-    std::vector<int64_t> v = im.attr_ints(n, key, one_d ? std::vector<int64_t>{def} : std::vector<int64_t>{def, def});
-    if (one_d && v.size() == 1) v.insert(v.begin(), def);
-    if (v.size() != 2) im.unsupported(n, std::string(key) + " must have one value per spatial dimension");
-    for (int64_t x : v)
-      if (x < (def == 0 ? 0 : 1)) im.unsupported(n, std::string(key) + " " + shape_str(v) + " is out of range");
-    return v;
-  };
-  std::vector<int64_t> strides = pair("strides", 1), dil = pair("dilations", 1), out_pad = pair("output_padding", 0);
+  std::vector<int64_t> strides = window_attr(im, n, "strides", {1, 1}, one_d),
+                       dil = window_attr(im, n, "dilations", {1, 1}, one_d),
+                       out_pad = window_attr(im, n, "output_padding", {0, 0}, one_d);
   int64_t g = im.attr_int(n, "group", 1), cin = xs[1];
   if (g < 1 || cin % g || ws[0] != cin)
     im.unsupported(n, "weights " + shape_str(ws) + " do not match the input's channels");

@@ -43,9 +43,7 @@ void add_data_ops(const AddOp& add) {
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_indices(in[1]);
          const Shape& x = in[0].shape;
-         int64_t r = static_cast<int64_t>(x.size()), axis = n.attrs.get_int("axis", 0);
-         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
-         if (axis < 0) axis += r;
+         int64_t axis = axis_attr(n, static_cast<int64_t>(x.size()), in[0].str());
          Shape out(x.begin(), x.begin() + axis);
          out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
          out.insert(out.end(), x.begin() + axis + 1, x.end());
@@ -59,13 +57,12 @@ void add_data_ops(const AddOp& add) {
   add({"gather_elements", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_indices(in[1]);
-         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", 0);
-         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         int64_t axis = axis_attr(n, static_cast<int64_t>(in[0].shape.size()), in[0].str());
          if (in[1].shape.size() != in[0].shape.size())
            LOOM_THROW(ShapeError, "indices ", in[1].str(), " and data ", in[0].str(), " differ in rank");
          // Off the axis the indices' coordinates index the data directly: they must fit.
          for (size_t d = 0; d < in[0].shape.size(); ++d)
-           if (int64_t(d) != (axis < 0 ? axis + r : axis) && in[1].shape[d] > in[0].shape[d])
+           if (int64_t(d) != axis && in[1].shape[d] > in[0].shape[d])
              LOOM_THROW(ShapeError, "indices ", in[1].str(), " are larger than the data ", in[0].str(), " on axis ", d);
          return TensorType{in[1].shape, in[0].dtype};
        },
@@ -107,8 +104,7 @@ void add_data_ops(const AddOp& add) {
        ref::trilu});
   add({"cumsum", OpPattern::Opaque, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
-         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", 0);
-         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
+         axis_attr(n, static_cast<int64_t>(in[0].shape.size()), in[0].str());
          if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "input must be numbers, is ", in[0].str());
          return in[0];
        },
@@ -139,9 +135,7 @@ void add_data_ops(const AddOp& add) {
   // top_k: attribute "output" = values or indices (the importer adds one node per output).
   add({"top_k", OpPattern::Opaque, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
-         int64_t r = static_cast<int64_t>(in[0].shape.size()), axis = n.attrs.get_int("axis", -1);
-         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
-         if (axis < 0) axis += r;
+         int64_t axis = axis_attr(n, static_cast<int64_t>(in[0].shape.size()), in[0].str(), -1);
          int64_t k = n.attrs.get_int("k");
          if (k < 1 || k > in[0].shape[size_t(axis)])
            LOOM_THROW(ShapeError, "k = ", k, " is not in [1, ", in[0].shape[size_t(axis)], "]");
@@ -160,11 +154,10 @@ void add_data_ops(const AddOp& add) {
          if (in[0].dtype.is_bool()) LOOM_THROW(TypeError, "indices must be numbers, are ", in[0].str());
          if (in[1].shape != Shape{2}) LOOM_THROW(ShapeError, "values must be [off, on], are ", in[1].str());
          int64_t depth = n.attrs.get_int("depth"), r = static_cast<int64_t>(in[0].shape.size()) + 1;
-         int64_t axis = n.attrs.get_int("axis", -1);
-         if (axis < -r || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for rank ", r);
+         int64_t axis = axis_attr(n, r, "rank " + std::to_string(r), -1);
          if (depth < 1) LOOM_THROW(ShapeError, "depth ", depth, " must be positive");
          Shape out = in[0].shape;
-         out.insert(out.begin() + (axis < 0 ? axis + r : axis), depth);
+         out.insert(out.begin() + axis, depth);
          return TensorType{out, in[1].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {

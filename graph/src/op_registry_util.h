@@ -100,6 +100,14 @@ inline int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t h
   return static_cast<int>(v);
 }
 
+// The node's "axis" attribute (`def` if absent) as an index in [0, rank): negative counts from
+// the end; ShapeError "axis A out of range for <of>" otherwise.
+inline int64_t axis_attr(const Node& n, int64_t rank, const std::string& of, int64_t def = 0) {
+  int64_t axis = n.attrs.get_int("axis", def);
+  if (axis < -rank || axis >= rank) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", of);
+  return axis < 0 ? axis + rank : axis;
+}
+
 inline void expect_indices(const TensorType& t) {
   if (!t.dtype.is_int()) LOOM_THROW(TypeError, "indices must be int32 or int64, are ", t.str());
 }
