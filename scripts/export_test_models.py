@@ -322,6 +322,26 @@ class TinyUNet(nn.Module):
         return self.out(y)
 
 
+class BertEncoder(nn.Module):
+    """BERT-base's structure at a small size: post-norm encoder layers (attention, GELU feed-forward,
+    LayerNorm) over embeddings given as the input; the hidden states are the output."""
+    def __init__(self, d=256, heads=4, layers=4):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=4 * d, dropout=0.0, activation="gelu",
+                                           batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        for name, p in self.enc.named_parameters():  # each layer its own weights (the copies start equal)
+            if "norm" in name:
+                continue
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+            else:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
 def token_ids(shape, vocab):
     return lambda rng: rng.integers(0, vocab, size=shape, dtype=np.int64)
 
@@ -333,6 +353,8 @@ def register_families():
                     init=False, verify=False)
     make_torch_case("vit_tiny", lambda: TinyViT(), [shaped((1, 3, 32, 32))], opset=14, init=False, verify=False)
     make_torch_case("lstm_classifier", lambda: LstmClassifier(), [token_ids((2, 12), 50)], opset=14, init=False,
+                    verify=False)
+    make_torch_case("bert_encoder", lambda: BertEncoder(), [shaped((1, 128, 256))], opset=14, init=False,
                     verify=False)
     make_torch_case("unet_tiny", lambda: TinyUNet(), [shaped((1, 3, 32, 32))], opset=14, calibrate=True,
                     verify=False)

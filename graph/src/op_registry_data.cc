@@ -31,7 +31,7 @@ void add_data_ops(const AddOp& add) {
          return ops::cast(in[0], DataType::parse(n.attrs.get_string("to")), name);
        },
        ref::cast});
-  add({"slice", OpPattern::Injective, 1, 1,
+  OpDef& slice = add({"slice", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          return TensorType{positive(slice_of(n, in[0].shape).count), in[0].dtype};
        },
@@ -39,6 +39,7 @@ void add_data_ops(const AddOp& add) {
          return ops::strided_slice(in[0], slice_of(n, ops::shape_of(in[0])), name);
        },
        ref::slice});
+  slice.int8 = Int8Rule::ScaleInvariant;
   add({"gather", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_indices(in[1]);

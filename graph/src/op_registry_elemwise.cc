@@ -36,6 +36,7 @@ void add_elemwise_ops(const AddOp& add) {
                     ref::broadcast(b.reference)});
     d.layout_rule = LayoutRule::Broadcasting;
     if (op == ops::BinaryOp::Add) d.int8 = Int8Rule::Add;
+    if (op == ops::BinaryOp::Mul || op == ops::BinaryOp::Div) d.int8 = Int8Rule::ScaleByConstant;
   }
   // An element-wise op: its tensor expression f and its reference r, both of one element.
   using UnaryFn = std::function<Expr(const Node&, Expr)>;

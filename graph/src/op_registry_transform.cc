@@ -28,7 +28,7 @@ void add_transform_ops(const AddOp& add) {
        },
        ref::layout_transform})
       .nonnegative = input0_nonnegative;
-  add({"reshape", OpPattern::Injective, 1, 1,
+  OpDef& reshape = add({"reshape", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          Shape s = n.attrs.get_ints("shape");
          TensorType out{s, in[0].dtype};
@@ -39,7 +39,8 @@ void add_transform_ops(const AddOp& add) {
          return ops::reshape(in[0], n.attrs.get_ints("shape"), name);
        },
        ref::reshape});
-  add({"transpose", OpPattern::Injective, 1, 1,
+  reshape.int8 = Int8Rule::ScaleInvariant;
+  OpDef& transpose = add({"transpose", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          auto perm = n.attrs.get_ints("perm");
          if (perm.size() != in[0].shape.size())
@@ -58,6 +59,7 @@ void add_transform_ops(const AddOp& add) {
          return ops::transpose(in[0], n.attrs.get_ints("perm"), name);
        },
        ref::transpose});
+  transpose.int8 = Int8Rule::ScaleInvariant;
   add({"concat", OpPattern::Injective, 1, 64,
        [](const Node& n, const std::vector<TensorType>& in) {
          same_dtype(in);

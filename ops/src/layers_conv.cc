@@ -293,7 +293,8 @@ Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name) {
                      idx.push_back(col);
                      return idx;
                    };
-                   return sum(A(operand_index(as, a_vec, m, k->var)) * B(operand_index(bs, b_vec, k->var, n)), {k});
+                   Expr a = A(operand_index(as, a_vec, m, k->var)), b = B(operand_index(bs, b_vec, k->var, n));
+                   return sum(a.type().element_of() == DataType::Int(8) ? widening_mul(a, b) : a * b, {k});
                  }),
                  name, "matmul");
 }

@@ -2,6 +2,9 @@
 //   requantize(conv2d(x_int8, W_int8[, b_int32]))  -> accel_conv2d
 //   requantize(dense(x_int8, W_int8[, b_int32]))   -> accel_dense
 //   requantize(add_shifted(a_int8, b_int8))         -> accel_add (residual connections)
+//   requantize(dense(x_int8 [rows, K], ...)) with more rows than the config's batch, and
+//   requantize(matmul(a_int8, b_int8)) (attention's QKᵀ and AV, one kernel per batch matrix)
+//                                                   -> accel_conv2d, 1x1 over a [1, K, rows, 1] image
 // on the config's blocked layout, with weights packed (and zero-padded to whole blocks) and the
 // model's round-half-up folded into the bias at compile time. Batch and channels that are not
 // whole blocks are zero-padded by accel_pack and cropped by accel_unpack; the padded weights and
@@ -31,17 +34,74 @@ struct Rewriter {
   int eye = -1;
 
   // The blocked (padded) form of an NCHW or NC int8 value with channels padded to `c_padded`.
-  int pack(int x, int64_t c_padded, const std::string& name) {
+  int pack(int x, int64_t c_padded, const std::string& name, int64_t n = -1) {
     auto key = std::make_pair(x, c_padded);
     auto it = packed.find(key);
     if (it != packed.end()) return it->second;
-    int64_t n = g.type_of(x).shape[0];
+    if (n < 0) n = g.type_of(x).shape[0];
     Attrs a = Attrs().set("b", int64_t(cfg.batch)).set("bi", int64_t(cfg.block_in));
     a.set("n_padded", round_up(n, cfg.batch)).set("c_padded", c_padded);
     return packed[key] = g.add_op("accel_pack", g.unique_name(name), {x}, a);
   }
   int unpack(int y, const TensorType& want, const std::string& name) {
     return g.add_op("accel_unpack", g.unique_name(name), {y}, Attrs().set("n", want.shape[0]).set("c", want.shape[1]));
+  }
+
+  // Weights [O, I] packed on the CPU at run time (the right operand of a matmul), as a 1x1
+  // convolution's [Op/bo, Ip/bi, 1, 1, bo, bi].
+  int pack_weights_at_run_time(int w, int64_t O, int64_t I, const std::string& name) {
+    int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
+    int w4 = g.add_op("reshape", g.unique_name(name + "_oi11"), {w}, Attrs().set("shape", Shape{O, I, 1, 1}));
+    Attrs a = Attrs().set("b", int64_t(cfg.block_out)).set("bi", int64_t(cfg.block_in));
+    a.set("n_padded", op).set("c_padded", ip);
+    return g.add_op("accel_pack", g.unique_name(name), {w4}, a);
+  }
+
+  // x [rows, K] int8 (a value of known shape, maybe not typed yet) times blocked weights [N/bo, K/bi, 1, 1, bo, bi], requantized as rq says: a
+  // 1x1 convolution over the image [1, K, rows, 1], whose tiles reuse each weight block for a tile
+  // of rows (a dense layer's schedule reloads the weights for every batch block). The bias is
+  // `layer`'s (or zero) with the rounding folded in. Returns the [rows, N] int8 result.
+  int rows_times_weights(int x, int64_t rows, int64_t K, int w_blocked, int64_t N, const Node& rq, const Node& layer,
+                         const std::string& name) {
+    int64_t op = round_up(N, cfg.block_out), ip = round_up(K, cfg.block_in);
+    int shift = int(rq.attrs.get_int("shift"));
+    int cols = g.add_op("transpose", g.unique_name(name + "_cols"), {x}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+    int image = g.add_op("reshape", g.unique_name(name + "_image"), {cols}, Attrs().set("shape", Shape{1, K, rows, 1}));
+    int b = g.add_constant(g.unique_name(name + "_b_blocked"), block_bias(layer, N, op, shift));
+    Attrs a = requantize_attrs(rq).set("stride", int64_t(0) + 1).set("pad", int64_t(0));
+    int y = g.add_op("accel_conv2d", g.unique_name(name + "_accel"), {pack(image, ip, name + "_pack", 1), w_blocked, b}, a);
+    int out = unpack(y, TensorType{{1, N, rows, 1}, DataType::Int(8)}, name + "_unpack");
+    out = g.add_op("reshape", g.unique_name(name + "_nrows"), {out}, Attrs().set("shape", Shape{N, rows}));
+    return g.add_op("transpose", g.unique_name(name + "_rows"), {out}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+  }
+
+  // requantize(matmul(a [B..., M, K], b [B..., K, N])): per matrix of the batch, a times bᵀ as
+  // weights packed at run time; the results concatenated.
+  int product(const Node& rq, const Node& mm) {
+    const Shape &as = g.type_of(mm.inputs[0]).shape, &bs = g.type_of(mm.inputs[1]).shape;
+    int64_t M = as[as.size() - 2], K = as.back(), N = bs.back(), batch = 1;
+    for (size_t d = 0; d + 2 < as.size(); ++d) batch *= as[d];
+    auto reshape = [&](int v, Shape s, const std::string& suffix) {
+      return g.add_op("reshape", g.unique_name(mm.name + suffix), {v}, Attrs().set("shape", std::move(s)));
+    };
+    int a3 = reshape(mm.inputs[0], {batch, M, K}, "_a3"), b3 = reshape(mm.inputs[1], {batch, K, N}, "_b3");
+    std::vector<int> parts;
+    for (int64_t i = 0; i < batch; ++i) {
+      std::string name = mm.name + (batch > 1 ? "_" + std::to_string(i) : "");
+      auto matrix = [&](int v, Shape s, const std::string& suffix) {
+        Attrs a = Attrs().set("axes", std::vector<int64_t>{0}).set("starts", std::vector<int64_t>{i});
+        a.set("ends", std::vector<int64_t>{i + 1}).set("steps", std::vector<int64_t>{1});
+        return reshape(g.add_op("slice", g.unique_name(name + suffix), {v}, a), std::move(s), suffix + "_2d");
+      };
+      int bt = g.add_op("transpose", g.unique_name(name + "_bT"), {matrix(b3, {K, N}, "_b")},
+                        Attrs().set("perm", std::vector<int64_t>{1, 0}));
+      int y = rows_times_weights(matrix(a3, {M, K}, "_a"), M, K, pack_weights_at_run_time(bt, N, K, name + "_w_pack"),
+                                 N, rq, mm, name);
+      parts.push_back(reshape(y, {1, M, N}, "_part"));
+    }
+    int y = parts.size() == 1 ? parts[0]
+                              : g.add_op("concat", g.unique_name(mm.name + "_concat"), parts, Attrs().set("axis", int64_t(0)));
+    return reshape(y, rq.type.shape, "_out");
   }
 
   // Weights [O, I, ...] -> [Op/bo, Ip/bi, ..., bo, bi], zero-padded.
@@ -87,6 +147,14 @@ struct Rewriter {
     bool conv = op_def(l.op).layer == WeightedLayer::Conv2d;
     int64_t O = g.type_of(l.inputs[1]).shape[0], I = g.type_of(l.inputs[1]).shape[1];
     int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
+    if (!conv && g.type_of(l.inputs[0]).shape[0] > cfg.batch) {
+      NDArray packed = pack_weight(g.node(l.inputs[1]).value, op, ip);
+      NDArray w = NDArray::empty({op / cfg.block_out, ip / cfg.block_in, 1, 1, cfg.block_out, cfg.block_in},
+                                 DataType::Int(8));
+      std::memcpy(w.raw_data(), packed.raw_data(), packed.nbytes());  // the same bytes, 1x1 kernel axes added
+      return rows_times_weights(l.inputs[0], g.type_of(l.inputs[0]).shape[0], I,
+                                g.add_constant(g.unique_name(l.name + "_w_blocked"), w), O, rq, l, l.name);
+    }
     int shift = int(rq.attrs.get_int("shift"));
     int x = pack(l.inputs[0], ip, l.name + "_pack");
     int w = g.add_constant(g.unique_name(l.name + "_w_blocked"), pack_weight(g.node(l.inputs[1]).value, op, ip));
@@ -139,6 +207,19 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
   return "";
 }
 
+// Why requantize(matmul(a, b)) cannot run on the accelerator, or "".
+std::string product_unsupported(const Graph& g, const Node& rq, const Node& mm) {
+  const TensorType &a = g.type_of(mm.inputs[0]), &b = g.type_of(mm.inputs[1]);
+  if (a.dtype != DataType::Int(8) || b.dtype != DataType::Int(8)) return "not int8";
+  if (a.shape.size() < 2 || a.shape.size() != b.shape.size() ||
+      !std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()))
+    return "operands " + a.str() + " and " + b.str() + " are not matrices of one batch (no broadcasting)";
+  int64_t shift = rq.attrs.get_int("shift");
+  if (shift < 0 || shift > 30)
+    return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
+  return "";
+}
+
 // Why requantize(add_shifted) cannot run on the accelerator, or "".
 std::string add_unsupported(const Graph& g, const Node& rq, const Node& add, const accel::AccelConfig& cfg) {
   const TensorType &a = g.type_of(add.inputs[0]), &b = g.type_of(add.inputs[1]);
@@ -167,18 +248,20 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
     if (!rq.is_op() || rq.op != "requantize" || !g.node(rq.inputs[0]).is_op()) continue;
     int src = rq.inputs[0];
     const Node s = g.node(src);
-    bool layer = op_def(s.op).layer != WeightedLayer::None, add = s.op == "add_shifted";
-    if (!layer && !add) continue;
+    bool layer = op_def(s.op).layer != WeightedLayer::None, add = s.op == "add_shifted", product = s.op == "matmul";
+    if (!layer && !add && !product) continue;
     std::string why;
     if (users[size_t(src)].size() != 1 || std::find(outputs.begin(), outputs.end(), src) != outputs.end())
       why = "its int32 result has other readers";
     else
-      why = add ? add_unsupported(g, rq, s, cfg) : layer_unsupported(g, rq, s);
+      why = add       ? add_unsupported(g, rq, s, cfg)
+            : product ? product_unsupported(g, rq, s)
+                      : layer_unsupported(g, rq, s);
     if (!why.empty()) {
       report.kept.push_back(s.name + " (" + s.op + "): " + why);
       continue;
     }
-    g.replace_uses(id, add ? rw.add(rq, s) : rw.layer(rq, s));
+    g.replace_uses(id, add ? rw.add(rq, s) : product ? rw.product(rq, s) : rw.layer(rq, s));
     infer_types(g);  // later layers read the new nodes' types
     ++report.offloaded;
   }

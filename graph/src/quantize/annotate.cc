@@ -5,6 +5,7 @@
 #include "loom/graph/op_registry.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
+#include "power_of_two.h"
 
 namespace loom::graph {
 
@@ -22,6 +23,15 @@ bool quantizable_layer(const Graph& g, const Node& n) {
   if (g.type_of(n.inputs[0]).dtype != DataType::Float(32)) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (!constant_float(g, n.inputs[i])) return false;
+  return true;
+}
+
+// A product of two float activations (attention's QKᵀ and AV).
+bool quantizable_product(const Graph& g, const Node& n) {
+  if (op_def(n.op).int8 != Int8Rule::Product) return false;
+  for (int in : n.inputs)
+    if (g.node(in).is_constant() || g.type_of(in).dtype != DataType::Float(32) || g.type_of(in).shape.size() < 2)
+      return false;
   return true;
 }
 
@@ -58,12 +68,17 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
     } else if (clamp_from_zero(n) && int8[n.inputs[0]]) {
       int in = n.inputs[0];
       bool sole_reader = users[in].size() == 1 && !is_output[in];
-      role = sole_reader && (a.role[in] == QuantRole::Accumulate || a.role[in] == QuantRole::Add)
+      QuantRole r = a.role[in];
+      role = sole_reader && (r == QuantRole::Accumulate || r == QuantRole::Add || r == QuantRole::Product)
                  ? QuantRole::FoldedRelu
              : def.int8 == Int8Rule::ScaleInvariant ? QuantRole::PassThrough
                                                     : QuantRole::Float;
     } else if (def.int8 == Int8Rule::ScaleInvariant && int8[n.inputs[0]]) {
       role = QuantRole::PassThrough;
+    } else if (quantizable_product(g, n)) {
+      role = QuantRole::Product;
+    } else if (def.int8 == Int8Rule::ScaleByConstant && int8[n.inputs[0]] && power_of_two_scale(g, n)) {
+      role = QuantRole::Rescale;
     }
     int8[id] = role != QuantRole::Float;
   }
@@ -73,11 +88,11 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
     const Node& n = g.nodes[id];
     QuantRole r = a.role[id];
     if (r == QuantRole::Accumulate && !int8[n.inputs[0]]) point[n.inputs[0]] = true;
-    if (r == QuantRole::Add)
+    if (r == QuantRole::Add || r == QuantRole::Product)
       for (int in : n.inputs)
         if (!int8[in]) point[in] = true;
     if (r == QuantRole::FoldedRelu) point[id] = true;
-    if (r == QuantRole::Accumulate || r == QuantRole::Add) {
+    if (r == QuantRole::Accumulate || r == QuantRole::Add || r == QuantRole::Product) {
       bool folded = false;
       for (int u : users[id]) folded |= a.role[u] == QuantRole::FoldedRelu;
       if (!folded) point[id] = true;
@@ -89,7 +104,8 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
 }
 
 std::string QuantizeAnnotation::str(const Graph& g) const {
-  static const char* names[] = {"float", "int8 accumulate", "int8 add", "folded relu", "int8 pass-through"};
+  static const char* names[] = {"float",          "int8 accumulate", "int8 add",    "folded relu",
+                                "int8 pass-through", "int8 product",    "int8 rescale"};
   std::ostringstream os;
   for (size_t id = 0; id < role.size(); ++id)
     if (role[id] != QuantRole::Float)

@@ -1,4 +1,4 @@
-// Quantization driver: the float passes BatchNorm folding needs, then annotate -> calibrate ->
+// Quantization driver: the float passes BatchNorm folding and dense layers need, then annotate -> calibrate ->
 // realize (see quantize.h).
 #include <chrono>
 #include <cstdio>
@@ -15,6 +15,7 @@ QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibr
   infer_types(g);
   simplify_inference(g);
   fold_constants(g);
+  dense_from_matmul(g);
   eliminate_dead_nodes(g);
   QuantizeResult r;
   r.annotation = annotate_quantization(g, options);

@@ -8,6 +8,7 @@
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
+#include "power_of_two.h"
 
 namespace loom::graph {
 
@@ -46,6 +47,12 @@ class Realizer {
           break;
         case QuantRole::PassThrough:
           pass_through(id);
+          break;
+        case QuantRole::Product:
+          product(id);
+          break;
+        case QuantRole::Rescale:
+          rescale(id);
           break;
         case QuantRole::FoldedRelu:
         case QuantRole::Float:
@@ -226,6 +233,23 @@ class Realizer {
                    : op("add_shifted", id, "_int8", {a.node, b.node},
                         Attrs().set("lshift_a", int64_t(a.exponent - ec)).set("lshift_b", int64_t(b.exponent - ec)));
     requantize(id, sum, ec);
+  }
+
+  // a x b of two activations: int8 x int8 accumulated in int32 at exponent e_a + e_b.
+  void product(int id) {
+    const Node n = src_.node(id);
+    Int8Value a = int8_of(n.inputs[0]), b = int8_of(n.inputs[1]);
+    int acc = op(n.op, id, sim_ ? "_sim" : "_int8", {a.node, b.node}, n.attrs);
+    requantize(id, acc, a.exponent + b.exponent);
+  }
+
+  // x * 2^k: the same int8 values (no node) at exponent e + k.
+  void rescale(int id) {
+    const Node n = src_.node(id);
+    Int8Value x = int8_.at(n.inputs[0]);
+    int k = *power_of_two_scale(src_, n);
+    // Simulated: the fake-quantized float value times the constant.
+    int8_[id] = {sim_ ? op(n.op, id, "_sim", {x.node, n.inputs[1]}, n.attrs) : x.node, x.exponent + k, true};
   }
 
   void pass_through(int id) {

@@ -21,6 +21,9 @@ void eliminate_dead_nodes(Graph& g);
 // into a preceding conv2d/dense whose weights are constants, otherwise a multiply and an add
 // with per-channel constants.
 void simplify_inference(Graph& g);
+// A float matmul by a constant matrix becomes a dense layer over the rows of its left operand
+// (reshaped to 2-D and back), taking a following bias add along the last axis as its bias.
+void dense_from_matmul(Graph& g);
 // Replaces operator nodes whose inputs are all constants by their values (up to `max_elements`
 // per node; bigger ones stay operators).
 void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);

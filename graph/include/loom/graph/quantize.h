@@ -48,7 +48,9 @@ enum class QuantRole : uint8_t {
   Accumulate,   // conv2d / dense computed int8 x int8 -> int32, then requantized
   Add,          // residual add of two int8 values
   FoldedRelu,   // relu folded into the requantization of its only input
-  PassThrough,  // max_pool2d / relu on an int8 value, stays int8 with the same exponent
+  PassThrough,  // max_pool2d / relu / data movement on an int8 value, stays int8 with the same exponent
+  Product,      // matmul of two activations computed int8 x int8 -> int32, then requantized
+  Rescale,      // an int8 value times a power of two: the same int8 values at a moved exponent
 };
 struct QuantizeAnnotation {
   std::vector<QuantRole> role;  // per node id
