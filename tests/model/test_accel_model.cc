@@ -256,6 +256,58 @@ TEST(AccelModel, ShapesPaddedToBlocksEqualCpuInt8) {
   }
 }
 
+// One attention block as PyTorch exports it: projections as matmuls by constants with bias adds,
+// heads by reshape/transpose, queries scaled by 1/4, QKᵀ, softmax, AV, the output projection and
+// a residual add. 20 tokens, width 40, 2 heads of 12: nothing is a whole block.
+Graph attention() {
+  Graph g;
+  g.name = "attention";
+  int64_t T = 20, D = 40, H = 2, E = 12;
+  int x = g.add_input("x", {{1, T, D}, DataType::Float(32)});
+  auto linear = [&](int in, int64_t k, int64_t n, const std::string& name, uint64_t seed) {
+    int w = g.add_constant(name + "_w", test::random_float32({k, n}, seed, -0.3, 0.3));
+    int b = g.add_constant(name + "_b", test::random_float32({n}, seed + 1, -0.2, 0.2));
+    return g.add_op("add", name + "_bias", {g.add_op("matmul", name, {in, w}), b});
+  };
+  auto heads = [&](int v, std::vector<int64_t> perm, const std::string& name) {
+    int r = g.add_op("reshape", name + "_heads", {v}, Attrs().set("shape", Shape{T, H, E}));
+    return g.add_op("transpose", name + "_t", {r}, Attrs().set("perm", std::move(perm)));
+  };
+  int q = heads(linear(x, D, H * E, "q", 1), {1, 0, 2}, "q");
+  int k = heads(linear(x, D, H * E, "k", 3), {1, 2, 0}, "k");
+  int v = heads(linear(x, D, H * E, "v", 5), {1, 0, 2}, "v");
+  NDArray four = NDArray::empty({}, DataType::Float(32));
+  four.set_from_double(0, 4.0);
+  int qs = g.add_op("div", "q_scaled", {q, g.add_constant("four", four)});
+  int p = g.add_op("softmax", "p", {g.add_op("matmul", "qk", {qs, k})}, Attrs().set("axis", int64_t(-1)));
+  int o = g.add_op("transpose", "o_t", {g.add_op("matmul", "pv", {p, v})}, Attrs().set("perm", std::vector<int64_t>{1, 0, 2}));
+  o = g.add_op("reshape", "o", {o}, Attrs().set("shape", Shape{1, T, H * E}));
+  g.outputs = {g.add_op("add", "residual", {x, linear(o, H * E, D, "out", 7)})};
+  return g;
+}
+
+TEST(AccelModel, AttentionOnFsimEqualsCpuInt8) {
+  Graph g = attention();
+  QuantizeResult r = quantize(g, random_inputs(g, 4, 40), QuantizeOptions());
+  auto roles = [&](QuantRole role) { return std::count(r.annotation.role.begin(), r.annotation.role.end(), role); };
+  EXPECT_EQ(roles(QuantRole::Product), 2);     // QKᵀ and AV
+  EXPECT_EQ(roles(QuantRole::Rescale), 1);     // q / 4
+  EXPECT_EQ(roles(QuantRole::Accumulate), 4);  // the projections, as dense layers
+  Built cpu = build_for(r.graph, std::nullopt);
+  Built fp = build_for(g, std::nullopt);
+  for (const char* config : {"default", "batch2", "1x32x32"}) {
+    SCOPED_TRACE(config);
+    Built acc = build_for(r.graph, accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json"));
+    EXPECT_EQ(acc.result.accel_report.offloaded, 6) << acc.result.graph.str();  // 4 projections, QKᵀ, AV
+    EXPECT_EQ(count_ops(acc.result.graph, "accel_conv2d"), 8) << "one kernel per head for QKᵀ and AV";
+    for (auto& in : random_inputs(g, 2, 50)) {  // two inputs: weights packed at run time are uploaded every run
+      NDArray got = acc.ex.run(in)[0];
+      expect_equal(got, cpu.ex.run(in)[0], std::string("attention on ") + config);
+      EXPECT_GT(test::cosine(got, fp.ex.run(in)[0]), 0.99);
+    }
+  }
+}
+
 TEST(AccelModel, ModelFileRoundTripAndBackendErrors) {
   Graph g = chain();
   QuantizeOptions qo;

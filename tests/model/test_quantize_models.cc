@@ -6,9 +6,12 @@
 // >= 0.99 on every input, top-1 agreement >= 95%); MobileNetV2's bounds guard what holds today.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "loom/frontend/onnx.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
+#include "loom/runtime/npy.h"
 #include "quantize_eval.h"
 
 namespace loom::graph {
@@ -37,6 +40,25 @@ void check_model(const std::string& name, double want_cosine, int want_agree) {
 }
 
 TEST(QuantizePyTorchModels, ResNet18) { check_model("resnet18", 0.99, 95); }
+
+// The BERT-style encoder (4 post-norm layers, width 256, 4 heads, 128 tokens): every projection
+// and both attention products in int8 (the defaults: per-tensor power-of-two scales, percentile
+// calibration), against the float model on 20 inputs and against PyTorch's own output.
+TEST(QuantizePyTorchModels, BertEncoder) {
+  std::string base = std::string(LOOM_MODELS_DIR) + "/bert_encoder";
+  Graph g = frontend::import_onnx(base + ".onnx");
+  infer_types(g);
+  QuantizeResult q = quantize(g, test::random_inputs(g, 8, 1), QuantizeOptions());
+  EXPECT_EQ(q.quantized_layers, 16);
+  EXPECT_EQ(std::count(q.annotation.role.begin(), q.annotation.role.end(), QuantRole::Product), 8);
+  test::Agreement a = test::int8_agreement(g, q.graph, test::random_inputs(g, 20, 5000), 256);
+  std::printf("bert_encoder int8: %s\n", a.str().c_str());
+  EXPECT_GE(a.cosine_min, 0.99);
+  NDArray x = runtime::read_npy(base + ".input0.npy"), torch = runtime::read_npy(base + ".output0.npy");
+  double c = test::cosine(test::compile(q.graph).run({x})[0], torch);
+  std::printf("bert_encoder int8 vs PyTorch float32 on the exported input: cosine %.5f\n", c);
+  EXPECT_GE(c, 0.99);
+}
 TEST(QuantizePyTorchModels, MobileNetV2) { check_model("mobilenet_v2", 0.94, 65); }
 
 }  // namespace
