@@ -32,13 +32,13 @@ void add_data_ops(const AddOp& add) {
        },
        ref::cast});
   OpDef& slice = add({"slice", OpPattern::Injective, 1, 1,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         return TensorType{positive(slice_of(n, in[0].shape).count), in[0].dtype};
-       },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::strided_slice(in[0], slice_of(n, ops::shape_of(in[0])), name);
-       },
-       ref::slice});
+                      [](const Node& n, const std::vector<TensorType>& in) {
+                        return TensorType{positive(slice_of(n, in[0].shape).count), in[0].dtype};
+                      },
+                      [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+                        return ops::strided_slice(in[0], slice_of(n, ops::shape_of(in[0])), name);
+                      },
+                      ref::slice});
   slice.int8 = Int8Rule::ScaleInvariant;
   add({"gather", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {

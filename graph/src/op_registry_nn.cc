@@ -70,16 +70,17 @@ void add_nn_ops(const AddOp& add) {
   dense.int8 = Int8Rule::Accumulate;
   dense.schedule_cpu = schedule_dense_cpu;
   OpDef& matmul = add({"matmul", OpPattern::OutEWiseFusable, 2, 2,
-       [](const Node&, const std::vector<TensorType>& in) {
-         same_dtype(in);  // int8 x int8 (quantized models) accumulates in int32
-         DataType out = in[0].dtype == DataType::Int(8) ? DataType::Int(32) : in[0].dtype;
-         return TensorType{ops::matmul_shape(in[0].shape, in[1].shape), out};
-       },
-       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::batch_matmul(in[0], in[1], name);
-       },
-       ref::matmul});
+                       [](const Node&, const std::vector<TensorType>& in) {
+                         same_dtype(in);  // int8 x int8 (quantized models) accumulates in int32
+                         DataType out = in[0].dtype == DataType::Int(8) ? DataType::Int(32) : in[0].dtype;
+                         return TensorType{ops::matmul_shape(in[0].shape, in[1].shape), out};
+                       },
+                       [](const Node&, const std::vector<Tensor>& in, const std::string& name) {
+                         return ops::batch_matmul(in[0], in[1], name);
+                       },
+                       ref::matmul});
   matmul.int8 = Int8Rule::Product;
+  matmul.schedule_cpu = schedule_matmul_cpu;
   add({"batch_norm", OpPattern::Broadcast, 5, 5,
        [](const Node&, const std::vector<TensorType>& in) {
          same_dtype(in);

@@ -29,36 +29,37 @@ void add_transform_ops(const AddOp& add) {
        ref::layout_transform})
       .nonnegative = input0_nonnegative;
   OpDef& reshape = add({"reshape", OpPattern::Injective, 1, 1,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         Shape s = n.attrs.get_ints("shape");
-         TensorType out{s, in[0].dtype};
-         if (out.numel() != in[0].numel()) LOOM_THROW(ShapeError, "cannot reshape ", in[0].str(), " to ", shape_str(s));
-         return out;
-       },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::reshape(in[0], n.attrs.get_ints("shape"), name);
-       },
-       ref::reshape});
+                        [](const Node& n, const std::vector<TensorType>& in) {
+                          Shape s = n.attrs.get_ints("shape");
+                          TensorType out{s, in[0].dtype};
+                          if (out.numel() != in[0].numel())
+                            LOOM_THROW(ShapeError, "cannot reshape ", in[0].str(), " to ", shape_str(s));
+                          return out;
+                        },
+                        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+                          return ops::reshape(in[0], n.attrs.get_ints("shape"), name);
+                        },
+                        ref::reshape});
   reshape.int8 = Int8Rule::ScaleInvariant;
   OpDef& transpose = add({"transpose", OpPattern::Injective, 1, 1,
-       [](const Node& n, const std::vector<TensorType>& in) {
-         auto perm = n.attrs.get_ints("perm");
-         if (perm.size() != in[0].shape.size())
-           LOOM_THROW(ShapeError, "permutation of ", perm.size(), " axes for ", in[0].str());
-         Shape out;
-         std::vector<bool> seen(perm.size());
-         for (int64_t p : perm) {
-           if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
-             LOOM_THROW(ShapeError, "invalid permutation");
-           seen[p] = true;
-           out.push_back(in[0].shape[p]);
-         }
-         return TensorType{out, in[0].dtype};
-       },
-       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::transpose(in[0], n.attrs.get_ints("perm"), name);
-       },
-       ref::transpose});
+                          [](const Node& n, const std::vector<TensorType>& in) {
+                            auto perm = n.attrs.get_ints("perm");
+                            if (perm.size() != in[0].shape.size())
+                              LOOM_THROW(ShapeError, "permutation of ", perm.size(), " axes for ", in[0].str());
+                            Shape out;
+                            std::vector<bool> seen(perm.size());
+                            for (int64_t p : perm) {
+                              if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+                                LOOM_THROW(ShapeError, "invalid permutation");
+                              seen[p] = true;
+                              out.push_back(in[0].shape[p]);
+                            }
+                            return TensorType{out, in[0].dtype};
+                          },
+                          [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+                            return ops::transpose(in[0], n.attrs.get_ints("perm"), name);
+                          },
+                          ref::transpose});
   transpose.int8 = Int8Rule::ScaleInvariant;
   add({"concat", OpPattern::Injective, 1, 64,
        [](const Node& n, const std::vector<TensorType>& in) {

@@ -1,7 +1,7 @@
 // Internal to loom_graph: the schedule hooks of OpDef (op_registry.h) and what they see. The
 // build (build_kernels.cc, build_accel.cc) makes a context per fused group and calls the hook of
 // the group's anchor operator; the operator families register their hooks.
-//   schedule_cpu_nn.cc   conv2d (blocked, depthwise, NCHW with packed weights), dense
+//   schedule_cpu_nn.cc   conv2d (blocked, depthwise, NCHW with packed weights), dense, matmul
 //   schedule_accel.cc    accel_conv2d, accel_dense, accel_add
 #pragma once
 #include <functional>
@@ -41,6 +41,7 @@ struct AccelScheduleContext {
 
 void schedule_conv2d_cpu(const CpuScheduleContext& c);
 void schedule_dense_cpu(const CpuScheduleContext& c);
+void schedule_matmul_cpu(const CpuScheduleContext& c);
 void schedule_accel_conv2d(AccelScheduleContext& c);
 void schedule_accel_dense(AccelScheduleContext& c);
 void schedule_accel_add(AccelScheduleContext& c);

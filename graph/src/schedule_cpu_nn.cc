@@ -1,5 +1,5 @@
 // CPU schedules of the operators that anchor fused groups with a reduction (OpDef::schedule_cpu):
-// conv2d in its three layouts and depthwise form, and dense with packed weights. A group whose
+// conv2d in its three layouts and depthwise form, dense with packed weights, and matmul. A group whose
 // reduction stage is not there (or in a form no template covers) gets the generic schedule.
 #include "loom/graph/layout.h"
 #include "loom/ops/cpu_schedules.h"
@@ -63,6 +63,17 @@ void schedule_dense_cpu(const CpuScheduleContext& c) {
   ir::Tensor dense = stage_with_tag(c.s, "dense");
   if (dense.defined() && c.anchor.attrs.get_int("n_block", 0) > 0)
     ops::schedule_dense_fused_cpu(c.s, dense, c.out, lanes);
+  else
+    ops::schedule_generic_cpu(c.s, c.out, lanes);
+}
+
+void schedule_matmul_cpu(const CpuScheduleContext& c) {
+  ir::Tensor mm = stage_with_tag(c.s, "matmul");
+  int lanes = c.target.float32_lanes();
+  // Matrices on both sides (no vector operand) in float: the register-tiled GEMM; else generic.
+  if (mm.defined() && mm.ndim() >= 2 && c.g.type_of(c.anchor.inputs[0]).shape.size() >= 2 &&
+      c.g.type_of(c.anchor.inputs[1]).shape.size() >= 2 && c.anchor.type.dtype == DataType::Float(32))
+    ops::schedule_batch_matmul_cpu(c.s, mm, c.out, lanes, c.target.vector_registers);
   else
     ops::schedule_generic_cpu(c.s, c.out, lanes);
 }

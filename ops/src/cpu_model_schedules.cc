@@ -291,17 +291,59 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
     if (in.ndim() == 3) nb = const_dim(in, 2);
   if (nb == 0) LOOM_THROW(ScheduleError, "schedule_dense_fused_cpu: '", dense.name(), "' does not read packed weights");
   auto [acc, y] = conv_stages(s, dense, out, Tensor());
+  // Rows in registers: a tile of mr rows x one block of outputs reuses each weight vector mr
+  // times (a transformer's projections have a row per token); a classifier's one row streams
+  // the weights once, unrolled along K instead.
+  int64_t rows = const_dim(out, 0);
+  int mr = rows >= 8 ? 8 : rows >= 4 ? 4 : 1;
   auto [no, ni] = y.split(y.axis(1), static_cast<int>(nb));
-  y.reorder({y.axis(0), no, ni});
-  IterVar outer = y.fuse(y.axis(0), no);
+  IterVar outer;
+  if (mr > 1) {
+    auto [mo, mi] = y.split(y.axis(0), mr);
+    y.reorder({mo, no, mi, ni});
+    outer = y.fuse(mo, no);
+  } else {
+    y.reorder({y.axis(0), no, ni});
+    outer = y.fuse(y.axis(0), no);
+  }
   y.parallel(outer);
   y.vectorize(ni);
   auto yc = s[acc];
   yc.compute_at(y, outer);
-  auto [ko, ki] = yc.split(yc.reduce_axis(0), 4);
-  yc.reorder({ko, ki, yc.axis(0), yc.axis(1)});
-  yc.unroll(ki);
+  if (mr > 1) {
+    yc.reorder({yc.reduce_axis(0), yc.axis(0), yc.axis(1)});
+    yc.unroll(yc.axis(0));
+  } else {
+    auto [ko, ki] = yc.split(yc.reduce_axis(0), 4);
+    yc.reorder({ko, ki, yc.axis(0), yc.axis(1)});
+    yc.unroll(ki);
+  }
   yc.vectorize(yc.axis(1));
+}
+
+void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out, int lanes, int vector_registers) {
+  int r = out.ndim();
+  if (r < 2 || mm.ndim() != r || mm.op()->reduce_axes().size() != 1)
+    LOOM_THROW(ScheduleError, "schedule_batch_matmul_cpu: '", mm.name(), "' is not a product of matrices");
+  auto [acc, y] = conv_stages(s, mm, out, Tensor());
+  GemmTiling t = gemm_tiling_for(lanes, vector_registers);
+  int64_t M = const_dim(out, r - 2), N = const_dim(out, r - 1);
+  int nr = N >= t.nr ? t.nr : N >= lanes ? lanes : 1, mr = int(std::min<int64_t>(t.mr, M));
+  auto [mo, mi] = y.split(y.axis(r - 2), mr);
+  auto [no, ni] = y.split(y.axis(r - 1), nr);
+  std::vector<IterVar> order;
+  for (int d = 0; d < r - 2; ++d) order.push_back(y.axis(d));
+  for (const IterVar& v : {mo, no, mi, ni}) order.push_back(v);
+  y.reorder(order);
+  IterVar outer = mo;
+  for (int d = r - 3; d >= 0; --d) outer = y.fuse(y.axis(d), outer);
+  y.parallel(outer);
+  if (nr % lanes == 0) y.vectorize(ni);
+  auto yc = s[acc];
+  yc.compute_at(y, no);
+  yc.reorder({yc.reduce_axis(0), yc.axis(r - 2), yc.axis(r - 1)});
+  yc.unroll(yc.axis(r - 2));
+  if (nr % lanes == 0) yc.vectorize(yc.axis(r - 1));
 }
 
 }  // namespace loom::ops

@@ -280,7 +280,8 @@ Graph attention() {
   four.set_from_double(0, 4.0);
   int qs = g.add_op("div", "q_scaled", {q, g.add_constant("four", four)});
   int p = g.add_op("softmax", "p", {g.add_op("matmul", "qk", {qs, k})}, Attrs().set("axis", int64_t(-1)));
-  int o = g.add_op("transpose", "o_t", {g.add_op("matmul", "pv", {p, v})}, Attrs().set("perm", std::vector<int64_t>{1, 0, 2}));
+  int o = g.add_op("transpose", "o_t", {g.add_op("matmul", "pv", {p, v})},
+                   Attrs().set("perm", std::vector<int64_t>{1, 0, 2}));
   o = g.add_op("reshape", "o", {o}, Attrs().set("shape", Shape{1, T, H * E}));
   g.outputs = {g.add_op("add", "residual", {x, linear(o, H * E, D, "out", 7)})};
   return g;
@@ -297,7 +298,8 @@ TEST(AccelModel, AttentionOnFsimEqualsCpuInt8) {
   Built fp = build_for(g, std::nullopt);
   for (const char* config : {"default", "batch2", "1x32x32"}) {
     SCOPED_TRACE(config);
-    Built acc = build_for(r.graph, accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json"));
+    Built acc =
+        build_for(r.graph, accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json"));
     EXPECT_EQ(acc.result.accel_report.offloaded, 6) << acc.result.graph.str();  // 4 projections, QKᵀ, AV
     EXPECT_EQ(count_ops(acc.result.graph, "accel_conv2d"), 8) << "one kernel per head for QKᵀ and AV";
     for (auto& in : random_inputs(g, 2, 50)) {  // two inputs: weights packed at run time are uploaded every run

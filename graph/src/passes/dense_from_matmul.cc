@@ -53,10 +53,10 @@ void rewrite(Graph& g, int id, const std::vector<std::vector<int>>& users, std::
   const Shape ws = g.type_of(mm.inputs[1]).shape;
   int64_t K = ws[0], N = ws[1], rows = 1;
   for (size_t d = 0; d + 1 < xs.size(); ++d) rows *= xs[d];
-  std::vector<int> in{xs.size() == 2 ? x
-                                     : g.add_op("reshape", g.unique_name(mm.name + "_rows"), {x},
-                                                Attrs().set("shape", Shape{rows, K})),
-                      transposed(g, mm.inputs[1], transposes)};
+  std::vector<int> in{
+      xs.size() == 2 ? x
+                     : g.add_op("reshape", g.unique_name(mm.name + "_rows"), {x}, Attrs().set("shape", Shape{rows, K})),
+      transposed(g, mm.inputs[1], transposes)};
   // The bias add, if it is the only reader.
   int replaced = id;
   if (users[size_t(id)].size() == 1 && !is_output(g, id)) {

@@ -12,6 +12,9 @@ namespace loom::graph {
 namespace {
 
 bool can_join(OpPattern group, OpPattern node) {
+  // A reduction takes in the element-wise kernel it reads (LayerNorm's (x - mean)^2 is summed as it
+  // is computed, never stored).
+  if (node == OpPattern::CommReduce) return group <= OpPattern::Broadcast;
   if (node <= OpPattern::Broadcast)
     return group <= OpPattern::Injective || group == OpPattern::OutEWiseFusable || group == OpPattern::CommReduce;
   if (node == OpPattern::Injective) return group <= OpPattern::Injective;

@@ -57,19 +57,21 @@ struct Rewriter {
     return g.add_op("accel_pack", g.unique_name(name), {w4}, a);
   }
 
-  // x [rows, K] int8 (a value of known shape, maybe not typed yet) times blocked weights [N/bo, K/bi, 1, 1, bo, bi], requantized as rq says: a
-  // 1x1 convolution over the image [1, K, rows, 1], whose tiles reuse each weight block for a tile
-  // of rows (a dense layer's schedule reloads the weights for every batch block). The bias is
-  // `layer`'s (or zero) with the rounding folded in. Returns the [rows, N] int8 result.
+  // x [rows, K] int8 (a value of known shape, maybe not typed yet) times blocked weights [N/bo, K/bi, 1, 1, bo, bi],
+  // requantized as rq says: a 1x1 convolution over the image [1, K, rows, 1], whose tiles reuse each weight block for a
+  // tile of rows (a dense layer's schedule reloads the weights for every batch block). The bias is `layer`'s (or zero)
+  // with the rounding folded in. Returns the [rows, N] int8 result.
   int rows_times_weights(int x, int64_t rows, int64_t K, int w_blocked, int64_t N, const Node& rq, const Node& layer,
                          const std::string& name) {
     int64_t op = round_up(N, cfg.block_out), ip = round_up(K, cfg.block_in);
     int shift = int(rq.attrs.get_int("shift"));
-    int cols = g.add_op("transpose", g.unique_name(name + "_cols"), {x}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+    int cols =
+        g.add_op("transpose", g.unique_name(name + "_cols"), {x}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
     int image = g.add_op("reshape", g.unique_name(name + "_image"), {cols}, Attrs().set("shape", Shape{1, K, rows, 1}));
     int b = g.add_constant(g.unique_name(name + "_b_blocked"), block_bias(layer, N, op, shift));
     Attrs a = requantize_attrs(rq).set("stride", int64_t(0) + 1).set("pad", int64_t(0));
-    int y = g.add_op("accel_conv2d", g.unique_name(name + "_accel"), {pack(image, ip, name + "_pack", 1), w_blocked, b}, a);
+    int y =
+        g.add_op("accel_conv2d", g.unique_name(name + "_accel"), {pack(image, ip, name + "_pack", 1), w_blocked, b}, a);
     int out = unpack(y, TensorType{{1, N, rows, 1}, DataType::Int(8)}, name + "_unpack");
     out = g.add_op("reshape", g.unique_name(name + "_nrows"), {out}, Attrs().set("shape", Shape{N, rows}));
     return g.add_op("transpose", g.unique_name(name + "_rows"), {out}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
@@ -99,8 +101,9 @@ struct Rewriter {
                                  N, rq, mm, name);
       parts.push_back(reshape(y, {1, M, N}, "_part"));
     }
-    int y = parts.size() == 1 ? parts[0]
-                              : g.add_op("concat", g.unique_name(mm.name + "_concat"), parts, Attrs().set("axis", int64_t(0)));
+    int y = parts.size() == 1
+                ? parts[0]
+                : g.add_op("concat", g.unique_name(mm.name + "_concat"), parts, Attrs().set("axis", int64_t(0)));
     return reshape(y, rq.type.shape, "_out");
   }
 
@@ -149,8 +152,8 @@ struct Rewriter {
     int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
     if (!conv && g.type_of(l.inputs[0]).shape[0] > cfg.batch) {
       NDArray packed = pack_weight(g.node(l.inputs[1]).value, op, ip);
-      NDArray w = NDArray::empty({op / cfg.block_out, ip / cfg.block_in, 1, 1, cfg.block_out, cfg.block_in},
-                                 DataType::Int(8));
+      NDArray w =
+          NDArray::empty({op / cfg.block_out, ip / cfg.block_in, 1, 1, cfg.block_out, cfg.block_in}, DataType::Int(8));
       std::memcpy(w.raw_data(), packed.raw_data(), packed.nbytes());  // the same bytes, 1x1 kernel axes added
       return rows_times_weights(l.inputs[0], g.type_of(l.inputs[0]).shape[0], I,
                                 g.add_constant(g.unique_name(l.name + "_w_blocked"), w), O, rq, l, l.name);

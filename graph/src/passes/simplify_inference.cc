@@ -1,4 +1,4 @@
-// Pass: simplify_inference. Identities disappear; batch_norm folds into the conv2d/dense before
+// Pass: simplify_inference. Identities disappear; pow(x, 2) becomes x * x; batch_norm folds into the conv2d/dense before
 // it when their weights are constants (W' = W * scale per output channel, b' = b * scale + shift
 // with scale = gamma / sqrt(var + eps), shift = beta - mean * scale), and otherwise becomes a
 // per-channel multiply and add.
@@ -12,6 +12,14 @@ namespace loom::graph {
 namespace {
 
 bool is_const(const Graph& g, int id) { return g.node(id).is_constant(); }
+
+// pow(x, 2) of a float x by a constant scalar 2 (LayerNorm's variance as PyTorch exports it).
+bool square(const Graph& g, const Node& pow) {
+  int e = pow.inputs[1];
+  return is_const(g, e) && g.node(e).value.numel() == 1 && g.node(e).value.get_as_double(0) == 2.0 &&
+         g.type_of(e).shape.size() <= g.type_of(pow.inputs[0]).shape.size() &&  // the shape stays x's
+         g.type_of(pow.inputs[0]).dtype.is_float();
+}
 
 // Per-channel scale and shift of a batch_norm node with constant parameters, in double.
 void bn_scale_shift(const Graph& g, const Node& bn, std::vector<double>& scale, std::vector<double>& shift) {
@@ -93,6 +101,11 @@ void simplify_inference(Graph& g) {
     if (!n.is_op()) continue;
     if (n.op == "identity") {
       g.replace_uses(static_cast<int>(id), n.inputs[0]);
+      continue;
+    }
+    if (n.op == "pow" && square(g, n)) {  // x * x is exact; powf is a library call per element
+      int x = n.inputs[0];
+      g.replace_uses(static_cast<int>(id), g.add_op("mul", g.unique_name(n.name + "_square"), {x, x}));
       continue;
     }
     if (n.op != "batch_norm") continue;

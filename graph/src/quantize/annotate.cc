@@ -104,8 +104,8 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
 }
 
 std::string QuantizeAnnotation::str(const Graph& g) const {
-  static const char* names[] = {"float",          "int8 accumulate", "int8 add",    "folded relu",
-                                "int8 pass-through", "int8 product",    "int8 rescale"};
+  static const char* names[] = {"float",        "int8 accumulate", "int8 add", "folded relu", "int8 pass-through",
+                                "int8 product", "int8 rescale"};
   std::ostringstream os;
   for (size_t id = 0; id < role.size(); ++id)
     if (role[id] != QuantRole::Float)

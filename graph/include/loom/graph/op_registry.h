@@ -43,13 +43,13 @@ enum class WeightedLayer : uint8_t { None, Conv2d, Dense };
 
 // How int8 quantization treats an operator (quantize/annotate.cc).
 enum class Int8Rule : uint8_t {
-  Float,           // stays in float
-  Accumulate,      // a weighted layer: int8 data and weights, int32 accumulator, then requantized
-  Add,             // two operands brought to one exponent and added in int32
-  ScaleInvariant,  // f(s*x) = s*f(x) for every s > 0 (relu, max pooling, data movement): int8 values pass through
-  Product,         // a product of two activations (matmul): both int8, int32 accumulator, then requantized
-  ScaleByConstant, // multiplies or divides by a constant: by a power-of-two scalar, int8 values pass through
-                   // with their exponent moved
+  Float,            // stays in float
+  Accumulate,       // a weighted layer: int8 data and weights, int32 accumulator, then requantized
+  Add,              // two operands brought to one exponent and added in int32
+  ScaleInvariant,   // f(s*x) = s*f(x) for every s > 0 (relu, max pooling, data movement): int8 values pass through
+  Product,          // a product of two activations (matmul): both int8, int32 accumulator, then requantized
+  ScaleByConstant,  // multiplies or divides by a constant: by a power-of-two scalar, int8 values pass through
+                    // with their exponent moved
 };
 
 // The interval a pure clamp (relu, clip) limits its input to; +-infinity where it has no bound.

@@ -103,6 +103,11 @@ void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const 
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);
+// A product of matrices with batch axes (batch_matmul, tag "matmul"; attention's QKᵀ and AV):
+// register tiles of gemm_tiling_for's mr rows x nr columns, the reduction around them, parallel
+// over the batch and row tiles; fused element-wise ops are applied as the tile is written.
+void schedule_batch_matmul_cpu(schedule::Schedule& s, const Tensor& mm, const Tensor& out, int lanes,
+                               int vector_registers);
 // Anything else: injective stages inlined, reductions computed at the root, each remaining loop
 // nest parallel over its outer axes and vectorized on its innermost axis when that divides.
 void schedule_generic_cpu(schedule::Schedule& s, const Tensor& out, int lanes);
