@@ -303,6 +303,60 @@ TEST(GraphPasses, MatmulByConstantsBecomesDenseWithItsBias) {
   }
 }
 
+// LayerNorm as PyTorch exports it: the square is a multiply, and the variance's reduction takes the
+// square in (one kernel from the square to the normalized output); numbers as the interpreter's.
+TEST(GraphPasses, LayerNormVarianceIsOneKernelWithoutPow) {
+  Graph g;
+  int x = g.add_input("x", {{3, 40}, DataType::Float(32)});
+  Attrs last = Attrs().set("axes", std::vector<int64_t>{-1}).set("keepdims", int64_t(1));
+  int centered = g.add_op("sub", "centered", {x, g.add_op("reduce_mean", "mean", {x}, last)});
+  NDArray two = NDArray::empty({}, DataType::Float(32));
+  two.set_from_double(0, 2.0);
+  int sq = g.add_op("pow", "square", {centered, g.add_constant("two", two)});
+  NDArray eps = NDArray::empty({}, DataType::Float(32));
+  eps.set_from_double(0, 1e-5);
+  int var = g.add_op("add", "var_eps", {g.add_op("reduce_mean", "var", {sq}, last), g.add_constant("eps", eps)});
+  NDArray three = NDArray::empty({}, DataType::Float(32));
+  three.set_from_double(0, 3.0);
+  g.outputs = {g.add_op("div", "normalized", {centered, g.add_op("sqrt", "std", {var})}),
+               g.add_op("pow", "cube", {x, g.add_constant("three", three)})};  // stays a pow
+  NDArray in = test::random_float32({3, 40}, 9, -3, 3);
+  auto want = reference_run(g, {in});
+  Graph o = g;
+  optimize(o);
+  int pows = 0;
+  for (auto& n : o.nodes) pows += n.is_op() && n.op == "pow";
+  EXPECT_EQ(pows, 1) << o.str();
+  std::string plan = fuse_ops(o).str(o);
+  EXPECT_NE(plan.find("mul reduce_mean* add sqrt div"), std::string::npos) << plan;
+  auto got = runtime::GraphExecutor::from_model_file(build(g).file, "ln").run({in});
+  for (size_t k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < want[k].numel(); ++i)
+      EXPECT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4) << "output " << k << " element " << i;
+}
+
+// Batched products on the GEMM register tiles: rows, columns and batch that are no multiple of
+// the tile, a broadcast batch, a fused bias; against the interpreter.
+TEST(GraphOps, BatchMatmulTilesMatchTheInterpreter) {
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& c : {Case{{3, 20, 37}, {3, 37, 45}}, Case{{2, 1, 9, 16}, {3, 16, 70}}, Case{{130, 17}, {17, 33}},
+                        Case{{4, 5, 8}, {4, 8, 3}}}) {
+    Graph g;
+    int a = g.add_input("a", {c.a, DataType::Float(32)}), b = g.add_input("b", {c.b, DataType::Float(32)});
+    int mm = g.add_op("matmul", "mm", {a, b});
+    g.outputs = {g.add_op("add", "bias", {mm, g.add_constant("bias", test::random_float32({c.b.back()}, 3))})};
+    std::vector<NDArray> in{test::random_float32(c.a, 1), test::random_float32(c.b, 2)};
+    NDArray want = reference_run(g, in)[0];
+    NDArray got = runtime::GraphExecutor::from_model_file(build(g).file, "mm").run(in)[0];
+    ASSERT_EQ(got.shape(), want.shape()) << shape_str(c.a) << " x " << shape_str(c.b);
+    for (int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4)
+          << shape_str(c.a) << " x " << shape_str(c.b) << " element " << i;
+  }
+}
+
 TEST(GraphPasses, ConstantSubgraphsFold) {
   Graph g;
   int x = g.add_input("x", {{2, 3}, DataType::Float(32)});

@@ -1,7 +1,6 @@
-// Pass: simplify_inference. Identities disappear; pow(x, 2) becomes x * x; batch_norm folds into the conv2d/dense before
-// it when their weights are constants (W' = W * scale per output channel, b' = b * scale + shift
-// with scale = gamma / sqrt(var + eps), shift = beta - mean * scale), and otherwise becomes a
-// per-channel multiply and add.
+// Pass: simplify_inference. Identities disappear; pow(x, 2) becomes x * x; batch_norm folds into the conv2d/dense
+// before it when their weights are constants (W' = W * scale per output channel, b' = b * scale + shift with scale =
+// gamma / sqrt(var + eps), shift = beta - mean * scale), and otherwise becomes a per-channel multiply and add.
 #include <cmath>
 
 #include "loom/graph/passes.h"
