@@ -65,8 +65,11 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
   Shape out = n.type.shape;
   auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
   auto p = pads4(n);
-  bool depthwise = n.attrs.get_int("groups", 1) > 1;
+  bool depthwise = n.attrs.get_int("groups", 1) > 1 && w.shape.size() == 4;
   int64_t G = w.shape.size() == 7 ? w.shape[6] : 0;
+  // Grouped (weights [O/b, Cg/b, kh, kw, b, b]): output block i[1] reads its group's input blocks.
+  int64_t in_blocks = w.shape.size() == 4 ? 0 : w.shape[1];
+  int64_t out_blocks_per_group = out[1] / n.attrs.get_int("groups", 1);
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], ob = out[4];
   int64_t kh = depthwise ? w.shape[1] : w.shape[2], kw = depthwise ? w.shape[2] : w.shape[3];
   T y{out, Values(static_cast<size_t>(count(out)))};
@@ -82,11 +85,12 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
               x.v[(((i[0] * CB + i[1]) * H + iy) * W + ix) * ib + i[4]] * w.v[((i[1] * kh + ky) * kw + kx) * ob + i[4]];
           continue;
         }
-        for (int64_t cb = 0; cb < CB; ++cb)
+        int64_t first = i[1] / out_blocks_per_group * in_blocks;  // 0 unless grouped
+        for (int64_t cb = 0; cb < in_blocks; ++cb)
           for (int64_t ci = 0; ci < ib; ++ci) {
-            int64_t tap = ((i[1] * CB + cb) * kh + ky) * kw + kx;  // grouped int8 forms: [.., ib/G, ob, G]
+            int64_t tap = ((i[1] * in_blocks + cb) * kh + ky) * kw + kx;  // grouped int8 forms: [.., ib/G, ob, G]
             int64_t widx = G ? ((tap * (ib / G) + ci / G) * ob + i[4]) * G + ci % G : (tap * ib + ci) * ob + i[4];
-            double xv = x.v[(((i[0] * CB + cb) * H + iy) * W + ix) * ib + ci];
+            double xv = x.v[(((i[0] * CB + first + cb) * H + iy) * W + ix) * ib + ci];
             if (G == 4) xv = double(uint8_t(int8_t(xv)));  // byte groups read the input as uint8, as the kernel does
             acc += xv * w.v[widx];
           }

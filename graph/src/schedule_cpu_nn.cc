@@ -42,7 +42,7 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
   int64_t groups = n.attrs.get_int("groups", 1);
   if (!conv.defined()) {
     ops::schedule_generic_cpu(c.s, c.out, lanes);
-  } else if (conv_layout(n).blocked() && groups == 1) {
+  } else if (conv_layout(n).blocked() && (groups == 1 || c.g.type_of(n.inputs[1]).shape.size() == 6)) {
     std::optional<ops::NchwcConvTile> tile;
     if (c.options.conv_tile)
       if (auto key = conv_kernel_key(c.g, n)) tile = c.options.conv_tile(*key);

@@ -123,10 +123,18 @@ Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p) 
       LOOM_THROW(ShapeError, "conv2d (NCHWc): weights ", shape_str(w), " do not match input ", shape_str(x),
                  " and block ", ob);
     oihw = {w[0] * ob, C, w[2], w[3]};
+  } else if (w.size() == 6) {
+    // Grouped, both group widths whole blocks: weights [O/b, Cg/b, kh, kw, b, b].
+    int64_t O = w[0] * ob;
+    if (ib != ob || w[4] != ib || w[5] != ob || C % p.groups || O % p.groups || (C / p.groups) % ib ||
+        (O / p.groups) % ob || w[1] * ib != C / p.groups)
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): ", p.groups, " groups need group widths of whole blocks, weights [O/b, ",
+                 "C/groups/b, kh, kw, b, b]; got weights ", shape_str(w), " for input ", shape_str(x));
+    oihw = {O, C / p.groups, w[2], w[3]};
   } else {
     if (p.groups != C || w.size() != 4 || ib != ob || w[0] * ob != C || w[3] != ob)
-      LOOM_THROW(ShapeError, "conv2d (NCHWc): only depthwise grouped convolutions, weights [C/b, kh, kw, b]; got ",
-                 shape_str(w));
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): grouped convolutions need weights [C/b, kh, kw, b] (depthwise) or ",
+                 "[O/b, C/groups/b, kh, kw, b, b]; got ", shape_str(w));
     oihw = {C, 1, w[1], w[2]};
   }
   Shape plain = conv2d_shape({x[0], C, x[2], x[3]}, oihw, p);
@@ -162,12 +170,15 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
                      return sum(cast(DataType::Int(32), in) * cast(DataType::Int(32), w), {rco, ry, rx, rg, re});
                    }),
                    bias.defined() ? name + "_acc" : name, "conv2d");
-  } else if (p.groups == 1) {
-    IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"),
+  } else if (p.groups == 1 || ws.size() == 6) {
+    // Grouped: output block v[1] reads the ws[1] input blocks of its group.
+    int out_per_group = int(out[1] / p.groups), in_per_group = int(ws[1]);
+    IterVar rco = reduce_axis(int(ws[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"),
             rx = reduce_axis(int(ws[3]), "rx"), rci = reduce_axis(int(xs[4]), "rci");
     conv =
         compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                  Expr in = P(v[0], rco->var, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rci->var);
+                  Expr cb = p.groups == 1 ? Expr(rco->var) : (v[1] / out_per_group) * in_per_group + rco->var;
+                  Expr in = P(v[0], cb, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, rci->var);
                   return sum(widening_mul(in, W(v[1], rco->var, ry->var, rx->var, rci->var, v[4])), {rco, ry, rx, rci});
                 }),
                 bias.defined() ? name + "_acc" : name, "conv2d");

@@ -10,6 +10,7 @@
 //    (ops/layers.h): byte groups (G = 4) where the input is known to be non-negative, else int16
 //    pairs (G = 2).
 #include <map>
+#include <numeric>
 
 #include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
@@ -143,6 +144,14 @@ class LayoutRewriter {
           return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
         });
       }
+    } else if (groups > 1 && Cg > 1 && w.dtype() == DataType::Float(32)) {
+      // Grouped: blocks of b within each group (both group widths whole blocks), ib = ob = b.
+      int64_t b = choose_block(std::gcd(Cg, O / groups), lanes_);
+      if (!b) return false;
+      ib = ob = b;
+      packed = repack(w, {O / b, Cg / b, kh, kw, b, b}, [&](const std::vector<int64_t>& i) {
+        return ((((i[0] / b * (Cg / b) + i[1] / b) * kh + i[2]) * kw + i[3]) * b + i[1] % b) * b + i[0] % b;
+      });
     } else if (groups == C && O == C && Cg == 1) {
       ib = ob;
       packed = repack(w, {C / ob, kh, kw, ob}, [&](const std::vector<int64_t>& i) {
