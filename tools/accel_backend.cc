@@ -1,6 +1,11 @@
 #include "accel_backend.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
+
+#include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
 
 namespace loom::tools {
 
@@ -12,6 +17,9 @@ bool given(const CLI::Option* o) { return o && o->count() > 0; }
 void check(const BackendOptions& opt) {
   bool rtl_options =
       given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
+  if ((rtl_options || given(opt.o_step_limit)) && rpc::is_url(opt.backend))
+    throw CLI::ValidationError(
+        "the simulator options apply where the device is: give them to `loom rpc-server`, not to an rpc:// backend");
   if (rtl_options && opt.backend != "rtl")
     throw CLI::ValidationError("--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl");
   if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
@@ -25,10 +33,25 @@ void check(const BackendOptions& opt) {
 void add_backend_options(CLI::App& app, BackendOptions& opt) {
   std::string backends;
   for (auto& b : accel_backends()) backends += (backends.empty() ? "" : "|") + b;
-  opt.o_backend = app.add_option("--backend", opt.backend, "accelerator backend (" + backends + ")")
-                      ->check(CLI::IsMember(accel_backends()))
-                      ->capture_default_str()
-                      ->group("Backend");
+  auto known = accel_backends();
+  opt.o_backend =
+      app.add_option("--backend", opt.backend,
+                     "accelerator backend (" + backends + ", or rpc://HOST:PORT/BACKEND for a remote device)")
+          ->check(CLI::Validator(
+              [known](std::string& b) -> std::string {
+                if (std::find(known.begin(), known.end(), b) != known.end()) return "";
+                if (!rpc::is_url(b))
+                  return b + " is not a backend (" + CLI::detail::join(known, ", ") + ", rpc://HOST:PORT/BACKEND)";
+                try {
+                  rpc::parse_url(b);
+                } catch (const Error& e) {
+                  return e.what();
+                }
+                return "";
+              },
+              "BACKEND"))
+          ->capture_default_str()
+          ->group("Backend");
   opt.o_dram_latency =
       number_option(app, "--dram-latency", opt.dram_latency, "rtl: DRAM latency in cycles (default 32)", 0, 1'000'000)
           ->group("Backend");

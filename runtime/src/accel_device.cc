@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
 
 namespace loom {
 
@@ -114,17 +115,39 @@ void AccelDevice::wait(std::chrono::milliseconds timeout) {
   }
 }
 
-uint64_t AccelDevice::cycles() { return uint64_t(read_reg(reg::kCyclesHi)) << 32 | read_reg(reg::kCyclesLo); }
+std::vector<uint32_t> AccelDevice::read_regs(uint32_t first, uint32_t count) {
+  std::vector<uint32_t> v(count);
+  for (uint32_t k = 0; k < count; ++k) v[k] = read_reg(first + 4 * k);
+  return v;
+}
+
+uint64_t AccelDevice::cycles() {
+  auto w = read_regs(reg::kCyclesLo, 2);
+  return uint64_t(w[1]) << 32 | w[0];
+}
 
 uint64_t AccelDevice::counter(AccelCounter c) {
   LOOM_CHECK(c < AccelCounter::Count, "no such accelerator counter");
-  return uint64_t(read_reg(counter_reg(c) + 4)) << 32 | read_reg(counter_reg(c));
+  auto w = read_regs(counter_reg(c), 2);
+  return uint64_t(w[1]) << 32 | w[0];
+}
+
+std::vector<uint64_t> AccelDevice::run_counters() {
+  // CYCLES_LO/HI, ERROR_INDEX, then the counters: one batch from CYCLES_LO to the last counter.
+  auto w = read_regs(reg::kCyclesLo, (kAccelRegsEnd - reg::kCyclesLo) / 4);
+  auto word64 = [&](uint32_t offset) {
+    size_t k = (offset - reg::kCyclesLo) / 4;
+    return uint64_t(w[k + 1]) << 32 | w[k];
+  };
+  std::vector<uint64_t> out{word64(reg::kCyclesLo)};
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) out.push_back(word64(counter_reg(AccelCounter(k))));
+  return out;
 }
 
 std::map<std::string, uint64_t> AccelDevice::counters() {
   std::map<std::string, uint64_t> out;
-  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k)
-    out[to_string(AccelCounter(k))] = counter(AccelCounter(k));
+  std::vector<uint64_t> all = run_counters();
+  for (uint32_t k = 0; k < uint32_t(AccelCounter::Count); ++k) out[to_string(AccelCounter(k))] = all[k + 1];
   out["dma_load_bytes"] =
       out["dma_load_bytes_inp"] + out["dma_load_bytes_wgt"] + out["dma_load_bytes_acc"] + out["dma_load_bytes_uop"];
   return out;
@@ -192,15 +215,17 @@ void register_accel_backend(const std::string& name, AccelDeviceFactory factory)
 }
 
 std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json) {
+  if (rpc::is_url(name)) return rpc::make_rpc_device(name, config_json);
   auto it = registry().find(name);
   if (it == registry().end()) {
     std::string known;
     for (auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
-    LOOM_THROW(
-        DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")",
-        known.empty() ? "; a program gets the simulators by linking Loom::sim (CMake target loom_sim), or by calling "
-                        "loom::sim::register_backends() (loom/sim/backends.h) where it links the library another way"
-                      : "");
+    LOOM_THROW(DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known,
+               ", or a remote device rpc://HOST:PORT/BACKEND)",
+               known.empty()
+                   ? "; a program gets the simulators by linking Loom::sim (CMake target loom_sim), or by calling "
+                     "loom::sim::register_backends() (loom/sim/backends.h) where it links the library another way"
+                   : "");
   }
   return it->second(config_json);
 }

@@ -167,11 +167,13 @@ void GraphExecutor::run_accel(size_t k) {
     dev.read(img.address(uint64_t(v.accel_offset), v.nbytes), v.data, v.nbytes);
   }
   AccelKernelStats& s = accel_->stats[k];
-  s.cycles = dev.cycles();
-  s.gemm_macs = dev.counter(AccelCounter::GemmMacs);
-  s.dma_bytes = dev.counter(AccelCounter::DmaLoadBytesInp) + dev.counter(AccelCounter::DmaLoadBytesWgt) +
-                dev.counter(AccelCounter::DmaLoadBytesAcc) + dev.counter(AccelCounter::DmaLoadBytesUop) +
-                dev.counter(AccelCounter::DmaStoreBytes);
+  std::vector<uint64_t> c = dev.run_counters();  // one batch (one round trip on a remote device)
+  auto counter = [&](AccelCounter k) { return c[1 + size_t(k)]; };
+  s.cycles = c[0];
+  s.gemm_macs = counter(AccelCounter::GemmMacs);
+  s.dma_bytes = counter(AccelCounter::DmaLoadBytesInp) + counter(AccelCounter::DmaLoadBytesWgt) +
+                counter(AccelCounter::DmaLoadBytesAcc) + counter(AccelCounter::DmaLoadBytesUop) +
+                counter(AccelCounter::DmaStoreBytes);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

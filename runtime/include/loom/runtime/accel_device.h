@@ -109,13 +109,22 @@ class AccelDevice {
   // Human-readable reason of the last ERROR (which instruction, what went wrong).
   virtual std::string error_message() const = 0;
 
+  // Run-level operations. The defaults are built on single register accesses; a remote or board
+  // backend overrides them to do each in one step (one round trip, one call into the driver).
+  //
+  // `count` consecutive 32-bit registers from `first` (a batch of reads).
+  virtual std::vector<uint32_t> read_regs(uint32_t first, uint32_t count);
   // Programs INSN_ADDR/INSN_COUNT and sets START.
-  void launch(uint64_t insn_addr, uint32_t count);
+  virtual void launch(uint64_t insn_addr, uint32_t count);
   // Polls STATUS until DONE or ERROR. Throws DeviceError on ERROR (with error_message()) and on
-  // timeout.
-  void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
+  // timeout. A remote backend bounds the wait where the device is, and the request by it.
+  virtual void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
+
+  // Built on read_regs: one batch each.
   uint64_t cycles();
   uint64_t counter(AccelCounter c);
+  // CYCLES and every counter of the last run, read in one batch: [0] cycles, [1 + k] counter k.
+  std::vector<uint64_t> run_counters();
   // Every counter by name, plus "dma_load_bytes" (all scratchpads together).
   std::map<std::string, uint64_t> counters();
 };

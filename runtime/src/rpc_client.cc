@@ -1,0 +1,165 @@
+// The device backend rpc://HOST:PORT/BACKEND: the device interface over a connection to an RPC
+// server, each operation one request (copies over the chunk size in several).
+#include <cstdlib>
+#include <cstring>
+
+#include "loom/runtime/accel_device.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
+#include "rpc_wire.h"
+
+namespace loom::rpc {
+
+using std::chrono::milliseconds;
+
+bool is_url(const std::string& name) { return name.rfind("rpc://", 0) == 0; }
+
+Url parse_url(const std::string& url) {
+  auto bad = [&](const char* why) -> Url {
+    LOOM_THROW(DeviceError, "'", url, "' is not an RPC device (rpc://HOST:PORT/BACKEND): ", why);
+  };
+  if (!is_url(url)) return bad("it does not start with rpc://");
+  std::string rest = url.substr(6);
+  size_t slash = rest.find('/');
+  if (slash == std::string::npos || slash + 1 >= rest.size()) return bad("no backend after the port");
+  std::string hostport = rest.substr(0, slash);
+  size_t colon = hostport.rfind(':');
+  if (colon == std::string::npos || colon == 0) return bad("no HOST:PORT");
+  Url u;
+  u.host = hostport.substr(0, colon);
+  if (u.host.size() > 2 && u.host.front() == '[' && u.host.back() == ']') u.host = u.host.substr(1, u.host.size() - 2);
+  std::string port = hostport.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) == 0 || std::stoul(port) > 65535)
+    return bad("the port must be a number from 1 to 65535");
+  u.port = uint16_t(std::stoul(port));
+  u.backend = rest.substr(slash + 1);
+  return u;
+}
+
+namespace {
+
+// Client-side bound on one request's reply (WAIT adds its own timeout).
+constexpr milliseconds kRequestTimeout{60000}, kConnectTimeout{5000};
+
+class RpcDevice : public AccelDevice {
+ public:
+  RpcDevice(const std::string& url, const std::string& config_json)
+      : name_(url), url_(parse_url(url)), conn_(std::make_unique<Connection>(url)) {
+    conn_->connect(url_.host, url_.port, kConnectTimeout);
+    const char* token = std::getenv("LOOM_RPC_TOKEN");
+    Writer w;
+    w.u8(uint8_t(Op::Hello)).u32(kProtocolVersion).str(token ? token : "").str(url_.backend).str(config_json);
+    Reader r = call(w, "HELLO", reply_);
+    device_name_ = r.str("the device name", 1 << 20);
+    server_config_ = r.str("the server's config", 1 << 20);
+  }
+  ~RpcDevice() override {
+    try {
+      Writer w;
+      w.u8(uint8_t(Op::Goodbye));
+      call(w, "GOODBYE", reply_, milliseconds(2000));
+    } catch (const Error&) {
+    }
+    conn_->close();
+  }
+
+  std::string name() const override { return name_; }
+
+  uint64_t alloc(uint64_t bytes, uint64_t alignment) override {
+    Writer w;
+    w.u8(uint8_t(Op::Alloc)).u64(bytes).u64(alignment);
+    return call(w, "ALLOC", reply_).u64("the address");
+  }
+  void alloc_at(uint64_t addr, uint64_t bytes) override {
+    Writer w;
+    w.u8(uint8_t(Op::AllocAt)).u64(addr).u64(bytes);
+    call(w, "ALLOC_AT", reply_);
+  }
+  void free(uint64_t addr) override {
+    Writer w;
+    w.u8(uint8_t(Op::Free)).u64(addr);
+    call(w, "FREE", reply_);
+  }
+  void write(uint64_t addr, const void* src, uint64_t bytes) override {
+    const auto* p = static_cast<const uint8_t*>(src);
+    for (uint64_t done = 0; done < bytes; done += kCopyChunkBytes) {
+      uint64_t n = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
+      Writer w;
+      w.u8(uint8_t(Op::Write)).u64(addr + done).bytes(p + done, n);
+      call(w, "WRITE", reply_);
+    }
+  }
+  void read(uint64_t addr, void* dst, uint64_t bytes) override {
+    auto* p = static_cast<uint8_t*>(dst);
+    for (uint64_t done = 0; done < bytes; done += kCopyChunkBytes) {
+      uint64_t n = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
+      Writer w;
+      w.u8(uint8_t(Op::Read)).u64(addr + done).u64(n);
+      Reader r = call(w, "READ", reply_);
+      auto [data, len] = r.bytes("the data", n);
+      if (len != n) LOOM_THROW(DeviceError, name_, ": READ returned ", len, " bytes, not ", n);
+      std::memcpy(p + done, data, n);
+    }
+  }
+  void write_reg(uint32_t offset, uint32_t value) override {
+    Writer w;
+    w.u8(uint8_t(Op::WriteReg)).u32(offset).u32(value);
+    call(w, "WRITE_REG", reply_);
+  }
+  uint32_t read_reg(uint32_t offset) override { return read_regs(offset, 1)[0]; }
+  std::vector<uint32_t> read_regs(uint32_t first, uint32_t count) override {
+    Writer w;
+    w.u8(uint8_t(Op::ReadRegs)).u32(first).u32(count);
+    Reader r = call(w, "READ_REGS", reply_);
+    std::vector<uint32_t> v(count);
+    for (uint32_t& x : v) x = r.u32("a register");
+    return v;
+  }
+  void launch(uint64_t insn_addr, uint32_t count) override {
+    Writer w;
+    w.u8(uint8_t(Op::Launch)).u64(insn_addr).u32(count);
+    call(w, "LAUNCH", reply_);
+  }
+  void wait(milliseconds timeout) override {
+    Writer w;
+    w.u8(uint8_t(Op::Wait)).u64(uint64_t(timeout.count()));
+    call(w, "WAIT", reply_, timeout + kRequestTimeout);
+  }
+  std::string error_message() const override {
+    Writer w;
+    w.u8(uint8_t(Op::ErrorMessage));
+    try {
+      return call(w, "ERROR_MESSAGE", reply_).str("the message", 1 << 20);
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+
+ private:
+  // Sends one request and returns a reader over the reply's result fields; an error reply is a
+  // DeviceError with the server's message.
+  Reader call(const Writer& w, const char* op, std::vector<uint8_t>& reply,
+              milliseconds timeout = kRequestTimeout) const {
+    conn_->send(w.body(), kRequestTimeout);
+    reply = conn_->receive(timeout, kRequestTimeout, kMaxMessageBytes);
+    Reader r(reply.data(), reply.size());
+    uint8_t status = r.u8("the status");
+    if (status != 0) LOOM_THROW(DeviceError, name_, ": ", op, ": ", r.str("the error message", kMaxMessageBytes));
+    return Reader(reply.data() + 1, reply.size() - 1);
+  }
+
+  std::string name_;
+  Url url_;
+  std::unique_ptr<Connection> conn_;
+  mutable std::vector<uint8_t> reply_;
+  std::string device_name_, server_config_;
+};
+
+}  // namespace
+
+std::unique_ptr<AccelDevice> make_rpc_device(const std::string& url, const std::string& config_json) {
+  return std::make_unique<RpcDevice>(url, config_json);
+}
+
+}  // namespace loom::rpc

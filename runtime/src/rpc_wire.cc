@@ -1,0 +1,172 @@
+#include "rpc_wire.h"
+
+#include <cstring>
+
+#include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
+
+namespace loom::rpc {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+const char* to_string(Op op) {
+  static const char* names[] = {"?",     "HELLO",  "ALLOC",     "ALLOC_AT",      "FREE",   "WRITE",   "READ",
+                                "WRITE_REG", "READ_REGS", "LAUNCH", "WAIT", "ERROR_MESSAGE", "GOODBYE"};
+  return op < Op::Count ? names[size_t(op)] : "?";
+}
+
+Writer& Writer::u8(uint8_t v) {
+  b_.push_back(v);
+  return *this;
+}
+Writer& Writer::u32(uint32_t v) {
+  for (int k = 0; k < 4; ++k) b_.push_back(uint8_t(v >> (8 * k)));
+  return *this;
+}
+Writer& Writer::u64(uint64_t v) {
+  for (int k = 0; k < 8; ++k) b_.push_back(uint8_t(v >> (8 * k)));
+  return *this;
+}
+Writer& Writer::bytes(const void* p, uint64_t n) {
+  u64(n);
+  const auto* c = static_cast<const uint8_t*>(p);
+  b_.insert(b_.end(), c, c + n);
+  return *this;
+}
+
+void Reader::need(uint64_t k, const char* what) {
+  if (k > n_ - at_)
+    LOOM_THROW(DeviceError, "malformed message: ", what, " needs ", k, " bytes at byte ", at_, " of a ", n_,
+               "-byte message");
+}
+uint8_t Reader::u8(const char* what) {
+  need(1, what);
+  return p_[at_++];
+}
+uint32_t Reader::u32(const char* what) {
+  need(4, what);
+  uint32_t v = 0;
+  for (int k = 0; k < 4; ++k) v |= uint32_t(p_[at_ + k]) << (8 * k);
+  at_ += 4;
+  return v;
+}
+uint64_t Reader::u64(const char* what) {
+  need(8, what);
+  uint64_t v = 0;
+  for (int k = 0; k < 8; ++k) v |= uint64_t(p_[at_ + k]) << (8 * k);
+  at_ += 8;
+  return v;
+}
+std::pair<const uint8_t*, uint64_t> Reader::bytes(const char* what, uint64_t max) {
+  uint64_t n = u64(what);
+  if (n > max) LOOM_THROW(DeviceError, "malformed message: ", what, " of ", n, " bytes (at most ", max, ")");
+  need(n, what);
+  const uint8_t* p = p_ + at_;
+  at_ += n;
+  return {p, n};
+}
+std::string Reader::str(const char* what, uint64_t max) {
+  auto [p, n] = bytes(what, max);
+  return std::string(reinterpret_cast<const char*>(p), n);
+}
+void Reader::end(const char* message) {
+  if (at_ != n_)
+    LOOM_THROW(DeviceError, "malformed message: ", n_ - at_, " bytes left over after the fields of ", message);
+}
+
+Connection::Connection(std::string peer) : peer_(std::move(peer)) {}
+
+// Starts one asynchronous operation and runs it to completion or to the deadline; on the deadline
+// the socket closes (the operation is cancelled) and the caller gets a DeviceError.
+template <typename Start>
+void Connection::run(const char* what, std::chrono::milliseconds timeout, Start start) {
+  boost::system::error_code ec = asio::error::would_block;
+  start(ec);
+  io_.restart();
+  io_.run_for(timeout);
+  if (ec == asio::error::would_block) {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    io_.restart();
+    io_.run();  // let the cancelled operation finish
+    LOOM_THROW(DeviceError, peer_, ": ", what, " timed out after ", timeout.count(), " ms");
+  }
+  if (ec) {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    if (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe)
+      LOOM_THROW(DeviceError, peer_, ": the connection was closed by the other side (", what, ")");
+    LOOM_THROW(DeviceError, peer_, ": ", what, " failed: ", ec.message());
+  }
+}
+
+void Connection::connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout) {
+  boost::system::error_code rec;
+  auto address = asio::ip::make_address(host, rec);
+  std::vector<tcp::endpoint> endpoints;
+  if (!rec) {
+    endpoints.emplace_back(address, port);
+  } else {
+    tcp::resolver resolver(io_);
+    auto results = resolver.resolve(host, std::to_string(port), rec);
+    if (rec) LOOM_THROW(DeviceError, peer_, ": cannot resolve host '", host, "': ", rec.message());
+    for (auto& r : results) endpoints.push_back(r.endpoint());
+  }
+  run("connecting", timeout, [&](boost::system::error_code& ec) {
+    asio::async_connect(socket_, endpoints, [&](const boost::system::error_code& e, const tcp::endpoint&) { ec = e; });
+  });
+  socket_.set_option(tcp::no_delay(true));
+}
+
+void Connection::assign(int fd) {
+  socket_.assign(tcp::v4(), fd);
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+}
+
+void Connection::send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout) {
+  if (!socket_.is_open()) LOOM_THROW(DeviceError, peer_, ": the connection is closed");
+  uint8_t len[4];
+  for (int k = 0; k < 4; ++k) len[k] = uint8_t(uint32_t(body.size()) >> (8 * k));
+  std::vector<asio::const_buffer> bufs{asio::buffer(len, 4), asio::buffer(body)};
+  run("sending", timeout, [&](boost::system::error_code& ec) {
+    asio::async_write(socket_, bufs, [&](const boost::system::error_code& e, size_t) { ec = e; });
+  });
+}
+
+std::vector<uint8_t> Connection::receive(std::chrono::milliseconds first_timeout,
+                                         std::chrono::milliseconds rest_timeout, uint32_t max_bytes) {
+  if (!socket_.is_open()) LOOM_THROW(DeviceError, peer_, ": the connection is closed");
+  uint8_t len[4];
+  run("waiting for a message", first_timeout, [&](boost::system::error_code& ec) {
+    asio::async_read(socket_, asio::buffer(len, 4), [&](const boost::system::error_code& e, size_t) { ec = e; });
+  });
+  uint32_t n = 0;
+  for (int k = 0; k < 4; ++k) n |= uint32_t(len[k]) << (8 * k);
+  if (n == 0 || n > max_bytes) {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    LOOM_THROW(DeviceError, peer_, ": a message of ", n, " bytes (must be 1 to ", max_bytes, ")");
+  }
+  std::vector<uint8_t> body(n);
+  run("receiving a message", rest_timeout, [&](boost::system::error_code& ec) {
+    asio::async_read(socket_, asio::buffer(body), [&](const boost::system::error_code& e, size_t) { ec = e; });
+  });
+  return body;
+}
+
+void Connection::interrupt() {
+  asio::post(io_, [this] {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+  });
+}
+
+void Connection::close() {
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+}  // namespace loom::rpc

@@ -1,0 +1,92 @@
+// Internal to the RPC device (rpc_client.cc, rpc_server.cc): messages and a TCP connection whose
+// every transfer has a deadline. A frame is a little-endian u32 body length, then the body: the
+// operation (u8), then its fields (u8/u32/u64 little-endian; byte strings as a u64 length and the
+// bytes). A response body is a status byte (0 ok, 1 error) and the result fields or the error
+// message.
+#pragma once
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without including it
+
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::rpc {
+
+enum class Op : uint8_t {
+  Hello = 1,     // u32 version, str token, str backend, str config json -> str device name, str config json
+  Alloc,         // u64 bytes, u64 alignment -> u64 address
+  AllocAt,       // u64 address, u64 bytes
+  Free,          // u64 address
+  Write,         // u64 address, bytes data
+  Read,          // u64 address, u64 bytes -> bytes
+  WriteReg,      // u32 offset, u32 value
+  ReadRegs,      // u32 first, u32 count -> count x u32
+  Launch,        // u64 instruction address, u32 count
+  Wait,          // u64 timeout ms (the server waits; its DeviceError is the error response)
+  ErrorMessage,  // -> str
+  Goodbye,       // ends the session (allocations freed) before the response
+  Count
+};
+const char* to_string(Op op);
+
+class Writer {
+ public:
+  Writer& u8(uint8_t v);
+  Writer& u32(uint32_t v);
+  Writer& u64(uint64_t v);
+  Writer& bytes(const void* p, uint64_t n);
+  Writer& str(const std::string& s) { return bytes(s.data(), s.size()); }
+  const std::vector<uint8_t>& body() const { return b_; }
+
+ private:
+  std::vector<uint8_t> b_;
+};
+
+// Reads fields of one body; every read is bounds-checked (DeviceError naming the field, where it
+// was expected and the body's size).
+class Reader {
+ public:
+  Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  uint8_t u8(const char* what);
+  uint32_t u32(const char* what);
+  uint64_t u64(const char* what);
+  // A byte string of at most `max` bytes, as a view into the body.
+  std::pair<const uint8_t*, uint64_t> bytes(const char* what, uint64_t max);
+  std::string str(const char* what, uint64_t max);
+  void end(const char* message);  // DeviceError if bytes are left over
+
+ private:
+  void need(uint64_t k, const char* what);
+  const uint8_t* p_;
+  size_t n_, at_ = 0;
+};
+
+// A TCP stream whose sends and receives each finish within a deadline, or close the connection
+// and throw DeviceError ("<peer>: ... timed out after N ms").
+class Connection {
+ public:
+  explicit Connection(std::string peer);
+  void connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
+  void assign(int fd);  // an accepted socket
+  void send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout);
+  // The next body: its length within `first_timeout` (idle time), the rest within `rest_timeout`;
+  // bodies over `max_bytes` are refused (DeviceError) without reading them.
+  std::vector<uint8_t> receive(std::chrono::milliseconds first_timeout, std::chrono::milliseconds rest_timeout,
+                               uint32_t max_bytes);
+  void close();
+  // Closes the socket from another thread (queued onto the connection's own; ends a pending receive).
+  void interrupt();
+  bool open() const { return socket_.is_open(); }
+  const std::string& peer() const { return peer_; }
+
+ private:
+  template <typename Start>
+  void run(const char* what, std::chrono::milliseconds timeout, Start start);
+  std::string peer_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::socket socket_{io_};
+};
+
+}  // namespace loom::rpc

@@ -1,0 +1,76 @@
+#include "rpc_server.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "accel_backend.h"
+#include "loom/accel/config.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
+#include "loom/sim/backends.h"
+
+namespace loom::tools {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop = true; }
+
+}  // namespace
+
+int rpc_server_command(const std::vector<std::string>& args) {
+  CLI::App app("Exports an accelerator device over TCP: run models on it from another machine with "
+               "`loom run model.loom --backend rpc://HOST:PORT/BACKEND`");
+  sim::register_backends();
+  rpc::ServerOptions o;
+  std::string config_file;
+  double idle_s = 600, exit_after_s = 0;
+  uint64_t max_sessions = 0;
+  bool quiet = false;
+  app.add_option("--host", o.host, "address to listen on (anything but loopback needs --token)")->capture_default_str();
+  number_option(app, "--port", o.port, "TCP port (0: any free port, printed)", 0, 65535)->capture_default_str();
+  app.add_option("--config", config_file, "accelerator config JSON (default: the built-in default)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--token", o.token, "access token clients must present (default: $LOOM_RPC_TOKEN)");
+  number_option(app, "--idle-timeout", idle_s, "drop a client silent for this many seconds", 1.0, 86400.0)
+      ->capture_default_str();
+  number_option(app, "--sessions", max_sessions, "exit after this many client sessions (default: serve until stopped)",
+                1, UINT64_MAX);
+  number_option(app, "--exit-after", exit_after_s, "exit after this many seconds (default: serve until stopped)", 0.1,
+                1e7);
+  app.add_flag("-q,--quiet", quiet, "no log of sessions");
+  BackendOptions bopt;
+  add_backend_options(app, bopt);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  if (rpc::is_url(bopt.backend)) LOOM_THROW(Error, "--backend: a server exports a local backend, not ", bopt.backend);
+  if (o.token.empty())
+    if (const char* t = std::getenv("LOOM_RPC_TOKEN")) o.token = t;
+  accel::AccelConfig cfg = config_file.empty() ? accel::default_config() : accel::AccelConfig::load(config_file);
+  o.backend = bopt.backend;
+  o.config_json = backend_config_json(bopt, cfg);
+  o.idle_timeout = std::chrono::milliseconds(int64_t(idle_s * 1000));
+  rpc::Server server(o);
+  if (!quiet) server.set_log([](const std::string& line) { std::cerr << "rpc-server: " << line << std::endl; });
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::cout << "serving " << o.backend << " (config '" << cfg.name << "') on " << o.host << ":" << server.port()
+            << (o.token.empty() ? "" : " (token required)") << std::endl;
+  server.start();
+  auto t0 = std::chrono::steady_clock::now();
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    rpc::ServerStats st = server.stats();
+    if (max_sessions && st.sessions >= max_sessions && !server.busy()) break;
+    if (exit_after_s > 0 && std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(exit_after_s)) break;
+  }
+  server.stop();
+  rpc::ServerStats st = server.stats();
+  std::cout << "served " << st.sessions << " sessions, " << st.requests << " requests (" << st.errors << " errors, "
+            << st.refused << " clients refused)" << std::endl;
+  return 0;
+}
+
+}  // namespace loom::tools

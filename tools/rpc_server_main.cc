@@ -1,0 +1,15 @@
+// loom-rpc-server: the board-side program. It links only the runtime, the accelerator library and
+// the device backends (no compiler, no LLVM), so it fits a board next to the runtime.
+#include <iostream>
+
+#include "loom/runtime/error.h"
+#include "rpc_server.h"
+
+int main(int argc, char** argv) {
+  try {
+    return loom::tools::rpc_server_command(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    std::cerr << "loom-rpc-server: error: " << e.what() << "\n";
+    return 1;
+  }
+}
