@@ -39,14 +39,20 @@ Url parse_url(const std::string& url) {
 
 namespace {
 
-// Client-side bound on one request's reply (WAIT adds its own timeout).
-constexpr milliseconds kRequestTimeout{60000}, kConnectTimeout{5000};
+// Client-side bound on connecting and on one request's reply (WAIT adds its own timeout):
+// LOOM_RPC_TIMEOUT_MS, default 60 s.
+milliseconds request_timeout() {
+  const char* t = std::getenv("LOOM_RPC_TIMEOUT_MS");
+  char* end = nullptr;
+  long long ms = t ? std::strtoll(t, &end, 10) : 0;
+  return t && *t && !*end && ms > 0 ? milliseconds(ms) : milliseconds(60000);
+}
 
 class RpcDevice : public AccelDevice {
  public:
   RpcDevice(const std::string& url, const std::string& config_json)
-      : name_(url), url_(parse_url(url)), conn_(std::make_unique<Connection>(url)) {
-    conn_->connect(url_.host, url_.port, kConnectTimeout);
+      : name_(url), url_(parse_url(url)), conn_(std::make_unique<Connection>(url)), timeout_(request_timeout()) {
+    conn_->connect(url_.host, url_.port, std::min(timeout_, milliseconds(5000)));
     const char* token = std::getenv("LOOM_RPC_TOKEN");
     Writer w;
     w.u8(uint8_t(Op::Hello)).u32(kProtocolVersion).str(token ? token : "").str(url_.backend).str(config_json);
@@ -124,7 +130,7 @@ class RpcDevice : public AccelDevice {
   void wait(milliseconds timeout) override {
     Writer w;
     w.u8(uint8_t(Op::Wait)).u64(uint64_t(timeout.count()));
-    call(w, "WAIT", reply_, timeout + kRequestTimeout);
+    call(w, "WAIT", reply_, timeout + timeout_);
   }
   std::string error_message() const override {
     Writer w;
@@ -139,10 +145,10 @@ class RpcDevice : public AccelDevice {
  private:
   // Sends one request and returns a reader over the reply's result fields; an error reply is a
   // DeviceError with the server's message.
-  Reader call(const Writer& w, const char* op, std::vector<uint8_t>& reply,
-              milliseconds timeout = kRequestTimeout) const {
-    conn_->send(w.body(), kRequestTimeout);
-    reply = conn_->receive(timeout, kRequestTimeout, kMaxMessageBytes);
+  Reader call(const Writer& w, const char* op, std::vector<uint8_t>& reply, milliseconds timeout = {}) const {
+    if (timeout.count() == 0) timeout = timeout_;
+    conn_->send(w.body(), timeout_);
+    reply = conn_->receive(timeout, timeout_, kMaxMessageBytes);
     Reader r(reply.data(), reply.size());
     uint8_t status = r.u8("the status");
     if (status != 0) LOOM_THROW(DeviceError, name_, ": ", op, ": ", r.str("the error message", kMaxMessageBytes));
@@ -152,6 +158,7 @@ class RpcDevice : public AccelDevice {
   std::string name_;
   Url url_;
   std::unique_ptr<Connection> conn_;
+  milliseconds timeout_;
   mutable std::vector<uint8_t> reply_;
   std::string device_name_, server_config_;
 };

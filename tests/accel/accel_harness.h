@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/error_text.h"
 #include "loom/accel/driver.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
 #include "loom/sim/functional_sim.h"
 #ifdef LOOM_HAVE_RTL
 #include "loom/sim/rtl_sim.h"
@@ -26,7 +28,9 @@ inline std::vector<accel::AccelConfig> test_configs() {
 }
 
 // The accelerator backend the shared simulator tests run on: the same sources build test_fsim
-// (LOOM_TEST_BACKEND "fsim") and test_rtl ("rtl", the Verilated RTL), so both run one table.
+// (LOOM_TEST_BACKEND "fsim"), test_rtl ("rtl", the Verilated RTL) and test_rpc ("rpc-fsim": the
+// functional simulator behind an RPC server on 127.0.0.1: servers per config, another one where a
+// test holds two devices at once), so all run one table.
 #ifndef LOOM_TEST_BACKEND
 #define LOOM_TEST_BACKEND "fsim"
 #endif
@@ -43,6 +47,23 @@ inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c
   std::string json = c.to_json();
   if (test_backend() == "rtl")
     json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
+  if (test_backend().rfind("rpc-", 0) == 0) {
+    static std::map<std::string, std::vector<std::unique_ptr<rpc::Server>>> servers;  // live until the end
+    std::string backend = test_backend().substr(4);
+    rpc::Server* free = nullptr;
+    for (auto& s : servers[json])
+      if (!s->busy()) free = s.get();
+    if (!free) {
+      rpc::ServerOptions o;
+      o.port = 0;
+      o.backend = backend;
+      o.config_json = json;
+      servers[json].push_back(std::make_unique<rpc::Server>(o));
+      free = servers[json].back().get();
+      free->start();
+    }
+    return make_accel_device("rpc://127.0.0.1:" + std::to_string(free->port()) + "/" + backend, json);
+  }
   return make_accel_device(test_backend(), json);
 }
 
