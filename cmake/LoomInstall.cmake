@@ -21,6 +21,7 @@ foreach(layer runtime accel sim ir schedule ops codegen graph frontend tune)
 endforeach()
 set_target_properties(loom PROPERTIES EXPORT_NAME loom)
 install(TARGETS ${loom_exported} loom EXPORT LoomTargets LIBRARY DESTINATION lib RUNTIME DESTINATION bin)
+install(TARGETS loom-rpc-server RUNTIME DESTINATION bin)  # the board-side server (runtime, accel, sim only)
 install(EXPORT LoomTargets NAMESPACE Loom:: DESTINATION lib/cmake/Loom)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/accel/configs/ DESTINATION share/loom/configs)

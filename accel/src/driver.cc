@@ -38,9 +38,17 @@ Driver::Driver(AccelDevice& device, AccelConfig config) : device_(device), confi
 }
 
 Driver::~Driver() {
-  for (auto& [k, info] : kernels_) device_.free(info.dram.addr);
-  if (insn_buffer_.bytes) device_.free(insn_buffer_.addr);
-  for (auto& b : sealed_) device_.free(b.addr);
+  // A device that is gone (a remote server stopped) cannot free; a destructor must not throw, and
+  // the server frees a vanished client's memory itself.
+  auto free = [&](uint64_t addr) {
+    try {
+      device_.free(addr);
+    } catch (const Error&) {
+    }
+  };
+  for (auto& [k, info] : kernels_) free(info.dram.addr);
+  if (insn_buffer_.bytes) free(insn_buffer_.addr);
+  for (auto& b : sealed_) free(b.addr);
 }
 
 DeviceBuffer Driver::alloc(uint64_t bytes) {

@@ -192,7 +192,12 @@ LoadedAccelImage::LoadedAccelImage(AccelDevice& device, const AccelImage& image)
   }
 }
 
-LoadedAccelImage::~LoadedAccelImage() { device_.free(base_); }
+LoadedAccelImage::~LoadedAccelImage() {
+  try {
+    device_.free(base_);
+  } catch (const Error&) {  // the device is gone (a remote server stopped): nothing to free here
+  }
+}
 
 uint64_t LoadedAccelImage::address(uint64_t offset, uint64_t bytes) const {
   if (offset > size_ || bytes > size_ - offset)

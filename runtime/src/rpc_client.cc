@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "loom/runtime/accel_device.h"
+#include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
 #include "rpc_wire.h"
@@ -42,10 +43,7 @@ namespace {
 // Client-side bound on connecting and on one request's reply (WAIT adds its own timeout):
 // LOOM_RPC_TIMEOUT_MS, default 60 s.
 milliseconds request_timeout() {
-  const char* t = std::getenv("LOOM_RPC_TIMEOUT_MS");
-  char* end = nullptr;
-  long long ms = t ? std::strtoll(t, &end, 10) : 0;
-  return t && *t && !*end && ms > 0 ? milliseconds(ms) : milliseconds(60000);
+  return milliseconds(runtime::env::integer("LOOM_RPC_TIMEOUT_MS", 1, 86'400'000).value_or(60000));
 }
 
 class RpcDevice : public AccelDevice {
@@ -92,8 +90,8 @@ class RpcDevice : public AccelDevice {
     for (uint64_t done = 0; done < bytes; done += kCopyChunkBytes) {
       uint64_t n = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
       Writer w;
-      w.u8(uint8_t(Op::Write)).u64(addr + done).bytes(p + done, n);
-      call(w, "WRITE", reply_);
+      w.u8(uint8_t(Op::Write)).u64(addr + done).u64(n);  // the data's length; the data follows as is
+      call(w, "WRITE", reply_, {}, p + done, n);
     }
   }
   void read(uint64_t addr, void* dst, uint64_t bytes) override {
@@ -145,9 +143,10 @@ class RpcDevice : public AccelDevice {
  private:
   // Sends one request and returns a reader over the reply's result fields; an error reply is a
   // DeviceError with the server's message.
-  Reader call(const Writer& w, const char* op, std::vector<uint8_t>& reply, milliseconds timeout = {}) const {
+  Reader call(const Writer& w, const char* op, std::vector<uint8_t>& reply, milliseconds timeout = {},
+              const void* tail = nullptr, uint64_t tail_bytes = 0) const {
     if (timeout.count() == 0) timeout = timeout_;
-    conn_->send(w.body(), timeout_);
+    conn_->send(w.body(), timeout_, tail, tail_bytes);
     reply = conn_->receive(timeout, timeout_, kMaxMessageBytes);
     Reader r(reply.data(), reply.size());
     uint8_t status = r.u8("the status");

@@ -74,7 +74,8 @@ Request parse(const uint8_t* body, size_t n) {
     case Op::ReadRegs:
       q.offset = r.u32("the first register");
       q.value = r.u32("the register count");
-      if (q.value > 4096) LOOM_THROW(DeviceError, "malformed message: READ_REGS of ", q.value, " registers (at most 4096)");
+      if (q.value > 4096)
+        LOOM_THROW(DeviceError, "malformed message: READ_REGS of ", q.value, " registers (at most 4096)");
       break;
     case Op::Launch:
       q.address = r.u64("the instruction address");
@@ -92,11 +93,7 @@ Request parse(const uint8_t* body, size_t n) {
   return q;
 }
 
-std::vector<uint8_t> ok(Writer w = {}) {
-  std::vector<uint8_t> b{0};
-  b.insert(b.end(), w.body().begin(), w.body().end());
-  return b;
-}
+std::vector<uint8_t> ok() { return {0}; }
 
 std::vector<uint8_t> error(const std::string& message) {
   Writer w;
@@ -255,10 +252,12 @@ struct Server::Impl {
   std::vector<uint8_t> execute(const Request& q, std::set<uint64_t>& allocations, bool& hello) {
     AccelDevice& d = *device;
     Writer w;
+    w.u8(0);  // ok; the results follow
     switch (q.op) {
       case Op::Hello: {
         if (q.version != kProtocolVersion)
-          LOOM_THROW(DeviceError, "protocol version ", q.version, " (this server speaks version ", kProtocolVersion, ")");
+          LOOM_THROW(DeviceError, "protocol version ", q.version, " (this server speaks version ", kProtocolVersion,
+                     ")");
         if (q.token != o.token)
           LOOM_THROW(DeviceError, o.token.empty() ? "this server takes no token" : "wrong token (set LOOM_RPC_TOKEN)");
         if (q.backend != o.backend)
@@ -285,12 +284,9 @@ struct Server::Impl {
       case Op::Write:
         d.write(q.address, q.data, q.size);
         break;
-      case Op::Read: {
-        std::vector<uint8_t> data(q.size);
-        d.read(q.address, data.data(), q.size);
-        w.bytes(data.data(), data.size());
+      case Op::Read:
+        d.read(q.address, w.bytes_in_place(q.size), q.size);
         break;
-      }
       case Op::WriteReg:
         d.write_reg(q.offset, q.value);
         break;
@@ -310,7 +306,7 @@ struct Server::Impl {
       case Op::Count:
         break;
     }
-    return ok(w);
+    return w.take();
   }
 };
 

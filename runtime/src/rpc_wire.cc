@@ -11,8 +11,8 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 const char* to_string(Op op) {
-  static const char* names[] = {"?",     "HELLO",  "ALLOC",     "ALLOC_AT",      "FREE",   "WRITE",   "READ",
-                                "WRITE_REG", "READ_REGS", "LAUNCH", "WAIT", "ERROR_MESSAGE", "GOODBYE"};
+  static const char* names[] = {"?",         "HELLO",     "ALLOC",  "ALLOC_AT", "FREE",          "WRITE",  "READ",
+                                "WRITE_REG", "READ_REGS", "LAUNCH", "WAIT",     "ERROR_MESSAGE", "GOODBYE"};
   return op < Op::Count ? names[size_t(op)] : "?";
 }
 
@@ -33,6 +33,13 @@ Writer& Writer::bytes(const void* p, uint64_t n) {
   const auto* c = static_cast<const uint8_t*>(p);
   b_.insert(b_.end(), c, c + n);
   return *this;
+}
+
+uint8_t* Writer::bytes_in_place(uint64_t n) {
+  u64(n);
+  size_t at = b_.size();
+  b_.resize(at + n);
+  return b_.data() + at;
 }
 
 void Reader::need(uint64_t k, const char* what) {
@@ -125,11 +132,14 @@ void Connection::assign(int fd) {
   socket_.set_option(tcp::no_delay(true), ignored);
 }
 
-void Connection::send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout) {
+void Connection::send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout, const void* tail,
+                      uint64_t tail_bytes) {
   if (!socket_.is_open()) LOOM_THROW(DeviceError, peer_, ": the connection is closed");
   uint8_t len[4];
-  for (int k = 0; k < 4; ++k) len[k] = uint8_t(uint32_t(body.size()) >> (8 * k));
+  uint32_t total = uint32_t(body.size() + tail_bytes);
+  for (int k = 0; k < 4; ++k) len[k] = uint8_t(total >> (8 * k));
   std::vector<asio::const_buffer> bufs{asio::buffer(len, 4), asio::buffer(body)};
+  if (tail_bytes) bufs.push_back(asio::buffer(tail, tail_bytes));
   run("sending", timeout, [&](boost::system::error_code& ec) {
     asio::async_write(socket_, bufs, [&](const boost::system::error_code& e, size_t) { ec = e; });
   });

@@ -38,7 +38,10 @@ class Writer {
   Writer& u64(uint64_t v);
   Writer& bytes(const void* p, uint64_t n);
   Writer& str(const std::string& s) { return bytes(s.data(), s.size()); }
+  // A byte string of n bytes to be filled in place (no copy through a temporary).
+  uint8_t* bytes_in_place(uint64_t n);
   const std::vector<uint8_t>& body() const { return b_; }
+  std::vector<uint8_t> take() { return std::move(b_); }
 
  private:
   std::vector<uint8_t> b_;
@@ -70,7 +73,10 @@ class Connection {
   explicit Connection(std::string peer);
   void connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
   void assign(int fd);  // an accepted socket
-  void send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout);
+  // Sends one frame: `body` followed by `tail_bytes` bytes at `tail` (a copy's data, sent from
+  // where it lies).
+  void send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout, const void* tail = nullptr,
+            uint64_t tail_bytes = 0);
   // The next body: its length within `first_timeout` (idle time), the rest within `rest_timeout`;
   // bodies over `max_bytes` are refused (DeviceError) without reading them.
   std::vector<uint8_t> receive(std::chrono::milliseconds first_timeout, std::chrono::milliseconds rest_timeout,

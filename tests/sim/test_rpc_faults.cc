@@ -73,7 +73,9 @@ struct Raw {
     if (fd >= 0) ::close(fd);
     fd = -1;
   }
-  void send_bytes(const std::vector<uint8_t>& b) { ASSERT_EQ(::send(fd, b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size())); }
+  void send_bytes(const std::vector<uint8_t>& b) {
+    ASSERT_EQ(::send(fd, b.data(), b.size(), MSG_NOSIGNAL), ssize_t(b.size()));
+  }
   void send_frame(const std::vector<uint8_t>& body, uint32_t claimed = 0) {
     uint32_t n = claimed ? claimed : uint32_t(body.size());
     std::vector<uint8_t> f{uint8_t(n), uint8_t(n >> 8), uint8_t(n >> 16), uint8_t(n >> 24)};
@@ -142,8 +144,9 @@ TEST(RpcFaults, TokenAndLoopback) {
   open.config_json = config_json();
   EXPECT_NE(error_text<DeviceError>([&] { rpc::Server bad(open); }).find("not loopback) needs an access token"),
             std::string::npos);
-  EXPECT_NE(error_text<DeviceError>([&] { make_accel_device("rpc://127.0.0.1:99999/fsim", ""); })
-                .find("the port must be a number from 1 to 65535"),
+  EXPECT_NE(error_text<DeviceError>([&] {
+              make_accel_device("rpc://127.0.0.1:99999/fsim", "");
+            }).find("the port must be a number from 1 to 65535"),
             std::string::npos);
 }
 
@@ -184,7 +187,7 @@ TEST(RpcFaults, MalformedOversizedAndTruncatedMessages) {
     Raw r(s.server->port());
     r.send_frame(hello(rpc::kProtocolVersion));
     EXPECT_EQ(r.reply_error(), "<ok>");
-    r.send_frame({2, 0, 0, 0, 0}, 17);  // ALLOC: 17 bytes promised, 5 sent, then silence
+    r.send_frame({2, 0, 0, 0, 0}, 17);       // ALLOC: 17 bytes promised, 5 sent, then silence
     EXPECT_EQ(r.reply_error(), "<closed>");  // the request timeout (500 ms) ends it
   }
   s.expect_serving();
@@ -247,8 +250,9 @@ TEST(RpcFaults, RequestCheckerNamesWhatIsWrong) {
   std::vector<uint8_t> h = hello(rpc::kProtocolVersion);
   EXPECT_EQ(rpc::check_request(h.data(), h.size()), "HELLO");
   h.push_back(0);
-  EXPECT_NE(error_text<DeviceError>([&] { rpc::check_request(h.data(), h.size()); })
-                .find("1 bytes left over after the fields of HELLO"),
+  EXPECT_NE(error_text<DeviceError>([&] {
+              rpc::check_request(h.data(), h.size());
+            }).find("1 bytes left over after the fields of HELLO"),
             std::string::npos);
   std::vector<uint8_t> read{6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};  // READ of 2^56 bytes
   EXPECT_NE(error_text<DeviceError>([&] { rpc::check_request(read.data(), read.size()); }).find("a READ of"),

@@ -2,13 +2,17 @@
 // something it does not accept is a ConfigError naming the variable, its value and what it
 // accepts (never silently ignored). Unset or empty means "not given". The variables:
 //
-//   variable           read by                 accepts                     meaning
-//   LOOM_NUM_THREADS   runtime thread pool     integer 1..4096             worker threads (default: hardware
-//   concurrency) LOOM_SPIN_US       runtime thread pool     integer 0..10000000         µs a finished worker busy-waits
-//   (default 300) LOOM_DUMP_IR       schedule::lower         flag                        print the loop IR after every
-//   lowering pass LOOM_DUMP_GRAPH    graph::optimize         flag                        print the graph after every
-//   graph pass LOOM_CC            codegen export_library  a command                   the C compiler that links kernel
-//   libraries (default cc)
+//   LOOM_NUM_THREADS     runtime thread pool: integer 1..4096, worker threads (default: hardware
+//                        concurrency)
+//   LOOM_SPIN_US         runtime thread pool: integer 0..10000000, µs a finished worker busy-waits
+//                        (default 300)
+//   LOOM_DUMP_IR         schedule::lower: flag, print the loop IR after every lowering pass
+//   LOOM_DUMP_GRAPH      graph::optimize: flag, print the graph after every graph pass
+//   LOOM_CC              codegen export_library: a command, the C compiler that links kernel
+//                        libraries (default cc)
+//   LOOM_RPC_TIMEOUT_MS  the rpc:// device: integer 1..86400000, bound on connecting and on each
+//                        reply (default 60000)
+//   LOOM_RPC_TOKEN       the rpc:// device and the RPC server: any text, the access token
 //
 // A flag accepts 1, true, on, yes (set) and 0, false, off, no (not set), in any case.
 // docs/architecture.md has the same table.

@@ -43,8 +43,8 @@ struct ServerOptions {
   std::string config_json;         // its accelerator config (also what clients' models must match)
   std::string token;               // clients must present it ("" = none; loopback only)
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};  // a client silent this long is dropped
-  std::chrono::milliseconds request_timeout{30000};  // a message must arrive whole within this
-  std::chrono::milliseconds max_wait{std::chrono::hours(1)};  // cap on a client's WAIT
+  std::chrono::milliseconds request_timeout{30000};                  // a message must arrive whole within this
+  std::chrono::milliseconds max_wait{std::chrono::hours(1)};         // cap on a client's WAIT
 };
 
 struct ServerStats {
