@@ -110,10 +110,10 @@ int main(int argc, char** argv) {
         });
         return 2.0 * bytes * r / t / 1e9;
       };
-      std::printf("%-10s %14.3f %14.3f\n",
-                  (bytes >= (1 << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB")
-                      .c_str(),
-                  gbps(*remote, ar), gbps(*local, al));
+      std::printf(
+          "%-10s %14.3f %14.3f\n",
+          (bytes >= (1 << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB").c_str(),
+          gbps(*remote, ar), gbps(*local, al));
       local->free(al);
       remote->free(ar);
     }
@@ -153,12 +153,14 @@ int main(int argc, char** argv) {
   remote = executor("fsim");  // the remote client says goodbye before the server stops
   bool equal = yl.nbytes() == yr.nbytes() && std::memcmp(yl.raw_data(), yr.raw_data(), yl.nbytes()) == 0;
   double overhead = tr / tl;
-  std::printf("\nresnet18 int8 %dx%d on fsim, best of %d alternating: remote %.1f ms, local %.1f ms, remote/local "
-              "%.3f (target <= %.2f)%s\n",
-              image, image, reps, tr * 1e3, tl * 1e3, overhead, max_overhead, equal ? "" : "; OUTPUTS DIFFER");
-  std::printf("one remote inference: %llu requests, at the measured round trip %.1f ms of transport (%.2f%% of the "
-              "local run)\n",
-              (unsigned long long)requests, requests * rtt * 1e3, 100.0 * requests * rtt / tl);
+  std::printf(
+      "\nresnet18 int8 %dx%d on fsim, best of %d alternating: remote %.1f ms, local %.1f ms, remote/local "
+      "%.3f (target <= %.2f)%s\n",
+      image, image, reps, tr * 1e3, tl * 1e3, overhead, max_overhead, equal ? "" : "; OUTPUTS DIFFER");
+  std::printf(
+      "one remote inference: %llu requests, at the measured round trip %.1f ms of transport (%.2f%% of the "
+      "local run)\n",
+      (unsigned long long)requests, requests * rtt * 1e3, 100.0 * requests * rtt / tl);
   server.stop();
   if (!equal) return 1;
   return overhead > max_overhead ? 3 : 0;

@@ -26,6 +26,7 @@ install(EXPORT LoomTargets NAMESPACE Loom:: DESTINATION lib/cmake/Loom)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/accel/configs/ DESTINATION share/loom/configs)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/hw/rtl/ DESTINATION share/loom/rtl)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/hw/kernel/ DESTINATION share/loom/kernel)
 foreach(cfg IN LISTS LOOM_RTL_CONFIGS)
   install(FILES ${PROJECT_BINARY_DIR}/sim/rtl_${cfg}/loom_accel_pkg.sv DESTINATION share/loom/rtl/${cfg} OPTIONAL)
 endforeach()

@@ -1,5 +1,6 @@
 // Accelerator subcommands: build an example program, disassemble a program, run a program on an
 // accelerator backend (the functional simulator by default) and print its counters.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
 #include "loom/accel/program.h"
+#include "loom/accel/vitis_kernel.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 
@@ -115,8 +117,57 @@ int hw_params(const std::vector<std::string>& args) {
   return 0;
 }
 
+// The Vitis RTL kernel's files for a config: kernel.xml, the packaging script, the connectivity
+// file, and rtl/ with the package and the RTL sources (docs/fpga.md).
+int hw_kernel(const std::vector<std::string>& args) {
+  CLI::App app{
+      "Write what Vitis needs to package the accelerator RTL as an RTL kernel (kernel.xml, "
+      "package_kernel.tcl, loom_accel.cfg, rtl/), for one accelerator config",
+      "loom hw-kernel"};
+  std::string config, out, memory = "DDR[0]", hw = LOOM_SOURCE_HW_DIR;
+  add_config_option(app, config);
+  app.add_option("--out", out, "folder to write (created)")->required();
+  app.add_option("--memory", memory, "platform memory for the AXI master: DDR[0] (Alveo), HP0 (Zynq, Kria), ...")
+      ->capture_default_str();
+  app.add_option("--hw", hw, "the RTL to copy: a folder with rtl/ and kernel/ (Loom's hw/ or share/loom)")
+      ->capture_default_str();
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  AccelConfig cfg = load_config(config);
+  accel::VitisKernelFiles files = accel::vitis_kernel_files(cfg, memory);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(out) / "rtl", ec);
+  if (ec) LOOM_THROW(Error, "hw-kernel: cannot create '", out, "/rtl': ", ec.message());
+  auto write = [&](const fs::path& p, const std::string& text) {
+    std::ofstream f(p);
+    if (!f || !(f << text)) LOOM_THROW(Error, "hw-kernel: cannot write '", p.string(), "'");
+  };
+  write(fs::path(out) / "kernel.xml", files.kernel_xml);
+  write(fs::path(out) / "package_kernel.tcl", files.package_tcl);
+  write(fs::path(out) / "loom_accel.cfg", files.connectivity_cfg);
+  write(fs::path(out) / "rtl" / "loom_accel_pkg.sv", sv_package(cfg));
+  int copied = 0;
+  for (const char* sub : {"rtl", "kernel"}) {
+    fs::path dir = fs::path(hw) / sub;
+    if (!fs::is_directory(dir)) LOOM_THROW(Error, "hw-kernel: no RTL at '", dir.string(), "' (give --hw)");
+    for (auto& e : fs::directory_iterator(dir)) {
+      std::string name = e.path().filename().string();
+      if (e.path().extension() != ".sv" || name == "loom_accel_pkg_check.sv") continue;
+      fs::copy_file(e.path(), fs::path(out) / "rtl" / name, fs::copy_options::overwrite_existing, ec);
+      if (ec) LOOM_THROW(Error, "hw-kernel: cannot copy '", e.path().string(), "': ", ec.message());
+      ++copied;
+    }
+  }
+  std::cout << "wrote " << out << ": kernel.xml, package_kernel.tcl, loom_accel.cfg (memory " << memory << "), rtl/ ("
+            << copied + 1 << " SystemVerilog files) for config '" << cfg.name << "'\n"
+            << "next: cd " << out << " && vivado -mode batch -source package_kernel.tcl -tclargs rtl loom_accel.xo\n";
+  return 0;
+}
+
 }  // namespace
 
+LOOM_REGISTER_COMMAND("hw-kernel", "write the Vitis RTL kernel's files (kernel.xml, packaging Tcl, connectivity)",
+                      hw_kernel);
 LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);
 LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", disasm);
 LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters", simulate);

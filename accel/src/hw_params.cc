@@ -117,11 +117,12 @@ std::string sv_package(const AccelConfig& c) {
                             std::pair{Opcode::Alu, "ALU"}, std::pair{Opcode::Finish, "FINISH"}})
     param(std::string(prefix) + "_USED_BITS", L.insn_bits(op));  // higher bits are reserved (must be 0)
   os << "  // Control registers (byte offsets)\n";
-  for (auto [name, off] : {std::pair{"CONTROL", reg::kControl}, std::pair{"STATUS", reg::kStatus},
-                           std::pair{"INSN_ADDR_LO", reg::kInsnAddrLo}, std::pair{"INSN_ADDR_HI", reg::kInsnAddrHi},
-                           std::pair{"INSN_COUNT", reg::kInsnCount}, std::pair{"CYCLES_LO", reg::kCyclesLo},
-                           std::pair{"CYCLES_HI", reg::kCyclesHi}, std::pair{"ERROR_INDEX", reg::kErrorIndex},
-                           std::pair{"COUNTER_BASE", reg::kCounterBase}})
+  for (auto [name, off] :
+       {std::pair{"CONTROL", reg::kControl}, std::pair{"GIE", reg::kGie}, std::pair{"IER", reg::kIer},
+        std::pair{"ISR", reg::kIsr}, std::pair{"STATUS", reg::kStatus}, std::pair{"INSN_ADDR_LO", reg::kInsnAddrLo},
+        std::pair{"INSN_ADDR_HI", reg::kInsnAddrHi}, std::pair{"INSN_COUNT", reg::kInsnCount},
+        std::pair{"CYCLES_LO", reg::kCyclesLo}, std::pair{"CYCLES_HI", reg::kCyclesHi},
+        std::pair{"ERROR_INDEX", reg::kErrorIndex}, std::pair{"COUNTER_BASE", reg::kCounterBase}})
     param(std::string("REG_") + name, off);
   param("REG_FAULT_SHIFT", reg::kFaultShift);
   param("REG_WAIT_BASE", kWaitRegBase);

@@ -406,6 +406,15 @@ void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
   NDArray fill = im.attr(n, "value") ? im.attr_tensor(n, "value") : NDArray::zeros({1}, DataType::Float(32));
   if (fill.numel() != 1)
     im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
+  int64_t count = 1;
+  for (int64_t d : shape) count = d < 0 || (d > 0 && count > (int64_t(1) << 40) / d) ? -1 : count * d;
+  if (count > kMaxFoldedElements && !shape.empty()) {
+    // Large: a kernel fills it at run time (folding would compute and store it at import).
+    NDArray one = NDArray::empty({}, fill.dtype());
+    std::memcpy(one.raw_data(), fill.raw_data(), fill.dtype().bytes());
+    im.output(n, im.add(n, "expand", {im.add_const(n, one, "_value")}, Attrs().set("shape", shape)));
+    return;
+  }
   NDArray out = folded_const(shape, fill.dtype(), im.where(n));
   for (int64_t i = 0; i < out.numel(); ++i)
     std::memcpy(static_cast<char*>(out.raw_data()) + i * fill.dtype().bytes(), fill.raw_data(), fill.dtype().bytes());

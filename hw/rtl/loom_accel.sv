@@ -13,7 +13,8 @@ module loom_accel #(
 ) (
     input  logic clk,
     input  logic rst_n,
-    output logic irq,  // high while STATUS shows DONE or ERROR
+    output logic irq,  // high while STATUS shows DONE or ERROR (what the simulation waits for)
+    output logic ap_interrupt,  // ap_ctrl_hs: GIE && (IER & ISR) != 0 (the kernel's interrupt)
     // AXI4-Lite control slave
     input  logic        s_axil_awvalid,
     output logic        s_axil_awready,
@@ -78,7 +79,7 @@ module loom_accel #(
       .rready(s_axil_rready), .rdata(s_axil_rdata), .rresp(s_axil_rresp),
       .start, .insn_addr, .insn_count, .running,
       .status({16'd0, fault_cause, 6'd0, error_flag, done_flag}), .cycles, .error_index, .counters(counters_flat),
-      .wait_state({st_stalled, st_wait[30:0], cp_stalled, cp_wait[30:0], ld_stalled, ld_wait[30:0]}));
+      .wait_state({st_stalled, st_wait[30:0], cp_stalled, cp_wait[30:0], ld_stalled, ld_wait[30:0]}), .interrupt(ap_interrupt));
   assign irq = done_flag || error_flag;
   wire halt = error_flag || !running;
 

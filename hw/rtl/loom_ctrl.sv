@@ -1,7 +1,9 @@
 // AXI4-Lite control registers (offsets from the generated package; the map is documented in
-// docs/accel.md): CONTROL (START), STATUS, INSN_ADDR, INSN_COUNT, CYCLES, ERROR_INDEX and the
-// 64-bit performance counters, then the per-module wait registers. Writes to read-only or unknown offsets answer SLVERR, as does
-// START while a run is in progress.
+// docs/accel.md), Vitis' ap_ctrl_hs convention up to the arguments: CONTROL (START; DONE and READY
+// cleared when read; IDLE), GIE, IER, ISR (toggle on write), the arguments INSN_ADDR and
+// INSN_COUNT, then Loom's STATUS, CYCLES, ERROR_INDEX, the 64-bit performance counters and the
+// per-module wait registers. Writes to read-only or unknown offsets answer SLVERR, as does START
+// while a run is in progress. `interrupt` is GIE && (IER & ISR) != 0.
 module loom_ctrl #(
     localparam int NumCounters = loom_accel_pkg::NUM_COUNTERS
 ) (
@@ -33,9 +35,17 @@ module loom_ctrl #(
     input  logic [63:0] cycles,
     input  logic [31:0] error_index,
     input  logic [NumCounters*64-1:0] counters,
-    input  logic [3*32-1:0] wait_state  // load, compute, store: {waiting, index[30:0]}
+    input  logic [3*32-1:0] wait_state,  // load, compute, store: {waiting, index[30:0]}
+    output logic interrupt
 );
   localparam int CounterEnd = loom_accel_pkg::REG_COUNTER_BASE + 8 * NumCounters;
+
+  // ---- ap_ctrl_hs state: a run's end sets DONE and READY (until CONTROL is read) and their ISR bits ----
+  logic running_q, ap_done, ap_ready, gie;
+  logic [1:0] ier, isr;
+  wire finished = running_q && !running;
+  wire control_read = arvalid && arready && 32'(araddr) == loom_accel_pkg::REG_CONTROL;
+  assign interrupt = gie && |(ier & isr);
 
   // ---- writes ----
   wire w_fire = awvalid && wvalid && !bvalid;
@@ -48,7 +58,22 @@ module loom_ctrl #(
       bresp <= 2'b00;
       insn_addr <= '0;
       insn_count <= '0;
+      running_q <= 1'b0;
+      ap_done <= 1'b0;
+      ap_ready <= 1'b0;
+      gie <= 1'b0;
+      ier <= '0;
+      isr <= '0;
     end else begin
+      running_q <= running;
+      if (control_read) begin
+        ap_done <= 1'b0;
+        ap_ready <= 1'b0;
+      end
+      if (finished) begin
+        ap_done <= 1'b1;
+        ap_ready <= 1'b1;
+      end
       if (bvalid && bready) bvalid <= 1'b0;
       if (w_fire) begin
         bvalid <= 1'b1;
@@ -59,12 +84,16 @@ module loom_ctrl #(
             if (running) bresp <= 2'b10;
             else start <= 1'b1;
           end
+          loom_accel_pkg::REG_GIE: gie <= wdata[0];
+          loom_accel_pkg::REG_IER: ier <= wdata[1:0];
+          loom_accel_pkg::REG_ISR: isr <= isr ^ wdata[1:0];
           loom_accel_pkg::REG_INSN_ADDR_LO: insn_addr[31:0] <= wdata;
           loom_accel_pkg::REG_INSN_ADDR_HI: insn_addr[63:32] <= wdata;
           loom_accel_pkg::REG_INSN_COUNT: insn_count <= wdata;
           default: bresp <= 2'b10;  // read-only or no such register
         endcase
       end
+      if (finished) isr <= (w_fire && 32'(awaddr) == loom_accel_pkg::REG_ISR ? isr ^ wdata[1:0] : isr) | 2'b11;
     end
   end
 
@@ -75,7 +104,10 @@ module loom_ctrl #(
     known = 1'b1;
     value = '0;
     case (32'(araddr))
-      loom_accel_pkg::REG_CONTROL: value = 32'(running);
+      loom_accel_pkg::REG_CONTROL: value = {28'd0, ap_ready, !running, ap_done, running};
+      loom_accel_pkg::REG_GIE: value = 32'(gie);
+      loom_accel_pkg::REG_IER: value = 32'(ier);
+      loom_accel_pkg::REG_ISR: value = 32'(isr);
       loom_accel_pkg::REG_STATUS: value = status;
       loom_accel_pkg::REG_INSN_ADDR_LO: value = insn_addr[31:0];
       loom_accel_pkg::REG_INSN_ADDR_HI: value = insn_addr[63:32];
@@ -83,6 +115,7 @@ module loom_ctrl #(
       loom_accel_pkg::REG_CYCLES_LO: value = cycles[31:0];
       loom_accel_pkg::REG_CYCLES_HI: value = cycles[63:32];
       loom_accel_pkg::REG_ERROR_INDEX: value = error_index;
+      loom_accel_pkg::REG_ERROR_INDEX + 4: value = '0;  // reserved (the counters start 8-aligned)
       default:
       if (32'(araddr) >= loom_accel_pkg::REG_COUNTER_BASE && 32'(araddr) < CounterEnd && araddr[1:0] == 2'b00)
         value = counters[(32'(araddr) - loom_accel_pkg::REG_COUNTER_BASE) * 8+:32];

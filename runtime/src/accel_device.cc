@@ -220,12 +220,11 @@ std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const st
   if (it == registry().end()) {
     std::string known;
     for (auto& [n, f] : registry()) known += (known.empty() ? "" : ", ") + n;
-    LOOM_THROW(DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known,
-               ", or a remote device rpc://HOST:PORT/BACKEND)",
-               known.empty()
-                   ? "; a program gets the simulators by linking Loom::sim (CMake target loom_sim), or by calling "
-                     "loom::sim::register_backends() (loom/sim/backends.h) where it links the library another way"
-                   : "");
+    LOOM_THROW(
+        DeviceError, "no accelerator backend named '", name, "' (available: ", known.empty() ? "none" : known, ")",
+        known.empty() ? "; a program gets the simulators by linking Loom::sim (CMake target loom_sim), or by calling "
+                        "loom::sim::register_backends() (loom/sim/backends.h) where it links the library another way"
+                      : "; a remote device is rpc://HOST:PORT/BACKEND");
   }
   return it->second(config_json);
 }

@@ -148,6 +148,8 @@ struct Server::Impl {
       boost::system::error_code pe;
       auto ep = sock.remote_endpoint(pe);
       if (!pe) peer = ep.address().to_string() + ":" + std::to_string(ep.port());
+      // A session that is ending (its client just left) gets a moment to finish.
+      for (int k = 0; k < 50 && busy; ++k) std::this_thread::sleep_for(milliseconds(10));
       if (busy) {
         refuse(sock, peer);
         continue;
@@ -220,11 +222,14 @@ struct Server::Impl {
           ++stats.errors;
           reply = error(e.what());
         }
-        c.send(reply, o.request_timeout);
         if (q.op == Op::Hello && !hello) {
+          free_all(allocations);
+          busy = false;  // before the reply: the client may try again at once
+          c.send(reply, o.request_timeout);
           why = "refused at HELLO";
           break;
         }
+        c.send(reply, o.request_timeout);
       }
     } catch (const Error& e) {
       why = e.what();

@@ -1,5 +1,6 @@
 #include "loom/sim/backends.h"
 
+#include "loom/sim/board.h"
 #include "loom/sim/functional_sim.h"
 #ifdef LOOM_HAVE_RTL
 #include "loom/sim/rtl_sim.h"
@@ -12,6 +13,7 @@ void register_backends() {
 #ifdef LOOM_HAVE_RTL
   register_rtl_sim();
 #endif
+  register_board_backends();  // after the simulators it wraps
 }
 
 }  // namespace loom::sim

@@ -244,14 +244,33 @@ void FunctionalSim::write_reg(uint32_t offset, uint32_t value) {
     LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
   if (offset == reg::kStatus || offset >= reg::kCyclesLo)
     LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
-  regs_[offset / 4] = value;
-  if (offset == reg::kControl && (value & reg::kStart)) run();
+  switch (offset) {
+    case reg::kControl:  // only START is writable; a run is synchronous, so it ends before this returns
+      if (value & reg::kStart) run();
+      return;
+    case reg::kGie:
+      regs_[offset / 4] = value & 1;
+      return;
+    case reg::kIer:
+      regs_[offset / 4] = value & (reg::kIrqDone | reg::kIrqReady);
+      return;
+    case reg::kIsr:  // toggle on write
+      regs_[offset / 4] ^= value & (reg::kIrqDone | reg::kIrqReady);
+      return;
+    default:
+      regs_[offset / 4] = value;
+  }
 }
 
 uint32_t FunctionalSim::read_reg(uint32_t offset) {
   if (offset % 4 || offset / 4 >= regs_.size())
     LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
-  return regs_[offset / 4];
+  uint32_t v = regs_[offset / 4];
+  if (offset == reg::kControl) {
+    v |= reg::kApIdle;                                     // never running when read
+    regs_[offset / 4] &= ~(reg::kApDone | reg::kApReady);  // cleared when read
+  }
+  return v;
 }
 
 void FunctionalSim::run() {
@@ -358,6 +377,8 @@ void FunctionalSim::run() {
     regs_[counter_reg(AccelCounter(k)) / 4 + 1] = uint32_t(st->counters[k] >> 32);
   }
   regs_[reg::kCyclesLo / 4] = regs_[reg::kCyclesHi / 4] = 0;  // untimed
+  regs_[reg::kControl / 4] = reg::kApDone | reg::kApReady;
+  regs_[reg::kIsr / 4] |= reg::kIrqDone | reg::kIrqReady;
 }
 
 // The config JSON may carry "fsim": {"interleave": "load_first" | "store_first" | "random", "seed": N,

@@ -247,8 +247,9 @@ struct RtlSim::Impl {
       return;
     }
     uint32_t status = snapshot[reg::kStatus];
-    const uint32_t insn_count = snapshot[reg::kInsnCount];
-    const uint64_t insn_addr = uint64_t(snapshot[reg::kInsnAddrHi]) << 32 | snapshot[reg::kInsnAddrLo];
+    // The arguments (below STATUS, not in the snapshot: the host may write them for the next run).
+    const uint32_t insn_count = reg_read(reg::kInsnCount);
+    const uint64_t insn_addr = uint64_t(reg_read(reg::kInsnAddrHi)) << 32 | reg_read(reg::kInsnAddrLo);
     if (cycle_limit_hit) {
       std::ostringstream m;
       m << "no FINISH after " << opt.cycle_limit << " cycles (" << insn_count << " instructions at 0x" << std::hex
@@ -282,8 +283,8 @@ struct RtlSim::Impl {
 
   // "instruction K (disassembly): fault", reading the stream the captured registers point at.
   std::string describe(uint32_t index, AccelFault fault) {
-    const uint32_t insn_count = snapshot.at(reg::kInsnCount);
-    const uint64_t insn_addr = uint64_t(snapshot.at(reg::kInsnAddrHi)) << 32 | snapshot.at(reg::kInsnAddrLo);
+    const uint32_t insn_count = reg_read(reg::kInsnCount);  // the arguments: not in the snapshot
+    const uint64_t insn_addr = uint64_t(reg_read(reg::kInsnAddrHi)) << 32 | reg_read(reg::kInsnAddrLo);
     std::ostringstream m;
     m << "instruction " << index;
     if (index < insn_count && insn_addr <= UINT64_MAX - 16ull * (index + 1ull) &&

@@ -14,6 +14,7 @@
 #include "loom/accel/driver.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
+#include "loom/sim/backends.h"
 #include "loom/sim/functional_sim.h"
 #ifdef LOOM_HAVE_RTL
 #include "loom/sim/rtl_sim.h"
@@ -40,12 +41,9 @@ inline std::string test_backend() { return LOOM_TEST_BACKEND; }
 // the protocol); test_rtl_only.cc covers the free-flowing timing. Every table stream finishes in
 // under 1 M cycles: a run that hangs fails after 5 M (seconds) instead of the driver's 60 s timeout.
 inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c) {
-  sim::register_functional_sim();  // also keeps the simulator library linked
-#ifdef LOOM_HAVE_RTL
-  sim::register_rtl_sim();
-#endif
+  sim::register_backends();  // also keeps the simulator library linked
   std::string json = c.to_json();
-  if (test_backend() == "rtl")
+  if (test_backend() == "rtl" || test_backend() == "board-rtl")
     json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
   if (test_backend().rfind("rpc-", 0) == 0) {
     static std::map<std::string, std::vector<std::unique_ptr<rpc::Server>>> servers;  // live until the end

@@ -125,6 +125,9 @@ namespace loom::accel {
 namespace {
 
 TEST(AccelPrograms, SaveLoadRunWithChecks) {
+  if (test::test_backend().rfind("board-", 0) == 0)
+    GTEST_SKIP() << "a board's runtime places buffers itself: recorded programs replay at their addresses only on "
+                    "simulators (alloc_at)";
   AccelConfig cfg = default_config();
   sim::FunctionalSim builder_dev(cfg);
   Program p = matmul_program(builder_dev, cfg, 4, 32, 64, 3);

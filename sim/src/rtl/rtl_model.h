@@ -24,7 +24,8 @@ struct Inputs {
 };
 
 struct Outputs {
-  bool irq = false;
+  bool irq = false;        // the run ended (DONE or ERROR): what the simulation waits for
+  bool interrupt = false;  // ap_ctrl_hs: GIE && (IER & ISR) != 0
   bool awready = false, wready = false, bvalid = false, arready = false, rvalid = false;
   uint32_t bresp = 0, rdata = 0, rresp = 0;
   bool m_arvalid = false, m_rready = false, m_awvalid = false, m_wvalid = false, m_wlast = false, m_bready = false;

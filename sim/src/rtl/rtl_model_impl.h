@@ -80,6 +80,7 @@ class ModelImpl final : public Model {
     t.eval();
     note_failure();
     out.irq = t.irq;
+    out.interrupt = t.ap_interrupt;
     out.awready = t.s_axil_awready;
     out.wready = t.s_axil_wready;
     out.bvalid = t.s_axil_bvalid;

@@ -3,15 +3,22 @@
 // host<->device copies, 32-bit control registers, launch and wait. The accelerator driver only
 // talks to this interface, so the same instruction streams run on every backend.
 //
-// Register map (byte offsets; see docs/accel.md):
-//   0x00 CONTROL      write 1 to bit 0 (START) to run INSN_COUNT instructions from INSN_ADDR
-//   0x04 STATUS       bit 0 DONE, bit 1 ERROR, bits 8..15 the fault cause (AccelFault; 0 where a
-//                     backend reports only a message) (read-only; cleared by START)
-//   0x08 INSN_ADDR_LO 0x0c INSN_ADDR_HI   physical address of the first instruction
-//   0x10 INSN_COUNT
-//   0x14 CYCLES_LO    0x18 CYCLES_HI       cycles of the last run (0 for untimed backends)
-//   0x1c ERROR_INDEX  index of the instruction that failed (valid when ERROR)
-//   0x20 + 8*k        performance counter k (see AccelCounter), 64-bit: low word, then high word
+// Register map (byte offsets; see docs/accel.md). Vitis' ap_ctrl_hs convention up to the
+// arguments, so the RTL is also an XRT kernel:
+//   0x00 CONTROL      ap_ctrl_hs: bit 0 START (write 1: run INSN_COUNT instructions from INSN_ADDR;
+//                     reads 1 while the run is in progress), bit 1 DONE (set when a run ends, cleared
+//                     when CONTROL is read), bit 2 IDLE, bit 3 READY (as DONE)
+//   0x04 GIE          bit 0: global interrupt enable
+//   0x08 IER          bit 0: interrupt on done, bit 1: on ready
+//   0x0c ISR          bit 0 done, bit 1 ready (set by the accelerator; writing 1 toggles a bit)
+//   0x10 INSN_ADDR_LO 0x14 INSN_ADDR_HI   physical address of the first instruction (argument 0)
+//   0x18 INSN_COUNT   (argument 1)
+//   0x1c STATUS       bit 0 DONE, bit 1 ERROR, bits 8..15 the fault cause (AccelFault; 0 where a
+//                     backend reports only a message) (read-only; cleared by START, not by reads)
+//   0x20 CYCLES_LO    0x24 CYCLES_HI       cycles of the last run (0 for untimed backends)
+//   0x28 ERROR_INDEX  index of the instruction that failed (valid when ERROR); 0x2c reads 0
+//   0x30 + 8*k        performance counter k (see AccelCounter), 64-bit: low word, then high word
+// The interrupt line is GIE && (IER & ISR) != 0.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -24,9 +31,13 @@
 namespace loom {
 
 namespace reg {
-inline constexpr uint32_t kControl = 0x00, kStatus = 0x04, kInsnAddrLo = 0x08, kInsnAddrHi = 0x0c, kInsnCount = 0x10,
-                          kCyclesLo = 0x14, kCyclesHi = 0x18, kErrorIndex = 0x1c, kCounterBase = 0x20;
-inline constexpr uint32_t kStart = 1, kDone = 1, kError = 2, kFaultShift = 8, kFaultMask = 0xff;
+inline constexpr uint32_t kControl = 0x00, kGie = 0x04, kIer = 0x08, kIsr = 0x0c, kInsnAddrLo = 0x10,
+                          kInsnAddrHi = 0x14, kInsnCount = 0x18, kStatus = 0x1c, kCyclesLo = 0x20, kCyclesHi = 0x24,
+                          kErrorIndex = 0x28, kCounterBase = 0x30;
+// CONTROL bits (ap_ctrl_hs); ISR/IER bits.
+inline constexpr uint32_t kStart = 1, kApDone = 2, kApIdle = 4, kApReady = 8, kIrqDone = 1, kIrqReady = 2;
+// STATUS bits.
+inline constexpr uint32_t kDone = 1, kError = 2, kFaultShift = 8, kFaultMask = 0xff;
 }  // namespace reg
 
 // Why a run stopped with ERROR (STATUS bits 8..15), for backends that detect faults in hardware.
