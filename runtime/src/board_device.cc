@@ -29,7 +29,8 @@ void BoardDevice::alloc_at(uint64_t addr, uint64_t bytes) {
 }
 
 void BoardDevice::free(uint64_t addr) {
-  if (!placed_.erase(addr)) LOOM_THROW(DeviceError, name(), ": free of 0x", std::hex, addr, std::dec, ", not allocated");
+  if (!placed_.erase(addr))
+    LOOM_THROW(DeviceError, name(), ": free of 0x", std::hex, addr, std::dec, ", not allocated");
 }
 
 BoardDevice::Placed& BoardDevice::holding(uint64_t addr, uint64_t bytes, const char* what) {
@@ -64,13 +65,15 @@ std::string BoardDevice::error_message() const {
   if (!(status & reg::kError)) return "<no error>";
   auto fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
   uint32_t index = layer_->read_register(reg::kErrorIndex);
-  std::string m = "instruction " + std::to_string(index) + ": " +
-                  (fault < AccelFault::Count && fault != AccelFault::None ? to_string(fault) : "error (no cause reported)");
+  std::string m =
+      "instruction " + std::to_string(index) + ": " +
+      (fault < AccelFault::Count && fault != AccelFault::None ? to_string(fault) : "error (no cause reported)");
   if (fault == AccelFault::Deadlock) {  // the wait registers say who waits where
     static const char* modules[] = {"load", "compute", "store"};
     for (uint32_t k = 0; k < 3; ++k) {
       uint32_t w = layer_->read_register(kWaitRegBase + 4 * k);
-      if (w >> 31) m += std::string("; ") + modules[k] + " module waits at instruction " + std::to_string(w & 0x7fffffffu);
+      if (w >> 31)
+        m += std::string("; ") + modules[k] + " module waits at instruction " + std::to_string(w & 0x7fffffffu);
     }
   }
   return m;

@@ -4,10 +4,10 @@
 // xrt_coreutil are found (sim/CMakeLists.txt).
 #include <nlohmann/json.hpp>
 
+#include "experimental/xrt_ip.h"
 #include "loom/runtime/error.h"
 #include "xrt/xrt_bo.h"
 #include "xrt/xrt_device.h"
-#include "experimental/xrt_ip.h"
 #include "xrt_layer.h"
 
 namespace loom::sim {
@@ -42,8 +42,8 @@ class XrtLayer : public BoardLayer {
       uuid_ = device_.load_xclbin(xclbin);
       ip_ = xrt::ip(device_, uuid_, kernel);
     } catch (const std::exception& e) {
-      LOOM_THROW(DeviceError, "XRT device ", index, ": cannot load kernel '", kernel, "' from '", xclbin, "': ",
-                 e.what());
+      LOOM_THROW(DeviceError, "XRT device ", index, ": cannot load kernel '", kernel, "' from '", xclbin,
+                 "': ", e.what());
     }
   }
   std::string name() const override { return name_; }
@@ -88,8 +88,9 @@ std::unique_ptr<BoardLayer> make_xrt_layer(const std::string& config_json) {
     } catch (const std::exception& e) {
       LOOM_THROW(DeviceError, "no XRT device found (looked for device index ", index, "): ", e.what());
     }
-    LOOM_THROW(DeviceError, "xrt backend: the config has no xrt.xclbin (the bitstream with the loom_accel kernel; "
-                            "docs/fpga.md)");
+    LOOM_THROW(DeviceError,
+               "xrt backend: the config has no xrt.xclbin (the bitstream with the loom_accel kernel; "
+               "docs/fpga.md)");
   }
   return std::make_unique<XrtLayer>(index, xclbin, field("kernel", std::string("loom_accel")),
                                     field("memory_group", 0u));

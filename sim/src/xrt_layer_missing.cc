@@ -5,8 +5,9 @@
 namespace loom::sim {
 
 std::unique_ptr<BoardLayer> make_xrt_layer(const std::string&) {
-  LOOM_THROW(DeviceError, "the xrt backend is not built: Loom was configured without XRT (install libxrt-dev, "
-                          "or XRT under /opt/xilinx/xrt, and configure again)");
+  LOOM_THROW(DeviceError,
+             "the xrt backend is not built: Loom was configured without XRT (install libxrt-dev, "
+             "or XRT under /opt/xilinx/xrt, and configure again)");
 }
 
 }  // namespace loom::sim

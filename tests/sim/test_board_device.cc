@@ -110,7 +110,8 @@ TEST(BoardDevice, DriverRunsOnBoardStandIns) {
     std::vector<int8_t> a(M * K), w(N * K);
     for (size_t i = 0; i < a.size(); ++i) a[i] = int8_t(i * 7 - 50);
     for (size_t i = 0; i < w.size(); ++i) w[i] = int8_t(i * 3 - 70);
-    auto pa = accel::pack_blocks(a, M, K, cfg.batch, cfg.block_in), pw = accel::pack_blocks(w, N, K, cfg.block_out, cfg.block_in);
+    auto pa = accel::pack_blocks(a, M, K, cfg.batch, cfg.block_in),
+         pw = accel::pack_blocks(w, N, K, cfg.block_out, cfg.block_in);
     auto da = drv.alloc(pa.size()), dw = drv.alloc(pw.size()), dc = drv.alloc(size_t(M) * N);
     drv.copy_to_device(da, pa.data(), pa.size());
     drv.copy_to_device(dw, pw.data(), pw.size());
@@ -195,17 +196,22 @@ TEST(VitisKernel, FilesFollowTheRegisterMap) {
       return os.str();
     };
     EXPECT_NE(f.kernel_xml.find("name=\"insn_addr\" addressQualifier=\"1\" id=\"0\" port=\"m_axi_gmem\" size=\"0x8\" "
-                                "offset=\"" + hex(reg::kInsnAddrLo) + "\""),
+                                "offset=\"" +
+                                hex(reg::kInsnAddrLo) + "\""),
               std::string::npos);
-    EXPECT_NE(f.kernel_xml.find("name=\"insn_count\" addressQualifier=\"0\" id=\"1\" port=\"s_axi_control\" size=\"0x4\" "
-                                "offset=\"" + hex(reg::kInsnCount) + "\""),
-              std::string::npos);
+    EXPECT_NE(
+        f.kernel_xml.find("name=\"insn_count\" addressQualifier=\"0\" id=\"1\" port=\"s_axi_control\" size=\"0x4\" "
+                          "offset=\"" +
+                          hex(reg::kInsnCount) + "\""),
+        std::string::npos);
     EXPECT_NE(f.kernel_xml.find("dataWidth=\"" + std::to_string(cfg.dram_bus_bytes() * 8) + "\""), std::string::npos);
     for (auto [reg_name, offset] : {std::pair{"CTRL", reg::kControl}, std::pair{"GIER", reg::kGie},
                                     std::pair{"IP_IER", reg::kIer}, std::pair{"IP_ISR", reg::kIsr},
                                     std::pair{"STATUS", reg::kStatus}, std::pair{"ERROR_INDEX", reg::kErrorIndex}})
-      EXPECT_NE(f.package_tcl.find(std::string("add_register -quiet ") + reg_name + " $block]\nset_property "
-                                   "address_offset " + hex(offset)),
+      EXPECT_NE(f.package_tcl.find(std::string("add_register -quiet ") + reg_name +
+                                   " $block]\nset_property "
+                                   "address_offset " +
+                                   hex(offset)),
                 std::string::npos)
           << reg_name;
     EXPECT_NE(f.connectivity_cfg.find("sp=loom_accel_1.m_axi_gmem:HP0"), std::string::npos);
