@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -43,21 +44,24 @@ inline std::string test_backend() { return LOOM_TEST_BACKEND; }
 inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c) {
   sim::register_backends();  // also keeps the simulator library linked
   std::string json = c.to_json();
-  if (test_backend() == "rtl" || test_backend() == "board-rtl")
+  if (test_backend() == "rtl" || test_backend() == "board-rtl" || test_backend() == "rpc-rtl")
     json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
   if (test_backend().rfind("rpc-", 0) == 0) {
     static std::map<std::string, std::vector<std::unique_ptr<rpc::Server>>> servers;  // live until the end
     std::string backend = test_backend().substr(4);
     rpc::Server* free = nullptr;
-    for (auto& s : servers[json])
+    auto& list = servers[json];
+    if (backend == "rtl")  // a fresh device per test, as locally (the RTL's scratchpads outlive runs)
+      list.erase(std::remove_if(list.begin(), list.end(), [](auto& s) { return !s->busy(); }), list.end());
+    for (auto& s : list)
       if (!s->busy()) free = s.get();
     if (!free) {
       rpc::ServerOptions o;
       o.port = 0;
       o.backend = backend;
       o.config_json = json;
-      servers[json].push_back(std::make_unique<rpc::Server>(o));
-      free = servers[json].back().get();
+      list.push_back(std::make_unique<rpc::Server>(o));
+      free = list.back().get();
       free->start();
     }
     return make_accel_device("rpc://127.0.0.1:" + std::to_string(free->port()) + "/" + backend, json);
