@@ -80,6 +80,15 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
   app.parse_complete_callback([&opt] { check(opt); });
 }
 
+CLI::Option* add_config_option(CLI::App& app, std::string& path) {
+  return app.add_option("--config", path, "accelerator config (JSON; default: the built-in default config)")
+      ->check(CLI::ExistingFile);
+}
+
+accel::AccelConfig load_config(const std::string& path) {
+  return path.empty() ? accel::default_config() : accel::AccelConfig::load(path);
+}
+
 bool any_backend_option(const BackendOptions& opt) {
   for (const CLI::Option* o :
        {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit, opt.o_fst, opt.o_step_limit})

@@ -25,6 +25,10 @@ struct BackendOptions {
               *o_step_limit = nullptr;
 };
 
+// --config FILE: the accelerator config (JSON), and loading it (empty: the built-in default).
+CLI::Option* add_config_option(CLI::App& app, std::string& path);
+accel::AccelConfig load_config(const std::string& path);
+
 // Adds --backend and the simulators' options to `app`, parsed into `opt`.
 void add_backend_options(CLI::App& app, BackendOptions& opt);
 

@@ -20,14 +20,6 @@ using namespace loom::accel;
 
 namespace {
 
-// --config FILE: the accelerator config (default: the built-in default).
-CLI::Option* add_config_option(CLI::App& app, std::string& path) {
-  return app.add_option("--config", path, "accelerator config (JSON; default: the built-in default config)")
-      ->check(CLI::ExistingFile);
-}
-
-AccelConfig load_config(const std::string& path) { return path.empty() ? default_config() : AccelConfig::load(path); }
-
 int example(const std::vector<std::string>& args) {
   CLI::App app{"Write an example accelerator program: a blocked int8 matmul C = A x W^T with its expected output",
                "loom accel-example"};

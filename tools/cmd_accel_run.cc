@@ -29,8 +29,7 @@ static int accel_run(const std::vector<std::string>& args) {
   bool print_ir = false, disasm = false;
   BackendOptions bo;
   app.add_option("operator", op, "dense, conv2d or add")->required();
-  app.add_option("--config", config, "accelerator config (JSON; default: the built-in default config)")
-      ->check(CLI::ExistingFile);
+  add_config_option(app, config);
   number_option(app, "--channels", C, "input channels (a multiple of the config's block_in)", 1, 4096)
       ->capture_default_str();
   std::map<std::string, CLI::Option*> shaped = {
@@ -58,7 +57,7 @@ static int accel_run(const std::vector<std::string>& args) {
   for (auto& [name, o] : shaped)
     if (o->count() && std::find(uses[op].begin(), uses[op].end(), name) == uses[op].end())
       LOOM_THROW(Error, name, " does not apply to ", op);
-  accel::AccelConfig cfg = config.empty() ? accel::default_config() : accel::AccelConfig::load(config);
+  accel::AccelConfig cfg = load_config(config);
   const ops::AccelTarget target = ops::accel_target(cfg);
   ops::AccelOpSpec spec;
   spec.kind = ops::parse_accel_op_kind(op);

@@ -33,8 +33,7 @@ int rpc_server_command(const std::vector<std::string>& args) {
   bool quiet = false;
   app.add_option("--host", o.host, "address to listen on (anything but loopback needs --token)")->capture_default_str();
   number_option(app, "--port", o.port, "TCP port (0: any free port, printed)", 0, 65535)->capture_default_str();
-  app.add_option("--config", config_file, "accelerator config JSON (default: the built-in default)")
-      ->check(CLI::ExistingFile);
+  add_config_option(app, config_file);
   app.add_option("--token", o.token, "access token clients must present (default: $LOOM_RPC_TOKEN)");
   number_option(app, "--idle-timeout", idle_s, "drop a client silent for this many seconds", 1.0, 86400.0)
       ->capture_default_str();
@@ -49,7 +48,7 @@ int rpc_server_command(const std::vector<std::string>& args) {
   if (rpc::is_url(bopt.backend)) LOOM_THROW(Error, "--backend: a server exports a local backend, not ", bopt.backend);
   if (o.token.empty())
     if (const char* t = std::getenv("LOOM_RPC_TOKEN")) o.token = t;
-  accel::AccelConfig cfg = config_file.empty() ? accel::default_config() : accel::AccelConfig::load(config_file);
+  accel::AccelConfig cfg = load_config(config_file);
   o.backend = bopt.backend;
   o.config_json = backend_config_json(bopt, cfg);
   o.idle_timeout = std::chrono::milliseconds(int64_t(idle_s * 1000));

@@ -54,15 +54,15 @@ class RpcDevice : public AccelDevice {
     const char* token = std::getenv("LOOM_RPC_TOKEN");
     Writer w;
     w.u8(uint8_t(Op::Hello)).u32(kProtocolVersion).str(token ? token : "").str(url_.backend).str(config_json);
-    Reader r = call(w, "HELLO", reply_);
-    device_name_ = r.str("the device name", 1 << 20);
-    server_config_ = r.str("the server's config", 1 << 20);
+    Reader r = call(w, "HELLO");
+    r.str("the device name", 1 << 20);  // a well-formed reply; the model's config was checked there
+    r.str("the server's config", 1 << 20);
   }
   ~RpcDevice() override {
     try {
       Writer w;
       w.u8(uint8_t(Op::Goodbye));
-      call(w, "GOODBYE", reply_, milliseconds(2000));
+      call(w, "GOODBYE", milliseconds(2000));
     } catch (const Error&) {
     }
     conn_->close();
@@ -73,17 +73,17 @@ class RpcDevice : public AccelDevice {
   uint64_t alloc(uint64_t bytes, uint64_t alignment) override {
     Writer w;
     w.u8(uint8_t(Op::Alloc)).u64(bytes).u64(alignment);
-    return call(w, "ALLOC", reply_).u64("the address");
+    return call(w, "ALLOC").u64("the address");
   }
   void alloc_at(uint64_t addr, uint64_t bytes) override {
     Writer w;
     w.u8(uint8_t(Op::AllocAt)).u64(addr).u64(bytes);
-    call(w, "ALLOC_AT", reply_);
+    call(w, "ALLOC_AT");
   }
   void free(uint64_t addr) override {
     Writer w;
     w.u8(uint8_t(Op::Free)).u64(addr);
-    call(w, "FREE", reply_);
+    call(w, "FREE");
   }
   void write(uint64_t addr, const void* src, uint64_t bytes) override {
     const auto* p = static_cast<const uint8_t*>(src);
@@ -91,7 +91,7 @@ class RpcDevice : public AccelDevice {
       uint64_t n = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
       Writer w;
       w.u8(uint8_t(Op::Write)).u64(addr + done).u64(n);  // the data's length; the data follows as is
-      call(w, "WRITE", reply_, {}, p + done, n);
+      call(w, "WRITE", {}, p + done, n);
     }
   }
   void read(uint64_t addr, void* dst, uint64_t bytes) override {
@@ -100,7 +100,7 @@ class RpcDevice : public AccelDevice {
       uint64_t n = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
       Writer w;
       w.u8(uint8_t(Op::Read)).u64(addr + done).u64(n);
-      Reader r = call(w, "READ", reply_);
+      Reader r = call(w, "READ");
       auto [data, len] = r.bytes("the data", n);
       if (len != n) LOOM_THROW(DeviceError, name_, ": READ returned ", len, " bytes, not ", n);
       std::memcpy(p + done, data, n);
@@ -109,13 +109,13 @@ class RpcDevice : public AccelDevice {
   void write_reg(uint32_t offset, uint32_t value) override {
     Writer w;
     w.u8(uint8_t(Op::WriteReg)).u32(offset).u32(value);
-    call(w, "WRITE_REG", reply_);
+    call(w, "WRITE_REG");
   }
   uint32_t read_reg(uint32_t offset) override { return read_regs(offset, 1)[0]; }
   std::vector<uint32_t> read_regs(uint32_t first, uint32_t count) override {
     Writer w;
     w.u8(uint8_t(Op::ReadRegs)).u32(first).u32(count);
-    Reader r = call(w, "READ_REGS", reply_);
+    Reader r = call(w, "READ_REGS");
     std::vector<uint32_t> v(count);
     for (uint32_t& x : v) x = r.u32("a register");
     return v;
@@ -123,18 +123,18 @@ class RpcDevice : public AccelDevice {
   void launch(uint64_t insn_addr, uint32_t count) override {
     Writer w;
     w.u8(uint8_t(Op::Launch)).u64(insn_addr).u32(count);
-    call(w, "LAUNCH", reply_);
+    call(w, "LAUNCH");
   }
   void wait(milliseconds timeout) override {
     Writer w;
     w.u8(uint8_t(Op::Wait)).u64(uint64_t(timeout.count()));
-    call(w, "WAIT", reply_, timeout + timeout_);
+    call(w, "WAIT", timeout + timeout_);
   }
   std::string error_message() const override {
     Writer w;
     w.u8(uint8_t(Op::ErrorMessage));
     try {
-      return call(w, "ERROR_MESSAGE", reply_).str("the message", 1 << 20);
+      return call(w, "ERROR_MESSAGE").str("the message", 1 << 20);
     } catch (const Error& e) {
       return e.what();
     }
@@ -143,11 +143,13 @@ class RpcDevice : public AccelDevice {
  private:
   // Sends one request and returns a reader over the reply's result fields; an error reply is a
   // DeviceError with the server's message.
-  Reader call(const Writer& w, const char* op, std::vector<uint8_t>& reply, milliseconds timeout = {},
-              const void* tail = nullptr, uint64_t tail_bytes = 0) const {
+  // The reply stays in reply_ until the next call.
+  Reader call(const Writer& w, const char* op, milliseconds timeout = {}, const void* tail = nullptr,
+              uint64_t tail_bytes = 0) const {
     if (timeout.count() == 0) timeout = timeout_;
     conn_->send(w.body(), timeout_, tail, tail_bytes);
-    reply = conn_->receive(timeout, timeout_, kMaxMessageBytes);
+    reply_ = conn_->receive(timeout, timeout_, kMaxMessageBytes);
+    const std::vector<uint8_t>& reply = reply_;
     Reader r(reply.data(), reply.size());
     uint8_t status = r.u8("the status");
     if (status != 0) LOOM_THROW(DeviceError, name_, ": ", op, ": ", r.str("the error message", kMaxMessageBytes));
@@ -159,7 +161,6 @@ class RpcDevice : public AccelDevice {
   std::unique_ptr<Connection> conn_;
   milliseconds timeout_;
   mutable std::vector<uint8_t> reply_;
-  std::string device_name_, server_config_;
 };
 
 }  // namespace

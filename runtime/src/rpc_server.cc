@@ -93,8 +93,6 @@ Request parse(const uint8_t* body, size_t n) {
   return q;
 }
 
-std::vector<uint8_t> ok() { return {0}; }
-
 std::vector<uint8_t> error(const std::string& message) {
   Writer w;
   w.u8(1).str(message);
@@ -207,13 +205,6 @@ struct Server::Impl {
           c.send(error("the first message must be HELLO, got " + std::string(to_string(q.op))), o.request_timeout);
           LOOM_THROW(DeviceError, "no HELLO");
         }
-        if (q.op == Op::Goodbye) {
-          free_all(allocations);
-          busy = false;  // before the reply: the client may connect again at once
-          c.send(ok(), o.request_timeout);
-          why = "said goodbye";
-          break;
-        }
         std::vector<uint8_t> reply;
         try {
           reply = execute(q, allocations, hello);
@@ -222,14 +213,18 @@ struct Server::Impl {
           ++stats.errors;
           reply = error(e.what());
         }
-        if (q.op == Op::Hello && !hello) {
+        // GOODBYE, or a refused HELLO, ends the session; the device is free before the reply, so
+        // the client may connect again at once.
+        bool last = q.op == Op::Goodbye || !hello;
+        if (last) {
           free_all(allocations);
-          busy = false;  // before the reply: the client may try again at once
-          c.send(reply, o.request_timeout);
-          why = "refused at HELLO";
-          break;
+          busy = false;
         }
         c.send(reply, o.request_timeout);
+        if (last) {
+          why = q.op == Op::Goodbye ? "said goodbye" : "refused at HELLO";
+          break;
+        }
       }
     } catch (const Error& e) {
       why = e.what();

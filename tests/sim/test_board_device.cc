@@ -25,6 +25,12 @@ using test::error_text;
 
 std::string config_json() { return accel::default_config().to_json(); }
 
+// Whether a backend is built here ("rtl" and "board-rtl" need the Verilated models).
+bool registered(const std::string& backend) {
+  auto names = accel_backends();
+  return std::find(names.begin(), names.end(), backend) != names.end();
+}
+
 // Records every sync (direction, bytes, offset) of the buffers of the layer it wraps.
 struct SyncLog {
   std::vector<std::tuple<SyncDirection, uint64_t, uint64_t>> syncs;
@@ -99,8 +105,7 @@ TEST(BoardDevice, DriverRunsOnBoardStandIns) {
   sim::register_backends();
   int ran = 0;
   for (const char* backend : {"board-fsim", "board-rtl"}) {
-    auto names = accel_backends();
-    if (std::find(names.begin(), names.end(), backend) == names.end()) continue;
+    if (!registered(backend)) continue;
     SCOPED_TRACE(backend);
     ++ran;
     accel::AccelConfig cfg = accel::default_config();
@@ -141,8 +146,7 @@ TEST(ApCtrlHs, ControlBitsOnEveryBackend) {
   sim::register_backends();
   int ran = 0;
   for (const char* backend : {"fsim", "rtl"}) {
-    auto names = accel_backends();
-    if (std::find(names.begin(), names.end(), backend) == names.end()) continue;
+    if (!registered(backend)) continue;
     SCOPED_TRACE(backend);
     ++ran;
     accel::AccelConfig cfg = accel::default_config();

@@ -47,11 +47,18 @@ struct Rewriter {
     return g.add_op("accel_unpack", g.unique_name(name), {y}, Attrs().set("n", want.shape[0]).set("c", want.shape[1]));
   }
 
+  int reshape(int v, Shape shape, const std::string& name) {
+    return g.add_op("reshape", g.unique_name(name), {v}, Attrs().set("shape", std::move(shape)));
+  }
+  int transpose_2d(int v, const std::string& name) {
+    return g.add_op("transpose", g.unique_name(name), {v}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+  }
+
   // Weights [O, I] packed on the CPU at run time (the right operand of a matmul), as a 1x1
   // convolution's [Op/bo, Ip/bi, 1, 1, bo, bi].
   int pack_weights_at_run_time(int w, int64_t O, int64_t I, const std::string& name) {
     int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
-    int w4 = g.add_op("reshape", g.unique_name(name + "_oi11"), {w}, Attrs().set("shape", Shape{O, I, 1, 1}));
+    int w4 = reshape(w, {O, I, 1, 1}, name + "_oi11");
     Attrs a = Attrs().set("b", int64_t(cfg.block_out)).set("bi", int64_t(cfg.block_in));
     a.set("n_padded", op).set("c_padded", ip);
     return g.add_op("accel_pack", g.unique_name(name), {w4}, a);
@@ -65,16 +72,13 @@ struct Rewriter {
                          const std::string& name) {
     int64_t op = round_up(N, cfg.block_out), ip = round_up(K, cfg.block_in);
     int shift = int(rq.attrs.get_int("shift"));
-    int cols =
-        g.add_op("transpose", g.unique_name(name + "_cols"), {x}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
-    int image = g.add_op("reshape", g.unique_name(name + "_image"), {cols}, Attrs().set("shape", Shape{1, K, rows, 1}));
+    int image = reshape(transpose_2d(x, name + "_cols"), {1, K, rows, 1}, name + "_image");
     int b = g.add_constant(g.unique_name(name + "_b_blocked"), block_bias(layer, N, op, shift));
-    Attrs a = requantize_attrs(rq).set("stride", int64_t(0) + 1).set("pad", int64_t(0));
+    Attrs a = requantize_attrs(rq).set("stride", int64_t(1)).set("pad", int64_t(0));
     int y =
         g.add_op("accel_conv2d", g.unique_name(name + "_accel"), {pack(image, ip, name + "_pack", 1), w_blocked, b}, a);
     int out = unpack(y, TensorType{{1, N, rows, 1}, DataType::Int(8)}, name + "_unpack");
-    out = g.add_op("reshape", g.unique_name(name + "_nrows"), {out}, Attrs().set("shape", Shape{N, rows}));
-    return g.add_op("transpose", g.unique_name(name + "_rows"), {out}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+    return transpose_2d(reshape(out, {N, rows}, name + "_nrows"), name + "_rows");
   }
 
   // requantize(matmul(a [B..., M, K], b [B..., K, N])): per matrix of the batch, a times bᵀ as
@@ -83,36 +87,35 @@ struct Rewriter {
     const Shape &as = g.type_of(mm.inputs[0]).shape, &bs = g.type_of(mm.inputs[1]).shape;
     int64_t M = as[as.size() - 2], K = as.back(), N = bs.back(), batch = 1;
     for (size_t d = 0; d + 2 < as.size(); ++d) batch *= as[d];
-    auto reshape = [&](int v, Shape s, const std::string& suffix) {
-      return g.add_op("reshape", g.unique_name(mm.name + suffix), {v}, Attrs().set("shape", std::move(s)));
-    };
-    int a3 = reshape(mm.inputs[0], {batch, M, K}, "_a3"), b3 = reshape(mm.inputs[1], {batch, K, N}, "_b3");
+    int a3 = reshape(mm.inputs[0], {batch, M, K}, mm.name + "_a3"),
+        b3 = reshape(mm.inputs[1], {batch, K, N}, mm.name + "_b3");
     std::vector<int> parts;
     for (int64_t i = 0; i < batch; ++i) {
       std::string name = mm.name + (batch > 1 ? "_" + std::to_string(i) : "");
       auto matrix = [&](int v, Shape s, const std::string& suffix) {
         Attrs a = Attrs().set("axes", std::vector<int64_t>{0}).set("starts", std::vector<int64_t>{i});
         a.set("ends", std::vector<int64_t>{i + 1}).set("steps", std::vector<int64_t>{1});
-        return reshape(g.add_op("slice", g.unique_name(name + suffix), {v}, a), std::move(s), suffix + "_2d");
+        return reshape(g.add_op("slice", g.unique_name(name + suffix), {v}, a), std::move(s), mm.name + suffix + "_2d");
       };
-      int bt = g.add_op("transpose", g.unique_name(name + "_bT"), {matrix(b3, {K, N}, "_b")},
-                        Attrs().set("perm", std::vector<int64_t>{1, 0}));
+      int bt = transpose_2d(matrix(b3, {K, N}, "_b"), name + "_bT");
       int y = rows_times_weights(matrix(a3, {M, K}, "_a"), M, K, pack_weights_at_run_time(bt, N, K, name + "_w_pack"),
                                  N, rq, mm, name);
-      parts.push_back(reshape(y, {1, M, N}, "_part"));
+      parts.push_back(reshape(y, {1, M, N}, mm.name + "_part"));
     }
     int y = parts.size() == 1
                 ? parts[0]
                 : g.add_op("concat", g.unique_name(mm.name + "_concat"), parts, Attrs().set("axis", int64_t(0)));
-    return reshape(y, rq.type.shape, "_out");
+    return reshape(y, rq.type.shape, mm.name + "_out");
   }
 
-  // Weights [O, I, ...] -> [Op/bo, Ip/bi, ..., bo, bi], zero-padded.
-  NDArray pack_weight(const NDArray& w, int64_t op, int64_t ip) {
+  // Weights [O, I, ...] -> [Op/bo, Ip/bi, ..., bo, bi], zero-padded; dense weights [O, I] with
+  // `kernel_axes` as a 1x1 convolution's [Op/bo, Ip/bi, 1, 1, bo, bi] (the same bytes).
+  NDArray pack_weight(const NDArray& w, int64_t op, int64_t ip, bool kernel_axes = false) {
     const auto& s = w.shape();
     int64_t O = s[0], I = s[1], KK = s.size() == 4 ? s[2] * s[3] : 1, bo = cfg.block_out, bi = cfg.block_in;
     Shape shape = {op / bo, ip / bi};
     if (s.size() == 4) shape.insert(shape.end(), {s[2], s[3]});
+    if (s.size() == 2 && kernel_axes) shape.insert(shape.end(), {1, 1});
     shape.insert(shape.end(), {bo, bi});
     NDArray out = NDArray::zeros(shape, DataType::Int(8));
     auto* src = static_cast<const int8_t*>(w.raw_data());
@@ -151,10 +154,7 @@ struct Rewriter {
     int64_t O = g.type_of(l.inputs[1]).shape[0], I = g.type_of(l.inputs[1]).shape[1];
     int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
     if (!conv && g.type_of(l.inputs[0]).shape[0] > cfg.batch) {
-      NDArray packed = pack_weight(g.node(l.inputs[1]).value, op, ip);
-      NDArray w =
-          NDArray::empty({op / cfg.block_out, ip / cfg.block_in, 1, 1, cfg.block_out, cfg.block_in}, DataType::Int(8));
-      std::memcpy(w.raw_data(), packed.raw_data(), packed.nbytes());  // the same bytes, 1x1 kernel axes added
+      NDArray w = pack_weight(g.node(l.inputs[1]).value, op, ip, /*kernel_axes=*/true);
       return rows_times_weights(l.inputs[0], g.type_of(l.inputs[0]).shape[0], I,
                                 g.add_constant(g.unique_name(l.name + "_w_blocked"), w), O, rq, l, l.name);
     }
@@ -185,6 +185,14 @@ struct Rewriter {
   }
 };
 
+// Why the requantization's shift is beyond the accelerator's (right shifts by 0..30), or "".
+std::string shift_unsupported(const Node& rq) {
+  int64_t shift = rq.attrs.get_int("shift");
+  if (shift < 0 || shift > 30)
+    return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
+  return "";
+}
+
 // Why requantize(conv2d/dense) cannot run on the accelerator, or "" if it can.
 std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
   if (l.inputs.size() < 2) return "no weights";
@@ -192,9 +200,7 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
   if (x.dtype != DataType::Int(8) || w.dtype != DataType::Int(8)) return "not int8";
   if (!g.node(l.inputs[1]).is_constant() || (l.inputs.size() > 2 && !g.node(l.inputs[2]).is_constant()))
     return "weights or bias are not constants";
-  int64_t shift = rq.attrs.get_int("shift");
-  if (shift < 0 || shift > 30)
-    return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
+  if (std::string why = shift_unsupported(rq); !why.empty()) return why;
   if (op_def(l.op).layer == WeightedLayer::Dense) {
     if (x.shape.size() != 2 || w.shape.size() != 2) return "not an NC x OI dense layer";
     return "";
@@ -217,10 +223,7 @@ std::string product_unsupported(const Graph& g, const Node& rq, const Node& mm) 
   if (a.shape.size() < 2 || a.shape.size() != b.shape.size() ||
       !std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()))
     return "operands " + a.str() + " and " + b.str() + " are not matrices of one batch (no broadcasting)";
-  int64_t shift = rq.attrs.get_int("shift");
-  if (shift < 0 || shift > 30)
-    return "requantize shift " + std::to_string(shift) + " (the accelerator shifts right by 0..30)";
-  return "";
+  return shift_unsupported(rq);
 }
 
 // Why requantize(add_shifted) cannot run on the accelerator, or "".
