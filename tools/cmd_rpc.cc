@@ -5,6 +5,6 @@
 namespace loom::tools {
 
 LOOM_REGISTER_COMMAND("rpc-server", "export an accelerator device over TCP (rpc://HOST:PORT/BACKEND)",
-                      rpc_server_command);
+                      [](const std::vector<std::string>& args) { return rpc_server_command(args); });
 
 }  // namespace loom::tools

@@ -21,10 +21,11 @@ extern "C" void on_signal(int) { g_stop = true; }
 
 }  // namespace
 
-int rpc_server_command(const std::vector<std::string>& args) {
+int rpc_server_command(const std::vector<std::string>& args, const std::string& program) {
   CLI::App app(
       "Exports an accelerator device over TCP: run models on it from another machine with "
-      "`loom run model.loom --backend rpc://HOST:PORT/BACKEND`");
+      "`loom run model.loom --backend rpc://HOST:PORT/BACKEND`",
+      program);
   sim::register_backends();
   rpc::ServerOptions o;
   std::string config_file;

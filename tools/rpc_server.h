@@ -6,6 +6,7 @@
 
 namespace loom::tools {
 
-int rpc_server_command(const std::vector<std::string>& args);
+// `program`: the name errors and --help show ("loom rpc-server" or "loom-rpc-server").
+int rpc_server_command(const std::vector<std::string>& args, const std::string& program = "loom rpc-server");
 
 }  // namespace loom::tools

@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   try {
-    return loom::tools::rpc_server_command(std::vector<std::string>(argv + 1, argv + argc));
+    return loom::tools::rpc_server_command(std::vector<std::string>(argv + 1, argv + argc), "loom-rpc-server");
   } catch (const std::exception& e) {
     std::cerr << "loom-rpc-server: error: " << e.what() << "\n";
     return 1;

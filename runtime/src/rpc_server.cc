@@ -99,12 +99,6 @@ std::vector<uint8_t> error(const std::string& message) {
   return w.body();
 }
 
-bool loopback(const std::string& host) {
-  boost::system::error_code ec;
-  auto a = asio::ip::make_address(host, ec);
-  return !ec && a.is_loopback();
-}
-
 }  // namespace
 
 std::string check_request(const uint8_t* body, size_t size) { return to_string(parse(body, size).op); }
@@ -313,13 +307,13 @@ struct Server::Impl {
 Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.o = std::move(options);
-  if (!loopback(s.o.host) && s.o.token.empty())
-    LOOM_THROW(DeviceError, "rpc server: listening on ", s.o.host,
-               " (not loopback) needs an access token (--token or LOOM_RPC_TOKEN)");
-  s.device = make_accel_device(s.o.backend, s.o.config_json);
   boost::system::error_code ec;
   auto address = asio::ip::make_address(s.o.host, ec);
   if (ec) LOOM_THROW(DeviceError, "rpc server: '", s.o.host, "' is not an IP address");
+  if (!address.is_loopback() && s.o.token.empty())
+    LOOM_THROW(DeviceError, "rpc server: listening on ", s.o.host,
+               " (not loopback) needs an access token (--token or LOOM_RPC_TOKEN)");
+  s.device = make_accel_device(s.o.backend, s.o.config_json);
   tcp::endpoint ep(address, s.o.port);
   s.acceptor.open(ep.protocol(), ec);
   if (!ec) s.acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
