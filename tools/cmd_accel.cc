@@ -95,9 +95,13 @@ int hw_params(const std::vector<std::string>& args) {
   std::string config, out;
   add_config_option(app, config);
   app.add_option("--out", out, "file to write (default: print the package)")->check(output_file());
+  accel::RtlOptions rtl;
+  bool plain_gemm = false;
+  app.add_flag("--plain-gemm", plain_gemm, "one multiplier per int8 product (default: two products per DSP48)");
   if (int rc = parse(app, args); rc >= 0) return rc;
+  rtl.gemm_dsp_pack = !plain_gemm;
   AccelConfig cfg = load_config(config);
-  std::string text = sv_package(cfg);
+  std::string text = sv_package(cfg, rtl);
   if (out.empty()) {
     std::cout << text;
     return 0;

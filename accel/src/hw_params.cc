@@ -53,7 +53,7 @@ std::string fault_name(AccelFault f) {
 
 }  // namespace
 
-std::string sv_package(const AccelConfig& c) {
+std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   c.validate();
   IsaLayout L(c);
   std::ostringstream os;
@@ -71,6 +71,8 @@ std::string sv_package(const AccelConfig& c) {
   param("WGT_WIDTH", c.wgt_bits);
   param("ACC_WIDTH", c.acc_bits);
   param("OUT_WIDTH", c.out_bits);
+  os << "  // Implementation choices (RtlOptions)\n"
+     << "  localparam bit GEMM_DSP_PACK = 1'b" << (options.gemm_dsp_pack ? 1 : 0) << ";\n";
   os << "  // Scratchpads: entries and index widths\n";
   struct Buf {
     const char* name;

@@ -1,19 +1,24 @@
-// Build-time generator of the RTL parameter package: loom_hw_params_gen <config.json> <out.sv>.
+// Build-time generator of the RTL parameter package:
+//   loom_hw_params_gen <config.json> <out.sv> [--plain-gemm]
 // (The same text as `loom hw-params`; this small tool exists so the build can generate the
 // package before the RTL model is compiled, without depending on the whole compiler.)
 #include <fstream>
 #include <iostream>
+#include <string>
 
 #include "loom/accel/config.h"
 #include "loom/accel/hw_params.h"
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: loom_hw_params_gen <config.json> <out.sv>\n";
+  loom::accel::RtlOptions rtl;
+  if (argc == 4 && std::string(argv[3]) == "--plain-gemm")
+    rtl.gemm_dsp_pack = false;
+  else if (argc != 3) {
+    std::cerr << "usage: loom_hw_params_gen <config.json> <out.sv> [--plain-gemm]\n";
     return 2;
   }
   try {
-    std::string text = loom::accel::sv_package(loom::accel::AccelConfig::load(argv[1]));
+    std::string text = loom::accel::sv_package(loom::accel::AccelConfig::load(argv[1]), rtl);
     std::ofstream(argv[2]) << text;
   } catch (const std::exception& e) {
     std::cerr << "loom_hw_params_gen: " << e.what() << "\n";

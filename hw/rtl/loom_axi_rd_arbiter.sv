@@ -1,6 +1,7 @@
 // Shares the AXI4 read channels among N requesters: round-robin on AR (a granted request stays
 // selected until accepted, as AXI requires), the requester's index as ARID, and R beats routed
-// back by RID (data, response and last are broadcast by the parent). Each requester may have several bursts outstanding; beats of one ID arrive in order.
+// back by RID (data, response and last are broadcast by the parent). Each requester may have
+// several bursts outstanding; beats of one ID arrive in order.
 module loom_axi_rd_arbiter #(
     parameter int N = 2,
     localparam int IdW = $clog2(N)
@@ -27,11 +28,15 @@ module loom_axi_rd_arbiter #(
   logic [IdW-1:0] last, pick, held_id;
   logic held;  // an AR is shown to memory and not yet accepted: keep it stable
 
+  // The first valid requester after `last`, cyclically. last + k < 2N, so one conditional
+  // subtraction wraps it (a `%` by a constant that is not a power of two would be a divider).
   always_comb begin
     pick = last;
     for (int k = N; k >= 1; k--) begin
-      // the first valid requester after `last`, cyclically
-      if (s_arvalid[(32'(last) + k) % N]) pick = IdW'((32'(last) + k) % N);
+      logic [IdW:0] idx;
+      idx = (IdW + 1)'(last) + (IdW + 1)'(k);
+      if (idx >= (IdW + 1)'(N)) idx = idx - (IdW + 1)'(N);
+      if (s_arvalid[idx[IdW-1:0]]) pick = idx[IdW-1:0];
     end
   end
 

@@ -91,13 +91,13 @@ module loom_compute #(
   logic uop_we, acc_dma_we, acc_core_we;
   logic [UopAW-1:0] uop_waddr, uop_raddr;
   logic [31:0] uop_wdata, uop_rdata;
-  logic [AccAW-1:0] acc_dma_waddr, acc_core_waddr, acc_raddr_dst, acc_raddr_src;
-  logic [AccEW-1:0] acc_dma_wdata, acc_core_wdata, acc_rdata_dst, acc_rdata_src;
+  logic [AccAW-1:0] acc_dma_waddr, acc_core_waddr, acc_raddr;
+  logic [AccEW-1:0] acc_dma_wdata, acc_core_wdata, acc_rdata;
   loom_sram #(.WIDTH(32), .DEPTH(loom_accel_pkg::UOP_DEPTH), .NUM_RD(1)) uop_sram (
       .clk, .we(uop_we), .waddr(uop_waddr), .wdata(uop_wdata), .raddr(uop_raddr), .rdata(uop_rdata));
-  loom_sram #(.WIDTH(AccEW), .DEPTH(loom_accel_pkg::ACC_DEPTH), .NUM_RD(2)) acc_sram (
+  loom_sram #(.WIDTH(AccEW), .DEPTH(loom_accel_pkg::ACC_DEPTH), .NUM_RD(1)) acc_sram (
       .clk, .we(acc_dma_we || acc_core_we), .waddr(acc_dma_we ? acc_dma_waddr : acc_core_waddr),
-      .wdata(acc_dma_we ? acc_dma_wdata : acc_core_wdata), .raddr({acc_raddr_src, acc_raddr_dst}), .rdata({acc_rdata_src, acc_rdata_dst}));
+      .wdata(acc_dma_we ? acc_dma_wdata : acc_core_wdata), .raddr(acc_raddr), .rdata(acc_rdata));
 
   // ---- datapaths ----
   logic uop_done, acc_done, core_done, uop_fault, acc_fault, core_fault;
@@ -132,7 +132,7 @@ module loom_compute #(
       .imm(insn[loom_accel_pkg::ALU_IMM_LSB+:loom_accel_pkg::ALU_IMM_W]),
       .done(core_done), .fault(core_fault), .fault_code(core_code), .mac_step, .alu_step,
       .uop_raddr, .uop_rdata, .inp_raddr, .inp_rdata, .wgt_raddr, .wgt_rdata,
-      .acc_raddr_dst, .acc_raddr_src, .acc_rdata_dst, .acc_rdata_src,
+      .acc_raddr, .acc_rdata,
       .acc_we(acc_core_we), .acc_waddr(acc_core_waddr), .acc_wdata(acc_core_wdata), .out_we, .out_waddr, .out_wdata);
 
   // FINISH (and any no-op) completes the cycle after it starts.

@@ -1,10 +1,13 @@
 // The compute core: runs a GEMM or ALU instruction's micro-ops inside its two-level loop, one
-// micro-op iteration per cycle.
+// micro-op iteration per cycle (two for an ALU op with a register operand).
 //   S0  issue: loop counters, running index offsets, micro-op read
 //   S1  index: micro-op fields + offsets, range checks, scratchpad reads
 //   S2  math:  BATCH x BLOCK_OUT dot products of BLOCK_IN (GEMM) or BATCH x BLOCK_OUT ALU ops
 //   S3  write: accumulator entry and its low bits into the out buffer
-// Accumulator reads in S1 miss the writes of the two iterations ahead (S2, S3), so S2 forwards
+// The accumulator has one read port (so it maps onto simple dual-port BRAM, not two copies): an
+// ALU iteration with a register operand stays two cycles in S1, reading the operand first and
+// then the destination, as VTA's ALU does (II = 2).
+// Accumulator reads in S1 miss the writes of the iterations ahead (S2, S3), so S2 forwards
 // them: consecutive micro-ops that accumulate into one entry run back to back without stalls.
 module loom_gemm_alu #(
     localparam int Batch = loom_accel_pkg::BATCH,
@@ -22,7 +25,9 @@ module loom_gemm_alu #(
     localparam int InpEW = Batch * BlockIn * InpW,
     localparam int WgtEW = BlockOut * BlockIn * WgtW,
     localparam int AccEW = Batch * BlockOut * AccW,
-    localparam int OutEW = Batch * BlockOut * OutW
+    localparam int OutEW = Batch * BlockOut * OutW,
+    // Two int8 products per multiplier (loom_mul2_shared): half the DSPs, same results.
+    parameter bit DspPack = loom_accel_pkg::GEMM_DSP_PACK
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -55,10 +60,8 @@ module loom_gemm_alu #(
     input  logic [InpEW-1:0] inp_rdata,
     output logic [WgtAW-1:0] wgt_raddr,
     input  logic [WgtEW-1:0] wgt_rdata,
-    output logic [AccAW-1:0] acc_raddr_dst,
-    output logic [AccAW-1:0] acc_raddr_src,
-    input  logic [AccEW-1:0] acc_rdata_dst,
-    input  logic [AccEW-1:0] acc_rdata_src,
+    output logic [AccAW-1:0] acc_raddr,
+    input  logic [AccEW-1:0] acc_rdata,
     output logic             acc_we,
     output logic [AccAW-1:0] acc_waddr,
     output logic [AccEW-1:0] acc_wdata,
@@ -79,23 +82,54 @@ module loom_gemm_alu #(
   assign uop_raddr = UopAW'(u);
 
   // ---- S1: index ----
-  logic        s1_valid;
+  // An ALU iteration with a register operand spends two cycles here: the first (s1_second low)
+  // reads the operand and keeps its indices, which the micro-op read port no longer holds in the
+  // second, when the destination is read.
+  wire         two_reads = is_alu && !use_imm;
+  logic        s1_valid, s1_second;
   logic [31:0] s1_dst_off, s1_src_off, s1_wgt_off;
+  logic [AccAW-1:0] s1_dst_q, s1_src_q;
   wire  [31:0] s1_dst = 32'(uop_rdata[DstW-1:0]) + s1_dst_off;
   wire  [31:0] s1_src = 32'(uop_rdata[DstW+:SrcW]) + s1_src_off;
   wire  [31:0] s1_wgt = 32'(uop_rdata[DstW+SrcW+:WgtFW]) + s1_wgt_off;
   wire  [31:0] src_depth = is_alu ? 32'(loom_accel_pkg::ACC_DEPTH) : 32'(loom_accel_pkg::INP_DEPTH);
-  wire s1_bad = s1_valid && (s1_dst >= 32'(loom_accel_pkg::ACC_DEPTH) || s1_src >= src_depth ||
-                             (!is_alu && !reset_acc && s1_wgt >= 32'(loom_accel_pkg::WGT_DEPTH)));
+  wire s1_bad = s1_valid && !s1_second &&
+                (s1_dst >= 32'(loom_accel_pkg::ACC_DEPTH) || s1_src >= src_depth ||
+                 (!is_alu && !reset_acc && s1_wgt >= 32'(loom_accel_pkg::WGT_DEPTH)));
+  wire s1_first_of_two = s1_valid && two_reads && !s1_second;  // S1 holds, S0 stalls
   assign inp_raddr = InpAW'(s1_src);
   assign wgt_raddr = WgtAW'(s1_wgt);
-  assign acc_raddr_dst = AccAW'(s1_dst);
-  assign acc_raddr_src = AccAW'(s1_src);
+  assign acc_raddr = s1_second ? s1_dst_q : s1_first_of_two ? AccAW'(s1_src) : AccAW'(s1_dst);
+
+  // ---- S2: the GEMM's products ----
+  // Output lanes 2k and 2k+1 of one batch row share their inputs, so each pair of products goes
+  // through one loom_mul2_shared (an odd BLOCK_OUT leaves its last lane unpaired).
+  localparam int ProdW = InpW + WgtW;
+  logic [Elems*BlockIn*ProdW-1:0] prod;  // lane e, input q at (e*BlockIn + q)*ProdW
+  for (genvar e = 0; e < Elems; e++) begin : g_lane
+    localparam int Row = e / BlockOut, Col = e % BlockOut;
+    localparam bit Paired = Col + 1 < BlockOut || Col % 2 == 1;
+    for (genvar q = 0; q < BlockIn; q++) begin : g_in
+      localparam int X = (Row * BlockIn + q) * InpW;  // the input both products of a pair share
+      if (!Paired) begin : g_single
+        assign prod[(e*BlockIn+q)*ProdW+:ProdW] =
+            $signed(wgt_rdata[(Col * BlockIn + q)*WgtW+:WgtW]) * $signed(inp_rdata[X+:InpW]);
+      end else if (Col % 2 == 0) begin : g_pair
+        loom_mul2_shared #(.Pack(DspPack)) mul (
+            .a_hi_i(wgt_rdata[((Col + 1) * BlockIn + q)*WgtW+:WgtW]),
+            .a_lo_i(wgt_rdata[(Col * BlockIn + q)*WgtW+:WgtW]),
+            .b_i(inp_rdata[X+:InpW]),
+            .p_hi_o(prod[((e+1)*BlockIn+q)*ProdW+:ProdW]),
+            .p_lo_o(prod[(e*BlockIn+q)*ProdW+:ProdW])
+        );
+      end
+    end
+  end
 
   // ---- S2: math; S3: write ----
   logic             s2_valid, s3_valid, w_valid;
   logic [AccAW-1:0] s2_dst, s2_src, s3_dst, w_dst;
-  logic [AccEW-1:0] s3_data, w_data;
+  logic [AccEW-1:0] s3_data, w_data, src_q;
 
   // The accumulator entry `a` as seen after the writes still in flight.
   function automatic logic [AccEW-1:0] forwarded(input logic [AccAW-1:0] a, input logic [AccEW-1:0] from_sram);
@@ -118,6 +152,24 @@ module loom_gemm_alu #(
     endcase
   endfunction
 
+  // S2's result, from the entries as seen after the writes still in flight.
+  logic [AccEW-1:0] s2_data;
+  always_comb begin : s2_math
+    logic [AccEW-1:0] old, other;
+    old = forwarded(s2_dst, acc_rdata);
+    other = forwarded(s2_src, src_q);
+    for (int e = 0; e < Elems; e++) begin : lane
+      logic signed [AccW-1:0] a, b, sum;
+      a = old[e*AccW+:AccW];
+      b = use_imm ? AccW'($signed(imm)) : other[e*AccW+:AccW];
+      sum = a;
+      for (int q = 0; q < BlockIn; q++) sum = sum + AccW'($signed(prod[(e*BlockIn+q)*ProdW+:ProdW]));
+      if (is_alu) s2_data[e*AccW+:AccW] = alu_apply(alu_op, a, b);
+      else if (reset_acc) s2_data[e*AccW+:AccW] = '0;
+      else s2_data[e*AccW+:AccW] = sum;
+    end
+  end
+
   always_ff @(posedge clk) begin
     done <= 1'b0;
     fault <= 1'b0;
@@ -126,6 +178,7 @@ module loom_gemm_alu #(
     if (!rst_n) begin
       issuing <= 1'b0;
       s1_valid <= 1'b0;
+      s1_second <= 1'b0;
       s2_valid <= 1'b0;
       s3_valid <= 1'b0;
       w_valid <= 1'b0;
@@ -141,12 +194,13 @@ module loom_gemm_alu #(
       fault_code <= loom_accel_pkg::FAULT_INDEX_OUT_OF_RANGE;
       issuing <= 1'b0;
       s1_valid <= 1'b0;
+      s1_second <= 1'b0;
       s2_valid <= 1'b0;
       s3_valid <= 1'b0;
     end else begin
-      // S0
-      s1_valid <= issuing;
-      if (issuing) begin
+      // S0 (waits while S1 reads an operand)
+      if (!s1_first_of_two) s1_valid <= issuing;
+      if (issuing && !s1_first_of_two) begin
         s1_dst_off <= dst_o + dst_n;
         s1_src_off <= src_o + src_n;
         s1_wgt_off <= wgt_o + wgt_n;
@@ -166,32 +220,20 @@ module loom_gemm_alu #(
         end
       end
       // S1
-      s2_valid <= s1_valid;
-      s2_dst <= AccAW'(s1_dst);
-      s2_src <= AccAW'(s1_src);
+      s1_second <= s1_first_of_two;
+      if (s1_first_of_two) begin
+        s1_dst_q <= AccAW'(s1_dst);
+        s1_src_q <= AccAW'(s1_src);
+      end
+      if (s1_second) src_q <= forwarded(s1_src_q, acc_rdata);  // the operand read last cycle
+      s2_valid <= s1_valid && !s1_first_of_two;
+      s2_dst <= s1_second ? s1_dst_q : AccAW'(s1_dst);
+      s2_src <= s1_second ? s1_src_q : AccAW'(s1_src);
       // S2
       s3_valid <= s2_valid;
-      if (s2_valid) begin : s2_math
-        logic [AccEW-1:0] old, other;
-        old = forwarded(s2_dst, acc_rdata_dst);
-        other = forwarded(s2_src, acc_rdata_src);
+      if (s2_valid) begin
         s3_dst <= s2_dst;
-        for (int e = 0; e < Elems; e++) begin : lane
-          logic signed [AccW-1:0] a, b, sum;
-          a = old[e*AccW+:AccW];
-          if (is_alu) begin
-            b = use_imm ? AccW'($signed(imm)) : other[e*AccW+:AccW];
-            s3_data[e*AccW+:AccW] <= alu_apply(alu_op, a, b);
-          end else if (reset_acc) begin
-            s3_data[e*AccW+:AccW] <= '0;
-          end else begin
-            sum = a;
-            for (int q = 0; q < BlockIn; q++)
-              sum = sum + AccW'($signed(inp_rdata[((e / BlockOut) * BlockIn + q)*InpW+:InpW])) *
-                          AccW'($signed(wgt_rdata[((e % BlockOut) * BlockIn + q)*WgtW+:WgtW]));
-            s3_data[e*AccW+:AccW] <= sum;
-          end
-        end
+        s3_data <= s2_data;
         mac_step <= !is_alu && !reset_acc;
         alu_step <= is_alu;
       end

@@ -1,0 +1,269 @@
+// `loom hw-report`: maps the accelerator RTL of a config onto Xilinx primitives with yosys
+// (synth_xilinx), then prints the resources it uses against the named FPGA parts and a timing
+// estimate from the mapped netlist (docs/fpga.md).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "accel_backend.h"
+#include "cli.h"
+#include "command.h"
+#include "loom/accel/fpga_fit.h"
+#include "loom/accel/hw_params.h"
+#include "loom/accel/netlist_timing.h"
+#include "loom/runtime/error.h"
+
+extern char** environ;
+
+namespace loom::tools {
+
+using namespace loom::accel;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) LOOM_THROW(Error, "hw-report: cannot read '", p.string(), "'");
+  std::ostringstream os;
+  os << f.rdbuf();
+  return os.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  if (!f || !(f << text)) LOOM_THROW(Error, "hw-report: cannot write '", p.string(), "'");
+}
+
+// Runs `argv` with stdout and stderr into `log`; the exit status, or an Error when it cannot
+// start or runs past `timeout_s` (then it is killed).
+int run_logged(const std::vector<std::string>& argv, const fs::path& log, int timeout_s) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int err = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0)
+    LOOM_THROW(Error, "hw-report: cannot run yosys ('", argv[0], "': ", std::strerror(err),
+               "); install it (Debian: apt-get install yosys) or give --yosys PATH");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r < 0) LOOM_THROW(Error, "hw-report: lost the yosys process: ", std::strerror(errno));
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      LOOM_THROW(Error, "hw-report: yosys ran past --timeout ", timeout_s, " s (log: ", log.string(), ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// The yosys script: the package, every module, Xilinx technology mapping, the statistics and the
+// mapped netlist.
+std::string yosys_script(const fs::path& pkg, const fs::path& rtl_dir, FpgaFamily family, const fs::path& out) {
+  std::vector<std::string> srcs{pkg.string()};
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(rtl_dir))
+    if (e.path().extension() == ".sv" && e.path().filename() != "loom_accel_pkg_check.sv") files.push_back(e.path());
+  if (files.empty()) LOOM_THROW(Error, "hw-report: no RTL in '", rtl_dir.string(), "' (give --hw)");
+  std::sort(files.begin(), files.end());
+  std::ostringstream ys;
+  ys << "read_verilog -sv -noautowire " << pkg.string();
+  for (const fs::path& f : files) ys << " " << f.string();
+  ys << "\nhierarchy -check -top loom_accel\n"
+     << "synth_xilinx -family " << fpga_family_name(family) << " -flatten -noiopad -noclkbuf -top loom_accel\n"
+     << "tee -q -o " << (out / "stat.json").string() << " stat -json\n"
+     << "write_json " << (out / "netlist.json").string() << "\n";
+  return ys.str();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+int hw_report(const std::vector<std::string>& args) {
+  CLI::App app{
+      "Map the accelerator RTL onto Xilinx 7-series or UltraScale+ primitives with yosys and report the "
+      "resources it uses against named FPGA parts, with a timing estimate",
+      "loom hw-report"};
+  std::string config, family_name, part_name, json_out, out_dir, from_dir, yosys = "yosys", hw = LOOM_SOURCE_HW_DIR;
+  double max_util = 100.0;
+  int timeout_s = 3600, paths = 5;
+  bool plain_gemm = false;
+  add_config_option(app, config);
+  app.add_option("--family", family_name, "xc7 (7-series) or xcup (UltraScale+); default: the part's, else xc7");
+  app.add_option("--part", part_name, "report against this part only (xc7z020, xczu3eg, xczu7ev, xcu250)");
+  app.add_option("--json", json_out, "also write the report as JSON to this file")->check(output_file());
+  app.add_option("--out", out_dir, "keep yosys' files (script, log, stat.json, netlist.json) in this folder");
+  app.add_option("--from", from_dir, "report from the stat.json and netlist.json of an earlier --out (no yosys run)");
+  number_option(app, "--max-utilization", max_util,
+                "fail (exit 1) when any resource of a reported part is above this percent", 0.0, 100.0)
+      ->capture_default_str();
+  number_option(app, "--paths", paths, "longest paths to list", 0, 100)->capture_default_str();
+  number_option(app, "--timeout", timeout_s, "seconds yosys may run", 1, 86400)->capture_default_str();
+  app.add_option("--yosys", yosys, "the yosys program")->capture_default_str();
+  app.add_option("--hw", hw, "Loom's hw/ folder (rtl/ inside)")->capture_default_str();
+  app.add_flag("--plain-gemm", plain_gemm, "the plain GEMM core (one multiplier per int8 product)");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+
+  AccelConfig cfg = load_config(config);
+  const FpgaPart* only = part_name.empty() ? nullptr : &fpga_part(part_name);
+  FpgaFamily family = only ? only->family : FpgaFamily::Xc7;
+  if (!family_name.empty()) {
+    family = parse_fpga_family(family_name);
+    if (only && only->family != family)
+      LOOM_THROW(ConfigError, "hw-report: part ", only->name, " is ", fpga_family_name(only->family), ", not ",
+                 family_name);
+  }
+
+  // ---- yosys, or the files of an earlier run ----
+  fs::path dir;
+  double seconds = 0;
+  std::string yosys_version;
+  if (!from_dir.empty()) {
+    dir = from_dir;
+  } else {
+    dir = out_dir.empty() ? fs::temp_directory_path() / ("loom-hw-report-" + std::to_string(getpid()))
+                          : fs::path(out_dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) LOOM_THROW(Error, "hw-report: cannot create '", dir.string(), "': ", ec.message());
+    RtlOptions rtl;
+    rtl.gemm_dsp_pack = !plain_gemm;
+    write_file(dir / "loom_accel_pkg.sv", sv_package(cfg, rtl));
+    write_file(dir / "synth.ys", yosys_script(dir / "loom_accel_pkg.sv", fs::path(hw) / "rtl", family, dir));
+    if (run_logged({yosys, "-V"}, dir / "version.txt", 60) != 0)
+      LOOM_THROW(Error, "hw-report: '", yosys, " -V' failed: ", read_file(dir / "version.txt"));
+    yosys_version = read_file(dir / "version.txt");
+    while (!yosys_version.empty() && std::isspace((unsigned char)yosys_version.back())) yosys_version.pop_back();
+    std::cerr << "hw-report: " << yosys_version << ": synth_xilinx -family " << fpga_family_name(family)
+              << " of config '" << cfg.name << "' (minutes; log " << (dir / "yosys.log").string() << ")\n";
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = run_logged({yosys, "-q", "-l", (dir / "yosys.log").string(), (dir / "synth.ys").string()},
+                        dir / "yosys.out", timeout_s);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rc != 0) {
+      std::string log = read_file(dir / "yosys.out");
+      if (log.size() > 2000) log = "..." + log.substr(log.size() - 2000);
+      LOOM_THROW(Error, "hw-report: yosys failed (exit ", rc, ", log ", (dir / "yosys.log").string(), "):\n", log);
+    }
+  }
+  FpgaResources used =
+      fpga_resources_from_stat_json(read_file(dir / "stat.json"), "loom_accel", family, (dir / "stat.json").string());
+  TimingEstimate timing =
+      estimate_timing(read_file(dir / "netlist.json"), "loom_accel", family, paths, (dir / "netlist.json").string());
+  if (out_dir.empty() && from_dir.empty()) fs::remove_all(dir);
+
+  // ---- report ----
+  std::vector<FpgaFit> fits;
+  for (const FpgaPart& p : fpga_parts())
+    if (only ? &p == only : p.family == family) fits.push_back(fpga_fit(used, p));
+  const char* dsp = family == FpgaFamily::Xc7 ? "DSP48E1" : "DSP48E2";
+  std::cout << "loom_accel, config '" << cfg.name << "'" << (plain_gemm ? " (plain GEMM core)" : "") << ", mapped to "
+            << fpga_family_name(family) << " by yosys synth_xilinx";
+  if (seconds > 0) std::cout << " in " << fixed(seconds, 0) << " s";
+  std::cout << "\n  LUT " << used.luts << " (of which LUTRAM " << used.lutram_luts << ")  FF " << used.ffs << "  "
+            << dsp << " " << used.dsps << "  BRAM36 " << fixed(used.bram36(), 1) << " (" << used.ramb36 << " RAMB36 + "
+            << used.ramb18 << " RAMB18)";
+  if (used.uram) std::cout << "  URAM " << used.uram;
+  std::cout << "\n  part       board        LUT     LUTRAM  FF      DSP     BRAM36  URAM    fits\n";
+  for (const FpgaFit& f : fits) {
+    std::printf("  %-10s %-12s", f.part->name.c_str(), f.part->board.c_str());
+    for (const FpgaFit::Use& u : f.uses) std::printf(" %6.1f%%", u.percent());
+    std::printf("  %s\n", f.fits() ? (f.fits(max_util) ? "yes" : "over the limit") : "no");
+  }
+  std::cout << "  timing estimate (delay table, no placement; docs/fpga.md): critical path "
+            << fixed(timing.critical_ns(), 2) << " ns, Fmax ~" << fixed(timing.fmax_mhz(), 0) << " MHz; deepest path "
+            << timing.max_lut_levels << " LUT levels\n";
+  for (size_t i = 0; i < timing.worst.size(); ++i) {
+    const TimingPath& p = timing.worst[i];
+    std::cout << "    " << i + 1 << ". " << fixed(p.ns, 2) << " ns, " << p.lut_levels << " LUTs: " << p.from << " -> "
+              << p.to;
+    if (!p.through.empty()) {
+      std::cout << " (via";
+      for (const std::string& t : p.through) std::cout << " " << t;
+      std::cout << ")";
+    }
+    std::cout << "\n";
+  }
+
+  if (!json_out.empty()) {
+    nlohmann::json j;
+    j["config"] = cfg.name;
+    j["gemm_dsp_pack"] = !plain_gemm;
+    j["family"] = fpga_family_name(family);
+    if (!yosys_version.empty()) j["yosys"] = yosys_version;
+    if (seconds > 0) j["seconds"] = seconds;
+    j["used"] = {{"lut", used.luts},        {"lutram", used.lutram_luts}, {"ff", used.ffs},        {"dsp", used.dsps},
+                 {"bram36", used.bram36()}, {"ramb36", used.ramb36},      {"ramb18", used.ramb18}, {"uram", used.uram}};
+    j["cells"] = used.cells;
+    for (const FpgaFit& f : fits) {
+      nlohmann::json pj{{"part", f.part->name}, {"board", f.part->board}, {"fits", f.fits()}};
+      for (const FpgaFit::Use& u : f.uses)
+        pj["utilization"][u.resource] = {{"used", u.used}, {"available", u.available}, {"percent", u.percent()}};
+      j["parts"].push_back(pj);
+    }
+    j["timing"] = {{"critical_ns", timing.critical_ns()},
+                   {"fmax_mhz", timing.fmax_mhz()},
+                   {"max_lut_levels", timing.max_lut_levels}};
+    for (const TimingPath& p : timing.worst)
+      j["timing"]["paths"].push_back(
+          {{"ns", p.ns}, {"lut_levels", p.lut_levels}, {"from", p.from}, {"to", p.to}, {"through", p.through}});
+    write_file(json_out, j.dump(2) + "\n");
+  }
+
+  // ---- verdict ----
+  bool any_fits = false;
+  for (const FpgaFit& f : fits) any_fits = any_fits || f.fits();
+  if (!any_fits) {
+    std::string parts;
+    for (const FpgaFit& f : fits) {
+      parts += "\n  " + f.part->name + " (" + f.part->board + "): over on";
+      for (const std::string& o : f.over()) parts += " " + o + ";";
+    }
+    std::cerr << "hw-report: config '" << cfg.name << "' fits none of the " << (only ? "asked" : "named ")
+              << (only ? "part" : fpga_family_name(family) + " parts") << ":" << parts << "\n";
+    return 1;
+  }
+  int rc = 0;
+  for (const FpgaFit& f : fits) {
+    if (!f.fits() || f.fits(max_util)) continue;
+    std::cerr << "hw-report: on " << f.part->name << " above --max-utilization " << max_util << "%:";
+    for (const std::string& o : f.over(max_util)) std::cerr << " " << o << ";";
+    std::cerr << "\n";
+    rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace
+
+LOOM_REGISTER_COMMAND("hw-report",
+                      "map the accelerator RTL onto Xilinx FPGAs with yosys: resources per part, timing estimate",
+                      hw_report);
+
+}  // namespace loom::tools
