@@ -38,7 +38,7 @@ namespace {
 
 std::string read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
-  if (!f) LOOM_THROW(Error, "hw-report: cannot read '", p.string(), "'");
+  if (!f) LOOM_THROW(Error, "cannot read '", p.string(), "'");
   std::ostringstream os;
   os << f.rdbuf();
   return os.str();
@@ -46,7 +46,7 @@ std::string read_file(const fs::path& p) {
 
 void write_file(const fs::path& p, const std::string& text) {
   std::ofstream f(p);
-  if (!f || !(f << text)) LOOM_THROW(Error, "hw-report: cannot write '", p.string(), "'");
+  if (!f || !(f << text)) LOOM_THROW(Error, "cannot write '", p.string(), "'");
 }
 
 // Runs `argv` with stdout and stderr into `log`; the exit status, or an Error when it cannot
@@ -63,18 +63,18 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log, int ti
   int err = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (err != 0)
-    LOOM_THROW(Error, "hw-report: cannot run yosys ('", argv[0], "': ", std::strerror(err),
+    LOOM_THROW(Error, "cannot run yosys ('", argv[0], "': ", std::strerror(err),
                "); install it (Debian: apt-get install yosys) or give --yosys PATH");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   for (;;) {
     int status = 0;
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r < 0) LOOM_THROW(Error, "hw-report: lost the yosys process: ", std::strerror(errno));
+    if (r < 0) LOOM_THROW(Error, "lost the yosys process: ", std::strerror(errno));
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      LOOM_THROW(Error, "hw-report: yosys ran past --timeout ", timeout_s, " s (log: ", log.string(), ")");
+      LOOM_THROW(Error, "yosys ran past --timeout ", timeout_s, " s (log: ", log.string(), ")");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -87,7 +87,7 @@ std::string yosys_script(const fs::path& pkg, const fs::path& rtl_dir, FpgaFamil
   std::vector<fs::path> files;
   for (auto& e : fs::directory_iterator(rtl_dir))
     if (e.path().extension() == ".sv" && e.path().filename() != "loom_accel_pkg_check.sv") files.push_back(e.path());
-  if (files.empty()) LOOM_THROW(Error, "hw-report: no RTL in '", rtl_dir.string(), "' (give --hw)");
+  if (files.empty()) LOOM_THROW(Error, "no RTL in '", rtl_dir.string(), "' (give --hw)");
   std::sort(files.begin(), files.end());
   std::ostringstream ys;
   ys << "read_verilog -sv -noautowire " << pkg.string();
@@ -136,8 +136,7 @@ int hw_report(const std::vector<std::string>& args) {
   if (!family_name.empty()) {
     family = parse_fpga_family(family_name);
     if (only && only->family != family)
-      LOOM_THROW(ConfigError, "hw-report: part ", only->name, " is ", fpga_family_name(only->family), ", not ",
-                 family_name);
+      LOOM_THROW(ConfigError, "part ", only->name, " is ", fpga_family_name(only->family), ", not ", family_name);
   }
 
   // ---- yosys, or the files of an earlier run ----
@@ -151,13 +150,13 @@ int hw_report(const std::vector<std::string>& args) {
                           : fs::path(out_dir);
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) LOOM_THROW(Error, "hw-report: cannot create '", dir.string(), "': ", ec.message());
+    if (ec) LOOM_THROW(Error, "cannot create '", dir.string(), "': ", ec.message());
     RtlOptions rtl;
     rtl.gemm_dsp_pack = !plain_gemm;
     write_file(dir / "loom_accel_pkg.sv", sv_package(cfg, rtl));
     write_file(dir / "synth.ys", yosys_script(dir / "loom_accel_pkg.sv", fs::path(hw) / "rtl", family, dir));
     if (run_logged({yosys, "-V"}, dir / "version.txt", 60) != 0)
-      LOOM_THROW(Error, "hw-report: '", yosys, " -V' failed: ", read_file(dir / "version.txt"));
+      LOOM_THROW(Error, "'", yosys, " -V' failed: ", read_file(dir / "version.txt"));
     yosys_version = read_file(dir / "version.txt");
     while (!yosys_version.empty() && std::isspace((unsigned char)yosys_version.back())) yosys_version.pop_back();
     std::cerr << "hw-report: " << yosys_version << ": synth_xilinx -family " << fpga_family_name(family)
@@ -169,7 +168,7 @@ int hw_report(const std::vector<std::string>& args) {
     if (rc != 0) {
       std::string log = read_file(dir / "yosys.out");
       if (log.size() > 2000) log = "..." + log.substr(log.size() - 2000);
-      LOOM_THROW(Error, "hw-report: yosys failed (exit ", rc, ", log ", (dir / "yosys.log").string(), "):\n", log);
+      LOOM_THROW(Error, "yosys failed (exit ", rc, ", log ", (dir / "yosys.log").string(), "):\n", log);
     }
   }
   FpgaResources used =
@@ -183,8 +182,9 @@ int hw_report(const std::vector<std::string>& args) {
   for (const FpgaPart& p : fpga_parts())
     if (only ? &p == only : p.family == family) fits.push_back(fpga_fit(used, p));
   const char* dsp = family == FpgaFamily::Xc7 ? "DSP48E1" : "DSP48E2";
-  std::cout << "loom_accel, config '" << cfg.name << "'" << (plain_gemm ? " (plain GEMM core)" : "") << ", mapped to "
-            << fpga_family_name(family) << " by yosys synth_xilinx";
+  const std::string what = from_dir.empty() ? "config '" + cfg.name + "'" + (plain_gemm ? " (plain GEMM core)" : "")
+                                            : "the netlist in " + from_dir;
+  std::cout << "loom_accel, " << what << ", mapped to " << fpga_family_name(family) << " by yosys synth_xilinx";
   if (seconds > 0) std::cout << " in " << fixed(seconds, 0) << " s";
   std::cout << "\n  LUT " << used.luts << " (of which LUTRAM " << used.lutram_luts << ")  FF " << used.ffs << "  "
             << dsp << " " << used.dsps << "  BRAM36 " << fixed(used.bram36(), 1) << " (" << used.ramb36 << " RAMB36 + "
@@ -245,7 +245,7 @@ int hw_report(const std::vector<std::string>& args) {
       parts += "\n  " + f.part->name + " (" + f.part->board + "): over on";
       for (const std::string& o : f.over()) parts += " " + o + ";";
     }
-    std::cerr << "hw-report: config '" << cfg.name << "' fits none of the " << (only ? "asked" : "named ")
+    std::cerr << "hw-report: " << what << " fits none of the " << (only ? "asked" : "named ")
               << (only ? "part" : fpga_family_name(family) + " parts") << ":" << parts << "\n";
     return 1;
   }

@@ -313,7 +313,7 @@ TimingEstimate estimate_timing(const std::string& netlist_json, const std::strin
       p.from = bit_label(start);
       std::reverse(names.begin(), names.end());
       for (const std::string& n : names)
-        if (n != p.from && p.through.size() < 400) p.through.push_back(n);
+        if (n != p.from && p.through.size() < 4) p.through.push_back(n);
       auto it = by_end.find(end);
       if (it == by_end.end() || p.ns > it->second.ns) by_end[end] = p;
     }

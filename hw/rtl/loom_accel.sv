@@ -83,10 +83,21 @@ module loom_accel #(
   assign irq = done_flag || error_flag;
   wire halt = error_flag || !running;
 
-  // ---- dependency tokens ----
-  localparam logic [TOKEN_BITS-1:0] TokenMax = '1;
-  logic [TOKEN_BITS-1:0] l2c, c2l, c2s, s2c;
+  // ---- dependency tokens: load->compute, compute->load, compute->store, store->compute ----
   logic ld_pop_next, ld_push_next, cp_pop_prev, cp_pop_next, cp_push_prev, cp_push_next, st_pop_prev, st_push_prev;
+  logic l2c_avail, c2l_avail, c2s_avail, s2c_avail, l2c_room, c2l_room, c2s_room, s2c_room;
+  loom_token_counter #(.Bits(TOKEN_BITS)) tok_l2c (
+      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(ld_push_next), .pop_i(cp_pop_prev),
+      .avail_o(l2c_avail), .room_o(l2c_room));
+  loom_token_counter #(.Bits(TOKEN_BITS)) tok_c2l (
+      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(cp_push_prev), .pop_i(ld_pop_next),
+      .avail_o(c2l_avail), .room_o(c2l_room));
+  loom_token_counter #(.Bits(TOKEN_BITS)) tok_c2s (
+      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(cp_push_next), .pop_i(st_pop_prev),
+      .avail_o(c2s_avail), .room_o(c2s_room));
+  loom_token_counter #(.Bits(TOKEN_BITS)) tok_s2c (
+      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(st_push_prev), .pop_i(cp_pop_next),
+      .avail_o(s2c_avail), .room_o(s2c_room));
 
   // ---- memory read port: fetch, inp, wgt, uop, acc ----
   localparam int NRd = 5;
@@ -145,14 +156,14 @@ module loom_accel #(
   logic st_insn, out_entry, finish_done;
   loom_load #(.QUEUE_DEPTH(QUEUE_DEPTH)) load (
       .clk, .rst_n, .halt, .q_push(ld_push), .q_data, .q_full(ld_full),
-      .next_avail(c2l != 0), .next_room(l2c != TokenMax), .pop_next(ld_pop_next), .push_next(ld_push_next),
+      .next_avail(c2l_avail), .next_room(l2c_room), .pop_next(ld_pop_next), .push_next(ld_push_next),
       .busy(ld_busy), .stalled(ld_stalled), .idle(ld_idle), .wait_index(ld_wait), .fault(ld_fault), .fault_code(ld_code),
       .insn_started(ld_insn), .inp_entry, .wgt_entry, .inp_we, .inp_waddr, .inp_wdata, .wgt_we, .wgt_waddr, .wgt_wdata,
       .arvalid(arvalid[2:1]), .arready(arready[2:1]), .araddr(araddr[191:64]), .arlen(arlen[23:8]),
       .rvalid(rvalid[2:1]), .rready(rready[2:1]), .rdata(m_axi_rdata), .rresp(m_axi_rresp), .rlast(m_axi_rlast));
   loom_compute #(.QUEUE_DEPTH(QUEUE_DEPTH)) compute (
       .clk, .rst_n, .halt, .q_push(cp_push), .q_data, .q_full(cp_full),
-      .prev_avail(l2c != 0), .next_avail(s2c != 0), .prev_room(c2l != TokenMax), .next_room(c2s != TokenMax),
+      .prev_avail(l2c_avail), .next_avail(s2c_avail), .prev_room(c2l_room), .next_room(c2s_room),
       .pop_prev(cp_pop_prev), .pop_next(cp_pop_next), .push_prev(cp_push_prev), .push_next(cp_push_next),
       .busy(cp_busy), .stalled(cp_stalled), .idle(cp_idle), .wait_index(cp_wait), .fault(cp_fault), .fault_code(cp_code),
       .finish_done, .uop_load_started(uop_load), .acc_load_started(acc_load), .gemm_started(gemm_insn),
@@ -162,7 +173,7 @@ module loom_accel #(
       .rvalid(rvalid[4:3]), .rready(rready[4:3]), .rdata(m_axi_rdata), .rresp(m_axi_rresp), .rlast(m_axi_rlast));
   loom_store #(.QUEUE_DEPTH(QUEUE_DEPTH)) store (
       .clk, .rst_n, .halt, .q_push(st_push), .q_data, .q_full(st_full),
-      .prev_avail(c2s != 0), .prev_room(s2c != TokenMax), .pop_prev(st_pop_prev), .push_prev(st_push_prev),
+      .prev_avail(c2s_avail), .prev_room(s2c_room), .pop_prev(st_pop_prev), .push_prev(st_push_prev),
       .busy(st_busy), .stalled(st_stalled), .idle(st_idle), .wait_index(st_wait), .fault(st_fault), .fault_code(st_code),
       .insn_started(st_insn), .out_entry, .out_raddr, .out_rdata,
       .awvalid(m_axi_awvalid), .awready(m_axi_awready), .awaddr(m_axi_awaddr), .awlen(m_axi_awlen),
@@ -235,7 +246,6 @@ module loom_accel #(
       error_index <= '0;
       cycles <= '0;
       stuck_q <= 1'b0;
-      {l2c, c2l, c2s, s2c} <= '0;
       counters_flat <= '0;
     end else if (start) begin
       running <= 1'b1;
@@ -245,15 +255,10 @@ module loom_accel #(
       error_index <= '0;
       cycles <= '0;
       stuck_q <= 1'b0;
-      {l2c, c2l, c2s, s2c} <= '0;
       counters_flat <= '0;
     end else if (running) begin
       cycles <= cycles + 64'd1;
       for (int k = 0; k < NumCounters; k++) counters_flat[k*64+:64] <= counters_flat[k*64+:64] + 64'(inc[k*32+:32]);
-      l2c <= l2c + TOKEN_BITS'(ld_push_next) - TOKEN_BITS'(cp_pop_prev);
-      c2l <= c2l + TOKEN_BITS'(cp_push_prev) - TOKEN_BITS'(ld_pop_next);
-      c2s <= c2s + TOKEN_BITS'(cp_push_next) - TOKEN_BITS'(st_pop_prev);
-      s2c <= s2c + TOKEN_BITS'(st_push_prev) - TOKEN_BITS'(cp_pop_next);
       stuck_q <= stuck;
       if (raise) begin
         error_flag <= 1'b1;
@@ -296,18 +301,5 @@ module loom_accel #(
   a_axil_b_hold: assert property (@(posedge clk) disable iff (!rst_n)
       s_axil_bvalid && !s_axil_bready |=> s_axil_bvalid && $stable(s_axil_bresp))
     else $error("AXI4-Lite B channel: BVALID dropped, or BRESP changed, before BREADY");
-  // Dependency tokens: a module pops only a token that is there and pushes only into room.
-  always_ff @(posedge clk) begin
-    if (rst_n && running) begin
-      assert (!(cp_pop_prev && l2c == '0)) else $error("token underflow: compute popped a load->compute token that is not there");
-      assert (!(ld_pop_next && c2l == '0)) else $error("token underflow: load popped a compute->load token that is not there");
-      assert (!(st_pop_prev && c2s == '0)) else $error("token underflow: store popped a compute->store token that is not there");
-      assert (!(cp_pop_next && s2c == '0)) else $error("token underflow: compute popped a store->compute token that is not there");
-      assert (!(ld_push_next && l2c == TokenMax)) else $error("token overflow: load pushed into a full load->compute counter");
-      assert (!(cp_push_prev && c2l == TokenMax)) else $error("token overflow: compute pushed into a full compute->load counter");
-      assert (!(cp_push_next && c2s == TokenMax)) else $error("token overflow: compute pushed into a full compute->store counter");
-      assert (!(st_push_prev && s2c == TokenMax)) else $error("token overflow: store pushed into a full store->compute counter");
-    end
-  end
 `endif
 endmodule

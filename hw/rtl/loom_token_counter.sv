@@ -1,0 +1,36 @@
+// A dependency-token counter between two modules: the producer pushes a token when an
+// instruction that signals the other module retires, the consumer pops one before an
+// instruction that waits on it starts. The sequencers pop only when `avail_o` and push only when
+// `room_o`, so the count never wraps (checked formally, hw/formal/, and by the assertions below
+// in simulation). `clear_i` (a new run) empties it; it counts only while `enable_i` (running).
+module loom_token_counter #(
+    parameter int Bits = 16
+) (
+    input  logic clk_i,
+    input  logic rst_ni,
+    input  logic clear_i,
+    input  logic enable_i,
+    input  logic push_i,
+    input  logic pop_i,
+    output logic avail_o,  // a token is there to pop
+    output logic room_o    // a push fits
+);
+  logic [Bits-1:0] count_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || clear_i) count_q <= '0;
+    else if (enable_i) count_q <= count_q + Bits'(push_i) - Bits'(pop_i);
+  end
+
+  assign avail_o = count_q != '0;
+  assign room_o = count_q != '1;
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && !clear_i && enable_i) begin
+      assert (!(pop_i && !avail_o)) else $error("token underflow: a module popped a token that is not there");
+      assert (!(push_i && !room_o)) else $error("token overflow: a module pushed into a full counter");
+    end
+  end
+`endif
+endmodule
