@@ -1,6 +1,6 @@
 // `loom hw-report`: maps the accelerator RTL of a config onto Xilinx primitives with yosys
 // (synth_xilinx), then prints the resources it uses against the named FPGA parts and a timing
-// estimate from the mapped netlist (docs/fpga.md).
+// estimate from the mapped netlist (docs/fpga_fit.md).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -196,7 +196,7 @@ int hw_report(const std::vector<std::string>& args) {
     for (const FpgaFit::Use& u : f.uses) std::printf(" %6.1f%%", u.percent());
     std::printf("  %s\n", f.fits() ? (f.fits(max_util) ? "yes" : "over the limit") : "no");
   }
-  std::cout << "  timing estimate (delay table, no placement; docs/fpga.md): critical path "
+  std::cout << "  timing estimate (delay table, no placement; docs/fpga_fit.md): critical path "
             << fixed(timing.critical_ns(), 2) << " ns, Fmax ~" << fixed(timing.fmax_mhz(), 0) << " MHz; deepest path "
             << timing.max_lut_levels << " LUT levels\n";
   for (size_t i = 0; i < timing.worst.size(); ++i) {

@@ -83,10 +83,11 @@ FpgaResources fpga_resources_from_stat_json(const std::string& json_text, const 
     } else if (auto it = lutram_primitives().find(type); it != lutram_primitives().end()) {
       r.luts += n * it->second;
       r.lutram_luts += n * it->second;
-    } else if (type == (seven ? "CARRY4" : "CARRY8") || type == "MUXF7" || type == "MUXF8" ||
+    } else if (type == "CARRY4" || (!seven && type == "CARRY8") || type == "MUXF7" || type == "MUXF8" ||
                (!seven && type == "MUXF9") || type == "BUFG" || type == "IBUF" || type == "OBUF" || type == "GND" ||
                type == "VCC") {
-      // inside slices next to the LUTs they extend, or clock/IO buffers outside the count
+      // inside slices next to the LUTs they extend (yosys 0.23 maps carries to CARRY4 on UltraScale+
+      // too, which Vivado retargets), or clock/IO buffers outside the count
     } else {
       LOOM_THROW(Error, origin, ": cell type '", type, "' (", n, " of them) is not a ", fpga_family_name(family),
                  " primitive Loom counts; the netlist is not fully mapped");

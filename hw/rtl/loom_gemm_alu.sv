@@ -140,7 +140,9 @@ module loom_gemm_alu #(
 
   function automatic logic signed [AccW-1:0] alu_apply(input logic [2:0] op, input logic signed [AccW-1:0] a,
                                                         input logic signed [AccW-1:0] b);
-    case (op)
+    // The decoder (loom_fetch) faults on any other op before it reaches the core; the
+    // assertion below says so in simulation, and synthesis may treat the rest as don't-care.
+    unique case (op)
       loom_accel_pkg::ALU_MIN: alu_apply = a < b ? a : b;
       loom_accel_pkg::ALU_MAX: alu_apply = a > b ? a : b;
       loom_accel_pkg::ALU_ADD: alu_apply = a + b;
@@ -148,7 +150,8 @@ module loom_gemm_alu #(
         // negative amounts shift left; amounts saturate at 31 either way
         if (!b[AccW-1]) alu_apply = a >>> (b > 31 ? 31 : b);
         else alu_apply = a << (b < -31 ? 31 : -b);
-      default: alu_apply = a * b;  // ALU_MUL
+      loom_accel_pkg::ALU_MUL: alu_apply = a * b;
+      default: alu_apply = 'x;
     endcase
   endfunction
 
@@ -244,6 +247,16 @@ module loom_gemm_alu #(
       if (!issuing && !s1_valid && !s2_valid && s3_valid) done <= 1'b1;
     end
   end
+
+`ifndef SYNTHESIS
+  // Only decoded ALU ops reach the core.
+  always_ff @(posedge clk) begin
+    if (rst_n && s2_valid && is_alu)
+      assert (alu_op inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
+                             loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL})
+      else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op);
+  end
+`endif
 
   assign acc_we = s3_valid;
   assign acc_waddr = s3_dst;

@@ -1,6 +1,6 @@
 // Does the accelerator fit an FPGA? The parts VTA-style designs run on, the resources a
 // technology-mapped netlist (yosys synth_xilinx) uses, and the comparison of the two.
-// `loom hw-report` runs yosys and prints this (docs/fpga.md).
+// `loom hw-report` runs yosys and prints this (docs/fpga_fit.md).
 #pragma once
 #include <cstdint>
 #include <map>

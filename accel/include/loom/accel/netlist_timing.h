@@ -2,7 +2,7 @@
 // write_json), for when no vendor timing tool is at hand. Every register-to-register path gets
 // the sum of fixed per-primitive delays plus one average routed net per hop; the longest ones are
 // named. It ranks paths and tracks logic depth well; absolute figures are only as good as the
-// delay table (docs/fpga.md lists it and its limits): no placement, no fan-out, no clock skew.
+// delay table (docs/fpga_fit.md lists it and its limits): no placement, no fan-out, no clock skew.
 #pragma once
 #include <string>
 #include <vector>
