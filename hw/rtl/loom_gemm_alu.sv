@@ -26,7 +26,7 @@ module loom_gemm_alu #(
     localparam int WgtEW = BlockOut * BlockIn * WgtW,
     localparam int AccEW = Batch * BlockOut * AccW,
     localparam int OutEW = Batch * BlockOut * OutW,
-    // Two int8 products per multiplier (loom_mul2_shared): half the DSPs, same results.
+    // Two int8 products per multiplier (mul2_shared below): half the DSPs, same results.
     parameter bit DspPack = loom_accel_pkg::GEMM_DSP_PACK
 ) (
     input  logic clk,
@@ -101,31 +101,6 @@ module loom_gemm_alu #(
   assign wgt_raddr = WgtAW'(s1_wgt);
   assign acc_raddr = s1_second ? s1_dst_q : s1_first_of_two ? AccAW'(s1_src) : AccAW'(s1_dst);
 
-  // ---- S2: the GEMM's products ----
-  // Output lanes 2k and 2k+1 of one batch row share their inputs, so each pair of products goes
-  // through one loom_mul2_shared (an odd BLOCK_OUT leaves its last lane unpaired).
-  localparam int ProdW = InpW + WgtW;
-  logic [Elems*BlockIn*ProdW-1:0] prod;  // lane e, input q at (e*BlockIn + q)*ProdW
-  for (genvar e = 0; e < Elems; e++) begin : g_lane
-    localparam int Row = e / BlockOut, Col = e % BlockOut;
-    localparam bit Paired = Col + 1 < BlockOut || Col % 2 == 1;
-    for (genvar q = 0; q < BlockIn; q++) begin : g_in
-      localparam int X = (Row * BlockIn + q) * InpW;  // the input both products of a pair share
-      if (!Paired) begin : g_single
-        assign prod[(e*BlockIn+q)*ProdW+:ProdW] =
-            $signed(wgt_rdata[(Col * BlockIn + q)*WgtW+:WgtW]) * $signed(inp_rdata[X+:InpW]);
-      end else if (Col % 2 == 0) begin : g_pair
-        loom_mul2_shared #(.Pack(DspPack)) mul (
-            .a_hi_i(wgt_rdata[((Col + 1) * BlockIn + q)*WgtW+:WgtW]),
-            .a_lo_i(wgt_rdata[(Col * BlockIn + q)*WgtW+:WgtW]),
-            .b_i(inp_rdata[X+:InpW]),
-            .p_hi_o(prod[((e+1)*BlockIn+q)*ProdW+:ProdW]),
-            .p_lo_o(prod[(e*BlockIn+q)*ProdW+:ProdW])
-        );
-      end
-    end
-  end
-
   // ---- S2: math; S3: write ----
   logic             s2_valid, s3_valid, w_valid;
   logic [AccAW-1:0] s2_dst, s2_src, s3_dst, w_dst;
@@ -136,6 +111,35 @@ module loom_gemm_alu #(
     if (s3_valid && s3_dst == a) forwarded = s3_data;
     else if (w_valid && w_dst == a) forwarded = w_data;
     else forwarded = from_sram;
+  endfunction
+
+  // Two signed int8 products that share the operand b, {a_hi*b, a_lo*b}, from one multiplier that
+  // fits a DSP48E1 (25 x 18) or DSP48E2 (27 x 18): p = (a_hi * 2^16 + a_lo) * b. The low product
+  // lies in [-16256, 16384], so p[15:0] is exactly a_lo*b; the bits above hold a_hi*b minus one
+  // when the low product is negative (its sign borrowed from them), and adding p[15] back corrects
+  // that. yosys puts the a_hi * 2^16 + a_lo add into the DSP's pre-adder.
+  function automatic logic [31:0] mul2_shared(input logic signed [7:0] a_hi, input logic signed [7:0] a_lo,
+                                              input logic signed [7:0] b);
+    logic signed [24:0] a_packed;
+    logic signed [31:0] p;  // |a_packed * b| < 2^31
+    a_packed = $signed({a_hi[7], a_hi, 16'b0}) + $signed({{17{a_lo[7]}}, a_lo});
+    p = a_packed * b;
+    mul2_shared = {p[31:16] + {15'b0, p[15]}, p[15:0]};
+  endfunction
+
+  // The product of output lane `col` (of BLOCK_OUT) and input q (x), weights read from wgt_rdata
+  // in place (a vector argument would be copied per call in the Verilated model):
+  // with DspPack, lanes 2k and 2k+1 share their input, so each pair's two products come out of one
+  // mul2_shared (the same expression for both lanes; synthesis merges the two into one DSP).
+  function automatic logic signed [15:0] gemm_product(input int col, input logic signed [7:0] x, input int q);
+    logic [31:0] pair;
+    if (DspPack && BlockOut > 1) begin
+      pair = mul2_shared(wgt_rdata[((col | 1) * BlockIn + q)*WgtW+:WgtW], wgt_rdata[((col & ~1) * BlockIn + q)*WgtW+:WgtW],
+                         x);
+      gemm_product = col % 2 == 1 ? pair[31:16] : pair[15:0];
+    end else begin
+      gemm_product = $signed(wgt_rdata[(col * BlockIn + q)*WgtW+:WgtW]) * x;
+    end
   endfunction
 
   function automatic logic signed [AccW-1:0] alu_apply(input logic [2:0] op, input logic signed [AccW-1:0] a,
@@ -154,24 +158,6 @@ module loom_gemm_alu #(
       default: alu_apply = 'x;
     endcase
   endfunction
-
-  // S2's result, from the entries as seen after the writes still in flight.
-  logic [AccEW-1:0] s2_data;
-  always_comb begin : s2_math
-    logic [AccEW-1:0] old, other;
-    old = forwarded(s2_dst, acc_rdata);
-    other = forwarded(s2_src, src_q);
-    for (int e = 0; e < Elems; e++) begin : lane
-      logic signed [AccW-1:0] a, b, sum;
-      a = old[e*AccW+:AccW];
-      b = use_imm ? AccW'($signed(imm)) : other[e*AccW+:AccW];
-      sum = a;
-      for (int q = 0; q < BlockIn; q++) sum = sum + AccW'($signed(prod[(e*BlockIn+q)*ProdW+:ProdW]));
-      if (is_alu) s2_data[e*AccW+:AccW] = alu_apply(alu_op, a, b);
-      else if (reset_acc) s2_data[e*AccW+:AccW] = '0;
-      else s2_data[e*AccW+:AccW] = sum;
-    end
-  end
 
   always_ff @(posedge clk) begin
     done <= 1'b0;
@@ -234,9 +220,28 @@ module loom_gemm_alu #(
       s2_src <= s1_second ? s1_src_q : AccAW'(s1_src);
       // S2
       s3_valid <= s2_valid;
-      if (s2_valid) begin
+      // (computed here, only for a valid S2 and only its kind: the products as continuous logic
+      // into one wide vector made the Verilated model 7x slower)
+      if (s2_valid) begin : s2_math
+        logic [AccEW-1:0] old, other;
+        old = forwarded(s2_dst, acc_rdata);
+        other = forwarded(s2_src, src_q);
         s3_dst <= s2_dst;
-        s3_data <= s2_data;
+        for (int e = 0; e < Elems; e++) begin : lane
+          logic signed [AccW-1:0] a, b, sum;
+          a = old[e*AccW+:AccW];
+          if (is_alu) begin
+            b = use_imm ? AccW'($signed(imm)) : other[e*AccW+:AccW];
+            s3_data[e*AccW+:AccW] <= alu_apply(alu_op, a, b);
+          end else if (reset_acc) begin
+            s3_data[e*AccW+:AccW] <= '0;
+          end else begin
+            sum = a;
+            for (int q = 0; q < BlockIn; q++)
+              sum = sum + AccW'(gemm_product(e % BlockOut, $signed(inp_rdata[((e / BlockOut) * BlockIn + q)*InpW+:InpW]), q));
+            s3_data[e*AccW+:AccW] <= sum;
+          end
+        end
         mac_step <= !is_alu && !reset_acc;
         alu_step <= is_alu;
       end
