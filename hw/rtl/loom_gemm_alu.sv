@@ -214,7 +214,10 @@ module loom_gemm_alu #(
         s1_dst_q <= AccAW'(s1_dst);
         s1_src_q <= AccAW'(s1_src);
       end
-      if (s1_second) src_q <= forwarded(s1_src_q, acc_rdata);  // the operand read last cycle
+      // The operand read last cycle. It misses only the write of the iteration just ahead (S3
+      // now); with every iteration two cycles long that one is in the write-back stage when this
+      // reaches S2, where forwarding catches it.
+      if (s1_second) src_q <= acc_rdata;
       s2_valid <= s1_valid && !s1_first_of_two;
       s2_dst <= s1_second ? s1_dst_q : AccAW'(s1_dst);
       s2_src <= s1_second ? s1_src_q : AccAW'(s1_src);
