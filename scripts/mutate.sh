@@ -24,7 +24,7 @@
 #
 # Environment: LOOM_MUTATE_DIR (scratch folder), LOOM_MUTATE_TIMEOUT (seconds of tests per patch
 # before it counts as caught by a hang, default 900), LOOM_MUTATE_CMAKE_ARGS (extra configure
-# arguments), LOOM_MUTATE_EXCLUDE (ctest -E regex, default: the 100 s yosys synthesis test).
+# arguments), LOOM_MUTATE_EXCLUDE (ctest -E regex, default: the yosys FPGA-fit test, minutes long).
 set -uo pipefail
 
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 2
@@ -50,7 +50,7 @@ if [ ${#patches[@]} -eq 0 ]; then
 fi
 [ -e "${patches[0]}" ] || { echo "mutate.sh: no patches" >&2; exit 2; }
 test_timeout=${LOOM_MUTATE_TIMEOUT:-900}
-exclude=${LOOM_MUTATE_EXCLUDE:-^loom_hw_synth_}
+exclude=${LOOM_MUTATE_EXCLUDE:-^loom_hw_(synth_|report_default_fits)}
 build=$scratch/build
 log_dir=$scratch/logs
 export CCACHE_BASEDIR=$scratch  # cache hits across runs of the scratch tree
