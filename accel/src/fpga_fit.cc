@@ -64,6 +64,8 @@ FpgaResources fpga_resources_from_stat_json(const std::string& json_text, const 
   const bool seven = family == FpgaFamily::Xc7;
   FpgaResources r;
   for (const auto& [type, count_json] : (*cells)["num_cells_by_type"].items()) {
+    if (!count_json.is_number_integer() || count_json.get<int64_t>() < 0)
+      LOOM_THROW(Error, origin, ": the count of cell type '", type, "' is not a non-negative integer");
     const int64_t n = count_json.get<int64_t>();
     r.cells[type] = n;
     if (type.size() == 4 && type.rfind("LUT", 0) == 0 && type[3] >= '1' && type[3] <= '6') {

@@ -72,8 +72,9 @@ struct Driver {
 
 }  // namespace
 
-TimingEstimate estimate_timing(const std::string& netlist_json, const std::string& top, FpgaFamily family, int paths,
-                               const std::string& origin) {
+namespace {
+TimingEstimate estimate(const std::string& netlist_json, const std::string& top, FpgaFamily family, int paths,
+                        const std::string& origin) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(netlist_json);
@@ -89,7 +90,12 @@ TimingEstimate estimate_timing(const std::string& netlist_json, const std::strin
   std::unordered_map<int64_t, Driver> driver;
   std::unordered_map<int, int64_t> first_output;                                 // cell -> one of its output bits
   std::unordered_map<int, std::vector<std::pair<std::string, int64_t>>> inputs;  // cell -> (port, bit)
-  for (const auto& [name, c] : mod["cells"].items()) {
+  const nlohmann::json empty = nlohmann::json::object();
+  if (!mod.is_object()) LOOM_THROW(Error, origin, ": module '", top, "' is not a JSON object");
+  const nlohmann::json cell_list = mod.value("cells", empty);  // a copy: items() must not outlive it
+  for (const auto& [name, c] : cell_list.items()) {
+    if (!c.is_object() || !c.contains("connections") || !c["connections"].is_object())
+      LOOM_THROW(Error, origin, ": cell '", name, "' has no connections");
     Cell cell{name, c.value("type", std::string()), Kind::Const};
     cell.kind = classify(cell.type, origin + ": cell '" + name + "'");
     if (cell.kind == Kind::Dsp) {
@@ -100,8 +106,9 @@ TimingEstimate estimate_timing(const std::string& netlist_json, const std::strin
     if (cell.kind == Kind::Bram) cell.bram_out_reg = param_on(c, "DOA_REG") || param_on(c, "DOB_REG");
     const int id = int(cells.size());
     cells.push_back(cell);
+    const nlohmann::json dirs = c.value("port_directions", empty);
     for (const auto& [port, bits] : c["connections"].items()) {
-      const std::string dir = c["port_directions"].value(port, std::string("input"));
+      const std::string dir = dirs.value(port, std::string("input"));
       for (const auto& b : bits) {
         if (!b.is_number()) continue;  // constants
         if (dir == "output") {
@@ -114,8 +121,9 @@ TimingEstimate estimate_timing(const std::string& netlist_json, const std::strin
   }
   // A readable name per bit: the shortest public net name that carries it.
   std::unordered_map<int64_t, std::string> bit_name;
-  for (const auto& [name, n] : mod["netnames"].items()) {
-    if (n.value("hide_name", 0) != 0) continue;
+  const nlohmann::json net_list = mod.value("netnames", empty);
+  for (const auto& [name, n] : net_list.items()) {
+    if (!n.is_object() || n.value("hide_name", 0) != 0 || !n.contains("bits") || !n["bits"].is_array()) continue;
     const auto& bits = n["bits"];
     for (size_t i = 0; i < bits.size(); ++i) {
       if (!bits[i].is_number()) continue;
@@ -322,6 +330,17 @@ TimingEstimate estimate_timing(const std::string& netlist_json, const std::strin
   std::sort(est.worst.begin(), est.worst.end(), [](const TimingPath& a, const TimingPath& b) { return a.ns > b.ns; });
   if (int(est.worst.size()) > paths) est.worst.resize(size_t(paths));
   return est;
+}
+
+}  // namespace
+
+TimingEstimate estimate_timing(const std::string& netlist_json, const std::string& top, FpgaFamily family, int paths,
+                               const std::string& origin) {
+  try {
+    return estimate(netlist_json, top, family, paths, origin);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    LOOM_THROW(Error, origin, ": malformed yosys netlist: ", e.what());
+  }
 }
 
 }  // namespace loom::accel

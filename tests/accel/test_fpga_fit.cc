@@ -179,4 +179,19 @@ TEST(NetlistTiming, BadNetlistsAreNamed) {
   EXPECT_NE(e.find("'$mul' is not a mapped Xilinx primitive"), std::string::npos) << e;
   e = error_of([&] { estimate_timing("[]", "top", FpgaFamily::Xc7, 5, "n.json"); });
   EXPECT_NE(e.find("n.json: no module 'top'"), std::string::npos) << e;
+  // fields of the wrong type: a named error, not a JSON library exception
+  e = error_of([&] {
+    estimate_timing(R"({"modules": {"top": {"cells": {"c": {"type": 5, "connections": {}}}}}})", "top", FpgaFamily::Xc7,
+                    5, "n.json");
+  });
+  EXPECT_NE(e.find("n.json: malformed yosys netlist"), std::string::npos) << e;
+  e = error_of([&] {
+    estimate_timing(R"({"modules": {"top": {"cells": {"c": {"type": "LUT1"}}}}})", "top", FpgaFamily::Xc7, 5, "n.json");
+  });
+  EXPECT_NE(e.find("n.json: cell 'c' has no connections"), std::string::npos) << e;
+  e = error_of([] {
+    fpga_resources_from_stat_json(R"({"modules": {"\\loom_accel": {"num_cells_by_type": {"LUT2": "many"}}}})",
+                                  "loom_accel", FpgaFamily::Xc7, "s.json");
+  });
+  EXPECT_NE(e.find("s.json: the count of cell type 'LUT2' is not a non-negative integer"), std::string::npos) << e;
 }
