@@ -142,20 +142,17 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
   std::unordered_map<int64_t, Arrival> arrival;
   std::unordered_map<int64_t, int> state;  // 1 visiting, 2 done
 
-  auto is_start = [&](const Cell& c, const std::string& port) -> bool {
+  auto is_start = [&](const Cell& c) -> bool {
     switch (c.kind) {
       case Kind::Ff:
       case Kind::Bram:
       case Kind::Const:
+      case Kind::Srl:
         return true;
       case Kind::Dsp:
         return c.dsp_preg || c.dsp_mreg || c.dsp_in_reg;
-      case Kind::Srl:
-        return true;
-      case Kind::LutRam:
+      default:  // LUTs, muxes, carries, LUTRAM reads, buffers: paths run through them
         return false;
-      default:
-        return port.empty();
     }
   };
   auto start_delay = [&](const Cell& c) -> double {
@@ -215,7 +212,7 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
         continue;
       }
       const Cell& c = cells[drv->second.cell];
-      if (is_start(c, drv->second.port)) {
+      if (is_start(c)) {
         arrival[bit] = {start_delay(c), 0, -1};
         state[bit] = 2;
         stack.pop_back();
@@ -292,7 +289,7 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
       if (c.kind == Kind::LutRam && lutram_read_port(port)) continue;
       if (c.kind == Kind::Ff && port == "C") continue;  // the clock
       if ((c.kind == Kind::Bram || c.kind == Kind::Dsp || c.kind == Kind::Srl || c.kind == Kind::LutRam) &&
-          (port.find("CLK") != std::string::npos || port == "CLK"))
+          port.find("CLK") != std::string::npos)
         continue;
       evaluate(in);
       const Arrival& a = arrival[in];
