@@ -319,8 +319,12 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
       std::reverse(names.begin(), names.end());
       for (const std::string& n : names)
         if (n != p.from && p.through.size() < 4) p.through.push_back(n);
-      auto it = by_end.find(end);
-      if (it == by_end.end() || p.ns > it->second.ns) by_end[end] = p;
+      // One path per end register: the bits of a bus share their logic, so listing them one by
+      // one would hide every other path behind the longest.
+      std::string reg = end;
+      if (size_t k = reg.rfind('['); k != std::string::npos && reg.back() == ']') reg.erase(k);
+      auto it = by_end.find(reg);
+      if (it == by_end.end() || p.ns > it->second.ns) by_end[reg] = p;
     }
   }
   for (auto& [end, p] : by_end) est.worst.push_back(p);

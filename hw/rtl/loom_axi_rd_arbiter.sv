@@ -1,7 +1,9 @@
 // Shares the AXI4 read channels among N requesters: round-robin on AR (a granted request stays
 // selected until accepted, as AXI requires), the requester's index as ARID, and R beats routed
 // back by RID (data, response and last are broadcast by the parent). Each requester may have
-// several bursts outstanding; beats of one ID arrive in order.
+// several bursts outstanding; beats of one ID arrive in order. Every requester's AR passes a
+// spill register first, so its request logic, the arbitration and the memory's ARREADY are not
+// one combinational path (the longest of the design before, docs/fpga_fit.md).
 module loom_axi_rd_arbiter #(
     parameter int N = 2,
     localparam int IdW = $clog2(N)
@@ -25,6 +27,24 @@ module loom_axi_rd_arbiter #(
     output logic              m_rready,
     input  logic [IdW-1:0]    m_rid
 );
+  logic [N-1:0]    ar_valid, ar_ready;
+  logic [N*64-1:0] ar_addr;
+  logic [N*8-1:0]  ar_len;
+  for (genvar i = 0; i < N; i++) begin : g_slice
+    loom_spill_reg #(
+        .Width(72)
+    ) ar_slice (
+        .clk_i  (clk),
+        .rst_ni (rst_n),
+        .valid_i(s_arvalid[i]),
+        .ready_o(s_arready[i]),
+        .data_i ({s_arlen[i*8+:8], s_araddr[i*64+:64]}),
+        .valid_o(ar_valid[i]),
+        .ready_i(ar_ready[i]),
+        .data_o ({ar_len[i*8+:8], ar_addr[i*64+:64]})
+    );
+  end
+
   logic [IdW-1:0] last, pick, held_id;
   logic held;  // an AR is shown to memory and not yet accepted: keep it stable
 
@@ -36,18 +56,18 @@ module loom_axi_rd_arbiter #(
       logic [IdW:0] idx;
       idx = (IdW + 1)'(last) + (IdW + 1)'(k);
       if (idx >= (IdW + 1)'(N)) idx = idx - (IdW + 1)'(N);
-      if (s_arvalid[idx[IdW-1:0]]) pick = idx[IdW-1:0];
+      if (ar_valid[idx[IdW-1:0]]) pick = idx[IdW-1:0];
     end
   end
 
   wire [IdW-1:0] sel = held ? held_id : pick;
-  assign m_arvalid = s_arvalid[sel];
-  assign m_araddr = s_araddr[32'(sel)*64+:64];
-  assign m_arlen = s_arlen[32'(sel)*8+:8];
+  assign m_arvalid = ar_valid[sel];
+  assign m_araddr = ar_addr[32'(sel)*64+:64];
+  assign m_arlen = ar_len[32'(sel)*8+:8];
   assign m_arid = sel;
   always_comb begin
-    s_arready = '0;
-    s_arready[sel] = m_arready;
+    ar_ready = '0;
+    ar_ready[sel] = m_arready;
     s_rvalid = '0;
     s_rvalid[m_rid] = m_rvalid;
   end

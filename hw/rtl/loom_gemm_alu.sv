@@ -1,14 +1,22 @@
 // The compute core: runs a GEMM or ALU instruction's micro-ops inside its two-level loop, one
-// micro-op iteration per cycle (two for an ALU op with a register operand).
-//   S0  issue: loop counters, running index offsets, micro-op read
-//   S1  index: micro-op fields + offsets, range checks, scratchpad reads
-//   S2  math:  BATCH x BLOCK_OUT dot products of BLOCK_IN (GEMM) or BATCH x BLOCK_OUT ALU ops
-//   S3  write: accumulator entry and its low bits into the out buffer
-// The accumulator has one read port (so it maps onto simple dual-port BRAM, not two copies): an
-// ALU iteration with a register operand stays two cycles in S1, reading the operand first and
-// then the destination, as VTA's ALU does (II = 2).
-// Accumulator reads in S1 miss the writes of the iterations ahead (S2, S3), so S2 forwards
-// them: consecutive micro-ops that accumulate into one entry run back to back without stalls.
+// micro-op iteration per cycle (GEMM, ALU with an immediate), two (ALU with a register operand:
+// the accumulator has one read port, as in VTA) or four (MUL, and SHR by a register: multi-cycle
+// units). Every stage is cut so that no register-to-register path needs more than about 5 ns on
+// a 7-series part (docs/fpga_fit.md):
+//   I0 issue:    loop counters, running index offsets, micro-op read
+//   I1 index:    micro-op fields + offsets
+//   I2 read:     range checks (fault), input and weight reads
+//   I3 operands: input and weight words registered (the DSPs' input registers)
+//   I4 multiply: BATCH x BLOCK_OUT x BLOCK_IN int8 products (the DSPs' M registers)
+//   I5 correct:  DSP outputs, packed products corrected; ALU operand read (register operand)
+//   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination)
+//   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
+//   I8 execute:  accumulate (GEMM) or the ALU op; MUL and SHR by a register continue in U1-U3
+//   W  write:    accumulator entry and its low bits into the out buffer
+// Forwarding: I6/I7 take the two writes after the read (the result register and the write of the
+// cycle before); I8 takes the result about to be written, selected by a compare registered in
+// I7. So back-to-back accumulation into one entry runs without stalls, and the select in front
+// of I8's adder is one LUT.
 module loom_gemm_alu #(
     localparam int Batch = loom_accel_pkg::BATCH,
     localparam int BlockIn = loom_accel_pkg::BLOCK_IN,
@@ -29,249 +37,385 @@ module loom_gemm_alu #(
     // Two int8 products per multiplier (mul2_shared below): half the DSPs, same results.
     parameter bit DspPack = loom_accel_pkg::GEMM_DSP_PACK
 ) (
-    input  logic clk,
-    input  logic rst_n,
+    input  logic clk_i,
+    input  logic rst_ni,
     // command (held stable while busy)
-    input  logic        start,
-    input  logic        is_alu,
-    input  logic        reset_acc,  // GEMM: zero the accumulators
-    input  logic [31:0] uop_begin,
-    input  logic [31:0] uop_end,
-    input  logic [15:0] iter_out,
-    input  logic [15:0] iter_in,
-    input  logic [31:0] dst_factor_out,
-    input  logic [31:0] dst_factor_in,
-    input  logic [31:0] src_factor_out,
-    input  logic [31:0] src_factor_in,
-    input  logic [31:0] wgt_factor_out,
-    input  logic [31:0] wgt_factor_in,
-    input  logic [2:0]  alu_op,
-    input  logic        use_imm,
-    input  logic [15:0] imm,
-    output logic        done,
-    output logic        fault,
-    output logic [7:0]  fault_code,
-    output logic        mac_step,  // a GEMM iteration (BATCH*BLOCK_IN*BLOCK_OUT MACs) this cycle
-    output logic        alu_step,  // an ALU iteration (BATCH*BLOCK_OUT ops) this cycle
+    input  logic        start_i,
+    input  logic        is_alu_i,
+    input  logic        reset_acc_i,  // GEMM: zero the accumulators
+    input  logic [31:0] uop_begin_i,
+    input  logic [31:0] uop_end_i,
+    input  logic [15:0] iter_out_i,
+    input  logic [15:0] iter_in_i,
+    input  logic [31:0] dst_factor_out_i,
+    input  logic [31:0] dst_factor_in_i,
+    input  logic [31:0] src_factor_out_i,
+    input  logic [31:0] src_factor_in_i,
+    input  logic [31:0] wgt_factor_out_i,
+    input  logic [31:0] wgt_factor_in_i,
+    input  logic [2:0]  alu_op_i,
+    input  logic        use_imm_i,
+    input  logic [15:0] imm_i,
+    output logic        done_o,
+    output logic        fault_o,
+    output logic [7:0]  fault_code_o,
+    output logic        mac_step_o,  // a GEMM iteration (BATCH*BLOCK_IN*BLOCK_OUT MACs) this cycle
+    output logic        alu_step_o,  // an ALU iteration (BATCH*BLOCK_OUT ops) this cycle
     // scratchpads
-    output logic [UopAW-1:0] uop_raddr,
-    input  logic [31:0]      uop_rdata,
-    output logic [InpAW-1:0] inp_raddr,
-    input  logic [InpEW-1:0] inp_rdata,
-    output logic [WgtAW-1:0] wgt_raddr,
-    input  logic [WgtEW-1:0] wgt_rdata,
-    output logic [AccAW-1:0] acc_raddr,
-    input  logic [AccEW-1:0] acc_rdata,
-    output logic             acc_we,
-    output logic [AccAW-1:0] acc_waddr,
-    output logic [AccEW-1:0] acc_wdata,
-    output logic             out_we,
-    output logic [OutAW-1:0] out_waddr,
-    output logic [OutEW-1:0] out_wdata
+    output logic [UopAW-1:0] uop_raddr_o,
+    input  logic [31:0]      uop_rdata_i,
+    output logic [InpAW-1:0] inp_raddr_o,
+    input  logic [InpEW-1:0] inp_rdata_i,
+    output logic [WgtAW-1:0] wgt_raddr_o,
+    input  logic [WgtEW-1:0] wgt_rdata_i,
+    output logic [AccAW-1:0] acc_raddr_o,
+    input  logic [AccEW-1:0] acc_rdata_i,
+    output logic             acc_we_o,
+    output logic [AccAW-1:0] acc_waddr_o,
+    output logic [AccEW-1:0] acc_wdata_o,
+    output logic             out_we_o,
+    output logic [OutAW-1:0] out_waddr_o,
+    output logic [OutEW-1:0] out_wdata_o
 );
-  localparam int DstW = loom_accel_pkg::UOP_DST_BITS, SrcW = loom_accel_pkg::UOP_SRC_BITS, WgtFW = loom_accel_pkg::UOP_WGT_BITS;
-  localparam int Elems = Batch * BlockOut;
-  wire unused_uop_bits = &{1'b0, uop_rdata};  // bits above the micro-op fields
+  localparam int DstW = loom_accel_pkg::UOP_DST_BITS;
+  localparam int SrcW = loom_accel_pkg::UOP_SRC_BITS;
+  localparam int WgtFW = loom_accel_pkg::UOP_WGT_BITS;
+  localparam int Lanes = Batch * BlockOut;
+  localparam int ProdW = 16;  // an int8 x int8 product
+  localparam int ProdsW = Lanes * BlockIn * ProdW;
+  // Dot-product reduction: I6 sums groups of Group products, I7 the groups, I8 adds the rest.
+  localparam int Group = BlockIn < 4 ? BlockIn : 4;
+  localparam int Groups = BlockIn / Group;
+  localparam int Group2 = Groups < 4 ? Groups : 4;
+  localparam int Groups2 = Groups / Group2;
+  localparam int SumW = ProdW + $clog2(BlockIn) + 1;  // any BLOCK_IN-term dot product fits
+  localparam int LastStage = 8;  // I2..I8 carry valid, I3..I8 the accumulator indices too
 
-  // ---- S0: issue ----
-  logic        issuing;
-  logic [31:0] u;
-  logic [15:0] o, n;
-  logic [31:0] dst_o, dst_n, src_o, src_n, wgt_o, wgt_n;  // running o*factor_out and n*factor_in
-  wire last_u = u == uop_end - 32'd1, last_n = n == iter_in - 16'd1, last_o = o == iter_out - 16'd1;
-  assign uop_raddr = UopAW'(u);
+  wire unused_uop_bits = &{1'b0, uop_rdata_i};  // bits above the micro-op fields
 
-  // ---- S1: index ----
-  // An ALU iteration with a register operand spends two cycles here: the first (s1_second low)
-  // reads the operand and keeps its indices, which the micro-op read port no longer holds in the
-  // second, when the destination is read.
-  wire         two_reads = is_alu && !use_imm;
-  logic        s1_valid, s1_second;
-  logic [31:0] s1_dst_off, s1_src_off, s1_wgt_off;
-  logic [AccAW-1:0] s1_dst_q, s1_src_q;
-  wire  [31:0] s1_dst = 32'(uop_rdata[DstW-1:0]) + s1_dst_off;
-  wire  [31:0] s1_src = 32'(uop_rdata[DstW+:SrcW]) + s1_src_off;
-  wire  [31:0] s1_wgt = 32'(uop_rdata[DstW+SrcW+:WgtFW]) + s1_wgt_off;
-  wire  [31:0] src_depth = is_alu ? 32'(loom_accel_pkg::ACC_DEPTH) : 32'(loom_accel_pkg::INP_DEPTH);
-  wire s1_bad = s1_valid && !s1_second &&
-                (s1_dst >= 32'(loom_accel_pkg::ACC_DEPTH) || s1_src >= src_depth ||
-                 (!is_alu && !reset_acc && s1_wgt >= 32'(loom_accel_pkg::WGT_DEPTH)));
-  wire s1_first_of_two = s1_valid && two_reads && !s1_second;  // S1 holds, S0 stalls
-  assign inp_raddr = InpAW'(s1_src);
-  assign wgt_raddr = WgtAW'(s1_wgt);
-  assign acc_raddr = s1_second ? s1_dst_q : s1_first_of_two ? AccAW'(s1_src) : AccAW'(s1_dst);
+  // ---- I0: issue ----
+  // The op's initiation interval: the next iteration's operands are read only after this one's
+  // result can be forwarded (two reads for a register operand; multi-cycle ops take four).
+  wire alu_multi = is_alu_i && (alu_op_i == loom_accel_pkg::ALU_MUL ||
+                                (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
+  wire [1:0] gap = !is_alu_i ? 2'd0 : alu_multi ? 2'd3 : use_imm_i ? 2'd0 : 2'd1;
+  logic        issuing_q;
+  logic [1:0]  gap_q;  // cycles until the next issue
+  logic [31:0] u_q;
+  logic [15:0] o_q, n_q;
+  logic [31:0] dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q;  // running o*factor_out, n*factor_in
+  wire issue = issuing_q && gap_q == 2'd0;
+  wire last_u = u_q == uop_end_i - 32'd1, last_n = n_q == iter_in_i - 16'd1, last_o = o_q == iter_out_i - 16'd1;
+  assign uop_raddr_o = UopAW'(u_q);
 
-  // ---- S2: math; S3: write ----
-  logic             s2_valid, s3_valid, w_valid;
-  logic [AccAW-1:0] s2_dst, s2_src, s3_dst, w_dst;
-  logic [AccEW-1:0] s3_data, w_data, src_q;
+  // ---- I1: index ----
+  logic        i1_valid_q;
+  logic [31:0] i1_dst_off_q, i1_src_off_q, i1_wgt_off_q;
 
-  // The accumulator entry `a` as seen after the writes still in flight.
+  // ---- I2..I8: per-stage valid (stage s at bit s) and accumulator indices (I3..I8) ----
+  logic [LastStage:2]             valid_q;
+  logic [(LastStage-2)*AccAW-1:0] dst_q, src_q;  // stages 3..8
+  function automatic logic [AccAW-1:0] dst_at(input int s);
+    dst_at = dst_q[(s-3)*AccAW+:AccAW];
+  endfunction
+  function automatic logic [AccAW-1:0] src_at(input int s);
+    src_at = src_q[(s-3)*AccAW+:AccAW];
+  endfunction
+  logic [31:0]      i2_dst_q, i2_src_q, i2_wgt_q;  // full width for the range checks
+  wire [31:0] src_depth = is_alu_i ? 32'(loom_accel_pkg::ACC_DEPTH) : 32'(loom_accel_pkg::INP_DEPTH);
+  wire i2_bad = valid_q[2] && (i2_dst_q >= 32'(loom_accel_pkg::ACC_DEPTH) || i2_src_q >= src_depth ||
+                               (!is_alu_i && !reset_acc_i && i2_wgt_q >= 32'(loom_accel_pkg::WGT_DEPTH)));
+  wire gemm_math = !is_alu_i && !reset_acc_i;  // GEMM iterations that multiply
+  assign inp_raddr_o = InpAW'(i2_src_q);
+  assign wgt_raddr_o = WgtAW'(i2_wgt_q);
+  // The accumulator's one read port: I5's operand (register-operand ALU ops, which leave I6
+  // empty behind them), else I6's destination.
+  wire i5_reads_src = valid_q[5] && is_alu_i && !use_imm_i;
+  assign acc_raddr_o = i5_reads_src ? src_at(5) : dst_at(6);
+
+  // ---- products, sums, operands ----
+  logic [InpEW-1:0]  x_q;      // I3: inputs
+  logic [WgtEW-1:0]  w_q;      // I3: weights
+  logic [ProdsW-1:0] m_q;      // I4: raw multiplier outputs
+  logic [ProdsW-1:0] prod_q;   // I5: products, lane-major: lane e, input q at (e*BlockIn+q)*ProdW
+  logic [Lanes*Groups*SumW-1:0]  grp_q;  // I6
+  logic [Lanes*Groups2*SumW-1:0] grp2_q;  // I7
+  logic [AccEW-1:0]  opb_i6_q;  // I6: the register operand
+  logic [AccEW-1:0]  opa_q, opb_q;  // I7: destination and operand words, forwarded
+  logic              hit_a_q, hit_b_q;  // I8 takes the result register instead (written this cycle)
+  // result register (W)
+  logic             res_valid_q;
+  logic [AccAW-1:0] res_dst_q;
+  logic [AccEW-1:0] res_q;
+  // the write of the cycle before
+  logic             wr_valid_q;
+  logic [AccAW-1:0] wr_dst_q;
+  logic [AccEW-1:0] wr_q;
+  // multi-cycle unit U1..U3 (stage s at bit s, or at [(s-1)*AccAW +: AccAW])
+  logic [3:1]         u_valid_q;
+  logic [3*AccAW-1:0] u_dst_q;
+  logic [AccEW-1:0] ua_q, ub_q;  // U1: operands
+  logic [Lanes*96-1:0] um_q, up_q;  // U2, U3: the three partial products of each lane's MUL
+  logic [AccEW-1:0] ushift_a_q, ushift_q;  // U2: SHR operand, U3: SHR result
+  logic [Lanes*6-1:0] ushift_amt_q;  // U2: {left, amount} per lane
+  // SHR by the immediate: its direction and amount, fixed for the instruction
+  wire        shr_imm_left = imm_i[15];
+  wire [4:0]  shr_imm_amt = shr_imm_left ? 5'd0 - imm_i[4:0] : imm_i[4:0];  // the decoder bounds |imm| by 31
+
+  // The accumulator word of entry `a`, given the word read from the SRAM before the writes in
+  // the result register (this cycle) and the write register (last cycle).
   function automatic logic [AccEW-1:0] forwarded(input logic [AccAW-1:0] a, input logic [AccEW-1:0] from_sram);
-    if (s3_valid && s3_dst == a) forwarded = s3_data;
-    else if (w_valid && w_dst == a) forwarded = w_data;
+    if (res_valid_q && res_dst_q == a) forwarded = res_q;
+    else if (wr_valid_q && wr_dst_q == a) forwarded = wr_q;
     else forwarded = from_sram;
   endfunction
 
   // Two signed int8 products that share the operand b, {a_hi*b, a_lo*b}, from one multiplier that
   // fits a DSP48E1 (25 x 18) or DSP48E2 (27 x 18): p = (a_hi * 2^16 + a_lo) * b. The low product
   // lies in [-16256, 16384], so p[15:0] is exactly a_lo*b; the bits above hold a_hi*b minus one
-  // when the low product is negative (its sign borrowed from them), and adding p[15] back corrects
-  // that. yosys puts the a_hi * 2^16 + a_lo add into the DSP's pre-adder.
+  // when the low product is negative (its sign borrowed from them): I5 adds p[15] back. yosys
+  // puts the a_hi * 2^16 + a_lo add into the DSP's pre-adder.
   function automatic logic [31:0] mul2_shared(input logic signed [7:0] a_hi, input logic signed [7:0] a_lo,
                                               input logic signed [7:0] b);
     logic signed [24:0] a_packed;
     logic signed [31:0] p;  // |a_packed * b| < 2^31
     a_packed = $signed({a_hi[7], a_hi, 16'b0}) + $signed({{17{a_lo[7]}}, a_lo});
     p = a_packed * b;
-    mul2_shared = {p[31:16] + {15'b0, p[15]}, p[15:0]};
+    mul2_shared = p;
   endfunction
 
-  // The product of output lane `col` (of BLOCK_OUT) and input q (x), weights read from wgt_rdata
-  // in place (a vector argument would be copied per call in the Verilated model):
-  // with DspPack, lanes 2k and 2k+1 share their input, so each pair's two products come out of one
-  // mul2_shared (the same expression for both lanes; synthesis merges the two into one DSP).
-  function automatic logic signed [15:0] gemm_product(input int col, input logic signed [7:0] x, input int q);
-    logic [31:0] pair;
-    if (DspPack && BlockOut > 1) begin
-      pair = mul2_shared(wgt_rdata[((col | 1) * BlockIn + q)*WgtW+:WgtW], wgt_rdata[((col & ~1) * BlockIn + q)*WgtW+:WgtW],
-                         x);
-      gemm_product = col % 2 == 1 ? pair[31:16] : pair[15:0];
-    end else begin
-      gemm_product = $signed(wgt_rdata[(col * BlockIn + q)*WgtW+:WgtW]) * x;
-    end
-  endfunction
-
-  function automatic logic signed [AccW-1:0] alu_apply(input logic [2:0] op, input logic signed [AccW-1:0] a,
-                                                        input logic signed [AccW-1:0] b);
-    // The decoder (loom_fetch) faults on any other op before it reaches the core; the
-    // assertion below says so in simulation, and synthesis may treat the rest as don't-care.
+  function automatic logic signed [AccW-1:0] alu_single(input logic [2:0] op, input logic signed [AccW-1:0] a,
+                                                         input logic signed [AccW-1:0] b);
+    // MUL and SHR by a register go to the multi-cycle unit; the decoder (loom_fetch) faults on
+    // any other op before it reaches the core (the assertion below says so in simulation).
     unique case (op)
-      loom_accel_pkg::ALU_MIN: alu_apply = a < b ? a : b;
-      loom_accel_pkg::ALU_MAX: alu_apply = a > b ? a : b;
-      loom_accel_pkg::ALU_ADD: alu_apply = a + b;
-      loom_accel_pkg::ALU_SHR:
-        // negative amounts shift left; amounts saturate at 31 either way
-        if (!b[AccW-1]) alu_apply = a >>> (b > 31 ? 31 : b);
-        else alu_apply = a << (b < -31 ? 31 : -b);
-      loom_accel_pkg::ALU_MUL: alu_apply = a * b;
-      default: alu_apply = 'x;
+      loom_accel_pkg::ALU_MIN: alu_single = a < b ? a : b;
+      loom_accel_pkg::ALU_MAX: alu_single = a > b ? a : b;
+      loom_accel_pkg::ALU_ADD: alu_single = a + b;
+      loom_accel_pkg::ALU_SHR: alu_single = shr_imm_left ? a << shr_imm_amt : a >>> shr_imm_amt;  // by the immediate
+      loom_accel_pkg::ALU_MUL: alu_single = 'x;  // the multi-cycle unit's
+      default: alu_single = 'x;
     endcase
   endfunction
 
-  always_ff @(posedge clk) begin
-    done <= 1'b0;
-    fault <= 1'b0;
-    mac_step <= 1'b0;
-    alu_step <= 1'b0;
-    if (!rst_n) begin
-      issuing <= 1'b0;
-      s1_valid <= 1'b0;
-      s1_second <= 1'b0;
-      s2_valid <= 1'b0;
-      s3_valid <= 1'b0;
-      w_valid <= 1'b0;
-      fault_code <= '0;
-    end else if (start) begin
-      issuing <= 1'b1;
-      u <= uop_begin;
-      o <= '0;
-      n <= '0;
-      {dst_o, dst_n, src_o, src_n, wgt_o, wgt_n} <= '0;
-    end else if (s1_bad) begin
-      fault <= 1'b1;
-      fault_code <= loom_accel_pkg::FAULT_INDEX_OUT_OF_RANGE;
-      issuing <= 1'b0;
-      s1_valid <= 1'b0;
-      s1_second <= 1'b0;
-      s2_valid <= 1'b0;
-      s3_valid <= 1'b0;
+  // An iteration in I2..I8 or U1..U3 (one that will still write).
+  function automatic logic pipeline_busy();
+    pipeline_busy = valid_q != '0 || u_valid_q != '0;
+  endfunction
+
+  always_ff @(posedge clk_i) begin
+    done_o <= 1'b0;
+    fault_o <= 1'b0;
+    mac_step_o <= 1'b0;
+    alu_step_o <= 1'b0;
+    if (!rst_ni) begin
+      issuing_q <= 1'b0;
+      gap_q <= '0;
+      i1_valid_q <= 1'b0;
+      valid_q <= '0;
+      u_valid_q <= '0;
+      res_valid_q <= 1'b0;
+      wr_valid_q <= 1'b0;
+      fault_code_o <= '0;
+    end else if (start_i) begin
+      issuing_q <= 1'b1;
+      gap_q <= '0;
+      u_q <= uop_begin_i;
+      o_q <= '0;
+      n_q <= '0;
+      {dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q} <= '0;
+    end else if (i2_bad) begin
+      // Stop: the iterations in flight are dropped with the instruction.
+      fault_o <= 1'b1;
+      fault_code_o <= loom_accel_pkg::FAULT_INDEX_OUT_OF_RANGE;
+      issuing_q <= 1'b0;
+      i1_valid_q <= 1'b0;
+      valid_q <= '0;
+      u_valid_q <= '0;
+      res_valid_q <= 1'b0;
     end else begin
-      // S0 (waits while S1 reads an operand)
-      if (!s1_first_of_two) s1_valid <= issuing;
-      if (issuing && !s1_first_of_two) begin
-        s1_dst_off <= dst_o + dst_n;
-        s1_src_off <= src_o + src_n;
-        s1_wgt_off <= wgt_o + wgt_n;
-        u <= last_u ? uop_begin : u + 32'd1;
+      // I0
+      gap_q <= issue ? gap : gap_q - (gap_q != 2'd0 ? 2'd1 : 2'd0);
+      i1_valid_q <= issue;
+      if (issue) begin
+        i1_dst_off_q <= dst_o_q + dst_n_q;
+        i1_src_off_q <= src_o_q + src_n_q;
+        i1_wgt_off_q <= wgt_o_q + wgt_n_q;
+        u_q <= last_u ? uop_begin_i : u_q + 32'd1;
         if (last_u) begin
-          n <= last_n ? 16'd0 : n + 16'd1;
-          dst_n <= last_n ? 32'd0 : dst_n + dst_factor_in;
-          src_n <= last_n ? 32'd0 : src_n + src_factor_in;
-          wgt_n <= last_n ? 32'd0 : wgt_n + wgt_factor_in;
+          n_q <= last_n ? 16'd0 : n_q + 16'd1;
+          dst_n_q <= last_n ? 32'd0 : dst_n_q + dst_factor_in_i;
+          src_n_q <= last_n ? 32'd0 : src_n_q + src_factor_in_i;
+          wgt_n_q <= last_n ? 32'd0 : wgt_n_q + wgt_factor_in_i;
           if (last_n) begin
-            o <= o + 16'd1;
-            dst_o <= dst_o + dst_factor_out;
-            src_o <= src_o + src_factor_out;
-            wgt_o <= wgt_o + wgt_factor_out;
-            if (last_o) issuing <= 1'b0;
+            o_q <= o_q + 16'd1;
+            dst_o_q <= dst_o_q + dst_factor_out_i;
+            src_o_q <= src_o_q + src_factor_out_i;
+            wgt_o_q <= wgt_o_q + wgt_factor_out_i;
+            if (last_o) issuing_q <= 1'b0;
           end
         end
       end
-      // S1
-      s1_second <= s1_first_of_two;
-      if (s1_first_of_two) begin
-        s1_dst_q <= AccAW'(s1_dst);
-        s1_src_q <= AccAW'(s1_src);
+      // I1
+      valid_q[2] <= i1_valid_q;
+      if (i1_valid_q) begin
+        i2_dst_q <= 32'(uop_rdata_i[DstW-1:0]) + i1_dst_off_q;
+        i2_src_q <= 32'(uop_rdata_i[DstW+:SrcW]) + i1_src_off_q;
+        i2_wgt_q <= 32'(uop_rdata_i[DstW+SrcW+:WgtFW]) + i1_wgt_off_q;
       end
-      // The operand read last cycle. It misses only the write of the iteration just ahead (S3
-      // now); with every iteration two cycles long that one is in the write-back stage when this
-      // reaches S2, where forwarding catches it.
-      if (s1_second) src_q <= acc_rdata;
-      s2_valid <= s1_valid && !s1_first_of_two;
-      s2_dst <= s1_second ? s1_dst_q : AccAW'(s1_dst);
-      s2_src <= s1_second ? s1_src_q : AccAW'(s1_src);
-      // S2
-      s3_valid <= s2_valid;
-      // (computed here, only for a valid S2 and only its kind: the products as continuous logic
-      // into one wide vector made the Verilated model 7x slower)
-      if (s2_valid) begin : s2_math
-        logic [AccEW-1:0] old, other;
-        old = forwarded(s2_dst, acc_rdata);
-        other = forwarded(s2_src, src_q);
-        s3_dst <= s2_dst;
-        for (int e = 0; e < Elems; e++) begin : lane
-          logic signed [AccW-1:0] a, b, sum;
-          a = old[e*AccW+:AccW];
-          if (is_alu) begin
-            b = use_imm ? AccW'($signed(imm)) : other[e*AccW+:AccW];
-            s3_data[e*AccW+:AccW] <= alu_apply(alu_op, a, b);
-          end else if (reset_acc) begin
-            s3_data[e*AccW+:AccW] <= '0;
+      // I2..I7 move on
+      valid_q[LastStage:3] <= valid_q[LastStage-1:2];
+      dst_q <= {dst_q[0+:(LastStage-3)*AccAW], AccAW'(i2_dst_q)};
+      src_q <= {src_q[0+:(LastStage-3)*AccAW], AccAW'(i2_src_q)};
+      // I3 (the products only for GEMM iterations that multiply: the Verilated model evaluates
+      // nothing for the others)
+      if (valid_q[3] && gemm_math) begin
+        x_q <= inp_rdata_i;
+        w_q <= wgt_rdata_i;
+      end
+      // I4
+      if (valid_q[4] && gemm_math) begin : i4_mul
+        for (int b = 0; b < Batch; b++)
+          for (int col = 0; col < BlockOut; col++)
+            for (int q = 0; q < BlockIn; q++) begin
+              logic signed [7:0] x;
+              x = x_q[(b * BlockIn + q)*InpW+:InpW];
+              if (DspPack && BlockOut > 1) begin
+                // the pair (col, col+1) in the two halves of lanes col and col+1's slots
+                if (col % 2 == 0)
+                  {m_q[((b * BlockOut + col + 1) * BlockIn + q)*ProdW+:ProdW], m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW]}
+                      <= mul2_shared(w_q[((col + 1) * BlockIn + q)*WgtW+:WgtW], w_q[(col * BlockIn + q)*WgtW+:WgtW], x);
+              end else begin
+                m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW] <= $signed(w_q[(col * BlockIn + q)*WgtW+:WgtW]) * x;
+              end
+            end
+      end
+      // I5: the high product of a pair takes the low product's borrow back
+      if (valid_q[5] && gemm_math) begin : i5_correct
+        for (int e = 0; e < Lanes; e++)
+          for (int q = 0; q < BlockIn; q++) begin
+            if (DspPack && BlockOut > 1 && (e % BlockOut) % 2 == 1)
+              prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW] +
+                                                        ProdW'(m_q[((e - 1) * BlockIn + q)*ProdW + ProdW - 1]);
+            else prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW];
+          end
+      end
+      // I6
+      if (valid_q[6] && gemm_math) begin : i6_sum
+        for (int e = 0; e < Lanes; e++)
+          for (int g = 0; g < Groups; g++) begin
+            logic [Group*SumW-1:0] t;  // a balanced tree, in place
+            for (int k = 0; k < Group; k++) t[k*SumW+:SumW] = SumW'($signed(prod_q[(e * BlockIn + g * Group + k)*ProdW+:ProdW]));
+            for (int n = Group / 2; n >= 1; n = n / 2)
+              for (int k = 0; k < n; k++) t[k*SumW+:SumW] = t[2*k*SumW+:SumW] + t[(2*k+1)*SumW+:SumW];
+            grp_q[(e * Groups + g)*SumW+:SumW] <= t[SumW-1:0];
+          end
+      end
+      if (valid_q[6] && is_alu_i && !use_imm_i) opb_i6_q <= forwarded(src_at(6), acc_rdata_i);
+      // I7
+      if (valid_q[7] && gemm_math) begin : i7_sum
+        for (int e = 0; e < Lanes; e++)
+          for (int g = 0; g < Groups2; g++) begin
+            logic [Group2*SumW-1:0] t;
+            for (int k = 0; k < Group2; k++) t[k*SumW+:SumW] = grp_q[(e * Groups + g * Group2 + k)*SumW+:SumW];
+            for (int n = Group2 / 2; n >= 1; n = n / 2)
+              for (int k = 0; k < n; k++) t[k*SumW+:SumW] = t[2*k*SumW+:SumW] + t[(2*k+1)*SumW+:SumW];
+            grp2_q[(e * Groups2 + g)*SumW+:SumW] <= t[SumW-1:0];
+          end
+      end
+      if (valid_q[7]) begin
+        opa_q <= forwarded(dst_at(7), acc_rdata_i);
+        opb_q <= forwarded(src_at(7), opb_i6_q);
+        // the result written next cycle: I8's, or the multi-cycle unit's
+        hit_a_q <= alu_multi ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
+        hit_b_q <= alu_multi ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == src_at(7) : valid_q[8] && dst_at(8) == src_at(7);
+      end
+      // I8
+      res_valid_q <= valid_q[8] && !alu_multi;
+      res_dst_q <= dst_at(8);
+      if (valid_q[8]) begin : i8_exec
+        logic [AccEW-1:0] a, b;
+        a = hit_a_q ? res_q : opa_q;
+        b = hit_b_q ? res_q : opb_q;
+        for (int e = 0; e < Lanes; e++) begin : lane
+          logic signed [AccW-1:0] la, lb, sum;
+          la = a[e*AccW+:AccW];
+          lb = use_imm_i ? AccW'($signed(imm_i)) : b[e*AccW+:AccW];
+          if (is_alu_i) begin
+            if (!alu_multi) res_q[e*AccW+:AccW] <= alu_single(alu_op_i, la, lb);
+            ua_q[e*AccW+:AccW] <= la;
+            ub_q[e*AccW+:AccW] <= lb;
+          end else if (reset_acc_i) begin
+            res_q[e*AccW+:AccW] <= '0;
           end else begin
-            sum = a;
-            for (int q = 0; q < BlockIn; q++)
-              sum = sum + AccW'(gemm_product(e % BlockOut, $signed(inp_rdata[((e / BlockOut) * BlockIn + q)*InpW+:InpW]), q));
-            s3_data[e*AccW+:AccW] <= sum;
+            sum = la;
+            for (int g = 0; g < Groups2; g++) sum = sum + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
+            res_q[e*AccW+:AccW] <= sum;
           end
         end
-        mac_step <= !is_alu && !reset_acc;
-        alu_step <= is_alu;
+        mac_step_o <= gemm_math;
+        alu_step_o <= is_alu_i;
       end
-      // S3
-      w_valid <= s3_valid;
-      w_dst <= s3_dst;
-      w_data <= s3_data;
-      if (!issuing && !s1_valid && !s2_valid && s3_valid) done <= 1'b1;
+      // U1..U3: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two steps
+      u_valid_q[1] <= valid_q[8] && alu_multi;
+      u_valid_q[3:2] <= u_valid_q[2:1];
+      u_dst_q <= {u_dst_q[0+:2*AccAW], dst_at(8)};
+      if (u_valid_q[1]) begin : u1
+        for (int e = 0; e < Lanes; e++) begin
+          logic [31:0] la, lb;
+          la = ua_q[e*AccW+:AccW];
+          lb = ub_q[e*AccW+:AccW];
+          um_q[e*96+:32] <= la[15:0] * lb[15:0];
+          um_q[e*96+32+:32] <= la[31:16] * lb[15:0];
+          um_q[e*96+64+:32] <= la[15:0] * lb[31:16];
+          // SHR: a negative amount shifts left; amounts saturate at 31 either way
+          ushift_amt_q[e*6+5] <= lb[31];
+          ushift_amt_q[e*6+:5] <= !lb[31] ? (lb[30:5] != 0 ? 5'd31 : lb[4:0]) :
+                                             (lb[30:5] != '1 || lb[4:0] == 5'd0 ? 5'd31 : 5'd0 - lb[4:0]);
+          ushift_a_q[e*AccW+:AccW] <= la;
+        end
+      end
+      if (u_valid_q[2]) begin : u2
+        up_q <= um_q;
+        for (int e = 0; e < Lanes; e++) begin
+          logic signed [AccW-1:0] la;
+          la = ushift_a_q[e*AccW+:AccW];
+          ushift_q[e*AccW+:AccW] <= ushift_amt_q[e*6+5] ? la << ushift_amt_q[e*6+:5] : la >>> ushift_amt_q[e*6+:5];
+        end
+      end
+      if (u_valid_q[3]) begin : u3
+        res_valid_q <= 1'b1;
+        res_dst_q <= u_dst_q[2*AccAW+:AccAW];
+        for (int e = 0; e < Lanes; e++)
+          res_q[e*AccW+:AccW] <= alu_op_i == loom_accel_pkg::ALU_MUL
+              ? up_q[e*96+:32] + {up_q[e*96+32+:16] + up_q[e*96+64+:16], 16'b0}
+              : ushift_q[e*AccW+:AccW];
+      end
+      // W
+      wr_valid_q <= res_valid_q;
+      wr_dst_q <= res_dst_q;
+      wr_q <= res_q;
+      if (!issuing_q && !i1_valid_q && !pipeline_busy() && res_valid_q) done_o <= 1'b1;
     end
   end
 
+
 `ifndef SYNTHESIS
   // Only decoded ALU ops reach the core.
-  always_ff @(posedge clk) begin
-    if (rst_n && s2_valid && is_alu)
-      assert (alu_op inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
-                             loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL})
-      else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op);
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && valid_q[8] && is_alu_i)
+      assert (alu_op_i inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
+                               loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL})
+      else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_i);
   end
 `endif
 
-  assign acc_we = s3_valid;
-  assign acc_waddr = s3_dst;
-  assign acc_wdata = s3_data;
-  assign out_we = s3_valid;
-  assign out_waddr = OutAW'(s3_dst);
-  for (genvar e = 0; e < Elems; e++) begin : g_out
-    assign out_wdata[e*OutW+:OutW] = s3_data[e*AccW+:OutW];  // the low bits, like a truncating cast
+  assign acc_we_o = res_valid_q;
+  assign acc_waddr_o = res_dst_q;
+  assign acc_wdata_o = res_q;
+  assign out_we_o = res_valid_q;
+  assign out_waddr_o = OutAW'(res_dst_q);
+  for (genvar e = 0; e < Lanes; e++) begin : g_out
+    assign out_wdata_o[e*OutW+:OutW] = res_q[e*AccW+:OutW];  // the low bits, like a truncating cast
   end
 endmodule

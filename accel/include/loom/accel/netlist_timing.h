@@ -19,7 +19,7 @@ struct TimingPath {
 };
 
 struct TimingEstimate {
-  std::vector<TimingPath> worst;  // the longest paths, at most one per end point, longest first
+  std::vector<TimingPath> worst;  // the longest paths, at most one per end register (bus), longest first
   int max_lut_levels = 0;         // deepest path in LUT levels (not necessarily the longest)
   double critical_ns() const { return worst.empty() ? 0.0 : worst.front().ns; }
   double fmax_mhz() const { return worst.empty() ? 0.0 : 1000.0 / worst.front().ns; }
