@@ -96,6 +96,7 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   param("UOP_WGT_BITS", c.uop_wgt_bits());
   os << "  // Instructions\n";
   param("INSN_BITS", IsaLayout::kInsnBits);
+  param("QUEUE_ENTRY_BITS", IsaLayout::kInsnBits + 32);  // queue_entry_t ($bits of a package type is beyond yosys 0.23)
   for (Opcode op : {Opcode::Load, Opcode::Store, Opcode::Gemm, Opcode::Alu, Opcode::Finish})
     os << "  localparam logic [" << IsaLayout::kOpcodeBits - 1 << ":0] OP_" << to_string(op) << " = "
        << IsaLayout::kOpcodeBits << "'d" << int(op) << ";\n";
@@ -134,6 +135,54 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   os << "  // Fault causes (STATUS bits 8..15)\n";
   for (uint32_t k = 1; k < uint32_t(AccelFault::Count); ++k)
     os << "  localparam logic [7:0] FAULT_" << fault_name(AccelFault(k)) << " = 8'd" << k << ";\n";
+  // Port bundles. yosys 0.23 reads a packed struct from the package as one port or variable, but
+  // mis-sizes arrays of them, nested structs and struct variables declared in generate or
+  // procedural blocks (hw/README.md), so the RTL uses them only that way.
+  os << "  // Port bundles: an instruction queue entry, a sequencer's tokens, AXI4 read and write\n"
+     << "  typedef struct packed {\n"
+     << "    logic [31:0]          index;  // position in the instruction stream\n"
+     << "    logic [INSN_BITS-1:0] insn;\n"
+     << "  } queue_entry_t;\n"
+     << "  typedef struct packed {\n"
+     << "    logic prev_avail;  // a token from the previous module is there to pop\n"
+     << "    logic next_avail;\n"
+     << "    logic prev_room;   // the counter towards the previous module has room for a push\n"
+     << "    logic next_room;\n"
+     << "  } tokens_t;\n"
+     << "  typedef struct packed {\n"
+     << "    logic pop_prev;\n"
+     << "    logic pop_next;\n"
+     << "    logic push_prev;\n"
+     << "    logic push_next;\n"
+     << "  } token_ops_t;\n"
+     << "  typedef struct packed {\n"
+     << "    logic        ar_valid;\n"
+     << "    logic [63:0] ar_addr;\n"
+     << "    logic [7:0]  ar_len;\n"
+     << "    logic        r_ready;\n"
+     << "  } axi_rd_req_t;\n"
+     << "  typedef struct packed {\n"
+     << "    logic                   ar_ready;\n"
+     << "    logic                   r_valid;\n"
+     << "    logic [BUS_BYTES*8-1:0] r_data;\n"
+     << "    logic [1:0]             r_resp;\n"
+     << "    logic                   r_last;\n"
+     << "  } axi_rd_rsp_t;\n"
+     << "  typedef struct packed {\n"
+     << "    logic                   aw_valid;\n"
+     << "    logic [63:0]            aw_addr;\n"
+     << "    logic [7:0]             aw_len;\n"
+     << "    logic                   w_valid;\n"
+     << "    logic [BUS_BYTES*8-1:0] w_data;\n"
+     << "    logic                   w_last;\n"
+     << "    logic                   b_ready;\n"
+     << "  } axi_wr_req_t;\n"
+     << "  typedef struct packed {\n"
+     << "    logic       aw_ready;\n"
+     << "    logic       w_ready;\n"
+     << "    logic       b_valid;\n"
+     << "    logic [1:0] b_resp;\n"
+     << "  } axi_wr_rsp_t;\n";
   os << "endpackage\n"
      << "/* verilator lint_on UNUSEDPARAM */\n";
   return os.str();

@@ -1,28 +1,34 @@
-// Formal harness of loom_burst_beats: for every beat-aligned address and row end, the next
-// burst is 1..256 beats, stays inside its 4 KiB page (AXI4 forbids crossing), and does not
-// start a beat past the row's last byte; it is the longest burst that does all of that.
+// Formal harness of loom_burst_beats: for every beat-aligned address and every number of beats
+// left in the row, the next burst is 1..256 beats, stays inside its 4 KiB page (AXI4 forbids
+// crossing), does not run past the row, is the longest burst that does all of that, and says
+// whether it ends the row.
 module loom_burst_beats_formal (
     input logic        clk,
-    input logic [63:0] addr,
-    input logic [63:0] end_byte
+    input logic [11:0] addr,
+    input logic [31:0] left
 );
   localparam int BusBytes = loom_accel_pkg::BUS_BYTES;
   logic [8:0] beats;
-  loom_burst_beats dut (.addr, .end_byte, .beats);
+  logic       ends_row;
+  loom_burst_beats dut (
+      .addr_i    (addr),
+      .left_i    (left),
+      .beats_o   (beats),
+      .ends_row_o(ends_row)
+  );
 
-  wire [63:0] left = end_byte - addr;                                   // bytes still to read
-  wire [63:0] left_beats = (left + 64'(BusBytes) - 64'd1) / 64'(BusBytes);
-  wire [63:0] page_beats = (64'd4096 - 64'(addr[11:0])) / 64'(BusBytes);
-  wire [63:0] longest = left_beats < page_beats ? (left_beats < 64'd256 ? left_beats : 64'd256)
-                                                : (page_beats < 64'd256 ? page_beats : 64'd256);
+  wire [31:0] page_beats = (32'd4096 - 32'(addr)) / 32'(BusBytes);
+  wire [31:0] longest = left < page_beats ? (left < 32'd256 ? left : 32'd256)
+                                          : (page_beats < 32'd256 ? page_beats : 32'd256);
   always_comb begin
-    // a DMA asks only for a beat-aligned address below the row's end, with less than 2^48 left
-    assume (addr % 64'(BusBytes) == 64'd0);
-    assume (end_byte > addr && left < 64'h1_0000_0000_0000);
+    // a DMA asks only for a beat-aligned address, with at least one beat of the row left
+    assume (32'(addr) % 32'(BusBytes) == 32'd0);
+    assume (left >= 32'd1);
     assert (beats >= 9'd1 && beats <= 9'd256);
-    assert (64'(addr[11:0]) + 64'(beats) * 64'(BusBytes) <= 64'd4096);
-    assert (64'(beats - 9'd1) * 64'(BusBytes) < left);
-    assert (64'(beats) == longest);
+    assert (32'(addr) + 32'(beats) * 32'(BusBytes) <= 32'd4096);
+    assert (32'(beats) <= left);
+    assert (32'(beats) == longest);
+    assert (ends_row == (32'(beats) == left));
   end
   wire unused_clk = clk;
 endmodule

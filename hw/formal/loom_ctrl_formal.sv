@@ -24,9 +24,35 @@ module loom_ctrl_formal (
   logic [31:0] rdata, insn_count;
   logic [63:0] insn_addr;
   loom_ctrl dut (
-      .clk, .rst_n, .awvalid, .awready, .awaddr, .wvalid, .wready, .wdata, .bvalid, .bready, .bresp,
-      .arvalid, .arready, .araddr, .rvalid, .rready, .rdata, .rresp, .start, .insn_addr, .insn_count, .running,
-      .status, .cycles(64'd0), .error_index, .counters('0), .wait_state('0), .interrupt);
+      .clk_i        (clk),
+      .rst_ni       (rst_n),
+      .awvalid_i    (awvalid),
+      .awready_o    (awready),
+      .awaddr_i     (awaddr),
+      .wvalid_i     (wvalid),
+      .wready_o     (wready),
+      .wdata_i      (wdata),
+      .bvalid_o     (bvalid),
+      .bready_i     (bready),
+      .bresp_o      (bresp),
+      .arvalid_i    (arvalid),
+      .arready_o    (arready),
+      .araddr_i     (araddr),
+      .rvalid_o     (rvalid),
+      .rready_i     (rready),
+      .rdata_o      (rdata),
+      .rresp_o      (rresp),
+      .start_o      (start),
+      .insn_addr_o  (insn_addr),
+      .insn_count_o (insn_count),
+      .running_i    (running),
+      .status_i     (status),
+      .cycles_i     (64'd0),
+      .error_index_i(error_index),
+      .counters_i   ('0),
+      .wait_state_i ('0),
+      .interrupt_o  (interrupt)
+  );
 
   logic checking = 1'b0, past_aw, past_w, past_ar, past_r_wait, past_b_wait, past_bad_read, past_start_write;
   logic [11:0] past_awaddr, past_araddr;

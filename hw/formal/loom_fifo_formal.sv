@@ -14,8 +14,20 @@ module loom_fifo_formal (
   logic full, empty;
   logic [1:0] dout;
   logic [2:0] count;
-  loom_fifo #(.WIDTH(2), .DEPTH(Depth)) dut (
-      .clk, .rst_n, .push, .din, .full, .pop, .dout, .empty, .count);
+  loom_fifo #(
+      .Width(2),
+      .Depth(Depth)
+  ) dut (
+      .clk_i  (clk),
+      .rst_ni (rst_n),
+      .push_i (push),
+      .data_i (din),
+      .full_o (full),
+      .pop_i  (pop),
+      .data_o (dout),
+      .empty_o(empty),
+      .count_o(count)
+  );
 
   // reference: entries side by side, the head in the low bits
   logic [Depth*2-1:0] ref_q;

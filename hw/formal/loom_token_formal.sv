@@ -7,33 +7,70 @@ module loom_token_formal (
     input logic         clk,
     input logic         rst_n,
     input logic         p_push,   // an instruction for the producer's queue
-    input logic [159:0] p_data,
+    input logic [loom_accel_pkg::QUEUE_ENTRY_BITS-1:0] p_data,
     input logic         p_done,   // the producer's datapath finishes
     input logic         c_push,
-    input logic [159:0] c_data,
+    input logic [loom_accel_pkg::QUEUE_ENTRY_BITS-1:0] c_data,
     input logic         c_done,
     input logic         other_avail,  // the modules' other neighbours: anything
     input logic         other_room
 );
   logic p_full, c_full, avail, room;
-  logic p_push_next, c_pop_prev;
-  logic p_pop_prev, p_pop_next, p_push_prev, c_pop_next, c_push_prev, c_push_next;
-  logic [127:0] p_insn, c_insn;
+  loom_accel_pkg::tokens_t p_tokens, c_tokens;
+  loom_accel_pkg::token_ops_t p_ops, c_ops;
+  logic [loom_accel_pkg::INSN_BITS-1:0] p_insn, c_insn;
   logic [31:0] p_index, c_index, p_wait, c_wait;
   logic p_start, c_start, p_busy, c_busy, p_stalled, c_stalled, p_idle, c_idle;
+  assign p_tokens.prev_avail = other_avail;
+  assign p_tokens.next_avail = other_avail;
+  assign p_tokens.prev_room = other_room;
+  assign p_tokens.next_room = room;
+  assign c_tokens.prev_avail = avail;
+  assign c_tokens.next_avail = other_avail;
+  assign c_tokens.prev_room = other_room;
+  assign c_tokens.next_room = other_room;
+  wire p_push_next = p_ops.push_next, c_pop_prev = c_ops.pop_prev;
 
-  loom_seq #(.QUEUE_DEPTH(2)) producer (
-      .clk, .rst_n, .halt(1'b0), .q_push(p_push), .q_data(p_data), .q_full(p_full),
-      .prev_avail(other_avail), .next_avail(other_avail), .prev_room(other_room), .next_room(room),
-      .pop_prev(p_pop_prev), .pop_next(p_pop_next), .push_prev(p_push_prev), .push_next(p_push_next),
-      .exec_start(p_start), .cur_insn(p_insn), .cur_index(p_index), .exec_done(p_done),
-      .busy(p_busy), .stalled(p_stalled), .idle(p_idle), .wait_index(p_wait));
-  loom_seq #(.QUEUE_DEPTH(2)) consumer (
-      .clk, .rst_n, .halt(1'b0), .q_push(c_push), .q_data(c_data), .q_full(c_full),
-      .prev_avail(avail), .next_avail(other_avail), .prev_room(other_room), .next_room(other_room),
-      .pop_prev(c_pop_prev), .pop_next(c_pop_next), .push_prev(c_push_prev), .push_next(c_push_next),
-      .exec_start(c_start), .cur_insn(c_insn), .cur_index(c_index), .exec_done(c_done),
-      .busy(c_busy), .stalled(c_stalled), .idle(c_idle), .wait_index(c_wait));
+  loom_seq #(
+      .QueueDepth(2)
+  ) producer (
+      .clk_i       (clk),
+      .rst_ni      (rst_n),
+      .halt_i      (1'b0),
+      .q_push_i    (p_push),
+      .q_data_i    (p_data),
+      .q_full_o    (p_full),
+      .tokens_i    (p_tokens),
+      .token_ops_o (p_ops),
+      .exec_start_o(p_start),
+      .insn_o      (p_insn),
+      .index_o     (p_index),
+      .exec_done_i (p_done),
+      .busy_o      (p_busy),
+      .stalled_o   (p_stalled),
+      .idle_o      (p_idle),
+      .wait_index_o(p_wait)
+  );
+  loom_seq #(
+      .QueueDepth(2)
+  ) consumer (
+      .clk_i       (clk),
+      .rst_ni      (rst_n),
+      .halt_i      (1'b0),
+      .q_push_i    (c_push),
+      .q_data_i    (c_data),
+      .q_full_o    (c_full),
+      .tokens_i    (c_tokens),
+      .token_ops_o (c_ops),
+      .exec_start_o(c_start),
+      .insn_o      (c_insn),
+      .index_o     (c_index),
+      .exec_done_i (c_done),
+      .busy_o      (c_busy),
+      .stalled_o   (c_stalled),
+      .idle_o      (c_idle),
+      .wait_index_o(c_wait)
+  );
   loom_token_counter #(.Bits(2)) tokens (
       .clk_i(clk), .rst_ni(rst_n), .clear_i(1'b0), .enable_i(1'b1), .push_i(p_push_next), .pop_i(c_pop_prev),
       .avail_o(avail), .room_o(room));
@@ -57,7 +94,8 @@ module loom_token_formal (
       assert (room == (shadow != 3));
     end
   end
-  wire unused = &{1'b0, p_pop_prev, p_pop_next, p_push_prev, c_pop_next, c_push_prev, c_push_next, p_insn, c_insn,
+  wire unused = &{1'b0, p_ops.pop_prev, p_ops.pop_next, p_ops.push_prev, c_ops.pop_next, c_ops.push_prev, c_ops.push_next,
+                  p_insn, c_insn,
                   p_index, c_index, p_wait, c_wait, p_start, c_start, p_busy, c_busy, p_stalled, c_stalled,
                   p_idle, c_idle};
 endmodule

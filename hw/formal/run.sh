@@ -6,7 +6,7 @@
 #   hw/formal/run.sh HARNESS PKG_DIR OUT_DIR [SECONDS]
 #
 # HARNESS is a module (and file) name, e.g. loom_fifo_formal; PKG_DIR holds loom_accel_pkg.sv
-# (`loom hw-params --out`). Sources are read with `read_verilog -sv -formal -DSYNTHESIS` (the
+# (`loom hw-params --out`). Sources are read with `read_verilog -sv -formal -defer -DSYNTHESIS` (the
 # harness's immediate assert/assume; the RTL's simulation-only assertions stay out, as in
 # synthesis), flattened, memories mapped to registers, undefined values (an out-of-range part
 # select) left free, written as AIGER (registers start at
@@ -41,7 +41,7 @@ for f in "$rtl_dir"/loom_*.sv; do
 done
 srcs+=("$here/$harness.sv")
 cat >"$out_dir/$harness.ys" <<YS
-read_verilog -sv -formal -DSYNTHESIS ${srcs[*]}
+read_verilog -sv -formal -defer -DSYNTHESIS ${srcs[*]}
 prep -flatten -top $harness
 memory_map
 opt -fast

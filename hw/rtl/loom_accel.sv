@@ -71,44 +71,151 @@ module loom_accel #(
   logic [63:0] insn_addr, cycles;
   logic [31:0] insn_count;
   logic [NumCounters*64-1:0] counters_flat;  // counter k at [64k +: 64]
+  logic ld_stalled, cp_stalled, st_stalled;
+  logic [31:0] ld_wait, cp_wait, st_wait;
   loom_ctrl ctrl (
-      .clk, .rst_n,
-      .awvalid(s_axil_awvalid), .awready(s_axil_awready), .awaddr(s_axil_awaddr), .wvalid(s_axil_wvalid),
-      .wready(s_axil_wready), .wdata(s_axil_wdata), .bvalid(s_axil_bvalid), .bready(s_axil_bready), .bresp(s_axil_bresp),
-      .arvalid(s_axil_arvalid), .arready(s_axil_arready), .araddr(s_axil_araddr), .rvalid(s_axil_rvalid),
-      .rready(s_axil_rready), .rdata(s_axil_rdata), .rresp(s_axil_rresp),
-      .start, .insn_addr, .insn_count, .running,
-      .status({16'd0, fault_cause, 6'd0, error_flag, done_flag}), .cycles, .error_index, .counters(counters_flat),
-      .wait_state({st_stalled, st_wait[30:0], cp_stalled, cp_wait[30:0], ld_stalled, ld_wait[30:0]}), .interrupt(ap_interrupt));
+      .clk_i        (clk),
+      .rst_ni       (rst_n),
+      .awvalid_i    (s_axil_awvalid),
+      .awready_o    (s_axil_awready),
+      .awaddr_i     (s_axil_awaddr),
+      .wvalid_i     (s_axil_wvalid),
+      .wready_o     (s_axil_wready),
+      .wdata_i      (s_axil_wdata),
+      .bvalid_o     (s_axil_bvalid),
+      .bready_i     (s_axil_bready),
+      .bresp_o      (s_axil_bresp),
+      .arvalid_i    (s_axil_arvalid),
+      .arready_o    (s_axil_arready),
+      .araddr_i     (s_axil_araddr),
+      .rvalid_o     (s_axil_rvalid),
+      .rready_i     (s_axil_rready),
+      .rdata_o      (s_axil_rdata),
+      .rresp_o      (s_axil_rresp),
+      .start_o      (start),
+      .insn_addr_o  (insn_addr),
+      .insn_count_o (insn_count),
+      .running_i    (running),
+      .status_i     ({16'd0, fault_cause, 6'd0, error_flag, done_flag}),
+      .cycles_i     (cycles),
+      .error_index_i(error_index),
+      .counters_i   (counters_flat),
+      .wait_state_i ({st_stalled, st_wait[30:0], cp_stalled, cp_wait[30:0], ld_stalled, ld_wait[30:0]}),
+      .interrupt_o  (ap_interrupt)
+  );
   assign irq = done_flag || error_flag;
   wire halt = error_flag || !running;
 
   // ---- dependency tokens: load->compute, compute->load, compute->store, store->compute ----
-  logic ld_pop_next, ld_push_next, cp_pop_prev, cp_pop_next, cp_push_prev, cp_push_next, st_pop_prev, st_push_prev;
+  loom_accel_pkg::tokens_t ld_tokens, cp_tokens, st_tokens;
+  loom_accel_pkg::token_ops_t ld_ops, cp_ops, st_ops;
   logic l2c_avail, c2l_avail, c2s_avail, s2c_avail, l2c_room, c2l_room, c2s_room, s2c_room;
-  loom_token_counter #(.Bits(TOKEN_BITS)) tok_l2c (
-      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(ld_push_next), .pop_i(cp_pop_prev),
-      .avail_o(l2c_avail), .room_o(l2c_room));
-  loom_token_counter #(.Bits(TOKEN_BITS)) tok_c2l (
-      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(cp_push_prev), .pop_i(ld_pop_next),
-      .avail_o(c2l_avail), .room_o(c2l_room));
-  loom_token_counter #(.Bits(TOKEN_BITS)) tok_c2s (
-      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(cp_push_next), .pop_i(st_pop_prev),
-      .avail_o(c2s_avail), .room_o(c2s_room));
-  loom_token_counter #(.Bits(TOKEN_BITS)) tok_s2c (
-      .clk_i(clk), .rst_ni(rst_n), .clear_i(start), .enable_i(running), .push_i(st_push_prev), .pop_i(cp_pop_next),
-      .avail_o(s2c_avail), .room_o(s2c_room));
+  loom_token_counter #(
+      .Bits(TOKEN_BITS)
+  ) tok_l2c (
+      .clk_i   (clk),
+      .rst_ni  (rst_n),
+      .clear_i (start),
+      .enable_i(running),
+      .push_i  (ld_ops.push_next),
+      .pop_i   (cp_ops.pop_prev),
+      .avail_o (l2c_avail),
+      .room_o  (l2c_room)
+  );
+  loom_token_counter #(
+      .Bits(TOKEN_BITS)
+  ) tok_c2l (
+      .clk_i   (clk),
+      .rst_ni  (rst_n),
+      .clear_i (start),
+      .enable_i(running),
+      .push_i  (cp_ops.push_prev),
+      .pop_i   (ld_ops.pop_next),
+      .avail_o (c2l_avail),
+      .room_o  (c2l_room)
+  );
+  loom_token_counter #(
+      .Bits(TOKEN_BITS)
+  ) tok_c2s (
+      .clk_i   (clk),
+      .rst_ni  (rst_n),
+      .clear_i (start),
+      .enable_i(running),
+      .push_i  (cp_ops.push_next),
+      .pop_i   (st_ops.pop_prev),
+      .avail_o (c2s_avail),
+      .room_o  (c2s_room)
+  );
+  loom_token_counter #(
+      .Bits(TOKEN_BITS)
+  ) tok_s2c (
+      .clk_i   (clk),
+      .rst_ni  (rst_n),
+      .clear_i (start),
+      .enable_i(running),
+      .push_i  (st_ops.push_prev),
+      .pop_i   (cp_ops.pop_next),
+      .avail_o (s2c_avail),
+      .room_o  (s2c_room)
+  );
+  // what each module sees of its neighbours (load has no previous one, store no next one)
+  assign ld_tokens.prev_avail = 1'b0;
+  assign ld_tokens.next_avail = c2l_avail;
+  assign ld_tokens.prev_room = 1'b0;
+  assign ld_tokens.next_room = l2c_room;
+  assign cp_tokens.prev_avail = l2c_avail;
+  assign cp_tokens.next_avail = s2c_avail;
+  assign cp_tokens.prev_room = c2l_room;
+  assign cp_tokens.next_room = c2s_room;
+  assign st_tokens.prev_avail = c2s_avail;
+  assign st_tokens.next_avail = 1'b0;
+  assign st_tokens.prev_room = s2c_room;
+  assign st_tokens.next_room = 1'b0;
 
-  // ---- memory read port: fetch, inp, wgt, uop, acc ----
+  // ---- memory read port: fetch, inp, wgt, uop, acc (requester i, ARID i) ----
   localparam int NRd = 5;
+  loom_accel_pkg::axi_rd_req_t fetch_rd_req, inp_rd_req, wgt_rd_req, uop_rd_req, acc_rd_req;
+  loom_accel_pkg::axi_rd_rsp_t fetch_rd_rsp, inp_rd_rsp, wgt_rd_rsp, uop_rd_rsp, acc_rd_rsp;
   logic [NRd-1:0] arvalid, arready, rvalid, rready;
   logic [NRd*64-1:0] araddr;
   logic [NRd*8-1:0] arlen;
-  loom_axi_rd_arbiter #(.N(NRd)) rd_arbiter (
-      .clk, .rst_n, .s_arvalid(arvalid), .s_arready(arready), .s_araddr(araddr), .s_arlen(arlen),
-      .s_rvalid(rvalid), .s_rready(rready),
-      .m_arvalid(m_axi_arvalid), .m_arready(m_axi_arready), .m_araddr(m_axi_araddr), .m_arlen(m_axi_arlen),
-      .m_arid(m_axi_arid), .m_rvalid(m_axi_rvalid), .m_rready(m_axi_rready), .m_rid(m_axi_rid));
+  assign arvalid = {acc_rd_req.ar_valid, uop_rd_req.ar_valid, wgt_rd_req.ar_valid, inp_rd_req.ar_valid, fetch_rd_req.ar_valid};
+  assign araddr = {acc_rd_req.ar_addr, uop_rd_req.ar_addr, wgt_rd_req.ar_addr, inp_rd_req.ar_addr, fetch_rd_req.ar_addr};
+  assign arlen = {acc_rd_req.ar_len, uop_rd_req.ar_len, wgt_rd_req.ar_len, inp_rd_req.ar_len, fetch_rd_req.ar_len};
+  assign rready = {acc_rd_req.r_ready, uop_rd_req.r_ready, wgt_rd_req.r_ready, inp_rd_req.r_ready, fetch_rd_req.r_ready};
+  // R data, response and last go to every requester; only the one RID names sees RVALID
+  `define LOOM_RD_RSP(rsp, i) \
+    assign rsp.ar_ready = arready[i]; \
+    assign rsp.r_valid = rvalid[i]; \
+    assign rsp.r_data = m_axi_rdata; \
+    assign rsp.r_resp = m_axi_rresp; \
+    assign rsp.r_last = m_axi_rlast;
+  `LOOM_RD_RSP(fetch_rd_rsp, 0)
+  `LOOM_RD_RSP(inp_rd_rsp, 1)
+  `LOOM_RD_RSP(wgt_rd_rsp, 2)
+  `LOOM_RD_RSP(uop_rd_rsp, 3)
+  `LOOM_RD_RSP(acc_rd_rsp, 4)
+  `undef LOOM_RD_RSP
+  loom_axi_rd_arbiter #(
+      .N(NRd)
+  ) rd_arbiter (
+      .clk_i      (clk),
+      .rst_ni     (rst_n),
+      .s_arvalid_i(arvalid),
+      .s_arready_o(arready),
+      .s_araddr_i (araddr),
+      .s_arlen_i  (arlen),
+      .s_rvalid_o (rvalid),
+      .s_rready_i (rready),
+      .m_arvalid_o(m_axi_arvalid),
+      .m_arready_i(m_axi_arready),
+      .m_araddr_o (m_axi_araddr),
+      .m_arlen_o  (m_axi_arlen),
+      .m_arid_o   (m_axi_arid),
+      .m_rvalid_i (m_axi_rvalid),
+      .m_rready_o (m_axi_rready),
+      .m_rid_i    (m_axi_rid)
+  );
   assign m_axi_arsize = 3'($clog2(BusW / 8));
   assign m_axi_arburst = 2'b01;  // INCR
   assign m_axi_awsize = 3'($clog2(BusW / 8));
@@ -116,19 +223,50 @@ module loom_accel #(
   assign m_axi_awid = '0;
   assign m_axi_wstrb = '1;
 
+  // ---- memory write port: store ----
+  loom_accel_pkg::axi_wr_req_t wr_req;
+  loom_accel_pkg::axi_wr_rsp_t wr_rsp;
+  assign m_axi_awvalid = wr_req.aw_valid;
+  assign m_axi_awaddr = wr_req.aw_addr;
+  assign m_axi_awlen = wr_req.aw_len;
+  assign m_axi_wvalid = wr_req.w_valid;
+  assign m_axi_wdata = wr_req.w_data;
+  assign m_axi_wlast = wr_req.w_last;
+  assign m_axi_bready = wr_req.b_ready;
+  assign wr_rsp.aw_ready = m_axi_awready;
+  assign wr_rsp.w_ready = m_axi_wready;
+  assign wr_rsp.b_valid = m_axi_bvalid;
+  assign wr_rsp.b_resp = m_axi_bresp;
+
   // ---- fetch ----
-  logic [159:0] q_data;
+  loom_accel_pkg::queue_entry_t q_data;
   logic ld_push, cp_push, st_push, ld_full, cp_full, st_full;
   logic all_dispatched, finish_dispatched, fetch_fault, fetch_blocked;
   logic [7:0] fetch_code;
   logic [31:0] fetch_index;
   loom_fetch fetch (
-      .clk, .rst_n, .start, .insn_addr, .insn_count, .halt, .all_dispatched, .finish_dispatched,
-      .fault(fetch_fault), .fault_code(fetch_code), .fault_index(fetch_index), .blocked(fetch_blocked),
-      .arvalid(arvalid[0]), .arready(arready[0]), .araddr(araddr[63:0]), .arlen(arlen[7:0]),
-      .rvalid(rvalid[0]), .rready(rready[0]), .rdata(m_axi_rdata), .rresp(m_axi_rresp),
-      .q_data, .load_push(ld_push), .load_full(ld_full), .compute_push(cp_push), .compute_full(cp_full),
-      .store_push(st_push), .store_full(st_full));
+      .clk_i              (clk),
+      .rst_ni             (rst_n),
+      .start_i            (start),
+      .insn_addr_i        (insn_addr),
+      .insn_count_i       (insn_count),
+      .halt_i             (halt),
+      .all_dispatched_o   (all_dispatched),
+      .finish_dispatched_o(finish_dispatched),
+      .fault_o            (fetch_fault),
+      .fault_code_o       (fetch_code),
+      .fault_index_o      (fetch_index),
+      .blocked_o          (fetch_blocked),
+      .axi_req_o          (fetch_rd_req),
+      .axi_rsp_i          (fetch_rd_rsp),
+      .q_data_o           (q_data),
+      .load_push_o        (ld_push),
+      .load_full_i        (ld_full),
+      .compute_push_o     (cp_push),
+      .compute_full_i     (cp_full),
+      .store_push_o       (st_push),
+      .store_full_i       (st_full)
+  );
 
   // ---- scratchpads shared between modules ----
   localparam int InpEW = loom_accel_pkg::INP_ENTRY_BYTES * 8, WgtEW = loom_accel_pkg::WGT_ENTRY_BYTES * 8;
@@ -140,45 +278,139 @@ module loom_accel #(
   logic [InpEW-1:0] inp_wdata, inp_rdata;
   logic [WgtEW-1:0] wgt_wdata, wgt_rdata;
   logic [OutEW-1:0] out_wdata, out_rdata;
-  loom_sram #(.WIDTH(InpEW), .DEPTH(loom_accel_pkg::INP_DEPTH)) inp_sram (
-      .clk, .we(inp_we), .waddr(inp_waddr), .wdata(inp_wdata), .raddr(inp_raddr), .rdata(inp_rdata));
-  loom_sram #(.WIDTH(WgtEW), .DEPTH(loom_accel_pkg::WGT_DEPTH)) wgt_sram (
-      .clk, .we(wgt_we), .waddr(wgt_waddr), .wdata(wgt_wdata), .raddr(wgt_raddr), .rdata(wgt_rdata));
-  loom_sram #(.WIDTH(OutEW), .DEPTH(loom_accel_pkg::OUT_DEPTH)) out_sram (
-      .clk, .we(out_we), .waddr(out_waddr), .wdata(out_wdata), .raddr(out_raddr), .rdata(out_rdata));
+  loom_sram #(
+      .Width(InpEW),
+      .Depth(loom_accel_pkg::INP_DEPTH)
+  ) inp_sram (
+      .clk_i  (clk),
+      .we_i   (inp_we),
+      .waddr_i(inp_waddr),
+      .wdata_i(inp_wdata),
+      .raddr_i(inp_raddr),
+      .rdata_o(inp_rdata)
+  );
+  loom_sram #(
+      .Width(WgtEW),
+      .Depth(loom_accel_pkg::WGT_DEPTH)
+  ) wgt_sram (
+      .clk_i  (clk),
+      .we_i   (wgt_we),
+      .waddr_i(wgt_waddr),
+      .wdata_i(wgt_wdata),
+      .raddr_i(wgt_raddr),
+      .rdata_o(wgt_rdata)
+  );
+  loom_sram #(
+      .Width(OutEW),
+      .Depth(loom_accel_pkg::OUT_DEPTH)
+  ) out_sram (
+      .clk_i  (clk),
+      .we_i   (out_we),
+      .waddr_i(out_waddr),
+      .wdata_i(out_wdata),
+      .raddr_i(out_raddr),
+      .rdata_o(out_rdata)
+  );
 
   // ---- modules ----
-  logic ld_busy, ld_stalled, ld_idle, cp_busy, cp_stalled, cp_idle, st_busy, st_stalled, st_idle;
-  logic [31:0] ld_wait, cp_wait, st_wait;
+  logic ld_busy, ld_idle, cp_busy, cp_idle, st_busy, st_idle;
   logic ld_fault, cp_fault, st_fault;
   logic [7:0] ld_code, cp_code, st_code;
   logic ld_insn, inp_entry, wgt_entry, uop_load, acc_load, gemm_insn, alu_insn, uop_entry, acc_entry, mac_step, alu_step;
   logic st_insn, out_entry, finish_done;
-  loom_load #(.QUEUE_DEPTH(QUEUE_DEPTH)) load (
-      .clk, .rst_n, .halt, .q_push(ld_push), .q_data, .q_full(ld_full),
-      .next_avail(c2l_avail), .next_room(l2c_room), .pop_next(ld_pop_next), .push_next(ld_push_next),
-      .busy(ld_busy), .stalled(ld_stalled), .idle(ld_idle), .wait_index(ld_wait), .fault(ld_fault), .fault_code(ld_code),
-      .insn_started(ld_insn), .inp_entry, .wgt_entry, .inp_we, .inp_waddr, .inp_wdata, .wgt_we, .wgt_waddr, .wgt_wdata,
-      .arvalid(arvalid[2:1]), .arready(arready[2:1]), .araddr(araddr[191:64]), .arlen(arlen[23:8]),
-      .rvalid(rvalid[2:1]), .rready(rready[2:1]), .rdata(m_axi_rdata), .rresp(m_axi_rresp), .rlast(m_axi_rlast));
-  loom_compute #(.QUEUE_DEPTH(QUEUE_DEPTH)) compute (
-      .clk, .rst_n, .halt, .q_push(cp_push), .q_data, .q_full(cp_full),
-      .prev_avail(l2c_avail), .next_avail(s2c_avail), .prev_room(c2l_room), .next_room(c2s_room),
-      .pop_prev(cp_pop_prev), .pop_next(cp_pop_next), .push_prev(cp_push_prev), .push_next(cp_push_next),
-      .busy(cp_busy), .stalled(cp_stalled), .idle(cp_idle), .wait_index(cp_wait), .fault(cp_fault), .fault_code(cp_code),
-      .finish_done, .uop_load_started(uop_load), .acc_load_started(acc_load), .gemm_started(gemm_insn),
-      .alu_started(alu_insn), .uop_entry, .acc_entry, .mac_step, .alu_step,
-      .inp_raddr, .inp_rdata, .wgt_raddr, .wgt_rdata, .out_we, .out_waddr, .out_wdata,
-      .arvalid(arvalid[4:3]), .arready(arready[4:3]), .araddr(araddr[319:192]), .arlen(arlen[39:24]),
-      .rvalid(rvalid[4:3]), .rready(rready[4:3]), .rdata(m_axi_rdata), .rresp(m_axi_rresp), .rlast(m_axi_rlast));
-  loom_store #(.QUEUE_DEPTH(QUEUE_DEPTH)) store (
-      .clk, .rst_n, .halt, .q_push(st_push), .q_data, .q_full(st_full),
-      .prev_avail(c2s_avail), .prev_room(s2c_room), .pop_prev(st_pop_prev), .push_prev(st_push_prev),
-      .busy(st_busy), .stalled(st_stalled), .idle(st_idle), .wait_index(st_wait), .fault(st_fault), .fault_code(st_code),
-      .insn_started(st_insn), .out_entry, .out_raddr, .out_rdata,
-      .awvalid(m_axi_awvalid), .awready(m_axi_awready), .awaddr(m_axi_awaddr), .awlen(m_axi_awlen),
-      .wvalid(m_axi_wvalid), .wready(m_axi_wready), .wdata(m_axi_wdata), .wlast(m_axi_wlast),
-      .bvalid(m_axi_bvalid), .bready(m_axi_bready), .bresp(m_axi_bresp));
+  loom_load #(
+      .QueueDepth(QUEUE_DEPTH)
+  ) load (
+      .clk_i         (clk),
+      .rst_ni        (rst_n),
+      .halt_i        (halt),
+      .q_push_i      (ld_push),
+      .q_data_i      (q_data),
+      .q_full_o      (ld_full),
+      .tokens_i      (ld_tokens),
+      .token_ops_o   (ld_ops),
+      .busy_o        (ld_busy),
+      .stalled_o     (ld_stalled),
+      .idle_o        (ld_idle),
+      .wait_index_o  (ld_wait),
+      .fault_o       (ld_fault),
+      .fault_code_o  (ld_code),
+      .insn_started_o(ld_insn),
+      .inp_entry_o   (inp_entry),
+      .wgt_entry_o   (wgt_entry),
+      .inp_we_o      (inp_we),
+      .inp_waddr_o   (inp_waddr),
+      .inp_wdata_o   (inp_wdata),
+      .wgt_we_o      (wgt_we),
+      .wgt_waddr_o   (wgt_waddr),
+      .wgt_wdata_o   (wgt_wdata),
+      .axi_inp_req_o (inp_rd_req),
+      .axi_inp_rsp_i (inp_rd_rsp),
+      .axi_wgt_req_o (wgt_rd_req),
+      .axi_wgt_rsp_i (wgt_rd_rsp)
+  );
+  loom_compute #(
+      .QueueDepth(QUEUE_DEPTH)
+  ) compute (
+      .clk_i             (clk),
+      .rst_ni            (rst_n),
+      .halt_i            (halt),
+      .q_push_i          (cp_push),
+      .q_data_i          (q_data),
+      .q_full_o          (cp_full),
+      .tokens_i          (cp_tokens),
+      .token_ops_o       (cp_ops),
+      .busy_o            (cp_busy),
+      .stalled_o         (cp_stalled),
+      .idle_o            (cp_idle),
+      .wait_index_o      (cp_wait),
+      .fault_o           (cp_fault),
+      .fault_code_o      (cp_code),
+      .finish_done_o     (finish_done),
+      .uop_load_started_o(uop_load),
+      .acc_load_started_o(acc_load),
+      .gemm_started_o    (gemm_insn),
+      .alu_started_o     (alu_insn),
+      .uop_entry_o       (uop_entry),
+      .acc_entry_o       (acc_entry),
+      .mac_step_o        (mac_step),
+      .alu_step_o        (alu_step),
+      .inp_raddr_o       (inp_raddr),
+      .inp_rdata_i       (inp_rdata),
+      .wgt_raddr_o       (wgt_raddr),
+      .wgt_rdata_i       (wgt_rdata),
+      .out_we_o          (out_we),
+      .out_waddr_o       (out_waddr),
+      .out_wdata_o       (out_wdata),
+      .axi_uop_req_o     (uop_rd_req),
+      .axi_uop_rsp_i     (uop_rd_rsp),
+      .axi_acc_req_o     (acc_rd_req),
+      .axi_acc_rsp_i     (acc_rd_rsp)
+  );
+  loom_store #(
+      .QueueDepth(QUEUE_DEPTH)
+  ) store (
+      .clk_i         (clk),
+      .rst_ni        (rst_n),
+      .halt_i        (halt),
+      .q_push_i      (st_push),
+      .q_data_i      (q_data),
+      .q_full_o      (st_full),
+      .tokens_i      (st_tokens),
+      .token_ops_o   (st_ops),
+      .busy_o        (st_busy),
+      .stalled_o     (st_stalled),
+      .idle_o        (st_idle),
+      .wait_index_o  (st_wait),
+      .fault_o       (st_fault),
+      .fault_code_o  (st_code),
+      .insn_started_o(st_insn),
+      .out_entry_o   (out_entry),
+      .out_raddr_o   (out_raddr),
+      .out_rdata_i   (out_rdata),
+      .axi_req_o     (wr_req),
+      .axi_rsp_i     (wr_rsp)
+  );
 
   // ---- deadlock and completion ----
   wire all_quiet = (ld_idle || ld_stalled) && (cp_idle || cp_stalled) && (st_idle || st_stalled);
@@ -271,7 +503,8 @@ module loom_accel #(
       end
     end
   end
-  wire unused_ok = &{1'b0, s_axil_wstrb, m_axi_bid, finish_done, ld_wait[31], cp_wait[31], st_wait[31]};
+  wire unused_ok = &{1'b0, s_axil_wstrb, m_axi_bid, finish_done, ld_wait[31], cp_wait[31], st_wait[31],
+                     ld_ops.pop_prev, ld_ops.push_prev, st_ops.pop_next, st_ops.push_next};
 
 `ifndef SYNTHESIS
   // ---- assertions (simulation only: yosys reads the SYNTHESIS side; the rtl backend turns a

@@ -1,87 +1,99 @@
-// Shares the AXI4 read channels among N requesters: round-robin on AR (a granted request stays
-// selected until accepted, as AXI requires), the requester's index as ARID, and R beats routed
-// back by RID (data, response and last are broadcast by the parent). Each requester may have
-// several bursts outstanding; beats of one ID arrive in order. Every requester's AR passes a
-// spill register first, so its request logic, the arbitration and the memory's ARREADY are not
-// one combinational path (the longest of the design before, docs/fpga_fit.md).
+// Shares the AXI4 read channels among N requesters: round-robin on AR, the requester's index as
+// ARID, and R beats routed back by RID (data, response and last are broadcast by the parent).
+// Each requester may have several bursts outstanding; beats of one ID arrive in order. Spill
+// registers on every requester's AR and on the memory's side cut the request logic, the
+// arbitration and ARREADY into separate register-to-register paths (the longest path of the
+// whole design before; docs/fpga_fit.md). Ports are per field, requester i at [i*W +: W].
 module loom_axi_rd_arbiter #(
     parameter int N = 2,
     localparam int IdW = $clog2(N)
 ) (
-    input  logic clk,
-    input  logic rst_n,
-    // requesters (packed side by side)
-    input  logic [N-1:0]      s_arvalid,
-    output logic [N-1:0]      s_arready,
-    input  logic [N*64-1:0]   s_araddr,
-    input  logic [N*8-1:0]    s_arlen,
-    output logic [N-1:0]      s_rvalid,
-    input  logic [N-1:0]      s_rready,
+    input  logic clk_i,
+    input  logic rst_ni,
+    // requesters
+    input  logic [N-1:0]    s_arvalid_i,
+    output logic [N-1:0]    s_arready_o,
+    input  logic [N*64-1:0] s_araddr_i,
+    input  logic [N*8-1:0]  s_arlen_i,
+    output logic [N-1:0]    s_rvalid_o,
+    input  logic [N-1:0]    s_rready_i,
     // memory
-    output logic              m_arvalid,
-    input  logic              m_arready,
-    output logic [63:0]       m_araddr,
-    output logic [7:0]        m_arlen,
-    output logic [IdW-1:0]    m_arid,
-    input  logic              m_rvalid,
-    output logic              m_rready,
-    input  logic [IdW-1:0]    m_rid
+    output logic           m_arvalid_o,
+    input  logic           m_arready_i,
+    output logic [63:0]    m_araddr_o,
+    output logic [7:0]     m_arlen_o,
+    output logic [IdW-1:0] m_arid_o,
+    input  logic           m_rvalid_i,
+    output logic           m_rready_o,
+    input  logic [IdW-1:0] m_rid_i
 );
-  logic [N-1:0]    ar_valid, ar_ready;
-  logic [N*64-1:0] ar_addr;
-  logic [N*8-1:0]  ar_len;
+  localparam int ReqW = 64 + 8;
+  logic [N-1:0]      ar_valid, ar_ready;
+  logic [N*ReqW-1:0] ar_req;  // {len, addr} per requester
   for (genvar i = 0; i < N; i++) begin : g_slice
     loom_spill_reg #(
-        .Width(72)
+        .Width(ReqW)
     ) ar_slice (
-        .clk_i  (clk),
-        .rst_ni (rst_n),
-        .valid_i(s_arvalid[i]),
-        .ready_o(s_arready[i]),
-        .data_i ({s_arlen[i*8+:8], s_araddr[i*64+:64]}),
+        .clk_i,
+        .rst_ni,
+        .valid_i(s_arvalid_i[i]),
+        .ready_o(s_arready_o[i]),
+        .data_i ({s_arlen_i[i*8+:8], s_araddr_i[i*64+:64]}),
         .valid_o(ar_valid[i]),
         .ready_i(ar_ready[i]),
-        .data_o ({ar_len[i*8+:8], ar_addr[i*64+:64]})
+        .data_o (ar_req[i*ReqW+:ReqW])
     );
   end
 
-  logic [IdW-1:0] last, pick, held_id;
-  logic held;  // an AR is shown to memory and not yet accepted: keep it stable
+  // Round robin: the lowest requesting index above the last grant, else the lowest overall.
+  logic [N-1:0] above_q;  // indices above the last grant
+  wire [N-1:0] preferred = ar_valid & above_q;
+  wire [N-1:0] pool = preferred != '0 ? preferred : ar_valid;
+  wire [N-1:0] grant = pool & ~(pool - N'(1));  // one-hot: the lowest set bit
+  logic m_ready;
+  wire fire = ar_valid != '0 && m_ready;
+  assign ar_ready = fire ? grant : '0;
 
-  // The first valid requester after `last`, cyclically. last + k < 2N, so one conditional
-  // subtraction wraps it (a `%` by a constant that is not a power of two would be a divider).
+  logic [ReqW-1:0] granted;
+  logic [IdW-1:0]  granted_id;
   always_comb begin
-    pick = last;
-    for (int k = N; k >= 1; k--) begin
-      logic [IdW:0] idx;
-      idx = (IdW + 1)'(last) + (IdW + 1)'(k);
-      if (idx >= (IdW + 1)'(N)) idx = idx - (IdW + 1)'(N);
-      if (ar_valid[idx[IdW-1:0]]) pick = idx[IdW-1:0];
+    granted = '0;
+    granted_id = '0;
+    for (int i = 0; i < N; i++) begin
+      if (grant[i]) begin
+        granted = granted | ar_req[i*ReqW+:ReqW];
+        granted_id = granted_id | IdW'(i);
+      end
     end
   end
+  loom_spill_reg #(
+      .Width(IdW + ReqW)
+  ) m_slice (
+      .clk_i,
+      .rst_ni,
+      .valid_i(ar_valid != '0),
+      .ready_o(m_ready),
+      .data_i ({granted_id, granted}),
+      .valid_o(m_arvalid_o),
+      .ready_i(m_arready_i),
+      .data_o ({m_arid_o, m_arlen_o, m_araddr_o})
+  );
 
-  wire [IdW-1:0] sel = held ? held_id : pick;
-  assign m_arvalid = ar_valid[sel];
-  assign m_araddr = ar_addr[32'(sel)*64+:64];
-  assign m_arlen = ar_len[32'(sel)*8+:8];
-  assign m_arid = sel;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) above_q <= '0;
+    else if (fire) above_q <= ~(grant | (grant - N'(1)));
+  end
+
   always_comb begin
-    ar_ready = '0;
-    ar_ready[sel] = m_arready;
-    s_rvalid = '0;
-    s_rvalid[m_rid] = m_rvalid;
+    s_rvalid_o = '0;
+    s_rvalid_o[m_rid_i] = m_rvalid_i;
   end
-  assign m_rready = s_rready[m_rid];
+  assign m_rready_o = s_rready_i[m_rid_i];
 
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      last <= '0;
-      held <= 1'b0;
-      held_id <= '0;
-    end else begin
-      held <= m_arvalid && !m_arready;
-      held_id <= sel;
-      if (m_arvalid && m_arready) last <= sel;
-    end
+`ifndef SYNTHESIS
+  // One grant at a time, only to a requester that asks.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && fire) assert ((grant & ~ar_valid) == '0 && $onehot(grant)) else $error("loom_axi_rd_arbiter: bad grant %b", grant);
   end
+`endif
 endmodule

@@ -2,8 +2,7 @@
 // order, synchronized with the load module (previous) and the store module (next) by dependency
 // tokens. Owns the micro-op and accumulator scratchpads; reads inputs/weights, writes outputs.
 module loom_compute #(
-    parameter int QUEUE_DEPTH = 32,
-    localparam int BusW = loom_accel_pkg::BUS_BYTES * 8,
+    parameter int QueueDepth = 32,
     localparam int InpAW = loom_accel_pkg::INP_IDX_BITS,
     localparam int WgtAW = loom_accel_pkg::WGT_IDX_BITS,
     localparam int AccAW = loom_accel_pkg::ACC_IDX_BITS,
@@ -14,63 +13,67 @@ module loom_compute #(
     localparam int AccEW = loom_accel_pkg::ACC_ENTRY_BYTES * 8,
     localparam int OutEW = loom_accel_pkg::OUT_ENTRY_BYTES * 8
 ) (
-    input  logic clk,
-    input  logic rst_n,
-    input  logic halt,
-    input  logic         q_push,
-    input  logic [159:0] q_data,
-    output logic         q_full,
-    input  logic prev_avail,
-    input  logic next_avail,
-    input  logic prev_room,
-    input  logic next_room,
-    output logic pop_prev,
-    output logic pop_next,
-    output logic push_prev,
-    output logic push_next,
-    output logic        busy,
-    output logic        stalled,
-    output logic        idle,
-    output logic [31:0] wait_index,
-    output logic        fault,
-    output logic [7:0]  fault_code,
-    output logic        finish_done,
+    input  logic clk_i,
+    input  logic rst_ni,
+    input  logic halt_i,
+    input  logic                         q_push_i,
+    input  loom_accel_pkg::queue_entry_t q_data_i,
+    output logic                         q_full_o,
+    input  loom_accel_pkg::tokens_t      tokens_i,
+    output loom_accel_pkg::token_ops_t   token_ops_o,
+    output logic        busy_o,
+    output logic        stalled_o,
+    output logic        idle_o,
+    output logic [31:0] wait_index_o,
+    output logic        fault_o,
+    output logic [7:0]  fault_code_o,
+    output logic        finish_done_o,
     // counter pulses
-    output logic uop_load_started,
-    output logic acc_load_started,
-    output logic gemm_started,
-    output logic alu_started,
-    output logic uop_entry,
-    output logic acc_entry,
-    output logic mac_step,
-    output logic alu_step,
+    output logic uop_load_started_o,
+    output logic acc_load_started_o,
+    output logic gemm_started_o,
+    output logic alu_started_o,
+    output logic uop_entry_o,
+    output logic acc_entry_o,
+    output logic mac_step_o,
+    output logic alu_step_o,
     // scratchpads owned by other modules
-    output logic [InpAW-1:0] inp_raddr,
-    input  logic [InpEW-1:0] inp_rdata,
-    output logic [WgtAW-1:0] wgt_raddr,
-    input  logic [WgtEW-1:0] wgt_rdata,
-    output logic             out_we,
-    output logic [OutAW-1:0] out_waddr,
-    output logic [OutEW-1:0] out_wdata,
+    output logic [InpAW-1:0] inp_raddr_o,
+    input  logic [InpEW-1:0] inp_rdata_i,
+    output logic [WgtAW-1:0] wgt_raddr_o,
+    input  logic [WgtEW-1:0] wgt_rdata_i,
+    output logic             out_we_o,
+    output logic [OutAW-1:0] out_waddr_o,
+    output logic [OutEW-1:0] out_wdata_o,
     // two AXI4 read requesters: micro-ops, accumulators
-    output logic [1:0]      arvalid,
-    input  logic [1:0]      arready,
-    output logic [127:0]    araddr,
-    output logic [15:0]     arlen,
-    input  logic [1:0]      rvalid,
-    output logic [1:0]      rready,
-    input  logic [BusW-1:0] rdata,
-    input  logic [1:0]      rresp,
-    input  logic            rlast
+    output loom_accel_pkg::axi_rd_req_t axi_uop_req_o,
+    input  loom_accel_pkg::axi_rd_rsp_t axi_uop_rsp_i,
+    output loom_accel_pkg::axi_rd_req_t axi_acc_req_o,
+    input  loom_accel_pkg::axi_rd_rsp_t axi_acc_rsp_i
 );
   logic exec_start, exec_done;
-  logic [127:0] insn;
-  logic [31:0] cur_index;
-  loom_seq #(.QUEUE_DEPTH(QUEUE_DEPTH)) seq (
-      .clk, .rst_n, .halt, .q_push, .q_data, .q_full,
-      .prev_avail, .next_avail, .prev_room, .next_room, .pop_prev, .pop_next, .push_prev, .push_next,
-      .exec_start, .cur_insn(insn), .cur_index, .exec_done,
-      .busy, .stalled, .idle, .wait_index);
+  logic [loom_accel_pkg::INSN_BITS-1:0] insn;
+  logic [31:0] index;
+  loom_seq #(
+      .QueueDepth(QueueDepth)
+  ) seq (
+      .clk_i,
+      .rst_ni,
+      .halt_i,
+      .q_push_i,
+      .q_data_i,
+      .q_full_o,
+      .tokens_i,
+      .token_ops_o,
+      .exec_start_o(exec_start),
+      .insn_o      (insn),
+      .index_o     (index),
+      .exec_done_i (exec_done),
+      .busy_o,
+      .stalled_o,
+      .idle_o,
+      .wait_index_o
+  );
 
   // ---- decode ----
   wire [2:0] opcode = insn[2:0];
@@ -78,14 +81,26 @@ module loom_compute #(
   logic [31:0] sram_base, dram_base;
   logic [15:0] y_size, x_size, x_stride;
   logic [3:0] y_pad0, y_pad1, x_pad0, x_pad1;
-  loom_mem_fields fields (.insn, .mem_type, .sram_base, .dram_base, .y_size, .x_size, .x_stride, .y_pad0, .y_pad1, .x_pad0, .x_pad1);
+  loom_mem_fields fields (
+      .insn_i     (insn),
+      .mem_type_o (mem_type),
+      .sram_base_o(sram_base),
+      .dram_base_o(dram_base),
+      .y_size_o   (y_size),
+      .x_size_o   (x_size),
+      .x_stride_o (x_stride),
+      .y_pad0_o   (y_pad0),
+      .y_pad1_o   (y_pad1),
+      .x_pad0_o   (x_pad0),
+      .x_pad1_o   (x_pad1)
+  );
   wire is_load = opcode == loom_accel_pkg::OP_LOAD, is_gemm = opcode == loom_accel_pkg::OP_GEMM;
   wire is_alu = opcode == loom_accel_pkg::OP_ALU, is_finish = opcode == loom_accel_pkg::OP_FINISH;
   wire load_uop = is_load && mem_type == loom_accel_pkg::MEM_UOP, load_acc = is_load && mem_type == loom_accel_pkg::MEM_ACC;
-  assign uop_load_started = exec_start && load_uop;
-  assign acc_load_started = exec_start && load_acc;
-  assign gemm_started = exec_start && is_gemm;
-  assign alu_started = exec_start && is_alu;
+  assign uop_load_started_o = exec_start && load_uop;
+  assign acc_load_started_o = exec_start && load_acc;
+  assign gemm_started_o = exec_start && is_gemm;
+  assign alu_started_o = exec_start && is_alu;
 
   // ---- scratchpads ----
   logic uop_we, acc_dma_we, acc_core_we;
@@ -93,30 +108,87 @@ module loom_compute #(
   logic [31:0] uop_wdata, uop_rdata;
   logic [AccAW-1:0] acc_dma_waddr, acc_core_waddr, acc_raddr;
   logic [AccEW-1:0] acc_dma_wdata, acc_core_wdata, acc_rdata;
-  loom_sram #(.WIDTH(32), .DEPTH(loom_accel_pkg::UOP_DEPTH), .NUM_RD(1)) uop_sram (
-      .clk, .we(uop_we), .waddr(uop_waddr), .wdata(uop_wdata), .raddr(uop_raddr), .rdata(uop_rdata));
-  loom_sram #(.WIDTH(AccEW), .DEPTH(loom_accel_pkg::ACC_DEPTH), .NUM_RD(1)) acc_sram (
-      .clk, .we(acc_dma_we || acc_core_we), .waddr(acc_dma_we ? acc_dma_waddr : acc_core_waddr),
-      .wdata(acc_dma_we ? acc_dma_wdata : acc_core_wdata), .raddr(acc_raddr), .rdata(acc_rdata));
+  loom_sram #(
+      .Width(32),
+      .Depth(loom_accel_pkg::UOP_DEPTH)
+  ) uop_sram (
+      .clk_i,
+      .we_i   (uop_we),
+      .waddr_i(uop_waddr),
+      .wdata_i(uop_wdata),
+      .raddr_i(uop_raddr),
+      .rdata_o(uop_rdata)
+  );
+  loom_sram #(
+      .Width(AccEW),
+      .Depth(loom_accel_pkg::ACC_DEPTH)
+  ) acc_sram (
+      .clk_i,
+      .we_i   (acc_dma_we || acc_core_we),
+      .waddr_i(acc_dma_we ? acc_dma_waddr : acc_core_waddr),
+      .wdata_i(acc_dma_we ? acc_dma_wdata : acc_core_wdata),
+      .raddr_i(acc_raddr),
+      .rdata_o(acc_rdata)
+  );
 
   // ---- datapaths ----
   logic uop_done, acc_done, core_done, uop_fault, acc_fault, core_fault;
   logic [7:0] uop_code, acc_code, core_code;
-  loom_dma_rd #(.ENTRY_BYTES(4), .DEPTH(loom_accel_pkg::UOP_DEPTH)) uop_dma (
-      .clk, .rst_n, .start(exec_start && load_uop), .sram_base, .dram_base, .y_size, .x_size, .x_stride,
-      .y_pad0, .y_pad1, .x_pad0, .x_pad1, .done(uop_done), .fault(uop_fault), .fault_code(uop_code), .data_entry(uop_entry),
-      .we(uop_we), .waddr(uop_waddr), .wdata(uop_wdata),
-      .arvalid(arvalid[0]), .arready(arready[0]), .araddr(araddr[63:0]), .arlen(arlen[7:0]),
-      .rvalid(rvalid[0]), .rready(rready[0]), .rdata, .rresp, .rlast);
-  loom_dma_rd #(.ENTRY_BYTES(loom_accel_pkg::ACC_ENTRY_BYTES), .DEPTH(loom_accel_pkg::ACC_DEPTH)) acc_dma (
-      .clk, .rst_n, .start(exec_start && load_acc), .sram_base, .dram_base, .y_size, .x_size, .x_stride,
-      .y_pad0, .y_pad1, .x_pad0, .x_pad1, .done(acc_done), .fault(acc_fault), .fault_code(acc_code), .data_entry(acc_entry),
-      .we(acc_dma_we), .waddr(acc_dma_waddr), .wdata(acc_dma_wdata),
-      .arvalid(arvalid[1]), .arready(arready[1]), .araddr(araddr[127:64]), .arlen(arlen[15:8]),
-      .rvalid(rvalid[1]), .rready(rready[1]), .rdata, .rresp, .rlast);
+  loom_dma_rd #(
+      .EntryBytes(4),
+      .Depth     (loom_accel_pkg::UOP_DEPTH)
+  ) uop_dma (
+      .clk_i,
+      .rst_ni,
+      .start_i     (exec_start && load_uop),
+      .sram_base_i (sram_base),
+      .dram_base_i (dram_base),
+      .y_size_i    (y_size),
+      .x_size_i    (x_size),
+      .x_stride_i  (x_stride),
+      .y_pad0_i    (y_pad0),
+      .y_pad1_i    (y_pad1),
+      .x_pad0_i    (x_pad0),
+      .x_pad1_i    (x_pad1),
+      .done_o      (uop_done),
+      .fault_o     (uop_fault),
+      .fault_code_o(uop_code),
+      .data_entry_o(uop_entry_o),
+      .we_o        (uop_we),
+      .waddr_o     (uop_waddr),
+      .wdata_o     (uop_wdata),
+      .axi_req_o   (axi_uop_req_o),
+      .axi_rsp_i   (axi_uop_rsp_i)
+  );
+  loom_dma_rd #(
+      .EntryBytes(loom_accel_pkg::ACC_ENTRY_BYTES),
+      .Depth     (loom_accel_pkg::ACC_DEPTH)
+  ) acc_dma (
+      .clk_i,
+      .rst_ni,
+      .start_i     (exec_start && load_acc),
+      .sram_base_i (sram_base),
+      .dram_base_i (dram_base),
+      .y_size_i    (y_size),
+      .x_size_i    (x_size),
+      .x_stride_i  (x_stride),
+      .y_pad0_i    (y_pad0),
+      .y_pad1_i    (y_pad1),
+      .x_pad0_i    (x_pad0),
+      .x_pad1_i    (x_pad1),
+      .done_o      (acc_done),
+      .fault_o     (acc_fault),
+      .fault_code_o(acc_code),
+      .data_entry_o(acc_entry_o),
+      .we_o        (acc_dma_we),
+      .waddr_o     (acc_dma_waddr),
+      .wdata_o     (acc_dma_wdata),
+      .axi_req_o   (axi_acc_req_o),
+      .axi_rsp_i   (axi_acc_rsp_i)
+  );
   loom_gemm_alu core (
-      .clk_i           (clk),
-      .rst_ni          (rst_n),
+      .clk_i,
+      .rst_ni,
       .start_i         (exec_start && (is_gemm || is_alu)),
       .is_alu_i        (is_alu),
       .reset_acc_i     (insn[loom_accel_pkg::GEMM_RESET_LSB]),
@@ -136,30 +208,30 @@ module loom_compute #(
       .done_o          (core_done),
       .fault_o         (core_fault),
       .fault_code_o    (core_code),
-      .mac_step_o      (mac_step),
-      .alu_step_o      (alu_step),
+      .mac_step_o,
+      .alu_step_o,
       .uop_raddr_o     (uop_raddr),
       .uop_rdata_i     (uop_rdata),
-      .inp_raddr_o     (inp_raddr),
-      .inp_rdata_i     (inp_rdata),
-      .wgt_raddr_o     (wgt_raddr),
-      .wgt_rdata_i     (wgt_rdata),
+      .inp_raddr_o,
+      .inp_rdata_i,
+      .wgt_raddr_o,
+      .wgt_rdata_i,
       .acc_raddr_o     (acc_raddr),
       .acc_rdata_i     (acc_rdata),
       .acc_we_o        (acc_core_we),
       .acc_waddr_o     (acc_core_waddr),
       .acc_wdata_o     (acc_core_wdata),
-      .out_we_o        (out_we),
-      .out_waddr_o     (out_waddr),
-      .out_wdata_o     (out_wdata)
+      .out_we_o,
+      .out_waddr_o,
+      .out_wdata_o
   );
 
   // FINISH (and any no-op) completes the cycle after it starts.
   logic finish_q;
-  always_ff @(posedge clk) finish_q <= rst_n && exec_start && is_finish;
-  assign finish_done = finish_q;
+  always_ff @(posedge clk_i) finish_q <= rst_ni && exec_start && is_finish;
+  assign finish_done_o = finish_q;
   assign exec_done = uop_done || acc_done || core_done || finish_q;
-  assign fault = uop_fault || acc_fault || core_fault;
-  assign fault_code = uop_fault ? uop_code : acc_fault ? acc_code : core_code;
-  wire unused_ok = &{1'b0, cur_index};
+  assign fault_o = uop_fault || acc_fault || core_fault;
+  assign fault_code_o = uop_fault ? uop_code : acc_fault ? acc_code : core_code;
+  wire unused_ok = &{1'b0, index};
 endmodule

@@ -7,93 +7,93 @@
 module loom_ctrl #(
     localparam int NumCounters = loom_accel_pkg::NUM_COUNTERS
 ) (
-    input  logic clk,
-    input  logic rst_n,
+    input  logic clk_i,
+    input  logic rst_ni,
     // AXI4-Lite slave
-    input  logic        awvalid,
-    output logic        awready,
-    input  logic [11:0] awaddr,
-    input  logic        wvalid,
-    output logic        wready,
-    input  logic [31:0] wdata,
-    output logic        bvalid,
-    input  logic        bready,
-    output logic [1:0]  bresp,
-    input  logic        arvalid,
-    output logic        arready,
-    input  logic [11:0] araddr,
-    output logic        rvalid,
-    input  logic        rready,
-    output logic [31:0] rdata,
-    output logic [1:0]  rresp,
+    input  logic        awvalid_i,
+    output logic        awready_o,
+    input  logic [11:0] awaddr_i,
+    input  logic        wvalid_i,
+    output logic        wready_o,
+    input  logic [31:0] wdata_i,
+    output logic        bvalid_o,
+    input  logic        bready_i,
+    output logic [1:0]  bresp_o,
+    input  logic        arvalid_i,
+    output logic        arready_o,
+    input  logic [11:0] araddr_i,
+    output logic        rvalid_o,
+    input  logic        rready_i,
+    output logic [31:0] rdata_o,
+    output logic [1:0]  rresp_o,
     // to/from the accelerator
-    output logic        start,
-    output logic [63:0] insn_addr,
-    output logic [31:0] insn_count,
-    input  logic        running,
-    input  logic [31:0] status,
-    input  logic [63:0] cycles,
-    input  logic [31:0] error_index,
-    input  logic [NumCounters*64-1:0] counters,
-    input  logic [3*32-1:0] wait_state,  // load, compute, store: {waiting, index[30:0]}
-    output logic interrupt
+    output logic        start_o,
+    output logic [63:0] insn_addr_o,
+    output logic [31:0] insn_count_o,
+    input  logic        running_i,
+    input  logic [31:0] status_i,
+    input  logic [63:0] cycles_i,
+    input  logic [31:0] error_index_i,
+    input  logic [NumCounters*64-1:0] counters_i,
+    input  logic [3*32-1:0] wait_state_i,  // load, compute, store: {waiting, index[30:0]}
+    output logic interrupt_o
 );
   localparam int CounterEnd = loom_accel_pkg::REG_COUNTER_BASE + 8 * NumCounters;
 
   // ---- ap_ctrl_hs state: a run's end sets DONE and READY (until CONTROL is read) and their ISR bits ----
-  logic running_q, ap_done, ap_ready, gie;
-  logic [1:0] ier, isr;
-  wire finished = running_q && !running;
-  wire control_read = arvalid && arready && 32'(araddr) == loom_accel_pkg::REG_CONTROL;
-  assign interrupt = gie && |(ier & isr);
+  logic running_q, ap_done_q, ap_ready_q, gie_q;
+  logic [1:0] ier_q, isr_q;
+  wire finished = running_q && !running_i;
+  wire control_read = arvalid_i && arready_o && 32'(araddr_i) == loom_accel_pkg::REG_CONTROL;
+  assign interrupt_o = gie_q && |(ier_q & isr_q);
 
   // ---- writes ----
-  wire w_fire = awvalid && wvalid && !bvalid;
-  assign awready = w_fire;
-  assign wready = w_fire;
-  always_ff @(posedge clk) begin
-    start <= 1'b0;
-    if (!rst_n) begin
-      bvalid <= 1'b0;
-      bresp <= 2'b00;
-      insn_addr <= '0;
-      insn_count <= '0;
+  wire w_fire = awvalid_i && wvalid_i && !bvalid_o;
+  assign awready_o = w_fire;
+  assign wready_o = w_fire;
+  always_ff @(posedge clk_i) begin
+    start_o <= 1'b0;
+    if (!rst_ni) begin
+      bvalid_o <= 1'b0;
+      bresp_o <= 2'b00;
+      insn_addr_o <= '0;
+      insn_count_o <= '0;
       running_q <= 1'b0;
-      ap_done <= 1'b0;
-      ap_ready <= 1'b0;
-      gie <= 1'b0;
-      ier <= '0;
-      isr <= '0;
+      ap_done_q <= 1'b0;
+      ap_ready_q <= 1'b0;
+      gie_q <= 1'b0;
+      ier_q <= '0;
+      isr_q <= '0;
     end else begin
-      running_q <= running;
+      running_q <= running_i;
       if (control_read) begin
-        ap_done <= 1'b0;
-        ap_ready <= 1'b0;
+        ap_done_q <= 1'b0;
+        ap_ready_q <= 1'b0;
       end
       if (finished) begin
-        ap_done <= 1'b1;
-        ap_ready <= 1'b1;
+        ap_done_q <= 1'b1;
+        ap_ready_q <= 1'b1;
       end
-      if (bvalid && bready) bvalid <= 1'b0;
+      if (bvalid_o && bready_i) bvalid_o <= 1'b0;
       if (w_fire) begin
-        bvalid <= 1'b1;
-        bresp <= 2'b00;
-        case (32'(awaddr))
+        bvalid_o <= 1'b1;
+        bresp_o <= 2'b00;
+        case (32'(awaddr_i))
           loom_accel_pkg::REG_CONTROL:
-          if (wdata[0]) begin
-            if (running) bresp <= 2'b10;
-            else start <= 1'b1;
+          if (wdata_i[0]) begin
+            if (running_i) bresp_o <= 2'b10;
+            else start_o <= 1'b1;
           end
-          loom_accel_pkg::REG_GIE: gie <= wdata[0];
-          loom_accel_pkg::REG_IER: ier <= wdata[1:0];
-          loom_accel_pkg::REG_ISR: isr <= isr ^ wdata[1:0];
-          loom_accel_pkg::REG_INSN_ADDR_LO: insn_addr[31:0] <= wdata;
-          loom_accel_pkg::REG_INSN_ADDR_HI: insn_addr[63:32] <= wdata;
-          loom_accel_pkg::REG_INSN_COUNT: insn_count <= wdata;
-          default: bresp <= 2'b10;  // read-only or no such register
+          loom_accel_pkg::REG_GIE: gie_q <= wdata_i[0];
+          loom_accel_pkg::REG_IER: ier_q <= wdata_i[1:0];
+          loom_accel_pkg::REG_ISR: isr_q <= isr_q ^ wdata_i[1:0];
+          loom_accel_pkg::REG_INSN_ADDR_LO: insn_addr_o[31:0] <= wdata_i;
+          loom_accel_pkg::REG_INSN_ADDR_HI: insn_addr_o[63:32] <= wdata_i;
+          loom_accel_pkg::REG_INSN_COUNT: insn_count_o <= wdata_i;
+          default: bresp_o <= 2'b10;  // read-only or no such register
         endcase
       end
-      if (finished) isr <= (w_fire && 32'(awaddr) == loom_accel_pkg::REG_ISR ? isr ^ wdata[1:0] : isr) | 2'b11;
+      if (finished) isr_q <= (w_fire && 32'(awaddr_i) == loom_accel_pkg::REG_ISR ? isr_q ^ wdata_i[1:0] : isr_q) | 2'b11;
     end
   end
 
@@ -103,39 +103,39 @@ module loom_ctrl #(
   always_comb begin
     known = 1'b1;
     value = '0;
-    case (32'(araddr))
-      loom_accel_pkg::REG_CONTROL: value = {28'd0, ap_ready, !running, ap_done, running};
-      loom_accel_pkg::REG_GIE: value = 32'(gie);
-      loom_accel_pkg::REG_IER: value = 32'(ier);
-      loom_accel_pkg::REG_ISR: value = 32'(isr);
-      loom_accel_pkg::REG_STATUS: value = status;
-      loom_accel_pkg::REG_INSN_ADDR_LO: value = insn_addr[31:0];
-      loom_accel_pkg::REG_INSN_ADDR_HI: value = insn_addr[63:32];
-      loom_accel_pkg::REG_INSN_COUNT: value = insn_count;
-      loom_accel_pkg::REG_CYCLES_LO: value = cycles[31:0];
-      loom_accel_pkg::REG_CYCLES_HI: value = cycles[63:32];
-      loom_accel_pkg::REG_ERROR_INDEX: value = error_index;
+    case (32'(araddr_i))
+      loom_accel_pkg::REG_CONTROL: value = {28'd0, ap_ready_q, !running_i, ap_done_q, running_i};
+      loom_accel_pkg::REG_GIE: value = 32'(gie_q);
+      loom_accel_pkg::REG_IER: value = 32'(ier_q);
+      loom_accel_pkg::REG_ISR: value = 32'(isr_q);
+      loom_accel_pkg::REG_STATUS: value = status_i;
+      loom_accel_pkg::REG_INSN_ADDR_LO: value = insn_addr_o[31:0];
+      loom_accel_pkg::REG_INSN_ADDR_HI: value = insn_addr_o[63:32];
+      loom_accel_pkg::REG_INSN_COUNT: value = insn_count_o;
+      loom_accel_pkg::REG_CYCLES_LO: value = cycles_i[31:0];
+      loom_accel_pkg::REG_CYCLES_HI: value = cycles_i[63:32];
+      loom_accel_pkg::REG_ERROR_INDEX: value = error_index_i;
       loom_accel_pkg::REG_ERROR_INDEX + 4: value = '0;  // reserved (the counters start 8-aligned)
       default:
-      if (32'(araddr) >= loom_accel_pkg::REG_COUNTER_BASE && 32'(araddr) < CounterEnd && araddr[1:0] == 2'b00)
-        value = counters[(32'(araddr) - loom_accel_pkg::REG_COUNTER_BASE) * 8+:32];
-      else if (32'(araddr) >= loom_accel_pkg::REG_WAIT_BASE && 32'(araddr) < loom_accel_pkg::REG_WAIT_BASE + 12 && araddr[1:0] == 2'b00)
-        value = wait_state[(32'(araddr) - loom_accel_pkg::REG_WAIT_BASE) * 8+:32];
+      if (32'(araddr_i) >= loom_accel_pkg::REG_COUNTER_BASE && 32'(araddr_i) < CounterEnd && araddr_i[1:0] == 2'b00)
+        value = counters_i[(32'(araddr_i) - loom_accel_pkg::REG_COUNTER_BASE) * 8+:32];
+      else if (32'(araddr_i) >= loom_accel_pkg::REG_WAIT_BASE && 32'(araddr_i) < loom_accel_pkg::REG_WAIT_BASE + 12 && araddr_i[1:0] == 2'b00)
+        value = wait_state_i[(32'(araddr_i) - loom_accel_pkg::REG_WAIT_BASE) * 8+:32];
       else known = 1'b0;
     endcase
   end
-  assign arready = !rvalid;
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      rvalid <= 1'b0;
-      rdata <= '0;
-      rresp <= 2'b00;
+  assign arready_o = !rvalid_o;
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni) begin
+      rvalid_o <= 1'b0;
+      rdata_o <= '0;
+      rresp_o <= 2'b00;
     end else begin
-      if (rvalid && rready) rvalid <= 1'b0;
-      if (arvalid && arready) begin
-        rvalid <= 1'b1;
-        rdata <= value;
-        rresp <= known ? 2'b00 : 2'b10;
+      if (rvalid_o && rready_i) rvalid_o <= 1'b0;
+      if (arvalid_i && arready_o) begin
+        rvalid_o <= 1'b1;
+        rdata_o <= value;
+        rresp_o <= known ? 2'b00 : 2'b10;
       end
     end
   end

@@ -1,194 +1,227 @@
 // Read DMA of one scratchpad: executes the 2-D strided, zero-padded block copy of a LOAD
 // (rows of x_size entries, x_stride entries apart in DRAM) into consecutive scratchpad entries.
-// The address side issues AXI4 bursts (at most 256 beats, never across a 4 KiB boundary, at most
-// MAX_OUTSTANDING in flight) while the data side writes one entry per cycle: zeros for padding,
-// beats for data. Entries wider than the bus take several beats; narrower ones (micro-ops) are
-// unpacked from the lanes of a beat.
+// The address side issues AXI4 bursts (loom_burst_gen: at most 256 beats, never across a 4 KiB
+// boundary, at most MaxOutstanding in flight) while the data side writes one entry per cycle:
+// zeros for padding, beats for data. Entries wider than the bus take several beats; narrower
+// ones (micro-ops) are unpacked from the lanes of a beat.
 module loom_dma_rd #(
-    parameter int ENTRY_BYTES = 16,
-    parameter int DEPTH = 2048,
-    parameter int MAX_OUTSTANDING = 4,
+    parameter int EntryBytes = 16,
+    parameter int Depth = 2048,
+    parameter int MaxOutstanding = 4,
     localparam int BusBytes = loom_accel_pkg::BUS_BYTES,
-    localparam int AW = $clog2(DEPTH),
-    localparam int EW = ENTRY_BYTES * 8
+    localparam int AW = $clog2(Depth),
+    localparam int EW = EntryBytes * 8
 ) (
-    input  logic clk,
-    input  logic rst_n,
+    input  logic clk_i,
+    input  logic rst_ni,
     // command (held stable while busy)
-    input  logic        start,
-    input  logic [31:0] sram_base,
-    input  logic [31:0] dram_base,  // in entries
-    input  logic [15:0] y_size,
-    input  logic [15:0] x_size,
-    input  logic [15:0] x_stride,
-    input  logic [3:0]  y_pad0,
-    input  logic [3:0]  y_pad1,
-    input  logic [3:0]  x_pad0,
-    input  logic [3:0]  x_pad1,
-    output logic        done,        // pulse: every entry written
-    output logic        fault,       // pulse: stopped; fault_code says why
-    output logic [7:0]  fault_code,
-    output logic        data_entry,  // pulse: one entry came from DRAM (for the byte counters)
+    input  logic        start_i,
+    input  logic [31:0] sram_base_i,
+    input  logic [31:0] dram_base_i,  // in entries
+    input  logic [15:0] y_size_i,
+    input  logic [15:0] x_size_i,
+    input  logic [15:0] x_stride_i,
+    input  logic [3:0]  y_pad0_i,
+    input  logic [3:0]  y_pad1_i,
+    input  logic [3:0]  x_pad0_i,
+    input  logic [3:0]  x_pad1_i,
+    output logic        done_o,        // pulse: every entry written
+    output logic        fault_o,       // pulse: stopped; fault_code_o says why
+    output logic [7:0]  fault_code_o,
+    output logic        data_entry_o,  // pulse: one entry came from DRAM (for the byte counters)
     // scratchpad write port
-    output logic          we,
-    output logic [AW-1:0] waddr,
-    output logic [EW-1:0] wdata,
-    // AXI4 read (address + data channels)
-    output logic                  arvalid,
-    input  logic                  arready,
-    output logic [63:0]           araddr,
-    output logic [7:0]            arlen,
-    input  logic                  rvalid,
-    output logic                  rready,
-    input  logic [BusBytes*8-1:0] rdata,
-    input  logic [1:0]            rresp,
-    input  logic                  rlast
+    output logic          we_o,
+    output logic [AW-1:0] waddr_o,
+    output logic [EW-1:0] wdata_o,
+    // AXI4 read
+    output loom_accel_pkg::axi_rd_req_t axi_req_o,
+    input  loom_accel_pkg::axi_rd_rsp_t axi_rsp_i
 );
-  localparam int EntryShift = $clog2(ENTRY_BYTES), BusShift = $clog2(BusBytes);
-  localparam int OutW = $clog2(MAX_OUTSTANDING + 1);
+  localparam int OutW = $clog2(MaxOutstanding + 1);
 
-  // ---- command checks ----
-  wire [16:0] rows = 17'(y_size) + 17'(y_pad0) + 17'(y_pad1);
-  wire [16:0] cols = 17'(x_size) + 17'(x_pad0) + 17'(x_pad1);
-  wire [33:0] entries = 34'(rows) * 34'(cols);
-  wire empty = (x_size == 0) || (y_size == 0);
-  wire overflow = 34'(sram_base) + entries > 34'(DEPTH);
+  // ---- command: sizes, then the entry count (two multiplier registers), then the check ----
+  typedef enum logic [1:0] {
+    CmdIdle,
+    CmdCount,  // rows x cols in the multiplier
+    CmdCount2,
+    CmdCheck   // does it fit the scratchpad?
+  } cmd_e;
+  cmd_e        cmd_q;
+  logic [16:0] rows_q, cols_q;                  // with padding
+  logic [16:0] rows_last_q, cols_last_q;        // rows_q - 1, cols_q - 1
+  logic [16:0] row_data_end_q, col_data_end_q;  // the first padding row/column after the data
+  logic [16:0] col_data_last_q;                 // the last data column
+  logic [33:0] entries_m_q, entries_q;
+  wire empty = x_size_i == 0 || y_size_i == 0;
+  wire overflow = 34'(sram_base_i) + entries_q > 34'(Depth);
+  wire begin_copy = cmd_q == CmdCheck && !overflow;
 
   // ---- address side ----
-  logic        ar_active;
-  logic        ar_wait;   // the AR shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
-  logic        ar_abort;  // a fault stopped the DMA: finish the AR handshake in progress, request nothing more
-  logic [15:0] ar_row;        // data row being requested
-  logic [47:0] ar_row_entry;  // its first DRAM entry
-  logic [63:0] ar_addr;       // next beat-aligned byte address of the row
-  logic [OutW-1:0] outstanding;
-  wire [63:0] row_start_byte = 64'(ar_row_entry) << EntryShift;
-  wire [63:0] row_end_byte = row_start_byte + (64'(x_size) << EntryShift);
-  logic [8:0] burst_beats;
-  loom_burst_beats burst (.addr(ar_addr), .end_byte(row_end_byte), .beats(burst_beats));
-  assign arvalid = ar_active && (ar_wait || (!ar_abort && outstanding != OutW'(MAX_OUTSTANDING)));
-  assign araddr = ar_addr;
-  assign arlen = 8'(burst_beats - 9'd1);
+  logic        gen_active, gen_valid, ar_fire;
+  logic [63:0] gen_addr;
+  logic [8:0]  gen_beats;
+  logic        ar_wait_q;   // the AR shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
+  logic        ar_abort_q;  // a fault stopped the DMA: finish the AR handshake in progress, request nothing more
+  logic [OutW-1:0] outstanding_q;
+  wire r_error = axi_rsp_i.r_valid && axi_req_o.r_ready && (axi_rsp_i.r_resp == 2'b10 || axi_rsp_i.r_resp == 2'b11);
+  wire ar_valid = gen_valid && (ar_wait_q || (!ar_abort_q && outstanding_q != OutW'(MaxOutstanding)));
+  assign ar_fire = ar_valid && axi_rsp_i.ar_ready;
+  loom_burst_gen #(
+      .EntryBytes(EntryBytes)
+  ) bursts (
+      .clk_i,
+      .rst_ni,
+      .start_i    (begin_copy),
+      .stop_i     ((ar_fire && ar_abort_q) || (r_error && !(ar_valid && !axi_rsp_i.ar_ready))),
+      .dram_base_i,
+      .y_size_i,
+      .x_size_i,
+      .x_stride_i,
+      .active_o   (gen_active),
+      .valid_o    (gen_valid),
+      .take_i     (ar_fire),
+      .addr_o     (gen_addr),
+      .beats_o    (gen_beats)
+  );
+  assign axi_req_o.ar_valid = ar_valid;
+  assign axi_req_o.ar_addr = gen_addr;
+  assign axi_req_o.ar_len = 8'(gen_beats - 9'd1);
 
   // ---- data side ----
-  logic        w_active;
-  logic [16:0] w_row, w_col;
-  logic [47:0] w_row_entry;  // DRAM entry of the current data row's first element
-  logic [31:0] w_idx;
-  wire in_data_rows = (w_row >= 17'(y_pad0)) && (w_row < 17'(y_pad0) + 17'(y_size));
-  wire in_data_cols = (w_col >= 17'(x_pad0)) && (w_col < 17'(x_pad0) + 17'(x_size));
+  logic        w_active_q;
+  logic [16:0] w_row_q, w_col_q;
+  logic [47:0] w_row_entry_q;  // DRAM entry of the current data row's first element
+  logic [31:0] w_idx_q;
+  wire in_data_rows = w_row_q >= 17'(y_pad0_i) && w_row_q < row_data_end_q;
+  wire in_data_cols = w_col_q >= 17'(x_pad0_i) && w_col_q < col_data_end_q;
   wire is_data = in_data_rows && in_data_cols;
-  wire last_col = w_col == cols - 17'd1;
-  wire last_entry = last_col && (w_row == rows - 17'd1);
-  logic entry_ready;  // the entry at (w_row, w_col) is written this cycle
+  wire last_col = w_col_q == cols_last_q;
+  wire last_entry = last_col && w_row_q == rows_last_q;
+  logic entry_ready;  // the entry at (w_row_q, w_col_q) is written this cycle
   logic beat_take;    // the R beat is consumed this cycle
   logic [EW-1:0] entry_data;
 
-  if (ENTRY_BYTES >= BusBytes) begin : g_wide
-    localparam int Beats = ENTRY_BYTES / BusBytes;
+  if (EntryBytes >= BusBytes) begin : g_wide
+    localparam int Beats = EntryBytes / BusBytes;
     if (Beats == 1) begin : g_one
-      assign entry_data = rdata;
-      assign entry_ready = w_active && (!is_data || rvalid);
-      assign beat_take = w_active && is_data && rvalid;
+      assign entry_data = axi_rsp_i.r_data;
+      assign entry_ready = w_active_q && (!is_data || axi_rsp_i.r_valid);
+      assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid;
     end else begin : g_multi
-      logic [$clog2(Beats)-1:0] beat;
-      logic [EW-BusBytes*8-1:0] gathered;  // earlier beats of this entry, lowest bytes first
-      assign entry_data = {rdata, gathered};
-      assign entry_ready = w_active && (!is_data || (rvalid && beat == $clog2(Beats)'(Beats - 1)));
-      assign beat_take = w_active && is_data && rvalid;
-      always_ff @(posedge clk) begin
-        if (!rst_n || start) beat <= '0;
-        else if (beat_take) begin
-          beat <= beat + 1'b1;
-          gathered <= entry_data[EW-1:BusBytes*8];
+      logic [$clog2(Beats)-1:0] beat_q;
+      logic [EW-BusBytes*8-1:0] gathered_q;  // earlier beats of this entry, lowest bytes first
+      assign entry_data = {axi_rsp_i.r_data, gathered_q};
+      assign entry_ready = w_active_q && (!is_data || (axi_rsp_i.r_valid && beat_q == $clog2(Beats)'(Beats - 1)));
+      assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid;
+      always_ff @(posedge clk_i) begin
+        if (!rst_ni || start_i) begin
+          beat_q <= '0;
+        end else if (beat_take) begin
+          beat_q <= beat_q + 1'b1;
+          gathered_q <= entry_data[EW-1:BusBytes*8];
         end
       end
     end
   end else begin : g_narrow
-    localparam int Lanes = BusBytes / ENTRY_BYTES;
+    localparam int Lanes = BusBytes / EntryBytes;
     localparam int LaneW = $clog2(Lanes);
-    wire [LaneW-1:0] data_col = LaneW'(w_col - 17'(x_pad0));
-    wire row_last_data = w_col == 17'(x_pad0) + 17'(x_size) - 17'd1;
-    wire [LaneW-1:0] lane = w_row_entry[LaneW-1:0] + data_col;  // lane of the entry in its beat
-    assign entry_data = rdata[32'(lane)*EW+:EW];
-    assign entry_ready = w_active && (!is_data || rvalid);
-    assign beat_take = w_active && is_data && rvalid && (lane == $clog2(Lanes)'(Lanes - 1) || row_last_data);
+    // the lane of the entry in its beat: only the low bits of the column count
+    wire [LaneW-1:0] lane = w_row_entry_q[LaneW-1:0] + LaneW'(w_col_q) - LaneW'(x_pad0_i);
+    wire row_last_data = w_col_q == col_data_last_q;
+    assign entry_data = axi_rsp_i.r_data[32'(lane)*EW+:EW];
+    assign entry_ready = w_active_q && (!is_data || axi_rsp_i.r_valid);
+    assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid && (lane == LaneW'(Lanes - 1) || row_last_data);
   end
 
-  assign rready = beat_take;
-  assign we = entry_ready;
-  assign waddr = AW'(w_idx);
-  assign wdata = is_data ? entry_data : '0;
-  assign data_entry = entry_ready && is_data;
+  assign axi_req_o.r_ready = beat_take;
+  assign we_o = entry_ready;
+  assign waddr_o = AW'(w_idx_q);
+  assign wdata_o = is_data ? entry_data : '0;
+  assign data_entry_o = entry_ready && is_data;
 
-  always_ff @(posedge clk) begin
-    done <= 1'b0;
-    fault <= 1'b0;
-    if (!rst_n) begin
-      ar_active <= 1'b0;
-      ar_wait <= 1'b0;
-      ar_abort <= 1'b0;
-      w_active <= 1'b0;
-      outstanding <= '0;
-      fault_code <= '0;
-    end else if (start) begin
-      outstanding <= '0;
-      ar_wait <= 1'b0;
-      ar_abort <= 1'b0;
-      if (empty) begin
-        done <= 1'b1;
-      end else if (overflow) begin
-        fault <= 1'b1;
-        fault_code <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
-      end else begin
-        ar_active <= 1'b1;
-        ar_row <= '0;
-        ar_row_entry <= 48'(dram_base);
-        ar_addr <= (64'(dram_base) << EntryShift) & ~(64'(BusBytes) - 64'd1);
-        w_active <= 1'b1;
-        w_row <= '0;
-        w_col <= '0;
-        w_row_entry <= 48'(dram_base);
-        w_idx <= sram_base;
-      end
+  always_ff @(posedge clk_i) begin
+    done_o <= 1'b0;
+    fault_o <= 1'b0;
+    entries_m_q <= 34'(rows_q) * 34'(cols_q);
+    entries_q <= entries_m_q;
+    if (!rst_ni) begin
+      cmd_q <= CmdIdle;
+      ar_wait_q <= 1'b0;
+      ar_abort_q <= 1'b0;
+      w_active_q <= 1'b0;
+      outstanding_q <= '0;
+      fault_code_o <= '0;
+    end else if (start_i) begin
+      outstanding_q <= '0;
+      ar_wait_q <= 1'b0;
+      ar_abort_q <= 1'b0;
+      rows_q <= 17'(y_size_i) + 17'(y_pad0_i) + 17'(y_pad1_i);
+      cols_q <= 17'(x_size_i) + 17'(x_pad0_i) + 17'(x_pad1_i);
+      rows_last_q <= 17'(y_size_i) + 17'(y_pad0_i) + 17'(y_pad1_i) - 17'd1;
+      cols_last_q <= 17'(x_size_i) + 17'(x_pad0_i) + 17'(x_pad1_i) - 17'd1;
+      row_data_end_q <= 17'(y_pad0_i) + 17'(y_size_i);
+      col_data_end_q <= 17'(x_pad0_i) + 17'(x_size_i);
+      col_data_last_q <= 17'(x_pad0_i) + 17'(x_size_i) - 17'd1;
+      if (empty) done_o <= 1'b1;
+      else cmd_q <= CmdCount;
     end else begin
-      // address side
-      ar_wait <= arvalid && !arready;
-      if (arvalid && arready && ar_abort) begin
-        ar_active <= 1'b0;
-      end else if (arvalid && arready) begin
-        if (ar_addr + (64'(burst_beats) << BusShift) >= row_end_byte) begin
-          if (ar_row == y_size - 16'd1) ar_active <= 1'b0;
-          ar_row <= ar_row + 16'd1;
-          ar_row_entry <= ar_row_entry + 48'(x_stride);
-          ar_addr <= ((64'(ar_row_entry) + 64'(x_stride)) << EntryShift) & ~(64'(BusBytes) - 64'd1);
-        end else begin
-          ar_addr <= ar_addr + (64'(burst_beats) << BusShift);
+      // command
+      unique case (cmd_q)
+        CmdIdle: ;
+        CmdCount: cmd_q <= CmdCount2;
+        CmdCount2: cmd_q <= CmdCheck;
+        CmdCheck: begin
+          cmd_q <= CmdIdle;
+          if (overflow) begin
+            fault_o <= 1'b1;
+            fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
+          end else begin
+            w_active_q <= 1'b1;
+            w_row_q <= '0;
+            w_col_q <= '0;
+            w_row_entry_q <= 48'(dram_base_i);
+            w_idx_q <= sram_base_i;
+          end
         end
-      end
-      outstanding <= outstanding + OutW'(arvalid && arready) - OutW'(rvalid && rready && rlast);
+        default: cmd_q <= CmdIdle;
+      endcase
+      // address side
+      ar_wait_q <= ar_valid && !axi_rsp_i.ar_ready;
+      outstanding_q <= outstanding_q + OutW'(ar_fire) - OutW'(axi_rsp_i.r_valid && axi_req_o.r_ready && axi_rsp_i.r_last);
       // data side
-      if (rvalid && rready && (rresp == 2'b10 || rresp == 2'b11)) begin  // SLVERR, DECERR
-        fault <= 1'b1;
-        fault_code <= loom_accel_pkg::FAULT_DMA_FAULT;
-        ar_abort <= 1'b1;
-        if (!(arvalid && !arready)) ar_active <= 1'b0;  // else once the waiting AR is taken
-        w_active <= 1'b0;
+      if (r_error) begin  // SLVERR, DECERR
+        fault_o <= 1'b1;
+        fault_code_o <= loom_accel_pkg::FAULT_DMA_FAULT;
+        ar_abort_q <= 1'b1;  // the generator stops now, or once the waiting AR is taken
+        w_active_q <= 1'b0;
       end else if (entry_ready) begin
-        w_idx <= w_idx + 32'd1;
+        w_idx_q <= w_idx_q + 32'd1;
         if (last_col) begin
-          w_col <= '0;
-          w_row <= w_row + 17'd1;
-          if (in_data_rows) w_row_entry <= w_row_entry + 48'(x_stride);
+          w_col_q <= '0;
+          w_row_q <= w_row_q + 17'd1;
+          if (in_data_rows) w_row_entry_q <= w_row_entry_q + 48'(x_stride_i);
         end else begin
-          w_col <= w_col + 17'd1;
+          w_col_q <= w_col_q + 17'd1;
         end
         if (last_entry) begin
-          w_active <= 1'b0;
-          done <= 1'b1;
+          w_active_q <= 1'b0;
+          done_o <= 1'b1;
         end
       end
     end
   end
 
+`ifndef SYNTHESIS
+  // Beats only for bursts asked for, never more bursts in flight than allowed, writes only
+  // inside the scratchpad (the command check's promise).
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      assert (!(axi_rsp_i.r_valid && axi_req_o.r_ready) || outstanding_q != '0)
+      else $error("loom_dma_rd: R beat without an outstanding burst");
+      assert (outstanding_q <= OutW'(MaxOutstanding)) else $error("loom_dma_rd: more than %0d bursts in flight", MaxOutstanding);
+      assert (!we_o || w_idx_q < 32'(Depth)) else $error("loom_dma_rd: write at entry %0d of %0d", w_idx_q, Depth);
+    end
+  end
+`endif
+  wire unused_ok = &{1'b0, gen_active, col_data_last_q};  // the last data column: narrow entries only
 endmodule

@@ -1,178 +1,215 @@
 // Write DMA of the out buffer: executes a STORE (y_size rows of x_size consecutive out entries
-// to DRAM rows x_stride entries apart). The address side issues AXI4 write bursts (at most 256
-// beats, never across a 4 KiB boundary, at most MAX_OUTSTANDING without a response); the data
-// side reads the out buffer ahead into a small FIFO and sends each entry as ENTRY/BUS beats.
+// to DRAM rows x_stride entries apart). The address side issues AXI4 write bursts
+// (loom_burst_gen: at most 256 beats, never across a 4 KiB boundary, at most MaxOutstanding
+// without a response); the data side reads the out buffer ahead into a small FIFO and sends
+// each entry as ENTRY/BUS beats.
 module loom_dma_wr #(
-    parameter int MAX_OUTSTANDING = 4,
+    parameter int MaxOutstanding = 4,
     localparam int BusBytes = loom_accel_pkg::BUS_BYTES,
     localparam int EntryBytes = loom_accel_pkg::OUT_ENTRY_BYTES,
     localparam int Depth = loom_accel_pkg::OUT_DEPTH,
     localparam int AW = loom_accel_pkg::OUT_IDX_BITS,
     localparam int EW = EntryBytes * 8
 ) (
-    input  logic clk,
-    input  logic rst_n,
-    input  logic        start,
-    input  logic [31:0] sram_base,
-    input  logic [31:0] dram_base,  // in entries
-    input  logic [15:0] y_size,
-    input  logic [15:0] x_size,
-    input  logic [15:0] x_stride,
-    output logic        done,
-    output logic        fault,
-    output logic [7:0]  fault_code,
-    output logic        data_entry,  // pulse: one entry sent
+    input  logic clk_i,
+    input  logic rst_ni,
+    // command (held stable while busy)
+    input  logic        start_i,
+    input  logic [31:0] sram_base_i,
+    input  logic [31:0] dram_base_i,  // in entries
+    input  logic [15:0] y_size_i,
+    input  logic [15:0] x_size_i,
+    input  logic [15:0] x_stride_i,
+    output logic        done_o,
+    output logic        fault_o,
+    output logic [7:0]  fault_code_o,
+    output logic        data_entry_o,  // pulse: one entry sent
     // out buffer read port (data one cycle after the address)
-    output logic [AW-1:0] raddr,
-    input  logic [EW-1:0] rdata,
-    // AXI4 write channels
-    output logic                  awvalid,
-    input  logic                  awready,
-    output logic [63:0]           awaddr,
-    output logic [7:0]            awlen,
-    output logic                  wvalid,
-    input  logic                  wready,
-    output logic [BusBytes*8-1:0] wdata,
-    output logic                  wlast,
-    input  logic                  bvalid,
-    output logic                  bready,
-    input  logic [1:0]            bresp
+    output logic [AW-1:0] raddr_o,
+    input  logic [EW-1:0] rdata_i,
+    // AXI4 write
+    output loom_accel_pkg::axi_wr_req_t axi_req_o,
+    input  loom_accel_pkg::axi_wr_rsp_t axi_rsp_i
 );
-  localparam int EntryShift = $clog2(EntryBytes), BusShift = $clog2(BusBytes);
   localparam int Beats = EntryBytes / BusBytes;
-  localparam int OutW = $clog2(MAX_OUTSTANDING + 1);
+  localparam int OutW = $clog2(MaxOutstanding + 1);
 
-  wire [31:0] total = 32'(y_size) * 32'(x_size);
-  wire empty = (x_size == 0) || (y_size == 0);
-  wire overflow = 33'(sram_base) + 33'(total) > 33'(Depth);
+  // ---- command: the entry count (two multiplier registers), then the check ----
+  typedef enum logic [1:0] {
+    CmdIdle,
+    CmdCount,
+    CmdCount2,
+    CmdCheck
+  } cmd_e;
+  cmd_e        cmd_q;
+  logic [31:0] total_m_q, total_q;
+  wire empty = x_size_i == 0 || y_size_i == 0;
+  wire overflow = 33'(sram_base_i) + 33'(total_q) > 33'(Depth);
+  wire begin_copy = cmd_q == CmdCheck && !overflow;
 
   // ---- address side: one or more bursts per row ----
-  logic        aw_active;
-  logic        aw_wait;   // the AW shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
-  logic        aw_abort;  // a fault stopped the DMA: finish the AW handshake in progress, request nothing more
-  logic [15:0] aw_row;
-  logic [63:0] aw_addr, aw_row_end;
-  logic [OutW-1:0] outstanding;  // bursts without a write response
-  logic [8:0] burst_beats;
-  loom_burst_beats burst (.addr(aw_addr), .end_byte(aw_row_end), .beats(burst_beats));
+  logic        gen_active, gen_valid, aw_fire;
+  logic [63:0] gen_addr;
+  logic [8:0]  gen_beats;
+  logic        aw_wait_q;   // the AW shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
+  logic        aw_abort_q;  // a fault stopped the DMA: finish the AW handshake in progress, request nothing more
+  logic [OutW-1:0] outstanding_q;  // bursts without a write response
   logic lenq_full, lenq_empty;
   logic [8:0] lenq_head;
   logic [2:0] lenq_count;
-  assign awvalid = aw_active && (aw_wait || (!aw_abort && outstanding != OutW'(MAX_OUTSTANDING) && !lenq_full));
-  assign awaddr = aw_addr;
-  assign awlen = 8'(burst_beats - 9'd1);
-  wire aw_fire = awvalid && awready;
-  wire [63:0] next_row_start = (64'(dram_base) + (64'(aw_row) + 64'd1) * 64'(x_stride)) << EntryShift;
+  wire b_error = axi_rsp_i.b_valid && (axi_rsp_i.b_resp == 2'b10 || axi_rsp_i.b_resp == 2'b11);
+  wire aw_valid = gen_valid && (aw_wait_q || (!aw_abort_q && outstanding_q != OutW'(MaxOutstanding) && !lenq_full));
+  assign aw_fire = aw_valid && axi_rsp_i.aw_ready;
+  loom_burst_gen #(
+      .EntryBytes(EntryBytes)
+  ) bursts (
+      .clk_i,
+      .rst_ni,
+      .start_i    (begin_copy),
+      .stop_i     ((aw_fire && aw_abort_q) || (b_error && !(aw_valid && !axi_rsp_i.aw_ready))),
+      .dram_base_i,
+      .y_size_i,
+      .x_size_i,
+      .x_stride_i,
+      .active_o   (gen_active),
+      .valid_o    (gen_valid),
+      .take_i     (aw_fire),
+      .addr_o     (gen_addr),
+      .beats_o    (gen_beats)
+  );
+  assign axi_req_o.aw_valid = aw_valid;
+  assign axi_req_o.aw_addr = gen_addr;
+  assign axi_req_o.aw_len = 8'(gen_beats - 9'd1);
 
   // ---- data side ----
-  logic [31:0] rd_left, rd_idx;  // out entries still to read, next index
-  logic        rd_pending;       // a read was issued last cycle
+  logic [31:0] rd_left_q, rd_idx_q;  // out entries still to read, next index
+  logic        rd_pending_q;         // a read was issued last cycle
   logic        fifo_full, fifo_empty, fifo_pop;
   logic [EW-1:0] fifo_head;
   logic [2:0]  fifo_count;
-  wire rd_issue = rd_left != 0 && (32'(fifo_count) + 32'(rd_pending)) < 32'd3;
-  assign raddr = AW'(rd_idx);
+  wire rd_issue = rd_left_q != 0 && (32'(fifo_count) + 32'(rd_pending_q)) < 32'd3;
+  assign raddr_o = AW'(rd_idx_q);
   loom_fifo #(
-      .WIDTH(EW),
-      .DEPTH(4)
+      .Width(EW),
+      .Depth(4)
   ) entries (
-      .clk, .rst_n(rst_n && !start),
-      .push(rd_pending), .din(rdata), .full(fifo_full),
-      .pop(fifo_pop), .dout(fifo_head), .empty(fifo_empty), .count(fifo_count)
+      .clk_i,
+      .rst_ni (rst_ni && !start_i),
+      .push_i (rd_pending_q),
+      .data_i (rdata_i),
+      .full_o (fifo_full),
+      .pop_i  (fifo_pop),
+      .data_o (fifo_head),
+      .empty_o(fifo_empty),
+      .count_o(fifo_count)
   );
-  logic [$clog2(Beats+1)-1:0] beat;  // beat of the head entry
-  logic [8:0] w_left;                // beats left in the current burst (0: take the next burst)
-  assign wvalid = !fifo_empty && (w_left != 0 || !lenq_empty);
-  assign wdata = fifo_head[32'(beat)*BusBytes*8+:BusBytes*8];
-  wire [8:0] burst_left = w_left != 0 ? w_left : lenq_head;
-  assign wlast = burst_left == 9'd1;
-  wire w_fire = wvalid && wready;
-  wire entry_done = w_fire && beat == ($clog2(Beats+1))'(Beats - 1);
+  logic [$clog2(Beats+1)-1:0] beat_q;  // beat of the head entry
+  logic [8:0] w_left_q;                // beats left in the current burst (0: take the next burst)
+  wire [8:0] burst_left = w_left_q != 0 ? w_left_q : lenq_head;
+  wire w_valid = !fifo_empty && (w_left_q != 0 || !lenq_empty);
+  wire w_fire = w_valid && axi_rsp_i.w_ready;
+  wire entry_done = w_fire && beat_q == ($clog2(Beats+1))'(Beats - 1);
+  assign axi_req_o.w_valid = w_valid;
+  assign axi_req_o.w_data = fifo_head[32'(beat_q)*BusBytes*8+:BusBytes*8];
+  assign axi_req_o.w_last = burst_left == 9'd1;
+  assign axi_req_o.b_ready = 1'b1;
   assign fifo_pop = entry_done;
-  assign data_entry = entry_done;
-  logic [31:0] sent_left;  // entries still to send
+  assign data_entry_o = entry_done;
+  logic [31:0] sent_left_q;  // entries still to send
   loom_fifo #(
-      .WIDTH(9),
-      .DEPTH(4)
+      .Width(9),
+      .Depth(4)
   ) burst_lengths (
-      .clk, .rst_n(rst_n && !start),
-      .push(aw_fire), .din(burst_beats), .full(lenq_full),
-      .pop(w_fire && w_left == 0), .dout(lenq_head), .empty(lenq_empty), .count(lenq_count)
+      .clk_i,
+      .rst_ni (rst_ni && !start_i),
+      .push_i (aw_fire),
+      .data_i (gen_beats),
+      .full_o (lenq_full),
+      .pop_i  (w_fire && w_left_q == 0),
+      .data_o (lenq_head),
+      .empty_o(lenq_empty),
+      .count_o(lenq_count)
   );
-  assign bready = 1'b1;
-  logic active;
+  logic active_q;
 
-  always_ff @(posedge clk) begin
-    done <= 1'b0;
-    fault <= 1'b0;
-    if (!rst_n) begin
-      aw_active <= 1'b0;
-      aw_wait <= 1'b0;
-      aw_abort <= 1'b0;
-      active <= 1'b0;
-      outstanding <= '0;
-      rd_left <= '0;
-      rd_pending <= 1'b0;
-      sent_left <= '0;
-      fault_code <= '0;
-    end else if (start) begin
-      outstanding <= '0;
-      aw_wait <= 1'b0;
-      aw_abort <= 1'b0;
-      beat <= '0;
-      w_left <= '0;
-      rd_pending <= 1'b0;
-      if (empty) begin
-        done <= 1'b1;
-      end else if (overflow) begin
-        fault <= 1'b1;
-        fault_code <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
-      end else begin
-        active <= 1'b1;
-        aw_active <= 1'b1;
-        aw_row <= '0;
-        aw_addr <= 64'(dram_base) << EntryShift;
-        aw_row_end <= (64'(dram_base) + 64'(x_size)) << EntryShift;
-        rd_left <= total;
-        rd_idx <= sram_base;
-        sent_left <= total;
-      end
+  always_ff @(posedge clk_i) begin
+    done_o <= 1'b0;
+    fault_o <= 1'b0;
+    total_m_q <= 32'(y_size_i) * 32'(x_size_i);
+    total_q <= total_m_q;
+    if (!rst_ni) begin
+      cmd_q <= CmdIdle;
+      aw_wait_q <= 1'b0;
+      aw_abort_q <= 1'b0;
+      active_q <= 1'b0;
+      outstanding_q <= '0;
+      rd_left_q <= '0;
+      rd_pending_q <= 1'b0;
+      sent_left_q <= '0;
+      fault_code_o <= '0;
+    end else if (start_i) begin
+      outstanding_q <= '0;
+      aw_wait_q <= 1'b0;
+      aw_abort_q <= 1'b0;
+      beat_q <= '0;
+      w_left_q <= '0;
+      rd_pending_q <= 1'b0;
+      if (empty) done_o <= 1'b1;
+      else cmd_q <= CmdCount;
     end else begin
-      aw_wait <= awvalid && !awready;
-      if (aw_fire && aw_abort) begin
-        aw_active <= 1'b0;
-      end else if (aw_fire) begin
-        if (aw_addr + (64'(burst_beats) << BusShift) >= aw_row_end) begin
-          if (aw_row == y_size - 16'd1) aw_active <= 1'b0;
-          aw_row <= aw_row + 16'd1;
-          aw_addr <= next_row_start;
-          aw_row_end <= next_row_start + (64'(x_size) << EntryShift);
-        end else begin
-          aw_addr <= aw_addr + (64'(burst_beats) << BusShift);
+      unique case (cmd_q)
+        CmdIdle: ;
+        CmdCount: cmd_q <= CmdCount2;
+        CmdCount2: cmd_q <= CmdCheck;
+        CmdCheck: begin
+          cmd_q <= CmdIdle;
+          if (overflow) begin
+            fault_o <= 1'b1;
+            fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
+          end else begin
+            active_q <= 1'b1;
+            rd_left_q <= total_q;
+            rd_idx_q <= sram_base_i;
+            sent_left_q <= total_q;
+          end
         end
-      end
-      outstanding <= outstanding + OutW'(aw_fire) - OutW'(bvalid);
-      rd_pending <= rd_issue;
+        default: cmd_q <= CmdIdle;
+      endcase
+      aw_wait_q <= aw_valid && !axi_rsp_i.aw_ready;
+      outstanding_q <= outstanding_q + OutW'(aw_fire) - OutW'(axi_rsp_i.b_valid);
+      rd_pending_q <= rd_issue;
       if (rd_issue) begin
-        rd_left <= rd_left - 32'd1;
-        rd_idx <= rd_idx + 32'd1;
+        rd_left_q <= rd_left_q - 32'd1;
+        rd_idx_q <= rd_idx_q + 32'd1;
       end
       if (w_fire) begin
-        beat <= entry_done ? '0 : beat + 1'b1;
-        w_left <= burst_left - 9'd1;
+        beat_q <= entry_done ? '0 : beat_q + 1'b1;
+        w_left_q <= burst_left - 9'd1;
       end
-      if (entry_done) sent_left <= sent_left - 32'd1;
-      if (bvalid && (bresp == 2'b10 || bresp == 2'b11)) begin  // SLVERR, DECERR
-        fault <= 1'b1;
-        fault_code <= loom_accel_pkg::FAULT_DMA_FAULT;
-        active <= 1'b0;
-        aw_abort <= 1'b1;
-        if (!(awvalid && !awready)) aw_active <= 1'b0;  // else once the waiting AW is taken
-      end else if (active && sent_left == 0 && !aw_active && outstanding == 0) begin
-        active <= 1'b0;
-        done <= 1'b1;
+      if (entry_done) sent_left_q <= sent_left_q - 32'd1;
+      if (b_error) begin  // SLVERR, DECERR
+        fault_o <= 1'b1;
+        fault_code_o <= loom_accel_pkg::FAULT_DMA_FAULT;
+        active_q <= 1'b0;
+        aw_abort_q <= 1'b1;  // the generator stops now, or once the waiting AW is taken
+      end else if (active_q && sent_left_q == 0 && !gen_active && outstanding_q == 0) begin
+        active_q <= 1'b0;
+        done_o <= 1'b1;
       end
     end
   end
+
+`ifndef SYNTHESIS
+  // Responses only for bursts sent, never more in flight than allowed, reads only inside the
+  // out buffer (the command check's promise), W beats only inside announced bursts.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      assert (!axi_rsp_i.b_valid || outstanding_q != '0) else $error("loom_dma_wr: B response without a burst");
+      assert (outstanding_q <= OutW'(MaxOutstanding)) else $error("loom_dma_wr: more than %0d bursts in flight", MaxOutstanding);
+      assert (!rd_issue || rd_idx_q < 32'(Depth)) else $error("loom_dma_wr: read at entry %0d of %0d", rd_idx_q, Depth);
+      assert (!w_valid || burst_left != 9'd0) else $error("loom_dma_wr: W beat outside a burst");
+    end
+  end
+`endif
   wire unused_ok = &{1'b0, fifo_full, lenq_count};
 endmodule

@@ -1,85 +1,149 @@
 // Load module: executes LOAD of inputs and weights in program order, synchronized with the
 // compute module by dependency tokens (it only has a next neighbour).
 module loom_load #(
-    parameter int QUEUE_DEPTH = 32,
-    localparam int BusW = loom_accel_pkg::BUS_BYTES * 8,
+    parameter int QueueDepth = 32,
     localparam int InpAW = loom_accel_pkg::INP_IDX_BITS,
     localparam int WgtAW = loom_accel_pkg::WGT_IDX_BITS,
     localparam int InpEW = loom_accel_pkg::INP_ENTRY_BYTES * 8,
     localparam int WgtEW = loom_accel_pkg::WGT_ENTRY_BYTES * 8
 ) (
-    input  logic clk,
-    input  logic rst_n,
-    input  logic halt,
-    input  logic         q_push,
-    input  logic [159:0] q_data,
-    output logic         q_full,
-    input  logic next_avail,
-    input  logic next_room,
-    output logic pop_next,
-    output logic push_next,
-    output logic        busy,
-    output logic        stalled,
-    output logic        idle,
-    output logic [31:0] wait_index,
-    output logic        fault,
-    output logic [7:0]  fault_code,
-    output logic        insn_started,
-    output logic        inp_entry,
-    output logic        wgt_entry,
-    output logic             inp_we,
-    output logic [InpAW-1:0] inp_waddr,
-    output logic [InpEW-1:0] inp_wdata,
-    output logic             wgt_we,
-    output logic [WgtAW-1:0] wgt_waddr,
-    output logic [WgtEW-1:0] wgt_wdata,
+    input  logic clk_i,
+    input  logic rst_ni,
+    input  logic halt_i,
+    input  logic                         q_push_i,
+    input  loom_accel_pkg::queue_entry_t q_data_i,
+    output logic                         q_full_o,
+    input  loom_accel_pkg::tokens_t      tokens_i,     // the prev_* fields are not used
+    output loom_accel_pkg::token_ops_t   token_ops_o,  // nor driven high
+    output logic        busy_o,
+    output logic        stalled_o,
+    output logic        idle_o,
+    output logic [31:0] wait_index_o,
+    output logic        fault_o,
+    output logic [7:0]  fault_code_o,
+    // counter pulses
+    output logic insn_started_o,
+    output logic inp_entry_o,
+    output logic wgt_entry_o,
+    // scratchpad write ports
+    output logic             inp_we_o,
+    output logic [InpAW-1:0] inp_waddr_o,
+    output logic [InpEW-1:0] inp_wdata_o,
+    output logic             wgt_we_o,
+    output logic [WgtAW-1:0] wgt_waddr_o,
+    output logic [WgtEW-1:0] wgt_wdata_o,
     // two AXI4 read requesters: inputs, weights
-    output logic [1:0]    arvalid,
-    input  logic [1:0]    arready,
-    output logic [127:0]  araddr,
-    output logic [15:0]   arlen,
-    input  logic [1:0]    rvalid,
-    output logic [1:0]    rready,
-    input  logic [BusW-1:0] rdata,
-    input  logic [1:0]    rresp,
-    input  logic          rlast
+    output loom_accel_pkg::axi_rd_req_t axi_inp_req_o,
+    input  loom_accel_pkg::axi_rd_rsp_t axi_inp_rsp_i,
+    output loom_accel_pkg::axi_rd_req_t axi_wgt_req_o,
+    input  loom_accel_pkg::axi_rd_rsp_t axi_wgt_rsp_i
 );
   logic exec_start, exec_done;
-  logic [127:0] insn;
-  logic [31:0] cur_index;
-  logic no_pop_prev, no_push_prev;  // the load module has no previous neighbour
-  loom_seq #(.QUEUE_DEPTH(QUEUE_DEPTH)) seq (
-      .clk, .rst_n, .halt, .q_push, .q_data, .q_full,
-      .prev_avail(1'b0), .next_avail, .prev_room(1'b1), .next_room,
-      .pop_prev(no_pop_prev), .pop_next, .push_prev(no_push_prev), .push_next,
-      .exec_start, .cur_insn(insn), .cur_index, .exec_done,
-      .busy, .stalled, .idle, .wait_index);
+  logic [loom_accel_pkg::INSN_BITS-1:0] insn;
+  logic [31:0] index;
+  loom_accel_pkg::tokens_t tokens;
+  assign tokens.prev_avail = 1'b0;
+  assign tokens.next_avail = tokens_i.next_avail;
+  assign tokens.prev_room = 1'b1;
+  assign tokens.next_room = tokens_i.next_room;
+  loom_seq #(
+      .QueueDepth(QueueDepth)
+  ) seq (
+      .clk_i,
+      .rst_ni,
+      .halt_i,
+      .q_push_i,
+      .q_data_i,
+      .q_full_o,
+      .tokens_i    (tokens),
+      .token_ops_o,
+      .exec_start_o(exec_start),
+      .insn_o      (insn),
+      .index_o     (index),
+      .exec_done_i (exec_done),
+      .busy_o,
+      .stalled_o,
+      .idle_o,
+      .wait_index_o
+  );
 
   logic [2:0] mem_type;
   logic [31:0] sram_base, dram_base;
   logic [15:0] y_size, x_size, x_stride;
   logic [3:0] y_pad0, y_pad1, x_pad0, x_pad1;
-  loom_mem_fields fields (.insn, .mem_type, .sram_base, .dram_base, .y_size, .x_size, .x_stride, .y_pad0, .y_pad1, .x_pad0, .x_pad1);
+  loom_mem_fields fields (
+      .insn_i     (insn),
+      .mem_type_o (mem_type),
+      .sram_base_o(sram_base),
+      .dram_base_o(dram_base),
+      .y_size_o   (y_size),
+      .x_size_o   (x_size),
+      .x_stride_o (x_stride),
+      .y_pad0_o   (y_pad0),
+      .y_pad1_o   (y_pad1),
+      .x_pad0_o   (x_pad0),
+      .x_pad1_o   (x_pad1)
+  );
   wire to_wgt = mem_type == loom_accel_pkg::MEM_WGT;
-  assign insn_started = exec_start;
+  assign insn_started_o = exec_start;
 
   logic inp_done, wgt_done, inp_fault, wgt_fault;
   logic [7:0] inp_code, wgt_code;
-  loom_dma_rd #(.ENTRY_BYTES(loom_accel_pkg::INP_ENTRY_BYTES), .DEPTH(loom_accel_pkg::INP_DEPTH)) inp_dma (
-      .clk, .rst_n, .start(exec_start && !to_wgt), .sram_base, .dram_base, .y_size, .x_size, .x_stride,
-      .y_pad0, .y_pad1, .x_pad0, .x_pad1, .done(inp_done), .fault(inp_fault), .fault_code(inp_code), .data_entry(inp_entry),
-      .we(inp_we), .waddr(inp_waddr), .wdata(inp_wdata),
-      .arvalid(arvalid[0]), .arready(arready[0]), .araddr(araddr[63:0]), .arlen(arlen[7:0]),
-      .rvalid(rvalid[0]), .rready(rready[0]), .rdata, .rresp, .rlast);
-  loom_dma_rd #(.ENTRY_BYTES(loom_accel_pkg::WGT_ENTRY_BYTES), .DEPTH(loom_accel_pkg::WGT_DEPTH)) wgt_dma (
-      .clk, .rst_n, .start(exec_start && to_wgt), .sram_base, .dram_base, .y_size, .x_size, .x_stride,
-      .y_pad0, .y_pad1, .x_pad0, .x_pad1, .done(wgt_done), .fault(wgt_fault), .fault_code(wgt_code), .data_entry(wgt_entry),
-      .we(wgt_we), .waddr(wgt_waddr), .wdata(wgt_wdata),
-      .arvalid(arvalid[1]), .arready(arready[1]), .araddr(araddr[127:64]), .arlen(arlen[15:8]),
-      .rvalid(rvalid[1]), .rready(rready[1]), .rdata, .rresp, .rlast);
+  loom_dma_rd #(
+      .EntryBytes(loom_accel_pkg::INP_ENTRY_BYTES),
+      .Depth     (loom_accel_pkg::INP_DEPTH)
+  ) inp_dma (
+      .clk_i,
+      .rst_ni,
+      .start_i     (exec_start && !to_wgt),
+      .sram_base_i (sram_base),
+      .dram_base_i (dram_base),
+      .y_size_i    (y_size),
+      .x_size_i    (x_size),
+      .x_stride_i  (x_stride),
+      .y_pad0_i    (y_pad0),
+      .y_pad1_i    (y_pad1),
+      .x_pad0_i    (x_pad0),
+      .x_pad1_i    (x_pad1),
+      .done_o      (inp_done),
+      .fault_o     (inp_fault),
+      .fault_code_o(inp_code),
+      .data_entry_o(inp_entry_o),
+      .we_o        (inp_we_o),
+      .waddr_o     (inp_waddr_o),
+      .wdata_o     (inp_wdata_o),
+      .axi_req_o   (axi_inp_req_o),
+      .axi_rsp_i   (axi_inp_rsp_i)
+  );
+  loom_dma_rd #(
+      .EntryBytes(loom_accel_pkg::WGT_ENTRY_BYTES),
+      .Depth     (loom_accel_pkg::WGT_DEPTH)
+  ) wgt_dma (
+      .clk_i,
+      .rst_ni,
+      .start_i     (exec_start && to_wgt),
+      .sram_base_i (sram_base),
+      .dram_base_i (dram_base),
+      .y_size_i    (y_size),
+      .x_size_i    (x_size),
+      .x_stride_i  (x_stride),
+      .y_pad0_i    (y_pad0),
+      .y_pad1_i    (y_pad1),
+      .x_pad0_i    (x_pad0),
+      .x_pad1_i    (x_pad1),
+      .done_o      (wgt_done),
+      .fault_o     (wgt_fault),
+      .fault_code_o(wgt_code),
+      .data_entry_o(wgt_entry_o),
+      .we_o        (wgt_we_o),
+      .waddr_o     (wgt_waddr_o),
+      .wdata_o     (wgt_wdata_o),
+      .axi_req_o   (axi_wgt_req_o),
+      .axi_rsp_i   (axi_wgt_rsp_i)
+  );
 
   assign exec_done = inp_done || wgt_done;
-  assign fault = inp_fault || wgt_fault;
-  assign fault_code = inp_fault ? inp_code : wgt_code;
-  wire unused_ok = &{1'b0, cur_index, no_pop_prev, no_push_prev};
+  assign fault_o = inp_fault || wgt_fault;
+  assign fault_code_o = inp_fault ? inp_code : wgt_code;
+  wire unused_ok = &{1'b0, index, tokens_i.prev_avail, tokens_i.prev_room};
 endmodule

@@ -2,34 +2,28 @@
 // instruction at the head of the module's queue once the dependency tokens it pops are available,
 // starts the datapath, and after the datapath reports done pushes its tokens (waiting for room).
 module loom_seq #(
-    parameter int QUEUE_DEPTH = 32
+    parameter int QueueDepth = 32
 ) (
-    input  logic clk,
-    input  logic rst_n,
-    input  logic halt,  // a fault anywhere: stop taking instructions
-    // instruction queue, filled by fetch: {index, instruction}
-    input  logic         q_push,
-    input  logic [159:0] q_data,
-    output logic         q_full,
+    input  logic clk_i,
+    input  logic rst_ni,
+    input  logic halt_i,  // a fault anywhere: stop taking instructions
+    // instruction queue, filled by fetch
+    input  logic                          q_push_i,
+    input  loom_accel_pkg::queue_entry_t  q_data_i,
+    output logic                          q_full_o,
     // tokens
-    input  logic prev_avail,  // a token from the previous module is waiting
-    input  logic next_avail,
-    input  logic prev_room,   // the token queue to the previous module is not full
-    input  logic next_room,
-    output logic pop_prev,    // strobes
-    output logic pop_next,
-    output logic push_prev,
-    output logic push_next,
+    input  loom_accel_pkg::tokens_t    tokens_i,
+    output loom_accel_pkg::token_ops_t token_ops_o,  // strobes
     // datapath
-    output logic         exec_start,  // pulse; cur_insn is valid from this cycle on
-    output logic [127:0] cur_insn,
-    output logic [31:0]  cur_index,
-    input  logic         exec_done,
+    output logic                                 exec_start_o,  // pulse; insn_o is valid from this cycle on
+    output logic [loom_accel_pkg::INSN_BITS-1:0] insn_o,
+    output logic [31:0]                          index_o,
+    input  logic                                 exec_done_i,
     // status
-    output logic        busy,     // executing (or finishing) an instruction
-    output logic        stalled,  // an instruction waits for a dependency token (or token room)
-    output logic        idle,     // nothing to do
-    output logic [31:0] wait_index
+    output logic        busy_o,     // executing (or finishing) an instruction
+    output logic        stalled_o,  // an instruction waits for a dependency token (or token room)
+    output logic        idle_o,     // nothing to do
+    output logic [31:0] wait_index_o
 );
   localparam int PopPrev = loom_accel_pkg::MEM_POP_PREV_LSB, PopNext = loom_accel_pkg::MEM_POP_NEXT_LSB;
   localparam int PushPrev = loom_accel_pkg::MEM_PUSH_PREV_LSB, PushNext = loom_accel_pkg::MEM_PUSH_NEXT_LSB;
@@ -37,48 +31,66 @@ module loom_seq #(
     Idle,
     Exec,
     Push
-  } state_t;
-  state_t state;
+  } state_e;
+  state_e state_q;
 
   logic q_empty, q_pop;
-  logic [159:0] q_head;
-  logic [$clog2(QUEUE_DEPTH+1)-1:0] q_count;
-  loom_fifo #(.WIDTH(160), .DEPTH(QUEUE_DEPTH)) queue (
-      .clk, .rst_n, .push(q_push), .din(q_data), .full(q_full), .pop(q_pop), .dout(q_head), .empty(q_empty), .count(q_count));
+  loom_accel_pkg::queue_entry_t q_head;
+  logic [$clog2(QueueDepth+1)-1:0] q_count;
+  loom_fifo #(
+      .Width(loom_accel_pkg::QUEUE_ENTRY_BITS),
+      .Depth(QueueDepth)
+  ) queue (
+      .clk_i,
+      .rst_ni,
+      .push_i (q_push_i),
+      .data_i (q_data_i),
+      .full_o (q_full_o),
+      .pop_i  (q_pop),
+      .data_o (q_head),
+      .empty_o(q_empty),
+      .count_o(q_count)
+  );
   wire unused_count = &{1'b0, q_count};
 
-  wire [127:0] head = q_head[127:0];
-  wire tokens_ok = (!head[PopPrev] || prev_avail) && (!head[PopNext] || next_avail);
-  wire room_ok = (!cur_insn[PushPrev] || prev_room) && (!cur_insn[PushNext] || next_room);
-  wire take = state == Idle && !q_empty && tokens_ok && !halt;
-  wire finish = (state == Exec && exec_done) || state == Push;
+  wire tokens_ok = (!q_head.insn[PopPrev] || tokens_i.prev_avail) && (!q_head.insn[PopNext] || tokens_i.next_avail);
+  wire room_ok = (!insn_o[PushPrev] || tokens_i.prev_room) && (!insn_o[PushNext] || tokens_i.next_room);
+  wire take = state_q == Idle && !q_empty && tokens_ok && !halt_i;
+  wire finish = (state_q == Exec && exec_done_i) || state_q == Push;
 
   assign q_pop = take;
-  assign pop_prev = take && head[PopPrev];
-  assign pop_next = take && head[PopNext];
-  assign push_prev = finish && room_ok && cur_insn[PushPrev];
-  assign push_next = finish && room_ok && cur_insn[PushNext];
-  assign busy = state != Idle;
-  assign stalled = (state == Idle && !q_empty && !tokens_ok) || (finish && !room_ok);
-  assign idle = state == Idle && q_empty;
-  assign wait_index = state == Idle ? q_head[159:128] : cur_index;
+  assign token_ops_o.pop_prev = take && q_head.insn[PopPrev];
+  assign token_ops_o.pop_next = take && q_head.insn[PopNext];
+  assign token_ops_o.push_prev = finish && room_ok && insn_o[PushPrev];
+  assign token_ops_o.push_next = finish && room_ok && insn_o[PushNext];
+  assign busy_o = state_q != Idle;
+  assign stalled_o = (state_q == Idle && !q_empty && !tokens_ok) || (finish && !room_ok);
+  assign idle_o = state_q == Idle && q_empty;
+  assign wait_index_o = state_q == Idle ? q_head.index : index_o;
 
-  always_ff @(posedge clk) begin
-    exec_start <= 1'b0;
-    if (!rst_n) begin
-      state <= Idle;
+  always_ff @(posedge clk_i) begin
+    exec_start_o <= 1'b0;
+    if (!rst_ni) begin
+      state_q <= Idle;
     end else begin
-      case (state)
+      unique case (state_q)
         Idle:
         if (take) begin
-          state <= Exec;
-          cur_insn <= head;
-          cur_index <= q_head[159:128];
-          exec_start <= 1'b1;
+          state_q <= Exec;
+          insn_o <= q_head.insn;
+          index_o <= q_head.index;
+          exec_start_o <= 1'b1;
         end
-        Exec, Push: if (finish) state <= room_ok ? Idle : Push;
-        default: state <= Idle;
+        Exec, Push: if (finish) state_q <= room_ok ? Idle : Push;
+        default: state_q <= Idle;
       endcase
     end
   end
+
+`ifndef SYNTHESIS
+  // A datapath reports done only for the instruction it runs.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) assert (!exec_done_i || state_q == Exec) else $error("loom_seq: done without an instruction");
+  end
+`endif
 endmodule

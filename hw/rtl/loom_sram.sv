@@ -1,25 +1,25 @@
-// On-chip scratchpad: one synchronous write port and NUM_RD synchronous read ports (data one
+// On-chip scratchpad: one synchronous write port and NumRd synchronous read ports (data one
 // cycle after the address; reading the entry being written returns the old value). Read ports
-// are packed side by side: port p uses raddr[p*AW +: AW] and rdata[p*WIDTH +: WIDTH].
+// are packed side by side: port p uses raddr_i[p*AW +: AW] and rdata_o[p*Width +: Width].
 module loom_sram #(
-    parameter int WIDTH = 8,
-    parameter int DEPTH = 16,
-    parameter int NUM_RD = 1,
-    localparam int AW = $clog2(DEPTH)
+    parameter int Width = 8,
+    parameter int Depth = 16,
+    parameter int NumRd = 1,
+    localparam int AW = $clog2(Depth)
 ) (
-    input  logic                    clk,
-    input  logic                    we,
-    input  logic [AW-1:0]           waddr,
-    input  logic [WIDTH-1:0]        wdata,
-    input  logic [NUM_RD*AW-1:0]    raddr,
-    output logic [NUM_RD*WIDTH-1:0] rdata
+    input  logic                   clk_i,
+    input  logic                   we_i,
+    input  logic [AW-1:0]          waddr_i,
+    input  logic [Width-1:0]       wdata_i,
+    input  logic [NumRd*AW-1:0]    raddr_i,
+    output logic [NumRd*Width-1:0] rdata_o
 );
-  logic [WIDTH-1:0] mem[DEPTH];
+  logic [Width-1:0] mem_q[Depth];
 
-  always_ff @(posedge clk) begin
-    if (we) mem[waddr] <= wdata;
+  always_ff @(posedge clk_i) begin
+    if (we_i) mem_q[waddr_i] <= wdata_i;
   end
-  for (genvar p = 0; p < NUM_RD; p++) begin : g_rd
-    always_ff @(posedge clk) rdata[p*WIDTH+:WIDTH] <= mem[raddr[p*AW+:AW]];
+  for (genvar p = 0; p < NumRd; p++) begin : g_rd
+    always_ff @(posedge clk_i) rdata_o[p*Width+:Width] <= mem_q[raddr_i[p*AW+:AW]];
   end
 endmodule

@@ -1,0 +1,90 @@
+// Burst generator of a 2-D DMA: walks y_size rows of x_size entries, x_stride entries apart from
+// dram_base, and cuts every row into AXI4 INCR bursts (loom_burst_beats). A burst is ready two
+// cycles after the one before it was taken (three at a row's start): each step is one adder
+// deep, which keeps the DMAs' address side inside a 200 MHz budget (docs/fpga_fit.md).
+module loom_burst_gen #(
+    parameter int EntryBytes = 16,
+    localparam int BusBytes = loom_accel_pkg::BUS_BYTES
+) (
+    input  logic        clk_i,
+    input  logic        rst_ni,
+    input  logic        start_i,      // begin a transfer; the command below is held while active
+    input  logic        stop_i,       // abandon it (a fault)
+    input  logic [31:0] dram_base_i,  // in entries
+    input  logic [15:0] y_size_i,     // at least 1
+    input  logic [15:0] x_size_i,     // at least 1
+    input  logic [15:0] x_stride_i,
+    output logic        active_o,     // bursts still to hand out
+    output logic        valid_o,      // a burst is ready: addr_o, beats_o (held until taken)
+    input  logic        take_i,       // it is handed out this cycle
+    output logic [63:0] addr_o,       // beat-aligned byte address
+    output logic [8:0]  beats_o
+);
+  localparam int EntryShift = $clog2(EntryBytes), BusShift = $clog2(BusBytes);
+  typedef enum logic [1:0] {
+    Idle,   // no transfer
+    Row,    // a row starts: its first beat and its length in beats
+    Cut,    // the next burst's length
+    Ready   // the burst waits to be taken
+  } state_e;
+
+  state_e      state_q;
+  logic [15:0] row_q;
+  logic [47:0] row_entry_q;  // the row's first DRAM entry
+  logic [63:0] addr_q;
+  logic [31:0] left_q;       // beats of the row not handed out yet
+  logic [8:0]  beats_q;
+  logic        ends_row_q;
+  logic [8:0]  beats;
+  logic        ends_row;
+  loom_burst_beats cut (
+      .addr_i    (addr_q[11:0]),
+      .left_i    (left_q),
+      .beats_o   (beats),
+      .ends_row_o(ends_row)
+  );
+
+  wire [63:0] row_byte = 64'(row_entry_q) << EntryShift;
+  assign active_o = state_q != Idle;
+  assign valid_o = state_q == Ready;
+  assign addr_o = addr_q;
+  assign beats_o = beats_q;
+
+  always_ff @(posedge clk_i) begin
+    if (!rst_ni || stop_i) begin
+      state_q <= Idle;
+    end else if (start_i) begin
+      state_q <= Row;
+      row_q <= '0;
+      row_entry_q <= 48'(dram_base_i);
+    end else begin
+      unique case (state_q)
+        Idle: ;
+        Row: begin
+          // a partial first or last beat (entries narrower than the bus) counts as a beat
+          addr_q <= row_byte & ~(64'(BusBytes) - 64'd1);
+          left_q <= (32'(row_byte & (64'(BusBytes) - 64'd1)) + (32'(x_size_i) << EntryShift) + 32'(BusBytes - 1))
+                    >> BusShift;
+          state_q <= Cut;
+        end
+        Cut: begin
+          beats_q <= beats;
+          ends_row_q <= ends_row;
+          state_q <= Ready;
+        end
+        Ready: begin
+          if (take_i && ends_row_q) begin
+            state_q <= row_q == y_size_i - 16'd1 ? Idle : Row;
+            row_q <= row_q + 16'd1;
+            row_entry_q <= row_entry_q + 48'(x_stride_i);
+          end else if (take_i) begin
+            state_q <= Cut;
+            addr_q <= addr_q + (64'(beats_q) << BusShift);
+            left_q <= left_q - 32'(beats_q);
+          end
+        end
+        default: state_q <= Idle;
+      endcase
+    end
+  end
+endmodule
