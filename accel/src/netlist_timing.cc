@@ -66,7 +66,7 @@ struct Pin {  // an input bit of a cell
 
 // Where a bit's value comes from.
 struct Driver {
-  int cell = -1;  // -1: a top-level input (arrival 0)
+  int cell = -1;  // -1: a top-level input (driven by a register outside: arrival = clock-to-out)
   std::string port;
 };
 
@@ -205,8 +205,8 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
         continue;
       }
       auto drv = driver.find(bit);
-      if (drv == driver.end() || drv->second.cell < 0) {  // a top-level input
-        arrival[bit] = {};
+      if (drv == driver.end() || drv->second.cell < 0) {  // a top-level input: from a register outside
+        arrival[bit] = {d.ff_clk_q, 0, -1};
         state[bit] = 2;
         stack.pop_back();
         continue;

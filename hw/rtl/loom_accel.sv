@@ -104,7 +104,7 @@ module loom_accel #(
       .interrupt_o  (ap_interrupt)
   );
   assign irq = done_flag || error_flag;
-  wire halt = error_flag || !running;
+  logic halt;
 
   // ---- dependency tokens: load->compute, compute->load, compute->store, store->compute ----
   loom_accel_pkg::tokens_t ld_tokens, cp_tokens, st_tokens;
@@ -412,22 +412,36 @@ module loom_accel #(
       .axi_rsp_i     (wr_rsp)
   );
 
-  // ---- deadlock and completion ----
-  wire all_quiet = (ld_idle || ld_stalled) && (cp_idle || cp_stalled) && (st_idle || st_stalled);
-  wire someone_waits = ld_stalled || cp_stalled || st_stalled;
-  wire stuck = running && all_quiet && someone_waits && (all_dispatched || fetch_blocked);
-  logic stuck_q;
-  logic [31:0] deadlock_index;
-  always_comb begin
-    deadlock_index = '1;
-    if (ld_stalled && ld_wait < deadlock_index) deadlock_index = ld_wait;
-    if (cp_stalled && cp_wait < deadlock_index) deadlock_index = cp_wait;
-    if (st_stalled && st_wait < deadlock_index) deadlock_index = st_wait;
+  // ---- deadlock and completion, from the modules' state one register later (the run's end is
+  // decided from registers: the longest path of the design ran through these muxes before) ----
+  logic ld_stalled_q, cp_stalled_q, st_stalled_q, ld_idle_q, cp_idle_q, st_idle_q;
+  logic all_dispatched_q, fetch_blocked_q, finish_dispatched_q;
+  logic fetch_fault_q, ld_fault_q, cp_fault_q, st_fault_q;
+  logic [7:0] fetch_code_q, ld_code_q, cp_code_q, st_code_q;
+  logic [31:0] fetch_index_q, ld_wait_q, cp_wait_q, st_wait_q;
+  always_ff @(posedge clk) begin
+    {ld_stalled_q, cp_stalled_q, st_stalled_q} <= {ld_stalled, cp_stalled, st_stalled};
+    {ld_idle_q, cp_idle_q, st_idle_q} <= {ld_idle, cp_idle, st_idle};
+    // fetch's counts still hold the last run's in START's cycle
+    {all_dispatched_q, fetch_blocked_q, finish_dispatched_q} <= start ? 3'b000 : {all_dispatched, fetch_blocked, finish_dispatched};
+    {fetch_fault_q, ld_fault_q, cp_fault_q, st_fault_q} <= {fetch_fault, ld_fault, cp_fault, st_fault};
+    {fetch_code_q, ld_code_q, cp_code_q, st_code_q} <= {fetch_code, ld_code, cp_code, st_code};
+    {fetch_index_q, ld_wait_q, cp_wait_q, st_wait_q} <= {fetch_index, ld_wait, cp_wait, st_wait};
   end
-  wire drained = running && all_dispatched && ld_idle && cp_idle && st_idle;
+  wire all_quiet = (ld_idle_q || ld_stalled_q) && (cp_idle_q || cp_stalled_q) && (st_idle_q || st_stalled_q);
+  wire someone_waits = ld_stalled_q || cp_stalled_q || st_stalled_q;
+  wire stuck = running && all_quiet && someone_waits && (all_dispatched_q || fetch_blocked_q);
+  logic stuck_q;
+  // The lowest index among the waiting modules (compares side by side, then one select).
+  logic [31:0] deadlock_index_q;
+  wire [31:0] ld_w = ld_stalled_q ? ld_wait_q : '1, cp_w = cp_stalled_q ? cp_wait_q : '1, st_w = st_stalled_q ? st_wait_q : '1;
+  wire ld_lt_cp = ld_w < cp_w, ld_lt_st = ld_w < st_w, cp_lt_st = cp_w < st_w;
+  always_ff @(posedge clk) deadlock_index_q <= ld_lt_cp && ld_lt_st ? ld_w : !ld_lt_cp && cp_lt_st ? cp_w : st_w;
+  wire drained = running && all_dispatched_q && ld_idle_q && cp_idle_q && st_idle_q;
 
   // ---- run state, faults, counters ----
-  logic [NumCounters*32-1:0] inc;  // this cycle's increment of counter k at [32k +: 32]
+  // This cycle's increment of counter k at [32k +: 32], added one cycle later.
+  logic [NumCounters*32-1:0] inc, inc_q;
   always_comb begin
     inc = '0;
     inc[loom_accel_pkg::CNT_LOAD_INSNS*32+:32] = 32'(ld_insn);
@@ -460,16 +474,19 @@ module loom_accel #(
     raise = 1'b1;
     raise_cause = '0;
     raise_index = '0;
-    if (fetch_fault) {raise_cause, raise_index} = {fetch_code, fetch_index};
-    else if (ld_fault) {raise_cause, raise_index} = {ld_code, ld_wait};
-    else if (cp_fault) {raise_cause, raise_index} = {cp_code, cp_wait};
-    else if (st_fault) {raise_cause, raise_index} = {st_code, st_wait};
-    else if (stuck && stuck_q) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_DEADLOCK, deadlock_index};
-    else if (drained && !finish_dispatched) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_NO_FINISH, insn_count};
+    if (fetch_fault_q) {raise_cause, raise_index} = {fetch_code_q, fetch_index_q};
+    else if (ld_fault_q) {raise_cause, raise_index} = {ld_code_q, ld_wait_q};
+    else if (cp_fault_q) {raise_cause, raise_index} = {cp_code_q, cp_wait_q};
+    else if (st_fault_q) {raise_cause, raise_index} = {st_code_q, st_wait_q};
+    else if (stuck && stuck_q) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_DEADLOCK, deadlock_index_q};
+    else if (drained && !finish_dispatched_q) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_NO_FINISH, insn_count};
     else raise = 1'b0;
   end
+  // A module's fault halts the others at once, as before the registers above.
+  assign halt = error_flag || !running || fetch_fault_q || ld_fault_q || cp_fault_q || st_fault_q;
 
   always_ff @(posedge clk) begin
+    inc_q <= running && !start ? inc : '0;
     if (!rst_n) begin
       running <= 1'b0;
       done_flag <= 1'b0;
@@ -488,18 +505,21 @@ module loom_accel #(
       cycles <= '0;
       stuck_q <= 1'b0;
       counters_flat <= '0;
-    end else if (running) begin
-      cycles <= cycles + 64'd1;
-      for (int k = 0; k < NumCounters; k++) counters_flat[k*64+:64] <= counters_flat[k*64+:64] + 64'(inc[k*32+:32]);
-      stuck_q <= stuck;
-      if (raise) begin
-        error_flag <= 1'b1;
-        running <= 1'b0;
-        fault_cause <= raise_cause;
-        error_index <= raise_index;
-      end else if (drained) begin
-        running <= 1'b0;
-        done_flag <= 1'b1;
+    end else begin
+      // the last cycle's events still count after the run ends
+      for (int k = 0; k < NumCounters; k++) counters_flat[k*64+:64] <= counters_flat[k*64+:64] + 64'(inc_q[k*32+:32]);
+      if (running) begin
+        cycles <= cycles + 64'd1;
+        stuck_q <= stuck;
+        if (raise) begin
+          error_flag <= 1'b1;
+          running <= 1'b0;
+          fault_cause <= raise_cause;
+          error_index <= raise_index;
+        end else if (drained) begin
+          running <= 1'b0;
+          done_flag <= 1'b1;
+        end
       end
     end
   end

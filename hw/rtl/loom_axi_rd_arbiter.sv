@@ -45,11 +45,22 @@ module loom_axi_rd_arbiter #(
     );
   end
 
-  // Round robin: the lowest requesting index above the last grant, else the lowest overall.
+  // Round robin: the lowest requesting index above the last grant, else the lowest overall
+  // (priority written out bit by bit: a subtraction would put carry chains in this path).
   logic [N-1:0] above_q;  // indices above the last grant
   wire [N-1:0] preferred = ar_valid & above_q;
   wire [N-1:0] pool = preferred != '0 ? preferred : ar_valid;
-  wire [N-1:0] grant = pool & ~(pool - N'(1));  // one-hot: the lowest set bit
+  logic [N-1:0] grant, above_grant;
+  always_comb begin
+    for (int i = 0; i < N; i++) begin
+      grant[i] = pool[i];
+      above_grant[i] = 1'b0;
+      for (int j = 0; j < i; j++) begin
+        grant[i] = grant[i] && !pool[j];
+        above_grant[i] = above_grant[i] || grant[j];
+      end
+    end
+  end
   logic m_ready;
   wire fire = ar_valid != '0 && m_ready;
   assign ar_ready = fire ? grant : '0;
@@ -81,7 +92,7 @@ module loom_axi_rd_arbiter #(
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni) above_q <= '0;
-    else if (fire) above_q <= ~(grant | (grant - N'(1)));
+    else if (fire) above_q <= above_grant;
   end
 
   always_comb begin

@@ -39,22 +39,26 @@ module loom_dma_rd #(
 );
   localparam int OutW = $clog2(MaxOutstanding + 1);
 
-  // ---- command: sizes, then the entry count (two multiplier registers), then the check ----
-  typedef enum logic [1:0] {
+  // ---- command: sizes, the entry count (two multiplier registers), the check, then go ----
+  typedef enum logic [2:0] {
     CmdIdle,
     CmdCount,  // rows x cols in the multiplier
     CmdCount2,
-    CmdCheck   // does it fit the scratchpad?
+    CmdCheck,  // does it fit the scratchpad?
+    CmdGo      // start the copy, or fault
   } cmd_e;
   cmd_e        cmd_q;
   logic [16:0] rows_q, cols_q;                  // with padding
   logic [16:0] rows_last_q, cols_last_q;        // rows_q - 1, cols_q - 1
   logic [16:0] row_data_end_q, col_data_end_q;  // the first padding row/column after the data
   logic [16:0] col_data_last_q;                 // the last data column
+  // the same bounds one lower: the data side compares its position before the step, not after
+  logic [16:0] rows_last_m1_q, cols_last_m1_q, row_data_end_m1_q, col_data_end_m1_q, col_data_last_m1_q;
   logic [33:0] entries_m_q, entries_q;
   wire empty = x_size_i == 0 || y_size_i == 0;
   wire overflow = 34'(sram_base_i) + entries_q > 34'(Depth);
-  wire begin_copy = cmd_q == CmdCheck && !overflow;
+  logic overflow_q;
+  wire begin_copy = cmd_q == CmdGo && !overflow_q;
 
   // ---- address side ----
   logic        gen_active, gen_valid, ar_fire;
@@ -92,11 +96,14 @@ module loom_dma_rd #(
   logic [16:0] w_row_q, w_col_q;
   logic [47:0] w_row_entry_q;  // DRAM entry of the current data row's first element
   logic [31:0] w_idx_q;
-  wire in_data_rows = w_row_q >= 17'(y_pad0_i) && w_row_q < row_data_end_q;
-  wire in_data_cols = w_col_q >= 17'(x_pad0_i) && w_col_q < col_data_end_q;
-  wire is_data = in_data_rows && in_data_cols;
-  wire last_col = w_col_q == cols_last_q;
-  wire last_entry = last_col && w_row_q == rows_last_q;
+  // Where (w_row_q, w_col_q) lies, as registers set for the next position while stepping: the
+  // compares take the position before the step against the bounds minus one.
+  logic in_data_rows_q, in_data_cols_q, last_col_q, last_row_q, col_last_data_q;
+  wire is_data = in_data_rows_q && in_data_cols_q;
+  wire last_col = last_col_q;
+  wire last_entry = last_col_q && last_row_q;
+  wire next_col_in = (x_pad0_i == 4'd0 || w_col_q >= 17'(x_pad0_i) - 17'd1) && w_col_q < col_data_end_m1_q;
+  wire next_row_in = (y_pad0_i == 4'd0 || w_row_q >= 17'(y_pad0_i) - 17'd1) && w_row_q < row_data_end_m1_q;
   logic entry_ready;  // the entry at (w_row_q, w_col_q) is written this cycle
   logic beat_take;    // the R beat is consumed this cycle
   logic [EW-1:0] entry_data;
@@ -127,7 +134,7 @@ module loom_dma_rd #(
     localparam int LaneW = $clog2(Lanes);
     // the lane of the entry in its beat: only the low bits of the column count
     wire [LaneW-1:0] lane = w_row_entry_q[LaneW-1:0] + LaneW'(w_col_q) - LaneW'(x_pad0_i);
-    wire row_last_data = w_col_q == col_data_last_q;
+    wire row_last_data = col_last_data_q;
     assign entry_data = axi_rsp_i.r_data[32'(lane)*EW+:EW];
     assign entry_ready = w_active_q && (!is_data || axi_rsp_i.r_valid);
     assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid && (lane == LaneW'(Lanes - 1) || row_last_data);
@@ -157,22 +164,35 @@ module loom_dma_rd #(
       ar_abort_q <= 1'b0;
       rows_q <= 17'(y_size_i) + 17'(y_pad0_i) + 17'(y_pad1_i);
       cols_q <= 17'(x_size_i) + 17'(x_pad0_i) + 17'(x_pad1_i);
-      rows_last_q <= 17'(y_size_i) + 17'(y_pad0_i) + 17'(y_pad1_i) - 17'd1;
-      cols_last_q <= 17'(x_size_i) + 17'(x_pad0_i) + 17'(x_pad1_i) - 17'd1;
       row_data_end_q <= 17'(y_pad0_i) + 17'(y_size_i);
       col_data_end_q <= 17'(x_pad0_i) + 17'(x_size_i);
-      col_data_last_q <= 17'(x_pad0_i) + 17'(x_size_i) - 17'd1;
       if (empty) done_o <= 1'b1;
       else cmd_q <= CmdCount;
     end else begin
       // command
       unique case (cmd_q)
         CmdIdle: ;
-        CmdCount: cmd_q <= CmdCount2;
-        CmdCount2: cmd_q <= CmdCheck;
+        CmdCount: begin
+          cmd_q <= CmdCount2;
+          rows_last_q <= rows_q - 17'd1;
+          cols_last_q <= cols_q - 17'd1;
+          col_data_last_q <= col_data_end_q - 17'd1;
+          row_data_end_m1_q <= row_data_end_q - 17'd1;
+          col_data_end_m1_q <= col_data_end_q - 17'd1;
+        end
+        CmdCount2: begin
+          cmd_q <= CmdCheck;
+          rows_last_m1_q <= rows_last_q - 17'd1;
+          cols_last_m1_q <= cols_last_q - 17'd1;
+          col_data_last_m1_q <= col_data_last_q - 17'd1;
+        end
         CmdCheck: begin
+          cmd_q <= CmdGo;
+          overflow_q <= overflow;
+        end
+        CmdGo: begin
           cmd_q <= CmdIdle;
-          if (overflow) begin
+          if (overflow_q) begin
             fault_o <= 1'b1;
             fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
           end else begin
@@ -181,6 +201,11 @@ module loom_dma_rd #(
             w_col_q <= '0;
             w_row_entry_q <= 48'(dram_base_i);
             w_idx_q <= sram_base_i;
+            in_data_rows_q <= y_pad0_i == 4'd0;
+            in_data_cols_q <= x_pad0_i == 4'd0;
+            last_col_q <= cols_last_q == 17'd0;
+            last_row_q <= rows_last_q == 17'd0;
+            col_last_data_q <= col_data_last_q == 17'd0;
           end
         end
         default: cmd_q <= CmdIdle;
@@ -199,9 +224,17 @@ module loom_dma_rd #(
         if (last_col) begin
           w_col_q <= '0;
           w_row_q <= w_row_q + 17'd1;
-          if (in_data_rows) w_row_entry_q <= w_row_entry_q + 48'(x_stride_i);
+          if (in_data_rows_q) w_row_entry_q <= w_row_entry_q + 48'(x_stride_i);
+          in_data_rows_q <= next_row_in;
+          last_row_q <= w_row_q == rows_last_m1_q;
+          in_data_cols_q <= x_pad0_i == 4'd0;
+          last_col_q <= cols_last_q == 17'd0;
+          col_last_data_q <= col_data_last_q == 17'd0;
         end else begin
           w_col_q <= w_col_q + 17'd1;
+          in_data_cols_q <= next_col_in;
+          last_col_q <= w_col_q == cols_last_m1_q;
+          col_last_data_q <= w_col_q == col_data_last_m1_q;
         end
         if (last_entry) begin
           w_active_q <= 1'b0;
@@ -223,5 +256,5 @@ module loom_dma_rd #(
     end
   end
 `endif
-  wire unused_ok = &{1'b0, gen_active, col_data_last_q};  // the last data column: narrow entries only
+  wire unused_ok = &{1'b0, gen_active, col_last_data_q};  // the last data column: narrow entries only
 endmodule

@@ -34,18 +34,20 @@ module loom_dma_wr #(
   localparam int Beats = EntryBytes / BusBytes;
   localparam int OutW = $clog2(MaxOutstanding + 1);
 
-  // ---- command: the entry count (two multiplier registers), then the check ----
-  typedef enum logic [1:0] {
+  // ---- command: the entry count (two multiplier registers), the check, then go ----
+  typedef enum logic [2:0] {
     CmdIdle,
     CmdCount,
     CmdCount2,
-    CmdCheck
+    CmdCheck,
+    CmdGo
   } cmd_e;
   cmd_e        cmd_q;
   logic [31:0] total_m_q, total_q;
   wire empty = x_size_i == 0 || y_size_i == 0;
   wire overflow = 33'(sram_base_i) + 33'(total_q) > 33'(Depth);
-  wire begin_copy = cmd_q == CmdCheck && !overflow;
+  logic overflow_q;
+  wire begin_copy = cmd_q == CmdGo && !overflow_q;
 
   // ---- address side: one or more bursts per row ----
   logic        gen_active, gen_valid, aw_fire;
@@ -162,8 +164,12 @@ module loom_dma_wr #(
         CmdCount: cmd_q <= CmdCount2;
         CmdCount2: cmd_q <= CmdCheck;
         CmdCheck: begin
+          cmd_q <= CmdGo;
+          overflow_q <= overflow;
+        end
+        CmdGo: begin
           cmd_q <= CmdIdle;
-          if (overflow) begin
+          if (overflow_q) begin
             fault_o <= 1'b1;
             fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
           end else begin

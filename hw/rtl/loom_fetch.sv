@@ -39,11 +39,12 @@ module loom_fetch #(
   localparam int InsnShift = $clog2(InsnBytes);
 
   // ---- requests: bursts of up to 8 instructions, never across 4 KiB, never overfilling the
-  // buffer. The next burst's size is a register, recomputed the cycle after each request. ----
+  // buffer. The next burst's size is a register, recomputed after each request. ----
   logic [31:0]     req_left_q;  // instructions not yet requested
   logic [63:0]     req_addr_q;
   logic [3:0]      burst_q;     // instructions in the next burst (valid when sized_q)
-  logic            sized_q;
+  logic            sized_q;     // burst_q, room_q and more_q are those of the next request
+  logic            sizing_q;    // burst_q is, room_q and more_q follow next cycle
   logic [CntW-1:0] in_flight_q;  // requested, not yet in the buffer
   logic [CntW-1:0] buf_count;
   logic            active_q;
@@ -51,8 +52,11 @@ module loom_fetch #(
   wire [8:0] to_4k = 9'd256 - 9'(req_addr_q[11:InsnShift]);  // instructions left in the page
   wire [3:0] left8 = req_left_q < 32'd8 ? 4'(req_left_q) : 4'd8;
   wire [3:0] burst_size = to_4k < 9'(left8) ? 4'(to_4k) : left8;
-  wire room = 5'(in_flight_q) + 5'(buf_count) + 5'(burst_q) <= 5'(BufferInsns);
-  wire ar_valid = ar_wait_q || (active_q && sized_q && req_left_q != 0 && !halt_i && room);
+  // Room in the buffer and requests left, as registers: recomputed in the two cycles after each
+  // request (sized_q low), and otherwise stale only on the safe side (beats move from in flight
+  // to the buffer, pops make room).
+  logic room_q, more_q;
+  wire ar_valid = ar_wait_q || (active_q && sized_q && more_q && !halt_i && room_q);
   wire ar_fire = ar_valid && axi_rsp_i.ar_ready;
   assign axi_req_o.ar_valid = ar_valid;
   assign axi_req_o.ar_addr = req_addr_q;
@@ -188,6 +192,7 @@ module loom_fetch #(
       fault_index_o <= '0;
       in_flight_q <= '0;
       sized_q <= 1'b0;
+      sizing_q <= 1'b0;
       d1_valid_q <= 1'b0;
       d2_valid_q <= 1'b0;
     end else if (start_i && insn_addr_i[InsnShift-1:0] != '0) begin
@@ -199,6 +204,7 @@ module loom_fetch #(
       req_left_q <= insn_count_i;
       req_addr_q <= insn_addr_i;
       sized_q <= 1'b0;
+      sizing_q <= 1'b0;
       in_flight_q <= '0;
       beat_q <= '0;
       recv_index_q <= '0;
@@ -208,8 +214,11 @@ module loom_fetch #(
       d2_valid_q <= 1'b0;
     end else if (active_q) begin
       // requests
-      sized_q <= !ar_fire;
-      if (!sized_q) burst_q <= burst_size;
+      sizing_q <= !ar_fire && !sized_q && !sizing_q;
+      sized_q <= !ar_fire && (sized_q || sizing_q);
+      if (!sized_q && !sizing_q) burst_q <= burst_size;
+      room_q <= 5'(in_flight_q) + 5'(buf_count) + 5'(burst_q) <= 5'(BufferInsns);
+      more_q <= req_left_q != 0;
       if (ar_fire) begin
         req_left_q <= req_left_q - 32'(burst_q);
         req_addr_q <= req_addr_q + (64'(burst_q) << InsnShift);

@@ -93,19 +93,46 @@ module loom_gemm_alu #(
 
   wire unused_uop_bits = &{1'b0, uop_rdata_i};  // bits above the micro-op fields
 
-  // ---- I0: issue ----
+  // ---- the command, decoded once at start (it is held stable while busy) ----
+  logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, reset_acc_q, alu_mul_q, shr_left_q;
+  logic [1:0]  gap_cmd_q;  // the initiation interval minus one
+  logic [2:0]  alu_op_q;
+  logic [4:0]  shr_amt_q;  // SHR by the immediate
+  logic [AccW-1:0] imm_q;
+  logic [31:0] uop_last_q;
+  logic [15:0] iter_in_last_q, iter_out_last_q;
   // The op's initiation interval: the next iteration's operands are read only after this one's
   // result can be forwarded (two reads for a register operand; multi-cycle ops take four).
   wire alu_multi = is_alu_i && (alu_op_i == loom_accel_pkg::ALU_MUL ||
                                 (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
-  wire [1:0] gap = !is_alu_i ? 2'd0 : alu_multi ? 2'd3 : use_imm_i ? 2'd0 : 2'd1;
+  always_ff @(posedge clk_i) begin
+    if (start_i) begin
+      alu_q <= is_alu_i;
+      gemm_math_q <= !is_alu_i && !reset_acc_i;
+      alu_multi_q <= alu_multi;
+      use_imm_q <= use_imm_i;
+      reset_acc_q <= reset_acc_i;
+      alu_mul_q <= alu_op_i == loom_accel_pkg::ALU_MUL;
+      gap_cmd_q <= !is_alu_i ? 2'd0 : alu_multi ? 2'd3 : use_imm_i ? 2'd0 : 2'd1;
+      alu_op_q <= alu_op_i;
+      imm_q <= AccW'($signed(imm_i));
+      // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
+      shr_left_q <= imm_i[15];
+      shr_amt_q <= imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
+      uop_last_q <= uop_end_i - 32'd1;
+      iter_in_last_q <= iter_in_i - 16'd1;
+      iter_out_last_q <= iter_out_i - 16'd1;
+    end
+  end
+
+  // ---- I0: issue ----
   logic        issuing_q;
   logic [1:0]  gap_q;  // cycles until the next issue
   logic [31:0] u_q;
   logic [15:0] o_q, n_q;
   logic [31:0] dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q;  // running o*factor_out, n*factor_in
   wire issue = issuing_q && gap_q == 2'd0;
-  wire last_u = u_q == uop_end_i - 32'd1, last_n = n_q == iter_in_i - 16'd1, last_o = o_q == iter_out_i - 16'd1;
+  wire last_u = u_q == uop_last_q, last_n = n_q == iter_in_last_q, last_o = o_q == iter_out_last_q;
   assign uop_raddr_o = UopAW'(u_q);
 
   // ---- I1: index ----
@@ -121,16 +148,16 @@ module loom_gemm_alu #(
   function automatic logic [AccAW-1:0] src_at(input int s);
     src_at = src_q[(s-3)*AccAW+:AccAW];
   endfunction
-  logic [31:0]      i2_dst_q, i2_src_q, i2_wgt_q;  // full width for the range checks
-  wire [31:0] src_depth = is_alu_i ? 32'(loom_accel_pkg::ACC_DEPTH) : 32'(loom_accel_pkg::INP_DEPTH);
+  logic [31:0] i2_dst_q, i2_src_q, i2_wgt_q;  // full width for the range checks
+  logic        i3_bad_q;  // I3's iteration has an index out of range: the instruction stops
+  wire [31:0] src_depth = alu_q ? 32'(loom_accel_pkg::ACC_DEPTH) : 32'(loom_accel_pkg::INP_DEPTH);
   wire i2_bad = valid_q[2] && (i2_dst_q >= 32'(loom_accel_pkg::ACC_DEPTH) || i2_src_q >= src_depth ||
-                               (!is_alu_i && !reset_acc_i && i2_wgt_q >= 32'(loom_accel_pkg::WGT_DEPTH)));
-  wire gemm_math = !is_alu_i && !reset_acc_i;  // GEMM iterations that multiply
+                               (gemm_math_q && i2_wgt_q >= 32'(loom_accel_pkg::WGT_DEPTH)));
   assign inp_raddr_o = InpAW'(i2_src_q);
   assign wgt_raddr_o = WgtAW'(i2_wgt_q);
   // The accumulator's one read port: I5's operand (register-operand ALU ops, which leave I6
   // empty behind them), else I6's destination.
-  wire i5_reads_src = valid_q[5] && is_alu_i && !use_imm_i;
+  wire i5_reads_src = valid_q[5] && alu_q && !use_imm_q;
   assign acc_raddr_o = i5_reads_src ? src_at(5) : dst_at(6);
 
   // ---- products, sums, operands ----
@@ -158,9 +185,6 @@ module loom_gemm_alu #(
   logic [Lanes*96-1:0] um_q, up_q;  // U2, U3: the three partial products of each lane's MUL
   logic [AccEW-1:0] ushift_a_q, ushift_q;  // U2: SHR operand, U3: SHR result
   logic [Lanes*6-1:0] ushift_amt_q;  // U2: {left, amount} per lane
-  // SHR by the immediate: its direction and amount, fixed for the instruction
-  wire        shr_imm_left = imm_i[15];
-  wire [4:0]  shr_imm_amt = shr_imm_left ? 5'd0 - imm_i[4:0] : imm_i[4:0];  // the decoder bounds |imm| by 31
 
   // The accumulator word of entry `a`, given the word read from the SRAM before the writes in
   // the result register (this cycle) and the write register (last cycle).
@@ -192,17 +216,18 @@ module loom_gemm_alu #(
       loom_accel_pkg::ALU_MIN: alu_single = a < b ? a : b;
       loom_accel_pkg::ALU_MAX: alu_single = a > b ? a : b;
       loom_accel_pkg::ALU_ADD: alu_single = a + b;
-      loom_accel_pkg::ALU_SHR: alu_single = shr_imm_left ? a << shr_imm_amt : a >>> shr_imm_amt;  // by the immediate
+      loom_accel_pkg::ALU_SHR: alu_single = shr_left_q ? a << shr_amt_q : a >>> shr_amt_q;  // by the immediate
       loom_accel_pkg::ALU_MUL: alu_single = 'x;  // the multi-cycle unit's
       default: alu_single = 'x;
     endcase
   endfunction
 
-  // An iteration in I2..I8 or U1..U3 (one that will still write).
+  // An iteration in I1..I8 or U1..U3 (one that will still write).
   function automatic logic pipeline_busy();
-    pipeline_busy = valid_q != '0 || u_valid_q != '0;
+    pipeline_busy = i1_valid_q || valid_q != '0 || u_valid_q != '0;
   endfunction
 
+  // ---- control: issue, stage valids, faults, done (reset and the fault stop come first) ----
   always_ff @(posedge clk_i) begin
     done_o <= 1'b0;
     fault_o <= 1'b0;
@@ -216,6 +241,7 @@ module loom_gemm_alu #(
       u_valid_q <= '0;
       res_valid_q <= 1'b0;
       wr_valid_q <= 1'b0;
+      i3_bad_q <= 1'b0;
       fault_code_o <= '0;
     end else if (start_i) begin
       issuing_q <= 1'b1;
@@ -224,7 +250,7 @@ module loom_gemm_alu #(
       o_q <= '0;
       n_q <= '0;
       {dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q} <= '0;
-    end else if (i2_bad) begin
+    end else if (i3_bad_q) begin
       // Stop: the iterations in flight are dropped with the instruction.
       fault_o <= 1'b1;
       fault_code_o <= loom_accel_pkg::FAULT_INDEX_OUT_OF_RANGE;
@@ -233,9 +259,10 @@ module loom_gemm_alu #(
       valid_q <= '0;
       u_valid_q <= '0;
       res_valid_q <= 1'b0;
+      i3_bad_q <= 1'b0;
     end else begin
       // I0
-      gap_q <= issue ? gap : gap_q - (gap_q != 2'd0 ? 2'd1 : 2'd0);
+      gap_q <= issue ? gap_cmd_q : gap_q - (gap_q != 2'd0 ? 2'd1 : 2'd0);
       i1_valid_q <= issue;
       if (issue) begin
         i1_dst_off_q <= dst_o_q + dst_n_q;
@@ -256,157 +283,160 @@ module loom_gemm_alu #(
           end
         end
       end
-      // I1
-      valid_q[2] <= i1_valid_q;
-      if (i1_valid_q) begin
-        i2_dst_q <= 32'(uop_rdata_i[DstW-1:0]) + i1_dst_off_q;
-        i2_src_q <= 32'(uop_rdata_i[DstW+:SrcW]) + i1_src_off_q;
-        i2_wgt_q <= 32'(uop_rdata_i[DstW+SrcW+:WgtFW]) + i1_wgt_off_q;
-      end
-      // I2..I7 move on
-      valid_q[LastStage:3] <= valid_q[LastStage-1:2];
-      dst_q <= {dst_q[0+:(LastStage-3)*AccAW], AccAW'(i2_dst_q)};
-      src_q <= {src_q[0+:(LastStage-3)*AccAW], AccAW'(i2_src_q)};
-      // I3 (the products only for GEMM iterations that multiply: the Verilated model evaluates
-      // nothing for the others)
-      if (valid_q[3] && gemm_math) begin
-        x_q <= inp_rdata_i;
-        w_q <= wgt_rdata_i;
-      end
-      // I4
-      if (valid_q[4] && gemm_math) begin : i4_mul
-        for (int b = 0; b < Batch; b++)
-          for (int col = 0; col < BlockOut; col++)
-            for (int q = 0; q < BlockIn; q++) begin
-              logic signed [7:0] x;
-              x = x_q[(b * BlockIn + q)*InpW+:InpW];
-              if (DspPack && BlockOut > 1) begin
-                // the pair (col, col+1) in the two halves of lanes col and col+1's slots
-                if (col % 2 == 0)
-                  {m_q[((b * BlockOut + col + 1) * BlockIn + q)*ProdW+:ProdW], m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW]}
-                      <= mul2_shared(w_q[((col + 1) * BlockIn + q)*WgtW+:WgtW], w_q[(col * BlockIn + q)*WgtW+:WgtW], x);
-              end else begin
-                m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW] <= $signed(w_q[(col * BlockIn + q)*WgtW+:WgtW]) * x;
-              end
-            end
-      end
-      // I5: the high product of a pair takes the low product's borrow back
-      if (valid_q[5] && gemm_math) begin : i5_correct
-        for (int e = 0; e < Lanes; e++)
-          for (int q = 0; q < BlockIn; q++) begin
-            if (DspPack && BlockOut > 1 && (e % BlockOut) % 2 == 1)
-              prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW] +
-                                                        ProdW'(m_q[((e - 1) * BlockIn + q)*ProdW + ProdW - 1]);
-            else prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW];
-          end
-      end
-      // I6
-      if (valid_q[6] && gemm_math) begin : i6_sum
-        for (int e = 0; e < Lanes; e++)
-          for (int g = 0; g < Groups; g++) begin
-            logic [Group*SumW-1:0] t;  // a balanced tree, in place
-            for (int k = 0; k < Group; k++) t[k*SumW+:SumW] = SumW'($signed(prod_q[(e * BlockIn + g * Group + k)*ProdW+:ProdW]));
-            for (int n = Group / 2; n >= 1; n = n / 2)
-              for (int k = 0; k < n; k++) t[k*SumW+:SumW] = t[2*k*SumW+:SumW] + t[(2*k+1)*SumW+:SumW];
-            grp_q[(e * Groups + g)*SumW+:SumW] <= t[SumW-1:0];
-          end
-      end
-      if (valid_q[6] && is_alu_i && !use_imm_i) opb_i6_q <= forwarded(src_at(6), acc_rdata_i);
-      // I7
-      if (valid_q[7] && gemm_math) begin : i7_sum
-        for (int e = 0; e < Lanes; e++)
-          for (int g = 0; g < Groups2; g++) begin
-            logic [Group2*SumW-1:0] t;
-            for (int k = 0; k < Group2; k++) t[k*SumW+:SumW] = grp_q[(e * Groups + g * Group2 + k)*SumW+:SumW];
-            for (int n = Group2 / 2; n >= 1; n = n / 2)
-              for (int k = 0; k < n; k++) t[k*SumW+:SumW] = t[2*k*SumW+:SumW] + t[(2*k+1)*SumW+:SumW];
-            grp2_q[(e * Groups2 + g)*SumW+:SumW] <= t[SumW-1:0];
-          end
-      end
-      if (valid_q[7]) begin
-        opa_q <= forwarded(dst_at(7), acc_rdata_i);
-        opb_q <= forwarded(src_at(7), opb_i6_q);
-        // the result written next cycle: I8's, or the multi-cycle unit's
-        hit_a_q <= alu_multi ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
-        hit_b_q <= alu_multi ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == src_at(7) : valid_q[8] && dst_at(8) == src_at(7);
-      end
-      // I8
-      res_valid_q <= valid_q[8] && !alu_multi;
-      res_dst_q <= dst_at(8);
-      if (valid_q[8]) begin : i8_exec
-        logic [AccEW-1:0] a, b;
-        a = hit_a_q ? res_q : opa_q;
-        b = hit_b_q ? res_q : opb_q;
-        for (int e = 0; e < Lanes; e++) begin : lane
-          logic signed [AccW-1:0] la, lb, sum;
-          la = a[e*AccW+:AccW];
-          lb = use_imm_i ? AccW'($signed(imm_i)) : b[e*AccW+:AccW];
-          if (is_alu_i) begin
-            if (!alu_multi) res_q[e*AccW+:AccW] <= alu_single(alu_op_i, la, lb);
-            ua_q[e*AccW+:AccW] <= la;
-            ub_q[e*AccW+:AccW] <= lb;
-          end else if (reset_acc_i) begin
-            res_q[e*AccW+:AccW] <= '0;
-          end else begin
-            sum = la;
-            for (int g = 0; g < Groups2; g++) sum = sum + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
-            res_q[e*AccW+:AccW] <= sum;
-          end
-        end
-        mac_step_o <= gemm_math;
-        alu_step_o <= is_alu_i;
-      end
-      // U1..U3: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two steps
-      u_valid_q[1] <= valid_q[8] && alu_multi;
-      u_valid_q[3:2] <= u_valid_q[2:1];
-      u_dst_q <= {u_dst_q[0+:2*AccAW], dst_at(8)};
-      if (u_valid_q[1]) begin : u1
-        for (int e = 0; e < Lanes; e++) begin
-          logic [31:0] la, lb;
-          la = ua_q[e*AccW+:AccW];
-          lb = ub_q[e*AccW+:AccW];
-          um_q[e*96+:32] <= la[15:0] * lb[15:0];
-          um_q[e*96+32+:32] <= la[31:16] * lb[15:0];
-          um_q[e*96+64+:32] <= la[15:0] * lb[31:16];
-          // SHR: a negative amount shifts left; amounts saturate at 31 either way
-          ushift_amt_q[e*6+5] <= lb[31];
-          ushift_amt_q[e*6+:5] <= !lb[31] ? (lb[30:5] != 0 ? 5'd31 : lb[4:0]) :
-                                             (lb[30:5] != '1 || lb[4:0] == 5'd0 ? 5'd31 : 5'd0 - lb[4:0]);
-          ushift_a_q[e*AccW+:AccW] <= la;
-        end
-      end
-      if (u_valid_q[2]) begin : u2
-        up_q <= um_q;
-        for (int e = 0; e < Lanes; e++) begin
-          logic signed [AccW-1:0] la;
-          la = ushift_a_q[e*AccW+:AccW];
-          ushift_q[e*AccW+:AccW] <= ushift_amt_q[e*6+5] ? la << ushift_amt_q[e*6+:5] : la >>> ushift_amt_q[e*6+:5];
-        end
-      end
-      if (u_valid_q[3]) begin : u3
-        res_valid_q <= 1'b1;
-        res_dst_q <= u_dst_q[2*AccAW+:AccAW];
-        for (int e = 0; e < Lanes; e++)
-          res_q[e*AccW+:AccW] <= alu_op_i == loom_accel_pkg::ALU_MUL
-              ? up_q[e*96+:32] + {up_q[e*96+32+:16] + up_q[e*96+64+:16], 16'b0}
-              : ushift_q[e*AccW+:AccW];
-      end
-      // W
+      // I1..I8 move on; I2 checks its indices
+      valid_q <= {valid_q[LastStage-1:2], i1_valid_q};
+      i3_bad_q <= i2_bad;
+      res_valid_q <= (valid_q[8] && !alu_multi_q) || u_valid_q[3];
+      u_valid_q <= {u_valid_q[2:1], valid_q[8] && alu_multi_q};
       wr_valid_q <= res_valid_q;
-      wr_dst_q <= res_dst_q;
-      wr_q <= res_q;
-      if (!issuing_q && !i1_valid_q && !pipeline_busy() && res_valid_q) done_o <= 1'b1;
+      mac_step_o <= valid_q[8] && gemm_math_q;
+      alu_step_o <= valid_q[8] && alu_q;
+      if (!issuing_q && !pipeline_busy() && res_valid_q) done_o <= 1'b1;
     end
   end
 
+  // ---- datapath (no reset: every register is read only behind its stage's valid) ----
+  always_ff @(posedge clk_i) begin
+    // I1
+    if (i1_valid_q) begin
+      i2_dst_q <= 32'(uop_rdata_i[DstW-1:0]) + i1_dst_off_q;
+      i2_src_q <= 32'(uop_rdata_i[DstW+:SrcW]) + i1_src_off_q;
+      i2_wgt_q <= 32'(uop_rdata_i[DstW+SrcW+:WgtFW]) + i1_wgt_off_q;
+    end
+    // indices move along with their iterations
+    dst_q <= {dst_q[0+:(LastStage-3)*AccAW], AccAW'(i2_dst_q)};
+    src_q <= {src_q[0+:(LastStage-3)*AccAW], AccAW'(i2_src_q)};
+    // I3 (the products only for GEMM iterations that multiply: the Verilated model evaluates
+    // nothing for the others)
+    if (valid_q[3] && gemm_math_q) begin
+      x_q <= inp_rdata_i;
+      w_q <= wgt_rdata_i;
+    end
+    // I4
+    if (valid_q[4] && gemm_math_q) begin : i4_mul
+      for (int b = 0; b < Batch; b++)
+        for (int col = 0; col < BlockOut; col++)
+          for (int q = 0; q < BlockIn; q++) begin
+            logic signed [7:0] x;
+            x = x_q[(b * BlockIn + q)*InpW+:InpW];
+            if (DspPack && BlockOut > 1) begin
+              // the pair (col, col+1) in the two halves of lanes col and col+1's slots
+              if (col % 2 == 0)
+                {m_q[((b * BlockOut + col + 1) * BlockIn + q)*ProdW+:ProdW], m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW]}
+                    <= mul2_shared(w_q[((col + 1) * BlockIn + q)*WgtW+:WgtW], w_q[(col * BlockIn + q)*WgtW+:WgtW], x);
+            end else begin
+              m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW] <= $signed(w_q[(col * BlockIn + q)*WgtW+:WgtW]) * x;
+            end
+          end
+    end
+    // I5: the high product of a pair takes the low product's borrow back
+    if (valid_q[5] && gemm_math_q) begin : i5_correct
+      for (int e = 0; e < Lanes; e++)
+        for (int q = 0; q < BlockIn; q++) begin
+          if (DspPack && BlockOut > 1 && (e % BlockOut) % 2 == 1)
+            prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW] +
+                                                      ProdW'(m_q[((e - 1) * BlockIn + q)*ProdW + ProdW - 1]);
+          else prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW];
+        end
+    end
+    // I6
+    if (valid_q[6] && gemm_math_q) begin : i6_sum
+      for (int e = 0; e < Lanes; e++)
+        for (int g = 0; g < Groups; g++) begin
+          logic [Group*SumW-1:0] t;  // a balanced tree, in place
+          for (int k = 0; k < Group; k++) t[k*SumW+:SumW] = SumW'($signed(prod_q[(e * BlockIn + g * Group + k)*ProdW+:ProdW]));
+          for (int n = Group / 2; n >= 1; n = n / 2)
+            for (int k = 0; k < n; k++) t[k*SumW+:SumW] = t[2*k*SumW+:SumW] + t[(2*k+1)*SumW+:SumW];
+          grp_q[(e * Groups + g)*SumW+:SumW] <= t[SumW-1:0];
+        end
+    end
+    if (valid_q[6] && alu_q && !use_imm_q) opb_i6_q <= forwarded(src_at(6), acc_rdata_i);
+    // I7
+    if (valid_q[7] && gemm_math_q) begin : i7_sum
+      for (int e = 0; e < Lanes; e++)
+        for (int g = 0; g < Groups2; g++) begin
+          logic [Group2*SumW-1:0] t;
+          for (int k = 0; k < Group2; k++) t[k*SumW+:SumW] = grp_q[(e * Groups + g * Group2 + k)*SumW+:SumW];
+          for (int n = Group2 / 2; n >= 1; n = n / 2)
+            for (int k = 0; k < n; k++) t[k*SumW+:SumW] = t[2*k*SumW+:SumW] + t[(2*k+1)*SumW+:SumW];
+          grp2_q[(e * Groups2 + g)*SumW+:SumW] <= t[SumW-1:0];
+        end
+    end
+    if (valid_q[7]) begin
+      opa_q <= forwarded(dst_at(7), acc_rdata_i);
+      opb_q <= forwarded(src_at(7), opb_i6_q);
+      // the result written next cycle: I8's, or the multi-cycle unit's
+      hit_a_q <= alu_multi_q ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
+      hit_b_q <= alu_multi_q ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == src_at(7) : valid_q[8] && dst_at(8) == src_at(7);
+    end
+    // I8
+    if (valid_q[8]) begin : i8_exec
+      logic [AccEW-1:0] a, b;
+      a = hit_a_q ? res_q : opa_q;
+      b = hit_b_q ? res_q : opb_q;
+      if (!alu_multi_q) res_dst_q <= dst_at(8);
+      for (int e = 0; e < Lanes; e++) begin : lane
+        logic signed [AccW-1:0] la, lb, sum;
+        la = a[e*AccW+:AccW];
+        lb = use_imm_q ? imm_q : b[e*AccW+:AccW];
+        if (alu_q) begin
+          if (!alu_multi_q) res_q[e*AccW+:AccW] <= alu_single(alu_op_q, la, lb);
+          ua_q[e*AccW+:AccW] <= la;
+          ub_q[e*AccW+:AccW] <= lb;
+        end else if (reset_acc_q) begin
+          res_q[e*AccW+:AccW] <= '0;
+        end else begin
+          sum = la;
+          for (int g = 0; g < Groups2; g++) sum = sum + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
+          res_q[e*AccW+:AccW] <= sum;
+        end
+      end
+    end
+    // U1..U3: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two steps
+    u_dst_q <= {u_dst_q[0+:2*AccAW], dst_at(8)};
+    if (u_valid_q[1]) begin : u1
+      for (int e = 0; e < Lanes; e++) begin
+        logic [31:0] la, lb;
+        la = ua_q[e*AccW+:AccW];
+        lb = ub_q[e*AccW+:AccW];
+        um_q[e*96+:32] <= la[15:0] * lb[15:0];
+        um_q[e*96+32+:32] <= la[31:16] * lb[15:0];
+        um_q[e*96+64+:32] <= la[15:0] * lb[31:16];
+        // SHR: a negative amount shifts left; amounts saturate at 31 either way
+        ushift_amt_q[e*6+5] <= lb[31];
+        ushift_amt_q[e*6+:5] <= !lb[31] ? (lb[30:5] != 0 ? 5'd31 : lb[4:0]) :
+                                           (lb[30:5] != '1 || lb[4:0] == 5'd0 ? 5'd31 : 5'd0 - lb[4:0]);
+        ushift_a_q[e*AccW+:AccW] <= la;
+      end
+    end
+    if (u_valid_q[2]) begin : u2
+      up_q <= um_q;
+      for (int e = 0; e < Lanes; e++) begin
+        logic signed [AccW-1:0] la;
+        la = ushift_a_q[e*AccW+:AccW];
+        ushift_q[e*AccW+:AccW] <= ushift_amt_q[e*6+5] ? la << ushift_amt_q[e*6+:5] : la >>> ushift_amt_q[e*6+:5];
+      end
+    end
+    if (u_valid_q[3]) begin : u3
+      res_dst_q <= u_dst_q[2*AccAW+:AccAW];
+      for (int e = 0; e < Lanes; e++)
+        res_q[e*AccW+:AccW] <= alu_mul_q ? up_q[e*96+:32] + {up_q[e*96+32+:16] + up_q[e*96+64+:16], 16'b0}
+                                         : ushift_q[e*AccW+:AccW];
+    end
+    // W
+    wr_dst_q <= res_dst_q;
+    wr_q <= res_q;
+  end
 
 `ifndef SYNTHESIS
-  // Only decoded ALU ops reach the core.
+  // Only decoded ALU ops reach the core; the command is known when it starts.
   always_ff @(posedge clk_i) begin
-    if (rst_ni && valid_q[8] && is_alu_i)
-      assert (alu_op_i inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
+    if (rst_ni && valid_q[8] && alu_q)
+      assert (alu_op_q inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
                                loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL})
-      else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_i);
+      else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_q);
+    if (rst_ni && start_i)
+      assert (!$isunknown({is_alu_i, reset_acc_i, alu_op_i, use_imm_i})) else $error("loom_gemm_alu: unknown (X) command");
   end
 `endif
 

@@ -112,11 +112,12 @@ TEST(RtlFaults, CycleLimitStopsALongRunWithAClearError) {
 }
 
 // Runs the blocked matmul example on a device and returns its counters.
-std::map<std::string, uint64_t> run_matmul(AccelDevice& dev, const AccelConfig& cfg, std::vector<int8_t>* result) {
+std::map<std::string, uint64_t> run_matmul(AccelDevice& dev, const AccelConfig& cfg, std::vector<int8_t>* result,
+                                           uint64_t seed = 8) {
   Driver drv(dev, cfg);
   const int M = 4 * cfg.batch, N = 4 * cfg.block_out, K = 8 * cfg.block_in;
-  auto a = test::random_values<int8_t>(size_t(M) * K, 8, -128, 127),
-       w = test::random_values<int8_t>(size_t(N) * K, 9, -128, 127);
+  auto a = test::random_values<int8_t>(size_t(M) * K, seed, -128, 127),
+       w = test::random_values<int8_t>(size_t(N) * K, seed + 1, -128, 127);
   auto da = drv.alloc(a.size()), dw = drv.alloc(w.size()), dc = drv.alloc(size_t(M) * N);
   auto pa = pack_blocks(a, M, K, cfg.batch, cfg.block_in), pw = pack_blocks(w, N, K, cfg.block_out, cfg.block_in);
   drv.copy_to_device(da, pa.data(), pa.size());
@@ -156,6 +157,21 @@ TEST(RtlTiming, CountersMatchTheFunctionalSimulatorAndTimingRespondsToDram) {
   run_matmul(slow, cfg, &slow_got);
   EXPECT_EQ(slow_got, want);
   EXPECT_GT(slow.cycles(), cycles + 320);
+}
+
+// Runs one after the other on one device, with programs of the same length: the second must run
+// (the end-of-run logic once took fetch's count from the run before and ended it at once).
+TEST(RtlRuns, BackToBackRunsOfTheSameLengthBothExecute) {
+  AccelConfig cfg = default_config();
+  sim::RtlSim dev(cfg);
+  for (uint64_t seed : {8u, 20u, 32u}) {
+    sim::FunctionalSim fsim(cfg);
+    std::vector<int8_t> want, got;
+    run_matmul(fsim, cfg, &want, seed);
+    auto counters = run_matmul(dev, cfg, &got, seed);
+    EXPECT_EQ(got, want) << "seed " << seed;
+    EXPECT_GT(counters["gemm_macs"], 0u) << "seed " << seed;
+  }
 }
 
 // DRAM that holds ARREADY, AWREADY and WREADY low in about half the cycles: every handshake of
