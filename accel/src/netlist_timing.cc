@@ -318,7 +318,7 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
       p.from = bit_label(start);
       std::reverse(names.begin(), names.end());
       for (const std::string& n : names)
-        if (n != p.from && p.through.size() < 4) p.through.push_back(n);
+        if (n != p.from && (p.through.size() < 4 || getenv("LOOM_TIMING_DEBUG"))) p.through.push_back(n);
       // One path per end register: the bits of a bus share their logic, so listing them one by
       // one would hide every other path behind the longest.
       std::string reg = end;

@@ -6,8 +6,8 @@
 // with a fault cause and the index of the instruction at fault; deadlocks are detected exactly:
 // every module waits for a token no module can push.
 module loom_accel #(
-    parameter int QUEUE_DEPTH = 32,
-    parameter int TOKEN_BITS = 16,
+    parameter int QueueDepth = 32,
+    parameter int TokenBits = 16,
     localparam int BusW = loom_accel_pkg::BUS_BYTES * 8,
     localparam int NumCounters = loom_accel_pkg::NUM_COUNTERS
 ) (
@@ -111,7 +111,7 @@ module loom_accel #(
   loom_accel_pkg::token_ops_t ld_ops, cp_ops, st_ops;
   logic l2c_avail, c2l_avail, c2s_avail, s2c_avail, l2c_room, c2l_room, c2s_room, s2c_room;
   loom_token_counter #(
-      .Bits(TOKEN_BITS)
+      .Bits(TokenBits)
   ) tok_l2c (
       .clk_i   (clk),
       .rst_ni  (rst_n),
@@ -123,7 +123,7 @@ module loom_accel #(
       .room_o  (l2c_room)
   );
   loom_token_counter #(
-      .Bits(TOKEN_BITS)
+      .Bits(TokenBits)
   ) tok_c2l (
       .clk_i   (clk),
       .rst_ni  (rst_n),
@@ -135,7 +135,7 @@ module loom_accel #(
       .room_o  (c2l_room)
   );
   loom_token_counter #(
-      .Bits(TOKEN_BITS)
+      .Bits(TokenBits)
   ) tok_c2s (
       .clk_i   (clk),
       .rst_ni  (rst_n),
@@ -147,7 +147,7 @@ module loom_accel #(
       .room_o  (c2s_room)
   );
   loom_token_counter #(
-      .Bits(TOKEN_BITS)
+      .Bits(TokenBits)
   ) tok_s2c (
       .clk_i   (clk),
       .rst_ni  (rst_n),
@@ -184,12 +184,15 @@ module loom_accel #(
   assign arlen = {acc_rd_req.ar_len, uop_rd_req.ar_len, wgt_rd_req.ar_len, inp_rd_req.ar_len, fetch_rd_req.ar_len};
   assign rready = {acc_rd_req.r_ready, uop_rd_req.r_ready, wgt_rd_req.r_ready, inp_rd_req.r_ready, fetch_rd_req.r_ready};
   // R data, response and last go to every requester; only the one RID names sees RVALID
+  logic [BusW-1:0] rdata;
+  logic [1:0] rresp;
+  logic rlast;
   `define LOOM_RD_RSP(rsp, i) \
     assign rsp.ar_ready = arready[i]; \
     assign rsp.r_valid = rvalid[i]; \
-    assign rsp.r_data = m_axi_rdata; \
-    assign rsp.r_resp = m_axi_rresp; \
-    assign rsp.r_last = m_axi_rlast;
+    assign rsp.r_data = rdata; \
+    assign rsp.r_resp = rresp; \
+    assign rsp.r_last = rlast;
   `LOOM_RD_RSP(fetch_rd_rsp, 0)
   `LOOM_RD_RSP(inp_rd_rsp, 1)
   `LOOM_RD_RSP(wgt_rd_rsp, 2)
@@ -197,7 +200,8 @@ module loom_accel #(
   `LOOM_RD_RSP(acc_rd_rsp, 4)
   `undef LOOM_RD_RSP
   loom_axi_rd_arbiter #(
-      .N(NRd)
+      .N    (NRd),
+      .DataW(BusW)
   ) rd_arbiter (
       .clk_i      (clk),
       .rst_ni     (rst_n),
@@ -207,6 +211,9 @@ module loom_accel #(
       .s_arlen_i  (arlen),
       .s_rvalid_o (rvalid),
       .s_rready_i (rready),
+      .s_rdata_o  (rdata),
+      .s_rresp_o  (rresp),
+      .s_rlast_o  (rlast),
       .m_arvalid_o(m_axi_arvalid),
       .m_arready_i(m_axi_arready),
       .m_araddr_o (m_axi_araddr),
@@ -214,7 +221,10 @@ module loom_accel #(
       .m_arid_o   (m_axi_arid),
       .m_rvalid_i (m_axi_rvalid),
       .m_rready_o (m_axi_rready),
-      .m_rid_i    (m_axi_rid)
+      .m_rid_i    (m_axi_rid),
+      .m_rdata_i  (m_axi_rdata),
+      .m_rresp_i  (m_axi_rresp),
+      .m_rlast_i  (m_axi_rlast)
   );
   assign m_axi_arsize = 3'($clog2(BusW / 8));
   assign m_axi_arburst = 2'b01;  // INCR
@@ -319,7 +329,7 @@ module loom_accel #(
   logic ld_insn, inp_entry, wgt_entry, uop_load, acc_load, gemm_insn, alu_insn, uop_entry, acc_entry, mac_step, alu_step;
   logic st_insn, out_entry, finish_done;
   loom_load #(
-      .QueueDepth(QUEUE_DEPTH)
+      .QueueDepth(QueueDepth)
   ) load (
       .clk_i         (clk),
       .rst_ni        (rst_n),
@@ -350,7 +360,7 @@ module loom_accel #(
       .axi_wgt_rsp_i (wgt_rd_rsp)
   );
   loom_compute #(
-      .QueueDepth(QUEUE_DEPTH)
+      .QueueDepth(QueueDepth)
   ) compute (
       .clk_i             (clk),
       .rst_ni            (rst_n),
@@ -388,7 +398,7 @@ module loom_accel #(
       .axi_acc_rsp_i     (acc_rd_rsp)
   );
   loom_store #(
-      .QueueDepth(QUEUE_DEPTH)
+      .QueueDepth(QueueDepth)
   ) store (
       .clk_i         (clk),
       .rst_ni        (rst_n),

@@ -1,11 +1,13 @@
 // Shares the AXI4 read channels among N requesters: round-robin on AR, the requester's index as
-// ARID, and R beats routed back by RID (data, response and last are broadcast by the parent).
-// Each requester may have several bursts outstanding; beats of one ID arrive in order. Spill
-// registers on every requester's AR and on the memory's side cut the request logic, the
-// arbitration and ARREADY into separate register-to-register paths (the longest path of the
-// whole design before; docs/fpga_fit.md). Ports are per field, requester i at [i*W +: W].
+// ARID, and R beats routed back by RID (RVALID to the requester it names; data, response and
+// last go to all). Each requester may have several bursts outstanding; beats of one ID arrive in
+// order. Spill registers on every requester's AR, on the memory's AR and on the memory's R cut
+// the request logic, the arbitration, ARREADY, RVALID and RREADY into separate
+// register-to-register paths (the longest paths of the whole design before; docs/fpga_fit.md).
+// Ports are per field, requester i at [i*W +: W].
 module loom_axi_rd_arbiter #(
     parameter int N = 2,
+    parameter int DataW = 128,
     localparam int IdW = $clog2(N)
 ) (
     input  logic clk_i,
@@ -15,17 +17,23 @@ module loom_axi_rd_arbiter #(
     output logic [N-1:0]    s_arready_o,
     input  logic [N*64-1:0] s_araddr_i,
     input  logic [N*8-1:0]  s_arlen_i,
-    output logic [N-1:0]    s_rvalid_o,
-    input  logic [N-1:0]    s_rready_i,
+    output logic [N-1:0]     s_rvalid_o,
+    input  logic [N-1:0]     s_rready_i,
+    output logic [DataW-1:0] s_rdata_o,  // to every requester
+    output logic [1:0]       s_rresp_o,
+    output logic             s_rlast_o,
     // memory
     output logic           m_arvalid_o,
     input  logic           m_arready_i,
     output logic [63:0]    m_araddr_o,
     output logic [7:0]     m_arlen_o,
     output logic [IdW-1:0] m_arid_o,
-    input  logic           m_rvalid_i,
-    output logic           m_rready_o,
-    input  logic [IdW-1:0] m_rid_i
+    input  logic             m_rvalid_i,
+    output logic             m_rready_o,
+    input  logic [IdW-1:0]   m_rid_i,
+    input  logic [DataW-1:0] m_rdata_i,
+    input  logic [1:0]       m_rresp_i,
+    input  logic             m_rlast_i
 );
   localparam int ReqW = 64 + 8;
   logic [N-1:0]      ar_valid, ar_ready;
@@ -95,11 +103,29 @@ module loom_axi_rd_arbiter #(
     else if (fire) above_q <= above_grant;
   end
 
+  // R: the beat waits in a spill register, then goes to the requester its RID names.
+  logic           r_valid, r_ready;
+  logic [IdW-1:0] r_id;
+  loom_spill_reg #(
+      .Width(IdW + DataW + 3)
+  ) r_slice (
+      .clk_i,
+      .rst_ni,
+      .valid_i(m_rvalid_i),
+      .ready_o(m_rready_o),
+      .data_i ({m_rid_i, m_rdata_i, m_rresp_i, m_rlast_i}),
+      .valid_o(r_valid),
+      .ready_i(r_ready),
+      .data_o ({r_id, s_rdata_o, s_rresp_o, s_rlast_o})
+  );
+  // decoded bit by bit: an index into the vector would check its range with a 32-bit compare
   always_comb begin
-    s_rvalid_o = '0;
-    s_rvalid_o[m_rid_i] = m_rvalid_i;
+    r_ready = 1'b0;
+    for (int i = 0; i < N; i++) begin
+      s_rvalid_o[i] = r_valid && r_id == IdW'(i);
+      r_ready = r_ready || (s_rready_i[i] && r_id == IdW'(i));
+    end
   end
-  assign m_rready_o = s_rready_i[m_rid_i];
 
 `ifndef SYNTHESIS
   // One grant at a time, only to a requester that asks.

@@ -11,8 +11,14 @@ module loom_burst_beats #(
     output logic        ends_row_o
 );
   localparam int BusShift = $clog2(BusBytes);
-  wire [12:0] to_4k = (13'h1000 - 13'(addr_i)) >> BusShift;  // beats to the page's end
-  wire [8:0]  cap = to_4k < 13'd256 ? 9'(to_4k) : 9'd256;    // the longest burst here
-  assign ends_row_o = left_i <= 32'(cap);
-  assign beats_o = ends_row_o ? 9'(left_i) : cap;
+  localparam int PageBeats = 4096 / BusBytes;
+  localparam int BeatW = 12 - BusShift;
+  // Beats to the page's end (at most 256 when the bus is 16 bytes, more on a narrower one), each
+  // compare as narrow as its operands: this sits between two registers of loom_burst_gen.
+  wire [BeatW-1:0] beat_in_page = addr_i[11:BusShift];
+  wire [12:0] to_4k = 13'(PageBeats) - 13'(beat_in_page);
+  wire [8:0] cap = PageBeats > 256 && 32'(beat_in_page) <= 32'(PageBeats - 256) ? 9'd256 : 9'(to_4k);
+  assign ends_row_o = left_i[31:9] == '0 && left_i[8:0] <= cap;
+  assign beats_o = ends_row_o ? left_i[8:0] : cap;
+  wire unused_ok = &{1'b0, addr_i, to_4k};  // the offset in the beat (aligned), to_4k above the cap
 endmodule

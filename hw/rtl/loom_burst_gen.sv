@@ -30,6 +30,7 @@ module loom_burst_gen #(
 
   state_e      state_q;
   logic [15:0] row_q;
+  logic [15:0] row_last_q;   // y_size - 1
   logic [47:0] row_entry_q;  // the row's first DRAM entry
   logic [63:0] addr_q;
   logic [31:0] left_q;       // beats of the row not handed out yet
@@ -56,6 +57,7 @@ module loom_burst_gen #(
     end else if (start_i) begin
       state_q <= Row;
       row_q <= '0;
+      row_last_q <= y_size_i - 16'd1;
       row_entry_q <= 48'(dram_base_i);
     end else begin
       unique case (state_q)
@@ -74,7 +76,7 @@ module loom_burst_gen #(
         end
         Ready: begin
           if (take_i && ends_row_q) begin
-            state_q <= row_q == y_size_i - 16'd1 ? Idle : Row;
+            state_q <= row_q == row_last_q ? Idle : Row;
             row_q <= row_q + 16'd1;
             row_entry_q <= row_entry_q + 48'(x_stride_i);
           end else if (take_i) begin

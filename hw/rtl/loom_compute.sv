@@ -103,7 +103,7 @@ module loom_compute #(
   assign alu_started_o = exec_start && is_alu;
 
   // ---- scratchpads ----
-  logic uop_we, acc_dma_we, acc_core_we;
+  logic uop_we, acc_dma_we, acc_core_we, uop_dma_writing, acc_dma_writing;
   logic [UopAW-1:0] uop_waddr, uop_raddr;
   logic [31:0] uop_wdata, uop_rdata;
   logic [AccAW-1:0] acc_dma_waddr, acc_core_waddr, acc_raddr;
@@ -125,8 +125,10 @@ module loom_compute #(
   ) acc_sram (
       .clk_i,
       .we_i   (acc_dma_we || acc_core_we),
-      .waddr_i(acc_dma_we ? acc_dma_waddr : acc_core_waddr),
-      .wdata_i(acc_dma_we ? acc_dma_wdata : acc_core_wdata),
+      // the DMA and the core never write in the same instruction: select by the DMA's state,
+      // not by its write strobe (which follows the R channel)
+      .waddr_i(acc_dma_writing ? acc_dma_waddr : acc_core_waddr),
+      .wdata_i(acc_dma_writing ? acc_dma_wdata : acc_core_wdata),
       .raddr_i(acc_raddr),
       .rdata_o(acc_rdata)
   );
@@ -154,6 +156,7 @@ module loom_compute #(
       .fault_o     (uop_fault),
       .fault_code_o(uop_code),
       .data_entry_o(uop_entry_o),
+      .writing_o   (uop_dma_writing),
       .we_o        (uop_we),
       .waddr_o     (uop_waddr),
       .wdata_o     (uop_wdata),
@@ -180,6 +183,7 @@ module loom_compute #(
       .fault_o     (acc_fault),
       .fault_code_o(acc_code),
       .data_entry_o(acc_entry_o),
+      .writing_o   (acc_dma_writing),
       .we_o        (acc_dma_we),
       .waddr_o     (acc_dma_waddr),
       .wdata_o     (acc_dma_wdata),
@@ -233,5 +237,5 @@ module loom_compute #(
   assign exec_done = uop_done || acc_done || core_done || finish_q;
   assign fault_o = uop_fault || acc_fault || core_fault;
   assign fault_code_o = uop_fault ? uop_code : acc_fault ? acc_code : core_code;
-  wire unused_ok = &{1'b0, index};
+  wire unused_ok = &{1'b0, index, uop_dma_writing};
 endmodule

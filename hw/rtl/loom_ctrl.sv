@@ -44,7 +44,9 @@ module loom_ctrl #(
   logic running_q, ap_done_q, ap_ready_q, gie_q;
   logic [1:0] ier_q, isr_q;
   wire finished = running_q && !running_i;
-  wire control_read = arvalid_i && arready_o && 32'(araddr_i) == loom_accel_pkg::REG_CONTROL;
+  logic rd_pending_q;
+  logic [11:0] rd_addr_q;
+  wire control_read = rd_pending_q && 32'(rd_addr_q) == loom_accel_pkg::REG_CONTROL;  // the cycle its value is taken
   assign interrupt_o = gie_q && |(ier_q & isr_q);
 
   // ---- writes ----
@@ -97,42 +99,56 @@ module loom_ctrl #(
     end
   end
 
-  // ---- reads ----
+  // ---- reads: the address is taken into a register (with the counter and wait-register word
+  // it selects), the data follows a cycle later: the read mux is a stage of its own ----
+  logic        rd_counter_q, rd_wait_q;  // the address is a counter word, a wait register
+  logic [$clog2(NumCounters*2+1)-1:0] rd_word_q;  // which 32-bit word of the counters or wait registers
   logic [31:0] value;
   logic known;
   always_comb begin
     known = 1'b1;
     value = '0;
-    case (32'(araddr_i))
-      loom_accel_pkg::REG_CONTROL: value = {28'd0, ap_ready_q, !running_i, ap_done_q, running_i};
-      loom_accel_pkg::REG_GIE: value = 32'(gie_q);
-      loom_accel_pkg::REG_IER: value = 32'(ier_q);
-      loom_accel_pkg::REG_ISR: value = 32'(isr_q);
-      loom_accel_pkg::REG_STATUS: value = status_i;
-      loom_accel_pkg::REG_INSN_ADDR_LO: value = insn_addr_o[31:0];
-      loom_accel_pkg::REG_INSN_ADDR_HI: value = insn_addr_o[63:32];
-      loom_accel_pkg::REG_INSN_COUNT: value = insn_count_o;
-      loom_accel_pkg::REG_CYCLES_LO: value = cycles_i[31:0];
-      loom_accel_pkg::REG_CYCLES_HI: value = cycles_i[63:32];
-      loom_accel_pkg::REG_ERROR_INDEX: value = error_index_i;
-      loom_accel_pkg::REG_ERROR_INDEX + 4: value = '0;  // reserved (the counters start 8-aligned)
-      default:
-      if (32'(araddr_i) >= loom_accel_pkg::REG_COUNTER_BASE && 32'(araddr_i) < CounterEnd && araddr_i[1:0] == 2'b00)
-        value = counters_i[(32'(araddr_i) - loom_accel_pkg::REG_COUNTER_BASE) * 8+:32];
-      else if (32'(araddr_i) >= loom_accel_pkg::REG_WAIT_BASE && 32'(araddr_i) < loom_accel_pkg::REG_WAIT_BASE + 12 && araddr_i[1:0] == 2'b00)
-        value = wait_state_i[(32'(araddr_i) - loom_accel_pkg::REG_WAIT_BASE) * 8+:32];
-      else known = 1'b0;
-    endcase
+    if (rd_counter_q) value = counters_i[32'(rd_word_q)*32+:32];
+    else if (rd_wait_q) value = wait_state_i[32'(rd_word_q)*32+:32];
+    else begin
+      case (32'(rd_addr_q))
+        loom_accel_pkg::REG_CONTROL: value = {28'd0, ap_ready_q, !running_i, ap_done_q, running_i};
+        loom_accel_pkg::REG_GIE: value = 32'(gie_q);
+        loom_accel_pkg::REG_IER: value = 32'(ier_q);
+        loom_accel_pkg::REG_ISR: value = 32'(isr_q);
+        loom_accel_pkg::REG_STATUS: value = status_i;
+        loom_accel_pkg::REG_INSN_ADDR_LO: value = insn_addr_o[31:0];
+        loom_accel_pkg::REG_INSN_ADDR_HI: value = insn_addr_o[63:32];
+        loom_accel_pkg::REG_INSN_COUNT: value = insn_count_o;
+        loom_accel_pkg::REG_CYCLES_LO: value = cycles_i[31:0];
+        loom_accel_pkg::REG_CYCLES_HI: value = cycles_i[63:32];
+        loom_accel_pkg::REG_ERROR_INDEX: value = error_index_i;
+        loom_accel_pkg::REG_ERROR_INDEX + 4: value = '0;  // reserved (the counters start 8-aligned)
+        default: known = 1'b0;
+      endcase
+    end
   end
-  assign arready_o = !rvalid_o;
+  wire in_counters = 32'(araddr_i) >= loom_accel_pkg::REG_COUNTER_BASE && 32'(araddr_i) < CounterEnd && araddr_i[1:0] == 2'b00;
+  wire in_wait = 32'(araddr_i) >= loom_accel_pkg::REG_WAIT_BASE && 32'(araddr_i) < loom_accel_pkg::REG_WAIT_BASE + 12 &&
+                 araddr_i[1:0] == 2'b00;
+  assign arready_o = !rvalid_o && !rd_pending_q;
   always_ff @(posedge clk_i) begin
     if (!rst_ni) begin
       rvalid_o <= 1'b0;
+      rd_pending_q <= 1'b0;
       rdata_o <= '0;
       rresp_o <= 2'b00;
     end else begin
       if (rvalid_o && rready_i) rvalid_o <= 1'b0;
+      rd_pending_q <= arvalid_i && arready_o;
       if (arvalid_i && arready_o) begin
+        rd_addr_q <= araddr_i;
+        rd_counter_q <= in_counters;
+        rd_wait_q <= in_wait;
+        rd_word_q <= in_counters ? ($clog2(NumCounters*2+1))'((32'(araddr_i) - loom_accel_pkg::REG_COUNTER_BASE) >> 2)
+                                 : ($clog2(NumCounters*2+1))'((32'(araddr_i) - loom_accel_pkg::REG_WAIT_BASE) >> 2);
+      end
+      if (rd_pending_q) begin
         rvalid_o <= 1'b1;
         rdata_o <= value;
         rresp_o <= known ? 2'b00 : 2'b10;

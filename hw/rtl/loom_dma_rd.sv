@@ -29,6 +29,7 @@ module loom_dma_rd #(
     output logic        fault_o,       // pulse: stopped; fault_code_o says why
     output logic [7:0]  fault_code_o,
     output logic        data_entry_o,  // pulse: one entry came from DRAM (for the byte counters)
+    output logic        writing_o,     // the data side owns the scratchpad's write port
     // scratchpad write port
     output logic          we_o,
     output logic [AW-1:0] waddr_o,
@@ -56,7 +57,8 @@ module loom_dma_rd #(
   logic [16:0] rows_last_m1_q, cols_last_m1_q, row_data_end_m1_q, col_data_end_m1_q, col_data_last_m1_q;
   logic [33:0] entries_m_q, entries_q;
   wire empty = x_size_i == 0 || y_size_i == 0;
-  wire overflow = 34'(sram_base_i) + entries_q > 34'(Depth);
+  logic signed [34:0] room_q;  // entries from sram_base to the scratchpad's end (negative: none)
+  wire overflow = $signed({1'b0, entries_q}) > room_q;
   logic overflow_q;
   wire begin_copy = cmd_q == CmdGo && !overflow_q;
 
@@ -66,8 +68,11 @@ module loom_dma_rd #(
   logic [8:0]  gen_beats;
   logic        ar_wait_q;   // the AR shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
   logic        ar_abort_q;  // a fault stopped the DMA: finish the AR handshake in progress, request nothing more
-  logic [OutW-1:0] outstanding_q;
-  wire r_error = axi_rsp_i.r_valid && axi_req_o.r_ready && (axi_rsp_i.r_resp == 2'b10 || axi_rsp_i.r_resp == 2'b11);
+  logic [OutW-1:0] outstanding_q;  // bursts asked for; a last beat counts one cycle late (the safe side)
+  logic            last_beat_q;
+  // An error response is a fault as soon as it shows (the beat holds until taken, so waiting
+  // for READY would only lengthen this path).
+  wire r_error = axi_rsp_i.r_valid && (axi_rsp_i.r_resp == 2'b10 || axi_rsp_i.r_resp == 2'b11);
   wire ar_valid = gen_valid && (ar_wait_q || (!ar_abort_q && outstanding_q != OutW'(MaxOutstanding)));
   assign ar_fire = ar_valid && axi_rsp_i.ar_ready;
   loom_burst_gen #(
@@ -105,7 +110,8 @@ module loom_dma_rd #(
   wire next_col_in = (x_pad0_i == 4'd0 || w_col_q >= 17'(x_pad0_i) - 17'd1) && w_col_q < col_data_end_m1_q;
   wire next_row_in = (y_pad0_i == 4'd0 || w_row_q >= 17'(y_pad0_i) - 17'd1) && w_row_q < row_data_end_m1_q;
   logic entry_ready;  // the entry at (w_row_q, w_col_q) is written this cycle
-  logic beat_take;    // the R beat is consumed this cycle
+  logic r_ready;      // the data side takes a beat this cycle if there is one (READY may come first)
+  wire beat_take = r_ready && axi_rsp_i.r_valid;
   logic [EW-1:0] entry_data;
 
   if (EntryBytes >= BusBytes) begin : g_wide
@@ -113,13 +119,13 @@ module loom_dma_rd #(
     if (Beats == 1) begin : g_one
       assign entry_data = axi_rsp_i.r_data;
       assign entry_ready = w_active_q && (!is_data || axi_rsp_i.r_valid);
-      assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid;
+      assign r_ready = w_active_q && is_data;
     end else begin : g_multi
       logic [$clog2(Beats)-1:0] beat_q;
       logic [EW-BusBytes*8-1:0] gathered_q;  // earlier beats of this entry, lowest bytes first
       assign entry_data = {axi_rsp_i.r_data, gathered_q};
       assign entry_ready = w_active_q && (!is_data || (axi_rsp_i.r_valid && beat_q == $clog2(Beats)'(Beats - 1)));
-      assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid;
+      assign r_ready = w_active_q && is_data;
       always_ff @(posedge clk_i) begin
         if (!rst_ni || start_i) begin
           beat_q <= '0;
@@ -137,10 +143,11 @@ module loom_dma_rd #(
     wire row_last_data = col_last_data_q;
     assign entry_data = axi_rsp_i.r_data[32'(lane)*EW+:EW];
     assign entry_ready = w_active_q && (!is_data || axi_rsp_i.r_valid);
-    assign beat_take = w_active_q && is_data && axi_rsp_i.r_valid && (lane == LaneW'(Lanes - 1) || row_last_data);
+    assign r_ready = w_active_q && is_data && (lane == LaneW'(Lanes - 1) || row_last_data);
   end
 
-  assign axi_req_o.r_ready = beat_take;
+  assign axi_req_o.r_ready = r_ready;
+  assign writing_o = w_active_q;
   assign we_o = entry_ready;
   assign waddr_o = AW'(w_idx_q);
   assign wdata_o = is_data ? entry_data : '0;
@@ -157,13 +164,16 @@ module loom_dma_rd #(
       ar_abort_q <= 1'b0;
       w_active_q <= 1'b0;
       outstanding_q <= '0;
+      last_beat_q <= 1'b0;
       fault_code_o <= '0;
     end else if (start_i) begin
       outstanding_q <= '0;
+      last_beat_q <= 1'b0;
       ar_wait_q <= 1'b0;
       ar_abort_q <= 1'b0;
       rows_q <= 17'(y_size_i) + 17'(y_pad0_i) + 17'(y_pad1_i);
       cols_q <= 17'(x_size_i) + 17'(x_pad0_i) + 17'(x_pad1_i);
+      room_q <= 35'(Depth) - 35'(sram_base_i);
       row_data_end_q <= 17'(y_pad0_i) + 17'(y_size_i);
       col_data_end_q <= 17'(x_pad0_i) + 17'(x_size_i);
       if (empty) done_o <= 1'b1;
@@ -212,7 +222,8 @@ module loom_dma_rd #(
       endcase
       // address side
       ar_wait_q <= ar_valid && !axi_rsp_i.ar_ready;
-      outstanding_q <= outstanding_q + OutW'(ar_fire) - OutW'(axi_rsp_i.r_valid && axi_req_o.r_ready && axi_rsp_i.r_last);
+      last_beat_q <= beat_take && axi_rsp_i.r_last;
+      outstanding_q <= outstanding_q + OutW'(ar_fire) - OutW'(last_beat_q);
       // data side
       if (r_error) begin  // SLVERR, DECERR
         fault_o <= 1'b1;
@@ -249,7 +260,7 @@ module loom_dma_rd #(
   // inside the scratchpad (the command check's promise).
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      assert (!(axi_rsp_i.r_valid && axi_req_o.r_ready) || outstanding_q != '0)
+      assert (!beat_take || outstanding_q != '0)
       else $error("loom_dma_rd: R beat without an outstanding burst");
       assert (outstanding_q <= OutW'(MaxOutstanding)) else $error("loom_dma_rd: more than %0d bursts in flight", MaxOutstanding);
       assert (!we_o || w_idx_q < 32'(Depth)) else $error("loom_dma_rd: write at entry %0d of %0d", w_idx_q, Depth);

@@ -45,7 +45,8 @@ module loom_dma_wr #(
   cmd_e        cmd_q;
   logic [31:0] total_m_q, total_q;
   wire empty = x_size_i == 0 || y_size_i == 0;
-  wire overflow = 33'(sram_base_i) + 33'(total_q) > 33'(Depth);
+  logic signed [33:0] room_q;  // entries from sram_base to the out buffer's end (negative: none)
+  wire overflow = $signed({2'b0, total_q}) > room_q;
   logic overflow_q;
   wire begin_copy = cmd_q == CmdGo && !overflow_q;
 
@@ -156,6 +157,7 @@ module loom_dma_wr #(
       beat_q <= '0;
       w_left_q <= '0;
       rd_pending_q <= 1'b0;
+      room_q <= 34'(Depth) - 34'(sram_base_i);
       if (empty) done_o <= 1'b1;
       else cmd_q <= CmdCount;
     end else begin

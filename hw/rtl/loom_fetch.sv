@@ -2,8 +2,8 @@
 // buffer), checks each one (the hardware decoder's view of the ISA: opcodes, memory types, ALU
 // opcodes, reserved bits, dependency flags, DMA shapes, micro-op ranges) and dispatches it, in
 // order, to the queue of the module that executes it. A malformed instruction stops fetch with
-// a fault naming its index. Instructions pass two registers after the buffer (D1: taken from
-// the buffer, D2: checked), so the decoder's logic is a stage of its own.
+// a fault naming its index. Instructions pass three registers after the buffer (D1 taken from
+// the buffer, D2 checked, D3 dispatched), so the decoder's logic is a stage of its own.
 module loom_fetch #(
     parameter int BufferInsns = 16,
     localparam int BusBytes = loom_accel_pkg::BUS_BYTES,
@@ -44,15 +44,18 @@ module loom_fetch #(
   logic [63:0]     req_addr_q;
   logic [3:0]      burst_q;     // instructions in the next burst (valid when sized_q)
   logic            sized_q;     // burst_q, room_q and more_q are those of the next request
-  logic            sizing_q;    // burst_q is, room_q and more_q follow next cycle
-  logic [CntW-1:0] in_flight_q;  // requested, not yet in the buffer
+  logic [1:0]      size_step_q; // after a request: 0 the limits, 1 burst_q, 2 room_q and more_q
+  logic [3:0]      left8_q;     // min(8, instructions left)
+  logic [8:0]      to_4k_q;     // instructions left in the page
+  logic [CntW-1:0] in_flight_q;  // requested, not yet in the buffer (each change counted a cycle late)
+  logic [3:0]      requested_q;  // instructions of the request taken last cycle
+  logic            completed_q;  // an instruction completed last cycle
   logic [CntW-1:0] buf_count;
   logic            active_q;
   logic            ar_wait_q;  // the AR shown last cycle was not taken: AXI4 keeps it until it is, halt or fault
-  wire [8:0] to_4k = 9'd256 - 9'(req_addr_q[11:InsnShift]);  // instructions left in the page
-  wire [3:0] left8 = req_left_q < 32'd8 ? 4'(req_left_q) : 4'd8;
-  wire [3:0] burst_size = to_4k < 9'(left8) ? 4'(to_4k) : left8;
-  // Room in the buffer and requests left, as registers: recomputed in the two cycles after each
+  wire [8:0] to_4k = 9'(4096 / InsnBytes) - 9'(req_addr_q[11:InsnShift]);
+  wire [3:0] left8 = req_left_q[31:3] == '0 ? 4'(req_left_q) : 4'd8;
+  // Room in the buffer and requests left, as registers: recomputed in the steps after each
   // request (sized_q low), and otherwise stale only on the safe side (beats move from in flight
   // to the buffer, pops make room).
   logic room_q, more_q;
@@ -98,11 +101,16 @@ module loom_fetch #(
       .count_o(buf_count)
   );
 
-  // ---- D1: the instruction taken from the buffer; D2: checked, dispatched from here ----
-  logic d1_valid_q, d2_valid_q;
-  loom_accel_pkg::queue_entry_t d1_q, d2_q;
-  logic [7:0] d2_check_q;  // fault code of D2's instruction, 0 if it is well formed
-  logic [1:0] d2_module_q;  // 0 load, 1 compute, 2 store
+  // ---- decode: D1 takes the instruction from the buffer, D2 holds the checks' findings, D3 the
+  // fault code, and dispatches. A stage takes an instruction only when it is empty, so no ready
+  // signal runs back through the stages (one instruction every second cycle at most; the modules
+  // take far longer per instruction). ----
+  logic d1_valid_q, d2_valid_q, d3_valid_q;
+  loom_accel_pkg::queue_entry_t d1_q, d2_q, d3_q;
+  logic [7:0] d2_flags_q;   // one bit per check below, in the order of its fault's priority
+  logic [1:0] d2_module_q, d3_module_q;  // 0 load, 1 compute, 2 store
+  logic       d3_ok_q;      // D3's instruction is well formed
+  logic [7:0] d3_code_q;    // else the fault code
 
   // The decoder's checks of D1's instruction.
   wire [InsnW-1:0] insn = d1_q.insn;
@@ -143,41 +151,45 @@ module loom_fetch #(
     reserved_set = (w >> used_bits) != 0;
   endfunction
 
-  logic [7:0] check;
+  wire [7:0] flags;
+  assign flags[0] = opcode > 3'd4;
+  assign flags[1] = (is_load || is_store) && mem_type > 3'd4;
+  assign flags[2] = is_alu && alu_op > 3'd4;
+  assign flags[3] = ((is_load || is_store) && reserved_set(insn, loom_accel_pkg::MEM_USED_BITS)) ||
+                    (is_gemm && reserved_set(insn, loom_accel_pkg::GEMM_USED_BITS)) ||
+                    (is_alu && reserved_set(insn, loom_accel_pkg::ALU_USED_BITS)) ||
+                    (opcode == loom_accel_pkg::OP_FINISH && reserved_set(insn, loom_accel_pkg::FINISH_USED_BITS));
+  assign flags[4] = (to_load && (pop_prev || push_prev)) || (to_store && (pop_next || push_next));
+  assign flags[5] = (is_store && mem_type != loom_accel_pkg::MEM_OUT) || (is_load && mem_type == loom_accel_pkg::MEM_OUT);
+  assign flags[6] = (is_load || is_store) &&
+                    ((pads && (is_store || mem_type == loom_accel_pkg::MEM_UOP || x_size == 0 || y_size == 0)) ||
+                     (x_size != 0 && y_size > 16'd1 && x_stride < x_size));
+  assign flags[7] = (is_gemm || is_alu) &&
+                    (uop_end <= uop_begin || uop_end > 32'(loom_accel_pkg::UOP_DEPTH) || iter_out == 0 || iter_in == 0 ||
+                     (is_alu && alu_op == loom_accel_pkg::ALU_SHR && use_imm && (imm > 16'sd31 || imm < -16'sd31)));
+
+  // The fault of the first check that fails, 0 if none.
+  logic [7:0] code;
   always_comb begin
-    check = 8'd0;
-    if (opcode > 3'd4) check = loom_accel_pkg::FAULT_ILLEGAL_OPCODE;
-    else if ((is_load || is_store) && mem_type > 3'd4) check = loom_accel_pkg::FAULT_ILLEGAL_MEM_TYPE;
-    else if (is_alu && alu_op > 3'd4) check = loom_accel_pkg::FAULT_ILLEGAL_ALU_OP;
-    else if (((is_load || is_store) && reserved_set(insn, loom_accel_pkg::MEM_USED_BITS)) ||
-             (is_gemm && reserved_set(insn, loom_accel_pkg::GEMM_USED_BITS)) ||
-             (is_alu && reserved_set(insn, loom_accel_pkg::ALU_USED_BITS)) ||
-             (opcode == loom_accel_pkg::OP_FINISH && reserved_set(insn, loom_accel_pkg::FINISH_USED_BITS)))
-      check = loom_accel_pkg::FAULT_RESERVED_BITS;
-    else if ((to_load && (pop_prev || push_prev)) || (to_store && (pop_next || push_next)))
-      check = loom_accel_pkg::FAULT_ILLEGAL_DEPS;
-    else if ((is_store && mem_type != loom_accel_pkg::MEM_OUT) || (is_load && mem_type == loom_accel_pkg::MEM_OUT))
-      check = loom_accel_pkg::FAULT_ILLEGAL_MEM_TYPE;
-    else if ((is_load || is_store) &&
-             ((pads && (is_store || mem_type == loom_accel_pkg::MEM_UOP || x_size == 0 || y_size == 0)) ||
-              (x_size != 0 && y_size > 16'd1 && x_stride < x_size)))
-      check = loom_accel_pkg::FAULT_BAD_DMA_SHAPE;
-    else if ((is_gemm || is_alu) &&
-             (uop_end <= uop_begin || uop_end > 32'(loom_accel_pkg::UOP_DEPTH) || iter_out == 0 || iter_in == 0 ||
-              (is_alu && alu_op == loom_accel_pkg::ALU_SHR && use_imm && (imm > 16'sd31 || imm < -16'sd31))))
-      check = loom_accel_pkg::FAULT_BAD_UOP_RANGE;
+    code = 8'd0;
+    if (d2_flags_q[0]) code = loom_accel_pkg::FAULT_ILLEGAL_OPCODE;
+    else if (d2_flags_q[1]) code = loom_accel_pkg::FAULT_ILLEGAL_MEM_TYPE;
+    else if (d2_flags_q[2]) code = loom_accel_pkg::FAULT_ILLEGAL_ALU_OP;
+    else if (d2_flags_q[3]) code = loom_accel_pkg::FAULT_RESERVED_BITS;
+    else if (d2_flags_q[4]) code = loom_accel_pkg::FAULT_ILLEGAL_DEPS;
+    else if (d2_flags_q[5]) code = loom_accel_pkg::FAULT_ILLEGAL_MEM_TYPE;
+    else if (d2_flags_q[6]) code = loom_accel_pkg::FAULT_BAD_DMA_SHAPE;
+    else if (d2_flags_q[7]) code = loom_accel_pkg::FAULT_BAD_UOP_RANGE;
   end
 
-  wire d2_queue_full = d2_module_q == 2'd0 ? load_full_i : d2_module_q == 2'd2 ? store_full_i : compute_full_i;
-  wire dispatch = active_q && d2_valid_q && d2_check_q == 0 && !d2_queue_full && !halt_i;
-  wire d2_free = !d2_valid_q || dispatch;
-  wire d1_free = !d1_valid_q || d2_free;
-  assign buf_pop = active_q && !buf_empty && d1_free;
-  assign q_data_o = d2_q;
-  assign load_push_o = dispatch && d2_module_q == 2'd0;
-  assign compute_push_o = dispatch && d2_module_q == 2'd1;
-  assign store_push_o = dispatch && d2_module_q == 2'd2;
-  assign blocked_o = active_q && d2_valid_q && d2_check_q == 0 && d2_queue_full;
+  wire d3_queue_full = d3_module_q == 2'd0 ? load_full_i : d3_module_q == 2'd2 ? store_full_i : compute_full_i;
+  wire dispatch = active_q && d3_valid_q && d3_ok_q && !d3_queue_full && !halt_i;
+  assign buf_pop = active_q && !buf_empty && !d1_valid_q;
+  assign q_data_o = d3_q;
+  assign load_push_o = dispatch && d3_module_q == 2'd0;
+  assign compute_push_o = dispatch && d3_module_q == 2'd1;
+  assign store_push_o = dispatch && d3_module_q == 2'd2;
+  assign blocked_o = active_q && d3_valid_q && d3_ok_q && d3_queue_full;
 
   logic [31:0] dispatched_q;
   assign all_dispatched_o = dispatched_q == insn_count_i;
@@ -191,10 +203,13 @@ module loom_fetch #(
       fault_code_o <= '0;
       fault_index_o <= '0;
       in_flight_q <= '0;
+      requested_q <= '0;
+      completed_q <= 1'b0;
       sized_q <= 1'b0;
-      sizing_q <= 1'b0;
+      size_step_q <= '0;
       d1_valid_q <= 1'b0;
       d2_valid_q <= 1'b0;
+      d3_valid_q <= 1'b0;
     end else if (start_i && insn_addr_i[InsnShift-1:0] != '0) begin
       fault_o <= 1'b1;  // instructions are aligned
       fault_code_o <= loom_accel_pkg::FAULT_FETCH_FAULT;
@@ -204,53 +219,77 @@ module loom_fetch #(
       req_left_q <= insn_count_i;
       req_addr_q <= insn_addr_i;
       sized_q <= 1'b0;
-      sizing_q <= 1'b0;
+      size_step_q <= '0;
       in_flight_q <= '0;
+      requested_q <= '0;
+      completed_q <= 1'b0;
       beat_q <= '0;
       recv_index_q <= '0;
       dispatched_q <= '0;
       finish_dispatched_o <= 1'b0;
       d1_valid_q <= 1'b0;
       d2_valid_q <= 1'b0;
+      d3_valid_q <= 1'b0;
     end else if (active_q) begin
       // requests
-      sizing_q <= !ar_fire && !sized_q && !sizing_q;
-      sized_q <= !ar_fire && (sized_q || sizing_q);
-      if (!sized_q && !sizing_q) burst_q <= burst_size;
+      if (ar_fire) begin
+        sized_q <= 1'b0;
+        size_step_q <= '0;
+      end else if (!sized_q) begin
+        size_step_q <= size_step_q + 2'd1;
+        sized_q <= size_step_q == 2'd2;
+      end
+      left8_q <= left8;
+      to_4k_q <= to_4k;
+      if (!sized_q && size_step_q == 2'd1) burst_q <= to_4k_q < 9'(left8_q) ? 4'(to_4k_q) : left8_q;
       room_q <= 5'(in_flight_q) + 5'(buf_count) + 5'(burst_q) <= 5'(BufferInsns);
       more_q <= req_left_q != 0;
       if (ar_fire) begin
         req_left_q <= req_left_q - 32'(burst_q);
         req_addr_q <= req_addr_q + (64'(burst_q) << InsnShift);
       end
-      in_flight_q <= in_flight_q + (ar_fire ? CntW'(burst_q) : '0) - CntW'(insn_complete);
+      requested_q <= ar_fire ? burst_q : 4'd0;
+      completed_q <= insn_complete;
+      in_flight_q <= in_flight_q + CntW'(requested_q) - CntW'(completed_q);
       // responses
       if (axi_rsp_i.r_valid) beat_q <= insn_complete ? '0 : beat_q + 1'b1;
       if (insn_complete) recv_index_q <= recv_index_q + 32'd1;
-      // D1, D2
-      if (buf_pop) d1_q <= buf_head;
-      if (d1_free) d1_valid_q <= buf_pop;
-      if (d2_free) begin
-        d2_valid_q <= d1_valid_q;
+      // D1, D2, D3: each takes the instruction before it only when empty
+      if (buf_pop) begin
+        d1_q <= buf_head;
+        d1_valid_q <= 1'b1;
+      end
+      if (d1_valid_q && !d2_valid_q) begin
+        d1_valid_q <= buf_pop;
+        d2_valid_q <= 1'b1;
         d2_q <= d1_q;
-        d2_check_q <= check;
+        d2_flags_q <= flags;
         d2_module_q <= to_load ? 2'd0 : to_store ? 2'd2 : 2'd1;
       end
-      // faults: a bad beat, or a malformed instruction reaching D2
+      if (d2_valid_q && !d3_valid_q) begin
+        d2_valid_q <= d1_valid_q && !d2_valid_q;
+        d3_valid_q <= 1'b1;
+        d3_q <= d2_q;
+        d3_module_q <= d2_module_q;
+        d3_ok_q <= d2_flags_q == '0;
+        d3_code_q <= code;
+      end
+      if (dispatch) d3_valid_q <= 1'b0;
+      // faults: a bad beat, or a malformed instruction reaching D3
       if (r_error) begin
         fault_o <= 1'b1;
         fault_code_o <= loom_accel_pkg::FAULT_FETCH_FAULT;
         fault_index_o <= recv_index_q;
         active_q <= 1'b0;
-      end else if (d2_valid_q && d2_check_q != 0) begin
+      end else if (d3_valid_q && !d3_ok_q) begin
         fault_o <= 1'b1;
-        fault_code_o <= d2_check_q;
-        fault_index_o <= d2_q.index;
+        fault_code_o <= d3_code_q;
+        fault_index_o <= d3_q.index;
         active_q <= 1'b0;
       end
       if (dispatch) begin
         dispatched_q <= dispatched_q + 32'd1;
-        if (d2_q.insn[2:0] == loom_accel_pkg::OP_FINISH) finish_dispatched_o <= 1'b1;
+        if (d3_q.insn[2:0] == loom_accel_pkg::OP_FINISH) finish_dispatched_o <= 1'b1;
       end
     end
   end
@@ -260,8 +299,8 @@ module loom_fetch #(
   // What the decoder lets through is well formed, and known; the buffer never overflows.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      assert (!dispatch || d2_check_q == 8'd0) else $error("loom_fetch: dispatch of a malformed instruction");
-      assert (!dispatch || !$isunknown(d2_q.insn[2:0])) else $error("loom_fetch: dispatch of an unknown (X) opcode");
+      assert (!dispatch || d3_code_q == 8'd0) else $error("loom_fetch: dispatch of a malformed instruction");
+      assert (!dispatch || !$isunknown(d3_q.insn[2:0])) else $error("loom_fetch: dispatch of an unknown (X) opcode");
       assert (!(insn_complete && !r_error && buf_full)) else $error("loom_fetch: a beat for a full fetch buffer");
       assert (!$isunknown({axi_rsp_i.ar_ready, axi_rsp_i.r_valid})) else $error("loom_fetch: ARREADY or RVALID unknown (X)");
     end

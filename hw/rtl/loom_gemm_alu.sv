@@ -95,6 +95,7 @@ module loom_gemm_alu #(
 
   // ---- the command, decoded once at start (it is held stable while busy) ----
   logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, reset_acc_q, alu_mul_q, shr_left_q;
+  logic        res_sum_q, res_shift_q, res_max_q;  // I8's result: the adder's, the shifter's, else min or max
   logic [1:0]  gap_cmd_q;  // the initiation interval minus one
   logic [2:0]  alu_op_q;
   logic [4:0]  shr_amt_q;  // SHR by the immediate
@@ -113,6 +114,20 @@ module loom_gemm_alu #(
       use_imm_q <= use_imm_i;
       reset_acc_q <= reset_acc_i;
       alu_mul_q <= alu_op_i == loom_accel_pkg::ALU_MUL;
+      // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
+      // decoder (loom_fetch) faults on any other op before it reaches the core, and the
+      // assertion below says so in simulation
+      if (!is_alu_i) {res_sum_q, res_shift_q, res_max_q} <= 3'b100;
+      else begin
+        unique case (alu_op_i)
+          loom_accel_pkg::ALU_MIN: {res_sum_q, res_shift_q, res_max_q} <= 3'b000;
+          loom_accel_pkg::ALU_MAX: {res_sum_q, res_shift_q, res_max_q} <= 3'b001;
+          loom_accel_pkg::ALU_ADD: {res_sum_q, res_shift_q, res_max_q} <= 3'b100;
+          loom_accel_pkg::ALU_SHR: {res_sum_q, res_shift_q, res_max_q} <= 3'b010;
+          loom_accel_pkg::ALU_MUL: {res_sum_q, res_shift_q, res_max_q} <= 3'b000;
+          default: {res_sum_q, res_shift_q, res_max_q} <= 'x;
+        endcase
+      end
       gap_cmd_q <= !is_alu_i ? 2'd0 : alu_multi ? 2'd3 : use_imm_i ? 2'd0 : 2'd1;
       alu_op_q <= alu_op_i;
       imm_q <= AccW'($signed(imm_i));
@@ -208,19 +223,6 @@ module loom_gemm_alu #(
     mul2_shared = p;
   endfunction
 
-  function automatic logic signed [AccW-1:0] alu_single(input logic [2:0] op, input logic signed [AccW-1:0] a,
-                                                         input logic signed [AccW-1:0] b);
-    // MUL and SHR by a register go to the multi-cycle unit; the decoder (loom_fetch) faults on
-    // any other op before it reaches the core (the assertion below says so in simulation).
-    unique case (op)
-      loom_accel_pkg::ALU_MIN: alu_single = a < b ? a : b;
-      loom_accel_pkg::ALU_MAX: alu_single = a > b ? a : b;
-      loom_accel_pkg::ALU_ADD: alu_single = a + b;
-      loom_accel_pkg::ALU_SHR: alu_single = shr_left_q ? a << shr_amt_q : a >>> shr_amt_q;  // by the immediate
-      loom_accel_pkg::ALU_MUL: alu_single = 'x;  // the multi-cycle unit's
-      default: alu_single = 'x;
-    endcase
-  endfunction
 
   // An iteration in I1..I8 or U1..U3 (one that will still write).
   function automatic logic pipeline_busy();
@@ -369,27 +371,27 @@ module loom_gemm_alu #(
       hit_a_q <= alu_multi_q ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
       hit_b_q <= alu_multi_q ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == src_at(7) : valid_q[8] && dst_at(8) == src_at(7);
     end
-    // I8
+    // I8: every candidate side by side (adder, shifter, the operands for min and max), then one
+    // 4:1 select per bit, its select decoded at start (and from the compare for min and max)
     if (valid_q[8]) begin : i8_exec
       logic [AccEW-1:0] a, b;
       a = hit_a_q ? res_q : opa_q;
       b = hit_b_q ? res_q : opb_q;
       if (!alu_multi_q) res_dst_q <= dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
-        logic signed [AccW-1:0] la, lb, sum;
-        la = a[e*AccW+:AccW];
+        logic signed [AccW-1:0] la, lb, addend, sum, shifted;
+        la = reset_acc_q ? '0 : a[e*AccW+:AccW];
         lb = use_imm_q ? imm_q : b[e*AccW+:AccW];
-        if (alu_q) begin
-          if (!alu_multi_q) res_q[e*AccW+:AccW] <= alu_single(alu_op_q, la, lb);
-          ua_q[e*AccW+:AccW] <= la;
-          ub_q[e*AccW+:AccW] <= lb;
-        end else if (reset_acc_q) begin
-          res_q[e*AccW+:AccW] <= '0;
-        end else begin
-          sum = la;
-          for (int g = 0; g < Groups2; g++) sum = sum + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
-          res_q[e*AccW+:AccW] <= sum;
-        end
+        addend = '0;
+        if (gemm_math_q)
+          for (int g = 0; g < Groups2; g++) addend = addend + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
+        else if (!reset_acc_q) addend = lb;
+        sum = la + addend;
+        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
+        if (!alu_multi_q)
+          res_q[e*AccW+:AccW] <= res_sum_q ? sum : res_shift_q ? shifted : (la < lb) != res_max_q ? la : lb;
+        ua_q[e*AccW+:AccW] <= la;
+        ub_q[e*AccW+:AccW] <= lb;
       end
     end
     // U1..U3: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two steps

@@ -87,7 +87,7 @@ module loom_load #(
   wire to_wgt = mem_type == loom_accel_pkg::MEM_WGT;
   assign insn_started_o = exec_start;
 
-  logic inp_done, wgt_done, inp_fault, wgt_fault;
+  logic inp_done, wgt_done, inp_fault, wgt_fault, inp_writing, wgt_writing;
   logic [7:0] inp_code, wgt_code;
   loom_dma_rd #(
       .EntryBytes(loom_accel_pkg::INP_ENTRY_BYTES),
@@ -109,6 +109,7 @@ module loom_load #(
       .fault_o     (inp_fault),
       .fault_code_o(inp_code),
       .data_entry_o(inp_entry_o),
+      .writing_o   (inp_writing),
       .we_o        (inp_we_o),
       .waddr_o     (inp_waddr_o),
       .wdata_o     (inp_wdata_o),
@@ -135,6 +136,7 @@ module loom_load #(
       .fault_o     (wgt_fault),
       .fault_code_o(wgt_code),
       .data_entry_o(wgt_entry_o),
+      .writing_o   (wgt_writing),
       .we_o        (wgt_we_o),
       .waddr_o     (wgt_waddr_o),
       .wdata_o     (wgt_wdata_o),
@@ -145,5 +147,5 @@ module loom_load #(
   assign exec_done = inp_done || wgt_done;
   assign fault_o = inp_fault || wgt_fault;
   assign fault_code_o = inp_fault ? inp_code : wgt_code;
-  wire unused_ok = &{1'b0, index, tokens_i.prev_avail, tokens_i.prev_room};
+  wire unused_ok = &{1'b0, index, tokens_i.prev_avail, tokens_i.prev_room, inp_writing, wgt_writing};
 endmodule

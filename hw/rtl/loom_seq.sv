@@ -36,6 +36,10 @@ module loom_seq #(
 
   logic q_empty, q_pop;
   loom_accel_pkg::queue_entry_t q_head;
+  // The head instruction in a register: its token flags and the token counters are all that
+  // stand between two registers and the decision to take it.
+  logic                         head_valid_q;
+  loom_accel_pkg::queue_entry_t head_q;
   logic [$clog2(QueueDepth+1)-1:0] q_count;
   loom_fifo #(
       .Width(loom_accel_pkg::QUEUE_ENTRY_BITS),
@@ -53,32 +57,35 @@ module loom_seq #(
   );
   wire unused_count = &{1'b0, q_count};
 
-  wire tokens_ok = (!q_head.insn[PopPrev] || tokens_i.prev_avail) && (!q_head.insn[PopNext] || tokens_i.next_avail);
+  wire tokens_ok = (!head_q.insn[PopPrev] || tokens_i.prev_avail) && (!head_q.insn[PopNext] || tokens_i.next_avail);
   wire room_ok = (!insn_o[PushPrev] || tokens_i.prev_room) && (!insn_o[PushNext] || tokens_i.next_room);
-  wire take = state_q == Idle && !q_empty && tokens_ok && !halt_i;
+  wire take = state_q == Idle && head_valid_q && tokens_ok && !halt_i;
   wire finish = (state_q == Exec && exec_done_i) || state_q == Push;
 
-  assign q_pop = take;
-  assign token_ops_o.pop_prev = take && q_head.insn[PopPrev];
-  assign token_ops_o.pop_next = take && q_head.insn[PopNext];
+  assign q_pop = !q_empty && (!head_valid_q || take);
+  assign token_ops_o.pop_prev = take && head_q.insn[PopPrev];
+  assign token_ops_o.pop_next = take && head_q.insn[PopNext];
   assign token_ops_o.push_prev = finish && room_ok && insn_o[PushPrev];
   assign token_ops_o.push_next = finish && room_ok && insn_o[PushNext];
   assign busy_o = state_q != Idle;
-  assign stalled_o = (state_q == Idle && !q_empty && !tokens_ok) || (finish && !room_ok);
-  assign idle_o = state_q == Idle && q_empty;
-  assign wait_index_o = state_q == Idle ? q_head.index : index_o;
+  assign stalled_o = (state_q == Idle && head_valid_q && !tokens_ok) || (finish && !room_ok);
+  assign idle_o = state_q == Idle && !head_valid_q && q_empty;
+  assign wait_index_o = state_q == Idle ? head_q.index : index_o;
 
   always_ff @(posedge clk_i) begin
     exec_start_o <= 1'b0;
+    if (q_pop) head_q <= q_head;
     if (!rst_ni) begin
       state_q <= Idle;
+      head_valid_q <= 1'b0;
     end else begin
+      head_valid_q <= q_pop || (head_valid_q && !take);
       unique case (state_q)
         Idle:
         if (take) begin
           state_q <= Exec;
-          insn_o <= q_head.insn;
-          index_o <= q_head.index;
+          insn_o <= head_q.insn;
+          index_o <= head_q.index;
           exec_start_o <= 1'b1;
         end
         Exec, Push: if (finish) state_q <= room_ok ? Idle : Push;

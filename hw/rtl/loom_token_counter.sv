@@ -19,7 +19,9 @@ module loom_token_counter #(
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || clear_i) count_q <= '0;
-    else if (enable_i) count_q <= count_q + Bits'(push_i) - Bits'(pop_i);
+    // the count one up and one down side by side: push and pop only select
+    else if (enable_i && push_i && !pop_i) count_q <= count_q + Bits'(1);
+    else if (enable_i && pop_i && !push_i) count_q <= count_q - Bits'(1);
   end
 
   assign avail_o = count_q != '0;
