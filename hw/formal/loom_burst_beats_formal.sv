@@ -1,17 +1,21 @@
-// Formal harness of loom_burst_beats: for every beat-aligned address and every number of beats
-// left in the row, the next burst is 1..256 beats, stays inside its 4 KiB page (AXI4 forbids
-// crossing), does not run past the row, is the longest burst that does all of that, and says
-// whether it ends the row.
+// Formal harness of a DMA burst's length, loom_burst_cap then loom_burst_beats as loom_burst_gen
+// uses them: for every beat-aligned address and every number of beats left in the row, the next
+// burst is 1..256 beats, stays inside its 4 KiB page (AXI4 forbids crossing), does not run past
+// the row, is the longest burst that does all of that, and says whether it ends the row.
 module loom_burst_beats_formal (
     input logic        clk,
     input logic [11:0] addr,
     input logic [31:0] left
 );
   localparam int BusBytes = loom_accel_pkg::BUS_BYTES;
-  logic [8:0] beats;
+  logic [8:0] cap, beats;
   logic       ends_row;
+  loom_burst_cap page (
+      .addr_i(addr),
+      .cap_o (cap)
+  );
   loom_burst_beats dut (
-      .addr_i    (addr),
+      .cap_i     (cap),
       .left_i    (left),
       .beats_o   (beats),
       .ends_row_o(ends_row)

@@ -441,10 +441,15 @@ module loom_accel #(
   wire all_quiet = (ld_idle_q || ld_stalled_q) && (cp_idle_q || cp_stalled_q) && (st_idle_q || st_stalled_q);
   wire someone_waits = ld_stalled_q || cp_stalled_q || st_stalled_q;
   wire stuck = running && all_quiet && someone_waits && (all_dispatched_q || fetch_blocked_q);
-  logic stuck_q;
+  logic stuck_q, stuck_q2;  // stuck one and two cycles ago
   // The lowest index among the waiting modules (compares side by side, then one select).
-  logic [31:0] deadlock_index_q;
-  wire [31:0] ld_w = ld_stalled_q ? ld_wait_q : '1, cp_w = cp_stalled_q ? cp_wait_q : '1, st_w = st_stalled_q ? st_wait_q : '1;
+  // (A deadlock is declared after three cycles of it, as long as the index takes to follow.)
+  logic [31:0] deadlock_index_q, ld_w, cp_w, st_w;
+  always_ff @(posedge clk) begin
+    ld_w <= ld_stalled_q ? ld_wait_q : '1;
+    cp_w <= cp_stalled_q ? cp_wait_q : '1;
+    st_w <= st_stalled_q ? st_wait_q : '1;
+  end
   wire ld_lt_cp = ld_w < cp_w, ld_lt_st = ld_w < st_w, cp_lt_st = cp_w < st_w;
   always_ff @(posedge clk) deadlock_index_q <= ld_lt_cp && ld_lt_st ? ld_w : !ld_lt_cp && cp_lt_st ? cp_w : st_w;
   wire drained = running && all_dispatched_q && ld_idle_q && cp_idle_q && st_idle_q;
@@ -488,7 +493,7 @@ module loom_accel #(
     else if (ld_fault_q) {raise_cause, raise_index} = {ld_code_q, ld_wait_q};
     else if (cp_fault_q) {raise_cause, raise_index} = {cp_code_q, cp_wait_q};
     else if (st_fault_q) {raise_cause, raise_index} = {st_code_q, st_wait_q};
-    else if (stuck && stuck_q) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_DEADLOCK, deadlock_index_q};
+    else if (stuck && stuck_q && stuck_q2) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_DEADLOCK, deadlock_index_q};
     else if (drained && !finish_dispatched_q) {raise_cause, raise_index} = {loom_accel_pkg::FAULT_NO_FINISH, insn_count};
     else raise = 1'b0;
   end
@@ -505,6 +510,7 @@ module loom_accel #(
       error_index <= '0;
       cycles <= '0;
       stuck_q <= 1'b0;
+      stuck_q2 <= 1'b0;
       counters_flat <= '0;
     end else if (start) begin
       running <= 1'b1;
@@ -514,6 +520,7 @@ module loom_accel #(
       error_index <= '0;
       cycles <= '0;
       stuck_q <= 1'b0;
+      stuck_q2 <= 1'b0;
       counters_flat <= '0;
     end else begin
       // the last cycle's events still count after the run ends
@@ -521,6 +528,7 @@ module loom_accel #(
       if (running) begin
         cycles <= cycles + 64'd1;
         stuck_q <= stuck;
+        stuck_q2 <= stuck_q;
         if (raise) begin
           error_flag <= 1'b1;
           running <= 1'b0;

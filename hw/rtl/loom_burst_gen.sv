@@ -1,7 +1,7 @@
 // Burst generator of a 2-D DMA: walks y_size rows of x_size entries, x_stride entries apart from
-// dram_base, and cuts every row into AXI4 INCR bursts (loom_burst_beats). A burst is ready two
-// cycles after the one before it was taken (three at a row's start): each step is one adder
-// deep, which keeps the DMAs' address side inside a 200 MHz budget (docs/fpga_fit.md).
+// dram_base, and cuts every row into AXI4 INCR bursts (loom_burst_beats). A burst is ready three
+// cycles after the one before it was taken (four at a row's start): each step is one adder or
+// compare deep, which keeps the DMAs' address side inside a 200 MHz budget (docs/fpga_fit.md).
 module loom_burst_gen #(
     parameter int EntryBytes = 16,
     localparam int BusBytes = loom_accel_pkg::BUS_BYTES
@@ -21,9 +21,10 @@ module loom_burst_gen #(
     output logic [8:0]  beats_o
 );
   localparam int EntryShift = $clog2(EntryBytes), BusShift = $clog2(BusBytes);
-  typedef enum logic [1:0] {
+  typedef enum logic [2:0] {
     Idle,   // no transfer
     Row,    // a row starts: its first beat and its length in beats
+    Page,   // the longest burst allowed where it starts (loom_burst_cap)
     Cut,    // the next burst's length
     Ready   // the burst waits to be taken
   } state_e;
@@ -33,13 +34,19 @@ module loom_burst_gen #(
   logic [15:0] row_last_q;   // y_size - 1
   logic [47:0] row_entry_q;  // the row's first DRAM entry
   logic [63:0] addr_q;
+  logic [8:0]  cap_q;        // the longest burst allowed at addr_q
+  logic [8:0]  cap;
   logic [31:0] left_q;       // beats of the row not handed out yet
   logic [8:0]  beats_q;
   logic        ends_row_q;
   logic [8:0]  beats;
   logic        ends_row;
+  loom_burst_cap page (
+      .addr_i(addr_q[11:0]),
+      .cap_o (cap)
+  );
   loom_burst_beats cut (
-      .addr_i    (addr_q[11:0]),
+      .cap_i     (cap_q),
       .left_i    (left_q),
       .beats_o   (beats),
       .ends_row_o(ends_row)
@@ -67,6 +74,10 @@ module loom_burst_gen #(
           addr_q <= row_byte & ~(64'(BusBytes) - 64'd1);
           left_q <= (32'(row_byte & (64'(BusBytes) - 64'd1)) + (32'(x_size_i) << EntryShift) + 32'(BusBytes - 1))
                     >> BusShift;
+          state_q <= Page;
+        end
+        Page: begin
+          cap_q <= cap;
           state_q <= Cut;
         end
         Cut: begin
@@ -80,7 +91,7 @@ module loom_burst_gen #(
             row_q <= row_q + 16'd1;
             row_entry_q <= row_entry_q + 48'(x_stride_i);
           end else if (take_i) begin
-            state_q <= Cut;
+            state_q <= Page;
             addr_q <= addr_q + (64'(beats_q) << BusShift);
             left_q <= left_q - 32'(beats_q);
           end

@@ -1,17 +1,18 @@
 // The compute core: runs a GEMM or ALU instruction's micro-ops inside its two-level loop, one
 // micro-op iteration per cycle (GEMM, ALU with an immediate), two (ALU with a register operand:
-// the accumulator has one read port, as in VTA) or four (MUL, and SHR by a register: multi-cycle
-// units). Every stage is cut so that no register-to-register path needs more than about 5 ns on
+// the accumulator has one read port, as in VTA) or five (MUL, and SHR by a register: a multi-cycle
+// unit). Every stage is cut so that no register-to-register path needs more than about 5 ns on
 // a 7-series part (docs/fpga_fit.md):
 //   I0 issue:    loop counters, running index offsets, micro-op read
-//   I1 index:    micro-op fields + offsets
+//   I1 word:     the micro-op word into a register
+//   I1b index:   micro-op fields + offsets
 //   I2 read:     range checks (fault), input and weight reads
 //   I3 operands: input and weight words registered (the DSPs' input registers)
 //   I4 multiply: BATCH x BLOCK_OUT x BLOCK_IN int8 products (the DSPs' M registers)
 //   I5 correct:  DSP outputs, packed products corrected; ALU operand read (register operand)
 //   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination)
 //   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
-//   I8 execute:  accumulate (GEMM) or the ALU op; MUL and SHR by a register continue in U1-U3
+//   I8 execute:  accumulate (GEMM) or the ALU op; MUL and SHR by a register continue in U1-U4
 //   W  write:    accumulator entry and its low bits into the out buffer
 // Forwarding: I6/I7 take the two writes after the read (the result register and the write of the
 // cycle before); I8 takes the result about to be written, selected by a compare registered in
@@ -91,12 +92,13 @@ module loom_gemm_alu #(
   localparam int SumW = ProdW + $clog2(BlockIn) + 1;  // any BLOCK_IN-term dot product fits
   localparam int LastStage = 8;  // I2..I8 carry valid, I3..I8 the accumulator indices too
 
-  wire unused_uop_bits = &{1'b0, uop_rdata_i};  // bits above the micro-op fields
+  wire unused_uop_bits = &{1'b0, uop_q};  // bits above the micro-op fields
 
   // ---- the command, decoded once at start (it is held stable while busy) ----
-  logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, reset_acc_q, alu_mul_q, shr_left_q;
-  logic        res_sum_q, res_shift_q, res_max_q;  // I8's result: the adder's, the shifter's, else min or max
-  logic [1:0]  gap_cmd_q;  // the initiation interval minus one
+  logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, alu_mul_q, shr_left_q;
+  logic        res_sum_q, res_shift_q, res_max_q, res_zero_q;  // I8's result: the adder's, the shifter's, else
+                                                                // min or max, or zero (GEMM reset)
+  logic [2:0]  gap_cmd_q;  // the initiation interval minus one
   logic [2:0]  alu_op_q;
   logic [4:0]  shr_amt_q;  // SHR by the immediate
   logic [AccW-1:0] imm_q;
@@ -112,12 +114,12 @@ module loom_gemm_alu #(
       gemm_math_q <= !is_alu_i && !reset_acc_i;
       alu_multi_q <= alu_multi;
       use_imm_q <= use_imm_i;
-      reset_acc_q <= reset_acc_i;
       alu_mul_q <= alu_op_i == loom_accel_pkg::ALU_MUL;
+      res_zero_q <= !is_alu_i && reset_acc_i;
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
-      if (!is_alu_i) {res_sum_q, res_shift_q, res_max_q} <= 3'b100;
+      if (!is_alu_i) {res_sum_q, res_shift_q, res_max_q} <= {!reset_acc_i, 2'b00};
       else begin
         unique case (alu_op_i)
           loom_accel_pkg::ALU_MIN: {res_sum_q, res_shift_q, res_max_q} <= 3'b000;
@@ -128,7 +130,7 @@ module loom_gemm_alu #(
           default: {res_sum_q, res_shift_q, res_max_q} <= 'x;
         endcase
       end
-      gap_cmd_q <= !is_alu_i ? 2'd0 : alu_multi ? 2'd3 : use_imm_i ? 2'd0 : 2'd1;
+      gap_cmd_q <= !is_alu_i ? 3'd0 : alu_multi ? 3'd4 : use_imm_i ? 3'd0 : 3'd1;
       alu_op_q <= alu_op_i;
       imm_q <= AccW'($signed(imm_i));
       // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
@@ -142,17 +144,18 @@ module loom_gemm_alu #(
 
   // ---- I0: issue ----
   logic        issuing_q;
-  logic [1:0]  gap_q;  // cycles until the next issue
+  logic [2:0]  gap_q;  // cycles until the next issue
   logic [31:0] u_q;
   logic [15:0] o_q, n_q;
   logic [31:0] dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q;  // running o*factor_out, n*factor_in
-  wire issue = issuing_q && gap_q == 2'd0;
+  wire issue = issuing_q && gap_q == 3'd0;
   wire last_u = u_q == uop_last_q, last_n = n_q == iter_in_last_q, last_o = o_q == iter_out_last_q;
   assign uop_raddr_o = UopAW'(u_q);
 
-  // ---- I1: index ----
-  logic        i1_valid_q;
-  logic [31:0] i1_dst_off_q, i1_src_off_q, i1_wgt_off_q;
+  // ---- I1: the micro-op word into a register (the block RAM's output register); I1b: index ----
+  logic        i1_valid_q, i1b_valid_q;
+  logic [31:0] i1_dst_off_q, i1_src_off_q, i1_wgt_off_q, i1b_dst_off_q, i1b_src_off_q, i1b_wgt_off_q;
+  logic [31:0] uop_q;
 
   // ---- I2..I8: per-stage valid (stage s at bit s) and accumulator indices (I3..I8) ----
   logic [LastStage:2]             valid_q;
@@ -178,7 +181,7 @@ module loom_gemm_alu #(
   // ---- products, sums, operands ----
   logic [InpEW-1:0]  x_q;      // I3: inputs
   logic [WgtEW-1:0]  w_q;      // I3: weights
-  logic [ProdsW-1:0] m_q;      // I4: raw multiplier outputs
+  logic [ProdsW-1:0] m_q;      // I4: raw multiplier outputs, one whole product per DSP (pair-major when packed)
   logic [ProdsW-1:0] prod_q;   // I5: products, lane-major: lane e, input q at (e*BlockIn+q)*ProdW
   logic [Lanes*Groups*SumW-1:0]  grp_q;  // I6
   logic [Lanes*Groups2*SumW-1:0] grp2_q;  // I7
@@ -193,9 +196,10 @@ module loom_gemm_alu #(
   logic             wr_valid_q;
   logic [AccAW-1:0] wr_dst_q;
   logic [AccEW-1:0] wr_q;
-  // multi-cycle unit U1..U3 (stage s at bit s, or at [(s-1)*AccAW +: AccAW])
-  logic [3:1]         u_valid_q;
-  logic [3*AccAW-1:0] u_dst_q;
+  // multi-cycle unit U1..U4 (stage s at bit s, or at [(s-1)*AccAW +: AccAW])
+  logic [4:1]         u_valid_q;
+  logic [4*AccAW-1:0] u_dst_q;
+  logic [AccEW-1:0]   u_res_q;  // U3's result, into the result register in U4
   logic [AccEW-1:0] ua_q, ub_q;  // U1: operands
   logic [Lanes*96-1:0] um_q, up_q;  // U2, U3: the three partial products of each lane's MUL
   logic [AccEW-1:0] ushift_a_q, ushift_q;  // U2: SHR operand, U3: SHR result
@@ -224,9 +228,9 @@ module loom_gemm_alu #(
   endfunction
 
 
-  // An iteration in I1..I8 or U1..U3 (one that will still write).
+  // An iteration in I1..I8 or U1..U4 (one that will still write).
   function automatic logic pipeline_busy();
-    pipeline_busy = i1_valid_q || valid_q != '0 || u_valid_q != '0;
+    pipeline_busy = i1_valid_q || i1b_valid_q || valid_q != '0 || u_valid_q != '0;
   endfunction
 
   // ---- control: issue, stage valids, faults, done (reset and the fault stop come first) ----
@@ -239,6 +243,7 @@ module loom_gemm_alu #(
       issuing_q <= 1'b0;
       gap_q <= '0;
       i1_valid_q <= 1'b0;
+      i1b_valid_q <= 1'b0;
       valid_q <= '0;
       u_valid_q <= '0;
       res_valid_q <= 1'b0;
@@ -258,13 +263,14 @@ module loom_gemm_alu #(
       fault_code_o <= loom_accel_pkg::FAULT_INDEX_OUT_OF_RANGE;
       issuing_q <= 1'b0;
       i1_valid_q <= 1'b0;
+      i1b_valid_q <= 1'b0;
       valid_q <= '0;
       u_valid_q <= '0;
       res_valid_q <= 1'b0;
       i3_bad_q <= 1'b0;
     end else begin
       // I0
-      gap_q <= issue ? gap_cmd_q : gap_q - (gap_q != 2'd0 ? 2'd1 : 2'd0);
+      gap_q <= issue ? gap_cmd_q : gap_q - (gap_q != 3'd0 ? 3'd1 : 3'd0);
       i1_valid_q <= issue;
       if (issue) begin
         i1_dst_off_q <= dst_o_q + dst_n_q;
@@ -286,10 +292,11 @@ module loom_gemm_alu #(
         end
       end
       // I1..I8 move on; I2 checks its indices
-      valid_q <= {valid_q[LastStage-1:2], i1_valid_q};
+      i1b_valid_q <= i1_valid_q;
+      valid_q <= {valid_q[LastStage-1:2], i1b_valid_q};
       i3_bad_q <= i2_bad;
-      res_valid_q <= (valid_q[8] && !alu_multi_q) || u_valid_q[3];
-      u_valid_q <= {u_valid_q[2:1], valid_q[8] && alu_multi_q};
+      res_valid_q <= (valid_q[8] && !alu_multi_q) || u_valid_q[4];
+      u_valid_q <= {u_valid_q[3:1], valid_q[8] && alu_multi_q};
       wr_valid_q <= res_valid_q;
       mac_step_o <= valid_q[8] && gemm_math_q;
       alu_step_o <= valid_q[8] && alu_q;
@@ -299,11 +306,17 @@ module loom_gemm_alu #(
 
   // ---- datapath (no reset: every register is read only behind its stage's valid) ----
   always_ff @(posedge clk_i) begin
-    // I1
+    // I1, I1b
     if (i1_valid_q) begin
-      i2_dst_q <= 32'(uop_rdata_i[DstW-1:0]) + i1_dst_off_q;
-      i2_src_q <= 32'(uop_rdata_i[DstW+:SrcW]) + i1_src_off_q;
-      i2_wgt_q <= 32'(uop_rdata_i[DstW+SrcW+:WgtFW]) + i1_wgt_off_q;
+      uop_q <= uop_rdata_i;
+      i1b_dst_off_q <= i1_dst_off_q;
+      i1b_src_off_q <= i1_src_off_q;
+      i1b_wgt_off_q <= i1_wgt_off_q;
+    end
+    if (i1b_valid_q) begin
+      i2_dst_q <= 32'(uop_q[DstW-1:0]) + i1b_dst_off_q;
+      i2_src_q <= 32'(uop_q[DstW+:SrcW]) + i1b_src_off_q;
+      i2_wgt_q <= 32'(uop_q[DstW+SrcW+:WgtFW]) + i1b_wgt_off_q;
     end
     // indices move along with their iterations
     dst_q <= {dst_q[0+:(LastStage-3)*AccAW], AccAW'(i2_dst_q)};
@@ -322,9 +335,10 @@ module loom_gemm_alu #(
             logic signed [7:0] x;
             x = x_q[(b * BlockIn + q)*InpW+:InpW];
             if (DspPack && BlockOut > 1) begin
-              // the pair (col, col+1) in the two halves of lanes col and col+1's slots
+              // the pair (col, col+1) as one 32-bit product: yosys packs a register into the
+              // DSP (its M register) only when it takes the whole product
               if (col % 2 == 0)
-                {m_q[((b * BlockOut + col + 1) * BlockIn + q)*ProdW+:ProdW], m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW]}
+                m_q[((b * (BlockOut / 2) + col / 2) * BlockIn + q)*2*ProdW+:2*ProdW]
                     <= mul2_shared(w_q[((col + 1) * BlockIn + q)*WgtW+:WgtW], w_q[(col * BlockIn + q)*WgtW+:WgtW], x);
             end else begin
               m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW] <= $signed(w_q[(col * BlockIn + q)*WgtW+:WgtW]) * x;
@@ -335,10 +349,14 @@ module loom_gemm_alu #(
     if (valid_q[5] && gemm_math_q) begin : i5_correct
       for (int e = 0; e < Lanes; e++)
         for (int q = 0; q < BlockIn; q++) begin
-          if (DspPack && BlockOut > 1 && (e % BlockOut) % 2 == 1)
-            prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW] +
-                                                      ProdW'(m_q[((e - 1) * BlockIn + q)*ProdW + ProdW - 1]);
-          else prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW];
+          if (DspPack && BlockOut > 1) begin
+            logic [2*ProdW-1:0] p;
+            p = m_q[(((e / BlockOut) * (BlockOut / 2) + (e % BlockOut) / 2) * BlockIn + q)*2*ProdW+:2*ProdW];
+            prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= (e % BlockOut) % 2 == 1 ? p[2*ProdW-1:ProdW] + ProdW'(p[ProdW-1])
+                                                                              : p[ProdW-1:0];
+          end else begin
+            prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW];
+          end
         end
     end
     // I6
@@ -366,36 +384,46 @@ module loom_gemm_alu #(
     end
     if (valid_q[7]) begin
       opa_q <= forwarded(dst_at(7), acc_rdata_i);
-      opb_q <= forwarded(src_at(7), opb_i6_q);
+      opb_q <= res_zero_q ? '0 : use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
-      hit_a_q <= alu_multi_q ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
-      hit_b_q <= alu_multi_q ? u_valid_q[3] && u_dst_q[2*AccAW+:AccAW] == src_at(7) : valid_q[8] && dst_at(8) == src_at(7);
+      hit_a_q <= alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
+      hit_b_q <= !use_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == src_at(7)
+                                            : valid_q[8] && dst_at(8) == src_at(7));
     end
     // I8: every candidate side by side (adder, shifter, the operands for min and max), then one
-    // 4:1 select per bit, its select decoded at start (and from the compare for min and max)
-    if (valid_q[8]) begin : i8_exec
-      logic [AccEW-1:0] a, b;
+    // 4:1 select per bit, its select decoded at start (and from the compare for min and max);
+    // the multi-cycle unit's result comes in through the fourth input, when I8 is idle (II 5)
+    if ((valid_q[8] && !alu_multi_q) || u_valid_q[4]) begin : i8_exec
+      logic [AccEW-1:0] a;
       a = hit_a_q ? res_q : opa_q;
-      b = hit_b_q ? res_q : opb_q;
-      if (!alu_multi_q) res_dst_q <= dst_at(8);
+      res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
         logic signed [AccW-1:0] la, lb, addend, sum, shifted;
-        la = reset_acc_q ? '0 : a[e*AccW+:AccW];
-        lb = use_imm_q ? imm_q : b[e*AccW+:AccW];
-        addend = '0;
-        if (gemm_math_q)
+        la = a[e*AccW+:AccW];
+        lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
+        addend = lb;
+        if (gemm_math_q) begin
+          addend = '0;
           for (int g = 0; g < Groups2; g++) addend = addend + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
-        else if (!reset_acc_q) addend = lb;
+        end
         sum = la + addend;
         shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
-        if (!alu_multi_q)
-          res_q[e*AccW+:AccW] <= res_sum_q ? sum : res_shift_q ? shifted : (la < lb) != res_max_q ? la : lb;
-        ua_q[e*AccW+:AccW] <= la;
-        ub_q[e*AccW+:AccW] <= lb;
+        if (u_valid_q[4]) res_q[e*AccW+:AccW] <= u_res_q[e*AccW+:AccW];
+        else if (res_sum_q) res_q[e*AccW+:AccW] <= sum;
+        else if (res_shift_q) res_q[e*AccW+:AccW] <= shifted;
+        else if (!res_zero_q && (la < lb) != res_max_q) res_q[e*AccW+:AccW] <= la;
+        else res_q[e*AccW+:AccW] <= lb;  // also zero (GEMM reset: opb_q is zero)
       end
     end
-    // U1..U3: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two steps
-    u_dst_q <= {u_dst_q[0+:2*AccAW], dst_at(8)};
+    if (valid_q[8] && alu_multi_q) begin : u0
+      logic [AccEW-1:0] b;
+      b = hit_b_q ? res_q : opb_q;  // only here can the iteration ahead still be in flight (II 5)
+      ua_q <= hit_a_q ? res_q : opa_q;
+      ub_q <= b;
+    end
+    // U1..U4: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two
+    // steps; U3's result waits a cycle in u_res_q
+    u_dst_q <= {u_dst_q[0+:3*AccAW], dst_at(8)};
     if (u_valid_q[1]) begin : u1
       for (int e = 0; e < Lanes; e++) begin
         logic [31:0] la, lb;
@@ -420,10 +448,9 @@ module loom_gemm_alu #(
       end
     end
     if (u_valid_q[3]) begin : u3
-      res_dst_q <= u_dst_q[2*AccAW+:AccAW];
       for (int e = 0; e < Lanes; e++)
-        res_q[e*AccW+:AccW] <= alu_mul_q ? up_q[e*96+:32] + {up_q[e*96+32+:16] + up_q[e*96+64+:16], 16'b0}
-                                         : ushift_q[e*AccW+:AccW];
+        u_res_q[e*AccW+:AccW] <= alu_mul_q ? up_q[e*96+:32] + {up_q[e*96+32+:16] + up_q[e*96+64+:16], 16'b0}
+                                           : ushift_q[e*AccW+:AccW];
     end
     // W
     wr_dst_q <= res_dst_q;
