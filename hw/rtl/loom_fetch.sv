@@ -107,7 +107,7 @@ module loom_fetch #(
   // take far longer per instruction). ----
   logic d1_valid_q, d2_valid_q, d3_valid_q;
   loom_accel_pkg::queue_entry_t d1_q, d2_q, d3_q;
-  logic [8:0] d2_flags_q;   // one bit per check below, in the order of its fault's priority
+  logic [9:0] d2_flags_q;   // one bit per check below (their faults' priority: `code`)
   logic [1:0] d2_module_q, d3_module_q;  // 0 load, 1 compute, 2 store
   logic       d3_ok_q;      // D3's instruction is well formed
   logic [7:0] d3_code_q;    // else the fault code
@@ -151,7 +151,7 @@ module loom_fetch #(
     reserved_set = (w >> used_bits) != 0;
   endfunction
 
-  wire [8:0] flags;
+  wire [9:0] flags;
   assign flags[0] = opcode > 3'd4;
   assign flags[1] = (is_load || is_store) && mem_type > 3'd4;
   assign flags[2] = is_alu && alu_op > 3'd4;
@@ -161,9 +161,9 @@ module loom_fetch #(
                     (opcode == loom_accel_pkg::OP_FINISH && reserved_set(insn, loom_accel_pkg::FINISH_USED_BITS));
   assign flags[4] = (to_load && (pop_prev || push_prev)) || (to_store && (pop_next || push_next));
   assign flags[5] = (is_store && mem_type != loom_accel_pkg::MEM_OUT) || (is_load && mem_type == loom_accel_pkg::MEM_OUT);
-  assign flags[6] = (is_load || is_store) &&
-                    ((pads && (is_store || mem_type == loom_accel_pkg::MEM_UOP || x_size == 0 || y_size == 0)) ||
-                     (x_size != 0 && y_size > 16'd1 && x_stride < x_size));
+  assign flags[6] = (is_load || is_store) && pads &&
+                    (is_store || mem_type == loom_accel_pkg::MEM_UOP || x_size == 0 || y_size == 0);
+  assign flags[9] = (is_load || is_store) && x_size != 0 && y_size > 16'd1 && x_stride < x_size;  // rows overlap
   assign flags[7] = (is_gemm || is_alu) &&
                     (uop_end <= uop_begin || uop_end > 32'(loom_accel_pkg::UOP_DEPTH) || iter_out == 0 || iter_in == 0);
   // a shift by more than 31 either way, as bit tests (|imm| > 31)
@@ -180,7 +180,7 @@ module loom_fetch #(
     else if (d2_flags_q[3]) code = loom_accel_pkg::FAULT_RESERVED_BITS;
     else if (d2_flags_q[4]) code = loom_accel_pkg::FAULT_ILLEGAL_DEPS;
     else if (d2_flags_q[5]) code = loom_accel_pkg::FAULT_ILLEGAL_MEM_TYPE;
-    else if (d2_flags_q[6]) code = loom_accel_pkg::FAULT_BAD_DMA_SHAPE;
+    else if (d2_flags_q[6] || d2_flags_q[9]) code = loom_accel_pkg::FAULT_BAD_DMA_SHAPE;
     else if (d2_flags_q[7] || d2_flags_q[8]) code = loom_accel_pkg::FAULT_BAD_UOP_RANGE;
   end
 

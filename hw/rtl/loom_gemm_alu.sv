@@ -96,8 +96,10 @@ module loom_gemm_alu #(
 
   // ---- the command, decoded once at start (it is held stable while busy) ----
   logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, alu_mul_q, shr_left_q;
-  logic        res_sum_q, res_shift_q, res_max_q, res_zero_q;  // I8's result: the adder's, the shifter's, else
-                                                                // min or max, or zero (GEMM reset)
+  // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
+  // shifter, 2 the multi-cycle unit, 3 zero (GEMM reset)
+  logic        minmax_q, res_max_q;
+  logic [1:0]  pre_sel_q;
   logic [2:0]  gap_cmd_q;  // the initiation interval minus one
   logic [2:0]  alu_op_q;
   logic [4:0]  shr_amt_q;  // SHR by the immediate
@@ -115,19 +117,18 @@ module loom_gemm_alu #(
       alu_multi_q <= alu_multi;
       use_imm_q <= use_imm_i;
       alu_mul_q <= alu_op_i == loom_accel_pkg::ALU_MUL;
-      res_zero_q <= !is_alu_i && reset_acc_i;
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
-      if (!is_alu_i) {res_sum_q, res_shift_q, res_max_q} <= {!reset_acc_i, 2'b00};
+      if (!is_alu_i) {minmax_q, res_max_q, pre_sel_q} <= {2'b00, reset_acc_i ? 2'd3 : 2'd0};
       else begin
         unique case (alu_op_i)
-          loom_accel_pkg::ALU_MIN: {res_sum_q, res_shift_q, res_max_q} <= 3'b000;
-          loom_accel_pkg::ALU_MAX: {res_sum_q, res_shift_q, res_max_q} <= 3'b001;
-          loom_accel_pkg::ALU_ADD: {res_sum_q, res_shift_q, res_max_q} <= 3'b100;
-          loom_accel_pkg::ALU_SHR: {res_sum_q, res_shift_q, res_max_q} <= 3'b010;
-          loom_accel_pkg::ALU_MUL: {res_sum_q, res_shift_q, res_max_q} <= 3'b000;
-          default: {res_sum_q, res_shift_q, res_max_q} <= 'x;
+          loom_accel_pkg::ALU_MIN: {minmax_q, res_max_q, pre_sel_q} <= {2'b10, 2'd0};
+          loom_accel_pkg::ALU_MAX: {minmax_q, res_max_q, pre_sel_q} <= {2'b11, 2'd0};
+          loom_accel_pkg::ALU_ADD: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd0};
+          loom_accel_pkg::ALU_SHR: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};  // by a register: the unit's
+          loom_accel_pkg::ALU_MUL: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd2};
+          default: {minmax_q, res_max_q, pre_sel_q} <= 'x;
         endcase
       end
       gap_cmd_q <= !is_alu_i ? 3'd0 : alu_multi ? 3'd4 : use_imm_i ? 3'd0 : 3'd1;
@@ -201,7 +202,8 @@ module loom_gemm_alu #(
   logic [4*AccAW-1:0] u_dst_q;
   logic [AccEW-1:0]   u_res_q;  // U3's result, into the result register in U4
   logic [AccEW-1:0] ua_q, ub_q;  // U1: operands
-  logic [Lanes*96-1:0] um_q, up_q;  // U2, U3: the three partial products of each lane's MUL
+  logic [Lanes*96-1:0] um_q;  // U2: the three partial products of each lane's MUL (DSP M registers)
+  logic [Lanes*64-1:0] up_q;  // U3: the low product and the sum of the two cross products
   logic [AccEW-1:0] ushift_a_q, ushift_q;  // U2: SHR operand, U3: SHR result
   logic [Lanes*6-1:0] ushift_amt_q;  // U2: {left, amount} per lane
 
@@ -384,21 +386,25 @@ module loom_gemm_alu #(
     end
     if (valid_q[7]) begin
       opa_q <= forwarded(dst_at(7), acc_rdata_i);
-      opb_q <= res_zero_q ? '0 : use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
+      opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
       hit_a_q <= alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
       hit_b_q <= !use_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == src_at(7)
                                             : valid_q[8] && dst_at(8) == src_at(7));
     end
-    // I8: every candidate side by side (adder, shifter, the operands for min and max), then one
-    // 4:1 select per bit, its select decoded at start (and from the compare for min and max);
-    // the multi-cycle unit's result comes in through the fourth input, when I8 is idle (II 5)
+    // I8: every candidate side by side (adder, shifter, the multi-cycle unit's result, the
+    // operands for min and max); a 4:1 select of the first three (and zero) from registers, then
+    // one LUT that takes min, max or that. The unit's result comes when I8 is idle (II 5).
     if ((valid_q[8] && !alu_multi_q) || u_valid_q[4]) begin : i8_exec
       logic [AccEW-1:0] a;
+      logic [1:0] pre_sel;
+      logic minmax;
+      pre_sel = u_valid_q[4] ? 2'd2 : pre_sel_q;
+      minmax = !u_valid_q[4] && minmax_q;
       a = hit_a_q ? res_q : opa_q;
       res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
-        logic signed [AccW-1:0] la, lb, addend, sum, shifted;
+        logic signed [AccW-1:0] la, lb, addend, sum, shifted, pre;
         la = a[e*AccW+:AccW];
         lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
         addend = lb;
@@ -408,11 +414,13 @@ module loom_gemm_alu #(
         end
         sum = la + addend;
         shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
-        if (u_valid_q[4]) res_q[e*AccW+:AccW] <= u_res_q[e*AccW+:AccW];
-        else if (res_sum_q) res_q[e*AccW+:AccW] <= sum;
-        else if (res_shift_q) res_q[e*AccW+:AccW] <= shifted;
-        else if (!res_zero_q && (la < lb) != res_max_q) res_q[e*AccW+:AccW] <= la;
-        else res_q[e*AccW+:AccW] <= lb;  // also zero (GEMM reset: opb_q is zero)
+        unique case (pre_sel)
+          2'd0: pre = sum;
+          2'd1: pre = shifted;
+          2'd2: pre = u_res_q[e*AccW+:AccW];
+          default: pre = '0;
+        endcase
+        res_q[e*AccW+:AccW] <= !minmax ? pre : (la < lb) != res_max_q ? la : lb;
       end
     end
     if (valid_q[8] && alu_multi_q) begin : u0
@@ -440,7 +448,10 @@ module loom_gemm_alu #(
       end
     end
     if (u_valid_q[2]) begin : u2
-      up_q <= um_q;
+      for (int e = 0; e < Lanes; e++) begin
+        up_q[e*64+:32] <= um_q[e*96+:32];
+        up_q[e*64+32+:32] <= {16'b0, 16'(um_q[e*96+32+:16] + um_q[e*96+64+:16])};  // only its low half counts
+      end
       for (int e = 0; e < Lanes; e++) begin
         logic signed [AccW-1:0] la;
         la = ushift_a_q[e*AccW+:AccW];
@@ -449,8 +460,7 @@ module loom_gemm_alu #(
     end
     if (u_valid_q[3]) begin : u3
       for (int e = 0; e < Lanes; e++)
-        u_res_q[e*AccW+:AccW] <= alu_mul_q ? up_q[e*96+:32] + {up_q[e*96+32+:16] + up_q[e*96+64+:16], 16'b0}
-                                           : ushift_q[e*AccW+:AccW];
+        u_res_q[e*AccW+:AccW] <= alu_mul_q ? up_q[e*64+:32] + {up_q[e*64+32+:16], 16'b0} : ushift_q[e*AccW+:AccW];
     end
     // W
     wr_dst_q <= res_dst_q;
