@@ -256,7 +256,7 @@ TimingEstimate estimate(const std::string& netlist_json, const std::string& top,
   };
 
   // End points: the inputs of sequential cells (and of a registered DSP's first register).
-  std::map<std::string, TimingPath> by_end;  // one path per end point
+  std::map<std::string, TimingPath> by_end;  // one path per end register (a bus counts once)
   TimingEstimate est;
   for (int id = 0; id < int(cells.size()); ++id) {
     const Cell& c = cells[id];

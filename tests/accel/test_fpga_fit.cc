@@ -148,6 +148,27 @@ TEST(NetlistTiming, RegisterToRegisterThroughLuts) {
   EXPECT_LT(estimate_timing(n, "top", FpgaFamily::Xcup).critical_ns(), t.critical_ns());
 }
 
+TEST(NetlistTiming, ABusIsListedOnceByItsLongestBit) {
+  // ff_a.Q(2) -> lut1 -> bus[0] ; ff_a.Q(2) -> lut1 -> lut2 -> bus[1]: one entry for the bus,
+  // its longer bit, so that other end registers are not crowded out of the list
+  std::string n = netlist({{"ff_a", "FDRE", {{"C", 1}, {"D", 9}, {"Q", 2}}},
+                           {"lut1", "LUT2", {{"I0", 2}, {"I1", 2}, {"O", 3}}},
+                           {"lut2", "LUT1", {{"I0", 3}, {"O", 4}}},
+                           {"ff_b0", "FDRE", {{"C", 1}, {"D", 3}, {"Q", 5}}},
+                           {"ff_b1", "FDRE", {{"C", 1}, {"D", 4}, {"Q", 6}}}});
+  nlohmann::json j = nlohmann::json::parse(n);
+  j["modules"]["top"]["netnames"]["bus"] = {{"hide_name", 0}, {"bits", {5, 6}}};
+  TimingEstimate t = estimate_timing(j.dump(), "top", FpgaFamily::Xc7, 10);
+  int bus_entries = 0;
+  for (const TimingPath& p : t.worst)
+    if (p.to.rfind("bus", 0) == 0) {
+      ++bus_entries;
+      EXPECT_EQ(p.to, "bus[1]");
+      EXPECT_EQ(p.lut_levels, 2);
+    }
+  EXPECT_EQ(bus_entries, 1);
+}
+
 TEST(NetlistTiming, RegisteredDspEndsAndStartsPaths) {
   // ff -> lut -> DSP (PREG) -> lut -> ff: two short paths, not one through the multiplier
   std::string n = netlist({{"ff_a", "FDRE", {{"C", 1}, {"D", 9}, {"Q", 2}}},
