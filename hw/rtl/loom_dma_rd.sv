@@ -40,27 +40,40 @@ module loom_dma_rd #(
 );
   localparam int OutW = $clog2(MaxOutstanding + 1);
 
-  // ---- command: sizes, the entry count (two multiplier registers), the check, then go ----
-  typedef enum logic [2:0] {
-    CmdIdle,
-    CmdCount,  // rows x cols in the multiplier
-    CmdCount2,
-    CmdCheck,  // does it fit the scratchpad?
-    CmdGo      // start the copy, or fault
-  } cmd_e;
-  cmd_e        cmd_q;
+  // ---- command: sizes at start, then the check (loom_dma_cmd); the data side's bounds follow
+  // the sizes one register step at a time ----
   logic [16:0] rows_q, cols_q;                  // with padding
   logic [16:0] rows_last_q, cols_last_q;        // rows_q - 1, cols_q - 1
   logic [16:0] row_data_end_q, col_data_end_q;  // the first padding row/column after the data
   logic [16:0] col_data_last_q;                 // the last data column
   // the same bounds one lower: the data side compares its position before the step, not after
   logic [16:0] rows_last_m1_q, cols_last_m1_q, row_data_end_m1_q, col_data_end_m1_q, col_data_last_m1_q;
-  logic [33:0] entries_m_q, entries_q;
+  logic [33:0] entries;
+  logic        begin_copy, overflow;
   wire empty = x_size_i == 0 || y_size_i == 0;
-  logic signed [34:0] room_q;  // entries from sram_base to the scratchpad's end (negative: none)
-  wire overflow = $signed({1'b0, entries_q}) > room_q;
-  logic overflow_q;
-  wire begin_copy = cmd_q == CmdGo && !overflow_q;
+  loom_dma_cmd #(
+      .Depth(Depth)
+  ) cmd (
+      .clk_i,
+      .rst_ni,
+      .start_i    (start_i && !empty),
+      .rows_i     (rows_q),
+      .cols_i     (cols_q),
+      .sram_base_i,
+      .entries_o  (entries),
+      .go_o       (begin_copy),
+      .overflow_o (overflow)
+  );
+  always_ff @(posedge clk_i) begin
+    rows_last_q <= rows_q - 17'd1;
+    cols_last_q <= cols_q - 17'd1;
+    col_data_last_q <= col_data_end_q - 17'd1;
+    row_data_end_m1_q <= row_data_end_q - 17'd1;
+    col_data_end_m1_q <= col_data_end_q - 17'd1;
+    rows_last_m1_q <= rows_last_q - 17'd1;
+    cols_last_m1_q <= cols_last_q - 17'd1;
+    col_data_last_m1_q <= col_data_last_q - 17'd1;
+  end
 
   // ---- address side ----
   logic        gen_active, gen_valid, ar_fire;
@@ -156,10 +169,7 @@ module loom_dma_rd #(
   always_ff @(posedge clk_i) begin
     done_o <= 1'b0;
     fault_o <= 1'b0;
-    entries_m_q <= 34'(rows_q) * 34'(cols_q);
-    entries_q <= entries_m_q;
     if (!rst_ni) begin
-      cmd_q <= CmdIdle;
       ar_wait_q <= 1'b0;
       ar_abort_q <= 1'b0;
       w_active_q <= 1'b0;
@@ -173,53 +183,27 @@ module loom_dma_rd #(
       ar_abort_q <= 1'b0;
       rows_q <= 17'(y_size_i) + 17'(y_pad0_i) + 17'(y_pad1_i);
       cols_q <= 17'(x_size_i) + 17'(x_pad0_i) + 17'(x_pad1_i);
-      room_q <= 35'(Depth) - 35'(sram_base_i);
       row_data_end_q <= 17'(y_pad0_i) + 17'(y_size_i);
       col_data_end_q <= 17'(x_pad0_i) + 17'(x_size_i);
       if (empty) done_o <= 1'b1;
-      else cmd_q <= CmdCount;
     end else begin
       // command
-      unique case (cmd_q)
-        CmdIdle: ;
-        CmdCount: begin
-          cmd_q <= CmdCount2;
-          rows_last_q <= rows_q - 17'd1;
-          cols_last_q <= cols_q - 17'd1;
-          col_data_last_q <= col_data_end_q - 17'd1;
-          row_data_end_m1_q <= row_data_end_q - 17'd1;
-          col_data_end_m1_q <= col_data_end_q - 17'd1;
-        end
-        CmdCount2: begin
-          cmd_q <= CmdCheck;
-          rows_last_m1_q <= rows_last_q - 17'd1;
-          cols_last_m1_q <= cols_last_q - 17'd1;
-          col_data_last_m1_q <= col_data_last_q - 17'd1;
-        end
-        CmdCheck: begin
-          cmd_q <= CmdGo;
-          overflow_q <= overflow;
-        end
-        CmdGo: begin
-          cmd_q <= CmdIdle;
-          if (overflow_q) begin
-            fault_o <= 1'b1;
-            fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
-          end else begin
-            w_active_q <= 1'b1;
-            w_row_q <= '0;
-            w_col_q <= '0;
-            w_row_entry_q <= 48'(dram_base_i);
-            w_idx_q <= sram_base_i;
-            in_data_rows_q <= y_pad0_i == 4'd0;
-            in_data_cols_q <= x_pad0_i == 4'd0;
-            last_col_q <= cols_last_q == 17'd0;
-            last_row_q <= rows_last_q == 17'd0;
-            col_last_data_q <= col_data_last_q == 17'd0;
-          end
-        end
-        default: cmd_q <= CmdIdle;
-      endcase
+      if (overflow) begin
+        fault_o <= 1'b1;
+        fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
+      end
+      if (begin_copy) begin
+        w_active_q <= 1'b1;
+        w_row_q <= '0;
+        w_col_q <= '0;
+        w_row_entry_q <= 48'(dram_base_i);
+        w_idx_q <= sram_base_i;
+        in_data_rows_q <= y_pad0_i == 4'd0;
+        in_data_cols_q <= x_pad0_i == 4'd0;
+        last_col_q <= cols_last_q == 17'd0;
+        last_row_q <= rows_last_q == 17'd0;
+        col_last_data_q <= col_data_last_q == 17'd0;
+      end
       // address side
       ar_wait_q <= ar_valid && !axi_rsp_i.ar_ready;
       last_beat_q <= beat_take && axi_rsp_i.r_last;
@@ -267,5 +251,5 @@ module loom_dma_rd #(
     end
   end
 `endif
-  wire unused_ok = &{1'b0, gen_active, col_last_data_q};  // the last data column: narrow entries only
+  wire unused_ok = &{1'b0, gen_active, col_last_data_q, entries};  // the last data column: narrow entries only
 endmodule

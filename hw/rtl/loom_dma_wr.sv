@@ -34,21 +34,24 @@ module loom_dma_wr #(
   localparam int Beats = EntryBytes / BusBytes;
   localparam int OutW = $clog2(MaxOutstanding + 1);
 
-  // ---- command: the entry count (two multiplier registers), the check, then go ----
-  typedef enum logic [2:0] {
-    CmdIdle,
-    CmdCount,
-    CmdCount2,
-    CmdCheck,
-    CmdGo
-  } cmd_e;
-  cmd_e        cmd_q;
-  logic [31:0] total_m_q, total_q;
+  // ---- command: the check (loom_dma_cmd) ----
+  logic [33:0] cmd_entries;
+  logic        begin_copy, overflow;
   wire empty = x_size_i == 0 || y_size_i == 0;
-  logic signed [33:0] room_q;  // entries from sram_base to the out buffer's end (negative: none)
-  wire overflow = $signed({2'b0, total_q}) > room_q;
-  logic overflow_q;
-  wire begin_copy = cmd_q == CmdGo && !overflow_q;
+  loom_dma_cmd #(
+      .Depth(Depth)
+  ) cmd (
+      .clk_i,
+      .rst_ni,
+      .start_i    (start_i && !empty),
+      .rows_i     (17'(y_size_i)),
+      .cols_i     (17'(x_size_i)),
+      .sram_base_i,
+      .entries_o  (cmd_entries),
+      .go_o       (begin_copy),
+      .overflow_o (overflow)
+  );
+  wire [31:0] total = 32'(cmd_entries);  // 16 x 16 bits
 
   // ---- address side: one or more bursts per row ----
   logic        gen_active, gen_valid, aw_fire;
@@ -138,10 +141,7 @@ module loom_dma_wr #(
   always_ff @(posedge clk_i) begin
     done_o <= 1'b0;
     fault_o <= 1'b0;
-    total_m_q <= 32'(y_size_i) * 32'(x_size_i);
-    total_q <= total_m_q;
     if (!rst_ni) begin
-      cmd_q <= CmdIdle;
       aw_wait_q <= 1'b0;
       aw_abort_q <= 1'b0;
       active_q <= 1'b0;
@@ -157,32 +157,18 @@ module loom_dma_wr #(
       beat_q <= '0;
       w_left_q <= '0;
       rd_pending_q <= 1'b0;
-      room_q <= 34'(Depth) - 34'(sram_base_i);
       if (empty) done_o <= 1'b1;
-      else cmd_q <= CmdCount;
     end else begin
-      unique case (cmd_q)
-        CmdIdle: ;
-        CmdCount: cmd_q <= CmdCount2;
-        CmdCount2: cmd_q <= CmdCheck;
-        CmdCheck: begin
-          cmd_q <= CmdGo;
-          overflow_q <= overflow;
-        end
-        CmdGo: begin
-          cmd_q <= CmdIdle;
-          if (overflow_q) begin
-            fault_o <= 1'b1;
-            fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
-          end else begin
-            active_q <= 1'b1;
-            rd_left_q <= total_q;
-            rd_idx_q <= sram_base_i;
-            sent_left_q <= total_q;
-          end
-        end
-        default: cmd_q <= CmdIdle;
-      endcase
+      if (overflow) begin
+        fault_o <= 1'b1;
+        fault_code_o <= loom_accel_pkg::FAULT_SRAM_OVERFLOW;
+      end
+      if (begin_copy) begin
+        active_q <= 1'b1;
+        rd_left_q <= total;
+        rd_idx_q <= sram_base_i;
+        sent_left_q <= total;
+      end
       aw_wait_q <= aw_valid && !axi_rsp_i.aw_ready;
       outstanding_q <= outstanding_q + OutW'(aw_fire) - OutW'(axi_rsp_i.b_valid);
       rd_pending_q <= rd_issue;
@@ -219,5 +205,5 @@ module loom_dma_wr #(
     end
   end
 `endif
-  wire unused_ok = &{1'b0, fifo_full, lenq_count};
+  wire unused_ok = &{1'b0, fifo_full, lenq_count, cmd_entries[33:32]};
 endmodule

@@ -62,6 +62,40 @@ TEST(RtlFaults, OutOfRangeDmaAnswersDecodeErrorAndNamesTheLoad) {
   EXPECT_EQ(run_words(h, {encode(finish(), L)}), "<no error>");
 }
 
+// A LOAD whose padded block, or a STORE whose block, runs past the end of its scratchpad is
+// refused before any burst (the DMAs' command check, loom_dma_cmd), naming the instruction.
+TEST(RtlFaults, ScratchpadOverflowOfALoadAndOfAStore) {
+  test::AccelHarness h(default_config());
+  IsaLayout L(h.cfg);
+  auto buf = h.drv.alloc(1024);
+  Instruction load;
+  load.opcode = Opcode::Load;
+  load.mem = MemType::Inp;
+  load.sram_base = uint32_t(h.cfg.inp_depth() - 2);  // room for two entries
+  load.dram_base = uint32_t(buf.addr / uint64_t(h.cfg.inp_block_bytes()));
+  load.y_size = 1;
+  load.x_size = 1;
+  load.x_stride = 1;
+  load.x_pad0 = load.x_pad1 = 1;  // three entries with the padding
+  std::string e = run_words(h, {encode(finish(), L), encode(load, L), encode(finish(), L)});
+  EXPECT_NE(e.find("instruction 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("scratchpad buffer overflow"), std::string::npos) << e;
+  EXPECT_EQ((h.dev->read_reg(reg::kStatus) >> reg::kFaultShift) & reg::kFaultMask, uint32_t(AccelFault::SramOverflow));
+  load.x_pad1 = 0;  // two entries: fits
+  EXPECT_EQ(run_words(h, {encode(load, L), encode(finish(), L)}), "<no error>");
+  Instruction store;
+  store.opcode = Opcode::Store;
+  store.mem = MemType::Out;
+  store.sram_base = uint32_t(h.cfg.out_depth() - 1);
+  store.dram_base = uint32_t(buf.addr / uint64_t(h.cfg.out_block_bytes()));
+  store.y_size = 1;
+  store.x_size = 2;
+  store.x_stride = 2;
+  e = run_words(h, {encode(store, L), encode(finish(), L)});
+  EXPECT_NE(e.find("instruction 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("scratchpad buffer overflow"), std::string::npos) << e;
+}
+
 TEST(RtlFaults, MicroOpIndexOutOfRange) {
   test::AccelHarness h(default_config());
   h.drv.gemm(UopKernelBuilder().loop(3, 1000, 0).push(100, 0).build(), true);  // accumulator index reaches 2100
