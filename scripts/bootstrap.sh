@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   llvm-19-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libdlpack-dev
-  libopenblas-dev libdnnl-dev verilator yosys z3 libboost-dev libxrt-dev
+  libopenblas-dev libdnnl-dev verilator yosys z3 libboost-dev libxrt-dev libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev clang clang-format libclang-rt-14-dev libxgboost-dev
   python3-torch python3-torchvision python3-onnx python3-numpy
 )

@@ -13,8 +13,7 @@
 
 #include "loom/accel/isa.h"
 #include "loom/runtime/error.h"
-#include "rtl/dram_model.h"
-#include "rtl/rtl_model.h"
+#include "rtl/rtl_core.h"
 
 namespace loom::sim {
 
@@ -101,22 +100,12 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
 
 // ---------------------------------------------------------------- the device
 
-namespace {
-// What the RTL may have in flight on its AXI4 master port, which the DRAM model checks: the
-// fetch unit (ARID 0) requests at most its 16-instruction buffer (bursts of at least one
-// instruction, loom_fetch BUFFER_INSNS); each read DMA (ARIDs 1..4: inp, wgt, uop, acc) and the
-// write DMA keep at most MAX_OUTSTANDING = 4 bursts in flight (loom_dma_rd, loom_dma_wr).
-rtl::AxiLimits rtl_axi_limits() { return rtl::AxiLimits{{16, 4, 4, 4, 4}, 4}; }
-}  // namespace
-
 struct RtlSim::Impl {
   AccelConfig config;
   RtlSimOptions opt;
-  std::unique_ptr<rtl::Model> model;
-  rtl::DramModel dram;
-  rtl::Inputs in;
-  rtl::Outputs out;
-  uint64_t cycle = 0;    // since creation
+  rtl::RtlCore core;
+  std::unique_ptr<rtl::CycleEngine> engine;
+  rtl::DramModel& dram;
   bool running = false;  // a START was accepted and the run has not ended
   uint64_t run_start = 0;
   // Registers of the last finished run, captured when it ended (the accelerator is reset after a
@@ -124,98 +113,22 @@ struct RtlSim::Impl {
   std::map<uint32_t, uint32_t> snapshot;
   std::string error;
 
-  Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes)
+  Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
       : config(std::move(c)),
         opt(std::move(o)),
-        dram(kDramBase, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle,
-             rtl_axi_limits(), opt.dram_stall_rate) {
+        core(config, opt, kDramBase, dram_bytes),
+        engine(make_engine(core)),
+        dram(core.dram()) {
     config.validate();
-    model = rtl::make_model(config);
-    if (!model) {
-      std::string names;
-      for (auto& n : rtl::model_config_names()) names += (names.empty() ? "" : ", ") + n;
-      LOOM_THROW(DeviceError, "rtl: no RTL model was built for accelerator config '", config.name, "' (built: ", names,
-                 "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
-    }
-    if (!opt.fst_path.empty()) model->open_trace(opt.fst_path);
     reset();
   }
 
-  // One clock cycle is settle() (DRAM drives its responses, the RTL's outputs settle), a look at
-  // `out` by the caller, then clock() (handshakes taken, clock edge); `out` keeps the settled
-  // values until the next settle().
-  void settle() {
-    dram.drive(in);
-    model->eval_low(in, out);
-  }
-  void clock() {
-    if (!opt.fst_path.empty() && cycle >= opt.fst_begin && cycle < opt.fst_end) model->dump(2 * cycle);
-    dram.update(in, out);
-    model->posedge();
-    if (model->failed() && !assertion_cycle) assertion_cycle = cycle;
-    ++cycle;
-  }
-  std::optional<uint64_t> assertion_cycle;  // when the model's first assertion failure was seen
-  // What makes the run's results meaningless: the RTL broke an AXI4 rule (the DRAM model's
-  // checker) or one of its own SystemVerilog assertions. Empty if neither.
-  bool broken() const { return !dram.violation().empty() || model->failed(); }
-  std::string broken_rule() const {
-    if (!dram.violation().empty()) return dram.violation();
-    if (model->failed())
-      return "SystemVerilog assertion failed at cycle " + std::to_string(assertion_cycle.value_or(cycle)) + ": " +
-             model->failure();
-    return "";
-  }
-  void step() {
-    settle();
-    clock();
-  }
-  // Steps until `done()` holds in a cycle's settled outputs (that cycle included).
-  template <typename F>
-  void step_until(F done) {
-    for (;;) {
-      settle();
-      bool d = done();
-      clock();
-      if (d) return;
-    }
-  }
-
-  void reset() {
-    in = rtl::Inputs{};
-    in.rst_n = false;
-    step();
-    step();
-    dram.clear();
-    model->clear_failure();
-    assertion_cycle.reset();
-    in.rst_n = true;
-    step();
-  }
-
-  // AXI4-Lite transactions; `resp` is the slave's response code.
-  uint32_t axil_read(uint32_t offset, uint32_t& resp) {
-    in.arvalid = true;
-    in.araddr = offset;
-    step_until([&] { return out.arready; });
-    in.arvalid = false;
-    in.rready = true;
-    step_until([&] { return out.rvalid; });
-    in.rready = false;
-    resp = out.rresp;
-    return out.rdata;
-  }
-  void axil_write(uint32_t offset, uint32_t value, uint32_t& resp) {
-    in.awvalid = in.wvalid = true;
-    in.awaddr = offset;
-    in.wdata = value;
-    step_until([&] { return out.awready && out.wready; });
-    in.awvalid = in.wvalid = false;
-    in.bready = true;
-    step_until([&] { return out.bvalid; });
-    in.bready = false;
-    resp = out.bresp;
-  }
+  void reset() { engine->reset(); }
+  bool broken() const { return core.broken(); }
+  std::string broken_rule() const { return core.broken_rule(); }
+  uint64_t cycle() const { return core.cycles(); }
+  uint32_t axil_read(uint32_t offset, uint32_t& resp) { return engine->axil_read(offset, resp); }
+  void axil_write(uint32_t offset, uint32_t value, uint32_t& resp) { engine->axil_write(offset, value, resp); }
 
   uint32_t reg_read(uint32_t offset) {
     uint32_t resp;
@@ -228,8 +141,7 @@ struct RtlSim::Impl {
   void advance(uint64_t max_cycles) {
     if (max_cycles == 0) return;
     auto t0 = std::chrono::steady_clock::now();
-    uint64_t k = 0;
-    step_until([&] { return out.irq || ++k >= max_cycles || broken(); });
+    engine->run(max_cycles);
     sim_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   double sim_seconds = 0;
@@ -310,11 +222,15 @@ struct RtlSim::Impl {
 };
 
 RtlSim::RtlSim(AccelConfig config, RtlSimOptions options, uint64_t dram_bytes)
-    : impl_(std::make_unique<Impl>(std::move(config), std::move(options), dram_bytes)) {}
+    : RtlSim("rtl", std::move(config), std::move(options), dram_bytes, rtl::make_loop_engine) {}
+RtlSim::RtlSim(std::string name, AccelConfig config, RtlSimOptions options, uint64_t dram_bytes,
+               const EngineFactory& make_engine)
+    : name_(std::move(name)),
+      impl_(std::make_unique<Impl>(std::move(config), std::move(options), dram_bytes, make_engine)) {}
 RtlSim::~RtlSim() = default;
 
 const AccelConfig& RtlSim::config() const { return impl_->config; }
-uint64_t RtlSim::simulated_cycles() const { return impl_->cycle; }
+uint64_t RtlSim::simulated_cycles() const { return impl_->cycle(); }
 double RtlSim::simulation_seconds() const { return impl_->sim_seconds; }
 std::string RtlSim::error_message() const { return impl_->error; }
 std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
@@ -364,7 +280,7 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
     d.snapshot.clear();
     d.error.clear();
     d.running = true;
-    d.run_start = d.cycle;
+    d.run_start = d.cycle();
     d.dram.clear_decode_errors();
   }
 }
@@ -375,11 +291,11 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
     LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
   if (d.running && offset == reg::kStatus) {
     // Simulated time passes while the host polls: run a slice, or to the end of the run.
-    uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle - d.run_start);
+    uint64_t left = d.opt.cycle_limit - std::min(d.opt.cycle_limit, d.cycle() - d.run_start);
     d.advance(std::min<uint64_t>(left, 1u << 20));
-    if (d.out.irq || d.broken())
+    if (d.core.irq() || d.broken())
       d.end_run(false);
-    else if (d.cycle - d.run_start >= d.opt.cycle_limit)
+    else if (d.cycle() - d.run_start >= d.opt.cycle_limit)
       d.end_run(true);
   }
   if (!d.running) {

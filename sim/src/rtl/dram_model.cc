@@ -52,7 +52,11 @@ void DramModel::drive(Inputs& in) const {
     in.m_rlast = b.done + 1 == b.beats;
     in.m_rresp = b.ok ? 0 : 3;  // OKAY or DECERR
     in.m_rdata.fill(0);
-    if (b.ok) std::memcpy(in.m_rdata.data(), mem_.get() + (b.addr + uint64_t(b.done) * bus_ - base_), bus_);
+    if (b.ok)
+      std::memcpy(
+          in.m_rdata.data(),
+          port_ ? b.data.data() + uint64_t(b.done) * bus_ : mem_.get() + (b.addr + uint64_t(b.done) * bus_ - base_),
+          bus_);
   }
   in.m_wready = !writes_.empty() && beat_credit && !stalled(2);
   in.m_bvalid = !responses_.empty() && responses_.front().ready_at <= now_;
@@ -166,7 +170,11 @@ void DramModel::update(const Inputs& in, const Outputs& out) {
     b.ready_at = now_ + latency_;
     b.ok = in_range(b.addr, uint64_t(b.beats) * bus_);
     if (!b.ok) decode_errors_.push_back({false, b.addr, b.beats, now_});
-    reads_.push_back(b);
+    if (port_ && b.ok) {
+      b.data.resize(uint64_t(b.beats) * bus_);
+      b.ready_at = now_ + port_->read_burst(b.addr, b.data.data(), uint32_t(b.data.size()));
+    }
+    reads_.push_back(std::move(b));
   }
   if (in.m_rvalid && out.m_rready) {
     credit_ -= bus_;
@@ -182,11 +190,16 @@ void DramModel::update(const Inputs& in, const Outputs& out) {
   if (out.m_wvalid && in.m_wready) {
     credit_ -= bus_;
     Burst& b = writes_.front();
-    if (b.ok) std::memcpy(mem_.get() + (b.addr + uint64_t(b.done) * bus_ - base_), out.m_wdata.data(), bus_);
+    if (b.ok && port_)
+      b.data.insert(b.data.end(), out.m_wdata.begin(), out.m_wdata.begin() + bus_);
+    else if (b.ok)
+      std::memcpy(mem_.get() + (b.addr + uint64_t(b.done) * bus_ - base_), out.m_wdata.data(), bus_);
     if (++b.done == b.beats || out.m_wlast) {
       b.ok = b.ok && b.done == b.beats && out.m_wlast;  // WLAST must mark the burst's last beat
       b.ready_at = now_ + latency_;
-      responses_.push_back(b);
+      if (port_ && b.ok) b.ready_at = now_ + port_->write_burst(b.addr, b.data.data(), uint32_t(b.data.size()));
+      b.data = {};
+      responses_.push_back(std::move(b));
       writes_.pop_front();
     }
   }

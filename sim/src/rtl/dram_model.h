@@ -32,6 +32,17 @@ struct AxiLimits {
   uint32_t writes = 0;                 // write bursts without a write response
 };
 
+// Where whole bursts go instead of the model's own array and fixed latency: a memory beyond the
+// AXI4 port (the SystemC platform's TLM-2.0 target). A read burst's data is taken when its request
+// is accepted, a write burst's when its last beat is; each call answers the cycles until the first
+// read beat may go (the write response may be sent).
+class MemoryPort {
+ public:
+  virtual ~MemoryPort() = default;
+  virtual uint32_t read_burst(uint64_t addr, uint8_t* dst, uint32_t bytes) = 0;
+  virtual uint32_t write_burst(uint64_t addr, const uint8_t* src, uint32_t bytes) = 0;
+};
+
 // A burst that touched memory outside every allocation (answered DECERR).
 struct DecodeError {
   bool write;
@@ -61,6 +72,9 @@ class DramModel {
   const std::vector<DecodeError>& decode_errors() const { return decode_errors_; }
   void clear_decode_errors() { decode_errors_.clear(); }
   int bus_bytes() const { return bus_; }
+  // Bursts go to `port` (not owned; nullptr: the model's array and fixed latency). Set it before
+  // traffic, or right after clear().
+  void set_port(MemoryPort* port) { port_ = port; }
 
  private:
   struct Burst {
@@ -68,6 +82,7 @@ class DramModel {
     uint32_t beats, done = 0, id = 0;
     uint64_t ready_at = 0;  // cycle from which it may be served
     bool ok = true;
+    std::vector<uint8_t> data;  // with a port: the read burst's data, or the write burst's so far
   };
   bool in_range(uint64_t addr, uint64_t bytes) const { return allocator_.contains(addr, bytes); }
   bool stalled(int channel) const;  // this cycle's back-pressure on channel 0 (AR), 1 (AW) or 2 (W)
@@ -77,6 +92,7 @@ class DramModel {
   void violate(const char* channel, const Args&... what);
 
   uint64_t base_;
+  MemoryPort* port_ = nullptr;
   std::unique_ptr<uint8_t[]> mem_;
   DeviceMemoryAllocator allocator_;
   int bus_;

@@ -5,6 +5,7 @@
 // so only configs whose model was built (LOOM_RTL_CONFIGS at configure time) can be simulated.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,11 @@
 #include "loom/runtime/accel_device.h"
 
 namespace loom::sim {
+
+namespace rtl {
+class RtlCore;
+class CycleEngine;
+}  // namespace rtl
 
 struct RtlSimOptions {
   uint32_t dram_latency =
@@ -33,8 +39,12 @@ struct RtlSimOptions {
 class RtlSim : public AccelDevice {
  public:
   RtlSim(accel::AccelConfig config, RtlSimOptions options = {}, uint64_t dram_bytes = uint64_t{256} << 20);
+  // The same device with its cycles passing elsewhere (the SystemC platform, backend "systemc").
+  using EngineFactory = std::function<std::unique_ptr<rtl::CycleEngine>(rtl::RtlCore&)>;
+  RtlSim(std::string name, accel::AccelConfig config, RtlSimOptions options, uint64_t dram_bytes,
+         const EngineFactory& make_engine);
   ~RtlSim() override;
-  std::string name() const override { return "rtl"; }
+  std::string name() const override { return name_; }
 
   uint64_t alloc(uint64_t bytes, uint64_t alignment = 64) override;
   void alloc_at(uint64_t addr, uint64_t bytes) override;
@@ -54,6 +64,7 @@ class RtlSim : public AccelDevice {
 
  private:
   struct Impl;
+  std::string name_;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,74 @@
+// The accelerator's Verilated model with its DRAM model and port values, and the host's side of
+// its pins (reset and AXI4-Lite register transactions) as a per-cycle state machine: what both RTL
+// backends clock, "rtl" in a loop in this process and "systemc" from a clocked SystemC process.
+// (Built as C++17 too: the SystemC platform includes it.)
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dram_model.h"
+#include "loom/sim/rtl_sim.h"
+#include "rtl_model.h"
+
+namespace loom::sim::rtl {
+
+class RtlCore {
+ public:
+  // Throws DeviceError when no RTL model was built for `config`.
+  RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uint64_t dram_base, uint64_t dram_bytes);
+
+  // One clock cycle: the host's pins for this cycle, DRAM's responses, the RTL settles, the host
+  // looks at the settled outputs, then the clock edge (handshakes taken). Answers whether a run
+  // ends here: the interrupt in the settled outputs, or a rule broken before the edge.
+  bool cycle();
+
+  // Host requests, carried out by cycle() over the following cycles; idle() once done.
+  void request_reset();  // rst_n low for two cycles (DRAM's transactions dropped), then high for one
+  void request_read(uint32_t offset);
+  void request_write(uint32_t offset, uint32_t value);
+  bool idle() const { return state_ == State::Idle; }
+  uint32_t rdata() const { return rdata_; }  // the last transaction's: read data and response code
+  uint32_t resp() const { return resp_; }
+
+  // What makes the run's results meaningless: the RTL broke an AXI4 rule (the DRAM model's
+  // checker) or one of its own SystemVerilog assertions. Empty if neither.
+  bool broken() const { return !dram_.violation().empty() || model_->failed(); }
+  std::string broken_rule() const;
+
+  bool irq() const { return out_.irq; }  // in the last cycle's settled outputs
+  uint64_t cycles() const { return cycle_; }  // since creation
+  DramModel& dram() { return dram_; }
+
+ private:
+  enum class State { Idle, ResetLow1, ResetLow2, ResetHigh, ReadAddr, ReadData, WriteAddr, WriteResp };
+  void drive_host();    // this cycle's host pins, from the state
+  void observe_host();  // the settled outputs move the state on
+
+  RtlSimOptions opt_;
+  std::unique_ptr<Model> model_;
+  DramModel dram_;
+  Inputs in_;
+  Outputs out_;
+  uint64_t cycle_ = 0;
+  std::optional<uint64_t> assertion_cycle_;  // when the model's first assertion failure was seen
+  State state_ = State::Idle;
+  uint32_t offset_ = 0, wdata_ = 0, rdata_ = 0, resp_ = 0;
+};
+
+// How a device's cycles pass: the RtlCore clocked in a loop here ("rtl"), or by a SystemC
+// platform ("systemc"). Each call returns when the core is idle again.
+class CycleEngine {
+ public:
+  virtual ~CycleEngine() = default;
+  virtual void reset() = 0;
+  virtual uint32_t axil_read(uint32_t offset, uint32_t& resp) = 0;
+  virtual void axil_write(uint32_t offset, uint32_t value, uint32_t& resp) = 0;
+  // Clocks until the interrupt, a broken rule or `max_cycles`.
+  virtual void run(uint64_t max_cycles) = 0;
+};
+
+std::unique_ptr<CycleEngine> make_loop_engine(RtlCore& core);
+
+}  // namespace loom::sim::rtl
