@@ -13,15 +13,23 @@ namespace {
 
 bool given(const CLI::Option* o) { return o && o->count() > 0; }
 
-// The RTL options need --backend rtl, and a waveform window must not be empty.
+bool memory_options(const BackendOptions& opt) {
+  return given(opt.o_memory) || given(opt.o_banks) || given(opt.o_row_hit_latency) || given(opt.o_row_miss_latency);
+}
+
+// The RTL options need --backend rtl or systemc, the memory model systemc, and a waveform window
+// must not be empty.
 void check(const BackendOptions& opt) {
   bool rtl_options =
       given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
-  if ((rtl_options || given(opt.o_step_limit)) && rpc::is_url(opt.backend))
+  if ((rtl_options || memory_options(opt) || given(opt.o_step_limit)) && rpc::is_url(opt.backend))
     throw CLI::ValidationError(
         "the simulator options apply where the device is: give them to `loom rpc-server`, not to an rpc:// backend");
-  if (rtl_options && opt.backend != "rtl")
-    throw CLI::ValidationError("--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl");
+  if (rtl_options && opt.backend != "rtl" && opt.backend != "systemc")
+    throw CLI::ValidationError(
+        "--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl or systemc");
+  if (memory_options(opt) && opt.backend != "systemc")
+    throw CLI::ValidationError("--memory, --banks, --row-hit-latency and --row-miss-latency need --backend systemc");
   if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
   if (given(opt.o_fst_begin) && given(opt.o_fst_end) && opt.fst_end <= opt.fst_begin)
     throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" +
@@ -77,6 +85,21 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
                                 "rtl: the waveform stops before this cycle (default: the end)", 1, UINT64_MAX)
                       ->needs(opt.o_fst)
                       ->group("Backend");
+  opt.o_memory = app.add_option("--memory", opt.memory,
+                                "systemc: the memory model behind the accelerator (fixed: every burst --dram-latency "
+                                "cycles; banked: a DRAM with open rows per bank)")
+                     ->check(CLI::IsMember({"fixed", "banked"}))
+                     ->group("Backend");
+  opt.o_banks =
+      number_option(app, "--banks", opt.banks, "systemc banked memory: banks (default 8)", 1, 1024)->group("Backend");
+  opt.o_row_hit_latency =
+      number_option(app, "--row-hit-latency", opt.row_hit_latency,
+                    "systemc banked memory: cycles of a burst to an open row (default 20)", 1, 100000)
+          ->group("Backend");
+  opt.o_row_miss_latency =
+      number_option(app, "--row-miss-latency", opt.row_miss_latency,
+                    "systemc banked memory: cycles of a burst that opens its row (default 44)", 1, 100000)
+          ->group("Backend");
   app.parse_complete_callback([&opt] { check(opt); });
 }
 
@@ -93,7 +116,7 @@ bool any_backend_option(const BackendOptions& opt) {
   for (const CLI::Option* o :
        {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit, opt.o_fst, opt.o_step_limit})
     if (given(o)) return true;
-  return false;
+  return memory_options(opt);
 }
 
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config) {
@@ -110,7 +133,11 @@ std::string backend_config_json(const BackendOptions& opt, const accel::AccelCon
   if (given(opt.o_fst)) rtl["fst"] = opt.fst;
   if (given(opt.o_fst_begin)) rtl["fst_begin"] = opt.fst_begin;
   if (given(opt.o_fst_end)) rtl["fst_end"] = opt.fst_end;
-  if (!rtl.empty()) j["rtl"] = rtl;
+  if (given(opt.o_memory)) rtl["memory"] = opt.memory;
+  if (given(opt.o_banks)) rtl["banks"] = opt.banks;
+  if (given(opt.o_row_hit_latency)) rtl["row_hit_latency"] = opt.row_hit_latency;
+  if (given(opt.o_row_miss_latency)) rtl["row_miss_latency"] = opt.row_miss_latency;
+  if (!rtl.empty()) j[opt.backend == "systemc" ? "systemc" : "rtl"] = rtl;
   if (given(opt.o_step_limit)) j["fsim"]["step_limit"] = opt.step_limit;
   return j.dump();
 }

@@ -2,6 +2,7 @@
 
 #include "loom/sim/board.h"
 #include "loom/sim/functional_sim.h"
+#include "loom/sim/systemc_sim.h"
 #ifdef LOOM_HAVE_RTL
 #include "loom/sim/rtl_sim.h"
 #endif
@@ -13,6 +14,7 @@ void register_backends() {
 #ifdef LOOM_HAVE_RTL
   register_rtl_sim();
 #endif
+  register_systemc_sim();
   register_board_backends();  // after the simulators it wraps
 }
 

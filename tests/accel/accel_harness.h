@@ -46,6 +46,8 @@ inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c
   std::string json = c.to_json();
   if (test_backend() == "rtl" || test_backend() == "board-rtl" || test_backend() == "rpc-rtl")
     json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
+  if (test_backend() == "systemc")
+    json = json.substr(0, json.rfind('}')) + R"(, "systemc": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
   if (test_backend().rfind("rpc-", 0) == 0) {
     static std::map<std::string, std::vector<std::unique_ptr<rpc::Server>>> servers;  // live until the end
     std::string backend = test_backend().substr(4);

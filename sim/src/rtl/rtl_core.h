@@ -37,7 +37,7 @@ class RtlCore {
   bool broken() const { return !dram_.violation().empty() || model_->failed(); }
   std::string broken_rule() const;
 
-  bool irq() const { return out_.irq; }  // in the last cycle's settled outputs
+  bool irq() const { return out_.irq; }       // in the last cycle's settled outputs
   uint64_t cycles() const { return cycle_; }  // since creation
   DramModel& dram() { return dram_; }
 

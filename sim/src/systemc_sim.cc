@@ -1,0 +1,69 @@
+// The "systemc" backend: RtlSim with its cycles passing in the SystemC TLM-2.0 platform
+// (systemc/platform.cc). Its config JSON may carry a "systemc" object: the rtl backend's options
+// (dram_latency, dram_bytes_per_cycle, dram_stall_rate, cycle_limit, fst...) and the memory model
+// behind the AXI4 port ("memory": "fixed" | "banked", "banks", "row_bytes", "row_hit_latency",
+// "row_miss_latency").
+#include "backend_config.h"
+#include "loom/sim/rtl_sim.h"
+#include "loom/sim/systemc_sim.h"
+#include "rtl/rtl_core.h"
+#include "systemc/systemc_engine.h"
+
+namespace loom::sim {
+
+namespace {
+
+sc::MemoryOptions take_memory_options(nlohmann::json& o) {
+  sc::MemoryOptions m;
+  auto take_u32 = [&](const char* key, uint32_t& field, uint32_t lo, uint32_t hi) {
+    if (!o.contains(key)) return;
+    const nlohmann::json v = o[key];
+    o.erase(key);
+    if (!v.is_number_unsigned() || v.get<uint64_t>() < lo || v.get<uint64_t>() > hi)
+      LOOM_THROW(ConfigError, "systemc backend: \"", key, "\" must be an integer in [", lo, ", ", hi, "], got ",
+                 v.dump());
+    field = v.get<uint32_t>();
+  };
+  if (o.contains("memory")) {
+    const nlohmann::json v = o["memory"];
+    o.erase("memory");
+    if (!v.is_string() || (v != "fixed" && v != "banked"))
+      LOOM_THROW(ConfigError, "systemc backend: \"memory\" must be \"fixed\" or \"banked\", got ", v.dump());
+    m.model = v.get<std::string>();
+  }
+  take_u32("banks", m.banks, 1, 1024);
+  take_u32("row_bytes", m.row_bytes, 64, 1u << 20);
+  take_u32("row_hit_latency", m.row_hit_latency, 1, 100000);
+  take_u32("row_miss_latency", m.row_miss_latency, 1, 100000);
+  return m;
+}
+
+}  // namespace
+
+bool systemc_available() {
+#ifdef LOOM_HAVE_SYSTEMC
+  return true;
+#else
+  return false;
+#endif
+}
+
+void register_systemc_sim() {
+  register_accel_backend("systemc", [](const std::string& json) -> std::unique_ptr<AccelDevice> {
+#ifndef LOOM_HAVE_SYSTEMC
+    (void)json;
+    LOOM_THROW(DeviceError,
+               "the systemc backend is not built: Loom was configured without SystemC or without the RTL models "
+               "(install libsystemc-dev and verilator, and configure again)");
+#else
+    BackendConfig b = parse_backend_config(json, "systemc");
+    sc::MemoryOptions memory = take_memory_options(b.options);
+    RtlSimOptions opt = b.options.empty() ? RtlSimOptions{} : RtlSimOptions::from_json(b.options.dump());
+    memory.latency = opt.dram_latency;
+    return std::make_unique<RtlSim>("systemc", b.config, opt, uint64_t{256} << 20,
+                                    [memory](rtl::RtlCore& core) { return sc::make_systemc_engine(core, memory); });
+#endif
+  });
+}
+
+}  // namespace loom::sim
