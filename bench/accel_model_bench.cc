@@ -5,9 +5,11 @@
 // utilization of the convolutions, host time of the CPU kernels, and wall time of each simulator
 // for one inference. Baselines in the same run: the CPU int8 model (the accelerator's output must
 // equal it bit for bit, else exit 1) and, as fixed reference figures, VTA's ~7.7 M cycles for the
-// conv layers and ~228 s of tsim for one inference.
+// conv layers and ~228 s of tsim for one inference. With --systemc, the same inference on the
+// SystemC platform too (same memory timing: its cycles must equal the RTL's; its wall time against
+// the RTL's, target overhead <= 30%), and on its banked DRAM model (the cycles it costs).
 //
-//   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl]
+//   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
 // Exits 1 on a mismatch or when the default config misses a given maximum.
 #include <chrono>
@@ -63,11 +65,12 @@ struct Figures {
 };
 
 Figures run(const runtime::ModelFile& file, const std::string& backend, const std::vector<NDArray>& in,
-            const graph::Graph& built) {
+            const graph::Graph& built, const std::string& config_json = "") {
   std::map<std::string, std::string> op_of;
   for (auto& n : built.nodes) op_of[n.name] = n.op;
   runtime::ExecutorOptions eo;
   eo.accel_backend = backend;
+  eo.accel_config_json = config_json;
   auto ex = runtime::GraphExecutor::from_model_file(file, "resnet18", eo);
   Figures f;
   auto t0 = std::chrono::steady_clock::now();
@@ -101,7 +104,7 @@ bool same(const NDArray& a, const NDArray& b) {
 int main(int argc, char** argv) {
   std::string configs = "default,1x32x32";
   int64_t image = 224;
-  bool rtl = true;
+  bool rtl = true, systemc = false;
   double max_rtl = 0, max_fsim = 0, max_conv = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -115,6 +118,8 @@ int main(int argc, char** argv) {
       image = std::stoll(next());
     else if (a == "--no-rtl")
       rtl = false;
+    else if (a == "--systemc")
+      systemc = true;
     else if (a == "--max-rtl-seconds")
       max_rtl = std::stod(next());
     else if (a == "--max-fsim-seconds")
@@ -178,6 +183,25 @@ int main(int argc, char** argv) {
     if (name == "default" &&
         ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv)))
       rc = 1;
+    if (!systemc) continue;
+    const std::string json = cfg.to_json();
+    auto with = [&](const std::string& o) { return json.substr(0, json.rfind('}')) + ", \"systemc\": " + o + "}"; };
+    Figures fc = run(r.file, "systemc", {x}, r.graph, with("{}"));
+    const bool same_cycles =
+        fc.conv_cycles == fr.conv_cycles && fc.add_cycles == fr.add_cycles && fc.dense_cycles == fr.dense_cycles;
+    const bool cok = same(fc.out, want);
+    if (!cok || !same_cycles) rc = 1;
+    std::printf(
+        "  systemc: %.2f s per inference, %.2fx the rtl backend's (target <= 1.30), cycles %s the rtl's, output "
+        "%s the CPU int8 model\n",
+        fc.wall, fc.wall / fr.wall, same_cycles ? "equal" : "DIFFER FROM", cok ? "equals" : "DIFFERS FROM");
+    Figures fb = run(r.file, "systemc", {x}, r.graph, with(R"({"memory": "banked"})"));
+    if (!same(fb.out, want)) rc = 1;
+    const uint64_t banked = fb.conv_cycles + fb.add_cycles + fb.dense_cycles;
+    std::printf(
+        "  systemc, banked DRAM (8 banks, 2 KiB rows, hit 20 / miss 44 cycles) instead of a fixed 32-cycle "
+        "latency: %.3f M cycles (%+.1f%%), conv layers %.3f M\n",
+        banked / 1e6, 100.0 * (double(banked) / double(total) - 1), fb.conv_cycles / 1e6);
   }
   return rc;
 }

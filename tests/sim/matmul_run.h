@@ -11,7 +11,7 @@ namespace loom::accel {
 
 // Runs the blocked matmul example on a device and returns its counters.
 inline std::map<std::string, uint64_t> run_matmul(AccelDevice& dev, const AccelConfig& cfg, std::vector<int8_t>* result,
-                                           uint64_t seed = 8) {
+                                                  uint64_t seed = 8) {
   Driver drv(dev, cfg);
   const int M = 4 * cfg.batch, N = 4 * cfg.block_out, K = 8 * cfg.block_in;
   auto a = test::random_values<int8_t>(size_t(M) * K, seed, -128, 127),

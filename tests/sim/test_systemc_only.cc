@@ -51,12 +51,13 @@ TEST(SystemcPlatform, ABankedDramAttachesAndItsRowMissesCostCycles) {
   EXPECT_EQ(all_hits.out, fixed.out);
   EXPECT_EQ(all_hits.counters.at("cycles"), fixed.counters.at("cycles"));
   // Misses slower than the fixed latency, hits as fast: more cycles, same results.
-  const Result banked = run_on("systemc", cfg, R"({"memory": "banked", "row_hit_latency": 20, "row_miss_latency": 80})");
+  const Result banked =
+      run_on("systemc", cfg, R"({"memory": "banked", "row_hit_latency": 20, "row_miss_latency": 80})");
   EXPECT_EQ(banked.out, fixed.out);
   EXPECT_GT(banked.counters.at("cycles"), fixed.counters.at("cycles"));
   // Fewer banks, more conflicts.
-  const Result one_bank = run_on(
-      "systemc", cfg, R"({"memory": "banked", "banks": 1, "row_hit_latency": 20, "row_miss_latency": 80})");
+  const Result one_bank =
+      run_on("systemc", cfg, R"({"memory": "banked", "banks": 1, "row_hit_latency": 20, "row_miss_latency": 80})");
   EXPECT_EQ(one_bank.out, fixed.out);
   EXPECT_GE(one_bank.counters.at("cycles"), banked.counters.at("cycles"));
 }
