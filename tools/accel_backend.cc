@@ -20,17 +20,20 @@ bool memory_options(const BackendOptions& opt) {
 // The RTL options need --backend rtl or systemc, the memory model systemc, and a waveform window
 // must not be empty.
 void check(const BackendOptions& opt) {
-  bool rtl_options =
-      given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) || given(opt.o_fst);
+  bool rtl_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) ||
+                     given(opt.o_fst) || given(opt.o_trace);
   if ((rtl_options || memory_options(opt) || given(opt.o_step_limit)) && rpc::is_url(opt.backend))
     throw CLI::ValidationError(
         "the simulator options apply where the device is: give them to `loom rpc-server`, not to an rpc:// backend");
   if (rtl_options && opt.backend != "rtl" && opt.backend != "systemc")
     throw CLI::ValidationError(
-        "--dram-latency, --dram-bytes-per-cycle, --cycle-limit and --fst need --backend rtl or systemc");
+        "--dram-latency, --dram-bytes-per-cycle, --cycle-limit, --fst and --trace need --backend rtl or systemc");
   if (memory_options(opt) && opt.backend != "systemc")
     throw CLI::ValidationError("--memory, --banks, --row-hit-latency and --row-miss-latency need --backend systemc");
   if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
+  if (given(opt.o_trace_begin) && given(opt.o_trace_end) && opt.trace_end <= opt.trace_begin)
+    throw CLI::ValidationError("--trace-end (" + std::to_string(opt.trace_end) + ") must be after --trace-begin (" +
+                               std::to_string(opt.trace_begin) + ")");
   if (given(opt.o_fst_begin) && given(opt.o_fst_end) && opt.fst_end <= opt.fst_begin)
     throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" +
                                std::to_string(opt.fst_begin) + ")");
@@ -85,6 +88,20 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
                                 "rtl: the waveform stops before this cycle (default: the end)", 1, UINT64_MAX)
                       ->needs(opt.o_fst)
                       ->group("Backend");
+  opt.o_trace = app.add_option("--trace", opt.trace,
+                               "rtl, systemc: write a timeline of the modules, instructions and DMA bursts (Chrome / "
+                               "Perfetto JSON) to this file")
+                    ->check(output_file())
+                    ->group("Backend");
+  opt.o_trace_begin = number_option(app, "--trace-begin", opt.trace_begin,
+                                    "rtl, systemc: first cycle of the timeline (default 0)", 0, UINT64_MAX)
+                          ->needs(opt.o_trace)
+                          ->group("Backend");
+  opt.o_trace_end =
+      number_option(app, "--trace-end", opt.trace_end,
+                    "rtl, systemc: the timeline stops before this cycle (default: the end)", 1, UINT64_MAX)
+          ->needs(opt.o_trace)
+          ->group("Backend");
   opt.o_memory = app.add_option("--memory", opt.memory,
                                 "systemc: the memory model behind the accelerator (fixed: every burst --dram-latency "
                                 "cycles; banked: a DRAM with open rows per bank)")
@@ -113,8 +130,8 @@ accel::AccelConfig load_config(const std::string& path) {
 }
 
 bool any_backend_option(const BackendOptions& opt) {
-  for (const CLI::Option* o :
-       {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit, opt.o_fst, opt.o_step_limit})
+  for (const CLI::Option* o : {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit,
+                               opt.o_fst, opt.o_step_limit, opt.o_trace})
     if (given(o)) return true;
   return memory_options(opt);
 }
@@ -133,6 +150,9 @@ std::string backend_config_json(const BackendOptions& opt, const accel::AccelCon
   if (given(opt.o_fst)) rtl["fst"] = opt.fst;
   if (given(opt.o_fst_begin)) rtl["fst_begin"] = opt.fst_begin;
   if (given(opt.o_fst_end)) rtl["fst_end"] = opt.fst_end;
+  if (given(opt.o_trace)) rtl["trace"] = opt.trace;
+  if (given(opt.o_trace_begin)) rtl["trace_begin"] = opt.trace_begin;
+  if (given(opt.o_trace_end)) rtl["trace_end"] = opt.trace_end;
   if (given(opt.o_memory)) rtl["memory"] = opt.memory;
   if (given(opt.o_banks)) rtl["banks"] = opt.banks;
   if (given(opt.o_row_hit_latency)) rtl["row_hit_latency"] = opt.row_hit_latency;

@@ -1,6 +1,7 @@
 // The accelerator backend a `loom` command runs on: --backend fsim|rtl|systemc|..., and for the
 // RTL simulations (rtl, systemc) their options (--dram-latency N, --dram-bytes-per-cycle B,
-// --cycle-limit N, --fst FILE [--fst-begin C] [--fst-end C]), for the SystemC platform its memory
+// --cycle-limit N, --fst FILE [--fst-begin C] [--fst-end C], --trace FILE [--trace-begin C]
+// [--trace-end C]: a Perfetto timeline), for the SystemC platform its memory
 // model (--memory fixed|banked, --banks N, --row-hit-latency N, --row-miss-latency N), and for
 // the functional simulator its step limit (--step-limit N).
 #pragma once
@@ -19,14 +20,15 @@ struct BackendOptions {
   uint32_t dram_latency = 0;
   double dram_bytes_per_cycle = 0;
   uint64_t cycle_limit = 0, fst_begin = 0, fst_end = 0, step_limit = 0;
-  std::string fst;
+  std::string fst, trace;
+  uint64_t trace_begin = 0, trace_end = 0;
   std::string memory;
   uint32_t banks = 0, row_hit_latency = 0, row_miss_latency = 0;
   // The options given on the command line (null until add_backend_options).
   CLI::Option *o_backend = nullptr, *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr,
               *o_cycle_limit = nullptr, *o_fst = nullptr, *o_fst_begin = nullptr, *o_fst_end = nullptr,
               *o_step_limit = nullptr, *o_memory = nullptr, *o_banks = nullptr, *o_row_hit_latency = nullptr,
-              *o_row_miss_latency = nullptr;
+              *o_row_miss_latency = nullptr, *o_trace = nullptr, *o_trace_begin = nullptr, *o_trace_end = nullptr;
 };
 
 // --config FILE: the accelerator config (JSON), and loading it (empty: the built-in default).

@@ -71,8 +71,14 @@ module loom_accel #(
   logic [63:0] insn_addr, cycles;
   logic [31:0] insn_count;
   logic [NumCounters*64-1:0] counters_flat;  // counter k at [64k +: 64]
-  logic ld_stalled, cp_stalled, st_stalled;
-  logic [31:0] ld_wait, cp_wait, st_wait;
+  // Read by the simulators' timelines (Verilator public; no effect on synthesis): whether each
+  // module waits for a token, and the index of the instruction it waits on or executes.
+  logic ld_stalled /*verilator public_flat_rd*/;
+  logic cp_stalled /*verilator public_flat_rd*/;
+  logic st_stalled /*verilator public_flat_rd*/;
+  logic [31:0] ld_wait /*verilator public_flat_rd*/;
+  logic [31:0] cp_wait /*verilator public_flat_rd*/;
+  logic [31:0] st_wait /*verilator public_flat_rd*/;
   loom_ctrl ctrl (
       .clk_i        (clk),
       .rst_ni       (rst_n),
@@ -323,7 +329,10 @@ module loom_accel #(
   );
 
   // ---- modules ----
-  logic ld_busy, ld_idle, cp_busy, cp_idle, st_busy, st_idle;
+  logic ld_busy /*verilator public_flat_rd*/;  // executing an instruction (timelines, as above)
+  logic cp_busy /*verilator public_flat_rd*/;
+  logic st_busy /*verilator public_flat_rd*/;
+  logic ld_idle, cp_idle, st_idle;
   logic ld_fault, cp_fault, st_fault;
   logic [7:0] ld_code, cp_code, st_code;
   logic ld_insn, inp_entry, wgt_entry, uop_load, acc_load, gemm_insn, alu_insn, uop_entry, acc_entry, mac_step, alu_step;

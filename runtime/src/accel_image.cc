@@ -210,6 +210,7 @@ void LoadedAccelImage::run(size_t stream, std::chrono::milliseconds timeout) {
     LOOM_THROW(DeviceError, "accelerator image: no stream ", stream, " (", streams_.size(), " streams)");
   const AccelStream& s = streams_[stream];
   try {
+    device_.label_next_run(s.name);
     device_.launch(base_ + s.insn_offset, s.count);
     device_.wait(timeout);
   } catch (const DeviceError& e) {

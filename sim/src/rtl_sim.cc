@@ -85,6 +85,14 @@ RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
         o.fst_begin = v.get<uint64_t>();
       else if (k == "fst_end")
         o.fst_end = v.get<uint64_t>();
+      else if (k == "trace")
+        o.trace_path = v.get<std::string>();
+      else if (k == "trace_begin")
+        o.trace_begin = v.get<uint64_t>();
+      else if (k == "trace_end")
+        o.trace_end = v.get<uint64_t>();
+      else if (k == "trace_max_events")
+        o.trace_max_events = v.get<uint64_t>();
       else
         LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
     } catch (const nlohmann::json::exception& e) {
@@ -112,6 +120,7 @@ struct RtlSim::Impl {
   // fault so that no transaction stays in flight).
   std::map<uint32_t, uint32_t> snapshot;
   std::string error;
+  std::string next_label;  // the next run's name in the timeline
 
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
       : config(std::move(c)),
@@ -150,6 +159,7 @@ struct RtlSim::Impl {
   // explain a failure.
   void end_run(bool cycle_limit_hit) {
     running = false;
+    core.end_run();
     snapshot.clear();
     for (uint32_t off = reg::kStatus; off < kWaitRegsEnd; off += 4) snapshot[off] = reg_read(off);
     if (broken()) {  // the run's results mean nothing
@@ -233,6 +243,7 @@ const AccelConfig& RtlSim::config() const { return impl_->config; }
 uint64_t RtlSim::simulated_cycles() const { return impl_->cycle(); }
 double RtlSim::simulation_seconds() const { return impl_->sim_seconds; }
 std::string RtlSim::error_message() const { return impl_->error; }
+void RtlSim::label_next_run(const std::string& label) { impl_->next_label = label; }
 std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
 
 // Allocations cover whole bus beats: the DMA reads full beats even for narrower entries (micro-ops).
@@ -281,6 +292,8 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
     d.error.clear();
     d.running = true;
     d.run_start = d.cycle();
+    d.core.begin_run(d.next_label);
+    d.next_label.clear();
     d.dram.clear_decode_errors();
   }
 }

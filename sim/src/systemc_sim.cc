@@ -3,9 +3,9 @@
 // (dram_latency, dram_bytes_per_cycle, dram_stall_rate, cycle_limit, fst...) and the memory model
 // behind the AXI4 port ("memory": "fixed" | "banked", "banks", "row_bytes", "row_hit_latency",
 // "row_miss_latency").
+#include "loom/sim/systemc_sim.h"
 #include "backend_config.h"
 #include "loom/sim/rtl_sim.h"
-#include "loom/sim/systemc_sim.h"
 #include "rtl/rtl_core.h"
 #include "systemc/systemc_engine.h"
 

@@ -29,6 +29,14 @@ RtlCore::RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uin
       dram_(dram_base, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle,
             rtl_axi_limits(), opt.dram_stall_rate) {
   if (!opt_.fst_path.empty()) model_->open_trace(opt_.fst_path);
+  if (!opt_.trace_path.empty()) {
+    TimelineOptions t;
+    t.path = opt_.trace_path;
+    t.begin = opt_.trace_begin;
+    t.end = opt_.trace_end;
+    t.max_events = opt_.trace_max_events;
+    timeline_ = std::make_unique<Timeline>(t);
+  }
 }
 
 bool RtlCore::cycle() {
@@ -37,6 +45,10 @@ bool RtlCore::cycle() {
   model_->eval_low(in_, out_);
   observe_host();
   const bool run_ends = out_.irq || broken();
+  if (timeline_) {
+    model_->probe(probes_);
+    timeline_->sample(cycle_, probes_, in_, out_);
+  }
   if (!opt_.fst_path.empty() && cycle_ >= opt_.fst_begin && cycle_ < opt_.fst_end) model_->dump(2 * cycle_);
   dram_.update(in_, out_);
   model_->posedge();

@@ -11,6 +11,7 @@
 #include "dram_model.h"
 #include "loom/sim/rtl_sim.h"
 #include "rtl_model.h"
+#include "timeline.h"
 
 namespace loom::sim::rtl {
 
@@ -39,6 +40,13 @@ class RtlCore {
 
   bool irq() const { return out_.irq; }       // in the last cycle's settled outputs
   uint64_t cycles() const { return cycle_; }  // since creation
+  // A run starts (the host set START) or ended: a new group in the timeline, if one is recorded.
+  void begin_run(const std::string& label) {
+    if (timeline_) timeline_->begin_run(cycle_, label);
+  }
+  void end_run() {
+    if (timeline_) timeline_->end_run(cycle_);
+  }
   DramModel& dram() { return dram_; }
 
  private:
@@ -54,6 +62,8 @@ class RtlCore {
   uint64_t cycle_ = 0;
   std::optional<uint64_t> assertion_cycle_;  // when the model's first assertion failure was seen
   State state_ = State::Idle;
+  std::unique_ptr<Timeline> timeline_;
+  Probes probes_;
   uint32_t offset_ = 0, wdata_ = 0, rdata_ = 0, resp_ = 0;
 };
 

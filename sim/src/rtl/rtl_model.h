@@ -35,9 +35,20 @@ struct Outputs {
   std::array<uint8_t, kMaxBusBytes> m_wdata{};
 };
 
+// What each execution module (load, compute, store; in that order) does in a cycle, read from
+// inside the RTL (signals marked Verilator-public in loom_accel.sv) for the timelines.
+struct ModuleProbe {
+  bool busy = false;     // executing an instruction
+  bool stalled = false;  // waiting for a dependency token (or room for one)
+  uint32_t index = 0;    // the instruction it executes or waits on
+};
+using Probes = std::array<ModuleProbe, 3>;
+
 class Model {
  public:
   virtual ~Model() = default;
+  // The modules' state in the last settled cycle.
+  virtual void probe(Probes& p) const = 0;
   // Applies the inputs with the clock low and settles the combinational outputs.
   virtual void eval_low(const Inputs& in, Outputs& out) = 0;
   // Rising clock edge (the registers take their next values), then the clock goes low again.

@@ -109,6 +109,13 @@ class ModelImpl final : public Model {
     out.m_bready = t.m_axi_bready;
   }
 
+  void probe(Probes& p) const override {
+    const auto* r = top_->rootp;
+    p[0] = {bool(r->loom_accel__DOT__ld_busy), bool(r->loom_accel__DOT__ld_stalled), r->loom_accel__DOT__ld_wait};
+    p[1] = {bool(r->loom_accel__DOT__cp_busy), bool(r->loom_accel__DOT__cp_stalled), r->loom_accel__DOT__cp_wait};
+    p[2] = {bool(r->loom_accel__DOT__st_busy), bool(r->loom_accel__DOT__st_stalled), r->loom_accel__DOT__st_wait};
+  }
+
   void posedge() override {
     top_->clk = 1;
     top_->eval();

@@ -14,10 +14,10 @@
 // devices attach to a free slot and detach when closed. Simulated time only passes inside a
 // device's call (sc_start until the slot's work is done, then sc_pause), and only the slot whose
 // device called does any work, so each device sees the cycles it would see alone.
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include <cstdlib>
 #include <cstring>
@@ -153,7 +153,9 @@ class AccelModule final : public sc_module, public rtl::MemoryPort {
     dont_initialize();
   }
 
-  uint32_t read_burst(uint64_t addr, uint8_t* dst, uint32_t bytes) override { return burst(tlm::TLM_READ_COMMAND, addr, dst, bytes); }
+  uint32_t read_burst(uint64_t addr, uint8_t* dst, uint32_t bytes) override {
+    return burst(tlm::TLM_READ_COMMAND, addr, dst, bytes);
+  }
   uint32_t write_burst(uint64_t addr, const uint8_t* src, uint32_t bytes) override {
     return burst(tlm::TLM_WRITE_COMMAND, addr, const_cast<uint8_t*>(src), bytes);
   }

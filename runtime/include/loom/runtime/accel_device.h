@@ -127,6 +127,9 @@ class AccelDevice {
   virtual std::vector<uint32_t> read_regs(uint32_t first, uint32_t count);
   // Programs INSN_ADDR/INSN_COUNT and sets START.
   virtual void launch(uint64_t insn_addr, uint32_t count);
+  // Names the next run in the device's timeline, if it records one (a model's kernel; the RTL
+  // simulators' --trace). Others ignore it.
+  virtual void label_next_run(const std::string& label) { (void)label; }
   // Polls STATUS until DONE or ERROR. Throws DeviceError on ERROR (with error_message()) and on
   // timeout. A remote backend bounds the wait where the device is, and the request by it.
   virtual void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));

@@ -30,9 +30,14 @@ struct RtlSimOptions {
   uint64_t cycle_limit = 4'000'000'000;          // a run without FINISH after this many cycles fails
   std::string fst_path;                          // waveform file (FST); empty: no waveform
   uint64_t fst_begin = 0, fst_end = UINT64_MAX;  // cycle window dumped (counted from the device's creation)
+  // Timeline (Chrome / Perfetto JSON trace) of the modules, instructions and DMA bursts; empty: none.
+  std::string trace_path;
+  uint64_t trace_begin = 0, trace_end = UINT64_MAX;  // cycle window recorded
+  uint64_t trace_max_events = 2'000'000;             // the file's bound (reaching it is noted in it)
 
   // Parses {"dram_latency": 32, "dram_bytes_per_cycle": 16, "dram_stall_rate": 0.3, "cycle_limit": N,
-  // "fst": "path", "fst_begin": 0, "fst_end": 1000}; unknown keys are a ConfigError naming them.
+  // "fst": "path", "fst_begin": 0, "fst_end": 1000, "trace": "path", "trace_begin": 0, "trace_end": N,
+  // "trace_max_events": N}; unknown keys are a ConfigError naming them.
   static RtlSimOptions from_json(const std::string& json_text);
 };
 
@@ -54,6 +59,7 @@ class RtlSim : public AccelDevice {
   void write_reg(uint32_t offset, uint32_t value) override;
   uint32_t read_reg(uint32_t offset) override;
   std::string error_message() const override;
+  void label_next_run(const std::string& label) override;
 
   const accel::AccelConfig& config() const;
   uint64_t simulated_cycles() const;  // since creation (all runs and register accesses)
