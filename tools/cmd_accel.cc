@@ -13,6 +13,7 @@
 #include "loom/accel/vitis_kernel.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
+#include "loom/sim/commit_log.h"
 
 namespace loom::tools {
 
@@ -58,6 +59,49 @@ int disasm(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Runs `p` on two backends with commit records on and reports the first instruction whose records
+// differ (exit 1), or that all are equal (exit 0).
+int compare_backends(const std::string& file, const Program& p, const std::vector<std::string>& backends) {
+  std::vector<sim::CommitRecord> records[2];
+  std::string errors[2];
+  for (int s = 0; s < 2; ++s) {
+    BackendOptions bo;
+    bo.backend = backends[size_t(s)];
+    auto dev = open_accel_backend(bo, p.config);
+    auto* log = dynamic_cast<sim::CommitLogSource*>(dev.get());
+    if (!log)
+      LOOM_THROW(ConfigError, "--compare: backend '", bo.backend,
+                 "' does not record per-instruction commits (fsim, rtl and systemc do)");
+    log->record_commits(true);
+    try {
+      run_program(p, *dev);
+    } catch (const DeviceError& e) {
+      errors[s] = e.what();
+    }
+    records[s] = log->take_commits();
+  }
+  std::cout << "compared " << file << " on " << backends[0] << " (" << records[0].size() << " instruction records) and "
+            << backends[1] << " (" << records[1].size() << ")\n";
+  for (int s = 0; s < 2; ++s)
+    if (!errors[s].empty()) std::cout << "  " << backends[size_t(s)] << " stopped: " << errors[s] << "\n";
+  auto d = sim::first_divergence(records[0], records[1]);
+  if (!d) {
+    if (errors[0].empty() != errors[1].empty()) {
+      std::cout << "the records agree, but only one backend stopped with an error\n";
+      return 1;
+    }
+    std::cout << "no divergence: every instruction's effect is the same\n";
+    return 0;
+  }
+  std::cout << "first divergence at instruction " << d->index << ":\n";
+  for (int s = 0; s < 2; ++s) {
+    const auto& r = s == 0 ? d->a : d->b;
+    std::cout << "  " << backends[size_t(s)] << ": "
+              << (r ? r->describe() : "no record (the instruction did not finish: the run stopped before it)") << "\n";
+  }
+  return 1;
+}
+
 int simulate(const std::vector<std::string>& args) {
   CLI::App app{
       "Run an accelerator program on a backend and print its counters; exits 1 if its expected outputs do not match",
@@ -69,10 +113,20 @@ int simulate(const std::vector<std::string>& args) {
       ->check(CLI::ExistingFile);
   add_config_option(app, config)->description("check that the program was built for this accelerator config (JSON)");
   add_backend_options(app, bo);
+  std::vector<std::string> compare;
+  auto* o_compare = app.add_option("--compare", compare,
+                                   "run on two backends (e.g. fsim,rtl) and report the first instruction whose effect "
+                                   "differs, from per-instruction commit records")
+                        ->delimiter(',')
+                        ->expected(2);
   if (int rc = parse(app, args); rc >= 0) return rc;
+  if (o_compare->count() && any_backend_option(bo))
+    LOOM_THROW(ConfigError,
+               "--compare runs each backend with its default options: leave out --backend and the simulator options");
   Program p = Program::load(file);
   if (!config.empty() && !(load_config(config) == p.config))
     LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", config);
+  if (o_compare->count()) return compare_backends(file, p, compare);
   auto dev = open_accel_backend(bo, p.config);
   ProgramResult r = run_program(p, *dev);
   // What ran, from the device's counters (the header's count includes FINISH and anything the

@@ -14,7 +14,7 @@ module loom_sram #(
     input  logic [NumRd*AW-1:0]    raddr_i,
     output logic [NumRd*Width-1:0] rdata_o
 );
-  logic [Width-1:0] mem_q[Depth];
+  logic [Width-1:0] mem_q[Depth]  /*verilator public_flat_rd*/;  // read by the simulators' commit records
 
   always_ff @(posedge clk_i) begin
     if (we_i) mem_q[waddr_i] <= wdata_i;

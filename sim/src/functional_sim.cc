@@ -1,7 +1,9 @@
 #include "loom/sim/functional_sim.h"
 
 #include "backend_config.h"
+#include "commit_record.h"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <random>
@@ -273,6 +275,13 @@ uint32_t FunctionalSim::read_reg(uint32_t offset) {
   return v;
 }
 
+std::vector<CommitRecord> FunctionalSim::take_commits() {
+  std::vector<CommitRecord> r = std::move(commits_);
+  commits_.clear();
+  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) { return a.index < b.index; });
+  return r;
+}
+
 void FunctionalSim::run() {
   regs_[reg::kStatus / 4] = 0;
   regs_[reg::kControl / 4] = 0;
@@ -335,6 +344,21 @@ void FunctionalSim::run() {
           break;
         case Opcode::Finish:
           break;
+      }
+      if (record_commits_) {
+        auto scratchpad = [&](MemType m) {
+          auto [bytes, base] = st->sram(m);
+          const uint64_t depth = m == MemType::Inp   ? config_.inp_depth()
+                                 : m == MemType::Wgt ? config_.wgt_depth()
+                                 : m == MemType::Acc ? config_.acc_depth()
+                                 : m == MemType::Out ? config_.out_depth()
+                                                     : config_.uop_depth();
+          return std::vector<uint8_t>(base, base + depth * uint64_t(bytes));
+        };
+        auto dram = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
+          return allocator_.contains(addr, bytes) ? dram_.get() + (addr - kDramBase) : nullptr;
+        };
+        if (auto r = make_commit_record(i, uint32_t(k), config_, scratchpad, dram)) commits_.push_back(std::move(*r));
       }
       if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
       if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);

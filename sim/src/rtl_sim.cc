@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "commit_record.h"
 #include "loom/accel/isa.h"
 #include "loom/runtime/error.h"
 #include "rtl/rtl_core.h"
@@ -121,6 +122,36 @@ struct RtlSim::Impl {
   std::map<uint32_t, uint32_t> snapshot;
   std::string error;
   std::string next_label;  // the next run's name in the timeline
+  std::vector<CommitRecord> commits;
+
+  // The record of instruction `index` of the running stream, taken when its module finished it.
+  void commit(uint32_t index) {
+    const uint64_t insn_addr = run_insn_addr + 16ull * index;
+    if (insn_addr < run_insn_addr || !dram.allocator().contains(insn_addr, 16)) return;
+    InsnWord w;
+    std::memcpy(w.data(), dram.host_ptr(insn_addr), 16);
+    Instruction insn;
+    try {
+      insn = decode(w, IsaLayout(config), index);
+    } catch (const IsaError&) {
+      return;  // the decoder faults on it; the run's error says so
+    }
+    auto scratchpad = [&](MemType m) {
+      const size_t entry = m == MemType::Inp   ? config.inp_block_bytes()
+                           : m == MemType::Wgt ? config.wgt_block_bytes()
+                           : m == MemType::Acc ? config.acc_block_bytes()
+                           : m == MemType::Out ? config.out_block_bytes()
+                                               : AccelConfig::kUopBytes;
+      std::vector<uint8_t> bytes;
+      core.read_scratchpad(m, entry, bytes);
+      return bytes;
+    };
+    auto dram_at = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
+      return dram.allocator().contains(addr, bytes) ? dram.host_ptr(addr) : nullptr;
+    };
+    if (auto r = make_commit_record(insn, index, config, scratchpad, dram_at)) commits.push_back(std::move(*r));
+  }
+  uint64_t run_insn_addr = 0;  // as the host wrote INSN_ADDR (the stream commit records decode)
 
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
       : config(std::move(c)),
@@ -244,6 +275,18 @@ uint64_t RtlSim::simulated_cycles() const { return impl_->cycle(); }
 double RtlSim::simulation_seconds() const { return impl_->sim_seconds; }
 std::string RtlSim::error_message() const { return impl_->error; }
 void RtlSim::label_next_run(const std::string& label) { impl_->next_label = label; }
+void RtlSim::record_commits(bool on) {
+  if (on)
+    impl_->core.on_commit([d = impl_.get()](int, uint32_t index) { d->commit(index); });
+  else
+    impl_->core.on_commit(nullptr);
+}
+std::vector<CommitRecord> RtlSim::take_commits() {
+  std::vector<CommitRecord> r = std::move(impl_->commits);
+  impl_->commits.clear();
+  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) { return a.index < b.index; });
+  return r;
+}
 std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
 
 // Allocations cover whole bus beats: the DMA reads full beats even for narrower entries (micro-ops).
@@ -254,10 +297,12 @@ uint64_t RtlSim::alloc(uint64_t bytes, uint64_t alignment) {
   std::memset(impl_->dram.host_ptr(a), 0, bytes);  // reproducible runs, like the functional simulator
   return a;
 }
+// The end is rounded up to a whole beat (the DMA reads full beats), the start is kept: a segment
+// that does not start on a beat then leaves its first beat outside device memory, so a DMA reading
+// from before it is answered DECERR, as the functional simulator calls it out of range.
 void RtlSim::alloc_at(uint64_t addr, uint64_t bytes) {
   const uint64_t bus = impl_->config.dram_bus_bytes();
   uint64_t end = (addr + bytes + bus - 1) / bus * bus;
-  addr = addr / bus * bus;
   impl_->dram.allocator().alloc_at(addr, end - addr, name());
   std::memset(impl_->dram.host_ptr(addr), 0, end - addr);
 }
@@ -283,6 +328,8 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   if (offset == reg::kStatus || offset >= reg::kCyclesLo)
     LOOM_THROW(DeviceError, name(), ": register 0x", std::hex, offset, " is read-only");
   const bool start = offset == reg::kControl && (value & reg::kStart);
+  if (offset == reg::kInsnAddrLo) d.run_insn_addr = (d.run_insn_addr & ~uint64_t{0xffffffff}) | value;
+  if (offset == reg::kInsnAddrHi) d.run_insn_addr = (d.run_insn_addr & 0xffffffff) | uint64_t(value) << 32;
   if (start && d.running) LOOM_THROW(DeviceError, name(), ": START while a run is in progress");
   uint32_t resp;
   d.axil_write(offset, value, resp);

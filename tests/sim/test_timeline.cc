@@ -80,8 +80,7 @@ TEST(Timeline, SlicesAddUpToTheCountersAndBurstsPair) {
   EXPECT_GT(bursts, 10);
   for (auto& [id, n] : open) EXPECT_EQ(n, 0) << "burst " << id;
   bool labelled = false;
-  for (auto& e : t.trace["traceEvents"])
-    labelled |= e["name"] == "process_name" && e["args"]["name"] == "matmul 0";
+  for (auto& e : t.trace["traceEvents"]) labelled |= e["name"] == "process_name" && e["args"]["name"] == "matmul 0";
   EXPECT_TRUE(labelled);
 }
 

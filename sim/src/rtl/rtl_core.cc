@@ -45,9 +45,14 @@ bool RtlCore::cycle() {
   model_->eval_low(in_, out_);
   observe_host();
   const bool run_ends = out_.irq || broken();
-  if (timeline_) {
-    model_->probe(probes_);
-    timeline_->sample(cycle_, probes_, in_, out_);
+  if (timeline_ || on_commit_) model_->probe(probes_);
+  if (timeline_) timeline_->sample(cycle_, probes_, in_, out_);
+  if (on_commit_) {
+    for (int m = 0; m < 3; ++m) {
+      const ModuleProbe &was = last_probes_[size_t(m)], &now = probes_[size_t(m)];
+      if (was.busy && (!now.busy || now.index != was.index)) on_commit_(m, was.index);
+    }
+    last_probes_ = probes_;
   }
   if (!opt_.fst_path.empty() && cycle_ >= opt_.fst_begin && cycle_ < opt_.fst_end) model_->dump(2 * cycle_);
   dram_.update(in_, out_);

@@ -4,6 +4,7 @@
 // (Built as C++17 too: the SystemC platform includes it.)
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,12 @@ class RtlCore {
   void end_run() {
     if (timeline_) timeline_->end_run(cycle_);
   }
+  // Called once per finished instruction (module 0 load, 1 compute, 2 store; its index), in the
+  // cycle its module moves on, before the clock edge; null: none (commit records off).
+  void on_commit(std::function<void(int module, uint32_t index)> f) { on_commit_ = std::move(f); }
+  void read_scratchpad(accel::MemType m, size_t entry_bytes, std::vector<uint8_t>& bytes) const {
+    model_->read_scratchpad(m, entry_bytes, bytes);
+  }
   DramModel& dram() { return dram_; }
 
  private:
@@ -63,7 +70,8 @@ class RtlCore {
   std::optional<uint64_t> assertion_cycle_;  // when the model's first assertion failure was seen
   State state_ = State::Idle;
   std::unique_ptr<Timeline> timeline_;
-  Probes probes_;
+  Probes probes_, last_probes_;
+  std::function<void(int, uint32_t)> on_commit_;
   uint32_t offset_ = 0, wdata_ = 0, rdata_ = 0, resp_ = 0;
 };
 

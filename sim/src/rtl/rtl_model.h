@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "loom/accel/config.h"
+#include "loom/accel/isa.h"
 
 namespace loom::sim::rtl {
 
@@ -49,6 +51,8 @@ class Model {
   virtual ~Model() = default;
   // The modules' state in the last settled cycle.
   virtual void probe(Probes& p) const = 0;
+  // A scratchpad's contents, entries in order, `entry_bytes` each (little-endian elements).
+  virtual void read_scratchpad(accel::MemType m, size_t entry_bytes, std::vector<uint8_t>& bytes) const = 0;
   // Applies the inputs with the clock low and settles the combinational outputs.
   virtual void eval_low(const Inputs& in, Outputs& out) = 0;
   // Rising clock edge (the registers take their next values), then the clock goes low again.

@@ -5,8 +5,10 @@
 #include <verilated_fst_c.h>
 #include "verilated_hooks.h"  // first: it adjusts the Verilator runtime's hooks
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "rtl_model.h"
 
@@ -30,6 +32,20 @@ void store_bytes(const Sig& sig, std::array<uint8_t, kMaxBusBytes>& bytes) {
     std::memcpy(bytes.data(), &sig, sizeof(Sig));
   } else {
     std::memcpy(bytes.data(), sig.data(), sizeof(sig.m_storage));
+  }
+}
+
+// Copies a Verilated unpacked array of entries (integers or VlWide) into bytes.
+template <typename Array>
+void copy_entries(const Array& a, size_t entry_bytes, std::vector<uint8_t>& bytes) {
+  constexpr size_t depth = sizeof(a.m_storage) / sizeof(a.m_storage[0]);
+  bytes.resize(depth * entry_bytes);
+  for (size_t e = 0; e < depth; ++e) {
+    const auto& v = a.m_storage[e];
+    if constexpr (std::is_integral_v<std::decay_t<decltype(v)>>)
+      std::memcpy(bytes.data() + e * entry_bytes, &v, std::min(entry_bytes, sizeof(v)));
+    else
+      std::memcpy(bytes.data() + e * entry_bytes, v.data(), std::min(entry_bytes, sizeof(v.m_storage)));
   }
 }
 
@@ -114,6 +130,22 @@ class ModelImpl final : public Model {
     p[0] = {bool(r->loom_accel__DOT__ld_busy), bool(r->loom_accel__DOT__ld_stalled), r->loom_accel__DOT__ld_wait};
     p[1] = {bool(r->loom_accel__DOT__cp_busy), bool(r->loom_accel__DOT__cp_stalled), r->loom_accel__DOT__cp_wait};
     p[2] = {bool(r->loom_accel__DOT__st_busy), bool(r->loom_accel__DOT__st_stalled), r->loom_accel__DOT__st_wait};
+  }
+
+  void read_scratchpad(accel::MemType m, size_t entry_bytes, std::vector<uint8_t>& bytes) const override {
+    const auto* r = top_->rootp;
+    switch (m) {
+      case accel::MemType::Inp:
+        return copy_entries(r->loom_accel__DOT__inp_sram__DOT__mem_q, entry_bytes, bytes);
+      case accel::MemType::Wgt:
+        return copy_entries(r->loom_accel__DOT__wgt_sram__DOT__mem_q, entry_bytes, bytes);
+      case accel::MemType::Out:
+        return copy_entries(r->loom_accel__DOT__out_sram__DOT__mem_q, entry_bytes, bytes);
+      case accel::MemType::Acc:
+        return copy_entries(r->loom_accel__DOT__compute__DOT__acc_sram__DOT__mem_q, entry_bytes, bytes);
+      case accel::MemType::Uop:
+        return copy_entries(r->loom_accel__DOT__compute__DOT__uop_sram__DOT__mem_q, entry_bytes, bytes);
+    }
   }
 
   void posedge() override {

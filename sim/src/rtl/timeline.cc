@@ -28,9 +28,10 @@ std::string quoted(const std::string& s) {
 Timeline::Timeline(TimelineOptions opt) : opt_(std::move(opt)) {
   file_ = std::fopen(opt_.path.c_str(), "w");
   if (!file_) LOOM_THROW(DeviceError, "trace: cannot write '", opt_.path, "': ", std::strerror(errno));
-  std::fputs("{\"displayTimeUnit\": \"ns\", \"otherData\": {\"time axis\": \"1 us = 1 accelerator cycle\"},\n"
-             "\"traceEvents\": [\n",
-             file_);
+  std::fputs(
+      "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"time axis\": \"1 us = 1 accelerator cycle\"},\n"
+      "\"traceEvents\": [\n",
+      file_);
 }
 
 Timeline::~Timeline() {
@@ -50,8 +51,8 @@ void Timeline::emit(const std::string& event) {
   if (truncated_) return;
   if (events_ >= opt_.max_events) {
     truncated_ = true;
-    std::cerr << "loom: trace " << opt_.path << ": the limit of " << opt_.max_events
-              << " events was reached at cycle " << last_cycle_ << "; later activity is not recorded\n";
+    std::cerr << "loom: trace " << opt_.path << ": the limit of " << opt_.max_events << " events was reached at cycle "
+              << last_cycle_ << "; later activity is not recorded\n";
     return;
   }
   std::fputs(first_ ? "" : ",\n", file_);
@@ -64,8 +65,8 @@ void Timeline::begin_run(uint64_t cycle, const std::string& label) {
   if (run_ > 0) end_run(cycle);
   ++run_;
   std::ostringstream m;
-  m << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " << run_ << ", \"args\": {\"name\": "
-    << quoted(label.empty() ? "run " + std::to_string(run_) : label) << "}}";
+  m << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " << run_
+    << ", \"args\": {\"name\": " << quoted(label.empty() ? "run " + std::to_string(run_) : label) << "}}";
   emit(m.str());
   auto thread = [&](int tid, const std::string& name) {
     std::ostringstream t;
@@ -112,7 +113,8 @@ void Timeline::async(char phase, int tid, const char* name, uint64_t id, uint64_
 
 void Timeline::close_module(int m, uint64_t cycle) {
   const std::string who = "#";
-  if (busy_[m].on) slice(kModule0 + m, who + std::to_string(busy_[m].index) + " busy", busy_[m].start, cycle, busy_[m].index);
+  if (busy_[m].on)
+    slice(kModule0 + m, who + std::to_string(busy_[m].index) + " busy", busy_[m].start, cycle, busy_[m].index);
   if (stall_[m].on)
     slice(kModule0 + m, who + std::to_string(stall_[m].index) + " waits for a token", stall_[m].start, cycle,
           stall_[m].index);

@@ -12,10 +12,11 @@
 #include "loom/accel/config.h"
 #include "loom/accel/isa.h"
 #include "loom/runtime/accel_device.h"
+#include "loom/sim/commit_log.h"
 
 namespace loom::sim {
 
-class FunctionalSim : public AccelDevice {
+class FunctionalSim : public AccelDevice, public CommitLogSource {
  public:
   explicit FunctionalSim(accel::AccelConfig config, uint64_t dram_bytes = uint64_t{256} << 20);
   std::string name() const override { return "fsim"; }
@@ -45,6 +46,9 @@ class FunctionalSim : public AccelDevice {
   static constexpr uint64_t kDefaultStepLimit = 1'000'000'000;
   void set_step_limit(uint64_t steps) { step_limit_ = steps; }
 
+  void record_commits(bool on) override { record_commits_ = on; }
+  std::vector<CommitRecord> take_commits() override;
+
  private:
   struct State;
   void run();
@@ -58,6 +62,8 @@ class FunctionalSim : public AccelDevice {
   Interleave interleave_ = Interleave::LoadFirst;
   uint64_t interleave_seed_ = 1;
   uint64_t step_limit_ = kDefaultStepLimit;
+  bool record_commits_ = false;
+  std::vector<CommitRecord> commits_;
   std::string error_;
 };
 

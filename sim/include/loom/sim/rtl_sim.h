@@ -12,6 +12,7 @@
 
 #include "loom/accel/config.h"
 #include "loom/runtime/accel_device.h"
+#include "loom/sim/commit_log.h"
 
 namespace loom::sim {
 
@@ -41,7 +42,7 @@ struct RtlSimOptions {
   static RtlSimOptions from_json(const std::string& json_text);
 };
 
-class RtlSim : public AccelDevice {
+class RtlSim : public AccelDevice, public CommitLogSource {
  public:
   RtlSim(accel::AccelConfig config, RtlSimOptions options = {}, uint64_t dram_bytes = uint64_t{256} << 20);
   // The same device with its cycles passing elsewhere (the SystemC platform, backend "systemc").
@@ -60,6 +61,8 @@ class RtlSim : public AccelDevice {
   uint32_t read_reg(uint32_t offset) override;
   std::string error_message() const override;
   void label_next_run(const std::string& label) override;
+  void record_commits(bool on) override;
+  std::vector<CommitRecord> take_commits() override;
 
   const accel::AccelConfig& config() const;
   uint64_t simulated_cycles() const;  // since creation (all runs and register accesses)

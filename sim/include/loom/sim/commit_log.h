@@ -1,0 +1,43 @@
+// Per-instruction commit records: what each LOAD, GEMM, ALU and STORE left behind, as a digest of
+// the state it writes (a LOAD: its scratchpad; GEMM and ALU: the accumulator and output
+// scratchpads; a STORE: the DRAM rows it wrote), taken when the instruction completes. Each
+// scratchpad has one writer module and each module runs its instructions in order, so the records
+// of two correct backends are equal instruction by instruction even though the RTL's modules run
+// concurrently; the first instruction whose records differ is where two backends part
+// (`loom sim --compare fsim,rtl`).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/accel/isa.h"
+
+namespace loom::sim {
+
+struct CommitRecord {
+  uint32_t index = 0;  // in the instruction stream
+  accel::Opcode opcode = accel::Opcode::Finish;
+  std::string target;  // what was digested: "inp scratchpad", "acc and out scratchpads", "DRAM rows ..."
+  uint64_t digest = 0;
+  std::string describe() const;  // "instruction 12 (GEMM): acc and out scratchpads, digest 0x..."
+};
+
+// Backends that record commits (fsim, rtl, systemc): on from the next run, records taken per run.
+class CommitLogSource {
+ public:
+  virtual ~CommitLogSource() = default;
+  virtual void record_commits(bool on) = 0;
+  virtual std::vector<CommitRecord> take_commits() = 0;  // since the last take, in index order
+};
+
+uint64_t digest_bytes(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull);  // FNV-1a 64
+
+struct Divergence {
+  uint32_t index = 0;
+  std::optional<CommitRecord> a, b;  // a side without a record did not commit that instruction
+};
+// The lowest instruction index whose records differ (or exist on one side only); none if equal.
+std::optional<Divergence> first_divergence(const std::vector<CommitRecord>& a, const std::vector<CommitRecord>& b);
+
+}  // namespace loom::sim

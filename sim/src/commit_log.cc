@@ -1,0 +1,43 @@
+#include "loom/sim/commit_log.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace loom::sim {
+
+std::string CommitRecord::describe() const {
+  std::ostringstream m;
+  m << "instruction " << index << " (" << accel::to_string(opcode) << "): " << target << ", digest 0x" << std::hex
+    << digest;
+  return m.str();
+}
+
+uint64_t digest_bytes(const void* data, size_t bytes, uint64_t h) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+std::optional<Divergence> first_divergence(const std::vector<CommitRecord>& a, const std::vector<CommitRecord>& b) {
+  std::map<uint32_t, const CommitRecord*> ma, mb;
+  for (auto& r : a) ma[r.index] = &r;
+  for (auto& r : b) mb[r.index] = &r;
+  auto ia = ma.begin(), ib = mb.begin();
+  while (ia != ma.end() || ib != mb.end()) {
+    const uint32_t k = ia == ma.end() ? ib->first : ib == mb.end() ? ia->first : std::min(ia->first, ib->first);
+    const CommitRecord* ra = ia != ma.end() && ia->first == k ? ia->second : nullptr;
+    const CommitRecord* rb = ib != mb.end() && ib->first == k ? ib->second : nullptr;
+    if (!ra || !rb || ra->digest != rb->digest || ra->target != rb->target || ra->opcode != rb->opcode) {
+      Divergence d;
+      d.index = k;
+      if (ra) d.a = *ra;
+      if (rb) d.b = *rb;
+      return d;
+    }
+    ++ia, ++ib;
+  }
+  return std::nullopt;
+}
+
+}  // namespace loom::sim
