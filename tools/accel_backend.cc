@@ -1,6 +1,7 @@
 #include "accel_backend.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include <nlohmann/json.hpp>
 
@@ -134,6 +135,38 @@ bool any_backend_option(const BackendOptions& opt) {
                                opt.o_fst, opt.o_step_limit, opt.o_trace})
     if (given(o)) return true;
   return memory_options(opt);
+}
+
+sim::CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend) {
+  auto* log = dynamic_cast<sim::CommitLogSource*>(device);
+  if (!log)
+    LOOM_THROW(ConfigError, "--compare: backend '", backend,
+               "' does not record per-instruction commits (fsim, rtl and systemc do)");
+  return *log;
+}
+
+int report_divergence(const std::string& what, const std::vector<std::string>& backends,
+                      const std::vector<sim::CommitRecord> (&records)[2], const std::string (&errors)[2]) {
+  std::cout << "compared " << what << " on " << backends[0] << " (" << records[0].size() << " instruction records) and "
+            << backends[1] << " (" << records[1].size() << ")\n";
+  for (int s = 0; s < 2; ++s)
+    if (!errors[s].empty()) std::cout << "  " << backends[size_t(s)] << " stopped: " << errors[s] << "\n";
+  auto d = sim::first_divergence(records[0], records[1]);
+  if (!d) {
+    if (errors[0].empty() != errors[1].empty()) {
+      std::cout << "the records agree, but only one backend stopped with an error\n";
+      return 1;
+    }
+    std::cout << "no divergence: every instruction's effect is the same\n";
+    return 0;
+  }
+  std::cout << "first divergence at instruction " << d->index << " of run " << d->run << ":\n";
+  for (int s = 0; s < 2; ++s) {
+    const auto& r = s == 0 ? d->a : d->b;
+    std::cout << "  " << backends[size_t(s)] << ": "
+              << (r ? r->describe() : "no record (the instruction did not finish: the run stopped before it)") << "\n";
+  }
+  return 1;
 }
 
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config) {

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "loom/accel/config.h"
 #include "loom/runtime/accel_device.h"
+#include "loom/sim/commit_log.h"
 
 namespace loom::tools {
 
@@ -43,6 +44,13 @@ bool any_backend_option(const BackendOptions& opt);
 
 // The device of the chosen backend for `config`. The RTL options need --backend rtl.
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config);
+// --compare: the device's commit log (ConfigError naming `backend` if it keeps none), and the
+// report of two backends' records: the first divergence with both records (returns 1), or that
+// every instruction's effect is the same (0; 1 if only one backend stopped with an error).
+sim::CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend);
+int report_divergence(const std::string& what, const std::vector<std::string>& backends,
+                      const std::vector<sim::CommitRecord> (&records)[2], const std::string (&errors)[2]);
+
 // The config JSON the backend is opened with: `config` plus the simulator options given.
 std::string backend_config_json(const BackendOptions& opt, const accel::AccelConfig& config);
 

@@ -13,7 +13,6 @@
 #include "loom/accel/vitis_kernel.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
-#include "loom/sim/commit_log.h"
 
 namespace loom::tools {
 
@@ -68,38 +67,16 @@ int compare_backends(const std::string& file, const Program& p, const std::vecto
     BackendOptions bo;
     bo.backend = backends[size_t(s)];
     auto dev = open_accel_backend(bo, p.config);
-    auto* log = dynamic_cast<sim::CommitLogSource*>(dev.get());
-    if (!log)
-      LOOM_THROW(ConfigError, "--compare: backend '", bo.backend,
-                 "' does not record per-instruction commits (fsim, rtl and systemc do)");
-    log->record_commits(true);
+    sim::CommitLogSource& log = commit_log_of(dev.get(), bo.backend);
+    log.record_commits(true);
     try {
       run_program(p, *dev);
     } catch (const DeviceError& e) {
       errors[s] = e.what();
     }
-    records[s] = log->take_commits();
+    records[s] = log.take_commits();
   }
-  std::cout << "compared " << file << " on " << backends[0] << " (" << records[0].size() << " instruction records) and "
-            << backends[1] << " (" << records[1].size() << ")\n";
-  for (int s = 0; s < 2; ++s)
-    if (!errors[s].empty()) std::cout << "  " << backends[size_t(s)] << " stopped: " << errors[s] << "\n";
-  auto d = sim::first_divergence(records[0], records[1]);
-  if (!d) {
-    if (errors[0].empty() != errors[1].empty()) {
-      std::cout << "the records agree, but only one backend stopped with an error\n";
-      return 1;
-    }
-    std::cout << "no divergence: every instruction's effect is the same\n";
-    return 0;
-  }
-  std::cout << "first divergence at instruction " << d->index << ":\n";
-  for (int s = 0; s < 2; ++s) {
-    const auto& r = s == 0 ? d->a : d->b;
-    std::cout << "  " << backends[size_t(s)] << ": "
-              << (r ? r->describe() : "no record (the instruction did not finish: the run stopped before it)") << "\n";
-  }
-  return 1;
+  return report_divergence(file, backends, records, errors);
 }
 
 int simulate(const std::vector<std::string>& args) {

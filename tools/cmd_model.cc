@@ -362,9 +362,50 @@ int run_model_cmd(const std::vector<std::string>& args) {
   app.add_flag("--json", as_json, "print the per-kernel table as JSON");
   BackendOptions bopt;
   add_backend_options(app, bopt);
+  std::vector<std::string> compare;
+  auto* o_compare = app.add_option("--compare", compare,
+                                   "run the accelerator kernels on two backends (e.g. fsim,rtl) and report the first "
+                                   "instruction, in the first kernel, whose effect differs")
+                        ->delimiter(',')
+                        ->expected(2);
   if (int rc = parse(app, args); rc >= 0) return rc;
   set_threads(threads);
+  if (o_compare->count() && any_backend_option(bopt))
+    LOOM_THROW(ConfigError,
+               "--compare runs each backend with its default options: leave out --backend and the simulator options");
   runtime::ModelFile file = runtime::load_model_file(model);
+  if (o_compare->count()) {
+    if (file.accel_image.empty())
+      LOOM_THROW(Error, "'", model,
+                 "' has no accelerator kernels: --compare needs a model compiled with --target accel");
+    const accel::AccelConfig c =
+        accel::AccelConfig::from_json(runtime::AccelImage::parse(file.accel_image, model).config_json, model);
+    std::vector<sim::CommitRecord> records[2];
+    std::string errors[2];
+    for (int s = 0; s < 2; ++s) {
+      BackendOptions side;
+      side.backend = compare[size_t(s)];
+      runtime::ExecutorOptions o;
+      o.accel_backend = side.backend;
+      o.accel_config_json = backend_config_json(side, c);
+      auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", o);
+      sim::CommitLogSource& log = commit_log_of(ex.accel_device(), side.backend);
+      log.record_commits(true);
+      for (size_t i = 0; i < ex.num_inputs(); ++i) {
+        NDArray a = inputs.empty() ? NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype)
+                                   : runtime::read_npy(inputs[i]);
+        if (inputs.empty()) a.fill_random(seed + i);
+        ex.set_input(i, a);
+      }
+      try {
+        ex.run();
+      } catch (const DeviceError& e) {
+        errors[s] = e.what();
+      }
+      records[s] = log.take_commits();
+    }
+    return report_divergence(model, compare, records, errors);
+  }
   runtime::ExecutorOptions eo;
   eo.accel_backend = bopt.backend;
   eo.max_host_bytes = max_host;

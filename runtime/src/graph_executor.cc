@@ -143,6 +143,8 @@ void GraphExecutor::set_input(const std::string& name, const NDArray& a) {
   LOOM_THROW(RuntimeError, "model has no input '", name, "' (inputs: ", have, ")");
 }
 
+AccelDevice* GraphExecutor::accel_device() const { return accel_ ? accel_->device.get() : nullptr; }
+
 const std::vector<AccelKernelStats>& GraphExecutor::accel_stats() const {
   static const std::vector<AccelKernelStats> none;
   return accel_ ? accel_->stats : none;

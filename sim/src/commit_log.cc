@@ -8,6 +8,7 @@ namespace loom::sim {
 
 std::string CommitRecord::describe() const {
   std::ostringstream m;
+  if (!label.empty()) m << label << ": ";
   m << "instruction " << index << " (" << accel::to_string(opcode) << "): " << target << ", digest 0x" << std::hex
     << digest;
   return m.str();
@@ -20,17 +21,19 @@ uint64_t digest_bytes(const void* data, size_t bytes, uint64_t h) {
 }
 
 std::optional<Divergence> first_divergence(const std::vector<CommitRecord>& a, const std::vector<CommitRecord>& b) {
-  std::map<uint32_t, const CommitRecord*> ma, mb;
-  for (auto& r : a) ma[r.index] = &r;
-  for (auto& r : b) mb[r.index] = &r;
+  using Key = std::pair<uint32_t, uint32_t>;  // (run, index)
+  std::map<Key, const CommitRecord*> ma, mb;
+  for (auto& r : a) ma[{r.run, r.index}] = &r;
+  for (auto& r : b) mb[{r.run, r.index}] = &r;
   auto ia = ma.begin(), ib = mb.begin();
   while (ia != ma.end() || ib != mb.end()) {
-    const uint32_t k = ia == ma.end() ? ib->first : ib == mb.end() ? ia->first : std::min(ia->first, ib->first);
+    const Key k = ia == ma.end() ? ib->first : ib == mb.end() ? ia->first : std::min(ia->first, ib->first);
     const CommitRecord* ra = ia != ma.end() && ia->first == k ? ia->second : nullptr;
     const CommitRecord* rb = ib != mb.end() && ib->first == k ? ib->second : nullptr;
     if (!ra || !rb || ra->digest != rb->digest || ra->target != rb->target || ra->opcode != rb->opcode) {
       Divergence d;
-      d.index = k;
+      d.run = k.first;
+      d.index = k.second;
       if (ra) d.a = *ra;
       if (rb) d.b = *rb;
       return d;

@@ -278,11 +278,16 @@ uint32_t FunctionalSim::read_reg(uint32_t offset) {
 std::vector<CommitRecord> FunctionalSim::take_commits() {
   std::vector<CommitRecord> r = std::move(commits_);
   commits_.clear();
-  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) { return a.index < b.index; });
+  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) {
+    return std::pair(a.run, a.index) < std::pair(b.run, b.index);
+  });
   return r;
 }
 
 void FunctionalSim::run() {
+  ++runs_;
+  run_label_ = std::move(next_label_);
+  next_label_.clear();
   regs_[reg::kStatus / 4] = 0;
   regs_[reg::kControl / 4] = 0;
   error_.clear();
@@ -358,7 +363,11 @@ void FunctionalSim::run() {
         auto dram = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
           return allocator_.contains(addr, bytes) ? dram_.get() + (addr - kDramBase) : nullptr;
         };
-        if (auto r = make_commit_record(i, uint32_t(k), config_, scratchpad, dram)) commits_.push_back(std::move(*r));
+        if (auto r = make_commit_record(i, uint32_t(k), config_, scratchpad, dram)) {
+          r->run = runs_;
+          r->label = run_label_;
+          commits_.push_back(std::move(*r));
+        }
       }
       if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
       if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);

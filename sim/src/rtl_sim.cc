@@ -149,9 +149,15 @@ struct RtlSim::Impl {
     auto dram_at = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
       return dram.allocator().contains(addr, bytes) ? dram.host_ptr(addr) : nullptr;
     };
-    if (auto r = make_commit_record(insn, index, config, scratchpad, dram_at)) commits.push_back(std::move(*r));
+    if (auto r = make_commit_record(insn, index, config, scratchpad, dram_at)) {
+      r->run = runs;
+      r->label = run_label;
+      commits.push_back(std::move(*r));
+    }
   }
   uint64_t run_insn_addr = 0;  // as the host wrote INSN_ADDR (the stream commit records decode)
+  uint32_t runs = 0;           // STARTs so far
+  std::string run_label;
 
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
       : config(std::move(c)),
@@ -284,7 +290,9 @@ void RtlSim::record_commits(bool on) {
 std::vector<CommitRecord> RtlSim::take_commits() {
   std::vector<CommitRecord> r = std::move(impl_->commits);
   impl_->commits.clear();
-  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) { return a.index < b.index; });
+  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) {
+    return std::pair(a.run, a.index) < std::pair(b.run, b.index);
+  });
   return r;
 }
 std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
@@ -340,6 +348,8 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
     d.running = true;
     d.run_start = d.cycle();
     d.core.begin_run(d.next_label);
+    ++d.runs;
+    d.run_label = std::move(d.next_label);
     d.next_label.clear();
     d.dram.clear_decode_errors();
   }

@@ -59,6 +59,9 @@ class GraphExecutor {
   bool uses_accelerator() const { return accel_ != nullptr; }
   // Per kernel (in kernel order), the accelerator's figures of the last run; zero for CPU kernels.
   const std::vector<AccelKernelStats>& accel_stats() const;
+  // The device accelerator kernels run on (null without accelerator kernels): for backend-specific
+  // views such as the simulators' commit records.
+  AccelDevice* accel_device() const;
   const std::string& target() const { return target_; }
   const std::string& model_name() const { return model_name_; }
   // Bytes of the planned temporaries (inputs excluded), and what one buffer per temporary would take.

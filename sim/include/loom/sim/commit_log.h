@@ -16,6 +16,8 @@
 namespace loom::sim {
 
 struct CommitRecord {
+  uint32_t run = 0;    // the device's run (START) it belongs to, from 1
+  std::string label;   // that run's name (a model's kernel), if the host gave one
   uint32_t index = 0;  // in the instruction stream
   accel::Opcode opcode = accel::Opcode::Finish;
   std::string target;  // what was digested: "inp scratchpad", "acc and out scratchpads", "DRAM rows ..."
@@ -34,10 +36,11 @@ class CommitLogSource {
 uint64_t digest_bytes(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull);  // FNV-1a 64
 
 struct Divergence {
-  uint32_t index = 0;
+  uint32_t run = 0, index = 0;
   std::optional<CommitRecord> a, b;  // a side without a record did not commit that instruction
 };
-// The lowest instruction index whose records differ (or exist on one side only); none if equal.
+// The first (run, instruction index) whose records differ (or exist on one side only); none if
+// equal.
 std::optional<Divergence> first_divergence(const std::vector<CommitRecord>& a, const std::vector<CommitRecord>& b);
 
 }  // namespace loom::sim

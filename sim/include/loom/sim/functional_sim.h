@@ -47,6 +47,7 @@ class FunctionalSim : public AccelDevice, public CommitLogSource {
   void set_step_limit(uint64_t steps) { step_limit_ = steps; }
 
   void record_commits(bool on) override { record_commits_ = on; }
+  void label_next_run(const std::string& label) override { next_label_ = label; }
   std::vector<CommitRecord> take_commits() override;
 
  private:
@@ -63,6 +64,8 @@ class FunctionalSim : public AccelDevice, public CommitLogSource {
   uint64_t interleave_seed_ = 1;
   uint64_t step_limit_ = kDefaultStepLimit;
   bool record_commits_ = false;
+  uint32_t runs_ = 0;  // STARTs so far
+  std::string next_label_, run_label_;
   std::vector<CommitRecord> commits_;
   std::string error_;
 };
