@@ -161,6 +161,40 @@ TEST(CommitLog, AProgramWithItsInputMovedByOneByteIsAnErrorOnEveryBackend) {
   }
 }
 
+// The same program over inputs that differ in one byte parts at the LOAD of that input (both runs
+// on the backend under test).
+TEST(CommitLog, DifferentInputDataPartsAtItsLoad) {
+  const AccelConfig cfg = default_config();
+  std::vector<sim::CommitRecord> records[2];
+  size_t load_index = 0;
+  for (int side = 0; side < 2; ++side) {
+    auto dev = test::make_test_device(cfg);
+    log_of(*dev).record_commits(true);
+    Driver drv(*dev, cfg);
+    std::vector<int8_t> x(size_t(16) * cfg.inp_block_bytes(), 2), w(size_t(cfg.wgt_block_bytes()), 1);
+    x[37] += int8_t(side);
+    auto bx = drv.alloc(x.size()), bw = drv.alloc(w.size()), bo = drv.alloc(size_t(16) * cfg.out_block_bytes());
+    drv.copy_to_device(bx, x.data(), x.size());
+    drv.copy_to_device(bw, w.data(), w.size());
+    drv.load_2d(MemType::Wgt, 0, bw.addr, 1, 1, 1);
+    drv.load_2d(MemType::Inp, 0, bx.addr, 1, 16, 16);
+    load_index = drv.stream().size() - 1;
+    drv.dep_push(Module::Load, Module::Compute);
+    drv.dep_pop(Module::Load, Module::Compute);
+    drv.gemm(UopKernelBuilder().loop(16, 1, 1).push(0, 0, 0).build(), false);
+    drv.dep_push(Module::Compute, Module::Store);
+    drv.dep_pop(Module::Compute, Module::Store);
+    drv.store_2d(0, bo.addr, 1, 16, 16);
+    drv.synchronize();
+    records[side] = log_of(*dev).take_commits();
+  }
+  auto div = sim::first_divergence(records[0], records[1]);
+  ASSERT_TRUE(div.has_value());
+  EXPECT_EQ(div->index, load_index);
+  ASSERT_TRUE(div->a.has_value());
+  EXPECT_EQ(div->a->target, "inp entries [0, 16)");
+}
+
 TEST(CommitLog, FirstDivergenceFindsMissingAndDifferentRecords) {
   auto rec = [](uint32_t k, uint64_t digest) {
     sim::CommitRecord r;
