@@ -7,7 +7,9 @@
 // equal it bit for bit, else exit 1) and, as fixed reference figures, VTA's ~7.7 M cycles for the
 // conv layers and ~228 s of tsim for one inference. With --systemc, the same inference on the
 // SystemC platform too (same memory timing: its cycles must equal the RTL's; its wall time against
-// the RTL's, target overhead <= 30%), and on its banked DRAM model (the cycles it costs).
+// the RTL's, target overhead <= 30%), and on its banked DRAM model (the cycles it costs); then the
+// RTL with a timeline (--trace, target <= 2x) and fsim against the RTL with commit records
+// (--compare), each against the plain RTL run.
 //
 //   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
@@ -25,6 +27,7 @@
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/graph_executor.h"
+#include "loom/sim/commit_log.h"
 
 using namespace loom;
 
@@ -65,17 +68,21 @@ struct Figures {
 };
 
 Figures run(const runtime::ModelFile& file, const std::string& backend, const std::vector<NDArray>& in,
-            const graph::Graph& built, const std::string& config_json = "") {
+            const graph::Graph& built, const std::string& config_json = "",
+            std::vector<sim::CommitRecord>* commits = nullptr) {
   std::map<std::string, std::string> op_of;
   for (auto& n : built.nodes) op_of[n.name] = n.op;
   runtime::ExecutorOptions eo;
   eo.accel_backend = backend;
   eo.accel_config_json = config_json;
   auto ex = runtime::GraphExecutor::from_model_file(file, "resnet18", eo);
+  auto* log = commits ? dynamic_cast<sim::CommitLogSource*>(ex.accel_device()) : nullptr;
+  if (log) log->record_commits(true);
   Figures f;
   auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < in.size(); ++i) ex.set_input(i, in[i]);
   std::vector<double> times = ex.run_profiled();
+  if (log) *commits = log->take_commits();
   f.wall = seconds_since(t0);
   f.out = ex.get_output(0);
   for (size_t k = 0; k < ex.kernels().size(); ++k) {
@@ -202,6 +209,23 @@ int main(int argc, char** argv) {
         "  systemc, banked DRAM (8 banks, 2 KiB rows, hit 20 / miss 44 cycles) instead of a fixed 32-cycle "
         "latency: %.3f M cycles (%+.1f%%), conv layers %.3f M\n",
         banked / 1e6, 100.0 * (double(banked) / double(total) - 1), fb.conv_cycles / 1e6);
+    // Timeline and commit-record overheads, against the plain rtl run above.
+    const std::string trace = "/tmp/accel_model_bench_trace.json";
+    const std::string rtl_json = json.substr(0, json.rfind('}')) + ", \"rtl\": {\"trace\": \"" + trace + "\"}}";
+    Figures ft = run(r.file, "rtl", {x}, r.graph, rtl_json);
+    std::remove(trace.c_str());
+    std::printf("  rtl with --trace: %.2f s per inference, %.2fx the plain rtl run (target <= 2)\n", ft.wall,
+                ft.wall / fr.wall);
+    std::vector<sim::CommitRecord> ca, cb;
+    Figures fa = run(r.file, "fsim", {x}, r.graph, "", &ca);
+    Figures fb2 = run(r.file, "rtl", {x}, r.graph, "", &cb);
+    const bool agree = !sim::first_divergence(ca, cb).has_value();
+    if (!agree) rc = 1;
+    std::printf(
+        "  --compare fsim,rtl: %.2f s (fsim %.2f + rtl %.2f s with commit records), %.2fx the plain rtl run; %zu "
+        "instruction records, %s\n",
+        fa.wall + fb2.wall, fa.wall, fb2.wall, (fa.wall + fb2.wall) / fr.wall, cb.size(),
+        agree ? "no divergence" : "DIVERGENT");
   }
   return rc;
 }

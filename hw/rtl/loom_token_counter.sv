@@ -15,7 +15,7 @@ module loom_token_counter #(
     output logic avail_o,  // a token is there to pop
     output logic room_o    // a push fits
 );
-  logic [Bits-1:0] count_q;
+  logic [Bits-1:0] count_q  /*verilator public_flat_rd*/;  // read by the simulators' commit records
 
   always_ff @(posedge clk_i) begin
     if (!rst_ni || clear_i) count_q <= '0;

@@ -9,8 +9,9 @@ namespace loom::sim {
 std::string CommitRecord::describe() const {
   std::ostringstream m;
   if (!label.empty()) m << label << ": ";
-  m << "instruction " << index << " (" << accel::to_string(opcode) << "): " << target << ", digest 0x" << std::hex
-    << digest;
+  m << "instruction " << index << " (" << accel::to_string(module) << " " << accel::to_string(opcode) << "): " << target
+    << ", digest 0x" << std::hex << digest << std::dec << "; tokens l2c " << tokens[0] << ", c2l " << tokens[1]
+    << ", c2s " << tokens[2] << ", s2c " << tokens[3];
   return m.str();
 }
 

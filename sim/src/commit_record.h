@@ -24,6 +24,7 @@ std::optional<CommitRecord> make_commit_record(const accel::Instruction& i, uint
   using accel::Opcode;
   CommitRecord r;
   r.index = index;
+  r.module = i.module();
   r.opcode = i.opcode;
   r.digest = digest_bytes(nullptr, 0);
   auto entry_bytes = [&](MemType m) -> uint64_t {

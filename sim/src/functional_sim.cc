@@ -350,6 +350,8 @@ void FunctionalSim::run() {
         case Opcode::Finish:
           break;
       }
+      if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
+      if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);
       if (record_commits_) {
         auto scratchpad = [&](MemType m) {
           auto [bytes, base] = st->sram(m);
@@ -366,11 +368,10 @@ void FunctionalSim::run() {
         if (auto r = make_commit_record(i, uint32_t(k), config_, scratchpad, dram)) {
           r->run = runs_;
           r->label = run_label_;
+          r->tokens = {uint32_t(l2c), uint32_t(c2l), uint32_t(c2s), uint32_t(s2c)};
           commits_.push_back(std::move(*r));
         }
       }
-      if (i.dep.push_prev) ++(mod == Module::Compute ? c2l : s2c);
-      if (i.dep.push_next) ++(mod == Module::Load ? l2c : c2s);
       queue[m].pop_front();
     };
     // The modules are independent hardware: any interleaving the tokens allow is legal. The

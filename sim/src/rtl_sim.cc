@@ -152,6 +152,7 @@ struct RtlSim::Impl {
     if (auto r = make_commit_record(insn, index, config, scratchpad, dram_at)) {
       r->run = runs;
       r->label = run_label;
+      r->tokens = core.tokens();
       commits.push_back(std::move(*r));
     }
   }

@@ -51,6 +51,7 @@ class RtlCore {
   // Called once per finished instruction (module 0 load, 1 compute, 2 store; its index), in the
   // cycle its module moves on, before the clock edge; null: none (commit records off).
   void on_commit(std::function<void(int module, uint32_t index)> f) { on_commit_ = std::move(f); }
+  std::array<uint32_t, 4> tokens() const { return model_->tokens(); }
   void read_scratchpad(accel::MemType m, size_t entry_bytes, std::vector<uint8_t>& bytes) const {
     model_->read_scratchpad(m, entry_bytes, bytes);
   }

@@ -51,6 +51,8 @@ class Model {
   virtual ~Model() = default;
   // The modules' state in the last settled cycle.
   virtual void probe(Probes& p) const = 0;
+  // The dependency-token counters: load->compute, compute->load, compute->store, store->compute.
+  virtual std::array<uint32_t, 4> tokens() const = 0;
   // A scratchpad's contents, entries in order, `entry_bytes` each (little-endian elements).
   virtual void read_scratchpad(accel::MemType m, size_t entry_bytes, std::vector<uint8_t>& bytes) const = 0;
   // Applies the inputs with the clock low and settles the combinational outputs.

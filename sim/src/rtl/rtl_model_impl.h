@@ -132,6 +132,11 @@ class ModelImpl final : public Model {
     p[2] = {bool(r->loom_accel__DOT__st_busy), bool(r->loom_accel__DOT__st_stalled), r->loom_accel__DOT__st_wait};
   }
 
+  std::array<uint32_t, 4> tokens() const override {
+    const auto* r = top_->rootp;
+    return {r->loom_accel__DOT__tok_l2c__DOT__count_q, r->loom_accel__DOT__tok_c2l__DOT__count_q,
+            r->loom_accel__DOT__tok_c2s__DOT__count_q, r->loom_accel__DOT__tok_s2c__DOT__count_q};
+  }
   void read_scratchpad(accel::MemType m, size_t entry_bytes, std::vector<uint8_t>& bytes) const override {
     const auto* r = top_->rootp;
     switch (m) {

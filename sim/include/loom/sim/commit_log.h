@@ -6,6 +6,7 @@
 // concurrently; the first instruction whose records differ is where two backends part
 // (`loom sim --compare fsim,rtl`).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,9 +20,13 @@ struct CommitRecord {
   uint32_t run = 0;    // the device's run (START) it belongs to, from 1
   std::string label;   // that run's name (a model's kernel), if the host gave one
   uint32_t index = 0;  // in the instruction stream
+  accel::Module module = accel::Module::Load;
   accel::Opcode opcode = accel::Opcode::Finish;
   std::string target;  // what was digested: "inp scratchpad", "acc and out scratchpads", "DRAM rows ..."
   uint64_t digest = 0;
+  // The dependency-token counters when it finished (load->compute, compute->load, compute->store,
+  // store->compute). Shown, not compared: on the RTL they depend on how the modules overlap.
+  std::array<uint32_t, 4> tokens{};
   std::string describe() const;  // "instruction 12 (GEMM): acc and out scratchpads, digest 0x..."
 };
 
