@@ -137,6 +137,10 @@ bool any_backend_option(const BackendOptions& opt) {
   return memory_options(opt);
 }
 
+CLI::Option* add_compare_option(CLI::App& app, std::vector<std::string>& backends, const std::string& help) {
+  return app.add_option("--compare", backends, help)->delimiter(',')->expected(2);
+}
+
 sim::CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend) {
   auto* log = dynamic_cast<sim::CommitLogSource*>(device);
   if (!log)

@@ -47,6 +47,7 @@ std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const
 // --compare: the device's commit log (ConfigError naming `backend` if it keeps none), and the
 // report of two backends' records: the first divergence with both records (returns 1), or that
 // every instruction's effect is the same (0; 1 if only one backend stopped with an error).
+CLI::Option* add_compare_option(CLI::App& app, std::vector<std::string>& backends, const std::string& help);
 sim::CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend);
 int report_divergence(const std::string& what, const std::vector<std::string>& backends,
                       const std::vector<sim::CommitRecord> (&records)[2], const std::string (&errors)[2]);

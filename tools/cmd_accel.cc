@@ -91,11 +91,9 @@ int simulate(const std::vector<std::string>& args) {
   add_config_option(app, config)->description("check that the program was built for this accelerator config (JSON)");
   add_backend_options(app, bo);
   std::vector<std::string> compare;
-  auto* o_compare = app.add_option("--compare", compare,
-                                   "run on two backends (e.g. fsim,rtl) and report the first instruction whose effect "
-                                   "differs, from per-instruction commit records")
-                        ->delimiter(',')
-                        ->expected(2);
+  auto* o_compare = add_compare_option(app, compare,
+                                       "run on two backends (e.g. fsim,rtl) and report the first instruction whose "
+                                       "effect differs, from per-instruction commit records");
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (o_compare->count() && any_backend_option(bo))
     LOOM_THROW(ConfigError,

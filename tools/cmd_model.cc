@@ -363,11 +363,9 @@ int run_model_cmd(const std::vector<std::string>& args) {
   BackendOptions bopt;
   add_backend_options(app, bopt);
   std::vector<std::string> compare;
-  auto* o_compare = app.add_option("--compare", compare,
-                                   "run the accelerator kernels on two backends (e.g. fsim,rtl) and report the first "
-                                   "instruction, in the first kernel, whose effect differs")
-                        ->delimiter(',')
-                        ->expected(2);
+  auto* o_compare = add_compare_option(app, compare,
+                                       "run the accelerator kernels on two backends (e.g. fsim,rtl) and report the "
+                                       "first instruction, in the first kernel, whose effect differs");
   if (int rc = parse(app, args); rc >= 0) return rc;
   set_threads(threads);
   if (o_compare->count() && any_backend_option(bopt))

@@ -14,6 +14,23 @@
 
 namespace loom::sim {
 
+// Bytes per entry of a scratchpad.
+inline uint64_t scratchpad_entry_bytes(const accel::AccelConfig& c, accel::MemType m) {
+  switch (m) {
+    case accel::MemType::Inp:
+      return c.inp_block_bytes();
+    case accel::MemType::Wgt:
+      return c.wgt_block_bytes();
+    case accel::MemType::Acc:
+      return c.acc_block_bytes();
+    case accel::MemType::Out:
+      return c.out_block_bytes();
+    case accel::MemType::Uop:
+      break;
+  }
+  return accel::AccelConfig::kUopBytes;
+}
+
 // scratchpad(MemType) -> std::vector<uint8_t> (its whole contents, entries in order, little-endian
 // elements); dram(addr, bytes) -> const uint8_t* (the bytes at a device address, null outside
 // allocated memory).
@@ -27,21 +44,7 @@ std::optional<CommitRecord> make_commit_record(const accel::Instruction& i, uint
   r.module = i.module();
   r.opcode = i.opcode;
   r.digest = digest_bytes(nullptr, 0);
-  auto entry_bytes = [&](MemType m) -> uint64_t {
-    switch (m) {
-      case MemType::Inp:
-        return c.inp_block_bytes();
-      case MemType::Wgt:
-        return c.wgt_block_bytes();
-      case MemType::Acc:
-        return c.acc_block_bytes();
-      case MemType::Out:
-        return c.out_block_bytes();
-      case MemType::Uop:
-        break;
-    }
-    return accel::AccelConfig::kUopBytes;
-  };
+  auto entry_bytes = [&](MemType m) { return scratchpad_entry_bytes(c, m); };
   std::ostringstream t;
   switch (i.opcode) {
     case Opcode::Load: {

@@ -137,13 +137,8 @@ struct RtlSim::Impl {
       return;  // the decoder faults on it; the run's error says so
     }
     auto scratchpad = [&](MemType m) {
-      const size_t entry = m == MemType::Inp   ? config.inp_block_bytes()
-                           : m == MemType::Wgt ? config.wgt_block_bytes()
-                           : m == MemType::Acc ? config.acc_block_bytes()
-                           : m == MemType::Out ? config.out_block_bytes()
-                                               : AccelConfig::kUopBytes;
       std::vector<uint8_t> bytes;
-      core.read_scratchpad(m, entry, bytes);
+      core.read_scratchpad(m, scratchpad_entry_bytes(config, m), bytes);
       return bytes;
     };
     auto dram_at = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
