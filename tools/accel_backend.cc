@@ -141,12 +141,19 @@ CLI::Option* add_compare_option(CLI::App& app, std::vector<std::string>& backend
   return app.add_option("--compare", backends, help)->delimiter(',')->expected(2);
 }
 
-sim::CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend) {
+void run_recorded(AccelDevice* device, const std::string& backend, const std::function<void()>& run,
+                  std::vector<sim::CommitRecord>& records, std::string& error) {
   auto* log = dynamic_cast<sim::CommitLogSource*>(device);
   if (!log)
     LOOM_THROW(ConfigError, "--compare: backend '", backend,
                "' does not record per-instruction commits (fsim, rtl and systemc do)");
-  return *log;
+  log->record_commits(true);
+  try {
+    run();
+  } catch (const DeviceError& e) {
+    error = e.what();
+  }
+  records = log->take_commits();
 }
 
 int report_divergence(const std::string& what, const std::vector<std::string>& backends,

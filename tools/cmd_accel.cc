@@ -67,14 +67,8 @@ int compare_backends(const std::string& file, const Program& p, const std::vecto
     BackendOptions bo;
     bo.backend = backends[size_t(s)];
     auto dev = open_accel_backend(bo, p.config);
-    sim::CommitLogSource& log = commit_log_of(dev.get(), bo.backend);
-    log.record_commits(true);
-    try {
-      run_program(p, *dev);
-    } catch (const DeviceError& e) {
-      errors[s] = e.what();
-    }
-    records[s] = log.take_commits();
+    run_recorded(
+        dev.get(), bo.backend, [&] { run_program(p, *dev); }, records[s], errors[s]);
   }
   return report_divergence(file, backends, records, errors);
 }

@@ -372,6 +372,21 @@ int run_model_cmd(const std::vector<std::string>& args) {
     LOOM_THROW(ConfigError,
                "--compare runs each backend with its default options: leave out --backend and the simulator options");
   runtime::ModelFile file = runtime::load_model_file(model);
+  // The inputs: the --input files, or random values from --seed.
+  auto set_inputs = [&](runtime::GraphExecutor& ex) {
+    if (!inputs.empty() && inputs.size() != ex.num_inputs())
+      LOOM_THROW(Error, "the model has ", ex.num_inputs(), " inputs, ", inputs.size(), " --input files given");
+    for (size_t i = 0; i < ex.num_inputs(); ++i) {
+      NDArray a;
+      if (inputs.empty()) {
+        a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+        a.fill_random(seed + i);
+      } else {
+        a = runtime::read_npy(inputs[i]);
+      }
+      ex.set_input(i, a);
+    }
+  };
   if (o_compare->count()) {
     if (file.accel_image.empty())
       LOOM_THROW(Error, "'", model,
@@ -387,20 +402,9 @@ int run_model_cmd(const std::vector<std::string>& args) {
       o.accel_backend = side.backend;
       o.accel_config_json = backend_config_json(side, c);
       auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", o);
-      sim::CommitLogSource& log = commit_log_of(ex.accel_device(), side.backend);
-      log.record_commits(true);
-      for (size_t i = 0; i < ex.num_inputs(); ++i) {
-        NDArray a = inputs.empty() ? NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype)
-                                   : runtime::read_npy(inputs[i]);
-        if (inputs.empty()) a.fill_random(seed + i);
-        ex.set_input(i, a);
-      }
-      try {
-        ex.run();
-      } catch (const DeviceError& e) {
-        errors[s] = e.what();
-      }
-      records[s] = log.take_commits();
+      set_inputs(ex);
+      run_recorded(
+          ex.accel_device(), side.backend, [&] { ex.run(); }, records[s], errors[s]);
     }
     return report_divergence(model, compare, records, errors);
   }
@@ -417,21 +421,10 @@ int run_model_cmd(const std::vector<std::string>& args) {
   }
   if (as_json || cfg) profile = true;  // with an accelerator, the per-kernel table is what its user reads
   auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
-  if (!inputs.empty() && inputs.size() != ex.num_inputs())
-    LOOM_THROW(Error, "the model has ", ex.num_inputs(), " inputs, ", inputs.size(), " --input files given");
   if (outputs.size() > ex.num_outputs() || references.size() > ex.num_outputs())
     LOOM_THROW(Error, "the model has ", ex.num_outputs(), " outputs, ", std::max(outputs.size(), references.size()),
                " -o or --reference files given");
-  for (size_t i = 0; i < ex.num_inputs(); ++i) {
-    NDArray a;
-    if (inputs.empty()) {
-      a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
-      a.fill_random(seed + i);
-    } else {
-      a = runtime::read_npy(inputs[i]);
-    }
-    ex.set_input(i, a);
-  }
+  set_inputs(ex);
   auto t0 = std::chrono::steady_clock::now();
   std::vector<double> times = profile ? ex.run_profiled() : std::vector<double>{};
   if (!profile) ex.run();

@@ -14,6 +14,11 @@
 
 namespace loom::sim {
 
+struct ScratchpadView {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 // Bytes per entry of a scratchpad.
 inline uint64_t scratchpad_entry_bytes(const accel::AccelConfig& c, accel::MemType m) {
   switch (m) {
@@ -31,9 +36,19 @@ inline uint64_t scratchpad_entry_bytes(const accel::AccelConfig& c, accel::MemTy
   return accel::AccelConfig::kUopBytes;
 }
 
-// scratchpad(MemType) -> std::vector<uint8_t> (its whole contents, entries in order, little-endian
-// elements); dram(addr, bytes) -> const uint8_t* (the bytes at a device address, null outside
-// allocated memory).
+// The records since the last take, moved out in (run, index) order (CommitLogSource::take_commits).
+inline std::vector<CommitRecord> take_sorted(std::vector<CommitRecord>& records) {
+  std::vector<CommitRecord> r = std::move(records);
+  records.clear();
+  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) {
+    return std::pair(a.run, a.index) < std::pair(b.run, b.index);
+  });
+  return r;
+}
+
+// scratchpad(MemType) -> ScratchpadView (its whole contents, entries in order, little-endian
+// elements; valid until the next call); dram(addr, bytes) -> const uint8_t* (the bytes at a device address, null
+// outside allocated memory).
 template <typename Scratchpad, typename Dram>
 std::optional<CommitRecord> make_commit_record(const accel::Instruction& i, uint32_t index, const accel::AccelConfig& c,
                                                Scratchpad scratchpad, Dram dram) {
@@ -50,23 +65,23 @@ std::optional<CommitRecord> make_commit_record(const accel::Instruction& i, uint
     case Opcode::Load: {
       const uint64_t first = i.sram_base,
                      count = uint64_t(i.y_pad0 + i.y_size + i.y_pad1) * (i.x_pad0 + i.x_size + i.x_pad1);
-      const std::vector<uint8_t> s = scratchpad(i.mem);
-      const uint64_t eb = entry_bytes(i.mem), end = std::min<uint64_t>((first + count) * eb, s.size());
+      const ScratchpadView s = scratchpad(i.mem);
+      const uint64_t eb = entry_bytes(i.mem), end = std::min<uint64_t>((first + count) * eb, s.size);
       t << accel::to_string(i.mem) << " entries [" << first << ", " << first + count << ")";
-      if (first * eb < end) r.digest = digest_bytes(s.data() + first * eb, end - first * eb);
+      if (first * eb < end) r.digest = digest_bytes(s.data + first * eb, end - first * eb);
       break;
     }
     case Opcode::Gemm:
     case Opcode::Alu: {
       // The accumulator entries the micro-op loop writes (and their low bits in the out scratchpad).
-      const std::vector<uint8_t> uops = scratchpad(MemType::Uop), acc = scratchpad(MemType::Acc),
-                                 out = scratchpad(MemType::Out);
+      const ScratchpadView uops = scratchpad(MemType::Uop), acc = scratchpad(MemType::Acc),
+                           out = scratchpad(MemType::Out);
       std::vector<uint64_t> dst;
       for (uint32_t o = 0; o < i.iter_out; ++o)
         for (uint32_t n = 0; n < i.iter_in; ++n)
-          for (uint32_t u = i.uop_begin; u < i.uop_end && uint64_t(u) * 4 + 4 <= uops.size(); ++u) {
+          for (uint32_t u = i.uop_begin; u < i.uop_end && uint64_t(u) * 4 + 4 <= uops.size; ++u) {
             uint32_t word;
-            std::memcpy(&word, uops.data() + uint64_t(u) * 4, 4);
+            std::memcpy(&word, uops.data + uint64_t(u) * 4, 4);
             dst.push_back(accel::decode_uop(word, c).dst + uint64_t(o) * i.dst_factor_out +
                           uint64_t(n) * i.dst_factor_in);
           }
@@ -74,9 +89,9 @@ std::optional<CommitRecord> make_commit_record(const accel::Instruction& i, uint
       dst.erase(std::unique(dst.begin(), dst.end()), dst.end());
       const uint64_t ab = entry_bytes(MemType::Acc), ob = entry_bytes(MemType::Out);
       for (uint64_t d : dst) {
-        if ((d + 1) * ab > acc.size() || (d + 1) * ob > out.size()) break;  // out of range: the run faults
-        r.digest = digest_bytes(acc.data() + d * ab, ab, r.digest);
-        r.digest = digest_bytes(out.data() + d * ob, ob, r.digest);
+        if ((d + 1) * ab > acc.size || (d + 1) * ob > out.size) break;  // out of range: the run faults
+        r.digest = digest_bytes(acc.data + d * ab, ab, r.digest);
+        r.digest = digest_bytes(out.data + d * ob, ob, r.digest);
       }
       t << "acc and out entries (" << dst.size() << " written)";
       break;

@@ -275,14 +275,7 @@ uint32_t FunctionalSim::read_reg(uint32_t offset) {
   return v;
 }
 
-std::vector<CommitRecord> FunctionalSim::take_commits() {
-  std::vector<CommitRecord> r = std::move(commits_);
-  commits_.clear();
-  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) {
-    return std::pair(a.run, a.index) < std::pair(b.run, b.index);
-  });
-  return r;
-}
+std::vector<CommitRecord> FunctionalSim::take_commits() { return take_sorted(commits_); }
 
 void FunctionalSim::run() {
   ++runs_;
@@ -360,7 +353,7 @@ void FunctionalSim::run() {
                                  : m == MemType::Acc ? config_.acc_depth()
                                  : m == MemType::Out ? config_.out_depth()
                                                      : config_.uop_depth();
-          return std::vector<uint8_t>(base, base + depth * uint64_t(bytes));
+          return ScratchpadView{base, size_t(depth * uint64_t(bytes))};  // fsim's own vectors, no copy
         };
         auto dram = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
           return allocator_.contains(addr, bytes) ? dram_.get() + (addr - kDramBase) : nullptr;

@@ -126,20 +126,18 @@ struct RtlSim::Impl {
 
   // The record of instruction `index` of the running stream, taken when its module finished it.
   void commit(uint32_t index) {
-    const uint64_t insn_addr = run_insn_addr + 16ull * index;
-    if (insn_addr < run_insn_addr || !dram.allocator().contains(insn_addr, 16)) return;
-    InsnWord w;
-    std::memcpy(w.data(), dram.host_ptr(insn_addr), 16);
+    const std::optional<InsnWord> w = insn_word(run_insn_addr, index);
+    if (!w) return;
     Instruction insn;
     try {
-      insn = decode(w, IsaLayout(config), index);
+      insn = decode(*w, IsaLayout(config), index);
     } catch (const IsaError&) {
       return;  // the decoder faults on it; the run's error says so
     }
     auto scratchpad = [&](MemType m) {
-      std::vector<uint8_t> bytes;
+      std::vector<uint8_t>& bytes = scratchpad_copy[size_t(m)];  // reused: records come every instruction
       core.read_scratchpad(m, scratchpad_entry_bytes(config, m), bytes);
-      return bytes;
+      return ScratchpadView{bytes.data(), bytes.size()};
     };
     auto dram_at = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {
       return dram.allocator().contains(addr, bytes) ? dram.host_ptr(addr) : nullptr;
@@ -151,8 +149,9 @@ struct RtlSim::Impl {
       commits.push_back(std::move(*r));
     }
   }
-  uint64_t run_insn_addr = 0;  // as the host wrote INSN_ADDR (the stream commit records decode)
-  uint32_t runs = 0;           // STARTs so far
+  std::vector<uint8_t> scratchpad_copy[5];  // by MemType
+  uint64_t run_insn_addr = 0;               // as the host wrote INSN_ADDR (the stream commit records decode)
+  uint32_t runs = 0;                        // STARTs so far
   std::string run_label;
 
   Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
@@ -163,6 +162,15 @@ struct RtlSim::Impl {
         dram(core.dram()) {
     config.validate();
     reset();
+  }
+
+  // Word `index` of the stream at `stream`, if it lies in device memory.
+  std::optional<InsnWord> insn_word(uint64_t stream, uint32_t index) {
+    if (stream > UINT64_MAX - 16ull * (index + 1ull) || !dram.allocator().contains(stream + 16ull * index, 16))
+      return std::nullopt;
+    InsnWord w;
+    std::memcpy(w.data(), dram.host_ptr(stream + 16ull * index), 16);
+    return w;
   }
 
   void reset() { engine->reset(); }
@@ -242,10 +250,9 @@ struct RtlSim::Impl {
     const uint64_t insn_addr = uint64_t(reg_read(reg::kInsnAddrHi)) << 32 | reg_read(reg::kInsnAddrLo);
     std::ostringstream m;
     m << "instruction " << index;
-    if (index < insn_count && insn_addr <= UINT64_MAX - 16ull * (index + 1ull) &&
-        dram.allocator().contains(insn_addr + 16ull * index, 16)) {
-      InsnWord w;
-      std::memcpy(w.data(), dram.host_ptr(insn_addr + 16ull * index), 16);
+    const std::optional<InsnWord> word = index < insn_count ? insn_word(insn_addr, index) : std::nullopt;
+    if (word) {
+      const InsnWord& w = *word;
       try {
         std::string text = disassemble(decode(w, IsaLayout(config), index));  // before writing " (": decode may throw
         m << " (" << text << ")";
@@ -283,14 +290,7 @@ void RtlSim::record_commits(bool on) {
   else
     impl_->core.on_commit(nullptr);
 }
-std::vector<CommitRecord> RtlSim::take_commits() {
-  std::vector<CommitRecord> r = std::move(impl_->commits);
-  impl_->commits.clear();
-  std::sort(r.begin(), r.end(), [](const CommitRecord& a, const CommitRecord& b) {
-    return std::pair(a.run, a.index) < std::pair(b.run, b.index);
-  });
-  return r;
-}
+std::vector<CommitRecord> RtlSim::take_commits() { return take_sorted(impl_->commits); }
 std::vector<std::string> RtlSim::available_configs() { return rtl::model_config_names(); }
 
 // Allocations cover whole bus beats: the DMA reads full beats even for narrower entries (micro-ops).
