@@ -1,9 +1,15 @@
 #include "loom/ir/eval.h"
 
+#include <array>
+#include <barrier>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <mutex>
+#include <thread>
 
+#include "loom/ir/gpu.h"
 #include "loom/ir/printer.h"
 
 namespace loom::ir {
@@ -404,33 +410,23 @@ class Interp : public Evaluator {
         if (!eval(a->cond).i[0]) LOOM_THROW(RuntimeError, "assertion failed: ", a->message);
         return;
       }
-      case StmtKind::For: {
-        auto* f = s.as<ForNode>();
-        int64_t mn = eval(f->min).i[0], ext = eval(f->extent).i[0];
-        for (int64_t i = mn; i < mn + ext; ++i) {
-          Value v = make(f->var.type(), 1);
-          v.i[0] = i;
-          vars[f->var.get()] = v;
-          exec(f->body);
-        }
+      case StmtKind::For:
+        exec_for(s.as<ForNode>());
         return;
-      }
       case StmtKind::Store: {
         auto* st = s.as<StoreNode>();
         Value v = eval(st->value), idx = eval(st->index);
+        if (skip_store(st->buffer)) return;
         NDArray& a = buffer(st->buffer);
-        for (int l = 0; l < idx.lanes(); ++l) write(a, idx.i[l], v, v.lanes() == 1 ? 0 : l, st->buffer->name);
+        for (int l = 0; l < idx.lanes(); ++l) {
+          note_access(st->buffer, idx.i[l], true);
+          write(a, idx.i[l], v, v.lanes() == 1 ? 0 : l, st->buffer->name);
+        }
         return;
       }
-      case StmtKind::Allocate: {
-        auto* a = s.as<AllocateNode>();
-        int64_t size = constant_size(a->buffer);
-        if (size < 0) LOOM_THROW(RuntimeError, "interpreter: allocation '", a->buffer->name, "' has no constant size");
-        mem[a->buffer.get()] = NDArray::zeros({size}, a->buffer->dtype);
-        exec(a->body);
-        mem.erase(a->buffer.get());
+      case StmtKind::Allocate:
+        exec_allocate(s.as<AllocateNode>());
         return;
-      }
       case StmtKind::Seq:
         for (auto& c : s.as<SeqNode>()->seq) exec(c);
         return;
@@ -443,7 +439,7 @@ class Interp : public Evaluator {
         return;
       }
       case StmtKind::Evaluate:
-        eval(s.as<EvaluateNode>()->value);
+        exec_evaluate(s);
         return;
       default:
         LOOM_THROW(RuntimeError, "interpreter: statement not lowered: ", to_string(s));
@@ -451,7 +447,33 @@ class Interp : public Evaluator {
   }
 
  protected:
-  NDArray& buffer(const Buffer& b) {
+  virtual void exec_for(const ForNode* f) {
+    int64_t mn = eval(f->min).i[0], ext = eval(f->extent).i[0];
+    for (int64_t i = mn; i < mn + ext; ++i) {
+      set_var(f->var, i);
+      exec(f->body);
+    }
+  }
+  void set_var(const Var& var, int64_t i) {
+    Value v = make(var.type(), 1);
+    v.i[0] = i;
+    vars[var.get()] = v;
+  }
+  virtual void exec_allocate(const AllocateNode* a) {
+    int64_t size = constant_size(a->buffer);
+    if (size < 0) LOOM_THROW(RuntimeError, "interpreter: allocation '", a->buffer->name, "' has no constant size");
+    mem[a->buffer.get()] = NDArray::zeros({size}, a->buffer->dtype);
+    exec(a->body);
+    mem.erase(a->buffer.get());
+  }
+  virtual void exec_evaluate(const Stmt& s) {
+    if (!is_sync_threads(s)) eval(s.as<EvaluateNode>()->value);
+  }
+  // Whether this thread leaves stores out (the grid interpreter: ir/gpu.h's store rule).
+  virtual bool skip_store(const Buffer&) { return false; }
+  // Every element a Load or Store touches, before it does (the grid interpreter's race check).
+  virtual void note_access(const Buffer&, int64_t, bool) {}
+  virtual NDArray& buffer(const Buffer& b) {
     auto it = mem.find(b.get());
     if (it == mem.end()) LOOM_THROW(RuntimeError, "interpreter: buffer '", b->name, "' is not allocated here");
     return it->second;
@@ -462,6 +484,7 @@ class Interp : public Evaluator {
       NDArray& a = buffer(l->buffer);
       Value v = make(e.type(), idx.lanes());
       for (int k = 0; k < idx.lanes(); ++k) {
+        note_access(l->buffer, idx.i[k], false);
         Value x = read(a, idx.i[k], l->buffer->dtype, l->buffer->name);
         if (v.is_float)
           v.f[k] = x.f[0];
@@ -473,6 +496,186 @@ class Interp : public Evaluator {
     return Evaluator::eval_other(e);
   }
 };
+
+// ---- grid interpreter: each block's threads as real threads meeting at barriers, races checked ----
+
+// Who made an access: block, thread, and how many barriers the thread had passed.
+struct Who {
+  std::array<int64_t, 3> block{}, thread{};
+  uint64_t phase = 0;
+  bool valid = false;
+};
+struct Cell {
+  Who w, r;
+  bool r_many = false, r_cross_block = false;  // another thread (of the phase) / block also read it
+};
+
+std::string xyz(const std::array<int64_t, 3>& v) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+}
+
+// The race check of one kernel launch (every block, every thread).
+class RaceTracker {
+ public:
+  explicit RaceTracker(const GpuKernel& k, const std::string& func) : k_(k), func_(func) {}
+  void access(const Buffer& b, int64_t idx, bool is_write, const Who& me) {
+    int64_t n = constant_size(b);
+    if (idx < 0 || idx >= n) return;  // the access itself reports it
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& cells = cells_[b.get()];
+    if (cells.empty()) cells.resize(size_t(n));
+    Cell& c = cells[size_t(idx)];
+    if (c.w.valid && races(c.w, me)) fail(b, idx, c.w, "wrote", me, is_write ? "writes" : "reads");
+    if (is_write) {
+      if (c.r.valid && (races(c.r, me) || c.r_cross_block || (c.r_many && c.r.phase == me.phase)))
+        fail(b, idx, c.r, c.r_many || c.r_cross_block ? "(and others) read" : "read", me, "writes");
+      c.w = me;
+    } else {
+      if (!c.r.valid) {
+      } else if (c.r.block != me.block) {
+        c.r_cross_block = true;
+      } else if (c.r.phase != me.phase) {
+        c.r_many = false;
+      } else if (c.r.thread != me.thread) {
+        c.r_many = true;
+      }
+      c.r = me;
+    }
+  }
+  void reset_shared() {  // shared memory is per block
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& b : k_.shared) cells_.erase(b.get());
+  }
+
+ private:
+  // Two accesses race when another block made one, or another thread of the block made it since
+  // the last barrier.
+  static bool races(const Who& a, const Who& b) {
+    return a.block != b.block || (a.thread != b.thread && a.phase == b.phase);
+  }
+  [[noreturn]] void fail(const Buffer& b, int64_t idx, const Who& first, const char* did, const Who& second,
+                         const char* does) const {
+    bool same_block = first.block == second.block;
+    LOOM_THROW(RuntimeError, func_, ": kernel ", k_.name, ": race on ", b->scope, " buffer '", b->name, "' element ",
+               idx, ": thread ", xyz(first.thread), " of block ", xyz(first.block), " ", did, " it and thread ",
+               xyz(second.thread), " of block ", xyz(second.block), " ", does, " it ",
+               same_block ? "with no barrier between (a __syncthreads is missing)"
+                          : "in the same kernel (blocks are not ordered)");
+  }
+  const GpuKernel& k_;
+  const std::string& func_;
+  std::mutex mu_;
+  std::map<const BufferNode*, std::vector<Cell>> cells_;
+};
+
+// One GPU thread running a kernel's statement.
+class ThreadInterp : public Interp {
+ public:
+  ThreadInterp(const GpuKernel& k, RaceTracker& races, std::barrier<>& bar, Who me)
+      : k_(k), races_(races), bar_(bar), me_(me) {}
+  void run(const Stmt& kernel) { exec(kernel); }
+
+ protected:
+  void exec_for(const ForNode* f) override {
+    auto tag = f->for_kind == ForKind::ThreadBinding ? parse_thread_tag(f->thread_tag) : std::nullopt;
+    if (!tag) {
+      Interp::exec_for(f);
+      return;
+    }
+    int64_t idx = tag->block ? me_.block[tag->dim] : me_.thread[tag->dim];
+    if (idx >= eval(f->extent).i[0]) return;
+    set_var(f->var, idx);
+    if (!tag->block) ++bound_[tag->dim];
+    exec(f->body);
+    if (!tag->block) --bound_[tag->dim];
+  }
+  void exec_evaluate(const Stmt& s) override {
+    if (!is_sync_threads(s)) return Interp::exec_evaluate(s);
+    bar_.arrive_and_wait();
+    ++me_.phase;
+  }
+  void exec_allocate(const AllocateNode* a) override {
+    if (a->buffer->scope == scope::kShared) return exec(a->body);  // the block's, made before its threads
+    Interp::exec_allocate(a);                                      // local: this thread's own
+  }
+  bool skip_store(const Buffer&) override {
+    for (int d = 0; d < 3; ++d)
+      if (k_.block[d] > 1 && bound_[d] == 0 && me_.thread[d] != 0) return true;
+    return false;
+  }
+  void note_access(const Buffer& b, int64_t idx, bool is_write) override {
+    if (b->scope != scope::kLocal) races_.access(b, idx, is_write, me_);
+  }
+
+ private:
+  const GpuKernel& k_;
+  RaceTracker& races_;
+  std::barrier<>& bar_;
+  Who me_;
+  std::array<int, 3> bound_{0, 0, 0};
+};
+
+// The host part: runs the function's host code, each kernel block by block.
+class GridInterp : public Interp {
+ public:
+  GridInterp(const LoweredFunc& f) : func_(f.name), split_(split_gpu_kernels(f)) {}
+
+ protected:
+  void exec_for(const ForNode* f) override {
+    const GpuKernel* k = nullptr;
+    for (auto& kk : split_.kernels)
+      if (kk.body.get() == static_cast<const StmtNode*>(f)) k = &kk;
+    if (!k) return Interp::exec_for(f);
+    RaceTracker races(*k, func_);
+    const int64_t threads = k->block[0] * k->block[1] * k->block[2];
+    Stmt body = k->body;
+    for (int64_t bz = 0; bz < k->grid[2]; ++bz)
+      for (int64_t by = 0; by < k->grid[1]; ++by)
+        for (int64_t bx = 0; bx < k->grid[0]; ++bx) {
+          races.reset_shared();
+          std::map<const BufferNode*, NDArray> block_mem = mem;
+          for (auto& b : k->shared) block_mem[b.get()] = NDArray::zeros({constant_size(b)}, b->dtype);
+          std::barrier<> bar(threads);
+          std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+          std::vector<std::thread> pool;
+          for (int64_t t = 0; t < threads; ++t) {
+            Who me;
+            me.valid = true;
+            me.block = {bx, by, bz};
+            me.thread = {t % k->block[0], (t / k->block[0]) % k->block[1], t / (k->block[0] * k->block[1])};
+            pool.emplace_back([&, me, t] {
+              try {
+                ThreadInterp ti(*k, races, bar, me);
+                ti.mem = block_mem;
+                ti.vars = vars;
+                ti.run(body);
+              } catch (...) {
+                errors[size_t(t)] = std::current_exception();
+              }
+              bar.arrive_and_drop();  // a finished (or failed) thread no longer holds barriers up
+            });
+          }
+          for (auto& th : pool) th.join();
+          for (auto& e : errors)
+            if (e) std::rethrow_exception(e);
+        }
+  }
+
+ private:
+  std::string func_;
+  GpuSplit split_;
+};
+
+void bind_args(Interp& in, const LoweredFunc& f, const std::vector<NDArray>& args) {
+  if (args.size() != f.args.size())
+    LOOM_THROW(ShapeError, f.name, ": expects ", f.args.size(), " arguments, got ", args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].numel() != constant_size(f.args[i]) || args[i].dtype() != f.args[i]->dtype)
+      LOOM_THROW(ShapeError, f.name, ": argument '", f.args[i]->name, "' has the wrong shape or dtype (got ",
+                 args[i].describe(), ")");
+    in.mem[f.args[i].get()] = args[i];
+  }
+}
 
 }  // namespace
 
@@ -486,15 +689,14 @@ std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs,
 }
 
 void interpret(const LoweredFunc& f, const std::vector<NDArray>& args) {
-  if (args.size() != f.args.size())
-    LOOM_THROW(ShapeError, f.name, ": expects ", f.args.size(), " arguments, got ", args.size());
   Interp in;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].numel() != constant_size(f.args[i]) || args[i].dtype() != f.args[i]->dtype)
-      LOOM_THROW(ShapeError, f.name, ": argument '", f.args[i]->name, "' has the wrong shape or dtype (got ",
-                 args[i].describe(), ")");
-    in.mem[f.args[i].get()] = args[i];
-  }
+  bind_args(in, f, args);
+  in.exec(f.body);
+}
+
+void interpret_grid(const LoweredFunc& f, const std::vector<NDArray>& args) {
+  GridInterp in(f);  // the host/device split: the same checks the CUDA backend makes
+  bind_args(in, f, args);
   in.exec(f.body);
 }
 

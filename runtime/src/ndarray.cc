@@ -1,5 +1,6 @@
 #include "loom/runtime/ndarray.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "loom/runtime/cuda.h"
 #include "loom/runtime/error.h"
 
 namespace loom {
@@ -55,6 +57,43 @@ NDArray NDArray::empty(std::vector<int64_t> shape, DataType dtype) {
   return a;
 }
 
+NDArray NDArray::empty(std::vector<int64_t> shape, DataType dtype, DLDevice device) {
+  if (device.device_type == kDLCPU) return empty(std::move(shape), dtype);
+  if (device.device_type != kDLCUDA)
+    LOOM_THROW(DeviceError, "NDArray: no memory on DLPack device type ", int(device.device_type),
+               " (this runtime has kDLCPU and kDLCUDA)");
+  if (!is_supported_tensor_type(dtype)) LOOM_THROW(TypeError, "NDArray: unsupported element type ", dtype.str());
+  for (int64_t d : shape)
+    if (d < 0) LOOM_THROW(ShapeError, "NDArray: negative extent in shape ", shape_str(shape));
+  NDArray a;
+  a.shape_ = std::move(shape);
+  a.dtype_ = dtype;
+  a.device_ = device;
+  int ordinal = device.device_id;
+  void* p = runtime::cuda_alloc(std::max<size_t>(a.nbytes(), 1), ordinal);
+  a.storage_ = std::shared_ptr<void>(p, [ordinal](void* q) { runtime::cuda_free(q, ordinal); });
+  return a;
+}
+
+NDArray NDArray::to_device(DLDevice device) const {
+  if (device.device_type == device_.device_type && device.device_id == device_.device_id) return *this;
+  NDArray out = empty(shape_, dtype_, device);
+  if (nbytes() == 0) return out;
+  if (on_host())
+    runtime::cuda_copy_to_device(out.raw_data(), raw_data(), nbytes(), device.device_id);
+  else if (out.on_host())
+    runtime::cuda_copy_to_host(out.raw_data(), raw_data(), nbytes(), device_.device_id);
+  else
+    LOOM_THROW(DeviceError, "NDArray: copies between two GPUs are not supported");
+  return out;
+}
+
+void NDArray::require_host(const char* what) const {
+  if (!on_host())
+    LOOM_THROW(DeviceError, "NDArray::", what, ": ", describe(),
+               " lives on a GPU; copy it with to_device({kDLCPU, 0})");
+}
+
 NDArray NDArray::zeros(std::vector<int64_t> shape, DataType dtype) {
   NDArray a = empty(std::move(shape), dtype);
   std::memset(a.raw_data(), 0, a.nbytes());
@@ -70,7 +109,7 @@ int64_t NDArray::numel() const {
 DLTensor NDArray::dl_tensor() const {
   DLTensor t{};
   t.data = raw_data();
-  t.device = {kDLCPU, 0};
+  t.device = device_;
   t.ndim = ndim();
   t.dtype = dtype_.dl();
   t.shape = const_cast<int64_t*>(shape_.data());
@@ -118,12 +157,18 @@ NDArray NDArray::from_dlpack(const DLTensor& t) {
 }
 
 NDArray NDArray::copy() const {
+  if (!on_host()) {
+    NDArray a = empty(shape_, dtype_, device_);
+    if (nbytes()) runtime::cuda_copy_device(a.raw_data(), raw_data(), nbytes(), device_.device_id);
+    return a;
+  }
   NDArray a = empty(shape_, dtype_);
   std::memcpy(a.raw_data(), raw_data(), nbytes());
   return a;
 }
 
 double NDArray::get_as_double(int64_t i) const {
+  require_host("get_as_double");
   const void* p = static_cast<const uint8_t*>(raw_data()) + i * dtype_.bytes();
   switch (dtype_.code()) {
     case DataType::Code::Float:
@@ -159,6 +204,7 @@ double NDArray::get_as_double(int64_t i) const {
 }
 
 void NDArray::set_from_double(int64_t i, double v) {
+  require_host("set_from_double");
   void* p = static_cast<uint8_t*>(raw_data()) + i * dtype_.bytes();
   switch (dtype_.code()) {
     case DataType::Code::Float:

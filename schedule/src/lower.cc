@@ -3,6 +3,7 @@
 // or LOOM_DUMP_IR=1).
 #include "loom/schedule/lower.h"
 
+#include "loom/ir/gpu.h"
 #include "loom/ir/pass_pipeline.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
@@ -18,6 +19,7 @@ namespace {
 struct Lowering {
   passes::LowerState st;
   const std::vector<Tensor>* args = nullptr;
+  bool gpu = false;  // LowerOptions::target_gpu: the GPU passes run
   LoweredFunc f;
 };
 
@@ -52,7 +54,15 @@ const PassPipeline<Lowering>& pipeline() {
       body_pass("partition_loops", passes::partition_loops),
       body_pass("unroll_loops", passes::unroll_loops),
       body_pass("vectorize_loops", passes::vectorize_loops),
+      {"thread_sync", [](Lowering& l) { l.f.body = l.gpu ? passes::thread_sync(l.f.body) : l.f.body; }, func_text},
       {"simplify_final", [](Lowering& l) { l.f.body = simplify(l.f.body); }, func_text},
+      // The host/device split's checks (launch limits, placement of bound loops and buffers), so a
+      // schedule a GPU cannot run fails at lowering, naming the kernel.
+      {"verify_gpu",
+       [](Lowering& l) {
+         if (l.gpu) split_gpu_kernels(l.f);
+       },
+       nullptr},
   });
   return p;
 }
@@ -67,6 +77,7 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   l.st.sch = &sch;
   l.args = &args;
   l.f.name = name;
+  l.gpu = options.target_gpu;
   PassRunOptions<Lowering> run;
   run.dump = dump_stream(options.dump_ir, options.dump_stream, "LOOM_DUMP_IR");
   run.header = [](const std::string& pass) { return "// ---- after " + pass + " ----\n"; };

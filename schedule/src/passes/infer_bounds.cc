@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "loom/ir/functor.h"
+#include "loom/ir/gpu.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 #include "passes.h"
@@ -63,6 +64,24 @@ IntervalMap consumer_root_intervals(const StageNode& c, const IterVar& at, const
   return roots;
 }
 
+// A shared buffer serves every thread of the block: its region is the union over the threadIdx
+// loops (as TVM's bound inference relaxes thread indices for shared scope), not one thread's.
+void relax_threads(std::vector<Interval>& box, const LowerState& st) {
+  IntervalMap threads;
+  for (auto& stage : st.sch->stages())
+    for (auto& [iv, a] : stage->attrs) {
+      auto tag = a.kind == ForKind::ThreadBinding ? parse_thread_tag(a.thread_tag) : std::nullopt;
+      auto r = st.ranges.find(iv);
+      if (tag && !tag->block && r != st.ranges.end())
+        threads[iv->var.get()] = Interval{Expr(0), simplify(r->second.extent - 1)};
+    }
+  if (threads.empty()) return;
+  for (auto& b : box) {
+    Interval lo = eval_interval(b.min, threads), hi = eval_interval(b.max, threads);
+    if (lo.min.defined() && hi.max.defined()) b = Interval{lo.min, hi.max};
+  }
+}
+
 Region infer_attached_region(const StageNode& s, const LowerState& st) {
   auto parent = s.attach_stage.lock();
   const std::string& name = s.op->name;
@@ -117,6 +136,7 @@ Region infer_attached_region(const StageNode& s, const LowerState& st) {
       }
     }
   }
+  if (s.scope == scope::kShared) relax_threads(box, st);
   Region region;
   for (size_t d = 0; d < ndim; ++d) region.push_back(Range{box[d].min, simplify(box[d].max - box[d].min + 1)});
   return region;

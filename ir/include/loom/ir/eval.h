@@ -19,4 +19,14 @@ std::vector<NDArray> reference_eval(const std::vector<Tensor>& outputs,
 // Runs a lowered function on host arrays (one per argument, in order).
 void interpret(const LoweredFunc& f, const std::vector<NDArray>& args);
 
+// Runs a function lowered for a GPU (LowerOptions::target_gpu) the way a GPU would, on host arrays:
+// kernels in order, blocks one after another, each block's threads as real threads that meet at
+// every barrier (ir/gpu.h's SPMD semantics: bound loops are thread indices, the store rule, shared
+// buffers per block, local per thread). Every access to global and shared memory is checked: two
+// accesses to one element, at least one a write, from different threads of a block between the
+// same two barriers, or from different blocks of a kernel, are a race, reported as a RuntimeError
+// naming the kernel, the buffer, the element and both threads. The host/device split's
+// LoweringErrors come first (gpu.h).
+void interpret_grid(const LoweredFunc& f, const std::vector<NDArray>& args);
+
 }  // namespace loom::ir

@@ -1,5 +1,7 @@
-// NDArray: a reference-counted, 64-byte aligned, compact row-major host tensor whose view is a
-// DLPack DLTensor. Copies share storage; use copy() for a deep copy.
+// NDArray: a reference-counted, compact row-major tensor whose view is a DLPack DLTensor. It lives on
+// the host (kDLCPU, 64-byte aligned) unless made on a GPU (kDLCUDA, runtime/cuda.h): element access
+// and fill_random need a host array (DeviceError otherwise); to_device copies between devices.
+// Copies share storage; use copy() for a deep copy.
 #pragma once
 #include <dlpack/dlpack.h>
 
@@ -16,11 +18,17 @@ class NDArray {
  public:
   NDArray() = default;
   static NDArray empty(std::vector<int64_t> shape, DataType dtype);
+  // On `device`: kDLCPU, or kDLCUDA (runtime/cuda.h; DeviceError without a usable GPU).
+  static NDArray empty(std::vector<int64_t> shape, DataType dtype, DLDevice device);
   static NDArray zeros(std::vector<int64_t> shape, DataType dtype);
   // Copies a DLPack tensor (any strides) into a new compact NDArray.
   static NDArray from_dlpack(const DLTensor& t);
 
   bool defined() const { return storage_ != nullptr; }
+  DLDevice device() const { return device_; }
+  bool on_host() const { return device_.device_type == kDLCPU; }
+  // A copy on `device` (this array itself when it already lives there).
+  NDArray to_device(DLDevice device) const;
   const std::vector<int64_t>& shape() const { return shape_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   DataType dtype() const { return dtype_; }
@@ -37,7 +45,7 @@ class NDArray {
   // Hands a reference to the storage to DLPack consumers; call deleter to release it.
   DLManagedTensor* to_dlpack() const;
 
-  NDArray copy() const;
+  NDArray copy() const;  // on the same device
   // Element access as double, for tests and printing (any dtype; fp16 is decoded).
   double get_as_double(int64_t flat_index) const;
   // Integer dtypes truncate toward zero and saturate (NaN stores 0), so every double is defined.
@@ -51,6 +59,8 @@ class NDArray {
   std::shared_ptr<void> storage_;
   std::vector<int64_t> shape_;
   DataType dtype_;
+  DLDevice device_{kDLCPU, 0};
+  void require_host(const char* what) const;
 };
 
 // IEEE half <-> float, for fp16 tensors on the host.

@@ -20,6 +20,9 @@ struct LowerOptions {
   std::function<void(const std::string&, const std::string&)> on_pass;
   // Leave the IR right after the named pass (e.g. "schedule_ops") — for golden tests.
   std::string stop_after;
+  // Lower for a GPU: barriers from shared-memory analysis (thread_sync) and the host/device split's
+  // checks (verify_gpu, ir/gpu.h) run; without it both passes leave the function as it is.
+  bool target_gpu = false;
 };
 
 // Lowers the schedule into one function whose arguments are `args` in order: every input

@@ -1,0 +1,71 @@
+// What the loop IR means on a GPU: thread tags of bound loops, the block barrier, the launch limits
+// every lowering and code generator checks against, and the kernels of a lowered function (the
+// host/device split both the CUDA backend and the grid interpreter use).
+//
+// A GPU function's body is host code (allocations of global workspaces, sequences) around kernels;
+// a kernel is a maximal statement whose outermost loop is bound to blockIdx.* or threadIdx.*.
+// Inside a kernel every thread of every block runs the code (SPMD, as in TVM): a loop bound to a
+// tag is no loop but "var = that index", and threads whose index is not below the loop's extent
+// skip its body; the same tag may be bound again inside (a cooperative load inside a compute
+// nest). A store is made only by the threads whose index is 0 in every thread dimension of the
+// launch that no enclosing loop binds (so a stage that binds threadIdx.x alone is not repeated by
+// every threadIdx.y). Shared buffers are one per block, local buffers one per thread. A barrier
+// must be reached by all threads of the block: never under a guarded binding or a condition or
+// loop bound that depends on a thread index.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/ir/stmt.h"
+
+namespace loom::ir {
+
+// The block-wide barrier (__syncthreads): evaluate(call_intrinsic(Int(32), kSyncThreads, {})).
+inline constexpr const char* kSyncThreads = "gpu.syncthreads";
+Stmt sync_threads();
+bool is_sync_threads(const Stmt& s);
+
+struct ThreadTag {
+  bool block = false;  // blockIdx.* (else threadIdx.*)
+  int dim = 0;         // 0: x, 1: y, 2: z
+};
+// The tag of "blockIdx.x" ... "threadIdx.z"; nullopt for anything else ("vthread").
+std::optional<ThreadTag> parse_thread_tag(const std::string& tag);
+
+// Hopper's (sm_90) limits; a kernel beyond them is a LoweringError naming it and the limit.
+struct GpuLimits {
+  int64_t max_threads_per_block = 1024;
+  std::array<int64_t, 3> max_block_dim = {1024, 1024, 64};
+  std::array<int64_t, 3> max_grid_dim = {2147483647, 65535, 65535};
+  int64_t max_shared_bytes = 48 * 1024;  // static __shared__ per block
+  int64_t max_registers_per_block = 65536;
+  int64_t max_registers_per_thread = 255;
+};
+
+// One kernel of a lowered GPU function.
+struct GpuKernel {
+  std::string name;                // <function>_kernel<i>
+  Stmt body;                       // the kernel's statement (its outermost loop is bound)
+  std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::vector<Buffer> params;      // global buffers it reads or writes, in first-use order
+  std::vector<Buffer> shared;      // shared-memory allocations (hoisted to the kernel's top)
+  int64_t shared_bytes = 0;
+  std::string stages;              // the buffers it writes, for messages ("C.shared, C")
+};
+
+// The host/device split: workspaces (global allocations outside every kernel, with their sizes)
+// and the kernels in execution order. LoweringError (naming the function, the kernel and the loop
+// or buffer) where the body is not host code around kernels: a store outside every bound loop, a
+// bound loop with a non-constant extent or a non-zero min, blockIdx inside threadIdx, a global
+// allocation inside a kernel, a shared allocation outside every kernel, a divergent barrier, or a
+// launch limit.
+struct GpuSplit {
+  std::vector<Buffer> workspaces;
+  std::vector<GpuKernel> kernels;
+};
+GpuSplit split_gpu_kernels(const LoweredFunc& f, const GpuLimits& limits = {});
+
+}  // namespace loom::ir

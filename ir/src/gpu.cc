@@ -1,0 +1,193 @@
+#include "loom/ir/gpu.h"
+
+#include <algorithm>
+#include <set>
+
+#include "loom/ir/functor.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
+
+namespace loom::ir {
+
+Stmt sync_threads() { return evaluate(call_intrinsic(DataType::Int(32), kSyncThreads, {})); }
+
+bool is_sync_threads(const Stmt& s) {
+  auto* e = s.as<EvaluateNode>();
+  auto* c = e ? e->value.as<CallNode>() : nullptr;
+  return c && c->name == kSyncThreads;
+}
+
+std::optional<ThreadTag> parse_thread_tag(const std::string& tag) {
+  static const char* kNames[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
+  for (int i = 0; i < 6; ++i)
+    if (tag == kNames[i]) return ThreadTag{i < 3, i % 3};
+  return std::nullopt;
+}
+
+namespace {
+
+const char* kDimName[] = {"x", "y", "z"};
+
+// Walks one kernel: launch dimensions, buffers, and the checks of gpu.h.
+class KernelScan : public IRVisitor {
+ public:
+  KernelScan(GpuKernel& k, const std::string& func) : k_(k), func_(func) {}
+
+  void finish(const GpuLimits& lim) {
+    int64_t threads = k_.block[0] * k_.block[1] * k_.block[2];
+    if (threads > lim.max_threads_per_block)
+      fail("a block of " + std::to_string(threads) + " threads exceeds the limit of " +
+           std::to_string(lim.max_threads_per_block) + " threads per block");
+    for (int d = 0; d < 3; ++d) {
+      if (k_.block[d] > lim.max_block_dim[d])
+        fail(std::string("threadIdx.") + kDimName[d] + " extent " + std::to_string(k_.block[d]) +
+             " exceeds the limit " + std::to_string(lim.max_block_dim[d]));
+      if (k_.grid[d] > lim.max_grid_dim[d])
+        fail(std::string("blockIdx.") + kDimName[d] + " extent " + std::to_string(k_.grid[d]) + " exceeds the limit " +
+             std::to_string(lim.max_grid_dim[d]));
+    }
+    if (k_.shared_bytes > lim.max_shared_bytes)
+      fail(std::to_string(k_.shared_bytes) + " bytes of shared memory exceed the limit of " +
+           std::to_string(lim.max_shared_bytes) + " bytes per block");
+  }
+
+ protected:
+  void visit_for(const ForNode* op) override {
+    if (op->for_kind != ForKind::ThreadBinding) {
+      IRVisitor::visit_for(op);
+      return;
+    }
+    auto tag = parse_thread_tag(op->thread_tag);
+    if (!tag) fail("loop '" + op->var.name() + "' is bound to unknown thread tag '" + op->thread_tag + "'");
+    if (tag->block && thread_depth_ > 0)
+      fail("loop '" + op->var.name() + "' is bound to " + op->thread_tag + " inside a threadIdx loop");
+    auto* ext = as_const_int(simplify(op->extent));
+    if (!ext || *ext < 1 || !is_zero(simplify(op->min)))
+      fail("loop '" + op->var.name() + "' bound to " + op->thread_tag + " needs min 0 and a constant extent, has [" +
+           to_string(op->min) + ", +" + to_string(op->extent) + ")");
+    auto& dims = tag->block ? k_.grid : k_.block;
+    dims[tag->dim] = std::max(dims[tag->dim], *ext);
+    if (!tag->block) ++thread_depth_;
+    visit(op->body);
+    if (!tag->block) --thread_depth_;
+  }
+  void visit_allocate(const AllocateNode* op) override {
+    const Buffer& b = op->buffer;
+    if (b->scope == scope::kShared) {
+      int64_t n = constant_size(b);
+      if (n < 0) fail("shared buffer '" + b->name + "' has no constant size");
+      if (std::find(k_.shared.begin(), k_.shared.end(), b) == k_.shared.end()) {  // loop partitions copy it
+        k_.shared.push_back(b);
+        k_.shared_bytes += n * b->dtype.bytes();
+      }
+    } else if (b->scope == scope::kLocal) {
+      if (constant_size(b) < 0) fail("local buffer '" + b->name + "' has no constant size");
+    } else {
+      fail("buffer '" + b->name + "' in scope '" + b->scope +
+           "' is allocated inside the kernel: give its stage scope 'shared' or 'local', or compute it at root");
+    }
+    IRVisitor::visit_allocate(op);
+  }
+  void visit_store(const StoreNode* op) override {
+    use(op->buffer);
+    if (op->buffer->scope == scope::kGlobal || op->buffer->scope.empty()) {
+      if (std::find(written_.begin(), written_.end(), op->buffer->name) == written_.end()) {
+        written_.push_back(op->buffer->name);
+        k_.stages += (k_.stages.empty() ? "" : ", ") + op->buffer->name;
+      }
+    }
+    IRVisitor::visit_store(op);
+  }
+  void visit_load(const LoadNode* op) override {
+    use(op->buffer);
+    IRVisitor::visit_load(op);
+  }
+
+ public:
+  using IRVisitor::visit;
+
+ private:
+  void use(const Buffer& b) {
+    if (b->scope != scope::kGlobal && !b->scope.empty()) return;
+    for (auto& p : k_.params)
+      if (p.get() == b.get()) return;
+    k_.params.push_back(b);
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    LOOM_THROW(LoweringError, func_, ": kernel ", k_.name, " (writes ", k_.stages.empty() ? "nothing" : k_.stages,
+               "): ", what);
+  }
+  GpuKernel& k_;
+  const std::string& func_;
+  int thread_depth_ = 0;
+  std::vector<std::string> written_;
+};
+
+// First buffer a statement stores to, for messages about host code.
+std::string first_store(const Stmt& s) {
+  std::string name;
+  struct V : IRVisitor {
+    std::string* out;
+    void visit_store(const StoreNode* op) override {
+      if (out->empty()) *out = op->buffer->name;
+    }
+  } v;
+  v.out = &name;
+  v.visit(s);
+  return name;
+}
+
+class HostWalk {
+ public:
+  HostWalk(const LoweredFunc& f, const GpuLimits& lim) : f_(f), lim_(lim) {}
+
+  void walk(const Stmt& s) {
+    if (!s.defined()) return;
+    if (auto* q = s.as<SeqNode>()) {
+      for (auto& c : q->seq) walk(c);
+    } else if (auto* a = s.as<AllocateNode>()) {
+      if (a->buffer->scope != scope::kGlobal && !a->buffer->scope.empty())
+        LOOM_THROW(LoweringError, f_.name, ": buffer '", a->buffer->name, "' in scope '", a->buffer->scope,
+                   "' is allocated outside every kernel: attach its stage inside a loop bound to blockIdx");
+      if (constant_size(a->buffer) < 0)
+        LOOM_THROW(LoweringError, f_.name, ": workspace '", a->buffer->name, "' has no constant size");
+      out.workspaces.push_back(a->buffer);
+      walk(a->body);
+    } else if (auto* at = s.as<AttrNode>()) {
+      walk(at->body);
+    } else if (auto* fl = s.as<ForNode>(); fl && fl->for_kind == ForKind::ThreadBinding) {
+      GpuKernel k;
+      k.name = f_.name + "_kernel" + std::to_string(out.kernels.size());
+      k.body = s;
+      KernelScan scan(k, f_.name);
+      scan.visit(s);
+      scan.finish(lim_);
+      out.kernels.push_back(std::move(k));
+    } else if (auto* ev = s.as<EvaluateNode>(); ev && ev->value.as<IntImmNode>()) {
+      // a no-op
+    } else if (fl) {
+      std::string w = first_store(s);
+      LOOM_THROW(LoweringError, f_.name, ": loop '", fl->var.name(), "'", w.empty() ? "" : " (writing '" + w + "')",
+                 " runs on the host: bind the stage's outer loops to blockIdx/threadIdx (e.g. fuse, split, bind)");
+    } else {
+      std::string w = first_store(s);
+      LOOM_THROW(LoweringError, f_.name, ": ", w.empty() ? "a statement" : "the store to '" + w + "'",
+                 " is outside every loop bound to blockIdx/threadIdx: bind the stage's loops");
+    }
+  }
+  GpuSplit out;
+
+ private:
+  const LoweredFunc& f_;
+  const GpuLimits& lim_;
+};
+
+}  // namespace
+
+GpuSplit split_gpu_kernels(const LoweredFunc& f, const GpuLimits& limits) {
+  HostWalk w(f, limits);
+  w.walk(f.body);
+  return std::move(w.out);
+}
+
+}  // namespace loom::ir

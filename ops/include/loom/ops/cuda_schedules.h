@@ -1,0 +1,29 @@
+// GPU schedules (lowered with schedule::LowerOptions::target_gpu, compiled by codegen/cuda).
+#pragma once
+#include "loom/schedule/schedule.h"
+
+namespace loom::ops {
+
+// Any computation: every injective intermediate is inlined; every other stage (the outputs and
+// the reductions) gets its data-parallel axes fused and split across blocks of `threads` threads
+// (blockIdx.x, threadIdx.x), reductions serial inside each thread. Correct for every operator,
+// fast for element-wise ones; intermediate reductions are kernels of their own.
+void schedule_cuda_generic(schedule::Schedule& s, int threads = 256);
+
+// C = matmul(A, B) tiled for the GPU: each block computes block_m x block_n of C with
+// (block_m / thread_m) x (block_n / thread_n) threads, each a thread_m x thread_n register tile
+// (cache_write local); A and B pass through shared memory block_k columns / rows at a time
+// (cache_read shared, loaded cooperatively with vector loads of `vector` elements). M, N and K
+// must be multiples of the block tile (ScheduleError otherwise).
+struct CudaGemmTiling {
+  int block_m = 64, block_n = 64, block_k = 8;
+  int thread_m = 4, thread_n = 4;
+  int vector = 4;
+  // A's shared copy stored k-major ([block_k][block_m], storage_order), so a thread's rows of A
+  // are contiguous for vector shared loads, as B's columns are.
+  bool transpose_a = false;
+};
+void schedule_gemm_cuda(schedule::Schedule& s, const ir::Tensor& A, const ir::Tensor& B, const ir::Tensor& C,
+                        const CudaGemmTiling& t = {});
+
+}  // namespace loom::ops

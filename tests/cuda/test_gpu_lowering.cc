@@ -1,0 +1,182 @@
+// GPU lowering checked without a GPU: thread bindings, shared and local memory, barriers and the
+// host/device split, run on the grid interpreter (blocks and threads in barrier-separated phases,
+// every global and shared access checked for races) against the naive reference.
+#include "common/error_text.h"
+#include "cuda_cases.h"
+#include "loom/ir/functor.h"
+#include "loom/ir/gpu.h"
+#include "loom/ir/printer.h"
+#include "loom/ops/nn.h"
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+using test::case_data;
+using test::lower_gpu;
+
+ops::CudaGemmTiling small_tiling() {
+  ops::CudaGemmTiling t;
+  t.block_m = 16;
+  t.block_n = 16;
+  t.block_k = 4;
+  t.thread_m = 4;
+  t.thread_n = 4;
+  return t;
+}
+
+LoweredFunc lowered_gemm(const test::Workload& w, const ops::CudaGemmTiling& t) {
+  schedule::Schedule s(w.outputs);
+  ops::schedule_gemm_cuda(s, w.inputs[0], w.inputs[1], w.outputs[0], t);
+  return lower_gpu(s, w, "gemm");
+}
+
+TEST(GpuLowering, TiledGemmMatchesTheReferenceOnTheGridInterpreter) {
+  auto w = test::matmul(32, 48, 16);
+  LoweredFunc f = lowered_gemm(w, small_tiling());
+  std::string ir = to_string(f);
+  EXPECT_NE(ir.find("in shared"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("in local"), std::string::npos) << ir;
+  // One barrier after the cooperative loads, one at the end of the reduction loop's body.
+  EXPECT_EQ(test::count_occurrences(ir, kSyncThreads), 2u) << ir;
+  GpuSplit split = split_gpu_kernels(f);
+  ASSERT_EQ(split.kernels.size(), 1u);
+  EXPECT_EQ(split.kernels[0].grid, (std::array<int64_t, 3>{3, 2, 1}));
+  EXPECT_EQ(split.kernels[0].block, (std::array<int64_t, 3>{4, 4, 1}));
+  // The shared copies cover the whole block tile (thread indices relaxed), not one thread's rows.
+  EXPECT_EQ(split.kernels[0].shared_bytes, (16 * 4 + 4 * 16) * 4);
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5));
+}
+
+TEST(GpuLowering, TransposedSharedCopyOfAMatchesToo) {
+  auto w = test::matmul(32, 32, 16);
+  ops::CudaGemmTiling t = small_tiling();
+  t.transpose_a = true;
+  LoweredFunc f = lowered_gemm(w, t);
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5));
+}
+
+// Drops every barrier: the grid interpreter must see the race it opens.
+Stmt without_barriers(const Stmt& s) {
+  struct M : IRMutator {
+    Stmt mutate_evaluate(const Stmt& st, const EvaluateNode* op) override {
+      return is_sync_threads(st) ? no_op() : IRMutator::mutate_evaluate(st, op);
+    }
+  } m;
+  return m.mutate(s);
+}
+
+TEST(GpuLowering, AMissingBarrierIsARaceOnTheGridInterpreter) {
+  auto w = test::matmul(16, 16, 8);
+  LoweredFunc f = lowered_gemm(w, small_tiling());
+  f.body = without_barriers(f.body);
+  auto d = case_data(w);
+  std::string err = test::error_text<RuntimeError>([&] { interpret_grid(f, d.args); });
+  EXPECT_NE(err.find("race on shared buffer"), std::string::npos) << err;
+  EXPECT_NE(err.find("__syncthreads is missing"), std::string::npos) << err;
+  // The plain interpreter, which runs threads one after another, cannot tell.
+  interpret(f, d.args);
+}
+
+TEST(GpuLowering, OnlyTheEndOfLoopBarrierMissingIsAlsoARace) {
+  auto w = test::matmul(16, 16, 8);  // two reduction steps of 4
+  LoweredFunc f = lowered_gemm(w, small_tiling());
+  // Keep the barrier between load and compute, drop the one that guards the next iteration's load.
+  struct M : IRMutator {
+    Stmt mutate_for(const Stmt& st, const ForNode* op) override {
+      Stmt body = mutate(op->body);
+      if (auto* q = body.as<SeqNode>(); q && op->for_kind == ForKind::Serial && is_sync_threads(q->seq.back())) {
+        std::vector<Stmt> kids(q->seq.begin(), q->seq.end() - 1);
+        body = seq(kids);
+      }
+      return for_loop(op->var, op->min, op->extent, op->for_kind, body, op->thread_tag);
+    }
+  } m;
+  f.body = m.mutate(f.body);
+  auto d = case_data(w);
+  std::string err = test::error_text<RuntimeError>([&] { interpret_grid(f, d.args); });
+  EXPECT_NE(err.find("race on shared buffer"), std::string::npos) << err;
+}
+
+TEST(GpuLowering, GenericScheduleRunsSoftmaxAsSeveralKernels) {
+  auto w = test::softmax(5, 37);
+  schedule::Schedule s(w.outputs);
+  ops::schedule_cuda_generic(s, 32);
+  LoweredFunc f = lower_gpu(s, w, "softmax");
+  GpuSplit split = split_gpu_kernels(f);
+  EXPECT_GE(split.kernels.size(), 3u);  // max, sum of exp, normalise
+  EXPECT_GE(split.workspaces.size(), 2u);
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[1], d.want[0], 1e-5, 1e-6));
+}
+
+TEST(GpuLowering, GenericScheduleRunsAPaddedConvolution) {
+  auto w = test::conv2d_nchw(1, 3, 6, 4, 3, 1, 1);
+  schedule::Schedule s(w.outputs);
+  ops::schedule_cuda_generic(s, 64);
+  LoweredFunc f = lower_gpu(s, w, "conv");
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5));
+}
+
+TEST(GpuLowering, BlocksWritingOneElementRace) {
+  // Every block's thread 0 writes C[0]: blocks are not ordered within a kernel.
+  Tensor A = placeholder({64}, DataType::Float(32), "A");
+  Tensor C = compute({64}, [&](Var i) { return A(i) * 2.0f; }, "C");
+  test::Workload w{{A}, {C}};
+  schedule::Schedule s(w.outputs);
+  ops::schedule_cuda_generic(s, 16);
+  LoweredFunc f = lower_gpu(s, w, "scale");
+  auto d = case_data(w);
+  interpret_grid(f, d.args);  // the correct function passes
+  // Index C by the thread alone: each block's threads write elements 0..15, which every block writes.
+  struct M : IRMutator {
+    Expr tx;
+    Stmt mutate_for(const Stmt& st, const ForNode* op) override {
+      if (op->thread_tag == "threadIdx.x") tx = op->var;
+      return IRMutator::mutate_for(st, op);
+    }
+    Stmt mutate_store(const Stmt& st, const StoreNode* op) override { return store(op->buffer, op->value, tx); }
+  } m;
+  f.body = m.mutate(f.body);
+  std::string err = test::error_text<RuntimeError>([&] { interpret_grid(f, d.args); });
+  EXPECT_NE(err.find("in the same kernel (blocks are not ordered)"), std::string::npos) << err;
+}
+
+TEST(GpuLowering, UnboundStageIsAnErrorNamingIt) {
+  auto w = test::vector_add(64);
+  schedule::Schedule s(w.outputs);
+  std::string err = test::error_text<LoweringError>([&] { lower_gpu(s, w, "add"); });
+  EXPECT_NE(err.find("'C'"), std::string::npos) << err;
+  EXPECT_NE(err.find("bind"), std::string::npos) << err;
+}
+
+TEST(GpuLowering, TooManyThreadsPerBlockIsAnErrorNamingTheLimit) {
+  auto w = test::vector_add(4096);
+  schedule::Schedule s(w.outputs);
+  ops::schedule_cuda_generic(s, 2048);
+  std::string err = test::error_text<LoweringError>([&] { lower_gpu(s, w, "add"); });
+  EXPECT_NE(err.find("add_kernel0 (writes C)"), std::string::npos) << err;
+  EXPECT_NE(err.find("limit of 1024 threads per block"), std::string::npos) << err;
+}
+
+TEST(GpuLowering, TooMuchSharedMemoryIsAnErrorNamingTheLimit) {
+  auto w = test::matmul(256, 256, 64);
+  ops::CudaGemmTiling t;
+  t.block_m = 128;
+  t.block_n = 128;
+  t.block_k = 64;  // (128 + 128) x 64 floats = 64 KiB
+  t.thread_m = 8;
+  t.thread_n = 8;
+  std::string err = test::error_text<LoweringError>([&] { lowered_gemm(w, t); });
+  EXPECT_NE(err.find("65536 bytes of shared memory exceed the limit of 49152"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace loom
