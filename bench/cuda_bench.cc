@@ -114,9 +114,10 @@ int main(int argc, char** argv) {
   auto best_ms = [&](const std::function<void()>& f) {
     for (int i = 0; i < 3; ++i) f();
     float best = 1e30f;
-    for (int r = 0; r < 5; ++r) best = std::min(best, stream.time_ms([&] {
-                                                  for (int i = 0; i < 5; ++i) f();
-                                                }) / 5);
+    for (int r = 0; r < 5; ++r)
+      best = std::min(best, stream.time_ms([&] {
+        for (int i = 0; i < 5; ++i) f();
+      }) / 5);
     return double(best);
   };
   double cublas_ms = best_ms([&] { cublas.run(n, A.raw_data(), B.raw_data(), Cref.raw_data(), stream.handle()); });

@@ -105,8 +105,13 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_flag("--per-channel", per_channel,
                "per-output-channel weight scales with fixed-point requantization (CPU only)");
   std::string target = "cpu", config_path;
-  app.add_option("--target", target, "cpu, or accel: int8 layers on the accelerator, the rest on the CPU")
-      ->check(CLI::IsMember({"cpu", "accel"}))
+  app.add_option("--target", target,
+                 "cpu; accel: int8 layers on the accelerator, the rest on the CPU; cuda: every kernel on a GPU "
+                 "(CUDA C compiled by NVRTC, run by the runtime alone on a machine with a GPU)")
+      ->check(CLI::IsMember({"cpu", "accel", "cuda"}))
+      ->capture_default_str();
+  std::string cuda_arch = "sm_90";
+  app.add_option("--cuda-arch", cuda_arch, "with --target cuda: the cubin's architecture (PTX is kept for others)")
       ->capture_default_str();
   app.add_option("--config", config_path, "accelerator config (JSON; default: the built-in VTA-like 1x16x16)")
       ->check(CLI::ExistingFile);
@@ -124,6 +129,9 @@ int compile_cmd(const std::vector<std::string>& args) {
   if (target == "accel" && quant != "int8")
     LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
   if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
+  if (app.count("--cuda-arch") && target != "cuda") LOOM_THROW(Error, "--cuda-arch needs --target cuda");
+  if (target == "cuda" && !quant.empty())
+    LOOM_THROW(Error, "--target cuda compiles float models; int8 on the GPU is not supported yet");
   if (per_channel && target == "accel")
     LOOM_THROW(Error,
                "--per-channel is for the CPU: the accelerator requantizes with shifts, so --target accel uses "
@@ -171,6 +179,10 @@ int compile_cmd(const std::vector<std::string>& args) {
   bo.pipeline.dump = dump;
   if (target == "accel")
     bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
+  if (target == "cuda") {
+    bo.cuda.emplace();
+    bo.cuda->arch = cuda_arch;
+  }
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
 #ifdef LOOM_HAVE_TUNE
   tune::LogUse log_use;
@@ -198,6 +210,8 @@ int compile_cmd(const std::vector<std::string>& args) {
                            : std::string())
               << "\n";
 #endif
+  if (bo.cuda)
+    std::cout << "  CUDA program (" << bo.cuda->arch << "): " << r.file.cuda_program.size() / 1024 << " KiB\n";
   if (bo.accel) {
     std::cout << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "
               << r.file.accel_image.size() / 1024 << " KiB";

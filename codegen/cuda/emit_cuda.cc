@@ -114,7 +114,8 @@ class KernelPrinter {
 
   // Integer floor division/modulo: plain C when both sides are provably non-negative.
   std::string divmod(const BinaryNode* b, bool div) {
-    bool plain = can_prove(b->a >= make_zero(b->a.type()), bounds_) && can_prove(b->b > make_zero(b->b.type()), bounds_);
+    bool plain =
+        can_prove(b->a >= make_zero(b->a.type()), bounds_) && can_prove(b->b > make_zero(b->b.type()), bounds_);
     if (plain) return "(" + expr(b->a) + (div ? " / " : " % ") + expr(b->b) + ")";
     return std::string(div ? "loom_floordiv<" : "loom_floormod<") + c_type(b->a.type()) + ">(" + expr(b->a) + ", " +
            expr(b->b) + ")";
@@ -122,7 +123,8 @@ class KernelPrinter {
 
   std::string expr(const Expr& e) {
     DataType t = e.type();
-    if (t.is_vector()) LOOM_THROW(CodegenError, "CUDA backend: vector expression outside a vector store: ", to_string(e));
+    if (t.is_vector())
+      LOOM_THROW(CodegenError, "CUDA backend: vector expression outside a vector store: ", to_string(e));
     switch (e.kind()) {
       case ExprKind::IntImm: {
         int64_t v = e.as<IntImmNode>()->value;
@@ -162,8 +164,8 @@ class KernelPrinter {
       case ExprKind::And:
       case ExprKind::Or: {
         static const std::map<ExprKind, const char*> ops = {
-            {ExprKind::Add, " + "}, {ExprKind::Sub, " - "}, {ExprKind::Mul, " * "}, {ExprKind::EQ, " == "},
-            {ExprKind::NE, " != "}, {ExprKind::LT, " < "},  {ExprKind::LE, " <= "}, {ExprKind::GT, " > "},
+            {ExprKind::Add, " + "}, {ExprKind::Sub, " - "},  {ExprKind::Mul, " * "}, {ExprKind::EQ, " == "},
+            {ExprKind::NE, " != "}, {ExprKind::LT, " < "},   {ExprKind::LE, " <= "}, {ExprKind::GT, " > "},
             {ExprKind::GE, " >= "}, {ExprKind::And, " && "}, {ExprKind::Or, " || "}};
         auto* b = as_binary(e);
         return "(" + expr(b->a) + ops.at(e.kind()) + expr(b->b) + ")";
@@ -181,7 +183,9 @@ class KernelPrinter {
       case ExprKind::Max: {
         auto* b = as_binary(e);
         bool mn = e.kind() == ExprKind::Min;
-        if (t.is_float()) return std::string(mn ? "fmin" : "fmax") + (t.bits() == 32 ? "f(" : "(") + expr(b->a) + ", " + expr(b->b) + ")";
+        if (t.is_float())
+          return std::string(mn ? "fmin" : "fmax") + (t.bits() == 32 ? "f(" : "(") + expr(b->a) + ", " + expr(b->b) +
+                 ")";
         return std::string(mn ? "min(" : "max(") + expr(b->a) + ", " + expr(b->b) + ")";
       }
       case ExprKind::Not:
@@ -209,9 +213,9 @@ class KernelPrinter {
     if (c->name == "if_then_else")
       return "(" + expr(c->args[0]) + " ? " + expr(c->args[1]) + " : " + expr(c->args[2]) + ")";
     static const std::map<std::string, std::string> f32 = {
-        {"exp", "expf"},   {"log", "logf"},     {"sqrt", "sqrtf"}, {"tanh", "tanhf"}, {"fabs", "fabsf"},
-        {"floor", "floorf"}, {"ceil", "ceilf"}, {"round", "roundf"}, {"roundeven", "rintf"}, {"sin", "sinf"},
-        {"cos", "cosf"},   {"trunc", "truncf"}, {"pow", "powf"}};
+        {"exp", "expf"},     {"log", "logf"},     {"sqrt", "sqrtf"},   {"tanh", "tanhf"},      {"fabs", "fabsf"},
+        {"floor", "floorf"}, {"ceil", "ceilf"},   {"round", "roundf"}, {"roundeven", "rintf"}, {"sin", "sinf"},
+        {"cos", "cosf"},     {"trunc", "truncf"}, {"pow", "powf"}};
     auto it = f32.find(c->name);
     if (it != f32.end() && t.is_float()) {
       std::string fn = t.bits() == 32 ? it->second : it->second.substr(0, it->second.size() - 1);
@@ -241,8 +245,8 @@ class KernelPrinter {
     }
     for (int l = 0; l < lanes; ++l) {
       line();
-      os_ << name_of(st->buffer->data) << "[" << expr(simplify(lane_of(st->index, l))) << "] = "
-          << expr(simplify(lane_of(st->value, l))) << ";\n";
+      os_ << name_of(st->buffer->data) << "[" << expr(simplify(lane_of(st->index, l)))
+          << "] = " << expr(simplify(lane_of(st->value, l))) << ";\n";
     }
   }
   bool aligned_base(const Expr& base, int lanes) { return can_prove(floormod(base, Expr(lanes)) == 0, bounds_); }
@@ -252,7 +256,8 @@ class KernelPrinter {
     static const char* dims[] = {"x", "y", "z"};
     std::string g;
     for (int d = 0; d < 3; ++d)
-      if (k_.block[d] > 1 && bound_[d] == 0) g += std::string(g.empty() ? "" : " && ") + "threadIdx." + dims[d] + " == 0";
+      if (k_.block[d] > 1 && bound_[d] == 0)
+        g += std::string(g.empty() ? "" : " && ") + "threadIdx." + dims[d] + " == 0";
     return g.empty() ? g : "if (" + g + ") ";
   }
 
@@ -356,7 +361,8 @@ class KernelPrinter {
         auto* a = s.as<AllocateNode>();
         if (a->buffer->scope == scope::kLocal) {
           line();
-          os_ << c_type(a->buffer->dtype) << " " << name_of(a->buffer->data) << "[" << constant_size(a->buffer) << "];\n";
+          os_ << c_type(a->buffer->dtype) << " " << name_of(a->buffer->data) << "[" << constant_size(a->buffer)
+              << "];\n";
         }
         stmt(a->body);  // shared buffers are declared at the kernel's top
         return;

@@ -16,6 +16,10 @@ BuildResult build(Graph g, const BuildOptions& options) {
   codegen::TargetInfo target = codegen::target_info(options.llvm);
   PipelineOptions po = options.pipeline;
   po.layout.vector_lanes = target.float32_lanes();
+  if (options.cuda) {
+    if (options.accel) LOOM_THROW(ConfigError, "a build targets either the accelerator or CUDA, not both");
+    po.layout.blocked_activations = false;  // the CPU's NCHWc blocking is no GPU layout
+  }
   BuildResult r;
   po.accel = options.accel;
   po.accel_report = &r.accel_report;
@@ -33,8 +37,12 @@ BuildResult build(Graph g, const BuildOptions& options) {
   plan.exec.target = target.cpu;
   CompiledKernels kernels = compile_kernels(g, r.fusion, placement, plan, target, options);
   r.kernels = std::move(kernels.reports);
-  progress("compiling " + std::to_string(kernels.funcs.size()) + " kernels with LLVM");
-  r.file = serialize(g, plan, kernels.funcs, options.llvm);
+  if (options.cuda)
+    progress("compiling " + std::to_string(kernels.cuda_funcs.size()) + " CUDA kernels with NVRTC");
+  else
+    progress("compiling " + std::to_string(kernels.funcs.size()) + " kernels with LLVM");
+  r.file = serialize(g, plan, kernels, options);
+  r.cuda_funcs = std::move(kernels.cuda_funcs);
   r.executor_graph = std::move(plan.exec);
   r.graph = std::move(g);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -4,6 +4,7 @@
 #include "build_steps.h"
 #include "loom/graph/layout.h"
 #include "loom/ops/cpu_schedules.h"
+#include "loom/ops/cuda_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
@@ -39,8 +40,8 @@ std::string joined(const Graph& g, const FusedGroup& grp, std::string Node::*fie
 }
 std::string group_ops(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::op); }
 
-ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name,
-                            const codegen::TargetInfo& target, const BuildOptions& options) {
+// The group's tensor expressions: a placeholder per input, then its output (the function's arguments).
+std::vector<ir::Tensor> group_tensors(const Graph& g, const FusedGroup& grp) {
   std::map<int, ir::Tensor> t;
   std::vector<ir::Tensor> args;
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
@@ -58,6 +59,13 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   }
   ir::Tensor out = t.at(grp.output);
   args.push_back(out);
+  return args;
+}
+
+ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::string& name,
+                            const codegen::TargetInfo& target, const BuildOptions& options) {
+  std::vector<ir::Tensor> args = group_tensors(g, grp);
+  ir::Tensor out = args.back();
   schedule::Schedule s({out});
   const Node& anchor = g.node(grp.anchor);
   const OpDef& def = op_def(anchor.op);
@@ -66,6 +74,17 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
   else
     ops::schedule_generic_cpu(s, out, target.float32_lanes());
   return schedule::lower(s, args, name);
+}
+
+// The same group for a GPU: the generic CUDA schedule (ops/cuda_schedules.h), lowered for the GPU.
+ir::LoweredFunc lower_group_cuda(const Graph& g, const FusedGroup& grp, const std::string& name) {
+  std::vector<ir::Tensor> args = group_tensors(g, grp);
+  ir::Tensor out = args.back();
+  schedule::Schedule s({out});
+  ops::schedule_cuda_generic(s, 256);
+  schedule::LowerOptions lo;
+  lo.target_gpu = true;
+  return schedule::lower(s, args, name, lo);
 }
 
 }  // namespace
@@ -109,12 +128,14 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const 
       if (placement.cpu_read.count(grp.output)) call.download.push_back(plan.value_of.at(grp.output));
     } else {
       auto [it, is_new] = report_of_key.emplace(group_key(g, grp), out.reports.size());
+      const bool gpu = options.cuda.has_value();
       if (is_new) {
         std::string ops = group_ops(g, grp);
-        std::string name = "k" + std::to_string(out.funcs.size()) + "_" + sanitize(ops);
+        auto& funcs = gpu ? out.cuda_funcs : out.funcs;
+        std::string name = (gpu ? "g" : "k") + std::to_string(funcs.size()) + "_" + sanitize(ops);
         progress(k, ops);
         try {
-          out.funcs.push_back(lower_group(g, grp, name, target, options));
+          funcs.push_back(gpu ? lower_group_cuda(g, grp, name) : lower_group(g, grp, name, target, options));
         } catch (const Error& e) {
           LOOM_THROW(CodegenError, "kernel for node '", g.node(grp.output).name, "' (", ops, "): ", e.what());
         }
@@ -122,7 +143,7 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const 
       }
       KernelReport& rep = out.reports[it->second];
       ++rep.calls;
-      call.device = runtime::KernelDevice::CPU;
+      call.device = gpu ? runtime::KernelDevice::Cuda : runtime::KernelDevice::CPU;
       call.node = joined(g, grp, &Node::name);
       call.func = rep.func;
     }

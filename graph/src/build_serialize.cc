@@ -36,8 +36,8 @@ std::string kernel_library(const std::vector<ir::LoweredFunc>& funcs, const code
 
 }  // namespace
 
-runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<ir::LoweredFunc>& funcs,
-                             const codegen::LLVMOptions& llvm) {
+runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const CompiledKernels& kernels,
+                             const BuildOptions& options) {
   runtime::ModelFile file;
   file.graph_json = plan.exec.to_json();
   file.params = runtime::aligned_buffer(plan.params_bytes);
@@ -47,7 +47,12 @@ runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<
     std::memcpy(file.params.get() + plan.exec.values[size_t(plan.value_of.at(id))].param_offset, v.raw_data(),
                 v.nbytes());
   }
-  file.library = kernel_library(funcs, llvm, &file);
+  // A GPU model has no CPU kernels: no library, and no LLVM needed to build it.
+  if (!options.cuda || !kernels.funcs.empty()) file.library = kernel_library(kernels.funcs, options.llvm, &file);
+  if (!kernels.cuda_funcs.empty()) {
+    runtime::CudaProgram p = codegen::cuda::build(kernels.cuda_funcs, *options.cuda);
+    file.cuda_program = p.serialize();
+  }
   if (plan.accel) file.accel_image = plan.accel->finish().serialize();
   return file;
 }

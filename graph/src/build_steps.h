@@ -39,15 +39,16 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
                       const BuildOptions& options);
 
 struct CompiledKernels {
-  std::vector<ir::LoweredFunc> funcs;  // the CPU functions, for the kernel library
-  std::vector<KernelReport> reports;   // distinct kernels
+  std::vector<ir::LoweredFunc> funcs;       // the CPU functions, for the kernel library
+  std::vector<ir::LoweredFunc> cuda_funcs;  // the GPU functions, for the CUDA program
+  std::vector<KernelReport> reports;        // distinct kernels
 };
 // Appends one KernelCall per fused group to plan.exec.kernels.
 CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const Placement& placement, ValuePlan& plan,
                                 const codegen::TargetInfo& target, const BuildOptions& options);
 
-runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const std::vector<ir::LoweredFunc>& funcs,
-                             const codegen::LLVMOptions& llvm);
+runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, const CompiledKernels& kernels,
+                             const BuildOptions& options);
 
 // A C identifier made of a node name.
 std::string sanitize(const std::string& name);

@@ -65,7 +65,8 @@ const CudaDeviceInfo& cuda_device_info(int ordinal) { return device(ordinal).inf
 void* cuda_alloc(size_t bytes, int ordinal) {
   device(ordinal);
   CUdeviceptr p = 0;
-  check(api().cuMemAlloc(&p, bytes), "allocating " + std::to_string(bytes) + " bytes on GPU " + std::to_string(ordinal));
+  check(api().cuMemAlloc(&p, bytes),
+        "allocating " + std::to_string(bytes) + " bytes on GPU " + std::to_string(ordinal));
   return reinterpret_cast<void*>(uintptr_t(p));
 }
 
@@ -121,7 +122,8 @@ void CudaStream::synchronize() const {
 
 void CudaStream::begin_capture() {
   device(ordinal_);
-  check(api().cuStreamBeginCapture(static_cast<CUstream>(stream_), kCaptureModeThreadLocal), "starting a graph capture");
+  check(api().cuStreamBeginCapture(static_cast<CUstream>(stream_), kCaptureModeThreadLocal),
+        "starting a graph capture");
 }
 
 void CudaStream::end_capture() {
@@ -204,9 +206,9 @@ CudaModule CudaModule::load(const CudaProgram& program, int ordinal) {
   impl->from_ptx = !cubin_fits;
   // cuModuleLoadData reads a NUL-terminated PTX text.
   std::string image = cubin_fits ? program.cubin : program.ptx + '\0';
-  check(a.cuModuleLoadData(&impl->module, image.data()),
-        std::string("loading the CUDA module (") + (cubin_fits ? "cubin " : "PTX for ") + program.arch + ") on " +
-            info.name);
+  check(a.cuModuleLoadData(&impl->module, image.data()), std::string("loading the CUDA module (") +
+                                                             (cubin_fits ? "cubin " : "PTX for ") + program.arch +
+                                                             ") on " + info.name);
   for (auto& fn : program.functions) {
     std::vector<CUfunction> ks;
     for (auto& k : fn.kernels) {
@@ -244,8 +246,7 @@ void CudaModule::launch(const std::string& name, const std::vector<void*>& args,
   for (size_t k = 0; k < fn.kernels.size(); ++k) {
     const CudaKernelSpec& ks = fn.kernels[k];
     std::vector<void*> ptrs;
-    for (uint32_t b : ks.buffers)
-      ptrs.push_back(b < args.size() ? args[b] : impl_->workspaces[fi].at(b - args.size()));
+    for (uint32_t b : ks.buffers) ptrs.push_back(b < args.size() ? args[b] : impl_->workspaces[fi].at(b - args.size()));
     std::vector<void*> params;
     for (auto& ptr : ptrs) params.push_back(&ptr);
     check(a.cuLaunchKernel(impl_->functions[fi][k], ks.grid[0], ks.grid[1], ks.grid[2], ks.block[0], ks.block[1],
@@ -264,8 +265,10 @@ void CudaModule::call(const std::string& name, const std::vector<NDArray>& args)
     if (args[i].device().device_type != kDLCUDA || args[i].device().device_id != impl_->ordinal)
       LOOM_THROW(DeviceError, name, ": argument '", s.name, "' must live on GPU ", impl_->ordinal, " (got ",
                  args[i].describe(), " on device type ", int(args[i].device().device_type), ")");
-    if (args[i].shape() != s.shape) LOOM_THROW(ShapeError, name, ": argument '", s.name, "' must be ", s.str(), ", got ", args[i].describe());
-    if (args[i].dtype() != s.dtype) LOOM_THROW(TypeError, name, ": argument '", s.name, "' must be ", s.str(), ", got ", args[i].describe());
+    if (args[i].shape() != s.shape)
+      LOOM_THROW(ShapeError, name, ": argument '", s.name, "' must be ", s.str(), ", got ", args[i].describe());
+    if (args[i].dtype() != s.dtype)
+      LOOM_THROW(TypeError, name, ": argument '", s.name, "' must be ", s.str(), ", got ", args[i].describe());
     ptrs.push_back(args[i].raw_data());
   }
   launch(name, ptrs, nullptr);

@@ -39,37 +39,38 @@ Loaded load() {
   }
   Api& a = l.api;
   std::string missing;
-  bool ok = resolve(lib, a.cuInit, {"cuInit"}, missing) && resolve(lib, a.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
-            resolve(lib, a.cuDeviceGet, {"cuDeviceGet"}, missing) &&
-            resolve(lib, a.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
-            resolve(lib, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
-            resolve(lib, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&
-            resolve(lib, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
-            resolve(lib, a.cuCtxSynchronize, {"cuCtxSynchronize"}, missing) &&
-            resolve(lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing) && resolve(lib, a.cuMemFree, {"cuMemFree_v2"}, missing) &&
-            resolve(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
-            resolve(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
-            resolve(lib, a.cuMemcpyDtoD, {"cuMemcpyDtoD_v2"}, missing) &&
-            resolve(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
-            resolve(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing) &&
-            resolve(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
-            resolve(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
-            resolve(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
-            resolve(lib, a.cuStreamCreate, {"cuStreamCreate"}, missing) &&
-            resolve(lib, a.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing) &&
-            resolve(lib, a.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
-            resolve(lib, a.cuEventCreate, {"cuEventCreate"}, missing) &&
-            resolve(lib, a.cuEventDestroy, {"cuEventDestroy_v2"}, missing) &&
-            resolve(lib, a.cuEventRecord, {"cuEventRecord"}, missing) &&
-            resolve(lib, a.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
-            resolve(lib, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing) &&
-            resolve(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing) &&
-            resolve(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"}, missing) &&
-            resolve(lib, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, missing) &&
-            resolve(lib, a.cuGraphLaunch, {"cuGraphLaunch"}, missing) &&
-            resolve(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing) &&
-            resolve(lib, a.cuGraphDestroy, {"cuGraphDestroy"}, missing) &&
-            resolve(lib, a.cuGetErrorName, {"cuGetErrorName"}, missing);
+  bool ok =
+      resolve(lib, a.cuInit, {"cuInit"}, missing) && resolve(lib, a.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
+      resolve(lib, a.cuDeviceGet, {"cuDeviceGet"}, missing) &&
+      resolve(lib, a.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
+      resolve(lib, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
+      resolve(lib, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&
+      resolve(lib, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
+      resolve(lib, a.cuCtxSynchronize, {"cuCtxSynchronize"}, missing) &&
+      resolve(lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing) && resolve(lib, a.cuMemFree, {"cuMemFree_v2"}, missing) &&
+      resolve(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
+      resolve(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
+      resolve(lib, a.cuMemcpyDtoD, {"cuMemcpyDtoD_v2"}, missing) &&
+      resolve(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
+      resolve(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing) &&
+      resolve(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
+      resolve(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
+      resolve(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
+      resolve(lib, a.cuStreamCreate, {"cuStreamCreate"}, missing) &&
+      resolve(lib, a.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing) &&
+      resolve(lib, a.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
+      resolve(lib, a.cuEventCreate, {"cuEventCreate"}, missing) &&
+      resolve(lib, a.cuEventDestroy, {"cuEventDestroy_v2"}, missing) &&
+      resolve(lib, a.cuEventRecord, {"cuEventRecord"}, missing) &&
+      resolve(lib, a.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
+      resolve(lib, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing) &&
+      resolve(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing) &&
+      resolve(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"}, missing) &&
+      resolve(lib, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, missing) &&
+      resolve(lib, a.cuGraphLaunch, {"cuGraphLaunch"}, missing) &&
+      resolve(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing) &&
+      resolve(lib, a.cuGraphDestroy, {"cuGraphDestroy"}, missing) &&
+      resolve(lib, a.cuGetErrorName, {"cuGetErrorName"}, missing);
   if (!ok) {
     l.error = path + " has no symbol " + missing + ": the driver is older than CUDA 12";
     return l;

@@ -46,10 +46,12 @@ void check_program(const CudaProgram& p, const std::string& origin) {
           LOOM_THROW(ModelError, origin, ": kernel ", k.name, " has an empty launch dimension");
         threads *= k.block[d];
       }
-      if (threads > 1024) LOOM_THROW(ModelError, origin, ": kernel ", k.name, " asks for ", threads, " threads per block");
+      if (threads > 1024)
+        LOOM_THROW(ModelError, origin, ": kernel ", k.name, " asks for ", threads, " threads per block");
       for (uint32_t b : k.buffers)
         if (b >= nbuf)
-          LOOM_THROW(ModelError, origin, ": kernel ", k.name, " takes buffer ", b, " of function ", f.name, "'s ", nbuf);
+          LOOM_THROW(ModelError, origin, ": kernel ", k.name, " takes buffer ", b, " of function ", f.name, "'s ",
+                     nbuf);
     }
   }
 }

@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 40;  // no single buffer of a real model comes near
 constexpr ValueKind kValueKinds[] = {ValueKind::Input, ValueKind::Temp, ValueKind::Param, ValueKind::AccelParam};
-constexpr KernelDevice kDevices[] = {KernelDevice::CPU, KernelDevice::Accel};
+constexpr KernelDevice kDevices[] = {KernelDevice::CPU, KernelDevice::Accel, KernelDevice::Cuda};
 
 // An integer field read without undefined behaviour: nlohmann's get<T>() static_casts a float
 // such as 1e101 (found by fuzz_executor_graph); here only JSON integers in T's range pass.
@@ -154,6 +154,8 @@ const char* device_name(KernelDevice device) {
       return "cpu";
     case KernelDevice::Accel:
       return "accel";
+    case KernelDevice::Cuda:
+      return "cuda";
   }
   return "?";
 }

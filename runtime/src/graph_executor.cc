@@ -51,6 +51,15 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   ex.inputs_ = std::move(plan.inputs);
   ex.outputs_ = std::move(plan.outputs);
   ex.kernels_ = std::move(plan.kernels);
+  size_t gpu_kernels = 0;
+  for (auto& call : ex.kernels_) gpu_kernels += call.device == KernelDevice::Cuda;
+  if (gpu_kernels) {
+    if (gpu_kernels != ex.kernels_.size())
+      LOOM_THROW(ModelError, origin, ": ", gpu_kernels, " of its ", ex.kernels_.size(),
+                 " kernels run on CUDA; models that mix CUDA with other devices are not supported yet");
+    ex.cuda_ = load_cuda(ex, file, plan.values, origin, options);
+    return ex;
+  }
   ex.module_ = Module::load_from_memory(file.library, origin);
   bool any_accel = false;
   for (auto& call : ex.kernels_) any_accel |= call.device == KernelDevice::Accel;
@@ -191,10 +200,12 @@ void GraphExecutor::call_kernel(size_t k) {
 }
 
 void GraphExecutor::run() {
+  if (cuda_) return run_cuda();
   for (size_t k = 0; k < fns_.size(); ++k) call_kernel(k);
 }
 
 std::vector<double> GraphExecutor::run_profiled() {
+  if (cuda_) return run_cuda_profiled();
   std::vector<double> times;
   for (size_t k = 0; k < fns_.size(); ++k) {
     auto t0 = std::chrono::steady_clock::now();

@@ -20,7 +20,7 @@ namespace {
 constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'M', 'O', 'D', 'L'};
 
 // The sections a model file may hold; versions 1 and 2 hold them in this order, by position.
-enum class SectionKind { Graph, Params, Library, AccelImage };
+enum class SectionKind { Graph, Params, Library, AccelImage, CudaProgram };
 struct SectionInfo {
   const char* tag;   // 4 bytes, format version 3 on
   const char* what;  // for errors
@@ -28,7 +28,8 @@ struct SectionInfo {
 constexpr SectionInfo kSections[] = {{"GRPH", "the graph"},
                                      {"PARM", "the parameters"},
                                      {"KLIB", "the kernel library"},
-                                     {"ACCL", "the accelerator image"}};
+                                     {"ACCL", "the accelerator image"},
+                                     {"CUDA", "the CUDA program"}};
 
 int section_of_tag(std::string_view tag) {
   for (size_t k = 0; k < std::size(kSections); ++k)
@@ -91,8 +92,10 @@ void save_model_file(const std::string& path, const ModelFile& m) {
       {SectionKind::Params, {reinterpret_cast<const char*>(m.params.get()), m.params_bytes}},
       {SectionKind::Library, m.library}};
   if (!m.accel_image.empty()) sections.push_back({SectionKind::AccelImage, m.accel_image});
+  if (!m.cuda_program.empty()) sections.push_back({SectionKind::CudaProgram, m.cuda_program});
   std::string out;
-  out.reserve(m.graph_json.size() + m.params_bytes + m.library.size() + m.accel_image.size() + 128);
+  out.reserve(m.graph_json.size() + m.params_bytes + m.library.size() + m.accel_image.size() + m.cuda_program.size() +
+              128);
   out.append(kMagic, sizeof(kMagic));
   put<uint32_t>(out, kModelFormatVersion);
   put<uint32_t>(out, uint32_t(sections.size()));
@@ -164,6 +167,8 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
     if (!seen[int(required)])
       LOOM_THROW(ModelError, origin, ": compiled model has no section of kind '", kSections[int(required)].tag, "' (",
                  kSections[int(required)].what, ")");
+  if (seen[int(SectionKind::CudaProgram)] && bodies[int(SectionKind::CudaProgram)].empty())
+    LOOM_THROW(ModelError, origin, ": compiled model has an empty CUDA program");
   if (seen[int(SectionKind::AccelImage)] && bodies[int(SectionKind::AccelImage)].empty())
     LOOM_THROW(ModelError, origin, ": compiled model has an empty accelerator image");
   ModelFile m;
@@ -174,6 +179,7 @@ ModelFile parse_model_file(const std::string& in, const std::string& origin) {
   m.params_bytes = params.size();
   m.library = bodies[int(SectionKind::Library)];
   m.accel_image = bodies[int(SectionKind::AccelImage)];
+  m.cuda_program = bodies[int(SectionKind::CudaProgram)];
   return m;
 }
 

@@ -46,7 +46,8 @@ TEST(CudaCodegen, NvrtcAndPtxasCompileTheGemmForSm90) {
   EXPECT_EQ(p.arch, "sm_90");
   EXPECT_NE(p.ptx.find(".target sm_90"), std::string::npos);
   EXPECT_GT(p.cubin.size(), 1000u);
-  EXPECT_EQ(p.cubin.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_EQ(p.cubin.substr(0, 4), std::string("\x7f"
+                                              "ELF"));
   auto& k = p.functions[0].kernels[0];
   EXPECT_GT(k.registers, 8) << p.compile_log;
   EXPECT_LE(k.registers * 256, 65536) << p.compile_log;

@@ -30,7 +30,10 @@ CudaProgram small_program() {
   p.functions = {f};
   p.source = "src";
   p.ptx = "ptx";
-  p.cubin = std::string("\x7f" "ELF\0\1", 6);
+  p.cubin = std::string(
+      "\x7f"
+      "ELF\0\1",
+      6);
   p.compile_log = "log";
   return p;
 }
@@ -62,7 +65,8 @@ TEST(CudaRuntime, WithoutADriverEveryEntryIsADeviceErrorSayingSo) {
   std::string why;
   if (runtime::cuda_available(&why)) GTEST_SKIP() << "a GPU is here";
   EXPECT_FALSE(why.empty());
-  std::string err = test::error_text<DeviceError>([] { NDArray::empty({4}, DataType::Float(32), runtime::cuda_device()); });
+  std::string err =
+      test::error_text<DeviceError>([] { NDArray::empty({4}, DataType::Float(32), runtime::cuda_device()); });
   EXPECT_EQ(err, why);
   EXPECT_THROW(runtime::CudaModule::load(small_program()), DeviceError);
   EXPECT_THROW(runtime::CudaStream s, DeviceError);

@@ -128,7 +128,8 @@ TEST(GpuLowering, GenericScheduleRunsAPaddedConvolution) {
 TEST(GpuLowering, BlocksWritingOneElementRace) {
   // Every block's thread 0 writes C[0]: blocks are not ordered within a kernel.
   Tensor A = placeholder({64}, DataType::Float(32), "A");
-  Tensor C = compute({64}, [&](Var i) { return A(i) * 2.0f; }, "C");
+  Tensor C = compute(
+      {64}, [&](Var i) { return A(i) * 2.0f; }, "C");
   test::Workload w{{A}, {C}};
   schedule::Schedule s(w.outputs);
   ops::schedule_cuda_generic(s, 16);
@@ -147,6 +148,29 @@ TEST(GpuLowering, BlocksWritingOneElementRace) {
   f.body = m.mutate(f.body);
   std::string err = test::error_text<RuntimeError>([&] { interpret_grid(f, d.args); });
   EXPECT_NE(err.find("in the same kernel (blocks are not ordered)"), std::string::npos) << err;
+}
+
+TEST(GpuLowering, AStageBindingOnlyThreadIdxXStoresOncePerElement) {
+  // C (4 x 16) on a 16 x 4 block; A's shared copy binds threadIdx.x alone, so only the threads with
+  // threadIdx.y == 0 store it (the other three would write the same elements at the same time).
+  Tensor A = placeholder({16}, DataType::Float(32), "A");
+  Tensor C = compute(
+      {4, 16}, [&](Var i, Var j) { return A(j) * cast(DataType::Float(32), i + 1); }, "C");
+  test::Workload w{{A}, {C}};
+  schedule::Schedule s(w.outputs);
+  Tensor AS = s.cache_read(A, scope::kShared, {C});
+  auto [io, ii] = s[C].split(s[C].axis(0), 4);
+  s[C].bind(io, "blockIdx.x");
+  s[C].bind(ii, "threadIdx.y");
+  s[C].bind(s[C].axis(1), "threadIdx.x");
+  s[AS].compute_at(s[C], io);
+  s[AS].bind(s[AS].axis(0), "threadIdx.x");
+  LoweredFunc f = lower_gpu(s, w, "scale_rows");
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[1], d.want[0], 1e-6, 1e-6));
+  std::string src = to_string(f);
+  EXPECT_EQ(test::count_occurrences(src, kSyncThreads), 1u) << src;
 }
 
 TEST(GpuLowering, UnboundStageIsAnErrorNamingIt) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "loom/codegen/cuda.h"
 #include "loom/codegen/llvm.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/accel_schedules.h"
@@ -41,6 +42,10 @@ struct BuildOptions {
   // stride; bias included), e.g. from a tuning log; nullopt or unset: ops::choose_conv_tiling.
   // A tiling that does not divide or fit the scratchpads is an error naming the kernel.
   std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tiling;
+  // Set: every kernel runs on a GPU: groups are scheduled for CUDA (NCHW activations, no CPU
+  // layouts), lowered with LowerOptions::target_gpu and compiled by NVRTC into one CUDA program,
+  // the model file's "CUDA" section (docs/cuda.md). Not together with `accel`.
+  std::optional<codegen::cuda::CudaOptions> cuda;
 };
 
 struct KernelReport {
@@ -58,6 +63,8 @@ struct BuildResult {
   MemoryPlan memory;
   std::vector<KernelReport> kernels;  // distinct kernels (identical CPU groups share one)
   AccelPartitionReport accel_report;  // with BuildOptions::accel
+  std::vector<ir::LoweredFunc>
+      cuda_funcs;  // with BuildOptions::cuda: the lowered GPU functions (for the grid interpreter)
   double seconds = 0;
 };
 

@@ -47,13 +47,13 @@ struct GpuLimits {
 
 // One kernel of a lowered GPU function.
 struct GpuKernel {
-  std::string name;                // <function>_kernel<i>
-  Stmt body;                       // the kernel's statement (its outermost loop is bound)
+  std::string name;  // <function>_kernel<i>
+  Stmt body;         // the kernel's statement (its outermost loop is bound)
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
-  std::vector<Buffer> params;      // global buffers it reads or writes, in first-use order
-  std::vector<Buffer> shared;      // shared-memory allocations (hoisted to the kernel's top)
+  std::vector<Buffer> params;  // global buffers it reads or writes, in first-use order
+  std::vector<Buffer> shared;  // shared-memory allocations (hoisted to the kernel's top)
   int64_t shared_bytes = 0;
-  std::string stages;              // the buffers it writes, for messages ("C.shared, C")
+  std::string stages;  // the buffers it writes, for messages ("C.shared, C")
 };
 
 // The host/device split: workspaces (global allocations outside every kernel, with their sizes)

@@ -87,9 +87,9 @@ class CudaStream {
   void* handle() const { return stream_; }
   void synchronize() const;
   void begin_capture();
-  void end_capture();            // instantiates the captured graph
+  void end_capture();  // instantiates the captured graph
   bool has_graph() const { return graph_exec_ != nullptr; }
-  void launch_graph();           // asynchronous, on this stream
+  void launch_graph();  // asynchronous, on this stream
   // Milliseconds `work` takes on this stream (events around it; waits for the end).
   float time_ms(const std::function<void()>& work);
 

@@ -13,6 +13,9 @@
 //   LOOM_RPC_TIMEOUT_MS  the rpc:// device: integer 1..86400000, bound on connecting and on each
 //                        reply (default 60000)
 //   LOOM_RPC_TOKEN       the rpc:// device and the RPC server: any text, the access token
+//   LOOM_CUDA_DRIVER     the runtime's CUDA device: the driver library to dlopen (default
+//                        libcuda.so.1)
+//   LOOM_CUDA_CACHE      codegen::cuda::compile: directory of compiled programs
 //
 // A flag accepts 1, true, on, yes (set) and 0, false, off, no (not set), in any case.
 // docs/architecture.md has the same table.

@@ -39,10 +39,11 @@ enum class ValueKind {
 enum class KernelDevice {
   CPU,    // `func` is a function of the model's kernel library (module.h ABI)
   Accel,  // `accel_stream` is a stream of the model's accelerator image
+  Cuda,   // `func` is a function of the model's CUDA program (runtime/cuda.h)
 };
 
 const char* value_kind_name(ValueKind kind);   // "input", "temp", "param", "accel_param"
-const char* device_name(KernelDevice device);  // "cpu", "accel"
+const char* device_name(KernelDevice device);  // "cpu", "accel", "cuda"
 
 struct ExecutorValue {
   std::string name;

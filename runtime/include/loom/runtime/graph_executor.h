@@ -25,6 +25,8 @@ struct ExecutorOptions {
   std::string accel_backend = "fsim";  // the device backend accelerator kernels run on
   std::string accel_config_json;       // its config (empty: the one the model was compiled for)
   uint64_t max_host_bytes = 0;         // refuse models whose activation buffers need more (0: physical memory)
+  int cuda_device = 0;                 // the GPU CUDA kernels run on
+  bool cuda_graphs = true;             // replay a model's CUDA kernels as one captured graph from the second run
 };
 
 // What the accelerator did in the last run of one accelerator kernel.
@@ -57,6 +59,9 @@ class GraphExecutor {
 
   const std::vector<KernelCall>& kernels() const { return kernels_; }
   bool uses_accelerator() const { return accel_ != nullptr; }
+  bool uses_gpu() const { return cuda_ != nullptr; }
+  // Whether the last run replayed the captured CUDA graph (GPU models, from the second run on).
+  bool replayed_cuda_graph() const;
   // Per kernel (in kernel order), the accelerator's figures of the last run; zero for CPU kernels.
   const std::vector<AccelKernelStats>& accel_stats() const;
   // The device accelerator kernels run on (null without accelerator kernels): for backend-specific
@@ -83,6 +88,14 @@ class GraphExecutor {
     std::unique_ptr<LoadedAccelImage> loaded;
     std::vector<AccelKernelStats> stats;
   };
+  // The GPU side of a model whose kernels run on CUDA (graph_executor_cuda.cc): the loaded program,
+  // device copies of the storages and parameters, per-kernel device arguments, the stream and its graph.
+  struct CudaState;
+  static std::shared_ptr<CudaState> load_cuda(const GraphExecutor& ex, const ModelFile& file,
+                                              const std::vector<ExecutorValue>& values, const std::string& origin,
+                                              const ExecutorOptions& options);
+  void run_cuda();
+  std::vector<double> run_cuda_profiled();
   void run_accel(size_t k);
   const Value& value_at(int id) const;
   void call_kernel(size_t k);
@@ -96,6 +109,7 @@ class GraphExecutor {
   std::vector<CompiledFn> fns_;
   std::vector<std::vector<void*>> arg_ptrs_;
   std::shared_ptr<AccelState> accel_;
+  std::shared_ptr<CudaState> cuda_;
   std::string target_, model_name_;
   uint64_t planned_bytes_ = 0, unplanned_bytes_ = 0, params_bytes_ = 0;
 };
