@@ -1,19 +1,32 @@
-// The CUDA backend: fp32 GEMM 4096^3 against cuBLAS in the same run (several block tilings, the
-// best one reported), results checked against cuBLAS' product. Without a GPU it reports what CI can
-// see, NVRTC's compile time and ptxas' resource use per kernel, says why there is no GPU, and
-// exits 0. cuBLAS is loaded with dlopen (libcublas.so.13), like the driver.
+// The CUDA backend, two parts:
+//   GEMM: fp32 4096^3 against cuBLAS in the same run (several block tilings, the best reported),
+//         results checked against cuBLAS' product (itself checked against float64 host dots).
+//   models: the built-in ResNet-18 and MobileNetV2 (torchvision's architectures) compiled with
+//         --target cuda semantics, batch 1 and 32, run by the runtime's executor (CUDA graph
+//         replay), batch 1 checked against the naive graph interpreter, timed against PyTorch eager
+//         on the same GPU (bench/pytorch_gpu_latency.py through `python3`, same measurement: input
+//         copied in and output back each run).
+// Without a GPU it reports what CI can see (NVRTC's compile time and ptxas' resource use per
+// kernel), says why there is no GPU, and exits 0. cuBLAS is loaded with dlopen, like the driver.
+//
+// usage: cuda_bench [--gemm-only | --models-only] [--size N] [--pytorch SCRIPT]
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "loom/codegen/cuda.h"
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/reference.h"
 #include "loom/ops/cuda_schedules.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/cuda.h"
+#include "loom/runtime/graph_executor.h"
 #include "loom/schedule/lower.h"
 
 using namespace loom;
@@ -66,10 +79,113 @@ struct Cublas {
   }
 };
 
+// Median of `reps` steady-state runs (after a first run and the graph capture), milliseconds.
+double model_ms(runtime::GraphExecutor& ex, int reps) {
+  ex.run();
+  ex.run();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    ex.run();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// PyTorch eager's median for the same model and batch, from the helper script's JSON line; <0 if none.
+double pytorch_ms(const std::string& script, const std::string& model, int batch, int reps) {
+  std::string cmd =
+      "python3 " + script + " " + model + " " + std::to_string(batch) + " " + std::to_string(reps) + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  std::string out;
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  auto k = out.find("\"median_ms\": ");
+  return k == std::string::npos ? -1 : std::atof(out.c_str() + k + 13);
+}
+
+int bench_models(const std::string& script) {
+  int failures = 0;
+  std::printf("models (fp32, NCHW, every kernel on the GPU; PyTorch eager from %s):\n", script.c_str());
+  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+    for (int batch : {1, 32}) {
+      graph::BuildOptions o;
+      o.cuda.emplace();
+      graph::BuildResult r = graph::build(graph::builtin_model(name, batch, 224), o);
+      auto ex = runtime::GraphExecutor::from_model_file(r.file, name);
+      std::vector<NDArray> in;
+      for (size_t i = 0; i < ex.num_inputs(); ++i) {
+        NDArray a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+        a.fill_random(1 + i, -1, 1);
+        in.push_back(a);
+        ex.set_input(i, a);
+      }
+      std::string check = "-";
+      if (batch == 1) {
+        ex.run();
+        NDArray got = ex.get_output(0), want = graph::reference_run(r.graph, in)[0];
+        double err = 0, scale = 0;
+        for (int64_t k = 0; k < want.numel(); ++k) {
+          err = std::max(err, std::fabs(got.get_as_double(k) - want.get_as_double(k)));
+          scale = std::max(scale, std::fabs(want.get_as_double(k)));
+        }
+        bool ok = err <= 1e-3 * std::max(scale, 1.0);
+        failures += !ok;
+        char b[96];
+        std::snprintf(b, sizeof b, "%.1e of %.2f %s", err, scale, ok ? "ok" : "WRONG");
+        check = b;
+      }
+      double ms = model_ms(ex, batch == 1 ? 50 : 10);
+      double torch_ms = pytorch_ms(script, name, batch, batch == 1 ? 50 : 10);
+      std::printf(
+          "  %-13s batch %2d  %3zu kernels  Loom %8.3f ms  PyTorch %8.3f ms  %.2fx PyTorch's latency  vs reference: "
+          "%s\n",
+          name, batch, ex.kernels().size(), ms, torch_ms, torch_ms > 0 ? ms / torch_ms : 0.0, check.c_str());
+      if (batch == 1 && std::string(name) == "resnet18") {
+        std::vector<double> t = ex.run_profiled();
+        std::vector<size_t> idx(t.size());
+        for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+        std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return t[a] > t[b]; });
+        for (size_t k = 0; k < std::min<size_t>(6, idx.size()); ++k)
+          std::printf("      %7.3f ms  %s\n", t[idx[k]] * 1e3, ex.kernels()[idx[k]].func.c_str());
+      }
+    }
+  }
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int n = argc > 1 ? std::atoi(argv[1]) : 4096;
+  int n = 4096;
+  bool gemm_part = true, model_part = true;
+  std::string script = "bench/pytorch_gpu_latency.py";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--gemm-only")
+      model_part = false;
+    else if (a == "--models-only")
+      gemm_part = false;
+    else if (a == "--size" && i + 1 < argc)
+      n = std::atoi(argv[++i]);
+    else if (a == "--pytorch" && i + 1 < argc)
+      script = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: cuda_bench [--gemm-only | --models-only] [--size N] [--pytorch SCRIPT]\n");
+      return 2;
+    }
+  }
+  if (!gemm_part) {
+    std::string why;
+    if (!runtime::cuda_available(&why)) {
+      std::printf("no GPU: %s\n", why.c_str());
+      return 0;
+    }
+    return bench_models(script) ? 1 : 0;
+  }
   std::vector<Variant> variants = {
       {"64x64x8 / 4x4", {64, 64, 8, 4, 4, 4}},
       {"128x64x8 / 8x4", {128, 64, 8, 8, 4, 4}},
@@ -153,5 +269,6 @@ int main(int argc, char** argv) {
                 flops / ms / 1e9, ratio, err, scale, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom GEMM: %.2fx cuBLAS (target >= 0.8x)\n", best_ratio);
+  if (model_part) failures += bench_models(script);
   return failures ? 1 : 0;
 }

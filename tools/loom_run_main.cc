@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
     if (!inputs.empty() && inputs.size() != ex.num_inputs())
-      throw Error("the model takes " + std::to_string(ex.num_inputs()) + " inputs, got " + std::to_string(inputs.size()));
+      throw Error("the model takes " + std::to_string(ex.num_inputs()) + " inputs, got " +
+                  std::to_string(inputs.size()));
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
       if (!inputs.empty()) {
         ex.set_input(i, runtime::read_npy(inputs[i]));
@@ -106,7 +107,8 @@ int main(int argc, char** argv) {
       if (i < outputs.size()) runtime::write_npy(outputs[i], got);
       if (i < expects.size()) {
         NDArray want = runtime::read_npy(expects[i]);
-        if (want.shape() != got.shape()) throw Error("output " + std::to_string(i) + " has another shape than " + expects[i]);
+        if (want.shape() != got.shape())
+          throw Error("output " + std::to_string(i) + " has another shape than " + expects[i]);
         double err = 0, scale = 0;
         for (int64_t k = 0; k < got.numel(); ++k) {
           err = std::max(err, std::fabs(got.get_as_double(k) - want.get_as_double(k)));

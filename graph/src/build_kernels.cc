@@ -6,6 +6,7 @@
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/cuda_schedules.h"
 #include "loom/ops/layers.h"
+#include "loom/ops/nn.h"
 #include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
 #include "op_schedules.h"
@@ -77,11 +78,32 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
 }
 
 // The same group for a GPU: the generic CUDA schedule (ops/cuda_schedules.h), lowered for the GPU.
-ir::LoweredFunc lower_group_cuda(const Graph& g, const FusedGroup& grp, const std::string& name) {
+ir::LoweredFunc lower_group_cuda(const Graph& g, const FusedGroup& grp, const std::string& name,
+                                 const codegen::cuda::CudaOptions& cuda) {
   std::vector<ir::Tensor> args = group_tensors(g, grp);
   ir::Tensor out = args.back();
   schedule::Schedule s({out});
-  ops::schedule_cuda_generic(s, 256);
+  // A convolution (the reduction tagged "conv2d") with its epilogue gets the register-tiled direct
+  // schedule when its output channels allow a tile; everything else the generic one.
+  ir::Tensor conv;
+  for (const ir::OpRef& op : ir::topo_sort({out}))
+    if (op->tag == "conv2d" && op->is_compute()) conv = ir::Tensor(op);
+  // Output channels per thread: the most that still leaves about 256 threads per multiprocessor
+  // (a layer with few outputs, like ResNet's last at batch 1, keeps one per thread).
+  int channels = 0;
+  if (conv.defined() && conv.ndim() == 4 && out.ndim() == 4) {
+    int64_t outputs = 1, wanted = int64_t(cuda.multiprocessors) * 256;
+    for (int d = 0; d < 4; ++d) outputs *= ops::const_dim(conv, d);
+    for (int c : {8, 4, 2, 1})
+      if (ops::const_dim(conv, 1) % c == 0 && (outputs / c >= wanted || c == 1)) {
+        channels = c;
+        break;
+      }
+  }
+  if (channels)
+    ops::schedule_conv2d_cuda(s, conv, out, channels, 128);
+  else
+    ops::schedule_cuda_generic(s, 256);
   schedule::LowerOptions lo;
   lo.target_gpu = true;
   return schedule::lower(s, args, name, lo);
@@ -135,7 +157,8 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const 
         std::string name = (gpu ? "g" : "k") + std::to_string(funcs.size()) + "_" + sanitize(ops);
         progress(k, ops);
         try {
-          funcs.push_back(gpu ? lower_group_cuda(g, grp, name) : lower_group(g, grp, name, target, options));
+          funcs.push_back(gpu ? lower_group_cuda(g, grp, name, *options.cuda)
+                              : lower_group(g, grp, name, target, options));
         } catch (const Error& e) {
           LOOM_THROW(CodegenError, "kernel for node '", g.node(grp.output).name, "' (", ops, "): ", e.what());
         }

@@ -57,6 +57,47 @@ void schedule_cuda_generic(Schedule& s, int threads) {
   }
 }
 
+void schedule_conv2d_cuda(Schedule& s, const Tensor& conv, const Tensor& out, int channels, int threads) {
+  if (conv.ndim() != 4 || out.ndim() != 4 || const_dim(conv, 1) % channels != 0)
+    LOOM_THROW(ScheduleError, "schedule_conv2d_cuda '", conv.name(), "': needs NCHW tensors with output channels (",
+               conv.ndim() == 4 ? const_dim(conv, 1) : 0, ") a multiple of ", channels);
+  Stage conv_stage = s[conv];
+  for (Stage st : s.stages()) {
+    if (!st->op->is_compute() || st == conv_stage || st->is_output) continue;
+    if (st->op->reduce_axes().empty())
+      st.compute_inline();
+    else
+      bind_flat(st, threads);  // another reduction: a kernel of its own
+  }
+  Stage acc, o;
+  if (conv.op() == out.op()) {  // no epilogue: accumulate in registers, then copy out
+    acc = s[s.cache_write(conv, scope::kLocal)];
+    o = s[conv];
+  } else {
+    acc = conv_stage;
+    acc.set_scope(scope::kLocal);
+    o = s[out];
+  }
+  auto [fo, fi] = o.split(o.axis(1), channels);
+  IterVar n = o.axis(0), y = o.axis(2), x = o.axis(3);
+  o.reorder({n, fo, y, x, fi});
+  IterVar pixel = o.fuse(o.fuse(o.fuse(n, fo), y), x);
+  auto [bx, tx] = o.split(pixel, threads);
+  o.bind(bx, "blockIdx.x");
+  o.bind(tx, "threadIdx.x");
+  o.unroll(fi);
+  acc.compute_at(o, tx);
+  std::vector<IterVar> order;
+  for (auto& iv : acc->op->reduce_axes()) order.push_back(iv);
+  for (size_t d = 0; d < 4; ++d) order.push_back(acc.axis(d));
+  acc.reorder(order);
+  acc.unroll(acc.axis(1));
+  // The kernel window unrolled: its loads are independent, so they issue ahead of the FMA chain.
+  const auto& red = acc->op->reduce_axes();
+  for (size_t r = 1; r < red.size(); ++r)
+    if (auto* e = as_const_int(red[r]->dom.extent); e && *e <= 7) acc.unroll(red[r]);
+}
+
 void schedule_gemm_cuda(Schedule& s, const Tensor& A, const Tensor& B, const Tensor& C, const CudaGemmTiling& t) {
   int64_t M = const_dim(C, 0), N = const_dim(C, 1), K = const_dim(A, 1);
   if (M % t.block_m || N % t.block_n || K % t.block_k || t.block_m % t.thread_m || t.block_n % t.thread_n)

@@ -41,7 +41,8 @@ std::shared_ptr<GraphExecutor::CudaState> GraphExecutor::load_cuda(const GraphEx
   for (size_t k = 0; k < ex.storages_.size(); ++k) {
     uint64_t bytes = 0;
     for (auto& v : values)
-      if ((v.kind == ValueKind::Input || v.kind == ValueKind::Temp) && v.storage == k) bytes = std::max(bytes, v.nbytes());
+      if ((v.kind == ValueKind::Input || v.kind == ValueKind::Temp) && v.storage == k)
+        bytes = std::max(bytes, v.nbytes());
     st->storages.push_back(NDArray::empty({int64_t(std::max<uint64_t>(bytes, 1))}, DataType::UInt(8), dev));
   }
   if (file.params_bytes) {
@@ -62,8 +63,8 @@ std::shared_ptr<GraphExecutor::CudaState> GraphExecutor::load_cuda(const GraphEx
       LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node,
                  "') is missing from the CUDA program");
     if (fn->args.size() != call.args.size())
-      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' takes ", fn->args.size(), " arguments, the graph passes ",
-                 call.args.size());
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' takes ", fn->args.size(),
+                 " arguments, the graph passes ", call.args.size());
     std::vector<void*> ptrs;
     for (size_t a = 0; a < call.args.size(); ++a) {
       const ExecutorValue& v = values[size_t(call.args[a])];
@@ -127,12 +128,14 @@ void GraphExecutor::run_cuda() {
 
 std::vector<double> GraphExecutor::run_cuda_profiled() {
   CudaState& c = *cuda_;
-  for (int id : inputs_) cuda_copy_to_device(c.dev[size_t(id)], values_[size_t(id)].data, values_[size_t(id)].nbytes, c.ordinal);
+  for (int id : inputs_)
+    cuda_copy_to_device(c.dev[size_t(id)], values_[size_t(id)].data, values_[size_t(id)].nbytes, c.ordinal);
   std::vector<double> times;
   for (size_t k = 0; k < kernels_.size(); ++k)
-    times.push_back(double(c.stream->time_ms([&] { c.module.launch(kernels_[k].func, c.args[k], c.stream->handle()); })) /
-                    1e3);
-  for (int id : outputs_) cuda_copy_to_host(values_[size_t(id)].data, c.dev[size_t(id)], values_[size_t(id)].nbytes, c.ordinal);
+    times.push_back(
+        double(c.stream->time_ms([&] { c.module.launch(kernels_[k].func, c.args[k], c.stream->handle()); })) / 1e3);
+  for (int id : outputs_)
+    cuda_copy_to_host(values_[size_t(id)].data, c.dev[size_t(id)], values_[size_t(id)].nbytes, c.ordinal);
   return times;
 }
 

@@ -105,8 +105,8 @@ TEST(CudaModels, WithoutAGpuLoadingTheModelIsADeviceErrorNamingIt) {
   std::string why;
   if (runtime::cuda_available(&why)) GTEST_SKIP() << "a GPU is here";
   graph::BuildResult r = build_cuda("mlp", 1, 32);
-  std::string err = test::error_text<DeviceError>(
-      [&] { runtime::GraphExecutor::from_model_file(r.file, "'mlp.loom'"); });
+  std::string err =
+      test::error_text<DeviceError>([&] { runtime::GraphExecutor::from_model_file(r.file, "'mlp.loom'"); });
   EXPECT_NE(err.find("'mlp.loom': its kernels run on a GPU"), std::string::npos) << err;
 }
 

@@ -125,6 +125,25 @@ TEST(GpuLowering, GenericScheduleRunsAPaddedConvolution) {
   EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5));
 }
 
+TEST(GpuLowering, RegisterTiledConvolutionMatchesWithAndWithoutAnEpilogue) {
+  for (bool epilogue : {false, true}) {
+    auto w = test::conv2d_nchw(1, 3, 7, 8, 3, 1, 1);
+    Tensor conv = w.outputs[0];
+    if (epilogue) {
+      Tensor y = compute(
+          {1, 8, 7, 7}, [&](Var n, Var f, Var a, Var b) { return max(conv(n, f, a, b), 0.0f); }, "relu");
+      w.outputs = {y};
+    }
+    schedule::Schedule s(w.outputs);
+    ops::schedule_conv2d_cuda(s, conv, w.outputs[0], 4, 32);
+    LoweredFunc f = lower_gpu(s, w, "conv");
+    EXPECT_NE(to_string(f).find("in local"), std::string::npos);
+    auto d = case_data(w);
+    interpret_grid(f, d.args);
+    EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5)) << (epilogue ? "with" : "without");
+  }
+}
+
 TEST(GpuLowering, BlocksWritingOneElementRace) {
   // Every block's thread 0 writes C[0]: blocks are not ordered within a kernel.
   Tensor A = placeholder({64}, DataType::Float(32), "A");

@@ -23,6 +23,8 @@ struct CudaOptions {
   bool use_cache = true;
   std::string cache_dir;  // overrides the above when non-empty
   ir::GpuLimits limits;
+  // The GPU schedules size their parallelism for (H100 SXM: 132 multiprocessors).
+  int multiprocessors = 132;
 };
 
 bool nvrtc_enabled();

@@ -10,6 +10,16 @@ namespace loom::ops {
 // fast for element-wise ones; intermediate reductions are kernels of their own.
 void schedule_cuda_generic(schedule::Schedule& s, int threads = 256);
 
+// Direct NCHW convolution `conv` (a reduction over input channels and the kernel window) with an
+// element-wise epilogue ending in `out` (bias, ReLU, a residual add; `out` may be `conv` itself):
+// each thread computes `channels` output channels of one output pixel in registers (the conv
+// stage in local scope, computed inside the output's thread loop), so every input element it loads
+// serves all of them; neighbouring threads take neighbouring pixels (coalesced input reads, one
+// weight address per warp). Other injective stages are inlined. `channels` must divide the output
+// channels (ScheduleError otherwise).
+void schedule_conv2d_cuda(schedule::Schedule& s, const ir::Tensor& conv, const ir::Tensor& out, int channels = 8,
+                          int threads = 128);
+
 // C = matmul(A, B) tiled for the GPU: each block computes block_m x block_n of C with
 // (block_m / thread_m) x (block_n / thread_n) threads, each a thread_m x thread_n register tile
 // (cache_write local); A and B pass through shared memory block_k columns / rows at a time
