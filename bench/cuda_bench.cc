@@ -9,7 +9,10 @@
 // Without a GPU it reports what CI can see (NVRTC's compile time and ptxas' resource use per
 // kernel), says why there is no GPU, and exits 0. cuBLAS is loaded with dlopen, like the driver.
 //
-// usage: cuda_bench [--gemm-only | --models-only] [--size N] [--pytorch SCRIPT]
+//   softmax: 8192 rows of 1000, the generic schedule (a thread per row, three kernels) against the
+//         block reduction (a block per row, one kernel), checked against each other and the host.
+//
+// usage: cuda_bench [--only gemm|softmax|models] [--size N] [--pytorch SCRIPT]
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -107,6 +110,72 @@ double pytorch_ms(const std::string& script, const std::string& model, int batch
   return k == std::string::npos ? -1 : std::atof(out.c_str() + k + 13);
 }
 
+ir::LoweredFunc softmax_func(int rows, int cols, bool block) {
+  ir::Tensor X = ir::placeholder({rows, cols}, DataType::Float(32), "X");
+  ir::Tensor Y = block ? ops::softmax_cuda(X, 128, "Y") : ops::softmax(X, "Y");
+  schedule::Schedule s({Y});
+  if (block)
+    ops::schedule_softmax_cuda(s, Y);
+  else
+    ops::schedule_cuda_generic(s, 128);
+  schedule::LowerOptions o;
+  o.target_gpu = true;
+  return schedule::lower(s, {X, Y}, block ? "softmax_block" : "softmax_generic", o);
+}
+
+int bench_softmax() {
+  const int rows = 8192, cols = 1000;
+  runtime::CudaProgram p = codegen::cuda::build({softmax_func(rows, cols, false), softmax_func(rows, cols, true)});
+  std::printf("softmax %d x %d:\n", rows, cols);
+  for (auto& f : p.functions)
+    std::printf("  %-16s %zu kernels, %d registers (first)\n", f.name.c_str(), f.kernels.size(),
+                f.kernels[0].registers);
+  std::string why;
+  if (!runtime::cuda_available(&why)) {
+    std::printf("no GPU: %s\n", why.c_str());
+    return 0;
+  }
+  auto m = runtime::CudaModule::load(p);
+  NDArray hx = NDArray::empty({rows, cols}, DataType::Float(32));
+  hx.fill_random(9, -4, 4);
+  DLDevice dev = runtime::cuda_device();
+  NDArray x = hx.to_device(dev), y = NDArray::empty({rows, cols}, DataType::Float(32), dev);
+  runtime::CudaStream stream;
+  std::vector<NDArray> outs;
+  double ms[2];
+  for (int b = 0; b < 2; ++b) {
+    const std::string& fn = p.functions[size_t(b)].name;
+    auto run = [&] { m.launch(fn, {x.raw_data(), y.raw_data()}, stream.handle()); };
+    for (int i = 0; i < 3; ++i) run();
+    ms[b] = stream.time_ms([&] {
+      for (int i = 0; i < 20; ++i) run();
+    }) / 20;
+    outs.push_back(y.to_device({kDLCPU, 0}));
+  }
+  double err = 0, host_err = 0;
+  for (int64_t k = 0; k < outs[0].numel(); ++k)
+    err = std::max(err, double(std::fabs(outs[0].data<float>()[k] - outs[1].data<float>()[k])));
+  for (int r = 0; r < 4; ++r) {  // host softmax of a few rows
+    const float* row = hx.data<float>() + int64_t(r) * 977 % rows * cols;
+    int64_t ri = (row - hx.data<float>()) / cols;
+    double mx = -1e30, sum = 0;
+    for (int c = 0; c < cols; ++c) mx = std::max(mx, double(row[c]));
+    for (int c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - mx);
+    for (int c = 0; c < cols; ++c)
+      host_err =
+          std::max(host_err, std::fabs(std::exp(double(row[c]) - mx) / sum - outs[1].data<float>()[ri * cols + c]));
+  }
+  double bytes = 2.0 * rows * cols * 4;
+  std::printf(
+      "  generic (3 kernels)     %7.3f ms  %6.0f GB/s\n  block reduction (1)     %7.3f ms  %6.0f GB/s  %.2fx the "
+      "generic's time\n",
+      ms[0], bytes / ms[0] / 1e6, ms[1], bytes / ms[1] / 1e6, ms[1] / ms[0]);
+  bool ok = err < 1e-5 && host_err < 1e-5;
+  std::printf("  generic vs block max difference %.1e, block vs host float64 %.1e: %s\n", err, host_err,
+              ok ? "ok" : "WRONG");
+  return ok ? 0 : 1;
+}
+
 int bench_models(const std::string& script) {
   int failures = 0;
   std::printf("models (fp32, NCHW, every kernel on the GPU; PyTorch eager from %s):\n", script.c_str());
@@ -159,33 +228,38 @@ int bench_models(const std::string& script) {
 
 }  // namespace
 
+int bench_gemm(int n);
+
 int main(int argc, char** argv) {
   int n = 4096;
-  bool gemm_part = true, model_part = true;
-  std::string script = "bench/pytorch_gpu_latency.py";
+  std::string only, script = "bench/pytorch_gpu_latency.py";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--gemm-only")
-      model_part = false;
-    else if (a == "--models-only")
-      gemm_part = false;
+    if (a == "--only" && i + 1 < argc)
+      only = argv[++i];
     else if (a == "--size" && i + 1 < argc)
       n = std::atoi(argv[++i]);
     else if (a == "--pytorch" && i + 1 < argc)
       script = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cuda_bench [--gemm-only | --models-only] [--size N] [--pytorch SCRIPT]\n");
+      std::fprintf(stderr, "usage: cuda_bench [--only gemm|softmax|models] [--size N] [--pytorch SCRIPT]\n");
       return 2;
     }
   }
-  if (!gemm_part) {
+  int failures = 0;
+  if (only.empty() || only == "gemm") failures += bench_gemm(n);
+  if (only.empty() || only == "softmax") failures += bench_softmax();
+  if (only.empty() || only == "models") {
     std::string why;
-    if (!runtime::cuda_available(&why)) {
-      std::printf("no GPU: %s\n", why.c_str());
-      return 0;
-    }
-    return bench_models(script) ? 1 : 0;
+    if (runtime::cuda_available(&why))
+      failures += bench_models(script);
+    else
+      std::printf("models: no GPU: %s\n", why.c_str());
   }
+  return failures ? 1 : 0;
+}
+
+int bench_gemm(int n) {
   std::vector<Variant> variants = {
       {"64x64x8 / 4x4", {64, 64, 8, 4, 4, 4}},
       {"128x64x8 / 8x4", {128, 64, 8, 8, 4, 4}},
@@ -194,6 +268,9 @@ int main(int argc, char** argv) {
       {"128x64x8 / 8x4 At", {128, 64, 8, 8, 4, 4, true}},
       {"128x128x8 / 8x8 At", {128, 128, 8, 8, 8, 4, true}},
       {"128x128x16 / 8x8 At", {128, 128, 16, 8, 8, 4, true}},
+      {"128x128x8 / 8x8 At pf", {128, 128, 8, 8, 8, 4, true, true}},
+      {"128x128x16 / 8x8 At pf", {128, 128, 16, 8, 8, 4, true, true}},
+      {"128x64x16 / 8x4 At pf", {128, 64, 16, 8, 4, 4, true, true}},
   };
   std::printf("cuda_bench: fp32 GEMM %d x %d x %d, NVRTC %s\n", n, n, n, codegen::cuda::nvrtc_version().c_str());
   std::vector<runtime::CudaProgram> programs;
@@ -202,7 +279,7 @@ int main(int argc, char** argv) {
   for (auto& v : variants) {
     runtime::CudaProgram p = codegen::cuda::build({gemm(n, v.t, "gemm")}, co);
     auto& k = p.functions[0].kernels[0];
-    std::printf("  %-18s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
+    std::printf("  %-22s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
                 codegen::cuda::last_compile_seconds(), k.registers, k.shared_bytes, k.grid[0], k.grid[1], k.block[0],
                 k.block[1]);
     programs.push_back(std::move(p));
@@ -248,7 +325,7 @@ int main(int argc, char** argv) {
     host_err = std::max(host_err, std::fabs(dot - want.data<float>()[i * n + j]));
   }
   std::printf("  cuBLAS vs host float64 at 64 elements: max error %.2e\n", host_err);
-  std::printf("  %-18s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS", cublas_ms, flops / cublas_ms / 1e9);
+  std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS", cublas_ms, flops / cublas_ms / 1e9);
   double best_ratio = 0;
   int failures = 0;
   for (size_t i = 0; i < programs.size(); ++i) {
@@ -265,10 +342,9 @@ int main(int argc, char** argv) {
     failures += !ok;
     double ratio = cublas_ms / ms;
     if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-18s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  max error %.2e of %.1f %s%s\n", variants[i].name, ms,
+    std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  max error %.2e of %.1f %s%s\n", variants[i].name, ms,
                 flops / ms / 1e9, ratio, err, scale, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom GEMM: %.2fx cuBLAS (target >= 0.8x)\n", best_ratio);
-  if (model_part) failures += bench_models(script);
-  return failures ? 1 : 0;
+  return failures;
 }

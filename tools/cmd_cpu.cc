@@ -7,9 +7,12 @@
 #include <iomanip>
 #include <iostream>
 
+#include <fstream>
+
 #include "cli.h"
 #include "command.h"
 #include "cpu_run.h"
+#include "loom/codegen/cuda.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ir/eval.h"
 #include "loom/ir/printer.h"
@@ -149,9 +152,34 @@ int export_cmd(const std::vector<std::string>& args) {
   int size = 0;
   CpuRunOptions o;
   app.add_option("workload", workload, "built-in workload (" + workload_names() + ")")->required();
-  app.add_option("out", o.export_path, "shared library to write")->required()->check(output_file());
+  app.add_option("out", o.export_path, "shared library to write (--target cuda: a CUDA program)")
+      ->required()
+      ->check(output_file());
   number_option(app, "--size", size, "problem size (default: the workload's own)", 1, 65536);
+  std::string target = "cpu";
+  app.add_option("--target", target,
+                 "cpu, or cuda: the workload's GPU schedule compiled by NVRTC into a CUDA program "
+                 "(runtime::CudaProgram::deserialize, CudaModule::load)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   if (int rc = parse(app, args); rc >= 0) return rc;
+  if (target == "cuda") {
+    BuiltWorkload w = build_workload(workload, size, true);
+    schedule::LowerOptions lo;
+    lo.target_gpu = true;
+    runtime::CudaProgram p = codegen::cuda::build({schedule::lower(*w.schedule, w.args(), workload, lo)});
+    std::ofstream out(o.export_path, std::ios::binary);
+    std::string bytes = p.serialize();
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!out) LOOM_THROW(Error, "cannot write '", o.export_path, "'");
+    std::cout << "wrote " << o.export_path << " (function '" << workload << "', " << p.functions[0].kernels.size()
+              << " CUDA kernels for " << p.arch << ")\n";
+    for (auto& k : p.functions[0].kernels)
+      std::cout << "  " << k.name << ": grid " << k.grid[0] << "x" << k.grid[1] << "x" << k.grid[2] << ", block "
+                << k.block[0] << "x" << k.block[1] << "x" << k.block[2] << ", " << k.registers << " registers, "
+                << k.shared_bytes << " bytes shared\n";
+    return 0;
+  }
   o.verify = false;
   o.reps = 1;
   run_cpu_workload(workload, size, o, std::cout);

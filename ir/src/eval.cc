@@ -415,8 +415,8 @@ class Interp : public Evaluator {
         return;
       case StmtKind::Store: {
         auto* st = s.as<StoreNode>();
+        if (skip_store(st->buffer)) return;  // the whole statement: its loads are not made either
         Value v = eval(st->value), idx = eval(st->index);
-        if (skip_store(st->buffer)) return;
         NDArray& a = buffer(st->buffer);
         for (int l = 0; l < idx.lanes(); ++l) {
           note_access(st->buffer, idx.i[l], true);

@@ -98,6 +98,54 @@ void schedule_conv2d_cuda(Schedule& s, const Tensor& conv, const Tensor& out, in
     if (auto* e = as_const_int(red[r]->dom.extent); e && *e <= 7) acc.unroll(red[r]);
 }
 
+Tensor softmax_cuda(const Tensor& X, int threads, const std::string& name) {
+  if (X.ndim() != 2 || !X.dtype().is_float())
+    LOOM_THROW(ShapeError, "softmax_cuda: '", X.name(), "' must be a 2-D floating-point tensor");
+  const int64_t n = const_dim(X, 0), m = const_dim(X, 1), steps = (m + threads - 1) / threads;
+  auto folded = [&](const std::string& what, auto&& reduce, auto&& value) {
+    IterVar k = reduce_axis(int(steps), "k");
+    Expr col = k->var * threads;
+    return compute(
+        {int(n), threads},
+        [&](Var i, Var t) { return reduce(value(i, col + t), std::vector<IterVar>{k}, col + t < int(m)); },
+        name + "_" + what + "_part", "softmax_cuda.part");
+  };
+  auto mx_reduce = [](Expr v, std::vector<IterVar> ax, Expr c) { return max_reduce(v, ax, c); };
+  auto sum_reduce = [](Expr v, std::vector<IterVar> ax, Expr c) { return sum(v, ax, c); };
+  Tensor pmax = folded("max", mx_reduce, [&](Var i, Expr j) { return X(i, j); });
+  IterVar t1 = reduce_axis(threads, "t1");
+  Tensor rmax = compute(
+      {int(n)}, [&](Var i) { return max_reduce(pmax(i, t1), {t1}); }, name + "_max", "softmax_cuda.row");
+  Tensor psum = folded("sum", sum_reduce, [&](Var i, Expr j) { return exp(X(i, j) - rmax(i)); });
+  IterVar t2 = reduce_axis(threads, "t2");
+  Tensor rsum = compute(
+      {int(n)}, [&](Var i) { return sum(psum(i, t2), {t2}); }, name + "_sum", "softmax_cuda.row");
+  return compute(
+      {int(n), int(m)}, [&](Var i, Var j) { return exp(X(i, j) - rmax(i)) / rsum(i); }, name, "softmax_cuda");
+}
+
+void schedule_softmax_cuda(Schedule& s, const Tensor& out) {
+  if (out.op()->tag != "softmax_cuda")
+    LOOM_THROW(ScheduleError, "schedule_softmax_cuda: '", out.name(), "' is not made by softmax_cuda");
+  Stage o = s[out];
+  int t = 0;
+  for (Stage st : s.stages())
+    if (st->op->tag == "softmax_cuda.part") t = int(const_dim(ir::Tensor(st->op), 1));
+  o.bind(o.axis(0), "blockIdx.x");
+  auto [jo, jt] = o.split(o.axis(1), t);
+  o.bind(jt, "threadIdx.x");
+  for (Stage st : s.stages()) {
+    if (st->op->tag == "softmax_cuda.part") {
+      st.set_scope(scope::kShared);
+      st.compute_at(o, o.axis(0));
+      st.bind(st.axis(1), "threadIdx.x");
+    } else if (st->op->tag == "softmax_cuda.row") {
+      st.set_scope(scope::kShared);
+      st.compute_at(o, o.axis(0));
+    }
+  }
+}
+
 void schedule_gemm_cuda(Schedule& s, const Tensor& A, const Tensor& B, const Tensor& C, const CudaGemmTiling& t) {
   int64_t M = const_dim(C, 0), N = const_dim(C, 1), K = const_dim(A, 1);
   if (M % t.block_m || N % t.block_n || K % t.block_k || t.block_m % t.thread_m || t.block_n % t.thread_n)
@@ -143,6 +191,7 @@ void schedule_gemm_cuda(Schedule& s, const Tensor& A, const Tensor& B, const Ten
     cooperative_load(st, ty, tx, t.vector);
   }
   if (t.transpose_a) s[AS].storage_order({1, 0});
+  if (t.prefetch) acc.pragma(ko, "prefetch_shared");
 }
 
 }  // namespace loom::ops

@@ -54,6 +54,8 @@ const PassPipeline<Lowering>& pipeline() {
       body_pass("partition_loops", passes::partition_loops),
       body_pass("unroll_loops", passes::unroll_loops),
       body_pass("vectorize_loops", passes::vectorize_loops),
+      {"prefetch_shared", [](Lowering& l) { l.f.body = l.gpu ? passes::prefetch_shared(l.f.body) : l.f.body; },
+       func_text},
       {"thread_sync", [](Lowering& l) { l.f.body = l.gpu ? passes::thread_sync(l.f.body) : l.f.body; }, func_text},
       {"simplify_final", [](Lowering& l) { l.f.body = simplify(l.f.body); }, func_text},
       // The host/device split's checks (launch limits, placement of bound loops and buffers), so a

@@ -50,6 +50,20 @@ TEST(GpuLowering, TiledGemmMatchesTheReferenceOnTheGridInterpreter) {
   EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5));
 }
 
+TEST(GpuLowering, PrefetchedTilesMatchAndKeepTheirBarriers) {
+  auto w = test::matmul(32, 32, 16);  // four reduction steps of 4
+  ops::CudaGemmTiling t = small_tiling();
+  t.prefetch = true;
+  LoweredFunc f = lowered_gemm(w, t);
+  std::string ir = to_string(f);
+  EXPECT_NE(ir.find("k.c.outer.prefetch"), std::string::npos) << ir;
+  // Before the loop (after the first commit), between compute and commit, at the end of the body.
+  EXPECT_EQ(test::count_occurrences(ir, kSyncThreads), 3u) << ir;
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5));
+}
+
 TEST(GpuLowering, TransposedSharedCopyOfAMatchesToo) {
   auto w = test::matmul(32, 32, 16);
   ops::CudaGemmTiling t = small_tiling();
@@ -113,6 +127,27 @@ TEST(GpuLowering, GenericScheduleRunsSoftmaxAsSeveralKernels) {
   auto d = case_data(w);
   interpret_grid(f, d.args);
   EXPECT_TRUE(test::arrays_close(d.args[1], d.want[0], 1e-5, 1e-6));
+}
+
+TEST(GpuLowering, BlockReductionSoftmaxIsOneKernelWithBarriers) {
+  Tensor X = placeholder({3, 45}, DataType::Float(32), "X");
+  Tensor Y = ops::softmax_cuda(X, 16, "Y");
+  test::Workload w{{X}, {Y}};
+  schedule::Schedule s(w.outputs);
+  ops::schedule_softmax_cuda(s, Y);
+  LoweredFunc f = lower_gpu(s, w, "softmax");
+  GpuSplit split = split_gpu_kernels(f);
+  ASSERT_EQ(split.kernels.size(), 1u);
+  EXPECT_EQ(split.kernels[0].grid, (std::array<int64_t, 3>{3, 1, 1}));
+  EXPECT_EQ(split.kernels[0].block, (std::array<int64_t, 3>{16, 1, 1}));
+  EXPECT_GE(test::count_occurrences(to_string(f), kSyncThreads), 4u) << to_string(f);
+  auto d = case_data(w);
+  // The two-level form against the plain softmax's reference.
+  auto plain = test::softmax(3, 45);
+  std::map<const Operation*, NDArray> in{{plain.inputs[0].op().get(), d.args[0]}};
+  NDArray want = reference_eval(plain.outputs, in)[0];
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[1], want, 1e-5, 1e-6));
 }
 
 TEST(GpuLowering, GenericScheduleRunsAPaddedConvolution) {

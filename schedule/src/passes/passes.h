@@ -33,6 +33,7 @@ ir::Stmt inject_dma_copy(const ir::Stmt& s);  // inject_dma_copy.cc
 ir::Stmt partition_loops(const ir::Stmt& s);  // partition_loops.cc
 ir::Stmt unroll_loops(const ir::Stmt& s);     // unroll_loops.cc
 ir::Stmt vectorize_loops(const ir::Stmt& s);  // vectorize_loops.cc
+ir::Stmt prefetch_shared(const ir::Stmt& s);  // prefetch_shared.cc (GPU lowering only)
 ir::Stmt thread_sync(const ir::Stmt& s);      // thread_sync.cc (GPU lowering only)
 
 // Iteration-variable relations (iter_relations.cc).
