@@ -46,13 +46,18 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return os.str();
 }
 
-NDArray NDArray::empty(std::vector<int64_t> shape, DataType dtype) {
+NDArray NDArray::described(std::vector<int64_t> shape, DataType dtype) {
   if (!is_supported_tensor_type(dtype)) LOOM_THROW(TypeError, "NDArray: unsupported element type ", dtype.str());
   for (int64_t d : shape)
     if (d < 0) LOOM_THROW(ShapeError, "NDArray: negative extent in shape ", shape_str(shape));
   NDArray a;
   a.shape_ = std::move(shape);
   a.dtype_ = dtype;
+  return a;
+}
+
+NDArray NDArray::empty(std::vector<int64_t> shape, DataType dtype) {
+  NDArray a = described(std::move(shape), dtype);
   a.storage_ = allocate(a.nbytes());
   return a;
 }
@@ -62,12 +67,7 @@ NDArray NDArray::empty(std::vector<int64_t> shape, DataType dtype, DLDevice devi
   if (device.device_type != kDLCUDA)
     LOOM_THROW(DeviceError, "NDArray: no memory on DLPack device type ", int(device.device_type),
                " (this runtime has kDLCPU and kDLCUDA)");
-  if (!is_supported_tensor_type(dtype)) LOOM_THROW(TypeError, "NDArray: unsupported element type ", dtype.str());
-  for (int64_t d : shape)
-    if (d < 0) LOOM_THROW(ShapeError, "NDArray: negative extent in shape ", shape_str(shape));
-  NDArray a;
-  a.shape_ = std::move(shape);
-  a.dtype_ = dtype;
+  NDArray a = described(std::move(shape), dtype);
   a.device_ = device;
   int ordinal = device.device_id;
   void* p = runtime::cuda_alloc(std::max<size_t>(a.nbytes(), 1), ordinal);

@@ -6,6 +6,7 @@
 #include "loom/ir/functor.h"
 #include "loom/ir/gpu.h"
 #include "loom/ir/printer.h"
+#include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 
 namespace loom {
@@ -177,6 +178,32 @@ TEST(GpuLowering, RegisterTiledConvolutionMatchesWithAndWithoutAnEpilogue) {
     interpret_grid(f, d.args);
     EXPECT_TRUE(test::arrays_close(d.args[2], d.want[0], 1e-5, 1e-5)) << (epilogue ? "with" : "without");
   }
+}
+
+TEST(GpuLowering, DepthwiseConvolutionWithBiasMatches) {
+  // MobileNet's depthwise layer: groups = channels, stride 2, bias, ReLU6-style clip.
+  Tensor X = placeholder({1, 8, 9, 9}, DataType::Float(32), "X");
+  Tensor W = placeholder({8, 1, 3, 3}, DataType::Float(32), "W");
+  Tensor B = placeholder({8}, DataType::Float(32), "B");
+  ops::Conv2dParams p;
+  p.strides = {2, 2};
+  p.pads = {1, 1, 1, 1};
+  p.groups = 8;
+  Tensor biased = ops::conv2d(X, W, B, p, "dw");
+  Tensor Y = compute(
+      {1, 8, 5, 5}, [&](Var n, Var c, Var y, Var x) { return min(max(biased(n, c, y, x), 0.0f), 6.0f); }, "clip");
+  Tensor conv;
+  for (auto& op : topo_sort({Y}))
+    if (op->tag == "conv2d") conv = Tensor(op);
+  ASSERT_TRUE(conv.defined());
+  test::Workload w{{X, W, B}, {Y}};
+  schedule::Schedule s(w.outputs);
+  ops::schedule_conv2d_cuda(s, conv, Y, 4, 32);
+  LoweredFunc f = lower_gpu(s, w, "depthwise");
+  EXPECT_EQ(split_gpu_kernels(f).kernels.size(), 1u);
+  auto d = case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[3], d.want[0], 1e-5, 1e-5));
 }
 
 TEST(GpuLowering, BlocksWritingOneElementRace) {

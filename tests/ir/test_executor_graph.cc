@@ -157,10 +157,17 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
   json.replace(json.find("\"device\":\"cpu\""), 14, "\"device\":\"cpu\",\"upload\":[0]");
   std::string msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
   EXPECT_NE(msg.find("g: cpu kernel 'k0_quantize' (node 'quantize') has accelerator fields"), std::string::npos) << msg;
+  // A CUDA kernel takes no accelerator fields either.
+  json = two_device_graph().to_json();
+  json.replace(json.find("\"device\":\"cpu\""), 14, "\"device\":\"cuda\",\"download\":[0]");
+  msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
+  EXPECT_NE(msg.find("g: cuda kernel 'k0_quantize' (node 'quantize') has accelerator fields"), std::string::npos)
+      << msg;
   json = two_device_graph().to_json();
   json.replace(json.find("\"device\":\"accel\""), 16, "\"device\":\"tpu\"");
   msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
-  EXPECT_NE(msg.find("g: kernel 'a1_dense' has unknown device 'tpu' (expected one of cpu, accel)"), std::string::npos)
+  EXPECT_NE(msg.find("g: kernel 'a1_dense' has unknown device 'tpu' (expected one of cpu, accel, cuda)"),
+            std::string::npos)
       << msg;
   json = two_device_graph().to_json();
   json.replace(json.find("\"kind\":\"param\""), 14, "\"kind\":\"weird\"");

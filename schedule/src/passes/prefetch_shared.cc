@@ -130,7 +130,8 @@ class Prefetch : public IRMutator {
     flatten(loop->body, bufs, items);
     size_t nfill = 0;
     while (nfill < items.size() && is_shared_fill(items[nfill], bufs)) ++nfill;
-    if (nfill == 0 || bufs.empty()) LOOM_THROW(LoweringError, where, "its body does not start by filling shared buffers");
+    if (nfill == 0 || bufs.empty())
+      LOOM_THROW(LoweringError, where, "its body does not start by filling shared buffers");
     for (size_t i = nfill; i < items.size(); ++i)
       if (is_shared_fill(items[i], bufs))
         LOOM_THROW(LoweringError, where, "a shared buffer is filled after the computation started");
@@ -139,8 +140,8 @@ class Prefetch : public IRMutator {
     SlotAssigner slots;
     slots.visit(fills);
     if (!slots.error.empty()) LOOM_THROW(LoweringError, where, slots.error);
-    Buffer regs = make_buffer(loop->var.name() + ".prefetch", slots.dtype, {Expr(static_cast<int>(slots.size))},
-                              scope::kLocal);
+    Buffer regs =
+        make_buffer(loop->var.name() + ".prefetch", slots.dtype, {Expr(static_cast<int>(slots.size))}, scope::kLocal);
     Stmt prefetch = Redirect(slots, regs, true).mutate(fills);
     Stmt commit = Redirect(slots, regs, false).mutate(fills);
     Expr end = simplify(loop->min + loop->extent);

@@ -9,9 +9,9 @@
 // skip its body; the same tag may be bound again inside (a cooperative load inside a compute
 // nest). A store statement (with the loads in it) is executed only by the threads whose index is 0
 // in every thread dimension of the launch that no enclosing loop binds (so a stage that binds
-// threadIdx.x alone is not repeated by every threadIdx.y). Shared buffers are one per block, local buffers one per thread. A barrier
-// must be reached by all threads of the block: never under a guarded binding or a condition or
-// loop bound that depends on a thread index.
+// threadIdx.x alone is not repeated by every threadIdx.y). Shared buffers are one per block, local buffers one per
+// thread. A barrier must be reached by all threads of the block: never under a guarded binding or a condition or loop
+// bound that depends on a thread index.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -61,6 +61,7 @@ class NDArray {
   DataType dtype_;
   DLDevice device_{kDLCPU, 0};
   void require_host(const char* what) const;
+  static NDArray described(std::vector<int64_t> shape, DataType dtype);  // checked shape and type, no storage
 };
 
 // IEEE half <-> float, for fp16 tensors on the host.
