@@ -2,6 +2,8 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "common/test_util.h"
 #include "common/workloads.h"
 #include "loom/ir/eval.h"
@@ -9,6 +11,12 @@
 #include "loom/schedule/lower.h"
 
 namespace loom::test {
+
+// The compile cache of these tests lives in the test temp folder, not in the user's ~/.cache.
+inline const bool kCudaCacheInTempDir = [] {
+  setenv("LOOM_CUDA_CACHE", (::testing::TempDir() + "loom_test_cuda_cache").c_str(), 0);
+  return true;
+}();
 
 inline ir::LoweredFunc lower_gpu(const schedule::Schedule& s, const Workload& w, const std::string& name) {
   schedule::LowerOptions o;

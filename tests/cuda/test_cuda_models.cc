@@ -9,6 +9,7 @@
 #include "common/error_text.h"
 #include "common/temp_dir.h"
 #include "common/test_util.h"
+#include "cuda_cases.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/reference.h"
