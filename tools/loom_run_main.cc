@@ -2,11 +2,12 @@
 // GPU box, a board's host) builds with -DLOOM_RUNTIME_ONLY=ON. No compiler, no LLVM, no CLI11.
 //
 //   loom-run MODEL.loom [--input X.npy]... [--output Y.npy]... [--expect WANT.npy]... [--rtol R]
-//            [--repeat N] [--backend NAME] [--no-cuda-graph]
+//            [--repeat N] [--backend NAME] [--no-cuda-graph] [--profile]
 //
 // Without --input the inputs are reproducible random values in [-1, 1]. --expect compares each
 // output with a reference (max |got - want| <= rtol x max |want|; exit 1 if not). --repeat times N
 // runs after the first (GPU models replay one captured CUDA graph from the second run on).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,7 +27,7 @@ namespace {
 int usage(const char* why) {
   std::fprintf(stderr,
                "loom-run: %s\nusage: loom-run MODEL.loom [--input X.npy]... [--output Y.npy]... [--expect WANT.npy]... "
-               "[--rtol R] [--repeat N] [--backend NAME] [--no-cuda-graph]\n",
+               "[--rtol R] [--repeat N] [--backend NAME] [--no-cuda-graph] [--profile]\n",
                why);
   return 2;
 }
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs, outputs, expects;
   double rtol = 1e-4;
   int repeat = 0;
+  bool profile = false;
   runtime::ExecutorOptions eo;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -61,6 +63,8 @@ int main(int argc, char** argv) {
         eo.accel_backend = value();
       else if (a == "--no-cuda-graph")
         eo.cuda_graphs = false;
+      else if (a == "--profile")
+        profile = true;
       else
         return usage(("unknown option " + a).c_str());
     } catch (const std::exception& e) {
@@ -100,6 +104,14 @@ int main(int argc, char** argv) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / repeat;
       std::printf("steady state: %.3f ms per run (mean of %d%s, inputs and outputs copied each run)\n", ms, repeat,
                   ex.replayed_cuda_graph() ? ", CUDA graph replayed" : "");
+    }
+    if (profile) {  // each kernel alone, slowest first
+      std::vector<double> t = ex.run_profiled();
+      std::vector<size_t> order(t.size());
+      for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return t[a] > t[b]; });
+      for (size_t k : order)
+        std::printf("  %9.3f ms  %s (%s)\n", t[k] * 1e3, ex.kernels()[k].func.c_str(), ex.kernels()[k].node.c_str());
     }
     int bad = 0;
     for (size_t i = 0; i < ex.num_outputs(); ++i) {
