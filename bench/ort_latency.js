@@ -1,0 +1,34 @@
+// ONNX Runtime's CPU latency for one ONNX file: the baseline of zoo_bench.
+// usage: node bench/ort_latency.js MODEL.onnx THREADS REPS SHAPE[;SHAPE...]
+//   SHAPE: the float32 input's dims, e.g. 1x3x224x224 (one per input, in the model's order).
+// Loads onnxruntime-node from $LOOM_ORT_DIR/node_modules (scripts/bootstrap.sh installs it into
+// build/ort), else from Node's usual search path. Prints one JSON line: the median of REPS runs
+// after 5 warm-ups, in milliseconds (graph optimizations 'all', intra-op threads THREADS).
+'use strict';
+const path = require('path');
+const dir = process.env.LOOM_ORT_DIR;
+const ort = require(dir ? path.join(dir, 'node_modules', 'onnxruntime-node') : 'onnxruntime-node');
+
+async function main() {
+  const [model, threads, reps, shapes] = [process.argv[2], +process.argv[3], +process.argv[4], process.argv[5]];
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all'});
+  const feeds = {};
+  shapes.split(';').forEach((s, i) => {
+    const dims = s.split('x').map(Number);
+    const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
+    for (let k = 0; k < data.length; ++k) data[k] = Math.sin(k);
+    feeds[session.inputNames[i]] = new ort.Tensor('float32', data, dims);
+  });
+  const times = [];
+  for (let r = 0; r < 5 + reps; ++r) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (r >= 5) times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  console.log(JSON.stringify({model, threads, median_ms: times[times.length >> 1], min_ms: times[0],
+                              ort: require(path.join(require.resolve(dir ? path.join(dir, 'node_modules', 'onnxruntime-node') : 'onnxruntime-node'), '..', '..', 'package.json')).version}));
+}
+main().catch((e) => { console.error(e.message); process.exit(1); });

@@ -1,0 +1,148 @@
+// ONNX models on the CPU: Loom against ONNX Runtime (the CPU build of onnxruntime-node, timed by
+// bench/ort_latency.js) on the same ONNX files, at 1 and 2 threads, interleaved (a round of Loom,
+// a round of ONNX Runtime, three times; the median of each side's runs) because the VM is noisy.
+// Prints the CPU, each ratio (Loom / ONNX Runtime latency) and their geometric mean.
+//   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20]
+// Default models: the exported torchvision ResNet-18 and MobileNetV2 of the test fixture
+// (build/models). ONNX Runtime comes from $LOOM_ORT_DIR or build/ort (scripts/bootstrap.sh).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "loom/codegen/llvm.h"
+#include "loom/frontend/onnx.h"
+#include "loom/graph/build.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/thread_pool.h"
+
+using namespace loom;
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+std::string cpu_name() {
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (!f) return "?";
+  char line[512];
+  std::string name = "?";
+  while (fgets(line, sizeof line, f))
+    if (std::string(line).rfind("model name", 0) == 0) {
+      name = std::string(line).substr(std::string(line).find(':') + 2);
+      name.pop_back();
+      break;
+    }
+  fclose(f);
+  return name;
+}
+
+// ONNX Runtime's median for `reps` runs; <0 when it is not installed or failed.
+double ort_ms(const std::string& model, int threads, int reps, const std::string& shapes, std::string* version) {
+  const char* dir = std::getenv("LOOM_ORT_DIR");
+  std::string env = std::string("LOOM_ORT_DIR=") + (dir ? dir : LOOM_DEFAULT_ORT_DIR);
+  std::string cmd = env + " node " LOOM_BENCH_DIR "/ort_latency.js '" + model + "' " + std::to_string(threads) + " " +
+                    std::to_string(reps) + " '" + shapes + "' 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) return -1;
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p.get())) out += buf;
+  try {
+    auto j = nlohmann::json::parse(out);
+    *version = j.at("ort").get<std::string>();
+    return j.at("median_ms").get<double>();
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> models = {LOOM_MODELS_DIR "/resnet18.onnx", LOOM_MODELS_DIR "/mobilenet_v2.onnx"};
+  std::vector<int> threads = {1, 2};
+  int reps = 20;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 < argc && a == "--models")
+      models = split(argv[++i]);
+    else if (i + 1 < argc && a == "--reps")
+      reps = std::max(3, std::stoi(argv[++i]));
+    else if (i + 1 < argc && a == "--threads") {
+      threads.clear();
+      for (auto& t : split(argv[++i])) threads.push_back(std::stoi(t));
+    } else {
+      std::fprintf(stderr, "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20]\n");
+      return 2;
+    }
+  }
+  std::printf("zoo_bench: batch as exported, median of %d runs per side (3 interleaved rounds)\n  cpu: %s\n  loom target: %s\n",
+              reps, cpu_name().c_str(), codegen::host_target_description().c_str());
+  std::printf("%-22s %7s %10s %10s %8s\n", "model", "threads", "loom ms", "ort ms", "ratio");
+  double log_sum = 0;
+  int ratios = 0;
+  std::string ort_version = "?";
+  for (const std::string& path : models) {
+    graph::Graph g;
+    try {
+      g = frontend::import_onnx(path, {});
+    } catch (const Error& e) {
+      std::fprintf(stderr, "zoo_bench: %s\n", e.what());
+      return 2;
+    }
+    graph::BuildResult r = graph::build(std::move(g));
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, path);
+    std::string shapes;
+    for (size_t i = 0; i < ex.num_inputs(); ++i) {
+      NDArray x = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+      x.fill_random(1 + i);
+      ex.set_input(i, x);
+      std::string s;
+      for (int64_t d : ex.input_spec(i).shape) s += (s.empty() ? "" : "x") + std::to_string(d);
+      shapes += (shapes.empty() ? "" : ";") + s;
+    }
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    for (int t : threads) {
+      runtime::set_num_threads(t);
+      for (int i = 0; i < 3; ++i) ex.run();
+      std::vector<double> loom, ort;
+      for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < (reps + 2) / 3; ++i) {
+          auto s = std::chrono::steady_clock::now();
+          ex.run();
+          loom.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+        }
+        double o = ort_ms(path, t, (reps + 2) / 3, shapes, &ort_version);
+        if (o > 0) ort.push_back(o);
+      }
+      std::sort(loom.begin(), loom.end());
+      std::sort(ort.begin(), ort.end());
+      double lm = loom[loom.size() / 2], om = ort.empty() ? -1 : ort[ort.size() / 2];
+      if (om > 0) {
+        std::printf("%-22s %7d %10.2f %10.2f %8.2f\n", name.c_str(), t, lm, om, lm / om);
+        log_sum += std::log(lm / om);
+        ++ratios;
+      } else {
+        std::printf("%-22s %7d %10.2f %10s %8s\n", name.c_str(), t, lm, "n/a", "n/a");
+      }
+    }
+  }
+  if (ratios)
+    std::printf("geometric mean of %d ratios: %.2f (Loom / ONNX Runtime %s; below 1: Loom is faster)\n", ratios,
+                std::exp(log_sum / ratios), ort_version.c_str());
+  else
+    std::printf("ONNX Runtime not found (scripts/bootstrap.sh installs onnxruntime-node into build/ort, or set LOOM_ORT_DIR)\n");
+  return 0;
+}
