@@ -32,7 +32,7 @@ cmake --build "$build" -j"$(nproc)"
 # script tries a download that fails offline, and the CPU library is in the package itself.
 if [ ! -d "$build/ort/node_modules/onnxruntime-node" ]; then
   if command -v npm > /dev/null; then
-    npm install --silent --ignore-scripts --prefix "$build/ort" onnxruntime-node@1.20.1 > /dev/null 2>&1 ||
+    timeout 300 npm install --silent --ignore-scripts --prefix "$build/ort" onnxruntime-node@1.20.1 > /dev/null 2>&1 ||
       echo "bootstrap: onnxruntime-node not installed (npm failed); zoo_bench will run without its baseline"
   else
     echo "bootstrap: npm not found; zoo_bench will run without ONNX Runtime (install nodejs and npm for it)"
