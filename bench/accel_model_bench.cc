@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench_util.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
@@ -32,30 +33,6 @@
 using namespace loom;
 
 namespace {
-
-// "AMD EPYC (family 25, model 1)": the model name alone does not tell Zen generations apart.
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line, name = "unknown CPU", family, model;
-  while (std::getline(f, line)) {
-    auto value = [&] { return line.substr(line.find(':') + 2); };
-    if (line.rfind("model name", 0) == 0 && name == "unknown CPU")
-      name = value();
-    else if (line.rfind("cpu family", 0) == 0 && family.empty())
-      family = value();
-    else if (line.rfind("model\t", 0) == 0 && model.empty())
-      model = value();
-  }
-  return name + " (family " + family + ", model " + model + ")";
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -139,7 +116,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("accel_model_bench: ResNet-18 int8, batch 1, %lldx%lld, on %s (simulators single-threaded)\n",
-              (long long)image, (long long)image, cpu_name().c_str());
+              (long long)image, (long long)image, bench::cpu_name().c_str());
   graph::Graph g = graph::builtin_model("resnet18", 1, image);
   std::vector<std::vector<NDArray>> calib;
   for (int i = 0; i < 4; ++i) {
@@ -154,7 +131,7 @@ int main(int argc, char** argv) {
   auto cpu = runtime::GraphExecutor::from_model_file(cpu_file, "resnet18 cpu");
   NDArray want = cpu.run({x})[0];
   int rc = 0;
-  for (const std::string& name : split(configs)) {
+  for (const std::string& name : bench::split_list(configs)) {
     accel::AccelConfig cfg = name == "default"
                                  ? accel::default_config()
                                  : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "loom/codegen/cuda.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
@@ -30,6 +31,9 @@
 #include "loom/ops/nn.h"
 #include "loom/runtime/cuda.h"
 #include "loom/runtime/graph_executor.h"
+#include "tensor_compare.h"
+
+#include <nlohmann/json.hpp>
 #include "loom/schedule/lower.h"
 
 using namespace loom;
@@ -98,16 +102,13 @@ double model_ms(runtime::GraphExecutor& ex, int reps) {
 
 // PyTorch eager's median for the same model and batch, from the helper script's JSON line; <0 if none.
 double pytorch_ms(const std::string& script, const std::string& model, int batch, int reps) {
-  std::string cmd =
-      "python3 " + script + " " + model + " " + std::to_string(batch) + " " + std::to_string(reps) + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  std::string out;
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  auto k = out.find("\"median_ms\": ");
-  return k == std::string::npos ? -1 : std::atof(out.c_str() + k + 13);
+  std::string out = bench::command_output("python3 " + script + " " + model + " " + std::to_string(batch) + " " +
+                                          std::to_string(reps) + " 2>/dev/null");
+  try {
+    return nlohmann::json::parse(out).at("median_ms").get<double>();
+  } catch (const std::exception&) {
+    return -1;
+  }
 }
 
 ir::LoweredFunc softmax_func(int rows, int cols, bool block) {
@@ -333,17 +334,13 @@ int bench_gemm(int n) {
     double ms = best_ms([&] { m.launch("gemm", {A.raw_data(), B.raw_data(), C.raw_data()}, stream.handle()); });
     stream.synchronize();
     NDArray got = C.to_device({kDLCPU, 0});
-    double err = 0, scale = 0;
-    for (int64_t j = 0; j < got.numel(); ++j) {
-      err = std::max(err, double(std::fabs(got.data<float>()[j] - want.data<float>()[j])));
-      scale = std::max(scale, double(std::fabs(want.data<float>()[j])));
-    }
-    bool ok = err <= 1e-4 * scale;
+    double err = bench::max_relative_error(got, want);
+    bool ok = err <= 1e-4;
     failures += !ok;
     double ratio = cublas_ms / ms;
     if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  max error %.2e of %.1f %s%s\n", variants[i].name, ms,
-                flops / ms / 1e9, ratio, err, scale, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
+    std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  relative error %.2e %s%s\n", variants[i].name, ms,
+                flops / ms / 1e9, ratio, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom GEMM: %.2fx cuBLAS (target >= 0.8x)\n", best_ratio);
   return failures;

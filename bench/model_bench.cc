@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "loom/codegen/llvm.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
@@ -25,41 +26,14 @@ using namespace loom;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
-  return out;
-}
-
 double pytorch_ms(const std::string& model, int threads, int reps) {
-  std::string cmd = "/usr/bin/python3 " LOOM_BENCH_DIR "/pytorch_latency.py " + model + " 1 " +
-                    std::to_string(threads) + " " + std::to_string(reps) + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  if (!p) return -1;
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p.get())) out += buf;
+  std::string out = bench::command_output("/usr/bin/python3 " LOOM_BENCH_DIR "/pytorch_latency.py " + model + " 1 " +
+                                          std::to_string(threads) + " " + std::to_string(reps) + " 2>/dev/null");
   try {
     return nlohmann::json::parse(out).at("median_ms").get<double>();
   } catch (const std::exception&) {
     return -1;
   }
-}
-
-std::string cpu_name() {
-  FILE* f = fopen("/proc/cpuinfo", "r");
-  if (!f) return "?";
-  char line[512];
-  std::string name = "?";
-  while (fgets(line, sizeof line, f))
-    if (std::string(line).rfind("model name", 0) == 0) {
-      name = std::string(line).substr(std::string(line).find(':') + 2);
-      name.pop_back();
-      break;
-    }
-  fclose(f);
-  return name;
 }
 
 // A built-in model, or "<model>_int8": the model with every conv2d/dense layer int8.
@@ -91,12 +65,12 @@ int main(int argc, char** argv) {
     if (a == "--no-pytorch")
       with_pytorch = false;
     else if (i + 1 < argc && a == "--models")
-      models = split(argv[++i]);
+      models = bench::split_list(argv[++i]);
     else if (i + 1 < argc && a == "--reps")
       reps = std::max(1, std::stoi(argv[++i]));
     else if (i + 1 < argc && a == "--threads") {
       threads.clear();
-      for (auto& t : split(argv[++i])) threads.push_back(std::stoi(t));
+      for (auto& t : bench::split_list(argv[++i])) threads.push_back(std::stoi(t));
     } else {
       std::fprintf(stderr,
                    "usage: model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] "
@@ -104,8 +78,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("model_bench: batch 1, median of %d runs\n  cpu: %s\n  loom target: %s\n", reps, cpu_name().c_str(),
-              codegen::host_target_description().c_str());
+  std::printf("model_bench: batch 1, median of %d runs\n  cpu: %s\n  loom target: %s\n", reps,
+              bench::cpu_name().c_str(), codegen::host_target_description().c_str());
   std::printf("%-14s %7s %12s %12s %8s\n", "model", "threads", "loom ms", "pytorch ms", "ratio");
   for (const std::string& name : models) {
     auto t0 = std::chrono::steady_clock::now();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "loom/accel/config.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
@@ -28,14 +29,6 @@ using namespace loom;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -81,7 +74,7 @@ int main(int argc, char** argv) {
   });
   server.start();
   std::string url = "rpc://127.0.0.1:" + std::to_string(server.port()) + "/fsim";
-  std::printf("rpc_bench on %s: %s (loopback) vs fsim in process\n\n", cpu_name().c_str(), url.c_str());
+  std::printf("rpc_bench on %s: %s (loopback) vs fsim in process\n\n", bench::cpu_name().c_str(), url.c_str());
 
   double rtt = 0;
   {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "loom/codegen/llvm.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
@@ -26,39 +27,13 @@ using namespace loom;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
-  return out;
-}
-
-std::string cpu_name() {
-  FILE* f = fopen("/proc/cpuinfo", "r");
-  if (!f) return "?";
-  char line[512];
-  std::string name = "?";
-  while (fgets(line, sizeof line, f))
-    if (std::string(line).rfind("model name", 0) == 0) {
-      name = std::string(line).substr(std::string(line).find(':') + 2);
-      name.pop_back();
-      break;
-    }
-  fclose(f);
-  return name;
-}
-
 // ONNX Runtime's median for `reps` runs; <0 when it is not installed or failed.
 double ort_ms(const std::string& model, int threads, int reps, const std::string& shapes, std::string* version) {
   const char* dir = std::getenv("LOOM_ORT_DIR");
   std::string env = std::string("LOOM_ORT_DIR=") + (dir ? dir : LOOM_DEFAULT_ORT_DIR);
   std::string cmd = env + " node " LOOM_BENCH_DIR "/ort_latency.js '" + model + "' " + std::to_string(threads) + " " +
                     std::to_string(reps) + " '" + shapes + "' 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  if (!p) return -1;
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p.get())) out += buf;
+  std::string out = bench::command_output(cmd);
   try {
     auto j = nlohmann::json::parse(out);
     *version = j.at("ort").get<std::string>();
@@ -77,19 +52,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 < argc && a == "--models")
-      models = split(argv[++i]);
+      models = bench::split_list(argv[++i]);
     else if (i + 1 < argc && a == "--reps")
       reps = std::max(3, std::stoi(argv[++i]));
     else if (i + 1 < argc && a == "--threads") {
       threads.clear();
-      for (auto& t : split(argv[++i])) threads.push_back(std::stoi(t));
+      for (auto& t : bench::split_list(argv[++i])) threads.push_back(std::stoi(t));
     } else {
       std::fprintf(stderr, "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20]\n");
       return 2;
     }
   }
-  std::printf("zoo_bench: batch as exported, median of %d runs per side (3 interleaved rounds)\n  cpu: %s\n  loom target: %s\n",
-              reps, cpu_name().c_str(), codegen::host_target_description().c_str());
+  std::printf(
+      "zoo_bench: batch as exported, median of %d runs per side (3 interleaved rounds)\n  cpu: %s\n  loom target: %s\n",
+      reps, bench::cpu_name().c_str(), codegen::host_target_description().c_str());
   std::printf("%-22s %7s %10s %10s %8s\n", "model", "threads", "loom ms", "ort ms", "ratio");
   double log_sum = 0;
   int ratios = 0;
@@ -143,6 +119,8 @@ int main(int argc, char** argv) {
     std::printf("geometric mean of %d ratios: %.2f (Loom / ONNX Runtime %s; below 1: Loom is faster)\n", ratios,
                 std::exp(log_sum / ratios), ort_version.c_str());
   else
-    std::printf("ONNX Runtime not found (scripts/bootstrap.sh installs onnxruntime-node into build/ort, or set LOOM_ORT_DIR)\n");
+    std::printf(
+        "ONNX Runtime not found (scripts/bootstrap.sh installs onnxruntime-node into build/ort, or set "
+        "LOOM_ORT_DIR)\n");
   return 0;
 }

@@ -12,52 +12,7 @@ using namespace loom::ir;
 
 namespace {
 
-BuiltWorkload gemm(int size) {
-  int n = size > 0 ? size : 256;
-  BuiltWorkload w;
-  Tensor A = placeholder({n, n}, DataType::Float(32), "A"), B = placeholder({n, n}, DataType::Float(32), "B");
-  codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
-  ops::GemmTiling t = ops::gemm_tiling_for(target.float32_lanes(), target.vector_registers);
-  Tensor C = ops::matmul_packed(A, B, t.nr, "C");
-  w.inputs = {A, B};
-  w.outputs = {C};
-  w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
-  ops::schedule_matmul_packed_cpu(*w.schedule, C, t);
-  w.flops = 2.0 * n * n * n;
-  return w;
-}
-
-BuiltWorkload conv2d(int size) {
-  int hw = size > 0 ? size : 28;
-  BuiltWorkload w;
-  Tensor X = placeholder({1, 64, hw, hw}, DataType::Float(32), "X"),
-         W = placeholder({64, 64, 3, 3}, DataType::Float(32), "W");
-  codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
-  ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(target.float32_lanes(), target.vector_registers, 64, hw);
-  Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block, "Y");
-  w.inputs = {X, W};
-  w.outputs = {Y};
-  w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
-  ops::schedule_conv2d_nchw_cpu(*w.schedule, Y, t.oc_block, t.x_block);
-  w.flops = 2.0 * 64 * 64 * 9 * hw * hw;
-  return w;
-}
-
-BuiltWorkload softmax(int size) {
-  int n = size > 0 ? size : 64;
-  BuiltWorkload w;
-  Tensor X = placeholder({n, 1000}, DataType::Float(32), "X");
-  // The models' softmax (its row max and sum in two steps, vectorized) with the models' schedule.
-  Tensor Y = ops::softmax(X, 1, "Y");
-  w.inputs = {X};
-  w.outputs = {Y};
-  w.schedule = std::make_unique<schedule::Schedule>(w.outputs);
-  ops::schedule_generic_cpu(*w.schedule, Y, codegen::target_info().float32_lanes());
-  w.flops = 4.0 * n * 1000;
-  return w;
-}
-
-// The same computations scheduled for a GPU (ops/cuda_schedules.h).
+// A workload of `inputs` -> `out`, scheduled by `sched`.
 BuiltWorkload with_schedule(std::vector<Tensor> inputs, Tensor out, double flops,
                             const std::function<void(schedule::Schedule&)>& sched) {
   BuiltWorkload w;
@@ -69,6 +24,38 @@ BuiltWorkload with_schedule(std::vector<Tensor> inputs, Tensor out, double flops
   return w;
 }
 
+BuiltWorkload gemm(int size) {
+  int n = size > 0 ? size : 256;
+  Tensor A = placeholder({n, n}, DataType::Float(32), "A"), B = placeholder({n, n}, DataType::Float(32), "B");
+  codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
+  ops::GemmTiling t = ops::gemm_tiling_for(target.float32_lanes(), target.vector_registers);
+  Tensor C = ops::matmul_packed(A, B, t.nr, "C");
+  return with_schedule({A, B}, C, 2.0 * n * n * n,
+                       [&](schedule::Schedule& s) { ops::schedule_matmul_packed_cpu(s, C, t); });
+}
+
+BuiltWorkload conv2d(int size) {
+  int hw = size > 0 ? size : 28;
+  Tensor X = placeholder({1, 64, hw, hw}, DataType::Float(32), "X"),
+         W = placeholder({64, 64, 3, 3}, DataType::Float(32), "W");
+  codegen::TargetInfo target = codegen::target_info();  // the register tile for the host's vectors
+  ops::ConvNchwTiling t = ops::conv_nchw_tiling_for(target.float32_lanes(), target.vector_registers, 64, hw);
+  Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, t.oc_block, "Y");
+  return with_schedule({X, W}, Y, 2.0 * 64 * 64 * 9 * hw * hw,
+                       [&](schedule::Schedule& s) { ops::schedule_conv2d_nchw_cpu(s, Y, t.oc_block, t.x_block); });
+}
+
+BuiltWorkload softmax(int size) {
+  int n = size > 0 ? size : 64;
+  Tensor X = placeholder({n, 1000}, DataType::Float(32), "X");
+  // The models' softmax (its row max and sum in two steps, vectorized) with the models' schedule.
+  Tensor Y = ops::softmax(X, 1, "Y");
+  return with_schedule({X}, Y, 4.0 * n * 1000, [&](schedule::Schedule& s) {
+    ops::schedule_generic_cpu(s, Y, codegen::target_info().float32_lanes());
+  });
+}
+
+// The same computations scheduled for a GPU (ops/cuda_schedules.h).
 BuiltWorkload gemm_gpu(int size) {
   int n = size > 0 ? size : 256;
   Tensor A = placeholder({n, n}, DataType::Float(32), "A"), B = placeholder({n, n}, DataType::Float(32), "B");
