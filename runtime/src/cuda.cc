@@ -233,14 +233,20 @@ const CudaProgram& CudaModule::program() const {
   return impl_->program;
 }
 
-void CudaModule::launch(const std::string& name, const std::vector<void*>& args, void* stream) const {
+size_t CudaModule::function_index(const std::string& name) const {
   const CudaProgram& p = program();
-  size_t fi = 0;
-  while (fi < p.functions.size() && p.functions[fi].name != name) ++fi;
-  if (fi == p.functions.size()) p.function(name);  // throws, naming what exists
+  for (size_t fi = 0; fi < p.functions.size(); ++fi)
+    if (p.functions[fi].name == name) return fi;
+  p.function(name);  // throws, naming what exists
+  return 0;
+}
+
+void CudaModule::launch(size_t fi, const std::vector<void*>& args, void* stream) const {
+  const CudaProgram& p = program();
+  LOOM_CHECK(fi < p.functions.size(), "function index ", fi, " of ", p.functions.size());
   const CudaFunction& fn = p.functions[fi];
   if (args.size() != fn.args.size())
-    LOOM_THROW(ShapeError, name, ": expects ", fn.args.size(), " arguments, got ", args.size());
+    LOOM_THROW(ShapeError, fn.name, ": expects ", fn.args.size(), " arguments, got ", args.size());
   device(impl_->ordinal);
   const Api& a = api();
   for (size_t k = 0; k < fn.kernels.size(); ++k) {

@@ -57,7 +57,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     if (gpu_kernels != ex.kernels_.size())
       LOOM_THROW(ModelError, origin, ": ", gpu_kernels, " of its ", ex.kernels_.size(),
                  " kernels run on CUDA; models that mix CUDA with other devices are not supported yet");
-    ex.cuda_ = load_cuda(ex, file, plan.values, origin, options);
+    ex.cuda_ = load_cuda(ex, file, plan, origin, options);
     return ex;
   }
   ex.module_ = Module::load_from_memory(file.library, origin);

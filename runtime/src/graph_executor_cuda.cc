@@ -18,14 +18,14 @@ struct GraphExecutor::CudaState {
   NDArray params;                        // the parameter blob on the device
   std::vector<void*> dev;                // per value
   std::vector<std::vector<void*>> args;  // per kernel
+  std::vector<size_t> function;          // per kernel: its function's index in the module
   std::unique_ptr<CudaStream> stream;
   int runs = 0;
   bool replayed = false;
 };
 
 std::shared_ptr<GraphExecutor::CudaState> GraphExecutor::load_cuda(const GraphExecutor& ex, const ModelFile& file,
-                                                                   const std::vector<ExecutorValue>& values,
-                                                                   const std::string& origin,
+                                                                   const ExecutorGraph& plan, const std::string& origin,
                                                                    const ExecutorOptions& options) {
   if (file.cuda_program.empty()) LOOM_THROW(ModelError, origin, ": CUDA kernels but no CUDA program");
   CudaProgram program = CudaProgram::deserialize(file.cuda_program, origin);
@@ -37,14 +37,10 @@ std::shared_ptr<GraphExecutor::CudaState> GraphExecutor::load_cuda(const GraphEx
   } catch (const DeviceError& e) {
     LOOM_THROW(DeviceError, origin, ": its kernels run on a GPU: ", e.what());
   }
+  const std::vector<ExecutorValue>& values = plan.values;
   DLDevice dev = cuda_device(st->ordinal);
-  for (size_t k = 0; k < ex.storages_.size(); ++k) {
-    uint64_t bytes = 0;
-    for (auto& v : values)
-      if ((v.kind == ValueKind::Input || v.kind == ValueKind::Temp) && v.storage == k)
-        bytes = std::max(bytes, v.nbytes());
+  for (uint64_t bytes : plan.storages)
     st->storages.push_back(NDArray::empty({int64_t(std::max<uint64_t>(bytes, 1))}, DataType::UInt(8), dev));
-  }
   if (file.params_bytes) {
     st->params = NDArray::empty({int64_t(file.params_bytes)}, DataType::UInt(8), dev);
     cuda_copy_to_device(st->params.raw_data(), file.params.get(), file.params_bytes, st->ordinal);
@@ -57,8 +53,11 @@ std::shared_ptr<GraphExecutor::CudaState> GraphExecutor::load_cuda(const GraphEx
   }
   for (auto& call : ex.kernels_) {
     const CudaFunction* fn = nullptr;
-    for (auto& f : program.functions)
-      if (f.name == call.func) fn = &f;
+    for (size_t f = 0; f < program.functions.size() && !fn; ++f)
+      if (program.functions[f].name == call.func) {
+        fn = &program.functions[f];
+        st->function.push_back(f);
+      }
     if (!fn)
       LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node,
                  "') is missing from the CUDA program");
@@ -85,14 +84,11 @@ bool GraphExecutor::replayed_cuda_graph() const { return cuda_ && cuda_->replaye
 
 void GraphExecutor::run_cuda() {
   CudaState& c = *cuda_;
-  for (int id : inputs_) {
-    const Value& v = values_[size_t(id)];
-    cuda_copy_to_device(c.dev[size_t(id)], v.data, v.nbytes, c.ordinal);
-  }
+  copy_inputs_to_gpu();
   auto launch_all = [&] {
     for (size_t k = 0; k < kernels_.size(); ++k) {
       try {
-        c.module.launch(kernels_[k].func, c.args[k], c.stream->handle());
+        c.module.launch(c.function[k], c.args[k], c.stream->handle());
       } catch (const DeviceError& e) {
         LOOM_THROW(DeviceError, "CUDA kernel '", kernels_[k].func, "' (node '", kernels_[k].node, "'): ", e.what());
       }
@@ -120,23 +116,32 @@ void GraphExecutor::run_cuda() {
   }
   c.stream->synchronize();
   ++c.runs;
-  for (int id : outputs_) {
-    const Value& v = values_[size_t(id)];
-    cuda_copy_to_host(v.data, c.dev[size_t(id)], v.nbytes, c.ordinal);
-  }
+  copy_outputs_from_gpu();
 }
 
 std::vector<double> GraphExecutor::run_cuda_profiled() {
   CudaState& c = *cuda_;
-  for (int id : inputs_)
-    cuda_copy_to_device(c.dev[size_t(id)], values_[size_t(id)].data, values_[size_t(id)].nbytes, c.ordinal);
+  copy_inputs_to_gpu();
   std::vector<double> times;
   for (size_t k = 0; k < kernels_.size(); ++k)
-    times.push_back(
-        double(c.stream->time_ms([&] { c.module.launch(kernels_[k].func, c.args[k], c.stream->handle()); })) / 1e3);
-  for (int id : outputs_)
-    cuda_copy_to_host(values_[size_t(id)].data, c.dev[size_t(id)], values_[size_t(id)].nbytes, c.ordinal);
+    times.push_back(double(c.stream->time_ms([&] { c.module.launch(c.function[k], c.args[k], c.stream->handle()); })) /
+                    1e3);
+  copy_outputs_from_gpu();
   return times;
+}
+
+void GraphExecutor::copy_inputs_to_gpu() {
+  for (int id : inputs_) {
+    const Value& v = values_[size_t(id)];
+    cuda_copy_to_device(cuda_->dev[size_t(id)], v.data, v.nbytes, cuda_->ordinal);
+  }
+}
+
+void GraphExecutor::copy_outputs_from_gpu() {
+  for (int id : outputs_) {
+    const Value& v = values_[size_t(id)];
+    cuda_copy_to_host(v.data, cuda_->dev[size_t(id)], v.nbytes, cuda_->ordinal);
+  }
 }
 
 }  // namespace loom::runtime

@@ -110,9 +110,15 @@ class CudaModule {
   bool defined() const { return impl_ != nullptr; }
   bool loaded_from_ptx() const;
   const CudaProgram& program() const;
+  // The index of function `fn` in the program (RuntimeError naming what exists if absent), for
+  // launches by index where one function is launched many times.
+  size_t function_index(const std::string& fn) const;
   // Launches every kernel of function `fn` on `stream` (null: the default stream) with device
   // pointers for its arguments; workspaces are the module's own. Asynchronous.
-  void launch(const std::string& fn, const std::vector<void*>& args, void* stream = nullptr) const;
+  void launch(size_t fn, const std::vector<void*>& args, void* stream = nullptr) const;
+  void launch(const std::string& fn, const std::vector<void*>& args, void* stream = nullptr) const {
+    launch(function_index(fn), args, stream);
+  }
   // Checks the arguments (kDLCUDA arrays of the signature's shapes and types), launches, waits.
   void call(const std::string& fn, const std::vector<NDArray>& args) const;
 

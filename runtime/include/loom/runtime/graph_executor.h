@@ -91,11 +91,12 @@ class GraphExecutor {
   // The GPU side of a model whose kernels run on CUDA (graph_executor_cuda.cc): the loaded program,
   // device copies of the storages and parameters, per-kernel device arguments, the stream and its graph.
   struct CudaState;
-  static std::shared_ptr<CudaState> load_cuda(const GraphExecutor& ex, const ModelFile& file,
-                                              const std::vector<ExecutorValue>& values, const std::string& origin,
-                                              const ExecutorOptions& options);
+  static std::shared_ptr<CudaState> load_cuda(const GraphExecutor& ex, const ModelFile& file, const ExecutorGraph& plan,
+                                              const std::string& origin, const ExecutorOptions& options);
   void run_cuda();
   std::vector<double> run_cuda_profiled();
+  void copy_inputs_to_gpu();
+  void copy_outputs_from_gpu();
   void run_accel(size_t k);
   const Value& value_at(int id) const;
   void call_kernel(size_t k);
