@@ -55,11 +55,14 @@ int main(int argc, char** argv) {
         outputs.push_back(value());
       else if (a == "--expect")
         expects.push_back(value());
-      else if (a == "--rtol")
+      else if (a == "--rtol") {
         rtol = std::stod(value());
-      else if (a == "--repeat")
+        if (!(rtol >= 0 && rtol <= 1)) throw Error("--rtol must be in [0, 1], got " + std::string(argv[i]));
+      } else if (a == "--repeat") {
         repeat = std::stoi(value());
-      else if (a == "--backend")
+        if (repeat < 0 || repeat > 1000000)
+          throw Error("--repeat must be in [0, 1000000], got " + std::string(argv[i]));
+      } else if (a == "--backend")
         eo.accel_backend = value();
       else if (a == "--no-cuda-graph")
         eo.cuda_graphs = false;

@@ -129,6 +129,9 @@ double last_compile_seconds() { return g_last_seconds; }
 
 void compile(runtime::CudaProgram& p, const CudaOptions& o) {
   g_last_seconds = 0;
+  static const std::regex arch(R"(sm_[0-9]{2,3}a?)");
+  if (!std::regex_match(o.arch, arch))
+    LOOM_THROW(CodegenError, "CUDA architecture '", o.arch, "' is not sm_<major><minor> (e.g. sm_90, sm_90a)");
   std::filesystem::path file;
   if (o.use_cache) {
     std::filesystem::path dir = cache_dir(o);
