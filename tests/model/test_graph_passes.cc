@@ -358,13 +358,16 @@ TEST(GraphOps, BatchMatmulTilesMatchTheInterpreter) {
 }
 
 // Grouped convolutions (ResNeXt, RegNet) whose group widths are whole blocks run blocked, each
-// output block reading only its group's input blocks; others stay NCHW. Against the interpreter.
+// output block reading only its group's input blocks; groups narrower than a block (ResNeXt's 4
+// and 8 channels) are regrouped into blocks of whole groups with block-diagonal weights; others
+// stay NCHW. Against the interpreter.
 TEST(GraphPasses, GroupedConvolutionsRunBlocked) {
   struct Case {
     int64_t C, O, groups, k, stride;
     bool blocked;
   };
   for (const Case& c : {Case{64, 64, 4, 3, 1, true}, Case{64, 128, 8, 3, 2, true}, Case{32, 32, 2, 1, 1, true},
+                        Case{128, 128, 32, 3, 1, true}, Case{64, 64, 8, 3, 2, true}, Case{32, 32, 16, 1, 1, true},
                         Case{6, 12, 2, 3, 1, false}}) {
     SCOPED_TRACE(std::to_string(c.groups) + " groups, " + std::to_string(c.C) + " -> " + std::to_string(c.O));
     Graph g;
@@ -380,7 +383,13 @@ TEST(GraphPasses, GroupedConvolutionsRunBlocked) {
     Graph o = g;
     optimize(o);
     bool blocked = false;
-    for (auto& n : o.nodes) blocked |= n.is_op() && n.op == "conv2d" && conv_layout(n).blocked();
+    for (auto& n : o.nodes) {
+      if (!n.is_op() || n.op != "conv2d" || !conv_layout(n).blocked()) continue;
+      blocked = true;
+      // Regrouped where a group is narrower than the block b: C / b groups of one block each.
+      int64_t b = o.type_of(n.inputs[1]).shape[4], group_width = c.C / c.groups;
+      EXPECT_EQ(n.attrs.get_int("groups", 1), group_width < b ? c.C / b : c.groups) << o.str();
+    }
     EXPECT_EQ(blocked, c.blocked) << o.str();
     NDArray interpreted = reference_run(o, {in})[0];  // the blocked graph in the interpreter too
     NDArray got = runtime::GraphExecutor::from_model_file(build(g).file, "grouped").run({in})[0];
