@@ -26,6 +26,7 @@ const PassPipeline<GraphRun>& pipeline() {
       pass("infer_types", [](Graph& g, const PipelineOptions&) { infer_types(g); }),
       pass("simplify_inference", [](Graph& g, const PipelineOptions&) { simplify_inference(g); }),
       pass("fold_constants", [](Graph& g, const PipelineOptions&) { fold_constants(g); }),
+      pass("prune_conv_taps", [](Graph& g, const PipelineOptions&) { prune_conv_taps(g); }),
       pass("dense_from_matmul", [](Graph& g, const PipelineOptions&) { dense_from_matmul(g); }),
       pass("partition_accel",
            [](Graph& g, const PipelineOptions& o) {

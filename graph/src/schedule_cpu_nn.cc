@@ -62,7 +62,7 @@ void schedule_dense_cpu(const CpuScheduleContext& c) {
   int lanes = c.target.float32_lanes();
   ir::Tensor dense = stage_with_tag(c.s, "dense");
   if (dense.defined() && c.anchor.attrs.get_int("n_block", 0) > 0)
-    ops::schedule_dense_fused_cpu(c.s, dense, c.out, lanes);
+    ops::schedule_dense_fused_cpu(c.s, dense, c.out, lanes, c.target.vector_registers);
   else
     ops::schedule_generic_cpu(c.s, c.out, lanes);
 }

@@ -401,6 +401,45 @@ TEST(GraphPasses, GroupedConvolutionsRunBlocked) {
   }
 }
 
+// Kernel taps that read only padding at every output position are cut from the weights, the pads
+// shrinking to keep the output where it was: DeepLabV3's atrous convolutions (dilation >= the map)
+// become 1x1; a partly live dilation keeps its taps. Against the interpreter on the original graph.
+TEST(GraphPasses, DeadConvolutionTapsArePruned) {
+  struct Case {
+    int64_t H, W, k, dilation, stride;
+    std::vector<int64_t> pads;  // top, left, bottom, right
+    int64_t kh, kw;             // the kernel after the pass
+  };
+  for (const Case& c : {Case{14, 14, 3, 24, 1, {24, 24, 24, 24}, 1, 1}, Case{14, 14, 3, 12, 1, {12, 12, 12, 12}, 3, 3},
+                        Case{4, 9, 3, 3, 1, {0, 3, 3, 3}, 2, 3}, Case{5, 7, 3, 6, 2, {6, 0, 6, 6}, 1, 2},
+                        Case{6, 6, 3, 1, 1, {1, 1, 1, 1}, 3, 3}}) {
+    SCOPED_TRACE(std::to_string(c.H) + "x" + std::to_string(c.W) + " dilation " + std::to_string(c.dilation));
+    Graph g;
+    int x = g.add_input("x", {{1, 4, c.H, c.W}, DataType::Float(32)});
+    int w = g.add_constant("w", test::random_float32({8, 4, c.k, c.k}, 1, -0.5, 0.5));
+    Attrs a = Attrs().set("pads", c.pads).set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
+    a.set("strides", std::vector<int64_t>{c.stride, c.stride});
+    g.outputs = {g.add_op("conv2d", "conv", {x, w, g.add_constant("b", test::random_float32({8}, 2))}, a)};
+    infer_types(g);
+    Graph pruned = g;
+    prune_conv_taps(pruned);
+    const Node& conv = pruned.node(pruned.outputs[0]);
+    const Shape& kernel = pruned.type_of(conv.inputs[1]).shape;
+    EXPECT_EQ(kernel[2], c.kh);
+    EXPECT_EQ(kernel[3], c.kw);
+    EXPECT_EQ(conv.type.shape, g.node(g.outputs[0]).type.shape);
+    NDArray in = test::random_float32({1, 4, c.H, c.W}, 3);
+    NDArray want = reference_run(g, {in})[0];
+    NDArray interpreted = reference_run(pruned, {in})[0];
+    NDArray got = runtime::GraphExecutor::from_model_file(build(g).file, "dilated").run({in})[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      ASSERT_NEAR(interpreted.get_as_double(i), want.get_as_double(i), 1e-5) << "element " << i;
+      ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
+    }
+  }
+}
+
 TEST(GraphPasses, ConstantSubgraphsFold) {
   Graph g;
   int x = g.add_input("x", {{2, 3}, DataType::Float(32)});

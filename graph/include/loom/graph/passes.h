@@ -21,6 +21,10 @@ void eliminate_dead_nodes(Graph& g);
 // into a preceding conv2d/dense whose weights are constants, otherwise a multiply and an add
 // with per-channel constants.
 void simplify_inference(Graph& g);
+// Cuts the kernel rows and columns of a convolution with constant weights that read only zero
+// padding at every output position (dilated convolutions over maps smaller than the dilation),
+// shrinking its pads so that every output stays the same.
+void prune_conv_taps(Graph& g);
 // A float matmul by a constant matrix becomes a dense layer over the rows of its left operand
 // (reshaped to 2-D and back), taking a following bias add along the last axis as its bias.
 void dense_from_matmul(Graph& g);

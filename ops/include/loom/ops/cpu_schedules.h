@@ -101,8 +101,10 @@ int int8_conv_spare_registers(int group);
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes,
                                int vector_registers, std::optional<NchwcConvTile> tile = std::nullopt);
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
-// dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks, parallel over them.
-void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes);
+// dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks; with 4 or more
+// rows, gemm_tiling_for's register tile of rows x blocks, parallel over block groups x row tiles.
+void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes,
+                              int vector_registers);
 // A product of matrices with batch axes (batch_matmul, tag "matmul"; attention's QKᵀ and AV):
 // register tiles of gemm_tiling_for's mr rows x nr columns, the reduction around them, parallel
 // over the batch and row tiles; fused element-wise ops are applied as the tile is written.
