@@ -43,6 +43,12 @@ double ort_ms(const std::string& model, int threads, int reps, const std::string
   }
 }
 
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +75,8 @@ int main(int argc, char** argv) {
   std::printf("%-22s %7s %10s %10s %8s\n", "model", "threads", "loom ms", "ort ms", "ratio");
   double log_sum = 0;
   int ratios = 0;
+  // Loom's median per model at each thread count: more threads must never be slower.
+  std::vector<std::string> slower_with_more_threads;
   std::string ort_version = "?";
   for (const std::string& path : models) {
     graph::Graph g;
@@ -90,6 +98,8 @@ int main(int argc, char** argv) {
       shapes += (shapes.empty() ? "" : ";") + s;
     }
     std::string name = path.substr(path.find_last_of('/') + 1);
+    double previous_ms = 0;
+    int previous_threads = 0;
     for (int t : threads) {
       runtime::set_num_threads(t);
       for (int i = 0; i < 3; ++i) ex.run();
@@ -106,6 +116,12 @@ int main(int argc, char** argv) {
       std::sort(loom.begin(), loom.end());
       std::sort(ort.begin(), ort.end());
       double lm = loom[loom.size() / 2], om = ort.empty() ? -1 : ort[ort.size() / 2];
+      if (previous_threads && t > previous_threads && lm > previous_ms)
+        slower_with_more_threads.push_back(name + " (" + std::to_string(t) + " threads " + fixed2(lm) + " ms vs " +
+                                           std::to_string(previous_threads) + " threads " + fixed2(previous_ms) +
+                                           " ms)");
+      previous_ms = lm;
+      previous_threads = t;
       if (om > 0) {
         std::printf("%-22s %7d %10.2f %10.2f %8.2f\n", name.c_str(), t, lm, om, lm / om);
         log_sum += std::log(lm / om);
@@ -114,6 +130,10 @@ int main(int argc, char** argv) {
         std::printf("%-22s %7d %10.2f %10s %8s\n", name.c_str(), t, lm, "n/a", "n/a");
       }
     }
+  }
+  if (threads.size() > 1) {
+    std::printf("more threads slower than fewer: %s\n", slower_with_more_threads.empty() ? "none" : "");
+    for (const std::string& m : slower_with_more_threads) std::printf("  %s\n", m.c_str());
   }
   if (ratios)
     std::printf("geometric mean of %d ratios: %.2f (Loom / ONNX Runtime %s; below 1: Loom is faster)\n", ratios,

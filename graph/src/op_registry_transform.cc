@@ -83,7 +83,8 @@ void add_transform_ops(const AddOp& add) {
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          return ops::concat(in, static_cast<int>(n.attrs.get_int("axis")), name);
        },
-       ref::concat});
+       ref::concat})
+      .layout_rule = LayoutRule::ChannelConcat;
   add({"pad", OpPattern::Injective, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          auto pads = n.attrs.get_ints("pads");

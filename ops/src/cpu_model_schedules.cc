@@ -217,6 +217,14 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
   return {blocks[size_t(t.candidate)], t.x};
 }
 
+bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const NchwcConvTile& t) {
+  // Weights of one block group: blocks x b outputs x every input channel x kh x kw floats.
+  int64_t weight_bytes = 4 * int64_t(t.channel_blocks) * const_dim(out, 4);
+  for (const IterVar& r : conv.op()->reduce_axes()) weight_bytes *= extent_of(r);
+  int64_t acc_bytes = 4 * int64_t(t.channel_blocks) * const_dim(out, 4) * const_dim(out, 2) * const_dim(out, 3);
+  return weight_bytes > (1 << 20) && acc_bytes <= (64 << 10);
+}
+
 void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
                                std::optional<NchwcConvTile> tile) {
   int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
@@ -240,10 +248,12 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   auto [co, ci] = y.split(y.axis(1), t.channel_blocks);
   auto [xo, xi] = y.split(y.axis(3), t.x_block);
   y.reorder({y.axis(0), co, y.axis(2), xo, ci, xi, y.axis(4)});
-  y.parallel(y.fuse(y.fuse(y.axis(0), co), y.axis(2)));
+  bool input_blocks_outer = nchwc_input_blocks_outer(conv, out, t);
+  IterVar outer = y.fuse(y.axis(0), co);
+  if (!input_blocks_outer) outer = y.fuse(outer, y.axis(2));
+  y.parallel(outer);
   y.vectorize(y.axis(4));
   auto yc = s[acc];
-  yc.compute_at(y, xo);
   // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
   // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
   // next block (CSE), which spilled the accumulators (half the speed on a 64-channel 56x56).
@@ -251,6 +261,28 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // tensorized with.
   std::vector<IterVar> order{yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3),
                              yc.axis(3),        yc.axis(1),        yc.axis(4)};
+  if (input_blocks_outer) {
+    // The block group's whole output map accumulates in a local buffer while the input blocks
+    // run outermost: each input block's weights (blocks x b x kh x kw x b) stay in L1 across
+    // every row and column tile. Row-tile accumulators re-read the group's weights once per row
+    // (DeepLabV3's 960-channel 3x3: 2.2 MB a group, 14 rows, from L3).
+    yc.compute_at(y, outer);
+    auto [yxo, yxi] = yc.split(yc.axis(3), t.x_block);
+    order = {yc.reduce_axis(0), yc.axis(0), yc.axis(2),        yxo, yc.reduce_axis(1), yc.reduce_axis(2),
+             yc.reduce_axis(3), yxi,        yc.axis(1), yc.axis(4)};
+    if (group) order.push_back(yc.reduce_axis(4));
+    yc.reorder(order);
+    if (group)
+      yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
+    else
+      yc.vectorize(yc.axis(4));
+    yc.unroll(yc.axis(1));
+    yc.unroll(yxi);
+    for (int r = 1; r < 4; ++r) yc.pragma(yc.reduce_axis(r), "llvm_unroll", 0);
+    if (P.defined()) schedule_loop_nest(s[P], lanes);
+    return;
+  }
+  yc.compute_at(y, xo);
   if (group) order.push_back(yc.reduce_axis(4));
   yc.reorder(order);
   if (group)

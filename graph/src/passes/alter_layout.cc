@@ -80,6 +80,9 @@ class LayoutRewriter {
         case LayoutRule::PlainOnly:
           for (size_t k = 0; k < g_.nodes[id].inputs.size(); ++k) set_input(i, k, in_layout(g_.nodes[id].inputs[k], 0));
           break;
+        case LayoutRule::ChannelConcat:
+          channel_concat(i);
+          break;
       }
     }
     for (int& o : g_.outputs) o = in_layout(o, 0);
@@ -243,22 +246,70 @@ class LayoutRewriter {
     g_.node(id).inputs[1] = wid;
   }
 
+  // A concat along the channels of NCHW values whose inputs come in whole blocks of b, one of
+  // them already blocked: concatenated as NCHW{b}c (axis 1, the channel blocks), so a DenseNet
+  // layer's features are not converted to NCHW and back for every concat that reads them.
+  void channel_concat(int id) {
+    Node n = g_.node(id);
+    const Shape& out = plain_of(id).shape;
+    int64_t axis = n.attrs.get_int("axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(out.size());
+    int64_t b = 0;
+    for (int in : n.inputs) b = b ? b : block_[in];
+    bool whole_blocks = out.size() == 4 && axis == 1 && b > 0;
+    for (int in : n.inputs) whole_blocks = whole_blocks && plain_of(in).shape[1] % b == 0;
+    if (!whole_blocks) b = 0;
+    for (size_t k = 0; k < n.inputs.size(); ++k) set_input(id, k, in_layout(n.inputs[k], b));
+    if (b) {
+      g_.node(id).attrs.set("axis", int64_t(1));
+      block_[id] = b;
+    }
+  }
+
+  // Operand `c` of a binary op whose output (plain shape `out`) is blocked by b, in that layout:
+  // the full shape converted, a constant per channel ([C, 1, 1] or [1, C, 1, 1]: BatchNorm's scale
+  // and shift where no conv absorbed them) as [1, C/b, 1, 1, b] (the same values in the same
+  // order), a one-element constant as is; -1 for any other broadcast.
+  int operand_in_block(int c, const Shape& out, int64_t b) {
+    const Shape& s = plain_of(c).shape;
+    if (s == out) return in_layout(c, b);
+    const Node& cn = g_.node(c);
+    if (!cn.is_constant()) return -1;
+    if (cn.value.numel() == 1) return c;
+    bool per_channel = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == out[1] &&
+                       s[s.size() - 2] == 1 && s[s.size() - 1] == 1;
+    if (!per_channel) return -1;
+    auto key = std::make_pair(c, -b);  // memo_ holds (value, block) pairs; negative: a repacked constant
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    NDArray v = NDArray::empty({1, out[1] / b, 1, 1, b}, cn.value.dtype());
+    std::copy_n(static_cast<const char*>(cn.value.raw_data()), cn.value.numel() * cn.value.dtype().bytes(),
+                static_cast<char*>(v.raw_data()));
+    int id = g_.add_constant(g_.unique_name(cn.name + "_nchw" + std::to_string(b) + "c"), v);
+    block_.push_back(0);
+    plain_.push_back(g_.node(id).type);
+    memo_[key] = id;
+    return id;
+  }
+
   void binary(int id) {
     Node n = g_.node(id);
     int a = n.inputs[0], c = n.inputs[1];
     int64_t ba = block_[a], bc = block_[c];
     const TensorType& out = plain_of(id);
-    // Blocked only when both operands have the output's full plain shape (no broadcasting).
-    bool full = plain_of(a).shape == out.shape && plain_of(c).shape == out.shape && out.shape.size() == 4;
     int64_t b = ba ? ba : bc;
-    if (full && b && out.shape[1] % b == 0) {
-      set_input(id, 0, in_layout(a, b));
-      set_input(id, 1, in_layout(c, b));
-      block_[id] = b;
-    } else {
-      set_input(id, 0, in_layout(a, 0));
-      set_input(id, 1, in_layout(c, 0));
+    // Blocked when the blocked operand has the output's full shape and the other one either has
+    // it too or is a per-channel or one-element constant.
+    if (b && out.shape.size() == 4 && out.shape[1] % b == 0 && plain_of(ba ? a : c).shape == out.shape) {
+      int in_a = operand_in_block(a, out.shape, b), in_c = operand_in_block(c, out.shape, b);
+      if (in_a >= 0 && in_c >= 0) {
+        set_input(id, 0, in_a);
+        set_input(id, 1, in_c);
+        block_[id] = b;
+        return;
+      }
     }
+    set_input(id, 0, in_layout(a, 0));
+    set_input(id, 1, in_layout(c, 0));
   }
 
   Graph& g_;

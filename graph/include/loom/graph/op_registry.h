@@ -35,6 +35,7 @@ enum class LayoutRule : uint8_t {
   PlainOnly,     // reads and writes NCHW: blocked inputs are converted back first
   FollowsInput,  // computes in whatever channel layout its first input has (element-wise maps, pools)
   Broadcasting,  // two operands, brought to one layout (binary element-wise ops)
+  ChannelConcat,  // concat: blocked along the channel blocks when it joins channels in whole blocks
 };
 
 // Operators with weights (input 1, [O, I, ...]) and an optional bias (input 2, [O]): what

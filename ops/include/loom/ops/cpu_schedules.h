@@ -96,6 +96,10 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
 // ones. Only targets without an accumulating dot product (VNNI) need them; the schedules do not
 // know the target's features, so they are kept on every target.
 int int8_conv_spare_registers(int group);
+// Whether schedule_conv2d_nchwc_cpu runs the input-channel blocks outermost around a block group's
+// whole output map (kept in a local buffer): where the group's weights would not stay in L2 and
+// its output map fits L1-L2 (wide layers over small maps).
+bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const NchwcConvTile& tile);
 // `tile` (e.g. from a tuning log) replaces nchwc_conv_tile's choice; ScheduleError if its blocks
 // do not divide the output's channel blocks or it is not positive.
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes,
