@@ -74,7 +74,9 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
     def.schedule_cpu(CpuScheduleContext{g, anchor, s, out, target, options});
   else
     ops::schedule_generic_cpu(s, out, target.float32_lanes());
-  return schedule::lower(s, args, name);
+  schedule::LowerOptions lo;
+  lo.min_parallel_work = options.min_parallel_work;
+  return schedule::lower(s, args, name, lo);
 }
 
 // The same group for a GPU: the generic CUDA schedule (ops/cuda_schedules.h), lowered for the GPU.

@@ -268,8 +268,8 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
     // (DeepLabV3's 960-channel 3x3: 2.2 MB a group, 14 rows, from L3).
     yc.compute_at(y, outer);
     auto [yxo, yxi] = yc.split(yc.axis(3), t.x_block);
-    order = {yc.reduce_axis(0), yc.axis(0), yc.axis(2),        yxo, yc.reduce_axis(1), yc.reduce_axis(2),
-             yc.reduce_axis(3), yxi,        yc.axis(1), yc.axis(4)};
+    order = {yc.reduce_axis(0), yc.axis(0),        yc.axis(2), yxo,        yc.reduce_axis(1),
+             yc.reduce_axis(2), yc.reduce_axis(3), yxi,        yc.axis(1), yc.axis(4)};
     if (group) order.push_back(yc.reduce_axis(4));
     yc.reorder(order);
     if (group)

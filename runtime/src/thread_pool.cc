@@ -28,14 +28,15 @@ int default_num_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Guided self-scheduling: a thread claims 1/(4 x threads) of the iterations still unclaimed (at
-// least one). The first chunks are large (few calls, contiguous memory per thread), the last ones
-// small, so a thread that got cheap iterations takes more of the rest: uneven loops (triangular
-// work, rows of different cost, a thread descheduled by the OS) finish together. 1/(2 x threads)
-// gave the expensive first quarter of a skewed loop to one thread; docs/cpu_backend.md has the
-// measurement.
-int64_t guided_chunk(int64_t remaining, int threads) {
-  return std::max<int64_t>(1, remaining / (4 * int64_t(threads)));
+// Guided self-scheduling: a thread claims 1/(4 x threads) of the iterations still unclaimed, but
+// at least 1/(16 x threads) of the loop (and one iteration). The first chunks are large (few
+// calls, contiguous memory per thread), the last ones small, so a thread that got cheap
+// iterations takes more of the rest: uneven loops (triangular work, rows of different cost, a
+// thread descheduled by the OS) finish together. 1/(2 x threads) gave the expensive first quarter
+// of a skewed loop to one thread; without the floor a loop of cheap iterations ended in dozens of
+// one-iteration claims, each a cache-line transfer between cores (docs/cpu_backend.md).
+int64_t guided_chunk(int64_t remaining, int64_t extent, int threads) {
+  return std::max<int64_t>({1, remaining / (4 * int64_t(threads)), extent / (16 * int64_t(threads))});
 }
 
 // How long a worker that finished a loop watches for the next one before it sleeps. Waking a
@@ -83,7 +84,7 @@ class ThreadPool {
       closure_ = closure;
       extent_ = extent;
       next_.store(0);
-      pending_ = extent;
+      pending_.store(extent);
       error_code_ = 0;
       error_message_.clear();
       generation_.fetch_add(1);
@@ -92,8 +93,14 @@ class ThreadPool {
     tls_in_parallel = true;
     work();
     tls_in_parallel = false;
+    // The other threads' last chunks: watched for a while (they are usually running), then slept on.
+    auto start = std::chrono::steady_clock::now();
+    for (unsigned i = 1; pending_.load(std::memory_order_acquire) != 0; ++i) {
+      cpu_relax();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() - start > spin_) break;
+    }
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    done_cv_.wait(lock, [this] { return pending_.load() == 0; });
     if (error_code_ != 0) loom_set_last_error(error_message_.c_str());
     return error_code_;
   }
@@ -137,17 +144,23 @@ class ThreadPool {
       int64_t end;
       do {
         if (begin >= extent_) return;
-        end = begin + guided_chunk(extent_ - begin, threads_);
+        end = std::min(extent_, begin + guided_chunk(extent_ - begin, extent_, threads_));
       } while (!next_.compare_exchange_weak(begin, end));
       int32_t rc = body_(begin, end, closure_);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (rc != 0 && error_code_ == 0) {
-        error_code_ = rc;
-        const char* msg = loom_get_last_error();
-        error_message_ = msg ? msg : "";
+      if (rc != 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (error_code_ == 0) {
+          error_code_ = rc;
+          const char* msg = loom_get_last_error();
+          error_message_ = msg ? msg : "";
+        }
       }
-      pending_ -= end - begin;
-      if (pending_ == 0) done_cv_.notify_all();
+      // The chunk that finishes the loop wakes a caller that stopped watching (under the lock, so
+      // the wake-up cannot fall between its check and its wait).
+      if (pending_.fetch_sub(end - begin, std::memory_order_acq_rel) == end - begin) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_cv_.notify_all();
+      }
     }
   }
 
@@ -163,9 +176,9 @@ class ThreadPool {
   LoomParallelBody body_ = nullptr;
   void* closure_ = nullptr;
   int64_t extent_ = 0;
-  std::atomic<int64_t> next_{0};  // first unclaimed iteration
-  int64_t pending_ = 0;           // iterations not finished yet
-  int active_ = 0;                // workers inside work()
+  alignas(64) std::atomic<int64_t> next_{0};     // first unclaimed iteration (its own cache line)
+  alignas(64) std::atomic<int64_t> pending_{0};  // iterations not finished yet
+  alignas(64) int active_ = 0;                   // workers inside work() (off pending_'s cache line)
   int32_t error_code_ = 0;
   std::string error_message_;
 };

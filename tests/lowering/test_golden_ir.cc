@@ -80,6 +80,30 @@ TEST(GoldenIR, ParallelSplitBranchesToAnUnguardedBody) {
 )");
 }
 
+// LowerOptions::min_parallel_work (what the model compiler sets): a parallel loop whose stores,
+// counted through the loops around them, fall below it runs serially; at or above it, and with
+// the default 0, it stays parallel.
+TEST(GoldenIR, SmallParallelLoopsRunSerially) {
+  auto count_parallel = [](int n, int64_t min_work) {
+    auto w = test::vector_add(n);
+    Schedule s(w.outputs);
+    auto [o, i] = s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 4);
+    s[w.outputs[0]].parallel(o);
+    schedule::LowerOptions opt;
+    opt.min_parallel_work = min_work;
+    std::string text = to_string(schedule::lower(s, w.args(), "f", opt));
+    size_t count = 0;
+    for (size_t at = text.find("parallel ("); at != std::string::npos; at = text.find("parallel (", at + 1)) ++count;
+    return count;
+  };
+  EXPECT_EQ(count_parallel(64, 0), 1u);   // 64 stores: parallel as scheduled
+  EXPECT_EQ(count_parallel(64, 64), 1u);  // exactly the threshold: still parallel
+  EXPECT_EQ(count_parallel(64, 65), 0u);  // one store short: serial
+  // 3 iterations of an if-else between the full tile (4 stores) and the tail (2): counted 3 x 4.
+  EXPECT_EQ(count_parallel(10, 13), 0u);
+  EXPECT_EQ(count_parallel(10, 12), 1u);
+}
+
 // `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one
 // iteration is no longer that loop: its inner loop must not inherit it), and nowhere once the
 // loop of one iteration is gone. It used to wrap the seq of pieces (lost by the LLVM backend).

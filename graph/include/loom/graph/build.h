@@ -46,6 +46,9 @@ struct BuildOptions {
   // layouts), lowered with LowerOptions::target_gpu and compiled by NVRTC into one CUDA program,
   // the model file's "CUDA" section (docs/cuda.md). Not together with `accel`.
   std::optional<codegen::cuda::CudaOptions> cuda;
+  // CPU kernels: a parallel loop doing fewer stores than this runs serially
+  // (schedule::LowerOptions::min_parallel_work; docs/cpu_backend.md has the measurement).
+  int64_t min_parallel_work = 16000;
 };
 
 struct KernelReport {

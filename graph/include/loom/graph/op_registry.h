@@ -32,9 +32,9 @@ const char* to_string(OpPattern p);
 
 // How an operator meets channel-blocked activations (alter_layout).
 enum class LayoutRule : uint8_t {
-  PlainOnly,     // reads and writes NCHW: blocked inputs are converted back first
-  FollowsInput,  // computes in whatever channel layout its first input has (element-wise maps, pools)
-  Broadcasting,  // two operands, brought to one layout (binary element-wise ops)
+  PlainOnly,      // reads and writes NCHW: blocked inputs are converted back first
+  FollowsInput,   // computes in whatever channel layout its first input has (element-wise maps, pools)
+  Broadcasting,   // two operands, brought to one layout (binary element-wise ops)
   ChannelConcat,  // concat: blocked along the channel blocks when it joins channels in whole blocks
 };
 

@@ -23,6 +23,10 @@ struct LowerOptions {
   // Lower for a GPU: barriers from shared-memory analysis (thread_sync) and the host/device split's
   // checks (verify_gpu, ir/gpu.h) run; without it both passes leave the function as it is.
   bool target_gpu = false;
+  // CPU: a parallel loop whose body does fewer stores than this (times the loops around them)
+  // runs serially, its fork-join costing more than a second thread saves. 0: every parallel
+  // loop the schedule asks for. The model compiler sets it (graph::BuildOptions).
+  int64_t min_parallel_work = 0;
 };
 
 // Lowers the schedule into one function whose arguments are `args` in order: every input

@@ -1,0 +1,78 @@
+// Pass: serialize_small_parallel (model kernels on a CPU, LowerOptions::min_parallel_work). A
+// parallel loop whose whole body does less work than the threshold runs serially: below it, the
+// fork-join of loom_parallel_for costs more than the second thread saves (DenseNet's 7x7 layers
+// ran slower on 2 threads than on 1). Work is counted in stores (one vector store or one scalar
+// store each, after unrolling and vectorization), times the extents of the loops around them;
+// of an if-else, the larger branch.
+#include "loom/ir/functor.h"
+#include "passes.h"
+
+namespace loom::schedule::passes {
+
+using namespace loom::ir;
+
+namespace {
+
+// Stores executed by a statement, each weighted by the trip counts of the loops around it (a
+// loop of unknown extent counts as `unknown_extent` trips). Saturates rather than overflows.
+class WorkCounter : public IRVisitor {
+ public:
+  static constexpr int64_t kUnknownExtent = 64;
+  static constexpr int64_t kLimit = int64_t(1) << 50;
+  int64_t work = 0;
+
+ protected:
+  void visit_for(const ForNode* op) override {
+    auto* n = as_const_int(op->extent);
+    int64_t trips = n ? std::max<int64_t>(*n, 0) : kUnknownExtent;
+    int64_t saved = factor_;
+    factor_ = std::min(kLimit, factor_ * std::max<int64_t>(trips, 1));
+    if (trips > 0) visit(op->body);
+    factor_ = saved;
+  }
+  // Either branch, not both: the larger one (a partitioned loop's full tiles and its tail).
+  void visit_if(const IfThenElseNode* op) override {
+    int64_t before = work, most = 0;
+    for (const Stmt& branch : {op->then_case, op->else_case}) {
+      if (!branch.defined()) continue;
+      work = 0;
+      visit(branch);
+      most = std::max(most, work);
+    }
+    work = std::min(kLimit, before + most);
+  }
+  void visit_store(const StoreNode* op) override {
+    work = std::min(kLimit, work + factor_);
+    IRVisitor::visit_store(op);
+  }
+
+ private:
+  int64_t factor_ = 1;
+};
+
+class SmallParallelSerializer : public IRMutator {
+ public:
+  explicit SmallParallelSerializer(int64_t min_work) : min_work_(min_work) {}
+
+ protected:
+  Stmt mutate_for(const Stmt& s, const ForNode* op) override {
+    if (op->for_kind != ForKind::Parallel) return IRMutator::mutate_for(s, op);
+    WorkCounter c;
+    c.visit(s);
+    if (c.work >= min_work_) return s;  // a nested parallel loop runs serially anyway
+    return for_loop(op->var, op->min, op->extent, ForKind::Serial, op->body, op->thread_tag);
+  }
+
+ private:
+  int64_t min_work_;
+};
+
+}  // namespace
+
+Stmt serialize_small_parallel(const Stmt& s, int64_t min_work) {
+  if (min_work <= 0) return s;
+  SmallParallelSerializer m(min_work);
+  return m.mutate(s);
+}
+
+}  // namespace loom::schedule::passes
