@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
              W = ir::placeholder({channels, channels, 3, 3}, f32, "W");
   ir::Tensor Y = ops::conv2d_nchw_packed(X, W, 1, 1, oc_block, "Y");
   schedule::Schedule s({Y});
-  ops::schedule_conv2d_nchw_cpu(s, Y, ops::ConvNchwTiling{oc_block, x_block, window_outer == 1, false});
+  ops::schedule_conv2d_nchw_cpu(s, Y,
+                                ops::ConvNchwTiling{oc_block, x_block, window_outer == 1, channels / oc_block < 8});
   ir::LoweredFunc fn = schedule::lower(s, {X, W, Y}, "conv2d");
   if (!asm_path.empty()) std::ofstream(asm_path) << codegen::emit_assembly({fn});
   runtime::Module mod = codegen::build_llvm({fn});
@@ -88,9 +89,10 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  // The model path: activations in NCHW8c, weights packed [O/8, C/8, 3, 3, 8i, 8o] ahead of time
-  // (graph pass alter_layout), so neither is timed, as in a compiled model.
-  const int b = 8;
+  // The model path: activations in NCHW{b}c, weights packed [O/b, C/b, 3, 3, b, b] ahead of time
+  // (graph pass alter_layout), so neither is timed, as in a compiled model. b is the block
+  // alter_layout picks: the target's float lanes (16 with AVX-512, 8 with AVX2).
+  const int b = channels % target.float32_lanes() == 0 ? target.float32_lanes() : 8;
   ir::Tensor Xc = ir::placeholder({1, channels / b, hw, hw, b}, f32, "Xc");
   ir::Tensor Wc = ir::placeholder({channels / b, channels / b, 3, 3, b, b}, f32, "Wc");
   ops::Conv2dParams cp;

@@ -51,9 +51,11 @@ ConvNchwTiling conv_nchw_tiling_for(int lanes, int registers, int out_channels, 
   for (int v = 1; v * lanes <= out_channels; ++v)
     if (out_channels % (v * lanes) == 0) vectors.push_back(v);
   detail::RegisterTile t = detail::best_register_tile(vectors, registers, out_w, true);
-  if (t.candidate < 0)
-    return {out_channels % lanes == 0 ? lanes : out_channels, 1, true};  // too few registers: one column
-  return {vectors[size_t(t.candidate)] * lanes, t.x, true};
+  // Fewer than 8 channel blocks to share out (a 64-channel layer in one 64-wide tile on AVX-512):
+  // the rows are parallel too, else one thread computed the whole layer.
+  auto tiling = [&](int oc, int x) { return ConvNchwTiling{oc, x, true, out_channels / oc < 8}; };
+  if (t.candidate < 0) return tiling(out_channels % lanes == 0 ? lanes : out_channels, 1);  // one column
+  return tiling(vectors[size_t(t.candidate)] * lanes, t.x);
 }
 
 const char* to_string(GemmForm f) {

@@ -218,6 +218,10 @@ TEST(CpuBackend, TargetAwareConvTiles) {
   EXPECT_TRUE(avx2.window_outer);
   EXPECT_EQ(avx512.oc_block, 64);
   EXPECT_EQ(avx512.x_block, 6);
+  // One 64-channel tile on AVX-512 leaves nothing to share out but the rows; AVX2's 4 tiles too few.
+  EXPECT_TRUE(avx512.parallel_rows);
+  EXPECT_TRUE(avx2.parallel_rows);
+  EXPECT_FALSE(ops::conv_nchw_tiling_for(8, 16, 256, 56).parallel_rows);  // 16 channel blocks
   for (auto [lanes, regs] : {std::pair{8, 16}, std::pair{16, 32}})
     for (auto [c, hw] : {std::pair{32, 8}, std::pair{48, 6}, std::pair{16, 9}})
       for (bool window_outer : {true, false}) {
