@@ -2,7 +2,9 @@
 // the rows of a triangular solve or an attention mask) or the first quarter of the iterations costs
 // 8x the rest (rows of different cost). Guided chunks (the runtime's scheduling) against a static split into one
 // contiguous chunk per thread (what the runtime did before), at every thread count up to the
-// machine's, in the same run. Prints the speedup over one thread of each.
+// machine's, in the same run. Prints the speedup over one thread of each. Then the fork-join cost:
+// loops of n cheap iterations (one float update each) called back to back, microseconds per call
+// at every thread count: what a kernel too small to share pays for its parallel loop.
 //   parallel_bench [--n 4000] [--reps 5]
 #include <chrono>
 #include <cmath>
@@ -49,6 +51,12 @@ int32_t static_body(int64_t b, int64_t e, void* c) {
   return 0;
 }
 
+int32_t cheap_body(int64_t b, int64_t e, void* c) {
+  float* a = static_cast<float*>(c);
+  for (int64_t i = b; i < e; ++i) a[i] = a[i] * 1.0001f + 1.0f;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,6 +88,23 @@ int main(int argc, char** argv) {
       std::printf("%-12s %8d %12.2f %12.2f %10.2f %10.2f\n", tri ? "triangular" : "heavy start", t, g * 1e3, s * 1e3,
                   one_g / g, one_s / s);
     }
+  }
+  std::printf("\nfork-join: loops of cheap iterations called back to back, microseconds per call (best of %d)\n", reps);
+  std::printf("%-12s", "iterations");
+  for (int t = 1; t <= max_threads; ++t) std::printf(" %9d thr", t);
+  std::printf("\n");
+  std::vector<float> data(1 << 16, 1.0f);
+  for (int64_t iters : {int64_t(2), int64_t(1024), int64_t(16384), int64_t(65536)}) {
+    std::printf("%-12lld", (long long)iters);
+    for (int t = 1; t <= max_threads; ++t) {
+      loom::runtime::set_num_threads(t);
+      const int calls = 2000;
+      double best = loom::bench::time_best_of(reps, [&] {
+        for (int c = 0; c < calls; ++c) loom_parallel_for(iters, cheap_body, data.data());
+      });
+      std::printf(" %10.2f us", best / calls * 1e6);
+    }
+    std::printf("\n");
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 // uses it). `loom tune model NAME` tunes every distinct blocked conv2d kernel of a model.
 #ifdef LOOM_HAVE_TUNE
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -92,16 +93,29 @@ graph::Graph quantized_for_tuning(graph::Graph g) {
 }
 
 // Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
+// `model_budget` (seconds, the model's build included) is shared out in proportion to each
+// kernel's multiply-adds, at least 2 s a kernel and at most `o.budget_seconds`.
 int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o,
-               const std::string& log, bool quiet) {
+               double model_budget, const std::string& log, bool quiet) {
+  auto start = std::chrono::steady_clock::now();
   graph::Graph g = load_model(model, batch, image);
   if (int8) g = quantized_for_tuning(std::move(g));  // the model quantized for the CPU
   std::vector<graph::ConvKernelKey> keys = tune::model_conv_kernels(std::move(g));
-  std::cout << model << (int8 ? " (int8)" : "") << ": " << keys.size() << " distinct blocked conv2d kernels\n";
-  double t_default = 0, t_tuned = 0, wall = 0;
+  std::vector<std::unique_ptr<tune::Template>> templates;
+  double all_flops = 0;
   for (const auto& key : keys) {
-    auto t = tune::conv_kernel_template(key, codegen::target_info());
-    tune::TuneResult r = tune_one(*t, o, log, quiet, tune::target_key(codegen::target_info(), runtime::num_threads()));
+    templates.push_back(tune::conv_kernel_template(key, codegen::target_info()));
+    all_flops += templates.back()->flops();
+  }
+  double left = model_budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << model << (int8 ? " (int8)" : "") << ": " << keys.size() << " distinct blocked conv2d kernels, "
+            << std::fixed << std::setprecision(0) << std::max(0.0, left) << " s of the model budget left\n";
+  double t_default = 0, t_tuned = 0, wall = 0;
+  for (auto& t : templates) {
+    tune::TuneOptions share = o;
+    share.budget_seconds = std::clamp(left * t->flops() / all_flops, 2.0, o.budget_seconds);
+    tune::TuneResult r =
+        tune_one(*t, share, log, quiet, tune::target_key(codegen::target_info(), runtime::num_threads()));
     t_default += t->flops() / (r.default_trial.gflops * 1e9);
     t_tuned += t->flops() / (r.best.gflops * 1e9);
     wall += r.wall_seconds;
@@ -145,6 +159,7 @@ int tune_cmd(const std::vector<std::string>& args) {
       int8_group = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, image = 224;
   tune::TuneOptions o;
+  double model_budget = 540;  // `loom tune model` within 10 minutes, the model's build included
   bool random_search = false, quiet = false;
   app.add_option(
          "op", op,
@@ -186,6 +201,11 @@ int tune_cmd(const std::vector<std::string>& args) {
   number_option(app, "--trials", o.trials, "configurations to measure at most per operator (the default included)", 1,
                 100000)
       ->capture_default_str();
+  number_option(app, "--model-budget", model_budget,
+                "model: wall-clock budget in seconds for the whole model, shared out by each kernel's work (each "
+                "kernel at most --budget)",
+                10.0, 86400.0)
+      ->capture_default_str();
   number_option(app, "--budget", o.budget_seconds, "wall-clock budget in seconds per operator", 0.1, 86400.0)
       ->capture_default_str();
   number_option(app, "--repeats", o.repeats, "timed runs per configuration (the fastest counts)", 1, 1000)
@@ -212,7 +232,7 @@ int tune_cmd(const std::vector<std::string>& args) {
   if (op == "model") {
 #ifdef LOOM_HAVE_GRAPH
     if (target_name == "accel") return tune_accel_model(model, batch, image, config, o, log, quiet);
-    return tune_model(model, batch, image, !quantize.empty(), o, log, quiet);
+    return tune_model(model, batch, image, !quantize.empty(), o, model_budget, log, quiet);
 #else
     LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
 #endif

@@ -291,6 +291,29 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
   EXPECT_EQ(rolled.size(), 3u) << ir;
 }
 
+// A wide layer on a small map (the block group's weights past 1 MiB, its output map within 64
+// KiB): the input blocks run outermost around the whole output map in a local buffer. Equal to
+// the naive reference on 1 and 2 threads, the partial last column tile included; a layer with
+// small weights keeps the row-tile order.
+TEST(CpuBackend, NchwcInputBlocksOuterOnSmallMaps) {
+  Tensor X = placeholder({1, 128, 5, 5, 8}, DataType::Float(32), "X"),
+         W = placeholder({4, 128, 3, 3, 8, 8}, DataType::Float(32), "W");
+  ops::Conv2dParams p;
+  p.pads = {1, 1, 1, 1};
+  p.oc_block = 8;
+  Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+  ops::NchwcConvTile tile{4, 3};  // 4 x 8 x 1024 x 9 floats of weights: 1.2 MB
+  EXPECT_TRUE(ops::nchwc_input_blocks_outer(Y, Y, tile));
+  EXPECT_FALSE(ops::nchwc_input_blocks_outer(Y, Y, ops::NchwcConvTile{2, 3}));
+  for (int threads : {1, 2}) {
+    runtime::set_num_threads(threads);
+    schedule::Schedule s({Y});
+    ops::schedule_conv2d_nchwc_cpu(s, Y, Y, 8, 16, tile);
+    expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "wide_small_map");
+  }
+  runtime::set_num_threads(0);
+}
+
 // Depthwise NCHWc convolutions (inlined padding, rows serial inside the parallel loop of channel
 // blocks when there are enough blocks, parallel too when not): equal to the naive reference for
 // strides 1 and 2, odd sizes and rows narrower than the column tile, on 1 and 2 threads; with

@@ -1,6 +1,7 @@
 // Pass: prune_conv_taps. A kernel row (or column) of a convolution whose every read, at every
 // output position, falls in the zero padding contributes nothing: it is cut from the constant
-// weights and the pads shrink to match, so the output is unchanged. DeepLabV3's atrous pyramid
+// weights and the pads shrink to match, so the output is unchanged (where the result keeps the
+// square, evenly padded form; in practice a 1x1 kernel at pads 0). DeepLabV3's atrous pyramid
 // (3x3 kernels at dilations 24 and 36 over a 14x14 map) becomes 1x1 convolutions: the padded
 // copy of a 960-channel input at pad 36 was 38 times the input, all but the center tap zeros.
 #include <algorithm>
@@ -68,7 +69,10 @@ void prune_conv_taps(Graph& g) {
     };
     auto [top, bottom] = new_pads(x[2], y[2], strides[0], dilations[0], pads[0], rows.first, nh);
     auto [left, right] = new_pads(x[3], y[3], strides[1], dilations[1], pads[1], cols.first, nw);
-    if (top < 0 || bottom < 0 || left < 0 || right < 0) continue;  // would crop: not expressible as pads
+    // Only into the "same" form every conv template and tuning key assumes (a square kernel k
+    // with pads k / 2 on every side; the tuners rebuild a layer from its kernel, stride and output
+    // size): a 2x2 kernel at pads 0 was rebuilt with pads 1 and an empty input.
+    if (nh != nw || top != nh / 2 || bottom != nh / 2 || left != nh / 2 || right != nh / 2) continue;
     std::string name = g.unique_name(g.node(n.inputs[1]).name + "_live_taps");
     NDArray cut = cut_taps(g.node(n.inputs[1]).value, rows.first, nh, cols.first, nw);
     int wid = g.add_constant(name, cut);  // may move g.nodes: `n` is not used after this
