@@ -2,9 +2,11 @@
 // bench/ort_latency.js) on the same ONNX files, at 1 and 2 threads, interleaved (a round of Loom,
 // a round of ONNX Runtime, three times; the median of each side's runs) because the VM is noisy.
 // Prints the CPU, each ratio (Loom / ONNX Runtime latency) and their geometric mean.
-//   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20]
-// Default models: the exported torchvision ResNet-18 and MobileNetV2 of the test fixture
-// (build/models). ONNX Runtime comes from $LOOM_ORT_DIR or build/ort (scripts/bootstrap.sh).
+//   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE]
+// --tuning-log: Loom compiles with the conv tiles `loom tune model` logged (as `loom compile
+// --tuning-log`; the entries for the thread count the bench starts with). Default models: the exported torchvision
+// ResNet-18 and MobileNetV2 of the test fixture (build/models). ONNX Runtime comes from $LOOM_ORT_DIR or build/ort
+// (scripts/bootstrap.sh).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -22,6 +24,9 @@
 #include "loom/graph/build.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
+#ifdef LOOM_HAVE_TUNE
+#include "loom/tune/apply_log.h"
+#endif
 
 using namespace loom;
 
@@ -55,20 +60,30 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {LOOM_MODELS_DIR "/resnet18.onnx", LOOM_MODELS_DIR "/mobilenet_v2.onnx"};
   std::vector<int> threads = {1, 2};
   int reps = 20;
+  std::string tuning_log;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 < argc && a == "--models")
       models = bench::split_list(argv[++i]);
     else if (i + 1 < argc && a == "--reps")
       reps = std::max(3, std::stoi(argv[++i]));
+    else if (i + 1 < argc && a == "--tuning-log")
+      tuning_log = argv[++i];
     else if (i + 1 < argc && a == "--threads") {
       threads.clear();
       for (auto& t : bench::split_list(argv[++i])) threads.push_back(std::stoi(t));
     } else {
-      std::fprintf(stderr, "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20]\n");
+      std::fprintf(stderr,
+                   "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE]\n");
       return 2;
     }
   }
+#ifndef LOOM_HAVE_TUNE
+  if (!tuning_log.empty()) {
+    std::fprintf(stderr, "zoo_bench: --tuning-log needs a build with the tuner\n");
+    return 2;
+  }
+#endif
   std::printf(
       "zoo_bench: batch as exported, median of %d runs per side (3 interleaved rounds)\n  cpu: %s\n  loom target: %s\n",
       reps, bench::cpu_name().c_str(), codegen::host_target_description().c_str());
@@ -86,7 +101,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "zoo_bench: %s\n", e.what());
       return 2;
     }
-    graph::BuildResult r = graph::build(std::move(g));
+    graph::BuildOptions bo;
+#ifdef LOOM_HAVE_TUNE
+    tune::LogUse use;
+    if (!tuning_log.empty()) use = tune::apply_log(bo, std::make_shared<const tune::TuningLog>(tuning_log));
+#endif
+    graph::BuildResult r = graph::build(std::move(g), bo);
     auto ex = runtime::GraphExecutor::from_model_file(r.file, path);
     std::string shapes;
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
@@ -98,6 +118,10 @@ int main(int argc, char** argv) {
       shapes += (shapes.empty() ? "" : ";") + s;
     }
     std::string name = path.substr(path.find_last_of('/') + 1);
+#ifdef LOOM_HAVE_TUNE
+    if (!tuning_log.empty())
+      std::printf("%s: %d of %d conv kernels from the tuning log\n", name.c_str(), use.cpu->found, use.cpu->looked_up);
+#endif
     double previous_ms = 0;
     int previous_threads = 0;
     for (int t : threads) {

@@ -254,13 +254,8 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   y.parallel(outer);
   y.vectorize(y.axis(4));
   auto yc = s[acc];
-  // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
-  // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
-  // next block (CSE), which spilled the accumulators (half the speed on a 64-channel 56x56).
-  // The grouped forms' innermost reduction, the group, goes inside the channel block it is
-  // tensorized with.
-  std::vector<IterVar> order{yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3),
-                             yc.axis(3),        yc.axis(1),        yc.axis(4)};
+  IterVar columns;  // the tile's columns, unrolled
+  std::vector<IterVar> order;
   if (input_blocks_outer) {
     // The block group's whole output map accumulates in a local buffer while the input blocks
     // run outermost: each input block's weights (blocks x b x kh x kw x b) stay in L1 across
@@ -268,21 +263,20 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
     // (DeepLabV3's 960-channel 3x3: 2.2 MB a group, 14 rows, from L3).
     yc.compute_at(y, outer);
     auto [yxo, yxi] = yc.split(yc.axis(3), t.x_block);
+    columns = yxi;
     order = {yc.reduce_axis(0), yc.axis(0),        yc.axis(2), yxo,        yc.reduce_axis(1),
              yc.reduce_axis(2), yc.reduce_axis(3), yxi,        yc.axis(1), yc.axis(4)};
-    if (group) order.push_back(yc.reduce_axis(4));
-    yc.reorder(order);
-    if (group)
-      yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
-    else
-      yc.vectorize(yc.axis(4));
-    yc.unroll(yc.axis(1));
-    yc.unroll(yxi);
-    for (int r = 1; r < 4; ++r) yc.pragma(yc.reduce_axis(r), "llvm_unroll", 0);
-    if (P.defined()) schedule_loop_nest(s[P], lanes);
-    return;
+  } else {
+    // Columns outside the channel blocks: one broadcast of an input element serves the blocks'
+    // weight vectors and dies. Blocks outside columns kept all x_block broadcasts live for the
+    // next block (CSE), which spilled the accumulators (half the speed on a 64-channel 56x56).
+    yc.compute_at(y, xo);
+    columns = yc.axis(3);
+    order = {yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.reduce_axis(3),
+             yc.axis(3),        yc.axis(1),        yc.axis(4)};
   }
-  yc.compute_at(y, xo);
+  // The grouped forms' innermost reduction, the group, goes inside the channel block it is
+  // tensorized with.
   if (group) order.push_back(yc.reduce_axis(4));
   yc.reorder(order);
   if (group)
@@ -290,7 +284,7 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   else
     yc.vectorize(yc.axis(4));
   yc.unroll(yc.axis(1));
-  yc.unroll(yc.axis(3));
+  yc.unroll(columns);
   // The kernel rows and columns and the channels of an input block stay rolled loops around the
   // unrolled tile: unrolled by LLVM, its scheduler hoisted the weight loads of the whole body and
   // spilled the tile (rolling only the channels gained nothing).

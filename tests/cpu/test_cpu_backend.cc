@@ -239,6 +239,16 @@ TEST(CpuBackend, TargetAwareConvTiles) {
       }
 }
 
+// A 3x3, pad-1 conv over NCHW8c data: in_blocks x 8 channels in, out_blocks x 8 out, hw x hw.
+test::Workload nchw8c_conv3x3(int64_t in_blocks, int64_t out_blocks, int64_t hw) {
+  Tensor X = placeholder({1, in_blocks, hw, hw, 8}, DataType::Float(32), "X"),
+         W = placeholder({out_blocks, in_blocks, 3, 3, 8, 8}, DataType::Float(32), "W");
+  ops::Conv2dParams p;
+  p.pads = {1, 1, 1, 1};
+  p.oc_block = 8;
+  return test::Workload{{X, W}, {ops::conv2d_nchwc(X, W, Tensor(), p, "Y")}};
+}
+
 // The NCHWc conv tile of whole models: AVX2 (8 lanes, 16 registers, blocks of 8) takes 2 blocks
 // x 6 columns at 56 (12 accumulators, 2 weights, 1 broadcast), AVX-512 (blocks of 16) 4 x 6 at
 // 56 (24 accumulators); every choice fits the registers, and computes correctly here with partial last tiles.
@@ -255,29 +265,20 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
     SCOPED_TRACE(std::to_string(t.channel_blocks) + " blocks x " + std::to_string(t.x_block) + " for " +
                  std::to_string(c) + " channels at " + std::to_string(hw));
     EXPECT_LE(t.x_block * v, regs - v - 1);
-    Tensor X = placeholder({1, c / 8, hw, hw, 8}, DataType::Float(32), "X"),
-           W = placeholder({c / 8, c / 8, 3, 3, 8, 8}, DataType::Float(32), "W");
-    ops::Conv2dParams p;
-    p.pads = {1, 1, 1, 1};
-    p.oc_block = 8;
-    Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
-    schedule::Schedule s({Y});
-    ops::schedule_conv2d_nchwc_cpu(s, Y, Y, lanes, regs);
-    expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "conv");
+    test::Workload w = nchw8c_conv3x3(c / 8, c / 8, hw);
+    schedule::Schedule s(w.outputs);
+    ops::schedule_conv2d_nchwc_cpu(s, w.outputs[0], w.outputs[0], lanes, regs);
+    expect_compiled_matches(s, w, "conv");
   }
   // A tile wider than the row (a hand-edited tuning log) is cut at the row: no loop over a
   // million columns to unroll, the same result.
-  Tensor X = placeholder({1, 2, 6, 6, 8}, DataType::Float(32), "X"),
-         W = placeholder({2, 2, 3, 3, 8, 8}, DataType::Float(32), "W");
-  ops::Conv2dParams p;
-  p.pads = {1, 1, 1, 1};
-  p.oc_block = 8;
-  Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+  test::Workload w = nchw8c_conv3x3(2, 2, 6);
+  Tensor Y = w.outputs[0];
   schedule::Schedule s({Y});
   ops::schedule_conv2d_nchwc_cpu(s, Y, Y, 8, 16, ops::NchwcConvTile{1, 1000000});
-  std::string ir = to_string(schedule::lower(s, {X, W, Y}, "conv"));
+  std::string ir = to_string(schedule::lower(s, w.args(), "conv"));
   EXPECT_EQ(ir.find("1000000"), std::string::npos) << ir;
-  expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "wide_tile");
+  expect_compiled_matches(s, w, "wide_tile");
   // The kernel rows, kernel columns and channels of an input block stay rolled loops (LLVM
   // unrolling them spilled the tile): every such loop carries `pragma llvm_unroll = 0`, and
   // nothing else does.
@@ -296,12 +297,8 @@ TEST(CpuBackend, TargetAwareNchwcConvTiles) {
 // the naive reference on 1 and 2 threads, the partial last column tile included; a layer with
 // small weights keeps the row-tile order.
 TEST(CpuBackend, NchwcInputBlocksOuterOnSmallMaps) {
-  Tensor X = placeholder({1, 128, 5, 5, 8}, DataType::Float(32), "X"),
-         W = placeholder({4, 128, 3, 3, 8, 8}, DataType::Float(32), "W");
-  ops::Conv2dParams p;
-  p.pads = {1, 1, 1, 1};
-  p.oc_block = 8;
-  Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+  test::Workload w = nchw8c_conv3x3(128, 4, 5);
+  Tensor Y = w.outputs[0];
   ops::NchwcConvTile tile{4, 3};  // 4 x 8 x 1024 x 9 floats of weights: 1.2 MB
   EXPECT_TRUE(ops::nchwc_input_blocks_outer(Y, Y, tile));
   EXPECT_FALSE(ops::nchwc_input_blocks_outer(Y, Y, ops::NchwcConvTile{2, 3}));
@@ -309,7 +306,7 @@ TEST(CpuBackend, NchwcInputBlocksOuterOnSmallMaps) {
     runtime::set_num_threads(threads);
     schedule::Schedule s({Y});
     ops::schedule_conv2d_nchwc_cpu(s, Y, Y, 8, 16, tile);
-    expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "wide_small_map");
+    expect_compiled_matches(s, w, "wide_small_map");
   }
   runtime::set_num_threads(0);
 }
