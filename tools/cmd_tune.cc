@@ -94,7 +94,9 @@ graph::Graph quantized_for_tuning(graph::Graph g) {
 
 // Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
 // `model_budget` (seconds, the model's build included) is shared out in proportion to each
-// kernel's multiply-adds, at least 2 s a kernel and at most `o.budget_seconds`.
+// kernel's multiply-adds, at least 1 s a kernel and at most `o.budget_seconds`; each kernel's
+// share comes from what is left when it starts (a kernel that overran, by its confirmation round
+// or its compile, shortens the ones after it).
 int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o,
                double model_budget, const std::string& log, bool quiet) {
   auto start = std::chrono::steady_clock::now();
@@ -107,13 +109,16 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8
     templates.push_back(tune::conv_kernel_template(key, codegen::target_info()));
     all_flops += templates.back()->flops();
   }
-  double left = model_budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto left = [&] {
+    return model_budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   std::cout << model << (int8 ? " (int8)" : "") << ": " << keys.size() << " distinct blocked conv2d kernels, "
-            << std::fixed << std::setprecision(0) << std::max(0.0, left) << " s of the model budget left\n";
-  double t_default = 0, t_tuned = 0, wall = 0;
+            << std::fixed << std::setprecision(0) << std::max(0.0, left()) << " s of the model budget left\n";
+  double t_default = 0, t_tuned = 0, wall = 0, flops_left = all_flops;
   for (auto& t : templates) {
     tune::TuneOptions share = o;
-    share.budget_seconds = std::clamp(left * t->flops() / all_flops, 2.0, o.budget_seconds);
+    share.budget_seconds = std::clamp(left() * t->flops() / flops_left, 1.0, o.budget_seconds);
+    flops_left -= t->flops();
     tune::TuneResult r =
         tune_one(*t, share, log, quiet, tune::target_key(codegen::target_info(), runtime::num_threads()));
     t_default += t->flops() / (r.default_trial.gflops * 1e9);
