@@ -113,11 +113,12 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8
     return model_budget - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   std::cout << model << (int8 ? " (int8)" : "") << ": " << keys.size() << " distinct blocked conv2d kernels, "
-            << std::fixed << std::setprecision(0) << std::max(0.0, left()) << " s of the model budget left\n";
+            << std::fixed << std::setprecision(0) << std::max(0.0, left()) << " s of the model budget left\n"
+            << std::defaultfloat << std::setprecision(6);
   double t_default = 0, t_tuned = 0, wall = 0, flops_left = all_flops;
   for (auto& t : templates) {
     tune::TuneOptions share = o;
-    share.budget_seconds = std::clamp(left() * t->flops() / flops_left, 1.0, o.budget_seconds);
+    share.budget_seconds = std::min(std::max(left() * t->flops() / flops_left, 1.0), o.budget_seconds);
     flops_left -= t->flops();
     tune::TuneResult r =
         tune_one(*t, share, log, quiet, tune::target_key(codegen::target_info(), runtime::num_threads()));

@@ -218,8 +218,12 @@ NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_b
 }
 
 bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const NchwcConvTile& t) {
-  // Weights of one block group: blocks x b outputs x every input channel x kh x kw floats.
-  int64_t weight_bytes = 4 * int64_t(t.channel_blocks) * const_dim(out, 4);
+  // Weights of one block group: blocks x b outputs x every input channel x kh x kw elements (4
+  // bytes a float, 2 or 1 in the grouped int8 forms).
+  int64_t element_bytes = 4;
+  for (const Tensor& in : conv.op()->input_tensors())
+    if (in.ndim() >= 6) element_bytes = in.dtype().bytes();
+  int64_t weight_bytes = element_bytes * int64_t(t.channel_blocks) * const_dim(out, 4);
   for (const IterVar& r : conv.op()->reduce_axes()) weight_bytes *= extent_of(r);
   int64_t acc_bytes = 4 * int64_t(t.channel_blocks) * const_dim(out, 4) * const_dim(out, 2) * const_dim(out, 3);
   return weight_bytes > (1 << 20) && acc_bytes <= (64 << 10);

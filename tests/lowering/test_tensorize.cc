@@ -65,6 +65,25 @@ TEST(Tensorize, GemmBlockReplacesInnerNest) {
 )");
 }
 
+// LowerOptions::min_parallel_work counts a tensorized nest's intrinsic calls as work (an int8
+// conv's dot products are calls, not stores): 2 x (1 reset + 4 updates) = 10 calls here.
+TEST(Tensorize, IntrinsicCallsCountAsParallelWork) {
+  auto d = packed_dense(4, 2);
+  auto parallel_loops = [&](int64_t min_work) {
+    Schedule s({d.C});
+    auto c = s[d.C];
+    c.reorder({c.axis(0), c.axis(1), d.rio, c.axis(2), c.axis(3), d.rii});
+    c.tensorize(c.axis(2), gemm_intrin());
+    c.parallel(c.axis(1));
+    schedule::LowerOptions o;
+    o.min_parallel_work = min_work;
+    std::string text = to_string(schedule::lower(s, {d.A, d.W, d.C}, "dense", o));
+    return text.find("parallel (") != std::string::npos;
+  };
+  EXPECT_TRUE(parallel_loops(10));
+  EXPECT_FALSE(parallel_loops(11));
+}
+
 TEST(Tensorize, WholeReductionUsesFullPart) {
   auto d = packed_dense(1, 2);
   Schedule s({d.C});

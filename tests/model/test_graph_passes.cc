@@ -450,6 +450,36 @@ TEST(GraphPasses, ChannelConcatStaysBlocked) {
   }
 }
 
+// A per-channel constant as a binary op's first operand, blocked while the layout pass adds nodes
+// (the review's case: nine nodes, the repacked constant the ninth added, which grew the pass's
+// type table under the output shape it was reading). Against the interpreter.
+TEST(GraphPasses, ChannelConstantFirstOperandStaysBlocked) {
+  Graph g;
+  int x = g.add_input("x", {{1, 8, 4, 4}, DataType::Float(32)});
+  std::vector<int> convs;
+  for (int k = 0; k < 4; ++k) {
+    int w = g.add_constant("w" + std::to_string(k), test::random_float32({8, 8, 1, 1}, 10 + k, -0.5, 0.5));
+    convs.push_back(g.add_op("conv2d", "c" + std::to_string(k), {x, w}));
+  }
+  int cat = g.add_op("concat", "cat", convs, Attrs().set("axis", int64_t(2)));
+  int y = g.add_op("mul", "scaled", {g.add_constant("s", test::random_float32({1, 8, 1, 1}, 20)), convs[0]});
+  g.outputs = {cat, y};
+  NDArray in = test::random_float32({1, 8, 4, 4}, 21);
+  std::vector<NDArray> want = reference_run(g, {in});
+  for (int lanes : {8, 16}) {
+    Graph o = g;
+    PipelineOptions po;
+    po.layout.vector_lanes = lanes;
+    optimize(o, po);
+    for (auto& n : o.nodes)
+      if (n.name == "scaled") EXPECT_EQ(n.type.shape.size(), 5u) << o.str();  // 8 channels: blocks of 8 either way
+    std::vector<NDArray> got = reference_run(o, {in});
+    for (size_t k = 0; k < want.size(); ++k)
+      for (int64_t i = 0; i < want[k].numel(); ++i)
+        ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-5) << "output " << k << " element " << i;
+  }
+}
+
 // Kernel taps that read only padding at every output position are cut from the weights, the pads
 // shrinking to keep the output where it was: DeepLabV3's atrous convolutions (dilation >= the map)
 // become 1x1; a partly live dilation keeps its taps. Against the interpreter on the original graph.

@@ -251,7 +251,7 @@ class LayoutRewriter {
   // layer's features are not converted to NCHW and back for every concat that reads them.
   void channel_concat(int id) {
     Node n = g_.node(id);
-    const Shape& out = plain_of(id).shape;
+    const Shape out = plain_of(id).shape;  // a copy: in_layout adds nodes, and plain_ may move
     int64_t axis = n.attrs.get_int("axis", 0);
     if (axis < 0) axis += static_cast<int64_t>(out.size());
     int64_t b = 0;
@@ -295,7 +295,8 @@ class LayoutRewriter {
     Node n = g_.node(id);
     int a = n.inputs[0], c = n.inputs[1];
     int64_t ba = block_[a], bc = block_[c];
-    const TensorType& out = plain_of(id);
+    // A copy: operand_in_block adds nodes, and plain_ may move.
+    const TensorType out = plain_of(id);
     int64_t b = ba ? ba : bc;
     // Blocked when the blocked operand has the output's full shape and the other one either has
     // it too or is a per-channel or one-element constant.

@@ -1,8 +1,9 @@
 // Pass: serialize_small_parallel (model kernels on a CPU, LowerOptions::min_parallel_work). A
 // parallel loop whose whole body does less work than the threshold runs serially: below it, the
 // fork-join of loom_parallel_for costs more than the second thread saves (DenseNet's 7x7 layers
-// ran slower on 2 threads than on 1). Work is counted in stores (one vector store or one scalar
-// store each, after unrolling and vectorization), times the extents of the loops around them;
+// ran slower on 2 threads than on 1). Work is counted in stores and intrinsic calls (one vector
+// store, scalar store or call each, after unrolling, vectorization and tensorization), times the
+// extents of the loops around them;
 // of an if-else, the larger branch.
 #include "loom/ir/functor.h"
 #include "passes.h"
@@ -20,6 +21,13 @@ class WorkCounter : public IRVisitor {
   static constexpr int64_t kUnknownExtent = 64;
   static constexpr int64_t kLimit = int64_t(1) << 50;
   int64_t work = 0;
+
+  // A statement that is a call (a tensorized intrinsic: an int8 conv's dot products) is work too.
+  using IRVisitor::visit;
+  void visit(const Stmt& s) override {
+    if (s.defined() && s.kind() == StmtKind::Evaluate) work = std::min(kLimit, work + factor_);
+    IRVisitor::visit(s);
+  }
 
  protected:
   void visit_for(const ForNode* op) override {
@@ -60,7 +68,8 @@ class SmallParallelSerializer : public IRMutator {
     WorkCounter c;
     c.visit(s);
     if (c.work >= min_work_) return s;  // a nested parallel loop runs serially anyway
-    return for_loop(op->var, op->min, op->extent, ForKind::Serial, op->body, op->thread_tag);
+    // Serial now: a parallel loop inside it is judged on its own work.
+    return for_loop(op->var, op->min, op->extent, ForKind::Serial, mutate(op->body), op->thread_tag);
   }
 
  private:
