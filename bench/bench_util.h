@@ -1,10 +1,11 @@
-// Small helpers the benches share: the CPU they ran on, comma-separated option lists, and the
-// output of a baseline's helper command (PyTorch, ONNX Runtime).
+// Small helpers the benches share: the CPU they ran on, comma-separated option lists, counts
+// given on the command line, and the output of a baseline's helper command (PyTorch, ONNX Runtime).
 #pragma once
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,22 @@ inline std::vector<std::string> split_list(const std::string& s) {
   std::stringstream ss(s);
   for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
   return out;
+}
+
+// A whole number in [1, max] given to `option`; std::invalid_argument naming the option and the
+// value otherwise ("abc", "-1", "3x", a number past max).
+inline int count_option(const std::string& value, const char* option, int max) {
+  size_t used = 0;
+  long long n = 0;
+  try {
+    n = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || n < 1 || n > max)
+    throw std::invalid_argument(std::string(option) + ": '" + value + "' is not a whole number in [1, " +
+                                std::to_string(max) + "]");
+  return int(n);
 }
 
 // Everything `command` prints on stdout ("" if it cannot be started).

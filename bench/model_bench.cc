@@ -60,23 +60,28 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int reps = 20;
   bool with_pytorch = true;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--no-pytorch")
-      with_pytorch = false;
-    else if (i + 1 < argc && a == "--models")
-      models = bench::split_list(argv[++i]);
-    else if (i + 1 < argc && a == "--reps")
-      reps = std::max(1, std::stoi(argv[++i]));
-    else if (i + 1 < argc && a == "--threads") {
-      threads.clear();
-      for (auto& t : bench::split_list(argv[++i])) threads.push_back(std::stoi(t));
-    } else {
-      std::fprintf(stderr,
-                   "usage: model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] "
-                   "[--no-pytorch]\n");
-      return 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--no-pytorch")
+        with_pytorch = false;
+      else if (i + 1 < argc && a == "--models")
+        models = bench::split_list(argv[++i]);
+      else if (i + 1 < argc && a == "--reps")
+        reps = bench::count_option(argv[++i], "--reps", 100000);
+      else if (i + 1 < argc && a == "--threads") {
+        threads.clear();
+        for (auto& t : bench::split_list(argv[++i])) threads.push_back(bench::count_option(t, "--threads", 1024));
+      } else {
+        std::fprintf(stderr,
+                     "usage: model_bench [--models resnet18,mobilenet_v2,resnet18_int8] [--threads 1,2] [--reps 20] "
+                     "[--no-pytorch]\n");
+        return 2;
+      }
     }
+  } catch (const std::invalid_argument& e) {  // a count that is not one
+    std::fprintf(stderr, "model_bench: %s\n", e.what());
+    return 2;
   }
   std::printf("model_bench: batch 1, median of %d runs\n  cpu: %s\n  loom target: %s\n", reps,
               bench::cpu_name().c_str(), codegen::host_target_description().c_str());

@@ -66,22 +66,27 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int reps = 20;
   std::string tuning_log;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 < argc && a == "--models")
-      models = bench::split_list(argv[++i]);
-    else if (i + 1 < argc && a == "--reps")
-      reps = std::max(3, std::stoi(argv[++i]));
-    else if (i + 1 < argc && a == "--tuning-log")
-      tuning_log = argv[++i];
-    else if (i + 1 < argc && a == "--threads") {
-      threads.clear();
-      for (auto& t : bench::split_list(argv[++i])) threads.push_back(std::stoi(t));
-    } else {
-      std::fprintf(stderr,
-                   "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE]\n");
-      return 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (i + 1 < argc && a == "--models")
+        models = bench::split_list(argv[++i]);
+      else if (i + 1 < argc && a == "--reps")
+        reps = std::max(3, bench::count_option(argv[++i], "--reps", 100000));
+      else if (i + 1 < argc && a == "--tuning-log")
+        tuning_log = argv[++i];
+      else if (i + 1 < argc && a == "--threads") {
+        threads.clear();
+        for (auto& t : bench::split_list(argv[++i])) threads.push_back(bench::count_option(t, "--threads", 1024));
+      } else {
+        std::fprintf(stderr,
+                     "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE]\n");
+        return 2;
+      }
     }
+  } catch (const std::invalid_argument& e) {  // a count that is not one
+    std::fprintf(stderr, "zoo_bench: %s\n", e.what());
+    return 2;
   }
 #ifndef LOOM_HAVE_TUNE
   if (!tuning_log.empty()) {
@@ -111,9 +116,17 @@ int main(int argc, char** argv) {
     graph::BuildOptions bo;
 #ifdef LOOM_HAVE_TUNE
     tune::LogUse use;
-    if (!tuning_log.empty()) use = tune::apply_log(bo, std::make_shared<const tune::TuningLog>(tuning_log));
 #endif
-    graph::BuildResult r = graph::build(std::move(g), bo);
+    graph::BuildResult r;
+    try {  // an unreadable or malformed tuning log, a model Loom cannot compile
+#ifdef LOOM_HAVE_TUNE
+      if (!tuning_log.empty()) use = tune::apply_log(bo, std::make_shared<const tune::TuningLog>(tuning_log));
+#endif
+      r = graph::build(std::move(g), bo);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "zoo_bench: %s: %s\n", path.c_str(), e.what());
+      return 2;
+    }
     auto ex = runtime::GraphExecutor::from_model_file(r.file, path);
     std::string shapes;
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
