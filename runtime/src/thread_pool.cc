@@ -94,11 +94,7 @@ class ThreadPool {
     work();
     tls_in_parallel = false;
     // The other threads' last chunks: watched for a while (they are usually running), then slept on.
-    auto start = std::chrono::steady_clock::now();
-    for (unsigned i = 1; pending_.load(std::memory_order_acquire) != 0; ++i) {
-      cpu_relax();
-      if (i % 64 == 0 && std::chrono::steady_clock::now() - start > spin_) break;
-    }
+    spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, [this] { return pending_.load() == 0; });
     if (error_code_ != 0) loom_set_last_error(error_message_.c_str());
@@ -110,7 +106,10 @@ class ThreadPool {
     tls_in_parallel = true;
     uint64_t seen = 0;
     for (;;) {
-      spin_until_new_loop(seen);
+      // A loop after `seen` (or stop): watched for a while before sleeping, which only saves the
+      // sleep and wake-up (the lock below checks again).
+      spin_until(
+          [&] { return generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed); });
       {
         std::unique_lock<std::mutex> lock(mu_);
         start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -124,16 +123,15 @@ class ThreadPool {
     }
   }
 
-  // Busy-waits up to spin_ for a loop after `seen` (or for stop); the caller then takes
-  // the lock and checks again, so this only saves the sleep and wake-up.
-  void spin_until_new_loop(uint64_t seen) {
-    auto limit = spin_;
-    if (limit.count() == 0) return;
+  // Busy-waits until `done()` or for up to spin_ (0: not at all); callers check again under the
+  // lock, so this only saves a sleep and a wake-up.
+  template <typename Done>
+  void spin_until(Done done) const {
+    if (spin_.count() == 0) return;
     auto start = std::chrono::steady_clock::now();
-    for (unsigned i = 1;; ++i) {
-      if (generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed)) return;
+    for (unsigned i = 1; !done(); ++i) {
       cpu_relax();
-      if (i % 64 == 0 && std::chrono::steady_clock::now() - start > limit) return;
+      if (i % 64 == 0 && std::chrono::steady_clock::now() - start > spin_) return;
     }
   }
 

@@ -279,15 +279,15 @@ class LayoutRewriter {
     bool per_channel = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == out[1] &&
                        s[s.size() - 2] == 1 && s[s.size() - 1] == 1;
     if (!per_channel) return -1;
-    auto key = std::make_pair(c, -b);  // memo_ holds (value, block) pairs; negative: a repacked constant
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    auto key = std::make_pair(c, b);
+    if (auto it = repacked_.find(key); it != repacked_.end()) return it->second;
     NDArray v = NDArray::empty({1, out[1] / b, 1, 1, b}, cn.value.dtype());
     std::copy_n(static_cast<const char*>(cn.value.raw_data()), cn.value.numel() * cn.value.dtype().bytes(),
                 static_cast<char*>(v.raw_data()));
     int id = g_.add_constant(g_.unique_name(cn.name + "_nchw" + std::to_string(b) + "c"), v);
     block_.push_back(0);
     plain_.push_back(g_.node(id).type);
-    memo_[key] = id;
+    repacked_[key] = id;
     return id;
   }
 
@@ -317,9 +317,10 @@ class LayoutRewriter {
   int lanes_;
   bool blocked_;
   int int8_group_;
-  std::vector<int64_t> block_;     // per node: 0 plain, b: NCHW{b}c
-  std::vector<TensorType> plain_;  // per node: its type in the plain layout
-  std::map<std::pair<int, int64_t>, int> memo_;
+  std::vector<int64_t> block_;                       // per node: 0 plain, b: NCHW{b}c
+  std::vector<TensorType> plain_;                    // per node: its type in the plain layout
+  std::map<std::pair<int, int64_t>, int> memo_;      // (value, block) -> the value in that layout
+  std::map<std::pair<int, int64_t>, int> repacked_;  // (per-channel constant, block) -> its repacked copy
 };
 
 }  // namespace

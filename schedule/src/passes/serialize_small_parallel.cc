@@ -3,8 +3,7 @@
 // fork-join of loom_parallel_for costs more than the second thread saves (DenseNet's 7x7 layers
 // ran slower on 2 threads than on 1). Work is counted in stores and intrinsic calls (one vector
 // store, scalar store or call each, after unrolling, vectorization and tensorization), times the
-// extents of the loops around them;
-// of an if-else, the larger branch.
+// extents of the loops around them; of an if-else, the larger branch.
 #include "loom/ir/functor.h"
 #include "passes.h"
 
@@ -14,8 +13,9 @@ using namespace loom::ir;
 
 namespace {
 
-// Stores executed by a statement, each weighted by the trip counts of the loops around it (a
-// loop of unknown extent counts as `unknown_extent` trips). Saturates rather than overflows.
+// Stores and intrinsic calls executed by a statement, each weighted by the trip counts of the
+// loops around it (a loop of unknown extent counts as kUnknownExtent trips). Saturates rather than
+// overflows.
 class WorkCounter : public IRVisitor {
  public:
   static constexpr int64_t kUnknownExtent = 64;
