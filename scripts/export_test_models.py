@@ -554,6 +554,12 @@ def register_ops():
     T("conv_depthwise", lambda: nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8),
       [shaped((1, 8, 13, 13))])
     T("conv_dilation", lambda: nn.Conv2d(4, 6, 3, dilation=2, padding=1), [shaped((1, 4, 11, 11))])
+    # Atrous convolutions whose outer taps read the map only near its edges: Loom cuts the output
+    # into regions of one live tap set each (prune_conv_taps); DeepLabV3's dilation 12 over 14x14,
+    # and a strided one over a non-square map.
+    T("conv_atrous_regions", lambda: nn.Conv2d(64, 64, 3, dilation=12, padding=12), [shaped((1, 64, 14, 14))])
+    T("conv_atrous_regions_strided", lambda: nn.Conv2d(96, 128, 3, stride=2, dilation=8, padding=8),
+      [shaped((1, 96, 20, 16))])
     T("conv_stride_pad", lambda: nn.Conv2d(4, 6, 3, stride=2, padding=(1, 2)),
       [shaped((1, 4, 11, 12))])
     register("conv_asym_pad", build_conv_asym_pad, "onnx.helper")

@@ -40,6 +40,7 @@ void add_data_ops(const AddOp& add) {
                       },
                       ref::slice});
   slice.int8 = Int8Rule::ScaleInvariant;
+  slice.layout_rule = LayoutRule::SpatialSlice;
   add({"gather", OpPattern::Injective, 2, 2,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_indices(in[1]);

@@ -523,6 +523,54 @@ TEST(GraphPasses, DeadConvolutionTapsArePruned) {
   }
 }
 
+// Taps dead for most outputs but not all (DeepLabV3's dilation 12 over 14x14) cut the output into
+// regions of one live tap set each: convolutions of those taps alone, unpadded, over slices of
+// the input, concatenated back; slices and concats keep the channel-blocked layout. Where more
+// than half the work is live the conv stays whole. Against the interpreter on the original graph
+// (PyTorch checks the same forms: model_conv_atrous_regions*).
+TEST(GraphPasses, PartlyDeadConvolutionTapsSplitIntoRegions) {
+  struct Case {
+    int64_t C, H, W, dilation, stride;
+    size_t regions;  // conv2d nodes after the pass; 1: not split
+  };
+  for (const Case& c : {Case{64, 14, 14, 12, 1, 9}, Case{96, 20, 16, 8, 2, 6}, Case{64, 14, 14, 2, 1, 1}}) {
+    SCOPED_TRACE(std::to_string(c.H) + "x" + std::to_string(c.W) + " dilation " + std::to_string(c.dilation));
+    Graph g;
+    int x = g.add_input("x", {{1, c.C, c.H, c.W}, DataType::Float(32)});
+    // A 1x1 stem: the atrous conv reads a blocked value, as inside a network.
+    x = g.add_op("conv2d", "stem", {x, g.add_constant("stem_w", test::random_float32({c.C, c.C, 1, 1}, 4, -0.2, 0.2))});
+    int w = g.add_constant("w", test::random_float32({64, c.C, 3, 3}, 1, -0.1, 0.1));
+    Attrs a = Attrs().set("pads", std::vector<int64_t>(4, c.dilation));
+    a.set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
+    a.set("strides", std::vector<int64_t>{c.stride, c.stride});
+    int conv = g.add_op("conv2d", "conv", {x, w, g.add_constant("b", test::random_float32({64}, 2))}, a);
+    g.outputs = {g.add_op("relu", "relu", {conv})};
+    infer_types(g);
+    Graph o = g;
+    PipelineOptions po;
+    po.layout.vector_lanes = 16;
+    optimize(o, po);
+    size_t convs = 0, transforms = 0;
+    for (const Node& n : o.nodes) {
+      if (n.op == "layout_transform") ++transforms;
+      if (n.op != "conv2d" || n.name.rfind("stem", 0) == 0) continue;
+      ++convs;
+      if (c.regions > 1) EXPECT_EQ(n.attrs.get_ints("pads"), std::vector<int64_t>(4, 0)) << o.str();
+    }
+    EXPECT_EQ(convs, c.regions) << o.str();
+    EXPECT_EQ(transforms, 2u) << o.str();  // the input and the output only: slices and concats stay blocked
+    NDArray in = test::random_float32({1, c.C, c.H, c.W}, 3);
+    NDArray want = reference_run(g, {in})[0];
+    NDArray interpreted = reference_run(o, {in})[0];
+    NDArray got = runtime::GraphExecutor::from_model_file(build(g).file, "atrous").run({in})[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      ASSERT_NEAR(interpreted.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
+      ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
+    }
+  }
+}
+
 TEST(GraphPasses, ConstantSubgraphsFold) {
   Graph g;
   int x = g.add_input("x", {{2, 3}, DataType::Float(32)});

@@ -83,6 +83,9 @@ class LayoutRewriter {
         case LayoutRule::ChannelConcat:
           channel_concat(i);
           break;
+        case LayoutRule::SpatialSlice:
+          spatial_slice(i);
+          break;
       }
     }
     for (int& o : g_.outputs) o = in_layout(o, 0);
@@ -248,7 +251,8 @@ class LayoutRewriter {
 
   // A concat along the channels of NCHW values whose inputs come in whole blocks of b, one of
   // them already blocked: concatenated as NCHW{b}c (axis 1, the channel blocks), so a DenseNet
-  // layer's features are not converted to NCHW and back for every concat that reads them.
+  // layer's features are not converted to NCHW and back for every concat that reads them. Along
+  // the rows or columns (the regions of prune_conv_taps), axes 2 and 3 of either layout.
   void channel_concat(int id) {
     Node n = g_.node(id);
     const Shape out = plain_of(id).shape;  // a copy: in_layout adds nodes, and plain_ may move
@@ -256,14 +260,33 @@ class LayoutRewriter {
     if (axis < 0) axis += static_cast<int64_t>(out.size());
     int64_t b = 0;
     for (int in : n.inputs) b = b ? b : block_[in];
-    bool whole_blocks = out.size() == 4 && axis == 1 && b > 0;
+    bool whole_blocks = out.size() == 4 && (axis == 1 || axis == 2 || axis == 3) && b > 0;
     for (int in : n.inputs) whole_blocks = whole_blocks && plain_of(in).shape[1] % b == 0;
     if (!whole_blocks) b = 0;
     for (size_t k = 0; k < n.inputs.size(); ++k) set_input(id, k, in_layout(n.inputs[k], b));
     if (b) {
-      g_.node(id).attrs.set("axis", int64_t(1));
+      g_.node(id).attrs.set("axis", axis);
       block_[id] = b;
     }
+  }
+
+  // A slice of a blocked NCHW value that cuts rows and columns only keeps the blocks: its axes
+  // (2 and 3) index the same dimensions of NCHW{b}c.
+  void spatial_slice(int id) {
+    const Node& n = g_.node(id);
+    int64_t b = block_[n.inputs[0]];
+    std::vector<int64_t> axes = n.attrs.get_ints("axes");
+    bool spatial = b > 0 && plain_of(n.inputs[0]).shape.size() == 4;
+    for (int64_t& a : axes) {
+      if (a < 0) a += 4;
+      spatial = spatial && (a == 2 || a == 3);
+    }
+    if (!spatial) {
+      set_input(id, 0, in_layout(n.inputs[0], 0));
+      return;
+    }
+    g_.node(id).attrs.set("axes", axes);
+    block_[id] = b;
   }
 
   // Operand `c` of a binary op whose output (plain shape `out`) is blocked by b, in that layout:

@@ -35,7 +35,9 @@ enum class LayoutRule : uint8_t {
   PlainOnly,      // reads and writes NCHW: blocked inputs are converted back first
   FollowsInput,   // computes in whatever channel layout its first input has (element-wise maps, pools)
   Broadcasting,   // two operands, brought to one layout (binary element-wise ops)
-  ChannelConcat,  // concat: blocked along the channel blocks when it joins channels in whole blocks
+  ChannelConcat,  // concat: blocked along the channel blocks when it joins channels in whole blocks, or
+                  // along rows or columns
+  SpatialSlice,   // slice: in its input's channel layout when it cuts rows and columns only
 };
 
 // Operators with weights (input 1, [O, I, ...]) and an optional bias (input 2, [O]): what
