@@ -205,6 +205,11 @@ def tv_models():
     return tvm
 
 
+def squeeze_excitation(channels, squeezed):
+    import torchvision.ops
+    return torchvision.ops.SqueezeExcitation(channels, squeezed)
+
+
 class VggSmall(nn.Module):
     def __init__(self, num_classes=10):
         super().__init__()
@@ -557,6 +562,11 @@ def register_ops():
     # Atrous convolutions whose outer taps read the map only near its edges: Loom cuts the output
     # into regions of one live tap set each (prune_conv_taps); DeepLabV3's dilation 12 over 14x14,
     # and a strided one over a non-square map.
+    # A squeeze-and-excitation block (EfficientNet, MobileNetV3): computed channel scales times
+    # a map Loom keeps channel-blocked.
+    T("squeeze_excitation", lambda: nn.Sequential(nn.Conv2d(8, 32, 3, padding=1), nn.ReLU(),
+                                                  squeeze_excitation(32, 8), nn.Conv2d(32, 16, 1)),
+      [shaped((1, 8, 12, 12))])
     T("conv_atrous_regions", lambda: nn.Conv2d(64, 64, 3, dilation=12, padding=12), [shaped((1, 64, 14, 14))])
     T("conv_atrous_regions_strided", lambda: nn.Conv2d(96, 128, 3, stride=2, dilation=8, padding=8),
       [shaped((1, 96, 20, 16))])

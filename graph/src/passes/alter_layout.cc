@@ -290,14 +290,17 @@ class LayoutRewriter {
   }
 
   // Operand `c` of a binary op whose output (plain shape `out`) is blocked by b, in that layout:
-  // the full shape converted, a constant per channel ([C, 1, 1] or [1, C, 1, 1]: BatchNorm's scale
-  // and shift where no conv absorbed them) as [1, C/b, 1, 1, b] (the same values in the same
-  // order), a one-element constant as is; -1 for any other broadcast.
+  // the full shape converted, a computed [1, C, 1, 1] converted, a constant per channel ([C, 1, 1] or [1, C, 1, 1]:
+  // BatchNorm's scale and shift where no conv absorbed them) as [1, C/b, 1, 1, b] (the same values in the same order),
+  // a one-element constant as is; -1 for any other broadcast.
   int operand_in_block(int c, const Shape& out, int64_t b) {
     const Shape& s = plain_of(c).shape;
     if (s == out) return in_layout(c, b);
     const Node& cn = g_.node(c);
-    if (!cn.is_constant()) return -1;
+    // A computed [1, C, 1, 1] (a squeeze-and-excitation block's channel scales) converts to
+    // [1, C/b, 1, 1, b]: a few hundred elements, where the map it scales went to NCHW and back.
+    if (!cn.is_constant())
+      return s.size() == 4 && s[0] == 1 && s[1] == out[1] && s[2] == 1 && s[3] == 1 ? in_layout(c, b) : -1;
     if (cn.value.numel() == 1) return c;
     bool per_channel = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == out[1] &&
                        s[s.size() - 2] == 1 && s[s.size() - 1] == 1;
@@ -320,10 +323,10 @@ class LayoutRewriter {
     int64_t ba = block_[a], bc = block_[c];
     // A copy: operand_in_block adds nodes, and plain_ may move.
     const TensorType out = plain_of(id);
-    int64_t b = ba ? ba : bc;
-    // Blocked when the blocked operand has the output's full shape and the other one either has
-    // it too or is a per-channel or one-element constant.
-    if (b && out.shape.size() == 4 && out.shape[1] % b == 0 && plain_of(ba ? a : c).shape == out.shape) {
+    // Blocked when a blocked operand has the output's full shape and the other one either has it
+    // too or is per-channel or one element (operand_in_block).
+    int64_t b = ba && plain_of(a).shape == out.shape ? ba : bc && plain_of(c).shape == out.shape ? bc : 0;
+    if (b && out.shape.size() == 4 && out.shape[1] % b == 0) {
       int in_a = operand_in_block(a, out.shape, b), in_c = operand_in_block(c, out.shape, b);
       if (in_a >= 0 && in_c >= 0) {
         set_input(id, 0, in_a);
