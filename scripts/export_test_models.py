@@ -205,6 +205,16 @@ def tv_models():
     return tvm
 
 
+class Interpolate(nn.Module):
+    """F.interpolate to a fixed size, bilinear, align_corners=False (torchvision's segmentation heads)."""
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+
+    def forward(self, x):
+        return F.interpolate(x, size=self.size, mode="bilinear", align_corners=False)
+
+
 def squeeze_excitation(channels, squeezed):
     import torchvision.ops
     return torchvision.ops.SqueezeExcitation(channels, squeezed)
@@ -567,6 +577,9 @@ def register_ops():
     T("squeeze_excitation", lambda: nn.Sequential(nn.Conv2d(8, 32, 3, padding=1), nn.ReLU(),
                                                   squeeze_excitation(32, 8), nn.Conv2d(32, 16, 1)),
       [shaped((1, 8, 12, 12))])
+    # Bilinear upsampling as in segmentation heads: two gathered passes, the first stored.
+    # (The numpy evaluator checks nearest resizes only: PyTorch is the reference here.)
+    T("resize_bilinear", lambda: Interpolate((56, 48)), [shaped((1, 21, 7, 6))], verify=False)
     T("conv_atrous_regions", lambda: nn.Conv2d(64, 64, 3, dilation=12, padding=12), [shaped((1, 64, 14, 14))])
     T("conv_atrous_regions_strided", lambda: nn.Conv2d(96, 128, 3, stride=2, dilation=8, padding=8),
       [shaped((1, 96, 20, 16))])

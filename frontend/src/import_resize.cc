@@ -61,7 +61,7 @@ struct Tables {
 
 Tables tables(Importer& im, const onnx::NodeProto& n, const AxisResize& a, const ResizeRules& r, DataType t) {
   int64_t taps = r.mode == "nearest" ? 1 : r.mode == "linear" ? 2 : 4;
-  Tables tb{folded_const({a.out, taps}, DataType::Int(32), im.where(n)), folded_const({a.out, taps}, t, im.where(n)),
+  Tables tb{folded_const({taps, a.out}, DataType::Int(32), im.where(n)), folded_const({taps, a.out}, t, im.where(n)),
             folded_const({a.out}, t, im.where(n))};
   for (int64_t o = 0; o < a.out; ++o) {
     std::optional<double> xs = source_coordinate(r.ctm, o, a);
@@ -90,8 +90,8 @@ Tables tables(Importer& im, const onnx::NodeProto& n, const AxisResize& a, const
       for (double& v : w) v = sum != 0 ? v / sum : 0.0;
     }
     for (int64_t k = 0; k < taps; ++k) {
-      tb.index.set_from_double(o * taps + k, double(std::clamp<int64_t>(pos[size_t(k)], 0, a.in - 1)));
-      tb.weight.set_from_double(o * taps + k, out_of_range ? 0.0 : w[size_t(k)]);
+      tb.index.set_from_double(k * a.out + o, double(std::clamp<int64_t>(pos[size_t(k)], 0, a.in - 1)));
+      tb.weight.set_from_double(k * a.out + o, out_of_range ? 0.0 : w[size_t(k)]);
     }
     tb.bias.set_from_double(o, out_of_range ? r.extrapolation : 0.0);
     tb.outside |= out_of_range;

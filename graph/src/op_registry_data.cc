@@ -121,12 +121,12 @@ void add_data_ops(const AddOp& add) {
          if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "axis ", axis, " out of range for ", in[0].str());
          expect_indices(in[1]);
          if (in[1].shape.size() != 2 || in[2].shape != in[1].shape || in[2].dtype != in[0].dtype)
-           LOOM_THROW(ShapeError, "index and weight must be [out, taps] of the data's type, are ", in[1].str(), " and ",
+           LOOM_THROW(ShapeError, "index and weight must be [taps, out] of the data's type, are ", in[1].str(), " and ",
                       in[2].str());
-         if (in.size() > 3 && (in[3].shape != Shape{in[1].shape[0]} || in[3].dtype != in[0].dtype))
+         if (in.size() > 3 && (in[3].shape != Shape{in[1].shape[1]} || in[3].dtype != in[0].dtype))
            LOOM_THROW(ShapeError, "bias must be [out] of the data's type, is ", in[3].str());
          Shape out = in[0].shape;
-         out[size_t(axis)] = in[1].shape[0];
+         out[size_t(axis)] = in[1].shape[1];
          return TensorType{out, in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {

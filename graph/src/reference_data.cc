@@ -166,7 +166,7 @@ RefTensor top_k(const Node& n, const Inputs& in) {
 RefTensor resample_axis(const Node& n, const Inputs& in) {
   const T &x = *in[0], &index = *in[1], &weight = *in[2];
   size_t a = size_t(n.attrs.get_int("axis"));
-  int64_t taps = index.shape[1];
+  int64_t taps = index.shape[0], outs = index.shape[1];
   auto st = strides(x.shape);
   T y{n.type.shape, Values(size_t(count(n.type.shape)))};
   for_each_index(y.shape, [&](const std::vector<int64_t>& idx, int64_t flat) {
@@ -175,7 +175,7 @@ RefTensor resample_axis(const Node& n, const Inputs& in) {
       if (d != a) base += idx[d] * st[d];
     double acc = in.size() > 3 ? in[3]->v[size_t(o)] : 0.0;
     for (int64_t t = 0; t < taps; ++t)
-      acc += weight.v[size_t(o * taps + t)] * x.v[size_t(base + int64_t(index.v[size_t(o * taps + t)]) * st[a])];
+      acc += weight.v[size_t(t * outs + o)] * x.v[size_t(base + int64_t(index.v[size_t(t * outs + o)]) * st[a])];
     y.v[size_t(flat)] = acc;
   });
   return y;

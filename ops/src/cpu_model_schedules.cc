@@ -39,13 +39,43 @@ bool costly_for_several(const Schedule& s, const Stage& st) {
   return consumers > 1;
 }
 
-// Inlines every compute stage without a reduction except `keep`, the outputs and the costly ones
-// read several times.
+int64_t points_of(const Stage& st) {
+  int64_t n = 1;
+  for (const IterVar& v : st->op->axis) {
+    auto* c = as_const_int(v->dom.extent);
+    n *= c ? *c : 0;
+  }
+  return n;
+}
+
+// A stage that a consumer reads several times per point at indices loaded from a tensor (the
+// second pass of a separable resize reading the first at two gathered columns), and that has no
+// more points than the consumer: inlined, its own gathers ran once per consumer read (four per
+// bilinear output instead of two), where storing it costs less than the consumer.
+bool gathered_several_times(const Schedule& s, const Stage& st) {
+  for (const Stage& other : s.stages()) {
+    if (!other->op->is_compute() || other->op == st->op) continue;
+    int gathers = 0;
+    ir::post_order_visit(other->op->body, [&](const Expr& e) {
+      auto* r = e.as<ir::TensorReadNode>();
+      if (!r || r->op != st->op) return;
+      bool gathered = false;
+      for (const Expr& i : r->indices)
+        ir::post_order_visit(i, [&](const Expr& x) { gathered = gathered || x.as<ir::TensorReadNode>(); });
+      gathers += gathered;
+    });
+    if (gathers > 1 && points_of(st) <= points_of(other)) return true;
+  }
+  return false;
+}
+
+// Inlines every compute stage without a reduction except `keep`, the outputs, the costly ones
+// read several times and those gathered several times.
 void inline_injective(Schedule& s, const std::vector<const Operation*>& keep) {
   for (const Stage& st : s.stages()) {
     if (!st->op->is_compute() || st->is_output || has_reduction(st)) continue;
     if (std::find(keep.begin(), keep.end(), st->op.get()) != keep.end()) continue;
-    if (costly_for_several(s, st)) continue;
+    if (costly_for_several(s, st) || gathered_several_times(s, st)) continue;
     Stage(st).compute_inline();
   }
 }

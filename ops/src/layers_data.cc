@@ -169,15 +169,15 @@ Tensor resample_axis(const Tensor& X, const Tensor& index, const Tensor& weight,
   Shape xs = shape_of(X), is = shape_of(index);
   size_t a = axis_of(axis, xs.size(), "resample_axis");
   if (is.size() != 2 || shape_of(weight) != is || !index.dtype().is_int())
-    LOOM_THROW(ShapeError, "resample_axis: index and weight must be [out, taps] (integer index)");
+    LOOM_THROW(ShapeError, "resample_axis: index and weight must be [taps, out] (integer index)");
   Shape out = xs;
-  out[a] = is[0];
+  out[a] = is[1];
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
                    Expr acc;
-                   for (int t = 0; t < int(is[1]); ++t) {
+                   for (int t = 0; t < int(is[0]); ++t) {
                      std::vector<Expr> idx = at(v);
-                     idx[a] = index(v[a], t);
-                     Expr term = weight(v[a], t) * X(idx);
+                     idx[a] = index(t, v[a]);
+                     Expr term = weight(t, v[a]) * X(idx);
                      acc = acc.defined() ? acc + term : term;
                    }
                    return bias.defined() ? acc + bias(v[a]) : acc;

@@ -206,6 +206,35 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
   }
 }
 
+// A separable bilinear resize (two resample_axis stages): the first is stored, not inlined into
+// the second, which reads it at two gathered columns per output (inlined, each output gathered
+// four input elements; Zen 5, a 21x28x28 -> 224x224 resize: 2.44 -> 1.83 ms). A cheap stage read
+// once at a gathered index is still inlined.
+TEST(CpuBackend, StageGatheredSeveralTimesIsStored) {
+  int lanes = codegen::target_info().float32_lanes();
+  Tensor X = placeholder({1, 3, 7, 7}, DataType::Float(32), "X");
+  Tensor rows_index = placeholder({2, 28}, DataType::Int(32), "rows_index");
+  Tensor rows_weight = placeholder({2, 28}, DataType::Float(32), "rows_weight");
+  Tensor cols_index = placeholder({2, 32}, DataType::Int(32), "cols_index");
+  Tensor cols_weight = placeholder({2, 32}, DataType::Float(32), "cols_weight");
+  Tensor rows = ops::resample_axis(X, rows_index, rows_weight, Tensor(), 2, "rows");
+  Tensor Y = ops::resample_axis(rows, cols_index, cols_weight, Tensor(), 3, "Y");
+  schedule::Schedule s({Y});
+  ops::schedule_generic_cpu(s, Y, lanes);
+  std::string ir = to_string(schedule::lower(s, {X, rows_index, rows_weight, cols_index, cols_weight, Y}, "resize"));
+  EXPECT_NE(ir.find("rows["), std::string::npos) << ir;    // stored, and read back by Y
+  EXPECT_EQ(test::count_occurrences(ir, "X["), 2u) << ir;  // the two row taps, once per stored point
+
+  // Nearest (one tap): read once per output, inlined.
+  Tensor one_index = placeholder({1, 32}, DataType::Int(32), "one_index");
+  Tensor one_weight = placeholder({1, 32}, DataType::Float(32), "one_weight");
+  Tensor Z = ops::resample_axis(rows, one_index, one_weight, Tensor(), 3, "Z");
+  schedule::Schedule s1({Z});
+  ops::schedule_generic_cpu(s1, Z, lanes);
+  std::string ir1 = to_string(schedule::lower(s1, {X, rows_index, rows_weight, one_index, one_weight, Z}, "nearest"));
+  EXPECT_EQ(ir1.find("rows["), std::string::npos) << ir1;
+}
+
 // The NCHW conv register tile follows the target too (AVX2: 16 channels x 6 columns for 64
 // channels at 56 columns, 12 accumulators, the last tile partial; AVX-512: 64 x 6), stays within
 // the registers, and every chosen tile computes the convolution correctly on this host, with

@@ -152,8 +152,9 @@ Tensor cumsum(const Tensor& X, int64_t axis, bool exclusive, bool reverse, const
 // values[1] where the index equals the position along the new axis `axis` (of size depth),
 // values[0] elsewhere; `values` is [off, on].
 Tensor one_hot(const Tensor& I, const Tensor& values, int64_t depth, int64_t axis, const std::string& name);
-// Separable resampling along `axis`: y[.., o, ..] = sum_t weight[o, t] * X[.., index[o, t], ..]
-// (+ bias[o] if defined: the value outside a crop); index and weight are [out, taps].
+// Separable resampling along `axis`: y[.., o, ..] = sum_t weight[t, o] * X[.., index[t, o], ..]
+// (+ bias[o] if defined: the value outside a crop); index and weight are [taps, out], so that a
+// vector of outputs along the innermost axis reads each tap's indices and weights contiguously.
 Tensor resample_axis(const Tensor& X, const Tensor& index, const Tensor& weight, const Tensor& bias, int64_t axis,
                      const std::string& name);
 // The k largest (or smallest) elements along `axis`, in order, ties by position; their values
