@@ -26,9 +26,14 @@ void check(const BackendOptions& opt) {
   if ((rtl_options || memory_options(opt) || given(opt.o_step_limit)) && rpc::is_url(opt.backend))
     throw CLI::ValidationError(
         "the simulator options apply where the device is: give them to `loom rpc-server`, not to an rpc:// backend");
+  // The performance model ("perf") takes the memory system and a timeline too.
+  bool perf_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_trace);
+  bool rtl_only = given(opt.o_cycle_limit) || given(opt.o_fst) || given(opt.o_trace_begin) || given(opt.o_trace_end);
+  if (opt.backend == "perf" && perf_options && !rtl_only) rtl_options = false;
   if (rtl_options && opt.backend != "rtl" && opt.backend != "systemc")
     throw CLI::ValidationError(
-        "--dram-latency, --dram-bytes-per-cycle, --cycle-limit, --fst and --trace need --backend rtl or systemc");
+        "--dram-latency, --dram-bytes-per-cycle, --cycle-limit, --fst and --trace need --backend rtl or systemc "
+        "(--dram-latency, --dram-bytes-per-cycle and --trace also perf)");
   if (memory_options(opt) && opt.backend != "systemc")
     throw CLI::ValidationError("--memory, --banks, --row-hit-latency and --row-miss-latency need --backend systemc");
   if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
@@ -201,7 +206,7 @@ std::string backend_config_json(const BackendOptions& opt, const accel::AccelCon
   if (given(opt.o_banks)) rtl["banks"] = opt.banks;
   if (given(opt.o_row_hit_latency)) rtl["row_hit_latency"] = opt.row_hit_latency;
   if (given(opt.o_row_miss_latency)) rtl["row_miss_latency"] = opt.row_miss_latency;
-  if (!rtl.empty()) j[opt.backend == "systemc" ? "systemc" : "rtl"] = rtl;
+  if (!rtl.empty()) j[opt.backend == "systemc" ? "systemc" : opt.backend == "perf" ? "perf" : "rtl"] = rtl;
   if (given(opt.o_step_limit)) j["fsim"]["step_limit"] = opt.step_limit;
   return j.dump();
 }
