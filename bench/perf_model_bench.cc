@@ -6,8 +6,11 @@
 // conv layers of the whole network (each layer times its repeats).
 //
 //   perf_model_bench [--configs default,1x32x32] [--layers all|c2,c5,...] [--vthreads 2]
-//                    [--max-layer-error 5] [--max-total-error 2]
-// Exits 1 if an output differs or an error bound (percent) is exceeded.
+//                    [--max-layer-error 5] [--max-total-error 2] [--calibrate]
+// Exits 1 if an output differs or an error bound (percent) is exceeded. --calibrate fits the
+// model's RTL constants (PerfParams) to these layers, plus the 1x1 and strided ones under a slower
+// DRAM (96 cycles, 8 B/cycle), by coordinate descent on the worst error, and prints them as the
+// perf backend's options: how the defaults were found, and how to refit them after an RTL change.
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -15,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "../tests/sim/stream_fuzzer.h"
 #include "accel_layers.h"
 #include "bench_util.h"
 #include "loom/runtime/error.h"
@@ -40,6 +44,106 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+struct Workload {
+  std::string what;
+  accel::AccelConfig config;
+  std::vector<accel::Instruction> stream;
+  uint32_t latency;
+  double bytes_per_cycle;
+  uint64_t rtl_cycles;
+};
+
+// Worst and summed absolute error (percent) of `p` over the workloads.
+std::pair<double, double> errors(const std::vector<Workload>& set, sim::PerfParams p) {
+  double worst = 0, sum = 0;
+  for (const Workload& w : set) {
+    p.dram_latency = w.latency;
+    p.dram_bytes_per_cycle = w.bytes_per_cycle;
+    double c = double(sim::estimate_cycles(w.stream, w.config, p).cycles);
+    double e = std::fabs(100.0 * (c - double(w.rtl_cycles)) / double(w.rtl_cycles));
+    worst = std::max(worst, e);
+    sum += e;
+  }
+  return {worst, sum};
+}
+
+int calibrate(const std::vector<std::string>& configs, int vt) {
+  std::vector<Workload> set;
+  for (const std::string& name : configs) {
+    accel::AccelConfig cfg = config_named(name);
+    for (auto [latency, bw] : {std::pair<uint32_t, double>{32, 16}, {96, 8}})
+      for (const bench::ConvLayer& l : bench::kResNet18) {
+        if (latency != 32 && l.kernel != 1) continue;
+        bench::Compiled c = bench::compile_layer(l, cfg, vt);
+        sim::RtlSimOptions o;
+        o.dram_latency = latency;
+        o.dram_bytes_per_cycle = bw;
+        sim::RtlSim rtl(cfg, o);
+        uint64_t cycles = c.module.run(rtl, c.args).cycles;
+        sim::PerfSim perf(cfg);
+        c.module.run(perf, c.args);
+        set.push_back(
+            {name + " " + l.name + " DRAM " + std::to_string(latency), cfg, perf.last_stream(), latency, bw, cycles});
+      }
+    // Random streams whose every instruction hands a token to the next (tests/sim/stream_fuzzer.h):
+    // the fixed costs the layers' overlap hides. Seeds apart from the ones test_perf_model checks.
+    for (int seed = 0; seed < 8; ++seed) {
+      sim::RtlSim rtl(cfg);
+      accel::Driver drv(rtl, cfg);
+      accel::test_streams::StreamFuzzer f(drv, cfg, 5000 + seed);
+      f.build(60);
+      accel::Driver::SealedStream s = drv.seal_stream();
+      rtl.launch(s.addr, s.count);
+      rtl.wait();
+      set.push_back({name + " stream " + std::to_string(seed), cfg, s.instructions, 32, 16, rtl.cycles()});
+    }
+  }
+  struct Knob {
+    const char* name;
+    uint32_t sim::PerfParams::*field;
+    uint32_t lo, hi;
+  };
+  const Knob knobs[] = {{"dma_setup", &sim::PerfParams::dma_setup, 0, 24},
+                        {"burst_issue_gap", &sim::PerfParams::burst_issue_gap, 1, 8},
+                        {"read_overhead", &sim::PerfParams::read_overhead, 0, 24},
+                        {"dma_tail", &sim::PerfParams::dma_tail, 0, 24},
+                        {"pipeline_overhead", &sim::PerfParams::pipeline_overhead, 0, 24},
+                        {"dispatch_delay", &sim::PerfParams::dispatch_delay, 0, 12},
+                        {"start_overhead", &sim::PerfParams::start_overhead, 0, 24},
+                        {"end_overhead", &sim::PerfParams::end_overhead, 0, 24}};
+  sim::PerfParams best;
+  auto score = errors(set, best);
+  std::cout << "calibrating on " << set.size() << " workloads; defaults: worst " << std::setprecision(3) << score.first
+            << "%, mean " << score.second / double(set.size()) << "%\n";
+  for (int round = 0; round < 3; ++round)
+    for (const Knob& k : knobs)
+      for (uint32_t v = k.lo; v <= k.hi; ++v) {
+        sim::PerfParams p = best;
+        p.*k.field = v;
+        auto s = errors(set, p);
+        if (s.first < score.first - 1e-9 || (s.first < score.first + 1e-9 && s.second < score.second - 1e-9)) {
+          best = p;
+          score = s;
+        }
+      }
+  std::cout << "fitted: worst " << score.first << "%, mean " << score.second / double(set.size())
+            << "%\nperf backend options: {";
+  for (size_t i = 0; i < std::size(knobs); ++i)
+    std::cout << (i ? ", " : "") << "\"" << knobs[i].name << "\": " << best.*knobs[i].field;
+  std::cout << "}\n";
+  for (const Workload& w : set) {
+    sim::PerfParams p = best;
+    p.dram_latency = w.latency;
+    p.dram_bytes_per_cycle = w.bytes_per_cycle;
+    double c = double(sim::estimate_cycles(w.stream, w.config, p).cycles);
+    std::cout << "  " << std::left << std::setw(24) << w.what << std::right << std::setw(10) << w.rtl_cycles
+              << std::setw(10) << uint64_t(c) << std::setw(8) << std::setprecision(2) << std::fixed
+              << 100.0 * (c - double(w.rtl_cycles)) / double(w.rtl_cycles) << "%\n"
+              << std::defaultfloat;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -48,6 +152,8 @@ int main(int argc, char** argv) try {
   int vt = bench::count_option(arg(argc, argv, "vthreads", "2"), "--vthreads", 64);
   double max_layer = std::stod(arg(argc, argv, "max-layer-error", "5"));
   double max_total = std::stod(arg(argc, argv, "max-total-error", "2"));
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--calibrate") return calibrate(configs, vt);
   std::cout << "performance model vs the RTL simulation: ResNet-18 conv layers, " << vt
             << " virtual threads, DRAM 32 cycles latency, 16 B/cycle\n";
   std::cout << std::left << std::setw(10) << "config" << std::setw(6) << "layer" << std::right << std::setw(11)
@@ -98,8 +204,8 @@ int main(int argc, char** argv) try {
     }
   }
   std::cout << "worst layer error " << std::setprecision(2) << worst << "%; simulation time, layers times repeats: RTL "
-            << std::setprecision(2) << rtl_total_s << " s, model " << std::setprecision(4) << model_total_s
-            << " s (" << std::setprecision(0) << rtl_total_s / model_total_s << "x)\n";
+            << std::setprecision(2) << rtl_total_s << " s, model " << std::setprecision(4) << model_total_s << " s ("
+            << std::setprecision(0) << rtl_total_s / model_total_s << "x)\n";
   if (worst > max_layer) {
     std::cout << "FAIL: a layer's error beyond " << max_layer << "%\n";
     ++failures;

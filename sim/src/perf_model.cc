@@ -88,7 +88,8 @@ class Model {
       }
       if (finished_) break;
     }
-    if (!finished_) deadlock();
+    // A stream without FINISH (a driver's stream before it is finalized) ends with its last instruction.
+    if (!finished_ && executed_ < stream_.size()) deadlock();
     est_.cycles = finish_time_ + p_.end_overhead;
     est_.dram_busy_cycles = uint64_t(dram_busy_);
     return est_;
@@ -162,10 +163,14 @@ class Model {
     bool r = active(reads_, dram_time_), w = active(writes_, dram_time_);
     double share = r && w ? rate / 2 : rate, next = -1;
     auto earliest = [&](double t) { next = next < 0 ? t : std::min(next, t); };
-    if (r) earliest(dram_time_ + reads_.front().remaining / share);
-    else if (!reads_.empty()) earliest(double(reads_.front().ready));
-    if (w) earliest(dram_time_ + writes_.front().remaining / share);
-    else if (!writes_.empty()) earliest(double(writes_.front().ready));
+    if (r)
+      earliest(dram_time_ + reads_.front().remaining / share);
+    else if (!reads_.empty())
+      earliest(double(reads_.front().ready));
+    if (w)
+      earliest(dram_time_ + writes_.front().remaining / share);
+    else if (!writes_.empty())
+      earliest(double(writes_.front().ready));
     if (next < 0) return;
     ++dram_version_;
     schedule(std::max(now_, uint64_t(std::ceil(next - 1e-9))), EventKind::Dram, int(dram_version_));
@@ -333,6 +338,8 @@ class Model {
     ModuleState& ms = modules_[m];
     const Instruction& i = stream_[ms.insn];
     est_.busy[m] += now_ - ms.exec_start;
+    ++executed_;
+    finish_time_ = std::max(finish_time_, now_);
     if (timings_) (*timings_)[ms.insn] = {ms.exec_start, now_};
     ms.busy = false;
     ms.free_at = now_;
@@ -374,7 +381,7 @@ class Model {
   size_t fetch_count_ = 0;
   uint32_t insn_beats_ = 1;
   std::vector<uint64_t> arrive_;  // the cycle each instruction's last beat arrived
-  size_t fetched_ = 0, dispatched_ = 0;
+  size_t fetched_ = 0, dispatched_ = 0, executed_ = 0;
   bool fetch_busy_ = false, dispatch_blocked_ = false, finished_ = false;
   uint64_t last_dispatch_ = 0, finish_time_ = 0;
   ModuleState modules_[3];
@@ -389,8 +396,9 @@ PerfEstimate estimate_cycles(const std::vector<Instruction>& stream, const Accel
                              const PerfParams& params, std::vector<InsnTiming>* timings) {
   if (params.dram_bytes_per_cycle <= 0 || params.fetch_buffer == 0 || params.queue_depth == 0 ||
       params.bursts_in_flight == 0)
-    LOOM_THROW(ConfigError, "performance model: dram_bytes_per_cycle, fetch_buffer, queue_depth and bursts_in_flight "
-                            "must be positive");
+    LOOM_THROW(ConfigError,
+               "performance model: dram_bytes_per_cycle, fetch_buffer, queue_depth and bursts_in_flight "
+               "must be positive");
   return Model(stream, config, params, timings).run();
 }
 

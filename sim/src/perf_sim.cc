@@ -84,7 +84,8 @@ void PerfSim::write_reg(uint32_t offset, uint32_t value) {
   read(addr, words.data(), uint64_t(count) * sizeof(InsnWord));
   auto t0 = std::chrono::steady_clock::now();
   IsaLayout layout(config());
-  std::vector<Instruction> stream;
+  std::vector<Instruction>& stream = stream_;
+  stream.clear();
   stream.reserve(count);
   for (uint32_t k = 0; k < count; ++k) stream.push_back(decode(words[k], layout, k));
   std::vector<InsnTiming> timings;
@@ -101,18 +102,18 @@ void PerfSim::write_trace(const std::vector<Instruction>& stream, const std::vec
   add({{"name", "process_name"}, {"ph", "M"}, {"pid", runs_}, {"args", {{"name", "run " + std::to_string(runs_)}}}});
   for (int m = 0; m < 3; ++m)
     add({{"name", "thread_name"},
-                             {"ph", "M"},
-                             {"pid", runs_},
-                             {"tid", m + 2},
-                             {"args", {{"name", to_string(Module(m))}}}});
+         {"ph", "M"},
+         {"pid", runs_},
+         {"tid", m + 2},
+         {"args", {{"name", to_string(Module(m))}}}});
   for (size_t k = 0; k < stream.size(); ++k)
     add({{"name", "#" + std::to_string(k) + " busy"},
-                             {"ph", "X"},
-                             {"pid", runs_},
-                             {"tid", int(stream[k].module()) + 2},
-                             {"ts", timings[k].start},
-                             {"dur", timings[k].end - timings[k].start},
-                             {"args", {{"instruction", k}, {"text", disassemble(stream[k])}}}});
+         {"ph", "X"},
+         {"pid", runs_},
+         {"tid", int(stream[k].module()) + 2},
+         {"ts", timings[k].start},
+         {"dur", timings[k].end - timings[k].start},
+         {"args", {{"instruction", k}, {"text", disassemble(stream[k])}}}});
   std::ofstream f(params_.trace_path);
   f << "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"time axis\": \"1 us = 1 accelerator cycle (performance "
        "model)\"},\n\"traceEvents\": [\n";

@@ -73,6 +73,8 @@ inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c
 
 struct AccelHarness {
   explicit AccelHarness(const accel::AccelConfig& c) : cfg(c), dev(make_test_device(c)), drv(*dev, c) {}
+  // On a device of the caller's (a backend with options of its own).
+  AccelHarness(const accel::AccelConfig& c, std::unique_ptr<AccelDevice> d) : cfg(c), dev(std::move(d)), drv(*dev, c) {}
   accel::AccelConfig cfg;
   std::unique_ptr<AccelDevice> dev;
   accel::Driver drv;

@@ -24,20 +24,20 @@ namespace loom::sim {
 
 struct PerfParams {
   // The memory system (as the rtl backend's RtlSimOptions).
-  uint32_t dram_latency = 32;         // cycles from a read request to its first beat; last write beat to response
-  double dram_bytes_per_cycle = 16;   // shared by reads and writes
+  uint32_t dram_latency = 32;        // cycles from a read request to its first beat; last write beat to response
+  double dram_bytes_per_cycle = 16;  // shared by reads and writes
   // The RTL's own constants (calibrated; docs/perf_model.md says how).
-  uint32_t dma_setup = 10;            // instruction start to its first burst request (command check)
-  uint32_t burst_issue_gap = 4;       // between two burst requests of one DMA engine
-  uint32_t bursts_in_flight = 4;      // per DMA engine
-  uint32_t read_overhead = 8;         // request to first beat beyond the DRAM latency (arbiter, spill registers)
-  uint32_t dma_tail = 8;              // last read beat (write response) to the instruction's end
-  uint32_t pipeline_overhead = 12;    // a GEMM or ALU instruction's fill and drain
-  uint32_t fetch_buffer = 16;         // instructions fetched ahead of dispatch
-  uint32_t queue_depth = 33;          // a module's queue and its head register
-  uint32_t dispatch_delay = 3;        // an instruction's last beat to its module's queue (decode stages)
-  uint32_t start_overhead = 2;        // START to the first fetch request
-  uint32_t end_overhead = 2;          // FINISH's end to DONE
+  uint32_t dma_setup = 7;           // instruction start to its first burst request (command check)
+  uint32_t burst_issue_gap = 8;     // between two burst requests of one DMA engine
+  uint32_t bursts_in_flight = 4;    // per DMA engine
+  uint32_t read_overhead = 0;       // request to first beat beyond the DRAM latency (arbiter, spill registers)
+  uint32_t dma_tail = 5;            // last read beat (write response) to the instruction's end
+  uint32_t pipeline_overhead = 12;  // a GEMM or ALU instruction's fill and drain
+  uint32_t fetch_buffer = 16;       // instructions fetched ahead of dispatch
+  uint32_t queue_depth = 33;        // a module's queue and its head register
+  uint32_t dispatch_delay = 0;      // an instruction's last beat to its module's queue (decode stages)
+  uint32_t start_overhead = 0;      // START to the first fetch request
+  uint32_t end_overhead = 0;        // FINISH's end to DONE
   // The perf backend's timeline of every run (Chrome / Perfetto JSON: one slice per instruction on
   // its module's track, as the rtl backend's --trace); empty: none.
   std::string trace_path;
@@ -76,12 +76,14 @@ class PerfSim : public FunctionalSim {
   uint32_t read_reg(uint32_t offset) override;
   const PerfParams& params() const { return params_; }
   const PerfEstimate& last_estimate() const { return estimate_; }
+  const std::vector<accel::Instruction>& last_stream() const { return stream_; }  // the last run's, decoded
   double model_seconds() const { return model_seconds_; }  // host time in the timing model, all runs
 
  private:
   void write_trace(const std::vector<accel::Instruction>& stream, const std::vector<InsnTiming>& timings);
   PerfParams params_;
   PerfEstimate estimate_;
+  std::vector<accel::Instruction> stream_;
   uint32_t runs_ = 0;
   std::vector<std::string> trace_events_;  // serialized, every run so far
   double model_seconds_ = 0;
