@@ -82,8 +82,8 @@ class StreamFuzzer {
     uint32_t y = 1 + r(3), x = 1 + r(4), stride = x + r(3);
     uint32_t pads[4] = {r(2), r(2), r(2), r(2)};
     uint32_t start = r(kEntries - (y - 1) * stride - x + 1);
-    drv_.load_2d(m, r(16), image.addr + region_[region] + uint64_t(start) * entry_bytes, y, x, stride, pads[0],
-                   pads[1], pads[2], pads[3]);
+    drv_.load_2d(m, r(16), image.addr + region_[region] + uint64_t(start) * entry_bytes, y, x, stride, pads[0], pads[1],
+                 pads[2], pads[3]);
   }
   void gemm() {
     go(Module::Compute);
