@@ -13,8 +13,12 @@
 //
 //   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
+//                     [--max-perf-error 2]
+// The performance model's backend ("perf") runs the same inference after the RTL: its cycles
+// against the RTL's (percent), its wall time (fsim's execution and the model) against the RTL's.
 // Exits 1 on a mismatch or when the default config misses a given maximum.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -89,7 +93,7 @@ int main(int argc, char** argv) {
   std::string configs = "default,1x32x32";
   int64_t image = 224;
   bool rtl = true, systemc = false;
-  double max_rtl = 0, max_fsim = 0, max_conv = 0;
+  double max_rtl = 0, max_fsim = 0, max_conv = 0, max_perf_error = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -110,6 +114,8 @@ int main(int argc, char** argv) {
       max_fsim = std::stod(next());
     else if (a == "--max-conv-cycles")
       max_conv = std::stod(next());
+    else if (a == "--max-perf-error")
+      max_perf_error = std::stod(next());
     else {
       std::cerr << "accel_model_bench: unknown option '" << a << "'\n";
       return 2;
@@ -167,6 +173,19 @@ int main(int argc, char** argv) {
     if (name == "default" &&
         ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv)))
       rc = 1;
+    // The performance model (backend "perf": fsim's results, the model's cycles) on the same inference.
+    Figures fp = run(r.file, "perf", {x}, r.graph);
+    uint64_t perf_total = fp.conv_cycles + fp.add_cycles + fp.dense_cycles;
+    double perf_err = 100.0 * (double(perf_total) - double(total)) / double(total);
+    double conv_err = 100.0 * (double(fp.conv_cycles) - double(fr.conv_cycles)) / double(fr.conv_cycles);
+    std::printf(
+        "  perf: %.3f s per inference (%.0fx faster than the rtl run), whole network %.3f M cycles: %+.2f%% against "
+        "the RTL (conv layers %+.2f%%, residual adds %+.2f%%, classifier %+.2f%%), output %s the CPU int8 model\n",
+        fp.wall, fr.wall / fp.wall, perf_total / 1e6, perf_err, conv_err,
+        100.0 * (double(fp.add_cycles) - double(fr.add_cycles)) / double(fr.add_cycles),
+        100.0 * (double(fp.dense_cycles) - double(fr.dense_cycles)) / double(fr.dense_cycles),
+        same(fp.out, want) ? "equals" : "DIFFERS FROM");
+    if (!same(fp.out, want) || (max_perf_error > 0 && std::abs(perf_err) > max_perf_error)) rc = 1;
     if (!systemc) continue;
     const std::string json = cfg.to_json();
     auto with = [&](const std::string& o) { return json.substr(0, json.rfind('}')) + ", \"systemc\": " + o + "}"; };

@@ -85,6 +85,23 @@ int calibrate(const std::vector<std::string>& configs, int vt) {
         set.push_back(
             {name + " " + l.name + " DRAM " + std::to_string(latency), cfg, perf.last_stream(), latency, bw, cycles});
       }
+    // ResNet-18's residual adds (accumulator loads, register-operand ALU ops, stores).
+    for (auto [channels, size] : {std::pair<int, int>{64, 56}, {128, 28}, {256, 14}, {512, 7}}) {
+      ops::AccelOpSpec spec;
+      spec.kind = ops::AccelOpKind::Add;
+      spec.channels = channels;
+      spec.size = size;
+      spec.virtual_threads = vt;
+      ops::AccelOperator a = ops::make_accel_operator(spec, ops::accel_target(cfg), "add");
+      codegen::AccelModule m = codegen::build_accel(a.func, cfg);
+      std::vector<NDArray> args = a.random_args(1);
+      sim::RtlSim rtl(cfg);
+      uint64_t cycles = m.run(rtl, args).cycles;
+      sim::PerfSim perf(cfg);
+      m.run(perf, args);
+      set.push_back({name + " add " + std::to_string(channels) + "@" + std::to_string(size), cfg, perf.last_stream(), 32,
+                     16, cycles});
+    }
     // Random streams whose every instruction hands a token to the next (tests/sim/stream_fuzzer.h):
     // the fixed costs the layers' overlap hides. Seeds apart from the ones test_perf_model checks.
     for (int seed = 0; seed < 8; ++seed) {

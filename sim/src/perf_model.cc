@@ -281,9 +281,9 @@ class Model {
         schedule(ms.exec_start + iters + p_.pipeline_overhead, EventKind::Done, m);
         break;
       case Opcode::Alu: {
-        // One accumulator read port: an operand from the register file takes a second cycle, MUL and
-        // SHR by a register their four-stage unit's five.
-        uint64_t interval = i.use_imm ? 1 : (i.alu_op == AluOp::Mul || i.alu_op == AluOp::Shr) ? 5 : 2;
+        // One accumulator read port: an operand from the register file takes a second cycle; MUL (by
+        // an immediate too) and SHR by a register go through a four-stage unit, one every fifth.
+        uint64_t interval = i.alu_op == AluOp::Mul || (i.alu_op == AluOp::Shr && !i.use_imm) ? 5 : i.use_imm ? 1 : 2;
         schedule(ms.exec_start + iters * interval + p_.pipeline_overhead, EventKind::Done, m);
         break;
       }
