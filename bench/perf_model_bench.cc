@@ -99,8 +99,8 @@ int calibrate(const std::vector<std::string>& configs, int vt) {
       uint64_t cycles = m.run(rtl, args).cycles;
       sim::PerfSim perf(cfg);
       m.run(perf, args);
-      set.push_back({name + " add " + std::to_string(channels) + "@" + std::to_string(size), cfg, perf.last_stream(), 32,
-                     16, cycles});
+      set.push_back({name + " add " + std::to_string(channels) + "@" + std::to_string(size), cfg, perf.last_stream(),
+                     32, 16, cycles});
     }
     // Random streams whose every instruction hands a token to the next (tests/sim/stream_fuzzer.h):
     // the fixed costs the layers' overlap hides. Seeds apart from the ones test_perf_model checks.

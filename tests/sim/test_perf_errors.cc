@@ -48,8 +48,7 @@ Instruction finish() {
 TEST(PerfModelErrors, DeadlockNamesTheWaitingInstruction) {
   Instruction g = gemm(4);
   g.dep.pop_prev = true;  // from the load module, which has no instruction
-  std::string e =
-      test::error_text<DeviceError>([&] { estimate_cycles({g, finish()}, default_config()); });
+  std::string e = test::error_text<DeviceError>([&] { estimate_cycles({g, finish()}, default_config()); });
   EXPECT_NE(e.find("dependency deadlock"), std::string::npos) << e;
   EXPECT_NE(e.find("compute module waits at instruction 0 (GEMM"), std::string::npos) << e;
 }
@@ -84,17 +83,21 @@ TEST(PerfModelErrors, DmaEnginesShareTheDram) {
 TEST(PerfModelErrors, BadOptionsAreNamed) {
   std::string base = default_config().to_json();
   auto with = [&](const std::string& perf) { return base.substr(0, base.rfind('}')) + R"(, "perf": )" + perf + "}"; };
-  EXPECT_NE(test::error_text<ConfigError>([&] { make_accel_device("perf", with(R"({"dram_latncy": 3})")); })
-                .find("unknown option \"dram_latncy\""),
+  EXPECT_NE(test::error_text<ConfigError>([&] {
+              make_accel_device("perf", with(R"({"dram_latncy": 3})"));
+            }).find("unknown option \"dram_latncy\""),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([&] { make_accel_device("perf", with(R"({"dram_bytes_per_cycle": 0})")); })
-                .find("\"dram_bytes_per_cycle\" must be a number in (0, 4096]"),
+  EXPECT_NE(test::error_text<ConfigError>([&] {
+              make_accel_device("perf", with(R"({"dram_bytes_per_cycle": 0})"));
+            }).find("\"dram_bytes_per_cycle\" must be a number in (0, 4096]"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([&] { make_accel_device("perf", with(R"({"bursts_in_flight": 0})")); })
-                .find("\"bursts_in_flight\" must be an integer in [1, 1000000]"),
+  EXPECT_NE(test::error_text<ConfigError>([&] {
+              make_accel_device("perf", with(R"({"bursts_in_flight": 0})"));
+            }).find("\"bursts_in_flight\" must be an integer in [1, 1000000]"),
             std::string::npos);
-  EXPECT_NE(test::error_text<ConfigError>([&] { make_accel_device("perf", with(R"({"trace": 7})")); })
-                .find("\"trace\" must be a file path"),
+  EXPECT_NE(test::error_text<ConfigError>([&] {
+              make_accel_device("perf", with(R"({"trace": 7})"));
+            }).find("\"trace\" must be a file path"),
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([&] { make_accel_device("perf", with("[1]")); }).find("must be an object"),
             std::string::npos);

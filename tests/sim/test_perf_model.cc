@@ -11,7 +11,11 @@
 
 #include "../../bench/accel_layers.h"
 #include "accel/accel_harness.h"
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
 #include "loom/sim/perf_model.h"
 #include "loom/sim/rtl_sim.h"
 #include "stream_fuzzer.h"
@@ -96,6 +100,41 @@ TEST(PerfModel, RandomStreamsWithinFivePercentOfTheRtl) {
     }
     EXPECT_LE(std::fabs(percent(model_sum, rtl_sum)), 2.0) << cfg.name;
   }
+}
+
+// A whole compiled model: ResNet-18 (64x64) quantized to int8, its 28 accelerator kernels (convs,
+// residual adds with their scaling MULs, the classifier) run by the graph executor on the RTL and
+// on "perf": each kernel within 5%, the network within 2%, the outputs equal.
+TEST(PerfModel, CompiledResNet18KernelsWithinFivePercentOfTheRtl) {
+  graph::Graph g = graph::builtin_model("resnet18", 1, 64);
+  NDArray x = NDArray::empty({1, 3, 64, 64}, DataType::Float(32));
+  x.fill_random(3);
+  graph::Graph q = graph::quantize(g, {{x}}).graph;
+  graph::BuildOptions bo;
+  bo.accel = accel::default_config();
+  runtime::ModelFile file = graph::build(q, bo).file;
+  auto run = [&](const std::string& backend, std::vector<uint64_t>& cycles) {
+    runtime::ExecutorOptions eo;
+    eo.accel_backend = backend;
+    auto ex = runtime::GraphExecutor::from_model_file(file, "resnet18", eo);
+    NDArray out = ex.run({x})[0];
+    for (size_t k = 0; k < ex.kernels().size(); ++k)
+      if (ex.kernels()[k].device == runtime::KernelDevice::Accel) cycles.push_back(ex.accel_stats()[k].cycles);
+    return out;
+  };
+  std::vector<uint64_t> rtl, perf;
+  NDArray want = run("rtl", rtl), got = run("perf", perf);
+  ASSERT_EQ(std::memcmp(want.raw_data(), got.raw_data(), want.nbytes()), 0);
+  ASSERT_EQ(rtl.size(), perf.size());
+  ASSERT_GE(rtl.size(), 20u);
+  double rtl_sum = 0, perf_sum = 0;
+  for (size_t k = 0; k < rtl.size(); ++k) {
+    EXPECT_LE(std::fabs(percent(double(perf[k]), double(rtl[k]))), 5.0)
+        << "accelerator kernel " << k << ": RTL " << rtl[k] << " cycles, model " << perf[k];
+    rtl_sum += double(rtl[k]);
+    perf_sum += double(perf[k]);
+  }
+  EXPECT_LE(std::fabs(percent(perf_sum, rtl_sum)), 2.0) << "RTL " << rtl_sum << " cycles, model " << perf_sum;
 }
 
 }  // namespace
