@@ -75,6 +75,27 @@ tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const st
   return r;
 }
 
+// An accelerator conv tuned on `measure` ("rtl", or "perf": the performance model, with the RTL
+// confirming the winner: the default and the best re-run on the RTL, and the log entry made from
+// that, so `loom compile --tuning-log` finds it under the RTL's key). Returns the RTL's figures.
+tune::TuneResult tune_accel_conv(const tune::Conv2dShape& shape, const accel::AccelConfig& config,
+                                 const std::string& measure, const tune::TuneOptions& o, const std::string& log,
+                                 bool quiet) {
+  auto rtl = tune::make_accel_conv2d_template(shape, config, "rtl");
+  if (measure == "rtl") return tune_one(*rtl, o, log, quiet, tune::accel_target_key(config, "rtl"));
+  auto model = tune::make_accel_conv2d_template(shape, config, measure);
+  tune::TuneResult r = tune_one(*model, o, "", quiet, tune::accel_target_key(config, measure));
+  tune::TuneResult c = tune::confirm_on(*rtl, r, o);
+  std::cout << "  on the RTL: default " << c.default_trial.cycles << " cycles (the model: " << r.default_trial.cycles
+            << "), the model's best " << c.trials.back().cycles << " (the model: " << r.best.cycles << "); kept "
+            << tune::config_str(c.best.config) << "\n";
+  if (!log.empty()) {
+    tune::append_to_log(log, *rtl, tune::accel_target_key(config, "rtl"), c);
+    std::cout << "  appended the RTL's figures to " << log << "\n";
+  }
+  return c;
+}
+
 #ifdef LOOM_HAVE_GRAPH
 // Every distinct blocked conv2d kernel of a model, as the model compiler builds them.
 graph::Graph load_model(const std::string& model, int64_t batch, int64_t image) {
@@ -133,9 +154,10 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8
   return 0;
 }
 
-// Tunes every distinct accelerator conv of `model` by RTL-simulated cycles.
+// Tunes every distinct accelerator conv of `model` by cycles on `measure` (rtl, or perf with the
+// RTL confirming each winner).
 int tune_accel_model(const std::string& model, int64_t batch, int64_t image, const accel::AccelConfig& config,
-                     const tune::TuneOptions& o, const std::string& log, bool quiet) {
+                     const std::string& measure, const tune::TuneOptions& o, const std::string& log, bool quiet) {
   // The model quantized to int8, as `loom compile --quantize int8 --target accel` partitions it.
   std::vector<ops::ConvShape> shapes =
       tune::model_accel_convs(quantized_for_tuning(load_model(model, batch, image)), config);
@@ -144,8 +166,7 @@ int tune_accel_model(const std::string& model, int64_t batch, int64_t image, con
   uint64_t c_default = 0, c_tuned = 0;
   double wall = 0;
   for (const auto& shape : shapes) {
-    auto t = tune::accel_conv_template(shape, config);
-    tune::TuneResult r = tune_one(*t, o, log, quiet, tune::accel_target_key(config, "rtl"));
+    tune::TuneResult r = tune_accel_conv(tune::accel_conv_shape(shape, config), config, measure, o, log, quiet);
     c_default += r.default_trial.cycles;
     c_tuned += r.best.cycles;
     wall += r.wall_seconds;
@@ -160,7 +181,7 @@ int tune_accel_model(const std::string& model, int64_t batch, int64_t image, con
 int tune_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Tune an operator's schedule on this machine: measured runs guided by a learned cost model (XGBoost)",
                "loom tune"};
-  std::string op, log, model, target_name = "cpu", config_path, quantize;
+  std::string op, log, model, target_name = "cpu", config_path, quantize, measure = "rtl";
   int size = 0, channels = 64, out_channels = 0, kernel = 3, stride = 1, pad = 1, threads = 0, block = 0,
       int8_group = 0;
   int64_t m = 0, n = 0, k = 0, batch = 1, image = 224;
@@ -177,6 +198,11 @@ int tune_cmd(const std::vector<std::string>& args) {
   app.add_option("--target", target_name,
                  "model: cpu (blocked conv2d kernels) or accel (the int8 model's accelerator convs)")
       ->check(CLI::IsMember({"cpu", "accel"}))
+      ->capture_default_str();
+  app.add_option("--measure", measure,
+                 "accel_conv2d, model --target accel: measure on the RTL (rtl) or on the performance model (perf; the "
+                 "RTL then confirms each winner, and the log gets the RTL's figures)")
+      ->check(CLI::IsMember({"rtl", "perf"}))
       ->capture_default_str();
   app.add_option("--config", config_path,
                  "accel_conv2d, model --target accel: accelerator config JSON (default: the built-in default)")
@@ -230,6 +256,8 @@ int tune_cmd(const std::vector<std::string>& args) {
   if (!quantize.empty() && (op != "model" || target_name != "cpu"))
     LOOM_THROW(Error, "--quantize is for `loom tune model --target cpu` (--target accel always tunes the int8 model)");
   if (int8_group && op != "conv2d_nchwc") LOOM_THROW(Error, "--int8-group is for `loom tune conv2d_nchwc`");
+  if (measure != "rtl" && op != "accel_conv2d" && !(op == "model" && target_name == "accel"))
+    LOOM_THROW(Error, "--measure is for `loom tune accel_conv2d` and `loom tune model --target accel`");
   const accel::AccelConfig config =
       config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (threads) runtime::set_num_threads(threads);
@@ -237,7 +265,7 @@ int tune_cmd(const std::vector<std::string>& args) {
   codegen::TargetInfo target = codegen::target_info();
   if (op == "model") {
 #ifdef LOOM_HAVE_GRAPH
-    if (target_name == "accel") return tune_accel_model(model, batch, image, config, o, log, quiet);
+    if (target_name == "accel") return tune_accel_model(model, batch, image, config, measure, o, log, quiet);
     return tune_model(model, batch, image, !quantize.empty(), o, model_budget, log, quiet);
 #else
     LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
@@ -252,8 +280,7 @@ int tune_cmd(const std::vector<std::string>& args) {
     a.kernel = kernel;
     a.stride = stride;
     a.pad = pad;
-    t = tune::make_accel_conv2d_template(a, config, "rtl");
-    tune_one(*t, o, log, quiet, tune::accel_target_key(config, "rtl"));
+    tune_accel_conv(a, config, measure, o, log, quiet);
     return 0;
   }
   if (op == "gemm") {

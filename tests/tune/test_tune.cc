@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
@@ -430,6 +431,39 @@ TEST(LoomTune, AcceleratorConvsTunedAndReadByCompile) {
   size_t t = text.find("accelerator convs tuned");
   ASSERT_NE(t, std::string::npos) << text;
   expect_every_kernel_found(text, text.rfind(", ", t), ", %d of %d");
+}
+
+// Tuning on the performance model ("perf"), the RTL confirming each winner: the log gets the RTL's
+// figures under the RTL's key, so the model compiler finds every kernel; the confirmed best is no
+// slower than the default on the RTL.
+TEST(LoomTune, AcceleratorConvsMeasuredOnThePerfModelConfirmedOnTheRtl) {
+  if (!have_rtl()) GTEST_SKIP() << "built without the RTL simulation";
+  test::TestDir dir;
+  std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
+  std::string cmd = std::string(LOOM_TOOL) +
+                    " tune model --model resnet18 --image 32 --target accel --measure perf --trials 4 -q --log " + log +
+                    " > " + out + " 2>&1 && " + LOOM_TOOL +
+                    " compile resnet18 --image 32 -q --quantize int8 --target accel --tuning-log " + log + " -o " +
+                    model + " >> " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::string text = file_text(out);
+  EXPECT_NE(text.find("on accel=default device=perf"), std::string::npos) << text;
+  ASSERT_NE(text.find("on the RTL: default"), std::string::npos) << text;
+  size_t t = text.find("accelerator convs tuned");
+  ASSERT_NE(t, std::string::npos) << text;
+  expect_every_kernel_found(text, text.rfind(", ", t), ", %d of %d");
+  // Every entry: the RTL's key, the kept configuration no slower there than the default.
+  std::ifstream f(log);
+  int entries = 0;
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["target"], "accel=default device=rtl") << line;
+    EXPECT_LE(j["cycles"].get<uint64_t>(), j["default_cycles"].get<uint64_t>()) << line;
+    ++entries;
+  }
+  EXPECT_GE(entries, 5);
+  // --measure is for the accelerator's tuning only.
+  EXPECT_NE(std::system((std::string(LOOM_TOOL) + " tune gemm --measure perf > /dev/null 2>&1").c_str()), 0);
 }
 
 TEST(LoomTune, CommandLineTunesAndLogs) {

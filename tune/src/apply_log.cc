@@ -30,7 +30,7 @@ std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> co
   };
 }
 
-std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& c, const accel::AccelConfig& config) {
+Conv2dShape accel_conv_shape(const ops::ConvShape& c, const accel::AccelConfig& config) {
   if (c.out_h != c.out_w || c.kernel_h != c.kernel_w)
     LOOM_THROW(ShapeError, "accelerator conv ", c.out_h, "x", c.out_w, " with a ", c.kernel_h, "x", c.kernel_w,
                " kernel: the tuner takes square ones");
@@ -41,7 +41,11 @@ std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& c, const acc
   s.stride = c.stride;
   s.pad = c.kernel_h / 2;
   s.height = s.width = (c.out_h - 1) * c.stride + c.kernel_h - 2 * s.pad;
-  return make_accel_conv2d_template(s, config, "rtl");
+  return s;
+}
+
+std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& c, const accel::AccelConfig& config) {
+  return make_accel_conv2d_template(accel_conv_shape(c, config), config, "rtl");
 }
 
 std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(

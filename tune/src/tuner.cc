@@ -284,4 +284,23 @@ std::optional<Config> best_from_log(const std::string& path, const std::string& 
   return TuningLog(path).best(op, shape, target);
 }
 
+TuneResult confirm_on(const Template& reference, const TuneResult& r, const TuneOptions& o) {
+  auto t0 = Clock::now();
+  TuneResult c;
+  c.used_model = r.used_model;
+  c.default_trial = measure(reference, r.default_trial.config, o);
+  if (!c.default_trial.ok)
+    LOOM_THROW(RuntimeError, "confirming on ", reference.op(), " ", shape_str(reference.shape()),
+               ": the default configuration failed: ", c.default_trial.error);
+  c.trials.push_back(c.default_trial);
+  c.best = c.default_trial;
+  if (r.best.config != r.default_trial.config) {
+    Trial best = measure(reference, r.best.config, o);
+    c.trials.push_back(best);
+    if (best.ok && best.gflops > c.best.gflops) c.best = best;
+  }
+  c.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return c;
+}
+
 }  // namespace loom::tune

@@ -42,6 +42,9 @@ std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_
 std::unique_ptr<Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target);
 // The tuner's template for an accelerator conv2d of a model (square output and kernel; pad k/2).
 std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& shape, const accel::AccelConfig& config);
+// The layer an accelerator conv kernel was built for (square, "same" padding), as the accelerator
+// conv template takes it.
+Conv2dShape accel_conv_shape(const ops::ConvShape& shape, const accel::AccelConfig& config);
 
 // Every distinct blocked conv2d kernel a build of `model` compiles for this host (distinct as the
 // log keys them), in build order.

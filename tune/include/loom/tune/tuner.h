@@ -63,6 +63,11 @@ TuneResult tune(const Template& t, const TuneOptions& options = {});
 Trial measure(const Template& t, const Config& c, const TuneOptions& options, const NDArray* reference = nullptr,
               NDArray* output = nullptr);
 
+// The default and the best configuration of `r` (a search measured elsewhere: on the
+// accelerator's performance model) measured again on `reference` (the RTL): the result's best is
+// the better of the two there, so a log entry made from it holds for that backend.
+TuneResult confirm_on(const Template& reference, const TuneResult& r, const TuneOptions& options = {});
+
 // The tuning log: JSON lines {"op", "shape", "target", "config", "gflops", "seconds", "default_gflops"},
 // one per tuned task; later lines for the same key supersede earlier ones only if faster.
 void append_to_log(const std::string& path, const Template& t, const std::string& target, const TuneResult& r);
