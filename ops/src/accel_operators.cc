@@ -118,4 +118,42 @@ NDArray AccelOperator::expected(const std::vector<NDArray>& args) const {
   return reference_eval({reference}, in)[0];
 }
 
+const std::vector<AccelConvLayer>& resnet18_accel_conv_layers() {
+  static const std::vector<AccelConvLayer> layers = {
+      {"c2", 64, 64, 56, 3, 1, 4},   {"c3", 64, 128, 56, 3, 2, 1},  {"c4", 64, 128, 56, 1, 2, 1},
+      {"c5", 128, 128, 28, 3, 1, 3}, {"c6", 128, 256, 28, 3, 2, 1}, {"c7", 128, 256, 28, 1, 2, 1},
+      {"c8", 256, 256, 14, 3, 1, 3}, {"c9", 256, 512, 14, 3, 2, 1}, {"c10", 256, 512, 14, 1, 2, 1},
+      {"c11", 512, 512, 7, 3, 1, 3},
+  };
+  return layers;
+}
+
+AccelOperator make_accel_conv_layer(const AccelConvLayer& l, const AccelTarget& target, int virtual_threads,
+                                    int oc_blocks) {
+  AccelOpSpec spec;
+  spec.channels = l.channels;
+  spec.out_channels = l.out_channels;
+  spec.size = l.size;
+  spec.kernel = l.kernel;
+  spec.stride = l.stride;
+  spec.pad = l.kernel / 2;
+  spec.virtual_threads = virtual_threads;
+  if (l.channels % target.blocking.block_in || l.out_channels % target.blocking.block_out)
+    LOOM_THROW(ShapeError, l.name, ": ", l.channels, " -> ", l.out_channels, " channels are not whole blocks of ",
+               target.blocking.block_in, " -> ", target.blocking.block_out);
+  int out = int(window_out(l.size, l.kernel, l.stride, spec.pad, spec.pad));
+  ConvShape shape{out,
+                  out,
+                  l.out_channels / target.blocking.block_out,
+                  l.channels / target.blocking.block_in,
+                  l.kernel,
+                  l.kernel,
+                  l.stride,
+                  false};
+  AccelConvTiling t = choose_conv_tiling(shape, virtual_threads, target.limits);
+  if (oc_blocks) t.oc_blocks = oc_blocks;
+  spec.conv_tiling = t;
+  return make_accel_operator(spec, target, l.name);
+}
+
 }  // namespace loom::ops

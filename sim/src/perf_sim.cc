@@ -56,6 +56,10 @@ PerfParams PerfParams::from_json(const std::string& json_text) {
       count(key, p.start_overhead, 0);
     } else if (key == "end_overhead") {
       count(key, p.end_overhead, 0);
+    } else if (key == "functional") {
+      if (!value.is_boolean())
+        LOOM_THROW(ConfigError, "perf backend: \"functional\" must be true or false, got ", value.dump());
+      p.functional = value.get<bool>();
     } else if (key == "trace") {
       if (!value.is_string() || value.get<std::string>().empty())
         LOOM_THROW(ConfigError, "perf backend: \"trace\" must be a file path, got ", value.dump());
@@ -64,7 +68,7 @@ PerfParams PerfParams::from_json(const std::string& json_text) {
       LOOM_THROW(ConfigError, "perf backend: unknown option \"", key,
                  "\" (dram_latency, dram_bytes_per_cycle, dma_setup, burst_issue_gap, bursts_in_flight, "
                  "read_overhead, dma_tail, pipeline_overhead, fetch_buffer, queue_depth, dispatch_delay, "
-                 "start_overhead, end_overhead, trace)");
+                 "start_overhead, end_overhead, functional, trace)");
     }
   }
   return p;
@@ -76,6 +80,7 @@ PerfSim::PerfSim(AccelConfig config, PerfParams params, uint64_t dram_bytes)
 void PerfSim::write_reg(uint32_t offset, uint32_t value) {
   if (offset != reg::kControl || !(value & reg::kStart)) return FunctionalSim::write_reg(offset, value);
   estimate_ = {};
+  if (!params_.functional) return time_only();
   FunctionalSim::write_reg(offset, value);
   if (!(FunctionalSim::read_reg(reg::kStatus) & reg::kDone)) return;  // a fault: fsim's message, no timing
   uint64_t addr = uint64_t(FunctionalSim::read_reg(reg::kInsnAddrHi)) << 32 | FunctionalSim::read_reg(reg::kInsnAddrLo);
@@ -122,7 +127,33 @@ void PerfSim::write_trace(const std::vector<Instruction>& stream, const std::vec
   if (!f) LOOM_THROW(DeviceError, "perf backend: cannot write the timeline '", params_.trace_path, "'");
 }
 
+// The stream fetched, decoded and checked as fsim would, then timed; nothing executes.
+void PerfSim::time_only() {
+  status_ = 0;
+  error_.clear();
+  uint64_t addr = uint64_t(FunctionalSim::read_reg(reg::kInsnAddrHi)) << 32 | FunctionalSim::read_reg(reg::kInsnAddrLo);
+  uint32_t count = FunctionalSim::read_reg(reg::kInsnCount);
+  try {
+    std::vector<InsnWord> words(count);
+    read(addr, words.data(), uint64_t(count) * sizeof(InsnWord));
+    auto t0 = std::chrono::steady_clock::now();
+    IsaLayout layout(config());
+    stream_.clear();
+    for (uint32_t k = 0; k < count; ++k) {
+      stream_.push_back(decode(words[k], layout, k));
+      check_instruction(stream_.back(), config(), k);
+    }
+    estimate_ = estimate_cycles(stream_, config(), params_);
+    model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    status_ = reg::kDone;
+  } catch (const Error& e) {
+    error_ = e.what();
+    status_ = reg::kError;
+  }
+}
+
 uint32_t PerfSim::read_reg(uint32_t offset) {
+  if (!params_.functional && offset == reg::kStatus) return status_;
   auto word = [&](uint64_t v) { return uint32_t(offset % 8 == 0 ? v : v >> 32); };
   if (offset == reg::kCyclesLo || offset == reg::kCyclesHi) return word(estimate_.cycles);
   if (offset >= counter_reg(kFirstTimingCounter) && offset < kAccelRegsEnd && offset % 4 == 0) {

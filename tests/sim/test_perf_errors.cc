@@ -131,5 +131,35 @@ TEST(PerfModelErrors, BackendReportsCyclesCountersAndATimeline) {
   EXPECT_GE(slices, 3);  // micro-op load, GEMM, FINISH
 }
 
+// Without "functional" the stream is timed, not executed: the same cycles, and an illegal
+// instruction is still an error naming it (design-space sweeps time streams this way).
+TEST(PerfModelErrors, TimingOnlyGivesTheSameCycles) {
+  AccelConfig c = default_config();
+  std::string json = c.to_json();
+  uint64_t cycles[2] = {};
+  for (bool functional : {true, false}) {
+    auto dev = make_accel_device("perf", json.substr(0, json.rfind('}')) + R"(, "perf": {"functional": )" +
+                                             (functional ? "true" : "false") + "}}");
+    Driver drv(*dev, c);
+    auto buf = drv.alloc(64 * 64 * c.inp_block_bytes());
+    drv.load_2d(MemType::Inp, 0, buf.addr, 8, 32, 32, 0, 0, 0, 0);
+    drv.gemm(UopKernelBuilder().loop(8, 1, 0).loop(16, 0, 1).push(0, 0, 0).build(), false);
+    drv.synchronize();
+    cycles[functional] = dev->cycles();
+  }
+  EXPECT_GT(cycles[0], 128u);
+  EXPECT_EQ(cycles[0], cycles[1]);
+  auto dev = make_accel_device("perf", json.substr(0, json.rfind('}')) + R"(, "perf": {"functional": false}})");
+  IsaLayout L(c);
+  Instruction fin;
+  fin.opcode = Opcode::Finish;
+  auto buf = dev->alloc(48);
+  InsnWord words[3] = {encode(fin, L), InsnWord{6, 0}, encode(fin, L)};
+  dev->write(buf, words, sizeof words);
+  dev->launch(buf, 3);
+  std::string e = test::error_text<DeviceError>([&] { dev->wait(); });
+  EXPECT_NE(e.find("instruction 1: field 'opcode' = 6 is not a valid opcode"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace loom::sim

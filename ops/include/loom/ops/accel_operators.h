@@ -45,4 +45,17 @@ struct AccelOperator {
 // tilings that do not divide or fit.
 AccelOperator make_accel_operator(const AccelOpSpec& spec, const AccelTarget& target, const std::string& name);
 
+// ResNet-18's conv2d layers (batch 1, 224x224 input, after conv1 and the max-pool: 56x56x64), named
+// as in the VTA paper's table; `repeats`: how often the network runs each. The workload of the
+// accelerator benches, the performance model's checks and `loom dse`.
+struct AccelConvLayer {
+  const char* name;
+  int channels, out_channels, size, kernel, stride, repeats;
+};
+const std::vector<AccelConvLayer>& resnet18_accel_conv_layers();
+// One of them as an operator (pad kernel / 2), tiled as a model's layer is (choose_conv_tiling for
+// `virtual_threads`), or with `oc_blocks` output-channel blocks per tile when nonzero.
+AccelOperator make_accel_conv_layer(const AccelConvLayer& layer, const AccelTarget& target, int virtual_threads,
+                                    int oc_blocks = 0);
+
 }  // namespace loom::ops

@@ -38,11 +38,15 @@ struct PerfParams {
   uint32_t dispatch_delay = 0;      // an instruction's last beat to its module's queue (decode stages)
   uint32_t start_overhead = 0;      // START to the first fetch request
   uint32_t end_overhead = 0;        // FINISH's end to DONE
+  // The perf backend: false times each stream without executing it (no results, and fsim's
+  // instruction and DMA counters stay 0): design-space sweeps that need cycles only.
+  bool functional = true;
   // The perf backend's timeline of every run (Chrome / Perfetto JSON: one slice per instruction on
   // its module's track, as the rtl backend's --trace); empty: none.
   std::string trace_path;
 
-  // Parses {"dram_latency": 32, "dram_bytes_per_cycle": 16, "trace": "path", ...} (any of the fields above);
+  // Parses {"dram_latency": 32, "dram_bytes_per_cycle": 16, "functional": false, "trace": "path", ...}
+  // (any of the fields above);
   // unknown keys and out-of-range values are a ConfigError naming them.
   static PerfParams from_json(const std::string& json_text);
 };
@@ -74,6 +78,7 @@ class PerfSim : public FunctionalSim {
   std::string name() const override { return "perf"; }
   void write_reg(uint32_t offset, uint32_t value) override;
   uint32_t read_reg(uint32_t offset) override;
+  std::string error_message() const override { return params_.functional ? FunctionalSim::error_message() : error_; }
   const PerfParams& params() const { return params_; }
   const PerfEstimate& last_estimate() const { return estimate_; }
   const std::vector<accel::Instruction>& last_stream() const { return stream_; }  // the last run's, decoded
@@ -81,9 +86,12 @@ class PerfSim : public FunctionalSim {
 
  private:
   void write_trace(const std::vector<accel::Instruction>& stream, const std::vector<InsnTiming>& timings);
+  void time_only();  // START without `functional`
   PerfParams params_;
   PerfEstimate estimate_;
   std::vector<accel::Instruction> stream_;
+  uint32_t status_ = 0;  // without `functional`: STATUS of the last run
+  std::string error_;
   uint32_t runs_ = 0;
   std::vector<std::string> trace_events_;  // serialized, every run so far
   double model_seconds_ = 0;

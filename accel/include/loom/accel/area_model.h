@@ -1,0 +1,22 @@
+// An analytical area model of the accelerator RTL on Xilinx 7-series parts, so design-space sweeps
+// need not synthesize every point: DSP48s from the GEMM core's structure (two int8 products per
+// DSP with the packed core) and the ALU's multiplier lanes, BRAM36 tiles from each scratchpad's
+// width and depth (the cheapest BRAM aspect ratio), LUTs and flip-flops linear in the GEMM core's
+// products and the vector lanes. The constants are fitted to `loom hw-report` (yosys synth_xilinx)
+// on a few configs; docs/perf_model.md gives the data and the model's error on each.
+#pragma once
+#include "loom/accel/config.h"
+
+namespace loom::accel {
+
+struct AreaEstimate {
+  double lut = 0, ff = 0, dsp = 0, bram36 = 0;
+};
+
+// packed_gemm: the default GEMM core (two products per DSP48); false: hw-params --plain-gemm.
+AreaEstimate estimate_area(const AccelConfig& config, bool packed_gemm = true);
+
+// BRAM36 tiles of one memory of `depth` entries of `width` bits (the cheapest aspect ratio).
+double bram36_tiles(int64_t width_bits, int64_t depth);
+
+}  // namespace loom::accel

@@ -1,0 +1,373 @@
+// `loom dse`: design-space exploration of the accelerator. Sweeps config parameters (the GEMM
+// shape, scratchpad sizes, DRAM latency and bandwidth, virtual threads, queue depth) over a
+// workload (ResNet-18's conv layers), each point compiled for its config and timed by the
+// performance model (backend "perf" without execution), its area from the analytical model; writes
+// a CSV of the points (illegal ones with the reason), a CSV of per-layer cycles and GEMM
+// utilization, the points' descriptions as JSON lines (one independent, deterministic job each,
+// with a stable id), and plots (gnuplot): cycles against area with the Pareto front, and the
+// per-layer utilization of the Pareto points. Points run in parallel on the local cores.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli.h"
+#include "command.h"
+#include "loom/accel/area_model.h"
+#include "loom/accel/isa.h"
+#include "loom/codegen/accel.h"
+#include "loom/ops/accel_operators.h"
+#include "loom/runtime/error.h"
+#include "loom/sim/perf_model.h"
+
+namespace loom::tools {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// xc7z020 (Pynq-Z1): the area axis is the binding resource's share of it.
+constexpr double kPartLut = 53200, kPartFf = 106400, kPartDsp = 220, kPartBram36 = 140;
+
+// What a sweep may vary: config fields (scratchpads in KiB) and the run's options.
+const std::vector<std::string> kConfigParams = {"batch",   "block_in", "block_out", "inp_kib", "wgt_kib",
+                                                "acc_kib", "out_kib",  "uop_kib"};
+const std::vector<std::string> kRunParams = {"dram_latency", "dram_bytes_per_cycle", "vthreads", "queue_depth"};
+
+struct Sweep {
+  std::string name;
+  std::vector<double> values;
+};
+
+struct LayerResult {
+  std::string layer;
+  uint64_t cycles = 0;
+  double macs = 0, utilization = 0;
+};
+
+struct Point {
+  size_t index = 0;
+  json description;  // config, workload, backend, options: what the job is
+  std::string id;    // a hash of the description
+  std::map<std::string, double> values;  // the swept parameters' values
+  bool ok = false;
+  std::string reason;  // why an illegal point is illegal
+  uint64_t cycles = 0;
+  double macs = 0;
+  accel::AreaEstimate area;
+  double area_share = 0;
+  bool pareto = false;
+  std::vector<LayerResult> layers;
+};
+
+std::string stable_id(const json& description) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the canonical dump (keys sorted)
+  for (unsigned char c : description.dump()) h = (h ^ c) * 1099511628211ull;
+  std::ostringstream os;
+  os << std::hex << std::setw(16) << std::setfill('0') << h;
+  return os.str();
+}
+
+Sweep parse_sweep(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    LOOM_THROW(Error, "--sweep '", text, "': expected NAME=V1,V2,...");
+  Sweep s{text.substr(0, eq), {}};
+  bool known = std::find(kConfigParams.begin(), kConfigParams.end(), s.name) != kConfigParams.end() ||
+               std::find(kRunParams.begin(), kRunParams.end(), s.name) != kRunParams.end() || s.name == "block";
+  if (!known) {
+    std::string all = "block";
+    for (auto& p : kConfigParams) all += ", " + p;
+    for (auto& p : kRunParams) all += ", " + p;
+    LOOM_THROW(Error, "--sweep '", text, "': unknown parameter '", s.name, "' (", all, ")");
+  }
+  std::stringstream ss(text.substr(eq + 1));
+  for (std::string v; std::getline(ss, v, ',');) {
+    double x = 0;
+    if (!detail::parse_number(v, x) || x <= 0)
+      LOOM_THROW(Error, "--sweep '", text, "': '", v, "' is not a positive number");
+    s.values.push_back(x);
+  }
+  return s;
+}
+
+// The cross product of the sweeps, in order (the last sweep varies fastest).
+std::vector<std::map<std::string, double>> cross_product(const std::vector<Sweep>& sweeps) {
+  std::vector<std::map<std::string, double>> points(1);
+  for (const Sweep& s : sweeps) {
+    std::vector<std::map<std::string, double>> next;
+    for (const auto& p : points)
+      for (double v : s.values) {
+        auto q = p;
+        if (s.name == "block")
+          q["block_in"] = q["block_out"] = v;
+        else
+          q[s.name] = v;
+        next.push_back(q);
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+// Runs one point: its config built and checked, every layer compiled and timed.
+void run_point(Point& p, const accel::AccelConfig& base, const std::vector<ops::AccelConvLayer>& layers) {
+  try {
+    json cj = json::parse(base.to_json());
+    for (const std::string& k : {"batch", "block_in", "block_out"})
+      if (p.values.count(k)) cj[k] = int64_t(p.values[k]);
+    for (const std::string& m : {"inp", "wgt", "acc", "out", "uop"})
+      if (p.values.count(m + "_kib")) cj[m + "_buffer_bytes"] = int64_t(p.values[m + "_kib"] * 1024);
+    cj["name"] = "dse-" + p.id.substr(0, 8);
+    accel::AccelConfig cfg = accel::AccelConfig::from_json(cj.dump());
+    accel::IsaLayout layout(cfg);  // the ISA's fields must hold the config's scratchpad indices
+    (void)layout;
+    sim::PerfParams params;
+    params.functional = false;
+    if (p.values.count("dram_latency")) params.dram_latency = uint32_t(p.values["dram_latency"]);
+    if (p.values.count("dram_bytes_per_cycle")) params.dram_bytes_per_cycle = p.values["dram_bytes_per_cycle"];
+    if (p.values.count("queue_depth")) params.queue_depth = uint32_t(p.values["queue_depth"]);
+    int vthreads = p.values.count("vthreads") ? int(p.values["vthreads"]) : 2;
+    const ops::AccelTarget target = ops::accel_target(cfg);
+    const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+    for (const ops::AccelConvLayer& l : layers) {
+      ops::AccelOperator a;
+      try {
+        a = ops::make_accel_conv_layer(l, target, vthreads);
+      } catch (const Error& e) {
+        LOOM_THROW(Error, l.name, ": ", e.what());
+      }
+      codegen::AccelModule m = codegen::build_accel(a.func, cfg);
+      sim::PerfSim dev(cfg, params);
+      std::vector<NDArray> args = a.random_args(1);
+      uint64_t cycles = m.run(dev, args).cycles;
+      p.layers.push_back({l.name, cycles, a.macs, a.macs / (peak * double(cycles))});
+      p.cycles += cycles * uint64_t(l.repeats);
+      p.macs += a.macs * l.repeats;
+    }
+    p.area = accel::estimate_area(cfg);
+    p.area_share = std::max({p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
+                             p.area.bram36 / kPartBram36});
+    p.ok = true;
+  } catch (const Error& e) {
+    p.ok = false;
+    p.reason = e.what();
+    p.layers.clear();
+  }
+}
+
+// Pareto-optimal in cycles and area: no other point is at least as good in cycles, in the binding
+// resource's share and in the four resources' total share, and better in one of them (a point
+// with more BRAM at the same cycles and the same binding DSP share is dominated).
+void mark_pareto(std::vector<Point>& points) {
+  auto total = [](const Point& p) {
+    return p.area.lut / kPartLut + p.area.ff / kPartFf + p.area.dsp / kPartDsp + p.area.bram36 / kPartBram36;
+  };
+  for (Point& p : points) {
+    if (!p.ok) continue;
+    p.pareto = true;
+    for (const Point& q : points)
+      if (q.ok && &q != &p && q.cycles <= p.cycles && q.area_share <= p.area_share && total(q) <= total(p) &&
+          (q.cycles < p.cycles || q.area_share < p.area_share || total(q) < total(p)))
+        p.pareto = false;
+  }
+}
+
+std::string csv_field(std::string s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+  return out + "\"";
+}
+
+void write_outputs(const fs::path& dir, const std::vector<Point>& points, const std::vector<Sweep>& sweeps) {
+  std::ofstream csv(dir / "points.csv"), layers(dir / "layers.csv"), jobs(dir / "points.jsonl");
+  csv << "point,id,status";
+  for (const Sweep& s : sweeps) csv << "," << s.name;
+  csv << ",cycles,macs,utilization,lut,ff,dsp,bram36,area_xc7z020,pareto,reason\n";
+  layers << "point,id,layer,cycles,macs,utilization\n";
+  for (const Point& p : points) {
+    csv << p.index << "," << p.id << "," << (p.ok ? "ok" : "illegal");
+    for (const Sweep& s : sweeps)
+      csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
+    if (p.ok)
+      csv << "," << p.cycles << "," << std::setprecision(12) << p.macs << "," << std::setprecision(4)
+          << p.macs / (double(p.cycles) * double(p.description["config"]["batch"].get<int>()) *
+                       p.description["config"]["block_in"].get<int>() * p.description["config"]["block_out"].get<int>())
+          << "," << std::setprecision(6) << p.area.lut << "," << p.area.ff << "," << p.area.dsp << ","
+          << p.area.bram36 << "," << std::setprecision(4) << p.area_share << "," << int(p.pareto) << ",\n";
+    else
+      csv << ",,,,,,,,,," << csv_field(p.reason) << "\n";
+    for (const LayerResult& l : p.layers)
+      layers << p.index << "," << p.id << "," << l.layer << "," << l.cycles << "," << std::setprecision(12) << l.macs
+             << "," << std::setprecision(4) << l.utilization << "\n";
+    jobs << json{{"id", p.id}, {"job", p.description}}.dump() << "\n";
+  }
+  if (!csv || !layers || !jobs) LOOM_THROW(Error, "cannot write the results into '", dir.string(), "'");
+}
+
+// Gnuplot: cycles against area with the Pareto front; per-layer utilization of the Pareto points.
+// Returns what happened (the plots are optional: no gnuplot, no plots).
+std::string plot(const fs::path& dir, const std::vector<Point>& points) {
+  std::ofstream all(dir / "plot_points.dat"), front(dir / "plot_pareto.dat"), util(dir / "plot_utilization.dat");
+  std::vector<const Point*> pareto;
+  for (const Point& p : points) {
+    if (!p.ok) continue;
+    all << p.area_share * 100 << " " << double(p.cycles) / 1e6 << "\n";
+    if (p.pareto) pareto.push_back(&p);
+  }
+  std::sort(pareto.begin(), pareto.end(), [](auto* a, auto* b) { return a->area_share < b->area_share; });
+  for (const Point* p : pareto) front << p->area_share * 100 << " " << double(p->cycles) / 1e6 << " " << p->index << "\n";
+  if (!pareto.empty()) {
+    util << "layer";
+    for (const Point* p : pareto) util << " p" << p->index;
+    util << "\n";
+    for (size_t l = 0; l < pareto.front()->layers.size(); ++l) {
+      util << pareto.front()->layers[l].layer;
+      for (const Point* p : pareto) util << " " << p->layers[l].utilization * 100;
+      util << "\n";
+    }
+  }
+  all.close(), front.close(), util.close();
+  std::ofstream gp(dir / "plot.gp");
+  gp << "set terminal svg size 900,600 dynamic background rgb 'white'\n"
+     << "set datafile separator whitespace\nset grid\nset key top right\n"
+     << "set output 'pareto.svg'\nset title 'Accelerator design space: ResNet-18 conv layers'\n"
+     << "set xlabel 'area: binding resource, % of an xc7z020 (analytical model)'\n"
+     << "set ylabel 'cycles (millions, performance model)'\n"
+     << "plot 'plot_points.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '#8080a0' title 'design points', \\\n"
+     << "     'plot_pareto.dat' using 1:2 with linespoints pt 7 lw 2 lc rgb '#c03030' title 'Pareto front', \\\n"
+     << "     'plot_pareto.dat' using 1:2:(sprintf('p%d', $3)) with labels offset 1,1 notitle\n";
+  if (!pareto.empty())
+    gp << "set output 'utilization.svg'\nset title 'GEMM utilization per layer, Pareto points'\n"
+       << "set xlabel 'layer'\nset ylabel 'GEMM utilization (%)'\nset yrange [0:105]\nset key outside right\n"
+       << "plot for [i=2:" << pareto.size() + 1
+       << "] 'plot_utilization.dat' using 0:i:xtic(1) with linespoints title columnheader(i)\n";
+  gp.close();
+  std::string cmd = "cd '" + dir.string() + "' && timeout 60 gnuplot plot.gp > plot.log 2>&1";
+  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0)
+    return "no plots: gnuplot is not installed (Debian: apt-get install gnuplot-nox; scripts/bootstrap.sh does)";
+  if (std::system(cmd.c_str()) != 0) return "no plots: gnuplot failed (see " + (dir / "plot.log").string() + ")";
+  return "plots: " + (dir / "pareto.svg").string() + (pareto.empty() ? "" : ", " + (dir / "utilization.svg").string());
+}
+
+int dse_cmd(const std::vector<std::string>& args) {
+  CLI::App app{"Design-space exploration of the accelerator: sweep config parameters over ResNet-18's conv layers, "
+               "timed by the performance model, with an analytical area model; CSV, Pareto front and plots",
+               "loom dse"};
+  std::vector<std::string> sweep_texts;
+  std::string out, base_path, layer_list = "all";
+  int jobs = 0;
+  bool quiet = false;
+  app.add_option("--sweep", sweep_texts,
+                 "NAME=V1,V2,...: block (block_in and block_out together), batch, block_in, block_out, inp_kib, "
+                 "wgt_kib, acc_kib, out_kib, uop_kib, dram_latency, dram_bytes_per_cycle, vthreads, queue_depth "
+                 "(repeat for a cross product)")
+      ->required();
+  app.add_option("--out", out, "folder for points.csv, layers.csv, points.jsonl and the plots")->required();
+  app.add_option("--base", base_path, "the config the sweeps start from (default: the built-in default)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--layers", layer_list, "ResNet-18 conv layers: all, or a list such as c2,c5,c11")
+      ->capture_default_str();
+  number_option(app, "--jobs", jobs, "points run at once (default: the cores)", 1, 256);
+  app.add_flag("-q,--quiet", quiet, "no progress bar");
+  if (int rc = parse(app, args); rc >= 0) return rc;
+
+  std::vector<Sweep> sweeps;
+  for (const std::string& t : sweep_texts) sweeps.push_back(parse_sweep(t));
+  for (size_t i = 0; i < sweeps.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (sweeps[i].name == sweeps[j].name) LOOM_THROW(Error, "--sweep ", sweeps[i].name, " is given twice");
+  accel::AccelConfig base = base_path.empty() ? accel::default_config() : accel::AccelConfig::load(base_path);
+  std::vector<ops::AccelConvLayer> layers;
+  for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers())
+    if (layer_list == "all" || ("," + layer_list + ",").find(std::string(",") + l.name + ",") != std::string::npos)
+      layers.push_back(l);
+  if (layers.empty()) LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
+  std::string workload = "resnet18-convs:";
+  for (size_t i = 0; i < layers.size(); ++i) workload += std::string(i ? "," : "") + layers[i].name;
+
+  std::vector<Point> points;
+  for (auto& values : cross_product(sweeps)) {
+    Point p;
+    p.index = points.size();
+    p.values = values;
+    json options = json::object(), config = json::parse(base.to_json());
+    config.erase("name");
+    for (auto& [k, v] : values) {
+      bool run_param = std::find(kRunParams.begin(), kRunParams.end(), k) != kRunParams.end();
+      if (run_param)
+        options[k] = v;
+      else if (k.size() > 4 && k.substr(k.size() - 4) == "_kib")
+        config[k.substr(0, k.size() - 4) + "_buffer_bytes"] = int64_t(v * 1024);
+      else
+        config[k] = int64_t(v);
+    }
+    p.description = {{"config", config}, {"workload", workload}, {"backend", "perf"}, {"options", options}};
+    p.id = stable_id(p.description);
+    points.push_back(std::move(p));
+  }
+  fs::create_directories(out);
+  jobs = jobs ? jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  std::cout << "loom dse: " << points.size() << " points x " << layers.size() << " layers (" << workload << "), "
+            << jobs << " at once\n";
+  auto t0 = std::chrono::steady_clock::now();
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex print;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < points.size();) {
+      run_point(points[i], base, layers);
+      size_t d = ++done;
+      if (!quiet) {
+        std::lock_guard<std::mutex> lock(print);
+        int width = 30, filled = int(width * d / points.size());
+        std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << d
+                  << "/" << points.size() << " points" << std::flush;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int k = 0; k < std::min<int>(jobs, int(points.size())); ++k) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  if (!quiet) std::cerr << "\n";
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  mark_pareto(points);
+  write_outputs(out, points, sweeps);
+  size_t ok = 0;
+  for (const Point& p : points) ok += p.ok;
+  std::cout << std::fixed << std::setprecision(1) << ok << " legal, " << points.size() - ok << " illegal points in "
+            << seconds << " s; results in " << fs::path(out) / "points.csv" << "\nPareto front (cycles vs area):\n";
+  for (const Point& p : points)
+    if (p.pareto) {
+      std::cout << "  p" << p.index << " " << p.id << ":";
+      for (auto& [k, v] : p.values) std::cout << " " << k << "=" << std::setprecision(k == "dram_bytes_per_cycle" ? 1 : 0) << v;
+      std::cout << std::setprecision(3) << "  " << double(p.cycles) / 1e6 << " M cycles, " << std::setprecision(1)
+                << p.area_share * 100 << "% of an xc7z020 (LUT " << std::setprecision(0) << p.area.lut << ", DSP "
+                << p.area.dsp << ", BRAM36 " << p.area.bram36 << ")\n";
+    }
+  for (const Point& p : points)
+    if (!p.ok) std::cout << "  illegal p" << p.index << ": " << p.reason << "\n";
+  std::cout << plot(out, points) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+LOOM_REGISTER_COMMAND("dse",
+                      "design-space exploration: sweep accelerator configs over ResNet-18's layers (performance and "
+                      "area models), CSV and Pareto plots",
+                      dse_cmd);
+
+}  // namespace loom::tools
