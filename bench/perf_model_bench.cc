@@ -7,10 +7,13 @@
 //
 //   perf_model_bench [--configs default,1x32x32] [--layers all|c2,c5,...] [--vthreads 2]
 //                    [--max-layer-error 5] [--max-total-error 2] [--calibrate]
-// Exits 1 if an output differs or an error bound (percent) is exceeded. --calibrate fits the
+// Then `loom dse` on a 50-point sweep of the layers, timed. Exits 1 if an output differs, an error
+// bound (percent) is exceeded or the sweep fails. --calibrate fits the
 // model's RTL constants (PerfParams) to these layers, plus the 1x1 and strided ones under a slower
 // DRAM (96 cycles, 8 B/cycle), by coordinate descent on the worst error, and prints them as the
 // perf backend's options: how the defaults were found, and how to refit them after an RTL change.
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -219,6 +222,22 @@ int main(int argc, char** argv) try {
       std::cout << "FAIL: whole-network error " << total_err << "% beyond " << max_total << "%\n";
       ++failures;
     }
+  }
+  // `loom dse` on a 50-point sweep of the whole conv set (2 GEMM shapes x 5 weight scratchpads x 5
+  // DRAM bandwidths), on the local cores: the wall time a design-space study takes.
+  {
+    std::string dir = "/tmp/perf_model_bench_dse_" + std::to_string(getpid());
+    std::string cmd = std::string(LOOM_TOOL) +
+                      " dse -q --sweep block=16,32 --sweep wgt_kib=64,128,256,512,1024 --sweep "
+                      "dram_bytes_per_cycle=4,8,16,32,64 --out " +
+                      dir + " > " + dir + ".log 2>&1";
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = std::system(cmd.c_str());
+    double s = seconds_since(t0);
+    std::cout << "loom dse, 50 points x 10 layers of ResNet-18: " << std::setprecision(1) << s << " s"
+              << (rc == 0 ? "" : " (FAILED, see " + dir + ".log)") << "\n";
+    failures += rc != 0;
+    std::system(("rm -rf " + dir + " " + dir + ".log").c_str());
   }
   std::cout << "worst layer error " << std::setprecision(2) << worst << "%; simulation time, layers times repeats: RTL "
             << std::setprecision(2) << rtl_total_s << " s, model " << std::setprecision(4) << model_total_s << " s ("

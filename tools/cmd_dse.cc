@@ -42,8 +42,8 @@ using nlohmann::json;
 constexpr double kPartLut = 53200, kPartFf = 106400, kPartDsp = 220, kPartBram36 = 140;
 
 // What a sweep may vary: config fields (scratchpads in KiB) and the run's options.
-const std::vector<std::string> kConfigParams = {"batch",   "block_in", "block_out", "inp_kib", "wgt_kib",
-                                                "acc_kib", "out_kib",  "uop_kib"};
+const std::vector<std::string> kConfigParams = {"batch",   "block_in", "block_out", "inp_kib",
+                                                "wgt_kib", "acc_kib",  "out_kib",   "uop_kib"};
 const std::vector<std::string> kRunParams = {"dram_latency", "dram_bytes_per_cycle", "vthreads", "queue_depth"};
 
 struct Sweep {
@@ -59,8 +59,8 @@ struct LayerResult {
 
 struct Point {
   size_t index = 0;
-  json description;  // config, workload, backend, options: what the job is
-  std::string id;    // a hash of the description
+  json description;                      // config, workload, backend, options: what the job is
+  std::string id;                        // a hash of the description
   std::map<std::string, double> values;  // the swept parameters' values
   bool ok = false;
   std::string reason;  // why an illegal point is illegal
@@ -158,8 +158,8 @@ void run_point(Point& p, const accel::AccelConfig& base, const std::vector<ops::
       p.macs += a.macs * l.repeats;
     }
     p.area = accel::estimate_area(cfg);
-    p.area_share = std::max({p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
-                             p.area.bram36 / kPartBram36});
+    p.area_share =
+        std::max({p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp, p.area.bram36 / kPartBram36});
     p.ok = true;
   } catch (const Error& e) {
     p.ok = false;
@@ -200,14 +200,13 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
   layers << "point,id,layer,cycles,macs,utilization\n";
   for (const Point& p : points) {
     csv << p.index << "," << p.id << "," << (p.ok ? "ok" : "illegal");
-    for (const Sweep& s : sweeps)
-      csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
+    for (const Sweep& s : sweeps) csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
     if (p.ok)
       csv << "," << p.cycles << "," << std::setprecision(12) << p.macs << "," << std::setprecision(4)
           << p.macs / (double(p.cycles) * double(p.description["config"]["batch"].get<int>()) *
                        p.description["config"]["block_in"].get<int>() * p.description["config"]["block_out"].get<int>())
-          << "," << std::setprecision(6) << p.area.lut << "," << p.area.ff << "," << p.area.dsp << ","
-          << p.area.bram36 << "," << std::setprecision(4) << p.area_share << "," << int(p.pareto) << ",\n";
+          << "," << std::setprecision(6) << p.area.lut << "," << p.area.ff << "," << p.area.dsp << "," << p.area.bram36
+          << "," << std::setprecision(4) << p.area_share << "," << int(p.pareto) << ",\n";
     else
       csv << ",,,,,,,,,," << csv_field(p.reason) << "\n";
     for (const LayerResult& l : p.layers)
@@ -229,7 +228,8 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
     if (p.pareto) pareto.push_back(&p);
   }
   std::sort(pareto.begin(), pareto.end(), [](auto* a, auto* b) { return a->area_share < b->area_share; });
-  for (const Point* p : pareto) front << p->area_share * 100 << " " << double(p->cycles) / 1e6 << " " << p->index << "\n";
+  for (const Point* p : pareto)
+    front << p->area_share * 100 << " " << double(p->cycles) / 1e6 << " " << p->index << "\n";
   if (!pareto.empty()) {
     util << "layer";
     for (const Point* p : pareto) util << " p" << p->index;
@@ -264,9 +264,10 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
 }
 
 int dse_cmd(const std::vector<std::string>& args) {
-  CLI::App app{"Design-space exploration of the accelerator: sweep config parameters over ResNet-18's conv layers, "
-               "timed by the performance model, with an analytical area model; CSV, Pareto front and plots",
-               "loom dse"};
+  CLI::App app{
+      "Design-space exploration of the accelerator: sweep config parameters over ResNet-18's conv layers, "
+      "timed by the performance model, with an analytical area model; CSV, Pareto front and plots",
+      "loom dse"};
   std::vector<std::string> sweep_texts;
   std::string out, base_path, layer_list = "all";
   int jobs = 0;
@@ -348,11 +349,13 @@ int dse_cmd(const std::vector<std::string>& args) {
   size_t ok = 0;
   for (const Point& p : points) ok += p.ok;
   std::cout << std::fixed << std::setprecision(1) << ok << " legal, " << points.size() - ok << " illegal points in "
-            << seconds << " s; results in " << fs::path(out) / "points.csv" << "\nPareto front (cycles vs area):\n";
+            << seconds << " s; results in " << fs::path(out) / "points.csv"
+            << "\nPareto front (cycles vs area):\n";
   for (const Point& p : points)
     if (p.pareto) {
       std::cout << "  p" << p.index << " " << p.id << ":";
-      for (auto& [k, v] : p.values) std::cout << " " << k << "=" << std::setprecision(k == "dram_bytes_per_cycle" ? 1 : 0) << v;
+      for (auto& [k, v] : p.values)
+        std::cout << " " << k << "=" << std::setprecision(k == "dram_bytes_per_cycle" ? 1 : 0) << v;
       std::cout << std::setprecision(3) << "  " << double(p.cycles) / 1e6 << " M cycles, " << std::setprecision(1)
                 << p.area_share * 100 << "% of an xc7z020 (LUT " << std::setprecision(0) << p.area.lut << ", DSP "
                 << p.area.dsp << ", BRAM36 " << p.area.bram36 << ")\n";

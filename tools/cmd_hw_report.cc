@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "accel_backend.h"
 #include "cli.h"
 #include "command.h"
+#include "loom/accel/area_model.h"
 #include "loom/accel/fpga_fit.h"
 #include "loom/accel/hw_params.h"
 #include "loom/accel/netlist_timing.h"
@@ -111,7 +113,7 @@ int hw_report(const std::vector<std::string>& args) {
       "resources it uses against named FPGA parts, with a timing estimate",
       "loom hw-report"};
   std::string config, family_name, part_name, json_out, out_dir, from_dir, yosys = "yosys", hw = LOOM_SOURCE_HW_DIR;
-  double max_util = 100.0;
+  double max_util = 100.0, max_model_error = 0;
   int timeout_s = 3600, paths = 5;
   bool plain_gemm = false;
   add_config_option(app, config);
@@ -123,6 +125,10 @@ int hw_report(const std::vector<std::string>& args) {
   number_option(app, "--max-utilization", max_util,
                 "fail (exit 1) when any resource of a reported part is above this percent", 0.0, 100.0)
       ->capture_default_str();
+  number_option(app, "--max-model-error", max_model_error,
+                "xc7: fail (exit 1) when the analytical area model (loom dse's) is further than this percent from "
+                "yosys on a resource (0: report only)",
+                0.0, 1000.0);
   number_option(app, "--paths", paths, "longest paths to list", 0, 100)->capture_default_str();
   number_option(app, "--timeout", timeout_s, "seconds yosys may run", 1, 86400)->capture_default_str();
   app.add_option("--yosys", yosys, "the yosys program")->capture_default_str();
@@ -196,6 +202,24 @@ int hw_report(const std::vector<std::string>& args) {
     for (const FpgaFit::Use& u : f.uses) std::printf(" %6.1f%%", u.percent());
     std::printf("  %s\n", f.fits() ? (f.fits(max_util) ? "yes" : "over the limit") : "no");
   }
+  // The analytical area model of `loom dse` (xc7) against yosys: its error per resource.
+  nlohmann::json model_json;
+  double worst_model_error = 0;
+  if (family == FpgaFamily::Xc7) {
+    AreaEstimate m = estimate_area(cfg, !plain_gemm);
+    std::cout << "  area model (docs/perf_model.md):";
+    auto one = [&](const char* name, double model, double yosys_value) {
+      double err = yosys_value > 0 ? 100.0 * (model - yosys_value) / yosys_value : 0;
+      worst_model_error = std::max(worst_model_error, std::fabs(err));
+      std::cout << " " << name << " " << fixed(model, 0) << " (" << (err >= 0 ? "+" : "") << fixed(err, 1) << "%)";
+      model_json[name] = {{"model", model}, {"yosys", yosys_value}, {"error_percent", err}};
+    };
+    one("LUT", m.lut, double(used.luts));
+    one("FF", m.ff, double(used.ffs));
+    one("DSP", m.dsp, double(used.dsps));
+    one("BRAM36", m.bram36, used.bram36());
+    std::cout << "\n";
+  }
   std::cout << "  timing estimate (delay table, no placement; docs/fpga_fit.md): critical path "
             << fixed(timing.critical_ns(), 2) << " ns, Fmax ~" << fixed(timing.fmax_mhz(), 0) << " MHz; deepest path "
             << timing.max_lut_levels << " LUT levels\n";
@@ -221,6 +245,7 @@ int hw_report(const std::vector<std::string>& args) {
     j["used"] = {{"lut", used.luts},        {"lutram", used.lutram_luts}, {"ff", used.ffs},        {"dsp", used.dsps},
                  {"bram36", used.bram36()}, {"ramb36", used.ramb36},      {"ramb18", used.ramb18}, {"uram", used.uram}};
     j["cells"] = used.cells;
+    if (!model_json.empty()) j["area_model"] = model_json;
     for (const FpgaFit& f : fits) {
       nlohmann::json pj{{"part", f.part->name}, {"board", f.part->board}, {"fits", f.fits()}};
       for (const FpgaFit::Use& u : f.uses)
@@ -250,6 +275,11 @@ int hw_report(const std::vector<std::string>& args) {
     return 1;
   }
   int rc = 0;
+  if (max_model_error > 0 && worst_model_error > max_model_error) {
+    std::cerr << "hw-report: the area model is " << fixed(worst_model_error, 1) << "% off yosys on a resource (above "
+              << "--max-model-error " << max_model_error << "%)\n";
+    rc = 1;
+  }
   for (const FpgaFit& f : fits) {
     if (!f.fits() || f.fits(max_util)) continue;
     std::cerr << "hw-report: on " << f.part->name << " above --max-utilization " << max_util << "%:";

@@ -7,10 +7,14 @@ namespace loom::accel {
 
 namespace {
 
-// Fitted to loom hw-report (xc7, 2026-11-27) on the configs docs/perf_model.md lists.
-constexpr double kLutBase = 0, kLutPerProduct = 0, kLutPerLane = 0;
-constexpr double kFfBase = 0, kFfPerProduct = 0, kFfPerLane = 0;
-constexpr double kBramBase = 0, kBramPerTile = 1;
+// Fitted to loom hw-report (yosys synth_xilinx, xc7, 2026-11-27) on 1x8x8, a 1x16x16 with half the
+// default scratchpads, the default config and batch2; docs/perf_model.md has the data and the
+// errors. LUTs grow with the GEMM core's products (multipliers, reduction trees), with the output
+// lanes (batch x block_out: the ALU, requantization and store paths are per lane) and with the
+// scratchpads' bytes (address decoding, read multiplexers); flip-flops with the products (the
+// pipeline registers). The ALU's multiplier takes 3 DSPs a lane.
+constexpr double kLutBase = 5575, kLutPerProduct = 27.94, kLutPerLane = 1049.6, kLutPerScratchpadKiB = 6.37;
+constexpr double kFfBase = 9456, kFfPerProduct = 49.3;
 constexpr double kAluDspPerLane = 3, kDspBase = 5;
 
 }  // namespace
@@ -22,12 +26,13 @@ double bram36_tiles(int64_t width_bits, int64_t depth) {
     int64_t width, depth;
     double tiles;
   };
-  static const Aspect aspects[] = {{72, 512, 1},  {36, 1024, 1},   {18, 2048, 1},  {9, 4096, 1},    {4, 8192, 1},
-                                   {2, 16384, 1}, {1, 32768, 1},   {36, 512, 0.5}, {18, 1024, 0.5}, {9, 2048, 0.5},
+  static const Aspect aspects[] = {{72, 512, 1},   {36, 1024, 1},  {18, 2048, 1},  {9, 4096, 1},    {4, 8192, 1},
+                                   {2, 16384, 1},  {1, 32768, 1},  {36, 512, 0.5}, {18, 1024, 0.5}, {9, 2048, 0.5},
                                    {4, 4096, 0.5}, {2, 8192, 0.5}, {1, 16384, 0.5}};
   double best = 1e300;
   for (const Aspect& a : aspects)
-    best = std::min(best, a.tiles * double((width_bits + a.width - 1) / a.width) * double((depth + a.depth - 1) / a.depth));
+    best = std::min(best,
+                    a.tiles * double((width_bits + a.width - 1) / a.width) * double((depth + a.depth - 1) / a.depth));
   return best;
 }
 
@@ -40,9 +45,12 @@ AreaEstimate estimate_area(const AccelConfig& c, bool packed_gemm) {
                  bram36_tiles(int64_t(c.acc_block_bytes()) * 8, c.acc_depth()) +
                  bram36_tiles(int64_t(c.out_block_bytes()) * 8, c.out_depth()) +
                  bram36_tiles(int64_t(AccelConfig::kUopBytes) * 8, c.uop_depth());
-  a.bram36 = kBramBase + kBramPerTile * tiles;
-  a.lut = kLutBase + kLutPerProduct * products + kLutPerLane * lanes;
-  a.ff = kFfBase + kFfPerProduct * products + kFfPerLane * lanes;
+  a.bram36 = tiles;
+  const double kib =
+      double(c.inp_buffer_bytes + c.wgt_buffer_bytes + c.acc_buffer_bytes + c.out_buffer_bytes + c.uop_buffer_bytes) /
+      1024;
+  a.lut = kLutBase + kLutPerProduct * products + kLutPerLane * lanes + kLutPerScratchpadKiB * kib;
+  a.ff = kFfBase + kFfPerProduct * products;
   return a;
 }
 
