@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -30,6 +31,14 @@
 #include "loom/ops/accel_operators.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/perf_model.h"
+#ifdef LOOM_HAVE_GRAPH
+#include "calibration.h"
+#include "loom/frontend/onnx.h"
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
+#include "loom/runtime/graph_executor.h"
+#endif
 
 namespace loom::tools {
 
@@ -122,8 +131,47 @@ std::vector<std::map<std::string, double>> cross_product(const std::vector<Sweep
   return points;
 }
 
-// Runs one point: its config built and checked, every layer compiled and timed.
-void run_point(Point& p, const accel::AccelConfig& base, const std::vector<ops::AccelConvLayer>& layers) {
+// What each point runs: ResNet-18's conv layers, or a whole model (int8, compiled per config with
+// its int8 layers on the accelerator) and one input.
+struct Workload {
+  std::vector<ops::AccelConvLayer> layers;
+#ifdef LOOM_HAVE_GRAPH
+  std::optional<graph::Graph> model;  // quantized
+  NDArray input;
+#endif
+};
+
+#ifdef LOOM_HAVE_GRAPH
+// A whole model at one point: compiled for the point's config, run once by the graph executor with
+// the accelerator kernels on the timing-only perf backend; each accelerator kernel is a row.
+void run_model(Point& p, const accel::AccelConfig& cfg, const sim::PerfParams& params, const Workload& w) {
+  graph::BuildOptions bo;
+  bo.accel = cfg;
+  graph::BuildResult r = graph::build(*w.model, bo);
+  json dev = json::parse(cfg.to_json());
+  dev["perf"] = {{"functional", false},
+                 {"dram_latency", params.dram_latency},
+                 {"dram_bytes_per_cycle", params.dram_bytes_per_cycle},
+                 {"queue_depth", params.queue_depth}};
+  runtime::ExecutorOptions eo;
+  eo.accel_backend = "perf";
+  eo.accel_config_json = dev.dump();
+  auto ex = runtime::GraphExecutor::from_model_file(r.file, "dse", eo);
+  ex.run({w.input});
+  const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+  for (size_t k = 0; k < ex.kernels().size(); ++k) {
+    if (ex.kernels()[k].device != runtime::KernelDevice::Accel) continue;
+    const auto& s = ex.accel_stats()[k];
+    double macs = double(s.gemm_macs);
+    p.layers.push_back({ex.kernels()[k].node, s.cycles, macs, s.cycles ? macs / (peak * double(s.cycles)) : 0});
+    p.cycles += s.cycles;
+    p.macs += macs;
+  }
+}
+#endif
+
+// Runs one point: its config built and checked, every layer (or the model) compiled and timed.
+void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
   try {
     json cj = json::parse(base.to_json());
     for (const std::string& k : {"batch", "block_in", "block_out"})
@@ -142,7 +190,10 @@ void run_point(Point& p, const accel::AccelConfig& base, const std::vector<ops::
     int vthreads = p.values.count("vthreads") ? int(p.values["vthreads"]) : 2;
     const ops::AccelTarget target = ops::accel_target(cfg);
     const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
-    for (const ops::AccelConvLayer& l : layers) {
+#ifdef LOOM_HAVE_GRAPH
+    if (w.model) run_model(p, cfg, params, w);
+#endif
+    for (const ops::AccelConvLayer& l : w.layers) {
       ops::AccelOperator a;
       try {
         a = ops::make_accel_conv_layer(l, target, vthreads);
@@ -210,8 +261,8 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
     else
       csv << ",,,,,,,,,," << csv_field(p.reason) << "\n";
     for (const LayerResult& l : p.layers)
-      layers << p.index << "," << p.id << "," << l.layer << "," << l.cycles << "," << std::setprecision(12) << l.macs
-             << "," << std::setprecision(4) << l.utilization << "\n";
+      layers << p.index << "," << p.id << "," << csv_field(l.layer) << "," << l.cycles << "," << std::setprecision(12)
+             << l.macs << "," << std::setprecision(4) << l.utilization << "\n";
     jobs << json{{"id", p.id}, {"job", p.description}}.dump() << "\n";
   }
   if (!csv || !layers || !jobs) LOOM_THROW(Error, "cannot write the results into '", dir.string(), "'");
@@ -235,8 +286,14 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
     for (const Point* p : pareto) util << " p" << p->index;
     util << "\n";
     for (size_t l = 0; l < pareto.front()->layers.size(); ++l) {
-      util << pareto.front()->layers[l].layer;
-      for (const Point* p : pareto) util << " " << p->layers[l].utilization * 100;
+      std::string name = pareto.front()->layers[l].layer;
+      std::replace(name.begin(), name.end(), ' ', '_');
+      util << name;
+      for (const Point* p : pareto)
+        if (l < p->layers.size())
+          util << " " << p->layers[l].utilization * 100;
+        else
+          util << " NaN";  // a model compiled to fewer accelerator kernels for that config
       util << "\n";
     }
   }
@@ -282,6 +339,12 @@ int dse_cmd(const std::vector<std::string>& args) {
       ->check(CLI::ExistingFile);
   app.add_option("--layers", layer_list, "ResNet-18 conv layers: all, or a list such as c2,c5,c11")
       ->capture_default_str();
+  std::string model;
+  int64_t image = 224;
+  app.add_option("--model", model,
+                 "instead of the layers, a whole model (a built-in such as resnet18, or an .onnx file), quantized to "
+                 "int8 and compiled per config with its int8 layers on the accelerator (one point at a time)");
+  number_option(app, "--image", image, "--model: image size of a built-in model", 32, 1024)->capture_default_str();
   number_option(app, "--jobs", jobs, "points run at once (default: the cores)", 1, 256);
   app.add_flag("-q,--quiet", quiet, "no progress bar");
   if (int rc = parse(app, args); rc >= 0) return rc;
@@ -292,13 +355,32 @@ int dse_cmd(const std::vector<std::string>& args) {
     for (size_t j = 0; j < i; ++j)
       if (sweeps[i].name == sweeps[j].name) LOOM_THROW(Error, "--sweep ", sweeps[i].name, " is given twice");
   accel::AccelConfig base = base_path.empty() ? accel::default_config() : accel::AccelConfig::load(base_path);
-  std::vector<ops::AccelConvLayer> layers;
-  for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers())
-    if (layer_list == "all" || ("," + layer_list + ",").find(std::string(",") + l.name + ",") != std::string::npos)
-      layers.push_back(l);
-  if (layers.empty()) LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
-  std::string workload = "resnet18-convs:";
-  for (size_t i = 0; i < layers.size(); ++i) workload += std::string(i ? "," : "") + layers[i].name;
+  Workload work;
+  std::string workload;
+  if (!model.empty()) {
+#ifdef LOOM_HAVE_GRAPH
+    auto names = graph::builtin_model_names();
+    bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !fs::exists(model);
+    if (!builtin && !fs::is_regular_file(model))
+      LOOM_THROW(Error, "--model '", model, "' is neither a file nor a built-in model");
+    graph::Graph g = builtin ? graph::builtin_model(model, 1, image) : frontend::import_onnx(model, {});
+    auto calibration = calibration_set("1", g);
+    work.input = calibration[0][0];
+    work.model = graph::quantize(std::move(g), calibration, {}).graph;
+    workload = "model:" + model + (builtin ? "@" + std::to_string(image) : "") + ":int8";
+    jobs = 1;  // one model build at a time
+#else
+    LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
+#endif
+  } else {
+    for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers())
+      if (layer_list == "all" || ("," + layer_list + ",").find(std::string(",") + l.name + ",") != std::string::npos)
+        work.layers.push_back(l);
+    if (work.layers.empty())
+      LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
+    workload = "resnet18-convs:";
+    for (size_t i = 0; i < work.layers.size(); ++i) workload += std::string(i ? "," : "") + work.layers[i].name;
+  }
 
   std::vector<Point> points;
   for (auto& values : cross_product(sweeps)) {
@@ -321,15 +403,14 @@ int dse_cmd(const std::vector<std::string>& args) {
     points.push_back(std::move(p));
   }
   fs::create_directories(out);
-  jobs = jobs ? jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  std::cout << "loom dse: " << points.size() << " points x " << layers.size() << " layers (" << workload << "), "
-            << jobs << " at once\n";
+  if (!jobs) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  std::cout << "loom dse: " << points.size() << " points of " << workload << ", " << jobs << " at once\n";
   auto t0 = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0}, done{0};
   std::mutex print;
   auto worker = [&] {
     for (size_t i; (i = next++) < points.size();) {
-      run_point(points[i], base, layers);
+      run_point(points[i], base, work);
       size_t d = ++done;
       if (!quiet) {
         std::lock_guard<std::mutex> lock(print);

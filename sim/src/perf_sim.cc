@@ -153,8 +153,12 @@ void PerfSim::time_only() {
 }
 
 uint32_t PerfSim::read_reg(uint32_t offset) {
-  if (!params_.functional && offset == reg::kStatus) return status_;
   auto word = [&](uint64_t v) { return uint32_t(offset % 8 == 0 ? v : v >> 32); };
+  if (!params_.functional && offset == reg::kStatus) return status_;
+  // Without execution fsim counts nothing; the multiply-accumulates follow from the GEMM core's
+  // steps (each a full block).
+  if (!params_.functional && (offset & ~4u) == counter_reg(AccelCounter::GemmMacs))
+    return word(estimate_.gemm_cycles * uint64_t(config().batch) * config().block_in * config().block_out);
   if (offset == reg::kCyclesLo || offset == reg::kCyclesHi) return word(estimate_.cycles);
   if (offset >= counter_reg(kFirstTimingCounter) && offset < kAccelRegsEnd && offset % 4 == 0) {
     auto c = AccelCounter((offset - reg::kCounterBase) / 8);
