@@ -76,7 +76,8 @@ struct Point {
   uint64_t cycles = 0;
   double macs = 0;
   accel::AreaEstimate area;
-  double area_share = 0;
+  double area_mean = 0;  // the mean of the four resources' shares of an xc7z020 (the area axis)
+  double binding = 0;    // the largest share: above 1 the point does not fit the part
   bool pareto = false;
   std::vector<LayerResult> layers;
 };
@@ -209,8 +210,10 @@ void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
       p.macs += a.macs * l.repeats;
     }
     p.area = accel::estimate_area(cfg);
-    p.area_share =
-        std::max({p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp, p.area.bram36 / kPartBram36});
+    const double shares[] = {p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
+                             p.area.bram36 / kPartBram36};
+    p.binding = *std::max_element(std::begin(shares), std::end(shares));
+    p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
     p.ok = true;
   } catch (const Error& e) {
     p.ok = false;
@@ -219,19 +222,15 @@ void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
   }
 }
 
-// Pareto-optimal in cycles and area: no other point is at least as good in cycles, in the binding
-// resource's share and in the four resources' total share, and better in one of them (a point
-// with more BRAM at the same cycles and the same binding DSP share is dominated).
+// Pareto-optimal in cycles and area: no other point has at most its cycles and its area (the
+// mean share of the part's resources), and less of one of them.
 void mark_pareto(std::vector<Point>& points) {
-  auto total = [](const Point& p) {
-    return p.area.lut / kPartLut + p.area.ff / kPartFf + p.area.dsp / kPartDsp + p.area.bram36 / kPartBram36;
-  };
   for (Point& p : points) {
     if (!p.ok) continue;
     p.pareto = true;
     for (const Point& q : points)
-      if (q.ok && &q != &p && q.cycles <= p.cycles && q.area_share <= p.area_share && total(q) <= total(p) &&
-          (q.cycles < p.cycles || q.area_share < p.area_share || total(q) < total(p)))
+      if (q.ok && &q != &p && q.cycles <= p.cycles && q.area_mean <= p.area_mean &&
+          (q.cycles < p.cycles || q.area_mean < p.area_mean))
         p.pareto = false;
   }
 }
@@ -247,7 +246,7 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
   std::ofstream csv(dir / "points.csv"), layers(dir / "layers.csv"), jobs(dir / "points.jsonl");
   csv << "point,id,status";
   for (const Sweep& s : sweeps) csv << "," << s.name;
-  csv << ",cycles,macs,utilization,lut,ff,dsp,bram36,area_xc7z020,pareto,reason\n";
+  csv << ",cycles,macs,utilization,lut,ff,dsp,bram36,area_xc7z020,binding_share,fits_xc7z020,pareto,reason\n";
   layers << "point,id,layer,cycles,macs,utilization\n";
   for (const Point& p : points) {
     csv << p.index << "," << p.id << "," << (p.ok ? "ok" : "illegal");
@@ -257,9 +256,10 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
           << p.macs / (double(p.cycles) * double(p.description["config"]["batch"].get<int>()) *
                        p.description["config"]["block_in"].get<int>() * p.description["config"]["block_out"].get<int>())
           << "," << std::setprecision(6) << p.area.lut << "," << p.area.ff << "," << p.area.dsp << "," << p.area.bram36
-          << "," << std::setprecision(4) << p.area_share << "," << int(p.pareto) << ",\n";
+          << "," << std::setprecision(4) << p.area_mean << "," << p.binding << "," << int(p.binding <= 1) << ","
+          << int(p.pareto) << ",\n";
     else
-      csv << ",,,,,,,,,," << csv_field(p.reason) << "\n";
+      csv << ",,,,,,,,,,,," << csv_field(p.reason) << "\n";
     for (const LayerResult& l : p.layers)
       layers << p.index << "," << p.id << "," << csv_field(l.layer) << "," << l.cycles << "," << std::setprecision(12)
              << l.macs << "," << std::setprecision(4) << l.utilization << "\n";
@@ -275,12 +275,12 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
   std::vector<const Point*> pareto;
   for (const Point& p : points) {
     if (!p.ok) continue;
-    all << p.area_share * 100 << " " << double(p.cycles) / 1e6 << "\n";
+    all << p.area_mean * 100 << " " << double(p.cycles) / 1e6 << "\n";
     if (p.pareto) pareto.push_back(&p);
   }
-  std::sort(pareto.begin(), pareto.end(), [](auto* a, auto* b) { return a->area_share < b->area_share; });
+  std::sort(pareto.begin(), pareto.end(), [](auto* a, auto* b) { return a->area_mean < b->area_mean; });
   for (const Point* p : pareto)
-    front << p->area_share * 100 << " " << double(p->cycles) / 1e6 << " " << p->index << "\n";
+    front << p->area_mean * 100 << " " << double(p->cycles) / 1e6 << " " << p->index << "\n";
   if (!pareto.empty()) {
     util << "layer";
     for (const Point* p : pareto) util << " p" << p->index;
@@ -302,10 +302,11 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
   gp << "set terminal svg size 900,600 dynamic background rgb 'white'\n"
      << "set datafile separator whitespace\nset grid\nset key top right\n"
      << "set output 'pareto.svg'\nset title 'Accelerator design space: ResNet-18 conv layers'\n"
-     << "set xlabel 'area: binding resource, % of an xc7z020 (analytical model)'\n"
+     << "set xlabel 'area: mean share of an xc7z020 (LUT, FF, DSP, BRAM36; analytical model), %'\n"
      << "set ylabel 'cycles (millions, performance model)'\n"
      << "plot 'plot_points.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '#8080a0' title 'design points', \\\n"
-     << "     'plot_pareto.dat' using 1:2 with linespoints pt 7 lw 2 lc rgb '#c03030' title 'Pareto front', \\\n"
+     << "     'plot_pareto.dat' using 1:2 with steps lw 2 lc rgb '#c03030' title 'Pareto front', \\\n"
+     << "     'plot_pareto.dat' using 1:2 with points pt 7 ps 1 lc rgb '#c03030' notitle, \\\n"
      << "     'plot_pareto.dat' using 1:2:(sprintf('p%d', $3)) with labels offset 1,1 notitle\n";
   if (!pareto.empty())
     gp << "set output 'utilization.svg'\nset title 'GEMM utilization per layer, Pareto points'\n"
@@ -437,9 +438,10 @@ int dse_cmd(const std::vector<std::string>& args) {
       std::cout << "  p" << p.index << " " << p.id << ":";
       for (auto& [k, v] : p.values)
         std::cout << " " << k << "=" << std::setprecision(k == "dram_bytes_per_cycle" ? 1 : 0) << v;
-      std::cout << std::setprecision(3) << "  " << double(p.cycles) / 1e6 << " M cycles, " << std::setprecision(1)
-                << p.area_share * 100 << "% of an xc7z020 (LUT " << std::setprecision(0) << p.area.lut << ", DSP "
-                << p.area.dsp << ", BRAM36 " << p.area.bram36 << ")\n";
+      std::cout << std::setprecision(3) << "  " << double(p.cycles) / 1e6 << " M cycles, area " << std::setprecision(1)
+                << p.area_mean * 100 << "% of an xc7z020 (LUT " << std::setprecision(0) << p.area.lut << ", DSP "
+                << p.area.dsp << ", BRAM36 " << p.area.bram36 << (p.binding <= 1 ? "; fits" : "; does not fit")
+                << ")\n";
     }
   for (const Point& p : points)
     if (!p.ok) std::cout << "  illegal p" << p.index << ": " << p.reason << "\n";
