@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -103,11 +104,18 @@ Sweep parse_sweep(const std::string& text) {
     for (auto& p : kRunParams) all += ", " + p;
     LOOM_THROW(Error, "--sweep '", text, "': unknown parameter '", s.name, "' (", all, ")");
   }
+  // Every parameter but the bandwidth is a whole number; all are bounded, so that no conversion
+  // below truncates or overflows.
+  const bool fractional = s.name == "dram_bytes_per_cycle";
+  const double limit = fractional ? 4096 : s.name == "dram_latency" || s.name == "queue_depth" ? 1e6 : 1 << 20;
   std::stringstream ss(text.substr(eq + 1));
   for (std::string v; std::getline(ss, v, ',');) {
     double x = 0;
-    if (!detail::parse_number(v, x) || x <= 0)
-      LOOM_THROW(Error, "--sweep '", text, "': '", v, "' is not a positive number");
+    if (!detail::parse_number(v, x) || !(x > 0) || x > limit || (!fractional && x != std::floor(x)))
+      LOOM_THROW(Error, "--sweep '", text, "': '", v, "' is not a positive ", fractional ? "number" : "whole number",
+                 " up to ", limit);
+    if (std::find(s.values.begin(), s.values.end(), x) != s.values.end())
+      LOOM_THROW(Error, "--sweep '", text, "': ", v, " is given twice");
     s.values.push_back(x);
   }
   return s;
@@ -214,11 +222,14 @@ void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
                              p.area.bram36 / kPartBram36};
     p.binding = *std::max_element(std::begin(shares), std::end(shares));
     p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
+    if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
     p.ok = true;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // any failure is the point's, never the sweep's
     p.ok = false;
     p.reason = e.what();
     p.layers.clear();
+    p.cycles = 0;
+    p.macs = 0;
   }
 }
 
@@ -353,8 +364,14 @@ int dse_cmd(const std::vector<std::string>& args) {
   std::vector<Sweep> sweeps;
   for (const std::string& t : sweep_texts) sweeps.push_back(parse_sweep(t));
   for (size_t i = 0; i < sweeps.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
+    for (size_t j = 0; j < i; ++j) {
       if (sweeps[i].name == sweeps[j].name) LOOM_THROW(Error, "--sweep ", sweeps[i].name, " is given twice");
+      auto is_block = [](const std::string& n) { return n == "block_in" || n == "block_out"; };
+      if ((sweeps[i].name == "block" && is_block(sweeps[j].name)) ||
+          (sweeps[j].name == "block" && is_block(sweeps[i].name)))
+        LOOM_THROW(Error, "--sweep block sets block_in and block_out: not together with --sweep ",
+                   sweeps[i].name == "block" ? sweeps[j].name : sweeps[i].name);
+    }
   accel::AccelConfig base = base_path.empty() ? accel::default_config() : accel::AccelConfig::load(base_path);
   Workload work;
   std::string workload;
@@ -437,7 +454,7 @@ int dse_cmd(const std::vector<std::string>& args) {
     if (p.pareto) {
       std::cout << "  p" << p.index << " " << p.id << ":";
       for (auto& [k, v] : p.values)
-        std::cout << " " << k << "=" << std::setprecision(k == "dram_bytes_per_cycle" ? 1 : 0) << v;
+        std::cout << " " << k << "=" << std::defaultfloat << std::setprecision(6) << v << std::fixed;
       std::cout << std::setprecision(3) << "  " << double(p.cycles) / 1e6 << " M cycles, area " << std::setprecision(1)
                 << p.area_mean * 100 << "% of an xc7z020 (LUT " << std::setprecision(0) << p.area.lut << ", DSP "
                 << p.area.dsp << ", BRAM36 " << p.area.bram36 << (p.binding <= 1 ? "; fits" : "; does not fit")

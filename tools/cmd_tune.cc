@@ -86,9 +86,11 @@ tune::TuneResult tune_accel_conv(const tune::Conv2dShape& shape, const accel::Ac
   auto model = tune::make_accel_conv2d_template(shape, config, measure);
   tune::TuneResult r = tune_one(*model, o, "", quiet, tune::accel_target_key(config, measure));
   tune::TuneResult c = tune::confirm_on(*rtl, r, o);
+  const tune::Trial& confirmed = c.trials.back();
   std::cout << "  on the RTL: default " << c.default_trial.cycles << " cycles (the model: " << r.default_trial.cycles
-            << "), the model's best " << c.trials.back().cycles << " (the model: " << r.best.cycles << "); kept "
-            << tune::config_str(c.best.config) << "\n";
+            << "), the model's best "
+            << (confirmed.ok ? std::to_string(confirmed.cycles) : "failed (" + confirmed.error + ")")
+            << " (the model: " << r.best.cycles << "); kept " << tune::config_str(c.best.config) << "\n";
   if (!log.empty()) {
     tune::append_to_log(log, *rtl, tune::accel_target_key(config, "rtl"), c);
     std::cout << "  appended the RTL's figures to " << log << "\n";

@@ -7,14 +7,14 @@ namespace loom::accel {
 
 namespace {
 
-// Fitted to loom hw-report (yosys synth_xilinx, xc7, 2026-11-27) on 1x8x8, a 1x16x16 with half the
-// default scratchpads, the default config and batch2; docs/perf_model.md has the data and the
-// errors. LUTs grow with the GEMM core's products (multipliers, reduction trees), with the output
-// lanes (batch x block_out: the ALU, requantization and store paths are per lane) and with the
-// scratchpads' bytes (address decoding, read multiplexers); flip-flops with the products (the
-// pipeline registers). The ALU's multiplier takes 3 DSPs a lane.
-constexpr double kLutBase = 5575, kLutPerProduct = 27.94, kLutPerLane = 1049.6, kLutPerScratchpadKiB = 6.37;
-constexpr double kFfBase = 9456, kFfPerProduct = 49.3;
+// Least squares over loom hw-report (yosys synth_xilinx, xc7, 2026-11-27) on five configs: 1x8x8,
+// a 1x16x16 with half the default scratchpads, the default, batch2 and 1x32x32 (docs/perf_model.md
+// has the data and the errors). LUTs grow with the GEMM core's products (multipliers, reduction
+// trees), with the output lanes (batch x block_out: the ALU, requantization and store paths are
+// per lane) and with the scratchpads' bytes (address decoding, read multiplexers); flip-flops with
+// the products and lanes (pipeline registers). The ALU's multiplier takes 3 DSPs a lane.
+constexpr double kLutBase = 5007, kLutPerProduct = 18.49, kLutPerLane = 1213.1, kLutPerScratchpadKiB = 6.92;
+constexpr double kFfBase = 8757, kFfPerProduct = 39.09, kFfPerLane = 197.5;
 constexpr double kAluDspPerLane = 3, kDspBase = 5;
 
 }  // namespace
@@ -50,7 +50,7 @@ AreaEstimate estimate_area(const AccelConfig& c, bool packed_gemm) {
       double(c.inp_buffer_bytes + c.wgt_buffer_bytes + c.acc_buffer_bytes + c.out_buffer_bytes + c.uop_buffer_bytes) /
       1024;
   a.lut = kLutBase + kLutPerProduct * products + kLutPerLane * lanes + kLutPerScratchpadKiB * kib;
-  a.ff = kFfBase + kFfPerProduct * products;
+  a.ff = kFfBase + kFfPerProduct * products + kFfPerLane * lanes;
   return a;
 }
 

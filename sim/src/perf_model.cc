@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <deque>
 #include <queue>
 #include <sstream>
@@ -131,27 +132,32 @@ class Model {
     dram_schedule();
   }
   bool active(const std::deque<DramBurst>& q, double t) const { return !q.empty() && double(q.front().ready) <= t; }
-  // Progress from dram_time_ to now_, ending the bursts whose last beat went by now.
+  // Progress from dram_time_ to now_, ending the bursts whose last beat went by now. Each step
+  // ends a front burst or lets one start, so the loop ends; a burst ends at the time computed for
+  // it, not when a floating-point remainder reaches zero.
   void dram_advance() {
     const double rate = p_.dram_bytes_per_cycle / double(config_.dram_bus_bytes());  // beats a cycle, both ways
-    while (dram_time_ < double(now_)) {
+    const double never = std::numeric_limits<double>::infinity();
+    for (;;) {
       bool r = active(reads_, dram_time_), w = active(writes_, dram_time_);
-      double next = double(now_);
+      double share = r && w ? rate / 2 : rate;
+      double end_r = r ? dram_time_ + reads_.front().remaining / share : never;
+      double end_w = w ? dram_time_ + writes_.front().remaining / share : never;
+      double next = std::min(end_r, end_w);
       if (!reads_.empty() && !r) next = std::min(next, double(reads_.front().ready));
       if (!writes_.empty() && !w) next = std::min(next, double(writes_.front().ready));
-      double share = r && w ? rate / 2 : rate;
-      if (r) next = std::min(next, dram_time_ + reads_.front().remaining / share);
-      if (w) next = std::min(next, dram_time_ + writes_.front().remaining / share);
-      double dt = next - dram_time_;
+      double to = std::min(next, double(now_));
+      double dt = std::max(0.0, to - dram_time_);
       if (r) reads_.front().remaining -= dt * share;
       if (w) writes_.front().remaining -= dt * share;
       dram_busy_ += dt * ((r ? share : 0) + (w ? share : 0)) / rate;
-      dram_time_ = next;
-      if (r && reads_.front().remaining <= 1e-9) {
+      dram_time_ = std::max(dram_time_, to);
+      if (next > double(now_)) return;
+      if (r && end_r <= next) {
         burst_served(reads_.front().requester, false);
         reads_.pop_front();
       }
-      if (w && writes_.front().remaining <= 1e-9) {
+      if (w && end_w <= next) {
         burst_served(writes_.front().requester, true);
         writes_.pop_front();
       }
@@ -173,7 +179,9 @@ class Model {
       earliest(double(writes_.front().ready));
     if (next < 0) return;
     ++dram_version_;
-    schedule(std::max(now_, uint64_t(std::ceil(next - 1e-9))), EventKind::Dram, int(dram_version_));
+    // Strictly after the last advance (everything ending by now_ has ended): waking at a cycle that
+    // rounds below a burst's end would only reschedule itself.
+    schedule(std::max(now_ + 1, uint64_t(std::ceil(next))), EventKind::Dram, int(dram_version_));
   }
   void dram_update() {
     dram_advance();
@@ -181,7 +189,7 @@ class Model {
   }
   // A burst's last beat went: a read's data is there, a write's response comes after the latency.
   void burst_served(int requester, bool write) {
-    uint64_t at = uint64_t(std::ceil(dram_time_ - 1e-9));
+    uint64_t at = std::max(now_, uint64_t(std::ceil(dram_time_ - 1e-9)));
     if (requester < 0)
       schedule(at, EventKind::FetchDone, -1);
     else
@@ -392,13 +400,20 @@ class Model {
 
 }  // namespace
 
+void check_params(const PerfParams& p) {
+  if (!(p.dram_bytes_per_cycle > 0 && p.dram_bytes_per_cycle <= 4096))
+    LOOM_THROW(ConfigError, "performance model: dram_bytes_per_cycle must be in (0, 4096], is ", p.dram_bytes_per_cycle);
+  const std::pair<const char*, uint32_t> positive[] = {{"fetch_buffer", p.fetch_buffer},
+                                                       {"queue_depth", p.queue_depth},
+                                                       {"bursts_in_flight", p.bursts_in_flight},
+                                                       {"burst_issue_gap", p.burst_issue_gap}};
+  for (auto [name, value] : positive)
+    if (value == 0) LOOM_THROW(ConfigError, "performance model: ", name, " must be at least 1, is 0");
+}
+
 PerfEstimate estimate_cycles(const std::vector<Instruction>& stream, const AccelConfig& config,
                              const PerfParams& params, std::vector<InsnTiming>* timings) {
-  if (params.dram_bytes_per_cycle <= 0 || params.fetch_buffer == 0 || params.queue_depth == 0 ||
-      params.bursts_in_flight == 0)
-    LOOM_THROW(ConfigError,
-               "performance model: dram_bytes_per_cycle, fetch_buffer, queue_depth and bursts_in_flight "
-               "must be positive");
+  check_params(params);
   return Model(stream, config, params, timings).run();
 }
 

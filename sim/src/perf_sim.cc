@@ -75,7 +75,9 @@ PerfParams PerfParams::from_json(const std::string& json_text) {
 }
 
 PerfSim::PerfSim(AccelConfig config, PerfParams params, uint64_t dram_bytes)
-    : FunctionalSim(std::move(config), dram_bytes), params_(params) {}
+    : FunctionalSim(std::move(config), dram_bytes), params_(params) {
+  check_params(params_);
+}
 
 void PerfSim::write_reg(uint32_t offset, uint32_t value) {
   if (offset != reg::kControl || !(value & reg::kStart)) return FunctionalSim::write_reg(offset, value);
@@ -127,27 +129,41 @@ void PerfSim::write_trace(const std::vector<Instruction>& stream, const std::vec
   if (!f) LOOM_THROW(DeviceError, "perf backend: cannot write the timeline '", params_.trace_path, "'");
 }
 
-// The stream fetched, decoded and checked as fsim would, then timed; nothing executes.
+// The stream fetched, decoded and checked as fsim would (one instruction at a time, so a bogus
+// INSN_COUNT fails at its first bad fetch), then timed; nothing executes.
 void PerfSim::time_only() {
   status_ = 0;
   error_.clear();
+  error_index_ = 0;
   uint64_t addr = uint64_t(FunctionalSim::read_reg(reg::kInsnAddrHi)) << 32 | FunctionalSim::read_reg(reg::kInsnAddrLo);
   uint32_t count = FunctionalSim::read_reg(reg::kInsnCount);
+  uint32_t k = 0;
   try {
-    std::vector<InsnWord> words(count);
-    read(addr, words.data(), uint64_t(count) * sizeof(InsnWord));
     auto t0 = std::chrono::steady_clock::now();
     IsaLayout layout(config());
     stream_.clear();
-    for (uint32_t k = 0; k < count; ++k) {
-      stream_.push_back(decode(words[k], layout, k));
+    bool finish = false;
+    for (; k < count; ++k) {
+      InsnWord w;
+      try {
+        read(addr + 16ull * k, w.data(), sizeof w);
+      } catch (const DeviceError&) {
+        LOOM_THROW(DeviceError, "instruction ", k, ": fetch address is outside allocated device memory");
+      }
+      stream_.push_back(decode(w, layout, k));
       check_instruction(stream_.back(), config(), k);
+      finish |= stream_.back().opcode == Opcode::Finish;
     }
-    estimate_ = estimate_cycles(stream_, config(), params_);
+    if (!finish) LOOM_THROW(DeviceError, "instruction ", count, ": the stream has no FINISH instruction");
+    std::vector<InsnTiming> timings;
+    estimate_ = estimate_cycles(stream_, config(), params_, params_.trace_path.empty() ? nullptr : &timings);
     model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++runs_;
+    if (!params_.trace_path.empty()) write_trace(stream_, timings);
     status_ = reg::kDone;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     error_ = e.what();
+    error_index_ = k;
     status_ = reg::kError;
   }
 }
@@ -155,6 +171,7 @@ void PerfSim::time_only() {
 uint32_t PerfSim::read_reg(uint32_t offset) {
   auto word = [&](uint64_t v) { return uint32_t(offset % 8 == 0 ? v : v >> 32); };
   if (!params_.functional && offset == reg::kStatus) return status_;
+  if (!params_.functional && offset == reg::kErrorIndex) return error_index_;
   // Without execution fsim counts nothing; the multiply-accumulates follow from the GEMM core's
   // steps (each a full block).
   if (!params_.functional && (offset & ~4u) == counter_reg(AccelCounter::GemmMacs))

@@ -616,6 +616,30 @@ TEST(GraphPasses, PartlyDeadConvolutionTapsSplitIntoRegions) {
   }
 }
 
+// Two atrous convs in a row, both split: the second reads the first's regions through their
+// concat, which the pass types at once (it was read untyped, an internal error). Against the
+// interpreter on the original graph.
+TEST(GraphPasses, ChainedPartlyDeadConvolutionsSplit) {
+  Graph g;
+  int x = g.add_input("x", {{1, 64, 14, 14}, DataType::Float(32)});
+  Attrs a = Attrs().set("pads", std::vector<int64_t>(4, 12)).set("dilations", std::vector<int64_t>{12, 12});
+  int y = x;
+  for (int k = 0; k < 2; ++k)
+    y = g.add_op("conv2d", "atrous" + std::to_string(k),
+                 {y, g.add_constant("w" + std::to_string(k), test::random_float32({64, 64, 3, 3}, 7 + k, -0.1, 0.1))},
+                 a);
+  g.outputs = {y};
+  infer_types(g);
+  Graph o = g;
+  prune_conv_taps(o);
+  size_t convs = 0;
+  for (const Node& n : o.nodes) convs += n.op == "conv2d";
+  EXPECT_EQ(convs, 18u) << o.str();
+  NDArray in = test::random_float32({1, 64, 14, 14}, 9);
+  NDArray want = reference_run(g, {in})[0], got = reference_run(o, {in})[0];
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i;
+}
+
 TEST(GraphPasses, ConstantSubgraphsFold) {
   Graph g;
   int x = g.add_input("x", {{2, 3}, DataType::Float(32)});

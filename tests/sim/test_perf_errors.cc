@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "accel/accel_harness.h"
@@ -78,6 +79,34 @@ TEST(PerfModelErrors, DmaEnginesShareTheDram) {
   PerfParams half;
   half.dram_bytes_per_cycle = 8;
   EXPECT_GT(estimate_cycles({inp}, c, half).cycles, alone_inp * 19 / 10);  // bandwidth-bound: about twice
+}
+
+// Bandwidths that are not a power of two of the bus leave fractional burst ends; the model still
+// ends (a burst ends at its computed time, not when a rounded remainder reaches zero), even where
+// the cycle count is in the tens of millions, and its cycles follow the bandwidth.
+TEST(PerfModelErrors, FractionalBandwidthsEnd) {
+  AccelConfig c = default_config();
+  std::vector<Instruction> stream;
+  for (int k = 0; k < 64; ++k) stream.push_back(load(MemType::Inp, 2048, 64));  // 64 x 131072 beats
+  Instruction store;
+  store.opcode = Opcode::Store;
+  store.mem = MemType::Out;
+  store.y_size = 64, store.x_size = 64, store.x_stride = 64;
+  stream.push_back(store);
+  uint64_t previous = 0;
+  for (double bandwidth : {48.0, 12.0, 3.3}) {
+    PerfParams p;
+    p.dram_bytes_per_cycle = bandwidth;
+    uint64_t cycles = estimate_cycles(stream, c, p).cycles;
+    EXPECT_GT(cycles, uint64_t(64 * 131072 * 16 / bandwidth)) << bandwidth;
+    EXPECT_GT(cycles, previous) << bandwidth;  // less bandwidth, more cycles
+    previous = cycles;
+  }
+  PerfParams bad;
+  bad.dram_bytes_per_cycle = std::numeric_limits<double>::infinity();
+  EXPECT_NE(test::error_text<ConfigError>([&] { estimate_cycles(stream, c, bad); })
+                .find("dram_bytes_per_cycle must be in (0, 4096]"),
+            std::string::npos);
 }
 
 TEST(PerfModelErrors, BadOptionsAreNamed) {

@@ -149,6 +149,10 @@ bool split_live_regions(Graph& g, int id) {
   int joined = row_parts.size() == 1
                    ? row_parts[0]
                    : g.add_op("concat", g.unique_name(n.name + "_regions"), row_parts, Attrs().set("axis", int64_t(2)));
+  // The regions' concat has the conv's type: a later conv of this pass may read it before the pass
+  // ends and types the graph again.
+  g.node(joined).type = n.type;
+  g.node(joined).typed = true;
   g.replace_uses(id, joined);
   return true;
 }

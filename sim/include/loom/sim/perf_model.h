@@ -60,6 +60,10 @@ struct PerfEstimate {
   uint64_t dram_busy_cycles = 0;  // cycles the DRAM data bus moved a beat
 };
 
+// ConfigError naming a parameter out of its range (a bandwidth that is not in (0, 4096], a queue,
+// buffer or burst count of 0).
+void check_params(const PerfParams& params);
+
 // When an instruction executed: from its first cycle to its end (the RTL timeline's "busy" slice).
 struct InsnTiming {
   uint64_t start = 0, end = 0;
@@ -90,7 +94,7 @@ class PerfSim : public FunctionalSim {
   PerfParams params_;
   PerfEstimate estimate_;
   std::vector<accel::Instruction> stream_;
-  uint32_t status_ = 0;  // without `functional`: STATUS of the last run
+  uint32_t status_ = 0, error_index_ = 0;  // without `functional`: STATUS and ERROR_INDEX of the last run
   std::string error_;
   uint32_t runs_ = 0;
   std::vector<std::string> trace_events_;  // serialized, every run so far
