@@ -3,7 +3,8 @@
 // (the functional simulator's results with the model's cycles). Per layer: both cycle counts and
 // the model's error, the RTL's simulation time against the model's (timing alone, and the perf
 // backend's whole run with the functional simulation), outputs compared bit-exactly; then the
-// conv layers of the whole network (each layer times its repeats).
+// conv layers of the whole network (each layer times its repeats), and the whole int8 ResNet-18
+// compiled for each config (one inference on each backend).
 //
 //   perf_model_bench [--configs default,1x32x32] [--layers all|c2,c5,...] [--vthreads 2]
 //                    [--max-layer-error 5] [--max-total-error 2] [--calibrate]
@@ -25,6 +26,12 @@
 #include "accel_layers.h"
 #include "bench_util.h"
 #include "loom/runtime/error.h"
+#ifdef LOOM_HAVE_GRAPH
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
+#include "loom/runtime/graph_executor.h"
+#endif
 #include "loom/sim/perf_model.h"
 #include "loom/sim/rtl_sim.h"
 
@@ -223,6 +230,48 @@ int main(int argc, char** argv) try {
       ++failures;
     }
   }
+#ifdef LOOM_HAVE_GRAPH
+  // The whole int8 ResNet-18 (224x224, its int8 layers on the accelerator) per config: one inference
+  // on the RTL and on perf, every accelerator kernel's cycles summed, the outputs compared.
+  if (which == "all") {
+    graph::Graph g = graph::builtin_model("resnet18", 1, 224);
+    NDArray x = NDArray::empty({1, 3, 224, 224}, DataType::Float(32));
+    x.fill_random(7);
+    graph::Graph q = graph::quantize(g, {{x}}).graph;
+    for (const std::string& name : configs) {
+      accel::AccelConfig cfg = config_named(name);
+      graph::BuildOptions bo;
+      bo.accel = cfg;
+      runtime::ModelFile file = graph::build(q, bo).file;
+      auto infer = [&](const std::string& backend, uint64_t& cycles, double& seconds) {
+        runtime::ExecutorOptions eo;
+        eo.accel_backend = backend;
+        auto ex = runtime::GraphExecutor::from_model_file(file, "resnet18", eo);
+        auto t0 = std::chrono::steady_clock::now();
+        NDArray out = ex.run({x})[0];
+        seconds = seconds_since(t0);
+        cycles = 0;
+        for (size_t k = 0; k < ex.kernels().size(); ++k)
+          if (ex.kernels()[k].device == runtime::KernelDevice::Accel) cycles += ex.accel_stats()[k].cycles;
+        return out;
+      };
+      uint64_t rtl_cycles = 0, perf_cycles = 0;
+      double rtl_s = 0, perf_s = 0;
+      NDArray want = infer("rtl", rtl_cycles, rtl_s), got = infer("perf", perf_cycles, perf_s);
+      bool same = want.nbytes() == got.nbytes() && std::memcmp(want.raw_data(), got.raw_data(), want.nbytes()) == 0;
+      double err = 100.0 * (double(perf_cycles) - double(rtl_cycles)) / double(rtl_cycles);
+      std::cout << "  " << name << ": whole int8 ResNet-18, " << std::setprecision(3) << rtl_cycles / 1e6
+                << " M cycles on the RTL (" << std::setprecision(1) << rtl_s << " s), " << std::setprecision(3)
+                << perf_cycles / 1e6 << " M on perf (" << std::setprecision(2) << perf_s
+                << " s with fsim's execution), error " << err << "%, output " << (same ? "equal" : "DIFFERENT") << "\n";
+      failures += !same;
+      if (std::fabs(err) > max_total) {
+        std::cout << "FAIL: whole int8 ResNet-18 error " << err << "% beyond " << max_total << "%\n";
+        ++failures;
+      }
+    }
+  }
+#endif
   // `loom dse` on a 50-point sweep of the whole conv set (2 GEMM shapes x 5 weight scratchpads x 5
   // DRAM bandwidths), on the local cores: the wall time a design-space study takes.
   {

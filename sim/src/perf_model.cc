@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <deque>
+#include <limits>
 #include <queue>
 #include <sstream>
 
@@ -402,7 +402,8 @@ class Model {
 
 void check_params(const PerfParams& p) {
   if (!(p.dram_bytes_per_cycle > 0 && p.dram_bytes_per_cycle <= 4096))
-    LOOM_THROW(ConfigError, "performance model: dram_bytes_per_cycle must be in (0, 4096], is ", p.dram_bytes_per_cycle);
+    LOOM_THROW(ConfigError, "performance model: dram_bytes_per_cycle must be in (0, 4096], is ",
+               p.dram_bytes_per_cycle);
   const std::pair<const char*, uint32_t> positive[] = {{"fetch_buffer", p.fetch_buffer},
                                                        {"queue_depth", p.queue_depth},
                                                        {"bursts_in_flight", p.bursts_in_flight},

@@ -104,8 +104,9 @@ TEST(PerfModelErrors, FractionalBandwidthsEnd) {
   }
   PerfParams bad;
   bad.dram_bytes_per_cycle = std::numeric_limits<double>::infinity();
-  EXPECT_NE(test::error_text<ConfigError>([&] { estimate_cycles(stream, c, bad); })
-                .find("dram_bytes_per_cycle must be in (0, 4096]"),
+  EXPECT_NE(test::error_text<ConfigError>([&] {
+              estimate_cycles(stream, c, bad);
+            }).find("dram_bytes_per_cycle must be in (0, 4096]"),
             std::string::npos);
 }
 
