@@ -179,6 +179,57 @@ void run_model(Point& p, const accel::AccelConfig& cfg, const sim::PerfParams& p
 }
 #endif
 
+std::vector<std::string> graph_model_names() {
+#ifdef LOOM_HAVE_GRAPH
+  return graph::builtin_model_names();
+#else
+  return {};
+#endif
+}
+
+// The workload a job description names: "resnet18-convs:c2,c10" (ResNet-18's conv layers) or
+// "model:NAME[@IMAGE]:int8" (a built-in model at that image size, or an .onnx file, int8).
+Workload workload_from(const std::string& desc) {
+  Workload w;
+  const std::string convs = "resnet18-convs:", model = "model:", int8 = ":int8";
+  if (desc.rfind(convs, 0) == 0) {
+    std::stringstream ss(desc.substr(convs.size()));
+    for (std::string name; std::getline(ss, name, ',');) {
+      const auto& table = ops::resnet18_accel_conv_layers();
+      auto it = std::find_if(table.begin(), table.end(), [&](const auto& l) { return name == l.name; });
+      if (it == table.end()) LOOM_THROW(Error, "workload '", desc, "': ResNet-18 has no conv layer '", name, "'");
+      w.layers.push_back(*it);
+    }
+    if (w.layers.empty()) LOOM_THROW(Error, "workload '", desc, "' names no layer");
+    return w;
+  }
+  if (desc.rfind(model, 0) == 0 && desc.size() > model.size() + int8.size() &&
+      desc.compare(desc.size() - int8.size(), int8.size(), int8) == 0) {
+#ifdef LOOM_HAVE_GRAPH
+    std::string name = desc.substr(model.size(), desc.size() - model.size() - int8.size());
+    int64_t image = 224;
+    auto names = graph::builtin_model_names();
+    size_t at = name.rfind('@');
+    if (at != std::string::npos && std::find(names.begin(), names.end(), name.substr(0, at)) != names.end()) {
+      if (!detail::parse_number(name.substr(at + 1), image) || image < 32 || image > 1024)
+        LOOM_THROW(Error, "workload '", desc, "': the image size must be a whole number in [32, 1024]");
+      name = name.substr(0, at);
+    }
+    bool builtin = std::find(names.begin(), names.end(), name) != names.end() && !fs::exists(name);
+    if (!builtin && !fs::is_regular_file(name))
+      LOOM_THROW(Error, "workload '", desc, "': '", name, "' is neither a file nor a built-in model");
+    graph::Graph g = builtin ? graph::builtin_model(name, 1, image) : frontend::import_onnx(name, {});
+    auto calibration = calibration_set("1", g);
+    w.input = calibration[0][0];
+    w.model = graph::quantize(std::move(g), calibration, {}).graph;
+    return w;
+#else
+    LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
+#endif
+  }
+  LOOM_THROW(Error, "workload '", desc, "': expected resnet18-convs:LAYERS or model:NAME[@IMAGE]:int8");
+}
+
 // Runs one point: its config built and checked, every layer (or the model) compiled and timed.
 void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
   try {
@@ -332,6 +383,61 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
   return "plots: " + (dir / "pareto.svg").string() + (pareto.empty() ? "" : ", " + (dir / "utilization.svg").string());
 }
 
+// One job of a points.jsonl: {"id", "job": {"config", "workload", "backend", "options"}}, run as the
+// sweep ran it; prints {"id", "status", "cycles", ...} (status "illegal" with the reason).
+int run_job(const std::string& file, int line) {
+  std::ifstream f(file);
+  std::string text;
+  for (int k = 0; k < line; ++k)
+    if (!std::getline(f, text)) LOOM_THROW(Error, "--run-job '", file, "' has no line ", line);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const std::exception& e) {
+    LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": not JSON: ", e.what());
+  }
+  if (!j.is_object() || !j.contains("job") || !j["job"].is_object() || !j["job"].contains("config") ||
+      !j["job"].contains("workload") || !j["job"]["workload"].is_string() || !j["job"].contains("options") ||
+      !j["job"]["options"].is_object())
+    LOOM_THROW(Error, "--run-job '", file, "' line ", line,
+               ": expected {\"id\", \"job\": {\"config\", \"workload\", \"backend\", \"options\"}}");
+  if (j["job"].value("backend", "") != "perf")
+    LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": backend '", j["job"].value("backend", ""),
+               "': loom dse runs jobs on perf");
+  Point p;
+  p.description = j["job"];
+  p.id = stable_id(p.description);
+  if (j.contains("id") && j["id"] != p.id)
+    LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": id ", j["id"].dump(), " is not the description's (",
+               p.id, "): the job was edited");
+  for (auto& [k, v] : p.description["options"].items()) {
+    if (std::find(kRunParams.begin(), kRunParams.end(), k) == kRunParams.end() || !v.is_number())
+      LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": unknown or non-numeric option '", k, "'");
+    p.values[k] = v.get<double>();
+  }
+  Workload w = workload_from(p.description["workload"].get<std::string>());
+  json config = p.description["config"];
+  config["name"] = "dse-" + p.id.substr(0, 8);  // as the sweep names it, so the reasons read the same
+  try {
+    run_point(p, accel::AccelConfig::from_json(config.dump()), w);
+  } catch (const Error& e) {  // a config its own checks refuse: an illegal point, as in the sweep
+    p.ok = false;
+    p.reason = e.what();
+  }
+  json r = {{"id", p.id}, {"status", p.ok ? "ok" : "illegal"}};
+  if (p.ok) {
+    r["cycles"] = p.cycles;
+    r["macs"] = p.macs;
+    r["area"] = {{"lut", p.area.lut}, {"ff", p.area.ff}, {"dsp", p.area.dsp}, {"bram36", p.area.bram36}};
+    for (const LayerResult& l : p.layers)
+      r["layers"].push_back({{"layer", l.layer}, {"cycles", l.cycles}, {"utilization", l.utilization}});
+  } else {
+    r["reason"] = p.reason;
+  }
+  std::cout << r.dump() << "\n";
+  return 0;
+}
+
 int dse_cmd(const std::vector<std::string>& args) {
   CLI::App app{
       "Design-space exploration of the accelerator: sweep config parameters over ResNet-18's conv layers, "
@@ -344,9 +450,15 @@ int dse_cmd(const std::vector<std::string>& args) {
   app.add_option("--sweep", sweep_texts,
                  "NAME=V1,V2,...: block (block_in and block_out together), batch, block_in, block_out, inp_kib, "
                  "wgt_kib, acc_kib, out_kib, uop_kib, dram_latency, dram_bytes_per_cycle, vthreads, queue_depth "
-                 "(repeat for a cross product)")
-      ->required();
-  app.add_option("--out", out, "folder for points.csv, layers.csv, points.jsonl and the plots")->required();
+                 "(repeat for a cross product)");
+  app.add_option("--out", out, "folder for points.csv, layers.csv, points.jsonl and the plots");
+  std::string job_file;
+  int job_line = 1;
+  app.add_option("--run-job", job_file,
+                 "run one point described in a JSON-lines file (a sweep's points.jsonl; what a cluster runner does "
+                 "with each line) and print its result as JSON")
+      ->check(CLI::ExistingFile);
+  number_option(app, "--line", job_line, "--run-job: the line of the file (1 = the first)", 1, 100000000);
   app.add_option("--base", base_path, "the config the sweeps start from (default: the built-in default)")
       ->check(CLI::ExistingFile);
   app.add_option("--layers", layer_list, "ResNet-18 conv layers: all, or a list such as c2,c5,c11")
@@ -361,6 +473,8 @@ int dse_cmd(const std::vector<std::string>& args) {
   app.add_flag("-q,--quiet", quiet, "no progress bar");
   if (int rc = parse(app, args); rc >= 0) return rc;
 
+  if (!job_file.empty()) return run_job(job_file, job_line);
+  if (sweep_texts.empty() || out.empty()) LOOM_THROW(Error, "loom dse needs --sweep and --out (or --run-job FILE)");
   std::vector<Sweep> sweeps;
   for (const std::string& t : sweep_texts) sweeps.push_back(parse_sweep(t));
   for (size_t i = 0; i < sweeps.size(); ++i)
@@ -373,32 +487,23 @@ int dse_cmd(const std::vector<std::string>& args) {
                    sweeps[i].name == "block" ? sweeps[j].name : sweeps[i].name);
     }
   accel::AccelConfig base = base_path.empty() ? accel::default_config() : accel::AccelConfig::load(base_path);
-  Workload work;
   std::string workload;
   if (!model.empty()) {
-#ifdef LOOM_HAVE_GRAPH
-    auto names = graph::builtin_model_names();
+    auto names = graph_model_names();
     bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !fs::exists(model);
-    if (!builtin && !fs::is_regular_file(model))
-      LOOM_THROW(Error, "--model '", model, "' is neither a file nor a built-in model");
-    graph::Graph g = builtin ? graph::builtin_model(model, 1, image) : frontend::import_onnx(model, {});
-    auto calibration = calibration_set("1", g);
-    work.input = calibration[0][0];
-    work.model = graph::quantize(std::move(g), calibration, {}).graph;
     workload = "model:" + model + (builtin ? "@" + std::to_string(image) : "") + ":int8";
     jobs = 1;  // one model build at a time
-#else
-    LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
-#endif
   } else {
-    for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers())
-      if (layer_list == "all" || ("," + layer_list + ",").find(std::string(",") + l.name + ",") != std::string::npos)
-        work.layers.push_back(l);
-    if (work.layers.empty())
-      LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
     workload = "resnet18-convs:";
-    for (size_t i = 0; i < work.layers.size(); ++i) workload += std::string(i ? "," : "") + work.layers[i].name;
+    bool any = false;
+    for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers())
+      if (layer_list == "all" || ("," + layer_list + ",").find(std::string(",") + l.name + ",") != std::string::npos) {
+        workload += std::string(any ? "," : "") + l.name;
+        any = true;
+      }
+    if (!any) LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
   }
+  Workload work = workload_from(workload);
 
   std::vector<Point> points;
   for (auto& values : cross_product(sweeps)) {
