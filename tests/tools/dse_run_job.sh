@@ -12,4 +12,8 @@ reason=$(sed -n 2p "$dir/points.csv" | sed 's/.*,"\(.*\)"$/\1/')  # point 0 (blo
 "$loom" dse --run-job "$dir/points.jsonl" --line 1 > "$dir/illegal.json"
 grep -q '"status":"illegal"' "$dir/illegal.json" || { echo "not illegal: $(cat "$dir/illegal.json")"; exit 1; }
 grep -qF "$reason" "$dir/illegal.json" || { echo "reasons differ: sweep '$reason', job $(cat "$dir/illegal.json")"; exit 1; }
+# An edited description no longer matches its id: refused, not run as something else.
+sed -n 2p "$dir/points.jsonl" | sed 's/"block_in":16/"block_in":32/' > "$dir/edited.jsonl"
+if "$loom" dse --run-job "$dir/edited.jsonl" > "$dir/edited.out" 2>&1; then echo "edited job ran"; exit 1; fi
+grep -q "the job was edited" "$dir/edited.out" || { echo "no clear error: $(cat "$dir/edited.out")"; exit 1; }
 echo "JOB_SAME cycles $want"
