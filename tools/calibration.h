@@ -1,5 +1,5 @@
-// The inputs post-training quantization calibrates on (`loom compile --calibrate`, `loom tune
-// model --target accel`).
+// The models the model commands load and the inputs post-training quantization calibrates on
+// (`loom compile --calibrate`, `loom tune model`, `loom dse --model`).
 #pragma once
 #ifdef LOOM_HAVE_GRAPH
 #include <string>
@@ -9,6 +9,10 @@
 #include "loom/runtime/ndarray.h"
 
 namespace loom::tools {
+
+// A built-in model (resnet18, resnet50, mobilenet_v2, mlp) at batch x image, or an ONNX file (a
+// file of that name wins); an Error naming it if it is neither.
+graph::Graph load_model(const std::string& model, int64_t batch, int64_t image);
 
 // `spec`: a number of deterministic random inputs (uniform in [-1, 1]), or a folder of .npy
 // files, each one input of a single-input model (sorted by name).

@@ -34,7 +34,6 @@
 #include "loom/sim/perf_model.h"
 #ifdef LOOM_HAVE_GRAPH
 #include "calibration.h"
-#include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
@@ -75,7 +74,7 @@ struct Point {
   bool ok = false;
   std::string reason;  // why an illegal point is illegal
   uint64_t cycles = 0;
-  double macs = 0;
+  double macs = 0, utilization = 0;  // GEMM utilization: macs / (cycles x the core's products)
   accel::AreaEstimate area;
   double area_mean = 0;  // the mean of the four resources' shares of an xc7z020 (the area axis)
   double binding = 0;    // the largest share: above 1 the point does not fit the part
@@ -215,10 +214,7 @@ Workload workload_from(const std::string& desc) {
         LOOM_THROW(Error, "workload '", desc, "': the image size must be a whole number in [32, 1024]");
       name = name.substr(0, at);
     }
-    bool builtin = std::find(names.begin(), names.end(), name) != names.end() && !fs::exists(name);
-    if (!builtin && !fs::is_regular_file(name))
-      LOOM_THROW(Error, "workload '", desc, "': '", name, "' is neither a file nor a built-in model");
-    graph::Graph g = builtin ? graph::builtin_model(name, 1, image) : frontend::import_onnx(name, {});
+    graph::Graph g = load_model(name, 1, image);
     auto calibration = calibration_set("1", g);
     w.input = calibration[0][0];
     w.model = graph::quantize(std::move(g), calibration, {}).graph;
@@ -230,24 +226,22 @@ Workload workload_from(const std::string& desc) {
   LOOM_THROW(Error, "workload '", desc, "': expected resnet18-convs:LAYERS or model:NAME[@IMAGE]:int8");
 }
 
-// Runs one point: its config built and checked, every layer (or the model) compiled and timed.
-void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
+// Runs one point as its description says (the config, the run options): every layer (or the
+// model) compiled and timed. The sweep and --run-job both come here with nothing else to go on.
+void run_point(Point& p, const Workload& w) {
   try {
-    json cj = json::parse(base.to_json());
-    for (const std::string& k : {"batch", "block_in", "block_out"})
-      if (p.values.count(k)) cj[k] = int64_t(p.values[k]);
-    for (const std::string& m : {"inp", "wgt", "acc", "out", "uop"})
-      if (p.values.count(m + "_kib")) cj[m + "_buffer_bytes"] = int64_t(p.values[m + "_kib"] * 1024);
+    json cj = p.description.at("config");
     cj["name"] = "dse-" + p.id.substr(0, 8);
     accel::AccelConfig cfg = accel::AccelConfig::from_json(cj.dump());
     accel::IsaLayout layout(cfg);  // the ISA's fields must hold the config's scratchpad indices
     (void)layout;
+    const json& options = p.description.at("options");
     sim::PerfParams params;
     params.functional = false;
-    if (p.values.count("dram_latency")) params.dram_latency = uint32_t(p.values["dram_latency"]);
-    if (p.values.count("dram_bytes_per_cycle")) params.dram_bytes_per_cycle = p.values["dram_bytes_per_cycle"];
-    if (p.values.count("queue_depth")) params.queue_depth = uint32_t(p.values["queue_depth"]);
-    int vthreads = p.values.count("vthreads") ? int(p.values["vthreads"]) : 2;
+    params.dram_latency = uint32_t(options.value("dram_latency", double(params.dram_latency)));
+    params.dram_bytes_per_cycle = options.value("dram_bytes_per_cycle", params.dram_bytes_per_cycle);
+    params.queue_depth = uint32_t(options.value("queue_depth", double(params.queue_depth)));
+    int vthreads = int(options.value("vthreads", 2.0));
     const ops::AccelTarget target = ops::accel_target(cfg);
     const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
 #ifdef LOOM_HAVE_GRAPH
@@ -268,12 +262,13 @@ void run_point(Point& p, const accel::AccelConfig& base, const Workload& w) {
       p.cycles += cycles * uint64_t(l.repeats);
       p.macs += a.macs * l.repeats;
     }
+    if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
+    p.utilization = p.macs / (peak * double(p.cycles));
     p.area = accel::estimate_area(cfg);
     const double shares[] = {p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
                              p.area.bram36 / kPartBram36};
     p.binding = *std::max_element(std::begin(shares), std::end(shares));
     p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
-    if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
     p.ok = true;
   } catch (const std::exception& e) {  // any failure is the point's, never the sweep's
     p.ok = false;
@@ -314,9 +309,7 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
     csv << p.index << "," << p.id << "," << (p.ok ? "ok" : "illegal");
     for (const Sweep& s : sweeps) csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
     if (p.ok)
-      csv << "," << p.cycles << "," << std::setprecision(12) << p.macs << "," << std::setprecision(4)
-          << p.macs / (double(p.cycles) * double(p.description["config"]["batch"].get<int>()) *
-                       p.description["config"]["block_in"].get<int>() * p.description["config"]["block_out"].get<int>())
+      csv << "," << p.cycles << "," << std::setprecision(12) << p.macs << "," << std::setprecision(4) << p.utilization
           << "," << std::setprecision(6) << p.area.lut << "," << p.area.ff << "," << p.area.dsp << "," << p.area.bram36
           << "," << std::setprecision(4) << p.area_mean << "," << p.binding << "," << int(p.binding <= 1) << ","
           << int(p.pareto) << ",\n";
@@ -410,20 +403,10 @@ int run_job(const std::string& file, int line) {
   if (j.contains("id") && j["id"] != p.id)
     LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": id ", j["id"].dump(), " is not the description's (",
                p.id, "): the job was edited");
-  for (auto& [k, v] : p.description["options"].items()) {
+  for (auto& [k, v] : p.description["options"].items())
     if (std::find(kRunParams.begin(), kRunParams.end(), k) == kRunParams.end() || !v.is_number())
       LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": unknown or non-numeric option '", k, "'");
-    p.values[k] = v.get<double>();
-  }
-  Workload w = workload_from(p.description["workload"].get<std::string>());
-  json config = p.description["config"];
-  config["name"] = "dse-" + p.id.substr(0, 8);  // as the sweep names it, so the reasons read the same
-  try {
-    run_point(p, accel::AccelConfig::from_json(config.dump()), w);
-  } catch (const Error& e) {  // a config its own checks refuse: an illegal point, as in the sweep
-    p.ok = false;
-    p.reason = e.what();
-  }
+  run_point(p, workload_from(p.description["workload"].get<std::string>()));
   json r = {{"id", p.id}, {"status", p.ok ? "ok" : "illegal"}};
   if (p.ok) {
     r["cycles"] = p.cycles;
@@ -533,7 +516,7 @@ int dse_cmd(const std::vector<std::string>& args) {
   std::mutex print;
   auto worker = [&] {
     for (size_t i; (i = next++) < points.size();) {
-      run_point(points[i], base, work);
+      run_point(points[i], work);
       size_t d = ++done;
       if (!quiet) {
         std::lock_guard<std::mutex> lock(print);

@@ -289,6 +289,14 @@ std::string describe_values(const NDArray& a) {
 #ifdef LOOM_HAVE_GRAPH
 // --calibrate: a number of deterministic random inputs (uniform in [-1, 1]), or a folder of .npy
 // files, each one input of a single-input model (sorted by name).
+graph::Graph load_model(const std::string& model, int64_t batch, int64_t image) {
+  auto names = graph::builtin_model_names();
+  bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
+  if (!builtin && !std::filesystem::is_regular_file(model))
+    LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
+  return builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
+}
+
 std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g) {
   graph::infer_types(g);
   std::vector<std::vector<NDArray>> sets;

@@ -20,7 +20,6 @@
 #include "loom/tune/tuner.h"
 #ifdef LOOM_HAVE_GRAPH
 #include "calibration.h"
-#include "loom/frontend/onnx.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
 #endif
@@ -99,15 +98,6 @@ tune::TuneResult tune_accel_conv(const tune::Conv2dShape& shape, const accel::Ac
 }
 
 #ifdef LOOM_HAVE_GRAPH
-// Every distinct blocked conv2d kernel of a model, as the model compiler builds them.
-graph::Graph load_model(const std::string& model, int64_t batch, int64_t image) {
-  auto names = graph::builtin_model_names();
-  bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
-  if (!builtin && !std::filesystem::is_regular_file(model))
-    LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
-  return builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, {});
-}
-
 // The model quantized to int8 as `loom compile --quantize int8` does it, calibrated on one random
 // input: the kernels depend on shapes (and on the signs of value ranges) only.
 graph::Graph quantized_for_tuning(graph::Graph g) {

@@ -132,32 +132,45 @@ class Model {
     dram_schedule();
   }
   bool active(const std::deque<DramBurst>& q, double t) const { return !q.empty() && double(q.front().ready) <= t; }
+  // Where the DRAM stands at dram_time_: which queues move a beat (both share the bandwidth), when
+  // their front bursts end, and the next time anything changes (a burst ends, or the front of an
+  // idle queue may start); infinity with both queues empty.
+  struct DramStep {
+    bool r, w;
+    double share, end_r, end_w, next;
+  };
+  DramStep dram_step() const {
+    const double rate = p_.dram_bytes_per_cycle / double(config_.dram_bus_bytes());  // beats a cycle, both ways
+    const double never = std::numeric_limits<double>::infinity();
+    DramStep s;
+    s.r = active(reads_, dram_time_), s.w = active(writes_, dram_time_);
+    s.share = s.r && s.w ? rate / 2 : rate;
+    s.end_r = s.r ? dram_time_ + reads_.front().remaining / s.share : never;
+    s.end_w = s.w ? dram_time_ + writes_.front().remaining / s.share : never;
+    s.next = std::min(s.end_r, s.end_w);
+    if (!reads_.empty() && !s.r) s.next = std::min(s.next, double(reads_.front().ready));
+    if (!writes_.empty() && !s.w) s.next = std::min(s.next, double(writes_.front().ready));
+    return s;
+  }
   // Progress from dram_time_ to now_, ending the bursts whose last beat went by now. Each step
   // ends a front burst or lets one start, so the loop ends; a burst ends at the time computed for
   // it, not when a floating-point remainder reaches zero.
   void dram_advance() {
-    const double rate = p_.dram_bytes_per_cycle / double(config_.dram_bus_bytes());  // beats a cycle, both ways
-    const double never = std::numeric_limits<double>::infinity();
+    const double rate = p_.dram_bytes_per_cycle / double(config_.dram_bus_bytes());
     for (;;) {
-      bool r = active(reads_, dram_time_), w = active(writes_, dram_time_);
-      double share = r && w ? rate / 2 : rate;
-      double end_r = r ? dram_time_ + reads_.front().remaining / share : never;
-      double end_w = w ? dram_time_ + writes_.front().remaining / share : never;
-      double next = std::min(end_r, end_w);
-      if (!reads_.empty() && !r) next = std::min(next, double(reads_.front().ready));
-      if (!writes_.empty() && !w) next = std::min(next, double(writes_.front().ready));
-      double to = std::min(next, double(now_));
+      DramStep s = dram_step();
+      double to = std::min(s.next, double(now_));
       double dt = std::max(0.0, to - dram_time_);
-      if (r) reads_.front().remaining -= dt * share;
-      if (w) writes_.front().remaining -= dt * share;
-      dram_busy_ += dt * ((r ? share : 0) + (w ? share : 0)) / rate;
+      if (s.r) reads_.front().remaining -= dt * s.share;
+      if (s.w) writes_.front().remaining -= dt * s.share;
+      dram_busy_ += dt * ((s.r ? s.share : 0) + (s.w ? s.share : 0)) / rate;
       dram_time_ = std::max(dram_time_, to);
-      if (next > double(now_)) return;
-      if (r && end_r <= next) {
+      if (s.next > double(now_)) return;
+      if (s.r && s.end_r <= s.next) {
         burst_served(reads_.front().requester, false);
         reads_.pop_front();
       }
-      if (w && end_w <= next) {
+      if (s.w && s.end_w <= s.next) {
         burst_served(writes_.front().requester, true);
         writes_.pop_front();
       }
@@ -165,19 +178,8 @@ class Model {
   }
   // Wakes the DRAM when the next burst would end (or its first beat may go), if nothing comes first.
   void dram_schedule() {
-    const double rate = p_.dram_bytes_per_cycle / double(config_.dram_bus_bytes());
-    bool r = active(reads_, dram_time_), w = active(writes_, dram_time_);
-    double share = r && w ? rate / 2 : rate, next = -1;
-    auto earliest = [&](double t) { next = next < 0 ? t : std::min(next, t); };
-    if (r)
-      earliest(dram_time_ + reads_.front().remaining / share);
-    else if (!reads_.empty())
-      earliest(double(reads_.front().ready));
-    if (w)
-      earliest(dram_time_ + writes_.front().remaining / share);
-    else if (!writes_.empty())
-      earliest(double(writes_.front().ready));
-    if (next < 0) return;
+    double next = dram_step().next;
+    if (next == std::numeric_limits<double>::infinity()) return;
     ++dram_version_;
     // Strictly after the last advance (everything ending by now_ has ended): waking at a cycle that
     // rounds below a burst's end would only reschedule itself.

@@ -85,21 +85,8 @@ void PerfSim::write_reg(uint32_t offset, uint32_t value) {
   if (!params_.functional) return time_only();
   FunctionalSim::write_reg(offset, value);
   if (!(FunctionalSim::read_reg(reg::kStatus) & reg::kDone)) return;  // a fault: fsim's message, no timing
-  uint64_t addr = uint64_t(FunctionalSim::read_reg(reg::kInsnAddrHi)) << 32 | FunctionalSim::read_reg(reg::kInsnAddrLo);
-  uint32_t count = FunctionalSim::read_reg(reg::kInsnCount);
-  std::vector<InsnWord> words(count);
-  read(addr, words.data(), uint64_t(count) * sizeof(InsnWord));
-  auto t0 = std::chrono::steady_clock::now();
-  IsaLayout layout(config());
-  std::vector<Instruction>& stream = stream_;
-  stream.clear();
-  stream.reserve(count);
-  for (uint32_t k = 0; k < count; ++k) stream.push_back(decode(words[k], layout, k));
-  std::vector<InsnTiming> timings;
-  estimate_ = estimate_cycles(stream, config(), params_, params_.trace_path.empty() ? nullptr : &timings);
-  model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++runs_;
-  if (!params_.trace_path.empty()) write_trace(stream, timings);
+  uint32_t k = 0;
+  time_stream(k);  // fsim has checked the stream already
 }
 
 // One process per run; tracks 2, 3, 4 are the load, compute and store modules (as the rtl
@@ -130,36 +117,41 @@ void PerfSim::write_trace(const std::vector<Instruction>& stream, const std::vec
 }
 
 // The stream fetched, decoded and checked as fsim would (one instruction at a time, so a bogus
-// INSN_COUNT fails at its first bad fetch), then timed; nothing executes.
+// INSN_COUNT fails at its first bad fetch; `k` is then the instruction at fault), then timed.
+void PerfSim::time_stream(uint32_t& k) {
+  uint64_t addr = uint64_t(FunctionalSim::read_reg(reg::kInsnAddrHi)) << 32 | FunctionalSim::read_reg(reg::kInsnAddrLo);
+  uint32_t count = FunctionalSim::read_reg(reg::kInsnCount);
+  auto t0 = std::chrono::steady_clock::now();
+  IsaLayout layout(config());
+  stream_.clear();
+  bool finish = false;
+  for (k = 0; k < count; ++k) {
+    InsnWord w;
+    try {
+      read(addr + 16ull * k, w.data(), sizeof w);
+    } catch (const DeviceError&) {
+      LOOM_THROW(DeviceError, "instruction ", k, ": fetch address is outside allocated device memory");
+    }
+    stream_.push_back(decode(w, layout, k));
+    check_instruction(stream_.back(), config(), k);
+    finish |= stream_.back().opcode == Opcode::Finish;
+  }
+  if (!finish) LOOM_THROW(DeviceError, "instruction ", count, ": the stream has no FINISH instruction");
+  std::vector<InsnTiming> timings;
+  estimate_ = estimate_cycles(stream_, config(), params_, params_.trace_path.empty() ? nullptr : &timings);
+  model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++runs_;
+  if (!params_.trace_path.empty()) write_trace(stream_, timings);
+}
+
+// Without `functional`: the stream timed, nothing executed; a fault sets STATUS and ERROR_INDEX.
 void PerfSim::time_only() {
   status_ = 0;
   error_.clear();
   error_index_ = 0;
-  uint64_t addr = uint64_t(FunctionalSim::read_reg(reg::kInsnAddrHi)) << 32 | FunctionalSim::read_reg(reg::kInsnAddrLo);
-  uint32_t count = FunctionalSim::read_reg(reg::kInsnCount);
   uint32_t k = 0;
   try {
-    auto t0 = std::chrono::steady_clock::now();
-    IsaLayout layout(config());
-    stream_.clear();
-    bool finish = false;
-    for (; k < count; ++k) {
-      InsnWord w;
-      try {
-        read(addr + 16ull * k, w.data(), sizeof w);
-      } catch (const DeviceError&) {
-        LOOM_THROW(DeviceError, "instruction ", k, ": fetch address is outside allocated device memory");
-      }
-      stream_.push_back(decode(w, layout, k));
-      check_instruction(stream_.back(), config(), k);
-      finish |= stream_.back().opcode == Opcode::Finish;
-    }
-    if (!finish) LOOM_THROW(DeviceError, "instruction ", count, ": the stream has no FINISH instruction");
-    std::vector<InsnTiming> timings;
-    estimate_ = estimate_cycles(stream_, config(), params_, params_.trace_path.empty() ? nullptr : &timings);
-    model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ++runs_;
-    if (!params_.trace_path.empty()) write_trace(stream_, timings);
+    time_stream(k);
     status_ = reg::kDone;
   } catch (const std::exception& e) {
     error_ = e.what();

@@ -90,7 +90,8 @@ class PerfSim : public FunctionalSim {
 
  private:
   void write_trace(const std::vector<accel::Instruction>& stream, const std::vector<InsnTiming>& timings);
-  void time_only();  // START without `functional`
+  void time_stream(uint32_t& index);  // reads, checks and times the launched stream
+  void time_only();                   // START without `functional`
   PerfParams params_;
   PerfEstimate estimate_;
   std::vector<accel::Instruction> stream_;
