@@ -39,12 +39,14 @@ bool costly_for_several(const Schedule& s, const Stage& st) {
   return consumers > 1;
 }
 
+int64_t extent_of(const IterVar& v) {
+  auto* c = as_const_int(v->dom.extent);
+  return c ? *c : 0;
+}
+
 int64_t points_of(const Stage& st) {
   int64_t n = 1;
-  for (const IterVar& v : st->op->axis) {
-    auto* c = as_const_int(v->dom.extent);
-    n *= c ? *c : 0;
-  }
+  for (const IterVar& v : st->op->axis) n *= extent_of(v);
   return n;
 }
 
@@ -78,11 +80,6 @@ void inline_injective(Schedule& s, const std::vector<const Operation*>& keep) {
     if (costly_for_several(s, st) || gathered_several_times(s, st)) continue;
     Stage(st).compute_inline();
   }
-}
-
-int64_t extent_of(const IterVar& v) {
-  auto* c = as_const_int(v->dom.extent);
-  return c ? *c : 0;
 }
 
 // Parallel over the outer data-parallel axes, vectorized on the innermost one when it divides
