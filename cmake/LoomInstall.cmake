@@ -3,14 +3,14 @@
 #   P/share/loom/rtl/*.sv (+ the generated parameter package per built config),
 #   P/lib/cmake/Loom/LoomConfig.cmake: find_package(Loom) gives imported targets
 #   Loom::runtime, Loom::accel, Loom::sim, Loom::ir, Loom::schedule, Loom::ops, Loom::codegen,
-#   Loom::graph, Loom::frontend, Loom::tune, Loom::loom (the tool), and the groups
+#   Loom::graph, Loom::frontend, Loom::tune, Loom::regress, Loom::loom (the tool), and the groups
 #   Loom::compiler (everything that compiles models) and Loom::simulators (Loom::sim).
 # examples/consumer builds against an installed tree (test `loom_install_consumer`).
 include(CMakePackageConfigHelpers)
 
 set(loom_exported)
 set(LOOM_PUBLIC_HEADERS)  # every installed header (tests/tools: the consumer compiles each on its own)
-foreach(layer runtime accel sim ir schedule ops codegen graph frontend tune)
+foreach(layer runtime accel sim ir schedule ops codegen graph frontend tune regress)
   if(TARGET loom_${layer})
     set_target_properties(loom_${layer} PROPERTIES EXPORT_NAME ${layer})
     list(APPEND loom_exported loom_${layer})

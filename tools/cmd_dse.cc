@@ -33,7 +33,7 @@
 #include "loom/runtime/error.h"
 #include "loom/sim/perf_model.h"
 #ifdef LOOM_HAVE_GRAPH
-#include "calibration.h"
+#include "loom/frontend/load.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
@@ -214,8 +214,8 @@ Workload workload_from(const std::string& desc) {
         LOOM_THROW(Error, "workload '", desc, "': the image size must be a whole number in [32, 1024]");
       name = name.substr(0, at);
     }
-    graph::Graph g = load_model(name, 1, image);
-    auto calibration = calibration_set("1", g);
+    graph::Graph g = frontend::load_model(name, 1, image);
+    auto calibration = frontend::calibration_set("1", g);
     w.input = calibration[0][0];
     w.model = graph::quantize(std::move(g), calibration, {}).graph;
     return w;

@@ -19,7 +19,7 @@
 #include "loom/tune/apply_log.h"
 #include "loom/tune/tuner.h"
 #ifdef LOOM_HAVE_GRAPH
-#include "calibration.h"
+#include "loom/frontend/load.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
 #endif
@@ -101,7 +101,7 @@ tune::TuneResult tune_accel_conv(const tune::Conv2dShape& shape, const accel::Ac
 // The model quantized to int8 as `loom compile --quantize int8` does it, calibrated on one random
 // input: the kernels depend on shapes (and on the signs of value ranges) only.
 graph::Graph quantized_for_tuning(graph::Graph g) {
-  auto inputs = calibration_set("1", g);
+  auto inputs = frontend::calibration_set("1", g);
   return graph::quantize(std::move(g), inputs, {}).graph;
 }
 
@@ -113,7 +113,7 @@ graph::Graph quantized_for_tuning(graph::Graph g) {
 int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8, const tune::TuneOptions& o,
                double model_budget, const std::string& log, bool quiet) {
   auto start = std::chrono::steady_clock::now();
-  graph::Graph g = load_model(model, batch, image);
+  graph::Graph g = frontend::load_model(model, batch, image);
   if (int8) g = quantized_for_tuning(std::move(g));  // the model quantized for the CPU
   std::vector<graph::ConvKernelKey> keys = tune::model_conv_kernels(std::move(g));
   std::vector<std::unique_ptr<tune::Template>> templates;
@@ -152,7 +152,7 @@ int tune_accel_model(const std::string& model, int64_t batch, int64_t image, con
                      const std::string& measure, const tune::TuneOptions& o, const std::string& log, bool quiet) {
   // The model quantized to int8, as `loom compile --quantize int8 --target accel` partitions it.
   std::vector<ops::ConvShape> shapes =
-      tune::model_accel_convs(quantized_for_tuning(load_model(model, batch, image)), config);
+      tune::model_accel_convs(quantized_for_tuning(frontend::load_model(model, batch, image)), config);
   std::cout << model << " (int8, accelerator config '" << config.name << "'): " << shapes.size()
             << " distinct accelerator conv2d kernels\n";
   uint64_t c_default = 0, c_tuned = 0;

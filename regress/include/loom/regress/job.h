@@ -1,0 +1,31 @@
+// Running one regression job in this process: the workload compiled for the job's config, run on
+// its backend, its outputs dumped into the job's folder and checked against the expectation.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/regress/manifest.h"
+
+namespace loom::regress {
+
+struct Check {
+  std::string name;  // "reference cpu", "max_cycles", ...
+  bool ok = false;
+  std::string detail;
+};
+
+// status: "pass", "fail" (a check failed) or "error" (the job could not run: the message says why).
+struct JobOutcome {
+  std::string status = "error", message;
+  nlohmann::json metrics = nlohmann::json::object();  // cycles, instructions, utilization, mismatches, accuracy, ...
+  std::vector<Check> checks;
+  nlohmann::json to_json() const;
+};
+
+// Never throws: a failure of the workload is the outcome's. Outputs go to `workdir` (.npy).
+JobOutcome run_job(const JobSpec& job, const std::filesystem::path& workdir);
+
+}  // namespace loom::regress

@@ -1,0 +1,67 @@
+// A regression manifest: groups of jobs, each group a cross product of workloads x accelerator
+// configs x backends with one expected outcome. Expanded into JobSpecs, each an independent,
+// deterministic unit named group/workload/config/backend.
+//
+//   {"name": "nightly", "timeout_s": 600, "retries": 1,
+//    "configs": {"vta": "default", "b32": "configs/b32.json", "small": {"inp_buffer_bytes": 16384}},
+//    "jobs": [{"name": "convs", "workloads": ["resnet18:c2", "op:conv2d,channels=32"],
+//              "configs": ["vta", "b32"], "backends": ["fsim", "rtl"],
+//              "expect": {"reference": "cpu", "max_cycles": 2000000, "min_utilization": 0.2}}]}
+//
+// Workloads: op:dense|conv2d|add[,key=value...] (a built-in accelerator operator), resnet18:LAYER
+// (a ResNet-18 conv layer), program:FILE (an accelerator program), model:NAME|FILE.onnx[@IMAGE]
+// (quantized to int8, compiled per config), model:FILE.loom (a compiled model, its own config),
+// command:SHELL (a shell command run in the job's folder). Paths are relative to the manifest.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace loom::regress {
+
+struct Expectation {
+  std::string reference = "cpu";  // "cpu" (the workload's own reference), "none", or a backend to match
+  std::optional<uint64_t> max_cycles;
+  std::optional<double> min_utilization;  // GEMM utilization in [0, 1]
+  std::optional<double> min_accuracy;     // models: top-1 agreement with the float model, in [0, 1]
+};
+
+struct JobSpec {
+  std::string name;  // group/workload/config/backend: unique in the manifest, a folder name
+  std::string group, workload, config_name, backend;
+  nlohmann::json config;  // the accelerator config (JSON object); null for workloads that carry theirs
+  nlohmann::json device;  // backend options merged into the config JSON ({"rtl": {"dram_latency": 40}})
+  Expectation expect;
+  double timeout_s = 600;
+  int retries = 1;     // resubmissions of a job that crashed, timed out or was lost
+  uint64_t seed = 1;   // of the random inputs
+  int inputs = 1;      // models: how many inputs run (accuracy is over these)
+  std::vector<std::string> files;  // absolute paths the job reads: their contents are part of its cache key
+
+  // Everything that determines the job's result, canonical (keys sorted): what the cache hashes.
+  nlohmann::json to_json() const;
+  static JobSpec from_json(const nlohmann::json& j);  // Error naming the field
+};
+
+struct Manifest {
+  std::string name, path;
+  std::vector<JobSpec> jobs;
+};
+
+// Error naming the manifest and the line (JSON syntax), or the group and field (meaning): unknown
+// keys, backends, configs or workloads, files that do not exist, duplicate job names.
+Manifest load_manifest(const std::string& path);
+Manifest parse_manifest(const std::string& text, const std::string& origin, const std::string& base_dir);
+
+// The parts of a workload string: kind ("op", "resnet18", "program", "model", "command") and the rest.
+struct Workload {
+  std::string kind, target;
+  std::vector<std::pair<std::string, std::string>> params;  // op: key=value pairs
+  int64_t image = 0;                                        // model@IMAGE (0: the default)
+};
+Workload parse_workload(const std::string& text);  // Error naming the workload
+
+}  // namespace loom::regress

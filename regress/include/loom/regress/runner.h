@@ -1,0 +1,81 @@
+// `loom regress`: runs a manifest's jobs in rounds. Each round hands the jobs still to run (not
+// cached, or to be retried) to an executor; each job runs as `loom regress --worker`, which writes
+// the job's folder (log.txt, outputs, result.json). A job whose result.json holds a pass under the
+// same cache key (its description, the contents of its files, Loom's build) is not run again, so a
+// runner killed and restarted resumes where it stopped.
+#pragma once
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/regress/manifest.h"
+#include "loom/regress/report.h"
+
+namespace loom::regress {
+
+// Set by the runner's SIGINT/SIGTERM handler: the executors stop and cancel what runs.
+std::atomic<bool>& interrupted();
+
+// Slurm submission options, passed through to sbatch.
+struct SlurmOptions {
+  std::string partition, account, time;  // time: sbatch --time (default: from the longest job limit)
+  int max_running = 0;                   // the array's %limit (0: no limit)
+  std::vector<std::string> sbatch_args;  // anything else, verbatim
+  double poll_s = 1.0;                   // squeue interval
+  double pending_timeout_s = 0;          // give up on tasks no node can run for this long (0: wait)
+};
+
+struct RunOptions {
+  std::filesystem::path out;  // the work folder: jobs/NAME/, rounds/, slurm/, reports
+  std::string executor = "local";
+  int jobs = 0;  // local: processes at once (0: the cores)
+  bool force = false, quiet = false;
+  std::vector<std::string> only;  // run only jobs whose name contains one of these
+  std::string loom;               // the loom executable the workers run (default: this program)
+  SlurmOptions slurm;
+};
+
+// One round of jobs to run: the worker runs task k of round r as job tasks[k].
+struct Round {
+  int index = 0;
+  std::filesystem::path file;  // rounds/R.jsonl: one job per line, with its cache key and attempt
+  std::vector<JobSpec> tasks;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;
+  // Runs every task of the round (a task that dies without a result is the runner's to notice).
+  // Returns "" or why it stopped early (interrupted, no node can run the tasks).
+  virtual std::string run(const Round& round) = 0;
+  // Why task k of the round ended without a result (what the cluster knows of it).
+  virtual std::string lost_reason(const Round&, size_t) { return "its worker process died"; }
+  // Before the first round: jobs a killed runner left running (a Slurm array) are waited for.
+  // Returns that runner's id, whose results count as this run's; "" if interrupted while waiting;
+  // nullopt if there was nothing to resume.
+  virtual std::optional<std::string> resume() { return std::nullopt; }
+};
+
+std::unique_ptr<Executor> make_local_executor(const RunOptions& o);
+std::unique_ptr<Executor> make_slurm_executor(const RunOptions& o);  // Error if sbatch/squeue are missing
+
+// Runs the manifest; returns the exit code (0 all passed, 1 failures, 3 incomplete, 130 interrupted).
+int run_regression(const Manifest& m, const RunOptions& o);
+
+// `loom regress --worker DIR --round R --task K`: runs one task and writes its result.json.
+int run_worker(const std::filesystem::path& dir, int round, int task, bool die_with_parent);
+
+// FNV-1a of `text` (64 bits, hex): stable across runs and machines.
+std::string content_hash(std::string_view text, uint64_t seed = 1469598103934665603ull);
+
+// The cache key of a job: its description, its files' contents and this Loom build.
+std::string cache_key(const JobSpec& job);
+// This build of Loom: its version and a hash of the loaded Loom binaries.
+const std::string& loom_build_id();
+
+}  // namespace loom::regress

@@ -1,0 +1,409 @@
+#include "loom/regress/manifest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "loom/accel/config.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/runtime/accel_device.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/rpc.h"
+#include "loom/sim/backends.h"
+
+namespace loom::regress {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kOpParams = {"channels", "out_channels", "size", "stride", "pad", "vthreads"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// The line and column of byte `pos` of `text` (1-based).
+std::string line_of(const std::string& text, size_t pos) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pos && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+// A folder name from a workload: characters outside [A-Za-z0-9._-] as '-', a file by its name.
+std::string slug(const Workload& w, const std::string& text) {
+  std::string s = w.kind == "program" || (w.kind == "model" && fs::path(w.target).has_parent_path())
+                      ? w.kind + "-" + fs::path(w.target).filename().string() +
+                            (w.image ? "-" + std::to_string(w.image) : std::string())
+                      : text;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';
+  return s;
+}
+
+// Reads a manifest's JSON value at `where` with the checks every field needs.
+struct Reader {
+  std::string origin;
+  std::string where;  // "group 'convs'", "the manifest"
+
+  [[noreturn]] void fail(const std::string& what) const {
+    LOOM_THROW(Error, "manifest '", origin, "': ", where, ": ", what);
+  }
+  void known_keys(const json& obj, const std::set<std::string>& keys) const {
+    for (auto& [k, v] : obj.items())
+      if (!keys.count(k)) {
+        std::vector<std::string> all(keys.begin(), keys.end());
+        fail("unknown key '" + k + "' (" + join(all) + ")");
+      }
+  }
+  double number(const json& obj, const std::string& key, double fallback, double lo, double hi) const {
+    if (!obj.contains(key)) return fallback;
+    const json& v = obj.at(key);
+    if (!v.is_number() || !(v.get<double>() >= lo) || !(v.get<double>() <= hi))
+      fail("'" + key + "' must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           v.dump());
+    return v.get<double>();
+  }
+  int64_t whole(const json& obj, const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
+    if (!obj.contains(key)) return fallback;
+    const json& v = obj.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+      fail("'" + key + "' must be a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           v.dump());
+    return v.get<int64_t>();
+  }
+  std::vector<std::string> strings(const json& obj, const std::string& key) const {
+    if (!obj.contains(key)) return {};
+    const json& v = obj.at(key);
+    std::vector<std::string> out;
+    if (v.is_string()) return {v.get<std::string>()};
+    if (!v.is_array() || v.empty()) fail("'" + key + "' must be a string or a non-empty list of strings");
+    for (const json& e : v) {
+      if (!e.is_string()) fail("'" + key + "' must list strings, got " + e.dump());
+      if (std::find(out.begin(), out.end(), e.get<std::string>()) != out.end())
+        fail("'" + key + "' lists '" + e.get<std::string>() + "' twice");
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+};
+
+bool known_backend(const std::string& b) {
+  auto all = accel_backends();
+  return std::find(all.begin(), all.end(), b) != all.end() || rpc::is_url(b);
+}
+
+// A config entry: "default", a JSON file (relative to the manifest), or an object of fields over
+// the default. Returns the full config JSON, validated.
+json resolve_config(const std::string& name, const json& entry, const std::string& base_dir, const Reader& r) {
+  json cfg = json::parse(accel::default_config().to_json());
+  std::string origin = "config '" + name + "'";
+  if (entry.is_string() && entry.get<std::string>() == "default") {
+    // the built-in default
+  } else if (entry.is_string()) {
+    fs::path p = fs::path(base_dir) / entry.get<std::string>();
+    std::ifstream f(p);
+    if (!f) r.fail("config '" + name + "': cannot read '" + p.string() + "'");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    try {
+      cfg = json::parse(ss.str());
+    } catch (const json::parse_error& e) {
+      r.fail("config '" + name + "': '" + p.string() + "' is not JSON: " + e.what());
+    }
+    origin = p.string();
+  } else if (entry.is_object()) {
+    for (auto& [k, v] : entry.items()) cfg[k] = v;
+    cfg["name"] = name;
+  } else {
+    r.fail("config '" + name + "' must be \"default\", a JSON file or an object of config fields");
+  }
+  try {
+    accel::AccelConfig c = accel::AccelConfig::from_json(cfg.dump(), origin);
+    return json::parse(c.to_json());
+  } catch (const Error& e) {
+    r.fail(std::string("config '") + name + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+Workload parse_workload(const std::string& text) {
+  Workload w;
+  size_t colon = text.find(':');
+  if (colon == std::string::npos || colon + 1 == text.size())
+    LOOM_THROW(Error, "workload '", text,
+               "': expected op:NAME[,key=value...], resnet18:LAYER, program:FILE, model:NAME|FILE[@IMAGE] or "
+               "command:SHELL");
+  w.kind = text.substr(0, colon);
+  std::string rest = text.substr(colon + 1);
+  if (w.kind == "op") {
+    std::stringstream ss(rest);
+    std::getline(ss, w.target, ',');
+    if (w.target != "dense" && w.target != "conv2d" && w.target != "add")
+      LOOM_THROW(Error, "workload '", text, "': unknown operator '", w.target, "' (dense, conv2d, add)");
+    for (std::string kv; std::getline(ss, kv, ',');) {
+      size_t eq = kv.find('=');
+      std::string key = kv.substr(0, eq);
+      if (eq == std::string::npos || !kOpParams.count(key))
+        LOOM_THROW(Error, "workload '", text, "': '", kv, "' is not key=value with a key of ",
+                   join({kOpParams.begin(), kOpParams.end()}));
+      std::string value = kv.substr(eq + 1);
+      if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos)
+        LOOM_THROW(Error, "workload '", text, "': ", key, "=", value, " is not a whole number");
+      w.params.emplace_back(key, value);
+    }
+  } else if (w.kind == "resnet18" || w.kind == "program" || w.kind == "command") {
+    w.target = rest;
+  } else if (w.kind == "model") {
+    w.target = rest;
+    size_t at = rest.rfind('@');
+    if (at != std::string::npos && rest.find('/', at) == std::string::npos) {
+      std::string image = rest.substr(at + 1);
+      if (image.empty() || image.size() > 4 || image.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(image) < 32 || std::stoi(image) > 1024)
+        LOOM_THROW(Error, "workload '", text, "': the image size after @ must be a whole number in [32, 1024]");
+      w.image = std::stoi(image);
+      w.target = rest.substr(0, at);
+    }
+    if (w.target.empty()) LOOM_THROW(Error, "workload '", text, "' names no model");
+  } else {
+    LOOM_THROW(Error, "workload '", text, "': unknown kind '", w.kind, "' (op, resnet18, program, model, command)");
+  }
+  return w;
+}
+
+json JobSpec::to_json() const {
+  json e = {{"reference", expect.reference}};
+  if (expect.max_cycles) e["max_cycles"] = *expect.max_cycles;
+  if (expect.min_utilization) e["min_utilization"] = *expect.min_utilization;
+  if (expect.min_accuracy) e["min_accuracy"] = *expect.min_accuracy;
+  return {{"name", name},   {"group", group},         {"workload", workload}, {"config_name", config_name},
+          {"config", config}, {"backend", backend},   {"device", device},     {"expect", e},
+          {"timeout_s", timeout_s}, {"retries", retries}, {"seed", seed},     {"inputs", inputs},
+          {"files", files}};
+}
+
+JobSpec JobSpec::from_json(const json& j) {
+  JobSpec s;
+  try {
+    s.name = j.at("name").get<std::string>();
+    s.group = j.at("group").get<std::string>();
+    s.workload = j.at("workload").get<std::string>();
+    s.config_name = j.at("config_name").get<std::string>();
+    s.config = j.at("config");
+    s.backend = j.at("backend").get<std::string>();
+    s.device = j.at("device");
+    const json& e = j.at("expect");
+    s.expect.reference = e.at("reference").get<std::string>();
+    if (e.contains("max_cycles")) s.expect.max_cycles = e["max_cycles"].get<uint64_t>();
+    if (e.contains("min_utilization")) s.expect.min_utilization = e["min_utilization"].get<double>();
+    if (e.contains("min_accuracy")) s.expect.min_accuracy = e["min_accuracy"].get<double>();
+    s.timeout_s = j.at("timeout_s").get<double>();
+    s.retries = j.at("retries").get<int>();
+    s.seed = j.at("seed").get<uint64_t>();
+    s.inputs = j.at("inputs").get<int>();
+    s.files = j.at("files").get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    LOOM_THROW(Error, "job description ", j.dump().substr(0, 120), ": ", e.what());
+  }
+  return s;
+}
+
+Manifest parse_manifest(const std::string& text, const std::string& origin, const std::string& base_dir) {
+  sim::register_backends();
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    size_t cut = what.find("syntax error");
+    LOOM_THROW(Error, "manifest '", origin, "' ", line_of(text, e.byte ? e.byte - 1 : 0), ": ",
+               cut == std::string::npos ? what : what.substr(cut));
+  }
+  Reader top{origin, "the manifest"};
+  if (!root.is_object()) top.fail("expected an object with \"jobs\"");
+  top.known_keys(root, {"name", "configs", "jobs", "timeout_s", "retries", "seed", "device"});
+  Manifest m;
+  m.path = origin;
+  m.name = root.value("name", fs::path(origin).stem().string());
+  if (!root.contains("name") || root["name"].is_string()) {
+  } else {
+    top.fail("'name' must be a string");
+  }
+  const double timeout = top.number(root, "timeout_s", 600, 1, 7 * 86400);
+  const int retries = int(top.whole(root, "retries", 1, 0, 10));
+  const uint64_t seed = uint64_t(top.whole(root, "seed", 1, 0, INT64_MAX));
+  std::map<std::string, json> configs = {{"default", json::parse(accel::default_config().to_json())}};
+  if (root.contains("configs")) {
+    if (!root["configs"].is_object()) top.fail("'configs' must map names to configs");
+    for (auto& [name, entry] : root["configs"].items()) configs[name] = resolve_config(name, entry, base_dir, top);
+  }
+  if (!root.contains("jobs") || !root["jobs"].is_array() || root["jobs"].empty())
+    top.fail("'jobs' must be a non-empty list of job groups");
+  std::set<std::string> names, groups;
+  for (size_t gi = 0; gi < root["jobs"].size(); ++gi) {
+    const json& g = root["jobs"][gi];
+    Reader r{origin, "jobs[" + std::to_string(gi) + "]"};
+    if (!g.is_object()) r.fail("expected an object");
+    if (!g.contains("name") || !g["name"].is_string() || g["name"].get<std::string>().empty())
+      r.fail("every job group needs a \"name\"");
+    std::string group = g["name"];
+    r.where += " ('" + group + "')";
+    for (char c : group)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+        r.fail("the name may hold only letters, digits, '.', '_' and '-'");
+    if (!groups.insert(group).second) r.fail("a group of this name comes earlier");
+    r.known_keys(g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs",
+                     "device"});
+    // The workloads: strings, or {"name", "workload"} to name one.
+    if (!g.contains("workloads") || !g["workloads"].is_array() || g["workloads"].empty())
+      r.fail("'workloads' must be a non-empty list");
+    std::vector<std::pair<std::string, std::string>> workloads;  // (slug, text)
+    for (const json& w : g["workloads"]) {
+      if (w.is_string()) {
+        workloads.emplace_back("", w.get<std::string>());
+      } else if (w.is_object() && w.size() == 2 && w.contains("name") && w["name"].is_string() &&
+                 w.contains("workload") && w["workload"].is_string()) {
+        std::string name = w["name"];
+        if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                                std::string::npos)
+          r.fail("workload name '" + name + "' may hold only letters, digits, '.', '_' and '-'");
+        workloads.emplace_back(name, w["workload"].get<std::string>());
+      } else {
+        r.fail("a workload is a string or {\"name\": ..., \"workload\": ...}, got " + w.dump());
+      }
+    }
+    std::vector<std::string> config_names = r.strings(g, "configs");
+    const bool configs_given = !config_names.empty();
+    if (!configs_given) config_names = {"default"};
+    for (const auto& c : config_names)
+      if (!configs.count(c)) {
+        std::vector<std::string> all;
+        for (auto& [k, v] : configs) all.push_back(k);
+        r.fail("unknown config '" + c + "' (" + join(all) + ")");
+      }
+    std::vector<std::string> backends = r.strings(g, "backends");
+    if (backends.empty()) r.fail("'backends' must list the backends to run on");
+    for (const auto& b : backends)
+      if (!known_backend(b)) r.fail("unknown backend '" + b + "' (" + join(accel_backends()) + ", rpc://HOST:PORT/BACKEND)");
+    Expectation expect;
+    bool reference_given = false;
+    if (g.contains("expect")) {
+      const json& e = g["expect"];
+      if (!e.is_object()) r.fail("'expect' must be an object");
+      Reader er{origin, r.where + " expect"};
+      er.known_keys(e, {"reference", "max_cycles", "min_utilization", "min_accuracy"});
+      if (e.contains("reference")) {
+        if (!e["reference"].is_string()) er.fail("'reference' must be \"cpu\", \"none\" or a backend");
+        expect.reference = e["reference"];
+        reference_given = true;
+        if (expect.reference != "cpu" && expect.reference != "none" && !known_backend(expect.reference))
+          er.fail("reference '" + expect.reference + "' is not cpu, none or a backend (" + join(accel_backends()) +
+                  ")");
+      }
+      if (e.contains("max_cycles")) expect.max_cycles = uint64_t(er.whole(e, "max_cycles", 0, 1, INT64_MAX));
+      if (e.contains("min_utilization")) expect.min_utilization = er.number(e, "min_utilization", 0, 0, 1);
+      if (e.contains("min_accuracy")) expect.min_accuracy = er.number(e, "min_accuracy", 0, 0, 1);
+    }
+    json device = g.value("device", root.value("device", json::object()));
+    if (!device.is_object()) r.fail("'device' must be an object of backend options");
+    const double job_timeout = r.number(g, "timeout_s", timeout, 1, 7 * 86400);
+    const int job_retries = int(r.whole(g, "retries", retries, 0, 10));
+    const uint64_t job_seed = uint64_t(r.whole(g, "seed", int64_t(seed), 0, INT64_MAX));
+    const int inputs = int(r.whole(g, "inputs", 1, 1, 1000));
+
+    for (const auto& [given_slug, text] : workloads) {
+      Workload w;
+      try {
+        w = parse_workload(text);
+      } catch (const Error& e) {
+        r.fail(e.what());
+      }
+      std::vector<std::string> files;
+      auto file = [&](const std::string& p) {
+        fs::path abs = fs::absolute(fs::path(base_dir) / p).lexically_normal();
+        if (!fs::is_regular_file(abs)) r.fail("workload '" + text + "': no file '" + abs.string() + "'");
+        files.push_back(abs.string());
+        return abs.string();
+      };
+      std::string resolved = text;  // with absolute paths, so that a worker anywhere finds the files
+      bool own_config = false;
+      if (w.kind == "program") {
+        resolved = "program:" + file(w.target);
+        own_config = true;
+      } else if (w.kind == "model") {
+        auto builtin = graph::builtin_model_names();
+        bool is_builtin = std::find(builtin.begin(), builtin.end(), w.target) != builtin.end();
+        if (!is_builtin) {
+          if (fs::path(w.target).extension() != ".onnx" && fs::path(w.target).extension() != ".loom")
+            r.fail("workload '" + text + "': '" + w.target + "' is neither a built-in model (" + join(builtin) +
+                   ") nor an .onnx or .loom file");
+          resolved = "model:" + file(w.target) + (w.image ? "@" + std::to_string(w.image) : "");
+          own_config = fs::path(w.target).extension() == ".loom";
+          if (own_config && w.image) r.fail("workload '" + text + "': a compiled model has its image size");
+        }
+      } else if (w.kind == "resnet18") {
+        static const std::set<std::string> layers = {"c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11"};
+        if (!layers.count(w.target)) r.fail("workload '" + text + "': ResNet-18 has no conv layer '" + w.target +
+                                            "' (c2 to c11)");
+      }
+      if (own_config && configs_given)
+        r.fail("workload '" + text + "' carries its accelerator config: leave 'configs' out of this group");
+      Expectation ex = expect;
+      if (!reference_given && (w.kind == "command" || own_config)) ex.reference = w.kind == "program" ? "cpu" : "none";
+      if (ex.reference == "cpu" && (w.kind == "command" || (w.kind == "model" && own_config)))
+        r.fail("workload '" + text + "' has no CPU reference: expect a backend, or \"reference\": \"none\"");
+      if (ex.min_accuracy && (w.kind != "model" || own_config))
+        r.fail("min_accuracy needs a model workload that Loom quantizes (model:NAME or model:FILE.onnx)");
+      for (const auto& c : config_names)
+        for (const auto& b : backends) {
+          JobSpec s;
+          s.group = group;
+          s.workload = resolved;
+          s.config_name = own_config ? "own" : c;
+          s.config = own_config ? json() : configs.at(c);
+          s.backend = b;
+          s.device = device;
+          s.expect = ex;
+          s.timeout_s = job_timeout;
+          s.retries = job_retries;
+          s.seed = job_seed;
+          s.inputs = inputs;
+          s.files = files;
+          std::string b_slug = b;
+          for (char& ch : b_slug)
+            if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '-';
+          s.name = group + "/" + (given_slug.empty() ? slug(w, text) : given_slug) + "/" + s.config_name + "/" + b_slug;
+          if (!names.insert(s.name).second)
+            r.fail("two jobs are named '" + s.name + "' (give the workloads distinct names: {\"name\", \"workload\"})");
+          m.jobs.push_back(std::move(s));
+        }
+    }
+  }
+  return m;
+}
+
+Manifest load_manifest(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) LOOM_THROW(Error, "cannot read the manifest '", path, "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_manifest(ss.str(), path, fs::path(path).parent_path().string());
+}
+
+}  // namespace loom::regress

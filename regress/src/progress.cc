@@ -1,0 +1,19 @@
+#include "loom/regress/progress.h"
+
+#include <iostream>
+
+namespace loom::regress {
+
+void draw_progress(bool quiet, size_t done, size_t total, size_t running, size_t failed, const std::string& note) {
+  if (quiet || total == 0) return;
+  const size_t width = 30, filled = width * done / total;
+  std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done << "/" << total
+            << " jobs, " << running << " running" << (failed ? ", " + std::to_string(failed) + " failed" : "")
+            << (note.empty() ? "" : "; " + note) << "\033[K" << std::flush;
+}
+
+void end_progress(bool quiet) {
+  if (!quiet) std::cerr << "\n";
+}
+
+}  // namespace loom::regress

@@ -1,0 +1,295 @@
+#include "loom/regress/runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "loom/regress/job.h"
+#include "loom/regress/process.h"
+#include "loom/regress/progress.h"
+#include "loom/runtime/error.h"
+
+namespace loom::regress {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::atomic<bool>& interrupted() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
+std::string content_hash(std::string_view text, uint64_t h) {
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;  // FNV-1a
+  std::ostringstream os;
+  os << std::hex << std::setw(16) << std::setfill('0') << h;
+  return os.str();
+}
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return {};
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Written whole or not at all: a reader never sees half a file.
+void write_atomically(const fs::path& p, const std::string& text) {
+  fs::path tmp = p;
+  tmp += ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f || !(f << text)) LOOM_THROW(RuntimeError, "cannot write '", tmp.string(), "'");
+  }
+  fs::rename(tmp, p);
+}
+
+std::optional<json> read_json(const fs::path& p) {
+  std::string text = read_file(p);
+  if (text.empty()) return std::nullopt;
+  try {
+    return json::parse(text);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+fs::path job_dir(const fs::path& out, const JobSpec& job) { return out / "jobs" / job.name; }
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// The statuses that mean "the job did not finish on its own": worth another attempt.
+bool retryable(const std::string& status) { return status == "crash" || status == "timeout" || status == "lost"; }
+
+void on_signal(int) { interrupted() = true; }
+
+}  // namespace
+
+const std::string& loom_build_id() {
+  static const std::string id = [] {
+    // The running executable and every Loom library it loaded: a rebuild changes the id.
+    std::set<std::string> files = {self_executable()};
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);) {
+      size_t slash = line.find('/');
+      if (slash != std::string::npos && line.find("libloom", slash) != std::string::npos) files.insert(line.substr(slash));
+    }
+    uint64_t h = 1469598103934665603ull;
+    std::string all;
+    for (const auto& f : files) all += content_hash(read_file(f), h);
+    return std::string("0.1+") + content_hash(all, h);
+  }();
+  return id;
+}
+
+std::string cache_key(const JobSpec& job) {
+  json d = job.to_json();
+  d.erase("timeout_s");  // how long a job may take and how often it is retried do not change its result
+  d.erase("retries");
+  std::string text = d.dump() + "\n" + loom_build_id();
+  for (const auto& f : job.files) text += "\n" + f + " " + content_hash(read_file(f));
+  return content_hash(text);
+}
+
+int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
+  fs::path file = dir / "rounds" / (std::to_string(round) + ".jsonl");
+  std::ifstream f(file);
+  std::string line;
+  for (int k = 0; k <= task; ++k)
+    if (!std::getline(f, line)) LOOM_THROW(Error, "round file '", file.string(), "' has no task ", task);
+  json entry = json::parse(line);
+  JobSpec job = JobSpec::from_json(entry.at("job"));
+  fs::path jd = job_dir(dir, job);
+  fs::create_directories(jd);
+  const int attempt = entry.at("attempt").get<int>();
+  if (attempt > 1 && fs::exists(jd / "log.txt"))  // keep the earlier attempt's log
+    fs::rename(jd / "log.txt", jd / ("log.attempt" + std::to_string(attempt - 1) + ".txt"));
+  fs::remove(jd / "outcome.json");
+  ChildStatus s = run_forked(
+      [&] {
+        JobOutcome o = run_job(job, jd);
+        write_atomically(jd / "outcome.json", o.to_json().dump());
+        return 0;
+      },
+      (jd / "log.txt").string(), job.timeout_s, die_with_parent);
+  json r;
+  std::optional<json> outcome = read_json(jd / "outcome.json");
+  if (s.kind == ChildStatus::Exited && s.code == 0 && outcome) {
+    r = *outcome;
+  } else {
+    r = JobOutcome().to_json();
+    r["status"] = s.kind == ChildStatus::TimedOut ? "timeout" : s.kind == ChildStatus::Signaled ? "crash" : "error";
+    r["message"] = s.kind == ChildStatus::TimedOut   ? "the job ran " + s.describe()
+                   : s.kind == ChildStatus::Signaled ? "the job process was " + s.describe() + " (see its log)"
+                                                     : "the job process ended with " + s.describe() +
+                                                           " without a result (see its log)";
+  }
+  r["name"] = job.name;
+  r["key"] = entry.at("key");
+  r["run"] = entry.at("run");
+  r["attempt"] = attempt;
+  r["seconds"] = s.seconds;
+  r["host"] = hostname();
+  r["log"] = (fs::path("jobs") / job.name / "log.txt").string();
+  for (const char* v : {"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"})
+    if (const char* e = std::getenv(v)) r["slurm"][v] = e;
+  write_atomically(jd / "result.json", r.dump(1));
+  return 0;
+}
+
+int run_regression(const Manifest& m, const RunOptions& o) {
+  fs::create_directories(o.out / "rounds");
+  // One runner per folder: a second one would run the same jobs into the same files.
+  fs::path lock_path = o.out / ".lock";
+  int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0)
+    LOOM_THROW(Error, "another loom regress is running in '", o.out.string(), "' (", lock_path.string(), " is locked)");
+  std::unique_ptr<Executor> ex = o.executor == "slurm" ? make_slurm_executor(o) : make_local_executor(o);
+  interrupted() = false;
+  struct sigaction sa = {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  std::vector<JobSpec> jobs;
+  for (const JobSpec& j : m.jobs) {
+    bool selected = o.only.empty();
+    for (const auto& s : o.only) selected |= j.name.find(s) != std::string::npos;
+    if (selected) jobs.push_back(j);
+  }
+  if (jobs.empty()) LOOM_THROW(Error, "--only selects none of the manifest's ", m.jobs.size(), " jobs");
+  {
+    std::ofstream all(o.out / "jobs.jsonl");
+    for (const JobSpec& j : jobs) all << j.to_json().dump() << "\n";
+  }
+  const std::string run_id = content_hash(hostname() + std::to_string(getpid()) +
+                                          std::to_string(std::chrono::system_clock::now().time_since_epoch().count()));
+  std::set<std::string> runs = {run_id};
+  auto t0 = std::chrono::steady_clock::now();
+  // A runner killed while its jobs ran on a cluster: wait for them and keep their results.
+  std::string incomplete;
+  if (auto previous = ex->resume(); previous) {
+    if (previous->empty())
+      incomplete = "interrupted while waiting for the previous run's jobs";
+    else
+      runs.insert(*previous);
+  }
+
+  std::vector<std::string> keys;
+  for (const JobSpec& j : jobs) keys.push_back(cache_key(j));
+  std::vector<std::optional<json>> results(jobs.size());
+  size_t cached = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto r = read_json(job_dir(o.out, jobs[i]) / "result.json");
+    if (!r || r->value("key", "") != keys[i]) continue;
+    if (r->value("status", "") == "pass" && !o.force) {
+      results[i] = r;
+      ++cached;
+    } else if (runs.count(r->value("run", ""))) {
+      results[i] = r;  // this run's (or the resumed one's) result: its attempts count
+    }
+  }
+  int next_round = 0;
+  for (auto& e : fs::directory_iterator(o.out / "rounds"))
+    if (e.path().extension() == ".jsonl") next_round = std::max(next_round, std::stoi(e.path().stem().string()) + 1);
+  if (!o.quiet)
+    std::cout << "loom regress: " << jobs.size() << " jobs of " << m.path << " (" << cached << " cached), executor "
+              << ex->name() << std::endl;
+
+  while (incomplete.empty()) {
+    Round round;
+    round.index = next_round++;
+    round.file = o.out / "rounds" / (std::to_string(round.index) + ".jsonl");
+    std::vector<size_t> which;
+    std::ostringstream lines;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const auto& r = results[i];
+      bool done = r && !(retryable(r->value("status", "")) && r->value("attempt", 1) <= jobs[i].retries &&
+                         runs.count(r->value("run", "")));
+      if (done) continue;
+      int attempt = r && runs.count(r->value("run", "")) ? r->value("attempt", 0) + 1 : 1;
+      which.push_back(i);
+      round.tasks.push_back(jobs[i]);
+      lines << json{{"job", jobs[i].to_json()}, {"key", keys[i]}, {"attempt", attempt}, {"run", run_id}}.dump()
+            << "\n";
+      fs::create_directories(job_dir(o.out, jobs[i]));
+      fs::remove(job_dir(o.out, jobs[i]) / "result.json");
+    }
+    if (which.empty()) break;
+    write_atomically(round.file, lines.str());
+    if (!o.quiet && round.index > 0 && which.size() < jobs.size())
+      std::cout << "round " << round.index << ": " << which.size() << " jobs" << std::endl;
+    incomplete = ex->run(round);
+    for (size_t t = 0; t < which.size(); ++t) {
+      size_t i = which[t];
+      auto r = read_json(job_dir(o.out, jobs[i]) / "result.json");
+      if (!r && !incomplete.empty()) {
+        results[i].reset();  // never ran (or was cancelled): reported as not run
+        continue;
+      }
+      if (!r) {  // the worker died without writing one: the node failed, or the cluster killed it
+        r = JobOutcome().to_json();
+        (*r)["status"] = "lost";
+        (*r)["message"] = "the job ended without a result: " + ex->lost_reason(round, t);
+        (*r)["name"] = jobs[i].name;
+        (*r)["key"] = keys[i];
+        (*r)["run"] = run_id;
+        int before = results[i] && runs.count(results[i]->value("run", "")) ? results[i]->value("attempt", 0) : 0;
+        (*r)["attempt"] = before + 1;
+        (*r)["log"] = (fs::path("jobs") / jobs[i].name / "log.txt").string();
+        write_atomically(job_dir(o.out, jobs[i]) / "result.json", r->dump(1));
+      }
+      results[i] = r;
+    }
+  }
+
+  std::vector<ReportRow> rows;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    json r = results[i] ? *results[i] : json{{"status", "not_run"}, {"message", "not run: " + incomplete}};
+    rows.push_back({jobs[i].name, jobs[i].group, jobs[i].workload, jobs[i].config_name, jobs[i].backend, r});
+  }
+  {
+    std::ofstream all(o.out / "results.jsonl");
+    for (const ReportRow& row : rows) all << row.result.dump() << "\n";
+  }
+  ReportSummary s = write_reports(o.out, m.name, rows, incomplete);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!o.quiet || s.failures()) {
+    std::cout << std::fixed << std::setprecision(1) << (incomplete.empty() ? "" : "INCOMPLETE (" + incomplete + "): ")
+              << s.pass << " passed, " << s.fail << " failed, " << s.error << " errors, " << s.crash << " crashed, "
+              << s.timeout << " timed out" << (s.not_run ? ", " + std::to_string(s.not_run) + " not run" : "")
+              << " of " << jobs.size() << " jobs in " << seconds << " s (" << cached << " cached); report: "
+              << (o.out / "report.md").string() << "\n";
+    for (const ReportRow& row : rows) {
+      std::string st = row.result.value("status", "");
+      if (st != "pass")
+        std::cout << "  " << st << ": " << row.name << ": " << row.result.value("message", "") << " ["
+                  << (o.out / row.result.value("log", "")).string() << "]\n";
+    }
+  }
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  close(lock);
+  if (interrupted()) return 130;
+  if (!incomplete.empty()) return 3;
+  return s.failures() ? 1 : 0;
+}
+
+}  // namespace loom::regress
