@@ -286,7 +286,6 @@ std::string describe_values(const NDArray& a) {
 
 }  // namespace
 
-
 // Every output as <folder>/<name>.npy: the name with characters outside [A-Za-z0-9._-] as '_',
 // "output<k>" if that leaves nothing, and '_' added until it differs from the names before.
 static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std::string& folder) {

@@ -24,8 +24,9 @@ int regress_cmd(const std::vector<std::string>& args) {
   regress::RunOptions o;
   bool slurm = false, local = false, list = false;
   app.add_option("manifest", manifest, "the manifest (JSON; docs/regress.md)")->check(CLI::ExistingFile);
-  app.add_option("--out", out, "the work folder: jobs/NAME/{log.txt,result.json,outputs}, reports (default: "
-                               "MANIFEST's name with .regress)");
+  app.add_option("--out", out,
+                 "the work folder: jobs/NAME/{log.txt,result.json,outputs}, reports (default: "
+                 "MANIFEST's name with .regress)");
   app.add_flag("--local", local, "run the jobs as processes on this machine (the default)");
   app.add_flag("--slurm", slurm, "run the jobs as one Slurm job array per round (sbatch, squeue, scancel)");
   number_option(app, "-j,--jobs", o.jobs, "--local: jobs at once (default: the cores)", 1, 4096);

@@ -39,8 +39,9 @@ std::string device_json(const JobSpec& job, const json& config) {
 void compare_into(JobOutcome& o, const std::string& what, const NDArray& got, const NDArray& want) {
   ArrayDiff d = compare_arrays(got, want);
   o.metrics["mismatches"] = o.metrics.value("mismatches", int64_t(0)) + d.mismatches;
-  if (!d.equal()) o.checks.push_back({"reference " + what, false, d.detail + " (" + std::to_string(d.mismatches) +
-                                                                      " elements differ)"});
+  if (!d.equal())
+    o.checks.push_back(
+        {"reference " + what, false, d.detail + " (" + std::to_string(d.mismatches) + " elements differ)"});
 }
 
 // Utilization and cycles from the GEMM work and the timed cycles.
@@ -139,8 +140,8 @@ void run_program_file(const JobSpec& job, const Workload& w, JobOutcome& o, cons
   if (job.expect.reference == "cpu") {
     o.metrics["mismatches"] = r.mismatched_checks;
     if (r.mismatched_checks)
-      o.checks.push_back({"reference cpu", false, std::to_string(r.mismatched_checks) +
-                                                      " of the program's checks differ (see the log)"});
+      o.checks.push_back({"reference cpu", false,
+                          std::to_string(r.mismatched_checks) + " of the program's checks differ (see the log)"});
     if (p.checks.empty()) o.checks.push_back({"reference cpu", false, "the program records no expected contents"});
   } else if (job.expect.reference != "none") {
     auto ref_dev = make_accel_device(job.expect.reference, device_json(job, cfg));
@@ -272,9 +273,9 @@ void check_bounds(const JobSpec& job, JobOutcome& o) {
   auto untimed = "no cycle count: backend " + job.backend + " does not time the run (rtl, perf and systemc do)";
   if (e.max_cycles) {
     auto c = number("cycles");
-    o.checks.push_back({"max_cycles", c && *c <= double(*e.max_cycles),
-                        c ? std::to_string(uint64_t(*c)) + " cycles, budget " + std::to_string(*e.max_cycles)
-                          : untimed});
+    o.checks.push_back(
+        {"max_cycles", c && *c <= double(*e.max_cycles),
+         c ? std::to_string(uint64_t(*c)) + " cycles, budget " + std::to_string(*e.max_cycles) : untimed});
   }
   if (e.min_utilization) {
     auto u = number("utilization");
@@ -285,8 +286,9 @@ void check_bounds(const JobSpec& job, JobOutcome& o) {
   if (e.min_accuracy) {
     auto a = number("accuracy");
     std::ostringstream os;
-    if (a) os << "top-1 agreement with the float model " << *a << " over " << job.inputs << " inputs, floor "
-              << *e.min_accuracy;
+    if (a)
+      os << "top-1 agreement with the float model " << *a << " over " << job.inputs << " inputs, floor "
+         << *e.min_accuracy;
     o.checks.push_back({"min_accuracy", a && *a >= *e.min_accuracy, a ? os.str() : "no accuracy measured"});
   }
 }
@@ -305,8 +307,8 @@ JobOutcome run_job(const JobSpec& job, const fs::path& dir) {
     sim::register_backends();
     fs::create_directories(dir);
     Workload w = parse_workload(job.workload);
-    std::cout << "job " << job.name << ": " << job.workload << " on " << job.backend << " (config "
-              << job.config_name << ")" << std::endl;
+    std::cout << "job " << job.name << ": " << job.workload << " on " << job.backend << " (config " << job.config_name
+              << ")" << std::endl;
     if (w.kind == "op" || w.kind == "resnet18")
       run_operator(job, w, o, dir);
     else if (w.kind == "program")

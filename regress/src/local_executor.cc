@@ -29,19 +29,25 @@ namespace {
 class LocalExecutor : public Executor {
  public:
   explicit LocalExecutor(const RunOptions& o)
-      : out_(o.out), jobs_(o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()))),
-        quiet_(o.quiet), self_(o.loom.empty() ? self_executable() : o.loom) {}
+      : out_(o.out),
+        jobs_(o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()))),
+        quiet_(o.quiet),
+        self_(o.loom.empty() ? self_executable() : o.loom) {}
   std::string name() const override { return "local (" + std::to_string(jobs_) + " at once)"; }
 
   std::string run(const Round& round) override {
     std::map<pid_t, size_t> running;
     size_t next = 0, done = 0, failed = 0;
     std::string stop;
+    std::chrono::steady_clock::time_point stopped_at;
     while (done < round.tasks.size()) {
       if (interrupted() && stop.empty()) {
-        stop = "interrupted (Ctrl-C): the running jobs were killed";
-        for (auto& [pid, t] : running) kill(-pid, SIGKILL);
+        stop = "interrupted (Ctrl-C): the running jobs were stopped";
+        for (auto& [pid, t] : running) kill(pid, SIGTERM);  // each worker kills its job's processes
+        stopped_at = std::chrono::steady_clock::now();
       }
+      if (!stop.empty() && std::chrono::steady_clock::now() - stopped_at > std::chrono::seconds(10))
+        for (auto& [pid, t] : running) kill(-pid, SIGKILL);
       while (stop.empty() && running.size() < size_t(jobs_) && next < round.tasks.size()) {
         running[spawn(round, next)] = next;
         ++next;
@@ -71,8 +77,15 @@ class LocalExecutor : public Executor {
  private:
   // `loom regress --worker OUT --round R --task K`, in its own process group, killed with the runner.
   pid_t spawn(const Round& round, size_t task) {
-    std::vector<std::string> argv = {self_,         "regress", "--worker", out_.string(), "--round",
-                                     std::to_string(round.index), "--task", std::to_string(task), "--die-with-parent"};
+    std::vector<std::string> argv = {self_,
+                                     "regress",
+                                     "--worker",
+                                     out_.string(),
+                                     "--round",
+                                     std::to_string(round.index),
+                                     "--task",
+                                     std::to_string(task),
+                                     "--die-with-parent"};
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);

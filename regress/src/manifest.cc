@@ -192,9 +192,9 @@ json JobSpec::to_json() const {
   if (expect.max_cycles) e["max_cycles"] = *expect.max_cycles;
   if (expect.min_utilization) e["min_utilization"] = *expect.min_utilization;
   if (expect.min_accuracy) e["min_accuracy"] = *expect.min_accuracy;
-  return {{"name", name},   {"group", group},         {"workload", workload}, {"config_name", config_name},
-          {"config", config}, {"backend", backend},   {"device", device},     {"expect", e},
-          {"timeout_s", timeout_s}, {"retries", retries}, {"seed", seed},     {"inputs", inputs},
+  return {{"name", name},           {"group", group},     {"workload", workload}, {"config_name", config_name},
+          {"config", config},       {"backend", backend}, {"device", device},     {"expect", e},
+          {"timeout_s", timeout_s}, {"retries", retries}, {"seed", seed},         {"inputs", inputs},
           {"files", files}};
 }
 
@@ -268,8 +268,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
         r.fail("the name may hold only letters, digits, '.', '_' and '-'");
     if (!groups.insert(group).second) r.fail("a group of this name comes earlier");
-    r.known_keys(g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs",
-                     "device"});
+    r.known_keys(
+        g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs", "device"});
     // The workloads: strings, or {"name", "workload"} to name one.
     if (!g.contains("workloads") || !g["workloads"].is_array() || g["workloads"].empty())
       r.fail("'workloads' must be a non-empty list");
@@ -280,8 +280,9 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
       } else if (w.is_object() && w.size() == 2 && w.contains("name") && w["name"].is_string() &&
                  w.contains("workload") && w["workload"].is_string()) {
         std::string name = w["name"];
-        if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-                                std::string::npos)
+        if (name.empty() ||
+            name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                std::string::npos)
           r.fail("workload name '" + name + "' may hold only letters, digits, '.', '_' and '-'");
         workloads.emplace_back(name, w["workload"].get<std::string>());
       } else {
@@ -300,7 +301,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     std::vector<std::string> backends = r.strings(g, "backends");
     if (backends.empty()) r.fail("'backends' must list the backends to run on");
     for (const auto& b : backends)
-      if (!known_backend(b)) r.fail("unknown backend '" + b + "' (" + join(accel_backends()) + ", rpc://HOST:PORT/BACKEND)");
+      if (!known_backend(b))
+        r.fail("unknown backend '" + b + "' (" + join(accel_backends()) + ", rpc://HOST:PORT/BACKEND)");
     Expectation expect;
     bool reference_given = false;
     if (g.contains("expect")) {
@@ -359,8 +361,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
         }
       } else if (w.kind == "resnet18") {
         static const std::set<std::string> layers = {"c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11"};
-        if (!layers.count(w.target)) r.fail("workload '" + text + "': ResNet-18 has no conv layer '" + w.target +
-                                            "' (c2 to c11)");
+        if (!layers.count(w.target))
+          r.fail("workload '" + text + "': ResNet-18 has no conv layer '" + w.target + "' (c2 to c11)");
       }
       if (own_config && configs_given)
         r.fail("workload '" + text + "' carries its accelerator config: leave 'configs' out of this group");

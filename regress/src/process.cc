@@ -31,12 +31,12 @@ ChildStatus wait_bounded(pid_t pid, double timeout_s, Clock::time_point t0) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) LOOM_THROW(RuntimeError, "waitpid: ", std::strerror(errno));
-    if (since(t0) > timeout_s) {
+    if (since(t0) > timeout_s || stop_requested()) {
       kill(-pid, SIGKILL);  // the child's whole process group: a shell's children too
       kill(pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
-      s.kind = ChildStatus::TimedOut;
+      s.kind = stop_requested() ? ChildStatus::Stopped : ChildStatus::TimedOut;
       s.code = int(timeout_s);
       s.seconds = since(t0);
       return s;
@@ -57,6 +57,11 @@ ChildStatus wait_bounded(pid_t pid, double timeout_s, Clock::time_point t0) {
 
 }  // namespace
 
+std::atomic<bool>& stop_requested() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+
 std::string ChildStatus::describe() const {
   switch (kind) {
     case Exited:
@@ -67,6 +72,8 @@ std::string ChildStatus::describe() const {
     }
     case TimedOut:
       return "over its time limit of " + std::to_string(code) + " s (killed)";
+    case Stopped:
+      return "stopped (the runner was stopped)";
   }
   return "?";
 }
@@ -113,7 +120,10 @@ ChildStatus run_command(const std::vector<std::string>& argv, std::string* out, 
   pid_t pid = fork();
   if (pid < 0) LOOM_THROW(RuntimeError, "fork: ", std::strerror(errno));
   if (pid == 0) {
-    if (own_group) setpgid(0, 0);
+    if (own_group)
+      setpgid(0, 0);
+    else
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a job's command does not outlive the job's process
     if (out != &ignored) {
       dup2(fds[1], 1);
       dup2(fds[1], 2);

@@ -18,10 +18,18 @@ std::string xml_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
       default:
         // Control characters are not allowed in XML 1.0 (a crashed job's log may hold any byte).
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
@@ -85,12 +93,18 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
   ReportSummary s;
   for (const ReportRow& r : rows) {
     std::string st = r.result.value("status", "");
-    if (st == "pass") ++s.pass;
-    else if (st == "fail") ++s.fail;
-    else if (st == "crash") ++s.crash;
-    else if (st == "timeout") ++s.timeout;
-    else if (st == "not_run") ++s.not_run;
-    else ++s.error;  // error, lost
+    if (st == "pass")
+      ++s.pass;
+    else if (st == "fail")
+      ++s.fail;
+    else if (st == "crash")
+      ++s.crash;
+    else if (st == "timeout")
+      ++s.timeout;
+    else if (st == "not_run")
+      ++s.not_run;
+    else
+      ++s.error;  // error, lost
   }
 
   // JUnit XML: one testsuite per group; a failing job's message and the tail of its log.
@@ -98,8 +112,8 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
   double total_s = 0;
   for (const ReportRow& r : rows) total_s += r.result.value("seconds", 0.0);
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << xml_escape(suite) << "\" tests=\""
-      << rows.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.failures() - s.fail << "\" time=\""
-      << total_s << "\">\n";
+      << rows.size() << "\" failures=\"" << s.fail << "\" errors=\"" << s.failures() - s.fail << "\" time=\"" << total_s
+      << "\">\n";
   std::vector<std::string> groups;
   for (const ReportRow& r : rows)
     if (std::find(groups.begin(), groups.end(), r.group) == groups.end()) groups.push_back(r.group);
@@ -113,10 +127,10 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
         f += st == "fail";
         e += st != "fail" && st != "pass";
       }
-    xml << " <testsuite name=\"" << xml_escape(g) << "\" tests=\"" << n << "\" failures=\"" << f << "\" errors=\""
-        << e << "\">\n";
-    if (!incomplete.empty()) xml << "  <properties><property name=\"incomplete\" value=\"" << xml_escape(incomplete)
-                                 << "\"/></properties>\n";
+    xml << " <testsuite name=\"" << xml_escape(g) << "\" tests=\"" << n << "\" failures=\"" << f << "\" errors=\"" << e
+        << "\">\n";
+    if (!incomplete.empty())
+      xml << "  <properties><property name=\"incomplete\" value=\"" << xml_escape(incomplete) << "\"/></properties>\n";
     for (const ReportRow& r : rows) {
       if (r.group != g) continue;
       std::string st = r.result.value("status", ""), msg = r.result.value("message", "");
@@ -126,8 +140,8 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
         xml << "/>\n";
         continue;
       }
-      xml << ">\n   <" << (st == "fail" ? "failure" : "error") << " type=\"" << st << "\" message=\""
-          << xml_escape(msg) << "\">" << xml_escape(log_tail(dir / r.result.value("log", "none"), 40)) << "</"
+      xml << ">\n   <" << (st == "fail" ? "failure" : "error") << " type=\"" << st << "\" message=\"" << xml_escape(msg)
+          << "\">" << xml_escape(log_tail(dir / r.result.value("log", "none"), 40)) << "</"
           << (st == "fail" ? "failure" : "error") << ">\n  </testcase>\n";
     }
     xml << " </testsuite>\n";
@@ -138,12 +152,11 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
   std::ostringstream csv;
   csv << "job,group,workload,config,backend,status,cycles,utilization,mismatches,accuracy,instructions,message,log\n";
   for (const ReportRow& r : rows)
-    csv << csv_field(r.name) << "," << csv_field(r.group) << "," << csv_field(r.workload) << ","
-        << csv_field(r.config) << "," << csv_field(r.backend) << "," << r.result.value("status", "") << ","
-        << metric(r.result, "cycles") << "," << metric(r.result, "utilization") << ","
-        << metric(r.result, "mismatches") << "," << metric(r.result, "accuracy") << ","
-        << metric(r.result, "instructions") << "," << csv_field(r.result.value("message", "")) << ","
-        << csv_field(r.result.value("log", "")) << "\n";
+    csv << csv_field(r.name) << "," << csv_field(r.group) << "," << csv_field(r.workload) << "," << csv_field(r.config)
+        << "," << csv_field(r.backend) << "," << r.result.value("status", "") << "," << metric(r.result, "cycles")
+        << "," << metric(r.result, "utilization") << "," << metric(r.result, "mismatches") << ","
+        << metric(r.result, "accuracy") << "," << metric(r.result, "instructions") << ","
+        << csv_field(r.result.value("message", "")) << "," << csv_field(r.result.value("log", "")) << "\n";
 
   // Markdown: the verdict, the failures with their logs, then every job.
   std::ostringstream md;
@@ -162,7 +175,8 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
            << md_cell(r.result.value("message", "")) << " | " << md_cell(r.result.value("log", "")) << " |\n";
     md << "\n";
   }
-  md << "## Jobs\n\n| job | status | cycles | GEMM utilization | mismatches | accuracy |\n|---|---|---:|---:|---:|---:|\n";
+  md << "## Jobs\n\n| job | status | cycles | GEMM utilization | mismatches | accuracy "
+        "|\n|---|---|---:|---:|---:|---:|\n";
   for (const ReportRow& r : rows)
     md << "| " << md_cell(r.name) << " | " << r.result.value("status", "") << " | " << metric(r.result, "cycles")
        << " | " << metric(r.result, "utilization") << " | " << metric(r.result, "mismatches") << " | "

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -79,6 +80,7 @@ std::string hostname() {
 bool retryable(const std::string& status) { return status == "crash" || status == "timeout" || status == "lost"; }
 
 void on_signal(int) { interrupted() = true; }
+void on_worker_signal(int) { stop_requested() = true; }
 
 }  // namespace
 
@@ -89,7 +91,8 @@ const std::string& loom_build_id() {
     std::ifstream maps("/proc/self/maps");
     for (std::string line; std::getline(maps, line);) {
       size_t slash = line.find('/');
-      if (slash != std::string::npos && line.find("libloom", slash) != std::string::npos) files.insert(line.substr(slash));
+      if (slash != std::string::npos && line.find("libloom", slash) != std::string::npos)
+        files.insert(line.substr(slash));
     }
     uint64_t h = 1469598103934665603ull;
     std::string all;
@@ -109,6 +112,16 @@ std::string cache_key(const JobSpec& job) {
 }
 
 int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
+  // A runner killed outright takes its local workers with it; a stopped one (SIGTERM, scancel)
+  // has them kill their job's processes and leave without a result.
+  if (die_with_parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) return 1;  // the runner is already gone
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = on_worker_signal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
   fs::path file = dir / "rounds" / (std::to_string(round) + ".jsonl");
   std::ifstream f(file);
   std::string line;
@@ -129,6 +142,7 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
         return 0;
       },
       (jd / "log.txt").string(), job.timeout_s, die_with_parent);
+  if (s.kind == ChildStatus::Stopped) return 1;  // no result: the runner reports the job as not run
   json r;
   std::optional<json> outcome = read_json(jd / "outcome.json");
   if (s.kind == ChildStatus::Exited && s.code == 0 && outcome) {
@@ -136,10 +150,10 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
   } else {
     r = JobOutcome().to_json();
     r["status"] = s.kind == ChildStatus::TimedOut ? "timeout" : s.kind == ChildStatus::Signaled ? "crash" : "error";
-    r["message"] = s.kind == ChildStatus::TimedOut   ? "the job ran " + s.describe()
-                   : s.kind == ChildStatus::Signaled ? "the job process was " + s.describe() + " (see its log)"
-                                                     : "the job process ended with " + s.describe() +
-                                                           " without a result (see its log)";
+    r["message"] = s.kind == ChildStatus::TimedOut ? "the job ran " + s.describe()
+                   : s.kind == ChildStatus::Signaled
+                       ? "the job process was " + s.describe() + " (see its log)"
+                       : "the job process ended with " + s.describe() + " without a result (see its log)";
   }
   r["name"] = job.name;
   r["key"] = entry.at("key");
@@ -227,8 +241,7 @@ int run_regression(const Manifest& m, const RunOptions& o) {
       int attempt = r && runs.count(r->value("run", "")) ? r->value("attempt", 0) + 1 : 1;
       which.push_back(i);
       round.tasks.push_back(jobs[i]);
-      lines << json{{"job", jobs[i].to_json()}, {"key", keys[i]}, {"attempt", attempt}, {"run", run_id}}.dump()
-            << "\n";
+      lines << json{{"job", jobs[i].to_json()}, {"key", keys[i]}, {"attempt", attempt}, {"run", run_id}}.dump() << "\n";
       fs::create_directories(job_dir(o.out, jobs[i]));
       fs::remove(job_dir(o.out, jobs[i]) / "result.json");
     }
@@ -274,9 +287,9 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   if (!o.quiet || s.failures()) {
     std::cout << std::fixed << std::setprecision(1) << (incomplete.empty() ? "" : "INCOMPLETE (" + incomplete + "): ")
               << s.pass << " passed, " << s.fail << " failed, " << s.error << " errors, " << s.crash << " crashed, "
-              << s.timeout << " timed out" << (s.not_run ? ", " + std::to_string(s.not_run) + " not run" : "")
-              << " of " << jobs.size() << " jobs in " << seconds << " s (" << cached << " cached); report: "
-              << (o.out / "report.md").string() << "\n";
+              << s.timeout << " timed out" << (s.not_run ? ", " + std::to_string(s.not_run) + " not run" : "") << " of "
+              << jobs.size() << " jobs in " << seconds << " s (" << cached
+              << " cached); report: " << (o.out / "report.md").string() << "\n";
     for (const ReportRow& row : rows) {
       std::string st = row.result.value("status", "");
       if (st != "pass")

@@ -70,11 +70,15 @@ class SlurmExecutor : public Executor {
     for (const JobSpec& j : round.tasks) longest = std::max(longest, j.timeout_s);
     // Slurm's limit is a backstop past the worker's own (whole minutes: Slurm has no finer one).
     std::string time = o_.slurm.time.empty() ? std::to_string(int(std::ceil((longest + 60) / 60))) : o_.slurm.time;
-    std::vector<std::string> argv = {"sbatch", "--parsable", "--job-name=loom-regress",
-                                     "--array=0-" + std::to_string(round.tasks.size() - 1) +
-                                         (o_.slurm.max_running > 0 ? "%" + std::to_string(o_.slurm.max_running) : ""),
-                                     "--output=" + (o_.out / "slurm" / (std::to_string(round.index) + "_%a.out")).string(),
-                                     "--time=" + time, "--chdir=" + o_.out.string()};
+    std::vector<std::string> argv = {
+        "sbatch",
+        "--parsable",
+        "--job-name=loom-regress",
+        "--array=0-" + std::to_string(round.tasks.size() - 1) +
+            (o_.slurm.max_running > 0 ? "%" + std::to_string(o_.slurm.max_running) : ""),
+        "--output=" + (o_.out / "slurm" / (std::to_string(round.index) + "_%a.out")).string(),
+        "--time=" + time,
+        "--chdir=" + o_.out.string()};
     if (!o_.slurm.partition.empty()) argv.push_back("--partition=" + o_.slurm.partition);
     if (!o_.slurm.account.empty()) argv.push_back("--account=" + o_.slurm.account);
     for (const auto& a : o_.slurm.sbatch_args) argv.push_back(a);

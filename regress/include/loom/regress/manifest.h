@@ -36,9 +36,9 @@ struct JobSpec {
   nlohmann::json device;  // backend options merged into the config JSON ({"rtl": {"dram_latency": 40}})
   Expectation expect;
   double timeout_s = 600;
-  int retries = 1;     // resubmissions of a job that crashed, timed out or was lost
-  uint64_t seed = 1;   // of the random inputs
-  int inputs = 1;      // models: how many inputs run (accuracy is over these)
+  int retries = 1;                 // resubmissions of a job that crashed, timed out or was lost
+  uint64_t seed = 1;               // of the random inputs
+  int inputs = 1;                  // models: how many inputs run (accuracy is over these)
   std::vector<std::string> files;  // absolute paths the job reads: their contents are part of its cache key
 
   // Everything that determines the job's result, canonical (keys sorted): what the cache hashes.

@@ -1,0 +1,213 @@
+// The regression runner's library: manifests expanded and checked, jobs run in this process against
+// independent references, cache keys, array comparison and the reports.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/error_text.h"
+#include "common/temp_dir.h"
+#include "loom/regress/compare.h"
+#include "loom/regress/job.h"
+#include "loom/regress/manifest.h"
+#include "loom/regress/process.h"
+#include "loom/regress/report.h"
+#include "loom/regress/runner.h"
+#include "loom/runtime/error.h"
+
+using namespace loom;
+using namespace loom::regress;
+using nlohmann::json;
+
+namespace {
+
+std::string manifest_error(const std::string& text, const std::string& dir = ".") {
+  return test::error_text<Error>([&] { parse_manifest(text, "m.json", dir); });
+}
+
+void expect_has(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(RegressManifest, ExpandsTheCrossProductWithNamesAndExpectations) {
+  Manifest m = parse_manifest(R"({"name": "n", "retries": 2, "configs": {"small": {"inp_buffer_bytes": 16384}},
+    "jobs": [{"name": "g", "workloads": ["resnet18:c2", {"name": "tiny", "workload": "op:dense,channels=16"}],
+              "configs": ["default", "small"], "backends": ["fsim", "perf"], "timeout_s": 5,
+              "expect": {"reference": "fsim", "max_cycles": 100}},
+             {"name": "h", "workloads": ["command:true"], "backends": ["fsim"]}]})",
+                              "m.json", ".");
+  ASSERT_EQ(m.jobs.size(), 2u * 2 * 2 + 1);
+  EXPECT_EQ(m.name, "n");
+  EXPECT_EQ(m.jobs[0].name, "g/resnet18-c2/default/fsim");
+  EXPECT_EQ(m.jobs[1].name, "g/resnet18-c2/default/perf");
+  EXPECT_EQ(m.jobs[2].name, "g/resnet18-c2/small/fsim");
+  EXPECT_EQ(m.jobs[4].name, "g/tiny/default/fsim");
+  EXPECT_EQ(m.jobs[2].config["inp_buffer_bytes"], 16384);
+  EXPECT_EQ(m.jobs[0].config["inp_buffer_bytes"], 32768);
+  EXPECT_EQ(m.jobs[0].expect.reference, "fsim");
+  EXPECT_EQ(*m.jobs[0].expect.max_cycles, 100u);
+  EXPECT_EQ(m.jobs[0].timeout_s, 5);
+  EXPECT_EQ(m.jobs[0].retries, 2);
+  EXPECT_EQ(m.jobs[8].expect.reference, "none") << "a command has no CPU reference";
+  // A description survives the trip through a round file.
+  EXPECT_EQ(JobSpec::from_json(m.jobs[3].to_json()).to_json(), m.jobs[3].to_json());
+}
+
+TEST(RegressManifest, BadManifestsNameTheLineOrTheGroup) {
+  expect_has(manifest_error("{\"jobs\": [\n  {\"name\": \"a\",\n   \"workloads\": [}\n]}"), "m.json' line 3");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["rtll"]}]})"),
+             "jobs[0] ('a'): unknown backend 'rtll' (");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
+                               "configs": ["big"]}]})"),
+             "unknown config 'big' (default)");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"], "timeout": 3}]})"),
+             "unknown key 'timeout'");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"]},
+                                         {"name": "a", "workloads": ["op:add"], "backends": ["fsim"]}]})"),
+             "jobs[1] ('a'): a group of this name comes earlier");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense", {"name": "op-dense", "workload": "op:add"}],
+                               "backends": ["fsim"]}]})"),
+             "two jobs are named 'a/op-dense/default/fsim'");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:conv3d"], "backends": ["fsim"]}]})"),
+             "unknown operator 'conv3d'");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["resnet18:c12"], "backends": ["fsim"]}]})"),
+             "ResNet-18 has no conv layer 'c12'");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["program:nosuch.prg"], "backends": ["fsim"]}]})"),
+             "no file '");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["command:true"], "backends": ["fsim"],
+                               "expect": {"reference": "cpu"}}]})"),
+             "has no CPU reference");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
+                               "expect": {"min_accuracy": 0.9}}]})"),
+             "min_accuracy needs a model workload");
+  expect_has(manifest_error(R"({"configs": {"x": {"block_in": 7}}, "jobs": []})"), "config 'x'");
+  expect_has(manifest_error(R"({"jobs": []})"), "'jobs' must be a non-empty list");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
+                               "timeout_s": -1}]})"),
+             "'timeout_s' must be a number in");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a/b", "workloads": ["op:dense"], "backends": ["fsim"]}]})"),
+             "may hold only letters");
+}
+
+TEST(RegressJob, OperatorsMatchTheCpuAndTheReferenceBackend) {
+  test::TestDir dir;
+  Manifest m = parse_manifest(R"({"jobs": [
+      {"name": "a", "workloads": ["op:conv2d,channels=16,out_channels=16,size=6", "resnet18:c11"], "backends": ["perf"]},
+      {"name": "b", "workloads": ["op:add,channels=16,size=4"], "backends": ["perf"],
+       "expect": {"reference": "fsim", "max_cycles": 1, "min_utilization": 0.0}}]})",
+                              "m.json", ".");
+  for (size_t i = 0; i < 2; ++i) {
+    JobOutcome o = run_job(m.jobs[i], dir.path() / std::to_string(i));
+    EXPECT_EQ(o.status, "pass") << m.jobs[i].name << ": " << o.message;
+    EXPECT_EQ(o.metrics["mismatches"], 0);
+    EXPECT_GT(o.metrics["cycles"].get<uint64_t>(), 0u);
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / std::to_string(i) / "output.npy"));
+  }
+  // ResNet-18's last layer keeps the 1x16x16 core busy (the performance model's figure).
+  JobOutcome c11 = run_job(m.jobs[1], dir.path() / "c11");
+  EXPECT_GT(c11.metrics["utilization"].get<double>(), 0.9);
+  // A cycle budget that the run exceeds is a failure naming both numbers.
+  JobOutcome b = run_job(m.jobs[2], dir.path() / "b");
+  EXPECT_EQ(b.status, "fail");
+  expect_has(b.message, "max_cycles: ");
+  expect_has(b.message, "cycles, budget 1");
+}
+
+TEST(RegressJob, AWorkloadThatCannotRunIsAnErrorNotACrash) {
+  test::TestDir dir;
+  Manifest m = parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["op:dense,channels=17"], "backends": ["fsim"]},
+      {"name": "b", "workloads": ["op:dense"], "backends": ["fsim"], "expect": {"max_cycles": 10}}]})",
+                              "m.json", ".");
+  JobOutcome o = run_job(m.jobs[0], dir.path() / "a");
+  EXPECT_EQ(o.status, "error");
+  expect_has(o.message, "17");
+  // fsim does not time: a cycle budget cannot be checked there, and says so.
+  JobOutcome f = run_job(m.jobs[1], dir.path() / "b");
+  EXPECT_EQ(f.status, "fail");
+  expect_has(f.message, "no cycle count: backend fsim does not time the run");
+}
+
+TEST(RegressCache, TheKeyFollowsTheDescriptionAndTheFilesButNotTheTimeLimit) {
+  test::TestDir dir;
+  std::ofstream(dir.path() / "p.prg") << "one";
+  auto job = [&](const std::string& extra) {
+    return parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["program:p.prg"], "backends": ["fsim"])" + extra +
+                              "}]}",
+                          "m.json", dir.path().string())
+        .jobs[0];
+  };
+  std::string k = cache_key(job(""));
+  EXPECT_EQ(k, cache_key(job("")));
+  EXPECT_EQ(k, cache_key(job(R"(, "timeout_s": 9, "retries": 3)")));
+  EXPECT_NE(k, cache_key(job(R"(, "seed": 2)")));
+  std::ofstream(dir.path() / "p.prg") << "two";
+  EXPECT_NE(k, cache_key(job(""))) << "the program file changed";
+}
+
+TEST(RegressCompare, BitsNotValuesAndShapes) {
+  NDArray a = NDArray::empty({4}, DataType::Int(8)), b = NDArray::empty({4}, DataType::Int(8));
+  for (int i = 0; i < 4; ++i) a.data<int8_t>()[i] = b.data<int8_t>()[i] = int8_t(i);
+  EXPECT_TRUE(compare_arrays(a, b).equal());
+  b.data<int8_t>()[2] = 5;
+  ArrayDiff d = compare_arrays(a, b);
+  EXPECT_EQ(d.mismatches, 1);
+  EXPECT_EQ(d.first, 2);
+  EXPECT_EQ(d.detail, "element 2: 2 vs 5");
+  ArrayDiff s = compare_arrays(a, NDArray::empty({2, 2}, DataType::Int(8)));
+  EXPECT_FALSE(s.equal());
+  expect_has(s.detail, "shape 4");
+  NDArray z = NDArray::zeros({1}, DataType::Float(32)), nz = NDArray::zeros({1}, DataType::Float(32));
+  nz.data<float>()[0] = -0.0f;
+  EXPECT_FALSE(compare_arrays(z, nz).equal()) << "-0 and +0 differ in their bits";
+  EXPECT_EQ(argmax(a), 3);
+}
+
+TEST(RegressReport, FailuresFirstAndAPartialRunSaysSo) {
+  test::TestDir dir;
+  std::vector<ReportRow> rows = {
+      {"g/a/default/fsim", "g", "op:add", "default", "fsim", json{{"status", "pass"}, {"metrics", {{"cycles", 10}}}}},
+      {"g/b/default/fsim", "g", "op:add", "default", "fsim",
+       json{{"status", "crash"}, {"message", "killed by SIGSEGV <&>"}, {"log", "jobs/g/b/log.txt"}}},
+      {"g/c/default/fsim", "g", "op:add", "default", "fsim", json{{"status", "not_run"}, {"message", "not run"}}}};
+  std::filesystem::create_directories(dir.path() / "jobs/g/b");
+  std::ofstream(dir.path() / "jobs/g/b/log.txt") << "line one\n\x01 control\n";
+  ReportSummary s = write_reports(dir.path(), "suite", rows, "interrupted");
+  EXPECT_EQ(s.pass, 1u);
+  EXPECT_EQ(s.crash, 1u);
+  EXPECT_EQ(s.not_run, 1u);
+  std::string md = read(dir.path() / "report.md"), csv = read(dir.path() / "report.csv"),
+              xml = read(dir.path() / "report.xml");
+  expect_has(md, "**INCOMPLETE: interrupted.** 1 of 3 jobs did not run");
+  EXPECT_LT(md.find("g/b/default/fsim"), md.find("g/a/default/fsim")) << "failures first";
+  EXPECT_LT(csv.find("g/b/default/fsim"), csv.find("g/a/default/fsim"));
+  expect_has(xml, "killed by SIGSEGV &lt;&amp;&gt;");
+  expect_has(xml, "<error type=\"crash\"");
+  expect_has(xml, "line one\n? control");
+  expect_has(xml, "name=\"incomplete\" value=\"interrupted\"");
+}
+
+TEST(RegressProcess, TimeLimitsAndSignalsAreReported) {
+  test::TestDir dir;
+  ChildStatus hang = run_forked([]() -> int { for (;;) pause(); }, (dir.path() / "log").string(), 0.3, true);
+  EXPECT_EQ(hang.kind, ChildStatus::TimedOut);
+  ChildStatus crash = run_forked([]() -> int { raise(SIGABRT); return 0; }, (dir.path() / "log").string(), 5, true);
+  EXPECT_EQ(crash.kind, ChildStatus::Signaled);
+  EXPECT_EQ(crash.describe(), "killed by SIGABRT");
+  std::string out;
+  ChildStatus ok = run_command({"sh", "-c", "echo hi; exit 4"}, &out, 5);
+  EXPECT_EQ(ok.code, 4);
+  EXPECT_EQ(out, "hi\n");
+  ChildStatus missing = run_command({"no-such-program-loom"}, &out, 5);
+  EXPECT_EQ(missing.code, 127);
+  EXPECT_FALSE(on_path("no-such-program-loom"));
+  EXPECT_TRUE(on_path("sh"));
+}
