@@ -10,12 +10,17 @@
 #
 # The cluster: ClusterName=loomtest, one node `loomnode` (NodeAddr=127.0.0.1, CPUs=N, default
 # nproc), partition `debug`. Its own munged (socket in DIR), its own free ports, all state, spool,
-# logs and pid files in DIR, no slurmdbd (no sacct history: use `scontrol show job`, kept for
-# MinJobAge=600 s, or `sacct -c`, which reads the jobcomp/filetxt file DIR/jobcomp.txt).
-# Network: slurmctld and slurmd bind 127.0.0.1 only (CommunicationParameters=NoCtldInAddrAny,
-# NoInAddrAny). munged has no TCP port at all. sbatch/squeue/scontrol open no listening socket;
-# srun would open ephemeral ports, which NoInAddrAny also binds to the node's address.
+# logs and pid files in DIR. No slurmdbd, so plain sacct has nothing ("accounting storage is
+# disabled"): final task states come from `scontrol -o show job ID` (records kept for
+# MinJobAge=600 s), or from DIR/jobcomp.txt (jobcomp/filetxt, one key=value line per finished
+# job, with ArrayJobId/ArrayTaskId; `sacct -c` reads it but drops the array fields).
+# Network: slurmctld and slurmd listen on 127.0.0.1 only (CommunicationParameters=
+# NoCtldInAddrAny,NoInAddrAny); munged and batch job steps use unix sockets in DIR. Not
+# restricted here: srun (interactive steps) opens its own ports; this script does not use it.
+# Harmless log noise: "mpi/pmix_v4: ... can not load PMIx library" (libpmix is not installed).
 set -euo pipefail
+# The daemons live in /usr/sbin, which a non-root PATH may lack.
+PATH="$PATH:/usr/sbin:/sbin"
 
 prog="$(basename "$0")"
 die() { echo "$prog: $*" >&2; exit 1; }
@@ -26,7 +31,7 @@ usage() { die "usage: $prog start DIR [--cpus N] | stop DIR | status DIR"; }
 ensure_installed() {
   local missing=0 b
   for b in slurmctld slurmd munged sbatch squeue sinfo scontrol scancel; do
-    command -v "$b" >/dev/null 2>&1 || [[ -x /usr/sbin/$b ]] || missing=1
+    command -v "$b" >/dev/null 2>&1 || missing=1
   done
   ((missing)) || return 0
   if [[ $(id -u) -ne 0 ]]; then
@@ -145,14 +150,16 @@ show_logs() {
 # --- commands ------------------------------------------------------------------------------
 
 cmd_stop() {
-  local dir="$1" pids i
+  local dir="$1" pids i deadline
   [[ -d $dir ]] || return 0
-  dir="$(cd "$dir" && pwd -P)"
+  dir="$(realpath -e -- "$dir")"
   export SLURM_CONF="$dir/slurm.conf"
-  # Cancel jobs while the controller still answers, so they end through Slurm (KillWait=2).
+  # Cancel jobs while the controller still answers, so they end through Slurm (KillWait=2);
+  # give their steps at most 10 s to go.
   if pid_of "$dir/run/slurmctld.pid" >/dev/null && [[ -f $SLURM_CONF ]]; then
     timeout 5 scancel --partition=debug >/dev/null 2>&1 || true
-    for ((i = 0; i < 50; i++)); do [[ -z $(cluster_stepds "$dir") ]] && break; sleep 0.2; done
+    deadline=$((SECONDS + 10))
+    while [[ -n $(cluster_stepds "$dir") ]] && ((SECONDS < deadline)); do sleep 0.2; done
   fi
   stop_daemons "$dir/run/slurmd.pid" "$dir/run/slurmctld.pid" "$dir/run/munged.pid"
   # Whatever survived (controller dead, hung step): freeze each step tree first so nothing
@@ -176,7 +183,7 @@ cmd_stop() {
 cmd_status() {
   local dir="$1" d
   [[ -d $dir ]] || { echo "$prog: $dir does not exist" >&2; return 1; }
-  dir="$(cd "$dir" && pwd -P)"
+  dir="$(realpath -e -- "$dir")"
   for d in munged slurmctld slurmd; do
     pid_of "$dir/run/$d.pid" >/dev/null || { echo "$prog: $d is not running" >&2; return 1; }
   done
@@ -191,6 +198,8 @@ cmd_start() {
     [[ -d $dir && -z $(ls -A "$dir") ]] || die "$dir exists and is not an empty folder"
   fi
   dir="$(realpath -m -- "$dir")"
+  # The path goes unquoted into slurm.conf and munged's options.
+  [[ $dir =~ ^[A-Za-z0-9._/+-]+$ ]] || die "$dir: use only letters, digits and . _ / + - in DIR"
   # Unix socket paths are limited to 107 bytes; slurmstepd puts loomnode_JOBID.4294967291 in
   # the spool folder, munged its socket plus ".lock".
   ((${#dir} <= 60)) || die "$dir: path too long for unix sockets (max 60 characters)"

@@ -27,10 +27,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Pending reasons under which no node can start the task until an administrator acts.
+// Pending reasons under which no node can start the task until an administrator acts (squeue's %r
+// gives some in words: "Nodes required for job are DOWN, DRAINED or reserved ...").
 bool blocked_reason(const std::string& r) {
   for (const char* b : {"ReqNodeNotAvail", "NodeDown", "PartitionDown", "PartitionInactive", "PartitionNodeLimit",
-                        "Nodes_required", "BadConstraints", "InvalidAccount", "InvalidQOS"})
+                        "Nodes_required", "BadConstraints", "InvalidAccount", "InvalidQOS", "DOWN, DRAINED"})
     if (r.find(b) != std::string::npos) return true;
   return false;
 }

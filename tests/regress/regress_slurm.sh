@@ -1,0 +1,128 @@
+#!/bin/sh
+# loom regress --slurm on a real single-node Slurm cluster on 127.0.0.1 (scripts/slurm_cluster.sh
+# starts slurmctld, slurmd and munged in a folder of this test's own and stops them at the end):
+#   1. the CI suite gives the same report.csv and report.md as --local;
+#   2. a partition Slurm refuses: a clear error, a report marked incomplete;
+#   3. the node drained mid-run: pending tasks wait (the progress line says why), resume, nothing lost;
+#      drained for longer than --pending-timeout: the array is cancelled, the report incomplete;
+#   4. the runner killed (SIGKILL) and restarted: it waits for the array it left and reruns nothing;
+#   5. a worker killed by the node (SIGKILL): the task is lost, resubmitted, reported with Slurm's state;
+#   6. Ctrl-C: the array is cancelled (squeue empty), the report incomplete, exit code 130.
+#   regress_slurm.sh LOOM TESTS_REGRESS_DIR WORK SLURM_CLUSTER_SH
+set -u
+loom="$1" src="$2" work="$3" cluster="$4"
+rm -rf "$work"
+mkdir -p "$work"
+if [ "$(id -u)" -ne 0 ] && ! command -v slurmctld > /dev/null 2>&1; then
+  echo "SKIP: Slurm (slurm-wlm, munge) is not installed and this user cannot install it"
+  exit 0
+fi
+stop_cluster() { timeout 60 bash "$cluster" stop "$work/cluster" > /dev/null 2>&1; }
+trap stop_cluster EXIT
+fail() {
+  echo "FAILED: $*"
+  exit 1
+}
+timeout 180 bash "$cluster" start "$work/cluster" --cpus 2 || fail "the cluster did not start"
+. "$work/cluster/env"
+export SLURM_CONF
+node=loomnode
+drain() { scontrol update nodename=$node state=drain reason=regress-test; }
+resume() { scontrol update nodename=$node state=resume; }
+
+# 1. The same suite on the local cores and on Slurm: the same reports.
+"$loom" regress "$src/suite.json" --out "$work/local" -j 2 -q > "$work/local.out" 2>&1
+"$loom" regress "$src/suite.json" --out "$work/slurm" --slurm --poll 0.2 -q > "$work/slurm.out" 2>&1
+rc=$?
+cat "$work/slurm.out"
+[ $rc -eq 1 ] || fail "suite on Slurm: exit code $rc"
+diff "$work/local/report.csv" "$work/slurm/report.csv" || fail "report.csv differs between --local and --slurm"
+diff "$work/local/report.md" "$work/slurm/report.md" || fail "report.md differs between --local and --slurm"
+[ "$(grep -rl '"SLURM_ARRAY_JOB_ID"' "$work/slurm/jobs" --include=result.json | wc -l)" -eq 19 ] ||
+  fail "not every job ran as a Slurm task"
+
+# 2. A partition that does not exist: sbatch refuses; said clearly, the report incomplete (exit 3).
+"$loom" regress "$src/suite.json" --out "$work/refused" --slurm --partition nosuch -q --force > "$work/refused.out" 2>&1
+rc=$?
+[ $rc -eq 3 ] || fail "refused: exit code $rc: $(cat "$work/refused.out")"
+grep -q "sbatch refused the job array" "$work/refused.out" || fail "refused: $(cat "$work/refused.out")"
+grep -qi "partition" "$work/refused.out" || fail "refused: sbatch's reason is not shown: $(cat "$work/refused.out")"
+grep -q "INCOMPLETE" "$work/refused/report.md" || fail "refused: the report does not say it is partial"
+
+cat > "$work/slow.json" << EOF
+{"name": "slow", "jobs": [{"name": "s", "backends": ["fsim"],
+  "workloads": ["command:sleep 1 # 1", "command:sleep 1 # 2", "command:sleep 1 # 3", "command:sleep 1 # 4",
+                "command:sleep 1 # 5", "command:sleep 1 # 6"]}]}
+EOF
+# Waits until FILE exists (at most 60 s).
+wait_for() {
+  i=0
+  while [ ! -e "$1" ] && [ $i -lt 300 ]; do
+    sleep 0.2
+    i=$((i + 1))
+  done
+  [ -e "$1" ] || fail "timed out waiting for $1"
+}
+
+# 3. Drained mid-run: nothing is lost once the node resumes.
+"$loom" regress "$work/slow.json" --out "$work/drain" --slurm --max-running 1 --poll 0.2 > "$work/drain.out" 2>&1 &
+runner=$!
+wait_for "$work/drain/jobs/s/command-sleep-1---1/default/fsim/log.txt"
+drain
+sleep 4
+kill -0 $runner 2> /dev/null || fail "drain: the runner gave up: $(cat "$work/drain.out")"
+grep -q "no node can run them" "$work/drain.out" || fail "drain: the progress line does not say why: $(cat "$work/drain.out")"
+resume
+wait $runner
+rc=$?
+[ $rc -eq 0 ] || fail "drain: exit code $rc: $(cat "$work/drain.out")"
+grep -q "6 passed" "$work/drain.out" || fail "drain: $(cat "$work/drain.out")"
+# Drained for good: --pending-timeout gives up, cancels the array, and says so.
+drain
+"$loom" regress "$work/slow.json" --out "$work/drained" --slurm --pending-timeout 3 --poll 0.2 -q > "$work/drained.out" 2>&1
+rc=$?
+resume
+[ $rc -eq 3 ] || fail "drained: exit code $rc: $(cat "$work/drained.out")"
+grep -q "pended for .* with no node to run them" "$work/drained.out" || fail "drained: $(cat "$work/drained.out")"
+[ "$(grep -c ',not_run,' "$work/drained/report.csv")" -eq 6 ] || fail "drained: the jobs are not reported as not run"
+
+# 4. The runner killed after submitting; restarted, it waits for that array and submits nothing new.
+"$loom" regress "$work/slow.json" --out "$work/kill" --slurm --max-running 2 --poll 0.2 -q > "$work/kill1.out" 2>&1 &
+runner=$!
+wait_for "$work/kill/slurm/state.json"
+sleep 1
+kill -9 $runner
+wait $runner 2> /dev/null
+"$loom" regress "$work/slow.json" --out "$work/kill" --slurm --poll 0.2 > "$work/kill2.out" 2>&1 || fail "restart: $(cat "$work/kill2.out")"
+grep -q "resuming: the previous runner's job array" "$work/kill2.out" || fail "restart did not resume: $(cat "$work/kill2.out")"
+grep -q "6 passed" "$work/kill2.out" || fail "restart: $(cat "$work/kill2.out")"
+grep -q "submitted job array" "$work/kill2.out" && fail "restart submitted the jobs again: $(cat "$work/kill2.out")"
+[ "$(cat "$work"/kill/jobs/s/*/default/fsim/result.json | grep -c '"attempt": 1')" -eq 6 ] || fail "restart: a job ran twice"
+
+# 5. A worker killed under its job (as a failing node would): lost, resubmitted once, reported with Slurm's view.
+cat > "$work/lost.json" << 'EOF'
+{"name": "lost", "retries": 1, "jobs": [{"name": "l", "backends": ["fsim"],
+  "workloads": [{"name": "killed", "workload": "command:kill -KILL $(ps -o ppid= -p $PPID)"}, "op:dense"]}]}
+EOF
+"$loom" regress "$work/lost.json" --out "$work/lost" --slurm --poll 0.2 -q > "$work/lost.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "lost: exit code $rc: $(cat "$work/lost.out")"
+grep -q "lost: l/killed/default/fsim: the job ended without a result: Slurm task [0-9]*_0 ended" "$work/lost.out" ||
+  fail "lost: $(cat "$work/lost.out")"
+grep -q '"attempt": 2' "$work/lost/jobs/l/killed/default/fsim/result.json" || fail "lost: not resubmitted"
+grep -q "l/op-dense/default/fsim,l,op:dense,default,fsim,pass" "$work/lost/report.csv" || fail "lost: the other job"
+
+# 6. Ctrl-C while the array runs: cancelled, nothing left in the queue, the report incomplete.
+"$loom" regress "$work/slow.json" --out "$work/int" --slurm --max-running 1 --poll 0.2 -q --force > "$work/int.out" 2>&1 &
+runner=$!
+wait_for "$work/int/slurm/state.json"
+array=$(sed 's/.*"slurm_job":"\([0-9]*\)".*/\1/' "$work/int/slurm/state.json")
+sleep 1
+kill -INT $runner
+wait $runner
+rc=$?
+[ $rc -eq 130 ] || fail "Ctrl-C: exit code $rc: $(cat "$work/int.out")"
+[ -z "$(squeue -h -j "$array" 2> /dev/null)" ] || fail "Ctrl-C: array $array is still queued"
+grep -q "INCOMPLETE: interrupted (Ctrl-C): job array $array was cancelled" "$work/int/report.md" ||
+  fail "Ctrl-C: $(head -5 "$work/int/report.md")"
+echo "REGRESS_SLURM_OK"
