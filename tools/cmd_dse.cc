@@ -32,6 +32,11 @@
 #include "loom/ops/accel_operators.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/perf_model.h"
+#ifdef LOOM_HAVE_REGRESS
+#include "loom/regress/manifest.h"
+#include "loom/regress/progress.h"
+#include "loom/regress/runner.h"
+#endif
 #ifdef LOOM_HAVE_GRAPH
 #include "loom/frontend/load.h"
 #include "loom/graph/build.h"
@@ -82,8 +87,9 @@ struct Point {
   std::vector<LayerResult> layers;
 };
 
+// FNV-1a of the canonical dump (keys sorted), as `loom regress` hashes.
 std::string stable_id(const json& description) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a of the canonical dump (keys sorted)
+  uint64_t h = 1469598103934665603ull;
   for (unsigned char c : description.dump()) h = (h ^ c) * 1099511628211ull;
   std::ostringstream os;
   os << std::hex << std::setw(16) << std::setfill('0') << h;
@@ -226,6 +232,17 @@ Workload workload_from(const std::string& desc) {
   LOOM_THROW(Error, "workload '", desc, "': expected resnet18-convs:LAYERS or model:NAME[@IMAGE]:int8");
 }
 
+// A legal point's utilization and area shares, from its cycles, GEMM work and area estimate.
+void summarize(Point& p) {
+  const json& c = p.description.at("config");
+  const double peak = c.at("batch").get<double>() * c.at("block_in").get<double>() * c.at("block_out").get<double>();
+  p.utilization = p.macs / (peak * double(p.cycles));
+  const double shares[] = {p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
+                           p.area.bram36 / kPartBram36};
+  p.binding = *std::max_element(std::begin(shares), std::end(shares));
+  p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
+}
+
 // Runs one point as its description says (the config, the run options): every layer (or the
 // model) compiled and timed. The sweep and --run-job both come here with nothing else to go on.
 void run_point(Point& p, const Workload& w) {
@@ -263,13 +280,9 @@ void run_point(Point& p, const Workload& w) {
       p.macs += a.macs * l.repeats;
     }
     if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
-    p.utilization = p.macs / (peak * double(p.cycles));
     p.area = accel::estimate_area(cfg);
-    const double shares[] = {p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
-                             p.area.bram36 / kPartBram36};
-    p.binding = *std::max_element(std::begin(shares), std::end(shares));
-    p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
     p.ok = true;
+    summarize(p);
   } catch (const std::exception& e) {  // any failure is the point's, never the sweep's
     p.ok = false;
     p.reason = e.what();
@@ -376,6 +389,73 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
   return "plots: " + (dir / "pareto.svg").string() + (pareto.empty() ? "" : ", " + (dir / "utilization.svg").string());
 }
 
+// A point's result as --run-job prints it: {"id", "status", "cycles", "macs", "utilization", "area",
+// "layers"} ("illegal" with the reason).
+json point_result(const Point& p) {
+  json r = {{"id", p.id}, {"status", p.ok ? "ok" : "illegal"}};
+  if (p.ok) {
+    r["cycles"] = p.cycles;
+    r["macs"] = p.macs;
+    r["utilization"] = p.utilization;
+    r["area"] = {{"lut", p.area.lut}, {"ff", p.area.ff}, {"dsp", p.area.dsp}, {"bram36", p.area.bram36}};
+    for (const LayerResult& l : p.layers)
+      r["layers"].push_back(
+          {{"layer", l.layer}, {"cycles", l.cycles}, {"macs", l.macs}, {"utilization", l.utilization}});
+  } else {
+    r["reason"] = p.reason;
+  }
+  return r;
+}
+
+// The point back from what point_result wrote (a cluster job's metrics.json).
+void read_point_result(Point& p, const json& r) {
+  p.ok = r.at("status") == "ok";
+  if (!p.ok) {
+    p.reason = r.at("reason");
+    return;
+  }
+  p.cycles = r.at("cycles");
+  p.macs = r.at("macs");
+  p.area = {r["area"].at("lut"), r["area"].at("ff"), r["area"].at("dsp"), r["area"].at("bram36")};
+  for (const json& l : r.at("layers"))
+    p.layers.push_back({l.at("layer"), l.at("cycles"), l.at("macs"), l.at("utilization")});
+  summarize(p);
+}
+
+#ifdef LOOM_HAVE_REGRESS
+// The sweep as a regression manifest, one job per point (`loom dse --run-job` on its line of
+// points.jsonl, writing its result as the job's metrics), run by `loom regress`'s machinery on the
+// local cores or a Slurm cluster, with its cache: a point already computed by this Loom is not run again.
+std::string run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::RunOptions o) {
+  json workloads = json::array();
+  const std::string jobs_file = fs::absolute(dir / "points.jsonl").string();
+  for (const Point& p : points)
+    workloads.push_back({{"name", "p" + std::to_string(p.index) + "-" + p.id.substr(0, 8)},
+                         {"workload", "command:\"$LOOM\" dse --run-job '" + jobs_file + "' --line " +
+                                          std::to_string(p.index + 1) + " > metrics.json"}});
+  json manifest = {
+      {"name", "dse"},
+      {"jobs", {{{"name", "dse"}, {"workloads", workloads}, {"backends", {"perf"}}, {"timeout_s", 3600}}}}};
+  std::ofstream(dir / "sweep.json") << manifest.dump(1) << "\n";
+  o.out = fs::absolute(dir / "regress");
+  regress::Manifest m = regress::parse_manifest(manifest.dump(), (dir / "sweep.json").string(), dir.string());
+  // A job's metrics.json is read back whatever the run's verdict; the sweep fails only on jobs without one.
+  regress::run_regression(m, o);
+  std::string missing;
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::ifstream f(o.out / "jobs" / m.jobs[i].name / "metrics.json");
+    try {
+      read_point_result(points[i], json::parse(f));
+    } catch (const std::exception&) {
+      points[i].ok = false;
+      points[i].reason = "no result: see " + (o.out / "jobs" / m.jobs[i].name / "log.txt").string();
+      missing += (missing.empty() ? "" : ", ") + m.jobs[i].name;
+    }
+  }
+  return missing;
+}
+#endif
+
 // One job of a points.jsonl: {"id", "job": {"config", "workload", "backend", "options"}}, run as the
 // sweep ran it; prints {"id", "status", "cycles", ...} (status "illegal" with the reason).
 int run_job(const std::string& file, int line) {
@@ -407,17 +487,7 @@ int run_job(const std::string& file, int line) {
     if (std::find(kRunParams.begin(), kRunParams.end(), k) == kRunParams.end() || !v.is_number())
       LOOM_THROW(Error, "--run-job '", file, "' line ", line, ": unknown or non-numeric option '", k, "'");
   run_point(p, workload_from(p.description["workload"].get<std::string>()));
-  json r = {{"id", p.id}, {"status", p.ok ? "ok" : "illegal"}};
-  if (p.ok) {
-    r["cycles"] = p.cycles;
-    r["macs"] = p.macs;
-    r["area"] = {{"lut", p.area.lut}, {"ff", p.area.ff}, {"dsp", p.area.dsp}, {"bram36", p.area.bram36}};
-    for (const LayerResult& l : p.layers)
-      r["layers"].push_back({{"layer", l.layer}, {"cycles", l.cycles}, {"utilization", l.utilization}});
-  } else {
-    r["reason"] = p.reason;
-  }
-  std::cout << r.dump() << "\n";
+  std::cout << point_result(p).dump() << "\n";
   return 0;
 }
 
@@ -454,6 +524,21 @@ int dse_cmd(const std::vector<std::string>& args) {
   number_option(app, "--image", image, "--model: image size of a built-in model", 32, 1024)->capture_default_str();
   number_option(app, "--jobs", jobs, "points run at once (default: the cores)", 1, 256);
   app.add_flag("-q,--quiet", quiet, "no progress bar");
+  std::string executor = "threads";
+#ifdef LOOM_HAVE_REGRESS
+  regress::RunOptions ro;
+  app.add_option("--executor", executor,
+                 "threads: the points on threads of this process; local or slurm: the sweep as a `loom regress` "
+                 "manifest (one job per point, cached), on a local process pool or as a Slurm job array")
+      ->check(CLI::IsMember({"threads", "local", "slurm"}))
+      ->capture_default_str();
+  app.add_option("--partition", ro.slurm.partition, "--executor slurm: sbatch --partition");
+  app.add_option("--account", ro.slurm.account, "--executor slurm: sbatch --account");
+  number_option(app, "--max-running", ro.slurm.max_running, "--executor slurm: points running at once", 1, 100000);
+#else
+  app.add_option("--executor", executor, "threads: the points on threads of this process")
+      ->check(CLI::IsMember({"threads"}));
+#endif
   if (int rc = parse(app, args); rc >= 0) return rc;
 
   if (!job_file.empty()) return run_job(job_file, job_line);
@@ -474,7 +559,8 @@ int dse_cmd(const std::vector<std::string>& args) {
   if (!model.empty()) {
     auto names = graph_model_names();
     bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !fs::exists(model);
-    workload = "model:" + model + (builtin ? "@" + std::to_string(image) : "") + ":int8";
+    // A file by its absolute path: a point's job may run in another folder, or on another machine.
+    workload = "model:" + (builtin ? model + "@" + std::to_string(image) : fs::absolute(model).string()) + ":int8";
     jobs = 1;  // one model build at a time
   } else {
     workload = "resnet18-convs:";
@@ -512,24 +598,40 @@ int dse_cmd(const std::vector<std::string>& args) {
   if (!jobs) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   std::cout << "loom dse: " << points.size() << " points of " << workload << ", " << jobs << " at once\n";
   auto t0 = std::chrono::steady_clock::now();
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex print;
-  auto worker = [&] {
-    for (size_t i; (i = next++) < points.size();) {
-      run_point(points[i], work);
-      size_t d = ++done;
-      if (!quiet) {
+#ifdef LOOM_HAVE_REGRESS
+  if (executor != "threads") {
+    write_outputs(out, points, sweeps);  // points.jsonl: what each job reads
+    ro.executor = executor;
+    ro.jobs = jobs;
+    ro.quiet = quiet;
+    std::string missing = run_as_manifest(out, points, ro);
+    if (!missing.empty())
+      std::cout << "points without a result (see " << fs::path(out) / "regress/report.md"
+                << "): " << missing << "\n";
+  } else
+#endif
+  {
+    std::atomic<size_t> next{0}, done{0};
+    std::mutex print;
+    auto worker = [&] {
+      for (size_t i; (i = next++) < points.size();) {
+        run_point(points[i], work);
+        size_t d = ++done;
+#ifdef LOOM_HAVE_REGRESS
         std::lock_guard<std::mutex> lock(print);
-        int width = 30, filled = int(width * d / points.size());
-        std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << d
-                  << "/" << points.size() << " points" << std::flush;
+        regress::draw_progress(quiet, d, points.size(), 0, 0);
+#else
+        (void)d;
+#endif
       }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int k = 0; k < std::min<int>(jobs, int(points.size())); ++k) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  if (!quiet) std::cerr << "\n";
+    };
+    std::vector<std::thread> pool;
+    for (int k = 0; k < std::min<int>(jobs, int(points.size())); ++k) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+#ifdef LOOM_HAVE_REGRESS
+    regress::end_progress(quiet);
+#endif
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   mark_pareto(points);
   write_outputs(out, points, sweeps);

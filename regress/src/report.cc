@@ -165,8 +165,8 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
     md << "**INCOMPLETE: " << md_cell(incomplete) << ".** " << s.not_run << " of " << rows.size()
        << " jobs did not run; this report is partial.\n\n";
   md << (s.failures() ? "**FAILED**: " : "**PASSED**: ") << s.pass << " passed, " << s.fail << " failed, " << s.error
-     << " errors, " << s.crash << " crashed, " << s.timeout << " timed out, " << s.not_run << " not run, of "
-     << rows.size() << " jobs.\n\n";
+     << " errors, " << s.crash << " crashed, " << s.timeout << " timed out, " << s.lost << " lost, " << s.not_run
+     << " not run, of " << rows.size() << " jobs.\n\n";
   if (s.failures()) {
     md << "## Failures\n\n| job | status | message | log |\n|---|---|---|---|\n";
     for (const ReportRow& r : rows)

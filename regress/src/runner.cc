@@ -287,9 +287,10 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   if (!o.quiet || s.failures()) {
     std::cout << std::fixed << std::setprecision(1) << (incomplete.empty() ? "" : "INCOMPLETE (" + incomplete + "): ")
               << s.pass << " passed, " << s.fail << " failed, " << s.error << " errors, " << s.crash << " crashed, "
-              << s.timeout << " timed out" << (s.not_run ? ", " + std::to_string(s.not_run) + " not run" : "") << " of "
-              << jobs.size() << " jobs in " << seconds << " s (" << cached
-              << " cached); report: " << (o.out / "report.md").string() << "\n";
+              << s.timeout << " timed out" << (s.lost ? ", " + std::to_string(s.lost) + " lost" : "")
+              << (s.not_run ? ", " + std::to_string(s.not_run) + " not run" : "") << " of " << jobs.size()
+              << " jobs in " << seconds << " s (" << cached << " cached); report: " << (o.out / "report.md").string()
+              << "\n";
     for (const ReportRow& row : rows) {
       std::string st = row.result.value("status", "");
       if (st != "pass")

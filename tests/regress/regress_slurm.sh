@@ -41,6 +41,13 @@ diff "$work/local/report.md" "$work/slurm/report.md" || fail "report.md differs 
 [ "$(grep -rl '"SLURM_ARRAY_JOB_ID"' "$work/slurm/jobs" --include=result.json | wc -l)" -eq 19 ] ||
   fail "not every job ran as a Slurm task"
 
+# A design-space sweep is a manifest too: loom dse on Slurm gives the points the in-process sweep gives.
+dse="--sweep block=8,16 --sweep dram_bytes_per_cycle=8,16 --layers c4,c10 -q"
+"$loom" dse $dse --out "$work/dse_threads" > /dev/null || fail "dse"
+"$loom" dse $dse --out "$work/dse_slurm" --executor slurm > "$work/dse.out" 2>&1 || fail "dse on Slurm: $(cat "$work/dse.out")"
+diff "$work/dse_threads/points.csv" "$work/dse_slurm/points.csv" || fail "dse: points.csv differs on Slurm"
+diff "$work/dse_threads/layers.csv" "$work/dse_slurm/layers.csv" || fail "dse: layers.csv differs on Slurm"
+
 # 2. A partition that does not exist: sbatch refuses; said clearly, the report incomplete (exit 3).
 "$loom" regress "$src/suite.json" --out "$work/refused" --slurm --partition nosuch -q --force > "$work/refused.out" 2>&1
 rc=$?

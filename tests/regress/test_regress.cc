@@ -69,14 +69,16 @@ TEST(RegressManifest, BadManifestsNameTheLineOrTheGroup) {
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
                                "configs": ["big"]}]})"),
              "unknown config 'big' (default)");
-  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"], "timeout": 3}]})"),
-             "unknown key 'timeout'");
+  expect_has(
+      manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"], "timeout": 3}]})"),
+      "unknown key 'timeout'");
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"]},
                                          {"name": "a", "workloads": ["op:add"], "backends": ["fsim"]}]})"),
              "jobs[1] ('a'): a group of this name comes earlier");
-  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense", {"name": "op-dense", "workload": "op:add"}],
+  expect_has(
+      manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense", {"name": "op-dense", "workload": "op:add"}],
                                "backends": ["fsim"]}]})"),
-             "two jobs are named 'a/op-dense/default/fsim'");
+      "two jobs are named 'a/op-dense/default/fsim'");
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:conv3d"], "backends": ["fsim"]}]})"),
              "unknown operator 'conv3d'");
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["resnet18:c12"], "backends": ["fsim"]}]})"),
@@ -140,9 +142,9 @@ TEST(RegressCache, TheKeyFollowsTheDescriptionAndTheFilesButNotTheTimeLimit) {
   test::TestDir dir;
   std::ofstream(dir.path() / "p.prg") << "one";
   auto job = [&](const std::string& extra) {
-    return parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["program:p.prg"], "backends": ["fsim"])" + extra +
-                              "}]}",
-                          "m.json", dir.path().string())
+    return parse_manifest(
+               R"({"jobs": [{"name": "a", "workloads": ["program:p.prg"], "backends": ["fsim"])" + extra + "}]}",
+               "m.json", dir.path().string())
         .jobs[0];
   };
   std::string k = cache_key(job(""));
@@ -197,9 +199,18 @@ TEST(RegressReport, FailuresFirstAndAPartialRunSaysSo) {
 
 TEST(RegressProcess, TimeLimitsAndSignalsAreReported) {
   test::TestDir dir;
-  ChildStatus hang = run_forked([]() -> int { for (;;) pause(); }, (dir.path() / "log").string(), 0.3, true);
+  ChildStatus hang = run_forked(
+      []() -> int {
+        for (;;) pause();
+      },
+      (dir.path() / "log").string(), 0.3, true);
   EXPECT_EQ(hang.kind, ChildStatus::TimedOut);
-  ChildStatus crash = run_forked([]() -> int { raise(SIGABRT); return 0; }, (dir.path() / "log").string(), 5, true);
+  ChildStatus crash = run_forked(
+      []() -> int {
+        raise(SIGABRT);
+        return 0;
+      },
+      (dir.path() / "log").string(), 5, true);
   EXPECT_EQ(crash.kind, ChildStatus::Signaled);
   EXPECT_EQ(crash.describe(), "killed by SIGABRT");
   std::string out;

@@ -17,8 +17,8 @@ struct ReportRow {
 };
 
 struct ReportSummary {
-  size_t pass = 0, fail = 0, error = 0, crash = 0, timeout = 0, not_run = 0;
-  size_t failures() const { return fail + error + crash + timeout + not_run; }
+  size_t pass = 0, fail = 0, error = 0, crash = 0, timeout = 0, lost = 0, not_run = 0;
+  size_t failures() const { return fail + error + crash + timeout + lost + not_run; }
 };
 
 // Writes report.xml, report.csv and report.md into `dir`. `incomplete`: why the run stopped before
