@@ -90,19 +90,18 @@ int main(int argc, char** argv) {
 
   json layers = json::array();
   for (int l = 2; l <= 11; ++l) layers.push_back("resnet18:c" + std::to_string(l));
-  json suite = {{"name", "regress-bench"},
-                {"configs",
-                 {{"default", "default"},
-                  {"1x32x32", configs + "/1x32x32.json"},
-                  {"batch2", configs + "/batch2.json"}}},
-                {"jobs",
-                 {{{"name", "convs"},
-                   {"workloads", layers},
-                   {"configs", {"default", "1x32x32", "batch2"}},
-                   {"backends", {"fsim", "rtl"}}},
-                  {{"name", "model"},
-                   {"workloads", {"model:resnet18@" + std::to_string(image)}},
-                   {"backends", {"fsim", "rtl"}}}}}};
+  json suite = {
+      {"name", "regress-bench"},
+      {"configs",
+       {{"default", "default"}, {"1x32x32", configs + "/1x32x32.json"}, {"batch2", configs + "/batch2.json"}}},
+      {"jobs",
+       {{{"name", "convs"},
+         {"workloads", layers},
+         {"configs", {"default", "1x32x32", "batch2"}},
+         {"backends", {"fsim", "rtl"}}},
+        {{"name", "model"},
+         {"workloads", {"model:resnet18@" + std::to_string(image)}},
+         {"backends", {"fsim", "rtl"}}}}}};
   json empty = {{"name", "overhead"}, {"jobs", json::array()}};
   json nothing = json::array();
   for (int k = 0; k < 40; ++k) nothing.push_back({{"name", "e" + std::to_string(k)}, {"workload", "command:true"}});
@@ -112,13 +111,16 @@ int main(int argc, char** argv) {
 
   int rc = 0;
   const std::string q = " --force -q > /dev/null 2>&1";
-  double local_s = timed(loom + " regress " + (work / "suite.json").string() + " --out " + (work / "local").string() + q, rc);
+  double local_s =
+      timed(loom + " regress " + (work / "suite.json").string() + " --out " + (work / "local").string() + q, rc);
   if (rc > 1) {
-    std::cerr << "the local run failed (exit code " << rc << "); see " << work / "local" << "\n";
+    std::cerr << "the local run failed (exit code " << rc << "); see " << work / "local"
+              << "\n";
     return 1;
   }
   JobCosts c = costs(work / "local" / "results.jsonl");
-  double local_empty = timed(loom + " regress " + (work / "empty.json").string() + " --out " + (work / "local_empty").string() + q, rc);
+  double local_empty =
+      timed(loom + " regress " + (work / "empty.json").string() + " --out " + (work / "local_empty").string() + q, rc);
   double dse_s = timed(loom + " dse --sweep block=16,32 --sweep dram_bytes_per_cycle=8,16 -q --out " +
                            (work / "dse").string() + " --executor local > /dev/null 2>&1",
                        rc);
@@ -137,8 +139,8 @@ int main(int argc, char** argv) {
   if (slurm && !std::getenv("SLURM_CONF")) {
     fs::path dir = fs::path("/tmp") / ("lrb" + std::to_string(getpid()));  // short: munge's socket path
     int src = 0;
-    timed("timeout 180 bash " + cluster_sh + " start " + dir.string() + " --cpus " + std::to_string(cores) +
-              " > " + (work / "cluster.log").string() + " 2>&1",
+    timed("timeout 180 bash " + cluster_sh + " start " + dir.string() + " --cpus " + std::to_string(cores) + " > " +
+              (work / "cluster.log").string() + " 2>&1",
           src);
     if (src != 0) {
       std::cout << "  --slurm: no cluster (" << read(work / "cluster.log") << ")\n";
@@ -157,9 +159,10 @@ int main(int argc, char** argv) {
                         rc);
     bool same = read(work / "local" / "report.csv") == read(work / "slurm" / "report.csv") &&
                 read(work / "local" / "report.md") == read(work / "slurm" / "report.md");
-    std::cout << "  --slurm: " << slurm_s << " s wall, " << 60 * c.jobs / slurm_s << " jobs/min, "
-              << slurm_s / local_s << "x the local wall time; reports " << (same ? "identical" : "DIFFER") << "\n"
-              << "  scheduling overhead, 40 empty jobs: --slurm " << 1000 * slurm_empty / 40 << " ms/job (target < 500); "
+    std::cout << "  --slurm: " << slurm_s << " s wall, " << 60 * c.jobs / slurm_s << " jobs/min, " << slurm_s / local_s
+              << "x the local wall time; reports " << (same ? "identical" : "DIFFER") << "\n"
+              << "  scheduling overhead, 40 empty jobs: --slurm " << 1000 * slurm_empty / 40
+              << " ms/job (target < 500); "
               << "suite: " << 1000 * (slurm_s - local_s) / double(c.jobs) << " ms/job more than --local\n";
     if (!same) rc = 1;
   }

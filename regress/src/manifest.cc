@@ -1,6 +1,7 @@
 #include "loom/regress/manifest.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,9 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
 #include "loom/sim/backends.h"
+#ifdef LOOM_HAVE_YAML
+#include <yaml-cpp/yaml.h>
+#endif
 
 namespace loom::regress {
 
@@ -140,6 +144,41 @@ json resolve_config(const std::string& name, const json& entry, const std::strin
   }
 }
 
+#ifdef LOOM_HAVE_YAML
+// A YAML document as the JSON it stands for: plain scalars that read as numbers, booleans or null
+// are those; quoted ones stay strings.
+json yaml_to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Sequence: {
+      json a = json::array();
+      for (const auto& e : n) a.push_back(yaml_to_json(e));
+      return a;
+    }
+    case YAML::NodeType::Map: {
+      json o = json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  const std::string& v = n.Scalar();
+  if (n.Tag() == "!") return v;  // quoted
+  if (v == "true" || v == "false") return v == "true";
+  if (v == "null" || v == "~") return nullptr;
+  int64_t i = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
+  if (ec == std::errc() && p == v.data() + v.size() && !v.empty()) return i;
+  double d = 0;
+  auto [q, ed] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ed == std::errc() && q == v.data() + v.size() && !v.empty()) return d;
+  return v;
+}
+#endif
+
 }  // namespace
 
 Workload parse_workload(const std::string& text) {
@@ -227,13 +266,27 @@ JobSpec JobSpec::from_json(const json& j) {
 Manifest parse_manifest(const std::string& text, const std::string& origin, const std::string& base_dir) {
   sim::register_backends();
   json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    size_t cut = what.find("syntax error");
-    LOOM_THROW(Error, "manifest '", origin, "' ", line_of(text, e.byte ? e.byte - 1 : 0), ": ",
-               cut == std::string::npos ? what : what.substr(cut));
+  const std::string ext = fs::path(origin).extension().string();
+  if (ext == ".yaml" || ext == ".yml") {
+#ifdef LOOM_HAVE_YAML
+    try {
+      root = yaml_to_json(YAML::Load(text));
+    } catch (const YAML::Exception& e) {
+      LOOM_THROW(Error, "manifest '", origin, "' line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg);
+    }
+#else
+    LOOM_THROW(Error, "manifest '", origin,
+               "': this loom was built without YAML support (libyaml-cpp-dev); write the manifest as JSON");
+#endif
+  } else {
+    try {
+      root = json::parse(text);
+    } catch (const json::parse_error& e) {
+      std::string what = e.what();
+      size_t cut = what.find("syntax error");
+      LOOM_THROW(Error, "manifest '", origin, "' ", line_of(text, e.byte ? e.byte - 1 : 0), ": ",
+                 cut == std::string::npos ? what : what.substr(cut));
+    }
   }
   Reader top{origin, "the manifest"};
   if (!root.is_object()) top.fail("expected an object with \"jobs\"");

@@ -100,6 +100,32 @@ TEST(RegressManifest, BadManifestsNameTheLineOrTheGroup) {
              "may hold only letters");
 }
 
+TEST(RegressManifest, YamlIsTheSameManifest) {
+  const std::string json_text = R"({"name": "y", "timeout_s": 30, "configs": {"small": {"inp_buffer_bytes": 16384}},
+    "jobs": [{"name": "g", "workloads": ["resnet18:c2", {"name": "n", "workload": "command:echo 'a: b'"}],
+              "configs": ["default", "small"], "backends": ["fsim"], "expect": {"reference": "none", "max_cycles": 100}}]})";
+  const std::string yaml_text = R"(name: y
+timeout_s: 30
+configs:
+  small: {inp_buffer_bytes: 16384}
+jobs:
+  - name: g
+    workloads: [resnet18:c2, {name: n, workload: "command:echo 'a: b'"}]
+    configs: [default, small]
+    backends: [fsim]
+    expect: {reference: none, max_cycles: 100}
+)";
+#ifdef LOOM_HAVE_YAML
+  Manifest a = parse_manifest(json_text, "m.json", "."), b = parse_manifest(yaml_text, "m.yaml", ".");
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (size_t i = 0; i < a.jobs.size(); ++i) EXPECT_EQ(a.jobs[i].to_json(), b.jobs[i].to_json());
+  expect_has(test::error_text<Error>([] { parse_manifest("jobs:\n  - name: [a\n", "m.yml", "."); }),
+             "manifest 'm.yml' line ");
+#else
+  expect_has(test::error_text<Error>([&] { parse_manifest(yaml_text, "m.yaml", "."); }), "without YAML support");
+#endif
+}
+
 TEST(RegressJob, OperatorsMatchTheCpuAndTheReferenceBackend) {
   test::TestDir dir;
   Manifest m = parse_manifest(R"({"jobs": [

@@ -1,6 +1,6 @@
-// A regression manifest: groups of jobs, each group a cross product of workloads x accelerator
-// configs x backends with one expected outcome. Expanded into JobSpecs, each an independent,
-// deterministic unit named group/workload/config/backend.
+// A regression manifest (JSON, or YAML: a .yaml/.yml file): groups of jobs, each group a cross product of workloads x
+// accelerator configs x backends with one expected outcome. Expanded into JobSpecs, each an independent, deterministic
+// unit named group/workload/config/backend.
 //
 //   {"name": "nightly", "timeout_s": 600, "retries": 1,
 //    "configs": {"vta": "default", "b32": "configs/b32.json", "small": {"inp_buffer_bytes": 16384}},
