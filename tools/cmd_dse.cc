@@ -416,7 +416,8 @@ void read_point_result(Point& p, const json& r) {
   }
   p.cycles = r.at("cycles");
   p.macs = r.at("macs");
-  p.area = {r["area"].at("lut"), r["area"].at("ff"), r["area"].at("dsp"), r["area"].at("bram36")};
+  const json& area = r.at("area");
+  p.area = {area.at("lut"), area.at("ff"), area.at("dsp"), area.at("bram36")};
   for (const json& l : r.at("layers"))
     p.layers.push_back({l.at("layer"), l.at("cycles"), l.at("macs"), l.at("utilization")});
   summarize(p);
@@ -426,33 +427,39 @@ void read_point_result(Point& p, const json& r) {
 // The sweep as a regression manifest, one job per point (`loom dse --run-job` on its line of
 // points.jsonl, writing its result as the job's metrics), run by `loom regress`'s machinery on the
 // local cores or a Slurm cluster, with its cache: a point already computed by this Loom is not run again.
-std::string run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::RunOptions o) {
+int run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::RunOptions o, std::string& missing) {
   json workloads = json::array();
   const std::string jobs_file = fs::absolute(dir / "points.jsonl").string();
   for (const Point& p : points)
     workloads.push_back({{"name", "p" + std::to_string(p.index) + "-" + p.id.substr(0, 8)},
                          {"workload", "command:\"$LOOM\" dse --run-job '" + jobs_file + "' --line " +
                                           std::to_string(p.index + 1) + " > metrics.json"}});
-  json manifest = {
-      {"name", "dse"},
-      {"jobs", {{{"name", "dse"}, {"workloads", workloads}, {"backends", {"perf"}}, {"timeout_s", 3600}}}}};
+  json group = {{"name", "dse"}, {"workloads", workloads}, {"backends", {"perf"}}, {"timeout_s", 3600}};
+  // A model file's contents belong to every point's cache key.
+  const std::string w = points.empty() ? "" : points[0].description.value("workload", "");
+  if (w.rfind("model:/", 0) == 0) group["files"] = {w.substr(6, w.size() - 6 - std::string(":int8").size())};
+  json manifest = {{"name", "dse"}, {"jobs", {group}}};
   std::ofstream(dir / "sweep.json") << manifest.dump(1) << "\n";
   o.out = fs::absolute(dir / "regress");
   regress::Manifest m = regress::parse_manifest(manifest.dump(), (dir / "sweep.json").string(), dir.string());
-  // A job's metrics.json is read back whatever the run's verdict; the sweep fails only on jobs without one.
-  regress::run_regression(m, o);
-  std::string missing;
+  int rc = regress::run_regression(m, o);
+  // A point's result is its job's metrics.json, from a pass of this build under this description.
   for (size_t i = 0; i < points.size(); ++i) {
-    std::ifstream f(o.out / "jobs" / m.jobs[i].name / "metrics.json");
+    fs::path jd = o.out / "jobs" / m.jobs[i].name;
     try {
-      read_point_result(points[i], json::parse(f));
+      std::ifstream rf(jd / "result.json");
+      json result = json::parse(rf);
+      if (result.at("status") != "pass" || result.at("key") != regress::cache_key(m.jobs[i]))
+        throw std::runtime_error("no pass");
+      std::ifstream mf(jd / "metrics.json");
+      read_point_result(points[i], json::parse(mf));
     } catch (const std::exception&) {
-      points[i].ok = false;
-      points[i].reason = "no result: see " + (o.out / "jobs" / m.jobs[i].name / "log.txt").string();
+      points[i] = Point{points[i].index, points[i].description, points[i].id, points[i].values};
+      points[i].reason = "no result: see " + (jd / "log.txt").string();
       missing += (missing.empty() ? "" : ", ") + m.jobs[i].name;
     }
   }
-  return missing;
+  return rc;
 }
 #endif
 
@@ -572,7 +579,9 @@ int dse_cmd(const std::vector<std::string>& args) {
       }
     if (!any) LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
   }
-  Workload work = workload_from(workload);
+  // (the jobs of --executor local|slurm build it themselves: a model is not quantized here for nothing)
+  std::optional<Workload> work;
+  if (executor == "threads") work = workload_from(workload);
 
   std::vector<Point> points;
   for (auto& values : cross_product(sweeps)) {
@@ -604,7 +613,14 @@ int dse_cmd(const std::vector<std::string>& args) {
     ro.executor = executor;
     ro.jobs = jobs;
     ro.quiet = quiet;
-    std::string missing = run_as_manifest(out, points, ro);
+    std::string missing;
+    int rc = run_as_manifest(out, points, ro, missing);
+    if (rc > 1) {  // interrupted, or the cluster could not run it: no front drawn from part of the points
+      write_outputs(out, points, sweeps);
+      std::cout << "the sweep did not finish (see " << fs::path(out) / "regress/report.md"
+                << "); points without a result: " << missing << "\n";
+      return rc;
+    }
     if (!missing.empty())
       std::cout << "points without a result (see " << fs::path(out) / "regress/report.md"
                 << "): " << missing << "\n";
@@ -615,7 +631,7 @@ int dse_cmd(const std::vector<std::string>& args) {
     std::mutex print;
     auto worker = [&] {
       for (size_t i; (i = next++) < points.size();) {
-        run_point(points[i], work);
+        run_point(points[i], *work);
         size_t d = ++done;
 #ifdef LOOM_HAVE_REGRESS
         std::lock_guard<std::mutex> lock(print);

@@ -39,6 +39,10 @@ int regress_cmd(const std::vector<std::string>& args) {
   app.add_option("--time", o.slurm.time,
                  "--slurm: sbatch --time of each task (default: the longest job limit plus a minute)");
   number_option(app, "--max-running", o.slurm.max_running, "--slurm: tasks of the array running at once", 1, 100000);
+  number_option(app, "--max-array", o.slurm.max_array,
+                "--slurm: tasks per job array (more jobs: more arrays; the cluster's MaxArraySize bounds it)", 1,
+                10000000)
+      ->capture_default_str();
   app.add_option("--sbatch-arg", o.slurm.sbatch_args, "--slurm: another sbatch option, verbatim (repeat for more)");
   number_option(app, "--poll", o.slurm.poll_s, "--slurm: seconds between squeue polls", 0.05, 600.0)
       ->capture_default_str();

@@ -248,8 +248,10 @@ void run_shell(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
   // output goes to the job's log as it comes.
   std::cout << std::flush;
   ChildStatus s = run_command({"/bin/sh", "-c", "cd \"$LOOM_JOB_DIR\" && " + w.target}, nullptr, 1e9, false);
-  if (s.kind != ChildStatus::Exited || s.code != 0)
+  if (s.kind != ChildStatus::Exited || s.code != 0) {
     o.checks.push_back({"command", false, "the command ended with " + s.describe()});
+    return;  // what it left in metrics.json may be half written
+  }
   if (fs::exists(dir / "metrics.json")) {
     std::ifstream f(dir / "metrics.json");
     json m;

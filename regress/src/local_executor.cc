@@ -42,7 +42,7 @@ class LocalExecutor : public Executor {
     std::chrono::steady_clock::time_point stopped_at;
     while (done < round.tasks.size()) {
       if (interrupted() && stop.empty()) {
-        stop = "interrupted (Ctrl-C): the running jobs were stopped";
+        stop = interruption() + ": the running jobs were stopped";
         for (auto& [pid, t] : running) kill(pid, SIGTERM);  // each worker kills its job's processes
         stopped_at = std::chrono::steady_clock::now();
       }
@@ -53,18 +53,27 @@ class LocalExecutor : public Executor {
         ++next;
       }
       if (running.empty()) break;  // stopped before the rest were started
-      int status = 0;
-      pid_t pid = waitpid(-1, &status, WNOHANG);
-      if (pid > 0 && running.count(pid)) {
-        size_t t = running[pid];
-        running.erase(pid);
+      // Each worker by its pid: never another child's status (a program embedding the runner).
+      bool reaped = false;
+      for (auto it = running.begin(); it != running.end();) {
+        int status = 0;
+        pid_t r = waitpid(it->first, &status, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR)) {
+          ++it;
+          continue;
+        }
+        size_t t = it->second;
+        it = running.erase(it);
         ++done;
+        reaped = true;
         std::ifstream f(out_ / "jobs" / round.tasks[t].name / "result.json");
         try {
           failed += nlohmann::json::parse(f).value("status", "") != "pass";
         } catch (const std::exception&) {
           ++failed;  // no result: the runner reports it
         }
+      }
+      if (reaped) {
         draw_progress(quiet_, done, round.tasks.size(), running.size(), failed);
         continue;
       }

@@ -106,6 +106,12 @@ struct Reader {
   }
 };
 
+// A name that is one folder: letters, digits, '.', '_' and '-', and not "." or "..".
+bool folder_name(const std::string& n) {
+  return !n.empty() && n != "." && n != ".." &&
+         n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == std::string::npos;
+}
+
 bool known_backend(const std::string& b) {
   auto all = accel_backends();
   return std::find(all.begin(), all.end(), b) != all.end() || rpc::is_url(b);
@@ -174,8 +180,8 @@ json yaml_to_json(const YAML::Node& n) {
   if (ec == std::errc() && p == v.data() + v.size() && !v.empty()) return i;
   double d = 0;
   auto [q, ed] = std::from_chars(v.data(), v.data() + v.size(), d);
-  if (ed == std::errc() && q == v.data() + v.size() && !v.empty()) return d;
-  return v;
+  if (ed == std::errc() && q == v.data() + v.size() && !v.empty() && std::isfinite(d)) return d;
+  return v;  // text, and "nan" or "inf" too: no manifest field wants them
 }
 #endif
 
@@ -304,7 +310,11 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
   std::map<std::string, json> configs = {{"default", json::parse(accel::default_config().to_json())}};
   if (root.contains("configs")) {
     if (!root["configs"].is_object()) top.fail("'configs' must map names to configs");
-    for (auto& [name, entry] : root["configs"].items()) configs[name] = resolve_config(name, entry, base_dir, top);
+    for (auto& [name, entry] : root["configs"].items()) {
+      if (!folder_name(name))
+        top.fail("config name '" + name + "' may hold only letters, digits, '.', '_' and '-' (it names folders)");
+      configs[name] = resolve_config(name, entry, base_dir, top);
+    }
   }
   if (!root.contains("jobs") || !root["jobs"].is_array() || root["jobs"].empty())
     top.fail("'jobs' must be a non-empty list of job groups");
@@ -317,12 +327,18 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
       r.fail("every job group needs a \"name\"");
     std::string group = g["name"];
     r.where += " ('" + group + "')";
-    for (char c : group)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-        r.fail("the name may hold only letters, digits, '.', '_' and '-'");
+    if (!folder_name(group)) r.fail("the name may hold only letters, digits, '.', '_' and '-' (it names a folder)");
     if (!groups.insert(group).second) r.fail("a group of this name comes earlier");
-    r.known_keys(
-        g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs", "device"});
+    r.known_keys(g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs",
+                     "device", "files"});
+    // Files the group's jobs read besides their workload's (a script a command runs, a model a
+    // command loads): their contents are part of the cache key.
+    std::vector<std::string> group_files;
+    for (const std::string& f : r.strings(g, "files")) {
+      fs::path abs = fs::absolute(fs::path(base_dir) / f).lexically_normal();
+      if (!fs::is_regular_file(abs)) r.fail("'files': no file '" + abs.string() + "'");
+      group_files.push_back(abs.string());
+    }
     // The workloads: strings, or {"name", "workload"} to name one.
     if (!g.contains("workloads") || !g["workloads"].is_array() || g["workloads"].empty())
       r.fail("'workloads' must be a non-empty list");
@@ -333,10 +349,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
       } else if (w.is_object() && w.size() == 2 && w.contains("name") && w["name"].is_string() &&
                  w.contains("workload") && w["workload"].is_string()) {
         std::string name = w["name"];
-        if (name.empty() ||
-            name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-                std::string::npos)
-          r.fail("workload name '" + name + "' may hold only letters, digits, '.', '_' and '-'");
+        if (!folder_name(name))
+          r.fail("workload name '" + name + "' may hold only letters, digits, '.', '_' and '-' (it names a folder)");
         workloads.emplace_back(name, w["workload"].get<std::string>());
       } else {
         r.fail("a workload is a string or {\"name\": ..., \"workload\": ...}, got " + w.dump());
@@ -389,7 +403,7 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
       } catch (const Error& e) {
         r.fail(e.what());
       }
-      std::vector<std::string> files;
+      std::vector<std::string> files = group_files;
       auto file = [&](const std::string& p) {
         fs::path abs = fs::absolute(fs::path(base_dir) / p).lexically_normal();
         if (!fs::is_regular_file(abs)) r.fail("workload '" + text + "': no file '" + abs.string() + "'");
@@ -421,8 +435,12 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
         r.fail("workload '" + text + "' carries its accelerator config: leave 'configs' out of this group");
       Expectation ex = expect;
       if (!reference_given && (w.kind == "command" || own_config)) ex.reference = w.kind == "program" ? "cpu" : "none";
-      if (ex.reference == "cpu" && (w.kind == "command" || (w.kind == "model" && own_config)))
+      if (ex.reference == "cpu" && w.kind == "model" && own_config)
         r.fail("workload '" + text + "' has no CPU reference: expect a backend, or \"reference\": \"none\"");
+      if (ex.reference != "none" && w.kind == "command")
+        r.fail("workload '" + text +
+               "' is a command: it checks itself (exit code, metrics.json); give \"reference\": "
+               "\"none\" or leave it out");
       if (ex.min_accuracy && (w.kind != "model" || own_config))
         r.fail("min_accuracy needs a model workload that Loom quantizes (model:NAME or model:FILE.onnx)");
       for (const auto& c : config_names)

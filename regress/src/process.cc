@@ -23,6 +23,19 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// How a child that ended (waitpid's `status`) ended.
+ChildStatus ended(int status, Clock::time_point t0) {
+  ChildStatus s;
+  s.seconds = since(t0);
+  if (WIFSIGNALED(status)) {
+    s.kind = ChildStatus::Signaled;
+    s.code = WTERMSIG(status);
+  } else {
+    s.code = WEXITSTATUS(status);
+  }
+  return s;
+}
+
 // Waits for `pid` until `timeout_s`; then kills its process group and reaps it.
 ChildStatus wait_bounded(pid_t pid, double timeout_s, Clock::time_point t0) {
   ChildStatus s;
@@ -45,15 +58,11 @@ ChildStatus wait_bounded(pid_t pid, double timeout_s, Clock::time_point t0) {
     sleep_us = std::min(sleep_us * 2, 20000);
   }
   kill(-pid, SIGKILL);  // whatever the child left running in its group
-  s.seconds = since(t0);
-  if (WIFSIGNALED(status)) {
-    s.kind = ChildStatus::Signaled;
-    s.code = WTERMSIG(status);
-  } else {
-    s.code = WEXITSTATUS(status);
-  }
-  return s;
+  return ended(status, t0);
 }
+
+// A signal handler (async-signal-safe): kill this process's group, this process included.
+void kill_own_group(int) { kill(0, SIGKILL); }
 
 }  // namespace
 
@@ -78,8 +87,7 @@ std::string ChildStatus::describe() const {
   return "?";
 }
 
-ChildStatus run_forked(const std::function<int()>& body, const std::string& log_path, double timeout_s,
-                       bool die_with_parent) {
+ChildStatus run_forked(const std::function<int()>& body, const std::string& log_path, double timeout_s) {
   int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log < 0) LOOM_THROW(RuntimeError, "cannot write '", log_path, "': ", std::strerror(errno));
   std::fflush(nullptr);
@@ -91,11 +99,18 @@ ChildStatus run_forked(const std::function<int()>& body, const std::string& log_
   }
   if (pid == 0) {
     setpgid(0, 0);
-    if (die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // When the worker dies (or anyone sends SIGTERM), the job takes its whole process group with
+    // it: a shell command's children too, which a parent-death signal alone would leave running.
+    signal(SIGTERM, kill_own_group);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) kill_own_group(SIGTERM);  // the worker is already gone
     dup2(log, 1);
     dup2(log, 2);
     int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
+    if (null >= 0) {
+      dup2(null, 0);
+      close(null);
+    }
     int rc = 1;
     try {
       rc = body();
@@ -111,30 +126,42 @@ ChildStatus run_forked(const std::function<int()>& body, const std::string& log_
 }
 
 ChildStatus run_command(const std::vector<std::string>& argv, std::string* out, double timeout_s, bool own_group) {
+  // Everything the child needs is made before the fork: between fork and exec a child of a
+  // threaded process may call only async-signal-safe functions (no malloc, no stdio).
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  static const char kCannotRun[] = "cannot run the program\n";
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) LOOM_THROW(RuntimeError, "pipe: ", std::strerror(errno));
   std::string ignored;
   if (!out) out = &ignored;
+  const bool capture = out != &ignored;
   std::fflush(nullptr);
   auto t0 = Clock::now();
   pid_t pid = fork();
-  if (pid < 0) LOOM_THROW(RuntimeError, "fork: ", std::strerror(errno));
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    LOOM_THROW(RuntimeError, "fork: ", std::strerror(errno));
+  }
   if (pid == 0) {
     if (own_group)
       setpgid(0, 0);
     else
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // a job's command does not outlive the job's process
-    if (out != &ignored) {
+    if (capture) {
       dup2(fds[1], 1);
       dup2(fds[1], 2);
     }
     int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+    if (null >= 0) {
+      dup2(null, 0);
+      close(null);
+    }
     execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    ssize_t ignored_rc = write(2, kCannotRun, sizeof kCannotRun - 1);
+    (void)ignored_rc;
     _exit(127);
   }
   if (own_group) setpgid(pid, pid);
@@ -167,14 +194,7 @@ ChildStatus run_command(const std::vector<std::string>& argv, std::string* out, 
   ssize_t n;
   while ((n = read(fds[0], buf, sizeof buf)) > 0) out->append(buf, size_t(n));
   close(fds[0]);
-  s.seconds = since(t0);
-  if (WIFSIGNALED(status)) {
-    s.kind = ChildStatus::Signaled;
-    s.code = WTERMSIG(status);
-  } else {
-    s.code = WEXITSTATUS(status);
-  }
-  return s;
+  return ended(status, t0);
 }
 
 bool on_path(const std::string& program) {

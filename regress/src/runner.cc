@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "loom/regress/job.h"
 #include "loom/regress/process.h"
@@ -29,6 +30,10 @@ std::atomic<bool>& interrupted() {
   static std::atomic<bool> flag{false};
   return flag;
 }
+
+static std::atomic<int> interrupting_signal{SIGINT};
+
+std::string interruption() { return interrupting_signal == SIGTERM ? "interrupted (SIGTERM)" : "interrupted (Ctrl-C)"; }
 
 std::string content_hash(std::string_view text, uint64_t h) {
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;  // FNV-1a
@@ -68,6 +73,17 @@ std::optional<json> read_json(const fs::path& p) {
   }
 }
 
+// A job's result.json, if it is one (an object with the fields the runner reads, of their types)
+// for the job `name`; a damaged or foreign file counts as none.
+std::optional<json> read_result(const fs::path& p, const std::string& name) {
+  auto r = read_json(p);
+  if (!r || !r->is_object()) return std::nullopt;
+  for (const char* k : {"status", "name", "key", "run"})
+    if (!r->contains(k) || !(*r)[k].is_string()) return std::nullopt;
+  if (!r->contains("attempt") || !(*r)["attempt"].is_number_integer() || (*r)["name"] != name) return std::nullopt;
+  return r;
+}
+
 fs::path job_dir(const fs::path& out, const JobSpec& job) { return out / "jobs" / job.name; }
 
 std::string hostname() {
@@ -79,7 +95,10 @@ std::string hostname() {
 // The statuses that mean "the job did not finish on its own": worth another attempt.
 bool retryable(const std::string& status) { return status == "crash" || status == "timeout" || status == "lost"; }
 
-void on_signal(int) { interrupted() = true; }
+void on_signal(int sig) {
+  interrupting_signal = sig;
+  interrupted() = true;
+}
 void on_worker_signal(int) { stop_requested() = true; }
 
 }  // namespace
@@ -122,6 +141,7 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
   sa.sa_handler = on_worker_signal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  signal(SIGCHLD, SIG_DFL);
   fs::path file = dir / "rounds" / (std::to_string(round) + ".jsonl");
   std::ifstream f(file);
   std::string line;
@@ -141,7 +161,7 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
         write_atomically(jd / "outcome.json", o.to_json().dump());
         return 0;
       },
-      (jd / "log.txt").string(), job.timeout_s, die_with_parent);
+      (jd / "log.txt").string(), job.timeout_s);
   if (s.kind == ChildStatus::Stopped) return 1;  // no result: the runner reports the job as not run
   json r;
   std::optional<json> outcome = read_json(jd / "outcome.json");
@@ -162,6 +182,7 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
   r["seconds"] = s.seconds;
   r["host"] = hostname();
   r["log"] = (fs::path("jobs") / job.name / "log.txt").string();
+  r["build"] = loom_build_id();
   for (const char* v : {"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"})
     if (const char* e = std::getenv(v)) r["slurm"][v] = e;
   write_atomically(jd / "result.json", r.dump(1));
@@ -181,6 +202,7 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the workers before waitpid sees them
 
   std::vector<JobSpec> jobs;
   for (const JobSpec& j : m.jobs) {
@@ -189,6 +211,9 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     if (selected) jobs.push_back(j);
   }
   if (jobs.empty()) LOOM_THROW(Error, "--only selects none of the manifest's ", m.jobs.size(), " jobs");
+  // The previous run's reports go first: a run that dies before writing its own leaves none, never
+  // an old one that looks like this run's.
+  for (const char* f : {"report.xml", "report.csv", "report.md", "results.jsonl"}) fs::remove(o.out / f);
   {
     std::ofstream all(o.out / "jobs.jsonl");
     for (const JobSpec& j : jobs) all << j.to_json().dump() << "\n";
@@ -199,19 +224,14 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   // A runner killed while its jobs ran on a cluster: wait for them and keep their results.
   std::string incomplete;
-  if (auto previous = ex->resume(); previous) {
-    if (previous->empty())
-      incomplete = "interrupted while waiting for the previous run's jobs";
-    else
-      runs.insert(*previous);
-  }
+  if (auto previous = ex->resume(incomplete); previous && incomplete.empty()) runs.insert(*previous);
 
   std::vector<std::string> keys;
   for (const JobSpec& j : jobs) keys.push_back(cache_key(j));
   std::vector<std::optional<json>> results(jobs.size());
   size_t cached = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    auto r = read_json(job_dir(o.out, jobs[i]) / "result.json");
+    auto r = read_result(job_dir(o.out, jobs[i]) / "result.json", jobs[i].name);
     if (!r || r->value("key", "") != keys[i]) continue;
     if (r->value("status", "") == "pass" && !o.force) {
       results[i] = r;
@@ -221,8 +241,12 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     }
   }
   int next_round = 0;
-  for (auto& e : fs::directory_iterator(o.out / "rounds"))
-    if (e.path().extension() == ".jsonl") next_round = std::max(next_round, std::stoi(e.path().stem().string()) + 1);
+  for (auto& e : fs::directory_iterator(o.out / "rounds")) {
+    std::string stem = e.path().stem().string();
+    if (e.path().extension() == ".jsonl" && !stem.empty() && stem.size() < 9 &&
+        stem.find_first_not_of("0123456789") == std::string::npos)
+      next_round = std::max(next_round, std::stoi(stem) + 1);
+  }
   if (!o.quiet)
     std::cout << "loom regress: " << jobs.size() << " jobs of " << m.path << " (" << cached << " cached), executor "
               << ex->name() << std::endl;
@@ -250,12 +274,38 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     if (!o.quiet && round.index > 0 && which.size() < jobs.size())
       std::cout << "round " << round.index << ": " << which.size() << " jobs" << std::endl;
     incomplete = ex->run(round);
+    // This attempt's result of job i, if it has one (a stale or foreign file is none).
+    auto attempt_result = [&](size_t i) -> std::optional<json> {
+      auto r = read_result(job_dir(o.out, jobs[i]) / "result.json", jobs[i].name);
+      if (!r || r->value("key", "") != keys[i] || r->value("run", "") != run_id) return std::nullopt;
+      return r;
+    };
+    // A shared file system may show a file another node just wrote only after a while: wait for
+    // the missing results before calling their jobs lost.
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(ex->result_grace_s());
+         incomplete.empty() && std::chrono::steady_clock::now() < deadline;) {
+      bool all = true;
+      for (size_t i : which) {
+        std::error_code ec;
+        for (auto it = fs::directory_iterator(job_dir(o.out, jobs[i]), ec); !ec && it != fs::directory_iterator();
+             it.increment(ec)) {
+        }  // listing the folder refreshes an NFS client's view of it
+        all &= attempt_result(i).has_value();
+      }
+      if (all) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
     for (size_t t = 0; t < which.size(); ++t) {
       size_t i = which[t];
-      auto r = read_json(job_dir(o.out, jobs[i]) / "result.json");
+      auto r = attempt_result(i);
       if (!r && !incomplete.empty()) {
         results[i].reset();  // never ran (or was cancelled): reported as not run
         continue;
+      }
+      if (r && r->value("build", "") != loom_build_id()) {
+        (*r)["status"] = "error";
+        (*r)["message"] = "the job ran under another build of Loom (" + r->value("build", "?") + ", the runner's is " +
+                          loom_build_id() + "): was Loom rebuilt during the run?";
       }
       if (!r) {  // the worker died without writing one: the node failed, or the cluster killed it
         r = JobOutcome().to_json();
@@ -267,7 +317,10 @@ int run_regression(const Manifest& m, const RunOptions& o) {
         int before = results[i] && runs.count(results[i]->value("run", "")) ? results[i]->value("attempt", 0) : 0;
         (*r)["attempt"] = before + 1;
         (*r)["log"] = (fs::path("jobs") / jobs[i].name / "log.txt").string();
-        write_atomically(job_dir(o.out, jobs[i]) / "result.json", r->dump(1));
+        (*r)["build"] = loom_build_id();
+        // Written where no result is (a late one, if it appears now, is kept: rename does not check).
+        if (!fs::exists(job_dir(o.out, jobs[i]) / "result.json"))
+          write_atomically(job_dir(o.out, jobs[i]) / "result.json", r->dump(1));
       }
       results[i] = r;
     }
@@ -301,7 +354,7 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   close(lock);
-  if (interrupted()) return 130;
+  if (interrupted()) return 128 + interrupting_signal;  // 130 after Ctrl-C, 143 after SIGTERM
   if (!incomplete.empty()) return 3;
   return s.failures() ? 1 : 0;
 }

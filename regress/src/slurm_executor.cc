@@ -1,7 +1,9 @@
-// The Slurm executor: each round is one `sbatch --array` job array whose task k runs the round's
-// job k (`loom regress --worker`); squeue tracks it, scontrol (or sacct) says how lost tasks ended,
-// scancel stops it on Ctrl-C. The array's id is kept in slurm/state.json so that a runner killed
-// and restarted waits for the array it left running instead of submitting the jobs again.
+// The Slurm executor: each round is one `sbatch --array` job array (several past --max-array
+// tasks: Slurm's MaxArraySize) whose task k runs the round's job offset+k (`loom regress
+// --worker`); squeue tracks it, scontrol says how lost tasks ended (Slurm without slurmdbd keeps no
+// sacct history), scancel stops it on Ctrl-C. The arrays' ids are kept in slurm/state.json until
+// they have left the queue, so that a runner killed and restarted waits for the arrays it left
+// running instead of submitting the jobs again.
 #include <unistd.h>
 
 #include <chrono>
@@ -27,11 +29,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Pending reasons under which no node can start the task until an administrator acts (squeue's %r
-// gives some in words: "Nodes required for job are DOWN, DRAINED or reserved ...").
+// Pending reasons under which no node can start the task until someone acts (squeue's %r gives
+// some in words: "Nodes required for job are DOWN, DRAINED or reserved ...").
 bool blocked_reason(const std::string& r) {
   for (const char* b : {"ReqNodeNotAvail", "NodeDown", "PartitionDown", "PartitionInactive", "PartitionNodeLimit",
-                        "Nodes_required", "BadConstraints", "InvalidAccount", "InvalidQOS", "DOWN, DRAINED"})
+                        "PartitionTimeLimit", "Nodes_required", "BadConstraints", "InvalidAccount", "InvalidQOS",
+                        "JobHeldAdmin", "JobHeldUser", "DOWN, DRAINED"})
     if (r.find(b) != std::string::npos) return true;
   return false;
 }
@@ -47,6 +50,20 @@ std::string first_line(const std::string& s) {
   return t.empty() ? s : t;
 }
 
+bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+
+// The job id sbatch --parsable printed ("ID" or "ID;CLUSTER" on a line of its own; sites add
+// warnings and notices on other lines), or "".
+std::string parsable_id(const std::string& out) {
+  std::string id;
+  std::stringstream ss(out);
+  for (std::string line; std::getline(ss, line);) {
+    std::string head = line.substr(0, line.find(';'));
+    if (all_digits(head)) id = head;
+  }
+  return id;
+}
+
 class SlurmExecutor : public Executor {
  public:
   explicit SlurmExecutor(const RunOptions& o) : o_(o), self_(o.loom.empty() ? self_executable() : o.loom) {
@@ -57,27 +74,123 @@ class SlurmExecutor : public Executor {
     fs::create_directories(o_.out / "slurm");
   }
   std::string name() const override { return "slurm"; }
+  double result_grace_s() const override { return 20; }
 
   std::string run(const Round& round) override {
-    fs::path script = o_.out / "slurm" / ("round" + std::to_string(round.index) + ".sh");
-    {
-      std::ofstream f(script);
-      f << "#!/bin/sh\n# loom regress: task k of the array runs job k of " << round.file.string() << "\n"
-        << "exec " << shell_quote(self_) << " regress --worker " << shell_quote(o_.out.string()) << " --round "
-        << round.index << " --task \"$SLURM_ARRAY_TASK_ID\"\n";
-    }
-    fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
+    arrays_.clear();
+    const std::string run_id = round_run(round);
     double longest = 0;
     for (const JobSpec& j : round.tasks) longest = std::max(longest, j.timeout_s);
     // Slurm's limit is a backstop past the worker's own (whole minutes: Slurm has no finer one).
-    std::string time = o_.slurm.time.empty() ? std::to_string(int(std::ceil((longest + 60) / 60))) : o_.slurm.time;
+    const std::string time =
+        o_.slurm.time.empty() ? std::to_string(int(std::ceil((longest + 60) / 60))) : o_.slurm.time;
+    const size_t chunk = size_t(std::max(1, o_.slurm.max_array));
+    for (size_t offset = 0; offset < round.tasks.size(); offset += chunk) {
+      size_t n = std::min(chunk, round.tasks.size() - offset);
+      std::string id, why = submit(round, offset, n, time, run_id, id);
+      if (!why.empty()) {  // what was submitted already is cancelled: a round runs whole or not at all
+        for (const auto& a : arrays_) cancel(a.id);
+        fs::remove(state_path());
+        return why;
+      }
+      arrays_.push_back({id, offset, n});
+      save_state(run_id, round.index);
+      if (!o_.quiet)
+        std::cerr << "submitted job array " << id << " (" << n << " tasks" << (offset ? ", from task " : "")
+                  << (offset ? std::to_string(offset) : "") << ")\n";
+    }
+    std::string stop = wait(round.tasks);
+    if (stop.empty() || cancelled_) fs::remove(state_path());  // else the arrays may still run: keep their ids
+    return stop;
+  }
+
+  std::string lost_reason(const Round&, size_t task) override {
+    for (const auto& a : arrays_)
+      if (task >= a.offset && task < a.offset + a.count) {
+        std::string out, id = a.id + "_" + std::to_string(task - a.offset);
+        ChildStatus s = run_command({"scontrol", "-o", "show", "job", id}, &out, 30);
+        if (s.kind == ChildStatus::Exited && s.code == 0) {
+          auto field = [&](const std::string& key) {
+            size_t p = out.find(" " + key + "=");
+            if (p == std::string::npos) return std::string("?");
+            p += key.size() + 2;
+            return out.substr(p, out.find(' ', p) - p);
+          };
+          return "Slurm task " + id + " ended " + field("JobState") + " (reason " + field("Reason") + ", exit code " +
+                 field("ExitCode") + ", node " + field("NodeList") + ")";
+        }
+        return "Slurm task " + id + " ended without a result and Slurm no longer knows it (" + first_line(out) + ")";
+      }
+    return "its Slurm task is unknown";
+  }
+
+  std::optional<std::string> resume(std::string& stop) override {
+    json state;
+    try {
+      std::ifstream f(state_path());
+      if (!f) return std::nullopt;
+      state = json::parse(f);
+      arrays_.clear();
+      for (const json& a : state.at("arrays"))
+        arrays_.push_back({a.at("id").get<std::string>(), a.at("offset").get<size_t>(), a.at("count").get<size_t>()});
+      state.at("run").get<std::string>();
+    } catch (const std::exception& e) {
+      LOOM_THROW(Error, "'", state_path().string(), "' is damaged (", e.what(),
+                 "): if no job array of an earlier run is still queued, remove it");
+    }
+    if (!o_.quiet) {
+      std::cerr << "resuming: waiting for the previous runner's job array";
+      for (const auto& a : arrays_) std::cerr << " " << a.id;
+      std::cerr << "\n";
+    }
+    stop = wait({});
+    if (stop.empty() || cancelled_) fs::remove(state_path());
+    return state["run"].get<std::string>();
+  }
+
+ private:
+  struct Array {
+    std::string id;
+    size_t offset = 0, count = 0;
+  };
+
+  fs::path state_path() const { return o_.out / "slurm" / "state.json"; }
+
+  void save_state(const std::string& run_id, int round) {
+    json arrays = json::array();
+    for (const auto& a : arrays_) arrays.push_back({{"id", a.id}, {"offset", a.offset}, {"count", a.count}});
+    std::ofstream(state_path()) << json{{"run", run_id}, {"round", round}, {"arrays", arrays}}.dump() << "\n";
+  }
+
+  static std::string round_run(const Round& round) {
+    std::ifstream f(round.file);
+    std::string line;
+    std::getline(f, line);
+    return line.empty() ? "" : json::parse(line).value("run", "");
+  }
+
+  // Submits tasks [offset, offset + n) of the round as one array; "" and its id, or why not.
+  std::string submit(const Round& round, size_t offset, size_t n, const std::string& time, const std::string& run_id,
+                     std::string& id) {
+    fs::path script = o_.out / "slurm" / ("round" + std::to_string(round.index) + "_" + std::to_string(offset) + ".sh");
+    {
+      std::ofstream f(script);
+      f << "#!/bin/sh\n# loom regress: task k of the array runs job " << offset << "+k of " << round.file.string()
+        << "\nexec " << shell_quote(self_) << " regress --worker " << shell_quote(o_.out.string()) << " --round "
+        << round.index << " --task \"$((SLURM_ARRAY_TASK_ID + " << offset << "))\"\n";
+    }
+    fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
+    // A name of this run and chunk: how the array is found if sbatch's answer is lost.
+    const std::string job_name =
+        "loom-regress-" + run_id.substr(0, 8) + "-" + std::to_string(round.index) + "-" + std::to_string(offset);
     std::vector<std::string> argv = {
         "sbatch",
         "--parsable",
-        "--job-name=loom-regress",
-        "--array=0-" + std::to_string(round.tasks.size() - 1) +
+        "--job-name=" + job_name,
+        "--array=0-" + std::to_string(n - 1) +
             (o_.slurm.max_running > 0 ? "%" + std::to_string(o_.slurm.max_running) : ""),
-        "--output=" + (o_.out / "slurm" / (std::to_string(round.index) + "_%a.out")).string(),
+        "--output=" +
+            (o_.out / "slurm" / (std::to_string(round.index) + "_" + std::to_string(offset) + "_%a.out")).string(),
         "--time=" + time,
         "--chdir=" + o_.out.string()};
     if (!o_.slurm.partition.empty()) argv.push_back("--partition=" + o_.slurm.partition);
@@ -86,74 +199,25 @@ class SlurmExecutor : public Executor {
     argv.push_back(script.string());
     std::string out;
     ChildStatus s = run_command(argv, &out, 60);
-    std::string id = first_line(out).substr(0, first_line(out).find(';'));
-    if (s.kind != ChildStatus::Exited || s.code != 0 || id.empty() ||
-        id.find_first_not_of("0123456789") != std::string::npos)
-      return "sbatch refused the job array (" + s.describe() + "): " + (out.empty() ? "no output" : first_line(out));
-    array_ = id;
-    json state = {{"slurm_job", id}, {"round", round.index}, {"run", round_run(round)}};
-    std::ofstream(o_.out / "slurm" / "state.json") << state.dump() << "\n";
-    if (!o_.quiet) std::cerr << "submitted job array " << id << " (" << round.tasks.size() << " tasks)\n";
-    std::string stop = wait(id, round.tasks);
-    fs::remove(o_.out / "slurm" / "state.json");
-    return stop;
+    id = parsable_id(out);
+    if (s.kind == ChildStatus::Exited && s.code == 0 && !id.empty()) return "";
+    if (s.kind != ChildStatus::Exited || s.code == 0) {
+      // sbatch timed out or printed no id: the controller may have taken the array all the same.
+      std::string q;
+      ChildStatus qs = run_command({"squeue", "-h", "--name=" + job_name, "-o", "%F"}, &q, 30);
+      id = qs.kind == ChildStatus::Exited && qs.code == 0 ? parsable_id(q) : "";
+      if (!id.empty()) return "";
+    }
+    return "sbatch refused the job array (" + s.describe() + "): " + (out.empty() ? "no output" : first_line(out));
   }
 
-  std::string lost_reason(const Round&, size_t task) override {
+  // The arrays' tasks still known to squeue (task id -> "STATE REASON"); false if squeue failed
+  // for another reason than the arrays having left the queue.
+  bool poll(std::map<std::string, std::string>& tasks) {
+    std::string ids;
+    for (const auto& a : arrays_) ids += (ids.empty() ? "" : ",") + a.id;
     std::string out;
-    std::string id = array_ + "_" + std::to_string(task);
-    ChildStatus s = run_command({"scontrol", "-o", "show", "job", id}, &out, 30);
-    if (s.kind == ChildStatus::Exited && s.code == 0) {
-      auto field = [&](const std::string& key) {
-        size_t p = out.find(" " + key + "=");
-        if (p == std::string::npos) return std::string();
-        p += key.size() + 2;
-        return out.substr(p, out.find(' ', p) - p);
-      };
-      return "Slurm task " + id + " ended " + field("JobState") + " (reason " + field("Reason") + ", exit code " +
-             field("ExitCode") + ", node " + field("NodeList") + ")";
-    }
-    return "Slurm task " + id + " ended without a result and Slurm no longer knows it (" + first_line(out) + ")";
-  }
-
-  std::optional<std::string> resume() override {
-    std::ifstream f(o_.out / "slurm" / "state.json");
-    if (!f) return std::nullopt;
-    json state;
-    try {
-      state = json::parse(f);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    std::string id = state.value("slurm_job", "");
-    std::map<std::string, std::string> tasks;
-    if (id.empty() || !poll(id, tasks) || tasks.empty()) {
-      fs::remove(o_.out / "slurm" / "state.json");
-      return state.value("run", "");  // ended: its results are there to take
-    }
-    if (!o_.quiet)
-      std::cerr << "resuming: the previous runner's job array " << id << " still has " << tasks.size()
-                << " tasks; waiting for them\n";
-    array_ = id;
-    std::string stop = wait(id, {});
-    if (!stop.empty()) return std::string();
-    fs::remove(o_.out / "slurm" / "state.json");
-    return state.value("run", "");
-  }
-
- private:
-  static std::string round_run(const Round& round) {
-    std::ifstream f(round.file);
-    std::string line;
-    std::getline(f, line);
-    return line.empty() ? "" : json::parse(line).value("run", "");
-  }
-
-  // The array's tasks still known to squeue (task id -> "STATE REASON"); false if squeue failed
-  // for another reason than the array having left the queue.
-  bool poll(const std::string& id, std::map<std::string, std::string>& tasks) {
-    std::string out;
-    ChildStatus s = run_command({"squeue", "-h", "-r", "-j", id, "-o", "%i|%T|%r"}, &out, 30);
+    ChildStatus s = run_command({"squeue", "-h", "-r", "-j", ids, "-o", "%i|%T|%r"}, &out, 30);
     tasks.clear();
     if (s.kind != ChildStatus::Exited || s.code != 0) {
       if (out.find("Invalid job id") != std::string::npos) return true;  // purged: nothing left
@@ -169,34 +233,52 @@ class SlurmExecutor : public Executor {
     return true;
   }
 
-  void cancel(const std::string& id) {
+  // scancel, then wait (at most a minute) until squeue no longer lists the tasks.
+  bool cancel(const std::string& id) {
     std::string out;
     run_command({"scancel", id}, &out, 30);
     auto t0 = Clock::now();
     std::map<std::string, std::string> tasks;
-    while (std::chrono::duration<double>(Clock::now() - t0).count() < 60) {
-      if (poll(id, tasks) && tasks.empty()) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const auto arrays = arrays_;
+    arrays_ = {{id, 0, 0}};
+    bool gone = false;
+    while (!gone && std::chrono::duration<double>(Clock::now() - t0).count() < 60) {
+      gone = poll(tasks) && tasks.empty();
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+    arrays_ = arrays;
+    return gone;
   }
 
-  // Polls until the array leaves the queue. `jobs`: the round's jobs, whose results count as done.
-  std::string wait(const std::string& id, const std::vector<JobSpec>& jobs) {
+  std::string cancel_all(const std::string& why) {
+    bool gone = true;
+    std::string ids;
+    for (const auto& a : arrays_) {
+      gone &= cancel(a.id);
+      ids += (ids.empty() ? "" : ", ") + a.id;
+    }
+    cancelled_ = gone;
+    end_progress(o_.quiet);
+    return why + ": job array " + ids +
+           (gone ? " was cancelled" : " was cancelled, but squeue still lists tasks of it after a minute");
+  }
+
+  // Polls until the arrays leave the queue. `jobs`: the round's jobs, whose results count as done.
+  std::string wait(const std::vector<JobSpec>& jobs) {
     Clock::time_point blocked_since{}, failing_since{};
     bool blocked = false, failing = false;
+    cancelled_ = false;
     std::map<std::string, std::string> tasks;
     for (;;) {
-      if (interrupted()) {
-        cancel(id);
-        end_progress(o_.quiet);
-        return "interrupted (Ctrl-C): job array " + id + " was cancelled";
-      }
-      if (!poll(id, tasks)) {
+      if (interrupted()) return cancel_all(interruption());
+      if (!poll(tasks)) {
         if (!failing) failing_since = Clock::now();
         failing = true;
         if (std::chrono::duration<double>(Clock::now() - failing_since).count() > 300) {
           end_progress(o_.quiet);
-          return "squeue has failed for 5 minutes (" + last_error_ + "); job array " + id + " left as it is";
+          return "squeue has failed for 5 minutes (" + last_error_ +
+                 "); the job arrays are left as they are (their ids in " + state_path().string() +
+                 "; run again to wait for them)";
         }
       } else {
         failing = false;
@@ -224,16 +306,14 @@ class SlurmExecutor : public Executor {
         if (now_blocked && !blocked) blocked_since = Clock::now();
         blocked = now_blocked;
         double blocked_s = blocked ? std::chrono::duration<double>(Clock::now() - blocked_since).count() : 0;
-        draw_progress(o_.quiet, done, jobs.empty() ? tasks.size() + done : jobs.size(), running, failed,
-                      blocked ? std::to_string(pending_blocked) + " pending: no node can run them (" + reason + ")"
-                              : "job array " + id);
+        draw_progress(
+            o_.quiet, done, jobs.empty() ? tasks.size() + done : jobs.size(), running, failed,
+            blocked ? std::to_string(pending_blocked) + " pending: no node can run them (" + reason + ")" : "Slurm");
         if (blocked && o_.slurm.pending_timeout_s > 0 && blocked_s > o_.slurm.pending_timeout_s) {
-          cancel(id);
-          end_progress(o_.quiet);
           std::ostringstream os;
-          os << pending_blocked << " tasks of job array " << id << " pended for " << int(blocked_s)
-             << " s with no node to run them (" << reason << "); the array was cancelled";
-          return os.str();
+          os << pending_blocked << " tasks pended for " << int(blocked_s) << " s with no node to run them (" << reason
+             << ")";
+          return cancel_all(os.str());
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(int(o_.slurm.poll_s * 1000)));
@@ -243,7 +323,9 @@ class SlurmExecutor : public Executor {
   }
 
   RunOptions o_;
-  std::string self_, array_, last_error_;
+  std::string self_, last_error_;
+  std::vector<Array> arrays_;
+  bool cancelled_ = false;
 };
 
 }  // namespace

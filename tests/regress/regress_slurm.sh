@@ -93,15 +93,16 @@ resume
 grep -q "pended for .* with no node to run them" "$work/drained.out" || fail "drained: $(cat "$work/drained.out")"
 [ "$(grep -c ',not_run,' "$work/drained/report.csv")" -eq 6 ] || fail "drained: the jobs are not reported as not run"
 
-# 4. The runner killed after submitting; restarted, it waits for that array and submits nothing new.
-"$loom" regress "$work/slow.json" --out "$work/kill" --slurm --max-running 2 --poll 0.2 -q > "$work/kill1.out" 2>&1 &
+# 4. The runner killed after submitting (two arrays: --max-array 4); restarted, it waits for them
+#    and submits nothing new.
+"$loom" regress "$work/slow.json" --out "$work/kill" --slurm --max-running 2 --max-array 4 --poll 0.2 -q > "$work/kill1.out" 2>&1 &
 runner=$!
 wait_for "$work/kill/slurm/state.json"
 sleep 1
 kill -9 $runner
 wait $runner 2> /dev/null
 "$loom" regress "$work/slow.json" --out "$work/kill" --slurm --poll 0.2 > "$work/kill2.out" 2>&1 || fail "restart: $(cat "$work/kill2.out")"
-grep -q "resuming: the previous runner's job array" "$work/kill2.out" || fail "restart did not resume: $(cat "$work/kill2.out")"
+grep -q "resuming: waiting for the previous runner's job array [0-9]* [0-9]*$" "$work/kill2.out" || fail "restart did not resume: $(cat "$work/kill2.out")"
 grep -q "6 passed" "$work/kill2.out" || fail "restart: $(cat "$work/kill2.out")"
 grep -q "submitted job array" "$work/kill2.out" && fail "restart submitted the jobs again: $(cat "$work/kill2.out")"
 [ "$(cat "$work"/kill/jobs/s/*/default/fsim/result.json | grep -c '"attempt": 1')" -eq 6 ] || fail "restart: a job ran twice"
@@ -123,7 +124,7 @@ grep -q "l/op-dense/default/fsim,l,op:dense,default,fsim,pass" "$work/lost/repor
 "$loom" regress "$work/slow.json" --out "$work/int" --slurm --max-running 1 --poll 0.2 -q --force > "$work/int.out" 2>&1 &
 runner=$!
 wait_for "$work/int/slurm/state.json"
-array=$(sed 's/.*"slurm_job":"\([0-9]*\)".*/\1/' "$work/int/slurm/state.json")
+array=$(sed 's/.*"id":"\([0-9]*\)".*/\1/' "$work/int/slurm/state.json")
 sleep 1
 kill -INT $runner
 wait $runner

@@ -86,8 +86,14 @@ TEST(RegressManifest, BadManifestsNameTheLineOrTheGroup) {
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["program:nosuch.prg"], "backends": ["fsim"]}]})"),
              "no file '");
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["command:true"], "backends": ["fsim"],
-                               "expect": {"reference": "cpu"}}]})"),
-             "has no CPU reference");
+                               "expect": {"reference": "fsim"}}]})"),
+             "is a command: it checks itself");
+  expect_has(manifest_error(R"({"configs": {"../x": {}}, "jobs": [{"name": "a", "workloads": ["op:dense"],
+                               "backends": ["fsim"]}]})"),
+             "config name '../x' may hold only");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": [{"name": "..", "workload": "op:add"}],
+                               "backends": ["fsim"]}]})"),
+             "workload name '..' may hold only");
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
                                "expect": {"min_accuracy": 0.9}}]})"),
              "min_accuracy needs a model workload");
@@ -229,14 +235,14 @@ TEST(RegressProcess, TimeLimitsAndSignalsAreReported) {
       []() -> int {
         for (;;) pause();
       },
-      (dir.path() / "log").string(), 0.3, true);
+      (dir.path() / "log").string(), 0.3);
   EXPECT_EQ(hang.kind, ChildStatus::TimedOut);
   ChildStatus crash = run_forked(
       []() -> int {
         raise(SIGABRT);
         return 0;
       },
-      (dir.path() / "log").string(), 5, true);
+      (dir.path() / "log").string(), 5);
   EXPECT_EQ(crash.kind, ChildStatus::Signaled);
   EXPECT_EQ(crash.describe(), "killed by SIGABRT");
   std::string out;

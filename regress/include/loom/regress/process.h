@@ -18,11 +18,10 @@ struct ChildStatus {
 // Set (by a SIGTERM handler) to make run_forked kill its child and return Stopped.
 std::atomic<bool>& stop_requested();
 
-// Runs `body` in a forked child (its own process group; stdout and stderr into `log_path`;
-// killed with the runner when `die_with_parent`) and waits at most `timeout_s`, then kills the
-// child's whole process group. The child's exit code is what `body` returns.
-ChildStatus run_forked(const std::function<int()>& body, const std::string& log_path, double timeout_s,
-                       bool die_with_parent);
+// Runs `body` in a forked child (its own process group; stdout and stderr into `log_path`; the
+// group killed when the caller dies or the child gets SIGTERM) and waits at most `timeout_s`, then
+// kills the child's whole process group. The child's exit code is what `body` returns.
+ChildStatus run_forked(const std::function<int()>& body, const std::string& log_path, double timeout_s);
 
 // Runs argv (argv[0] searched on PATH) with stdin closed, waiting at most `timeout_s`; its stdout
 // and stderr are returned in `out` (null: they go where the caller's go). Exit code 127 when the program cannot be

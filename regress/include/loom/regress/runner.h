@@ -19,11 +19,14 @@ namespace loom::regress {
 
 // Set by the runner's SIGINT/SIGTERM handler: the executors stop and cancel what runs.
 std::atomic<bool>& interrupted();
+// "interrupted (Ctrl-C)" or "interrupted (SIGTERM)": what stopped the run, for the reports.
+std::string interruption();
 
 // Slurm submission options, passed through to sbatch.
 struct SlurmOptions {
   std::string partition, account, time;  // time: sbatch --time (default: from the longest job limit)
   int max_running = 0;                   // the array's %limit (0: no limit)
+  int max_array = 1000;                  // tasks per array (Slurm's MaxArraySize is 1001 by default)
   std::vector<std::string> sbatch_args;  // anything else, verbatim
   double poll_s = 1.0;                   // squeue interval
   double pending_timeout_s = 0;          // give up on tasks no node can run for this long (0: wait)
@@ -56,9 +59,14 @@ class Executor {
   // Why task k of the round ended without a result (what the cluster knows of it).
   virtual std::string lost_reason(const Round&, size_t) { return "its worker process died"; }
   // Before the first round: jobs a killed runner left running (a Slurm array) are waited for.
-  // Returns that runner's id, whose results count as this run's; "" if interrupted while waiting;
-  // nullopt if there was nothing to resume.
-  virtual std::optional<std::string> resume() { return std::nullopt; }
+  // Returns that runner's id, whose results count as this run's (nullopt: nothing to resume); sets
+  // `stop` if the wait ended early (interrupted, the cluster does not answer).
+  virtual std::optional<std::string> resume(std::string& stop) {
+    (void)stop;
+    return std::nullopt;
+  }
+  // How long a result written elsewhere may take to become visible here (a shared file system).
+  virtual double result_grace_s() const { return 0; }
 };
 
 std::unique_ptr<Executor> make_local_executor(const RunOptions& o);
