@@ -31,6 +31,7 @@
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
+#include "loom/regress/compare.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/sim/commit_log.h"
 
@@ -83,9 +84,7 @@ Figures run(const runtime::ModelFile& file, const std::string& backend, const st
   return f;
 }
 
-bool same(const NDArray& a, const NDArray& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
+bool same(const NDArray& a, const NDArray& b) { return regress::compare_arrays(a, b).equal(); }
 
 }  // namespace
 

@@ -30,6 +30,7 @@
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
+#include "loom/regress/compare.h"
 #include "loom/runtime/graph_executor.h"
 #endif
 #include "loom/sim/perf_model.h"
@@ -250,15 +251,13 @@ int main(int argc, char** argv) try {
         auto t0 = std::chrono::steady_clock::now();
         NDArray out = ex.run({x})[0];
         seconds = seconds_since(t0);
-        cycles = 0;
-        for (size_t k = 0; k < ex.kernels().size(); ++k)
-          if (ex.kernels()[k].device == runtime::KernelDevice::Accel) cycles += ex.accel_stats()[k].cycles;
+        cycles = regress::accel_totals(ex).cycles;
         return out;
       };
       uint64_t rtl_cycles = 0, perf_cycles = 0;
       double rtl_s = 0, perf_s = 0;
       NDArray want = infer("rtl", rtl_cycles, rtl_s), got = infer("perf", perf_cycles, perf_s);
-      bool same = want.nbytes() == got.nbytes() && std::memcmp(want.raw_data(), got.raw_data(), want.nbytes()) == 0;
+      bool same = regress::compare_arrays(got, want).equal();
       double err = 100.0 * (double(perf_cycles) - double(rtl_cycles)) / double(rtl_cycles);
       std::cout << "  " << name << ": whole int8 ResNet-18, " << std::setprecision(3) << rtl_cycles / 1e6
                 << " M cycles on the RTL (" << std::setprecision(1) << rtl_s << " s), " << std::setprecision(3)

@@ -51,4 +51,15 @@ int64_t argmax(const NDArray& a) {
   return best;
 }
 
+AccelTotals accel_totals(const runtime::GraphExecutor& ex) {
+  AccelTotals t;
+  for (size_t k = 0; k < ex.kernels().size(); ++k) {
+    if (ex.kernels()[k].device != runtime::KernelDevice::Accel) continue;
+    ++t.kernels;
+    t.cycles += ex.accel_stats()[k].cycles;
+    t.macs += double(ex.accel_stats()[k].gemm_macs);
+  }
+  return t;
+}
+
 }  // namespace loom::regress

@@ -194,23 +194,16 @@ void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
     inputs.push_back(one);
   }
   std::vector<std::vector<NDArray>> outputs;
-  uint64_t cycles = 0;
-  double macs = 0;
-  int accel_kernels = 0;
+  AccelTotals totals;
   for (size_t k = 0; k < inputs.size(); ++k) {
     outputs.push_back(ex.run(inputs[k]));
     if (k) continue;
-    for (size_t i = 0; i < ex.kernels().size(); ++i) {
-      if (ex.kernels()[i].device != runtime::KernelDevice::Accel) continue;
-      ++accel_kernels;
-      cycles += ex.accel_stats()[i].cycles;
-      macs += double(ex.accel_stats()[i].gemm_macs);
-    }
+    totals = accel_totals(ex);
     for (size_t i = 0; i < outputs[0].size(); ++i)
       runtime::write_npy((dir / ("output" + std::to_string(i) + ".npy")).string(), outputs[0][i]);
   }
-  o.metrics["accel_kernels"] = accel_kernels;
-  time_metrics(o, accel::AccelConfig::from_json(cfg.dump(), w.target), cycles, macs);
+  o.metrics["accel_kernels"] = totals.kernels;
+  time_metrics(o, accel::AccelConfig::from_json(cfg.dump(), w.target), totals.cycles, totals.macs);
   o.metrics["mismatches"] = 0;
   if (job.expect.reference != "none") {
     std::optional<runtime::GraphExecutor> ref;

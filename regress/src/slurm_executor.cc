@@ -119,6 +119,12 @@ class SlurmExecutor : public Executor {
           return "Slurm task " + id + " ended " + field("JobState") + " (reason " + field("Reason") + ", exit code " +
                  field("ExitCode") + ", node " + field("NodeList") + ")";
         }
+        // Past MinJobAge the controller has forgotten the task; a cluster with accounting still knows.
+        std::string acct;
+        ChildStatus a = run_command({"sacct", "-n", "-P", "-X", "-j", id, "-o", "State,ExitCode,NodeList"}, &acct, 30);
+        if (a.kind == ChildStatus::Exited && a.code == 0 && !first_line(acct).empty() &&
+            acct.find('|') != std::string::npos)
+          return "Slurm task " + id + " ended " + first_line(acct) + " (sacct: state|exit code|node)";
         return "Slurm task " + id + " ended without a result and Slurm no longer knows it (" + first_line(out) + ")";
       }
     return "its Slurm task is unknown";

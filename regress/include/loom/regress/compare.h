@@ -1,10 +1,11 @@
-// Comparing a backend's outputs with a reference: bit-exact for integer results (the accelerator
-// backends must agree exactly), relative error for float ones. Shared by the regression runner,
-// the tests and the benches.
+// Comparing a backend's outputs with a reference, bit for bit (the accelerator backends must agree
+// exactly), and the accelerator's totals of a model run. Shared by the regression runner and the
+// benches (accel_model_bench, perf_model_bench).
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "loom/runtime/graph_executor.h"
 #include "loom/runtime/ndarray.h"
 
 namespace loom::regress {
@@ -20,5 +21,14 @@ ArrayDiff compare_arrays(const NDArray& got, const NDArray& want);
 
 // The index of the largest element of a batch-1 output (its top-1 class).
 int64_t argmax(const NDArray& a);
+
+// What a model's accelerator kernels did in the executor's last run: the sum of their cycles and
+// GEMM work, and how many ran.
+struct AccelTotals {
+  uint64_t cycles = 0;
+  double macs = 0;
+  int kernels = 0;
+};
+AccelTotals accel_totals(const runtime::GraphExecutor& ex);
 
 }  // namespace loom::regress
