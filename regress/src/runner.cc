@@ -280,20 +280,23 @@ int run_regression(const Manifest& m, const RunOptions& o) {
       if (!r || r->value("key", "") != keys[i] || r->value("run", "") != run_id) return std::nullopt;
       return r;
     };
-    // A shared file system may show a file another node just wrote only after a while: wait for
-    // the missing results before calling their jobs lost.
+    // A shared file system may show a file another node just wrote only after a while: a missing
+    // result of a task the cluster says completed is waited for before its job is called lost.
+    std::vector<size_t> late;
+    for (size_t t = 0; incomplete.empty() && t < which.size(); ++t)
+      if (!attempt_result(which[t]) && ex->result_may_appear(round, t)) late.push_back(which[t]);
     for (auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(ex->result_grace_s());
-         incomplete.empty() && std::chrono::steady_clock::now() < deadline;) {
-      bool all = true;
-      for (size_t i : which) {
+         !late.empty() && std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::vector<size_t> still;
+      for (size_t i : late) {
         std::error_code ec;
         for (auto it = fs::directory_iterator(job_dir(o.out, jobs[i]), ec); !ec && it != fs::directory_iterator();
              it.increment(ec)) {
         }  // listing the folder refreshes an NFS client's view of it
-        all &= attempt_result(i).has_value();
+        if (!attempt_result(i)) still.push_back(i);
       }
-      if (all) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      late = still;
     }
     for (size_t t = 0; t < which.size(); ++t) {
       size_t i = which[t];

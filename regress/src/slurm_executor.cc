@@ -75,6 +75,9 @@ class SlurmExecutor : public Executor {
   }
   std::string name() const override { return "slurm"; }
   double result_grace_s() const override { return 20; }
+  bool result_may_appear(const Round& round, size_t task) override {
+    return lost_reason(round, task).find(" ended COMPLETED ") != std::string::npos;
+  }
 
   std::string run(const Round& round) override {
     arrays_.clear();

@@ -65,7 +65,9 @@ class Executor {
     (void)stop;
     return std::nullopt;
   }
-  // How long a result written elsewhere may take to become visible here (a shared file system).
+  // Whether task k's result may yet appear (its task completed on a node whose writes this
+  // machine may see late), and how long to wait for it (a shared file system's attribute cache).
+  virtual bool result_may_appear(const Round&, size_t) { return false; }
   virtual double result_grace_s() const { return 0; }
 };
 
