@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   std::cout << verdict.substr(p, verdict.find('\n', p) - p) << "\n";
   std::cout << "  scheduling overhead, 40 empty jobs: --local " << 1000 * local_empty / 40 << " ms/job\n";
 
-  double slurm_s = 0, slurm_empty = 0;
+  double slurm_s = 0, slurm_empty = 0, slurm_packed = 0;
   fs::path cluster;  // the cluster started here (stopped at the end)
   if (slurm && !std::getenv("SLURM_CONF")) {
     fs::path dir = fs::path("/tmp") / ("lrb" + std::to_string(getpid()));  // short: munge's socket path
@@ -157,6 +157,9 @@ int main(int argc, char** argv) {
     slurm_empty = timed(loom + " regress " + (work / "empty.json").string() + " --slurm --poll 0.2 --out " +
                             (work / "slurm_empty").string() + q,
                         rc);
+    slurm_packed = timed(loom + " regress " + (work / "empty.json").string() + " --slurm --pack 8 --poll 0.2 --out " +
+                             (work / "slurm_packed").string() + q,
+                         rc);
     bool same = read(work / "local" / "report.csv") == read(work / "slurm" / "report.csv") &&
                 read(work / "local" / "report.md") == read(work / "slurm" / "report.md");
     std::cout << "  --slurm: " << slurm_s << " s wall, " << 60 * c.jobs / slurm_s << " jobs/min, " << slurm_s / local_s

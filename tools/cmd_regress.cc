@@ -43,6 +43,11 @@ int regress_cmd(const std::vector<std::string>& args) {
                 "--slurm: tasks per job array (more jobs: more arrays; the cluster's MaxArraySize bounds it)", 1,
                 10000000)
       ->capture_default_str();
+  number_option(app, "--pack", o.slurm.pack,
+                "--slurm: jobs per array task, run one after the other (amortizes the scheduler's delay over short "
+                "jobs)",
+                1, 100000)
+      ->capture_default_str();
   app.add_option("--sbatch-arg", o.slurm.sbatch_args, "--slurm: another sbatch option, verbatim (repeat for more)");
   number_option(app, "--poll", o.slurm.poll_s, "--slurm: seconds between squeue polls", 0.05, 600.0)
       ->capture_default_str();
@@ -57,10 +62,12 @@ int regress_cmd(const std::vector<std::string>& args) {
   app.add_option("--worker", worker, "(internal) run one task of a round in this work folder");
   number_option(app, "--round", round, "(internal) --worker: the round", 0, 1 << 30);
   number_option(app, "--task", task, "(internal) --worker: the task", 0, 1 << 30);
+  int count = 1;
+  number_option(app, "--count", count, "(internal) --worker: tasks from --task on", 1, 1 << 30);
   app.add_flag("--die-with-parent", die_with_parent, "(internal) --worker: stop when the runner dies");
   if (int rc = parse(app, args); rc >= 0) return rc;
 
-  if (!worker.empty()) return regress::run_worker(worker, round, task, die_with_parent);
+  if (!worker.empty()) return regress::run_worker(worker, round, task, count, die_with_parent);
   if (manifest.empty()) LOOM_THROW(Error, "loom regress needs a manifest (see docs/regress.md)");
   if (slurm && local) LOOM_THROW(Error, "--local and --slurm: choose one executor");
   o.executor = slurm ? "slurm" : "local";

@@ -103,6 +103,19 @@ void on_worker_signal(int) { stop_requested() = true; }
 
 }  // namespace
 
+// A digest of a large binary, 8 bytes a step (every worker takes its build's: it must be quick).
+std::string binary_digest(const std::string& bytes) {
+  uint64_t h = 1469598103934665603ull ^ bytes.size();
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return content_hash(bytes.substr(i), h);
+}
+
 const std::string& loom_build_id() {
   static const std::string id = [] {
     // The running executable and every Loom library it loaded: a rebuild changes the id.
@@ -113,10 +126,9 @@ const std::string& loom_build_id() {
       if (slash != std::string::npos && line.find("libloom", slash) != std::string::npos)
         files.insert(line.substr(slash));
     }
-    uint64_t h = 1469598103934665603ull;
     std::string all;
-    for (const auto& f : files) all += content_hash(read_file(f), h);
-    return std::string("0.1+") + content_hash(all, h);
+    for (const auto& f : files) all += binary_digest(read_file(f));
+    return std::string("0.1+") + content_hash(all);
   }();
   return id;
 }
@@ -130,23 +142,10 @@ std::string cache_key(const JobSpec& job) {
   return content_hash(text);
 }
 
-int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
-  // A runner killed outright takes its local workers with it; a stopped one (SIGTERM, scancel)
-  // has them kill their job's processes and leave without a result.
-  if (die_with_parent) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1) return 1;  // the runner is already gone
-  }
-  struct sigaction sa = {};
-  sa.sa_handler = on_worker_signal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  signal(SIGCHLD, SIG_DFL);
-  fs::path file = dir / "rounds" / (std::to_string(round) + ".jsonl");
-  std::ifstream f(file);
-  std::string line;
-  for (int k = 0; k <= task; ++k)
-    if (!std::getline(f, line)) LOOM_THROW(Error, "round file '", file.string(), "' has no task ", task);
+namespace {
+
+// Runs the job of one round-file line and writes its result.json; false if the worker was stopped.
+bool run_one(const fs::path& dir, const std::string& line) {
   json entry = json::parse(line);
   JobSpec job = JobSpec::from_json(entry.at("job"));
   fs::path jd = job_dir(dir, job);
@@ -162,7 +161,7 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
         return 0;
       },
       (jd / "log.txt").string(), job.timeout_s);
-  if (s.kind == ChildStatus::Stopped) return 1;  // no result: the runner reports the job as not run
+  if (s.kind == ChildStatus::Stopped) return false;  // no result: the runner reports the job as not run
   json r;
   std::optional<json> outcome = read_json(jd / "outcome.json");
   if (s.kind == ChildStatus::Exited && s.code == 0 && outcome) {
@@ -186,7 +185,37 @@ int run_worker(const fs::path& dir, int round, int task, bool die_with_parent) {
   for (const char* v : {"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"})
     if (const char* e = std::getenv(v)) r["slurm"][v] = e;
   write_atomically(jd / "result.json", r.dump(1));
-  return 0;
+  return true;
+}
+
+}  // namespace
+
+int run_worker(const fs::path& dir, int round, int task, int count, bool die_with_parent) {
+  // A runner killed outright takes its local workers with it; a stopped one (SIGTERM, scancel)
+  // has them kill their job's processes and leave without a result.
+  if (die_with_parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) return 1;  // the runner is already gone
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = on_worker_signal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGCHLD, SIG_DFL);
+  fs::path file = dir / "rounds" / (std::to_string(round) + ".jsonl");
+  std::ifstream f(file);
+  std::string line;
+  for (int k = 0; k < task; ++k)
+    if (!std::getline(f, line)) LOOM_THROW(Error, "round file '", file.string(), "' has no task ", task);
+  // Tasks task .. task+count-1, one after the other (the last array task may have fewer).
+  for (int k = 0; k < count && !stop_requested(); ++k) {
+    if (!std::getline(f, line)) {
+      if (k == 0) LOOM_THROW(Error, "round file '", file.string(), "' has no task ", task);
+      break;
+    }
+    if (!run_one(dir, line)) return 1;
+  }
+  return stop_requested() ? 1 : 0;
 }
 
 int run_regression(const Manifest& m, const RunOptions& o) {

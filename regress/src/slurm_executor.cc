@@ -85,9 +85,10 @@ class SlurmExecutor : public Executor {
     double longest = 0;
     for (const JobSpec& j : round.tasks) longest = std::max(longest, j.timeout_s);
     // Slurm's limit is a backstop past the worker's own (whole minutes: Slurm has no finer one).
+    const size_t pack = size_t(std::max(1, o_.slurm.pack));
     const std::string time =
-        o_.slurm.time.empty() ? std::to_string(int(std::ceil((longest + 60) / 60))) : o_.slurm.time;
-    const size_t chunk = size_t(std::max(1, o_.slurm.max_array));
+        o_.slurm.time.empty() ? std::to_string(int(std::ceil((double(pack) * longest + 60) / 60))) : o_.slurm.time;
+    const size_t chunk = size_t(std::max(1, o_.slurm.max_array)) * pack;  // jobs per array
     for (size_t offset = 0; offset < round.tasks.size(); offset += chunk) {
       size_t n = std::min(chunk, round.tasks.size() - offset);
       std::string id, why = submit(round, offset, n, time, run_id, id);
@@ -99,8 +100,8 @@ class SlurmExecutor : public Executor {
       arrays_.push_back({id, offset, n});
       save_state(run_id, round.index);
       if (!o_.quiet)
-        std::cerr << "submitted job array " << id << " (" << n << " tasks" << (offset ? ", from task " : "")
-                  << (offset ? std::to_string(offset) : "") << ")\n";
+        std::cerr << "submitted job array " << id << " (" << (n + pack - 1) / pack << " tasks, " << n << " jobs"
+                  << (offset ? ", from job " + std::to_string(offset) : "") << ")\n";
     }
     std::string stop = wait(round.tasks);
     if (stop.empty() || cancelled_) fs::remove(state_path());  // else the arrays may still run: keep their ids
@@ -110,7 +111,7 @@ class SlurmExecutor : public Executor {
   std::string lost_reason(const Round&, size_t task) override {
     for (const auto& a : arrays_)
       if (task >= a.offset && task < a.offset + a.count) {
-        std::string out, id = a.id + "_" + std::to_string(task - a.offset);
+        std::string out, id = a.id + "_" + std::to_string((task - a.offset) / size_t(std::max(1, o_.slurm.pack)));
         ChildStatus s = run_command({"scontrol", "-o", "show", "job", id}, &out, 30);
         if (s.kind == ChildStatus::Exited && s.code == 0) {
           auto field = [&](const std::string& key) {
@@ -181,12 +182,14 @@ class SlurmExecutor : public Executor {
   // Submits tasks [offset, offset + n) of the round as one array; "" and its id, or why not.
   std::string submit(const Round& round, size_t offset, size_t n, const std::string& time, const std::string& run_id,
                      std::string& id) {
+    const size_t pack = size_t(std::max(1, o_.slurm.pack));  // jobs per task
     fs::path script = o_.out / "slurm" / ("round" + std::to_string(round.index) + "_" + std::to_string(offset) + ".sh");
     {
       std::ofstream f(script);
-      f << "#!/bin/sh\n# loom regress: task k of the array runs job " << offset << "+k of " << round.file.string()
-        << "\nexec " << shell_quote(self_) << " regress --worker " << shell_quote(o_.out.string()) << " --round "
-        << round.index << " --task \"$((SLURM_ARRAY_TASK_ID + " << offset << "))\"\n";
+      f << "#!/bin/sh\n# loom regress: task k of the array runs jobs " << offset << "+" << pack << "k ... of "
+        << round.file.string() << "\nexec " << shell_quote(self_) << " regress --worker "
+        << shell_quote(o_.out.string()) << " --round " << round.index << " --task \"$((SLURM_ARRAY_TASK_ID * " << pack
+        << " + " << offset << "))\" --count " << pack << "\n";
     }
     fs::permissions(script, fs::perms::owner_all, fs::perm_options::add);
     // A name of this run and chunk: how the array is found if sbatch's answer is lost.
@@ -196,7 +199,7 @@ class SlurmExecutor : public Executor {
         "sbatch",
         "--parsable",
         "--job-name=" + job_name,
-        "--array=0-" + std::to_string(n - 1) +
+        "--array=0-" + std::to_string((n + pack - 1) / pack - 1) +
             (o_.slurm.max_running > 0 ? "%" + std::to_string(o_.slurm.max_running) : ""),
         "--output=" +
             (o_.out / "slurm" / (std::to_string(round.index) + "_" + std::to_string(offset) + "_%a.out")).string(),

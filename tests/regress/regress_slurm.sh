@@ -31,9 +31,9 @@ node=loomnode
 drain() { scontrol update nodename=$node state=drain reason=regress-test; }
 resume() { scontrol update nodename=$node state=resume; }
 
-# 1. The same suite on the local cores and on Slurm: the same reports.
+# 1. The same suite on the local cores and on Slurm (three jobs per array task): the same reports.
 "$loom" regress "$src/suite.json" --out "$work/local" -j 2 -q > "$work/local.out" 2>&1
-"$loom" regress "$src/suite.json" --out "$work/slurm" --slurm --poll 0.2 -q > "$work/slurm.out" 2>&1
+"$loom" regress "$src/suite.json" --out "$work/slurm" --slurm --pack 3 --poll 0.2 -q > "$work/slurm.out" 2>&1
 rc=$?
 cat "$work/slurm.out"
 [ $rc -eq 1 ] || fail "suite on Slurm: exit code $rc"

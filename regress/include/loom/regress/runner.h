@@ -27,6 +27,7 @@ struct SlurmOptions {
   std::string partition, account, time;  // time: sbatch --time (default: from the longest job limit)
   int max_running = 0;                   // the array's %limit (0: no limit)
   int max_array = 1000;                  // tasks per array (Slurm's MaxArraySize is 1001 by default)
+  int pack = 1;                          // jobs per array task, run one after the other (short jobs)
   std::vector<std::string> sbatch_args;  // anything else, verbatim
   double poll_s = 1.0;                   // squeue interval
   double pending_timeout_s = 0;          // give up on tasks no node can run for this long (0: wait)
@@ -77,8 +78,9 @@ std::unique_ptr<Executor> make_slurm_executor(const RunOptions& o);  // Error if
 // Runs the manifest; returns the exit code (0 all passed, 1 failures, 3 incomplete, 130 interrupted).
 int run_regression(const Manifest& m, const RunOptions& o);
 
-// `loom regress --worker DIR --round R --task K`: runs one task and writes its result.json.
-int run_worker(const std::filesystem::path& dir, int round, int task, bool die_with_parent);
+// `loom regress --worker DIR --round R --task K [--count N]`: runs tasks K .. K+N-1 of the round
+// one after the other, each writing its job's result.json.
+int run_worker(const std::filesystem::path& dir, int round, int task, int count, bool die_with_parent);
 
 // FNV-1a of `text` (64 bits, hex): stable across runs and machines.
 std::string content_hash(std::string_view text, uint64_t seed = 1469598103934665603ull);
