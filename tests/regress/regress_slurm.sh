@@ -18,14 +18,20 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "SKIP: the single-node Slurm cluster needs root (slurmd); run the suite as root, as CI does"
   exit 0
 fi
-stop_cluster() { timeout 60 bash "$cluster" stop "$work/cluster" > /dev/null 2>&1; }
+# The cluster's folder is short and under /tmp: unix socket paths (munge's) hold at most ~100 bytes,
+# and a CI checkout's build folder can be deep.
+cdir=$(mktemp -d /tmp/loom-slurm.XXXXXX) && rmdir "$cdir"
+stop_cluster() {
+  timeout 60 bash "$cluster" stop "$cdir" > /dev/null 2>&1
+  rm -rf "$cdir"
+}
 trap stop_cluster EXIT
 fail() {
   echo "FAILED: $*"
   exit 1
 }
-timeout 180 bash "$cluster" start "$work/cluster" --cpus 2 || fail "the cluster did not start"
-. "$work/cluster/env"
+timeout 180 bash "$cluster" start "$cdir" --cpus 2 || fail "the cluster did not start"
+. "$cdir/env"
 export SLURM_CONF
 node=loomnode
 drain() { scontrol update nodename=$node state=drain reason=regress-test; }
