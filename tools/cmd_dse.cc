@@ -431,9 +431,11 @@ int run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::Ru
   json workloads = json::array();
   const std::string jobs_file = fs::absolute(dir / "points.jsonl").string();
   for (const Point& p : points)
-    workloads.push_back({{"name", "p" + std::to_string(p.index) + "-" + p.id.substr(0, 8)},
-                         {"workload", "command:\"$LOOM\" dse --run-job '" + jobs_file + "' --line " +
-                                          std::to_string(p.index + 1) + " > metrics.json"}});
+    // Named and found by the point's id alone: a sweep extended by more values reuses every point
+    // it already computed, wherever the point now stands.
+    workloads.push_back({{"name", "p-" + p.id},
+                         {"workload", "command:\"$LOOM\" dse --run-job '" + jobs_file + "' --id " + p.id +
+                                          " > metrics.json"}});
   json group = {{"name", "dse"}, {"workloads", workloads}, {"backends", {"perf"}}, {"timeout_s", 3600}};
   // A model file's contents belong to every point's cache key.
   const std::string w = points.empty() ? "" : points[0].description.value("workload", "");
@@ -465,11 +467,18 @@ int run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::Ru
 
 // One job of a points.jsonl: {"id", "job": {"config", "workload", "backend", "options"}}, run as the
 // sweep ran it; prints {"id", "status", "cycles", ...} (status "illegal" with the reason).
-int run_job(const std::string& file, int line) {
+int run_job(const std::string& file, int line, const std::string& id) {
   std::ifstream f(file);
   std::string text;
-  for (int k = 0; k < line; ++k)
-    if (!std::getline(f, text)) LOOM_THROW(Error, "--run-job '", file, "' has no line ", line);
+  if (!id.empty()) {  // the line whose id is `id` (where the point stands in the sweep does not matter)
+    line = 0;
+    for (int k = 1; line == 0 && std::getline(f, text); ++k)
+      if (text.find("\"id\":\"" + id + "\"") != std::string::npos) line = k;
+    if (line == 0) LOOM_THROW(Error, "--run-job '", file, "' has no point of id ", id);
+  } else {
+    for (int k = 0; k < line; ++k)
+      if (!std::getline(f, text)) LOOM_THROW(Error, "--run-job '", file, "' has no line ", line);
+  }
   json j;
   try {
     j = json::parse(text);
@@ -519,6 +528,8 @@ int dse_cmd(const std::vector<std::string>& args) {
                  "with each line) and print its result as JSON")
       ->check(CLI::ExistingFile);
   number_option(app, "--line", job_line, "--run-job: the line of the file (1 = the first)", 1, 100000000);
+  std::string job_id;
+  app.add_option("--id", job_id, "--run-job: the point of this id (instead of --line)")->excludes("--line");
   app.add_option("--base", base_path, "the config the sweeps start from (default: the built-in default)")
       ->check(CLI::ExistingFile);
   app.add_option("--layers", layer_list, "ResNet-18 conv layers: all, or a list such as c2,c5,c11")
@@ -548,7 +559,7 @@ int dse_cmd(const std::vector<std::string>& args) {
 #endif
   if (int rc = parse(app, args); rc >= 0) return rc;
 
-  if (!job_file.empty()) return run_job(job_file, job_line);
+  if (!job_file.empty()) return run_job(job_file, job_line, job_id);
   if (sweep_texts.empty() || out.empty()) LOOM_THROW(Error, "loom dse needs --sweep and --out (or --run-job FILE)");
   std::vector<Sweep> sweeps;
   for (const std::string& t : sweep_texts) sweeps.push_back(parse_sweep(t));

@@ -23,7 +23,8 @@ int regress_cmd(const std::vector<std::string>& args) {
   std::string manifest, out;
   regress::RunOptions o;
   bool slurm = false, local = false, list = false;
-  app.add_option("manifest", manifest, "the manifest (JSON; docs/regress.md)")->check(CLI::ExistingFile);
+  app.add_option("manifest", manifest, "the manifest (JSON, or YAML as .yaml/.yml; docs/regress.md)")
+      ->check(CLI::ExistingFile);
   app.add_option("--out", out,
                  "the work folder: jobs/NAME/{log.txt,result.json,outputs}, reports (default: "
                  "MANIFEST's name with .regress)");
@@ -71,6 +72,11 @@ int regress_cmd(const std::vector<std::string>& args) {
   if (manifest.empty()) LOOM_THROW(Error, "loom regress needs a manifest (see docs/regress.md)");
   if (slurm && local) LOOM_THROW(Error, "--local and --slurm: choose one executor");
   o.executor = slurm ? "slurm" : "local";
+  if (!slurm)
+    for (const char* opt : {"--partition", "--account", "--time", "--max-running", "--max-array", "--pack",
+                            "--sbatch-arg", "--poll", "--pending-timeout"})
+      if (app.count(opt)) LOOM_THROW(Error, opt, " applies to --slurm");
+  if (slurm && app.count("--jobs")) LOOM_THROW(Error, "--jobs applies to --local (on Slurm: --max-running)");
   regress::Manifest m = regress::load_manifest(manifest);
   if (list) {
     for (const regress::JobSpec& j : m.jobs) std::cout << j.name << "  " << j.workload << "\n";
@@ -79,6 +85,8 @@ int regress_cmd(const std::vector<std::string>& args) {
   }
   o.out = out.empty() ? std::filesystem::path(manifest).stem().string() + ".regress" : out;
   o.out = std::filesystem::absolute(o.out);
+  if (std::filesystem::exists(o.out) && !std::filesystem::is_directory(o.out))
+    LOOM_THROW(Error, "--out '", o.out.string(), "' is a file, not a folder");
   return regress::run_regression(m, o);
 }
 

@@ -29,11 +29,24 @@ using nlohmann::json;
 
 namespace {
 
-// The config JSON a backend is opened with: the job's config plus its backend options.
-std::string device_json(const JobSpec& job, const json& config) {
+// The config JSON `backend` is opened with: the job's config plus the section of the job's device
+// options that backend reads ("rtl" for rtl and board-rtl, ...; none for a remote device, whose
+// options are the server's).
+std::string device_json(const JobSpec& job, const json& config, const std::string& backend) {
   json j = config;
-  for (auto& [k, v] : job.device.items()) j[k] = v;
+  std::string section = backend.rfind("board-", 0) == 0 ? backend.substr(6) : backend;
+  if (job.device.contains(section)) j[section] = job.device[section];
   return j.dump();
+}
+
+// The device of `backend` ("the job's" or "the reference"), errors saying which it was.
+std::unique_ptr<AccelDevice> open_device(const JobSpec& job, const std::string& backend, const json& config,
+                                         const std::string& role) {
+  try {
+    return make_accel_device(backend, device_json(job, config, backend));
+  } catch (const Error& e) {
+    LOOM_THROW(Error, role, " backend ", backend, ": ", e.what());
+  }
 }
 
 void compare_into(JobOutcome& o, const std::string& what, const NDArray& got, const NDArray& want) {
@@ -93,7 +106,7 @@ void run_operator(const JobSpec& job, const Workload& w, JobOutcome& o, const fs
   }
   codegen::AccelModule m = codegen::build_accel(a.func, cfg);
   auto run_on = [&](const std::string& backend, std::vector<NDArray>& args) {
-    auto dev = make_accel_device(backend, device_json(job, job.config));
+    auto dev = open_device(job, backend, job.config, backend == job.backend ? "the job's" : "the reference");
     return m.run(*dev, args);
   };
   std::vector<NDArray> args = a.random_args(job.seed);
@@ -126,7 +139,7 @@ void run_program_file(const JobSpec& job, const Workload& w, JobOutcome& o, cons
     }
     return regions;
   };
-  auto dev = make_accel_device(job.backend, device_json(job, cfg));
+  auto dev = open_device(job, job.backend, cfg, "the job's");
   accel::ProgramResult r = accel::run_program(p, *dev);
   std::cout << r.report;
   std::vector<NDArray> got = read_checks(*dev);
@@ -144,7 +157,7 @@ void run_program_file(const JobSpec& job, const Workload& w, JobOutcome& o, cons
                           std::to_string(r.mismatched_checks) + " of the program's checks differ (see the log)"});
     if (p.checks.empty()) o.checks.push_back({"reference cpu", false, "the program records no expected contents"});
   } else if (job.expect.reference != "none") {
-    auto ref_dev = make_accel_device(job.expect.reference, device_json(job, cfg));
+    auto ref_dev = open_device(job, job.expect.reference, cfg, "the reference");
     accel::run_program(p, *ref_dev);
     std::vector<NDArray> want = read_checks(*ref_dev);
     for (size_t i = 0; i < got.size(); ++i) compare_into(o, job.expect.reference, got[i], want[i]);
@@ -179,8 +192,12 @@ void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
   auto executor = [&](const runtime::ModelFile& f, const std::string& backend) {
     runtime::ExecutorOptions eo;
     eo.accel_backend = backend;
-    eo.accel_config_json = device_json(job, cfg);
-    return runtime::GraphExecutor::from_model_file(f, "'" + w.target + "'", eo);
+    eo.accel_config_json = device_json(job, cfg, backend);
+    try {
+      return runtime::GraphExecutor::from_model_file(f, "'" + w.target + "'", eo);
+    } catch (const Error& e) {
+      LOOM_THROW(Error, backend == job.backend ? "the job's" : "the reference", " backend ", backend, ": ", e.what());
+    }
   };
   auto ex = executor(file, job.backend);
   std::vector<std::vector<NDArray>> inputs;
@@ -242,7 +259,9 @@ void run_shell(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
   std::cout << std::flush;
   ChildStatus s = run_command({"/bin/sh", "-c", "cd \"$LOOM_JOB_DIR\" && " + w.target}, nullptr, 1e9, false);
   if (s.kind != ChildStatus::Exited || s.code != 0) {
-    o.checks.push_back({"command", false, "the command ended with " + s.describe()});
+    o.checks.push_back({"command", false,
+                        (s.kind == ChildStatus::Signaled ? "the command was " : "the command ended with ") +
+                            s.describe()});
     return;  // what it left in metrics.json may be half written
   }
   if (fs::exists(dir / "metrics.json")) {

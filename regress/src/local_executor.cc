@@ -48,10 +48,13 @@ class LocalExecutor : public Executor {
       }
       if (!stop.empty() && std::chrono::steady_clock::now() - stopped_at > std::chrono::seconds(10))
         for (auto& [pid, t] : running) kill(-pid, SIGKILL);
+      bool spawned = false;
       while (stop.empty() && running.size() < size_t(jobs_) && next < round.tasks.size()) {
         running[spawn(round, next)] = next;
         ++next;
+        spawned = true;
       }
+      if (spawned) draw_progress(quiet_, done, round.tasks.size(), running.size(), failed);
       if (running.empty()) break;  // stopped before the rest were started
       // Each worker by its pid: never another child's status (a program embedding the runner).
       bool reaped = false;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -59,6 +60,13 @@ std::string slug(const Workload& w, const std::string& text) {
   return s;
 }
 
+// 0.5, 600, 604800: a bound as a person writes it.
+std::string number_text(double v) {
+  std::ostringstream os;
+  os << std::setprecision(10) << v;
+  return os.str();
+}
+
 // Reads a manifest's JSON value at `where` with the checks every field needs.
 struct Reader {
   std::string origin;
@@ -78,7 +86,7 @@ struct Reader {
     if (!obj.contains(key)) return fallback;
     const json& v = obj.at(key);
     if (!v.is_number() || !(v.get<double>() >= lo) || !(v.get<double>() <= hi))
-      fail("'" + key + "' must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+      fail("'" + key + "' must be a number in [" + number_text(lo) + ", " + number_text(hi) + "], got " +
            v.dump());
     return v.get<double>();
   }
@@ -121,13 +129,13 @@ bool known_backend(const std::string& b) {
 // the default. Returns the full config JSON, validated.
 json resolve_config(const std::string& name, const json& entry, const std::string& base_dir, const Reader& r) {
   json cfg = json::parse(accel::default_config().to_json());
-  std::string origin = "config '" + name + "'";
+  std::string origin = "'" + name + "'";
   if (entry.is_string() && entry.get<std::string>() == "default") {
     // the built-in default
   } else if (entry.is_string()) {
     fs::path p = fs::path(base_dir) / entry.get<std::string>();
     std::ifstream f(p);
-    if (!f) r.fail("config '" + name + "': cannot read '" + p.string() + "'");
+    if (!f) r.fail("config '" + name + "': cannot read '" + fs::absolute(p).lexically_normal().string() + "'");
     std::stringstream ss;
     ss << f.rdbuf();
     try {
@@ -146,7 +154,7 @@ json resolve_config(const std::string& name, const json& entry, const std::strin
     accel::AccelConfig c = accel::AccelConfig::from_json(cfg.dump(), origin);
     return json::parse(c.to_json());
   } catch (const Error& e) {
-    r.fail(std::string("config '") + name + "': " + e.what());
+    r.fail(e.what());  // "accelerator config 'NAME': ..."
   }
 }
 
@@ -391,6 +399,10 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     }
     json device = g.value("device", root.value("device", json::object()));
     if (!device.is_object()) r.fail("'device' must be an object of backend options");
+    for (auto& [k, v] : device.items())
+      if ((k != "fsim" && k != "perf" && k != "rtl" && k != "systemc") || !v.is_object())
+        r.fail("'device': '" + k + "' is not one of the backends' option sections (fsim, perf, rtl, systemc), each "
+               "an object: {\"rtl\": {\"dram_latency\": 40}}");
     const double job_timeout = r.number(g, "timeout_s", timeout, 1, 7 * 86400);
     const int job_retries = int(r.whole(g, "retries", retries, 0, 10));
     const uint64_t job_seed = uint64_t(r.whole(g, "seed", int64_t(seed), 0, INT64_MAX));

@@ -258,9 +258,10 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   std::vector<std::string> keys;
   for (const JobSpec& j : jobs) keys.push_back(cache_key(j));
   std::vector<std::optional<json>> results(jobs.size());
-  size_t cached = 0;
+  size_t cached = 0, other_build = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto r = read_result(job_dir(o.out, jobs[i]) / "result.json", jobs[i].name);
+    if (r && r->value("key", "") != keys[i] && r->value("build", "") != loom_build_id()) ++other_build;
     if (!r || r->value("key", "") != keys[i]) continue;
     if (r->value("status", "") == "pass" && !o.force) {
       results[i] = r;
@@ -277,8 +278,9 @@ int run_regression(const Manifest& m, const RunOptions& o) {
       next_round = std::max(next_round, std::stoi(stem) + 1);
   }
   if (!o.quiet)
-    std::cout << "loom regress: " << jobs.size() << " jobs of " << m.path << " (" << cached << " cached), executor "
-              << ex->name() << std::endl;
+    std::cout << "loom regress: " << jobs.size() << " jobs of " << m.path << " (" << cached << " cached"
+              << (other_build ? ", " + std::to_string(other_build) + " results of another Loom build not reused" : "")
+              << "), executor " << ex->name() << std::endl;
 
   while (incomplete.empty()) {
     Round round;
@@ -378,7 +380,7 @@ int run_regression(const Manifest& m, const RunOptions& o) {
               << "\n";
     for (const ReportRow& row : rows) {
       std::string st = row.result.value("status", "");
-      if (st != "pass")
+      if (st != "pass" && st != "not_run")  // (the jobs not run share one reason, said above)
         std::cout << "  " << st << ": " << row.name << ": " << row.result.value("message", "") << " ["
                   << (o.out / row.result.value("log", "")).string() << "]\n";
     }

@@ -57,6 +57,20 @@ std::vector<std::string> model_config_names() {
   return names;
 }
 
+std::string differences_from_model_named(const AccelConfig& config) {
+  for (auto& [k, e] : registry()) {
+    if (e.name != config.name) continue;
+    nlohmann::json built = nlohmann::json::parse(k), given = nlohmann::json::parse(key(config));
+    std::string diff;
+    for (auto& [field, value] : given.items())
+      if (!built.contains(field) || built[field] != value)
+        diff += (diff.empty() ? "" : ", ") + field + " " + value.dump() + " (built: " +
+                (built.contains(field) ? built[field].dump() : "none") + ")";
+    return diff;
+  }
+  return "";
+}
+
 }  // namespace rtl
 
 // ---------------------------------------------------------------- options

@@ -156,6 +156,26 @@ TEST(RegressJob, OperatorsMatchTheCpuAndTheReferenceBackend) {
   expect_has(b.message, "cycles, budget 1");
 }
 
+TEST(RegressJob, DeviceOptionsReachOnlyTheirBackend) {
+  test::TestDir dir;
+  auto cycles = [&](const std::string& device) {
+    Manifest m = parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["op:conv2d,channels=16,out_channels=16,size=6"],
+                                   "backends": ["perf"], "expect": {"reference": "fsim"}, "device": )" +
+                                    device + "}]}",
+                                "m.json", ".");
+    JobOutcome o = run_job(m.jobs[0], dir.path() / "j");
+    EXPECT_EQ(o.status, "pass") << device << ": " << o.message;
+    return o.metrics.value("cycles", uint64_t(0));
+  };
+  uint64_t plain = cycles("{}");
+  // The rtl section is the RTL's: neither perf nor the fsim reference sees it (nor refuses it).
+  EXPECT_EQ(cycles(R"({"rtl": {"dram_latency": 400}})"), plain);
+  EXPECT_GT(cycles(R"({"perf": {"dram_latency": 400}})"), plain);
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
+                               "device": {"dram_latency": 40}}]})"),
+             "'device': 'dram_latency' is not one of the backends' option sections");
+}
+
 TEST(RegressJob, AWorkloadThatCannotRunIsAnErrorNotACrash) {
   test::TestDir dir;
   Manifest m = parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["op:dense,channels=17"], "backends": ["fsim"]},

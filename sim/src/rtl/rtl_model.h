@@ -75,5 +75,8 @@ bool register_model(const std::string& config_json, ModelFactory factory);
 // The model built for `config` (compared without its name), or nullptr.
 std::unique_ptr<Model> make_model(const accel::AccelConfig& config);
 std::vector<std::string> model_config_names();
+// For a config whose name is a built model's but whose parameters are not: "field value (built:
+// value), ..."; "" when no built model has its name.
+std::string differences_from_model_named(const accel::AccelConfig& config);
 
 }  // namespace loom::sim::rtl
