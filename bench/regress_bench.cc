@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
     std::cout << "  --slurm: " << slurm_s << " s wall, " << 60 * c.jobs / slurm_s << " jobs/min, " << slurm_s / local_s
               << "x the local wall time; reports " << (same ? "identical" : "DIFFER") << "\n"
               << "  scheduling overhead, 40 empty jobs: --slurm " << 1000 * slurm_empty / 40
-              << " ms/job (target < 500), with --pack 8 " << 1000 * slurm_packed / 40 << " ms/job; suite: " << 1000 * (slurm_s - local_s) / double(c.jobs) << " ms/job more than --local\n";
+              << " ms/job (target < 500), with --pack 8 " << 1000 * slurm_packed / 40
+              << " ms/job; suite: " << 1000 * (slurm_s - local_s) / double(c.jobs) << " ms/job more than --local\n";
     if (!same) rc = 1;
   }
   if (!cluster.empty()) {

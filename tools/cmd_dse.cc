@@ -433,9 +433,9 @@ int run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::Ru
   for (const Point& p : points)
     // Named and found by the point's id alone: a sweep extended by more values reuses every point
     // it already computed, wherever the point now stands.
-    workloads.push_back({{"name", "p-" + p.id},
-                         {"workload", "command:\"$LOOM\" dse --run-job '" + jobs_file + "' --id " + p.id +
-                                          " > metrics.json"}});
+    workloads.push_back(
+        {{"name", "p-" + p.id},
+         {"workload", "command:\"$LOOM\" dse --run-job '" + jobs_file + "' --id " + p.id + " > metrics.json"}});
   json group = {{"name", "dse"}, {"workloads", workloads}, {"backends", {"perf"}}, {"timeout_s", 3600}};
   // A model file's contents belong to every point's cache key.
   const std::string w = points.empty() ? "" : points[0].description.value("workload", "");

@@ -259,9 +259,9 @@ void run_shell(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
   std::cout << std::flush;
   ChildStatus s = run_command({"/bin/sh", "-c", "cd \"$LOOM_JOB_DIR\" && " + w.target}, nullptr, 1e9, false);
   if (s.kind != ChildStatus::Exited || s.code != 0) {
-    o.checks.push_back({"command", false,
-                        (s.kind == ChildStatus::Signaled ? "the command was " : "the command ended with ") +
-                            s.describe()});
+    o.checks.push_back(
+        {"command", false,
+         (s.kind == ChildStatus::Signaled ? "the command was " : "the command ended with ") + s.describe()});
     return;  // what it left in metrics.json may be half written
   }
   if (fs::exists(dir / "metrics.json")) {

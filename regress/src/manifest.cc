@@ -86,8 +86,7 @@ struct Reader {
     if (!obj.contains(key)) return fallback;
     const json& v = obj.at(key);
     if (!v.is_number() || !(v.get<double>() >= lo) || !(v.get<double>() <= hi))
-      fail("'" + key + "' must be a number in [" + number_text(lo) + ", " + number_text(hi) + "], got " +
-           v.dump());
+      fail("'" + key + "' must be a number in [" + number_text(lo) + ", " + number_text(hi) + "], got " + v.dump());
     return v.get<double>();
   }
   int64_t whole(const json& obj, const std::string& key, int64_t fallback, int64_t lo, int64_t hi) const {
@@ -401,7 +400,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     if (!device.is_object()) r.fail("'device' must be an object of backend options");
     for (auto& [k, v] : device.items())
       if ((k != "fsim" && k != "perf" && k != "rtl" && k != "systemc") || !v.is_object())
-        r.fail("'device': '" + k + "' is not one of the backends' option sections (fsim, perf, rtl, systemc), each "
+        r.fail("'device': '" + k +
+               "' is not one of the backends' option sections (fsim, perf, rtl, systemc), each "
                "an object: {\"rtl\": {\"dram_latency\": 40}}");
     const double job_timeout = r.number(g, "timeout_s", timeout, 1, 7 * 86400);
     const int job_retries = int(r.whole(g, "retries", retries, 0, 10));

@@ -64,8 +64,8 @@ std::string differences_from_model_named(const AccelConfig& config) {
     std::string diff;
     for (auto& [field, value] : given.items())
       if (!built.contains(field) || built[field] != value)
-        diff += (diff.empty() ? "" : ", ") + field + " " + value.dump() + " (built: " +
-                (built.contains(field) ? built[field].dump() : "none") + ")";
+        diff += (diff.empty() ? "" : ", ") + field + " " + value.dump() +
+                " (built: " + (built.contains(field) ? built[field].dump() : "none") + ")";
     return diff;
   }
   return "";

@@ -159,10 +159,11 @@ TEST(RegressJob, OperatorsMatchTheCpuAndTheReferenceBackend) {
 TEST(RegressJob, DeviceOptionsReachOnlyTheirBackend) {
   test::TestDir dir;
   auto cycles = [&](const std::string& device) {
-    Manifest m = parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["op:conv2d,channels=16,out_channels=16,size=6"],
+    Manifest m =
+        parse_manifest(R"({"jobs": [{"name": "a", "workloads": ["op:conv2d,channels=16,out_channels=16,size=6"],
                                    "backends": ["perf"], "expect": {"reference": "fsim"}, "device": )" +
-                                    device + "}]}",
-                                "m.json", ".");
+                           device + "}]}",
+                       "m.json", ".");
     JobOutcome o = run_job(m.jobs[0], dir.path() / "j");
     EXPECT_EQ(o.status, "pass") << device << ": " << o.message;
     return o.metrics.value("cycles", uint64_t(0));
