@@ -343,8 +343,10 @@ int run_regression(const Manifest& m, const RunOptions& o) {
       }
       if (!r) {  // the worker died without writing one: the node failed, or the cluster killed it
         r = JobOutcome().to_json();
-        (*r)["status"] = "lost";
-        (*r)["message"] = "the job ended without a result: " + ex->lost_reason(round, t);
+        const std::string why = ex->lost_reason(round, t);
+        // The cluster's own time limit (a backstop past the job's) is a timeout all the same.
+        (*r)["status"] = why.find(" ended TIMEOUT ") != std::string::npos ? "timeout" : "lost";
+        (*r)["message"] = "the job ended without a result: " + why;
         (*r)["name"] = jobs[i].name;
         (*r)["key"] = keys[i];
         (*r)["run"] = run_id;
