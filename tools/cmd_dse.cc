@@ -76,8 +76,8 @@ struct Point {
   json description;                      // config, workload, backend, options: what the job is
   std::string id;                        // a hash of the description
   std::map<std::string, double> values;  // the swept parameters' values
-  bool ok = false;
-  std::string reason;  // why an illegal point is illegal
+  bool ok = false, missing = false;      // missing: its job left no result (crashed, timed out, not run)
+  std::string reason;                    // why an illegal point is illegal
   uint64_t cycles = 0;
   double macs = 0, utilization = 0;  // GEMM utilization: macs / (cycles x the core's products)
   accel::AreaEstimate area;
@@ -313,13 +313,15 @@ std::string csv_field(std::string s) {
 }
 
 void write_outputs(const fs::path& dir, const std::vector<Point>& points, const std::vector<Sweep>& sweeps) {
-  std::ofstream csv(dir / "points.csv"), layers(dir / "layers.csv"), jobs(dir / "points.jsonl");
+  // points.jsonl whole or not at all (written aside, then renamed): jobs of an earlier run of the
+  // sweep may be reading it.
+  std::ofstream csv(dir / "points.csv"), layers(dir / "layers.csv"), jobs(dir / "points.jsonl.tmp");
   csv << "point,id,status";
   for (const Sweep& s : sweeps) csv << "," << s.name;
   csv << ",cycles,macs,utilization,lut,ff,dsp,bram36,area_xc7z020,binding_share,fits_xc7z020,pareto,reason\n";
   layers << "point,id,layer,cycles,macs,utilization\n";
   for (const Point& p : points) {
-    csv << p.index << "," << p.id << "," << (p.ok ? "ok" : "illegal");
+    csv << p.index << "," << p.id << "," << (p.ok ? "ok" : p.missing ? "no_result" : "illegal");
     for (const Sweep& s : sweeps) csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
     if (p.ok)
       csv << "," << p.cycles << "," << std::setprecision(12) << p.macs << "," << std::setprecision(4) << p.utilization
@@ -333,7 +335,9 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
              << l.macs << "," << std::setprecision(4) << l.utilization << "\n";
     jobs << json{{"id", p.id}, {"job", p.description}}.dump() << "\n";
   }
+  jobs.close();
   if (!csv || !layers || !jobs) LOOM_THROW(Error, "cannot write the results into '", dir.string(), "'");
+  fs::rename(dir / "points.jsonl.tmp", dir / "points.jsonl");
 }
 
 // Gnuplot: cycles against area with the Pareto front; per-layer utilization of the Pareto points.
@@ -458,6 +462,7 @@ int run_as_manifest(const fs::path& dir, std::vector<Point>& points, regress::Ru
     } catch (const std::exception&) {
       points[i] = Point{points[i].index, points[i].description, points[i].id, points[i].values};
       points[i].reason = "no result: see " + (jd / "log.txt").string();
+      points[i].missing = true;
       missing += (missing.empty() ? "" : ", ") + m.jobs[i].name;
     }
   }
@@ -632,9 +637,12 @@ int dse_cmd(const std::vector<std::string>& args) {
                 << "); points without a result: " << missing << "\n";
       return rc;
     }
-    if (!missing.empty())
+    if (!missing.empty()) {  // some points' jobs failed: the results so far, and exit code 1
+      write_outputs(out, points, sweeps);
       std::cout << "points without a result (see " << fs::path(out) / "regress/report.md"
                 << "): " << missing << "\n";
+      return 1;
+    }
   } else
 #endif
   {

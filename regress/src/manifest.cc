@@ -398,11 +398,13 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     }
     json device = g.value("device", root.value("device", json::object()));
     if (!device.is_object()) r.fail("'device' must be an object of backend options");
+    // A section per backend, named as the backend reads it (board-rtl reads "rtl").
+    std::set<std::string> sections;
+    for (const std::string& b : accel_backends()) sections.insert(b.rfind("board-", 0) == 0 ? b.substr(6) : b);
     for (auto& [k, v] : device.items())
-      if ((k != "fsim" && k != "perf" && k != "rtl" && k != "systemc") || !v.is_object())
-        r.fail("'device': '" + k +
-               "' is not one of the backends' option sections (fsim, perf, rtl, systemc), each "
-               "an object: {\"rtl\": {\"dram_latency\": 40}}");
+      if (!sections.count(k) || !v.is_object())
+        r.fail("'device': '" + k + "' is not one of the backends' option sections (" +
+               join({sections.begin(), sections.end()}) + "), each an object: {\"rtl\": {\"dram_latency\": 40}}");
     const double job_timeout = r.number(g, "timeout_s", timeout, 1, 7 * 86400);
     const int job_retries = int(r.whole(g, "retries", retries, 0, 10));
     const uint64_t job_seed = uint64_t(r.whole(g, "seed", int64_t(seed), 0, INT64_MAX));

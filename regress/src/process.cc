@@ -41,9 +41,11 @@ ChildStatus wait_bounded(pid_t pid, double timeout_s, Clock::time_point t0) {
   ChildStatus s;
   int status = 0;
   for (int sleep_us = 200;;) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) LOOM_THROW(RuntimeError, "waitpid: ", std::strerror(errno));
+    // Ended? (not reaped yet: its group id stays its own until the group is killed below)
+    siginfo_t info = {};
+    int r = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == pid) break;
+    if (r < 0 && errno != EINTR) LOOM_THROW(RuntimeError, "waitid: ", std::strerror(errno));
     if (since(t0) > timeout_s || stop_requested()) {
       kill(-pid, SIGKILL);  // the child's whole process group: a shell's children too
       kill(pid, SIGKILL);
@@ -58,6 +60,17 @@ ChildStatus wait_bounded(pid_t pid, double timeout_s, Clock::time_point t0) {
     sleep_us = std::min(sleep_us * 2, 20000);
   }
   kill(-pid, SIGKILL);  // whatever the child left running in its group
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Killed by SIGKILL: maybe by its own SIGTERM handler, when the cluster stopped the whole task
+  // (scancel, a time limit) — then this worker's SIGTERM comes too: the job was stopped, not crashed.
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    for (int k = 0; k < 20 && !stop_requested(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (stop_requested()) {
+    s.kind = ChildStatus::Stopped;
+    s.seconds = since(t0);
+    return s;
+  }
   return ended(status, t0);
 }
 
@@ -92,18 +105,20 @@ ChildStatus run_forked(const std::function<int()>& body, const std::string& log_
   if (log < 0) LOOM_THROW(RuntimeError, "cannot write '", log_path, "': ", std::strerror(errno));
   std::fflush(nullptr);
   auto t0 = Clock::now();
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(log);
     LOOM_THROW(RuntimeError, "fork: ", std::strerror(errno));
   }
   if (pid == 0) {
-    setpgid(0, 0);
+    // In a group of its own, or not at all: the handler below kills the whole group.
+    if (setpgid(0, 0) != 0) _exit(126);
     // When the worker dies (or anyone sends SIGTERM), the job takes its whole process group with
     // it: a shell command's children too, which a parent-death signal alone would leave running.
     signal(SIGTERM, kill_own_group);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() == 1) kill_own_group(SIGTERM);  // the worker is already gone
+    if (getppid() != parent) kill_own_group(SIGTERM);  // the worker is already gone
     dup2(log, 1);
     dup2(log, 2);
     int null = open("/dev/null", O_RDONLY);

@@ -161,7 +161,7 @@ bool run_one(const fs::path& dir, const std::string& line) {
         return 0;
       },
       (jd / "log.txt").string(), job.timeout_s);
-  if (s.kind == ChildStatus::Stopped) return false;  // no result: the runner reports the job as not run
+  if (s.kind == ChildStatus::Stopped || stop_requested()) return false;  // no result: reported as not run
   json r;
   std::optional<json> outcome = read_json(jd / "outcome.json");
   if (s.kind == ChildStatus::Exited && s.code == 0 && outcome) {
@@ -304,6 +304,7 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     write_atomically(round.file, lines.str());
     if (!o.quiet && round.index > 0 && which.size() < jobs.size())
       std::cout << "round " << round.index << ": " << which.size() << " jobs" << std::endl;
+    const auto round_start = fs::file_time_type::clock::now() - std::chrono::seconds(2);  // (clock skew)
     incomplete = ex->run(round);
     // This attempt's result of job i, if it has one (a stale or foreign file is none).
     auto attempt_result = [&](size_t i) -> std::optional<json> {
@@ -344,8 +345,13 @@ int run_regression(const Manifest& m, const RunOptions& o) {
       if (!r) {  // the worker died without writing one: the node failed, or the cluster killed it
         r = JobOutcome().to_json();
         const std::string why = ex->lost_reason(round, t);
-        // The cluster's own time limit (a backstop past the job's) is a timeout all the same.
-        (*r)["status"] = why.find(" ended TIMEOUT ") != std::string::npos ? "timeout" : "lost";
+        // The cluster's own time limit (a backstop past the job's) is a timeout all the same, for
+        // the job that had started (its log written in this round); a packed task's later jobs
+        // never ran.
+        std::error_code ec;
+        auto logged = fs::last_write_time(job_dir(o.out, jobs[i]) / "log.txt", ec);
+        const bool started = !ec && logged >= round_start;
+        (*r)["status"] = started && why.find(" ended TIMEOUT ") != std::string::npos ? "timeout" : "lost";
         (*r)["message"] = "the job ended without a result: " + why;
         (*r)["name"] = jobs[i].name;
         (*r)["key"] = keys[i];

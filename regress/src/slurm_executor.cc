@@ -81,6 +81,7 @@ class SlurmExecutor : public Executor {
 
   std::string run(const Round& round) override {
     arrays_.clear();
+    task_states_.clear();
     const std::string run_id = round_run(round);
     double longest = 0;
     for (const JobSpec& j : round.tasks) longest = std::max(longest, j.timeout_s);
@@ -93,8 +94,9 @@ class SlurmExecutor : public Executor {
       size_t n = std::min(chunk, round.tasks.size() - offset);
       std::string id, why = submit(round, offset, n, time, run_id, id);
       if (!why.empty()) {  // what was submitted already is cancelled: a round runs whole or not at all
-        for (const auto& a : arrays_) cancel(a.id);
-        fs::remove(state_path());
+        bool gone = true;
+        for (const std::string& a : array_ids()) gone &= cancel(a);
+        if (gone) fs::remove(state_path());  // else their ids stay for the next run to wait for
         return why;
       }
       arrays_.push_back({id, offset, n});
@@ -111,29 +113,42 @@ class SlurmExecutor : public Executor {
   std::string lost_reason(const Round&, size_t task) override {
     for (const auto& a : arrays_)
       if (task >= a.offset && task < a.offset + a.count) {
-        std::string out, id = a.id + "_" + std::to_string((task - a.offset) / size_t(std::max(1, o_.slurm.pack)));
-        ChildStatus s = run_command({"scontrol", "-o", "show", "job", id}, &out, 30);
-        if (s.kind == ChildStatus::Exited && s.code == 0) {
-          auto field = [&](const std::string& key) {
-            size_t p = out.find(" " + key + "=");
-            if (p == std::string::npos) return std::string("?");
-            p += key.size() + 2;
-            return out.substr(p, out.find(' ', p) - p);
-          };
-          return "Slurm task " + id + " ended " + field("JobState") + " (reason " + field("Reason") + ", exit code " +
-                 field("ExitCode") + ", node " + field("NodeList") + ")";
-        }
-        // Past MinJobAge the controller has forgotten the task; a cluster with accounting still knows.
-        std::string acct;
-        ChildStatus a = run_command({"sacct", "-n", "-P", "-X", "-j", id, "-o", "State,ExitCode,NodeList"}, &acct, 30);
-        if (a.kind == ChildStatus::Exited && a.code == 0 && !first_line(acct).empty() &&
-            acct.find('|') != std::string::npos)
-          return "Slurm task " + id + " ended " + first_line(acct) + " (sacct: state|exit code|node)";
-        return "Slurm task " + id + " ended without a result and Slurm no longer knows it (" + first_line(out) + ")";
+        std::string id = a.id + "_" + std::to_string((task - a.offset) / size_t(std::max(1, o_.slurm.pack)));
+        // Asked once per array task and round: a packed task's jobs share the answer.
+        auto known = task_states_.find(id);
+        if (known != task_states_.end()) return known->second;
+        return task_states_[id] = task_state(id);
       }
     return "its Slurm task is unknown";
   }
 
+ private:
+  // What Slurm says of how array task `id` ended.
+  std::string task_state(const std::string& id) {
+    std::string out;
+    ChildStatus s = run_command({"scontrol", "-o", "show", "job", id}, &out, 30);
+    if (s.kind == ChildStatus::Exited && s.code == 0) {
+      auto field = [&](const std::string& key) {
+        size_t p = out.find(" " + key + "=");
+        if (p == std::string::npos) return std::string("?");
+        p += key.size() + 2;
+        return out.substr(p, out.find(' ', p) - p);
+      };
+      return "Slurm task " + id + " ended " + field("JobState") + " (reason " + field("Reason") + ", exit code " +
+             field("ExitCode") + ", node " + field("NodeList") + ")";
+    }
+    // Past MinJobAge the controller has forgotten the task; a cluster with accounting still knows.
+    std::string acct;
+    ChildStatus a = run_command({"sacct", "-n", "-P", "-X", "-j", id, "-o", "State,ExitCode,NodeList"}, &acct, 30);
+    std::string line = first_line(acct);
+    size_t b1 = line.find('|'), b2 = b1 == std::string::npos ? b1 : line.find('|', b1 + 1);
+    if (a.kind == ChildStatus::Exited && a.code == 0 && b2 != std::string::npos)
+      return "Slurm task " + id + " ended " + line.substr(0, b1) + " (exit code " + line.substr(b1 + 1, b2 - b1 - 1) +
+             ", node " + line.substr(b2 + 1) + "; sacct)";
+    return "Slurm task " + id + " ended without a result and Slurm no longer knows it (" + first_line(out) + ")";
+  }
+
+ public:
   std::optional<std::string> resume(std::string& stop) override {
     json state;
     try {
@@ -213,8 +228,9 @@ class SlurmExecutor : public Executor {
     ChildStatus s = run_command(argv, &out, 60);
     id = parsable_id(out);
     if (s.kind == ChildStatus::Exited && s.code == 0 && !id.empty()) return "";
-    if (s.kind != ChildStatus::Exited || s.code == 0) {
-      // sbatch timed out or printed no id: the controller may have taken the array all the same.
+    {
+      // sbatch failed, timed out or printed no id: the controller may have taken the array all the
+      // same ("Socket timed out" after the submission went through).
       std::string q;
       ChildStatus qs = run_command({"squeue", "-h", "--name=" + job_name, "-o", "%F"}, &q, 30);
       id = qs.kind == ChildStatus::Exited && qs.code == 0 ? parsable_id(q) : "";
@@ -225,9 +241,9 @@ class SlurmExecutor : public Executor {
 
   // The arrays' tasks still known to squeue (task id -> "STATE REASON"); false if squeue failed
   // for another reason than the arrays having left the queue.
-  bool poll(std::map<std::string, std::string>& tasks) {
+  bool poll(const std::vector<std::string>& arrays, std::map<std::string, std::string>& tasks) {
     std::string ids;
-    for (const auto& a : arrays_) ids += (ids.empty() ? "" : ",") + a.id;
+    for (const auto& a : arrays) ids += (ids.empty() ? "" : ",") + a;
     std::string out;
     ChildStatus s = run_command({"squeue", "-h", "-r", "-j", ids, "-o", "%i|%T|%r"}, &out, 30);
     tasks.clear();
@@ -251,23 +267,20 @@ class SlurmExecutor : public Executor {
     run_command({"scancel", id}, &out, 30);
     auto t0 = Clock::now();
     std::map<std::string, std::string> tasks;
-    const auto arrays = arrays_;
-    arrays_ = {{id, 0, 0}};
     bool gone = false;
     while (!gone && std::chrono::duration<double>(Clock::now() - t0).count() < 60) {
-      gone = poll(tasks) && tasks.empty();
+      gone = poll({id}, tasks) && tasks.empty();
       if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    arrays_ = arrays;
     return gone;
   }
 
   std::string cancel_all(const std::string& why) {
     bool gone = true;
     std::string ids;
-    for (const auto& a : arrays_) {
-      gone &= cancel(a.id);
-      ids += (ids.empty() ? "" : ", ") + a.id;
+    for (const std::string& a : array_ids()) {
+      gone &= cancel(a);
+      ids += (ids.empty() ? "" : ", ") + a;
     }
     cancelled_ = gone;
     end_progress(o_.quiet);
@@ -283,7 +296,7 @@ class SlurmExecutor : public Executor {
     std::map<std::string, std::string> tasks;
     for (;;) {
       if (interrupted()) return cancel_all(interruption());
-      if (!poll(tasks)) {
+      if (!poll(array_ids(), tasks)) {
         if (!failing) failing_since = Clock::now();
         failing = true;
         if (std::chrono::duration<double>(Clock::now() - failing_since).count() > 300) {
@@ -334,9 +347,16 @@ class SlurmExecutor : public Executor {
     return "";
   }
 
+  std::vector<std::string> array_ids() const {
+    std::vector<std::string> ids;
+    for (const auto& a : arrays_) ids.push_back(a.id);
+    return ids;
+  }
+
   RunOptions o_;
   std::string self_, last_error_;
   std::vector<Array> arrays_;
+  std::map<std::string, std::string> task_states_;  // array task id -> how it ended (this round)
   bool cancelled_ = false;
 };
 
