@@ -67,7 +67,7 @@ static int accel_run(const std::vector<std::string>& args) {
   spec.stride = stride;
   spec.pad = pad;
   spec.virtual_threads = vt;
-  spec.rq = spec.kind == ops::AccelOpKind::Add ? ops::Requantize{1, false} : ops::Requantize{8, true};
+  spec.rq = ops::default_requantize(spec.kind);
   if (shaped["--oc-blocks"]->count()) {  // the chosen tiling with this many blocks per tile (checked)
     int out = int(ops::window_out(hw, 3, stride, pad, pad));
     ops::ConvShape shape{out, out, O / target.blocking.block_out, C / target.blocking.block_in, 3, 3, stride, false};

@@ -40,6 +40,10 @@ AccelOpKind parse_accel_op_kind(const std::string& name) {
   LOOM_THROW(ShapeError, "unknown accelerator operator '", name, "' (conv2d, dense, add)");
 }
 
+Requantize default_requantize(AccelOpKind kind) {
+  return kind == AccelOpKind::Add ? Requantize{1, false} : Requantize{8, true};
+}
+
 AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& target, const std::string& name) {
   const Blocking& b = target.blocking;
   const AccelLimits& lim = target.limits;

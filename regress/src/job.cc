@@ -101,7 +101,7 @@ void run_operator(const JobSpec& job, const Workload& w, JobOutcome& o, const fs
       if (k == "pad") spec.pad = x;
       if (k == "vthreads") spec.virtual_threads = x;
     }
-    spec.rq = spec.kind == ops::AccelOpKind::Add ? ops::Requantize{1, false} : ops::Requantize{8, true};
+    spec.rq = ops::default_requantize(spec.kind);
     a = ops::make_accel_operator(spec, target, w.target);
   }
   codegen::AccelModule m = codegen::build_accel(a.func, cfg);

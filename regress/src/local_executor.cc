@@ -7,11 +7,8 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "loom/regress/process.h"
 #include "loom/regress/progress.h"
@@ -69,12 +66,7 @@ class LocalExecutor : public Executor {
         it = running.erase(it);
         ++done;
         reaped = true;
-        std::ifstream f(out_ / "jobs" / round.tasks[t].name / "result.json");
-        try {
-          failed += nlohmann::json::parse(f).value("status", "") != "pass";
-        } catch (const std::exception&) {
-          ++failed;  // no result: the runner reports it
-        }
+        failed += job_status(out_, round.tasks[t].name) != "pass";  // (no result: the runner reports it)
       }
       if (reaped) {
         draw_progress(quiet_, done, round.tasks.size(), running.size(), failed);

@@ -49,15 +49,20 @@ std::string line_of(const std::string& text, size_t pos) {
   return "line " + std::to_string(line) + ", column " + std::to_string(col);
 }
 
+// `s` with every character outside [A-Za-z0-9._-] as '-'.
+std::string as_folder_name(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';
+  return s;
+}
+
 // A folder name from a workload: characters outside [A-Za-z0-9._-] as '-', a file by its name.
 std::string slug(const Workload& w, const std::string& text) {
   std::string s = w.kind == "program" || (w.kind == "model" && fs::path(w.target).has_parent_path())
                       ? w.kind + "-" + fs::path(w.target).filename().string() +
                             (w.image ? "-" + std::to_string(w.image) : std::string())
                       : text;
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '-';
-  return s;
+  return as_folder_name(s);
 }
 
 // 0.5, 600, 604800: a bound as a person writes it.
@@ -472,10 +477,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
           s.seed = job_seed;
           s.inputs = inputs;
           s.files = files;
-          std::string b_slug = b;
-          for (char& ch : b_slug)
-            if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '-';
-          s.name = group + "/" + (given_slug.empty() ? slug(w, text) : given_slug) + "/" + s.config_name + "/" + b_slug;
+          s.name = group + "/" + (given_slug.empty() ? slug(w, text) : given_slug) + "/" + s.config_name + "/" +
+                   as_folder_name(b);
           if (!names.insert(s.name).second)
             r.fail("two jobs are named '" + s.name + "' (give the workloads distinct names: {\"name\", \"workload\"})");
           m.jobs.push_back(std::move(s));

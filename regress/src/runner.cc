@@ -12,6 +12,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -133,13 +134,35 @@ const std::string& loom_build_id() {
   return id;
 }
 
+// The digest of a file a job reads, computed once per file, size and modification time in this
+// process: a model that a hundred jobs read is read and hashed once, not a hundred times.
+std::string file_digest(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> digests;
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  auto time = fs::last_write_time(path, ec);
+  const std::string stamp =
+      path + "\n" + std::to_string(ec ? 0 : size) + "\n" + std::to_string(ec ? 0 : time.time_since_epoch().count());
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = digests.find(stamp);
+  if (it == digests.end() || ec) it = digests.insert_or_assign(stamp, content_hash(read_file(path))).first;
+  return it->second;
+}
+
 std::string cache_key(const JobSpec& job) {
   json d = job.to_json();
   d.erase("timeout_s");  // how long a job may take and how often it is retried do not change its result
   d.erase("retries");
   std::string text = d.dump() + "\n" + loom_build_id();
-  for (const auto& f : job.files) text += "\n" + f + " " + content_hash(read_file(f));
+  for (const auto& f : job.files) text += "\n" + f + " " + file_digest(f);
   return content_hash(text);
+}
+
+std::string job_status(const fs::path& out, const std::string& name) {
+  auto r = read_json(out / "jobs" / name / "result.json");
+  return r && r->is_object() && r->contains("status") && (*r)["status"].is_string() ? (*r)["status"].get<std::string>()
+                                                                                    : "";
 }
 
 namespace {

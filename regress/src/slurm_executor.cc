@@ -319,13 +319,9 @@ class SlurmExecutor : public Executor {
         }
         size_t done = 0, failed = 0;
         for (const JobSpec& j : jobs) {
-          std::ifstream f(o_.out / "jobs" / j.name / "result.json");
-          if (!f) continue;
-          ++done;
-          try {
-            failed += json::parse(f).value("status", "") != "pass";
-          } catch (const std::exception&) {
-          }
+          std::string status = job_status(o_.out, j.name);
+          done += !status.empty();
+          failed += !status.empty() && status != "pass";
         }
         const bool now_blocked = running == 0 && pending_blocked > 0;
         if (now_blocked && !blocked) blocked_since = Clock::now();

@@ -18,6 +18,9 @@ enum class AccelOpKind : uint8_t { Conv2d, Dense, Add };
 const char* to_string(AccelOpKind kind);  // "conv2d", "dense", "add"
 // The kind named `name`; ShapeError listing the kinds for any other name.
 AccelOpKind parse_accel_op_kind(const std::string& name);
+// The requantization `loom accel-run` and `loom regress` give a kind: the add keeps its sum's
+// scale (shift 1, no ReLU), conv2d and dense shift by 8 with a ReLU.
+Requantize default_requantize(AccelOpKind kind);
 
 // Square activations of batch one block, channels in whole blocks of the config.
 struct AccelOpSpec {

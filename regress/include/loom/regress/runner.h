@@ -82,6 +82,10 @@ int run_regression(const Manifest& m, const RunOptions& o);
 // one after the other, each writing its job's result.json.
 int run_worker(const std::filesystem::path& dir, int round, int task, int count, bool die_with_parent);
 
+// The status in job `name`'s result.json under work folder `out` ("pass", "fail", ...), or "" while
+// it has none (what the executors' progress lines count).
+std::string job_status(const std::filesystem::path& out, const std::string& name);
+
 // FNV-1a of `text` (64 bits, hex): stable across runs and machines.
 std::string content_hash(std::string_view text, uint64_t seed = 1469598103934665603ull);
 
