@@ -135,18 +135,19 @@ const std::string& loom_build_id() {
 }
 
 // The digest of a file a job reads, computed once per file, size and modification time in this
-// process: a model that a hundred jobs read is read and hashed once, not a hundred times.
+// process: a model that a hundred jobs read is read and hashed once, not a hundred times. A file
+// changed in the last seconds is hashed every time (a coarse clock may not show its next change).
 std::string file_digest(const std::string& path) {
   static std::mutex mu;
   static std::map<std::string, std::string> digests;
   std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  auto time = fs::last_write_time(path, ec);
-  const std::string stamp =
-      path + "\n" + std::to_string(ec ? 0 : size) + "\n" + std::to_string(ec ? 0 : time.time_since_epoch().count());
+  const auto size = fs::file_size(path, ec);
+  const auto time = ec ? fs::file_time_type() : fs::last_write_time(path, ec);
+  if (ec || fs::file_time_type::clock::now() - time < std::chrono::seconds(3)) return content_hash(read_file(path));
+  const std::string stamp = path + "\n" + std::to_string(size) + "\n" + std::to_string(time.time_since_epoch().count());
   std::lock_guard<std::mutex> lock(mu);
   auto it = digests.find(stamp);
-  if (it == digests.end() || ec) it = digests.insert_or_assign(stamp, content_hash(read_file(path))).first;
+  if (it == digests.end()) it = digests.emplace(stamp, content_hash(read_file(path))).first;
   return it->second;
 }
 
