@@ -5,10 +5,12 @@
 //   conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm FILE]
 //              [--window-outer 0|1]
 // --asm writes the kernel's assembly, to see what a register tile compiles to.
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ using namespace loom;
 int main(int argc, char** argv) {
   int hw = 56, reps = 10, channels = 64, oc_block = 0, x_block = 0;
   std::vector<int> thread_counts = {1, 2};
+  std::vector<int> winograd_tiles = {2, 4};
   std::string asm_path;
   int window_outer = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -45,10 +48,15 @@ int main(int argc, char** argv) {
       window_outer = v == "1" ? 1 : 0;
     else if (a == "--threads")
       thread_counts = bench::parse_int_list(v);
+    else if (a == "--channels")
+      channels = std::stoi(v);
+    else if (a == "--winograd")
+      winograd_tiles = bench::parse_int_list(v);
     else {
-      std::fprintf(stderr,
-                   "usage: conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm "
-                   "FILE] [--window-outer 0|1]\n");
+      std::fprintf(
+          stderr,
+          "usage: conv_bench [--size HW] [--channels C] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] "
+          "[--asm FILE] [--window-outer 0|1] [--winograd 2,4]\n");
       return 2;
     }
   }
@@ -120,22 +128,59 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Winograd F(m x m, 3 x 3) on the same blocked activations, weights transformed ahead of time
+  // (graph pass winograd_conv), the model path's other kernel for these layers.
+  std::vector<runtime::Module> wino_mods;
+  std::vector<NDArray> wino_weights, wino_outs;
+  for (int m : winograd_tiles) {
+    int a = ops::winograd_alpha(m);
+    ir::Tensor Uw = ir::placeholder({a * a, channels / b, channels / b, b, b}, f32, "U");
+    ir::Tensor Yw = ops::conv2d_winograd_nchwc(Xc, Uw, ir::Tensor(), cp, m, "Yw");
+    schedule::Schedule sw({Yw});
+    ops::schedule_conv2d_winograd_cpu(sw, Yw, target.float32_lanes(), target.vector_registers);
+    ir::LoweredFunc wfn = schedule::lower(sw, {Xc, Uw, Yw}, "conv2d_winograd");
+    if (!asm_path.empty()) std::ofstream(asm_path + ".winograd" + std::to_string(m)) << codegen::emit_assembly({wfn});
+    wino_mods.push_back(codegen::build_llvm({wfn}));
+    wino_weights.push_back(ops::pack_winograd_weights(w, m, b, b));
+    wino_outs.push_back(NDArray::zeros({1, channels / b, hw, hw, b}, f32));
+    wino_mods.back().call("conv2d_winograd", {xc, wino_weights.back(), wino_outs.back()});
+    double err_w = bench::max_relative_error(bench::from_blocked(wino_outs.back()), ref);
+    std::printf("  winograd F(%dx%d, 3x3): max relative error vs oneDNN %.2e\n", m, m, err_w);
+    if (err_w > (m == 2 ? 1e-4 : 1e-3)) {
+      std::printf("FAILED: loom's Winograd result differs from oneDNN\n");
+      return 1;
+    }
+  }
+
   runtime::CompiledFn conv = mod.get_function("conv2d"), conv_c = modc.get_function("conv2d_nchwc");
+  std::vector<runtime::CompiledFn> wino_fns;
+  std::vector<std::array<void*, 3>> wino_args;
+  for (size_t i = 0; i < wino_mods.size(); ++i) {
+    wino_fns.push_back(wino_mods[i].get_function("conv2d_winograd"));
+    wino_args.push_back({xc.raw_data(), wino_weights[i].raw_data(), wino_outs[i].raw_data()});
+  }
   void* args[3] = {x.raw_data(), w.raw_data(), y.raw_data()};
   void* args_c[3] = {xc.raw_data(), wc.raw_data(), yc.raw_data()};
-  std::printf("\n%-8s %10s %10s %12s %12s %14s\n", "threads", "loom GF/s", "onednn", "loom/onednn", "nchwc GF/s",
+  std::printf("\n%-8s %10s %10s %12s %12s %14s", "threads", "loom GF/s", "onednn", "loom/onednn", "nchwc GF/s",
               "nchwc/onednn");
+  for (int m : winograd_tiles) std::printf("   F(%d) GF/s  F(%d)/nchwc", m, m);
+  std::printf("\n");
   for (int threads : thread_counts) {
     runtime::set_num_threads(threads);
     bench::onednn_set_threads(threads);
     // oneDNN's convolution fixes its thread count when the primitive is created: make a new one.
     bench::OneDnnConv2d onednn(1, channels, hw, hw, channels, 3, 1, 1, w.data<float>());
-    std::vector<double> best = bench::time_best_interleaved(
-        reps, {[&] { conv(args); }, [&] { onednn.run(x.data<float>(), ref.data<float>()); }, [&] { conv_c(args_c); }});
+    std::vector<std::function<void()>> kernels = {
+        [&] { conv(args); }, [&] { onednn.run(x.data<float>(), ref.data<float>()); }, [&] { conv_c(args_c); }};
+    for (size_t i = 0; i < wino_mods.size(); ++i) kernels.push_back([&, i] { wino_fns[i](wino_args[i].data()); });
+    std::vector<double> best = bench::time_best_interleaved(reps, kernels);
     double t_loom = best[0], t_dnn = best[1], t_c = best[2];
     double g_loom = bench::gflops(onednn.flops(), t_loom), g_dnn = bench::gflops(onednn.flops(), t_dnn),
            g_c = bench::gflops(onednn.flops(), t_c);
-    std::printf("%-8d %10.1f %10.1f %12.2f %12.1f %14.2f\n", threads, g_loom, g_dnn, g_loom / g_dnn, g_c, g_c / g_dnn);
+    std::printf("%-8d %10.1f %10.1f %12.2f %12.1f %14.2f", threads, g_loom, g_dnn, g_loom / g_dnn, g_c, g_c / g_dnn);
+    for (size_t i = 0; i < wino_mods.size(); ++i)
+      std::printf("   %10.1f %11.2f", bench::gflops(onednn.flops(), best[3 + i]), t_c / best[3 + i]);
+    std::printf("\n");
     std::fflush(stdout);
   }
   return 0;

@@ -1,6 +1,8 @@
 // ONNX Runtime's CPU latency for one ONNX file: the baseline of zoo_bench.
-// usage: node bench/ort_latency.js MODEL.onnx THREADS REPS SHAPE[;SHAPE...]
-//   SHAPE: the float32 input's dims, e.g. 1x3x224x224 (one per input, in the model's order).
+// usage: node bench/ort_latency.js MODEL.onnx THREADS REPS SHAPE[;SHAPE...] [OUTPUT.f32]
+//   SHAPE: the float32 input's dims, e.g. 1x3x224x224 (one per input, in the model's order); input
+//   element k is sin(k). OUTPUT.f32: where to write the first output's values (raw float32), for
+//   zoo_bench to compare with Loom's.
 // Loads onnxruntime-node from $LOOM_ORT_DIR/node_modules (scripts/bootstrap.sh installs it into
 // build/ort), else from Node's usual search path. Prints one JSON line: the median of REPS runs
 // after 5 warm-ups, in milliseconds (graph optimizations 'all', intra-op threads THREADS).
@@ -10,7 +12,8 @@ const dir = process.env.LOOM_ORT_DIR;
 const ort = require(dir ? path.join(dir, 'node_modules', 'onnxruntime-node') : 'onnxruntime-node');
 
 async function main() {
-  const [model, threads, reps, shapes] = [process.argv[2], +process.argv[3], +process.argv[4], process.argv[5]];
+  const [model, threads, reps, shapes, outFile] =
+      [process.argv[2], +process.argv[3], +process.argv[4], process.argv[5], process.argv[6]];
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all'});
   const feeds = {};
@@ -23,7 +26,11 @@ async function main() {
   const times = [];
   for (let r = 0; r < 5 + reps; ++r) {
     const t0 = process.hrtime.bigint();
-    await session.run(feeds);
+    const results = await session.run(feeds);
+    if (r === 0 && outFile) {
+      const first = results[session.outputNames[0]].data;
+      require('fs').writeFileSync(outFile, Buffer.from(first.buffer, first.byteOffset, first.byteLength));
+    }
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     if (r >= 5) times.push(ms);
   }

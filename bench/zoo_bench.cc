@@ -3,16 +3,20 @@
 // a round of ONNX Runtime, three times) because the VM is noisy. Prints the CPU, each ratio (Loom /
 // ONNX Runtime latency) of the fastest runs and of the medians, and their geometric means: on a
 // shared VM interference only slows a run down, so the fastest runs are the steadier comparison.
-//   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE]
+//   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE] [--no-winograd]
+// Each model's first output is compared with ONNX Runtime's on the same input (exit 1 past 1e-3 of its
+// largest magnitude).
 // --tuning-log: Loom compiles with the conv tiles `loom tune model` logged (as `loom compile
 // --tuning-log`; the entries for the thread count the bench starts with). Default models: the exported torchvision
 // ResNet-18 and MobileNetV2 of the test fixture (build/models). ONNX Runtime comes from $LOOM_ORT_DIR or build/ort
 // (scripts/bootstrap.sh).
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -33,16 +37,22 @@ using namespace loom;
 
 namespace {
 
+// What the model tests allow against PyTorch (1e-4), with room for ten times as many layers.
+constexpr double kTolerance = 1e-3;
+
 struct OrtTimes {
   double median_ms = -1, min_ms = -1;  // <0: not installed or failed
 };
 
-// ONNX Runtime's median and fastest of `reps` runs.
-OrtTimes ort_ms(const std::string& model, int threads, int reps, const std::string& shapes, std::string* version) {
+// ONNX Runtime's median and fastest of `reps` runs; with `output_file`, its first output's values
+// written there.
+OrtTimes ort_ms(const std::string& model, int threads, int reps, const std::string& shapes, std::string* version,
+                const std::string& output_file = "") {
   const char* dir = std::getenv("LOOM_ORT_DIR");
   std::string env = std::string("LOOM_ORT_DIR=") + (dir ? dir : LOOM_DEFAULT_ORT_DIR);
   std::string cmd = env + " node " LOOM_BENCH_DIR "/ort_latency.js '" + model + "' " + std::to_string(threads) + " " +
-                    std::to_string(reps) + " '" + shapes + "' 2>/dev/null";
+                    std::to_string(reps) + " '" + shapes + "'" + (output_file.empty() ? "" : " '" + output_file + "'") +
+                    " 2>/dev/null";
   std::string out = bench::command_output(cmd);
   try {
     auto j = nlohmann::json::parse(out);
@@ -51,6 +61,22 @@ OrtTimes ort_ms(const std::string& model, int threads, int reps, const std::stri
   } catch (const std::exception&) {
     return {};
   }
+}
+
+// max |loom - ort| over the largest |ort| of the first output (ONNX Runtime's values read from
+// `ort_file`); -1 if there is nothing to compare.
+double relative_error(const NDArray& loom, const std::string& ort_file) {
+  std::ifstream f(ort_file, std::ios::binary);
+  std::vector<float> ort(size_t(loom.numel()));
+  if (loom.dtype() != DataType::Float(32) ||
+      !f.read(reinterpret_cast<char*>(ort.data()), std::streamsize(ort.size() * 4)))
+    return -1;
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ort.size(); ++i) {
+    err = std::max(err, std::fabs(double(loom.data<float>()[i]) - ort[i]));
+    scale = std::max(scale, std::fabs(double(ort[i])));
+  }
+  return err / std::max(scale, 1e-30);
 }
 
 std::string fixed2(double v) {
@@ -66,6 +92,7 @@ int main(int argc, char** argv) {
   std::vector<int> threads = {1, 2};
   int reps = 20;
   std::string tuning_log;
+  bool winograd = true;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -75,12 +102,15 @@ int main(int argc, char** argv) {
         reps = std::max(3, bench::count_option(argv[++i], "--reps", 100000));
       else if (i + 1 < argc && a == "--tuning-log")
         tuning_log = argv[++i];
+      else if (a == "--no-winograd")
+        winograd = false;
       else if (i + 1 < argc && a == "--threads") {
         threads.clear();
         for (auto& t : bench::split_list(argv[++i])) threads.push_back(bench::count_option(t, "--threads", 1024));
       } else {
         std::fprintf(stderr,
-                     "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE]\n");
+                     "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE] "
+                     "[--no-winograd]\n");
         return 2;
       }
     }
@@ -105,6 +135,7 @@ int main(int argc, char** argv) {
   // Loom's fastest run per model at each thread count: more threads must never be slower.
   std::vector<std::string> slower_with_more_threads;
   std::string ort_version = "?";
+  std::vector<std::string> wrong;  // outputs farther from ONNX Runtime's than kTolerance
   for (const std::string& path : models) {
     graph::Graph g;
     try {
@@ -114,6 +145,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     graph::BuildOptions bo;
+    bo.pipeline.layout.winograd = winograd;
 #ifdef LOOM_HAVE_TUNE
     tune::LogUse use;
 #endif
@@ -131,7 +163,11 @@ int main(int argc, char** argv) {
     std::string shapes;
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
       NDArray x = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
-      x.fill_random(1 + i);
+      if (x.dtype() != DataType::Float(32)) {
+        std::fprintf(stderr, "zoo_bench: %s: input %zu is %s, not float32\n", path.c_str(), i, x.dtype().str().c_str());
+        return 2;
+      }
+      for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = float(std::sin(double(k)));  // as ort_latency.js
       ex.set_input(i, x);
       std::string s;
       for (int64_t d : ex.input_spec(i).shape) s += (s.empty() ? "" : "x") + std::to_string(d);
@@ -142,6 +178,16 @@ int main(int argc, char** argv) {
     if (!tuning_log.empty())
       std::printf("%s: %d of %d conv kernels from the tuning log\n", name.c_str(), use.cpu->found, use.cpu->looked_up);
 #endif
+    // The same input through both: Loom's first output against ONNX Runtime's.
+    ex.run();
+    std::string ort_out = "/tmp/loom_zoo_bench_" + std::to_string(::getpid()) + ".f32";
+    ort_ms(path, 1, 1, shapes, &ort_version, ort_out);
+    double err = relative_error(ex.get_output(0), ort_out);
+    std::remove(ort_out.c_str());
+    if (err >= 0) {
+      std::printf("%s: max |error| vs ONNX Runtime %.2e of the largest magnitude\n", name.c_str(), err);
+      if (err > kTolerance) wrong.push_back(name);
+    }
     double previous_ms = 0;
     int previous_threads = 0;
     for (int t : threads) {
@@ -192,5 +238,11 @@ int main(int argc, char** argv) {
     std::printf(
         "ONNX Runtime not found (scripts/bootstrap.sh installs onnxruntime-node into build/ort, or set "
         "LOOM_ORT_DIR)\n");
+  if (!wrong.empty()) {
+    std::printf("FAILED: outputs differ from ONNX Runtime's by more than %.0e of their largest magnitude:", kTolerance);
+    for (const std::string& m : wrong) std::printf(" %s", m.c_str());
+    std::printf("\n");
+    return 1;
+  }
   return 0;
 }

@@ -46,6 +46,27 @@ void add_nn_ops(const AddOp& add) {
   conv2d.layer = WeightedLayer::Conv2d;
   conv2d.int8 = Int8Rule::Accumulate;
   conv2d.schedule_cpu = schedule_conv2d_cpu;
+  // A 3x3 stride-1 float conv on NCHWc data as Winograd F(m x m, 3 x 3) (pass winograd_conv): input
+  // [N, C/ib, H, W, ib], weights transformed [alpha^2, O/ob, C/ib, ib, ob], attributes pads and
+  // tile (m); writes blocks of ob channels like the blocked conv2d it replaces.
+  OpDef& winograd =
+      add({"conv2d_winograd", OpPattern::OutEWiseFusable, 2, 3,
+           [](const Node& n, const std::vector<TensorType>& in) {
+             if (in[0].dtype != DataType::Float(32) || in[1].dtype != DataType::Float(32))
+               LOOM_THROW(TypeError, "conv2d_winograd takes float32 data and weights, got ", in[0].str(), " and ",
+                          in[1].str());
+             Shape out =
+                 ops::conv2d_winograd_shape(in[0].shape, in[1].shape, conv_params(n), int(n.attrs.get_int("tile", 0)));
+             if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
+               LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");
+             return TensorType{out, DataType::Float(32)};
+           },
+           [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+             return ops::conv2d_winograd_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n),
+                                               int(n.attrs.get_int("tile", 0)), name);
+           },
+           ref::conv2d_winograd});
+  winograd.schedule_cpu = schedule_conv2d_winograd_cpu;
   OpDef& dense =
       add({"dense", OpPattern::OutEWiseFusable, 2, 3,
            [](const Node& n, const std::vector<TensorType>& in) {

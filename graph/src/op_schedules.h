@@ -40,6 +40,7 @@ struct AccelScheduleContext {
 };
 
 void schedule_conv2d_cpu(const CpuScheduleContext& c);
+void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c);
 void schedule_dense_cpu(const CpuScheduleContext& c);
 void schedule_matmul_cpu(const CpuScheduleContext& c);
 void schedule_accel_conv2d(AccelScheduleContext& c);

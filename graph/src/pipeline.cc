@@ -35,6 +35,10 @@ const PassPipeline<GraphRun>& pipeline() {
              if (o.accel_report) *o.accel_report = r;
            }),
       pass("alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }),
+      pass("winograd_conv",
+           [](Graph& g, const PipelineOptions& o) {
+             if (o.layout.winograd) winograd_conv(g);
+           }),
       pass("eliminate_dead_nodes", [](Graph& g, const PipelineOptions&) { eliminate_dead_nodes(g); }),
   });
   return p;

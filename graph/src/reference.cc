@@ -106,6 +106,64 @@ T conv2d(const Node& n, const Inputs& in) {
   return conv_layout(n).blocked() ? conv2d_nchwc(n, in) : conv2d_nchw(n, in);
 }
 
+// Winograd F(m x m, 3 x 3) on NCHWc data with transformed weights U [alpha^2, O/ob, C/ib, ib, ob]:
+// the algorithm itself, tile by tile in doubles (B^T d B, the products, A^T M A), so the
+// transformed weights are checked against the plain convolution of the graph before the pass.
+T conv2d_winograd(const Node& n, const Inputs& in) {
+  const T &x = *in[0], &u = *in[1];
+  const ops::WinogradMatrices& mx = ops::winograd_matrices(int(n.attrs.get_int("tile", 0)));
+  const int a = mx.alpha, m = mx.m;
+  Shape out = n.type.shape;
+  auto p = pads4(n);
+  int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], OB = out[1], ob = out[4];
+  int64_t C = CB * ib, O = OB * ob;
+  T y{out, Values(static_cast<size_t>(count(out)))};
+  std::vector<double> v(size_t(a * a * C)), d(size_t(a * a)), t(size_t(a * a));
+  for (int64_t nn = 0; nn < out[0]; ++nn)
+    for (int64_t ty = 0; ty * m < out[2]; ++ty)
+      for (int64_t tx = 0; tx * m < out[3]; ++tx) {
+        for (int64_t c = 0; c < C; ++c) {
+          for (int i = 0; i < a; ++i)
+            for (int j = 0; j < a; ++j) {
+              int64_t iy = ty * m + i - p[0], ix = tx * m + j - p[1];
+              bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+              d[i * a + j] = inside ? x.v[(((nn * CB + c / ib) * H + iy) * W + ix) * ib + c % ib] : 0.0;
+            }
+          for (int e1 = 0; e1 < a; ++e1)
+            for (int j = 0; j < a; ++j) {
+              double s = 0;
+              for (int i = 0; i < a; ++i) s += mx.bt[e1][i] * d[i * a + j];
+              t[e1 * a + j] = s;
+            }
+          for (int e1 = 0; e1 < a; ++e1)
+            for (int e2 = 0; e2 < a; ++e2) {
+              double s = 0;
+              for (int j = 0; j < a; ++j) s += t[e1 * a + j] * mx.bt[e2][j];
+              v[(e1 * a + e2) * C + c] = s;
+            }
+        }
+        for (int64_t o = 0; o < O; ++o) {
+          std::vector<double> prod(size_t(a * a));
+          for (int nu = 0; nu < a * a; ++nu) {
+            double s = 0;
+            for (int64_t c = 0; c < C; ++c)
+              s += v[nu * C + c] * u.v[(((nu * OB + o / ob) * CB + c / ib) * ib + c % ib) * ob + o % ob];
+            prod[nu] = s;
+          }
+          for (int yi = 0; yi < m; ++yi)
+            for (int xi = 0; xi < m; ++xi) {
+              int64_t oy = ty * m + yi, ox = tx * m + xi;
+              if (oy >= out[2] || ox >= out[3]) continue;
+              double s = in.size() > 2 ? in[2]->v[o] : 0.0;
+              for (int e1 = 0; e1 < a; ++e1)
+                for (int e2 = 0; e2 < a; ++e2) s += mx.at[yi][e1] * mx.at[xi][e2] * prod[e1 * a + e2];
+              y.v[(((nn * OB + o / ob) * out[2] + oy) * out[3] + ox) * ob + o % ob] = s;
+            }
+        }
+      }
+  return y;
+}
+
 T dense(const Node& n, const Inputs& in) {
   const T &x = *in[0], &w = *in[1];
   int64_t b = n.attrs.get_int("n_block", 0);

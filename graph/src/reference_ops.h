@@ -14,6 +14,7 @@ using Inputs = std::vector<const RefTensor*>;
 using ReferenceFn = std::function<RefTensor(const Node&, const Inputs&)>;
 
 RefTensor conv2d(const Node& n, const Inputs& in);  // NCHW, or NCHWc with the layout attribute
+RefTensor conv2d_winograd(const Node& n, const Inputs& in);
 RefTensor dense(const Node& n, const Inputs& in);
 RefTensor matmul(const Node& n, const Inputs& in);
 RefTensor batch_norm(const Node& n, const Inputs& in);

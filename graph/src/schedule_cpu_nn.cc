@@ -58,6 +58,10 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
   }
 }
 
+void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c) {
+  ops::schedule_conv2d_winograd_cpu(c.s, c.out, c.target.float32_lanes(), c.target.vector_registers);
+}
+
 void schedule_dense_cpu(const CpuScheduleContext& c) {
   int lanes = c.target.float32_lanes();
   ir::Tensor dense = stage_with_tag(c.s, "dense");

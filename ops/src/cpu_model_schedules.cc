@@ -7,6 +7,7 @@
 #include "loom/ops/gemm_int8.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/thread_pool.h"
+#include "model_schedule_util.h"
 #include "register_tile.h"
 
 namespace loom::ops {
@@ -15,8 +16,7 @@ using namespace loom::ir;
 using schedule::Schedule;
 using schedule::Stage;
 
-namespace {
-using detail::input_with_tag;
+namespace detail {
 
 bool has_reduction(const Stage& st) { return !st->op->reduce_axes().empty(); }
 
@@ -133,7 +133,9 @@ int divisor_at_most(int64_t n, int limit) {
   return 1;
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 void schedule_generic_cpu(Schedule& s, const Tensor& out, int lanes) {
   inline_injective(s, {});

@@ -188,13 +188,3 @@ thread_local std::string tls_last_error;
 
 extern "C" void loom_set_last_error(const char* message) { tls_last_error = message ? message : ""; }
 extern "C" const char* loom_get_last_error() { return tls_last_error.c_str(); }
-
-extern "C" void* loom_alloc(uint64_t nbytes, uint64_t alignment) {
-  if (alignment < sizeof(void*)) alignment = sizeof(void*);
-  uint64_t rounded = (nbytes + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-  if (!p) loom_set_last_error("out of host memory");
-  return p;
-}
-
-extern "C" void loom_free(void* ptr) { std::free(ptr); }

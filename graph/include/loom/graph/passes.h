@@ -42,11 +42,22 @@ struct LayoutOptions {
   // 4 byte groups where the input is known to be in [0, 127], else int16 pairs; 2 int16 pairs;
   // 0 widened int32 products.
   int int8_conv_group = 4;
+  // 3x3 stride-1 float convs on NCHWc data as Winograd F(m x m, 3 x 3) where winograd_tile_for
+  // says so (pass winograd_conv, after alter_layout).
+  bool winograd = true;
 };
 // Chooses the CPU layouts: channel-blocked NCHW{b}c activations around convolutions, with
 // layout_transform nodes only where a consumer needs NCHW (adjacent opposite transforms cancel),
 // and constant weights packed once to match (see alter_layout.cc).
 void alter_layout(Graph& g, const LayoutOptions& options);
+// Winograd's output tile for a 3x3 stride-1 conv with an out_h x out_w output: 4 (F(4x4, 3x3), 4x
+// fewer multiply-adds, weights 4x the size) where the map has at least 9 tiles of 4x4, else 2
+// (2.25x fewer, weights 16/9 the size) where it has at least 9 tiles of 2x2, else 0 (direct):
+// the transformed weights are read once per call, so a map with few tiles does not repay them.
+int winograd_tile_for(int64_t out_h, int64_t out_w);
+// Blocked 3x3 float convs with stride and dilation 1 and constant weights become conv2d_winograd
+// nodes with the weights transformed once, here (ops::pack_winograd_weights).
+void winograd_conv(Graph& g);
 
 // Fusion: groups of nodes compiled into one kernel.
 struct FusedGroup {
@@ -94,7 +105,8 @@ struct PipelineOptions {
   std::ostream* dump_stream = nullptr;           // default std::cerr
   std::function<void(const std::string&, const Graph&)> on_pass;
 };
-// Runs the passes in order: infer_types, simplify_inference, fold_constants, alter_layout,
+// Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
+// prune_conv_taps, dense_from_matmul, partition_accel, alter_layout, winograd_conv,
 // eliminate_dead_nodes.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();

@@ -105,6 +105,18 @@ bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const Nchwc
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes,
                                int vector_registers, std::optional<NchwcConvTile> tile = std::nullopt);
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
+// The stages of a Winograd convolution (layers.h, conv2d_winograd_nchwc) in a schedule; undefined
+// tensors where they are not there.
+struct WinogradStages {
+  Tensor pad, in_rows, in, gemm, out_cols, output;
+};
+WinogradStages winograd_stages(const schedule::Schedule& s);
+// The Winograd convolution whose output stage (possibly inlined into `out` with what follows it)
+// is in `s`: parallel over tile rows; per tile row the input transform, the alpha^2 products in
+// register tiles of `tile` (output blocks x tiles; default nchwc_conv_tile's choice for the tile
+// row) and the output transform per output block.
+void schedule_conv2d_winograd_cpu(schedule::Schedule& s, const Tensor& out, int lanes, int vector_registers,
+                                  std::optional<NchwcConvTile> tile = std::nullopt);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks; with 4 or more
 // rows, gemm_tiling_for's register tile of rows x blocks, parallel over block groups x row tiles.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes,

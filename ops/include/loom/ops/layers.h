@@ -60,6 +60,26 @@ Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
 Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p);
 Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2dParams& p,
                     const std::string& name);
+// Winograd convolution F(m x m, 3 x 3), m = 2 or 4, for 3x3 float convolutions with stride and
+// dilation 1 on NCHWc activations: each m x m output tile costs (m + 2)^2 multiply-adds per input
+// and output channel pair instead of 9 m^2 (2.25x fewer for m = 2, 4x for m = 4), plus input and
+// output transforms linear in the channels. Stages (tags): the padded input ("pad"), B^T d and
+// d B ("winograd_transform", V: [alpha^2, N, C/ib, tiles high, tiles wide, ib]), alpha^2 products
+// over the input channels ("winograd_gemm"), A^T M and M A ("winograd_transform", then the output,
+// "winograd_output", with the bias). U: the weights transformed once, G g G^T, as
+// [alpha^2, O/ob, C/ib, ib, ob] (pack_winograd_weights).
+// Lavin and Gray's matrices: Y = A^T [(G g G^T) .* (B^T d B)] A for an m x m output tile, an
+// alpha x alpha input tile d (alpha = m + 2) and a 3 x 3 kernel g. ShapeError for other m.
+struct WinogradMatrices {
+  int m, alpha;
+  std::vector<std::vector<double>> bt, g, at;  // alpha x alpha, alpha x 3, m x alpha
+};
+const WinogradMatrices& winograd_matrices(int m);
+int winograd_alpha(int m);
+Shape conv2d_winograd_shape(const Shape& x, const Shape& u, const Conv2dParams& p, int m);
+NDArray pack_winograd_weights(const NDArray& oihw, int m, int64_t ib, int64_t ob);
+Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bias, const Conv2dParams& p, int m,
+                             const std::string& name);
 // OIHW int8 weights as the grouped form G (2 or 4) reads them, [O/ob, C/ib, kh, kw, ib/G, ob, G]
 // (int16 for G = 2, int8 for G = 4; G dividing ib, ob and ib dividing O and C).
 NDArray pack_conv_weights_int8_groups(const NDArray& oihw, int64_t ib, int64_t ob, int group);
