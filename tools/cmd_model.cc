@@ -119,6 +119,9 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("--tuning-log", tuning_log,
                  "use the best conv2d tiles logged for this machine by `loom tune` (JSON lines)")
       ->check(CLI::ExistingFile);
+  bool no_winograd = false;
+  app.add_flag("--no-winograd", no_winograd,
+               "compile 3x3 stride-1 float convolutions directly, not as Winograd F(4x4, 3x3) / F(2x2, 3x3)");
   if (int rc = parse(app, args); rc >= 0) return rc;
 #ifndef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
@@ -177,6 +180,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   }
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
+  bo.pipeline.layout.winograd = !no_winograd;
   if (target == "accel")
     bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (target == "cuda") {

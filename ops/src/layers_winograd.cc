@@ -130,8 +130,7 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
   const int64_t N = out[0], OB = out[1], OH = out[2], OW = out[3], ob = out[4], CB = xs[1], ib = xs[4];
   const int64_t th = (OH + m - 1) / m, tw = (OW + m - 1) / m;
   // Padding as the conv's, and more at the end so that every tile's alpha x alpha window is inside.
-  Tensor P = pad(X,
-                 {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2] + th * m - OH, p.pads[3] + tw * m - OW, 0},
+  Tensor P = pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2] + th * m - OH, p.pads[3] + tw * m - OW, 0},
                  PadMode::Constant, 0.0, name + "_pad");
   DataType f32 = DataType::Float(32);
   const int mi = m;
@@ -139,8 +138,7 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
   Tensor R = compute(shape_exprs({a, a, N, CB, th, tw, ib}), ComputeFn([&](const std::vector<Var>& v) {
                        return pick_row(v[0], mx.bt, [&](const std::vector<double>& row) {
                          return combine(
-                             row,
-                             [&](int i) { return P(v[2], v[3], v[4] * mi + i, v[5] * mi + v[1], v[6]); }, f32);
+                             row, [&](int i) { return P(v[2], v[3], v[4] * mi + i, v[5] * mi + v[1], v[6]); }, f32);
                        });
                      }),
                      name + "_in_rows", "winograd_transform");
@@ -148,18 +146,18 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
   Tensor V = compute(shape_exprs({a * a, N, CB, th, tw, ib}), ComputeFn([&](const std::vector<Var>& v) {
                        Expr e1 = v[0] / a, e2 = v[0] % a;
                        return pick_row(e2, mx.bt, [&](const std::vector<double>& row) {
-                         return combine(row, [&](int j) { return R(e1, j, v[1], v[2], v[3], v[4], v[5]); }, f32);
+                         return combine(
+                             row, [&](int j) { return R(e1, j, v[1], v[2], v[3], v[4], v[5]); }, f32);
                        });
                      }),
                      name + "_in", "winograd_transform");
   // alpha^2 independent products over the input channels, one per point of the tile.
   IterVar rco = reduce_axis(int(CB), "rco"), rci = reduce_axis(int(ib), "rci");
-  Tensor M = compute(shape_exprs({a * a, N, OB, th, tw, ob}), ComputeFn([&](const std::vector<Var>& v) {
-                       return sum(V(v[0], v[1], rco->var, v[3], v[4], rci->var) *
-                                      U(v[0], v[2], rco->var, rci->var, v[5]),
-                                  {rco, rci});
-                     }),
-                     name + "_gemm", "winograd_gemm");
+  Tensor M = compute(
+      shape_exprs({a * a, N, OB, th, tw, ob}), ComputeFn([&](const std::vector<Var>& v) {
+        return sum(V(v[0], v[1], rco->var, v[3], v[4], rci->var) * U(v[0], v[2], rco->var, rci->var, v[5]), {rco, rci});
+      }),
+      name + "_gemm", "winograd_gemm");
   // A^T along the tile's columns, indexed by the output column: Z[e1, n, ob, ty, x, o].
   Tensor Z = compute(shape_exprs({a, N, OB, th, tw * m, ob}), ComputeFn([&](const std::vector<Var>& v) {
                        return pick_row(v[4] % mi, mx.at, [&](const std::vector<double>& row) {
@@ -174,7 +172,8 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
     LOOM_THROW(ShapeError, "conv2d '", name, "': bias '", bias.name(), "' must have shape [", OB * ob, "]");
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
                    Expr y = pick_row(v[2] % mi, mx.at, [&](const std::vector<double>& row) {
-                     return combine(row, [&](int e1) { return Z(e1, v[0], v[1], v[2] / mi, v[3], v[4]); }, f32);
+                     return combine(
+                         row, [&](int e1) { return Z(e1, v[0], v[1], v[2] / mi, v[3], v[4]); }, f32);
                    });
                    return bias.defined() ? y + bias(v[1] * obi + v[4]) : y;
                  }),

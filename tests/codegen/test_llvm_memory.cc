@@ -1,6 +1,9 @@
 // Temporaries: small constant allocations on the stack, large or dynamic ones on the heap.
+#include <algorithm>
 #include "codegen_test_util.h"
+
 #include "loom/ir/expr.h"
+#include "loom/runtime/module.h"
 
 namespace loom::test {
 namespace {
@@ -58,6 +61,39 @@ TEST(LLVMMemory, TemporaryInsideLoopAndDynamicSize) {
     for (int c = 0; c <= r; ++c) want += a.data<float>()[r * n + c];
     EXPECT_FLOAT_EQ(b.data<float>()[r], want) << "row " << r;
   }
+}
+
+// loom_alloc's per-thread cache of freed large blocks: a block of the same size and alignment
+// comes back (a kernel allocates the same temporaries every call; fresh pages from the kernel
+// cost a page fault every 4 KiB), aligned and usable to its last byte; other alignments and
+// small sizes do not take it; impossible requests fail with a message instead of crashing.
+TEST(LLVMMemory, FreedLargeBlocksAreReused) {
+  const uint64_t mib = uint64_t(1) << 20;
+  auto* p = static_cast<unsigned char*>(loom_alloc(mib + 3, 64));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  std::fill(p, p + mib + 3, 0xab);
+  loom_free(p);
+  auto* q = static_cast<unsigned char*>(loom_alloc(mib + 3, 64));
+  EXPECT_EQ(q, p) << "the freed block comes back";
+  auto* other = static_cast<unsigned char*>(loom_alloc(mib + 3, 4096));  // q is taken: a new block
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(other, q);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(other) % 4096, 0u);
+  std::fill(other, other + mib + 3, 0xcd);
+  loom_free(q);
+  auto* bigger = static_cast<unsigned char*>(loom_alloc(2 * mib, 64));  // not q: another size
+  EXPECT_NE(bigger, q);
+  loom_free(bigger);
+  loom_free(other);
+  void* small = loom_alloc(100, 8);
+  ASSERT_NE(small, nullptr);
+  loom_free(small);
+  loom_free(nullptr);
+  EXPECT_EQ(loom_alloc(uint64_t(1) << 63, 64), nullptr);
+  EXPECT_STREQ(loom_get_last_error(), "out of host memory");
+  EXPECT_EQ(loom_alloc(4096, 48), nullptr);
+  EXPECT_NE(std::string(loom_get_last_error()).find("alignment"), std::string::npos);
 }
 
 }  // namespace

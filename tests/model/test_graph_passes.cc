@@ -73,7 +73,7 @@ TEST(GraphPasses, BatchNormFoldsIntoTheConvolution) {
   int batch_norms = 0, convs = 0;
   for (auto& n : g.nodes) {
     batch_norms += n.is_op() && n.op == "batch_norm";
-    if (n.is_op() && n.op == "conv2d") {
+    if (n.is_op() && (n.op == "conv2d" || n.op == "conv2d_winograd")) {
       ++convs;
       EXPECT_EQ(n.inputs.size(), 3u) << "the folded BatchNorm leaves a bias";
     }
@@ -92,9 +92,12 @@ TEST(GraphPasses, ConvBiasReluResidualBecomeOneKernel) {
     FusionPlan plan = fuse_ops(g);
     std::string s = plan.str(g);
     // NCHW: one kernel. NCHWc: the input is blocked once (read by the conv and the residual add),
-    // the conv kernel, and the output unblocked.
+    // the conv kernel (Winograd F(2x2, 3x3) on the 6x7 map), and the output unblocked.
     ASSERT_EQ(plan.groups.size(), blocked ? 3u : 1u) << s;
-    EXPECT_NE(s.find("[out-elemwise-fusable]: conv2d* relu add relu"), std::string::npos) << s;
+    EXPECT_NE(s.find(blocked ? "[out-elemwise-fusable]: conv2d_winograd* relu add relu"
+                             : "[out-elemwise-fusable]: conv2d* relu add relu"),
+              std::string::npos)
+        << s;
     int transforms = 0;
     for (auto& n : g.nodes) transforms += n.is_op() && n.op == "layout_transform";
     EXPECT_EQ(transforms, blocked ? 2 : 0) << g.str();
@@ -109,7 +112,8 @@ TEST(GraphPasses, LayoutTransformsOnlyAtBoundaries) {
   int transforms = 0, blocked_convs = 0;
   for (auto& n : g.nodes) {
     transforms += n.is_op() && n.op == "layout_transform";
-    blocked_convs += n.is_op() && n.op == "conv2d" && n.attrs.get_string("layout", "") == "NCHWc";
+    blocked_convs +=
+        n.is_op() && (n.op == "conv2d" || n.op == "conv2d_winograd") && n.attrs.get_string("layout", "") == "NCHWc";
   }
   EXPECT_EQ(transforms, 2) << g.str();
   EXPECT_EQ(blocked_convs, 20) << g.str();
@@ -397,6 +401,91 @@ TEST(GraphPasses, GroupedConvolutionsRunBlocked) {
     for (int64_t i = 0; i < want.numel(); ++i) {
       ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
       ASSERT_NEAR(interpreted.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
+    }
+  }
+}
+
+// winograd_tile_for: the tile that saves the most multiply-adds, at least 1.5x over at least 9
+// tiles, else direct.
+TEST(GraphPasses, WinogradTileFollowsTheMapSize) {
+  EXPECT_EQ(winograd_tile_for(56, 56), 4);  // 4x fewer
+  EXPECT_EQ(winograd_tile_for(14, 14), 4);  // 3.06x (F(2x2): 2.25x)
+  EXPECT_EQ(winograd_tile_for(9, 9), 4);    // 3 x 3 tiles of 4: 2.25x (F(2x2): 1.82x)
+  EXPECT_EQ(winograd_tile_for(8, 8), 2);    // 2 x 2 tiles of 4 are too few; 4 x 4 of 2: 2.25x
+  EXPECT_EQ(winograd_tile_for(7, 7), 2);    // 1.72x
+  EXPECT_EQ(winograd_tile_for(6, 6), 2);    // 2.25x
+  EXPECT_EQ(winograd_tile_for(5, 5), 2);    // 9 tiles of 2: 1.56x
+  EXPECT_EQ(winograd_tile_for(4, 4), 0);    // 4 tiles
+  EXPECT_EQ(winograd_tile_for(1, 100), 0);  // one output row per tile row: 1.0x and 1.13x
+  EXPECT_EQ(winograd_tile_for(3, 100), 4);  // 3 of 4 rows: 3x
+}
+
+// 3x3 stride-1 float convs on blocked data become conv2d_winograd with F(4x4) on a 14x14 map and
+// F(2x2) on a 7x7 one; a strided 3x3, a 1x1 and a 3x3 over a 4x4 map stay direct, and nothing
+// changes with LayoutOptions::winograd off. The optimized graph in the interpreter (the Winograd
+// reference: the transforms tile by tile in doubles) and the compiled model equal the interpreter
+// on the original graph.
+TEST(GraphPasses, WinogradForStrideOne3x3Convs) {
+  Graph g;
+  int x = g.add_input("x", {{1, 16, 14, 14}, DataType::Float(32)});
+  Attrs pad1 = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto conv = [&](const std::string& name, int in, int64_t c, int64_t o, int64_t k, Attrs a) {
+    int w = g.add_constant(name + "_w", test::random_float32({o, c, k, k}, uint64_t(o + k), -0.3, 0.3));
+    int b = g.add_constant(name + "_b", test::random_float32({o}, uint64_t(o + 7)));
+    return g.add_op("relu", name + "_relu", {g.add_op("conv2d", name, {in, w, b}, a)});
+  };
+  int c1 = conv("c1", x, 16, 32, 3, pad1);                                                     // 14x14: F(4x4)
+  int c2 = conv("c2", c1, 32, 32, 3, Attrs(pad1).set("strides", std::vector<int64_t>{2, 2}));  // strided: direct
+  int c3 = conv("c3", c2, 32, 16, 3, pad1);                                                    // 7x7: F(2x2)
+  int c4 = conv("c4", c3, 16, 16, 1, Attrs());                                                 // 1x1: direct
+  int c5 = conv("c5", c4, 16, 16, 3, Attrs().set("strides", std::vector<int64_t>{2, 2}));      // to 3x3
+  g.outputs = {c4, conv("c6", c5, 16, 16, 3, pad1)};                                           // 3x3: direct
+  NDArray in = test::random_float32({1, 16, 14, 14}, 3);
+  std::vector<NDArray> want = reference_run(g, {in});
+  for (bool on : {true, false}) {
+    SCOPED_TRACE(on ? "winograd on" : "winograd off");
+    PipelineOptions po;
+    po.layout.vector_lanes = 8;
+    po.layout.winograd = on;
+    Graph o = g;
+    optimize(o, po);
+    std::map<std::string, int64_t> tiles;  // conv name -> Winograd tile (0: direct)
+    for (const Node& n : o.nodes)
+      if (n.is_op() && (n.op == "conv2d" || n.op == "conv2d_winograd"))
+        tiles[n.name] = n.op == "conv2d" ? 0 : n.attrs.get_int("tile");
+    std::map<std::string, int64_t> expected = {{"c1", on ? 4 : 0}, {"c2", 0}, {"c3", on ? 2 : 0},
+                                               {"c4", 0},          {"c5", 0}, {"c6", 0}};
+    EXPECT_EQ(tiles, expected) << o.str();
+    std::vector<NDArray> interpreted = reference_run(o, {in});
+    BuildOptions bo;
+    bo.pipeline.layout.winograd = on;
+    std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(build(g, bo).file, "wino").run({in});
+    for (size_t k = 0; k < want.size(); ++k) {
+      // The transformed weights are float32: within their rounding of the exact convolution.
+      EXPECT_TRUE(test::arrays_close(interpreted[k], want[k], 1e-5, 1e-5)) << "interpreted, output " << k;
+      EXPECT_TRUE(test::arrays_close(got[k], want[k], 1e-4, 1e-4)) << "compiled, output " << k;
+    }
+  }
+}
+
+// conv2d_winograd's type errors name the node: a tile with no matrices, weights of the wrong
+// shape, int8 data.
+TEST(GraphErrors, WinogradNodesCheckTheirOperands) {
+  for (int variant = 0; variant < 3; ++variant) {
+    Graph g;
+    DataType dt = variant == 2 ? DataType::Int(8) : DataType::Float(32);
+    int x = g.add_input("x", {{1, 2, 8, 8, 8}, dt});
+    int u = g.add_constant("u", NDArray::zeros({variant == 1 ? 36 : 16, 2, 2, 8, 8}, DataType::Float(32)));
+    Attrs a = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}).set("tile", int64_t(variant == 0 ? 3 : 2));
+    a.set("layout", std::string("NCHWc")).set("oc_block", int64_t(8));
+    g.outputs = {g.add_op("conv2d_winograd", "wino", {x, u}, a)};
+    std::string what = variant == 0 ? "output tiles of 3" : variant == 1 ? "are not [16, O/ob" : "float32";
+    try {
+      infer_types(g);
+      ADD_FAILURE() << "no error for variant " << variant;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("wino"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   }
 }
@@ -890,6 +979,7 @@ TEST(BuiltinModels, CompiledForAnAvx2Target) {
 TEST(BuiltinModels, ConvTilesComeFromTheBuildOptions) {
   Graph g = builtin_model("resnet18", 1, 64);
   BuildOptions o;
+  o.pipeline.layout.winograd = false;  // the tiles are the direct conv's; Winograd takes the 3x3 stride-1 layers
   std::vector<ConvKernelKey> keys;
   o.conv_tile = [&](const ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
     keys.push_back(k);

@@ -21,7 +21,8 @@ NDArray unblock_weights(const NDArray& w) {
   for (int64_t o = 0; o < OB * ob; ++o)
     for (int64_t c = 0; c < CB * ib; ++c)
       for (int64_t k = 0; k < kh * kw; ++k)
-        dst[(o * CB * ib + c) * kh * kw + k] = src[(((o / ob * CB + c / ib) * kh * kw + k) * ib + c % ib) * ob + o % ob];
+        dst[(o * CB * ib + c) * kh * kw + k] =
+            src[(((o / ob * CB + c / ib) * kh * kw + k) * ib + c % ib) * ob + o % ob];
   return out;
 }
 
@@ -42,10 +43,14 @@ int tile_for(const Graph& g, const Node& n) {
 }  // namespace
 
 int winograd_tile_for(int64_t out_h, int64_t out_w) {
-  auto tiles = [&](int64_t m) { return ((out_h + m - 1) / m) * ((out_w + m - 1) / m); };
-  if (tiles(4) >= 9) return 4;
-  if (tiles(2) >= 9) return 2;
-  return 0;
+  int best = 0;
+  double best_saving = 1.5;
+  for (int m : {4, 2}) {
+    int64_t tiles = ((out_h + m - 1) / m) * ((out_w + m - 1) / m), alpha = m + 2;
+    double saving = 9.0 * double(out_h) * double(out_w) / (double(tiles) * double(alpha * alpha));
+    if (tiles >= 9 && saving >= best_saving) best = m, best_saving = saving;
+  }
+  return best;
 }
 
 void winograd_conv(Graph& g) {

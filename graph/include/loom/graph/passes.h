@@ -50,10 +50,11 @@ struct LayoutOptions {
 // layout_transform nodes only where a consumer needs NCHW (adjacent opposite transforms cancel),
 // and constant weights packed once to match (see alter_layout.cc).
 void alter_layout(Graph& g, const LayoutOptions& options);
-// Winograd's output tile for a 3x3 stride-1 conv with an out_h x out_w output: 4 (F(4x4, 3x3), 4x
-// fewer multiply-adds, weights 4x the size) where the map has at least 9 tiles of 4x4, else 2
-// (2.25x fewer, weights 16/9 the size) where it has at least 9 tiles of 2x2, else 0 (direct):
-// the transformed weights are read once per call, so a map with few tiles does not repay them.
+// Winograd's output tile for a 3x3 stride-1 conv with an out_h x out_w output: of F(4x4, 3x3)
+// and F(2x2, 3x3), the one that saves the most multiply-adds (9 out_h out_w against tiles x
+// alpha^2, the partial tiles at the edges counted whole), if it saves at least 1.5x over at least
+// 9 tiles; else 0, direct. The transformed weights (alpha^2 / 9 times the direct ones) are read
+// once per call: a map of few tiles does not repay them.
 int winograd_tile_for(int64_t out_h, int64_t out_w);
 // Blocked 3x3 float convs with stride and dilation 1 and constant weights become conv2d_winograd
 // nodes with the weights transformed once, here (ops::pack_winograd_weights).
