@@ -116,7 +116,8 @@ T conv2d_winograd(const Node& n, const Inputs& in) {
   Shape out = n.type.shape;
   auto p = pads4(n);
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], OB = out[1], ob = out[4];
-  int64_t C = CB * ib, O = OB * ob;
+  int64_t C = CB * ib, O = OB * ob, groups = n.attrs.get_int("groups", 1);
+  int64_t Cg = C / groups, CgB = Cg / ib;  // input channels (and blocks) per group
   T y{out, Values(static_cast<size_t>(count(out)))};
   std::vector<double> v(size_t(a * a * C)), d(size_t(a * a)), t(size_t(a * a));
   for (int64_t nn = 0; nn < out[0]; ++nn)
@@ -144,10 +145,11 @@ T conv2d_winograd(const Node& n, const Inputs& in) {
         }
         for (int64_t o = 0; o < O; ++o) {
           std::vector<double> prod(size_t(a * a));
+          const int64_t first = o / (O / groups) * Cg;  // the group's first input channel
           for (int nu = 0; nu < a * a; ++nu) {
             double s = 0;
-            for (int64_t c = 0; c < C; ++c)
-              s += v[nu * C + c] * u.v[(((nu * OB + o / ob) * CB + c / ib) * ib + c % ib) * ob + o % ob];
+            for (int64_t c = 0; c < Cg; ++c)
+              s += v[nu * C + first + c] * u.v[(((nu * OB + o / ob) * CgB + c / ib) * ib + c % ib) * ob + o % ob];
             prod[nu] = s;
           }
           for (int yi = 0; yi < m; ++yi)

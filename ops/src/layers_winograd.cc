@@ -78,14 +78,18 @@ int winograd_alpha(int m) { return matrices(m).alpha; }
 Shape conv2d_winograd_shape(const Shape& x, const Shape& u, const Conv2dParams& p, int m) {
   int alpha = winograd_alpha(m);
   if (x.size() != 5) LOOM_THROW(ShapeError, "conv2d (Winograd): input must be NCHWc (rank 5), has rank ", x.size());
-  if (u.size() != 5 || u[0] != int64_t(alpha) * alpha || u[2] != x[1] || u[3] != x[4])
+  if (p.strides != std::array<int64_t, 2>{1, 1} || p.dilations != std::array<int64_t, 2>{1, 1} || p.groups < 1)
+    LOOM_THROW(ShapeError, "conv2d (Winograd): needs stride 1 and dilation 1");
+  // Grouped: every group whole blocks of input and output channels (ib = ob).
+  const int64_t in_blocks = x[1] % p.groups == 0 ? x[1] / p.groups : -1;
+  if (u.size() != 5 || u[0] != int64_t(alpha) * alpha || u[2] != in_blocks || u[3] != x[4] || u[1] % p.groups != 0 ||
+      (p.groups > 1 && u[4] != x[4]))
     LOOM_THROW(ShapeError, "conv2d (Winograd F(", m, "x", m, ", 3x3)): weights ", shape_str(u), " are not [",
-               alpha * alpha, ", O/ob, ", x[1], ", ", x[4], ", ob] for input ", shape_str(x));
-  if (p.strides != std::array<int64_t, 2>{1, 1} || p.dilations != std::array<int64_t, 2>{1, 1} || p.groups != 1)
-    LOOM_THROW(ShapeError, "conv2d (Winograd): needs stride 1, dilation 1 and one group");
+               alpha * alpha, ", O/ob, ", in_blocks, ", ", x[4], ", ob] for input ", shape_str(x),
+               p.groups > 1 ? " in " + std::to_string(p.groups) + " groups of whole blocks" : std::string());
   Conv2dParams q = p;
   q.oc_block = 0;
-  Shape plain = conv2d_shape({x[0], x[1] * x[4], x[2], x[3]}, {u[1] * u[4], x[1] * x[4], 3, 3}, q);
+  Shape plain = conv2d_shape({x[0], x[1] * x[4], x[2], x[3]}, {u[1] * u[4], in_blocks * x[4], 3, 3}, q);
   return {plain[0], u[1], plain[2], plain[3], u[4]};
 }
 
@@ -151,11 +155,14 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
                        });
                      }),
                      name + "_in", "winograd_transform");
-  // alpha^2 independent products over the input channels, one per point of the tile.
-  IterVar rco = reduce_axis(int(CB), "rco"), rci = reduce_axis(int(ib), "rci");
+  // alpha^2 independent products over the input channels (of the output block's group), one per
+  // point of the tile.
+  const int in_per_group = int(us[2]), out_per_group = int(OB / p.groups);
+  IterVar rco = reduce_axis(in_per_group, "rco"), rci = reduce_axis(int(ib), "rci");
   Tensor M = compute(
       shape_exprs({a * a, N, OB, th, tw, ob}), ComputeFn([&](const std::vector<Var>& v) {
-        return sum(V(v[0], v[1], rco->var, v[3], v[4], rci->var) * U(v[0], v[2], rco->var, rci->var, v[5]), {rco, rci});
+        Expr cb = p.groups == 1 ? Expr(rco->var) : (v[2] / out_per_group) * in_per_group + rco->var;
+        return sum(V(v[0], v[1], cb, v[3], v[4], rci->var) * U(v[0], v[2], rco->var, rci->var, v[5]), {rco, rci});
       }),
       name + "_gemm", "winograd_gemm");
   // A^T along the tile's columns, indexed by the output column: Z[e1, n, ob, ty, x, o].

@@ -24,16 +24,18 @@ struct Case {
   int64_t n, c, o, h, w, block;
   std::array<int64_t, 4> pads;  // top, left, bottom, right
   bool bias, relu;
+  int64_t groups = 1;  // of whole blocks
 };
 
 std::string describe(const Case& k) {
   return std::to_string(k.n) + "x" + std::to_string(k.c) + "x" + std::to_string(k.h) + "x" + std::to_string(k.w) +
          " -> " + std::to_string(k.o) + ", blocks of " + std::to_string(k.block) + ", pads " +
-         std::to_string(k.pads[0]) + std::to_string(k.pads[1]) + std::to_string(k.pads[2]) +
-         std::to_string(k.pads[3]) + (k.bias ? ", bias" : "") + (k.relu ? ", relu" : "");
+         std::to_string(k.pads[0]) + std::to_string(k.pads[1]) + std::to_string(k.pads[2]) + std::to_string(k.pads[3]) +
+         (k.bias ? ", bias" : "") + (k.relu ? ", relu" : "") + ", " + std::to_string(k.groups) + " groups";
 }
 
-// x [N, C/b, H, W, b], w OIHW: the convolution in doubles, blocked like the kernel's output.
+// x [N, C/b, H, W, b], w OIHW ([O, C/groups, 3, 3]): the convolution in doubles, blocked like the
+// kernel's output.
 NDArray direct_conv(const Case& k, const NDArray& x, const NDArray& w, const NDArray& bias) {
   const int64_t b = k.block, oh = k.h + k.pads[0] + k.pads[2] - 2, ow = k.w + k.pads[1] + k.pads[3] - 2;
   NDArray y = NDArray::empty({k.n, k.o / b, oh, ow, b}, DataType::Float(32));
@@ -42,13 +44,14 @@ NDArray direct_conv(const Case& k, const NDArray& x, const NDArray& w, const NDA
       for (int64_t i = 0; i < oh; ++i)
         for (int64_t j = 0; j < ow; ++j) {
           double acc = k.bias ? bias.get_as_double(o) : 0.0;
-          for (int64_t c = 0; c < k.c; ++c)
+          const int64_t cg = k.c / k.groups, first = o / (k.o / k.groups) * cg;
+          for (int64_t c = first; c < first + cg; ++c)
             for (int64_t ky = 0; ky < 3; ++ky)
               for (int64_t kx = 0; kx < 3; ++kx) {
                 int64_t yy = i + ky - k.pads[0], xx = j + kx - k.pads[1];
                 if (yy < 0 || yy >= k.h || xx < 0 || xx >= k.w) continue;
                 acc += x.get_as_double((((n * (k.c / b) + c / b) * k.h + yy) * k.w + xx) * b + c % b) *
-                       w.get_as_double(((o * k.c + c) * 3 + ky) * 3 + kx);
+                       w.get_as_double(((o * cg + c - first) * 3 + ky) * 3 + kx);
               }
           if (k.relu) acc = std::max(acc, 0.0);
           y.set_from_double((((n * (k.o / b) + o / b) * oh + i) * ow + j) * b + o % b, acc);
@@ -58,31 +61,32 @@ NDArray direct_conv(const Case& k, const NDArray& x, const NDArray& w, const NDA
 
 TEST(Winograd, MatchesTheDirectConvolution) {
   const codegen::TargetInfo target = codegen::target_info();
-  for (const Case& k : {Case{1, 16, 32, 9, 11, 8, {1, 1, 1, 1}, true, false},
-                        Case{1, 32, 16, 14, 14, 16, {1, 1, 1, 1}, false, true},
-                        Case{2, 8, 8, 7, 6, 8, {0, 1, 2, 1}, true, true}, Case{1, 16, 16, 5, 5, 8, {0, 0, 0, 0}, false, false}})
+  for (const Case& k :
+       {Case{1, 16, 32, 9, 11, 8, {1, 1, 1, 1}, true, false}, Case{1, 32, 16, 14, 14, 16, {1, 1, 1, 1}, false, true},
+        Case{2, 8, 8, 7, 6, 8, {0, 1, 2, 1}, true, true}, Case{1, 16, 16, 5, 5, 8, {0, 0, 0, 0}, false, false},
+        Case{1, 32, 32, 10, 9, 8, {1, 1, 1, 1}, true, true, 4},
+        Case{1, 32, 64, 8, 8, 8, {1, 1, 1, 1}, false, false, 2}})
     for (int m : {2, 4}) {
       SCOPED_TRACE(describe(k) + ", F(" + std::to_string(m) + "x" + std::to_string(m) + ", 3x3)");
       const int64_t b = k.block, a = ops::winograd_alpha(m);
       Tensor X = placeholder({k.n, k.c / b, k.h, k.w, b}, DataType::Float(32), "X");
-      Tensor U = placeholder({a * a, k.o / b, k.c / b, b, b}, DataType::Float(32), "U");
+      Tensor U = placeholder({a * a, k.o / b, k.c / k.groups / b, b, b}, DataType::Float(32), "U");
       Tensor B = placeholder({k.o}, DataType::Float(32), "B");
       ops::Conv2dParams p;
       p.pads = k.pads;
+      p.groups = k.groups;
       Tensor Y = ops::conv2d_winograd_nchwc(X, U, k.bias ? B : Tensor(), p, m, "Y");
-      Tensor out = k.relu ? compute(
-                                ops::shape_exprs(ops::shape_of(Y)),
-                                ComputeFn([&](const std::vector<Var>& v) {
-                                  return max(Y(std::vector<Expr>(v.begin(), v.end())), make_zero(Y.dtype()));
-                                }),
-                                "relu", "elemwise")
+      Tensor out = k.relu ? compute(ops::shape_exprs(ops::shape_of(Y)), ComputeFn([&](const std::vector<Var>& v) {
+                                      return max(Y(std::vector<Expr>(v.begin(), v.end())), make_zero(Y.dtype()));
+                                    }),
+                                    "relu", "elemwise")
                           : Y;
       schedule::Schedule s({out});
       ops::schedule_conv2d_winograd_cpu(s, out, target.float32_lanes(), target.vector_registers);
       std::vector<Tensor> args = k.bias ? std::vector<Tensor>{X, U, B, out} : std::vector<Tensor>{X, U, out};
       runtime::Module mod = codegen::build_llvm({schedule::lower(s, args, "winograd")});
-      NDArray x = test::random_float32({k.n, k.c / b, k.h, k.w, b}, 1), w = test::random_float32({k.o, k.c, 3, 3}, 2),
-              bias = test::random_float32({k.o}, 3);
+      NDArray x = test::random_float32({k.n, k.c / b, k.h, k.w, b}, 1),
+              w = test::random_float32({k.o, k.c / k.groups, 3, 3}, 2), bias = test::random_float32({k.o}, 3);
       NDArray want = direct_conv(k, x, w, bias);
       NDArray u = ops::pack_winograd_weights(w, m, b, b);
       for (int threads : {1, 2}) {
@@ -101,7 +105,7 @@ TEST(Winograd, MatchesTheDirectConvolution) {
 TEST(Winograd, WeightsAreGgGt) {
   const double center[4] = {0, 0.5, -0.5, 0}, ones[4] = {1, 1.5, 0.5, 1};
   NDArray w = NDArray::zeros({2, 1, 3, 3}, DataType::Float(32));
-  w.set_from_double(4, 1.0);                                   // output 0: the center tap
+  w.set_from_double(4, 1.0);                                  // output 0: the center tap
   for (int k = 0; k < 9; ++k) w.set_from_double(9 + k, 1.0);  // output 1: all ones
   NDArray u = ops::pack_winograd_weights(w, 2, 1, 2);
   ASSERT_EQ(u.shape(), (ops::Shape{16, 1, 1, 1, 2}));
@@ -129,18 +133,23 @@ TEST(Winograd, ShapeErrorsNameWhatIsWrong) {
   p.pads = {1, 1, 1, 1};
   EXPECT_NE(message([&] { ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {16, 2, 3, 8, 8}, p, 2); }), "no ShapeError");
   EXPECT_EQ(ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {16, 3, 2, 8, 8}, p, 2), (ops::Shape{1, 3, 8, 8, 8}));
-  EXPECT_NE(message([&] { ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {36, 3, 2, 8, 8}, p, 2); })
-                .find("are not [16, O/ob, 2, 8, ob]"),
+  EXPECT_NE(message([&] {
+              ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {36, 3, 2, 8, 8}, p, 2);
+            }).find("are not [16, O/ob, 2, 8, ob]"),
             std::string::npos);
-  EXPECT_NE(message([&] { ops::conv2d_winograd_shape({1, 2, 8, 8}, {16, 3, 2, 8, 8}, p, 2); }).find("rank 5"),
+  EXPECT_NE(message([&] {
+              ops::conv2d_winograd_shape({1, 2, 8, 8}, {16, 3, 2, 8, 8}, p, 2);
+            }).find("rank 5"),
             std::string::npos);
-  EXPECT_NE(message([&] { ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {16, 3, 2, 8, 8}, p, 6); })
-                .find("output tiles of 6"),
+  EXPECT_NE(message([&] {
+              ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {16, 3, 2, 8, 8}, p, 6);
+            }).find("output tiles of 6"),
             std::string::npos);
   ops::Conv2dParams strided = p;
   strided.strides = {2, 2};
-  EXPECT_NE(message([&] { ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {16, 3, 2, 8, 8}, strided, 2); })
-                .find("stride 1"),
+  EXPECT_NE(message([&] {
+              ops::conv2d_winograd_shape({1, 2, 8, 8, 8}, {16, 3, 2, 8, 8}, strided, 2);
+            }).find("stride 1"),
             std::string::npos);
 }
 

@@ -67,7 +67,9 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
 // d B ("winograd_transform", V: [alpha^2, N, C/ib, tiles high, tiles wide, ib]), alpha^2 products
 // over the input channels ("winograd_gemm"), A^T M and M A ("winograd_transform", then the output,
 // "winograd_output", with the bias). U: the weights transformed once, G g G^T, as
-// [alpha^2, O/ob, C/ib, ib, ob] (pack_winograd_weights).
+// [alpha^2, O/ob, C/ib, ib, ob] (pack_winograd_weights). Grouped convolutions whose groups are
+// whole blocks (ib = ob; ResNeXt's narrow groups after alter_layout regroups them into blocks):
+// p.groups, U [alpha^2, O/ob, C/groups/ib, ib, ob], each output block reading its group's.
 // Lavin and Gray's matrices: Y = A^T [(G g G^T) .* (B^T d B)] A for an m x m output tile, an
 // alpha x alpha input tile d (alpha = m + 2) and a 3 x 3 kernel g. ShapeError for other m.
 struct WinogradMatrices {
