@@ -421,11 +421,11 @@ TEST(GraphPasses, WinogradTileFollowsTheMapSize) {
   EXPECT_EQ(winograd_tile_for(3, 100), 4);  // 3 of 4 rows: 3x
 }
 
-// 3x3 stride-1 float convs on blocked data become conv2d_winograd with F(4x4) on a 14x14 map (a
-// grouped one too) and F(2x2) on a 7x7 one; a strided 3x3, a 1x1 and a 3x3 over a 4x4 map stay direct, and nothing
-// changes with LayoutOptions::winograd off. The optimized graph in the interpreter (the Winograd
-// reference: the transforms tile by tile in doubles) and the compiled model equal the interpreter
-// on the original graph.
+// 3x3 stride-1 float convs on blocked data become conv2d_winograd with F(4x4) on a 14x14 map (one
+// with groups of 32 channels too) and F(2x2) on a 7x7 one; narrow groups, a strided 3x3, a 1x1
+// and a 3x3 over a 4x4 map stay direct, and nothing changes with LayoutOptions::winograd off. The
+// optimized graph in the interpreter (the Winograd reference: the transforms tile by tile in
+// doubles) and the compiled model equal the interpreter on the original graph.
 TEST(GraphPasses, WinogradForStrideOne3x3Convs) {
   Graph g;
   int x = g.add_input("x", {{1, 16, 14, 14}, DataType::Float(32)});
@@ -436,10 +436,12 @@ TEST(GraphPasses, WinogradForStrideOne3x3Convs) {
     int b = g.add_constant(name + "_b", test::random_float32({o}, uint64_t(o + 7)));
     return g.add_op("relu", name + "_relu", {g.add_op("conv2d", name, {in, w, b}, a)});
   };
-  int c1 = conv("c1", x, 16, 32, 3, pad1);  // 14x14: F(4x4)
-  // ResNeXt-like: 8 groups of 4 channels, regrouped by alter_layout into 4 groups of one block.
-  int c1g = conv("c1g", c1, 32, 32, 3, Attrs(pad1).set("groups", int64_t(8)));                  // F(4x4), grouped
-  int c2 = conv("c2", c1g, 32, 32, 3, Attrs(pad1).set("strides", std::vector<int64_t>{2, 2}));  // strided: direct
+  int c1 = conv("c1", x, 16, 64, 3, pad1);  // 14x14: F(4x4)
+  // Two groups of 32 channels: F(4x4). ResNeXt-like 16 groups of 4 channels, regrouped by
+  // alter_layout into 8 groups of one block: direct.
+  int c1g = conv("c1g", c1, 64, 64, 3, Attrs(pad1).set("groups", int64_t(2)));
+  int c1n = conv("c1n", c1g, 64, 64, 3, Attrs(pad1).set("groups", int64_t(16)));
+  int c2 = conv("c2", c1n, 64, 32, 3, Attrs(pad1).set("strides", std::vector<int64_t>{2, 2}));  // strided: direct
   int c3 = conv("c3", c2, 32, 16, 3, pad1);                                                     // 7x7: F(2x2)
   int c4 = conv("c4", c3, 16, 16, 1, Attrs());                                                  // 1x1: direct
   int c5 = conv("c5", c4, 16, 16, 3, Attrs().set("strides", std::vector<int64_t>{2, 2}));       // to 3x3
@@ -457,8 +459,8 @@ TEST(GraphPasses, WinogradForStrideOne3x3Convs) {
     for (const Node& n : o.nodes)
       if (n.is_op() && (n.op == "conv2d" || n.op == "conv2d_winograd"))
         tiles[n.name] = n.op == "conv2d" ? 0 : n.attrs.get_int("tile");
-    std::map<std::string, int64_t> expected = {{"c1", on ? 4 : 0}, {"c1g", on ? 4 : 0}, {"c2", 0}, {"c3", on ? 2 : 0},
-                                               {"c4", 0},          {"c5", 0},           {"c6", 0}};
+    std::map<std::string, int64_t> expected = {{"c1", on ? 4 : 0}, {"c1g", on ? 4 : 0}, {"c1n", 0}, {"c2", 0},
+                                               {"c3", on ? 2 : 0}, {"c4", 0},           {"c5", 0},  {"c6", 0}};
     EXPECT_EQ(tiles, expected) << o.str();
     std::vector<NDArray> interpreted = reference_run(o, {in});
     BuildOptions bo;

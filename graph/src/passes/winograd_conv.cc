@@ -1,8 +1,8 @@
 // Pass: winograd_conv. A blocked (NCHWc) 3x3 float conv with stride and dilation 1 and constant
-// weights (grouped ones with groups of whole blocks too) becomes conv2d_winograd, F(m x m, 3 x 3) with m from
-// winograd_tile_for, its weights transformed once, here (G g G^T, ops::pack_winograd_weights). Runs after alter_layout:
-// the blocks are the ones alter_layout chose, and the node keeps its inputs, bias and output layout, so fusion and
-// everything after it see a conv that writes the same value.
+// weights (grouped ones with groups of at least 32 channels in whole blocks too) becomes conv2d_winograd, F(m x m, 3 x
+// 3) with m from winograd_tile_for, its weights transformed once, here (G g G^T, ops::pack_winograd_weights). Runs
+// after alter_layout: the blocks are the ones alter_layout chose, and the node keeps its inputs, bias and output
+// layout, so fusion and everything after it see a conv that writes the same value.
 #include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/layers.h"
@@ -33,11 +33,12 @@ int tile_for(const Graph& g, const Node& n) {
   if (!w.is_constant() || w.value.dtype() != DataType::Float(32) || w.value.ndim() != 6 || w.value.shape()[2] != 3 ||
       w.value.shape()[3] != 3)
     return 0;
-  // Grouped: groups of whole blocks (weights [O/b, C/groups/b, 3, 3, b, b]), as alter_layout leaves
-  // them, ResNeXt's narrow groups regrouped into blocks included.
+  // Grouped: groups of whole blocks (weights [O/b, C/groups/b, 3, 3, b, b]) of at least 32 input
+  // channels. ResNeXt-50's 4-channel groups, regrouped by alter_layout into blocks of 16, ran no
+  // faster (docs/cpu_backend.md): 16 multiply-adds per transformed input do not repay its transform.
   int64_t groups = n.attrs.get_int("groups", 1);
-  if (g.type_of(n.inputs[0]).dtype != DataType::Float(32) ||
-      (groups != 1 && w.value.shape()[4] != w.value.shape()[5]) ||
+  bool wide_groups = w.value.shape()[4] == w.value.shape()[5] && w.value.shape()[1] * w.value.shape()[4] >= 32;
+  if (g.type_of(n.inputs[0]).dtype != DataType::Float(32) || (groups != 1 && !wide_groups) ||
       n.attrs.get_ints("strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
       n.attrs.get_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
     return 0;
