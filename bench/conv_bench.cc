@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   int hw = 56, reps = 10, channels = 64, oc_block = 0, x_block = 0;
   std::vector<int> thread_counts = {1, 2};
   std::vector<int> winograd_tiles = {2, 4};
+  int winograd_rows = -1;  // schedule_conv2d_winograd_cpu's fused_rows
   std::string asm_path;
   int window_outer = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -52,11 +53,14 @@ int main(int argc, char** argv) {
       channels = std::stoi(v);
     else if (a == "--winograd")
       winograd_tiles = bench::parse_int_list(v);
+    else if (a == "--winograd-rows")
+      winograd_rows = std::stoi(v);
     else {
       std::fprintf(
           stderr,
           "usage: conv_bench [--size HW] [--channels C] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] "
-          "[--asm FILE] [--window-outer 0|1] [--winograd 2,4]\n");
+          "[--asm FILE] [--window-outer 0|1] [--winograd 2,4] "
+          "[--winograd-rows R]\n");
       return 2;
     }
   }
@@ -137,7 +141,8 @@ int main(int argc, char** argv) {
     ir::Tensor Uw = ir::placeholder({a * a, channels / b, channels / b, b, b}, f32, "U");
     ir::Tensor Yw = ops::conv2d_winograd_nchwc(Xc, Uw, ir::Tensor(), cp, m, "Yw");
     schedule::Schedule sw({Yw});
-    ops::schedule_conv2d_winograd_cpu(sw, Yw, target.float32_lanes(), target.vector_registers);
+    ops::schedule_conv2d_winograd_cpu(sw, Yw, target.float32_lanes(), target.vector_registers, std::nullopt,
+                                      winograd_rows);
     ir::LoweredFunc wfn = schedule::lower(sw, {Xc, Uw, Yw}, "conv2d_winograd");
     if (!asm_path.empty()) std::ofstream(asm_path + ".winograd" + std::to_string(m)) << codegen::emit_assembly({wfn});
     wino_mods.push_back(codegen::build_llvm({wfn}));

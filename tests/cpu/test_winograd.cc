@@ -1,8 +1,9 @@
 // Winograd convolutions F(2x2, 3x3) and F(4x4, 3x3) on NCHWc data (ops/layers.h,
 // schedule_conv2d_winograd_cpu): compiled on this host and compared with a 3x3 convolution
 // written here as plain loops over doubles, for row and column counts that the tiles do not
-// divide, asymmetric padding, batches, a bias and a fused ReLU, on 1 and 2 threads; the weight
-// transform against G g G^T worked by hand; and the shape errors.
+// divide, asymmetric padding, batches, groups, a bias and a fused ReLU, each stage over the whole
+// map or fused per chunk of tile rows, on 1 and 2 threads; the weight transform against G g G^T
+// worked by hand; and the shape errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,19 +82,24 @@ TEST(Winograd, MatchesTheDirectConvolution) {
                                     }),
                                     "relu", "elemwise")
                           : Y;
-      schedule::Schedule s({out});
-      ops::schedule_conv2d_winograd_cpu(s, out, target.float32_lanes(), target.vector_registers);
-      std::vector<Tensor> args = k.bias ? std::vector<Tensor>{X, U, B, out} : std::vector<Tensor>{X, U, out};
-      runtime::Module mod = codegen::build_llvm({schedule::lower(s, args, "winograd")});
       NDArray x = test::random_float32({k.n, k.c / b, k.h, k.w, b}, 1),
               w = test::random_float32({k.o, k.c / k.groups, 3, 3}, 2), bias = test::random_float32({k.o}, 3);
       NDArray want = direct_conv(k, x, w, bias);
       NDArray u = ops::pack_winograd_weights(w, m, b, b);
-      for (int threads : {1, 2}) {
-        runtime::set_num_threads(threads);
-        NDArray y = NDArray::zeros(want.shape(), DataType::Float(32));
-        mod.call("winograd", k.bias ? std::vector<NDArray>{x, u, bias, y} : std::vector<NDArray>{x, u, y});
-        EXPECT_TRUE(test::arrays_close(y, want, 1e-4, 1e-4)) << threads << " threads";
+      // Each stage over the whole map, and fused per chunk of one and of two tile rows (a partial
+      // last chunk where the tile rows are odd).
+      for (int fused_rows : {0, 1, 2}) {
+        schedule::Schedule s({out});
+        ops::schedule_conv2d_winograd_cpu(s, out, target.float32_lanes(), target.vector_registers, std::nullopt,
+                                          fused_rows);
+        std::vector<Tensor> args = k.bias ? std::vector<Tensor>{X, U, B, out} : std::vector<Tensor>{X, U, out};
+        runtime::Module mod = codegen::build_llvm({schedule::lower(s, args, "winograd")});
+        for (int threads : {1, 2}) {
+          runtime::set_num_threads(threads);
+          NDArray y = NDArray::zeros(want.shape(), DataType::Float(32));
+          mod.call("winograd", k.bias ? std::vector<NDArray>{x, u, bias, y} : std::vector<NDArray>{x, u, y});
+          EXPECT_TRUE(test::arrays_close(y, want, 1e-4, 1e-4)) << threads << " threads, fused rows " << fused_rows;
+        }
       }
     }
   runtime::set_num_threads(0);

@@ -41,5 +41,35 @@ TEST_P(LoweringCase, InterpretedMatchesReference) {
 INSTANTIATE_TEST_SUITE_P(AllSchedules, LoweringCase, ::testing::Range<size_t>(0, test::scheduled_cases().size()),
                          [](const auto& p) { return test::scheduled_cases()[p.param].name; });
 
+// A stage computed at a loop whose readers are computed deeper inside it (what the fused
+// Winograd convolution does): B at the rows of Y is read by a local accumulator computed in a
+// tile of M (itself at the rows of Y), and M by Z, computed at a loop of Y inside the rows.
+// Each produces one row, and the loops equal the reference.
+TEST(Lowering, ProducersReadFromDeeperInsideTheirLoop) {
+  Tensor A = placeholder({6, 12}, DataType::Float(32), "A"), W = placeholder({12, 12}, DataType::Float(32), "W");
+  Tensor B = compute(
+      {6, 12}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
+  IterVar k = reduce_axis(12, "k");
+  Tensor M = compute(
+      {6, 12}, [&](Var i, Var j) { return sum(B(i, k) * W(k, j), {k}); }, "M");
+  Tensor Z = compute(
+      {6, 12}, [&](Var i, Var j) { return M(i, j) + 1.0f; }, "Z");
+  Tensor Y = compute(
+      {6, 12}, [&](Var i, Var j) { return Z(i, j) * B(i, j); }, "Y");
+  Schedule s({Y});
+  auto [jo, ji] = s[Y].split(s[Y].axis(1), 4);
+  Tensor acc = s.cache_write(M, "local");
+  auto [mo, mi] = s[M].split(s[M].axis(1), 3);
+  s[B].compute_at(s[Y], s[Y].axis(0));
+  s[M].compute_at(s[Y], s[Y].axis(0));
+  s[acc].compute_at(s[M], mo);
+  s[Z].compute_at(s[Y], jo);
+  check(s, Workload{{A, W}, {Y}}, "nested_readers");
+  std::string ir = to_string(schedule::lower(s, {A, W, Y}, "nested_readers"));
+  EXPECT_NE(ir.find("allocate B[float32 * 12]"), std::string::npos) << ir;  // one row
+  EXPECT_NE(ir.find("allocate M[float32 * 12]"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("allocate Z[float32 * 4]"), std::string::npos) << ir;  // one column tile
+}
+
 }  // namespace
 }  // namespace loom

@@ -82,6 +82,51 @@ void relax_threads(std::vector<Interval>& box, const LowerState& st) {
   }
 }
 
+// Where a reader runs relative to loop `at` of `parent`, when it runs inside it: the stages it is
+// computed in below `parent` (innermost first) and the loops of `parent` inside `at` down to the
+// one it (or the outermost of those stages) is computed at.
+struct NestedReader {
+  bool inside = false;
+  std::vector<const StageNode*> around;
+  std::vector<IterVar> parent_loops;
+};
+
+NestedReader nested_in(const StageNode* o, const StageNode* parent, const IterVar& at) {
+  NestedReader r;
+  for (const StageNode* cur = o; cur->attach_type == AttachType::Scope && r.around.size() < 1000;) {
+    auto p = cur->attach_stage.lock();
+    if (!p) break;
+    if (p.get() != parent) {
+      r.around.push_back(p.get());
+      cur = p.get();
+      continue;
+    }
+    const auto& loops = parent->leaf_iter_vars;
+    auto from = std::find(loops.begin(), loops.end(), at), to = std::find(loops.begin(), loops.end(), cur->attach_ivar);
+    if (from == loops.end() || to == loops.end() || to < from || (to == from && cur == o)) return {};
+    r.parent_loops.assign(from + 1, to + 1);
+    r.inside = true;
+    return r;
+  }
+  return {};
+}
+
+// Widens `i` over every loop a nested reader runs in below the producer's loop: what it reads
+// during one iteration of that loop.
+Interval relax_over(Interval i, const NestedReader& n, const LowerState& st) {
+  auto widen = [&](const std::vector<IterVar>& vars) {
+    IntervalMap loops;
+    for (const IterVar& iv : vars)
+      loops[iv->var.get()] = Interval{Expr(0), simplify(st.ranges.at(iv.get()).extent - 1)};
+    Interval lo = eval_interval(i.min, loops), hi = eval_interval(i.max, loops);
+    i = lo.min.defined() && hi.max.defined() ? Interval{lo.min, hi.max} : Interval{};
+  };
+  for (const StageNode* a : n.around)
+    if (i.min.defined()) widen(a->leaf_iter_vars);
+  if (i.min.defined()) widen(n.parent_loops);
+  return i;
+}
+
 Region infer_attached_region(const StageNode& s, const LowerState& st) {
   auto parent = s.attach_stage.lock();
   const std::string& name = s.op->name;
@@ -93,20 +138,29 @@ Region infer_attached_region(const StageNode& s, const LowerState& st) {
       parent->leaf_iter_vars.end())
     LOOM_THROW(ScheduleError, "compute_at of '", name, "': '", s.attach_ivar->var.name(), "' is no longer a loop of '",
                parent->op->name, "' (it was split or fused; attach to one of its parts)");
-  // Readers: the parent, and stages computed at the same loop of the parent (they run after
-  // this one inside that loop, so they see the same produced region). Anyone else would need
-  // the tensor outside the loop where it lives.
-  std::vector<std::pair<const StageNode*, IterVar>> readers;
+  // Readers: the parent, stages computed at the same loop of the parent (they run after this one
+  // inside that loop, so they see the same produced region), and stages computed inside those
+  // (a local accumulator computed in a register tile of a stage computed at the loop: its reads
+  // over every loop of the stages around it). Anyone else would need the tensor outside the loop
+  // where it lives.
+  struct Reader {
+    const StageNode* stage;
+    IterVar fixed_at;
+    NestedReader nested;  // for a reader computed deeper inside the loop
+  };
+  std::vector<Reader> readers;
   const StageNode* outside_reader = nullptr;
   for (auto& other : st.sch->stages()) {
     const StageNode* o = other.node().get();
     if (!o->op->is_compute() || o->attach_type == AttachType::Inline) continue;
     if (reads_of(st.bodies.at(o), st, &s).empty()) continue;
     if (other.node() == parent) {
-      readers.emplace_back(o, s.attach_ivar);
+      readers.push_back({o, s.attach_ivar, {}});
     } else if (o->attach_type == AttachType::Scope && o->attach_stage.lock() == parent &&
                o->attach_ivar == s.attach_ivar) {
-      readers.emplace_back(o, nullptr);
+      readers.push_back({o, nullptr, {}});
+    } else if (NestedReader n = nested_in(o, parent.get(), s.attach_ivar); n.inside) {
+      readers.push_back({o, nullptr, std::move(n)});
     } else if (!outside_reader) {
       outside_reader = o;
     }
@@ -121,11 +175,12 @@ Region infer_attached_region(const StageNode& s, const LowerState& st) {
 
   size_t ndim = s.op->axis.size();
   std::vector<Interval> box(ndim);
-  for (auto& [reader, fixed_at] : readers) {
-    IntervalMap roots = consumer_root_intervals(*reader, fixed_at, st);
-    for (auto* r : reads_of(st.bodies.at(reader), st, &s)) {
+  for (const Reader& reader : readers) {
+    IntervalMap roots = consumer_root_intervals(*reader.stage, reader.fixed_at, st);
+    for (auto* r : reads_of(st.bodies.at(reader.stage), st, &s)) {
       for (size_t d = 0; d < ndim; ++d) {
         Interval i = eval_interval(r->indices[d], roots);
+        if (i.min.defined() && reader.nested.inside) i = relax_over(i, reader.nested, st);
         if (!i.min.defined()) i = Interval{Expr(0), simplify(s.op->shape[d] - 1)};  // not analyzable: all of it
         if (!box[d].min.defined()) {
           box[d] = i;

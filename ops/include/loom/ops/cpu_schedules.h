@@ -115,8 +115,11 @@ WinogradStages winograd_stages(const schedule::Schedule& s);
 // is in `s`: parallel over tile rows; per tile row the input transform, the alpha^2 products in
 // register tiles of `tile` (output blocks x tiles; default nchwc_conv_tile's choice for the tile
 // row) and the output transform per output block.
+// `fused_rows` > 0: the input transform and the products computed per chunk of that many tile
+// rows inside the output's loop (the transformed weights are read once per chunk); 0: each over
+// the whole map in its own parallel loop; -1: chunks of one row from 14 tile rows on, else 0.
 void schedule_conv2d_winograd_cpu(schedule::Schedule& s, const Tensor& out, int lanes, int vector_registers,
-                                  std::optional<NchwcConvTile> tile = std::nullopt);
+                                  std::optional<NchwcConvTile> tile = std::nullopt, int fused_rows = -1);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks; with 4 or more
 // rows, gemm_tiling_for's register tile of rows x blocks, parallel over block groups x row tiles.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes,
