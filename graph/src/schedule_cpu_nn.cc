@@ -59,7 +59,19 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
 }
 
 void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c) {
-  ops::schedule_conv2d_winograd_cpu(c.s, c.out, c.target.float32_lanes(), c.target.vector_registers);
+  // The tuner's key: the 3x3 layer it computes (equal pads, one group) and its tile.
+  const Node& n = c.anchor;
+  const Shape& x = c.g.type_of(n.inputs[0]).shape;
+  auto pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  std::optional<ops::NchwcConvTile> tile;
+  if (c.options.conv_tile && n.attrs.get_int("groups", 1) == 1 && pads.size() == 4 && pads[0] == pads[1] &&
+      pads[0] == pads[2] && pads[0] == pads[3])
+    tile = c.options.conv_tile(
+        ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], n.type.shape[1] * n.type.shape[4], 3, 1, pads[0]},
+                      x[4],
+                      0,
+                      n.attrs.get_int("tile", 0)});
+  ops::schedule_conv2d_winograd_cpu(c.s, c.out, c.target.float32_lanes(), c.target.vector_registers, tile);
 }
 
 void schedule_dense_cpu(const CpuScheduleContext& c) {

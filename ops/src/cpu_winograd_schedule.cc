@@ -53,6 +53,7 @@ void schedule_conv2d_winograd_cpu(Schedule& s, const Tensor& out, int lanes, int
   // while they are in cache, the transformed weights read again for every row; else each stage
   // over the whole map in its own parallel loop, the transformed input and products through
   // memory. Fused paid from 14 tile rows on (docs/cpu_backend.md).
+  if (fused_rows < 0 && tile) fused_rows = tile->fused_rows;  // a tuned tile's choice
   const bool fused = fused_rows > 0 || (fused_rows < 0 && const_dim(w.gemm, 3) >= 14);
   const int chunk = fused_rows > 0 ? fused_rows : 1;
 

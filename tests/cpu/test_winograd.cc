@@ -10,6 +10,7 @@
 
 #include "common/test_util.h"
 #include "loom/codegen/llvm.h"
+#include "loom/ir/printer.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
@@ -88,12 +89,31 @@ TEST(Winograd, MatchesTheDirectConvolution) {
       NDArray u = ops::pack_winograd_weights(w, m, b, b);
       // Each stage over the whole map, and fused per chunk of one and of two tile rows (a partial
       // last chunk where the tile rows are odd).
-      for (int fused_rows : {0, 1, 2}) {
+      for (int fused_rows : {0, 1, 2, 3}) {
         schedule::Schedule s({out});
-        ops::schedule_conv2d_winograd_cpu(s, out, target.float32_lanes(), target.vector_registers, std::nullopt,
-                                          fused_rows);
+        if (fused_rows == 3)  // one row through a tuned tile's choice, with the default register tile
+          ops::schedule_conv2d_winograd_cpu(s, out, target.float32_lanes(), target.vector_registers,
+                                            ops::NchwcConvTile{1, int(std::max<int64_t>(1, (k.w + m - 1) / m / 2)), 1});
+        else
+          ops::schedule_conv2d_winograd_cpu(s, out, target.float32_lanes(), target.vector_registers, std::nullopt,
+                                            fused_rows);
         std::vector<Tensor> args = k.bias ? std::vector<Tensor>{X, U, B, out} : std::vector<Tensor>{X, U, out};
-        runtime::Module mod = codegen::build_llvm({schedule::lower(s, args, "winograd")});
+        LoweredFunc f = schedule::lower(s, args, "winograd");
+        if (fused_rows == 3) {
+          // Fused: the transformed input of one tile row, [alpha^2, C/b, tiles wide, b] (rounded up to
+          // whole register tiles), not of the map.
+          int64_t tw = (k.w - 2 + k.pads[1] + k.pads[3] + m - 1) / m,
+                  th = (k.h - 2 + k.pads[0] + k.pads[2] + m - 1) / m;
+          int64_t row = a * a * (k.c / b) * tw * b, map = row * th * k.n;
+          std::string ir = to_string(f), what = "allocate Y_in[float32 * ";
+          size_t at = ir.find(what);
+          ASSERT_NE(at, std::string::npos) << ir;
+          int64_t size = std::stoll(ir.substr(at + what.size()));
+          EXPECT_GE(size, row) << ir;
+          EXPECT_LT(size, 2 * row) << ir;
+          if (map > row) EXPECT_LT(size, map) << ir;
+        }
+        runtime::Module mod = codegen::build_llvm({f});
         for (int threads : {1, 2}) {
           runtime::set_num_threads(threads);
           NDArray y = NDArray::zeros(want.shape(), DataType::Float(32));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/error_text.h"
@@ -319,6 +320,62 @@ TEST(ApplyLog, ALinkedProgramBuildsWithALoggedTile) {
   apply_log(o, std::make_shared<const TuningLog>(bad));
   std::string msg = test::error_text<Error>([&] { graph::build(g, o); });
   EXPECT_NE(msg.find("tuning log '" + bad + "': a conv2d_nchwc entry"), std::string::npos) << msg;
+}
+
+// The products of a model's Winograd convolutions are tuned too: `model_conv_kernels` reports them
+// (F(4x4) on ResNet-18's 16x16 layer at 64x64, F(2x2) on its 8x8 ones), every trial reproduces the
+// default's output (fused rows, chunks of two, tiles), and a logged tile with its fused rows
+// reaches the build, which still computes what the reference interpreter computes; an entry
+// without fused rows names the log.
+TEST(ApplyLog, WinogradProductsAreTunedAndLogged) {
+  graph::Graph g = graph::builtin_model("resnet18", 1, 64);
+  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(g);
+  std::map<int64_t, int> by_tile;
+  for (auto& k : keys) by_tile[k.winograd]++;
+  ASSERT_GT(by_tile[4], 0);
+  ASSERT_GT(by_tile[2], 0);
+  codegen::TargetInfo target = codegen::target_info();
+  graph::ConvKernelKey f4;
+  for (auto& k : keys)
+    if (k.winograd == 4) f4 = k;
+  auto t = conv_kernel_template(f4, target);
+  EXPECT_EQ(t->op(), "conv2d_winograd");
+  EXPECT_EQ(t->shape().back(), 4);
+  EXPECT_EQ(knob(t->default_config(), "fused_rows"), 0);  // 4 tile rows: each stage over the map
+  TuneOptions o;
+  o.trials = 8;
+  o.repeats = 1;
+  o.min_run_seconds = 1e-4;
+  TuneResult tuned = tune(*t, o);
+  for (auto& tr : tuned.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+  TuneResult r;
+  r.best.config = {{"channel_blocks", 1}, {"x_block", 3}, {"fused_rows", 2}};  // not what the default picks
+  ASSERT_TRUE(t->valid(r.best.config));
+  test::TestDir dir;
+  std::string path = dir.file("log.jsonl");
+  append_to_log(path, *t, target_key(target, runtime::num_threads()), r);
+  std::optional<ops::NchwcConvTile> logged =
+      conv_tiles_from_log(std::make_shared<const TuningLog>(path), std::make_shared<LogLookups>())(f4);
+  ASSERT_TRUE(logged.has_value());
+  EXPECT_EQ(logged->channel_blocks, 1);
+  EXPECT_EQ(logged->x_block, 3);
+  EXPECT_EQ(logged->fused_rows, 2);
+  graph::BuildOptions bo;
+  LogUse use = apply_log(bo, std::make_shared<const TuningLog>(path));
+  graph::BuildResult built = graph::build(g, bo);
+  EXPECT_GE(use.cpu->found, 1);  // the F(4x4) layer's kernels (with and without the residual add)
+  EXPECT_LT(use.cpu->found, use.cpu->looked_up);
+  auto ex = runtime::GraphExecutor::from_model_file(built.file, "resnet18");
+  NDArray x = test::random_float32(ex.input_spec(0).shape, 3);
+  NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
+  auto [err, scale] = test::max_error(got, want);
+  EXPECT_LE(err, 1e-4 * scale);
+  r.best.config = {{"channel_blocks", 1}, {"x_block", 3}};  // no fused_rows
+  std::string bad = dir.file("bad.jsonl");
+  append_to_log(bad, *t, target_key(target, runtime::num_threads()), r);
+  apply_log(bo, std::make_shared<const TuningLog>(bad));
+  std::string msg = test::error_text<Error>([&] { graph::build(g, bo); });
+  EXPECT_NE(msg.find("tuning log '" + bad + "': a conv2d_winograd entry"), std::string::npos) << msg;
 }
 
 // `loom tune model` tunes every blocked conv kernel of a model into the log, and `loom compile

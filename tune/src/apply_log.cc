@@ -8,6 +8,7 @@
 namespace loom::tune {
 
 std::unique_ptr<Template> conv_kernel_template(const graph::ConvKernelKey& key, const codegen::TargetInfo& target) {
+  if (key.winograd) return make_conv2d_winograd_template(key.layer, key.block, int(key.winograd), target);
   return make_conv2d_nchwc_template(key.layer, key.block, target, int(key.int8_group));
 }
 
@@ -23,7 +24,9 @@ std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> co
     if (!c) return std::nullopt;
     ++lookups->found;
     try {
-      return ops::NchwcConvTile{knob(*c, "channel_blocks"), knob(*c, "x_block")};
+      ops::NchwcConvTile tile{knob(*c, "channel_blocks"), knob(*c, "x_block")};
+      if (k.winograd) tile.fused_rows = knob(*c, "fused_rows");
+      return tile;
     } catch (const ConfigError& e) {
       LOOM_THROW(ConfigError, "tuning log '", log->path(), "': a ", t->op(), " entry: ", e.what());
     }

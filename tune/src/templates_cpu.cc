@@ -299,11 +299,103 @@ class Conv2dNchwcTemplate : public Template {
   int g_;
 };
 
+// The products of a Winograd convolution F(m x m, 3 x 3) on [N, C/b, H, W, b], weights
+// transformed [alpha^2, O/b, C/b, b, b] (float32), stride 1.
+class Conv2dWinogradTemplate : public Template {
+ public:
+  Conv2dWinogradTemplate(const Conv2dShape& s, int64_t block, int m, codegen::TargetInfo target)
+      : s_(s), b_(block), m_(m), t_(std::move(target)) {
+    if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.kernel != 3 || s.stride != 1 || s.pad < 0 ||
+        s.out_height() < 1 || s.out_width() < 1 || block < 1 || s.in_channels % block || s.out_channels % block)
+      LOOM_THROW(ShapeError, "conv2d Winograd template: needs a 3x3 stride-1 layer with channels a multiple of the ",
+                 "block ", block);
+    ops::winograd_alpha(m);  // ShapeError for a tile without matrices
+  }
+  std::string op() const override { return "conv2d_winograd"; }
+  std::vector<int64_t> shape() const override {
+    return {s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad, b_, m_};
+  }
+  std::vector<Knob> knobs() const override {
+    return {{"channel_blocks", divisors(s_.out_channels / b_, 8)},
+            {"x_block", upto(std::min<int64_t>(tiles_wide(), 32))},
+            {"fused_rows", {0, 1, 2}}};
+  }
+  bool valid(const Config& c) const override {
+    int cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), rows = knob(c, "fused_rows");
+    if (cb < 1 || x < 1 || rows < 0 || rows > 2 || rows > tiles_high()) return false;
+    int v = cb * std::max<int>(1, int(b_ / t_.float32_lanes()));
+    return (s_.out_channels / b_) % cb == 0 && x <= tiles_wide() && x * v <= 2 * (t_.vector_registers - v - 1);
+  }
+  Config default_config() const override {
+    ops::NchwcConvTile d =
+        ops::nchwc_conv_tile(t_.float32_lanes(), t_.vector_registers, s_.out_channels / b_, b_, tiles_wide());
+    return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}, {"fused_rows", tiles_high() >= 14 ? 1 : 0}};
+  }
+  std::vector<float> features(const Config& c) const override {
+    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), rows = knob(c, "fused_rows"),
+           v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
+    double alpha = m_ + 2, tasks = rows ? double(s_.batch) * std::ceil(double(tiles_high()) / rows)
+                                        : alpha * alpha * double(s_.out_channels / b_) / cb * double(tiles_high());
+    return {float(cb),
+            float(x),
+            float(v * x),
+            float((v + x) / (v * x)),
+            float(x * v + v + 1) / t_.vector_registers,
+            float(tasks / runtime::num_threads()),
+            float(std::ceil(double(tiles_wide()) / x) * x / double(tiles_wide())),
+            float(s_.in_channels),
+            float(rows),
+            float(tiles_high() * tiles_wide())};
+  }
+  double flops() const override {
+    return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) *
+           double(s_.in_channels) * 9.0;
+  }
+  runtime::Module build(const Config& c) const override {
+    ops::NchwcConvTile tile{knob(c, "channel_blocks"), knob(c, "x_block"), knob(c, "fused_rows")};
+    int b = int(b_), a = ops::winograd_alpha(m_);
+    Tensor X = ir::placeholder(
+        {Expr(int(s_.batch)), Expr(int(s_.in_channels / b)), Expr(int(s_.height)), Expr(int(s_.width)), Expr(b)},
+        DataType::Float(32), "X");
+    Tensor U =
+        ir::placeholder({Expr(a * a), Expr(int(s_.out_channels / b)), Expr(int(s_.in_channels / b)), Expr(b), Expr(b)},
+                        DataType::Float(32), "U");
+    ops::Conv2dParams p;
+    p.pads = {s_.pad, s_.pad, s_.pad, s_.pad};
+    Tensor Y = ops::conv2d_winograd_nchwc(X, U, Tensor(), p, m_, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_conv2d_winograd_cpu(s, Y, t_.float32_lanes(), t_.vector_registers, tile);
+    return codegen::build_llvm({schedule::lower(s, {X, U, Y}, "kernel")}, options_for(t_));
+  }
+  std::vector<NDArray> arguments(uint64_t seed) const override {
+    NDArray x = NDArray::empty({s_.batch, s_.in_channels / b_, s_.height, s_.width, b_}, DataType::Float(32));
+    NDArray w = NDArray::empty({s_.out_channels, s_.in_channels, 3, 3}, DataType::Float(32));
+    x.fill_random(seed);
+    w.fill_random(seed + 1);
+    return {x, ops::pack_winograd_weights(w, m_, b_, b_),
+            NDArray::zeros({s_.batch, s_.out_channels / b_, s_.out_height(), s_.out_width(), b_}, DataType::Float(32))};
+  }
+
+ private:
+  int64_t tiles_high() const { return (s_.out_height() + m_ - 1) / m_; }
+  int64_t tiles_wide() const { return (s_.out_width() + m_ - 1) / m_; }
+
+  Conv2dShape s_;
+  int64_t b_;
+  int m_;
+  codegen::TargetInfo t_;
+};
+
 }  // namespace
 
 std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block,
                                                      const codegen::TargetInfo& target, int int8_group) {
   return std::make_unique<Conv2dNchwcTemplate>(shape, block, target, int8_group);
+}
+
+std::unique_ptr<Template> make_conv2d_winograd_template(const Conv2dShape& shape, int64_t block, int m,
+                                                        const codegen::TargetInfo& target) {
+  return std::make_unique<Conv2dWinogradTemplate>(shape, block, m, target);
 }
 
 std::unique_ptr<Template> make_gemm_template(int64_t M, int64_t N, int64_t K, const codegen::TargetInfo& target) {

@@ -25,6 +25,7 @@ struct ConvKernelKey {
   ops::Conv2dLayer layer;
   int64_t block = 0;
   int64_t int8_group = 0;  // int8 data in a grouped form: its G (2 or 4, ops/layers.h); 0: float32 data
+  int64_t winograd = 0;    // a conv2d_winograd node's output tile m (its products' tile is looked up); 0: direct
 };
 
 struct BuildOptions {

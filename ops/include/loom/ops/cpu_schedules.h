@@ -89,6 +89,9 @@ void schedule_depthwise_conv2d_cpu(schedule::Schedule& s, const Tensor& conv, co
 // the weight vectors and a broadcast). AVX2, blocks of 8, 56 columns: 2 blocks x 6 columns.
 struct NchwcConvTile {
   int channel_blocks = 1, x_block = 1;
+  // For the products of a Winograd convolution (columns are tiles there):
+  // schedule_conv2d_winograd_cpu's fused_rows (-1: its default). The direct kernel ignores it.
+  int fused_rows = -1;
 };
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w);
 // Vector registers a grouped int8 conv (layers.h, groups of `group` input channels; 0: float)
@@ -117,7 +120,8 @@ WinogradStages winograd_stages(const schedule::Schedule& s);
 // row) and the output transform per output block.
 // `fused_rows` > 0: the input transform and the products computed per chunk of that many tile
 // rows inside the output's loop (the transformed weights are read once per chunk); 0: each over
-// the whole map in its own parallel loop; -1: chunks of one row from 14 tile rows on, else 0.
+// the whole map in its own parallel loop; -1: `tile`'s fused_rows if it has one (>= 0), else
+// chunks of one row from 14 tile rows on and 0 below.
 void schedule_conv2d_winograd_cpu(schedule::Schedule& s, const Tensor& out, int lanes, int vector_registers,
                                   std::optional<NchwcConvTile> tile = std::nullopt, int fused_rows = -1);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks; with 4 or more

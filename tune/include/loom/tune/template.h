@@ -89,6 +89,13 @@ std::unique_ptr<Template> make_conv2d_template(const Conv2dShape& shape, const c
 // int16 pairs or byte groups, int32 output), op "conv2d_nchwc_int8", the group last in the shape.
 std::unique_ptr<Template> make_conv2d_nchwc_template(const Conv2dShape& shape, int64_t block,
                                                      const codegen::TargetInfo& target, int int8_group = 0);
+// The products of a Winograd F(m x m, 3 x 3) convolution on NCHWc data (ops::conv2d_winograd_nchwc,
+// schedule_conv2d_winograd_cpu), op "conv2d_winograd", shape the 3x3 stride-1 layer, the block and
+// m: knobs `channel_blocks` and `x_block` (the register tile: output blocks x tiles) and
+// `fused_rows` (0: each stage over the whole map; 1, 2: the input transform and products per
+// chunk of tile rows). GFLOP/s are counted as the direct convolution's.
+std::unique_ptr<Template> make_conv2d_winograd_template(const Conv2dShape& shape, int64_t block, int m,
+                                                        const codegen::TargetInfo& target);
 
 // An int8 conv2d on the accelerator (ops::make_accel_operator: blocked layout, DMA, tensorized
 // GEMM, requantization on the ALU, virtual threads), measured in cycles on the accelerator
