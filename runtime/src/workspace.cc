@@ -3,6 +3,7 @@
 // cache each one past malloc's mmap threshold came back from the kernel as fresh zeroed pages
 // (a page fault every 4 KiB, every call), which made a Winograd convolution 5x slower at some
 // map sizes and not others (docs/cpu_backend.md).
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -19,8 +20,11 @@ struct Header {
 };
 
 constexpr uint64_t kCachedMin = uint64_t(64) << 10;        // smaller blocks come from malloc's own bins
-constexpr uint64_t kCachedBytesMax = uint64_t(512) << 20;  // per thread
+constexpr uint64_t kCachedBytesMax = uint64_t(512) << 20;  // all threads together
 constexpr size_t kCachedBlocksMax = 32;                    // per thread
+
+// Bytes cached by every thread: the cap holds however many threads the pool has.
+std::atomic<uint64_t> g_cached{0};
 
 Header* header_of(void* p) { return static_cast<Header*>(p) - 1; }
 void* base_of(void* p) { return static_cast<char*>(p) - header_of(p)->offset; }
@@ -28,7 +32,7 @@ void* base_of(void* p) { return static_cast<char*>(p) - header_of(p)->offset; }
 class BlockCache {
  public:
   ~BlockCache() {
-    for (void* p : blocks_) std::free(base_of(p));
+    while (!blocks_.empty()) drop_oldest();
   }
   // A cached block of exactly `bytes` with `alignment` (a kernel asks for the same sizes every
   // call), else null.
@@ -38,31 +42,34 @@ class BlockCache {
       if (h->bytes == bytes && h->alignment == alignment) {
         void* p = blocks_[i];
         blocks_.erase(blocks_.begin() + long(i));
-        cached_ -= bytes;
+        g_cached -= bytes;
         return p;
       }
     }
     return nullptr;
   }
-  // Keeps `p` for reuse; the oldest blocks go back to malloc past the limits.
+  // Keeps `p` for reuse: this thread's oldest blocks go back to malloc past the limits, and `p`
+  // itself when the other threads' blocks fill the cap.
   void give(void* p) {
     uint64_t bytes = header_of(p)->bytes;
-    if (bytes > kCachedBytesMax) {
+    while (!blocks_.empty() && (blocks_.size() >= kCachedBlocksMax || g_cached + bytes > kCachedBytesMax))
+      drop_oldest();
+    if (g_cached + bytes > kCachedBytesMax) {
       std::free(base_of(p));
       return;
     }
     blocks_.push_back(p);
-    cached_ += bytes;
-    while (cached_ > kCachedBytesMax || blocks_.size() > kCachedBlocksMax) {
-      cached_ -= header_of(blocks_.front())->bytes;
-      std::free(base_of(blocks_.front()));
-      blocks_.erase(blocks_.begin());
-    }
+    g_cached += bytes;
   }
 
  private:
+  void drop_oldest() {
+    g_cached -= header_of(blocks_.front())->bytes;
+    std::free(base_of(blocks_.front()));
+    blocks_.erase(blocks_.begin());
+  }
+
   std::vector<void*> blocks_;  // oldest first
-  uint64_t cached_ = 0;
 };
 
 BlockCache& cache() {

@@ -30,6 +30,17 @@
 namespace loom::tune {
 namespace {
 
+// Tunes `t` briefly (`trials` trials of one repeat); every trial's output must match the default's.
+TuneResult quick_tune(const Template& t, int trials) {
+  TuneOptions o;
+  o.trials = trials;
+  o.repeats = 1;
+  o.min_run_seconds = 1e-4;
+  TuneResult r = tune(t, o);
+  for (auto& tr : r.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+  return r;
+}
+
 codegen::TargetInfo avx2() {
   codegen::TargetInfo t;
   t.cpu = "znver3";
@@ -136,12 +147,7 @@ TEST(Tuner, TunedInt8ConvsMatchPlainLoops) {
     auto t = make_conv2d_nchwc_template(cs, b, codegen::target_info(), group);
     EXPECT_EQ(t->op(), "conv2d_nchwc_int8");
     EXPECT_EQ(t->shape().back(), group);
-    TuneOptions o;
-    o.trials = 5;
-    o.repeats = 1;
-    o.min_run_seconds = 1e-4;
-    TuneResult r = tune(*t, o);
-    for (auto& tr : r.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+    TuneResult r = quick_tune(*t, 5);
     std::vector<NDArray> args = t->arguments(3);
     runtime::Module m = t->build(r.best.config);
     std::vector<void*> ptrs;
@@ -342,12 +348,7 @@ TEST(ApplyLog, WinogradProductsAreTunedAndLogged) {
   EXPECT_EQ(t->op(), "conv2d_winograd");
   EXPECT_EQ(t->shape().back(), 4);
   EXPECT_EQ(knob(t->default_config(), "fused_rows"), 0);  // 4 tile rows: each stage over the map
-  TuneOptions o;
-  o.trials = 8;
-  o.repeats = 1;
-  o.min_run_seconds = 1e-4;
-  TuneResult tuned = tune(*t, o);
-  for (auto& tr : tuned.trials) EXPECT_TRUE(tr.ok) << config_str(tr.config) << ": " << tr.error;
+  quick_tune(*t, 8);
   TuneResult r;
   r.best.config = {{"channel_blocks", 1}, {"x_block", 3}, {"fused_rows", 2}};  // not what the default picks
   ASSERT_TRUE(t->valid(r.best.config));
