@@ -34,6 +34,10 @@ const PassPipeline<GraphRun>& pipeline() {
              AccelPartitionReport r = partition_accel(g, *o.accel);
              if (o.accel_report) *o.accel_report = r;
            }),
+      pass("pad_conv_channels",
+           [](Graph& g, const PipelineOptions& o) {
+             if (o.layout.blocked_activations) pad_conv_channels(g, o.layout.vector_lanes);
+           }),
       pass("alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }),
       pass("winograd_conv",
            [](Graph& g, const PipelineOptions& o) {

@@ -46,6 +46,10 @@ struct LayoutOptions {
   // says so (pass winograd_conv, after alter_layout).
   bool winograd = true;
 };
+// Float convs (one group, constant weights and bias) whose output channels are no multiple of 8
+// compute zero-padded channels up to a multiple of `lanes` (at most twice as many), then a slice
+// keeps the real ones: so they can run channel-blocked (alter_layout).
+void pad_conv_channels(Graph& g, int lanes);
 // Chooses the CPU layouts: channel-blocked NCHW{b}c activations around convolutions, with
 // layout_transform nodes only where a consumer needs NCHW (adjacent opposite transforms cancel),
 // and constant weights packed once to match (see alter_layout.cc).
@@ -107,7 +111,7 @@ struct PipelineOptions {
   std::function<void(const std::string&, const Graph&)> on_pass;
 };
 // Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
-// prune_conv_taps, dense_from_matmul, partition_accel, alter_layout, winograd_conv,
+// prune_conv_taps, dense_from_matmul, partition_accel, pad_conv_channels, alter_layout, winograd_conv,
 // eliminate_dead_nodes.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();

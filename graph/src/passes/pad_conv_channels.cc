@@ -1,0 +1,53 @@
+// Pass: pad_conv_channels. A float conv whose output channels are no multiple of a vector block
+// (a segmentation head's 21 classes) could not be channel-blocked and ran as generic loops, at a
+// few GFLOP/s; it computes zero-padded output channels instead, up to a whole number of `lanes`,
+// and a slice keeps the real ones. Only where the padding at most doubles the work.
+#include "loom/graph/passes.h"
+
+namespace loom::graph {
+
+namespace {
+
+// OIHW weights (or a [O] bias) with zero output channels appended up to `padded`.
+NDArray pad_outputs(const NDArray& v, int64_t padded) {
+  Shape s = v.shape();
+  s[0] = padded;
+  NDArray out = NDArray::zeros(s, v.dtype());  // output channels outermost: the real ones come first
+  std::copy_n(static_cast<const char*>(v.raw_data()), v.numel() * v.dtype().bytes(), static_cast<char*>(out.raw_data()));
+  return out;
+}
+
+}  // namespace
+
+void pad_conv_channels(Graph& g, int lanes) {
+  size_t original = g.nodes.size();
+  for (size_t id = 0; id < original; ++id) {
+    const Node& n = g.nodes[id];
+    if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2 || n.attrs.get_int("groups", 1) != 1 ||
+        n.attrs.get_int("oc_block", 0) != 0 || n.type.shape.size() != 4 || n.type.dtype != DataType::Float(32))
+      continue;
+    const Node& w = g.node(n.inputs[1]);
+    if (!w.is_constant() || w.value.dtype() != DataType::Float(32) || w.value.ndim() != 4) continue;
+    if (n.inputs.size() > 2 && !g.node(n.inputs[2]).is_constant()) continue;
+    const int64_t O = w.value.shape()[0], padded = (O + lanes - 1) / lanes * lanes;
+    if (O % 8 == 0 || padded > 2 * O) continue;  // blocks of 8 already fit; or too much waste
+    Node conv = n;  // a copy: adding nodes may move g.nodes
+    std::vector<int> inputs = conv.inputs;
+    inputs[1] = g.add_constant(g.unique_name(w.name + "_padded"), pad_outputs(w.value, padded));
+    if (inputs.size() > 2)
+      inputs[2] = g.add_constant(g.unique_name(g.node(conv.inputs[2]).name + "_padded"),
+                                 pad_outputs(g.node(conv.inputs[2]).value, padded));
+    int wide = g.add_op("conv2d", g.unique_name(conv.name + "_padded"), inputs, conv.attrs);
+    int kept = g.add_op("slice", g.unique_name(conv.name + "_channels"), {wide},
+                        Attrs()
+                            .set("starts", std::vector<int64_t>{0})
+                            .set("ends", std::vector<int64_t>{O})
+                            .set("axes", std::vector<int64_t>{1})
+                            .set("steps", std::vector<int64_t>{1}));
+    g.replace_uses(static_cast<int>(id), kept);
+  }
+  g.compact();
+  infer_types(g);
+}
+
+}  // namespace loom::graph
