@@ -13,7 +13,8 @@ NDArray pad_outputs(const NDArray& v, int64_t padded) {
   Shape s = v.shape();
   s[0] = padded;
   NDArray out = NDArray::zeros(s, v.dtype());  // output channels outermost: the real ones come first
-  std::copy_n(static_cast<const char*>(v.raw_data()), v.numel() * v.dtype().bytes(), static_cast<char*>(out.raw_data()));
+  std::copy_n(static_cast<const char*>(v.raw_data()), v.numel() * v.dtype().bytes(),
+              static_cast<char*>(out.raw_data()));
   return out;
 }
 
@@ -31,7 +32,7 @@ void pad_conv_channels(Graph& g, int lanes) {
     if (n.inputs.size() > 2 && !g.node(n.inputs[2]).is_constant()) continue;
     const int64_t O = w.value.shape()[0], padded = (O + lanes - 1) / lanes * lanes;
     if (O % 8 == 0 || padded > 2 * O) continue;  // blocks of 8 already fit; or too much waste
-    Node conv = n;  // a copy: adding nodes may move g.nodes
+    Node conv = n;                               // a copy: adding nodes may move g.nodes
     std::vector<int> inputs = conv.inputs;
     inputs[1] = g.add_constant(g.unique_name(w.name + "_padded"), pad_outputs(w.value, padded));
     if (inputs.size() > 2)
