@@ -57,8 +57,8 @@ void add_nn_ops(const AddOp& add) {
                           in[1].str());
              Shape out =
                  ops::conv2d_winograd_shape(in[0].shape, in[1].shape, conv_params(n), int(n.attrs.get_int("tile", 0)));
-             if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
-               LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");
+             if (in.size() == 3 && (in[2].shape != Shape{out[1] * out[4]} || in[2].dtype != DataType::Float(32)))
+               LOOM_THROW(ShapeError, "bias is ", in[2].str(), ", expected float32[", out[1] * out[4], "]");
              return TensorType{out, DataType::Float(32)};
            },
            [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {

@@ -59,13 +59,14 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
 }
 
 void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c) {
-  // The tuner's key: the 3x3 layer it computes (equal pads, one group) and its tile.
+  // The tuner's key: the 3x3 layer it computes (equal pads, one group, equal input and output
+  // blocks: an image's 3 channels are one block of 3, which the template does not take) and its tile.
   const Node& n = c.anchor;
   const Shape& x = c.g.type_of(n.inputs[0]).shape;
   auto pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
   std::optional<ops::NchwcConvTile> tile;
-  if (c.options.conv_tile && n.attrs.get_int("groups", 1) == 1 && pads.size() == 4 && pads[0] == pads[1] &&
-      pads[0] == pads[2] && pads[0] == pads[3])
+  if (c.options.conv_tile && n.attrs.get_int("groups", 1) == 1 && x[4] == n.type.shape[4] && pads.size() == 4 &&
+      pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3])
     tile = c.options.conv_tile(
         ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], n.type.shape[1] * n.type.shape[4], 3, 1, pads[0]},
                       x[4],

@@ -78,10 +78,13 @@ int winograd_alpha(int m) { return matrices(m).alpha; }
 Shape conv2d_winograd_shape(const Shape& x, const Shape& u, const Conv2dParams& p, int m) {
   int alpha = winograd_alpha(m);
   if (x.size() != 5) LOOM_THROW(ShapeError, "conv2d (Winograd): input must be NCHWc (rank 5), has rank ", x.size());
-  if (p.strides != std::array<int64_t, 2>{1, 1} || p.dilations != std::array<int64_t, 2>{1, 1} || p.groups < 1)
+  if (p.strides != std::array<int64_t, 2>{1, 1} || p.dilations != std::array<int64_t, 2>{1, 1})
     LOOM_THROW(ShapeError, "conv2d (Winograd): needs stride 1 and dilation 1");
+  if (p.groups < 1 || x[1] % p.groups != 0)
+    LOOM_THROW(ShapeError, "conv2d (Winograd): ", p.groups, " groups do not divide the input's ", x[1],
+               " channel blocks");
   // Grouped: every group whole blocks of input and output channels (ib = ob).
-  const int64_t in_blocks = x[1] % p.groups == 0 ? x[1] / p.groups : -1;
+  const int64_t in_blocks = x[1] / p.groups;
   if (u.size() != 5 || u[0] != int64_t(alpha) * alpha || u[2] != in_blocks || u[3] != x[4] || u[1] % p.groups != 0 ||
       (p.groups > 1 && u[4] != x[4]))
     LOOM_THROW(ShapeError, "conv2d (Winograd F(", m, "x", m, ", 3x3)): weights ", shape_str(u), " are not [",

@@ -23,7 +23,9 @@ constexpr uint64_t kCachedMin = uint64_t(64) << 10;        // smaller blocks com
 constexpr uint64_t kCachedBytesMax = uint64_t(512) << 20;  // all threads together
 constexpr size_t kCachedBlocksMax = 32;                    // per thread
 
-// Bytes cached by every thread: the cap holds however many threads the pool has.
+// Bytes cached by every thread: the cap holds however many threads the pool has (checked and added
+// in two steps: threads giving blocks at once may pass it by a block each). Pool threads keep their
+// blocks after a model is freed, up to the cap.
 std::atomic<uint64_t> g_cached{0};
 
 Header* header_of(void* p) { return static_cast<Header*>(p) - 1; }

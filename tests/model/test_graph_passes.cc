@@ -513,23 +513,27 @@ TEST(GraphPasses, OddOutputChannelsArePaddedToBlocks) {
 }
 
 // conv2d_winograd's type errors name the node: a tile with no matrices, weights of the wrong
-// shape, int8 data.
+// shape, int8 data, a bias that is not float32, groups that do not divide the channel blocks.
 TEST(GraphErrors, WinogradNodesCheckTheirOperands) {
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 5; ++variant) {
     Graph g;
     DataType dt = variant == 2 ? DataType::Int(8) : DataType::Float(32);
     int x = g.add_input("x", {{1, 2, 8, 8, 8}, dt});
     int u = g.add_constant("u", NDArray::zeros({variant == 1 ? 36 : 16, 2, 2, 8, 8}, DataType::Float(32)));
     Attrs a = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}).set("tile", int64_t(variant == 0 ? 3 : 2));
     a.set("layout", std::string("NCHWc")).set("oc_block", int64_t(8));
-    g.outputs = {g.add_op("conv2d_winograd", "wino", {x, u}, a)};
-    std::string what = variant == 0 ? "output tiles of 3" : variant == 1 ? "are not [16, O/ob" : "float32";
+    if (variant == 4) a.set("groups", int64_t(3));
+    std::vector<int> inputs{x, u};
+    if (variant == 3) inputs.push_back(g.add_constant("b", NDArray::zeros({16}, DataType::Int(32))));
+    g.outputs = {g.add_op("conv2d_winograd", "wino", inputs, a)};
+    const char* what[] = {"output tiles of 3", "are not [16, O/ob", "float32", "expected float32[16]",
+                          "3 groups do not divide"};
     try {
       infer_types(g);
       ADD_FAILURE() << "no error for variant " << variant;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("wino"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what[variant]), std::string::npos) << e.what();
     }
   }
 }

@@ -379,6 +379,22 @@ TEST(ApplyLog, WinogradProductsAreTunedAndLogged) {
   EXPECT_NE(msg.find("tuning log '" + bad + "': a conv2d_winograd entry"), std::string::npos) << msg;
 }
 
+// A 3x3 stride-1 conv on an image's 3 channels runs as Winograd with input blocks of 3 and output
+// blocks of the target's lanes: the tuner has no template for that, so the build asks for no tile
+// (it used to throw), while the next conv, 16 -> 16, is keyed and tuned.
+TEST(ApplyLog, WinogradOnAnImageIsNotKeyed) {
+  graph::Graph g;
+  int x = g.add_input("x", {{1, 3, 32, 32}, DataType::Float(32)});
+  graph::Attrs pad1 = graph::Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  int c1 = g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({16, 3, 3, 3}, 1))}, pad1);
+  int c2 = g.add_op("conv2d", "c2", {c1, g.add_constant("w2", test::random_float32({16, 16, 3, 3}, 2))}, pad1);
+  g.outputs = {c2};
+  std::vector<graph::ConvKernelKey> keys = model_conv_kernels(g);
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].layer.in_channels, 16);
+  EXPECT_EQ(keys[0].winograd, 4);
+}
+
 // `loom tune model` tunes every blocked conv kernel of a model into the log, and `loom compile
 // --tuning-log` finds a configuration for each of them (and says so).
 TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {

@@ -78,11 +78,12 @@ LogUse apply_log(graph::BuildOptions& options, std::shared_ptr<const TuningLog> 
 
 std::vector<graph::ConvKernelKey> model_conv_kernels(graph::Graph model) {
   std::vector<graph::ConvKernelKey> keys;
-  std::set<std::vector<int64_t>> seen;  // template shapes: what the log is keyed by
+  std::set<std::pair<std::string, std::vector<int64_t>>> seen;  // op and shape: what the log is keyed by
   codegen::TargetInfo target = codegen::target_info();
   graph::BuildOptions bo;
   bo.conv_tile = [&](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
-    if (seen.insert(conv_kernel_template(k, target)->shape()).second) keys.push_back(k);
+    auto t = conv_kernel_template(k, target);
+    if (seen.insert({t->op(), t->shape()}).second) keys.push_back(k);
     return std::nullopt;
   };
   graph::build(std::move(model), bo);

@@ -21,6 +21,7 @@ NDArray pad_outputs(const NDArray& v, int64_t padded) {
 }  // namespace
 
 void pad_conv_channels(Graph& g, int lanes) {
+  if (lanes < 8) return;  // alter_layout blocks by 8 or more: nothing to gain
   size_t original = g.nodes.size();
   for (size_t id = 0; id < original; ++id) {
     const Node& n = g.nodes[id];
