@@ -57,14 +57,16 @@ void schedule_conv2d_winograd_cpu(Schedule& s, const Tensor& out, int lanes, int
   const bool fused = fused_rows > 0 || (fused_rows < 0 && const_dim(w.gemm, 3) >= 14);
   const int chunk = fused_rows > 0 ? fused_rows : 1;
 
-  // Output [N, O/ob, OH, OW, ob] by (chunks of) tile rows: batch x tile rows in one parallel loop;
-  // inside it A^T M A per output block.
+  // Output [N, O/ob, OH, OW, ob] by (chunks of) tile rows: batch x tile rows in one parallel loop,
+  // inside it A^T M A per output block; not fused, the output blocks join the parallel loop (a
+  // 28x28 map has 7 tile rows of 4: uneven on 2 threads).
   Stage y = s[out];
   auto [yo, yi] = y.split(y.axis(2), m * chunk);
   auto [xo, xi] = y.split(y.axis(3), m);
   IterVar ob = y.axis(1);
   y.reorder({y.axis(0), yo, ob, yi, xo, xi, y.axis(4)});
   IterVar rows = y.fuse(y.axis(0), yo);
+  if (!fused) rows = ob = y.fuse(rows, ob);
   y.parallel(rows);
   auto [yio, yii] = y.split(yi, m);
   y.unroll(yii);
