@@ -119,7 +119,7 @@ T conv2d_winograd(const Node& n, const Inputs& in) {
   int64_t C = CB * ib, O = OB * ob, groups = n.attrs.get_int("groups", 1);
   int64_t Cg = C / groups, CgB = Cg / ib;  // input channels (and blocks) per group
   T y{out, Values(static_cast<size_t>(count(out)))};
-  std::vector<double> v(size_t(a * a * C)), d(size_t(a * a)), t(size_t(a * a));
+  std::vector<double> v(size_t(a * a * C)), d(size_t(a * a)), t(size_t(a * a)), prod(size_t(a * a));
   for (int64_t nn = 0; nn < out[0]; ++nn)
     for (int64_t ty = 0; ty * m < out[2]; ++ty)
       for (int64_t tx = 0; tx * m < out[3]; ++tx) {
@@ -144,7 +144,6 @@ T conv2d_winograd(const Node& n, const Inputs& in) {
             }
         }
         for (int64_t o = 0; o < O; ++o) {
-          std::vector<double> prod(size_t(a * a));
           const int64_t first = o / (O / groups) * Cg;  // the group's first input channel
           for (int nu = 0; nu < a * a; ++nu) {
             double s = 0;

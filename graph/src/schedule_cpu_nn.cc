@@ -16,21 +16,30 @@ ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
   return ir::Tensor();
 }
 
-// The tuner's key for a blocked conv2d node, if it has one (square kernel, equal strides and pads).
-std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
-  const Shape& x = g.type_of(conv.inputs[0]).shape;
-  const Shape& w = g.type_of(conv.inputs[1]).shape;
+// The tuner's key for a blocked conv node with a `kernel` x `kernel` window, if it has one (equal
+// strides and pads, one group, equal input and output blocks: an image's 3 channels are one block
+// of 3, which the templates do not take).
+std::optional<ConvKernelKey> blocked_conv_key(const Graph& g, const Node& conv, int64_t kernel) {
+  const Shape &x = g.type_of(conv.inputs[0]).shape, &y = conv.type.shape;
   auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
        dilations = conv.attrs.get_ints("dilations", {1, 1});
   bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
+  if (x.size() != 5 || y.size() != 5 || conv.attrs.get_int("groups", 1) != 1 || strides.size() != 2 ||
+      strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != y[4])
+    return std::nullopt;
+  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], y[1] * y[4], kernel, strides[0], pads[0]}, x[4]};
+}
+
+// The key of a direct blocked conv2d (square kernel).
+std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
+  const Shape& w = g.type_of(conv.inputs[1]).shape;
   int64_t group = ops::int8_conv_weight_group(w);  // [O/b, C/b, k, k, b/G, b, G] (int8) or [O/b, C/b, k, k, b, b]
   // int8 data in the widened form has no template (and must not take a float kernel's tiles).
   if (g.type_of(conv.inputs[0]).dtype != DataType::Float(32) && !group) return std::nullopt;
-  if (x.size() != 5 || (w.size() != 6 && !group) || conv.attrs.get_int("groups", 1) != 1 || w[2] != w[3] ||
-      strides.size() != 2 || strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads ||
-      x[4] != w[5])
-    return std::nullopt;
-  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], w[0] * w[5], w[2], strides[0], pads[0]}, x[4], group};
+  if ((w.size() != 6 && !group) || w[2] != w[3]) return std::nullopt;
+  std::optional<ConvKernelKey> key = blocked_conv_key(g, conv, w[2]);
+  if (key) key->int8_group = group;
+  return key;
 }
 
 }  // namespace
@@ -59,19 +68,13 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
 }
 
 void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c) {
-  // The tuner's key: the 3x3 layer it computes (equal pads, one group, equal input and output
-  // blocks: an image's 3 channels are one block of 3, which the template does not take) and its tile.
-  const Node& n = c.anchor;
-  const Shape& x = c.g.type_of(n.inputs[0]).shape;
-  auto pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  // The tuner's key: the 3x3 layer it computes and its tile.
   std::optional<ops::NchwcConvTile> tile;
-  if (c.options.conv_tile && n.attrs.get_int("groups", 1) == 1 && x[4] == n.type.shape[4] && pads.size() == 4 &&
-      pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3])
-    tile = c.options.conv_tile(
-        ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], n.type.shape[1] * n.type.shape[4], 3, 1, pads[0]},
-                      x[4],
-                      0,
-                      n.attrs.get_int("tile", 0)});
+  if (c.options.conv_tile)
+    if (std::optional<ConvKernelKey> key = blocked_conv_key(c.g, c.anchor, 3)) {
+      key->winograd = c.anchor.attrs.get_int("tile", 0);
+      tile = c.options.conv_tile(*key);
+    }
   ops::schedule_conv2d_winograd_cpu(c.s, c.out, c.target.float32_lanes(), c.target.vector_registers, tile);
 }
 

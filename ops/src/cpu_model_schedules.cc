@@ -16,7 +16,8 @@ using namespace loom::ir;
 using schedule::Schedule;
 using schedule::Stage;
 
-namespace detail {
+namespace {
+using detail::input_with_tag;
 
 bool has_reduction(const Stage& st) { return !st->op->reduce_axes().empty(); }
 
@@ -70,6 +71,10 @@ bool gathered_several_times(const Schedule& s, const Stage& st) {
   }
   return false;
 }
+
+}  // namespace
+
+namespace detail {
 
 // Inlines every compute stage without a reduction except `keep`, the outputs, the costly ones
 // read several times and those gathered several times.
@@ -126,6 +131,13 @@ void schedule_loop_nest(Stage st, int lanes) {
   st.parallel(fused);
 }
 
+}  // namespace detail
+
+using detail::inline_injective;
+using detail::schedule_loop_nest;
+
+namespace {
+
 // Largest divisor of n that is at most `limit`.
 int divisor_at_most(int64_t n, int limit) {
   for (int d = limit; d > 1; --d)
@@ -133,9 +145,7 @@ int divisor_at_most(int64_t n, int limit) {
   return 1;
 }
 
-}  // namespace detail
-
-using namespace detail;
+}  // namespace
 
 void schedule_generic_cpu(Schedule& s, const Tensor& out, int lanes) {
   inline_injective(s, {});

@@ -7,7 +7,9 @@
 namespace loom::ops {
 
 using namespace loom::ir;
-using namespace detail;
+using detail::inline_injective;
+using detail::input_with_tag;
+using detail::schedule_loop_nest;
 using schedule::Schedule;
 using schedule::Stage;
 
@@ -68,11 +70,9 @@ void schedule_conv2d_winograd_cpu(Schedule& s, const Tensor& out, int lanes, int
   IterVar rows = y.fuse(y.axis(0), yo);
   if (!fused) rows = ob = y.fuse(rows, ob);
   y.parallel(rows);
-  auto [yio, yii] = y.split(yi, m);
-  y.unroll(yii);
+  y.unroll(y.split(yi, m).second);  // the rows of a tile (a chunk's tile rows stay a loop)
   y.unroll(xi);
   y.vectorize(y.axis(4));
-  (void)yio;
 
   // A^T along the columns, for the tile row's output block.
   Stage z = s[w.out_cols];

@@ -7,37 +7,36 @@ namespace loom::ops {
 
 using namespace loom::ir;
 
-namespace {
-
-using Matrices = WinogradMatrices;
-
 // Interpolation points 0, 1, -1 (m = 2) and 0, 1, -1, 2, -2 (m = 4), plus infinity (Lavin and
 // Gray).
-const Matrices& matrices(int m) {
-  static const Matrices f2{2,
-                           4,
-                           {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
-                           {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
-                           {{1, 1, 1, 0}, {0, 1, -1, -1}}};
-  static const Matrices f4{4,
-                           6,
-                           {{4, 0, -5, 0, 1, 0},
-                            {0, -4, -4, 1, 1, 0},
-                            {0, 4, -4, -1, 1, 0},
-                            {0, -2, -1, 2, 1, 0},
-                            {0, 2, -1, -2, 1, 0},
-                            {0, 4, 0, -5, 0, 1}},
-                           {{1.0 / 4, 0, 0},
-                            {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                            {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                            {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                            {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                            {0, 0, 1}},
-                           {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}};
+const WinogradMatrices& winograd_matrices(int m) {
+  static const WinogradMatrices f2{2,
+                                   4,
+                                   {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
+                                   {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
+                                   {{1, 1, 1, 0}, {0, 1, -1, -1}}};
+  static const WinogradMatrices f4{
+      4,
+      6,
+      {{4, 0, -5, 0, 1, 0},
+       {0, -4, -4, 1, 1, 0},
+       {0, 4, -4, -1, 1, 0},
+       {0, -2, -1, 2, 1, 0},
+       {0, 2, -1, -2, 1, 0},
+       {0, 4, 0, -5, 0, 1}},
+      {{1.0 / 4, 0, 0},
+       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+       {1.0 / 24, 1.0 / 12, 1.0 / 6},
+       {1.0 / 24, -1.0 / 12, 1.0 / 6},
+       {0, 0, 1}},
+      {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}};
   if (m == 2) return f2;
   if (m == 4) return f4;
   LOOM_THROW(ShapeError, "winograd: output tiles of ", m, " (supported: 2, 4)");
 }
+
+namespace {
 
 // sum_k row[k] * term(k) over the nonzero coefficients, +-1 as additions and subtractions: after
 // the schedule unrolls the loop that picks the row, no multiply by a constant 0 or 1 is left.
@@ -71,9 +70,7 @@ Expr pick_row(const Expr& index, const std::vector<std::vector<double>>& rows,
 
 }  // namespace
 
-const WinogradMatrices& winograd_matrices(int m) { return matrices(m); }
-
-int winograd_alpha(int m) { return matrices(m).alpha; }
+int winograd_alpha(int m) { return winograd_matrices(m).alpha; }
 
 Shape conv2d_winograd_shape(const Shape& x, const Shape& u, const Conv2dParams& p, int m) {
   int alpha = winograd_alpha(m);
@@ -97,7 +94,7 @@ Shape conv2d_winograd_shape(const Shape& x, const Shape& u, const Conv2dParams& 
 }
 
 NDArray pack_winograd_weights(const NDArray& w, int m, int64_t ib, int64_t ob) {
-  const Matrices& mx = matrices(m);
+  const WinogradMatrices& mx = winograd_matrices(m);
   if (w.ndim() != 4 || w.dtype() != DataType::Float(32) || w.shape()[2] != 3 || w.shape()[3] != 3)
     LOOM_THROW(TypeError, "winograd weights: need float32 OIHW 3x3 weights, got ", w.describe());
   const int64_t O = w.shape()[0], C = w.shape()[1];
@@ -127,7 +124,7 @@ NDArray pack_winograd_weights(const NDArray& w, int m, int64_t ib, int64_t ob) {
 
 Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bias, const Conv2dParams& p, int m,
                              const std::string& name) {
-  const Matrices& mx = matrices(m);
+  const WinogradMatrices& mx = winograd_matrices(m);
   const int a = mx.alpha;
   Shape xs = shape_of(X), us = shape_of(U);
   Shape out = conv2d_winograd_shape(xs, us, p, m);
@@ -140,12 +137,11 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
   Tensor P = pad(X, {0, 0, p.pads[0], p.pads[1], 0, 0, 0, p.pads[2] + th * m - OH, p.pads[3] + tw * m - OW, 0},
                  PadMode::Constant, 0.0, name + "_pad");
   DataType f32 = DataType::Float(32);
-  const int mi = m;
   // B^T d along the tile's rows: R[e1, j, n, cb, ty, tx, c] = sum_i BT[e1][i] d[i][j].
   Tensor R = compute(shape_exprs({a, a, N, CB, th, tw, ib}), ComputeFn([&](const std::vector<Var>& v) {
                        return pick_row(v[0], mx.bt, [&](const std::vector<double>& row) {
                          return combine(
-                             row, [&](int i) { return P(v[2], v[3], v[4] * mi + i, v[5] * mi + v[1], v[6]); }, f32);
+                             row, [&](int i) { return P(v[2], v[3], v[4] * m + i, v[5] * m + v[1], v[6]); }, f32);
                        });
                      }),
                      name + "_in_rows", "winograd_transform");
@@ -170,9 +166,9 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
       name + "_gemm", "winograd_gemm");
   // A^T along the tile's columns, indexed by the output column: Z[e1, n, ob, ty, x, o].
   Tensor Z = compute(shape_exprs({a, N, OB, th, tw * m, ob}), ComputeFn([&](const std::vector<Var>& v) {
-                       return pick_row(v[4] % mi, mx.at, [&](const std::vector<double>& row) {
+                       return pick_row(v[4] % m, mx.at, [&](const std::vector<double>& row) {
                          return combine(
-                             row, [&](int e2) { return M(v[0] * a + e2, v[1], v[2], v[3], v[4] / mi, v[5]); }, f32);
+                             row, [&](int e2) { return M(v[0] * a + e2, v[1], v[2], v[3], v[4] / m, v[5]); }, f32);
                        });
                      }),
                      name + "_out_cols", "winograd_transform");
@@ -181,9 +177,9 @@ Tensor conv2d_winograd_nchwc(const Tensor& X, const Tensor& U, const Tensor& bia
   if (bias.defined() && shape_of(bias) != Shape{OB * ob})
     LOOM_THROW(ShapeError, "conv2d '", name, "': bias '", bias.name(), "' must have shape [", OB * ob, "]");
   return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
-                   Expr y = pick_row(v[2] % mi, mx.at, [&](const std::vector<double>& row) {
+                   Expr y = pick_row(v[2] % m, mx.at, [&](const std::vector<double>& row) {
                      return combine(
-                         row, [&](int e1) { return Z(e1, v[0], v[1], v[2] / mi, v[3], v[4]); }, f32);
+                         row, [&](int e1) { return Z(e1, v[0], v[1], v[2] / m, v[3], v[4]); }, f32);
                    });
                    return bias.defined() ? y + bias(v[1] * obi + v[4]) : y;
                  }),

@@ -38,6 +38,40 @@ std::vector<int> upto(int64_t n) {
   return v;
 }
 
+// The NCHWc register tile both conv templates search, `channel_blocks` output blocks of `block`
+// channels x `x_block` columns (the direct kernel's output columns, the Winograd products' tiles),
+// as ops::nchwc_conv_tile counts it: `registers` for the tile, rows `columns` wide.
+struct NchwcTileSpace {
+  int64_t out_blocks, block, columns;
+  int lanes, registers;
+
+  std::vector<Knob> knobs() const {
+    return {{"channel_blocks", divisors(out_blocks, 8)}, {"x_block", upto(std::min<int64_t>(columns, 32))}};
+  }
+  bool fits(const Config& c) const {
+    int cb = knob(c, "channel_blocks"), x = knob(c, "x_block");
+    if (cb < 1 || x < 1) return false;
+    int v = cb * std::max<int>(1, int(block / lanes));
+    return out_blocks % cb == 0 && x <= columns && x * v <= 2 * (registers - v - 1);
+  }
+  Config default_config() const {
+    ops::NchwcConvTile d = ops::nchwc_conv_tile(lanes, registers, out_blocks, block, columns);
+    return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}};
+  }
+  // The tile's cost-model features: blocks, columns, accumulators, loads per multiply-add, register
+  // use, parallel tasks per thread (given), columns computed per column kept.
+  std::vector<float> features(const Config& c, double tasks) const {
+    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), v = cb * std::max(1.0, double(block) / lanes);
+    return {float(cb),
+            float(x),
+            float(v * x),
+            float((v + x) / (v * x)),
+            float(x * v + v + 1) / registers,
+            float(tasks / runtime::num_threads()),
+            float(std::ceil(double(columns) / x) * x / double(columns))};
+  }
+};
+
 class GemmTemplate : public Template {
  public:
   GemmTemplate(int64_t M, int64_t N, int64_t K, codegen::TargetInfo target)
@@ -214,34 +248,16 @@ class Conv2dNchwcTemplate : public Template {
     if (g_) v.push_back(g_);
     return v;
   }
-  std::vector<Knob> knobs() const override {
-    return {{"channel_blocks", divisors(s_.out_channels / b_, 8)},
-            {"x_block", upto(std::min<int64_t>(s_.out_width(), 32))}};
-  }
-  bool valid(const Config& c) const override {
-    int cb = knob(c, "channel_blocks"), x = knob(c, "x_block");
-    if (cb < 1 || x < 1) return false;
-    int v = cb * std::max<int>(1, int(b_ / t_.float32_lanes()));
-    return (s_.out_channels / b_) % cb == 0 && x <= s_.out_width() && x * v <= 2 * (registers() - v - 1);
-  }
-  Config default_config() const override {
-    ops::NchwcConvTile d =
-        ops::nchwc_conv_tile(t_.float32_lanes(), registers(), s_.out_channels / b_, b_, s_.out_width());
-    return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}};
-  }
+  std::vector<Knob> knobs() const override { return tiles().knobs(); }
+  bool valid(const Config& c) const override { return tiles().fits(c); }
+  Config default_config() const override { return tiles().default_config(); }
   std::vector<float> features(const Config& c) const override {
-    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"),
-           v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
-    double tasks = double(s_.batch) * double(s_.out_channels / b_) / cb * double(s_.out_height());
-    return {float(cb),
-            float(x),
-            float(v * x),
-            float((v + x) / (v * x)),
-            float(x * v + v + 1) / registers(),
-            float(tasks / runtime::num_threads()),
-            float(std::ceil(double(s_.out_width()) / x) * x / double(s_.out_width())),
-            float(s_.in_channels * s_.kernel * s_.kernel),
-            float(s_.stride)};
+    double tasks =
+        double(s_.batch) * double(s_.out_channels / b_) / knob(c, "channel_blocks") * double(s_.out_height());
+    std::vector<float> f = tiles().features(c, tasks);
+    f.push_back(float(s_.in_channels * s_.kernel * s_.kernel));
+    f.push_back(float(s_.stride));
+    return f;
   }
   double flops() const override {
     return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) *
@@ -283,8 +299,11 @@ class Conv2dNchwcTemplate : public Template {
   }
 
  private:
-  // The registers the register tile may use, as ops::schedule_conv2d_nchwc_cpu counts them.
-  int registers() const { return t_.vector_registers - ops::int8_conv_spare_registers(g_); }
+  // The register tile, with the registers ops::schedule_conv2d_nchwc_cpu leaves it.
+  NchwcTileSpace tiles() const {
+    return {s_.out_channels / b_, b_, s_.out_width(), t_.float32_lanes(),
+            t_.vector_registers - ops::int8_conv_spare_registers(g_)};
+  }
   std::vector<int64_t> weight_shape() const {
     if (g_) return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_ / g_, b_, g_};
     return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_, b_};
@@ -316,36 +335,28 @@ class Conv2dWinogradTemplate : public Template {
     return {s_.batch, s_.in_channels, s_.height, s_.width, s_.out_channels, s_.kernel, s_.stride, s_.pad, b_, m_};
   }
   std::vector<Knob> knobs() const override {
-    return {{"channel_blocks", divisors(s_.out_channels / b_, 8)},
-            {"x_block", upto(std::min<int64_t>(tiles_wide(), 32))},
-            {"fused_rows", {0, 1, 2}}};
+    std::vector<Knob> k = tiles().knobs();
+    k.push_back({"fused_rows", {0, 1, 2}});
+    return k;
   }
   bool valid(const Config& c) const override {
-    int cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), rows = knob(c, "fused_rows");
-    if (cb < 1 || x < 1 || rows < 0 || rows > 2 || rows > tiles_high()) return false;
-    int v = cb * std::max<int>(1, int(b_ / t_.float32_lanes()));
-    return (s_.out_channels / b_) % cb == 0 && x <= tiles_wide() && x * v <= 2 * (t_.vector_registers - v - 1);
+    int rows = knob(c, "fused_rows");
+    return rows >= 0 && rows <= 2 && rows <= tiles_high() && tiles().fits(c);
   }
   Config default_config() const override {
-    ops::NchwcConvTile d =
-        ops::nchwc_conv_tile(t_.float32_lanes(), t_.vector_registers, s_.out_channels / b_, b_, tiles_wide());
-    return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}, {"fused_rows", tiles_high() >= 14 ? 1 : 0}};
+    Config c = tiles().default_config();
+    c["fused_rows"] = tiles_high() >= 14 ? 1 : 0;
+    return c;
   }
   std::vector<float> features(const Config& c) const override {
-    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), rows = knob(c, "fused_rows"),
-           v = cb * std::max(1.0, double(b_) / t_.float32_lanes());
+    double cb = knob(c, "channel_blocks"), rows = knob(c, "fused_rows");
     double alpha = m_ + 2, tasks = rows ? double(s_.batch) * std::ceil(double(tiles_high()) / rows)
                                         : alpha * alpha * double(s_.out_channels / b_) / cb * double(tiles_high());
-    return {float(cb),
-            float(x),
-            float(v * x),
-            float((v + x) / (v * x)),
-            float(x * v + v + 1) / t_.vector_registers,
-            float(tasks / runtime::num_threads()),
-            float(std::ceil(double(tiles_wide()) / x) * x / double(tiles_wide())),
-            float(s_.in_channels),
-            float(rows),
-            float(tiles_high() * tiles_wide())};
+    std::vector<float> f = tiles().features(c, tasks);
+    f.push_back(float(s_.in_channels));
+    f.push_back(float(rows));
+    f.push_back(float(tiles_high() * tiles_wide()));
+    return f;
   }
   double flops() const override {
     return 2.0 * double(s_.batch) * double(s_.out_channels) * double(s_.out_height()) * double(s_.out_width()) *
@@ -379,6 +390,9 @@ class Conv2dWinogradTemplate : public Template {
  private:
   int64_t tiles_high() const { return (s_.out_height() + m_ - 1) / m_; }
   int64_t tiles_wide() const { return (s_.out_width() + m_ - 1) / m_; }
+  NchwcTileSpace tiles() const {
+    return {s_.out_channels / b_, b_, tiles_wide(), t_.float32_lanes(), t_.vector_registers};
+  }
 
   Conv2dShape s_;
   int64_t b_;
