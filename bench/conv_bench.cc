@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "baselines.h"
+#include "bench_util.h"
 #include "loom/codegen/llvm.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
@@ -33,36 +34,47 @@ int main(int argc, char** argv) {
   int winograd_rows = -1;  // schedule_conv2d_winograd_cpu's fused_rows
   std::string asm_path;
   int window_outer = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
-    if (a == "--size")
-      hw = std::stoi(v);
-    else if (a == "--oc-block")
-      oc_block = std::stoi(v);
-    else if (a == "--x-block")
-      x_block = std::stoi(v);
-    else if (a == "--reps")
-      reps = std::stoi(v);
-    else if (a == "--asm")
-      asm_path = v;
-    else if (a == "--window-outer")
-      window_outer = v == "1" ? 1 : 0;
-    else if (a == "--threads")
-      thread_counts = bench::parse_int_list(v);
-    else if (a == "--channels")
-      channels = std::stoi(v);
-    else if (a == "--winograd")
-      winograd_tiles = bench::parse_int_list(v);
-    else if (a == "--winograd-rows")
-      winograd_rows = std::stoi(v);
-    else {
-      std::fprintf(
-          stderr,
-          "usage: conv_bench [--size HW] [--channels C] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] "
-          "[--asm FILE] [--window-outer 0|1] [--winograd 2,4] "
-          "[--winograd-rows R]\n");
-      return 2;
+  try {
+    for (int i = 1; i + 1 < argc; i += 2) {
+      std::string a = argv[i], v = argv[i + 1];
+      if (a == "--size")
+        hw = std::stoi(v);
+      else if (a == "--oc-block")
+        oc_block = std::stoi(v);
+      else if (a == "--x-block")
+        x_block = std::stoi(v);
+      else if (a == "--reps")
+        reps = std::stoi(v);
+      else if (a == "--asm")
+        asm_path = v;
+      else if (a == "--window-outer")
+        window_outer = v == "1" ? 1 : 0;
+      else if (a == "--threads")
+        thread_counts = bench::parse_int_list(v);
+      else if (a == "--channels")
+        channels = bench::count_option(v, "--channels", 4096);
+      else if (a == "--winograd") {
+        winograd_tiles.clear();
+        for (const std::string& t : bench::split_list(v))
+          winograd_tiles.push_back(bench::count_option(t, "--winograd", 4));
+      } else if (a == "--winograd-rows")
+        winograd_rows = v == "0" ? 0 : bench::count_option(v, "--winograd-rows", 64);
+      else {
+        std::fprintf(
+            stderr,
+            "usage: conv_bench [--size HW] [--channels C] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] "
+            "[--asm FILE] [--window-outer 0|1] [--winograd 2,4] "
+            "[--winograd-rows R]\n");
+        return 2;
+      }
     }
+    // The blocked kernels take whole blocks of 8 channels; Winograd has tiles of 2 and 4.
+    if (channels % 8) throw std::invalid_argument("--channels: " + std::to_string(channels) + " is no multiple of 8");
+    for (int m : winograd_tiles)
+      if (m != 2 && m != 4) throw std::invalid_argument("--winograd: tiles of " + std::to_string(m) + " (2 or 4)");
+  } catch (const std::invalid_argument& e) {  // a count that is not one, an unsupported value
+    std::fprintf(stderr, "conv_bench: %s\n", e.what());
+    return 2;
   }
   // The register tile for the host's vectors unless --oc-block/--x-block override it.
   codegen::TargetInfo target = codegen::target_info();
