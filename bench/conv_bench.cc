@@ -1,10 +1,12 @@
 // fp32 conv2d NCHW 1x64x56x56, 64 output channels, 3x3, pad 1 (default): Loom's scheduled operator
 // (ops::schedule_conv2d_nchw_cpu) vs oneDNN at 1 and 2 threads, NCHW in and out for both; and the
 // kernel compiled models run (conv2d on NCHW8c activations with pre-packed weights,
-// ops::schedule_conv2d_nchwc_cpu) on the same data, against the same oneDNN time.
-//   conv_bench [--size HW] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N] [--asm FILE]
-//              [--window-outer 0|1]
-// --asm writes the kernel's assembly, to see what a register tile compiles to.
+// ops::schedule_conv2d_nchwc_cpu) on the same data, against the same oneDNN time; and the Winograd
+// kernels F(2x2, 3x3) and F(4x4, 3x3) on those blocked activations, against the NCHWc kernel.
+//   conv_bench [--size HW] [--channels C] [--reps R] [--threads 1,2] [--oc-block 16] [--x-block N]
+//              [--asm FILE] [--window-outer 0|1] [--winograd 2,4] [--winograd-rows R]
+// --asm writes the kernel's assembly, to see what a register tile compiles to (FILE.winogradM for
+// the Winograd kernels); --winograd-rows: schedule_conv2d_winograd_cpu's fused_rows (0: unfused).
 #include <array>
 #include <chrono>
 #include <cmath>
