@@ -1,15 +1,18 @@
 // ONNX models on the CPU: Loom against ONNX Runtime (the CPU build of onnxruntime-node, timed by
-// bench/ort_latency.js) on the same ONNX files, at 1 and 2 threads, interleaved (a round of Loom,
-// a round of ONNX Runtime, three times) because the VM is noisy. Prints the CPU, each ratio (Loom /
-// ONNX Runtime latency) of the fastest runs and of the medians, and their geometric means: on a
-// shared VM interference only slows a run down, so the fastest runs are the steadier comparison.
+// bench/ort_latency.js; or, with --ort-python, the Python package timed by bench/ort_latency.py) on the same ONNX
+// files, at 1 and 2 threads, interleaved (a round of Loom, a round of ONNX Runtime, three times) because the VM is
+// noisy. Prints the CPU, each ratio (Loom / ONNX Runtime latency) of the fastest runs and of the medians, and their
+// geometric means: on a shared VM interference only slows a run down, so the fastest runs are the steadier comparison.
 //   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE] [--no-winograd]
+//             [--ort-python PYTHON]
 // Each model's first output is compared with ONNX Runtime's on the same input (exit 1 past 1e-3 of its
 // largest magnitude).
 // --tuning-log: Loom compiles with the conv tiles `loom tune model` logged (as `loom compile
 // --tuning-log`; the entries for the thread count the bench starts with). Default models: the exported torchvision
 // ResNet-18 and MobileNetV2 of the test fixture (build/models). ONNX Runtime comes from $LOOM_ORT_DIR or build/ort
-// (scripts/bootstrap.sh).
+// (scripts/bootstrap.sh), or with --ort-python from that interpreter's `onnxruntime`. The runner scripts are read
+// from $LOOM_BENCH_DIR, else this source tree's bench/ (a bundle from scripts/bundle_zoo_bench.sh sets it). A model
+// Loom cannot import or compile is reported and skipped (exit 2 at the end).
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -46,13 +49,24 @@ struct OrtTimes {
 
 // ONNX Runtime's median and fastest of `reps` runs; with `output_file`, its first output's values
 // written there.
-OrtTimes ort_ms(const std::string& model, int threads, int reps, const std::string& shapes, std::string* version,
-                const std::string& output_file = "") {
-  const char* dir = std::getenv("LOOM_ORT_DIR");
-  std::string env = std::string("LOOM_ORT_DIR=") + (dir ? dir : LOOM_DEFAULT_ORT_DIR);
-  std::string cmd = env + " node " LOOM_BENCH_DIR "/ort_latency.js '" + model + "' " + std::to_string(threads) + " " +
-                    std::to_string(reps) + " '" + shapes + "'" + (output_file.empty() ? "" : " '" + output_file + "'") +
-                    " 2>/dev/null";
+// The runner: onnxruntime-node through node, or `python` running ort_latency.py when it is set.
+struct OrtRunner {
+  std::string python;
+
+  std::string command() const {
+    const char* bench_dir = std::getenv("LOOM_BENCH_DIR");
+    std::string dir = bench_dir ? bench_dir : LOOM_BENCH_DIR;
+    if (!python.empty()) return "'" + python + "' '" + dir + "/ort_latency.py'";
+    const char* ort_dir = std::getenv("LOOM_ORT_DIR");
+    return std::string("LOOM_ORT_DIR='") + (ort_dir ? ort_dir : LOOM_DEFAULT_ORT_DIR) + "' node '" + dir +
+           "/ort_latency.js'";
+  }
+};
+
+OrtTimes ort_ms(const OrtRunner& runner, const std::string& model, int threads, int reps, const std::string& shapes,
+                std::string* version, const std::string& output_file = "") {
+  std::string cmd = runner.command() + " '" + model + "' " + std::to_string(threads) + " " + std::to_string(reps) +
+                    " '" + shapes + "'" + (output_file.empty() ? "" : " '" + output_file + "'") + " 2>/dev/null";
   std::string out = bench::command_output(cmd);
   try {
     auto j = nlohmann::json::parse(out);
@@ -93,6 +107,7 @@ int main(int argc, char** argv) {
   int reps = 20;
   std::string tuning_log;
   bool winograd = true;
+  OrtRunner runner;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -104,13 +119,15 @@ int main(int argc, char** argv) {
         tuning_log = argv[++i];
       else if (a == "--no-winograd")
         winograd = false;
+      else if (i + 1 < argc && a == "--ort-python")
+        runner.python = argv[++i];
       else if (i + 1 < argc && a == "--threads") {
         threads.clear();
         for (auto& t : bench::split_list(argv[++i])) threads.push_back(bench::count_option(t, "--threads", 1024));
       } else {
         std::fprintf(stderr,
                      "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE] "
-                     "[--no-winograd]\n");
+                     "[--no-winograd] [--ort-python PYTHON]\n");
         return 2;
       }
     }
@@ -135,14 +152,19 @@ int main(int argc, char** argv) {
   // Loom's fastest run per model at each thread count: more threads must never be slower.
   std::vector<std::string> slower_with_more_threads;
   std::string ort_version = "?";
-  std::vector<std::string> wrong;  // outputs farther from ONNX Runtime's than kTolerance
+  std::vector<std::string> wrong;    // outputs farther from ONNX Runtime's than kTolerance
+  std::vector<std::string> skipped;  // models Loom could not import, compile or feed
+  auto skip = [&](const std::string& path, const std::string& why) {
+    std::fprintf(stderr, "zoo_bench: %s: %s (skipped)\n", path.c_str(), why.c_str());
+    skipped.push_back(path.substr(path.find_last_of('/') + 1));
+  };
   for (const std::string& path : models) {
     graph::Graph g;
     try {
       g = frontend::import_onnx(path, {});
     } catch (const Error& e) {
-      std::fprintf(stderr, "zoo_bench: %s\n", e.what());
-      return 2;
+      skip(path, e.what());
+      continue;
     }
     graph::BuildOptions bo;
     bo.pipeline.layout.winograd = winograd;
@@ -156,16 +178,18 @@ int main(int argc, char** argv) {
 #endif
       r = graph::build(std::move(g), bo);
     } catch (const Error& e) {
-      std::fprintf(stderr, "zoo_bench: %s: %s\n", path.c_str(), e.what());
-      return 2;
+      skip(path, e.what());
+      continue;
     }
     auto ex = runtime::GraphExecutor::from_model_file(r.file, path);
     std::string shapes;
+    bool float_inputs = true;
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
       NDArray x = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
       if (x.dtype() != DataType::Float(32)) {
-        std::fprintf(stderr, "zoo_bench: %s: input %zu is %s, not float32\n", path.c_str(), i, x.dtype().str().c_str());
-        return 2;
+        skip(path, "input " + std::to_string(i) + " is " + x.dtype().str() + ", not float32");
+        float_inputs = false;
+        break;
       }
       for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = float(std::sin(double(k)));  // as ort_latency.js
       ex.set_input(i, x);
@@ -173,6 +197,7 @@ int main(int argc, char** argv) {
       for (int64_t d : ex.input_spec(i).shape) s += (s.empty() ? "" : "x") + std::to_string(d);
       shapes += (shapes.empty() ? "" : ";") + s;
     }
+    if (!float_inputs) continue;
     std::string name = path.substr(path.find_last_of('/') + 1);
 #ifdef LOOM_HAVE_TUNE
     if (!tuning_log.empty())
@@ -181,7 +206,7 @@ int main(int argc, char** argv) {
     // The same input through both: Loom's first output against ONNX Runtime's.
     ex.run();
     std::string ort_out = "/tmp/loom_zoo_bench_" + std::to_string(::getpid()) + ".f32";
-    ort_ms(path, 1, 1, shapes, &ort_version, ort_out);
+    ort_ms(runner, path, 1, 1, shapes, &ort_version, ort_out);
     double err = relative_error(ex.get_output(0), ort_out);
     std::remove(ort_out.c_str());
     if (err >= 0) {
@@ -200,7 +225,7 @@ int main(int argc, char** argv) {
           ex.run();
           loom.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
         }
-        OrtTimes o = ort_ms(path, t, (reps + 2) / 3, shapes, &ort_version);
+        OrtTimes o = ort_ms(runner, path, t, (reps + 2) / 3, shapes, &ort_version);
         if (o.median_ms > 0) ort.push_back(o.median_ms), ort_best.push_back(o.min_ms);
       }
       std::sort(loom.begin(), loom.end());
@@ -242,7 +267,12 @@ int main(int argc, char** argv) {
     std::printf("FAILED: outputs differ from ONNX Runtime's by more than %.0e of their largest magnitude:", kTolerance);
     for (const std::string& m : wrong) std::printf(" %s", m.c_str());
     std::printf("\n");
-    return 1;
   }
-  return 0;
+  if (!skipped.empty()) {
+    std::printf("FAILED: Loom could not run:");
+    for (const std::string& m : skipped) std::printf(" %s", m.c_str());
+    std::printf("\n");
+    return 2;
+  }
+  return wrong.empty() ? 0 : 1;
 }

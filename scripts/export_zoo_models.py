@@ -10,6 +10,7 @@ feed-forward 3072, GELU) over 128 token embeddings (1x128x768, opset 14). Timing
 tests (scripts/export_test_models.py) hold the PyTorch reference checks.
 """
 import argparse
+import inspect
 import os
 import warnings
 
@@ -61,8 +62,11 @@ def main():
             continue
         torch.manual_seed(0)
         model, x, opset = build(name)
+        # PyTorch >= 2.9 exports through Dynamo by default; the TorchScript exporter writes the graphs
+        # Loom's model tests were made with (PyTorch 1.13), so it is asked for where it is a choice.
+        legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
         torch.onnx.export(model.eval(), (x,), path, opset_version=opset, input_names=["input"],
-                          output_names=["output"])
+                          output_names=["output"], **legacy)
         print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
 
 
