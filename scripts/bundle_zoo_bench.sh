@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Packs zoo_bench with the shared libraries it loads into one tarball, to time Loom against ONNX
-# Runtime on another x86-64 Linux host that has none of Loom's build dependencies (issue #28 asks
-# for every kind of host: Zen 3, Zen 5, Intel).
+# Packs zoo_bench, the loom CLI and loom-run with the shared libraries they load into one tarball,
+# to time Loom against ONNX Runtime (and profile its kernels: loom compile, loom-run --profile) on
+# another x86-64 Linux host that has none of Loom's build dependencies (issue #28 asks for every
+# kind of host: Zen 3, Zen 5, Intel).
 #
 # usage: scripts/bundle_zoo_bench.sh [--host-cuda] [BUILD_DIR] OUT.tar.xz
-#   --host-cuda: leave NVRTC (over 100 MB, loaded but never called by zoo_bench) to the other
+#   --host-cuda: leave NVRTC (over 100 MB, loaded but never called by these programs) to the other
 #   host, which has the CUDA toolkit (a GPU machine); the wrapper looks in /usr/local/cuda.
 # On the other host:
 #   tar -xJf OUT.tar.xz -C DIR
@@ -12,8 +13,8 @@
 #   DIR/zoo_bench_bundle/zoo_bench --ort-python python3 --models MODELS/resnet18.onnx,...
 # The host's own C library, C++ runtime, dynamic loader and C compiler are used (Loom links each
 # compiled model with `cc`, or $LOOM_CC): they must be at least as new as this build machine's.
-# Only zoo_bench sees the bundled libraries (the loader's --library-path, not LD_LIBRARY_PATH), so
-# the python3 that runs ONNX Runtime keeps its own.
+# Only the bundled programs see the bundled libraries (the loader's --library-path, not
+# LD_LIBRARY_PATH), so the python3 that runs ONNX Runtime keeps its own.
 set -euo pipefail
 skip='libc|libm|libpthread|librt|libdl|libstdc\+\+|libgcc_s'
 if [[ ${1:-} == --host-cuda ]]; then skip="$skip|libnvrtc"; shift; fi
@@ -22,33 +23,41 @@ if [[ $# -eq 1 ]]; then build=build out=$1; elif [[ $# -eq 2 ]]; then build=$1 o
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
-exe="$build/bin/zoo_bench"
-[[ -x $exe ]] || { echo "$0: $exe not built (cmake --build $build --target zoo_bench)" >&2; exit 2; }
+exes=("$build/bin/zoo_bench" "$build/bin/loom" "$build/bin/loom-run")
+for exe in "${exes[@]}"; do
+  [[ -x $exe ]] || { echo "$0: $exe not built (cmake --build $build)" >&2; exit 2; }
+done
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 dir="$stage/zoo_bench_bundle"
 mkdir -p "$dir/lib" "$dir/bench"
-cp "$exe" "$dir/lib/zoo_bench.bin"
 # Every library ldd resolves, except the C and C++ runtimes the other host brings (bundling older
 # ones would shadow what its compiler and Python were built against).
-ldd "$exe" | awk '/=> \// {print $3}' | grep -Ev "/($skip)\.so" |
-  while read -r lib; do cp -L "$lib" "$dir/lib/"; done
-missing=$(ldd "$exe" | grep 'not found' || true)
-[[ -z $missing ]] || { echo "$0: unresolved libraries: $missing" >&2; exit 1; }
+for exe in "${exes[@]}"; do
+  missing=$(ldd "$exe" | grep 'not found' || true)
+  [[ -z $missing ]] || { echo "$0: $exe: unresolved libraries: $missing" >&2; exit 1; }
+  ldd "$exe" | awk '/=> \// {print $3}' | grep -Ev "/($skip)\.so" |
+    while read -r lib; do cp -L "$lib" "$dir/lib/"; done
+done
 cp "$root/bench/ort_latency.js" "$root/bench/ort_latency.py" "$dir/bench/"
 cp "$root/scripts/export_zoo_models.py" "$dir/"
-cat >"$dir/zoo_bench" <<'EOF'
+cat >"$dir/lib/run_bundled" <<'EOF'
 #!/usr/bin/env bash
-# zoo_bench from this bundle: the host's loader, the bundled libraries, the bundled ONNX Runtime runners.
+# Runs the bundled program $0 names: the host's loader, the bundled libraries and ONNX Runtime runners.
 here=$(cd "$(dirname "$0")" && pwd)
 export LOOM_BENCH_DIR="$here/bench"
 if [[ -z ${LOOM_CC:-} ]] && ! command -v cc >/dev/null; then export LOOM_CC=gcc; fi
 loader=$(ls /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 2>/dev/null | head -1)
 libs="$here/lib"
 nvrtc=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib 2>/dev/null | head -1 || true)
-exec "$loader" --library-path "$libs${nvrtc:+:$nvrtc}" "$libs/zoo_bench.bin" "$@"
+exec "$loader" --library-path "$libs${nvrtc:+:$nvrtc}" "$libs/$(basename "$0").bin" "$@"
 EOF
-chmod +x "$dir/zoo_bench"
+chmod +x "$dir/lib/run_bundled"
+for exe in "${exes[@]}"; do
+  name=$(basename "$exe")
+  cp "$exe" "$dir/lib/$name.bin"
+  ln -s lib/run_bundled "$dir/$name"
+done
 tar -C "$stage" -cf - zoo_bench_bundle | xz -T0 -6 >"$out"
 echo "$out: $(du -h "$out" | cut -f1) ($(ls "$dir/lib" | wc -l) files)"

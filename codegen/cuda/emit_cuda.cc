@@ -225,6 +225,11 @@ class KernelPrinter {
       return s + ")";
     }
     if (c->name == "fabs" && t.is_integer()) return "abs(" + expr(c->args[0]) + ")";
+    std::string one = t.bits() == 32 ? "1.0f" : "1.0";
+    if (c->name == "recip_finite" && t.is_float())  // CUDA's division is already a reciprocal and a refinement
+      return "(" + one + " / " + expr(c->args[0]) + ")";
+    if (c->name == "sigmoid" && t.is_float())
+      return "(" + one + " / (" + one + " + " + (t.bits() == 32 ? "expf" : "exp") + "(-" + expr(c->args[0]) + ")))";
     LOOM_THROW(CodegenError, "CUDA backend: no CUDA form for intrinsic '", c->name, "'");
   }
 

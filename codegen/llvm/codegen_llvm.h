@@ -76,6 +76,9 @@ class CodeGenLLVM {
   llvm::Value* emit_call(const ir::CallNode* op);
   llvm::Value* emit_math(const ir::CallNode* op);
   llvm::Value* emit_vector_exp_f32(llvm::Value* x);
+  llvm::Value* emit_vector_exp_f32_core(llvm::Value* xc);
+  llvm::Value* emit_vector_sigmoid_f32(llvm::Value* x);
+  llvm::Value* emit_recip_finite(llvm::Value* x);
   llvm::Value* emit_lazy_select(const ir::CallNode* op);
   llvm::Value* emit_ramp(const ir::RampNode* op);
   // Element pointer(s) for a flat index: a scalar pointer, or a vector of pointers.

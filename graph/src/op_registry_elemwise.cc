@@ -236,11 +236,14 @@ void add_elemwise_ops(const AddOp& add) {
       },
       [](const Node&, double x) { return std::atanh(x); });
   // erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7): exp, a polynomial and a
-  // sign, so it vectorizes (GELU's erf).
+  // sign, so it vectorizes (GELU's erf). |x| is clamped at 10 (erf is 1 there in float) so that
+  // the divisor is finite for recip_finite; NaN stays NaN (the clamp is a select).
   unary(
       "erf", true,
       [c](const Node&, Expr x) {
-        Expr a = ir::abs(x), t = c(x, 1.0) / (c(x, 1.0) + c(x, 0.3275911) * a);
+        Expr a = ir::abs(x);
+        a = ir::select(a > c(x, 10.0), c(x, 10.0), a);
+        Expr t = ir::recip_finite(c(x, 1.0) + c(x, 0.3275911) * a);
         Expr poly =
             t * (c(x, 0.254829592) +
                  t * (c(x, -0.284496736) + t * (c(x, 1.421413741) + t * (c(x, -1.453152027) + t * c(x, 1.061405429)))));

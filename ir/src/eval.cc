@@ -249,6 +249,10 @@ class Evaluator {
           r = std::sqrt(x);
         else if (c->name == "tanh")
           r = std::tanh(x);
+        else if (c->name == "recip_finite")
+          r = 1.0 / x;
+        else if (c->name == "sigmoid")
+          r = 1.0 / (1.0 + std::exp(-x));
         else if (c->name == "fabs")
           r = std::fabs(x);
         else if (c->name == "floor")

@@ -248,6 +248,8 @@ Expr exp(Expr x) { return float_intrinsic("exp", std::move(x)); }
 Expr sqrt(Expr x) { return float_intrinsic("sqrt", std::move(x)); }
 Expr log(Expr x) { return float_intrinsic("log", std::move(x)); }
 Expr tanh(Expr x) { return float_intrinsic("tanh", std::move(x)); }
+Expr recip_finite(Expr x) { return float_intrinsic("recip_finite", std::move(x)); }
+Expr sigmoid(Expr x) { return float_intrinsic("sigmoid", std::move(x)); }
 Expr floor(Expr x) { return float_intrinsic("floor", std::move(x)); }
 Expr ceil(Expr x) { return float_intrinsic("ceil", std::move(x)); }
 Expr round_even(Expr x) { return float_intrinsic("roundeven", std::move(x)); }

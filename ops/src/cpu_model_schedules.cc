@@ -29,7 +29,7 @@ bool costly_for_several(const Schedule& s, const Stage& st) {
   ir::post_order_visit(st->op->body, [&](const Expr& e) {
     auto* c = e.as<ir::CallNode>();
     if (c && (c->name == "exp" || c->name == "exp2" || c->name == "log" || c->name == "log2" || c->name == "tanh" ||
-              c->name == "pow" || c->name == "sin" || c->name == "cos"))
+              c->name == "sigmoid" || c->name == "pow" || c->name == "sin" || c->name == "cos"))
       costly = true;
   });
   if (!costly) return false;

@@ -81,7 +81,7 @@ Tensor unary(const Tensor& X, const std::function<Expr(Expr)>& f, const std::str
                  name, "elemwise");
 }
 
-Expr sigmoid(Expr x) { return make_one(x.type()) / (make_one(x.type()) + exp(-x)); }
+Expr sigmoid(Expr x) { return ir::sigmoid(std::move(x)); }
 
 Expr atan(Expr x) {
   auto c = [&](double v) { return make_const(x.type(), v); };

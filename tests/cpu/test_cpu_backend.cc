@@ -486,5 +486,71 @@ TEST(CpuBackend, ExportedLibraryRoundTrip) {
   EXPECT_THROW(m.call("vadd", wrong), TypeError);
 }
 
+// Sigmoid (SiLU, SE gates, LSTM) and erf (GELU) divide by a finite, nonzero value: on Intel's
+// float vectors that division is a reciprocal estimate and a Newton step (recip_finite), not a
+// divide instruction; AMD Zen keeps the division. The values stay within a few ulp of
+// 1 / (1 + e^-x) on this host, and the edges hold.
+TEST(CpuBackend, SigmoidTakesAReciprocalEstimateOnIntel) {
+  for (const char* cpu : {"znver3", "znver4", "haswell", "skylake-avx512", "sapphirerapids"}) {
+    codegen::LLVMOptions o;
+    o.target_triple = "x86_64-pc-linux-gnu";
+    o.target_cpu = cpu;
+    int lanes = codegen::target_info(o).float32_lanes();
+    Tensor A = placeholder({1024}, DataType::Float(32), "A");
+    Tensor Y = compute(
+        {1024}, [&](const std::vector<Var>& i) { return ops::sigmoid(A(i[0])); }, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_generic_cpu(s, Y, lanes);
+    std::string assembly = codegen::emit_assembly({schedule::lower(s, {A, Y}, "sigmoid")}, o);
+    bool zen = std::string(cpu).rfind("znver", 0) == 0;
+    EXPECT_EQ(assembly.find("vdivps") != std::string::npos, zen) << cpu;
+    EXPECT_EQ(assembly.find("vrcp14ps") != std::string::npos || assembly.find("vrcpps") != std::string::npos, !zen)
+        << cpu;
+  }
+  const std::vector<float> x = {-1000.f,
+                                -100.f,
+                                -87.5f,
+                                -20.f,
+                                -1.f,
+                                -1e-3f,
+                                0.f,
+                                0.5f,
+                                3.f,
+                                30.f,
+                                1000.f,
+                                std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(),
+                                std::numeric_limits<float>::quiet_NaN(),
+                                5.f,
+                                -5.f};
+  Tensor A = placeholder({int64_t(x.size())}, DataType::Float(32), "A");
+  Tensor Y = compute(
+      {int64_t(x.size())}, [&](const std::vector<Var>& i) { return ops::sigmoid(A(i[0])); }, "Y");
+  schedule::Schedule s({Y});
+  s[Y].vectorize(s[Y].axis(0));  // one vector of 16 lanes
+  // This host's code, and Haswell's (the estimate, with AVX2's coarser rcpps) where it runs.
+  std::vector<std::string> cpus = {""};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpus.push_back("haswell");
+  for (const std::string& cpu : cpus) {
+    codegen::LLVMOptions o;
+    o.target_cpu = cpu;
+    auto m = codegen::build_llvm({schedule::lower(s, {A, Y}, "sigmoid")}, o);
+    NDArray a = NDArray::empty({int64_t(x.size())}, DataType::Float(32)), y = NDArray::empty(a.shape(), a.dtype());
+    std::copy(x.begin(), x.end(), a.data<float>());
+    m.call("sigmoid", {a, y});
+    std::string where = cpu.empty() ? "host" : cpu;
+    for (size_t k = 0; k < x.size(); ++k) {
+      float got = y.data<float>()[k];
+      if (std::isnan(x[k])) {
+        EXPECT_TRUE(std::isnan(got)) << where << ": sigmoid(NaN) = " << got;
+        continue;
+      }
+      double want = 1.0 / (1.0 + std::exp(-double(x[k])));
+      EXPECT_FALSE(std::isnan(got)) << where << ": sigmoid(" << x[k] << ")";
+      EXPECT_NEAR(got, want, 4e-7 * want + 2e-38) << where << ": sigmoid(" << x[k] << ")";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom

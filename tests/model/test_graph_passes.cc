@@ -104,6 +104,66 @@ TEST(GraphPasses, ConvBiasReluResidualBecomeOneKernel) {
   }
 }
 
+// Diamonds: x = conv(...) read by an element-wise side chain and by the node that closes it
+// (SiLU x * sigmoid(x), GELU x * (1 + erf(x / c)) / 2) fuse into the conv's kernel, so x is
+// never stored; the compiled graph matches the interpreter. A side whose value is also read
+// elsewhere (here a graph output) keeps its own kernel.
+TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
+  auto conv_graph = [](Graph& g, int64_t C) {
+    int x = g.add_input("x", {{1, C, 6, 7}, DataType::Float(32)});
+    return g.add_op("conv2d", "conv",
+                    {x, g.add_constant("w", test::random_float32({C, C, 3, 3}, 31, -0.3, 0.3)),
+                     g.add_constant("b", test::random_float32({C}, 32, -0.1, 0.1))},
+                    Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  };
+  auto scalar = [](float v) {
+    NDArray a = NDArray::empty({1}, DataType::Float(32));
+    a.data<float>()[0] = v;
+    return a;
+  };
+  for (bool side_is_output : {false, true})
+    for (const char* act : {"silu", "gelu"}) {
+      SCOPED_TRACE(std::string(act) + (side_is_output ? ", side chain also an output" : ""));
+      Graph g;
+      int conv = conv_graph(g, 16), side, y;
+      if (std::string(act) == "silu") {
+        side = g.add_op("sigmoid", "sig", {conv});
+        y = g.add_op("mul", "silu", {conv, side});
+      } else {
+        int d = g.add_op("div", "d", {conv, g.add_constant("c", scalar(1.4142f))});
+        side = g.add_op("add", "one_plus", {g.add_op("erf", "erf", {d}), g.add_constant("one", scalar(1.0f))});
+        y = g.add_op("mul", "half", {g.add_op("mul", "gelu", {conv, side}), g.add_constant("h", scalar(0.5f))});
+      }
+      g.outputs = {y};
+      if (side_is_output) g.outputs.push_back(side);
+      Graph o = g;
+      PipelineOptions po;
+      po.layout.blocked_activations = false;
+      optimize(o, po);
+      FusionPlan plan = fuse_ops(o);
+      std::string s = plan.str(o);
+      int with_conv = 0;
+      for (const FusedGroup& grp : plan.groups)
+        for (int id : grp.nodes)
+          if (o.node(id).op == "conv2d") {
+            ++with_conv;
+            EXPECT_EQ(grp.nodes.size() > 1, !side_is_output) << s;
+            if (!side_is_output) EXPECT_EQ(o.node(grp.output).name, std::string(act) == "silu" ? "silu" : "half") << s;
+          }
+      EXPECT_EQ(with_conv, 1) << s;
+      for (bool blocked : {false, true}) {
+        BuildOptions bo;
+        bo.pipeline.layout.blocked_activations = blocked;
+        auto ex = runtime::GraphExecutor::from_model_file(build(g, bo).file, "diamond");
+        NDArray x = test::random_float32({1, 16, 6, 7}, 33, -2, 2);
+        std::vector<NDArray> got = ex.run({x}), want = reference_run(g, {x});
+        for (size_t k = 0; k < want.size(); ++k)
+          for (int64_t i = 0; i < want[k].numel(); ++i)
+            ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-5) << k << " " << i;
+      }
+    }
+}
+
 TEST(GraphPasses, LayoutTransformsOnlyAtBoundaries) {
   // ResNet-18: activations stay blocked from the first convolution to the global pool; only the
   // image going in and the pooled features going to the classifier are transformed.

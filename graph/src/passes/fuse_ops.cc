@@ -21,6 +21,30 @@ bool can_join(OpPattern group, OpPattern node) {
   return false;
 }
 
+// The groups that make `id` the far end of a diamond from the output of group `gi` (x = conv(...);
+// y = x * sigmoid(x): SiLU, hardswish, GELU): every other reader of that output lies in a group of
+// element-wise/broadcast nodes whose value only `id` reads. Those side groups, or nothing when
+// there is no such diamond. Merging them with `gi` and `id` cannot make a cycle: the only value
+// that leaves any of them is the one `id` reads.
+std::vector<int> diamond_sides(const FusionPlan& plan, const std::vector<int>& group_of,
+                               const std::vector<std::vector<int>>& users, const std::set<int>& graph_outputs, int gi,
+                               int id) {
+  const FusedGroup& grp = plan.groups[size_t(gi)];
+  std::vector<int> sides;
+  for (int u : users[grp.output]) {
+    if (u == id) continue;
+    int si = group_of[u];
+    if (si < 0 || si == gi) return {};
+    const FusedGroup& side = plan.groups[size_t(si)];
+    bool only_id = std::all_of(users[side.output].begin(), users[side.output].end(), [&](int v) { return v == id; });
+    if (!only_id || graph_outputs.count(side.output) || side.pattern > OpPattern::Broadcast ||
+        !can_join(grp.pattern, side.pattern))
+      return {};
+    if (std::find(sides.begin(), sides.end(), si) == sides.end()) sides.push_back(si);
+  }
+  return sides;
+}
+
 }  // namespace
 
 FusionPlan fuse_ops(const Graph& g) {
@@ -33,7 +57,29 @@ FusionPlan fuse_ops(const Graph& g) {
     if (!n.is_op()) continue;
     OpPattern p = op_def(n.op).pattern;
     int joined = -1;
+    // A diamond closes here: its producer's kernel takes in the side kernels and this node.
     for (int in : n.inputs) {
+      int gi = group_of[in];
+      if (gi < 0 || plan.groups[size_t(gi)].output != in || graph_outputs.count(in) ||
+          !can_join(plan.groups[size_t(gi)].pattern, p))
+        continue;
+      std::vector<int> sides = diamond_sides(plan, group_of, users, graph_outputs, gi, id);
+      if (sides.empty()) continue;
+      std::sort(sides.begin(), sides.end());  // groups are made in topological order
+      FusedGroup& grp = plan.groups[size_t(gi)];
+      for (int si : sides) {
+        FusedGroup& side = plan.groups[size_t(si)];
+        for (int v : side.nodes) group_of[v] = gi;
+        grp.nodes.insert(grp.nodes.end(), side.nodes.begin(), side.nodes.end());
+        if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce)
+          grp.pattern = std::max(grp.pattern, side.pattern);
+        side.nodes.clear();  // merged; dropped below
+      }
+      joined = gi;
+      break;
+    }
+    for (int in : n.inputs) {
+      if (joined >= 0) break;
       int gi = group_of[in];
       if (gi < 0) continue;
       FusedGroup& grp = plan.groups[gi];
@@ -59,6 +105,9 @@ FusionPlan fuse_ops(const Graph& g) {
     }
     group_of[id] = joined;
   }
+  plan.groups.erase(
+      std::remove_if(plan.groups.begin(), plan.groups.end(), [](const FusedGroup& grp) { return grp.nodes.empty(); }),
+      plan.groups.end());
   // The anchor is the node with the strongest pattern (its schedule drives the kernel); inputs are
   // the values read from outside, in first-read order.
   for (FusedGroup& grp : plan.groups) {
