@@ -206,6 +206,24 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
   }
 }
 
+// A reduction's points are counted with their reductions when deciding to run in parallel:
+// LayerNorm's row means over a transformer's 768 columns (128 points, 98304 additions) run on
+// every thread, a handful of short sums stays serial; both match the reference.
+TEST(CpuBackend, RowReductionsRunInParallel) {
+  int lanes = codegen::target_info().float32_lanes();
+  for (auto [rows, cols, parallel] : {std::tuple{128, 768, true}, std::tuple{4, 8, false}}) {
+    Tensor X = placeholder({1, rows, cols}, DataType::Float(32), "X");
+    IterVar k = reduce_axis(cols, "k");
+    Tensor R = compute(
+        {1, rows, 1}, [&](const std::vector<Var>& i) { return sum(X(i[0], i[1], k->var), {k}); }, "R");
+    schedule::Schedule s({R});
+    ops::schedule_generic_cpu(s, R, lanes);
+    std::string ir = to_string(schedule::lower(s, {X, R}, "row_sums"));
+    EXPECT_EQ(ir.find("parallel") != std::string::npos, parallel) << rows << " x " << cols << "\n" << ir;
+    expect_compiled_matches(s, test::Workload{{X}, {R}}, "row_sums" + std::to_string(rows));
+  }
+}
+
 // A separable bilinear resize (two resample_axis stages): the first is stored, not inlined into
 // the second, which reads it at two gathered columns per output (inlined, each output gathered
 // four input elements; Zen 5, a 21x28x28 -> 224x224 resize: 2.44 -> 1.83 ms). A cheap stage read
