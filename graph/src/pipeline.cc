@@ -41,7 +41,7 @@ const PassPipeline<GraphRun>& pipeline() {
       pass("alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }),
       pass("winograd_conv",
            [](Graph& g, const PipelineOptions& o) {
-             if (o.layout.winograd) winograd_conv(g);
+             if (o.layout.winograd) winograd_conv(g, o.layout.winograd_min_saved_macs);
            }),
       pass("eliminate_dead_nodes", [](Graph& g, const PipelineOptions&) { eliminate_dead_nodes(g); }),
   });

@@ -88,6 +88,7 @@ TEST(GraphPasses, ConvBiasReluResidualBecomeOneKernel) {
     Graph g = b.g;
     PipelineOptions o;
     o.layout.blocked_activations = blocked;
+    o.layout.winograd_min_saved_macs = 0;  // Winograd on a map this small too: its kernel fuses the same
     optimize(g, o);
     FusionPlan plan = fuse_ops(g);
     std::string s = plan.str(g);
@@ -467,8 +468,16 @@ TEST(GraphPasses, GroupedConvolutionsRunBlocked) {
 }
 
 // winograd_tile_for: the tile that saves the most multiply-adds, at least 1.5x over at least 9
-// tiles, else direct.
+// tiles, else direct; given the channels, also direct where it saves fewer than
+// kWinogradMinSavedMacs multiply-adds a call.
 TEST(GraphPasses, WinogradTileFollowsTheMapSize) {
+  EXPECT_EQ(winograd_tile_for(28, 28, 128 * 32), 4);   // DenseNet-121's 28x28: 28.9 M, 21.7 M saved
+  EXPECT_EQ(winograd_tile_for(14, 14, 128 * 32), 0);   // its 14x14: 7.2 M, 4.9 M saved
+  EXPECT_EQ(winograd_tile_for(7, 7, 128 * 32), 0);     // its 7x7: 1.8 M, 0.8 M saved
+  EXPECT_EQ(winograd_tile_for(14, 14, 256 * 256), 4);  // ResNet-18's 14x14: 115.6 M, 77.9 M saved
+  EXPECT_EQ(winograd_tile_for(7, 7, 512 * 512), 2);    // its 7x7: 115.6 M, 48.4 M saved
+  EXPECT_EQ(winograd_tile_for(7, 7, 512 * 512, 1e9), 0);
+  EXPECT_EQ(winograd_tile_for(14, 14, 128 * 32, 0), 4);
   EXPECT_EQ(winograd_tile_for(56, 56), 4);  // 4x fewer
   EXPECT_EQ(winograd_tile_for(14, 14), 4);  // 3.06x (F(2x2): 2.25x)
   EXPECT_EQ(winograd_tile_for(9, 9), 4);    // 3 x 3 tiles of 4: 2.25x (F(2x2): 1.82x)
@@ -513,6 +522,7 @@ TEST(GraphPasses, WinogradForStrideOne3x3Convs) {
     PipelineOptions po;
     po.layout.vector_lanes = 8;
     po.layout.winograd = on;
+    po.layout.winograd_min_saved_macs = 0;  // the tile rule alone: these maps are small
     Graph o = g;
     optimize(o, po);
     std::map<std::string, int64_t> tiles;  // conv name -> Winograd tile (0: direct)
@@ -525,6 +535,7 @@ TEST(GraphPasses, WinogradForStrideOne3x3Convs) {
     std::vector<NDArray> interpreted = reference_run(o, {in});
     BuildOptions bo;
     bo.pipeline.layout.winograd = on;
+    bo.pipeline.layout.winograd_min_saved_macs = 0;
     std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(build(g, bo).file, "wino").run({in});
     for (size_t k = 0; k < want.size(); ++k) {
       // The transformed weights are float32: within their rounding of the exact convolution.

@@ -329,12 +329,12 @@ TEST(ApplyLog, ALinkedProgramBuildsWithALoggedTile) {
 }
 
 // The products of a model's Winograd convolutions are tuned too: `model_conv_kernels` reports them
-// (F(4x4) on ResNet-18's 16x16 layer at 64x64, F(2x2) on its 8x8 ones), every trial reproduces the
+// (F(4x4) on ResNet-18's 32x32 and 16x16 layers at 128x128, F(2x2) on its 8x8 ones), every trial reproduces the
 // default's output (fused rows, chunks of two, tiles), and a logged tile with its fused rows
 // reaches the build, which still computes what the reference interpreter computes; an entry
 // without fused rows names the log.
 TEST(ApplyLog, WinogradProductsAreTunedAndLogged) {
-  graph::Graph g = graph::builtin_model("resnet18", 1, 64);
+  graph::Graph g = graph::builtin_model("resnet18", 1, 128);
   std::vector<graph::ConvKernelKey> keys = model_conv_kernels(g);
   std::map<int64_t, int> by_tile;
   for (auto& k : keys) by_tile[k.winograd]++;
@@ -381,17 +381,17 @@ TEST(ApplyLog, WinogradProductsAreTunedAndLogged) {
 
 // A 3x3 stride-1 conv on an image's 3 channels runs as Winograd with input blocks of 3 and output
 // blocks of the target's lanes: the tuner has no template for that, so the build asks for no tile
-// (it used to throw), while the next conv, 16 -> 16, is keyed and tuned.
+// (it used to throw), while the next conv, 64 -> 64, is keyed and tuned.
 TEST(ApplyLog, WinogradOnAnImageIsNotKeyed) {
   graph::Graph g;
-  int x = g.add_input("x", {{1, 3, 32, 32}, DataType::Float(32)});
+  int x = g.add_input("x", {{1, 3, 128, 128}, DataType::Float(32)});
   graph::Attrs pad1 = graph::Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  int c1 = g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({16, 3, 3, 3}, 1))}, pad1);
-  int c2 = g.add_op("conv2d", "c2", {c1, g.add_constant("w2", test::random_float32({16, 16, 3, 3}, 2))}, pad1);
+  int c1 = g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({64, 3, 3, 3}, 1))}, pad1);
+  int c2 = g.add_op("conv2d", "c2", {c1, g.add_constant("w2", test::random_float32({64, 64, 3, 3}, 2))}, pad1);
   g.outputs = {c2};
   std::vector<graph::ConvKernelKey> keys = model_conv_kernels(g);
   ASSERT_EQ(keys.size(), 1u);
-  EXPECT_EQ(keys[0].layer.in_channels, 16);
+  EXPECT_EQ(keys[0].layer.in_channels, 64);
   EXPECT_EQ(keys[0].winograd, 4);
 }
 

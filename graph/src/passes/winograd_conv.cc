@@ -27,7 +27,7 @@ NDArray unblock_weights(const NDArray& w) {
 }
 
 // The tile for blocked conv `n`, 0 where it stays direct.
-int tile_for(const Graph& g, const Node& n) {
+int tile_for(const Graph& g, const Node& n, double min_saved_macs) {
   if (n.op != "conv2d" || !conv_layout(n).blocked() || n.inputs.size() < 2) return 0;
   const Node& w = g.node(n.inputs[1]);
   if (!w.is_constant() || w.value.dtype() != DataType::Float(32) || w.value.ndim() != 6 || w.value.shape()[2] != 3 ||
@@ -42,12 +42,16 @@ int tile_for(const Graph& g, const Node& n) {
       n.attrs.get_ints("strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
       n.attrs.get_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
     return 0;
-  return winograd_tile_for(n.type.shape[2], n.type.shape[3]);
+  // Multiply-adds per output pixel and tap: batch x input channels per group x output channels.
+  // (Weights [O/b, C/groups/b, 3, 3, b, b], output [N, O/b, H, W, b].)
+  int64_t channel_products =
+      n.type.shape[0] * w.value.shape()[1] * w.value.shape()[4] * n.type.shape[1] * n.type.shape[4];
+  return winograd_tile_for(n.type.shape[2], n.type.shape[3], channel_products, min_saved_macs);
 }
 
 }  // namespace
 
-int winograd_tile_for(int64_t out_h, int64_t out_w) {
+int winograd_tile_for(int64_t out_h, int64_t out_w, int64_t channel_products, double min_saved_macs) {
   int best = 0;
   double best_saving = 1.5;
   for (int m : {4, 2}) {
@@ -55,13 +59,15 @@ int winograd_tile_for(int64_t out_h, int64_t out_w) {
     double saving = 9.0 * double(out_h) * double(out_w) / (double(tiles) * double(alpha * alpha));
     if (tiles >= 9 && saving >= best_saving) best = m, best_saving = saving;
   }
+  double direct = 9.0 * double(out_h) * double(out_w) * double(channel_products);
+  if (best && channel_products > 0 && direct * (1.0 - 1.0 / best_saving) < min_saved_macs) return 0;
   return best;
 }
 
-void winograd_conv(Graph& g) {
+void winograd_conv(Graph& g, double min_saved_macs) {
   size_t original = g.nodes.size();
   for (size_t id = 0; id < original; ++id) {
-    int m = tile_for(g, g.nodes[id]);
+    int m = tile_for(g, g.nodes[id], min_saved_macs);
     if (!m) continue;
     const Node& conv = g.nodes[id];
     const NDArray& w = g.node(conv.inputs[1]).value;

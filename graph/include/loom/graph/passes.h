@@ -35,6 +35,11 @@ void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
 // puts in its place; importers fold shape computations with it).
 NDArray evaluate_constant_op(const Graph& g, int id);
 
+// Winograd's least saving worth a call, in multiply-adds: each call pays the transforms' own
+// parallel stages and its transformed weights (alpha^2 / 9 times the direct ones) whatever the
+// saving. DenseNet-121's 128 -> 32 convs at 14x14 and 7x7 ran slower than direct, its 28x28 ones
+// faster (docs/cpu_backend.md has the measurements).
+constexpr double kWinogradMinSavedMacs = 8e6;
 struct LayoutOptions {
   int vector_lanes = 16;            // float32 lanes of the target's vectors
   bool blocked_activations = true;  // NCHWc activations around convolutions (else NCHW throughout)
@@ -43,8 +48,10 @@ struct LayoutOptions {
   // 0 widened int32 products.
   int int8_conv_group = 4;
   // 3x3 stride-1 float convs on NCHWc data as Winograd F(m x m, 3 x 3) where winograd_tile_for
-  // says so (pass winograd_conv, after alter_layout).
+  // says so (pass winograd_conv, after alter_layout), saving at least winograd_min_saved_macs
+  // multiply-adds per call (0: wherever the tile rule allows, as tests of its mechanics want).
   bool winograd = true;
+  double winograd_min_saved_macs = kWinogradMinSavedMacs;
 };
 // Float convs (one group, constant weights and bias) whose output channels are no multiple of 8
 // compute zero-padded channels up to a multiple of `lanes` (at most twice as many), then a slice
@@ -59,10 +66,13 @@ void alter_layout(Graph& g, const LayoutOptions& options);
 // alpha^2, the partial tiles at the edges counted whole), if it saves at least 1.5x over at least
 // 9 tiles; else 0, direct. The transformed weights (alpha^2 / 9 times the direct ones) are read
 // once per call: a map of few tiles does not repay them.
-int winograd_tile_for(int64_t out_h, int64_t out_w);
+// With channel_products (batch x input channels per group x output channels), also 0 where the
+// multiply-adds saved fall below min_saved_macs (kWinogradMinSavedMacs by default).
+int winograd_tile_for(int64_t out_h, int64_t out_w, int64_t channel_products = 0,
+                      double min_saved_macs = kWinogradMinSavedMacs);
 // Blocked 3x3 float convs with stride and dilation 1 and constant weights become conv2d_winograd
 // nodes with the weights transformed once, here (ops::pack_winograd_weights).
-void winograd_conv(Graph& g);
+void winograd_conv(Graph& g, double min_saved_macs = kWinogradMinSavedMacs);
 
 // Fusion: groups of nodes compiled into one kernel.
 struct FusedGroup {
