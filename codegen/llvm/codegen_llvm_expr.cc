@@ -437,7 +437,7 @@ llvm::Value* CodeGenLLVM::emit_recip_finite(llvm::Value* x) {
 // 1 / (1 + e^-x) for float32 vectors: x clamped to [-87, 87] (comparisons and selects, so NaN
 // stays NaN), where e^-x is finite and its core (emit_vector_exp_f32_core) needs none of exp's
 // edge handling; then recip_finite. At the clamps the value is within 2e-38 of the true one.
-// About 20 vector operations instead of exp's 28 and a division (SiLU on Sapphire Rapids).
+// Fewer vector operations than exp's and a division (SiLU epilogues are bound by them).
 llvm::Value* CodeGenLLVM::emit_vector_sigmoid_f32(llvm::Value* x) {
   llvm::Type* ty = x->getType();
   auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };

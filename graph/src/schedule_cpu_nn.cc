@@ -42,6 +42,18 @@ std::optional<ConvKernelKey> conv_kernel_key(const Graph& g, const Node& conv) {
   return key;
 }
 
+// Whether the group's kernel is the conv's own: its output is the conv's shape. A squeeze-and-
+// excitation block's 1x1 conv on pooled features, multiplied into the feature map by its
+// epilogue, writes the map: the tuner measured the conv alone, and its tile there recomputed the
+// conv per tile of the map (DeepLabV3's SE kernels several times slower with a tuning log).
+bool group_writes_the_conv(const CpuScheduleContext& c) {
+  const Shape& conv = c.anchor.type.shape;
+  if (c.out.ndim() != int(conv.size())) return false;
+  for (size_t i = 0; i < conv.size(); ++i)
+    if (ops::const_dim(c.out, int(i)) != conv[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 void schedule_conv2d_cpu(const CpuScheduleContext& c) {
@@ -53,7 +65,7 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
     ops::schedule_generic_cpu(c.s, c.out, lanes);
   } else if (conv_layout(n).blocked() && (groups == 1 || c.g.type_of(n.inputs[1]).shape.size() == 6)) {
     std::optional<ops::NchwcConvTile> tile;
-    if (c.options.conv_tile)
+    if (c.options.conv_tile && group_writes_the_conv(c))
       if (auto key = conv_kernel_key(c.g, n)) tile = c.options.conv_tile(*key);
     ops::schedule_conv2d_nchwc_cpu(c.s, conv, c.out, lanes, c.target.vector_registers, tile);
   } else if (conv_layout(n).blocked()) {
@@ -70,7 +82,7 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
 void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c) {
   // The tuner's key: the 3x3 layer it computes and its tile.
   std::optional<ops::NchwcConvTile> tile;
-  if (c.options.conv_tile)
+  if (c.options.conv_tile && group_writes_the_conv(c))
     if (std::optional<ConvKernelKey> key = blocked_conv_key(c.g, c.anchor, 3)) {
       key->winograd = c.anchor.attrs.get_int("tile", 0);
       tile = c.options.conv_tile(*key);

@@ -165,6 +165,36 @@ TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
     }
 }
 
+// The conv tile hook (a tuning log) is asked only for kernels that write their conv: a
+// squeeze-and-excitation block's 1x1 conv on pooled features, whose epilogue multiplies it into
+// the feature map, is not (the tuner measured the conv alone; its tile recomputed the conv per tile
+// of the map). Tiles that fit the 14x14 conv but not the SE kernel leave the model's output right.
+TEST(GraphPasses, ConvTilesAreAskedOnlyForKernelsWritingTheirConv) {
+  Graph g;
+  int x = g.add_input("x", {{1, 32, 14, 14}, DataType::Float(32)});
+  int c1 =
+      g.add_op("relu", "c1_relu",
+               {g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({32, 32, 3, 3}, 41, -0.2, 0.2))},
+                         Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))});
+  int pooled = g.add_op("global_avg_pool2d", "pool", {c1});
+  int se =
+      g.add_op("conv2d", "se", {pooled, g.add_constant("w2", test::random_float32({32, 32, 1, 1}, 42, -0.5, 0.5))});
+  g.outputs = {g.add_op("mul", "scale", {c1, g.add_op("hard_sigmoid", "gate", {se})})};
+  BuildOptions bo;
+  bo.pipeline.layout.winograd = false;
+  std::vector<ConvKernelKey> asked;
+  bo.conv_tile = [&](const ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+    asked.push_back(k);
+    return ops::NchwcConvTile{1, 7, -1};
+  };
+  auto ex = runtime::GraphExecutor::from_model_file(build(g, bo).file, "se");
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].layer.kernel, 3);
+  NDArray in = test::random_float32({1, 32, 14, 14}, 43);
+  NDArray got = ex.run({in})[0], want = reference_run(g, {in})[0];
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i;
+}
+
 TEST(GraphPasses, LayoutTransformsOnlyAtBoundaries) {
   // ResNet-18: activations stay blocked from the first convolution to the global pool; only the
   // image going in and the pooled features going to the classifier are transformed.

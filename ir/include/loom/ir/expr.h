@@ -234,8 +234,8 @@ Expr tanh(Expr x);
 // an infinity it may give NaN: for divisors known to be finite and nonzero (sigmoid's 1 + e^-x
 // with x clamped, erf's 1 + p|x|).
 Expr recip_finite(Expr x);
-// 1 / (1 + e^-x); float vectors on the CPU in about 20 operations (no exp edge cases: x is
-// clamped to [-87, 87], within 2e-38 of the true value there), and recip_finite's reciprocal.
+// 1 / (1 + e^-x); float vectors on the CPU without exp's edge cases (x is clamped to [-87, 87],
+// within 2e-38 of the true value there), and recip_finite's reciprocal.
 Expr sigmoid(Expr x);
 Expr abs(Expr x);
 Expr floor(Expr x);
