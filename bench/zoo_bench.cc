@@ -11,8 +11,8 @@
 // --tuning-log`; the entries for the thread count the bench starts with). Default models: the exported torchvision
 // ResNet-18 and MobileNetV2 of the test fixture (build/models). ONNX Runtime comes from $LOOM_ORT_DIR or build/ort
 // (scripts/bootstrap.sh), or with --ort-python from that interpreter's `onnxruntime`. The runner scripts are read
-// from $LOOM_BENCH_DIR, else this source tree's bench/ (a bundle from scripts/bundle_zoo_bench.sh sets it). A model
-// Loom cannot import or compile is reported and skipped (exit 2 at the end).
+// from $LOOM_BENCH_DIR, else this source tree's bench/ (a bundle from scripts/bundle_zoo_bench.sh sets it). Exit 1:
+// an output differs; 2: a model Loom could not import, compile, load or run (skipped), or ONNX Runtime did not run.
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -22,6 +22,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -152,8 +153,9 @@ int main(int argc, char** argv) {
   // Loom's fastest run per model at each thread count: more threads must never be slower.
   std::vector<std::string> slower_with_more_threads;
   std::string ort_version = "?";
-  std::vector<std::string> wrong;    // outputs farther from ONNX Runtime's than kTolerance
-  std::vector<std::string> skipped;  // models Loom could not import, compile or feed
+  std::vector<std::string> wrong;         // outputs farther from ONNX Runtime's than kTolerance
+  std::vector<std::string> skipped;       // models Loom could not import, compile, load or run
+  std::vector<std::string> no_reference;  // models the ONNX Runtime runner did not run
   auto skip = [&](const std::string& path, const std::string& why) {
     std::fprintf(stderr, "zoo_bench: %s: %s (skipped)\n", path.c_str(), why.c_str());
     skipped.push_back(path.substr(path.find_last_of('/') + 1));
@@ -181,7 +183,14 @@ int main(int argc, char** argv) {
       skip(path, e.what());
       continue;
     }
-    auto ex = runtime::GraphExecutor::from_model_file(r.file, path);
+    std::optional<runtime::GraphExecutor> loaded;
+    try {  // a compiled model the runtime refuses
+      loaded.emplace(runtime::GraphExecutor::from_model_file(r.file, path));
+    } catch (const Error& e) {
+      skip(path, e.what());
+      continue;
+    }
+    runtime::GraphExecutor& ex = *loaded;
     std::string shapes;
     bool float_inputs = true;
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
@@ -204,12 +213,20 @@ int main(int argc, char** argv) {
       std::printf("%s: %d of %d conv kernels from the tuning log\n", name.c_str(), use.cpu->found, use.cpu->looked_up);
 #endif
     // The same input through both: Loom's first output against ONNX Runtime's.
-    ex.run();
+    try {
+      ex.run();
+    } catch (const Error& e) {
+      skip(path, e.what());
+      continue;
+    }
     std::string ort_out = "/tmp/loom_zoo_bench_" + std::to_string(::getpid()) + ".f32";
-    ort_ms(runner, path, 1, 1, shapes, &ort_version, ort_out);
-    double err = relative_error(ex.get_output(0), ort_out);
+    bool ort_ran = ort_ms(runner, path, 1, 1, shapes, &ort_version, ort_out).median_ms > 0;
+    double err = ort_ran ? relative_error(ex.get_output(0), ort_out) : -1;
     std::remove(ort_out.c_str());
-    if (err >= 0) {
+    if (!ort_ran) {
+      std::fprintf(stderr, "zoo_bench: %s: ONNX Runtime did not run it (%s)\n", name.c_str(), runner.command().c_str());
+      no_reference.push_back(name);
+    } else if (err >= 0) {
       std::printf("%s: max |error| vs ONNX Runtime %.2e of the largest magnitude\n", name.c_str(), err);
       if (err > kTolerance) wrong.push_back(name);
     }
@@ -259,10 +276,12 @@ int main(int argc, char** argv) {
         "geometric mean of %d ratios: %.2f of the fastest runs, %.2f of the medians (Loom / ONNX Runtime %s; below "
         "1: Loom is faster)\n",
         ratios, std::exp(log_sum / ratios), std::exp(log_sum_median / ratios), ort_version.c_str());
-  else
+  else if (runner.python.empty())
     std::printf(
         "ONNX Runtime not found (scripts/bootstrap.sh installs onnxruntime-node into build/ort, or set "
         "LOOM_ORT_DIR)\n");
+  else
+    std::printf("ONNX Runtime not found: '%s -c \"import onnxruntime\"' must work\n", runner.python.c_str());
   if (!wrong.empty()) {
     std::printf("FAILED: outputs differ from ONNX Runtime's by more than %.0e of their largest magnitude:", kTolerance);
     for (const std::string& m : wrong) std::printf(" %s", m.c_str());
@@ -272,7 +291,13 @@ int main(int argc, char** argv) {
     std::printf("FAILED: Loom could not run:");
     for (const std::string& m : skipped) std::printf(" %s", m.c_str());
     std::printf("\n");
-    return 2;
   }
-  return wrong.empty() ? 0 : 1;
+  if (!no_reference.empty()) {
+    std::printf("FAILED: no ONNX Runtime output to check against:");
+    for (const std::string& m : no_reference) std::printf(" %s", m.c_str());
+    std::printf("\n");
+  }
+  // 1: a wrong output (whatever else failed); 2: a model not measured on one side.
+  if (!wrong.empty()) return 1;
+  return skipped.empty() && no_reference.empty() ? 0 : 2;
 }

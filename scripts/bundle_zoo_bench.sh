@@ -18,11 +18,11 @@
 set -euo pipefail
 skip='libc|libm|libpthread|librt|libdl|libstdc\+\+|libgcc_s'
 if [[ ${1:-} == --host-cuda ]]; then skip="$skip|libnvrtc"; shift; fi
-if [[ $# -eq 1 ]]; then build=build out=$1; elif [[ $# -eq 2 ]]; then build=$1 out=$2; else
-  echo "usage: $0 [--host-cuda] [BUILD_DIR] OUT.tar.xz" >&2
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ $# -eq 1 ]]; then build=$root/build out=$1; elif [[ $# -eq 2 ]]; then build=$1 out=$2; else
+  echo "usage: $0 [--host-cuda] [BUILD_DIR] OUT.tar.xz (BUILD_DIR: the source tree's build/)" >&2
   exit 2
 fi
-root=$(cd "$(dirname "$0")/.." && pwd)
 exes=("$build/bin/zoo_bench" "$build/bin/loom" "$build/bin/loom-run")
 for exe in "${exes[@]}"; do
   [[ -x $exe ]] || { echo "$0: $exe not built (cmake --build $build)" >&2; exit 2; }
@@ -38,20 +38,31 @@ for exe in "${exes[@]}"; do
   missing=$(ldd "$exe" | grep 'not found' || true)
   [[ -z $missing ]] || { echo "$0: $exe: unresolved libraries: $missing" >&2; exit 1; }
   ldd "$exe" | awk '/=> \// {print $3}' | grep -Ev "/($skip)\.so" |
-    while read -r lib; do cp -L "$lib" "$dir/lib/"; done
+    while read -r lib; do cp -L "$lib" "$dir/lib/" || exit 1; done
 done
 cp "$root/bench/ort_latency.js" "$root/bench/ort_latency.py" "$dir/bench/"
 cp "$root/scripts/export_zoo_models.py" "$dir/"
 cat >"$dir/lib/run_bundled" <<'EOF'
 #!/usr/bin/env bash
 # Runs the bundled program $0 names: the host's loader, the bundled libraries and ONNX Runtime runners.
-here=$(cd "$(dirname "$0")" && pwd)
+# (Started through the loader, a program's /proc/self/exe is the loader: `loom regress`, which
+# starts itself again, does not run from the bundle.)
+here=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+# The program: the bundle's link to this script that $0 leads to (through a user's own links too).
+self=$0
+while [[ -L $self ]]; do
+  target=$(readlink "$self")
+  [[ $target == /* ]] || target=$(dirname "$self")/$target
+  [[ $(basename "$target") == run_bundled ]] && break
+  self=$target
+done
 export LOOM_BENCH_DIR="$here/bench"
 if [[ -z ${LOOM_CC:-} ]] && ! command -v cc >/dev/null; then export LOOM_CC=gcc; fi
 loader=$(ls /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 2>/dev/null | head -1)
+[[ -n $loader ]] || { echo "$0: no x86-64 dynamic loader (ld-linux-x86-64.so.2) on this host" >&2; exit 2; }
 libs="$here/lib"
 nvrtc=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/lib 2>/dev/null | head -1 || true)
-exec "$loader" --library-path "$libs${nvrtc:+:$nvrtc}" "$libs/$(basename "$0").bin" "$@"
+exec "$loader" --library-path "$libs${nvrtc:+:$nvrtc}" "$libs/$(basename "$self").bin" "$@"
 EOF
 chmod +x "$dir/lib/run_bundled"
 for exe in "${exes[@]}"; do

@@ -226,7 +226,7 @@ class KernelPrinter {
     }
     if (c->name == "fabs" && t.is_integer()) return "abs(" + expr(c->args[0]) + ")";
     std::string one = t.bits() == 32 ? "1.0f" : "1.0";
-    if (c->name == "recip_finite" && t.is_float())  // CUDA's division is already a reciprocal and a refinement
+    if (c->name == "recip_finite" && t.is_float())  // an IEEE division (no fast-math reciprocal on the GPU)
       return "(" + one + " / " + expr(c->args[0]) + ")";
     if (c->name == "sigmoid" && t.is_float())
       return "(" + one + " / (" + one + " + " + (t.bits() == 32 ? "expf" : "exp") + "(-" + expr(c->args[0]) + ")))";

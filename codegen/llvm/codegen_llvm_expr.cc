@@ -422,7 +422,8 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
 // 1 / x. arcp + ninf: LLVM's x86 lowering of a float vector division to a reciprocal estimate
 // (rcpps, vrcp14ps) and one Newton step; a scalar or a double stays a division. Not on AMD Zen,
 // whose divider runs beside the FMA pipes: there the estimate's three FMA-pipe operations made
-// EfficientNet-B0's SiLU kernels slower than the division (Zen 5).
+// EfficientNet-B0's SiLU kernels slower than the division (Zen 5). Keyed on the target CPU's
+// name: a generic x86-64 target gets the estimate.
 llvm::Value* CodeGenLLVM::emit_recip_finite(llvm::Value* x) {
   auto* div = llvm::cast<llvm::Instruction>(builder_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), x));
   if (!tm_.getTargetCPU().starts_with("znver")) {
@@ -483,8 +484,10 @@ llvm::Value* CodeGenLLVM::emit_vector_exp_f32_core(llvm::Value* xc) {
   llvm::Value* y =
       builder_.CreateFAdd(builder_.CreateFAdd(builder_.CreateFMul(p, builder_.CreateFMul(r, r)), r), c(1.0));
   auto* ity = llvm::FixedVectorType::get(i32_, vty->getNumElements());
-  llvm::Value* bits =
-      builder_.CreateShl(builder_.CreateAdd(builder_.CreateFPToSI(n, ity), llvm::ConstantInt::get(ity, 127)), 23);
+  // Frozen: a NaN input (sigmoid passes NaN through its clamps) makes fptosi poison; frozen it is
+  // some integer, and the NaN polynomial times any power of two is NaN.
+  llvm::Value* bits = builder_.CreateShl(
+      builder_.CreateAdd(builder_.CreateFreeze(builder_.CreateFPToSI(n, ity)), llvm::ConstantInt::get(ity, 127)), 23);
   return builder_.CreateFMul(y, builder_.CreateBitCast(bits, ty));
 }
 

@@ -125,13 +125,15 @@ void schedule_loop_nest(Stage st, int lanes) {
     if (data.size() == 1 && total >= 2 * runtime::num_threads() && points_work >= 4096) st.parallel(data[0]);
     return;
   }
+  // With a vector split the last data axis is the split's outer part and may join too (a row
+  // reduction's [1, 128] output is [1, 8] vectors); unsplit, it stays the contiguous inner loop.
   IterVar fused = data[0];
   int64_t work = extent_of(data[0]);
-  for (size_t i = 1; i + 1 < data.size() && work < 64; ++i) {
+  for (size_t i = 1; i + (vec ? 0 : 1) < data.size() && work < 64; ++i) {
     fused = st.fuse(fused, data[i]);
     work *= extent_of(data[i]);
   }
-  st.parallel(fused);
+  if (work >= 2) st.parallel(fused);
 }
 
 }  // namespace detail

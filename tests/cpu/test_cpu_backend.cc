@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <tuple>
 
 #include "common/scheduled_cases.h"
@@ -208,18 +209,25 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
 
 // A reduction's points are counted with their reductions when deciding to run in parallel:
 // LayerNorm's row means over a transformer's 768 columns (128 points, 98304 additions) run on
-// every thread, a handful of short sums stays serial; both match the reference.
+// every thread, kept as [1, 128, 1] or dropped to [1, 128] (the rows then vectors, whose outer
+// loop joins the parallel one rather than a parallel loop of one iteration); a handful of short
+// sums stays serial; all match the reference.
 TEST(CpuBackend, RowReductionsRunInParallel) {
   int lanes = codegen::target_info().float32_lanes();
-  for (auto [rows, cols, parallel] : {std::tuple{128, 768, true}, std::tuple{4, 8, false}}) {
+  for (auto [rows, cols, keep, parallel] :
+       {std::tuple{128, 768, true, true}, std::tuple{128, 768, false, true}, std::tuple{4, 8, true, false}}) {
     Tensor X = placeholder({1, rows, cols}, DataType::Float(32), "X");
     IterVar k = reduce_axis(cols, "k");
+    std::vector<Expr> shape = {1, rows};
+    if (keep) shape.push_back(1);
     Tensor R = compute(
-        {1, rows, 1}, [&](const std::vector<Var>& i) { return sum(X(i[0], i[1], k->var), {k}); }, "R");
+        shape, [&](const std::vector<Var>& i) { return sum(X(i[0], i[1], k->var), {k}); }, "R");
     schedule::Schedule s({R});
     ops::schedule_generic_cpu(s, R, lanes);
     std::string ir = to_string(schedule::lower(s, {X, R}, "row_sums"));
-    EXPECT_EQ(ir.find("parallel") != std::string::npos, parallel) << rows << " x " << cols << "\n" << ir;
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) + (keep ? ", kept" : ", dropped") + "\n" + ir);
+    EXPECT_EQ(ir.find("parallel") != std::string::npos, parallel);
+    EXPECT_FALSE(std::regex_search(ir, std::regex(R"(parallel \([^,]+, 0, 1\))")));  // no one-iteration loop
     expect_compiled_matches(s, test::Workload{{X}, {R}}, "row_sums" + std::to_string(rows));
   }
 }

@@ -107,8 +107,10 @@ TEST(GraphPasses, ConvBiasReluResidualBecomeOneKernel) {
 
 // Diamonds: x = conv(...) read by an element-wise side chain and by the node that closes it
 // (SiLU x * sigmoid(x), GELU x * (1 + erf(x / c)) / 2) fuse into the conv's kernel, so x is
-// never stored; the compiled graph matches the interpreter. A side whose value is also read
-// elsewhere (here a graph output) keeps its own kernel.
+// never stored; the compiled graph matches the interpreter. A residual add of x after the closing
+// node closes a larger diamond (all one kernel). No diamond closes where the side's value is also
+// a graph output, or read by another node, or where x is read after the closing node by a node
+// that cannot join (a pool): the conv keeps its own kernel.
 TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
   auto conv_graph = [](Graph& g, int64_t C) {
     int x = g.add_input("x", {{1, C, 6, 7}, DataType::Float(32)});
@@ -122,9 +124,11 @@ TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
     a.data<float>()[0] = v;
     return a;
   };
-  for (bool side_is_output : {false, true})
+  enum Variant { kDiamond, kResidual, kSideIsOutput, kSideReadElsewhere, kXPooledAfter };
+  for (Variant variant : {kDiamond, kResidual, kSideIsOutput, kSideReadElsewhere, kXPooledAfter})
     for (const char* act : {"silu", "gelu"}) {
-      SCOPED_TRACE(std::string(act) + (side_is_output ? ", side chain also an output" : ""));
+      SCOPED_TRACE(std::string(act) + ", variant " + std::to_string(int(variant)));
+      bool fuses = variant == kDiamond || variant == kResidual;
       Graph g;
       int conv = conv_graph(g, 16), side, y;
       if (std::string(act) == "silu") {
@@ -136,7 +140,10 @@ TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
         y = g.add_op("mul", "half", {g.add_op("mul", "gelu", {conv, side}), g.add_constant("h", scalar(0.5f))});
       }
       g.outputs = {y};
-      if (side_is_output) g.outputs.push_back(side);
+      if (variant == kSideIsOutput) g.outputs.push_back(side);
+      if (variant == kSideReadElsewhere) g.outputs.push_back(g.add_op("relu", "side_reader", {side}));
+      if (variant == kResidual) g.outputs[0] = g.add_op("add", "residual", {y, conv});
+      if (variant == kXPooledAfter) g.outputs.push_back(g.add_op("global_avg_pool2d", "x_pool", {conv}));
       Graph o = g;
       PipelineOptions po;
       po.layout.blocked_activations = false;
@@ -148,8 +155,12 @@ TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
         for (int id : grp.nodes)
           if (o.node(id).op == "conv2d") {
             ++with_conv;
-            EXPECT_EQ(grp.nodes.size() > 1, !side_is_output) << s;
-            if (!side_is_output) EXPECT_EQ(o.node(grp.output).name, std::string(act) == "silu" ? "silu" : "half") << s;
+            EXPECT_EQ(grp.nodes.size() > 1, fuses) << s;
+            if (fuses)
+              EXPECT_EQ(o.node(grp.output).name, variant == kResidual         ? "residual"
+                                                 : std::string(act) == "silu" ? "silu"
+                                                                              : "half")
+                  << s;
           }
       EXPECT_EQ(with_conv, 1) << s;
       for (bool blocked : {false, true}) {

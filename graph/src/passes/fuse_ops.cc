@@ -65,7 +65,8 @@ FusionPlan fuse_ops(const Graph& g) {
         continue;
       std::vector<int> sides = diamond_sides(plan, group_of, users, graph_outputs, gi, id);
       if (sides.empty()) continue;
-      std::sort(sides.begin(), sides.end());  // groups are made in topological order
+      // Side nodes after the producer's: each reads the producer's output or values from outside.
+      std::sort(sides.begin(), sides.end());
       FusedGroup& grp = plan.groups[size_t(gi)];
       for (int si : sides) {
         FusedGroup& side = plan.groups[size_t(si)];

@@ -89,7 +89,9 @@ struct FusionPlan {
 // TVM's FuseOps rules: element-wise and broadcast ops join the kernel of their producer when it
 // is element-wise/broadcast/injective or out-element-wise-fusable (conv2d + bias + relu +
 // residual add become one kernel) and they are that kernel's only reader; injective ops join
-// injective kernels; reductions and opaque ops start kernels.
+// injective kernels; reductions and opaque ops start kernels. An element-wise node that closes a
+// diamond (x * sigmoid(x): every other reader of its producer's value lies in element-wise side
+// kernels that only it reads) joins the producer's kernel with those side kernels.
 FusionPlan fuse_ops(const Graph& g);
 
 // Static memory plan for the kernels' outputs: each temporary gets a storage buffer, reused once
