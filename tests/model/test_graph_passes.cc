@@ -156,11 +156,10 @@ TEST(GraphPasses, DiamondsFuseIntoTheirProducer) {
           if (o.node(id).op == "conv2d") {
             ++with_conv;
             EXPECT_EQ(grp.nodes.size() > 1, fuses) << s;
-            if (fuses)
-              EXPECT_EQ(o.node(grp.output).name, variant == kResidual         ? "residual"
-                                                 : std::string(act) == "silu" ? "silu"
-                                                                              : "half")
-                  << s;
+            std::string closing = variant == kResidual ? "residual" : std::string(act) == "silu" ? "silu" : "half";
+            if (fuses) {
+              EXPECT_EQ(o.node(grp.output).name, closing) << s;
+            }
           }
       EXPECT_EQ(with_conv, 1) << s;
       for (bool blocked : {false, true}) {
