@@ -295,6 +295,25 @@ void expect_every_kernel_found(const std::string& text, size_t at, const char* f
   EXPECT_EQ(found, looked) << text;
 }
 
+// The built model computes what the reference interpreter computes on one random input.
+void expect_like_the_interpreter(const graph::Graph& g, const graph::BuildResult& built) {
+  auto ex = runtime::GraphExecutor::from_model_file(built.file, "model");
+  NDArray x = test::random_float32(ex.input_spec(0).shape, 3);
+  NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
+  auto [err, scale] = test::max_error(got, want);
+  EXPECT_LE(err, 1e-4 * scale);
+}
+
+// A log whose entry for `t` holds `r` (a knob missing) makes the build throw, naming the log and
+// the entry's operator.
+void expect_incomplete_entry_named(const graph::Graph& g, graph::BuildOptions o, const Template& t,
+                                   const codegen::TargetInfo& target, const TuneResult& r, const std::string& bad) {
+  append_to_log(bad, t, target_key(target, runtime::num_threads()), r);
+  apply_log(o, std::make_shared<const TuningLog>(bad));
+  std::string msg = test::error_text<Error>([&] { graph::build(g, o); });
+  EXPECT_NE(msg.find("tuning log '" + bad + "': a " + t.op() + " entry"), std::string::npos) << msg;
+}
+
 // A program that links Loom applies a tuning log to its own build (tune/apply_log.h): the logged
 // tile of one kernel is looked up and used, the others keep their defaults, the model still
 // computes what the reference interpreter computes, and a malformed entry names the log.
@@ -315,17 +334,10 @@ TEST(ApplyLog, ALinkedProgramBuildsWithALoggedTile) {
   EXPECT_GE(use.cpu->looked_up, int(keys.size()));
   EXPECT_EQ(use.cpu->found, 1);
   EXPECT_EQ(use.accel->looked_up, 0);
-  auto ex = runtime::GraphExecutor::from_model_file(built.file, "resnet18");
-  NDArray x = test::random_float32(ex.input_spec(0).shape, 3);
-  NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
-  auto [err, scale] = test::max_error(got, want);
-  EXPECT_LE(err, 1e-4 * scale);
+  expect_like_the_interpreter(g, built);
+  EXPECT_EQ(t->op(), "conv2d_nchwc");
   r.best.config = {{"channel_blocks", 1}};  // no x_block
-  std::string bad = dir.file("bad.jsonl");
-  append_to_log(bad, *t, target_key(target, runtime::num_threads()), r);
-  apply_log(o, std::make_shared<const TuningLog>(bad));
-  std::string msg = test::error_text<Error>([&] { graph::build(g, o); });
-  EXPECT_NE(msg.find("tuning log '" + bad + "': a conv2d_nchwc entry"), std::string::npos) << msg;
+  expect_incomplete_entry_named(g, o, *t, target, r, dir.file("bad.jsonl"));
 }
 
 // The products of a model's Winograd convolutions are tuned too: `model_conv_kernels` reports them
@@ -366,17 +378,9 @@ TEST(ApplyLog, WinogradProductsAreTunedAndLogged) {
   graph::BuildResult built = graph::build(g, bo);
   EXPECT_GE(use.cpu->found, 1);  // the F(4x4) layer's kernels (with and without the residual add)
   EXPECT_LT(use.cpu->found, use.cpu->looked_up);
-  auto ex = runtime::GraphExecutor::from_model_file(built.file, "resnet18");
-  NDArray x = test::random_float32(ex.input_spec(0).shape, 3);
-  NDArray got = ex.run({x})[0], want = graph::reference_run(g, {x})[0];
-  auto [err, scale] = test::max_error(got, want);
-  EXPECT_LE(err, 1e-4 * scale);
+  expect_like_the_interpreter(g, built);
   r.best.config = {{"channel_blocks", 1}, {"x_block", 3}};  // no fused_rows
-  std::string bad = dir.file("bad.jsonl");
-  append_to_log(bad, *t, target_key(target, runtime::num_threads()), r);
-  apply_log(bo, std::make_shared<const TuningLog>(bad));
-  std::string msg = test::error_text<Error>([&] { graph::build(g, bo); });
-  EXPECT_NE(msg.find("tuning log '" + bad + "': a conv2d_winograd entry"), std::string::npos) << msg;
+  expect_incomplete_entry_named(g, bo, *t, target, r, dir.file("bad.jsonl"));
 }
 
 // A 3x3 stride-1 conv on an image's 3 channels runs as Winograd with input blocks of 3 and output

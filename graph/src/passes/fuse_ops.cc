@@ -21,6 +21,18 @@ bool can_join(OpPattern group, OpPattern node) {
   return false;
 }
 
+// Whether node `id` is the only reader among `readers` (the users of one value).
+bool read_only_by(const std::vector<int>& readers, int id) {
+  return std::all_of(readers.begin(), readers.end(), [&](int u) { return u == id; });
+}
+
+// A kernel that takes in nodes of pattern `p`: an out-element-wise-fusable or reduction kernel keeps
+// its pattern (its anchor's schedule drives it), others take the strongest.
+void take_in(FusedGroup& grp, OpPattern p) {
+  if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce)
+    grp.pattern = std::max(grp.pattern, p);
+}
+
 // The groups that make `id` the far end of a diamond from the output of group `gi` (x = conv(...);
 // y = x * sigmoid(x): SiLU, hardswish, GELU): every other reader of that output lies in a group of
 // element-wise/broadcast nodes whose value only `id` reads. Those side groups, or nothing when
@@ -36,9 +48,8 @@ std::vector<int> diamond_sides(const FusionPlan& plan, const std::vector<int>& g
     int si = group_of[u];
     if (si < 0 || si == gi) return {};
     const FusedGroup& side = plan.groups[size_t(si)];
-    bool only_id = std::all_of(users[side.output].begin(), users[side.output].end(), [&](int v) { return v == id; });
-    if (!only_id || graph_outputs.count(side.output) || side.pattern > OpPattern::Broadcast ||
-        !can_join(grp.pattern, side.pattern))
+    if (!read_only_by(users[side.output], id) || graph_outputs.count(side.output) ||
+        side.pattern > OpPattern::Broadcast || !can_join(grp.pattern, side.pattern))
       return {};
     if (std::find(sides.begin(), sides.end(), si) == sides.end()) sides.push_back(si);
   }
@@ -72,30 +83,24 @@ FusionPlan fuse_ops(const Graph& g) {
         FusedGroup& side = plan.groups[size_t(si)];
         for (int v : side.nodes) group_of[v] = gi;
         grp.nodes.insert(grp.nodes.end(), side.nodes.begin(), side.nodes.end());
-        if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce)
-          grp.pattern = std::max(grp.pattern, side.pattern);
+        take_in(grp, side.pattern);
         side.nodes.clear();  // merged; dropped below
       }
       joined = gi;
       break;
     }
-    for (int in : n.inputs) {
-      if (joined >= 0) break;
-      int gi = group_of[in];
-      if (gi < 0) continue;
-      FusedGroup& grp = plan.groups[gi];
-      bool only_reader = std::all_of(users[in].begin(), users[in].end(), [&](int u) { return u == id; });
-      if (grp.output == in && only_reader && !graph_outputs.count(in) && can_join(grp.pattern, p)) {
+    // Else the kernel of an input it alone reads.
+    for (size_t k = 0; joined < 0 && k < n.inputs.size(); ++k) {
+      int in = n.inputs[k], gi = group_of[in];
+      if (gi >= 0 && plan.groups[size_t(gi)].output == in && read_only_by(users[in], id) && !graph_outputs.count(in) &&
+          can_join(plan.groups[size_t(gi)].pattern, p))
         joined = gi;
-        break;
-      }
     }
     if (joined >= 0) {
       FusedGroup& grp = plan.groups[joined];
       grp.nodes.push_back(id);
       grp.output = id;
-      if (grp.pattern != OpPattern::OutEWiseFusable && grp.pattern != OpPattern::CommReduce)
-        grp.pattern = std::max(grp.pattern, p);
+      take_in(grp, p);
     } else {
       FusedGroup grp;
       grp.nodes = {id};
