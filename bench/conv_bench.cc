@@ -40,13 +40,13 @@ int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
       std::string a = argv[i], v = argv[i + 1];
       if (a == "--size")
-        hw = std::stoi(v);
+        hw = bench::count_option(v, "--size", 4096);
       else if (a == "--oc-block")
-        oc_block = std::stoi(v);
+        oc_block = v == "0" ? 0 : bench::count_option(v, "--oc-block", 4096);  // 0: the chosen tiling
       else if (a == "--x-block")
-        x_block = std::stoi(v);
+        x_block = v == "0" ? 0 : bench::count_option(v, "--x-block", 4096);
       else if (a == "--reps")
-        reps = std::stoi(v);
+        reps = bench::count_option(v, "--reps", 100000);
       else if (a == "--asm")
         asm_path = v;
       else if (a == "--window-outer")
@@ -72,6 +72,9 @@ int main(int argc, char** argv) {
     }
     // The blocked kernels take whole blocks of 8 channels; Winograd has tiles of 2 and 4.
     if (channels % 8) throw std::invalid_argument("--channels: " + std::to_string(channels) + " is no multiple of 8");
+    if (oc_block && channels % oc_block)
+      throw std::invalid_argument("--oc-block: " + std::to_string(oc_block) + " does not divide the " +
+                                  std::to_string(channels) + " channels");
     for (int m : winograd_tiles)
       if (m != 2 && m != 4) throw std::invalid_argument("--winograd: tiles of " + std::to_string(m) + " (2 or 4)");
   } catch (const std::invalid_argument& e) {  // a count that is not one, an unsupported value
