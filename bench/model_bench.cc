@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
     std::printf(
         "  %s: compiled in %.2f s (%zu distinct kernels, %zu calls); intermediates %.1f MiB planned vs %.1f MiB "
         "unplanned\n",
-        name.c_str(), compile_s, r.kernels.size(), r.fusion.groups.size(), r.memory.planned_bytes() / 1048576.0,
-        r.memory.unplanned_bytes / 1048576.0);
+        name.c_str(), compile_s, r.kernels.size(), r.executor_graph.kernels.size(),
+        r.memory.planned_bytes() / 1048576.0, r.memory.unplanned_bytes / 1048576.0);
   }
   std::printf("ratio = Loom latency / PyTorch latency (below 1: Loom is faster)\n");
   return 0;

@@ -46,9 +46,9 @@ static int demo_model(const std::string& name, std::ostream& os) {
   }
   std::sort(ms.begin(), ms.end());
   os << "model: " << name << " (built in, batch 1, float32) compiled in " << compile_s << " s: " << r.kernels.size()
-     << " distinct kernels, " << r.fusion.groups.size() << " calls, intermediates " << r.memory.planned_bytes() / 1024
-     << " KiB planned vs " << r.memory.unplanned_bytes / 1024 << " KiB unplanned; latency " << ms[2]
-     << " ms (median of 5, " << runtime::num_threads() << " threads)\n";
+     << " distinct kernels, " << r.executor_graph.kernels.size() << " calls, intermediates "
+     << r.memory.planned_bytes() / 1024 << " KiB planned vs " << r.memory.unplanned_bytes / 1024
+     << " KiB unplanned; latency " << ms[2] << " ms (median of 5, " << runtime::num_threads() << " threads)\n";
   NDArray want = graph::reference_run(g, {x})[0];
   double scale = 0, err = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {

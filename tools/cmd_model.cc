@@ -199,7 +199,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "compiled " << model << " -> " << out << " in " << std::fixed << std::setprecision(2) << secs << " s\n"
             << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
-            << r.fusion.groups.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
+            << r.executor_graph.kernels.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
             << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
             << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024
             << " KiB\n"

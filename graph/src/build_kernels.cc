@@ -131,6 +131,7 @@ CompiledKernels compile_kernels(const Graph& g, const FusionPlan& fusion, const 
   std::map<std::string, size_t> report_of_key;  // identical CPU groups share one function
   for (size_t k = 0; k < fusion.groups.size(); ++k) {
     const FusedGroup& grp = fusion.groups[k];
+    if (is_in_place_concat(g.node(grp.anchor))) continue;  // its inputs' kernels wrote it
     runtime::KernelCall call;
     for (int in : grp.inputs) call.args.push_back(plan.value_of.at(in));
     call.args.push_back(plan.value_of.at(grp.output));

@@ -59,8 +59,11 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     add_value(id, runtime::ValueKind::Param).param_offset = plan.params_bytes;
     plan.params_bytes += round_up_64(g.type_of(id).nbytes());
   }
-  for (auto& grp : fusion.groups)
-    add_value(grp.output, runtime::ValueKind::Temp).storage = static_cast<uint64_t>(memory.storage_of[grp.output]);
+  for (auto& grp : fusion.groups) {
+    runtime::ExecutorValue& v = add_value(grp.output, runtime::ValueKind::Temp);
+    v.storage = static_cast<uint64_t>(memory.storage_of[grp.output]);
+    v.storage_offset = memory.offset_of[grp.output];
+  }
   for (int id : g.inputs) exec.inputs.push_back(plan.value_of.at(id));
   for (int id : g.outputs) exec.outputs.push_back(plan.value_of.at(id));
   return plan;

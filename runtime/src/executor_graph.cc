@@ -82,8 +82,14 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
     case ValueKind::Input:
     case ValueKind::Temp:
       val.storage = integer<uint64_t>(v.at("storage"), "storage");
-      if (val.storage >= g.storages.size() || g.storages[val.storage] < nbytes)
-        LOOM_THROW(ModelError, origin, ": value '", val.name, "' does not fit its storage ", val.storage);
+      val.storage_offset = integer_or<uint64_t>(v, "storage_offset", 0);
+      if (val.storage_offset % 64 != 0)
+        LOOM_THROW(ModelError, origin, ": value '", val.name, "' lies at storage offset ", val.storage_offset,
+                   ", not a multiple of 64");
+      if (val.storage >= g.storages.size() || g.storages[val.storage] < nbytes ||
+          g.storages[val.storage] - nbytes < val.storage_offset)
+        LOOM_THROW(ModelError, origin, ": value '", val.name, "' does not fit its storage ", val.storage,
+                   val.storage_offset ? " at offset " + std::to_string(val.storage_offset) : std::string());
       break;
   }
   return val;
@@ -93,6 +99,7 @@ json value_to_json(const ExecutorValue& v) {
   json j = {{"name", v.name}, {"shape", v.shape}, {"dtype", v.dtype.str()}, {"kind", value_kind_name(v.kind)}};
   if (v.kind == ValueKind::Param) j["offset"] = v.param_offset;
   if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp) j["storage"] = v.storage;
+  if (v.storage_offset) j["storage_offset"] = v.storage_offset;
   if (v.accel_offset >= 0) j["accel_offset"] = v.accel_offset;
   return j;
 }

@@ -45,7 +45,8 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     val.nbytes = pv.nbytes();
     val.accel_offset = pv.accel_offset;
     if (pv.kind == ValueKind::Param) val.data = ex.params_.get() + pv.param_offset;
-    if (pv.kind == ValueKind::Input || pv.kind == ValueKind::Temp) val.data = ex.storages_[pv.storage].get();
+    if (pv.kind == ValueKind::Input || pv.kind == ValueKind::Temp)
+      val.data = ex.storages_[pv.storage].get() + pv.storage_offset;
     ex.values_.push_back(std::move(val));
   }
   ex.inputs_ = std::move(plan.inputs);

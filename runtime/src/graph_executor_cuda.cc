@@ -48,7 +48,8 @@ std::shared_ptr<GraphExecutor::CudaState> GraphExecutor::load_cuda(const GraphEx
   for (auto& v : values) {
     void* p = nullptr;
     if (v.kind == ValueKind::Param) p = static_cast<uint8_t*>(st->params.raw_data()) + v.param_offset;
-    if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp) p = st->storages[v.storage].raw_data();
+    if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp)
+      p = static_cast<uint8_t*>(st->storages[v.storage].raw_data()) + v.storage_offset;
     st->dev.push_back(p);
   }
   for (auto& call : ex.kernels_) {

@@ -35,6 +35,7 @@ ExecutorGraph two_device_graph() {
   g.values[1].param_offset = 64;
   g.values.push_back(value("t0", {4, 16}, DataType::Int(8), ValueKind::Temp));
   g.values[2].storage = 1;
+  g.values[2].storage_offset = 64;  // the second half of its storage (an in-place concat's input)
   g.values[2].accel_offset = 0;
   g.values.push_back(value("a", {16, 16}, DataType::Int(8), ValueKind::AccelParam));
   g.values[3].accel_offset = 64;
@@ -75,6 +76,7 @@ void expect_same(const ExecutorGraph& a, const ExecutorGraph& b) {
     EXPECT_EQ(x.dtype, y.dtype);
     EXPECT_EQ(x.kind, y.kind) << x.name;
     EXPECT_EQ(x.storage, y.storage) << x.name;
+    EXPECT_EQ(x.storage_offset, y.storage_offset) << x.name;
     EXPECT_EQ(x.param_offset, y.param_offset) << x.name;
     EXPECT_EQ(x.accel_offset, y.accel_offset) << x.name;
   }
@@ -111,7 +113,7 @@ TEST(ExecutorGraph, ReadsVersionOneGraphs) {
   };
   erase_all("\"device\":\"accel\",");
   erase_all("\"device\":\"cpu\",");
-  v1.replace(v1.find("\"version\":2"), 11, "\"version\":1");
+  v1.replace(v1.find("\"version\":3"), 11, "\"version\":1");
   ExecutorGraph g = ExecutorGraph::from_json(v1, 128, "v1");
   ASSERT_EQ(g.kernels.size(), 2u);
   EXPECT_EQ(g.kernels[0].device, KernelDevice::CPU);
@@ -126,7 +128,7 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
     const char* expect;
   };
   std::vector<Case> cases = {
-      {"newer", nullptr, "g: executor graph version 3 was written by a newer Loom; this runtime reads versions 1 to 2"},
+      {"newer", nullptr, "g: executor graph version 4 was written by a newer Loom; this runtime reads versions 1 to 3"},
       {"accelerator kernel without a stream", [](ExecutorGraph& g) { g.kernels[1].accel_stream = -1; },
        "g: accelerator kernel 'a1_dense' (node 'dense') names no accel_stream"},
       {"argument out of range", [](ExecutorGraph& g) { g.kernels[1].args[0] = 5; },
@@ -134,6 +136,10 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
       {"output out of range", [](ExecutorGraph& g) { g.outputs = {-1}; }, "g: an output refers to value -1 of 5"},
       {"value beyond its storage", [](ExecutorGraph& g) { g.values[0].storage = 2; },
        "g: value 'x' does not fit its storage 2"},
+      {"value past its storage at its offset", [](ExecutorGraph& g) { g.values[2].storage_offset = 128; },
+       "g: value 't0' does not fit its storage 1 at offset 128"},
+      {"value at an unaligned offset", [](ExecutorGraph& g) { g.values[2].storage_offset = 32; },
+       "g: value 't0' lies at storage offset 32, not a multiple of 64"},
       {"parameter beyond the blob", [](ExecutorGraph& g) { g.values[1].param_offset = 128; },
        "g: parameter 'w' lies outside the parameter blob"},
       {"accelerator parameter without a place", [](ExecutorGraph& g) { g.values[3].accel_offset = -1; },
@@ -147,7 +153,7 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
       json = g.to_json();
     } else {
       json = g.to_json();
-      json.replace(json.find("\"version\":2"), 11, "\"version\":3");
+      json.replace(json.find("\"version\":3"), 11, "\"version\":4");
     }
     std::string msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
     EXPECT_NE(msg.find(c.expect), std::string::npos) << c.name << ": " << msg;

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
                   << want.get_as_double(worst) << "), " << rel << " of the largest magnitude " << scale << "\n";
         ok &= rel <= tolerance;
       }
-    std::cout << name << ": " << r.kernels.size() << " distinct kernels, " << r.fusion.groups.size()
+    std::cout << name << ": " << r.kernels.size() << " distinct kernels, " << r.executor_graph.kernels.size()
               << " calls, compiled in " << r.seconds << " s; " << (ok ? "matches PyTorch" : "MISMATCH") << "\n";
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

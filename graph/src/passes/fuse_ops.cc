@@ -66,7 +66,8 @@ FusionPlan fuse_ops(const Graph& g) {
   for (int id : g.topological_order()) {
     const Node& n = g.node(id);
     if (!n.is_op()) continue;
-    OpPattern p = op_def(n.op).pattern;
+    // An in-place concat runs no kernel: nothing may be computed in its group.
+    OpPattern p = is_in_place_concat(n) ? OpPattern::Opaque : op_def(n.op).pattern;
     int joined = -1;
     // A diamond closes here: its producer's kernel takes in the side kernels and this node.
     for (int in : n.inputs) {

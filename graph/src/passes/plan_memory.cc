@@ -1,7 +1,8 @@
 // Pass: plan_memory. Static storage for the kernels' outputs. Walking the kernels in execution
 // order, a kernel's output takes the smallest free storage that fits (or grows the largest free
 // one, or makes a new one), and storage returns to the free list after its value's last reader.
-// Graph outputs are never reused.
+// Graph outputs are never reused. The values an in-place concat joins (a region) share one storage,
+// taken when the first of them is written and returned after the last read of any.
 #include <algorithm>
 #include <sstream>
 
@@ -18,14 +19,24 @@ uint64_t MemoryPlan::planned_bytes() const {
 MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion) {
   MemoryPlan plan;
   plan.storage_of.assign(g.nodes.size(), -1);
-  std::vector<int> last_use(g.nodes.size(), -1);
-  for (size_t k = 0; k < fusion.groups.size(); ++k)
-    for (int in : fusion.groups[k].inputs) last_use[in] = static_cast<int>(k);
-  for (int o : g.outputs) last_use[o] = static_cast<int>(fusion.groups.size());  // live to the end
+  plan.offset_of.assign(g.nodes.size(), 0);
+  // Storage is planned per owner: a value, or the region of an in-place concat its value lies in.
+  const InPlaceRegions regions = in_place_regions(g);
+  auto shared = [&](int id) { return regions.region[size_t(id)] >= 0; };
+  auto owner = [&](int id) { return shared(id) ? regions.region[size_t(id)] : id; };
+  std::vector<int> last_use(g.nodes.size(), -1), storage_of_owner(g.nodes.size(), -1);
+  const int end = static_cast<int>(fusion.groups.size());  // graph outputs live to the end
+  for (int k = 0; k < end; ++k)
+    for (int in : fusion.groups[size_t(k)].inputs) last_use[owner(in)] = std::max(last_use[owner(in)], k);
+  for (int o : g.outputs) last_use[owner(o)] = end;
   std::vector<int> free_list;
-  for (size_t k = 0; k < fusion.groups.size(); ++k) {
-    int out = fusion.groups[k].output;
-    uint64_t need = (g.type_of(out).nbytes() + 63) / 64 * 64;
+  for (int k = 0; k < end; ++k) {
+    const int out = fusion.groups[size_t(k)].output, own = owner(out);
+    uint64_t bytes = shared(out) ? regions.bytes.at(own) : g.type_of(out).nbytes();
+    uint64_t need = (bytes + 63) / 64 * 64;
+    plan.storage_of[out] = storage_of_owner[own];
+    plan.offset_of[out] = shared(out) ? regions.offset[size_t(out)] : 0;
+    if (plan.storage_of[out] >= 0) continue;  // its region's storage was taken by an earlier value
     plan.unplanned_bytes += need;
     int best = -1;
     for (int s : free_list)
@@ -41,10 +52,10 @@ MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion) {
       best = static_cast<int>(plan.storage_bytes.size());
       plan.storage_bytes.push_back(need);
     }
-    plan.storage_of[out] = best;
-    if (last_use[out] < 0) free_list.push_back(best);  // never read (dead output of a kernel)
-    for (int in : fusion.groups[k].inputs)
-      if (last_use[in] == static_cast<int>(k) && plan.storage_of[in] >= 0 &&
+    plan.storage_of[out] = storage_of_owner[own] = best;
+    if (last_use[own] < 0) free_list.push_back(best);  // never read (dead output of a kernel)
+    for (int in : fusion.groups[size_t(k)].inputs)
+      if (last_use[owner(in)] == k && plan.storage_of[in] >= 0 &&
           std::find(free_list.begin(), free_list.end(), plan.storage_of[in]) == free_list.end())
         free_list.push_back(plan.storage_of[in]);
   }
@@ -57,7 +68,8 @@ std::string MemoryPlan::str(const Graph& g) const {
      << " bytes with one buffer per temporary\n";
   for (size_t id = 0; id < storage_of.size(); ++id)
     if (storage_of[id] >= 0)
-      os << "  %" << id << " " << g.type_of(static_cast<int>(id)).str() << " -> storage " << storage_of[id] << "\n";
+      os << "  %" << id << " " << g.type_of(static_cast<int>(id)).str() << " -> storage " << storage_of[id]
+         << (offset_of[id] ? " + " + std::to_string(offset_of[id]) : std::string()) << "\n";
   return os.str();
 }
 

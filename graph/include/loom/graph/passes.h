@@ -2,6 +2,7 @@
 // graph/src/pipeline.cc. Every pass takes the graph by reference and leaves it verified and typed.
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -74,6 +75,25 @@ int winograd_tile_for(int64_t out_h, int64_t out_w, int64_t channel_products = 0
 // nodes with the weights transformed once, here (ops::pack_winograd_weights).
 void winograd_conv(Graph& g, double min_saved_macs = kWinogradMinSavedMacs);
 
+// Concatenations written in place: a concat whose inputs are contiguous ranges of its output
+// (every dimension before the axis is 1) at 64-byte-aligned offsets, each computed by a CPU kernel,
+// gets the attribute in_place = 1. Its inputs' kernels write straight into its storage, so it runs
+// no kernel (fuse_ops gives it a group of its own, which build emits no call for). Concats that
+// share inputs share one storage (DenseNet's concat of every earlier feature of a dense block: one
+// buffer per block); a concat stays a copy where an input would need two offsets or would overlap
+// another value written there.
+void concat_in_place(Graph& g);
+bool is_in_place_concat(const Node& n);
+// Where the in-place concats put values: region[id] is the node whose id names the shared storage
+// value `id` lies in (-1: none) and offset[id] its byte offset there; bytes maps each region to its
+// size. A concat marked in_place that cannot be (a graph edited after the pass) is a ModelError.
+struct InPlaceRegions {
+  std::vector<int> region;
+  std::vector<uint64_t> offset;
+  std::map<int, uint64_t> bytes;
+};
+InPlaceRegions in_place_regions(const Graph& g);
+
 // Fusion: groups of nodes compiled into one kernel.
 struct FusedGroup {
   std::vector<int> nodes;  // operator nodes, in topological order
@@ -91,14 +111,17 @@ struct FusionPlan {
 // residual add become one kernel) and they are that kernel's only reader; injective ops join
 // injective kernels; reductions and opaque ops start kernels. An element-wise node that closes a
 // diamond (x * sigmoid(x): every other reader of its producer's value lies in element-wise side
-// kernels that only it reads) joins the producer's kernel with those side kernels.
+// kernels that only it reads) joins the producer's kernel with those side kernels. An in-place
+// concat is a group of its own that nothing joins.
 FusionPlan fuse_ops(const Graph& g);
 
 // Static memory plan for the kernels' outputs: each temporary gets a storage buffer, reused once
-// its last reader has run.
+// its last reader has run. The values an in-place concat joins share one storage, live from the
+// first of them written to the last read.
 struct MemoryPlan {
   std::vector<uint64_t> storage_bytes;
-  std::vector<int> storage_of;  // per node id; -1 if not a planned temporary
+  std::vector<int> storage_of;      // per node id; -1 if not a planned temporary
+  std::vector<uint64_t> offset_of;  // per node id: byte offset in its storage (in-place concats)
   uint64_t planned_bytes() const;
   uint64_t unplanned_bytes = 0;  // one buffer per temporary
   std::string str(const Graph& g) const;
@@ -118,13 +141,14 @@ struct PipelineOptions {
   LayoutOptions layout;
   std::optional<accel::AccelConfig> accel;       // set: run partition_accel before alter_layout
   AccelPartitionReport* accel_report = nullptr;  // receives what partition_accel did
+  bool concat_in_place = true;                   // run pass concat_in_place
   bool dump = false;                             // print the graph after every pass (also LOOM_DUMP_GRAPH=1)
   std::ostream* dump_stream = nullptr;           // default std::cerr
   std::function<void(const std::string&, const Graph&)> on_pass;
 };
 // Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
 // prune_conv_taps, dense_from_matmul, partition_accel, pad_conv_channels, alter_layout, winograd_conv,
-// eliminate_dead_nodes.
+// eliminate_dead_nodes, concat_in_place.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();
 

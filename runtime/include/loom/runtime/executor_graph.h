@@ -9,7 +9,7 @@
 //   inputs / outputs  value ids, in the model's order
 //
 // from_json checks everything before anything is allocated: value ids in range, shapes
-// non-negative and bounded, every value inside its storage or the parameter blob, a kernel's
+// non-negative and bounded, every value inside its storage (at an aligned offset) or the parameter blob, a kernel's
 // device consistent with its fields. Errors are ModelError naming `origin`.
 #pragma once
 #include <cstdint>
@@ -23,8 +23,9 @@ namespace loom::runtime {
 
 inline constexpr const char* kGraphFormat = "loom-graph";
 // 1: kernels without a device field (an accelerator call is one with accel_stream >= 0);
-// 2: every kernel names its device. from_json reads both.
-inline constexpr int kGraphFormatVersion = 2;
+// 2: every kernel names its device; 3: values may lie at a storage_offset (a temp no kernel
+// writes: an in-place concat of values that do). from_json reads all three.
+inline constexpr int kGraphFormatVersion = 3;
 
 // Where a value lives.
 enum class ValueKind {
@@ -50,10 +51,11 @@ struct ExecutorValue {
   std::vector<int64_t> shape;
   DataType dtype;
   ValueKind kind = ValueKind::Temp;
-  uint64_t storage = 0;       // Input, Temp: index into ExecutorGraph::storages
-  uint64_t param_offset = 0;  // Param: byte offset in the parameter blob (64-byte aligned)
-  int64_t accel_offset = -1;  // byte offset of its copy in the accelerator image; -1: none
-  uint64_t nbytes() const;    // dtype bytes x elements
+  uint64_t storage = 0;         // Input, Temp: index into ExecutorGraph::storages
+  uint64_t storage_offset = 0;  // Input, Temp: byte offset there (64-byte aligned; in-place concats share storage)
+  uint64_t param_offset = 0;    // Param: byte offset in the parameter blob (64-byte aligned)
+  int64_t accel_offset = -1;    // byte offset of its copy in the accelerator image; -1: none
+  uint64_t nbytes() const;      // dtype bytes x elements
 };
 
 // A kernel call. On the accelerator, values live in the image (at their accel_offset): before the

@@ -1,0 +1,265 @@
+// Concatenations written in place (pass concat_in_place, plan_memory's shared storage): which
+// concats qualify, where their inputs land, that no kernel overwrites a value still to be read,
+// and that compiled models give the interpreter's results.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "common/test_util.h"
+#include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/reference.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+int node_named(const Graph& g, const std::string& name) {
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (g.nodes[id].name == name) return int(id);
+  ADD_FAILURE() << "no node '" << name << "' in\n" << g.str();
+  return -1;
+}
+
+// The compiled model's outputs against the interpreter on the graph as built.
+void expect_runs_like_the_interpreter(const Graph& g, const std::vector<NDArray>& inputs, const std::string& what,
+                                      const PipelineOptions& pipeline = {}) {
+  std::vector<NDArray> want = reference_run(g, inputs);
+  BuildOptions bo;
+  bo.pipeline = pipeline;
+  std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(build(g, bo).file, what).run(inputs);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape()) << what;
+    for (int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4)
+          << what << ": output " << k << " element " << i;
+  }
+}
+
+// A DenseNet block: every layer reads the concat of all features before it (BN-ReLU, 3x3 conv).
+struct DenseBlock {
+  Graph g;
+  std::vector<int> features;  // stem, then one per layer
+  int64_t growth = 16, H = 5, W = 6;
+  explicit DenseBlock(int layers) {
+    int x = g.add_input("x", {{1, 8, H, W}, DataType::Float(32)});
+    features.push_back(conv("stem", x, 8, 32, 1));
+    for (int l = 0; l < layers; ++l) {
+      int64_t c = 32 + growth * l;
+      int in = l == 0 ? features[0] : g.add_op("concat", "cat" + std::to_string(l), features, axis(1));
+      int bn = g.add_op("add", "shift" + std::to_string(l),
+                        {g.add_op("mul", "scale" + std::to_string(l),
+                                  {in, g.add_constant("g" + std::to_string(l),
+                                                      test::random_float32({1, c, 1, 1}, 100 + l, 0.5, 1.5))}),
+                         g.add_constant("b" + std::to_string(l), test::random_float32({1, c, 1, 1}, 200 + l))});
+      features.push_back(conv("f" + std::to_string(l), g.add_op("relu", "act" + std::to_string(l), {bn}), c, growth,
+                              300 + l));
+    }
+    g.outputs = {g.add_op("relu", "out", {g.add_op("concat", "cat_out", features, axis(1))})};
+  }
+  static Attrs axis(int64_t a) { return Attrs().set("axis", a); }
+  int conv(const std::string& name, int in, int64_t c, int64_t o, uint64_t seed) {
+    int w = g.add_constant(name + "_w", test::random_float32({o, c, 3, 3}, seed, -0.3, 0.3));
+    return g.add_op("conv2d", name, {in, w}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  }
+  NDArray input() const { return test::random_float32({1, 8, H, W}, 7); }
+};
+
+// Every concat of the block is in place and every feature lies at one offset of one storage, after
+// the features before it; no kernel call copies a concat; the model computes what the interpreter does.
+TEST(ConcatInPlace, DenseBlockFeaturesShareOneBufferInOrder) {
+  DenseBlock block(4);
+  Graph o = block.g;
+  optimize(o);
+  for (auto& n : o.nodes)
+    if (n.is_op() && n.op == "concat") {
+      EXPECT_TRUE(is_in_place_concat(n)) << n.name << " in\n" << o.str();
+    }
+  FusionPlan fusion = fuse_ops(o);
+  MemoryPlan mem = plan_memory(o, fusion);
+  const std::vector<std::string> names = {"stem", "f0", "f1", "f2", "f3"};
+  // The features may reach the concat through a layout change of the stem (alter_layout's block);
+  // each is the concat input in that position.
+  const Node& cat_out = o.node(node_named(o, "cat_out"));
+  ASSERT_EQ(cat_out.inputs.size(), names.size()) << o.str();
+  uint64_t offset = 0;
+  for (size_t k = 0; k < names.size(); ++k) {
+    int f = cat_out.inputs[k];
+    EXPECT_EQ(mem.storage_of[f], mem.storage_of[node_named(o, "cat_out")]) << names[k] << "\n" << mem.str(o);
+    EXPECT_EQ(mem.offset_of[f], offset) << names[k] << "\n" << mem.str(o);
+    offset += o.type_of(f).nbytes();
+  }
+  for (int l = 1; l < 4; ++l) {
+    int cat = node_named(o, "cat" + std::to_string(l));
+    EXPECT_EQ(mem.storage_of[cat], mem.storage_of[node_named(o, "cat_out")]) << mem.str(o);
+    EXPECT_EQ(mem.offset_of[cat], 0u) << mem.str(o);
+  }
+  BuildResult r = build(block.g);
+  size_t concat_groups = 0;
+  for (auto& grp : r.fusion.groups) concat_groups += r.graph.node(grp.anchor).op == "concat";
+  EXPECT_EQ(concat_groups, 4u) << r.fusion.str(r.graph);
+  EXPECT_EQ(r.executor_graph.kernels.size(), r.fusion.groups.size() - concat_groups);
+  for (auto& call : r.executor_graph.kernels) EXPECT_EQ(call.func.find("concat"), std::string::npos) << call.func;
+  expect_runs_like_the_interpreter(block.g, {block.input()}, "dense block");
+  PipelineOptions copies;
+  copies.concat_in_place = false;
+  expect_runs_like_the_interpreter(block.g, {block.input()}, "dense block, concats copied", copies);
+}
+
+// What stays a copy, and why: an input the caller owns, an input read twice, inputs strided in the
+// output (a spatial concat of several channels), inputs at offsets that are no multiple of 64, an
+// input that an earlier concat placed at another offset, and a second value at a place an earlier
+// concat gave another. A concat of concats joins them. All compute what the interpreter does.
+TEST(ConcatInPlace, ConcatsThatCannotShareStayCopies) {
+  Graph g;
+  const int64_t C = 16, H = 4, W = 4;
+  int x = g.add_input("x", {{1, C, H, W}, DataType::Float(32)});
+  auto unary = [&](const std::string& name, int in) { return g.add_op("relu", name, {in}); };
+  auto cat = [&](const std::string& name, std::vector<int> in, int64_t axis = 1) {
+    return g.add_op("concat", name, std::move(in), Attrs().set("axis", axis));
+  };
+  int a = unary("a", x), b = g.add_op("sigmoid", "b", {x}), c = g.add_op("tanh", "c", {x});
+  int d = g.add_op("neg", "d", {x}), e = g.add_op("abs", "e", {x});
+  std::vector<int> outs = {
+      cat("cat_input", {x, a}),       // the caller's input
+      cat("cat_twice", {b, b}),       // b at two offsets of one concat
+      cat("cat_rows", {c, d}, 2),     // rows of 16 channels: strided
+      cat("cat_ab", {a, b}),          // in place: a at 0, b after it
+      cat("cat_ac", {a, c}),          // c where b already is
+      cat("cat_ba", {b, a}),          // a and b swapped
+      cat("cat_nested", {cat("cat_de", {d, e}), unary("f", x)}),  // concats of concats
+  };
+  // NCHW values of 3 x 5 x 7 floats: the second input would start at byte 420.
+  int y = g.add_input("y", {{1, 3, 5, 7}, DataType::Float(32)});
+  outs.push_back(cat("cat_unaligned", {unary("ya", y), unary("yb", y)}));
+  for (int& v : outs) v = unary(g.node(v).name + "_out", v);
+  g.outputs = outs;
+  infer_types(g);
+  Graph o = g;
+  concat_in_place(o);
+  std::map<std::string, bool> want = {{"cat_input", false}, {"cat_twice", false}, {"cat_rows", false},
+                                      {"cat_ab", true},     {"cat_ac", false},    {"cat_ba", false},
+                                      {"cat_de", true},     {"cat_nested", true}, {"cat_unaligned", false}};
+  for (auto& [name, in_place] : want) EXPECT_EQ(is_in_place_concat(o.node(node_named(o, name))), in_place) << name;
+  InPlaceRegions regions = in_place_regions(o);
+  const int nested = node_named(o, "cat_nested");
+  EXPECT_EQ(regions.region[size_t(node_named(o, "e"))], regions.region[size_t(nested)]);
+  EXPECT_EQ(regions.offset[size_t(node_named(o, "e"))], uint64_t(C * H * W * 4));
+  EXPECT_EQ(regions.offset[size_t(node_named(o, "f"))], uint64_t(2 * C * H * W * 4));
+  EXPECT_EQ(regions.bytes.at(regions.region[size_t(nested)]), uint64_t(3 * C * H * W * 4));
+  expect_runs_like_the_interpreter(g, {test::random_float32({1, C, H, W}, 1), test::random_float32({1, 3, 5, 7}, 2)},
+                                   "concats that stay copies");
+}
+
+// A graph that claims a concat is in place where it cannot be (edited after the pass) is an error
+// naming the concat, not a memory plan that overlaps values.
+TEST(ConcatInPlace, AConcatMarkedInPlaceThatCannotBeIsAnError) {
+  Graph g;
+  int x = g.add_input("x", {{1, 16, 2, 2}, DataType::Float(32)});
+  int a = g.add_op("relu", "a", {x});
+  int twice = g.add_op("concat", "twice", {a, a}, Attrs().set("axis", int64_t(1)).set("in_place", int64_t(1)));
+  g.outputs = {g.add_op("relu", "out", {twice})};
+  infer_types(g);
+  try {
+    plan_memory(g, fuse_ops(g));
+    ADD_FAILURE() << "no error";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("concat 'twice'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("read twice"), std::string::npos) << e.what();
+  }
+}
+
+// The memory plan with in-place concats against a byte-level check on random graphs: walking the
+// kernels in order, no kernel may write bytes of a value still to be read (a value an in-place
+// concat holds is read as long as the concat is), and every value lies inside its storage. A
+// few of the graphs are also compiled and run against the interpreter.
+TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 rng(seed);
+    Graph g;
+    std::vector<int> values{g.add_input("x", {{1, 16}, DataType::Float(32)})};
+    int nodes = 6 + int(rng() % 14);
+    for (int i = 0; i < nodes; ++i) {
+      auto pick = [&] { return values[rng() % values.size()]; };
+      int a = pick(), b = pick();
+      std::string name = "n" + std::to_string(i);
+      switch (rng() % 5) {
+        case 0:
+          values.push_back(g.add_op("softmax", name, {a}, Attrs().set("axis", int64_t(1))));
+          break;  // opaque
+        case 1:
+          values.push_back(g.node(a).type.shape == g.node(b).type.shape ? g.add_op("add", name, {a, b})
+                                                                         : g.add_op("relu", name, {a}));
+          break;
+        case 2:
+          values.push_back(g.add_op("relu", name, {a}));
+          break;
+        default: {
+          std::vector<int> in = {a, b};
+          if (rng() % 2) in.push_back(pick());
+          values.push_back(g.add_op("concat", name, in, Attrs().set("axis", int64_t(1))));
+        }
+      }
+      g.outputs = {values.back()};
+      infer_types(g);  // the next node's choice reads the types
+    }
+    for (int k = 0; k < 2; ++k)
+      if (int v = values[1 + rng() % (values.size() - 1)];
+          std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end())
+        g.outputs.push_back(v);
+    Graph o = g;
+    concat_in_place(o);
+    FusionPlan plan = fuse_ops(o);
+    MemoryPlan mem = plan_memory(o, plan);
+    // When each value is last read: by a kernel, as an output (the end), or through a concat that holds it.
+    std::map<int, size_t> last_read;
+    for (size_t k = 0; k < plan.groups.size(); ++k)
+      for (int in : plan.groups[k].inputs) last_read[in] = k;
+    for (int out : o.outputs) last_read[out] = plan.groups.size();
+    for (size_t k = plan.groups.size(); k-- > 0;) {  // outer concats first: they come later
+      const Node& n = o.node(plan.groups[k].output);
+      if (is_in_place_concat(n))
+        for (int in : n.inputs) last_read[in] = std::max(last_read[in], last_read[plan.groups[k].output]);
+    }
+    struct Held {
+      int value;
+      uint64_t begin, end;
+    };
+    std::map<int, std::vector<Held>> held;  // storage -> the values kernels wrote there
+    size_t in_place = 0;
+    for (size_t k = 0; k < plan.groups.size(); ++k) {
+      int out = plan.groups[k].output, s = mem.storage_of[out];
+      ASSERT_GE(s, 0) << "seed " << seed;
+      uint64_t begin = mem.offset_of[out], end = begin + o.type_of(out).nbytes();
+      ASSERT_LE(end, mem.storage_bytes[size_t(s)]) << "seed " << seed << "\n" << mem.str(o);
+      if (is_in_place_concat(o.node(out))) {  // written by its inputs' kernels: they lie in it, in order
+        ++in_place;
+        uint64_t at = begin;
+        for (int in : o.node(out).inputs) {
+          EXPECT_EQ(mem.storage_of[in], s) << "seed " << seed << ": input '" << o.node(in).name << "'\n" << mem.str(o);
+          EXPECT_EQ(mem.offset_of[in], at) << "seed " << seed << ": input '" << o.node(in).name << "'\n" << mem.str(o);
+          at += o.type_of(in).nbytes();
+        }
+        continue;
+      }
+      for (const Held& h : held[s]) {
+        bool overlaps = h.begin < end && begin < h.end;
+        EXPECT_FALSE(overlaps && last_read[h.value] >= k)
+            << "seed " << seed << ": kernel " << k << " writes storage " << s << " over '" << o.node(h.value).name
+            << "', read until step " << last_read[h.value] << "\n"
+            << plan.str(o) << mem.str(o);
+      }
+      held[s].push_back({out, begin, end});
+    }
+    if (seed <= 10 && in_place)
+      expect_runs_like_the_interpreter(g, {test::random_float32({1, 16}, seed)},
+                                       "random graph, seed " + std::to_string(seed));
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph
