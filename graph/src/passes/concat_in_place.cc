@@ -23,7 +23,10 @@ constexpr uint64_t kAlign = 64;  // codegen's buffer alignment (codegen_llvm.cc 
 class ConcatPlacer {
  public:
   explicit ConcatPlacer(const Graph& g)
-      : g_(g), parent_(g.nodes.size()), rel_(g.nodes.size(), 0), member_(g.nodes.size(), false),
+      : g_(g),
+        parent_(g.nodes.size()),
+        rel_(g.nodes.size(), 0),
+        member_(g.nodes.size(), false),
         in_place_(g.nodes.size(), false) {
     std::iota(parent_.begin(), parent_.end(), 0);
   }
@@ -35,17 +38,17 @@ class ConcatPlacer {
     int64_t axis = n.attrs.get_int("axis");
     if (axis < 0) axis += static_cast<int64_t>(t.shape.size());
     for (int64_t d = 0; d < axis; ++d)
-      if (t.shape[size_t(d)] != 1) return "its inputs are not contiguous in its output (dimension " +
-                                          std::to_string(d) + " before the axis is not 1)";
+      if (t.shape[size_t(d)] != 1)
+        return "its inputs are not contiguous in its output (dimension " + std::to_string(d) +
+               " before the axis is not 1)";
     uint64_t offset = 0;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const Node& in = g_.node(n.inputs[k]);
       if (!in.is_op()) return "input '" + in.name + "' is no kernel's output";
       if (op_def(in.op).device != runtime::KernelDevice::CPU) return "input '" + in.name + "' is made off the CPU";
-      if (std::count(n.inputs.begin(), n.inputs.end(), n.inputs[k]) > 1)
-        return "input '" + in.name + "' is read twice";
-      if (offset % kAlign) return "input '" + in.name + "' would start at byte " + std::to_string(offset) +
-                                  ", not a multiple of 64";
+      if (std::count(n.inputs.begin(), n.inputs.end(), n.inputs[k]) > 1) return "input '" + in.name + "' is read twice";
+      if (offset % kAlign)
+        return "input '" + in.name + "' would start at byte " + std::to_string(offset) + ", not a multiple of 64";
       offset += g_.type_of(n.inputs[k]).nbytes();
     }
     return {};
@@ -140,8 +143,8 @@ class ConcatPlacer {
 
   const Graph& g_;
   std::vector<int> parent_;
-  std::vector<int64_t> rel_;   // byte position relative to the parent
-  std::vector<bool> member_;   // placed in some shared storage
+  std::vector<int64_t> rel_;    // byte position relative to the parent
+  std::vector<bool> member_;    // placed in some shared storage
   std::vector<bool> in_place_;  // an in-place concat (not a leaf)
 };
 
