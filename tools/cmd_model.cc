@@ -122,6 +122,13 @@ int compile_cmd(const std::vector<std::string>& args) {
   bool no_winograd = false;
   app.add_flag("--no-winograd", no_winograd,
                "compile 3x3 stride-1 float convolutions directly, not as Winograd F(4x4, 3x3) / F(2x2, 3x3)");
+  int64_t min_parallel_work = graph::BuildOptions().min_parallel_work;
+  app.add_option("--min-parallel-work", min_parallel_work,
+                 "CPU kernels: a parallel loop doing fewer stores than this runs on one thread")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  std::string asm_path;
+  app.add_option("--dump-asm", asm_path, "write the CPU kernels' assembly to this file");
   if (int rc = parse(app, args); rc >= 0) return rc;
 #ifndef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
@@ -181,6 +188,8 @@ int compile_cmd(const std::vector<std::string>& args) {
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
   bo.pipeline.layout.winograd = !no_winograd;
+  bo.min_parallel_work = min_parallel_work;
+  bo.llvm.dump_asm_path = asm_path;
   if (target == "accel")
     bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (target == "cuda") {

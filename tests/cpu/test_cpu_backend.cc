@@ -366,6 +366,71 @@ TEST(CpuBackend, NchwcInputBlocksOuterOnSmallMaps) {
   runtime::set_num_threads(0);
 }
 
+// The single-block loops of `assembly` (a label, then the branch back to it with no label between)
+// that hold multiply-adds: how many, and how many of those touch the stack (a register tile that
+// spills).
+struct FmaLoops {
+  int loops = 0, touching_the_stack = 0;
+};
+FmaLoops fma_loops(const std::string& assembly) {
+  FmaLoops r;
+  std::string label;
+  bool fma = false, stack = false;
+  for (size_t at = 0, end; at < assembly.size(); at = end + 1) {
+    end = assembly.find('\n', at);
+    if (end == std::string::npos) end = assembly.size();
+    std::string l = assembly.substr(at, end - at);
+    if (!l.empty() && l[0] == '.' && l.back() == ':') {
+      label = l.substr(0, l.size() - 1), fma = stack = false;
+      continue;
+    }
+    fma |= l.find("vfmadd") != std::string::npos;
+    stack |= l.find("(%rsp)") != std::string::npos;
+    if (!label.empty() && l.find("\tj") != std::string::npos && l.substr(l.find_last_of('\t') + 1) == label && fma) {
+      ++r.loops;
+      r.touching_the_stack += stack;
+    }
+  }
+  return r;
+}
+
+// A conv on the image (an input block of its 3 channels, MobileNetV2's 3 -> 32 stride-2 stem)
+// unrolls the channels: as a rolled loop of 3, LLVM hoisted the tile's broadcasts and its loop
+// spilled accumulators and addresses to the stack (x86-64-v4, whatever the host). Equal to the
+// naive reference on this host; a 16-channel input block keeps its channels rolled (its loop
+// reloads two addresses from the stack, which costs little).
+TEST(CpuBackend, ImageConvUnrollsItsChannels) {
+  for (int64_t block : {3, 16}) {
+    SCOPED_TRACE("input block of " + std::to_string(block));
+    // A 3x3 stride-2 conv of `block` input channels to 32 on an hw x hw map, scheduled for AVX-512.
+    auto conv = [&](int64_t hw) {
+      Tensor X = placeholder({1, 1, hw, hw, block}, DataType::Float(32), "X"),
+             W = placeholder({2, 1, 3, 3, block, 16}, DataType::Float(32), "W");
+      ops::Conv2dParams p;
+      p.pads = {1, 1, 1, 1};
+      p.strides = {2, 2};
+      p.oc_block = 16;
+      Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+      auto s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{Y});
+      ops::schedule_conv2d_nchwc_cpu(*s, Y, Y, 16, 32);
+      return std::pair{std::move(s), test::Workload{{X, W}, {Y}}};
+    };
+    auto [s, w] = conv(224);  // the stem's map: a tile of 2 blocks x 14 columns
+    LoweredFunc f = schedule::lower(*s, w.args(), "image_conv");
+    std::string ir = to_string(f);
+    EXPECT_EQ(ir.find("for (rci") != std::string::npos, block == 16) << ir;  // the channels' loop
+    EXPECT_NE(ir.find("for (rx"), std::string::npos) << ir;                  // the kernel columns stay rolled
+    codegen::LLVMOptions o;
+    o.target_cpu = "x86-64-v4";
+    std::string assembly = codegen::emit_assembly({f}, o);
+    FmaLoops loops = fma_loops(assembly);
+    EXPECT_GE(loops.loops, 1) << assembly;
+    if (block == 3) EXPECT_EQ(loops.touching_the_stack, 0) << assembly;
+    auto [small, small_w] = conv(30);
+    expect_compiled_matches(*small, small_w, "image_conv");
+  }
+}
+
 // Depthwise NCHWc convolutions (inlined padding, rows serial inside the parallel loop of channel
 // blocks when there are enough blocks, parallel too when not): equal to the naive reference for
 // strides 1 and 2, odd sizes and rows narrower than the column tile, on 1 and 2 threads; with
