@@ -125,7 +125,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   int64_t min_parallel_work = graph::BuildOptions().min_parallel_work;
   app.add_option("--min-parallel-work", min_parallel_work,
                  "CPU kernels: a parallel loop doing fewer stores than this runs on one thread")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(int64_t(0), int64_t(1000000000)))
       ->capture_default_str();
   std::string asm_path;
   app.add_option("--dump-asm", asm_path, "write the CPU kernels' assembly to this file");
