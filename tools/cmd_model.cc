@@ -124,7 +124,8 @@ int compile_cmd(const std::vector<std::string>& args) {
                "compile 3x3 stride-1 float convolutions directly, not as Winograd F(4x4, 3x3) / F(2x2, 3x3)");
   int64_t min_parallel_work = graph::BuildOptions().min_parallel_work;
   app.add_option("--min-parallel-work", min_parallel_work,
-                 "CPU kernels: a parallel loop doing fewer stores than this runs on one thread")
+                 "CPU kernels: a parallel loop with less work than this (stores and intrinsic calls, times the "
+                 "loops around them) runs on one thread")
       ->check(CLI::Range(int64_t(0), int64_t(1000000000)))
       ->capture_default_str();
   std::string asm_path;
@@ -140,6 +141,8 @@ int compile_cmd(const std::vector<std::string>& args) {
     LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
   if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
   if (app.count("--cuda-arch") && target != "cuda") LOOM_THROW(Error, "--cuda-arch needs --target cuda");
+  if (!asm_path.empty() && target == "cuda")
+    LOOM_THROW(Error, "--dump-asm writes CPU kernels' assembly; --target cuda compiles none (the CUDA program is PTX)");
   if (target == "cuda" && !quant.empty())
     LOOM_THROW(Error, "--target cuda compiles float models; int8 on the GPU is not supported yet");
   if (per_channel && target == "accel")

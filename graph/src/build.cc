@@ -19,6 +19,9 @@ BuildResult build(Graph g, const BuildOptions& options) {
   if (options.cuda) {
     if (options.accel) LOOM_THROW(ConfigError, "a build targets either the accelerator or CUDA, not both");
     po.layout.blocked_activations = false;  // the CPU's NCHWc blocking is no GPU layout
+    // The CUDA executor places values at their storage offsets too, but no GPU has run an in-place
+    // concat yet (the grid-interpreter tests give every value its own array).
+    po.concat_in_place = false;
   }
   BuildResult r;
   po.accel = options.accel;

@@ -44,10 +44,7 @@ const PassPipeline<GraphRun>& pipeline() {
              if (o.layout.winograd) winograd_conv(g, o.layout.winograd_min_saved_macs);
            }),
       pass("eliminate_dead_nodes", [](Graph& g, const PipelineOptions&) { eliminate_dead_nodes(g); }),
-      pass("concat_in_place",
-           [](Graph& g, const PipelineOptions& o) {
-             if (o.concat_in_place) concat_in_place(g);
-           }),
+      pass("concat_in_place", [](Graph& g, const PipelineOptions& o) { concat_in_place(g, o.concat_in_place); }),
   });
   return p;
 }

@@ -152,7 +152,10 @@ class ConcatPlacer {
 
 bool is_in_place_concat(const Node& n) { return n.is_op() && n.op == "concat" && n.attrs.get_int("in_place", 0); }
 
-void concat_in_place(Graph& g) {
+void concat_in_place(Graph& g, bool enabled) {
+  for (Node& n : g.nodes)
+    if (n.is_op() && n.op == "concat") n.attrs.erase("in_place");  // marks of an earlier run are decided again
+  if (!enabled) return;
   ConcatPlacer placer(g);
   for (int id : g.topological_order()) {
     Node& n = g.node(id);

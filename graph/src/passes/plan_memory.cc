@@ -30,14 +30,8 @@ MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion) {
     for (int in : fusion.groups[size_t(k)].inputs) last_use[owner(in)] = std::max(last_use[owner(in)], k);
   for (int o : g.outputs) last_use[owner(o)] = end;
   std::vector<int> free_list;
-  for (int k = 0; k < end; ++k) {
-    const int out = fusion.groups[size_t(k)].output, own = owner(out);
-    uint64_t bytes = shared(out) ? regions.bytes.at(own) : g.type_of(out).nbytes();
-    uint64_t need = (bytes + 63) / 64 * 64;
-    plan.storage_of[out] = storage_of_owner[own];
-    plan.offset_of[out] = shared(out) ? regions.offset[size_t(out)] : 0;
-    if (plan.storage_of[out] >= 0) continue;  // its region's storage was taken by an earlier value
-    plan.unplanned_bytes += need;
+  // The smallest free storage that fits, else the largest free one grown, else a new one.
+  auto take = [&](uint64_t need) {
     int best = -1;
     for (int s : free_list)
       if (plan.storage_bytes[s] >= need && (best < 0 || plan.storage_bytes[s] < plan.storage_bytes[best])) best = s;
@@ -52,8 +46,18 @@ MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion) {
       best = static_cast<int>(plan.storage_bytes.size());
       plan.storage_bytes.push_back(need);
     }
-    plan.storage_of[out] = storage_of_owner[own] = best;
-    if (last_use[own] < 0) free_list.push_back(best);  // never read (dead output of a kernel)
+    return best;
+  };
+  auto round_up = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
+  for (int k = 0; k < end; ++k) {
+    const int out = fusion.groups[size_t(k)].output, own = owner(out);
+    plan.unplanned_bytes += round_up(g.type_of(out).nbytes());
+    if (storage_of_owner[own] < 0) {  // a value of its own, or the first of its region written
+      storage_of_owner[own] = take(round_up(shared(out) ? regions.bytes.at(own) : g.type_of(out).nbytes()));
+      if (last_use[own] < 0) free_list.push_back(storage_of_owner[own]);  // never read (dead output of a kernel)
+    }
+    plan.storage_of[out] = storage_of_owner[own];
+    plan.offset_of[out] = shared(out) ? regions.offset[size_t(out)] : 0;
     for (int in : fusion.groups[size_t(k)].inputs)
       if (last_use[owner(in)] == k && plan.storage_of[in] >= 0 &&
           std::find(free_list.begin(), free_list.end(), plan.storage_of[in]) == free_list.end())

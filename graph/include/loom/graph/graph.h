@@ -41,6 +41,7 @@ class Attrs {
     values_[key] = std::move(v);
     return *this;
   }
+  void erase(const std::string& key) { values_.erase(key); }
   bool has(const std::string& key) const { return values_.count(key) != 0; }
   int64_t get_int(const std::string& key) const;
   int64_t get_int(const std::string& key, int64_t def) const { return has(key) ? get_int(key) : def; }

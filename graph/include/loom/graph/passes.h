@@ -76,13 +76,15 @@ int winograd_tile_for(int64_t out_h, int64_t out_w, int64_t channel_products = 0
 void winograd_conv(Graph& g, double min_saved_macs = kWinogradMinSavedMacs);
 
 // Concatenations written in place: a concat whose inputs are contiguous ranges of its output
-// (every dimension before the axis is 1) at 64-byte-aligned offsets, each computed by a CPU kernel,
-// gets the attribute in_place = 1. Its inputs' kernels write straight into its storage, so it runs
+// (every dimension before the axis is 1) at 64-byte-aligned offsets, each computed by a kernel of
+// the CPU's library (not the accelerator; graph::build turns the pass off for CUDA builds), gets
+// the attribute in_place = 1. Its inputs' kernels write straight into its storage, so it runs
 // no kernel (fuse_ops gives it a group of its own, which build emits no call for). Concats that
 // share inputs share one storage (DenseNet's concat of every earlier feature of a dense block: one
 // buffer per block); a concat stays a copy where an input would need two offsets or would overlap
-// another value written there.
-void concat_in_place(Graph& g);
+// another value written there. Marks of an earlier run are decided again; enabled = false only
+// clears them (PipelineOptions::concat_in_place).
+void concat_in_place(Graph& g, bool enabled = true);
 bool is_in_place_concat(const Node& n);
 // Where the in-place concats put values: region[id] is the node whose id names the shared storage
 // value `id` lies in (-1: none) and offset[id] its byte offset there; bytes maps each region to its
