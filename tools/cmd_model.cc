@@ -123,13 +123,13 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_flag("--no-winograd", no_winograd,
                "compile 3x3 stride-1 float convolutions directly, not as Winograd F(4x4, 3x3) / F(2x2, 3x3)");
   int64_t min_parallel_work = graph::BuildOptions().min_parallel_work;
-  app.add_option("--min-parallel-work", min_parallel_work,
-                 "CPU kernels: a parallel loop with less work than this (stores and intrinsic calls, times the "
-                 "loops around them) runs on one thread")
-      ->check(CLI::Range(int64_t(0), int64_t(1000000000)))
+  number_option(app, "--min-parallel-work", min_parallel_work,
+                "CPU kernels: a parallel loop with less work than this (stores and intrinsic calls, times the "
+                "loops around them) runs on one thread",
+                0, 1000000000)
       ->capture_default_str();
   std::string asm_path;
-  app.add_option("--dump-asm", asm_path, "write the CPU kernels' assembly to this file");
+  app.add_option("--dump-asm", asm_path, "write the CPU kernels' assembly to this file")->check(output_file());
   if (int rc = parse(app, args); rc >= 0) return rc;
 #ifndef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
