@@ -14,6 +14,7 @@
 #include "loom/graph/reference.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "memory_plan_check.h"
 
 namespace loom::graph {
 namespace {
@@ -226,24 +227,12 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
       g.outputs = {values.back()};
       infer_types(g);  // the next node's choice reads the types
     }
-    for (int k = 0; k < 2; ++k)
-      if (int v = values[1 + rng() % (values.size() - 1)];
-          std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end())
-        g.outputs.push_back(v);
+    test::pick_random_outputs(g, values, rng);
     Graph o = g;
     concat_in_place(o);
     FusionPlan plan = fuse_ops(o);
     MemoryPlan mem = plan_memory(o, plan);
-    // When each value is last read: by a kernel, as an output (the end), or through a concat that holds it.
-    std::map<int, size_t> last_read;
-    for (size_t k = 0; k < plan.groups.size(); ++k)
-      for (int in : plan.groups[k].inputs) last_read[in] = k;
-    for (int out : o.outputs) last_read[out] = plan.groups.size();
-    for (size_t k = plan.groups.size(); k-- > 0;) {  // outer concats first: they come later
-      const Node& n = o.node(plan.groups[k].output);
-      if (is_in_place_concat(n))
-        for (int in : n.inputs) last_read[in] = std::max(last_read[in], last_read[plan.groups[k].output]);
-    }
+    std::map<int, size_t> last_read = test::last_reads(o, plan);
     struct Held {
       int value;
       uint64_t begin, end;

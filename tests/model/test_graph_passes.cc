@@ -17,6 +17,7 @@
 #include "loom/graph/reference.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "memory_plan_check.h"
 
 namespace loom::graph {
 namespace {
@@ -987,20 +988,11 @@ TEST(GraphPasses, MemoryPlanNeverReusesALiveBuffer) {
               g.add_op("dense", name, {a, g.add_constant(name + "_w", test::random_float32({cols, cols}, seed))}));
       }
     }
-    // The last value and a few random ones are outputs (some also read by later nodes).
-    g.outputs = {values.back()};
-    for (int k = 0; k < 2; ++k)
-      if (int v = values[1 + rng() % (values.size() - 1)];
-          std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end())
-        g.outputs.push_back(v);
+    test::pick_random_outputs(g, values, rng);
     infer_types(g);
     FusionPlan plan = fuse_ops(g);
     MemoryPlan mem = plan_memory(g, plan);
-    // Last step at which each kernel output is read (outputs: the end).
-    std::map<int, size_t> last_read;
-    for (size_t k = 0; k < plan.groups.size(); ++k)
-      for (int in : plan.groups[k].inputs) last_read[in] = k;
-    for (int o : g.outputs) last_read[o] = plan.groups.size();
+    std::map<int, size_t> last_read = test::last_reads(g, plan);
     std::map<int, int> holder;  // storage -> the value it holds
     for (size_t k = 0; k < plan.groups.size(); ++k) {
       int out = plan.groups[k].output, s = mem.storage_of[out];
