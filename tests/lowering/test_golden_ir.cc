@@ -102,6 +102,20 @@ TEST(GoldenIR, SmallParallelLoopsRunSerially) {
   // 3 iterations of an if-else between the full tile (4 stores) and the tail (2): counted 3 x 4.
   EXPECT_EQ(count_parallel(10, 13), 0u);
   EXPECT_EQ(count_parallel(10, 12), 1u);
+  // A transcendental call counts as 8 stores: exp over 64 elements is 64 x (1 + 8) = 576.
+  auto exp_parallel = [](int64_t min_work) {
+    ir::Tensor A = ir::placeholder({64}, DataType::Float(32), "A");
+    ir::Tensor C = ir::compute(
+        {64}, [&](ir::Var i) { return ir::exp(A(i)); }, "C");
+    Schedule s({C});
+    auto [o, i] = s[C].split(s[C].axis(0), 4);
+    s[C].parallel(o);
+    schedule::LowerOptions opt;
+    opt.min_parallel_work = min_work;
+    return to_string(schedule::lower(s, {A, C}, "f", opt)).find("parallel (") != std::string::npos;
+  };
+  EXPECT_TRUE(exp_parallel(576));
+  EXPECT_FALSE(exp_parallel(577));
 }
 
 // `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one

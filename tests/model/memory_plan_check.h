@@ -15,7 +15,8 @@ namespace loom::test {
 inline void pick_random_outputs(graph::Graph& g, const std::vector<int>& values, std::mt19937_64& rng) {
   g.outputs = {values.back()};
   for (int k = 0; k < 2; ++k)
-    if (int v = values[1 + rng() % (values.size() - 1)]; std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end())
+    if (int v = values[1 + rng() % (values.size() - 1)];
+        std::find(g.outputs.begin(), g.outputs.end(), v) == g.outputs.end())
       g.outputs.push_back(v);
 }
 

@@ -2,8 +2,9 @@
 // parallel loop whose whole body does less work than the threshold runs serially: below it, the
 // fork-join of loom_parallel_for costs more than the second thread saves (DenseNet's 7x7 layers
 // ran slower on 2 threads than on 1). Work is counted in stores and intrinsic calls (one vector
-// store, scalar store or call each, after unrolling, vectorization and tensorization), times the
-// extents of the loops around them; of an if-else, the larger branch.
+// store, scalar store or call each, after unrolling, vectorization and tensorization) and in
+// transcendental math (exp, log, tanh, erf, ...: kMathCallWork each), times the extents of the
+// loops around them; of an if-else, the larger branch.
 #include "loom/ir/functor.h"
 #include "passes.h"
 
@@ -20,6 +21,7 @@ class WorkCounter : public IRVisitor {
  public:
   static constexpr int64_t kUnknownExtent = 64;
   static constexpr int64_t kLimit = int64_t(1) << 50;
+  static constexpr int64_t kMathCallWork = 8;  // a transcendental call, in stores
   int64_t work = 0;
 
   // A statement that is a call (a tensorized intrinsic: an int8 conv's dot products) is work too.
@@ -52,6 +54,14 @@ class WorkCounter : public IRVisitor {
   void visit_store(const StoreNode* op) override {
     work = std::min(kLimit, work + factor_);
     IRVisitor::visit_store(op);
+  }
+  // A vector exp costs ~15-20 cycles where a store costs one or two: softmax's 12288 vector stores
+  // over BERT's attention scores ran on one thread (0.35 ms of its 18 at 2 threads).
+  void visit_call(const CallNode* op) override {
+    static const char* const kMath[] = {"exp", "exp2", "log", "log2", "tanh", "erf", "sigmoid", "pow", "sin", "cos"};
+    for (const char* m : kMath)
+      if (op->name == m) work = std::min(kLimit, work + factor_ * kMathCallWork);
+    IRVisitor::visit_call(op);
   }
 
  private:
