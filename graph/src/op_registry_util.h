@@ -52,6 +52,7 @@ inline ops::Conv2dParams conv_params(const Node& n) {
   p.dilations = fixed<2>(n.attrs, "dilations", {1, 1});
   p.groups = n.attrs.get_int("groups", 1);
   p.oc_block = n.attrs.get_int("oc_block", 0);
+  p.interleaved_groups = n.attrs.get_int("interleaved_groups", 0) != 0;
   return p;
 }
 

@@ -38,6 +38,10 @@ const PassPipeline<GraphRun>& pipeline() {
            [](Graph& g, const PipelineOptions& o) {
              if (o.layout.blocked_activations) pad_conv_channels(g, o.layout.vector_lanes);
            }),
+      pass("interleave_narrow_groups",
+           [](Graph& g, const PipelineOptions& o) {
+             if (o.layout.blocked_activations) interleave_narrow_groups(g, o.layout.vector_lanes);
+           }),
       pass("alter_layout", [](Graph& g, const PipelineOptions& o) { alter_layout(g, o.layout); }),
       pass("winograd_conv",
            [](Graph& g, const PipelineOptions& o) {

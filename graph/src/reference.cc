@@ -35,6 +35,7 @@ T conv2d_nchw(const Node& n, const Inputs& in) {
   int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t cg = C / groups, og = out[1] / groups;
   int64_t kh = w.shape[2], kw = w.shape[3];
+  const bool interleaved = n.attrs.get_int("interleaved_groups", 0) != 0;  // group g: channels g, g + groups, ...
   T y{out, Values(static_cast<size_t>(count(out)))};
   for (int64_t nn = 0; nn < out[0]; ++nn)
     for (int64_t f = 0; f < out[1]; ++f)
@@ -50,7 +51,8 @@ T conv2d_nchw(const Node& n, const Inputs& in) {
                 if (ix < 0 || ix >= W) continue;
                 int64_t widx =
                     b > 0 ? ((((f / b) * cg + c) * kh + ky) * kw + kx) * b + f % b : ((f * cg + c) * kh + ky) * kw + kx;
-                acc += x.v[((nn * C + (f / og) * cg + c) * H + iy) * W + ix] * w.v[widx];
+                int64_t ci = interleaved ? f % groups + c * groups : (f / og) * cg + c;
+                acc += x.v[((nn * C + ci) * H + iy) * W + ix] * w.v[widx];
               }
             }
           y.v[((nn * out[1] + f) * out[2] + oy) * out[3] + ox] = acc;
@@ -66,12 +68,17 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
   auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
   auto p = pads4(n);
   bool depthwise = n.attrs.get_int("groups", 1) > 1 && w.shape.size() == 4;
+  // Interleaved groups (weights [O/b, Cg, kh, kw, b]): output block i[1] reads lane i[4] of input
+  // blocks j * GH + i[1] % GH, GH = groups / b.
+  bool interleaved = w.shape.size() == 5;
+  int64_t GH = interleaved ? n.attrs.get_int("groups", 1) / x.shape[4] : 0;
   int64_t G = w.shape.size() == 7 ? w.shape[6] : 0;
   // Grouped (weights [O/b, Cg/b, kh, kw, b, b]): output block i[1] reads its group's input blocks.
-  int64_t in_blocks = w.shape.size() == 4 ? 0 : w.shape[1];
+  int64_t in_blocks = w.shape.size() == 4 || interleaved ? 0 : w.shape[1];
   int64_t out_blocks_per_group = out[1] / n.attrs.get_int("groups", 1);
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], ob = out[4];
   int64_t kh = depthwise ? w.shape[1] : w.shape[2], kw = depthwise ? w.shape[2] : w.shape[3];
+  int64_t Cg = interleaved ? w.shape[1] : 0;
   T y{out, Values(static_cast<size_t>(count(out)))};
   for_each_index(out, [&](const std::vector<int64_t>& i, int64_t flat) {
     int64_t f = i[1] * ob + i[4];
@@ -80,6 +87,12 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
       for (int64_t kx = 0; kx < kw; ++kx) {
         int64_t iy = i[2] * s[0] + ky * d[0] - p[0], ix = i[3] * s[1] + kx * d[1] - p[1];
         if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+        if (interleaved) {
+          for (int64_t j = 0; j < Cg; ++j)
+            acc += x.v[(((i[0] * CB + j * GH + i[1] % GH) * H + iy) * W + ix) * ib + i[4]] *
+                   w.v[(((i[1] * Cg + j) * kh + ky) * kw + kx) * ob + i[4]];
+          continue;
+        }
         if (depthwise) {
           acc +=
               x.v[(((i[0] * CB + i[1]) * H + iy) * W + ix) * ib + i[4]] * w.v[((i[1] * kh + ky) * kw + kx) * ob + i[4]];

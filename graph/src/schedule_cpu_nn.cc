@@ -68,6 +68,8 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
     if (c.options.conv_tile && group_writes_the_conv(c))
       if (auto key = conv_kernel_key(c.g, n)) tile = c.options.conv_tile(*key);
     ops::schedule_conv2d_nchwc_cpu(c.s, conv, c.out, lanes, c.target.vector_registers, tile);
+  } else if (conv_layout(n).blocked() && c.g.type_of(n.inputs[1]).shape.size() == 5) {
+    ops::schedule_interleaved_groups_nchwc_cpu(c.s, conv, c.out, lanes);
   } else if (conv_layout(n).blocked()) {
     ops::schedule_depthwise_nchwc_cpu(c.s, conv, c.out, lanes);
   } else if (n.attrs.get_int("oc_block", 0) > 0) {

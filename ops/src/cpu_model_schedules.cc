@@ -371,6 +371,23 @@ void schedule_depthwise_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor&
   if (P.defined()) s[P].compute_inline();
 }
 
+void schedule_interleaved_groups_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
+  Tensor P = input_with_tag(conv, "pad");
+  auto [acc, y] = conv_stages(s, conv, out, P);
+  int64_t ow = const_dim(out, 3);
+  int x_block = divisor_at_most(ow, 14);
+  IterVar xo = tile_depthwise_output(y, x_block);
+  auto yc = s[acc];
+  yc.compute_at(y, xo);
+  // Per input block and tap one weight vector feeds x_block lane-wise multiply-adds, each on a
+  // contiguous input vector: no broadcasts.
+  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(4)});
+  yc.unroll(yc.axis(3));
+  yc.vectorize(yc.axis(4));
+  for (int r = 0; r < 3; ++r) yc.pragma(yc.reduce_axis(r), "llvm_unroll", 0);
+  if (P.defined()) s[P].compute_inline();
+}
+
 void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& out, int lanes, int vector_registers) {
   int64_t nb = 0;
   for (auto& in : dense.op()->input_tensors())

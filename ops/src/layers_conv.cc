@@ -94,7 +94,9 @@ Tensor conv2d(const Tensor& X, const Tensor& W, const Tensor& bias, const Conv2d
   Tensor conv = compute(
       shape_exprs(out),
       [&](Var n, Var f, Var y, Var x) {
-        Expr c = p.groups == 1 ? Expr(rc->var) : (f / int(og)) * int(cg) + rc->var;
+        Expr c = p.groups == 1          ? Expr(rc->var)
+                 : p.interleaved_groups ? f % int(p.groups) + rc->var * int(p.groups)
+                                        : (f / int(og)) * int(cg) + rc->var;
         Expr in = P(n, c, y * int(p.strides[0]) + ry->var * int(p.dilations[0]),
                     x * int(p.strides[1]) + rx->var * int(p.dilations[1]));
         Expr w = b > 0 ? W(f / b, rc, ry, rx, f % b) : W(f, rc, ry, rx);
@@ -123,6 +125,13 @@ Shape conv2d_nchwc_shape(const Shape& x, const Shape& w, const Conv2dParams& p) 
       LOOM_THROW(ShapeError, "conv2d (NCHWc): weights ", shape_str(w), " do not match input ", shape_str(x),
                  " and block ", ob);
     oihw = {w[0] * ob, C, w[2], w[3]};
+  } else if (w.size() == 5 || p.interleaved_groups) {
+    // Interleaved narrow groups: weights [O/b, Cg, kh, kw, b]; group g holds channels g, g + G, ...
+    int64_t O = w[0] * ob, G = p.groups;
+    if (w.size() != 5 || !p.interleaved_groups || ib != ob || w[4] != ob || O != C || C % G || C / G != w[1] || G % ob)
+      LOOM_THROW(ShapeError, "conv2d (NCHWc): ", G, " interleaved groups need weights [C/b, C/groups, kh, kw, b] ",
+                 "with b dividing the groups; got weights ", shape_str(w), " for input ", shape_str(x));
+    oihw = {O, C / G, w[2], w[3]};
   } else if (w.size() == 6) {
     // Grouped, both group widths whole blocks: weights [O/b, Cg/b, kh, kw, b, b].
     int64_t O = w[0] * ob;
@@ -182,6 +191,17 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
                   return sum(widening_mul(in, W(v[1], rco->var, ry->var, rx->var, rci->var, v[4])), {rco, ry, rx, rci});
                 }),
                 bias.defined() ? name + "_acc" : name, "conv2d");
+  } else if (ws.size() == 5) {
+    // Interleaved narrow groups: output block v[1] (its channels' j-th members jo = v[1] / GH of the
+    // groups in block v[1] % GH) reads the same lanes of input blocks j * GH + v[1] % GH.
+    const int GH = int(p.groups / xs[4]);
+    IterVar rj = reduce_axis(int(ws[1]), "rj"), ry = reduce_axis(int(ws[2]), "ry"), rx = reduce_axis(int(ws[3]), "rx");
+    conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+                     Expr in =
+                         P(v[0], rj->var * GH + v[1] % GH, v[2] * sh + ry->var * dh, v[3] * sw + rx->var * dw, v[4]);
+                     return sum(widening_mul(in, W(v[1], rj->var, ry->var, rx->var, v[4])), {rj, ry, rx});
+                   }),
+                   bias.defined() ? name + "_acc" : name, "conv2d");
   } else {
     IterVar ry = reduce_axis(int(ws[1]), "ry"), rx = reduce_axis(int(ws[2]), "rx");
     conv = compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {

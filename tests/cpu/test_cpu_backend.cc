@@ -431,6 +431,31 @@ TEST(CpuBackend, ImageConvUnrollsItsChannels) {
   }
 }
 
+// Interleaved narrow groups (weights [O/b, Cg, kh, kw, b]: output block ob reads lane l of input
+// blocks j GH + ob % GH): equal to the naive reference for 4- and 8-channel groups, strides 1 and
+// 2, rows that the column tile does not divide, on 1 and 2 threads.
+TEST(CpuBackend, InterleavedGroupConvs) {
+  for (auto [c, cg, hw, stride] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{64, 4, 9, 1}, {128, 8, 10, 2}}) {
+    SCOPED_TRACE(std::to_string(cg) + "-channel groups, stride " + std::to_string(stride));
+    Tensor X = placeholder({1, c / 16, hw, hw, 16}, DataType::Float(32), "X"),
+           W = placeholder({c / 16, cg, 3, 3, 16}, DataType::Float(32), "W");
+    ops::Conv2dParams p;
+    p.pads = {1, 1, 1, 1};
+    p.strides = {stride, stride};
+    p.groups = c / cg;
+    p.oc_block = 16;
+    p.interleaved_groups = true;
+    Tensor Y = ops::conv2d_nchwc(X, W, Tensor(), p, "Y");
+    for (int threads : {1, 2}) {
+      runtime::set_num_threads(threads);
+      schedule::Schedule s({Y});
+      ops::schedule_interleaved_groups_nchwc_cpu(s, Y, Y, codegen::target_info().float32_lanes());
+      expect_compiled_matches(s, test::Workload{{X, W}, {Y}}, "interleaved");
+    }
+  }
+  runtime::set_num_threads(0);
+}
+
 // Depthwise NCHWc convolutions (inlined padding, rows serial inside the parallel loop of channel
 // blocks when there are enough blocks, parallel too when not): equal to the naive reference for
 // strides 1 and 2, odd sizes and rows narrower than the column tile, on 1 and 2 threads; with

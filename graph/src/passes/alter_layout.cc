@@ -150,6 +150,15 @@ class LayoutRewriter {
           return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
         });
       }
+    } else if (groups > 1 && n.attrs.get_int("interleaved_groups", 0) && w.dtype() == DataType::Float(32)) {
+      // Interleaved narrow groups (pass interleave_narrow_groups): group g's channels g, g + G, ...
+      // share lane g % b of Cg blocks; weights [O/b, Cg, kh, kw, b], each lane its output's own.
+      int64_t b = choose_block(C, lanes_);
+      if (!b || groups % b || C != O) return false;
+      ib = ob = b;
+      packed = repack(w, {O / b, Cg, kh, kw, b}, [&](const std::vector<int64_t>& i) {
+        return (((i[0] / b * Cg + i[1]) * kh + i[2]) * kw + i[3]) * b + i[0] % b;
+      });
     } else if (groups > 1 && Cg > 1 && w.dtype() == DataType::Float(32) && narrow_groups(C, O, Cg, groups)) {
       // Groups narrower than a vector (ResNeXt's 4 and 8 channels): each block of b channels holds
       // b / Cg whole groups, so the conv is regrouped as C / b groups of b channels whose weights

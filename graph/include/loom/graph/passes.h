@@ -58,6 +58,13 @@ struct LayoutOptions {
 // compute zero-padded channels up to a multiple of `lanes` (at most twice as many), then a slice
 // keeps the real ones: so they can run channel-blocked (alter_layout).
 void pad_conv_channels(Graph& g, int lanes);
+// Grouped float convs whose groups are narrower than `lanes` (ResNeXt's 4 and 8 channels), with G
+// groups a multiple of `lanes`, between two ungrouped convs with constant weights (only one-input
+// element-wise ops between, each value read once): channels are renumbered j G + g for g Cg + j
+// in the first conv's outputs, the grouped conv and the second conv's inputs, and the grouped conv
+// gets attribute interleaved_groups = 1 (group g: channels g, g + G, ...), which the blocked
+// layout runs as lane-wise multiply-adds (interleave_narrow_groups.cc).
+void interleave_narrow_groups(Graph& g, int lanes);
 // Chooses the CPU layouts: channel-blocked NCHW{b}c activations around convolutions, with
 // layout_transform nodes only where a consumer needs NCHW (adjacent opposite transforms cancel),
 // and constant weights packed once to match (see alter_layout.cc).

@@ -108,6 +108,9 @@ bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const Nchwc
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes,
                                int vector_registers, std::optional<NchwcConvTile> tile = std::nullopt);
 void schedule_depthwise_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
+// A conv of interleaved narrow groups (weights [O/b, Cg, kh, kw, b], layers.h): tiles of columns of
+// one output block, lane-wise multiply-adds over its Cg input blocks and the taps.
+void schedule_interleaved_groups_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes);
 // The stages of a Winograd convolution (layers.h, conv2d_winograd_nchwc) in a schedule; undefined
 // tensors where they are not there.
 struct WinogradStages {

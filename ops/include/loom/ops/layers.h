@@ -35,6 +35,10 @@ struct Conv2dParams {
   // 0: weights are OIHW. b > 0: weights are pre-packed as [O/b, C/groups, kh, kw, b] (output
   // channels innermost, so vectors over output channels are contiguous).
   int64_t oc_block = 0;
+  // Interleaved groups (pass interleave_narrow_groups): group g holds channels g, g + groups,
+  // g + 2 groups, ... instead of g Cg .. g Cg + Cg - 1; output channel f reads input channels
+  // f % groups + j groups. Blocked, weights [O/b, Cg, kh, kw, b].
+  bool interleaved_groups = false;
 };
 // Output shape of conv2d(X, W) for an NCHW input and OIHW weights (before packing).
 Shape conv2d_shape(const Shape& x, const Shape& w_oihw, const Conv2dParams& p);
