@@ -435,7 +435,8 @@ TEST(CpuBackend, ImageConvUnrollsItsChannels) {
 // blocks j GH + ob % GH): equal to the naive reference for 4- and 8-channel groups, strides 1 and
 // 2, rows that the column tile does not divide, on 1 and 2 threads.
 TEST(CpuBackend, InterleavedGroupConvs) {
-  for (auto [c, cg, hw, stride] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{64, 4, 9, 1}, {128, 8, 10, 2}}) {
+  for (auto [c, cg, hw, stride] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{64, 4, 9, 1}, {128, 8, 10, 2}, {128, 4, 7, 1}}) {
     SCOPED_TRACE(std::to_string(cg) + "-channel groups, stride " + std::to_string(stride));
     Tensor X = placeholder({1, c / 16, hw, hw, 16}, DataType::Float(32), "X"),
            W = placeholder({c / 16, cg, 3, 3, 16}, DataType::Float(32), "W");

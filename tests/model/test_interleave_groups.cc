@@ -45,7 +45,8 @@ void expect_close(const std::vector<NDArray>& got, const std::vector<NDArray>& w
   for (size_t k = 0; k < want.size(); ++k) {
     ASSERT_EQ(got[k].shape(), want[k].shape()) << what;
     for (int64_t i = 0; i < want[k].numel(); ++i)
-      ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4) << what << ": output " << k << " element " << i;
+      ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4)
+          << what << ": output " << k << " element " << i;
   }
 }
 
@@ -53,7 +54,9 @@ void expect_close(const std::vector<NDArray>& got, const std::vector<NDArray>& w
 // convs (for lanes of 16), the NCHW interpreter gives the original results, and so do the
 // blocked graph's interpreter and the compiled model (this host's lanes).
 TEST(InterleaveGroups, BottlenecksKeepTheirResults) {
-  for (auto [c, cg, stride] : {std::tuple<int64_t, int64_t, int64_t>{64, 4, 1}, {128, 8, 2}, {256, 16, 1}}) {
+  // 16 groups: one block of group lanes; 32 groups (128 channels of 4): two blocks of them.
+  for (auto [c, cg, stride] :
+       {std::tuple<int64_t, int64_t, int64_t>{64, 4, 1}, {128, 8, 2}, {256, 16, 1}, {128, 4, 1}}) {
     SCOPED_TRACE(std::to_string(cg) + "-channel groups, stride " + std::to_string(stride));
     Bottleneck b(c, cg, stride);
     NDArray x = test::random_float32({1, 24, 10, 10}, 7);
@@ -96,8 +99,9 @@ TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
   Graph g;
   int x = g.add_input("x", {{1, 4, 6, 6, 16}, DataType::Float(32)});
   int w = g.add_constant("w", test::random_float32({4, 4, 3, 3, 16}, 1));
-  int conv = g.add_op("conv2d", "conv", {x, w},
-                      Attrs().set("groups", int64_t(16)).set("layout", std::string("NCHWc")).set("oc_block", int64_t(16)));
+  int conv =
+      g.add_op("conv2d", "conv", {x, w},
+               Attrs().set("groups", int64_t(16)).set("layout", std::string("NCHWc")).set("oc_block", int64_t(16)));
   g.outputs = {conv};
   std::string msg;
   try {

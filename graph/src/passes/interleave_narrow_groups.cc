@@ -70,8 +70,7 @@ void interleave_narrow_groups(Graph& g, int lanes) {
       continue;
     const Shape w = g.node(n.inputs[1]).value.shape();
     const int64_t G = n.attrs.get_int("groups", 1), C = w[0], Cg = w.size() == 4 ? w[1] : 0;
-    if (G <= 1 || Cg <= 1 || Cg > lanes || C != G * Cg || G % lanes || g.type_of(n.inputs[0]).shape[1] != C)
-      continue;
+    if (G <= 1 || Cg <= 1 || Cg > lanes || C != G * Cg || G % lanes || g.type_of(n.inputs[0]).shape[1] != C) continue;
     // Up to the conv whose output channels it reads, down to the conv that reads its own.
     std::vector<int> above, below;
     int p = n.inputs[0];

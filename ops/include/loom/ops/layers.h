@@ -51,7 +51,9 @@ Shape packed_conv_weight_shape(const Shape& oihw, int64_t b);
 // conv2d on channel-blocked activations (TVM's NCHWc): X is [N, C/ib, H, W, ib], Y is
 // [N, O/ob, OH, OW, ob] with ob = p.oc_block, so vectors over channels are contiguous in memory
 // everywhere. Weights: [O/ob, C/ib, kh, kw, ib, ob] for groups = 1; for depthwise convolutions
-// (groups = C = O, ib = ob) [C/ob, kh, kw, ob]. `bias` is per output channel, [O].
+// (groups = C = O, ib = ob) [C/ob, kh, kw, ob]; for interleaved groups (p.interleaved_groups, C =
+// O, ib = ob dividing the groups) [C/b, Cg, kh, kw, b], output block ob reading the same lane of
+// input blocks j (groups / b) + ob % (groups / b). `bias` is per output channel, [O].
 // int8 data with weights grouped along input channels, [O/ob, C/ib, kh, kw, ib/G, ob, G]
 // (pack_conv_weights_int8_groups), is one of the grouped int8 forms, where each group of G input
 // channels meets the output block's weight groups in one dot-product instruction; the padded
