@@ -33,6 +33,9 @@ void add_nn_ops(const AddOp& add) {
            w = {w[0] * w[4], w[1], w[2], w[3]};
          }
          Shape out = ops::conv2d_shape(in[0].shape, w, p);
+         if (p.interleaved_groups && (p.groups <= 1 || out[1] != in[0].shape[1]))
+           LOOM_THROW(ShapeError, "interleaved groups need several groups and as many output as input channels; ",
+                      p.groups, " groups, ", in[0].shape[1], " -> ", out[1], " channels");
          if (in.size() == 3 && in[2].shape != Shape{out[1]})
            LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1], "]");
          return TensorType{out, out_dtype};

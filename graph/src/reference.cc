@@ -71,6 +71,10 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
   // Interleaved groups (weights [O/b, Cg, kh, kw, b]): output block i[1] reads lane i[4] of input
   // blocks j * GH + i[1] % GH, GH = groups / b.
   bool interleaved = w.shape.size() == 5;
+  if (interleaved != (n.attrs.get_int("interleaved_groups", 0) != 0))
+    LOOM_THROW(ShapeError, "conv2d '", n.name,
+               "': interleaved groups take weights [O/b, Cg, kh, kw, b] and only they do; ", "got ", shape_str(w.shape),
+               (interleaved ? " without" : " with"), " attribute interleaved_groups");
   int64_t GH = interleaved ? n.attrs.get_int("groups", 1) / x.shape[4] : 0;
   int64_t G = w.shape.size() == 7 ? w.shape[6] : 0;
   // Grouped (weights [O/b, Cg/b, kh, kw, b, b]): output block i[1] reads its group's input blocks.

@@ -18,8 +18,9 @@ namespace {
 struct Bottleneck {
   Graph g;
   int first = -1, grouped = -1, last = -1;
-  Bottleneck(int64_t c, int64_t cg, int64_t stride, const std::string& between = "") {
-    int x = g.add_input("x", {{1, 24, 10, 10}, DataType::Float(32)});
+  Bottleneck(int64_t c, int64_t cg, int64_t stride, const std::string& between = "", int64_t batch = 1,
+             int64_t dilation = 1) {
+    int x = g.add_input("x", {{batch, 24, 10, 10}, DataType::Float(32)});
     auto w = [&](const std::string& name, Shape s, uint64_t seed) {
       return g.add_constant(name, test::random_float32(std::move(s), seed, -0.4, 0.4));
     };
@@ -32,7 +33,8 @@ struct Bottleneck {
     grouped = g.add_op("conv2d", "conv2", {v, w("w2", {c, cg, 3, 3}, 4), w("b2", {c}, 5)},
                        Attrs()
                            .set("groups", c / cg)
-                           .set("pads", std::vector<int64_t>{1, 1, 1, 1})
+                           .set("pads", std::vector<int64_t>{dilation, dilation, dilation, dilation})
+                           .set("dilations", std::vector<int64_t>{dilation, dilation})
                            .set("strides", std::vector<int64_t>{stride, stride}));
     last = g.add_op("conv2d", "conv3", {g.add_op("relu", "relu2", {grouped}), w("w3", {32, c, 1, 1}, 6)});
     g.outputs.insert(g.outputs.begin(), last);
@@ -55,11 +57,16 @@ void expect_close(const std::vector<NDArray>& got, const std::vector<NDArray>& w
 // blocked graph's interpreter and the compiled model (this host's lanes).
 TEST(InterleaveGroups, BottlenecksKeepTheirResults) {
   // 16 groups: one block of group lanes; 32 groups (128 channels of 4): two blocks of them.
-  for (auto [c, cg, stride] :
-       {std::tuple<int64_t, int64_t, int64_t>{64, 4, 1}, {128, 8, 2}, {256, 16, 1}, {128, 4, 1}}) {
-    SCOPED_TRACE(std::to_string(cg) + "-channel groups, stride " + std::to_string(stride));
-    Bottleneck b(c, cg, stride);
-    NDArray x = test::random_float32({1, 24, 10, 10}, 7);
+  // Batch 2 and dilation 2 once.
+  for (auto [c, cg, stride, batch, dilation] : {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{64, 4, 1, 1, 1},
+                                                {128, 8, 2, 1, 1},
+                                                {256, 16, 1, 1, 1},
+                                                {128, 4, 1, 1, 1},
+                                                {64, 4, 1, 2, 2}}) {
+    SCOPED_TRACE(std::to_string(cg) + "-channel groups, stride " + std::to_string(stride) + ", batch " +
+                 std::to_string(batch) + ", dilation " + std::to_string(dilation));
+    Bottleneck b(c, cg, stride, "", batch, dilation);
+    NDArray x = test::random_float32({batch, 24, 10, 10}, 7);
     std::vector<NDArray> want = reference_run(b.g, {x});
     Graph o = b.g;
     interleave_narrow_groups(o, 16);
@@ -69,6 +76,16 @@ TEST(InterleaveGroups, BottlenecksKeepTheirResults) {
     expect_close(reference_run(o, {x}), want, "interpreter, NCHW");
     Graph blocked = b.g;
     optimize(blocked);
+    // Blocked and interleaved where this host's lanes divide the groups and hold one.
+    const int64_t lanes = PipelineOptions().layout.vector_lanes;
+    if (c / cg % lanes == 0 && cg <= lanes) {
+      const Node* conv2 = nullptr;  // node ids change in optimize: by name
+      for (const Node& n : blocked.nodes)
+        if (n.name == "conv2") conv2 = &n;
+      ASSERT_NE(conv2, nullptr) << blocked.str();
+      EXPECT_EQ(conv2->attrs.get_int("interleaved_groups", 0), 1) << blocked.str();
+      EXPECT_EQ(blocked.type_of(conv2->inputs[1]).shape.size(), 5u) << blocked.str();
+    }
     expect_close(reference_run(blocked, {x}), want, "interpreter, blocked");
     std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(build(b.g).file, "bottleneck").run({x});
     expect_close(got, want, "compiled");
@@ -93,8 +110,8 @@ TEST(InterleaveGroups, WhatStaysInBlockOrder) {
   }
 }
 
-// The blocked kernel's weights and attribute go together: 5-D weights without the attribute, or
-// groups that are no multiple of the block, are shape errors naming the layout.
+// The blocked kernel's weights and attribute go together: 5-D weights without the attribute, the
+// attribute with other weights, or on an NCHW conv whose channel counts differ, are shape errors.
 TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
   Graph g;
   int x = g.add_input("x", {{1, 4, 6, 6, 16}, DataType::Float(32)});
@@ -110,6 +127,51 @@ TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
     msg = e.what();
   }
   EXPECT_NE(msg.find("interleaved groups need weights [C/b, C/groups, kh, kw, b]"), std::string::npos) << msg;
+  // The attribute with block-diagonal weights [O/b, Cg/b, kh, kw, b, b].
+  Graph h;
+  int hx = h.add_input("x", {{1, 4, 6, 6, 16}, DataType::Float(32)});
+  int hw = h.add_constant("w", test::random_float32({4, 1, 3, 3, 16, 16}, 1));
+  h.outputs = {h.add_op("conv2d", "conv", {hx, hw},
+                        Attrs()
+                            .set("groups", int64_t(4))
+                            .set("layout", std::string("NCHWc"))
+                            .set("oc_block", int64_t(16))
+                            .set("interleaved_groups", int64_t(1)))};
+  msg.clear();
+  try {
+    infer_types(h);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("interleaved groups need weights"), std::string::npos) << msg;
+  // NCHW, 16 -> 32 channels.
+  Graph p;
+  int px = p.add_input("x", {{1, 16, 6, 6}, DataType::Float(32)});
+  int pw = p.add_constant("w", test::random_float32({32, 4, 3, 3}, 1));
+  p.outputs = {
+      p.add_op("conv2d", "conv", {px, pw}, Attrs().set("groups", int64_t(4)).set("interleaved_groups", int64_t(1)))};
+  msg.clear();
+  try {
+    infer_types(p);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("interleaved groups need several groups and as many output as input channels"), std::string::npos)
+      << msg;
+  // The interpreter on an already typed graph whose interleaved conv lost its attribute.
+  Bottleneck b(64, 4, 1);
+  Graph o = b.g;
+  optimize(o);
+  for (Node& n : o.nodes)
+    if (n.name == "conv2") n.attrs.erase("interleaved_groups");
+  msg.clear();
+  try {
+    reference_run(o, {test::random_float32({1, 24, 10, 10}, 7)});
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("interleaved groups take weights [O/b, Cg, kh, kw, b] and only they do"), std::string::npos)
+      << msg;
 }
 
 }  // namespace
