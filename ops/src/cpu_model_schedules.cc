@@ -354,38 +354,42 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   if (P.defined()) schedule_loop_nest(s[P], lanes);
 }
 
-void schedule_depthwise_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
+namespace {
+
+// A conv whose output lanes each read only their own input lane (depthwise; interleaved groups):
+// tiles of up to `max_columns` columns of one output block, the reductions (every one, in order)
+// around the unrolled columns and the vectorized lanes; with `rolled`, those reduction loops stay
+// rolled. Padding inline, as a select on each input read: such a conv does few multiply-adds per
+// output (9 for a depthwise 3x3), so a padded copy of the input (4x the output at stride 2) cost
+// as much as the convolution.
+void schedule_lane_wise_conv(Schedule& s, const Tensor& conv, const Tensor& out, int max_columns, bool rolled) {
   Tensor P = input_with_tag(conv, "pad");
   auto [acc, y] = conv_stages(s, conv, out, P);
-  int64_t ow = const_dim(out, 3);
-  int x_block = divisor_at_most(ow, 8);
-  IterVar xo = tile_depthwise_output(y, x_block);
+  IterVar xo = tile_depthwise_output(y, divisor_at_most(const_dim(out, 3), max_columns));
   auto yc = s[acc];
   yc.compute_at(y, xo);
-  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.axis(3), yc.axis(4)});
+  std::vector<IterVar> order;
+  for (size_t r = 0; r < yc->op->reduce_axes().size(); ++r) order.push_back(yc.reduce_axis(int(r)));
+  if (rolled)
+    for (const IterVar& r : order) yc.pragma(r, "llvm_unroll", 0);
+  order.push_back(yc.axis(3));
+  order.push_back(yc.axis(4));
+  yc.reorder(order);
   yc.unroll(yc.axis(3));
   yc.vectorize(yc.axis(4));
-  // Padding inline, as a select on each input read: a depthwise conv does 9 multiply-adds per
-  // output, so a padded copy of the input (4x the output at stride 2) cost as much as the
-  // convolution.
   if (P.defined()) s[P].compute_inline();
 }
 
-void schedule_interleaved_groups_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes) {
-  Tensor P = input_with_tag(conv, "pad");
-  auto [acc, y] = conv_stages(s, conv, out, P);
-  int64_t ow = const_dim(out, 3);
-  int x_block = divisor_at_most(ow, 14);
-  IterVar xo = tile_depthwise_output(y, x_block);
-  auto yc = s[acc];
-  yc.compute_at(y, xo);
-  // Per input block and tap one weight vector feeds x_block lane-wise multiply-adds, each on a
-  // contiguous input vector: no broadcasts.
-  yc.reorder({yc.reduce_axis(0), yc.reduce_axis(1), yc.reduce_axis(2), yc.axis(3), yc.axis(4)});
-  yc.unroll(yc.axis(3));
-  yc.vectorize(yc.axis(4));
-  for (int r = 0; r < 3; ++r) yc.pragma(yc.reduce_axis(r), "llvm_unroll", 0);
-  if (P.defined()) s[P].compute_inline();
+}  // namespace
+
+void schedule_depthwise_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int /*lanes*/) {
+  schedule_lane_wise_conv(s, conv, out, 8, false);
+}
+
+// Per input block and tap one weight vector feeds up to 14 columns' lane-wise multiply-adds, each
+// on a contiguous input vector: no broadcasts.
+void schedule_interleaved_groups_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int /*lanes*/) {
+  schedule_lane_wise_conv(s, conv, out, 14, true);
 }
 
 void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& out, int lanes, int vector_registers) {

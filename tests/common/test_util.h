@@ -73,4 +73,14 @@ inline ::testing::AssertionResult arrays_close(const NDArray& got, const NDArray
   return ::testing::AssertionSuccess();
 }
 
+// arrays_close for every output of a model.
+inline ::testing::AssertionResult all_arrays_close(const std::vector<NDArray>& got, const std::vector<NDArray>& want,
+                                                   double rtol = 1e-5, double atol = 1e-5) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << got.size() << " outputs, want " << want.size();
+  for (size_t k = 0; k < want.size(); ++k)
+    if (auto r = arrays_close(got[k], want[k], rtol, atol); !r)
+      return ::testing::AssertionFailure() << "output " << k << ": " << r.message();
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace loom::test

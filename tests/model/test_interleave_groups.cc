@@ -3,6 +3,7 @@
 // NCHW and on the blocked graph) and compiled models give the original graph's results.
 #include <gtest/gtest.h>
 
+#include "common/error_text.h"
 #include "common/test_util.h"
 #include "loom/graph/build.h"
 #include "loom/graph/passes.h"
@@ -43,13 +44,7 @@ struct Bottleneck {
 };
 
 void expect_close(const std::vector<NDArray>& got, const std::vector<NDArray>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t k = 0; k < want.size(); ++k) {
-    ASSERT_EQ(got[k].shape(), want[k].shape()) << what;
-    for (int64_t i = 0; i < want[k].numel(); ++i)
-      ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4)
-          << what << ": output " << k << " element " << i;
-  }
+  EXPECT_TRUE(test::all_arrays_close(got, want, 0, 1e-4)) << what;
 }
 
 // 4-, 8- and 16-channel groups (16 and 32 groups), stride 1 and 2: the pass renumbers the three
@@ -120,12 +115,7 @@ TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
       g.add_op("conv2d", "conv", {x, w},
                Attrs().set("groups", int64_t(16)).set("layout", std::string("NCHWc")).set("oc_block", int64_t(16)));
   g.outputs = {conv};
-  std::string msg;
-  try {
-    infer_types(g);
-  } catch (const Error& e) {
-    msg = e.what();
-  }
+  std::string msg = test::error_text<Error>([&] { infer_types(g); });
   EXPECT_NE(msg.find("interleaved groups need weights [C/b, C/groups, kh, kw, b]"), std::string::npos) << msg;
   // The attribute with block-diagonal weights [O/b, Cg/b, kh, kw, b, b].
   Graph h;
@@ -137,12 +127,7 @@ TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
                             .set("layout", std::string("NCHWc"))
                             .set("oc_block", int64_t(16))
                             .set("interleaved_groups", int64_t(1)))};
-  msg.clear();
-  try {
-    infer_types(h);
-  } catch (const Error& e) {
-    msg = e.what();
-  }
+  msg = test::error_text<Error>([&] { infer_types(h); });
   EXPECT_NE(msg.find("interleaved groups need weights"), std::string::npos) << msg;
   // NCHW, 16 -> 32 channels.
   Graph p;
@@ -150,12 +135,7 @@ TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
   int pw = p.add_constant("w", test::random_float32({32, 4, 3, 3}, 1));
   p.outputs = {
       p.add_op("conv2d", "conv", {px, pw}, Attrs().set("groups", int64_t(4)).set("interleaved_groups", int64_t(1)))};
-  msg.clear();
-  try {
-    infer_types(p);
-  } catch (const Error& e) {
-    msg = e.what();
-  }
+  msg = test::error_text<Error>([&] { infer_types(p); });
   EXPECT_NE(msg.find("interleaved groups need several groups and as many output as input channels"), std::string::npos)
       << msg;
   // The interpreter on an already typed graph whose interleaved conv lost its attribute.
@@ -164,12 +144,7 @@ TEST(InterleaveGroups, InconsistentBlockedWeightsAreErrors) {
   optimize(o);
   for (Node& n : o.nodes)
     if (n.name == "conv2") n.attrs.erase("interleaved_groups");
-  msg.clear();
-  try {
-    reference_run(o, {test::random_float32({1, 24, 10, 10}, 7)});
-  } catch (const Error& e) {
-    msg = e.what();
-  }
+  msg = test::error_text<Error>([&] { reference_run(o, {test::random_float32({1, 24, 10, 10}, 7)}); });
   EXPECT_NE(msg.find("interleaved groups take weights [O/b, Cg, kh, kw, b] and only they do"), std::string::npos)
       << msg;
 }
