@@ -4,12 +4,6 @@
 
 namespace loom::graph {
 
-namespace {
-
-uint64_t round_up_64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
-
-}  // namespace
-
 Placement place_groups(const Graph& g, const FusionPlan& fusion) {
   Placement p;
   p.cpu_read.insert(g.outputs.begin(), g.outputs.end());
@@ -45,7 +39,7 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
   };
   for (int id : g.inputs) {
     add_value(id, runtime::ValueKind::Input).storage = exec.storages.size();
-    exec.storages.push_back(round_up_64(g.type_of(id).nbytes()));
+    exec.storages.push_back(runtime::aligned_bytes(g.type_of(id).nbytes()));
   }
   std::set<int> read(placement.cpu_read.begin(), placement.cpu_read.end());
   read.insert(placement.accel_read.begin(), placement.accel_read.end());
@@ -57,7 +51,7 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     }
     plan.param_nodes.push_back(id);
     add_value(id, runtime::ValueKind::Param).param_offset = plan.params_bytes;
-    plan.params_bytes += round_up_64(g.type_of(id).nbytes());
+    plan.params_bytes += runtime::aligned_bytes(g.type_of(id).nbytes());
   }
   for (auto& grp : fusion.groups) {
     runtime::ExecutorValue& v = add_value(grp.output, runtime::ValueKind::Temp);

@@ -76,16 +76,17 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
       break;
     case ValueKind::Param:
       val.param_offset = integer<uint64_t>(v.at("offset"), "offset");
-      if (val.param_offset % 64 != 0 || val.param_offset > params_bytes || nbytes > params_bytes - val.param_offset)
+      if (val.param_offset % kValueAlignment != 0 || val.param_offset > params_bytes ||
+          nbytes > params_bytes - val.param_offset)
         LOOM_THROW(ModelError, origin, ": parameter '", val.name, "' lies outside the parameter blob");
       break;
     case ValueKind::Input:
     case ValueKind::Temp:
       val.storage = integer<uint64_t>(v.at("storage"), "storage");
       val.storage_offset = integer_or<uint64_t>(v, "storage_offset", 0);
-      if (val.storage_offset % 64 != 0)
+      if (val.storage_offset % kValueAlignment != 0)
         LOOM_THROW(ModelError, origin, ": value '", val.name, "' lies at storage offset ", val.storage_offset,
-                   ", not a multiple of 64");
+                   ", not a multiple of ", kValueAlignment);
       if (val.storage >= g.storages.size() || g.storages[val.storage] < nbytes ||
           g.storages[val.storage] - nbytes < val.storage_offset)
         LOOM_THROW(ModelError, origin, ": value '", val.name, "' does not fit its storage ", val.storage,

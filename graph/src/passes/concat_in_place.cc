@@ -1,7 +1,7 @@
 // Pass: concat_in_place. A concatenation whose inputs can be written straight into its output gets
 // the attribute in_place = 1 (see passes.h): each input is a contiguous range of the output (every
-// dimension before the axis is 1) at a 64-byte-aligned offset (kernels take their buffers as
-// 64-byte aligned). Concats that share inputs share storage: DenseNet's concat of every earlier
+// dimension before the axis is 1) at an offset aligned as kernels take their buffers
+// (runtime::kValueAlignment). Concats that share inputs share storage: DenseNet's concat of every earlier
 // feature of a dense block puts each feature at one offset of one buffer per block.
 //
 // Positions are kept in a weighted union-find (a value's byte position relative to its set's
@@ -13,12 +13,11 @@
 #include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/executor_graph.h"
 
 namespace loom::graph {
 
 namespace {
-
-constexpr uint64_t kAlign = 64;  // codegen's buffer alignment (codegen_llvm.cc kBufferAlign)
 
 class ConcatPlacer {
  public:
@@ -47,8 +46,9 @@ class ConcatPlacer {
       if (!in.is_op()) return "input '" + in.name + "' is no kernel's output";
       if (op_def(in.op).device != runtime::KernelDevice::CPU) return "input '" + in.name + "' is made off the CPU";
       if (std::count(n.inputs.begin(), n.inputs.end(), n.inputs[k]) > 1) return "input '" + in.name + "' is read twice";
-      if (offset % kAlign)
-        return "input '" + in.name + "' would start at byte " + std::to_string(offset) + ", not a multiple of 64";
+      if (offset % runtime::kValueAlignment)
+        return "input '" + in.name + "' would start at byte " + std::to_string(offset) + ", not a multiple of " +
+               std::to_string(runtime::kValueAlignment);
       offset += g_.type_of(n.inputs[k]).nbytes();
     }
     return {};
@@ -148,19 +148,19 @@ class ConcatPlacer {
   std::vector<bool> in_place_;  // an in-place concat (not a leaf)
 };
 
+bool is_concat(const Node& n) { return n.is_op() && n.op == "concat"; }
+
 }  // namespace
 
-bool is_in_place_concat(const Node& n) { return n.is_op() && n.op == "concat" && n.attrs.get_int("in_place", 0); }
+bool is_in_place_concat(const Node& n) { return is_concat(n) && n.attrs.get_int("in_place", 0); }
 
 void concat_in_place(Graph& g, bool enabled) {
   for (Node& n : g.nodes)
-    if (n.is_op() && n.op == "concat") n.attrs.erase("in_place");  // marks of an earlier run are decided again
+    if (is_concat(n)) n.attrs.erase("in_place");  // marks of an earlier run are decided again
   if (!enabled) return;
   ConcatPlacer placer(g);
-  for (int id : g.topological_order()) {
-    Node& n = g.node(id);
-    if (n.is_op() && n.op == "concat" && placer.try_add(id).empty()) n.attrs.set("in_place", int64_t(1));
-  }
+  for (int id : g.topological_order())
+    if (is_concat(g.node(id)) && placer.try_add(id).empty()) g.node(id).attrs.set("in_place", int64_t(1));
 }
 
 InPlaceRegions in_place_regions(const Graph& g) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "loom/graph/passes.h"
+#include "loom/runtime/executor_graph.h"
 
 namespace loom::graph {
 
@@ -48,12 +49,12 @@ MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion) {
     }
     return best;
   };
-  auto round_up = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
   for (int k = 0; k < end; ++k) {
     const int out = fusion.groups[size_t(k)].output, own = owner(out);
-    plan.unplanned_bytes += round_up(g.type_of(out).nbytes());
+    plan.unplanned_bytes += runtime::aligned_bytes(g.type_of(out).nbytes());
     if (storage_of_owner[own] < 0) {  // a value of its own, or the first of its region written
-      storage_of_owner[own] = take(round_up(shared(out) ? regions.bytes.at(own) : g.type_of(out).nbytes()));
+      storage_of_owner[own] =
+          take(runtime::aligned_bytes(shared(out) ? regions.bytes.at(own) : g.type_of(out).nbytes()));
       if (last_use[own] < 0) free_list.push_back(storage_of_owner[own]);  // never read (dead output of a kernel)
     }
     plan.storage_of[out] = storage_of_owner[own];

@@ -27,6 +27,13 @@ inline constexpr const char* kGraphFormat = "loom-graph";
 // writes: an in-place concat of values that do). from_json reads all three.
 inline constexpr int kGraphFormatVersion = 3;
 
+// Storage buffers, parameters in the blob and values inside a storage start at multiples of this:
+// kernels take their buffers as 64-byte aligned (module.h). aligned_bytes: `bytes` rounded up to it.
+inline constexpr uint64_t kValueAlignment = 64;
+inline constexpr uint64_t aligned_bytes(uint64_t bytes) {
+  return (bytes + kValueAlignment - 1) / kValueAlignment * kValueAlignment;
+}
+
 // Where a value lives.
 enum class ValueKind {
   Input,       // a model input, in a storage buffer
