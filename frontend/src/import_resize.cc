@@ -1,9 +1,11 @@
 // ONNX operator handlers: Resize (and the older Upsample). Every resized axis is resampled on
 // its own (the modes are separable): each output position reads a few input positions with
 // weights computed here, at import, by ONNX's coordinate and interpolation rules.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "onnx_importer.h"
 
@@ -99,12 +101,26 @@ Tables tables(Importer& im, const onnx::NodeProto& n, const AxisResize& a, const
   return tb;
 }
 
+// The order in which emit_resize resamples the axes (the modes are separable: any order gives the
+// same values up to rounding). Kernels vectorize along the innermost axis, where every output reads
+// its taps through the index table (gathers); along any other axis a row of outputs reads whole
+// input rows. So the innermost axis goes first when the others grow: its gathers then run on the
+// smaller tensor (DeepLabV3's 14x14 -> 224x224 logits: 16x fewer points gathered).
+std::vector<size_t> resample_order(const std::vector<AxisResize>& axes) {
+  std::vector<size_t> order(axes.size());
+  for (size_t d = 0; d < axes.size(); ++d) order[d] = d;
+  double in_others = 1, out_others = 1;
+  for (size_t d = 0; d + 1 < axes.size(); ++d) in_others *= double(axes[d].in), out_others *= double(axes[d].out);
+  if (!axes.empty() && in_others < out_others) std::rotate(order.begin(), order.end() - 1, order.end());
+  return order;
+}
+
 // Resizes x (any rank) to `out`: one resample_axis per axis whose size or scale changes.
 void emit_resize(Importer& im, const onnx::NodeProto& n, int x, const std::vector<AxisResize>& axes,
                  const ResizeRules& r) {
   DataType t = im.type(x).dtype;
   if (!t.is_float()) im.unsupported(n, "only floating-point data is supported, is " + im.type(x).str());
-  for (size_t d = 0; d < axes.size(); ++d) {
+  for (size_t d : resample_order(axes)) {
     const AxisResize& a = axes[d];
     if (a.in == a.out && a.scale == 1.0 && r.ctm != "tf_crop_and_resize") continue;
     Tables tb = tables(im, n, a, r, t);
