@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "innermost_reduction.h"
 #include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 
@@ -219,34 +220,25 @@ Tensor softmax(const Tensor& X, int axis, const std::string& name) {
     idx[axis] = a;
     return idx;
   };
-  // A reduction along the softmax axis. Along the innermost axis, when it is a multiple of 8, in
-  // two steps (an rfactor written out): `lanes` partial results per row, each over every lanes-th
-  // element (contiguous, so they vectorize), then the partials. A single chain per row was a
-  // serial dependency, several times slower.
+  // A reduction along the softmax axis: along the innermost axis in two steps
+  // (detail::reduce_innermost), else one chain per row.
   const int64_t m = xs[axis];
-  const int L = axis == r - 1 && m >= 16 && m % 8 == 0 ? (m % 16 == 0 ? 16 : 8) : 0;
-  int step = 0;
   auto reduce_along = [&](const Tensor& src, bool is_max, const std::string& what) {
     auto combine = [&](Expr e, std::vector<IterVar> axes) {
       return is_max ? max_reduce(e, std::move(axes)) : sum(e, std::move(axes));
     };
-    std::string suffix = std::to_string(++step);
-    if (L == 0) {
-      IterVar k = reduce_axis(int(m), "k" + suffix);
-      return compute(shape_exprs(reduced),
-                     ComputeFn([&](const std::vector<Var>& v) { return combine(src(with_axis(v, k->var)), {k}); }),
-                     name + "_" + what, "softmax");
-    }
-    Shape partial_shape = xs;
-    partial_shape[axis] = L;
-    IterVar ko = reduce_axis(int(m / L), "ko" + suffix);
-    Tensor part = compute(shape_exprs(partial_shape), ComputeFn([&](const std::vector<Var>& v) {
-                            return combine(src(with_axis(v, ko->var * L + v[axis])), {ko});
-                          }),
-                          name + "_" + what + "_partial", "softmax");
-    IterVar l = reduce_axis(L, "l" + suffix);
+    if (axis == r - 1)
+      return detail::reduce_innermost(
+          reduced, true, m, combine,
+          [&](const std::vector<Var>& row, Expr k) {
+            std::vector<Expr> idx(row.begin(), row.end());
+            idx.push_back(k);
+            return src(idx);
+          },
+          name + "_" + what, "softmax");
+    IterVar k = reduce_axis(int(m), name + "_" + what + "_k");
     return compute(shape_exprs(reduced),
-                   ComputeFn([&](const std::vector<Var>& v) { return combine(part(with_axis(v, l->var)), {l}); }),
+                   ComputeFn([&](const std::vector<Var>& v) { return combine(src(with_axis(v, k->var)), {k}); }),
                    name + "_" + what, "softmax");
   };
   Tensor mx = reduce_along(X, true, "max");

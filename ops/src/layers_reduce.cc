@@ -2,6 +2,7 @@
 // element-wise stage where the kind needs one (mean, L2, log-sum, log-sum-exp).
 #include <algorithm>
 
+#include "innermost_reduction.h"
 #include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/error.h"
@@ -90,11 +91,28 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
   // stage gets reduce axes of its own (as softmax's stages do).
   int stages = 0;
   auto reduction = [&](const std::string& stage, Combine combine,
-                       const std::function<Expr(Expr, const std::vector<Var>&)>& f) {
+                       const std::function<Expr(Expr, const std::vector<Expr>&)>& f) {
+    auto combined = [combine](Expr e, std::vector<IterVar> raxes) {
+      return combine == Combine::Max    ? max_reduce(e, std::move(raxes))
+             : combine == Combine::Min  ? min_reduce(e, std::move(raxes))
+             : combine == Combine::Prod ? prod_reduce(e, std::move(raxes))
+                                        : sum(e, std::move(raxes));
+    };
+    ++stages;
+    // Over the innermost axis alone: rows, in two steps (detail::reduce_innermost).
+    if (red.size() == 1 && red[0] == int64_t(xs.size()) - 1)
+      return detail::reduce_innermost(
+          out, keepdims, xs.back(), combined,
+          [&](const std::vector<Var>& row, Expr k) {
+            std::vector<Expr> idx(row.begin(), row.end()), at = idx;
+            idx.push_back(k);
+            if (keepdims) at.push_back(Expr(0));
+            return f(X(idx), at);
+          },
+          stage, "reduce");
     std::vector<IterVar> raxes;
     for (int64_t d : red)
       raxes.push_back(reduce_axis(int(xs[size_t(d)]), "r" + std::to_string(d) + "_" + std::to_string(stages)));
-    ++stages;
     return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
                      // The input index of output index v: the reduced axes at raxes.
                      std::vector<Expr> idx;
@@ -107,16 +125,12 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
                          idx.push_back(v[o++]);
                        }
                      }
-                     Expr e = f(X(idx), v);
-                     return combine == Combine::Max    ? max_reduce(e, raxes)
-                            : combine == Combine::Min  ? min_reduce(e, raxes)
-                            : combine == Combine::Prod ? prod_reduce(e, raxes)
-                                                       : sum(e, raxes);
+                     return combined(f(X(idx), std::vector<Expr>(v.begin(), v.end())), raxes);
                    }),
                    stage, "reduce");
   };
-  auto element = [](Expr e, const std::vector<Var>&) { return e; };
-  auto square = [](Expr e, const std::vector<Var>&) { return e * e; };
+  auto element = [](Expr e, const std::vector<Expr>&) { return e; };
+  auto square = [](Expr e, const std::vector<Expr>&) { return e * e; };
   auto at = [](const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); };
   // An element-wise stage after the reduction.
   auto then = [&](const Tensor& t, const std::function<Expr(Expr)>& f) {
@@ -135,7 +149,7 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
     case ReduceKind::Prod:
       return reduction(name, Combine::Prod, element);
     case ReduceKind::L1:
-      return reduction(name, Combine::Sum, [](Expr e, const std::vector<Var>&) { return ir::abs(e); });
+      return reduction(name, Combine::Sum, [](Expr e, const std::vector<Expr>&) { return ir::abs(e); });
     case ReduceKind::Mean:
       return then(reduction(name + "_sum", Combine::Sum, element),
                   [&](Expr e) { return e / make_const(e.type(), double(count)); });
@@ -147,7 +161,7 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
       // log(sum(exp(x - max))) + max: no overflow for large inputs.
       Tensor m = reduction(name + "_max", Combine::Max, element);
       Tensor s = reduction(name + "_sum_exp", Combine::Sum,
-                           [&](Expr e, const std::vector<Var>& v) { return ir::exp(e - m(at(v))); });
+                           [&](Expr e, const std::vector<Expr>& at_out) { return ir::exp(e - m(at_out)); });
       return compute(shape_exprs(out),
                      ComputeFn([&](const std::vector<Var>& v) { return ir::log(s(at(v))) + m(at(v)); }), name,
                      "elemwise");
