@@ -1,6 +1,7 @@
 // Functions and statements of the LLVM translation: entry points, loops (serial, parallel via
 // outlining into loom_parallel_for bodies), allocations, asserts and stores.
 #include "codegen_llvm.h"
+#include "loom/ir/lane_offsets.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
@@ -484,6 +485,21 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
     llvm::Value* addr = element_ptr(op->buffer, elem, emit(r ? r->base : op->index));
     builder_.CreateAlignedStore(value, addr, align);
     return;
+  }
+  // Lanes that cover one run of consecutive elements in some order: shuffled into place, one store.
+  if (std::optional<ir::LaneOffsets> d = ir::constant_lane_offsets(op->index)) {
+    std::vector<ir::OffsetRun> runs = ir::offset_runs(d->offsets);
+    if (runs.size() == 1 && runs[0].length == lanes) {
+      std::vector<int> mask(static_cast<size_t>(lanes));
+      for (int i = 0; i < lanes; ++i) mask[size_t(d->offsets[size_t(i)] - runs[0].start)] = i;
+      bool identity = true;
+      for (int i = 0; identity && i < lanes; ++i) identity = mask[size_t(i)] == i;
+      llvm::Value* at = emit(d->base);
+      at = builder_.CreateAdd(at, llvm::ConstantInt::get(at->getType(), runs[0].start));
+      builder_.CreateAlignedStore(identity ? value : builder_.CreateShuffleVector(value, mask),
+                                  element_ptr(op->buffer, elem, at), align);
+      return;
+    }
   }
   llvm::Value* addrs = element_ptr(op->buffer, elem, emit(op->index));
   builder_.CreateMaskedScatter(value, addrs, align);

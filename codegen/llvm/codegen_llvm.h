@@ -73,6 +73,7 @@ class CodeGenLLVM {
   llvm::Value* emit_div_mod(const ir::Expr& e, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_cast(DataType to, DataType from, llvm::Value* v);
   llvm::Value* emit_load(const ir::LoadNode* op);
+  llvm::Value* emit_load_of_runs(const ir::LoadNode* op, llvm::Type* elem, llvm::Align align);
   llvm::Value* emit_call(const ir::CallNode* op);
   llvm::Value* emit_math(const ir::CallNode* op);
   llvm::Value* emit_vector_exp_f32(llvm::Value* x);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "codegen_llvm.h"
+#include "loom/ir/lane_offsets.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor.h"
 
@@ -314,8 +315,57 @@ llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
     llvm::Value* s = builder_.CreateAlignedLoad(elem, element_ptr(op->buffer, elem, emit(bc->value)), align);
     return from_memory(t, builder_.CreateVectorSplat(t.lanes(), s));
   }
+  if (llvm::Value* v = emit_load_of_runs(op, elem, align)) return from_memory(t, v);
   llvm::Value* addrs = element_ptr(op->buffer, elem, emit(op->index));
   return from_memory(t, builder_.CreateMaskedGather(vty, addrs, align));
+}
+
+// A load whose lanes read constant offsets from one base, in at most kMaxLoadRuns runs of
+// consecutive elements: each run loaded once (a scalar or a vector), the lanes shuffled out of
+// them. nullptr where the index is not of that form.
+llvm::Value* CodeGenLLVM::emit_load_of_runs(const LoadNode* op, llvm::Type* elem, llvm::Align align) {
+  constexpr size_t kMaxLoadRuns = 4;
+  std::optional<LaneOffsets> d = constant_lane_offsets(op->index);
+  if (!d) return nullptr;
+  std::vector<OffsetRun> runs = offset_runs(d->offsets);
+  if (runs.size() > kMaxLoadRuns) return nullptr;
+  llvm::Value* base = emit(d->base);
+  // The distinct elements in order of offset, gathered into one vector of `distinct` lanes.
+  int distinct = 0;
+  for (const OffsetRun& r : runs) distinct += int(r.length);
+  llvm::Value* all = nullptr;
+  int have = 0;
+  for (const OffsetRun& r : runs) {
+    llvm::Value* at = builder_.CreateAdd(base, llvm::ConstantInt::get(base->getType(), r.start));
+    llvm::Value* ptr = element_ptr(op->buffer, elem, at);
+    llvm::Value* piece = r.length == 1 ? builder_.CreateVectorSplat(1, builder_.CreateAlignedLoad(elem, ptr, align))
+                                       : static_cast<llvm::Value*>(builder_.CreateAlignedLoad(
+                                             llvm::FixedVectorType::get(elem, unsigned(r.length)), ptr, align));
+    // Widened to `distinct` lanes (the rest poison), then merged after the pieces before it.
+    std::vector<int> widen(static_cast<size_t>(distinct), -1), merge(static_cast<size_t>(distinct));
+    for (int i = 0; i < int(r.length); ++i) widen[size_t(i)] = i;
+    llvm::Value* wide = distinct == int(r.length) ? piece : builder_.CreateShuffleVector(piece, widen);
+    for (int i = 0; i < distinct; ++i)
+      merge[size_t(i)] = i < have ? i : i < have + int(r.length) ? distinct + i - have : -1;
+    all = all ? builder_.CreateShuffleVector(all, wide, merge) : wide;
+    have += int(r.length);
+  }
+  // Each lane's element: its offset's position among the distinct ones.
+  std::vector<int> mask;
+  for (int64_t off : d->offsets) {
+    int pos = 0;
+    for (const OffsetRun& r : runs) {
+      if (off >= r.start && off < r.start + r.length) {
+        pos += int(off - r.start);
+        break;
+      }
+      pos += int(r.length);
+    }
+    mask.push_back(pos);
+  }
+  bool identity = distinct == int(mask.size());
+  for (size_t i = 0; identity && i < mask.size(); ++i) identity = mask[i] == int(i);
+  return identity ? all : builder_.CreateShuffleVector(all, mask);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -284,12 +284,21 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // reduction, in one dot-product instruction.
   const auto& reduce = conv.op()->reduce_axes();
   const int group = reduce.size() == 5 ? int(extent_of(reduce[4])) : 0;
+  // Blocks of half a vector (8 channels on AVX-512: layers of 24, 40 or 72 channels) over rows of
+  // an even width: each vector holds two neighbouring columns of a block, so the multiply-adds
+  // run at the full width. The weights are read as one half-vector twice, the input elements as two
+  // broadcasts (ir::constant_lane_offsets).
+  const bool paired = !group && ob * 2 == lanes && ow % 2 == 0;
   NchwcConvTile t =
-      tile ? *tile
-           : nchwc_conv_tile(lanes, vector_registers - int8_conv_spare_registers(group), const_dim(out, 1), ob, ow);
+      tile     ? *tile
+      : paired ? nchwc_conv_tile(lanes, vector_registers, const_dim(out, 1), lanes, ow / 2)
+               : nchwc_conv_tile(lanes, vector_registers - int8_conv_spare_registers(group), const_dim(out, 1), ob, ow);
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block,
                " columns does not fit '", out.name(), "' (", const_dim(out, 1), " channel blocks)");
+  // Paired: whole pairs that divide the row (a partial tile's guard would split a vector), the
+  // default's x_block counting pairs.
+  if (paired) t.x_block = 2 * divisor_at_most(ow / 2, tile ? std::max(1, t.x_block / 2) : t.x_block);
   // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
   // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
   t.x_block = int(std::min<int64_t>(t.x_block, ow));
@@ -299,12 +308,18 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // block groups x rows in one parallel loop.
   auto [co, ci] = y.split(y.axis(1), t.channel_blocks);
   auto [xo, xi] = y.split(y.axis(3), t.x_block);
-  y.reorder({y.axis(0), co, y.axis(2), xo, ci, xi, y.axis(4)});
+  if (paired) {
+    auto [xp, x2] = y.split(xi, 2);
+    y.reorder({y.axis(0), co, y.axis(2), xo, ci, xp, x2, y.axis(4)});
+    y.vectorize(y.fuse(x2, y.axis(4)));
+  } else {
+    y.reorder({y.axis(0), co, y.axis(2), xo, ci, xi, y.axis(4)});
+    y.vectorize(y.axis(4));
+  }
   bool input_blocks_outer = nchwc_input_blocks_outer(conv, out, t);
   IterVar outer = y.fuse(y.axis(0), co);
   if (!input_blocks_outer) outer = y.fuse(outer, y.axis(2));
   y.parallel(outer);
-  y.vectorize(y.axis(4));
   auto yc = s[acc];
   IterVar columns;  // the tile's columns, unrolled
   std::vector<IterVar> order;
@@ -330,9 +345,20 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // The grouped forms' innermost reduction, the group, goes inside the channel block it is
   // tensorized with.
   if (group) order.push_back(yc.reduce_axis(4));
+  IterVar pair_lane;  // paired: the second column of a pair, inside the blocks, fused with the lanes
+  if (paired) {
+    auto [cp, c2] = yc.split(columns, 2);
+    auto at = std::find_if(order.begin(), order.end(), [&](const IterVar& v) { return v == columns; });
+    *at = cp;
+    order.insert(order.end() - 1, c2);
+    columns = cp;
+    pair_lane = c2;
+  }
   yc.reorder(order);
   if (group)
     yc.tensorize(yc.axis(4), group == 2 ? cpu_dot2_i16_intrin(int(ob)) : cpu_dot4_u8s7_intrin(int(ob)));
+  else if (paired)
+    yc.vectorize(yc.fuse(pair_lane, yc.axis(4)));
   else
     yc.vectorize(yc.axis(4));
   yc.unroll(yc.axis(1));
