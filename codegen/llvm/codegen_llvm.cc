@@ -486,18 +486,13 @@ void CodeGenLLVM::emit_store(const StoreNode* op) {
     builder_.CreateAlignedStore(value, addr, align);
     return;
   }
-  // Lanes that cover one run of consecutive elements in some order: shuffled into place, one store.
+  // Lanes at consecutive constant offsets from one base (a column pair of a half-vector block,
+  // (f / 8) * 8 + f % 8): one vector store.
   if (std::optional<ir::LaneOffsets> d = ir::constant_lane_offsets(op->index)) {
-    std::vector<ir::OffsetRun> runs = ir::offset_runs(d->offsets);
-    if (runs.size() == 1 && runs[0].length == lanes) {
-      std::vector<int> mask(static_cast<size_t>(lanes));
-      for (int i = 0; i < lanes; ++i) mask[size_t(d->offsets[size_t(i)] - runs[0].start)] = i;
-      bool identity = true;
-      for (int i = 0; identity && i < lanes; ++i) identity = mask[size_t(i)] == i;
-      llvm::Value* at = emit(d->base);
-      at = builder_.CreateAdd(at, llvm::ConstantInt::get(at->getType(), runs[0].start));
-      builder_.CreateAlignedStore(identity ? value : builder_.CreateShuffleVector(value, mask),
-                                  element_ptr(op->buffer, elem, at), align);
+    bool consecutive = true;
+    for (int i = 0; consecutive && i < lanes; ++i) consecutive = d->offsets[size_t(i)] == i;
+    if (consecutive) {
+      builder_.CreateAlignedStore(value, element_ptr(op->buffer, elem, emit(d->base)), align);
       return;
     }
   }

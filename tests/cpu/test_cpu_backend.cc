@@ -430,8 +430,10 @@ TEST(CpuBackend, HalfVectorBlocksPairColumns) {
     std::string ir = codegen::emit_llvm_ir({f}, o);
     EXPECT_EQ(ir.find("<16 x float>") != std::string::npos, c.paired);
     // (A padded input's copy, whose rows Loom leaves scalar, LLVM vectorizes with gathers.)
-    if (c.w.inputs[1].ndim() == 6 && ops::const_dim(c.w.inputs[1], 2) == 1)
+    if (c.w.inputs[1].ndim() == 6 && ops::const_dim(c.w.inputs[1], 2) == 1) {
       EXPECT_EQ(ir.find("gather"), std::string::npos) << ir;
+      EXPECT_EQ(ir.find("scatter"), std::string::npos) << ir;  // stores of whole vectors
+    }
     runtime::Module m = codegen::build_llvm({f});
     for (int threads : {1, 2}) {
       runtime::set_num_threads(threads);
