@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "loom/graph/passes.h"
 #include "loom/runtime/error.h"
 
 namespace loom::frontend::onnx_detail {
@@ -221,21 +222,7 @@ NDArray transpose_const(const NDArray& a, const std::vector<int64_t>& perm) {
       LOOM_THROW(ModelError, "Transpose perm ", shape_str(perm), " is not a permutation of the ", seen.size(), " axes");
     seen[size_t(p)] = true;
   }
-  std::vector<int64_t> out_shape;
-  for (int64_t p : perm) out_shape.push_back(a.shape()[p]);
-  NDArray out = NDArray::empty(out_shape, a.dtype());
-  auto in_strides = strides_of(a.shape());
-  std::vector<int64_t> idx(out_shape.size(), 0);
-  for (int64_t j = 0; j < out.numel(); ++j) {
-    int64_t i = 0;
-    for (size_t d = 0; d < idx.size(); ++d) i += idx[d] * in_strides[perm[d]];
-    copy_elem(a, i, out, j);
-    for (size_t d = idx.size(); d-- > 0;) {
-      if (++idx[d] < out_shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
+  return graph::transpose_constant(a, perm);
 }
 
 NDArray slice_const(const NDArray& a, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,

@@ -409,6 +409,37 @@ TEST(GraphPasses, MatmulByConstantsBecomesDenseWithItsBias) {
   }
 }
 
+// Transposes of constants fold whatever their size (the evaluator stops at fold_constants'
+// max_elements): ONNX's 2-D MatMul by a constant imports as dense(x, transpose(W)), and a language
+// model's output projection (768 x 50257) stayed a transpose at every run. Here past a limit of
+// 1000 elements; a 3-axis permutation checked element by element, and a bad permutation named.
+TEST(GraphPasses, ConstantTransposesFoldAtAnySize) {
+  Graph g;
+  int x = g.add_input("x", {{2, 48}, DataType::Float(32)});
+  NDArray w = test::random_float32({48, 40}, 1);
+  int wt = g.add_op("transpose", "wt", {g.add_constant("w", w)}, Attrs().set("perm", std::vector<int64_t>{1, 0}));
+  NDArray c = test::random_float32({3, 5, 7}, 2);
+  int ct = g.add_op("transpose", "ct", {g.add_constant("c", c)}, Attrs().set("perm", std::vector<int64_t>{2, 0, 1}));
+  g.outputs = {g.add_op("dense", "proj", {x, wt}), ct};
+  infer_types(g);
+  fold_constants(g, 1000);
+  for (auto& n : g.nodes) EXPECT_FALSE(n.is_op() && n.op == "transpose") << g.str();
+  const Node& folded_w = g.node(g.node(g.outputs[0]).inputs[1]);
+  ASSERT_TRUE(folded_w.is_constant());
+  ASSERT_EQ(folded_w.value.shape(), (Shape{40, 48}));
+  for (int64_t k = 0; k < 48; ++k)
+    for (int64_t n = 0; n < 40; ++n)
+      ASSERT_EQ(folded_w.value.get_as_double(n * 48 + k), w.get_as_double(k * 40 + n)) << k << ", " << n;
+  const Node& folded_c = g.node(g.outputs[1]);
+  ASSERT_TRUE(folded_c.is_constant());
+  ASSERT_EQ(folded_c.value.shape(), (Shape{7, 3, 5}));
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t k = 0; k < 7; ++k)
+        ASSERT_EQ(folded_c.value.get_as_double((k * 3 + i) * 5 + j), c.get_as_double((i * 5 + j) * 7 + k));
+  EXPECT_THROW(transpose_constant(c, {0, 0, 1}), InternalError);
+}
+
 // LayerNorm as PyTorch exports it: the square is a multiply, and the variance's reduction takes the
 // square in (one kernel from the square to the normalized output); numbers as the interpreter's.
 TEST(GraphPasses, LayerNormVarianceIsOneKernelWithoutPow) {

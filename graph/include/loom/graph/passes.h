@@ -30,8 +30,12 @@ void prune_conv_taps(Graph& g);
 // (reshaped to 2-D and back), taking a following bias add along the last axis as its bias.
 void dense_from_matmul(Graph& g);
 // Replaces operator nodes whose inputs are all constants by their values (up to `max_elements`
-// per node; bigger ones stay operators).
+// per node; bigger ones stay operators, except transposes, which are folded natively whatever
+// their size).
 void fold_constants(Graph& g, int64_t max_elements = int64_t(1) << 22);
+// `a` with its axes permuted: output axis d is input axis perm[d] (InternalError if perm is not a
+// permutation of a's axes).
+NDArray transpose_constant(const NDArray& a, const std::vector<int64_t>& perm);
 // The value of operator node `id` of `g`, whose inputs are all constants (what fold_constants
 // puts in its place; importers fold shape computations with it).
 NDArray evaluate_constant_op(const Graph& g, int id);
