@@ -8,25 +8,15 @@
 #include "common/error_text.h"
 #include "loom/frontend/onnx.h"
 #include "loom/runtime/error.h"
+#include "onnx_model_builder.h"
 
 namespace loom::frontend {
 namespace {
 
 // x: float[1, 4] -> Relu -> y, opset 13.
 onnx::ModelProto relu_model() {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
+  onnx::ModelProto m = test::model_with_float_input("t", "x", {1, 4});
   auto* g = m.mutable_graph();
-  g->set_name("t");
-  auto* in = g->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(1);
-  tt->mutable_shape()->add_dim()->set_dim_value(4);
   auto* n = g->add_node();
   n->set_op_type("Relu");
   n->set_name("the_relu");

@@ -9,24 +9,15 @@
 
 #include "loom/frontend/onnx.h"
 #include "loom/graph/reference.h"
+#include "onnx_model_builder.h"
 
 namespace loom::frontend {
 namespace {
 
 // x: float[1, 2, h, w] -> Resize(linear, half_pixel, sizes [1, 2, oh, ow]) -> y, opset 13.
 onnx::ModelProto resize_model(int64_t h, int64_t w, int64_t oh, int64_t ow) {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
+  onnx::ModelProto m = test::model_with_float_input("resize", "x", {1, 2, h, w});
   auto* g = m.mutable_graph();
-  g->set_name("resize");
-  auto* in = g->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {int64_t(1), int64_t(2), h, w}) tt->mutable_shape()->add_dim()->set_dim_value(d);
   auto* sizes = g->add_initializer();
   sizes->set_name("sizes");
   sizes->set_data_type(onnx::TensorProto::INT64);
