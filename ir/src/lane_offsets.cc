@@ -45,8 +45,14 @@ static std::optional<LaneOffsets> decompose(const Expr& e) {
       return d;
     }
     case ExprKind::Cast: {
+      // Only casts that keep every value (to as many bits or more; an unsigned source to an unsigned
+      // type or a wider signed one): a narrowing or sign-changing cast wraps lanes around, which
+      // offsets cannot express.
       auto* c = e.as<CastNode>();
-      if (!c->value.type().is_int() && !c->value.type().is_uint()) return std::nullopt;
+      DataType from = c->value.type(), to = e.type();
+      bool keeps = (from.is_int() && to.is_int() && to.bits() >= from.bits()) ||
+                   (from.is_uint() && (to.is_int() ? to.bits() > from.bits() : to.bits() >= from.bits()));
+      if (!keeps) return std::nullopt;
       auto d = decompose(c->value);
       if (!d) return std::nullopt;
       d->base = cast(e.type().element_of(), d->base);

@@ -253,6 +253,15 @@ static IterVar tile_depthwise_output(Stage& y, int x_block) {
 // (schedule_conv2d_nchwc_cpu).
 static constexpr int64_t kUnrolledInputBlock = 4;
 
+bool nchwc_pairs_columns(int lanes, int64_t block, int64_t out_w) { return block * 2 == lanes && out_w % 2 == 0; }
+
+NchwcConvTile nchwc_paired_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t out_w,
+                                     std::optional<int> x_block) {
+  NchwcConvTile t = nchwc_conv_tile(lanes, vector_registers, channel_blocks, lanes, out_w / 2);
+  t.x_block = 2 * divisor_at_most(out_w / 2, x_block ? std::max(1, *x_block / 2) : t.x_block);
+  return t;
+}
+
 int int8_conv_spare_registers(int group) { return group == 2 ? 1 : group == 4 ? 2 : 0; }
 
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w) {
@@ -288,17 +297,17 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // an even width: each vector holds two neighbouring columns of a block, so the multiply-adds
   // run at the full width. The weights are read as one half-vector twice, the input elements as two
   // broadcasts (ir::constant_lane_offsets).
-  const bool paired = !group && ob * 2 == lanes && ow % 2 == 0;
+  const bool paired = !group && nchwc_pairs_columns(lanes, ob, ow);
   NchwcConvTile t =
       tile     ? *tile
-      : paired ? nchwc_conv_tile(lanes, vector_registers, const_dim(out, 1), lanes, ow / 2)
+      : paired ? nchwc_paired_conv_tile(lanes, vector_registers, const_dim(out, 1), ow)
                : nchwc_conv_tile(lanes, vector_registers - int8_conv_spare_registers(group), const_dim(out, 1), ob, ow);
   if (t.channel_blocks < 1 || t.x_block < 1 || const_dim(out, 1) % t.channel_blocks != 0)
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block,
                " columns does not fit '", out.name(), "' (", const_dim(out, 1), " channel blocks)");
-  // Paired: whole pairs that divide the row (a partial tile's guard would split a vector), the
-  // default's x_block counting pairs.
-  if (paired) t.x_block = 2 * divisor_at_most(ow / 2, tile ? std::max(1, t.x_block / 2) : t.x_block);
+  // Paired: whole pairs that divide the row (a partial tile's guard would split a vector).
+  if (paired && tile)
+    t.x_block = nchwc_paired_conv_tile(lanes, vector_registers, const_dim(out, 1), ow, t.x_block).x_block;
   // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
   // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
   t.x_block = int(std::min<int64_t>(t.x_block, ow));

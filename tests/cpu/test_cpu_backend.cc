@@ -413,15 +413,17 @@ TEST(CpuBackend, HalfVectorBlocksPairColumns) {
     const char* what;
     test::Workload w;
     std::optional<ops::NchwcConvTile> tile;
-    bool paired;
+    bool paired, blocks_outer = false;
   };
-  for (Case c : {Case{"1x1, 144 -> 24 channels, 8x8", conv1x1(18, 3, 8), std::nullopt, true},
-                 Case{"3x3, 32 -> 24 channels, 10x10", nchw8c_conv3x3(4, 3, 10), std::nullopt, true},
-                 Case{"1x1 on a small map, input blocks outer", conv1x1(1030, 4, 2), ops::NchwcConvTile{4, 3}, true},
-                 Case{"3x3, 7x7: odd rows", nchw8c_conv3x3(4, 3, 7), std::nullopt, false}}) {
+  for (Case c :
+       {Case{"1x1, 144 -> 24 channels, 8x8", conv1x1(18, 3, 8), std::nullopt, true},
+        Case{"3x3, 32 -> 24 channels, 10x10", nchw8c_conv3x3(4, 3, 10), std::nullopt, true},
+        Case{"1x1 on a small map, input blocks outer", conv1x1(1030, 4, 2), ops::NchwcConvTile{4, 3}, true, true},
+        Case{"1x1, a tuned tile of 5 columns (4: two pairs)", conv1x1(18, 3, 8), ops::NchwcConvTile{3, 5}, true},
+        Case{"3x3, 7x7: odd rows", nchw8c_conv3x3(4, 3, 7), std::nullopt, false}}) {
     SCOPED_TRACE(c.what);
     Tensor Y = c.w.outputs[0];
-    if (c.tile) EXPECT_TRUE(ops::nchwc_input_blocks_outer(Y, Y, *c.tile));
+    if (c.tile) EXPECT_EQ(ops::nchwc_input_blocks_outer(Y, Y, *c.tile), c.blocks_outer);
     schedule::Schedule s({Y});
     ops::schedule_conv2d_nchwc_cpu(s, Y, Y, 16, 32, c.tile);
     LoweredFunc f = schedule::lower(s, c.w.args(), "half_blocks");

@@ -24,6 +24,14 @@ TEST(LaneOffsets, RampsAndBroadcasts) {
   ASSERT_TRUE(d);
   EXPECT_EQ(d->offsets, std::vector<int64_t>(4, 0));
   EXPECT_FALSE(constant_lane_offsets(ramp(0, x, 8)));  // a stride that is not a constant
+  // Widening casts keep the offsets; narrowing or sign-changing ones wrap lanes around (250..265
+  // as uint8 is 250..255, 0..9), which offsets cannot express.
+  d = constant_lane_offsets(cast(DataType::Int(64, 8), ramp(x, 2, 8)));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->offsets, iota(8, 2));
+  EXPECT_FALSE(constant_lane_offsets(cast(DataType::UInt(8, 16), ramp(250, 1, 16))));
+  EXPECT_FALSE(constant_lane_offsets(cast(DataType::Int(8, 16), ramp(x, 1, 16))));
+  EXPECT_FALSE(constant_lane_offsets(cast(DataType::UInt(32, 8), ramp(x, 1, 8))));
 }
 
 // Two columns of an 8-channel block in one 16-lane vector: lane f is column f / 8, channel f % 8.

@@ -438,6 +438,7 @@ TEST(GraphPasses, ConstantTransposesFoldAtAnySize) {
       for (int64_t k = 0; k < 7; ++k)
         ASSERT_EQ(folded_c.value.get_as_double((k * 3 + i) * 5 + j), c.get_as_double((i * 5 + j) * 7 + k));
   EXPECT_THROW(transpose_constant(c, {0, 0, 1}), InternalError);
+  EXPECT_THROW(transpose_constant(c, {}), InternalError);
 }
 
 // LayerNorm as PyTorch exports it: the square is a multiply, and the variance's reduction takes the

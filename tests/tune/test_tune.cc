@@ -90,6 +90,20 @@ TEST(TuneTemplates, SpacesRespectTheRegisterFileAndContainTheDefault) {
     }
     EXPECT_NE(std::find(cspace.begin(), cspace.end(), conv->default_config()), cspace.end()) << target.cpu;
   }
+  // Blocks of 8 on AVX-512 over an even row pair their columns (ops::nchwc_pairs_columns): every
+  // tile's columns are whole pairs that divide the row, and the default is the schedule's own.
+  Conv2dShape half;
+  half.in_channels = 144, half.out_channels = 24, half.height = half.width = 28, half.kernel = 1, half.pad = 0;
+  auto paired = make_conv2d_nchwc_template(half, 8, avx512());
+  std::vector<Config> pspace = paired->space();
+  EXPECT_GT(pspace.size(), 4u);
+  for (const Config& c : pspace) {
+    EXPECT_EQ(c.at("x_block") % 2, 0) << config_str(c);
+    EXPECT_EQ(28 % c.at("x_block"), 0) << config_str(c);
+  }
+  ops::NchwcConvTile d = ops::nchwc_paired_conv_tile(16, 32, 3, 28);
+  EXPECT_EQ(paired->default_config(), (Config{{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}}));
+  EXPECT_NE(std::find(pspace.begin(), pspace.end(), paired->default_config()), pspace.end());
   EXPECT_THROW(make_gemm_template(0, 4, 4, avx2()), ShapeError);
 }
 

@@ -41,32 +41,46 @@ std::vector<int> upto(int64_t n) {
 // The NCHWc register tile both conv templates search, `channel_blocks` output blocks of `block`
 // channels x `x_block` columns (the direct kernel's output columns, the Winograd products' tiles),
 // as ops::nchwc_conv_tile counts it: `registers` for the tile, rows `columns` wide.
+// `paired`: the direct kernel's half-vector blocks with two columns a vector
+// (ops::nchwc_pairs_columns): columns in whole pairs that divide the row, one vector per pair and block.
 struct NchwcTileSpace {
   int64_t out_blocks, block, columns;
   int lanes, registers;
+  bool paired = false;
 
   std::vector<Knob> knobs() const {
-    return {{"channel_blocks", divisors(out_blocks, 8)}, {"x_block", upto(std::min<int64_t>(columns, 32))}};
+    std::vector<int> x;
+    if (paired) {
+      for (int64_t v = 2; v <= std::min<int64_t>(columns, 32); v += 2)
+        if (columns % v == 0) x.push_back(int(v));
+    } else {
+      x = upto(std::min<int64_t>(columns, 32));
+    }
+    return {{"channel_blocks", divisors(out_blocks, 8)}, {"x_block", x}};
   }
+  // Vectors a column (paired: a pair of columns) holds per block, and such columns in x_block.
+  double vectors(double cb) const { return cb * std::max(1.0, double(block) / lanes); }
+  double tile_columns(double x) const { return paired ? x / 2 : x; }
   bool fits(const Config& c) const {
     int cb = knob(c, "channel_blocks"), x = knob(c, "x_block");
-    if (cb < 1 || x < 1) return false;
-    int v = cb * std::max<int>(1, int(block / lanes));
-    return out_blocks % cb == 0 && x <= columns && x * v <= 2 * (registers - v - 1);
+    if (cb < 1 || x < 1 || (paired && (x % 2 || columns % x))) return false;
+    double v = vectors(cb);
+    return out_blocks % cb == 0 && x <= columns && tile_columns(x) * v <= 2 * (registers - v - 1);
   }
   Config default_config() const {
-    ops::NchwcConvTile d = ops::nchwc_conv_tile(lanes, registers, out_blocks, block, columns);
+    ops::NchwcConvTile d = paired ? ops::nchwc_paired_conv_tile(lanes, registers, out_blocks, columns)
+                                  : ops::nchwc_conv_tile(lanes, registers, out_blocks, block, columns);
     return {{"channel_blocks", d.channel_blocks}, {"x_block", d.x_block}};
   }
   // The tile's cost-model features: blocks, columns, accumulators, loads per multiply-add, register
   // use, parallel tasks per thread (given), columns computed per column kept.
   std::vector<float> features(const Config& c, double tasks) const {
-    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), v = cb * std::max(1.0, double(block) / lanes);
+    double cb = knob(c, "channel_blocks"), x = knob(c, "x_block"), v = vectors(cb), n = tile_columns(x);
     return {float(cb),
             float(x),
-            float(v * x),
-            float((v + x) / (v * x)),
-            float(x * v + v + 1) / registers,
+            float(v * n),
+            float((v + n) / (v * n)),
+            float(n * v + v + 1) / registers,
             float(tasks / runtime::num_threads()),
             float(std::ceil(double(columns) / x) * x / double(columns))};
   }
@@ -301,8 +315,12 @@ class Conv2dNchwcTemplate : public Template {
  private:
   // The register tile, with the registers ops::schedule_conv2d_nchwc_cpu leaves it.
   NchwcTileSpace tiles() const {
-    return {s_.out_channels / b_, b_, s_.out_width(), t_.float32_lanes(),
-            t_.vector_registers - ops::int8_conv_spare_registers(g_)};
+    return {s_.out_channels / b_,
+            b_,
+            s_.out_width(),
+            t_.float32_lanes(),
+            t_.vector_registers - ops::int8_conv_spare_registers(g_),
+            !g_ && ops::nchwc_pairs_columns(t_.float32_lanes(), b_, s_.out_width())};
   }
   std::vector<int64_t> weight_shape() const {
     if (g_) return {s_.out_channels / b_, s_.in_channels / b_, s_.kernel, s_.kernel, b_ / g_, b_, g_};

@@ -29,8 +29,9 @@ NDArray evaluate_constant_op(const Graph& g, int id) {
 NDArray transpose_constant(const NDArray& a, const std::vector<int64_t>& perm) {
   const size_t r = a.shape().size();
   std::vector<bool> seen(r, false);
+  if (perm.size() != r) LOOM_THROW(InternalError, "transpose_constant: perm of ", perm.size(), " axes for ", r);
   for (int64_t p : perm) {
-    if (perm.size() != r || p < 0 || p >= int64_t(r) || seen[size_t(p)])
+    if (p < 0 || p >= int64_t(r) || seen[size_t(p)])
       LOOM_THROW(InternalError, "transpose_constant: perm is not a permutation of the ", r, " axes");
     seen[size_t(p)] = true;
   }
