@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <regex>
@@ -445,6 +446,34 @@ TEST(CpuBackend, HalfVectorBlocksPairColumns) {
     }
   }
   runtime::set_num_threads(0);
+}
+
+// Vector loads whose lanes read constant offsets from one base come from a few contiguous runs and
+// a shuffle, not a gather: runs of different lengths in permuted lane order, four runs of four,
+// one element repeated; equal to the naive reference, and the LLVM IR has no gather.
+TEST(CpuBackend, ConstantOffsetLoadsReadRuns) {
+  struct Case {
+    const char* what;
+    std::function<Expr(Expr)> offset;  // lane f's offset from its row's start
+  };
+  for (Case c :
+       {Case{"f % 3 + (f / 8) * 7: two runs of three, lanes permuted", [](Expr f) { return f % 3 + f / 8 * 7; }},
+        Case{"f % 4 + (f / 4) * 5: four runs of four", [](Expr f) { return f % 4 + f / 4 * 5; }},
+        Case{"(f / 16) * 3: one element", [](Expr f) { return f / 16 * 3; }}}) {
+    SCOPED_TRACE(c.what);
+    Tensor A = placeholder({8, 32}, DataType::Float(32), "A");
+    Tensor Y = compute(
+        {8, 16}, [&](Var i, Var f) { return A(i, c.offset(f)) * 2.0f; }, "Y");
+    schedule::Schedule s({Y});
+    s[Y].vectorize(s[Y].axis(1));
+    LoweredFunc f = schedule::lower(s, {A, Y}, "runs");
+    codegen::LLVMOptions o;
+    o.target_cpu = "x86-64-v4";
+    std::string ir = codegen::emit_llvm_ir({f}, o);
+    EXPECT_EQ(ir.find("gather"), std::string::npos) << ir;
+    EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << ir;
+    expect_compiled_matches(s, test::Workload{{A}, {Y}}, "runs");
+  }
 }
 
 // A wide layer on a small map (the block group's weights past 1 MiB, its output map within 64
