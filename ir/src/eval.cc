@@ -11,6 +11,7 @@
 
 #include "loom/ir/gpu.h"
 #include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
 
 namespace loom::ir {
 
@@ -42,8 +43,7 @@ double round_to(DataType t, double v) {
 int64_t fdiv(int64_t a, int64_t b) {
   if (b == 0) LOOM_THROW(RuntimeError, "integer division by zero");
   if (b == -1) return int64_t(0 - uint64_t(a));  // INT64_MIN / -1 wraps, as the kernels' does
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  return floor_div(a, b);
 }
 
 Value make(DataType t, int lanes) {

@@ -24,12 +24,8 @@ LaneOffsets from_constants(const std::vector<int64_t>& v, DataType t) {
   return r;
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-}  // namespace
-
 // constant_lane_offsets before its base is simplified.
-static std::optional<LaneOffsets> decompose(const Expr& e) {
+std::optional<LaneOffsets> decompose(const Expr& e) {
   const int lanes = e.type().lanes();
   if (!e.type().is_int() && !e.type().is_uint()) return std::nullopt;
   if (lanes == 1) return LaneOffsets{e, {0}};
@@ -94,7 +90,7 @@ static std::optional<LaneOffsets> decompose(const Expr& e) {
         if ((e.kind() == ExprKind::Div || e.kind() == ExprKind::Mod) && y == 0) return std::nullopt;
         v[i] = e.kind() == ExprKind::Mul   ? x * y
                : e.kind() == ExprKind::Div ? floor_div(x, y)
-               : e.kind() == ExprKind::Mod ? x - floor_div(x, y) * y
+               : e.kind() == ExprKind::Mod ? floor_mod(x, y)
                : e.kind() == ExprKind::Min ? std::min(x, y)
                                            : std::max(x, y);
       }
@@ -104,6 +100,8 @@ static std::optional<LaneOffsets> decompose(const Expr& e) {
       return std::nullopt;
   }
 }
+
+}  // namespace
 
 std::optional<LaneOffsets> constant_lane_offsets(const Expr& index) {
   std::optional<LaneOffsets> d = decompose(index);

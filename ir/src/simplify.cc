@@ -13,13 +13,13 @@
 
 namespace loom::ir {
 
-namespace {
-
 int64_t floor_div(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+namespace {
 
 // ---- constant bounds ----
 IntBounds bounds_of(const Expr& e, const VarBounds& vb);

@@ -17,6 +17,11 @@ struct IntBounds {
 };
 using VarBounds = std::map<const VarNode*, IntBounds>;
 
+// Integer division and remainder with the IR's Div/Mod semantics: the quotient rounds towards
+// negative infinity, the remainder takes the divisor's sign (b != 0).
+int64_t floor_div(int64_t a, int64_t b);
+int64_t floor_mod(int64_t a, int64_t b);
+
 Expr simplify(const Expr& e, const VarBounds& bounds = {});
 // Also simplifies loop bodies under the ranges of their loops, folds constant ifs and drops
 // empty loops.
