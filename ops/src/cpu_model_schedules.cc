@@ -255,10 +255,13 @@ static constexpr int64_t kUnrolledInputBlock = 4;
 
 bool nchwc_pairs_columns(int lanes, int64_t block, int64_t out_w) { return block * 2 == lanes && out_w % 2 == 0; }
 
-NchwcConvTile nchwc_paired_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t out_w,
-                                     std::optional<int> x_block) {
+int nchwc_paired_columns(int64_t out_w, int x_block) {
+  return 2 * divisor_at_most(out_w / 2, std::max(1, x_block / 2));
+}
+
+NchwcConvTile nchwc_paired_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t out_w) {
   NchwcConvTile t = nchwc_conv_tile(lanes, vector_registers, channel_blocks, lanes, out_w / 2);
-  t.x_block = 2 * divisor_at_most(out_w / 2, x_block ? std::max(1, *x_block / 2) : t.x_block);
+  t.x_block = nchwc_paired_columns(out_w, 2 * t.x_block);  // nchwc_conv_tile counted pairs
   return t;
 }
 
@@ -306,8 +309,7 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
     LOOM_THROW(ScheduleError, "schedule_conv2d_nchwc_cpu: tile of ", t.channel_blocks, " blocks x ", t.x_block,
                " columns does not fit '", out.name(), "' (", const_dim(out, 1), " channel blocks)");
   // Paired: whole pairs that divide the row (a partial tile's guard would split a vector).
-  if (paired && tile)
-    t.x_block = nchwc_paired_conv_tile(lanes, vector_registers, const_dim(out, 1), ow, t.x_block).x_block;
+  if (paired && tile) t.x_block = nchwc_paired_columns(ow, t.x_block);
   // A tile wider than the row computes the row: cut it there, rather than unroll (and guard)
   // columns that do not exist (a hand-edited tuning log with x_block 1000000 compiled for minutes).
   t.x_block = int(std::min<int64_t>(t.x_block, ow));

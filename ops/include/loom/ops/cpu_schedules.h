@@ -96,11 +96,12 @@ struct NchwcConvTile {
 NchwcConvTile nchwc_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t block, int64_t out_w);
 // Blocks of half a vector (8 channels on AVX-512) over rows of an even width: the float kernel of
 // schedule_conv2d_nchwc_cpu holds two neighbouring columns of a block in each vector. Its tile
-// then counts columns in whole pairs that divide the row: the default from nchwc_conv_tile over
-// pairs, or `x_block` columns (a tuning log's) rounded down to such pairs (at least one).
+// then counts columns in whole pairs that divide the row: nchwc_paired_columns rounds `x_block`
+// columns (a tuning log's) down to such pairs (at least one); the default tile is nchwc_conv_tile's
+// over pairs, rounded so.
 bool nchwc_pairs_columns(int lanes, int64_t block, int64_t out_w);
-NchwcConvTile nchwc_paired_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t out_w,
-                                     std::optional<int> x_block = std::nullopt);
+int nchwc_paired_columns(int64_t out_w, int x_block);
+NchwcConvTile nchwc_paired_conv_tile(int lanes, int vector_registers, int64_t channel_blocks, int64_t out_w);
 // Vector registers a grouped int8 conv (layers.h, groups of `group` input channels; 0: float)
 // keeps outside its register tile: one for the product and, for byte groups, one for the int16
 // ones. Only targets without an accumulating dot product (VNNI) need them; the schedules do not
