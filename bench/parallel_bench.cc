@@ -106,5 +106,13 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
+  // What the runtime measures for itself when a model's first hinted loop runs (a loop every
+  // thread takes part in), and the work threshold it derives.
+  std::printf("\nruntime's own measurement (runtime::fork_join_ns, min_parallel_work):\n");
+  for (int t = 2; t <= max_threads; ++t) {
+    loom::runtime::set_num_threads(t);
+    std::printf("%d threads: fork-join %.2f us, parallel loops from %lld work\n", t,
+                loom::runtime::fork_join_ns() / 1e3, (long long)loom::runtime::min_parallel_work());
+  }
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -152,6 +153,7 @@ int main(int argc, char** argv) {
   int ratios = 0;
   // Loom's fastest run per model at each thread count: more threads must never be slower.
   std::vector<std::string> slower_with_more_threads;
+  std::map<int, std::vector<double>> fork_join_us;  // per thread count, one a model
   std::string ort_version = "?";
   std::vector<std::string> wrong;         // outputs farther from ONNX Runtime's than kTolerance
   std::vector<std::string> skipped;       // models Loom could not import, compile, load or run
@@ -235,6 +237,7 @@ int main(int argc, char** argv) {
     for (int t : threads) {
       runtime::set_num_threads(t);
       for (int i = 0; i < 3; ++i) ex.run();
+      if (t > 1) fork_join_us[t].push_back(runtime::fork_join_ns() / 1e3);
       std::vector<double> loom, ort, ort_best;
       for (int round = 0; round < 3; ++round) {
         for (int i = 0; i < (reps + 2) / 3; ++i) {
@@ -266,6 +269,15 @@ int main(int argc, char** argv) {
         std::printf("%-34s %7d %10.2f %10s %8s %10.2f %10s %8s\n", name.c_str(), t, lb, "n/a", "n/a", lm, "n/a", "n/a");
       }
     }
+  }
+  // Each model's pool measured its own (runtime::min_parallel_work).
+  for (auto& [t, us] : fork_join_us) {
+    if (us.empty()) continue;
+    auto [lo, hi] = std::minmax_element(us.begin(), us.end());
+    std::printf("%d threads: fork-join %.2f-%.2f us measured, parallel loops from %lld-%lld work%s\n", t, *lo, *hi,
+                (long long)runtime::parallel_work_threshold(*lo * 1e3),
+                (long long)runtime::parallel_work_threshold(*hi * 1e3),
+                std::getenv("LOOM_MIN_PARALLEL_WORK") ? " (LOOM_MIN_PARALLEL_WORK set: not used)" : "");
   }
   if (threads.size() > 1) {
     std::printf("more threads slower than fewer: %s\n", slower_with_more_threads.empty() ? "none" : "");

@@ -125,7 +125,8 @@ int compile_cmd(const std::vector<std::string>& args) {
   int64_t min_parallel_work = graph::BuildOptions().min_parallel_work;
   number_option(app, "--min-parallel-work", min_parallel_work,
                 "CPU kernels: a parallel loop with less work than this (stores and intrinsic calls, times the "
-                "loops around them) runs on one thread",
+                "loops around them) always runs on one thread; above it the runtime decides by the threshold it "
+                "measures on the host (LOOM_MIN_PARALLEL_WORK overrides that)",
                 0, 1000000000)
       ->capture_default_str();
   std::string asm_path;

@@ -19,6 +19,7 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
+#include "loom/runtime/thread_pool.h"
 
 using namespace loom;
 
@@ -107,6 +108,10 @@ int main(int argc, char** argv) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / repeat;
       std::printf("steady state: %.3f ms per run (mean of %d%s, inputs and outputs copied each run)\n", ms, repeat,
                   ex.replayed_cuda_graph() ? ", CUDA graph replayed" : "");
+      if (runtime::num_threads() > 1)
+        std::printf("threads: %d, parallel loops from %lld work (fork-join %.2f us measured%s)\n",
+                    runtime::num_threads(), (long long)runtime::min_parallel_work(), runtime::fork_join_ns() / 1e3,
+                    std::getenv("LOOM_MIN_PARALLEL_WORK") ? "; LOOM_MIN_PARALLEL_WORK set" : "");
     }
     if (profile) {  // each kernel alone, slowest first
       std::vector<double> t = ex.run_profiled();

@@ -266,6 +266,14 @@ void CodeGenLLVM::emit_attr(const AttrNode* op) {
     // of one iteration, removed.
     if (const ForNode* loop = annotated_loop(op->body)) unroll_pragmas_[loop] = imm->value;
   }
+  // The lowering's work count of a parallel loop (schedule::LowerOptions::parallel_work_hints): the
+  // runtime runs it serially below its host's measured threshold.
+  if (op->key == ir::attr_key::kParallelWork) {
+    const auto* imm = op->value.as<IntImmNode>();
+    if (!imm || imm->value < 0) fail("parallel_work needs a constant count >= 0, not " + ir::to_string(op->value));
+    if (const ForNode* loop = annotated_loop(op->body); loop && loop->for_kind == ForKind::Parallel)
+      parallel_work_[loop] = imm->value;
+  }
   emit(op->body);
 }
 
@@ -349,6 +357,7 @@ void CodeGenLLVM::emit_serial_for(const ForNode* op, llvm::Value* begin, llvm::V
 
 // A parallel loop becomes
 //   closure = {captured values..., min};  rc = loom_parallel_for(extent, f.parallel.N, &closure)
+// (loom_parallel_for_work(..., work) for a loop with a work hint)
 // where f.parallel.N(begin, end, closure) unpacks the closure and calls f.parallel.N.body, whose
 // buffer pointers are noalias parameters (so the body optimizes like the compute function).
 void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
@@ -419,9 +428,15 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
 
   state_ = std::move(saved);
   builder_.restoreIP(saved_ip);
-  llvm::Function* pfor = runtime_function("loom_parallel_for", i32_, {i64_, ptr_, ptr_});
   llvm::Value* n = builder_.CreateSExt(extent, i64_);
-  emit_check_code(builder_.CreateCall(pfor, {n, tramp, closure}));
+  auto hint = parallel_work_.find(op);
+  if (hint == parallel_work_.end()) {
+    llvm::Function* pfor = runtime_function("loom_parallel_for", i32_, {i64_, ptr_, ptr_});
+    emit_check_code(builder_.CreateCall(pfor, {n, tramp, closure}));
+  } else {
+    llvm::Function* pfor = runtime_function("loom_parallel_for_work", i32_, {i64_, ptr_, ptr_, i64_});
+    emit_check_code(builder_.CreateCall(pfor, {n, tramp, closure, llvm::ConstantInt::get(i64_, hint->second)}));
+  }
 }
 
 void CodeGenLLVM::emit_allocate(const AllocateNode* op) {

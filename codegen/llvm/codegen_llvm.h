@@ -3,7 +3,7 @@
 // For every LoweredFunc `f` the module gets
 //   i32 @f(ptr %args)                      the exported ABI entry: unpacks args[i], calls f.compute
 //   internal i32 @f.compute(ptr noalias align 64 %A, ...)   the loop nest
-//   internal i32 @f.parallel.N(i64, i64, ptr closure)      one per parallel loop (loom_parallel_for body)
+//   internal i32 @f.parallel.N(i64, i64, ptr closure)      one per parallel loop (loom_parallel_for[_work] body)
 // Failures (asserts, parallel chunks) return a non-zero code after calling loom_set_last_error.
 #pragma once
 #include <llvm/IR/IRBuilder.h>
@@ -112,6 +112,8 @@ class CodeGenLLVM {
   FunctionState state_;
   // Loops under `pragma llvm_unroll` and their factor, set by emit_attr for emit_serial_for.
   std::unordered_map<const ir::ForNode*, int64_t> unroll_pragmas_;
+  // Parallel loops' work hints (attr "parallel_work"): called through loom_parallel_for_work.
+  std::unordered_map<const ir::ForNode*, int64_t> parallel_work_;
   llvm::Type* i1_;
   llvm::Type* i8_;
   llvm::Type* i32_;

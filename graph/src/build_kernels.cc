@@ -76,6 +76,7 @@ ir::LoweredFunc lower_group(const Graph& g, const FusedGroup& grp, const std::st
     ops::schedule_generic_cpu(s, out, target.float32_lanes());
   schedule::LowerOptions lo;
   lo.min_parallel_work = options.min_parallel_work;
+  lo.parallel_work_hints = options.parallel_work_hints;
   return schedule::lower(s, args, name, lo);
 }
 

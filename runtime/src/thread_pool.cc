@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +50,17 @@ std::chrono::microseconds spin_time_from_env() {
   return std::chrono::microseconds(env::integer("LOOM_SPIN_US", 0, 10'000'000).value_or(300));
 }
 
+// A parallel loop doing less work than this many stores (the lowering's work count,
+// schedule::passes::serialize_small_parallel) per nanosecond of the pool's measured fork-join
+// (measure_fork_join_ns) runs serially. On the Zen 5 VM the fork-join measures 0.7-1.1 µs and the
+// best threshold was 2000-4000; the Intel Xeon VM's fork-join cost about 4x as much, and 16000
+// was best there (docs/cpu_backend.md).
+constexpr double kWorkPerForkJoinNs = 4.0;
+
+std::optional<int64_t> min_parallel_work_from_env() {
+  return env::integer("LOOM_MIN_PARALLEL_WORK", 0, int64_t(1) << 50);
+}
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -58,7 +72,8 @@ class ThreadPool {
  public:
   // Reads LOOM_SPIN_US here, on the thread that creates the pool, so that a bad value is an error
   // there and not in a worker.
-  explicit ThreadPool(int threads) : threads_(threads), spin_(spin_time_from_env()) {
+  explicit ThreadPool(int threads)
+      : threads_(threads), spin_(spin_time_from_env()), fixed_min_work_(min_parallel_work_from_env()) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
   }
 
@@ -73,13 +88,31 @@ class ThreadPool {
 
   int threads() const { return threads_; }
 
+  // The work below which a loop with a work hint runs serially: LOOM_MIN_PARALLEL_WORK, or measured
+  // on the first call (parallel_work_threshold of the fork-join cost).
+  int64_t min_parallel_work() {
+    if (fixed_min_work_) return *fixed_min_work_;
+    std::call_once(calibrated_, [this] {
+      fork_join_ns_ = measure_fork_join_ns();
+      min_work_ = parallel_work_threshold(fork_join_ns_);
+    });
+    return min_work_;
+  }
+  double fork_join_ns() {
+    min_parallel_work();
+    return fork_join_ns_;
+  }
+
   int32_t run(int64_t extent, LoomParallelBody body, void* closure) {
     // Loops started concurrently by different application threads take turns.
     std::lock_guard<std::mutex> run_lock(run_mu_);
+    // A worker that finished its last chunk of the previous loop may not have left it yet: watched
+    // for, as the caller otherwise sleeps on done_cv_ and a wake-up costs more than a small kernel.
+    spin_until([this] { return active_.load(std::memory_order_acquire) == 0; });
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock = lock_mu();
       // A worker that woke late for the previous loop may still be looking at its counter.
-      done_cv_.wait(lock, [this] { return active_ == 0; });
+      done_cv_.wait(lock, [this] { return active_.load() == 0; });
       body_ = body;
       closure_ = closure;
       extent_ = extent;
@@ -95,8 +128,12 @@ class ThreadPool {
     tls_in_parallel = false;
     // The other threads' last chunks: watched for a while (they are usually running), then slept on.
     spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; });
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_.load() == 0; });
+    // Done while watching: no lock (a worker leaving the loop takes it, and waiting for it there
+    // can put the caller to sleep). A failing chunk wrote the error before its pending_ update.
+    if (pending_.load(std::memory_order_acquire) != 0) {
+      std::unique_lock<std::mutex> lock(mu_);
+      done_cv_.wait(lock, [this] { return pending_.load() == 0; });
+    }
     if (error_code_ != 0) loom_set_last_error(error_message_.c_str());
     return error_code_;
   }
@@ -111,16 +148,29 @@ class ThreadPool {
       spin_until(
           [&] { return generation_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed); });
       {
-        std::unique_lock<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock = lock_mu();
         start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
         ++active_;
       }
       work();
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock = lock_mu();
       if (--active_ == 0) done_cv_.notify_all();
     }
+  }
+
+  // mu_, tried for a while before blocking: the caller and a worker take it at the same moments
+  // (a loop's start and end), each for a few instructions, and a blocked lock() sleeps in the
+  // kernel, whose wake-up cost more than the whole fork-join (parallel_bench's barrier loops: 4-5
+  // µs with lock(), docs/cpu_backend.md).
+  std::unique_lock<std::mutex> lock_mu() {
+    if (spin_.count() > 0)
+      for (int i = 0; i < 4096; ++i) {
+        if (mu_.try_lock()) return std::unique_lock<std::mutex>(mu_, std::adopt_lock);
+        cpu_relax();
+      }
+    return std::unique_lock<std::mutex>(mu_);
   }
 
   // Busy-waits until `done()` or for up to spin_ (0: not at all); callers check again under the
@@ -133,6 +183,42 @@ class ThreadPool {
       cpu_relax();
       if (i % 64 == 0 && std::chrono::steady_clock::now() - start > spin_) return;
     }
+  }
+
+  // What a loop that every thread takes part in costs, hot (the workers spinning, as between a
+  // model's kernels): one iteration per thread, each waiting until all have started (a claim the
+  // caller could make alone would measure only the caller). The fastest of 8 batches' mean of 64
+  // loops, after 16 to wake the workers: a noisy neighbour only ever makes a batch slower.
+  double measure_fork_join_ns() {
+    struct Barrier {
+      std::atomic<int64_t> arrived{0};
+      int64_t n = 0;
+    } barrier;
+    barrier.n = threads_;
+    auto meet = [](int64_t, int64_t, void* c) -> int32_t {
+      auto* b = static_cast<Barrier*>(c);
+      b->arrived.fetch_add(1);
+      // Bounded: a worker the OS does not run for 100 µs only makes this batch slow.
+      auto start = std::chrono::steady_clock::now();
+      for (unsigned i = 1; b->arrived.load() < b->n; ++i) {
+        cpu_relax();
+        if (i % 64 == 0 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(100)) break;
+      }
+      return 0;
+    };
+    auto loop = [&] {
+      barrier.arrived.store(0);
+      run(threads_, meet, &barrier);
+    };
+    for (int i = 0; i < 16; ++i) loop();
+    double best = std::numeric_limits<double>::infinity();
+    for (int batch = 0; batch < 8; ++batch) {
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < 64; ++i) loop();
+      std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+      best = std::min(best, took.count() / 64);
+    }
+    return best;
   }
 
   // Claims chunks (guided_chunk) until no iteration is left.
@@ -164,6 +250,10 @@ class ThreadPool {
 
   const int threads_;
   const std::chrono::microseconds spin_;
+  const std::optional<int64_t> fixed_min_work_;  // LOOM_MIN_PARALLEL_WORK
+  std::once_flag calibrated_;
+  double fork_join_ns_ = 0;
+  int64_t min_work_ = 0;
   std::vector<std::thread> workers_;
   std::mutex run_mu_;
   std::mutex mu_;
@@ -176,7 +266,7 @@ class ThreadPool {
   int64_t extent_ = 0;
   alignas(64) std::atomic<int64_t> next_{0};     // first unclaimed iteration (its own cache line)
   alignas(64) std::atomic<int64_t> pending_{0};  // iterations not finished yet
-  alignas(64) int active_ = 0;                   // workers inside work() (off pending_'s cache line)
+  alignas(64) std::atomic<int> active_{0};       // workers inside work() (written under mu_; off pending_'s line)
   int32_t error_code_ = 0;
   std::string error_message_;
 };
@@ -192,7 +282,34 @@ ThreadPool& pool() {
   return *g_pool;
 }
 
+// pool(), reporting its errors (a bad LOOM_NUM_THREADS) as a failed loop: -1 with the message set,
+// not an exception through compiled code.
+ThreadPool* pool_or_error() {
+  try {
+    return &pool();
+  } catch (const loom::Error& e) {
+    loom_set_last_error(e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
+
+int64_t parallel_work_threshold(double fork_join_ns) {
+  double work = std::max(0.0, fork_join_ns) * kWorkPerForkJoinNs;
+  return std::clamp<int64_t>(int64_t(std::llround(std::min(work, 1e15))), kMinParallelWorkFloor,
+                             kMaxParallelWorkThreshold);
+}
+
+int64_t min_parallel_work() {
+  ThreadPool& p = pool();
+  return p.threads() == 1 ? 0 : p.min_parallel_work();
+}
+
+double fork_join_ns() {
+  ThreadPool& p = pool();
+  return p.threads() == 1 ? 0 : p.fork_join_ns();
+}
 
 int num_threads() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
@@ -212,15 +329,18 @@ extern "C" int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void
   using namespace loom::runtime;
   if (extent <= 0) return 0;
   if (tls_in_parallel || extent == 1) return body(0, extent, closure);
-  ThreadPool* pp;
-  try {
-    pp = &pool();
-  } catch (
-      const loom::Error& e) {  // e.g. a bad LOOM_NUM_THREADS: reported by the calling kernel, not thrown through it
-    loom_set_last_error(e.what());
-    return -1;
-  }
-  ThreadPool& p = *pp;
-  if (p.threads() == 1) return body(0, extent, closure);
-  return p.run(extent, body, closure);
+  ThreadPool* p = pool_or_error();
+  if (!p) return -1;
+  if (p->threads() == 1) return body(0, extent, closure);
+  return p->run(extent, body, closure);
+}
+
+extern "C" int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body, void* closure, int64_t work) {
+  using namespace loom::runtime;
+  if (extent <= 0) return 0;
+  if (tls_in_parallel || extent == 1) return body(0, extent, closure);
+  ThreadPool* p = pool_or_error();
+  if (!p) return -1;
+  if (p->threads() == 1 || work < p->min_parallel_work()) return body(0, extent, closure);
+  return p->run(extent, body, closure);
 }

@@ -21,6 +21,7 @@ struct Lowering {
   const std::vector<Tensor>* args = nullptr;
   bool gpu = false;  // LowerOptions::target_gpu: the GPU passes run
   int64_t min_parallel_work = 0;
+  bool parallel_work_hints = false;
   LoweredFunc f;
 };
 
@@ -56,7 +57,10 @@ const PassPipeline<Lowering>& pipeline() {
       body_pass("unroll_loops", passes::unroll_loops),
       body_pass("vectorize_loops", passes::vectorize_loops),
       {"serialize_small_parallel",
-       [](Lowering& l) { l.f.body = passes::serialize_small_parallel(l.f.body, l.min_parallel_work); }, func_text},
+       [](Lowering& l) {
+         l.f.body = passes::serialize_small_parallel(l.f.body, l.min_parallel_work, l.parallel_work_hints);
+       },
+       func_text},
       {"prefetch_shared", [](Lowering& l) { l.f.body = l.gpu ? passes::prefetch_shared(l.f.body) : l.f.body; },
        func_text},
       {"thread_sync", [](Lowering& l) { l.f.body = l.gpu ? passes::thread_sync(l.f.body) : l.f.body; }, func_text},
@@ -84,6 +88,7 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   l.f.name = name;
   l.gpu = options.target_gpu;
   l.min_parallel_work = options.target_gpu ? 0 : options.min_parallel_work;
+  l.parallel_work_hints = !options.target_gpu && options.parallel_work_hints;
   PassRunOptions<Lowering> run;
   run.dump = dump_stream(options.dump_ir, options.dump_stream, "LOOM_DUMP_IR");
   run.header = [](const std::string& pass) { return "// ---- after " + pass + " ----\n"; };

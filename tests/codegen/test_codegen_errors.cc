@@ -118,6 +118,13 @@ TEST(CodegenErrors, UnsupportedConstructsAreNamed) {
             "function 'bad_unroll': pragma llvm_unroll needs a constant factor, 0 (keep the loop rolled) or >= 2"));
   }
 
+  Stmt ploop = for_loop(i, 0, 4, ForKind::Parallel, store(A, Expr(0.0f), i));
+  for (Expr bad : {Expr(-1), cast(DataType::Int(32), load(f32, A, 0))}) {
+    LoweredFunc hint{"bad_work", {A}, attr(attr_key::kParallelWork, bad, ploop)};
+    EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({hint}); }),
+                HasSubstr("function 'bad_work': parallel_work needs a constant count >= 0"));
+  }
+
   Buffer D = make_buffer("D", f32, {free_var});
   LoweredFunc dynamic{"dynamic", {D}, store(D, Expr(0.0f), 0)};
   EXPECT_THAT(error_of<CodegenError>([&] { codegen::build_llvm({dynamic}); }),

@@ -1,5 +1,8 @@
 // Parallel loops: outlined bodies called through loom_parallel_for, with captured buffers, loop
 // variables and lets, at 1 and 2 threads.
+#include <cstdlib>
+#include <regex>
+
 #include "codegen_test_util.h"
 #include "loom/ir/expr.h"
 #include "loom/runtime/thread_pool.h"
@@ -28,6 +31,31 @@ TEST_P(LLVMParallel, RowParallelWithCapturedValues) {
                store(C, load(v16, A, idx) * broadcast(scale, 16) + load(v16, Bias, ramp(j * 16, 1, 16)), idx)));
   Stmt body = let_stmt(scale, Expr(2.5f), for_loop(i, 0, rows, ForKind::Parallel, row));
   EXPECT_TRUE(matches_interpreter({"row_parallel", {A, Bias, C}, body}));
+}
+
+// A parallel loop with a work hint (attr parallel_work, LowerOptions::parallel_work_hints) calls
+// loom_parallel_for_work with its count, and computes the same whether the host's threshold makes
+// it serial or parallel; one without keeps loom_parallel_for.
+TEST_P(LLVMParallel, WorkHintsReachTheRuntime) {
+  const int rows = 37, cols = 16;
+  DataType f32 = DataType::Float(32);
+  Buffer A = arg("A", f32, {rows, cols}), C = arg("C", f32, {rows, cols});
+  Var i("i"), j("j");
+  Stmt loop =
+      for_loop(i, 0, rows, ForKind::Parallel,
+               for_loop(j, 0, cols, ForKind::Serial, store(C, load(f32, A, i * cols + j) * 3.0f, i * cols + j)));
+  LoweredFunc hinted{"hinted", {A, C}, attr(ir::attr_key::kParallelWork, Expr(int64_t{rows * cols}), loop)};
+  std::string text = codegen::emit_llvm_ir({hinted});
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(call i32 @loom_parallel_for_work\(i64 37, [^,]*@hinted\.parallel\.0, [^,]*, i64 592\))")))
+      << text;
+  EXPECT_EQ(codegen::emit_llvm_ir({{"plain", {A, C}, loop}}).find("loom_parallel_for_work"), std::string::npos);
+  for (const char* min_work : {"0", "592", "593", "1000000000"}) {
+    ::setenv("LOOM_MIN_PARALLEL_WORK", min_work, 1);
+    runtime::set_num_threads(GetParam());  // a new pool reads it
+    EXPECT_TRUE(matches_interpreter(hinted)) << "LOOM_MIN_PARALLEL_WORK=" << min_work;
+  }
+  ::unsetenv("LOOM_MIN_PARALLEL_WORK");
 }
 
 // A parallel loop nested in a serial loop and another parallel loop (run serially inside).

@@ -1,8 +1,12 @@
-// loom_parallel_for: chunking, thread counts, nesting and error propagation.
+// loom_parallel_for: chunking, thread counts, nesting and error propagation; loom_parallel_for_work:
+// the host's measured threshold.
 #include <gtest/gtest.h>
+
+#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -155,6 +159,120 @@ TEST_F(ThreadPoolTest, ManyShortLoops) {
     ASSERT_EQ(loom_parallel_for(3, record, &r), 0);
     ASSERT_EQ(r.chunks.size(), 3u);  // guided: 3 / (4 x 2) rounds down to chunks of one
   }
+}
+
+// LOOM_SPIN_US=0: nobody busy-waits (workers sleep between loops, locks block at once); loops
+// still cover their range, with the workers taking part, and a hinted one measures a threshold.
+TEST_F(ThreadPoolTest, SleepingPoolRunsLoops) {
+  setenv("LOOM_SPIN_US", "0", 1);
+  loom::runtime::set_num_threads(2);
+  for (int k = 0; k < 300; ++k) {
+    Recorder r;
+    ASSERT_EQ(loom_parallel_for(3, record, &r), 0);
+    ASSERT_EQ(r.chunks.size(), 3u);
+    expect_cover(r.chunks, 3);
+  }
+  EXPECT_GE(loom::runtime::min_parallel_work(), loom::runtime::kMinParallelWorkFloor);
+  Recorder hinted;
+  ASSERT_EQ(loom_parallel_for_work(1000, record, &hinted, loom::runtime::kMaxParallelWorkThreshold), 0);
+  expect_cover(hinted.chunks, 1000);
+  unsetenv("LOOM_SPIN_US");
+}
+
+// The threshold grows with the fork-join cost, within the floor (the model compiler's own
+// threshold) and the cap: 4 stores a nanosecond.
+TEST(ParallelWork, ThresholdFollowsTheForkJoinCost) {
+  using loom::runtime::parallel_work_threshold;
+  EXPECT_EQ(parallel_work_threshold(0), loom::runtime::kMinParallelWorkFloor);
+  EXPECT_EQ(parallel_work_threshold(-5), loom::runtime::kMinParallelWorkFloor);
+  EXPECT_EQ(parallel_work_threshold(100), loom::runtime::kMinParallelWorkFloor);
+  EXPECT_EQ(parallel_work_threshold(1000), 4000);
+  EXPECT_EQ(parallel_work_threshold(4000), 16000);
+  EXPECT_EQ(parallel_work_threshold(1e9), loom::runtime::kMaxParallelWorkThreshold);
+  EXPECT_EQ(parallel_work_threshold(std::numeric_limits<double>::infinity()), loom::runtime::kMaxParallelWorkThreshold);
+  for (double ns = 0; ns < 40000; ns += 97)
+    EXPECT_LE(parallel_work_threshold(ns), parallel_work_threshold(ns + 97)) << ns;
+}
+
+// Sets an environment variable for one scope (the pool reads LOOM_MIN_PARALLEL_WORK when made).
+struct ScopedMinWork {
+  explicit ScopedMinWork(const char* value) {
+    setenv("LOOM_MIN_PARALLEL_WORK", value, 1);
+    loom::runtime::set_num_threads(2);
+  }
+  ~ScopedMinWork() {
+    unsetenv("LOOM_MIN_PARALLEL_WORK");
+    loom::runtime::set_num_threads(0);
+  }
+};
+
+// Below the threshold a hinted loop is one call on the calling thread; at it, chunks as any loop.
+TEST_F(ThreadPoolTest, HintedLoopsBelowTheThresholdRunOnTheCaller) {
+  ScopedMinWork env("5000");
+  EXPECT_EQ(loom::runtime::min_parallel_work(), 5000);
+  EXPECT_EQ(loom::runtime::fork_join_ns(), 0) << "a fixed threshold measures nothing";
+  Recorder small;
+  ASSERT_EQ(loom_parallel_for_work(1000, record, &small, 4999), 0);
+  ASSERT_EQ(small.chunks.size(), 1u);
+  EXPECT_EQ(small.chunks[0], (std::pair<int64_t, int64_t>{0, 1000}));
+  EXPECT_EQ(*small.threads.begin(), std::this_thread::get_id());
+  Recorder large;
+  ASSERT_EQ(loom_parallel_for_work(1000, record, &large, 5000), 0);
+  expect_cover(large.chunks, 1000);
+  std::sort(large.chunks.begin(), large.chunks.end());
+  EXPECT_EQ(large.chunks.front(), (std::pair<int64_t, int64_t>{0, 125})) << "guided chunks, as loom_parallel_for";
+  Recorder empty;
+  EXPECT_EQ(loom_parallel_for_work(0, record, &empty, 1 << 20), 0);
+  EXPECT_TRUE(empty.chunks.empty());
+}
+
+// Unset, the threshold is measured once per pool: a fork-join that took time, turned into a
+// threshold within the bounds; one thread needs none.
+TEST_F(ThreadPoolTest, ThresholdIsMeasuredPerPool) {
+  unsetenv("LOOM_MIN_PARALLEL_WORK");
+  loom::runtime::set_num_threads(1);
+  EXPECT_EQ(loom::runtime::min_parallel_work(), 0);
+  Recorder one;
+  ASSERT_EQ(loom_parallel_for_work(100, record, &one, 0), 0);
+  EXPECT_EQ(one.chunks.size(), 1u);
+  loom::runtime::set_num_threads(2);
+  double ns = loom::runtime::fork_join_ns();
+  EXPECT_GT(ns, 0);
+  EXPECT_LT(ns, 1e6) << "a fork-join of a millisecond: the measurement is broken";
+  int64_t work = loom::runtime::min_parallel_work();
+  EXPECT_EQ(work, loom::runtime::parallel_work_threshold(ns));
+  EXPECT_EQ(loom::runtime::fork_join_ns(), ns) << "measured once";
+  Recorder big;
+  ASSERT_EQ(loom_parallel_for_work(1000, record, &big, loom::runtime::kMaxParallelWorkThreshold), 0);
+  EXPECT_GT(big.chunks.size(), 1u);
+}
+
+// A hinted loop inside a parallel loop runs serially, as any nested loop; an error propagates.
+TEST_F(ThreadPoolTest, HintedLoopsNestAndFailAsAnyLoop) {
+  ScopedMinWork env("0");
+  static std::atomic<int64_t> total;
+  total = 0;
+  auto inner = [](int64_t b, int64_t e, void*) -> int32_t {
+    total += e - b;
+    return 0;
+  };
+  auto outer = [](int64_t b, int64_t e, void* inner_fn) -> int32_t {
+    for (int64_t i = b; i < e; ++i)
+      if (int32_t rc = loom_parallel_for_work(10, reinterpret_cast<LoomParallelBody>(inner_fn), nullptr, 1 << 20))
+        return rc;
+    return 0;
+  };
+  LoomParallelBody inner_fn = inner;
+  ASSERT_EQ(loom_parallel_for_work(8, outer, reinterpret_cast<void*>(inner_fn), 1 << 20), 0);
+  EXPECT_EQ(total.load(), 80);
+  auto failing = [](int64_t b, int64_t, void*) -> int32_t {
+    if (b == 0) return 0;
+    loom_set_last_error("hinted chunk failed");
+    return 3;
+  };
+  loom_set_last_error("");
+  EXPECT_EQ(loom_parallel_for_work(2, failing, nullptr, 1 << 20), 3);
+  EXPECT_STREQ(loom_get_last_error(), "hinted chunk failed");
 }
 
 }  // namespace

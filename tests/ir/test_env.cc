@@ -84,5 +84,33 @@ TEST(Env, BadThreadCountIsTheParallelLoopsError) {
   set_num_threads(0);
 }
 
+// A bad LOOM_MIN_PARALLEL_WORK: the pool is not made, and the first loop (hinted or not) says why.
+TEST(Env, BadParallelWorkIsTheParallelLoopsError) {
+  set_num_threads(2);
+  {
+    ScopedEnv e("LOOM_MIN_PARALLEL_WORK", "-1");
+    set_num_threads(2);  // a new pool reads it
+    std::atomic<int64_t> n{0};
+    loom_set_last_error("");
+    EXPECT_NE(loom_parallel_for_work(100, count_body, &n, 5000), 0);
+    EXPECT_NE(std::string(loom_get_last_error()).find("environment variable LOOM_MIN_PARALLEL_WORK='-1'"),
+              std::string::npos)
+        << loom_get_last_error();
+    EXPECT_EQ(n.load(), 0);
+    EXPECT_NE(loom_parallel_for(100, count_body, &n), 0);
+    EXPECT_NE(test::error_text<ConfigError>([] { min_parallel_work(); }).find("LOOM_MIN_PARALLEL_WORK"),
+              std::string::npos);
+  }
+  {
+    ScopedEnv e("LOOM_MIN_PARALLEL_WORK", "200");
+    set_num_threads(2);
+    EXPECT_EQ(min_parallel_work(), 200);
+    std::atomic<int64_t> n{0};
+    EXPECT_EQ(loom_parallel_for_work(100, count_body, &n, 100), 0);
+    EXPECT_EQ(n.load(), 100);
+  }
+  set_num_threads(0);
+}
+
 }  // namespace
 }  // namespace loom::runtime

@@ -118,6 +118,39 @@ TEST(GoldenIR, SmallParallelLoopsRunSerially) {
   EXPECT_FALSE(exp_parallel(577));
 }
 
+// LowerOptions::parallel_work_hints (the model compiler's default): every parallel loop kept carries
+// its work for the runtime (attr parallel_work); one below min_parallel_work is serial and has
+// none. A nested parallel loop gets its own count (the runtime may run the outer one serially).
+TEST(GoldenIR, ParallelLoopsCarryTheirWork) {
+  auto lowered_text = [](int n, int64_t min_work, bool nested) {
+    auto w = test::vector_add(n);
+    Schedule s(w.outputs);
+    auto [o, i] = s[w.outputs[0]].split(s[w.outputs[0]].axis(0), 4);
+    s[w.outputs[0]].parallel(o);
+    if (nested) s[w.outputs[0]].parallel(i);
+    schedule::LowerOptions opt;
+    opt.min_parallel_work = min_work;
+    opt.parallel_work_hints = true;
+    return to_string(schedule::lower(s, w.args(), "f", opt));
+  };
+  std::string kept = lowered_text(64, 64, false);
+  EXPECT_NE(kept.find("// attr parallel_work = (int64)64\n  parallel (i.outer"), std::string::npos) << kept;
+  std::string serial = lowered_text(64, 65, false);
+  EXPECT_EQ(serial.find("parallel"), std::string::npos) << serial;
+  // 3 iterations of an if-else between the full tile (4 stores) and the tail (2): 12.
+  std::string tail = lowered_text(10, 0, false);
+  EXPECT_NE(tail.find("// attr parallel_work = (int64)12\n"), std::string::npos) << tail;
+  std::string nested = lowered_text(64, 0, true);
+  EXPECT_NE(nested.find("// attr parallel_work = (int64)64\n  parallel (i.outer"), std::string::npos) << nested;
+  EXPECT_NE(nested.find("// attr parallel_work = (int64)4\n    parallel (i.inner"), std::string::npos) << nested;
+  // The inner loop below the floor: serial, the outer one still hinted.
+  std::string inner_serial = lowered_text(64, 5, true);
+  EXPECT_NE(inner_serial.find("// attr parallel_work = (int64)64\n  parallel (i.outer"), std::string::npos)
+      << inner_serial;
+  EXPECT_EQ(inner_serial.find("parallel (i.inner"), std::string::npos) << inner_serial;
+  EXPECT_EQ(inner_serial.find("parallel_work = (int64)4"), std::string::npos) << inner_serial;
+}
+
 // `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one
 // iteration is no longer that loop: its inner loop must not inherit it), and nowhere once the
 // loop of one iteration is gone. It used to wrap the seq of pieces (lost by the LLVM backend).

@@ -34,8 +34,8 @@ ir::Stmt partition_loops(const ir::Stmt& s);  // partition_loops.cc
 ir::Stmt unroll_loops(const ir::Stmt& s);     // unroll_loops.cc
 ir::Stmt vectorize_loops(const ir::Stmt& s);  // vectorize_loops.cc
 // serialize_small_parallel.cc: parallel loops doing fewer than `min_work` stores run serially
-// (min_work <= 0: unchanged).
-ir::Stmt serialize_small_parallel(const ir::Stmt& s, int64_t min_work);
+// (min_work <= 0: unchanged); with `hints`, the others carry their work (attr_key::kParallelWork).
+ir::Stmt serialize_small_parallel(const ir::Stmt& s, int64_t min_work, bool hints);
 ir::Stmt prefetch_shared(const ir::Stmt& s);  // prefetch_shared.cc (GPU lowering only)
 ir::Stmt thread_sync(const ir::Stmt& s);      // thread_sync.cc (GPU lowering only)
 

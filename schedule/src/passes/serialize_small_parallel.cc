@@ -4,7 +4,9 @@
 // ran slower on 2 threads than on 1). Work is counted in stores and intrinsic calls (one vector
 // store, scalar store or call each, after unrolling, vectorization and tensorization) and in
 // transcendental math (exp, log, tanh, erf, ...: kMathCallWork each), times the extents of the
-// loops around them; of an if-else, the larger branch.
+// loops around them; of an if-else, the larger branch. With hints (LowerOptions::
+// parallel_work_hints) the loops kept carry that count (attr_key::kParallelWork), which the
+// runtime compares with its own host's threshold: the compile-time one is then only a floor.
 #include "loom/ir/functor.h"
 #include "passes.h"
 
@@ -70,27 +72,35 @@ class WorkCounter : public IRVisitor {
 
 class SmallParallelSerializer : public IRMutator {
  public:
-  explicit SmallParallelSerializer(int64_t min_work) : min_work_(min_work) {}
+  SmallParallelSerializer(int64_t min_work, bool hints) : min_work_(min_work), hints_(hints) {}
 
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {
     if (op->for_kind != ForKind::Parallel) return IRMutator::mutate_for(s, op);
     WorkCounter c;
     c.visit(s);
-    if (c.work >= min_work_) return s;  // a nested parallel loop runs serially anyway
+    if (c.work >= min_work_) {
+      if (!hints_) return s;  // a nested parallel loop runs serially anyway
+      // The runtime may run this one serially, and then a nested one in parallel: it gets its own.
+      Stmt body = mutate(op->body);
+      return attr(
+          attr_key::kParallelWork, Expr(c.work),
+          body.same_as(op->body) ? s : for_loop(op->var, op->min, op->extent, op->for_kind, body, op->thread_tag));
+    }
     // Serial now: a parallel loop inside it is judged on its own work.
     return for_loop(op->var, op->min, op->extent, ForKind::Serial, mutate(op->body), op->thread_tag);
   }
 
  private:
   int64_t min_work_;
+  bool hints_;
 };
 
 }  // namespace
 
-Stmt serialize_small_parallel(const Stmt& s, int64_t min_work) {
-  if (min_work <= 0) return s;
-  SmallParallelSerializer m(min_work);
+Stmt serialize_small_parallel(const Stmt& s, int64_t min_work, bool hints) {
+  if (min_work <= 0 && !hints) return s;
+  SmallParallelSerializer m(min_work, hints);
   return m.mutate(s);
 }
 

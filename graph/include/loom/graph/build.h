@@ -16,6 +16,7 @@
 #include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/executor_graph.h"
 #include "loom/runtime/model_file.h"
+#include "loom/runtime/thread_pool.h"
 
 namespace loom::graph {
 
@@ -48,8 +49,11 @@ struct BuildOptions {
   // the model file's "CUDA" section (docs/cuda.md). Not together with `accel`.
   std::optional<codegen::cuda::CudaOptions> cuda;
   // CPU kernels: a parallel loop doing fewer stores than this runs serially
-  // (schedule::LowerOptions::min_parallel_work; docs/cpu_backend.md has the measurement).
-  int64_t min_parallel_work = 16000;
+  // (schedule::LowerOptions::min_parallel_work); with parallel_work_hints, the others carry their
+  // work and the runtime decides against the threshold it measures on the host that runs the model
+  // (runtime::min_parallel_work; docs/cpu_backend.md has the measurements).
+  int64_t min_parallel_work = runtime::kMinParallelWorkFloor;
+  bool parallel_work_hints = true;
 };
 
 struct KernelReport {

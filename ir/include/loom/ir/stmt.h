@@ -60,7 +60,16 @@ struct LetStmtNode : StmtNode {
   const Stmt body;
 };
 
-// Annotation around a statement: pragmas ("pragma_<name>"), "produce" markers, virtual threads.
+// Annotation keys with a meaning past lowering.
+namespace attr_key {
+// On a parallel loop: the work it does (stores, the lowering's count:
+// schedule::LowerOptions::parallel_work_hints), so the runtime can run it serially where its
+// host's fork-join costs more than a second thread saves.
+inline constexpr const char* kParallelWork = "parallel_work";
+}  // namespace attr_key
+
+// Annotation around a statement: pragmas ("pragma_<name>"), "produce" markers, virtual threads,
+// attr_key's.
 struct AttrNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Attr;
   AttrNode(std::string k, Expr v, Stmt b)

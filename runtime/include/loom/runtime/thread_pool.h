@@ -11,6 +11,21 @@ int num_threads();
 // n <= 0 restores the default. Must not be called while a parallel loop runs.
 void set_num_threads(int n);
 
+// Parallel loops compiled with a work hint (loom_parallel_for_work; the model compiler's loops, in
+// stores: schedule::LowerOptions::parallel_work_hints) run serially below this host's threshold:
+// LOOM_MIN_PARALLEL_WORK when set, else parallel_work_threshold(fork_join_ns()), measured once per
+// pool on the first call. 0 with one thread. Starts the pool.
+int64_t min_parallel_work();
+// The measured cost of one parallel loop that does nothing, in ns (0 with one thread, or when
+// LOOM_MIN_PARALLEL_WORK fixes the threshold and nothing was measured). Starts the pool.
+double fork_join_ns();
+// The work threshold for a fork-join cost: proportional to it, within [kMinParallelWorkFloor,
+// kMaxParallelWorkThreshold]. The floor is also the model compiler's compile-time threshold
+// (graph::BuildOptions::min_parallel_work): no host has measured a fork-join cheap enough for less.
+constexpr int64_t kMinParallelWorkFloor = 1024;
+constexpr int64_t kMaxParallelWorkThreshold = 1 << 17;
+int64_t parallel_work_threshold(double fork_join_ns);
+
 }  // namespace loom::runtime
 
 extern "C" {
@@ -21,4 +36,7 @@ typedef int32_t (*LoomParallelBody)(int64_t begin, int64_t end, void* closure);
 // of what is left), so uneven iterations balance. Returns 0, or the first non-zero code a chunk
 // returned (its loom_set_last_error message is moved to the caller).
 int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void* closure);
+// The same, for a loop doing `work` units of work (stores, as the lowering counts them): serial on
+// the calling thread below loom::runtime::min_parallel_work().
+int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body, void* closure, int64_t work);
 }

@@ -27,6 +27,11 @@ struct LowerOptions {
   // runs serially, its fork-join costing more than a second thread saves. 0: every parallel
   // loop the schedule asks for. The model compiler sets it (graph::BuildOptions).
   int64_t min_parallel_work = 0;
+  // CPU: every parallel loop kept carries its work count (attr ir::attr_key::kParallelWork), and
+  // the runtime runs it serially below its host's threshold (runtime::min_parallel_work(),
+  // measured from the thread pool's fork-join cost). A parallel loop nested in another gets its
+  // own. The model compiler sets it, with min_parallel_work as the floor no host goes below.
+  bool parallel_work_hints = false;
 };
 
 // Lowers the schedule into one function whose arguments are `args` in order: every input
