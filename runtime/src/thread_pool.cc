@@ -166,7 +166,7 @@ class ThreadPool {
   // µs with lock(), docs/cpu_backend.md).
   std::unique_lock<std::mutex> lock_mu() {
     if (spin_.count() > 0)
-      for (int i = 0; i < 4096; ++i) {
+      for (int i = 0; i < 256; ++i) {
         if (mu_.try_lock()) return std::unique_lock<std::mutex>(mu_, std::adopt_lock);
         cpu_relax();
       }
