@@ -23,7 +23,8 @@ Graph residual_block() {
   Graph g;
   int x = g.add_input("x", {{1, 16, 28, 28}, DataType::Float(32)});
   Attrs pad1 = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  int c1 = g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({32, 16, 3, 3}, 1, -0.2, 0.2))}, pad1);
+  int c1 =
+      g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({32, 16, 3, 3}, 1, -0.2, 0.2))}, pad1);
   int r = g.add_op("relu", "r", {c1});
   int c2 = g.add_op("conv2d", "c2", {r, g.add_constant("w2", test::random_float32({16, 32, 1, 1}, 2, -0.2, 0.2))});
   g.outputs = {g.add_op("add", "sum", {c2, x})};

@@ -242,6 +242,24 @@ TEST(Tuner, AConfigurationWithAWrongResultIsReportedAndNeverChosen) {
   EXPECT_EQ(r.best.config, t.default_config());
 }
 
+// The confirmation round times calls with their weights flushed from the caches (cold_confirm):
+// a matrix-vector product over 256 KiB of weights (in L2 between hot calls) then reads them from
+// memory, several times slower.
+TEST(Tuner, ConfirmationTimesColdWeights) {
+  auto t = make_gemm_template(1, 256, 256, codegen::target_info());
+  TuneOptions o;
+  o.trials = 1;  // the default only: the confirmation round times it
+  o.repeats = 5;
+  o.confirm_seconds = 0.05;
+  o.cold_confirm = false;
+  double hot = tune(*t, o).default_trial.seconds;
+  o.cold_confirm = true;
+  TuneResult cold = tune(*t, o);
+  EXPECT_TRUE(cold.default_trial.ok);
+  EXPECT_GT(cold.default_trial.seconds, 1.5 * hot)
+      << "cold " << cold.default_trial.seconds << " s, hot " << hot << " s";
+}
+
 // A GEMM smaller than the target's row tile: the default is clamped to fit, and tuning works.
 TEST(Tuner, TinyShapesTune) {
   auto t = make_gemm_template(2, 16, 8, codegen::target_info());

@@ -32,6 +32,26 @@ double max_relative_error(const NDArray& got, const NDArray& want) {
   return scale > 0 ? err / scale : err;
 }
 
+// Every cache line of [data, data + bytes) written back and dropped from every level.
+void evict_from_caches(const void* data, size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  for (size_t off = 0; off < bytes; off += 64) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_clflush(p + off);
+#elif defined(__aarch64__)
+    asm volatile("dc civac, %0" : : "r"(p + off) : "memory");
+#endif
+  }
+}
+
+void memory_fence() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_mfence();
+#elif defined(__aarch64__)
+  asm volatile("dsb ish" : : : "memory");
+#endif
+}
+
 // A configuration replaces the default only with a real lead: among equally fast candidates the
 // noise of single timings would otherwise pick a random one.
 constexpr double kRequiredLead = 1.03;
@@ -47,6 +67,12 @@ struct Loaded {
     for (auto& a : args) ptrs.push_back(a.raw_data());
   }
   int32_t call() { return fn(ptrs.data()); }
+  // Flushes the constant operands (every argument but the first input and the output) from the
+  // caches, so the next call reads them from memory.
+  void evict_constants() const {
+    for (size_t i = 1; i + 1 < args.size(); ++i) evict_from_caches(args[i].raw_data(), args[i].nbytes());
+    memory_fence();
+  }
 };
 
 // Seconds per call of `call`, over `inner` calls in a row.
@@ -139,9 +165,22 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
   const int rounds = std::max(5, o.repeats);
   const double per_round = std::max(o.min_run_seconds, o.confirm_seconds / rounds);
   const int inner = std::max(1, int(std::ceil(per_round / std::max(top[0].seconds, 1e-7))));
+  // Cold: each call timed alone, after its weights are flushed.
+  auto cold_seconds_per_call = [&](Loaded& k) {
+    double total = 0;
+    for (int c = 0; c < inner; ++c) {
+      k.evict_constants();
+      auto s = Clock::now();
+      k.call();
+      total += since(s);
+    }
+    return total / inner;
+  };
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < cands.size(); ++i)
-      if (callable[i]) runs[i].push_back(seconds_per_call([&] { cands[i].call(); }, inner));
+      if (callable[i])
+        runs[i].push_back(o.cold_confirm ? cold_seconds_per_call(cands[i])
+                                         : seconds_per_call([&] { cands[i].call(); }, inner));
   size_t best = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     if (runs[i].empty()) {

@@ -44,6 +44,11 @@ struct TuneOptions {
   // by ~10 ms of runs before, and a strided 1x1 conv's winner then ran at 0.53x its default).
   int confirm = 3;
   double confirm_seconds = 0.15;
+  // In that round every call starts with the kernel's constant operands (the arguments between the
+  // first input and the output: a conv's or dense layer's weights) flushed from every cache level,
+  // as in a model, where each layer's weights come from memory or L3: tiles that won with hot
+  // weights made DenseNet-121 1.5% slower (docs/cpu_backend.md). Only the calls are timed.
+  bool cold_confirm = true;
   uint64_t seed = 1;
   std::function<void(int done, int total, const Trial& last, const Trial& best)> progress;
 };
