@@ -52,9 +52,10 @@ std::chrono::microseconds spin_time_from_env() {
 
 // A parallel loop doing less work than this many stores (the lowering's work count,
 // schedule::passes::serialize_small_parallel) per nanosecond of the pool's measured fork-join
-// (measure_fork_join_ns) runs serially. On the Zen 5 VM the fork-join measures 0.7-1.1 µs and the
-// best threshold was 2000-4000; the Intel Xeon VM's fork-join cost about 4x as much, and 16000
-// was best there (docs/cpu_backend.md).
+// (measure_fork_join_ns) runs serially. Fitted on the Zen 5 VM before lock_mu, when its fork-join
+// measured 0.7-1.1 µs and the best thresholds were 2000-4000 (the Intel Xeon VM's fork-join cost
+// about 4x as much, and 16000 was best there); since lock_mu it measures 0.35-0.5 µs, and 1500-2000
+// is as fast as 4000 or 16000 there (docs/cpu_backend.md).
 constexpr double kWorkPerForkJoinNs = 4.0;
 
 std::optional<int64_t> min_parallel_work_from_env() {
@@ -88,19 +89,27 @@ class ThreadPool {
 
   int threads() const { return threads_; }
 
-  // The work below which a loop with a work hint runs serially: LOOM_MIN_PARALLEL_WORK, or measured
-  // on the first call (parallel_work_threshold of the fork-join cost).
-  int64_t min_parallel_work() {
+  // The work below which a loop with a work hint runs serially: LOOM_MIN_PARALLEL_WORK, or
+  // parallel_work_threshold of the fastest fork-join measured so far. Measured before the first
+  // hinted loop and again at its 1024th and 65536th: a measurement only ever comes out slow (a busy
+  // moment at start-up), so the fastest one stands. Only from outside a parallel loop (run()).
+  int64_t min_parallel_work_for_hinted_loop() {
     if (fixed_min_work_) return *fixed_min_work_;
-    std::call_once(calibrated_, [this] {
-      fork_join_ns_ = measure_fork_join_ns();
-      min_work_ = parallel_work_threshold(fork_join_ns_);
-    });
-    return min_work_;
+    uint64_t n = hinted_loops_.fetch_add(1, std::memory_order_relaxed);
+    if (n == 0 || n == 1024 || n == 65536) measure();
+    return min_work_.load(std::memory_order_relaxed);
   }
-  double fork_join_ns() {
-    min_parallel_work();
-    return fork_join_ns_;
+  // The same without counting a loop; measures once if nothing was, unless `may_measure` is false
+  // (inside a parallel loop, where run() cannot be called).
+  int64_t min_parallel_work(bool may_measure) {
+    if (fixed_min_work_) return *fixed_min_work_;
+    if (may_measure && !measured_.load()) measure();
+    return min_work_.load(std::memory_order_relaxed);
+  }
+  double fork_join_ns(bool may_measure) {
+    if (fixed_min_work_) return 0;
+    if (may_measure && !measured_.load()) measure();
+    return fork_join_ns_.load(std::memory_order_relaxed);
   }
 
   int32_t run(int64_t extent, LoomParallelBody body, void* closure) {
@@ -185,6 +194,16 @@ class ThreadPool {
     }
   }
 
+  void measure() {
+    std::lock_guard<std::mutex> lock(measure_mu_);
+    double ns = measure_fork_join_ns();
+    if (!measured_.load() || ns < fork_join_ns_.load()) {
+      fork_join_ns_.store(ns);
+      min_work_.store(parallel_work_threshold(ns));
+    }
+    measured_.store(true);
+  }
+
   // What a loop that every thread takes part in costs, hot (the workers spinning, as between a
   // model's kernels): one iteration per thread, each waiting until all have started (a claim the
   // caller could make alone would measure only the caller). The fastest of 8 batches' mean of 64
@@ -193,15 +212,20 @@ class ThreadPool {
     struct Barrier {
       std::atomic<int64_t> arrived{0};
       int64_t n = 0;
+      bool yield = false;  // LOOM_SPIN_US=0: nobody busy-waits
     } barrier;
     barrier.n = threads_;
+    barrier.yield = spin_.count() == 0;
     auto meet = [](int64_t, int64_t, void* c) -> int32_t {
       auto* b = static_cast<Barrier*>(c);
       b->arrived.fetch_add(1);
       // Bounded: a worker the OS does not run for 100 µs only makes this batch slow.
       auto start = std::chrono::steady_clock::now();
       for (unsigned i = 1; b->arrived.load() < b->n; ++i) {
-        cpu_relax();
+        if (b->yield)
+          std::this_thread::yield();
+        else
+          cpu_relax();
         if (i % 64 == 0 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(100)) break;
       }
       return 0;
@@ -251,9 +275,11 @@ class ThreadPool {
   const int threads_;
   const std::chrono::microseconds spin_;
   const std::optional<int64_t> fixed_min_work_;  // LOOM_MIN_PARALLEL_WORK
-  std::once_flag calibrated_;
-  double fork_join_ns_ = 0;
-  int64_t min_work_ = 0;
+  std::mutex measure_mu_;                        // one measurement at a time
+  std::atomic<bool> measured_{false};
+  std::atomic<double> fork_join_ns_{0};  // the fastest measured
+  std::atomic<int64_t> min_work_{kMinParallelWorkFloor};
+  std::atomic<uint64_t> hinted_loops_{0};
   std::vector<std::thread> workers_;
   std::mutex run_mu_;
   std::mutex mu_;
@@ -303,12 +329,12 @@ int64_t parallel_work_threshold(double fork_join_ns) {
 
 int64_t min_parallel_work() {
   ThreadPool& p = pool();
-  return p.threads() == 1 ? 0 : p.min_parallel_work();
+  return p.threads() == 1 ? 0 : p.min_parallel_work(!tls_in_parallel);
 }
 
 double fork_join_ns() {
   ThreadPool& p = pool();
-  return p.threads() == 1 ? 0 : p.fork_join_ns();
+  return p.threads() == 1 ? 0 : p.fork_join_ns(!tls_in_parallel);
 }
 
 int num_threads() {
@@ -341,6 +367,6 @@ extern "C" int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body,
   if (tls_in_parallel || extent == 1) return body(0, extent, closure);
   ThreadPool* p = pool_or_error();
   if (!p) return -1;
-  if (p->threads() == 1 || work < p->min_parallel_work()) return body(0, extent, closure);
+  if (p->threads() == 1 || work < p->min_parallel_work_for_hinted_loop()) return body(0, extent, closure);
   return p->run(extent, body, closure);
 }

@@ -164,7 +164,10 @@ TEST_F(ThreadPoolTest, ManyShortLoops) {
 // LOOM_SPIN_US=0: nobody busy-waits (workers sleep between loops, locks block at once); loops
 // still cover their range, with the workers taking part, and a hinted one measures a threshold.
 TEST_F(ThreadPoolTest, SleepingPoolRunsLoops) {
-  setenv("LOOM_SPIN_US", "0", 1);
+  struct SpinOff {
+    SpinOff() { setenv("LOOM_SPIN_US", "0", 1); }
+    ~SpinOff() { unsetenv("LOOM_SPIN_US"); }
+  } spin_off;
   loom::runtime::set_num_threads(2);
   for (int k = 0; k < 300; ++k) {
     Recorder r;
@@ -172,11 +175,10 @@ TEST_F(ThreadPoolTest, SleepingPoolRunsLoops) {
     ASSERT_EQ(r.chunks.size(), 3u);
     expect_cover(r.chunks, 3);
   }
-  EXPECT_GE(loom::runtime::min_parallel_work(), loom::runtime::kMinParallelWorkFloor);
   Recorder hinted;
   ASSERT_EQ(loom_parallel_for_work(1000, record, &hinted, loom::runtime::kMaxParallelWorkThreshold), 0);
   expect_cover(hinted.chunks, 1000);
-  unsetenv("LOOM_SPIN_US");
+  EXPECT_GT(loom::runtime::fork_join_ns(), 0);
 }
 
 // The threshold grows with the fork-join cost, within the floor (the model compiler's own
@@ -245,6 +247,36 @@ TEST_F(ThreadPoolTest, ThresholdIsMeasuredPerPool) {
   Recorder big;
   ASSERT_EQ(loom_parallel_for_work(1000, record, &big, loom::runtime::kMaxParallelWorkThreshold), 0);
   EXPECT_GT(big.chunks.size(), 1u);
+  // Measured again at the 1024th hinted loop: the fastest measurement stands.
+  std::atomic<int64_t> n{0};
+  auto count = [](int64_t b, int64_t e, void* c) -> int32_t {
+    *static_cast<std::atomic<int64_t>*>(c) += e - b;
+    return 0;
+  };
+  for (int i = 0; i < 1100; ++i) ASSERT_EQ(loom_parallel_for_work(4, count, &n, 0), 0);
+  EXPECT_EQ(n.load(), 4400);
+  EXPECT_LE(loom::runtime::fork_join_ns(), ns);
+  EXPECT_EQ(loom::runtime::min_parallel_work(), loom::runtime::parallel_work_threshold(loom::runtime::fork_join_ns()));
+}
+
+// Inside a parallel loop nothing is measured (run() cannot start there): the calls answer with
+// what was measured so far.
+TEST_F(ThreadPoolTest, ThresholdQueriedInsideALoopDoesNotMeasure) {
+  unsetenv("LOOM_MIN_PARALLEL_WORK");
+  loom::runtime::set_num_threads(2);
+  static std::atomic<int64_t> inside_work;
+  static std::atomic<int> calls;
+  inside_work = -1;
+  calls = 0;
+  auto body = [](int64_t, int64_t, void*) -> int32_t {
+    inside_work = loom::runtime::min_parallel_work();
+    ++calls;
+    return 0;
+  };
+  ASSERT_EQ(loom_parallel_for(2, body, nullptr), 0);
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(inside_work.load(), loom::runtime::kMinParallelWorkFloor) << "nothing measured yet: the floor";
+  EXPECT_GT(loom::runtime::fork_join_ns(), 0) << "outside the loop it measures";
 }
 
 // A hinted loop inside a parallel loop runs serially, as any nested loop; an error propagates.

@@ -243,21 +243,25 @@ TEST(Tuner, AConfigurationWithAWrongResultIsReportedAndNeverChosen) {
 }
 
 // The confirmation round times calls with their weights flushed from the caches (cold_confirm):
-// a matrix-vector product over 256 KiB of weights (in L2 between hot calls) then reads them from
-// memory, several times slower.
+// a matrix-vector product over 1 MiB of weights (in L2 or L3 between hot calls) then reads them
+// from memory, several times slower (2.4-4x on Zen 5). Up to three tries: another test running
+// beside this one can slow a hot round down, never make a round without the flush cold.
 TEST(Tuner, ConfirmationTimesColdWeights) {
-  auto t = make_gemm_template(1, 256, 256, codegen::target_info());
+  auto t = make_gemm_template(1, 512, 512, codegen::target_info());
   TuneOptions o;
   o.trials = 1;  // the default only: the confirmation round times it
   o.repeats = 5;
   o.confirm_seconds = 0.05;
-  o.cold_confirm = false;
-  double hot = tune(*t, o).default_trial.seconds;
-  o.cold_confirm = true;
-  TuneResult cold = tune(*t, o);
-  EXPECT_TRUE(cold.default_trial.ok);
-  EXPECT_GT(cold.default_trial.seconds, 1.5 * hot)
-      << "cold " << cold.default_trial.seconds << " s, hot " << hot << " s";
+  double cold = 0, hot = 0;
+  for (int attempt = 0; attempt < 3 && !(cold > 1.5 * hot); ++attempt) {
+    o.cold_confirm = false;
+    hot = tune(*t, o).default_trial.seconds;
+    o.cold_confirm = true;
+    TuneResult r = tune(*t, o);
+    ASSERT_TRUE(r.default_trial.ok) << r.default_trial.error;
+    cold = r.default_trial.seconds;
+  }
+  EXPECT_GT(cold, 1.5 * hot) << "cold " << cold << " s, hot " << hot << " s";
 }
 
 // A GEMM smaller than the target's row tile: the default is clamped to fit, and tuning works.

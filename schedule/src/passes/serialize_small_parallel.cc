@@ -38,7 +38,9 @@ class WorkCounter : public IRVisitor {
     auto* n = as_const_int(op->extent);
     int64_t trips = n ? std::max<int64_t>(*n, 0) : kUnknownExtent;
     int64_t saved = factor_;
-    factor_ = std::min(kLimit, factor_ * std::max<int64_t>(trips, 1));
+    int64_t product;
+    factor_ =
+        __builtin_mul_overflow(factor_, std::max<int64_t>(trips, 1), &product) ? kLimit : std::min(kLimit, product);
     if (trips > 0) visit(op->body);
     factor_ = saved;
   }

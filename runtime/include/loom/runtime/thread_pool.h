@@ -13,11 +13,15 @@ void set_num_threads(int n);
 
 // Parallel loops compiled with a work hint (loom_parallel_for_work; the model compiler's loops, in
 // stores: schedule::LowerOptions::parallel_work_hints) run serially below this host's threshold:
-// LOOM_MIN_PARALLEL_WORK when set, else parallel_work_threshold(fork_join_ns()), measured once per
-// pool on the first call. 0 with one thread. Starts the pool.
+// LOOM_MIN_PARALLEL_WORK when set, else parallel_work_threshold(fork_join_ns()), measured per pool
+// before its first hinted loop and again at its 1024th and 65536th (the fastest measurement
+// stands). 0 with one thread. Starts the pool, and measures if nothing was measured yet, except
+// when called from inside a parallel loop (then: what was measured so far).
 int64_t min_parallel_work();
-// The measured cost of one parallel loop that does nothing, in ns (0 with one thread, or when
-// LOOM_MIN_PARALLEL_WORK fixes the threshold and nothing was measured). Starts the pool.
+// The fastest measured cost of a parallel loop every thread takes part in, in ns (0 with one
+// thread, or when LOOM_MIN_PARALLEL_WORK fixes the threshold). As min_parallel_work, it measures
+// if nothing was, except inside a parallel loop. With LOOM_SPIN_US=0 the workers sleep between
+// loops and the measurement includes their wake-ups (a higher threshold, as it should be).
 double fork_join_ns();
 // The work threshold for a fork-join cost: proportional to it, within [kMinParallelWorkFloor,
 // kMaxParallelWorkThreshold]. The floor is also the model compiler's compile-time threshold
