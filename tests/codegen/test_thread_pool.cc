@@ -116,24 +116,33 @@ TEST_F(ThreadPoolTest, UsesSeveralThreads) {
   EXPECT_TRUE(overlapped.load());
 }
 
+// 8 outer iterations, each running a loop of 10 inside (through loom_parallel_for_work with a
+// large hint when `hinted`): the inner loops run serially on whichever thread runs the outer
+// iteration. The inner iterations run, or -1 if a loop failed.
+std::atomic<int64_t> nested_total;
+bool nested_hinted = false;
+int32_t nested_inner(int64_t b, int64_t e, void*) {
+  nested_total += e - b;
+  return 0;
+}
+int32_t nested_outer(int64_t b, int64_t e, void*) {
+  for (int64_t i = b; i < e; ++i)
+    if (int32_t rc = nested_hinted ? loom_parallel_for_work(10, nested_inner, nullptr, 1 << 20)
+                                   : loom_parallel_for(10, nested_inner, nullptr))
+      return rc;
+  return 0;
+}
+int64_t run_nested(bool hinted) {
+  nested_total = 0;
+  nested_hinted = hinted;
+  int32_t rc =
+      hinted ? loom_parallel_for_work(8, nested_outer, nullptr, 1 << 20) : loom_parallel_for(8, nested_outer, nullptr);
+  return rc == 0 ? nested_total.load() : -1;
+}
+
 TEST_F(ThreadPoolTest, NestedLoopsRunSeriallyInsideWorkers) {
   loom::runtime::set_num_threads(2);
-  static std::atomic<int64_t> total;
-  total = 0;
-  auto inner = [](int64_t b, int64_t e, void*) -> int32_t {
-    total += e - b;
-    return 0;
-  };
-  auto outer = [](int64_t b, int64_t e, void* inner_fn) -> int32_t {
-    for (int64_t i = b; i < e; ++i) {
-      int32_t rc = loom_parallel_for(10, reinterpret_cast<LoomParallelBody>(inner_fn), nullptr);
-      if (rc) return rc;
-    }
-    return 0;
-  };
-  LoomParallelBody inner_fn = inner;
-  ASSERT_EQ(loom_parallel_for(8, outer, reinterpret_cast<void*>(inner_fn)), 0);
-  EXPECT_EQ(total.load(), 80);
+  EXPECT_EQ(run_nested(false), 80);
 }
 
 TEST_F(ThreadPoolTest, ErrorCodeAndMessagePropagate) {
@@ -282,21 +291,7 @@ TEST_F(ThreadPoolTest, ThresholdQueriedInsideALoopDoesNotMeasure) {
 // A hinted loop inside a parallel loop runs serially, as any nested loop; an error propagates.
 TEST_F(ThreadPoolTest, HintedLoopsNestAndFailAsAnyLoop) {
   ScopedMinWork env("0");
-  static std::atomic<int64_t> total;
-  total = 0;
-  auto inner = [](int64_t b, int64_t e, void*) -> int32_t {
-    total += e - b;
-    return 0;
-  };
-  auto outer = [](int64_t b, int64_t e, void* inner_fn) -> int32_t {
-    for (int64_t i = b; i < e; ++i)
-      if (int32_t rc = loom_parallel_for_work(10, reinterpret_cast<LoomParallelBody>(inner_fn), nullptr, 1 << 20))
-        return rc;
-    return 0;
-  };
-  LoomParallelBody inner_fn = inner;
-  ASSERT_EQ(loom_parallel_for_work(8, outer, reinterpret_cast<void*>(inner_fn), 1 << 20), 0);
-  EXPECT_EQ(total.load(), 80);
+  EXPECT_EQ(run_nested(true), 80);
   auto failing = [](int64_t b, int64_t, void*) -> int32_t {
     if (b == 0) return 0;
     loom_set_last_error("hinted chunk failed");

@@ -8,7 +8,8 @@
 //                        (default 300)
 //   LOOM_MIN_PARALLEL_WORK  runtime thread pool: integer 0..2^50, work (stores) below which a
 //                        model's parallel loop runs serially (default: measured from the pool's
-//                        fork-join cost, runtime::min_parallel_work)
+//                        fork-join cost, runtime::min_parallel_work); loops under the
+//                        compile-time floor (loom compile --min-parallel-work) stay serial
 //   LOOM_DUMP_IR         schedule::lower: flag, print the loop IR after every lowering pass
 //   LOOM_DUMP_GRAPH      graph::optimize: flag, print the graph after every graph pass
 //   LOOM_CC              codegen export_library: a command, the C compiler that links kernel
