@@ -97,14 +97,13 @@ class ThreadPool {
     if (fixed_min_work_) return *fixed_min_work_;
     uint64_t n = hinted_loops_.fetch_add(1, std::memory_order_relaxed);
     if (n == 0 || n == 1024 || n == 65536) measure();
-    return min_work_.load(std::memory_order_relaxed);
+    return parallel_work_threshold(fork_join_ns_.load(std::memory_order_relaxed));
   }
   // The same without counting a loop; measures once if nothing was, unless `may_measure` is false
   // (inside a parallel loop, where run() cannot be called).
   int64_t min_parallel_work(bool may_measure) {
     if (fixed_min_work_) return *fixed_min_work_;
-    if (may_measure && !measured_.load()) measure();
-    return min_work_.load(std::memory_order_relaxed);
+    return parallel_work_threshold(fork_join_ns(may_measure));
   }
   double fork_join_ns(bool may_measure) {
     if (fixed_min_work_) return 0;
@@ -197,10 +196,7 @@ class ThreadPool {
   void measure() {
     std::lock_guard<std::mutex> lock(measure_mu_);
     double ns = measure_fork_join_ns();
-    if (!measured_.load() || ns < fork_join_ns_.load()) {
-      fork_join_ns_.store(ns);
-      min_work_.store(parallel_work_threshold(ns));
-    }
+    if (!measured_.load() || ns < fork_join_ns_.load()) fork_join_ns_.store(ns);
     measured_.store(true);
   }
 
@@ -277,8 +273,7 @@ class ThreadPool {
   const std::optional<int64_t> fixed_min_work_;  // LOOM_MIN_PARALLEL_WORK
   std::mutex measure_mu_;                        // one measurement at a time
   std::atomic<bool> measured_{false};
-  std::atomic<double> fork_join_ns_{0};  // the fastest measured
-  std::atomic<int64_t> min_work_{kMinParallelWorkFloor};
+  std::atomic<double> fork_join_ns_{0};  // the fastest measured (0: none yet, the floor's threshold)
   std::atomic<uint64_t> hinted_loops_{0};
   std::vector<std::thread> workers_;
   std::mutex run_mu_;
@@ -351,22 +346,26 @@ void set_num_threads(int n) {
 
 }  // namespace loom::runtime
 
-extern "C" int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void* closure) {
-  using namespace loom::runtime;
+namespace loom::runtime {
+namespace {
+
+// Both entry points: with a `work` hint, serial below the pool's threshold.
+int32_t parallel_for(int64_t extent, LoomParallelBody body, void* closure, std::optional<int64_t> work) {
   if (extent <= 0) return 0;
   if (tls_in_parallel || extent == 1) return body(0, extent, closure);
   ThreadPool* p = pool_or_error();
   if (!p) return -1;
-  if (p->threads() == 1) return body(0, extent, closure);
+  if (p->threads() == 1 || (work && *work < p->min_parallel_work_for_hinted_loop())) return body(0, extent, closure);
   return p->run(extent, body, closure);
 }
 
+}  // namespace
+}  // namespace loom::runtime
+
+extern "C" int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void* closure) {
+  return loom::runtime::parallel_for(extent, body, closure, std::nullopt);
+}
+
 extern "C" int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body, void* closure, int64_t work) {
-  using namespace loom::runtime;
-  if (extent <= 0) return 0;
-  if (tls_in_parallel || extent == 1) return body(0, extent, closure);
-  ThreadPool* p = pool_or_error();
-  if (!p) return -1;
-  if (p->threads() == 1 || work < p->min_parallel_work_for_hinted_loop()) return body(0, extent, closure);
-  return p->run(extent, body, closure);
+  return loom::runtime::parallel_for(extent, body, closure, work);
 }
