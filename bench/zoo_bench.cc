@@ -32,6 +32,7 @@
 #include "loom/codegen/llvm.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
+#include "loom/runtime/env.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
 #ifdef LOOM_HAVE_TUNE
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
     std::printf("%d threads: fork-join %.2f-%.2f us measured, parallel loops from %lld-%lld work%s\n", t, *lo, *hi,
                 (long long)runtime::parallel_work_threshold(*lo * 1e3),
                 (long long)runtime::parallel_work_threshold(*hi * 1e3),
-                std::getenv("LOOM_MIN_PARALLEL_WORK") ? " (LOOM_MIN_PARALLEL_WORK set: not used)" : "");
+                runtime::env::text("LOOM_MIN_PARALLEL_WORK") ? " (LOOM_MIN_PARALLEL_WORK set: not used)" : "");
   }
   if (threads.size() > 1) {
     std::printf("more threads slower than fewer: %s\n", slower_with_more_threads.empty() ? "none" : "");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "loom/runtime/cuda.h"
+#include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
       if (runtime::num_threads() > 1)
         std::printf("threads: %d, parallel loops from %lld work (fork-join %.2f us measured%s)\n",
                     runtime::num_threads(), (long long)runtime::min_parallel_work(), runtime::fork_join_ns() / 1e3,
-                    std::getenv("LOOM_MIN_PARALLEL_WORK") ? "; LOOM_MIN_PARALLEL_WORK set" : "");
+                    runtime::env::text("LOOM_MIN_PARALLEL_WORK") ? "; LOOM_MIN_PARALLEL_WORK set" : "");
     }
     if (profile) {  // each kernel alone, slowest first
       std::vector<double> t = ex.run_profiled();
