@@ -619,6 +619,12 @@ def register_ops():
     T("avgpool_exclude_pad", lambda: nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
       [shaped((1, 4, 11, 12))])
     T("global_avgpool", lambda: nn.AdaptiveAvgPool2d(1), [shaped((1, 8, 7, 9))])
+    # Average pools of 1x1 convs, which Loom runs pool first (pool_before_pointwise_conv): a
+    # DenseNet transition, and a biased conv under a pool with partial windows.
+    T("densenet_transition", lambda: nn.Sequential(nn.BatchNorm2d(64), nn.ReLU(), nn.Conv2d(64, 32, 1, bias=False),
+                                                   nn.AvgPool2d(2, stride=2)), [shaped((1, 64, 14, 14))])
+    T("pool_after_pointwise_ceil", lambda: nn.Sequential(nn.Conv2d(24, 40, 1), nn.AvgPool2d(3, stride=2, ceil_mode=True)),
+      [shaped((1, 24, 13, 13))])
     # shape ops
     T("flatten", lambda: Fn(lambda x: torch.flatten(x, 1)), [shaped((2, 3, 4, 5))])
     T("reshape", lambda: Fn(lambda x: x.reshape(2, 12, 5)), [shaped((2, 3, 4, 5))])

@@ -27,6 +27,7 @@ const PassPipeline<GraphRun>& pipeline() {
       pass("simplify_inference", [](Graph& g, const PipelineOptions&) { simplify_inference(g); }),
       pass("fold_constants", [](Graph& g, const PipelineOptions&) { fold_constants(g); }),
       pass("prune_conv_taps", [](Graph& g, const PipelineOptions&) { prune_conv_taps(g); }),
+      pass("pool_before_pointwise_conv", [](Graph& g, const PipelineOptions&) { pool_before_pointwise_conv(g); }),
       pass("dense_from_matmul", [](Graph& g, const PipelineOptions&) { dense_from_matmul(g); }),
       pass("partition_accel",
            [](Graph& g, const PipelineOptions& o) {

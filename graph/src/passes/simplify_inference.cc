@@ -1,6 +1,7 @@
-// Pass: simplify_inference. Identities disappear; pow(x, 2) becomes x * x; batch_norm folds into the conv2d/dense
-// before it when their weights are constants (W' = W * scale per output channel, b' = b * scale + shift with scale =
-// gamma / sqrt(var + eps), shift = beta - mean * scale), and otherwise becomes a per-channel multiply and add.
+// Pass: simplify_inference. Identities (and pads of zero width) disappear; pow(x, 2) becomes x * x; batch_norm folds
+// into the conv2d/dense before it when their weights are constants (W' = W * scale per output channel, b' = b * scale +
+// shift with scale = gamma / sqrt(var + eps), shift = beta - mean * scale), and otherwise becomes a per-channel
+// multiply and add.
 #include <cmath>
 
 #include "loom/graph/passes.h"
@@ -11,6 +12,12 @@ namespace loom::graph {
 namespace {
 
 bool is_const(const Graph& g, int id) { return g.node(id).is_constant(); }
+
+bool zero_pads(const Node& pad) {
+  for (int64_t p : pad.attrs.get_ints("pads", {}))
+    if (p != 0) return false;
+  return true;
+}
 
 // pow(x, 2) of a float x by a constant scalar 2 (LayerNorm's variance as PyTorch exports it).
 bool square(const Graph& g, const Node& pow) {
@@ -98,7 +105,8 @@ void simplify_inference(Graph& g) {
   for (size_t id = 0; id < original; ++id) {
     Node& n = g.node(static_cast<int>(id));
     if (!n.is_op()) continue;
-    if (n.op == "identity") {
+    // A pad of zero width (PyTorch's exporter writes one before every average pool) copies.
+    if (n.op == "identity" || (n.op == "pad" && n.inputs.size() == 1 && zero_pads(n))) {
       g.replace_uses(static_cast<int>(id), n.inputs[0]);
       continue;
     }

@@ -18,7 +18,7 @@ namespace loom::graph {
 void infer_types(Graph& g);
 // Drops nodes the outputs do not depend on.
 void eliminate_dead_nodes(Graph& g);
-// Removes identities and rewrites batch_norm for inference (TVM's SimplifyInference): folded
+// Removes identities (pads of zero width too) and rewrites batch_norm for inference (TVM's SimplifyInference): folded
 // into a preceding conv2d/dense whose weights are constants, otherwise a multiply and an add
 // with per-channel constants.
 void simplify_inference(Graph& g);
@@ -26,6 +26,12 @@ void simplify_inference(Graph& g);
 // padding at every output position (dilated convolutions over maps smaller than the dilation),
 // shrinking its pads so that every output stays the same.
 void prune_conv_taps(Graph& g);
+// An average pool (avg_pool2d whose every output is its window's in-bounds values over their
+// count, or global_avg_pool2d) of a 1x1, stride-1, unpadded float conv2d's output, the conv's only
+// reader, becomes the conv of the pooled input where that does fewer operations (DenseNet's
+// transitions: a quarter of the multiply-adds). The conv's affine map is the same at every pixel,
+// so it commutes with an average, bias included.
+void pool_before_pointwise_conv(Graph& g);
 // A float matmul by a constant matrix becomes a dense layer over the rows of its left operand
 // (reshaped to 2-D and back), taking a following bias add along the last axis as its bias.
 void dense_from_matmul(Graph& g);
@@ -160,8 +166,8 @@ struct PipelineOptions {
   std::function<void(const std::string&, const Graph&)> on_pass;
 };
 // Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
-// prune_conv_taps, dense_from_matmul, partition_accel, pad_conv_channels, alter_layout, winograd_conv,
-// eliminate_dead_nodes, concat_in_place.
+// prune_conv_taps, pool_before_pointwise_conv, dense_from_matmul, partition_accel, pad_conv_channels, alter_layout,
+// winograd_conv, eliminate_dead_nodes, concat_in_place.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();
 
