@@ -207,6 +207,10 @@ void CodeGenLLVM::emit(const Stmt& s) {
     case StmtKind::Evaluate: {
       const Expr& v = s.as<EvaluateNode>()->value;
       if (auto c = as_tensor_intrin_call(v.as<CallNode>()); c && emit_cpu_tensor_intrin(*c)) return;
+      if (const LoadNode* element = as_prefetch(v.as<CallNode>())) {
+        emit_prefetch(element);
+        return;
+      }
       emit(v);
       return;
     }
@@ -218,6 +222,16 @@ void CodeGenLLVM::emit(const Stmt& s) {
            "' reached code generation (storage flattening must run first)");
   }
   fail("unknown statement kind");
+}
+
+// A read prefetch into the L2 (locality 2 of 3; the L1 is left to the hardware's own prefetcher)
+// of the line holding the element, whose address may lie past its buffer: no inbounds GEP.
+void CodeGenLLVM::emit_prefetch(const LoadNode* element) {
+  llvm::Value* base = buffer_ptr(element->buffer);
+  llvm::Value* ptr =
+      builder_.CreateGEP(memory_type_of(element->buffer->dtype), base, builder_.CreateSExt(emit(element->index), i64_));
+  builder_.CreateCall(intrinsic(llvm::Intrinsic::prefetch, {ptr->getType()}),
+                      {ptr, builder_.getInt32(0), builder_.getInt32(2), builder_.getInt32(1)});
 }
 
 void CodeGenLLVM::emit_assert(const AssertNode* op) {

@@ -61,6 +61,7 @@ class CodeGenLLVM {
   void emit_if(const ir::IfThenElseNode* op);
   // A tensorized CPU operation (cpu_intrinsics.cc); false if `c` is not one the CPU has.
   bool emit_cpu_tensor_intrin(const ir::TensorIntrinCall& c);
+  void emit_prefetch(const ir::LoadNode* element);  // ir::kPrefetch
   llvm::Value* intrinsic_operand(const ir::Expr& address, const std::string& where, DataType want);
   bool has_feature(const char* feature) const;  // of the target subtarget, e.g. "avx512vnni"
   bool has_vnni(int lanes) const;               // vpdpbusd / vpdpwssd on vectors of `lanes` int32

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "loom/ir/gpu.h"
+#include "loom/ir/intrinsics.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 
@@ -471,7 +472,8 @@ class Interp : public Evaluator {
     mem.erase(a->buffer.get());
   }
   virtual void exec_evaluate(const Stmt& s) {
-    if (!is_sync_threads(s)) eval(s.as<EvaluateNode>()->value);
+    const Expr& v = s.as<EvaluateNode>()->value;
+    if (!is_sync_threads(s) && !as_prefetch(v.as<CallNode>())) eval(v);  // a prefetch is only a hint
   }
   // Whether this thread leaves stores out (the grid interpreter: ir/gpu.h's store rule).
   virtual bool skip_store(const Buffer&) { return false; }

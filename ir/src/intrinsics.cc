@@ -1,8 +1,27 @@
 #include "loom/ir/intrinsics.h"
+#include "loom/ir/buffer.h"
 
 #include "loom/runtime/error.h"
 
 namespace loom::ir {
+
+Expr make_prefetch(const Buffer& buffer, Expr index) {
+  Expr element = load(buffer->dtype, buffer, std::move(index));
+  Expr address = Expr(std::make_shared<const CallNode>(DataType::Int(64), "address_of", std::vector<Expr>{element},
+                                                       CallNode::CallType::PureIntrinsic));
+  return call_intrinsic(DataType::Int(32), kPrefetch, {address});
+}
+
+const LoadNode* as_prefetch(const CallNode* call) {
+  if (!call || call->name != kPrefetch) return nullptr;
+  auto* address = call->args.size() == 1 ? call->args[0].as<CallNode>() : nullptr;
+  auto* element =
+      address && address->name == "address_of" && address->args.size() == 1 ? address->args[0].as<LoadNode>() : nullptr;
+  if (!element || element->index.type().lanes() != 1)
+    LOOM_THROW(InternalError, "prefetch: expected one operand address_of(buffer[index]) with a scalar index, got ",
+               call->args.size(), " operand(s)", element ? " with a vector index" : "");
+  return element;
+}
 
 Expr make_dma_copy(const DmaCopy& c) {
   std::vector<Expr> args = {c.dst, c.src, c.pad_value, Expr(static_cast<int>(c.dims.size()))};

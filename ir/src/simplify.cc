@@ -432,11 +432,11 @@ class Simplifier : public IRMutator {
         if (auto* ia = as_const_int(inner->b); ia && *ia > 0) return simplify_divmod(k, inner->a, *ia * c);
       }
     }
-    if (q.terms.empty() || k == ExprKind::Mod) {
+    if ((q.terms.empty() && q.constant == 0) || k == ExprKind::Mod) {
       Expr base = k == ExprKind::Mod ? rest : a;
       return make_binary(k, base, make_const(a.type(), double(c)));
     }
-    // floor((c*Q + R) / c) == Q + floor(R / c)
+    // floor((c*Q + R) / c) == Q + floor(R / c), Q a constant too: (x + 16) / 16 == x / 16 + 1
     Expr qe = from_linear(q), re = make_binary(ExprKind::Div, rest, make_const(a.type(), double(c)));
     return from_linear(to_linear(Expr(std::make_shared<const AddNode>(a.type(), qe, re))));
   }

@@ -61,6 +61,7 @@ const PassPipeline<Lowering>& pipeline() {
          l.f.body = passes::serialize_small_parallel(l.f.body, l.min_parallel_work, l.parallel_work_hints);
        },
        func_text},
+      {"prefetch_ahead", [](Lowering& l) { l.f.body = passes::prefetch_ahead(l.f.body, !l.gpu); }, func_text},
       {"prefetch_shared", [](Lowering& l) { l.f.body = l.gpu ? passes::prefetch_shared(l.f.body) : l.f.body; },
        func_text},
       {"thread_sync", [](Lowering& l) { l.f.body = l.gpu ? passes::thread_sync(l.f.body) : l.f.body; }, func_text},

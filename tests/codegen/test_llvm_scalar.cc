@@ -1,6 +1,7 @@
 // Scalar code: element types, floor division, select/min/max, casts, intrinsics, loop kinds.
 #include "codegen_test_util.h"
 #include "loom/ir/expr.h"
+#include "loom/ir/intrinsics.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor.h"
 #include "loom/schedule/lower.h"
@@ -77,6 +78,21 @@ TEST(LLVMScalar, UnrollPragmaControlsLlvmsUnroller) {
   nested.body = attr("pragma_llvm_unroll", Expr(0), attr("pragma_other", Expr(1), nested.body));
   EXPECT_EQ(count_occurrences(codegen::emit_llvm_ir({nested}), "fmul"), 1u);
   for (int factor : {0, 4}) EXPECT_TRUE(matches_interpreter(recurrence(64, factor), 5, -1, 1)) << factor;
+}
+
+// A prefetch (ir::kPrefetch) becomes llvm.prefetch (a read into the L2), also of an address past
+// its buffer's end, and changes no result: the interpreter skips it.
+TEST(LLVMScalar, PrefetchesAreHintsOnly) {
+  const int n = 64;
+  DataType f32 = DataType::Float(32);
+  Buffer A = arg("A", f32, {n}), B = arg("B", f32, {n});
+  Var i("i");
+  Stmt body = seq({evaluate(make_prefetch(A, i + 4096)), store(B, load(f32, A, i) * Expr(2.0f), i)});
+  LoweredFunc f{"prefetching", {A, B}, for_loop(i, 0, n, ForKind::Serial, body)};
+  std::string ir = codegen::emit_llvm_ir({f});
+  EXPECT_NE(ir.find("call void @llvm.prefetch.p0(ptr "), std::string::npos) << ir;
+  EXPECT_NE(ir.find(", i32 0, i32 2, i32 1)"), std::string::npos) << ir;
+  EXPECT_TRUE(matches_interpreter(f, 7, -1, 1));
 }
 
 // Floor division and modulus of every sign combination, by variables and by constants.

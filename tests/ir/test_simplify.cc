@@ -23,6 +23,11 @@ TEST(Simplify, FloorDivModWithRanges) {
   EXPECT_EQ(to_string(simplify(Expr(-7) / 2)), "-4");  // floor semantics
   EXPECT_EQ(to_string(simplify(Expr(-7) % 2)), "1");
   EXPECT_EQ(to_string(simplify(x / 4 / 2)), "x/8");
+  // Whole multiples of the divisor leave the quotient without bounds on the rest: what one
+  // iteration moves a tile's address by (prefetch_ahead).
+  EXPECT_EQ(to_string(simplify((x + 32) / 16 - x / 16)), "2");
+  EXPECT_EQ(to_string(simplify((x - 17) / 16)), "(x + 15)/16 - 2");
+  EXPECT_EQ(to_string(simplify((x + 16) % 16)), "x % 16");
 }
 
 // Constant folding of floor division and modulus for every sign combination of dividend and

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 
+#include "common/test_util.h"
 #include "common/workloads.h"
 #include "loom/ir/printer.h"
+#include "loom/runtime/error.h"
 #include "loom/schedule/lower.h"
 
 namespace loom {
@@ -149,6 +151,42 @@ TEST(GoldenIR, ParallelLoopsCarryTheirWork) {
       << inner_serial;
   EXPECT_EQ(inner_serial.find("parallel (i.inner"), std::string::npos) << inner_serial;
   EXPECT_EQ(inner_serial.find("parallel_work = (int64)4"), std::string::npos) << inner_serial;
+}
+
+// pragma(k, "prefetch", d): at step k of row j, the loop fetches the line row j + d will load
+// at that step, on the steps k = j (mod d) only, while a row d ahead exists; what does not move
+// with j (A's row) and the accumulator are not fetched. A distance below 1 is an error; GPU
+// lowering drops the pragma.
+TEST(GoldenIR, PrefetchPragmaFetchesWhatLaterIterationsRead) {
+  Tensor A = placeholder({8, 16}, DataType::Float(32), "A"), B = placeholder({4, 16}, DataType::Float(32), "B");
+  IterVar k = reduce_axis(16, "k");
+  Tensor C = compute(
+      {8, 4}, [&](Var i, Var j) { return sum(A(i, k) * B(j, k), {k}); }, "C");
+  test::Workload w{{A, B}, {C}};
+  Schedule s(w.outputs);
+  s[C].pragma(s[C].reduce_axis(0), "prefetch", Expr(2));
+  std::string text = lower_to(s, w, "simplify_final");
+  EXPECT_NE(text.find("    for (j, 0, 4) {\n"
+                      "      C[i*4 + j] = 0.0f\n"
+                      "      for (k, 0, 16) {\n"
+                      "        if (k % 2 == j % 2 && j + 2 < 4) {\n"
+                      "          prefetch(address_of(B[j*16 + k + 32]))\n"
+                      "        }\n"
+                      "        C[i*4 + j] = C[i*4 + j] + A[i*16 + k]*B[j*16 + k]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(test::count_occurrences(text, "prefetch("), 1u) << text;
+  Schedule bad(w.outputs);
+  bad[C].pragma(bad[C].reduce_axis(0), "prefetch", Expr(0));
+  EXPECT_THROW(lower_to(bad, w, "simplify_final"), LoweringError);
+  Schedule gpu(w.outputs);
+  gpu[C].bind(gpu[C].axis(0), "blockIdx.x");
+  gpu[C].bind(gpu[C].axis(1), "threadIdx.x");
+  gpu[C].pragma(gpu[C].reduce_axis(0), "prefetch", Expr(2));
+  schedule::LowerOptions opt;
+  opt.target_gpu = true;
+  std::string on_gpu = to_string(schedule::lower(gpu, w.args(), "f", opt));
+  EXPECT_EQ(on_gpu.find("prefetch"), std::string::npos) << on_gpu;
 }
 
 // `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <random>
 
 #include "common/error_text.h"
+#include "common/temp_dir.h"
 #include "common/test_util.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
@@ -406,6 +408,37 @@ TEST(GraphPasses, MatmulByConstantsBecomesDenseWithItsBias) {
       EXPECT_NEAR(got[o].get_as_double(i), want[o].get_as_double(i), 1e-5) << "output " << o << " element " << i;
       EXPECT_NEAR(compiled[o].get_as_double(i), want[o].get_as_double(i), 1e-5) << "output " << o << " element " << i;
     }
+  }
+}
+
+// A dense layer of several block groups: its row tiles prefetch the next group's weights
+// (pragma prefetch, prefetch_ahead), which must change no result. Against loops written here, at
+// row counts that fill the tiles, leave a partial tile, and give one tile (a prefetch distance of
+// 1); 20 x 96 x 40 through the LLVM IR, whose kernel prefetches.
+TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
+  for (int64_t rows : {20, 16, 5}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const int64_t K = 40, N = 96;
+    NDArray w = test::random_float32({K, N}, 1), b = test::random_float32({N}, 2);
+    Graph g;
+    int x = g.add_input("x", {{rows, K}, DataType::Float(32)});
+    int mm = g.add_op("matmul", "proj", {x, g.add_constant("w", w)});
+    g.outputs = {g.add_op("add", "bias", {mm, g.add_constant("b", b)})};
+    test::TestDir dir;
+    BuildOptions options;
+    options.llvm.dump_ir_path = dir.file("kernels.ll");
+    auto built = build(g, options);
+    std::ifstream ll(dir.file("kernels.ll"));
+    std::string ir((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+    EXPECT_NE(ir.find("@llvm.prefetch"), std::string::npos);
+    NDArray in = test::random_float32({rows, K}, 3);
+    NDArray got = runtime::GraphExecutor::from_model_file(built.file, "dense").run({in})[0];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double want = b.get_as_double(n);
+        for (int64_t k = 0; k < K; ++k) want += in.get_as_double(r * K + k) * w.get_as_double(k * N + n);
+        ASSERT_NEAR(got.get_as_double(r * N + n), want, 1e-4) << "row " << r << " column " << n;
+      }
   }
 }
 

@@ -36,6 +36,9 @@ ir::Stmt vectorize_loops(const ir::Stmt& s);  // vectorize_loops.cc
 // serialize_small_parallel.cc: parallel loops doing fewer than `min_work` stores run serially
 // (min_work <= 0: unchanged); with `hints`, the others carry their work (attr_key::kParallelWork).
 ir::Stmt serialize_small_parallel(const ir::Stmt& s, int64_t min_work, bool hints);
+// prefetch_ahead.cc: loops marked pragma(r, "prefetch", d) prefetch what the enclosing loop's
+// iteration i + d will load (CPU lowering); emit = false only drops the pragma (GPU lowering).
+ir::Stmt prefetch_ahead(const ir::Stmt& s, bool emit);
 ir::Stmt prefetch_shared(const ir::Stmt& s);  // prefetch_shared.cc (GPU lowering only)
 ir::Stmt thread_sync(const ir::Stmt& s);      // thread_sync.cc (GPU lowering only)
 

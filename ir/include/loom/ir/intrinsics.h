@@ -3,6 +3,8 @@
 //   dma_copy(dst, src, pad_value, ndim, {extent, dst_stride, src_stride, pad_before, pad_after} x ndim)
 //     a copy between two buffers (inject_dma_copy), outermost dimension first, strides in elements,
 //     src the address of the first element inside the padding box;
+//   prefetch(address_of(buffer[index]))
+//     a hint that the cache line holding buffer[index] will be read soon (prefetch_ahead);
 //   "<intrinsic>.<part>"(addresses...)
 //     one part (full / reset / update) of a declared tensor intrinsic (tensorize), with the
 //     addresses of its inputs (not for reset) and then its output.
@@ -39,6 +41,15 @@ std::optional<int> cpu_dot2_i16_lanes(const std::string& intrinsic);
 inline constexpr const char* kCpuDot4U8S7 = "cpu.dot4_u8s7x";
 std::string cpu_dot4_u8s7_name(int lanes);
 std::optional<int> cpu_dot4_u8s7_lanes(const std::string& intrinsic);
+
+// A hint to bring the cache line of buffer[index] into the cache (schedule pass prefetch_ahead,
+// CPU lowering): the LLVM backend emits llvm.prefetch (a read, kept in the L2: locality 2); the
+// interpreter ignores it. The address may lie past the buffer's end (prefetches never fault).
+inline constexpr const char* kPrefetch = "prefetch";
+Expr make_prefetch(const Buffer& buffer, Expr index);
+// The element a prefetch call names (a scalar load); nullptr for other calls, InternalError for a
+// malformed prefetch.
+const LoadNode* as_prefetch(const CallNode* call);
 
 struct DmaDim {
   Expr extent, dst_stride, src_stride, pad_before, pad_after;

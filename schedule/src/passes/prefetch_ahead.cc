@@ -1,0 +1,142 @@
+// Pass (CPU lowering): software prefetching ahead of an outer loop, for a loop marked
+// pragma(r, "prefetch", d). The marked loop R runs inside a loop L whose iterations read a block
+// of some buffer d at a time (a dense layer's row tiles: d tiles share one group of output
+// blocks' weights, then the next group starts). Iteration i of L, at step r of R, prefetches the
+// cache lines that iteration i + d will load at step r, on the steps with r = i (mod d) only: the
+// d iterations before a block starts fetch it once between them, a line every few steps of
+// their work, so the first tile of the block no longer waits for memory. A burst at the start of
+// each iteration, or every iteration fetching all of the next block, measured slower than none.
+//
+// Prefetched: loads in R's body of buffers it does not store to, whose index uses only variables
+// defined where that body starts and moves by a nonzero constant from iteration i to i + d (a
+// load that stays put, or an accumulator's, is reused from the cache anyway); a vector load is a
+// line per 64 bytes. Without an enclosing loop, or for a
+// loop that is no longer serial, the pragma is dropped. GPU lowering drops it too (emit = false).
+#include <set>
+
+#include "loom/ir/functor.h"
+#include "loom/ir/intrinsics.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
+#include "loom/runtime/error.h"
+#include "passes.h"
+
+namespace loom::schedule::passes {
+
+using namespace loom::ir;
+
+namespace {
+
+constexpr const char* kPragma = "pragma_prefetch";
+constexpr int64_t kLineBytes = 64;
+
+// Every load in a statement, every variable bound inside it and every buffer it stores to.
+class LoadsAndBoundVars : public IRVisitor {
+ public:
+  std::vector<const LoadNode*> loads;
+  std::vector<const VarNode*> bound;
+  std::set<const BufferNode*> stored;
+
+ protected:
+  void visit_store(const StoreNode* op) override {
+    stored.insert(op->buffer.get());
+    IRVisitor::visit_store(op);
+  }
+  void visit_load(const LoadNode* op) override {
+    loads.push_back(op);
+    IRVisitor::visit_load(op);
+  }
+  void visit_for(const ForNode* op) override {
+    bound.push_back(op->var.get());
+    IRVisitor::visit_for(op);
+  }
+  void visit_let_stmt(const LetStmtNode* op) override {
+    bound.push_back(op->var.get());
+    IRVisitor::visit_let_stmt(op);
+  }
+  void visit_let(const LetNode* op) override {
+    bound.push_back(op->var.get());
+    IRVisitor::visit_let(op);
+  }
+};
+
+// The prefetches of what iteration L + d loads at this step of `body`.
+std::vector<Stmt> prefetches_ahead(const Stmt& body, const ForNode* outer, int64_t d) {
+  LoadsAndBoundVars found;
+  found.visit(body);
+  std::vector<Stmt> out;
+  std::set<std::string> seen;
+  Expr ahead = outer->var + make_const(outer->var.type(), double(d));
+  for (const LoadNode* ld : found.loads) {
+    Expr base = ld->index;
+    int lanes = 1;
+    if (const auto* r = ld->index.as<RampNode>()) {
+      if (!is_one(r->stride)) continue;  // a gather: a line per lane, not worth it
+      base = r->base, lanes = r->lanes;
+    } else if (ld->index.type().lanes() != 1) {
+      continue;
+    }
+    if (found.stored.count(ld->buffer.get())) continue;  // an accumulator: in the cache already
+    bool defined = true;
+    for (const VarNode* v : found.bound) defined &= !uses_var(base, v);
+    if (!defined) continue;
+    auto delta = as_const_int(simplify(substitute(base, {{outer->var.get(), ahead}}) - base));
+    if (!delta || *delta == 0) continue;
+    int64_t bytes = ld->buffer->dtype.bytes(), span = int64_t(lanes) * bytes;
+    for (int64_t offset = 0; offset < span; offset += kLineBytes) {
+      Expr index = simplify(base + make_const(base.type(), double(*delta + offset / bytes)));
+      if (seen.insert(ld->buffer->name + "[" + to_string(index) + "]").second)
+        out.push_back(evaluate(make_prefetch(ld->buffer, index)));
+    }
+  }
+  return out;
+}
+
+class PrefetchAhead : public IRMutator {
+ public:
+  explicit PrefetchAhead(bool emit) : emit_(emit) {}
+
+ protected:
+  Stmt mutate_for(const Stmt& s, const ForNode* op) override {
+    loops_.push_back(op);
+    Stmt r = IRMutator::mutate_for(s, op);
+    loops_.pop_back();
+    return r;
+  }
+
+  Stmt mutate_attr(const Stmt& s, const AttrNode* op) override {
+    if (op->key != kPragma) return IRMutator::mutate_attr(s, op);
+    auto d = as_const_int(op->value);
+    if (!d || *d < 1) LOOM_THROW(LoweringError, "pragma prefetch needs a constant distance >= 1, not ", to_string(op->value));
+    const ForNode* outer = loops_.empty() ? nullptr : loops_.back();
+    Stmt body = mutate(op->body);
+    if (!emit_ || !outer) return body;
+    return with_prefetches(body, outer, *d);
+  }
+
+ private:
+  // The marked loop (under any other pragmas) with the prefetches at the top of its body.
+  Stmt with_prefetches(const Stmt& s, const ForNode* outer, int64_t d) {
+    if (const auto* a = s.as<AttrNode>()) return attr(a->key, a->value, with_prefetches(a->body, outer, d));
+    const ForNode* loop = s.as<ForNode>();
+    if (!loop || loop->for_kind != ForKind::Serial) return s;
+    std::vector<Stmt> fetch = prefetches_ahead(loop->body, outer, d);
+    if (fetch.empty()) return s;
+    DataType rt = loop->var.type(), ot = outer->var.type();
+    Expr step = floormod(loop->var - loop->min, make_const(rt, double(d)));
+    Expr phase = floormod(outer->var - outer->min, make_const(ot, double(d)));
+    if (rt != ot) phase = cast(rt, phase);
+    Expr in_range = outer->var + make_const(ot, double(d)) < outer->min + outer->extent;
+    Stmt body = seq({if_then_else(step == phase && in_range, seq(std::move(fetch))), loop->body});
+    return for_loop(loop->var, loop->min, loop->extent, loop->for_kind, body, loop->thread_tag);
+  }
+
+  bool emit_;
+  std::vector<const ForNode*> loops_;
+};
+
+}  // namespace
+
+Stmt prefetch_ahead(const Stmt& s, bool emit) { return PrefetchAhead(emit).mutate(s); }
+
+}  // namespace loom::schedule::passes
