@@ -155,8 +155,8 @@ TEST(GoldenIR, ParallelLoopsCarryTheirWork) {
 
 // pragma(k, "prefetch", d): at step k of row j, the loop fetches the line row j + d will load
 // at that step, on the steps k = j (mod d) only, while a row d ahead exists; what does not move
-// with j (A's row) and the accumulator are not fetched. A distance below 1 is an error; GPU
-// lowering drops the pragma.
+// with j (A's row), the accumulator and loads in inner loops are not fetched. A distance below 1
+// is an error; GPU lowering drops the pragma.
 TEST(GoldenIR, PrefetchPragmaFetchesWhatLaterIterationsRead) {
   Tensor A = placeholder({8, 16}, DataType::Float(32), "A"), B = placeholder({4, 16}, DataType::Float(32), "B");
   IterVar k = reduce_axis(16, "k");
@@ -176,6 +176,13 @@ TEST(GoldenIR, PrefetchPragmaFetchesWhatLaterIterationsRead) {
             std::string::npos)
       << text;
   EXPECT_EQ(test::count_occurrences(text, "prefetch("), 1u) << text;
+  // Loads inside a loop within the marked one use its variable, not defined where the
+  // prefetches go: none.
+  Schedule inner(w.outputs);
+  auto [ko, ki] = inner[C].split(inner[C].reduce_axis(0), 4);
+  inner[C].pragma(ko, "prefetch", Expr(2));
+  std::string split = lower_to(inner, w, "simplify_final");
+  EXPECT_EQ(split.find("prefetch("), std::string::npos) << split;
   Schedule bad(w.outputs);
   bad[C].pragma(bad[C].reduce_axis(0), "prefetch", Expr(0));
   EXPECT_THROW(lower_to(bad, w, "simplify_final"), LoweringError);

@@ -107,7 +107,8 @@ class PrefetchAhead : public IRMutator {
   Stmt mutate_attr(const Stmt& s, const AttrNode* op) override {
     if (op->key != kPragma) return IRMutator::mutate_attr(s, op);
     auto d = as_const_int(op->value);
-    if (!d || *d < 1) LOOM_THROW(LoweringError, "pragma prefetch needs a constant distance >= 1, not ", to_string(op->value));
+    if (!d || *d < 1)
+      LOOM_THROW(LoweringError, "pragma prefetch needs a constant distance >= 1, not ", to_string(op->value));
     const ForNode* outer = loops_.empty() ? nullptr : loops_.back();
     Stmt body = mutate(op->body);
     if (!emit_ || !outer) return body;
