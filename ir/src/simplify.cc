@@ -426,13 +426,21 @@ class Simplifier : public IRMutator {
         return from_linear(r);
       }
     }
-    // (x / a) / b == x / (a*b) for positive constants.
+    // (x / a) / b == x / (a*b) for positive constants, and (x / a + k) / b == (x + k*a) / (a*b):
+    // the inner quotient may have had its constant taken out already.
     if (k == ExprKind::Div) {
-      if (auto* inner = a.as<DivNode>()) {
-        if (auto* ia = as_const_int(inner->b); ia && *ia > 0) return simplify_divmod(k, inner->a, *ia * c);
+      const Expr* nested = a.as<DivNode>() ? &a : nullptr;
+      int64_t shift = 0;
+      if (!nested && l.terms.size() == 1 && l.terms[0].second == 1 && l.terms[0].first.as<DivNode>())
+        nested = &l.terms[0].first, shift = l.constant;
+      if (nested) {
+        auto* inner = nested->as<DivNode>();
+        if (auto* ia = as_const_int(inner->b); ia && *ia > 0)
+          return simplify_divmod(k, shift ? inner->a + make_const(a.type(), double(shift * *ia)) : inner->a, *ia * c);
       }
     }
-    if ((q.terms.empty() && q.constant == 0) || k == ExprKind::Mod) {
+    // Only for signed types: an unsigned dividend's wrap-around ((0u - 1) / 16) is no floor.
+    if ((q.terms.empty() && (q.constant == 0 || !a.type().is_int())) || k == ExprKind::Mod) {
       Expr base = k == ExprKind::Mod ? rest : a;
       return make_binary(k, base, make_const(a.type(), double(c)));
     }

@@ -28,6 +28,13 @@ TEST(Simplify, FloorDivModWithRanges) {
   EXPECT_EQ(to_string(simplify((x + 32) / 16 - x / 16)), "2");
   EXPECT_EQ(to_string(simplify((x - 17) / 16)), "(x + 15)/16 - 2");
   EXPECT_EQ(to_string(simplify((x + 16) % 16)), "x % 16");
+  // Nested quotients still merge once the inner one's constant is out.
+  EXPECT_EQ(to_string(simplify((x + 32) / 16 / 4)), "(x + 32)/64");
+  EXPECT_EQ(to_string(simplify((x - 1) / 16 / 2)), "(x + 31)/32 - 1");
+  // Not for unsigned values, whose subtraction wraps: (0u - 1) / 16 is 268435455.
+  Var u("u", DataType::UInt(32));
+  Expr u17 = u + make_const(u.type(), 17), whole = u17 / make_const(u.type(), 16);
+  EXPECT_EQ(to_string(simplify(whole)), to_string(whole));
 }
 
 // Constant folding of floor division and modulus for every sign combination of dividend and

@@ -183,6 +183,17 @@ TEST(GoldenIR, PrefetchPragmaFetchesWhatLaterIterationsRead) {
   inner[C].pragma(ko, "prefetch", Expr(2));
   std::string split = lower_to(inner, w, "simplify_final");
   EXPECT_EQ(split.find("prefetch("), std::string::npos) << split;
+  // An index that reads memory (a gathered row) may be out of bounds where the loop does not
+  // load it: not fetched, though it moves by a constant.
+  Tensor Row = placeholder({8}, DataType::Int(32), "Row");
+  IterVar k2 = reduce_axis(16, "k");
+  Tensor G = compute(
+      {8, 2}, [&](Var i, Var j) { return sum(A(i, k2) * B(Row(i) + j, k2), {k2}); }, "G");
+  test::Workload gw{{A, B, Row}, {G}};
+  Schedule gathered(gw.outputs);
+  gathered[G].pragma(gathered[G].reduce_axis(0), "prefetch", Expr(1));
+  std::string gtext = lower_to(gathered, gw, "simplify_final");
+  EXPECT_EQ(gtext.find("prefetch("), std::string::npos) << gtext;
   Schedule bad(w.outputs);
   bad[C].pragma(bad[C].reduce_axis(0), "prefetch", Expr(0));
   EXPECT_THROW(lower_to(bad, w, "simplify_final"), LoweringError);

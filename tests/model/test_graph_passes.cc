@@ -411,6 +411,55 @@ TEST(GraphPasses, MatmulByConstantsBecomesDenseWithItsBias) {
   }
 }
 
+// Pools of convs of pools: the nodes the pass makes are typed at once, so a later pool can read
+// them (it threw "read before type inference"); each rewrite against the interpreter.
+TEST(GraphPasses, ChainedPoolsAndPointwiseConvs) {
+  for (bool pool_of_pool : {false, true}) {
+    SCOPED_TRACE(pool_of_pool ? "conv, pool, pool" : "conv, pool, conv, pool");
+    Graph g;
+    int x = g.add_input("x", {{2, 16, 8, 8}, DataType::Float(32)});
+    Attrs pool2 = Attrs()
+                      .set("kernel", std::vector<int64_t>{2, 2})
+                      .set("strides", std::vector<int64_t>{2, 2})
+                      .set("pads", std::vector<int64_t>(4, 0));
+    int a = g.add_op("conv2d", "a", {x, g.add_constant("wa", test::random_float32({24, 16, 1, 1}, 1, -0.3, 0.3))});
+    int p1 = g.add_op("avg_pool2d", "p1", {a}, pool2);
+    int y = p1;
+    if (!pool_of_pool)
+      y = g.add_op("conv2d", "b", {p1, g.add_constant("wb", test::random_float32({8, 24, 1, 1}, 2, -0.3, 0.3))});
+    g.outputs = {
+        g.add_op(pool_of_pool ? "avg_pool2d" : "global_avg_pool2d", "p2", {y}, pool_of_pool ? pool2 : Attrs())};
+    infer_types(g);
+    Graph o = g;
+    pool_before_pointwise_conv(o);
+    NDArray in = test::random_float32({2, 16, 8, 8}, 3);
+    NDArray want = reference_run(g, {in})[0], got = reference_run(o, {in})[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-5) << i;
+    EXPECT_EQ(o.node(o.outputs[0]).name, "p2");
+  }
+}
+
+// An identity or a zero-width pad that is a graph output goes, and its producer takes its name
+// (the model's output name); where the producer is an input, the copy stays.
+TEST(GraphPasses, RemovedCopiesKeepTheOutputName) {
+  for (const char* op : {"identity", "pad"}) {
+    SCOPED_TRACE(op);
+    for (bool from_input : {false, true}) {
+      Graph g;
+      int x = g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)});
+      int src = from_input ? x : g.add_op("relu", "relu", {x});
+      Attrs a = std::string(op) == "pad" ? Attrs().set("pads", std::vector<int64_t>(8, 0)) : Attrs();
+      g.outputs = {g.add_op(op, "output", {src}, a)};
+      infer_types(g);
+      simplify_inference(g);
+      const Node& out = g.node(g.outputs[0]);
+      EXPECT_EQ(out.name, "output") << g.str();
+      EXPECT_EQ(out.op, from_input ? op : "relu") << g.str();
+    }
+  }
+}
+
 // A dense layer of several block groups: its row tiles prefetch the next group's weights
 // (pragma prefetch, prefetch_ahead), which must change no result. Against loops written here, at
 // row counts that fill the tiles, leave a partial tile, and give one tile (a prefetch distance of

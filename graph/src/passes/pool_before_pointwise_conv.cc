@@ -60,6 +60,7 @@ void pool_before_pointwise_conv(Graph& g) {
     const Node& pool = g.nodes[id];
     if (!pool.is_op() || !averages_in_bounds(pool) || pool.inputs.size() != 1) continue;
     int conv_id = pool.inputs[0];
+    if (conv_id >= static_cast<int>(original)) continue;  // a conv this pass made: one move at a time
     const Node& conv = g.node(conv_id);
     if (!is_pointwise_conv(g, conv) || users[size_t(conv_id)].size() != 1 || is_output[size_t(conv_id)]) continue;
     const Shape &x = g.type_of(conv.inputs[0]).shape, &y = pool.type.shape;
@@ -84,6 +85,10 @@ void pool_before_pointwise_conv(Graph& g) {
     std::vector<int> conv_inputs = old_conv.inputs;
     conv_inputs[0] = pooled;
     int pointwise = g.add_op("conv2d", pool_is_output ? old_pool.name : old_conv.name, conv_inputs, old_conv.attrs);
+    // Typed at once: a later pool of this pass may read them (a pool of a conv of this pool).
+    g.node(pooled).type = TensorType{{x[0], x[1], y[2], y[3]}, g.type_of(old_conv.inputs[0]).dtype};
+    g.node(pointwise).type = old_pool.type;
+    g.node(pooled).typed = g.node(pointwise).typed = true;
     g.replace_uses(static_cast<int>(id), pointwise);
     changed = true;
   }

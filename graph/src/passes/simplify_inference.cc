@@ -2,6 +2,7 @@
 // into the conv2d/dense before it when their weights are constants (W' = W * scale per output channel, b' = b * scale +
 // shift with scale = gamma / sqrt(var + eps), shift = beta - mean * scale), and otherwise becomes a per-channel
 // multiply and add.
+#include <algorithm>
 #include <cmath>
 
 #include "loom/graph/passes.h"
@@ -14,7 +15,8 @@ namespace {
 bool is_const(const Graph& g, int id) { return g.node(id).is_constant(); }
 
 bool zero_pads(const Node& pad) {
-  for (int64_t p : pad.attrs.get_ints("pads", {}))
+  if (!pad.attrs.has("pads")) return false;
+  for (int64_t p : pad.attrs.get_ints("pads"))
     if (p != 0) return false;
   return true;
 }
@@ -102,11 +104,21 @@ void decompose(Graph& g, int bn_id) {
 
 void simplify_inference(Graph& g) {
   size_t original = g.nodes.size();
+  auto is_output = [&](int id) { return std::find(g.outputs.begin(), g.outputs.end(), id) != g.outputs.end(); };
   for (size_t id = 0; id < original; ++id) {
     Node& n = g.node(static_cast<int>(id));
     if (!n.is_op()) continue;
     // A pad of zero width (PyTorch's exporter writes one before every average pool) copies.
     if (n.op == "identity" || (n.op == "pad" && n.inputs.size() == 1 && zero_pads(n))) {
+      // A graph output keeps its name (the model's output name): its producer takes it, unless
+      // that is no operator or an output itself; then the copy stays.
+      if (is_output(static_cast<int>(id))) {
+        Node& producer = g.node(n.inputs[0]);
+        if (!producer.is_op() || is_output(n.inputs[0])) continue;
+        std::string name = n.name;
+        n.name += "_removed";
+        producer.name = name;
+      }
       g.replace_uses(static_cast<int>(id), n.inputs[0]);
       continue;
     }

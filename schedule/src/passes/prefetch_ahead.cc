@@ -2,16 +2,19 @@
 // pragma(r, "prefetch", d). The marked loop R runs inside a loop L whose iterations read a block
 // of some buffer d at a time (a dense layer's row tiles: d tiles share one group of output
 // blocks' weights, then the next group starts). Iteration i of L, at step r of R, prefetches the
-// cache lines that iteration i + d will load at step r, on the steps with r = i (mod d) only: the
-// d iterations before a block starts fetch it once between them, a line every few steps of
-// their work, so the first tile of the block no longer waits for memory. A burst at the start of
-// each iteration, or every iteration fetching all of the next block, measured slower than none.
+// cache lines that iteration i + d will load at step r, on the steps with r = i (mod d) only
+// (both counted from their loop's first iteration): the d iterations before a block starts fetch
+// it once between them, a line every few steps of their work, so the first tile of the block no
+// longer waits for memory. A burst at the start of each iteration, or every iteration fetching
+// all of the next block, measured slower than none. L may be parallel: a line fetched for an
+// iteration that another core runs still comes to it from a nearer cache than memory.
 //
 // Prefetched: loads in R's body of buffers it does not store to, whose index uses only variables
-// defined where that body starts and moves by a nonzero constant from iteration i to i + d (a
-// load that stays put, or an accumulator's, is reused from the cache anyway); a vector load is a
-// line per 64 bytes. Without an enclosing loop, or for a
-// loop that is no longer serial, the pragma is dropped. GPU lowering drops it too (emit = false).
+// defined where that body starts, reads no memory, divides by constants only, and moves by a
+// nonzero constant from iteration i to i + d (a load that stays put, or an accumulator's, is
+// reused from the cache anyway); a vector load is a line per 64 bytes. Without an enclosing loop,
+// or for a loop that is no longer serial, the pragma is dropped; GPU lowering drops it too
+// (emit = false).
 #include <set>
 
 #include "loom/ir/functor.h"
@@ -60,6 +63,18 @@ class LoadsAndBoundVars : public IRVisitor {
   }
 };
 
+// Whether an index can be computed anywhere in the loop body: no loads or calls (the original
+// may sit under a guard that keeps them in bounds), division only by constants.
+bool computable_anywhere(const Expr& index) {
+  bool ok = true;
+  post_order_visit(index, [&](const Expr& e) {
+    if (e.as<LoadNode>() || e.as<CallNode>()) ok = false;
+    if (auto* d = e.as<DivNode>(); d && !as_const_int(d->b)) ok = false;
+    if (auto* m = e.as<ModNode>(); m && !as_const_int(m->b)) ok = false;
+  });
+  return ok;
+}
+
 // The prefetches of what iteration L + d loads at this step of `body`.
 std::vector<Stmt> prefetches_ahead(const Stmt& body, const ForNode* outer, int64_t d) {
   LoadsAndBoundVars found;
@@ -77,7 +92,7 @@ std::vector<Stmt> prefetches_ahead(const Stmt& body, const ForNode* outer, int64
       continue;
     }
     if (found.stored.count(ld->buffer.get())) continue;  // an accumulator: in the cache already
-    bool defined = true;
+    bool defined = computable_anywhere(base);
     for (const VarNode* v : found.bound) defined &= !uses_var(base, v);
     if (!defined) continue;
     auto delta = as_const_int(simplify(substitute(base, {{outer->var.get(), ahead}}) - base));
