@@ -441,7 +441,8 @@ TEST(GraphPasses, ChainedPoolsAndPointwiseConvs) {
 }
 
 // An identity or a zero-width pad that is a graph output goes, and its producer takes its name
-// (the model's output name); where the producer is an input, the copy stays.
+// (the model's output name); where the producer is an input, the copy stays, and so does a pad of
+// positive width anywhere.
 TEST(GraphPasses, RemovedCopiesKeepTheOutputName) {
   for (const char* op : {"identity", "pad"}) {
     SCOPED_TRACE(op);
@@ -458,6 +459,14 @@ TEST(GraphPasses, RemovedCopiesKeepTheOutputName) {
       EXPECT_EQ(out.op, from_input ? op : "relu") << g.str();
     }
   }
+  // A pad of positive width is no copy: it stays.
+  Graph g;
+  int relu = g.add_op("relu", "relu", {g.add_input("x", {{1, 4, 3, 3}, DataType::Float(32)})});
+  g.outputs = {g.add_op("pad", "output", {relu}, Attrs().set("pads", std::vector<int64_t>{0, 0, 1, 0, 0, 0, 0, 2}))};
+  infer_types(g);
+  simplify_inference(g);
+  EXPECT_EQ(g.node(g.outputs[0]).op, "pad") << g.str();
+  EXPECT_EQ(g.node(g.outputs[0]).type.shape, (Shape{1, 4, 4, 5}));
 }
 
 // A dense layer of several block groups: its row tiles prefetch the next group's weights
