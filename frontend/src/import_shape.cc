@@ -407,7 +407,7 @@ void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
   if (fill.numel() != 1)
     im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
   int64_t count = 1;
-  for (int64_t d : shape) count = d < 0 || (d > 0 && count > (int64_t(1) << 40) / d) ? -1 : count * d;
+  for (int64_t d : shape) count = count < 0 || d < 0 || (d > 0 && count > (int64_t(1) << 40) / d) ? -1 : count * d;
   if (count > kMaxFoldedElements && !shape.empty()) {
     // Large: a kernel fills it at run time (folding would compute and store it at import).
     NDArray one = NDArray::empty({}, fill.dtype());

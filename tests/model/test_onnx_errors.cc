@@ -114,6 +114,25 @@ TEST(OnnxErrors, ConstantOfShapeValueMustHoldOneElement) {
   EXPECT_NE(msg.find("value must hold exactly one element, it has 0"), std::string::npos) << msg;
 }
 
+// Found by fuzz_onnx (UBSan): a negative dimension before two huge ones kept multiplying the
+// element count past int64 after marking it unknown. A negative dimension is an error naming the
+// node.
+TEST(OnnxErrors, ConstantOfShapeNegativeThenHugeDimensions) {
+  onnx::ModelProto m = relu_model();
+  auto* shape = m.mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(3);
+  for (int64_t d : {int64_t(-3), int64_t(1) << 40, int64_t(1) << 40}) shape->add_int64_data(d);
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("ConstantOfShape");
+  n->set_name("fill");
+  n->add_input("shape");
+  n->add_output("z");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'fill' (ConstantOfShape)"), std::string::npos) << msg;
+}
+
 TEST(OnnxErrors, MissingInitializer) {
   onnx::ModelProto m = relu_model();
   auto* n = m.mutable_graph()->add_node();

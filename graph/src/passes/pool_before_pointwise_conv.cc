@@ -63,7 +63,7 @@ void pool_before_pointwise_conv(Graph& g) {
     if (conv_id >= static_cast<int>(original)) continue;  // a conv this pass made: one move at a time
     const Node& conv = g.node(conv_id);
     if (!is_pointwise_conv(g, conv) || users[size_t(conv_id)].size() != 1 || is_output[size_t(conv_id)]) continue;
-    const Shape &x = g.type_of(conv.inputs[0]).shape, &y = pool.type.shape;
+    const Shape x = g.type_of(conv.inputs[0]).shape, y = pool.type.shape;  // copies: add_op moves g.nodes
     if (y.size() != 4) continue;
     // Worth it where the multiply-adds saved outweigh the pool's extra additions over the
     // convolution's input channels (a pool that does not shrink the map saves nothing).
