@@ -91,19 +91,26 @@ TEST(OnnxErrors, ConcatWithoutInputs) {
   EXPECT_NE(msg.find("needs at least one input"), std::string::npos) << msg;
 }
 
-// A ConstantOfShape whose value tensor is empty copied one element out of a 0-byte buffer.
-TEST(OnnxErrors, ConstantOfShapeValueMustHoldOneElement) {
+// relu_model() plus a ConstantOfShape node 'fill' of the constant shape `dims`.
+onnx::ModelProto constant_of_shape_model(const std::vector<int64_t>& dims) {
   onnx::ModelProto m = relu_model();
   auto* shape = m.mutable_graph()->add_initializer();
   shape->set_name("shape");
   shape->set_data_type(onnx::TensorProto::INT64);
-  shape->add_dims(1);
-  shape->add_int64_data(4);
+  shape->add_dims(int64_t(dims.size()));
+  for (int64_t d : dims) shape->add_int64_data(d);
   auto* n = m.mutable_graph()->add_node();
   n->set_op_type("ConstantOfShape");
   n->set_name("fill");
   n->add_input("shape");
   n->add_output("z");
+  return m;
+}
+
+// A ConstantOfShape whose value tensor is empty copied one element out of a 0-byte buffer.
+TEST(OnnxErrors, ConstantOfShapeValueMustHoldOneElement) {
+  onnx::ModelProto m = constant_of_shape_model({4});
+  auto* n = m.mutable_graph()->mutable_node(m.graph().node_size() - 1);
   auto* a = n->add_attribute();
   a->set_name("value");
   a->set_type(onnx::AttributeProto::TENSOR);
@@ -118,18 +125,7 @@ TEST(OnnxErrors, ConstantOfShapeValueMustHoldOneElement) {
 // element count past int64 after marking it unknown. A negative dimension is an error naming the
 // node.
 TEST(OnnxErrors, ConstantOfShapeNegativeThenHugeDimensions) {
-  onnx::ModelProto m = relu_model();
-  auto* shape = m.mutable_graph()->add_initializer();
-  shape->set_name("shape");
-  shape->set_data_type(onnx::TensorProto::INT64);
-  shape->add_dims(3);
-  for (int64_t d : {int64_t(-3), int64_t(1) << 40, int64_t(1) << 40}) shape->add_int64_data(d);
-  auto* n = m.mutable_graph()->add_node();
-  n->set_op_type("ConstantOfShape");
-  n->set_name("fill");
-  n->add_input("shape");
-  n->add_output("z");
-  std::string msg = import_error(m);
+  std::string msg = import_error(constant_of_shape_model({-3, int64_t(1) << 40, int64_t(1) << 40}));
   EXPECT_NE(msg.find("node 'fill' (ConstantOfShape)"), std::string::npos) << msg;
 }
 
