@@ -95,8 +95,7 @@ int64_t Emitter::eval(const Expr& e) const {
 }
 
 Emitter::Operand Emitter::operand(const Expr& addr) const {
-  auto* call = addr.as<CallNode>();
-  auto* ld = call && call->name == "address_of" ? call->args[0].as<LoadNode>() : nullptr;
+  const LoadNode* ld = as_address_of(addr);
   if (!ld) fail("expected address_of(buffer[index]), got '" + to_string(addr) + "'");
   Operand o;
   o.buffer = ld->buffer.get();

@@ -25,8 +25,7 @@ bool CodeGenLLVM::has_feature(const char* feature) const {
 
 // The pointer an intrinsic operand address_of(buffer[index]) denotes, and the buffer's element type.
 llvm::Value* CodeGenLLVM::intrinsic_operand(const Expr& address, const std::string& where, DataType want) {
-  auto* call = address.as<CallNode>();
-  auto* ld = call && call->name == "address_of" && call->args.size() == 1 ? call->args[0].as<LoadNode>() : nullptr;
+  const LoadNode* ld = as_address_of(address);
   if (!ld) fail(where + ": expected address_of(buffer[index]), got '" + to_string(address) + "'");
   if (ld->buffer->dtype != want)
     fail(where + ": operand '" + ld->buffer->name + "' is " + ld->buffer->dtype.str() + ", the intrinsic takes " +

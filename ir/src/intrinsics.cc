@@ -5,18 +5,23 @@
 
 namespace loom::ir {
 
+Expr make_address_of(Expr element) {
+  return Expr(std::make_shared<const CallNode>(DataType::Int(64), kAddressOf, std::vector<Expr>{std::move(element)},
+                                               CallNode::CallType::PureIntrinsic));
+}
+
+const LoadNode* as_address_of(const Expr& address) {
+  auto* call = address.as<CallNode>();
+  return call && call->name == kAddressOf && call->args.size() == 1 ? call->args[0].as<LoadNode>() : nullptr;
+}
+
 Expr make_prefetch(const Buffer& buffer, Expr index) {
-  Expr element = load(buffer->dtype, buffer, std::move(index));
-  Expr address = Expr(std::make_shared<const CallNode>(DataType::Int(64), "address_of", std::vector<Expr>{element},
-                                                       CallNode::CallType::PureIntrinsic));
-  return call_intrinsic(DataType::Int(32), kPrefetch, {address});
+  return call_intrinsic(DataType::Int(32), kPrefetch, {make_address_of(load(buffer->dtype, buffer, std::move(index)))});
 }
 
 const LoadNode* as_prefetch(const CallNode* call) {
   if (!call || call->name != kPrefetch) return nullptr;
-  auto* address = call->args.size() == 1 ? call->args[0].as<CallNode>() : nullptr;
-  auto* element =
-      address && address->name == "address_of" && address->args.size() == 1 ? address->args[0].as<LoadNode>() : nullptr;
+  const LoadNode* element = call->args.size() == 1 ? as_address_of(call->args[0]) : nullptr;
   if (!element || element->index.type().lanes() != 1)
     LOOM_THROW(InternalError, "prefetch: expected one operand address_of(buffer[index]) with a scalar index, got ",
                call->args.size(), " operand(s)", element ? " with a vector index" : "");

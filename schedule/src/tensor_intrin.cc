@@ -4,10 +4,7 @@ namespace loom::schedule {
 
 using namespace loom::ir;
 
-Expr address_of(Expr element) {
-  return Expr(std::make_shared<const CallNode>(DataType::Int(64), "address_of", std::vector<Expr>{std::move(element)},
-                                               CallNode::CallType::PureIntrinsic));
-}
+Expr address_of(Expr element) { return make_address_of(std::move(element)); }
 
 TensorIntrin declare_tensor_intrin(std::string name, Tensor output, std::vector<Tensor> inputs,
                                    std::function<Stmt(IntrinPart, const std::vector<Expr>&)> lower) {

@@ -42,6 +42,13 @@ inline constexpr const char* kCpuDot4U8S7 = "cpu.dot4_u8s7x";
 std::string cpu_dot4_u8s7_name(int lanes);
 std::optional<int> cpu_dot4_u8s7_lanes(const std::string& intrinsic);
 
+// address_of(element): the address of one element (a load; a tensor read before storage
+// flattening), the operand form of the intrinsics below and of tensor intrinsics.
+inline constexpr const char* kAddressOf = "address_of";
+Expr make_address_of(Expr element);
+// The load an address_of call names; nullptr for anything else.
+const LoadNode* as_address_of(const Expr& address);
+
 // A hint to bring the cache line of buffer[index] into the cache (schedule pass prefetch_ahead,
 // CPU lowering): the LLVM backend emits llvm.prefetch (a read, kept in the L2: locality 2); the
 // interpreter ignores it. The address may lie past the buffer's end (prefetches never fault).
