@@ -122,6 +122,14 @@ def randn(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
+def imagenet_normalized(shape):
+    """Images in [0, 1] normalized with ImageNet's channel means and deviations, as torchvision's
+    classifiers read them (values about -2.1 to 2.6)."""
+    mean = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
+    std = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
+    return lambda rng: ((rng.random(shape).astype(np.float32) - mean) / std).astype(np.float32)
+
+
 def away_from_zero(rng, shape, lo=0.5, hi=2.0):
     mag = rng.uniform(lo, hi, size=shape)
     sign = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
@@ -260,6 +268,10 @@ def register_networks():
                     calibrate=True)
     make_torch_case("mlp", mlp, [shaped((4, 256))])
     make_torch_case("mlp_opset17", mlp, [shaped((4, 256))], opset=17)
+    # A new user's first model (README's bring-your-own-model path): images normalized as for
+    # ImageNet, hard-swish, squeeze-excitation.
+    make_torch_case("mobilenet_v3_large", lambda: tv_models().mobilenet_v3_large(weights=None),
+                    [imagenet_normalized((1, 3, 224, 224))], calibrate=True, verify=False)
     make_torch_case("resnet50", lambda: tv_models().resnet50(weights=None),
                     [shaped((1, 3, 224, 224))], default=False, calibrate=True)
 

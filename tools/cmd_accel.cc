@@ -7,6 +7,7 @@
 #include "accel_backend.h"
 #include "cli.h"
 #include "command.h"
+#include "data_dir.h"
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
 #include "loom/accel/program.h"
@@ -143,7 +144,7 @@ int hw_kernel(const std::vector<std::string>& args) {
       "Write what Vitis needs to package the accelerator RTL as an RTL kernel (kernel.xml, "
       "package_kernel.tcl, loom_accel.cfg, rtl/), for one accelerator config",
       "loom hw-kernel"};
-  std::string config, out, memory = "DDR[0]", hw = LOOM_SOURCE_HW_DIR;
+  std::string config, out, memory = "DDR[0]", hw = hw_data_dir();
   add_config_option(app, config);
   app.add_option("--out", out, "folder to write (created)")->required();
   app.add_option("--memory", memory, "platform memory for the AXI master: DDR[0] (Alveo), HP0 (Zynq, Kria), ...")

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -31,6 +32,7 @@
 #include "loom/codegen/accel.h"
 #include "loom/ops/accel_operators.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/suggest.h"
 #include "loom/sim/perf_model.h"
 #ifdef LOOM_HAVE_REGRESS
 #include "loom/regress/manifest.h"
@@ -342,7 +344,7 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
 
 // Gnuplot: cycles against area with the Pareto front; per-layer utilization of the Pareto points.
 // Returns what happened (the plots are optional: no gnuplot, no plots).
-std::string plot(const fs::path& dir, const std::vector<Point>& points) {
+std::string plot(const fs::path& dir, const std::vector<Point>& points, const std::string& what) {
   std::ofstream all(dir / "plot_points.dat"), front(dir / "plot_pareto.dat"), util(dir / "plot_utilization.dat");
   std::vector<const Point*> pareto;
   for (const Point& p : points) {
@@ -353,12 +355,14 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
   std::sort(pareto.begin(), pareto.end(), [](auto* a, auto* b) { return a->area_mean < b->area_mean; });
   for (const Point* p : pareto)
     front << p->area_mean * 100 << " " << double(p->cycles) / 1e6 << " " << p->index << "\n";
+  // Many layers (a whole model's kernels): numbered on the axis, their names in layers.csv.
+  const bool numbered = !pareto.empty() && pareto.front()->layers.size() > 16;
   if (!pareto.empty()) {
     util << "layer";
     for (const Point* p : pareto) util << " p" << p->index;
     util << "\n";
     for (size_t l = 0; l < pareto.front()->layers.size(); ++l) {
-      std::string name = pareto.front()->layers[l].layer;
+      std::string name = numbered ? std::to_string(l + 1) : pareto.front()->layers[l].layer;
       std::replace(name.begin(), name.end(), ' ', '_');
       util << name;
       for (const Point* p : pareto)
@@ -373,7 +377,7 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
   std::ofstream gp(dir / "plot.gp");
   gp << "set terminal svg size 900,600 dynamic background rgb 'white'\n"
      << "set datafile separator whitespace\nset grid\nset key top right\n"
-     << "set output 'pareto.svg'\nset title 'Accelerator design space: ResNet-18 conv layers'\n"
+     << "set output 'pareto.svg'\nset title 'Accelerator design space: " << what << "'\n"
      << "set xlabel 'area: mean share of an xc7z020 (LUT, FF, DSP, BRAM36; analytical model), %'\n"
      << "set ylabel 'cycles (millions, performance model)'\n"
      << "plot 'plot_points.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '#8080a0' title 'design points', \\\n"
@@ -381,10 +385,13 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points) {
      << "     'plot_pareto.dat' using 1:2 with points pt 7 ps 1 lc rgb '#c03030' notitle, \\\n"
      << "     'plot_pareto.dat' using 1:2:(sprintf('p%d', $3)) with labels offset 1,1 notitle\n";
   if (!pareto.empty())
-    gp << "set output 'utilization.svg'\nset title 'GEMM utilization per layer, Pareto points'\n"
-       << "set xlabel 'layer'\nset ylabel 'GEMM utilization (%)'\nset yrange [0:105]\nset key outside right\n"
+    gp << "set output 'utilization.svg'\nset title 'GEMM utilization per layer, Pareto points: " << what << "'\n"
+       << (numbered ? "set xlabel 'accelerator kernel, in order (names: layers.csv)'\nset xtics 5\n"
+                    : "set xlabel 'layer'\n")
+       << "set ylabel 'GEMM utilization (%)'\nset yrange [0:105]\nset key outside right\n"
        << "plot for [i=2:" << pareto.size() + 1
-       << "] 'plot_utilization.dat' using 0:i:xtic(1) with linespoints title columnheader(i)\n";
+       << "] 'plot_utilization.dat' using " << (numbered ? "1:i" : "0:i:xtic(1)")
+       << " with linespoints title columnheader(i)\n";
   gp.close();
   std::string cmd = "cd '" + dir.string() + "' && timeout 60 gnuplot plot.gp > plot.log 2>&1";
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0)
@@ -586,14 +593,27 @@ int dse_cmd(const std::vector<std::string>& args) {
     workload = "model:" + (builtin ? model + "@" + std::to_string(image) : fs::absolute(model).string()) + ":int8";
     jobs = 1;  // one model build at a time
   } else {
+    // Every name must be a layer: a typo is an error, never a smaller sweep.
+    std::vector<std::string> known;
+    for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers()) known.push_back(l.name);
+    std::set<std::string> chosen;
+    if (layer_list != "all") {
+      std::stringstream ss(layer_list);
+      for (std::string name; std::getline(ss, name, ',');) {
+        if (std::find(known.begin(), known.end(), name) == known.end())
+          LOOM_THROW(Error, "--layers '", layer_list, "': ResNet-18 has no conv layer '", name, "'",
+                     did_you_mean(name, known), " (its layers: c2 to c11, or all)");
+        chosen.insert(name);
+      }
+      if (chosen.empty()) LOOM_THROW(Error, "--layers '", layer_list, "' names no layer (c2 to c11, or all)");
+    }
     workload = "resnet18-convs:";
     bool any = false;
-    for (const ops::AccelConvLayer& l : ops::resnet18_accel_conv_layers())
-      if (layer_list == "all" || ("," + layer_list + ",").find(std::string(",") + l.name + ",") != std::string::npos) {
-        workload += std::string(any ? "," : "") + l.name;
+    for (const std::string& l : known)
+      if (layer_list == "all" || chosen.count(l)) {
+        workload += std::string(any ? "," : "") + l;
         any = true;
       }
-    if (!any) LOOM_THROW(Error, "--layers '", layer_list, "' selects none of ResNet-18's layers (c2 to c11)");
   }
   // (the jobs of --executor local|slurm build it themselves: a model is not quantized here for nothing)
   std::optional<Workload> work;
@@ -687,7 +707,10 @@ int dse_cmd(const std::vector<std::string>& args) {
     }
   for (const Point& p : points)
     if (!p.ok) std::cout << "  illegal p" << p.index << ": " << p.reason << "\n";
-  std::cout << plot(out, points) << "\n";
+  std::string what = model.empty() ? "ResNet-18 conv layers (" + workload.substr(workload.find(':') + 1) + ")"
+                                   : fs::path(model).stem().string() + " (int8, whole model)";
+  std::replace(what.begin(), what.end(), '\'', ' ');  // a gnuplot string in single quotes
+  std::cout << plot(out, points, what) << "\n";
   return 0;
 }
 

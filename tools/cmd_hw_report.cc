@@ -23,6 +23,7 @@
 #include "accel_backend.h"
 #include "cli.h"
 #include "command.h"
+#include "data_dir.h"
 #include "loom/accel/area_model.h"
 #include "loom/accel/fpga_fit.h"
 #include "loom/accel/hw_params.h"
@@ -112,7 +113,7 @@ int hw_report(const std::vector<std::string>& args) {
       "Map the accelerator RTL onto Xilinx 7-series or UltraScale+ primitives with yosys and report the "
       "resources it uses against named FPGA parts, with a timing estimate",
       "loom hw-report"};
-  std::string config, family_name, part_name, json_out, out_dir, from_dir, yosys = "yosys", hw = LOOM_SOURCE_HW_DIR;
+  std::string config, family_name, part_name, json_out, out_dir, from_dir, yosys = "yosys", hw = hw_data_dir();
   double max_util = 100.0, max_model_error = 0;
   int timeout_s = 3600, paths = 5;
   bool plain_gemm = false;
@@ -132,7 +133,7 @@ int hw_report(const std::vector<std::string>& args) {
   number_option(app, "--paths", paths, "longest paths to list", 0, 100)->capture_default_str();
   number_option(app, "--timeout", timeout_s, "seconds yosys may run", 1, 86400)->capture_default_str();
   app.add_option("--yosys", yosys, "the yosys program")->capture_default_str();
-  app.add_option("--hw", hw, "Loom's hw/ folder (rtl/ inside)")->capture_default_str();
+  app.add_option("--hw", hw, "Loom's hw/ folder, or an install's share/loom (rtl/ inside)")->capture_default_str();
   app.add_flag("--plain-gemm", plain_gemm, "the plain GEMM core (one multiplier per int8 product)");
   if (int rc = parse(app, args); rc >= 0) return rc;
 

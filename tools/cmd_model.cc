@@ -67,6 +67,13 @@ void set_threads(int threads) {
   if (threads > 0) runtime::set_num_threads(threads);
 }
 
+// What to do when the quantized model strays from the float one: the usual causes first.
+const char* const kQuantizeAdvice =
+    "  what to do: calibrate on inputs like the ones the model will see (--calibrate DIR: .npy files such as "
+    "preprocessed images), or give their distribution (--input-distribution 'uniform(0, 1)'); try "
+    "--calibration-mode max or kl; on the CPU, --per-channel weight scales (docs/quantization.md explains the "
+    "figures)";
+
 int compile_cmd(const std::vector<std::string>& args) {
 #ifndef LOOM_HAVE_GRAPH
   LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
@@ -74,7 +81,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Compile a model (ONNX) for the CPU into one compiled-model file", "loom compile"};
   std::string model, out;
   std::vector<std::string> shapes;
-  bool dump = false, quiet = false;
+  bool dump = false, quiet = false, as_json = false;
   int threads = 0;
   int64_t batch = 1, image = 224;
   app.add_option("model", model, "model.onnx, or a built-in model: resnet18, resnet50, mobilenet_v2, mlp")->required();
@@ -89,14 +96,31 @@ int compile_cmd(const std::vector<std::string>& args) {
                  "it is no longer an input of the compiled model");
   number_option(app, "--threads", threads, "threads for compile-time work (default: all)", 1, 1024);
   app.add_flag("--dump-graph", dump, "print the graph after every pass");
-  app.add_flag("-q,--quiet", quiet, "no progress output");
-  std::string quant, calibrate = "16", mode = "percentile";
+  app.add_flag("-q,--quiet", quiet, "no progress and no per-layer lists (the summary and warnings stay)");
+  app.add_flag("--json", as_json,
+               "print the result (file, graph, memory, quantization report, accelerator layers) as one JSON object on "
+               "stdout; everything else goes to stderr");
+  std::string quant, calibrate = "16", mode = "percentile", holdout = "auto", distribution;
   bool first_conv = false;
   app.add_option("--quantize", quant,
                  "int8: post-training quantization (power-of-two scales); int8-simulated: the same in float")
       ->check(CLI::IsMember({"int8", "int8-simulated"}));
-  app.add_option("--calibrate", calibrate, "calibration set: a number of random inputs, or a folder of .npy inputs")
+  app.add_option("--calibrate", calibrate,
+                 "calibration set: a folder of .npy inputs (recommended: real, preprocessed inputs), or a number of "
+                 "random inputs drawn from --input-distribution")
       ->capture_default_str();
+  app.add_option("--holdout", holdout,
+                 "inputs the quantized model is checked on besides the calibration set: auto (as many other random "
+                 "draws; with a folder, every fourth file of it), 0 (none), a number of random inputs, or a folder")
+      ->capture_default_str();
+  app.add_option("--input-distribution", distribution,
+                 "what random calibration and held-out inputs are drawn from: normal(MEAN, STD) or uniform(LO, HI) "
+                 "(default: the distribution the model records, else normal(0, 1))");
+  double min_accuracy = 0;
+  number_option(app, "--min-accuracy", min_accuracy,
+                "fail, writing nothing, when the quantized model's accuracy (the lowest of its outputs' cosines and "
+                "classifier top-1 agreements with the float model on the held-out inputs) is below this",
+                0.0, 1.0);
   app.add_option("--calibration-mode", mode, "max, percentile (99.9%) or kl")
       ->check(CLI::IsMember({"max", "percentile", "kl"}))
       ->capture_default_str();
@@ -132,12 +156,17 @@ int compile_cmd(const std::vector<std::string>& args) {
   std::string asm_path;
   app.add_option("--dump-asm", asm_path, "write the CPU kernels' assembly to this file")->check(output_file());
   if (int rc = parse(app, args); rc >= 0) return rc;
+  // What people read goes to stdout, or to stderr when stdout carries the JSON.
+  std::ostream& text = as_json ? std::cerr : std::cout;
+
+  // Every input is checked before the first expensive step (import, calibration, compilation).
 #ifndef LOOM_HAVE_TUNE
   if (!tuning_log.empty())
     LOOM_THROW(Error, "--tuning-log needs a loom built with the tuner (libxgboost-dev is optional; LLVM is not)");
 #endif
-  if (quant.empty() && (app.count("--calibrate") || app.count("--calibration-mode") || first_conv || per_channel))
-    LOOM_THROW(Error, "--calibrate, --calibration-mode, --quantize-first-conv and --per-channel need --quantize");
+  for (const char* opt : {"--calibrate", "--calibration-mode", "--quantize-first-conv", "--per-channel", "--holdout",
+                          "--input-distribution", "--min-accuracy"})
+    if (quant.empty() && app.count(opt)) LOOM_THROW(Error, opt, " needs --quantize");
   if (target == "accel" && quant != "int8")
     LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
   if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
@@ -150,6 +179,13 @@ int compile_cmd(const std::vector<std::string>& args) {
     LOOM_THROW(Error,
                "--per-channel is for the CPU: the accelerator requantizes with shifts, so --target accel uses "
                "power-of-two per-tensor scales");
+  if (!distribution.empty() && std::filesystem::is_directory(calibrate) &&
+      (holdout == "auto" || holdout == "0" || std::filesystem::is_directory(holdout)))
+    LOOM_THROW(Error, "--input-distribution draws random inputs, and --calibrate '", calibrate,
+               "' is a folder (with --holdout ", holdout, " no input is drawn)");
+  std::optional<frontend::InputDistribution> chosen;
+  if (!distribution.empty()) chosen = frontend::InputDistribution::parse(distribution, "--input-distribution");
+  if (!quant.empty()) frontend::check_calibration_options(calibrate, holdout);
   set_threads(threads);
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
@@ -167,27 +203,6 @@ int compile_cmd(const std::vector<std::string>& args) {
     if (eq == std::string::npos || eq == 0) LOOM_THROW(Error, "--bind '", b, "' must be NAME=FILE.npy");
     if (builtin) LOOM_THROW(Error, "--bind is for ONNX models; '", model, "' is built in");
     io.input_values[b.substr(0, eq)] = runtime::read_npy(b.substr(eq + 1));
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, io);
-  size_t imported = g.nodes.size();
-  std::string quant_summary;
-  if (!quant.empty()) {
-    graph::QuantizeOptions qo;
-    qo.mode = graph::parse_calibration_mode(mode);
-    qo.simulated = quant == "int8-simulated";
-    qo.skip_first_conv = !first_conv;
-    qo.per_channel = per_channel;
-    auto inputs = frontend::calibration_set(calibrate, g);
-    if (!quiet) std::cerr << "  quantizing: calibrating on " << inputs.size() << " inputs (" << mode << ")\n";
-    graph::QuantizeResult q = graph::quantize(std::move(g), inputs, qo);
-    if (!quiet) std::cerr << q.str();
-    std::ostringstream qs;
-    qs << "  quantized (" << quant << (per_channel ? " per-channel" : "") << ", " << mode << " calibration on "
-       << inputs.size() << " inputs): " << q.quantized_layers << " conv2d/dense layers int8, " << q.float_layers
-       << " float\n";
-    quant_summary = qs.str();
-    g = std::move(q.graph);
   }
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
@@ -207,34 +222,107 @@ int compile_cmd(const std::vector<std::string>& args) {
     log_use = tune::apply_log(
         bo, std::make_shared<const tune::TuningLog>(tuning_log));  // read once, checked before the build
 #endif
-  graph::BuildResult r = graph::build(std::move(g), bo);
+
+  auto t0 = std::chrono::steady_clock::now();
+  graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, io);
+  size_t imported = g.nodes.size();
+  nlohmann::json result = {{"model", model}, {"output", out}, {"target", target}};
+  std::optional<graph::QuantizeReport> report;
+  std::optional<graph::BuildResult> built;  // the CPU build, when the accuracy report compiled it
+  std::ostringstream summary;
+  if (!quant.empty()) {
+    graph::QuantizeOptions qo;
+    qo.mode = graph::parse_calibration_mode(mode);
+    qo.simulated = quant == "int8-simulated";
+    qo.skip_first_conv = !first_conv;
+    qo.per_channel = per_channel;
+    frontend::CalibrationSets sets = frontend::calibration_sets(calibrate, holdout, g, chosen);
+    if (!quiet)
+      std::cerr << "  quantizing: calibrating on " << sets.calibration_source << " (" << mode << ")"
+                << (sets.held_out.empty() ? "" : "; checking on " + sets.held_out_source) << "\n";
+    // For the CPU the report runs the model this command writes: compiled once, for both.
+    graph::QuantizedBuild cpu_build;
+    if (target == "cpu")
+      cpu_build = [&](const graph::Graph& quantized) {
+        built.emplace(graph::build(quantized, bo));
+        return built->file;
+      };
+    graph::QuantizeResult q =
+        graph::quantize_checked(std::move(g), sets.calibration, sets.held_out, qo, {}, cpu_build);
+    if (!quiet) std::cerr << q.str();
+    report = std::move(q.report);
+    report->calibration.source = sets.calibration_source;
+    if (report->held_out) report->held_out->source = sets.held_out_source;
+    summary << "  quantized (" << quant << (per_channel ? " per-channel" : "") << ", " << mode << " calibration on "
+            << sets.calibration.size() << " inputs): " << q.quantized_layers << " conv2d/dense layers int8, "
+            << q.float_layers << " float\n"
+            << report->str();
+    result["quantization"] = nlohmann::json::parse(report->to_json());
+    result["quantization"]["quantized_layers"] = q.quantized_layers;
+    result["quantization"]["float_layers"] = q.float_layers;
+    for (const std::string& w : report->warnings) std::cerr << "warning: " << w << "\n";
+    if (!report->warnings.empty()) std::cerr << kQuantizeAdvice << "\n";
+    if (app.count("--min-accuracy") && !(report->accuracy() >= min_accuracy)) {
+      text << summary.str();
+      if (as_json) std::cout << result.dump(1) << "\n";
+      LOOM_THROW(Error, "--min-accuracy ", min_accuracy, ": the quantized model's accuracy is ", report->accuracy(),
+                 " on the ", report->judged().set, " inputs; nothing written");
+    }
+    g = std::move(q.graph);
+  }
+  graph::BuildResult r = built ? std::move(*built) : graph::build(std::move(g), bo);
   runtime::save_model_file(out, r.file);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "compiled " << model << " -> " << out << " in " << std::fixed << std::setprecision(2) << secs << " s\n"
-            << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
-            << r.executor_graph.kernels.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
-            << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
-            << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024
-            << " KiB\n"
-            << quant_summary;
+  text << "compiled " << model << " -> " << out << " in " << std::fixed << std::setprecision(2) << secs << " s\n"
+       << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
+       << r.executor_graph.kernels.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
+       << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
+       << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
+       << summary.str();
+  text.unsetf(std::ios::fixed);
+  result["seconds"] = secs;
+  result["graph"] = {{"imported_nodes", imported},
+                     {"nodes", r.graph.nodes.size()},
+                     {"kernel_calls", r.executor_graph.kernels.size()},
+                     {"kernels", r.kernels.size()}};
+  result["memory"] = {{"planned_bytes", r.memory.planned_bytes()},
+                      {"unplanned_bytes", r.memory.unplanned_bytes},
+                      {"params_bytes", r.file.params_bytes}};
+  result["outputs"] = nlohmann::json::array();
+  for (int o : r.graph.outputs) result["outputs"].push_back(r.graph.node(o).name);
 #ifdef LOOM_HAVE_TUNE
-  if (!tuning_log.empty())
-    std::cout << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up
-              << " blocked conv2d kernels tuned for this machine"
-              << (bo.accel ? ", " + std::to_string(log_use.accel->found) + " of " +
-                                 std::to_string(log_use.accel->looked_up) + " accelerator convs tuned for config '" +
-                                 bo.accel->name + "'"
-                           : std::string())
-              << "\n";
-#endif
-  if (bo.cuda)
-    std::cout << "  CUDA program (" << bo.cuda->arch << "): " << r.file.cuda_program.size() / 1024 << " KiB\n";
-  if (bo.accel) {
-    std::cout << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "
-              << r.file.accel_image.size() / 1024 << " KiB";
-    std::cout << (r.accel_report.kept.empty() ? "\n" : "; on the CPU:\n");
-    for (auto& k : r.accel_report.kept) std::cout << "    " << k << "\n";
+  if (!tuning_log.empty()) {
+    text << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up
+         << " blocked conv2d kernels tuned for this machine"
+         << (bo.accel ? ", " + std::to_string(log_use.accel->found) + " of " +
+                            std::to_string(log_use.accel->looked_up) + " accelerator convs tuned for config '" +
+                            bo.accel->name + "'"
+                      : std::string())
+         << "\n";
+    result["tuning_log"] = {{"cpu_found", log_use.cpu->found}, {"cpu_looked_up", log_use.cpu->looked_up}};
   }
+#endif
+  if (bo.cuda) {
+    text << "  CUDA program (" << bo.cuda->arch << "): " << r.file.cuda_program.size() / 1024 << " KiB\n";
+    result["cuda"] = {{"arch", bo.cuda->arch}, {"program_bytes", r.file.cuda_program.size()}};
+  }
+  if (bo.accel) {
+    text << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "
+         << r.file.accel_image.size() / 1024 << " KiB";
+    if (r.accel_report.kept.empty())
+      text << "\n";
+    else if (quiet)
+      text << "; " << r.accel_report.kept.size() << " kept on the CPU (without -q: which and why)\n";
+    else
+      text << "; on the CPU:\n";
+    if (!quiet)
+      for (auto& k : r.accel_report.kept) text << "    " << k << "\n";
+    result["accelerator"] = {{"config", bo.accel->name},
+                             {"offloaded", r.accel_report.offloaded},
+                             {"image_bytes", r.file.accel_image.size()},
+                             {"kept_on_cpu", r.accel_report.kept}};
+  }
+  if (as_json) std::cout << result.dump(1) << "\n";
   return 0;
 #endif
 }
@@ -305,7 +393,7 @@ std::string describe_values(const NDArray& a) {
 
 // Every output as <folder>/<name>.npy: the name with characters outside [A-Za-z0-9._-] as '_',
 // "output<k>" if that leaves nothing, and '_' added until it differs from the names before.
-static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std::string& folder) {
+static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std::string& folder, std::ostream& text) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec || !std::filesystem::is_directory(folder))
@@ -319,7 +407,7 @@ static void write_outputs_to_folder(const runtime::GraphExecutor& ex, const std:
     while (!used.insert(name).second) name += "_";  // y, y_, y__: never one file twice
     std::string path = (std::filesystem::path(folder) / (name + ".npy")).string();
     runtime::write_npy(path, ex.get_output(o));
-    std::cout << "wrote output " << o << " to " << path << "\n";
+    text << "wrote output " << o << " to " << path << "\n";
   }
 }
 
@@ -349,8 +437,13 @@ int run_model_cmd(const std::vector<std::string>& args) {
   number_option(app, "--seed", seed, "seed of the random inputs", 0, UINT64_MAX)->capture_default_str();
   app.add_flag("--profile", profile,
                "print the time of every kernel (and, for accelerator kernels, cycles, GEMM use, DMA bytes)");
-  bool as_json = false;
-  app.add_flag("--json", as_json, "print the per-kernel table as JSON");
+  bool as_json = false, allow_non_finite = false;
+  app.add_flag("--json", as_json,
+               "print the per-kernel table, the outputs and the --reference comparisons as one JSON object on stdout; "
+               "everything else goes to stderr");
+  app.add_flag("--allow-non-finite", allow_non_finite,
+               "let NaN and infinity into a quantized model's inputs (refused by default: int8 layers turn them into "
+               "plausible-looking numbers)");
   BackendOptions bopt;
   add_backend_options(app, bopt);
   std::vector<std::string> compare;
@@ -362,6 +455,12 @@ int run_model_cmd(const std::vector<std::string>& args) {
   if (o_compare->count() && any_backend_option(bopt))
     LOOM_THROW(ConfigError,
                "--compare runs each backend with its default options: leave out --backend and the simulator options");
+  // --compare reports where two backends diverge; it writes and checks no outputs.
+  for (const char* opt : {"--output", "--output-dir", "--reference", "--profile", "--json"})
+    if (o_compare->count() && app.count(opt))
+      LOOM_THROW(Error, "--compare reports the first instruction where two backends differ and writes no outputs: ",
+                 opt, " does not go with it (run once per backend with ", opt, " instead)");
+  std::ostream& text = as_json ? std::cerr : std::cout;
   runtime::ModelFile file = runtime::load_model_file(model);
   // The inputs: the --input files, or random values from --seed.
   auto set_inputs = [&](runtime::GraphExecutor& ex) {
@@ -391,6 +490,7 @@ int run_model_cmd(const std::vector<std::string>& args) {
       side.backend = compare[size_t(s)];
       runtime::ExecutorOptions o;
       o.accel_backend = side.backend;
+      o.allow_non_finite = allow_non_finite;
       o.accel_config_json = backend_config_json(side, c);
       auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", o);
       set_inputs(ex);
@@ -402,6 +502,7 @@ int run_model_cmd(const std::vector<std::string>& args) {
   runtime::ExecutorOptions eo;
   eo.accel_backend = bopt.backend;
   eo.max_host_bytes = max_host;
+  eo.allow_non_finite = allow_non_finite;
   std::optional<accel::AccelConfig> cfg;
   if (!file.accel_image.empty()) {
     cfg = accel::AccelConfig::from_json(runtime::AccelImage::parse(file.accel_image, model).config_json, model);
@@ -420,43 +521,61 @@ int run_model_cmd(const std::vector<std::string>& args) {
   std::vector<double> times = profile ? ex.run_profiled() : std::vector<double>{};
   if (!profile) ex.run();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (as_json) {
-    std::cout << kernel_table_json(ex, times, cfg).dump(1) << "\n";
-  } else {
+  nlohmann::json result = kernel_table_json(ex, times, cfg);
+  if (!as_json) {
     std::cout << "ran " << (ex.model_name().empty() ? model : ex.model_name()) << " (" << ex.kernels().size()
               << " kernels, " << runtime::num_threads() << " threads"
               << (cfg ? ", accelerator on " + bopt.backend : std::string()) << ") in " << std::fixed
               << std::setprecision(3) << ms << " ms\n";
     if (profile) print_kernel_table(ex, times, cfg);
   }
+  result["milliseconds"] = ms;
+  result["threads"] = runtime::num_threads();
+  result["outputs"] = nlohmann::json::array();
   std::cout.unsetf(std::ios::fixed);
-  for (size_t o = 0; o < ex.num_outputs(); ++o)
-    std::cout << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(ex.get_output(o)) << "\n";
-  for (size_t o = 0; o < outputs.size(); ++o) runtime::write_npy(outputs[o], ex.get_output(o));
-  if (!output_dir.empty()) write_outputs_to_folder(ex, output_dir);
+  for (size_t o = 0; o < ex.num_outputs(); ++o) {
+    NDArray y = ex.get_output(o);
+    text << "output " << o << " '" << ex.output_spec(o).name << "': " << describe_values(y) << "\n";
+    result["outputs"].push_back({{"name", ex.output_spec(o).name}, {"dtype", y.dtype().str()}, {"shape", y.shape()}});
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    runtime::write_npy(outputs[o], ex.get_output(o));
+    result["outputs"][o]["file"] = outputs[o];
+  }
+  if (!output_dir.empty()) write_outputs_to_folder(ex, output_dir, text);
   bool all_match = true;
   for (size_t o = 0; o < references.size(); ++o) {
     NDArray want = runtime::read_npy(references[o]), got = ex.get_output(o);
     if (want.shape() != got.shape())
       LOOM_THROW(Error, "reference '", references[o], "' has shape ", shape_str(want.shape()), ", output ", o, " has ",
                  shape_str(got.shape()));
-    double scale = 0, err = 0;
+    double scale = 0, err = 0, dot = 0, ww = 0, gg = 0;
     for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::fabs(want.get_as_double(i)));
     for (int64_t i = 0; i < want.numel(); ++i) {
       double w = want.get_as_double(i), g = got.get_as_double(i);
       // NaN where the reference has none (or the reverse) is an infinite error; std::max would drop it.
       err = std::isnan(w) != std::isnan(g) ? INFINITY : std::isnan(w) ? err : std::max(err, std::fabs(w - g));
+      dot += w * g, ww += w * w, gg += g * g;
     }
     double rel = err / std::max(scale, 1e-30);
-    std::cout << "output " << o << ": max |error| vs reference: " << err << " (" << rel << " of the largest magnitude "
-              << scale << ")\n";
-    if (!(rel <= tolerance)) {
-      std::cout << "MISMATCH: above the tolerance " << tolerance << " (output " << o << ")\n";
+    double cosine = ww == 0 && gg == 0 ? 1 : ww == 0 || gg == 0 ? 0 : dot / std::sqrt(ww * gg);
+    text << "output " << o << ": max |error| vs reference: " << err << " (" << rel << " of the largest magnitude "
+         << scale << "); cosine " << cosine << "\n";
+    bool ok = rel <= tolerance;
+    result["outputs"][o]["reference"] = {{"file", references[o]},
+                                         {"max_error", std::isfinite(err) ? nlohmann::json(err) : nlohmann::json()},
+                                         {"relative_error", std::isfinite(rel) ? nlohmann::json(rel) : nlohmann::json()},
+                                         {"cosine", std::isfinite(cosine) ? nlohmann::json(cosine) : nlohmann::json()},
+                                         {"tolerance", tolerance},
+                                         {"ok", ok}};
+    if (!ok) {
+      text << "MISMATCH: above the tolerance " << tolerance << " (output " << o << ")\n";
       all_match = false;
     }
   }
+  if (as_json) std::cout << result.dump(1) << "\n";
   if (!all_match) return 1;
-  if (!references.empty()) std::cout << "matches the reference\n";
+  if (!references.empty()) text << "matches the reference\n";
   return 0;
 }
 

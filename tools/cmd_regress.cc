@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "command.h"
+#include "loom/regress/job.h"
 #include "loom/regress/manifest.h"
 #include "loom/regress/runner.h"
 #include "loom/runtime/error.h"
@@ -79,9 +80,15 @@ int regress_cmd(const std::vector<std::string>& args) {
   if (slurm && app.count("--jobs")) LOOM_THROW(Error, "--jobs applies to --local (on Slurm: --max-running)");
   regress::Manifest m = regress::load_manifest(manifest);
   if (list) {
-    for (const regress::JobSpec& j : m.jobs) std::cout << j.name << "  " << j.workload << "\n";
-    std::cout << m.jobs.size() << " jobs\n";
-    return 0;
+    size_t blocked = 0;
+    for (const regress::JobSpec& j : m.jobs) {
+      std::string problem = regress::job_problem(j);
+      blocked += !problem.empty();
+      std::cout << j.name << "  " << j.workload << (problem.empty() ? "" : "  [cannot run: " + problem + "]") << "\n";
+    }
+    std::cout << m.jobs.size() << " jobs" << (blocked ? ", " + std::to_string(blocked) + " cannot run here" : "")
+              << "\n";
+    return blocked ? 1 : 0;
   }
   o.out = out.empty() ? std::filesystem::path(manifest).stem().string() + ".regress" : out;
   o.out = std::filesystem::absolute(o.out);

@@ -3,6 +3,8 @@
 // goes to a tuning log (JSON lines; tune::best_from_log reads it back, `loom compile --tuning-log`
 // uses it). `loom tune model NAME` tunes every distinct blocked conv2d kernel of a model.
 #ifdef LOOM_HAVE_TUNE
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -49,7 +51,9 @@ tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const st
             << (o.use_model && tune::cost_model_available() ? "cost model: gradient-boosted trees (XGBoost)"
                                                             : "random search")
             << "\n";
-  if (!quiet)
+  // The bar redraws itself with carriage returns: only on a terminal, never into a pipe or a log.
+  const bool bar = !quiet && isatty(STDERR_FILENO) == 1;
+  if (bar)
     o.progress = [score](int done, int total, const tune::Trial&, const tune::Trial& best) {
       int width = 30, filled = total ? width * done / total : width;
       std::cerr << "\r[" << std::string(size_t(filled), '#') << std::string(size_t(width - filled), '.') << "] " << done
@@ -57,7 +61,7 @@ tune::TuneResult tune_one(const tune::Template& t, tune::TuneOptions o, const st
                 << std::flush;
     };
   tune::TuneResult r = tune::tune(t, o);
-  if (!quiet) std::cerr << "\n";
+  if (bar) std::cerr << "\n";
   int failed = 0;
   for (auto& tr : r.trials) failed += !tr.ok;
   std::cout << std::fixed << std::setprecision(1) << "  default: " << score(r.default_trial) << " ("

@@ -11,6 +11,7 @@
 
 #include "loom/accel/isa.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/suggest.h"
 
 namespace loom::accel {
 
@@ -39,6 +40,43 @@ int AccelConfig::sram_index_bits() const {
 }
 
 int AccelConfig::uop_src_bits() const { return std::max(inp_index_bits(), acc_index_bits()); }
+
+namespace {
+
+// Whether the config's buffer indices fit the 32-bit micro-op and every instruction format.
+bool fits_instruction_word(const AccelConfig& c) {
+  if (c.uop_bits() > 8 * AccelConfig::kUopBytes) return false;
+  IsaLayout layout(c);
+  for (Opcode op : {Opcode::Load, Opcode::Gemm, Opcode::Alu})
+    if (layout.insn_bits(op) > IsaLayout::kInsnBits) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string instruction_width_advice(const AccelConfig& c) {
+  // For each buffer, alone: the largest power-of-two size (not above today's) at which everything fits.
+  struct Field {
+    const char* name;
+    int64_t AccelConfig::*bytes;
+    int64_t entry;  // the smallest legal size: one entry
+  };
+  const Field fields[] = {{"inp_buffer_bytes", &AccelConfig::inp_buffer_bytes, c.inp_block_bytes()},
+                          {"wgt_buffer_bytes", &AccelConfig::wgt_buffer_bytes, c.wgt_block_bytes()},
+                          {"acc_buffer_bytes", &AccelConfig::acc_buffer_bytes, c.acc_block_bytes()},
+                          {"out_buffer_bytes", &AccelConfig::out_buffer_bytes, c.out_block_bytes()},
+                          {"uop_buffer_bytes", &AccelConfig::uop_buffer_bytes, AccelConfig::kUopBytes}};
+  std::string fixes;
+  for (const Field& f : fields) {
+    AccelConfig t = c;
+    while (t.*f.bytes / 2 >= f.entry && !fits_instruction_word(t)) t.*f.bytes /= 2;
+    if (t.*f.bytes < c.*f.bytes && fits_instruction_word(t) && t.out_depth() >= t.acc_depth())
+      fixes += (fixes.empty() ? "" : ", ") + std::string(f.name) + " to at most " + std::to_string(t.*f.bytes);
+  }
+  if (!fixes.empty()) return "shrink " + fixes + " (any one of them alone fits the instruction word)";
+  return "no single buffer fits it alone: shrink several of inp/wgt/acc/out/uop_buffer_bytes (each halving takes "
+         "one bit off its index)";
+}
 
 void AccelConfig::validate() const {
   // The name becomes SystemVerilog and file names: letters, digits, '_', '-', '.' only.
@@ -75,7 +113,7 @@ void AccelConfig::validate() const {
   if (uop_bits() > 8 * kUopBytes)
     LOOM_THROW(ConfigError, field("acc/inp/wgt_buffer_bytes"), ": a micro-op needs dst:", uop_dst_bits(),
                " + src:", uop_src_bits(), " + wgt:", uop_wgt_bits(), " = ", uop_bits(), " bits, more than ",
-               8 * kUopBytes);
+               8 * kUopBytes, "; ", instruction_width_advice(*this));
   IsaLayout layout(*this);
   for (Opcode op : {Opcode::Load, Opcode::Gemm, Opcode::Alu})
     if (layout.insn_bits(op) > IsaLayout::kInsnBits)
@@ -83,7 +121,7 @@ void AccelConfig::validate() const {
                  to_string(op), " instructions would need ", layout.insn_bits(op), " bits (",
                  op == Opcode::Load ? "sram_base indexes the deepest buffer"
                                     : "micro-op range and loop factors index the buffers",
-                 "), more than ", IsaLayout::kInsnBits);
+                 "), more than ", IsaLayout::kInsnBits, "; ", instruction_width_advice(*this));
 }
 
 std::string AccelConfig::to_json() const {
@@ -138,6 +176,15 @@ nlohmann::json parse_without_duplicates(const std::string& text, const std::stri
   }
 }
 
+// Unknown fields first: a misspelt field would otherwise be reported as the field it misspells missing.
+void check_known_fields(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) return;
+  const std::vector<std::string> known(std::begin(kConfigFields), std::end(kConfigFields));
+  for (auto& [k, v] : j.items())
+    if (std::find(known.begin(), known.end(), k) == known.end())
+      LOOM_THROW(ConfigError, "accelerator config ", origin, ": unknown field '", k, "'", did_you_mean(k, known));
+}
+
 }  // namespace
 
 AccelConfig AccelConfig::from_json(const std::string& text, const std::string& origin) {
@@ -156,11 +203,7 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
       LOOM_THROW(ConfigError, "accelerator config ", origin, ": '", key, "' = ", j[key].dump(), " is out of range");
     out = j[key].get<T>();
   };
-  for (auto& [k, v] : j.items()) {
-    bool known = false;
-    for (auto* n : kConfigFields) known |= k == n;
-    if (!known) LOOM_THROW(ConfigError, "accelerator config ", origin, ": unknown field '", k, "'");
-  }
+  check_known_fields(j, origin);
   if (j.contains("name")) {
     if (!j["name"].is_string()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": 'name' must be a string");
     c.name = j["name"].get<std::string>();
@@ -187,6 +230,7 @@ AccelConfig AccelConfig::load(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   nlohmann::json j = parse_without_duplicates(ss.str(), "'" + path + "'");
+  check_known_fields(j, "'" + path + "'");
   if (j.is_object()) {
     std::string missing;
     for (auto* f : kConfigFields)

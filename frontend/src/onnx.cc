@@ -251,7 +251,9 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
                ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
   if (!model.has_graph()) LOOM_THROW(ModelError, origin, ": the ONNX model has no graph");
   Importer im(origin, base_dir, options);
-  return im.run(model);
+  Graph g = im.run(model);
+  for (const auto& p : model.metadata_props()) g.metadata[p.key()] = p.value();
+  return g;
 }
 
 namespace {

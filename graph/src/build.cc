@@ -27,10 +27,12 @@ BuildResult build(Graph g, const BuildOptions& options) {
   po.accel = options.accel;
   po.accel_report = &r.accel_report;
   progress("optimizing the graph (" + std::to_string(g.nodes.size()) + " nodes)");
+  const std::vector<std::string> output_names = g.output_names();
   optimize(g, po);
   // An output that no kernel computes (an input or a constant) gets a copy kernel.
   for (int& o : g.outputs)
     if (!g.node(o).is_op()) o = g.add_op("identity", g.unique_name(g.node(o).name + "_out"), {o});
+  g.name_outputs(output_names);
   infer_types(g);
   r.fusion = fuse_ops(g);
   r.memory = plan_memory(g, r.fusion);

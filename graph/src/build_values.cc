@@ -37,8 +37,13 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     exec.values.push_back(std::move(v));
     return exec.values.back();
   };
+  // A quantized model's float inputs must be finite: int8 layers have no NaN.
+  bool quantized = false;
+  for (const Node& n : g.nodes) quantized |= n.is_op() && (n.op == "quantize" || n.op == "fake_quantize");
   for (int id : g.inputs) {
-    add_value(id, runtime::ValueKind::Input).storage = exec.storages.size();
+    runtime::ExecutorValue& v = add_value(id, runtime::ValueKind::Input);
+    v.finite_only = quantized && g.type_of(id).dtype.is_float();
+    v.storage = exec.storages.size();
     exec.storages.push_back(runtime::aligned_bytes(g.type_of(id).nbytes()));
   }
   std::set<int> read(placement.cpu_read.begin(), placement.cpu_read.end());

@@ -254,4 +254,28 @@ std::string Graph::unique_name(const std::string& base) const {
     if (!used.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
 }
 
+std::vector<std::string> Graph::output_names() const {
+  std::vector<std::string> names;
+  for (int o : outputs) names.push_back(node(o).name);
+  return names;
+}
+
+void Graph::name_outputs(const std::vector<std::string>& names) {
+  LOOM_CHECK(names.size() == outputs.size(), "name_outputs: ", names.size(), " names for ", outputs.size(), " outputs");
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    Node& out = node(outputs[k]);
+    if (out.name == names[k]) continue;
+    // An output read twice under two names keeps the first (one node has one name).
+    bool earlier = false;
+    for (size_t j = 0; j < k; ++j) earlier |= outputs[j] == outputs[k];
+    // Inputs keep their names: they are what a caller binds by.
+    bool input_holds = out.is_input();
+    for (const Node& n : nodes) input_holds |= n.is_input() && n.name == names[k];
+    if (earlier || input_holds) continue;
+    for (Node& n : nodes)
+      if (&n != &out && n.name == names[k]) n.name = unique_name(names[k] + "_orig");
+    out.name = names[k];
+  }
+}
+
 }  // namespace loom::graph

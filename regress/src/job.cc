@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "loom/accel/config.h"
@@ -14,6 +15,7 @@
 #include "loom/graph/quantize.h"
 #include "loom/ops/accel_operators.h"
 #include "loom/regress/compare.h"
+#include "model_artifacts.h"
 #include "loom/regress/process.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
@@ -164,13 +166,91 @@ void run_program_file(const JobSpec& job, const Workload& w, JobOutcome& o, cons
   }
 }
 
+// The job's model inputs: the first `inputs` .npy files of its inputs_from folder, or random draws
+// (seeded by the job) from the distribution each input was calibrated on (normal(0, 1) for a
+// compiled model's float inputs).
+std::vector<std::vector<NDArray>> model_inputs(const JobSpec& job, const runtime::GraphExecutor& ex,
+                                               const std::vector<std::string>& distributions) {
+  std::vector<std::vector<NDArray>> inputs;
+  if (!job.inputs_from.empty()) {
+    if (ex.num_inputs() != 1)
+      LOOM_THROW(Error, "inputs_from '", job.inputs_from, "': a folder of .npy files needs a single-input model");
+    std::vector<std::string> files;
+    for (auto& e : fs::directory_iterator(job.inputs_from))
+      if (e.path().extension() == ".npy") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.size() < size_t(job.inputs))
+      LOOM_THROW(Error, "inputs_from '", job.inputs_from, "' holds ", files.size(), " .npy files; the job runs ",
+                 job.inputs, " inputs");
+    for (int k = 0; k < job.inputs; ++k) {
+      NDArray a = runtime::read_npy(files[size_t(k)]);
+      if (a.shape() != ex.input_spec(0).shape || a.dtype() != ex.input_spec(0).dtype)
+        LOOM_THROW(Error, "inputs_from: '", files[size_t(k)], "' holds ", a.describe(), ", the model's input is ",
+                   ex.input_spec(0).str());
+      inputs.push_back({a});
+    }
+    return inputs;
+  }
+  for (int k = 0; k < job.inputs; ++k) {
+    std::vector<NDArray> one;
+    for (size_t i = 0; i < ex.num_inputs(); ++i) {
+      NDArray a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+      frontend::InputDistribution d;
+      if (i < distributions.size())
+        d = frontend::InputDistribution::parse(distributions[i], "input distribution");
+      else if (!a.dtype().is_float())
+        d = {frontend::InputDistribution::Kind::Uniform, -1, 1};
+      d.fill(a, job.seed * 1000003 + uint64_t(k) * 131 + i);
+      one.push_back(a);
+    }
+    inputs.push_back(one);
+  }
+  return inputs;
+}
+
+// Top-1 agreement of the int8 outputs with the float model's over the inputs, unless the float
+// model's answers cannot tell a good quantization from a bad one (one input, one class for every
+// input, the same output for every input): then the reason, and no figure.
+std::string measure_accuracy(runtime::GraphExecutor& fl, const std::vector<std::vector<NDArray>>& inputs,
+                             const std::vector<std::vector<NDArray>>& outputs, JobOutcome& o) {
+  if (inputs.size() < 2)
+    return "top-1 agreement over one input says nothing about the quantization: give the group \"inputs\" >= 2";
+  std::set<int64_t> classes;
+  int agree = 0;
+  bool constant = true;
+  NDArray first;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    NDArray f = fl.run(inputs[k])[0];
+    int64_t c = argmax(f);
+    classes.insert(c);
+    agree += c == argmax(outputs[k][0]);
+    if (!first.defined())
+      first = f;
+    else
+      constant = constant && compare_arrays(f, first).equal();
+  }
+  o.metrics["float_classes"] = classes.size();
+  if (constant)
+    return "the float model's output is the same for all " + std::to_string(inputs.size()) +
+           " inputs: agreement with it says nothing (give inputs the model tells apart: \"inputs_from\")";
+  if (classes.size() == 1)
+    return "the float model picks class " + std::to_string(*classes.begin()) + " for all " +
+           std::to_string(inputs.size()) +
+           " inputs: any quantized model would agree (give inputs the model tells apart: \"inputs_from\", or more "
+           "\"inputs\")";
+  o.metrics["accuracy"] = double(agree) / double(inputs.size());
+  return "";
+}
+
 // model:...: a compiled model as is, or a float model quantized to int8 and compiled for the
-// config; run on `inputs` random inputs; checked against the CPU int8 build (bit-exact), the
-// reference backend, and for accuracy the float model's top-1 class.
-void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::path& dir) {
+// config (shared with the run's other jobs of that model: model_artifacts.h); run on the job's
+// inputs; checked against the CPU int8 build (bit-exact), the reference backend, and for accuracy
+// the float model's top-1 class.
+void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::path& dir,
+               const fs::path& artifacts) {
   const bool compiled = fs::path(w.target).extension() == ".loom";
   runtime::ModelFile file;
-  std::optional<graph::Graph> float_model, int8_model;
+  std::optional<ModelArtifacts> built;
   json cfg;
   if (compiled) {
     file = runtime::load_model_file(w.target);
@@ -178,16 +258,11 @@ void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
       LOOM_THROW(Error, "'", w.target, "' has no accelerator kernels (compile it with --target accel)");
     cfg = json::parse(runtime::AccelImage::parse(file.accel_image, w.target).config_json);
   } else {
-    accel::AccelConfig c = accel::AccelConfig::from_json(job.config.dump(), "config '" + job.config_name + "'");
     cfg = job.config;
-    float_model = frontend::load_model(w.target, 1, w.image ? w.image : 224);
-    std::cout << "quantizing " << w.target << " to int8 (4 random calibration inputs)" << std::endl;
-    int8_model = graph::quantize(*float_model, frontend::calibration_set("4", *float_model), {}).graph;
-    graph::BuildOptions bo;
-    bo.accel = c;
-    graph::BuildResult r = graph::build(*int8_model, bo);
-    std::cout << "compiled: " << r.accel_report.offloaded << " layers on the accelerator" << std::endl;
-    file = r.file;
+    built = model_artifacts(job, w, artifacts);
+    std::cout << "model " << w.target << ": " << built->note << std::endl;
+    file = built->accel;
+    o.metrics["quantization"] = built->quantization;
   }
   auto executor = [&](const runtime::ModelFile& f, const std::string& backend) {
     runtime::ExecutorOptions eo;
@@ -200,16 +275,8 @@ void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
     }
   };
   auto ex = executor(file, job.backend);
-  std::vector<std::vector<NDArray>> inputs;
-  for (int k = 0; k < job.inputs; ++k) {
-    std::vector<NDArray> one;
-    for (size_t i = 0; i < ex.num_inputs(); ++i) {
-      NDArray a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
-      a.fill_random(job.seed * 1000003 + uint64_t(k) * 131 + i);
-      one.push_back(a);
-    }
-    inputs.push_back(one);
-  }
+  std::vector<std::vector<NDArray>> inputs =
+      model_inputs(job, ex, built ? built->input_distributions : std::vector<std::string>{});
   std::vector<std::vector<NDArray>> outputs;
   AccelTotals totals;
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -225,7 +292,7 @@ void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
   if (job.expect.reference != "none") {
     std::optional<runtime::GraphExecutor> ref;
     if (job.expect.reference == "cpu") {
-      ref.emplace(runtime::GraphExecutor::from_model_file(graph::build(*int8_model, {}).file, "CPU int8"));
+      ref.emplace(runtime::GraphExecutor::from_model_file(built->cpu_int8, "CPU int8"));
     } else {
       ref.emplace(executor(file, job.expect.reference));
     }
@@ -237,10 +304,9 @@ void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::p
     }
   }
   if (job.expect.min_accuracy) {
-    auto fl = runtime::GraphExecutor::from_model_file(graph::build(*float_model, {}).file, "float model");
-    int agree = 0;
-    for (size_t k = 0; k < inputs.size(); ++k) agree += argmax(fl.run(inputs[k])[0]) == argmax(outputs[k][0]);
-    o.metrics["accuracy"] = double(agree) / double(inputs.size());
+    auto fl = runtime::GraphExecutor::from_model_file(built->float_model, "float model");
+    std::string why = measure_accuracy(fl, inputs, outputs, o);
+    if (!why.empty()) o.metrics["accuracy_unmeasured"] = why;
   }
 }
 
@@ -303,11 +369,36 @@ void check_bounds(const JobSpec& job, JobOutcome& o) {
     if (a)
       os << "top-1 agreement with the float model " << *a << " over " << job.inputs << " inputs, floor "
          << *e.min_accuracy;
-    o.checks.push_back({"min_accuracy", a && *a >= *e.min_accuracy, a ? os.str() : "no accuracy measured"});
+    std::string unmeasured = o.metrics.value("accuracy_unmeasured", std::string("no accuracy measured"));
+    o.checks.push_back({"min_accuracy", a && *a >= *e.min_accuracy, a ? os.str() : unmeasured});
   }
 }
 
 }  // namespace
+
+std::string job_problem(const JobSpec& job) {
+  try {
+    Workload w = parse_workload(job.workload);
+    if (w.kind == "command") return "";  // the command opens what it opens
+    json cfg = job.config;
+    if (w.kind == "program") cfg = json::parse(accel::Program::load(w.target).config.to_json());
+    if (w.kind == "model" && fs::path(w.target).extension() == ".loom")
+      cfg = json::parse(runtime::AccelImage::parse(runtime::load_model_file(w.target).accel_image, w.target).config_json);
+    sim::register_backends();
+    check_accel_backend(job.backend, device_json(job, cfg, job.backend));
+    const std::string& ref = job.expect.reference;
+    if (ref != "cpu" && ref != "none") {
+      try {
+        check_accel_backend(ref, device_json(job, cfg, ref));
+      } catch (const Error& e) {
+        return std::string("reference: ") + e.what();
+      }
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 json JobOutcome::to_json() const {
   json c = json::array();
@@ -315,7 +406,7 @@ json JobOutcome::to_json() const {
   return {{"status", status}, {"message", message}, {"metrics", metrics}, {"checks", c}};
 }
 
-JobOutcome run_job(const JobSpec& job, const fs::path& dir) {
+JobOutcome run_job(const JobSpec& job, const fs::path& dir, const fs::path& artifacts) {
   JobOutcome o;
   try {
     sim::register_backends();
@@ -328,7 +419,7 @@ JobOutcome run_job(const JobSpec& job, const fs::path& dir) {
     else if (w.kind == "program")
       run_program_file(job, w, o, dir);
     else if (w.kind == "model")
-      run_model(job, w, o, dir);
+      run_model(job, w, o, dir, artifacts);
     else
       run_shell(job, w, o, dir);
     if (job.expect.reference != "none" && w.kind != "command") {

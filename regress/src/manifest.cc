@@ -249,10 +249,12 @@ json JobSpec::to_json() const {
   if (expect.max_cycles) e["max_cycles"] = *expect.max_cycles;
   if (expect.min_utilization) e["min_utilization"] = *expect.min_utilization;
   if (expect.min_accuracy) e["min_accuracy"] = *expect.min_accuracy;
-  return {{"name", name},           {"group", group},     {"workload", workload}, {"config_name", config_name},
-          {"config", config},       {"backend", backend}, {"device", device},     {"expect", e},
-          {"timeout_s", timeout_s}, {"retries", retries}, {"seed", seed},         {"inputs", inputs},
-          {"files", files}};
+  json j = {{"name", name},           {"group", group},     {"workload", workload}, {"config_name", config_name},
+            {"config", config},       {"backend", backend}, {"device", device},     {"expect", e},
+            {"timeout_s", timeout_s}, {"retries", retries}, {"seed", seed},         {"inputs", inputs},
+            {"files", files}};
+  if (!inputs_from.empty()) j["inputs_from"] = inputs_from;
+  return j;
 }
 
 JobSpec JobSpec::from_json(const json& j) {
@@ -275,6 +277,7 @@ JobSpec JobSpec::from_json(const json& j) {
     s.seed = j.at("seed").get<uint64_t>();
     s.inputs = j.at("inputs").get<int>();
     s.files = j.at("files").get<std::vector<std::string>>();
+    s.inputs_from = j.value("inputs_from", std::string());
   } catch (const json::exception& e) {
     LOOM_THROW(Error, "job description ", j.dump().substr(0, 120), ": ", e.what());
   }
@@ -342,7 +345,7 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     if (!folder_name(group)) r.fail("the name may hold only letters, digits, '.', '_' and '-' (it names a folder)");
     if (!groups.insert(group).second) r.fail("a group of this name comes earlier");
     r.known_keys(g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs",
-                     "device", "files"});
+                     "inputs_from", "device", "files"});
     // Files the group's jobs read besides their workload's (a script a command runs, a model a
     // command loads): their contents are part of the cache key.
     std::vector<std::string> group_files;
@@ -414,6 +417,23 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     const int job_retries = int(r.whole(g, "retries", retries, 0, 10));
     const uint64_t job_seed = uint64_t(r.whole(g, "seed", int64_t(seed), 0, INT64_MAX));
     const int inputs = int(r.whole(g, "inputs", 1, 1, 1000));
+    // A folder of .npy inputs for model workloads: its files join the cache key.
+    std::string inputs_from;
+    if (g.contains("inputs_from")) {
+      if (!g["inputs_from"].is_string()) r.fail("'inputs_from' must be a folder (a string)");
+      fs::path abs = fs::absolute(fs::path(base_dir) / g["inputs_from"].get<std::string>()).lexically_normal();
+      if (!fs::is_directory(abs)) r.fail("'inputs_from': no folder '" + abs.string() + "'");
+      std::vector<std::string> npys;
+      for (auto& e : fs::directory_iterator(abs))
+        if (e.path().extension() == ".npy") npys.push_back(e.path().string());
+      std::sort(npys.begin(), npys.end());
+      if (npys.size() < size_t(inputs))
+        r.fail("'inputs_from': '" + abs.string() + "' holds " + std::to_string(npys.size()) +
+               " .npy files, fewer than the group's " + std::to_string(inputs) + " inputs");
+      npys.resize(size_t(inputs));
+      group_files.insert(group_files.end(), npys.begin(), npys.end());
+      inputs_from = abs.string();
+    }
 
     for (const auto& [given_slug, text] : workloads) {
       Workload w;
@@ -462,6 +482,8 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
                "\"none\" or leave it out");
       if (ex.min_accuracy && (w.kind != "model" || own_config))
         r.fail("min_accuracy needs a model workload that Loom quantizes (model:NAME or model:FILE.onnx)");
+      if (!inputs_from.empty() && w.kind != "model")
+        r.fail("'inputs_from' gives a model's inputs: workload '" + text + "' is no model");
       for (const auto& c : config_names)
         for (const auto& b : backends) {
           JobSpec s;
@@ -476,6 +498,7 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
           s.retries = job_retries;
           s.seed = job_seed;
           s.inputs = inputs;
+          s.inputs_from = inputs_from;
           s.files = files;
           s.name = group + "/" + (given_slug.empty() ? slug(w, text) : given_slug) + "/" + s.config_name + "/" +
                    as_folder_name(b);

@@ -1,11 +1,18 @@
 #include "loom/regress/progress.h"
 
+#include <unistd.h>
+
 #include <iostream>
 
 namespace loom::regress {
 
+bool progress_on_terminal() {
+  static const bool tty = isatty(STDERR_FILENO) == 1;
+  return tty;
+}
+
 void draw_progress(bool quiet, size_t done, size_t total, size_t running, size_t failed, const std::string& note) {
-  if (quiet || total == 0) return;
+  if (quiet || total == 0 || !progress_on_terminal()) return;
   const size_t width = 30, filled = width * done / total;
   std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] " << done << "/" << total
             << " jobs, " << running << " running" << (failed ? ", " + std::to_string(failed) + " failed" : "")
@@ -13,7 +20,7 @@ void draw_progress(bool quiet, size_t done, size_t total, size_t running, size_t
 }
 
 void end_progress(bool quiet) {
-  if (!quiet) std::cerr << "\n";
+  if (!quiet && progress_on_terminal()) std::cerr << "\n";
 }
 
 }  // namespace loom::regress

@@ -180,7 +180,7 @@ bool run_one(const fs::path& dir, const std::string& line) {
   fs::remove(jd / "outcome.json");
   ChildStatus s = run_forked(
       [&] {
-        JobOutcome o = run_job(job, jd);
+        JobOutcome o = run_job(job, jd, dir / "artifacts");
         write_atomically(jd / "outcome.json", o.to_json().dump());
         return 0;
       },
@@ -264,6 +264,17 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     if (selected) jobs.push_back(j);
   }
   if (jobs.empty()) LOOM_THROW(Error, "--only selects none of the manifest's ", m.jobs.size(), " jobs");
+  // Before anything runs: every job must be able to open its backends (an RTL model built for its
+  // config, ...), so a run does not fail after the others' hours of work.
+  {
+    std::string problems;
+    size_t count = 0;
+    for (const JobSpec& j : jobs)
+      if (std::string p = job_problem(j); !p.empty() && ++count <= 5) problems += "\n  " + j.name + ": " + p;
+    if (count)
+      LOOM_THROW(Error, count, " of the ", jobs.size(), " jobs cannot run here, so none ran:", problems,
+                 count > 5 ? "\n  ..." : "", "\n(`loom regress --list` flags each; --only selects the others)");
+  }
   // The previous run's reports go first: a run that dies before writing its own leaves none, never
   // an old one that looks like this run's.
   for (const char* f : {"report.xml", "report.csv", "report.md", "results.jsonl"}) fs::remove(o.out / f);

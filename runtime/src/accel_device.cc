@@ -214,8 +214,16 @@ void register_accel_backend(const std::string& name, AccelDeviceFactory factory)
   registry()[name] = std::move(factory);
 }
 
-std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json) {
-  if (rpc::is_url(name)) return rpc::make_rpc_device(name, config_json);
+static std::map<std::string, AccelBackendCheck>& checks() {
+  static std::map<std::string, AccelBackendCheck> r;
+  return r;
+}
+
+void register_accel_backend_check(const std::string& name, AccelBackendCheck check) {
+  checks()[name] = std::move(check);
+}
+
+static void require_backend(const std::string& name) {
   auto it = registry().find(name);
   if (it == registry().end()) {
     std::string known;
@@ -226,7 +234,18 @@ std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const st
                         "loom::sim::register_backends() (loom/sim/backends.h) where it links the library another way"
                       : "; a remote device is rpc://HOST:PORT/BACKEND");
   }
-  return it->second(config_json);
+}
+
+void check_accel_backend(const std::string& name, const std::string& config_json) {
+  if (rpc::is_url(name)) return;
+  require_backend(name);
+  if (auto it = checks().find(name); it != checks().end()) it->second(config_json);
+}
+
+std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json) {
+  if (rpc::is_url(name)) return rpc::make_rpc_device(name, config_json);
+  require_backend(name);
+  return registry().at(name)(config_json);
 }
 
 std::vector<std::string> accel_backends() {

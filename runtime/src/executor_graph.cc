@@ -67,6 +67,11 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
     nbytes *= static_cast<uint64_t>(d);
   }
   val.accel_offset = integer_or<int64_t>(v, "accel_offset", -1);
+  if (v.contains("finite_only")) {
+    if (!v["finite_only"].is_boolean())
+      LOOM_THROW(ModelError, origin, ": value '", val.name, "': finite_only must be true or false");
+    val.finite_only = v["finite_only"].get<bool>();
+  }
   val.kind = enum_named(kValueKinds, value_kind_name, "kind", v.at("kind").get<std::string>(), origin,
                         "value '" + val.name + "'");
   switch (val.kind) {
@@ -102,6 +107,7 @@ json value_to_json(const ExecutorValue& v) {
   if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp) j["storage"] = v.storage;
   if (v.storage_offset) j["storage_offset"] = v.storage_offset;
   if (v.accel_offset >= 0) j["accel_offset"] = v.accel_offset;
+  if (v.finite_only) j["finite_only"] = true;
   return j;
 }
 

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "loom/runtime/error.h"
+#include "loom/runtime/thread_pool.h"
 
 namespace loom::runtime {
 
@@ -15,6 +17,25 @@ namespace {
 uint64_t default_host_memory_limit() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t(1) << 40;
+}
+
+// NaN or infinity in an input of a quantized model: an error naming the input, the first such
+// element and how many there are.
+void check_finite(const std::string& name, const NDArray& a) {
+  if (!a.dtype().is_float()) return;
+  int64_t first = -1, count = 0;
+  const bool f32 = a.dtype() == DataType::Float(32);
+  const float* v = f32 ? a.data<float>() : nullptr;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (!std::isfinite(f32 ? double(v[i]) : a.get_as_double(i))) {
+      if (first < 0) first = i;
+      ++count;
+    }
+  if (count)
+    LOOM_THROW(RuntimeError, "input '", name, "' holds ", count, " NaN or infinite value", count > 1 ? "s" : "",
+               " (the first at element ", first, ": ", a.get_as_double(first),
+               "); this model is quantized, and its int8 layers would turn them into plausible-looking numbers. "
+               "Clean the input, or allow them (loom run --allow-non-finite; ExecutorOptions::allow_non_finite)");
 }
 
 }  // namespace
@@ -33,6 +54,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
                " (ExecutorOptions::max_host_bytes; loom run --max-host-memory)");
   GraphExecutor ex;
   ex.target_ = plan.target;
+  ex.allow_non_finite_ = options.allow_non_finite;
   ex.model_name_ = plan.model;
   ex.params_ = file.params;
   ex.params_bytes_ = file.params_bytes;
@@ -44,6 +66,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     val.spec = {pv.name, pv.shape, pv.dtype};
     val.nbytes = pv.nbytes();
     val.accel_offset = pv.accel_offset;
+    val.finite_only = pv.finite_only && pv.kind == ValueKind::Input;
     if (pv.kind == ValueKind::Param) val.data = ex.params_.get() + pv.param_offset;
     if (pv.kind == ValueKind::Input || pv.kind == ValueKind::Temp)
       val.data = ex.storages_[pv.storage].get() + pv.storage_offset;
@@ -120,6 +143,9 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     ex.fns_.push_back(ex.module_.get_function(call.func));
     ex.arg_ptrs_.push_back(std::move(ptrs));
   }
+  // The thread pool starts, and measures the fork-join its parallel threshold comes from, now: not
+  // inside the first kernel's time (the storages were touched when they were zeroed).
+  if (!ex.kernels_.empty() && num_threads() > 1) min_parallel_work();
   return ex;
 }
 
@@ -141,6 +167,7 @@ void GraphExecutor::set_input(size_t i, const NDArray& a) {
   std::string got = a.dtype().str() + shape_str(a.shape());
   if (a.dtype() != spec.dtype) LOOM_THROW(TypeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
   if (a.shape() != spec.shape) LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
+  if (value_at(inputs_[i]).finite_only && !allow_non_finite_) check_finite(spec.name, a);
   std::memcpy(value_at(inputs_[i]).data, a.raw_data(), a.nbytes());
 }
 

@@ -77,10 +77,14 @@ void register_board_backends() {
     register_accel_backend("board-" + inner, [inner](const std::string& json) -> std::unique_ptr<AccelDevice> {
       return std::make_unique<BoardDevice>(make_sim_board_layer(inner, json));
     });
+    // The board stands on the inner backend, reading its options: it can open what that one can.
+    register_accel_backend_check("board-" + inner,
+                                 [inner](const std::string& json) { check_accel_backend(inner, json); });
   }
   register_accel_backend("xrt", [](const std::string& json) -> std::unique_ptr<AccelDevice> {
     return std::make_unique<BoardDevice>(make_xrt_layer(json));
   });
+  register_accel_backend_check("xrt", check_xrt_layer);
 }
 
 }  // namespace loom::sim

@@ -71,6 +71,19 @@ std::string differences_from_model_named(const AccelConfig& config) {
   return "";
 }
 
+void require_model(const AccelConfig& config, const std::string& backend) {
+  if (registry().count(key(config))) return;
+  std::string names;
+  for (auto& n : model_config_names()) names += (names.empty() ? "" : ", ") + n;
+  std::string diff = differences_from_model_named(config);
+  if (!diff.empty())
+    LOOM_THROW(DeviceError, backend, ": accelerator config '", config.name,
+               "' differs from the RTL model built under that name: ", diff,
+               "; add the changed JSON file to LOOM_RTL_CONFIGS when configuring");
+  LOOM_THROW(DeviceError, backend, ": no RTL model was built for accelerator config '", config.name, "' (built: ", names,
+             "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
+}
+
 }  // namespace rtl
 
 // ---------------------------------------------------------------- options
@@ -391,6 +404,8 @@ void register_rtl_sim() {
     RtlSimOptions opt = b.options.empty() ? RtlSimOptions{} : RtlSimOptions::from_json(b.options.dump());
     return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(b.config, opt));
   });
+  register_accel_backend_check(
+      "rtl", [](const std::string& json) { rtl::require_model(parse_backend_config(json, "rtl").config, "rtl"); });
 }
 
 namespace {

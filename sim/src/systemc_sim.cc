@@ -48,13 +48,19 @@ bool systemc_available() {
 #endif
 }
 
+namespace {
+[[noreturn]] void systemc_not_built() {
+  LOOM_THROW(DeviceError,
+             "the systemc backend is not built: Loom was configured without SystemC or without the RTL models "
+             "(install libsystemc-dev and verilator, and configure again)");
+}
+}  // namespace
+
 void register_systemc_sim() {
   register_accel_backend("systemc", [](const std::string& json) -> std::unique_ptr<AccelDevice> {
 #ifndef LOOM_HAVE_SYSTEMC
     (void)json;
-    LOOM_THROW(DeviceError,
-               "the systemc backend is not built: Loom was configured without SystemC or without the RTL models "
-               "(install libsystemc-dev and verilator, and configure again)");
+    systemc_not_built();
 #else
     BackendConfig b = parse_backend_config(json, "systemc");
     sc::MemoryOptions memory = take_memory_options(b.options);
@@ -62,6 +68,14 @@ void register_systemc_sim() {
     memory.latency = opt.dram_latency;
     return std::make_unique<RtlSim>("systemc", b.config, opt, uint64_t{256} << 20,
                                     [memory](rtl::RtlCore& core) { return sc::make_systemc_engine(core, memory); });
+#endif
+  });
+  register_accel_backend_check("systemc", [](const std::string& json) {
+#ifndef LOOM_HAVE_SYSTEMC
+    (void)json;
+    systemc_not_built();
+#else
+    rtl::require_model(parse_backend_config(json, "systemc").config, "systemc");
 #endif
   });
 }

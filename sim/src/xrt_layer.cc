@@ -2,6 +2,7 @@
 // kernel. Buffers are xrt::bo in the kernel's memory bank (physical addresses for its AXI master,
 // explicit syncs), registers go through xrt::ip. Built only where the XRT headers and
 // xrt_coreutil are found (sim/CMakeLists.txt).
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "experimental/xrt_ip.h"
@@ -67,7 +68,17 @@ class XrtLayer : public BoardLayer {
 
 }  // namespace
 
-std::unique_ptr<BoardLayer> make_xrt_layer(const std::string& config_json) {
+namespace {
+
+struct XrtFields {
+  unsigned index = 0;
+  std::string xclbin, kernel = "loom_accel";
+  unsigned memory_group = 0;
+};
+
+// The config's "xrt" object read, the device probed and the xclbin required: what both the check
+// and the layer need before anything is loaded.
+XrtFields probe_xrt(const std::string& config_json) {
   nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
   nlohmann::json x = j.is_object() && j.contains("xrt") ? j["xrt"] : nlohmann::json::object();
   auto field = [&](const char* key, auto fallback) {
@@ -79,21 +90,41 @@ std::unique_ptr<BoardLayer> make_xrt_layer(const std::string& config_json) {
       LOOM_THROW(DeviceError, "xrt backend: config field xrt.", key, " has the wrong type: ", x[key].dump());
     }
   };
-  std::string xclbin = field("xclbin", std::string());
-  unsigned index = field("device", 0u);
-  if (xclbin.empty()) {
+  XrtFields f;
+  f.xclbin = field("xclbin", std::string());
+  f.index = field("device", 0u);
+  f.kernel = field("kernel", f.kernel);
+  f.memory_group = field("memory_group", 0u);
+  if (f.xclbin.empty()) {
     // Without a bitstream there is nothing to run, but whether a board is there at all is worth saying first.
     try {
-      xrt::device probe(index);
+      xrt::device probe(f.index);
     } catch (const std::exception& e) {
-      LOOM_THROW(DeviceError, "no XRT device found (looked for device index ", index, "): ", e.what());
+      LOOM_THROW(DeviceError, "no XRT device found (looked for device index ", f.index, "): ", e.what());
     }
     LOOM_THROW(DeviceError,
                "xrt backend: the config has no xrt.xclbin (the bitstream with the loom_accel kernel; "
                "docs/fpga.md)");
   }
-  return std::make_unique<XrtLayer>(index, xclbin, field("kernel", std::string("loom_accel")),
-                                    field("memory_group", 0u));
+  return f;
+}
+
+}  // namespace
+
+void check_xrt_layer(const std::string& config_json) {
+  XrtFields f = probe_xrt(config_json);
+  try {
+    xrt::device probe(f.index);
+  } catch (const std::exception& e) {
+    LOOM_THROW(DeviceError, "no XRT device found (looked for device index ", f.index, "): ", e.what());
+  }
+  if (!std::filesystem::is_regular_file(f.xclbin))
+    LOOM_THROW(DeviceError, "xrt backend: no xclbin file '", f.xclbin, "'");
+}
+
+std::unique_ptr<BoardLayer> make_xrt_layer(const std::string& config_json) {
+  XrtFields f = probe_xrt(config_json);
+  return std::make_unique<XrtLayer>(f.index, f.xclbin, f.kernel, f.memory_group);
 }
 
 }  // namespace loom::sim

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "loom/graph/build.h"
+#include "observer.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
@@ -90,29 +91,44 @@ double choose_threshold(const std::vector<double>& histogram, double max_abs, co
   return max_abs;
 }
 
-std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation& annotation,
-                                        const std::vector<std::vector<NDArray>>& inputs,
-                                        const QuantizeOptions& options) {
+// The float model with every calibration point as an output, then the model's own outputs that
+// are not points: what calibration and the accuracy report run.
+Observer::Observer(const Graph& g, const QuantizeAnnotation& annotation, const QuantizeOptions& options)
+    : points(annotation.points.size()) {
+  Graph c = g;
+  c.outputs = annotation.points;
+  for (int o : g.outputs) {
+    auto at = std::find(c.outputs.begin(), c.outputs.end(), o);
+    model_output.push_back(int(at - c.outputs.begin()));
+    if (at == c.outputs.end()) c.outputs.push_back(o);
+  }
+  BuildOptions bo;
+  bo.llvm = options.llvm;
+  executor.emplace(runtime::GraphExecutor::from_model_file(build(c, bo).file, "calibration of " + g.name));
+}
+
+std::vector<NDArray> Observer::run(const Graph& g, const std::vector<NDArray>& in, size_t index, const char* set) {
+  if (in.size() != g.inputs.size())
+    LOOM_THROW(ModelError, set, " input ", index, " has ", in.size(), " tensors, the model takes ", g.inputs.size());
+  return executor->run(in);
+}
+
+std::vector<PointCalibration> calibrate_observed(const Graph& g, const QuantizeAnnotation& annotation,
+                                                 Observer& observer, const std::vector<std::vector<NDArray>>& inputs,
+                                                 const QuantizeOptions& options) {
   if (inputs.empty()) LOOM_THROW(ModelError, "calibration needs at least one input");
   std::vector<PointCalibration> result;
   for (int p : annotation.points) result.push_back({p});
   if (result.empty()) return result;
-  // The float model with every point as an output, compiled once and run on each input.
-  Graph c = g;
-  c.outputs = annotation.points;
-  BuildOptions bo;
-  bo.llvm = options.llvm;
-  BuildResult built = build(c, bo);
-  auto ex = runtime::GraphExecutor::from_model_file(built.file, "calibration of " + g.name);
   for (size_t s = 0; s < inputs.size(); ++s)
     if (inputs[s].size() != g.inputs.size())
       LOOM_THROW(ModelError, "calibration input ", s, " has ", inputs[s].size(), " tensors, the model takes ",
                  g.inputs.size());
 
   auto for_each_value = [&](auto f) {
-    for (const auto& in : inputs) {
-      auto outs = ex.run(in);
-      for (size_t k = 0; k < outs.size(); ++k) {
+    for (size_t s = 0; s < inputs.size(); ++s) {
+      auto outs = observer.run(g, inputs[s], s, "calibration");
+      for (size_t k = 0; k < observer.points; ++k) {
         const float* v = outs[k].data<float>();
         f(k, v, outs[k].numel());
       }
@@ -141,6 +157,15 @@ std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation
   }
   for (auto& r : result) r.exponent = exponent_for(r.threshold);
   return result;
+}
+
+std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation& annotation,
+                                        const std::vector<std::vector<NDArray>>& inputs,
+                                        const QuantizeOptions& options) {
+  if (inputs.empty()) LOOM_THROW(ModelError, "calibration needs at least one input");
+  if (annotation.points.empty()) return {};
+  Observer observer(g, annotation, options);
+  return calibrate_observed(g, annotation, observer, inputs, options);
 }
 
 }  // namespace loom::graph

@@ -1,5 +1,5 @@
 // Quantization driver: the float passes BatchNorm folding and dense layers need, then annotate -> calibrate ->
-// realize (see quantize.h).
+// realize (see quantize.h), and for quantize_checked the accuracy report (report.cc).
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -7,11 +7,17 @@
 #include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
+#include "observer.h"
+#include "report.h"
 
 namespace loom::graph {
 
-QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
-                        const QuantizeOptions& options) {
+namespace {
+
+QuantizeResult run(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                   const std::vector<std::vector<NDArray>>* held_out, const QuantizeOptions& options,
+                   const AccuracyThresholds& thresholds, const std::vector<PointCalibration>* given = nullptr,
+                   const QuantizedBuild& build_quantized = {}) {
   infer_types(g);
   simplify_inference(g);
   fold_constants(g);
@@ -20,7 +26,22 @@ QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibr
   QuantizeResult r;
   r.annotation = annotate_quantization(g, options);
   auto t0 = std::chrono::steady_clock::now();
-  r.calibration = calibrate(g, r.annotation, calibration_inputs, options);
+  std::optional<Observer> observer;
+  if (given) {
+    // A calibration recorded from this graph and these options: the same points, in order.
+    bool same = given->size() == r.annotation.points.size();
+    for (size_t p = 0; same && p < given->size(); ++p) same = (*given)[p].node == r.annotation.points[p];
+    if (!same)
+      LOOM_THROW(ModelError, "quantize '", g.name, "': the calibration given has ", given->size(),
+                 " points that are not this graph's ", r.annotation.points.size(),
+                 " (recorded from another model or other quantization options)");
+    r.calibration = *given;
+  } else {
+    if (calibration_inputs.empty()) LOOM_THROW(ModelError, "calibration needs at least one input");
+    if (!r.annotation.points.empty() || held_out) observer.emplace(g, r.annotation, options);
+    if (!r.annotation.points.empty())
+      r.calibration = calibrate_observed(g, r.annotation, *observer, calibration_inputs, options);
+  }
   r.calibration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (size_t id = 0; id < g.nodes.size(); ++id) {
     const Node& n = g.nodes[id];
@@ -28,7 +49,28 @@ QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibr
     (r.annotation.role[id] == QuantRole::Accumulate ? r.quantized_layers : r.float_layers)++;
   }
   r.graph = realize_quantization(g, r.annotation, r.calibration, options);
+  r.float_graph = std::move(g);
+  if (held_out)
+    r.report = check_quantization(r, *observer, calibration_inputs, *held_out, options, thresholds, build_quantized);
   return r;
+}
+
+}  // namespace
+
+QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                        const QuantizeOptions& options) {
+  return run(std::move(g), calibration_inputs, nullptr, options, {});
+}
+
+QuantizeResult quantize_calibrated(Graph g, const std::vector<PointCalibration>& calibration,
+                                   const QuantizeOptions& options) {
+  return run(std::move(g), {}, nullptr, options, {}, &calibration);
+}
+
+QuantizeResult quantize_checked(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                                const std::vector<std::vector<NDArray>>& held_out, const QuantizeOptions& options,
+                                const AccuracyThresholds& thresholds, const QuantizedBuild& build_quantized) {
+  return run(std::move(g), calibration_inputs, &held_out, options, thresholds, nullptr, build_quantized);
 }
 
 std::string QuantizeResult::str() const {

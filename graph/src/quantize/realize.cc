@@ -66,6 +66,7 @@ class Realizer {
           id, sim_ ? v.node : op("dequantize", id, "_dq", {v.node}, Attrs().set("exponent", int64_t(v.exponent))));
     }
     r_.compact();
+    r_.name_outputs(src_.output_names());
     infer_types(r_);
     return std::move(r_);
   }

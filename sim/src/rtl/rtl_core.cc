@@ -13,17 +13,7 @@ AxiLimits rtl_axi_limits() { return AxiLimits{{16, 4, 4, 4, 4}, 4}; }
 
 std::unique_ptr<Model> model_for(const accel::AccelConfig& config) {
   auto model = make_model(config);
-  if (!model) {
-    std::string names;
-    for (auto& n : model_config_names()) names += (names.empty() ? "" : ", ") + n;
-    std::string diff = differences_from_model_named(config);
-    if (!diff.empty())
-      LOOM_THROW(DeviceError, "rtl: accelerator config '", config.name,
-                 "' differs from the RTL model built under that name: ", diff,
-                 "; add the changed JSON file to LOOM_RTL_CONFIGS when configuring");
-    LOOM_THROW(DeviceError, "rtl: no RTL model was built for accelerator config '", config.name, "' (built: ", names,
-               "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
-  }
+  if (!model) require_model(config, "rtl");
   return model;
 }
 }  // namespace

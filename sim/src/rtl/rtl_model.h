@@ -78,5 +78,8 @@ std::vector<std::string> model_config_names();
 // For a config whose name is a built model's but whose parameters are not: "field value (built:
 // value), ..."; "" when no built model has its name.
 std::string differences_from_model_named(const accel::AccelConfig& config);
+// DeviceError unless a model is built for `config`, saying which are built or how it differs from
+// the one built under its name, and how to build it. `backend` names the asking backend.
+void require_model(const accel::AccelConfig& config, const std::string& backend);
 
 }  // namespace loom::sim::rtl

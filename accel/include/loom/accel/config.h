@@ -61,4 +61,8 @@ struct AccelConfig {
 
 AccelConfig default_config();  // VTA's classic 1x16x16 int8 configuration
 
+// For a config whose buffer indices overflow the instruction word or the micro-op: which buffer
+// fields, each shrunk alone, make it fit, and the largest size of each that does.
+std::string instruction_width_advice(const AccelConfig& c);
+
 }  // namespace loom::accel

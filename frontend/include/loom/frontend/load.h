@@ -1,7 +1,9 @@
-// Loading a model by name or file, and the inputs post-training quantization calibrates on: what
-// `loom compile --calibrate`, `loom tune model`, `loom dse --model` and `loom regress` share.
+// Loading a model by name or file, and the inputs post-training quantization calibrates on and is
+// checked against: what `loom compile --calibrate`, `loom tune model`, `loom dse --model` and
+// `loom regress` share.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +16,42 @@ namespace loom::frontend {
 // file of that name wins); an Error naming it if it is neither.
 graph::Graph load_model(const std::string& model, int64_t batch, int64_t image);
 
-// `spec`: a number of deterministic random inputs (uniform in [-1, 1]), or a folder of .npy
-// files, each one input of a single-input model (sorted by name).
-std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g);
+// What random inputs are drawn from: normal(mean, std) or uniform(lo, hi), per element.
+struct InputDistribution {
+  enum class Kind { Normal, Uniform };
+  Kind kind = Kind::Normal;
+  double a = 0, b = 1;  // Normal: mean and standard deviation; Uniform: the bounds
+  // "normal(0, 1)", "uniform(-1, 1)"; also the spellings "normal" and "uniform" (the standard ones).
+  static InputDistribution parse(const std::string& text, const std::string& what);
+  std::string str() const;
+  void fill(NDArray& a, uint64_t seed) const;  // integer types: the draws rounded
+};
+
+// The distribution random inputs of input `k` of `g` are drawn from: `chosen` when given; else the
+// one the model records (metadata "loom.input_distribution.NAME", as InputDistribution::parse
+// reads it); else normal(0, 1) (what networks are trained on: normalized images, embeddings) for
+// float inputs and uniform(-1, 1) rounded for integer ones. ModelError for malformed metadata.
+InputDistribution input_distribution(const graph::Graph& g, size_t k,
+                                     const std::optional<InputDistribution>& chosen = std::nullopt);
+
+// Inputs for calibration and for the held-out check of a quantized model.
+struct CalibrationSets {
+  std::vector<std::vector<NDArray>> calibration, held_out;  // each entry a full set of graph inputs
+  std::string calibration_source, held_out_source;          // what they are, for reports
+};
+
+// `spec`: a number of random inputs in [1, 10000] (drawn from input_distribution), or a folder of
+// .npy files, each one input of a single-input model (sorted by name).
+// `held_out`: "auto" (a random calibration: as many other draws of the same distribution; a
+// folder: every fourth file, when it has at least four, the rest calibrate), "0" (none), a
+// number of random inputs, or a folder of .npy files. Error naming the option and what is wrong.
+CalibrationSets calibration_sets(const std::string& spec, const std::string& held_out, graph::Graph g,
+                                 const std::optional<InputDistribution>& chosen = std::nullopt);
+// Checks `spec` and `held_out` as calibration_sets reads them, before there is a model: an Error
+// naming the option (--calibrate, --holdout) for a count out of range or a path that is no folder.
+void check_calibration_options(const std::string& spec, const std::string& held_out);
+// The calibration set alone (no held-out inputs).
+std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g,
+                                                  const std::optional<InputDistribution>& chosen = std::nullopt);
 
 }  // namespace loom::frontend

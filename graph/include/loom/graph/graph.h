@@ -85,6 +85,9 @@ class Graph {
   std::vector<Node> nodes;
   std::vector<int> inputs;   // Input nodes, in order
   std::vector<int> outputs;  // nodes whose values are the model's outputs, in order
+  // The model's key-value properties (ONNX metadata_props): what the model says about itself,
+  // such as the distribution of an input (frontend/load.h reads "loom.input_distribution.NAME").
+  std::map<std::string, std::string> metadata;
 
   int add_input(const std::string& name, TensorType type);
   int add_constant(const std::string& name, NDArray value);
@@ -108,6 +111,11 @@ class Graph {
   std::string str() const;
   // A name not used by any node yet, built from `base`.
   std::string unique_name(const std::string& base) const;
+  // The names of the output nodes, in order; and giving them back after a rewrite replaced an
+  // output node (quantization's dequantize, a fused or removed copy): output k is named names[k],
+  // a node that held that name is renamed. Outputs keep the model's names through every pass.
+  std::vector<std::string> output_names() const;
+  void name_outputs(const std::vector<std::string>& names);
 };
 
 }  // namespace loom::graph

@@ -16,12 +16,15 @@
 // The simulated mode builds the same graph in float32 with `fake_quantize` (round, clamp,
 // rescale) at the same points, so the loss of each layer can be compared with the float model.
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "loom/codegen/llvm.h"
 #include "loom/graph/graph.h"
+#include "loom/runtime/model_file.h"
 
 namespace loom::graph {
 
@@ -66,8 +69,65 @@ struct PointCalibration {
   int exponent = 0;      // value = q * 2^exponent; threshold <= 127 * 2^exponent
 };
 
+// ---- How far the quantized model is from the float one (quantize_checked) ----
+
+// When a report warns (docs/quantization.md#accuracy-report): an output's cosine with the float
+// model below min_cosine, a classifier's top-1 agreement below min_top1, or a calibration point
+// whose values beyond the int8 range exceed max_saturation of them. Read on the held-out inputs
+// (the calibration inputs when there are none).
+struct AccuracyThresholds {
+  double min_cosine = 0.95;
+  double min_top1 = 0.9;
+  double max_saturation = 0.01;
+};
+
+// One output of the model over one set of inputs.
+struct OutputAgreement {
+  std::string name;
+  double cosine = 1;     // of the quantized and float outputs over the whole set, as one vector
+  double max_error = 0;  // largest |quantized - float|
+  double max_float = 0;  // largest |float|: the scale max_error is read against
+  // Classifiers ([rows, classes] outputs with at least two classes): the share of rows whose
+  // largest score is the same class, and how many distinct classes the float model picked.
+  int classes = 0;  // 0: not a classifier output
+  int rows = 0;
+  double top1 = 1;
+  int float_classes = 0;
+  bool float_constant = false;  // the float output is the same for every input of the set
+  // Top-1 agreement means something: a classifier whose float model picks more than one class.
+  bool top1_meaningful() const { return classes > 0 && float_classes > 1; }
+};
+struct SetAgreement {
+  std::string set;     // "calibration" or "held-out"
+  std::string source;  // what the inputs are (the caller's words: "16 random inputs, normal(0, 1)")
+  int inputs = 0;
+  std::vector<OutputAgreement> outputs;
+};
+// The share of a calibration point's float values beyond the int8 range its exponent gives
+// (|v| >= 127.5 * 2^e: clipped by quantization).
+struct PointSaturation {
+  int node = -1;  // in QuantizeResult::float_graph
+  std::string name;
+  double calibration = 0, held_out = 0;
+};
+struct QuantizeReport {
+  SetAgreement calibration;
+  std::optional<SetAgreement> held_out;
+  std::vector<PointSaturation> saturation;  // one per calibration point
+  AccuracyThresholds thresholds;
+  std::vector<std::string> warnings;  // each a sentence naming the output or layer and the figure
+  // The lowest figure of the held-out set (else the calibration set): every output's cosine and
+  // each meaningful top-1 agreement.
+  double accuracy() const;
+  const SetAgreement& judged() const { return held_out ? *held_out : calibration; }
+  std::string str() const;      // a table for people
+  std::string to_json() const;  // the same figures as a JSON object
+};
+
 struct QuantizeResult {
-  Graph graph;  // the quantized (or simulated) graph, typed, in NCHW
+  Graph graph;        // the quantized (or simulated) graph, typed, in NCHW
+  Graph float_graph;  // the float graph the annotation and calibration points refer to
+  std::optional<QuantizeReport> report;  // quantize_checked only
   QuantizeAnnotation annotation;
   std::vector<PointCalibration> calibration;  // one per annotation point
   int quantized_layers = 0;                   // conv2d/dense nodes computed in int8
@@ -94,5 +154,19 @@ Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,
 
 QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
                         const QuantizeOptions& options = {});
+// quantize() with a calibration recorded earlier (QuantizeResult::calibration of the same graph
+// and options): no calibration runs. ModelError if its points are not the graph's.
+QuantizeResult quantize_calibrated(Graph g, const std::vector<PointCalibration>& calibration,
+                                   const QuantizeOptions& options = {});
+// The quantized graph compiled for the CPU, as quantize_checked's report runs it. A caller that
+// compiles the quantized graph for the CPU anyway passes its build here, so it is compiled once.
+using QuantizedBuild = std::function<runtime::ModelFile(const Graph& quantized)>;
+// quantize(), then the quantized model (int8 on the CPU, bit-exact with the accelerator) run
+// beside the float model on the calibration inputs and on `held_out` (may be empty), into
+// QuantizeResult::report. The float model is compiled once for calibration and the check; the
+// quantized one by `build_quantized` (default: graph::build with options.llvm).
+QuantizeResult quantize_checked(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                                const std::vector<std::vector<NDArray>>& held_out, const QuantizeOptions& options = {},
+                                const AccuracyThresholds& thresholds = {}, const QuantizedBuild& build_quantized = {});
 
 }  // namespace loom::graph

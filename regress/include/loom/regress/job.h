@@ -25,7 +25,15 @@ struct JobOutcome {
   nlohmann::json to_json() const;
 };
 
-// Never throws: a failure of the workload is the outcome's. Outputs go to `workdir` (.npy).
-JobOutcome run_job(const JobSpec& job, const std::filesystem::path& workdir);
+// Never throws: a failure of the workload is the outcome's. Outputs go to `workdir` (.npy). Model
+// jobs share their compiled models with the run's other jobs in `artifacts` (the run's work
+// folder's artifacts/; empty: compiled in this process alone).
+JobOutcome run_job(const JobSpec& job, const std::filesystem::path& workdir,
+                   const std::filesystem::path& artifacts = {});
+
+// Why the job cannot run here, found without running it ("" when it can): a backend (the job's or
+// the reference) that cannot open a device for the job's config, such as an RTL backend for a
+// config without a built RTL model.
+std::string job_problem(const JobSpec& job);
 
 }  // namespace loom::regress

@@ -40,6 +40,7 @@ struct JobSpec {
   int retries = 1;                 // resubmissions of a job that crashed, timed out or was lost
   uint64_t seed = 1;               // of the random inputs
   int inputs = 1;                  // models: how many inputs run (accuracy is over these)
+  std::string inputs_from;         // models: a folder of .npy inputs (absolute); empty: random draws
   std::vector<std::string> files;  // absolute paths the job reads: their contents are part of its cache key
 
   // Everything that determines the job's result, canonical (keys sorted): what the cache hashes.

@@ -164,5 +164,13 @@ using AccelDeviceFactory = std::function<std::unique_ptr<AccelDevice>(const std:
 void register_accel_backend(const std::string& name, AccelDeviceFactory factory);
 std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json);
 std::vector<std::string> accel_backends();
+// Whether a backend can open a device for a config, asked without opening one (a tool checks every
+// job before the first one runs): a backend registers a check beside its factory (the RTL ones:
+// is a model built for the config?); it throws the DeviceError make_accel_device would. An unknown
+// backend throws as make_accel_device does; a backend without a check, and rpc:// URLs (the server
+// decides), pass.
+using AccelBackendCheck = std::function<void(const std::string& config_json)>;
+void register_accel_backend_check(const std::string& name, AccelBackendCheck check);
+void check_accel_backend(const std::string& name, const std::string& config_json);
 
 }  // namespace loom

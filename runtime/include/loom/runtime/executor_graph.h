@@ -62,6 +62,9 @@ struct ExecutorValue {
   uint64_t storage_offset = 0;  // Input, Temp: byte offset there (64-byte aligned; in-place concats share storage)
   uint64_t param_offset = 0;    // Param: byte offset in the parameter blob (64-byte aligned)
   int64_t accel_offset = -1;    // byte offset of its copy in the accelerator image; -1: none
+  // Input of a quantized model: NaN and infinity have no int8 value, so the executor refuses them
+  // (ExecutorOptions::allow_non_finite lets them through).
+  bool finite_only = false;
   uint64_t nbytes() const;      // dtype bytes x elements
 };
 

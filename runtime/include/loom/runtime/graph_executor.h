@@ -27,6 +27,9 @@ struct ExecutorOptions {
   uint64_t max_host_bytes = 0;         // refuse models whose activation buffers need more (0: physical memory)
   int cuda_device = 0;                 // the GPU CUDA kernels run on
   bool cuda_graphs = true;             // replay a model's CUDA kernels as one captured graph from the second run
+  // Let NaN and infinity into the inputs of a quantized model (whose int8 layers would turn them
+  // into plausible-looking numbers); by default set_input refuses them, naming the input.
+  bool allow_non_finite = false;
 };
 
 // What the accelerator did in the last run of one accelerator kernel.
@@ -80,6 +83,7 @@ class GraphExecutor {
     void* data = nullptr;  // host copy (null for accelerator-only parameters)
     int64_t accel_offset = -1;
     uint64_t nbytes = 0;
+    bool finite_only = false;  // an input that refuses NaN and infinity
   };
   // The device, the image placed on it, and per-kernel figures (the image is freed before the device).
   struct AccelState {
@@ -112,6 +116,7 @@ class GraphExecutor {
   std::shared_ptr<AccelState> accel_;
   std::shared_ptr<CudaState> cuda_;
   std::string target_, model_name_;
+  bool allow_non_finite_ = false;
   uint64_t planned_bytes_ = 0, unplanned_bytes_ = 0, params_bytes_ = 0;
 };
 
