@@ -45,17 +45,22 @@ int check(const std::string& path, bool as_json) {
   nlohmann::json j = nlohmann::json::parse(c.to_json());
   j["derived"] = {{"gemm_macs_per_cycle", c.batch * c.block_in * c.block_out},
                   {"dram_bus_bytes", c.dram_bus_bytes()},
-                  {"uop_bits", {{"dst", c.uop_dst_bits()}, {"src", c.uop_src_bits()}, {"wgt", c.uop_wgt_bits()},
-                                {"total", c.uop_bits()}, {"word", 8 * accel::AccelConfig::kUopBytes}}}};
+                  {"uop_bits",
+                   {{"dst", c.uop_dst_bits()},
+                    {"src", c.uop_src_bits()},
+                    {"wgt", c.uop_wgt_bits()},
+                    {"total", c.uop_bits()},
+                    {"word", 8 * accel::AccelConfig::kUopBytes}}}};
   for (const Buffer& b : buffers)
     j["derived"]["buffers"][b.name] = {{"bytes", b.bytes},
                                        {"entry_bytes", accel::entry_bytes(c, b.mem)},
                                        {"depth", b.depth},
                                        {"index_bits", b.index_bits}};
-  for (accel::Opcode op : {accel::Opcode::Load, accel::Opcode::Store, accel::Opcode::Gemm, accel::Opcode::Alu,
-                           accel::Opcode::Finish}) {
+  for (accel::Opcode op :
+       {accel::Opcode::Load, accel::Opcode::Store, accel::Opcode::Gemm, accel::Opcode::Alu, accel::Opcode::Finish}) {
     nlohmann::json fields = nlohmann::json::array();
-    for (const auto& f : layout.fields(op)) fields.push_back({{"name", f.name}, {"offset", f.offset}, {"width", f.width}});
+    for (const auto& f : layout.fields(op))
+      fields.push_back({{"name", f.name}, {"offset", f.offset}, {"width", f.width}});
     j["derived"]["instructions"][accel::to_string(op)] = {
         {"bits", layout.insn_bits(op)}, {"of", accel::IsaLayout::kInsnBits}, {"fields", fields}};
   }
@@ -71,9 +76,8 @@ int check(const std::string& path, bool as_json) {
             << " bytes\n"
             << "  buffer       bytes  entry bytes    depth  index bits\n";
   for (const Buffer& b : buffers)
-    std::cout << "  " << std::left << std::setw(5) << b.name << std::right << std::setw(12) << b.bytes
-              << std::setw(13) << accel::entry_bytes(c, b.mem) << std::setw(9) << b.depth << std::setw(12)
-              << b.index_bits << "\n";
+    std::cout << "  " << std::left << std::setw(5) << b.name << std::right << std::setw(12) << b.bytes << std::setw(13)
+              << accel::entry_bytes(c, b.mem) << std::setw(9) << b.depth << std::setw(12) << b.index_bits << "\n";
   std::cout << "  micro-op: dst " << c.uop_dst_bits() << " + src " << c.uop_src_bits() << " + wgt " << c.uop_wgt_bits()
             << " = " << c.uop_bits() << " of " << 8 * accel::AccelConfig::kUopBytes << " bits\n"
             << "  instructions (bits used of " << accel::IsaLayout::kInsnBits << "):";

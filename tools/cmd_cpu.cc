@@ -2,9 +2,9 @@
 // random data, checks it against the naive reference and reports the time; `loom export` writes
 // it as a shared library that `loom run --load` (or runtime::Module::load) reads back.
 #include <algorithm>
-#include <filesystem>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
@@ -117,8 +117,8 @@ int run_cmd(const std::vector<std::string>& args) {
     if (a[0] != '-' && ends_with(a, ".onnx")) {
       std::string loom = std::filesystem::path(a).filename().replace_extension(".loom").string();
       LOOM_THROW(Error, "'", a, "' is an ONNX model; `loom run` runs a compiled model (.loom) or a built-in workload. ",
-                 "Compile it first, then run the compiled file with the same options: loom compile ", a, " -o ",
-                 loom, " && loom run ", loom, " --input x.npy (loom compile --help: int8, --target accel)");
+                 "Compile it first, then run the compiled file with the same options: loom compile ", a, " -o ", loom,
+                 " && loom run ", loom, " --input x.npy (loom compile --help: int8, --target accel)");
     }
   // `loom run model.loom ...` runs a compiled model (cmd_model.cc); otherwise a built-in workload.
   if (std::any_of(args.begin(), args.end(),

@@ -389,9 +389,8 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points, const st
        << (numbered ? "set xlabel 'accelerator kernel, in order (names: layers.csv)'\nset xtics 5\n"
                     : "set xlabel 'layer'\n")
        << "set ylabel 'GEMM utilization (%)'\nset yrange [0:105]\nset key outside right\n"
-       << "plot for [i=2:" << pareto.size() + 1
-       << "] 'plot_utilization.dat' using " << (numbered ? "1:i" : "0:i:xtic(1)")
-       << " with linespoints title columnheader(i)\n";
+       << "plot for [i=2:" << pareto.size() + 1 << "] 'plot_utilization.dat' using "
+       << (numbered ? "1:i" : "0:i:xtic(1)") << " with linespoints title columnheader(i)\n";
   gp.close();
   std::string cmd = "cd '" + dir.string() + "' && timeout 60 gnuplot plot.gp > plot.log 2>&1";
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0)

@@ -247,8 +247,7 @@ int compile_cmd(const std::vector<std::string>& args) {
         built.emplace(graph::build(quantized, bo));
         return built->file;
       };
-    graph::QuantizeResult q =
-        graph::quantize_checked(std::move(g), sets.calibration, sets.held_out, qo, {}, cpu_build);
+    graph::QuantizeResult q = graph::quantize_checked(std::move(g), sets.calibration, sets.held_out, qo, {}, cpu_build);
     if (!quiet) std::cerr << q.str();
     report = std::move(q.report);
     report->calibration.source = sets.calibration_source;
@@ -294,10 +293,10 @@ int compile_cmd(const std::vector<std::string>& args) {
   if (!tuning_log.empty()) {
     text << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up
          << " blocked conv2d kernels tuned for this machine"
-         << (bo.accel ? ", " + std::to_string(log_use.accel->found) + " of " +
-                            std::to_string(log_use.accel->looked_up) + " accelerator convs tuned for config '" +
-                            bo.accel->name + "'"
-                      : std::string())
+         << (bo.accel
+                 ? ", " + std::to_string(log_use.accel->found) + " of " + std::to_string(log_use.accel->looked_up) +
+                       " accelerator convs tuned for config '" + bo.accel->name + "'"
+                 : std::string())
          << "\n";
     result["tuning_log"] = {{"cpu_found", log_use.cpu->found}, {"cpu_looked_up", log_use.cpu->looked_up}};
   }
@@ -458,8 +457,9 @@ int run_model_cmd(const std::vector<std::string>& args) {
   // --compare reports where two backends diverge; it writes and checks no outputs.
   for (const char* opt : {"--output", "--output-dir", "--reference", "--profile", "--json"})
     if (o_compare->count() && app.count(opt))
-      LOOM_THROW(Error, "--compare reports the first instruction where two backends differ and writes no outputs: ",
-                 opt, " does not go with it (run once per backend with ", opt, " instead)");
+      LOOM_THROW(Error,
+                 "--compare reports the first instruction where two backends differ and writes no outputs: ", opt,
+                 " does not go with it (run once per backend with ", opt, " instead)");
   std::ostream& text = as_json ? std::cerr : std::cout;
   runtime::ModelFile file = runtime::load_model_file(model);
   // The inputs: the --input files, or random values from --seed.
@@ -562,12 +562,13 @@ int run_model_cmd(const std::vector<std::string>& args) {
     text << "output " << o << ": max |error| vs reference: " << err << " (" << rel << " of the largest magnitude "
          << scale << "); cosine " << cosine << "\n";
     bool ok = rel <= tolerance;
-    result["outputs"][o]["reference"] = {{"file", references[o]},
-                                         {"max_error", std::isfinite(err) ? nlohmann::json(err) : nlohmann::json()},
-                                         {"relative_error", std::isfinite(rel) ? nlohmann::json(rel) : nlohmann::json()},
-                                         {"cosine", std::isfinite(cosine) ? nlohmann::json(cosine) : nlohmann::json()},
-                                         {"tolerance", tolerance},
-                                         {"ok", ok}};
+    result["outputs"][o]["reference"] = {
+        {"file", references[o]},
+        {"max_error", std::isfinite(err) ? nlohmann::json(err) : nlohmann::json()},
+        {"relative_error", std::isfinite(rel) ? nlohmann::json(rel) : nlohmann::json()},
+        {"cosine", std::isfinite(cosine) ? nlohmann::json(cosine) : nlohmann::json()},
+        {"tolerance", tolerance},
+        {"ok", ok}};
     if (!ok) {
       text << "MISMATCH: above the tolerance " << tolerance << " (output " << o << ")\n";
       all_match = false;

@@ -146,8 +146,7 @@ long long input_count(const std::string& spec) {
 
 std::string distributions(const graph::Graph& g, const std::optional<InputDistribution>& chosen) {
   std::string s;
-  for (size_t k = 0; k < g.inputs.size(); ++k)
-    s += (k ? ", " : "") + input_distribution(g, k, chosen).str();
+  for (size_t k = 0; k < g.inputs.size(); ++k) s += (k ? ", " : "") + input_distribution(g, k, chosen).str();
   return s;
 }
 
@@ -192,7 +191,8 @@ CalibrationSets calibration_sets(const std::string& spec, const std::string& hel
     return r;
   }
   if (std::filesystem::is_directory(held_out)) {
-    for (const std::string& f : npy_files(held_out, "--holdout", g)) r.held_out.push_back(read_input(f, "--holdout", g));
+    for (const std::string& f : npy_files(held_out, "--holdout", g))
+      r.held_out.push_back(read_input(f, "--holdout", g));
     r.held_out_source = std::to_string(r.held_out.size()) + " files of " + held_out;
     return r;
   }

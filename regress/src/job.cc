@@ -15,7 +15,6 @@
 #include "loom/graph/quantize.h"
 #include "loom/ops/accel_operators.h"
 #include "loom/regress/compare.h"
-#include "model_artifacts.h"
 #include "loom/regress/process.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
@@ -23,6 +22,7 @@
 #include "loom/runtime/npy.h"
 #include "loom/schedule/lower.h"
 #include "loom/sim/backends.h"
+#include "model_artifacts.h"
 
 namespace loom::regress {
 
@@ -246,8 +246,7 @@ std::string measure_accuracy(runtime::GraphExecutor& fl, const std::vector<std::
 // config (shared with the run's other jobs of that model: model_artifacts.h); run on the job's
 // inputs; checked against the CPU int8 build (bit-exact), the reference backend, and for accuracy
 // the float model's top-1 class.
-void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::path& dir,
-               const fs::path& artifacts) {
+void run_model(const JobSpec& job, const Workload& w, JobOutcome& o, const fs::path& dir, const fs::path& artifacts) {
   const bool compiled = fs::path(w.target).extension() == ".loom";
   runtime::ModelFile file;
   std::optional<ModelArtifacts> built;
@@ -383,7 +382,8 @@ std::string job_problem(const JobSpec& job) {
     json cfg = job.config;
     if (w.kind == "program") cfg = json::parse(accel::Program::load(w.target).config.to_json());
     if (w.kind == "model" && fs::path(w.target).extension() == ".loom")
-      cfg = json::parse(runtime::AccelImage::parse(runtime::load_model_file(w.target).accel_image, w.target).config_json);
+      cfg =
+          json::parse(runtime::AccelImage::parse(runtime::load_model_file(w.target).accel_image, w.target).config_json);
     sim::register_backends();
     check_accel_backend(job.backend, device_json(job, cfg, job.backend));
     const std::string& ref = job.expect.reference;

@@ -15,12 +15,12 @@
 namespace loom::regress {
 
 struct ModelArtifacts {
-  runtime::ModelFile accel;        // int8, its int8 layers on the accelerator of the job's config
-  runtime::ModelFile cpu_int8;     // the same int8 model on the CPU: the bit-exact reference
-  runtime::ModelFile float_model;  // the float model: what accuracy is measured against
-  nlohmann::json quantization;     // graph::QuantizeReport::to_json of the quantization
+  runtime::ModelFile accel;                      // int8, its int8 layers on the accelerator of the job's config
+  runtime::ModelFile cpu_int8;                   // the same int8 model on the CPU: the bit-exact reference
+  runtime::ModelFile float_model;                // the float model: what accuracy is measured against
+  nlohmann::json quantization;                   // graph::QuantizeReport::to_json of the quantization
   std::vector<std::string> input_distributions;  // per input, what it was calibrated on (InputDistribution::str)
-  std::string note;                // how they were obtained ("compiled", "shared: ..."), for the log
+  std::string note;                              // how they were obtained ("compiled", "shared: ..."), for the log
 };
 
 // `artifacts`: the folder they are shared in; empty: built in this process, not shared.

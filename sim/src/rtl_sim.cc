@@ -80,8 +80,8 @@ void require_model(const AccelConfig& config, const std::string& backend) {
     LOOM_THROW(DeviceError, backend, ": accelerator config '", config.name,
                "' differs from the RTL model built under that name: ", diff,
                "; add the changed JSON file to LOOM_RTL_CONFIGS when configuring");
-  LOOM_THROW(DeviceError, backend, ": no RTL model was built for accelerator config '", config.name, "' (built: ", names,
-             "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
+  LOOM_THROW(DeviceError, backend, ": no RTL model was built for accelerator config '", config.name,
+             "' (built: ", names, "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
 }
 
 }  // namespace rtl

@@ -1,6 +1,8 @@
 // Accelerator config (one source of truth, validation) and ISA encode/decode/disassembly.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -220,6 +222,51 @@ TEST(AccelConfig, DuplicateMissingAndBadNamesAreRefused) {
   e = test::error_text<ConfigError>([&] { AccelConfig::load(path); });
   EXPECT_NE(e.find("missing field(s) 'out_buffer_bytes', 'uop_buffer_bytes'"), std::string::npos) << e;
   EXPECT_NE(e.find("partial.json"), std::string::npos) << e;
+}
+
+// A misspelt field in a config file is named as unknown, with the field it most likely meant (not
+// reported as the field it misspells missing).
+TEST(AccelConfig, MisspeltFieldsNameTheirClosestField) {
+  test::TestDir dir;
+  std::string path = dir.file("typo.json");
+  {
+    std::ofstream f(path);
+    f << R"({"name": "typo", "batch": 1, "blok_in": 16, "block_out": 16, "inp_bits": 8, "wgt_bits": 8, "acc_bits": 32,
+             "out_bits": 8, "inp_buffer_bytes": 32768, "wgt_buffer_bytes": 262144, "acc_buffer_bytes": 131072,
+             "out_buffer_bytes": 32768, "uop_buffer_bytes": 32768})";
+  }
+  std::string e = test::error_text<ConfigError>([&] { AccelConfig::load(path); });
+  EXPECT_NE(e.find("unknown field 'blok_in' (did you mean 'block_in'?)"), std::string::npos) << e;
+  e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"UOP_BUFFER_BYTE": 1024})"); });
+  EXPECT_NE(e.find("(did you mean 'uop_buffer_bytes'?)"), std::string::npos) << e;
+  e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"frequency": 200})"); });
+  EXPECT_NE(e.find("unknown field 'frequency'"), std::string::npos) << e;
+  EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;  // nothing close: no guess
+}
+
+// A config too deep for the instruction word says which buffer fields to shrink and to what; each
+// suggestion, applied alone, validates, and one step above it (twice the size) does not.
+TEST(AccelConfig, InstructionWidthErrorsSayWhatToShrink) {
+  struct Case {
+    const char* json;
+    std::vector<std::string> fields;
+  };
+  for (const Case& c : {Case{R"({"uop_buffer_bytes": 65536})", {"uop_buffer_bytes"}},
+                        Case{R"({"inp_buffer_bytes": 4194304, "out_buffer_bytes": 131072})", {"inp_buffer_bytes"}},
+                        Case{R"({"acc_buffer_bytes": 1048576, "out_buffer_bytes": 262144})", {"acc_buffer_bytes"}}}) {
+    std::string e = test::error_text<ConfigError>([&] { AccelConfig::from_json(c.json); });
+    ASSERT_NE(e.find("shrink "), std::string::npos) << c.json << ": " << e;
+    for (const std::string& field : c.fields) {
+      size_t at = e.find(field + " to at most ");
+      ASSERT_NE(at, std::string::npos) << c.json << ": " << e;
+      int64_t fits = std::stoll(e.substr(at + field.size() + 12));
+      nlohmann::json j = nlohmann::json::parse(c.json);
+      j[field] = fits;
+      EXPECT_NO_THROW(AccelConfig::from_json(j.dump())) << j.dump();
+      j[field] = 2 * fits;
+      EXPECT_THROW(AccelConfig::from_json(j.dump()), ConfigError) << j.dump();
+    }
+  }
 }
 
 // Every config shipped in accel/configs (read from the folder, so a new file is covered too).

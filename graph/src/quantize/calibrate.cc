@@ -7,10 +7,10 @@
 #include <limits>
 
 #include "loom/graph/build.h"
-#include "observer.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "observer.h"
 
 namespace loom::graph {
 

@@ -15,8 +15,8 @@ struct Observer {
   // ModelError naming the set and input when the count of tensors is wrong.
   std::vector<NDArray> run(const Graph& g, const std::vector<NDArray>& in, size_t index, const char* set);
 
-  size_t points = 0;               // the first outputs
-  std::vector<int> model_output;   // output k of the model is output model_output[k] of the observer
+  size_t points = 0;              // the first outputs
+  std::vector<int> model_output;  // output k of the model is output model_output[k] of the observer
   std::optional<runtime::GraphExecutor> executor;
 };
 

@@ -125,8 +125,8 @@ struct QuantizeReport {
 };
 
 struct QuantizeResult {
-  Graph graph;        // the quantized (or simulated) graph, typed, in NCHW
-  Graph float_graph;  // the float graph the annotation and calibration points refer to
+  Graph graph;                           // the quantized (or simulated) graph, typed, in NCHW
+  Graph float_graph;                     // the float graph the annotation and calibration points refer to
   std::optional<QuantizeReport> report;  // quantize_checked only
   QuantizeAnnotation annotation;
   std::vector<PointCalibration> calibration;  // one per annotation point

@@ -65,7 +65,7 @@ struct ExecutorValue {
   // Input of a quantized model: NaN and infinity have no int8 value, so the executor refuses them
   // (ExecutorOptions::allow_non_finite lets them through).
   bool finite_only = false;
-  uint64_t nbytes() const;      // dtype bytes x elements
+  uint64_t nbytes() const;  // dtype bytes x elements
 };
 
 // A kernel call. On the accelerator, values live in the image (at their accel_offset): before the
