@@ -3,24 +3,25 @@
 // run). A process that starts its thread pool or touches its memory inside the first kernel shows
 // it here as a first kernel many times its steady time, varying from process to process.
 //
-//   kernel_timing_bench [--model resnet18|mobilenet_v2|mlp] [--image 224] [--processes 12]
+//   kernel_timing_bench [--model resnet18|mobilenet_v2|mlp] [--image 224] [--int8] [--processes 12]
 //                       [--threads 2] [--steady 5]
 //
 // Prints, per kernel position that matters (the first kernel, the slowest kernel, the whole run):
 // the first run's median and worst over the processes, the steady median, and their ratios.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
 
@@ -62,9 +63,15 @@ int main(int argc, char** argv) {
   std::string model = "resnet18";
   int64_t image = 224;
   int processes = 12, threads = 2, steady_runs = 5;
+  bool int8 = false;
+  std::string measure_path;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
+      if (a == "--int8") {
+        int8 = true;
+        continue;
+      }
       if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
       std::string v = argv[++i];
       if (a == "--model")
@@ -77,6 +84,8 @@ int main(int argc, char** argv) {
         threads = bench::count_option(v, "--threads", 256);
       else if (a == "--steady")
         steady_runs = bench::count_option(v, "--steady", 1000);
+      else if (a == "--measure")
+        measure_path = v;
       else
         throw std::invalid_argument("unknown option " + a);
     }
@@ -84,41 +93,50 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kernel_timing_bench: %s\n", e.what());
     return 2;
   }
+  if (!measure_path.empty()) {  // one fresh process: its numbers on stdout
+    Sample s = measure(measure_path, threads, steady_runs);
+    std::printf("%.17g %zu", s.load_ms, s.first.size());
+    for (double v : s.first) std::printf(" %.17g", v);
+    for (double v : s.steady) std::printf(" %.17g", v);
+    std::printf("\n");
+    return 0;
+  }
   std::string path = (std::filesystem::temp_directory_path() / ("kernel_timing_" + std::to_string(getpid()) + ".loom"));
-  runtime::save_model_file(path, graph::build(graph::builtin_model(model, 1, image)).file);
-  std::printf("kernel_timing_bench: %s (%lld) on %s, %d threads, %d fresh processes\n", model.c_str(),
-              (long long)image, bench::cpu_name().c_str(), threads, processes);
+  graph::Graph g = graph::builtin_model(model, 1, image);
+  if (int8) {
+    std::vector<std::vector<NDArray>> calibration(2);
+    for (size_t s = 0; s < calibration.size(); ++s)
+      for (int in : g.inputs) {
+        NDArray a = NDArray::empty(g.node(in).type.shape, g.node(in).type.dtype);
+        a.fill_random(100 + s);
+        calibration[s].push_back(a);
+      }
+    g = graph::quantize(std::move(g), calibration).graph;
+  }
+  runtime::save_model_file(path, graph::build(g).file);
+  std::printf("kernel_timing_bench: %s (%lld%s) on %s, %d threads, %d fresh processes\n", model.c_str(),
+              (long long)image, int8 ? ", int8" : "", bench::cpu_name().c_str(), threads, processes);
+  // Each process is this program started again (--measure): a fork of this one would inherit a
+  // thread pool whose workers it does not have.
   std::vector<Sample> samples;
   for (int p = 0; p < processes; ++p) {
-    int fds[2];
-    if (pipe(fds) != 0) return 1;
-    pid_t pid = fork();
-    if (pid == 0) {  // the child measures and writes its numbers: load, then first and steady times
-      close(fds[0]);
-      Sample s = measure(path, threads, steady_runs);
-      std::vector<double> out = {s.load_ms, double(s.first.size())};
-      out.insert(out.end(), s.first.begin(), s.first.end());
-      out.insert(out.end(), s.steady.begin(), s.steady.end());
-      ssize_t n = write(fds[1], out.data(), out.size() * sizeof(double));
-      _exit(n == ssize_t(out.size() * sizeof(double)) ? 0 : 1);
-    }
-    close(fds[1]);
-    std::vector<double> in(1 << 16);
-    ssize_t got = 0, n;
-    while ((n = read(fds[0], reinterpret_cast<char*>(in.data()) + got, in.size() * sizeof(double) - size_t(got))) > 0)
-      got += n;
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got < ssize_t(2 * sizeof(double))) {
-      std::fprintf(stderr, "kernel_timing_bench: process %d failed\n", p);
+    std::string cmd = "'" + std::string(argv[0]) + "' --measure '" + path + "' --threads " + std::to_string(threads) +
+                      " --steady " + std::to_string(steady_runs);
+    std::stringstream out(bench::command_output(cmd));
+    Sample s;
+    size_t k = 0;
+    if (!(out >> s.load_ms >> k) || k == 0) {
+      std::fprintf(stderr, "kernel_timing_bench: process %d failed (%s)\n", p, cmd.c_str());
       return 1;
     }
-    Sample s;
-    s.load_ms = in[0];
-    size_t k = size_t(in[1]);
-    s.first.assign(in.begin() + 2, in.begin() + 2 + long(k));
-    s.steady.assign(in.begin() + 2 + long(k), in.begin() + 2 + long(2 * k));
+    s.first.resize(k);
+    s.steady.resize(k);
+    for (double& v : s.first) out >> v;
+    for (double& v : s.steady) out >> v;
+    if (!out) {
+      std::fprintf(stderr, "kernel_timing_bench: process %d printed too few times\n", p);
+      return 1;
+    }
     samples.push_back(s);
   }
   std::filesystem::remove(path);
@@ -134,10 +152,10 @@ int main(int argc, char** argv) {
       steady.push_back(pick(s.steady) * 1e3);
     }
     double worst = *std::max_element(first.begin(), first.end()), best = *std::min_element(first.begin(), first.end());
-    std::printf("  %-26s first run: median %8.3f ms, %8.3f to %8.3f; steady median %8.3f ms; first/steady median %.2fx, "
-                "worst %.2fx\n",
-                what, median(first), best, worst, median(steady), median(first) / median(steady),
-                worst / median(steady));
+    std::printf(
+        "  %-26s first run: median %8.3f ms, %8.3f to %8.3f; steady median %8.3f ms; first/steady median %.2fx, "
+        "worst %.2fx\n",
+        what, median(first), best, worst, median(steady), median(first) / median(steady), worst / median(steady));
   };
   row("first kernel", [](const std::vector<double>& t) { return t[0]; });
   std::string name = "slowest kernel (#" + std::to_string(slowest + 1) + ")";

@@ -160,7 +160,27 @@ EOF
 EOF
     if "$loom" regress m.json --out w > run.txt 2>&1; then fail "passed on one input"; fi
     cat run.txt
-    grep -q "min_accuracy: top-1 agreement over one input says nothing about the quantization" run.txt &&
+    grep -q "min_accuracy: top-1 agreement over one input says nothing about the quantization" run.txt ||
+      fail "one input passed"
+    # inputs_from: four copies of one input (the float output is the same for each), and four
+    # inputs a thousandth apart (one class for all of them).
+    mkdir same near
+    for k in 0 1 2 3; do
+      npy "same/$k.npy" "(1, 256)" "x"
+      npy "near/$k.npy" "(1, 256)" "x + $k * 1e-3"
+    done
+    cat > m.json << 'EOF'
+{"name": "degenerate", "jobs": [
+  {"name": "same", "workloads": ["model:mlp"], "backends": ["fsim"], "inputs": 4, "inputs_from": "same",
+   "expect": {"reference": "none", "min_accuracy": 0.5}},
+  {"name": "near", "workloads": ["model:mlp"], "backends": ["fsim"], "inputs": 4, "inputs_from": "near",
+   "expect": {"reference": "none", "min_accuracy": 0.5}}]}
+EOF
+    if "$loom" regress m.json --out w2 > run2.txt 2>&1; then fail "passed on inputs the model does not tell apart"; fi
+    cat run2.txt
+    grep -q "same/model-mlp/default/fsim: min_accuracy: the float model's output is the same for all 4 inputs" run2.txt ||
+      fail "identical inputs passed"
+    grep -q "near/model-mlp/default/fsim: min_accuracy: the float model picks class [0-9]* for all 4 inputs" run2.txt &&
       echo "FIRST_HOUR_OK"
     ;;
   progress_not_in_pipes)

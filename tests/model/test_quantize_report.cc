@@ -223,11 +223,11 @@ TEST(CalibrationInputs, DistributionsDefaultsAndErrors) {
 
   g.metadata["loom.input_distribution.image"] = "uniform(1, 0)";
   std::string e = error_text<ModelError>([&] { frontend::calibration_set("4", g); });
-  EXPECT_NE(e.find("metadata 'loom.input_distribution.image': 'uniform(1, 0)' needs LO < HI"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("metadata 'loom.input_distribution.image': 'uniform(1, 0)' needs LO < HI"), std::string::npos) << e;
   for (const char* bad : {"gauss(0, 1)", "normal(0)", "normal(0, -1)", "uniform(a, 1)", "normal(0, 1"})
-    EXPECT_NE(error_text<Error>([&] { frontend::InputDistribution::parse(bad, "--input-distribution"); })
-                  .find("--input-distribution: '"),
+    EXPECT_NE(error_text<Error>([&] {
+                frontend::InputDistribution::parse(bad, "--input-distribution");
+              }).find("--input-distribution: '"),
               std::string::npos)
         << bad;
   EXPECT_NE(error_text<Error>([&] { frontend::check_calibration_options("16", "lots"); }).find("--holdout 'lots'"),
