@@ -26,6 +26,7 @@ struct Spec {
   bool reverse = false;              // direction="reverse": the one direction runs from the last step
   bool batch_first = false;          // layout=1: X, Y, initial and final states have batch first
   bool linear_before_reset = false;  // GRU
+  double clip = 0;                   // clip > 0: every activation's input is clamped to [-clip, clip]
   DataType dtype;
   std::vector<std::vector<std::string>> acts;  // graph operator of each activation, per direction
   std::vector<int64_t> lens;                   // sequence_lens when some sequence is shorter; else empty
@@ -84,8 +85,10 @@ Spec read_spec(Importer& im, const onnx::NodeProto& n, Cell cell) {
   Spec s;
   s.cell = cell;
   s.gates = gate_count(cell);
-  s.hidden = im.attr_int(n, "hidden_size", 0);
-  if (s.hidden <= 0) im.unsupported(n, "the hidden_size attribute is required (a positive integer)");
+  // hidden_size is optional: R [D, G*H, H] gives it.
+  const Shape r_shape = im.type(im.input(n, kR)).shape;
+  s.hidden = im.attr(n, "hidden_size") ? im.attr_int(n, "hidden_size", 0) : r_shape.size() == 3 ? r_shape[2] : 0;
+  if (s.hidden <= 0) im.unsupported(n, "hidden_size must be a positive integer (or R [D, G*H, H] must give it)");
   std::string direction = im.attr_string(n, "direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     im.unsupported(n, "direction '" + direction + "' is not one of forward, reverse, bidirectional");
@@ -97,6 +100,10 @@ Spec read_spec(Importer& im, const onnx::NodeProto& n, Cell cell) {
   int64_t lbr = cell == Cell::Gru ? im.attr_int(n, "linear_before_reset", 0) : 0;
   if (lbr != 0 && lbr != 1) im.unsupported(n, "linear_before_reset must be 0 or 1");
   s.linear_before_reset = lbr == 1;
+  if (im.attr(n, "clip")) {
+    s.clip = im.attr_float(n, "clip", 0);
+    if (!(s.clip > 0)) im.unsupported(n, "clip must be a positive threshold");
+  }
   if (cell == Cell::Lstm && im.attr_int(n, "input_forget", 0) != 0)
     im.unsupported(n, "input_forget=1 (coupled input and forget gates) is not supported");
 
@@ -130,6 +137,12 @@ struct Ctx {
 
   int op(const std::string& name, std::vector<int> in, const std::string& sfx, Attrs a = {}) {
     return im.add(n, name, std::move(in), std::move(a), sfx);
+  }
+  // Activation `name` of x; with the node's clip, of x clamped to [-clip, clip] (ONNX: "applied to
+  // the input of activations").
+  int act(const std::string& name, int x, const std::string& sfx) {
+    if (s.clip > 0) x = op("clip", {x}, sfx + "_clip", Attrs().set("min", -s.clip).set("max", s.clip));
+    return op(name, {x}, sfx);
   }
   int add(int a, int b, const std::string& sfx) { return op("add", {a, b}, sfx); }
   int mul(int a, int b, const std::string& sfx) { return op("mul", {a, b}, sfx); }
@@ -219,7 +232,7 @@ using Step = State (*)(Ctx&, const Dir&, int x, const State& prev, const std::st
 // H_t = f(x + H_{t-1} R^T + Rb).
 State rnn_step(Ctx& c, const Dir& w, int x, const State& prev, const std::string& sfx) {
   int pre = c.add(x, c.dense(prev.h, w.r, w.rb, sfx + "_rec"), sfx + "_pre");
-  return {c.op(w.acts[0], {pre}, sfx + "_h")};
+  return {c.act(w.acts[0], pre, sfx + "_h")};
 }
 
 // z, r = f(x_zr + H_{t-1} R_zr^T + Rb_zr); candidate h~ = g(x_h + r (.) (H_{t-1} R_h^T + Rb_h)) with
@@ -229,11 +242,11 @@ State gru_step(Ctx& c, const Dir& w, int x, const State& prev, const std::string
   int rec = c.dense(prev.h, w.r, w.rb, sfx + "_rec");
   int zr = c.add(c.cols(x, 0, 2 * H, sfx + "_xzr"), w.rh >= 0 ? rec : c.cols(rec, 0, 2 * H, sfx + "_reczr"),
                  sfx + "_zr_pre");
-  int z = c.op(w.acts[0], {c.cols(zr, 0, H, sfx + "_z_pre")}, sfx + "_z");
-  int r = c.op(w.acts[0], {c.cols(zr, H, 2 * H, sfx + "_r_pre")}, sfx + "_r");
+  int z = c.act(w.acts[0], c.cols(zr, 0, H, sfx + "_z_pre"), sfx + "_z");
+  int r = c.act(w.acts[0], c.cols(zr, H, 2 * H, sfx + "_r_pre"), sfx + "_r");
   int reset = w.rh >= 0 ? c.dense(c.mul(r, prev.h, sfx + "_rh"), w.rh, w.rbh, sfx + "_rech")
                         : c.mul(r, c.cols(rec, 2 * H, 3 * H, sfx + "_rech"), sfx + "_reset");
-  int cand = c.op(w.acts[1], {c.add(c.cols(x, 2 * H, 3 * H, sfx + "_xh"), reset, sfx + "_cand_pre")}, sfx + "_cand");
+  int cand = c.act(w.acts[1], c.add(c.cols(x, 2 * H, 3 * H, sfx + "_xh"), reset, sfx + "_cand_pre"), sfx + "_cand");
   int keep = c.mul(z, c.op("sub", {prev.h, cand}, sfx + "_diff"), sfx + "_keep");
   return {c.add(cand, keep, sfx + "_h")};
 }
@@ -248,12 +261,12 @@ State lstm_step(Ctx& c, const Dir& w, int x, const State& prev, const std::strin
     if (peephole >= 0) g = c.add(g, c.mul(peephole, cell, sfx + "_" + name + "_peep"), sfx + "_" + name + "_sum");
     return g;
   };
-  int i = c.op(w.acts[0], {gate(0, w.pi, prev.c, "i")}, sfx + "_i");
-  int f = c.op(w.acts[0], {gate(2, w.pf, prev.c, "f")}, sfx + "_f");
-  int cand = c.op(w.acts[1], {gate(3, -1, -1, "c")}, sfx + "_cand");
+  int i = c.act(w.acts[0], gate(0, w.pi, prev.c, "i"), sfx + "_i");
+  int f = c.act(w.acts[0], gate(2, w.pf, prev.c, "f"), sfx + "_f");
+  int cand = c.act(w.acts[1], gate(3, -1, -1, "c"), sfx + "_cand");
   int cell = c.add(c.mul(f, prev.c, sfx + "_forget"), c.mul(i, cand, sfx + "_write"), sfx + "_c");
-  int o = c.op(w.acts[0], {gate(1, w.po, cell, "o")}, sfx + "_o");
-  return {c.mul(o, c.op(w.acts[2], {cell}, sfx + "_hc"), sfx + "_h"), cell};
+  int o = c.act(w.acts[0], gate(1, w.po, cell, "o"), sfx + "_o");
+  return {c.mul(o, c.act(w.acts[2], cell, sfx + "_hc"), sfx + "_h"), cell};
 }
 
 // Per step, a bool [batch, 1] that is true where the sequence still runs; -1 where all do.
@@ -365,9 +378,9 @@ void import_lstm(Importer& im, const onnx::NodeProto& n) { import_recurrent(im, 
 
 // clip, activation_alpha and activation_beta are not listed: the importer refuses them by name.
 void add_rnn_handlers(HandlerTable& t) {
-  t["RNN"] = {{"hidden_size", "direction", "activations", "layout"}, import_rnn, 7};
-  t["GRU"] = {{"hidden_size", "direction", "activations", "layout", "linear_before_reset"}, import_gru, 7};
-  t["LSTM"] = {{"hidden_size", "direction", "activations", "layout", "input_forget"}, import_lstm, 7};
+  t["RNN"] = {{"hidden_size", "direction", "activations", "layout", "clip"}, import_rnn, 7};
+  t["GRU"] = {{"hidden_size", "direction", "activations", "layout", "linear_before_reset", "clip"}, import_gru, 7};
+  t["LSTM"] = {{"hidden_size", "direction", "activations", "layout", "input_forget", "clip"}, import_lstm, 7};
 }
 
 }  // namespace loom::frontend::onnx_detail

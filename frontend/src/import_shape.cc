@@ -65,7 +65,12 @@ void import_reshape(Importer& im, const onnx::NodeProto& n) {
 }
 
 std::vector<int64_t> axes_of(Importer& im, const onnx::NodeProto& n) {
-  if (im.opset() >= 13) return im.has_input(n, 1) ? im.const_ints(n, 1) : std::vector<int64_t>{};
+  if (im.opset() >= 13) {
+    // From opset 13 the axes are an input; an attribute there would be silently ignored.
+    if (im.attr(n, "axes"))
+      im.unsupported(n, "attribute 'axes' is opset 11's form; from opset 13 the axes are the second input");
+    return im.has_input(n, 1) ? im.const_ints(n, 1) : std::vector<int64_t>{};
+  }
   return im.attr_ints(n, "axes", {});
 }
 
@@ -302,7 +307,9 @@ void import_depth_space(Importer& im, const onnx::NodeProto& n, bool to_space) {
   std::vector<int64_t> perm;
   if (to_space) {
     if (b > C || C % (b * b)) im.unsupported(n, "the channels are not a multiple of blocksize^2");
-    bool crd = im.attr_string(n, "mode", "DCR") == "CRD";
+    std::string mode = im.attr_string(n, "mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") im.unsupported(n, "mode '" + mode + "' is not DCR or CRD");
+    bool crd = mode == "CRD";
     mid = crd ? Shape{N, C / (b * b), b, b, H, W} : Shape{N, b, b, C / (b * b), H, W};
     perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
     out = {N, C / (b * b), H * b, W * b};

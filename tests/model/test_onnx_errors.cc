@@ -167,6 +167,48 @@ TEST(OnnxErrors, UnsupportedOperatorAndAttribute) {
   EXPECT_NE(msg.find("domain 'com.microsoft'"), std::string::npos) << msg;
 }
 
+// Attributes a newer opset moved or never had are errors, not silently ignored: Squeeze and
+// Unsqueeze's axes attribute from opset 13 (an input there), a DepthToSpace mode other than DCR/CRD.
+TEST(OnnxErrors, AttributesOfAnotherFormAreRefused) {
+  for (const char* op : {"Squeeze", "Unsqueeze"}) {
+    onnx::ModelProto m = test::model_with_float_input("t", "x", {1, 4}, 13);
+    auto* g = m.mutable_graph();
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name("squeezer");
+    n->add_input("x");
+    n->add_output("y");
+    auto* a = n->add_attribute();
+    a->set_name("axes");
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(0);
+    g->add_output()->set_name("y");
+    std::string msg = import_error(m);
+    EXPECT_NE(msg.find("node 'squeezer' (" + std::string(op) +
+                       "): attribute 'axes' is opset 11's form; from opset 13 the axes are the second input"),
+              std::string::npos)
+        << msg;
+  }
+  onnx::ModelProto m = test::model_with_float_input("t", "x", {1, 8, 2, 2}, 13);
+  auto* g = m.mutable_graph();
+  auto* n = g->add_node();
+  n->set_op_type("DepthToSpace");
+  n->set_name("d2s");
+  n->add_input("x");
+  n->add_output("y");
+  auto* b = n->add_attribute();
+  b->set_name("blocksize");
+  b->set_type(onnx::AttributeProto::INT);
+  b->set_i(2);
+  auto* mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("RDC");
+  g->add_output()->set_name("y");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'd2s' (DepthToSpace): mode 'RDC' is not DCR or CRD"), std::string::npos) << msg;
+}
+
 TEST(OnnxErrors, GraphCycle) {
   onnx::ModelProto m = relu_model();
   auto* g = m.mutable_graph();

@@ -12,8 +12,10 @@
 // outcome fails the run, and so does a listed case that now passes (the list only shrinks).
 //
 //   onnx_node_tests --data DIR/node --expectations FILE [--filter TEXT] [--update FILE] [--table FILE]
+//   onnx_node_tests --list-ops
 // --update writes the expectations the run observed; --table writes one line per case (name,
-// outcome, ONNX operator, message) for the per-operator table of docs/models.md.
+// outcome, ONNX operator, message) for the per-operator table of docs/models.md; --list-ops prints
+// the ONNX operator types the importer accepts, one per line (scripts/onnx_attr_coverage.py).
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -207,6 +209,10 @@ std::string arg(int argc, char** argv, const std::string& key) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--list-ops") {
+    for (const std::string& op : loom::frontend::onnx_supported_ops()) std::cout << op << "\n";
+    return 0;
+  }
   std::string data = arg(argc, argv, "--data"), expect_path = arg(argc, argv, "--expectations"),
               filter = arg(argc, argv, "--filter"), update = arg(argc, argv, "--update"),
               table_path = arg(argc, argv, "--table");

@@ -2,6 +2,7 @@
 // independent references, cache keys, array comparison and the reports.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -154,6 +155,48 @@ TEST(RegressJob, OperatorsMatchTheCpuAndTheReferenceBackend) {
   EXPECT_EQ(b.status, "fail");
   expect_has(b.message, "max_cycles: ");
   expect_has(b.message, "cycles, budget 1");
+}
+
+// Every bound of an expectation, at the measured figure, just inside and just outside it: a bound
+// equal to the figure passes (max_cycles, min_utilization and min_accuracy are inclusive).
+TEST(RegressJob, BoundsHoldAtTheirValueAndFailJustPast) {
+  test::TestDir dir;
+  auto run = [&](const std::string& workload, const std::string& backend, const std::string& expect, int inputs = 1) {
+    Manifest m =
+        parse_manifest(R"({"jobs": [{"name": "a", "workloads": [")" + workload + R"("], "backends": [")" + backend +
+                           R"("], "inputs": )" + std::to_string(inputs) + R"(, "expect": )" + expect + "}]}",
+                       "m.json", ".");
+    return run_job(m.jobs[0], dir.path() / "j");
+  };
+  JobOutcome timed = run("resnet18:c11", "perf", R"({"reference": "none"})");
+  ASSERT_EQ(timed.status, "pass") << timed.message;
+  const uint64_t cycles = timed.metrics["cycles"].get<uint64_t>();
+  const double use = timed.metrics["utilization"].get<double>();
+  auto with = [](const char* key, const std::string& value) {
+    return std::string(R"({"reference": "none", ")") + key + "\": " + value + "}";
+  };
+  auto exact = [](double v) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    return os.str();
+  };
+  EXPECT_EQ(run("resnet18:c11", "perf", with("max_cycles", std::to_string(cycles))).status, "pass");
+  EXPECT_EQ(run("resnet18:c11", "perf", with("max_cycles", std::to_string(cycles + 1))).status, "pass");
+  EXPECT_EQ(run("resnet18:c11", "perf", with("max_cycles", std::to_string(cycles - 1))).status, "fail");
+  EXPECT_EQ(run("resnet18:c11", "perf", with("min_utilization", exact(use))).status, "pass");
+  EXPECT_EQ(run("resnet18:c11", "perf", with("min_utilization", exact(std::nextafter(use, 0.0)))).status, "pass");
+  EXPECT_EQ(run("resnet18:c11", "perf", with("min_utilization", exact(std::nextafter(use, 1.0)))).status, "fail");
+  // Accuracy over 8 inputs of the built-in MLP (which tells them apart): at, below and above.
+  JobOutcome measured = run("model:mlp", "fsim", with("min_accuracy", "0"), 8);
+  ASSERT_EQ(measured.status, "pass") << measured.message;
+  const double acc = measured.metrics["accuracy"].get<double>();
+  ASSERT_GT(acc, 0.0);
+  EXPECT_EQ(run("model:mlp", "fsim", with("min_accuracy", exact(acc)), 8).status, "pass");
+  EXPECT_EQ(run("model:mlp", "fsim", with("min_accuracy", exact(std::nextafter(acc, 0.0))), 8).status, "pass");
+  if (acc < 1) {
+    EXPECT_EQ(run("model:mlp", "fsim", with("min_accuracy", exact(acc + 0.125)), 8).status, "fail");
+  }
 }
 
 TEST(RegressJob, DeviceOptionsReachOnlyTheirBackend) {

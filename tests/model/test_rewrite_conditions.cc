@@ -1,0 +1,292 @@
+// Every conditional graph rewrite tested where it is on: at sizes above its thresholds (the default
+// pipeline, as `loom compile` runs it), a case just inside its conditions (rewritten) and, for
+// each reason it excludes, a case just outside (left alone). Every case's compiled model is
+// compared with the naive interpreter on the graph as built (before any pass), so a rewrite that
+// fires where it must not, or changes a result, fails.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "common/test_util.h"
+#include "loom/accel/config.h"
+#include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/quantize.h"
+#include "loom/graph/reference.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+// A graph under construction with one float input, and convolutions with random constant weights.
+struct Builder {
+  Graph g;
+  int x;
+  uint64_t seed = 1;
+  explicit Builder(Shape shape) { x = g.add_input("x", {std::move(shape), DataType::Float(32)}); }
+  // Its input's channels from a typed copy (the graph's own nodes are typed by the passes).
+  int64_t channels(int in) {
+    Graph t = g;
+    t.outputs = {in};
+    infer_types(t);
+    return t.type_of(in).shape[1];
+  }
+  int conv(const std::string& name, int in, int64_t out_c, int64_t k, Attrs a = {}) {
+    int64_t in_c = channels(in), groups = a.get_int("groups", 1);
+    int w = g.add_constant(name + "_w", test::random_float32({out_c, in_c / groups, k, k}, seed++, -0.2, 0.2));
+    int b = g.add_constant(name + "_b", test::random_float32({out_c}, seed++, -0.1, 0.1));
+    return g.add_op("conv2d", name, {in, w, b}, std::move(a));
+  }
+};
+
+Attrs pads(int64_t p) { return Attrs().set("pads", std::vector<int64_t>{p, p, p, p}); }
+
+// The optimized graph of the compiled model, checked against the interpreter on the graph as built.
+Graph compiled_graph(const Graph& g, double tol = 1e-4, BuildOptions bo = {}) {
+  std::vector<NDArray> in;
+  for (int i : g.inputs) in.push_back(test::random_float32(g.node(i).type.shape, 7 + uint64_t(i), -0.5, 0.5));
+  Graph typed = g;
+  infer_types(typed);
+  std::vector<NDArray> want = reference_run(typed, in);
+  BuildResult r = build(g, bo);
+  std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(r.file, g.name).run(in);
+  EXPECT_TRUE(test::all_arrays_close(got, want, tol, tol));
+  return std::move(r.graph);
+}
+
+int count_ops(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.is_op() && node.op == op;
+  return n;
+}
+
+// The operator that produces node `id`'s data, looking through layout changes.
+const Node& producer(const Graph& g, int id) {
+  while (g.node(id).is_op() && g.node(id).op == "layout_transform") id = g.node(id).inputs[0];
+  return g.node(id);
+}
+
+// ---- winograd_conv: blocked 3x3 float convs, stride 1, dilation 1, constant weights, groups of
+// at least 32 channels, saving at least kWinogradMinSavedMacs on a map with enough tiles.
+
+TEST(RewriteConditions, WinogradOnlyForStrideOneUndilated3x3WithConstantWeights) {
+  // 64 -> 64 at 28x28: 28.9 M multiply-adds, above the threshold that turns the rewrite on.
+  struct Case {
+    const char* name;
+    Attrs attrs;
+    int64_t k;
+    bool rewritten;
+  };
+  for (const Case& c : {Case{"plain", pads(1), 3, true},
+                        Case{"dilated", pads(2).set("dilations", std::vector<int64_t>{2, 2}), 3, false},
+                        Case{"strided", pads(1).set("strides", std::vector<int64_t>{2, 2}), 3, false},
+                        Case{"five_by_five", pads(2), 5, false},
+                        Case{"wide_groups", pads(1).set("groups", int64_t(2)), 3, true},
+                        Case{"narrow_groups", pads(1).set("groups", int64_t(16)), 3, false}}) {
+    SCOPED_TRACE(c.name);
+    Builder b({1, 64, 28, 28});
+    b.g.outputs = {b.conv("conv", b.x, 64, c.k, c.attrs)};
+    Graph o = compiled_graph(b.g, 2e-4);
+    EXPECT_EQ(count_ops(o, "conv2d_winograd"), c.rewritten ? 1 : 0) << o.str();
+    EXPECT_EQ(count_ops(o, "conv2d"), c.rewritten ? 0 : 1) << o.str();
+  }
+  // Weights given at run time (an input, not a constant): direct.
+  Graph g;
+  int x = g.add_input("x", {{1, 64, 28, 28}, DataType::Float(32)});
+  int w = g.add_input("w", {{64, 64, 3, 3}, DataType::Float(32)});
+  g.outputs = {g.add_op("conv2d", "conv", {x, w}, pads(1))};
+  EXPECT_EQ(count_ops(compiled_graph(g, 2e-4), "conv2d_winograd"), 0) << "weights computed by a node";
+  // Below the saving threshold (14x14, 32 -> 32: 1.8 M multiply-adds): direct.
+  Builder small({1, 32, 14, 14});
+  small.g.outputs = {small.conv("conv", small.x, 32, 3, pads(1))};
+  EXPECT_EQ(count_ops(compiled_graph(small.g), "conv2d_winograd"), 0);
+}
+
+// ---- pool_before_pointwise_conv: an averaging pool of a 1x1, stride-1, unpadded float conv that
+// the pool alone reads, where pooling first does fewer operations.
+
+TEST(RewriteConditions, PoolMovesBeforeOnlyAnUnpaddedPointwiseConvItAloneReads) {
+  Attrs pool2 = Attrs()
+                    .set("kernel", std::vector<int64_t>{2, 2})
+                    .set("strides", std::vector<int64_t>{2, 2})
+                    .set("pads", std::vector<int64_t>{0, 0, 0, 0});
+  struct Case {
+    const char* name;
+    std::string pool_op;
+    Attrs pool_attrs;
+    int64_t k;
+    Attrs conv_attrs;
+    bool second_reader, conv_is_output, moved;
+  };
+  Attrs padded_pool = Attrs(pool2).set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  for (const Case& c :
+       {Case{"inside", "avg_pool2d", pool2, 1, {}, false, false, true},
+        Case{"global", "global_avg_pool2d", {}, 1, {}, false, false, true},
+        Case{"max_pool", "max_pool2d", pool2, 1, {}, false, false, false},
+        Case{"three_by_three", "avg_pool2d", pool2, 3, pads(1), false, false, false},
+        Case{"strided_conv", "avg_pool2d", pool2, 1, Attrs().set("strides", std::vector<int64_t>{2, 2}), false, false,
+             false},
+        Case{"padded_conv", "avg_pool2d", pool2, 1, pads(1), false, false, false},
+        Case{"pool_counts_its_padding", "avg_pool2d", Attrs(padded_pool).set("count_include_pad", int64_t(1)), 1, {},
+             false, false, false},
+        Case{"pool_excludes_its_padding", "avg_pool2d", padded_pool, 1, {}, false, false, true},
+        Case{"conv_read_twice", "avg_pool2d", pool2, 1, {}, true, false, false},
+        Case{"conv_is_an_output", "avg_pool2d", pool2, 1, {}, false, true, false}}) {
+    SCOPED_TRACE(c.name);
+    Builder b({1, 64, 28, 28});
+    int conv = b.conv("conv", b.x, 32, c.k, c.conv_attrs);
+    int pool = b.g.add_op(c.pool_op, "pool", {conv}, c.pool_attrs);
+    b.g.outputs = {pool};
+    if (c.second_reader) b.g.outputs = {pool, b.g.add_op("relu", "other_reader", {conv})};
+    if (c.conv_is_output) b.g.outputs = {pool, conv};
+    Graph o = compiled_graph(b.g);
+    // Moved: the convolution reads the pool's output.
+    bool moved = false;
+    for (const Node& n : o.nodes)
+      if (n.is_op() && n.op == "conv2d" && producer(o, n.inputs[0]).op == c.pool_op) moved = true;
+    EXPECT_EQ(moved, c.moved) << o.str();
+  }
+}
+
+// ---- prune_conv_taps: kernel taps that read only padding at every output are cut; taps that
+// read the map somewhere stay.
+
+TEST(RewriteConditions, ConvTapsArePrunedOnlyWhereTheyReadPaddingAlone) {
+  struct Case {
+    const char* name;
+    int64_t dilation, size;
+    int64_t kernel_after;  // the largest kernel left (2: at least 2)
+  };
+  // Dilation 14 over a 14x14 map: the outer taps read padding for every output (a 1x1 conv is
+  // left); dilation 13: the outer taps read the map's last row from the first output (kept where
+  // they are live); dilation 2: every tap is live.
+  for (const Case& c : {Case{"center_only", 14, 14, 1}, Case{"edge_rows_live", 13, 14, 2}, Case{"all_live", 2, 14, 3}}) {
+    SCOPED_TRACE(c.name);
+    Builder b({1, 32, c.size, c.size});
+    b.g.outputs = {b.conv("conv", b.x, 32, 3,
+                          pads(c.dilation).set("dilations", std::vector<int64_t>{c.dilation, c.dilation}))};
+    Graph o = b.g;
+    optimize(o);
+    int64_t kernel = 0;  // the largest kernel height left (weights [O, C, kh, kw] or blocked [.., .., kh, ..])
+    for (const Node& n : o.nodes)
+      if (n.is_op() && (n.op == "conv2d" || n.op == "conv2d_winograd") && o.node(n.inputs[1]).is_constant())
+        kernel = std::max(kernel, n.op == "conv2d_winograd" ? int64_t(3) : o.type_of(n.inputs[1]).shape[2]);
+    if (c.kernel_after == 2)
+      EXPECT_GE(kernel, 2) << o.str();
+    else
+      EXPECT_EQ(kernel, c.kernel_after) << o.str();
+    compiled_graph(b.g);  // compiled == interpreter
+  }
+}
+
+// ---- dense_from_matmul: a float matmul by a constant 2-D matrix becomes dense, taking a bias
+// add along the last axis; a computed right operand or a bias along another axis stays apart.
+
+TEST(RewriteConditions, MatmulBecomesDenseOnlyByAConstantMatrix) {
+  auto build_case = [](bool constant_b, bool last_axis_bias) {
+    Graph g;
+    int x = g.add_input("x", {{2, 16, 64}, DataType::Float(32)});
+    int b = g.add_constant("b", test::random_float32({64, 32}, 1, -0.2, 0.2));
+    if (!constant_b) b = g.add_op("relu", "b_computed", {b});
+    int mm = g.add_op("matmul", "mm", {x, b});
+    // Along the last axis, or a different bias per row (also ending in 32: only its other
+    // dimensions tell it from a last-axis bias).
+    NDArray bias = test::random_float32(last_axis_bias ? Shape{32} : Shape{16, 32}, 2);
+    g.outputs = {g.add_op("add", "bias_add", {mm, g.add_constant("bias", bias)})};
+    return g;
+  };
+  struct Case {
+    const char* name;
+    bool constant_b, last_axis_bias, dense, bias_folded;
+  };
+  for (const Case& c : {Case{"inside", true, true, true, true}, Case{"computed_matrix", false, true, false, false},
+                        Case{"bias_per_row", true, false, true, false}}) {
+    SCOPED_TRACE(c.name);
+    Graph g = build_case(c.constant_b, c.last_axis_bias);
+    Graph o = g;
+    infer_types(o);
+    dense_from_matmul(o);
+    infer_types(o);
+    int dense = 0, matmul = 0, add = 0;
+    for (const Node& n : o.nodes)
+      if (n.is_op()) dense += n.op == "dense", matmul += n.op == "matmul", add += n.op == "add";
+    EXPECT_EQ(dense, c.dense ? 1 : 0) << o.str();
+    EXPECT_EQ(matmul, c.dense ? 0 : 1) << o.str();
+    EXPECT_EQ(add, c.bias_folded ? 0 : 1) << o.str();
+    compiled_graph(g);
+  }
+}
+
+// ---- concat_in_place: a concat along a dimension with only 1s before it, of values computed by
+// CPU kernels at aligned offsets, is written in place; other concats (a batch before the axis, a
+// constant operand no kernel writes, one value at two offsets) stay copies.
+
+TEST(RewriteConditions, ConcatsAreWrittenInPlaceOnlyWhereEveryInputIsAContiguousRange) {
+  struct Case {
+    const char* name;
+    int64_t batch;
+    bool constant_operand, same_twice, blocked, in_place;
+  };
+  // On plain NCHW activations (blocked off) a constant operand reaches the concat as it is; on
+  // blocked ones a layout kernel would write it.
+  for (const Case& c : {Case{"inside", 1, false, false, true, true}, Case{"inside_nchw", 1, false, false, false, true},
+                        Case{"batch_two", 2, false, false, true, false},
+                        Case{"constant_operand", 1, true, false, false, false},
+                        Case{"one_value_twice", 1, false, true, true, false}}) {
+    SCOPED_TRACE(c.name);
+    Builder b({c.batch, 32, 14, 14});
+    int a = b.conv("a", b.x, 32, 1), d = b.conv("d", b.x, 32, 1);
+    int second = c.constant_operand ? b.g.add_constant("k", test::random_float32({1, 32, 14, 14}, 9))
+                 : c.same_twice     ? a
+                                    : d;
+    b.g.outputs = {b.g.add_op("relu", "out", {b.g.add_op("concat", "cat", {a, second}, Attrs().set("axis", int64_t(1)))})};
+    BuildOptions bo;
+    bo.pipeline.layout.blocked_activations = c.blocked;
+    Graph o = compiled_graph(b.g, 1e-4, bo);
+    bool in_place = false;
+    for (const Node& n : o.nodes) in_place |= is_in_place_concat(n);
+    EXPECT_EQ(in_place, c.in_place) << o.str();
+  }
+}
+
+// ---- partition_accel: int8 convolutions the accelerator runs (ungrouped, undilated, equal
+// strides, symmetric padding) go to it; each other kind stays on the CPU with its reason, and the
+// model stays bit-exact with its CPU int8 build.
+
+TEST(RewriteConditions, AcceleratorTakesOnlyTheConvolutionsItRuns) {
+  struct Case {
+    const char* name;
+    Attrs attrs;
+    const char* reason;  // nullptr: offloaded
+  };
+  for (const Case& c : {Case{"plain", pads(1), nullptr}, Case{"grouped", pads(1).set("groups", int64_t(2)), "grouped"},
+                        Case{"dilated", pads(2).set("dilations", std::vector<int64_t>{2, 2}), "dilated"},
+                        Case{"unequal_strides", pads(1).set("strides", std::vector<int64_t>{1, 2}), "unequal strides"},
+                        Case{"asymmetric_pads", Attrs().set("pads", std::vector<int64_t>{1, 0, 1, 0}),
+                             "asymmetric padding"}}) {
+    SCOPED_TRACE(c.name);
+    Builder b({1, 32, 14, 14});
+    int first = b.conv("first", b.x, 32, 3, pads(1));
+    b.g.outputs = {b.g.add_op("relu", "out", {b.conv("conv", b.g.add_op("relu", "r", {first}), 32, 3, c.attrs)})};
+    std::vector<std::vector<NDArray>> calib = {{test::random_float32({1, 32, 14, 14}, 11)}};
+    QuantizeResult q = quantize(b.g, calib);
+    BuildOptions bo;
+    bo.accel = accel::default_config();
+    BuildResult r = build(q.graph, bo);
+    std::string kept;
+    for (const std::string& k : r.accel_report.kept) kept += k + "\n";
+    bool conv_kept = kept.find("conv_int8 (conv2d)") != std::string::npos;
+    EXPECT_EQ(conv_kept, c.reason != nullptr) << kept;
+    if (c.reason) {
+      EXPECT_NE(kept.find(c.reason), std::string::npos) << kept;
+    }
+    NDArray in = test::random_float32({1, 32, 14, 14}, 5);
+    NDArray got = runtime::GraphExecutor::from_model_file(r.file, "accel").run({in})[0];
+    NDArray want = runtime::GraphExecutor::from_model_file(build(q.graph).file, "cpu").run({in})[0];
+    EXPECT_TRUE(test::arrays_close(got, want, 0, 0)) << "bit-exact with the CPU int8 build";
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph
