@@ -7,14 +7,18 @@ namespace loom::accel {
 
 namespace {
 
-// Least squares over loom hw-report (yosys synth_xilinx, xc7, 2026-11-27) on five configs: 1x8x8,
-// a 1x16x16 with half the default scratchpads, the default, batch2 and 1x32x32 (docs/perf_model.md
-// has the data and the errors). LUTs grow with the GEMM core's products (multipliers, reduction
-// trees), with the output lanes (batch x block_out: the ALU, requantization and store paths are
-// per lane) and with the scratchpads' bytes (address decoding, read multiplexers); flip-flops with
-// the products and lanes (pipeline registers). The ALU's multiplier takes 3 DSPs a lane.
-constexpr double kLutBase = 5007, kLutPerProduct = 18.49, kLutPerLane = 1213.1, kLutPerScratchpadKiB = 6.92;
-constexpr double kFfBase = 8757, kFfPerProduct = 39.09, kFfPerLane = 197.5;
+// Least squares of the relative errors over loom hw-report (yosys synth_xilinx, xc7) on seven
+// configs: 1x8x8, a 1x16x16 with half the default scratchpads, the default, batch2, 1x32x32 and the
+// non-square 1x16x32 and 1x32x16 (docs/perf_model.md has the data and the errors). LUTs grow with
+// the GEMM core's products (multipliers, reduction trees), with the output lanes (batch x
+// block_out: the ALU, requantization and store paths are per lane), with the input lanes (batch x
+// block_in: operand fan-out) and with the scratchpads' bytes (address decoding, read
+// multiplexers); flip-flops with the products and the lanes (pipeline registers). Square configs
+// alone cannot tell input from output lanes: the non-square ones do (their flip-flops differ by
+// 18% at equal products), and the input lanes' flip-flop term of the fit is negative.
+constexpr double kLutBase = 4686, kLutPerProduct = 17.63, kLutPerOutputLane = 1175.1, kLutPerInputLane = 54.56,
+                 kLutPerScratchpadKiB = 7.42;
+constexpr double kFfBase = 8501, kFfPerProduct = 39.60, kFfPerOutputLane = 278.2, kFfPerInputLane = -70.47;
 constexpr double kAluDspPerLane = 3, kDspBase = 5;
 
 }  // namespace
@@ -37,7 +41,8 @@ double bram36_tiles(int64_t width_bits, int64_t depth) {
 }
 
 AreaEstimate estimate_area(const AccelConfig& c, bool packed_gemm) {
-  const double products = double(c.batch) * c.block_in * c.block_out, lanes = double(c.batch) * c.block_out;
+  const double products = double(c.batch) * c.block_in * c.block_out, lanes = double(c.batch) * c.block_out,
+               input_lanes = double(c.batch) * c.block_in;
   AreaEstimate a;
   a.dsp = (packed_gemm ? std::ceil(products / 2) : products) + kAluDspPerLane * lanes + kDspBase;
   double tiles = bram36_tiles(int64_t(c.inp_block_bytes()) * 8, c.inp_depth()) +
@@ -49,8 +54,9 @@ AreaEstimate estimate_area(const AccelConfig& c, bool packed_gemm) {
   const double kib =
       double(c.inp_buffer_bytes + c.wgt_buffer_bytes + c.acc_buffer_bytes + c.out_buffer_bytes + c.uop_buffer_bytes) /
       1024;
-  a.lut = kLutBase + kLutPerProduct * products + kLutPerLane * lanes + kLutPerScratchpadKiB * kib;
-  a.ff = kFfBase + kFfPerProduct * products + kFfPerLane * lanes;
+  a.lut = kLutBase + kLutPerProduct * products + kLutPerOutputLane * lanes + kLutPerInputLane * input_lanes +
+          kLutPerScratchpadKiB * kib;
+  a.ff = kFfBase + kFfPerProduct * products + kFfPerOutputLane * lanes + kFfPerInputLane * input_lanes;
   return a;
 }
 
