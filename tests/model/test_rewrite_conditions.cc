@@ -78,12 +78,12 @@ TEST(RewriteConditions, WinogradOnlyForStrideOneUndilated3x3WithConstantWeights)
     int64_t k;
     bool rewritten;
   };
-  for (const Case& c : {Case{"plain", pads(1), 3, true},
-                        Case{"dilated", pads(2).set("dilations", std::vector<int64_t>{2, 2}), 3, false},
-                        Case{"strided", pads(1).set("strides", std::vector<int64_t>{2, 2}), 3, false},
-                        Case{"five_by_five", pads(2), 5, false},
-                        Case{"wide_groups", pads(1).set("groups", int64_t(2)), 3, true},
-                        Case{"narrow_groups", pads(1).set("groups", int64_t(16)), 3, false}}) {
+  for (const Case& c :
+       {Case{"plain", pads(1), 3, true},
+        Case{"dilated", pads(2).set("dilations", std::vector<int64_t>{2, 2}), 3, false},
+        Case{"strided", pads(1).set("strides", std::vector<int64_t>{2, 2}), 3, false},
+        Case{"five_by_five", pads(2), 5, false}, Case{"wide_groups", pads(1).set("groups", int64_t(2)), 3, true},
+        Case{"narrow_groups", pads(1).set("groups", int64_t(16)), 3, false}}) {
     SCOPED_TRACE(c.name);
     Builder b({1, 64, 28, 28});
     b.g.outputs = {b.conv("conv", b.x, 64, c.k, c.attrs)};
@@ -120,19 +120,24 @@ TEST(RewriteConditions, PoolMovesBeforeOnlyAnUnpaddedPointwiseConvItAloneReads) 
     bool second_reader, conv_is_output, moved;
   };
   Attrs padded_pool = Attrs(pool2).set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  for (const Case& c :
-       {Case{"inside", "avg_pool2d", pool2, 1, {}, false, false, true},
-        Case{"global", "global_avg_pool2d", {}, 1, {}, false, false, true},
-        Case{"max_pool", "max_pool2d", pool2, 1, {}, false, false, false},
-        Case{"three_by_three", "avg_pool2d", pool2, 3, pads(1), false, false, false},
-        Case{"strided_conv", "avg_pool2d", pool2, 1, Attrs().set("strides", std::vector<int64_t>{2, 2}), false, false,
-             false},
-        Case{"padded_conv", "avg_pool2d", pool2, 1, pads(1), false, false, false},
-        Case{"pool_counts_its_padding", "avg_pool2d", Attrs(padded_pool).set("count_include_pad", int64_t(1)), 1, {},
-             false, false, false},
-        Case{"pool_excludes_its_padding", "avg_pool2d", padded_pool, 1, {}, false, false, true},
-        Case{"conv_read_twice", "avg_pool2d", pool2, 1, {}, true, false, false},
-        Case{"conv_is_an_output", "avg_pool2d", pool2, 1, {}, false, true, false}}) {
+  for (const Case& c : {Case{"inside", "avg_pool2d", pool2, 1, {}, false, false, true},
+                        Case{"global", "global_avg_pool2d", {}, 1, {}, false, false, true},
+                        Case{"max_pool", "max_pool2d", pool2, 1, {}, false, false, false},
+                        Case{"three_by_three", "avg_pool2d", pool2, 3, pads(1), false, false, false},
+                        Case{"strided_conv", "avg_pool2d", pool2, 1, Attrs().set("strides", std::vector<int64_t>{2, 2}),
+                             false, false, false},
+                        Case{"padded_conv", "avg_pool2d", pool2, 1, pads(1), false, false, false},
+                        Case{"pool_counts_its_padding",
+                             "avg_pool2d",
+                             Attrs(padded_pool).set("count_include_pad", int64_t(1)),
+                             1,
+                             {},
+                             false,
+                             false,
+                             false},
+                        Case{"pool_excludes_its_padding", "avg_pool2d", padded_pool, 1, {}, false, false, true},
+                        Case{"conv_read_twice", "avg_pool2d", pool2, 1, {}, true, false, false},
+                        Case{"conv_is_an_output", "avg_pool2d", pool2, 1, {}, false, true, false}}) {
     SCOPED_TRACE(c.name);
     Builder b({1, 64, 28, 28});
     int conv = b.conv("conv", b.x, 32, c.k, c.conv_attrs);
@@ -161,11 +166,12 @@ TEST(RewriteConditions, ConvTapsArePrunedOnlyWhereTheyReadPaddingAlone) {
   // Dilation 14 over a 14x14 map: the outer taps read padding for every output (a 1x1 conv is
   // left); dilation 13: the outer taps read the map's last row from the first output (kept where
   // they are live); dilation 2: every tap is live.
-  for (const Case& c : {Case{"center_only", 14, 14, 1}, Case{"edge_rows_live", 13, 14, 2}, Case{"all_live", 2, 14, 3}}) {
+  for (const Case& c :
+       {Case{"center_only", 14, 14, 1}, Case{"edge_rows_live", 13, 14, 2}, Case{"all_live", 2, 14, 3}}) {
     SCOPED_TRACE(c.name);
     Builder b({1, 32, c.size, c.size});
-    b.g.outputs = {b.conv("conv", b.x, 32, 3,
-                          pads(c.dilation).set("dilations", std::vector<int64_t>{c.dilation, c.dilation}))};
+    b.g.outputs = {
+        b.conv("conv", b.x, 32, 3, pads(c.dilation).set("dilations", std::vector<int64_t>{c.dilation, c.dilation}))};
     Graph o = b.g;
     optimize(o);
     int64_t kernel = 0;  // the largest kernel height left (weights [O, C, kh, kw] or blocked [.., .., kh, ..])
@@ -230,17 +236,18 @@ TEST(RewriteConditions, ConcatsAreWrittenInPlaceOnlyWhereEveryInputIsAContiguous
   };
   // On plain NCHW activations (blocked off) a constant operand reaches the concat as it is; on
   // blocked ones a layout kernel would write it.
-  for (const Case& c : {Case{"inside", 1, false, false, true, true}, Case{"inside_nchw", 1, false, false, false, true},
-                        Case{"batch_two", 2, false, false, true, false},
-                        Case{"constant_operand", 1, true, false, false, false},
-                        Case{"one_value_twice", 1, false, true, true, false}}) {
+  for (const Case& c :
+       {Case{"inside", 1, false, false, true, true}, Case{"inside_nchw", 1, false, false, false, true},
+        Case{"batch_two", 2, false, false, true, false}, Case{"constant_operand", 1, true, false, false, false},
+        Case{"one_value_twice", 1, false, true, true, false}}) {
     SCOPED_TRACE(c.name);
     Builder b({c.batch, 32, 14, 14});
     int a = b.conv("a", b.x, 32, 1), d = b.conv("d", b.x, 32, 1);
     int second = c.constant_operand ? b.g.add_constant("k", test::random_float32({1, 32, 14, 14}, 9))
                  : c.same_twice     ? a
                                     : d;
-    b.g.outputs = {b.g.add_op("relu", "out", {b.g.add_op("concat", "cat", {a, second}, Attrs().set("axis", int64_t(1)))})};
+    b.g.outputs = {
+        b.g.add_op("relu", "out", {b.g.add_op("concat", "cat", {a, second}, Attrs().set("axis", int64_t(1)))})};
     BuildOptions bo;
     bo.pipeline.layout.blocked_activations = c.blocked;
     Graph o = compiled_graph(b.g, 1e-4, bo);
@@ -260,11 +267,11 @@ TEST(RewriteConditions, AcceleratorTakesOnlyTheConvolutionsItRuns) {
     Attrs attrs;
     const char* reason;  // nullptr: offloaded
   };
-  for (const Case& c : {Case{"plain", pads(1), nullptr}, Case{"grouped", pads(1).set("groups", int64_t(2)), "grouped"},
-                        Case{"dilated", pads(2).set("dilations", std::vector<int64_t>{2, 2}), "dilated"},
-                        Case{"unequal_strides", pads(1).set("strides", std::vector<int64_t>{1, 2}), "unequal strides"},
-                        Case{"asymmetric_pads", Attrs().set("pads", std::vector<int64_t>{1, 0, 1, 0}),
-                             "asymmetric padding"}}) {
+  for (const Case& c :
+       {Case{"plain", pads(1), nullptr}, Case{"grouped", pads(1).set("groups", int64_t(2)), "grouped"},
+        Case{"dilated", pads(2).set("dilations", std::vector<int64_t>{2, 2}), "dilated"},
+        Case{"unequal_strides", pads(1).set("strides", std::vector<int64_t>{1, 2}), "unequal strides"},
+        Case{"asymmetric_pads", Attrs().set("pads", std::vector<int64_t>{1, 0, 1, 0}), "asymmetric padding"}}) {
     SCOPED_TRACE(c.name);
     Builder b({1, 32, 14, 14});
     int first = b.conv("first", b.x, 32, 3, pads(1));
