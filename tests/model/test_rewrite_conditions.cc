@@ -257,6 +257,70 @@ TEST(RewriteConditions, ConcatsAreWrittenInPlaceOnlyWhereEveryInputIsAContiguous
   }
 }
 
+// ---- interleave_narrow_groups: a grouped float conv with groups narrower than the vector lanes,
+// a multiple of the lanes of them, between two ungrouped convs with constant weights (only
+// one-input element-wise ops between, each value read once) runs with interleaved channels.
+
+TEST(RewriteConditions, NarrowGroupsInterleaveOnlyBetweenTwoPlainConvs) {
+  struct Case {
+    const char* name;
+    int64_t groups, group_width;
+    bool read_twice, grouped_consumer, two_input_op, interleaved;
+  };
+  // 32 groups: a multiple of 8 and of 16 lanes (AVX2 and AVX-512 hosts); 12 groups of neither.
+  for (const Case& c : {Case{"inside", 32, 4, false, false, false, true},
+                        Case{"groups_not_a_multiple_of_the_lanes", 12, 4, false, false, false, false},
+                        Case{"groups_wider_than_the_lanes", 16, 32, false, false, false, false},
+                        Case{"input_read_twice", 32, 4, true, false, false, false},
+                        Case{"grouped_consumer", 32, 4, false, true, false, false},
+                        Case{"two_input_op_between", 32, 4, false, false, true, false}}) {
+    SCOPED_TRACE(c.name);
+    const int64_t C = c.groups * c.group_width;
+    Builder b({1, 64, 14, 14});
+    int p = b.g.add_op("relu", "p_relu", {b.conv("producer", b.x, C, 1)});
+    if (c.two_input_op)
+      p = b.g.add_op("add", "shift", {p, b.g.add_constant("s", test::random_float32({1, C, 1, 1}, 4))});
+    int grouped = b.conv("grouped", p, C, 3, pads(1).set("groups", c.groups));
+    int r = b.g.add_op("relu", "g_relu", {grouped});
+    int q = b.conv("consumer", r, c.grouped_consumer ? C : 64, 1,
+                   c.grouped_consumer ? Attrs().set("groups", int64_t(2)) : Attrs());
+    b.g.outputs = {q};
+    if (c.read_twice) b.g.outputs.push_back(p);
+    Graph o = compiled_graph(b.g);
+    bool interleaved = false;
+    for (const Node& n : o.nodes) interleaved |= n.is_op() && n.attrs.get_int("interleaved_groups", 0) == 1;
+    EXPECT_EQ(interleaved, c.interleaved) << o.str();
+  }
+}
+
+// ---- fuse_ops: a conv's bias, relu and residual add join its kernel when the conv's value has no
+// other reader; a second reader keeps the conv's value a kernel output of its own.
+
+TEST(RewriteConditions, ElementWiseOpsJoinTheirProducerOnlyAsItsOnlyReader) {
+  for (bool second_reader : {false, true}) {
+    SCOPED_TRACE(second_reader ? "conv read twice" : "conv read once");
+    Builder b({1, 32, 14, 14});
+    int conv = b.conv("conv", b.x, 32, 3, pads(1));
+    int relu = b.g.add_op("relu", "relu", {conv});
+    b.g.outputs = {b.g.add_op("add", "residual", {relu, b.x})};
+    if (second_reader) b.g.outputs.push_back(b.g.add_op("sigmoid", "other", {conv}));
+    compiled_graph(b.g);
+    BuildResult r = build(b.g);
+    // The group computing the conv: does it also hold the relu?
+    bool together = false;
+    for (const FusedGroup& grp : r.fusion.groups) {
+      bool has_conv = false, has_relu = false;
+      for (int id : grp.nodes) {
+        const Node& n = r.graph.node(id);
+        has_conv |= n.op == "conv2d" || n.op == "conv2d_winograd";
+        has_relu |= n.op == "relu";
+      }
+      together |= has_conv && has_relu;
+    }
+    EXPECT_EQ(together, !second_reader) << r.fusion.str(r.graph);
+  }
+}
+
 // ---- partition_accel: int8 convolutions the accelerator runs (ungrouped, undilated, equal
 // strides, symmetric padding) go to it; each other kind stays on the CPU with its reason, and the
 // model stays bit-exact with its CPU int8 build.
