@@ -150,6 +150,17 @@ std::string distributions(const graph::Graph& g, const std::optional<InputDistri
   return s;
 }
 
+// `count` random input sets drawn from seed `base` on (a number in [1, 10000], else an Error
+// starting with `what`), and what they are into `source`.
+std::vector<std::vector<NDArray>> drawn(const std::string& count, const std::string& what, const graph::Graph& g,
+                                        uint64_t base, const std::optional<InputDistribution>& chosen,
+                                        std::string& source) {
+  long long n = input_count(count);
+  if (n < 1 || n > 10000) LOOM_THROW(Error, what, " a number of random inputs in [1, 10000]");
+  source = std::to_string(n) + " random inputs, " + distributions(g, chosen);
+  return random_sets(g, n, base, chosen);
+}
+
 }  // namespace
 
 void check_calibration_options(const std::string& spec, const std::string& held_out) {
@@ -176,12 +187,8 @@ CalibrationSets calibration_sets(const std::string& spec, const std::string& hel
     r.calibration_source = std::to_string(r.calibration.size()) + " files of " + spec;
     if (split) r.held_out_source = std::to_string(r.held_out.size()) + " other files of " + spec + " (every fourth)";
   } else {
-    long long n = input_count(spec);
-    if (n < 1 || n > 10000)
-      LOOM_THROW(Error, "--calibrate '", spec,
-                 "' is neither a folder of .npy files nor a number of random inputs in [1, 10000]");
-    r.calibration = random_sets(g, n, 1000, chosen);
-    r.calibration_source = std::to_string(n) + " random inputs, " + distributions(g, chosen);
+    r.calibration = drawn(spec, "--calibrate '" + spec + "' is neither a folder of .npy files nor", g, 1000, chosen,
+                          r.calibration_source);
   }
   if (held_out == "auto" || held_out == "0") {
     if (held_out == "auto" && !folder) {
@@ -196,12 +203,8 @@ CalibrationSets calibration_sets(const std::string& spec, const std::string& hel
     r.held_out_source = std::to_string(r.held_out.size()) + " files of " + held_out;
     return r;
   }
-  long long n = input_count(held_out);
-  if (n < 1 || n > 10000)
-    LOOM_THROW(Error, "--holdout '", held_out,
-               "' is neither auto, 0, a folder of .npy files nor a number of random inputs in [1, 10000]");
-  r.held_out = random_sets(g, n, 1000000, chosen);
-  r.held_out_source = std::to_string(n) + " random inputs, " + distributions(g, chosen);
+  r.held_out = drawn(held_out, "--holdout '" + held_out + "' is neither auto, 0, a folder of .npy files nor", g,
+                     1000000, chosen, r.held_out_source);
   return r;
 }
 

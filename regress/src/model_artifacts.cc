@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "files.h"
 #include "loom/accel/config.h"
 #include "loom/frontend/load.h"
 #include "loom/graph/build.h"
@@ -24,23 +25,6 @@ namespace {
 // What every model job quantizes with: 4 random calibration inputs from the model's input
 // distribution, and as many held-out ones for the report.
 constexpr const char* kCalibration = "4";
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_text_atomically(const fs::path& p, const std::string& text) {
-  fs::path tmp = p;
-  tmp += ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f || !(f << text)) LOOM_THROW(RuntimeError, "cannot write '", tmp.string(), "'");
-  }
-  fs::rename(tmp, p);
-}
 
 void save_atomically(const fs::path& p, const runtime::ModelFile& m) {
   fs::path tmp = p;
@@ -108,7 +92,7 @@ ModelArtifacts model_artifacts(const JobSpec& job, const Workload& w, const fs::
   }
   // The model's identity: a built-in's name and image size, or the ONNX file's contents.
   const bool file = fs::is_regular_file(w.target);
-  const std::string model_id = (file ? "file " + content_hash(read_text(w.target)) : "builtin " + w.target) + "@" +
+  const std::string model_id = (file ? "file " + content_hash(read_file(w.target)) : "builtin " + w.target) + "@" +
                                std::to_string(w.image) + " calibrate " + kCalibration + " " + loom_build_id();
   const fs::path dir = artifacts / ("model-" + content_hash(model_id));
   fs::create_directories(dir);
@@ -123,17 +107,17 @@ ModelArtifacts model_artifacts(const JobSpec& job, const Workload& w, const fs::
       graph::QuantizeResult q = graph::quantize_checked(*g, sets.calibration, sets.held_out, qo);
       save_atomically(dir / "float.loom", graph::build(*g, {}).file);
       save_atomically(dir / "cpu_int8.loom", graph::build(q.graph, {}).file);
-      write_text_atomically(dir / "report.json", q.report->to_json());
-      write_text_atomically(dir / "inputs.json", json(distributions(*g)).dump());
-      write_text_atomically(dir / "calibration.json", calibration_json(q.calibration).dump());  // last: complete
+      write_atomically(dir / "report.json", q.report->to_json());
+      write_atomically(dir / "inputs.json", json(distributions(*g)).dump());
+      write_atomically(dir / "calibration.json", calibration_json(q.calibration).dump());  // last: complete
       built_here = true;
     }
-    calibration = calibration_from(json::parse(read_text(dir / "calibration.json")));
+    calibration = calibration_from(json::parse(read_file(dir / "calibration.json")));
   }
   a.float_model = runtime::load_model_file((dir / "float.loom").string());
   a.cpu_int8 = runtime::load_model_file((dir / "cpu_int8.loom").string());
-  a.quantization = json::parse(read_text(dir / "report.json"));
-  a.input_distributions = json::parse(read_text(dir / "inputs.json")).get<std::vector<std::string>>();
+  a.quantization = json::parse(read_file(dir / "report.json"));
+  a.input_distributions = json::parse(read_file(dir / "inputs.json")).get<std::vector<std::string>>();
   const std::string accel_key = content_hash(cfg.to_json());
   const fs::path accel_file = dir / ("accel-" + accel_key + ".loom");
   bool accel_here = false;

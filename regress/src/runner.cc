@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "files.h"
 #include "loom/regress/job.h"
 #include "loom/regress/process.h"
 #include "loom/regress/progress.h"
@@ -44,25 +45,6 @@ std::string content_hash(std::string_view text, uint64_t h) {
 }
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) return {};
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Written whole or not at all: a reader never sees half a file.
-void write_atomically(const fs::path& p, const std::string& text) {
-  fs::path tmp = p;
-  tmp += ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f || !(f << text)) LOOM_THROW(RuntimeError, "cannot write '", tmp.string(), "'");
-  }
-  fs::rename(tmp, p);
-}
 
 std::optional<json> read_json(const fs::path& p) {
   std::string text = read_file(p);

@@ -55,14 +55,24 @@ struct Agreement {
   }
 };
 
-// Runs both models (compiled for the host) on every input; the first output's rows of `classes`
-// are compared (cosine of the whole output, argmax per row).
-inline Agreement int8_agreement(const graph::Graph& fp, const graph::Graph& q,
+// The float model's first output for every input: computed once, compared with each quantized
+// variant (int8_agreement below).
+inline std::vector<NDArray> first_outputs(const graph::Graph& g, const std::vector<std::vector<NDArray>>& inputs) {
+  auto ex = compile(g);
+  std::vector<NDArray> out;
+  for (const auto& in : inputs) out.push_back(ex.run(in)[0]);
+  return out;
+}
+
+// Runs the quantized model (compiled for the host) on every input; its first output's rows of
+// `classes` are compared with the float model's (cosine of the whole output, argmax per row).
+inline Agreement int8_agreement(const std::vector<NDArray>& float_outputs, const graph::Graph& q,
                                 const std::vector<std::vector<NDArray>>& inputs, int64_t classes) {
-  auto a = compile(fp), b = compile(q);
+  auto b = compile(q);
   Agreement r;
-  for (const auto& in : inputs) {
-    NDArray x = a.run(in)[0], y = b.run(in)[0];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
+    NDArray x = float_outputs[i], y = b.run(in)[0];
     double c = cosine(x, y);
     r.cosine_min = std::min(r.cosine_min, c);
     r.cosine_mean += c / inputs.size();
@@ -72,6 +82,10 @@ inline Agreement int8_agreement(const graph::Graph& fp, const graph::Graph& q,
     }
   }
   return r;
+}
+inline Agreement int8_agreement(const graph::Graph& fp, const graph::Graph& q,
+                                const std::vector<std::vector<NDArray>>& inputs, int64_t classes) {
+  return int8_agreement(first_outputs(fp, inputs), q, inputs, classes);
 }
 
 }  // namespace loom::test

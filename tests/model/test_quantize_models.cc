@@ -21,13 +21,14 @@ void check_model(const std::string& name, double want_cosine, int want_agree) {
   Graph g = frontend::import_onnx(std::string(LOOM_MODELS_DIR) + "/" + name + ".onnx");
   infer_types(g);
   auto calibration = test::random_inputs(g, 8, 1), eval = test::random_inputs(g, 100, 5000);
+  const std::vector<NDArray> float_outputs = test::first_outputs(g, eval);  // once for the six variants
   for (bool per_channel : {false, true})
     for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL}) {
       QuantizeOptions o;
       o.mode = mode;
       o.per_channel = per_channel;
       QuantizeResult q = quantize(g, calibration, o);
-      test::Agreement a = test::int8_agreement(g, q.graph, eval, g.type_of(g.outputs[0]).shape.back());
+      test::Agreement a = test::int8_agreement(float_outputs, q.graph, eval, g.type_of(g.outputs[0]).shape.back());
       std::printf("%s int8 (%d layers int8, %d float), %s weights, %s calibration: %s\n", name.c_str(),
                   q.quantized_layers, q.float_layers, per_channel ? "per-channel" : "per-tensor", to_string(mode),
                   a.str().c_str());

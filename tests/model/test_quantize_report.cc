@@ -98,6 +98,24 @@ TEST(QuantizeReport, SaturationAndWarningsAtTheirThresholds) {
   for (const std::string& w : big.report->warnings) warned |= w.find("clip more than 1.0%") != std::string::npos;
   EXPECT_TRUE(warned) << big.report->str();
 
+  // The input's point (the first dense layer reads the model's input): its clipped share is the
+  // share of held-out values at or past 127.5 steps of its exponent, counted here.
+  const Node& input = big.float_graph.node(big.float_graph.inputs[0]);
+  int exponent = 0;
+  for (const PointCalibration& p : big.calibration)
+    if (big.float_graph.node(p.node).name == input.name) exponent = p.exponent;
+  double limit = 127.5 * std::ldexp(1.0, exponent), clipped = 0, values = 0;
+  for (const auto& set : scaled(calib, 8))
+    for (int64_t i = 0; i < set[0].numel(); ++i, ++values) clipped += std::fabs(set[0].get_as_double(i)) >= limit;
+  bool found = false;
+  for (const PointSaturation& p : big.report->saturation)
+    if (p.name == input.name) {
+      found = true;
+      EXPECT_DOUBLE_EQ(p.held_out, clipped / values);
+      EXPECT_GT(p.held_out, 0.1);
+    }
+  EXPECT_TRUE(found) << "no calibration point at the input '" << input.name << "'";
+
   // A threshold just above the measured cosine warns; just below, it does not.
   double c = same.report->held_out->outputs[0].cosine;
   for (double threshold : {c + 1e-9, c - 1e-9}) {

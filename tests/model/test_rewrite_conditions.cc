@@ -11,6 +11,7 @@
 #include "common/test_util.h"
 #include "loom/accel/config.h"
 #include "loom/graph/build.h"
+#include "loom/graph/layout.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
 #include "loom/graph/reference.h"
@@ -318,6 +319,32 @@ TEST(RewriteConditions, ElementWiseOpsJoinTheirProducerOnlyAsItsOnlyReader) {
       together |= has_conv && has_relu;
     }
     EXPECT_EQ(together, !second_reader) << r.fusion.str(r.graph);
+  }
+}
+
+// ---- alter_layout: a conv with constant weights whose output channels fill whole blocks (after
+// pad_conv_channels) runs channel-blocked; weights given at run time, or 3 output channels
+// (padding past twice the work), keep it NCHW.
+
+TEST(RewriteConditions, ConvsRunBlockedOnlyWithConstantWeightsAndWholeBlocks) {
+  struct Case {
+    const char* name;
+    int64_t out_channels;
+    bool weights_input, blocked;
+  };
+  for (const Case& c : {Case{"inside", 64, false, true}, Case{"padded_to_blocks", 12, false, true},
+                        Case{"three_channels", 3, false, false}, Case{"weights_given_at_run_time", 64, true, false}}) {
+    SCOPED_TRACE(c.name);
+    Graph g;
+    int x = g.add_input("x", {{1, 32, 14, 14}, DataType::Float(32)});
+    int w = c.weights_input ? g.add_input("w", {{c.out_channels, 32, 3, 3}, DataType::Float(32)})
+                            : g.add_constant("w", test::random_float32({c.out_channels, 32, 3, 3}, 3, -0.2, 0.2));
+    g.outputs = {g.add_op("relu", "out", {g.add_op("conv2d", "conv", {x, w}, pads(1))})};
+    Graph o = compiled_graph(g);
+    bool blocked = false;
+    for (const Node& n : o.nodes)
+      if (n.is_op() && (n.op == "conv2d" || n.op == "conv2d_winograd")) blocked |= conv_layout(n).blocked();
+    EXPECT_EQ(blocked, c.blocked) << o.str();
   }
 }
 
