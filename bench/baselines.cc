@@ -18,9 +18,9 @@ double time_best_of(int reps, const std::function<void()>& fn, double min_total_
   using clock = std::chrono::steady_clock;
   fn();  // warm-up: caches, page faults, lazy initialization
   double best = 1e30, total = 0;
-  // Until both reps runs and min_total_s (the cap only bounds an empty body): a 0.1 ms kernel
-  // capped at 10x reps ran for 2 ms after settle()'s pause and read up to 25% slow (ResNet-18's
-  // strided 1x1 convs, tune_bench).
+  // Until both reps runs and min_total_s (the cap only bounds an empty body): a sub-millisecond
+  // kernel capped at 10x reps ran too briefly after settle()'s pause and read slow from run to run
+  // (ResNet-18's strided 1x1 convs, tune_bench).
   const int64_t cap = 1000000LL * std::max(1, reps);
   for (int64_t i = 0; i < cap && (i < reps || total < min_total_s); ++i) {
     auto t0 = clock::now();

@@ -16,8 +16,8 @@
 # $LOOM_MUTATE_DIR or /tmp/loom-mutate; committed changes only) with its own build, and for
 # every patch: applies it, rebuilds incrementally, runs the patch's labels, records CAUGHT (a
 # test failed or timed out) or MISSED (every test passed), and reverts. A patch that does not
-# apply or does not build is INVALID. The first run builds everything once (about 15 minutes on
-# two cores, less with a warm ccache); later runs only rebuild what the patches touch.
+# apply or does not build is INVALID. The first run builds everything once (the longest part;
+# less with a warm ccache); later runs only rebuild what the patches touch.
 # Prints one line per patch, the score caught / (caught + missed), and the wall time, and writes
 # the same as a Markdown table to SCRATCH/mutation-report.md. Exits 1 if a patch is invalid, if
 # the unmutated baseline fails, or if the score is below --min-score.

@@ -2,7 +2,7 @@
 # Builds the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (gcc; LOOM_SANITIZE)
 # in its own build folder and runs the whole suite there. Any sanitizer report fails its test
 # (halt_on_error; UBSan does not recover). The fuzz label is left out: its targets carry their own
-# sanitizers (scripts/fuzz.sh). A cold build takes about 35 minutes on 2 cores.
+# sanitizers (scripts/fuzz.sh). A cold build takes a long time (docs/results.md).
 #
 #   scripts/sanitize.sh                  # build build-asan, run every test
 #   scripts/sanitize.sh -R Fsim          # extra arguments go to ctest

@@ -472,7 +472,7 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
 // 1 / x. arcp + ninf: LLVM's x86 lowering of a float vector division to a reciprocal estimate
 // (rcpps, vrcp14ps) and one Newton step; a scalar or a double stays a division. Not on AMD Zen,
 // whose divider runs beside the FMA pipes: there the estimate's three FMA-pipe operations made
-// EfficientNet-B0's SiLU kernels slower than the division (Zen 5). Keyed on the target CPU's
+// EfficientNet-B0's SiLU kernels slower than the division. Keyed on the target CPU's
 // name: a generic x86-64 target gets the estimate.
 llvm::Value* CodeGenLLVM::emit_recip_finite(llvm::Value* x) {
   auto* div = llvm::cast<llvm::Instruction>(builder_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), x));

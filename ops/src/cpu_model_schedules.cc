@@ -90,7 +90,7 @@ void inline_injective(Schedule& s, const std::vector<const Operation*>& keep) {
 // Parallel over the outer data-parallel axes, vectorized on the innermost one when it divides
 // by the vector width (for a reduction, such as softmax's partial sums, also by a narrower power
 // of two >= 4 that divides it); reduction axes (if any) run between them. Narrower vectors on
-// element-wise stages made MobileNetV2 slower on 2 threads (5.0-5.7 -> 8.1-8.4 ms, Zen 3).
+// element-wise stages made MobileNetV2 slower on 2 threads.
 void schedule_loop_nest(Stage st, int lanes) {
   size_t nd = st->op->axis.size();
   if (nd == 0) return;

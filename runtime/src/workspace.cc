@@ -1,7 +1,7 @@
 // loom_alloc / loom_free: the heap temporaries of compiled kernels, with a per-thread cache of
 // recently freed large blocks. A kernel allocates the same temporaries on every call; without the
 // cache each one past malloc's mmap threshold came back from the kernel as fresh zeroed pages
-// (a page fault every 4 KiB, every call), which made a Winograd convolution 5x slower at some
+// (a page fault every 4 KiB, every call), which made a Winograd convolution several times slower at some
 // map sizes and not others (docs/cpu_backend.md).
 #include <atomic>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The analytical area model (loom dse's) against the yosys reports it was built from (loom
 // hw-report --part xc7z020, yosys 0.23 synth_xilinx, 2026-11-27 and 2026-11-29 for the non-square
-// cores; docs/perf_model.md): DSP48s and BRAM36 tiles from the structure alone, LUTs and
+// cores; docs/results.md): DSP48s and BRAM36 tiles from the structure alone, LUTs and
 // flip-flops from the fit, within 1.5%. The synth test checks
 // the default config against a fresh yosys run (loom hw-report --max-model-error 5).
 #include <gtest/gtest.h>

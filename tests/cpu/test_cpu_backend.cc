@@ -120,9 +120,8 @@ TEST(CpuBackend, TargetAwareGemmTilingsOnOddShapes) {
     }
 }
 
-// For a few rows of A the tile covers them all and B is read in place, unpacked (packing cost as
-// much as the product: M = 1, N = 1000, K = 512 ran at 4 GFLOP/s packed, 21 unpacked on Zen 3);
-// one column of B becomes dot products along K. Every shape-aware tiling, in any form, computes
+// For a few rows of A the tile covers them all and B is read in place, unpacked (packing costs as
+// much as the product); one column of B becomes dot products along K. Every shape-aware tiling, in any form, computes
 // the product correctly, partial tiles included.
 TEST(CpuBackend, ShapeAwareGemmForms) {
   ops::GemmTiling row = ops::gemm_tiling_for(8, 16, 1, 1000, 512), few = ops::gemm_tiling_for(8, 16, 3, 10, 7),
@@ -211,8 +210,8 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
 }
 
 // Reductions over the innermost axis (LayerNorm's row means) take softmax's two steps: partials
-// every 16th or 8th element, vectorized, then the partials (one chain per row ran LayerNorm 7x
-// slower, BERT on Zen 5); a row of no multiple of 8 keeps one step. Every kind, with and without
+// every 16th or 8th element, vectorized, then the partials (one chain per row ran BERT's LayerNorm
+// several times slower); a row of no multiple of 8 keeps one step. Every kind, with and without
 // the kept axis, matches plain loops in double precision.
 TEST(CpuBackend, RowReductionsTakeTwoVectorizedSteps) {
   int lanes = codegen::target_info().float32_lanes();
@@ -283,7 +282,7 @@ TEST(CpuBackend, RowReductionsRunInParallel) {
 
 // A separable bilinear resize (two resample_axis stages): the first is stored, not inlined into
 // the second, which reads it at two gathered columns per output (inlined, each output gathered
-// four input elements; Zen 5, a 21x28x28 -> 224x224 resize: 2.44 -> 1.83 ms). A cheap stage read
+// four input elements). A cheap stage read
 // once at a gathered index is still inlined.
 TEST(CpuBackend, StageGatheredSeveralTimesIsStored) {
   int lanes = codegen::target_info().float32_lanes();

@@ -244,7 +244,7 @@ TEST(Tuner, AConfigurationWithAWrongResultIsReportedAndNeverChosen) {
 
 // The confirmation round times calls with their weights flushed from the caches (cold_confirm):
 // a matrix-vector product over 1 MiB of weights (in L2 or L3 between hot calls) then reads them
-// from memory, several times slower (2.4-4x on Zen 5). Up to three tries: another test running
+// from memory, several times slower. Up to three tries: another test running
 // beside this one can slow a hot round down, never make a round without the flush cold.
 TEST(Tuner, ConfirmationTimesColdWeights) {
   auto t = make_gemm_template(1, 512, 512, codegen::target_info());

@@ -163,7 +163,7 @@ class LayoutRewriter {
       // Groups narrower than a vector (ResNeXt's 4 and 8 channels): each block of b channels holds
       // b / Cg whole groups, so the conv is regrouped as C / b groups of b channels whose weights
       // are block-diagonal (zeros between the groups). b / Cg times the multiply-adds, but every
-      // one a full vector; per-group vectors of Cg lanes ran at 6-40 GFLOP/s.
+      // one a full vector; per-group vectors of Cg lanes run far slower.
       int64_t b = choose_block(C, lanes_);
       ib = ob = b;
       packed = NDArray::zeros({O / b, 1, kh, kw, b, b}, w.dtype());

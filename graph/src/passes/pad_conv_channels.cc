@@ -1,6 +1,6 @@
 // Pass: pad_conv_channels. A float conv whose output channels are no multiple of a vector block
-// (a segmentation head's 21 classes) could not be channel-blocked and ran as generic loops, at a
-// few GFLOP/s; it computes zero-padded output channels instead, up to a whole number of `lanes`,
+// (a segmentation head's 21 classes) cannot be channel-blocked and would run as generic loops, far
+// slower; it computes zero-padded output channels instead, up to a whole number of `lanes`,
 // and a slice keeps the real ones. Only where the padding at most doubles the work.
 #include "loom/graph/passes.h"
 

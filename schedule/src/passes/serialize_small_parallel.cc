@@ -60,7 +60,7 @@ class WorkCounter : public IRVisitor {
     IRVisitor::visit_store(op);
   }
   // A vector exp costs ~15-20 cycles where a store costs one or two: softmax's 12288 vector stores
-  // over BERT's attention scores ran on one thread (0.35 ms of its 18 at 2 threads).
+  // over BERT's attention scores would run on one thread.
   void visit_call(const CallNode* op) override {
     static const char* const kMath[] = {"exp", "exp2", "log", "log2", "tanh", "erf", "sigmoid", "pow", "sin", "cos"};
     for (const char* m : kMath)

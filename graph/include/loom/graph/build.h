@@ -51,9 +51,9 @@ struct BuildOptions {
   // CPU kernels: a parallel loop doing fewer stores than this runs serially
   // (schedule::LowerOptions::min_parallel_work); with parallel_work_hints, the others carry their
   // work and the runtime decides against the threshold it measures on the host that runs the model
-  // (runtime::min_parallel_work; docs/cpu_backend.md has the measurements). Without hints the
-  // floor is the only threshold: set it for the hosts the model will run on (16000 was the fixed
-  // default, fitted on an Intel Xeon VM).
+  // (runtime::min_parallel_work; docs/results.md has the measurements). Without hints the
+  // floor is the only threshold: set it for the hosts the model will run on (a host whose
+  // fork-join costs a few microseconds wants thousands of stores, the runtime's rule).
   int64_t min_parallel_work = runtime::kMinParallelWorkFloor;
   bool parallel_work_hints = true;
 };

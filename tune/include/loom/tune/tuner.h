@@ -38,16 +38,16 @@ struct TuneOptions {
   int initial = 8;                // random configurations measured before the model is used
   bool use_model = true;          // false: random search (for comparing the model against)
   // The fastest `confirm` configurations and the default are timed again, alternately, before one
-  // is chosen (it must beat the default by 3%): single measurements on a shared machine vary by
-  // 10-30%, and a configuration that won by noise must not replace the default. Each candidate
-  // gets at least `confirm_seconds` of runs in that round (sub-millisecond kernels were decided
-  // by ~10 ms of runs before, and a strided 1x1 conv's winner then ran at 0.53x its default).
+  // is chosen (it must beat the default by 3%): single measurements on a shared machine vary a
+  // lot, and a configuration that won by noise must not replace the default. Each candidate
+  // gets at least `confirm_seconds` of runs in that round (decided by a few runs, a strided 1x1
+  // conv's sub-millisecond winner ran slower than its default).
   int confirm = 3;
   double confirm_seconds = 0.15;
   // In that round every call starts with the kernel's constant operands (the arguments between the
   // first input and the output: a conv's or dense layer's weights) flushed from every cache level,
   // as in a model, where each layer's weights come from memory or L3: tiles that won with hot
-  // weights made DenseNet-121 1.5% slower (docs/cpu_backend.md). Only the calls are timed.
+  // weights made DenseNet-121 slower (docs/results.md). Only the calls are timed.
   bool cold_confirm = true;
   uint64_t seed = 1;
   std::function<void(int done, int total, const Trial& last, const Trial& best)> progress;
