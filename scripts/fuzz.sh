@@ -15,8 +15,8 @@
 # --runs N executes exactly N inputs from a fresh copy of the seed corpus, with address-space
 # randomisation off (libFuzzer's comparison tables hash code addresses) and no corpus reloads
 # (timed): with a fixed seed the same inputs run on every machine, however fast. A time bound
-# (--seconds) reaches further on a faster machine and so found a new bug on CI that the same
-# commit passed here; that makes a test flaky, so CTest uses --runs and campaigns use --seconds.
+# (--seconds) reaches further on a faster machine, so the same commit can pass on one machine and
+# fail on another; that makes a test flaky, so CTest uses --runs and campaigns use --seconds.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds=30

@@ -71,7 +71,7 @@ struct PointCalibration {
 
 // ---- How far the quantized model is from the float one (quantize_checked) ----
 
-// When a report warns (docs/quantization.md#accuracy-report): an output's cosine with the float
+// When a report warns (docs/quantization.md#the-accuracy-report): an output's cosine with the float
 // model below min_cosine, a classifier's top-1 agreement below min_top1, or a calibration point
 // whose values beyond the int8 range exceed max_saturation of them. Read on the held-out inputs
 // (the calibration inputs when there are none).
