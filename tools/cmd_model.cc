@@ -81,7 +81,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Compile a model (ONNX) for the CPU into one compiled-model file", "loom compile"};
   std::string model, out;
   std::vector<std::string> shapes;
-  bool dump = false, quiet = false, as_json = false;
+  bool dump = false, verify_each = false, quiet = false, as_json = false;
   int threads = 0;
   int64_t batch = 1, image = 224;
   app.add_option("model", model, "model.onnx, or a built-in model: resnet18, resnet50, mobilenet_v2, mlp")->required();
@@ -96,6 +96,8 @@ int compile_cmd(const std::vector<std::string>& args) {
                  "it is no longer an input of the compiled model");
   number_option(app, "--threads", threads, "threads for compile-time work (default: all)", 1, 1024);
   app.add_flag("--dump-graph", dump, "print the graph after every pass");
+  app.add_flag("--verify-each", verify_each,
+               "check the graph's structure and types after every pass (an error names the pass that broke it)");
   app.add_flag("-q,--quiet", quiet, "no progress and no per-layer lists (the summary and warnings stay)");
   app.add_flag("--json", as_json,
                "print the result (file, graph, memory, quantization report, accelerator layers) as one JSON object on "
@@ -206,6 +208,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   }
   graph::BuildOptions bo;
   bo.pipeline.dump = dump;
+  bo.pipeline.verify_each = verify_each;
   bo.pipeline.layout.winograd = !no_winograd;
   bo.min_parallel_work = min_parallel_work;
   bo.llvm.dump_asm_path = asm_path;
@@ -275,6 +278,9 @@ int compile_cmd(const std::vector<std::string>& args) {
   text << "compiled " << model << " -> " << out << " in " << std::fixed << std::setprecision(2) << secs << " s\n"
        << "  graph: " << imported << " nodes imported, " << r.graph.nodes.size() << " after optimization; "
        << r.executor_graph.kernels.size() << " kernel calls, " << r.kernels.size() << " distinct kernels\n"
+       << (verify_each ? "  graph verified (structure and types) after each of its " +
+                             std::to_string(graph::graph_pass_names().size()) + " passes\n"
+                       : std::string())
        << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
        << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
        << summary.str();

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "loom/graph/op_registry.h"
 #include "loom/runtime/error.h"
 
 namespace loom::graph {
@@ -187,7 +188,7 @@ void Graph::compact() {
     for (int in : nodes[id].inputs) work.push_back(in);
   }
   std::vector<int> remap(nodes.size(), -1);
-  std::vector<Node> kept;
+  std::deque<Node> kept;
   for (int id : topological_order()) {
     if (!live[id]) continue;
     remap[id] = static_cast<int>(kept.size());
@@ -209,14 +210,45 @@ void Graph::replace_uses(int from, int to) {
 }
 
 void Graph::verify() const {
-  topological_order();
+  topological_order();  // every edge reads an existing node, and there is no cycle
   if (outputs.empty()) LOOM_THROW(ModelError, "graph '", name, "' has no outputs");
   for (int o : outputs)
     if (o < 0 || static_cast<size_t>(o) >= nodes.size())
       LOOM_THROW(ModelError, "graph '", name, "': an output refers to a missing node");
-  for (int i : inputs)
+  std::set<int> listed;
+  for (int i : inputs) {
     if (i < 0 || static_cast<size_t>(i) >= nodes.size() || !nodes[i].is_input())
       LOOM_THROW(ModelError, "graph '", name, "': an input refers to a node that is not an input");
+    if (!listed.insert(i).second)
+      LOOM_THROW(ModelError, "graph '", name, "': input '", nodes[i].name, "' is listed twice");
+  }
+  for (size_t id = 0; id < nodes.size(); ++id) {
+    const Node& n = nodes[id];
+    switch (n.kind) {
+      case NodeKind::Input:
+        if (!listed.count(static_cast<int>(id)))
+          LOOM_THROW(ModelError, "graph '", name, "': input node '", n.name, "' is not in the graph's input list");
+        [[fallthrough]];
+      case NodeKind::Constant:
+        if (!n.inputs.empty())
+          LOOM_THROW(ModelError, "node '", n.name, "' is ", n.is_input() ? "an input" : "a constant",
+                     " but reads other nodes");
+        if (n.is_constant() && (n.value.shape() != n.type.shape || n.value.dtype() != n.type.dtype))
+          LOOM_THROW(ModelError, "constant '", n.name, "' holds ", n.value.dtype().str(), list_str(n.value.shape()),
+                     " but its type says ", n.type.str());
+        break;
+      case NodeKind::Op: {
+        if (!has_op(n.op)) LOOM_THROW(ModelError, "node '", n.name, "': no operator '", n.op, "'");
+        const OpDef& def = op_def(n.op);
+        int count = static_cast<int>(n.inputs.size());
+        if (count < def.min_inputs || count > def.max_inputs)
+          LOOM_THROW(ModelError, "node '", n.name, "' (", n.op, "): takes ", def.min_inputs,
+                     def.min_inputs == def.max_inputs ? "" : " to " + std::to_string(def.max_inputs), " inputs, has ",
+                     count);
+        break;
+      }
+    }
+  }
 }
 
 std::string Graph::str() const {

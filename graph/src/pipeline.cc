@@ -1,7 +1,9 @@
 // The graph pass pipeline, in order (like schedule/src/lower.cc for loops). LOOM_DUMP_GRAPH=1 (or
-// PipelineOptions::dump) prints the graph after every pass.
+// PipelineOptions::dump) prints the graph after every pass; LOOM_VERIFY_EACH=1 (or
+// PipelineOptions::verify_each) checks it after every pass.
 #include "loom/graph/passes.h"
 #include "loom/ir/pass_pipeline.h"
+#include "loom/runtime/error.h"
 
 namespace loom::graph {
 
@@ -64,8 +66,29 @@ void optimize(Graph& g, const PipelineOptions& options) {
   if (run.dump) *run.dump << "// graph as imported\n" << g.str();
   if (options.on_pass)
     run.observe = [&](const std::string& pass, const GraphRun& r, const auto&) { options.on_pass(pass, r.g); };
+  if (options.verify_each || runtime::env::flag("LOOM_VERIFY_EACH"))
+    run.verify = [](const std::string& pass, const GraphRun& r) {
+      try {
+        verify_types(r.g);
+      } catch (const Error& e) {
+        LOOM_THROW(ModelError, "graph '", r.g.name, "' is broken after pass '", pass, "': ", e.what());
+      }
+    };
+  PassPipeline<GraphRun> passes = pipeline();
+  for (const PipelineOptions::ExtraPass& extra : options.extra_passes) {
+    auto run_extra = extra.run;
+    auto with = passes.inserted_after(extra.after, {extra.name, [run_extra](GraphRun& r) { run_extra(r.g); },
+                                                    [](const GraphRun& r) { return r.g.str(); }});
+    if (!with) {
+      std::string names;
+      for (const std::string& n : graph_pass_names()) names += (names.empty() ? "" : ", ") + n;
+      LOOM_THROW(ConfigError, "pass '", extra.name, "' is to run after '", extra.after,
+                 "', which is no graph pass; the graph passes: ", names);
+    }
+    passes = std::move(*with);
+  }
   GraphRun state{g, options};
-  pipeline().run(state, run);
+  passes.run(state, run);
 }
 
 }  // namespace loom::graph

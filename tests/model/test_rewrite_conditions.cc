@@ -185,6 +185,13 @@ TEST(RewriteConditions, ConvTapsArePrunedOnlyWhereTheyReadPaddingAlone) {
       EXPECT_EQ(kernel, c.kernel_after) << o.str();
     compiled_graph(b.g);  // compiled == interpreter
   }
+  // Pads of 2 before and 4 after (SAME_UPPER-like) on a 7x7 map, 5x5 taps at dilation 2: the last
+  // tap reads the map's last row for the first output only, so every tap stays.
+  Builder b({1, 32, 7, 7});
+  b.g.outputs = {
+      b.conv("conv", b.x, 32, 5,
+             Attrs().set("pads", std::vector<int64_t>{2, 2, 4, 4}).set("dilations", std::vector<int64_t>{2, 2}))};
+  compiled_graph(b.g);
 }
 
 // ---- dense_from_matmul: a float matmul by a constant 2-D matrix becomes dense, taking a bias

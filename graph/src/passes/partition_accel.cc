@@ -272,11 +272,12 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
     ++report.offloaded;
   }
   // Blocked data goes from one accelerator layer to the next without leaving the blocked layout.
-  for (Node& n : g.nodes) {
+  for (int id = 0; id < static_cast<int>(g.nodes.size()); ++id) {
+    const Node& n = g.node(id);
     if (!n.is_op() || n.op != "accel_pack" || !g.node(n.inputs[0]).is_op() || g.node(n.inputs[0]).op != "accel_unpack")
       continue;
     int blocked = g.node(n.inputs[0]).inputs[0];
-    if (g.type_of(blocked) == n.type) g.replace_uses(int(&n - g.nodes.data()), blocked);
+    if (g.type_of(blocked) == n.type) g.replace_uses(id, blocked);
   }
   eliminate_dead_nodes(g);
   infer_types(g);

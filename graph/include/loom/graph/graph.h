@@ -4,6 +4,7 @@
 // compiled-model file for the runtime's graph executor.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <variant>
@@ -82,7 +83,9 @@ struct Node {
 class Graph {
  public:
   std::string name = "model";
-  std::vector<Node> nodes;
+  // A deque: add_op appends without moving the nodes already there, so a pass may hold a Node&
+  // across add_op (iterators are still invalidated: loop by index while adding).
+  std::deque<Node> nodes;
   std::vector<int> inputs;   // Input nodes, in order
   std::vector<int> outputs;  // nodes whose values are the model's outputs, in order
   // The model's key-value properties (ONNX metadata_props): what the model says about itself,
@@ -105,7 +108,10 @@ class Graph {
   void compact();
   // Every read of node `from` (by nodes and by the outputs) reads `to` instead.
   void replace_uses(int from, int to);
-  // Checks ids, cycles and that outputs exist; ModelError naming what is wrong.
+  // Checks the structure: every edge reads an existing node, no cycle, the outputs exist, the
+  // input list holds exactly the Input nodes, inputs and constants read nothing, a constant's
+  // value has its type, every operator is registered and has as many inputs as it takes.
+  // ModelError naming the node and what is wrong. Types are checked by verify_types (passes.h).
   void verify() const;
   // Readable text: one line per node, "%12 = conv2d(%3, %4) {strides=[1, 1]} : float32[1, 64, 56, 56]  # name".
   std::string str() const;

@@ -16,6 +16,10 @@ namespace loom::graph {
 
 // Fills every node's output type; errors name the node and its operator.
 void infer_types(Graph& g);
+// Graph::verify, then every typed operator node's type is the one its operator infers from its
+// inputs' types and its attributes now (a pass that edited a node without re-inferring shows
+// here). ModelError naming the node.
+void verify_types(const Graph& g);
 // Drops nodes the outputs do not depend on.
 void eliminate_dead_nodes(Graph& g);
 // Removes identities (pads of zero width too) and rewrites batch_norm for inference (TVM's SimplifyInference): folded
@@ -49,7 +53,7 @@ NDArray evaluate_constant_op(const Graph& g, int id);
 // Winograd's least saving worth a call, in multiply-adds: each call pays the transforms' own
 // parallel stages and its transformed weights (alpha^2 / 9 times the direct ones) whatever the
 // saving. DenseNet-121's 128 -> 32 convs at 14x14 and 7x7 ran slower than direct, its 28x28 ones
-// faster (docs/cpu_backend.md has the measurements).
+// faster (docs/results.md has the measurements).
 constexpr double kWinogradMinSavedMacs = 8e6;
 struct LayoutOptions {
   int vector_lanes = 16;            // float32 lanes of the target's vectors
@@ -164,10 +168,20 @@ struct PipelineOptions {
   bool dump = false;                             // print the graph after every pass (also LOOM_DUMP_GRAPH=1)
   std::ostream* dump_stream = nullptr;           // default std::cerr
   std::function<void(const std::string&, const Graph&)> on_pass;
+  // verify_types after every pass (also LOOM_VERIFY_EACH=1, which the test suite sets): a broken
+  // graph is a ModelError naming the pass that left it so, instead of wrong code later.
+  bool verify_each = false;
+  // Passes of the caller's, each run right after the built-in pass `after` (ConfigError naming
+  // the built-in passes if there is none of that name).
+  struct ExtraPass {
+    std::string name, after;
+    std::function<void(Graph&)> run;
+  };
+  std::vector<ExtraPass> extra_passes;
 };
 // Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
-// prune_conv_taps, pool_before_pointwise_conv, dense_from_matmul, partition_accel, pad_conv_channels, alter_layout,
-// winograd_conv, eliminate_dead_nodes, concat_in_place.
+// prune_conv_taps, pool_before_pointwise_conv, dense_from_matmul, partition_accel, pad_conv_channels,
+// interleave_narrow_groups, alter_layout, winograd_conv, eliminate_dead_nodes, concat_in_place.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();
 

@@ -4,6 +4,7 @@
 // text (a dump stream is set, or the observer asks), and at most once per pass, so a pipeline
 // without dumps prints nothing.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -27,6 +28,8 @@ struct PassRunOptions {
   std::function<std::string(const std::string& pass)> header;
   // Called after each pass; `text()` prints the state (only when called).
   std::function<void(const std::string& pass, const State&, const std::function<std::string()>& text)> observe;
+  // Called after each pass, before the observer and the dump: throws if the state is broken.
+  std::function<void(const std::string& pass, const State&)> verify;
   std::string stop_after;  // a pass name: the run ends after it
 };
 
@@ -34,6 +37,17 @@ template <typename State>
 class PassPipeline {
  public:
   explicit PassPipeline(std::vector<NamedPass<State>> passes) : passes_(std::move(passes)) {}
+
+  // This pipeline with `pass` run right after the pass named `after`; nullopt if there is none.
+  std::optional<PassPipeline> inserted_after(const std::string& after, NamedPass<State> pass) const {
+    for (size_t i = 0; i < passes_.size(); ++i)
+      if (passes_[i].name == after) {
+        PassPipeline p = *this;
+        p.passes_.insert(p.passes_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(pass));
+        return p;
+      }
+    return std::nullopt;
+  }
 
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -44,6 +58,7 @@ class PassPipeline {
   void run(State& state, const PassRunOptions<State>& options) const {
     for (auto& p : passes_) {
       p.run(state);
+      if (options.verify) options.verify(p.name, state);
       std::optional<std::string> printed;  // printed once, however many read it
       auto text = [&]() -> std::string {
         if (!printed) printed = p.print ? p.print(state) : std::string();

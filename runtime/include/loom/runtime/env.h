@@ -12,6 +12,8 @@
 //                        compile-time floor (loom compile --min-parallel-work) stay serial
 //   LOOM_DUMP_IR         schedule::lower: flag, print the loop IR after every lowering pass
 //   LOOM_DUMP_GRAPH      graph::optimize: flag, print the graph after every graph pass
+//   LOOM_VERIFY_EACH     graph::optimize: flag, check the graph's structure and types after every
+//                        graph pass (set for the GoogleTest suite)
 //   LOOM_CC              codegen export_library: a command, the C compiler that links kernel
 //                        libraries (default cc)
 //   LOOM_RPC_TIMEOUT_MS  the rpc:// device: integer 1..86400000, bound on connecting and on each

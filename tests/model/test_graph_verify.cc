@@ -1,0 +1,192 @@
+// Graph integrity: Graph::verify (structure), verify_types (each typed node's type is what its
+// operator infers now), and PipelineOptions::verify_each, which names the pass that broke a graph.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/test_util.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/passes.h"
+#include "loom/runtime/error.h"
+
+namespace loom::graph {
+namespace {
+
+// x[1, 3, 8, 8] -> conv (8 channels, 3x3, pad 1) -> relu -> output.
+struct SmallNet {
+  Graph g;
+  int x, w, conv, relu;
+  SmallNet() {
+    x = g.add_input("x", {{1, 3, 8, 8}, DataType::Float(32)});
+    w = g.add_constant("w", test::random_float32({8, 3, 3, 3}, 1, -0.3, 0.3));
+    conv = g.add_op("conv2d", "conv", {x, w}, Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+    relu = g.add_op("relu", "act", {conv});
+    g.outputs = {relu};
+  }
+};
+
+// The message of the ModelError `f` throws, or nullopt when it throws none.
+std::optional<std::string> model_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ModelError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+// LOOM_VERIFY_EACH as the test suite sets it, unset for one scope.
+struct VerifyEachUnset {
+  std::optional<std::string> saved;
+  VerifyEachUnset() {
+    if (const char* v = std::getenv("LOOM_VERIFY_EACH")) saved = v;
+    unsetenv("LOOM_VERIFY_EACH");
+  }
+  ~VerifyEachUnset() {
+    if (saved) setenv("LOOM_VERIFY_EACH", saved->c_str(), 1);
+  }
+};
+
+TEST(GraphVerify, StructuralErrorsNameTheNodeAndWhatIsWrong) {
+  struct Case {
+    const char* name;
+    std::function<void(SmallNet&)> plant;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"edge to no node", [](SmallNet& n) { n.g.node(n.relu).inputs = {42}; },
+       "node 'act' reads a node that does not exist"},
+      {"cycle", [](SmallNet& n) { n.g.node(n.conv).inputs[0] = n.relu; }, "the graph has a cycle through node"},
+      {"input left out of the list", [](SmallNet& n) { n.g.inputs.clear(); },
+       "input node 'x' is not in the graph's input list"},
+      {"input listed twice", [](SmallNet& n) { n.g.inputs.push_back(n.x); }, "input 'x' is listed twice"},
+      {"constant that reads a node", [](SmallNet& n) { n.g.node(n.w).inputs = {n.x}; },
+       "node 'w' is a constant but reads other nodes"},
+      {"constant whose value is not its type", [](SmallNet& n) { n.g.node(n.w).type.shape[0] = 16; },
+       "constant 'w' holds float32[8, 3, 3, 3] but its type says float32[16, 3, 3, 3]"},
+      {"unregistered operator", [](SmallNet& n) { n.g.node(n.relu).op = "relu6x"; },
+       "node 'act': no operator 'relu6x'"},
+      {"operator with too many inputs", [](SmallNet& n) { n.g.node(n.relu).inputs.push_back(n.x); },
+       "node 'act' (relu): takes 1 inputs, has 2"},
+      {"output that is no node", [](SmallNet& n) { n.g.outputs = {99}; }, "an output refers to a missing node"},
+  };
+  SmallNet clean;
+  clean.g.verify();
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SmallNet n;
+    c.plant(n);
+    std::optional<std::string> error = model_error([&] { n.g.verify(); });
+    ASSERT_TRUE(error.has_value()) << "verify() accepted:\n" << n.g.str();
+    EXPECT_NE(error->find(c.expected), std::string::npos) << *error;
+  }
+}
+
+TEST(GraphVerify, StaleTypesNameTheNodeAndBothTypes) {
+  SmallNet n;
+  infer_types(n.g);
+  verify_types(n.g);
+  // A pass that changes a conv's stride without inferring again.
+  n.g.node(n.conv).attrs.set("strides", std::vector<int64_t>{2, 2});
+  std::optional<std::string> error = model_error([&] { verify_types(n.g); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("node 'conv' (conv2d) says its type is float32[1, 8, 8, 8] but its inputs give "
+                        "float32[1, 8, 4, 4]"),
+            std::string::npos)
+      << *error;
+  // Attributes that no longer type at all.
+  SmallNet bad;
+  infer_types(bad.g);
+  bad.g.node(bad.conv).attrs.set("groups", int64_t(2));
+  error = model_error([&] { verify_types(bad.g); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("node 'conv' (conv2d): its inputs and attributes no longer type"), std::string::npos)
+      << *error;
+}
+
+// A planted pass that moves an edge: with verify_each the error names that pass and the node;
+// without it nothing names the pass (the graph fails later, or not at all).
+TEST(GraphVerify, VerifyEachNamesThePassThatBrokeAnEdge) {
+  VerifyEachUnset unset;
+  auto planted = [](SmallNet& n) {
+    PipelineOptions po;
+    po.extra_passes.push_back({"planted_edge_swap", "fold_constants", [relu = n.relu, x = n.x](Graph& g) {
+                                 g.node(relu).inputs[0] = x;  // relu reads the image instead of the conv
+                               }});
+    return po;
+  };
+  {
+    SmallNet n;
+    PipelineOptions po = planted(n);
+    po.verify_each = true;
+    std::optional<std::string> error = model_error([&] { optimize(n.g, po); });
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->find("graph 'model' is broken after pass 'planted_edge_swap': node 'act' (relu) says its type "
+                          "is float32[1, 8, 8, 8] but its inputs give float32[1, 3, 8, 8]"),
+              std::string::npos)
+        << *error;
+  }
+  {
+    SmallNet n;
+    PipelineOptions po = planted(n);
+    std::optional<std::string> error = model_error([&] { optimize(n.g, po); });
+    if (error) EXPECT_EQ(error->find("planted_edge_swap"), std::string::npos) << *error;
+  }
+  {  // LOOM_VERIFY_EACH=1 does what verify_each does.
+    setenv("LOOM_VERIFY_EACH", "1", 1);
+    SmallNet n;
+    std::optional<std::string> error = model_error([&] { optimize(n.g, planted(n)); });
+    unsetenv("LOOM_VERIFY_EACH");
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->find("after pass 'planted_edge_swap'"), std::string::npos) << *error;
+  }
+}
+
+TEST(GraphVerify, ExtraPassesRunWhereAskedAndAnUnknownAnchorIsNamed) {
+  SmallNet n;
+  std::vector<std::string> order;
+  PipelineOptions po;
+  po.extra_passes.push_back({"mine", "alter_layout", [&](Graph&) { order.push_back("mine"); }});
+  po.on_pass = [&](const std::string& pass, const Graph&) { order.push_back(pass); };
+  optimize(n.g, po);
+  auto at = std::find(order.begin(), order.end(), "mine");
+  ASSERT_NE(at, order.end());
+  ASSERT_NE(at, order.begin());
+  EXPECT_EQ(*(at - 1), "alter_layout");  // on_pass of alter_layout, then the extra pass
+  EXPECT_EQ(*(at + 1), "mine");          // and its own on_pass
+  SmallNet m;
+  PipelineOptions bad;
+  bad.extra_passes.push_back({"mine", "alter_layouts", [](Graph&) {}});
+  try {
+    optimize(m.g, bad);
+    ADD_FAILURE() << "an unknown anchor pass was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("pass 'mine' is to run after 'alter_layouts', which is no graph pass; the "
+                                         "graph passes: infer_types, simplify_inference"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Every built-in pass leaves the built-in models whole.
+TEST(GraphVerify, EveryPassLeavesTheBuiltinModelsWhole) {
+  for (const std::string& name : {"resnet18", "mobilenet_v2", "mlp"}) {
+    SCOPED_TRACE(name);
+    Graph g = builtin_model(name, 1, 64);
+    PipelineOptions po;
+    po.verify_each = true;
+    std::vector<std::string> seen;
+    po.on_pass = [&](const std::string& pass, const Graph&) { seen.push_back(pass); };
+    optimize(g, po);
+    EXPECT_EQ(seen, graph_pass_names());
+    verify_types(g);
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph
