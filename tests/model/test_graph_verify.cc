@@ -99,14 +99,22 @@ TEST(GraphVerify, StaleTypesNameTheNodeAndBothTypes) {
                         "float32[1, 8, 4, 4]"),
             std::string::npos)
       << *error;
+  // A data type that a pass changed by hand.
+  SmallNet retyped;
+  infer_types(retyped.g);
+  retyped.g.node(retyped.relu).type.dtype = DataType::Int(8);
+  error = model_error([&] { verify_types(retyped.g); });
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("node 'act' (relu) says its type is int8[1, 8, 8, 8] but its inputs give float32[1, 8, 8, 8]"),
+            std::string::npos)
+      << *error;
   // Attributes that no longer type at all.
   SmallNet bad;
   infer_types(bad.g);
   bad.g.node(bad.conv).attrs.set("groups", int64_t(2));
   error = model_error([&] { verify_types(bad.g); });
   ASSERT_TRUE(error.has_value());
-  EXPECT_NE(error->find("node 'conv' (conv2d): its inputs and attributes no longer type"), std::string::npos)
-      << *error;
+  EXPECT_NE(error->find("node 'conv' (conv2d): its inputs and attributes no longer type"), std::string::npos) << *error;
 }
 
 // A planted pass that moves an edge: with verify_each the error names that pass and the node;
