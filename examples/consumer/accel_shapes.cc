@@ -83,7 +83,11 @@ int check_conv(const ConvCase& c, const loom::accel::AccelConfig& cfg, std::mt19
   ir::Tensor W = ir::placeholder({O, C, k, k, bo, bi}, DataType::Int(8), "W");
   const ops::Requantize rq{10, true};
   ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, c.stride, c.pad, rq, "conv");
-  ops::ConvShape shape{out, out, O, C, k, k, c.stride, false};
+  ops::ConvShape shape = ops::conv_shape_of(q, c.stride, false);
+  if (shape.out_h != out || shape.oc_blocks != O || shape.ic_blocks != C || shape.kernel_h != k) {
+    std::printf("conv_shape_of disagrees with the conv's own sizes\n");
+    return 1;
+  }
   ops::AccelConvTiling tiling = ops::choose_conv_tiling(shape, c.vthreads, t.limits);
   ops::check_conv_tiling(shape, tiling, t.limits);
   loom::schedule::Schedule s({q.out});
@@ -128,8 +132,9 @@ int check_dense(const DenseCase& c, const loom::accel::AccelConfig& cfg, std::mt
   ir::Tensor W = ir::placeholder({O, C, bo, bi}, DataType::Int(8), "W");
   const ops::Requantize rq{9, false, -100, 100};
   ops::QuantizedStages q = ops::dense_int8_blocked(X, W, rq, "dense");
-  ops::AccelDenseTiling tiling = ops::choose_dense_tiling(1, C, O, c.vthreads, t.limits);
-  ops::check_dense_tiling(1, C, O, tiling, t.limits);
+  const ops::DenseShape shape{.batch_blocks = 1, .ic_blocks = C, .oc_blocks = O};
+  ops::AccelDenseTiling tiling = ops::choose_dense_tiling(shape, c.vthreads, t.limits);
+  ops::check_dense_tiling(shape, tiling, t.limits);
   loom::schedule::Schedule s({q.out});
   ops::schedule_dense_int8_accel(s, q, t.blocking, tiling);
   ir::LoweredFunc f = loom::schedule::lower(s, {X, W, q.out}, "dense");
@@ -163,7 +168,8 @@ int check_add(const AddCase& c, const loom::accel::AccelConfig& cfg, std::mt1993
   ir::Tensor Eye = ir::placeholder({bi, bi}, DataType::Int(8), "eye");
   const ops::Requantize rq{1, false};
   ops::AddWidenStages add = ops::add_int8_widening(A, B, Eye, rq, "add");
-  ops::AccelConvTiling tiling = ops::choose_add_tiling(c.size, c.size, C, c.vthreads, t.limits);
+  ops::AccelConvTiling tiling =
+      ops::choose_add_tiling({.out_h = c.size, .out_w = c.size, .channel_blocks = C}, c.vthreads, t.limits);
   loom::schedule::Schedule s({add.q.out});
   ops::schedule_add_int8_accel(s, add, t.blocking, tiling);
   ir::LoweredFunc f = loom::schedule::lower(s, {A, B, Eye, add.q.out}, "add");

@@ -238,13 +238,17 @@ void Graph::verify() const {
                      " but its type says ", n.type.str());
         break;
       case NodeKind::Op: {
-        if (!has_op(n.op)) LOOM_THROW(ModelError, "node '", n.name, "': no operator '", n.op, "'");
-        const OpDef& def = op_def(n.op);
+        const OpDef* def = nullptr;
+        try {
+          def = &op_def(n.op);  // names the operator and lists the supported ones
+        } catch (const ModelError& e) {
+          LOOM_THROW(ModelError, "node '", n.name, "': ", e.what());
+        }
         int count = static_cast<int>(n.inputs.size());
-        if (count < def.min_inputs || count > def.max_inputs)
-          LOOM_THROW(ModelError, "node '", n.name, "' (", n.op, "): takes ", def.min_inputs,
-                     def.min_inputs == def.max_inputs ? "" : " to " + std::to_string(def.max_inputs), " inputs, has ",
-                     count);
+        if (count < def->min_inputs || count > def->max_inputs)
+          LOOM_THROW(ModelError, "node '", n.name, "' (", n.op, "): takes ", def->min_inputs,
+                     def->min_inputs == def->max_inputs ? "" : " to " + std::to_string(def->max_inputs),
+                     " inputs, has ", count);
         break;
       }
     }

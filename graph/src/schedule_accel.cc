@@ -12,8 +12,8 @@ void schedule_accel_conv2d(AccelScheduleContext& c) {
   c.s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
   const Shape& out = c.n.type.shape;
   const Shape& w = c.g.type_of(c.n.inputs[1]).shape;
-  ops::ConvShape shape{
-      int(out[2]), int(out[3]), int(out[1]), int(w[1]), int(w[2]), int(w[3]), int(c.n.attrs.get_int("stride")), true};
+  // accel_conv2d always adds its (folded) bias
+  ops::ConvShape shape = ops::conv_shape_of(q, int(c.n.attrs.get_int("stride")), true);
   std::optional<ops::AccelConvTiling> tiling = c.conv_tiling ? c.conv_tiling(shape) : std::nullopt;
   if (tiling) {
     try {
@@ -33,7 +33,8 @@ void schedule_accel_dense(AccelScheduleContext& c) {
   const Shape& x = c.g.type_of(c.n.inputs[0]).shape;
   ops::schedule_dense_int8_accel(
       *c.s, q, c.target.blocking,
-      ops::choose_dense_tiling(int(x[0]), int(x[1]), int(c.n.type.shape[1]), 2, c.target.limits));
+      ops::choose_dense_tiling({.batch_blocks = int(x[0]), .ic_blocks = int(x[1]), .oc_blocks = int(c.n.type.shape[1])},
+                               2, c.target.limits));
   c.result = q.out;
 }
 
@@ -41,8 +42,10 @@ void schedule_accel_add(AccelScheduleContext& c) {
   ops::AddWidenStages a = accel_add_stages(c.n, c.in, c.name);
   c.s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{a.q.out});
   const Shape& out = c.n.type.shape;
-  ops::schedule_add_int8_accel(*c.s, a, c.target.blocking,
-                               ops::choose_add_tiling(int(out[2]), int(out[3]), int(out[1]), 2, c.target.limits));
+  ops::schedule_add_int8_accel(
+      *c.s, a, c.target.blocking,
+      ops::choose_add_tiling({.out_h = int(out[2]), .out_w = int(out[3]), .channel_blocks = int(out[1])}, 2,
+                             c.target.limits));
   c.result = a.q.out;
 }
 

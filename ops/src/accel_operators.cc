@@ -59,7 +59,8 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     Tensor W = placeholder({O, C, b.block_out, b.block_in}, DataType::Int(8), "W");
     QuantizedStages q = dense_int8_blocked(X, W, p.rq, name);
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
-    schedule_dense_int8_accel(*s, q, b, choose_dense_tiling(1, C, O, p.virtual_threads, lim));
+    schedule_dense_int8_accel(
+        *s, q, b, choose_dense_tiling({.batch_blocks = 1, .ic_blocks = C, .oc_blocks = O}, p.virtual_threads, lim));
     a.inputs = {X, W};
     a.output = a.reference = q.out;
     a.macs = double(b.batch) * p.channels * p.out_channels;
@@ -72,7 +73,7 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     QuantizedStages q = conv2d_int8_blocked(X, W, p.stride, p.pad, p.rq, name);
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
     int out = int(window_out(p.size, p.kernel, p.stride, p.pad, p.pad));
-    ConvShape shape{out, out, O, C, p.kernel, p.kernel, p.stride, false};
+    ConvShape shape = conv_shape_of(q, p.stride, false);
     AccelConvTiling t = p.conv_tiling ? *p.conv_tiling : choose_conv_tiling(shape, p.virtual_threads, lim);
     check_conv_tiling(shape, t, lim);
     schedule_conv2d_int8_accel(*s, q, b, t);
@@ -88,8 +89,10 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
     Tensor Eye = placeholder({b.block_in, b.block_in}, DataType::Int(8), "eye");
     AddWidenStages add = add_int8_widening(A, B, Eye, p.rq, name);
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{add.q.out});
-    schedule_add_int8_accel(
-        *s, add, b, p.conv_tiling ? *p.conv_tiling : choose_add_tiling(p.size, p.size, C, p.virtual_threads, lim));
+    schedule_add_int8_accel(*s, add, b,
+                            p.conv_tiling ? *p.conv_tiling
+                                          : choose_add_tiling({.out_h = p.size, .out_w = p.size, .channel_blocks = C},
+                                                              p.virtual_threads, lim));
     a.inputs = {A, B, Eye};
     a.output = add.q.out;
     a.reference = add_int8(A, B, p.rq, name + "_cpu").out;     // the CPU definition: plain int32 adds

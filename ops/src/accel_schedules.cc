@@ -201,6 +201,39 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
   return *best;
 }
 
+ConvShape conv_shape_of(const QuantizedStages& q, int stride, bool bias) {
+  auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
+  if (reads.size() != 2 || q.out.ndim() != 6 || reads[1].ndim() != 6)
+    LOOM_THROW(ScheduleError, "conv_shape_of: '", q.out.name(),
+               "' is not a blocked conv (output [N/b, C/bo, H, W, b, bo], weights [O/bo, C/bi, kh, kw, bo, bi])");
+  const Tensor& w = reads[1];
+  return ConvShape{.out_h = int(const_dim(q.out, 2)),
+                   .out_w = int(const_dim(q.out, 3)),
+                   .oc_blocks = int(const_dim(q.out, 1)),
+                   .ic_blocks = int(const_dim(w, 1)),
+                   .kernel_h = int(const_dim(w, 2)),
+                   .kernel_w = int(const_dim(w, 3)),
+                   .stride = stride,
+                   .bias = bias};
+}
+
+void check_conv_shape(const ConvShape& c, const QuantizedStages& q, int stride) {
+  ConvShape want = conv_shape_of(q, stride, c.bias);
+  std::string wrong;
+  auto field = [&](const char* name, int given, int is) {
+    if (given != is)
+      wrong += std::string(wrong.empty() ? "" : ", ") + name + " " + std::to_string(given) +
+               " (the conv's: " + std::to_string(is) + ")";
+  };
+  field("out_h", c.out_h, want.out_h);
+  field("out_w", c.out_w, want.out_w);
+  field("oc_blocks", c.oc_blocks, want.oc_blocks);
+  field("ic_blocks", c.ic_blocks, want.ic_blocks);
+  field("kernel_h", c.kernel_h, want.kernel_h);
+  field("kernel_w", c.kernel_w, want.kernel_w);
+  if (!wrong.empty()) LOOM_THROW(ScheduleError, "ConvShape for '", q.out.name(), "' does not describe it: ", wrong);
+}
+
 void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelConvTiling& t) {
   auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
   if (reads.size() != 2)
@@ -231,13 +264,12 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
   }
 }
 
-AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads,
-                                  const AccelLimits& limits) {
+AccelConvTiling choose_add_tiling(const AddShape& a, int virtual_threads, const AccelLimits& limits) {
   AccelLimits lim = limits;
   lim.inp /= 2;  // both operands' tiles
   lim.acc /= 4;  // both widened operands and the stages between them
-  AccelConvTiling t =
-      choose_conv_tiling(ConvShape{out_h, out_w, channel_blocks, 1, 1, 1, 1, false}, virtual_threads, lim);
+  ConvShape as_conv{.out_h = a.out_h, .out_w = a.out_w, .oc_blocks = a.channel_blocks, .kernel_h = 1, .kernel_w = 1};
+  AccelConvTiling t = choose_conv_tiling(as_conv, virtual_threads, lim);
   t.oc_blocks = 1;  // one channel block per tile
   return t;
 }
@@ -279,8 +311,8 @@ void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Block
   e.pragma(e.axis(0), "dma_copy");
 }
 
-AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads,
-                                     const AccelLimits& lim) {
+AccelDenseTiling choose_dense_tiling(const DenseShape& d, int virtual_threads, const AccelLimits& lim) {
+  const int batch_blocks = d.batch_blocks, ic_blocks = d.ic_blocks, oc_blocks = d.oc_blocks;
   if (batch_blocks < 1 || ic_blocks < 1 || oc_blocks < 1 || virtual_threads < 1)
     LOOM_THROW(ScheduleError, "dense tiling: ", batch_blocks, " batch, ", ic_blocks, " input and ", oc_blocks,
                " output blocks and ", virtual_threads, " virtual threads must all be at least 1");
@@ -295,8 +327,8 @@ AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blo
              lim.acc, " entries); use a config with larger buffers");
 }
 
-void check_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, const AccelDenseTiling& t,
-                        const AccelLimits& lim) {
+void check_dense_tiling(const DenseShape& d, const AccelDenseTiling& t, const AccelLimits& lim) {
+  const int batch_blocks = d.batch_blocks, ic_blocks = d.ic_blocks, oc_blocks = d.oc_blocks;
   if (t.virtual_threads < 1) LOOM_THROW(ScheduleError, "dense tiling: ", t.virtual_threads, " virtual threads");
   check_divides(ic_blocks, t.ic_blocks, "ic_blocks", "input-channel blocks");
   check_divides(oc_blocks, t.oc_blocks * t.virtual_threads, "oc_blocks x virtual threads =", "output-channel blocks");

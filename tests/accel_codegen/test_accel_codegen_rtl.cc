@@ -88,7 +88,7 @@ TEST(AccelRtl, DenseClassifierIsBoundByWeightLoads) {
   Tensor W = placeholder({63, 32, 16, 16}, DataType::Int(8), "W");
   auto q = ops::dense_int8_blocked(X, W, {8, true});
   schedule::Schedule s({q.out});
-  ops::AccelDenseTiling t = ops::choose_dense_tiling(1, 32, 63, 2, ops::accel_target(cfg).limits);
+  ops::AccelDenseTiling t = ops::choose_dense_tiling({1, 32, 63}, 2, ops::accel_target(cfg).limits);
   EXPECT_EQ(t.ic_blocks, 32);  // all input blocks per load
   ops::schedule_dense_int8_accel(s, q, b, t);
   uint64_t cycles = run_on_rtl(s, {X, W}, q.out, cfg);

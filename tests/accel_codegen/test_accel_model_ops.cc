@@ -216,7 +216,7 @@ TEST(AccelModelDense, ChosenTilingsOnEveryConfig) {
     auto q = ops::dense_int8_blocked(X, W, {7, true});
     schedule::Schedule s({q.out});
     ops::schedule_dense_int8_accel(
-        s, q, b, ops::choose_dense_tiling(c.batch_blocks, c.ic, c.oc, c.vt, ops::accel_target(cfg).limits));
+        s, q, b, ops::choose_dense_tiling({c.batch_blocks, c.ic, c.oc}, c.vt, ops::accel_target(cfg).limits));
     std::vector<NDArray> args = {test::random_array(X, 1, -128, 127), test::random_array(W, 2, -128, 127),
                                  test::empty_like(q.out)};
     NDArray want = reference_eval({q.out}, {{X.op().get(), args[0]}, {W.op().get(), args[1]}})[0];
@@ -227,7 +227,7 @@ TEST(AccelModelDense, ChosenTilingsOnEveryConfig) {
 
 TEST(AccelModelDense, ImpossibleTilingNamesTheScratchpad) {
   try {
-    ops::choose_dense_tiling(1, 4, 4, 1, {0, 8, 8});
+    ops::choose_dense_tiling({1, 4, 4}, 1, {0, 8, 8});
     FAIL();
   } catch (const ScheduleError& e) {
     EXPECT_NE(std::string(e.what()).find("inp 0"), std::string::npos) << e.what();
@@ -251,13 +251,59 @@ TEST(AccelModelConv, ChosenTilingsPassTheChecker) {
   }
 }
 
+// The shapes a user passes to the choosers: conv_shape_of reads a conv's from its stages, and a
+// hand-made ConvShape that differs is refused field by field; the integer forms of the add and
+// dense choosers, deprecated, still give the typed forms' tilings.
+TEST(AccelModelShapes, ConvShapesComeFromTheOperatorAndOldFormsStillWork) {
+  const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;
+  ops::Blocking b{1, 16, 16};
+  Tensor X = placeholder({1, 4, 14, 14, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({2, 4, 3, 5, 16, 16}, DataType::Int(8), "W");
+  ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, 1, 1, {8, true});
+  ops::ConvShape c = ops::conv_shape_of(q, 1, true);
+  EXPECT_EQ(std::tuple(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride, c.bias),
+            std::tuple(14, 12, 2, 4, 3, 5, 1, true));
+  EXPECT_NO_THROW(ops::check_conv_shape(c, q, 1));
+  // Output and input channel blocks swapped, as positional braces make easy.
+  ops::ConvShape swapped = c;
+  std::swap(swapped.oc_blocks, swapped.ic_blocks);
+  std::string e = test::error_text<ScheduleError>([&] { ops::check_conv_shape(swapped, q, 1); });
+  EXPECT_NE(e.find("does not describe it: oc_blocks 4 (the conv's: 2), ic_blocks 2 (the conv's: 4)"), std::string::npos)
+      << e;
+  ops::ConvShape square = c;
+  square.kernel_w = 3;
+  e = test::error_text<ScheduleError>([&] { ops::check_conv_shape(square, q, 1); });
+  EXPECT_NE(e.find("kernel_w 3 (the conv's: 5)"), std::string::npos) << e;
+  EXPECT_NE(test::error_text<ScheduleError>([&] {
+              ops::conv_shape_of(ops::dense_int8_blocked(placeholder({1, 4, 1, 16}, DataType::Int(8), "D"),
+                                                         placeholder({2, 4, 16, 16}, DataType::Int(8), "V"), {8, true}),
+                                 1, false);
+            }).find("is not a blocked conv"),
+            std::string::npos);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  for (auto [h, w, blocks, vt] : {std::tuple{14, 14, 4, 2}, std::tuple{31, 31, 3, 1}, std::tuple{7, 56, 8, 2}}) {
+    ops::AccelConvTiling old_add = ops::choose_add_tiling(h, w, blocks, vt, lim);
+    ops::AccelConvTiling add = ops::choose_add_tiling({.out_h = h, .out_w = w, .channel_blocks = blocks}, vt, lim);
+    EXPECT_EQ(std::tuple(old_add.h_block, old_add.w_block, old_add.oc_blocks, old_add.virtual_threads),
+              std::tuple(add.h_block, add.w_block, add.oc_blocks, add.virtual_threads));
+    ops::AccelDenseTiling old_dense = ops::choose_dense_tiling(1, h, blocks * 3, vt, lim);
+    ops::AccelDenseTiling dense = ops::choose_dense_tiling({1, h, blocks * 3}, vt, lim);
+    EXPECT_EQ(std::tuple(old_dense.oc_blocks, old_dense.ic_blocks, old_dense.virtual_threads),
+              std::tuple(dense.oc_blocks, dense.ic_blocks, dense.virtual_threads));
+    EXPECT_NO_THROW(ops::check_dense_tiling(1, h, blocks * 3, old_dense, lim));
+  }
+  EXPECT_THROW(ops::check_dense_tiling(1, 32, 63, ops::AccelDenseTiling{1, 1, 2}, lim), ScheduleError);
+#pragma GCC diagnostic pop
+}
+
 // check_dense_tiling accepts what the chooser gives and names what is wrong with the rest.
 TEST(AccelModelDense, CheckerNamesTheFactorOrTheScratchpad) {
   const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;
   for (auto [ic, oc, vt] : {std::tuple{32, 63, 2}, std::tuple{5, 7, 3}, std::tuple{64, 128, 4}})
-    EXPECT_NO_THROW(ops::check_dense_tiling(1, ic, oc, ops::choose_dense_tiling(1, ic, oc, vt, lim), lim));
+    EXPECT_NO_THROW(ops::check_dense_tiling({1, ic, oc}, ops::choose_dense_tiling({1, ic, oc}, vt, lim), lim));
   auto message = [&](int ic, int oc, ops::AccelDenseTiling t, ops::AccelLimits l) {
-    return test::error_text<ScheduleError>([&] { ops::check_dense_tiling(1, ic, oc, t, l); });
+    return test::error_text<ScheduleError>([&] { ops::check_dense_tiling({1, ic, oc}, t, l); });
   };
   EXPECT_NE(message(32, 63, {1, 1, 2}, lim).find("oc_blocks x virtual threads = 2 does not divide the 63"),
             std::string::npos)

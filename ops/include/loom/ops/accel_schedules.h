@@ -40,12 +40,22 @@ struct AccelLimits {
   int64_t inp = 0, wgt = 0, acc = 0;
 };
 
-// What a convolution tiling must fit: its output, blocks and window.
+// What a convolution tiling must fit: its output, blocks and window. Name the fields
+// (ConvShape{.out_h = 14, .out_w = 14, .oc_blocks = 4, .ic_blocks = 4}) or take them from the
+// operator's tensors (conv_shape_of), so a field cannot land in its neighbour's place.
 struct ConvShape {
   int out_h = 1, out_w = 1, oc_blocks = 1, ic_blocks = 1;
   int kernel_h = 3, kernel_w = 3, stride = 1;
   bool bias = false;  // the tile's bias entries live in the accumulator scratchpad too
 };
+// The shape conv2d_int8_blocked's stages compute: output rows, columns and channel blocks from
+// the output [N/b, C/bo, H, W, b, bo], input-channel blocks and kernel from the weights
+// [O/bo, C/bi, kh, kw, bo, bi]; `stride` as the operator was built with, `bias` when its tiles
+// hold bias entries. Throws ScheduleError when the stages are not a blocked conv.
+ConvShape conv_shape_of(const QuantizedStages& q, int stride, bool bias);
+// Throws ScheduleError naming each field of `shape` that differs from conv_shape_of(q, stride, ..):
+// a tiling chosen for another shape would overflow a scratchpad or leave tiles out.
+void check_conv_shape(const ConvShape& shape, const QuantizedStages& q, int stride);
 // Throws ScheduleError naming what does not divide or which scratchpad overflows (entries needed,
 // entries there) and what to change.
 void check_conv_tiling(const ConvShape& shape, const AccelConvTiling& tiling, const AccelLimits& limits);
@@ -61,8 +71,16 @@ AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, 
 // blocks: one channel block per tile, sized so both operands' input tiles and the widened
 // operands with the stages between them fit (half the input, a quarter of the accumulator
 // scratchpad per tile). Legal for any legal shape, like choose_conv_tiling.
-AccelConvTiling choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads,
-                                  const AccelLimits& limits);
+struct AddShape {
+  int out_h = 1, out_w = 1, channel_blocks = 1;
+};
+AccelConvTiling choose_add_tiling(const AddShape& shape, int virtual_threads, const AccelLimits& limits);
+[[deprecated(
+    "use choose_add_tiling(AddShape{.out_h, .out_w, .channel_blocks}, virtual_threads, "
+    "limits)")]] inline AccelConvTiling
+choose_add_tiling(int out_h, int out_w, int channel_blocks, int virtual_threads, const AccelLimits& limits) {
+  return choose_add_tiling(AddShape{out_h, out_w, channel_blocks}, virtual_threads, limits);
+}
 // add_int8_widening on activations [N/b, C/bi, H, W, b, bi]: per output tile (h_block x w_block
 // of one channel block) both operands and the identity block are loaded, widened by a GEMM each,
 // added and requantized on the ALU in place, and stored; channel blocks split over virtual threads.
@@ -83,12 +101,24 @@ struct AccelDenseTiling {
 // fit, then as many output blocks as fit; `virtual_threads` contexts where they divide the
 // output blocks, else one. Legal for any legal shape; throws ScheduleError for sizes below 1, or
 // naming the scratchpads when not even one block fits.
-AccelDenseTiling choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads,
-                                     const AccelLimits& limits);
+struct DenseShape {
+  int batch_blocks = 1, ic_blocks = 1, oc_blocks = 1;
+};
+AccelDenseTiling choose_dense_tiling(const DenseShape& shape, int virtual_threads, const AccelLimits& limits);
 // Throws ScheduleError naming the factor that does not divide or the scratchpad that overflows
 // (entries needed, entries there).
-void check_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, const AccelDenseTiling& tiling,
-                        const AccelLimits& limits);
+void check_dense_tiling(const DenseShape& shape, const AccelDenseTiling& tiling, const AccelLimits& limits);
+[[deprecated(
+    "use choose_dense_tiling(DenseShape{.batch_blocks, .ic_blocks, .oc_blocks}, virtual_threads, "
+    "limits)")]] inline AccelDenseTiling
+choose_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, int virtual_threads, const AccelLimits& limits) {
+  return choose_dense_tiling(DenseShape{batch_blocks, ic_blocks, oc_blocks}, virtual_threads, limits);
+}
+[[deprecated("use check_dense_tiling(DenseShape{.batch_blocks, .ic_blocks, .oc_blocks}, tiling, limits)")]] inline void
+check_dense_tiling(int batch_blocks, int ic_blocks, int oc_blocks, const AccelDenseTiling& tiling,
+                   const AccelLimits& limits) {
+  check_dense_tiling(DenseShape{batch_blocks, ic_blocks, oc_blocks}, tiling, limits);
+}
 // dense_int8_blocked on the accelerator: per chunk of output blocks, input and weights loaded per
 // ic_blocks input blocks, one GEMM instruction per chunk. Throws ScheduleError when a factor does
 // not divide (the scratchpads are check_dense_tiling's).
