@@ -19,7 +19,7 @@ struct GraphRun {
   const PipelineOptions& options;
 };
 
-NamedPass<GraphRun> pass(const char* name, std::function<void(Graph&, const PipelineOptions&)> run) {
+NamedPass<GraphRun> pass(const std::string& name, std::function<void(Graph&, const PipelineOptions&)> run) {
   return {name, [run](GraphRun& r) { run(r.g, r.options); }, [](const GraphRun& r) { return r.g.str(); }};
 }
 
@@ -77,8 +77,8 @@ void optimize(Graph& g, const PipelineOptions& options) {
   PassPipeline<GraphRun> passes = pipeline();
   for (const PipelineOptions::ExtraPass& extra : options.extra_passes) {
     auto run_extra = extra.run;
-    auto with = passes.inserted_after(extra.after, {extra.name, [run_extra](GraphRun& r) { run_extra(r.g); },
-                                                    [](const GraphRun& r) { return r.g.str(); }});
+    auto with = passes.inserted_after(
+        extra.after, pass(extra.name, [run_extra](Graph& g, const PipelineOptions&) { run_extra(g); }));
     if (!with) {
       std::string names;
       for (const std::string& n : graph_pass_names()) names += (names.empty() ? "" : ", ") + n;

@@ -10,8 +10,6 @@ namespace loom::graph {
 void schedule_accel_conv2d(AccelScheduleContext& c) {
   ops::QuantizedStages q = accel_conv2d_stages(c.n, c.in, c.name);
   c.s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
-  const Shape& out = c.n.type.shape;
-  const Shape& w = c.g.type_of(c.n.inputs[1]).shape;
   // accel_conv2d always adds its (folded) bias
   ops::ConvShape shape = ops::conv_shape_of(q, int(c.n.attrs.get_int("stride")), true);
   std::optional<ops::AccelConvTiling> tiling = c.conv_tiling ? c.conv_tiling(shape) : std::nullopt;

@@ -17,14 +17,19 @@ std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
-void write_atomically(const std::filesystem::path& p, const std::string& text) {
+void replace_atomically(const std::filesystem::path& p,
+                        const std::function<void(const std::filesystem::path&)>& write) {
   std::filesystem::path tmp = p;
   tmp += ".tmp" + std::to_string(getpid());
-  {
+  write(tmp);
+  std::filesystem::rename(tmp, p);
+}
+
+void write_atomically(const std::filesystem::path& p, const std::string& text) {
+  replace_atomically(p, [&](const std::filesystem::path& tmp) {
     std::ofstream f(tmp, std::ios::binary);
     if (!f || !(f << text)) LOOM_THROW(RuntimeError, "cannot write '", tmp.string(), "'");
-  }
-  std::filesystem::rename(tmp, p);
+  });
 }
 
 }  // namespace loom::regress

@@ -27,10 +27,7 @@ namespace {
 constexpr const char* kCalibration = "4";
 
 void save_atomically(const fs::path& p, const runtime::ModelFile& m) {
-  fs::path tmp = p;
-  tmp += ".tmp" + std::to_string(getpid());
-  runtime::save_model_file(tmp.string(), m);
-  fs::rename(tmp, p);
+  replace_atomically(p, [&](const fs::path& tmp) { runtime::save_model_file(tmp.string(), m); });
 }
 
 // An exclusive lock on `path` for the scope (flock: released by the kernel if the job dies).
