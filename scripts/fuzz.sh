@@ -7,8 +7,8 @@
 #
 #   scripts/fuzz.sh                          # every target, 30 s each (campaign: corpus grows)
 #   scripts/fuzz.sh --seconds 3600 image     # one target, an hour
-#   scripts/fuzz.sh --runs 20000 --seed 1 onnx  # a fixed replay (CTest), see below
-#   scripts/fuzz.sh --build-only             # just build (CTest's fixture)
+#   scripts/fuzz.sh --runs 20000 --seed 1 onnx  # a fixed replay (CTest label fuzz_sanitized), see below
+#   scripts/fuzz.sh --build-only             # just build (that label's fixture)
 # Options: --seconds N, --runs N, --seed N (default: random), --build DIR (default build/fuzz),
 # --build-only, --no-build.
 #
@@ -17,6 +17,8 @@
 # (timed): with a fixed seed the same inputs run on every machine, however fast. A time bound
 # (--seconds) reaches further on a faster machine, so the same commit can pass on one machine and
 # fail on another; that makes a test flaky, so CTest uses --runs and campaigns use --seconds.
+# What a campaign keeps is merged into fuzz/corpus/<target> (docs/testing.md), which the suite's
+# `fuzz` label replays on the normal build under valgrind (fuzz/replay_main.cc).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds=30

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the whole tree with AddressSanitizer + UndefinedBehaviorSanitizer (gcc; LOOM_SANITIZE)
 # in its own build folder and runs the whole suite there. Any sanitizer report fails its test
-# (halt_on_error; UBSan does not recover). The fuzz label is left out: its targets carry their own
-# sanitizers (scripts/fuzz.sh). A cold build takes a long time (docs/results.md).
+# (halt_on_error; UBSan does not recover). The fuzz labels are left out: their replay runs under
+# valgrind, which does not mix with ASan, and the libFuzzer targets carry their own sanitizers
+# (scripts/fuzz.sh). A cold build takes a long time (docs/results.md).
 #
 #   scripts/sanitize.sh                  # build build-asan, run every test
 #   scripts/sanitize.sh -R Fsim          # extra arguments go to ctest

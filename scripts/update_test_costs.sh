@@ -7,7 +7,8 @@
 #   scripts/update_test_costs.sh [BUILD]    # BUILD default: build
 #
 # Takes the average durations CTest recorded in BUILD for the tests that exist now; run it after a
-# full suite run from a fresh clone, so that fixtures such as fuzz_build carry their cold cost.
+# full suite run from a fresh clone, so that tests that build
+# something (loom_install_consumer, runtime_only_build_from_tree) carry their cold cost.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
