@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "loom/graph/passes.h"
+#include "loom/runtime/suggest.h"
 #include "onnx_importer.h"
 
 namespace loom::frontend {
@@ -180,8 +181,8 @@ void Importer::import_node(const onnx::NodeProto& n) {
     if (std::find(known.begin(), known.end(), a.name()) == known.end()) {
       std::string have;
       for (auto& k : known) have += (have.empty() ? "" : ", ") + k;
-      LOOM_THROW(ModelError, where(n), ": attribute '", a.name(),
-                 "' is not supported (supported: ", have.empty() ? "none" : have, ")");
+      LOOM_THROW(ModelError, where(n), ": attribute '", a.name(), "' is not supported", did_you_mean(a.name(), known),
+                 " (supported: ", have.empty() ? "none" : have, ")");
     }
   }
   for (int o = 1; o < n.output_size(); ++o)

@@ -249,6 +249,7 @@ void Graph::verify() const {
           LOOM_THROW(ModelError, "node '", n.name, "' (", n.op, "): takes ", def->min_inputs,
                      def->min_inputs == def->max_inputs ? "" : " to " + std::to_string(def->max_inputs),
                      " inputs, has ", count);
+        def->check_attrs(n);
         break;
       }
     }

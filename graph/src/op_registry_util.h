@@ -3,10 +3,12 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/op_registry.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
@@ -34,38 +36,11 @@ void add_reduce_ops(const AddOp& add);     // op_registry_reduce.cc: reductions 
 void add_data_ops(const AddOp& add);       // op_registry_data.cc: cast, slice, gather, expand, tile, cumsum, ...
 void add_logic_ops(const AddOp& add);      // op_registry_logic.cc: comparisons, bool logic, where, mod
 void add_scatter_ops(const AddOp& add);    // op_registry_scatter.cc: scatter_elements, scatter_nd, gather_nd, einsum
+// op_registry_attrs.cc: every operator's attribute schema (OpDef::attrs), set on the finished table.
+void add_attr_schemas(std::map<std::string, OpDef>& table);
 
-template <size_t N>
-std::array<int64_t, N> fixed(const Attrs& a, const std::string& key, std::array<int64_t, N> def) {
-  if (!a.has(key)) return def;
-  auto v = a.get_ints(key);
-  if (v.size() != N) LOOM_THROW(ModelError, "attribute '", key, "' must have ", N, " values, has ", v.size());
-  std::array<int64_t, N> out{};
-  std::copy(v.begin(), v.end(), out.begin());
-  return out;
-}
-
-inline ops::Conv2dParams conv_params(const Node& n) {
-  ops::Conv2dParams p;
-  p.strides = fixed<2>(n.attrs, "strides", {1, 1});
-  p.pads = fixed<4>(n.attrs, "pads", {0, 0, 0, 0});
-  p.dilations = fixed<2>(n.attrs, "dilations", {1, 1});
-  p.groups = n.attrs.get_int("groups", 1);
-  p.oc_block = n.attrs.get_int("oc_block", 0);
-  p.interleaved_groups = n.attrs.get_int("interleaved_groups", 0) != 0;
-  return p;
-}
-
-inline ops::Pool2dParams pool_params(const Node& n) {
-  ops::Pool2dParams p;
-  p.kernel = fixed<2>(n.attrs, "kernel", {1, 1});
-  p.strides = fixed<2>(n.attrs, "strides", {1, 1});
-  p.pads = fixed<4>(n.attrs, "pads", {0, 0, 0, 0});
-  p.dilations = fixed<2>(n.attrs, "dilations", {1, 1});
-  p.ceil_mode = n.attrs.get_int("ceil_mode", 0) != 0;
-  p.count_include_pad = n.attrs.get_int("count_include_pad", 0) != 0;
-  return p;
-}
+inline ops::Conv2dParams conv_params(const Node& n) { return ConvAttrs::from(n); }
+inline ops::Pool2dParams pool_params(const Node& n) { return PoolAttrs::from(n); }
 
 inline void expect_float(const TensorType& t, const char* what) {
   if (!t.dtype.is_float()) LOOM_THROW(TypeError, what, " must be floating point, is ", t.str());

@@ -4,6 +4,7 @@
 #include "loom/graph/reference.h"
 
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 #include "reference_ops.h"
 #include "reference_util.h"
@@ -21,21 +22,17 @@ namespace ref {
 
 namespace {
 
-std::array<int64_t, 4> pads4(const Node& n) {
-  auto p = n.attrs.get_ints("pads", {0, 0, 0, 0});
-  return {p[0], p[1], p[2], p[3]};
-}
-
 T conv2d_nchw(const Node& n, const Inputs& in) {
   const T &x = *in[0], &w = *in[1];
   Shape out = n.type.shape;
-  auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
-  auto p = pads4(n);
-  int64_t groups = n.attrs.get_int("groups", 1), b = n.attrs.get_int("oc_block", 0);
+  const ConvAttrs a = ConvAttrs::from(n);
+  const auto &s = a.strides, &d = a.dilations;
+  const auto& p = a.pads;
+  int64_t groups = a.groups, b = a.oc_block;
   int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
   int64_t cg = C / groups, og = out[1] / groups;
   int64_t kh = w.shape[2], kw = w.shape[3];
-  const bool interleaved = n.attrs.get_int("interleaved_groups", 0) != 0;  // group g: channels g, g + groups, ...
+  const bool interleaved = a.interleaved_groups;  // group g: channels g, g + groups, ...
   T y{out, Values(static_cast<size_t>(count(out)))};
   for (int64_t nn = 0; nn < out[0]; ++nn)
     for (int64_t f = 0; f < out[1]; ++f)
@@ -65,21 +62,22 @@ T conv2d_nchw(const Node& n, const Inputs& in) {
 T conv2d_nchwc(const Node& n, const Inputs& in) {
   const T &x = *in[0], &w = *in[1];
   Shape out = n.type.shape;
-  auto s = n.attrs.get_ints("strides", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1});
-  auto p = pads4(n);
-  bool depthwise = n.attrs.get_int("groups", 1) > 1 && w.shape.size() == 4;
+  const ConvAttrs a = ConvAttrs::from(n);
+  const auto &s = a.strides, &d = a.dilations;
+  const auto& p = a.pads;
+  bool depthwise = a.groups > 1 && w.shape.size() == 4;
   // Interleaved groups (weights [O/b, Cg, kh, kw, b]): output block i[1] reads lane i[4] of input
   // blocks j * GH + i[1] % GH, GH = groups / b.
   bool interleaved = w.shape.size() == 5;
-  if (interleaved != (n.attrs.get_int("interleaved_groups", 0) != 0))
+  if (interleaved != a.interleaved_groups)
     LOOM_THROW(ShapeError, "conv2d '", n.name,
                "': interleaved groups take weights [O/b, Cg, kh, kw, b] and only they do; ", "got ", shape_str(w.shape),
                (interleaved ? " without" : " with"), " attribute interleaved_groups");
-  int64_t GH = interleaved ? n.attrs.get_int("groups", 1) / x.shape[4] : 0;
+  int64_t GH = interleaved ? a.groups / x.shape[4] : 0;
   int64_t G = w.shape.size() == 7 ? w.shape[6] : 0;
   // Grouped (weights [O/b, Cg/b, kh, kw, b, b]): output block i[1] reads its group's input blocks.
   int64_t in_blocks = w.shape.size() == 4 || interleaved ? 0 : w.shape[1];
-  int64_t out_blocks_per_group = out[1] / n.attrs.get_int("groups", 1);
+  int64_t out_blocks_per_group = out[1] / a.groups;
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], ob = out[4];
   int64_t kh = depthwise ? w.shape[1] : w.shape[2], kw = depthwise ? w.shape[2] : w.shape[3];
   int64_t Cg = interleaved ? w.shape[1] : 0;
@@ -131,9 +129,10 @@ T conv2d_winograd(const Node& n, const Inputs& in) {
   const ops::WinogradMatrices& mx = ops::winograd_matrices(int(n.attrs.get_int("tile", 0)));
   const int a = mx.alpha, m = mx.m;
   Shape out = n.type.shape;
-  auto p = pads4(n);
+  const ConvAttrs attrs = ConvAttrs::from(n);
+  const auto& p = attrs.pads;
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], OB = out[1], ob = out[4];
-  int64_t C = CB * ib, O = OB * ob, groups = n.attrs.get_int("groups", 1);
+  int64_t C = CB * ib, O = OB * ob, groups = attrs.groups;
   int64_t Cg = C / groups, CgB = Cg / ib;  // input channels (and blocks) per group
   T y{out, Values(static_cast<size_t>(count(out)))};
   std::vector<double> v(size_t(a * a * C)), d(size_t(a * a)), t(size_t(a * a)), prod(size_t(a * a));
@@ -294,10 +293,10 @@ double requantized(const Node& n, double x) {
 namespace {
 
 T pool(const Node& n, const T& x, bool is_max) {
-  auto k = n.attrs.get_ints("kernel"), s = n.attrs.get_ints("strides", {1, 1}),
-       d = n.attrs.get_ints("dilations", {1, 1});
-  auto p = pads4(n);
-  bool include = n.attrs.get_int("count_include_pad", 0) != 0;
+  const PoolAttrs a = PoolAttrs::from(n);
+  const auto &k = a.kernel, &s = a.strides, &d = a.dilations;
+  const auto& p = a.pads;
+  bool include = a.count_include_pad;
   Shape out = n.type.shape;
   int64_t H = x.shape[2], W = x.shape[3];
   T y{out, Values(static_cast<size_t>(count(out)))};

@@ -2,6 +2,7 @@
 // conv2d in its three layouts and depthwise form, dense with packed weights, and matmul. A group whose
 // reduction stage is not there (or in a form no template covers) gets the generic schedule.
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/ops/cpu_schedules.h"
 #include "loom/ops/layers.h"
 #include "op_schedules.h"
@@ -21,13 +22,12 @@ ir::Tensor stage_with_tag(const schedule::Schedule& s, const std::string& tag) {
 // of 3, which the templates do not take).
 std::optional<ConvKernelKey> blocked_conv_key(const Graph& g, const Node& conv, int64_t kernel) {
   const Shape &x = g.type_of(conv.inputs[0]).shape, &y = conv.type.shape;
-  auto strides = conv.attrs.get_ints("strides", {1, 1}), pads = conv.attrs.get_ints("pads", {0, 0, 0, 0}),
-       dilations = conv.attrs.get_ints("dilations", {1, 1});
-  bool equal_pads = pads.size() == 4 && pads[0] == pads[1] && pads[0] == pads[2] && pads[0] == pads[3];
-  if (x.size() != 5 || y.size() != 5 || conv.attrs.get_int("groups", 1) != 1 || strides.size() != 2 ||
-      strides[0] != strides[1] || dilations != std::vector<int64_t>{1, 1} || !equal_pads || x[4] != y[4])
+  const ConvAttrs a = ConvAttrs::from(conv);
+  bool equal_pads = a.pads[0] == a.pads[1] && a.pads[0] == a.pads[2] && a.pads[0] == a.pads[3];
+  if (x.size() != 5 || y.size() != 5 || a.groups != 1 || a.strides[0] != a.strides[1] || !a.unit_dilations() ||
+      !equal_pads || x[4] != y[4])
     return std::nullopt;
-  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], y[1] * y[4], kernel, strides[0], pads[0]}, x[4]};
+  return ConvKernelKey{{x[0], x[1] * x[4], x[2], x[3], y[1] * y[4], kernel, a.strides[0], a.pads[0]}, x[4]};
 }
 
 // The key of a direct blocked conv2d (square kernel).
@@ -60,7 +60,8 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
   const Node& n = c.anchor;
   int lanes = c.target.float32_lanes();
   ir::Tensor conv = stage_with_tag(c.s, "conv2d");
-  int64_t groups = n.attrs.get_int("groups", 1);
+  const ConvAttrs a = ConvAttrs::from(n);
+  const int64_t groups = a.groups;
   if (!conv.defined()) {
     ops::schedule_generic_cpu(c.s, c.out, lanes);
   } else if (conv_layout(n).blocked() && (groups == 1 || c.g.type_of(n.inputs[1]).shape.size() == 6)) {
@@ -72,7 +73,7 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c) {
     ops::schedule_interleaved_groups_nchwc_cpu(c.s, conv, c.out, lanes);
   } else if (conv_layout(n).blocked()) {
     ops::schedule_depthwise_nchwc_cpu(c.s, conv, c.out, lanes);
-  } else if (n.attrs.get_int("oc_block", 0) > 0) {
+  } else if (a.oc_block > 0) {
     ops::schedule_conv2d_fused_cpu(c.s, conv, c.out, lanes);
   } else if (groups > 1 && groups == c.g.type_of(n.inputs[0]).shape[1] && groups == n.type.shape[1]) {
     ops::schedule_depthwise_conv2d_cpu(c.s, conv, c.out, lanes);

@@ -77,6 +77,51 @@ TEST(GraphVerify, StructuralErrorsNameTheNodeAndWhatIsWrong) {
   }
 }
 
+// Attributes follow their operator's schema (OpDef::attrs): a misspelt key, a value of another
+// kind, a required attribute left out and a number out of range are errors naming node and key,
+// not defaults silently used; infer_types (what a hand-built graph goes through) checks them too.
+TEST(GraphVerify, AttributesFollowTheOperatorsSchema) {
+  struct Case {
+    const char* name;
+    std::function<void(SmallNet&)> plant;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"misspelt key",
+       [](SmallNet& n) {
+         n.g.node(n.conv).attrs.set("stride", std::vector<int64_t>{2, 2});
+       },
+       "node 'conv' (conv2d): unknown attribute 'stride' (did you mean 'strides'?); conv2d takes strides, pads, "},
+      {"key on an operator that takes none", [](SmallNet& n) { n.g.node(n.relu).attrs.set("alpha", 0.1); },
+       "node 'act' (relu): unknown attribute 'alpha'; relu takes no attributes"},
+      {"string for an integer", [](SmallNet& n) { n.g.node(n.conv).attrs.set("groups", std::string("2")); },
+       "node 'conv' (conv2d): attribute 'groups' is a string, conv2d takes an integer"},
+      {"float for a list of integers", [](SmallNet& n) { n.g.node(n.conv).attrs.set("pads", 1.0); },
+       "node 'conv' (conv2d): attribute 'pads' is a float, conv2d takes a list of integers"},
+      {"flag out of range", [](SmallNet& n) { n.g.node(n.conv).attrs.set("interleaved_groups", int64_t{2}); },
+       "node 'conv' (conv2d): attribute 'interleaved_groups' = 2 is out of range [0, 1]"},
+      {"required attribute missing",
+       [](SmallNet& n) {
+         n.g.node(n.relu).op = "concat";
+         n.g.node(n.relu).inputs = {n.conv, n.conv};
+       },
+       "node 'act' (concat): attribute 'axis' (an integer) is required"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SmallNet n;
+    c.plant(n);
+    std::string error = test::error_text<ModelError>([&] { n.g.verify(); });
+    EXPECT_NE(error.find(c.expected), std::string::npos) << error;
+    EXPECT_EQ(error, test::error_text<ModelError>([&] { infer_types(n.g); }));
+  }
+  // An integer stands where a float is expected (clip bounds), as Attrs::get_float reads it.
+  SmallNet ok;
+  ok.g.node(ok.relu).op = "clip";
+  ok.g.node(ok.relu).attrs.set("min", int64_t{0}).set("max", 6.0);
+  infer_types(ok.g);
+}
+
 TEST(GraphVerify, StaleTypesNameTheNodeAndBothTypes) {
   SmallNet n;
   infer_types(n.g);

@@ -167,6 +167,28 @@ TEST(OnnxErrors, UnsupportedOperatorAndAttribute) {
   EXPECT_NE(msg.find("domain 'com.microsoft'"), std::string::npos) << msg;
 }
 
+// A misspelt ONNX attribute is refused with the closest name the importer knows, and one of
+// another type names the node and the key.
+TEST(OnnxErrors, MisspeltAndIllTypedAttributesNameNodeAndKey) {
+  onnx::ModelProto m = relu_model();
+  auto* n = m.mutable_graph()->mutable_node(0);
+  n->set_op_type("LeakyRelu");
+  auto* a = n->add_attribute();
+  a->set_name("alhpa");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(0.2f);
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("node 'the_relu' (LeakyRelu): attribute 'alhpa' is not supported (did you mean 'alpha'?)"),
+            std::string::npos)
+      << msg;
+
+  a->set_name("alpha");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("0.2");
+  msg = import_error(m);
+  EXPECT_NE(msg.find("node 'the_relu' (LeakyRelu): attribute 'alpha' must be a float"), std::string::npos) << msg;
+}
+
 // Attributes a newer opset moved or never had are errors, not silently ignored: Squeeze and
 // Unsqueeze's axes attribute from opset 13 (an input there), a DepthToSpace mode other than DCR/CRD.
 TEST(OnnxErrors, AttributesOfAnotherFormAreRefused) {

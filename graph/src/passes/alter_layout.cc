@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/layers.h"
 
@@ -126,12 +127,13 @@ class LayoutRewriter {
 
   bool try_blocked_conv(int id) {
     Node n = g_.node(id);
-    if (n.inputs.size() < 2 || !g_.node(n.inputs[1]).is_constant() || conv_layout(n).blocked() ||
-        n.attrs.get_int("oc_block", 0) != 0 || plain_of(n.inputs[0]).shape.size() != 4)
+    const ConvAttrs attrs = ConvAttrs::from(n);
+    if (n.inputs.size() < 2 || !g_.node(n.inputs[1]).is_constant() || conv_layout(n).blocked() || attrs.oc_block != 0 ||
+        plain_of(n.inputs[0]).shape.size() != 4)
       return false;
     const NDArray& w = g_.node(n.inputs[1]).value;
     int64_t O = w.shape()[0], Cg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
-    int64_t C = plain_of(n.inputs[0]).shape[1], groups = n.attrs.get_int("groups", 1);
+    int64_t C = plain_of(n.inputs[0]).shape[1], groups = attrs.groups;
     int64_t ob = choose_block(O, lanes_);
     if (!ob) return false;
     NDArray packed;
@@ -150,7 +152,7 @@ class LayoutRewriter {
           return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
         });
       }
-    } else if (groups > 1 && n.attrs.get_int("interleaved_groups", 0) && w.dtype() == DataType::Float(32)) {
+    } else if (groups > 1 && attrs.interleaved_groups && w.dtype() == DataType::Float(32)) {
       // Interleaved narrow groups (pass interleave_narrow_groups): group g's channels g, g + G, ...
       // share lane g % b of Cg blocks; weights [O/b, Cg, kh, kw, b], each lane its output's own.
       int64_t b = choose_block(C, lanes_);
@@ -175,7 +177,9 @@ class LayoutRewriter {
             int64_t ci = (o / Cg) * Cg % b + c;  // the input channel within o's block
             dst[((o / b * kh * kw + k) * b + ci) * b + o % b] = src[(o * Cg + c) * kh * kw + k];
           }
-      g_.node(id).attrs.set("groups", C / b);
+      ConvAttrs regrouped = attrs;
+      regrouped.groups = C / b;
+      regrouped.write(g_.node(id).attrs);
     } else if (groups > 1 && Cg > 1 && w.dtype() == DataType::Float(32)) {
       // Grouped: blocks of b within each group (both group widths whole blocks), ib = ob = b.
       int64_t b = choose_block(std::gcd(Cg, O / groups), lanes_);
@@ -200,7 +204,11 @@ class LayoutRewriter {
     conv.inputs[0] = x;
     conv.inputs[1] = wid;
     set_conv_layout(conv, Layout::nchwc(ob));
-    if (int8_byte_groups) conv.attrs.set("input_nonnegative", int64_t(1));  // what lets the kernel read it as uint8
+    if (int8_byte_groups) {  // what lets the kernel read the input as uint8
+      ConvAttrs unsigned_input = ConvAttrs::from(conv);
+      unsigned_input.input_nonnegative = true;
+      unsigned_input.write(conv.attrs);
+    }
     block_[id] = ob;
     return true;
   }
@@ -237,13 +245,19 @@ class LayoutRewriter {
     if (!b) return;
     NDArray p;
     WeightedLayer layer = op_def(n.op).layer;
-    if (layer == WeightedLayer::Conv2d && n.attrs.get_int("groups", 1) == 1 && n.attrs.get_int("oc_block", 0) == 0) {
+    const bool plain_conv = layer == WeightedLayer::Conv2d && [&] {
+      const ConvAttrs c = ConvAttrs::from(n);
+      return c.groups == 1 && c.oc_block == 0;
+    }();
+    if (plain_conv) {
       int64_t rest = w.numel() / w.shape()[0];
       p = repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b},
                  [&](const std::vector<int64_t>& i) {
                    return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
                  });
-      g_.node(id).attrs.set("oc_block", b);
+      ConvAttrs packed_weights = ConvAttrs::from(g_.node(id));
+      packed_weights.oc_block = b;
+      packed_weights.write(g_.node(id).attrs);
     } else if (layer == WeightedLayer::Dense && n.attrs.get_int("n_block", 0) == 0) {
       int64_t K = w.shape()[1];
       p = repack(w, {w.shape()[0] / b, K, b},

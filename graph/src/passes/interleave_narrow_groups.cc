@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 
@@ -33,8 +34,9 @@ bool float_constant(const Graph& g, int id) {
 
 // An ungrouped conv with constant float weights (and bias, if any).
 bool plain_conv(const Graph& g, const Node& n) {
-  return n.is_op() && n.op == "conv2d" && n.attrs.get_int("groups", 1) == 1 && !n.attrs.has("layout") &&
-         n.attrs.get_int("oc_block", 0) == 0 && float_constant(g, n.inputs[1]) &&
+  if (!n.is_op() || n.op != "conv2d" || n.attrs.has("layout")) return false;
+  const ConvAttrs c = ConvAttrs::from(n);
+  return c.groups == 1 && c.oc_block == 0 && float_constant(g, n.inputs[1]) &&
          (n.inputs.size() < 3 || float_constant(g, n.inputs[2]));
 }
 
@@ -64,12 +66,13 @@ void interleave_narrow_groups(Graph& g, int lanes) {
   auto read_once = [&](int id) { return users[size_t(id)].size() == 1 && !outputs.count(id); };
   for (int id : g.topological_order()) {
     const Node& n = g.node(id);
-    if (!n.is_op() || n.op != "conv2d" || n.attrs.has("layout") || n.attrs.get_int("interleaved_groups", 0) ||
-        n.attrs.get_int("oc_block", 0) || !float_constant(g, n.inputs[1]) ||
+    if (!n.is_op() || n.op != "conv2d" || n.attrs.has("layout")) continue;
+    const ConvAttrs c = ConvAttrs::from(n);
+    if (c.interleaved_groups || c.oc_block || !float_constant(g, n.inputs[1]) ||
         (n.inputs.size() > 2 && !float_constant(g, n.inputs[2])))
       continue;
     const Shape w = g.node(n.inputs[1]).value.shape();
-    const int64_t G = n.attrs.get_int("groups", 1), C = w[0], Cg = w.size() == 4 ? w[1] : 0;
+    const int64_t G = c.groups, C = w[0], Cg = w.size() == 4 ? w[1] : 0;
     if (G <= 1 || Cg <= 1 || Cg > lanes || C != G * Cg || G % lanes || g.type_of(n.inputs[0]).shape[1] != C) continue;
     // Up to the conv whose output channels it reads, down to the conv that reads its own.
     std::vector<int> above, below;
@@ -93,7 +96,9 @@ void interleave_narrow_groups(Graph& g, int lanes) {
     Node& grouped = g.node(id);
     grouped.inputs[1] = gw;
     if (gb >= 0) grouped.inputs[2] = gb;
-    grouped.attrs.set("interleaved_groups", int64_t(1));
+    ConvAttrs interleaved = c;
+    interleaved.interleaved_groups = true;
+    interleaved.write(grouped.attrs);
     g.node(q).inputs[1] = qw;
     users = g.users();  // new constants
   }

@@ -2,6 +2,7 @@
 // (a segmentation head's 21 classes) cannot be channel-blocked and would run as generic loops, far
 // slower; it computes zero-padded output channels instead, up to a whole number of `lanes`,
 // and a slice keeps the real ones. Only where the padding at most doubles the work.
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 
 namespace loom::graph {
@@ -25,9 +26,10 @@ void pad_conv_channels(Graph& g, int lanes) {
   size_t original = g.nodes.size();
   for (size_t id = 0; id < original; ++id) {
     const Node& n = g.nodes[id];
-    if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2 || n.attrs.get_int("groups", 1) != 1 ||
-        n.attrs.get_int("oc_block", 0) != 0 || n.type.shape.size() != 4 || n.type.dtype != DataType::Float(32))
+    if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2 || n.type.shape.size() != 4 ||
+        n.type.dtype != DataType::Float(32))
       continue;
+    if (const ConvAttrs c = ConvAttrs::from(n); c.groups != 1 || c.oc_block != 0) continue;
     const Node& w = g.node(n.inputs[1]);
     if (!w.is_constant() || w.value.dtype() != DataType::Float(32) || w.value.ndim() != 4) continue;
     if (n.inputs.size() > 2 && !g.node(n.inputs[2]).is_constant()) continue;

@@ -17,6 +17,7 @@
 #include <map>
 
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/quantized.h"
 #include "loom/runtime/error.h"
@@ -163,8 +164,10 @@ struct Rewriter {
     int w = g.add_constant(g.unique_name(l.name + "_w_blocked"), pack_weight(g.node(l.inputs[1]).value, op, ip));
     int b = g.add_constant(g.unique_name(l.name + "_b_blocked"), block_bias(l, O, op, shift));
     Attrs a = requantize_attrs(rq);
-    if (conv)
-      a.set("stride", l.attrs.get_ints("strides", {1, 1})[0]).set("pad", l.attrs.get_ints("pads", {0, 0, 0, 0})[0]);
+    if (conv) {
+      const ConvAttrs c = ConvAttrs::from(l);  // equal strides and pads: layer_unsupported
+      a.set("stride", c.strides[0]).set("pad", c.pads[0]);
+    }
     int y = g.add_op(conv ? "accel_conv2d" : "accel_dense", g.unique_name(l.name + "_accel"), {x, w, b}, a);
     return unpack(y, rq.type, rq.name + "_unpack");
   }
@@ -206,13 +209,11 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
     return "";
   }
   if (conv_layout(l).blocked() || x.shape.size() != 4 || w.shape.size() != 4) return "not an NCHW convolution";
-  if (l.attrs.get_int("groups", 1) != 1) return "grouped convolution";
-  auto s = l.attrs.get_ints("strides", {1, 1}), p = l.attrs.get_ints("pads", {0, 0, 0, 0}),
-       d = l.attrs.get_ints("dilations", {1, 1});
-  if (d != std::vector<int64_t>{1, 1}) return "dilated convolution";
-  if (s.size() != 2 || s[0] != s[1]) return "unequal strides";
-  if (p.size() != 4 || std::any_of(p.begin(), p.end(), [&](int64_t v) { return v != p[0]; }))
-    return "asymmetric padding";
+  const ConvAttrs c = ConvAttrs::from(l);
+  if (c.groups != 1) return "grouped convolution";
+  if (!c.unit_dilations()) return "dilated convolution";
+  if (c.strides[0] != c.strides[1]) return "unequal strides";
+  if (std::any_of(c.pads.begin(), c.pads.end(), [&](int64_t v) { return v != c.pads[0]; })) return "asymmetric padding";
   return "";
 }
 

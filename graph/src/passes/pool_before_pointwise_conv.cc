@@ -3,30 +3,20 @@
 // average whose weights sum to one (a window's in-bounds values over their count) commutes with
 // it, bias included. Pooling first runs the convolution on the smaller map: DenseNet's
 // transitions (BN, ReLU, 1x1 conv, 2x2 average pool) do a quarter of their multiply-adds.
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 
 namespace loom::graph {
 
 namespace {
 
-bool all_zero(const std::vector<int64_t>& v) {
-  for (int64_t x : v)
-    if (x != 0) return false;
-  return true;
-}
-
-bool all_one(const std::vector<int64_t>& v) {
-  for (int64_t x : v)
-    if (x != 1) return false;
-  return true;
-}
-
 // A 1x1, stride-1, unpadded float convolution on plain NCHW data: one affine map per pixel.
 bool is_pointwise_conv(const Graph& g, const Node& n) {
   if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2) return false;
   const Shape &x = g.type_of(n.inputs[0]).shape, &w = g.type_of(n.inputs[1]).shape;
-  return x.size() == 4 && w.size() == 4 && w[2] == 1 && w[3] == 1 && n.type.dtype == DataType::Float(32) &&
-         all_one(n.attrs.get_ints("strides", {1, 1})) && all_zero(n.attrs.get_ints("pads", {0, 0, 0, 0}));
+  if (x.size() != 4 || w.size() != 4 || w[2] != 1 || w[3] != 1 || n.type.dtype != DataType::Float(32)) return false;
+  const ConvAttrs c = ConvAttrs::from(n);
+  return c.unit_strides() && c.zero_pads();
 }
 
 // Each output of the pool is its window's in-bounds values over their count: no padding, or
@@ -35,17 +25,16 @@ bool is_pointwise_conv(const Graph& g, const Node& n) {
 bool averages_in_bounds(const Node& pool) {
   if (pool.op == "global_avg_pool2d") return true;
   if (pool.op != "avg_pool2d") return false;
-  if (all_zero(pool.attrs.get_ints("pads", {0, 0, 0, 0}))) return true;
-  return pool.attrs.get_int("count_include_pad", 0) == 0 && all_one(pool.attrs.get_ints("dilations", {1, 1}));
+  const PoolAttrs p = PoolAttrs::from(pool);
+  if (p.zero_pads()) return true;
+  return !p.count_include_pad && p.dilations[0] == 1 && p.dilations[1] == 1;
 }
 
 // Additions a pool of `channels` channels does (taps per output).
 double pool_adds(const Node& pool, double channels, double out_pixels, double in_pixels) {
   if (pool.op == "global_avg_pool2d") return channels * in_pixels;
-  auto k = pool.attrs.get_ints("kernel", {1, 1});
-  double taps = 1;
-  for (int64_t v : k) taps *= double(v);
-  return channels * out_pixels * taps;
+  const PoolAttrs p = PoolAttrs::from(pool);
+  return channels * out_pixels * double(p.kernel[0]) * double(p.kernel[1]);
 }
 
 }  // namespace

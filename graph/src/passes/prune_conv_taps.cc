@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 
 namespace loom::graph {
@@ -91,8 +92,9 @@ bool split_live_regions(Graph& g, int id) {
   const Node n = g.node(id);  // a copy: adding nodes moves g.nodes
   const Shape x = g.type_of(n.inputs[0]).shape, w = g.type_of(n.inputs[1]).shape, y = n.type.shape;
   if (g.type_of(n.inputs[0]).dtype != DataType::Float(32)) return false;
-  auto strides = n.attrs.get_ints("strides", {1, 1}), pads = n.attrs.get_ints("pads", {0, 0, 0, 0}),
-       dilations = n.attrs.get_ints("dilations", {1, 1});
+  const ConvAttrs a = ConvAttrs::from(n);
+  const auto &strides = a.strides, &dilations = a.dilations;
+  const auto& pads = a.pads;
   std::vector<Band> rows = live_bands(x[2], y[2], w[2], strides[0], dilations[0], pads[0]);
   std::vector<Band> cols = live_bands(x[3], y[3], w[3], strides[1], dilations[1], pads[1]);
   if (rows.empty() || cols.empty() || rows.size() * cols.size() > kMaxRegions) return false;
@@ -118,7 +120,9 @@ bool split_live_regions(Graph& g, int id) {
   };
   std::map<std::vector<int64_t>, int> weights;  // (first row, rows, first column, columns) -> constant
   Attrs attrs = n.attrs;
-  attrs.set("pads", std::vector<int64_t>{0, 0, 0, 0});
+  ConvAttrs unpadded = a;
+  unpadded.pads = {0, 0, 0, 0};
+  unpadded.write(attrs);
   std::vector<int> row_parts;
   for (const Band& r : rows) {
     std::vector<int> parts;
@@ -167,9 +171,9 @@ void prune_conv_taps(Graph& g) {
     if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2 || !g.node(n.inputs[1]).is_constant()) continue;
     const Shape x = g.type_of(n.inputs[0]).shape, w = g.type_of(n.inputs[1]).shape, y = n.type.shape;
     if (x.size() != 4 || w.size() != 4 || y.size() != 4) continue;  // plain NCHW, OIHW only
-    auto strides = n.attrs.get_ints("strides", {1, 1}), pads = n.attrs.get_ints("pads", {0, 0, 0, 0}),
-         dilations = n.attrs.get_ints("dilations", {1, 1});
-    if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2) continue;
+    const ConvAttrs a = ConvAttrs::from(n);
+    const auto &strides = a.strides, &dilations = a.dilations;
+    const auto& pads = a.pads;
     LiveTaps rows = live_taps(x[2], y[2], w[2], strides[0], dilations[0], pads[0]);
     LiveTaps cols = live_taps(x[3], y[3], w[3], strides[1], dilations[1], pads[1]);
     // Every tap dead (an output of bias alone) or none: leave it.
@@ -199,7 +203,9 @@ void prune_conv_taps(Graph& g) {
     int wid = g.add_constant(name, cut);  // may move g.nodes: `n` is not used after this
     Node& conv = g.nodes[id];
     conv.inputs[1] = wid;
-    conv.attrs.set("pads", std::vector<int64_t>{top, left, bottom, right});
+    ConvAttrs repadded = ConvAttrs::from(conv);
+    repadded.pads = {top, left, bottom, right};
+    repadded.write(conv.attrs);
     changed = true;
   }
   if (changed) {

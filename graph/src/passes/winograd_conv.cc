@@ -4,6 +4,7 @@
 // after alter_layout: the blocks are the ones alter_layout chose, and the node keeps its inputs, bias and output
 // layout, so fusion and everything after it see a conv that writes the same value.
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 #include "loom/ops/layers.h"
 
@@ -36,11 +37,11 @@ int tile_for(const Graph& g, const Node& n, double min_saved_macs) {
   // Grouped: groups of whole blocks (weights [O/b, C/groups/b, 3, 3, b, b]) of at least 32 input
   // channels. ResNeXt-50's 4-channel groups, regrouped by alter_layout into blocks of 16, ran no
   // faster (docs/cpu_backend.md): 16 multiply-adds per transformed input do not repay its transform.
-  int64_t groups = n.attrs.get_int("groups", 1);
+  const ConvAttrs c = ConvAttrs::from(n);
+  const int64_t groups = c.groups;
   bool wide_groups = w.value.shape()[4] == w.value.shape()[5] && w.value.shape()[1] * w.value.shape()[4] >= 32;
-  if (g.type_of(n.inputs[0]).dtype != DataType::Float(32) || (groups != 1 && !wide_groups) ||
-      n.attrs.get_ints("strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
-      n.attrs.get_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+  if (g.type_of(n.inputs[0]).dtype != DataType::Float(32) || (groups != 1 && !wide_groups) || !c.unit_strides() ||
+      !c.unit_dilations())
     return 0;
   // Multiply-adds per output pixel and tap: batch x input channels per group x output channels.
   // (Weights [O/b, C/groups/b, 3, 3, b, b], output [N, O/b, H, W, b].)
@@ -77,10 +78,11 @@ void winograd_conv(Graph& g, double min_saved_macs) {
     n.op = "conv2d_winograd";
     n.inputs[1] = uid;
     Layout out = conv_layout(n);
+    const ConvAttrs c = ConvAttrs::from(n);
     Attrs a;
-    a.set("pads", n.attrs.get_ints("pads", {0, 0, 0, 0}));
+    a.set("pads", std::vector<int64_t>(c.pads.begin(), c.pads.end()));
     a.set("tile", int64_t(m));
-    if (int64_t groups = n.attrs.get_int("groups", 1); groups != 1) a.set("groups", groups);
+    if (c.groups != 1) a.set("groups", c.groups);
     n.attrs = a;
     set_conv_layout(n, out);  // blocks of oc_block output channels, as the conv it replaces wrote
   }

@@ -34,7 +34,8 @@ struct TensorType {
 };
 
 // Operator attributes: integers, floats, strings and lists of integers or floats. Getters throw
-// ModelError naming the attribute (callers add the node).
+// ModelError naming the attribute (callers add the node). Which keys an operator takes, of which
+// kind, is its schema (OpDef::attrs); typed views of the common ones are in op_attrs.h.
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 class Attrs {
  public:
@@ -110,7 +111,8 @@ class Graph {
   void replace_uses(int from, int to);
   // Checks the structure: every edge reads an existing node, no cycle, the outputs exist, the
   // input list holds exactly the Input nodes, inputs and constants read nothing, a constant's
-  // value has its type, every operator is registered and has as many inputs as it takes.
+  // value has its type, every operator is registered, has as many inputs as it takes and only
+  // the attributes its schema declares, of their kinds and in range (OpDef::check_attrs).
   // ModelError naming the node and what is wrong. Types are checked by verify_types (passes.h).
   void verify() const;
   // Readable text: one line per node, "%12 = conv2d(%3, %4) {strides=[1, 1]} : float32[1, 64, 56, 56]  # name".

@@ -60,6 +60,24 @@ struct ClampRange {
   double lo, hi;
 };
 
+// What an operator's attribute holds (graph.h's AttrValue alternatives).
+enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats };
+const char* to_string(AttrKind k);  // "an integer", "a float", "a string", "a list of integers", ...
+
+// One attribute an operator takes: its name, what it holds, whether every node must set it, and
+// for numbers the closed range each value (each element, for lists) lies in. The schema is the
+// operator's contract with everything that builds or rewrites nodes: Graph::verify refuses an
+// attribute the operator does not declare, one of another kind, a missing required one and a value
+// out of range, naming the node and the key.
+inline constexpr double kAttrUnbounded = 1e300;  // AttrSpec::min/max of a side without a bound
+struct AttrSpec {
+  std::string name;
+  AttrKind kind = AttrKind::Int;
+  bool required = false;
+  double min = -kAttrUnbounded, max = kAttrUnbounded;
+  std::string help;  // what it means, and its default when absent
+};
+
 // What an operator's schedule hooks see; defined in graph/src/op_schedules.h (the build's
 // internals), opaque here.
 struct CpuScheduleContext;
@@ -100,6 +118,15 @@ struct OpDef {
   std::function<void(const CpuScheduleContext&)> schedule_cpu = nullptr;
   // Schedules the operator as an accelerator kernel (device == Accel).
   std::function<void(AccelScheduleContext&)> schedule_accel = nullptr;
+
+  // The attributes it takes (AttrSpec); any other key on a node is an error.
+  std::vector<AttrSpec> attrs = {};
+
+  // The declared attribute `key`, or null.
+  const AttrSpec* attr(const std::string& key) const;
+  // ModelError naming the node and the key: an undeclared attribute (with the closest declared
+  // name), a value of another kind, a required attribute missing, a number out of range.
+  void check_attrs(const Node& n) const;
 
   // infer, then TensorType::check_size on the result: what every caller should use.
   TensorType infer_checked(const Node& n, const std::vector<TensorType>& in) const {
