@@ -1,7 +1,6 @@
 // The operator table: one family file per kind of operator (op_registry_util.h lists them).
 #include "loom/graph/op_registry.h"
 
-#include <algorithm>
 #include <map>
 #include <sstream>
 

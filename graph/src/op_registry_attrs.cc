@@ -67,7 +67,6 @@ void add_attr_schemas(std::map<std::string, OpDef>& table) {
     LOOM_CHECK(it != table.end(), "attribute schema for operator '", op, "', which is not registered");
     it->second.attrs = std::move(attrs);
   };
-  const AttrSpec axis = opt("axis", K::Int, "axis, negative counts from the end");
   const AttrSpec keepdims = flag("keepdims", "keep reduced axes as size 1, default 1");
 
   // nn
@@ -92,8 +91,9 @@ void add_attr_schemas(std::map<std::string, OpDef>& table) {
   set("is_inf", {flag("detect_positive", "default 1"), flag("detect_negative", "default 1")});
 
   // reductions
-  for (const char* kind : {"sum", "mean", "max", "min", "sum_square", "l1", "l2", "log_sum", "log_sum_exp", "prod"})
-    set(std::string("reduce_") + kind, {opt("axes", K::Ints, "axes to reduce, default (or empty) all"), keepdims});
+  for (auto& [name, def] : table)  // every reduce_<kind> of op_registry_reduce.cc
+    if (name.rfind("reduce_", 0) == 0)
+      def.attrs = {opt("axes", K::Ints, "axes to reduce, default (or empty) all"), keepdims};
   for (const char* kind : {"arg_max", "arg_min"})
     set(kind, {opt("axis", K::Int, "axis, default 0"), keepdims,
                flag("select_last_index", "the last extreme instead of the first, default 0")});

@@ -15,7 +15,7 @@ void add_nn_ops(const AddOp& add) {
       {"conv2d", OpPattern::OutEWiseFusable, 2, 3,
        [](const Node& n, const std::vector<TensorType>& in) {
          DataType out_dtype = product_dtype(in);
-         ops::Conv2dParams p = conv_params(n);
+         ops::Conv2dParams p = ConvAttrs::from(n);
          if (conv_layout(n).blocked()) {
            // Byte groups read the int8 input as uint8: only for an input known to be in [0, 127].
            if (ops::int8_conv_weight_group(in[1].shape) == 4 && n.attrs.get_int("input_nonnegative", 0) != 1)
@@ -42,8 +42,8 @@ void add_nn_ops(const AddOp& add) {
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
          if (conv_layout(n).blocked())
-           return ops::conv2d_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
-         return ops::conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n), name);
+           return ops::conv2d_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), ConvAttrs::from(n), name);
+         return ops::conv2d(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), ConvAttrs::from(n), name);
        },
        ref::conv2d});
   conv2d.layer = WeightedLayer::Conv2d;
@@ -58,14 +58,14 @@ void add_nn_ops(const AddOp& add) {
              if (in[0].dtype != DataType::Float(32) || in[1].dtype != DataType::Float(32))
                LOOM_THROW(TypeError, "conv2d_winograd takes float32 data and weights, got ", in[0].str(), " and ",
                           in[1].str());
-             Shape out =
-                 ops::conv2d_winograd_shape(in[0].shape, in[1].shape, conv_params(n), int(n.attrs.get_int("tile", 0)));
+             Shape out = ops::conv2d_winograd_shape(in[0].shape, in[1].shape, ConvAttrs::from(n),
+                                                    int(n.attrs.get_int("tile", 0)));
              if (in.size() == 3 && (in[2].shape != Shape{out[1] * out[4]} || in[2].dtype != DataType::Float(32)))
                LOOM_THROW(ShapeError, "bias is ", in[2].str(), ", expected float32[", out[1] * out[4], "]");
              return TensorType{out, DataType::Float(32)};
            },
            [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-             return ops::conv2d_winograd_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), conv_params(n),
+             return ops::conv2d_winograd_nchwc(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), ConvAttrs::from(n),
                                                int(n.attrs.get_int("tile", 0)), name);
            },
            ref::conv2d_winograd});
@@ -141,10 +141,10 @@ void add_nn_ops(const AddOp& add) {
        ref::softmax});
   OpDef& max_pool = add({"max_pool2d", OpPattern::OutEWiseFusable, 1, 1,
                          [](const Node& n, const std::vector<TensorType>& in) {
-                           return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
+                           return TensorType{ops::pool2d_shape(in[0].shape, PoolAttrs::from(n)), in[0].dtype};
                          },
                          [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-                           return ops::max_pool2d(in[0], pool_params(n), name);
+                           return ops::max_pool2d(in[0], PoolAttrs::from(n), name);
                          },
                          ref::max_pool2d});
   max_pool.layout_rule = LayoutRule::FollowsInput;
@@ -153,20 +153,19 @@ void add_nn_ops(const AddOp& add) {
   // the type's minimum (-128), and a dilated window can lie wholly in a pad wider than
   // (kernel - 1) x dilation.
   max_pool.nonnegative = [](const Node& n, const std::function<bool(size_t)>& input) {
-    auto k = n.attrs.get_ints("kernel", {1, 1}), d = n.attrs.get_ints("dilations", {1, 1}),
-         p = n.attrs.get_ints("pads", {0, 0, 0, 0});
-    if (k.size() != 2 || d.size() != 2 || p.size() != 4 || n.attrs.get_int("ceil_mode", 0) != 0) return false;
-    for (int i = 0; i < 4; ++i)
-      if (p[size_t(i)] > (k[size_t(i % 2)] - 1) * d[size_t(i % 2)]) return false;
+    const PoolAttrs p = PoolAttrs::from(n);
+    if (p.ceil_mode) return false;
+    for (size_t i = 0; i < 4; ++i)
+      if (p.pads[i] > (p.kernel[i % 2] - 1) * p.dilations[i % 2]) return false;
     return input(0);
   };
   add({"avg_pool2d", OpPattern::OutEWiseFusable, 1, 1,
        [](const Node& n, const std::vector<TensorType>& in) {
          expect_float(in[0], "input");
-         return TensorType{ops::pool2d_shape(in[0].shape, pool_params(n)), in[0].dtype};
+         return TensorType{ops::pool2d_shape(in[0].shape, PoolAttrs::from(n)), in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-         return ops::avg_pool2d(in[0], pool_params(n), name);
+         return ops::avg_pool2d(in[0], PoolAttrs::from(n), name);
        },
        ref::avg_pool2d})
       .layout_rule = LayoutRule::FollowsInput;

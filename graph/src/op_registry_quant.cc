@@ -20,7 +20,7 @@ void add_quant_ops(const AddOp& add) {
   follows_input_clamped(add({"quantize", OpPattern::ElemWise, 1, 1,
                              [](const Node& n, const std::vector<TensorType>& in) {
                                expect_dtype(in[0], DataType::Float(32), "input");
-                               int_attr(n, "exponent", -64, 64);
+                               int_attr(n, "exponent");
                                return TensorType{in[0].shape, DataType::Int(8)};
                              },
                              [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
@@ -33,7 +33,7 @@ void add_quant_ops(const AddOp& add) {
                      [](const Node& n, const std::vector<TensorType>& in) {
                        if (in[0].dtype != DataType::Int(8) && in[0].dtype != DataType::Int(32))
                          LOOM_THROW(TypeError, "input must be int8 or int32, is ", in[0].str());
-                       int_attr(n, "exponent", -64, 64);
+                       int_attr(n, "exponent");
                        return TensorType{in[0].shape, DataType::Float(32)};
                      },
                      [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
@@ -45,8 +45,8 @@ void add_quant_ops(const AddOp& add) {
   follows_input_clamped(add({"requantize", OpPattern::ElemWise, 1, 1,
                              [](const Node& n, const std::vector<TensorType>& in) {
                                expect_dtype(in[0], DataType::Int(32), "input");
-                               int_attr(n, "shift", -30, 30);
-                               int lo = int_attr(n, "min", -128, 127, -128), hi = int_attr(n, "max", -128, 127, 127);
+                               int_attr(n, "shift");
+                               int lo = int_attr(n, "min", -128), hi = int_attr(n, "max", 127);
                                if (lo > hi) LOOM_THROW(ModelError, "empty clamp range [", lo, ", ", hi, "]");
                                return TensorType{in[0].shape, DataType::Int(8)};
                              },
@@ -61,8 +61,8 @@ void add_quant_ops(const AddOp& add) {
            [](const Node& n, const std::vector<TensorType>& in) {
              expect_dtype(in[0], DataType::Int(32), "input");
              expect_dtype(in[1], DataType::Int(32), "multipliers");
-             int_attr(n, "shift", 1, 62);
-             int lo = int_attr(n, "min", -128, 127, -128), hi = int_attr(n, "max", -128, 127, 127);
+             int_attr(n, "shift");
+             int lo = int_attr(n, "min", -128), hi = int_attr(n, "max", 127);
              if (lo > hi) LOOM_THROW(ModelError, "empty clamp range [", lo, ", ", hi, "]");
              const Shape& s = in[0].shape;
              if (s.size() != 2 && s.size() != 4 && s.size() != 5)
@@ -84,8 +84,8 @@ void add_quant_ops(const AddOp& add) {
              LOOM_THROW(TypeError, "operands must be int8 or int32, got ", t.str());
          if (in[0].shape != in[1].shape)
            LOOM_THROW(ShapeError, "operands have shapes ", shape_str(in[0].shape), " and ", shape_str(in[1].shape));
-         int_attr(n, "lshift_a", 0, 30, 0);
-         int_attr(n, "lshift_b", 0, 30, 0);
+         int_attr(n, "lshift_a", 0);
+         int_attr(n, "lshift_b", 0);
          return TensorType{in[0].shape, DataType::Int(32)};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
@@ -97,7 +97,7 @@ void add_quant_ops(const AddOp& add) {
   follows_input(add({"fake_quantize", OpPattern::ElemWise, 1, 1,
                      [](const Node& n, const std::vector<TensorType>& in) {
                        expect_dtype(in[0], DataType::Float(32), "input");
-                       int_attr(n, "exponent", -64, 64);
+                       int_attr(n, "exponent");
                        if (n.attrs.get_int("min", -128) > n.attrs.get_int("max", 127))
                          LOOM_THROW(ModelError, "empty clamp range");
                        return in[0];

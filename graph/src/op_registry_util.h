@@ -39,9 +39,6 @@ void add_scatter_ops(const AddOp& add);    // op_registry_scatter.cc: scatter_el
 // op_registry_attrs.cc: every operator's attribute schema (OpDef::attrs), set on the finished table.
 void add_attr_schemas(std::map<std::string, OpDef>& table);
 
-inline ops::Conv2dParams conv_params(const Node& n) { return ConvAttrs::from(n); }
-inline ops::Pool2dParams pool_params(const Node& n) { return PoolAttrs::from(n); }
-
 inline void expect_float(const TensorType& t, const char* what) {
   if (!t.dtype.is_float()) LOOM_THROW(TypeError, what, " must be floating point, is ", t.str());
 }
@@ -68,11 +65,16 @@ inline DataType product_dtype(const std::vector<TensorType>& in) {
   return DataType::Int(32);
 }
 
-// An integer attribute in [lo, hi]; `def` if given and the attribute is absent.
-inline int int_attr(const Node& n, const std::string& key, int64_t lo, int64_t hi,
-                    std::optional<int64_t> def = std::nullopt) {
+// An integer attribute in the range its operator's schema gives it (OpDef::attrs), for type
+// inference on nodes that Graph::verify has not seen (the importer and the built-in models infer
+// node by node); `def` if given and the attribute is absent.
+inline int int_attr(const Node& n, const std::string& key, std::optional<int64_t> def = std::nullopt) {
+  const AttrSpec* spec = op_def(n.op).attr(key);
+  LOOM_CHECK(spec && spec->kind == AttrKind::Int, "operator '", n.op, "' declares no integer attribute '", key, "'");
   int64_t v = def && !n.attrs.has(key) ? *def : n.attrs.get_int(key);
-  if (v < lo || v > hi) LOOM_THROW(ModelError, "attribute '", key, "' = ", v, " is out of range [", lo, ", ", hi, "]");
+  if (double(v) < spec->min || double(v) > spec->max)
+    LOOM_THROW(ModelError, "attribute '", key, "' = ", v, " is out of range [", int64_t(spec->min), ", ",
+               int64_t(spec->max), "]");
   return static_cast<int>(v);
 }
 

@@ -1,8 +1,9 @@
 // Typed views of operator attributes: what passes, schedules and the reference interpreter read
-// instead of looking keys up by string. `from` reads a node's attributes once, with the defaults of
-// the operator's schema (OpDef::attrs, graph/src/op_registry_attrs.cc), and checks the lengths of
-// the lists (a ModelError naming the attribute; infer_types adds the node); `write` puts the fields back as attributes,
-// leaving a key that is absent absent while its field holds the default (so a rewritten node prints as before).
+// instead of looking keys up by string. `from` reads a node's attributes once, with the defaults
+// of the operator's schema (OpDef::attrs, graph/src/op_registry_attrs.cc), and checks the lengths
+// of the lists (a ModelError naming the attribute; infer_types adds the node). `write` puts the
+// fields back as attributes, leaving an absent key absent while its field holds the default (so a
+// rewritten node prints as before).
 #pragma once
 #include "loom/graph/graph.h"
 #include "loom/ops/layers.h"
