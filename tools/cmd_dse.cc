@@ -31,6 +31,7 @@
 #include "loom/accel/isa.h"
 #include "loom/codegen/accel.h"
 #include "loom/ops/accel_operators.h"
+#include "loom/runtime/disk_cache.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/suggest.h"
 #include "loom/sim/perf_model.h"
@@ -89,14 +90,8 @@ struct Point {
   std::vector<LayerResult> layers;
 };
 
-// FNV-1a of the canonical dump (keys sorted), as `loom regress` hashes.
-std::string stable_id(const json& description) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : description.dump()) h = (h ^ c) * 1099511628211ull;
-  std::ostringstream os;
-  os << std::hex << std::setw(16) << std::setfill('0') << h;
-  return os.str();
-}
+// The content hash of the canonical dump (keys sorted), as `loom regress` hashes.
+std::string stable_id(const json& description) { return runtime::content_hash(description.dump()); }
 
 Sweep parse_sweep(const std::string& text) {
   size_t eq = text.find('=');

@@ -1,19 +1,22 @@
 // NVRTC: CUDA C to PTX and a cubin in one compilation (a real architecture keeps the PTX too), with
 // ptxas' verbose report parsed for each kernel's registers; an on-disk cache of compiled programs.
+//
+// NVRTC is loaded with dlopen when a program is first compiled, not linked: a process that never
+// compiles CUDA (most of them) does not pay for loading a 100 MB library, and Loom's binaries
+// start on a machine without the CUDA toolkit (nvrtc_enabled() is then false).
+#include <dlfcn.h>
 #include <nvrtc.h>
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
+#include <type_traits>
 
 #include "loom/codegen/cuda.h"
-#include "loom/runtime/env.h"
+#include "loom/runtime/disk_cache.h"
 
 namespace loom::codegen::cuda {
 
@@ -21,8 +24,66 @@ namespace {
 
 double g_last_seconds = 0;
 
+// The NVRTC entry points Loom calls, resolved from the library once.
+struct Nvrtc {
+  decltype(&::nvrtcGetErrorString) GetErrorString = nullptr;
+  decltype(&::nvrtcVersion) Version = nullptr;
+  decltype(&::nvrtcCreateProgram) CreateProgram = nullptr;
+  decltype(&::nvrtcCompileProgram) CompileProgram = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) GetProgramLogSize = nullptr;
+  decltype(&::nvrtcGetProgramLog) GetProgramLog = nullptr;
+  decltype(&::nvrtcDestroyProgram) DestroyProgram = nullptr;
+  decltype(&::nvrtcGetPTXSize) GetPTXSize = nullptr;
+  decltype(&::nvrtcGetPTX) GetPTX = nullptr;
+  decltype(&::nvrtcGetCUBINSize) GetCUBINSize = nullptr;
+  decltype(&::nvrtcGetCUBIN) GetCUBIN = nullptr;
+  std::string error;  // why it could not be loaded; empty when it was
+};
+
+// The toolkit's library Loom was built against (its path, then its soname on the search path).
+const Nvrtc& nvrtc_library() {
+  static const Nvrtc lib = [] {
+    Nvrtc n;
+    void* handle = nullptr;
+    std::string tried;
+    for (const char* path : {LOOM_NVRTC_LIBRARY, LOOM_NVRTC_SONAME}) {
+      if ((handle = dlopen(path, RTLD_NOW | RTLD_LOCAL))) break;
+      const char* e = dlerror();
+      tried += std::string(tried.empty() ? "" : "; ") + (e ? e : path);
+    }
+    if (!handle) {
+      n.error = "cannot load NVRTC (" + tried + ")";
+      return n;
+    }
+    auto bind = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+      if (!fn && n.error.empty()) n.error = std::string("NVRTC has no symbol ") + name;
+    };
+    bind(n.GetErrorString, "nvrtcGetErrorString");
+    bind(n.Version, "nvrtcVersion");
+    bind(n.CreateProgram, "nvrtcCreateProgram");
+    bind(n.CompileProgram, "nvrtcCompileProgram");
+    bind(n.GetProgramLogSize, "nvrtcGetProgramLogSize");
+    bind(n.GetProgramLog, "nvrtcGetProgramLog");
+    bind(n.DestroyProgram, "nvrtcDestroyProgram");
+    bind(n.GetPTXSize, "nvrtcGetPTXSize");
+    bind(n.GetPTX, "nvrtcGetPTX");
+    bind(n.GetCUBINSize, "nvrtcGetCUBINSize");
+    bind(n.GetCUBIN, "nvrtcGetCUBIN");
+    return n;
+  }();
+  return lib;
+}
+
+// The loaded library, or a CodegenError saying why there is none.
+const Nvrtc& nvrtc() {
+  const Nvrtc& n = nvrtc_library();
+  if (!n.error.empty()) LOOM_THROW(CodegenError, "CUDA backend: ", n.error);
+  return n;
+}
+
 void check(nvrtcResult r, const char* what) {
-  if (r != NVRTC_SUCCESS) LOOM_THROW(CodegenError, "NVRTC ", what, ": ", nvrtcGetErrorString(r));
+  if (r != NVRTC_SUCCESS) LOOM_THROW(CodegenError, "NVRTC ", what, ": ", nvrtc().GetErrorString(r));
 }
 
 std::vector<std::string> nvrtc_options(const CudaOptions& o) {
@@ -33,25 +94,14 @@ std::vector<std::string> nvrtc_options(const CudaOptions& o) {
 
 std::filesystem::path cache_dir(const CudaOptions& o) {
   if (!o.cache_dir.empty()) return o.cache_dir;
-  if (auto d = runtime::env::text("LOOM_CUDA_CACHE")) return *d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "loom" / "cuda";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "loom" / "cuda";
-  return {};
+  return runtime::cache_directory("LOOM_CUDA_CACHE", "cuda");
 }
 
-// FNV-1a over everything that decides the compiled code.
+// The content hash of everything that decides the compiled code.
 std::string cache_key(const runtime::CudaProgram& p, const CudaOptions& o) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  mix(p.source);
-  mix(nvrtc_version());
-  for (auto& opt : nvrtc_options(o)) mix(opt);
-  std::ostringstream os;
-  os << std::hex << h;
-  return os.str() + "_" + o.arch;
+  std::string key = p.source + '\xff' + nvrtc_version() + '\xff';
+  for (auto& opt : nvrtc_options(o)) key += opt + '\xff';
+  return runtime::content_hash(key) + "_" + o.arch;
 }
 
 // "Compiling entry function 'k' for 'sm_90'" ... "Used 10 registers" per kernel.
@@ -103,25 +153,16 @@ bool read_cache(runtime::CudaProgram& p, const std::filesystem::path& file) {
 void write_cache(const runtime::CudaProgram& p, const std::filesystem::path& file) {
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  if (ec) return;  // a cache that cannot be written only costs time
-  std::filesystem::path tmp = file;
-  tmp += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    std::string bytes = p.serialize();
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!out) return;
-  }
-  std::filesystem::rename(tmp, file, ec);  // atomic: concurrent compilers never see half a file
+  if (!ec) runtime::write_file_atomically(file, p.serialize());  // a cache that cannot be written only costs time
 }
 
 }  // namespace
 
-bool nvrtc_enabled() { return true; }
+bool nvrtc_enabled() { return nvrtc_library().error.empty(); }
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "";
+  if (!nvrtc_enabled() || nvrtc().Version(&major, &minor) != NVRTC_SUCCESS) return "";
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
@@ -141,32 +182,33 @@ void compile(runtime::CudaProgram& p, const CudaOptions& o) {
       return;
     }
   }
+  const Nvrtc& nv = nvrtc();
   auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram prog = nullptr;
-  check(nvrtcCreateProgram(&prog, p.source.c_str(), "loom_kernels.cu", 0, nullptr, nullptr), "creating a program");
+  check(nv.CreateProgram(&prog, p.source.c_str(), "loom_kernels.cu", 0, nullptr, nullptr), "creating a program");
   std::vector<std::string> opts = nvrtc_options(o);
   std::vector<const char*> copts;
   for (auto& s : opts) copts.push_back(s.c_str());
-  nvrtcResult r = nvrtcCompileProgram(prog, int(copts.size()), copts.data());
+  nvrtcResult r = nv.CompileProgram(prog, int(copts.size()), copts.data());
   size_t n = 0;
-  nvrtcGetProgramLogSize(prog, &n);
+  nv.GetProgramLogSize(prog, &n);
   std::string log(n, '\0');
-  if (n) nvrtcGetProgramLog(prog, log.data());
+  if (n) nv.GetProgramLog(prog, log.data());
   while (!log.empty() && log.back() == '\0') log.pop_back();
   if (r != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
+    nv.DestroyProgram(&prog);
     LOOM_THROW(CodegenError, "NVRTC could not compile the CUDA C of ", p.functions.empty() ? "?" : p.functions[0].name,
                " for ", o.arch, ":\n", log);
   }
   size_t ptx_n = 0, cubin_n = 0;
-  check(nvrtcGetPTXSize(prog, &ptx_n), "reading the PTX size");
+  check(nv.GetPTXSize(prog, &ptx_n), "reading the PTX size");
   p.ptx.assign(ptx_n, '\0');
-  check(nvrtcGetPTX(prog, p.ptx.data()), "reading the PTX");
+  check(nv.GetPTX(prog, p.ptx.data()), "reading the PTX");
   while (!p.ptx.empty() && p.ptx.back() == '\0') p.ptx.pop_back();
-  check(nvrtcGetCUBINSize(prog, &cubin_n), "reading the cubin size");
+  check(nv.GetCUBINSize(prog, &cubin_n), "reading the cubin size");
   p.cubin.assign(cubin_n, '\0');
-  check(nvrtcGetCUBIN(prog, p.cubin.data()), "reading the cubin");
-  nvrtcDestroyProgram(&prog);
+  check(nv.GetCUBIN(prog, p.cubin.data()), "reading the cubin");
+  nv.DestroyProgram(&prog);
   p.compile_log = log;
   p.arch = o.arch;
   g_last_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -56,10 +56,7 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   if (is_cross(options))
     LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
                "': the library is linked with this host's C compiler; use emit_assembly for another architecture");
-  auto tm = make_target_machine(choose_target(options), options, /*pic=*/true);
-  llvm::LLVMContext ctx;
-  auto m = compile_module(funcs, ctx, *tm, options, /*metadata=*/true);
-  std::string object = emit_machine_code(*m, *tm, /*assembly=*/false);
+  std::string object = compile_object(funcs, choose_target(options), options, /*pic=*/true, /*metadata=*/true);
 
   namespace fs = std::filesystem;
   fs::path obj_path = fs::temp_directory_path() / ("loom_export_" + std::to_string(getpid()) + "_" +

@@ -2,8 +2,8 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 
 #include "llvm_target.h"
 #include "loom/runtime/module.h"
@@ -48,9 +48,7 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
     LOOM_THROW(CodegenError, "llvm codegen: cannot JIT-compile ", module_names(funcs), " for '", options.target_triple,
                "' on this host; use emit_assembly (or a native build) for another architecture");
   TargetChoice target = choose_target(options);
-  auto tm = make_target_machine(target, options, /*pic=*/false);
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto module = compile_module(funcs, *ctx, *tm, options, /*metadata=*/false);
+  std::string object = compile_object(funcs, target, options, /*pic=*/false, /*metadata=*/false);
 
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
   jtmb.setCPU(target.cpu);
@@ -66,7 +64,7 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
   // libm (expf, tanhf, ...) and anything else from the process.
   lib.addGenerator(unwrap(
       llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()), what));
-  check(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))), what);
+  check(jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, module_names(funcs))), what);
 
   std::vector<runtime::FunctionSignature> sigs;
   std::vector<runtime::CompiledFn> fns;

@@ -178,8 +178,8 @@ static void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   pb.buildPerModuleDefaultPipeline(level).run(m, mam);
 }
 
-std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
-                                             llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
+std::unique_ptr<llvm::Module> translate_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
+                                               llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
   auto m = std::make_unique<llvm::Module>(funcs.size() == 1 ? funcs[0].name : "loom_module", ctx);
   m->setTargetTriple(tm.getTargetTriple().str());
   m->setDataLayout(tm.createDataLayout());
@@ -195,21 +195,31 @@ std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>&
   if (llvm::verifyModule(*m, &es))
     LOOM_THROW(CodegenError, "llvm codegen: invalid LLVM IR generated for ", module_names(funcs),
                " (a Loom bug): ", es.str());
-  optimize(*m, tm, options.opt_level);
+  return m;
+}
+
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, const LLVMOptions& options) {
+  optimize(m, tm, options.opt_level);
   if (!options.dump_ir_path.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    m->print(os, nullptr);
+    m.print(os, nullptr);
     std::ofstream out(options.dump_ir_path);
     if (!out) LOOM_THROW(CodegenError, "llvm codegen: cannot write LLVM IR to '", options.dump_ir_path, "'");
     out << os.str();
   }
   if (!options.dump_asm_path.empty()) {
-    auto clone = llvm::CloneModule(*m);
+    auto clone = llvm::CloneModule(m);
     std::ofstream out(options.dump_asm_path);
     if (!out) LOOM_THROW(CodegenError, "llvm codegen: cannot write assembly to '", options.dump_asm_path, "'");
     out << emit_machine_code(*clone, tm, /*assembly=*/true);
   }
+}
+
+std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
+                                             llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
+  auto m = translate_module(funcs, ctx, tm, options, metadata);
+  optimize_module(*m, tm, options);
   return m;
 }
 

@@ -18,5 +18,7 @@ std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>&, const LLVMOptions&
 std::string emit_assembly(const std::vector<ir::LoweredFunc>&, const LLVMOptions&) { no_llvm("emit_assembly"); }
 std::string host_target_description() { return "none (built without LLVM)"; }
 TargetInfo target_info(const LLVMOptions&) { return {}; }
+KernelCacheStats kernel_cache_stats() { return {}; }
+std::filesystem::path kernel_cache_directory() { return {}; }
 
 }  // namespace loom::codegen

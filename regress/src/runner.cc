@@ -7,9 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -36,13 +34,6 @@ std::atomic<bool>& interrupted() {
 static std::atomic<int> interrupting_signal{SIGINT};
 
 std::string interruption() { return interrupting_signal == SIGTERM ? "interrupted (SIGTERM)" : "interrupted (Ctrl-C)"; }
-
-std::string content_hash(std::string_view text, uint64_t h) {
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;  // FNV-1a
-  std::ostringstream os;
-  os << std::hex << std::setw(16) << std::setfill('0') << h;
-  return os.str();
-}
 
 namespace {
 
@@ -86,19 +77,6 @@ void on_worker_signal(int) { stop_requested() = true; }
 
 }  // namespace
 
-// A digest of a large binary, 8 bytes a step (every worker takes its build's: it must be quick).
-std::string binary_digest(const std::string& bytes) {
-  uint64_t h = 1469598103934665603ull ^ bytes.size();
-  size_t i = 0;
-  for (; i + 8 <= bytes.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, bytes.data() + i, 8);
-    h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
-  }
-  return content_hash(bytes.substr(i), h);
-}
-
 const std::string& loom_build_id() {
   static const std::string id = [] {
     // The running executable and every Loom library it loaded: a rebuild changes the id.
@@ -110,7 +88,7 @@ const std::string& loom_build_id() {
         files.insert(line.substr(slash));
     }
     std::string all;
-    for (const auto& f : files) all += binary_digest(read_file(f));
+    for (const auto& f : files) all += runtime::binary_digest(read_file(f));  // quick: every worker takes it
     return std::string("0.1+") + content_hash(all);
   }();
   return id;

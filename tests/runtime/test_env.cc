@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "common/error_text.h"
+#include "common/scoped_env.h"
 #include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/module.h"
@@ -16,12 +17,7 @@
 namespace loom::runtime {
 namespace {
 
-// Sets a variable for the scope of one test.
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { ::setenv(n, value, 1); }
-  ~ScopedEnv() { ::unsetenv(name); }
-};
+using test::ScopedEnv;
 
 TEST(Env, IntegersAndFlagsParseStrictly) {
   {

@@ -3,8 +3,9 @@
 // NVRTC to PTX and to a cubin for the requested architecture, with ptxas' register and shared
 // memory use per kernel. The result, runtime::CudaProgram, is what the runtime loads (runtime/cuda.h).
 //
-// Compiling needs NVRTC (the CUDA toolkit); printing does not. When Loom is built without the
-// toolkit, nvrtc_enabled() is false and compile() throws CodegenError saying so.
+// Compiling needs NVRTC (the CUDA toolkit), loaded when first needed; printing does not. When Loom
+// is built without the toolkit, or its NVRTC library cannot be loaded, nvrtc_enabled() is false
+// and compile() throws CodegenError saying so.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,7 +20,8 @@ struct CudaOptions {
   std::string arch = "sm_90";  // the cubin's architecture; PTX is kept for every other GPU
   bool fast_math = true;       // --use_fast_math: approximate division, __expf and friends, FTZ
   // On-disk cache of compiled programs keyed by source hash + architecture + options: the directory
-  // LOOM_CUDA_CACHE names, else $XDG_CACHE_HOME/loom/cuda or ~/.cache/loom/cuda. Off: compile always.
+  // LOOM_CUDA_CACHE names ("off": none), else $XDG_CACHE_HOME/loom/cuda or ~/.cache/loom/cuda.
+  // use_cache = false: compile always.
   bool use_cache = true;
   std::string cache_dir;  // overrides the above when non-empty
   ir::GpuLimits limits;

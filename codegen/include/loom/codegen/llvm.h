@@ -4,7 +4,16 @@
 //
 // When Loom is built without LLVM (LOOM_ENABLE_LLVM=OFF) these functions throw CodegenError;
 // llvm_enabled() says which build this is.
+//
+// Compiled kernels are kept in the kernel cache, on disk: object code keyed by the kernels' LLVM
+// IR before optimization, the target, the options and this build of Loom and LLVM, so compiling
+// the same kernels again skips LLVM's optimizer and code generator. Its directory is the one
+// LOOM_KERNEL_CACHE names ("off": no cache), else $XDG_CACHE_HOME/loom/kernels or
+// ~/.cache/loom/kernels; it holds at most LOOM_KERNEL_CACHE_MB megabytes (default 1024), the
+// least recently used entries going first. A cache that cannot be read or written only costs time.
 #pragma once
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -46,6 +55,14 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
 // The optimized LLVM IR / assembly of the functions, as text (for tests and tools).
 std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
 std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
+
+// Kernel cache lookups in this process: entries found, and modules compiled with the cache on.
+struct KernelCacheStats {
+  int64_t hits = 0, misses = 0;
+};
+KernelCacheStats kernel_cache_stats();
+// The kernel cache's directory (empty: no cache).
+std::filesystem::path kernel_cache_directory();
 
 // The CPU name and feature string the backend targets by default (for logs and benchmarks).
 std::string host_target_description();

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/runtime/disk_cache.h"
+
 #include "loom/regress/manifest.h"
 #include "loom/regress/report.h"
 
@@ -86,8 +88,8 @@ int run_worker(const std::filesystem::path& dir, int round, int task, int count,
 // it has none (what the executors' progress lines count).
 std::string job_status(const std::filesystem::path& out, const std::string& name);
 
-// FNV-1a of `text` (64 bits, hex): stable across runs and machines.
-std::string content_hash(std::string_view text, uint64_t seed = 1469598103934665603ull);
+// FNV-1a of `text` (64 bits, hex): stable across runs and machines (one hash for every id).
+using runtime::content_hash;
 
 // The cache key of a job: its description, its files' contents and this Loom build.
 std::string cache_key(const JobSpec& job);

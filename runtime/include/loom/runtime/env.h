@@ -21,7 +21,12 @@
 //   LOOM_RPC_TOKEN       the rpc:// device and the RPC server: any text, the access token
 //   LOOM_CUDA_DRIVER     the runtime's CUDA device: the driver library to dlopen (default
 //                        libcuda.so.1)
-//   LOOM_CUDA_CACHE      codegen::cuda::compile: directory of compiled programs
+//   LOOM_CUDA_CACHE      codegen::cuda::compile: directory of compiled programs ("off": none;
+//                        default $XDG_CACHE_HOME/loom/cuda or ~/.cache/loom/cuda)
+//   LOOM_KERNEL_CACHE    the LLVM backend: directory of compiled kernel objects ("off": none;
+//                        default $XDG_CACHE_HOME/loom/kernels or ~/.cache/loom/kernels)
+//   LOOM_KERNEL_CACHE_MB the LLVM backend: integer 1..2^30, megabytes the kernel cache may hold
+//                        (default 1024; the least recently used entries go first)
 //
 // A flag accepts 1, true, on, yes (set) and 0, false, off, no (not set), in any case.
 // docs/architecture.md has the same table.
