@@ -379,7 +379,7 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // spilled the tile (rolling only the channels gained nothing).
   // An input block of a few channels (the image's 3) is unrolled instead: as a rolled loop of three
   // iterations, LLVM's scheduler hoisted the tile's broadcasts and spilled accumulators and address
-  // registers (MobileNetV2's 3 -> 32 stem ran at half the speed).
+  // registers (MobileNetV2's 3 -> 32 stem ran far slower; docs/cpu_backend.md).
   const bool unrolled_channels = !group && extent_of(yc.reduce_axis(3)) <= kUnrolledInputBlock;
   for (int r = 1; r < 4; ++r)
     if (r == 3 && unrolled_channels)

@@ -52,10 +52,9 @@ std::chrono::microseconds spin_time_from_env() {
 
 // A parallel loop doing less work than this many stores (the lowering's work count,
 // schedule::passes::serialize_small_parallel) per nanosecond of the pool's measured fork-join
-// (measure_fork_join_ns) runs serially. Fitted on the Zen 5 VM before lock_mu, when its fork-join
-// measured 0.7-1.1 µs and the best thresholds were 2000-4000 (the Intel Xeon VM's fork-join cost
-// about 4x as much, and 16000 was best there); since lock_mu it measures 0.35-0.5 µs, and 1500-2000
-// is as fast as 4000 or 16000 there (docs/cpu_backend.md).
+// (measure_fork_join_ns) runs serially: a host whose fork-join costs more keeps more loops serial.
+// The factor was fitted on hosts whose fork-join costs differed by a factor of several, and the
+// best threshold followed it (the measurements: docs/cpu_backend.md).
 constexpr double kWorkPerForkJoinNs = 4.0;
 
 std::optional<int64_t> min_parallel_work_from_env() {

@@ -64,9 +64,9 @@ void fold_constants(Graph& g, int64_t max_elements) {
     bool all_const = true;
     for (int i : n.inputs) all_const &= g.node(i).is_constant();
     if (!all_const) continue;
-    // A transposed constant of any size, natively: a language model's 768 x 50257 output
-    // projection, past the evaluator's limit, was transposed at every run and its dense layer
-    // could not pack its weights (2.7 GFLOP/s).
+    // A transposed constant of any size, natively: a language model's output projection, past the
+    // evaluator's limit, was otherwise transposed at every run, and its dense layer could not pack
+    // its weights.
     bool native = n.op == "transpose" && n.inputs.size() == 1;
     if (!native && n.type.numel() > max_elements) continue;
     NDArray v = native ? transpose_constant(g.node(n.inputs[0]).value, n.attrs.get_ints("perm", {}))
