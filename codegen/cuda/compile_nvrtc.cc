@@ -186,6 +186,11 @@ void compile(runtime::CudaProgram& p, const CudaOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram prog = nullptr;
   check(nv.CreateProgram(&prog, p.source.c_str(), "loom_kernels.cu", 0, nullptr, nullptr), "creating a program");
+  struct Destroy {  // on every way out, errors included
+    const Nvrtc& nv;
+    nvrtcProgram& prog;
+    ~Destroy() { nv.DestroyProgram(&prog); }
+  } destroy{nv, prog};
   std::vector<std::string> opts = nvrtc_options(o);
   std::vector<const char*> copts;
   for (auto& s : opts) copts.push_back(s.c_str());
@@ -196,7 +201,6 @@ void compile(runtime::CudaProgram& p, const CudaOptions& o) {
   if (n) nv.GetProgramLog(prog, log.data());
   while (!log.empty() && log.back() == '\0') log.pop_back();
   if (r != NVRTC_SUCCESS) {
-    nv.DestroyProgram(&prog);
     LOOM_THROW(CodegenError, "NVRTC could not compile the CUDA C of ", p.functions.empty() ? "?" : p.functions[0].name,
                " for ", o.arch, ":\n", log);
   }
@@ -208,7 +212,6 @@ void compile(runtime::CudaProgram& p, const CudaOptions& o) {
   check(nv.GetCUBINSize(prog, &cubin_n), "reading the cubin size");
   p.cubin.assign(cubin_n, '\0');
   check(nv.GetCUBIN(prog, p.cubin.data()), "reading the cubin");
-  nv.DestroyProgram(&prog);
   p.compile_log = log;
   p.arch = o.arch;
   g_last_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -20,7 +20,7 @@ bool llvm_enabled() { return true; }
 
 std::string host_target_description() {
   TargetChoice t = choose_target({});
-  auto tm = make_target_machine(t, {}, false);
+  auto tm = make_target_machine(t, {}, CodeFor::Text);
   std::string s = t.triple + ", cpu " + t.cpu;
   int vw = vector_width_for(*tm, {});
   if (vw) s += ", vector width " + std::to_string(vw);
@@ -28,7 +28,7 @@ std::string host_target_description() {
 }
 
 std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options) {
-  auto tm = make_target_machine(choose_target(options), options, false);
+  auto tm = make_target_machine(choose_target(options), options, CodeFor::Text);
   llvm::LLVMContext ctx;
   auto m = compile_module(funcs, ctx, *tm, options, false);
   std::string text;
@@ -38,7 +38,7 @@ std::string emit_llvm_ir(const std::vector<ir::LoweredFunc>& funcs, const LLVMOp
 }
 
 std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options) {
-  auto tm = make_target_machine(choose_target(options), options, false);
+  auto tm = make_target_machine(choose_target(options), options, CodeFor::Text);
   llvm::LLVMContext ctx;
   auto m = compile_module(funcs, ctx, *tm, options, false);
   return emit_machine_code(*m, *tm, true);
@@ -56,7 +56,8 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   if (is_cross(options))
     LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
                "': the library is linked with this host's C compiler; use emit_assembly for another architecture");
-  std::string object = compile_object(funcs, choose_target(options), options, /*pic=*/true, /*metadata=*/true);
+  std::string object =
+      compile_object(funcs, choose_target(options), options, CodeFor::SharedLibrary, /*metadata=*/true);
 
   namespace fs = std::filesystem;
   fs::path obj_path = fs::temp_directory_path() / ("loom_export_" + std::to_string(getpid()) + "_" +

@@ -48,7 +48,7 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
     LOOM_THROW(CodegenError, "llvm codegen: cannot JIT-compile ", module_names(funcs), " for '", options.target_triple,
                "' on this host; use emit_assembly (or a native build) for another architecture");
   TargetChoice target = choose_target(options);
-  std::string object = compile_object(funcs, target, options, /*pic=*/false, /*metadata=*/false);
+  std::string object = compile_object(funcs, target, options, CodeFor::Jit, /*metadata=*/false);
 
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
   jtmb.setCPU(target.cpu);

@@ -1,14 +1,14 @@
 // The kernel cache: object code keyed by everything that decides it, so that compiling the same
 // kernels again (the same model, another run, another test) skips LLVM's optimizer and code
 // generator, which take most of a model's compile time.
-#include <dlfcn.h>
+#include <link.h>
 #include <llvm-c/Core.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/raw_ostream.h>
-#include <sys/stat.h>
 
 #include <atomic>
-#include <fstream>
+#include <cstring>
+#include <string_view>
 
 #include "llvm_target.h"
 #include "loom/runtime/disk_cache.h"
@@ -20,29 +20,53 @@ namespace {
 
 std::atomic<int64_t> g_hits{0}, g_misses{0}, g_stores{0};
 
-std::string read_binary(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+// The GNU build-id of the loaded object that holds `address` (the linker's hash of its contents:
+// what runs, even if the file on disk was rebuilt since), or "" when it has none.
+std::string loaded_build_id(const void* address) {
+  struct Search {
+    uintptr_t address;
+    std::string id;
+  } search{reinterpret_cast<uintptr_t>(address), ""};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        bool holds = false;
+        for (int i = 0; i < info->dlpi_phnum && !holds; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+          holds = ph.p_type == PT_LOAD && s->address >= begin && s->address < begin + ph.p_memsz;
+        }
+        if (!holds) return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const auto& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_NOTE) continue;
+          const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+          const char* end = p + ph.p_memsz;
+          while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p);
+            const char* name = p + sizeof(ElfW(Nhdr));
+            const char* desc = name + ((n->n_namesz + 3) & ~3u);
+            if (desc + n->n_descsz > end) break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0)
+              s->id = runtime::content_hash(std::string_view(desc, n->n_descsz));
+            p = desc + ((n->n_descsz + 3) & ~3u);
+          }
+        }
+        return 1;
+      },
+      &search);
+  return search.id;
 }
 
-// The file that holds the code at `address` (this library, or the executable it is linked into).
-std::string file_of(const void* address) {
-  Dl_info info{};
-  return dladdr(address, &info) && info.dli_fname ? info.dli_fname : "";
-}
-
-// This build of Loom's code generator (its binary's digest: a rebuild that changes how IR is
-// optimized or emitted changes it) and of LLVM (its version, and its library's size and time, as
-// hashing 130 MB in every process would cost more than most compiles).
+// This build of Loom's code generator (a rebuild that changes how IR is optimized or emitted changes
+// it) and of LLVM (its version, and its library's build-id). Empty when it cannot be told, and
+// then there is no cache: an entry of another build could be taken for this one's.
 const std::string& build_identity() {
   static const std::string id = [] {
-    std::string self = file_of(reinterpret_cast<const void*>(&build_identity));
-    std::string s = "codegen " + runtime::binary_digest(read_binary(self)) + "\nllvm " LLVM_VERSION_STRING;
-    std::string llvm = file_of(reinterpret_cast<const void*>(&LLVMGetVersion));
-    struct stat st {};
-    if (!llvm.empty() && ::stat(llvm.c_str(), &st) == 0)
-      s += " " + llvm + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
-    return s;
+    std::string codegen = loaded_build_id(reinterpret_cast<const void*>(&build_identity));
+    std::string llvm = loaded_build_id(reinterpret_cast<const void*>(&LLVMGetVersion));
+    if (codegen.empty() || llvm.empty()) return std::string();
+    return "codegen " + codegen + "\nllvm " LLVM_VERSION_STRING " " + llvm;
   }();
   return id;
 }
@@ -55,14 +79,19 @@ uint64_t max_cache_bytes() {
 
 KernelCacheStats kernel_cache_stats() { return {g_hits.load(), g_misses.load()}; }
 
-std::filesystem::path kernel_cache_directory() { return runtime::cache_directory("LOOM_KERNEL_CACHE", "kernels"); }
+std::filesystem::path kernel_cache_directory() {
+  if (llvm_backend::build_identity_known()) return runtime::cache_directory("LOOM_KERNEL_CACHE", "kernels");
+  return {};
+}
 
 namespace llvm_backend {
 
+bool build_identity_known() { return !build_identity().empty(); }
+
 std::string compile_object(const std::vector<ir::LoweredFunc>& funcs, const TargetChoice& target,
-                           const LLVMOptions& options, bool pic, bool metadata) {
+                           const LLVMOptions& options, CodeFor code_for, bool metadata) {
   const uint64_t max_bytes = max_cache_bytes();  // a bad value is an error whether or not it is needed
-  auto tm = make_target_machine(target, options, pic);
+  auto tm = make_target_machine(target, options, code_for);
   llvm::LLVMContext ctx;
   auto m = translate_module(funcs, ctx, *tm, options, metadata);
   const bool dumps = !options.dump_ir_path.empty() || !options.dump_asm_path.empty();
@@ -76,7 +105,7 @@ std::string compile_object(const std::vector<ir::LoweredFunc>& funcs, const Targ
        << target.triple << "\n"
        << target.cpu << "\n"
        << target.features << "\nopt " << options.opt_level << " vector width " << vector_width_for(*tm, options)
-       << " pic " << pic << "\n";
+       << " for " << to_string(code_for) << "\n";
     m->print(os, nullptr);
     file = dir / (runtime::content_hash(key) + ".o");
     if (auto object = runtime::read_cache_entry(file, key)) {

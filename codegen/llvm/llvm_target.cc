@@ -16,6 +16,7 @@
 
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "codegen_llvm.h"
 #include "loom/runtime/error.h"
@@ -126,8 +127,12 @@ llvm::CodeGenOptLevel codegen_opt_level(int opt_level) {
   }
 }
 
+const char* to_string(CodeFor f) {
+  return f == CodeFor::Jit ? "jit" : f == CodeFor::SharedLibrary ? "shared library" : "text";
+}
+
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options,
-                                                         bool pic) {
+                                                         CodeFor code_for) {
   initialize_llvm();
   std::string error;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
@@ -136,9 +141,12 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& tar
   // Loom's float semantics are IEEE without fast-math, but fusing a*b+c into an FMA is allowed
   // (as C compilers do with -ffp-contract=fast): GEMM needs it.
   to.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  const bool pic = code_for != CodeFor::Text;
+  std::optional<llvm::CodeModel::Model> code_model;
+  if (code_for == CodeFor::Jit) code_model = llvm::CodeModel::Small;
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
-      target.triple, target.cpu, target.features, to, pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static, std::nullopt,
-      codegen_opt_level(options.opt_level), /*JIT=*/!pic));
+      target.triple, target.cpu, target.features, to, pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static, code_model,
+      codegen_opt_level(options.opt_level), /*JIT=*/code_for != CodeFor::SharedLibrary));
   if (!tm) LOOM_THROW(CodegenError, "llvm codegen: cannot create a target machine for CPU '", target.cpu, "'");
   return tm;
 }

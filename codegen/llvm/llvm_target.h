@@ -24,9 +24,14 @@ TargetChoice choose_target(const LLVMOptions& options);
 // Whether the options name a triple of another architecture than the host's.
 bool is_cross(const LLVMOptions& options);
 llvm::CodeGenOptLevel codegen_opt_level(int opt_level);
-// `pic` for code linked into shared libraries.
+// What the machine code is for: text to read (emit_assembly, target queries), a shared library
+// (export_library: position-independent), or this process's JIT (build_llvm: position-independent
+// with the small code model, as ORC's LLJIT sets up its own machine; the JIT default would be the
+// large code model, every constant and call through a 64-bit address).
+enum class CodeFor { Text, SharedLibrary, Jit };
+const char* to_string(CodeFor f);
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options,
-                                                         bool pic);
+                                                         CodeFor code_for);
 // prefer-vector-width for the target (0: leave the target's default).
 int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options);
 
@@ -39,11 +44,14 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, const LLVMOptions
 // translate_module, then optimize_module.
 std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
                                              llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata);
-// The object code of `funcs` for `target` (`pic` for shared libraries): read from the kernel cache
-// when an entry for the same unoptimized IR, target, options and build exists, else compiled and
-// stored there (kernel_cache.cc). No cache when options ask for an IR or assembly dump.
+// The object code of `funcs` for `target`: read from the kernel cache when an entry for the same
+// unoptimized IR, target, options, use and build exists, else compiled and stored there
+// (kernel_cache.cc). No cache when options ask for an IR or assembly dump.
 std::string compile_object(const std::vector<ir::LoweredFunc>& funcs, const TargetChoice& target,
-                           const LLVMOptions& options, bool pic, bool metadata);
+                           const LLVMOptions& options, CodeFor code_for, bool metadata);
+// Whether this build of the code generator and of LLVM can be told apart from others (their
+// build-ids); without it there is no kernel cache.
+bool build_identity_known();
 // Machine code for the module as assembly text or an object file.
 std::string emit_machine_code(llvm::Module& module, llvm::TargetMachine& tm, bool assembly);
 

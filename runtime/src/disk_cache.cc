@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -118,8 +119,14 @@ void trim_cache(const fs::path& dir, const std::string& suffix, uint64_t max_byt
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     const std::string name = p.filename().string();
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
     std::error_code e;
+    // A temporary file an hour old was left by a process that died writing it.
+    if (name.find(suffix + ".tmp") != std::string::npos) {
+      auto written = it->last_write_time(e);
+      if (!e && fs::file_time_type::clock::now() - written > std::chrono::hours(1)) fs::remove(p, e);
+      continue;
+    }
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
     uint64_t size = it->file_size(e);
     auto used = e ? fs::file_time_type() : it->last_write_time(e);
     if (e) continue;  // removed by another process meanwhile

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -411,33 +412,52 @@ void FunctionalSim::run() {
 // The config JSON may carry "fsim": {"interleave": "load_first" | "store_first" | "random", "seed": N,
 // "step_limit": N}: the order in which the three modules take turns (every legal order must give
 // the same result), and the number of micro-op steps after which a run fails.
+namespace {
+
+struct FsimOptions {
+  uint64_t step_limit = 0;  // 0: the simulator's default
+  std::optional<FunctionalSim::Interleave> interleave;
+  uint64_t seed = 1;
+};
+
+// The one reader of fsim's options: the factory and the check (run before any job) both use it.
+FsimOptions fsim_options(const nlohmann::json& opt) {
+  FsimOptions o;
+  for (auto& [k, v] : opt.items())
+    if (k != "interleave" && k != "seed" && k != "step_limit")
+      LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed, step_limit)");
+  if (opt.contains("step_limit")) {
+    if (!opt["step_limit"].is_number_unsigned() || opt["step_limit"].get<uint64_t>() == 0)
+      LOOM_THROW(ConfigError, "fsim backend: step_limit must be a positive integer, got ", opt["step_limit"].dump());
+    o.step_limit = opt["step_limit"].get<uint64_t>();
+  }
+  if (opt.contains("interleave")) {
+    std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
+    o.interleave = p == "load_first"    ? FunctionalSim::Interleave::LoadFirst
+                   : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
+                   : p == "random"
+                       ? FunctionalSim::Interleave::Random
+                       : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
+    if (opt.contains("seed") && !opt["seed"].is_number_unsigned())
+      LOOM_THROW(ConfigError, "fsim backend: seed must be a non-negative integer, got ", opt["seed"].dump());
+    o.seed = opt.contains("seed") ? opt["seed"].get<uint64_t>() : 1;
+  }
+  return o;
+}
+
+}  // namespace
+
 void register_functional_sim() {
   register_accel_backend("fsim", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "fsim");
-    const nlohmann::json& opt = b.options;
-    for (auto& [k, v] : opt.items())
-      if (k != "interleave" && k != "seed" && k != "step_limit")
-        LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed, step_limit)");
+    FsimOptions o = fsim_options(b.options);
     auto dev = std::make_unique<FunctionalSim>(b.config);
-    if (opt.contains("step_limit")) {
-      if (!opt["step_limit"].is_number_unsigned() || opt["step_limit"].get<uint64_t>() == 0)
-        LOOM_THROW(ConfigError, "fsim backend: step_limit must be a positive integer, got ", opt["step_limit"].dump());
-      dev->set_step_limit(opt["step_limit"].get<uint64_t>());
-    }
-    if (opt.contains("interleave")) {
-      std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
-      FunctionalSim::Interleave policy =
-          p == "load_first"    ? FunctionalSim::Interleave::LoadFirst
-          : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
-          : p == "random"      ? FunctionalSim::Interleave::Random
-                          : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
-      if (opt.contains("seed") && !opt["seed"].is_number_unsigned())
-        LOOM_THROW(ConfigError, "fsim backend: seed must be a non-negative integer, got ", opt["seed"].dump());
-      uint64_t seed = opt.contains("seed") ? opt["seed"].get<uint64_t>() : 1;
-      dev->set_interleave(policy, seed);
-    }
+    if (o.step_limit) dev->set_step_limit(o.step_limit);
+    if (o.interleave) dev->set_interleave(*o.interleave, o.seed);
     return dev;
   });
+  register_accel_backend_check(
+      "fsim", [](const std::string& json) { fsim_options(parse_backend_config(json, "fsim").options); });
 }
 
 namespace {

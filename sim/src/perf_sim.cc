@@ -189,6 +189,10 @@ void register_perf_sim() {
     BackendConfig b = parse_backend_config(json, "perf");
     return std::make_unique<PerfSim>(b.config, PerfParams::from_json(b.options.dump()));
   });
+  // Before any job runs: the options as the factory reads them.
+  register_accel_backend_check("perf", [](const std::string& json) {
+    check_params(PerfParams::from_json(parse_backend_config(json, "perf").options.dump()));
+  });
 }
 
 namespace {

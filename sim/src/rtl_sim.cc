@@ -404,8 +404,12 @@ void register_rtl_sim() {
     RtlSimOptions opt = b.options.empty() ? RtlSimOptions{} : RtlSimOptions::from_json(b.options.dump());
     return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(b.config, opt));
   });
-  register_accel_backend_check(
-      "rtl", [](const std::string& json) { rtl::require_model(parse_backend_config(json, "rtl").config, "rtl"); });
+  // Before any job runs: the options as the factory reads them, and a model built for the config.
+  register_accel_backend_check("rtl", [](const std::string& json) {
+    BackendConfig b = parse_backend_config(json, "rtl");
+    if (!b.options.empty()) RtlSimOptions::from_json(b.options.dump());
+    rtl::require_model(b.config, "rtl");
+  });
 }
 
 namespace {

@@ -75,7 +75,11 @@ void register_systemc_sim() {
     (void)json;
     systemc_not_built();
 #else
-    rtl::require_model(parse_backend_config(json, "systemc").config, "systemc");
+    // The options as the factory reads them, then a model built for the config.
+    BackendConfig b = parse_backend_config(json, "systemc");
+    take_memory_options(b.options);
+    if (!b.options.empty()) RtlSimOptions::from_json(b.options.dump());
+    rtl::require_model(b.config, "systemc");
 #endif
   });
 }

@@ -2,6 +2,7 @@
 // independent references, cache keys, array comparison and the reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "loom/regress/process.h"
 #include "loom/regress/report.h"
 #include "loom/regress/runner.h"
+#include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 
 using namespace loom;
@@ -218,6 +220,49 @@ TEST(RegressJob, DeviceOptionsReachOnlyTheirBackend) {
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["op:dense"], "backends": ["fsim"],
                                "device": {"dram_latency": 40}}]})"),
              "'device': 'dram_latency' is not one of the backends' option sections");
+}
+
+// A device option that the backend would refuse (a misspelt key, a value out of its range) is
+// found before any job runs, by the backend's own reader: the run starts nothing and names the
+// job (its group first) and the key.
+TEST(RegressJob, BadDeviceOptionsAreRefusedBeforeAnythingRuns) {
+  auto manifest = [](const std::string& backend, const std::string& device) {
+    return parse_manifest(R"({"jobs": [{"name": "fine", "workloads": ["op:dense"], "backends": ["fsim"]},
+        {"name": "typo", "workloads": ["op:dense"], "backends": [")" +
+                              backend + R"("], "device": )" + device + "}]}",
+                          "m.json", ".");
+  };
+  EXPECT_EQ(job_problem(manifest("fsim", "{}").jobs[1]), "");  // the simulators are registered from here on
+  const auto known = accel_backends();
+  struct Case {
+    std::string backend, device, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"fsim", R"({"fsim": {"step_limt": 5}})", "fsim backend: unknown option \"step_limt\""},
+           {"fsim", R"({"fsim": {"step_limit": 0}})", "fsim backend: step_limit must be a positive integer, got 0"},
+           {"perf", R"({"perf": {"queue_depth": 0}})",
+            "perf backend: \"queue_depth\" must be an integer in [1, 1000000]"},
+           {"perf", R"({"perf": {"dram_latncy": 4}})", "perf backend: unknown option \"dram_latncy\""},
+           {"rtl", R"({"rtl": {"dram_stall_rate": 1.5}})", "dram_stall_rate must be in [0, 1), got 1.5"},
+           {"rtl", R"({"rtl": {"cycle_limt": 5}})", "RTL simulator options: unknown field 'cycle_limt'"},
+           {"systemc", R"({"systemc": {"banks": 0}})", "systemc backend: \"banks\" must be an integer in [1, 1024]"},
+       }) {
+    if (std::find(known.begin(), known.end(), c.backend) == known.end()) continue;  // no RTL models built
+    Manifest m = manifest(c.backend, c.device);
+    EXPECT_EQ(job_problem(m.jobs[0]), "");
+    if (job_problem(m.jobs[1]).find("is not built") != std::string::npos) continue;  // no SystemC
+    expect_has(job_problem(m.jobs[1]), c.says);
+    test::TestDir dir;
+    RunOptions o;
+    o.out = dir.path() / "out";
+    o.quiet = true;
+    std::string msg = test::error_text<Error>([&] { run_regression(m, o); });
+    expect_has(msg, "1 of the 2 jobs cannot run here, so none ran");
+    expect_has(msg, m.jobs[1].name + ": ");
+    expect_has(msg, c.says);
+    EXPECT_EQ(m.jobs[1].name.rfind("typo/", 0), 0u) << m.jobs[1].name;  // the group names the job
+    EXPECT_FALSE(std::filesystem::exists(o.out / "jobs" / m.jobs[0].name / "result.json")) << c.device;
+  }
 }
 
 TEST(RegressJob, AWorkloadThatCannotRunIsAnErrorNotACrash) {

@@ -92,8 +92,14 @@ TEST(DiskCache, TrimRemovesTheLeastRecentlyUsedFirst) {
     fs::last_write_time(p, now - std::chrono::minutes(i));
   }
   std::ofstream(dir.path() / "notes.txt") << std::string(5000, 'n');
-  trim_cache(dir.path(), ".o", 1000);  // 1000 bytes fit: nothing goes
+  // Temporary files of writers: one that died two hours ago, one writing now.
+  std::ofstream(dir.path() / "x.o.tmp12_0") << "half";
+  fs::last_write_time(dir.path() / "x.o.tmp12_0", now - std::chrono::hours(2));
+  std::ofstream(dir.path() / "y.o.tmp13_0") << "half";
+  trim_cache(dir.path(), ".o", 1000);  // 1000 bytes fit: no entry goes
   EXPECT_TRUE(fs::exists(dir.path() / "e9.o"));
+  EXPECT_FALSE(fs::exists(dir.path() / "x.o.tmp12_0"));
+  EXPECT_TRUE(fs::exists(dir.path() / "y.o.tmp13_0"));
   trim_cache(dir.path(), ".o", 800);  // over: down to 600 bytes, the four oldest go
   for (int i = 0; i < 10; ++i) EXPECT_EQ(fs::exists(dir.path() / ("e" + std::to_string(i) + ".o")), i < 6) << i;
   EXPECT_TRUE(fs::exists(dir.path() / "notes.txt"));

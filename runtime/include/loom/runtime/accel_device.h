@@ -165,8 +165,9 @@ void register_accel_backend(const std::string& name, AccelDeviceFactory factory)
 std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json);
 std::vector<std::string> accel_backends();
 // Whether a backend can open a device for a config, asked without opening one (a tool checks every
-// job before the first one runs): a backend registers a check beside its factory (the RTL ones:
-// is a model built for the config?); it throws the DeviceError make_accel_device would. An unknown
+// job before the first one runs): a backend registers a check beside its factory (the simulators:
+// their options section read by the reader their factory uses; the RTL ones: is a model built for
+// the config?); it throws the ConfigError or DeviceError make_accel_device would. An unknown
 // backend throws as make_accel_device does; a backend without a check, and rpc:// URLs (the server
 // decides), pass.
 using AccelBackendCheck = std::function<void(const std::string& config_json)>;

@@ -35,7 +35,8 @@ bool write_cache_entry(const std::filesystem::path& file, std::string_view bytes
 // it could not (nothing is left behind).
 bool write_file_atomically(const std::filesystem::path& file, std::string_view bytes);
 // Removes the least recently used entries of `dir` (files ending in `suffix`) until they take at
-// most `max_bytes` (down to 3/4 of it, so a full cache is not trimmed on every store).
+// most `max_bytes` (down to 3/4 of it, so a full cache is not trimmed on every store), and the
+// temporary files of writers that died (over an hour old).
 void trim_cache(const std::filesystem::path& dir, const std::string& suffix, uint64_t max_bytes);
 
 }  // namespace loom::runtime
