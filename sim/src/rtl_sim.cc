@@ -401,13 +401,12 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
 void register_rtl_sim() {
   register_accel_backend("rtl", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "rtl");
-    RtlSimOptions opt = b.options.empty() ? RtlSimOptions{} : RtlSimOptions::from_json(b.options.dump());
-    return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(b.config, opt));
+    return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(b.config, RtlSimOptions::from_json(b.options.dump())));
   });
   // Before any job runs: the options as the factory reads them, and a model built for the config.
   register_accel_backend_check("rtl", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "rtl");
-    if (!b.options.empty()) RtlSimOptions::from_json(b.options.dump());
+    RtlSimOptions::from_json(b.options.dump());
     rtl::require_model(b.config, "rtl");
   });
 }

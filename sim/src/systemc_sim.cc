@@ -38,6 +38,21 @@ sc::MemoryOptions take_memory_options(nlohmann::json& o) {
   return m;
 }
 
+struct SystemcOptions {
+  sc::MemoryOptions memory;
+  RtlSimOptions rtl;
+};
+
+// The one reader of the "systemc" section: the factory and the check (run before any job) both
+// use it. The memory model's keys, then the rest as the rtl backend's options.
+SystemcOptions systemc_options(nlohmann::json options) {
+  SystemcOptions o;
+  o.memory = take_memory_options(options);
+  o.rtl = RtlSimOptions::from_json(options.dump());
+  o.memory.latency = o.rtl.dram_latency;
+  return o;
+}
+
 }  // namespace
 
 bool systemc_available() {
@@ -63,11 +78,10 @@ void register_systemc_sim() {
     systemc_not_built();
 #else
     BackendConfig b = parse_backend_config(json, "systemc");
-    sc::MemoryOptions memory = take_memory_options(b.options);
-    RtlSimOptions opt = b.options.empty() ? RtlSimOptions{} : RtlSimOptions::from_json(b.options.dump());
-    memory.latency = opt.dram_latency;
-    return std::make_unique<RtlSim>("systemc", b.config, opt, uint64_t{256} << 20,
-                                    [memory](rtl::RtlCore& core) { return sc::make_systemc_engine(core, memory); });
+    SystemcOptions o = systemc_options(b.options);
+    return std::make_unique<RtlSim>("systemc", b.config, o.rtl, uint64_t{256} << 20, [memory = o.memory](rtl::RtlCore& core) {
+      return sc::make_systemc_engine(core, memory);
+    });
 #endif
   });
   register_accel_backend_check("systemc", [](const std::string& json) {
@@ -77,8 +91,7 @@ void register_systemc_sim() {
 #else
     // The options as the factory reads them, then a model built for the config.
     BackendConfig b = parse_backend_config(json, "systemc");
-    take_memory_options(b.options);
-    if (!b.options.empty()) RtlSimOptions::from_json(b.options.dump());
+    systemc_options(b.options);
     rtl::require_model(b.config, "systemc");
 #endif
   });
