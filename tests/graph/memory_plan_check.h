@@ -1,5 +1,5 @@
-// What the memory-plan tests on random graphs share (test_graph_passes.cc, test_concat_in_place.cc):
-// the graph's outputs, and when each value is read for the last time.
+// What the memory-plan tests on random graphs share (passes/test_plan_memory.cc,
+// passes/test_concat_in_place.cc): the graph's outputs, and when each value is read for the last time.
 #pragma once
 #include <algorithm>
 #include <map>

@@ -9,12 +9,12 @@
 #include <set>
 
 #include "common/test_util.h"
+#include "graph/memory_plan_check.h"
 #include "loom/graph/build.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/reference.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
-#include "memory_plan_check.h"
 
 namespace loom::graph {
 namespace {

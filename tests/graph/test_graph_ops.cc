@@ -1,0 +1,163 @@
+// Graph operators compiled vs the naive interpreter and values written out here: reductions,
+// top_k / arg_max order, activations, batched matmuls.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error_text.h"
+#include "common/test_util.h"
+#include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/reference.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+// Every reduction kind, over several axis sets with and without keepdims, compiled vs the naive
+// interpreter (OpDef::reference) vs sums written out here for reduce_sum over axes {1, 3}.
+TEST(GraphOps, ReductionsMatchTheInterpreterAndHandWrittenSums) {
+  const Shape shape = {2, 3, 4, 5};
+  NDArray x = test::random_float32(shape, 21, 0.1, 2.0);  // positive: log_sum is defined
+  for (const char* op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_sum_square", "reduce_l1",
+                         "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp"})
+    for (auto axes : {std::vector<int64_t>{}, {1, 3}, {-1}, {0, 2}})
+      for (int64_t keep : {1, 0}) {
+        if (axes.empty() && !keep) continue;  // rank 0: refused (tested below)
+        SCOPED_TRACE(std::string(op) + " keepdims " + std::to_string(keep) + " axes " + shape_str(axes));
+        Graph g;
+        int in = g.add_input("x", {shape, DataType::Float(32)});
+        Attrs a = Attrs().set("keepdims", keep);
+        if (!axes.empty()) a.set("axes", axes);
+        g.outputs = {g.add_op(op, "r", {in}, a)};
+        auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "reduce");
+        NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+        ASSERT_EQ(got.shape(), want.shape());
+        for (int64_t i = 0; i < want.numel(); ++i)
+          ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4 * (1 + std::fabs(want.get_as_double(i)))) << i;
+        if (std::string(op) == "reduce_sum" && axes == std::vector<int64_t>{1, 3}) {
+          for (int64_t n = 0; n < 2; ++n)
+            for (int64_t h = 0; h < 4; ++h) {
+              double s = 0;
+              for (int64_t c = 0; c < 3; ++c)
+                for (int64_t w = 0; w < 5; ++w) s += x.get_as_double(((n * 3 + c) * 4 + h) * 5 + w);
+              EXPECT_NEAR(want.get_as_double(n * 4 + h), s, 1e-6 * s);  // the interpreter returns float32
+            }
+        }
+      }
+  Graph g;
+  int in = g.add_input("x", {shape, DataType::Float(32)});
+  g.outputs = {g.add_op("reduce_mean", "all", {in}, Attrs().set("keepdims", int64_t(0)))};
+  EXPECT_NE(test::error_text<Error>([&] { infer_types(g); }).find("keepdims = 1"), std::string::npos);
+  Graph h;
+  int i32 = h.add_input("x", {shape, DataType::Int(32)});
+  h.outputs = {h.add_op("reduce_mean", "m", {i32}, Attrs().set("axes", std::vector<int64_t>{1}))};
+  EXPECT_NE(test::error_text<Error>([&] { infer_types(h); }).find("must be floating point"), std::string::npos);
+}
+
+// top_k and arg_max where the order is not obvious: ties go to the lower index (ONNX; the last
+// one for select_last_index), NaN ranks above every number in top_k; compiled and interpreted,
+// against indices written out here. (arg_max/arg_min of NaN are left out: they skip NaN, where
+// numpy would return its index.)
+TEST(GraphOps, TopKAndArgMaxTiesAndNaN) {
+  const float nan = std::nanf("");
+  struct Case {
+    const char* op;
+    Attrs attrs;
+    std::vector<float> x;  // [2, 6]
+    std::vector<double> want;
+  };
+  std::vector<float> with_nan = {3, 1, 3, 2, 3, 1, /**/ 1, nan, 5, 5, -1, nan};
+  std::vector<float> ties = {3, 1, 3, 2, 3, 1, /**/ 0, 7, -2, 7, -2, 0};
+  std::vector<Case> cases = {
+      {"top_k", Attrs().set("k", int64_t(4)).set("output", "indices"), with_nan, {0, 2, 4, 3, /**/ 1, 5, 2, 3}},
+      {"top_k",
+       Attrs().set("k", int64_t(3)).set("largest", int64_t(0)).set("output", "indices"),
+       with_nan,
+       {1, 5, 3, /**/ 4, 0, 2}},
+      {"arg_max", Attrs().set("axis", int64_t(1)), ties, {0, 1}},
+      {"arg_max", Attrs().set("axis", int64_t(1)).set("select_last_index", int64_t(1)), ties, {4, 3}},
+      {"arg_min", Attrs().set("axis", int64_t(1)), ties, {1, 2}},
+      {"arg_min", Attrs().set("axis", int64_t(1)).set("select_last_index", int64_t(1)), ties, {5, 4}},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + c.attrs.str());
+    NDArray x = NDArray::empty({2, 6}, DataType::Float(32));
+    std::copy(c.x.begin(), c.x.end(), x.data<float>());
+    Graph g;
+    int in = g.add_input("x", {{2, 6}, DataType::Float(32)});
+    g.outputs = {g.add_op(c.op, "y", {in}, c.attrs)};
+    auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "order");
+    NDArray got = ex.run({x})[0], ref = reference_run(g, {x})[0];
+    ASSERT_EQ(got.numel(), int64_t(c.want.size()));
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      EXPECT_EQ(got.get_as_double(int64_t(i)), c.want[i]) << "compiled, element " << i;
+      EXPECT_EQ(ref.get_as_double(int64_t(i)), c.want[i]) << "interpreter, element " << i;
+    }
+  }
+}
+
+// The element-wise activations of ONNX: compiled vs the interpreter on random inputs, and both
+// vs values written out here at x = -1, 0, 1 (ONNX's defaults for alpha, beta, gamma).
+TEST(GraphOps, ActivationsMatchTheInterpreterAndHandValues) {
+  const double selu_g = 1.05070102214813232421875, selu_a = 1.67326319217681884765625, e = std::exp(1.0);
+  struct Case {
+    const char* op;
+    double at_minus_one, at_zero, at_one;
+  };
+  for (Case c :
+       {Case{"reciprocal", -1, INFINITY, 1}, Case{"softsign", -0.5, 0, 0.5},
+        Case{"softplus", std::log(1 + 1 / e), std::log(2.0), std::log(1 + e)}, Case{"sign", -1, 0, 1},
+        Case{"elu", 1 / e - 1, 0, 1}, Case{"selu", selu_g * selu_a * (1 / e - 1), 0, selu_g},
+        Case{"celu", 1 / e - 1, 0, 1}, Case{"hard_sigmoid", 0.3, 0.5, 0.7}, Case{"hard_swish", -1.0 / 3, 0, 2.0 / 3},
+        Case{"thresholded_relu", 0, 0, 0}, Case{"floor", -1, 0, 1}, Case{"ceil", -1, 0, 1}, Case{"round", -1, 0, 1},
+        Case{"sin", -std::sin(1.0), 0, std::sin(1.0)}, Case{"cos", std::cos(1.0), 1, std::cos(1.0)},
+        Case{"tan", -std::tan(1.0), 0, std::tan(1.0)}, Case{"erf", -0.8427007929497149, 0, 0.8427007929497149}}) {
+    SCOPED_TRACE(c.op);
+    Graph g;
+    int in = g.add_input("x", {{1, 3, 8, 8}, DataType::Float(32)});
+    g.outputs = {g.add_op(c.op, "y", {in})};
+    auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "act");
+    NDArray x = test::random_float32({1, 3, 8, 8}, 5, -4, 4);
+    x.set_from_double(0, -1);
+    x.set_from_double(1, 0);
+    x.set_from_double(2, 1);
+    NDArray got = ex.run({x})[0], want = reference_run(g, {x})[0];
+    for (int64_t i = 0; i < want.numel(); ++i)
+      if (!std::isinf(want.get_as_double(i)) || got.get_as_double(i) != want.get_as_double(i))
+        ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-5 * (1 + std::fabs(want.get_as_double(i)))) << i;
+    double hand[3] = {c.at_minus_one, c.at_zero, c.at_one};
+    for (int i = 0; i < 3; ++i)
+      if (std::isinf(hand[i]))
+        EXPECT_TRUE(std::isinf(got.get_as_double(i))) << i;
+      else
+        EXPECT_NEAR(got.get_as_double(i), hand[i], 1e-6) << "at x = " << i - 1;
+  }
+}
+
+// Batched products on the GEMM register tiles: rows, columns and batch that are no multiple of
+// the tile, a broadcast batch, a fused bias; against the interpreter.
+TEST(GraphOps, BatchMatmulTilesMatchTheInterpreter) {
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& c : {Case{{3, 20, 37}, {3, 37, 45}}, Case{{2, 1, 9, 16}, {3, 16, 70}}, Case{{130, 17}, {17, 33}},
+                        Case{{4, 5, 8}, {4, 8, 3}}}) {
+    Graph g;
+    int a = g.add_input("a", {c.a, DataType::Float(32)}), b = g.add_input("b", {c.b, DataType::Float(32)});
+    int mm = g.add_op("matmul", "mm", {a, b});
+    g.outputs = {g.add_op("add", "bias", {mm, g.add_constant("bias", test::random_float32({c.b.back()}, 3))})};
+    std::vector<NDArray> in{test::random_float32(c.a, 1), test::random_float32(c.b, 2)};
+    NDArray want = reference_run(g, in)[0];
+    NDArray got = runtime::GraphExecutor::from_model_file(build(g).file, "mm").run(in)[0];
+    ASSERT_EQ(got.shape(), want.shape()) << shape_str(c.a) << " x " << shape_str(c.b);
+    for (int64_t i = 0; i < want.numel(); ++i)
+      ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4)
+          << shape_str(c.a) << " x " << shape_str(c.b) << " element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph

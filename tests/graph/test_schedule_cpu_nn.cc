@@ -1,0 +1,79 @@
+// CPU schedules of the graph's kernels (schedule_cpu_nn.cc): the conv tile hook asked only for
+// kernels that write their conv, dense tiles that prefetch the next weights.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/temp_dir.h"
+#include "common/test_util.h"
+#include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/reference.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+// The conv tile hook (a tuning log) is asked only for kernels that write their conv: a
+// squeeze-and-excitation block's 1x1 conv on pooled features, whose epilogue multiplies it into
+// the feature map, is not (the tuner measured the conv alone; its tile recomputed the conv per tile
+// of the map). Tiles that fit the 14x14 conv but not the SE kernel leave the model's output right.
+TEST(GraphPasses, ConvTilesAreAskedOnlyForKernelsWritingTheirConv) {
+  Graph g;
+  int x = g.add_input("x", {{1, 32, 14, 14}, DataType::Float(32)});
+  int c1 =
+      g.add_op("relu", "c1_relu",
+               {g.add_op("conv2d", "c1", {x, g.add_constant("w1", test::random_float32({32, 32, 3, 3}, 41, -0.2, 0.2))},
+                         Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))});
+  int pooled = g.add_op("global_avg_pool2d", "pool", {c1});
+  int se =
+      g.add_op("conv2d", "se", {pooled, g.add_constant("w2", test::random_float32({32, 32, 1, 1}, 42, -0.5, 0.5))});
+  g.outputs = {g.add_op("mul", "scale", {c1, g.add_op("hard_sigmoid", "gate", {se})})};
+  BuildOptions bo;
+  bo.pipeline.layout.winograd = false;
+  std::vector<ConvKernelKey> asked;
+  bo.conv_tile = [&](const ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
+    asked.push_back(k);
+    return ops::NchwcConvTile{1, 7, -1};
+  };
+  auto ex = runtime::GraphExecutor::from_model_file(build(g, bo).file, "se");
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].layer.kernel, 3);
+  NDArray in = test::random_float32({1, 32, 14, 14}, 43);
+  NDArray got = ex.run({in})[0], want = reference_run(g, {in})[0];
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i;
+}
+
+// A dense layer of several block groups: its row tiles prefetch the next group's weights
+// (pragma prefetch, prefetch_ahead), which must change no result. Against loops written here, at
+// row counts that fill the tiles, leave a partial tile, and give one tile (a prefetch distance of
+// 1); 20 x 96 x 40 through the LLVM IR, whose kernel prefetches.
+TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
+  for (int64_t rows : {20, 16, 5}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const int64_t K = 40, N = 96;
+    NDArray w = test::random_float32({K, N}, 1), b = test::random_float32({N}, 2);
+    Graph g;
+    int x = g.add_input("x", {{rows, K}, DataType::Float(32)});
+    int mm = g.add_op("matmul", "proj", {x, g.add_constant("w", w)});
+    g.outputs = {g.add_op("add", "bias", {mm, g.add_constant("b", b)})};
+    test::TestDir dir;
+    BuildOptions options;
+    options.llvm.dump_ir_path = dir.file("kernels.ll");
+    auto built = build(g, options);
+    std::ifstream ll(dir.file("kernels.ll"));
+    std::string ir((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+    EXPECT_NE(ir.find("@llvm.prefetch"), std::string::npos);
+    NDArray in = test::random_float32({rows, K}, 3);
+    NDArray got = runtime::GraphExecutor::from_model_file(built.file, "dense").run({in})[0];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double want = b.get_as_double(n);
+        for (int64_t k = 0; k < K; ++k) want += in.get_as_double(r * K + k) * w.get_as_double(k * N + n);
+        ASSERT_NEAR(got.get_as_double(r * N + n), want, 1e-4) << "row " << r << " column " << n;
+      }
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph
