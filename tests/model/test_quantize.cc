@@ -220,6 +220,56 @@ Graph residual_block() {
   return g;
 }
 
+// One calibration run serves every mode: the exponents choose_exponents picks from a percentile
+// run's statistics are those of a run in the mode itself, whether the observed values stayed in
+// memory between the two readings, only partly, or not at all.
+TEST(Calibration, OneRunServesEveryMode) {
+  Graph g = residual_block();
+  auto inputs = random_inputs(g, 4, 60);
+  QuantizeOptions percentile;
+  const QuantizeResult first = quantize(g, inputs, percentile);
+  const std::vector<PointCalibration>& recorded = first.calibration;
+  ASSERT_FALSE(recorded.empty());
+  int64_t one_input = 0;  // the bytes one input's observed values take
+  for (const PointCalibration& p : recorded) {
+    EXPECT_EQ(p.histogram.size(), size_t(percentile.histogram_bins));
+    one_input += int64_t(first.float_graph.type_of(p.node).nbytes());
+  }
+  for (int64_t memory : {int64_t(0), one_input, 2 * one_input + 1}) {
+    QuantizeOptions o = percentile;
+    o.calibration_memory_bytes = memory;
+    const std::vector<PointCalibration> again = quantize(g, inputs, o).calibration;
+    ASSERT_EQ(again.size(), recorded.size());
+    for (size_t k = 0; k < again.size(); ++k) {
+      EXPECT_EQ(again[k].histogram, recorded[k].histogram) << "memory " << memory << ", point " << k;
+      EXPECT_EQ(again[k].exponent, recorded[k].exponent) << "memory " << memory << ", point " << k;
+    }
+  }
+  for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL})
+    for (double pct : {99.9, 90.0}) {
+      QuantizeOptions o;
+      o.mode = mode;
+      o.percentile = pct;
+      QuantizeResult direct = quantize(g, inputs, o);
+      std::vector<PointCalibration> chosen = choose_exponents(recorded, o);
+      ASSERT_EQ(chosen.size(), direct.calibration.size());
+      for (size_t k = 0; k < chosen.size(); ++k) {
+        EXPECT_EQ(chosen[k].node, direct.calibration[k].node);
+        EXPECT_EQ(chosen[k].max_abs, direct.calibration[k].max_abs);
+        EXPECT_EQ(chosen[k].threshold, direct.calibration[k].threshold) << to_string(mode) << " " << pct << " " << k;
+        EXPECT_EQ(chosen[k].exponent, direct.calibration[k].exponent) << to_string(mode) << " " << pct << " " << k;
+      }
+      EXPECT_EQ(quantize_calibrated(g, chosen, o).graph.str(), direct.graph.str()) << to_string(mode);
+    }
+  QuantizeOptions max;
+  max.mode = CalibrationMode::Max;
+  std::vector<PointCalibration> from_max = quantize(g, inputs, max).calibration;
+  EXPECT_TRUE(from_max.front().histogram.empty());
+  std::string msg = test::error_text<ModelError>([&] { choose_exponents(from_max, percentile); });
+  EXPECT_NE(msg.find("kept no histogram: percentile thresholds need a percentile or KL calibration"), std::string::npos)
+      << msg;
+}
+
 TEST(Quantize, ResidualBlockRolesAndBitExactInt8) {
   Graph g = residual_block();
   QuantizeOptions o;
@@ -418,10 +468,11 @@ TEST(Quantize, ResNet18Int8AgreesWithFloat) {
   Graph g = builtin_model("resnet18", 1, 224);
   const auto eval = random_inputs(g, 100, 777);
   const std::vector<NDArray> float_outputs = test::first_outputs(g, eval);  // once for the three modes
+  const std::vector<PointCalibration> recorded = quantize(g, random_inputs(g, 8, 1)).calibration;
   for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL}) {
     QuantizeOptions o;
     o.mode = mode;
-    QuantizeResult q = quantize(g, random_inputs(g, 8, 1), o);
+    QuantizeResult q = quantize_calibrated(g, choose_exponents(recorded, o), o);
     EXPECT_EQ(q.quantized_layers, 20);  // every conv but the first, and the classifier
     test::Agreement a = test::int8_agreement(float_outputs, q.graph, eval, 1000);
     std::printf("resnet18 int8, %s calibration: %s\n", to_string(mode), a.str().c_str());

@@ -21,12 +21,14 @@ void check_model(const std::string& name, double want_cosine, int want_agree) {
   Graph g = frontend::import_onnx(std::string(LOOM_MODELS_DIR) + "/" + name + ".onnx");
   infer_types(g);
   auto calibration = test::random_inputs(g, 8, 1), eval = test::random_inputs(g, 100, 5000);
+  // One calibration run; every variant chooses its exponents from the statistics it kept.
+  const std::vector<PointCalibration> recorded = quantize(g, calibration).calibration;
   for (bool per_channel : {false, true})
     for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL}) {
       QuantizeOptions o;
       o.mode = mode;
       o.per_channel = per_channel;
-      QuantizeResult q = quantize(g, calibration, o);
+      QuantizeResult q = quantize_calibrated(g, choose_exponents(recorded, o), o);
       EXPECT_GT(q.quantized_layers, 10) << name;
       // The targets hold for per-channel weights and percentile calibration; the other variants'
       // agreement is what `loom compile --quantize int8 --calibration-mode M [--per-channel]

@@ -125,38 +125,57 @@ std::vector<PointCalibration> calibrate_observed(const Graph& g, const QuantizeA
       LOOM_THROW(ModelError, "calibration input ", s, " has ", inputs[s].size(), " tensors, the model takes ",
                  g.inputs.size());
 
-  auto for_each_value = [&](auto f) {
+  // First reading: the largest magnitude per point. The observed values stay in memory up to
+  // options.calibration_memory_bytes, so the histogram reading runs only the inputs beyond it.
+  const bool histograms = options.mode != CalibrationMode::Max;
+  std::vector<std::vector<NDArray>> kept;
+  int64_t kept_bytes = 0;
+  for (size_t s = 0; s < inputs.size(); ++s) {
+    std::vector<NDArray> outs = observer.run(g, inputs[s], s, "calibration");
+    for (size_t k = 0; k < observer.points; ++k) {
+      const float* v = outs[k].data<float>();
+      double m = result[k].max_abs;
+      for (int64_t i = 0, n = outs[k].numel(); i < n; ++i) m = std::max(m, double(std::fabs(v[i])));
+      result[k].max_abs = m;
+    }
+    if (!histograms || kept.size() < s) continue;
+    int64_t bytes = 0;
+    for (size_t k = 0; k < observer.points; ++k) bytes += outs[k].nbytes();
+    if (kept_bytes + bytes > options.calibration_memory_bytes) continue;
+    kept_bytes += bytes;
+    outs.resize(observer.points);
+    kept.push_back(std::move(outs));
+  }
+  if (histograms) {
+    int bins = std::max(options.histogram_bins, kLevels);
+    for (auto& r : result) r.histogram.assign(size_t(bins), 0.0);
     for (size_t s = 0; s < inputs.size(); ++s) {
-      auto outs = observer.run(g, inputs[s], s, "calibration");
+      std::vector<NDArray> outs = s < kept.size() ? std::move(kept[s]) : observer.run(g, inputs[s], s, "calibration");
       for (size_t k = 0; k < observer.points; ++k) {
+        double m = result[k].max_abs;
+        if (m <= 0) continue;
         const float* v = outs[k].data<float>();
-        f(k, v, outs[k].numel());
+        std::vector<double>& h = result[k].histogram;
+        for (int64_t i = 0, n = outs[k].numel(); i < n; ++i) {
+          int b = static_cast<int>(std::fabs(v[i]) / m * bins);
+          ++h[size_t(std::min(b, bins - 1))];
+        }
       }
     }
-  };
-  for_each_value([&](size_t k, const float* v, int64_t n) {
-    double m = result[k].max_abs;
-    for (int64_t i = 0; i < n; ++i) m = std::max(m, double(std::fabs(v[i])));
-    result[k].max_abs = m;
-  });
-  if (options.mode != CalibrationMode::Max) {
-    int bins = std::max(options.histogram_bins, kLevels);
-    std::vector<std::vector<double>> hist(result.size(), std::vector<double>(bins, 0.0));
-    for_each_value([&](size_t k, const float* v, int64_t n) {
-      double m = result[k].max_abs;
-      if (m <= 0) return;
-      for (int64_t i = 0; i < n; ++i) {
-        int b = static_cast<int>(std::fabs(v[i]) / m * bins);
-        ++hist[k][std::min(b, bins - 1)];
-      }
-    });
-    for (size_t k = 0; k < result.size(); ++k)
-      result[k].threshold = choose_threshold(hist[k], result[k].max_abs, options);
-  } else {
-    for (auto& r : result) r.threshold = r.max_abs;
   }
-  for (auto& r : result) r.exponent = exponent_for(r.threshold);
-  return result;
+  return choose_exponents(std::move(result), options);
+}
+
+std::vector<PointCalibration> choose_exponents(std::vector<PointCalibration> calibration,
+                                               const QuantizeOptions& options) {
+  for (PointCalibration& r : calibration) {
+    if (options.mode != CalibrationMode::Max && r.histogram.empty())
+      LOOM_THROW(ModelError, "calibration point %", r.node, " kept no histogram: ", to_string(options.mode),
+                 " thresholds need a percentile or KL calibration (max calibration keeps only the largest |x|)");
+    r.threshold = options.mode == CalibrationMode::Max ? r.max_abs : choose_threshold(r.histogram, r.max_abs, options);
+    r.exponent = exponent_for(r.threshold);
+  }
+  return calibration;
 }
 
 std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation& annotation,

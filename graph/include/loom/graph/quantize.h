@@ -42,6 +42,10 @@ struct QuantizeOptions {
   // (requantize_channel): CPU only; the accelerator's requantize is a shift.
   bool per_channel = false;
   int histogram_bins = 2048;  // for percentile and KL calibration
+  // Percentile and KL calibration read every value twice (its largest magnitude, then a histogram
+  // over it): the observed values of up to this many bytes stay in memory between the two
+  // readings, and only the calibration inputs beyond it run the model a second time.
+  int64_t calibration_memory_bytes = int64_t(512) << 20;
   codegen::LLVMOptions llvm;  // target of the calibration runs (host by default)
 };
 
@@ -67,6 +71,9 @@ struct PointCalibration {
   double max_abs = 0;    // over the whole calibration set
   double threshold = 0;  // the clipping threshold the mode chose (<= max_abs)
   int exponent = 0;      // value = q * 2^exponent; threshold <= 127 * 2^exponent
+  // Counts of |x| over [0, max_abs) in equal bins, kept by percentile and KL calibration (empty
+  // after max calibration) so that choose_exponents can apply another mode without a run.
+  std::vector<double> histogram;
 };
 
 // ---- How far the quantized model is from the float one (quantize_checked) ----
@@ -145,6 +152,12 @@ QuantizeAnnotation annotate_quantization(const Graph& g, const QuantizeOptions& 
 std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation& annotation,
                                         const std::vector<std::vector<NDArray>>& inputs,
                                         const QuantizeOptions& options);
+// The thresholds and exponents of a calibration chosen again for options.mode and
+// options.percentile from the statistics it kept: trying every mode costs one calibration run.
+// ModelError if the mode needs histograms and the calibration has none (it was recorded in max
+// mode, or read back from a file that keeps only exponents).
+std::vector<PointCalibration> choose_exponents(std::vector<PointCalibration> calibration,
+                                               const QuantizeOptions& options);
 // Exponent for a clipping threshold (the smallest e with threshold <= 127 * 2^e).
 int exponent_for(double threshold);
 // The clipping threshold of a histogram of |x| over [0, max_abs) for the mode.
@@ -155,7 +168,8 @@ Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,
 QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
                         const QuantizeOptions& options = {});
 // quantize() with a calibration recorded earlier (QuantizeResult::calibration of the same graph
-// and options): no calibration runs. ModelError if its points are not the graph's.
+// and options, or choose_exponents of it for another mode): no calibration runs. ModelError if its
+// points are not the graph's.
 QuantizeResult quantize_calibrated(Graph g, const std::vector<PointCalibration>& calibration,
                                    const QuantizeOptions& options = {});
 // The quantized graph compiled for the CPU, as quantize_checked's report runs it. A caller that
