@@ -254,7 +254,13 @@ void NDArray::set_from_double(int64_t i, double v) {
 void NDArray::fill_random(uint64_t seed, double lo, double hi) {
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<double> real(lo, hi);
-  for (int64_t i = 0; i < numel(); ++i) {
+  const int64_t n = numel();
+  if (dtype_ == DataType::Float(32)) {  // the common case without a per-element type switch
+    float* p = data<float>();
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(real(gen));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
     double v = real(gen);
     if (!dtype_.is_float()) v = std::nearbyint(v);
     set_from_double(i, v);

@@ -9,6 +9,7 @@
 //    blocked conv2d weights grouped for the CPU's dot products [O/ob, C/ib, kh, kw, ib/G, ob, G]
 //    (ops/layers.h): byte groups (G = 4) where the input is known to be non-negative, else int16
 //    pairs (G = 2).
+#include <cstring>
 #include <map>
 #include <numeric>
 
@@ -36,8 +37,11 @@ NDArray repack(const NDArray& w, Shape packed_shape, F dst_index) {
   auto* src = static_cast<const char*>(w.raw_data());
   auto* dst = static_cast<char*>(p.raw_data());
   std::vector<int64_t> idx(s.size(), 0);
-  for (int64_t i = 0; i < w.numel(); ++i) {
-    std::copy_n(src + i * bytes, bytes, dst + dst_index(idx) * bytes);
+  for (int64_t i = 0, n = w.numel(); i < n; ++i) {
+    if (bytes == 4)  // float32 and int32 weights: one word, not a byte loop
+      std::memcpy(dst + dst_index(idx) * 4, src + i * 4, 4);
+    else
+      std::copy_n(src + i * bytes, bytes, dst + dst_index(idx) * bytes);
     for (size_t d = s.size(); d-- > 0;) {
       if (++idx[d] < s[d]) break;
       idx[d] = 0;
