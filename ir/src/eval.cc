@@ -1,5 +1,6 @@
 #include "loom/ir/eval.h"
 
+#include <algorithm>
 #include <array>
 #include <barrier>
 #include <cmath>
@@ -18,11 +19,49 @@ namespace loom::ir {
 
 namespace {
 
+// A value's lanes: up to 16 in place (every scalar and the vectors the CPU schedules make), more
+// on the heap. The interpreters make and drop a value per expression node they evaluate, so a
+// heap allocation per value would dominate their time.
+template <typename T>
+class Lanes {
+ public:
+  Lanes() = default;
+  Lanes(const Lanes& o) { *this = o; }
+  Lanes& operator=(const Lanes& o) {  // the used lanes only, not the whole in-place array
+    n_ = o.n_;
+    if (n_ > kInPlace)
+      heap_ = o.heap_;
+    else
+      std::copy_n(o.in_place_, n_, in_place_);
+    return *this;
+  }
+  void resize(size_t n) {
+    n_ = n;
+    if (n > kInPlace)
+      heap_.assign(n, T());
+    else
+      std::fill_n(in_place_, n, T());
+  }
+  size_t size() const { return n_; }
+  T& operator[](size_t l) { return data()[l]; }
+  const T& operator[](size_t l) const { return data()[l]; }
+  T* begin() { return data(); }
+  T* end() { return data() + n_; }
+
+ private:
+  static constexpr size_t kInPlace = 16;
+  T* data() { return n_ > kInPlace ? heap_.data() : in_place_; }
+  const T* data() const { return n_ > kInPlace ? heap_.data() : in_place_; }
+  size_t n_ = 0;
+  T in_place_[kInPlace];
+  std::vector<T> heap_;
+};
+
 // One value per lane; integers as int64 (already wrapped to their type), floats as double
 // (already rounded to their type).
 struct Value {
-  std::vector<double> f;
-  std::vector<int64_t> i;
+  Lanes<double> f;
+  Lanes<int64_t> i;
   bool is_float = false;
   int lanes() const { return is_float ? int(f.size()) : int(i.size()); }
   double as_double(int l) const { return is_float ? f[l] : double(i[l]); }
@@ -322,7 +361,8 @@ class RefEval : public Evaluator {
  public:
   std::map<const Operation*, NDArray> done;
 
-  NDArray compute(const OpRef& op) {
+  // The op's values, computed on first use (a reference into `done`, which never moves).
+  const NDArray& compute(const OpRef& op) {
     if (auto it = done.find(op.get()); it != done.end()) return it->second;
     if (op->is_placeholder()) LOOM_THROW(RuntimeError, "reference: no data for input '", op->name, "'");
     std::vector<int64_t> shape;
@@ -347,14 +387,13 @@ class RefEval : public Evaluator {
       }
       write(out, flat, eval(op->body), 0, op->name);
     }
-    done[op.get()] = out;
-    return out;
+    return done[op.get()] = out;
   }
 
  protected:
   Value eval_other(const Expr& e) override {
     if (auto* r = e.as<TensorReadNode>()) {
-      NDArray a = compute(r->op);
+      const NDArray& a = compute(r->op);
       int64_t flat = 0;
       for (size_t d = 0; d < r->indices.size(); ++d) {
         int64_t i = eval(r->indices[d]).i[0];
@@ -367,14 +406,15 @@ class RefEval : public Evaluator {
     }
     if (auto* red = e.as<ReduceNode>()) {
       Value acc = eval(reduce_identity(red->reduce_kind, red->type));
+      // acc = combine(acc, x), built once for the whole reduction.
+      Var a("acc", red->type), b("x", red->type);
+      const Expr combine = reduce_combine(red->reduce_kind, a, b);
       std::function<void(size_t)> loop = [&](size_t k) {
         if (k == red->axes.size()) {
           if (red->condition.defined() && !eval(red->condition).i[0]) return;
-          Value x = eval(red->source);
-          Var a("acc", red->type), b("x", red->type);
+          vars[b.get()] = eval(red->source);
           vars[a.get()] = acc;
-          vars[b.get()] = x;
-          acc = eval(reduce_combine(red->reduce_kind, a, b));
+          acc = eval(combine);
           return;
         }
         const auto& ax = red->axes[k];
