@@ -22,6 +22,9 @@ endforeach()
 set_target_properties(loom PROPERTIES EXPORT_NAME loom)
 install(TARGETS ${loom_exported} loom EXPORT LoomTargets LIBRARY DESTINATION lib RUNTIME DESTINATION bin)
 install(TARGETS loom-rpc-server RUNTIME DESTINATION bin)  # the board-side server (runtime, accel, sim only)
+if(TARGET loom_systemc)  # the systemc backend's platform, loaded by libloom_sim from its own folder
+  install(TARGETS loom_systemc LIBRARY DESTINATION lib)
+endif()
 install(EXPORT LoomTargets NAMESPACE Loom:: DESTINATION lib/cmake/Loom)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/accel/configs/ DESTINATION share/loom/configs)

@@ -4,6 +4,12 @@
 // behind the AXI4 port ("memory": "fixed" | "banked", "banks", "row_bytes", "row_hit_latency",
 // "row_miss_latency").
 #include "loom/sim/systemc_sim.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <mutex>
+
 #include "backend_config.h"
 #include "loom/sim/rtl_sim.h"
 #include "rtl/rtl_core.h"
@@ -63,6 +69,7 @@ bool systemc_available() {
 #endif
 }
 
+#ifndef LOOM_HAVE_SYSTEMC
 namespace {
 [[noreturn]] void systemc_not_built() {
   LOOM_THROW(DeviceError,
@@ -70,6 +77,52 @@ namespace {
              "(install libsystemc-dev and verilator, and configure again)");
 }
 }  // namespace
+#endif
+
+#ifdef LOOM_HAVE_SYSTEMC
+namespace sc {
+
+#ifdef LOOM_SYSTEMC_MODULE
+namespace {
+using MakeEngine = decltype(&loom_systemc_make_engine);
+
+// The platform module beside this library (libloom_systemc.so), loaded once per process.
+MakeEngine platform_module() {
+  static MakeEngine make = nullptr;
+  static std::string error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dl_info self{};
+    if (!dladdr(reinterpret_cast<void*>(&register_systemc_sim), &self) || !self.dli_fname) {
+      error = "cannot find the folder of libloom_sim";
+      return;
+    }
+    std::string path = (std::filesystem::path(self.dli_fname).parent_path() / LOOM_SYSTEMC_MODULE).string();
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      error = "cannot load " + path + " (" + (e ? e : "unknown error") + ")";
+      return;
+    }
+    make = reinterpret_cast<MakeEngine>(dlsym(lib, "loom_systemc_make_engine"));
+    if (!make) error = path + " lacks loom_systemc_make_engine";
+  });
+  if (!make) LOOM_THROW(DeviceError, "the systemc backend's platform: ", error);
+  return make;
+}
+}  // namespace
+#endif
+
+std::unique_ptr<rtl::CycleEngine> make_systemc_engine(rtl::RtlCore& core, const MemoryOptions& memory) {
+#ifdef LOOM_SYSTEMC_MODULE
+  return std::unique_ptr<rtl::CycleEngine>(platform_module()(&core, &memory));
+#else
+  return std::unique_ptr<rtl::CycleEngine>(loom_systemc_make_engine(&core, &memory));
+#endif
+}
+
+}  // namespace sc
+#endif
 
 void register_systemc_sim() {
   register_accel_backend("systemc", [](const std::string& json) -> std::unique_ptr<AccelDevice> {

@@ -591,6 +591,22 @@ TEST(LoomTune, CommandLineTunesAndLogs) {
   EXPECT_NE(text.find("5 trials (0 failed)"), std::string::npos) << text;
   EXPECT_TRUE(
       best_from_log(log, "gemm", {48, 48, 48}, target_key(codegen::target_info(), runtime::num_threads())).has_value());
+  if (cost_model_available()) {
+    EXPECT_NE(text.find("cost model: gradient-boosted trees (XGBoost)"), std::string::npos) << text;
+  }
+}
+
+// XGBoost is loaded when the tuner first needs it: a library that cannot be loaded leaves a tuner
+// that searches at random.
+TEST(LoomTune, WithoutItsCostModelLibraryTheTunerSearchesAtRandom) {
+  test::TestDir dir;
+  std::string out = dir.file("out.txt");
+  std::string cmd = "LOOM_XGBOOST_LIBRARY=" + dir.file("missing.so") + " " + LOOM_TOOL +
+                    " tune gemm --size 32 --trials 3 --repeats 1 -q > " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << file_text(out);
+  std::string text = file_text(out);
+  EXPECT_NE(text.find("random search"), std::string::npos) << text;
+  EXPECT_NE(text.find("3 trials (0 failed)"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,5 +1,13 @@
+// XGBoost is loaded with dlopen on the first fit, not linked: a process that never tunes (every
+// `loom` command but `tune`) starts without it and its dependencies.
 #include "loom/tune/cost_model.h"
 
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+
+#include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
 
 #ifdef LOOM_HAVE_XGBOOST
@@ -12,15 +20,76 @@ namespace loom::tune {
 
 namespace {
 
+// The C API functions the cost model calls, resolved from the library.
+struct XgbApi {
+  decltype(&XGBGetLastError) get_last_error = nullptr;
+  decltype(&XGDMatrixCreateFromMat) matrix_create = nullptr;
+  decltype(&XGDMatrixSetFloatInfo) matrix_set_float_info = nullptr;
+  decltype(&XGDMatrixFree) matrix_free = nullptr;
+  decltype(&XGBoosterCreate) booster_create = nullptr;
+  decltype(&XGBoosterSetParam) booster_set_param = nullptr;
+  decltype(&XGBoosterUpdateOneIter) booster_update = nullptr;
+  decltype(&XGBoosterPredict) booster_predict = nullptr;
+  decltype(&XGBoosterFree) booster_free = nullptr;
+  std::string error;  // empty: loaded
+};
+
+template <typename Fn>
+bool resolve(void* lib, Fn& fn, const char* name, std::string& error) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (!fn) error = std::string("XGBoost library lacks ") + name;
+  return fn != nullptr;
+}
+
+// LOOM_XGBOOST_LIBRARY names the library; by default the one found when Loom was configured,
+// then the soname on the loader's path.
+const XgbApi& xgb() {
+  static XgbApi api;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> paths;
+    if (auto p = runtime::env::text("LOOM_XGBOOST_LIBRARY"))
+      paths.push_back(*p);
+    else
+      paths = {LOOM_XGBOOST_PATH, "libxgboost.so.0", "libxgboost.so"};
+    void* lib = nullptr;
+    std::string why;
+    for (const std::string& p : paths) {
+      if ((lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+      const char* e = dlerror();
+      why += (why.empty() ? "" : "; ") + std::string(e ? e : p + ": unknown error");
+    }
+    if (!lib) {
+      api.error = "cannot load XGBoost (" + why + "); install libxgboost0 or set LOOM_XGBOOST_LIBRARY";
+      return;
+    }
+    std::string& e = api.error;
+    resolve(lib, api.get_last_error, "XGBGetLastError", e) &&
+        resolve(lib, api.matrix_create, "XGDMatrixCreateFromMat", e) &&
+        resolve(lib, api.matrix_set_float_info, "XGDMatrixSetFloatInfo", e) &&
+        resolve(lib, api.matrix_free, "XGDMatrixFree", e) && resolve(lib, api.booster_create, "XGBoosterCreate", e) &&
+        resolve(lib, api.booster_set_param, "XGBoosterSetParam", e) &&
+        resolve(lib, api.booster_update, "XGBoosterUpdateOneIter", e) &&
+        resolve(lib, api.booster_predict, "XGBoosterPredict", e) && resolve(lib, api.booster_free, "XGBoosterFree", e);
+  });
+  return api;
+}
+
+const XgbApi& loaded() {
+  const XgbApi& api = xgb();
+  if (!api.error.empty()) LOOM_THROW(RuntimeError, "cost model: ", api.error);
+  return api;
+}
+
 void check(int rc, const char* what) {
-  if (rc != 0) LOOM_THROW(RuntimeError, "cost model: ", what, ": ", XGBGetLastError());
+  if (rc != 0) LOOM_THROW(RuntimeError, "cost model: ", what, ": ", xgb().get_last_error());
 }
 
 // Frees a DMatrix however the scope is left.
 struct Matrix {
   DMatrixHandle h = nullptr;
   ~Matrix() {
-    if (h) XGDMatrixFree(h);
+    if (h) xgb().matrix_free(h);
   }
 };
 
@@ -34,7 +103,7 @@ DMatrixHandle matrix(const std::vector<std::vector<float>>& x) {
     flat.insert(flat.end(), row.begin(), row.end());
   }
   DMatrixHandle m = nullptr;
-  check(XGDMatrixCreateFromMat(flat.data(), x.size(), cols, -1e30f, &m), "XGDMatrixCreateFromMat");
+  check(loaded().matrix_create(flat.data(), x.size(), cols, -1e30f, &m), "XGDMatrixCreateFromMat");
   return m;
 }
 
@@ -43,23 +112,24 @@ DMatrixHandle matrix(const std::vector<std::vector<float>>& x) {
 struct CostModel::Impl {
   BoosterHandle booster = nullptr;
   ~Impl() {
-    if (booster) XGBoosterFree(booster);
+    if (booster) xgb().booster_free(booster);
   }
 };
 
 CostModel::CostModel() : impl_(std::make_unique<Impl>()) {}
 CostModel::~CostModel() = default;
-bool CostModel::available() { return true; }
+bool CostModel::available() { return xgb().error.empty(); }
 
 void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y) {
   if (x.empty() || x.size() != y.size())
     LOOM_THROW(RuntimeError, "cost model: ", x.size(), " rows and ", y.size(), " targets");
   Matrix m{matrix(x)};
   DMatrixHandle d = m.h;
-  check(XGDMatrixSetFloatInfo(d, "label", y.data(), y.size()), "XGDMatrixSetFloatInfo");
-  if (impl_->booster) XGBoosterFree(impl_->booster);
+  const XgbApi& api = loaded();
+  check(api.matrix_set_float_info(d, "label", y.data(), y.size()), "XGDMatrixSetFloatInfo");
+  if (impl_->booster) api.booster_free(impl_->booster);
   impl_->booster = nullptr;
-  check(XGBoosterCreate(&d, 1, &impl_->booster), "XGBoosterCreate");
+  check(api.booster_create(&d, 1, &impl_->booster), "XGBoosterCreate");
   // Small trees on few samples; one thread (the machine's cores time the candidates).
   for (auto [k, v] : {std::pair{"objective", "reg:squarederror"},
                       {"max_depth", "4"},
@@ -67,8 +137,8 @@ void CostModel::fit(const std::vector<std::vector<float>>& x, const std::vector<
                       {"min_child_weight", "1"},
                       {"nthread", "1"},
                       {"verbosity", "0"}})
-    check(XGBoosterSetParam(impl_->booster, k, v), "XGBoosterSetParam");
-  for (int it = 0; it < 40; ++it) check(XGBoosterUpdateOneIter(impl_->booster, it, d), "XGBoosterUpdateOneIter");
+    check(api.booster_set_param(impl_->booster, k, v), "XGBoosterSetParam");
+  for (int it = 0; it < 40; ++it) check(api.booster_update(impl_->booster, it, d), "XGBoosterUpdateOneIter");
 }
 
 std::vector<float> CostModel::predict(const std::vector<std::vector<float>>& x) const {
@@ -77,7 +147,7 @@ std::vector<float> CostModel::predict(const std::vector<std::vector<float>>& x) 
   Matrix m{matrix(x)};
   bst_ulong n = 0;
   const float* out = nullptr;
-  check(XGBoosterPredict(impl_->booster, m.h, 0, 0, 0, &n, &out), "XGBoosterPredict");
+  check(loaded().booster_predict(impl_->booster, m.h, 0, 0, 0, &n, &out), "XGBoosterPredict");
   return std::vector<float>(out, out + n);
 }
 

@@ -371,10 +371,9 @@ class SystemcEngine final : public rtl::CycleEngine {
 
 }  // namespace
 
-std::unique_ptr<rtl::CycleEngine> make_systemc_engine(rtl::RtlCore& core, const MemoryOptions& memory) {
-  return std::make_unique<SystemcEngine>(core, memory);
-}
-
-std::string systemc_version() { return sc_version(); }
-
 }  // namespace loom::sim::sc
+
+extern "C" loom::sim::rtl::CycleEngine* loom_systemc_make_engine(loom::sim::rtl::RtlCore* core,
+                                                                 const loom::sim::sc::MemoryOptions* memory) {
+  return new loom::sim::sc::SystemcEngine(*core, *memory);
+}

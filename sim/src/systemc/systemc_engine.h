@@ -25,11 +25,15 @@ struct MemoryOptions {
 
 // Attaches `core` to a free accelerator slot of the process's platform (elaborated on first use
 // with kSlots slots: the SystemC kernel elaborates once per process). Throws DeviceError when
-// every slot is taken. The engine frees its slot when destroyed.
+// every slot is taken. The engine frees its slot when destroyed. In a shared-library build the
+// platform is the module libloom_systemc.so beside libloom_sim.so, loaded on the first call
+// (systemc_sim.cc), so that only a process that opens a systemc device loads SystemC.
 constexpr int kSlots = 4;
 std::unique_ptr<rtl::CycleEngine> make_systemc_engine(rtl::RtlCore& core, const MemoryOptions& memory);
 
-// SystemC's version string, e.g. "2.3.4-Accellera".
-std::string systemc_version();
-
 }  // namespace loom::sim::sc
+
+// The platform's entry point (platform.cc), looked up by name in the module: a new engine the
+// caller owns.
+extern "C" loom::sim::rtl::CycleEngine* loom_systemc_make_engine(loom::sim::rtl::RtlCore* core,
+                                                                 const loom::sim::sc::MemoryOptions* memory);

@@ -27,6 +27,8 @@
 //                        default $XDG_CACHE_HOME/loom/kernels or ~/.cache/loom/kernels)
 //   LOOM_KERNEL_CACHE_MB the LLVM backend: integer 1..2^30, megabytes the kernel cache may hold
 //                        (default 1024; the least recently used entries go first)
+//   LOOM_XGBOOST_LIBRARY the tuner's cost model: the XGBoost library to dlopen (default the one
+//                        found when Loom was configured, then libxgboost.so.0)
 //
 // A flag accepts 1, true, on, yes (set) and 0, false, off, no (not set), in any case.
 // docs/architecture.md has the same table.
