@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/runtime/backend_options.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
 
@@ -12,40 +13,91 @@ namespace loom::tools {
 
 namespace {
 
-bool given(const CLI::Option* o) { return o && o->count() > 0; }
-
-bool memory_options(const BackendOptions& opt) {
-  return given(opt.o_memory) || given(opt.o_banks) || given(opt.o_row_hit_latency) || given(opt.o_row_miss_latency);
+// The backends that declare `key`, in the order accel_backends() gives: "perf, rtl or systemc".
+std::string declaring(const std::string& key) {
+  std::vector<std::string> names;
+  for (const std::string& b : accel_backends())
+    for (const BackendOption& o : accel_backend_options(b))
+      if (o.key == key) names.push_back(b);
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
 }
 
-// The RTL options need --backend rtl or systemc, the memory model systemc, and a waveform window
-// must not be empty.
+// "(0, 4096]" of "a number in (0, 4096]".
+std::string in_range_text(const BackendOption& o) {
+  std::string r = o.range_text();
+  return r.substr(r.find(" in ") + 4);
+}
+
+// The type the help shows for an option's value.
+const char* value_name(BackendOption::Kind k) {
+  switch (k) {
+    case BackendOption::Kind::Count:
+      return "UINT";
+    case BackendOption::Kind::Number:
+      return "FLOAT";
+    case BackendOption::Kind::Flag:
+      return "BOOL";
+    case BackendOption::Kind::Choice:
+      return "TEXT";
+    case BackendOption::Kind::OutputFile:
+      return "PATH";
+  }
+  return "TEXT";
+}
+
+// A number in the declared range, ends open or closed as declared.
+CLI::Validator number_in(const BackendOption& o) {
+  return CLI::Validator(
+      [o](std::string& text) {
+        double v = 0;
+        if (detail::parse_number(text, v) && v >= o.min && v <= o.max && !(o.min_open && v == o.min) &&
+            !(o.max_open && v == o.max)) {
+          text = detail::number_text(v);
+          return std::string();
+        }
+        return "Value " + text + " not in range " + in_range_text(o);
+      },
+      in_range_text(o));
+}
+
+CLI::Validator validator_for(const BackendOption& o) {
+  switch (o.kind) {
+    case BackendOption::Kind::Count:
+      return in_range<uint64_t>(uint64_t(o.min), uint64_t(o.max));
+    case BackendOption::Kind::Number:
+      return number_in(o);
+    case BackendOption::Kind::Flag:
+      return CLI::IsMember({"true", "false"});
+    case BackendOption::Kind::Choice:
+      return CLI::IsMember(o.choices);
+    case BackendOption::Kind::OutputFile:
+      return output_file();
+  }
+  return CLI::Validator();
+}
+
+// Each option given must be declared by the backend chosen, and an rpc:// device takes none (they
+// belong to the server, where the device is).
 void check(const BackendOptions& opt) {
-  bool rtl_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_cycle_limit) ||
-                     given(opt.o_fst) || given(opt.o_trace);
-  if ((rtl_options || memory_options(opt) || given(opt.o_step_limit)) && rpc::is_url(opt.backend))
-    throw CLI::ValidationError(
-        "the simulator options apply where the device is: give them to `loom rpc-server`, not to an rpc:// backend");
-  // The performance model ("perf") takes the memory system and a timeline too.
-  bool perf_options = given(opt.o_dram_latency) || given(opt.o_dram_bytes_per_cycle) || given(opt.o_trace);
-  bool rtl_only = given(opt.o_cycle_limit) || given(opt.o_fst) || given(opt.o_trace_begin) || given(opt.o_trace_end);
-  if (opt.backend == "perf" && perf_options && !rtl_only) rtl_options = false;
-  if (rtl_options && opt.backend != "rtl" && opt.backend != "systemc")
-    throw CLI::ValidationError(
-        "--dram-latency, --dram-bytes-per-cycle, --cycle-limit, --fst and --trace need --backend rtl or systemc "
-        "(--dram-latency, --dram-bytes-per-cycle and --trace also perf)");
-  if (memory_options(opt) && opt.backend != "systemc")
-    throw CLI::ValidationError("--memory, --banks, --row-hit-latency and --row-miss-latency need --backend systemc");
-  if (given(opt.o_step_limit) && opt.backend != "fsim") throw CLI::ValidationError("--step-limit needs --backend fsim");
-  if (given(opt.o_trace_begin) && given(opt.o_trace_end) && opt.trace_end <= opt.trace_begin)
-    throw CLI::ValidationError("--trace-end (" + std::to_string(opt.trace_end) + ") must be after --trace-begin (" +
-                               std::to_string(opt.trace_begin) + ")");
-  if (given(opt.o_fst_begin) && given(opt.o_fst_end) && opt.fst_end <= opt.fst_begin)
-    throw CLI::ValidationError("--fst-end (" + std::to_string(opt.fst_end) + ") must be after --fst-begin (" +
-                               std::to_string(opt.fst_begin) + ")");
+  for (const auto& [key, flag] : opt.flags) {
+    if (!opt.given(key)) continue;
+    if (rpc::is_url(opt.backend))
+      throw CLI::ValidationError(
+          "the simulator options apply where the device is: give them to `loom rpc-server`, not to an rpc:// backend");
+    bool declared = false;
+    for (const BackendOption& o : accel_backend_options(opt.backend)) declared |= o.key == key;
+    if (!declared) throw CLI::ValidationError(flag->get_name() + " needs --backend " + declaring(key));
+  }
 }
 
 }  // namespace
+
+bool BackendOptions::given(const std::string& key) const {
+  auto it = flags.find(key);
+  return it != flags.end() && it->second->count() > 0;
+}
 
 void add_backend_options(CLI::App& app, BackendOptions& opt) {
   std::string backends;
@@ -69,60 +121,20 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
               "BACKEND"))
           ->capture_default_str()
           ->group("Backend");
-  opt.o_dram_latency =
-      number_option(app, "--dram-latency", opt.dram_latency, "rtl: DRAM latency in cycles (default 32)", 0, 1'000'000)
-          ->group("Backend");
-  opt.o_dram_bytes_per_cycle = app.add_option("--dram-bytes-per-cycle", opt.dram_bytes_per_cycle,
-                                              "rtl: DRAM bandwidth in bytes per cycle (default 16)")
-                                   ->transform(positive_up_to(4096))
-                                   ->group("Backend");
-  opt.o_cycle_limit =
-      number_option(app, "--cycle-limit", opt.cycle_limit,
-                    "rtl: fail a run without FINISH after this many cycles (default 4e9)", 1, uint64_t(1e15))
-          ->group("Backend");
-  opt.o_step_limit = number_option(app, "--step-limit", opt.step_limit,
-                                   "fsim: fail a run after this many micro-op steps (default 1e9)", 1, uint64_t(1e15))
-                         ->group("Backend");
-  opt.o_fst = app.add_option("--fst", opt.fst, "rtl: write a waveform (FST) of the run to this file")
-                  ->check(output_file())
-                  ->group("Backend");
-  opt.o_fst_begin =
-      number_option(app, "--fst-begin", opt.fst_begin, "rtl: first cycle of the waveform (default 0)", 0, UINT64_MAX)
-          ->needs(opt.o_fst)
-          ->group("Backend");
-  opt.o_fst_end = number_option(app, "--fst-end", opt.fst_end,
-                                "rtl: the waveform stops before this cycle (default: the end)", 1, UINT64_MAX)
-                      ->needs(opt.o_fst)
-                      ->group("Backend");
-  opt.o_trace = app.add_option("--trace", opt.trace,
-                               "rtl, systemc: write a timeline of the modules, instructions and DMA bursts (Chrome / "
-                               "Perfetto JSON) to this file")
-                    ->check(output_file())
-                    ->group("Backend");
-  opt.o_trace_begin = number_option(app, "--trace-begin", opt.trace_begin,
-                                    "rtl, systemc: first cycle of the timeline (default 0)", 0, UINT64_MAX)
-                          ->needs(opt.o_trace)
-                          ->group("Backend");
-  opt.o_trace_end =
-      number_option(app, "--trace-end", opt.trace_end,
-                    "rtl, systemc: the timeline stops before this cycle (default: the end)", 1, UINT64_MAX)
-          ->needs(opt.o_trace)
-          ->group("Backend");
-  opt.o_memory = app.add_option("--memory", opt.memory,
-                                "systemc: the memory model behind the accelerator (fixed: every burst --dram-latency "
-                                "cycles; banked: a DRAM with open rows per bank)")
-                     ->check(CLI::IsMember({"fixed", "banked"}))
-                     ->group("Backend");
-  opt.o_banks =
-      number_option(app, "--banks", opt.banks, "systemc banked memory: banks (default 8)", 1, 1024)->group("Backend");
-  opt.o_row_hit_latency =
-      number_option(app, "--row-hit-latency", opt.row_hit_latency,
-                    "systemc banked memory: cycles of a burst to an open row (default 20)", 1, 100000)
-          ->group("Backend");
-  opt.o_row_miss_latency =
-      number_option(app, "--row-miss-latency", opt.row_miss_latency,
-                    "systemc banked memory: cycles of a burst that opens its row (default 44)", 1, 100000)
-          ->group("Backend");
+  // One flag per key, described by the first backend that declares it; its help names them all.
+  for (const std::string& b : known)
+    for (const BackendOption& o : accel_backend_options(b)) {
+      if (opt.flags.count(o.key)) continue;
+      std::string help = declaring(o.key) + ": " + o.help;
+      if (!o.fallback.empty()) help += " (default " + o.fallback + ")";
+      opt.flags[o.key] = app.add_option(o.cli_flag(), opt.values[o.key], help)
+                             ->transform(validator_for(o))
+                             ->type_name(value_name(o.kind))
+                             ->group("Backend");
+    }
+  for (const std::string& b : known)
+    for (const BackendOption& o : accel_backend_options(b))
+      if (!o.needs.empty() && opt.flags.count(o.needs)) opt.flags[o.key]->needs(opt.flags[o.needs]);
   app.parse_complete_callback([&opt] { check(opt); });
 }
 
@@ -136,10 +148,10 @@ accel::AccelConfig load_config(const std::string& path) {
 }
 
 bool any_backend_option(const BackendOptions& opt) {
-  for (const CLI::Option* o : {opt.o_backend, opt.o_dram_latency, opt.o_dram_bytes_per_cycle, opt.o_cycle_limit,
-                               opt.o_fst, opt.o_step_limit, opt.o_trace})
-    if (given(o)) return true;
-  return memory_options(opt);
+  if (opt.o_backend && opt.o_backend->count() > 0) return true;
+  for (const auto& [key, flag] : opt.flags)
+    if (opt.given(key)) return true;
+  return false;
 }
 
 CLI::Option* add_compare_option(CLI::App& app, std::vector<std::string>& backends, const std::string& help) {
@@ -190,24 +202,29 @@ std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const
 }
 
 std::string backend_config_json(const BackendOptions& opt, const accel::AccelConfig& config) {
-  nlohmann::json j = nlohmann::json::parse(config.to_json());
-  nlohmann::json rtl = nlohmann::json::object();
   check(opt);
-  if (given(opt.o_dram_latency)) rtl["dram_latency"] = opt.dram_latency;
-  if (given(opt.o_dram_bytes_per_cycle)) rtl["dram_bytes_per_cycle"] = opt.dram_bytes_per_cycle;
-  if (given(opt.o_cycle_limit)) rtl["cycle_limit"] = opt.cycle_limit;
-  if (given(opt.o_fst)) rtl["fst"] = opt.fst;
-  if (given(opt.o_fst_begin)) rtl["fst_begin"] = opt.fst_begin;
-  if (given(opt.o_fst_end)) rtl["fst_end"] = opt.fst_end;
-  if (given(opt.o_trace)) rtl["trace"] = opt.trace;
-  if (given(opt.o_trace_begin)) rtl["trace_begin"] = opt.trace_begin;
-  if (given(opt.o_trace_end)) rtl["trace_end"] = opt.trace_end;
-  if (given(opt.o_memory)) rtl["memory"] = opt.memory;
-  if (given(opt.o_banks)) rtl["banks"] = opt.banks;
-  if (given(opt.o_row_hit_latency)) rtl["row_hit_latency"] = opt.row_hit_latency;
-  if (given(opt.o_row_miss_latency)) rtl["row_miss_latency"] = opt.row_miss_latency;
-  if (!rtl.empty()) j[opt.backend == "systemc" ? "systemc" : opt.backend == "perf" ? "perf" : "rtl"] = rtl;
-  if (given(opt.o_step_limit)) j["fsim"]["step_limit"] = opt.step_limit;
+  nlohmann::json j = nlohmann::json::parse(config.to_json());
+  nlohmann::json section = nlohmann::json::object();
+  for (const BackendOption& o : accel_backend_options(opt.backend)) {
+    if (!opt.given(o.key)) continue;
+    const std::string& text = opt.values.at(o.key);
+    switch (o.kind) {
+      case BackendOption::Kind::Count:
+        section[o.key] = std::stoull(text);
+        break;
+      case BackendOption::Kind::Number:
+        section[o.key] = std::stod(text);
+        break;
+      case BackendOption::Kind::Flag:
+        section[o.key] = text == "true";
+        break;
+      case BackendOption::Kind::Choice:
+      case BackendOption::Kind::OutputFile:
+        section[o.key] = text;
+        break;
+    }
+  }
+  if (!section.empty()) j[opt.backend] = section;
   return j.dump();
 }
 

@@ -1,12 +1,11 @@
-// The accelerator backend a `loom` command runs on: --backend fsim|rtl|systemc|..., and for the
-// RTL simulations (rtl, systemc) their options (--dram-latency N, --dram-bytes-per-cycle B,
-// --cycle-limit N, --fst FILE [--fst-begin C] [--fst-end C], --trace FILE [--trace-begin C]
-// [--trace-end C]: a Perfetto timeline), for the SystemC platform its memory
-// model (--memory fixed|banked, --banks N, --row-hit-latency N, --row-miss-latency N), and for
-// the functional simulator its step limit (--step-limit N).
+// The accelerator backend a `loom` command runs on: --backend fsim|rtl|systemc|..., and the
+// simulators' options as flags made from the options each backend declares
+// (runtime/backend_options.h): --dram-latency for "dram_latency", --banks for "banks", ... A flag
+// is accepted with a backend that declares its key; its value is checked against that declaration.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -19,18 +18,11 @@ namespace loom::tools {
 
 struct BackendOptions {
   std::string backend = "fsim";
-  uint32_t dram_latency = 0;
-  double dram_bytes_per_cycle = 0;
-  uint64_t cycle_limit = 0, fst_begin = 0, fst_end = 0, step_limit = 0;
-  std::string fst, trace;
-  uint64_t trace_begin = 0, trace_end = 0;
-  std::string memory;
-  uint32_t banks = 0, row_hit_latency = 0, row_miss_latency = 0;
-  // The options given on the command line (null until add_backend_options).
-  CLI::Option *o_backend = nullptr, *o_dram_latency = nullptr, *o_dram_bytes_per_cycle = nullptr,
-              *o_cycle_limit = nullptr, *o_fst = nullptr, *o_fst_begin = nullptr, *o_fst_end = nullptr,
-              *o_step_limit = nullptr, *o_memory = nullptr, *o_banks = nullptr, *o_row_hit_latency = nullptr,
-              *o_row_miss_latency = nullptr, *o_trace = nullptr, *o_trace_begin = nullptr, *o_trace_end = nullptr;
+  CLI::Option* o_backend = nullptr;
+  // Per declared key (in every registered backend): its flag, and its text when given.
+  std::map<std::string, CLI::Option*> flags;
+  std::map<std::string, std::string> values;
+  bool given(const std::string& key) const;
 };
 
 // --config FILE: the accelerator config (JSON), and loading it (empty: the built-in default).
@@ -43,7 +35,7 @@ void add_backend_options(CLI::App& app, BackendOptions& opt);
 // Whether --backend or any simulator option was given on the command line.
 bool any_backend_option(const BackendOptions& opt);
 
-// The device of the chosen backend for `config`. The RTL options need --backend rtl.
+// The device of the chosen backend for `config`, opened with the options given.
 std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const accel::AccelConfig& config);
 // --compare: the report of two backends' records: the first divergence with both records (returns 1), or that
 // every instruction's effect is the same (0; 1 if only one backend stopped with an error).

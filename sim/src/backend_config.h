@@ -6,7 +6,9 @@
 #include <string>
 
 #include "loom/accel/config.h"
+#include "loom/runtime/backend_options.h"
 #include "loom/runtime/error.h"
+#include "loom/sim/rtl_sim.h"
 
 namespace loom::sim {
 
@@ -37,5 +39,10 @@ inline BackendConfig parse_backend_config(const std::string& json, const std::st
   b.config = accel::AccelConfig::from_json(j.dump());
   return b;
 }
+
+// The rtl backend's options (rtl_sim.cc), which the systemc backend takes too, and RtlSimOptions
+// from their values (ConfigError naming `backend` for an empty waveform or timeline window).
+BackendOptionSchema rtl_option_schema();
+RtlSimOptions rtl_options_from(const std::string& backend, const BackendOptionValues& values);
 
 }  // namespace loom::sim

@@ -420,34 +420,36 @@ struct FsimOptions {
   uint64_t seed = 1;
 };
 
+BackendOptionSchema fsim_option_schema() {
+  using O = BackendOption;
+  return {
+      O::count("step_limit", 1, 1e15, "fail a run after this many micro-op steps", "1e9"),
+      O::choice("interleave", {"load_first", "store_first", "random"},
+                "the order of the load, compute and store queues' instructions when more than one could run (any "
+                "order the tokens allow must give the same results)"),
+      O::count("seed", 0, 1e18, "the random interleaving's seed", "1").needing("interleave"),
+  };
+}
+
 // The one reader of fsim's options: the factory and the check (run before any job) both use it.
-FsimOptions fsim_options(const nlohmann::json& opt) {
+FsimOptions fsim_options(const nlohmann::json& section) {
+  BackendOptionValues v = read_backend_options("fsim", section.dump());
   FsimOptions o;
-  for (auto& [k, v] : opt.items())
-    if (k != "interleave" && k != "seed" && k != "step_limit")
-      LOOM_THROW(ConfigError, "fsim backend: unknown option \"", k, "\" (interleave, seed, step_limit)");
-  if (opt.contains("step_limit")) {
-    if (!opt["step_limit"].is_number_unsigned() || opt["step_limit"].get<uint64_t>() == 0)
-      LOOM_THROW(ConfigError, "fsim backend: step_limit must be a positive integer, got ", opt["step_limit"].dump());
-    o.step_limit = opt["step_limit"].get<uint64_t>();
-  }
-  if (opt.contains("interleave")) {
-    std::string p = opt["interleave"].is_string() ? opt["interleave"].get<std::string>() : "";
+  o.step_limit = v.count("step_limit", 0);
+  if (v.has("interleave")) {
+    std::string p = v.text("interleave", "");
     o.interleave = p == "load_first"    ? FunctionalSim::Interleave::LoadFirst
                    : p == "store_first" ? FunctionalSim::Interleave::StoreFirst
-                   : p == "random"
-                       ? FunctionalSim::Interleave::Random
-                       : throw ConfigError("fsim backend: interleave must be load_first, store_first or random");
-    if (opt.contains("seed") && !opt["seed"].is_number_unsigned())
-      LOOM_THROW(ConfigError, "fsim backend: seed must be a non-negative integer, got ", opt["seed"].dump());
-    o.seed = opt.contains("seed") ? opt["seed"].get<uint64_t>() : 1;
+                                        : FunctionalSim::Interleave::Random;
   }
+  o.seed = v.count("seed", 1);
   return o;
 }
 
 }  // namespace
 
 void register_functional_sim() {
+  register_accel_backend_options("fsim", fsim_option_schema());
   register_accel_backend("fsim", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "fsim");
     FsimOptions o = fsim_options(b.options);

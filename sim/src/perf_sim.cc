@@ -11,66 +11,57 @@ namespace loom::sim {
 
 using namespace loom::accel;
 
-PerfParams PerfParams::from_json(const std::string& json_text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const std::exception& e) {
-    LOOM_THROW(ConfigError, "perf backend: options are not valid JSON: ", e.what());
-  }
-  if (!j.is_object()) LOOM_THROW(ConfigError, "perf backend: options must be a JSON object");
-  PerfParams p;
-  auto count = [&](const std::string& key, uint32_t& field, uint32_t lo) {
-    const auto& v = j[key];
-    if (!v.is_number_unsigned() || v.get<uint64_t>() < lo || v.get<uint64_t>() > 1'000'000)
-      LOOM_THROW(ConfigError, "perf backend: \"", key, "\" must be an integer in [", lo, ", 1000000], got ", v.dump());
-    field = v.get<uint32_t>();
+namespace {
+
+// The defaults are PerfParams' calibrated constants.
+BackendOptionSchema perf_option_schema() {
+  using O = BackendOption;
+  const PerfParams d;
+  auto cycles = [](const char* key, double min, const char* help, uint32_t fallback) {
+    return O::count(key, min, 1'000'000, help, std::to_string(fallback));
   };
-  for (auto& [key, value] : j.items()) {
-    if (key == "dram_bytes_per_cycle") {
-      if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 4096)
-        LOOM_THROW(ConfigError, "perf backend: \"dram_bytes_per_cycle\" must be a number in (0, 4096], got ",
-                   value.dump());
-      p.dram_bytes_per_cycle = value.get<double>();
-    } else if (key == "dram_latency") {
-      count(key, p.dram_latency, 0);
-    } else if (key == "dma_setup") {
-      count(key, p.dma_setup, 0);
-    } else if (key == "burst_issue_gap") {
-      count(key, p.burst_issue_gap, 1);
-    } else if (key == "bursts_in_flight") {
-      count(key, p.bursts_in_flight, 1);
-    } else if (key == "read_overhead") {
-      count(key, p.read_overhead, 0);
-    } else if (key == "dma_tail") {
-      count(key, p.dma_tail, 0);
-    } else if (key == "pipeline_overhead") {
-      count(key, p.pipeline_overhead, 0);
-    } else if (key == "fetch_buffer") {
-      count(key, p.fetch_buffer, 1);
-    } else if (key == "queue_depth") {
-      count(key, p.queue_depth, 1);
-    } else if (key == "dispatch_delay") {
-      count(key, p.dispatch_delay, 0);
-    } else if (key == "start_overhead") {
-      count(key, p.start_overhead, 0);
-    } else if (key == "end_overhead") {
-      count(key, p.end_overhead, 0);
-    } else if (key == "functional") {
-      if (!value.is_boolean())
-        LOOM_THROW(ConfigError, "perf backend: \"functional\" must be true or false, got ", value.dump());
-      p.functional = value.get<bool>();
-    } else if (key == "trace") {
-      if (!value.is_string() || value.get<std::string>().empty())
-        LOOM_THROW(ConfigError, "perf backend: \"trace\" must be a file path, got ", value.dump());
-      p.trace_path = value.get<std::string>();
-    } else {
-      LOOM_THROW(ConfigError, "perf backend: unknown option \"", key,
-                 "\" (dram_latency, dram_bytes_per_cycle, dma_setup, burst_issue_gap, bursts_in_flight, "
-                 "read_overhead, dma_tail, pipeline_overhead, fetch_buffer, queue_depth, dispatch_delay, "
-                 "start_overhead, end_overhead, functional, trace)");
-    }
-  }
+  return {
+      cycles("dram_latency", 0, "DRAM latency in cycles", d.dram_latency),
+      O::number("dram_bytes_per_cycle", 0, 4096, O::Ends::OpenBelow,
+                "DRAM bandwidth in bytes per cycle, reads and writes together", "16"),
+      cycles("dma_setup", 0, "cycles from a DMA instruction's start to its first burst request", d.dma_setup),
+      cycles("burst_issue_gap", 1, "cycles between two burst requests of one DMA engine", d.burst_issue_gap),
+      cycles("bursts_in_flight", 1, "bursts in flight per DMA engine", d.bursts_in_flight),
+      cycles("read_overhead", 0, "cycles from a read request to its first beat beyond the DRAM latency",
+             d.read_overhead),
+      cycles("dma_tail", 0, "cycles from the last read beat (write response) to the instruction's end", d.dma_tail),
+      cycles("pipeline_overhead", 0, "cycles of a GEMM or ALU instruction's fill and drain", d.pipeline_overhead),
+      cycles("fetch_buffer", 1, "instructions fetched ahead of dispatch", d.fetch_buffer),
+      cycles("queue_depth", 1, "instructions a module's queue holds", d.queue_depth),
+      cycles("dispatch_delay", 0, "cycles from an instruction's last beat to its module's queue", d.dispatch_delay),
+      cycles("start_overhead", 0, "cycles from START to the first fetch request", d.start_overhead),
+      cycles("end_overhead", 0, "cycles from FINISH's end to DONE", d.end_overhead),
+      O::boolean("functional", "execute each stream as fsim does (false: cycles only, no results)", "true"),
+      O::output_file("trace", "write a timeline of every run (Chrome / Perfetto JSON) to this file"),
+  };
+}
+
+}  // namespace
+
+PerfParams PerfParams::from_json(const std::string& json_text) {
+  BackendOptionValues v = read_backend_options("perf", json_text);
+  PerfParams p;
+  auto count = [&](const char* key, uint32_t& field) { field = uint32_t(v.count(key, field)); };
+  count("dram_latency", p.dram_latency);
+  p.dram_bytes_per_cycle = v.number("dram_bytes_per_cycle", p.dram_bytes_per_cycle);
+  count("dma_setup", p.dma_setup);
+  count("burst_issue_gap", p.burst_issue_gap);
+  count("bursts_in_flight", p.bursts_in_flight);
+  count("read_overhead", p.read_overhead);
+  count("dma_tail", p.dma_tail);
+  count("pipeline_overhead", p.pipeline_overhead);
+  count("fetch_buffer", p.fetch_buffer);
+  count("queue_depth", p.queue_depth);
+  count("dispatch_delay", p.dispatch_delay);
+  count("start_overhead", p.start_overhead);
+  count("end_overhead", p.end_overhead);
+  p.functional = v.flag("functional", p.functional);
+  p.trace_path = v.text("trace", p.trace_path);
   return p;
 }
 
@@ -185,6 +176,7 @@ uint32_t PerfSim::read_reg(uint32_t offset) {
 }
 
 void register_perf_sim() {
+  register_accel_backend_options("perf", perf_option_schema());
   register_accel_backend("perf", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "perf");
     return std::make_unique<PerfSim>(b.config, PerfParams::from_json(b.options.dump()));

@@ -88,50 +88,54 @@ void require_model(const AccelConfig& config, const std::string& backend) {
 
 // ---------------------------------------------------------------- options
 
-RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
+BackendOptionSchema rtl_option_schema() {
+  using O = BackendOption;
+  const double kCycles = 1e15;
+  return {
+      O::count("dram_latency", 0, 1'000'000,
+               "DRAM latency in cycles (to a read's first beat, and from a write's last beat to its response)", "32"),
+      O::number("dram_bytes_per_cycle", 0, 4096, O::Ends::OpenBelow,
+                "DRAM bandwidth in bytes per cycle, reads and writes together", "16"),
+      O::number("dram_stall_rate", 0, 1, O::Ends::OpenAbove,
+                "fraction of cycles DRAM holds its READY signals low (back-pressure on the AXI handshakes)", "0"),
+      O::count("cycle_limit", 1, kCycles, "fail a run without FINISH after this many cycles", "4e9"),
+      O::output_file("fst", "write a waveform (FST) of the run to this file"),
+      O::count("fst_begin", 0, kCycles, "first cycle of the waveform", "0").needing("fst"),
+      O::count("fst_end", 1, kCycles, "the waveform stops before this cycle", "the end").needing("fst"),
+      O::output_file("trace",
+                     "write a timeline of the modules, instructions and DMA bursts (Chrome / Perfetto JSON) to this "
+                     "file"),
+      O::count("trace_begin", 0, kCycles, "first cycle of the timeline", "0").needing("trace"),
+      O::count("trace_end", 1, kCycles, "the timeline stops before this cycle", "the end").needing("trace"),
+      O::count("trace_max_events", 1, 1e9, "events the timeline file may hold (reaching it is noted in the file)",
+               "2000000")
+          .needing("trace"),
+  };
+}
+
+RtlSimOptions rtl_options_from(const std::string& backend, const BackendOptionValues& v) {
   RtlSimOptions o;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    LOOM_THROW(ConfigError, "RTL simulator options: ", e.what());
-  }
-  if (!j.is_object()) LOOM_THROW(ConfigError, "RTL simulator options: expected a JSON object");
-  for (auto& [k, v] : j.items()) {
-    try {
-      if (k == "dram_latency")
-        o.dram_latency = v.get<uint32_t>();
-      else if (k == "dram_bytes_per_cycle")
-        o.dram_bytes_per_cycle = v.get<double>();
-      else if (k == "dram_stall_rate")
-        o.dram_stall_rate = v.get<double>();
-      else if (k == "cycle_limit")
-        o.cycle_limit = v.get<uint64_t>();
-      else if (k == "fst")
-        o.fst_path = v.get<std::string>();
-      else if (k == "fst_begin")
-        o.fst_begin = v.get<uint64_t>();
-      else if (k == "fst_end")
-        o.fst_end = v.get<uint64_t>();
-      else if (k == "trace")
-        o.trace_path = v.get<std::string>();
-      else if (k == "trace_begin")
-        o.trace_begin = v.get<uint64_t>();
-      else if (k == "trace_end")
-        o.trace_end = v.get<uint64_t>();
-      else if (k == "trace_max_events")
-        o.trace_max_events = v.get<uint64_t>();
-      else
-        LOOM_THROW(ConfigError, "RTL simulator options: unknown field '", k, "'");
-    } catch (const nlohmann::json::exception& e) {
-      LOOM_THROW(ConfigError, "RTL simulator options: field '", k, "': ", e.what());
-    }
-  }
-  if (o.dram_bytes_per_cycle <= 0)
-    LOOM_THROW(ConfigError, "RTL simulator options: dram_bytes_per_cycle must be positive");
-  if (!(o.dram_stall_rate >= 0 && o.dram_stall_rate < 1))
-    LOOM_THROW(ConfigError, "RTL simulator options: dram_stall_rate must be in [0, 1), got ", o.dram_stall_rate);
+  o.dram_latency = uint32_t(v.count("dram_latency", o.dram_latency));
+  o.dram_bytes_per_cycle = v.number("dram_bytes_per_cycle", o.dram_bytes_per_cycle);
+  o.dram_stall_rate = v.number("dram_stall_rate", o.dram_stall_rate);
+  o.cycle_limit = v.count("cycle_limit", o.cycle_limit);
+  o.fst_path = v.text("fst", "");
+  o.fst_begin = v.count("fst_begin", o.fst_begin);
+  o.fst_end = v.count("fst_end", o.fst_end);
+  o.trace_path = v.text("trace", "");
+  o.trace_begin = v.count("trace_begin", o.trace_begin);
+  o.trace_end = v.count("trace_end", o.trace_end);
+  o.trace_max_events = v.count("trace_max_events", o.trace_max_events);
+  if (o.fst_end <= o.fst_begin)
+    LOOM_THROW(ConfigError, backend, " backend: fst_end (", o.fst_end, ") must be after fst_begin (", o.fst_begin, ")");
+  if (o.trace_end <= o.trace_begin)
+    LOOM_THROW(ConfigError, backend, " backend: trace_end (", o.trace_end, ") must be after trace_begin (",
+               o.trace_begin, ")");
   return o;
+}
+
+RtlSimOptions RtlSimOptions::from_json(const std::string& text) {
+  return rtl_options_from("rtl", read_backend_options("rtl", text));
 }
 
 // ---------------------------------------------------------------- the device
@@ -399,6 +403,7 @@ uint32_t RtlSim::read_reg(uint32_t offset) {
 }
 
 void register_rtl_sim() {
+  register_accel_backend_options("rtl", rtl_option_schema());
   register_accel_backend("rtl", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "rtl");
     return std::unique_ptr<AccelDevice>(std::make_unique<RtlSim>(b.config, RtlSimOptions::from_json(b.options.dump())));

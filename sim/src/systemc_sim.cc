@@ -19,29 +19,20 @@ namespace loom::sim {
 
 namespace {
 
-sc::MemoryOptions take_memory_options(nlohmann::json& o) {
-  sc::MemoryOptions m;
-  auto take_u32 = [&](const char* key, uint32_t& field, uint32_t lo, uint32_t hi) {
-    if (!o.contains(key)) return;
-    const nlohmann::json v = o[key];
-    o.erase(key);
-    if (!v.is_number_unsigned() || v.get<uint64_t>() < lo || v.get<uint64_t>() > hi)
-      LOOM_THROW(ConfigError, "systemc backend: \"", key, "\" must be an integer in [", lo, ", ", hi, "], got ",
-                 v.dump());
-    field = v.get<uint32_t>();
-  };
-  if (o.contains("memory")) {
-    const nlohmann::json v = o["memory"];
-    o.erase("memory");
-    if (!v.is_string() || (v != "fixed" && v != "banked"))
-      LOOM_THROW(ConfigError, "systemc backend: \"memory\" must be \"fixed\" or \"banked\", got ", v.dump());
-    m.model = v.get<std::string>();
-  }
-  take_u32("banks", m.banks, 1, 1024);
-  take_u32("row_bytes", m.row_bytes, 64, 1u << 20);
-  take_u32("row_hit_latency", m.row_hit_latency, 1, 100000);
-  take_u32("row_miss_latency", m.row_miss_latency, 1, 100000);
-  return m;
+#ifdef LOOM_HAVE_SYSTEMC
+// The rtl backend's options, then the memory model behind the AXI4 port.
+BackendOptionSchema systemc_option_schema() {
+  using O = BackendOption;
+  BackendOptionSchema s = rtl_option_schema();
+  s.push_back(O::choice("memory", {"fixed", "banked"},
+                        "the memory model behind the accelerator (fixed: every burst dram_latency cycles; banked: a "
+                        "DRAM with open rows per bank)",
+                        "fixed"));
+  s.push_back(O::count("banks", 1, 1024, "banked memory: banks", "8"));
+  s.push_back(O::count("row_bytes", 64, 1 << 20, "banked memory: bytes per row", "2048"));
+  s.push_back(O::count("row_hit_latency", 1, 100000, "banked memory: cycles of a burst to an open row", "20"));
+  s.push_back(O::count("row_miss_latency", 1, 100000, "banked memory: cycles of a burst that opens its row", "44"));
+  return s;
 }
 
 struct SystemcOptions {
@@ -50,14 +41,20 @@ struct SystemcOptions {
 };
 
 // The one reader of the "systemc" section: the factory and the check (run before any job) both
-// use it. The memory model's keys, then the rest as the rtl backend's options.
-SystemcOptions systemc_options(nlohmann::json options) {
+// use it.
+SystemcOptions systemc_options(const nlohmann::json& section) {
+  BackendOptionValues v = read_backend_options("systemc", section.dump());
   SystemcOptions o;
-  o.memory = take_memory_options(options);
-  o.rtl = RtlSimOptions::from_json(options.dump());
+  o.rtl = rtl_options_from("systemc", v);
+  o.memory.model = v.text("memory", o.memory.model);
+  o.memory.banks = uint32_t(v.count("banks", o.memory.banks));
+  o.memory.row_bytes = uint32_t(v.count("row_bytes", o.memory.row_bytes));
+  o.memory.row_hit_latency = uint32_t(v.count("row_hit_latency", o.memory.row_hit_latency));
+  o.memory.row_miss_latency = uint32_t(v.count("row_miss_latency", o.memory.row_miss_latency));
   o.memory.latency = o.rtl.dram_latency;
   return o;
 }
+#endif
 
 }  // namespace
 
@@ -125,6 +122,9 @@ std::unique_ptr<rtl::CycleEngine> make_systemc_engine(rtl::RtlCore& core, const 
 #endif
 
 void register_systemc_sim() {
+#ifdef LOOM_HAVE_SYSTEMC
+  register_accel_backend_options("systemc", systemc_option_schema());
+#endif
   register_accel_backend("systemc", [](const std::string& json) -> std::unique_ptr<AccelDevice> {
 #ifndef LOOM_HAVE_SYSTEMC
     (void)json;

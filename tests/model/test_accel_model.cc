@@ -199,11 +199,15 @@ TEST(AccelModel, ResNet18OnFsimEqualsCpuInt8BitForBit) {
   bad.accel_config_json = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": "sideways"}})";
   std::string msg =
       test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
-  EXPECT_NE(msg.find("interleave must be load_first, store_first or random"), std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find("fsim backend: option \"interleave\" must be one of load_first, store_first, random, got \"sideways\""),
+      std::string::npos)
+      << msg;
   bad.accel_config_json = cfg.substr(0, cfg.rfind('}')) + R"(, "fsim": {"interleave": "random", "seed": -3}})";
   msg =
       test::error_text<ConfigError>([&] { runtime::GraphExecutor::from_model_file(acc.result.file, "resnet18", bad); });
-  EXPECT_NE(msg.find("seed must be a non-negative integer, got -3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("option \"seed\" must be an integer in [0, 1000000000000000000], got -3"), std::string::npos)
+      << msg;
   // All convolutions but the float first one, the 8 residual adds and the classifier.
   EXPECT_EQ(acc.result.accel_report.offloaded, 19 + 8 + 1);
   EXPECT_EQ(count_ops(acc.result.graph, "accel_dense"), 1);

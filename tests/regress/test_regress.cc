@@ -238,14 +238,27 @@ TEST(RegressJob, BadDeviceOptionsAreRefusedBeforeAnythingRuns) {
     std::string backend, device, says;
   };
   for (const Case& c : std::vector<Case>{
-           {"fsim", R"({"fsim": {"step_limt": 5}})", "fsim backend: unknown option \"step_limt\""},
-           {"fsim", R"({"fsim": {"step_limit": 0}})", "fsim backend: step_limit must be a positive integer, got 0"},
+           {"fsim", R"({"fsim": {"step_limt": 5}})",
+            "fsim backend: unknown option \"step_limt\" (did you mean 'step_limit'?)"},
+           {"fsim", R"({"fsim": {"step_limit": 0}})",
+            "fsim backend: option \"step_limit\" must be an integer in [1, 1000000000000000], got 0"},
+           {"fsim", R"({"fsim": {"seed": 4}})", "fsim backend: option \"seed\" needs \"interleave\""},
            {"perf", R"({"perf": {"queue_depth": 0}})",
-            "perf backend: \"queue_depth\" must be an integer in [1, 1000000]"},
-           {"perf", R"({"perf": {"dram_latncy": 4}})", "perf backend: unknown option \"dram_latncy\""},
-           {"rtl", R"({"rtl": {"dram_stall_rate": 1.5}})", "dram_stall_rate must be in [0, 1), got 1.5"},
-           {"rtl", R"({"rtl": {"cycle_limt": 5}})", "RTL simulator options: unknown field 'cycle_limt'"},
-           {"systemc", R"({"systemc": {"banks": 0}})", "systemc backend: \"banks\" must be an integer in [1, 1024]"},
+            "perf backend: option \"queue_depth\" must be an integer in [1, 1000000], got 0"},
+           {"perf", R"({"perf": {"dram_latncy": 4}})",
+            "perf backend: unknown option \"dram_latncy\" (did you mean 'dram_latency'?)"},
+           {"perf", R"({"perf": {"functional": 1}})",
+            "perf backend: option \"functional\" must be true or false, got 1"},
+           {"rtl", R"({"rtl": {"dram_stall_rate": 1.5}})",
+            "rtl backend: option \"dram_stall_rate\" must be a number in [0, 1), got 1.5"},
+           {"rtl", R"({"rtl": {"cycle_limt": 5}})",
+            "rtl backend: unknown option \"cycle_limt\" (did you mean 'cycle_limit'?)"},
+           {"rtl", R"({"rtl": {"fst": "w.fst", "fst_begin": 9, "fst_end": 5}})",
+            "rtl backend: fst_end (5) must be after fst_begin (9)"},
+           {"systemc", R"({"systemc": {"banks": 0}})",
+            "systemc backend: option \"banks\" must be an integer in [1, 1024], got 0"},
+           {"systemc", R"({"systemc": {"memory": "stacked"}})",
+            "systemc backend: option \"memory\" must be one of fixed, banked, got \"stacked\""},
        }) {
     if (std::find(known.begin(), known.end(), c.backend) == known.end()) continue;  // no RTL models built
     Manifest m = manifest(c.backend, c.device);

@@ -51,7 +51,9 @@ TEST(FsimErrors, StepLimitStopsALongStreamAndNamesTheFlag) {
     std::string j = cfg.to_json();
     j = j.substr(0, j.rfind('}')) + ", \"fsim\": {" + bad + "}}";
     std::string m = test::error_text<ConfigError>([&] { make_accel_device("fsim", j); });
-    EXPECT_NE(m.find("step_limit must be a positive integer"), std::string::npos) << m;
+    EXPECT_NE(m.find("fsim backend: option \"step_limit\" must be an integer in [1, 1000000000000000], got"),
+              std::string::npos)
+        << m;
   }
 }
 

@@ -115,11 +115,11 @@ TEST(PerfModelErrors, BadOptionsAreNamed) {
   auto with = [&](const std::string& perf) { return base.substr(0, base.rfind('}')) + R"(, "perf": )" + perf + "}"; };
   EXPECT_NE(test::error_text<ConfigError>([&] {
               make_accel_device("perf", with(R"({"dram_latncy": 3})"));
-            }).find("unknown option \"dram_latncy\""),
+            }).find("unknown option \"dram_latncy\" (did you mean 'dram_latency'?)"),
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([&] {
               make_accel_device("perf", with(R"({"dram_bytes_per_cycle": 0})"));
-            }).find("\"dram_bytes_per_cycle\" must be a number in (0, 4096]"),
+            }).find("option \"dram_bytes_per_cycle\" must be a number in (0, 4096]"),
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([&] {
               make_accel_device("perf", with(R"({"bursts_in_flight": 0})"));
