@@ -122,9 +122,10 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
           ->capture_default_str()
           ->group("Backend");
   // One flag per key, described by the first backend that declares it; its help names them all.
+  // A command's own option of the same name keeps it (the key stays settable in the config JSON).
   for (const std::string& b : known)
     for (const BackendOption& o : accel_backend_options(b)) {
-      if (opt.flags.count(o.key)) continue;
+      if (opt.flags.count(o.key) || app.get_option_no_throw(o.cli_flag())) continue;
       std::string help = declaring(o.key) + ": " + o.help;
       if (!o.fallback.empty()) help += " (default " + o.fallback + ")";
       opt.flags[o.key] = app.add_option(o.cli_flag(), opt.values[o.key], help)
@@ -134,7 +135,8 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
     }
   for (const std::string& b : known)
     for (const BackendOption& o : accel_backend_options(b))
-      if (!o.needs.empty() && opt.flags.count(o.needs)) opt.flags[o.key]->needs(opt.flags[o.needs]);
+      if (!o.needs.empty() && opt.flags.count(o.key) && opt.flags.count(o.needs))
+        opt.flags[o.key]->needs(opt.flags[o.needs]);
   app.parse_complete_callback([&opt] { check(opt); });
 }
 

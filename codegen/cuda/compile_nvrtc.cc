@@ -6,6 +6,7 @@
 // start on a machine without the CUDA toolkit (nvrtc_enabled() is then false).
 #include <dlfcn.h>
 #include <nvrtc.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -97,11 +98,20 @@ std::filesystem::path cache_dir(const CudaOptions& o) {
   return runtime::cache_directory("LOOM_CUDA_CACHE", "cuda");
 }
 
-// The content hash of everything that decides the compiled code.
+// Which NVRTC compiles: the library file Loom loads (path, size, modification time), read without
+// loading it, so that a cache hit never loads NVRTC; its version when the file is not there.
+std::string nvrtc_identity() {
+  struct stat st {};
+  if (stat(LOOM_NVRTC_LIBRARY, &st) == 0)
+    return std::string(LOOM_NVRTC_LIBRARY) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
+  return "NVRTC " + nvrtc_version();
+}
+
+// Everything that decides the compiled code: the entry's check text and, hashed, its name.
 std::string cache_key(const runtime::CudaProgram& p, const CudaOptions& o) {
-  std::string key = p.source + '\xff' + nvrtc_version() + '\xff';
+  std::string key = "loom cuda cache 2\n" + nvrtc_identity() + "\n" + o.arch + "\n";
   for (auto& opt : nvrtc_options(o)) key += opt + '\xff';
-  return runtime::content_hash(key) + "_" + o.arch;
+  return key + "\n" + p.source;
 }
 
 // "Compiling entry function 'k' for 'sm_90'" ... "Used 10 registers" per kernel.
@@ -134,26 +144,21 @@ void apply_registers(runtime::CudaProgram& p, const CudaOptions& o) {
     }
 }
 
-bool read_cache(runtime::CudaProgram& p, const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+// An entry carries its key's check and a digest of its bytes (runtime/disk_cache.h): a damaged or
+// colliding entry is compiled again and overwritten.
+bool read_cache(runtime::CudaProgram& p, const std::filesystem::path& file, const std::string& key) {
+  std::optional<std::string> bytes = runtime::read_cache_entry(file, key);
+  if (!bytes) return false;
   try {
-    runtime::CudaProgram c = runtime::CudaProgram::deserialize(bytes, file.string());
-    if (c.source != p.source || c.arch != p.arch) return false;  // a hash collision: compile
+    runtime::CudaProgram c = runtime::CudaProgram::deserialize(*bytes, file.string());
+    if (c.source != p.source || c.arch != p.arch) return false;
     p.ptx = std::move(c.ptx);
     p.cubin = std::move(c.cubin);
     p.compile_log = std::move(c.compile_log);
     return true;
   } catch (const Error&) {
-    return false;  // a damaged entry is compiled again and overwritten
+    return false;
   }
-}
-
-void write_cache(const runtime::CudaProgram& p, const std::filesystem::path& file) {
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  if (!ec) runtime::write_file_atomically(file, p.serialize());  // a cache that cannot be written only costs time
 }
 
 }  // namespace
@@ -174,10 +179,14 @@ void compile(runtime::CudaProgram& p, const CudaOptions& o) {
   if (!std::regex_match(o.arch, arch))
     LOOM_THROW(CodegenError, "CUDA architecture '", o.arch, "' is not sm_<major><minor> (e.g. sm_90, sm_90a)");
   std::filesystem::path file;
+  std::string key;
   if (o.use_cache) {
     std::filesystem::path dir = cache_dir(o);
-    if (!dir.empty()) file = dir / (cache_key(p, o) + ".loomcuda");
-    if (!file.empty() && read_cache(p, file)) {
+    if (!dir.empty()) {
+      key = cache_key(p, o);
+      file = dir / (runtime::content_hash(key) + "_" + o.arch + ".loomcuda");
+    }
+    if (!file.empty() && read_cache(p, file, key)) {
       apply_registers(p, o);
       return;
     }
@@ -216,7 +225,7 @@ void compile(runtime::CudaProgram& p, const CudaOptions& o) {
   p.arch = o.arch;
   g_last_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   apply_registers(p, o);
-  if (!file.empty()) write_cache(p, file);
+  if (!file.empty()) runtime::write_cache_entry(file, p.serialize(), key);  // one not written only costs time
 }
 
 }  // namespace loom::codegen::cuda

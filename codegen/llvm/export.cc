@@ -2,12 +2,18 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "llvm_target.h"
 #include "loom/runtime/env.h"
@@ -45,11 +51,31 @@ std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMO
 }
 
 namespace {
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+
+// Runs argv[0] (looked up on PATH) with stdout and stderr in `log`, and waits: its exit status, or
+// -1 when it could not start. posix_spawn rather than system(): no shell, and no fork that copies
+// this process's page tables (a compiler process is large; a model compiles a library per build).
+int run_logged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) {
+    std::ofstream(log) << "cannot run '" << argv[0] << "': " << std::strerror(err) << "\n";
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
+
 }  // namespace
 
 void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options) {
@@ -76,9 +102,7 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
 #endif
   if (auto env_cc = runtime::env::text("LOOM_CC")) cc = *env_cc;
   // loom_* hooks stay undefined: the process that loads the library provides them.
-  std::string cmd = shell_quote(cc) + " -shared -o " + shell_quote(path) + " " + shell_quote(obj_path.string()) +
-                    " -lm > " + shell_quote(log_path.string()) + " 2>&1";
-  int rc = std::system(cmd.c_str());
+  int rc = run_logged({cc, "-shared", "-o", path, obj_path.string(), "-lm"}, log_path);
   std::string log;
   {
     std::ifstream in(log_path);

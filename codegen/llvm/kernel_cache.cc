@@ -1,7 +1,6 @@
 // The kernel cache: object code keyed by everything that decides it, so that compiling the same
 // kernels again (the same model, another run, another test) skips LLVM's optimizer and code
 // generator, which take most of a model's compile time.
-#include <link.h>
 #include <llvm-c/Core.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/raw_ostream.h>
@@ -11,6 +10,7 @@
 #include <string_view>
 
 #include "llvm_target.h"
+#include "loom/runtime/build_id.h"
 #include "loom/runtime/disk_cache.h"
 #include "loom/runtime/env.h"
 
@@ -20,51 +20,13 @@ namespace {
 
 std::atomic<int64_t> g_hits{0}, g_misses{0}, g_stores{0};
 
-// The GNU build-id of the loaded object that holds `address` (the linker's hash of its contents:
-// what runs, even if the file on disk was rebuilt since), or "" when it has none.
-std::string loaded_build_id(const void* address) {
-  struct Search {
-    uintptr_t address;
-    std::string id;
-  } search{reinterpret_cast<uintptr_t>(address), ""};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) {
-        auto* s = static_cast<Search*>(data);
-        bool holds = false;
-        for (int i = 0; i < info->dlpi_phnum && !holds; ++i) {
-          const auto& ph = info->dlpi_phdr[i];
-          uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-          holds = ph.p_type == PT_LOAD && s->address >= begin && s->address < begin + ph.p_memsz;
-        }
-        if (!holds) return 0;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const auto& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_NOTE) continue;
-          const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
-          const char* end = p + ph.p_memsz;
-          while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p);
-            const char* name = p + sizeof(ElfW(Nhdr));
-            const char* desc = name + ((n->n_namesz + 3) & ~3u);
-            if (desc + n->n_descsz > end) break;
-            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0)
-              s->id = runtime::content_hash(std::string_view(desc, n->n_descsz));
-            p = desc + ((n->n_descsz + 3) & ~3u);
-          }
-        }
-        return 1;
-      },
-      &search);
-  return search.id;
-}
-
 // This build of Loom's code generator (a rebuild that changes how IR is optimized or emitted changes
 // it) and of LLVM (its version, and its library's build-id). Empty when it cannot be told, and
 // then there is no cache: an entry of another build could be taken for this one's.
 const std::string& build_identity() {
   static const std::string id = [] {
-    std::string codegen = loaded_build_id(reinterpret_cast<const void*>(&build_identity));
-    std::string llvm = loaded_build_id(reinterpret_cast<const void*>(&LLVMGetVersion));
+    std::string codegen = runtime::loaded_build_id(reinterpret_cast<const void*>(&build_identity));
+    std::string llvm = runtime::loaded_build_id(reinterpret_cast<const void*>(&LLVMGetVersion));
     if (codegen.empty() || llvm.empty()) return std::string();
     return "codegen " + codegen + "\nllvm " LLVM_VERSION_STRING " " + llvm;
   }();

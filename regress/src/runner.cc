@@ -19,6 +19,7 @@
 #include "loom/regress/job.h"
 #include "loom/regress/process.h"
 #include "loom/regress/progress.h"
+#include "loom/runtime/build_id.h"
 #include "loom/runtime/error.h"
 
 namespace loom::regress {
@@ -77,18 +78,39 @@ void on_worker_signal(int) { stop_requested() = true; }
 
 }  // namespace
 
+namespace {
+
+// The Loom executable and libraries loaded when this library was: the objects every process of a
+// run (runner and workers) has, whatever a job loads later (the systemc backend's module).
+const std::vector<runtime::LoadedObject>& loaded_at_start() {
+  static const std::vector<runtime::LoadedObject> objects = runtime::loaded_objects("libloom");
+  return objects;
+}
+[[maybe_unused]] const bool snapshot_taken = !loaded_at_start().empty();
+
+}  // namespace
+
 const std::string& loom_build_id() {
   static const std::string id = [] {
-    // The running executable and every Loom library it loaded: a rebuild changes the id.
-    std::set<std::string> files = {self_executable()};
-    std::ifstream maps("/proc/self/maps");
-    for (std::string line; std::getline(maps, line);) {
-      size_t slash = line.find('/');
-      if (slash != std::string::npos && line.find("libloom", slash) != std::string::npos)
-        files.insert(line.substr(slash));
-    }
+    // Their build-ids (an object without one by its contents), then every other Loom library in
+    // their folder by its contents: a rebuild of any of them changes the id.
     std::string all;
-    for (const auto& f : files) all += runtime::binary_digest(read_file(f));  // quick: every worker takes it
+    std::set<std::string> named;
+    for (const runtime::LoadedObject& o : loaded_at_start()) {
+      all += o.path + " " + (o.build_id.empty() ? runtime::binary_digest(read_file(o.path)) : o.build_id) + "\n";
+      named.insert(fs::path(o.path).filename().string());
+    }
+    for (const runtime::LoadedObject& o : loaded_at_start()) {
+      if (o.path.find("libloom_regress") == std::string::npos) continue;
+      std::error_code ec;
+      std::set<fs::path> others;
+      for (const auto& e : fs::directory_iterator(fs::path(o.path).parent_path(), ec)) {
+        std::string name = e.path().filename().string();
+        if (name.rfind("libloom", 0) == 0 && e.path().extension() == ".so" && !named.count(name))
+          others.insert(e.path());
+      }
+      for (const fs::path& f : others) all += f.string() + " " + runtime::binary_digest(read_file(f.string())) + "\n";
+    }
     return std::string("0.1+") + content_hash(all);
   }();
   return id;

@@ -83,7 +83,14 @@ BackendOption BackendOption::needing(std::string other) const {
   return o;
 }
 
+BackendOption BackendOption::with_flag(std::string cli_flag) const {
+  BackendOption o = *this;
+  o.flag = std::move(cli_flag);
+  return o;
+}
+
 std::string BackendOption::cli_flag() const {
+  if (!flag.empty()) return flag;
   std::string f = "--" + key;
   for (char& c : f)
     if (c == '_') c = '-';

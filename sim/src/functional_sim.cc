@@ -427,7 +427,9 @@ BackendOptionSchema fsim_option_schema() {
       O::choice("interleave", {"load_first", "store_first", "random"},
                 "the order of the load, compute and store queues' instructions when more than one could run (any "
                 "order the tokens allow must give the same results)"),
-      O::count("seed", 0, 1e18, "the random interleaving's seed", "1").needing("interleave"),
+      O::count("seed", 0, 1e18, "the random interleaving's seed", "1")
+          .needing("interleave")
+          .with_flag("--interleave-seed"),
   };
 }
 

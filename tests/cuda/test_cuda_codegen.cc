@@ -1,5 +1,8 @@
 // CUDA C from lowered GPU functions, compiled by NVRTC and ptxas for sm_90 in every build that has
 // the CUDA toolkit (no GPU needed): the source's shape, the cubin and PTX, ptxas' resource report.
+#include <filesystem>
+#include <fstream>
+
 #include "common/error_text.h"
 #include "common/temp_dir.h"
 #include "cuda_cases.h"
@@ -93,6 +96,20 @@ TEST(CudaCodegen, TheDiskCacheAnswersTheSecondCompile) {
   EXPECT_EQ(codegen::cuda::last_compile_seconds(), 0.0);
   EXPECT_EQ(a.cubin, b.cubin);
   EXPECT_EQ(a.functions[0].kernels[0].registers, b.functions[0].kernels[0].registers);
+  // A damaged entry fails its digest: compiled again and written again.
+  std::vector<std::filesystem::path> entries;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 1u);
+  {
+    std::fstream f(entries[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(std::filesystem::file_size(entries[0]) / 2));
+    f.put('\x5a');
+  }
+  runtime::CudaProgram d = codegen::cuda::build({gemm_func(64, 64, 16)}, o);
+  EXPECT_GT(codegen::cuda::last_compile_seconds(), 0.0);
+  EXPECT_EQ(d.cubin, a.cubin);
+  codegen::cuda::build({gemm_func(64, 64, 16)}, o);
+  EXPECT_EQ(codegen::cuda::last_compile_seconds(), 0.0);
   o.arch = "sm_80";  // another architecture is another entry
   runtime::CudaProgram c = codegen::cuda::build({gemm_func(64, 64, 16)}, o);
   EXPECT_GT(codegen::cuda::last_compile_seconds(), 0.0);

@@ -35,6 +35,7 @@ struct BackendOption {
   std::string needs;     // another option this one only makes sense with ("fst_begin" needs "fst")
   std::string help;      // one line: what it sets
   std::string fallback;  // the value when not given, for the help ("" if none worth showing)
+  std::string flag;      // the command-line flag when the key's own would say too little ("" for it)
 
   enum class Ends { Closed, OpenBelow, OpenAbove };
   static BackendOption count(std::string key, double min, double max, std::string help, std::string fallback = "");
@@ -44,9 +45,10 @@ struct BackendOption {
   static BackendOption choice(std::string key, std::vector<std::string> choices, std::string help,
                               std::string fallback = "");
   static BackendOption output_file(std::string key, std::string help);
-  BackendOption needing(std::string other) const;  // this option, given only together with `other`
+  BackendOption needing(std::string other) const;       // this option, given only together with `other`
+  BackendOption with_flag(std::string cli_flag) const;  // "--interleave-seed" for "seed"
 
-  std::string cli_flag() const;    // the command-line flag: "--" and the key with '-' for '_'
+  std::string cli_flag() const;    // `flag`, else "--" and the key with '-' for '_'
   std::string range_text() const;  // "an integer in [1, 1024]", "one of fixed, banked", ...
 };
 using BackendOptionSchema = std::vector<BackendOption>;
