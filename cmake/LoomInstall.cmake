@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 
 set(loom_exported)
 set(LOOM_PUBLIC_HEADERS)  # every installed header (tests/tools: the consumer compiles each on its own)
-foreach(layer runtime accel sim ir schedule ops codegen graph frontend tune regress)
+foreach(layer runtime accel sim ir schedule ops codegen graph frontend tune regress dse)
   if(TARGET loom_${layer})
     set_target_properties(loom_${layer} PROPERTIES EXPORT_NAME ${layer})
     list(APPEND loom_exported loom_${layer})

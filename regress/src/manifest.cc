@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "loom/accel/config.h"
-#include "loom/graph/builtin_models.h"
+#include "loom/regress/job_kind.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
@@ -26,8 +26,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-const std::set<std::string> kOpParams = {"channels", "out_channels", "size", "stride", "pad", "vthreads"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -200,48 +198,19 @@ json yaml_to_json(const YAML::Node& n) {
 }  // namespace
 
 Workload parse_workload(const std::string& text) {
-  Workload w;
   size_t colon = text.find(':');
-  if (colon == std::string::npos || colon + 1 == text.size())
-    LOOM_THROW(Error, "workload '", text,
-               "': expected op:NAME[,key=value...], resnet18:LAYER, program:FILE, model:NAME|FILE[@IMAGE] or "
-               "command:SHELL");
-  w.kind = text.substr(0, colon);
-  std::string rest = text.substr(colon + 1);
-  if (w.kind == "op") {
-    std::stringstream ss(rest);
-    std::getline(ss, w.target, ',');
-    if (w.target != "dense" && w.target != "conv2d" && w.target != "add")
-      LOOM_THROW(Error, "workload '", text, "': unknown operator '", w.target, "' (dense, conv2d, add)");
-    for (std::string kv; std::getline(ss, kv, ',');) {
-      size_t eq = kv.find('=');
-      std::string key = kv.substr(0, eq);
-      if (eq == std::string::npos || !kOpParams.count(key))
-        LOOM_THROW(Error, "workload '", text, "': '", kv, "' is not key=value with a key of ",
-                   join({kOpParams.begin(), kOpParams.end()}));
-      std::string value = kv.substr(eq + 1);
-      if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos)
-        LOOM_THROW(Error, "workload '", text, "': ", key, "=", value, " is not a whole number");
-      w.params.emplace_back(key, value);
-    }
-  } else if (w.kind == "resnet18" || w.kind == "program" || w.kind == "command") {
-    w.target = rest;
-  } else if (w.kind == "model") {
-    w.target = rest;
-    size_t at = rest.rfind('@');
-    if (at != std::string::npos && rest.find('/', at) == std::string::npos) {
-      std::string image = rest.substr(at + 1);
-      if (image.empty() || image.size() > 4 || image.find_first_not_of("0123456789") != std::string::npos ||
-          std::stoi(image) < 32 || std::stoi(image) > 1024)
-        LOOM_THROW(Error, "workload '", text, "': the image size after @ must be a whole number in [32, 1024]");
-      w.image = std::stoi(image);
-      w.target = rest.substr(0, at);
-    }
-    if (w.target.empty()) LOOM_THROW(Error, "workload '", text, "' names no model");
-  } else {
-    LOOM_THROW(Error, "workload '", text, "': unknown kind '", w.kind, "' (op, resnet18, program, model, command)");
+  if (colon == std::string::npos || colon + 1 == text.size()) {
+    std::string forms;
+    for (const std::string& k : job_kind_names()) forms += (forms.empty() ? "" : ", ") + job_kind(k).syntax();
+    LOOM_THROW(Error, "workload '", text, "': expected one of ", forms);
   }
-  return w;
+  const std::string kind = text.substr(0, colon);
+  try {
+    return job_kind(kind).parse(text.substr(colon + 1), text);
+  } catch (const Error& e) {
+    if (std::string(e.what()).rfind("unknown kind", 0) == 0) LOOM_THROW(Error, "workload '", text, "': ", e.what());
+    throw;
+  }
 }
 
 json JobSpec::to_json() const {
@@ -254,6 +223,7 @@ json JobSpec::to_json() const {
             {"timeout_s", timeout_s}, {"retries", retries}, {"seed", seed},         {"inputs", inputs},
             {"files", files}};
   if (!inputs_from.empty()) j["inputs_from"] = inputs_from;
+  if (!params.empty()) j["params"] = params;
   return j;
 }
 
@@ -278,6 +248,7 @@ JobSpec JobSpec::from_json(const json& j) {
     s.inputs = j.at("inputs").get<int>();
     s.files = j.at("files").get<std::vector<std::string>>();
     s.inputs_from = j.value("inputs_from", std::string());
+    s.params = j.value("params", json::object());
   } catch (const json::exception& e) {
     LOOM_THROW(Error, "job description ", j.dump().substr(0, 120), ": ", e.what());
   }
@@ -345,7 +316,7 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     if (!folder_name(group)) r.fail("the name may hold only letters, digits, '.', '_' and '-' (it names a folder)");
     if (!groups.insert(group).second) r.fail("a group of this name comes earlier");
     r.known_keys(g, {"name", "workloads", "configs", "backends", "expect", "timeout_s", "retries", "seed", "inputs",
-                     "inputs_from", "device", "files"});
+                     "inputs_from", "device", "files", "params"});
     // Files the group's jobs read besides their workload's (a script a command runs, a model a
     // command loads): their contents are part of the cache key.
     std::vector<std::string> group_files;
@@ -417,6 +388,9 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     const int job_retries = int(r.whole(g, "retries", retries, 0, 10));
     const uint64_t job_seed = uint64_t(r.whole(g, "seed", int64_t(seed), 0, INT64_MAX));
     const int inputs = int(r.whole(g, "inputs", 1, 1, 1000));
+    // Parameters of the group's workload kind (dse-point: {"vthreads": 2}); part of the cache key.
+    const json params = g.value("params", json::object());
+    if (!params.is_object()) r.fail("'params' must be an object");
     // A folder of .npy inputs for model workloads: its files join the cache key.
     std::string inputs_from;
     if (g.contains("inputs_from")) {
@@ -449,46 +423,37 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
         files.push_back(abs.string());
         return abs.string();
       };
-      std::string resolved = text;  // with absolute paths, so that a worker anywhere finds the files
-      bool own_config = false;
-      if (w.kind == "program") {
-        resolved = "program:" + file(w.target);
-        own_config = true;
-      } else if (w.kind == "model") {
-        auto builtin = graph::builtin_model_names();
-        bool is_builtin = std::find(builtin.begin(), builtin.end(), w.target) != builtin.end();
-        if (!is_builtin) {
-          if (fs::path(w.target).extension() != ".onnx" && fs::path(w.target).extension() != ".loom")
-            r.fail("workload '" + text + "': '" + w.target + "' is neither a built-in model (" + join(builtin) +
-                   ") nor an .onnx or .loom file");
-          resolved = "model:" + file(w.target) + (w.image ? "@" + std::to_string(w.image) : "");
-          own_config = fs::path(w.target).extension() == ".loom";
-          if (own_config && w.image) r.fail("workload '" + text + "': a compiled model has its image size");
-        }
-      } else if (w.kind == "resnet18") {
-        static const std::set<std::string> layers = {"c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11"};
-        if (!layers.count(w.target))
-          r.fail("workload '" + text + "': ResNet-18 has no conv layer '" + w.target + "' (c2 to c11)");
+      const JobKind& kind = job_kind(w.kind);
+      ResolvedWorkload rw;
+      try {
+        rw = kind.resolve(w, text, file);
+      } catch (const Error& e) {
+        r.fail(e.what());
       }
+      const bool own_config = rw.own_config;
       if (own_config && configs_given)
         r.fail("workload '" + text + "' carries its accelerator config: leave 'configs' out of this group");
       Expectation ex = expect;
-      if (!reference_given && (w.kind == "command" || own_config)) ex.reference = w.kind == "program" ? "cpu" : "none";
-      if (ex.reference == "cpu" && w.kind == "model" && own_config)
+      if (!reference_given) ex.reference = rw.default_reference;
+      if (ex.reference == "cpu" && !rw.cpu_reference && rw.no_reference.empty())
         r.fail("workload '" + text + "' has no CPU reference: expect a backend, or \"reference\": \"none\"");
-      if (ex.reference != "none" && w.kind == "command")
-        r.fail("workload '" + text +
-               "' is a command: it checks itself (exit code, metrics.json); give \"reference\": "
-               "\"none\" or leave it out");
-      if (ex.min_accuracy && (w.kind != "model" || own_config))
+      if (ex.reference != "none" && !rw.no_reference.empty())
+        r.fail("workload '" + text + "' is a " + w.kind + ": " + rw.no_reference +
+               "; give \"reference\": \"none\" or leave it out");
+      if (ex.min_accuracy && !rw.accuracy)
         r.fail("min_accuracy needs a model workload that Loom quantizes (model:NAME or model:FILE.onnx)");
-      if (!inputs_from.empty() && w.kind != "model")
+      if (!inputs_from.empty() && !rw.model_inputs)
         r.fail("'inputs_from' gives a model's inputs: workload '" + text + "' is no model");
+      try {
+        kind.check_params(params);
+      } catch (const Error& e) {
+        r.fail("workload '" + text + "': " + e.what());
+      }
       for (const auto& c : config_names)
         for (const auto& b : backends) {
           JobSpec s;
           s.group = group;
-          s.workload = resolved;
+          s.workload = rw.text;  // with absolute paths, so that a worker anywhere finds the files
           s.config_name = own_config ? "own" : c;
           s.config = own_config ? json() : configs.at(c);
           s.backend = b;
@@ -499,6 +464,7 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
           s.seed = job_seed;
           s.inputs = inputs;
           s.inputs_from = inputs_from;
+          s.params = params;
           s.files = files;
           s.name = group + "/" + (given_slug.empty() ? slug(w, text) : given_slug) + "/" + s.config_name + "/" +
                    as_folder_name(b);

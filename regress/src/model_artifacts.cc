@@ -55,7 +55,7 @@ json calibration_json(const std::vector<graph::PointCalibration>& c) {
 std::vector<graph::PointCalibration> calibration_from(const json& a) {
   std::vector<graph::PointCalibration> c;
   for (const json& p : a)
-    c.push_back({p.at(0).get<int>(), p.at(1).get<double>(), p.at(2).get<double>(), p.at(3).get<int>()});
+    c.push_back({p.at(0).get<int>(), p.at(1).get<double>(), p.at(2).get<double>(), p.at(3).get<int>(), {}});
   return c;
 }
 

@@ -148,6 +148,17 @@ std::string job_status(const fs::path& out, const std::string& name) {
                                                                                     : "";
 }
 
+std::optional<JobOutcome> finished_outcome(const fs::path& out, const JobSpec& job) {
+  auto r = read_result(job_dir(out, job) / "result.json", job.name);
+  if (!r || (*r)["key"] != cache_key(job) || ((*r)["status"] != "pass" && (*r)["status"] != "fail"))
+    return std::nullopt;
+  try {
+    return JobOutcome::from_json(*r);
+  } catch (const Error&) {
+    return std::nullopt;  // a damaged result counts as none
+  }
+}
+
 namespace {
 
 // Runs the job of one round-file line and writes its result.json; false if the worker was stopped.

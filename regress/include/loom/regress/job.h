@@ -23,6 +23,7 @@ struct JobOutcome {
   nlohmann::json metrics = nlohmann::json::object();  // cycles, instructions, utilization, mismatches, accuracy, ...
   std::vector<Check> checks;
   nlohmann::json to_json() const;
+  static JobOutcome from_json(const nlohmann::json& j);  // Error naming what is missing
 };
 
 // Never throws: a failure of the workload is the outcome's. Outputs go to `workdir` (.npy). Model

@@ -11,8 +11,10 @@
 // Workloads: op:dense|conv2d|add[,key=value...] (a built-in accelerator operator), resnet18:LAYER
 // (a ResNet-18 conv layer), program:FILE (an accelerator program), model:NAME|FILE.onnx[@IMAGE]
 // (quantized to int8, compiled per config), model:FILE.loom (a compiled model, its own config),
-// command:SHELL (a shell command run in the job's folder). Paths are relative to the manifest. A
-// group's "files" lists more files its jobs read (their contents join the cache key).
+// command:SHELL (a shell command run in the job's folder), and kinds other libraries register
+// (job_kind.h; dse-point:WORKLOAD). Paths are relative to the manifest. A group's "files" lists
+// more files its jobs read (their contents join the cache key); its "params" are parameters of its
+// workloads' kind.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -42,6 +44,7 @@ struct JobSpec {
   int inputs = 1;                  // models: how many inputs run (accuracy is over these)
   std::string inputs_from;         // models: a folder of .npy inputs (absolute); empty: random draws
   std::vector<std::string> files;  // absolute paths the job reads: their contents are part of its cache key
+  nlohmann::json params = nlohmann::json::object();  // the workload kind's parameters (job_kind.h)
 
   // Everything that determines the job's result, canonical (keys sorted): what the cache hashes.
   nlohmann::json to_json() const;
@@ -58,7 +61,8 @@ struct Manifest {
 Manifest load_manifest(const std::string& path);
 Manifest parse_manifest(const std::string& text, const std::string& origin, const std::string& base_dir);
 
-// The parts of a workload string: kind ("op", "resnet18", "program", "model", "command") and the rest.
+// The parts of a workload string: its kind ("op", "resnet18", "program", "model", "command", or a
+// registered one) and the rest, as the kind parses it.
 struct Workload {
   std::string kind, target;
   std::vector<std::pair<std::string, std::string>> params;  // op: key=value pairs

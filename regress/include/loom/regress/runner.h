@@ -14,6 +14,7 @@
 
 #include "loom/runtime/disk_cache.h"
 
+#include "loom/regress/job.h"
 #include "loom/regress/manifest.h"
 #include "loom/regress/report.h"
 
@@ -87,6 +88,11 @@ int run_worker(const std::filesystem::path& dir, int round, int task, int count,
 // The status in job `name`'s result.json under work folder `out` ("pass", "fail", ...), or "" while
 // it has none (what the executors' progress lines count).
 std::string job_status(const std::filesystem::path& out, const std::string& name);
+
+// The outcome job `job` left in work folder `out` under its present cache key (this build, its
+// files as they are now), if it finished (passed or failed); what a caller that submitted typed
+// jobs reads back (loom dse's points).
+std::optional<JobOutcome> finished_outcome(const std::filesystem::path& out, const JobSpec& job);
 
 // FNV-1a of `text` (64 bits, hex): stable across runs and machines (one hash for every id).
 using runtime::content_hash;

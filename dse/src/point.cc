@@ -1,0 +1,258 @@
+#include "loom/dse/point.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "loom/accel/isa.h"
+#include "loom/codegen/accel.h"
+#include "loom/frontend/load.h"
+#include "loom/graph/build.h"
+#include "loom/graph/builtin_models.h"
+#include "loom/graph/quantize.h"
+#include "loom/ops/accel_operators.h"
+#include "loom/runtime/disk_cache.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/sim/perf_model.h"
+#include "number.h"
+
+namespace loom::dse {
+
+using nlohmann::json;
+
+namespace {
+
+// xc7z020 (Pynq-Z1): the area axis is the binding resource's share of it.
+constexpr double kPartLut = 53200, kPartFf = 106400, kPartDsp = 220, kPartBram36 = 140;
+
+}  // namespace
+
+const std::vector<std::string>& config_parameters() {
+  static const std::vector<std::string> p = {"batch",   "block_in", "block_out", "inp_kib",
+                                             "wgt_kib", "acc_kib",  "out_kib",   "uop_kib"};
+  return p;
+}
+
+const std::vector<std::string>& run_parameters() {
+  static const std::vector<std::string> p = {"dram_latency", "dram_bytes_per_cycle", "vthreads", "queue_depth"};
+  return p;
+}
+
+json PointSpec::to_json() const {
+  return {{"config", config}, {"workload", workload}, {"backend", "perf"}, {"options", options}};
+}
+
+PointSpec PointSpec::from_json(const json& j, const std::string& where) {
+  if (!j.is_object() || !j.contains("config") || !j["config"].is_object() || !j.contains("workload") ||
+      !j["workload"].is_string() || !j.contains("options") || !j["options"].is_object())
+    LOOM_THROW(Error, where, ": expected {\"config\", \"workload\", \"backend\", \"options\"}");
+  if (j.value("backend", "") != "perf")
+    LOOM_THROW(Error, where, ": backend '", j.value("backend", ""), "': design points run on perf");
+  for (auto& [k, v] : j["options"].items()) {
+    const auto& run = run_parameters();
+    if (std::find(run.begin(), run.end(), k) == run.end() || !v.is_number())
+      LOOM_THROW(Error, where, ": unknown or non-numeric option '", k, "'");
+  }
+  PointSpec s;
+  s.config = j["config"];
+  s.workload = j["workload"];
+  s.options = j["options"];
+  return s;
+}
+
+std::string PointSpec::id() const { return runtime::content_hash(to_json().dump()); }
+
+json PointResult::to_json() const {
+  json r = {{"status", legal ? "ok" : "illegal"}};
+  if (!legal) {
+    r["reason"] = reason;
+    return r;
+  }
+  r["cycles"] = cycles;
+  r["macs"] = macs;
+  r["utilization"] = utilization;
+  r["area"] = {{"lut", area.lut}, {"ff", area.ff}, {"dsp", area.dsp}, {"bram36", area.bram36}};
+  r["layers"] = json::array();
+  for (const LayerResult& l : layers)
+    r["layers"].push_back({{"layer", l.layer}, {"cycles", l.cycles}, {"macs", l.macs}, {"utilization", l.utilization}});
+  return r;
+}
+
+PointResult PointResult::from_json(const json& j) {
+  PointResult p;
+  try {
+    p.legal = j.at("status") == "ok";
+    if (!p.legal) {
+      p.reason = j.at("reason");
+      return p;
+    }
+    p.cycles = j.at("cycles");
+    p.macs = j.at("macs");
+    p.utilization = j.at("utilization");
+    const json& area = j.at("area");
+    p.area = {area.at("lut"), area.at("ff"), area.at("dsp"), area.at("bram36")};
+    for (const json& l : j.at("layers"))
+      p.layers.push_back({l.at("layer"), l.at("cycles"), l.at("macs"), l.at("utilization")});
+  } catch (const json::exception& e) {
+    LOOM_THROW(Error, "design point result ", j.dump().substr(0, 120), ": ", e.what());
+  }
+  return p;
+}
+
+void summarize(PointResult& p, const json& c) {
+  const double peak = c.at("batch").get<double>() * c.at("block_in").get<double>() * c.at("block_out").get<double>();
+  p.utilization = p.macs / (peak * double(p.cycles));
+  const double shares[] = {p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
+                           p.area.bram36 / kPartBram36};
+  p.binding = *std::max_element(std::begin(shares), std::end(shares));
+  p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
+}
+
+// ---- workloads ----
+
+struct Workload::Impl {
+  std::vector<ops::AccelConvLayer> layers;
+  std::optional<graph::Graph> model;  // quantized
+  NDArray input;
+};
+
+Workload::Workload() : impl_(std::make_unique<Impl>()) {}
+Workload::~Workload() = default;
+Workload::Workload(Workload&&) noexcept = default;
+Workload& Workload::operator=(Workload&&) noexcept = default;
+
+namespace {
+
+// The parts of a workload text: conv layers, or a model (a built-in's name and image size, or a
+// file) in int8.
+struct WorkloadText {
+  std::vector<ops::AccelConvLayer> layers;
+  std::string model;
+  int64_t image = 224;
+};
+
+WorkloadText parse_workload_text(const std::string& desc) {
+  WorkloadText t;
+  const std::string convs = "resnet18-convs:", model = "model:", int8 = ":int8";
+  if (desc.rfind(convs, 0) == 0) {
+    std::stringstream ss(desc.substr(convs.size()));
+    for (std::string name; std::getline(ss, name, ',');) {
+      const auto& table = ops::resnet18_accel_conv_layers();
+      auto it = std::find_if(table.begin(), table.end(), [&](const auto& l) { return name == l.name; });
+      if (it == table.end()) LOOM_THROW(Error, "workload '", desc, "': ResNet-18 has no conv layer '", name, "'");
+      t.layers.push_back(*it);
+    }
+    if (t.layers.empty()) LOOM_THROW(Error, "workload '", desc, "' names no layer");
+    return t;
+  }
+  if (desc.rfind(model, 0) == 0 && desc.size() > model.size() + int8.size() &&
+      desc.compare(desc.size() - int8.size(), int8.size(), int8) == 0) {
+    t.model = desc.substr(model.size(), desc.size() - model.size() - int8.size());
+    auto names = graph::builtin_model_names();
+    size_t at = t.model.rfind('@');
+    if (at != std::string::npos && std::find(names.begin(), names.end(), t.model.substr(0, at)) != names.end()) {
+      double image = 0;
+      if (!detail::parse_decimal(t.model.substr(at + 1), image) || image != double(int64_t(image)) || image < 32 ||
+          image > 1024)
+        LOOM_THROW(Error, "workload '", desc, "': the image size must be a whole number in [32, 1024]");
+      t.image = int64_t(image);
+      t.model = t.model.substr(0, at);
+    }
+    return t;
+  }
+  LOOM_THROW(Error, "workload '", desc, "': expected resnet18-convs:LAYERS or model:NAME[@IMAGE]:int8");
+}
+
+}  // namespace
+
+void Workload::check(const std::string& text) { parse_workload_text(text); }
+
+Workload Workload::from(const std::string& desc) {
+  WorkloadText t = parse_workload_text(desc);
+  Workload w;
+  w.impl_->layers = t.layers;
+  if (!t.model.empty()) {
+    graph::Graph g = frontend::load_model(t.model, 1, t.image);
+    auto calibration = frontend::calibration_set("1", g);
+    w.impl_->input = calibration[0][0];
+    w.impl_->model = graph::quantize(std::move(g), calibration, {}).graph;
+  }
+  return w;
+}
+
+namespace {
+
+// A whole model at one point: compiled for the point's config, run once by the graph executor with
+// the accelerator kernels on the timing-only perf backend; each accelerator kernel is a row.
+void run_model(PointResult& p, const accel::AccelConfig& cfg, const sim::PerfParams& params, const graph::Graph& model,
+               const NDArray& input) {
+  graph::BuildOptions bo;
+  bo.accel = cfg;
+  graph::BuildResult r = graph::build(model, bo);
+  json dev = json::parse(cfg.to_json());
+  dev["perf"] = {{"functional", false},
+                 {"dram_latency", params.dram_latency},
+                 {"dram_bytes_per_cycle", params.dram_bytes_per_cycle},
+                 {"queue_depth", params.queue_depth}};
+  runtime::ExecutorOptions eo;
+  eo.accel_backend = "perf";
+  eo.accel_config_json = dev.dump();
+  auto ex = runtime::GraphExecutor::from_model_file(r.file, "dse", eo);
+  ex.run({input});
+  const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+  for (size_t k = 0; k < ex.kernels().size(); ++k) {
+    if (ex.kernels()[k].device != runtime::KernelDevice::Accel) continue;
+    const auto& s = ex.accel_stats()[k];
+    double macs = double(s.gemm_macs);
+    p.layers.push_back({ex.kernels()[k].node, s.cycles, macs, s.cycles ? macs / (peak * double(s.cycles)) : 0});
+    p.cycles += s.cycles;
+    p.macs += macs;
+  }
+}
+
+}  // namespace
+
+PointResult run_point(const PointSpec& spec, const Workload& w) {
+  PointResult p;
+  try {
+    json cj = spec.config;
+    cj["name"] = "dse-" + spec.id().substr(0, 8);
+    accel::AccelConfig cfg = accel::AccelConfig::from_json(cj.dump());
+    accel::IsaLayout layout(cfg);  // the ISA's fields must hold the config's scratchpad indices
+    (void)layout;
+    sim::PerfParams params;
+    params.functional = false;
+    params.dram_latency = uint32_t(spec.options.value("dram_latency", double(params.dram_latency)));
+    params.dram_bytes_per_cycle = spec.options.value("dram_bytes_per_cycle", params.dram_bytes_per_cycle);
+    params.queue_depth = uint32_t(spec.options.value("queue_depth", double(params.queue_depth)));
+    int vthreads = int(spec.options.value("vthreads", 2.0));
+    const ops::AccelTarget target = ops::accel_target(cfg);
+    const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
+    if (w.impl_->model) run_model(p, cfg, params, *w.impl_->model, w.impl_->input);
+    for (const ops::AccelConvLayer& l : w.impl_->layers) {
+      ops::AccelOperator a;
+      try {
+        a = ops::make_accel_conv_layer(l, target, vthreads);
+      } catch (const Error& e) {
+        LOOM_THROW(Error, l.name, ": ", e.what());
+      }
+      codegen::AccelModule m = codegen::build_accel(a.func, cfg);
+      sim::PerfSim dev(cfg, params);
+      std::vector<NDArray> args = a.random_args(1);
+      uint64_t cycles = m.run(dev, args).cycles;
+      p.layers.push_back({l.name, cycles, a.macs, a.macs / (peak * double(cycles))});
+      p.cycles += cycles * uint64_t(l.repeats);
+      p.macs += a.macs * l.repeats;
+    }
+    if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
+    p.area = accel::estimate_area(cfg);
+    p.legal = true;
+    summarize(p, spec.config);
+  } catch (const std::exception& e) {  // any failure is the point's, never the sweep's
+    p = PointResult{};
+    p.reason = e.what();
+  }
+  return p;
+}
+
+}  // namespace loom::dse

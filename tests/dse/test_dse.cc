@@ -1,0 +1,120 @@
+// The design-space library: sweeps parsed and crossed, a point's regression job (kind dse-point)
+// describing exactly the point, that job run by the regression runner's code giving the cycles
+// the in-process run gives, and a manifest's dse-point workloads checked before anything runs.
+#include <gtest/gtest.h>
+
+#include "common/error_text.h"
+#include "common/temp_dir.h"
+#include "loom/dse/run.h"
+#include "loom/dse/sweep.h"
+#include "loom/regress/job.h"
+#include "loom/regress/job_kind.h"
+#include "loom/regress/manifest.h"
+#include "loom/runtime/error.h"
+
+using namespace loom;
+using nlohmann::json;
+
+namespace {
+
+std::string manifest_error(const std::string& text) {
+  return test::error_text<Error>([&] { regress::parse_manifest(text, "m.json", "."); });
+}
+
+void expect_has(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+std::vector<dse::Point> two_by_two() {
+  std::vector<dse::Sweep> sweeps = {dse::parse_sweep("block=8,16"), dse::parse_sweep("vthreads=1,2")};
+  dse::check_sweeps(sweeps);
+  return dse::make_points(accel::default_config(), sweeps, dse::conv_layers_workload("c10"));
+}
+
+}  // namespace
+
+TEST(DseSweep, CrossProductSetsConfigAndRunParameters) {
+  std::vector<dse::Point> points = two_by_two();
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[1].spec.config["block_in"], 8);
+  EXPECT_EQ(points[1].spec.config["block_out"], 8);
+  EXPECT_EQ(points[1].spec.options["vthreads"], 2.0);
+  EXPECT_EQ(points[3].spec.config["block_in"], 16);
+  EXPECT_EQ(points[0].spec.workload, "resnet18-convs:c10");
+  EXPECT_NE(points[0].id, points[1].id);
+  EXPECT_EQ(points[2].id, points[2].spec.id());
+  expect_has(test::error_text<Error>([] {
+               dse::check_sweeps({dse::parse_sweep("block=8"), dse::parse_sweep("block_in=8")});
+             }),
+             "not together with --sweep block_in");
+  expect_has(test::error_text<Error>([] { dse::parse_sweep("dram_latency=0"); }), "is not a positive whole number");
+  expect_has(test::error_text<Error>([] { dse::conv_layers_workload("c2,c99"); }), "did you mean 'c9'");
+}
+
+TEST(DsePointJob, DescribesExactlyThePoint) {
+  for (const dse::Point& p : two_by_two()) {
+    regress::JobSpec job = dse::point_job(p);
+    EXPECT_EQ(job.workload, "dse-point:resnet18-convs:c10");
+    EXPECT_EQ(job.backend, "perf");
+    // through the round file and back, as a worker reads it
+    regress::JobSpec back = regress::JobSpec::from_json(json::parse(job.to_json().dump()));
+    EXPECT_EQ(back.params, job.params);
+    EXPECT_EQ(dse::point_spec(back).id(), p.id);
+  }
+}
+
+TEST(DsePointJob, RunByTheRegressionRunnerGivesTheInProcessResult) {
+  std::vector<dse::Point> points = two_by_two();
+  dse::SweepRunOptions threads;
+  threads.quiet = true;
+  dse::run_sweep(points, ".", threads);
+  test::TestDir dir;
+  for (const dse::Point& p : points) {
+    regress::JobOutcome o = regress::run_job(dse::point_job(p), dir.path() / p.id);
+    ASSERT_EQ(o.status, "pass") << o.message;
+    dse::PointResult r = dse::PointResult::from_json(o.metrics);
+    EXPECT_EQ(r.legal, p.result.legal) << p.id;
+    EXPECT_EQ(r.cycles, p.result.cycles) << p.id;
+    EXPECT_EQ(r.reason, p.result.reason) << p.id;
+    EXPECT_EQ(o.metrics["id"], p.id);
+  }
+  EXPECT_TRUE(points[3].result.legal) << points[3].result.reason;
+}
+
+TEST(DsePointJob, ManifestWorkloadsAreCheckedBeforeAnythingRuns) {
+  regress::Manifest m = regress::parse_manifest(
+      R"({"jobs": [{"name": "d", "workloads": ["dse-point:resnet18-convs:c4,c10"], "backends": ["perf"],
+                    "params": {"vthreads": 2}, "device": {"perf": {"dram_bytes_per_cycle": 16}}}]})",
+      "m.json", ".");
+  ASSERT_EQ(m.jobs.size(), 1u);
+  EXPECT_EQ(m.jobs[0].expect.reference, "none");
+  EXPECT_EQ(m.jobs[0].params["vthreads"], 2);
+  EXPECT_EQ(regress::job_problem(m.jobs[0]), "");
+  EXPECT_EQ(dse::point_spec(m.jobs[0]).options["dram_bytes_per_cycle"], 16.0);
+  expect_has(manifest_error(R"({"jobs": [{"name": "d", "workloads": ["dse-point:resnet18-convs:c99"],
+                               "backends": ["perf"]}]})"),
+             "ResNet-18 has no conv layer 'c99'");
+  expect_has(manifest_error(R"({"jobs": [{"name": "d", "workloads": ["dse-point:resnet18-convs:c4"],
+                               "backends": ["perf"], "params": {"vthreads": 0}}]})"),
+             "jobs[0] ('d'): workload 'dse-point:resnet18-convs:c4': 'params': dse-point takes {\"vthreads\"");
+  expect_has(manifest_error(R"({"jobs": [{"name": "d", "workloads": ["dse-point:resnet18-convs:c4"],
+                               "backends": ["perf"], "expect": {"reference": "fsim"}}]})"),
+             "is a dse-point: the performance model times it");
+  expect_has(manifest_error(R"({"jobs": [{"name": "d", "workloads": ["op:dense"], "backends": ["fsim"],
+                               "params": {"vthreads": 2}}]})"),
+             "workloads of kind op take none");
+  regress::Manifest bad = regress::parse_manifest(
+      R"({"jobs": [{"name": "d", "workloads": ["dse-point:resnet18-convs:c4"], "backends": ["perf"],
+                    "device": {"perf": {"dram_latency": -3}}}]})",
+      "m.json", ".");
+  expect_has(regress::job_problem(bad.jobs[0]), "dram_latency");
+}
+
+TEST(RegressJobKinds, LoomsKindsAndTheRegisteredOnesAreListed) {
+  std::vector<std::string> kinds = regress::job_kind_names();
+  for (const char* k : {"command", "dse-point", "model", "op", "program", "resnet18"})
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), k), kinds.end()) << k;
+  expect_has(test::error_text<Error>([] { regress::parse_workload("conv3d:x"); }),
+             "workload 'conv3d:x': unknown kind 'conv3d' (command, dse-point, model, op, program, resnet18)");
+  expect_has(test::error_text<Error>([] { regress::parse_workload("nokind"); }), "dse-point:resnet18-convs:LAYERS");
+}
