@@ -25,6 +25,9 @@ install(TARGETS loom-rpc-server RUNTIME DESTINATION bin)  # the board-side serve
 if(TARGET loom_systemc)  # the systemc backend's platform, loaded by libloom_sim from its own folder
   install(TARGETS loom_systemc LIBRARY DESTINATION lib)
 endif()
+if(TARGET loom_llvm)  # the LLVM CPU backend, loaded by libloom_codegen from its own folder
+  install(TARGETS loom_llvm LIBRARY DESTINATION lib)
+endif()
 install(EXPORT LoomTargets NAMESPACE Loom:: DESTINATION lib/cmake/Loom)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/accel/configs/ DESTINATION share/loom/configs)
