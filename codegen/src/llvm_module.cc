@@ -1,12 +1,11 @@
 // libloom_codegen's side of the LLVM backend module (llvm_module_api.h): the public functions of
 // loom/codegen/llvm.h, each loading libloom_llvm.so (beside this library) on first use.
-#include <dlfcn.h>
-
-#include <filesystem>
 #include <mutex>
+#include <string>
 
 #include "llvm_module_api.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/shared_object.h"
 
 namespace loom::codegen {
 
@@ -17,28 +16,13 @@ const LlvmModuleApi& module_api() {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
-    Dl_info self{};
-    if (!dladdr(reinterpret_cast<void*>(&llvm_enabled), &self) || !self.dli_fname) {
-      error = "cannot find the folder of libloom_codegen";
-      return;
-    }
-    const std::string path = (std::filesystem::path(self.dli_fname).parent_path() / LOOM_LLVM_MODULE).string();
-    // Never unloaded: JIT-compiled code and LLVM's own state live in it until the process ends.
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (!lib) {
-      const char* e = dlerror();
-      error = "cannot load " + path + " (" + (e ? e : "unknown error") + ")";
-      return;
-    }
-    auto entry = reinterpret_cast<decltype(&loom_llvm_module_api)>(dlsym(lib, "loom_llvm_module_api"));
-    if (!entry) {
-      error = path + " lacks loom_llvm_module_api";
-      return;
-    }
+    auto entry = reinterpret_cast<decltype(&loom_llvm_module_api)>(runtime::load_module_symbol(
+        reinterpret_cast<const void*>(&llvm_enabled), LOOM_LLVM_MODULE, "loom_llvm_module_api", error));
+    if (!entry) return;
     const LlvmModuleApi* a = entry();
     if (!a || a->version != LlvmModuleApi::kVersion) {
-      error = path + " is of another Loom build (interface version " + std::to_string(a ? a->version : 0) + ", want " +
-              std::to_string(LlvmModuleApi::kVersion) + ")";
+      error = std::string(LOOM_LLVM_MODULE) + " is of another Loom build (interface version " +
+              std::to_string(a ? a->version : 0) + ", want " + std::to_string(LlvmModuleApi::kVersion) + ")";
       return;
     }
     api = a;

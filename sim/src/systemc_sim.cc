@@ -5,12 +5,11 @@
 // "row_miss_latency").
 #include "loom/sim/systemc_sim.h"
 
-#include <dlfcn.h>
-
-#include <filesystem>
 #include <mutex>
+#include <string>
 
 #include "backend_config.h"
+#include "loom/runtime/shared_object.h"
 #include "loom/sim/rtl_sim.h"
 #include "rtl/rtl_core.h"
 #include "systemc/systemc_engine.h"
@@ -89,20 +88,8 @@ MakeEngine platform_module() {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
-    Dl_info self{};
-    if (!dladdr(reinterpret_cast<void*>(&register_systemc_sim), &self) || !self.dli_fname) {
-      error = "cannot find the folder of libloom_sim";
-      return;
-    }
-    std::string path = (std::filesystem::path(self.dli_fname).parent_path() / LOOM_SYSTEMC_MODULE).string();
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* e = dlerror();
-      error = "cannot load " + path + " (" + (e ? e : "unknown error") + ")";
-      return;
-    }
-    make = reinterpret_cast<MakeEngine>(dlsym(lib, "loom_systemc_make_engine"));
-    if (!make) error = path + " lacks loom_systemc_make_engine";
+    make = reinterpret_cast<MakeEngine>(runtime::load_module_symbol(
+        reinterpret_cast<const void*>(&register_systemc_sim), LOOM_SYSTEMC_MODULE, "loom_systemc_make_engine", error));
   });
   if (!make) LOOM_THROW(DeviceError, "the systemc backend's platform: ", error);
   return make;

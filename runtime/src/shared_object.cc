@@ -1,0 +1,29 @@
+#include "loom/runtime/shared_object.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+
+namespace loom::runtime {
+
+void* load_module_symbol(const void* anchor, const std::string& file, const char* symbol, std::string& error) {
+  Dl_info self{};
+  if (!dladdr(anchor, &self) || !self.dli_fname) {
+    error = "cannot find the folder of the library that loads " + file;
+    return nullptr;
+  }
+  const std::string path = (std::filesystem::path(self.dli_fname).parent_path() / file).string();
+  // Never unloaded: what the module made (JIT-compiled code, a simulation kernel) lives until the
+  // process ends.
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!lib) {
+    const char* e = dlerror();
+    error = "cannot load " + path + " (" + (e ? e : "unknown error") + ")";
+    return nullptr;
+  }
+  void* address = dlsym(lib, symbol);
+  if (!address) error = path + " lacks " + symbol;
+  return address;
+}
+
+}  // namespace loom::runtime
