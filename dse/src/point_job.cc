@@ -7,6 +7,7 @@
 
 #include "loom/accel/config.h"
 #include "loom/dse/run.h"
+#include "loom/graph/builtin_models.h"
 #include "loom/regress/job_kind.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
@@ -39,9 +40,15 @@ class PointJobKind : public regress::JobKind {
     r.default_reference = "none";
     r.cpu_reference = false;
     r.no_reference = "the performance model times it; nothing computes its outputs";
+    // A model file (not a built-in): by its absolute path, so that a worker anywhere finds it, and
+    // its contents join the cache key.
     const std::string model = "model:", int8 = ":int8";
-    if (w.target.rfind(model + "/", 0) == 0)  // a model file: its contents join the cache key
-      file(w.target.substr(model.size(), w.target.size() - model.size() - int8.size()));
+    if (w.target.rfind(model, 0) == 0) {
+      const std::string name = w.target.substr(model.size(), w.target.size() - model.size() - int8.size());
+      const auto builtin = graph::builtin_model_names();
+      if (std::find(builtin.begin(), builtin.end(), name.substr(0, name.rfind('@'))) == builtin.end())
+        r.text = std::string(kKind) + ":" + model + file(name) + int8;
+    }
     return r;
   }
   void check_params(const json& params) const override {

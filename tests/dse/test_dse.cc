@@ -3,6 +3,8 @@
 // the in-process run gives, and a manifest's dse-point workloads checked before anything runs.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "common/error_text.h"
 #include "common/temp_dir.h"
 #include "loom/dse/run.h"
@@ -108,6 +110,26 @@ TEST(DsePointJob, ManifestWorkloadsAreCheckedBeforeAnythingRuns) {
                     "device": {"perf": {"dram_latency": -3}}}]})",
       "m.json", ".");
   expect_has(regress::job_problem(bad.jobs[0]), "dram_latency");
+}
+
+// A model file in a manifest's dse-point workload: by its absolute path, and in the job's files
+// (its contents join the cache key); a built-in model is neither.
+TEST(DsePointJob, AModelFileIsFoundFromTheManifestsFolder) {
+  test::TestDir dir;
+  std::ofstream(dir.path() / "m.onnx") << "not read when the manifest is";
+  regress::Manifest m = regress::parse_manifest(
+      R"({"jobs": [{"name": "d", "workloads": ["dse-point:model:m.onnx:int8", "dse-point:model:resnet18@32:int8"],
+                    "backends": ["perf"]}]})",
+      "m.json", dir.path().string());
+  ASSERT_EQ(m.jobs.size(), 2u);
+  const std::string abs = (dir.path() / "m.onnx").string();
+  EXPECT_EQ(m.jobs[0].workload, "dse-point:model:" + abs + ":int8");
+  EXPECT_NE(std::find(m.jobs[0].files.begin(), m.jobs[0].files.end(), abs), m.jobs[0].files.end());
+  EXPECT_EQ(m.jobs[1].workload, "dse-point:model:resnet18@32:int8");
+  EXPECT_TRUE(m.jobs[1].files.empty());
+  expect_has(manifest_error(R"({"jobs": [{"name": "d", "workloads": ["dse-point:model:nosuch.onnx:int8"],
+                               "backends": ["perf"]}]})"),
+             "no file '");
 }
 
 TEST(RegressJobKinds, LoomsKindsAndTheRegisteredOnesAreListed) {
