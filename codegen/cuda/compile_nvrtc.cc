@@ -4,7 +4,6 @@
 // NVRTC is loaded with dlopen when a program is first compiled, not linked: a process that never
 // compiles CUDA (most of them) does not pay for loading a 100 MB library, and Loom's binaries
 // start on a machine without the CUDA toolkit (nvrtc_enabled() is then false).
-#include <dlfcn.h>
 #include <nvrtc.h>
 #include <sys/stat.h>
 
@@ -18,6 +17,7 @@
 
 #include "loom/codegen/cuda.h"
 #include "loom/runtime/disk_cache.h"
+#include "loom/runtime/shared_object.h"
 
 namespace loom::codegen::cuda {
 
@@ -45,20 +45,16 @@ struct Nvrtc {
 const Nvrtc& nvrtc_library() {
   static const Nvrtc lib = [] {
     Nvrtc n;
-    void* handle = nullptr;
     std::string tried;
-    for (const char* path : {LOOM_NVRTC_LIBRARY, LOOM_NVRTC_SONAME}) {
-      if ((handle = dlopen(path, RTLD_NOW | RTLD_LOCAL))) break;
-      const char* e = dlerror();
-      tried += std::string(tried.empty() ? "" : "; ") + (e ? e : path);
-    }
+    void* handle = runtime::open_shared_object({LOOM_NVRTC_LIBRARY, LOOM_NVRTC_SONAME}, tried);
     if (!handle) {
       n.error = "cannot load NVRTC (" + tried + ")";
       return n;
     }
     auto bind = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (!fn && n.error.empty()) n.error = std::string("NVRTC has no symbol ") + name;
+      std::string missing;
+      if (!runtime::bind_symbol(handle, fn, {name}, missing) && n.error.empty())
+        n.error = "NVRTC has no symbol " + missing;
     };
     bind(n.GetErrorString, "nvrtcGetErrorString");
     bind(n.Version, "nvrtcVersion");

@@ -1,11 +1,10 @@
 #include "cuda_driver.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 
 #include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/shared_object.h"
 
 namespace loom::runtime::cuda_driver {
 
@@ -16,61 +15,49 @@ struct Loaded {
   std::string error;  // empty: usable
 };
 
-template <typename Fn>
-bool resolve(void* lib, Fn& fn, std::initializer_list<const char*> names, std::string& missing) {
-  for (const char* n : names)
-    if (void* p = dlsym(lib, n)) {
-      fn = reinterpret_cast<Fn>(p);
-      return true;
-    }
-  missing = *names.begin();
-  return false;
-}
-
 Loaded load() {
   Loaded l;
-  std::string path = env::text("LOOM_CUDA_DRIVER").value_or("libcuda.so.1");
-  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string path = env::text("LOOM_CUDA_DRIVER").value_or("libcuda.so.1"), why;
+  void* lib = open_shared_object({path}, why);
   if (!lib) {
-    const char* e = dlerror();
-    l.error = "no CUDA driver: cannot load " + path + " (" + (e ? e : "unknown error") +
-              "); a GPU and NVIDIA's driver are needed";
+    l.error = "no CUDA driver: cannot load " + path + " (" + why + "); a GPU and NVIDIA's driver are needed";
     return l;
   }
   Api& a = l.api;
   std::string missing;
-  bool ok =
-      resolve(lib, a.cuInit, {"cuInit"}, missing) && resolve(lib, a.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
-      resolve(lib, a.cuDeviceGet, {"cuDeviceGet"}, missing) &&
-      resolve(lib, a.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
-      resolve(lib, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
-      resolve(lib, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&
-      resolve(lib, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
-      resolve(lib, a.cuCtxSynchronize, {"cuCtxSynchronize"}, missing) &&
-      resolve(lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing) && resolve(lib, a.cuMemFree, {"cuMemFree_v2"}, missing) &&
-      resolve(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
-      resolve(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
-      resolve(lib, a.cuMemcpyDtoD, {"cuMemcpyDtoD_v2"}, missing) &&
-      resolve(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
-      resolve(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing) &&
-      resolve(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
-      resolve(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
-      resolve(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
-      resolve(lib, a.cuStreamCreate, {"cuStreamCreate"}, missing) &&
-      resolve(lib, a.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing) &&
-      resolve(lib, a.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
-      resolve(lib, a.cuEventCreate, {"cuEventCreate"}, missing) &&
-      resolve(lib, a.cuEventDestroy, {"cuEventDestroy_v2"}, missing) &&
-      resolve(lib, a.cuEventRecord, {"cuEventRecord"}, missing) &&
-      resolve(lib, a.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
-      resolve(lib, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing) &&
-      resolve(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing) &&
-      resolve(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"}, missing) &&
-      resolve(lib, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, missing) &&
-      resolve(lib, a.cuGraphLaunch, {"cuGraphLaunch"}, missing) &&
-      resolve(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing) &&
-      resolve(lib, a.cuGraphDestroy, {"cuGraphDestroy"}, missing) &&
-      resolve(lib, a.cuGetErrorName, {"cuGetErrorName"}, missing);
+  bool ok = bind_symbol(lib, a.cuInit, {"cuInit"}, missing) &&
+            bind_symbol(lib, a.cuDeviceGetCount, {"cuDeviceGetCount"}, missing) &&
+            bind_symbol(lib, a.cuDeviceGet, {"cuDeviceGet"}, missing) &&
+            bind_symbol(lib, a.cuDeviceGetName, {"cuDeviceGetName"}, missing) &&
+            bind_symbol(lib, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, missing) &&
+            bind_symbol(lib, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, missing) &&
+            bind_symbol(lib, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, missing) &&
+            bind_symbol(lib, a.cuCtxSynchronize, {"cuCtxSynchronize"}, missing) &&
+            bind_symbol(lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing) &&
+            bind_symbol(lib, a.cuMemFree, {"cuMemFree_v2"}, missing) &&
+            bind_symbol(lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
+            bind_symbol(lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, missing) &&
+            bind_symbol(lib, a.cuMemcpyDtoD, {"cuMemcpyDtoD_v2"}, missing) &&
+            bind_symbol(lib, a.cuModuleLoadData, {"cuModuleLoadData"}, missing) &&
+            bind_symbol(lib, a.cuModuleUnload, {"cuModuleUnload"}, missing) &&
+            bind_symbol(lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, missing) &&
+            bind_symbol(lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
+            bind_symbol(lib, a.cuLaunchKernel, {"cuLaunchKernel"}, missing) &&
+            bind_symbol(lib, a.cuStreamCreate, {"cuStreamCreate"}, missing) &&
+            bind_symbol(lib, a.cuStreamDestroy, {"cuStreamDestroy_v2"}, missing) &&
+            bind_symbol(lib, a.cuStreamSynchronize, {"cuStreamSynchronize"}, missing) &&
+            bind_symbol(lib, a.cuEventCreate, {"cuEventCreate"}, missing) &&
+            bind_symbol(lib, a.cuEventDestroy, {"cuEventDestroy_v2"}, missing) &&
+            bind_symbol(lib, a.cuEventRecord, {"cuEventRecord"}, missing) &&
+            bind_symbol(lib, a.cuEventSynchronize, {"cuEventSynchronize"}, missing) &&
+            bind_symbol(lib, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, missing) &&
+            bind_symbol(lib, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, missing) &&
+            bind_symbol(lib, a.cuStreamEndCapture, {"cuStreamEndCapture"}, missing) &&
+            bind_symbol(lib, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, missing) &&
+            bind_symbol(lib, a.cuGraphLaunch, {"cuGraphLaunch"}, missing) &&
+            bind_symbol(lib, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, missing) &&
+            bind_symbol(lib, a.cuGraphDestroy, {"cuGraphDestroy"}, missing) &&
+            bind_symbol(lib, a.cuGetErrorName, {"cuGetErrorName"}, missing);
   if (!ok) {
     l.error = path + " has no symbol " + missing + ": the driver is older than CUDA 12";
     return l;

@@ -26,4 +26,20 @@ void* load_module_symbol(const void* anchor, const std::string& file, const char
   return address;
 }
 
+void* open_shared_object(const std::vector<std::string>& candidates, std::string& error) {
+  error.clear();
+  for (const std::string& c : candidates) {
+    if (void* object = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) return object;
+    const char* e = dlerror();
+    error += (error.empty() ? "" : "; ") + (e ? std::string(e) : c + ": unknown error");
+  }
+  return nullptr;
+}
+
+void* find_symbol(void* object, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (void* address = dlsym(object, n)) return address;
+  return nullptr;
+}
+
 }  // namespace loom::runtime

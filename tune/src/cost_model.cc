@@ -2,13 +2,12 @@
 // `loom` command but `tune`) starts without it and its dependencies.
 #include "loom/tune/cost_model.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <string>
 
 #include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/shared_object.h"
 
 #ifdef LOOM_HAVE_XGBOOST
 #include <xgboost/c_api.h>
@@ -34,11 +33,13 @@ struct XgbApi {
   std::string error;  // empty: loaded
 };
 
+// Binds `fn` to `name`; false (and the error says which) when XGBoost lacks it.
 template <typename Fn>
 bool resolve(void* lib, Fn& fn, const char* name, std::string& error) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn) error = std::string("XGBoost library lacks ") + name;
-  return fn != nullptr;
+  std::string missing;
+  if (runtime::bind_symbol(lib, fn, {name}, missing)) return true;
+  error = "XGBoost library lacks " + missing;
+  return false;
 }
 
 // LOOM_XGBOOST_LIBRARY names the library; by default the one found when Loom was configured,
@@ -52,13 +53,8 @@ const XgbApi& xgb() {
       paths.push_back(*p);
     else
       paths = {LOOM_XGBOOST_PATH, "libxgboost.so.0", "libxgboost.so"};
-    void* lib = nullptr;
     std::string why;
-    for (const std::string& p : paths) {
-      if ((lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-      const char* e = dlerror();
-      why += (why.empty() ? "" : "; ") + std::string(e ? e : p + ": unknown error");
-    }
+    void* lib = runtime::open_shared_object(paths, why);
     if (!lib) {
       api.error = "cannot load XGBoost (" + why + "); install libxgboost0 or set LOOM_XGBOOST_LIBRARY";
       return;
