@@ -1,24 +1,17 @@
 // `loom hw-report`: maps the accelerator RTL of a config onto Xilinx primitives with yosys
 // (synth_xilinx), then prints the resources it uses against the named FPGA parts and a timing
 // estimate from the mapped netlist (docs/fpga_fit.md).
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "accel_backend.h"
 #include "cli.h"
@@ -29,8 +22,7 @@
 #include "loom/accel/hw_params.h"
 #include "loom/accel/netlist_timing.h"
 #include "loom/runtime/error.h"
-
-extern char** environ;
+#include "loom/runtime/spawn.h"
 
 namespace loom::tools {
 
@@ -52,35 +44,22 @@ void write_file(const fs::path& p, const std::string& text) {
   if (!f || !(f << text)) LOOM_THROW(Error, "cannot write '", p.string(), "'");
 }
 
-// Runs `argv` with stdout and stderr into `log`; the exit status, or an Error when it cannot
-// start or runs past `timeout_s` (then it is killed).
+// Runs `argv` with stdout and stderr into `log`: its exit status, or an Error when it cannot
+// start, dies of a signal or runs past `timeout_s` (then it is killed).
 int run_logged(const std::vector<std::string>& argv, const fs::path& log, int timeout_s) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int err = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (err != 0)
-    LOOM_THROW(Error, "cannot run yosys ('", argv[0], "': ", std::strerror(err),
-               "); install it (Debian: apt-get install yosys) or give --yosys PATH");
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (;;) {
-    int status = 0;
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r < 0) LOOM_THROW(Error, "lost the yosys process: ", std::strerror(errno));
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
+  const runtime::LoggedRun run = runtime::run_logged(argv, log, timeout_s);
+  switch (run.end) {
+    case runtime::LoggedRun::End::Exited:
+      return run.status;
+    case runtime::LoggedRun::End::Signaled:
+      return 128 + run.status;
+    case runtime::LoggedRun::End::TimedOut:
       LOOM_THROW(Error, "yosys ran past --timeout ", timeout_s, " s (log: ", log.string(), ")");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    case runtime::LoggedRun::End::NotStarted:
+      break;
   }
+  LOOM_THROW(Error, "cannot run yosys ('", argv[0], "': ", run.error,
+             "); install it (Debian: apt-get install yosys) or give --yosys PATH");
 }
 
 // The yosys script: the package, every module, Xilinx technology mapping, the statistics and the

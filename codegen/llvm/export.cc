@@ -2,9 +2,6 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +14,7 @@
 
 #include "llvm_target.h"
 #include "loom/runtime/env.h"
+#include "loom/runtime/spawn.h"
 
 namespace loom::codegen {
 
@@ -50,34 +48,6 @@ std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMO
   return emit_machine_code(*m, *tm, true);
 }
 
-namespace {
-
-// Runs argv[0] (looked up on PATH) with stdout and stderr in `log`, and waits: its exit status, or
-// -1 when it could not start. posix_spawn rather than system(): no shell, and no fork that copies
-// this process's page tables (a compiler process is large; a model compiles a library per build).
-int run_logged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) {
-    std::ofstream(log) << "cannot run '" << argv[0] << "': " << std::strerror(err) << "\n";
-    return -1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-}  // namespace
-
 void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options) {
   if (is_cross(options))
     LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
@@ -102,7 +72,12 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
 #endif
   if (auto env_cc = runtime::env::text("LOOM_CC")) cc = *env_cc;
   // loom_* hooks stay undefined: the process that loads the library provides them.
-  int rc = run_logged({cc, "-shared", "-o", path, obj_path.string(), "-lm"}, log_path);
+  const runtime::LoggedRun run = runtime::run_logged({cc, "-shared", "-o", path, obj_path.string(), "-lm"}, log_path);
+  if (run.end == runtime::LoggedRun::End::NotStarted)
+    std::ofstream(log_path) << "cannot run '" << cc << "': " << run.error << "\n";
+  const int rc = run.end == runtime::LoggedRun::End::Exited     ? run.status
+                 : run.end == runtime::LoggedRun::End::Signaled ? 128 + run.status
+                                                                : -1;
   std::string log;
   {
     std::ifstream in(log_path);
@@ -111,7 +86,7 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   std::error_code ec;
   fs::remove(obj_path, ec);
   fs::remove(log_path, ec);
-  if (rc != 0)
+  if (!run.ok())
     LOOM_THROW(CodegenError, "export_library: linking '", path, "' with '", cc, "' failed (status ", rc, "): ", log);
 }
 
