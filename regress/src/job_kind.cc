@@ -83,16 +83,22 @@ void register_job_kind(std::unique_ptr<JobKind> kind) {
     LOOM_THROW(Error, "a regression job kind named '", name, "' is registered twice");
 }
 
-const JobKind& job_kind(const std::string& name) {
+const JobKind* find_job_kind(const std::string& name) {
   Registry& r = registry();
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.kinds.find(name);
-    if (it != r.kinds.end()) return *it->second;
-  }
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.kinds.find(name);
+  return it == r.kinds.end() ? nullptr : it->second.get();
+}
+
+const JobKind& job_kind(const std::string& name) {
+  if (const JobKind* k = find_job_kind(name)) return *k;
+  LOOM_THROW(Error, unknown_job_kind(name));
+}
+
+std::string unknown_job_kind(const std::string& name) {
   std::string all;
   for (const std::string& k : job_kind_names()) all += (all.empty() ? "" : ", ") + k;
-  LOOM_THROW(Error, "unknown kind '", name, "' (", all, ")");
+  return "unknown kind '" + name + "' (" + all + ")";
 }
 
 std::vector<std::string> job_kind_names() {

@@ -205,12 +205,9 @@ Workload parse_workload(const std::string& text) {
     LOOM_THROW(Error, "workload '", text, "': expected one of ", forms);
   }
   const std::string kind = text.substr(0, colon);
-  try {
-    return job_kind(kind).parse(text.substr(colon + 1), text);
-  } catch (const Error& e) {
-    if (std::string(e.what()).rfind("unknown kind", 0) == 0) LOOM_THROW(Error, "workload '", text, "': ", e.what());
-    throw;
-  }
+  const JobKind* k = find_job_kind(kind);
+  if (!k) LOOM_THROW(Error, "workload '", text, "': ", unknown_job_kind(kind));
+  return k->parse(text.substr(colon + 1), text);
 }
 
 json JobSpec::to_json() const {
@@ -417,9 +414,10 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
         r.fail(e.what());
       }
       std::vector<std::string> files = group_files;
+      // Called inside the kind's resolve, whose errors get the group's prefix below.
       auto file = [&](const std::string& p) {
         fs::path abs = fs::absolute(fs::path(base_dir) / p).lexically_normal();
-        if (!fs::is_regular_file(abs)) r.fail("workload '" + text + "': no file '" + abs.string() + "'");
+        if (!fs::is_regular_file(abs)) LOOM_THROW(Error, "workload '", text, "': no file '", abs.string(), "'");
         files.push_back(abs.string());
         return abs.string();
       };

@@ -86,8 +86,13 @@ TEST(RegressManifest, BadManifestsNameTheLineOrTheGroup) {
              "unknown operator 'conv3d'");
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["resnet18:c12"], "backends": ["fsim"]}]})"),
              "ResNet-18 has no conv layer 'c12'");
-  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["program:nosuch.prg"], "backends": ["fsim"]}]})"),
-             "no file '");
+  {
+    // Named where it is once: the workload's kind finds the file missing, the manifest says where.
+    std::string e =
+        manifest_error(R"({"jobs": [{"name": "a", "workloads": ["program:nosuch.prg"], "backends": ["fsim"]}]})");
+    expect_has(e, "manifest 'm.json': jobs[0] ('a'): workload 'program:nosuch.prg': no file '");
+    EXPECT_EQ(e.find("manifest 'm.json'", 1), std::string::npos) << e;
+  }
   expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["command:true"], "backends": ["fsim"],
                                "expect": {"reference": "fsim"}}]})"),
              "is a command: it checks itself");

@@ -53,9 +53,13 @@ class JobKind {
 
 // Error when a kind of that name is already registered.
 void register_job_kind(std::unique_ptr<JobKind> kind);
-// Error listing the known kinds.
+// The kind of that name; nullptr when none is registered.
+const JobKind* find_job_kind(const std::string& name);
+// The same, or an Error saying unknown_job_kind(name).
 const JobKind& job_kind(const std::string& name);
 std::vector<std::string> job_kind_names();
+// "unknown kind 'NAME' (command, model, op, ...)".
+std::string unknown_job_kind(const std::string& name);
 
 // The config JSON `backend` opens for the job: its config plus the device section that backend
 // reads ("rtl" for rtl and board-rtl; none for a remote device, whose options are the server's).
