@@ -47,16 +47,18 @@ SweepRun run_as_jobs(std::vector<Point>& points, const fs::path& out, const Swee
   run.exit_code = regress::run_regression(m, ro);
   for (size_t i = 0; i < points.size(); ++i) {
     std::optional<regress::JobOutcome> outcome = regress::finished_outcome(ro.out, m.jobs[i]);
-    try {
-      if (!outcome || outcome->status != "pass") throw Error("no pass");
-      points[i].result = PointResult::from_json(outcome->metrics);
-      if (points[i].result.legal) summarize(points[i].result, points[i].spec.config);
-    } catch (const Error&) {
-      points[i].result = PointResult{};
-      points[i].result.reason = "no result: see " + (ro.out / "jobs" / m.jobs[i].name / "log.txt").string();
-      points[i].missing = true;
-      run.missing += (run.missing.empty() ? "" : ", ") + m.jobs[i].name;
+    if (outcome && outcome->status == "pass") {
+      try {
+        points[i].result = PointResult::from_json(outcome->metrics);
+        if (points[i].result.legal) summarize(points[i].result, points[i].spec.config);
+        continue;
+      } catch (const Error&) {  // metrics that are no point's result: as if it had none
+      }
     }
+    points[i].result = PointResult{};
+    points[i].result.reason = "no result: see " + (ro.out / "jobs" / m.jobs[i].name / "log.txt").string();
+    points[i].missing = true;
+    run.missing += (run.missing.empty() ? "" : ", ") + m.jobs[i].name;
   }
   return run;
 }
