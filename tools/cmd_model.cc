@@ -63,6 +63,15 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
+// Whether the comma-separated --target list names `t`.
+bool has_target(const std::string& list, const std::string& t) {
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (item == t) return true;
+  return false;
+}
+
 void set_threads(int threads) {
   if (threads > 0) runtime::set_num_threads(threads);
 }
@@ -130,12 +139,27 @@ int compile_cmd(const std::vector<std::string>& args) {
   bool per_channel = false;
   app.add_flag("--per-channel", per_channel,
                "per-output-channel weight scales with fixed-point requantization (CPU only)");
-  std::string target = "cpu", config_path;
+  std::string target = "cpu", config_path, placement_path;
   app.add_option("--target", target,
-                 "cpu; accel: int8 layers on the accelerator, the rest on the CPU; cuda: every kernel on a GPU "
-                 "(CUDA C compiled by NVRTC, run by the runtime alone on a machine with a GPU)")
-      ->check(CLI::IsMember({"cpu", "accel", "cuda"}))
+                 "where kernels run, a comma-separated list: cpu (always; the default alone); accel: int8 layers on "
+                 "the accelerator; cuda: kernels on a GPU (CUDA C compiled by NVRTC, run by the runtime alone on a "
+                 "machine with a GPU), those it has no kernel for on the CPU. cuda,accel mixes all three")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            std::string s = v;
+            for (size_t b = 0, e; b <= s.size(); b = e + 1) {
+              e = std::min(s.find(',', b), s.size());
+              std::string t = s.substr(b, e - b);
+              if (t != "cpu" && t != "accel" && t != "cuda") return "'" + t + "' is not a target (cpu, accel, cuda)";
+            }
+            return "";
+          },
+          "TARGET[,TARGET]"))
       ->capture_default_str();
+  app.add_option("--placement", placement_path,
+                 "a JSON object from node names to devices (\"cpu\", \"cuda\", \"accel\") over the default placement; "
+                 "each device must be a target")
+      ->check(CLI::ExistingFile);
   std::string cuda_arch = "sm_90";
   app.add_option("--cuda-arch", cuda_arch, "with --target cuda: the cubin's architecture (PTX is kept for others)")
       ->capture_default_str();
@@ -169,18 +193,9 @@ int compile_cmd(const std::vector<std::string>& args) {
   for (const char* opt : {"--calibrate", "--calibration-mode", "--quantize-first-conv", "--per-channel", "--holdout",
                           "--input-distribution", "--min-accuracy"})
     if (quant.empty() && app.count(opt)) LOOM_THROW(Error, opt, " needs --quantize");
-  if (target == "accel" && quant != "int8")
-    LOOM_THROW(Error, "--target accel runs int8 layers: it needs --quantize int8");
-  if (!config_path.empty() && target != "accel") LOOM_THROW(Error, "--config needs --target accel");
-  if (app.count("--cuda-arch") && target != "cuda") LOOM_THROW(Error, "--cuda-arch needs --target cuda");
-  if (!asm_path.empty() && target == "cuda")
-    LOOM_THROW(Error, "--dump-asm writes CPU kernels' assembly; --target cuda compiles none (the CUDA program is PTX)");
-  if (target == "cuda" && !quant.empty())
-    LOOM_THROW(Error, "--target cuda compiles float models; int8 on the GPU is not supported yet");
-  if (per_channel && target == "accel")
-    LOOM_THROW(Error,
-               "--per-channel is for the CPU: the accelerator requantizes with shifts, so --target accel uses "
-               "power-of-two per-tensor scales");
+  const bool to_accel = has_target(target, "accel"), to_cuda = has_target(target, "cuda");
+  if (!config_path.empty() && !to_accel) LOOM_THROW(Error, "--config needs --target accel");
+  if (app.count("--cuda-arch") && !to_cuda) LOOM_THROW(Error, "--cuda-arch needs --target cuda");
   if (!distribution.empty() && std::filesystem::is_directory(calibrate) &&
       (holdout == "auto" || holdout == "0" || std::filesystem::is_directory(holdout)))
     LOOM_THROW(Error, "--input-distribution draws random inputs, and --calibrate '", calibrate,
@@ -212,11 +227,17 @@ int compile_cmd(const std::vector<std::string>& args) {
   bo.pipeline.layout.winograd = !no_winograd;
   bo.min_parallel_work = min_parallel_work;
   bo.llvm.dump_asm_path = asm_path;
-  if (target == "accel")
-    bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
-  if (target == "cuda") {
+  if (to_accel) bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
+  if (to_cuda) {
     bo.cuda.emplace();
     bo.cuda->arch = cuda_arch;
+  }
+  if (!placement_path.empty()) bo.placement = graph::read_placement(placement_path);
+  {
+    graph::QuantizeOptions planned;
+    planned.simulated = quant == "int8-simulated";
+    planned.per_channel = per_channel;
+    graph::check_targets(bo, quant.empty() ? nullptr : &planned);
   }
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
 #ifdef LOOM_HAVE_TUNE
@@ -273,6 +294,10 @@ int compile_cmd(const std::vector<std::string>& args) {
     g = std::move(q.graph);
   }
   graph::BuildResult r = built ? std::move(*built) : graph::build(std::move(g), bo);
+  if (!asm_path.empty() && r.file.library.empty())
+    LOOM_THROW(Error,
+               "--dump-asm writes the CPU kernels' assembly, and every kernel of this model runs on the GPU "
+               "(the CUDA program is PTX)");
   runtime::save_model_file(out, r.file);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   text << "compiled " << model << " -> " << out << " in " << std::fixed << std::setprecision(2) << secs << " s\n"
@@ -308,8 +333,22 @@ int compile_cmd(const std::vector<std::string>& args) {
   }
 #endif
   if (bo.cuda) {
-    text << "  CUDA program (" << bo.cuda->arch << "): " << r.file.cuda_program.size() / 1024 << " KiB\n";
-    result["cuda"] = {{"arch", bo.cuda->arch}, {"program_bytes", r.file.cuda_program.size()}};
+    size_t on_gpu = 0;
+    for (const auto& k : r.executor_graph.kernels) on_gpu += k.device == runtime::KernelDevice::Cuda;
+    text << "  CUDA program (" << bo.cuda->arch << "): " << r.file.cuda_program.size() / 1024 << " KiB, " << on_gpu
+         << " of " << r.executor_graph.kernels.size() << " kernel calls";
+    if (r.cpu_fallback.empty())
+      text << "\n";
+    else if (quiet)
+      text << "; " << r.cpu_fallback.size() << " on the CPU (without -q: which and why)\n";
+    else
+      text << "; on the CPU:\n";
+    if (!quiet)
+      for (auto& k : r.cpu_fallback) text << "    " << k << "\n";
+    result["cuda"] = {{"arch", bo.cuda->arch},
+                      {"program_bytes", r.file.cuda_program.size()},
+                      {"kernel_calls", on_gpu},
+                      {"cpu_fallback", r.cpu_fallback}};
   }
   if (bo.accel) {
     text << "  accelerator (config '" << bo.accel->name << "'): " << r.accel_report.offloaded << " layers, image "

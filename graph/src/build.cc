@@ -5,8 +5,35 @@
 #include <chrono>
 
 #include "build_steps.h"
+#include "loom/graph/op_registry.h"
+#include "loom/runtime/error.h"
 
 namespace loom::graph {
+
+namespace {
+const char* kAccelInt8 = "the accelerator runs int8 layers";
+const char* kAccelShifts =
+    "the accelerator requantizes with shifts: quantize with per-tensor power-of-two scales (not per channel)";
+}  // namespace
+
+void check_targets(const BuildOptions& options, const QuantizeOptions* quantize) {
+  if (!options.accel) return;
+  if (!quantize || quantize->simulated)
+    LOOM_THROW(ConfigError, kAccelInt8, ": it needs int8 quantization (graph::quantize; loom compile --quantize int8)");
+  if (quantize->per_channel) LOOM_THROW(ConfigError, "per-channel scales are for the CPU: ", kAccelShifts);
+}
+
+void check_targets(const Graph& g, const BuildOptions& options) {
+  if (!options.accel) return;
+  for (const Node& n : g.nodes) {
+    if (!n.is_op()) continue;
+    if (n.op == "requantize_channel")
+      LOOM_THROW(ConfigError, "node '", n.name, "' requantizes per output channel; ", kAccelShifts);
+    if (n.op == "fake_quantize")
+      LOOM_THROW(ConfigError, "node '", n.name, "' is simulated int8 (fake_quantize); ", kAccelInt8,
+                 ": quantize to int8 operators (QuantizeOptions::simulated = false)");
+  }
+}
 
 BuildResult build(Graph g, const BuildOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
@@ -16,8 +43,8 @@ BuildResult build(Graph g, const BuildOptions& options) {
   codegen::TargetInfo target = codegen::target_info(options.llvm);
   PipelineOptions po = options.pipeline;
   po.layout.vector_lanes = target.float32_lanes();
+  check_targets(g, options);
   if (options.cuda) {
-    if (options.accel) LOOM_THROW(ConfigError, "a build targets either the accelerator or CUDA, not both");
     po.layout.blocked_activations = false;  // the CPU's NCHWc blocking is no GPU layout
     // The CUDA executor places values at their storage offsets too, but no GPU has run an in-place
     // concat yet (the grid-interpreter tests give every value its own array).
@@ -37,17 +64,23 @@ BuildResult build(Graph g, const BuildOptions& options) {
   r.fusion = fuse_ops(g);
   r.memory = plan_memory(g, r.fusion);
 
-  Placement placement = place_groups(g, r.fusion);
-  ValuePlan plan = plan_values(g, r.fusion, r.memory, placement, options);
+  // The accelerator image's build, when the accelerator partition made accelerator operators.
+  std::unique_ptr<AccelBuild> accel;
+  for (const Node& n : g.nodes)
+    if (!accel && options.accel && n.is_op() && op_def(n.op).device == runtime::KernelDevice::Accel)
+      accel = std::make_unique<AccelBuild>(*options.accel, options.accel_conv_tiling);
+  KernelBackends backends = make_backends(target, options, accel.get());
+  Placement placement = place_groups(g, r.fusion, backends, options);
+  r.cpu_fallback = placement.cpu_fallback;
+  ValuePlan plan = plan_values(g, r.fusion, r.memory, placement, accel.get());
   plan.exec.target = target.cpu;
-  CompiledKernels kernels = compile_kernels(g, r.fusion, placement, plan, target, options);
-  r.kernels = std::move(kernels.reports);
-  if (options.cuda)
-    progress("compiling " + std::to_string(kernels.cuda_funcs.size()) + " CUDA kernels with NVRTC");
-  else
-    progress("compiling " + std::to_string(kernels.funcs.size()) + " kernels with LLVM");
-  r.file = serialize(g, plan, kernels, options);
-  r.cuda_funcs = std::move(kernels.cuda_funcs);
+  r.kernels = compile_kernels(g, r.fusion, placement, plan, backends, options);
+  if (backends.cuda && !backends.cuda->reports().empty())
+    progress("compiling " + std::to_string(backends.cuda->reports().size()) + " CUDA kernels with NVRTC");
+  if (!backends.cpu->reports().empty())
+    progress("compiling " + std::to_string(backends.cpu->reports().size()) + " kernels with LLVM");
+  r.file = serialize(g, plan, backends);
+  if (backends.cuda) r.cuda_funcs = cuda_functions(*backends.cuda);
   r.executor_graph = std::move(plan.exec);
   r.graph = std::move(g);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

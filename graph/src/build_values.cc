@@ -4,23 +4,11 @@
 
 namespace loom::graph {
 
-Placement place_groups(const Graph& g, const FusionPlan& fusion) {
-  Placement p;
-  p.cpu_read.insert(g.outputs.begin(), g.outputs.end());
-  for (auto& grp : fusion.groups) {
-    p.on_accel.push_back(op_def(g.node(grp.anchor).op).device == runtime::KernelDevice::Accel);
-    (p.on_accel.back() ? p.accel_read : p.cpu_read).insert(grp.inputs.begin(), grp.inputs.end());
-    if (p.on_accel.back()) p.accel_made.insert(grp.output);
-  }
-  return p;
-}
-
 ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan& memory, const Placement& placement,
-                      const BuildOptions& options) {
+                      AccelBuild* accel) {
+  using runtime::KernelDevice;
   ValuePlan plan;
   runtime::ExecutorGraph& exec = plan.exec;
-  if (!placement.accel_made.empty())
-    plan.accel = std::make_unique<AccelBuild>(*options.accel, options.accel_conv_tiling);
   exec.model = g.name;
   exec.storages = memory.storage_bytes;
   exec.planned_bytes = memory.planned_bytes();
@@ -32,7 +20,8 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     v.shape = t.shape;
     v.dtype = t.dtype;
     v.kind = kind;
-    if (placement.touches_accel(id)) v.accel_offset = static_cast<int64_t>(plan.accel->place(g, id));
+    if (placement.made_by(id, KernelDevice::Accel) || placement.read_by(id, KernelDevice::Accel))
+      v.accel_offset = static_cast<int64_t>(accel->place(g, id));
     plan.value_of[id] = static_cast<int>(exec.values.size());
     exec.values.push_back(std::move(v));
     return exec.values.back();
@@ -46,11 +35,10 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     v.storage = exec.storages.size();
     exec.storages.push_back(runtime::aligned_bytes(g.type_of(id).nbytes()));
   }
-  std::set<int> read(placement.cpu_read.begin(), placement.cpu_read.end());
-  read.insert(placement.accel_read.begin(), placement.accel_read.end());
-  for (int id : read) {
+  for (const auto& [id, devices] : placement.read_on) {
     if (!g.node(id).is_constant()) continue;
-    if (!placement.cpu_read.count(id)) {  // only accelerator kernels read it: it lives in the image alone
+    if (!placement.read_off(id,
+                            KernelDevice::Accel)) {  // only accelerator kernels read it: it lives in the image alone
       add_value(id, runtime::ValueKind::AccelParam);
       continue;
     }

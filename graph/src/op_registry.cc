@@ -135,9 +135,15 @@ std::map<std::string, OpDef> build_table() {
   };
   add_nn_ops(add);
   add_elemwise_ops(add);
-  add_quant_ops(add);
+  // The int8 quantization operators and the accelerator's have no GPU kernels.
+  AddOp add_no_gpu = [&](OpDef d) -> OpDef& {
+    OpDef& def = add(std::move(d));
+    def.cuda = false;
+    return def;
+  };
+  add_quant_ops(add_no_gpu);
   add_transform_ops(add);
-  add_accel_ops(add);
+  add_accel_ops(add_no_gpu);
   add_reduce_ops(add);
   add_logic_ops(add);
   add_data_ops(add);

@@ -49,6 +49,7 @@ void add_nn_ops(const AddOp& add) {
   conv2d.layer = WeightedLayer::Conv2d;
   conv2d.int8 = Int8Rule::Accumulate;
   conv2d.schedule_cpu = schedule_conv2d_cpu;
+  conv2d.schedule_cuda = schedule_conv2d_cuda;
   // A 3x3 stride-1 float conv on NCHWc data as Winograd F(m x m, 3 x 3) (pass winograd_conv): input
   // [N, C/ib, H, W, ib], weights transformed [alpha^2, O/ob, C/ib, ib, ob], attributes pads and
   // tile (m); writes blocks of ob channels like the blocked conv2d it replaces.

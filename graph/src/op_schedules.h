@@ -2,6 +2,7 @@
 // build (build_kernels.cc, build_accel.cc) makes a context per fused group and calls the hook of
 // the group's anchor operator; the operator families register their hooks.
 //   schedule_cpu_nn.cc   conv2d (blocked, depthwise, NCHW with packed weights), dense, matmul
+//   schedule_cuda.cc     conv2d (register-tiled direct convolution)
 //   schedule_accel.cc    accel_conv2d, accel_dense, accel_add
 #pragma once
 #include <functional>
@@ -25,6 +26,14 @@ struct CpuScheduleContext {
   const BuildOptions& options;
 };
 
+struct CudaScheduleContext {
+  const Graph& g;
+  const Node& anchor;     // the group's anchor node
+  schedule::Schedule& s;  // the group's stages
+  ir::Tensor out;         // the group's output
+  const codegen::cuda::CudaOptions& cuda;
+};
+
 using AccelConvTilingFn = decltype(BuildOptions::accel_conv_tiling);
 
 struct AccelScheduleContext {
@@ -43,6 +52,7 @@ void schedule_conv2d_cpu(const CpuScheduleContext& c);
 void schedule_conv2d_winograd_cpu(const CpuScheduleContext& c);
 void schedule_dense_cpu(const CpuScheduleContext& c);
 void schedule_matmul_cpu(const CpuScheduleContext& c);
+void schedule_conv2d_cuda(const CudaScheduleContext& c);
 void schedule_accel_conv2d(AccelScheduleContext& c);
 void schedule_accel_dense(AccelScheduleContext& c);
 void schedule_accel_add(AccelScheduleContext& c);

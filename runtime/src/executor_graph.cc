@@ -1,6 +1,8 @@
 #include "loom/runtime/executor_graph.h"
 
+#include <algorithm>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -130,16 +132,39 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
   if (call.device == KernelDevice::Accel && call.accel_stream < 0)
     LOOM_THROW(ModelError, origin, ": accelerator kernel '", call.func, "' (node '", call.node,
                "') names no accel_stream");
-  if (call.device != KernelDevice::Accel && (call.accel_stream >= 0 || !call.upload.empty() || !call.download.empty()))
+  if (call.device != KernelDevice::Accel && call.accel_stream >= 0)
     LOOM_THROW(ModelError, origin, ": ", device_name(call.device), " kernel '", call.func, "' (node '", call.node,
-               "') has accelerator fields (accel_stream, upload, download)");
+               "') names an accel_stream");
+  if (call.device == KernelDevice::CPU && (!call.upload.empty() || !call.download.empty()))
+    LOOM_THROW(ModelError, origin, ": CPU kernel '", call.func, "' (node '", call.node,
+               "') copies values (upload, download): the CPU reads the host's copies");
+  if (call.device == KernelDevice::Cuda && version < 4 && (!call.upload.empty() || !call.download.empty()))
+    LOOM_THROW(ModelError, origin, ": CUDA kernel '", call.func, "' (node '", call.node,
+               "') copies values (upload, download), which executor graphs before version 4 do not");
   return call;
+}
+
+// Before version 4 a model's kernels were all CUDA or none, and the executor copied every input to
+// the GPU before a run and every output back after it: the same copies, as the kernels' lists.
+void add_whole_model_copies(ExecutorGraph& g) {
+  if (std::any_of(g.kernels.begin(), g.kernels.end(), [](auto& k) { return k.device != KernelDevice::Cuda; })) return;
+  std::set<int> inputs(g.inputs.begin(), g.inputs.end()), uploaded;
+  for (KernelCall& call : g.kernels) {
+    for (size_t a = 0; a + 1 < call.args.size(); ++a)
+      if (inputs.count(call.args[a]) && uploaded.insert(call.args[a]).second) call.upload.push_back(call.args[a]);
+  }
+  for (int o : g.outputs)
+    for (auto k = g.kernels.rbegin(); k != g.kernels.rend(); ++k)
+      if (k->args.back() == o) {
+        if (std::find(k->download.begin(), k->download.end(), o) == k->download.end()) k->download.push_back(o);
+        break;
+      }
 }
 
 json kernel_to_json(const KernelCall& k) {
   json j = {{"node", k.node}, {"func", k.func}, {"device", device_name(k.device)}, {"args", k.args}};
-  if (k.device == KernelDevice::Accel) {
-    j["accel_stream"] = k.accel_stream;
+  if (k.device == KernelDevice::Accel) j["accel_stream"] = k.accel_stream;
+  if (k.device != KernelDevice::CPU) {
     j["upload"] = k.upload;
     j["download"] = k.download;
   }
@@ -189,9 +214,14 @@ uint64_t ExecutorGraph::storage_total() const {
 std::string ExecutorGraph::to_json() const {
   json values_json = json::array(), kernels_json = json::array();
   for (auto& v : values) values_json.push_back(value_to_json(v));
-  for (auto& k : kernels) kernels_json.push_back(kernel_to_json(k));
+  bool gpu = false;
+  for (auto& k : kernels) {
+    kernels_json.push_back(kernel_to_json(k));
+    gpu |= k.device == KernelDevice::Cuda;
+  }
+  // A graph without CUDA kernels is what version 3 describes: written so, older runtimes read it.
   return json{{"format", kGraphFormat},
-              {"version", kGraphFormatVersion},
+              {"version", gpu ? kGraphFormatVersion : 3},
               {"model", model},
               {"target", target},
               {"storages", storages},
@@ -238,6 +268,7 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
     for (auto& i : j.at("inputs")) g.inputs.push_back(value_id(i, "an input"));
     for (auto& o : j.at("outputs")) g.outputs.push_back(value_id(o, "an output"));
     for (auto& k : j.at("kernels")) g.kernels.push_back(kernel_from_json(k, version, g, origin));
+    if (version < 4) add_whole_model_copies(g);
   } catch (const json::exception& e) {
     LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
   } catch (const TypeError& e) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernel_runner.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 
@@ -61,91 +62,48 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   ex.planned_bytes_ = plan.planned_bytes;
   ex.unplanned_bytes_ = plan.unplanned_bytes;
   for (uint64_t bytes : plan.storages) ex.storages_.push_back(aligned_buffer(bytes));
+  std::vector<void*> host;
   for (const ExecutorValue& pv : plan.values) {
     Value val;
     val.spec = {pv.name, pv.shape, pv.dtype};
     val.nbytes = pv.nbytes();
-    val.accel_offset = pv.accel_offset;
     val.finite_only = pv.finite_only && pv.kind == ValueKind::Input;
     if (pv.kind == ValueKind::Param) val.data = ex.params_.get() + pv.param_offset;
     if (pv.kind == ValueKind::Input || pv.kind == ValueKind::Temp)
       val.data = ex.storages_[pv.storage].get() + pv.storage_offset;
+    host.push_back(val.data);
     ex.values_.push_back(std::move(val));
   }
+  // A runner per device the kernels use, each checking its calls against the model file now, so a
+  // run only calls.
+  bool on[3] = {false, false, false};
+  for (const KernelCall& call : plan.kernels) on[int(call.device)] = true;
+  RunnerInputs in{file, plan, host, origin, options};
+  if (on[int(KernelDevice::Cuda)]) ex.cuda_ = make_cuda_runner(in);
+  if (on[int(KernelDevice::CPU)]) ex.cpu_ = make_cpu_runner(in);
+  if (on[int(KernelDevice::Accel)]) ex.accel_ = make_accel_runner(in);
+  auto runner = [&](KernelDevice d) -> KernelRunner& {
+    switch (d) {
+      case KernelDevice::CPU:
+        return as_runner(*ex.cpu_);
+      case KernelDevice::Accel:
+        return as_runner(*ex.accel_);
+      case KernelDevice::Cuda:
+        return as_runner(*ex.cuda_);
+    }
+    LOOM_THROW(InternalError, "no runner for device ", int(d));
+  };
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    if (k == 0 || plan.kernels[k].device != plan.kernels[k - 1].device)
+      ex.runs_.push_back({&runner(plan.kernels[k].device), k, k + 1});
+    else
+      ex.runs_.back().last = k + 1;
   ex.inputs_ = std::move(plan.inputs);
   ex.outputs_ = std::move(plan.outputs);
   ex.kernels_ = std::move(plan.kernels);
-  size_t gpu_kernels = 0;
-  for (auto& call : ex.kernels_) gpu_kernels += call.device == KernelDevice::Cuda;
-  if (gpu_kernels) {
-    if (gpu_kernels != ex.kernels_.size())
-      LOOM_THROW(ModelError, origin, ": ", gpu_kernels, " of its ", ex.kernels_.size(),
-                 " kernels run on CUDA; models that mix CUDA with other devices are not supported yet");
-    ex.cuda_ = load_cuda(ex, file, plan, origin, options);
-    return ex;
-  }
-  ex.module_ = Module::load_from_memory(file.library, origin);
-  bool any_accel = false;
-  for (auto& call : ex.kernels_) any_accel |= call.device == KernelDevice::Accel;
-  if (any_accel) {
-    if (file.accel_image.empty()) LOOM_THROW(ModelError, origin, ": accelerator kernels but no accelerator image");
-    auto st = std::make_shared<AccelState>();
-    st->image = AccelImage::parse(file.accel_image, origin);
-    std::string cfg = options.accel_config_json.empty() ? st->image.config_json : options.accel_config_json;
-    st->device = make_accel_device(options.accel_backend, cfg);
-    st->loaded = std::make_unique<LoadedAccelImage>(*st->device, st->image);
-    st->stats.resize(ex.kernels_.size());
-    ex.accel_ = std::move(st);
-  }
-  // Check every call against the kernel's signature once, so run() can call without checks.
-  for (auto& call : ex.kernels_) {
-    if (call.device == KernelDevice::Accel) {
-      if (size_t(call.accel_stream) >= ex.accel_->image.streams.size())
-        LOOM_THROW(ModelError, origin, ": node '", call.node, "' runs accelerator stream ", call.accel_stream, " of ",
-                   ex.accel_->image.streams.size());
-      for (int id : call.args) {
-        const Value& v = ex.values_[size_t(id)];
-        if (v.accel_offset < 0)
-          LOOM_THROW(ModelError, origin, ": accelerator node '", call.node, "' reads '", v.spec.name,
-                     "', which is not in the image");
-        ex.accel_->loaded->address(uint64_t(v.accel_offset), v.nbytes);  // bounds
-      }
-      for (int id : call.upload)
-        if (!ex.values_[size_t(id)].data)
-          LOOM_THROW(ModelError, origin, ": node '", call.node, "' uploads '", ex.values_[size_t(id)].spec.name,
-                     "', which has no host copy");
-      for (int id : call.download)
-        if (!ex.values_[size_t(id)].data)
-          LOOM_THROW(ModelError, origin, ": node '", call.node, "' downloads '", ex.values_[size_t(id)].spec.name,
-                     "', which has no host copy");
-      ex.fns_.push_back(nullptr);
-      ex.arg_ptrs_.emplace_back();
-      continue;
-    }
-    if (!ex.module_.has_function(call.func))
-      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node,
-                 "') is missing from the kernel library");
-    const FunctionSignature& sig = ex.module_.signature(call.func);
-    if (sig.args.size() != call.args.size())
-      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' takes ", sig.args.size(),
-                 " arguments, the graph passes ", call.args.size());
-    std::vector<void*> ptrs;
-    for (size_t a = 0; a < call.args.size(); ++a) {
-      const Value& v = ex.values_[call.args[a]];
-      if (v.spec.shape != sig.args[a].shape || v.spec.dtype != sig.args[a].dtype)
-        LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(),
-                   ", the graph passes '", v.spec.name, "' ", v.spec.str());
-      if (!v.data)
-        LOOM_THROW(ModelError, origin, ": CPU kernel '", call.func, "' reads '", v.spec.name,
-                   "', which lives only on the accelerator");
-      ptrs.push_back(v.data);
-    }
-    ex.fns_.push_back(ex.module_.get_function(call.func));
-    ex.arg_ptrs_.push_back(std::move(ptrs));
-  }
   // The thread pool starts, and measures the fork-join its parallel threshold comes from, now: not
   // inside the first kernel's time (the storages were touched when they were zeroed).
-  if (!ex.kernels_.empty() && num_threads() > 1) min_parallel_work();
+  if (ex.cpu_ && num_threads() > 1) min_parallel_work();
   return ex;
 }
 
@@ -180,66 +138,22 @@ void GraphExecutor::set_input(const std::string& name, const NDArray& a) {
   LOOM_THROW(RuntimeError, "model has no input '", name, "' (inputs: ", have, ")");
 }
 
-AccelDevice* GraphExecutor::accel_device() const { return accel_ ? accel_->device.get() : nullptr; }
+AccelDevice* GraphExecutor::accel_device() const { return accel_ ? &runtime::accel_device(*accel_) : nullptr; }
 
 const std::vector<AccelKernelStats>& GraphExecutor::accel_stats() const {
   static const std::vector<AccelKernelStats> none;
-  return accel_ ? accel_->stats : none;
+  return accel_ ? runtime::accel_stats(*accel_) : none;
 }
 
-void GraphExecutor::run_accel(size_t k) {
-  auto t0 = std::chrono::steady_clock::now();
-  const KernelCall& call = kernels_[k];
-  AccelDevice& dev = *accel_->device;
-  LoadedAccelImage& img = *accel_->loaded;
-  for (int id : call.upload) {
-    const Value& v = values_[size_t(id)];
-    dev.write(img.address(uint64_t(v.accel_offset), v.nbytes), v.data, v.nbytes);
-  }
-  try {
-    img.run(size_t(call.accel_stream));
-  } catch (const DeviceError& e) {
-    LOOM_THROW(DeviceError, "accelerator kernel for node '", call.node, "' on ", dev.name(), ": ", e.what());
-  }
-  for (int id : call.download) {
-    const Value& v = values_[size_t(id)];
-    dev.read(img.address(uint64_t(v.accel_offset), v.nbytes), v.data, v.nbytes);
-  }
-  AccelKernelStats& s = accel_->stats[k];
-  std::vector<uint64_t> c = dev.run_counters();  // one batch (one round trip on a remote device)
-  auto counter = [&](AccelCounter k) { return c[1 + size_t(k)]; };
-  s.cycles = c[0];
-  s.gemm_macs = counter(AccelCounter::GemmMacs);
-  s.dma_bytes = counter(AccelCounter::DmaLoadBytesInp) + counter(AccelCounter::DmaLoadBytesWgt) +
-                counter(AccelCounter::DmaLoadBytesAcc) + counter(AccelCounter::DmaLoadBytesUop) +
-                counter(AccelCounter::DmaStoreBytes);
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void GraphExecutor::call_kernel(size_t k) {
-  if (kernels_[k].device == KernelDevice::Accel) return run_accel(k);
-  loom_set_last_error("");
-  int32_t rc = fns_[k](arg_ptrs_[k].data());
-  if (rc != 0) {
-    const char* msg = loom_get_last_error();
-    LOOM_THROW(RuntimeError, "kernel '", kernels_[k].func, "' (node '", kernels_[k].node,
-               "'): ", msg && *msg ? msg : "failed", " (code ", rc, ")");
-  }
-}
+bool GraphExecutor::replayed_cuda_graph() const { return cuda_ && replayed_graph(*cuda_); }
 
 void GraphExecutor::run() {
-  if (cuda_) return run_cuda();
-  for (size_t k = 0; k < fns_.size(); ++k) call_kernel(k);
+  for (const KernelRun& r : runs_) r.runner->run(r.first, r.last);
 }
 
 std::vector<double> GraphExecutor::run_profiled() {
-  if (cuda_) return run_cuda_profiled();
   std::vector<double> times;
-  for (size_t k = 0; k < fns_.size(); ++k) {
-    auto t0 = std::chrono::steady_clock::now();
-    call_kernel(k);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  for (const KernelRun& r : runs_) r.runner->run_profiled(r.first, r.last, times);
   return times;
 }
 

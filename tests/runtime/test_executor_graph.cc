@@ -121,6 +121,50 @@ TEST(ExecutorGraph, ReadsVersionOneGraphs) {
   EXPECT_EQ(g.kernels[1].accel_stream, 0);
 }
 
+// A graph with CUDA kernels is version 4, and its kernels' copies come back; one without is
+// version 3 (what older runtimes read).
+TEST(ExecutorGraph, CudaKernelsListTheirCopiesFromVersion4) {
+  ExecutorGraph g = two_device_graph();
+  EXPECT_NE(g.to_json().find("\"version\":3"), std::string::npos);
+  g.kernels[0].device = KernelDevice::Cuda;
+  g.kernels[0].upload = {0};
+  g.kernels[0].download = {2};
+  std::string json = g.to_json();
+  EXPECT_NE(json.find("\"version\":4"), std::string::npos);
+  ExecutorGraph back = ExecutorGraph::from_json(json, 128, "g");
+  EXPECT_EQ(back.kernels[0].device, KernelDevice::Cuda);
+  EXPECT_EQ(back.kernels[0].upload, std::vector<int>{0});
+  EXPECT_EQ(back.kernels[0].download, std::vector<int>{2});
+  EXPECT_EQ(back.kernels[1].upload, std::vector<int>{2});
+}
+
+// Before version 4 every kernel of a GPU model was CUDA, and the runtime copied the inputs in
+// before a run and the outputs out after it: the same copies come back as the kernels' lists.
+TEST(ExecutorGraph, Version3GpuGraphsGetTheirWholeModelCopies) {
+  ExecutorGraph g = two_device_graph();
+  g.values[3].kind = ValueKind::Param;  // no accelerator: parameters live in the blob
+  g.values[3].accel_offset = -1;
+  g.values[3].param_offset = 0;
+  g.values[3].shape = {16};
+  g.values[2].accel_offset = g.values[4].accel_offset = -1;
+  for (KernelCall& k : g.kernels) {
+    k.device = KernelDevice::Cuda;
+    k.accel_stream = -1;
+    k.upload.clear();
+    k.download.clear();
+  }
+  g.kernels[1].args = {0, 3, 4};  // reads the input too: copied once, before the first reader
+  std::string json = g.to_json();
+  json.replace(json.find("\"version\":4"), 11, "\"version\":3");
+  for (const std::string copies : {"\"download\":[],", ",\"upload\":[]"})
+    for (size_t at; (at = json.find(copies)) != std::string::npos;) json.erase(at, copies.size());
+  ExecutorGraph back = ExecutorGraph::from_json(json, 128, "g");
+  EXPECT_EQ(back.kernels[0].upload, std::vector<int>{0});
+  EXPECT_TRUE(back.kernels[0].download.empty());
+  EXPECT_TRUE(back.kernels[1].upload.empty());
+  EXPECT_EQ(back.kernels[1].download, std::vector<int>{4});
+}
+
 TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
   struct Case {
     const char* name;
@@ -128,7 +172,7 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
     const char* expect;
   };
   std::vector<Case> cases = {
-      {"newer", nullptr, "g: executor graph version 4 was written by a newer Loom; this runtime reads versions 1 to 3"},
+      {"newer", nullptr, "g: executor graph version 5 was written by a newer Loom; this runtime reads versions 1 to 4"},
       {"accelerator kernel without a stream", [](ExecutorGraph& g) { g.kernels[1].accel_stream = -1; },
        "g: accelerator kernel 'a1_dense' (node 'dense') names no accel_stream"},
       {"argument out of range", [](ExecutorGraph& g) { g.kernels[1].args[0] = 5; },
@@ -153,22 +197,31 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
       json = g.to_json();
     } else {
       json = g.to_json();
-      json.replace(json.find("\"version\":3"), 11, "\"version\":4");
+      json.replace(json.find("\"version\":3"), 11, "\"version\":5");
     }
     std::string msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
     EXPECT_NE(msg.find(c.expect), std::string::npos) << c.name << ": " << msg;
   }
-  // to_json writes no accelerator fields for a CPU kernel; a file may still have them.
+  // to_json writes no copies for a CPU kernel; a file may still have them.
   std::string json = two_device_graph().to_json();
   json.replace(json.find("\"device\":\"cpu\""), 14, "\"device\":\"cpu\",\"upload\":[0]");
   std::string msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
-  EXPECT_NE(msg.find("g: cpu kernel 'k0_quantize' (node 'quantize') has accelerator fields"), std::string::npos) << msg;
-  // A CUDA kernel takes no accelerator fields either.
+  EXPECT_NE(msg.find("g: CPU kernel 'k0_quantize' (node 'quantize') copies values (upload, download): the CPU reads "
+                     "the host's copies"),
+            std::string::npos)
+      << msg;
+  // A CUDA kernel copies values from version 4 on, and names no accelerator stream.
   json = two_device_graph().to_json();
   json.replace(json.find("\"device\":\"cpu\""), 14, "\"device\":\"cuda\",\"download\":[0]");
   msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
-  EXPECT_NE(msg.find("g: cuda kernel 'k0_quantize' (node 'quantize') has accelerator fields"), std::string::npos)
+  EXPECT_NE(msg.find("g: CUDA kernel 'k0_quantize' (node 'quantize') copies values (upload, download), which "
+                     "executor graphs before version 4 do not"),
+            std::string::npos)
       << msg;
+  json = two_device_graph().to_json();
+  json.replace(json.find("\"device\":\"cpu\""), 14, "\"device\":\"cuda\",\"accel_stream\":0");
+  msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });
+  EXPECT_NE(msg.find("g: cuda kernel 'k0_quantize' (node 'quantize') names an accel_stream"), std::string::npos) << msg;
   json = two_device_graph().to_json();
   json.replace(json.find("\"device\":\"accel\""), 16, "\"device\":\"tpu\"");
   msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(json, 128, "g"); });

@@ -5,12 +5,14 @@
 // (runtime/model_file.h) that runtime::GraphExecutor runs without any compiler library.
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "loom/codegen/cuda.h"
 #include "loom/codegen/llvm.h"
 #include "loom/graph/passes.h"
+#include "loom/graph/quantize.h"
 #include "loom/ops/accel_schedules.h"
 #include "loom/ops/conv_shape.h"
 #include "loom/ops/cpu_schedules.h"
@@ -44,10 +46,16 @@ struct BuildOptions {
   // stride; bias included), e.g. from a tuning log; nullopt or unset: ops::choose_conv_tiling.
   // A tiling that does not divide or fit the scratchpads is an error naming the kernel.
   std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tiling;
-  // Set: every kernel runs on a GPU: groups are scheduled for CUDA (NCHW activations, no CPU
-  // layouts), lowered with LowerOptions::target_gpu and compiled by NVRTC into one CUDA program,
-  // the model file's "CUDA" section (docs/cuda.md). Not together with `accel`.
+  // Set: kernels run on a GPU: groups are scheduled for CUDA (NCHW activations, no CPU layouts),
+  // lowered with LowerOptions::target_gpu and compiled by NVRTC into one CUDA program, the model
+  // file's "CUDA" section (docs/cuda.md). A group the GPU has no kernel for (int8 data, the
+  // quantization operators) runs on the CPU, its values copied across (BuildResult::cpu_fallback).
+  // With `accel` too, the accelerator's layers run there and the rest on the GPU or the CPU.
   std::optional<codegen::cuda::CudaOptions> cuda;
+  // Devices by node name, over the rules above (a placement file: `loom compile --placement`). A
+  // node must be one a kernel of the optimized graph computes, on a device that is a target of the
+  // build and can run it; ConfigError naming the node otherwise.
+  std::map<std::string, runtime::KernelDevice> placement;
   // CPU kernels: a parallel loop doing fewer stores than this runs serially
   // (schedule::LowerOptions::min_parallel_work); with parallel_work_hints, the others carry their
   // work and the runtime decides against the threshold it measures on the host that runs the model
@@ -59,10 +67,13 @@ struct BuildOptions {
 };
 
 struct KernelReport {
-  std::string func;    // function name in the library
-  std::string nodes;   // "conv2d+add+relu"
-  int calls = 0;       // kernel calls in the executor graph that use this function
-  bool accel = false;  // runs on the accelerator
+  std::string func;   // function name in the library
+  std::string nodes;  // "conv2d+add+relu"
+  int calls = 0;      // kernel calls in the executor graph that use this function
+  runtime::KernelDevice device = runtime::KernelDevice::CPU;
+  // Deprecated (removed in the next release; docs/library.md): device == runtime::KernelDevice::Accel.
+  // Not marked [[deprecated]]: on a data member GCC would warn in every copy of the struct.
+  bool accel = false;
 };
 
 struct BuildResult {
@@ -71,12 +82,26 @@ struct BuildResult {
   Graph graph;                            // after optimization
   FusionPlan fusion;
   MemoryPlan memory;
-  std::vector<KernelReport> kernels;  // distinct kernels (identical CPU groups share one)
-  AccelPartitionReport accel_report;  // with BuildOptions::accel
+  std::vector<KernelReport> kernels;      // distinct kernels (identical CPU or GPU groups share one)
+  std::vector<std::string> cpu_fallback;  // with BuildOptions::cuda: "node (ops): why it runs on the CPU"
+  AccelPartitionReport accel_report;      // with BuildOptions::accel
   std::vector<ir::LoweredFunc>
       cuda_funcs;  // with BuildOptions::cuda: the lowered GPU functions (for the grid interpreter)
   double seconds = 0;
 };
+
+// A placement (BuildOptions::placement) from a JSON object of node names to device names ("cpu",
+// "cuda", "accel"); ConfigError naming `origin` and the node. read_placement reads a file.
+std::map<std::string, runtime::KernelDevice> parse_placement(const std::string& text, const std::string& origin);
+std::map<std::string, runtime::KernelDevice> read_placement(const std::string& path);
+
+// ConfigError unless the graph suits the targets: the accelerator runs int8 operators that
+// requantize with shifts, so an accelerator build refuses per-channel requantization and simulated
+// int8 (fake_quantize), naming the node. build() checks this first.
+void check_targets(const Graph& g, const BuildOptions& options);
+// The same rules before a model is quantized (a front end checks them before calibrating):
+// `quantize` is how it will be quantized, null when it stays float.
+void check_targets(const BuildOptions& options, const QuantizeOptions* quantize);
 
 BuildResult build(Graph g, const BuildOptions& options = {});
 

@@ -81,6 +81,7 @@ struct AttrSpec {
 // What an operator's schedule hooks see; defined in graph/src/op_schedules.h (the build's
 // internals), opaque here.
 struct CpuScheduleContext;
+struct CudaScheduleContext;
 struct AccelScheduleContext;
 
 // A value of the reference interpreter (reference.h): its shape and its elements in double,
@@ -116,6 +117,13 @@ struct OpDef {
   runtime::KernelDevice device = runtime::KernelDevice::CPU;
   // Schedules the fused CPU group this operator anchors; empty: the generic schedule.
   std::function<void(const CpuScheduleContext&)> schedule_cpu = nullptr;
+  // Schedules the fused GPU group this operator anchors; empty: the generic GPU schedule
+  // (ops::schedule_cuda_generic).
+  std::function<void(const CudaScheduleContext&)> schedule_cuda = nullptr;
+  // Whether the operator has a GPU kernel. In a build with CUDA, a group holding an operator
+  // without one runs on the CPU (its values copied across), and a placement that puts it on
+  // CUDA is an error naming the node.
+  bool cuda = true;
   // Schedules the operator as an accelerator kernel (device == Accel).
   std::function<void(AccelScheduleContext&)> schedule_accel = nullptr;
 

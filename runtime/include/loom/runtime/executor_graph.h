@@ -24,8 +24,10 @@ namespace loom::runtime {
 inline constexpr const char* kGraphFormat = "loom-graph";
 // 1: kernels without a device field (an accelerator call is one with accel_stream >= 0);
 // 2: every kernel names its device; 3: values may lie at a storage_offset (a temp no kernel
-// writes: an in-place concat of values that do). from_json reads all three.
-inline constexpr int kGraphFormatVersion = 3;
+// writes: an in-place concat of values that do); 4: CUDA kernels list their copies (upload,
+// download), so CUDA mixes with other devices. from_json reads all four; to_json writes 3 for a
+// graph without CUDA kernels.
+inline constexpr int kGraphFormatVersion = 4;
 
 // Storage buffers, parameters in the blob and values inside a storage start at multiples of this:
 // kernels take their buffers as 64-byte aligned (module.h). aligned_bytes: `bytes` rounded up to it.
@@ -42,8 +44,8 @@ enum class ValueKind {
   AccelParam,  // a constant only accelerator kernels read: it lives in the accelerator image alone
 };
 
-// Which device a kernel runs on. New backends (CUDA, remote devices) add a kind here, a name in
-// device_name, and a branch in GraphExecutor.
+// Which device a kernel runs on. A new device adds a kind here, a name in device_name, and a
+// runner in GraphExecutor (runtime/src/kernel_runner.h).
 enum class KernelDevice {
   CPU,    // `func` is a function of the model's kernel library (module.h ABI)
   Accel,  // `accel_stream` is a stream of the model's accelerator image
@@ -68,16 +70,18 @@ struct ExecutorValue {
   uint64_t nbytes() const;  // dtype bytes x elements
 };
 
-// A kernel call. On the accelerator, values live in the image (at their accel_offset): before the
-// stream, `upload` values are copied from the host into the image; after it, `download` values
-// are copied back (only where a CPU kernel or an output reads them).
+// A kernel call. The host holds every value but the accelerator-only parameters; an accelerator
+// or GPU kernel works on its device's copies (in the accelerator image at accel_offset; on the GPU
+// at the storage's or parameter blob's offset). Before the kernel, `upload` values are copied from
+// the host to the device; after it, `download` values are copied back (where a kernel on another
+// device or an output reads them).
 struct KernelCall {
   std::string node;  // the graph node(s) it computes, for profiles and errors
   std::string func;  // function in the kernel library (CPU) or the stream's name (accelerator)
   KernelDevice device = KernelDevice::CPU;
   std::vector<int> args;              // value ids: inputs, then the output
   int accel_stream = -1;              // Accel: the stream's index in the image
-  std::vector<int> upload, download;  // Accel only
+  std::vector<int> upload, download;  // Accel and Cuda
 };
 
 struct ExecutorGraph {

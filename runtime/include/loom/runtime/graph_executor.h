@@ -2,7 +2,10 @@
 // The executor graph (executor_graph.h) lists the model's values (inputs, parameters, planned
 // temporaries), the storage buffers of the static memory plan, and the kernel calls in execution
 // order; a CPU kernel is a function of the model's shared library following the ABI in module.h,
-// an accelerator kernel a stream of the model's accelerator image.
+// an accelerator kernel a stream of the model's accelerator image, a CUDA kernel a function of its
+// CUDA program. One model may mix the three: one loop hands each run of consecutive kernels on a
+// device to that device's runner, prepared once at load (runtime/src/kernel_runner.h), which also
+// copies values between the host and its device.
 //
 //   auto ex = GraphExecutor::load("resnet18.loom");
 //   ex.set_input(0, image);
@@ -21,12 +24,19 @@
 
 namespace loom::runtime {
 
+// The per-device runners (runtime/src/kernel_runner.h).
+class KernelRunner;
+class CpuRunner;
+class AccelRunner;
+class CudaRunner;
+
 struct ExecutorOptions {
   std::string accel_backend = "fsim";  // the device backend accelerator kernels run on
   std::string accel_config_json;       // its config (empty: the one the model was compiled for)
   uint64_t max_host_bytes = 0;         // refuse models whose activation buffers need more (0: physical memory)
   int cuda_device = 0;                 // the GPU CUDA kernels run on
-  bool cuda_graphs = true;             // replay a model's CUDA kernels as one captured graph from the second run
+  // From the second run on, replay each run of consecutive CUDA kernels as one captured graph.
+  bool cuda_graphs = true;
   // Let NaN and infinity into the inputs of a quantized model (whose int8 layers would turn them
   // into plausible-looking numbers); by default set_input refuses them, naming the input.
   bool allow_non_finite = false;
@@ -63,7 +73,7 @@ class GraphExecutor {
   const std::vector<KernelCall>& kernels() const { return kernels_; }
   bool uses_accelerator() const { return accel_ != nullptr; }
   bool uses_gpu() const { return cuda_ != nullptr; }
-  // Whether the last run replayed the captured CUDA graph (GPU models, from the second run on).
+  // Whether the last run of GPU kernels replayed its captured CUDA graph (from the second run on).
   bool replayed_cuda_graph() const;
   // Per kernel (in kernel order), the accelerator's figures of the last run; zero for CPU kernels.
   const std::vector<AccelKernelStats>& accel_stats() const;
@@ -81,40 +91,25 @@ class GraphExecutor {
   struct Value {
     ArgSpec spec;
     void* data = nullptr;  // host copy (null for accelerator-only parameters)
-    int64_t accel_offset = -1;
     uint64_t nbytes = 0;
     bool finite_only = false;  // an input that refuses NaN and infinity
   };
-  // The device, the image placed on it, and per-kernel figures (the image is freed before the device).
-  struct AccelState {
-    std::unique_ptr<AccelDevice> device;
-    AccelImage image;
-    std::unique_ptr<LoadedAccelImage> loaded;
-    std::vector<AccelKernelStats> stats;
+  // Consecutive kernels [first, last) on one device, and that device's runner.
+  struct KernelRun {
+    KernelRunner* runner;
+    size_t first, last;
   };
-  // The GPU side of a model whose kernels run on CUDA (graph_executor_cuda.cc): the loaded program,
-  // device copies of the storages and parameters, per-kernel device arguments, the stream and its graph.
-  struct CudaState;
-  static std::shared_ptr<CudaState> load_cuda(const GraphExecutor& ex, const ModelFile& file, const ExecutorGraph& plan,
-                                              const std::string& origin, const ExecutorOptions& options);
-  void run_cuda();
-  std::vector<double> run_cuda_profiled();
-  void copy_inputs_to_gpu();
-  void copy_outputs_from_gpu();
-  void run_accel(size_t k);
   const Value& value_at(int id) const;
-  void call_kernel(size_t k);
 
-  Module module_;
   std::shared_ptr<uint8_t> params_;
   std::vector<std::shared_ptr<uint8_t>> storages_;
   std::vector<Value> values_;
   std::vector<int> inputs_, outputs_;
   std::vector<KernelCall> kernels_;
-  std::vector<CompiledFn> fns_;
-  std::vector<std::vector<void*>> arg_ptrs_;
-  std::shared_ptr<AccelState> accel_;
-  std::shared_ptr<CudaState> cuda_;
+  std::shared_ptr<CpuRunner> cpu_;
+  std::shared_ptr<AccelRunner> accel_;
+  std::shared_ptr<CudaRunner> cuda_;
+  std::vector<KernelRun> runs_;
   std::string target_, model_name_;
   bool allow_non_finite_ = false;
   uint64_t planned_bytes_ = 0, unplanned_bytes_ = 0, params_bytes_ = 0;

@@ -1,0 +1,104 @@
+// The accelerator's kernel runner: streams of the model's accelerator image on the AccelDevice of
+// ExecutorOptions::accel_backend, values copied into the image before a stream and back after it.
+#include <chrono>
+
+#include "kernel_runner.h"
+#include "loom/runtime/accel_image.h"
+#include "loom/runtime/error.h"
+
+namespace loom::runtime {
+
+class AccelRunner final : public KernelRunner {
+ public:
+  explicit AccelRunner(const RunnerInputs& in) : kernels_(in.plan.kernels), host_(in.host) {
+    for (const ExecutorValue& v : in.plan.values) values_.push_back({v.name, v.accel_offset, v.nbytes()});
+    if (in.file.accel_image.empty())
+      LOOM_THROW(ModelError, in.origin, ": accelerator kernels but no accelerator image");
+    image_ = AccelImage::parse(in.file.accel_image, in.origin);
+    std::string cfg = in.options.accel_config_json.empty() ? image_.config_json : in.options.accel_config_json;
+    device_ = make_accel_device(in.options.accel_backend, cfg);
+    loaded_ = std::make_unique<LoadedAccelImage>(*device_, image_);
+    stats_.resize(kernels_.size());
+    for (const KernelCall& call : kernels_) {
+      if (call.device != KernelDevice::Accel) continue;
+      if (size_t(call.accel_stream) >= image_.streams.size())
+        LOOM_THROW(ModelError, in.origin, ": node '", call.node, "' runs accelerator stream ", call.accel_stream,
+                   " of ", image_.streams.size());
+      for (int id : call.args) {
+        const Value& v = values_[size_t(id)];
+        if (v.offset < 0)
+          LOOM_THROW(ModelError, in.origin, ": accelerator node '", call.node, "' reads '", v.name,
+                     "', which is not in the image");
+        loaded_->address(uint64_t(v.offset), v.nbytes);  // bounds
+      }
+      for (const auto* list : {&call.upload, &call.download})
+        for (int id : *list)
+          if (!host_[size_t(id)])
+            LOOM_THROW(ModelError, in.origin, ": node '", call.node, "' ",
+                       list == &call.upload ? "uploads" : "downloads", " '", values_[size_t(id)].name,
+                       "', which has no host copy");
+    }
+  }
+  void run(size_t first, size_t last) override {
+    for (size_t k = first; k < last; ++k) call(k);
+  }
+
+  void run_profiled(size_t first, size_t last, std::vector<double>& seconds) override {
+    for (size_t k = first; k < last; ++k) {
+      call(k);
+      seconds.push_back(stats_[k].seconds);
+    }
+  }
+
+  AccelDevice& device() { return *device_; }
+  const std::vector<AccelKernelStats>& stats() const { return stats_; }
+
+ private:
+  struct Value {
+    std::string name;
+    int64_t offset;
+    uint64_t nbytes;
+  };
+
+  void call(size_t k) {
+    auto t0 = std::chrono::steady_clock::now();
+    const KernelCall& c = kernels_[k];
+    for (int id : c.upload) {
+      const Value& v = values_[size_t(id)];
+      device_->write(loaded_->address(uint64_t(v.offset), v.nbytes), host_[size_t(id)], v.nbytes);
+    }
+    try {
+      loaded_->run(size_t(c.accel_stream));
+    } catch (const DeviceError& e) {
+      LOOM_THROW(DeviceError, "accelerator kernel for node '", c.node, "' on ", device_->name(), ": ", e.what());
+    }
+    for (int id : c.download) {
+      const Value& v = values_[size_t(id)];
+      device_->read(loaded_->address(uint64_t(v.offset), v.nbytes), host_[size_t(id)], v.nbytes);
+    }
+    AccelKernelStats& s = stats_[k];
+    std::vector<uint64_t> n = device_->run_counters();  // one batch (one round trip on a remote device)
+    auto counter = [&](AccelCounter which) { return n[1 + size_t(which)]; };
+    s.cycles = n[0];
+    s.gemm_macs = counter(AccelCounter::GemmMacs);
+    s.dma_bytes = counter(AccelCounter::DmaLoadBytesInp) + counter(AccelCounter::DmaLoadBytesWgt) +
+                  counter(AccelCounter::DmaLoadBytesAcc) + counter(AccelCounter::DmaLoadBytesUop) +
+                  counter(AccelCounter::DmaStoreBytes);
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  std::vector<KernelCall> kernels_;
+  std::vector<void*> host_;
+  std::vector<Value> values_;
+  std::unique_ptr<AccelDevice> device_;  // declared before the image placed on it, so freed after it
+  AccelImage image_;
+  std::unique_ptr<LoadedAccelImage> loaded_;
+  std::vector<AccelKernelStats> stats_;
+};
+
+std::shared_ptr<AccelRunner> make_accel_runner(const RunnerInputs& in) { return std::make_shared<AccelRunner>(in); }
+KernelRunner& as_runner(AccelRunner& r) { return r; }
+AccelDevice& accel_device(AccelRunner& r) { return r.device(); }
+const std::vector<AccelKernelStats>& accel_stats(const AccelRunner& r) { return r.stats(); }
+
+}  // namespace loom::runtime

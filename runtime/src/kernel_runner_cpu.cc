@@ -1,0 +1,74 @@
+// The CPU's kernel runner: functions of the model's kernel library, called on the host copies of
+// their values with argument arrays made once.
+#include <chrono>
+
+#include "kernel_runner.h"
+#include "loom/runtime/error.h"
+#include "loom/runtime/module.h"
+
+namespace loom::runtime {
+
+class CpuRunner final : public KernelRunner {
+ public:
+  explicit CpuRunner(const RunnerInputs& in) : kernels_(in.plan.kernels) {
+    module_ = Module::load_from_memory(in.file.library, in.origin);
+    fns_.resize(kernels_.size());
+    args_.resize(kernels_.size());
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      const KernelCall& call = kernels_[k];
+      if (call.device != KernelDevice::CPU) continue;
+      if (!module_.has_function(call.func))
+        LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' (node '", call.node,
+                   "') is missing from the kernel library");
+      const FunctionSignature& sig = module_.signature(call.func);
+      if (sig.args.size() != call.args.size())
+        LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' takes ", sig.args.size(),
+                   " arguments, the graph passes ", call.args.size());
+      for (size_t a = 0; a < call.args.size(); ++a) {
+        const ExecutorValue& v = in.plan.values[size_t(call.args[a])];
+        if (v.shape != sig.args[a].shape || v.dtype != sig.args[a].dtype)
+          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(),
+                     ", the graph passes '", v.name, "' ", ArgSpec{v.name, v.shape, v.dtype}.str());
+        void* data = in.host[size_t(call.args[a])];
+        if (!data)
+          LOOM_THROW(ModelError, in.origin, ": CPU kernel '", call.func, "' reads '", v.name,
+                     "', which lives only on the accelerator");
+        args_[k].push_back(data);
+      }
+      fns_[k] = module_.get_function(call.func);
+    }
+  }
+
+  void run(size_t first, size_t last) override {
+    for (size_t k = first; k < last; ++k) call(k);
+  }
+
+  void run_profiled(size_t first, size_t last, std::vector<double>& seconds) override {
+    for (size_t k = first; k < last; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      call(k);
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+
+ private:
+  void call(size_t k) {
+    loom_set_last_error("");
+    int32_t rc = fns_[k](args_[k].data());
+    if (rc != 0) {
+      const char* msg = loom_get_last_error();
+      LOOM_THROW(RuntimeError, "kernel '", kernels_[k].func, "' (node '", kernels_[k].node,
+                 "'): ", msg && *msg ? msg : "failed", " (code ", rc, ")");
+    }
+  }
+
+  Module module_;
+  std::vector<KernelCall> kernels_;
+  std::vector<CompiledFn> fns_;
+  std::vector<std::vector<void*>> args_;
+};
+
+std::shared_ptr<CpuRunner> make_cpu_runner(const RunnerInputs& in) { return std::make_shared<CpuRunner>(in); }
+KernelRunner& as_runner(CpuRunner& r) { return r; }
+
+}  // namespace loom::runtime
