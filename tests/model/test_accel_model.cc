@@ -67,6 +67,30 @@ Graph chain() {
   return g;
 }
 
+// The accelerator requantizes with shifts and runs int8 operators: a graph with per-channel
+// requantization or simulated int8 is refused before anything is compiled, naming the node.
+TEST(AccelModel, PerChannelAndSimulatedInt8AreRefusedNamingTheNode) {
+  Graph g = chain();
+  for (bool per_channel : {true, false}) {
+    QuantizeOptions qo;
+    qo.per_channel = per_channel;
+    qo.simulated = !per_channel;
+    Graph q = quantize(g, random_inputs(g, 2, 10), qo).graph;
+    std::string err = test::error_text<ConfigError>([&] { build_for(q, accel::default_config()); });
+    EXPECT_NE(err.find(per_channel ? "' requantizes per output channel; the accelerator requantizes with shifts"
+                                   : "' is simulated int8 (fake_quantize); the accelerator runs int8 layers"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(err.find("node '"), 0u) << err;
+    BuildOptions planned;
+    planned.accel = accel::default_config();
+    err = test::error_text<ConfigError>([&] { check_targets(planned, &qo); });
+    EXPECT_NE(err.find(per_channel ? "per-channel scales are for the CPU" : "it needs int8 quantization"),
+              std::string::npos)
+        << err;
+  }
+}
+
 TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
   Graph g = chain();
   QuantizeOptions qo;
