@@ -151,10 +151,16 @@ class CudaRunner final : public KernelRunner {
 
   // What the run's kernels read from other devices is on the host before the run starts, and what
   // they make for others is read only after it ends.
+  // A copy from pageable host memory may return before its DMA ends, and the runs' streams do not
+  // wait for the default stream: the context is synchronized before the first launch.
   void copy_in(size_t first, size_t last) {
+    bool copied = false;
     for (size_t k = first; k < last; ++k)
-      for (int id : kernels_[k].upload)
+      for (int id : kernels_[k].upload) {
         cuda_copy_to_device(dev_[size_t(id)], host_[size_t(id)], nbytes_[size_t(id)], ordinal_);
+        copied = true;
+      }
+    if (copied) cuda_synchronize(ordinal_);
   }
   void copy_out(size_t first, size_t last) {
     for (size_t k = first; k < last; ++k)
