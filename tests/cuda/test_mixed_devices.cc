@@ -24,7 +24,8 @@ namespace {
 using runtime::KernelDevice;
 
 // conv1 (float: the first conv stays float, but its group quantizes) -> relu -> conv2 -> relu ->
-// conv3 -> relu (int8) -> global average pool -> dense -> softmax (float: dense layers kept float).
+// max pool (int8 data, no quantization operator) -> conv3 -> relu (int8) -> global average pool ->
+// dense -> softmax (float: dense layers kept float).
 Graph net() {
   Graph g;
   g.name = "mixed";
@@ -36,7 +37,9 @@ Graph net() {
   Attrs same = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1});
   int c1 = g.add_op("conv2d", "conv1", {x, w("w1", C, 3, 1), g.add_constant("b1", test::random_float32({C}, 2))}, same);
   int c2 = g.add_op("conv2d", "conv2", {g.add_op("relu", "relu1", {c1}), w("w2", C, 3, 3)}, same);
-  int c3 = g.add_op("conv2d", "conv3", {g.add_op("relu", "relu2", {c2}), w("w3", C, 1, 4)});
+  int pool2 = g.add_op("max_pool2d", "pool2", {g.add_op("relu", "relu2", {c2})},
+                       Attrs().set("kernel", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}));
+  int c3 = g.add_op("conv2d", "conv3", {pool2, w("w3", C, 1, 4)});
   int pool = g.add_op("global_avg_pool2d", "pool", {g.add_op("relu", "relu3", {c3})});
   int flat = g.add_op("reshape", "flatten", {pool}, Attrs().set("shape", Shape{1, C}));
   int fc = g.add_op("dense", "fc",
@@ -130,6 +133,10 @@ TEST(MixedDevices, Int8LayersFallBackToTheCpuWithCopiesAndTheModelMatchesTheCpuB
   EXPECT_FALSE(r.file.library.empty());
   EXPECT_FALSE(r.file.cuda_program.empty());
   ASSERT_FALSE(r.cpu_fallback.empty());
+  bool pool_int8 = false;
+  for (const std::string& why : r.cpu_fallback)
+    pool_int8 |= why.find("(max_pool2d): int8 data has no GPU kernels") != std::string::npos;
+  EXPECT_TRUE(pool_int8) << "the int8 max pool, a group without a quantization operator";
   for (const std::string& why : r.cpu_fallback)
     EXPECT_TRUE(why.find("int8 data has no GPU kernels") != std::string::npos ||
                 why.find("has no GPU kernel") != std::string::npos)
