@@ -1,5 +1,5 @@
-// graph::build: the graph passes, fusion and the memory plan, then the three steps of
-// build_steps.h (plan values, compile kernels, serialize).
+// graph::build: the targets checked against the graph, the graph passes, fusion and the memory
+// plan, then the four steps of build_steps.h (place groups, plan values, compile kernels, serialize).
 #include "loom/graph/build.h"
 
 #include <chrono>
@@ -45,7 +45,9 @@ BuildResult build(Graph g, const BuildOptions& options) {
   po.layout.vector_lanes = target.float32_lanes();
   check_targets(g, options);
   if (options.cuda) {
-    po.layout.blocked_activations = false;  // the CPU's NCHWc blocking is no GPU layout
+    // The CPU's NCHWc blocking is no GPU layout; CPU kernels of a GPU build read NCHW too, so no
+    // layout change sits between devices.
+    po.layout.blocked_activations = false;
     // The CUDA executor places values at their storage offsets too, but no GPU has run an in-place
     // concat yet (the grid-interpreter tests give every value its own array).
     po.concat_in_place = false;

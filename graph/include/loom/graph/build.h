@@ -1,7 +1,8 @@
-// Compiling a graph into a compiled-model file: optimize (passes.h), fuse, plan memory, then
-// plan the executor values, schedule and lower every kernel (CPU functions compiled by the LLVM
-// backend into one shared library, accelerator kernels linked into one image), and write the
-// executor graph (runtime/executor_graph.h), parameters, library and image into one ModelFile
+// Compiling a graph into a compiled-model file: optimize (passes.h), fuse, plan memory, place
+// every fused group on a device, plan the executor values, schedule and lower every kernel (CPU
+// functions compiled by the LLVM backend into one shared library, GPU functions by NVRTC into one
+// CUDA program, accelerator kernels linked into one image), and write the executor graph
+// (runtime/executor_graph.h), parameters and each device's section into one ModelFile
 // (runtime/model_file.h) that runtime::GraphExecutor runs without any compiler library.
 #pragma once
 #include <functional>
