@@ -121,6 +121,9 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
   call.node = k.at("node").get<std::string>();
   call.func = k.at("func").get<std::string>();
   for (auto& a : k.at("args")) call.args.push_back(value_id(a, "a kernel argument"));
+  if (call.args.empty())
+    LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node,
+               "') has no arguments (its output is the last)");
   call.accel_stream = integer_or<int>(k, "accel_stream", -1);
   for (auto& a : k.value("upload", json::array())) call.upload.push_back(value_id(a, "an upload"));
   for (auto& a : k.value("download", json::array())) call.download.push_back(value_id(a, "a download"));
@@ -138,6 +141,12 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
   if (call.device == KernelDevice::CPU && (!call.upload.empty() || !call.download.empty()))
     LOOM_THROW(ModelError, origin, ": CPU kernel '", call.func, "' (node '", call.node,
                "') copies values (upload, download): the CPU reads the host's copies");
+  for (int id : call.download) {
+    const ValueKind kind = g.values[size_t(id)].kind;
+    if (kind != ValueKind::Input && kind != ValueKind::Temp)
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') downloads ",
+                 value_kind_name(kind), " '", g.values[size_t(id)].name, "': only inputs and temporaries are written");
+  }
   if (call.device == KernelDevice::Cuda && version < 4 && (!call.upload.empty() || !call.download.empty()))
     LOOM_THROW(ModelError, origin, ": CUDA kernel '", call.func, "' (node '", call.node,
                "') copies values (upload, download), which executor graphs before version 4 do not");
@@ -146,19 +155,25 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
 
 // Before version 4 a model's kernels were all CUDA or none, and the executor copied every input to
 // the GPU before a run and every output back after it: the same copies, as the kernels' lists.
-void add_whole_model_copies(ExecutorGraph& g) {
-  if (std::any_of(g.kernels.begin(), g.kernels.end(), [](auto& k) { return k.device != KernelDevice::Cuda; })) return;
+void add_whole_model_copies(ExecutorGraph& g, const std::string& origin) {
+  const auto cuda = [](const KernelCall& k) { return k.device == KernelDevice::Cuda; };
+  if (std::none_of(g.kernels.begin(), g.kernels.end(), cuda)) return;
+  if (!std::all_of(g.kernels.begin(), g.kernels.end(), cuda))
+    LOOM_THROW(ModelError, origin,
+               ": executor graphs before version 4 run CUDA kernels alone; this one mixes them with ", "other devices");
   std::set<int> inputs(g.inputs.begin(), g.inputs.end()), uploaded;
   for (KernelCall& call : g.kernels) {
     for (size_t a = 0; a + 1 < call.args.size(); ++a)
       if (inputs.count(call.args[a]) && uploaded.insert(call.args[a]).second) call.upload.push_back(call.args[a]);
   }
-  for (int o : g.outputs)
-    for (auto k = g.kernels.rbegin(); k != g.kernels.rend(); ++k)
-      if (k->args.back() == o) {
-        if (std::find(k->download.begin(), k->download.end(), o) == k->download.end()) k->download.push_back(o);
-        break;
-      }
+  // Each output after the last kernel that writes it; one no kernel writes (an in-place concat's)
+  // after the last kernel.
+  for (int o : g.outputs) {
+    auto k =
+        std::find_if(g.kernels.rbegin(), g.kernels.rend(), [&](const KernelCall& c) { return c.args.back() == o; });
+    std::vector<int>& download = (k == g.kernels.rend() ? g.kernels.back() : *k).download;
+    if (std::find(download.begin(), download.end(), o) == download.end()) download.push_back(o);
+  }
 }
 
 json kernel_to_json(const KernelCall& k) {
@@ -268,7 +283,7 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
     for (auto& i : j.at("inputs")) g.inputs.push_back(value_id(i, "an input"));
     for (auto& o : j.at("outputs")) g.outputs.push_back(value_id(o, "an output"));
     for (auto& k : j.at("kernels")) g.kernels.push_back(kernel_from_json(k, version, g, origin));
-    if (version < 4) add_whole_model_copies(g);
+    if (version < 4) add_whole_model_copies(g, origin);
   } catch (const json::exception& e) {
     LOOM_THROW(ModelError, origin, ": malformed executor graph: ", e.what());
   } catch (const TypeError& e) {

@@ -32,11 +32,16 @@ class AccelRunner final : public KernelRunner {
         loaded_->address(uint64_t(v.offset), v.nbytes);  // bounds
       }
       for (const auto* list : {&call.upload, &call.download})
-        for (int id : *list)
+        for (int id : *list) {
+          const char* copies = list == &call.upload ? "uploads" : "downloads";
           if (!host_[size_t(id)])
-            LOOM_THROW(ModelError, in.origin, ": node '", call.node, "' ",
-                       list == &call.upload ? "uploads" : "downloads", " '", values_[size_t(id)].name,
+            LOOM_THROW(ModelError, in.origin, ": node '", call.node, "' ", copies, " '", values_[size_t(id)].name,
                        "', which has no host copy");
+          if (values_[size_t(id)].offset < 0)
+            LOOM_THROW(ModelError, in.origin, ": node '", call.node, "' ", copies, " '", values_[size_t(id)].name,
+                       "', which is not in the image");
+          loaded_->address(uint64_t(values_[size_t(id)].offset), values_[size_t(id)].nbytes);  // bounds
+        }
     }
   }
   void run(size_t first, size_t last) override {

@@ -43,6 +43,7 @@ class CudaRunner final : public KernelRunner {
     if (params_used && in.file.params_bytes) {
       params_ = NDArray::empty({int64_t(in.file.params_bytes)}, DataType::UInt(8), dev);
       cuda_copy_to_device(params_.raw_data(), in.file.params.get(), in.file.params_bytes, ordinal_);
+      cuda_synchronize(ordinal_);  // the first run may have no upload that would wait for this copy
     }
     for (const ExecutorValue& v : values) {
       void* p = nullptr;

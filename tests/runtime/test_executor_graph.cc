@@ -163,6 +163,20 @@ TEST(ExecutorGraph, Version3GpuGraphsGetTheirWholeModelCopies) {
   EXPECT_TRUE(back.kernels[0].download.empty());
   EXPECT_TRUE(back.kernels[1].upload.empty());
   EXPECT_EQ(back.kernels[1].download, std::vector<int>{4});
+  // An output no kernel writes (an in-place concat's) comes back after the last kernel.
+  auto swap = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  std::string other = swap(swap(json, "\"outputs\":[4]", "\"outputs\":[2]"), "\"args\":[0,1,2]", "\"args\":[0,1,4]");
+  back = ExecutorGraph::from_json(other, 128, "g");
+  EXPECT_EQ(back.kernels[1].download, std::vector<int>{2});
+  // Before version 4 a graph did not mix CUDA with other devices.
+  std::string mixed = swap(json, "\"device\":\"cuda\"", "\"device\":\"cpu\"");
+  std::string msg = test::error_text<ModelError>([&] { ExecutorGraph::from_json(mixed, 128, "g"); });
+  EXPECT_NE(msg.find("g: executor graphs before version 4 run CUDA kernels alone; this one mixes them with other "
+                     "devices"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
@@ -175,6 +189,10 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
       {"newer", nullptr, "g: executor graph version 5 was written by a newer Loom; this runtime reads versions 1 to 4"},
       {"accelerator kernel without a stream", [](ExecutorGraph& g) { g.kernels[1].accel_stream = -1; },
        "g: accelerator kernel 'a1_dense' (node 'dense') names no accel_stream"},
+      {"kernel without arguments", [](ExecutorGraph& g) { g.kernels[0].args.clear(); },
+       "g: kernel 'k0_quantize' (node 'quantize') has no arguments"},
+      {"download of a parameter", [](ExecutorGraph& g) { g.kernels[1].download = {1}; },
+       "g: kernel 'a1_dense' (node 'dense') downloads param 'w': only inputs and temporaries are written"},
       {"argument out of range", [](ExecutorGraph& g) { g.kernels[1].args[0] = 5; },
        "g: a kernel argument refers to value 5 of 5"},
       {"output out of range", [](ExecutorGraph& g) { g.outputs = {-1}; }, "g: an output refers to value -1 of 5"},
