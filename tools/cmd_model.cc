@@ -63,13 +63,19 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
-// Whether the comma-separated --target list names `t`.
+// The entries of a comma-separated --target list, empty ones included.
+std::vector<std::string> target_names(const std::string& list) {
+  std::vector<std::string> names;
+  for (size_t b = 0, e; b <= list.size(); b = e + 1) {
+    e = std::min(list.find(',', b), list.size());
+    names.push_back(list.substr(b, e - b));
+  }
+  return names;
+}
+
 bool has_target(const std::string& list, const std::string& t) {
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (item == t) return true;
-  return false;
+  std::vector<std::string> names = target_names(list);
+  return std::find(names.begin(), names.end(), t) != names.end();
 }
 
 void set_threads(int threads) {
@@ -146,12 +152,8 @@ int compile_cmd(const std::vector<std::string>& args) {
                  "machine with a GPU), those it has no kernel for on the CPU. cuda,accel mixes all three")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            std::string s = v;
-            for (size_t b = 0, e; b <= s.size(); b = e + 1) {
-              e = std::min(s.find(',', b), s.size());
-              std::string t = s.substr(b, e - b);
+            for (const std::string& t : target_names(v))
               if (t != "cpu" && t != "accel" && t != "cuda") return "'" + t + "' is not a target (cpu, accel, cuda)";
-            }
             return "";
           },
           "TARGET[,TARGET]"))

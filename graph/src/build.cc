@@ -82,7 +82,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
   if (!backends.cpu->reports().empty())
     progress("compiling " + std::to_string(backends.cpu->reports().size()) + " kernels with LLVM");
   r.file = serialize(g, plan, backends);
-  if (backends.cuda) r.cuda_funcs = cuda_functions(*backends.cuda);
+  if (backends.cuda) r.cuda_funcs = backends.cuda->funcs();
   r.executor_graph = std::move(plan.exec);
   r.graph = std::move(g);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

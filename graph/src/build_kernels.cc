@@ -63,6 +63,21 @@ std::string sanitize(const std::string& name) {
   return out;
 }
 
+KernelReport& LoweredKernelBackend::compile(const Graph& g, const FusedGroup& grp, size_t, runtime::KernelCall& call) {
+  auto [it, is_new] = report_of_key_.emplace(group_key(g, grp), reports_.size());
+  if (is_new) {
+    std::string ops = group_ops(g, grp);
+    std::string name = std::string(1, prefix_).append(std::to_string(funcs_.size())) + "_" + sanitize(ops);
+    std::vector<ir::Tensor> args = group_tensors(g, grp);
+    schedule::Schedule s({args.back()});
+    schedule_group(g, g.node(grp.anchor), s, args.back());
+    funcs_.push_back(schedule::lower(s, args, name, lower_options()));
+    reports_.push_back({name, ops, 0, device()});
+  }
+  call.func = reports_[it->second].func;
+  return reports_[it->second];
+}
+
 KernelBackend* KernelBackends::of(runtime::KernelDevice device) const {
   switch (device) {
     case runtime::KernelDevice::CPU:

@@ -14,7 +14,8 @@ runtime::ModelFile serialize(const Graph& g, ValuePlan& plan, KernelBackends& ba
     std::memcpy(file.params.get() + plan.exec.values[size_t(plan.value_of.at(id))].param_offset, v.raw_data(),
                 v.nbytes());
   }
-  for (KernelBackend* b : {backends.cpu.get(), backends.cuda.get(), backends.accel.get()})
+  for (KernelBackend* b :
+       std::initializer_list<KernelBackend*>{backends.cpu.get(), backends.cuda.get(), backends.accel.get()})
     if (b) b->write(file);
   return file;
 }

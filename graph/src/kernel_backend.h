@@ -16,6 +16,7 @@
 #include "loom/graph/build.h"
 #include "loom/runtime/executor_graph.h"
 #include "loom/runtime/model_file.h"
+#include "loom/schedule/lower.h"
 
 namespace loom::graph {
 
@@ -39,17 +40,40 @@ class KernelBackend {
   std::vector<KernelReport> reports_;
 };
 
+// A backend whose kernels are lowered functions (the CPU's, the GPU's): the group's tensor
+// expressions scheduled by the backend and lowered with its options. Identical groups share one
+// function, named PREFIX<n>_<ops> ("k3_conv2d_add_relu").
+class LoweredKernelBackend : public KernelBackend {
+ public:
+  KernelReport& compile(const Graph& g, const FusedGroup& grp, size_t k, runtime::KernelCall& call) final;
+  // The functions compiled, in order (for the GPU's: BuildResult::cuda_funcs, the grid interpreter's).
+  const std::vector<ir::LoweredFunc>& funcs() const { return funcs_; }
+
+ protected:
+  explicit LoweredKernelBackend(char prefix) : prefix_(prefix) {}
+  // Schedules the stages of a group anchored by `anchor` whose output is `out`.
+  virtual void schedule_group(const Graph& g, const Node& anchor, schedule::Schedule& s,
+                              const ir::Tensor& out) const = 0;
+  virtual schedule::LowerOptions lower_options() const = 0;
+
+  std::vector<ir::LoweredFunc> funcs_;
+
+ private:
+  char prefix_;
+  std::map<std::string, size_t> report_of_key_;  // group_key -> index in reports_
+};
+
 // The backends of a build's targets: the CPU always, CUDA with BuildOptions::cuda, the
 // accelerator when the accelerator partition placed a group there (`accel` is the image's build).
 struct KernelBackends {
-  std::unique_ptr<KernelBackend> cpu, cuda, accel;
+  std::unique_ptr<KernelBackend> cpu;
+  std::unique_ptr<LoweredKernelBackend> cuda;
+  std::unique_ptr<KernelBackend> accel;
   KernelBackend* of(runtime::KernelDevice device) const;  // null: not a target of this build
 };
 std::unique_ptr<KernelBackend> make_cpu_backend(const codegen::TargetInfo& target, const BuildOptions& options);
-std::unique_ptr<KernelBackend> make_cuda_backend(const codegen::cuda::CudaOptions& options);
+std::unique_ptr<LoweredKernelBackend> make_cuda_backend(const codegen::cuda::CudaOptions& options);
 std::unique_ptr<KernelBackend> make_accel_backend(AccelBuild& image);
-// The lowered functions a CUDA backend compiled (BuildResult::cuda_funcs, for the grid interpreter).
-const std::vector<ir::LoweredFunc>& cuda_functions(const KernelBackend& cuda);
 
 // Helpers the backends share (build_kernels.cc).
 // A key equal for two groups that compute the same function of their inputs.

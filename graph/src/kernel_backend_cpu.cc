@@ -1,6 +1,6 @@
 // The CPU's KernelBackend: a group scheduled by its anchor's OpDef::schedule_cpu (else the generic
 // CPU schedule), lowered with the parallel-work options, and compiled by the LLVM backend into the
-// model's kernel library. Identical groups share one function.
+// model's kernel library.
 #include <unistd.h>
 
 #include <filesystem>
@@ -23,25 +23,14 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-class CpuBackend final : public KernelBackend {
+class CpuBackend final : public LoweredKernelBackend {
  public:
-  CpuBackend(const codegen::TargetInfo& target, const BuildOptions& options) : target_(target), options_(options) {}
+  CpuBackend(const codegen::TargetInfo& target, const BuildOptions& options)
+      : LoweredKernelBackend('k'), target_(target), options_(options) {}
   runtime::KernelDevice device() const override { return runtime::KernelDevice::CPU; }
   std::string unsupported(const Graph& g, const FusedGroup& grp) const override {
     const OpDef& def = op_def(g.node(grp.anchor).op);
     return def.device == runtime::KernelDevice::CPU ? "" : "operator '" + def.name + "' runs on the accelerator only";
-  }
-
-  KernelReport& compile(const Graph& g, const FusedGroup& grp, size_t, runtime::KernelCall& call) override {
-    auto [it, is_new] = report_of_key_.emplace(group_key(g, grp), reports_.size());
-    if (is_new) {
-      std::string ops = group_ops(g, grp);
-      std::string name = std::string("k").append(std::to_string(funcs_.size())) + "_" + sanitize(ops);
-      funcs_.push_back(lower(g, grp, name));
-      reports_.push_back({name, ops, 0, runtime::KernelDevice::CPU});
-    }
-    call.func = reports_[it->second].func;
-    return reports_[it->second];
   }
 
   // The kernel library's bytes: exported by the LLVM backend to a temporary shared object. A GPU
@@ -61,26 +50,22 @@ class CpuBackend final : public KernelBackend {
   }
 
  private:
-  ir::LoweredFunc lower(const Graph& g, const FusedGroup& grp, const std::string& name) const {
-    std::vector<ir::Tensor> args = group_tensors(g, grp);
-    ir::Tensor out = args.back();
-    schedule::Schedule s({out});
-    const Node& anchor = g.node(grp.anchor);
+  void schedule_group(const Graph& g, const Node& anchor, schedule::Schedule& s, const ir::Tensor& out) const override {
     const OpDef& def = op_def(anchor.op);
     if (def.schedule_cpu)
       def.schedule_cpu(CpuScheduleContext{g, anchor, s, out, target_, options_});
     else
       ops::schedule_generic_cpu(s, out, target_.float32_lanes());
+  }
+  schedule::LowerOptions lower_options() const override {
     schedule::LowerOptions lo;
     lo.min_parallel_work = options_.min_parallel_work;
     lo.parallel_work_hints = options_.parallel_work_hints;
-    return schedule::lower(s, args, name, lo);
+    return lo;
   }
 
   codegen::TargetInfo target_;
   const BuildOptions& options_;
-  std::vector<ir::LoweredFunc> funcs_;
-  std::map<std::string, size_t> report_of_key_;
 };
 
 }  // namespace

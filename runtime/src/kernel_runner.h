@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/runtime/accel_device.h"
+#include "loom/runtime/dtype.h"
 #include "loom/runtime/executor_graph.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/model_file.h"
@@ -37,6 +38,10 @@ struct RunnerInputs {
   const std::string& origin;
   const ExecutorOptions& options;
 };
+
+// ModelError naming the origin and the kernel unless the call passes as many values as `expects`
+// has arguments, each of the shape and element type its argument expects.
+void check_arguments(const RunnerInputs& in, const KernelCall& call, const std::vector<ArgSpec>& expects);
 
 class CpuRunner;
 class AccelRunner;

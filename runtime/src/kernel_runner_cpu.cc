@@ -20,20 +20,12 @@ class CpuRunner final : public KernelRunner {
       if (!module_.has_function(call.func))
         LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' (node '", call.node,
                    "') is missing from the kernel library");
-      const FunctionSignature& sig = module_.signature(call.func);
-      if (sig.args.size() != call.args.size())
-        LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' takes ", sig.args.size(),
-                   " arguments, the graph passes ", call.args.size());
-      for (size_t a = 0; a < call.args.size(); ++a) {
-        const ExecutorValue& v = in.plan.values[size_t(call.args[a])];
-        if (v.shape != sig.args[a].shape || v.dtype != sig.args[a].dtype)
-          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' argument ", a, " expects ", sig.args[a].str(),
-                     ", the graph passes '", v.name, "' ", ArgSpec{v.name, v.shape, v.dtype}.str());
-        void* data = in.host[size_t(call.args[a])];
-        if (!data)
-          LOOM_THROW(ModelError, in.origin, ": CPU kernel '", call.func, "' reads '", v.name,
+      check_arguments(in, call, module_.signature(call.func).args);
+      for (int id : call.args) {
+        if (!in.host[size_t(id)])
+          LOOM_THROW(ModelError, in.origin, ": CPU kernel '", call.func, "' reads '", in.plan.values[size_t(id)].name,
                      "', which lives only on the accelerator");
-        args_[k].push_back(data);
+        args_[k].push_back(in.host[size_t(id)]);
       }
       fns_[k] = module_.get_function(call.func);
     }

@@ -67,18 +67,12 @@ class CudaRunner final : public KernelRunner {
       if (!fn)
         LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' (node '", call.node,
                    "') is missing from the CUDA program");
-      if (fn->args.size() != call.args.size())
-        LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' takes ", fn->args.size(),
-                   " arguments, the graph passes ", call.args.size());
-      for (size_t a = 0; a < call.args.size(); ++a) {
-        const ExecutorValue& v = values[size_t(call.args[a])];
-        if (v.shape != fn->args[a].shape || v.dtype != fn->args[a].dtype)
-          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' argument ", a, " expects ", fn->args[a].str(),
-                     ", the graph passes '", v.name, "'");
-        if (!dev_[size_t(call.args[a])])
-          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' reads '", v.name,
+      check_arguments(in, call, fn->args);
+      for (int id : call.args) {
+        if (!dev_[size_t(id)])
+          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' reads '", values[size_t(id)].name,
                      "', which has no device copy");
-        args_[k].push_back(dev_[size_t(call.args[a])]);
+        args_[k].push_back(dev_[size_t(id)]);
       }
       for (const auto* list : {&call.upload, &call.download})
         for (int id : *list)
