@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/executor_graph.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
 
@@ -146,6 +148,32 @@ TEST(GraphExecutor, MalformedNumbersInTheGraphAreModelErrors) {
   dtype.graph_json.replace(d, 9, "\"float32x\"");
   msg = test::error_text<ModelError>([&] { GraphExecutor::from_model_file(dtype, "'m.loom'"); });
   EXPECT_NE(msg.find("cannot parse data type 'float32x'"), std::string::npos) << msg;
+}
+
+// Every kernel call is checked against the function it calls when the model loads: a function the
+// library lacks, another argument count, an argument of another shape.
+TEST(GraphExecutor, CallsThatDoNotMatchTheirKernelAreModelErrors) {
+  ModelFile f = load_model_file(kDir + "/mlp.loom");
+  auto with = [&](const std::function<void(ExecutorGraph&)>& change) {
+    ExecutorGraph g = ExecutorGraph::from_json(f.graph_json, f.params_bytes, "m");
+    change(g);
+    ModelFile m = f;
+    m.graph_json = g.to_json();
+    return test::error_text<ModelError>([&] { GraphExecutor::from_model_file(m, "'m.loom'"); });
+  };
+  std::string msg = with([](ExecutorGraph& g) { g.kernels[0].func = "k99_nothing"; });
+  EXPECT_NE(msg.find("'m.loom': kernel 'k99_nothing' (node '"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("') is missing from the kernel library"), std::string::npos) << msg;
+  std::string func;
+  msg = with([&](ExecutorGraph& g) {
+    func = g.kernels[0].func;
+    g.kernels[0].args.erase(g.kernels[0].args.begin());
+  });
+  EXPECT_NE(msg.find("'m.loom': kernel '" + func + "' takes "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" arguments, the graph passes "), std::string::npos) << msg;
+  msg = with([](ExecutorGraph& g) { g.kernels[0].args[0] = g.kernels.back().args.back(); });
+  EXPECT_NE(msg.find("' argument 0 expects "), std::string::npos) << msg;
+  EXPECT_NE(msg.find(", the graph passes '"), std::string::npos) << msg;
 }
 
 TEST(Npy, RoundTripAndErrors) {
