@@ -92,8 +92,9 @@ llvm::Function* CodeGenLLVM::new_function(const std::string& name, llvm::Type* r
   return fn;
 }
 
-void CodeGenLLVM::add_function(const LoweredFunc& f) {
+void CodeGenLLVM::add_function(const LoweredFunc& f, const std::string& symbol) {
   func_name_ = f.name;
+  symbol_ = symbol.empty() ? f.name : symbol;
   parallel_count_ = 0;
   signature_of(f);  // rejects non-constant argument shapes
   std::set<const VarNode*> distinct;
@@ -103,7 +104,7 @@ void CodeGenLLVM::add_function(const LoweredFunc& f) {
 
   // The loop nest, with the argument pointers as noalias, 64-byte aligned parameters.
   std::vector<llvm::Type*> params(f.args.size(), ptr_);
-  llvm::Function* compute = new_function(f.name + ".compute", i32_, params, /*internal=*/true);
+  llvm::Function* compute = new_function(symbol_ + ".compute", i32_, params, /*internal=*/true);
   state_ = FunctionState{compute, {}, {}};
   for (size_t i = 0; i < f.args.size(); ++i) {
     llvm::Argument* a = compute->getArg(i);
@@ -119,7 +120,7 @@ void CodeGenLLVM::add_function(const LoweredFunc& f) {
   if (!builder_.GetInsertBlock()->getTerminator()) emit_return(llvm::ConstantInt::get(i32_, 0));
 
   // The exported entry point: int32_t f(void** args).
-  llvm::Function* entry = new_function(f.name, i32_, {ptr_}, /*internal=*/false);
+  llvm::Function* entry = new_function(symbol_, i32_, {ptr_}, /*internal=*/false);
   entry->getArg(0)->setName("args");
   builder_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
   std::vector<llvm::Value*> ptrs;
@@ -129,6 +130,17 @@ void CodeGenLLVM::add_function(const LoweredFunc& f) {
   }
   builder_.CreateRet(builder_.CreateCall(compute, ptrs));
   state_ = FunctionState{};
+}
+
+void CodeGenLLVM::add_forwarder(const std::string& name, const std::string& target) {
+  func_name_ = name;
+  llvm::Function* callee = runtime_function(target.c_str(), i32_, {ptr_});
+  llvm::Function* entry = new_function(name, i32_, {ptr_}, /*internal=*/false);
+  entry->getArg(0)->setName("args");
+  builder_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+  llvm::CallInst* call = builder_.CreateCall(callee, {entry->getArg(0)});
+  call->setTailCallKind(llvm::CallInst::TCK_Tail);
+  builder_.CreateRet(call);
 }
 
 void CodeGenLLVM::add_metadata(const std::string& json) {
@@ -406,7 +418,7 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
     builder_.CreateStore(values[i], builder_.CreateStructGEP(closure_ty, closure, i));
   builder_.CreateStore(min, builder_.CreateStructGEP(closure_ty, closure, values.size()));
 
-  std::string name = func_name_ + ".parallel." + std::to_string(parallel_count_++);
+  std::string name = symbol_ + ".parallel." + std::to_string(parallel_count_++);
   FunctionState saved = std::move(state_);
   llvm::IRBuilderBase::InsertPoint saved_ip = builder_.saveIP();
 

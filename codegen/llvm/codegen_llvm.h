@@ -27,8 +27,11 @@ class CodeGenLLVM {
  public:
   CodeGenLLVM(llvm::Module& module, llvm::TargetMachine& tm, int vector_width);
 
-  // Adds f's entry point, compute function and parallel bodies to the module.
-  void add_function(const ir::LoweredFunc& f);
+  // Adds f's entry point, compute function and parallel bodies to the module, named after
+  // `symbol` (f.name when empty); messages name f.name.
+  void add_function(const ir::LoweredFunc& f, const std::string& symbol = "");
+  // Adds the exported entry `name` that tail-calls the entry `target` of another module.
+  void add_forwarder(const std::string& name, const std::string& target);
   // Adds the NUL-terminated metadata string `kMetadataSymbol` (for exported libraries).
   void add_metadata(const std::string& json);
 
@@ -108,7 +111,8 @@ class CodeGenLLVM {
   llvm::TargetMachine& tm_;
   llvm::IRBuilder<> builder_;
   int vector_width_;
-  std::string func_name_;  // LoweredFunc being translated (for messages and symbol names)
+  std::string func_name_;  // LoweredFunc being translated (for messages)
+  std::string symbol_;     // and the name its LLVM functions take
   int parallel_count_ = 0;
   FunctionState state_;
   // Loops under `pragma llvm_unroll` and their factor, set by emit_attr for emit_serial_for.

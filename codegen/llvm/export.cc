@@ -52,19 +52,28 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   if (is_cross(options))
     LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
                "': the library is linked with this host's C compiler; use emit_assembly for another architecture");
-  std::string object =
-      compile_object(funcs, choose_target(options), options, CodeFor::SharedLibrary, /*metadata=*/true);
+  const std::vector<std::string> objects =
+      compile_objects(funcs, choose_target(options), options, CodeFor::SharedLibrary, /*metadata=*/true);
 
   namespace fs = std::filesystem;
-  fs::path obj_path = fs::temp_directory_path() / ("loom_export_" + std::to_string(getpid()) + "_" +
-                                                   std::to_string(reinterpret_cast<uintptr_t>(&object)) + ".o");
-  {
+  std::string folder_template = (fs::temp_directory_path() / "loom_export_XXXXXX").string();
+  if (!mkdtemp(folder_template.data()))
+    LOOM_THROW(CodegenError, "export_library: cannot make a temporary folder '", folder_template,
+               "': ", std::strerror(errno));
+  const fs::path folder = folder_template;
+  std::vector<std::string> command = {"", "-shared", "-o", path};
+  for (size_t i = 0; i < objects.size(); ++i) {
+    fs::path obj_path = folder / (std::to_string(i) + ".o");
     std::ofstream out(obj_path, std::ios::binary);
-    if (!out.write(object.data(), static_cast<std::streamsize>(object.size())))
+    if (!out.write(objects[i].data(), static_cast<std::streamsize>(objects[i].size()))) {
+      std::error_code ec;
+      fs::remove_all(folder, ec);
       LOOM_THROW(CodegenError, "export_library: cannot write object file '", obj_path.string(), "'");
+    }
+    command.push_back(obj_path.string());
   }
-  fs::path log_path = obj_path;
-  log_path.replace_extension(".log");
+  command.push_back("-lm");
+  const fs::path log_path = folder / "link.log";
 #ifdef LOOM_HOST_CC
   std::string cc = LOOM_HOST_CC;
 #else
@@ -72,7 +81,8 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
 #endif
   if (auto env_cc = runtime::env::text("LOOM_CC")) cc = *env_cc;
   // loom_* hooks stay undefined: the process that loads the library provides them.
-  const runtime::LoggedRun run = runtime::run_logged({cc, "-shared", "-o", path, obj_path.string(), "-lm"}, log_path);
+  command[0] = cc;
+  const runtime::LoggedRun run = runtime::run_logged(command, log_path);
   if (run.end == runtime::LoggedRun::End::NotStarted)
     std::ofstream(log_path) << "cannot run '" << cc << "': " << run.error << "\n";
   const int rc = run.end == runtime::LoggedRun::End::Exited     ? run.status
@@ -84,8 +94,7 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
     log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   std::error_code ec;
-  fs::remove(obj_path, ec);
-  fs::remove(log_path, ec);
+  fs::remove_all(folder, ec);
   if (!run.ok())
     LOOM_THROW(CodegenError, "export_library: linking '", path, "' with '", cc, "' failed (status ", rc, "): ", log);
 }

@@ -48,7 +48,7 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
     LOOM_THROW(CodegenError, "llvm codegen: cannot JIT-compile ", module_names(funcs), " for '", options.target_triple,
                "' on this host; use emit_assembly (or a native build) for another architecture");
   TargetChoice target = choose_target(options);
-  std::string object = compile_object(funcs, target, options, CodeFor::Jit, /*metadata=*/false);
+  std::vector<std::string> objects = compile_objects(funcs, target, options, CodeFor::Jit, /*metadata=*/false);
 
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
   jtmb.setCPU(target.cpu);
@@ -64,7 +64,8 @@ runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVM
   // libm (expf, tanhf, ...) and anything else from the process.
   lib.addGenerator(unwrap(
       llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()), what));
-  check(jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, module_names(funcs))), what);
+  for (auto& object : objects)
+    check(jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, module_names(funcs))), what);
 
   std::vector<runtime::FunctionSignature> sigs;
   std::vector<runtime::CompiledFn> fns;

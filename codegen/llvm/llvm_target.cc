@@ -186,11 +186,24 @@ static void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   pb.buildPerModuleDefaultPipeline(level).run(m, mam);
 }
 
-std::unique_ptr<llvm::Module> translate_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
-                                               llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
-  auto m = std::make_unique<llvm::Module>(funcs.size() == 1 ? funcs[0].name : "loom_module", ctx);
+static std::unique_ptr<llvm::Module> new_module(const std::string& name, llvm::LLVMContext& ctx,
+                                                llvm::TargetMachine& tm) {
+  auto m = std::make_unique<llvm::Module>(name, ctx);
   m->setTargetTriple(tm.getTargetTriple().str());
   m->setDataLayout(tm.createDataLayout());
+  return m;
+}
+
+static void verify(const llvm::Module& m, const std::string& what) {
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es))
+    LOOM_THROW(CodegenError, "llvm codegen: invalid LLVM IR generated for ", what, " (a Loom bug): ", es.str());
+}
+
+std::unique_ptr<llvm::Module> translate_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
+                                               llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
+  auto m = new_module(funcs.size() == 1 ? funcs[0].name : "loom_module", ctx, tm);
   CodeGenLLVM cg(*m, tm, vector_width_for(tm, options));
   std::vector<runtime::FunctionSignature> sigs;
   for (auto& f : funcs) {
@@ -198,11 +211,32 @@ std::unique_ptr<llvm::Module> translate_module(const std::vector<ir::LoweredFunc
     sigs.push_back(signature_of(f));
   }
   if (metadata) cg.add_metadata(runtime::signatures_to_json(sigs));
-  std::string err;
-  llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(*m, &es))
-    LOOM_THROW(CodegenError, "llvm codegen: invalid LLVM IR generated for ", module_names(funcs),
-               " (a Loom bug): ", es.str());
+  verify(*m, module_names(funcs));
+  return m;
+}
+
+std::unique_ptr<llvm::Module> translate_kernel(const ir::LoweredFunc& f, const std::string& symbol,
+                                               llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
+                                               const LLVMOptions& options) {
+  auto m = new_module(symbol, ctx, tm);
+  CodeGenLLVM cg(*m, tm, vector_width_for(tm, options));
+  cg.add_function(f, symbol);
+  verify(*m, f.name);
+  return m;
+}
+
+std::unique_ptr<llvm::Module> translate_forwarders(const std::vector<ir::LoweredFunc>& funcs,
+                                                   const std::vector<std::string>& targets, llvm::LLVMContext& ctx,
+                                                   llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata) {
+  auto m = new_module("loom_entries", ctx, tm);
+  CodeGenLLVM cg(*m, tm, vector_width_for(tm, options));
+  std::vector<runtime::FunctionSignature> sigs;
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    cg.add_forwarder(funcs[i].name, targets[i]);
+    sigs.push_back(signature_of(funcs[i]));
+  }
+  if (metadata) cg.add_metadata(runtime::signatures_to_json(sigs));
+  verify(*m, "the entries of " + module_names(funcs));
   return m;
 }
 

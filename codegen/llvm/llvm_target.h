@@ -44,11 +44,24 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, const LLVMOptions
 // translate_module, then optimize_module.
 std::unique_ptr<llvm::Module> compile_module(const std::vector<ir::LoweredFunc>& funcs, llvm::LLVMContext& ctx,
                                              llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata);
-// The object code of `funcs` for `target`: read from the kernel cache when an entry for the same
-// unoptimized IR, target, options, use and build exists, else compiled and stored there
-// (kernel_cache.cc). No cache when options ask for an IR or assembly dump.
-std::string compile_object(const std::vector<ir::LoweredFunc>& funcs, const TargetChoice& target,
-                           const LLVMOptions& options, CodeFor code_for, bool metadata);
+// `f` alone in a new module, its LLVM functions named after `symbol` (messages name f.name).
+std::unique_ptr<llvm::Module> translate_kernel(const ir::LoweredFunc& f, const std::string& symbol,
+                                               llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
+                                               const LLVMOptions& options);
+// A module of exported entries: funcs[i].name tail-calls targets[i] (a kernel compiled in a module
+// of its own); with `metadata`, also the JSON signature symbol for exported libraries.
+std::unique_ptr<llvm::Module> translate_forwarders(const std::vector<ir::LoweredFunc>& funcs,
+                                                   const std::vector<std::string>& targets, llvm::LLVMContext& ctx,
+                                                   llvm::TargetMachine& tm, const LLVMOptions& options, bool metadata);
+// The object code of `funcs` for `target`, as object files to link together (kernel_cache.cc):
+// one per distinct kernel, named by its content, and one of entries under the functions' own
+// names that forward to them (with the metadata symbol when asked). A kernel's object is read
+// from the kernel cache when an entry for the same unoptimized IR, target, options, use and build
+// exists, else compiled (the misses in parallel, on up to runtime::num_threads() threads) and
+// stored there; kernels equal but for their names and buffer names share an entry. With an IR or
+// assembly dump asked for, one object of all the functions, without the cache.
+std::vector<std::string> compile_objects(const std::vector<ir::LoweredFunc>& funcs, const TargetChoice& target,
+                                         const LLVMOptions& options, CodeFor code_for, bool metadata);
 // Whether this build of the code generator and of LLVM can be told apart from others (their
 // build-ids); without it there is no kernel cache.
 bool build_identity_known();
