@@ -43,9 +43,14 @@ void expect_cover(std::vector<std::pair<int64_t, int64_t>> chunks, int64_t exten
   EXPECT_EQ(next, extent);
 }
 
+// Workers spin between loops as they do by default (the suite's environment turns spinning off).
 class ThreadPoolTest : public ::testing::Test {
  protected:
-  void TearDown() override { loom::runtime::set_num_threads(0); }
+  void SetUp() override { setenv("LOOM_SPIN_US", "300", 1); }
+  void TearDown() override {
+    loom::runtime::set_num_threads(0);
+    unsetenv("LOOM_SPIN_US");
+  }
 };
 
 TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
