@@ -8,7 +8,7 @@
 #
 # Takes the average durations CTest recorded in BUILD for the tests that exist now; run it after a
 # full suite run from a fresh clone, so that tests that build
-# something (loom_install_consumer, runtime_only_build_from_tree) carry their cold cost.
+# something (loom_install_consumer) carry their cold cost.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
