@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/runtime/error.h"
+#include "loom/runtime/shared_object.h"
 
 namespace loom::runtime {
 
@@ -83,6 +84,8 @@ Module Module::load(const std::string& path) {
   // ("libm.so.6") are still looked up as libraries.
   std::string file = path;
   if (path.find('/') == std::string::npos && ::access(path.c_str(), F_OK) == 0) file = "./" + path;
+  // The library's loom_* hooks resolve to this runtime's (loaded with RTLD_LOCAL under Python).
+  make_symbols_global(reinterpret_cast<const void*>(&loom_set_last_error));
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();

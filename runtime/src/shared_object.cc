@@ -6,6 +6,12 @@
 
 namespace loom::runtime {
 
+void make_symbols_global(const void* anchor) {
+  Dl_info self{};
+  // RTLD_NOLOAD: only a library loaded already, its flags promoted (never a second copy).
+  if (dladdr(anchor, &self) && self.dli_fname) dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+}
+
 void* load_module_symbol(const void* anchor, const std::string& file, const char* symbol, std::string& error) {
   Dl_info self{};
   if (!dladdr(anchor, &self) || !self.dli_fname) {
@@ -13,6 +19,7 @@ void* load_module_symbol(const void* anchor, const std::string& file, const char
     return nullptr;
   }
   const std::string path = (std::filesystem::path(self.dli_fname).parent_path() / file).string();
+  make_symbols_global(anchor);  // the module's references into the library that loads it
   // Never unloaded: what the module made (JIT-compiled code, a simulation kernel) lives until the
   // process ends.
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);

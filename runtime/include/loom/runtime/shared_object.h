@@ -14,6 +14,10 @@ namespace loom::runtime {
 // returns the address of its `symbol`; nullptr with the reason in `error` (no such object, the
 // loader's message, or the missing symbol).
 void* load_module_symbol(const void* anchor, const std::string& file, const char* symbol, std::string& error);
+// Puts the loaded library that holds `anchor` into the global symbol scope, so that objects loaded
+// later resolve their references to it; it is not there when a host loaded it with RTLD_LOCAL
+// (Python imports its extension modules so). A no-op where it is there already.
+void make_symbols_global(const void* anchor);
 
 // The first of `candidates` (paths, or sonames on the loader's search path) that loads, with
 // RTLD_NOW | RTLD_LOCAL, never closed; nullptr when none does, with each candidate's failure in

@@ -1,0 +1,16 @@
+// PYBIND11_MODULE for `loom._loom`, the compiled half of the `loom` package (python/loom).
+#include "bindings.h"
+
+#ifdef LOOM_PYTHON_WITH_SIM
+#include "loom/sim/backends.h"
+#endif
+
+PYBIND11_MODULE(_loom, m) {
+  m.doc() = "Loom's C++ core: models compiled and run from Python (see docs/python.md)";
+#ifdef LOOM_PYTHON_WITH_SIM
+  // Models with accelerator kernels run on the simulators without anything else to call.
+  loom::sim::register_backends();
+#endif
+  loom::python::register_errors(m);
+  loom::python::register_models(m);
+}
