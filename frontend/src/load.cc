@@ -19,7 +19,8 @@ graph::Graph load_model(const std::string& model, int64_t batch, int64_t image) 
   auto names = graph::builtin_model_names();
   bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
   if (!builtin && !std::filesystem::is_regular_file(model))
-    LOOM_THROW(Error, "'", model, "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
+    LOOM_THROW(ModelError, "'", model,
+               "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
   return builtin ? graph::builtin_model(model, batch, image) : import_onnx(model, {});
 }
 

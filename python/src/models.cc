@@ -2,14 +2,12 @@
 // released while Loom compiles, loads and runs.
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <optional>
 
 #include "bindings.h"
-#include "loom/frontend/onnx.h"
+#include "loom/frontend/load.h"
 #include "loom/graph/build.h"
-#include "loom/graph/builtin_models.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/model_file.h"
@@ -49,18 +47,8 @@ Model compile(const std::string& model, const std::string& target, int64_t batch
                "' is not one this function compiles for yet (cpu); `loom compile --target` has the others");
   if (batch < 1 || image < 1) LOOM_THROW(ConfigError, "loom.compile: batch and image must be at least 1");
   py::gil_scoped_release released;
-  const auto names = graph::builtin_model_names();
-  const bool builtin = std::find(names.begin(), names.end(), model) != names.end() && !std::filesystem::exists(model);
-  graph::Graph g;
-  if (builtin)
-    g = graph::builtin_model(model, batch, image);
-  else if (std::filesystem::is_regular_file(model))
-    g = frontend::import_onnx(model);
-  else
-    LOOM_THROW(ModelError, "loom.compile: '", model,
-               "' is neither a file nor a built-in model (resnet18, resnet50, mobilenet_v2, mlp)");
-  graph::BuildResult r = graph::build(std::move(g));
-  const std::string origin = builtin ? model : std::filesystem::path(model).filename().string();
+  graph::BuildResult r = graph::build(frontend::load_model(model, batch, image));
+  const std::string origin = std::filesystem::path(model).filename().string();  // "resnet18" for a built-in one
   runtime::GraphExecutor e = runtime::GraphExecutor::from_model_file(r.file, origin);
   return Model{std::move(e), std::move(r.file)};
 }

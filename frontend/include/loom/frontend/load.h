@@ -13,7 +13,7 @@
 namespace loom::frontend {
 
 // A built-in model (resnet18, resnet50, mobilenet_v2, mlp) at batch x image, or an ONNX file (a
-// file of that name wins); an Error naming it if it is neither.
+// file of that name wins); a ModelError naming it if it is neither.
 graph::Graph load_model(const std::string& model, int64_t batch, int64_t image);
 
 // What random inputs are drawn from: normal(mean, std) or uniform(lo, hi), per element.
