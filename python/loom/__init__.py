@@ -1,9 +1,12 @@
-"""Loom from Python: compile models, load compiled ones, run them on numpy arrays.
+"""Loom from Python: bring models in from PyTorch or ONNX, compile them for the CPU, the
+accelerator or a GPU, run them on numpy arrays, and compare them with PyTorch layer by layer.
 
     import loom
-    m = loom.compile("resnet18", image=64)     # or an ONNX file
-    (logits,) = m.run(x)                        # x: numpy float32 of m.inputs[0]['shape']
-    m.save("resnet18.loom"); loom.load("resnet18.loom")
+    g = loom.frontend.from_torch(torch_module.eval(), (x,))   # or from_onnx("m.onnx")
+    m = loom.compile(g)                          # target="accel", quantize="int8", ...
+    (logits,) = m.run(x.numpy())
+    m.save("m.loom"); loom.load("m.loom")
+    print(loom.compare(torch_module, x, backends=["fsim"]))
 
 Errors are loom.Error and its kinds (loom.ModelError, loom.ShapeError, ...), with the messages of
 Loom's C++ core. docs/python.md has the whole API.
@@ -13,6 +16,7 @@ from ._loom import (  # noqa: F401
     ConfigError,
     DeviceError,
     Error,
+    Graph,
     InternalError,
     IsaError,
     LoweringError,
@@ -24,9 +28,13 @@ from ._loom import (  # noqa: F401
     TypeError,
     compile,
     load,
+    operators,
 )
+from . import frontend  # noqa: E402,F401
+from .compare import Comparison, compare  # noqa: E402,F401
 
 __all__ = [
     "Error", "CodegenError", "ConfigError", "DeviceError", "InternalError", "IsaError", "LoweringError",
-    "ModelError", "RuntimeError", "ScheduleError", "ShapeError", "TypeError", "Model", "compile", "load",
+    "ModelError", "RuntimeError", "ScheduleError", "ShapeError", "TypeError", "Model", "Graph", "Comparison",
+    "compile", "compare", "frontend", "load", "operators",
 ]

@@ -16,6 +16,8 @@ namespace py = pybind11;
 void register_errors(py::module_& m);
 // loom.load, loom.compile and loom.Model.
 void register_models(py::module_& m);
+// loom.Graph, loom.operators and from_onnx (loom.frontend's).
+void register_graphs(py::module_& m);
 
 // A numpy array as an NDArray of the same type and shape (a copy); TypeError naming `what` for a
 // type Loom has no tensors of.

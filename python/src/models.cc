@@ -1,13 +1,17 @@
-// loom.load, loom.compile and loom.Model: a compiled model run on numpy arrays. The GIL is
-// released while Loom compiles, loads and runs.
+// loom.load, loom.compile and loom.Model: a compiled model run on numpy arrays, its per-kernel
+// profile as records. loom.compile takes a file, a built-in model's name or a loom.Graph, for the
+// CPU, the accelerator or a GPU, in float or int8. The GIL is released while Loom compiles, loads
+// and runs.
 #include <pybind11/stl.h>
 
 #include <filesystem>
 #include <optional>
 
 #include "bindings.h"
+#include "loom/accel/config.h"
 #include "loom/frontend/load.h"
 #include "loom/graph/build.h"
+#include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/model_file.h"
@@ -20,6 +24,7 @@ namespace {
 struct Model {
   runtime::GraphExecutor executor;
   std::optional<runtime::ModelFile> file;
+  std::string quantization_json;  // the accuracy report of a model quantized here
 };
 
 py::list specs(const runtime::GraphExecutor& e, bool inputs) {
@@ -36,33 +41,142 @@ py::list specs(const runtime::GraphExecutor& e, bool inputs) {
   return out;
 }
 
-Model load(const std::string& path) {
-  py::gil_scoped_release released;
-  return Model{runtime::GraphExecutor::load(path), std::nullopt};
+runtime::ExecutorOptions executor_options(const std::string& backend) {
+  runtime::ExecutorOptions o;
+  o.accel_backend = backend;
+  return o;
 }
 
-Model compile(const std::string& model, const std::string& target, int64_t batch, int64_t image) {
-  if (target != "cpu")
-    LOOM_THROW(ConfigError, "loom.compile: target '", target,
-               "' is not one this function compiles for yet (cpu); `loom compile --target` has the others");
+Model load(const std::string& path, const std::string& backend) {
+  py::gil_scoped_release released;
+  return Model{runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}};
+}
+
+// The graph loom.compile was given: a loom.Graph (copied), or a file / built-in model's name.
+graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, std::string& origin) {
+  if (py::isinstance<graph::Graph>(model)) {
+    graph::Graph g = model.cast<graph::Graph>();
+    origin = g.name;
+    return g;
+  }
+  if (!py::isinstance<py::str>(model) && !py::hasattr(model, "__fspath__"))
+    LOOM_THROW(TypeError, "loom.compile: model is a ", py::type::of(model).attr("__name__").cast<std::string>(),
+               "; it takes a loom.Graph, an ONNX file's path or a built-in model's name");
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
   if (batch < 1 || image < 1) LOOM_THROW(ConfigError, "loom.compile: batch and image must be at least 1");
+  origin = std::filesystem::path(path).filename().string();  // "resnet18" for a built-in one
   py::gil_scoped_release released;
-  graph::BuildResult r = graph::build(frontend::load_model(model, batch, image));
-  const std::string origin = std::filesystem::path(model).filename().string();  // "resnet18" for a built-in one
-  runtime::GraphExecutor e = runtime::GraphExecutor::from_model_file(r.file, origin);
-  return Model{std::move(e), std::move(r.file)};
+  return frontend::load_model(path, batch, image);
 }
 
-py::list run(Model& m, const py::args& args) {
+// Calibration inputs from Python: a count of random inputs or a folder of .npy files (as
+// `loom compile --calibrate` reads them, with held-out inputs "auto"), or a list whose entries
+// are an array (single-input models) or a tuple/list of arrays (one per input; nothing held out).
+frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph& g) {
+  if (py::isinstance<py::int_>(spec) || py::isinstance<py::str>(spec) || py::hasattr(spec, "__fspath__")) {
+    const std::string s = py::isinstance<py::int_>(spec)
+                              ? std::to_string(spec.cast<int64_t>())
+                              : std::string(py::str(py::module_::import("os").attr("fspath")(spec)));
+    frontend::check_calibration_options(s, "auto");
+    py::gil_scoped_release released;
+    return frontend::calibration_sets(s, "auto", g);
+  }
+  if (!py::isinstance<py::list>(spec) && !py::isinstance<py::tuple>(spec))
+    LOOM_THROW(TypeError, "loom.compile: calibrate is a ", py::type::of(spec).attr("__name__").cast<std::string>(),
+               "; it takes a number of random inputs, a folder of .npy files or a list of inputs");
+  frontend::CalibrationSets sets;
+  size_t k = 0;
+  for (auto entry : spec) {
+    const std::string what = "loom.compile: calibrate[" + std::to_string(k++) + "]";
+    std::vector<NDArray> inputs;
+    if (py::isinstance<py::array>(entry)) {
+      inputs.push_back(to_ndarray(entry.cast<py::array>(), what));
+    } else if (py::isinstance<py::list>(entry) || py::isinstance<py::tuple>(entry)) {
+      for (auto a : entry) {
+        if (!py::isinstance<py::array>(a))
+          LOOM_THROW(TypeError, what, ": holds a ", py::type::of(a).attr("__name__").cast<std::string>(),
+                     ", not a numpy array");
+        inputs.push_back(to_ndarray(a.cast<py::array>(), what));
+      }
+    } else {
+      LOOM_THROW(TypeError, what, " is a ", py::type::of(entry).attr("__name__").cast<std::string>(),
+                 "; each entry is a numpy array or a tuple of them (one per input)");
+    }
+    if (inputs.size() != g.inputs.size())
+      LOOM_THROW(ShapeError, what, ": ", inputs.size(), " arrays for a model of ", g.inputs.size(), " inputs");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const graph::TensorType& t = g.node(g.inputs[i]).type;
+      if (inputs[i].shape() != t.shape || inputs[i].dtype() != t.dtype)
+        LOOM_THROW(ShapeError, what, ": input '", g.node(g.inputs[i]).name, "' is ",
+                   numpy_dtype_name(inputs[i].dtype()), shape_str(inputs[i].shape()), ", the model takes ", t.str());
+    }
+    sets.calibration.push_back(std::move(inputs));
+  }
+  if (sets.calibration.empty()) LOOM_THROW(ConfigError, "loom.compile: calibrate is an empty list");
+  sets.calibration_source = std::to_string(sets.calibration.size()) + " inputs given from Python";
+  return sets;
+}
+
+Model compile(const py::object& model, const std::string& target, int64_t batch, int64_t image,
+              const std::optional<std::string>& quantize, const py::object& calibrate,
+              const std::optional<std::string>& config, const std::string& backend) {
+  if (target != "cpu" && target != "accel" && target != "cuda")
+    LOOM_THROW(ConfigError, "loom.compile: target '", target, "' is not one of cpu, accel, cuda");
+  if (quantize && *quantize != "int8" && *quantize != "int8-simulated")
+    LOOM_THROW(ConfigError, "loom.compile: quantize '", *quantize, "' is not one of int8, int8-simulated");
+  if (config && target != "accel")
+    LOOM_THROW(ConfigError, "loom.compile: config is the accelerator's; it needs target='accel'");
+  graph::BuildOptions bo;
+  if (target == "accel") bo.accel = config ? accel::AccelConfig::load(*config) : accel::default_config();
+  if (target == "cuda") bo.cuda.emplace();
+  graph::QuantizeOptions qo;
+  qo.simulated = quantize && *quantize == "int8-simulated";
+  graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
+  std::string origin;
+  graph::Graph g = model_graph(model, batch, image, origin);
+  std::string report;
+  std::optional<graph::BuildResult> built;
+  if (quantize) {
+    frontend::CalibrationSets sets = calibration(calibrate, g);
+    py::gil_scoped_release released;
+    graph::QuantizedBuild cpu_build;
+    if (target == "cpu")  // the accuracy report runs the model compiled here: built once, for both
+      cpu_build = [&](const graph::Graph& quantized) {
+        built.emplace(graph::build(quantized, bo));
+        return built->file;
+      };
+    graph::QuantizeResult q = graph::quantize_checked(std::move(g), sets.calibration, sets.held_out, qo, {}, cpu_build);
+    q.report->calibration.source = sets.calibration_source;
+    if (q.report->held_out) q.report->held_out->source = sets.held_out_source;
+    report = q.report->to_json();
+    g = std::move(q.graph);
+  }
+  py::gil_scoped_release released;
+  graph::BuildResult r = built ? std::move(*built) : graph::build(std::move(g), bo);
+  runtime::GraphExecutor e = runtime::GraphExecutor::from_model_file(r.file, origin, executor_options(backend));
+  return Model{std::move(e), std::move(r.file), std::move(report)};
+}
+
+// The model's inputs from run()'s or profile()'s arguments: numpy arrays, or objects numpy reads
+// through __array__ (CPU torch tensors).
+std::vector<NDArray> model_inputs(const Model& m, const py::args& args, const std::string& fn) {
   std::vector<NDArray> inputs;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string what =
         "input " + std::to_string(i) + (i < m.executor.num_inputs() ? " '" + m.executor.input_spec(i).name + "'" : "");
-    if (!py::isinstance<py::array>(args[i]))
-      LOOM_THROW(TypeError, "Model.run: ", what, " is a ", py::type::of(args[i]).attr("__name__").cast<std::string>(),
-                 ", not a numpy array");
-    inputs.push_back(to_ndarray(args[i].cast<py::array>(), "Model.run: " + what));
+    py::object a = args[i];
+    if (!py::isinstance<py::array>(a) && py::hasattr(a, "__array__") && !py::isinstance<py::str>(a))
+      a = py::module_::import("numpy").attr("asarray")(a);
+    if (!py::isinstance<py::array>(a))
+      LOOM_THROW(TypeError, fn, ": ", what, " is a ", py::type::of(args[i]).attr("__name__").cast<std::string>(),
+                 ", not a numpy array (or a tensor numpy reads, such as a CPU torch tensor)");
+    inputs.push_back(to_ndarray(a.cast<py::array>(), fn + ": " + what));
   }
+  return inputs;
+}
+
+py::list run(Model& m, const py::args& args) {
+  std::vector<NDArray> inputs = model_inputs(m, args, "Model.run");
   std::vector<NDArray> outputs;
   {
     py::gil_scoped_release released;
@@ -70,6 +184,37 @@ py::list run(Model& m, const py::args& args) {
   }
   py::list out;
   for (auto& o : outputs) out.append(to_numpy(o));
+  return out;
+}
+
+// One run with every kernel timed: a record per kernel call, in order.
+py::list profile(Model& m, const py::args& args) {
+  std::vector<NDArray> inputs = model_inputs(m, args, "Model.profile");
+  if (inputs.size() != m.executor.num_inputs())
+    LOOM_THROW(ShapeError, "Model.profile: ", inputs.size(), " inputs for a model of ", m.executor.num_inputs());
+  std::vector<double> seconds;
+  {
+    py::gil_scoped_release released;
+    for (size_t i = 0; i < inputs.size(); ++i) m.executor.set_input(i, inputs[i]);
+    seconds = m.executor.run_profiled();
+  }
+  const auto& calls = m.executor.kernels();
+  const auto* accel = m.executor.uses_accelerator() ? &m.executor.accel_stats() : nullptr;
+  py::list out;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    py::dict d;
+    d["index"] = k;
+    d["kernel"] = calls[k].func;
+    d["nodes"] = calls[k].node;
+    d["device"] = runtime::device_name(calls[k].device);
+    d["seconds"] = k < seconds.size() ? seconds[k] : 0.0;
+    if (accel && calls[k].device == runtime::KernelDevice::Accel) {
+      d["cycles"] = (*accel)[k].cycles;
+      d["gemm_macs"] = (*accel)[k].gemm_macs;
+      d["dma_bytes"] = (*accel)[k].dma_bytes;
+    }
+    out.append(d);
+  }
   return out;
 }
 
@@ -100,13 +245,32 @@ void register_models(py::module_& m) {
       .def("run", &run,
            "run(*inputs) -> list of numpy arrays: the model on one numpy array per input, of the\n"
            "input's dtype and shape (loom.TypeError / loom.ShapeError name the input otherwise).")
+      .def("profile", &profile,
+           "profile(*inputs) -> list of dicts: one run with each kernel call timed: index, kernel,\n"
+           "nodes, device, seconds (and cycles, gemm_macs, dma_bytes for accelerator kernels).")
+      .def_property_readonly(
+          "quantization",
+          [](const Model& x) -> py::object {
+            if (x.quantization_json.empty()) return py::none();
+            return py::module_::import("json").attr("loads")(x.quantization_json);
+          },
+          "The accuracy report of a model quantized by loom.compile (a dict, as `loom compile --json`\n"
+          "writes it), or None.")
       .def("save", &save, py::arg("path"), "Writes the compiled model to a .loom file (loom.load reads it).");
-  m.def("load", &load, py::arg("path"), "Loads a compiled model (.loom), as `loom run` does.");
+  m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("backend") = "fsim",
+        "load(path, *, backend='fsim') -> Model: a compiled model (.loom), as `loom run` loads it;\n"
+        "accelerator kernels run on `backend` (fsim, rtl, systemc, perf where built).");
   m.def("compile", &compile, py::arg("model"), py::kw_only(), py::arg("target") = "cpu", py::arg("batch") = 1,
-        py::arg("image") = 224,
-        "compile(model, *, target='cpu', batch=1, image=224) -> Model\n"
-        "Compiles an ONNX file or a built-in model (resnet18, resnet50, mobilenet_v2, mlp; batch and\n"
-        "image size for those) for this machine's CPU, as `loom compile` does.");
+        py::arg("image") = 224, py::arg("quantize") = py::none(), py::arg("calibrate") = 16,
+        py::arg("config") = py::none(), py::arg("backend") = "fsim",
+        "compile(model, *, target='cpu', batch=1, image=224, quantize=None, calibrate=16, config=None,\n"
+        "        backend='fsim') -> Model\n"
+        "Compiles a loom.Graph, an ONNX file or a built-in model (resnet18, resnet50, mobilenet_v2, mlp;\n"
+        "batch and image size those) as `loom compile` does: target 'cpu', 'accel' (int8 layers on the\n"
+        "accelerator of `config`, a JSON file; VTA's 1x16x16 by default; run on `backend`) or 'cuda'.\n"
+        "quantize='int8' calibrates on `calibrate`: a number of random inputs, a folder of .npy files\n"
+        "or a list of inputs (arrays, or tuples of arrays for several inputs); Model.quantization has\n"
+        "the accuracy report.");
 }
 
 }  // namespace loom::python

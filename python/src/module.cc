@@ -12,5 +12,6 @@ PYBIND11_MODULE(_loom, m) {
   loom::sim::register_backends();
 #endif
   loom::python::register_errors(m);
+  loom::python::register_graphs(m);  // before models: loom.compile takes a Graph
   loom::python::register_models(m);
 }

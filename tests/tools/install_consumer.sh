@@ -32,5 +32,12 @@ test -x "$dir/prefix/bin/loom"
 "$dir/prefix/bin/loom" hw-params --config "$dir/prefix/share/loom/configs/default.json" --out "$dir/pkg.sv"
 # The installed tool reads the RTL it ships from its own prefix, not from this source tree.
 "$dir/prefix/bin/loom" hw-kernel --out "$dir/kernel" > "$dir.kernel.log" 2>&1 || { cat "$dir.kernel.log"; exit 1; }
+# The Python package, where the install puts it, compiling and running a built-in model.
+site=$(ls -d "$dir"/prefix/lib/python3*/site-packages 2> /dev/null | head -1)
+if [ -n "$site" ] && [ -f "$site/loom/__init__.py" ]; then
+  step python env PYTHONPATH="$site" /usr/bin/python3 -c \
+    "import numpy, loom; m = loom.compile('mlp'); assert m.run(numpy.zeros(m.inputs[0]['shape'], numpy.float32))[0].shape == (1, 10); assert loom.__file__.startswith('$site')"
+  echo "installed python package: import loom from $site"
+fi
 "$dir/prefix/bin/loom" hw-report --help | grep -F -- "$dir/prefix/share/loom" > /dev/null &&
   echo "installed loom reads its RTL from $dir/prefix/share/loom"

@@ -1,0 +1,200 @@
+// loom.Graph: Loom's graph IR built or read from Python (a front end's output, loom.compile's
+// input), and loom.frontend.from_onnx. Each operator node is checked (registered operator, input
+// count, attributes against its schema) and typed as it is added, so a front end learns at the
+// call that made it which node is wrong.
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "loom/frontend/onnx.h"
+#include "loom/graph/graph.h"
+#include "loom/graph/op_registry.h"
+#include "loom/graph/passes.h"
+#include "loom/runtime/error.h"
+
+namespace loom::python {
+
+namespace {
+
+using graph::Graph;
+
+// A Python attribute value as the graph's: bool and int -> int, float -> float, str, and lists of
+// ints or of floats (ints among floats read as floats).
+graph::AttrValue attr_value(const py::handle& v, const std::string& what) {
+  if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    bool all_int = true;
+    for (auto x : v) {
+      if (py::isinstance<py::float_>(x)) {
+        all_int = false;
+      } else if (!py::isinstance<py::int_>(x) && !py::isinstance<py::bool_>(x)) {
+        LOOM_THROW(TypeError, what, ": a list of ", py::type::of(x).attr("__name__").cast<std::string>(),
+                   "; attributes are int, float, str or lists of ints or floats");
+      }
+    }
+    if (all_int) return v.cast<std::vector<int64_t>>();
+    return v.cast<std::vector<double>>();
+  }
+  LOOM_THROW(TypeError, what, ": a ", py::type::of(v).attr("__name__").cast<std::string>(),
+             "; attributes are int, float, str or lists of ints or floats");
+}
+
+DataType dtype_named(const std::string& name, const std::string& what) {
+  for (DataType t : {DataType::Float(32), DataType::Float(64), DataType::Float(16), DataType::Int(8), DataType::Int(16),
+                     DataType::Int(32), DataType::Int(64), DataType::UInt(8), DataType::Bool()})
+    if (numpy_dtype_name(t) == name) return t;
+  LOOM_THROW(TypeError, what, ": dtype '", name,
+             "' is not one of float32, float64, float16, int8, int16, int32, int64, ", "uint8, bool");
+}
+
+void check_id(const Graph& g, int id, const std::string& what) {
+  if (id < 0 || size_t(id) >= g.nodes.size())
+    LOOM_THROW(ModelError, what, ": node ", id, " does not exist (the graph has ", g.nodes.size(), " nodes)");
+}
+
+int add_input(Graph& g, const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype) {
+  graph::TensorType t{shape, dtype_named(dtype, "Graph.add_input '" + name + "'")};
+  t.check_size();
+  return g.add_input(name.empty() ? g.unique_name("input") : name, t);
+}
+
+int add_constant(Graph& g, const std::string& name, const py::array& value) {
+  const std::string n = name.empty() ? g.unique_name("constant") : name;
+  return g.add_constant(n, to_ndarray(value, "Graph.add_constant '" + n + "'"));
+}
+
+int add_op(Graph& g, const std::string& op, const std::vector<int>& inputs, const py::dict& attrs,
+           const std::string& name) {
+  const std::string n = name.empty() ? g.unique_name(op) : g.unique_name(name);
+  const std::string where = "node '" + n + "' (" + op + ")";
+  const graph::OpDef& def = graph::op_def(op);  // ModelError naming an unknown operator
+  if (int(inputs.size()) < def.min_inputs || int(inputs.size()) > def.max_inputs)
+    LOOM_THROW(ModelError, where, ": ", inputs.size(), " inputs; ", op, " takes ",
+               def.min_inputs == def.max_inputs
+                   ? std::to_string(def.min_inputs)
+                   : std::to_string(def.min_inputs) + " to " + std::to_string(def.max_inputs));
+  for (int i : inputs) check_id(g, i, where);
+  graph::Attrs a;
+  for (auto [k, v] : attrs) {
+    const std::string key = py::str(k);
+    a.set(key, attr_value(v, where + " attribute '" + key + "'"));
+  }
+  graph::Node probe;  // checked before it joins the graph, so a refused node leaves no trace
+  probe.name = n;
+  probe.op = op;
+  probe.inputs = inputs;
+  probe.attrs = a;
+  def.check_attrs(probe);
+  std::vector<graph::TensorType> in;
+  for (int i : inputs) in.push_back(g.type_of(i));
+  graph::TensorType t;
+  try {
+    t = def.infer_checked(probe, in);
+  } catch (const Error& e) {
+    std::string types;
+    for (auto& x : in) types += (types.empty() ? "" : ", ") + x.str();
+    LOOM_THROW(ModelError, where, " with inputs ", types, ": ", e.what());
+  }
+  int id = g.add_op(op, n, inputs, std::move(a));
+  g.node(id).type = t;
+  g.node(id).typed = true;
+  return id;
+}
+
+void set_outputs(Graph& g, const std::vector<int>& ids) {
+  if (ids.empty()) LOOM_THROW(ModelError, "Graph.outputs: a model needs at least one output");
+  for (int i : ids) check_id(g, i, "Graph.outputs");
+  g.outputs = ids;
+}
+
+Graph from_onnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  frontend::OnnxImportOptions o;
+  o.input_shapes = input_shapes;
+  py::gil_scoped_release released;
+  return frontend::import_onnx(path, o);
+}
+
+}  // namespace
+
+void register_graphs(py::module_& m) {
+  py::class_<Graph>(m, "Graph",
+                    "A model in Loom's graph IR: inputs, constants and operator nodes, each a number.\n"
+                    "Built by a front end (loom.frontend.from_torch, from_onnx) or by hand; loom.compile takes it.")
+      .def(py::init([](const std::string& name) {
+             Graph g;
+             g.name = name;
+             return g;
+           }),
+           py::arg("name") = "model")
+      .def_readwrite("name", &Graph::name, "The model's name.")
+      .def("add_input", &add_input, py::arg("name"), py::arg("shape"), py::arg("dtype") = "float32",
+           "add_input(name, shape, dtype='float32') -> int: a model input.")
+      .def("add_constant", &add_constant, py::arg("name"), py::arg("value"),
+           "add_constant(name, value) -> int: a constant (weights) holding a copy of the numpy array.")
+      .def("add_op", &add_op, py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "",
+           "add_op(op, inputs, attrs={}, name='') -> int: an operator node over existing nodes, checked\n"
+           "and typed now (loom.ModelError names the node and what is wrong). loom.operators() lists\n"
+           "the operators and their attributes.")
+      .def_property(
+          "outputs", [](const Graph& g) { return g.outputs; }, &set_outputs,
+          "The nodes whose values the model returns, in order.")
+      .def_property_readonly(
+          "inputs", [](const Graph& g) { return g.inputs; }, "The input nodes, in order.")
+      .def(
+          "shape",
+          [](const Graph& g, int id) {
+            check_id(g, id, "Graph.shape");
+            return py::tuple(py::cast(g.type_of(id).shape));
+          },
+          py::arg("node"), "The shape of a node's value.")
+      .def(
+          "dtype",
+          [](const Graph& g, int id) {
+            check_id(g, id, "Graph.dtype");
+            return numpy_dtype_name(g.type_of(id).dtype);
+          },
+          py::arg("node"), "numpy's name of a node's element type.")
+      .def(
+          "node_name",
+          [](const Graph& g, int id) {
+            check_id(g, id, "Graph.node_name");
+            return g.node(id).name;
+          },
+          py::arg("node"), "A node's name.")
+      .def(
+          "op",
+          [](const Graph& g, int id) {
+            check_id(g, id, "Graph.op");
+            const graph::Node& n = g.node(id);
+            return n.is_op() ? n.op : n.is_input() ? std::string("input") : std::string("constant");
+          },
+          py::arg("node"), "A node's operator ('input' and 'constant' for those).")
+      .def("__len__", [](const Graph& g) { return g.nodes.size(); })
+      .def("__str__", [](const Graph& g) { return g.str(); })
+      .def(
+          "verify", [](const Graph& g) { graph::verify_types(g); },
+          "Checks the structure and every node's type (loom.ModelError naming the node).");
+  m.def(
+      "operators",
+      []() {
+        py::dict out;
+        for (const std::string& name : graph::op_names()) {
+          const graph::OpDef& d = graph::op_def(name);
+          py::dict attrs;
+          for (const graph::AttrSpec& s : d.attrs) attrs[py::str(s.name)] = s.help;
+          py::dict e;
+          e["inputs"] = py::make_tuple(d.min_inputs, d.max_inputs);
+          e["attrs"] = attrs;
+          out[py::str(name)] = e;
+        }
+        return out;
+      },
+      "operators() -> {name: {'inputs': (min, max), 'attrs': {key: help}}}: Loom's graph operators.");
+  m.def("from_onnx", &from_onnx, py::arg("path"),
+        py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
+        "from_onnx(path, input_shapes={}) -> Graph: an ONNX model (opsets up to 18) as Loom's graph;\n"
+        "input_shapes fixes symbolic dimensions by input name.");
+}
+
+}  // namespace loom::python

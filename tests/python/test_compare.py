@@ -1,0 +1,64 @@
+"""loom.compare against PyTorch: a planted wrong layer (a converter mapping that is wrong for one
+node) is found at that layer on the CPU in float and int8 and on the accelerator's functional
+simulator, and without it no layer diverges in float and the simulator equals int8 on the CPU."""
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import loom
+from loom.frontend import torch_ops
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import export_test_models as etm  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def vgg():
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    m = etm.VggSmall()
+    etm.init_weights(m)
+    etm.calibrate_batchnorm(m, torch.randn(x.shape))
+    rng = np.random.default_rng(5)
+    calibration = [rng.standard_normal(tuple(x.shape)).astype(np.float32) for _ in range(4)]
+    return m.eval(), x, calibration
+
+
+PLANTED = "features.6"  # VggSmall's second ReLU
+
+
+def test_compare_finds_a_planted_wrong_layer(vgg, monkeypatch):
+    module, x, calibration = vgg
+    relu = torch_ops.MODULES[torch.nn.ReLU]
+
+    def planted(cv, args, kwargs):
+        if cv.node.target == PLANTED:  # relu(-x) where PyTorch computes relu(x)
+            return cv.add("relu", [cv.add("neg", [cv.tensor(args[0])], suffix="_planted")])
+        return relu(cv, args, kwargs)
+
+    monkeypatch.setitem(torch_ops.MODULES, torch.nn.ReLU, planted)
+    c = loom.compare(module, x, backends=["fsim"], calibrate=calibration)
+    assert c.columns == ["float", "int8", "fsim"]
+    for column in c.columns:
+        d = c.first_divergence[column]
+        assert d is not None and d["module"] == PLANTED and d["call"] == "nn.ReLU", (column, c.table())
+    assert c.first_mismatch["fsim"] is None, c.table()
+    text = c.table()
+    assert f"first error above 0.0001 at layer {c.first_divergence['float']['layer']}" in text
+    assert "every layer equals int8 on the CPU bit for bit" in text
+
+
+def test_compare_without_a_plant(vgg):
+    module, x, calibration = vgg
+    c = loom.compare(module, x, backends=["fsim"], calibrate=calibration)
+    assert c.first_divergence["float"] is None, c.table()
+    assert c.first_mismatch["fsim"] is None, c.table()
+    layers = [r["module"] for r in c.records]
+    assert layers[0] == "features.0" and "classifier.3" in layers  # every module call is a layer
+    assert all(set(r) >= {"layer", "node", "module", "call", "shape", "float", "int8", "fsim", "fsim_equals_int8"}
+               for r in c.records)
+    # The records are what a user tabulates: the float errors are small, the int8 ones larger.
+    assert max(r["float"] for r in c.records) <= 1e-4 < max(r["int8"] for r in c.records)

@@ -1,0 +1,223 @@
+"""loom.frontend.from_torch (torch.fx, no ONNX in between) against PyTorch's own outputs, on the
+torchvision classifiers and transformer models the suite checks through ONNX
+(scripts/export_test_models.py defines them); the ONNX path on the same modules beside it, so a
+disagreement shows which path is wrong; the errors a caller gets; int8 through loom.compile on the
+CPU and on the accelerator's simulator, bit for bit."""
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torchvision.models as tvm
+
+import loom
+from loom.frontend import from_onnx, from_torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import export_test_models as etm  # noqa: E402  (the model definitions the ONNX tests use)
+
+TOLERANCE = 1e-4  # of the largest magnitude of PyTorch's output
+
+
+def seeded(make, x, calibrate=True, init=True):
+    torch.manual_seed(0)
+    m = make()
+    if init:
+        etm.init_weights(m)
+    if calibrate:
+        etm.calibrate_batchnorm(m, torch.randn(x.shape))
+    return m.eval()
+
+
+def reference(module, inputs):
+    with torch.no_grad():
+        out = module(*inputs)
+    return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else (out,))]
+
+
+def assert_close(got, want, what):
+    assert len(got) == len(want), what
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype, what
+        err = np.max(np.abs(g - w))
+        assert err <= TOLERANCE * np.max(np.abs(w)), f"{what}: error {err:.3g} of largest {np.max(np.abs(w)):.3g}"
+
+
+def image(n=1, size=64):
+    return torch.randn(n, 3, size, size, generator=torch.Generator().manual_seed(1))
+
+
+def tokens(shape, vocab):
+    return torch.randint(0, vocab, shape, generator=torch.Generator().manual_seed(2))
+
+
+CLASSIFIERS = {
+    "resnet18": (lambda: tvm.resnet18(weights=None), image(1, 64)),
+    "resnet18_b2": (lambda: tvm.resnet18(weights=None), image(2, 32)),
+    "mobilenet_v2": (lambda: tvm.mobilenet_v2(weights=None), image(1, 64)),
+    "squeezenet": (lambda: tvm.squeezenet1_1(weights=None), image(1, 64)),
+    "mobilenet_v3_large": (lambda: tvm.mobilenet_v3_large(weights=None), image(1, 64)),
+    "vgg_small": (etm.VggSmall, image(1, 32)),
+    "mlp": (etm.mlp, torch.randn(4, 256, generator=torch.Generator().manual_seed(3))),
+}
+
+TRANSFORMERS = {
+    "bert_tiny": (lambda: etm.TinyTransformer(), tokens((2, 16), 100)),
+    "gpt_tiny": (lambda: etm.TinyTransformer(causal=True), tokens((1, 16), 100)),
+    "vit_tiny": (lambda: etm.TinyViT(), image(1, 32)),
+    "bert_encoder": (lambda: etm.BertEncoder(), torch.randn(1, 128, 256, generator=torch.Generator().manual_seed(4))),
+}
+
+
+@pytest.mark.parametrize("name", list(CLASSIFIERS))
+def test_torchvision_classifiers_match_pytorch(name):
+    make, x = CLASSIFIERS[name]
+    module = seeded(make, x, calibrate=name != "mlp")
+    g = from_torch(module, (x,))
+    assert [g.op(i) for i in g.inputs] == ["input"] and g.shape(g.inputs[0]) == tuple(x.shape)
+    assert_close(loom.compile(g).run(x.numpy()), reference(module, (x,)), name)
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMERS))
+def test_transformers_match_pytorch(name):
+    make, x = TRANSFORMERS[name]
+    torch.manual_seed(0)
+    module = make().eval()
+    assert_close(loom.compile(from_torch(module, x)).run(x.numpy()), reference(module, (x,)), name)
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v3_large", "bert_tiny"])
+def test_onnx_path_beside_from_torch(name, tmp_path):
+    """Both paths from one module: each against PyTorch, so where they disagree the failing one is wrong."""
+    if name in CLASSIFIERS:
+        make, x = CLASSIFIERS[name]
+        module = seeded(make, x)
+    else:
+        make, x = TRANSFORMERS[name]
+        torch.manual_seed(0)
+        module = make().eval()
+    want = reference(module, (x,))
+    path = str(tmp_path / f"{name}.onnx")
+    torch.onnx.export(module, (x,), path, opset_version=14, input_names=["input"], output_names=["output"])
+    via_onnx = loom.compile(from_onnx(path)).run(x.numpy())
+    via_fx = loom.compile(from_torch(module, (x,))).run(x.numpy())
+    assert_close(via_onnx, want, f"{name} through ONNX")
+    assert_close(via_fx, want, f"{name} through torch.fx")
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.shuffle = torch.nn.PixelShuffle(2)
+
+    def forward(self, x):
+        return self.shuffle(self.conv(x))
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        return torch.cumsum(self.block(x), 1)
+
+
+class Head(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 1)
+
+
+class NetWithHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.head = Head()
+
+    def forward(self, x):
+        return self.head(self.conv(x))
+
+
+def test_unsupported_calls_name_the_module_path_and_the_call():
+    x = torch.randn(1, 3, 8, 8)
+    with pytest.raises(loom.ModelError, match=r"module 'block.shuffle', node 'block_shuffle' \(nn.PixelShuffle\)"):
+        from_torch(Net().eval(), x)
+    with pytest.raises(loom.ModelError, match=r"module 'head', node 'cumsum' \(torch.cumsum\): Loom has no mapping"):
+        from_torch(NetWithHead().eval(), x)
+
+
+def test_bad_calls_are_errors():
+    x = torch.randn(1, 3, 8, 8)
+    with pytest.raises(loom.ModelError, match="training mode; call module.eval"):
+        from_torch(NetWithHead(), x)
+    with pytest.raises(loom.ModelError, match="takes 1 inputs, example_inputs has 2"):
+        from_torch(NetWithHead().eval(), (x, x))
+    with pytest.raises(loom.TypeError, match=r"example_inputs\[0\] is a ndarray"):
+        from_torch(NetWithHead().eval(), (x.numpy(),))
+    with pytest.raises(loom.TypeError, match="not a torch.nn.Module"):
+        from_torch(lambda t: t, x)
+    pool = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(3)).eval()
+    with pytest.raises(loom.ModelError, match=r"module '0'.*windows of different sizes"):
+        from_torch(pool, torch.randn(1, 3, 8, 8))
+
+
+def test_graph_by_hand_and_its_errors():
+    g = loom.Graph("by_hand")
+    x = g.add_input("x", [1, 2, 4, 4])
+    w = g.add_constant("w", np.ones((3, 2, 1, 1), np.float32))
+    y = g.add_op("conv2d", [x, w], {"strides": [1, 1]}, name="conv")
+    z = g.add_op("relu", [y])
+    g.outputs = [z]
+    assert g.shape(z) == (1, 3, 4, 4) and g.dtype(z) == "float32" and g.node_name(y) == "conv"
+    data = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4) - 16
+    (got,) = loom.compile(g).run(data)
+    np.testing.assert_allclose(got, np.maximum(np.repeat(data.sum(1, keepdims=True), 3, 1), 0))
+    with pytest.raises(loom.ModelError, match=r"node 'conv_1' \(conv2d\).*'stride'"):
+        g.add_op("conv2d", [x, w], {"stride": [1, 1]}, name="conv")
+    with pytest.raises(loom.ModelError, match=r"node 'conv2d' \(conv2d\) with inputs float32\[1, 2, 4, 4\], "
+                                              r"float32\[3, 2, 1, 1\]"):
+        g.add_op("conv2d", [x, w], {"pads": [0, 0, 9, 9], "strides": [9, 9], "dilations": [0, 0]})
+    with pytest.raises(loom.ModelError, match="nosuch"):
+        g.add_op("nosuch", [x])
+    with pytest.raises(loom.ModelError, match=r"1 inputs; conv2d takes 2 to 3"):
+        g.add_op("conv2d", [x])
+    with pytest.raises(loom.ModelError, match="node 99 does not exist"):
+        g.add_op("relu", [99])
+    with pytest.raises(loom.TypeError, match="attribute 'strides': a list of str"):
+        g.add_op("conv2d", [x, w], {"strides": ["a"]})
+    with pytest.raises(loom.TypeError, match="dtype 'complex64'"):
+        g.add_input("c", [2], "complex64")
+    assert "conv2d" in loom.operators() and "strides" in loom.operators()["conv2d"]["attrs"]
+
+
+def test_int8_on_the_accelerator_equals_int8_on_the_cpu():
+    """from_torch, quantized by loom.compile on inputs given from Python: the accelerator's layers
+    on the functional simulator give the CPU's int8 results bit for bit."""
+    x = image(1, 32)
+    module = seeded(etm.VggSmall, x)
+    g = from_torch(module, (x,))
+    rng = np.random.default_rng(5)
+    calibration = [rng.standard_normal(tuple(x.shape)).astype(np.float32) for _ in range(4)]
+    cpu = loom.compile(g, quantize="int8", calibrate=calibration)
+    accel = loom.compile(g, target="accel", quantize="int8", calibrate=calibration)
+    assert cpu.quantization["calibration"]["inputs"] == 4
+    (a,) = cpu.run(x.numpy())
+    (b,) = accel.run(x.numpy())
+    np.testing.assert_array_equal(a, b)
+    profile = accel.profile(x.numpy())
+    on_accel = [p for p in profile if p["device"] == "accel"]
+    assert on_accel and all(p["gemm_macs"] > 0 and p["dma_bytes"] > 0 for p in on_accel)
+    assert sum(p["seconds"] for p in profile) > 0 and len(profile) > len(on_accel)
+    # The performance model counts cycles too, and computes the same values.
+    perf = loom.compile(g, target="accel", quantize="int8", calibrate=calibration, backend="perf")
+    timed = perf.profile(x.numpy())
+    assert [p["kernel"] for p in timed] == [p["kernel"] for p in profile]
+    assert all(p["cycles"] > 0 for p in timed if p["device"] == "accel")
+    np.testing.assert_array_equal(perf.run(x.numpy())[0], a)
+    np.testing.assert_array_equal(cpu.run(x)[0], a)  # a torch tensor, read through numpy
+    with pytest.raises(loom.ShapeError, match=r"calibrate\[0\]: input 'x' is float32\[1, 3\]"):
+        loom.compile(g, quantize="int8", calibrate=[np.zeros((1, 3), np.float32)])
+    with pytest.raises(loom.ConfigError, match="quantize 'int4' is not one of"):
+        loom.compile(g, quantize="int4")
