@@ -13,6 +13,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev clang clang-format libclang-rt-14-dev libxgboost-dev
   gnuplot-nox slurm-wlm munge libyaml-cpp-dev valgrind
   python3-torch python3-torchvision python3-onnx python3-numpy python3-dev pybind11-dev python3-pytest
+  python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

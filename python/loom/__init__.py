@@ -8,6 +8,10 @@ accelerator or a GPU, run them on numpy arrays, and compare them with PyTorch la
     m.save("m.loom"); loom.load("m.loom")
     print(loom.compare(torch_module, x, backends=["fsim"]))
 
+    from loom import te                          # tensor expressions and schedules, TVM's names
+    C = te.compute((n,), lambda i: A[i] + B[i]); s = loom.create_schedule(C)
+    f = loom.build(s, [A, B, C]); f(a, b, c)
+
 Errors are loom.Error and its kinds (loom.ModelError, loom.ShapeError, ...), with the messages of
 Loom's C++ core. docs/python.md has the whole API.
 """
@@ -16,25 +20,35 @@ from ._loom import (  # noqa: F401
     ConfigError,
     DeviceError,
     Error,
+    Function,
     Graph,
+    LoweredFunc,
     InternalError,
     IsaError,
     LoweringError,
     Model,
     ModelError,
     RuntimeError,
+    Schedule,
     ScheduleError,
     ShapeError,
+    Stage,
     TypeError,
+    build,
     compile,
+    create_schedule,
+    empty,
+    from_dlpack,
     load,
+    lower,
     operators,
 )
-from . import frontend  # noqa: E402,F401
+from . import accel, frontend, te  # noqa: E402,F401
 from .compare import Comparison, compare  # noqa: E402,F401
 
 __all__ = [
     "Error", "CodegenError", "ConfigError", "DeviceError", "InternalError", "IsaError", "LoweringError",
     "ModelError", "RuntimeError", "ScheduleError", "ShapeError", "TypeError", "Model", "Graph", "Comparison",
-    "compile", "compare", "frontend", "load", "operators",
+    "Function", "LoweredFunc", "Schedule", "Stage", "accel", "build", "compile", "compare", "create_schedule", "empty",
+    "from_dlpack", "frontend", "load", "lower", "operators", "te",
 ]

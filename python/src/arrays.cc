@@ -1,4 +1,7 @@
-// numpy arrays to and from NDArrays (copies; zero-copy DLPack exchange is not here yet).
+// numpy arrays to and from NDArrays: copies for models' inputs and outputs, views for loom.empty
+// (64-byte aligned, what compiled functions read without a copy), and DLPack through numpy.
+#include <pybind11/stl.h>
+
 #include <cstring>
 
 #include "bindings.h"
@@ -36,10 +39,51 @@ NDArray to_ndarray(const py::array& a, const std::string& what) {
   return out;
 }
 
+DataType tensor_dtype(const std::string& name, const std::string& what) {
+  DataType t;
+  try {
+    t = DataType::parse(name);
+  } catch (const Error&) {
+    LOOM_THROW(TypeError, what, ": dtype '", name, "' is not a type name (float32, int8, int32, ...)");
+  }
+  if (!is_supported_tensor_type(t) || t.str() != name)
+    LOOM_THROW(TypeError, what, ": dtype '", name, "' is not a type Loom has tensors of (float32, float64, float16, ",
+               "int8, int16, int32, int64, uint8, bool, ...)");
+  return t;
+}
+
+py::array numpy_view(NDArray a) {
+  auto* owner = new NDArray(std::move(a));
+  py::capsule base(owner, [](void* p) { delete static_cast<NDArray*>(p); });
+  return py::array(py::dtype(numpy_dtype_name(owner->dtype())), owner->shape(), owner->raw_data(), base);
+}
+
 py::array to_numpy(const NDArray& a) {
   py::array out(py::dtype(numpy_dtype_name(a.dtype())), a.shape());
   if (a.nbytes()) std::memcpy(out.mutable_data(), a.raw_data(), a.nbytes());
   return out;
+}
+
+void register_arrays(py::module_& m) {
+  m.def(
+      "empty",
+      [](const std::vector<int64_t>& shape, const std::string& dtype) {
+        return numpy_view(NDArray::empty(shape, tensor_dtype(dtype, "loom.empty")));
+      },
+      py::arg("shape"), py::arg("dtype") = "float32",
+      "empty(shape, dtype='float32') -> numpy array: uninitialized, 64-byte aligned, so compiled\n"
+      "functions (loom.build) read and write it in place.");
+  m.def(
+      "from_dlpack",
+      [](const py::object& obj) {
+        if (!py::hasattr(obj, "__dlpack__"))
+          LOOM_THROW(TypeError, "from_dlpack: a ", py::type::of(obj).attr("__name__").cast<std::string>(),
+                     " has no __dlpack__");
+        return py::module_::import("numpy").attr("from_dlpack")(obj);
+      },
+      py::arg("tensor"),
+      "from_dlpack(tensor) -> numpy array over the same memory: any CPU tensor with __dlpack__\n"
+      "(torch, numpy, ...); the result's own __dlpack__ hands it on (torch.from_dlpack).");
 }
 
 }  // namespace loom::python

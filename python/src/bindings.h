@@ -18,6 +18,13 @@ void register_errors(py::module_& m);
 void register_models(py::module_& m);
 // loom.Graph, loom.operators and from_onnx (loom.frontend's).
 void register_graphs(py::module_& m);
+// loom.te (te.cc), and schedules, lowering and building (schedules.cc).
+void register_te(py::module_& m);
+void register_schedules(py::module_& m);
+// loom.accel: Config and its area model (accel.cc).
+void register_accel(py::module_& m);
+// loom.empty and loom.from_dlpack (arrays.cc).
+void register_arrays(py::module_& m);
 
 // A numpy array as an NDArray of the same type and shape (a copy); TypeError naming `what` for a
 // type Loom has no tensors of.
@@ -26,5 +33,10 @@ NDArray to_ndarray(const py::array& a, const std::string& what);
 py::array to_numpy(const NDArray& a);
 // numpy's name of a Loom element type ("float32", "int8", "bool").
 std::string numpy_dtype_name(DataType t);
+// The tensor element type named `name` ("float32", "int8", ...); TypeError naming `what` for a
+// name that is not one, or a type Loom has no tensors of.
+DataType tensor_dtype(const std::string& name, const std::string& what);
+// An NDArray as a numpy array over the same memory (kept alive by the array).
+py::array numpy_view(NDArray a);
 
 }  // namespace loom::python

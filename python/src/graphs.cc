@@ -40,21 +40,13 @@ graph::AttrValue attr_value(const py::handle& v, const std::string& what) {
              "; attributes are int, float, str or lists of ints or floats");
 }
 
-DataType dtype_named(const std::string& name, const std::string& what) {
-  for (DataType t : {DataType::Float(32), DataType::Float(64), DataType::Float(16), DataType::Int(8), DataType::Int(16),
-                     DataType::Int(32), DataType::Int(64), DataType::UInt(8), DataType::Bool()})
-    if (numpy_dtype_name(t) == name) return t;
-  LOOM_THROW(TypeError, what, ": dtype '", name,
-             "' is not one of float32, float64, float16, int8, int16, int32, int64, ", "uint8, bool");
-}
-
 void check_id(const Graph& g, int id, const std::string& what) {
   if (id < 0 || size_t(id) >= g.nodes.size())
     LOOM_THROW(ModelError, what, ": node ", id, " does not exist (the graph has ", g.nodes.size(), " nodes)");
 }
 
 int add_input(Graph& g, const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype) {
-  graph::TensorType t{shape, dtype_named(dtype, "Graph.add_input '" + name + "'")};
+  graph::TensorType t{shape, tensor_dtype(dtype, "Graph.add_input '" + name + "'")};
   t.check_size();
   return g.add_input(name.empty() ? g.unique_name("input") : name, t);
 }

@@ -118,16 +118,27 @@ frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph
 }
 
 Model compile(const py::object& model, const std::string& target, int64_t batch, int64_t image,
-              const std::optional<std::string>& quantize, const py::object& calibrate,
-              const std::optional<std::string>& config, const std::string& backend) {
+              const std::optional<std::string>& quantize, const py::object& calibrate, const py::object& config,
+              const std::string& backend) {
   if (target != "cpu" && target != "accel" && target != "cuda")
     LOOM_THROW(ConfigError, "loom.compile: target '", target, "' is not one of cpu, accel, cuda");
   if (quantize && *quantize != "int8" && *quantize != "int8-simulated")
     LOOM_THROW(ConfigError, "loom.compile: quantize '", *quantize, "' is not one of int8, int8-simulated");
-  if (config && target != "accel")
+  if (!config.is_none() && target != "accel")
     LOOM_THROW(ConfigError, "loom.compile: config is the accelerator's; it needs target='accel'");
   graph::BuildOptions bo;
-  if (target == "accel") bo.accel = config ? accel::AccelConfig::load(*config) : accel::default_config();
+  if (target == "accel") {
+    if (config.is_none())
+      bo.accel = accel::default_config();
+    else if (py::isinstance<accel::AccelConfig>(config))
+      bo.accel = config.cast<accel::AccelConfig>();
+    else if (py::isinstance<py::str>(config) || py::hasattr(config, "__fspath__"))
+      bo.accel = accel::AccelConfig::load(py::str(py::module_::import("os").attr("fspath")(config)));
+    else
+      LOOM_THROW(TypeError, "loom.compile: config is a ", py::type::of(config).attr("__name__").cast<std::string>(),
+                 "; it takes a loom.accel.Config or a config file's path");
+    bo.accel->validate();
+  }
   if (target == "cuda") bo.cuda.emplace();
   graph::QuantizeOptions qo;
   qo.simulated = quantize && *quantize == "int8-simulated";
@@ -267,7 +278,8 @@ void register_models(py::module_& m) {
         "        backend='fsim') -> Model\n"
         "Compiles a loom.Graph, an ONNX file or a built-in model (resnet18, resnet50, mobilenet_v2, mlp;\n"
         "batch and image size those) as `loom compile` does: target 'cpu', 'accel' (int8 layers on the\n"
-        "accelerator of `config`, a JSON file; VTA's 1x16x16 by default; run on `backend`) or 'cuda'.\n"
+        "accelerator of `config`, a loom.accel.Config or a JSON file; VTA's 1x16x16 by default; run on `backend`) or "
+        "'cuda'.\n"
         "quantize='int8' calibrates on `calibrate`: a number of random inputs, a folder of .npy files\n"
         "or a list of inputs (arrays, or tuples of arrays for several inputs); Model.quantization has\n"
         "the accuracy report.");

@@ -12,6 +12,10 @@ PYBIND11_MODULE(_loom, m) {
   loom::sim::register_backends();
 #endif
   loom::python::register_errors(m);
-  loom::python::register_graphs(m);  // before models: loom.compile takes a Graph
+  loom::python::register_arrays(m);
+  loom::python::register_accel(m);  // before models: loom.compile takes a Config
+  loom::python::register_te(m);
+  loom::python::register_schedules(m);  // after te: its tensors and axes
+  loom::python::register_graphs(m);     // before models: loom.compile takes a Graph
   loom::python::register_models(m);
 }

@@ -1,0 +1,27 @@
+// Shared by the tensor-expression and schedule bindings (te.cc, schedules.cc): handles for
+// iteration variables and operations, and Python values as expressions.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "loom/ir/tensor.h"
+
+namespace loom::python {
+
+// ir::IterVar is a shared pointer to a const node; Python holds it through this handle.
+struct IterVarRef {
+  ir::IterVar iv;
+};
+// A tensor's operation as TVM shows it (T.op.axis, T.op.reduce_axis).
+struct OperationRef {
+  ir::Tensor tensor;
+};
+
+// An expression, an iteration variable or a Python number (a constant of `like`'s type, int32 or
+// float32 without one); TypeError naming `what` otherwise.
+ir::Expr to_expr(const py::handle& v, const ir::Expr* like, const std::string& what);
+// A shape: an int, an expression, or a sequence of them.
+std::vector<ir::Expr> shape_exprs(const py::object& shape, const std::string& what);
+
+}  // namespace loom::python
