@@ -70,7 +70,15 @@ def test_arrays_pass_without_copies():
     assert back.data_ptr() == c.ctypes.data
     x = loom.from_dlpack(tc)
     assert x.ctypes.data == tc.data_ptr()
-    # an unaligned or strided array is copied, and still right
+    # an unaligned (contiguous) array is copied, and still right
+    before = f.copies
+    odd = np.empty(N * K + 1, np.float32)[1:].reshape(N, K)
+    odd[:] = a
+    out = loom.empty((N, M))
+    f(odd, b, out)
+    assert f.copies == before + 1
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5)
+    # a strided output is copied in and back
     wide = np.zeros((N, M + 1), np.float32)
     before = f.copies
     f(a, b, wide[:, :M])
