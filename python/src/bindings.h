@@ -23,6 +23,10 @@ void register_te(py::module_& m);
 void register_schedules(py::module_& m);
 // loom.accel: Config and its area model (accel.cc).
 void register_accel(py::module_& m);
+// loom.dse.sweep (dse.cc; built when the DSE library is).
+void register_dse(py::module_& m);
+// loom.regress's compiled half (regress.cc; built when the regression library is).
+void register_regress(py::module_& m);
 // loom.empty and loom.from_dlpack (arrays.cc).
 void register_arrays(py::module_& m);
 

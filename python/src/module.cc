@@ -16,6 +16,10 @@ PYBIND11_MODULE(_loom, m) {
   loom::python::register_accel(m);  // before models: loom.compile takes a Config
   loom::python::register_te(m);
   loom::python::register_schedules(m);  // after te: its tensors and axes
-  loom::python::register_graphs(m);     // before models: loom.compile takes a Graph
+#ifdef LOOM_PYTHON_WITH_DSE
+  loom::python::register_dse(m);
+  loom::python::register_regress(m);
+#endif
+  loom::python::register_graphs(m);  // before models: loom.compile takes a Graph
   loom::python::register_models(m);
 }

@@ -1,0 +1,9 @@
+"""Type stubs of loom.dse (python/src/dse.cc)."""
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from .accel import Config
+
+def sweep(sweeps: Mapping[str, Sequence[float]], *, base: Optional[Union[Config, str, os.PathLike]] = None,
+          layers: str = "all", model: Optional[str] = None, image: int = 224, jobs: int = 1,
+          out: Optional[str] = None) -> List[Dict[str, Any]]: ...

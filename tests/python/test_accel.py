@@ -1,0 +1,75 @@
+"""loom.accel.Config and its area model, and loom.dse.sweep, from Python: a config read, changed,
+validated and saved; a sweep's records against the command line's points.csv of the same sweep."""
+import csv
+import os
+import subprocess
+
+import pytest
+
+import loom
+
+
+def test_config_read_modify_validate_save(tmp_path):
+    c = loom.accel.Config()
+    assert (c.batch, c.block_in, c.block_out, c.inp_bits) == (1, 16, 16, 8)
+    c.block_in = c.block_out = 32
+    c.name = "wide"
+    c.validate()
+    path = str(tmp_path / "wide.json")
+    c.save(path)
+    again = loom.accel.Config.load(path)
+    assert again == c and again.to_dict()["block_in"] == 32
+    assert loom.accel.Config.from_json('{"batch": 2}').batch == 2
+    assert c.area()["dsp"] > loom.accel.Config().area()["dsp"]  # a 32x32 core takes more DSPs
+    c.block_in = 24
+    with pytest.raises(loom.ConfigError, match="block_in"):
+        c.validate()
+    with pytest.raises(loom.ConfigError, match="block_in"):
+        c.save(str(tmp_path / "bad.json"))
+    with pytest.raises(loom.ConfigError, match="nosuch"):
+        loom.accel.Config.from_json('{"nosuch": 1}')
+
+
+@pytest.mark.skipif(not hasattr(loom, "dse"), reason="built without the DSE library")
+def test_sweep_records_match_the_command_line(tmp_path):
+    records = loom.dse.sweep({"block": [16, 32]}, layers="c2,c5", jobs=2)
+    assert [r["block_in"] for r in records] == [16, 32]  # "block" sets block_in and block_out
+    assert all(r["legal"] and r["cycles"] > 0 and r["layers"] for r in records)
+    assert records[1]["cycles"] < records[0]["cycles"] and records[1]["dsp"] > records[0]["dsp"]
+    assert all(r["pareto"] for r in records)  # faster costs more area: both on the front
+    out = tmp_path / "cli"
+    subprocess.run([os.environ["LOOM_BIN"], "dse", "--sweep", "block=16,32", "--layers", "c2,c5", "--out", str(out),
+                    "--jobs", "2", "-q"], check=True, capture_output=True)
+    with open(out / "points.csv") as f:
+        cli = list(csv.DictReader(f))
+    assert [int(row["cycles"]) for row in cli] == [r["cycles"] for r in records]
+    with pytest.raises(loom.Error, match="nosuch"):
+        loom.dse.sweep({"nosuch": [1]})
+    with pytest.raises(loom.TypeError, match="values are numbers"):
+        loom.dse.sweep({"block": ["16"]})
+
+
+@pytest.mark.skipif(not hasattr(loom, "regress"), reason="built without the regression library")
+def test_regress_run_records(tmp_path):
+    manifest = tmp_path / "suite.json"
+    manifest.write_text("""{
+  "name": "py-suite",
+  "jobs": [
+    {"name": "convs", "workloads": ["resnet18:c11"], "backends": ["fsim", "perf"], "expect": {"reference": "cpu"}},
+    {"name": "budget", "workloads": ["resnet18:c11"], "backends": ["perf"], "expect": {"max_cycles": 1000}}
+  ]
+}""")
+    run = loom.regress.run(manifest, out=tmp_path / "out", jobs=2)
+    by_group = {}
+    for r in run.records:
+        by_group.setdefault(r["group"], []).append(r)
+    assert run.exit_code == 1  # the budget job fails its cycle limit
+    assert sorted(r["backend"] for r in by_group["convs"]) == ["fsim", "perf"]
+    assert all(r["status"] == "pass" for r in by_group["convs"])
+    (budget,) = by_group["budget"]
+    assert budget["status"] == "fail" and budget["metrics"]["cycles"] > 1000
+    assert (tmp_path / "out" / "report.md").exists()
+    again = loom.regress.run(manifest, out=tmp_path / "out", jobs=2)  # cached: the same results
+    assert [r["status"] for r in again.records] == [r["status"] for r in run.records]
+    with pytest.raises(loom.ConfigError, match="executor 'cloud'"):
+        loom.regress.run(manifest, out=tmp_path / "o2", executor="cloud")
