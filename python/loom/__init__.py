@@ -50,9 +50,10 @@ if hasattr(_ext, "dse"):  # built with the DSE and regression libraries
     from . import dse, regress  # noqa: E402,F401
 from .compare import Comparison, compare  # noqa: E402,F401
 
+# loom.TypeError and loom.RuntimeError stay out of `from loom import *`: they would shadow Python's own.
 __all__ = [
     "Error", "CodegenError", "ConfigError", "DeviceError", "InternalError", "IsaError", "LoweringError",
-    "ModelError", "RuntimeError", "ScheduleError", "ShapeError", "TypeError", "Model", "Graph", "Comparison",
+    "ModelError", "ScheduleError", "ShapeError", "Model", "Graph", "Comparison",
     "Function", "LoweredFunc", "Schedule", "Stage", "accel", "build", "compile", "compare", "create_schedule", "empty",
     "from_dlpack", "frontend", "load", "lower", "operators", "te",
 ]

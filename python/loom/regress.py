@@ -35,6 +35,8 @@ def run(manifest, *, out, executor="local", jobs=0, only=(), force=False, loom=N
     are written to `out` as by the command line.
     """
     exe = loom or _find_loom()
+    if isinstance(only, str):
+        only = [only]
     r = _loom.regress.run(os.fspath(manifest), os.fspath(out), executor, int(jobs), list(only), bool(force), exe)
     records = []
     for job in r["jobs"]:

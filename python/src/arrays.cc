@@ -12,6 +12,9 @@ namespace loom::python {
 namespace {
 
 DataType dtype_of(const py::dtype& d, const std::string& what) {
+  if (d.byteorder() == '>')
+    LOOM_THROW(TypeError, what, ": numpy dtype ", py::str(py::handle(d)).cast<std::string>(),
+               " is big-endian; Loom's tensors are in the machine's byte order (astype('=...') converts)");
   const char kind = d.kind();
   const int bits = int(d.itemsize()) * 8;
   if (kind == 'f' && (bits == 16 || bits == 32 || bits == 64)) return DataType::Float(bits);

@@ -69,7 +69,8 @@ py::dict record(const dse::Point& p) {
 }
 
 py::list sweep(const py::dict& sweeps, const py::object& base, const std::string& layers,
-               const std::optional<std::string>& model, int64_t image, int jobs, const std::optional<std::string>& out) {
+               const std::optional<std::string>& model, int64_t image, int jobs,
+               const std::optional<std::string>& out) {
   std::vector<dse::Sweep> s = sweeps_of(sweeps);
   accel::AccelConfig b = accel::default_config();
   if (py::isinstance<accel::AccelConfig>(base))

@@ -2,6 +2,7 @@
 // kind, raised with the same message.
 #include "bindings.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/interrupt.h"
 
 namespace loom::python {
 
@@ -25,6 +26,15 @@ void register_errors(py::module_& m) {
   register_kind<ModelError>(m, "ModelError", base);
   register_kind<DeviceError>(m, "DeviceError", base);
   register_kind<InternalError>(m, "InternalError", base);
+  // Work stopped by Ctrl-C is Python's KeyboardInterrupt, with Loom's message (registered last, so
+  // it is tried before loom.Error's translator, which would take it as one of its kinds).
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    }
+  });
 }
 
 }  // namespace loom::python

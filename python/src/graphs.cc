@@ -48,11 +48,13 @@ void check_id(const Graph& g, int id, const std::string& what) {
 int add_input(Graph& g, const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype) {
   graph::TensorType t{shape, tensor_dtype(dtype, "Graph.add_input '" + name + "'")};
   t.check_size();
+  if (!name.empty() && g.unique_name(name) != name)
+    LOOM_THROW(ModelError, "Graph.add_input: a node named '", name, "' exists already (input names are the model's)");
   return g.add_input(name.empty() ? g.unique_name("input") : name, t);
 }
 
 int add_constant(Graph& g, const std::string& name, const py::array& value) {
-  const std::string n = name.empty() ? g.unique_name("constant") : name;
+  const std::string n = g.unique_name(name.empty() ? "constant" : name);
   return g.add_constant(n, to_ndarray(value, "Graph.add_constant '" + n + "'"));
 }
 

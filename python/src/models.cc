@@ -5,6 +5,8 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "bindings.h"
@@ -14,6 +16,7 @@
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "loom/runtime/interrupt.h"
 #include "loom/runtime/model_file.h"
 
 namespace loom::python {
@@ -24,7 +27,12 @@ namespace {
 struct Model {
   runtime::GraphExecutor executor;
   std::optional<runtime::ModelFile> file;
-  std::string quantization_json;  // the accuracy report of a model quantized here
+  std::string quantization_json;      // the accuracy report of a model quantized here
+  std::string path, origin, backend;  // where it was loaded from (no file), its name, its accelerator backend
+  bool stale = false;                 // a run was interrupted: its devices are mid-run, reloaded before the next
+  // Runs of one Model from several Python threads take turns (the executor's buffers and devices are
+  // one set); taken with the GIL released.
+  std::shared_ptr<std::mutex> busy = std::make_shared<std::mutex>();
 };
 
 py::list specs(const runtime::GraphExecutor& e, bool inputs) {
@@ -49,7 +57,32 @@ runtime::ExecutorOptions executor_options(const std::string& backend) {
 
 Model load(const std::string& path, const std::string& backend) {
   py::gil_scoped_release released;
-  return Model{runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}};
+  return Model{runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}, path, {}, backend};
+}
+
+// Runs `work` without the GIL, Ctrl-C stopping it (runtime::SigintInterrupts): an interrupted run
+// leaves the model to be reloaded before its next one and is Python's KeyboardInterrupt; a Ctrl-C
+// that came too late to stop the work is raised as KeyboardInterrupt by Python after it.
+template <typename Work>
+auto interruptible(Model& m, Work&& work) {
+  runtime::SigintInterrupts sigint;
+  try {
+    auto result = [&] {
+      py::gil_scoped_release released;
+      std::lock_guard<std::mutex> turn(*m.busy);
+      if (m.stale) {  // the last run was interrupted: fresh devices
+        m.executor = m.file ? runtime::GraphExecutor::from_model_file(*m.file, m.origin, executor_options(m.backend))
+                            : runtime::GraphExecutor::load(m.path, executor_options(m.backend));
+        m.stale = false;
+      }
+      return work();
+    }();
+    if (runtime::interrupt_requested()) PyErr_SetInterrupt();
+    return result;
+  } catch (const Interrupted&) {
+    m.stale = true;
+    throw;
+  }
 }
 
 // The graph loom.compile was given: a loom.Graph (copied), or a file / built-in model's name.
@@ -165,7 +198,7 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   py::gil_scoped_release released;
   graph::BuildResult r = built ? std::move(*built) : graph::build(std::move(g), bo);
   runtime::GraphExecutor e = runtime::GraphExecutor::from_model_file(r.file, origin, executor_options(backend));
-  return Model{std::move(e), std::move(r.file), std::move(report)};
+  return Model{std::move(e), std::move(r.file), std::move(report), {}, origin, backend};
 }
 
 // The model's inputs from run()'s or profile()'s arguments: numpy arrays, or objects numpy reads
@@ -188,11 +221,7 @@ std::vector<NDArray> model_inputs(const Model& m, const py::args& args, const st
 
 py::list run(Model& m, const py::args& args) {
   std::vector<NDArray> inputs = model_inputs(m, args, "Model.run");
-  std::vector<NDArray> outputs;
-  {
-    py::gil_scoped_release released;
-    outputs = m.executor.run(inputs);
-  }
+  std::vector<NDArray> outputs = interruptible(m, [&] { return m.executor.run(inputs); });
   py::list out;
   for (auto& o : outputs) out.append(to_numpy(o));
   return out;
@@ -203,12 +232,10 @@ py::list profile(Model& m, const py::args& args) {
   std::vector<NDArray> inputs = model_inputs(m, args, "Model.profile");
   if (inputs.size() != m.executor.num_inputs())
     LOOM_THROW(ShapeError, "Model.profile: ", inputs.size(), " inputs for a model of ", m.executor.num_inputs());
-  std::vector<double> seconds;
-  {
-    py::gil_scoped_release released;
+  std::vector<double> seconds = interruptible(m, [&] {
     for (size_t i = 0; i < inputs.size(); ++i) m.executor.set_input(i, inputs[i]);
-    seconds = m.executor.run_profiled();
-  }
+    return m.executor.run_profiled();
+  });
   const auto& calls = m.executor.kernels();
   const auto* accel = m.executor.uses_accelerator() ? &m.executor.accel_stats() : nullptr;
   py::list out;

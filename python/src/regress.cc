@@ -51,9 +51,10 @@ py::dict run(const std::string& manifest, const std::string& out, const std::str
 
 void register_regress(py::module_& m) {
   py::module_ r = m.def_submodule("regress", "Regression runs (loom.regress.run in python/loom/regress.py).");
-  r.def("run", &run, py::arg("manifest"), py::arg("out"), py::arg("executor"), py::arg("jobs"), py::arg("only"),
-        py::arg("force"), py::arg("loom"),
-        "run(manifest, out, executor, jobs, only, force, loom) -> {'exit_code', 'jobs', 'suite'}: see loom.regress.run.");
+  r.def(
+      "run", &run, py::arg("manifest"), py::arg("out"), py::arg("executor"), py::arg("jobs"), py::arg("only"),
+      py::arg("force"), py::arg("loom"),
+      "run(manifest, out, executor, jobs, only, force, loom) -> {'exit_code', 'jobs', 'suite'}: see loom.regress.run.");
 }
 
 }  // namespace loom::python

@@ -97,11 +97,12 @@ class DlpackTensor {
     py::object cap = obj.attr("__dlpack__")();
     if (!PyCapsule_IsValid(cap.ptr(), "dltensor"))
       LOOM_THROW(TypeError, what, ": __dlpack__ returned no unused 'dltensor' capsule");
-    managed_ = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
-    PyCapsule_SetName(cap.ptr(), "used_dltensor");
-    if (managed_->dl_tensor.device.device_type != kDLCPU)
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+    if (m->dl_tensor.device.device_type != kDLCPU)  // checked before the capsule is consumed: its owner frees it
       LOOM_THROW(DeviceError, what, " lives on another device (DLPack device type ",
-                 int(managed_->dl_tensor.device.device_type), "); loom.build's functions run on the CPU");
+                 int(m->dl_tensor.device.device_type), "); loom.build's functions run on the CPU");
+    PyCapsule_SetName(cap.ptr(), "used_dltensor");
+    managed_ = m;
   }
   DlpackTensor(DlpackTensor&& o) noexcept : managed_(o.managed_) { o.managed_ = nullptr; }
   DlpackTensor& operator=(DlpackTensor&& o) noexcept {
@@ -177,13 +178,14 @@ class Function {
         if (py::hasattr(a, "__dlpack__")) {
           borrowed[i] = DlpackTensor(a, what(i));
           const DLTensor& t = borrowed[i].tensor();
-          check_arg(spec, DataType(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim), what(i));
-          if (borrowed[i].in_place()) {
+          const bool same =
+              DataType(t.dtype) == spec.dtype && std::vector<int64_t>(t.shape, t.shape + t.ndim) == spec.shape;
+          if (same && borrowed[i].in_place()) {
             ptrs[i] = borrowed[i].data();
             arrays[i] = a;
             continue;
           }
-          borrowed[i] = DlpackTensor();  // strided or unaligned: read through numpy, copied below
+          borrowed[i] = DlpackTensor();  // strided, unaligned or of another type: read through numpy (checked, copied)
         } else if (!py::hasattr(a, "__array__") || py::isinstance<py::str>(a)) {
           LOOM_THROW(TypeError, what(i), " is a ", type_name(a), ", not an array");
         }
@@ -250,7 +252,8 @@ class Function {
   bool matches(const py::array& a, size_t i) const {
     const runtime::ArgSpec& spec = sig_.args[i];
     py::dtype d = a.dtype();
-    if (d.kind() != kinds_[i] || d.itemsize() != spec.dtype.bytes() || size_t(a.ndim()) != spec.shape.size())
+    if (d.kind() != kinds_[i] || d.itemsize() != spec.dtype.bytes() || size_t(a.ndim()) != spec.shape.size() ||
+        d.byteorder() == '>')
       return false;
     for (size_t k = 0; k < spec.shape.size(); ++k)
       if (a.shape(k) != spec.shape[k]) return false;
@@ -382,8 +385,17 @@ void register_schedules(py::module_& m) {
       .def(
           "cache_write", [](Schedule& s, const Tensor& t, const std::string& scope) { return s.cache_write(t, scope); },
           py::arg("tensor"), py::arg("scope"))
-      .def_property_readonly(
-          "stages", [](const Schedule& s) { return s.stages(); }, py::keep_alive<0, 1>());
+      .def_property_readonly("stages", [](const py::object& self) {
+        // Each stage points back at its schedule: every one keeps it alive (pybind11 ignores
+        // keep_alive on properties).
+        py::list out;
+        for (const Stage& st : self.cast<const Schedule&>().stages()) {
+          py::object o = py::cast(st);
+          py::detail::keep_alive_impl(o, self);
+          out.append(o);
+        }
+        return out;
+      });
   m.def(
       "create_schedule",
       [](const py::object& outputs) { return std::make_shared<Schedule>(tensors(outputs, "create_schedule")); },

@@ -125,6 +125,9 @@ void register_te(py::module_& m) {
       .def("__le__", [](const Expr& a, const py::object& b) { return binary(a, b, false, le, "<="); })
       .def("__gt__", [](const Expr& a, const py::object& b) { return binary(a, b, false, gt, ">"); })
       .def("__ge__", [](const Expr& a, const py::object& b) { return binary(a, b, false, ge, ">="); })
+      .def("__eq__", [](const Expr& a, const py::object& b) { return binary(a, b, false, eq, "=="); })
+      .def("__ne__", [](const Expr& a, const py::object& b) { return binary(a, b, false, ne, "!="); })
+      .def("__hash__", [](const Expr& e) { return std::hash<const void*>()(e.get()); })  // identity, as TVM's
       .def("equal", [](const Expr& a, const py::object& b) { return binary(a, b, false, eq, "=="); })
       .def("not_equal", [](const Expr& a, const py::object& b) { return binary(a, b, false, ne, "!="); })
       .def("__and__", [](const Expr& a, const py::object& b) { return binary(a, b, false, land, "&"); })

@@ -1,4 +1,5 @@
 #include "loom/runtime/accel_device.h"
+#include "loom/runtime/interrupt.h"
 
 #include <thread>
 
@@ -109,6 +110,7 @@ void AccelDevice::wait(std::chrono::milliseconds timeout) {
     uint32_t st = read_reg(reg::kStatus);
     if (st & reg::kError) LOOM_THROW(DeviceError, name(), ": ", error_message());
     if (st & reg::kDone) return;
+    runtime::check_interrupt("the accelerator's run was stopped while it ran (the device is mid-run)");
     if (std::chrono::steady_clock::now() > deadline)
       LOOM_THROW(DeviceError, name(), ": no FINISH within ", timeout.count(), " ms");
     std::this_thread::yield();

@@ -1,4 +1,5 @@
 #include "loom/runtime/graph_executor.h"
+#include "loom/runtime/interrupt.h"
 
 #include <unistd.h>
 
@@ -148,12 +149,18 @@ const std::vector<AccelKernelStats>& GraphExecutor::accel_stats() const {
 bool GraphExecutor::replayed_cuda_graph() const { return cuda_ && replayed_graph(*cuda_); }
 
 void GraphExecutor::run() {
-  for (const KernelRun& r : runs_) r.runner->run(r.first, r.last);
+  for (const KernelRun& r : runs_) {
+    check_interrupt("the model's run was stopped between kernels");
+    r.runner->run(r.first, r.last);
+  }
 }
 
 std::vector<double> GraphExecutor::run_profiled() {
   std::vector<double> times;
-  for (const KernelRun& r : runs_) r.runner->run_profiled(r.first, r.last, times);
+  for (const KernelRun& r : runs_) {
+    check_interrupt("the model's run was stopped between kernels");
+    r.runner->run_profiled(r.first, r.last, times);
+  }
   return times;
 }
 

@@ -73,3 +73,26 @@ def test_regress_run_records(tmp_path):
     assert [r["status"] for r in again.records] == [r["status"] for r in run.records]
     with pytest.raises(loom.ConfigError, match="executor 'cloud'"):
         loom.regress.run(manifest, out=tmp_path / "o2", executor="cloud")
+
+
+def test_remote_device_by_name(tmp_path):
+    """backend='rpc://HOST:PORT/BACKEND': the accelerator's kernels on a loom-rpc-server started on
+    127.0.0.1 for this test, equal to the int8 model on the CPU."""
+    import numpy as np
+    server = os.path.join(os.path.dirname(os.environ["LOOM_BIN"]), "loom-rpc-server")
+    proc = subprocess.Popen([server, "--port", "0", "--exit-after", "120"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()  # "serving fsim (config 'default') on 127.0.0.1:PORT"
+        port = int(line.rsplit(":", 1)[1])
+        x = np.random.default_rng(0).standard_normal((1, 256)).astype(np.float32)
+        cal = [np.random.default_rng(k).standard_normal((1, 256)).astype(np.float32) for k in range(4)]
+        cpu = loom.compile("mlp", quantize="int8", calibrate=cal)
+        remote = loom.compile("mlp", target="accel", quantize="int8", calibrate=cal,
+                              backend=f"rpc://127.0.0.1:{port}/fsim")
+        assert any(p["device"] == "accel" for p in remote.profile(x))
+        np.testing.assert_array_equal(remote.run(x)[0], cpu.run(x)[0])
+    finally:
+        proc.kill()
+        proc.wait()
+    with pytest.raises(loom.DeviceError, match="no accelerator backend named 'nosuch'"):
+        loom.compile("mlp", target="accel", quantize="int8", calibrate=cal, backend="nosuch")

@@ -51,6 +51,14 @@ def test_compare_finds_a_planted_wrong_layer(vgg, monkeypatch):
     assert "every layer equals int8 on the CPU bit for bit" in text
 
 
+def test_non_finite_values_count_as_divergence():
+    from loom.compare import _error
+    want = np.array([1.0, -2.0, np.inf], np.float32)
+    assert _error(want, want) == 0.0  # the same infinity in both
+    assert _error(np.array([1.0, np.nan, np.inf], np.float32), want) == float("inf")
+    assert _error(np.array([1.0, -2.5, np.inf], np.float32), want) == 0.25
+
+
 def test_compare_without_a_plant(vgg):
     module, x, calibration = vgg
     c = loom.compare(module, x, backends=["fsim"], calibrate=calibration)

@@ -128,7 +128,21 @@ def test_element_wise_functions_and_constants():
     v = np.linspace(-3, 3, 8).astype(np.float32)
     np.testing.assert_allclose(f(v), np.where(v > 0, np.exp(v) * 2, np.maximum(v, -1.5)), rtol=1e-6)
     assert str(x[0] + 1) == "x(0) + 1.0f"  # the number takes the float32 operand's type
+    # == builds an expression, as in TVM (not a Python bool)
+    z = te.compute((8,), lambda i: te.if_then_else(i == 0, x[i] * 0, x[i]), name="z")
+    g = loom.build(loom.create_schedule(z), [x, z])
+    np.testing.assert_array_equal(g(v), np.where(np.arange(8) == 0, 0, v))
+    assert isinstance(x[0] != 1, te.Expr)
     assert (x[0] * 2).dtype == "float32"
+
+
+def test_stages_keep_their_schedule_alive():
+    import gc
+    A, B, C = gemm()
+    stage = loom.create_schedule(C).stages[-1]  # the schedule itself is not kept by the caller
+    gc.collect()
+    outer, inner = stage.split(C.op.axis[0], factor=8)
+    assert stage.name == "C" and [v.name for v in stage.leaf_iter_vars][:2] == [outer.name, inner.name]
 
 
 def test_errors_name_what_is_wrong():
@@ -144,6 +158,8 @@ def test_errors_name_what_is_wrong():
         f(a)
     with pytest.raises(loom.TypeError, match=r"argument 0 'A' is a str, not an array"):
         f("A", b)
+    with pytest.raises(loom.TypeError, match=r"argument 0 'A' is >f4\[64, 48\], expects float32"):
+        f(a.astype(">f4"), b)  # big-endian: not the machine's byte order
     A, B, C = gemm()
     s = loom.create_schedule(C)
     with pytest.raises(loom.ScheduleError, match="give factor or nparts"):

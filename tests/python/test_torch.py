@@ -148,10 +148,32 @@ def test_unsupported_calls_name_the_module_path_and_the_call():
         from_torch(NetWithHead().eval(), x)
 
 
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        return x - x.sum(dim=(1, 2, 3)).item()  # a number read from the data: one graph cannot hold it
+
+
+class MaskFromInput(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, attn_mask=(x[0, :, :4].sum(-1, keepdim=True) > x[0, :, 0]), need_weights=False)[0]
+
+
 def test_bad_calls_are_errors():
     x = torch.randn(1, 3, 8, 8)
-    with pytest.raises(loom.ModelError, match="training mode; call module.eval"):
+    with pytest.raises(loom.ModelError, match="training mode"):
         from_torch(NetWithHead(), x)
+    half = NetWithHead().eval()
+    half.head.train()
+    with pytest.raises(loom.ModelError, match=r"training mode \(head\)"):
+        from_torch(half, x)
+    with pytest.raises(loom.ModelError, match=r"node 'item' \(Tensor.item\): a value computed from the input's data"):
+        from_torch(DataDependent().eval(), x)
+    with pytest.raises(loom.ModelError, match="attn_mask computed from the inputs is not mapped"):
+        from_torch(MaskFromInput().eval(), torch.randn(1, 5, 8))
     with pytest.raises(loom.ModelError, match="takes 1 inputs, example_inputs has 2"):
         from_torch(NetWithHead().eval(), (x, x))
     with pytest.raises(loom.TypeError, match=r"example_inputs\[0\] is a ndarray"):

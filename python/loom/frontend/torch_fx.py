@@ -121,6 +121,8 @@ class Converter:
             return self.values[a]
         if isinstance(a, (list, tuple)):
             return type(a)(self.value(x) for x in a)
+        if isinstance(a, slice):
+            return slice(self.value(a.start), self.value(a.stop), self.value(a.step))
         if isinstance(a, dict):
             return {k: self.value(v) for k, v in a.items()}
         return a
@@ -134,10 +136,10 @@ class Converter:
                 if isinstance(v, tuple):
                     self.fail(f"argument {a.name!r} is a tuple of tensors where a tensor is expected")
                 return v
+            v = self.values[a]
+            if not isinstance(v, torch.Tensor):  # a number from shapes: a scalar of the other operand's type
+                return self.tensor(v, like)
             if a not in self.constants:
-                v = self.values[a]
-                if not isinstance(v, torch.Tensor):
-                    v = torch.tensor(v)
                 self.constants[a] = self.graph.add_constant(self._name(a.name), _numpy(v))
             return self.constants[a]
         if isinstance(a, torch.Tensor):
@@ -187,8 +189,13 @@ class Converter:
                 self.ids[node] = self.graph.add_input(node.target, list(v.shape), _dtype_name(v.dtype))
             elif node.op == "output":
                 self._outputs(node.args[0])
-            elif node.op == "get_attr" or not self._depends_on_input(node) or not _holds_tensor(self.values[node]):
+            elif node.op == "get_attr" or not self._depends_on_input(node):
                 continue  # a constant: PyTorch's value is used where a mapped node reads it
+            elif not _holds_tensor(self.values[node]):
+                if not _is_shape_query(node):
+                    self.fail("a value computed from the input's data that is not a tensor (such as .item() or "
+                              "a Python bool): Loom compiles one graph for every input, so it cannot depend on it")
+                continue  # a shape, its rank or a size: fixed by the example inputs
             else:
                 self._convert(node)
         return self.graph
@@ -245,6 +252,21 @@ class Converter:
         self.graph.outputs = flat
 
 
+_SHAPE_METHODS = {"size", "dim", "numel", "nelement", "ndimension"}
+_SHAPE_ATTRIBUTES = {"shape", "ndim", "dtype", "device", "is_cuda"}
+
+
+def _is_shape_query(node):
+    """A call that reads only a tensor's shape, rank or type (static once the inputs are fixed)."""
+    if node.op == "call_method":
+        return node.target in _SHAPE_METHODS
+    if node.op == "call_function":
+        if node.target is getattr:
+            return len(node.args) > 1 and node.args[1] in _SHAPE_ATTRIBUTES
+        return node.target is len
+    return False
+
+
 def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
@@ -260,9 +282,11 @@ def convert(module, example_inputs, name=None):
     example inputs (what loom.compare lines up)."""
     if not isinstance(module, torch.nn.Module):
         raise _loom.TypeError(f"from_torch: module is a {type(module).__name__}, not a torch.nn.Module")
-    if module.training:
-        raise _loom.ModelError("from_torch: the module is in training mode; call module.eval() first "
-                               "(Loom compiles inference: batch norm's running statistics, no dropout)")
+    training = [name or type(module).__name__ for name, m in module.named_modules() if m.training]
+    if training:
+        raise _loom.ModelError(f"from_torch: the module is in training mode ({', '.join(training[:3])}"
+                               f"{', ...' if len(training) > 3 else ''}); call module.eval() first (Loom compiles "
+                               "inference: batch norm's running statistics, no dropout)")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)

@@ -57,6 +57,20 @@ def _binary(op, reverse=False):
     return handle
 
 
+def _not_equal(cv, args, kwargs):
+    eq = _binary("equal")(cv, args, kwargs)
+    return cv.add("logical_not", [eq], suffix="_not")
+
+
+def _where(cv, args, kwargs):
+    cond, a, b = args[0], _arg(args, kwargs, 1, "input"), _arg(args, kwargs, 2, "other")
+    ia = cv.tensor(a) if cv.is_dynamic(a) or not cv.is_dynamic(b) else None
+    ib = cv.tensor(b, like=ia)
+    if ia is None:
+        ia = cv.tensor(a, like=ib)
+    return cv.add("where", [cv.tensor(cond), ia, ib])
+
+
 def _relu6(cv, args, kwargs):
     return cv.add("clip", [cv.tensor(args[0])], {"min": 0.0, "max": 6.0})
 
@@ -169,6 +183,8 @@ def _conv2d_function(cv, args, kwargs):
     if cv.is_dynamic(w):
         cv.fail("convolution weights computed from the inputs are not mapped (weights are constants)")
     b = _arg(args, kwargs, 2, "bias")
+    if cv.is_dynamic(b):
+        cv.fail("a convolution bias computed from the inputs is not mapped (biases are constants)")
     return _conv2d(cv, cv.tensor(args[0]), cv.value(w), cv.value(b) if b is not None else None,
                    cv.value(_arg(args, kwargs, 3, "stride", 1)), cv.value(_arg(args, kwargs, 4, "padding", 0)),
                    cv.value(_arg(args, kwargs, 5, "dilation", 1)), cv.value(_arg(args, kwargs, 6, "groups", 1)))
@@ -387,8 +403,8 @@ def _getitem(cv, args, kwargs):
     x = cv.tensor(src)
     shape = list(cv.shape(x))
     index = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(i, (torch.Tensor, list)) for i in index):
-        cv.fail("indexing with tensors or lists is not mapped (slices, integers, None and ... are)")
+    if any(isinstance(i, (torch.Tensor, list, bool)) for i in index):
+        cv.fail("indexing with tensors, lists or booleans is not mapped (slices, integers, None and ... are)")
     if index.count(Ellipsis) > 1:
         cv.fail("an index with more than one ...")
     if Ellipsis in index:
@@ -426,7 +442,11 @@ def _reduce(op):
             cv.fail("a reduction with dtype is not mapped")
         axes = list(range(rank)) if dim is None else [_axis(d, rank) for d in (dim if isinstance(dim, (list, tuple))
                                                                                else [dim])]
-        return cv.add(op, [x], {"axes": axes, "keepdims": int(bool(keep))})
+        if len(axes) < rank or keep:
+            return cv.add(op, [x], {"axes": axes, "keepdims": int(bool(keep))})
+        # Every axis away: Loom reduces to [1, ..., 1], then takes PyTorch's rank-0 shape.
+        kept = cv.add(op, [x], {"axes": axes, "keepdims": 1}, "_kept")
+        return cv.add("reshape", [kept], {"shape": list(cv.out_shape)})
     return handle
 
 
@@ -493,6 +513,15 @@ def _attention(cv, m, query, key, value, attn_mask, suffix):
     return o
 
 
+def _static_mask(cv, mask, name):
+    """An attention mask's value: a constant (a buffer, or computed from parameters and shapes)."""
+    if mask is None:
+        return None
+    if cv.is_dynamic(mask):
+        cv.fail(f"{name} computed from the inputs is not mapped (a constant mask is)")
+    return cv.value(mask)
+
+
 def _check_no_padding_mask(cv, mask, name):
     if mask is not None and cv.value(mask) is not None:
         cv.fail(f"{name} is not mapped (pad the sequence, or use attn_mask)")
@@ -502,8 +531,8 @@ def _multihead_attention_module(cv, args, kwargs):
     m = cv.module
     q, k, v = (cv.tensor(_arg(args, kwargs, i, n)) for i, n in enumerate(("query", "key", "value")))
     _check_no_padding_mask(cv, _arg(args, kwargs, 3, "key_padding_mask"), "key_padding_mask")
-    mask = _arg(args, kwargs, 5, "attn_mask")
-    out = _attention(cv, m, q, k, v, None if mask is None else cv.value(mask), "")
+    mask = _static_mask(cv, _arg(args, kwargs, 5, "attn_mask"), "attn_mask")
+    out = _attention(cv, m, q, k, v, mask, "")
     return (out, None)  # the averaged weights are not computed: reading them is an error at getitem
 
 
@@ -542,15 +571,14 @@ def _encoder_layer(cv, m, x, mask, suffix):
 
 def _encoder_layer_module(cv, args, kwargs):
     _check_no_padding_mask(cv, _arg(args, kwargs, 2, "src_key_padding_mask"), "src_key_padding_mask")
-    mask = _arg(args, kwargs, 1, "src_mask")
-    return _encoder_layer(cv, cv.module, cv.tensor(args[0]), None if mask is None else cv.value(mask), "")
+    mask = _static_mask(cv, _arg(args, kwargs, 1, "src_mask"), "src_mask")
+    return _encoder_layer(cv, cv.module, cv.tensor(args[0]), mask, "")
 
 
 def _encoder_module(cv, args, kwargs):
     m = cv.module
     _check_no_padding_mask(cv, _arg(args, kwargs, 2, "src_key_padding_mask"), "src_key_padding_mask")
-    mask = _arg(args, kwargs, 1, "mask")
-    mask = None if mask is None else cv.value(mask)
+    mask = _static_mask(cv, _arg(args, kwargs, 1, "mask"), "mask")
     x = cv.tensor(args[0])
     for i, layer in enumerate(m.layers):
         x = _encoder_layer(cv, layer, x, mask, f"_layers_{i}")
@@ -600,6 +628,13 @@ FUNCTIONS = {
     torch.maximum: _binary("maximum"), torch.minimum: _binary("minimum"), torch.pow: _binary("pow"),
     operator.pow: _binary("pow"),
     operator.neg: _unary("neg"), torch.neg: _unary("neg"),
+    operator.gt: _binary("greater"), torch.gt: _binary("greater"), operator.ge: _binary("greater_equal"),
+    torch.ge: _binary("greater_equal"), operator.lt: _binary("less"), torch.lt: _binary("less"),
+    operator.le: _binary("less_equal"), torch.le: _binary("less_equal"), operator.eq: _binary("equal"),
+    torch.eq: _binary("equal"), operator.ne: _not_equal, torch.ne: _not_equal,
+    operator.and_: _binary("logical_and"), operator.or_: _binary("logical_or"), operator.invert: _unary("logical_not"),
+    torch.logical_and: _binary("logical_and"), torch.logical_or: _binary("logical_or"),
+    torch.logical_not: _unary("logical_not"), torch.where: _where,
     operator.getitem: _getitem,
     operator.matmul: _matmul, torch.matmul: _matmul, torch.bmm: _matmul,
     torch.relu: _unary("relu"), F.relu: _unary("relu"), F.relu6: _relu6,
@@ -613,7 +648,9 @@ FUNCTIONS = {
     F.silu: _silu, F.gelu: _gelu, F.leaky_relu: _leaky_relu,
     F.softmax: _softmax(False), torch.softmax: _softmax(False),
     F.log_softmax: _softmax(True), torch.log_softmax: _softmax(True),
-    F.dropout: _identity,
+    F.dropout: lambda cv, a, k: (cv.fail("F.dropout with training=True (its default) is not inference; pass "
+                                         "training=self.training") if cv.value(_arg(a, k, 2, "training", True))
+                                 else _identity(cv, a, k)),
     F.conv2d: _conv2d_function, F.linear: _linear_function, F.layer_norm: _layer_norm_function,
     F.max_pool2d: _max_pool_function, F.avg_pool2d: _avg_pool_function,
     F.adaptive_avg_pool2d: _adaptive_avg_pool_function,
@@ -626,6 +663,8 @@ FUNCTIONS = {
 
 METHODS = {
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"), "div": _binary("div"),
+    "gt": _binary("greater"), "ge": _binary("greater_equal"), "lt": _binary("less"), "le": _binary("less_equal"),
+    "eq": _binary("equal"), "ne": _not_equal, "logical_not": _unary("logical_not"),
     "add_": _binary("add"), "mul_": _binary("mul"),
     "relu": _unary("relu"), "sigmoid": _unary("sigmoid"), "tanh": _unary("tanh"), "exp": _unary("exp"),
     "sqrt": _unary("sqrt"), "abs": _unary("abs"), "neg": _unary("neg"),
