@@ -46,6 +46,8 @@ from ._loom import (  # noqa: F401
 from . import accel, frontend, te  # noqa: E402,F401
 from . import _loom as _ext  # noqa: E402
 
+if hasattr(_ext, "tune"):  # built with the tuner
+    from . import tune  # noqa: E402,F401
 if hasattr(_ext, "dse"):  # built with the DSE and regression libraries
     from . import dse, regress  # noqa: E402,F401
 from .compare import Comparison, compare  # noqa: E402,F401

@@ -27,6 +27,8 @@ void register_accel(py::module_& m);
 void register_dse(py::module_& m);
 // loom.regress's compiled half (regress.cc; built when the regression library is).
 void register_regress(py::module_& m);
+// loom.tune (tune.cc; built when the tuner is).
+void register_tune(py::module_& m);
 // loom.empty and loom.from_dlpack (arrays.cc).
 void register_arrays(py::module_& m);
 

@@ -16,6 +16,9 @@ PYBIND11_MODULE(_loom, m) {
   loom::python::register_accel(m);  // before models: loom.compile takes a Config
   loom::python::register_te(m);
   loom::python::register_schedules(m);  // after te: its tensors and axes
+#ifdef LOOM_PYTHON_WITH_TUNE
+  loom::python::register_tune(m);
+#endif
 #ifdef LOOM_PYTHON_WITH_DSE
   loom::python::register_dse(m);
   loom::python::register_regress(m);

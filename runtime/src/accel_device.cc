@@ -107,10 +107,11 @@ void AccelDevice::launch(uint64_t insn_addr, uint32_t count) {
 void AccelDevice::wait(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
+    // Before each poll: a simulator's read of STATUS simulates the next slice of the run.
+    runtime::check_interrupt("the accelerator's run was stopped while it ran (the device is mid-run)");
     uint32_t st = read_reg(reg::kStatus);
     if (st & reg::kError) LOOM_THROW(DeviceError, name(), ": ", error_message());
     if (st & reg::kDone) return;
-    runtime::check_interrupt("the accelerator's run was stopped while it ran (the device is mid-run)");
     if (std::chrono::steady_clock::now() > deadline)
       LOOM_THROW(DeviceError, name(), ": no FINISH within ", timeout.count(), " ms");
     std::this_thread::yield();

@@ -10,6 +10,7 @@
 #include "accel/accel_harness.h"
 #include "common/temp_dir.h"
 #include "loom/accel/examples.h"
+#include "loom/runtime/interrupt.h"
 #include "loom/sim/rtl_sim.h"
 #include "matmul_run.h"
 
@@ -140,6 +141,27 @@ TEST(RtlFaults, CycleLimitStopsALongRunWithAClearError) {
   // and the device is usable again
   sim::RtlSimOptions roomy;
   sim::RtlSim dev2(cfg, roomy);
+  Driver drv2(dev2, cfg);
+  drv2.gemm(UopKernelBuilder().loop(64, 1, 0).loop(16, 0, 0).push(0, 0, 0).build(), false);
+  EXPECT_NO_THROW(drv2.synchronize());
+  EXPECT_GT(dev2.cycles(), 1024u);
+}
+
+// Ctrl-C from Python (runtime/interrupt.h): the host's wait for a stream polls the interrupt flag
+// before each slice of cycles it has the simulator run, so a requested stop ends a long stream
+// there, with the device left mid-run.
+TEST(RtlInterrupt, WaitingStopsAtTheNextSliceWhenAnInterruptIsRequested) {
+  AccelConfig cfg = default_config();
+  sim::RtlSim dev(cfg, sim::RtlSimOptions());
+  Driver drv(dev, cfg);
+  drv.gemm(UopKernelBuilder().loop(2048, 1, 0).loop(1024, 0, 0).push(0, 0, 0).build(), false);  // ~2M cycles
+  runtime::request_interrupt();
+  std::string e = test::error_text<Interrupted>([&] { drv.synchronize(); });
+  runtime::clear_interrupt();
+  EXPECT_NE(e.find("interrupted: the accelerator's run was stopped while it ran"), std::string::npos) << e;
+  EXPECT_LT(dev.cycles(), 1000000u);  // stopped before a slice ran, not after the stream's 2M cycles
+  // Without a request a stream runs to its end.
+  sim::RtlSim dev2(cfg, sim::RtlSimOptions());
   Driver drv2(dev2, cfg);
   drv2.gemm(UopKernelBuilder().loop(64, 1, 0).loop(16, 0, 0).push(0, 0, 0).build(), false);
   EXPECT_NO_THROW(drv2.synchronize());
