@@ -87,6 +87,25 @@ def test_transformers_match_pytorch(name):
     assert_close(loom.compile(from_torch(module, x)).run(x.numpy()), reference(module, (x,)), name)
 
 
+CONV_TRANSPOSE = [dict(kernel_size=2, stride=2), dict(kernel_size=3, stride=2, padding=1, output_padding=1),
+                  dict(kernel_size=3, padding=1), dict(kernel_size=4, stride=3, padding=2, groups=2, dilation=2),
+                  dict(kernel_size=3, stride=2, bias=False)]
+
+
+@pytest.mark.parametrize("options", CONV_TRANSPOSE, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_transposed_convolutions_match_pytorch(options):
+    torch.manual_seed(0)
+    layer = torch.nn.ConvTranspose2d(4, 6, **options).eval()  # a mapped layer given alone
+    x = torch.randn(1, 4, 5, 7, generator=torch.Generator().manual_seed(6))
+    assert_close(loom.compile(from_torch(layer, x)).run(x.numpy()), reference(layer, (x,)), str(options))
+
+
+def test_unet_matches_pytorch():
+    x = image(1, 32)
+    module = seeded(lambda: etm.TinyUNet(), x)  # transposed convolutions and skip concatenations
+    assert_close(loom.compile(from_torch(module, x)).run(x.numpy()), reference(module, (x,)), "unet_tiny")
+
+
 @pytest.mark.parametrize("name", ["mobilenet_v3_large", "bert_tiny"])
 def test_onnx_path_beside_from_torch(name, tmp_path):
     """Both paths from one module: each against PyTorch, so where they disagree the failing one is wrong."""

@@ -60,6 +60,23 @@ def _copy(v):
     return v
 
 
+class _Layer(torch.nn.Module):
+    """One mapped layer given to from_torch on its own (its forward is not traced, only called).
+    Explicit arguments: torch.fx 1.13 cannot trace a *args forward under Python 3.11."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class _Layer3(_Layer):
+    def forward(self, q, k, v):  # attention: query, key, value
+        return self.layer(q, k, v)
+
+
 def _holds_tensor(v):
     if isinstance(v, torch.Tensor):
         return True
@@ -293,6 +310,8 @@ def convert(module, example_inputs, name=None):
     for k, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor):
             raise _loom.TypeError(f"from_torch: example_inputs[{k}] is a {type(x).__name__}, not a torch.Tensor")
+    if type(module) in torch_ops.MODULES:  # a mapped layer alone: traced as a call of it (module path 'layer')
+        module = (_Layer3 if len(example_inputs) == 3 else _Layer)(module)
     tracer = _Tracer()
     try:
         graph = tracer.trace(module)

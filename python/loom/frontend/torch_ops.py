@@ -190,6 +190,48 @@ def _conv2d_function(cv, args, kwargs):
                    cv.value(_arg(args, kwargs, 5, "dilation", 1)), cv.value(_arg(args, kwargs, 6, "groups", 1)))
 
 
+def _conv_transpose2d_module(cv, args, kwargs):
+    """nn.ConvTranspose2d as a convolution: the input spread out by the stride (zeros between its
+    elements), the kernel's input and output channels swapped per group and flipped, the padding
+    turned around (crops where it would be negative)."""
+    m = cv.module
+    if m.padding_mode != "zeros":
+        cv.fail(f"padding_mode {m.padding_mode!r} is not mapped (only 'zeros')")
+    x = cv.tensor(args[0])
+    n, c, h, w = cv.shape(x)
+    sh, sw = _pair(m.stride)
+    ph, pw = _pair(m.padding)
+    oh, ow = _pair(m.output_padding)
+    dh, dw = _pair(m.dilation)
+    g = m.groups
+    kh, kw = m.weight.shape[2], m.weight.shape[3]
+    if sh > 1 or sw > 1:
+        spread = cv.add("reshape", [x], {"shape": [n, c, h, 1, w, 1]}, "_spread")
+        pads = [0] * 12
+        pads[6 + 3], pads[6 + 5] = sh - 1, sw - 1
+        zeros = cv.add("pad", [spread], {"pads": pads, "mode": "constant", "value": 0.0}, "_zeros")
+        flat = cv.add("reshape", [zeros], {"shape": [n, c, h * sh, w * sw]}, "_dilated")
+        x = cv.add("slice", [flat], {"starts": [0, 0], "ends": [(h - 1) * sh + 1, (w - 1) * sw + 1], "axes": [2, 3],
+                                     "steps": [1, 1]}, "_upsampled")
+    with torch.no_grad():  # [Cin, Cout/g, kh, kw] -> [Cout, Cin/g, kh, kw], flipped
+        wt = m.weight.reshape(g, c // g, m.out_channels // g, kh, kw).transpose(1, 2)
+        wt = wt.reshape(m.out_channels, c // g, kh, kw).flip([2, 3]).contiguous()
+    before = [dh * (kh - 1) - ph, dw * (kw - 1) - pw]
+    after = [dh * (kh - 1) - ph + oh, dw * (kw - 1) - pw + ow]
+    inputs = [x, cv.const(wt, "_weight")]
+    if m.bias is not None:
+        inputs.append(cv.const(m.bias, "_bias"))
+    y = cv.add("conv2d", inputs, {"strides": [1, 1], "dilations": [dh, dw], "groups": int(g),
+                                  "pads": [max(before[0], 0), max(before[1], 0), max(after[0], 0), max(after[1], 0)]},
+               "_conv")
+    crop = [max(-before[0], 0), max(-before[1], 0), max(-after[0], 0), max(-after[1], 0)]
+    if any(crop):
+        _, _, yh, yw = cv.shape(y)
+        y = cv.add("slice", [y], {"starts": [crop[0], crop[1]], "ends": [yh - crop[2], yw - crop[3]], "axes": [2, 3],
+                                  "steps": [1, 1]}, "_crop")
+    return cv.add("reshape", [y], {"shape": list(cv.out_shape)})
+
+
 def _dense(cv, x, weight, bias, suffix=""):
     """x @ weight.T + bias over the last axis of x of any rank (Loom's dense takes 2-D data)."""
     shape = list(cv.shape(x))
@@ -593,6 +635,7 @@ def _encoder_module(cv, args, kwargs):
 
 MODULES = {
     nn.Conv2d: _conv2d_module,
+    nn.ConvTranspose2d: _conv_transpose2d_module,
     nn.Linear: _linear_module,
     nn.BatchNorm2d: _batch_norm_module,
     nn.LayerNorm: _layer_norm_module,
