@@ -67,20 +67,8 @@ class Comparison:
 
 def _error(got, want):
     """Largest |got - want| over want's largest magnitude; infinite where Loom has NaN or infinity
-    that PyTorch has not (so it counts as a divergence)."""
-    want = np.asarray(want, dtype=np.float64)
-    got = np.asarray(got, dtype=np.float64)
-    if not want.size:
-        return 0.0
-    same_nonfinite = ~np.isfinite(want) & ((got == want) | (np.isnan(got) & np.isnan(want)))
-    if np.any(~np.isfinite(got) & ~same_nonfinite):
-        return float("inf")
-    finite = np.isfinite(want)
-    if not np.any(finite):
-        return 0.0
-    scale = np.max(np.abs(want[finite]))
-    diff = np.max(np.abs(got[finite] - want[finite]))
-    return float(diff / scale) if scale > 0 else float(diff)
+    that PyTorch has not (so it counts as a divergence): graph::layer_error, as `loom compare`."""
+    return _loom.layer_error(np.asarray(got), np.asarray(want))
 
 
 def compare(module, example_inputs, *, quantize=None, calibrate=16, backends=(), config=None, tolerance=None):

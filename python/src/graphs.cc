@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/graph.h"
+#include "loom/graph/layer_compare.h"
 #include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 #include "loom/runtime/error.h"
@@ -185,6 +186,15 @@ void register_graphs(py::module_& m) {
         return out;
       },
       "operators() -> {name: {'inputs': (min, max), 'attrs': {key: help}}}: Loom's graph operators.");
+  m.def(
+      "layer_error",
+      [](const py::array& got, const py::array& want) {
+        NDArray g = to_ndarray(got, "layer_error: got"), w = to_ndarray(want, "layer_error: want");
+        return graph::layer_error(g, w);
+      },
+      py::arg("got"), py::arg("want"),
+      "layer_error(got, want) -> float: the largest |got - want| over want's largest magnitude (infinity\n"
+      "where got has a NaN or infinity want has not): the measure of loom.compare and `loom compare`.");
   m.def("from_onnx", &from_onnx, py::arg("path"),
         py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
         "from_onnx(path, input_shapes={}) -> Graph: an ONNX model (opsets up to 18) as Loom's graph;\n"

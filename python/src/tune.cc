@@ -121,8 +121,8 @@ void register_tune(py::module_& m) {
   py::class_<TemplateRef>(t, "Template", "An operator with schedule knobs: what loom.tune.tune searches.")
       .def_property_readonly("op", [](const TemplateRef& r) { return r.t->op(); })
       .def_property_readonly("shape", [](const TemplateRef& r) { return r.t->shape(); })
-      .def_property_readonly("target", [](const TemplateRef& r) { return r.target; },
-                             "The key its tuning-log entries are filed under.")
+      .def_property_readonly(
+          "target", [](const TemplateRef& r) { return r.target; }, "The key its tuning-log entries are filed under.")
       .def_property_readonly("knobs",
                              [](const TemplateRef& r) {
                                py::dict d;
@@ -130,8 +130,9 @@ void register_tune(py::module_& m) {
                                return d;
                              })
       .def_property_readonly("default_config", [](const TemplateRef& r) { return config_dict(r.t->default_config()); })
-      .def_property_readonly("space_size", [](const TemplateRef& r) { return r.t->space().size(); },
-                             "How many valid configurations the knobs give.")
+      .def_property_readonly(
+          "space_size", [](const TemplateRef& r) { return r.t->space().size(); },
+          "How many valid configurations the knobs give.")
       .def_property_readonly("flops", [](const TemplateRef& r) { return r.t->flops(); });
   t.def(
       "gemm",
@@ -163,10 +164,9 @@ void register_tune(py::module_& m) {
         cfg.validate();
         if (device != "perf" && device != "rtl")
           LOOM_THROW(ConfigError, "tune.accel_conv2d: device '", device, "' is not one of perf, rtl");
-        return TemplateRef{
-            tune::make_accel_conv2d_template(conv_shape(in_channels, out_channels, size, kernel, stride, pad), cfg,
-                                             device),
-            tune::accel_target_key(cfg, device)};
+        return TemplateRef{tune::make_accel_conv2d_template(
+                               conv_shape(in_channels, out_channels, size, kernel, stride, pad), cfg, device),
+                           tune::accel_target_key(cfg, device)};
       },
       py::arg("in_channels"), py::arg("out_channels"), py::arg("size"), py::kw_only(), py::arg("kernel") = 3,
       py::arg("stride") = 1, py::arg("pad") = 1, py::arg("config") = py::none(), py::arg("device") = "perf",

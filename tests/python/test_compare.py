@@ -70,3 +70,31 @@ def test_compare_without_a_plant(vgg):
                for r in c.records)
     # The records are what a user tabulates: the float errors are small, the int8 ones larger.
     assert max(r["float"] for r in c.records) <= 1e-4 < max(r["int8"] for r in c.records)
+
+
+def test_compare_on_the_command_line(tmp_path):
+    """`loom compare` on an ONNX model of the fixture: the reference interpreter against float, int8
+    and fsim; with a tight int8 tolerance the first int8 divergence is the first layer computed in
+    int8 (the second convolution: the first stays float), the same on fsim, which equals int8 on
+    the CPU throughout."""
+    import csv
+    import json
+    import os
+    import subprocess
+
+    onnx = os.path.join(os.environ["LOOM_MODELS_DIR"], "vgg_small.onnx")
+    out = subprocess.run([os.environ["LOOM_BIN"], "compare", onnx, "--backend", "fsim", "--tolerance-int8", "1e-3",
+                          "--json", "--csv", str(tmp_path / "layers.csv")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)
+    assert [c["name"] for c in j["columns"]] == ["float", "int8", "fsim"] and j["reference"] == "interpreter"
+    assert j["first_divergence"]["float"] is None
+    assert j["first_divergence"]["int8"] == j["first_divergence"]["fsim"] == "/features/features.4/Conv"
+    assert j["first_mismatch"]["fsim"] is None
+    assert "first error above 0.001 at layer 3 '/features/features.4/Conv'" in out.stderr
+    with open(tmp_path / "layers.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["name"] for r in rows] == [layer["name"] for layer in j["layers"]] and rows[0]["fsim_equals_int8"] == "1"
+    bad = subprocess.run([os.environ["LOOM_BIN"], "compare", onnx, "--backend", "fsim,,rtl"], capture_output=True,
+                         text=True)
+    assert bad.returncode != 0 and "--backend 'fsim,,rtl' has an empty entry" in bad.stderr
