@@ -88,6 +88,7 @@ def test_compare_on_the_command_line(tmp_path):
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     assert [c["name"] for c in j["columns"]] == ["float", "int8", "fsim"] and j["reference"] == "interpreter"
+    assert j["layers"][0]["name"] == "/features/features.0/Conv" and j["layers"][-1]["name"] == "output"
     assert j["first_divergence"]["float"] is None
     assert j["first_divergence"]["int8"] == j["first_divergence"]["fsim"] == "/features/features.4/Conv"
     assert j["first_mismatch"]["fsim"] is None
