@@ -100,6 +100,25 @@ def test_transposed_convolutions_match_pytorch(options):
     assert_close(loom.compile(from_torch(layer, x)).run(x.numpy()), reference(layer, (x,)), str(options))
 
 
+class NearestTwice(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest") + 1
+
+
+class Bilinear(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, size=(16, 16), mode="bilinear", align_corners=False)
+
+
+def test_nearest_upsampling_matches_pytorch():
+    x = torch.randn(1, 3, 5, 7, generator=torch.Generator().manual_seed(7))
+    for module in (NearestTwice().eval(), torch.nn.Upsample(scale_factor=(2, 3)).eval()):
+        got = loom.compile(from_torch(module, x)).run(x.numpy())
+        np.testing.assert_array_equal(got[0], reference(module, (x,))[0])  # copies: exact
+    with pytest.raises(loom.ModelError, match=r"\(F.interpolate\): interpolation mode 'bilinear' is not mapped"):
+        from_torch(Bilinear().eval(), x)
+
+
 def test_unet_matches_pytorch():
     x = image(1, 32)
     module = seeded(lambda: etm.TinyUNet(), x)  # transposed convolutions and skip concatenations

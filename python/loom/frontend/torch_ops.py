@@ -232,6 +232,35 @@ def _conv_transpose2d_module(cv, args, kwargs):
     return cv.add("reshape", [y], {"shape": list(cv.out_shape)})
 
 
+def _upsample_nearest(cv, x, mode, align_corners):
+    """Nearest-neighbour upsampling of NCHW data by whole factors (PyTorch's 'nearest': output (i, j)
+    reads input (i // s, j // s)): each element repeated along new axes, then folded back."""
+    if mode != "nearest":
+        cv.fail(f"interpolation mode {mode!r} is not mapped (only 'nearest' by whole factors; the ONNX path "
+                "has the others)")
+    if align_corners:
+        cv.fail("align_corners applies to linear modes only")
+    shape = cv.shape(x)
+    out = cv.out_shape
+    if len(shape) != 4 or any(o % i for o, i in zip(out[2:], shape[2:])):
+        cv.fail(f"nearest interpolation from {list(shape)} to {list(out)} is not by whole factors (the mapped case)")
+    n, c, h, w = shape
+    sh, sw = out[2] // h, out[3] // w
+    spread = cv.add("reshape", [x], {"shape": [n, c, h, 1, w, 1]}, "_spread")
+    copies = cv.add("expand", [spread], {"shape": [n, c, h, sh, w, sw]}, "_copies")
+    return cv.add("reshape", [copies], {"shape": list(out)})
+
+
+def _interpolate(cv, args, kwargs):
+    return _upsample_nearest(cv, cv.tensor(args[0]), cv.value(kwargs.get("mode", args[3] if len(args) > 3 else "nearest")),
+                             cv.value(kwargs.get("align_corners", args[4] if len(args) > 4 else None)))
+
+
+def _upsample_module(cv, args, kwargs):
+    m = cv.module
+    return _upsample_nearest(cv, cv.tensor(args[0]), m.mode, m.align_corners)
+
+
 def _dense(cv, x, weight, bias, suffix=""):
     """x @ weight.T + bias over the last axis of x of any rank (Loom's dense takes 2-D data)."""
     shape = list(cv.shape(x))
@@ -636,6 +665,7 @@ def _encoder_module(cv, args, kwargs):
 MODULES = {
     nn.Conv2d: _conv2d_module,
     nn.ConvTranspose2d: _conv_transpose2d_module,
+    nn.Upsample: _upsample_module,
     nn.Linear: _linear_module,
     nn.BatchNorm2d: _batch_norm_module,
     nn.LayerNorm: _layer_norm_module,
@@ -697,6 +727,7 @@ FUNCTIONS = {
     F.conv2d: _conv2d_function, F.linear: _linear_function, F.layer_norm: _layer_norm_function,
     F.max_pool2d: _max_pool_function, F.avg_pool2d: _avg_pool_function,
     F.adaptive_avg_pool2d: _adaptive_avg_pool_function,
+    F.interpolate: _interpolate,
     torch.flatten: _to_out_shape, torch.reshape: _to_out_shape, torch.squeeze: _to_out_shape,
     torch.unsqueeze: _to_out_shape,
     torch.transpose: _transpose, torch.permute: _permute,
