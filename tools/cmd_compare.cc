@@ -38,12 +38,12 @@ struct Column {
   std::vector<NDArray> values;  // per output of the tapped graph
 };
 
-std::vector<NDArray> run_built(const graph::Graph& g, const graph::BuildOptions& bo, const std::string& backend,
-                               const std::vector<NDArray>& inputs) {
-  graph::BuildResult r = graph::build(g, bo);
+// The compiled model run with its accelerator kernels (if any) on `backend`.
+std::vector<NDArray> run_on(const runtime::ModelFile& file, const std::string& name, const std::string& backend,
+                            const std::vector<NDArray>& inputs) {
   runtime::ExecutorOptions eo;
   eo.accel_backend = backend;
-  return runtime::GraphExecutor::from_model_file(r.file, g.name, eo).run(inputs);
+  return runtime::GraphExecutor::from_model_file(file, name, eo).run(inputs);
 }
 
 int compare_cmd(const std::vector<std::string>& args) {
@@ -107,13 +107,16 @@ int compare_cmd(const std::vector<std::string>& args) {
   const std::vector<NDArray> reference = graph::reference_run(t.graph, inputs);
 
   std::vector<Column> columns;
-  columns.push_back({"float", tol_float, run_built(t.graph, {}, "fsim", inputs)});
+  columns.push_back({"float", tol_float, run_on(graph::build(t.graph).file, model, "fsim", inputs)});
   if (!quant.empty()) {
     graph::Graph q = graph::quantize(t.graph, frontend::calibration_set(calibrate, g), {}).graph;
-    columns.push_back({"int8", tol_int8, run_built(q, {}, "fsim", inputs)});
-    graph::BuildOptions bo;
-    bo.accel = config;
-    for (const std::string& b : backend_list) columns.push_back({b, tol_int8, run_built(q, bo, b, inputs)});
+    columns.push_back({"int8", tol_int8, run_on(graph::build(q).file, model, "fsim", inputs)});
+    if (!backend_list.empty()) {  // one accelerator build, run on each backend
+      graph::BuildOptions bo;
+      bo.accel = config;
+      const runtime::ModelFile accel_file = graph::build(q, bo).file;
+      for (const std::string& b : backend_list) columns.push_back({b, tol_int8, run_on(accel_file, model, b, inputs)});
+    }
   }
 
   // errors[layer][column]; equal[layer][column]: bit-exact with int8 on the CPU (backends only)

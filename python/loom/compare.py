@@ -12,6 +12,9 @@ A layer's error is the largest absolute difference from PyTorch divided by PyTor
 magnitude at that layer. The first layer whose error exceeds the column's tolerance is that
 column's first divergence.
 """
+import os
+import tempfile
+
 import numpy as np
 
 from . import _loom
@@ -116,10 +119,16 @@ def compare(module, example_inputs, *, quantize=None, calibrate=16, backends=(),
     if quantize is not None:
         columns.append("int8")
         values["int8"] = _loom.compile(g, quantize=quantize, calibrate=calibrate).run(*inputs)
-    for b in backends:
-        columns.append(b)
-        m = _loom.compile(g, target="accel", quantize=quantize, calibrate=calibrate, config=config, backend=b)
-        values[b] = m.run(*inputs)
+    if backends:  # one accelerator build (quantized once), loaded again for each further backend
+        accel = _loom.compile(g, target="accel", quantize=quantize, calibrate=calibrate, config=config,
+                              backend=backends[0])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "accel.loom")
+            if len(backends) > 1:
+                accel.save(path)
+            for k, b in enumerate(backends):
+                columns.append(b)
+                values[b] = (accel if k == 0 else _loom.load(path, backend=b)).run(*inputs)
 
     tol = {}
     for c in columns:

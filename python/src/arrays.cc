@@ -61,10 +61,18 @@ py::array numpy_view(NDArray a) {
   return py::array(py::dtype(numpy_dtype_name(owner->dtype())), owner->shape(), owner->raw_data(), base);
 }
 
-py::array to_numpy(const NDArray& a) {
-  py::array out(py::dtype(numpy_dtype_name(a.dtype())), a.shape());
-  if (a.nbytes()) std::memcpy(out.mutable_data(), a.raw_data(), a.nbytes());
-  return out;
+py::dict arg_spec_record(const runtime::ArgSpec& s) {
+  py::dict d;
+  d["name"] = s.name;
+  d["shape"] = py::tuple(py::cast(s.shape));
+  d["dtype"] = numpy_dtype_name(s.dtype);
+  return d;
+}
+
+std::string type_name(const py::handle& h) { return py::type::of(h).attr("__name__").cast<std::string>(); }
+
+std::string fspath(const py::handle& path) {
+  return py::str(py::module_::import("os").attr("fspath")(path)).cast<std::string>();
 }
 
 void register_arrays(py::module_& m) {
@@ -80,8 +88,7 @@ void register_arrays(py::module_& m) {
       "from_dlpack",
       [](const py::object& obj) {
         if (!py::hasattr(obj, "__dlpack__"))
-          LOOM_THROW(TypeError, "from_dlpack: a ", py::type::of(obj).attr("__name__").cast<std::string>(),
-                     " has no __dlpack__");
+          LOOM_THROW(TypeError, "from_dlpack: a ", type_name(obj), " has no __dlpack__");
         return py::module_::import("numpy").attr("from_dlpack")(obj);
       },
       py::arg("tensor"),

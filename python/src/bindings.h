@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
 namespace loom::python {
@@ -35,8 +36,6 @@ void register_arrays(py::module_& m);
 // A numpy array as an NDArray of the same type and shape (a copy); TypeError naming `what` for a
 // type Loom has no tensors of.
 NDArray to_ndarray(const py::array& a, const std::string& what);
-// An NDArray as a new numpy array (a copy).
-py::array to_numpy(const NDArray& a);
 // numpy's name of a Loom element type ("float32", "int8", "bool").
 std::string numpy_dtype_name(DataType t);
 // The tensor element type named `name` ("float32", "int8", ...); TypeError naming `what` for a
@@ -44,5 +43,11 @@ std::string numpy_dtype_name(DataType t);
 DataType tensor_dtype(const std::string& name, const std::string& what);
 // An NDArray as a numpy array over the same memory (kept alive by the array).
 py::array numpy_view(NDArray a);
+// {'name', 'shape', 'dtype'}: a model's input or output, a compiled function's argument.
+py::dict arg_spec_record(const runtime::ArgSpec& s);
+// The name of a Python object's type, for errors ("list", "ndarray").
+std::string type_name(const py::handle& h);
+// A str or os.PathLike as a path (os.fspath).
+std::string fspath(const py::handle& path);
 
 }  // namespace loom::python

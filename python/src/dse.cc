@@ -25,8 +25,8 @@ std::vector<dse::Sweep> sweeps_of(const py::dict& d) {
     bool first = true;
     for (auto x : v.cast<py::sequence>()) {
       if (!py::isinstance<py::int_>(x) && !py::isinstance<py::float_>(x))
-        LOOM_THROW(TypeError, "dse.sweep: sweep '", py::str(k).cast<std::string>(), "' holds a ",
-                   py::type::of(x).attr("__name__").cast<std::string>(), "; values are numbers");
+        LOOM_THROW(TypeError, "dse.sweep: sweep '", py::str(k).cast<std::string>(), "' holds a ", type_name(x),
+                   "; values are numbers");
       text << (first ? "" : ",") << py::str(x).cast<std::string>();
       first = false;
     }
@@ -76,7 +76,7 @@ py::list sweep(const py::dict& sweeps, const py::object& base, const std::string
   if (py::isinstance<accel::AccelConfig>(base))
     b = base.cast<accel::AccelConfig>();
   else if (!base.is_none())
-    b = accel::AccelConfig::load(py::str(py::module_::import("os").attr("fspath")(base)));
+    b = accel::AccelConfig::load(fspath(base));
   b.validate();
   if (jobs < 1) LOOM_THROW(ConfigError, "dse.sweep: jobs must be at least 1");
   const std::string workload = model ? dse::model_workload(*model, image) : dse::conv_layers_workload(layers);

@@ -30,15 +30,14 @@ graph::AttrValue attr_value(const py::handle& v, const std::string& what) {
       if (py::isinstance<py::float_>(x)) {
         all_int = false;
       } else if (!py::isinstance<py::int_>(x) && !py::isinstance<py::bool_>(x)) {
-        LOOM_THROW(TypeError, what, ": a list of ", py::type::of(x).attr("__name__").cast<std::string>(),
+        LOOM_THROW(TypeError, what, ": a list of ", type_name(x),
                    "; attributes are int, float, str or lists of ints or floats");
       }
     }
     if (all_int) return v.cast<std::vector<int64_t>>();
     return v.cast<std::vector<double>>();
   }
-  LOOM_THROW(TypeError, what, ": a ", py::type::of(v).attr("__name__").cast<std::string>(),
-             "; attributes are int, float, str or lists of ints or floats");
+  LOOM_THROW(TypeError, what, ": a ", type_name(v), "; attributes are int, float, str or lists of ints or floats");
 }
 
 void check_id(const Graph& g, int id, const std::string& what) {

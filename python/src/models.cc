@@ -39,12 +39,7 @@ py::list specs(const runtime::GraphExecutor& e, bool inputs) {
   py::list out;
   const size_t n = inputs ? e.num_inputs() : e.num_outputs();
   for (size_t i = 0; i < n; ++i) {
-    const runtime::ArgSpec& s = inputs ? e.input_spec(i) : e.output_spec(i);
-    py::dict d;
-    d["name"] = s.name;
-    d["shape"] = py::tuple(py::cast(s.shape));
-    d["dtype"] = numpy_dtype_name(s.dtype);
-    out.append(d);
+    out.append(arg_spec_record(inputs ? e.input_spec(i) : e.output_spec(i)));
   }
   return out;
 }
@@ -93,9 +88,9 @@ graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, 
     return g;
   }
   if (!py::isinstance<py::str>(model) && !py::hasattr(model, "__fspath__"))
-    LOOM_THROW(TypeError, "loom.compile: model is a ", py::type::of(model).attr("__name__").cast<std::string>(),
+    LOOM_THROW(TypeError, "loom.compile: model is a ", type_name(model),
                "; it takes a loom.Graph, an ONNX file's path or a built-in model's name");
-  const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
+  const std::string path = fspath(model);
   if (batch < 1 || image < 1) LOOM_THROW(ConfigError, "loom.compile: batch and image must be at least 1");
   origin = std::filesystem::path(path).filename().string();  // "resnet18" for a built-in one
   py::gil_scoped_release released;
@@ -107,15 +102,13 @@ graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, 
 // are an array (single-input models) or a tuple/list of arrays (one per input; nothing held out).
 frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph& g) {
   if (py::isinstance<py::int_>(spec) || py::isinstance<py::str>(spec) || py::hasattr(spec, "__fspath__")) {
-    const std::string s = py::isinstance<py::int_>(spec)
-                              ? std::to_string(spec.cast<int64_t>())
-                              : std::string(py::str(py::module_::import("os").attr("fspath")(spec)));
+    const std::string s = py::isinstance<py::int_>(spec) ? std::to_string(spec.cast<int64_t>()) : fspath(spec);
     frontend::check_calibration_options(s, "auto");
     py::gil_scoped_release released;
     return frontend::calibration_sets(s, "auto", g);
   }
   if (!py::isinstance<py::list>(spec) && !py::isinstance<py::tuple>(spec))
-    LOOM_THROW(TypeError, "loom.compile: calibrate is a ", py::type::of(spec).attr("__name__").cast<std::string>(),
+    LOOM_THROW(TypeError, "loom.compile: calibrate is a ", type_name(spec),
                "; it takes a number of random inputs, a folder of .npy files or a list of inputs");
   frontend::CalibrationSets sets;
   size_t k = 0;
@@ -127,12 +120,11 @@ frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph
     } else if (py::isinstance<py::list>(entry) || py::isinstance<py::tuple>(entry)) {
       for (auto a : entry) {
         if (!py::isinstance<py::array>(a))
-          LOOM_THROW(TypeError, what, ": holds a ", py::type::of(a).attr("__name__").cast<std::string>(),
-                     ", not a numpy array");
+          LOOM_THROW(TypeError, what, ": holds a ", type_name(a), ", not a numpy array");
         inputs.push_back(to_ndarray(a.cast<py::array>(), what));
       }
     } else {
-      LOOM_THROW(TypeError, what, " is a ", py::type::of(entry).attr("__name__").cast<std::string>(),
+      LOOM_THROW(TypeError, what, " is a ", type_name(entry),
                  "; each entry is a numpy array or a tuple of them (one per input)");
     }
     if (inputs.size() != g.inputs.size())
@@ -166,9 +158,9 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
     else if (py::isinstance<accel::AccelConfig>(config))
       bo.accel = config.cast<accel::AccelConfig>();
     else if (py::isinstance<py::str>(config) || py::hasattr(config, "__fspath__"))
-      bo.accel = accel::AccelConfig::load(py::str(py::module_::import("os").attr("fspath")(config)));
+      bo.accel = accel::AccelConfig::load(fspath(config));
     else
-      LOOM_THROW(TypeError, "loom.compile: config is a ", py::type::of(config).attr("__name__").cast<std::string>(),
+      LOOM_THROW(TypeError, "loom.compile: config is a ", type_name(config),
                  "; it takes a loom.accel.Config or a config file's path");
     bo.accel->validate();
   }
@@ -212,7 +204,7 @@ std::vector<NDArray> model_inputs(const Model& m, const py::args& args, const st
     if (!py::isinstance<py::array>(a) && py::hasattr(a, "__array__") && !py::isinstance<py::str>(a))
       a = py::module_::import("numpy").attr("asarray")(a);
     if (!py::isinstance<py::array>(a))
-      LOOM_THROW(TypeError, fn, ": ", what, " is a ", py::type::of(args[i]).attr("__name__").cast<std::string>(),
+      LOOM_THROW(TypeError, fn, ": ", what, " is a ", type_name(args[i]),
                  ", not a numpy array (or a tensor numpy reads, such as a CPU torch tensor)");
     inputs.push_back(to_ndarray(a.cast<py::array>(), fn + ": " + what));
   }
@@ -223,7 +215,7 @@ py::list run(Model& m, const py::args& args) {
   std::vector<NDArray> inputs = model_inputs(m, args, "Model.run");
   std::vector<NDArray> outputs = interruptible(m, [&] { return m.executor.run(inputs); });
   py::list out;
-  for (auto& o : outputs) out.append(to_numpy(o));
+  for (auto& o : outputs) out.append(numpy_view(std::move(o)));  // the executor's copies, not copied again
   return out;
 }
 

@@ -26,8 +26,6 @@ using ir::Tensor;
 using schedule::Schedule;
 using schedule::Stage;
 
-std::string type_name(const py::handle& h) { return py::type::of(h).attr("__name__").cast<std::string>(); }
-
 ir::IterVar iter_var(const py::handle& v, const std::string& what) {
   if (!py::isinstance<IterVarRef>(v))
     LOOM_THROW(TypeError, what, ": a ", type_name(v), " is not an iteration variable (T.op.axis, split's results)");
@@ -419,13 +417,7 @@ void register_schedules(py::module_& m) {
           "args",
           [](const Function& f) {
             py::list out;
-            for (const auto& a : f.signature().args) {
-              py::dict d;
-              d["name"] = a.name;
-              d["shape"] = py::tuple(py::cast(a.shape));
-              d["dtype"] = numpy_dtype_name(a.dtype);
-              out.append(d);
-            }
+            for (const auto& a : f.signature().args) out.append(arg_spec_record(a));
             return out;
           },
           "The arguments: a list of {'name', 'shape', 'dtype'}.")

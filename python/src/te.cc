@@ -20,8 +20,6 @@ using ir::Expr;
 using ir::Tensor;
 using ir::Var;
 
-std::string type_name(const py::handle& h) { return py::type::of(h).attr("__name__").cast<std::string>(); }
-
 // A Python number as a constant of `like`'s type (int32 / float32 when there is none).
 Expr number(const py::handle& v, const Expr* like, const std::string& what) {
   if (py::isinstance<py::bool_>(v)) return ir::make_const(DataType::Bool(), v.cast<bool>() ? 1 : 0);

@@ -67,8 +67,7 @@ py::dict run(const TemplateRef& ref, int trials, double budget_seconds, uint64_t
   if (repeats < 1 || !(confirm_seconds >= 0))
     LOOM_THROW(ConfigError, "tune: repeats must be at least 1 and confirm_seconds at least 0");
   if (!on_trial.is_none() && !PyCallable_Check(on_trial.ptr()))
-    LOOM_THROW(TypeError, "tune: on_trial is a ", py::type::of(on_trial).attr("__name__").cast<std::string>(),
-               ", not a function");
+    LOOM_THROW(TypeError, "tune: on_trial is a ", type_name(on_trial), ", not a function");
   tune::TuneOptions o;
   o.trials = trials;
   o.budget_seconds = budget_seconds;
