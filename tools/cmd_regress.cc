@@ -67,8 +67,15 @@ int regress_cmd(const std::vector<std::string>& args) {
   int count = 1;
   number_option(app, "--count", count, "(internal) --worker: tasks from --task on", 1, 1 << 30);
   app.add_flag("--die-with-parent", die_with_parent, "(internal) --worker: stop when the runner dies");
+  bool build_id = false;
+  app.add_flag("--build-id", build_id,
+               "(internal) print the build of Loom this executable's jobs run under (what results are keyed by)");
   if (int rc = parse(app, args); rc >= 0) return rc;
 
+  if (build_id) {
+    std::cout << regress::loom_build_id() << "\n";
+    return 0;
+  }
   if (!worker.empty()) return regress::run_worker(worker, round, task, count, die_with_parent);
   if (manifest.empty()) LOOM_THROW(Error, "loom regress needs a manifest (see docs/regress.md)");
   if (slurm && local) LOOM_THROW(Error, "--local and --slurm: choose one executor");

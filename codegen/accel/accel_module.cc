@@ -120,7 +120,7 @@ AccelRunStats AccelModule::run(AccelDevice& device, const std::vector<NDArray>& 
   return stats;
 }
 
-std::string AccelModule::disassemble() const {
+std::vector<accel::Instruction> AccelModule::instructions() const {
   const CompiledAccelFunc& c = compiled();
   const runtime::AccelStream& s = c.image.streams[0];
   accel::IsaLayout layout(config_);
@@ -130,7 +130,9 @@ std::string AccelModule::disassemble() const {
     std::memcpy(w.data(), c.image.bytes.data() + s.insn_offset + 16 * k, 16);
     insns.push_back(accel::decode(w, layout, k));
   }
-  return accel::disassemble(insns);
+  return insns;
 }
+
+std::string AccelModule::disassemble() const { return accel::disassemble(instructions()); }
 
 }  // namespace loom::codegen

@@ -6,4 +6,6 @@ from .accel import Config
 
 def sweep(sweeps: Mapping[str, Sequence[float]], *, base: Optional[Union[Config, str, os.PathLike]] = None,
           layers: str = "all", model: Optional[str] = None, image: int = 224, jobs: int = 1,
-          out: Optional[str] = None) -> List[Dict[str, Any]]: ...
+          out: Optional[Union[str, os.PathLike]] = None, executor: str = "threads",
+          loom: Optional[str] = None, partition: str = "", account: str = "",
+          max_running: int = 0) -> List[Dict[str, Any]]: ...

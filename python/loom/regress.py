@@ -22,7 +22,8 @@ def _find_loom():
         path = os.path.normpath(os.path.join(here, rel))
         if os.access(path, os.X_OK):
             return path
-    raise _loom.ConfigError("regress.run: cannot find the loom executable beside the package; give loom=PATH "
+    raise _loom.ConfigError("cannot find the loom executable beside the package (loom.regress.run and loom.dse.sweep's "
+                            "local and slurm executors run it); give loom=PATH "
                             "or set $LOOM")
 
 

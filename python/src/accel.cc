@@ -11,6 +11,20 @@
 
 namespace loom::python {
 
+accel::AccelConfig config_arg(const py::object& config, const std::string& what) {
+  accel::AccelConfig c;
+  if (config.is_none())
+    c = accel::default_config();
+  else if (py::isinstance<accel::AccelConfig>(config))
+    c = config.cast<accel::AccelConfig>();
+  else if (py::isinstance<py::str>(config) || py::hasattr(config, "__fspath__"))
+    c = accel::AccelConfig::load(fspath(config));
+  else
+    LOOM_THROW(TypeError, what, " is a ", type_name(config), "; it takes a loom.accel.Config or a config file's path");
+  c.validate();
+  return c;
+}
+
 void register_accel(py::module_& m) {
   py::module_ a = m.def_submodule("accel", "The accelerator: its config and area model (docs/python.md).");
   using accel::AccelConfig;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "loom/accel/config.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
@@ -22,8 +23,14 @@ void register_graphs(py::module_& m);
 // loom.te (te.cc), and schedules, lowering and building (schedules.cc).
 void register_te(py::module_& m);
 void register_schedules(py::module_& m);
-// loom.accel: Config and its area model (accel.cc).
+// loom.accel: Config and its area model (accel.cc); devices, programs, their records and the
+// performance model (devices.cc; built with the simulators); functions built for the accelerator
+// (accel_functions.cc).
 void register_accel(py::module_& m);
+void register_devices(py::module_& m);
+void register_accel_functions(py::module_& m);
+// loom.CudaFunction (cuda_functions.cc).
+void register_cuda_functions(py::module_& m);
 // loom.dse.sweep (dse.cc; built when the DSE library is).
 void register_dse(py::module_& m);
 // loom.regress's compiled half (regress.cc; built when the regression library is).
@@ -49,5 +56,8 @@ py::dict arg_spec_record(const runtime::ArgSpec& s);
 std::string type_name(const py::handle& h);
 // A str or os.PathLike as a path (os.fspath).
 std::string fspath(const py::handle& path);
+// An accelerator config argument: a loom.accel.Config, a config file's path, or None (VTA's
+// default), validated; TypeError naming `what` for anything else.
+accel::AccelConfig config_arg(const py::object& config, const std::string& what);
 
 }  // namespace loom::python

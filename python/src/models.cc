@@ -153,16 +153,7 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
     LOOM_THROW(ConfigError, "loom.compile: config is the accelerator's; it needs target='accel'");
   graph::BuildOptions bo;
   if (target == "accel") {
-    if (config.is_none())
-      bo.accel = accel::default_config();
-    else if (py::isinstance<accel::AccelConfig>(config))
-      bo.accel = config.cast<accel::AccelConfig>();
-    else if (py::isinstance<py::str>(config) || py::hasattr(config, "__fspath__"))
-      bo.accel = accel::AccelConfig::load(fspath(config));
-    else
-      LOOM_THROW(TypeError, "loom.compile: config is a ", type_name(config),
-                 "; it takes a loom.accel.Config or a config file's path");
-    bo.accel->validate();
+    bo.accel = config_arg(config, "loom.compile: config");
   }
   if (target == "cuda") bo.cuda.emplace();
   graph::QuantizeOptions qo;

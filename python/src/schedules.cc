@@ -42,28 +42,16 @@ std::vector<Tensor> tensors(const py::object& list, const std::string& what) {
   return out;
 }
 
-// schedule::TensorIntrin is a shared pointer to a const node; Python holds it through this handle.
-struct IntrinRef {
-  schedule::TensorIntrin intrin;
-};
-
 py::tuple refs(const std::vector<ir::IterVar>& ivs) {
   py::tuple out(ivs.size());
   for (size_t i = 0; i < ivs.size(); ++i) out[i] = py::cast(IterVarRef{ivs[i]});
   return out;
 }
 
-// A lowered function: its loop IR, printable.
-struct Lowered {
-  ir::LoweredFunc func;
-  std::vector<bool> is_output;  // per argument: a compute (written) rather than a placeholder
-  std::string target;
-};
-
 Lowered lower(const std::shared_ptr<Schedule>& s, const py::object& args, const std::string& name,
               const std::string& target) {
-  if (target != "llvm" && target != "cpu" && target != "cuda")
-    LOOM_THROW(ConfigError, "lower: target '", target, "' is not one of llvm, cuda");
+  if (target != "llvm" && target != "cpu" && target != "cuda" && target != "accel")
+    LOOM_THROW(ConfigError, "lower: target '", target, "' is not one of llvm, cuda, accel");
   std::vector<Tensor> ts = tensors(args, "lower: args");
   Lowered l;
   for (const Tensor& t : ts) l.is_output.push_back(!t.op()->is_placeholder());
@@ -228,7 +216,7 @@ class Function {
     py::tuple out(outputs_);
     for (size_t i = 0, k = 0; i < n; ++i)
       if (is_output_[i]) out[k++] = arrays[i];
-    return std::move(out);
+    return out;
   }
 
   const runtime::FunctionSignature& signature() const { return sig_; }
@@ -259,27 +247,30 @@ class Function {
   }
 };
 
-Function build(const py::object& what, const py::object& args, const std::string& target, const std::string& name) {
-  if (target != "llvm" && target != "cpu")
-    LOOM_THROW(
-        ConfigError, "build: target '", target,
-        "' is not one loom.build compiles for from Python yet (llvm); loom.compile has models on accel and cuda");
+py::object build(const py::object& what, const py::object& args, const std::string& target, const std::string& name,
+                 const py::object& config, const std::string& arch) {
+  if (target != "llvm" && target != "cpu" && target != "accel" && target != "cuda")
+    LOOM_THROW(ConfigError, "build: target '", target, "' is not one of llvm, accel, cuda");
+  if (!config.is_none() && target != "accel")
+    LOOM_THROW(ConfigError, "build: config is the accelerator's; it needs target='accel'");
   Lowered l;
   if (py::isinstance<Lowered>(what)) {
     l = what.cast<Lowered>();
-    if (l.target == "cuda") LOOM_THROW(ConfigError, "build: '", l.func.name, "' was lowered for cuda, not llvm");
   } else if (py::isinstance<Schedule>(what)) {
     if (args.is_none()) LOOM_THROW(TypeError, "build: a schedule needs its args (inputs then outputs)");
-    l = lower(what.cast<std::shared_ptr<Schedule>>(), args, name, "llvm");
+    l = lower(what.cast<std::shared_ptr<Schedule>>(), args, name, target);
   } else {
     LOOM_THROW(TypeError, "build: a ", type_name(what), " is neither a schedule nor a lowered function");
   }
+  if (target == "accel") return build_accel_function(l, config);
+  if (target == "cuda") return build_cuda_function(l, arch);
+  if (l.target == "cuda") LOOM_THROW(ConfigError, "build: '", l.func.name, "' was lowered for cuda, not llvm");
   runtime::Module m;
   {
     py::gil_scoped_release released;
     m = codegen::build_llvm({l.func});
   }
-  return Function(std::move(m), l.func.name, l.is_output);
+  return py::cast(Function(std::move(m), l.func.name, l.is_output));
 }
 
 }  // namespace
@@ -405,7 +396,8 @@ void register_schedules(py::module_& m) {
   m.def("lower", &lower, py::arg("schedule"), py::arg("args"), py::arg("name") = "main", py::kw_only(),
         py::arg("target") = "llvm",
         "lower(schedule, args, name='main', *, target='llvm') -> LoweredFunc: the loops, after every\n"
-        "lowering pass (target 'cuda': with the GPU's passes, for bound thread indices); args are every\n"
+        "lowering pass (target 'cuda': with the GPU's passes, for bound thread indices; 'accel': as\n"
+        "loom.build(target='accel') lowers); args are every\n"
         "input the computation reads and every output, in the function's order.");
 
   py::class_<Function>(m, "Function", "A compiled function: call it on arrays.")
@@ -424,9 +416,11 @@ void register_schedules(py::module_& m) {
       .def_property_readonly("copies", &Function::copied,
                              "How many arguments calls have copied so far (0 when every array was passed in place).");
   m.def("build", &build, py::arg("schedule"), py::arg("args") = py::none(), py::kw_only(), py::arg("target") = "llvm",
-        py::arg("name") = "main",
-        "build(schedule_or_lowered, args=None, *, target='llvm', name='main') -> Function: compiled for\n"
-        "this machine's CPU by the LLVM backend.");
+        py::arg("name") = "main", py::arg("config") = py::none(), py::arg("arch") = "sm_90",
+        "build(schedule_or_lowered, args=None, *, target='llvm', name='main', config=None, arch='sm_90')\n"
+        "-> Function: target 'llvm': a loom.Function compiled for this machine's CPU by the LLVM backend;\n"
+        "'accel': a loom.accel.Function for the accelerator of `config` (a loom.accel.Config or a file;\n"
+        "VTA's default); 'cuda': a loom.CudaFunction, CUDA C compiled by NVRTC for `arch`.");
 }
 
 }  // namespace loom::python

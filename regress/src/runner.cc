@@ -21,6 +21,7 @@
 #include "loom/regress/progress.h"
 #include "loom/runtime/build_id.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/spawn.h"
 
 namespace loom::regress {
 
@@ -90,7 +91,14 @@ const std::vector<runtime::LoadedObject>& loaded_at_start() {
 
 }  // namespace
 
+// The workers' build, when they are another program than this one (set by run_regression).
+std::string& workers_build_id() {
+  static std::string id;
+  return id;
+}
+
 const std::string& loom_build_id() {
+  if (!workers_build_id().empty()) return workers_build_id();
   static const std::string id = [] {
     // Their build-ids (an object without one by its contents), then every other Loom library in
     // their folder by its contents: a rebuild of any of them changes the id.
@@ -235,8 +243,31 @@ int run_worker(const fs::path& dir, int round, int task, int count, bool die_wit
   return stop_requested() ? 1 : 0;
 }
 
+namespace {
+
+// What `loom regress --build-id` prints for the executable `loom`: the build its workers key
+// results by. Error naming the executable when it does not answer.
+std::string ask_build_id(const std::string& loom, const fs::path& scratch) {
+  const fs::path log = scratch / "build-id.txt";
+  runtime::LoggedRun r = runtime::run_logged({loom, "regress", "--build-id"}, log, 60);
+  std::string text = read_file(log.string());
+  fs::remove(log);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (!r.ok() || text.rfind("0.1+", 0) != 0 || text.find('\n') != std::string::npos)
+    LOOM_THROW(Error, "the workers' executable '", loom, "' did not tell its build (`", loom,
+               " regress --build-id`): ", r.ok() ? text : r.end == runtime::LoggedRun::End::NotStarted ? r.error : text);
+  return text;
+}
+
+}  // namespace
+
 int run_regression(const Manifest& m, const RunOptions& o) {
   fs::create_directories(o.out / "rounds");
+  {
+    std::error_code ec;
+    const bool other = !o.loom.empty() && !fs::equivalent(o.loom, self_executable(), ec);
+    workers_build_id() = other ? ask_build_id(o.loom, o.out) : std::string();
+  }
   // One runner per folder: a second one would run the same jobs into the same files.
   fs::path lock_path = o.out / ".lock";
   int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -244,10 +275,10 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     LOOM_THROW(Error, "another loom regress is running in '", o.out.string(), "' (", lock_path.string(), " is locked)");
   std::unique_ptr<Executor> ex = o.executor == "slurm" ? make_slurm_executor(o) : make_local_executor(o);
   interrupted() = false;
-  struct sigaction sa = {};
+  struct sigaction sa = {}, old_int = {}, old_term = {};
   sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, &old_int);  // restored at the end: a Python runner keeps its Ctrl-C
+  sigaction(SIGTERM, &sa, &old_term);
   signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the workers before waitpid sees them
 
   std::vector<JobSpec> jobs;
@@ -421,8 +452,8 @@ int run_regression(const Manifest& m, const RunOptions& o) {
                   << (o.out / row.result.value("log", "")).string() << "]\n";
     }
   }
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   close(lock);
   if (interrupted()) return 128 + interrupting_signal;  // 130 after Ctrl-C, 143 after SIGTERM
   if (!incomplete.empty()) return 3;

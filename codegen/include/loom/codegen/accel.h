@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "loom/accel/config.h"
+#include "loom/accel/isa.h"
 #include "loom/accel/linker.h"
 #include "loom/ir/stmt.h"
 #include "loom/runtime/accel_device.h"
@@ -50,7 +51,8 @@ class AccelModule {
   // Places the compiled image on the device, copies the inputs in, runs the stream and copies the
   // outputs back into `args`. Argument shapes and dtypes are checked like runtime::Module::call.
   AccelRunStats run(AccelDevice& device, const std::vector<NDArray>& args) const;
-  // The instruction stream the function compiles to, disassembled (addresses as linked).
+  // The instruction stream the function compiles to, decoded and disassembled (addresses as linked).
+  std::vector<accel::Instruction> instructions() const;
   std::string disassemble() const;
   std::string disassemble(AccelDevice&) const { return disassemble(); }
 

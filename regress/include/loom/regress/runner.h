@@ -99,7 +99,10 @@ using runtime::content_hash;
 
 // The cache key of a job: its description, its files' contents and this Loom build.
 std::string cache_key(const JobSpec& job);
-// This build of Loom: its version and a hash of the loaded Loom binaries.
+// This build of Loom: its version and a hash of the loaded Loom binaries. A runner whose workers
+// are another program (Python's loom.regress.run runs the `loom` executable) takes their build
+// instead: run_regression asks the workers' executable (`loom regress --build-id`) and keys
+// results by its answer.
 const std::string& loom_build_id();
 
 }  // namespace loom::regress

@@ -1,0 +1,145 @@
+// Functions built for GPUs from Python: loom.build(s, args, target='cuda') lowers with the GPU's
+// passes, emits CUDA C and compiles it with NVRTC (codegen/cuda.h; no GPU needed to compile), and
+// returns a loom.CudaFunction: its source, PTX and kernels' launch plans, and a call that loads it
+// on the GPU (runtime/cuda.h) and runs it on numpy arrays and CPU tensors, copied to the GPU and
+// back. Calling it where there is no GPU is a loom.DeviceError saying what is missing.
+#include <pybind11/stl.h>
+
+#include "loom/codegen/cuda.h"
+#include "loom/runtime/cuda.h"
+#include "te.h"
+
+namespace loom::python {
+
+namespace {
+
+class CudaFunction {
+ public:
+  CudaFunction(runtime::CudaProgram program, std::vector<bool> is_output)
+      : program_(std::move(program)), is_output_(std::move(is_output)) {
+    for (bool o : is_output_) outputs_ += o;
+  }
+  const runtime::CudaProgram& program() const { return program_; }
+  const runtime::CudaFunction& function() const { return program_.functions.at(0); }
+
+  py::object call(const py::args& args) {
+    const runtime::CudaFunction& fn = function();
+    const size_t n = fn.args.size();
+    const bool allocate = args.size() == n - outputs_ && outputs_ > 0;
+    if (args.size() != n && !allocate)
+      LOOM_THROW(TypeError, fn.name, ": ", args.size(), " arguments; it takes ", n, " (inputs then outputs) or the ",
+                 n - outputs_, " inputs alone (its outputs are returned)");
+    std::vector<NDArray> host(n);
+    std::vector<py::object> given(n);
+    for (size_t i = 0, next = 0; i < n; ++i) {
+      const runtime::ArgSpec& spec = fn.args[i];
+      const std::string what = fn.name + ": argument " + std::to_string(i) + " '" + spec.name + "'";
+      if (allocate && is_output_[i]) {
+        host[i] = NDArray::empty(spec.shape, spec.dtype);
+        continue;
+      }
+      py::object a = args[next++];
+      if (!py::isinstance<py::array>(a)) {
+        if (!py::hasattr(a, "__array__") || py::isinstance<py::str>(a))
+          LOOM_THROW(TypeError, what, " is a ", type_name(a), ", not an array");
+        a = py::module_::import("numpy").attr("asarray")(a);
+      }
+      py::array arr = py::reinterpret_borrow<py::array>(a);
+      if (is_output_[i] && !arr.writeable()) LOOM_THROW(TypeError, what, " is an output and read-only");
+      host[i] = to_ndarray(arr, what);
+      if (host[i].dtype() != spec.dtype)
+        LOOM_THROW(TypeError, what, " is ", host[i].describe(), ", expects ", spec.str());
+      if (host[i].shape() != spec.shape)
+        LOOM_THROW(ShapeError, what, " is ", host[i].describe(), ", expects ", spec.str());
+      given[i] = arr;
+    }
+    {
+      py::gil_scoped_release released;
+      if (!module_.defined()) module_ = runtime::CudaModule::load(program_);  // DeviceError: no driver or GPU
+      std::vector<NDArray> dev(n);
+      for (size_t i = 0; i < n; ++i) dev[i] = host[i].to_device(runtime::cuda_device());
+      module_.call(fn.name, dev);
+      for (size_t i = 0; i < n; ++i)
+        if (is_output_[i]) host[i] = dev[i].to_device(DLDevice{kDLCPU, 0});
+    }
+    py::object copyto = py::module_::import("numpy").attr("copyto");
+    py::tuple out(allocate ? outputs_ : 0);
+    for (size_t i = 0, k = 0; i < n; ++i) {
+      if (!is_output_[i]) continue;
+      if (allocate)
+        out[k++] = numpy_view(host[i]);
+      else
+        copyto(given[i], numpy_view(host[i]));
+    }
+    if (!allocate) return py::none();
+    if (outputs_ == 1) return out[0];
+    return out;
+  }
+
+ private:
+  runtime::CudaProgram program_;
+  std::vector<bool> is_output_;
+  size_t outputs_ = 0;
+  runtime::CudaModule module_;
+};
+
+}  // namespace
+
+py::object build_cuda_function(const Lowered& lowered, const std::string& arch) {
+  if (lowered.target != "cuda")
+    LOOM_THROW(ConfigError, "build: '", lowered.func.name, "' was lowered for ", lowered.target,
+               "; lower it with target='cuda' (its GPU passes) or pass the schedule");
+  codegen::cuda::CudaOptions o;
+  o.arch = arch;
+  runtime::CudaProgram p;
+  {
+    py::gil_scoped_release released;
+    p = codegen::cuda::build({lowered.func}, o);  // CodegenError when NVRTC is missing or rejects the source
+  }
+  return py::cast(CudaFunction(std::move(p), lowered.is_output));
+}
+
+void register_cuda_functions(py::module_& m) {
+  py::class_<CudaFunction>(m, "CudaFunction", "A function compiled for GPUs: call it on arrays where there is one.")
+      .def("__call__", &CudaFunction::call,
+           "f(*arrays): inputs then outputs (written), or the inputs alone (outputs returned); the arrays\n"
+           "are copied to the GPU and the outputs back. loom.DeviceError where there is no GPU.")
+      .def_property_readonly("name", [](const CudaFunction& f) { return f.function().name; })
+      .def_property_readonly("arch", [](const CudaFunction& f) { return f.program().arch; })
+      .def_property_readonly("source", [](const CudaFunction& f) { return f.program().source; }, "The CUDA C.")
+      .def_property_readonly("ptx", [](const CudaFunction& f) { return f.program().ptx; })
+      .def_property_readonly("compile_log", [](const CudaFunction& f) { return f.program().compile_log; })
+      .def_property_readonly(
+          "args",
+          [](const CudaFunction& f) {
+            py::list out;
+            for (const auto& a : f.function().args) out.append(arg_spec_record(a));
+            return out;
+          })
+      .def_property_readonly(
+          "kernels",
+          [](const CudaFunction& f) {
+            py::list out;
+            for (const runtime::CudaKernelSpec& k : f.function().kernels) {
+              py::dict d;
+              d["name"] = k.name;
+              d["grid"] = std::vector<uint32_t>(k.grid.begin(), k.grid.end());
+              d["block"] = std::vector<uint32_t>(k.block.begin(), k.block.end());
+              d["shared_bytes"] = k.shared_bytes;
+              d["registers"] = k.registers;
+              out.append(d);
+            }
+            return out;
+          },
+          "Its kernels in launch order: {'name', 'grid', 'block', 'shared_bytes', 'registers'}.");
+  m.def(
+      "cuda_available",
+      [] {
+        std::string why;
+        bool ok = runtime::cuda_available(&why);
+        return py::make_tuple(ok, why);
+      },
+      "cuda_available() -> (bool, why): whether a GPU is here, and what is missing when not.");
+}
+
+}  // namespace loom::python
