@@ -18,6 +18,7 @@ Loom's C++ core. docs/python.md has the whole API.
 from ._loom import (  # noqa: F401
     CodegenError,
     ConfigError,
+    CudaFunction,
     DeviceError,
     Error,
     Function,
@@ -37,6 +38,7 @@ from ._loom import (  # noqa: F401
     build,
     compile,
     create_schedule,
+    cuda_available,
     empty,
     from_dlpack,
     load,
@@ -56,6 +58,7 @@ from .compare import Comparison, compare  # noqa: E402,F401
 __all__ = [
     "Error", "CodegenError", "ConfigError", "DeviceError", "InternalError", "IsaError", "LoweringError",
     "ModelError", "ScheduleError", "ShapeError", "Model", "Graph", "Comparison",
-    "Function", "LoweredFunc", "Schedule", "Stage", "accel", "build", "compile", "compare", "create_schedule", "empty",
+    "Function", "CudaFunction", "LoweredFunc", "Schedule", "Stage", "accel", "build", "compile", "compare",
+    "create_schedule", "cuda_available", "empty",
     "from_dlpack", "frontend", "load", "lower", "operators", "te",
 ]

@@ -3,6 +3,7 @@ validated and saved; a sweep's records against the command line's points.csv of 
 import csv
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -73,6 +74,21 @@ def test_regress_run_records(tmp_path):
     assert [r["status"] for r in again.records] == [r["status"] for r in run.records]
     with pytest.raises(loom.ConfigError, match="executor 'cloud'"):
         loom.regress.run(manifest, out=tmp_path / "o2", executor="cloud")
+    # Passing jobs pass as the runner sees them too (it keys results by its workers' build, the
+    # `loom` executable's, not by this interpreter's), and Ctrl-C is Python's again afterwards.
+    script = f"""
+import os, signal, loom
+run = loom.regress.run({str(manifest)!r}, out={str(tmp_path / "o3")!r}, jobs=2, only="convs")
+print("exit", run.exit_code, sorted(r["status"] for r in run.records))
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):
+        pass
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "exit 0 ['not run', 'pass', 'pass']" in r.stdout and "KeyboardInterrupt" in r.stdout, r.stdout + r.stderr
 
 
 def test_remote_device_by_name(tmp_path):
