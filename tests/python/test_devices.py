@@ -207,3 +207,38 @@ def test_cuda_build(tmp_path):
             f(a, b)
         pytest.skip(f"no GPU to run on: {why}")
     np.testing.assert_allclose(f(a, b), a * 2 + b)
+
+
+def _stub_names(path):
+    """Top-level names of a .pyi and each class's members."""
+    import ast
+    tree = ast.parse(open(path).read())
+    names, members = set(), {}
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            members[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)} | {
+                n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
+        if isinstance(node, ast.AnnAssign):
+            names.add(node.target.id)
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+    return names, members
+
+
+@pytest.mark.parametrize("module,stub", [("_loom", "_loom.pyi"), ("accel", "accel.pyi"), ("te", "te.pyi"), ("tune", "tune.pyi")])
+def test_stubs_name_every_public_binding(module, stub):
+    """Every public function, class and class member of the compiled module has its type stub."""
+    if not hasattr(loom._ext, module) and module != "_loom":
+        pytest.skip(f"built without {module}")
+    ext = loom._ext if module == "_loom" else getattr(loom._ext, module)
+    names, members = _stub_names(os.path.join(os.path.dirname(loom.__file__), stub))
+    for name in (n for n in dir(ext) if not n.startswith("_")):
+        obj = getattr(ext, name)
+        if isinstance(obj, type(os)) and module == "_loom":
+            continue  # a submodule: its own stub
+        assert name in names, f"{stub} lacks {name}"
+        if isinstance(obj, type) and not issubclass(obj, BaseException):
+            missing = {m for m in dir(obj) if not m.startswith("_")} - members.get(name, set())
+            assert not missing, f"{stub}: {name} lacks {sorted(missing)}"
