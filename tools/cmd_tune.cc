@@ -23,7 +23,6 @@
 #ifdef LOOM_HAVE_GRAPH
 #include "loom/frontend/load.h"
 #include "loom/graph/builtin_models.h"
-#include "loom/graph/quantize.h"
 #endif
 
 namespace loom::tools {
@@ -102,13 +101,6 @@ tune::TuneResult tune_accel_conv(const tune::Conv2dShape& shape, const accel::Ac
 }
 
 #ifdef LOOM_HAVE_GRAPH
-// The model quantized to int8 as `loom compile --quantize int8` does it, calibrated on one random
-// input: the kernels depend on shapes (and on the signs of value ranges) only.
-graph::Graph quantized_for_tuning(graph::Graph g) {
-  auto inputs = frontend::calibration_set("1", g);
-  return graph::quantize(std::move(g), inputs, {}).graph;
-}
-
 // Tunes every distinct blocked conv2d kernel of `model`; prints their time before and after.
 // `model_budget` (seconds, the model's build included) is shared out in proportion to each
 // kernel's multiply-adds, at least 1 s a kernel and at most `o.budget_seconds`; each kernel's
@@ -118,7 +110,7 @@ int tune_model(const std::string& model, int64_t batch, int64_t image, bool int8
                double model_budget, const std::string& log, bool quiet) {
   auto start = std::chrono::steady_clock::now();
   graph::Graph g = frontend::load_model(model, batch, image);
-  if (int8) g = quantized_for_tuning(std::move(g));  // the model quantized for the CPU
+  if (int8) g = frontend::quantized_for_shapes(std::move(g));  // the model quantized for the CPU
   std::vector<graph::ConvKernelKey> keys = tune::model_conv_kernels(std::move(g));
   std::vector<std::unique_ptr<tune::Template>> templates;
   double all_flops = 0;
@@ -156,7 +148,7 @@ int tune_accel_model(const std::string& model, int64_t batch, int64_t image, con
                      const std::string& measure, const tune::TuneOptions& o, const std::string& log, bool quiet) {
   // The model quantized to int8, as `loom compile --quantize int8 --target accel` partitions it.
   std::vector<ops::ConvShape> shapes =
-      tune::model_accel_convs(quantized_for_tuning(frontend::load_model(model, batch, image)), config);
+      tune::model_accel_convs(frontend::quantized_for_shapes(frontend::load_model(model, batch, image)), config);
   std::cout << model << " (int8, accelerator config '" << config.name << "'): " << shapes.size()
             << " distinct accelerator conv2d kernels\n";
   uint64_t c_default = 0, c_tuned = 0;

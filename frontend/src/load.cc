@@ -10,6 +10,7 @@
 #include "loom/frontend/onnx.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/passes.h"
+#include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/npy.h"
 
@@ -212,6 +213,11 @@ CalibrationSets calibration_sets(const std::string& spec, const std::string& hel
 std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g,
                                                   const std::optional<InputDistribution>& chosen) {
   return calibration_sets(spec, "0", std::move(g), chosen).calibration;
+}
+
+graph::Graph quantized_for_shapes(graph::Graph g) {
+  auto inputs = calibration_set("1", g);
+  return graph::quantize(std::move(g), inputs, {}).graph;
 }
 
 }  // namespace loom::frontend

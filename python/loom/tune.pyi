@@ -1,5 +1,6 @@
 """Type stubs of loom.tune (python/src/tune.cc)."""
-from typing import Any, Callable, Dict, List, Optional
+import os
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from .accel import Config
 
@@ -23,7 +24,10 @@ def gemm(M: int, N: int, K: int) -> Template: ...
 def conv2d(in_channels: int, out_channels: int, size: int, *, kernel: int = 3, stride: int = 1, pad: int = 1,
            block: int = 0) -> Template: ...
 def accel_conv2d(in_channels: int, out_channels: int, size: int, *, kernel: int = 3, stride: int = 1, pad: int = 1,
-                 config: Optional[Config] = None, device: str = "perf") -> Template: ...
+                 config: Optional[Union[Config, str, os.PathLike]] = None, device: str = "perf") -> Template: ...
+def model_templates(model: Any, *, target: str = "cpu", quantize: Optional[str] = None,
+                    config: Optional[Union[Config, str, os.PathLike]] = None, device: str = "rtl", batch: int = 1,
+                    image: int = 224) -> List[Template]: ...
 def tune(template: Template, *, trials: int = 48, budget_seconds: float = 120.0, seed: int = 1, use_model: bool = True,
          repeats: int = 5, confirm_seconds: float = 0.15, cold_confirm: bool = True,
          on_trial: Optional[Callable[[Dict[str, Any]], None]] = None, log: Optional[str] = None) -> Dict[str, Any]: ...

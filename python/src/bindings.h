@@ -6,6 +6,7 @@
 #include <string>
 
 #include "loom/accel/config.h"
+#include "loom/graph/graph.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/ndarray.h"
 
@@ -56,6 +57,10 @@ py::dict arg_spec_record(const runtime::ArgSpec& s);
 std::string type_name(const py::handle& h);
 // A str or os.PathLike as a path (os.fspath).
 std::string fspath(const py::handle& path);
+// The model a call was given: a loom.Graph (copied), an ONNX file's path or a built-in model's
+// name (loaded at `batch` and `image`); `origin` receives its name; errors name `what`.
+graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, std::string& origin,
+                         const std::string& what);
 // An accelerator config argument: a loom.accel.Config, a config file's path, or None (VTA's
 // default), validated; TypeError naming `what` for anything else.
 accel::AccelConfig config_arg(const py::object& config, const std::string& what);

@@ -18,6 +18,9 @@
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/interrupt.h"
 #include "loom/runtime/model_file.h"
+#ifdef LOOM_PYTHON_WITH_TUNE
+#include "loom/tune/apply_log.h"
+#endif
 
 namespace loom::python {
 
@@ -28,6 +31,7 @@ struct Model {
   runtime::GraphExecutor executor;
   std::optional<runtime::ModelFile> file;
   std::string quantization_json;      // the accuracy report of a model quantized here
+  py::object tuning = py::none();     // {'cpu': {'looked_up', 'found'}, 'accel': ...} when built with a tuning log
   std::string path, origin, backend;  // where it was loaded from (no file), its name, its accelerator backend
   bool stale = false;                 // a run was interrupted: its devices are mid-run, reloaded before the next
   // Runs of one Model from several Python threads take turns (the executor's buffers and devices are
@@ -52,7 +56,8 @@ runtime::ExecutorOptions executor_options(const std::string& backend) {
 
 Model load(const std::string& path, const std::string& backend) {
   py::gil_scoped_release released;
-  return Model{runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}, path, {}, backend};
+  return Model{runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}, py::none(), path, {},
+               backend};
 }
 
 // Runs `work` without the GIL, Ctrl-C stopping it (runtime::SigintInterrupts): an interrupted run
@@ -78,23 +83,6 @@ auto interruptible(Model& m, Work&& work) {
     m.stale = true;
     throw;
   }
-}
-
-// The graph loom.compile was given: a loom.Graph (copied), or a file / built-in model's name.
-graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, std::string& origin) {
-  if (py::isinstance<graph::Graph>(model)) {
-    graph::Graph g = model.cast<graph::Graph>();
-    origin = g.name;
-    return g;
-  }
-  if (!py::isinstance<py::str>(model) && !py::hasattr(model, "__fspath__"))
-    LOOM_THROW(TypeError, "loom.compile: model is a ", type_name(model),
-               "; it takes a loom.Graph, an ONNX file's path or a built-in model's name");
-  const std::string path = fspath(model);
-  if (batch < 1 || image < 1) LOOM_THROW(ConfigError, "loom.compile: batch and image must be at least 1");
-  origin = std::filesystem::path(path).filename().string();  // "resnet18" for a built-in one
-  py::gil_scoped_release released;
-  return frontend::load_model(path, batch, image);
 }
 
 // Calibration inputs from Python: a count of random inputs or a folder of .npy files (as
@@ -144,7 +132,7 @@ frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph
 
 Model compile(const py::object& model, const std::string& target, int64_t batch, int64_t image,
               const std::optional<std::string>& quantize, const py::object& calibrate, const py::object& config,
-              const std::string& backend) {
+              const std::string& backend, const py::object& tuning_log) {
   if (target != "cpu" && target != "accel" && target != "cuda")
     LOOM_THROW(ConfigError, "loom.compile: target '", target, "' is not one of cpu, accel, cuda");
   if (quantize && *quantize != "int8" && *quantize != "int8-simulated")
@@ -159,8 +147,15 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   graph::QuantizeOptions qo;
   qo.simulated = quantize && *quantize == "int8-simulated";
   graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
+#ifdef LOOM_PYTHON_WITH_TUNE
+  std::optional<tune::LogUse> log_use;
+  if (!tuning_log.is_none())  // read once and checked before the build
+    log_use = tune::apply_log(bo, std::make_shared<const tune::TuningLog>(fspath(tuning_log)));
+#else
+  if (!tuning_log.is_none()) LOOM_THROW(ConfigError, "loom.compile: tuning_log needs Loom built with the tuner");
+#endif
   std::string origin;
-  graph::Graph g = model_graph(model, batch, image, origin);
+  graph::Graph g = model_graph(model, batch, image, origin, "loom.compile");
   std::string report;
   std::optional<graph::BuildResult> built;
   if (quantize) {
@@ -181,7 +176,21 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   py::gil_scoped_release released;
   graph::BuildResult r = built ? std::move(*built) : graph::build(std::move(g), bo);
   runtime::GraphExecutor e = runtime::GraphExecutor::from_model_file(r.file, origin, executor_options(backend));
-  return Model{std::move(e), std::move(r.file), std::move(report), {}, origin, backend};
+  Model out{std::move(e), std::move(r.file), std::move(report), py::none(), {}, origin, backend};
+#ifdef LOOM_PYTHON_WITH_TUNE
+  if (log_use) {
+    py::gil_scoped_acquire held;
+    py::dict t;
+    for (auto [name, l] : {std::pair{"cpu", log_use->cpu}, std::pair{"accel", log_use->accel}}) {
+      py::dict d;
+      d["looked_up"] = l->looked_up;
+      d["found"] = l->found;
+      t[name] = d;
+    }
+    out.tuning = t;
+  }
+#endif
+  return out;
 }
 
 // The model's inputs from run()'s or profile()'s arguments: numpy arrays, or objects numpy reads
@@ -249,6 +258,23 @@ void save(const Model& m, const std::string& path) {
 
 }  // namespace
 
+graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, std::string& origin,
+                         const std::string& what) {
+  if (py::isinstance<graph::Graph>(model)) {
+    graph::Graph g = model.cast<graph::Graph>();
+    origin = g.name;
+    return g;
+  }
+  if (!py::isinstance<py::str>(model) && !py::hasattr(model, "__fspath__"))
+    LOOM_THROW(TypeError, what, ": model is a ", type_name(model),
+               "; it takes a loom.Graph, an ONNX file's path or a built-in model's name");
+  const std::string path = fspath(model);
+  if (batch < 1 || image < 1) LOOM_THROW(ConfigError, what, ": batch and image must be at least 1");
+  origin = std::filesystem::path(path).filename().string();  // "resnet18" for a built-in one
+  py::gil_scoped_release released;
+  return frontend::load_model(path, batch, image);
+}
+
 void register_models(py::module_& m) {
   py::class_<Model>(m, "Model", "A compiled model: run it on numpy arrays.")
       .def_property_readonly(
@@ -277,22 +303,27 @@ void register_models(py::module_& m) {
           },
           "The accuracy report of a model quantized by loom.compile (a dict, as `loom compile --json`\n"
           "writes it), or None.")
+      .def_property_readonly(
+          "tuning", [](const Model& x) { return x.tuning; },
+          "For a model compiled with a tuning_log: {'cpu': {'looked_up', 'found'}, 'accel': {...}}, the\n"
+          "kernels the build looked up in the log and how many it had a configuration for; else None.")
       .def("save", &save, py::arg("path"), "Writes the compiled model to a .loom file (loom.load reads it).");
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("backend") = "fsim",
         "load(path, *, backend='fsim') -> Model: a compiled model (.loom), as `loom run` loads it;\n"
         "accelerator kernels run on `backend` (fsim, rtl, systemc, perf where built).");
   m.def("compile", &compile, py::arg("model"), py::kw_only(), py::arg("target") = "cpu", py::arg("batch") = 1,
         py::arg("image") = 224, py::arg("quantize") = py::none(), py::arg("calibrate") = 16,
-        py::arg("config") = py::none(), py::arg("backend") = "fsim",
+        py::arg("config") = py::none(), py::arg("backend") = "fsim", py::arg("tuning_log") = py::none(),
         "compile(model, *, target='cpu', batch=1, image=224, quantize=None, calibrate=16, config=None,\n"
-        "        backend='fsim') -> Model\n"
+        "        backend='fsim', tuning_log=None) -> Model\n"
         "Compiles a loom.Graph, an ONNX file or a built-in model (resnet18, resnet50, mobilenet_v2, mlp;\n"
         "batch and image size those) as `loom compile` does: target 'cpu', 'accel' (int8 layers on the\n"
         "accelerator of `config`, a loom.accel.Config or a JSON file; VTA's 1x16x16 by default; run on `backend`) or "
         "'cuda'.\n"
         "quantize='int8' calibrates on `calibrate`: a number of random inputs, a folder of .npy files\n"
         "or a list of inputs (arrays, or tuples of arrays for several inputs); Model.quantization has\n"
-        "the accuracy report.");
+        "the accuracy report. tuning_log: a tuning log (loom.tune.tune's `log`, `loom tune --log`) whose\n"
+        "best configurations the build's kernels take; Model.tuning counts what it looked up and found.");
 }
 
 }  // namespace loom::python

@@ -12,6 +12,8 @@
 #include "loom/codegen/llvm.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
+#include "loom/frontend/load.h"
+#include "loom/tune/apply_log.h"
 #include "loom/tune/template.h"
 #include "loom/tune/tuner.h"
 
@@ -113,6 +115,44 @@ py::dict run(const TemplateRef& ref, int trials, double budget_seconds, uint64_t
   return out;
 }
 
+// The templates of every kernel a build of `model` compiles and the log would be asked for: the
+// blocked CPU convolutions (of the int8 model with quantize='int8'), or the int8 model's
+// accelerator convolutions for `config` (measured on `device`).
+py::list model_templates(const py::object& model, const std::string& target, const std::optional<std::string>& quantize,
+                         const py::object& config, const std::string& device, int64_t batch, int64_t image) {
+  const std::string what = "tune.model_templates";
+  if (target != "cpu" && target != "accel")
+    LOOM_THROW(ConfigError, what, ": target '", target, "' is not one of cpu, accel");
+  if (quantize && *quantize != "int8") LOOM_THROW(ConfigError, what, ": quantize '", *quantize, "' is not int8");
+  if (target == "accel" && device != "perf" && device != "rtl")
+    LOOM_THROW(ConfigError, what, ": device '", device, "' is not one of perf, rtl");
+  if (target == "cpu" && !config.is_none()) LOOM_THROW(ConfigError, what, ": config is the accelerator's (target='accel')");
+  std::string origin;
+  graph::Graph g = model_graph(model, batch, image, origin, what);
+  py::list out;
+  if (target == "cpu") {
+    std::vector<std::unique_ptr<tune::Template>> ts;
+    {
+      py::gil_scoped_release released;
+      if (quantize) g = frontend::quantized_for_shapes(std::move(g));
+      for (const auto& key : tune::model_conv_kernels(std::move(g)))
+        ts.push_back(tune::conv_kernel_template(key, codegen::target_info()));
+    }
+    for (auto& t : ts) out.append(TemplateRef{std::move(t), cpu_target()});
+    return out;
+  }
+  accel::AccelConfig cfg = config_arg(config, what + ": config");
+  std::vector<ops::ConvShape> shapes;
+  {
+    py::gil_scoped_release released;
+    shapes = tune::model_accel_convs(frontend::quantized_for_shapes(std::move(g)), cfg);
+  }
+  for (const auto& s : shapes)
+    out.append(TemplateRef{tune::make_accel_conv2d_template(tune::accel_conv_shape(s, cfg), cfg, device),
+                           tune::accel_target_key(cfg, device)});
+  return out;
+}
+
 }  // namespace
 
 void register_tune(py::module_& m) {
@@ -159,8 +199,7 @@ void register_tune(py::module_& m) {
       "accel_conv2d",
       [](int64_t in_channels, int64_t out_channels, int64_t size, int64_t kernel, int64_t stride, int64_t pad,
          const py::object& config, const std::string& device) {
-        accel::AccelConfig cfg = config.is_none() ? accel::default_config() : config.cast<accel::AccelConfig>();
-        cfg.validate();
+        accel::AccelConfig cfg = config_arg(config, "tune.accel_conv2d: config");
         if (device != "perf" && device != "rtl")
           LOOM_THROW(ConfigError, "tune.accel_conv2d: device '", device, "' is not one of perf, rtl");
         return TemplateRef{tune::make_accel_conv2d_template(
@@ -171,6 +210,16 @@ void register_tune(py::module_& m) {
       py::arg("stride") = 1, py::arg("pad") = 1, py::arg("config") = py::none(), py::arg("device") = "perf",
       "accel_conv2d(in_channels, out_channels, size, *, kernel=3, stride=1, pad=1, config=None, device='perf')\n"
       "-> Template: an int8 convolution's tiling on the accelerator, measured in cycles on `device`.");
+  t.def("model_templates", &model_templates, py::arg("model"), py::kw_only(), py::arg("target") = "cpu",
+        py::arg("quantize") = py::none(), py::arg("config") = py::none(), py::arg("device") = "rtl",
+        py::arg("batch") = 1, py::arg("image") = 224,
+        "model_templates(model, *, target='cpu', quantize=None, config=None, device='rtl', batch=1,\n"
+        "                image=224) -> list of Template: one per distinct kernel a build of the model\n"
+        "compiles and looks up in a tuning log (`loom tune model`'s kernels): target 'cpu', the blocked\n"
+        "convolutions (of the int8 model with quantize='int8'); 'accel', the int8 model's accelerator\n"
+        "convolutions for `config`, measured on `device` (a build reads the RTL's entries: tune with\n"
+        "device='rtl' for loom.compile(tuning_log=...)). model: a loom.Graph, an ONNX file or a built-in\n"
+        "model's name.");
   t.def("tune", &run, py::arg("template"), py::kw_only(), py::arg("trials") = 48, py::arg("budget_seconds") = 120.0,
         py::arg("seed") = 1, py::arg("use_model") = true, py::arg("repeats") = 5, py::arg("confirm_seconds") = 0.15,
         py::arg("cold_confirm") = true, py::arg("on_trial") = py::none(), py::arg("log") = py::none(),

@@ -1,8 +1,10 @@
 """loom.tune from Python: a GEMM template searched with a per-trial callback (its records, a
 callback's exception stopping the search, the tuning log `loom compile` reads), and the
-accelerator's conv2d tiling measured in cycles on the performance model."""
+accelerator's conv2d tiling measured in cycles on the performance model, and a whole model tuned kernel by
+kernel into a log that loom.compile reads."""
 import json
 
+import numpy as np
 import pytest
 
 import loom
@@ -51,3 +53,32 @@ def test_accel_conv_tiling_in_cycles():
     assert r["best"]["cycles"] <= r["default"]["cycles"]
     with pytest.raises(loom.ConfigError, match="device 'gpu'"):
         loom.tune.accel_conv2d(32, 32, 8, device="gpu")
+
+
+def test_a_whole_model_tuned_from_python(tmp_path):
+    """model_templates gives every distinct kernel a build looks up: each tuned into a log, a build
+    with that log finds a configuration for every lookup, and its outputs are the untuned build's."""
+    templates = loom.tune.model_templates("resnet18", image=32)
+    assert len(templates) >= 5 and all(t.op == "conv2d_nchwc" for t in templates)
+    assert len({(t.op, tuple(t.shape)) for t in templates}) == len(templates)  # distinct
+    log = str(tmp_path / "model.jsonl")
+    for t in templates:
+        loom.tune.tune(t, trials=2, repeats=1, confirm_seconds=0, cold_confirm=False, use_model=False, log=log)
+    tuned = loom.compile("resnet18", image=32, tuning_log=log)
+    cpu = tuned.tuning["cpu"]
+    assert cpu["looked_up"] >= len(templates) and cpu["found"] == cpu["looked_up"]
+    untuned = loom.compile("resnet18", image=32)
+    assert untuned.tuning is None
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    want = untuned.run(x)[0]
+    np.testing.assert_allclose(tuned.run(x)[0], want, rtol=0, atol=1e-4 * np.abs(want).max())
+    (tmp_path / "empty.jsonl").write_text("")
+    assert loom.compile("resnet18", image=32, tuning_log=tmp_path / "empty.jsonl").tuning["cpu"]["found"] == 0
+    accel = loom.tune.model_templates("resnet18", image=32, target="accel")
+    assert accel and all(t.op == "accel_conv2d" and "device=rtl" in t.target for t in accel)
+    int8 = loom.tune.model_templates("resnet18", image=32, quantize="int8")
+    assert int8 and all(t.op == "conv2d_nchwc_int8" for t in int8)
+    with pytest.raises(loom.ConfigError, match="target 'gpu'"):
+        loom.tune.model_templates("resnet18", target="gpu")
+    with pytest.raises(loom.TypeError, match="tune.model_templates: model is a int"):
+        loom.tune.model_templates(3)

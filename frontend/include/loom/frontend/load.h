@@ -53,5 +53,9 @@ void check_calibration_options(const std::string& spec, const std::string& held_
 // The calibration set alone (no held-out inputs).
 std::vector<std::vector<NDArray>> calibration_set(const std::string& spec, graph::Graph g,
                                                   const std::optional<InputDistribution>& chosen = std::nullopt);
+// `g` quantized to int8 as `loom compile --quantize int8` quantizes it, calibrated on one random
+// input: enough for what depends on shapes alone, such as which kernels a build compiles (`loom
+// tune model`, loom.tune.model_templates).
+graph::Graph quantized_for_shapes(graph::Graph g);
 
 }  // namespace loom::frontend
