@@ -4,7 +4,11 @@
 // call that made it which node is wrong.
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <optional>
+
 #include "bindings.h"
+#include "loom/frontend/resize.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/graph.h"
 #include "loom/graph/layer_compare.h"
@@ -58,9 +62,9 @@ int add_constant(Graph& g, const std::string& name, const py::array& value) {
   return g.add_constant(n, to_ndarray(value, "Graph.add_constant '" + n + "'"));
 }
 
-int add_op(Graph& g, const std::string& op, const std::vector<int>& inputs, const py::dict& attrs,
-           const std::string& name) {
-  const std::string n = name.empty() ? g.unique_name(op) : g.unique_name(name);
+// An operator node, checked and typed before it joins the graph (a refused node leaves no trace).
+int add_checked(Graph& g, const std::string& op, const std::vector<int>& inputs, graph::Attrs a,
+                const std::string& n) {
   const std::string where = "node '" + n + "' (" + op + ")";
   const graph::OpDef& def = graph::op_def(op);  // ModelError naming an unknown operator
   if (int(inputs.size()) < def.min_inputs || int(inputs.size()) > def.max_inputs)
@@ -69,11 +73,6 @@ int add_op(Graph& g, const std::string& op, const std::vector<int>& inputs, cons
                    ? std::to_string(def.min_inputs)
                    : std::to_string(def.min_inputs) + " to " + std::to_string(def.max_inputs));
   for (int i : inputs) check_id(g, i, where);
-  graph::Attrs a;
-  for (auto [k, v] : attrs) {
-    const std::string key = py::str(k);
-    a.set(key, attr_value(v, where + " attribute '" + key + "'"));
-  }
   graph::Node probe;  // checked before it joins the graph, so a refused node leaves no trace
   probe.name = n;
   probe.op = op;
@@ -94,6 +93,55 @@ int add_op(Graph& g, const std::string& op, const std::vector<int>& inputs, cons
   g.node(id).type = t;
   g.node(id).typed = true;
   return id;
+}
+
+int add_op(Graph& g, const std::string& op, const std::vector<int>& inputs, const py::dict& attrs,
+           const std::string& name) {
+  const std::string n = name.empty() ? g.unique_name(op) : g.unique_name(name);
+  graph::Attrs a;
+  for (auto [k, v] : attrs) {
+    const std::string key = py::str(k);
+    a.set(key, attr_value(v, "node '" + n + "' (" + op + ") attribute '" + key + "'"));
+  }
+  return add_checked(g, op, inputs, std::move(a), n);
+}
+
+// Graph.add_resize: x resized to `sizes` by ONNX's Resize rules (frontend/resize.h), as the
+// importer builds it: the tables as constants and one resample_axis per changed axis.
+int add_resize(Graph& g, int x, const std::vector<int64_t>& sizes, const std::optional<std::vector<double>>& scales,
+               const std::string& mode, const std::string& ctm, const std::string& nearest_mode, double cubic_coeff_a,
+               bool exclude_outside, const std::string& name) {
+  const std::string base = name.empty() ? "resize" : name;
+  const std::string where = "Graph.add_resize '" + base + "'";
+  check_id(g, x, where);
+  const graph::TensorType t = g.type_of(x);
+  if (sizes.size() != t.shape.size())
+    LOOM_THROW(ShapeError, where, ": ", sizes.size(), " sizes for a tensor of rank ", t.shape.size());
+  if (scales && scales->size() != sizes.size())
+    LOOM_THROW(ShapeError, where, ": ", scales->size(), " scales for ", sizes.size(), " sizes");
+  frontend::ResizeRules r;
+  r.mode = mode;
+  r.ctm = ctm;
+  r.nearest = nearest_mode;
+  r.cubic_a = cubic_coeff_a;
+  r.exclude_outside = exclude_outside;
+  if (ctm == "tf_crop_and_resize") LOOM_THROW(ModelError, where, ": tf_crop_and_resize needs a region (ONNX's roi)");
+  if (std::string why = frontend::unsupported_resize(r); !why.empty()) LOOM_THROW(ModelError, where, ": ", why);
+  std::vector<frontend::ResizeAxis> axes;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 1) LOOM_THROW(ShapeError, where, ": size ", sizes[d], " of dimension ", d, " is below 1");
+    double scale = scales ? (*scales)[d] : double(sizes[d]) / double(t.shape[d]);
+    if (!(scale > 0) || !std::isfinite(scale))
+      LOOM_THROW(ShapeError, where, ": scale ", scale, " of dimension ", d, " is not a positive, finite factor");
+    axes.push_back({t.shape[d], sizes[d], scale});
+  }
+  frontend::ResizeBuilder b{
+      [&](NDArray v, const std::string& suffix) { return g.add_constant(g.unique_name(base + suffix), std::move(v)); },
+      [&](const std::string& op, const std::vector<int>& in, graph::Attrs a, const std::string& suffix) {
+        return add_checked(g, op, in, std::move(a), g.unique_name(base + suffix));
+      }};
+  int y = frontend::build_resize(b, x, t.dtype, axes, r);
+  return y == x ? add_checked(g, "identity", {x}, {}, g.unique_name(base)) : y;
 }
 
 void set_outputs(Graph& g, const std::vector<int>& ids) {
@@ -126,6 +174,15 @@ void register_graphs(py::module_& m) {
            "add_input(name, shape, dtype='float32') -> int: a model input.")
       .def("add_constant", &add_constant, py::arg("name"), py::arg("value"),
            "add_constant(name, value) -> int: a constant (weights) holding a copy of the numpy array.")
+      .def("add_resize", &add_resize, py::arg("x"), py::arg("sizes"), py::kw_only(), py::arg("scales") = py::none(),
+           py::arg("mode") = "nearest", py::arg("coordinate_transformation_mode") = "half_pixel",
+           py::arg("nearest_mode") = "round_prefer_floor", py::arg("cubic_coeff_a") = -0.75,
+           py::arg("exclude_outside") = false, py::arg("name") = "",
+           "add_resize(x, sizes, *, scales=None, mode='nearest', coordinate_transformation_mode='half_pixel',\n"
+           "           nearest_mode='round_prefer_floor', cubic_coeff_a=-0.75, exclude_outside=False, name='')\n"
+           "-> int: node x resized to `sizes` by ONNX's Resize rules (modes nearest, linear, cubic), as the\n"
+           "ONNX importer builds it; `scales` (one per axis) are the factors the coordinates divide by\n"
+           "(default sizes / input sizes).")
       .def("add_op", &add_op, py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "",
            "add_op(op, inputs, attrs={}, name='') -> int: an operator node over existing nodes, checked\n"
            "and typed now (loom.ModelError names the node and what is wrong). loom.operators() lists\n"

@@ -105,18 +105,75 @@ class NearestTwice(torch.nn.Module):
         return torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest") + 1
 
 
-class Bilinear(torch.nn.Module):
+class Interpolate(torch.nn.Module):
+    def __init__(self, **options):
+        super().__init__()
+        self.options = options
+
     def forward(self, x):
-        return torch.nn.functional.interpolate(x, size=(16, 16), mode="bilinear", align_corners=False)
+        return torch.nn.functional.interpolate(x, **self.options)
 
 
 def test_nearest_upsampling_matches_pytorch():
     x = torch.randn(1, 3, 5, 7, generator=torch.Generator().manual_seed(7))
-    for module in (NearestTwice().eval(), torch.nn.Upsample(scale_factor=(2, 3)).eval()):
+    for module in (NearestTwice().eval(), torch.nn.Upsample(scale_factor=(2, 3)).eval(),
+                   Interpolate(size=(10, 14)).eval()):
         got = loom.compile(from_torch(module, x)).run(x.numpy())
         np.testing.assert_array_equal(got[0], reference(module, (x,))[0])  # copies: exact
-    with pytest.raises(loom.ModelError, match=r"\(F.interpolate\): interpolation mode 'bilinear' is not mapped"):
-        from_torch(Bilinear().eval(), x)
+
+
+INTERPOLATIONS = [  # (input shape, F.interpolate's options)
+    ((1, 3, 7, 9), dict(scale_factor=2, mode="bilinear", align_corners=False)),
+    ((1, 3, 7, 9), dict(size=(10, 5), mode="bilinear", align_corners=True)),
+    ((1, 3, 7, 9), dict(size=(13, 4), mode="bilinear")),
+    ((1, 3, 8, 8), dict(scale_factor=0.5, mode="bilinear", recompute_scale_factor=True)),
+    ((1, 3, 7, 9), dict(scale_factor=1.7, mode="bicubic", align_corners=False)),
+    ((1, 3, 7, 9), dict(size=(11, 6), mode="bicubic", align_corners=True)),
+    ((1, 2, 5, 6), dict(size=(7, 11), mode="nearest")),
+    ((1, 2, 14, 20), dict(size=(10, 14), mode="nearest")),
+    ((1, 2, 5, 6), dict(scale_factor=1.5, mode="nearest-exact")),
+    ((1, 2, 9), dict(scale_factor=2.5, mode="linear")),
+    ((1, 2, 3, 4, 5), dict(size=(5, 6, 7), mode="trilinear")),
+]
+
+
+@pytest.mark.parametrize("shape,options", INTERPOLATIONS, ids=lambda v: str(v))
+def test_interpolation_matches_pytorch(shape, options):
+    """Linear, cubic and fractional nearest interpolation: nearest exactly (PyTorch's own index
+    arithmetic), the others within 1e-5 of the largest output (weights in double, not float)."""
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(11))
+    module = Interpolate(**options).eval()
+    got = loom.compile(from_torch(module, x)).run(x.numpy())[0]
+    want = reference(module, (x,))[0]
+    assert got.shape == want.shape
+    if options["mode"].startswith("nearest"):
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_unmapped_interpolations_are_named():
+    x = torch.randn(1, 3, 8, 8)
+    with pytest.raises(loom.ModelError, match=r"\(F.interpolate\): interpolation mode 'area' is not mapped"):
+        from_torch(Interpolate(scale_factor=2, mode="area").eval(), x)
+    with pytest.raises(loom.ModelError, match="antialiased interpolation is not mapped"):
+        from_torch(Interpolate(scale_factor=2, mode="bilinear", antialias=True).eval(), x)
+
+
+def test_graph_add_resize():
+    """Graph.add_resize (the ONNX importer's Resize builder) by hand: cubic with aligned corners is
+    PyTorch's bicubic; its errors."""
+    g = loom.Graph("r")
+    x = g.add_input("x", [1, 2, 4, 4])
+    g.outputs = [g.add_resize(x, [1, 2, 7, 5], mode="cubic", coordinate_transformation_mode="align_corners")]
+    data = np.random.default_rng(1).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    got = loom.compile(g).run(data)[0]
+    want = torch.nn.functional.interpolate(torch.from_numpy(data), size=(7, 5), mode="bicubic", align_corners=True)
+    np.testing.assert_allclose(got, want.numpy(), rtol=0, atol=1e-5)
+    with pytest.raises(loom.ModelError, match="mode 'area' is not one of nearest, linear, cubic"):
+        g.add_resize(x, [1, 2, 8, 8], mode="area")
+    with pytest.raises(loom.ShapeError, match="3 sizes for a tensor of rank 4"):
+        g.add_resize(x, [1, 8, 8])
 
 
 def test_unet_matches_pytorch():

@@ -232,33 +232,84 @@ def _conv_transpose2d_module(cv, args, kwargs):
     return cv.add("reshape", [y], {"shape": list(cv.out_shape)})
 
 
-def _upsample_nearest(cv, x, mode, align_corners):
-    """Nearest-neighbour upsampling of NCHW data by whole factors (PyTorch's 'nearest': output (i, j)
-    reads input (i // s, j // s)): each element repeated along new axes, then folded back."""
-    if mode != "nearest":
-        cv.fail(f"interpolation mode {mode!r} is not mapped (only 'nearest' by whole factors; the ONNX path "
-                "has the others)")
-    if align_corners:
-        cv.fail("align_corners applies to linear modes only")
-    shape = cv.shape(x)
+def _whole_factors(cv, x):
+    """Nearest-neighbour upsampling of NCHW data by whole factors (output (i, j) reads input
+    (i // s, j // s)): each element repeated along new axes, then folded back."""
+    n, c, h, w = cv.shape(x)
     out = cv.out_shape
-    if len(shape) != 4 or any(o % i for o, i in zip(out[2:], shape[2:])):
-        cv.fail(f"nearest interpolation from {list(shape)} to {list(out)} is not by whole factors (the mapped case)")
-    n, c, h, w = shape
     sh, sw = out[2] // h, out[3] // w
     spread = cv.add("reshape", [x], {"shape": [n, c, h, 1, w, 1]}, "_spread")
     copies = cv.add("expand", [spread], {"shape": [n, c, h, sh, w, sw]}, "_copies")
     return cv.add("reshape", [copies], {"shape": list(out)})
 
 
+_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+
+
+def _interpolation(cv, x, mode, align_corners, scale_factor, recompute_scale_factor, antialias=False):
+    """F.interpolate / nn.Upsample on the spatial axes (all but N and C) to the traced output's size.
+    'nearest' and 'nearest-exact' read the input PyTorch's way (its float32 index arithmetic), by
+    whole factors through repeats and otherwise through a gather per axis; the linear modes and
+    'bicubic' are Resize's linear and cubic taps (Graph.add_resize) with PyTorch's coordinates: the
+    given scale factor unless it is recomputed from the sizes, half-pixel centres or aligned corners,
+    Keys' a = -0.75."""
+    if antialias:
+        cv.fail("antialiased interpolation is not mapped")
+    shape, out = list(cv.shape(x)), list(cv.out_shape)
+    spatial = len(shape) - 2
+    if spatial < 1 or len(out) != len(shape) or out[:2] != shape[:2]:
+        cv.fail(f"interpolation from {shape} to {out} does not keep batch and channels")
+    if isinstance(scale_factor, (list, tuple)):
+        factors = [float(f) for f in scale_factor]
+    else:
+        factors = [float(scale_factor)] * spatial if scale_factor is not None else None
+    if factors is not None and len(factors) != spatial:
+        cv.fail(f"{len(factors)} scale factors for {spatial} spatial axes")
+    if recompute_scale_factor:
+        factors = None
+    if mode in ("nearest", "nearest-exact"):
+        if align_corners:
+            cv.fail("align_corners applies to the linear and cubic modes only")
+        indices = []
+        for d in range(spatial):
+            n_in, n_out = shape[d + 2], out[d + 2]
+            # PyTorch's nearest_idx: a float32 scale, floor((o [+ 0.5]) * scale), clamped
+            scale = np.float32(1.0 / factors[d]) if factors is not None else np.float32(n_in) / np.float32(n_out)
+            o = np.arange(n_out, dtype=np.float32) + np.float32(0.5 if mode == "nearest-exact" else 0.0)
+            indices.append(np.minimum(np.floor(o * scale).astype(np.int64), n_in - 1))
+        if len(shape) == 4 and all(o % i == 0 and np.array_equal(ix, np.arange(o) // (o // i))
+                                   for ix, o, i in zip(indices, out[2:], shape[2:])):
+            return _whole_factors(cv, x)  # every element repeated: no gather
+        for d, index in enumerate(indices):
+            if shape[d + 2] != out[d + 2] or not np.array_equal(index, np.arange(out[d + 2])):
+                x = cv.add("gather", [x, cv.const(index.astype(np.int32), f"_index{d + 2}")], {"axis": d + 2},
+                           f"_axis{d + 2}")
+        return x
+    if mode not in _LINEAR_MODES:
+        cv.fail(f"interpolation mode {mode!r} is not mapped (nearest, nearest-exact, linear, bilinear, trilinear, "
+                "bicubic)")
+    if _LINEAR_MODES[mode] != len(shape):
+        cv.fail(f"mode {mode!r} takes {_LINEAR_MODES[mode]}-D input, not {len(shape)}-D")
+    scales = [1.0, 1.0] + (factors if factors is not None and not align_corners else
+                           [o / i for o, i in zip(out[2:], shape[2:])])
+    return cv.graph.add_resize(x, out, scales=scales, mode="cubic" if mode == "bicubic" else "linear",
+                               coordinate_transformation_mode="align_corners" if align_corners else "half_pixel",
+                               cubic_coeff_a=-0.75, name=cv._name(cv.node.name))
+
+
 def _interpolate(cv, args, kwargs):
-    return _upsample_nearest(cv, cv.tensor(args[0]), cv.value(kwargs.get("mode", args[3] if len(args) > 3 else "nearest")),
-                             cv.value(kwargs.get("align_corners", args[4] if len(args) > 4 else None)))
+    names = ["input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias"]
+    a = dict(zip(names, args))
+    a.update(kwargs)
+    return _interpolation(cv, cv.tensor(a["input"]), cv.value(a.get("mode", "nearest")),
+                          cv.value(a.get("align_corners")), cv.value(a.get("scale_factor")),
+                          cv.value(a.get("recompute_scale_factor")), cv.value(a.get("antialias", False)))
 
 
 def _upsample_module(cv, args, kwargs):
     m = cv.module
-    return _upsample_nearest(cv, cv.tensor(args[0]), m.mode, m.align_corners)
+    return _interpolation(cv, cv.tensor(args[0]), m.mode, m.align_corners, m.scale_factor,
+                          getattr(m, "recompute_scale_factor", None))
 
 
 def _dense(cv, x, weight, bias, suffix=""):
