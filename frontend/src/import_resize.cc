@@ -14,11 +14,7 @@ void emit_resize(Importer& im, const onnx::NodeProto& n, int x, const std::vecto
                  const ResizeRules& r) {
   DataType t = im.type(x).dtype;
   if (!t.is_float()) im.unsupported(n, "only floating-point data is supported, is " + im.type(x).str());
-  ResizeBuilder b{[&](NDArray v, const std::string& suffix) { return im.add_const(n, std::move(v), suffix); },
-                  [&](const std::string& op, const std::vector<int>& in, graph::Attrs a, const std::string& suffix) {
-                    return im.add(n, op, in, std::move(a), suffix);
-                  }};
-  x = build_resize(b, x, t, axes, r);
+  x = build_resize(im.builder(n), x, t, axes, r);
   im.output(n, im.add(n, "identity", {x}));
 }
 

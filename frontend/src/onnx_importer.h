@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/frontend/node_builder.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/op_registry.h"
 #include "loom/runtime/error.h"
@@ -128,6 +129,14 @@ class Importer {
   }
   int add_const(const onnx::NodeProto& n, NDArray v, const std::string& suffix = "") {
     return g_.add_constant(unique_name(node_name(n) + suffix), std::move(v));
+  }
+  // Adds as add and add_const do, for the graph-level builders (resize.h, recurrent.h).
+  NodeBuilder builder(const onnx::NodeProto& n) {
+    return {[this, &n](NDArray v, const std::string& suffix) { return add_const(n, std::move(v), suffix); },
+            [this, &n](const std::string& op, const std::vector<int>& in, Attrs a, const std::string& suffix) {
+              return add(n, op, in, std::move(a), suffix);
+            },
+            [this](int id) { return type(id); }};
   }
   // Defines the node's output k (0: its first) as graph node `id`.
   // A rank-0 constant of type t (broadcasts against anything).

@@ -11,8 +11,8 @@ namespace loom::frontend {
 
 namespace {
 
-const char* const kCtms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-                             "tf_crop_and_resize"};
+const char* const kCtms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                             "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
 
 // The input coordinate of output position o (coordinate_transformation_mode).
 double source_coordinate(const std::string& ctm, int64_t o, const ResizeAxis& a) {
@@ -113,7 +113,7 @@ std::string unsupported_resize(const ResizeRules& r) {
   return "nearest_mode '" + r.nearest + "' is not supported";
 }
 
-int build_resize(const ResizeBuilder& b, int x, DataType dtype, const std::vector<ResizeAxis>& axes,
+int build_resize(const NodeBuilder& b, int x, DataType dtype, const std::vector<ResizeAxis>& axes,
                  const ResizeRules& r) {
   if (std::string why = unsupported_resize(r); !why.empty()) LOOM_THROW(ModelError, "resize: ", why);
   if (!dtype.is_float()) LOOM_THROW(ModelError, "resize: only floating-point data is supported, is ", dtype.str());

@@ -106,16 +106,16 @@ void register_cuda_functions(py::module_& m) {
            "are copied to the GPU and the outputs back. loom.DeviceError where there is no GPU.")
       .def_property_readonly("name", [](const CudaFunction& f) { return f.function().name; })
       .def_property_readonly("arch", [](const CudaFunction& f) { return f.program().arch; })
-      .def_property_readonly("source", [](const CudaFunction& f) { return f.program().source; }, "The CUDA C.")
+      .def_property_readonly(
+          "source", [](const CudaFunction& f) { return f.program().source; }, "The CUDA C.")
       .def_property_readonly("ptx", [](const CudaFunction& f) { return f.program().ptx; })
       .def_property_readonly("compile_log", [](const CudaFunction& f) { return f.program().compile_log; })
-      .def_property_readonly(
-          "args",
-          [](const CudaFunction& f) {
-            py::list out;
-            for (const auto& a : f.function().args) out.append(arg_spec_record(a));
-            return out;
-          })
+      .def_property_readonly("args",
+                             [](const CudaFunction& f) {
+                               py::list out;
+                               for (const auto& a : f.function().args) out.append(arg_spec_record(a));
+                               return out;
+                             })
       .def_property_readonly(
           "kernels",
           [](const CudaFunction& f) {

@@ -133,7 +133,8 @@ py::list commit_records(const std::vector<sim::CommitRecord>& rs) {
 sim::CommitLogSource& commit_log(AccelDevice& d, const std::string& backend) {
   auto* log = dynamic_cast<sim::CommitLogSource*>(&d);
   if (!log)
-    LOOM_THROW(ConfigError, "backend '", backend, "' does not record per-instruction commits (fsim, rtl and systemc do)");
+    LOOM_THROW(ConfigError, "backend '", backend,
+               "' does not record per-instruction commits (fsim, rtl and systemc do)");
   return *log;
 }
 
@@ -184,7 +185,8 @@ py::dict estimate(const py::object& what, bool timeline, const py::kwargs& param
   Stream s = stream_of(what);
   sim::PerfParams p = sim::PerfParams::from_json(options_json(params, "loom.accel.estimate_cycles").dump());
   if (!p.trace_path.empty())
-    LOOM_THROW(ConfigError, "loom.accel.estimate_cycles: 'trace' is the perf device's (timeline=True gives the records)");
+    LOOM_THROW(ConfigError,
+               "loom.accel.estimate_cycles: 'trace' is the perf device's (timeline=True gives the records)");
   std::vector<sim::InsnTiming> timings;
   sim::PerfEstimate e;
   {
@@ -321,8 +323,7 @@ void register_devices(py::module_& m) {
           [](Device& d, uint32_t offset, uint32_t value) { d.get("Device.write_reg").write_reg(offset, value); },
           py::arg("offset"), py::arg("value"))
       .def(
-          "launch",
-          [](Device& d, uint64_t addr, uint32_t count) { d.get("Device.launch").launch(addr, count); },
+          "launch", [](Device& d, uint64_t addr, uint32_t count) { d.get("Device.launch").launch(addr, count); },
           py::arg("insn_addr"), py::arg("count"), "launch(insn_addr, count): starts a stream (wait() for its end).")
       .def(
           "wait",
@@ -347,7 +348,9 @@ void register_devices(py::module_& m) {
           py::arg("on") = true, "Per-instruction commit records from the next run on (fsim, rtl, systemc).")
       .def(
           "take_commits",
-          [](Device& d) { return commit_records(commit_log(d.get("Device.take_commits"), d.backend()).take_commits()); },
+          [](Device& d) {
+            return commit_records(commit_log(d.get("Device.take_commits"), d.backend()).take_commits());
+          },
           "The commit records since the last take: one dict per instruction (run, label, index, module,\n"
           "opcode, target, digest, tokens).");
 
@@ -380,7 +383,8 @@ void register_devices(py::module_& m) {
           "read_segment",
           [](const accel::Program& p, size_t i) {
             if (i >= p.segments.size())
-              LOOM_THROW(ShapeError, "Program.read_segment: ", i, " is not one of its ", p.segments.size(), " segments");
+              LOOM_THROW(ShapeError, "Program.read_segment: ", i, " is not one of its ", p.segments.size(),
+                         " segments");
             const auto& d = p.segments[i].data;
             return py::array_t<uint8_t>(py::ssize_t(d.size()), d.data());
           },
@@ -389,7 +393,8 @@ void register_devices(py::module_& m) {
           "write_segment",
           [](accel::Program& p, size_t i, const py::array& data) {
             if (i >= p.segments.size())
-              LOOM_THROW(ShapeError, "Program.write_segment: ", i, " is not one of its ", p.segments.size(), " segments");
+              LOOM_THROW(ShapeError, "Program.write_segment: ", i, " is not one of its ", p.segments.size(),
+                         " segments");
             std::string bytes = array_bytes(data);
             if (bytes.size() != p.segments[i].data.size())
               LOOM_THROW(ShapeError, "Program.write_segment: ", bytes.size(), " bytes for segment ", i, " of ",
@@ -434,7 +439,8 @@ void register_devices(py::module_& m) {
   a.def(
       "first_divergence",
       [](const py::iterable& a, const py::iterable& b) -> py::object {
-        auto d = sim::first_divergence(commit_records(a, "first_divergence: a"), commit_records(b, "first_divergence: b"));
+        auto d =
+            sim::first_divergence(commit_records(a, "first_divergence: a"), commit_records(b, "first_divergence: b"));
         if (!d) return py::none();
         return divergence_record(*d, "a", "b");
       },

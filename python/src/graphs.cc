@@ -8,8 +8,9 @@
 #include <optional>
 
 #include "bindings.h"
-#include "loom/frontend/resize.h"
 #include "loom/frontend/onnx.h"
+#include "loom/frontend/recurrent.h"
+#include "loom/frontend/resize.h"
 #include "loom/graph/graph.h"
 #include "loom/graph/layer_compare.h"
 #include "loom/graph/op_registry.h"
@@ -63,8 +64,7 @@ int add_constant(Graph& g, const std::string& name, const py::array& value) {
 }
 
 // An operator node, checked and typed before it joins the graph (a refused node leaves no trace).
-int add_checked(Graph& g, const std::string& op, const std::vector<int>& inputs, graph::Attrs a,
-                const std::string& n) {
+int add_checked(Graph& g, const std::string& op, const std::vector<int>& inputs, graph::Attrs a, const std::string& n) {
   const std::string where = "node '" + n + "' (" + op + ")";
   const graph::OpDef& def = graph::op_def(op);  // ModelError naming an unknown operator
   if (int(inputs.size()) < def.min_inputs || int(inputs.size()) > def.max_inputs)
@@ -106,6 +106,18 @@ int add_op(Graph& g, const std::string& op, const std::vector<int>& inputs, cons
   return add_checked(g, op, inputs, std::move(a), n);
 }
 
+// Adds to `g` for the graph-level builders (frontend/node_builder.h): nodes named `base` and a
+// suffix, each checked and typed as add_op's.
+frontend::NodeBuilder builder(Graph& g, const std::string& base) {
+  return {[&g, base](NDArray v, const std::string& suffix) {
+            return g.add_constant(g.unique_name(base + suffix), std::move(v));
+          },
+          [&g, base](const std::string& op, const std::vector<int>& in, graph::Attrs a, const std::string& suffix) {
+            return add_checked(g, op, in, std::move(a), g.unique_name(base + suffix));
+          },
+          [&g](int id) { return g.type_of(id); }};
+}
+
 // Graph.add_resize: x resized to `sizes` by ONNX's Resize rules (frontend/resize.h), as the
 // importer builds it: the tables as constants and one resample_axis per changed axis.
 int add_resize(Graph& g, int x, const std::vector<int64_t>& sizes, const std::optional<std::vector<double>>& scales,
@@ -135,13 +147,67 @@ int add_resize(Graph& g, int x, const std::vector<int64_t>& sizes, const std::op
       LOOM_THROW(ShapeError, where, ": scale ", scale, " of dimension ", d, " is not a positive, finite factor");
     axes.push_back({t.shape[d], sizes[d], scale});
   }
-  frontend::ResizeBuilder b{
-      [&](NDArray v, const std::string& suffix) { return g.add_constant(g.unique_name(base + suffix), std::move(v)); },
-      [&](const std::string& op, const std::vector<int>& in, graph::Attrs a, const std::string& suffix) {
-        return add_checked(g, op, in, std::move(a), g.unique_name(base + suffix));
-      }};
-  int y = frontend::build_resize(b, x, t.dtype, axes, r);
+  int y = frontend::build_resize(builder(g, base), x, t.dtype, axes, r);
   return y == x ? add_checked(g, "identity", {x}, {}, g.unique_name(base)) : y;
+}
+
+// Graph.add_recurrent: an RNN, GRU or LSTM layer unrolled as the ONNX importer unrolls it
+// (frontend/recurrent.h), its weights as nodes in ONNX's layouts.
+py::tuple add_recurrent(Graph& g, const std::string& cell, int x, int w, int r, std::optional<int> b,
+                        std::optional<int> initial_h, std::optional<int> initial_c, std::optional<int> p,
+                        int64_t hidden, const std::string& direction, bool batch_first, bool linear_before_reset,
+                        const std::optional<std::vector<std::string>>& activations, double clip,
+                        const std::optional<std::vector<int64_t>>& sequence_lengths, const std::string& name) {
+  const std::string base = name.empty() ? cell : name;
+  const std::string where = "Graph.add_recurrent '" + base + "'";
+  frontend::RecurrentSpec s;
+  if (cell == "rnn")
+    s.cell = frontend::RecurrentCell::Rnn;
+  else if (cell == "gru")
+    s.cell = frontend::RecurrentCell::Gru;
+  else if (cell == "lstm")
+    s.cell = frontend::RecurrentCell::Lstm;
+  else
+    LOOM_THROW(ModelError, where, ": cell '", cell, "' is not one of rnn, gru, lstm");
+  for (std::optional<int> id :
+       {std::optional<int>(x), std::optional<int>(w), std::optional<int>(r), b, initial_h, initial_c, p})
+    if (id) check_id(g, *id, where);
+  const graph::TensorType xt = g.type_of(x);
+  if (xt.shape.size() != 3) LOOM_THROW(ShapeError, where, ": X must have rank 3, is ", xt.str());
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    LOOM_THROW(ModelError, where, ": direction '", direction, "' is not one of forward, reverse, bidirectional");
+  s.hidden = hidden;
+  s.dirs = direction == "bidirectional" ? 2 : 1;
+  s.reverse = direction == "reverse";
+  s.batch_first = batch_first;
+  s.seq = xt.shape[batch_first ? 1 : 0];
+  s.batch = xt.shape[batch_first ? 0 : 1];
+  s.input = xt.shape[2];
+  s.linear_before_reset = linear_before_reset;
+  s.clip = clip;
+  s.dtype = xt.dtype;
+  std::vector<std::string> names = activations ? *activations : std::vector<std::string>{};
+  const size_t per_dir = frontend::default_recurrent_activations(s.cell).size();
+  if (names.empty())
+    for (int64_t d = 0; d < s.dirs; ++d)
+      for (const std::string& a : frontend::default_recurrent_activations(s.cell)) names.push_back(a);
+  if (names.size() == per_dir && s.dirs == 2) {  // the same for both directions
+    const std::vector<std::string> once = names;
+    names.insert(names.end(), once.begin(), once.end());
+  }
+  if (names.size() != per_dir * size_t(s.dirs))
+    LOOM_THROW(ModelError, where, ": ", names.size(), " activations; ", cell, " takes ", per_dir, " per direction");
+  s.acts.resize(size_t(s.dirs));
+  for (size_t i = 0; i < names.size(); ++i) s.acts[i / per_dir].push_back(names[i]);
+  if (sequence_lengths) s.lens = *sequence_lengths;
+  frontend::RecurrentInputs in{x, w, r, b.value_or(-1), initial_h.value_or(-1), initial_c.value_or(-1), p.value_or(-1)};
+  frontend::RecurrentOutputs out;
+  try {
+    out = frontend::build_recurrent(builder(g, base), s, in);
+  } catch (const ModelError& e) {
+    LOOM_THROW(ModelError, where, ": ", e.what());
+  }
+  return py::make_tuple(out.y, out.y_h, out.y_c >= 0 ? py::object(py::int_(out.y_c)) : py::object(py::none()));
 }
 
 void set_outputs(Graph& g, const std::vector<int>& ids) {
@@ -183,6 +249,19 @@ void register_graphs(py::module_& m) {
            "-> int: node x resized to `sizes` by ONNX's Resize rules (modes nearest, linear, cubic), as the\n"
            "ONNX importer builds it; `scales` (one per axis) are the factors the coordinates divide by\n"
            "(default sizes / input sizes).")
+      .def("add_recurrent", &add_recurrent, py::arg("cell"), py::arg("x"), py::arg("w"), py::arg("r"),
+           py::arg("b") = py::none(), py::arg("initial_h") = py::none(), py::arg("initial_c") = py::none(),
+           py::arg("p") = py::none(), py::kw_only(), py::arg("hidden"), py::arg("direction") = "forward",
+           py::arg("batch_first") = false, py::arg("linear_before_reset") = false, py::arg("activations") = py::none(),
+           py::arg("clip") = 0.0, py::arg("sequence_lengths") = py::none(), py::arg("name") = "",
+           "add_recurrent(cell, x, w, r, b=None, initial_h=None, initial_c=None, p=None, *, hidden,\n"
+           "              direction='forward', batch_first=False, linear_before_reset=False, activations=None,\n"
+           "              clip=0.0, sequence_lengths=None, name='') -> (y, y_h, y_c)\n"
+           "An RNN, GRU or LSTM layer ('rnn', 'gru', 'lstm') unrolled over time as the ONNX importer unrolls\n"
+           "it, over nodes in ONNX's layouts and gate orders (LSTM i, o, f, c; GRU z, r, h): X [seq, batch,\n"
+           "input] ([batch, seq, input] batch first), W [D, G*H, input], R [D, G*H, H], B [D, 2*G*H], states\n"
+           "[D, batch, H], P [D, 3*H]. Returns Y [seq, D, batch, H] ([batch, seq, D, H]), Y_h and Y_c (None\n"
+           "but for the LSTM). activations: graph operators (sigmoid, tanh, relu), per direction or once.")
       .def("add_op", &add_op, py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "",
            "add_op(op, inputs, attrs={}, name='') -> int: an operator node over existing nodes, checked\n"
            "and typed now (loom.ModelError names the node and what is wrong). loom.operators() lists\n"

@@ -56,8 +56,8 @@ runtime::ExecutorOptions executor_options(const std::string& backend) {
 
 Model load(const std::string& path, const std::string& backend) {
   py::gil_scoped_release released;
-  return Model{runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}, py::none(), path, {},
-               backend};
+  return Model{
+      runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}, py::none(), path, {}, backend};
 }
 
 // Runs `work` without the GIL, Ctrl-C stopping it (runtime::SigintInterrupts): an interrupted run

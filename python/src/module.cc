@@ -12,7 +12,7 @@ PYBIND11_MODULE(_loom, m) {
   loom::python::register_accel(m);  // before models: loom.compile takes a Config
   loom::python::register_te(m);
   loom::python::register_schedules(m);  // after te: its tensors and axes
-  loom::python::register_devices(m);  // before the accelerator's functions: they run on a Device
+  loom::python::register_devices(m);    // before the accelerator's functions: they run on a Device
   loom::python::register_accel_functions(m);
   loom::python::register_cuda_functions(m);
 #ifdef LOOM_PYTHON_WITH_TUNE

@@ -10,9 +10,9 @@
 #include "bindings.h"
 #include "loom/accel/config.h"
 #include "loom/codegen/llvm.h"
+#include "loom/frontend/load.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
-#include "loom/frontend/load.h"
 #include "loom/tune/apply_log.h"
 #include "loom/tune/template.h"
 #include "loom/tune/tuner.h"
@@ -126,7 +126,8 @@ py::list model_templates(const py::object& model, const std::string& target, con
   if (quantize && *quantize != "int8") LOOM_THROW(ConfigError, what, ": quantize '", *quantize, "' is not int8");
   if (target == "accel" && device != "perf" && device != "rtl")
     LOOM_THROW(ConfigError, what, ": device '", device, "' is not one of perf, rtl");
-  if (target == "cpu" && !config.is_none()) LOOM_THROW(ConfigError, what, ": config is the accelerator's (target='accel')");
+  if (target == "cpu" && !config.is_none())
+    LOOM_THROW(ConfigError, what, ": config is the accelerator's (target='accel')");
   std::string origin;
   graph::Graph g = model_graph(model, batch, image, origin, what);
   py::list out;

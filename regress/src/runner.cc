@@ -254,8 +254,10 @@ std::string ask_build_id(const std::string& loom, const fs::path& scratch) {
   fs::remove(log);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (!r.ok() || text.rfind("0.1+", 0) != 0 || text.find('\n') != std::string::npos)
-    LOOM_THROW(Error, "the workers' executable '", loom, "' did not tell its build (`", loom,
-               " regress --build-id`): ", r.ok() ? text : r.end == runtime::LoggedRun::End::NotStarted ? r.error : text);
+    LOOM_THROW(Error, "the workers' executable '", loom, "' did not tell its build (`", loom, " regress --build-id`): ",
+               r.ok()                                         ? text
+               : r.end == runtime::LoggedRun::End::NotStarted ? r.error
+                                                              : text);
   return text;
 }
 

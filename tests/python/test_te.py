@@ -171,8 +171,10 @@ def test_errors_name_what_is_wrong():
             pass
     with pytest.raises(loom.ShapeError, match=r"A\[...\]: 1 indices for a tensor of rank 2"):
         te.compute((N,), lambda i: A[i], name="bad")
-    with pytest.raises(loom.ConfigError, match="target 'accel' is not one"):
-        loom.build(s, [A, B, C], target="accel")
+    with pytest.raises(loom.ConfigError, match="target 'tpu' is not one of llvm, accel, cuda"):
+        loom.build(s, [A, B, C], target="tpu")
+    with pytest.raises(loom.CodegenError, match="accelerator backend, function 'main': unsupported statement"):
+        loom.build(s, [A, B, C], target="accel")  # a CPU schedule: host stores, no accelerator operations
     with pytest.raises(loom.TypeError, match="dtype 'float7'"):
         te.placeholder((2,), dtype="float7")
     with pytest.raises(loom.Error, match="C"):  # an output left out of the arguments

@@ -338,3 +338,77 @@ def test_int8_on_the_accelerator_equals_int8_on_the_cpu():
         loom.compile(g, quantize="int8", calibrate=[np.zeros((1, 3), np.float32)])
     with pytest.raises(loom.ConfigError, match="quantize 'int4' is not one of"):
         loom.compile(g, quantize="int4")
+
+
+class Recurrent(torch.nn.Module):
+    """A recurrent layer, its output unpacked in Python (`y, h = ...`), and a linear head."""
+
+    def __init__(self, cell, **options):
+        super().__init__()
+        self.rnn = cell(8, 16, **options)
+        self.head = torch.nn.Linear(16 * (2 if options.get("bidirectional") else 1), 4)
+
+    def forward(self, x):
+        y, h = self.rnn(x)
+        return (self.head(y),) + (tuple(h) if isinstance(h, tuple) else (h,))
+
+
+class LstmWithState(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+
+    def forward(self, x, h0, c0):
+        y, (h, c) = self.lstm(x, (h0, c0))
+        return y[:, -1], h, c
+
+
+RECURRENT = [
+    (torch.nn.LSTM, {}),
+    (torch.nn.LSTM, dict(num_layers=2, bidirectional=True)),
+    (torch.nn.GRU, dict(batch_first=True)),
+    (torch.nn.GRU, dict(num_layers=2, bidirectional=True, bias=False)),
+    (torch.nn.RNN, dict(nonlinearity="relu", num_layers=2)),
+    (torch.nn.RNN, dict(batch_first=True, bidirectional=True)),
+]
+
+
+@pytest.mark.parametrize("cell,options", RECURRENT, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_recurrent_layers_match_pytorch(cell, options):
+    """LSTM, GRU and RNN layers (stacked, bidirectional, batch first, without biases): the output
+    sequence and the last states within 1e-4 of PyTorch's largest output."""
+    torch.manual_seed(0)
+    module = Recurrent(cell, **options).eval()
+    x = torch.randn(*((2, 5, 8) if options.get("batch_first") else (5, 2, 8)), generator=torch.Generator().manual_seed(3))
+    assert_close(loom.compile(from_torch(module, x)).run(x.numpy()), reference(module, (x,)), f"{cell.__name__} {options}")
+
+
+def test_lstm_with_initial_state_and_through_onnx(tmp_path):
+    """Initial states as model inputs; the same LSTM through ONNX and through torch.fx, each against
+    PyTorch; projections refused by name."""
+    torch.manual_seed(0)
+    module = LstmWithState().eval()
+    g = torch.Generator().manual_seed(4)
+    inputs = (torch.randn(3, 6, 8, generator=g), torch.randn(2, 3, 16, generator=g), torch.randn(2, 3, 16, generator=g))
+    want = reference(module, inputs)
+    assert_close(loom.compile(from_torch(module, inputs)).run(*[t.numpy() for t in inputs]), want, "torch.fx")
+    path = str(tmp_path / "lstm.onnx")
+    torch.onnx.export(module, inputs, path, opset_version=14, input_names=["x", "h0", "c0"])
+    assert_close(loom.compile(from_onnx(path)).run(*[t.numpy() for t in inputs]), want, "ONNX")
+    with pytest.raises(loom.ModelError, match=r"\(nn.LSTM\): an LSTM with projections \(proj_size\) is not mapped"):
+        from_torch(torch.nn.LSTM(4, 8, proj_size=2).eval(), torch.randn(3, 1, 4))
+
+
+def test_graph_add_recurrent_errors():
+    g = loom.Graph("r")
+    x = g.add_input("x", [5, 2, 8])
+    w = g.add_constant("w", np.zeros((1, 64, 8), np.float32))
+    r = g.add_constant("r", np.zeros((1, 64, 16), np.float32))
+    with pytest.raises(loom.ModelError, match="cell 'lstmx' is not one of rnn, gru, lstm"):
+        g.add_recurrent("lstmx", x, w, r, hidden=16)
+    with pytest.raises(loom.ModelError, match=r"W is float32\[1, 64, 8\], expected float32\[1, 48, 8\]"):
+        g.add_recurrent("gru", x, w, r, hidden=16)
+    with pytest.raises(loom.ModelError, match="activation 'gelu' is not one of sigmoid, tanh, relu"):
+        g.add_recurrent("lstm", x, w, r, hidden=16, activations=["sigmoid", "gelu", "tanh"])
+    y, y_h, y_c = g.add_recurrent("lstm", x, w, r, hidden=16)
+    assert g.shape(y) == (5, 1, 2, 16) and g.shape(y_h) == g.shape(y_c) == (1, 2, 16)

@@ -6,12 +6,30 @@ operators (torch_ops.py has the mapping, one handler per call); every other node
 shapes, anything computed from them) is a constant PyTorch computed. Each mapped node's shape and
 dtype are checked against PyTorch's as it is added.
 """
+import dis
+import inspect
+
 import numpy as np
 import torch
 import torch.fx
 
 from .. import _loom
 from . import torch_ops
+
+
+class _Proxy(torch.fx.Proxy):
+    """torch.fx's proxy, unpacked as Python 3.11 runs `a, (b, c) = call(...)` (an LSTM's result):
+    torch 1.13 finds the unpacking instruction by an index that Python 3.11's bytecode caches shift,
+    so it is found here by its offset."""
+
+    def __iter__(self):
+        frame = inspect.currentframe().f_back
+        for inst in dis.get_instructions(frame.f_code):
+            if inst.offset == frame.f_lasti:
+                if inst.opname == "UNPACK_SEQUENCE":
+                    return (self[i] for i in range(inst.argval))
+                break
+        return self.tracer.iter(self)
 
 
 class _Tracer(torch.fx.Tracer):
@@ -31,6 +49,9 @@ class _Tracer(torch.fx.Tracer):
             return super().call_module(m, forward, args, kwargs)
         finally:
             self._path.pop()
+
+    def proxy(self, node):
+        return _Proxy(node, self)
 
     def create_node(self, *args, **kwargs):
         node = super().create_node(*args, **kwargs)
@@ -237,9 +258,14 @@ class Converter:
 
     def _check(self, node, out):
         """Loom's value has PyTorch's shape and dtype (a mapping error shows here, at its node)."""
-        ref = self.values[node]
-        pairs = zip(out, ref) if isinstance(out, tuple) else [(out, ref)]
-        for id_, t in pairs:
+        def pairs(o, r):  # (Loom id, PyTorch value), through nested tuples
+            if isinstance(o, tuple) and isinstance(r, (tuple, list)):
+                for a, b in zip(o, r):
+                    yield from pairs(a, b)
+            else:
+                yield o, r
+
+        for id_, t in pairs(out, self.values[node]):
             if id_ is None or not isinstance(t, torch.Tensor):
                 continue
             if tuple(self.shape(id_)) != tuple(t.shape) or self.dtype(id_) != _dtype_name(t.dtype):
@@ -248,6 +274,13 @@ class Converter:
 
     def _outputs(self, result):
         flat = []
+
+        def visit_ids(ids):  # a node's Loom ids, nested as its result is
+            if isinstance(ids, tuple):
+                for i in ids:
+                    visit_ids(i)
+            elif ids is not None:
+                flat.append(ids)
 
         def visit(v):
             if isinstance(v, (tuple, list)):
@@ -258,8 +291,7 @@ class Converter:
                     visit(x)
             elif isinstance(v, torch.fx.Node):
                 if v in self.ids:
-                    ids = self.ids[v]
-                    flat.extend(ids if isinstance(ids, tuple) else [ids])
+                    visit_ids(self.ids[v])
                 else:
                     flat.append(self.tensor(v))
             elif v is not None:

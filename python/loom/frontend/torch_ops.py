@@ -713,10 +713,78 @@ def _encoder_module(cv, args, kwargs):
 # The tables
 # ---------------------------------------------------------------------------------------------
 
+# PyTorch's gate blocks in ONNX's order (LSTM: i f g o -> i o f c; GRU: r z n -> z r h).
+_GATE_ORDER = {nn.LSTM: [0, 3, 1, 2], nn.GRU: [1, 0, 2], nn.RNN: [0]}
+
+
+def _recurrent_module(cv, args, kwargs):
+    """nn.LSTM, nn.GRU and nn.RNN (every layer and direction) as Graph.add_recurrent layers, the
+    weights reordered into ONNX's gate order; the states between layers as PyTorch passes them."""
+    m = cv.module
+    cell = {nn.LSTM: "lstm", nn.GRU: "gru", nn.RNN: "rnn"}[type(m)]
+    if getattr(m, "proj_size", 0):
+        cv.fail("an LSTM with projections (proj_size) is not mapped")
+    x = cv.tensor(args[0])
+    if len(cv.shape(x)) != 3:
+        cv.fail("an unbatched (2-D) input is not mapped; give [seq, batch, features] or batch first")
+    hx = args[1] if len(args) > 1 else kwargs.get("hx")
+    h0 = c0 = None
+    if hx is not None:
+        if cell == "lstm":
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                cv.fail("an LSTM's initial state is a tuple (h0, c0)")
+            h0, c0 = cv.tensor(hx[0]), cv.tensor(hx[1])
+        else:
+            h0 = cv.tensor(hx)
+    dirs, H, L = (2 if m.bidirectional else 1), m.hidden_size, m.num_layers
+    if m.batch_first:
+        x = cv.add("transpose", [x], {"perm": [1, 0, 2]}, "_seq_first")
+    seq, batch = cv.shape(x)[:2]
+    order = _GATE_ORDER[type(m)]
+    activations = None if cell != "rnn" else [m.nonlinearity]
+
+    def onnx_gates(t):  # [G*H, ...] in ONNX's gate order
+        return torch.cat([t[k * H:(k + 1) * H] for k in order])
+
+    hs, cs = [], []
+    for layer in range(L):
+        sfx = [f"_l{layer}" + ("_reverse" if d else "") for d in range(dirs)]
+        params = [f"l{layer}" + ("_reverse" if d else "") for d in range(dirs)]
+        with torch.no_grad():
+            w = torch.stack([onnx_gates(getattr(m, "weight_ih_" + p)) for p in params])
+            r = torch.stack([onnx_gates(getattr(m, "weight_hh_" + p)) for p in params])
+            b = torch.stack([torch.cat([onnx_gates(getattr(m, "bias_ih_" + p)), onnx_gates(getattr(m, "bias_hh_" + p))])
+                             for p in params]) if m.bias else None
+        states = {}
+        for key, full in (("initial_h", h0), ("initial_c", c0)):
+            if full is not None:
+                states[key] = cv.add("slice", [full], {"starts": [layer * dirs], "ends": [(layer + 1) * dirs],
+                                                      "axes": [0], "steps": [1]}, f"_{key}{layer}")
+        y, y_h, y_c = cv.graph.add_recurrent(
+            cell, x, cv.const(w, sfx[0] + "_W"), cv.const(r, sfx[0] + "_R"),
+            cv.const(b, sfx[0] + "_B") if b is not None else None, hidden=H,
+            direction="bidirectional" if dirs == 2 else "forward", linear_before_reset=cell == "gru",
+            activations=activations, name=cv._name(cv.node.name + f"_l{layer}"), **states)
+        # Y [seq, D, batch, H] -> [seq, batch, D*H]: the next layer's input and the output
+        y = cv.add("transpose", [y], {"perm": [0, 2, 1, 3]}, f"_l{layer}_y")
+        x = cv.add("reshape", [y], {"shape": [seq, batch, dirs * H]}, f"_l{layer}_out")
+        hs.append(y_h)
+        cs.append(y_c)
+    out = cv.add("transpose", [x], {"perm": [1, 0, 2]}, "_batch_first") if m.batch_first else x
+    h_n = hs[0] if L == 1 else cv.add("concat", hs, {"axis": 0}, "_h_n")
+    if cell != "lstm":
+        return (out, h_n)
+    c_n = cs[0] if L == 1 else cv.add("concat", cs, {"axis": 0}, "_c_n")
+    return (out, (h_n, c_n))
+
+
 MODULES = {
     nn.Conv2d: _conv2d_module,
     nn.ConvTranspose2d: _conv_transpose2d_module,
     nn.Upsample: _upsample_module,
+    nn.LSTM: _recurrent_module,
+    nn.GRU: _recurrent_module,
+    nn.RNN: _recurrent_module,
     nn.Linear: _linear_module,
     nn.BatchNorm2d: _batch_norm_module,
     nn.LayerNorm: _layer_norm_module,

@@ -6,24 +6,22 @@
 // importer's Resize and Upsample and from_torch's interpolation build through it.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "loom/graph/graph.h"
-#include "loom/runtime/ndarray.h"
+#include "loom/frontend/node_builder.h"
 
 namespace loom::frontend {
 
 struct ResizeAxis {
   int64_t in = 1, out = 1;
-  double scale = 1;  // out / in, or the factor given (the coordinates divide by it)
+  double scale = 1;                   // out / in, or the factor given (the coordinates divide by it)
   double roi_start = 0, roi_end = 1;  // tf_crop_and_resize's region, in [0, 1]
 };
 
 struct ResizeRules {
-  std::string mode = "nearest";       // nearest, linear, cubic
-  std::string ctm = "half_pixel";     // coordinate_transformation_mode
+  std::string mode = "nearest";                // nearest, linear, cubic
+  std::string ctm = "half_pixel";              // coordinate_transformation_mode
   std::string nearest = "round_prefer_floor";  // floor, ceil, round_prefer_floor, round_prefer_ceil
   double cubic_a = -0.75, extrapolation = 0;
   bool exclude_outside = false;
@@ -33,19 +31,10 @@ struct ResizeRules {
 // of nearest, linear, cubic"), for the caller's error.
 std::string unsupported_resize(const ResizeRules& rules);
 
-// How build_resize adds to a graph: a constant (the tables) and an operator node, each with a name
-// suffix; both return the node's number.
-struct ResizeBuilder {
-  std::function<int(NDArray value, const std::string& suffix)> constant;
-  std::function<int(const std::string& op, const std::vector<int>& inputs, graph::Attrs attrs,
-                    const std::string& suffix)>
-      op;
-};
-
 // Resizes node `x` (floating-point `dtype`, any rank, one ResizeAxis per axis) by `rules`: one
 // resample_axis node per axis whose size or scale changes; returns the last node (`x` when none
 // does). ModelError for rules unsupported_resize refuses or a non-float dtype.
-int build_resize(const ResizeBuilder& b, int x, DataType dtype, const std::vector<ResizeAxis>& axes,
+int build_resize(const NodeBuilder& b, int x, DataType dtype, const std::vector<ResizeAxis>& axes,
                  const ResizeRules& rules);
 
 }  // namespace loom::frontend
