@@ -1,16 +1,20 @@
-// `loom compare MODEL`: an ONNX (or built-in) model layer by layer. Every operator's value is made
-// an output, and the model is run by the reference interpreter (plain loops, independent of the
-// compiler: graph/reference.h) and compiled: float on the CPU, int8 on the CPU, and int8 with its
-// layers on each accelerator backend asked for. Each layer's error against the reference
-// (graph/layer_compare.h, what loom.compare reports from Python against PyTorch), the first layer
-// over each column's tolerance, and for the backends the first layer that differs from int8 on
-// the CPU bit for bit.
+// `loom compare MODEL`: an ONNX (or built-in) model layer by layer. For an ONNX file the reference is
+// the framework, ONNX Runtime, and the layers are the ONNX nodes' float values (each made an
+// output of the model ONNX Runtime runs and of the graph Loom compiles); otherwise, or with
+// --reference interpreter, every operator's value is made an output and the reference is Loom's
+// interpreter (plain loops, independent of the compiler: graph/reference.h). Loom runs the model
+// compiled: float on the CPU, int8 on the CPU, and int8 with its layers on each accelerator
+// backend asked for. Each layer's error against the reference (graph/layer_compare.h, what
+// loom.compare reports from Python against PyTorch), the first layer over each column's
+// tolerance, and for the backends the first layer that differs from int8 on the CPU bit for bit.
 #ifdef LOOM_HAVE_GRAPH
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +23,7 @@
 #include "command.h"
 #include "loom/accel/config.h"
 #include "loom/frontend/load.h"
+#include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
 #include "loom/graph/layer_compare.h"
 #include "loom/graph/passes.h"
@@ -27,6 +32,7 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
+#include "ort_reference.h"
 
 namespace loom::tools {
 
@@ -51,7 +57,7 @@ int compare_cmd(const std::vector<std::string>& args) {
       "Compare a model layer by layer: the reference interpreter against Loom compiled in float, in int8, and "
       "on accelerator backends",
       "loom compare"};
-  std::string model, quant, calibrate = "16", backends, config_path, csv_path;
+  std::string model, quant, calibrate = "16", backends, config_path, csv_path, reference_kind = "auto";
   std::vector<std::string> input_files;
   int64_t image = 224;
   double tol_float = 1e-4, tol_int8 = 0.25;
@@ -73,6 +79,12 @@ int compare_cmd(const std::vector<std::string>& args) {
       ->check(CLI::ExistingFile);
   app.add_option("--tolerance-float", tol_float, "the float column's tolerance")->capture_default_str();
   app.add_option("--tolerance-int8", tol_int8, "the int8 columns' tolerance")->capture_default_str();
+  app.add_option("--reference", reference_kind,
+                 "what Loom is compared against: ort (ONNX Runtime on the ONNX file, its nodes' float values as the "
+                 "layers), interpreter (Loom's own, every operator a layer), or auto: ort for an ONNX file where ONNX "
+                 "Runtime is installed, else the interpreter")
+      ->check(CLI::IsMember({"auto", "ort", "interpreter"}))
+      ->capture_default_str();
   app.add_flag("--json", as_json, "print one JSON object (the table goes to stderr)");
   app.add_option("--csv", csv_path, "also write one row per layer to this CSV file")->check(output_file());
   if (int rc = parse(app, args); rc >= 0) return rc;
@@ -87,8 +99,36 @@ int compare_cmd(const std::vector<std::string>& args) {
   if (!quant.empty()) frontend::check_calibration_options(calibrate, "0");
   accel::AccelConfig config = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
 
-  graph::Graph g = frontend::load_model(model, 1, image);
-  graph::TappedGraph t = graph::tap_every_layer(g);
+  const bool onnx_file = std::filesystem::is_regular_file(model);
+  std::string reference_name = "interpreter", why_not_ort;
+  if (reference_kind != "interpreter") {
+    why_not_ort = onnx_file ? ort_unavailable() : "'" + model + "' is a built-in model, not an ONNX file";
+    if (why_not_ort.empty())
+      reference_name = "ort";
+    else if (reference_kind == "ort")
+      LOOM_THROW(Error, "--reference ort: ", why_not_ort);
+  }
+  std::map<std::string, int> value_nodes;
+  frontend::OnnxImportOptions io;
+  io.value_nodes = &value_nodes;
+  graph::Graph g = onnx_file ? frontend::import_onnx(model, io) : frontend::load_model(model, 1, image);
+  // The layers: every operator (interpreter), or the ONNX values Loom computes in float32 (ort),
+  // one name per node, in the graph's order.
+  std::vector<std::string> ort_names;
+  graph::TappedGraph t;
+  if (reference_name == "ort") {
+    std::map<int, std::string> by_node;
+    for (const auto& [name, id] : value_nodes)
+      if (g.node(id).is_op() && g.node(id).type.dtype == DataType::Float(32) && !by_node.count(id)) by_node[id] = name;
+    std::vector<int> ids;
+    for (const auto& [id, name] : by_node) {
+      ids.push_back(id);
+      ort_names.push_back(name);
+    }
+    t = graph::tap_nodes(g, ids);
+  } else {
+    t = graph::tap_every_layer(g);
+  }
   std::vector<NDArray> inputs;
   if (!input_files.empty()) {
     if (input_files.size() != g.inputs.size())
@@ -102,9 +142,25 @@ int compare_cmd(const std::vector<std::string>& args) {
       inputs.push_back(std::move(a));
     }
   }
-  std::cerr << "loom compare: " << t.layers.size() << " layers of " << model
-            << "; reference: the interpreter (plain loops over doubles, independent of the compiler)\n";
-  const std::vector<NDArray> reference = graph::reference_run(t.graph, inputs);
+  std::vector<NDArray> reference;
+  std::string reference_label;
+  if (reference_name == "ort") {
+    std::vector<std::pair<std::string, NDArray>> feeds;
+    for (size_t k = 0; k < g.inputs.size(); ++k) feeds.emplace_back(g.node(g.inputs[k]).name, inputs[k]);
+    OrtRun ort = run_ort(frontend::onnx_with_outputs(model, ort_names), feeds, ort_names);
+    reference.resize(t.graph.outputs.size());
+    for (size_t l = 0; l < t.layers.size(); ++l) reference[t.output[l]] = ort.values.at(ort_names[l]);
+    t.layers = ort_names;  // the framework's names for its values
+    reference_label = "onnxruntime " + ort.version;
+    std::cerr << "loom compare: " << t.layers.size() << " float values of " << model
+              << "'s nodes; reference: ONNX Runtime " << ort.version << " (graph optimizations off)\n";
+  } else {
+    reference_label = "interpreter";
+    std::cerr << "loom compare: " << t.layers.size() << " layers of " << model
+              << "; reference: the interpreter (plain loops over doubles, independent of the compiler)"
+              << (why_not_ort.empty() || !onnx_file ? "" : "; not ONNX Runtime: " + why_not_ort) << "\n";
+    reference = graph::reference_run(t.graph, inputs);
+  }
 
   std::vector<Column> columns;
   columns.push_back({"float", tol_float, run_on(graph::build(t.graph).file, model, "fsim", inputs)});
@@ -188,7 +244,7 @@ int compare_cmd(const std::vector<std::string>& args) {
   if (as_json) {
     using nlohmann::json;
     auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };  // JSON has no infinity
-    json j = {{"model", model}, {"reference", "interpreter"}};
+    json j = {{"model", model}, {"reference", reference_label}};
     for (const Column& c : columns) j["columns"].push_back({{"name", c.name}, {"tolerance", c.tolerance}});
     j["layers"] = json::array();
     for (size_t l = 0; l < L; ++l) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "loom/graph/passes.h"
@@ -59,6 +60,7 @@ Graph Importer::run(const onnx::ModelProto& model) {
     if (out.is_op() && out.name != want && g_.unique_name(want) == want) out.name = want;
   }
   g_.verify();
+  if (opts_.value_nodes) *opts_.value_nodes = values_;
   return std::move(g_);
 }
 
@@ -276,6 +278,27 @@ NDArray read_onnx_tensor(const std::string& path) {
     LOOM_THROW(ModelError, "'", path, "': not a serialized ONNX tensor (the protobuf does not parse)");
   std::string base = std::filesystem::path(path).parent_path().string();
   return tensor_value(t, base.empty() ? "." : base, "'" + path + "'");
+}
+
+std::string onnx_with_outputs(const std::string& path, const std::vector<std::string>& outputs) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(file_bytes(path)) || !model.has_graph())
+    LOOM_THROW(ModelError, "'", path, "': not a valid ONNX model");
+  onnx::GraphProto* g = model.mutable_graph();
+  for (const auto& init : g->initializer())
+    if (init.data_location() == onnx::TensorProto::EXTERNAL)
+      LOOM_THROW(ModelError, "'", path, "': initializer '", init.name(),
+                 "' is in an external data file; the model with its values as outputs is written elsewhere, where "
+                 "the file would not be found");
+  std::set<std::string> present;
+  for (const auto& o : g->output()) present.insert(o.name());
+  for (const std::string& name : outputs) {
+    if (!present.insert(name).second) continue;
+    onnx::ValueInfoProto* o = g->add_output();
+    o->set_name(name);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  return model.SerializeAsString();
 }
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {

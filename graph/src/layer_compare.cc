@@ -28,14 +28,22 @@ double layer_error(const NDArray& got, const NDArray& want) {
 }
 
 TappedGraph tap_every_layer(Graph g) {
+  std::vector<int> ops;
+  for (int id : g.topological_order())
+    if (g.node(id).is_op()) ops.push_back(id);
+  return tap_nodes(std::move(g), ops);
+}
+
+TappedGraph tap_nodes(Graph g, const std::vector<int>& nodes) {
   infer_types(g);
   TappedGraph t;
   t.model_outputs = g.outputs.size();
   std::map<int, size_t> at;  // node -> output index
   for (size_t k = 0; k < g.outputs.size(); ++k) at.emplace(g.outputs[k], k);
-  for (int id : g.topological_order()) {
+  for (int id : nodes) {
+    if (id < 0 || size_t(id) >= g.nodes.size() || !g.node(id).is_op())
+      LOOM_THROW(ModelError, "tap_nodes: node ", id, " is not an operator node of '", g.name, "'");
     const Node& n = g.node(id);
-    if (!n.is_op()) continue;
     auto it = at.find(id);
     if (it == at.end()) {
       it = at.emplace(id, g.outputs.size()).first;

@@ -83,8 +83,9 @@ def test_compare_on_the_command_line(tmp_path):
     import subprocess
 
     onnx = os.path.join(os.environ["LOOM_MODELS_DIR"], "vgg_small.onnx")
-    out = subprocess.run([os.environ["LOOM_BIN"], "compare", onnx, "--backend", "fsim", "--tolerance-int8", "1e-3",
-                          "--json", "--csv", str(tmp_path / "layers.csv")], capture_output=True, text=True)
+    out = subprocess.run([os.environ["LOOM_BIN"], "compare", onnx, "--reference", "interpreter", "--backend", "fsim",
+                          "--tolerance-int8", "1e-3", "--json", "--csv", str(tmp_path / "layers.csv")],
+                         capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     j = json.loads(out.stdout)
     assert [c["name"] for c in j["columns"]] == ["float", "int8", "fsim"] and j["reference"] == "interpreter"
@@ -99,3 +100,35 @@ def test_compare_on_the_command_line(tmp_path):
     bad = subprocess.run([os.environ["LOOM_BIN"], "compare", onnx, "--backend", "fsim,,rtl"], capture_output=True,
                          text=True)
     assert bad.returncode != 0 and "--backend 'fsim,,rtl' has an empty entry" in bad.stderr
+
+
+def test_compare_against_onnx_runtime(tmp_path):
+    """`loom compare` on an ONNX file against the framework, ONNX Runtime: its nodes' float values
+    (each made an output of the model ONNX Runtime runs) against Loom's float, int8 and fsim; the
+    first int8 divergence at the same node as against the interpreter; without ONNX Runtime, auto
+    falls back to the interpreter and says why, and --reference ort is an error saying why."""
+    import json
+    import os
+    import subprocess
+
+    loom_bin, onnx = os.environ["LOOM_BIN"], os.path.join(os.environ["LOOM_MODELS_DIR"], "vgg_small.onnx")
+    out = subprocess.run([loom_bin, "compare", onnx, "--backend", "fsim", "--tolerance-int8", "1e-3", "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    j = json.loads(out.stdout)
+    if not j["reference"].startswith("onnxruntime"):
+        pytest.skip(f"ONNX Runtime is not installed: {out.stderr.splitlines()[0]}")
+    names = [layer["name"] for layer in j["layers"]]
+    assert names[0] == "/features/features.0/Conv_output_0" and names[-1] == "output" and len(names) >= 10
+    assert j["first_divergence"]["float"] is None
+    assert all(layer["errors"]["float"] < 1e-5 for layer in j["layers"])
+    assert j["first_divergence"]["int8"] == j["first_divergence"]["fsim"] == "/features/features.4/Conv_output_0"
+    assert j["first_mismatch"]["fsim"] is None
+    env = dict(os.environ, LOOM_ORT_DIR=str(tmp_path / "no-ort"))
+    auto = subprocess.run([loom_bin, "compare", onnx, "--json"], capture_output=True, text=True, env=env)
+    assert auto.returncode == 0 and json.loads(auto.stdout)["reference"] == "interpreter"
+    assert "not ONNX Runtime: onnxruntime-node is not installed in" in auto.stderr
+    forced = subprocess.run([loom_bin, "compare", onnx, "--reference", "ort"], capture_output=True, text=True, env=env)
+    assert forced.returncode != 0 and "--reference ort: onnxruntime-node is not installed in" in forced.stderr
+    builtin = subprocess.run([loom_bin, "compare", "mlp", "--reference", "ort"], capture_output=True, text=True)
+    assert builtin.returncode != 0 and "'mlp' is a built-in model, not an ONNX file" in builtin.stderr

@@ -23,6 +23,9 @@ struct OnnxImportOptions {
   // Bind an input of input_values only where an operator needs it as a constant (an axis, a
   // shape); the others stay run-time inputs. Off: every input of input_values is bound.
   bool bind_only_where_needed = false;
+  // When set, receives each ONNX value's graph node by name (initializers, inputs and node
+  // outputs; a value folded at import is a constant node).
+  std::map<std::string, int>* value_nodes = nullptr;
 };
 
 graph::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
@@ -34,6 +37,11 @@ graph::Graph import_onnx_bytes(const std::string& bytes, const std::string& orig
 // tensor an exporter wrote) as an NDArray. ModelError naming the file for one that does not parse
 // or whose element type Loom does not have.
 NDArray read_onnx_tensor(const std::string& path);
+
+// The ONNX model at `path` with the float32 values `outputs` (by name) added to its graph's outputs,
+// serialized: what ONNX Runtime needs to return a model's intermediate values (`loom compare`'s
+// reference). ModelError naming the file for a model whose weights are in external data files.
+std::string onnx_with_outputs(const std::string& path, const std::vector<std::string>& outputs);
 
 // The ONNX operator types the importer accepts.
 std::vector<std::string> onnx_supported_ops();

@@ -24,5 +24,8 @@ struct TappedGraph {
 };
 // `g` is typed (infer_types) first. Layers whose value is already a model output reuse it.
 TappedGraph tap_every_layer(Graph g);
+// The same for the nodes `nodes` alone, in the order given (each an operator node: ModelError
+// otherwise).
+TappedGraph tap_nodes(Graph g, const std::vector<int>& nodes);
 
 }  // namespace loom::graph
