@@ -15,17 +15,10 @@
 namespace loom::python {
 
 AccelFunction::AccelFunction(codegen::AccelModule module, accel::AccelConfig config, std::vector<bool> is_output)
-    : module_(std::move(module)), config_(std::move(config)), is_output_(std::move(is_output)) {
-  for (bool o : is_output_) outputs_ += o;
-}
+    : module_(std::move(module)), config_(std::move(config)), is_output_(std::move(is_output)) {}
 
 py::object AccelFunction::call(const py::args& args, const py::object& device) {
   const runtime::FunctionSignature& sig = module_.signature();
-  const size_t n = sig.args.size();
-  const bool allocate = args.size() == n - outputs_ && outputs_ > 0;
-  if (args.size() != n && !allocate)
-    LOOM_THROW(TypeError, sig.name, ": ", args.size(), " arguments; it takes ", n, " (inputs then outputs) or the ",
-               n - outputs_, " inputs alone (its outputs are returned)");
   Device* dev = nullptr;
   if (device.is_none()) {
     if (!own_device_) own_device_ = std::make_unique<Device>("fsim", config_, py::dict());
@@ -38,46 +31,15 @@ py::object AccelFunction::call(const py::args& args, const py::object& device) {
   } else {
     LOOM_THROW(TypeError, sig.name, ": device is a ", type_name(device), ", not a loom.accel.Device");
   }
-  std::vector<NDArray> arrays(n);
-  std::vector<py::object> given(n);
-  for (size_t i = 0, next = 0; i < n; ++i) {
-    const runtime::ArgSpec& spec = sig.args[i];
-    const std::string what = sig.name + ": argument " + std::to_string(i) + " '" + spec.name + "'";
-    if (allocate && is_output_[i]) {
-      arrays[i] = NDArray::empty(spec.shape, spec.dtype);
-      continue;
-    }
-    py::object a = args[next++];
-    if (!py::isinstance<py::array>(a)) {
-      if (!py::hasattr(a, "__array__") || py::isinstance<py::str>(a))
-        LOOM_THROW(TypeError, what, " is a ", type_name(a), ", not an array");
-      a = py::module_::import("numpy").attr("asarray")(a);
-    }
-    py::array arr = py::reinterpret_borrow<py::array>(a);
-    if (is_output_[i] && !arr.writeable()) LOOM_THROW(TypeError, what, " is an output and read-only");
-    arrays[i] = to_ndarray(arr, what);
-    given[i] = arr;
-  }
-  codegen::AccelRunStats stats =
-      dev->run(sig.name, [&](AccelDevice& d) { return module_.run(d, arrays); });  // checks types and shapes
+  CopiedCall call(sig.name, sig.args, is_output_, args);
+  codegen::AccelRunStats stats = dev->run(sig.name, [&](AccelDevice& d) { return module_.run(d, call.arrays()); });
   py::dict s;
   s["instructions"] = stats.instructions;
   s["cycles"] = stats.cycles;
   s["counters"] = stats.counters;
   s["device"] = dev->backend();
   stats_ = s;
-  py::object copyto = py::module_::import("numpy").attr("copyto");
-  py::tuple out(allocate ? outputs_ : 0);
-  for (size_t i = 0, k = 0; i < n; ++i) {
-    if (!is_output_[i]) continue;
-    if (allocate)
-      out[k++] = numpy_view(arrays[i]);
-    else
-      copyto(given[i], numpy_view(arrays[i]));
-  }
-  if (!allocate) return py::none();
-  if (outputs_ == 1) return out[0];
-  return out;
+  return call.finish();
 }
 
 py::object build_accel_function(const Lowered& lowered, const py::object& config) {

@@ -26,7 +26,6 @@ class AccelFunction {
   codegen::AccelModule module_;
   accel::AccelConfig config_;
   std::vector<bool> is_output_;
-  size_t outputs_ = 0;
   std::unique_ptr<Device> own_device_;
   py::object stats_ = py::none();
 };

@@ -96,4 +96,52 @@ void register_arrays(py::module_& m) {
       "(torch, numpy, ...); the result's own __dlpack__ hands it on (torch.from_dlpack).");
 }
 
+CopiedCall::CopiedCall(const std::string& fn, const std::vector<runtime::ArgSpec>& specs,
+                       const std::vector<bool>& is_output, const py::args& args)
+    : is_output_(is_output), arrays_(specs.size()), given_(specs.size()) {
+  const size_t n = specs.size();
+  for (bool o : is_output_) outputs_ += o;
+  allocate_ = args.size() == n - outputs_ && outputs_ > 0;
+  if (args.size() != n && !allocate_)
+    LOOM_THROW(TypeError, fn, ": ", args.size(), " arguments; it takes ", n, " (inputs then outputs) or the ",
+               n - outputs_, " inputs alone (its outputs are returned)");
+  for (size_t i = 0, next = 0; i < n; ++i) {
+    const runtime::ArgSpec& spec = specs[i];
+    const std::string what = fn + ": argument " + std::to_string(i) + " '" + spec.name + "'";
+    if (allocate_ && is_output_[i]) {
+      arrays_[i] = NDArray::empty(spec.shape, spec.dtype);
+      continue;
+    }
+    py::object a = args[next++];
+    if (!py::isinstance<py::array>(a)) {
+      if (!py::hasattr(a, "__array__") || py::isinstance<py::str>(a))
+        LOOM_THROW(TypeError, what, " is a ", type_name(a), ", not an array");
+      a = py::module_::import("numpy").attr("asarray")(a);
+    }
+    py::array arr = py::reinterpret_borrow<py::array>(a);
+    if (is_output_[i] && !arr.writeable()) LOOM_THROW(TypeError, what, " is an output and read-only");
+    arrays_[i] = to_ndarray(arr, what);
+    if (arrays_[i].dtype() != spec.dtype)
+      LOOM_THROW(TypeError, what, " is ", arrays_[i].describe(), ", expects ", spec.str());
+    if (arrays_[i].shape() != spec.shape)
+      LOOM_THROW(ShapeError, what, " is ", arrays_[i].describe(), ", expects ", spec.str());
+    given_[i] = arr;
+  }
+}
+
+py::object CopiedCall::finish() {
+  py::object copyto = py::module_::import("numpy").attr("copyto");
+  py::tuple out(allocate_ ? outputs_ : 0);
+  for (size_t i = 0, k = 0; i < arrays_.size(); ++i) {
+    if (!is_output_[i]) continue;
+    if (allocate_)
+      out[k++] = numpy_view(arrays_[i]);
+    else
+      copyto(given_[i], numpy_view(arrays_[i]));
+  }
+  if (!allocate_) return py::none();
+  if (outputs_ == 1) return out[0];
+  return out;
+}
+
 }  // namespace loom::python

@@ -51,6 +51,25 @@ std::string numpy_dtype_name(DataType t);
 DataType tensor_dtype(const std::string& name, const std::string& what);
 // An NDArray as a numpy array over the same memory (kept alive by the array).
 py::array numpy_view(NDArray a);
+// A call of a function that runs on copies of its arguments (built for the accelerator or a GPU):
+// `args` are the inputs then the outputs, or the inputs alone (the outputs are then allocated and
+// returned). Host copies of each argument, checked against its spec (TypeError / ShapeError
+// naming it), and back to Python after the run.
+class CopiedCall {
+ public:
+  CopiedCall(const std::string& fn, const std::vector<runtime::ArgSpec>& specs, const std::vector<bool>& is_output,
+             const py::args& args);
+  std::vector<NDArray>& arrays() { return arrays_; }
+  // The outputs written into the arrays given, or returned (one array, or a tuple of them).
+  py::object finish();
+
+ private:
+  std::vector<bool> is_output_;
+  std::vector<NDArray> arrays_;
+  std::vector<py::object> given_;
+  bool allocate_ = false;
+  size_t outputs_ = 0;
+};
 // {'name', 'shape', 'dtype'}: a model's input or output, a compiled function's argument.
 py::dict arg_spec_record(const runtime::ArgSpec& s);
 // The name of a Python object's type, for errors ("list", "ndarray").

@@ -16,70 +16,29 @@ namespace {
 class CudaFunction {
  public:
   CudaFunction(runtime::CudaProgram program, std::vector<bool> is_output)
-      : program_(std::move(program)), is_output_(std::move(is_output)) {
-    for (bool o : is_output_) outputs_ += o;
-  }
+      : program_(std::move(program)), is_output_(std::move(is_output)) {}
   const runtime::CudaProgram& program() const { return program_; }
   const runtime::CudaFunction& function() const { return program_.functions.at(0); }
 
   py::object call(const py::args& args) {
     const runtime::CudaFunction& fn = function();
-    const size_t n = fn.args.size();
-    const bool allocate = args.size() == n - outputs_ && outputs_ > 0;
-    if (args.size() != n && !allocate)
-      LOOM_THROW(TypeError, fn.name, ": ", args.size(), " arguments; it takes ", n, " (inputs then outputs) or the ",
-                 n - outputs_, " inputs alone (its outputs are returned)");
-    std::vector<NDArray> host(n);
-    std::vector<py::object> given(n);
-    for (size_t i = 0, next = 0; i < n; ++i) {
-      const runtime::ArgSpec& spec = fn.args[i];
-      const std::string what = fn.name + ": argument " + std::to_string(i) + " '" + spec.name + "'";
-      if (allocate && is_output_[i]) {
-        host[i] = NDArray::empty(spec.shape, spec.dtype);
-        continue;
-      }
-      py::object a = args[next++];
-      if (!py::isinstance<py::array>(a)) {
-        if (!py::hasattr(a, "__array__") || py::isinstance<py::str>(a))
-          LOOM_THROW(TypeError, what, " is a ", type_name(a), ", not an array");
-        a = py::module_::import("numpy").attr("asarray")(a);
-      }
-      py::array arr = py::reinterpret_borrow<py::array>(a);
-      if (is_output_[i] && !arr.writeable()) LOOM_THROW(TypeError, what, " is an output and read-only");
-      host[i] = to_ndarray(arr, what);
-      if (host[i].dtype() != spec.dtype)
-        LOOM_THROW(TypeError, what, " is ", host[i].describe(), ", expects ", spec.str());
-      if (host[i].shape() != spec.shape)
-        LOOM_THROW(ShapeError, what, " is ", host[i].describe(), ", expects ", spec.str());
-      given[i] = arr;
-    }
+    CopiedCall call(fn.name, fn.args, is_output_, args);
     {
       py::gil_scoped_release released;
       if (!module_.defined()) module_ = runtime::CudaModule::load(program_);  // DeviceError: no driver or GPU
-      std::vector<NDArray> dev(n);
-      for (size_t i = 0; i < n; ++i) dev[i] = host[i].to_device(runtime::cuda_device());
+      std::vector<NDArray>& host = call.arrays();
+      std::vector<NDArray> dev(host.size());
+      for (size_t i = 0; i < host.size(); ++i) dev[i] = host[i].to_device(runtime::cuda_device());
       module_.call(fn.name, dev);
-      for (size_t i = 0; i < n; ++i)
+      for (size_t i = 0; i < host.size(); ++i)
         if (is_output_[i]) host[i] = dev[i].to_device(DLDevice{kDLCPU, 0});
     }
-    py::object copyto = py::module_::import("numpy").attr("copyto");
-    py::tuple out(allocate ? outputs_ : 0);
-    for (size_t i = 0, k = 0; i < n; ++i) {
-      if (!is_output_[i]) continue;
-      if (allocate)
-        out[k++] = numpy_view(host[i]);
-      else
-        copyto(given[i], numpy_view(host[i]));
-    }
-    if (!allocate) return py::none();
-    if (outputs_ == 1) return out[0];
-    return out;
+    return call.finish();
   }
 
  private:
   runtime::CudaProgram program_;
   std::vector<bool> is_output_;
-  size_t outputs_ = 0;
   runtime::CudaModule module_;
 };
 
