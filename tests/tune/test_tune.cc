@@ -4,6 +4,7 @@
 // and the tuning log round-trips.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -262,6 +263,25 @@ TEST(Tuner, ConfirmationTimesColdWeights) {
     cold = r.default_trial.seconds;
   }
   EXPECT_GT(cold, 1.5 * hot) << "cold " << cold << " s, hot " << hot << " s";
+}
+
+// The cold confirmation keeps to its time: a kernel of a microsecond, whose calls the round counts
+// from hot timings (tens of thousands), is timed cold for about confirm_seconds per candidate,
+// not for that many flushes and wake-ups.
+TEST(Tuner, ColdConfirmationKeepsToItsTime) {
+  auto t = make_gemm_template(4, 16, 16, codegen::target_info());
+  TuneOptions o;
+  o.trials = 4;
+  o.repeats = 1;
+  o.use_model = false;
+  o.min_run_seconds = 1e-4;
+  o.confirm_seconds = 0.2;  // 5 rounds of 0.04 s, for the default and up to 3 others
+  o.cold_confirm = true;
+  auto start = std::chrono::steady_clock::now();
+  TuneResult r = tune(*t, o);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.best.ok) << r.best.error;
+  EXPECT_LT(wall, 4 * o.confirm_seconds + 2.0) << "the search and its confirmation took " << wall << " s";
 }
 
 // A GEMM smaller than the target's row tile: the default is clamped to fit, and tuning works.

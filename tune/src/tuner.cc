@@ -174,17 +174,22 @@ static void confirm(const Template& t, const TuneOptions& o, TuneResult& r) {
   const double per_round = std::max(o.min_run_seconds, o.confirm_seconds / rounds);
   const int inner = std::max(1, int(std::ceil(per_round / std::max(top[0].seconds, 1e-7))));
   // Cold: each call timed alone, after its weights are flushed and the pool's workers nudged awake
-  // (a flush of megabytes outlasts their spin; in a model they are awake between kernels).
+  // (a flush of megabytes outlasts their spin; in a model they are awake between kernels). `inner`
+  // counts warm calls, and a cold one (with its flush and wake-up) takes many times longer, so the
+  // round also ends when its share of the time is spent.
   auto cold_seconds_per_call = [&](Loaded& k) {
     double total = 0;
-    for (int c = 0; c < inner; ++c) {
+    int calls = 0;
+    const auto round_start = Clock::now();
+    do {
       k.evict_constants();
       wake_workers();
       auto s = Clock::now();
       k.call();
       total += since(s);
-    }
-    return total / inner;
+      ++calls;
+    } while (calls < inner && since(round_start) < per_round);
+    return total / calls;
   };
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < cands.size(); ++i)

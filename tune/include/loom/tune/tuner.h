@@ -40,7 +40,7 @@ struct TuneOptions {
   // The fastest `confirm` configurations and the default are timed again, alternately, before one
   // is chosen (it must beat the default by 3%): single measurements on a shared machine vary a
   // lot, and a configuration that won by noise must not replace the default. Each candidate
-  // gets at least `confirm_seconds` of runs in that round (decided by a few runs, a strided 1x1
+  // gets about `confirm_seconds` of runs in that round (decided by a few runs, a strided 1x1
   // conv's sub-millisecond winner ran slower than its default).
   int confirm = 3;
   double confirm_seconds = 0.15;
