@@ -265,11 +265,6 @@ std::string ask_build_id(const std::string& loom, const fs::path& scratch) {
 
 int run_regression(const Manifest& m, const RunOptions& o) {
   fs::create_directories(o.out / "rounds");
-  {
-    std::error_code ec;
-    const bool other = !o.loom.empty() && !fs::equivalent(o.loom, self_executable(), ec);
-    workers_build_id() = other ? ask_build_id(o.loom, o.out) : std::string();
-  }
   // One runner per folder: a second one would run the same jobs into the same files.
   fs::path lock_path = o.out / ".lock";
   int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -277,10 +272,21 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     LOOM_THROW(Error, "another loom regress is running in '", o.out.string(), "' (", lock_path.string(), " is locked)");
   std::unique_ptr<Executor> ex = o.executor == "slurm" ? make_slurm_executor(o) : make_local_executor(o);
   interrupted() = false;
-  struct sigaction sa = {}, old_int = {}, old_term = {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);  // restored at the end: a Python runner keeps its Ctrl-C
-  sigaction(SIGTERM, &sa, &old_term);
+  // Ctrl-C and SIGTERM stop the run; the caller's handlers come back however it ends (a Python
+  // runner keeps its KeyboardInterrupt).
+  struct SignalGuard {
+    struct sigaction old_int = {}, old_term = {};
+    SignalGuard() {
+      struct sigaction sa = {};
+      sa.sa_handler = on_signal;
+      sigaction(SIGINT, &sa, &old_int);
+      sigaction(SIGTERM, &sa, &old_term);
+    }
+    ~SignalGuard() {
+      sigaction(SIGINT, &old_int, nullptr);
+      sigaction(SIGTERM, &old_term, nullptr);
+    }
+  } signals;
   signal(SIGCHLD, SIG_DFL);  // an inherited SIG_IGN would reap the workers before waitpid sees them
 
   std::vector<JobSpec> jobs;
@@ -300,6 +306,11 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     if (count)
       LOOM_THROW(Error, count, " of the ", jobs.size(), " jobs cannot run here, so none ran:", problems,
                  count > 5 ? "\n  ..." : "", "\n(`loom regress --list` flags each; --only selects the others)");
+  }
+  {
+    std::error_code ec;
+    const bool other = !o.loom.empty() && !fs::equivalent(o.loom, self_executable(), ec);
+    workers_build_id() = other ? ask_build_id(o.loom, o.out) : std::string();
   }
   // The previous run's reports go first: a run that dies before writing its own leaves none, never
   // an old one that looks like this run's.
@@ -454,8 +465,6 @@ int run_regression(const Manifest& m, const RunOptions& o) {
                   << (o.out / row.result.value("log", "")).string() << "]\n";
     }
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   close(lock);
   if (interrupted()) return 128 + interrupting_signal;  // 130 after Ctrl-C, 143 after SIGTERM
   if (!incomplete.empty()) return 3;
