@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "loom/accel/isa.h"
@@ -88,11 +89,20 @@ void AccelConfig::validate() const {
   auto field = [&](const char* f) { return "accelerator config '" + name + "': '" + std::string(f) + "'"; };
   for (auto [f, v] : {std::pair{"batch", batch}, std::pair{"block_in", block_in}, std::pair{"block_out", block_out}})
     if (!pow2(v)) LOOM_THROW(ConfigError, field(f), " must be a positive power of two, got ", v);
-  if (inp_bits != 8 || wgt_bits != 8)
-    LOOM_THROW(ConfigError, field("inp_bits/wgt_bits"), " must be 8 (int8 inputs and weights), got ", inp_bits, "/",
-               wgt_bits);
-  if (acc_bits != 32) LOOM_THROW(ConfigError, field("acc_bits"), " must be 32, got ", acc_bits);
-  if (out_bits != 8) LOOM_THROW(ConfigError, field("out_bits"), " must be 8, got ", out_bits);
+  for (auto [f, v] : {std::pair{"inp_bits", inp_bits}, std::pair{"wgt_bits", wgt_bits}})
+    if (v != 2 && v != 4 && v != 8)
+      LOOM_THROW(ConfigError, field(f), " must be 2, 4 or 8 (narrower elements are packed within bytes), got ", v);
+  if (acc_bits != 16 && acc_bits != 32) LOOM_THROW(ConfigError, field("acc_bits"), " must be 16 or 32, got ", acc_bits);
+  if (out_bits != inp_bits)
+    LOOM_THROW(ConfigError, field("out_bits"), " must equal inp_bits (", inp_bits,
+               "): a layer's outputs are the next layer's inputs, got ", out_bits);
+  // Every entry a whole number of bytes (DMA moves entries; a sub-byte entry has no address).
+  for (auto [f, elements, bits] : {std::tuple{"inp_bits", int64_t(batch) * block_in, inp_bits},
+                                   std::tuple{"wgt_bits", int64_t(block_out) * block_in, wgt_bits},
+                                   std::tuple{"out_bits", int64_t(batch) * block_out, out_bits}})
+    if (elements * bits % 8)
+      LOOM_THROW(ConfigError, field(f), ": an entry of ", elements, " elements of ", bits,
+                 " bits is not a whole number of bytes; make the blocks larger");
   struct Buf {
     const char* name;
     int64_t bytes;
@@ -122,6 +132,17 @@ void AccelConfig::validate() const {
                  op == Opcode::Load ? "sram_base indexes the deepest buffer"
                                     : "micro-op range and loop factors index the buffers",
                  "), more than ", IsaLayout::kInsnBits, "; ", instruction_width_advice(*this));
+}
+
+std::string AccelConfig::precision() const {
+  return "W" + std::to_string(wgt_bits) + "A" + std::to_string(inp_bits) + ", " + std::to_string(acc_bits) +
+         "-bit accumulators";
+}
+
+void AccelConfig::require_int8_datapath(const std::string& who) const {
+  if (!int8_datapath())
+    LOOM_THROW(ConfigError, who, " implements 8-bit inputs and weights with 32-bit accumulators (W8A8); config '", name,
+               "' is ", precision(), ", which the functional simulator (fsim) and the performance model (perf) run");
 }
 
 std::string AccelConfig::to_json() const {

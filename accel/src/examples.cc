@@ -3,6 +3,7 @@
 #include <random>
 #include <tuple>
 
+#include "loom/accel/packing.h"
 #include "loom/runtime/error.h"
 
 namespace loom::accel {
@@ -44,7 +45,7 @@ void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer&
   for (int i = 0; i < mb; ++i) {
     int ctx = i % 2;
     if (i >= 2) drv.dep_pop(Module::Compute, Module::Load);  // this context's input entries are free again
-    drv.load_2d(MemType::Inp, ctx * ctx_inp, a.addr + uint64_t(i) * kb * B * BI, 1, kb, kb);
+    drv.load_2d(MemType::Inp, ctx * ctx_inp, a.addr + uint64_t(i) * kb * cfg.inp_block_bytes(), 1, kb, kb);
     drv.dep_push(Module::Load, Module::Compute);
     drv.dep_pop(Module::Load, Module::Compute);
     if (i >= 2) drv.dep_pop(Module::Store, Module::Compute);  // this context's outputs were stored
@@ -54,7 +55,7 @@ void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer&
     drv.dep_push(Module::Compute, Module::Load);
     drv.dep_push(Module::Compute, Module::Store);
     drv.dep_pop(Module::Compute, Module::Store);
-    drv.store_2d(ctx * ctx_acc, c.addr + uint64_t(i) * nb * B * BO, 1, nb, nb);
+    drv.store_2d(ctx * ctx_acc, c.addr + uint64_t(i) * nb * cfg.out_block_bytes(), 1, nb, nb);
     drv.dep_push(Module::Store, Module::Compute);
   }
   // Consume the tokens of the last (up to) two iterations.
@@ -64,38 +65,55 @@ void emit_blocked_matmul(Driver& drv, const DeviceBuffer& a, const DeviceBuffer&
   }
 }
 
-std::vector<int8_t> reference_matmul(const std::vector<int8_t>& a, const std::vector<int8_t>& w, int M, int N, int K) {
+std::vector<int8_t> reference_matmul(const std::vector<int8_t>& a, const std::vector<int8_t>& w, int M, int N, int K,
+                                     int out_bits) {
   std::vector<int8_t> c(size_t(M) * N);
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
       int32_t s = 0;
       for (int k = 0; k < K; ++k) s += int32_t(a[size_t(m) * K + k]) * w[size_t(n) * K + k];
-      c[size_t(m) * N + n] = int8_t(s);
+      // The low out_bits bits, sign-extended (acc_bits >= 16 > out_bits: the accumulator's own
+      // wrap-around does not change them).
+      const int shift = 32 - out_bits;
+      c[size_t(m) * N + n] = int8_t(int32_t(uint32_t(s) << shift) >> shift);
     }
   return c;
 }
 
+std::vector<uint8_t> packed(const std::vector<int8_t>& elements, int bits) {
+  if (bits == 8) return std::vector<uint8_t>(elements.begin(), elements.end());
+  return pack_elements(std::vector<int32_t>(elements.begin(), elements.end()), bits);
+}
+
 Program matmul_program(AccelDevice& device, const AccelConfig& config, int M, int N, int K, uint64_t seed) {
   std::mt19937_64 g(seed);
-  std::uniform_int_distribution<int> d(-128, 127);
-  std::vector<int8_t> a(size_t(M) * K), w(size_t(N) * K);
-  for (auto& x : a) x = int8_t(d(g));
-  for (auto& x : w) x = int8_t(d(g));
+  // Uniform over each operand's range (-128..127 for 8 bits, -8..7 for 4, -2..1 for 2).
+  auto draw = [&](size_t n, int bits) {
+    std::uniform_int_distribution<int> d(-(1 << (bits - 1)), (1 << (bits - 1)) - 1);
+    std::vector<int8_t> v(n);
+    for (auto& x : v) x = int8_t(d(g));
+    return v;
+  };
+  std::vector<int8_t> a = draw(size_t(M) * K, config.inp_bits);
+  std::vector<int8_t> w = draw(size_t(N) * K, config.wgt_bits);
   RecordingDevice rec(device);
   Program p;
   p.config = config;
   {
     Driver drv(rec, config);
-    auto pa = pack_blocks(a, M, K, config.batch, config.block_in),
-         pw = pack_blocks(w, N, K, config.block_out, config.block_in);
-    DeviceBuffer da = drv.alloc(pa.size()), dw = drv.alloc(pw.size()), dc = drv.alloc(size_t(M) * N);
+    auto pa = packed(pack_blocks(a, M, K, config.batch, config.block_in), config.inp_bits),
+         pw = packed(pack_blocks(w, N, K, config.block_out, config.block_in), config.wgt_bits);
+    DeviceBuffer da = drv.alloc(pa.size()), dw = drv.alloc(pw.size()),
+                 dc = drv.alloc(size_t(M) * N * size_t(config.out_bits) / 8);
     drv.copy_to_device(da, pa.data(), pa.size());
     drv.copy_to_device(dw, pw.data(), pw.size());
     emit_blocked_matmul(drv, da, dw, dc, M, N, K);
     std::tie(p.insn_addr, p.insn_count) = drv.finalize_stream();
     p.segments = rec.capture();
-    auto expected = pack_blocks(reference_matmul(a, w, M, N, K), M, N, config.batch, config.block_out);
-    p.checks.push_back(Program::Segment{dc.addr, 64, std::vector<uint8_t>(expected.begin(), expected.end())});
+    auto expected =
+        packed(pack_blocks(reference_matmul(a, w, M, N, K, config.out_bits), M, N, config.batch, config.block_out),
+               config.out_bits);
+    p.checks.push_back(Program::Segment{dc.addr, 64, expected});
   }
   return p;
 }

@@ -55,6 +55,7 @@ std::string fault_name(AccelFault f) {
 
 std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   c.validate();
+  c.require_int8_datapath("the SystemVerilog core");
   IsaLayout L(c);
   std::ostringstream os;
   auto param = [&](const std::string& name, int64_t v) { os << "  localparam int " << name << " = " << v << ";\n"; };

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "loom/accel/packing.h"
 #include "loom/runtime/error.h"
 
 namespace loom::sim {
@@ -29,7 +30,9 @@ struct SimFailure {
 struct FunctionalSim::State {
   const AccelConfig& c;
   FunctionalSim& dev;
-  std::vector<int8_t> inp, wgt, out;
+  // Scratchpads as bytes, elements packed as in DRAM (accel/packing.h); the accumulator as int32
+  // whatever acc_bits is (values wrapped to acc_bits; a 16-bit DRAM entry widened on load).
+  std::vector<uint8_t> inp, wgt, out;
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
   uint64_t counters[uint32_t(AccelCounter::Count)] = {};
@@ -38,9 +41,9 @@ struct FunctionalSim::State {
   State(const AccelConfig& cfg, FunctionalSim& d)
       : c(cfg),
         dev(d),
-        inp(cfg.inp_depth() * cfg.batch * cfg.block_in),
-        wgt(cfg.wgt_depth() * cfg.block_out * cfg.block_in),
-        out(cfg.out_depth() * cfg.batch * cfg.block_out),
+        inp(cfg.inp_depth() * cfg.inp_block_bytes()),
+        wgt(cfg.wgt_depth() * cfg.wgt_block_bytes()),
+        out(cfg.out_depth() * cfg.out_block_bytes()),
         acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
         uop(cfg.uop_depth()) {}
 
@@ -55,8 +58,8 @@ struct FunctionalSim::State {
         return {c.inp_block_bytes(), reinterpret_cast<uint8_t*>(inp.data())};
       case MemType::Wgt:
         return {c.wgt_block_bytes(), reinterpret_cast<uint8_t*>(wgt.data())};
-      case MemType::Acc:
-        return {c.acc_block_bytes(), reinterpret_cast<uint8_t*>(acc.data())};
+      case MemType::Acc:  // as held here (int32 elements)
+        return {c.batch * c.block_out * 4, reinterpret_cast<uint8_t*>(acc.data())};
       case MemType::Out:
         return {c.out_block_bytes(), reinterpret_cast<uint8_t*>(out.data())};
       case MemType::Uop:
@@ -94,6 +97,7 @@ struct FunctionalSim::State {
   }
 
   void load(const Instruction& i, size_t index) {
+    if (i.mem == MemType::Acc && c.acc_bits != 32) return load_narrow_acc(i, index);
     auto [bytes, base] = sram(i.mem);
     uint32_t rows = i.y_pad0 + i.y_size + i.y_pad1, cols = i.x_pad0 + i.x_size + i.x_pad1;
     for (uint32_t r = 0; r < rows; ++r) {
@@ -113,6 +117,29 @@ struct FunctionalSim::State {
                                         : AccelCounter::LoadInsns;
     ++counters[uint32_t(kind)];
   }
+
+  // An accumulator load of acc_bits-wide DRAM entries, each element sign-extended to int32.
+  void load_narrow_acc(const Instruction& i, size_t index) {
+    const int n = c.batch * c.block_out, dram_bytes = c.acc_block_bytes();
+    uint32_t rows = i.y_pad0 + i.y_size + i.y_pad1, cols = i.x_pad0 + i.x_size + i.x_pad1;
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t x = 0; x < cols; ++x) {
+        int32_t* entry = &acc[(uint64_t(i.sram_base) + uint64_t(r) * cols + x) * n];
+        if (r < i.y_pad0 || r >= i.y_pad0 + i.y_size || x < i.x_pad0 || x >= i.x_pad0 + i.x_size) {
+          std::fill(entry, entry + n, 0);
+          continue;
+        }
+        uint64_t e = uint64_t(i.dram_base) + uint64_t(r - i.y_pad0) * i.x_stride + (x - i.x_pad0);
+        const uint8_t* src = dram(e, dram_bytes, 1, index, i);
+        for (int k = 0; k < n; ++k) entry[k] = packed_element(src, size_t(k), c.acc_bits);
+      }
+    for (uint32_t r = 0; r < i.y_size; ++r)
+      counters[uint32_t(AccelCounter::DmaLoadBytesAcc)] += uint64_t(i.x_size) * dram_bytes;
+    ++counters[uint32_t(AccelCounter::AccLoadInsns)];
+  }
+
+  // An accumulator value as the hardware holds it: wrapped around at acc_bits.
+  int32_t wrap_acc(int32_t v) const { return c.acc_bits == 32 ? v : int32_t(int16_t(uint16_t(uint32_t(v)))); }
 
   void store(const Instruction& i, size_t index) {
     auto [bytes, base] = sram(MemType::Out);
@@ -155,26 +182,41 @@ struct FunctionalSim::State {
         }
   }
 
+  // The output entry of accumulator entry `dst`: each value's low out_bits bits (the ALU's clamp
+  // before a store is what saturates), packed.
   void write_out(uint64_t dst) {
-    int n = c.batch * c.block_out;
-    for (int e = 0; e < n; ++e) out[dst * n + e] = int8_t(acc[dst * n + e]);  // keep the low 8 bits
+    const int n = c.batch * c.block_out;
+    if (c.out_bits == 8) {
+      for (int e = 0; e < n; ++e) out[dst * n + e] = uint8_t(acc[dst * n + e]);  // keep the low 8 bits
+      return;
+    }
+    uint8_t* entry = &out[dst * uint64_t(c.out_block_bytes())];
+    for (int e = 0; e < n; ++e) set_packed_element(entry, size_t(e), c.out_bits, acc[dst * n + e]);
   }
 
   void gemm(const Instruction& i, size_t index) {
     const int B = c.batch, BI = c.block_in, BO = c.block_out;
+    const bool int8 = c.inp_bits == 8 && c.wgt_bits == 8;
     uop_loop(i, index, !i.reset, [&](uint64_t dst, uint64_t src, uint64_t w) {
       int32_t* a = &acc[dst * B * BO];
       if (i.reset) {
         std::fill(a, a + B * BO, 0);
       } else {
-        const int8_t* x = &inp[src * B * BI];
-        const int8_t* k = &wgt[w * BO * BI];
-        for (int b = 0; b < B; ++b)
-          for (int o = 0; o < BO; ++o) {
-            int32_t sum = 0;
-            for (int q = 0; q < BI; ++q) sum += int32_t(x[b * BI + q]) * int32_t(k[o * BI + q]);
-            a[b * BO + o] = int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum));  // wrap-around
-          }
+        const uint8_t* x = &inp[src * uint64_t(c.inp_block_bytes())];
+        const uint8_t* k = &wgt[w * uint64_t(c.wgt_block_bytes())];
+        auto products = [&](auto element) {
+          for (int b = 0; b < B; ++b)
+            for (int o = 0; o < BO; ++o) {
+              int32_t sum = 0;
+              for (int q = 0; q < BI; ++q)
+                sum += element(x, b * BI + q, c.inp_bits) * element(k, o * BI + q, c.wgt_bits);
+              a[b * BO + o] = wrap_acc(int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum)));  // wrap-around
+            }
+        };
+        if (int8)
+          products([](const uint8_t* p, int e, int) { return int32_t(int8_t(p[e])); });
+        else
+          products([](const uint8_t* p, int e, int bits) { return packed_element(p, size_t(e), bits); });
         counters[uint32_t(AccelCounter::GemmMacs)] += uint64_t(B) * BO * BI;
       }
       write_out(dst);
@@ -203,7 +245,7 @@ struct FunctionalSim::State {
     const int n = c.batch * c.block_out;
     uop_loop(i, index, false, [&](uint64_t dst, uint64_t src, uint64_t) {
       for (int e = 0; e < n; ++e)
-        acc[dst * n + e] = alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]);
+        acc[dst * n + e] = wrap_acc(alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]));
       write_out(dst);
       counters[uint32_t(AccelCounter::AluOps)] += n;
     });

@@ -1,6 +1,8 @@
 // Accelerator config (one source of truth, validation) and ISA encode/decode/disassembly.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -60,8 +62,8 @@ TEST(AccelConfig, ValidationNamesTheField) {
             }).find("more than 32"),
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([] {
-              AccelConfig::from_json(R"({"acc_bits": 16})");
-            }).find("'acc_bits' must be 32"),
+              AccelConfig::from_json(R"({"acc_bits": 24})");
+            }).find("'acc_bits' must be 16 or 32, got 24"),
             std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([] { AccelConfig::load("/nonexistent/cfg.json"); }).find("cannot open"),
             std::string::npos);
@@ -187,9 +189,10 @@ TEST(Isa, LayoutIsDerivedFromTheConfigAndFits) {
               AccelConfig::from_json(R"({"block_out": 0})");
             }).find("'block_out' must be a positive power of two"),
             std::string::npos);
-  EXPECT_NE(
-      test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"out_bits": 16})"); }).find("'out_bits' must be 8"),
-      std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"out_bits": 16})");
+            }).find("'out_bits' must equal inp_bits (8): a layer's outputs are the next layer's inputs, got 16"),
+            std::string::npos);
   EXPECT_NE(test::error_text<ConfigError>([] {
               AccelConfig::from_json(R"({"out_buffer_bytes": 16384})");
             }).find("every accumulator entry needs an output entry"),
@@ -267,6 +270,55 @@ TEST(AccelConfig, InstructionWidthErrorsSayWhatToShrink) {
       EXPECT_THROW(AccelConfig::from_json(j.dump()), ConfigError) << j.dump();
     }
   }
+}
+
+// Precision: inputs and weights of 2, 4 or 8 bits independently, outputs as wide as inputs,
+// accumulators of 16 or 32; entries of whole bytes; every entry size and depth follows the widths.
+TEST(AccelConfig, PrecisionIsAParameter) {
+  for (auto [inp, wgt, acc] : {std::tuple{8, 4, 32}, {4, 4, 32}, {8, 2, 32}, {8, 8, 16}, {2, 2, 16}}) {
+    // Buffers holding as many entries as the default's.
+    nlohmann::json j = {{"inp_bits", inp},
+                        {"wgt_bits", wgt},
+                        {"acc_bits", acc},
+                        {"out_bits", inp},
+                        {"inp_buffer_bytes", 32768 * inp / 8},
+                        {"wgt_buffer_bytes", 262144 * wgt / 8},
+                        {"acc_buffer_bytes", 131072 * acc / 32},
+                        {"out_buffer_bytes", 32768 * inp / 8}};
+    AccelConfig c = AccelConfig::from_json(j.dump());
+    EXPECT_EQ(c.inp_block_bytes(), c.batch * c.block_in * inp / 8) << j.dump();
+    EXPECT_EQ(c.wgt_block_bytes(), c.block_out * c.block_in * wgt / 8) << j.dump();
+    EXPECT_EQ(c.acc_block_bytes(), c.batch * c.block_out * acc / 8) << j.dump();
+    EXPECT_EQ(c.wgt_depth(), accel::default_config().wgt_depth()) << j.dump();
+    EXPECT_EQ(c.acc_depth(), accel::default_config().acc_depth()) << j.dump();
+    EXPECT_EQ(c.int8_datapath(), inp == 8 && wgt == 8 && acc == 32) << j.dump();
+  }
+  EXPECT_EQ(AccelConfig::from_json(R"({"wgt_bits": 4, "wgt_buffer_bytes": 131072})").precision(),
+            "W4A8, 32-bit accumulators");
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"wgt_bits": 3})");
+            }).find("'wgt_bits' must be 2, 4 or 8 (narrower elements are packed within bytes), got 3"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"inp_bits": 16, "out_bits": 16})");
+            }).find("'inp_bits' must be 2, 4 or 8"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"inp_bits": 4})");
+            }).find("'out_bits' must equal inp_bits (4)"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([] {
+              AccelConfig::from_json(R"({"block_in": 2, "block_out": 2, "inp_bits": 2, "out_bits": 2})");
+            }).find("'inp_bits': an entry of 2 elements of 2 bits is not a whole number of bytes"),
+            std::string::npos);
+  EXPECT_NE(
+      test::error_text<ConfigError>([] {
+        AccelConfig::from_json(R"({"name": "w4", "wgt_bits": 4, "wgt_buffer_bytes": 131072})")
+            .require_int8_datapath("the rtl backend");
+      })
+          .find("the rtl backend implements 8-bit inputs and weights with 32-bit accumulators (W8A8); config 'w4' "
+                "is W4A8, 32-bit accumulators"),
+      std::string::npos);
 }
 
 // Every config shipped in accel/configs (read from the folder, so a new file is covered too).

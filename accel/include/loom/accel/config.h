@@ -10,7 +10,10 @@ struct AccelConfig {
   std::string name = "default";
   // GEMM core: BATCH x BLOCK_IN inputs times BLOCK_OUT x BLOCK_IN weights per cycle.
   int batch = 1, block_in = 16, block_out = 16;
-  // Element widths in bits.
+  // Element widths in bits: inputs and weights 2, 4 or 8 each (sub-byte elements packed
+  // little-endian within bytes: element k of an entry holds bits [k*w mod 8, +w) of its byte
+  // k*w/8), outputs as wide as inputs (they are the next layer's inputs), accumulators 16 or 32
+  // (sums wrap around at that width).
   int inp_bits = 8, wgt_bits = 8, acc_bits = 32, out_bits = 8;
   // On-chip buffer sizes in bytes.
   int64_t inp_buffer_bytes = 32 << 10, wgt_buffer_bytes = 256 << 10, acc_buffer_bytes = 128 << 10,
@@ -46,8 +49,17 @@ struct AccelConfig {
 
   // Throws loom::ConfigError naming the field when the config is not realizable (non-power-of-two
   // blocks, buffers too small for one entry, fields that no longer fit the instruction word or
-  // the 32-bit micro-op, unsupported widths).
+  // the 32-bit micro-op, unsupported widths or entries that are not whole bytes).
   void validate() const;
+
+  // "W4A8, 32-bit accumulators": the weight and input (activation) widths, as designers name them.
+  std::string precision() const;
+  // 8-bit inputs and weights with 32-bit accumulators: what the RTL, the SystemC platform and the
+  // accelerator schedules (compiler, tuner, loom accel-run, loom dse) implement. The functional
+  // simulator and the performance model run every legal precision.
+  bool int8_datapath() const { return inp_bits == 8 && wgt_bits == 8 && acc_bits == 32; }
+  // ConfigError naming `who`, the config and its precision unless int8_datapath().
+  void require_int8_datapath(const std::string& who) const;
 
   std::string to_json() const;
   // Fields not given take the built-in default's values (a JSON object of overrides); unknown and

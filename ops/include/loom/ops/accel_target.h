@@ -11,7 +11,9 @@ struct AccelTarget {
   AccelLimits limits;
 };
 
+// ConfigError for a config these schedules do not implement (accel::AccelConfig::int8_datapath).
 inline AccelTarget accel_target(const accel::AccelConfig& config) {
+  config.require_int8_datapath("Loom's accelerator schedules (the compiler, the tuner, loom accel-run, loom dse)");
   return {{config.batch, config.block_in, config.block_out},
           {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
 }
