@@ -5,6 +5,7 @@ the performance model on its own against the perf device, DSE on the local execu
 threads one, and loom.build(target='cuda')."""
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -242,3 +243,24 @@ def test_stubs_name_every_public_binding(module, stub):
         if isinstance(obj, type) and not issubclass(obj, BaseException):
             missing = {m for m in dir(obj) if not m.startswith("_")} - members.get(name, set())
             assert not missing, f"{stub}: {name} lacks {sorted(missing)}"
+
+
+def test_narrow_precision_from_python():
+    """A W4A8 config: its programs run on fsim and the performance model with their checks; the
+    RTL and the compiler refuse it by name."""
+    c = loom.accel.Config.load(os.path.join(os.path.dirname(__file__), "..", "..", "accel", "configs", "w4a8.json"))
+    assert (c.wgt_bits, c.inp_bits, c.out_bits) == (4, 8, 8)
+    p = loom.accel.matmul_program(16, 64, 128, config=c)
+    for backend in ("fsim", "perf"):
+        with loom.accel.Device(backend, config=c) as d:
+            r = p.run(d)
+        assert r["mismatched_checks"] == 0 and r["counters"]["dma_load_bytes_wgt"] == 64 * 128 // 2, (backend, r)
+    says = "implements 8-bit inputs and weights with 32-bit accumulators (W8A8); config 'w4a8' is W4A8"
+    if HAVE_RTL:
+        with pytest.raises(loom.ConfigError, match=re.escape(says)):
+            loom.accel.Device("rtl", config=c)
+    with pytest.raises(loom.ConfigError, match=re.escape(says)):
+        loom.compile("mlp", target="accel", quantize="int8", config=c)
+    c.wgt_bits = 3
+    with pytest.raises(loom.ConfigError, match="'wgt_bits' must be 2, 4 or 8"):
+        c.validate()
