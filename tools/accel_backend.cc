@@ -160,21 +160,6 @@ CLI::Option* add_compare_option(CLI::App& app, std::vector<std::string>& backend
   return app.add_option("--compare", backends, help)->delimiter(',')->expected(2);
 }
 
-void run_recorded(AccelDevice* device, const std::string& backend, const std::function<void()>& run,
-                  std::vector<sim::CommitRecord>& records, std::string& error) {
-  auto* log = dynamic_cast<sim::CommitLogSource*>(device);
-  if (!log)
-    LOOM_THROW(ConfigError, "--compare: backend '", backend,
-               "' does not record per-instruction commits (fsim, rtl and systemc do)");
-  log->record_commits(true);
-  try {
-    run();
-  } catch (const DeviceError& e) {
-    error = e.what();
-  }
-  records = log->take_commits();
-}
-
 int report_divergence(const std::string& what, const std::vector<std::string>& backends,
                       const std::vector<sim::CommitRecord> (&records)[2], const std::string (&errors)[2]) {
   std::cout << "compared " << what << " on " << backends[0] << " (" << records[0].size() << " instruction records) and "

@@ -40,10 +40,6 @@ std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const
 // --compare: the report of two backends' records: the first divergence with both records (returns 1), or that
 // every instruction's effect is the same (0; 1 if only one backend stopped with an error).
 CLI::Option* add_compare_option(CLI::App& app, std::vector<std::string>& backends, const std::string& help);
-// Runs `run` on `device` with commit records on: its records, and its DeviceError's text if it
-// stopped with one. ConfigError naming `backend` if the device keeps no records.
-void run_recorded(AccelDevice* device, const std::string& backend, const std::function<void()>& run,
-                  std::vector<sim::CommitRecord>& records, std::string& error);
 int report_divergence(const std::string& what, const std::vector<std::string>& backends,
                       const std::vector<sim::CommitRecord> (&records)[2], const std::string (&errors)[2]);
 

@@ -68,8 +68,8 @@ int compare_backends(const std::string& file, const Program& p, const std::vecto
     BackendOptions bo;
     bo.backend = backends[size_t(s)];
     auto dev = open_accel_backend(bo, p.config);
-    run_recorded(
-        dev.get(), bo.backend, [&] { run_program(p, *dev); }, records[s], errors[s]);
+    records[s] = sim::run_recorded(
+        dev.get(), bo.backend, [&] { run_program(p, *dev); }, errors[s], "--compare: ");
   }
   return report_divergence(file, backends, records, errors);
 }

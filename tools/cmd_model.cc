@@ -541,8 +541,8 @@ int run_model_cmd(const std::vector<std::string>& args) {
       o.accel_config_json = backend_config_json(side, c);
       auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", o);
       set_inputs(ex);
-      run_recorded(
-          ex.accel_device(), side.backend, [&] { ex.run(); }, records[s], errors[s]);
+      records[s] = sim::run_recorded(
+          ex.accel_device(), side.backend, [&] { ex.run(); }, errors[s], "--compare: ");
     }
     return report_divergence(model, compare, records, errors);
   }

@@ -130,14 +130,6 @@ py::list commit_records(const std::vector<sim::CommitRecord>& rs) {
   return out;
 }
 
-sim::CommitLogSource& commit_log(AccelDevice& d, const std::string& backend) {
-  auto* log = dynamic_cast<sim::CommitLogSource*>(&d);
-  if (!log)
-    LOOM_THROW(ConfigError, "backend '", backend,
-               "' does not record per-instruction commits (fsim, rtl and systemc do)");
-  return *log;
-}
-
 py::dict program_result(const accel::ProgramResult& r) {
   py::dict d;
   d["counters"] = r.counters;
@@ -229,16 +221,9 @@ py::dict compare(const accel::Program& program, const std::vector<std::string>& 
   for (size_t i = 0; i < backends.size(); ++i) {
     py::dict opts = options.contains(backends[i]) ? options[py::str(backends[i])].cast<py::dict>() : py::dict();
     Device dev(backends[i], program.config, opts);
-    commit_log(dev.get("loom.accel.compare"), backends[i]);  // refused before anything runs
     records[i] = dev.run("loom.accel.compare", [&](AccelDevice& d) {
-      sim::CommitLogSource& log = commit_log(d, backends[i]);
-      log.record_commits(true);
-      try {
-        accel::run_program(program, d);
-      } catch (const DeviceError& e) {
-        errors[i] = e.what();
-      }
-      return log.take_commits();
+      return sim::run_recorded(
+          &d, backends[i], [&] { accel::run_program(program, d); }, errors[i]);
     });
   }
   py::dict out, recs, errs;
@@ -344,12 +329,14 @@ void register_devices(py::module_& m) {
           "on timed backends).")
       .def(
           "record_commits",
-          [](Device& d, bool on) { commit_log(d.get("Device.record_commits"), d.backend()).record_commits(on); },
+          [](Device& d, bool on) {
+            sim::commit_log_of(&d.get("Device.record_commits"), d.backend()).record_commits(on);
+          },
           py::arg("on") = true, "Per-instruction commit records from the next run on (fsim, rtl, systemc).")
       .def(
           "take_commits",
           [](Device& d) {
-            return commit_records(commit_log(d.get("Device.take_commits"), d.backend()).take_commits());
+            return commit_records(sim::commit_log_of(&d.get("Device.take_commits"), d.backend()).take_commits());
           },
           "The commit records since the last take: one dict per instruction (run, label, index, module,\n"
           "opcode, target, digest, tokens).");

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "bindings.h"
+#include "interruptible.h"
 #include "loom/accel/config.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
-#include "loom/runtime/interrupt.h"
 
 namespace loom::python {
 
@@ -29,22 +29,12 @@ class Device {
   // was abandoned half-way). DeviceError naming `what` when the device is closed.
   template <typename Work>
   auto run(const std::string& what, Work&& work) {
-    runtime::SigintInterrupts sigint;
-    try {
-      auto result = [&] {
-        py::gil_scoped_release released;
-        std::lock_guard<std::mutex> turn(*busy_);
-        return work(get(what));
-      }();
-      if (runtime::interrupt_requested()) PyErr_SetInterrupt();
-      return result;
-    } catch (const Interrupted&) {
-      {
-        std::lock_guard<std::mutex> turn(*busy_);
-        device_.reset();
-      }
-      throw;
-    }
+    return run_interruptible(
+        *busy_, [&] { return work(get(what)); },
+        [&] {
+          std::lock_guard<std::mutex> turn(*busy_);
+          device_.reset();
+        });
   }
   // The device for work that needs neither the GIL released nor interrupts (a register, a copy).
   AccelDevice& get(const std::string& what);

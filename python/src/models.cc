@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "interruptible.h"
 #include "loom/accel/config.h"
 #include "loom/frontend/load.h"
 #include "loom/graph/build.h"
@@ -60,29 +61,21 @@ Model load(const std::string& path, const std::string& backend) {
       runtime::GraphExecutor::load(path, executor_options(backend)), std::nullopt, {}, py::none(), path, {}, backend};
 }
 
-// Runs `work` without the GIL, Ctrl-C stopping it (runtime::SigintInterrupts): an interrupted run
-// leaves the model to be reloaded before its next one and is Python's KeyboardInterrupt; a Ctrl-C
-// that came too late to stop the work is raised as KeyboardInterrupt by Python after it.
+// Runs `work` on the model (run_interruptible): an interrupted run leaves its devices mid-run, so
+// they are reloaded before the next.
 template <typename Work>
 auto interruptible(Model& m, Work&& work) {
-  runtime::SigintInterrupts sigint;
-  try {
-    auto result = [&] {
-      py::gil_scoped_release released;
-      std::lock_guard<std::mutex> turn(*m.busy);
-      if (m.stale) {  // the last run was interrupted: fresh devices
-        m.executor = m.file ? runtime::GraphExecutor::from_model_file(*m.file, m.origin, executor_options(m.backend))
-                            : runtime::GraphExecutor::load(m.path, executor_options(m.backend));
-        m.stale = false;
-      }
-      return work();
-    }();
-    if (runtime::interrupt_requested()) PyErr_SetInterrupt();
-    return result;
-  } catch (const Interrupted&) {
-    m.stale = true;
-    throw;
-  }
+  return run_interruptible(
+      *m.busy,
+      [&] {
+        if (m.stale) {  // the last run was interrupted: fresh devices
+          m.executor = m.file ? runtime::GraphExecutor::from_model_file(*m.file, m.origin, executor_options(m.backend))
+                              : runtime::GraphExecutor::load(m.path, executor_options(m.backend));
+          m.stale = false;
+        }
+        return work();
+      },
+      [&] { m.stale = true; });
 }
 
 // Calibration inputs from Python: a count of random inputs or a folder of .npy files (as

@@ -4,6 +4,8 @@
 #include <map>
 #include <sstream>
 
+#include "loom/runtime/error.h"
+
 namespace loom::sim {
 
 std::string CommitRecord::describe() const {
@@ -42,6 +44,26 @@ std::optional<Divergence> first_divergence(const std::vector<CommitRecord>& a, c
     ++ia, ++ib;
   }
   return std::nullopt;
+}
+
+CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend, const std::string& what) {
+  auto* log = dynamic_cast<CommitLogSource*>(device);
+  if (!log)
+    LOOM_THROW(ConfigError, what, "backend '", backend,
+               "' does not record per-instruction commits (fsim, rtl and systemc do)");
+  return *log;
+}
+
+std::vector<CommitRecord> run_recorded(AccelDevice* device, const std::string& backend,
+                                       const std::function<void()>& run, std::string& error, const std::string& what) {
+  CommitLogSource& log = commit_log_of(device, backend, what);
+  log.record_commits(true);
+  try {
+    run();
+  } catch (const DeviceError& e) {
+    error = e.what();
+  }
+  return log.take_commits();
 }
 
 }  // namespace loom::sim

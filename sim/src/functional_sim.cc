@@ -133,8 +133,7 @@ struct FunctionalSim::State {
         const uint8_t* src = dram(e, dram_bytes, 1, index, i);
         for (int k = 0; k < n; ++k) entry[k] = packed_element(src, size_t(k), c.acc_bits);
       }
-    for (uint32_t r = 0; r < i.y_size; ++r)
-      counters[uint32_t(AccelCounter::DmaLoadBytesAcc)] += uint64_t(i.x_size) * dram_bytes;
+    counters[uint32_t(AccelCounter::DmaLoadBytesAcc)] += uint64_t(i.y_size) * i.x_size * dram_bytes;
     ++counters[uint32_t(AccelCounter::AccLoadInsns)];
   }
 

@@ -8,11 +8,13 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "loom/accel/isa.h"
+#include "loom/runtime/accel_device.h"
 
 namespace loom::sim {
 
@@ -37,6 +39,15 @@ class CommitLogSource {
   virtual void record_commits(bool on) = 0;
   virtual std::vector<CommitRecord> take_commits() = 0;  // since the last take, in index order
 };
+
+// The commit log of `device`; ConfigError "<what>backend '<backend>' does not record per-instruction
+// commits (fsim, rtl and systemc do)" for a device that keeps none.
+CommitLogSource& commit_log_of(AccelDevice* device, const std::string& backend, const std::string& what = "");
+// Runs `run` on `device` with commit records on and returns them; `error` receives the text of the
+// DeviceError it stopped with, if any (commit_log_of's ConfigError for a device without a log).
+std::vector<CommitRecord> run_recorded(AccelDevice* device, const std::string& backend,
+                                       const std::function<void()>& run, std::string& error,
+                                       const std::string& what = "");
 
 uint64_t digest_bytes(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull);  // FNV-1a 64
 
