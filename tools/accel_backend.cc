@@ -149,6 +149,16 @@ accel::AccelConfig load_config(const std::string& path) {
   return path.empty() ? accel::default_config() : accel::AccelConfig::load(path);
 }
 
+void add_gemm_multipliers_option(CLI::App& app, accel::RtlOptions& rtl) {
+  app.add_option_function<std::string>(
+         "--gemm-multipliers", [&rtl](const std::string& v) { rtl.gemm = accel::parse_gemm_multipliers(v); },
+         "how the GEMM core builds its products: auto (from the operand widths), plain (one multiplier each), dsp "
+         "(several per DSP48), lut (no DSP48)")
+      ->check(CLI::IsMember({"auto", "plain", "dsp", "lut"}));
+  app.add_flag_callback(
+      "--plain-gemm", [&rtl] { rtl.gemm = accel::GemmMultipliers::Plain; }, "the same as --gemm-multipliers plain");
+}
+
 bool any_backend_option(const BackendOptions& opt) {
   if (opt.o_backend && opt.o_backend->count() > 0) return true;
   for (const auto& [key, flag] : opt.flags)

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "loom/accel/config.h"
+#include "loom/accel/hw_params.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/sim/commit_log.h"
 
@@ -28,6 +29,8 @@ struct BackendOptions {
 // --config FILE: the accelerator config (JSON), and loading it (empty: the built-in default).
 CLI::Option* add_config_option(CLI::App& app, std::string& path);
 accel::AccelConfig load_config(const std::string& path);
+// --gemm-multipliers auto|plain|dsp|lut and its older spelling --plain-gemm, into `rtl.gemm`.
+void add_gemm_multipliers_option(CLI::App& app, accel::RtlOptions& rtl);
 
 // Adds --backend and the simulators' options to `app`, parsed into `opt`.
 void add_backend_options(CLI::App& app, BackendOptions& opt);

@@ -120,10 +120,8 @@ int hw_params(const std::vector<std::string>& args) {
   add_config_option(app, config);
   app.add_option("--out", out, "file to write (default: print the package)")->check(output_file());
   accel::RtlOptions rtl;
-  bool plain_gemm = false;
-  app.add_flag("--plain-gemm", plain_gemm, "one multiplier per int8 product (default: two products per DSP48)");
+  add_gemm_multipliers_option(app, rtl);
   if (int rc = parse(app, args); rc >= 0) return rc;
-  rtl.gemm_dsp_pack = !plain_gemm;
   AccelConfig cfg = load_config(config);
   std::string text = sv_package(cfg, rtl);
   if (out.empty()) {

@@ -95,7 +95,7 @@ int hw_report(const std::vector<std::string>& args) {
   std::string config, family_name, part_name, json_out, out_dir, from_dir, yosys = "yosys", hw = hw_data_dir();
   double max_util = 100.0, max_model_error = 0;
   int timeout_s = 3600, paths = 5;
-  bool plain_gemm = false;
+  RtlOptions rtl;
   add_config_option(app, config);
   app.add_option("--family", family_name, "xc7 (7-series) or xcup (UltraScale+); default: the part's, else xc7");
   app.add_option("--part", part_name, "report against this part only (xc7z020, xczu3eg, xczu7ev, xcu250)");
@@ -113,7 +113,7 @@ int hw_report(const std::vector<std::string>& args) {
   number_option(app, "--timeout", timeout_s, "seconds yosys may run", 1, 86400)->capture_default_str();
   app.add_option("--yosys", yosys, "the yosys program")->capture_default_str();
   app.add_option("--hw", hw, "Loom's hw/ folder, or an install's share/loom (rtl/ inside)")->capture_default_str();
-  app.add_flag("--plain-gemm", plain_gemm, "the plain GEMM core (one multiplier per int8 product)");
+  add_gemm_multipliers_option(app, rtl);
   if (int rc = parse(app, args); rc >= 0) return rc;
 
   AccelConfig cfg = load_config(config);
@@ -137,8 +137,6 @@ int hw_report(const std::vector<std::string>& args) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) LOOM_THROW(Error, "cannot create '", dir.string(), "': ", ec.message());
-    RtlOptions rtl;
-    rtl.gemm_dsp_pack = !plain_gemm;
     write_file(dir / "loom_accel_pkg.sv", sv_package(cfg, rtl));
     write_file(dir / "synth.ys", yosys_script(dir / "loom_accel_pkg.sv", fs::path(hw) / "rtl", family, dir));
     if (run_logged({yosys, "-V"}, dir / "version.txt", 60) != 0)
@@ -168,14 +166,16 @@ int hw_report(const std::vector<std::string>& args) {
   for (const FpgaPart& p : fpga_parts())
     if (only ? &p == only : p.family == family) fits.push_back(fpga_fit(used, p));
   const char* dsp = family == FpgaFamily::Xc7 ? "DSP48E1" : "DSP48E2";
-  const std::string what = from_dir.empty() ? "config '" + cfg.name + "'" + (plain_gemm ? " (plain GEMM core)" : "")
-                                            : "the netlist in " + from_dir;
+  const GemmMultiplierPlan plan = gemm_multiplier_plan(cfg, rtl);
+  const std::string what =
+      from_dir.empty() ? "config '" + cfg.name + "' (" + cfg.precision() + ")" : "the netlist in " + from_dir;
   std::cout << "loom_accel, " << what << ", mapped to " << fpga_family_name(family) << " by yosys synth_xilinx";
   if (seconds > 0) std::cout << " in " << fixed(seconds, 0) << " s";
   std::cout << "\n  LUT " << used.luts << " (of which LUTRAM " << used.lutram_luts << ")  FF " << used.ffs << "  "
             << dsp << " " << used.dsps << "  BRAM36 " << fixed(used.bram36(), 1) << " (" << used.ramb36 << " RAMB36 + "
             << used.ramb18 << " RAMB18)";
   if (used.uram) std::cout << "  URAM " << used.uram;
+  if (from_dir.empty()) std::cout << "\n  GEMM multipliers: " << plan.reason;
   std::cout << "\n  part       board        LUT     LUTRAM  FF      DSP     BRAM36  URAM    fits\n";
   for (const FpgaFit& f : fits) {
     std::printf("  %-10s %-12s", f.part->name.c_str(), f.part->board.c_str());
@@ -186,7 +186,7 @@ int hw_report(const std::vector<std::string>& args) {
   nlohmann::json model_json;
   double worst_model_error = 0;
   if (family == FpgaFamily::Xc7) {
-    AreaEstimate m = estimate_area(cfg, !plain_gemm);
+    AreaEstimate m = estimate_area(cfg, rtl);
     std::cout << "  area model (docs/perf_model.md):";
     auto one = [&](const char* name, double model, double yosys_value) {
       double err = yosys_value > 0 ? 100.0 * (model - yosys_value) / yosys_value : 0;
@@ -218,7 +218,10 @@ int hw_report(const std::vector<std::string>& args) {
   if (!json_out.empty()) {
     nlohmann::json j;
     j["config"] = cfg.name;
-    j["gemm_dsp_pack"] = !plain_gemm;
+    j["precision"] = cfg.precision();
+    j["gemm_multipliers"] = {{"kind", to_string(plan.kind)},
+                             {"products_per_multiplier", plan.products_per_multiplier},
+                             {"reason", plan.reason}};
     j["family"] = fpga_family_name(family);
     if (!yosys_version.empty()) j["yosys"] = yosys_version;
     if (seconds > 0) j["seconds"] = seconds;

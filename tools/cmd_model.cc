@@ -142,6 +142,10 @@ int compile_cmd(const std::vector<std::string>& args) {
       ->check(CLI::IsMember({"max", "percentile", "kl"}))
       ->capture_default_str();
   app.add_flag("--quantize-first-conv", first_conv, "quantize the first convolution too (kept float by default)");
+  std::string precision;
+  app.add_option("--precision", precision,
+                 "widths of the quantized model's weights and activations: W8A8 (the default), W4A8, W2A8, W4A4, ... "
+                 "(int8 containers on the CPU); with --target accel the config's, which need not be repeated");
   bool per_channel = false;
   app.add_flag("--per-channel", per_channel,
                "per-output-channel weight scales with fixed-point requantization (CPU only)");
@@ -193,7 +197,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     LOOM_THROW(Error, "--tuning-log needs a loom built with the tuner (libxgboost-dev is optional; LLVM is not)");
 #endif
   for (const char* opt : {"--calibrate", "--calibration-mode", "--quantize-first-conv", "--per-channel", "--holdout",
-                          "--input-distribution", "--min-accuracy"})
+                          "--input-distribution", "--min-accuracy", "--precision"})
     if (quant.empty() && app.count(opt)) LOOM_THROW(Error, opt, " needs --quantize");
   const bool to_accel = has_target(target, "accel"), to_cuda = has_target(target, "cuda");
   if (!config_path.empty() && !to_accel) LOOM_THROW(Error, "--config needs --target accel");
@@ -239,6 +243,15 @@ int compile_cmd(const std::vector<std::string>& args) {
     graph::QuantizeOptions planned;
     planned.simulated = quant == "int8-simulated";
     planned.per_channel = per_channel;
+    graph::follow_targets(planned, bo);
+    if (!precision.empty()) {
+      graph::QuantizeOptions asked = planned;
+      asked.set_precision(precision);
+      if (bo.accel && asked.precision() != planned.precision())
+        LOOM_THROW(Error, "--precision ", asked.precision(), ": accelerator config '", bo.accel->name, "' is ",
+                   planned.precision(), " (", bo.accel->precision(), "); the config decides the accelerator's widths");
+      planned = asked;
+    }
     graph::check_targets(bo, quant.empty() ? nullptr : &planned);
   }
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
@@ -262,6 +275,8 @@ int compile_cmd(const std::vector<std::string>& args) {
     qo.simulated = quant == "int8-simulated";
     qo.skip_first_conv = !first_conv;
     qo.per_channel = per_channel;
+    graph::follow_targets(qo, bo);
+    if (!precision.empty()) qo.set_precision(precision);
     frontend::CalibrationSets sets = frontend::calibration_sets(calibrate, holdout, g, chosen);
     if (!quiet)
       std::cerr << "  quantizing: calibrating on " << sets.calibration_source << " (" << mode << ")"
@@ -278,13 +293,19 @@ int compile_cmd(const std::vector<std::string>& args) {
     report = std::move(q.report);
     report->calibration.source = sets.calibration_source;
     if (report->held_out) report->held_out->source = sets.held_out_source;
-    summary << "  quantized (" << quant << (per_channel ? " per-channel" : "") << ", " << mode << " calibration on "
-            << sets.calibration.size() << " inputs): " << q.quantized_layers << " conv2d/dense layers int8, "
-            << q.float_layers << " float\n"
+    summary << "  quantized (" << quant << (per_channel ? " per-channel" : "")
+            << (qo.weight_bits != 8 || qo.activation_bits != 8
+                    ? ", weights " + std::to_string(qo.weight_bits) + "-bit, activations " +
+                          std::to_string(qo.activation_bits) + "-bit"
+                    : "")
+            << ", " << mode << " calibration on " << sets.calibration.size() << " inputs): " << q.quantized_layers
+            << " conv2d/dense layers int8, " << q.float_layers << " float\n"
             << report->str();
     result["quantization"] = nlohmann::json::parse(report->to_json());
     result["quantization"]["quantized_layers"] = q.quantized_layers;
     result["quantization"]["float_layers"] = q.float_layers;
+    result["quantization"]["weight_bits"] = qo.weight_bits;
+    result["quantization"]["activation_bits"] = qo.activation_bits;
     for (const std::string& w : report->warnings) std::cerr << "warning: " << w << "\n";
     if (!report->warnings.empty()) std::cerr << kQuantizeAdvice << "\n";
     if (app.count("--min-accuracy") && !(report->accuracy() >= min_accuracy)) {

@@ -20,6 +20,8 @@ constexpr double kLutBase = 4686, kLutPerProduct = 17.63, kLutPerOutputLane = 11
                  kLutPerScratchpadKiB = 7.42;
 constexpr double kFfBase = 8501, kFfPerProduct = 39.60, kFfPerOutputLane = 278.2, kFfPerInputLane = -70.47;
 constexpr double kAluDspPerLane = 3, kDspBase = 5;
+// yosys synth_xilinx maps a multiplier to a DSP48 only from a 9-bit product up (smaller: LUTs).
+constexpr int kDspMinProductBits = 9;
 
 }  // namespace
 
@@ -40,11 +42,17 @@ double bram36_tiles(int64_t width_bits, int64_t depth) {
   return best;
 }
 
-AreaEstimate estimate_area(const AccelConfig& c, bool packed_gemm) {
+AreaEstimate estimate_area(const AccelConfig& c, const RtlOptions& rtl) {
   const double products = double(c.batch) * c.block_in * c.block_out, lanes = double(c.batch) * c.block_out,
                input_lanes = double(c.batch) * c.block_in;
+  const GemmMultiplierPlan plan = gemm_multiplier_plan(c, rtl);
   AreaEstimate a;
-  a.dsp = (packed_gemm ? std::ceil(products / 2) : products) + kAluDspPerLane * lanes + kDspBase;
+  double gemm_dsp = 0;
+  if (plan.kind == GemmMultipliers::DspPacked)
+    gemm_dsp = double(c.batch) * c.block_in * std::ceil(double(c.block_out) / plan.products_per_multiplier);
+  else if (plan.kind == GemmMultipliers::Plain && plan.product_bits >= kDspMinProductBits)
+    gemm_dsp = products;
+  a.dsp = gemm_dsp + kAluDspPerLane * lanes + kDspBase;
   double tiles = bram36_tiles(int64_t(c.inp_block_bytes()) * 8, c.inp_depth()) +
                  bram36_tiles(int64_t(c.wgt_block_bytes()) * 8, c.wgt_depth()) +
                  bram36_tiles(int64_t(c.acc_block_bytes()) * 8, c.acc_depth()) +

@@ -139,10 +139,11 @@ std::string AccelConfig::precision() const {
          "-bit accumulators";
 }
 
-void AccelConfig::require_int8_datapath(const std::string& who) const {
-  if (!int8_datapath())
-    LOOM_THROW(ConfigError, who, " implements 8-bit inputs and weights with 32-bit accumulators (W8A8); config '", name,
-               "' is ", precision(), ", which the functional simulator (fsim) and the performance model (perf) run");
+void AccelConfig::require_32bit_accumulators(const std::string& who) const {
+  if (acc_bits != 32)
+    LOOM_THROW(ConfigError, who, " accumulate in 32 bits; config '", name, "' is ", precision(),
+               ", which every accelerator backend runs (instruction streams from the driver, loom sim, loom.accel) "
+               "but no compiled layer targets yet");
 }
 
 std::string AccelConfig::to_json() const {

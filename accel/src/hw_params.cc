@@ -1,10 +1,12 @@
 #include "loom/accel/hw_params.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
 #include "loom/accel/isa.h"
 #include "loom/runtime/accel_device.h"
+#include "loom/runtime/error.h"
 
 namespace loom::accel {
 
@@ -51,11 +53,68 @@ std::string fault_name(AccelFault f) {
   return "NONE";
 }
 
+// DSP48E1's A port (the packed operand, through the pre-adder) is 25 bits signed; DSP48E2's 27,
+// but a design should map to both families alike.
+constexpr int kDspPackedPortBits = 25;
+
 }  // namespace
+
+std::string to_string(GemmMultipliers m) {
+  switch (m) {
+    case GemmMultipliers::Auto:
+      return "auto";
+    case GemmMultipliers::Plain:
+      return "plain";
+    case GemmMultipliers::DspPacked:
+      return "dsp";
+    case GemmMultipliers::Lut:
+      return "lut";
+  }
+  return "auto";
+}
+
+GemmMultipliers parse_gemm_multipliers(const std::string& name) {
+  for (GemmMultipliers m :
+       {GemmMultipliers::Auto, GemmMultipliers::Plain, GemmMultipliers::DspPacked, GemmMultipliers::Lut})
+    if (to_string(m) == name) return m;
+  LOOM_THROW(ConfigError, "GEMM multipliers '", name, "': expected auto, plain, dsp or lut");
+}
+
+GemmMultiplierPlan gemm_multiplier_plan(const AccelConfig& c, const RtlOptions& options) {
+  GemmMultiplierPlan plan;
+  plan.product_bits = c.inp_bits + c.wgt_bits;
+  const std::string widths = std::to_string(c.wgt_bits) + " x " + std::to_string(c.inp_bits) + "-bit";
+  // Products of one input and BLOCK_OUT weights share the input: k weights spaced a product's
+  // width apart in the packed port give k products from one multiply (the borrow of each lower
+  // product corrected after it).
+  // The packed operand is (k - 1) product widths, the top weight and a carry bit wide.
+  const int packable = std::min(c.block_out, 1 + (kDspPackedPortBits - c.wgt_bits - 1) / plan.product_bits);
+  GemmMultipliers kind = options.gemm;
+  if (kind == GemmMultipliers::Auto) {
+    if (std::min(c.inp_bits, c.wgt_bits) <= 2) {
+      kind = GemmMultipliers::Lut;
+      plan.reason = widths + " products are a select and an add each: LUTs, no DSP48";
+    } else if (packable > 1) {
+      kind = GemmMultipliers::DspPacked;
+      plan.reason = widths + " products: " + std::to_string(packable) + " that share an input per DSP48";
+    } else {
+      kind = GemmMultipliers::Plain;
+      plan.reason = widths + " products: one per multiplier (no two fit one DSP48's ports)";
+    }
+  } else {
+    plan.reason = widths + " products, as asked (" + to_string(kind) + ")";
+  }
+  if (kind == GemmMultipliers::DspPacked && packable < 2)
+    LOOM_THROW(ConfigError, "config '", c.name, "': ", widths,
+               " products do not fit two to a DSP48 (block_out 1, or the packed port too narrow); use plain or lut");
+  plan.kind = kind;
+  plan.products_per_multiplier = kind == GemmMultipliers::DspPacked ? packable : 1;
+  return plan;
+}
 
 std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   c.validate();
-  c.require_int8_datapath("the SystemVerilog core");
+  const GemmMultiplierPlan plan = gemm_multiplier_plan(c, options);
   IsaLayout L(c);
   std::ostringstream os;
   auto param = [&](const std::string& name, int64_t v) { os << "  localparam int " << name << " = " << v << ";\n"; };
@@ -72,8 +131,9 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   param("WGT_WIDTH", c.wgt_bits);
   param("ACC_WIDTH", c.acc_bits);
   param("OUT_WIDTH", c.out_bits);
-  os << "  // Implementation choices (RtlOptions)\n"
-     << "  localparam bit GEMM_DSP_PACK = 1'b" << (options.gemm_dsp_pack ? 1 : 0) << ";\n";
+  os << "  // Implementation choices (RtlOptions): " << plan.reason << "\n";
+  param("GEMM_PRODUCTS_PER_MULT", plan.products_per_multiplier);
+  os << "  localparam bit GEMM_LUT_MULT = 1'b" << (plan.kind == GemmMultipliers::Lut ? 1 : 0) << ";\n";
   os << "  // Scratchpads: entries and index widths\n";
   struct Buf {
     const char* name;

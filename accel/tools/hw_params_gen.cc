@@ -1,5 +1,5 @@
 // Build-time generator of the RTL parameter package:
-//   loom_hw_params_gen <config.json> <out.sv> [--plain-gemm]
+//   loom_hw_params_gen <config.json> <out.sv> [--gemm-multipliers auto|plain|dsp|lut]
 // (The same text as `loom hw-params`; this small tool exists so the build can generate the
 // package before the RTL model is compiled, without depending on the whole compiler.)
 #include <fstream>
@@ -11,13 +11,12 @@
 
 int main(int argc, char** argv) {
   loom::accel::RtlOptions rtl;
-  if (argc == 4 && std::string(argv[3]) == "--plain-gemm")
-    rtl.gemm_dsp_pack = false;
-  else if (argc != 3) {
-    std::cerr << "usage: loom_hw_params_gen <config.json> <out.sv> [--plain-gemm]\n";
+  if (argc != 3 && !(argc == 5 && std::string(argv[3]) == "--gemm-multipliers")) {
+    std::cerr << "usage: loom_hw_params_gen <config.json> <out.sv> [--gemm-multipliers auto|plain|dsp|lut]\n";
     return 2;
   }
   try {
+    if (argc == 5) rtl.gemm = loom::accel::parse_gemm_multipliers(argv[4]);
     std::string text = loom::accel::sv_package(loom::accel::AccelConfig::load(argv[1]), rtl);
     std::ofstream(argv[2]) << text;
   } catch (const std::exception& e) {

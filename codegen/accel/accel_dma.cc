@@ -113,15 +113,15 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
   int64_t x_size = x[0] - x[3] - x[4], y_size = y[0] - y[3] - y[4];
   if (x_size <= 0 || y_size <= 0) fail("DMA into '" + dst.buffer->name + "': a tile made only of padding");
   Module m = mem == MemType::Acc ? Module::Compute : Module::Load;
-  const int64_t elem_bytes = accel::entry_bytes(c_, mem) / e;
   for_each_outer(t, [&](int64_t dst_off, int64_t src_off) {
     if (dst_off % e) fail("DMA into '" + dst.buffer->name + "': an outer dimension does not step by whole entries");
     uint32_t base = entry_of(dst, "DMA destination") + uint32_t(dst_off / e);
     Access a;
     for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.writes.push_back({mem, base + k});
     sync_before(m, a);
-    drv_.load_2d(mem, base, src.dram_addr + uint64_t(src_off * elem_bytes), uint32_t(y_size), uint32_t(x_size),
-                 uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]), uint32_t(x[3]), uint32_t(x[4]));
+    drv_.load_2d(mem, base, dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'"), uint32_t(y_size),
+                 uint32_t(x_size), uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]),
+                 uint32_t(x[3]), uint32_t(x[4]));
     record_after(m, a);
   });
 }
@@ -132,15 +132,14 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
   auto &x = t.x, &y = t.y;
   if (x[1] != e || x[2] != e || y[2] != x[0] * e || y[1] % e)
     fail("DMA from '" + src.buffer->name + "': rows must be contiguous entries in both memories");
-  const int64_t elem_bytes = c_.out_block_bytes() / e;
   for_each_outer(t, [&](int64_t dst_off, int64_t src_off) {  // dst: DRAM, src: the scratchpad
     if (src_off % e) fail("DMA from '" + src.buffer->name + "': an outer dimension does not step by whole entries");
     uint32_t base = entry_of(src, "DMA source") + uint32_t(src_off / e);
     Access a;
     for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.reads.push_back({MemType::Out, base + k});
     sync_before(Module::Store, a);
-    drv_.store_2d(base, dst.dram_addr + uint64_t(dst_off * elem_bytes), uint32_t(y[0]), uint32_t(x[0]),
-                  uint32_t(t.has_y ? y[1] / e : x[0]));
+    drv_.store_2d(base, dram_address(dst, dst_off, "DMA from '" + src.buffer->name + "'"), uint32_t(y[0]),
+                  uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
     record_after(Module::Store, a);
   });
 }

@@ -18,8 +18,13 @@ using accel::MemType;
 using accel::Module;
 using accel::UopKernelBuilder;
 
-Emitter::Emitter(accel::Driver& drv, std::map<const BufferNode*, accel::DeviceBuffer> dram, std::string func_name)
-    : drv_(drv), c_(drv.config()), dram_(std::move(dram)), func_(std::move(func_name)) {}
+Emitter::Emitter(accel::Driver& drv, std::map<const BufferNode*, accel::DeviceBuffer> dram,
+                 std::map<const BufferNode*, int> dram_bits, std::string func_name)
+    : drv_(drv),
+      c_(drv.config()),
+      dram_(std::move(dram)),
+      dram_bits_(std::move(dram_bits)),
+      func_(std::move(func_name)) {}
 
 void Emitter::fail(const std::string& what) const {
   LOOM_THROW(CodegenError, "accelerator backend, function '", func_, "': ", what);
@@ -105,11 +110,21 @@ Emitter::Operand Emitter::operand(const Expr& addr) const {
       fail("buffer '" + ld->buffer->name + "' is used after a later stage reused its scratchpad entries");
     o.sram = &it->second;
   } else if (auto d = dram_.find(o.buffer); d != dram_.end()) {
-    o.dram_addr = d->second.addr + uint64_t(o.element) * uint64_t(ld->buffer->dtype.bytes());
+    o.dram_base = d->second.addr;
+    auto b = dram_bits_.find(o.buffer);
+    o.dram_bits = b != dram_bits_.end() ? b->second : ld->buffer->dtype.bits();
   } else {
     fail("buffer '" + ld->buffer->name + "' is neither an argument nor an accelerator scratchpad allocation");
   }
   return o;
+}
+
+uint64_t Emitter::dram_address(const Operand& o, int64_t offset, const std::string& what) const {
+  const int64_t bit = (o.element + offset) * int64_t(o.dram_bits);
+  if (bit % 8)
+    fail(what + ": element " + std::to_string(o.element + offset) + " of '" + o.buffer->name + "' (" +
+         std::to_string(o.dram_bits) + "-bit, packed) starts inside a byte");
+  return o.dram_base + uint64_t(bit / 8);
 }
 
 uint32_t Emitter::entry_of(const Operand& o, const char* what) const {

@@ -19,7 +19,9 @@ namespace loom::codegen::accel_backend {
 
 class Emitter {
  public:
-  Emitter(accel::Driver& drv, std::map<const ir::BufferNode*, accel::DeviceBuffer> dram, std::string func_name);
+  // dram_bits: each argument's element width in device memory (accel_arg_bits; packed when narrow).
+  Emitter(accel::Driver& drv, std::map<const ir::BufferNode*, accel::DeviceBuffer> dram,
+          std::map<const ir::BufferNode*, int> dram_bits, std::string func_name);
   void run(const ir::Stmt& body);
 
  private:
@@ -32,8 +34,12 @@ class Emitter {
     const ir::BufferNode* buffer = nullptr;
     const Sram* sram = nullptr;
     int64_t element = 0;
-    uint64_t dram_addr = 0;
+    uint64_t dram_base = 0;  // device memory: the argument's address and element width
+    int dram_bits = 8;
   };
+  // The byte address of element `o.element + offset` of a device-memory operand; fails when packed
+  // elements put it inside a byte.
+  uint64_t dram_address(const Operand& o, int64_t offset, const std::string& what) const;
   struct Dim {
     int64_t extent, dst_stride, src_stride, before, after;
   };
@@ -115,6 +121,7 @@ class Emitter {
   accel::Driver& drv_;
   const accel::AccelConfig& c_;
   std::map<const ir::BufferNode*, accel::DeviceBuffer> dram_;
+  std::map<const ir::BufferNode*, int> dram_bits_;
   std::map<const ir::BufferNode*, Sram> sram_;
   std::map<const ir::VarNode*, int64_t> env_;
   uint32_t top_[3] = {0, 0, 0};  // bump allocators: inp, wgt, acc

@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "accel_emitter.h"
+#include "loom/accel/packing.h"
 #include "loom/codegen/accel.h"
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
@@ -41,16 +42,13 @@ void check_args(const runtime::FunctionSignature& sig, const std::vector<NDArray
   }
 }
 
-uint64_t arg_bytes(const runtime::ArgSpec& a) {
-  uint64_t n = uint64_t(a.dtype.bytes());
-  for (auto d : a.shape) n *= uint64_t(d);
-  return n;
-}
-
 }  // namespace
 
 AccelModule::AccelModule(LoweredFunc func, accel::AccelConfig config)
-    : func_(std::move(func)), config_(std::move(config)), sig_(signature_for(func_)) {}
+    : func_(std::move(func)),
+      config_(std::move(config)),
+      sig_(signature_for(func_)),
+      arg_bits_(accel_arg_bits(func_, config_)) {}
 
 AccelModule build_accel(const LoweredFunc& func, const accel::AccelConfig& config) {
   config.validate();
@@ -82,13 +80,14 @@ size_t emit_accel(const LoweredFunc& func, accel::ImageLinker& linker, const std
   if (arg_offsets.size() != func.args.size())
     LOOM_THROW(InternalError, "emit_accel '", func.name, "': ", arg_offsets.size(), " argument offsets for ",
                func.args.size(), " arguments");
+  const std::vector<int> bits = accel_arg_bits(func, linker.config());
   std::map<const BufferNode*, accel::DeviceBuffer> dram;
+  std::map<const BufferNode*, int> dram_bits;
   for (size_t i = 0; i < func.args.size(); ++i) {
-    uint64_t bytes = uint64_t(func.args[i]->dtype.bytes());
-    for (auto& e : func.args[i]->shape) bytes *= uint64_t(*as_const_int(e));
-    dram[func.args[i].get()] = {linker.address(arg_offsets[i]), bytes};
+    dram[func.args[i].get()] = {linker.address(arg_offsets[i]), accel_arg_bytes(*func.args[i], bits[i])};
+    dram_bits[func.args[i].get()] = bits[i];
   }
-  accel_backend::Emitter(linker.driver(), dram, func.name).run(func.body);
+  accel_backend::Emitter(linker.driver(), dram, dram_bits, func.name).run(func.body);
   return linker.seal_stream(stream_name);
 }
 
@@ -96,7 +95,8 @@ const CompiledAccelFunc& AccelModule::compiled() const {
   if (!compiled_) {
     accel::ImageLinker linker(config_);
     auto c = std::make_shared<CompiledAccelFunc>();
-    for (auto& a : sig_.args) c->arg_offsets.push_back(linker.reserve(arg_bytes(a)));
+    for (size_t i = 0; i < func_.args.size(); ++i)
+      c->arg_offsets.push_back(linker.reserve(accel_arg_bytes(*func_.args[i], arg_bits_[i])));
     emit_accel(func_, linker, c->arg_offsets, func_.name);
     c->image = linker.finish();
     compiled_ = std::move(c);
@@ -108,15 +108,37 @@ AccelRunStats AccelModule::run(AccelDevice& device, const std::vector<NDArray>& 
   check_args(sig_, args);
   const CompiledAccelFunc& c = compiled();
   runtime::LoadedAccelImage loaded(device, c.image);
-  for (size_t i = 0; i < args.size(); ++i)
-    device.write(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int bits = arg_bits_[i], container = args[i].dtype().bits();
+    if (bits == container) {
+      device.write(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+      continue;
+    }
+    // Narrow elements in wider host containers: packed on the way in, checked to fit.
+    std::vector<uint8_t> packed(accel_arg_bytes(*func_.args[i], bits));
+    int64_t bad =
+        accel::pack_from_container(args[i].raw_data(), container, size_t(args[i].numel()), bits, packed.data());
+    if (bad >= 0)
+      LOOM_THROW(TypeError, sig_.name, ": argument '", sig_.args[i].name, "' holds ", args[i].get_as_double(bad),
+                 " at element ", bad, ", outside the ", bits, "-bit range config '", config_.name, "' moves it in (",
+                 config_.precision(), ")");
+    device.write(loaded.address(c.arg_offsets[i], packed.size()), packed.data(), packed.size());
+  }
   loaded.run(0);
   AccelRunStats stats;
   stats.instructions = c.image.streams[0].count;
   stats.counters = device.counters();
   stats.cycles = device.cycles();
-  for (size_t i = 0; i < args.size(); ++i)
-    device.read(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const int bits = arg_bits_[i], container = args[i].dtype().bits();
+    if (bits == container) {
+      device.read(loaded.address(c.arg_offsets[i], args[i].nbytes()), args[i].raw_data(), args[i].nbytes());
+      continue;
+    }
+    std::vector<uint8_t> packed(accel_arg_bytes(*func_.args[i], bits));
+    device.read(loaded.address(c.arg_offsets[i], packed.size()), packed.data(), packed.size());
+    accel::unpack_to_container(packed.data(), bits, size_t(args[i].numel()), container, args[i].raw_data());
+  }
   return stats;
 }
 

@@ -18,10 +18,19 @@ const char* kAccelShifts =
 
 void check_targets(const BuildOptions& options, const QuantizeOptions* quantize) {
   if (!options.accel) return;
-  options.accel->require_int8_datapath("the accelerator target");
+  options.accel->require_32bit_accumulators("the accelerator target's layers");
   if (!quantize || quantize->simulated)
     LOOM_THROW(ConfigError, kAccelInt8, ": it needs int8 quantization (graph::quantize; loom compile --quantize int8)");
   if (quantize->per_channel) LOOM_THROW(ConfigError, "per-channel scales are for the CPU: ", kAccelShifts);
+}
+
+void follow_targets(QuantizeOptions& quantize, const BuildOptions& options) {
+  if (!options.accel) return;
+  quantize.weight_bits = options.accel->wgt_bits;
+  quantize.activation_bits = options.accel->inp_bits;
+  if (quantize.activation_bits < 4)
+    LOOM_THROW(ConfigError, "config '", options.accel->name, "' (", options.accel->precision(),
+               "): the quantizer realizes 4- and 8-bit activations, not ", quantize.activation_bits, "-bit");
 }
 
 void check_targets(const Graph& g, const BuildOptions& options) {

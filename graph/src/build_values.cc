@@ -20,8 +20,10 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     v.shape = t.shape;
     v.dtype = t.dtype;
     v.kind = kind;
-    if (placement.made_by(id, KernelDevice::Accel) || placement.read_by(id, KernelDevice::Accel))
+    if (placement.made_by(id, KernelDevice::Accel) || placement.read_by(id, KernelDevice::Accel)) {
       v.accel_offset = static_cast<int64_t>(accel->place(g, id));
+      v.accel_bits = accel->narrow_bits(g, id);
+    }
     plan.value_of[id] = static_cast<int>(exec.values.size());
     exec.values.push_back(std::move(v));
     return exec.values.back();

@@ -8,8 +8,9 @@
 //   I1b index:   micro-op fields + offsets
 //   I2 read:     range checks (fault), input and weight reads
 //   I3 operands: input and weight words registered (the DSPs' input registers)
-//   I4 multiply: BATCH x BLOCK_OUT x BLOCK_IN int8 products (the DSPs' M registers)
-//   I5 correct:  DSP outputs, packed products corrected; ALU operand read (register operand)
+//   I4 multiply: BATCH x BLOCK_OUT x BLOCK_IN products of INP_WIDTH x WGT_WIDTH bits (the DSPs'
+//                M registers; LUTs for 2-bit operands)
+//   I5 correct:  multiplier outputs, packed products corrected; ALU operand read (register operand)
 //   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination)
 //   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
 //   I8 execute:  accumulate (GEMM) or the ALU op; MUL and SHR by a register continue in U1-U4
@@ -35,8 +36,10 @@ module loom_gemm_alu #(
     localparam int WgtEW = BlockOut * BlockIn * WgtW,
     localparam int AccEW = Batch * BlockOut * AccW,
     localparam int OutEW = Batch * BlockOut * OutW,
-    // Two int8 products per multiplier (mul2_shared below): half the DSPs, same results.
-    parameter bit DspPack = loom_accel_pkg::GEMM_DSP_PACK
+    // Products per multiplier (packed_product below; 1: one each) and LUT multipliers (lut_product):
+    // the generator's choice from the operand widths, the same results either way.
+    parameter int Pack = loom_accel_pkg::GEMM_PRODUCTS_PER_MULT,
+    parameter bit LutMult = loom_accel_pkg::GEMM_LUT_MULT
 ) (
     input  logic clk_i,
     input  logic rst_ni,
@@ -82,8 +85,16 @@ module loom_gemm_alu #(
   localparam int SrcW = loom_accel_pkg::UOP_SRC_BITS;
   localparam int WgtFW = loom_accel_pkg::UOP_WGT_BITS;
   localparam int Lanes = Batch * BlockOut;
-  localparam int ProdW = 16;  // an int8 x int8 product
+  localparam int ProdW = InpW + WgtW;  // a product's two's complement width
   localparam int ProdsW = Lanes * BlockIn * ProdW;
+  // Packed multipliers: BLOCK_OUT columns in groups of Pack (the last one may be short), each
+  // group's products of one input in one Pack * ProdW-bit word.
+  localparam int ColGroups = (BlockOut + Pack - 1) / Pack;
+  localparam int MultW = Pack * ProdW;
+  // The packed operand: the top weight shifted up, plus the lower ones (one more bit: -8 * 2^12 - 8
+  // is below -2^15).
+  localparam int PackAW = (Pack - 1) * ProdW + WgtW + (Pack > 1 ? 1 : 0);
+  localparam int MultsW = Batch * ColGroups * BlockIn * MultW;
   // Dot-product reduction: I6 sums groups of Group products, I7 the groups, I8 adds the rest.
   localparam int Group = BlockIn < 4 ? BlockIn : 4;
   localparam int Groups = BlockIn / Group;
@@ -182,7 +193,7 @@ module loom_gemm_alu #(
   // ---- products, sums, operands ----
   logic [InpEW-1:0]  x_q;      // I3: inputs
   logic [WgtEW-1:0]  w_q;      // I3: weights
-  logic [ProdsW-1:0] m_q;      // I4: raw multiplier outputs, one whole product per DSP (pair-major when packed)
+  logic [MultsW-1:0] m_q;      // I4: raw multiplier outputs, one whole word per multiplier: [b][group][q]
   logic [ProdsW-1:0] prod_q;   // I5: products, lane-major: lane e, input q at (e*BlockIn+q)*ProdW
   logic [Lanes*Groups*SumW-1:0]  grp_q;  // I6
   logic [Lanes*Groups2*SumW-1:0] grp2_q;  // I7
@@ -215,20 +226,37 @@ module loom_gemm_alu #(
     else forwarded = from_sram;
   endfunction
 
-  // Two signed int8 products that share the operand b, {a_hi*b, a_lo*b}, from one multiplier that
-  // fits a DSP48E1 (25 x 18) or DSP48E2 (27 x 18): p = (a_hi * 2^16 + a_lo) * b. The low product
-  // lies in [-16256, 16384], so p[15:0] is exactly a_lo*b; the bits above hold a_hi*b minus one
-  // when the low product is negative (its sign borrowed from them): I5 adds p[15] back. yosys
-  // puts the a_hi * 2^16 + a_lo add into the DSP's pre-adder.
-  function automatic logic [31:0] mul2_shared(input logic signed [7:0] a_hi, input logic signed [7:0] a_lo,
-                                              input logic signed [7:0] b);
-    logic signed [24:0] a_packed;
-    logic signed [31:0] p;  // |a_packed * b| < 2^31
-    a_packed = $signed({a_hi[7], a_hi, 16'b0}) + $signed({{17{a_lo[7]}}, a_lo});
-    p = a_packed * b;
-    mul2_shared = p;
+  // Pack signed products that share the input x, {w[Pack-1]*x, ..., w[0]*x}, from one multiply:
+  // p = (sum_j w[j] * 2^(j*ProdW)) * x. The packed operand is at most 25 bits (a DSP48E1's A
+  // port; yosys folds the sum into the DSP's pre-adder when it can), x at most 8 (its B port).
+  // Product j lies in bits [j*ProdW, +ProdW) less the borrow of the products below it, which
+  // are negative exactly when bit j*ProdW-1 is set: I5 adds that bit back. With 8-bit operands
+  // the products lie in [-16256, 16384], so two fit; 4 x 4-bit ones in [-56, 64], so three.
+  function automatic logic [MultW-1:0] packed_product(input logic [Pack*WgtW-1:0] w, input logic signed [InpW-1:0] x);
+    logic signed [PackAW-1:0] a;
+    logic signed [MultW-1:0] p;
+    a = '0;
+    for (int j = 0; j < Pack; j++) a = a + (PackAW'($signed(w[j*WgtW+:WgtW])) <<< (j * ProdW));
+    p = a * x;
+    packed_product = p;
   endfunction
 
+  // A product from shifted copies of the wider operand selected by the narrower one's bits (the
+  // top bit's copy subtracted): adders and LUTs that yosys does not turn into a DSP48.
+  function automatic logic [ProdW-1:0] lut_product(input logic signed [WgtW-1:0] w, input logic signed [InpW-1:0] x);
+    logic signed [ProdW-1:0] p, wide;
+    p = '0;
+    if (WgtW <= InpW) begin
+      wide = ProdW'(x);
+      for (int i = 0; i < WgtW; i++)
+        if (w[i]) p = i == WgtW - 1 ? p - (wide <<< i) : p + (wide <<< i);
+    end else begin
+      wide = ProdW'(w);
+      for (int i = 0; i < InpW; i++)
+        if (x[i]) p = i == InpW - 1 ? p - (wide <<< i) : p + (wide <<< i);
+    end
+    lut_product = p;
+  endfunction
 
   // An iteration in I1..I8 or U1..U4 (one that will still write).
   function automatic logic pipeline_busy();
@@ -329,36 +357,31 @@ module loom_gemm_alu #(
       x_q <= inp_rdata_i;
       w_q <= wgt_rdata_i;
     end
-    // I4
+    // I4: one word per multiplier (yosys packs a register into the DSP, its M register, only when
+    // it takes the whole product)
     if (valid_q[4] && gemm_math_q) begin : i4_mul
       for (int b = 0; b < Batch; b++)
-        for (int col = 0; col < BlockOut; col++)
+        for (int g = 0; g < ColGroups; g++)
           for (int q = 0; q < BlockIn; q++) begin
-            logic signed [7:0] x;
+            logic signed [InpW-1:0] x;
+            logic [Pack*WgtW-1:0] w;  // the group's weights of input q (zero past BLOCK_OUT)
             x = x_q[(b * BlockIn + q)*InpW+:InpW];
-            if (DspPack && BlockOut > 1) begin
-              // the pair (col, col+1) as one 32-bit product: yosys packs a register into the
-              // DSP (its M register) only when it takes the whole product
-              if (col % 2 == 0)
-                m_q[((b * (BlockOut / 2) + col / 2) * BlockIn + q)*2*ProdW+:2*ProdW]
-                    <= mul2_shared(w_q[((col + 1) * BlockIn + q)*WgtW+:WgtW], w_q[(col * BlockIn + q)*WgtW+:WgtW], x);
-            end else begin
-              m_q[((b * BlockOut + col) * BlockIn + q)*ProdW+:ProdW] <= $signed(w_q[(col * BlockIn + q)*WgtW+:WgtW]) * x;
-            end
+            w = '0;
+            for (int j = 0; j < Pack; j++)
+              if (g * Pack + j < BlockOut) w[j*WgtW+:WgtW] = w_q[((g * Pack + j) * BlockIn + q)*WgtW+:WgtW];
+            m_q[((b * ColGroups + g) * BlockIn + q)*MultW+:MultW] <=
+                LutMult ? MultW'(lut_product(w[WgtW-1:0], x)) : packed_product(w, x);
           end
     end
-    // I5: the high product of a pair takes the low product's borrow back
+    // I5: each product takes back the borrow of the products below it in its word
     if (valid_q[5] && gemm_math_q) begin : i5_correct
       for (int e = 0; e < Lanes; e++)
         for (int q = 0; q < BlockIn; q++) begin
-          if (DspPack && BlockOut > 1) begin
-            logic [2*ProdW-1:0] p;
-            p = m_q[(((e / BlockOut) * (BlockOut / 2) + (e % BlockOut) / 2) * BlockIn + q)*2*ProdW+:2*ProdW];
-            prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= (e % BlockOut) % 2 == 1 ? p[2*ProdW-1:ProdW] + ProdW'(p[ProdW-1])
-                                                                              : p[ProdW-1:0];
-          end else begin
-            prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= m_q[(e * BlockIn + q)*ProdW+:ProdW];
-          end
+          logic [MultW-1:0] p;
+          int j;
+          j = (e % BlockOut) % Pack;
+          p = m_q[(((e / BlockOut) * ColGroups + (e % BlockOut) / Pack) * BlockIn + q)*MultW+:MultW];
+          prod_q[(e * BlockIn + q)*ProdW+:ProdW] <= j == 0 ? p[ProdW-1:0] : p[j*ProdW+:ProdW] + ProdW'(p[j*ProdW-1]);
         end
     end
     // I6
@@ -434,9 +457,9 @@ module loom_gemm_alu #(
     u_dst_q <= {u_dst_q[0+:3*AccAW], dst_at(8)};
     if (u_valid_q[1]) begin : u1
       for (int e = 0; e < Lanes; e++) begin
-        logic [31:0] la, lb;
-        la = ua_q[e*AccW+:AccW];
-        lb = ub_q[e*AccW+:AccW];
+        logic [31:0] la, lb;  // sign-extended (16-bit accumulators: the same low bits, the same shifts)
+        la = 32'($signed(ua_q[e*AccW+:AccW]));
+        lb = 32'($signed(ub_q[e*AccW+:AccW]));
         um_q[e*96+:32] <= la[15:0] * lb[15:0];
         um_q[e*96+32+:32] <= la[31:16] * lb[15:0];
         um_q[e*96+64+:32] <= la[15:0] * lb[31:16];
@@ -444,7 +467,7 @@ module loom_gemm_alu #(
         ushift_amt_q[e*6+5] <= lb[31];
         ushift_amt_q[e*6+:5] <= !lb[31] ? (lb[30:5] != 0 ? 5'd31 : lb[4:0]) :
                                            (lb[30:5] != '1 || lb[4:0] == 5'd0 ? 5'd31 : 5'd0 - lb[4:0]);
-        ushift_a_q[e*AccW+:AccW] <= la;
+        ushift_a_q[e*AccW+:AccW] <= AccW'(la);
       end
     end
     if (u_valid_q[2]) begin : u2
@@ -460,7 +483,7 @@ module loom_gemm_alu #(
     end
     if (u_valid_q[3]) begin : u3
       for (int e = 0; e < Lanes; e++)
-        u_res_q[e*AccW+:AccW] <= alu_mul_q ? up_q[e*64+:32] + {up_q[e*64+32+:16], 16'b0} : ushift_q[e*AccW+:AccW];
+        u_res_q[e*AccW+:AccW] <= alu_mul_q ? AccW'(up_q[e*64+:32] + {up_q[e*64+32+:16], 16'b0}) : ushift_q[e*AccW+:AccW];
     end
     // W
     wr_dst_q <= res_dst_q;

@@ -54,9 +54,11 @@ void register_accel(py::module_& m) {
           py::arg("path"), "Writes the (validated) config as JSON; Config.load reads it.")
       .def(
           "area",
-          [](const AccelConfig& x, bool packed_gemm) {
+          [](const AccelConfig& x, const std::string& gemm_multipliers) {
             x.validate();
-            accel::AreaEstimate e = accel::estimate_area(x, packed_gemm);
+            accel::RtlOptions rtl;
+            rtl.gemm = accel::parse_gemm_multipliers(gemm_multipliers);
+            accel::AreaEstimate e = accel::estimate_area(x, rtl);
             py::dict d;
             d["lut"] = e.lut;
             d["ff"] = e.ff;
@@ -64,9 +66,10 @@ void register_accel(py::module_& m) {
             d["bram36"] = e.bram36;
             return d;
           },
-          py::arg("packed_gemm") = true,
-          "area(packed_gemm=True) -> {'lut', 'ff', 'dsp', 'bram36'}: the analytical area model's estimate\n"
-          "on Xilinx 7-series parts (docs/perf_model.md gives its error against yosys).")
+          py::arg("gemm_multipliers") = "auto",
+          "area(gemm_multipliers='auto') -> {'lut', 'ff', 'dsp', 'bram36'}: the analytical area model's\n"
+          "estimate on Xilinx 7-series parts (docs/perf_model.md gives its error against yosys); the GEMM\n"
+          "core's multipliers as loom hw-params --gemm-multipliers builds them (auto, plain, dsp, lut).")
       .def("__eq__", &AccelConfig::operator==)
       .def("__repr__", [](const AccelConfig& x) {
         return "Config(" + x.name + ": " + std::to_string(x.batch) + "x" + std::to_string(x.block_in) + "x" +

@@ -139,6 +139,7 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   if (target == "cuda") bo.cuda.emplace();
   graph::QuantizeOptions qo;
   qo.simulated = quantize && *quantize == "int8-simulated";
+  graph::follow_targets(qo, bo);
   graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
 #ifdef LOOM_PYTHON_WITH_TUNE
   std::optional<tune::LogUse> log_use;

@@ -69,6 +69,12 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
     nbytes *= static_cast<uint64_t>(d);
   }
   val.accel_offset = integer_or<int64_t>(v, "accel_offset", -1);
+  val.accel_bits = integer_or<int>(v, "accel_bits", 0);
+  if (val.accel_bits != 0 &&
+      (val.accel_offset < 0 || val.accel_bits >= val.dtype.bits() ||
+       (val.accel_bits != 2 && val.accel_bits != 4 && val.accel_bits != 8 && val.accel_bits != 16)))
+    LOOM_THROW(ModelError, origin, ": value '", val.name, "': accel_bits ", val.accel_bits,
+               " (expected 2, 4, 8 or 16, narrower than ", val.dtype.str(), ", for a value in the accelerator image)");
   if (v.contains("finite_only")) {
     if (!v["finite_only"].is_boolean())
       LOOM_THROW(ModelError, origin, ": value '", val.name, "': finite_only must be true or false");
@@ -109,6 +115,7 @@ json value_to_json(const ExecutorValue& v) {
   if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp) j["storage"] = v.storage;
   if (v.storage_offset) j["storage_offset"] = v.storage_offset;
   if (v.accel_offset >= 0) j["accel_offset"] = v.accel_offset;
+  if (v.accel_bits) j["accel_bits"] = v.accel_bits;
   if (v.finite_only) j["finite_only"] = true;
   return j;
 }
@@ -218,6 +225,13 @@ uint64_t ExecutorValue::nbytes() const {
   uint64_t n = dtype.bytes();
   for (int64_t d : shape) n *= static_cast<uint64_t>(d);
   return n;
+}
+
+uint64_t ExecutorValue::accel_nbytes() const {
+  if (!accel_bits) return nbytes();
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return (n * static_cast<uint64_t>(accel_bits) + 7) / 8;
 }
 
 uint64_t ExecutorGraph::storage_total() const {

@@ -5,13 +5,16 @@
 #include "kernel_runner.h"
 #include "loom/runtime/accel_image.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/packed_elements.h"
 
 namespace loom::runtime {
 
 class AccelRunner final : public KernelRunner {
  public:
   explicit AccelRunner(const RunnerInputs& in) : kernels_(in.plan.kernels), host_(in.host) {
-    for (const ExecutorValue& v : in.plan.values) values_.push_back({v.name, v.accel_offset, v.nbytes()});
+    for (const ExecutorValue& v : in.plan.values)
+      values_.push_back({v.name, v.accel_offset, v.accel_nbytes(), v.accel_bits, v.dtype.bits(),
+                         v.accel_bits ? v.nbytes() / uint64_t(v.dtype.bytes()) : 0});
     if (in.file.accel_image.empty())
       LOOM_THROW(ModelError, in.origin, ": accelerator kernels but no accelerator image");
     image_ = AccelImage::parse(in.file.accel_image, in.origin);
@@ -62,25 +65,40 @@ class AccelRunner final : public KernelRunner {
   struct Value {
     std::string name;
     int64_t offset;
-    uint64_t nbytes;
+    uint64_t nbytes;  // in the image
+    int bits = 0;     // packed there at this width (0: as the host holds it)
+    int host_bits = 8;
+    uint64_t elements = 0;
   };
+
+  // Host -> image; narrow values packed (a value outside their width is a model error, never clamped).
+  void upload(const Value& v, const void* host, const std::string& node) {
+    if (!v.bits) return device_->write(loaded_->address(uint64_t(v.offset), v.nbytes), host, v.nbytes);
+    packed_.resize(v.nbytes);
+    int64_t bad = pack_from_container(host, v.host_bits, v.elements, v.bits, packed_.data());
+    if (bad >= 0)
+      LOOM_THROW(ModelError, "accelerator kernel for node '", node, "': '", v.name, "' holds ",
+                 packed_element(static_cast<const uint8_t*>(host), size_t(bad), v.host_bits), " at element ", bad,
+                 ", outside the ", v.bits, "-bit range the accelerator holds it in");
+    device_->write(loaded_->address(uint64_t(v.offset), v.nbytes), packed_.data(), v.nbytes);
+  }
+  void download(const Value& v, void* host) {
+    if (!v.bits) return device_->read(loaded_->address(uint64_t(v.offset), v.nbytes), host, v.nbytes);
+    packed_.resize(v.nbytes);
+    device_->read(loaded_->address(uint64_t(v.offset), v.nbytes), packed_.data(), v.nbytes);
+    unpack_to_container(packed_.data(), v.bits, v.elements, v.host_bits, host);
+  }
 
   void call(size_t k) {
     auto t0 = std::chrono::steady_clock::now();
     const KernelCall& c = kernels_[k];
-    for (int id : c.upload) {
-      const Value& v = values_[size_t(id)];
-      device_->write(loaded_->address(uint64_t(v.offset), v.nbytes), host_[size_t(id)], v.nbytes);
-    }
+    for (int id : c.upload) upload(values_[size_t(id)], host_[size_t(id)], c.node);
     try {
       loaded_->run(size_t(c.accel_stream));
     } catch (const DeviceError& e) {
       LOOM_THROW(DeviceError, "accelerator kernel for node '", c.node, "' on ", device_->name(), ": ", e.what());
     }
-    for (int id : c.download) {
-      const Value& v = values_[size_t(id)];
-      device_->read(loaded_->address(uint64_t(v.offset), v.nbytes), host_[size_t(id)], v.nbytes);
-    }
+    for (int id : c.download) download(values_[size_t(id)], host_[size_t(id)]);
     AccelKernelStats& s = stats_[k];
     std::vector<uint64_t> n = device_->run_counters();  // one batch (one round trip on a remote device)
     auto counter = [&](AccelCounter which) { return n[1 + size_t(which)]; };
@@ -99,6 +117,7 @@ class AccelRunner final : public KernelRunner {
   AccelImage image_;
   std::unique_ptr<LoadedAccelImage> loaded_;
   std::vector<AccelKernelStats> stats_;
+  std::vector<uint8_t> packed_;  // staging for narrow values
 };
 
 std::shared_ptr<AccelRunner> make_accel_runner(const RunnerInputs& in) { return std::make_shared<AccelRunner>(in); }

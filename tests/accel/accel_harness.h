@@ -114,12 +114,14 @@ std::vector<T> random_values(size_t n, uint64_t seed, int lo, int hi) {
 }
 
 // Reference semantics of one stream, executed in program order over its own scratchpads; device
-// memory is reached through the two callbacks.
+// memory is reached through the two callbacks. Any legal precision: inputs, weights and outputs
+// as packed bytes (its own bit extraction, little-endian within bytes), accumulators as int32
+// wrapped at acc_bits, narrow accumulator entries sign-extended on load.
 struct ReferenceModel {
   const accel::AccelConfig& c;
   std::function<void(uint64_t addr, void* dst, size_t n)> read_dram;
   std::function<void(uint64_t addr, const void* src, size_t n)> write_dram;
-  std::vector<int8_t> inp, wgt, out;
+  std::vector<uint8_t> inp, wgt, out;
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
 
@@ -128,33 +130,56 @@ struct ReferenceModel {
       : c(cfg),
         read_dram(std::move(rd)),
         write_dram(std::move(wr)),
-        inp(cfg.inp_depth() * cfg.batch * cfg.block_in),
-        wgt(cfg.wgt_depth() * cfg.block_in * cfg.block_out),
-        out(cfg.out_depth() * cfg.batch * cfg.block_out),
+        inp(size_t(cfg.inp_depth()) * size_t(cfg.inp_block_bytes())),
+        wgt(size_t(cfg.wgt_depth()) * size_t(cfg.wgt_block_bytes())),
+        out(size_t(cfg.out_depth()) * size_t(cfg.out_block_bytes())),
         acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
         uop(cfg.uop_depth()) {}
 
+  // Element k of `bits`-bit signed values packed from bit 0 of byte 0 upwards.
+  static int64_t element(const uint8_t* p, size_t k, int bits) {
+    uint64_t v = 0;
+    for (int b = 0; b < bits; ++b) {
+      size_t bit = k * size_t(bits) + size_t(b);
+      v |= uint64_t((p[bit / 8] >> (bit % 8)) & 1) << b;
+    }
+    return int64_t(v << (64 - bits)) >> (64 - bits);
+  }
+  static void set_element(uint8_t* p, size_t k, int bits, int64_t value) {
+    for (int b = 0; b < bits; ++b) {
+      size_t bit = k * size_t(bits) + size_t(b);
+      p[bit / 8] = uint8_t((p[bit / 8] & ~(1 << (bit % 8))) | (((value >> b) & 1) << (bit % 8)));
+    }
+  }
+  int32_t wrap(int64_t v) const { return int32_t(int64_t(uint64_t(v) << (64 - c.acc_bits)) >> (64 - c.acc_bits)); }
+
   void run(const std::vector<accel::Instruction>& stream) {
     using namespace accel;
+    const int B = c.batch, BI = c.block_in, BO = c.block_out;
     for (auto& i : stream) {
       if (i.opcode == Opcode::Load && i.x_size && i.y_size) {
         int bytes = i.mem == MemType::Inp   ? c.inp_block_bytes()
                     : i.mem == MemType::Wgt ? c.wgt_block_bytes()
                     : i.mem == MemType::Acc ? c.acc_block_bytes()
                                             : 4;
-        uint8_t* sram = i.mem == MemType::Inp   ? (uint8_t*)inp.data()
-                        : i.mem == MemType::Wgt ? (uint8_t*)wgt.data()
-                        : i.mem == MemType::Acc ? (uint8_t*)acc.data()
-                                                : (uint8_t*)uop.data();
         uint32_t cols = i.x_pad0 + i.x_size + i.x_pad1;
+        std::vector<uint8_t> entry(size_t(bytes), 0);
         for (uint32_t r = 0; r < i.y_pad0 + i.y_size + i.y_pad1; ++r)
           for (uint32_t x = 0; x < cols; ++x) {
-            uint8_t* d = sram + (i.sram_base + r * cols + x) * bytes;
-            if (r < i.y_pad0 || r >= i.y_pad0 + i.y_size || x < i.x_pad0 || x >= i.x_pad0 + i.x_size) {
-              std::memset(d, 0, bytes);
-            } else {
+            std::fill(entry.begin(), entry.end(), 0);
+            if (!(r < i.y_pad0 || r >= i.y_pad0 + i.y_size || x < i.x_pad0 || x >= i.x_pad0 + i.x_size)) {
               uint64_t addr = (uint64_t(i.dram_base) + (r - i.y_pad0) * i.x_stride + (x - i.x_pad0)) * bytes;
-              read_dram(addr, d, bytes);
+              read_dram(addr, entry.data(), size_t(bytes));
+            }
+            size_t at = size_t(i.sram_base) + r * cols + x;
+            if (i.mem == MemType::Acc) {
+              for (int k = 0; k < B * BO; ++k)
+                acc[at * size_t(B * BO) + size_t(k)] = int32_t(element(entry.data(), size_t(k), c.acc_bits));
+            } else {
+              uint8_t* sram = i.mem == MemType::Inp   ? inp.data()
+                              : i.mem == MemType::Wgt ? wgt.data()
+                                                      : reinterpret_cast<uint8_t*>(uop.data());
+              std::memcpy(sram + at * size_t(bytes), entry.data(), size_t(bytes));
             }
           }
       } else if (i.opcode == Opcode::Store && i.x_size && i.y_size) {
@@ -162,10 +187,9 @@ struct ReferenceModel {
         for (uint32_t r = 0; r < i.y_size; ++r)
           for (uint32_t x = 0; x < i.x_size; ++x) {
             uint64_t addr = (uint64_t(i.dram_base) + r * i.x_stride + x) * bytes;
-            write_dram(addr, &out[(i.sram_base + r * i.x_size + x) * bytes], bytes);
+            write_dram(addr, &out[(i.sram_base + r * i.x_size + x) * size_t(bytes)], size_t(bytes));
           }
       } else if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu) {
-        const int B = c.batch, BI = c.block_in, BO = c.block_out;
         for (uint32_t o = 0; o < i.iter_out; ++o)
           for (uint32_t n = 0; n < i.iter_in; ++n)
             for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
@@ -182,8 +206,9 @@ struct ReferenceModel {
                     } else {
                       int64_t sum = a;
                       for (int q = 0; q < BI; ++q)
-                        sum += int64_t(inp[(s * B + b) * BI + q]) * wgt[(w * BO + k) * BI + q];
-                      a = int32_t(uint32_t(uint64_t(sum)));
+                        sum += element(inp.data(), size_t(s * B + b) * BI + q, c.inp_bits) *
+                               element(wgt.data(), size_t(w * BO + k) * BI + q, c.wgt_bits);
+                      a = wrap(sum);
                     }
                   } else {
                     int64_t x = a, y = i.use_imm ? i.imm : acc[(s * B + b) * BO + k];
@@ -200,15 +225,17 @@ struct ReferenceModel {
                         break;
                       // Shift amounts saturate at 31 either way (documented ISA semantics).
                       case AluOp::Shr:
-                        r = y >= 0 ? (x >> std::min<int64_t>(y, 31)) : (x << std::min<int64_t>(-y, 31));
+                        r = y >= 0 ? (x >> std::min<int64_t>(y, 31))
+                                   : int64_t(uint64_t(x) << std::min<int64_t>(-y, 31));
                         break;
                       case AluOp::Mul:
-                        r = x * y;
+                        r = int64_t(uint64_t(x) * uint64_t(y));
                         break;
                     }
-                    a = int32_t(uint32_t(uint64_t(r)));
+                    a = wrap(r);
                   }
-                  out[(d * B + b) * BO + k] = int8_t(a & 0xff);
+                  // the output entry: the accumulator's low out_bits bits
+                  set_element(out.data(), size_t(d * B + b) * BO + k, c.out_bits, a);
                 }
             }
       }

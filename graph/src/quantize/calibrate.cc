@@ -70,10 +70,10 @@ double kl_threshold(const std::vector<double>& h, double bin_width) {
 
 }  // namespace
 
-int exponent_for(double threshold) {
+int exponent_for(double threshold, int levels) {
   if (!(threshold > 0) || !std::isfinite(threshold)) return -7;  // an all-zero (or broken) value: any step will do
-  int e = static_cast<int>(std::ceil(std::log2(threshold / 127.0)));
-  while (127.0 * std::ldexp(1.0, e) < threshold) ++e;  // log2 rounding
+  int e = static_cast<int>(std::ceil(std::log2(threshold / levels)));
+  while (levels * std::ldexp(1.0, e) < threshold) ++e;  // log2 rounding
   return std::clamp(e, -64, 64);
 }
 
@@ -173,7 +173,7 @@ std::vector<PointCalibration> choose_exponents(std::vector<PointCalibration> cal
       LOOM_THROW(ModelError, "calibration point %", r.node, " kept no histogram: ", to_string(options.mode),
                  " thresholds need a percentile or KL calibration (max calibration keeps only the largest |x|)");
     r.threshold = options.mode == CalibrationMode::Max ? r.max_abs : choose_threshold(r.histogram, r.max_abs, options);
-    r.exponent = exponent_for(r.threshold);
+    r.exponent = exponent_for(r.threshold, options.activation_levels());
   }
   return calibration;
 }

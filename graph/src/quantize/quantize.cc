@@ -12,12 +12,45 @@
 
 namespace loom::graph {
 
+void QuantizeOptions::validate() const {
+  if (weight_bits != 2 && weight_bits != 4 && weight_bits != 8)
+    LOOM_THROW(ConfigError, "quantize: weight_bits must be 2, 4 or 8, got ", weight_bits);
+  if (activation_bits != 4 && activation_bits != 8)
+    LOOM_THROW(ConfigError, "quantize: activation_bits must be 4 or 8, got ", activation_bits);
+}
+
+void QuantizeOptions::set_precision(const std::string& name) {
+  QuantizeOptions o = *this;
+  size_t a = name.find_first_of("aA");
+  bool ok =
+      name.size() >= 4 && (name[0] == 'W' || name[0] == 'w') && a != std::string::npos && a > 1 && a + 1 < name.size();
+  try {
+    if (ok) {
+      size_t used = 0;
+      o.weight_bits = std::stoi(name.substr(1, a - 1), &used);
+      ok = used == a - 1;
+      o.activation_bits = std::stoi(name.substr(a + 1), &used);
+      ok = ok && used == name.size() - a - 1;
+    }
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok) LOOM_THROW(ConfigError, "precision '", name, "': expected W<bits>A<bits>, e.g. W4A8");
+  o.validate();
+  *this = o;
+}
+
+std::string QuantizeOptions::precision() const {
+  return "W" + std::to_string(weight_bits) + "A" + std::to_string(activation_bits);
+}
+
 namespace {
 
 QuantizeResult run(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
                    const std::vector<std::vector<NDArray>>* held_out, const QuantizeOptions& options,
                    const AccuracyThresholds& thresholds, const std::vector<PointCalibration>* given = nullptr,
                    const QuantizedBuild& build_quantized = {}) {
+  options.validate();
   infer_types(g);
   simplify_inference(g);
   fold_constants(g);

@@ -31,7 +31,13 @@ class Realizer {
  public:
   Realizer(const Graph& g, const QuantizeAnnotation& a, const std::vector<PointCalibration>& cal,
            const QuantizeOptions& o)
-      : src_(g), r_(g), a_(a), sim_(o.simulated), per_channel_(o.per_channel) {
+      : src_(g),
+        r_(g),
+        a_(a),
+        sim_(o.simulated),
+        per_channel_(o.per_channel),
+        wmax_(o.weight_levels()),
+        amax_(o.activation_levels()) {
     for (const auto& p : cal) exponent_[p.node] = p.exponent;
     users_ = g.users();
   }
@@ -88,17 +94,19 @@ class Realizer {
     auto it = int8_.find(id);
     if (it != int8_.end()) return it->second;
     int e = calibrated(id);
-    int q = op(sim_ ? "fake_quantize" : "quantize", id, "_q", {id}, Attrs().set("exponent", int64_t(e)));
+    Attrs attrs = Attrs().set("exponent", int64_t(e));
+    if (amax_ != 127) attrs.set("min", int64_t(-amax_ - 1)).set("max", int64_t(amax_));
+    int q = op(sim_ ? "fake_quantize" : "quantize", id, "_q", {id}, attrs);
     return int8_[id] = {q, e, false};
   }
 
-  // Weights as int8 steps of 2^e (or, simulated, those steps as float).
+  // Weights as steps of 2^e within weight_bits (or, simulated, those steps as float).
   int weight_constant(int id, int& e) {
     const NDArray& w = src_.node(id).value;
-    e = exponent_for(max_abs(w));
+    e = exponent_for(max_abs(w), wmax_);
     NDArray q = NDArray::empty(w.shape(), sim_ ? DataType::Float(32) : DataType::Int(8));
     for (int64_t i = 0; i < w.numel(); ++i) {
-      double s = std::clamp(std::round(std::ldexp(w.get_as_double(i), -e)), -128.0, 127.0);
+      double s = std::clamp(std::round(std::ldexp(w.get_as_double(i), -e)), -wmax_ - 1.0, double(wmax_));
       q.set_from_double(i, sim_ ? std::ldexp(s, e) : s);
     }
     return r_.add_constant(r_.unique_name(src_.node(id).name + "_q"), q);
@@ -122,14 +130,16 @@ class Realizer {
     return -1;
   }
 
-  // The int8 clamp of a requantization at exponent e: [0, max] with a folded clamp from 0.
+  // The clamp of a requantization at exponent e to activation_bits: [0, max] with a folded clamp
+  // from 0.
   std::pair<int64_t, int64_t> clamp_of(int relu, int e) const {
-    int64_t lo = -128, hi = 127;
+    int64_t lo = -amax_ - 1, hi = amax_;
     if (relu >= 0) {
       lo = 0;
       const Node& rn = src_.node(relu);
       double max = op_def(rn.op).clamp(rn).hi;
-      if (std::isfinite(max)) hi = static_cast<int64_t>(std::clamp(std::floor(std::ldexp(max, -e)), 0.0, 127.0));
+      if (std::isfinite(max))
+        hi = static_cast<int64_t>(std::clamp(std::floor(std::ldexp(max, -e)), 0.0, double(amax_)));
     }
     return {lo, hi};
   }
@@ -159,7 +169,7 @@ class Realizer {
     int8_[out] = {q, e, true};
   }
 
-  // Weights as int8 steps of a scale per output channel (dimension 0): max |w_c| / 127.
+  // Weights as steps of a scale per output channel (dimension 0): max |w_c| / (2^(weight_bits-1) - 1).
   int weight_per_channel(int id, std::vector<double>& scale) {
     const NDArray& w = src_.node(id).value;
     int64_t C = w.shape()[0], per = w.numel() / C;
@@ -168,9 +178,9 @@ class Realizer {
     for (int64_t c = 0; c < C; ++c) {
       double m = 0;
       for (int64_t k = 0; k < per; ++k) m = std::max(m, std::fabs(w.get_as_double(c * per + k)));
-      scale[size_t(c)] = m > 0 ? m / 127.0 : 1.0;
+      scale[size_t(c)] = m > 0 ? m / wmax_ : 1.0;
       for (int64_t k = 0; k < per; ++k) {
-        double v = std::clamp(std::round(w.get_as_double(c * per + k) / scale[size_t(c)]), -128.0, 127.0);
+        double v = std::clamp(std::round(w.get_as_double(c * per + k) / scale[size_t(c)]), -wmax_ - 1.0, double(wmax_));
         q.set_from_double(c * per + k, sim_ ? v * scale[size_t(c)] : v);
       }
     }
@@ -264,6 +274,7 @@ class Realizer {
   Graph r_;
   const QuantizeAnnotation& a_;
   bool sim_, per_channel_;
+  int wmax_, amax_;                // the largest weight and activation magnitudes (127 at 8 bits)
   std::map<int, int> exponent_;    // calibrated exponents by source node
   std::map<int, Int8Value> int8_;  // by source node
   std::vector<std::vector<int>> users_;

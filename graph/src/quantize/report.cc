@@ -123,7 +123,7 @@ QuantizeReport check_quantization(const QuantizeResult& q, Observer& observer,
       std::vector<NDArray> out = quantized.run(inputs[i]);
       for (size_t k = 0; k < sums.size(); ++k) add_output(sums[k], f[size_t(observer.model_output[k])], out[k]);
       for (size_t p = 0; p < q.calibration.size(); ++p) {
-        const double limit = 127.5 * std::ldexp(1.0, q.calibration[p].exponent);
+        const double limit = (options.activation_levels() + 0.5) * std::ldexp(1.0, q.calibration[p].exponent);
         const float* v = f[p].data<float>();
         for (int64_t e = 0; e < f[p].numel(); ++e) clipped[p] += !(std::fabs(v[e]) < limit);
         values[p] += uint64_t(f[p].numel());

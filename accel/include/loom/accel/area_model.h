@@ -6,6 +6,7 @@
 // on a few configs; docs/perf_model.md gives the data and the model's error on each.
 #pragma once
 #include "loom/accel/config.h"
+#include "loom/accel/hw_params.h"
 
 namespace loom::accel {
 
@@ -13,8 +14,8 @@ struct AreaEstimate {
   double lut = 0, ff = 0, dsp = 0, bram36 = 0;
 };
 
-// packed_gemm: the default GEMM core (two products per DSP48); false: hw-params --plain-gemm.
-AreaEstimate estimate_area(const AccelConfig& config, bool packed_gemm = true);
+// The GEMM core as `rtl` builds it (gemm_multiplier_plan: packed DSP48s, plain multipliers or LUTs).
+AreaEstimate estimate_area(const AccelConfig& config, const RtlOptions& rtl = {});
 
 // BRAM36 tiles of one memory of `depth` entries of `width` bits (the cheapest aspect ratio).
 double bram36_tiles(int64_t width_bits, int64_t depth);

@@ -54,12 +54,10 @@ struct AccelConfig {
 
   // "W4A8, 32-bit accumulators": the weight and input (activation) widths, as designers name them.
   std::string precision() const;
-  // 8-bit inputs and weights with 32-bit accumulators: what the RTL, the SystemC platform and the
-  // accelerator schedules (compiler, tuner, loom accel-run, loom dse) implement. The functional
-  // simulator and the performance model run every legal precision.
-  bool int8_datapath() const { return inp_bits == 8 && wgt_bits == 8 && acc_bits == 32; }
-  // ConfigError naming `who`, the config and its precision unless int8_datapath().
-  void require_int8_datapath(const std::string& who) const;
+  // Every backend (fsim, perf, rtl, systemc) runs every legal precision; the accelerator
+  // schedules (compiler, tuner, loom accel-run, loom dse) take narrow inputs, weights and outputs
+  // but accumulate in 32 bits. ConfigError naming `who`, the config and its precision otherwise.
+  void require_32bit_accumulators(const std::string& who) const;
 
   std::string to_json() const;
   // Fields not given take the built-in default's values (a JSON object of overrides); unknown and

@@ -30,8 +30,18 @@ struct AccelRunStats {
   size_t instructions = 0;
 };
 
+// Each argument's element width in device memory: what its DMA copies move it as (inputs at the
+// config's inp_bits, weights at wgt_bits, accumulator loads at acc_bits, stores at out_bits),
+// else its dtype's. Narrower than the dtype means packed (accel/packing.h): host tensors keep
+// the values in their dtype, device memory holds accel_arg_bytes of them. CodegenError for an
+// argument moved at two widths, or at more bits than its dtype has.
+std::vector<int> accel_arg_bits(const ir::LoweredFunc& func, const accel::AccelConfig& config);
+// Bytes of `arg` in device memory at `bits` per element.
+uint64_t accel_arg_bytes(const ir::BufferNode& arg, int bits);
+
 // Emits the instruction stream of `func` into `linker` as stream `stream_name`, with argument k
-// at image offset arg_offsets[k] (reserved by the caller). Returns the stream's index.
+// at image offset arg_offsets[k] (reserved by the caller, accel_arg_bytes big). Returns the
+// stream's index.
 size_t emit_accel(const ir::LoweredFunc& func, accel::ImageLinker& linker, const std::vector<uint64_t>& arg_offsets,
                   const std::string& stream_name);
 
@@ -49,17 +59,22 @@ class AccelModule {
   // The compiled image (emitted on first use, then kept).
   const CompiledAccelFunc& compiled() const;
   // Places the compiled image on the device, copies the inputs in, runs the stream and copies the
-  // outputs back into `args`. Argument shapes and dtypes are checked like runtime::Module::call.
+  // outputs back into `args`. Argument shapes and dtypes are checked like runtime::Module::call;
+  // narrow arguments (arg_bits) are packed in and unpacked out, a value outside their range a
+  // TypeError.
   AccelRunStats run(AccelDevice& device, const std::vector<NDArray>& args) const;
   // The instruction stream the function compiles to, decoded and disassembled (addresses as linked).
   std::vector<accel::Instruction> instructions() const;
   std::string disassemble() const;
   std::string disassemble(AccelDevice&) const { return disassemble(); }
+  // Element width of each argument in device memory (accel_arg_bits).
+  const std::vector<int>& arg_bits() const { return arg_bits_; }
 
  private:
   ir::LoweredFunc func_;
   accel::AccelConfig config_;
   runtime::FunctionSignature sig_;
+  std::vector<int> arg_bits_;
   mutable std::shared_ptr<const CompiledAccelFunc> compiled_;
 };
 

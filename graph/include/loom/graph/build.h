@@ -103,6 +103,10 @@ void check_targets(const Graph& g, const BuildOptions& options);
 // The same rules before a model is quantized (a front end checks them before calibrating):
 // `quantize` is how it will be quantized, null when it stays float.
 void check_targets(const BuildOptions& options, const QuantizeOptions* quantize);
+// The widths an accelerator target's config declares, into `quantize`: weights at its wgt_bits,
+// activations at its inp_bits (the config decides; no second spelling of the widths). Nothing for
+// other targets. ConfigError for a config whose widths the quantizer has no mode for (2-bit inputs).
+void follow_targets(QuantizeOptions& quantize, const BuildOptions& options);
 
 BuildResult build(Graph g, const BuildOptions& options = {});
 

@@ -41,6 +41,21 @@ struct QuantizeOptions {
   // Per-output-channel weight scales (max |w_c| / 127), requantized with fixed-point multipliers
   // (requantize_channel): CPU only; the accelerator's requantize is a shift.
   bool per_channel = false;
+  // Widths of the quantized values, held in int8 containers: conv2d/dense weights in weight_bits
+  // (2, 4 or 8) and every int8 activation in activation_bits (4 or 8), each a symmetric range of
+  // power-of-two steps (a 4-bit weight: [-7, 7] x 2^e). An accelerator target sets both from its
+  // config (follow_targets in build.h); the CPU runs the same narrow model bit for bit.
+  int weight_bits = 8;
+  int activation_bits = 8;
+  // The largest magnitude of a weight or an activation: 2^(bits-1) - 1.
+  int weight_levels() const { return (1 << (weight_bits - 1)) - 1; }
+  int activation_levels() const { return (1 << (activation_bits - 1)) - 1; }
+  // ConfigError naming the field for widths other than the above.
+  void validate() const;
+  // "W4A8": weight_bits 4, activation_bits 8 (case-insensitive); ConfigError for other spellings
+  // or widths. precision() is the inverse.
+  void set_precision(const std::string& name);
+  std::string precision() const;
   int histogram_bins = 2048;  // for percentile and KL calibration
   // Percentile and KL calibration read every value twice (its largest magnitude, then a histogram
   // over it): the observed values of up to this many bytes stay in memory between the two
@@ -158,8 +173,8 @@ std::vector<PointCalibration> calibrate(const Graph& g, const QuantizeAnnotation
 // mode, or read back from a file that keeps only exponents).
 std::vector<PointCalibration> choose_exponents(std::vector<PointCalibration> calibration,
                                                const QuantizeOptions& options);
-// Exponent for a clipping threshold (the smallest e with threshold <= 127 * 2^e).
-int exponent_for(double threshold);
+// Exponent for a clipping threshold (the smallest e with threshold <= levels * 2^e; 127 for int8).
+int exponent_for(double threshold, int levels = 127);
 // The clipping threshold of a histogram of |x| over [0, max_abs) for the mode.
 double choose_threshold(const std::vector<double>& histogram, double max_abs, const QuantizeOptions& options);
 Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,

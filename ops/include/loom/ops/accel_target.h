@@ -11,9 +11,11 @@ struct AccelTarget {
   AccelLimits limits;
 };
 
-// ConfigError for a config these schedules do not implement (accel::AccelConfig::int8_datapath).
+// ConfigError for a config these schedules do not implement (16-bit accumulators). Narrow inputs,
+// weights and outputs change nothing here: they are packed in device memory (codegen's
+// accel_arg_bits), and the scratchpads are counted in entries.
 inline AccelTarget accel_target(const accel::AccelConfig& config) {
-  config.require_int8_datapath("Loom's accelerator schedules (the compiler, the tuner, loom accel-run, loom dse)");
+  config.require_32bit_accumulators("Loom's accelerator schedules (the compiler, the tuner, loom accel-run, loom dse)");
   return {{config.batch, config.block_in, config.block_out},
           {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
 }

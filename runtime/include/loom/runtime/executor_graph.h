@@ -64,10 +64,15 @@ struct ExecutorValue {
   uint64_t storage_offset = 0;  // Input, Temp: byte offset there (64-byte aligned; in-place concats share storage)
   uint64_t param_offset = 0;    // Param: byte offset in the parameter blob (64-byte aligned)
   int64_t accel_offset = -1;    // byte offset of its copy in the accelerator image; -1: none
+  // Bits per element of that copy when narrower than dtype (the accelerator's 2- or 4-bit inputs,
+  // weights and outputs, 16-bit accumulators): packed there (accel/packing.h), the host keeping
+  // the values in dtype; 0: the dtype's width.
+  int accel_bits = 0;
   // Input of a quantized model: NaN and infinity have no int8 value, so the executor refuses them
   // (ExecutorOptions::allow_non_finite lets them through).
   bool finite_only = false;
-  uint64_t nbytes() const;  // dtype bytes x elements
+  uint64_t nbytes() const;        // dtype bytes x elements
+  uint64_t accel_nbytes() const;  // bytes of the accelerator image's copy (packed at accel_bits)
 };
 
 // A kernel call. The host holds every value but the accelerator-only parameters; an accelerator
