@@ -9,11 +9,15 @@
 // SystemC platform too (same memory timing: its cycles must equal the RTL's; its wall time against
 // the RTL's, target overhead <= 30%), and on its banked DRAM model (the cycles it costs); then the
 // RTL with a timeline (--trace, target <= 2x) and fsim against the RTL with commit records
-// (--compare), each against the plain RTL run.
+// (--compare), each against the plain RTL run. Each config's model is quantized at its precision
+// (graph::follow_targets: a W4A8 config's layers get 4-bit weights) against a CPU model at the
+// same widths; the weights' DMA bytes are printed beside the cycles, and with --agreement N the
+// quantized model's agreement with the float model (cosine of the logits, top-1) on N held-out
+// uniform(-1, 1) inputs at that precision.
 //
 //   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
-//                     [--max-perf-error 2]
+//                     [--max-perf-error 2] [--agreement 100]
 // The performance model's backend ("perf") runs the same inference after the RTL: its cycles
 // against the RTL's (percent), its wall time (fsim's execution and the model) against the RTL's.
 // Exits 1 on a mismatch or when the default config misses a given maximum.
@@ -44,7 +48,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 struct Figures {
-  uint64_t conv_cycles = 0, add_cycles = 0, dense_cycles = 0, conv_macs = 0;
+  uint64_t conv_cycles = 0, add_cycles = 0, dense_cycles = 0, conv_macs = 0, dma_bytes = 0, dma_wgt_bytes = 0;
   double cpu_ms = 0, wall = 0;
   NDArray out;
 };
@@ -70,6 +74,8 @@ Figures run(const runtime::ModelFile& file, const std::string& backend, const st
   for (size_t k = 0; k < ex.kernels().size(); ++k) {
     const auto& call = ex.kernels()[k];
     const auto& s = ex.accel_stats()[k];
+    f.dma_bytes += s.dma_bytes;
+    f.dma_wgt_bytes += s.dma_wgt_bytes;
     if (call.device != runtime::KernelDevice::Accel) {
       f.cpu_ms += times[k] * 1e3;
     } else if (op_of[call.node] == "accel_add") {
@@ -93,6 +99,7 @@ int main(int argc, char** argv) {
   int64_t image = 224;
   bool rtl = true, systemc = false;
   double max_rtl = 0, max_fsim = 0, max_conv = 0, max_perf_error = 0;
+  int agreement = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -115,6 +122,8 @@ int main(int argc, char** argv) {
       max_conv = std::stod(next());
     else if (a == "--max-perf-error")
       max_perf_error = std::stod(next());
+    else if (a == "--agreement")
+      agreement = std::stoi(next());
     else {
       std::cerr << "accel_model_bench: unknown option '" << a << "'\n";
       return 2;
@@ -129,12 +138,37 @@ int main(int argc, char** argv) {
     x.fill_random(100 + i);
     calib.push_back({x});
   }
-  graph::Graph q = graph::quantize(g, calib).graph;
   NDArray x = NDArray::empty({1, 3, image, image}, DataType::Float(32));
   x.fill_random(7);
-  auto cpu_file = graph::build(q).file;
-  auto cpu = runtime::GraphExecutor::from_model_file(cpu_file, "resnet18 cpu");
-  NDArray want = cpu.run({x})[0];
+  std::vector<std::vector<NDArray>> held_out;
+  for (int i = 0; i < agreement; ++i) {
+    NDArray h = NDArray::empty({1, 3, image, image}, DataType::Float(32));
+    h.fill_random(1000 + uint64_t(i), -1, 1);
+    held_out.push_back({h});
+  }
+  // Per precision: the quantized graph and its CPU model's output (the accelerator's reference).
+  struct AtPrecision {
+    graph::Graph q;
+    NDArray want;
+  };
+  std::map<std::string, AtPrecision> models;
+  auto model_at = [&](const graph::BuildOptions& bo) -> AtPrecision& {
+    graph::QuantizeOptions qo;
+    graph::follow_targets(qo, bo);
+    auto it = models.find(qo.precision());
+    if (it != models.end()) return it->second;
+    graph::QuantizeResult r =
+        agreement > 0 ? graph::quantize_checked(g, calib, held_out, qo) : graph::quantize(g, calib, qo);
+    if (r.report) {
+      const graph::OutputAgreement& o = r.report->judged().outputs.at(0);
+      std::printf("\n%s: agreement with the float model on %d held-out inputs: cosine %.4f, top-1 %.0f%%\n",
+                  qo.precision().c_str(), agreement, o.cosine, 100.0 * o.top1);
+    }
+    auto cpu_file = graph::build(r.graph).file;
+    auto cpu = runtime::GraphExecutor::from_model_file(cpu_file, "resnet18 cpu " + qo.precision());
+    NDArray want = cpu.run({x})[0];
+    return models[qo.precision()] = {std::move(r.graph), want};
+  };
   int rc = 0;
   for (const std::string& name : bench::split_list(configs)) {
     accel::AccelConfig cfg = name == "default"
@@ -142,13 +176,16 @@ int main(int argc, char** argv) {
                                  : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
     graph::BuildOptions bo;
     bo.accel = cfg;
+    const AtPrecision& m = model_at(bo);
+    const graph::Graph& q = m.q;
+    const NDArray& want = m.want;
     auto t0 = std::chrono::steady_clock::now();
     graph::BuildResult r = graph::build(q, bo);
     double compile_s = seconds_since(t0);
     Figures fs = run(r.file, "fsim", {x}, r.graph);
     bool ok = same(fs.out, want);
-    std::printf("\n[%s] %d layers on the accelerator, image %.1f MiB, compiled in %.2f s\n", name.c_str(),
-                r.accel_report.offloaded, r.file.accel_image.size() / 1048576.0, compile_s);
+    std::printf("\n[%s] %s: %d layers on the accelerator, image %.1f MiB, compiled in %.2f s\n", name.c_str(),
+                cfg.precision().c_str(), r.accel_report.offloaded, r.file.accel_image.size() / 1048576.0, compile_s);
     std::printf("  fsim: %.3f s per inference (target < 2 s), output %s the CPU int8 model\n", fs.wall,
                 ok ? "equals" : "DIFFERS FROM");
     if (!ok) rc = 1;
@@ -169,6 +206,7 @@ int main(int argc, char** argv) {
     std::printf(
         "  conv GEMM utilization (MAC-weighted): %.1f%%; CPU kernels (first conv, pools, packs): %.2f ms host time\n",
         100.0 * double(fr.conv_macs) / (peak * double(fr.conv_cycles)), fr.cpu_ms);
+    std::printf("  DMA: %.2f MiB, of which weights %.2f MiB\n", fr.dma_bytes / 1048576.0, fr.dma_wgt_bytes / 1048576.0);
     if (name == "default" &&
         ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv)))
       rc = 1;

@@ -125,7 +125,7 @@ frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph
 
 Model compile(const py::object& model, const std::string& target, int64_t batch, int64_t image,
               const std::optional<std::string>& quantize, const py::object& calibrate, const py::object& config,
-              const std::string& backend, const py::object& tuning_log) {
+              const std::string& backend, const py::object& tuning_log, const std::optional<std::string>& precision) {
   if (target != "cpu" && target != "accel" && target != "cuda")
     LOOM_THROW(ConfigError, "loom.compile: target '", target, "' is not one of cpu, accel, cuda");
   if (quantize && *quantize != "int8" && *quantize != "int8-simulated")
@@ -140,6 +140,15 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   graph::QuantizeOptions qo;
   qo.simulated = quantize && *quantize == "int8-simulated";
   graph::follow_targets(qo, bo);
+  if (precision) {
+    if (!quantize) LOOM_THROW(ConfigError, "loom.compile: precision needs quantize='int8'");
+    graph::QuantizeOptions asked = qo;
+    asked.set_precision(*precision);
+    if (bo.accel && asked.precision() != qo.precision())
+      LOOM_THROW(ConfigError, "loom.compile: precision ", asked.precision(), ": accelerator config '", bo.accel->name,
+                 "' is ", qo.precision(), "; the config decides the accelerator's widths");
+    qo = asked;
+  }
   graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
 #ifdef LOOM_PYTHON_WITH_TUNE
   std::optional<tune::LogUse> log_use;
@@ -308,8 +317,9 @@ void register_models(py::module_& m) {
   m.def("compile", &compile, py::arg("model"), py::kw_only(), py::arg("target") = "cpu", py::arg("batch") = 1,
         py::arg("image") = 224, py::arg("quantize") = py::none(), py::arg("calibrate") = 16,
         py::arg("config") = py::none(), py::arg("backend") = "fsim", py::arg("tuning_log") = py::none(),
+        py::arg("precision") = py::none(),
         "compile(model, *, target='cpu', batch=1, image=224, quantize=None, calibrate=16, config=None,\n"
-        "        backend='fsim', tuning_log=None) -> Model\n"
+        "        backend='fsim', tuning_log=None, precision=None) -> Model\n"
         "Compiles a loom.Graph, an ONNX file or a built-in model (resnet18, resnet50, mobilenet_v2, mlp;\n"
         "batch and image size those) as `loom compile` does: target 'cpu', 'accel' (int8 layers on the\n"
         "accelerator of `config`, a loom.accel.Config or a JSON file; VTA's 1x16x16 by default; run on `backend`) or "
@@ -317,7 +327,9 @@ void register_models(py::module_& m) {
         "quantize='int8' calibrates on `calibrate`: a number of random inputs, a folder of .npy files\n"
         "or a list of inputs (arrays, or tuples of arrays for several inputs); Model.quantization has\n"
         "the accuracy report. tuning_log: a tuning log (loom.tune.tune's `log`, `loom tune --log`) whose\n"
-        "best configurations the build's kernels take; Model.tuning counts what it looked up and found.");
+        "best configurations the build's kernels take; Model.tuning counts what it looked up and found.\n"
+        "precision: the quantized widths, 'W4A8' etc. (`loom compile --precision`); with target='accel' the\n"
+        "config's, which need not be given.");
 }
 
 }  // namespace loom::python

@@ -107,6 +107,7 @@ class AccelRunner final : public KernelRunner {
     s.dma_bytes = counter(AccelCounter::DmaLoadBytesInp) + counter(AccelCounter::DmaLoadBytesWgt) +
                   counter(AccelCounter::DmaLoadBytesAcc) + counter(AccelCounter::DmaLoadBytesUop) +
                   counter(AccelCounter::DmaStoreBytes);
+    s.dma_wgt_bytes = counter(AccelCounter::DmaLoadBytesWgt);
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 

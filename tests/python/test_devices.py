@@ -246,21 +246,26 @@ def test_stubs_name_every_public_binding(module, stub):
 
 
 def test_narrow_precision_from_python():
-    """A W4A8 config: its programs run on fsim and the performance model with their checks; the
-    RTL and the compiler refuse it by name."""
-    c = loom.accel.Config.load(os.path.join(os.path.dirname(__file__), "..", "..", "accel", "configs", "w4a8.json"))
+    """A W4A8 config: its programs run on fsim, the performance model and the RTL with their checks;
+    a model compiled for it quantizes at its widths and equals a CPU model compiled at W4A8; a
+    precision that disagrees with the config, and 16-bit accumulators, are refused by name."""
+    configs = os.path.join(os.path.dirname(__file__), "..", "..", "accel", "configs")
+    c = loom.accel.Config.load(os.path.join(configs, "w4a8.json"))
     assert (c.wgt_bits, c.inp_bits, c.out_bits) == (4, 8, 8)
     p = loom.accel.matmul_program(16, 64, 128, config=c)
-    for backend in ("fsim", "perf"):
+    for backend in ("fsim", "perf") + (("rtl",) if HAVE_RTL else ()):
         with loom.accel.Device(backend, config=c) as d:
             r = p.run(d)
         assert r["mismatched_checks"] == 0 and r["counters"]["dma_load_bytes_wgt"] == 64 * 128 // 2, (backend, r)
-    says = "implements 8-bit inputs and weights with 32-bit accumulators (W8A8); config 'w4a8' is W4A8"
-    if HAVE_RTL:
-        with pytest.raises(loom.ConfigError, match=re.escape(says)):
-            loom.accel.Device("rtl", config=c)
-    with pytest.raises(loom.ConfigError, match=re.escape(says)):
-        loom.compile("mlp", target="accel", quantize="int8", config=c)
+    accel = loom.compile("mlp", target="accel", quantize="int8", calibrate=2, config=c)
+    cpu = loom.compile("mlp", quantize="int8", calibrate=2, precision="W4A8")
+    x = np.random.default_rng(5).uniform(-1, 1, (1, 256)).astype(np.float32)
+    assert np.array_equal(accel.run(x), cpu.run(x))
+    assert not np.array_equal(cpu.run(x), loom.compile("mlp", quantize="int8", calibrate=2).run(x))
+    with pytest.raises(loom.ConfigError, match=re.escape("precision W8A8: accelerator config 'w4a8' is W4A8")):
+        loom.compile("mlp", target="accel", quantize="int8", config=c, precision="W8A8")
+    with pytest.raises(loom.ConfigError, match=re.escape("accumulate in 32 bits; config 'acc16' is W8A8, 16-bit")):
+        loom.compile("mlp", target="accel", quantize="int8", config=os.path.join(configs, "acc16.json"))
     c.wgt_bits = 3
     with pytest.raises(loom.ConfigError, match="'wgt_bits' must be 2, 4 or 8"):
         c.validate()
