@@ -142,8 +142,8 @@ std::string AccelConfig::precision() const {
 void AccelConfig::require_32bit_accumulators(const std::string& who) const {
   if (acc_bits != 32)
     LOOM_THROW(ConfigError, who, " accumulate in 32 bits; config '", name, "' is ", precision(),
-               ", which every accelerator backend runs (instruction streams from the driver, loom sim, loom.accel) "
-               "but no compiled layer targets yet");
+               ", which every accelerator backend runs, and loom compile uses for the layers whose sums provably fit "
+               "(the others stay on the CPU, with the bound in its report)");
 }
 
 std::string AccelConfig::to_json() const {

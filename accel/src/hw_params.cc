@@ -87,8 +87,9 @@ GemmMultiplierPlan gemm_multiplier_plan(const AccelConfig& c, const RtlOptions& 
   // Products of one input and BLOCK_OUT weights share the input: k weights spaced a product's
   // width apart in the packed port give k products from one multiply (the borrow of each lower
   // product corrected after it).
-  // The packed operand is (k - 1) product widths, the top weight and a carry bit wide.
-  const int packable = std::min(c.block_out, 1 + (kDspPackedPortBits - c.wgt_bits - 1) / plan.product_bits);
+  // The packed operand is (k - 1) product widths, the top weight and a carry bit wide; the RTL
+  // packs at most three (hw/rtl/loom_gemm_alu.sv's packed_product).
+  const int packable = std::min({c.block_out, 3, 1 + (kDspPackedPortBits - c.wgt_bits - 1) / plan.product_bits});
   GemmMultipliers kind = options.gemm;
   if (kind == GemmMultipliers::Auto) {
     if (std::min(c.inp_bits, c.wgt_bits) <= 2) {

@@ -18,7 +18,6 @@ const char* kAccelShifts =
 
 void check_targets(const BuildOptions& options, const QuantizeOptions* quantize) {
   if (!options.accel) return;
-  options.accel->require_32bit_accumulators("the accelerator target's layers");
   if (!quantize || quantize->simulated)
     LOOM_THROW(ConfigError, kAccelInt8, ": it needs int8 quantization (graph::quantize; loom compile --quantize int8)");
   if (quantize->per_channel) LOOM_THROW(ConfigError, "per-channel scales are for the CPU: ", kAccelShifts);

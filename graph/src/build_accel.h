@@ -19,7 +19,10 @@ class AccelBuild {
  public:
   // `conv_tiling` (may be empty): BuildOptions::accel_conv_tiling.
   AccelBuild(const accel::AccelConfig& config, AccelConvTilingFn conv_tiling)
-      : config_(config), target_(ops::accel_target(config)), linker_(config), conv_tiling_(std::move(conv_tiling)) {}
+      : config_(config),
+        target_(ops::accel_target(config, /*bounded=*/true)),
+        linker_(config),
+        conv_tiling_(std::move(conv_tiling)) {}
   // The image offset of a value (reserved on first use; constants keep their contents, packed
   // when the config holds them narrower than their dtype).
   uint64_t place(const Graph& g, int id);

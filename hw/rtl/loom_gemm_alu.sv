@@ -232,11 +232,14 @@ module loom_gemm_alu #(
   // Product j lies in bits [j*ProdW, +ProdW) less the borrow of the products below it, which
   // are negative exactly when bit j*ProdW-1 is set: I5 adds that bit back. With 8-bit operands
   // the products lie in [-16256, 16384], so two fit; 4 x 4-bit ones in [-56, 64], so three.
-  function automatic logic [MultW-1:0] packed_product(input logic [Pack*WgtW-1:0] w, input logic signed [InpW-1:0] x);
+  function automatic logic [MultW-1:0] packed_product(input logic [3*WgtW-1:0] w, input logic signed [InpW-1:0] x);
     logic signed [PackAW-1:0] a;
     logic signed [MultW-1:0] p;
-    a = '0;
-    for (int j = 0; j < Pack; j++) a = a + (PackAW'($signed(w[j*WgtW+:WgtW])) <<< (j * ProdW));
+    // The higher weights as concatenations above zeros, the lowest sign-extended: yosys then keeps
+    // the weight registers in the DSP (the pre-adder's D register) rather than in the fabric.
+    a = PackAW'($signed(w[0+:WgtW]));
+    if (Pack > 2) a = PackAW'($signed({w[2*WgtW+:WgtW], {(2 * ProdW) {1'b0}}})) + a;
+    if (Pack > 1) a = PackAW'($signed({w[WgtW+:WgtW], {ProdW{1'b0}}})) + a;
     p = a * x;
     packed_product = p;
   endfunction
@@ -364,7 +367,7 @@ module loom_gemm_alu #(
         for (int g = 0; g < ColGroups; g++)
           for (int q = 0; q < BlockIn; q++) begin
             logic signed [InpW-1:0] x;
-            logic [Pack*WgtW-1:0] w;  // the group's weights of input q (zero past BLOCK_OUT)
+            logic [3*WgtW-1:0] w;  // the group's weights of input q (zero past BLOCK_OUT and Pack)
             x = x_q[(b * BlockIn + q)*InpW+:InpW];
             w = '0;
             for (int j = 0; j < Pack; j++)

@@ -35,6 +35,7 @@ struct FunctionalSim::State {
   std::vector<uint8_t> inp, wgt, out;
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
+  std::vector<int8_t> narrow_x_, narrow_k_;  // a GEMM iteration's narrow operand entries, unpacked
   uint64_t counters[uint32_t(AccelCounter::Count)] = {};
   uint64_t steps = 0;  // micro-op executions so far (GEMM and ALU), against the step limit
 
@@ -45,7 +46,9 @@ struct FunctionalSim::State {
         wgt(cfg.wgt_depth() * cfg.wgt_block_bytes()),
         out(cfg.out_depth() * cfg.out_block_bytes()),
         acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
-        uop(cfg.uop_depth()) {}
+        uop(cfg.uop_depth()),
+        narrow_x_(size_t(cfg.batch * cfg.block_in)),
+        narrow_k_(size_t(cfg.block_out * cfg.block_in)) {}
 
   [[noreturn]] static void fail(size_t index, const Instruction& i, const std::string& what) {
     throw SimFailure{index, "instruction " + std::to_string(index) + " (" + disassemble(i) + "): " + what};
@@ -203,19 +206,21 @@ struct FunctionalSim::State {
       } else {
         const uint8_t* x = &inp[src * uint64_t(c.inp_block_bytes())];
         const uint8_t* k = &wgt[w * uint64_t(c.wgt_block_bytes())];
-        auto products = [&](auto element) {
+        auto products = [&](const auto* xs, const auto* ks) {
           for (int b = 0; b < B; ++b)
             for (int o = 0; o < BO; ++o) {
               int32_t sum = 0;
-              for (int q = 0; q < BI; ++q)
-                sum += element(x, b * BI + q, c.inp_bits) * element(k, o * BI + q, c.wgt_bits);
+              for (int q = 0; q < BI; ++q) sum += int32_t(xs[b * BI + q]) * int32_t(ks[o * BI + q]);
               a[b * BO + o] = wrap_acc(int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum)));  // wrap-around
             }
         };
-        if (int8)
-          products([](const uint8_t* p, int e, int) { return int32_t(int8_t(p[e])); });
-        else
-          products([](const uint8_t* p, int e, int bits) { return packed_element(p, size_t(e), bits); });
+        if (int8) {
+          products(reinterpret_cast<const int8_t*>(x), reinterpret_cast<const int8_t*>(k));
+        } else {  // narrow operands: each entry unpacked once per iteration
+          for (int e = 0; e < B * BI; ++e) narrow_x_[size_t(e)] = int8_t(packed_element(x, size_t(e), c.inp_bits));
+          for (int e = 0; e < BO * BI; ++e) narrow_k_[size_t(e)] = int8_t(packed_element(k, size_t(e), c.wgt_bits));
+          products(narrow_x_.data(), narrow_k_.data());
+        }
         counters[uint32_t(AccelCounter::GemmMacs)] += uint64_t(B) * BO * BI;
       }
       write_out(dst);

@@ -26,7 +26,7 @@ case $5 in
     cat compile.txt compile.err
     grep -q "agreement with the float model" compile.txt || fail "no agreement figures"
     grep -q "held-out (16 other random inputs" compile.txt || fail "no held-out figures"
-    grep -q "saturation (share of values beyond the int8 range" compile.txt || fail "no saturation"
+    grep -q "saturation (share of values beyond the quantized range" compile.txt || fail "no saturation"
     "$loom" run m.loom --input "$models/mobilenet_v3_large.input0.npy" --reference \
       "$models/mobilenet_v3_large.output0.npy" > run.txt || true
     cat run.txt

@@ -123,6 +123,50 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
   EXPECT_EQ(macs, uint64_t(32 * 32 * 9 * 14 * 14 * 2 + 32 * 48 * 7 * 7 + 2 * 32 * 16 * 14 * 14));
 }
 
+accel::AccelConfig shipped_config(const std::string& name) {
+  return accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
+}
+
+// The config's precision decides what runs on the accelerator: a model quantized at its widths runs
+// there bit for bit against the CPU model at those widths (4-bit activations packed on the way in
+// and out); one quantized at 8 bits stays on the CPU, each layer naming the config's weight width;
+// 16-bit accumulators take only the layers whose sums provably fit, the others kept with the bound.
+TEST(AccelModel, ThePrecisionDecidesWhatRunsOnTheAccelerator) {
+  Graph g = chain();
+  QuantizeOptions q8;
+  q8.skip_first_conv = false;
+  const auto calibration = random_inputs(g, 4, 10);
+  Graph int8 = quantize(g, calibration, q8).graph;
+  accel::AccelConfig w4a4_acc16 = shipped_config("w4a4");
+  w4a4_acc16.name = "w4a4_acc16";
+  w4a4_acc16.acc_bits = 16;
+  w4a4_acc16.acc_buffer_bytes /= 2;
+  struct Case {
+    accel::AccelConfig cfg;
+    bool follow;       // quantized at the config's widths
+    int offloaded;     // layers on the accelerator
+    std::string kept;  // what a kept layer's reason says
+  };
+  for (const Case& c : {Case{shipped_config("w4a8"), true, 4, ""}, Case{shipped_config("w4a4"), true, 4, ""},
+                        Case{shipped_config("w2a8"), true, 4, ""},
+                        Case{shipped_config("w4a8"), false, 1, "beyond config 'w4a8''s 4-bit weights"},
+                        Case{shipped_config("acc16"), true, 1, "beyond config 'acc16''s 16-bit accumulators"},
+                        Case{w4a4_acc16, true, 4, ""}}) {
+    SCOPED_TRACE(c.cfg.name + (c.follow ? " at its widths" : " from an 8-bit model"));
+    BuildOptions bo;
+    bo.accel = c.cfg;
+    QuantizeOptions qo = q8;
+    if (c.follow) follow_targets(qo, bo);
+    Graph q = c.follow ? quantize(g, calibration, qo).graph : int8;
+    Built cpu = build_for(q, std::nullopt);
+    Built acc = build_for(q, c.cfg);
+    EXPECT_EQ(acc.result.accel_report.offloaded, c.offloaded) << acc.result.graph.str();
+    for (const std::string& k : acc.result.accel_report.kept) EXPECT_NE(k.find(c.kept), std::string::npos) << k;
+    EXPECT_EQ(acc.result.accel_report.kept.size(), size_t(4 - c.offloaded));
+    for (auto& in : random_inputs(g, 2, 30)) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], c.cfg.name);
+  }
+}
+
 // BuildOptions::accel_conv_tiling (what `loom compile --tuning-log` sets) decides each accelerator
 // conv's tiling: every conv is asked with its shape, a non-default tiling computes the same model
 // bit for bit, and one that does not divide or fit is an error naming the layer.

@@ -196,14 +196,46 @@ std::string shift_unsupported(const Node& rq) {
   return "";
 }
 
+// Why a layer's constant weights and bias do not suit the config's widths, or "": weights beyond
+// its wgt_bits, or an accumulator that could leave its acc_bits (each output channel's sum of
+// |weights| times the largest inp_bits input, plus its bias and the requantization's rounding).
+std::string precision_unsupported(const Graph& g, const Node& rq, const Node& l, const accel::AccelConfig& cfg) {
+  const NDArray& w = g.node(l.inputs[1]).value;
+  const int64_t wmin = -(int64_t(1) << (cfg.wgt_bits - 1)), wmax = -wmin - 1;
+  const int64_t O = w.shape()[0], per = w.numel() / std::max<int64_t>(O, 1);
+  const int8_t* wv = static_cast<const int8_t*>(w.raw_data());
+  int64_t lo = 0, hi = 0, worst = 0;
+  const int shift = int(rq.attrs.get_int("shift"));
+  for (int64_t o = 0; o < O; ++o) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < per; ++k) {
+      lo = std::min<int64_t>(lo, wv[o * per + k]), hi = std::max<int64_t>(hi, wv[o * per + k]);
+      sum += std::abs(int64_t(wv[o * per + k]));
+    }
+    int64_t bias = l.inputs.size() > 2 ? static_cast<const int32_t*>(g.node(l.inputs[2]).value.raw_data())[o] : 0;
+    if (shift > 0) bias += int64_t(1) << (shift - 1);
+    worst = std::max(worst, sum * (int64_t(1) << (cfg.inp_bits - 1)) + std::abs(bias));
+  }
+  if (lo < wmin || hi > wmax)
+    return "weights in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], beyond config '" + cfg.name + "''s " +
+           std::to_string(cfg.wgt_bits) +
+           "-bit weights (quantize for the config: loom compile --quantize int8 "
+           "--target accel --config ...)";
+  if (cfg.acc_bits < 32 && worst > (int64_t(1) << (cfg.acc_bits - 1)) - 1)
+    return "its accumulators can reach " + std::to_string(worst) + ", beyond config '" + cfg.name + "''s " +
+           std::to_string(cfg.acc_bits) + "-bit accumulators";
+  return "";
+}
+
 // Why requantize(conv2d/dense) cannot run on the accelerator, or "" if it can.
-std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
+std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l, const accel::AccelConfig& cfg) {
   if (l.inputs.size() < 2) return "no weights";
   const TensorType &x = g.type_of(l.inputs[0]), &w = g.type_of(l.inputs[1]);
   if (x.dtype != DataType::Int(8) || w.dtype != DataType::Int(8)) return "not int8";
   if (!g.node(l.inputs[1]).is_constant() || (l.inputs.size() > 2 && !g.node(l.inputs[2]).is_constant()))
     return "weights or bias are not constants";
   if (std::string why = shift_unsupported(rq); !why.empty()) return why;
+  if (std::string why = precision_unsupported(g, rq, l, cfg); !why.empty()) return why;
   if (op_def(l.op).layer == WeightedLayer::Dense) {
     if (x.shape.size() != 2 || w.shape.size() != 2) return "not an NC x OI dense layer";
     return "";
@@ -218,9 +250,19 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l) {
 }
 
 // Why requantize(matmul(a, b)) cannot run on the accelerator, or "".
-std::string product_unsupported(const Graph& g, const Node& rq, const Node& mm) {
+std::string product_unsupported(const Graph& g, const Node& rq, const Node& mm, const accel::AccelConfig& cfg) {
   const TensorType &a = g.type_of(mm.inputs[0]), &b = g.type_of(mm.inputs[1]);
   if (a.dtype != DataType::Int(8) || b.dtype != DataType::Int(8)) return "not int8";
+  // b becomes the weights: activations of inp_bits in the config's wgt_bits.
+  if (cfg.wgt_bits < cfg.inp_bits)
+    return "a product of two activations: the second would be config '" + cfg.name + "''s " +
+           std::to_string(cfg.wgt_bits) + "-bit weights, narrower than its " + std::to_string(cfg.inp_bits) +
+           "-bit activations";
+  const int64_t K = a.shape.empty() ? 0 : a.shape.back(),
+                worst = K << (cfg.inp_bits - 1) << (cfg.inp_bits - 1);  // |a| |b| <= 2^(bits-1) each
+  if (cfg.acc_bits < 32 && worst > (int64_t(1) << (cfg.acc_bits - 1)) - 1)
+    return "its accumulators can reach " + std::to_string(worst) + ", beyond config '" + cfg.name + "''s " +
+           std::to_string(cfg.acc_bits) + "-bit accumulators";
   if (a.shape.size() < 2 || a.shape.size() != b.shape.size() ||
       !std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()))
     return "operands " + a.str() + " and " + b.str() + " are not matrices of one batch (no broadcasting)";
@@ -237,6 +279,12 @@ std::string add_unsupported(const Graph& g, const Node& rq, const Node& add, con
   int64_t la = add.attrs.get_int("lshift_a", 0), lb = add.attrs.get_int("lshift_b", 0),
           shift = rq.attrs.get_int("shift");
   if (la > 14 || lb > 14) return "operand shifts beyond the ALU's 16-bit multiply immediate";
+  // The widened operands, shifted and added, with the rounding: within the accumulator.
+  const int64_t half = int64_t(1) << (cfg.inp_bits - 1),
+                worst = (half << la) + (half << lb) + (shift > 0 ? int64_t(1) << (shift - 1) : 0);
+  if (cfg.acc_bits < 32 && worst > (int64_t(1) << (cfg.acc_bits - 1)) - 1)
+    return "its accumulators can reach " + std::to_string(worst) + ", beyond config '" + cfg.name + "''s " +
+           std::to_string(cfg.acc_bits) + "-bit accumulators";
   if (shift < 0 || shift > 15)
     return "requantize shift " + std::to_string(shift) + " (the rounded accelerator add shifts right by 0..15)";
   return "";
@@ -262,8 +310,8 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
       why = "its int32 result has other readers";
     else
       why = add       ? add_unsupported(g, rq, s, cfg)
-            : product ? product_unsupported(g, rq, s)
-                      : layer_unsupported(g, rq, s);
+            : product ? product_unsupported(g, rq, s, cfg)
+                      : layer_unsupported(g, rq, s, cfg);
     if (!why.empty()) {
       report.kept.push_back(s.name + " (" + s.op + "): " + why);
       continue;

@@ -207,7 +207,7 @@ std::string QuantizeReport::str() const {
   for (const PointSaturation& p : saturation) order.push_back(&p);
   auto share = [&](const PointSaturation* p) { return held_out ? p->held_out : p->calibration; };
   std::stable_sort(order.begin(), order.end(), [&](auto* a, auto* b) { return share(a) > share(b); });
-  os << "  saturation (share of values beyond the int8 range, " << judged().set << " inputs): ";
+  os << "  saturation (share of values beyond the quantized range, " << judged().set << " inputs): ";
   if (order.empty() || share(order[0]) == 0) {
     os << "none clipped\n";
   } else {

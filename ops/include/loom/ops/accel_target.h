@@ -11,11 +11,13 @@ struct AccelTarget {
   AccelLimits limits;
 };
 
-// ConfigError for a config these schedules do not implement (16-bit accumulators). Narrow inputs,
-// weights and outputs change nothing here: they are packed in device memory (codegen's
-// accel_arg_bits), and the scratchpads are counted in entries.
-inline AccelTarget accel_target(const accel::AccelConfig& config) {
-  config.require_32bit_accumulators("Loom's accelerator schedules (the compiler, the tuner, loom accel-run, loom dse)");
+// Narrow inputs, weights and outputs change nothing here: they are packed in device memory
+// (codegen's accel_arg_bits), and the scratchpads are counted in entries. 16-bit accumulators
+// wrap, so only layers whose sums provably fit may use them: `bounded` says the caller checked
+// each layer (graph::partition_accel does, keeping the others on the CPU); otherwise a ConfigError
+// (the operator tools: the tuner, loom accel-run, loom dse).
+inline AccelTarget accel_target(const accel::AccelConfig& config, bool bounded = false) {
+  if (!bounded) config.require_32bit_accumulators("Loom's accelerator operators (the tuner, loom accel-run, loom dse)");
   return {{config.batch, config.block_in, config.block_out},
           {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
 }
