@@ -202,10 +202,11 @@ int main(int argc, char** argv) {
     std::printf(
         "  cycles: conv layers %.3f M (VTA ~7.7 M: %.2fx), residual adds %.3f M, classifier %.3f M, whole network on "
         "the accelerator %.3f M\n",
-        fr.conv_cycles / 1e6, 7.7e6 / double(fr.conv_cycles), fr.add_cycles / 1e6, fr.dense_cycles / 1e6, total / 1e6);
+        fr.conv_cycles / 1e6, fr.conv_cycles ? 7.7e6 / double(fr.conv_cycles) : 0.0, fr.add_cycles / 1e6,
+        fr.dense_cycles / 1e6, total / 1e6);
     std::printf(
         "  conv GEMM utilization (MAC-weighted): %.1f%%; CPU kernels (first conv, pools, packs): %.2f ms host time\n",
-        100.0 * double(fr.conv_macs) / (peak * double(fr.conv_cycles)), fr.cpu_ms);
+        fr.conv_cycles ? 100.0 * double(fr.conv_macs) / (peak * double(fr.conv_cycles)) : 0.0, fr.cpu_ms);
     std::printf("  DMA: %.2f MiB, of which weights %.2f MiB\n", fr.dma_bytes / 1048576.0, fr.dma_wgt_bytes / 1048576.0);
     if (name == "default" &&
         ((max_rtl > 0 && fr.wall > max_rtl) || (max_conv > 0 && double(fr.conv_cycles) > max_conv)))
@@ -214,14 +215,15 @@ int main(int argc, char** argv) {
     Figures fp = run(r.file, "perf", {x}, r.graph);
     uint64_t perf_total = fp.conv_cycles + fp.add_cycles + fp.dense_cycles;
     double perf_err = 100.0 * (double(perf_total) - double(total)) / double(total);
-    double conv_err = 100.0 * (double(fp.conv_cycles) - double(fr.conv_cycles)) / double(fr.conv_cycles);
+    auto err = [](uint64_t model, uint64_t rtl) {
+      return rtl ? 100.0 * (double(model) - double(rtl)) / double(rtl) : 0.0;
+    };
+    double conv_err = err(fp.conv_cycles, fr.conv_cycles);
     std::printf(
         "  perf: %.3f s per inference (%.0fx faster than the rtl run), whole network %.3f M cycles: %+.2f%% against "
         "the RTL (conv layers %+.2f%%, residual adds %+.2f%%, classifier %+.2f%%), output %s the CPU int8 model\n",
-        fp.wall, fr.wall / fp.wall, perf_total / 1e6, perf_err, conv_err,
-        100.0 * (double(fp.add_cycles) - double(fr.add_cycles)) / double(fr.add_cycles),
-        100.0 * (double(fp.dense_cycles) - double(fr.dense_cycles)) / double(fr.dense_cycles),
-        same(fp.out, want) ? "equals" : "DIFFERS FROM");
+        fp.wall, fr.wall / fp.wall, perf_total / 1e6, perf_err, conv_err, err(fp.add_cycles, fr.add_cycles),
+        err(fp.dense_cycles, fr.dense_cycles), same(fp.out, want) ? "equals" : "DIFFERS FROM");
     if (!same(fp.out, want) || (max_perf_error > 0 && std::abs(perf_err) > max_perf_error)) rc = 1;
     if (!systemc) continue;
     const std::string json = cfg.to_json();

@@ -360,22 +360,7 @@ module loom_gemm_alu #(
       x_q <= inp_rdata_i;
       w_q <= wgt_rdata_i;
     end
-    // I4: one word per multiplier (yosys packs a register into the DSP, its M register, only when
-    // it takes the whole product)
-    if (valid_q[4] && gemm_math_q) begin : i4_mul
-      for (int b = 0; b < Batch; b++)
-        for (int g = 0; g < ColGroups; g++)
-          for (int q = 0; q < BlockIn; q++) begin
-            logic signed [InpW-1:0] x;
-            logic [3*WgtW-1:0] w;  // the group's weights of input q (zero past BLOCK_OUT and Pack)
-            x = x_q[(b * BlockIn + q)*InpW+:InpW];
-            w = '0;
-            for (int j = 0; j < Pack; j++)
-              if (g * Pack + j < BlockOut) w[j*WgtW+:WgtW] = w_q[((g * Pack + j) * BlockIn + q)*WgtW+:WgtW];
-            m_q[((b * ColGroups + g) * BlockIn + q)*MultW+:MultW] <=
-                LutMult ? MultW'(lut_product(w[WgtW-1:0], x)) : packed_product(w, x);
-          end
-    end
+    // I4: in g_multipliers below
     // I5: each product takes back the borrow of the products below it in its word
     if (valid_q[5] && gemm_math_q) begin : i5_correct
       for (int e = 0; e < Lanes; e++)
@@ -491,6 +476,34 @@ module loom_gemm_alu #(
     // W
     wr_dst_q <= res_dst_q;
     wr_q <= res_q;
+  end
+
+  // I4: one word per multiplier (yosys packs a register into the DSP, its M register, only when
+  // it takes the whole product). The two implementations are separate blocks, so that the one not
+  // built leaves no reader on the operand registers (a second reader keeps yosys from moving a
+  // weight register into the DSP's pre-adder D register).
+  if (LutMult) begin : g_lut_multipliers
+    always_ff @(posedge clk_i) begin
+      if (valid_q[4] && gemm_math_q)
+        for (int b = 0; b < Batch; b++)
+          for (int col = 0; col < BlockOut; col++)
+            for (int q = 0; q < BlockIn; q++)
+              m_q[((b * ColGroups + col) * BlockIn + q)*MultW+:MultW] <=
+                  MultW'(lut_product(w_q[(col * BlockIn + q)*WgtW+:WgtW], x_q[(b * BlockIn + q)*InpW+:InpW]));
+    end
+  end else begin : g_dsp_multipliers
+    always_ff @(posedge clk_i) begin
+      if (valid_q[4] && gemm_math_q)
+        for (int b = 0; b < Batch; b++)
+          for (int g = 0; g < ColGroups; g++)
+            for (int q = 0; q < BlockIn; q++) begin
+              logic [3*WgtW-1:0] w;  // the group's weights of input q (zero past BLOCK_OUT and Pack)
+              w = '0;
+              for (int j = 0; j < Pack; j++)
+                if (g * Pack + j < BlockOut) w[j*WgtW+:WgtW] = w_q[((g * Pack + j) * BlockIn + q)*WgtW+:WgtW];
+              m_q[((b * ColGroups + g) * BlockIn + q)*MultW+:MultW] <= packed_product(w, x_q[(b * BlockIn + q)*InpW+:InpW]);
+            end
+    end
   end
 
 `ifndef SYNTHESIS
