@@ -36,7 +36,7 @@ module loom_gemm_alu #(
     localparam int WgtEW = BlockOut * BlockIn * WgtW,
     localparam int AccEW = Batch * BlockOut * AccW,
     localparam int OutEW = Batch * BlockOut * OutW,
-    // Products per multiplier (packed_product below; 1: one each) and LUT multipliers (lut_product):
+    // Products per multiplier (g_packed_multipliers below; 1: one each) and LUT multipliers (lut_product):
     // the generator's choice from the operand widths, the same results either way.
     parameter int Pack = loom_accel_pkg::GEMM_PRODUCTS_PER_MULT,
     parameter bit LutMult = loom_accel_pkg::GEMM_LUT_MULT
@@ -227,22 +227,11 @@ module loom_gemm_alu #(
   endfunction
 
   // Pack signed products that share the input x, {w[Pack-1]*x, ..., w[0]*x}, from one multiply:
-  // p = (sum_j w[j] * 2^(j*ProdW)) * x. The packed operand is at most 25 bits (a DSP48E1's A
-  // port; yosys folds the sum into the DSP's pre-adder when it can), x at most 8 (its B port).
-  // Product j lies in bits [j*ProdW, +ProdW) less the borrow of the products below it, which
-  // are negative exactly when bit j*ProdW-1 is set: I5 adds that bit back. With 8-bit operands
-  // the products lie in [-16256, 16384], so two fit; 4 x 4-bit ones in [-56, 64], so three.
-  function automatic logic [MultW-1:0] packed_product(input logic [3*WgtW-1:0] w, input logic signed [InpW-1:0] x);
-    logic signed [PackAW-1:0] a;
-    logic signed [MultW-1:0] p;
-    // The higher weights as concatenations above zeros, the lowest sign-extended: yosys then keeps
-    // the weight registers in the DSP (the pre-adder's D register) rather than in the fabric.
-    a = PackAW'($signed(w[0+:WgtW]));
-    if (Pack > 2) a = PackAW'($signed({w[2*WgtW+:WgtW], {(2 * ProdW) {1'b0}}})) + a;
-    if (Pack > 1) a = PackAW'($signed({w[WgtW+:WgtW], {ProdW{1'b0}}})) + a;
-    p = a * x;
-    packed_product = p;
-  endfunction
+  // p = (sum_j w[j] * 2^(j*ProdW)) * x (g_packed_multipliers below). The packed operand is at most
+  // 25 bits (a DSP48E1's A/D ports through its pre-adder), x at most 8 (its B port). Product j lies
+  // in bits [j*ProdW, +ProdW) less the borrow of the products below it, which are negative exactly
+  // when bit j*ProdW-1 is set: I5 adds that bit back. With 8-bit operands the products lie in
+  // [-16256, 16384], so two fit; 4 x 4-bit ones in [-56, 64], so three.
 
   // A product from shifted copies of the wider operand selected by the narrower one's bits (the
   // top bit's copy subtracted): adders and LUTs that yosys does not turn into a DSP48.
@@ -479,9 +468,13 @@ module loom_gemm_alu #(
   end
 
   // I4: one word per multiplier (yosys packs a register into the DSP, its M register, only when
-  // it takes the whole product). The two implementations are separate blocks, so that the one not
-  // built leaves no reader on the operand registers (a second reader keeps yosys from moving a
-  // weight register into the DSP's pre-adder D register).
+  // it takes the whole product). One block per implementation, so that the others leave no reader
+  // on the operand registers; the packed sums are concatenations, as yosys wants them for the
+  // DSP's pre-adder (the low weight's register becomes its D register).
+  // The weight of column `col` for input q (zero past BLOCK_OUT: a short last group).
+  function automatic logic signed [WgtW-1:0] weight_of(input int col, input int q);
+    weight_of = col < BlockOut ? w_q[(col * BlockIn + q)*WgtW+:WgtW] : '0;
+  endfunction
   if (LutMult) begin : g_lut_multipliers
     always_ff @(posedge clk_i) begin
       if (valid_q[4] && gemm_math_q)
@@ -489,19 +482,49 @@ module loom_gemm_alu #(
           for (int col = 0; col < BlockOut; col++)
             for (int q = 0; q < BlockIn; q++)
               m_q[((b * ColGroups + col) * BlockIn + q)*MultW+:MultW] <=
-                  MultW'(lut_product(w_q[(col * BlockIn + q)*WgtW+:WgtW], x_q[(b * BlockIn + q)*InpW+:InpW]));
+                  MultW'(lut_product(weight_of(col, q), x_q[(b * BlockIn + q)*InpW+:InpW]));
     end
-  end else begin : g_dsp_multipliers
+  end else if (Pack == 1) begin : g_plain_multipliers
+    always_ff @(posedge clk_i) begin
+      if (valid_q[4] && gemm_math_q)
+        for (int b = 0; b < Batch; b++)
+          for (int col = 0; col < BlockOut; col++)
+            for (int q = 0; q < BlockIn; q++)
+              m_q[((b * ColGroups + col) * BlockIn + q)*MultW+:MultW] <=
+                  weight_of(col, q) * $signed(x_q[(b * BlockIn + q)*InpW+:InpW]);
+    end
+  end else if (Pack == 2) begin : g_packed_multipliers
     always_ff @(posedge clk_i) begin
       if (valid_q[4] && gemm_math_q)
         for (int b = 0; b < Batch; b++)
           for (int g = 0; g < ColGroups; g++)
             for (int q = 0; q < BlockIn; q++) begin
-              logic [3*WgtW-1:0] w;  // the group's weights of input q (zero past BLOCK_OUT and Pack)
-              w = '0;
-              for (int j = 0; j < Pack; j++)
-                if (g * Pack + j < BlockOut) w[j*WgtW+:WgtW] = w_q[((g * Pack + j) * BlockIn + q)*WgtW+:WgtW];
-              m_q[((b * ColGroups + g) * BlockIn + q)*MultW+:MultW] <= packed_product(w, x_q[(b * BlockIn + q)*InpW+:InpW]);
+              logic signed [WgtW-1:0] w0, w1;
+              logic signed [PackAW-1:0] a;
+              logic signed [MultW-1:0] p;  // |a * x| < 2^(MultW-1)
+              w0 = weight_of(g * 2, q);
+              w1 = weight_of(g * 2 + 1, q);
+              a = $signed({w1[WgtW-1], w1, {ProdW{1'b0}}}) + $signed({{(ProdW + 1) {w0[WgtW-1]}}, w0});
+              p = a * $signed(x_q[(b * BlockIn + q)*InpW+:InpW]);
+              m_q[((b * ColGroups + g) * BlockIn + q)*MultW+:MultW] <= p;
+            end
+    end
+  end else begin : g_packed3_multipliers  // Pack == 3 (the generator packs at most three)
+    always_ff @(posedge clk_i) begin
+      if (valid_q[4] && gemm_math_q)
+        for (int b = 0; b < Batch; b++)
+          for (int g = 0; g < ColGroups; g++)
+            for (int q = 0; q < BlockIn; q++) begin
+              logic signed [WgtW-1:0] w0, w1, w2;
+              logic signed [PackAW-1:0] a;
+              logic signed [MultW-1:0] p;
+              w0 = weight_of(g * 3, q);
+              w1 = weight_of(g * 3 + 1, q);
+              w2 = weight_of(g * 3 + 2, q);
+              a = $signed({w2[WgtW-1], w2, {(2 * ProdW) {1'b0}}}) +
+                  $signed({{(ProdW + 1) {w1[WgtW-1]}}, w1, {ProdW{1'b0}}}) + $signed({{(2 * ProdW + 1) {w0[WgtW-1]}}, w0});
+              p = a * $signed(x_q[(b * BlockIn + q)*InpW+:InpW]);
+              m_q[((b * ColGroups + g) * BlockIn + q)*MultW+:MultW] <= p;
             end
     end
   end
