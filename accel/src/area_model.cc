@@ -19,9 +19,21 @@ namespace {
 constexpr double kLutBase = 4686, kLutPerProduct = 17.63, kLutPerOutputLane = 1175.1, kLutPerInputLane = 54.56,
                  kLutPerScratchpadKiB = 7.42;
 constexpr double kFfBase = 8501, kFfPerProduct = 39.60, kFfPerOutputLane = 278.2, kFfPerInputLane = -70.47;
-constexpr double kAluDspPerLane = 3, kDspBase = 5;
+constexpr double kDspBase = 5;
+// The ALU's MUL per lane: three 16 x 16 DSP products at 32-bit accumulators, one at 16 bits.
+constexpr double kAluDspPerLane32 = 3, kAluDspPerLane16 = 1;
 // yosys synth_xilinx maps a multiplier to a DSP48 only from a 9-bit product up (smaller: LUTs).
 constexpr int kDspMinProductBits = 9;
+// Precision: least squares over loom hw-report of the W4A8, W4A4, W2A8 and 16-bit-accumulator
+// configs, each against the default's residual (2026-11-30; docs/perf_model.md). Flip-flops per
+// product and bit of product width (operand, product and partial-sum registers), per LUT-built
+// product and product bit (its product register, outside a DSP), per output lane and bit of
+// accumulator width (ALU operands, forwarding, results); LUTs per LUT-built product and bit of
+// inp_bits x wgt_bits (its shift-and-add) and per output lane and accumulator bit (the ALU's
+// adders, shifter and selects). The product width's own LUT term fitted to nothing measurable.
+// Zero at W8A8 with 32-bit accumulators.
+constexpr double kLutPerLutProductBit = 1.40, kLutPerLaneAccBit = 35.3;
+constexpr double kFfPerProductBit = 2.07, kFfPerLutProductBit = 0.71, kFfPerLaneAccBit = 13.4;
 
 }  // namespace
 
@@ -47,12 +59,23 @@ AreaEstimate estimate_area(const AccelConfig& c, const RtlOptions& rtl) {
                input_lanes = double(c.batch) * c.block_in;
   const GemmMultiplierPlan plan = gemm_multiplier_plan(c, rtl);
   AreaEstimate a;
-  double gemm_dsp = 0;
-  if (plan.kind == GemmMultipliers::DspPacked)
-    gemm_dsp = double(c.batch) * c.block_in * std::ceil(double(c.block_out) / plan.products_per_multiplier);
-  else if (plan.kind == GemmMultipliers::Plain && plan.product_bits >= kDspMinProductBits)
-    gemm_dsp = products;
-  a.dsp = gemm_dsp + kAluDspPerLane * lanes + kDspBase;
+  // GEMM DSP48s: one per group of k products (a short last group of products too narrow for a
+  // DSP48 goes to LUTs), one per product in the plain core, none for LUT multipliers.
+  double gemm_dsp = 0, lut_products = 0;
+  const double rows = double(c.batch) * c.block_in;
+  if (plan.kind == GemmMultipliers::DspPacked) {
+    const int k = plan.products_per_multiplier, rest = c.block_out % k;
+    gemm_dsp = rows * (c.block_out / k);
+    if (rest * plan.product_bits >= kDspMinProductBits)
+      gemm_dsp += rows;
+    else if (rest)
+      lut_products = rows * rest;
+  } else if (plan.kind == GemmMultipliers::Plain) {
+    (plan.product_bits >= kDspMinProductBits ? gemm_dsp : lut_products) = products;
+  } else {
+    lut_products = products;
+  }
+  a.dsp = gemm_dsp + (c.acc_bits == 32 ? kAluDspPerLane32 : kAluDspPerLane16) * lanes + kDspBase;
   double tiles = bram36_tiles(int64_t(c.inp_block_bytes()) * 8, c.inp_depth()) +
                  bram36_tiles(int64_t(c.wgt_block_bytes()) * 8, c.wgt_depth()) +
                  bram36_tiles(int64_t(c.acc_block_bytes()) * 8, c.acc_depth()) +
@@ -62,9 +85,14 @@ AreaEstimate estimate_area(const AccelConfig& c, const RtlOptions& rtl) {
   const double kib =
       double(c.inp_buffer_bytes + c.wgt_buffer_bytes + c.acc_buffer_bytes + c.out_buffer_bytes + c.uop_buffer_bytes) /
       1024;
+  const double product_bits = plan.product_bits - 16, lut_product_bits = double(c.inp_bits) * c.wgt_bits,
+               acc_bits = c.acc_bits - 32;
   a.lut = kLutBase + kLutPerProduct * products + kLutPerOutputLane * lanes + kLutPerInputLane * input_lanes +
-          kLutPerScratchpadKiB * kib;
-  a.ff = kFfBase + kFfPerProduct * products + kFfPerOutputLane * lanes + kFfPerInputLane * input_lanes;
+          kLutPerScratchpadKiB * kib + kLutPerLutProductBit * lut_products * lut_product_bits +
+          kLutPerLaneAccBit * lanes * acc_bits;
+  a.ff = kFfBase + kFfPerProduct * products + kFfPerOutputLane * lanes + kFfPerInputLane * input_lanes +
+         kFfPerProductBit * products * product_bits + kFfPerLutProductBit * lut_products * plan.product_bits +
+         kFfPerLaneAccBit * lanes * acc_bits;
   return a;
 }
 

@@ -48,6 +48,31 @@ TEST(AreaModel, MatchesTheYosysReports) {
   }
 }
 
+// Precision (loom hw-report --part xc7z020 of the shipped configs, yosys 0.23, 2026-11-30, the
+// RTL of that day; docs/results.md): DSP48s and BRAM36 tiles exact from the structure (three
+// 4 x 4-bit products per DSP48 and the short last group in LUTs; LUT products for 2-bit weights;
+// one ALU DSP per lane at 16-bit accumulators), LUTs and flip-flops within the bound
+// docs/perf_model.md states for them.
+TEST(AreaModel, FollowsThePrecision) {
+  struct Report {
+    const char* name;
+    double lut, ff, dsp, bram36;
+  };
+  const Report reports[] = {{"default", 31040, 22112, 181, 108.5},
+                            {"w4a8", 29026, 19232, 181, 80},
+                            {"w4a4", 30997, 18354, 133, 73},
+                            {"w2a8", 35294, 20736, 53, 66},
+                            {"acc16", 21538, 18672, 149, 94.5}};
+  for (const Report& r : reports) {
+    SCOPED_TRACE(r.name);
+    AreaEstimate a = estimate_area(AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + r.name + ".json"));
+    EXPECT_EQ(a.dsp, r.dsp);
+    EXPECT_NEAR(a.bram36, r.bram36, 0.5);
+    EXPECT_NEAR(a.lut, r.lut, 0.09 * r.lut);
+    EXPECT_NEAR(a.ff, r.ff, 0.035 * r.ff);
+  }
+}
+
 // The structure: a plain GEMM core takes a DSP48 per product where the packed one takes one per
 // two; a scratchpad twice as deep never takes fewer tiles; a 2048-bit x 1024 memory packs into
 // RAMB18s (57 x 2 halves) rather than 29 x 2 RAMB36s.

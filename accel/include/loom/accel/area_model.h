@@ -1,9 +1,10 @@
 // An analytical area model of the accelerator RTL on Xilinx 7-series parts, so design-space sweeps
-// need not synthesize every point: DSP48s from the GEMM core's structure (two int8 products per
-// DSP with the packed core) and the ALU's multiplier lanes, BRAM36 tiles from each scratchpad's
-// width and depth (the cheapest BRAM aspect ratio), LUTs and flip-flops linear in the GEMM core's
-// products and the vector lanes. The constants are fitted to `loom hw-report` (yosys synth_xilinx)
-// on a few configs; docs/perf_model.md gives the data and the model's error on each.
+// need not synthesize every point: DSP48s from the GEMM core's structure (k products per DSP48,
+// one, or LUTs: gemm_multiplier_plan) and the ALU's multiplier lanes, BRAM36 tiles from each
+// scratchpad's width and depth (the cheapest BRAM aspect ratio), LUTs and flip-flops linear in the
+// GEMM core's products and the vector lanes, with terms for the operand and accumulator widths. The constants are
+// fitted to `loom hw-report` (yosys synth_xilinx) on a few configs; docs/perf_model.md gives the data and the model's
+// error on each.
 #pragma once
 #include "loom/accel/config.h"
 #include "loom/accel/hw_params.h"
