@@ -149,8 +149,8 @@ TEST(AccelModel, ThePrecisionDecidesWhatRunsOnTheAccelerator) {
   };
   for (const Case& c : {Case{shipped_config("w4a8"), true, 4, ""}, Case{shipped_config("w4a4"), true, 4, ""},
                         Case{shipped_config("w2a8"), true, 4, ""},
-                        Case{shipped_config("w4a8"), false, 1, "beyond config 'w4a8''s 4-bit weights"},
-                        Case{shipped_config("acc16"), true, 1, "beyond config 'acc16''s 16-bit accumulators"},
+                        Case{shipped_config("w4a8"), false, 1, "beyond the 4-bit weights of config 'w4a8'"},
+                        Case{shipped_config("acc16"), true, 1, "beyond the 16-bit accumulators of config 'acc16'"},
                         Case{w4a4_acc16, true, 4, ""}}) {
     SCOPED_TRACE(c.cfg.name + (c.follow ? " at its widths" : " from an 8-bit model"));
     BuildOptions bo;

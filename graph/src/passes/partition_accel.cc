@@ -196,6 +196,13 @@ std::string shift_unsupported(const Node& rq) {
   return "";
 }
 
+// Why sums that can reach `worst` do not fit the config's accumulators, or "".
+std::string beyond_accumulators(int64_t worst, const accel::AccelConfig& cfg) {
+  if (cfg.acc_bits == 32 || worst <= (int64_t(1) << (cfg.acc_bits - 1)) - 1) return "";
+  return "its accumulators can reach " + std::to_string(worst) + ", beyond the " + std::to_string(cfg.acc_bits) +
+         "-bit accumulators of config '" + cfg.name + "'";
+}
+
 // Why a layer's constant weights and bias do not suit the config's widths, or "": weights beyond
 // its wgt_bits, or an accumulator that could leave its acc_bits (each output channel's sum of
 // |weights| times the largest inp_bits input, plus its bias and the requantization's rounding).
@@ -217,13 +224,10 @@ std::string precision_unsupported(const Graph& g, const Node& rq, const Node& l,
     worst = std::max(worst, sum * (int64_t(1) << (cfg.inp_bits - 1)) + std::abs(bias));
   }
   if (lo < wmin || hi > wmax)
-    return "weights in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], beyond config '" + cfg.name + "''s " +
-           std::to_string(cfg.wgt_bits) +
-           "-bit weights (quantize for the config: loom compile --quantize int8 "
-           "--target accel --config ...)";
-  if (cfg.acc_bits < 32 && worst > (int64_t(1) << (cfg.acc_bits - 1)) - 1)
-    return "its accumulators can reach " + std::to_string(worst) + ", beyond config '" + cfg.name + "''s " +
-           std::to_string(cfg.acc_bits) + "-bit accumulators";
+    return "weights in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], beyond the " +
+           std::to_string(cfg.wgt_bits) + "-bit weights of config '" + cfg.name +
+           "' (quantize for the config: loom compile --quantize int8 --target accel --config ...)";
+  if (std::string why = beyond_accumulators(worst, cfg); !why.empty()) return why;
   return "";
 }
 
@@ -255,14 +259,12 @@ std::string product_unsupported(const Graph& g, const Node& rq, const Node& mm, 
   if (a.dtype != DataType::Int(8) || b.dtype != DataType::Int(8)) return "not int8";
   // b becomes the weights: activations of inp_bits in the config's wgt_bits.
   if (cfg.wgt_bits < cfg.inp_bits)
-    return "a product of two activations: the second would be config '" + cfg.name + "''s " +
-           std::to_string(cfg.wgt_bits) + "-bit weights, narrower than its " + std::to_string(cfg.inp_bits) +
-           "-bit activations";
+    return "a product of two activations: the second would be " + std::to_string(cfg.wgt_bits) +
+           "-bit weights, narrower than the " + std::to_string(cfg.inp_bits) + "-bit activations of config '" +
+           cfg.name + "'";
   const int64_t K = a.shape.empty() ? 0 : a.shape.back(),
                 worst = K << (cfg.inp_bits - 1) << (cfg.inp_bits - 1);  // |a| |b| <= 2^(bits-1) each
-  if (cfg.acc_bits < 32 && worst > (int64_t(1) << (cfg.acc_bits - 1)) - 1)
-    return "its accumulators can reach " + std::to_string(worst) + ", beyond config '" + cfg.name + "''s " +
-           std::to_string(cfg.acc_bits) + "-bit accumulators";
+  if (std::string why = beyond_accumulators(worst, cfg); !why.empty()) return why;
   if (a.shape.size() < 2 || a.shape.size() != b.shape.size() ||
       !std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin()))
     return "operands " + a.str() + " and " + b.str() + " are not matrices of one batch (no broadcasting)";
@@ -282,9 +284,7 @@ std::string add_unsupported(const Graph& g, const Node& rq, const Node& add, con
   // The widened operands, shifted and added, with the rounding: within the accumulator.
   const int64_t half = int64_t(1) << (cfg.inp_bits - 1),
                 worst = (half << la) + (half << lb) + (shift > 0 ? int64_t(1) << (shift - 1) : 0);
-  if (cfg.acc_bits < 32 && worst > (int64_t(1) << (cfg.acc_bits - 1)) - 1)
-    return "its accumulators can reach " + std::to_string(worst) + ", beyond config '" + cfg.name + "''s " +
-           std::to_string(cfg.acc_bits) + "-bit accumulators";
+  if (std::string why = beyond_accumulators(worst, cfg); !why.empty()) return why;
   if (shift < 0 || shift > 15)
     return "requantize shift " + std::to_string(shift) + " (the rounded accelerator add shifts right by 0..15)";
   return "";
