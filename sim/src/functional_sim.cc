@@ -35,7 +35,9 @@ struct FunctionalSim::State {
   std::vector<uint8_t> inp, wgt, out;
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
-  std::vector<int8_t> narrow_x_, narrow_k_;  // a GEMM iteration's narrow operand entries, unpacked
+  // Narrow inputs and weights also unpacked, one int8 per element, kept in step by the loads (far
+  // fewer than GEMM iterations), so the GEMM reads them as it reads 8-bit operands.
+  std::vector<int8_t> inp_unpacked, wgt_unpacked;
   uint64_t counters[uint32_t(AccelCounter::Count)] = {};
   uint64_t steps = 0;  // micro-op executions so far (GEMM and ALU), against the step limit
 
@@ -47,8 +49,8 @@ struct FunctionalSim::State {
         out(cfg.out_depth() * cfg.out_block_bytes()),
         acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
         uop(cfg.uop_depth()),
-        narrow_x_(size_t(cfg.batch * cfg.block_in)),
-        narrow_k_(size_t(cfg.block_out * cfg.block_in)) {}
+        inp_unpacked(cfg.inp_bits == 8 ? 0 : size_t(cfg.inp_depth()) * size_t(cfg.batch * cfg.block_in)),
+        wgt_unpacked(cfg.wgt_bits == 8 ? 0 : size_t(cfg.wgt_depth()) * size_t(cfg.block_out * cfg.block_in)) {}
 
   [[noreturn]] static void fail(size_t index, const Instruction& i, const std::string& what) {
     throw SimFailure{index, "instruction " + std::to_string(index) + " (" + disassemble(i) + "): " + what};
@@ -115,10 +117,25 @@ struct FunctionalSim::State {
       std::memset(row + uint64_t(i.x_pad0 + i.x_size) * bytes, 0, uint64_t(i.x_pad1) * bytes);
       counters[uint32_t(dma_counter(i.mem))] += uint64_t(i.x_size) * bytes;
     }
+    if (i.mem == MemType::Inp && c.inp_bits != 8)
+      unpack_entries(inp, inp_unpacked, c.inp_block_bytes(), c.batch * c.block_in, c.inp_bits, i.sram_base,
+                     rows * cols);
+    if (i.mem == MemType::Wgt && c.wgt_bits != 8)
+      unpack_entries(wgt, wgt_unpacked, c.wgt_block_bytes(), c.block_out * c.block_in, c.wgt_bits, i.sram_base,
+                     rows * cols);
     auto kind = i.mem == MemType::Uop   ? AccelCounter::UopLoadInsns
                 : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns
                                         : AccelCounter::LoadInsns;
     ++counters[uint32_t(kind)];
+  }
+
+  // Entries [first, first + count) of a packed scratchpad into its unpacked copy.
+  static void unpack_entries(const std::vector<uint8_t>& packed, std::vector<int8_t>& unpacked, int entry_bytes,
+                             int elements, int bits, uint64_t first, uint64_t count) {
+    for (uint64_t e = first; e < first + count; ++e)
+      for (int k = 0; k < elements; ++k)
+        unpacked[e * uint64_t(elements) + uint64_t(k)] =
+            int8_t(packed_element(&packed[e * uint64_t(entry_bytes)], size_t(k), bits));
   }
 
   // An accumulator load of acc_bits-wide DRAM entries, each element sign-extended to int32.
@@ -216,10 +233,9 @@ struct FunctionalSim::State {
         };
         if (int8) {
           products(reinterpret_cast<const int8_t*>(x), reinterpret_cast<const int8_t*>(k));
-        } else {  // narrow operands: each entry unpacked once per iteration
-          for (int e = 0; e < B * BI; ++e) narrow_x_[size_t(e)] = int8_t(packed_element(x, size_t(e), c.inp_bits));
-          for (int e = 0; e < BO * BI; ++e) narrow_k_[size_t(e)] = int8_t(packed_element(k, size_t(e), c.wgt_bits));
-          products(narrow_x_.data(), narrow_k_.data());
+        } else {  // narrow operands: their unpacked copies
+          products(c.inp_bits == 8 ? reinterpret_cast<const int8_t*>(x) : &inp_unpacked[src * uint64_t(B * BI)],
+                   c.wgt_bits == 8 ? reinterpret_cast<const int8_t*>(k) : &wgt_unpacked[w * uint64_t(BO * BI)]);
         }
         counters[uint32_t(AccelCounter::GemmMacs)] += uint64_t(B) * BO * BI;
       }
