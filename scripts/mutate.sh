@@ -71,7 +71,9 @@ git -C "$scratch" checkout -q -f --detach "$commit" || exit 2
 clean() { git -C "$scratch" clean -q -fd -e /logs/ -e /mutation-report.md; }  # leaves build/ (ignored) and the results
 clean
 mkdir -p "$log_dir"
-if [ ! -f "$build/CMakeCache.txt" ]; then
+# Configured once; again when LOOM_MUTATE_CMAKE_ARGS is given (a cached value such as
+# LOOM_RTL_CONFIGS keeps its old value otherwise).
+if [ ! -f "$build/CMakeCache.txt" ] || [ -n "${LOOM_MUTATE_CMAKE_ARGS:-}" ]; then
   # shellcheck disable=SC2086
   cmake -S "$scratch" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${LOOM_MUTATE_CMAKE_ARGS:-} >"$log_dir/configure.log" 2>&1 ||
     { echo "mutate.sh: configure failed, see $log_dir/configure.log" >&2; exit 2; }
