@@ -243,15 +243,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     graph::QuantizeOptions planned;
     planned.simulated = quant == "int8-simulated";
     planned.per_channel = per_channel;
-    graph::follow_targets(planned, bo);
-    if (!precision.empty()) {
-      graph::QuantizeOptions asked = planned;
-      asked.set_precision(precision);
-      if (bo.accel && asked.precision() != planned.precision())
-        LOOM_THROW(Error, "--precision ", asked.precision(), ": accelerator config '", bo.accel->name, "' is ",
-                   planned.precision(), " (", bo.accel->precision(), "); the config decides the accelerator's widths");
-      planned = asked;
-    }
+    graph::follow_targets(planned, bo, precision, "--precision");
     graph::check_targets(bo, quant.empty() ? nullptr : &planned);
   }
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
@@ -275,8 +267,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     qo.simulated = quant == "int8-simulated";
     qo.skip_first_conv = !first_conv;
     qo.per_channel = per_channel;
-    graph::follow_targets(qo, bo);
-    if (!precision.empty()) qo.set_precision(precision);
+    graph::follow_targets(qo, bo, precision, "--precision");
     frontend::CalibrationSets sets = frontend::calibration_sets(calibrate, holdout, g, chosen);
     if (!quiet)
       std::cerr << "  quantizing: calibrating on " << sets.calibration_source << " (" << mode << ")"

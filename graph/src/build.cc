@@ -32,6 +32,19 @@ void follow_targets(QuantizeOptions& quantize, const BuildOptions& options) {
                "): the quantizer realizes 4- and 8-bit activations, not ", quantize.activation_bits, "-bit");
 }
 
+void follow_targets(QuantizeOptions& quantize, const BuildOptions& options, const std::string& precision,
+                    const std::string& what) {
+  follow_targets(quantize, options);
+  if (precision.empty()) return;
+  QuantizeOptions asked = quantize;
+  asked.set_precision(precision);
+  if (options.accel && asked.precision() != quantize.precision())
+    LOOM_THROW(ConfigError, what, " ", asked.precision(), ": accelerator config '", options.accel->name, "' is ",
+               quantize.precision(), " (", options.accel->precision(),
+               "); the config decides the accelerator's widths");
+  quantize = asked;
+}
+
 void check_targets(const Graph& g, const BuildOptions& options) {
   if (!options.accel) return;
   for (const Node& n : g.nodes) {

@@ -22,6 +22,7 @@ int slot_bits(const accel::AccelConfig& c, const std::string& op, size_t slot) {
 }  // namespace
 
 int AccelBuild::narrow_bits(const Graph& g, int id) const {
+  if (auto it = narrow_bits_.find(id); it != narrow_bits_.end()) return it->second;
   int bits = 0;
   std::string first;
   auto take = [&](int b, const std::string& as) {
@@ -38,7 +39,7 @@ int AccelBuild::narrow_bits(const Graph& g, int id) const {
     for (size_t k = 0; k < u.inputs.size(); ++k)
       if (u.inputs[k] == id) take(slot_bits(config_, u.op, k), "operand " + std::to_string(k) + " of '" + u.name + "'");
   }
-  return bits && bits < g.type_of(id).dtype.bits() ? bits : 0;
+  return narrow_bits_[id] = bits && bits < g.type_of(id).dtype.bits() ? bits : 0;
 }
 
 uint64_t AccelBuild::place(const Graph& g, int id) {

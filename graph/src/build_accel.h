@@ -40,6 +40,7 @@ class AccelBuild {
   accel::ImageLinker linker_;
   AccelConvTilingFn conv_tiling_;
   std::map<int, uint64_t> offset_;
+  mutable std::map<int, int> narrow_bits_;  // narrow_bits by value (each scans the graph's accelerator operators)
 };
 
 }  // namespace loom::graph

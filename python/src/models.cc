@@ -139,16 +139,8 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   if (target == "cuda") bo.cuda.emplace();
   graph::QuantizeOptions qo;
   qo.simulated = quantize && *quantize == "int8-simulated";
-  graph::follow_targets(qo, bo);
-  if (precision) {
-    if (!quantize) LOOM_THROW(ConfigError, "loom.compile: precision needs quantize='int8'");
-    graph::QuantizeOptions asked = qo;
-    asked.set_precision(*precision);
-    if (bo.accel && asked.precision() != qo.precision())
-      LOOM_THROW(ConfigError, "loom.compile: precision ", asked.precision(), ": accelerator config '", bo.accel->name,
-                 "' is ", qo.precision(), "; the config decides the accelerator's widths");
-    qo = asked;
-  }
+  if (precision && !quantize) LOOM_THROW(ConfigError, "loom.compile: precision needs quantize='int8'");
+  graph::follow_targets(qo, bo, precision.value_or(""), "loom.compile: precision");
   graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
 #ifdef LOOM_PYTHON_WITH_TUNE
   std::optional<tune::LogUse> log_use;

@@ -5,12 +5,11 @@
 // SystemC cases run the Verilated model elaborated for each config (LOOM_RTL_CONFIGS).
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "accel/accel_harness.h"
-#include "stream_fuzzer.h"
+#include "stream_reference.h"
 
 namespace loom::accel {
 namespace {
@@ -38,30 +37,7 @@ TEST_P(PrecisionStreams, MatchTheReferenceModel) {
   for (int seed = 0; seed < seeds; ++seed) {
     SCOPED_TRACE(name + " on " + backend + ", seed " + std::to_string(seed));
     test::AccelHarness h(cfg, make_accel_device(backend, json));
-    test_streams::StreamFuzzer f(h.drv, cfg, 3000 + uint64_t(seed));
-    f.build(60);
-    std::vector<Instruction> stream = h.drv.stream();
-    std::vector<int8_t> mem = f.initial;
-    const uint64_t base = f.image.addr;
-    auto in_image = [&](uint64_t a, size_t n) { return a >= base && a + n <= base + mem.size(); };
-    test::ReferenceModel ref(
-        cfg,
-        [&](uint64_t a, void* d, size_t n) {
-          if (in_image(a, n))
-            std::memcpy(d, &mem[a - base], n);
-          else
-            h.dev->read(a, d, n);  // micro-op kernels (never written by the run)
-        },
-        [&](uint64_t a, const void* s, size_t n) {
-          ASSERT_TRUE(in_image(a, n));
-          std::memcpy(&mem[a - base], s, n);
-        });
-    ref.run(stream);
-    h.drv.synchronize();
-    auto got = h.download<int8_t>(f.image, mem.size());
-    size_t first = 0;
-    while (first < got.size() && got[first] == mem[first]) ++first;
-    ASSERT_EQ(first, got.size()) << "first difference at byte " << first << " of the image\n" << disassemble(stream);
+    ASSERT_EQ(test_streams::stream_against_reference(h, 3000 + uint64_t(seed), 60), "");
   }
 }
 

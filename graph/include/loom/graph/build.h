@@ -107,6 +107,11 @@ void check_targets(const BuildOptions& options, const QuantizeOptions* quantize)
 // activations at its inp_bits (the config decides; no second spelling of the widths). Nothing for
 // other targets. ConfigError for a config whose widths the quantizer has no mode for (2-bit inputs).
 void follow_targets(QuantizeOptions& quantize, const BuildOptions& options);
+// follow_targets, then the widths a user asked for (`precision`, "W4A8"; empty: none): for an
+// accelerator target they must be the config's. ConfigError starting with `what` (the option's
+// name) otherwise.
+void follow_targets(QuantizeOptions& quantize, const BuildOptions& options, const std::string& precision,
+                    const std::string& what);
 
 BuildResult build(Graph g, const BuildOptions& options = {});
 
