@@ -13,11 +13,12 @@
 // (graph::follow_targets: a W4A8 config's layers get 4-bit weights) against a CPU model at the
 // same widths; the weights' DMA bytes are printed beside the cycles, and with --agreement N the
 // quantized model's agreement with the float model (cosine of the logits, top-1) on N held-out
-// uniform(-1, 1) inputs at that precision.
+// uniform(-1, 1) inputs at that precision. --weight-exponents tensor|channel|auto chooses the
+// weights' power-of-two steps (QuantizeOptions::weight_exponents; auto: per channel below 8 bits).
 //
 //   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
-//                     [--max-perf-error 2] [--agreement 100]
+//                     [--max-perf-error 2] [--agreement 100] [--weight-exponents auto]
 // The performance model's backend ("perf") runs the same inference after the RTL: its cycles
 // against the RTL's (percent), its wall time (fsim's execution and the model) against the RTL's.
 // Exits 1 on a mismatch or when the default config misses a given maximum.
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   bool rtl = true, systemc = false;
   double max_rtl = 0, max_fsim = 0, max_conv = 0, max_perf_error = 0;
   int agreement = 0;
+  auto weight_exponents = graph::QuantizeOptions::WeightExponents::Auto;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -124,6 +126,8 @@ int main(int argc, char** argv) {
       max_perf_error = std::stod(next());
     else if (a == "--agreement")
       agreement = std::stoi(next());
+    else if (a == "--weight-exponents")
+      weight_exponents = graph::parse_weight_exponents(next());
     else {
       std::cerr << "accel_model_bench: unknown option '" << a << "'\n";
       return 2;
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
   std::map<std::string, AtPrecision> models;
   auto model_at = [&](const graph::BuildOptions& bo) -> AtPrecision& {
     graph::QuantizeOptions qo;
+    qo.weight_exponents = weight_exponents;
     graph::follow_targets(qo, bo);
     auto it = models.find(qo.precision());
     if (it != models.end()) return it->second;
@@ -161,8 +166,10 @@ int main(int argc, char** argv) {
         agreement > 0 ? graph::quantize_checked(g, calib, held_out, qo) : graph::quantize(g, calib, qo);
     if (r.report) {
       const graph::OutputAgreement& o = r.report->judged().outputs.at(0);
-      std::printf("\n%s: agreement with the float model on %d held-out inputs: cosine %.4f, top-1 %.0f%%\n",
-                  qo.precision().c_str(), agreement, o.cosine, 100.0 * o.top1);
+      std::printf(
+          "\n%s, weight steps per %s: agreement with the float model on %d held-out inputs: cosine %.4f, "
+          "top-1 %.0f%%\n",
+          qo.precision().c_str(), qo.channel_exponents() ? "channel" : "tensor", agreement, o.cosine, 100.0 * o.top1);
     }
     auto cpu_file = graph::build(r.graph).file;
     auto cpu = runtime::GraphExecutor::from_model_file(cpu_file, "resnet18 cpu " + qo.precision());

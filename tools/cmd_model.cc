@@ -149,6 +149,12 @@ int compile_cmd(const std::vector<std::string>& args) {
   bool per_channel = false;
   app.add_flag("--per-channel", per_channel,
                "per-output-channel weight scales with fixed-point requantization (CPU only)");
+  std::string weight_exponents = "auto";
+  app.add_option("--weight-exponents", weight_exponents,
+                 "power-of-two weight steps per tensor or per output channel (each channel requantized by its own "
+                 "shift, on the CPU and the accelerator); auto: per channel below 8-bit weights")
+      ->check(CLI::IsMember({"auto", "tensor", "channel"}))
+      ->capture_default_str();
   std::string target = "cpu", config_path, placement_path;
   app.add_option("--target", target,
                  "where kernels run, a comma-separated list: cpu (always; the default alone); accel: int8 layers on "
@@ -243,7 +249,9 @@ int compile_cmd(const std::vector<std::string>& args) {
     graph::QuantizeOptions planned;
     planned.simulated = quant == "int8-simulated";
     planned.per_channel = per_channel;
+    planned.weight_exponents = graph::parse_weight_exponents(weight_exponents);
     graph::follow_targets(planned, bo, precision, "--precision");
+    planned.validate();
     graph::check_targets(bo, quant.empty() ? nullptr : &planned);
   }
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
@@ -267,6 +275,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     qo.simulated = quant == "int8-simulated";
     qo.skip_first_conv = !first_conv;
     qo.per_channel = per_channel;
+    qo.weight_exponents = graph::parse_weight_exponents(weight_exponents);
     graph::follow_targets(qo, bo, precision, "--precision");
     frontend::CalibrationSets sets = frontend::calibration_sets(calibrate, holdout, g, chosen);
     if (!quiet)
@@ -284,7 +293,10 @@ int compile_cmd(const std::vector<std::string>& args) {
     report = std::move(q.report);
     report->calibration.source = sets.calibration_source;
     if (report->held_out) report->held_out->source = sets.held_out_source;
-    summary << "  quantized (" << quant << (per_channel ? " per-channel" : "")
+    summary << "  quantized (" << quant
+            << (per_channel              ? " per-channel"
+                : qo.channel_exponents() ? " per-channel power-of-two"
+                                         : "")
             << (qo.weight_bits != 8 || qo.activation_bits != 8
                     ? ", weights " + std::to_string(qo.weight_bits) + "-bit, activations " +
                           std::to_string(qo.activation_bits) + "-bit"

@@ -70,10 +70,17 @@ void Emitter::alu_nest(const Stmt& nest) {
       use_imm = true;
       imm = *c;
     }
+  } else if (auto* call = v.as<CallNode>(); call && call->name == kShiftRight && call->args.size() == 2) {
+    // SHR by an immediate, or by the amounts of another entry (a per-channel requantization)
+    aop = accel::AluOp::Shr;
+    lhs = call->args[0].as<LoadNode>();
+    rhs = call->args[1].as<LoadNode>();
+    if (auto* c = as_const_int(call->args[1])) use_imm = true, imm = *c;
   } else if (auto* l = v.as<LoadNode>()) {
     lhs = l;  // a plain copy: dst = src
   }
-  if (!lhs || (!use_imm && !rhs && as_binary(v)))
+  const bool operation = as_binary(v) || v.as<CallNode>();
+  if (!lhs || (!use_imm && !rhs && operation))
     fail("pragma alu: expected op(tensor, constant) or op(tensor, tensor), got '" + to_string(v) + "'");
   if (use_imm && (imm < -32768 || imm > 32767))
     fail("pragma alu: immediate " + std::to_string(imm) + " does not fit 16 bits");
@@ -148,8 +155,7 @@ void Emitter::alu_nest(const Stmt& nest) {
     drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
     drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);
   }
-  if (as_binary(v))
-    drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
+  if (operation) drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
   record_after(Module::Compute, a);
 }
 

@@ -434,6 +434,17 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
     if (t.is_uint() || t.is_bool()) return args[0];
     return builder_.CreateCall(intrinsic(llvm::Intrinsic::abs, {args[0]->getType()}), {args[0], builder_.getFalse()});
   }
+  if (op->name == ir::kShiftRight && args.size() == 2 && t.is_int()) {
+    // Right by min(s, 31) for s >= 0, else left by min(-s, 31) (wrapping), as the accelerator's ALU.
+    llvm::Value *x = args[0], *s = args[1];
+    llvm::Type* ty = x->getType();
+    llvm::Value* k31 = llvm::ConstantInt::get(ty, 31);
+    llvm::Value* right = builder_.CreateAShr(x, builder_.CreateSelect(builder_.CreateICmpSGT(s, k31), k31, s));
+    llvm::Value* neg = builder_.CreateNeg(s);
+    llvm::Value* left = builder_.CreateShl(
+        x, builder_.CreateSelect(builder_.CreateICmpSLT(s, llvm::ConstantInt::get(ty, -31)), k31, neg));
+    return builder_.CreateSelect(builder_.CreateICmpSGE(s, llvm::ConstantInt::get(ty, 0)), right, left);
+  }
   std::string name = op->name == "abs" ? "fabs" : op->name;
   if (name == "recip_finite" && t.is_float() && args.size() == 1) return emit_recip_finite(args[0]);
   if (name == "sigmoid" && t.is_float() && args.size() == 1) {

@@ -13,7 +13,8 @@ namespace loom::graph {
 namespace {
 const char* kAccelInt8 = "the accelerator runs int8 layers";
 const char* kAccelShifts =
-    "the accelerator requantizes with shifts: quantize with per-tensor power-of-two scales (not per channel)";
+    "the accelerator requantizes with shifts: quantize with power-of-two scales (per tensor or per channel, not "
+    "per_channel's fixed-point multipliers)";
 }  // namespace
 
 void check_targets(const BuildOptions& options, const QuantizeOptions* quantize) {
@@ -49,8 +50,11 @@ void check_targets(const Graph& g, const BuildOptions& options) {
   if (!options.accel) return;
   for (const Node& n : g.nodes) {
     if (!n.is_op()) continue;
-    if (n.op == "requantize_channel")
-      LOOM_THROW(ConfigError, "node '", n.name, "' requantizes per output channel; ", kAccelShifts);
+    if (n.op == "requantize_channel" && !channel_shifts(g, n))
+      LOOM_THROW(ConfigError, "node '", n.name,
+                 "' requantizes per output channel by multipliers that are not powers "
+                 "of two; ",
+                 kAccelShifts);
     if (n.op == "fake_quantize")
       LOOM_THROW(ConfigError, "node '", n.name, "' is simulated int8 (fake_quantize); ", kAccelInt8,
                  ": quantize to int8 operators (QuantizeOptions::simulated = false)");

@@ -16,7 +16,7 @@ namespace {
 // What an accelerator operator's input `slot` is in the scratchpads: its element width.
 int slot_bits(const accel::AccelConfig& c, const std::string& op, size_t slot) {
   if (op == "accel_add") return slot < 2 ? c.inp_bits : c.wgt_bits;     // the operands, then the identity block
-  return slot == 0 ? c.inp_bits : slot == 1 ? c.wgt_bits : c.acc_bits;  // conv2d, dense: data, weight, bias
+  return slot == 0 ? c.inp_bits : slot == 1 ? c.wgt_bits : c.acc_bits;  // conv2d, dense: data, weight, bias, shifts
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 //   accel_dense  {shift, min, max}       (data [N/b, C/bi, b, bi], weight [O/bo, C/bi, bo, bi], bias) -> blocked int8
 //   accel_conv2d {stride, pad, shift, min, max}  (data blocked, weight [O/bo, I/bi, KH, KW, bo, bi],
 //                bias int32 [O/bo, b, bo] with the rounding folded in) -> blocked int8
+//   Both take an optional fourth input, int32 shifts blocked like the bias: each output channel's
+//   right shift (a per-channel power-of-two requantization; the shift attribute is then unused).
 //   accel_add    {lshift_a, lshift_b, shift, min, max}  (a, b blocked int8, eye: the identity block
 //                the accelerator widens int8 through) -> requantize(add_shifted(a, b)), blocked int8
 #include "accel_ops.h"
@@ -27,6 +29,14 @@ void expect_rank(const TensorType& t, size_t rank, const char* what) {
 
 void expect_type(const TensorType& t, DataType d, const char* what) {
   if (t.dtype != d) LOOM_THROW(TypeError, what, " must be ", d.str(), ", is ", t.str());
+}
+
+// The optional shifts input: one right shift per output channel, blocked like the bias.
+void expect_channel_shifts(const std::vector<TensorType>& in) {
+  if (in.size() < 4) return;
+  expect_type(in[3], DataType::Int(32), "shifts");
+  if (in[3].shape != in[2].shape)
+    LOOM_THROW(ShapeError, "shifts ", in[3].str(), " must be shaped as the bias ", in[2].str());
 }
 
 ops::Requantize requantize_of(const Node& n) {
@@ -77,7 +87,7 @@ void add_accel_ops(const AddOp& add) {
        },
        nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
   OpDef& dense_op =
-      add({"accel_dense", OpPattern::Opaque, 3, 3,
+      add({"accel_dense", OpPattern::Opaque, 3, 4,
            [](const Node&, const std::vector<TensorType>& in) {
              expect_rank(in[0], 4, "data");
              expect_rank(in[1], 4, "weight");
@@ -90,6 +100,7 @@ void add_accel_ops(const AddOp& add) {
                LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
              if (in[2].shape != Shape{w[0], x[2], w[2]})
                LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[2], ", ", w[2], "]");
+             expect_channel_shifts(in);
              return TensorType{{x[0], w[0], x[2], w[2]}, DataType::Int(8)};
            },
            [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
@@ -99,7 +110,7 @@ void add_accel_ops(const AddOp& add) {
   dense_op.device = runtime::KernelDevice::Accel;
   dense_op.schedule_accel = schedule_accel_dense;
   OpDef& conv2d_op =
-      add({"accel_conv2d", OpPattern::Opaque, 3, 3,
+      add({"accel_conv2d", OpPattern::Opaque, 3, 4,
            [](const Node& n, const std::vector<TensorType>& in) {
              expect_rank(in[0], 6, "data");
              expect_rank(in[1], 6, "weight");
@@ -113,6 +124,7 @@ void add_accel_ops(const AddOp& add) {
                LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
              if (in[2].shape != Shape{w[0], x[4], w[4]})
                LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
+             expect_channel_shifts(in);
              if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
              int64_t oh = ops::window_out(x[2], w[2], stride, pad, pad),
                      ow = ops::window_out(x[3], w[3], stride, pad, pad);
@@ -120,9 +132,7 @@ void add_accel_ops(const AddOp& add) {
              return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
            },
            [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-             return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")),
-                                             int(n.attrs.get_int("pad")), requantize_of(n), name)
-                 .out;
+             return accel_conv2d_stages(n, in, name).out;
            },
            nullptr});  // no reference of its own: the same graph on the CPU is the accelerator's
   conv2d_op.device = runtime::KernelDevice::Accel;
@@ -154,12 +164,14 @@ ops::AddWidenStages accel_add_stages(const Node& n, const std::vector<ir::Tensor
 }
 
 ops::QuantizedStages accel_dense_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
+  if (in.size() > 3) return ops::dense_int8_blocked(in[0], in[1], in[2], in[3], requantize_of(n), name);
   return ops::dense_int8_blocked(in[0], in[1], in[2], requantize_of(n), name);
 }
 
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
-  return ops::conv2d_int8_blocked(in[0], in[1], in[2], int(n.attrs.get_int("stride")), int(n.attrs.get_int("pad")),
-                                  requantize_of(n), name);
+  const int stride = int(n.attrs.get_int("stride")), pad = int(n.attrs.get_int("pad"));
+  if (in.size() > 3) return ops::conv2d_int8_blocked(in[0], in[1], in[2], in[3], stride, pad, requantize_of(n), name);
+  return ops::conv2d_int8_blocked(in[0], in[1], in[2], stride, pad, requantize_of(n), name);
 }
 
 }  // namespace loom::graph

@@ -29,10 +29,12 @@ void schedule_accel_dense(AccelScheduleContext& c) {
   ops::QuantizedStages q = accel_dense_stages(c.n, c.in, c.name);
   c.s = std::make_unique<schedule::Schedule>(std::vector<ir::Tensor>{q.out});
   const Shape& x = c.g.type_of(c.n.inputs[0]).shape;
-  ops::schedule_dense_int8_accel(
-      *c.s, q, c.target.blocking,
-      ops::choose_dense_tiling({.batch_blocks = int(x[0]), .ic_blocks = int(x[1]), .oc_blocks = int(c.n.type.shape[1])},
-                               2, c.target.limits));
+  ops::schedule_dense_int8_accel(*c.s, q, c.target.blocking,
+                                 ops::choose_dense_tiling({.batch_blocks = int(x[0]),
+                                                           .ic_blocks = int(x[1]),
+                                                           .oc_blocks = int(c.n.type.shape[1]),
+                                                           .channel_shifts = c.n.inputs.size() > 3},
+                                                          2, c.target.limits));
   c.result = q.out;
 }
 

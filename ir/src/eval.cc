@@ -275,6 +275,15 @@ class Evaluator {
       if (c->args[0].type().is_vector()) LOOM_THROW(RuntimeError, "interpreter: vector if_then_else condition");
       return eval(eval(c->args[0]).i[0] ? c->args[1] : c->args[2]);
     }
+    if (auto* c = e.as<CallNode>(); c && c->name == kShiftRight && c->args.size() == 2) {
+      Value x = eval(c->args[0]), s = eval(c->args[1]), v = make(t, n);
+      for (int l = 0; l < n; ++l) {
+        int64_t a = x.i[x.i.size() == 1 ? 0 : l], b = s.i[s.i.size() == 1 ? 0 : l];
+        int32_t a32 = int32_t(a);
+        v.i[l] = b >= 0 ? a32 >> std::min<int64_t>(b, 31) : int32_t(uint32_t(a32) << std::min<int64_t>(-b, 31));
+      }
+      return v;
+    }
     if (auto* c = e.as<CallNode>()) {
       std::vector<Value> args;
       for (auto& a : c->args) args.push_back(eval(a));

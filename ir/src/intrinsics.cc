@@ -15,6 +15,13 @@ const LoadNode* as_address_of(const Expr& address) {
   return call && call->name == kAddressOf && call->args.size() == 1 ? call->args[0].as<LoadNode>() : nullptr;
 }
 
+Expr make_shift_right(Expr x, Expr amount) {
+  if (x.type().element_of() != DataType::Int(32) || amount.type().element_of() != DataType::Int(32))
+    LOOM_THROW(InternalError, "shift_right: needs int32 operands, got ", x.type().str(), " and ", amount.type().str());
+  DataType t = x.type();
+  return call_intrinsic(t, kShiftRight, {std::move(x), std::move(amount)});
+}
+
 Expr make_prefetch(const Buffer& buffer, Expr index) {
   return call_intrinsic(DataType::Int(32), kPrefetch, {make_address_of(load(buffer->dtype, buffer, std::move(index)))});
 }

@@ -35,17 +35,20 @@ std::vector<int> divisors_descending(int n) {
 
 // The bias add and the requantization stages live in the accumulator scratchpad and run on the
 // ALU; the bias of the tile's output-channel blocks is loaded into the accumulator scratchpad.
+// Per-channel shift amounts (q.shifts) are loaded the same way, for the shift stage.
 void schedule_alu_stages(Schedule& s, const QuantizedStages& q, const Stage& out, const IterVar& at) {
   std::vector<Tensor> stages = {q.shr, q.clip_lo, q.clip_hi};
-  if (q.biased.defined()) {
-    stages.insert(stages.begin(), q.biased);
-    Tensor bias;
-    for (const Tensor& t : q.biased.op()->input_tensors())
-      if (t.op() != q.acc.op()) bias = t;
-    Stage b = s[s.cache_read(bias, scope::kAccAccum, {q.biased})];
+  auto load = [&](const Tensor& per_channel, const Tensor& reader) {
+    Stage b = s[s.cache_read(per_channel, scope::kAccAccum, {reader})];
     b.compute_at(out, at);
     b.pragma(b.axis(0), "dma_copy");
+  };
+  if (q.biased.defined()) {
+    stages.insert(stages.begin(), q.biased);
+    for (const Tensor& t : q.biased.op()->input_tensors())
+      if (t.op() != q.acc.op()) load(t, q.biased);
   }
+  if (q.shifts.defined()) load(q.shifts, q.shr);
   for (const Tensor& t : stages) {
     Stage st = s[t];
     st.set_scope(scope::kAccAccum);
@@ -123,15 +126,18 @@ struct TileNeeds {
 };
 TileNeeds tile_needs(const ConvShape& c, const AccelConvTiling& t) {
   int64_t vt = t.virtual_threads;
-  return {(int64_t(t.oc_blocks) * t.h_block * t.w_block + (c.bias ? t.oc_blocks : 0)) * vt,
+  return {(int64_t(t.oc_blocks) * t.h_block * t.w_block + (c.bias ? t.oc_blocks : 0) +
+           (c.channel_shifts ? t.oc_blocks : 0)) *
+              vt,
           int64_t((t.h_block - 1) * c.stride + c.kernel_h) * ((t.w_block - 1) * c.stride + c.kernel_w) * vt,
           int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * vt};
 }
-// A dense chunk: its input blocks, its weight blocks, and its accumulators with the bias entries.
-TileNeeds dense_needs(int batch_blocks, const AccelDenseTiling& t) {
-  int64_t vt = t.virtual_threads;
-  return {int64_t(t.oc_blocks) * (batch_blocks + 1) * vt, int64_t(batch_blocks) * t.ic_blocks * vt,
-          int64_t(t.oc_blocks) * t.ic_blocks * vt};
+// A dense chunk: its input blocks, its weight blocks, and its accumulators with the bias entries
+// (and the shift amounts of a per-channel requantization).
+TileNeeds dense_needs(const DenseShape& d, const AccelDenseTiling& t) {
+  int64_t vt = t.virtual_threads, batch_blocks = d.batch_blocks;
+  return {int64_t(t.oc_blocks) * (batch_blocks + 1 + (d.channel_shifts ? 1 : 0)) * vt,
+          int64_t(batch_blocks) * t.ic_blocks * vt, int64_t(t.oc_blocks) * t.ic_blocks * vt};
 }
 bool fits(const TileNeeds& need, const AccelLimits& lim) {
   return need.acc <= lim.acc && need.inp <= lim.inp && need.wgt <= lim.wgt;
@@ -214,7 +220,8 @@ ConvShape conv_shape_of(const QuantizedStages& q, int stride, bool bias) {
                    .kernel_h = int(const_dim(w, 2)),
                    .kernel_w = int(const_dim(w, 3)),
                    .stride = stride,
-                   .bias = bias};
+                   .bias = bias,
+                   .channel_shifts = q.shifts.defined()};
 }
 
 void check_conv_shape(const ConvShape& c, const QuantizedStages& q, int stride) {
@@ -320,7 +327,7 @@ AccelDenseTiling choose_dense_tiling(const DenseShape& d, int virtual_threads, c
     if (oc_blocks % vt) continue;
     for (int ic : divisors_descending(ic_blocks))
       for (int ob : divisors_descending(oc_blocks / vt))
-        if (fits(dense_needs(batch_blocks, {ob, ic, vt}), lim)) return {ob, ic, vt};
+        if (fits(dense_needs(d, {ob, ic, vt}), lim)) return {ob, ic, vt};
   }
   LOOM_THROW(ScheduleError, "dense tiling: not even one input block (", batch_blocks,
              " batch blocks) and one weight block fit the scratchpads (inp ", lim.inp, ", wgt ", lim.wgt, ", acc ",
@@ -328,11 +335,11 @@ AccelDenseTiling choose_dense_tiling(const DenseShape& d, int virtual_threads, c
 }
 
 void check_dense_tiling(const DenseShape& d, const AccelDenseTiling& t, const AccelLimits& lim) {
-  const int batch_blocks = d.batch_blocks, ic_blocks = d.ic_blocks, oc_blocks = d.oc_blocks;
+  const int ic_blocks = d.ic_blocks, oc_blocks = d.oc_blocks;
   if (t.virtual_threads < 1) LOOM_THROW(ScheduleError, "dense tiling: ", t.virtual_threads, " virtual threads");
   check_divides(ic_blocks, t.ic_blocks, "ic_blocks", "input-channel blocks");
   check_divides(oc_blocks, t.oc_blocks * t.virtual_threads, "oc_blocks x virtual threads =", "output-channel blocks");
-  TileNeeds need = dense_needs(batch_blocks, t);
+  TileNeeds need = dense_needs(d, t);
   auto over = [&](const char* pad, int64_t need, int64_t have) {
     if (need > have)
       LOOM_THROW(ScheduleError, "dense tiling ", t.oc_blocks, " output x ", t.ic_blocks, " input blocks x ",

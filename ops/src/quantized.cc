@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "loom/ir/intrinsics.h"
 #include "loom/ops/conv_shape.h"
 
 namespace loom::ops {
@@ -26,8 +27,10 @@ Tensor rank_check(const Tensor& t, int rank, const char* what) {
 }
 
 // acc -> shift -> clamps -> int8, each an element-wise stage over the same shape.
+// With `shifts` (int32, blocked like the bias), channel c shifts right by its own amount and
+// rq.shift is unused.
 QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::string& name,
-                           const Tensor& bias = Tensor()) {
+                           const Tensor& bias = Tensor(), const Tensor& shifts = Tensor()) {
   if (rq.shift < 0 || rq.shift > 31)
     LOOM_THROW(ShapeError, name, ": requantize shift must be in [0, 31], got ", rq.shift);
   // The clamps are ALU immediates and the result is int8: both bounds must be int8 values.
@@ -42,12 +45,16 @@ QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::s
                    n, "elemwise");
   };
   Tensor shifted = acc;
+  const int r = acc.ndim();
+  for (const Tensor& per_channel : {bias, shifts})
+    if (per_channel.defined() &&
+        (per_channel.ndim() != 3 || per_channel.dtype() != DataType::Int(32) ||
+         const_dim(per_channel, 0) != const_dim(acc, 1) || const_dim(per_channel, 1) != const_dim(acc, r - 2) ||
+         const_dim(per_channel, 2) != const_dim(acc, r - 1)))
+      LOOM_THROW(ShapeError, name, ": ", &per_channel == &bias ? "bias" : "shifts", " '", per_channel.name(),
+                 "' must be int32 [", const_dim(acc, 1), ", ", const_dim(acc, r - 2), ", ", const_dim(acc, r - 1),
+                 "] (output-channel blocks, batch, block)");
   if (bias.defined()) {
-    int r = acc.ndim();
-    if (bias.ndim() != 3 || bias.dtype() != DataType::Int(32) || const_dim(bias, 0) != const_dim(acc, 1) ||
-        const_dim(bias, 1) != const_dim(acc, r - 2) || const_dim(bias, 2) != const_dim(acc, r - 1))
-      LOOM_THROW(ShapeError, name, ": bias '", bias.name(), "' must be int32 [", const_dim(acc, 1), ", ",
-                 const_dim(acc, r - 2), ", ", const_dim(acc, r - 1), "] (output-channel blocks, batch, block)");
     q.biased = compute(acc.shape(), ComputeFn([&](const std::vector<Var>& v) {
                          return acc(std::vector<Expr>(v.begin(), v.end())) + bias(v[1], v[r - 2], v[r - 1]);
                        }),
@@ -55,8 +62,16 @@ QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::s
     shifted = q.biased;
   }
   // Floor division by 2^shift is an arithmetic shift right.
-  q.shr = elementwise(
-      shifted, [&](Expr x) { return x / (1 << rq.shift); }, name + "_shr");
+  q.shifts = shifts;
+  if (shifts.defined())
+    q.shr = compute(acc.shape(), ComputeFn([&](const std::vector<Var>& v) {
+                      return make_shift_right(shifted(std::vector<Expr>(v.begin(), v.end())),
+                                              shifts(v[1], v[r - 2], v[r - 1]));
+                    }),
+                    name + "_shr", "elemwise");
+  else
+    q.shr = elementwise(
+        shifted, [&](Expr x) { return x / (1 << rq.shift); }, name + "_shr");
   int lo = rq.relu ? std::max(0, rq.clip_lo) : rq.clip_lo;
   q.clip_lo = elementwise(
       q.shr, [&](Expr x) { return max(x, Expr(lo)); }, name + "_max");
@@ -209,6 +224,18 @@ QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, con
                                    const std::string& name) {
   QuantizedStages q = dense_int8_blocked(data, weight, rq, name);
   return requantize(q.acc, rq, name, bias);
+}
+
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, const Tensor& bias, const Tensor& shifts,
+                                    int stride, int pad, const Requantize& rq, const std::string& name) {
+  QuantizedStages q = conv2d_int8_blocked(data, kernel, stride, pad, rq, name);
+  return requantize(q.acc, rq, name, bias, shifts);
+}
+
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Tensor& shifts,
+                                   const Requantize& rq, const std::string& name) {
+  QuantizedStages q = dense_int8_blocked(data, weight, rq, name);
+  return requantize(q.acc, rq, name, bias, shifts);
 }
 
 std::vector<int32_t> rounding_bias(const std::vector<int32_t>& bias, int shift) {

@@ -68,7 +68,7 @@ Graph chain() {
 }
 
 // The accelerator requantizes with shifts and runs int8 operators: a graph with per-channel
-// requantization or simulated int8 is refused before anything is compiled, naming the node.
+// fixed-point multipliers or simulated int8 is refused before anything is compiled, naming the node.
 TEST(AccelModel, PerChannelAndSimulatedInt8AreRefusedNamingTheNode) {
   Graph g = chain();
   for (bool per_channel : {true, false}) {
@@ -77,7 +77,8 @@ TEST(AccelModel, PerChannelAndSimulatedInt8AreRefusedNamingTheNode) {
     qo.simulated = !per_channel;
     Graph q = quantize(g, random_inputs(g, 2, 10), qo).graph;
     std::string err = test::error_text<ConfigError>([&] { build_for(q, accel::default_config()); });
-    EXPECT_NE(err.find(per_channel ? "' requantizes per output channel; the accelerator requantizes with shifts"
+    EXPECT_NE(err.find(per_channel ? "' requantizes per output channel by multipliers that are not powers of two; "
+                                     "the accelerator requantizes with shifts"
                                    : "' is simulated int8 (fake_quantize); the accelerator runs int8 layers"),
               std::string::npos)
         << err;
@@ -121,6 +122,50 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
   for (auto& s : acc.ex.accel_stats()) macs += s.gemm_macs;
   // The convolutions, and the add's two widening GEMMs (identity blocks).
   EXPECT_EQ(macs, uint64_t(32 * 32 * 9 * 14 * 14 * 2 + 32 * 48 * 7 * 7 + 2 * 32 * 16 * 14 * 14));
+}
+
+// Per-channel power-of-two weight steps run on the accelerator as per-channel shifts (the ALU's
+// SHR by a second accumulator entry, loaded like the bias): every layer offloaded with a shifts
+// input, bit for bit against the CPU and the interpreter. A channel whose shift is beyond the
+// ALU's stays on the CPU, the reason naming it, and the model still agrees.
+TEST(AccelModel, ChannelExponentsRunAsPerChannelShifts) {
+  Graph g = chain();
+  QuantizeOptions qo;
+  qo.skip_first_conv = false;
+  qo.weight_exponents = QuantizeOptions::WeightExponents::PerChannel;
+  Graph q = quantize(g, random_inputs(g, 4, 10), qo).graph;
+  ASSERT_EQ(count_ops(q, "requantize_channel"), 3) << q.str();
+  Built cpu = build_for(q, std::nullopt);
+  Built acc = build_for(q, accel::default_config());
+  EXPECT_EQ(acc.result.accel_report.offloaded, 4) << acc.result.graph.str();
+  int with_shifts = 0;
+  for (const Node& n : acc.result.graph.nodes)
+    with_shifts += n.is_op() && n.op == "accel_conv2d" && n.inputs.size() == 4;
+  EXPECT_EQ(with_shifts, 3) << acc.result.graph.str();
+  const auto inputs = random_inputs(g, 2, 20);
+  for (auto& in : inputs) {
+    NDArray want = cpu.ex.run(in)[0];
+    expect_equal(acc.ex.run(in)[0], want, "accelerator vs CPU, per-channel shifts");
+    expect_equal(want, reference_run(q, in)[0], "CPU vs the interpreter, per-channel shifts");
+  }
+  // conv2's channel 0 shifted by 31: beyond the ALU's 0..30.
+  for (Node& n : q.nodes) {
+    if (!n.is_op() || n.op != "requantize_channel" || n.name.find("conv2") == std::string::npos) continue;
+    std::vector<int> shifts = *channel_shifts(q, n);
+    NDArray& m = q.nodes[size_t(n.inputs[1])].value;
+    const int S = 40;
+    n.attrs.set("shift", int64_t(S));
+    for (size_t c = 0; c < shifts.size(); ++c) m.set_from_double(int64_t(c), std::ldexp(1.0, S - (c ? shifts[c] : 31)));
+  }
+  Built cpu2 = build_for(q, std::nullopt);
+  Built acc2 = build_for(q, accel::default_config());
+  ASSERT_EQ(acc2.result.accel_report.kept.size(), 1u) << acc2.result.graph.str();
+  EXPECT_NE(
+      acc2.result.accel_report.kept[0].find("conv2_int8 (conv2d): channel 0's requantize shift 31 (the accelerator "
+                                            "shifts right by 0..30)"),
+      std::string::npos)
+      << acc2.result.accel_report.kept[0];
+  for (auto& in : inputs) expect_equal(acc2.ex.run(in)[0], cpu2.ex.run(in)[0], "one layer kept on the CPU");
 }
 
 accel::AccelConfig shipped_config(const std::string& name) {

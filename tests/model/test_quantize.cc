@@ -378,6 +378,83 @@ TEST(Quantize, PerChannelResidualBlockBitExact) {
   }
 }
 
+// Per-channel power-of-two weight steps (the default below 8-bit weights): with channels whose
+// weights differ by up to 2^7 in size, one 4-bit step per tensor rounds the small channels to a
+// level or two, one step per channel gives every channel its range. The requantizations are
+// requantize_channel with power-of-two multipliers (one right shift per channel, what the
+// accelerator runs), the CPU equals the interpreter bit for bit, and the model is closer to the
+// float one than per-tensor steps make it.
+TEST(Quantize, ChannelExponentsGiveEveryChannelItsRange) {
+  Graph g = residual_block();
+  for (Node& n : g.nodes)
+    if (n.is_constant() && (n.name == "w" || n.name == "w2")) {
+      const int64_t C = n.value.shape()[0], per = n.value.numel() / C;
+      for (int64_t i = 0; i < n.value.numel(); ++i)
+        n.value.set_from_double(i, n.value.get_as_double(i) * std::ldexp(1.0, -int((i / per) % 8)));
+    }
+  const auto calibration = random_inputs(g, 4, 10);
+  auto quantized = [&](QuantizeOptions::WeightExponents e) {
+    QuantizeOptions o;
+    o.skip_first_conv = false;
+    o.set_precision("W4A8");
+    o.weight_exponents = e;
+    return quantize(g, calibration, o).graph;
+  };
+  const Graph channel = quantized(QuantizeOptions::WeightExponents::Auto);
+  const Graph tensor = quantized(QuantizeOptions::WeightExponents::PerTensor);
+  int per_channel = 0;
+  for (const Node& n : channel.nodes) {
+    if (!n.is_op() || n.op != "requantize_channel") continue;
+    ++per_channel;
+    std::optional<std::vector<int>> shifts = channel_shifts(channel, n);
+    ASSERT_TRUE(shifts) << n.name << " multipliers are not powers of two";
+    EXPECT_GT(*std::max_element(shifts->begin(), shifts->end()), *std::min_element(shifts->begin(), shifts->end()))
+        << n.name << ": channels of different sizes shift by different amounts";
+  }
+  EXPECT_EQ(per_channel, 2) << channel.str();
+  EXPECT_EQ(std::count_if(tensor.nodes.begin(), tensor.nodes.end(),
+                          [](const Node& n) { return n.is_op() && n.op == "requantize_channel"; }),
+            0);
+  // Every channel of the 4-bit weights uses at least half its range.
+  for (const Node& n : channel.nodes)
+    if (n.is_constant() && n.value.dtype() == DataType::Int(8) && n.value.shape().size() == 4) {
+      const int64_t C = n.value.shape()[0], per = n.value.numel() / C;
+      for (int64_t c = 0; c < C; ++c) {
+        double m = 0;
+        for (int64_t k = 0; k < per; ++k) m = std::max(m, std::fabs(n.value.get_as_double(c * per + k)));
+        EXPECT_GE(m, 4) << n.name << " channel " << c;
+        EXPECT_LE(m, 7) << n.name << " channel " << c;
+      }
+    }
+  auto cpu = compile(channel);
+  auto cpu_tensor = compile(tensor);
+  double closer = 0;
+  for (auto& in : random_inputs(g, 3, 20)) {
+    NDArray got = cpu.run(in)[0];
+    NDArray want = reference_run(channel, in)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+    const NDArray f = reference_run(g, in)[0];
+    closer += cosine(got, f) - cosine(cpu_tensor.run(in)[0], f);
+  }
+  EXPECT_GT(closer, 0) << "per-channel steps are not closer to the float model than per-tensor ones";
+}
+
+TEST(Quantize, WeightExponentsAreNamedAndNotCombinedWithMultipliers) {
+  QuantizeOptions o;
+  EXPECT_FALSE(o.channel_exponents());
+  o.weight_bits = 4;
+  EXPECT_TRUE(o.channel_exponents());
+  o.per_channel = true;
+  EXPECT_FALSE(o.channel_exponents());  // the fixed-point multipliers take precedence over Auto
+  o.weight_exponents = QuantizeOptions::WeightExponents::PerChannel;
+  EXPECT_NE(test::error_text<ConfigError>([&] { o.validate(); }).find("choose one"), std::string::npos);
+  EXPECT_EQ(parse_weight_exponents("channel"), QuantizeOptions::WeightExponents::PerChannel);
+  EXPECT_EQ(parse_weight_exponents("tensor"), QuantizeOptions::WeightExponents::PerTensor);
+  EXPECT_NE(
+      test::error_text<ConfigError>([] { parse_weight_exponents("row"); }).find("expected auto, tensor or channel"),
+      std::string::npos);
+}
+
 // The CPU computes int8 convolutions in the grouped forms: byte groups (vpmaddubsw / vpdpbusd)
 // where the input is known non-negative (conv2 reads a max pool of a folded ReLU), int16 pairs
 // (pmaddwd) elsewhere (conv reads the quantized input). Every form equals the interpreter bit for

@@ -1,6 +1,7 @@
 // Pass: partition_accel. Chooses what runs on the accelerator:
 //   requantize(conv2d(x_int8, W_int8[, b_int32]))  -> accel_conv2d
 //   requantize(dense(x_int8, W_int8[, b_int32]))   -> accel_dense
+//   (also requantize_channel with power-of-two multipliers: per-channel shifts, a fourth input)
 //   requantize(add_shifted(a_int8, b_int8))         -> accel_add (residual connections)
 //   requantize(dense(x_int8 [rows, K], ...)) with more rows than the config's batch, and
 //   requantize(matmul(a_int8, b_int8)) (attention's QKᵀ and AV, one kernel per batch matrix)
@@ -19,6 +20,7 @@
 #include "loom/graph/layout.h"
 #include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
+#include "loom/graph/quantize.h"
 #include "loom/ops/quantized.h"
 #include "loom/runtime/error.h"
 
@@ -27,6 +29,14 @@ namespace loom::graph {
 namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Each of the O output channels' right shift: requantize's one shift, or requantize_channel's
+// power-of-two multipliers read as shifts (empty for other multipliers).
+std::vector<int> right_shifts(const Graph& g, const Node& rq, int64_t O) {
+  if (rq.op == "requantize") return std::vector<int>(size_t(O), int(rq.attrs.get_int("shift")));
+  std::vector<int> s = channel_shifts(g, rq).value_or(std::vector<int>{});
+  return int64_t(s.size()) == O ? s : std::vector<int>{};
+}
 
 struct Rewriter {
   Graph& g;
@@ -72,12 +82,11 @@ struct Rewriter {
   int rows_times_weights(int x, int64_t rows, int64_t K, int w_blocked, int64_t N, const Node& rq, const Node& layer,
                          const std::string& name) {
     int64_t op = round_up(N, cfg.block_out), ip = round_up(K, cfg.block_in);
-    int shift = int(rq.attrs.get_int("shift"));
     int image = reshape(transpose_2d(x, name + "_cols"), {1, K, rows, 1}, name + "_image");
-    int b = g.add_constant(g.unique_name(name + "_b_blocked"), block_bias(layer, N, op, shift));
+    std::vector<int> in = {pack(image, ip, name + "_pack", 1), w_blocked};
+    add_requantization(in, rq, layer, N, op, name);
     Attrs a = requantize_attrs(rq).set("stride", int64_t(1)).set("pad", int64_t(0));
-    int y =
-        g.add_op("accel_conv2d", g.unique_name(name + "_accel"), {pack(image, ip, name + "_pack", 1), w_blocked, b}, a);
+    int y = g.add_op("accel_conv2d", g.unique_name(name + "_accel"), in, a);
     int out = unpack(y, TensorType{{1, N, rows, 1}, DataType::Int(8)}, name + "_unpack");
     return transpose_2d(reshape(out, {N, rows}, name + "_nrows"), name + "_rows");
   }
@@ -129,22 +138,35 @@ struct Rewriter {
     return out;
   }
 
-  // Bias (or zeros) with the rounding folded in, [Op/bo, batch, bo]; padded channels get zero.
-  NDArray block_bias(const Node& layer, int64_t O, int64_t op, int shift) {
-    std::vector<int32_t> b(size_t(O), 0);
-    if (layer.inputs.size() > 2) std::memcpy(b.data(), g.node(layer.inputs[2]).value.raw_data(), b.size() * 4);
-    b = ops::rounding_bias(b, shift);
+  // One int32 per output channel, [Op/bo, batch, bo] (the same for every batch lane); padded
+  // channels get zero.
+  NDArray per_channel_blocks(const std::vector<int32_t>& v, int64_t op) {
     NDArray out = NDArray::zeros({op / cfg.block_out, cfg.batch, cfg.block_out}, DataType::Int(32));
     auto* dst = static_cast<int32_t*>(out.raw_data());
-    for (int64_t o = 0; o < O; ++o)
+    for (size_t o = 0; o < v.size(); ++o)
       for (int lane = 0; lane < cfg.batch; ++lane)
-        dst[((o / cfg.block_out) * cfg.batch + lane) * cfg.block_out + o % cfg.block_out] = b[size_t(o)];
+        dst[((int64_t(o) / cfg.block_out) * cfg.batch + lane) * cfg.block_out + int64_t(o) % cfg.block_out] = v[o];
     return out;
   }
 
+  // The bias input (the layer's, or zeros, with each channel's rounding 2^(shift-1) folded in) and,
+  // for requantize_channel, the per-channel shifts input, appended to `in`.
+  void add_requantization(std::vector<int>& in, const Node& rq, const Node& layer, int64_t O, int64_t op,
+                          const std::string& name) {
+    const std::vector<int> shifts = right_shifts(g, rq, O);
+    std::vector<int32_t> b(size_t(O), 0);
+    if (layer.inputs.size() > 2) std::memcpy(b.data(), g.node(layer.inputs[2]).value.raw_data(), b.size() * 4);
+    for (size_t o = 0; o < b.size(); ++o) b[o] = ops::rounding_bias({b[o]}, shifts[o])[0];
+    in.push_back(g.add_constant(g.unique_name(name + "_b_blocked"), per_channel_blocks(b, op)));
+    if (rq.op == "requantize_channel")
+      in.push_back(g.add_constant(g.unique_name(name + "_shifts_blocked"),
+                                  per_channel_blocks(std::vector<int32_t>(shifts.begin(), shifts.end()), op)));
+  }
+
+  // The accelerator node's requantization attributes (its shift unused when it shifts per channel).
   Attrs requantize_attrs(const Node& rq) const {
     return Attrs()
-        .set("shift", rq.attrs.get_int("shift"))
+        .set("shift", rq.op == "requantize" ? rq.attrs.get_int("shift") : int64_t(0))
         .set("min", rq.attrs.get_int("min", -128))
         .set("max", rq.attrs.get_int("max", 127));
   }
@@ -159,16 +181,16 @@ struct Rewriter {
       return rows_times_weights(l.inputs[0], g.type_of(l.inputs[0]).shape[0], I,
                                 g.add_constant(g.unique_name(l.name + "_w_blocked"), w), O, rq, l, l.name);
     }
-    int shift = int(rq.attrs.get_int("shift"));
-    int x = pack(l.inputs[0], ip, l.name + "_pack");
-    int w = g.add_constant(g.unique_name(l.name + "_w_blocked"), pack_weight(g.node(l.inputs[1]).value, op, ip));
-    int b = g.add_constant(g.unique_name(l.name + "_b_blocked"), block_bias(l, O, op, shift));
+    std::vector<int> in = {
+        pack(l.inputs[0], ip, l.name + "_pack"),
+        g.add_constant(g.unique_name(l.name + "_w_blocked"), pack_weight(g.node(l.inputs[1]).value, op, ip))};
+    add_requantization(in, rq, l, O, op, l.name);
     Attrs a = requantize_attrs(rq);
     if (conv) {
       const ConvAttrs c = ConvAttrs::from(l);  // equal strides and pads: layer_unsupported
       a.set("stride", c.strides[0]).set("pad", c.pads[0]);
     }
-    int y = g.add_op(conv ? "accel_conv2d" : "accel_dense", g.unique_name(l.name + "_accel"), {x, w, b}, a);
+    int y = g.add_op(conv ? "accel_conv2d" : "accel_dense", g.unique_name(l.name + "_accel"), in, a);
     return unpack(y, rq.type, rq.name + "_unpack");
   }
 
@@ -196,6 +218,21 @@ std::string shift_unsupported(const Node& rq) {
   return "";
 }
 
+// The same for each channel of a layer's requantization (requantize_channel: its multipliers
+// must be powers of two).
+std::string shifts_unsupported(const Graph& g, const Node& rq, int64_t O) {
+  if (rq.op == "requantize") return shift_unsupported(rq);
+  const std::vector<int> shifts = right_shifts(g, rq, O);
+  if (shifts.empty())
+    return "per-channel multipliers that are not powers of two (the accelerator requantizes by shifts; quantize "
+           "with power-of-two scales)";
+  for (size_t c = 0; c < shifts.size(); ++c)
+    if (shifts[c] < 0 || shifts[c] > 30)
+      return "channel " + std::to_string(c) + "'s requantize shift " + std::to_string(shifts[c]) +
+             " (the accelerator shifts right by 0..30)";
+  return "";
+}
+
 // Why sums that can reach `worst` do not fit the config's accumulators, or "".
 std::string beyond_accumulators(int64_t worst, const accel::AccelConfig& cfg) {
   if (cfg.acc_bits == 32 || worst <= (int64_t(1) << (cfg.acc_bits - 1)) - 1) return "";
@@ -212,8 +249,9 @@ std::string precision_unsupported(const Graph& g, const Node& rq, const Node& l,
   const int64_t O = w.shape()[0], per = w.numel() / std::max<int64_t>(O, 1);
   const int8_t* wv = static_cast<const int8_t*>(w.raw_data());
   int64_t lo = 0, hi = 0, worst = 0;
-  const int shift = int(rq.attrs.get_int("shift"));
+  const std::vector<int> shifts = right_shifts(g, rq, O);
   for (int64_t o = 0; o < O; ++o) {
+    const int shift = shifts[size_t(o)];
     int64_t sum = 0;
     for (int64_t k = 0; k < per; ++k) {
       lo = std::min<int64_t>(lo, wv[o * per + k]), hi = std::max<int64_t>(hi, wv[o * per + k]);
@@ -238,7 +276,7 @@ std::string layer_unsupported(const Graph& g, const Node& rq, const Node& l, con
   if (x.dtype != DataType::Int(8) || w.dtype != DataType::Int(8)) return "not int8";
   if (!g.node(l.inputs[1]).is_constant() || (l.inputs.size() > 2 && !g.node(l.inputs[2]).is_constant()))
     return "weights or bias are not constants";
-  if (std::string why = shift_unsupported(rq); !why.empty()) return why;
+  if (std::string why = shifts_unsupported(g, rq, w.shape.empty() ? 0 : w.shape[0]); !why.empty()) return why;
   if (std::string why = precision_unsupported(g, rq, l, cfg); !why.empty()) return why;
   if (op_def(l.op).layer == WeightedLayer::Dense) {
     if (x.shape.size() != 2 || w.shape.size() != 2) return "not an NC x OI dense layer";
@@ -300,10 +338,12 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
   Rewriter rw{g, cfg, {}, -1};
   for (int id : g.topological_order()) {
     const Node rq = g.node(id);
-    if (!rq.is_op() || rq.op != "requantize" || !g.node(rq.inputs[0]).is_op()) continue;
+    if (!rq.is_op() || (rq.op != "requantize" && rq.op != "requantize_channel") || !g.node(rq.inputs[0]).is_op())
+      continue;
     int src = rq.inputs[0];
     const Node s = g.node(src);
     bool layer = op_def(s.op).layer != WeightedLayer::None, add = s.op == "add_shifted", product = s.op == "matmul";
+    if (rq.op == "requantize_channel") add = product = false;  // only layers' requantizations are per channel
     if (!layer && !add && !product) continue;
     std::string why;
     if (users[size_t(src)].size() != 1 || std::find(outputs.begin(), outputs.end(), src) != outputs.end())

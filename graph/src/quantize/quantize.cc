@@ -17,6 +17,49 @@ void QuantizeOptions::validate() const {
     LOOM_THROW(ConfigError, "quantize: weight_bits must be 2, 4 or 8, got ", weight_bits);
   if (activation_bits != 4 && activation_bits != 8)
     LOOM_THROW(ConfigError, "quantize: activation_bits must be 4 or 8, got ", activation_bits);
+  if (per_channel && weight_exponents == WeightExponents::PerChannel)
+    LOOM_THROW(ConfigError,
+               "quantize: per_channel (fixed-point multipliers, CPU only) and per-channel weight exponents are two "
+               "ways to scale each channel; choose one");
+}
+
+bool QuantizeOptions::channel_exponents() const {
+  if (weight_exponents == WeightExponents::Auto) return !per_channel && weight_bits < 8;
+  return weight_exponents == WeightExponents::PerChannel;
+}
+
+const char* to_string(QuantizeOptions::WeightExponents e) {
+  switch (e) {
+    case QuantizeOptions::WeightExponents::PerTensor:
+      return "tensor";
+    case QuantizeOptions::WeightExponents::PerChannel:
+      return "channel";
+    case QuantizeOptions::WeightExponents::Auto:
+      break;
+  }
+  return "auto";
+}
+
+QuantizeOptions::WeightExponents parse_weight_exponents(const std::string& s) {
+  for (auto e : {QuantizeOptions::WeightExponents::Auto, QuantizeOptions::WeightExponents::PerTensor,
+                 QuantizeOptions::WeightExponents::PerChannel})
+    if (s == to_string(e)) return e;
+  LOOM_THROW(ConfigError, "weight exponents '", s, "': expected auto, tensor or channel");
+}
+
+std::optional<std::vector<int>> channel_shifts(const Graph& g, const Node& n) {
+  if (!n.is_op() || n.op != "requantize_channel" || n.inputs.size() != 2 || !g.node(n.inputs[1]).is_constant())
+    return std::nullopt;
+  const NDArray& m = g.node(n.inputs[1]).value;
+  if (m.dtype() != DataType::Int(32)) return std::nullopt;
+  const int64_t shift = n.attrs.get_int("shift");
+  std::vector<int> shifts;
+  for (int64_t c = 0; c < m.numel(); ++c) {
+    int64_t v = static_cast<const int32_t*>(m.raw_data())[c];
+    if (v <= 0 || (v & (v - 1))) return std::nullopt;
+    shifts.push_back(int(shift - __builtin_ctzll(uint64_t(v))));
+  }
+  return shifts;
 }
 
 void QuantizeOptions::set_precision(const std::string& name) {

@@ -36,6 +36,7 @@ class Realizer {
         a_(a),
         sim_(o.simulated),
         per_channel_(o.per_channel),
+        channel_exponents_(o.channel_exponents()),
         wmax_(o.weight_levels()),
         amax_(o.activation_levels()) {
     for (const auto& p : cal) exponent_[p.node] = p.exponent;
@@ -225,8 +226,71 @@ class Realizer {
     int8_[out] = {q, e, true};
   }
 
+  // conv2d/dense with a power-of-two weight step per output channel, 2^e_c: the accumulator of
+  // channel c is at exponent e_x + e_c and shifts right by s_c = e_out - e_x - e_c, written as
+  // requantize_channel with multipliers 2^(S - s_c) and shift S = max s_c (exactly that shift,
+  // rounded half up). Channels of weights over 2^30 times smaller than the largest take a coarser
+  // step, so that every multiplier fits int32.
+  void accumulate_channel_exponents(int id) {
+    const Node n = src_.node(id);
+    Int8Value x = int8_of(n.inputs[0]);
+    const NDArray& w = src_.node(n.inputs[1]).value;
+    const int64_t C = w.shape()[0], per = w.numel() / std::max<int64_t>(C, 1);
+    auto [out, e, lo, hi] = requant_target(id);
+    std::vector<int> e_w(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      double m = 0;
+      for (int64_t k = 0; k < per; ++k) m = std::max(m, std::fabs(w.get_as_double(c * per + k)));
+      e_w[size_t(c)] = exponent_for(m, wmax_);
+    }
+    const int e_top = *std::max_element(e_w.begin(), e_w.end());
+    for (int& ec : e_w) ec = std::max(ec, e_top - 30);
+    NDArray q = NDArray::empty(w.shape(), sim_ ? DataType::Float(32) : DataType::Int(8));
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t k = 0; k < per; ++k) {
+        double v = std::clamp(std::round(std::ldexp(w.get_as_double(c * per + k), -e_w[size_t(c)])), -wmax_ - 1.0,
+                              double(wmax_));
+        q.set_from_double(c * per + k, sim_ ? std::ldexp(v, e_w[size_t(c)]) : v);
+      }
+    std::vector<int> in{x.node, r_.add_constant(r_.unique_name(src_.node(n.inputs[1]).name + "_qc"), q)};
+    if (n.inputs.size() > 2) {
+      const NDArray& b = src_.node(n.inputs[2]).value;
+      NDArray qb = NDArray::empty(b.shape(), sim_ ? DataType::Float(32) : DataType::Int(32));
+      for (int64_t c = 0; c < b.numel(); ++c) {
+        int e_acc = x.exponent + e_w[size_t(c)];
+        double v = std::clamp(std::round(std::ldexp(b.get_as_double(c), -e_acc)), -2147483648.0, 2147483647.0);
+        qb.set_from_double(c, sim_ ? std::ldexp(v, e_acc) : v);
+      }
+      in.push_back(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), qb));
+    }
+    int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
+    if (sim_) {
+      int8_[out] = {
+          op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e,
+          true};
+      return;
+    }
+    std::vector<int> shift(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) shift[size_t(c)] = e - x.exponent - e_w[size_t(c)];
+    const int S = std::max(1, *std::max_element(shift.begin(), shift.end()));
+    NDArray m = NDArray::empty({C}, DataType::Int(32));
+    for (int64_t c = 0; c < C; ++c) {
+      if (S - shift[size_t(c)] > 30)
+        LOOM_THROW(ModelError, "quantize: layer '", n.name, "' would shift channel ", c, "'s accumulator left by ",
+                   -shift[size_t(c)],
+                   " bits into its output; its weights are too large for per-channel exponents "
+                   "(use per-tensor weight exponents)");
+      m.set_from_double(c, std::ldexp(1.0, S - shift[size_t(c)]));
+    }
+    int mult = r_.add_constant(r_.unique_name(n.name + "_multipliers"), m);
+    int8_[out] = {op("requantize_channel", out, "_rq", {acc, mult},
+                     Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi)),
+                  e, true};
+  }
+
   void accumulate(int id) {
     if (per_channel_) return accumulate_per_channel(id);
+    if (channel_exponents_) return accumulate_channel_exponents(id);
     const Node n = src_.node(id);
     Int8Value x = int8_of(n.inputs[0]);
     int e_x = x.exponent, e_w = 0;
@@ -273,7 +337,7 @@ class Realizer {
   const Graph& src_;
   Graph r_;
   const QuantizeAnnotation& a_;
-  bool sim_, per_channel_;
+  bool sim_, per_channel_, channel_exponents_;
   int wmax_, amax_;                // the largest weight and activation magnitudes (127 at 8 bits)
   std::map<int, int> exponent_;    // calibrated exponents by source node
   std::map<int, Int8Value> int8_;  // by source node

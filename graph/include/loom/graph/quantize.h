@@ -41,6 +41,14 @@ struct QuantizeOptions {
   // Per-output-channel weight scales (max |w_c| / 127), requantized with fixed-point multipliers
   // (requantize_channel): CPU only; the accelerator's requantize is a shift.
   bool per_channel = false;
+  // The power-of-two steps of conv2d/dense weights: one exponent per tensor, or one per output
+  // channel (its accumulator requantized by its own shift: requantize_channel with power-of-two
+  // multipliers, which the accelerator runs as per-channel shifts on its ALU). Auto: per channel
+  // below 8-bit weights, where one step for a whole tensor leaves the channels of small weights
+  // few levels; per tensor at 8 bits. per_channel's multipliers take precedence over Auto.
+  enum class WeightExponents { Auto, PerTensor, PerChannel };
+  WeightExponents weight_exponents = WeightExponents::Auto;
+  bool channel_exponents() const;  // weight_exponents resolved
   // Widths of the quantized values, held in int8 containers: conv2d/dense weights in weight_bits
   // (2, 4 or 8) and every int8 activation in activation_bits (4 or 8), each a symmetric range of
   // power-of-two steps (a 4-bit weight: [-7, 7] x 2^e). An accelerator target sets both from its
@@ -63,6 +71,15 @@ struct QuantizeOptions {
   int64_t calibration_memory_bytes = int64_t(512) << 20;
   codegen::LLVMOptions llvm;  // target of the calibration runs (host by default)
 };
+
+const char* to_string(QuantizeOptions::WeightExponents e);  // "auto", "tensor", "channel"
+// ConfigError naming the choices for other spellings.
+QuantizeOptions::WeightExponents parse_weight_exponents(const std::string& s);
+
+// The right shift of each output channel a requantize_channel node applies when its multipliers
+// are a constant vector of powers of two (channel c: shift - log2(multiplier c), as a quantizer's
+// per-channel exponents give); nullopt for any other node.
+std::optional<std::vector<int>> channel_shifts(const Graph& g, const Node& requantize_channel);
 
 // Which nodes annotate chose and the values calibration measures.
 enum class QuantRole : uint8_t {

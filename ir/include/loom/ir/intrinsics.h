@@ -42,6 +42,12 @@ inline constexpr const char* kCpuDot4U8S7 = "cpu.dot4_u8s7x";
 std::string cpu_dot4_u8s7_name(int lanes);
 std::optional<int> cpu_dot4_u8s7_lanes(const std::string& intrinsic);
 
+// shift_right(x, s): an int32 x shifted arithmetically right by the int32 s, or left by -s when s
+// is negative, the amount saturating at 31 either way (left shifts wrap) -- the accelerator ALU's
+// SHR, whose amount may come from a second accumulator entry (a per-channel requantization). The
+// interpreter and the LLVM backend compute it too.
+inline constexpr const char* kShiftRight = "shift_right";
+Expr make_shift_right(Expr x, Expr amount);
 // address_of(element): the address of one element (a load; a tensor read before storage
 // flattening), the operand form of the intrinsics below and of tensor intrinsics.
 inline constexpr const char* kAddressOf = "address_of";

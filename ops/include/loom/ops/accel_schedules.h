@@ -46,12 +46,14 @@ struct AccelLimits {
 struct ConvShape {
   int out_h = 1, out_w = 1, oc_blocks = 1, ic_blocks = 1;
   int kernel_h = 3, kernel_w = 3, stride = 1;
-  bool bias = false;  // the tile's bias entries live in the accumulator scratchpad too
+  bool bias = false;            // the tile's bias entries live in the accumulator scratchpad too
+  bool channel_shifts = false;  // and so do per-channel shift amounts (a per-channel requantization)
 };
 // The shape conv2d_int8_blocked's stages compute: output rows, columns and channel blocks from
 // the output [N/b, C/bo, H, W, b, bo], input-channel blocks and kernel from the weights
 // [O/bo, C/bi, kh, kw, bo, bi]; `stride` as the operator was built with, `bias` when its tiles
-// hold bias entries. Throws ScheduleError when the stages are not a blocked conv.
+// hold bias entries, `channel_shifts` when q shifts by a tensor. Throws ScheduleError when the
+// stages are not a blocked conv.
 ConvShape conv_shape_of(const QuantizedStages& q, int stride, bool bias);
 // Throws ScheduleError naming each field of `shape` that differs from conv_shape_of(q, stride, ..):
 // a tiling chosen for another shape would overflow a scratchpad or leave tiles out.
@@ -103,6 +105,7 @@ struct AccelDenseTiling {
 // naming the scratchpads when not even one block fits.
 struct DenseShape {
   int batch_blocks = 1, ic_blocks = 1, oc_blocks = 1;
+  bool channel_shifts = false;  // per-channel shift amounts beside the bias in the accumulators
 };
 AccelDenseTiling choose_dense_tiling(const DenseShape& shape, int virtual_threads, const AccelLimits& limits);
 // Throws ScheduleError naming the factor that does not divide or the scratchpad that overflows

@@ -43,6 +43,7 @@ Tensor unpack_cropped(const Tensor& Xp, int64_t n, int64_t c, const std::string&
 // element-wise requantization stages (shift, clamps) in int32, then the narrowing to int8.
 struct QuantizedStages {
   Tensor acc, biased, shr, clip_lo, clip_hi, out;
+  Tensor shifts;  // the per-channel shift amounts shr reads, when it shifts per channel
 };
 
 // A bias is int32 per output channel in blocks, [C/bo, b, bo] (the same value for every batch
@@ -59,6 +60,13 @@ QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, con
                                    const std::string& name = "dense");
 QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Requantize& rq,
                                    const std::string& name = "dense");
+// The same layers requantized per output channel: `shifts`, int32 blocked like the bias, holds
+// each channel's right shift (rq.shift is unused), a per-channel power-of-two requantization; the
+// accelerator's ALU shifts by the amounts of a second accumulator entry.
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, const Tensor& bias, const Tensor& shifts,
+                                    int stride, int pad, const Requantize& rq, const std::string& name = "conv");
+QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Tensor& shifts,
+                                   const Requantize& rq, const std::string& name = "dense");
 // A bias with 2^(shift-1) added (saturating), so the floor shift rounds half up like a model's requantize.
 std::vector<int32_t> rounding_bias(const std::vector<int32_t>& bias, int shift);
 // Element-wise add of two int8 blocked tensors in int32 with requantization (residual connections).
