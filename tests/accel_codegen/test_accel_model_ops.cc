@@ -316,6 +316,27 @@ TEST(AccelModelDense, CheckerNamesTheFactorOrTheScratchpad) {
   EXPECT_NE(acc.find("the acc scratchpad needs 16 entries, has 8"), std::string::npos) << acc;
 }
 
+// Per-channel shift amounts take one accumulator entry per channel block and context beside the
+// bias: a tiling that fills the accumulators exactly without them is refused with them, naming
+// the entries; the choosers leave room for them.
+TEST(AccelModelShapes, ChannelShiftsTakeAccumulatorEntries) {
+  ops::ConvShape c{.out_h = 7, .out_w = 7, .oc_blocks = 4, .ic_blocks = 2, .kernel_h = 1, .kernel_w = 1, .bias = true};
+  const ops::AccelConvTiling t{7, 7, 2, 2};
+  const ops::AccelLimits exact{1024, 1024, (2 * 49 + 2) * 2};  // the outputs and the bias entries of both contexts
+  EXPECT_NO_THROW(ops::check_conv_tiling(c, t, exact));
+  c.channel_shifts = true;
+  std::string e = test::error_text<ScheduleError>([&] { ops::check_conv_tiling(c, t, exact); });
+  EXPECT_NE(e.find("the acc scratchpad needs 204 entries, has 200"), std::string::npos) << e;
+  EXPECT_NO_THROW(ops::check_conv_tiling(c, ops::choose_conv_tiling(c, 2, exact), exact));
+  ops::DenseShape d{.batch_blocks = 1, .ic_blocks = 4, .oc_blocks = 8};
+  const ops::AccelLimits dense_exact{64, 64, 16};  // 8 blocks x (1 output + 1 bias)
+  EXPECT_NO_THROW(ops::check_dense_tiling(d, {8, 4, 1}, dense_exact));
+  d.channel_shifts = true;
+  e = test::error_text<ScheduleError>([&] { ops::check_dense_tiling(d, {8, 4, 1}, dense_exact); });
+  EXPECT_NE(e.find("the acc scratchpad needs 24 entries, has 16"), std::string::npos) << e;
+  EXPECT_NO_THROW(ops::check_dense_tiling(d, ops::choose_dense_tiling(d, 1, dense_exact), dense_exact));
+}
+
 TEST(AccelModelOps, RoundingBiasSaturates) {
   EXPECT_EQ(ops::rounding_bias({0, -5, INT32_MAX}, 4), (std::vector<int32_t>{8, 3, INT32_MAX}));
   EXPECT_EQ(ops::rounding_bias({7}, 0), (std::vector<int32_t>{7}));

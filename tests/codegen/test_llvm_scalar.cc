@@ -1,4 +1,7 @@
 // Scalar code: element types, floor division, select/min/max, casts, intrinsics, loop kinds.
+#include <algorithm>
+#include <climits>
+
 #include "codegen_test_util.h"
 #include "loom/ir/expr.h"
 #include "loom/ir/intrinsics.h"
@@ -278,6 +281,38 @@ TEST(LLVMScalar, HalfPrecisionExp) {
   Var i("i");
   EXPECT_TRUE(matches_interpreter(
       {"exp16", {A, B}, for_loop(i, 0, 64, ForKind::Serial, store(B, exp(load(f16, A, i)), i))}, 1, -2, 2));
+}
+
+// shift_right, the accelerator ALU's SHR (per-channel requantization): right by the amount, left
+// (wrapping) by a negative one, saturating at 31 either way; the LLVM backend, serial and
+// vectorized, and the interpreter equal the definition on edge amounts and values.
+TEST(LLVMScalar, ShiftRightSaturatesAndShiftsLeftByNegativeAmounts) {
+  DataType i32 = DataType::Int(32);
+  const std::vector<int32_t> xs = {1000, -1000, 1, -1, INT32_MAX, INT32_MIN, 12345, -77, 0, 3, 96, -97, 5, -6, 7, 8};
+  const std::vector<int32_t> ss = {3, 3, 0, 0, 31, 31, 40, 40, -1, -4, -31, -31, -40, -2, INT32_MIN, 1};
+  const int n = int(xs.size());
+  for (bool vectorized : {false, true}) {
+    Buffer X = arg("X", i32, {n}), S = arg("S", i32, {n}), Y = arg("Y", i32, {n});
+    Var i("i");
+    LoweredFunc f{vectorized ? "shr_vec" : "shr",
+                  {X, S, Y},
+                  for_loop(i, 0, n, vectorized ? ForKind::Vectorized : ForKind::Serial,
+                           store(Y, make_shift_right(load(i32, X, i), load(i32, S, i)), i))};
+    runtime::Module m = codegen::build_llvm({f});
+    NDArray x = NDArray::empty({n}, i32), sh = NDArray::empty({n}, i32), y = NDArray::zeros({n}, i32);
+    std::copy(xs.begin(), xs.end(), x.data<int32_t>());
+    std::copy(ss.begin(), ss.end(), sh.data<int32_t>());
+    std::vector<NDArray> interp = {x, sh, NDArray::zeros({n}, i32)};
+    m.call(f.name, {x, sh, y});
+    ir::interpret(f, interp);
+    for (int k = 0; k < n; ++k) {
+      const int64_t s = ss[size_t(k)];
+      const int32_t want = s >= 0 ? xs[size_t(k)] >> std::min<int64_t>(s, 31)
+                                  : int32_t(uint32_t(xs[size_t(k)]) << std::min<int64_t>(-s, 31));
+      EXPECT_EQ(y.data<int32_t>()[k], want) << f.name << ": " << xs[size_t(k)] << " by " << s;
+      EXPECT_EQ(interp[2].data<int32_t>()[k], want) << "interpreter: " << xs[size_t(k)] << " by " << s;
+    }
+  }
 }
 
 // The false branch of if_then_else would read out of bounds: it must not be evaluated.

@@ -435,6 +435,9 @@ TEST(Quantize, ChannelExponentsGiveEveryChannelItsRange) {
     for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
     const NDArray f = reference_run(g, in)[0];
     closer += cosine(got, f) - cosine(cpu_tensor.run(in)[0], f);
+    auto [err, scale] = test::max_error(got, f);
+    EXPECT_LT(err, 0.2 * scale) << "largest error against the float model";
+    EXPECT_GT(cosine(got, f), 0.99);
   }
   EXPECT_GT(closer, 0) << "per-channel steps are not closer to the float model than per-tensor ones";
 }
