@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -38,6 +40,28 @@
 namespace loom::tools {
 
 namespace {
+
+// A --layer-weight-bits table: {"layer": bits, ...}.
+std::map<std::string, int> read_layer_weight_bits(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) LOOM_THROW(Error, "--layer-weight-bits: cannot open '", path, "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    LOOM_THROW(Error, "--layer-weight-bits '", path, "': not valid JSON (", e.what(), ")");
+  }
+  if (!j.is_object())
+    LOOM_THROW(Error, "--layer-weight-bits '", path, "': expected an object of layer names and widths, {\"conv1\": 8}");
+  std::map<std::string, int> bits;
+  for (auto& [layer, v] : j.items()) {
+    if (!v.is_number_integer())
+      LOOM_THROW(Error, "--layer-weight-bits '", path, "': layer '", layer, "' has ", v.dump(),
+                 ", not a width in bits");
+    bits[layer] = v.get<int>();
+  }
+  return bits;
+}
 
 // A whole decimal integer, or -1 if `text` is anything else (empty, trailing junk, out of range).
 long long whole_integer(const std::string& text) {
@@ -133,6 +157,16 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("--input-distribution", distribution,
                  "what random calibration and held-out inputs are drawn from: normal(MEAN, STD) or uniform(LO, HI) "
                  "(default: the distribution the model records, else normal(0, 1))");
+  std::string layer_bits_path;
+  app.add_option("--layer-weight-bits", layer_bits_path,
+                 "mixed precision from a table: a JSON object of conv/dense layer names and weight widths, "
+                 "{\"layer1.0.conv1\": 8}; the layers not named take the precision's (with --target accel, widths "
+                 "the config runs: its wgt_bits, or twice or four times it in passes)");
+  double mixed_budget = 0;
+  number_option(app, "--mixed-precision", mixed_budget,
+                "mixed precision by sensitivity: widen to 8 bits the fewest most sensitive layers that bring the "
+                "quantized model's cosine with the float model on the calibration inputs to this",
+                0.0, 1.0);
   double min_accuracy = 0;
   number_option(app, "--min-accuracy", min_accuracy,
                 "fail, writing nothing, when the quantized model's accuracy (the lowest of its outputs' cosines and "
@@ -203,7 +237,8 @@ int compile_cmd(const std::vector<std::string>& args) {
     LOOM_THROW(Error, "--tuning-log needs a loom built with the tuner (libxgboost-dev is optional; LLVM is not)");
 #endif
   for (const char* opt : {"--calibrate", "--calibration-mode", "--quantize-first-conv", "--per-channel", "--holdout",
-                          "--input-distribution", "--min-accuracy", "--precision"})
+                          "--input-distribution", "--min-accuracy", "--precision", "--layer-weight-bits",
+                          "--mixed-precision", "--weight-exponents"})
     if (quant.empty() && app.count(opt)) LOOM_THROW(Error, opt, " needs --quantize");
   const bool to_accel = has_target(target, "accel"), to_cuda = has_target(target, "cuda");
   if (!config_path.empty() && !to_accel) LOOM_THROW(Error, "--config needs --target accel");
@@ -250,6 +285,9 @@ int compile_cmd(const std::vector<std::string>& args) {
     planned.simulated = quant == "int8-simulated";
     planned.per_channel = per_channel;
     planned.weight_exponents = graph::parse_weight_exponents(weight_exponents);
+    if (!layer_bits_path.empty()) planned.layer_weight_bits = read_layer_weight_bits(layer_bits_path);
+    if (!layer_bits_path.empty() && app.count("--mixed-precision"))
+      LOOM_THROW(Error, "--layer-weight-bits gives every layer's width and --mixed-precision chooses them: use one");
     graph::follow_targets(planned, bo, precision, "--precision");
     planned.validate();
     graph::check_targets(bo, quant.empty() ? nullptr : &planned);
@@ -276,6 +314,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     qo.skip_first_conv = !first_conv;
     qo.per_channel = per_channel;
     qo.weight_exponents = graph::parse_weight_exponents(weight_exponents);
+    if (!layer_bits_path.empty()) qo.layer_weight_bits = read_layer_weight_bits(layer_bits_path);
     graph::follow_targets(qo, bo, precision, "--precision");
     frontend::CalibrationSets sets = frontend::calibration_sets(calibrate, holdout, g, chosen);
     if (!quiet)
@@ -288,6 +327,19 @@ int compile_cmd(const std::vector<std::string>& args) {
         built.emplace(graph::build(quantized, bo));
         return built->file;
       };
+    if (app.count("--mixed-precision")) {
+      const int wide = bo.accel ? bo.accel->weight_widths().back() : 8;
+      if (!quiet)
+        std::cerr << "  mixed precision: weights of " << qo.weight_bits << " or " << wide
+                  << " bits per layer, for a cosine of " << mixed_budget << " on the calibration inputs\n";
+      graph::WeightBitsChoice choice = graph::choose_weight_bits(g, sets.calibration, qo, wide, mixed_budget);
+      if (!quiet) std::cerr << choice.str();
+      qo.layer_weight_bits = choice.layer_weight_bits;
+      summary << "  mixed precision: " << choice.layer_weight_bits.size() << " of " << choice.sensitivity.size()
+              << " layers at " << wide << "-bit weights (calibration cosine " << choice.cosine << ", every layer at "
+              << qo.weight_bits << " bits: " << choice.narrow_cosine << ")" << (choice.met ? "" : ", budget NOT met")
+              << "\n";
+    }
     graph::QuantizeResult q = graph::quantize_checked(std::move(g), sets.calibration, sets.held_out, qo, {}, cpu_build);
     if (!quiet) std::cerr << q.str();
     report = std::move(q.report);
@@ -305,6 +357,7 @@ int compile_cmd(const std::vector<std::string>& args) {
             << " conv2d/dense layers int8, " << q.float_layers << " float\n"
             << report->str();
     result["quantization"] = nlohmann::json::parse(report->to_json());
+    result["quantization"]["layer_weight_bits"] = qo.layer_weight_bits;
     result["quantization"]["quantized_layers"] = q.quantized_layers;
     result["quantization"]["float_layers"] = q.float_layers;
     result["quantization"]["weight_bits"] = qo.weight_bits;

@@ -139,6 +139,27 @@ std::string AccelConfig::precision() const {
          "-bit accumulators";
 }
 
+std::vector<int> AccelConfig::weight_widths() const {
+  std::vector<int> w;
+  for (int b = wgt_bits; b <= 8; b *= 2) w.push_back(b);
+  return w;
+}
+
+std::pair<int64_t, int64_t> AccelConfig::weight_range(int bits) const {
+  if (bits < wgt_bits || bits > 8 || bits % wgt_bits || !pow2(bits / wgt_bits))
+    LOOM_THROW(ConfigError, "config '", name, "' (", precision(), ") runs weights of ", wgt_bits,
+               " bits, or twice or four times that up to 8 bits in passes, not ", bits);
+  return digit_range(wgt_bits, bits);
+}
+
+std::pair<int64_t, int64_t> AccelConfig::digit_range(int digit_bits, int bits) {
+  if (digit_bits < 1 || bits < digit_bits || bits > 32 || bits % digit_bits)
+    LOOM_THROW(ConfigError, "digit_range: ", bits, " bits are no whole number of ", digit_bits, "-bit digits");
+  // sum_p d_p 2^(p b) over P = bits / b passes, each d_p in [-2^(b-1), 2^(b-1) - 1]
+  const int64_t b = digit_bits, scale = ((int64_t(1) << bits) - 1) / ((int64_t(1) << b) - 1);
+  return {-(int64_t(1) << (b - 1)) * scale, ((int64_t(1) << (b - 1)) - 1) * scale};
+}
+
 void AccelConfig::require_32bit_accumulators(const std::string& who) const {
   if (acc_bits != 32)
     LOOM_THROW(ConfigError, who, " accumulate in 32 bits; config '", name, "' is ", precision(),

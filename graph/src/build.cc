@@ -2,6 +2,7 @@
 // plan, then the four steps of build_steps.h (place groups, plan values, compile kernels, serialize).
 #include "loom/graph/build.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "build_steps.h"
@@ -11,6 +12,13 @@
 namespace loom::graph {
 
 namespace {
+std::string widths_text(const std::vector<int>& widths) {
+  std::string t;
+  for (size_t k = 0; k < widths.size(); ++k)
+    t += (k ? (k + 1 == widths.size() ? " or " : ", ") : "") + std::to_string(widths[k]);
+  return t;
+}
+
 const char* kAccelInt8 = "the accelerator runs int8 layers";
 const char* kAccelShifts =
     "the accelerator requantizes with shifts: quantize with power-of-two scales (per tensor or per channel, not "
@@ -28,6 +36,12 @@ void follow_targets(QuantizeOptions& quantize, const BuildOptions& options) {
   if (!options.accel) return;
   quantize.weight_bits = options.accel->wgt_bits;
   quantize.activation_bits = options.accel->inp_bits;
+  quantize.weight_digit_bits = options.accel->wgt_bits < 8 ? options.accel->wgt_bits : 0;
+  const std::vector<int> widths = options.accel->weight_widths();
+  for (const auto& [layer, bits] : quantize.layer_weight_bits)
+    if (std::find(widths.begin(), widths.end(), bits) == widths.end())
+      LOOM_THROW(ConfigError, "layer '", layer, "' is given ", bits, "-bit weights; config '", options.accel->name,
+                 "' (", options.accel->precision(), ") runs weights of ", widths_text(widths), " bits");
   if (quantize.activation_bits < 4)
     LOOM_THROW(ConfigError, "config '", options.accel->name, "' (", options.accel->precision(),
                "): the quantizer realizes 4- and 8-bit activations, not ", quantize.activation_bits, "-bit");
@@ -39,6 +53,9 @@ void follow_targets(QuantizeOptions& quantize, const BuildOptions& options, cons
   if (precision.empty()) return;
   QuantizeOptions asked = quantize;
   asked.set_precision(precision);
+  // Layers wider than the precision's weights are sums of its digits, as an accelerator at that
+  // precision runs them in passes: the CPU model equals the accelerator's.
+  asked.weight_digit_bits = asked.weight_bits < 8 ? asked.weight_bits : 0;
   if (options.accel && asked.precision() != quantize.precision())
     LOOM_THROW(ConfigError, what, " ", asked.precision(), ": accelerator config '", options.accel->name, "' is ",
                quantize.precision(), " (", options.accel->precision(),

@@ -9,6 +9,9 @@
 //   accel_dense  {shift, min, max}       (data [N/b, C/bi, b, bi], weight [O/bo, C/bi, bo, bi], bias) -> blocked int8
 //   accel_conv2d {stride, pad, shift, min, max}  (data blocked, weight [O/bo, I/bi, KH, KW, bo, bi],
 //                bias int32 [O/bo, b, bo] with the rounding folded in) -> blocked int8
+//   accel_conv2d's weights may also be [O/bo, I/bi, P, KH, KW, bo, bi] with {digit_bits}: each
+//   weight as P passes of signed digits (w = sum_p d_p 2^(p digit_bits)), wider weights than the
+//   multipliers take.
 //   Both take an optional fourth input, int32 shifts blocked like the bias: each output channel's
 //   right shift (a per-channel power-of-two requantization; the shift attribute is then unused).
 //   accel_add    {lshift_a, lshift_b, shift, min, max}  (a, b blocked int8, eye: the identity block
@@ -112,24 +115,28 @@ void add_accel_ops(const AddOp& add) {
   OpDef& conv2d_op =
       add({"accel_conv2d", OpPattern::Opaque, 3, 4,
            [](const Node& n, const std::vector<TensorType>& in) {
+             const bool passes = n.attrs.has("digit_bits");
              expect_rank(in[0], 6, "data");
-             expect_rank(in[1], 6, "weight");
+             expect_rank(in[1], passes ? 7 : 6, passes ? "weight in passes" : "weight");
              expect_rank(in[2], 3, "bias");
              expect_type(in[0], DataType::Int(8), "data");
              expect_type(in[1], DataType::Int(8), "weight");
              expect_type(in[2], DataType::Int(32), "bias");
              const Shape &x = in[0].shape, &w = in[1].shape;
+             const size_t k = passes ? 3 : 2, bo = w.size() - 2;  // the kernel's first spatial axis, its output block
              int64_t stride = n.attrs.get_int("stride"), pad = n.attrs.get_int("pad");
-             if (x[1] != w[1] || x[5] != w[5])
+             if (x[1] != w[1] || x[5] != w.back())
                LOOM_THROW(ShapeError, "data ", in[0].str(), " and weight ", in[1].str(), " differ in input blocks");
-             if (in[2].shape != Shape{w[0], x[4], w[4]})
-               LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[4], "]");
+             if (passes && w[2] < 2) LOOM_THROW(ShapeError, "weight ", in[1].str(), " has fewer than two passes");
+             if (in[2].shape != Shape{w[0], x[4], w[bo]})
+               LOOM_THROW(ShapeError, "bias ", in[2].str(), " must be [", w[0], ", ", x[4], ", ", w[bo], "]");
              expect_channel_shifts(in);
              if (stride < 1 || pad < 0) LOOM_THROW(ShapeError, "stride ", stride, " / padding ", pad, " out of range");
-             int64_t oh = ops::window_out(x[2], w[2], stride, pad, pad),
-                     ow = ops::window_out(x[3], w[3], stride, pad, pad);
-             if (oh < 1 || ow < 1) LOOM_THROW(ShapeError, "kernel ", w[2], "x", w[3], " larger than the padded input");
-             return TensorType{{x[0], w[0], oh, ow, x[4], w[4]}, DataType::Int(8)};
+             int64_t oh = ops::window_out(x[2], w[k], stride, pad, pad),
+                     ow = ops::window_out(x[3], w[k + 1], stride, pad, pad);
+             if (oh < 1 || ow < 1)
+               LOOM_THROW(ShapeError, "kernel ", w[k], "x", w[k + 1], " larger than the padded input");
+             return TensorType{{x[0], w[0], oh, ow, x[4], w[bo]}, DataType::Int(8)};
            },
            [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
              return accel_conv2d_stages(n, in, name).out;
@@ -170,6 +177,9 @@ ops::QuantizedStages accel_dense_stages(const Node& n, const std::vector<ir::Ten
 
 ops::QuantizedStages accel_conv2d_stages(const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {
   const int stride = int(n.attrs.get_int("stride")), pad = int(n.attrs.get_int("pad"));
+  if (n.attrs.has("digit_bits"))
+    return ops::conv2d_int8_blocked_passes(in[0], in[1], in[2], in.size() > 3 ? in[3] : ir::Tensor(), stride, pad,
+                                           int(n.attrs.get_int("digit_bits")), requantize_of(n), name);
   if (in.size() > 3) return ops::conv2d_int8_blocked(in[0], in[1], in[2], in[3], stride, pad, requantize_of(n), name);
   return ops::conv2d_int8_blocked(in[0], in[1], in[2], stride, pad, requantize_of(n), name);
 }

@@ -114,9 +114,11 @@ void add_attr_schemas(std::map<std::string, OpDef>& table) {
   set("accel_unpack",
       {opt("n", K::Int, "rows kept, default all", 1), opt("c", K::Int, "channels kept, default all", 1)});
   set("accel_dense", requantize_attrs(0, 31));
-  set("accel_conv2d", std::vector<AttrSpec>{req("stride", K::Int, "stride in both dimensions", 1),
-                                            req("pad", K::Int, "padding on every side", 0)} +
-                          requantize_attrs(0, 31));
+  set("accel_conv2d",
+      std::vector<AttrSpec>{
+          req("stride", K::Int, "stride in both dimensions", 1), req("pad", K::Int, "padding on every side", 0),
+          opt("digit_bits", K::Int, "weights [O/bo, I/bi, P, kh, kw, bo, bi] in P passes of digits this wide", 2, 4)} +
+          requantize_attrs(0, 31));
   set("accel_add", requantize_attrs(0, 31) +
                        std::vector<AttrSpec>{opt("lshift_a", K::Int, "left shift of operand a, default 0", 0, 14),
                                              opt("lshift_b", K::Int, "left shift of operand b, default 0", 0, 14)});

@@ -126,11 +126,12 @@ struct TileNeeds {
 };
 TileNeeds tile_needs(const ConvShape& c, const AccelConvTiling& t) {
   int64_t vt = t.virtual_threads;
-  return {(int64_t(t.oc_blocks) * t.h_block * t.w_block + (c.bias ? t.oc_blocks : 0) +
-           (c.channel_shifts ? t.oc_blocks : 0)) *
-              vt,
+  // Weights in passes: each pass's accumulators, and one more set combining them.
+  const int64_t outputs =
+      int64_t(t.oc_blocks) * t.h_block * t.w_block * (c.weight_passes > 1 ? c.weight_passes + 1 : 1);
+  return {(outputs + (c.bias ? t.oc_blocks : 0) + (c.channel_shifts ? t.oc_blocks : 0)) * vt,
           int64_t((t.h_block - 1) * c.stride + c.kernel_h) * ((t.w_block - 1) * c.stride + c.kernel_w) * vt,
-          int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * vt};
+          int64_t(t.oc_blocks) * c.kernel_h * c.kernel_w * c.weight_passes * vt};
 }
 // A dense chunk: its input blocks, its weight blocks, and its accumulators with the bias entries
 // (and the shift amounts of a per-channel requantization).
@@ -172,8 +173,9 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
     LOOM_THROW(ScheduleError, "conv tiling: output ", c.out_h, "x", c.out_w, ", ", c.oc_blocks, " output and ",
                c.ic_blocks, " input blocks, kernel ", c.kernel_h, "x", c.kernel_w, ", stride ", c.stride, ", ",
                virtual_threads, " virtual threads must all be at least 1");
+  const int64_t per_output = c.weight_passes > 1 ? c.weight_passes + 1 : 1;  // accumulators per output entry
   AccelConvTiling first = heuristic_conv_tiling(c.out_h, c.out_w, c.oc_blocks, virtual_threads,
-                                                std::max<int64_t>(lim.acc - c.oc_blocks, 1));
+                                                std::max<int64_t>((lim.acc - c.oc_blocks) / per_output, 1));
   try {
     check_conv_tiling(c, first, lim);
     return first;
@@ -196,7 +198,7 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
           double tiles = double(c.out_h / h) * (c.out_w / w) * (c.oc_blocks / ob);
           double load = double(need.inp) / vt +
                         16.0 * double(need.wgt) / vt;  // bus cycles (an input entry ~ one beat, a weight entry ~ 16)
-          double gemm = double(ob) * h * w * c.kernel_h * c.kernel_w;
+          double gemm = double(ob) * h * w * c.kernel_h * c.kernel_w * c.weight_passes;
           double cost = tiles * c.ic_blocks * (std::max(load, gemm) + kInsnOverhead);
           if (!best || cost < best_cost) best = t, best_cost = cost;
         }
@@ -208,20 +210,24 @@ AccelConvTiling choose_conv_tiling(const ConvShape& c, int virtual_threads, cons
 }
 
 ConvShape conv_shape_of(const QuantizedStages& q, int stride, bool bias) {
-  auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
-  if (reads.size() != 2 || q.out.ndim() != 6 || reads[1].ndim() != 6)
+  const bool passes = q.passes.defined();
+  auto reads = (passes ? q.passes : q.acc).op()->input_tensors();  // data (or its padding), kernel
+  if (reads.size() != 2 || q.out.ndim() != 6 || reads[1].ndim() != (passes ? 7 : 6))
     LOOM_THROW(ScheduleError, "conv_shape_of: '", q.out.name(),
-               "' is not a blocked conv (output [N/b, C/bo, H, W, b, bo], weights [O/bo, C/bi, kh, kw, bo, bi])");
+               "' is not a blocked conv (output [N/b, C/bo, H, W, b, bo], weights [O/bo, C/bi, kh, kw, bo, bi] or "
+               "[O/bo, C/bi, passes, kh, kw, bo, bi])");
   const Tensor& w = reads[1];
+  const int k = passes ? 3 : 2;  // the kernel's first spatial axis
   return ConvShape{.out_h = int(const_dim(q.out, 2)),
                    .out_w = int(const_dim(q.out, 3)),
                    .oc_blocks = int(const_dim(q.out, 1)),
                    .ic_blocks = int(const_dim(w, 1)),
-                   .kernel_h = int(const_dim(w, 2)),
-                   .kernel_w = int(const_dim(w, 3)),
+                   .kernel_h = int(const_dim(w, k)),
+                   .kernel_w = int(const_dim(w, k + 1)),
                    .stride = stride,
                    .bias = bias,
-                   .channel_shifts = q.shifts.defined()};
+                   .channel_shifts = q.shifts.defined(),
+                   .weight_passes = passes ? int(const_dim(w, 2)) : 1};
 }
 
 void check_conv_shape(const ConvShape& c, const QuantizedStages& q, int stride) {
@@ -242,9 +248,10 @@ void check_conv_shape(const ConvShape& c, const QuantizedStages& q, int stride) 
 }
 
 void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blocking& b, const AccelConvTiling& t) {
-  auto reads = q.acc.op()->input_tensors();  // data (or its padding), kernel
+  const Tensor gemm = q.passes.defined() ? q.passes : q.acc;  // the GEMM stage (all passes in one)
+  auto reads = gemm.op()->input_tensors();                    // data (or its padding), kernel
   if (reads.size() != 2)
-    LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", q.acc.name(), "' must read data and kernel");
+    LOOM_THROW(ScheduleError, "schedule_conv2d_int8_accel: '", gemm.name(), "' must read data and kernel");
   check_tiling_divides(int(const_dim(q.out, 2)), int(const_dim(q.out, 3)), int(const_dim(q.out, 1)), t);
   Tensor data = reads[0], kernel = reads[1];
   Tensor pad = data.op()->tag == "pad" ? data : Tensor();
@@ -252,17 +259,26 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
   Stage out = s[q.out];
   IterVar xo = tile_activation(out, t);
 
-  Stage acc = s[q.acc];
+  Stage acc = s[gemm];
   acc.set_scope(scope::kAccAccum);
   acc.compute_at(out, xo);
+  for (const Tensor& c : q.combine) {  // the passes combined on the ALU
+    Stage st = s[c];
+    st.set_scope(scope::kAccAccum);
+    st.compute_at(out, xo);
+    st.pragma(st.axis(0), "alu");
+  }
   schedule_alu_stages(s, q, out, xo);
   // Accumulator tile loops, reduction blocks outside, the GEMM block innermost.
   IterVar ic = acc.reduce_axis(0), dy = acc.reduce_axis(1), dx = acc.reduce_axis(2), ic_tns = acc.reduce_axis(3);
-  acc.reorder({ic, dy, dx, acc.axis(0), acc.axis(1), acc.axis(2), acc.axis(3), acc.axis(4), acc.axis(5), ic_tns});
-  acc.tensorize(acc.axis(4), accel_gemm_intrin(b));
+  std::vector<IterVar> order = {ic, dy, dx};
+  for (int a = 0; a < gemm.ndim(); ++a) order.push_back(acc.axis(a));
+  order.push_back(ic_tns);
+  acc.reorder(order);
+  acc.tensorize(acc.axis(gemm.ndim() - 2), accel_gemm_intrin(b));
 
-  Tensor inp = s.cache_read(data, scope::kAccInput, {q.acc});
-  Tensor wgt = s.cache_read(kernel, scope::kAccWeight, {q.acc});
+  Tensor inp = s.cache_read(data, scope::kAccInput, {gemm});
+  Tensor wgt = s.cache_read(kernel, scope::kAccWeight, {gemm});
   if (pad.defined()) s[pad].compute_inline();  // the DMA pads while loading
   for (const Tensor& buf : {inp, wgt}) {
     Stage st = s[buf];

@@ -175,18 +175,23 @@ Tensor unpack_cropped(const Tensor& Xp, int64_t n, int64_t c, const std::string&
                  name, "unpack");
 }
 
-QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, int stride, int pad, const Requantize& rq,
-                                    const std::string& name) {
+namespace {
+
+// A blocked int8 conv's accumulation: kernel [O/bo, I/bi, KH, KW, bo, bi], or with passes
+// [O/bo, I/bi, P, KH, KW, bo, bi] into accumulators [N/b, P, O/bo, OH, OW, b, bo].
+Tensor conv2d_int8_accumulate(const Tensor& data, const Tensor& kernel, int stride, int pad, bool passes,
+                              const std::string& name) {
+  const int kr = passes ? 7 : 6, ka = passes ? 3 : 2;  // the kernel's rank and its first spatial axis
   rank_check(data, 6, "conv2d_int8_blocked");
-  rank_check(kernel, 6, "conv2d_int8_blocked");
+  rank_check(kernel, kr, "conv2d_int8_blocked");
   if (data.dtype() != DataType::Int(8) || kernel.dtype() != DataType::Int(8))
     LOOM_THROW(TypeError, "conv2d_int8_blocked '", name, "': data and kernel must be int8, got ", data.dtype().str(),
                " and ", kernel.dtype().str());
-  if (const_dim(data, 1) != const_dim(kernel, 1) || const_dim(data, 5) != const_dim(kernel, 5))
+  if (const_dim(data, 1) != const_dim(kernel, 1) || const_dim(data, 5) != const_dim(kernel, kr - 1))
     LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': input channel blocks of '", data.name(), "' and '",
                kernel.name(), "' differ");
   if (stride <= 0 || pad < 0) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': bad stride/padding");
-  int64_t h = const_dim(data, 2), w = const_dim(data, 3), kh = const_dim(kernel, 2), kw = const_dim(kernel, 3);
+  int64_t h = const_dim(data, 2), w = const_dim(data, 3), kh = const_dim(kernel, ka), kw = const_dim(kernel, ka + 1);
   int64_t oh = window_out(h, kh, stride, pad, pad), ow = window_out(w, kw, stride, pad, pad);
   if (oh <= 0 || ow <= 0)
     LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': kernel larger than the padded input");
@@ -203,15 +208,63 @@ QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, in
   }
   IterVar ic = reduce_axis(data.shape()[1], "ic"), dy = reduce_axis(int(kh), "dy"), dx = reduce_axis(int(kw), "dx"),
           ici = reduce_axis(data.shape()[5], "ic_tns");
-  Tensor acc =
-      compute({data.shape()[0], kernel.shape()[0], Expr(int(oh)), Expr(int(ow)), data.shape()[4], kernel.shape()[4]},
-              ComputeFn([&](const std::vector<Var>& v) {
-                Expr x = padded(v[0], ic, v[2] * stride + dy->var, v[3] * stride + dx->var, v[4], ici);
-                Expr k = kernel(v[1], ic, dy, dx, v[5], ici);
-                return sum(i32(x) * i32(k), {ic, dy, dx, ici});
-              }),
-              name + "_acc", "conv2d");
-  return requantize(acc, rq, name);
+  std::vector<Expr> shape = {data.shape()[0], kernel.shape()[0], Expr(int(oh)),
+                             Expr(int(ow)),   data.shape()[4],   kernel.shape()[kr - 2]};
+  if (passes) shape.insert(shape.begin() + 1, kernel.shape()[2]);
+  return compute(shape, ComputeFn([&](const std::vector<Var>& v) {
+                   const size_t o = passes ? 1 : 0;  // the spatial and block axes after the pass axis
+                   Expr x = padded(v[0], ic, v[2 + o] * stride + dy->var, v[3 + o] * stride + dx->var, v[4 + o], ici);
+                   Expr k = passes ? kernel(v[2], ic, v[1], dy, dx, v[6], ici) : kernel(v[1], ic, dy, dx, v[5], ici);
+                   return sum(i32(x) * i32(k), {ic, dy, dx, ici});
+                 }),
+                 name + "_acc", "conv2d");
+}
+
+}  // namespace
+
+QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, int stride, int pad, const Requantize& rq,
+                                    const std::string& name) {
+  return requantize(conv2d_int8_accumulate(data, kernel, stride, pad, false, name), rq, name);
+}
+
+QuantizedStages conv2d_int8_blocked_passes(const Tensor& data, const Tensor& kernel, const Tensor& bias,
+                                           const Tensor& shifts, int stride, int pad, int digit_bits,
+                                           const Requantize& rq, const std::string& name) {
+  if (digit_bits != 2 && digit_bits != 4)
+    LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': digits of ", digit_bits, " bits (2 or 4)");
+  Tensor passes = conv2d_int8_accumulate(data, kernel, stride, pad, true, name);
+  const int P = int(const_dim(passes, 1));
+  // The most significant pass first: c = (c << digit_bits) + pass p, down to pass 0.
+  std::vector<Expr> shape = passes.shape();
+  shape.erase(shape.begin() + 1);
+  auto at = [](const std::vector<Var>& v, Expr p) {
+    std::vector<Expr> idx(v.begin(), v.end());
+    idx.insert(idx.begin() + 1, std::move(p));
+    return idx;
+  };
+  std::vector<Tensor> combine;
+  Tensor c;
+  for (int p = P - 1; p >= 0; --p) {
+    if (p == P - 1) continue;
+    Tensor high = c.defined() ? c : Tensor();
+    Tensor shifted =
+        compute(shape, ComputeFn([&](const std::vector<Var>& v) {
+                  Expr hi = high.defined() ? high(std::vector<Expr>(v.begin(), v.end())) : passes(at(v, Expr(P - 1)));
+                  return make_shift_right(hi, Expr(-digit_bits));
+                }),
+                name + "_pass" + std::to_string(p + 1) + "_shl", "elemwise");
+    c = compute(shape, ComputeFn([&](const std::vector<Var>& v) {
+                  return shifted(std::vector<Expr>(v.begin(), v.end())) + passes(at(v, Expr(p)));
+                }),
+                name + "_pass" + std::to_string(p), "elemwise");
+    combine.push_back(shifted);
+    combine.push_back(c);
+  }
+  if (!c.defined()) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': passes need at least two digits");
+  QuantizedStages q = requantize(c, rq, name, bias, shifts);
+  q.passes = passes;
+  q.combine = std::move(combine);
+  return q;
 }
 
 QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, const Tensor& bias, int stride, int pad,

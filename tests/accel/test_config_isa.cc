@@ -318,6 +318,33 @@ TEST(AccelConfig, PrecisionIsAParameter) {
             std::string::npos);
 }
 
+// Weights wider than the multipliers run in passes of wgt_bits-bit signed digits: the widths a
+// design takes, and the range each holds (the digits' sums, checked against every digit
+// combination).
+TEST(AccelConfig, WeightWidthsInPasses) {
+  auto config = [](int wgt) {
+    nlohmann::json j = {{"wgt_bits", wgt}, {"wgt_buffer_bytes", 262144 * wgt / 8}};
+    return AccelConfig::from_json(j.dump());
+  };
+  EXPECT_EQ(accel::default_config().weight_widths(), (std::vector<int>{8}));
+  EXPECT_EQ(config(4).weight_widths(), (std::vector<int>{4, 8}));
+  EXPECT_EQ(config(2).weight_widths(), (std::vector<int>{2, 4, 8}));
+  for (auto [wgt, bits] : {std::pair{8, 8}, {4, 4}, {4, 8}, {2, 2}, {2, 4}, {2, 8}}) {
+    int64_t lo = 0, hi = 0;
+    const int passes = bits / wgt, half = 1 << (wgt - 1);
+    for (int64_t code = 0; code < (int64_t(1) << bits); ++code) {  // every combination of digits
+      int64_t v = 0;
+      for (int p = passes - 1; p >= 0; --p) v = v * (1 << wgt) + ((code >> (p * wgt)) & ((1 << wgt) - 1)) - half;
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    EXPECT_EQ(config(wgt).weight_range(bits), std::make_pair(lo, hi)) << wgt << "-bit digits, " << bits << " bits";
+  }
+  EXPECT_EQ(config(4).weight_range(8), std::make_pair(int64_t(-136), int64_t(119)));
+  EXPECT_NE(test::error_text<ConfigError>([&] { config(4).weight_range(2); }).find("runs weights of 4 bits"),
+            std::string::npos);
+  EXPECT_THROW(config(2).weight_range(6), ConfigError);
+}
+
 // Every config shipped in accel/configs (read from the folder, so a new file is covered too).
 std::vector<AccelConfig> shipped_configs() {
   std::vector<std::filesystem::path> files;

@@ -130,6 +130,12 @@ TEST(AccelModel, ChainOnFsimEqualsCpuInt8BitForBit) {
 // ALU's stays on the CPU, the reason naming it, and the model still agrees.
 TEST(AccelModel, ChannelExponentsRunAsPerChannelShifts) {
   Graph g = chain();
+  for (Node& n : g.nodes)  // channels of weights up to 2^5 apart in size: shifts up to 5 apart
+    if (n.is_constant() && n.value.shape().size() == 4) {
+      const int64_t per = n.value.numel() / n.value.shape()[0];
+      for (int64_t i = 0; i < n.value.numel(); ++i)
+        n.value.set_from_double(i, n.value.get_as_double(i) * std::ldexp(1.0, -int((i / per) % 6)));
+    }
   QuantizeOptions qo;
   qo.skip_first_conv = false;
   qo.weight_exponents = QuantizeOptions::WeightExponents::PerChannel;
@@ -153,7 +159,8 @@ TEST(AccelModel, ChannelExponentsRunAsPerChannelShifts) {
     if (!n.is_op() || n.op != "requantize_channel" || n.name.find("conv2") == std::string::npos) continue;
     std::vector<int> shifts = *channel_shifts(q, n);
     NDArray& m = q.nodes[size_t(n.inputs[1])].value;
-    const int S = 40;
+    const int S = *std::min_element(shifts.begin() + 1, shifts.end()) + 30;  // every multiplier within int32
+    ASSERT_GE(S, 31);
     n.attrs.set("shift", int64_t(S));
     for (size_t c = 0; c < shifts.size(); ++c) m.set_from_double(int64_t(c), std::ldexp(1.0, S - (c ? shifts[c] : 31)));
   }
@@ -168,13 +175,20 @@ TEST(AccelModel, ChannelExponentsRunAsPerChannelShifts) {
   for (auto& in : inputs) expect_equal(acc2.ex.run(in)[0], cpu2.ex.run(in)[0], "one layer kept on the CPU");
 }
 
+// Sets the first weight of every int8 conv to 127, the edge of an 8-bit model's range.
+void reach_127(Graph& q) {
+  for (Node& n : q.nodes)
+    if (n.is_op() && n.op == "conv2d") q.nodes[size_t(n.inputs[1])].value.set_from_double(0, 127);
+}
+
 accel::AccelConfig shipped_config(const std::string& name) {
   return accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
 }
 
 // The config's precision decides what runs on the accelerator: a model quantized at its widths runs
 // there bit for bit against the CPU model at those widths (4-bit activations packed on the way in
-// and out); one quantized at 8 bits stays on the CPU, each layer naming the config's weight width;
+// and out); one quantized at 8 bits whose weights reach 127 (beyond two passes of 4-bit digits)
+// stays on the CPU, each layer naming the widths;
 // 16-bit accumulators take only the layers whose sums provably fit, the others kept with the bound.
 TEST(AccelModel, ThePrecisionDecidesWhatRunsOnTheAccelerator) {
   Graph g = chain();
@@ -182,6 +196,7 @@ TEST(AccelModel, ThePrecisionDecidesWhatRunsOnTheAccelerator) {
   q8.skip_first_conv = false;
   const auto calibration = random_inputs(g, 4, 10);
   Graph int8 = quantize(g, calibration, q8).graph;
+  reach_127(int8);  // beyond what even two passes of 4-bit digits hold
   accel::AccelConfig w4a4_acc16 = shipped_config("w4a4");
   w4a4_acc16.name = "w4a4_acc16";
   w4a4_acc16.acc_bits = 16;
@@ -210,6 +225,129 @@ TEST(AccelModel, ThePrecisionDecidesWhatRunsOnTheAccelerator) {
     EXPECT_EQ(acc.result.accel_report.kept.size(), size_t(4 - c.offloaded));
     for (auto& in : random_inputs(g, 2, 30)) expect_equal(acc.ex.run(in)[0], cpu.ex.run(in)[0], c.cfg.name);
   }
+}
+
+// Mixed precision: layers given wider weights than the config's multipliers run in passes of
+// wgt_bits-bit digits (8-bit weights on W4A8 in two, 4- and 8-bit ones on W2A8 in two and four),
+// every layer on the accelerator, bit for bit against the CPU model and the interpreter; the wide
+// layers take the digits' range (119 levels for two 4-bit passes). A width the config does not run
+// is refused, naming the layer; an 8-bit model's weights (127 levels) stay on the CPU, the reason
+// naming the range in passes.
+TEST(AccelModel, LayersInPassesOfNarrowDigits) {
+  Graph g = chain();
+  const auto calibration = random_inputs(g, 4, 10);
+  struct Case {
+    std::string config;
+    std::map<std::string, int> widths;
+    std::map<std::string, int> passes;  // accel_conv2d node name prefix -> passes
+  };
+  for (const Case& c :
+       {Case{"w4a8", {{"conv2", 8}}, {{"conv2", 2}}},
+        Case{"w2a8", {{"conv1", 4}, {"conv3", 8}}, {{"conv1", 2}, {"conv3", 4}}},
+        Case{"w4a4", {{"conv1", 8}, {"conv2", 8}, {"conv3", 8}}, {{"conv1", 2}, {"conv2", 2}, {"conv3", 2}}}}) {
+    SCOPED_TRACE(c.config);
+    BuildOptions bo;
+    bo.accel = shipped_config(c.config);
+    QuantizeOptions qo;
+    qo.skip_first_conv = false;
+    qo.layer_weight_bits = c.widths;
+    follow_targets(qo, bo);
+    Graph q = quantize(g, calibration, qo).graph;
+    for (const Node& n : q.nodes)  // the wide layers' weights go beyond the multipliers, within the digits' range
+      if (n.is_op() && n.op == "conv2d" && c.widths.count(n.name.substr(0, 5))) {
+        const NDArray& w = q.node(n.inputs[1]).value;
+        double m = 0;
+        for (int64_t i = 0; i < w.numel(); ++i) m = std::max(m, std::fabs(w.get_as_double(i)));
+        EXPECT_LE(m, double(bo.accel->weight_range(c.widths.at(n.name.substr(0, 5))).second)) << n.name;
+        EXPECT_GT(m, double(bo.accel->weight_range(bo.accel->wgt_bits).second)) << n.name;
+      }
+    Built cpu = build_for(q, std::nullopt);
+    Built acc = build_for(q, bo.accel);
+    EXPECT_EQ(acc.result.accel_report.offloaded, 4) << acc.result.graph.str();
+    std::map<std::string, int> passes;
+    for (const Node& n : acc.result.graph.nodes)
+      if (n.is_op() && n.op == "accel_conv2d" && n.attrs.has("digit_bits")) {
+        EXPECT_EQ(n.attrs.get_int("digit_bits"), bo.accel->wgt_bits) << n.name;
+        passes[n.name.substr(0, 5)] = int(acc.result.graph.type_of(n.inputs[1]).shape[2]);
+      }
+    EXPECT_EQ(passes, c.passes) << acc.result.graph.str();
+    for (auto& in : random_inputs(g, 2, 30)) {
+      NDArray want = cpu.ex.run(in)[0];
+      expect_equal(acc.ex.run(in)[0], want, c.config + " in passes vs the CPU");
+      expect_equal(want, reference_run(q, in)[0], c.config + ": CPU vs the interpreter");
+    }
+  }
+  BuildOptions w4a8;
+  w4a8.accel = shipped_config("w4a8");
+  QuantizeOptions two_bits;
+  two_bits.layer_weight_bits = {{"conv2", 2}};
+  std::string e = test::error_text<ConfigError>([&] { follow_targets(two_bits, w4a8); });
+  EXPECT_NE(e.find("layer 'conv2' is given 2-bit weights; config 'w4a8' (W4A8, 32-bit accumulators) runs weights of "
+                   "4 or 8 bits"),
+            std::string::npos)
+      << e;
+  QuantizeOptions unknown;
+  unknown.layer_weight_bits = {{"conv9", 8}};
+  e = test::error_text<ModelError>([&] { quantize(g, calibration, unknown); });
+  EXPECT_NE(e.find("layer 'conv9' is given 8-bit weights but is no quantized conv2d/dense layer of the model; those "
+                   "are: conv2, conv3"),
+            std::string::npos)
+      << e;
+  QuantizeOptions q8;
+  q8.skip_first_conv = false;
+  Graph int8 = quantize(g, calibration, q8).graph;
+  reach_127(int8);
+  Built kept = build_for(int8, w4a8.accel);
+  ASSERT_FALSE(kept.result.accel_report.kept.empty());
+  EXPECT_NE(kept.result.accel_report.kept[0].find("its 8-bit weights in passes ([-136, 119])"), std::string::npos)
+      << kept.result.accel_report.kept[0];
+}
+
+// choose_weight_bits: each layer's sensitivity is the model's agreement with only that layer
+// narrow; the most sensitive layers are widened until the budget holds. A budget between the
+// all-narrow and the all-wide agreement widens some layers but not all, the most sensitive first,
+// and the chosen model, quantized again from the table, agrees as reported (measured here on the
+// interpreter); a budget the narrow model meets widens none, one no model meets widens all.
+TEST(AccelModel, MixedPrecisionWidensTheMostSensitiveLayers) {
+  Graph g = chain();
+  const auto calibration = random_inputs(g, 4, 10);
+  QuantizeOptions qo;
+  qo.skip_first_conv = false;
+  qo.set_precision("W2A8");
+  WeightBitsChoice all = choose_weight_bits(g, calibration, qo, 8, 0.999999);
+  ASSERT_EQ(all.sensitivity.size(), 3u);
+  EXPECT_LT(all.narrow_cosine, all.wide_cosine);
+  EXPECT_FALSE(all.met);
+  EXPECT_EQ(all.layer_weight_bits.size(), 3u);
+  for (size_t i = 1; i < all.sensitivity.size(); ++i)
+    EXPECT_LE(all.sensitivity[i - 1].cosine, all.sensitivity[i].cosine);
+  const double budget = (all.narrow_cosine + all.wide_cosine) / 2;
+  WeightBitsChoice mid = choose_weight_bits(g, calibration, qo, 8, budget);
+  EXPECT_TRUE(mid.met);
+  EXPECT_GE(mid.cosine, budget);
+  ASSERT_GE(mid.layer_weight_bits.size(), 1u);
+  EXPECT_LT(mid.layer_weight_bits.size(), 3u);
+  for (size_t i = 0; i < mid.layer_weight_bits.size(); ++i)
+    EXPECT_EQ(mid.layer_weight_bits.count(mid.sensitivity[i].layer), 1u) << mid.str();
+  QuantizeOptions chosen = qo;
+  chosen.layer_weight_bits = mid.layer_weight_bits;
+  Graph q = quantize(g, calibration, chosen).graph;
+  double dot = 0, qq = 0, ff = 0;
+  for (auto& in : calibration) {
+    NDArray a = reference_run(q, in)[0], f = reference_run(g, in)[0];
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      dot += a.get_as_double(i) * f.get_as_double(i);
+      qq += a.get_as_double(i) * a.get_as_double(i);
+      ff += f.get_as_double(i) * f.get_as_double(i);
+    }
+  }
+  EXPECT_NEAR(dot / std::sqrt(qq * ff), mid.cosine, 1e-4);
+  WeightBitsChoice none = choose_weight_bits(g, calibration, qo, 8, all.narrow_cosine * 0.999);
+  EXPECT_TRUE(none.layer_weight_bits.empty());
+  EXPECT_NE(test::error_text<ConfigError>([&] { choose_weight_bits(g, calibration, qo, 2, 0.9); }).find("wider than"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<ConfigError>([&] { choose_weight_bits(g, calibration, qo, 8, 1.5); }).find("(0, 1]"),
+            std::string::npos);
 }
 
 // BuildOptions::accel_conv_tiling (what `loom compile --tuning-log` sets) decides each accelerator

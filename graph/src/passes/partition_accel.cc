@@ -38,6 +38,28 @@ std::vector<int> right_shifts(const Graph& g, const Node& rq, int64_t O) {
   return int64_t(s.size()) == O ? s : std::vector<int>{};
 }
 
+// Digit p (of `passes`, `bits` wide each, signed) of w = sum_p d_p 2^(p bits).
+int weight_digit(int64_t w, int bits, int p) {
+  const int64_t base = int64_t(1) << bits, half = base / 2;
+  for (int k = 0;; ++k) {
+    int64_t d = ((w + half) % base + base) % base - half;  // the signed residue in [-half, half)
+    if (k == p) return int(d);
+    w = (w - d) / base;
+  }
+}
+
+// How many passes of the config's wgt_bits-bit digits a layer's constant weights need (1: they fit
+// the multipliers), 0 when even the widest of AccelConfig::weight_widths does not hold them.
+int weight_passes(const NDArray& w, const accel::AccelConfig& cfg) {
+  const int8_t* v = static_cast<const int8_t*>(w.raw_data());
+  const auto [lo, hi] = std::minmax_element(v, v + w.numel());
+  for (int bits : cfg.weight_widths()) {
+    auto [rlo, rhi] = cfg.weight_range(bits);
+    if (w.numel() == 0 || (*lo >= rlo && *hi <= rhi)) return bits / cfg.wgt_bits;
+  }
+  return 0;
+}
+
 struct Rewriter {
   Graph& g;
   const accel::AccelConfig& cfg;
@@ -80,12 +102,13 @@ struct Rewriter {
   // tile of rows (a dense layer's schedule reloads the weights for every batch block). The bias is `layer`'s (or zero)
   // with the rounding folded in. Returns the [rows, N] int8 result.
   int rows_times_weights(int x, int64_t rows, int64_t K, int w_blocked, int64_t N, const Node& rq, const Node& layer,
-                         const std::string& name) {
+                         const std::string& name, int passes = 1) {
     int64_t op = round_up(N, cfg.block_out), ip = round_up(K, cfg.block_in);
     int image = reshape(transpose_2d(x, name + "_cols"), {1, K, rows, 1}, name + "_image");
     std::vector<int> in = {pack(image, ip, name + "_pack", 1), w_blocked};
     add_requantization(in, rq, layer, N, op, name);
     Attrs a = requantize_attrs(rq).set("stride", int64_t(1)).set("pad", int64_t(0));
+    if (passes > 1) a.set("digit_bits", int64_t(cfg.wgt_bits));
     int y = g.add_op("accel_conv2d", g.unique_name(name + "_accel"), in, a);
     int out = unpack(y, TensorType{{1, N, rows, 1}, DataType::Int(8)}, name + "_unpack");
     return transpose_2d(reshape(out, {N, rows}, name + "_nrows"), name + "_rows");
@@ -119,11 +142,13 @@ struct Rewriter {
   }
 
   // Weights [O, I, ...] -> [Op/bo, Ip/bi, ..., bo, bi], zero-padded; dense weights [O, I] with
-  // `kernel_axes` as a 1x1 convolution's [Op/bo, Ip/bi, 1, 1, bo, bi] (the same bytes).
-  NDArray pack_weight(const NDArray& w, int64_t op, int64_t ip, bool kernel_axes = false) {
+  // `kernel_axes` as a 1x1 convolution's [Op/bo, Ip/bi, 1, 1, bo, bi] (the same bytes). With
+  // passes > 1, [Op/bo, Ip/bi, passes, ..., bo, bi]: each weight's wgt_bits-bit digits.
+  NDArray pack_weight(const NDArray& w, int64_t op, int64_t ip, bool kernel_axes = false, int passes = 1) {
     const auto& s = w.shape();
     int64_t O = s[0], I = s[1], KK = s.size() == 4 ? s[2] * s[3] : 1, bo = cfg.block_out, bi = cfg.block_in;
     Shape shape = {op / bo, ip / bi};
+    if (passes > 1) shape.push_back(passes);
     if (s.size() == 4) shape.insert(shape.end(), {s[2], s[3]});
     if (s.size() == 2 && kernel_axes) shape.insert(shape.end(), {1, 1});
     shape.insert(shape.end(), {bo, bi});
@@ -132,9 +157,12 @@ struct Rewriter {
     auto* dst = static_cast<int8_t*>(out.raw_data());
     for (int64_t o = 0; o < O; ++o)
       for (int64_t i = 0; i < I; ++i)
-        for (int64_t k = 0; k < KK; ++k)
-          dst[(((o / bo) * (ip / bi) + i / bi) * KK + k) * bo * bi + (o % bo) * bi + i % bi] =
-              src[(o * I + i) * KK + k];
+        for (int p = 0; p < passes; ++p)
+          for (int64_t k = 0; k < KK; ++k) {
+            const int8_t v = src[(o * I + i) * KK + k];
+            dst[((((o / bo) * (ip / bi) + i / bi) * passes + p) * KK + k) * bo * bi + (o % bo) * bi + i % bi] =
+                int8_t(passes > 1 ? weight_digit(v, cfg.wgt_bits, p) : v);
+          }
     return out;
   }
 
@@ -176,19 +204,22 @@ struct Rewriter {
     bool conv = op_def(l.op).layer == WeightedLayer::Conv2d;
     int64_t O = g.type_of(l.inputs[1]).shape[0], I = g.type_of(l.inputs[1]).shape[1];
     int64_t op = round_up(O, cfg.block_out), ip = round_up(I, cfg.block_in);
-    if (!conv && g.type_of(l.inputs[0]).shape[0] > cfg.batch) {
-      NDArray w = pack_weight(g.node(l.inputs[1]).value, op, ip, /*kernel_axes=*/true);
+    const int passes = weight_passes(g.node(l.inputs[1]).value, cfg);
+    // A dense layer with more rows than the batch, or with weights in passes: a 1x1 convolution.
+    if (!conv && (g.type_of(l.inputs[0]).shape[0] > cfg.batch || passes > 1)) {
+      NDArray w = pack_weight(g.node(l.inputs[1]).value, op, ip, /*kernel_axes=*/true, passes);
       return rows_times_weights(l.inputs[0], g.type_of(l.inputs[0]).shape[0], I,
-                                g.add_constant(g.unique_name(l.name + "_w_blocked"), w), O, rq, l, l.name);
+                                g.add_constant(g.unique_name(l.name + "_w_blocked"), w), O, rq, l, l.name, passes);
     }
-    std::vector<int> in = {
-        pack(l.inputs[0], ip, l.name + "_pack"),
-        g.add_constant(g.unique_name(l.name + "_w_blocked"), pack_weight(g.node(l.inputs[1]).value, op, ip))};
+    std::vector<int> in = {pack(l.inputs[0], ip, l.name + "_pack"),
+                           g.add_constant(g.unique_name(l.name + "_w_blocked"),
+                                          pack_weight(g.node(l.inputs[1]).value, op, ip, false, passes))};
     add_requantization(in, rq, l, O, op, l.name);
     Attrs a = requantize_attrs(rq);
     if (conv) {
       const ConvAttrs c = ConvAttrs::from(l);  // equal strides and pads: layer_unsupported
       a.set("stride", c.strides[0]).set("pad", c.pads[0]);
+      if (passes > 1) a.set("digit_bits", int64_t(cfg.wgt_bits));
     }
     int y = g.add_op(conv ? "accel_conv2d" : "accel_dense", g.unique_name(l.name + "_accel"), in, a);
     return unpack(y, rq.type, rq.name + "_unpack");
@@ -245,26 +276,42 @@ std::string beyond_accumulators(int64_t worst, const accel::AccelConfig& cfg) {
 // |weights| times the largest inp_bits input, plus its bias and the requantization's rounding).
 std::string precision_unsupported(const Graph& g, const Node& rq, const Node& l, const accel::AccelConfig& cfg) {
   const NDArray& w = g.node(l.inputs[1]).value;
-  const int64_t wmin = -(int64_t(1) << (cfg.wgt_bits - 1)), wmax = -wmin - 1;
   const int64_t O = w.shape()[0], per = w.numel() / std::max<int64_t>(O, 1);
   const int8_t* wv = static_cast<const int8_t*>(w.raw_data());
-  int64_t lo = 0, hi = 0, worst = 0;
+  const int passes = weight_passes(w, cfg);
+  if (passes == 0) {
+    const auto [lo, hi] = std::minmax_element(wv, wv + w.numel());
+    const std::vector<int> widths = cfg.weight_widths();
+    auto [rlo, rhi] = cfg.weight_range(widths.back());
+    return "weights in [" + std::to_string(*lo) + ", " + std::to_string(*hi) + "], beyond the " +
+           std::to_string(cfg.wgt_bits) + "-bit weights of config '" + cfg.name + "'" +
+           (widths.size() > 1 ? " and its " + std::to_string(widths.back()) + "-bit weights in passes ([" +
+                                    std::to_string(rlo) + ", " + std::to_string(rhi) + "])"
+                              : "") +
+           " (quantize for the config: loom compile --quantize int8 --target accel --config ...)";
+  }
+  // The accumulators of the whole sum and, in passes, of each partial sum shifted before the next
+  // pass is added: sum_k |x| |u_k| 2^digit, u_k the weight's digits from pass k up.
+  const int64_t xmax = int64_t(1) << (cfg.inp_bits - 1);
+  int64_t worst = 0;
   const std::vector<int> shifts = right_shifts(g, rq, O);
   for (int64_t o = 0; o < O; ++o) {
     const int shift = shifts[size_t(o)];
     int64_t sum = 0;
+    std::vector<int64_t> partial(size_t(passes), 0);
     for (int64_t k = 0; k < per; ++k) {
-      lo = std::min<int64_t>(lo, wv[o * per + k]), hi = std::max<int64_t>(hi, wv[o * per + k]);
       sum += std::abs(int64_t(wv[o * per + k]));
+      int64_t u = 0;
+      for (int p = passes - 1; p >= 1; --p) {
+        u = u * (int64_t(1) << cfg.wgt_bits) + weight_digit(wv[o * per + k], cfg.wgt_bits, p);
+        partial[size_t(p)] += std::abs(u) << cfg.wgt_bits;
+      }
     }
     int64_t bias = l.inputs.size() > 2 ? static_cast<const int32_t*>(g.node(l.inputs[2]).value.raw_data())[o] : 0;
     if (shift > 0) bias += int64_t(1) << (shift - 1);
-    worst = std::max(worst, sum * (int64_t(1) << (cfg.inp_bits - 1)) + std::abs(bias));
+    worst = std::max(worst, sum * xmax + std::abs(bias));
+    for (int64_t p : partial) worst = std::max(worst, p * xmax);
   }
-  if (lo < wmin || hi > wmax)
-    return "weights in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], beyond the " +
-           std::to_string(cfg.wgt_bits) + "-bit weights of config '" + cfg.name +
-           "' (quantize for the config: loom compile --quantize int8 --target accel --config ...)";
   if (std::string why = beyond_accumulators(worst, cfg); !why.empty()) return why;
   return "";
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "loom/accel/config.h"
 #include "loom/graph/op_registry.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/quantize.h"
@@ -17,10 +18,26 @@ void QuantizeOptions::validate() const {
     LOOM_THROW(ConfigError, "quantize: weight_bits must be 2, 4 or 8, got ", weight_bits);
   if (activation_bits != 4 && activation_bits != 8)
     LOOM_THROW(ConfigError, "quantize: activation_bits must be 4 or 8, got ", activation_bits);
+  for (const auto& [layer, bits] : layer_weight_bits)
+    if (bits != 2 && bits != 4 && bits != 8)
+      LOOM_THROW(ConfigError, "quantize: layer '", layer, "' is given ", bits, "-bit weights; widths are 2, 4 or 8");
+  if (weight_digit_bits != 0 && weight_digit_bits != 2 && weight_digit_bits != 4 && weight_digit_bits != 8)
+    LOOM_THROW(ConfigError, "quantize: weight_digit_bits must be 0, 2, 4 or 8, got ", weight_digit_bits);
   if (per_channel && weight_exponents == WeightExponents::PerChannel)
     LOOM_THROW(ConfigError,
                "quantize: per_channel (fixed-point multipliers, CPU only) and per-channel weight exponents are two "
                "ways to scale each channel; choose one");
+}
+
+int QuantizeOptions::weight_levels(int bits) const {
+  if (weight_digit_bits > 0 && bits > weight_digit_bits)
+    return int(accel::AccelConfig::digit_range(weight_digit_bits, bits).second);
+  return (1 << (bits - 1)) - 1;
+}
+
+int QuantizeOptions::weight_bits_of(const std::string& layer) const {
+  auto it = layer_weight_bits.find(layer);
+  return it == layer_weight_bits.end() ? weight_bits : it->second;
 }
 
 bool QuantizeOptions::channel_exponents() const {

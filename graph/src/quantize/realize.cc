@@ -37,6 +37,7 @@ class Realizer {
         sim_(o.simulated),
         per_channel_(o.per_channel),
         channel_exponents_(o.channel_exponents()),
+        options_(o),
         wmax_(o.weight_levels()),
         amax_(o.activation_levels()) {
     for (const auto& p : cal) exponent_[p.node] = p.exponent;
@@ -44,6 +45,7 @@ class Realizer {
   }
 
   Graph run() {
+    check_layer_widths();
     for (int id : src_.topological_order()) {
       switch (a_.role[id]) {
         case QuantRole::Accumulate:
@@ -288,7 +290,23 @@ class Realizer {
                   e, true};
   }
 
+  // Every layer given its own width is a quantized conv2d/dense layer of the graph.
+  void check_layer_widths() const {
+    std::string layers;
+    for (size_t id = 0; id < src_.nodes.size(); ++id)
+      if (a_.role[id] == QuantRole::Accumulate) layers += (layers.empty() ? "" : ", ") + src_.node(int(id)).name;
+    for (const auto& [name, bits] : options_.layer_weight_bits) {
+      bool found = false;
+      for (size_t id = 0; id < src_.nodes.size() && !found; ++id)
+        found = a_.role[id] == QuantRole::Accumulate && src_.node(int(id)).name == name;
+      if (!found)
+        LOOM_THROW(ModelError, "quantize: layer '", name, "' is given ", bits,
+                   "-bit weights but is no quantized conv2d/dense layer of the model; those are: ", layers);
+    }
+  }
+
   void accumulate(int id) {
+    wmax_ = options_.weight_levels(options_.weight_bits_of(src_.node(id).name));
     if (per_channel_) return accumulate_per_channel(id);
     if (channel_exponents_) return accumulate_channel_exponents(id);
     const Node n = src_.node(id);
@@ -338,7 +356,8 @@ class Realizer {
   Graph r_;
   const QuantizeAnnotation& a_;
   bool sim_, per_channel_, channel_exponents_;
-  int wmax_, amax_;                // the largest weight and activation magnitudes (127 at 8 bits)
+  const QuantizeOptions& options_;
+  int wmax_, amax_;  // the largest weight (of the layer being realized) and activation magnitudes (127 at 8 bits)
   std::map<int, int> exponent_;    // calibrated exponents by source node
   std::map<int, Int8Value> int8_;  // by source node
   std::vector<std::vector<int>> users_;

@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace loom::accel {
 
@@ -54,6 +56,16 @@ struct AccelConfig {
 
   // "W4A8, 32-bit accumulators": the weight and input (activation) widths, as designers name them.
   std::string precision() const;
+  // Weight widths a layer may have on this design: wgt_bits, and (up to 8 bits) twice and four
+  // times it, run as that many passes of wgt_bits-bit signed digits (w = sum_p d_p 2^(p wgt_bits),
+  // each pass a GEMM into its own accumulators, combined by the ALU). A W4A8 design runs 8-bit
+  // layers in two passes; a W2A8 one 4- and 8-bit layers in two and four.
+  std::vector<int> weight_widths() const;
+  // The weights `bits` wide (one of weight_widths) can hold: [lo, hi] = the sums of passes of
+  // wgt_bits-bit digits (one pass: the plain signed range; two passes of 4 bits: [-136, 119]).
+  std::pair<int64_t, int64_t> weight_range(int bits) const;
+  // The same range for any digit width: values `bits` wide as passes of `digit_bits`-bit digits.
+  static std::pair<int64_t, int64_t> digit_range(int digit_bits, int bits);
   // Every backend (fsim, perf, rtl, systemc) runs every legal precision; the accelerator
   // schedules (compiler, tuner, loom accel-run, loom dse) take narrow inputs, weights and outputs
   // but accumulate in 32 bits. ConfigError naming `who`, the config and its precision otherwise.

@@ -97,19 +97,23 @@ std::map<std::string, runtime::KernelDevice> parse_placement(const std::string& 
 std::map<std::string, runtime::KernelDevice> read_placement(const std::string& path);
 
 // ConfigError unless the graph suits the targets: the accelerator runs int8 operators that
-// requantize with shifts, so an accelerator build refuses per-channel requantization and simulated
-// int8 (fake_quantize), naming the node. build() checks this first.
+// requantize with shifts, so an accelerator build refuses per-channel fixed-point multipliers
+// (requantize_channel whose multipliers are not powers of two) and simulated int8
+// (fake_quantize), naming the node. build() checks this first.
 void check_targets(const Graph& g, const BuildOptions& options);
 // The same rules before a model is quantized (a front end checks them before calibrating):
 // `quantize` is how it will be quantized, null when it stays float.
 void check_targets(const BuildOptions& options, const QuantizeOptions* quantize);
 // The widths an accelerator target's config declares, into `quantize`: weights at its wgt_bits,
-// activations at its inp_bits (the config decides; no second spelling of the widths). Nothing for
-// other targets. ConfigError for a config whose widths the quantizer has no mode for (2-bit inputs).
+// activations at its inp_bits (the config decides; no second spelling of the widths), layers
+// given wider weights (layer_weight_bits) as sums of wgt_bits-bit digits (weight_digit_bits), the
+// passes it runs them in. Nothing for other targets. ConfigError for a config whose widths the
+// quantizer has no mode for (2-bit inputs) or a layer width it does not run.
 void follow_targets(QuantizeOptions& quantize, const BuildOptions& options);
-// follow_targets, then the widths a user asked for (`precision`, "W4A8"; empty: none): for an
-// accelerator target they must be the config's. ConfigError starting with `what` (the option's
-// name) otherwise.
+// follow_targets, then the widths a user asked for (`precision`, "W4A8"; empty: none; wider
+// layers as sums of its weight digits, so that the CPU model equals an accelerator's at that
+// precision): for an accelerator target they must be the config's. ConfigError starting with
+// `what` (the option's name) otherwise.
 void follow_targets(QuantizeOptions& quantize, const BuildOptions& options, const std::string& precision,
                     const std::string& what);
 

@@ -55,9 +55,21 @@ struct QuantizeOptions {
   // config (follow_targets in build.h); the CPU runs the same narrow model bit for bit.
   int weight_bits = 8;
   int activation_bits = 8;
-  // The largest magnitude of a weight or an activation: 2^(bits-1) - 1.
-  int weight_levels() const { return (1 << (weight_bits - 1)) - 1; }
+  // Mixed precision: weight widths per layer, a conv2d/dense node's name -> 2, 4 or 8 (the layers
+  // not named take weight_bits). choose_weight_bits picks them from each layer's sensitivity.
+  std::map<std::string, int> layer_weight_bits;
+  // Weights wider than this (when set) run as passes of signed digits this wide, on an
+  // accelerator with narrower multipliers (accel::AccelConfig::weight_widths): they take the
+  // symmetric part of the range the digits sum to, 119 levels for 8 bits in two 4-bit passes.
+  // follow_targets sets it to the config's wgt_bits.
+  int weight_digit_bits = 0;
+  // The largest magnitude of a weight (`bits` wide: 2^(bits-1) - 1, or the digits' sum) or an
+  // activation (2^(bits-1) - 1).
+  int weight_levels() const { return weight_levels(weight_bits); }
+  int weight_levels(int bits) const;
   int activation_levels() const { return (1 << (activation_bits - 1)) - 1; }
+  // The weight width of a conv2d/dense layer: its entry in layer_weight_bits, else weight_bits.
+  int weight_bits_of(const std::string& layer) const;
   // ConfigError naming the field for widths other than the above.
   void validate() const;
   // "W4A8": weight_bits 4, activation_bits 8 (case-insensitive); ConfigError for other spellings
@@ -214,5 +226,31 @@ using QuantizedBuild = std::function<runtime::ModelFile(const Graph& quantized)>
 QuantizeResult quantize_checked(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
                                 const std::vector<std::vector<NDArray>>& held_out, const QuantizeOptions& options = {},
                                 const AccuracyThresholds& thresholds = {}, const QuantizedBuild& build_quantized = {});
+
+// ---- Mixed precision: a weight width per layer (choose_weight_bits) ----
+
+struct LayerSensitivity {
+  std::string layer;  // a conv2d/dense node of the float graph
+  double cosine = 1;  // the model's agreement with the float one with only this layer narrow
+};
+struct WeightBitsChoice {
+  std::map<std::string, int> layer_weight_bits;  // the layers widened (QuantizeOptions::layer_weight_bits)
+  std::vector<LayerSensitivity> sensitivity;     // every quantized layer, most sensitive first
+  double cosine = 1;                             // the chosen model's agreement on the calibration inputs
+  double narrow_cosine = 1;                      // every layer at options.weight_bits
+  double wide_cosine = 1;                        // every layer wide
+  bool met = true;  // false: even every layer wide misses the budget (then all are widened)
+  int models_compiled = 0;
+  std::string str() const;  // a table for people
+};
+// Picks each quantized conv2d/dense layer's weight width, options.weight_bits or `wide`: each
+// layer's sensitivity is the model's agreement with the float model (the lowest cosine over its
+// outputs, each over the calibration inputs) when only that layer is narrow; the fewest most
+// sensitive layers are widened that bring the agreement to min_cosine. The models compared are
+// the int8 models compiled for the CPU (one calibration for all: about L + log2 L + 3 compiles for
+// L layers). ConfigError for a budget outside (0, 1], `wide` not wider than weight_bits, or options
+// that already name layers.
+WeightBitsChoice choose_weight_bits(const Graph& g, const std::vector<std::vector<NDArray>>& calibration_inputs,
+                                    const QuantizeOptions& options, int wide, double min_cosine);
 
 }  // namespace loom::graph

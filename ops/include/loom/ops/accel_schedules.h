@@ -48,6 +48,7 @@ struct ConvShape {
   int kernel_h = 3, kernel_w = 3, stride = 1;
   bool bias = false;            // the tile's bias entries live in the accumulator scratchpad too
   bool channel_shifts = false;  // and so do per-channel shift amounts (a per-channel requantization)
+  int weight_passes = 1;        // weights as passes of narrower digits: P x the weights and accumulators
 };
 // The shape conv2d_int8_blocked's stages compute: output rows, columns and channel blocks from
 // the output [N/b, C/bo, H, W, b, bo], input-channel blocks and kernel from the weights

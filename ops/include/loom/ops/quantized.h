@@ -44,6 +44,10 @@ Tensor unpack_cropped(const Tensor& Xp, int64_t n, int64_t c, const std::string&
 struct QuantizedStages {
   Tensor acc, biased, shr, clip_lo, clip_hi, out;
   Tensor shifts;  // the per-channel shift amounts shr reads, when it shifts per channel
+  // Weights in passes (conv2d_int8_blocked_passes): the GEMM stage [N/b, P, C/bo, H, W, b, bo],
+  // and the element-wise stages that combine its passes into acc (a shift, an add per pass).
+  Tensor passes;
+  std::vector<Tensor> combine;
 };
 
 // A bias is int32 per output channel in blocks, [C/bo, b, bo] (the same value for every batch
@@ -67,6 +71,14 @@ QuantizedStages conv2d_int8_blocked(const Tensor& data, const Tensor& kernel, co
                                     int stride, int pad, const Requantize& rq, const std::string& name = "conv");
 QuantizedStages dense_int8_blocked(const Tensor& data, const Tensor& weight, const Tensor& bias, const Tensor& shifts,
                                    const Requantize& rq, const std::string& name = "dense");
+// Weights wider than the multipliers as passes of narrower signed digits: kernel
+// [O/bo, I/bi, P, KH, KW, bo, bi] holds P digits of each weight, w = sum_p d_p 2^(p digit_bits)
+// (digits of 2 or 4 bits); each pass accumulates on its own, and the passes combine most
+// significant first, c = (c << digit_bits) + pass p, before the bias and requantization (shifts
+// may be undefined: one shift, rq.shift).
+QuantizedStages conv2d_int8_blocked_passes(const Tensor& data, const Tensor& kernel, const Tensor& bias,
+                                           const Tensor& shifts, int stride, int pad, int digit_bits,
+                                           const Requantize& rq, const std::string& name = "conv");
 // A bias with 2^(shift-1) added (saturating), so the floor shift rounds half up like a model's requantize.
 std::vector<int32_t> rounding_bias(const std::vector<int32_t>& bias, int shift);
 // Element-wise add of two int8 blocked tensors in int32 with requantization (residual connections).
