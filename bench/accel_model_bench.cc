@@ -15,10 +15,13 @@
 // quantized model's agreement with the float model (cosine of the logits, top-1) on N held-out
 // uniform(-1, 1) inputs at that precision. --weight-exponents tensor|channel|auto chooses the
 // weights' power-of-two steps (QuantizeOptions::weight_exponents; auto: per channel below 8 bits).
+// --mixed-precision COSINE: on configs with narrow weights, the layers widened to 8 bits (run in
+// passes) are chosen by graph::choose_weight_bits for that agreement on the calibration inputs.
 //
 //   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
 //                     [--max-perf-error 2] [--agreement 100] [--weight-exponents auto]
+//                     [--mixed-precision 0.99]
 // The performance model's backend ("perf") runs the same inference after the RTL: its cycles
 // against the RTL's (percent), its wall time (fsim's execution and the model) against the RTL's.
 // Exits 1 on a mismatch or when the default config misses a given maximum.
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
   double max_rtl = 0, max_fsim = 0, max_conv = 0, max_perf_error = 0;
   int agreement = 0;
   auto weight_exponents = graph::QuantizeOptions::WeightExponents::Auto;
+  double mixed_budget = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -128,6 +132,8 @@ int main(int argc, char** argv) {
       agreement = std::stoi(next());
     else if (a == "--weight-exponents")
       weight_exponents = graph::parse_weight_exponents(next());
+    else if (a == "--mixed-precision")
+      mixed_budget = std::stod(next());
     else {
       std::cerr << "accel_model_bench: unknown option '" << a << "'\n";
       return 2;
@@ -162,6 +168,14 @@ int main(int argc, char** argv) {
     graph::follow_targets(qo, bo);
     auto it = models.find(qo.precision());
     if (it != models.end()) return it->second;
+    if (mixed_budget > 0 && bo.accel->weight_widths().size() > 1) {
+      auto t0 = std::chrono::steady_clock::now();
+      graph::WeightBitsChoice choice =
+          graph::choose_weight_bits(g, calib, qo, bo.accel->weight_widths().back(), mixed_budget);
+      std::printf("\n%s, mixed for a calibration cosine of %g (%.1f s):\n%s", qo.precision().c_str(), mixed_budget,
+                  seconds_since(t0), choice.str().c_str());
+      qo.layer_weight_bits = choice.layer_weight_bits;
+    }
     graph::QuantizeResult r =
         agreement > 0 ? graph::quantize_checked(g, calib, held_out, qo) : graph::quantize(g, calib, qo);
     if (r.report) {

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -125,7 +126,9 @@ frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph
 
 Model compile(const py::object& model, const std::string& target, int64_t batch, int64_t image,
               const std::optional<std::string>& quantize, const py::object& calibrate, const py::object& config,
-              const std::string& backend, const py::object& tuning_log, const std::optional<std::string>& precision) {
+              const std::string& backend, const py::object& tuning_log, const std::optional<std::string>& precision,
+              const std::optional<std::map<std::string, int>>& layer_weight_bits,
+              const std::optional<double>& mixed_precision) {
   if (target != "cpu" && target != "accel" && target != "cuda")
     LOOM_THROW(ConfigError, "loom.compile: target '", target, "' is not one of cpu, accel, cuda");
   if (quantize && *quantize != "int8" && *quantize != "int8-simulated")
@@ -140,6 +143,13 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   graph::QuantizeOptions qo;
   qo.simulated = quantize && *quantize == "int8-simulated";
   if (precision && !quantize) LOOM_THROW(ConfigError, "loom.compile: precision needs quantize='int8'");
+  if ((layer_weight_bits || mixed_precision) && !quantize)
+    LOOM_THROW(ConfigError, "loom.compile: layer_weight_bits and mixed_precision need quantize='int8'");
+  if (layer_weight_bits && mixed_precision)
+    LOOM_THROW(ConfigError,
+               "loom.compile: layer_weight_bits gives every layer's width and mixed_precision chooses "
+               "them: give one");
+  if (layer_weight_bits) qo.layer_weight_bits = *layer_weight_bits;
   graph::follow_targets(qo, bo, precision.value_or(""), "loom.compile: precision");
   graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
 #ifdef LOOM_PYTHON_WITH_TUNE
@@ -156,6 +166,11 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
   if (quantize) {
     frontend::CalibrationSets sets = calibration(calibrate, g);
     py::gil_scoped_release released;
+    if (mixed_precision)
+      qo.layer_weight_bits =
+          graph::choose_weight_bits(g, sets.calibration, qo, bo.accel ? bo.accel->weight_widths().back() : 8,
+                                    *mixed_precision)
+              .layer_weight_bits;
     graph::QuantizedBuild cpu_build;
     if (target == "cpu")  // the accuracy report runs the model compiled here: built once, for both
       cpu_build = [&](const graph::Graph& quantized) {
@@ -309,9 +324,11 @@ void register_models(py::module_& m) {
   m.def("compile", &compile, py::arg("model"), py::kw_only(), py::arg("target") = "cpu", py::arg("batch") = 1,
         py::arg("image") = 224, py::arg("quantize") = py::none(), py::arg("calibrate") = 16,
         py::arg("config") = py::none(), py::arg("backend") = "fsim", py::arg("tuning_log") = py::none(),
-        py::arg("precision") = py::none(),
+        py::arg("precision") = py::none(), py::arg("layer_weight_bits") = py::none(),
+        py::arg("mixed_precision") = py::none(),
         "compile(model, *, target='cpu', batch=1, image=224, quantize=None, calibrate=16, config=None,\n"
-        "        backend='fsim', tuning_log=None, precision=None) -> Model\n"
+        "        backend='fsim', tuning_log=None, precision=None, layer_weight_bits=None,\n"
+        "        mixed_precision=None) -> Model\n"
         "Compiles a loom.Graph, an ONNX file or a built-in model (resnet18, resnet50, mobilenet_v2, mlp;\n"
         "batch and image size those) as `loom compile` does: target 'cpu', 'accel' (int8 layers on the\n"
         "accelerator of `config`, a loom.accel.Config or a JSON file; VTA's 1x16x16 by default; run on `backend`) or "
@@ -321,7 +338,9 @@ void register_models(py::module_& m) {
         "the accuracy report. tuning_log: a tuning log (loom.tune.tune's `log`, `loom tune --log`) whose\n"
         "best configurations the build's kernels take; Model.tuning counts what it looked up and found.\n"
         "precision: the quantized widths, 'W4A8' etc. (`loom compile --precision`); with target='accel' the\n"
-        "config's, which need not be given.");
+        "config's, which need not be given. layer_weight_bits: {'layer': 8, ...}, wider weights for the\n"
+        "layers named (`--layer-weight-bits`; on the accelerator in passes); mixed_precision: a cosine with\n"
+        "the float model the layers widened to 8 bits are chosen for (`--mixed-precision`).");
 }
 
 }  // namespace loom::python

@@ -337,6 +337,30 @@ TEST(AccelModelShapes, ChannelShiftsTakeAccumulatorEntries) {
   EXPECT_NO_THROW(ops::check_dense_tiling(d, ops::choose_dense_tiling(d, 1, dense_exact), dense_exact));
 }
 
+// Weights in P passes take P times the weight entries and P + 1 sets of accumulators (each pass's
+// and their sum); conv_shape_of reads the passes from the stages.
+TEST(AccelModelShapes, WeightPassesTakeWeightAndAccumulatorEntries) {
+  ops::ConvShape c{.out_h = 7, .out_w = 7, .oc_blocks = 2, .ic_blocks = 2, .kernel_h = 3, .kernel_w = 3, .bias = true};
+  const ops::AccelConvTiling t{7, 7, 2, 1};
+  const ops::AccelLimits fits_one{1024, 18, 2 * 49 + 2};  // one pass: 2 x 9 weight entries, the outputs and the bias
+  EXPECT_NO_THROW(ops::check_conv_tiling(c, t, fits_one));
+  c.weight_passes = 2;
+  std::string e = test::error_text<ScheduleError>([&] { ops::check_conv_tiling(c, t, {1024, 1024, 2 * 49 + 2}); });
+  EXPECT_NE(e.find("the acc scratchpad needs 296 entries, has 100"), std::string::npos) << e;
+  e = test::error_text<ScheduleError>([&] { ops::check_conv_tiling(c, t, {1024, 18, 1024}); });
+  EXPECT_NE(e.find("the wgt scratchpad needs 36 entries, has 18"), std::string::npos) << e;
+  const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;
+  EXPECT_NO_THROW(ops::check_conv_tiling(c, ops::choose_conv_tiling(c, 2, lim), lim));
+  Tensor X = placeholder({1, 2, 9, 9, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({2, 2, 2, 3, 3, 16, 16}, DataType::Int(8), "W");
+  Tensor B = placeholder({2, 1, 16}, DataType::Int(32), "B");
+  ops::QuantizedStages q = ops::conv2d_int8_blocked_passes(X, W, B, Tensor(), 1, 0, 4, {8});
+  ops::ConvShape read = ops::conv_shape_of(q, 1, true);
+  EXPECT_EQ(std::tuple(read.out_h, read.out_w, read.oc_blocks, read.ic_blocks, read.kernel_h, read.weight_passes),
+            std::tuple(7, 7, 2, 2, 3, 2));
+  EXPECT_EQ(q.combine.size(), 2u);  // one shift and one add for two passes
+}
+
 TEST(AccelModelOps, RoundingBiasSaturates) {
   EXPECT_EQ(ops::rounding_bias({0, -5, INT32_MAX}, 4), (std::vector<int32_t>{8, 3, INT32_MAX}));
   EXPECT_EQ(ops::rounding_bias({7}, 0), (std::vector<int32_t>{7}));

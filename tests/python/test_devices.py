@@ -245,6 +245,29 @@ def test_stubs_name_every_public_binding(module, stub):
             assert not missing, f"{stub}: {name} lacks {sorted(missing)}"
 
 
+def test_mixed_precision_from_python():
+    """Layers given wider weights: on a W4A8 config fc2 at 8 bits runs in two passes of 4-bit
+    digits and equals the CPU model at W4A8 with the same table; a cosine budget chooses the table
+    (the layers widened differ from the all-narrow model); a table and a budget together, and a
+    width the config does not run, are refused."""
+    configs = os.path.join(os.path.dirname(__file__), "..", "..", "accel", "configs")
+    c = loom.accel.Config.load(os.path.join(configs, "w4a8.json"))
+    table = {"fc2": 8}
+    accel = loom.compile("mlp", target="accel", quantize="int8", calibrate=2, config=c, layer_weight_bits=table)
+    cpu = loom.compile("mlp", quantize="int8", calibrate=2, precision="W4A8", layer_weight_bits=table)
+    narrow = loom.compile("mlp", quantize="int8", calibrate=2, precision="W4A8")
+    x = np.random.default_rng(6).uniform(-1, 1, (1, 256)).astype(np.float32)
+    assert len([k for k in accel.profile(x) if k["device"] == "accel"]) == 3
+    assert np.array_equal(accel.run(x), cpu.run(x))
+    assert not np.array_equal(cpu.run(x), narrow.run(x))
+    chosen = loom.compile("mlp", target="accel", quantize="int8", calibrate=2, config=c, mixed_precision=0.9999)
+    assert not np.array_equal(chosen.run(x), narrow.run(x))
+    with pytest.raises(loom.ConfigError, match="give one"):
+        loom.compile("mlp", quantize="int8", layer_weight_bits=table, mixed_precision=0.99)
+    with pytest.raises(loom.ConfigError, match=re.escape("layer 'fc2' is given 2-bit weights; config 'w4a8'")):
+        loom.compile("mlp", target="accel", quantize="int8", config=c, layer_weight_bits={"fc2": 2})
+
+
 def test_narrow_precision_from_python():
     """A W4A8 config: its programs run on fsim, the performance model and the RTL with their checks;
     a model compiled for it quantizes at its widths and equals a CPU model compiled at W4A8; a

@@ -53,8 +53,9 @@ WeightBitsChoice choose_weight_bits(const Graph& g, const std::vector<std::vecto
   if (!(min_cosine > 0 && min_cosine <= 1))
     LOOM_THROW(ConfigError, "mixed precision: the accuracy budget is a cosine in (0, 1], got ", min_cosine);
   if (!options.layer_weight_bits.empty())
-    LOOM_THROW(ConfigError, "mixed precision: choose_weight_bits picks every layer's width; give a table of widths "
-                            "(layer_weight_bits) or a budget, not both");
+    LOOM_THROW(ConfigError,
+               "mixed precision: choose_weight_bits picks every layer's width; give a table of widths "
+               "(layer_weight_bits) or a budget, not both");
   if (options.simulated) LOOM_THROW(ConfigError, "mixed precision: chooses among int8 models, not simulated ones");
   QuantizeResult base = quantize(g, calibration_inputs, options);
   std::vector<std::string> layers;
@@ -116,8 +117,9 @@ WeightBitsChoice choose_weight_bits(const Graph& g, const std::vector<std::vecto
 std::string WeightBitsChoice::str() const {
   std::ostringstream os;
   os << "mixed precision: " << layer_weight_bits.size() << " of " << sensitivity.size()
-     << " layers widened, cosine with the float model " << cosine << " on the calibration inputs (every layer narrow: "
-     << narrow_cosine << ", every layer wide: " << wide_cosine << "; " << models_compiled << " candidate models)" << (met ? "" : "; the budget is not met")
+     << " layers widened, cosine with the float model " << cosine
+     << " on the calibration inputs (every layer narrow: " << narrow_cosine << ", every layer wide: " << wide_cosine
+     << "; " << models_compiled << " candidate models)" << (met ? "" : "; the budget is not met")
      << "\n  layer sensitivity (cosine with only that layer narrow), most sensitive first:\n";
   for (const LayerSensitivity& s : sensitivity)
     os << "    " << s.layer << "  " << s.cosine << (layer_weight_bits.count(s.layer) ? "  widened" : "") << "\n";
