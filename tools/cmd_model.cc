@@ -290,6 +290,15 @@ int compile_cmd(const std::vector<std::string>& args) {
       LOOM_THROW(Error, "--layer-weight-bits gives every layer's width and --mixed-precision chooses them: use one");
     graph::follow_targets(planned, bo, precision, "--precision");
     planned.validate();
+    if (app.count("--mixed-precision")) {
+      if (!(mixed_budget > 0)) LOOM_THROW(Error, "--mixed-precision: the budget is a cosine in (0, 1], got 0");
+      const int wide = bo.accel ? bo.accel->weight_widths().back() : 8;
+      if (wide <= planned.weight_bits)
+        LOOM_THROW(Error, "--mixed-precision widens layers to ", wide, "-bit weights and the model's are ",
+                   planned.weight_bits,
+                   "-bit already: give --precision with narrower weights (W4A8), or --target "
+                   "accel with a config whose wgt_bits is below 8");
+    }
     graph::check_targets(bo, quant.empty() ? nullptr : &planned);
   }
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };

@@ -244,6 +244,8 @@ void check_conv_shape(const ConvShape& c, const QuantizedStages& q, int stride) 
   field("ic_blocks", c.ic_blocks, want.ic_blocks);
   field("kernel_h", c.kernel_h, want.kernel_h);
   field("kernel_w", c.kernel_w, want.kernel_w);
+  field("weight_passes", c.weight_passes, want.weight_passes);
+  field("channel_shifts", c.channel_shifts, want.channel_shifts);
   if (!wrong.empty()) LOOM_THROW(ScheduleError, "ConvShape for '", q.out.name(), "' does not describe it: ", wrong);
 }
 

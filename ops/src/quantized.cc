@@ -46,14 +46,13 @@ QuantizedStages requantize(const Tensor& acc, const Requantize& rq, const std::s
   };
   Tensor shifted = acc;
   const int r = acc.ndim();
-  for (const Tensor& per_channel : {bias, shifts})
+  for (const auto& [what, per_channel] : {std::pair{"bias", bias}, std::pair{"shifts", shifts}})
     if (per_channel.defined() &&
         (per_channel.ndim() != 3 || per_channel.dtype() != DataType::Int(32) ||
          const_dim(per_channel, 0) != const_dim(acc, 1) || const_dim(per_channel, 1) != const_dim(acc, r - 2) ||
          const_dim(per_channel, 2) != const_dim(acc, r - 1)))
-      LOOM_THROW(ShapeError, name, ": ", &per_channel == &bias ? "bias" : "shifts", " '", per_channel.name(),
-                 "' must be int32 [", const_dim(acc, 1), ", ", const_dim(acc, r - 2), ", ", const_dim(acc, r - 1),
-                 "] (output-channel blocks, batch, block)");
+      LOOM_THROW(ShapeError, name, ": ", what, " '", per_channel.name(), "' must be int32 [", const_dim(acc, 1), ", ",
+                 const_dim(acc, r - 2), ", ", const_dim(acc, r - 1), "] (output-channel blocks, batch, block)");
   if (bias.defined()) {
     q.biased = compute(acc.shape(), ComputeFn([&](const std::vector<Var>& v) {
                          return acc(std::vector<Expr>(v.begin(), v.end())) + bias(v[1], v[r - 2], v[r - 1]);

@@ -151,6 +151,11 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
                "them: give one");
   if (layer_weight_bits) qo.layer_weight_bits = *layer_weight_bits;
   graph::follow_targets(qo, bo, precision.value_or(""), "loom.compile: precision");
+  if (mixed_precision && (bo.accel ? bo.accel->weight_widths().back() : 8) <= qo.weight_bits)
+    LOOM_THROW(ConfigError, "loom.compile: mixed_precision widens layers to 8-bit weights and the model's are ",
+               qo.weight_bits,
+               "-bit already: give precision='W4A8' (narrower weights), or target='accel' with a "
+               "config whose wgt_bits is below 8");
   graph::check_targets(bo, quantize ? &qo : nullptr);  // before anything expensive
 #ifdef LOOM_PYTHON_WITH_TUNE
   std::optional<tune::LogUse> log_use;

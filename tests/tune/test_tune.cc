@@ -549,6 +549,34 @@ TEST(AccelTune, CyclesDecideAndTheTunedKernelIsExact) {
             std::string::npos);
 }
 
+// A logged tiling is tuned on the plain layer: a layer with per-channel shifts takes it where it
+// still fits, one in passes of narrow digits (three sets of accumulators) falls back to the
+// build's chooser instead of failing, and only the tilings taken count as found.
+TEST(ApplyLog, AcceleratorTilingsOnlyWhereTheyFitTheLayer) {
+  accel::AccelConfig cfg = accel::default_config();
+  cfg.acc_buffer_bytes = 512 * cfg.acc_block_bytes();  // 512 entries: 2 x 14 x 14 outputs and their bias fit
+  Conv2dShape s;
+  s.in_channels = s.out_channels = 32, s.height = s.width = 14;
+  auto t = make_accel_conv2d_template(s, cfg, "rtl");
+  TuneResult r;
+  r.best.config = {{"h_block", 14}, {"w_block", 14}, {"oc_blocks", 2}, {"virtual_threads", 1}};
+  test::TestDir dir;
+  const std::string path = dir.file("accel.jsonl");
+  append_to_log(path, *t, accel_target_key(cfg, "rtl"), r);
+  auto lookups = std::make_shared<LogLookups>();
+  auto tiling_for = accel_conv_tilings_from_log(std::make_shared<const TuningLog>(path), cfg, lookups);
+  ops::ConvShape conv{14, 14, 2, 2, 3, 3, 1, true};
+  ASSERT_TRUE(tiling_for(conv).has_value());
+  conv.channel_shifts = true;  // 396 entries
+  ASSERT_TRUE(tiling_for(conv).has_value());
+  EXPECT_EQ(tiling_for(conv)->h_block, 14);
+  conv.channel_shifts = false;
+  conv.weight_passes = 2;  // 1178 entries
+  EXPECT_FALSE(tiling_for(conv).has_value());
+  EXPECT_EQ(lookups->looked_up, 4);
+  EXPECT_EQ(lookups->found, 3);
+}
+
 TEST(LoomTune, AcceleratorConvsTunedAndReadByCompile) {
   if (!have_rtl()) GTEST_SKIP() << "built without the RTL simulation";
   test::TestDir dir;

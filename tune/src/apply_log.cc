@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "loom/ops/accel_schedules.h"
+#include "loom/ops/accel_target.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/thread_pool.h"
 
@@ -54,18 +56,30 @@ std::unique_ptr<Template> accel_conv_template(const ops::ConvShape& c, const acc
 std::function<std::optional<ops::AccelConvTiling>(const ops::ConvShape&)> accel_conv_tilings_from_log(
     std::shared_ptr<const TuningLog> log, const accel::AccelConfig& config, std::shared_ptr<LogLookups> lookups) {
   std::string target = accel_target_key(config, "rtl");
-  return [log, lookups, target](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
+  const ops::AccelLimits limits = ops::accel_target(config).limits;
+  return [log, lookups, target, limits](const ops::ConvShape& c) -> std::optional<ops::AccelConvTiling> {
     ++lookups->looked_up;
     auto found =
         log->best("accel_conv2d",
                   accel_conv_key(c.out_h, c.out_w, c.oc_blocks, c.ic_blocks, c.kernel_h, c.kernel_w, c.stride), target);
     if (!found) return std::nullopt;
-    ++lookups->found;
+    ops::AccelConvTiling t;
     try {
-      return accel_conv_tiling(*found);
+      t = accel_conv_tiling(*found);
     } catch (const ConfigError& e) {
       LOOM_THROW(ConfigError, "tuning log '", log->path(), "': an accel_conv2d entry: ", e.what());
     }
+    // The log's tilings are tuned on the plain layer; one in passes of narrow digits or with
+    // per-channel shifts needs more entries, and takes the tiling only where it still fits.
+    if (c.weight_passes > 1 || c.channel_shifts) {
+      try {
+        ops::check_conv_tiling(c, t, limits);
+      } catch (const ScheduleError&) {
+        return std::nullopt;
+      }
+    }
+    ++lookups->found;
+    return t;
   };
 }
 

@@ -253,6 +253,7 @@ std::string shift_unsupported(const Node& rq) {
 // must be powers of two).
 std::string shifts_unsupported(const Graph& g, const Node& rq, int64_t O) {
   if (rq.op == "requantize") return shift_unsupported(rq);
+  if (O == 0) return "no output channels";
   const std::vector<int> shifts = right_shifts(g, rq, O);
   if (shifts.empty())
     return "per-channel multipliers that are not powers of two (the accelerator requantizes by shifts; quantize "

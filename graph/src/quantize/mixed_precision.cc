@@ -92,7 +92,7 @@ WeightBitsChoice choose_weight_bits(const Graph& g, const std::vector<std::vecto
                    [](const LayerSensitivity& a, const LayerSensitivity& b) { return a.cosine < b.cosine; });
   choice.narrow_cosine = agreement({});
   // The fewest most-sensitive layers widened that meet the budget (a bisection: widening more
-  // layers does not lower the agreement much), then that model measured once more.
+  // layers does not lower the agreement much); the agreement reported is the one measured there.
   size_t lo = 0, hi = layers.size();
   double hi_cosine = layers.empty() ? choice.narrow_cosine : agreement(all_wide);
   choice.wide_cosine = hi_cosine;

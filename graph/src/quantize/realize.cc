@@ -1,6 +1,7 @@
 // Quantization, pass 3: rewrite the annotated float graph into int8 operators (or, in the
 // simulated mode, into float operators with fake_quantize at the same points).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -230,23 +231,32 @@ class Realizer {
 
   // conv2d/dense with a power-of-two weight step per output channel, 2^e_c: the accumulator of
   // channel c is at exponent e_x + e_c and shifts right by s_c = e_out - e_x - e_c, written as
-  // requantize_channel with multipliers 2^(S - s_c) and shift S = max s_c (exactly that shift,
-  // rounded half up). Channels of weights over 2^30 times smaller than the largest take a coarser
-  // step, so that every multiplier fits int32.
+  // requantize_channel with multipliers 2^(S - s_c) and shift S = max(1, max s_c) (exactly that
+  // shift, rounded half up; requantize_channel shifts by at least 1). A channel of all-zero weights
+  // takes the largest channel's step; channels of weights over 2^30 times smaller than the largest,
+  // or whose shift would pass 30 (the accelerator's), take a coarser step: their outputs round to
+  // about zero either way, and every multiplier fits int32.
   void accumulate_channel_exponents(int id) {
     const Node n = src_.node(id);
-    Int8Value x = int8_of(n.inputs[0]);
     const NDArray& w = src_.node(n.inputs[1]).value;
-    const int64_t C = w.shape()[0], per = w.numel() / std::max<int64_t>(C, 1);
+    const int64_t C = w.shape().empty() ? 0 : w.shape()[0], per = w.numel() / std::max<int64_t>(C, 1);
+    if (C == 0) return accumulate_per_tensor(id);
+    Int8Value x = int8_of(n.inputs[0]);
     auto [out, e, lo, hi] = requant_target(id);
     std::vector<int> e_w(static_cast<size_t>(C));
+    std::vector<bool> zero(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
       double m = 0;
       for (int64_t k = 0; k < per; ++k) m = std::max(m, std::fabs(w.get_as_double(c * per + k)));
       e_w[size_t(c)] = exponent_for(m, wmax_);
+      zero[size_t(c)] = !(m > 0);
     }
-    const int e_top = *std::max_element(e_w.begin(), e_w.end());
-    for (int& ec : e_w) ec = std::max(ec, e_top - 30);
+    int e_top = INT32_MIN;
+    for (int64_t c = 0; c < C; ++c)
+      if (!zero[size_t(c)]) e_top = std::max(e_top, e_w[size_t(c)]);
+    if (e_top == INT32_MIN) e_top = e_w[0];  // every weight zero
+    for (int64_t c = 0; c < C; ++c)
+      e_w[size_t(c)] = zero[size_t(c)] ? e_top : std::max({e_w[size_t(c)], e_top - 30, e - x.exponent - 30});
     NDArray q = NDArray::empty(w.shape(), sim_ ? DataType::Float(32) : DataType::Int(8));
     for (int64_t c = 0; c < C; ++c)
       for (int64_t k = 0; k < per; ++k) {
@@ -309,6 +319,10 @@ class Realizer {
     wmax_ = options_.weight_levels(options_.weight_bits_of(src_.node(id).name));
     if (per_channel_) return accumulate_per_channel(id);
     if (channel_exponents_) return accumulate_channel_exponents(id);
+    accumulate_per_tensor(id);
+  }
+
+  void accumulate_per_tensor(int id) {
     const Node n = src_.node(id);
     Int8Value x = int8_of(n.inputs[0]);
     int e_x = x.exponent, e_w = 0;

@@ -45,7 +45,8 @@ struct QuantizeOptions {
   // channel (its accumulator requantized by its own shift: requantize_channel with power-of-two
   // multipliers, which the accelerator runs as per-channel shifts on its ALU). Auto: per channel
   // below 8-bit weights, where one step for a whole tensor leaves the channels of small weights
-  // few levels; per tensor at 8 bits. per_channel's multipliers take precedence over Auto.
+  // few levels; per tensor at 8 bits. Auto follows weight_bits, the model's width, for every layer
+  // (layers of layer_weight_bits too). per_channel's multipliers take precedence over Auto.
   enum class WeightExponents { Auto, PerTensor, PerChannel };
   WeightExponents weight_exponents = WeightExponents::Auto;
   bool channel_exponents() const;  // weight_exponents resolved
@@ -61,7 +62,7 @@ struct QuantizeOptions {
   // Weights wider than this (when set) run as passes of signed digits this wide, on an
   // accelerator with narrower multipliers (accel::AccelConfig::weight_widths): they take the
   // symmetric part of the range the digits sum to, 119 levels for 8 bits in two 4-bit passes.
-  // follow_targets sets it to the config's wgt_bits.
+  // follow_targets sets it to the config's wgt_bits when that is narrower than 8 bits.
   int weight_digit_bits = 0;
   // The largest magnitude of a weight (`bits` wide: 2^(bits-1) - 1, or the digits' sum) or an
   // activation (2^(bits-1) - 1).
