@@ -102,9 +102,13 @@ Observer::Observer(const Graph& g, const QuantizeAnnotation& annotation, const Q
     model_output.push_back(int(at - c.outputs.begin()));
     if (at == c.outputs.end()) c.outputs.push_back(o);
   }
+  executor.emplace(runtime::GraphExecutor::from_model_file(cpu_model_file(c, options), "calibration of " + g.name));
+}
+
+runtime::ModelFile cpu_model_file(const Graph& g, const QuantizeOptions& options) {
   BuildOptions bo;
   bo.llvm = options.llvm;
-  executor.emplace(runtime::GraphExecutor::from_model_file(build(c, bo).file, "calibration of " + g.name));
+  return build(g, bo).file;
 }
 
 std::vector<NDArray> Observer::run(const Graph& g, const std::vector<NDArray>& in, size_t index, const char* set) {

@@ -10,15 +10,15 @@
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "observer.h"
+#include "report.h"
 
 namespace loom::graph {
 
 namespace {
 
 runtime::GraphExecutor compiled(const Graph& g, const QuantizeOptions& options, const std::string& what) {
-  BuildOptions bo;
-  bo.llvm = options.llvm;
-  return runtime::GraphExecutor::from_model_file(build(g, bo).file, what);
+  return runtime::GraphExecutor::from_model_file(cpu_model_file(g, options), what);
 }
 
 // The lowest cosine over the outputs of `model` against `want`, each output over the whole set.
@@ -35,8 +35,10 @@ double lowest_cosine(runtime::GraphExecutor& model, const std::vector<std::vecto
       }
   }
   double lowest = 1;
-  for (size_t o = 0; o < dot.size(); ++o)
-    lowest = std::min(lowest, qq[o] > 0 && ff[o] > 0 ? dot[o] / std::sqrt(qq[o] * ff[o]) : qq[o] == ff[o] ? 1 : 0);
+  for (size_t o = 0; o < dot.size(); ++o) {
+    const double c = cosine(dot[o], ff[o], qq[o]);
+    lowest = std::min(lowest, std::isnan(c) ? 0.0 : c);  // a model that computes NaN agrees with nothing
+  }
   return lowest;
 }
 

@@ -20,6 +20,10 @@ struct Observer {
   std::optional<runtime::GraphExecutor> executor;
 };
 
+// A graph (the float model, or a quantized one) compiled for the CPU with the quantizer's LLVM
+// options, as calibration, the accuracy report and the mixed-precision chooser run them.
+runtime::ModelFile cpu_model_file(const Graph& g, const QuantizeOptions& options);
+
 std::vector<PointCalibration> calibrate_observed(const Graph& g, const QuantizeAnnotation& annotation,
                                                  Observer& observer, const std::vector<std::vector<NDArray>>& inputs,
                                                  const QuantizeOptions& options);

@@ -68,12 +68,6 @@ void add_output(OutputSums& s, const NDArray& f, const NDArray& q) {
     s.a.float_constant = same_values(s.first, f);
 }
 
-double cosine(double dot, double ff, double qq) {
-  if (ff == 0 && qq == 0) return 1;  // both all zero: the same
-  if (ff == 0 || qq == 0) return 0;
-  return dot / std::sqrt(ff * qq);
-}
-
 std::string percent(double share) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(share < 0.001 && share > 0 ? 3 : 1) << share * 100 << "%";
@@ -88,19 +82,18 @@ std::string number(double v, int digits = 4) {
 
 }  // namespace
 
+double cosine(double dot, double ff, double qq) {
+  if (ff == 0 && qq == 0) return 1;  // both all zero: the same
+  if (ff == 0 || qq == 0) return 0;
+  return dot / std::sqrt(ff * qq);
+}
+
 QuantizeReport check_quantization(const QuantizeResult& q, Observer& observer,
                                   const std::vector<std::vector<NDArray>>& calibration,
                                   const std::vector<std::vector<NDArray>>& held_out, const QuantizeOptions& options,
                                   const AccuracyThresholds& thresholds, const QuantizedBuild& build_quantized) {
   const Graph& g = q.float_graph;
-  runtime::ModelFile file;
-  if (build_quantized) {
-    file = build_quantized(q.graph);
-  } else {
-    BuildOptions bo;
-    bo.llvm = options.llvm;
-    file = build(q.graph, bo).file;
-  }
+  runtime::ModelFile file = build_quantized ? build_quantized(q.graph) : cpu_model_file(q.graph, options);
   auto quantized = runtime::GraphExecutor::from_model_file(file, "quantized " + g.name);
   QuantizeReport report;
   report.thresholds = thresholds;

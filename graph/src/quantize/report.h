@@ -7,6 +7,10 @@
 
 namespace loom::graph {
 
+// The cosine of two vectors from their sums (dot = f.q, ff = f.f, qq = q.q): 1 when both are all
+// zero, 0 when only one is.
+double cosine(double dot, double ff, double qq);
+
 QuantizeReport check_quantization(const QuantizeResult& q, Observer& observer,
                                   const std::vector<std::vector<NDArray>>& calibration,
                                   const std::vector<std::vector<NDArray>>& held_out, const QuantizeOptions& options,
