@@ -104,28 +104,30 @@ class Realizer {
     return int8_[id] = {q, e, false};
   }
 
+  // Constant `id` as rounded steps of 2^e clamped to the range of `type` (or, simulated, those
+  // steps as float): e is one exponent for the whole constant, or one per slice of dimension 0
+  // (per output channel).
+  int steps_constant(int id, const std::vector<int>& e, DataType type, const std::string& suffix) {
+    const NDArray& v = src_.node(id).value;
+    const double hi = type == DataType::Int(8) ? double(wmax_) : 2147483647.0, lo = -hi - 1;
+    const int64_t per = v.numel() / std::max<int64_t>(int64_t(e.size()), 1);
+    NDArray q = NDArray::empty(v.shape(), sim_ ? DataType::Float(32) : type);
+    for (int64_t i = 0; i < v.numel(); ++i) {
+      const int ei = e[e.size() == 1 ? 0 : size_t(i / per)];
+      double s = std::clamp(std::round(std::ldexp(v.get_as_double(i), -ei)), lo, hi);
+      q.set_from_double(i, sim_ ? std::ldexp(s, ei) : s);
+    }
+    return r_.add_constant(r_.unique_name(src_.node(id).name + suffix), q);
+  }
+
   // Weights as steps of 2^e within weight_bits (or, simulated, those steps as float).
   int weight_constant(int id, int& e) {
-    const NDArray& w = src_.node(id).value;
-    e = exponent_for(max_abs(w), wmax_);
-    NDArray q = NDArray::empty(w.shape(), sim_ ? DataType::Float(32) : DataType::Int(8));
-    for (int64_t i = 0; i < w.numel(); ++i) {
-      double s = std::clamp(std::round(std::ldexp(w.get_as_double(i), -e)), -wmax_ - 1.0, double(wmax_));
-      q.set_from_double(i, sim_ ? std::ldexp(s, e) : s);
-    }
-    return r_.add_constant(r_.unique_name(src_.node(id).name + "_q"), q);
+    e = exponent_for(max_abs(src_.node(id).value), wmax_);
+    return steps_constant(id, {e}, DataType::Int(8), "_q");
   }
 
   // Bias in int32 at the accumulator's exponent.
-  int bias_constant(int id, int e_acc) {
-    const NDArray& b = src_.node(id).value;
-    NDArray q = NDArray::empty(b.shape(), sim_ ? DataType::Float(32) : DataType::Int(32));
-    for (int64_t i = 0; i < b.numel(); ++i) {
-      double s = std::clamp(std::round(std::ldexp(b.get_as_double(i), -e_acc)), -2147483648.0, 2147483647.0);
-      q.set_from_double(i, sim_ ? std::ldexp(s, e_acc) : s);
-    }
-    return r_.add_constant(r_.unique_name(src_.node(id).name + "_q"), q);
-  }
+  int bias_constant(int id, int e_acc) { return steps_constant(id, {e_acc}, DataType::Int(32), "_q"); }
 
   // The relu/clip(0, ...) folded into this node's requantization, or -1.
   int folded_relu(int id) const {
@@ -257,23 +259,11 @@ class Realizer {
     if (e_top == INT32_MIN) e_top = e_w[0];  // every weight zero
     for (int64_t c = 0; c < C; ++c)
       e_w[size_t(c)] = zero[size_t(c)] ? e_top : std::max({e_w[size_t(c)], e_top - 30, e - x.exponent - 30});
-    NDArray q = NDArray::empty(w.shape(), sim_ ? DataType::Float(32) : DataType::Int(8));
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t k = 0; k < per; ++k) {
-        double v = std::clamp(std::round(std::ldexp(w.get_as_double(c * per + k), -e_w[size_t(c)])), -wmax_ - 1.0,
-                              double(wmax_));
-        q.set_from_double(c * per + k, sim_ ? std::ldexp(v, e_w[size_t(c)]) : v);
-      }
-    std::vector<int> in{x.node, r_.add_constant(r_.unique_name(src_.node(n.inputs[1]).name + "_qc"), q)};
+    std::vector<int> in{x.node, steps_constant(n.inputs[1], e_w, DataType::Int(8), "_qc")};
     if (n.inputs.size() > 2) {
-      const NDArray& b = src_.node(n.inputs[2]).value;
-      NDArray qb = NDArray::empty(b.shape(), sim_ ? DataType::Float(32) : DataType::Int(32));
-      for (int64_t c = 0; c < b.numel(); ++c) {
-        int e_acc = x.exponent + e_w[size_t(c)];
-        double v = std::clamp(std::round(std::ldexp(b.get_as_double(c), -e_acc)), -2147483648.0, 2147483647.0);
-        qb.set_from_double(c, sim_ ? std::ldexp(v, e_acc) : v);
-      }
-      in.push_back(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), qb));
+      std::vector<int> e_acc = e_w;
+      for (int& ec : e_acc) ec += x.exponent;
+      in.push_back(steps_constant(n.inputs[2], e_acc, DataType::Int(32), "_qc"));
     }
     int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
     if (sim_) {
