@@ -241,17 +241,16 @@ QuantizedStages conv2d_int8_blocked_passes(const Tensor& data, const Tensor& ker
     idx.insert(idx.begin() + 1, std::move(p));
     return idx;
   };
+  if (P < 2) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': passes need at least two digits");
   std::vector<Tensor> combine;
-  Tensor c;
-  for (int p = P - 1; p >= 0; --p) {
-    if (p == P - 1) continue;
-    Tensor high = c.defined() ? c : Tensor();
-    Tensor shifted =
-        compute(shape, ComputeFn([&](const std::vector<Var>& v) {
-                  Expr hi = high.defined() ? high(std::vector<Expr>(v.begin(), v.end())) : passes(at(v, Expr(P - 1)));
-                  return make_shift_right(hi, Expr(-digit_bits));
-                }),
-                name + "_pass" + std::to_string(p + 1) + "_shl", "elemwise");
+  Tensor c;  // the passes combined so far, the most significant first
+  for (int p = P - 2; p >= 0; --p) {
+    Tensor shifted = compute(shape, ComputeFn([&](const std::vector<Var>& v) {
+                               Expr hi =
+                                   c.defined() ? c(std::vector<Expr>(v.begin(), v.end())) : passes(at(v, Expr(P - 1)));
+                               return make_shift_right(hi, Expr(-digit_bits));
+                             }),
+                             name + "_pass" + std::to_string(p + 1) + "_shl", "elemwise");
     c = compute(shape, ComputeFn([&](const std::vector<Var>& v) {
                   return shifted(std::vector<Expr>(v.begin(), v.end())) + passes(at(v, Expr(p)));
                 }),
@@ -259,7 +258,6 @@ QuantizedStages conv2d_int8_blocked_passes(const Tensor& data, const Tensor& ker
     combine.push_back(shifted);
     combine.push_back(c);
   }
-  if (!c.defined()) LOOM_THROW(ShapeError, "conv2d_int8_blocked '", name, "': passes need at least two digits");
   QuantizedStages q = requantize(c, rq, name, bias, shifts);
   q.passes = passes;
   q.combine = std::move(combine);
