@@ -280,27 +280,28 @@ int compile_cmd(const std::vector<std::string>& args) {
     bo.cuda->arch = cuda_arch;
   }
   if (!placement_path.empty()) bo.placement = graph::read_placement(placement_path);
-  {
-    graph::QuantizeOptions planned;
-    planned.simulated = quant == "int8-simulated";
-    planned.per_channel = per_channel;
-    planned.weight_exponents = graph::parse_weight_exponents(weight_exponents);
-    if (!layer_bits_path.empty()) planned.layer_weight_bits = read_layer_weight_bits(layer_bits_path);
-    if (!layer_bits_path.empty() && app.count("--mixed-precision"))
-      LOOM_THROW(Error, "--layer-weight-bits gives every layer's width and --mixed-precision chooses them: use one");
-    graph::follow_targets(planned, bo, precision, "--precision");
-    planned.validate();
-    if (app.count("--mixed-precision")) {
-      if (!(mixed_budget > 0)) LOOM_THROW(Error, "--mixed-precision: the budget is a cosine in (0, 1], got 0");
-      const int wide = bo.accel ? bo.accel->weight_widths().back() : 8;
-      if (wide <= planned.weight_bits)
-        LOOM_THROW(Error, "--mixed-precision widens layers to ", wide, "-bit weights and the model's are ",
-                   planned.weight_bits,
-                   "-bit already: give --precision with narrower weights (W4A8), or --target "
-                   "accel with a config whose wgt_bits is below 8");
-    }
-    graph::check_targets(bo, quant.empty() ? nullptr : &planned);
+  // How --quantize will quantize, checked against the targets before anything expensive.
+  graph::QuantizeOptions qo;
+  qo.mode = graph::parse_calibration_mode(mode);
+  qo.simulated = quant == "int8-simulated";
+  qo.skip_first_conv = !first_conv;
+  qo.per_channel = per_channel;
+  qo.weight_exponents = graph::parse_weight_exponents(weight_exponents);
+  if (!layer_bits_path.empty()) qo.layer_weight_bits = read_layer_weight_bits(layer_bits_path);
+  if (!layer_bits_path.empty() && app.count("--mixed-precision"))
+    LOOM_THROW(Error, "--layer-weight-bits gives every layer's width and --mixed-precision chooses them: use one");
+  graph::follow_targets(qo, bo, precision, "--precision");
+  qo.validate();
+  if (app.count("--mixed-precision")) {
+    if (!(mixed_budget > 0)) LOOM_THROW(Error, "--mixed-precision: the budget is a cosine in (0, 1], got 0");
+    const int wide = bo.accel ? bo.accel->weight_widths().back() : 8;
+    if (wide <= qo.weight_bits)
+      LOOM_THROW(Error, "--mixed-precision widens layers to ", wide, "-bit weights and the model's are ",
+                 qo.weight_bits,
+                 "-bit already: give --precision with narrower weights (W4A8), or --target "
+                 "accel with a config whose wgt_bits is below 8");
   }
+  graph::check_targets(bo, quant.empty() ? nullptr : &qo);
   if (!quiet) bo.progress = [](const std::string& m) { std::cerr << "  " << m << "\n"; };
 #ifdef LOOM_HAVE_TUNE
   tune::LogUse log_use;
@@ -317,14 +318,6 @@ int compile_cmd(const std::vector<std::string>& args) {
   std::optional<graph::BuildResult> built;  // the CPU build, when the accuracy report compiled it
   std::ostringstream summary;
   if (!quant.empty()) {
-    graph::QuantizeOptions qo;
-    qo.mode = graph::parse_calibration_mode(mode);
-    qo.simulated = quant == "int8-simulated";
-    qo.skip_first_conv = !first_conv;
-    qo.per_channel = per_channel;
-    qo.weight_exponents = graph::parse_weight_exponents(weight_exponents);
-    if (!layer_bits_path.empty()) qo.layer_weight_bits = read_layer_weight_bits(layer_bits_path);
-    graph::follow_targets(qo, bo, precision, "--precision");
     frontend::CalibrationSets sets = frontend::calibration_sets(calibrate, holdout, g, chosen);
     if (!quiet)
       std::cerr << "  quantizing: calibrating on " << sets.calibration_source << " (" << mode << ")"
