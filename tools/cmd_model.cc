@@ -55,7 +55,7 @@ std::map<std::string, int> read_layer_weight_bits(const std::string& path) {
     LOOM_THROW(Error, "--layer-weight-bits '", path, "': expected an object of layer names and widths, {\"conv1\": 8}");
   std::map<std::string, int> bits;
   for (auto& [layer, v] : j.items()) {
-    if (!v.is_number_integer())
+    if (!v.is_number_integer() || v.get<double>() < 0 || v.get<double>() > 64)  // not wrapped into an int
       LOOM_THROW(Error, "--layer-weight-bits '", path, "': layer '", layer, "' has ", v.dump(),
                  ", not a width in bits");
     bits[layer] = v.get<int>();
