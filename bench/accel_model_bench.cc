@@ -15,13 +15,14 @@
 // quantized model's agreement with the float model (cosine of the logits, top-1) on N held-out
 // uniform(-1, 1) inputs at that precision. --weight-exponents tensor|channel|auto chooses the
 // weights' power-of-two steps (QuantizeOptions::weight_exponents; auto: per channel below 8 bits).
-// --mixed-precision COSINE: on configs with narrow weights, the layers widened to 8 bits (run in
-// passes) are chosen by graph::choose_weight_bits for that agreement on the calibration inputs.
+// A config named NAME+mixed (with --mixed-precision COSINE) is NAME with mixed precision: the
+// layers widened to 8 bits (run in passes) chosen by graph::choose_weight_bits for that agreement
+// on the calibration inputs, beside NAME all narrow in the same run.
 //
 //   accel_model_bench [--configs default,1x32x32] [--image 224] [--no-rtl] [--systemc]
 //                     [--max-rtl-seconds 30] [--max-fsim-seconds 2] [--max-conv-cycles 7.7e6]
 //                     [--max-perf-error 2] [--agreement 100] [--weight-exponents auto]
-//                     [--mixed-precision 0.99]
+//                     [--configs default,w4a8,w4a8+mixed --mixed-precision 0.99]
 // The performance model's backend ("perf") runs the same inference after the RTL: its cycles
 // against the RTL's (percent), its wall time (fsim's execution and the model) against the RTL's.
 // Exits 1 on a mismatch or when the default config misses a given maximum.
@@ -162,13 +163,14 @@ int main(int argc, char** argv) {
     NDArray want;
   };
   std::map<std::string, AtPrecision> models;
-  auto model_at = [&](const graph::BuildOptions& bo) -> AtPrecision& {
+  auto model_at = [&](const graph::BuildOptions& bo, bool mixed) -> AtPrecision& {
     graph::QuantizeOptions qo;
     qo.weight_exponents = weight_exponents;
     graph::follow_targets(qo, bo);
-    auto it = models.find(qo.precision());
+    const std::string key = qo.precision() + (mixed ? "+mixed" : "");
+    auto it = models.find(key);
     if (it != models.end()) return it->second;
-    if (mixed_budget > 0 && bo.accel->weight_widths().size() > 1) {
+    if (mixed) {
       auto t0 = std::chrono::steady_clock::now();
       graph::WeightBitsChoice choice =
           graph::choose_weight_bits(g, calib, qo, bo.accel->weight_widths().back(), mixed_budget);
@@ -188,16 +190,24 @@ int main(int argc, char** argv) {
     auto cpu_file = graph::build(r.graph).file;
     auto cpu = runtime::GraphExecutor::from_model_file(cpu_file, "resnet18 cpu " + qo.precision());
     NDArray want = cpu.run({x})[0];
-    return models[qo.precision()] = {std::move(r.graph), want};
+    return models[key] = {std::move(r.graph), want};
   };
   int rc = 0;
   for (const std::string& name : bench::split_list(configs)) {
-    accel::AccelConfig cfg = name == "default"
+    const size_t plus = name.find("+mixed");
+    const bool mixed = plus != std::string::npos && plus + 6 == name.size();
+    const std::string file = mixed ? name.substr(0, plus) : name;
+    accel::AccelConfig cfg = file == "default"
                                  ? accel::default_config()
-                                 : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
+                                 : accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + file + ".json");
+    if (mixed && (!(mixed_budget > 0) || cfg.weight_widths().size() < 2)) {
+      std::cerr << "accel_model_bench: '" << name << "' needs --mixed-precision COSINE and a config whose weights are "
+                << "narrower than 8 bits\n";
+      return 2;
+    }
     graph::BuildOptions bo;
     bo.accel = cfg;
-    const AtPrecision& m = model_at(bo);
+    const AtPrecision& m = model_at(bo, mixed);
     const graph::Graph& q = m.q;
     const NDArray& want = m.want;
     auto t0 = std::chrono::steady_clock::now();
