@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "command.h"
+#include "loom/accel/energy_model.h"
+#include "loom/accel/fpga_fit.h"
 #include "loom/dse/run.h"
 #include "loom/dse/sweep.h"
 #include "loom/runtime/error.h"
@@ -20,22 +22,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What the sweep found: the Pareto front and the illegal points.
-void print_summary(const std::vector<dse::Point>& points, double seconds, const std::string& out) {
-  size_t ok = 0;
-  for (const dse::Point& p : points) ok += p.result.legal;
+// What the sweep found: the Pareto front, the points outside the constraints and the illegal ones.
+void print_summary(const std::vector<dse::Point>& points, double seconds, const std::string& out,
+                   const std::vector<std::string>& objectives, const std::string& part) {
+  size_t ok = 0, infeasible = 0;
+  for (const dse::Point& p : points) ok += p.result.legal, infeasible += p.result.legal && !p.infeasible.empty();
+  std::string over;
+  for (const std::string& o : objectives) over += (over.empty() ? "" : " vs ") + o;
   std::cout << std::fixed << std::setprecision(1) << ok << " legal, " << points.size() - ok << " illegal points in "
             << seconds << " s; results in " << fs::path(out) / "points.csv"
-            << "\nPareto front (cycles vs area):\n";
+            << (infeasible ? "; " + std::to_string(infeasible) + " outside the constraints" : "") << "\nPareto front ("
+            << over << "):\n";
   for (const dse::Point& p : points) {
     if (!p.pareto) continue;
     const dse::PointResult& r = p.result;
     std::cout << "  p" << p.index << " " << p.id << ":";
-    for (auto& [k, v] : p.values)
-      std::cout << " " << k << "=" << std::defaultfloat << std::setprecision(6) << v << std::fixed;
+    for (auto& [k, v] : p.values) {
+      if (p.labels.count(k))
+        std::cout << " " << k << "=" << p.labels.at(k);
+      else
+        std::cout << " " << k << "=" << std::defaultfloat << std::setprecision(6) << v << std::fixed;
+    }
     std::cout << std::setprecision(3) << "  " << double(r.cycles) / 1e6 << " M cycles, area " << std::setprecision(1)
-              << r.area_mean * 100 << "% of an xc7z020 (LUT " << std::setprecision(0) << r.area.lut << ", DSP "
-              << r.area.dsp << ", BRAM36 " << r.area.bram36 << (r.binding <= 1 ? "; fits" : "; does not fit") << ")\n";
+              << r.area_mean * 100 << "% of an " << part << " (LUT " << std::setprecision(0) << r.area.lut << ", DSP "
+              << r.area.dsp << ", BRAM36 " << r.area.bram36 << (r.binding <= 1 ? "; fits" : "; does not fit") << ")";
+    if (!r.energy.empty())
+      std::cout << std::setprecision(2) << ", " << r.energy_pj * 1e-6 << " uJ, " << std::setprecision(3) << r.asic_mm2
+                << " mm2";
+    if (r.accuracy >= 0) std::cout << std::setprecision(4) << ", " << r.precision << " cosine " << r.accuracy;
+    std::cout << "\n";
   }
   for (const dse::Point& p : points)
     if (!p.result.legal) std::cout << "  illegal p" << p.index << ": " << p.result.reason << "\n";
@@ -43,8 +58,9 @@ void print_summary(const std::vector<dse::Point>& points, double seconds, const 
 
 int dse_cmd(const std::vector<std::string>& args) {
   CLI::App app{
-      "Design-space exploration of the accelerator: sweep config parameters over ResNet-18's conv layers, "
-      "timed by the performance model, with an analytical area model; CSV, Pareto front and plots",
+      "Design-space exploration of the accelerator: sweep config parameters and precision over ResNet-18's conv "
+      "layers or a whole model, timed by the performance model, with analytical area and energy models and the "
+      "quantized model's accuracy; constraints, the Pareto front over two or three objectives, CSV and plots",
       "loom dse"};
   std::vector<std::string> sweep_texts;
   std::string out, base_path, layer_list = "all";
@@ -52,8 +68,26 @@ int dse_cmd(const std::vector<std::string>& args) {
   bool quiet = false;
   app.add_option("--sweep", sweep_texts,
                  "NAME=V1,V2,...: block (block_in and block_out together), batch, block_in, block_out, inp_kib, "
-                 "wgt_kib, acc_kib, out_kib, uop_kib, dram_latency, dram_bytes_per_cycle, vthreads, queue_depth "
-                 "(repeat for a cross product)");
+                 "wgt_kib, acc_kib, out_kib, uop_kib, dram_latency, dram_bytes_per_cycle, vthreads, queue_depth, "
+                 "precision (wWaA[-accN]: w8a8, w4a8, w4a4, w2a8, w8a8-acc16) (repeat for a cross product)");
+  std::string energy_name = "asic-45nm", objectives_text = "cycles,area", part = "xc7z020", fits;
+  int accuracy_inputs = -1;
+  double min_accuracy = -1, max_energy = 0;
+  app.add_option("--energy-table", energy_name,
+                 "energy per inference by this table: asic-45nm, xc7-28nm or a JSON file (docs/energy.md)")
+      ->capture_default_str();
+  number_option(app, "--accuracy-inputs", accuracy_inputs,
+                "--model: random inputs that calibrate each precision's quantized model, and as many others its "
+                "accuracy against the float model is measured on (default 16; 0: no accuracy)",
+                0, 10000);
+  app.add_option("--objectives", objectives_text,
+                 "the Pareto front's two or three objectives: cycles, energy, area, asic_area, accuracy")
+      ->capture_default_str();
+  app.add_option("--part", part, "the FPGA the area shares are of (xc7z020, xczu3eg, ...)")->capture_default_str();
+  app.add_option("--fits", fits, "only points that fit this FPGA (sets --part)")->excludes("--part");
+  number_option(app, "--min-accuracy", min_accuracy,
+                "--model: only points whose quantized model's cosine with the float model is at least this", 0.0, 1.0);
+  number_option(app, "--max-energy", max_energy, "only points of at most this energy per inference (uJ)", 1e-9, 1e12);
   app.add_option("--out", out, "folder for points.csv, layers.csv, points.jsonl and the plots");
   std::string job_file;
   int job_line = 1;
@@ -95,6 +129,24 @@ int dse_cmd(const std::vector<std::string>& args) {
   std::vector<dse::Sweep> sweeps;
   for (const std::string& t : sweep_texts) sweeps.push_back(dse::parse_sweep(t));
   dse::check_sweeps(sweeps);
+  // Everything a sweep is judged by is checked before any point runs.
+  const std::vector<std::string> objectives = dse::parse_objectives(objectives_text);
+  dse::Constraints constraints;
+  constraints.fits = !fits.empty();
+  constraints.part = accel::fpga_part(fits.empty() ? part : fits).name;
+  constraints.min_accuracy = min_accuracy;
+  constraints.max_energy_uj = max_energy;
+  if (accuracy_inputs < 0) accuracy_inputs = model.empty() ? 0 : 16;
+  if (model.empty() && accuracy_inputs > 0)
+    LOOM_THROW(Error, "--accuracy-inputs: accuracy is a model's (--model); ResNet-18's conv layers have none");
+  const bool wants_accuracy =
+      min_accuracy >= 0 || std::find(objectives.begin(), objectives.end(), "accuracy") != objectives.end();
+  if (wants_accuracy && accuracy_inputs == 0)
+    LOOM_THROW(Error, min_accuracy >= 0 ? "--min-accuracy" : "--objectives accuracy",
+               " needs the accuracy of a model: --model, with --accuracy-inputs above 0");
+  dse::Evaluation evaluation;
+  evaluation.energy_table = nlohmann::json::parse(accel::energy_table(energy_name).to_json());
+  evaluation.accuracy_inputs = accuracy_inputs;
   accel::AccelConfig base = base_path.empty() ? accel::default_config() : accel::AccelConfig::load(base_path);
   std::string workload;
   if (!model.empty()) {
@@ -104,33 +156,49 @@ int dse_cmd(const std::vector<std::string>& args) {
     workload = dse::conv_layers_workload(layer_list);
   }
   std::vector<dse::Point> points = dse::make_points(base, sweeps, workload);
+  for (dse::Point& p : points) {
+    p.spec.evaluation = evaluation;
+    p.id = p.spec.id();
+  }
   fs::create_directories(out);
   ro.jobs = jobs ? jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   ro.quiet = quiet;
   std::cout << "loom dse: " << points.size() << " points of " << workload << ", " << ro.jobs << " at once\n";
   auto t0 = std::chrono::steady_clock::now();
-  if (ro.executor != "threads") dse::write_outputs(out, points, sweeps);  // what the points are, before they run
+  if (ro.executor != "threads")
+    dse::write_outputs(out, points, sweeps, constraints.part);  // what the points are, before they run
   dse::SweepRun run = dse::run_sweep(points, out, ro);
   if (run.exit_code > 1) {  // interrupted, or the cluster could not run it: no front drawn from part of the points
-    dse::write_outputs(out, points, sweeps);
+    dse::write_outputs(out, points, sweeps, constraints.part);
     std::cout << "the sweep did not finish (see " << fs::path(out) / "regress/report.md"
               << "); points without a result: " << run.missing << "\n";
     return run.exit_code;
   }
   if (!run.missing.empty()) {  // some points' jobs failed: the results so far, and exit code 1
-    dse::write_outputs(out, points, sweeps);
+    dse::write_outputs(out, points, sweeps, constraints.part);
     std::cout << "points without a result (see " << fs::path(out) / "regress/report.md"
               << "): " << run.missing << "\n";
     return 1;
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  dse::mark_pareto(points);
-  dse::write_outputs(out, points, sweeps);
-  print_summary(points, seconds, out);
+  for (dse::Point& p : points)
+    if (p.result.legal) dse::summarize(p.result, p.spec.config, accel::fpga_part(constraints.part));
+  dse::mark_pareto(points, objectives, constraints);
+  dse::write_outputs(out, points, sweeps, constraints.part);
+  print_summary(points, seconds, out, objectives, constraints.part);
   std::string what = model.empty() ? "ResNet-18 conv layers (" + workload.substr(workload.find(':') + 1) + ")"
                                    : fs::path(model).stem().string() + " (int8, whole model)";
   std::replace(what.begin(), what.end(), '\'', ' ');  // a gnuplot string in single quotes
-  std::cout << dse::plot(out, points, what) << "\n";
+  std::cout << dse::plot(out, points, what, objectives, constraints.part) << "\n";
+  const bool any_legal = std::any_of(points.begin(), points.end(), [](const dse::Point& p) { return p.result.legal; });
+  if (any_legal && std::none_of(points.begin(), points.end(), [](const dse::Point& p) { return p.pareto; })) {
+    // Impossible constraints are the sweep's answer, said plainly, with the closest points.
+    std::cout << "no point meets the constraints:";
+    for (const dse::Point& p : points)
+      if (p.result.legal) std::cout << "\n  p" << p.index << ": " << p.infeasible;
+    std::cout << "\n";
+    return 1;
+  }
   return 0;
 }
 

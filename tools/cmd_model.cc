@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "command.h"
 #include "loom/accel/config.h"
+#include "loom/accel/energy_model.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
@@ -569,6 +570,10 @@ int run_model_cmd(const std::vector<std::string>& args) {
   app.add_flag("--allow-non-finite", allow_non_finite,
                "let NaN and infinity into a quantized model's inputs (refused by default: int8 layers turn them into "
                "plausible-looking numbers)");
+  std::string energy_name;
+  app.add_option("--energy", energy_name,
+                 "energy per inference of the accelerator kernels by this table, with its breakdown: asic-45nm, "
+                 "xc7-28nm or a JSON file (docs/energy.md)");
   BackendOptions bopt;
   add_backend_options(app, bopt);
   std::vector<std::string> compare;
@@ -637,6 +642,13 @@ int run_model_cmd(const std::vector<std::string>& args) {
     LOOM_THROW(Error, "'", model,
                "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
   }
+  std::optional<accel::EnergyTable> energy;
+  if (!energy_name.empty()) {
+    if (!cfg)
+      LOOM_THROW(Error, "'", model,
+                 "' has no accelerator kernels: --energy needs a model compiled with --target accel");
+    energy = accel::energy_table(energy_name);
+  }
   if (as_json || cfg) profile = true;  // with an accelerator, the per-kernel table is what its user reads
   auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
   if (outputs.size() > ex.num_outputs() || references.size() > ex.num_outputs())
@@ -654,6 +666,20 @@ int run_model_cmd(const std::vector<std::string>& args) {
               << (cfg ? ", accelerator on " + bopt.backend : std::string()) << ") in " << std::fixed
               << std::setprecision(3) << ms << " ms\n";
     if (profile) print_kernel_table(ex, times, cfg);
+  }
+  if (energy) {
+    accel::EnergyCounts counts;
+    for (size_t k = 0; k < ex.kernels().size(); ++k)
+      if (ex.kernels()[k].device == runtime::KernelDevice::Accel)
+        counts.add(ex.accel_stats()[k].counters, ex.accel_stats()[k].cycles);
+    accel::EnergyReport e = accel::estimate_energy(counts, *cfg, *energy);
+    text << "energy per inference on the accelerator (table " << energy->name << ": " << energy->source
+         << "): " << std::fixed << std::setprecision(3) << e.total_pj() * 1e-6 << " uJ over " << counts.cycles
+         << " cycles\n"
+         << e.summary();
+    text.unsetf(std::ios::fixed);
+    result["energy"] = nlohmann::json::parse(e.to_json());
+    result["energy"]["source"] = energy->source;
   }
   result["milliseconds"] = ms;
   result["threads"] = runtime::num_threads();

@@ -13,6 +13,7 @@
 #include "loom/accel/isa.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/suggest.h"
+#include "strict_json.h"
 
 namespace loom::accel {
 
@@ -200,25 +201,6 @@ const char* const kConfigFields[] = {"name",
                                      "out_buffer_bytes",
                                      "uop_buffer_bytes"};
 
-// Parses JSON refusing a key given twice in one object (nlohmann would keep the last silently).
-nlohmann::json parse_without_duplicates(const std::string& text, const std::string& origin) {
-  std::vector<std::set<std::string>> keys;
-  auto cb = [&](int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
-    if (ev == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
-    if (ev == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (ev == nlohmann::json::parse_event_t::key && !keys.empty() &&
-        !keys.back().insert(parsed.get<std::string>()).second)
-      LOOM_THROW(ConfigError, "accelerator config ", origin, ": field '", parsed.get<std::string>(),
-                 "' is given twice");
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text, cb);
-  } catch (const nlohmann::json::exception& e) {
-    LOOM_THROW(ConfigError, "accelerator config ", origin, ": not valid JSON (", e.what(), ")");
-  }
-}
-
 // Unknown fields first: a misspelt field would otherwise be reported as the field it misspells missing.
 void check_known_fields(const nlohmann::json& j, const std::string& origin) {
   if (!j.is_object()) return;
@@ -231,7 +213,7 @@ void check_known_fields(const nlohmann::json& j, const std::string& origin) {
 }  // namespace
 
 AccelConfig AccelConfig::from_json(const std::string& text, const std::string& origin) {
-  nlohmann::json j = parse_without_duplicates(text, origin);
+  nlohmann::json j = parse_strict_json(text, "accelerator config " + origin);
   if (!j.is_object()) LOOM_THROW(ConfigError, "accelerator config ", origin, ": expected a JSON object");
   AccelConfig c;
   auto get_int = [&](const char* key, auto& out) {
@@ -272,7 +254,7 @@ AccelConfig AccelConfig::load(const std::string& path) {
   if (!in) LOOM_THROW(ConfigError, "accelerator config: cannot open '", path, "'");
   std::stringstream ss;
   ss << in.rdbuf();
-  nlohmann::json j = parse_without_duplicates(ss.str(), "'" + path + "'");
+  nlohmann::json j = parse_strict_json(ss.str(), "accelerator config '" + path + "'");
   check_known_fields(j, "'" + path + "'");
   if (j.is_object()) {
     std::string missing;

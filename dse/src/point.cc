@@ -1,8 +1,11 @@
 #include "loom/dse/point.h"
 
 #include <algorithm>
+#include <mutex>
 #include <sstream>
 
+#include "loom/accel/action_counts.h"
+#include "loom/accel/energy_model.h"
 #include "loom/accel/isa.h"
 #include "loom/codegen/accel.h"
 #include "loom/frontend/load.h"
@@ -20,13 +23,6 @@ namespace loom::dse {
 
 using nlohmann::json;
 
-namespace {
-
-// xc7z020 (Pynq-Z1): the area axis is the binding resource's share of it.
-constexpr double kPartLut = 53200, kPartFf = 106400, kPartDsp = 220, kPartBram36 = 140;
-
-}  // namespace
-
 const std::vector<std::string>& config_parameters() {
   static const std::vector<std::string> p = {"batch",   "block_in", "block_out", "inp_kib",
                                              "wgt_kib", "acc_kib",  "out_kib",   "uop_kib"};
@@ -38,8 +34,37 @@ const std::vector<std::string>& run_parameters() {
   return p;
 }
 
+json Evaluation::to_json() const {
+  json j = json::object();
+  if (!energy_table.is_null() && !energy_table.empty()) j["energy_table"] = energy_table;
+  if (accuracy_inputs) j["accuracy_inputs"] = accuracy_inputs;
+  return j;
+}
+
+Evaluation Evaluation::from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) LOOM_THROW(Error, where, ": 'evaluation' must be an object");
+  Evaluation e;
+  for (auto& [k, v] : j.items()) {
+    if (k == "energy_table") {
+      accel::EnergyTable::from_json(v.dump(), where + " 'evaluation'");  // ConfigError naming the field
+      e.energy_table = v;
+    } else if (k == "accuracy_inputs") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 10000)
+        LOOM_THROW(Error, where, ": 'evaluation' 'accuracy_inputs' must be a whole number in [1, 10000], not ",
+                   v.dump());
+      e.accuracy_inputs = v.get<int>();
+    } else {
+      LOOM_THROW(Error, where, ": 'evaluation' has no field '", k, "' (energy_table, accuracy_inputs)");
+    }
+  }
+  return e;
+}
+
 json PointSpec::to_json() const {
-  return {{"config", config}, {"workload", workload}, {"backend", "perf"}, {"options", options}};
+  json j = {{"config", config}, {"workload", workload}, {"backend", "perf"}, {"options", options}};
+  json e = evaluation.to_json();
+  if (!e.empty()) j["evaluation"] = e;  // a point judged by cycles and area alone keeps its id
+  return j;
 }
 
 PointSpec PointSpec::from_json(const json& j, const std::string& where) {
@@ -57,6 +82,7 @@ PointSpec PointSpec::from_json(const json& j, const std::string& where) {
   s.config = j["config"];
   s.workload = j["workload"];
   s.options = j["options"];
+  if (j.contains("evaluation")) s.evaluation = Evaluation::from_json(j["evaluation"], where);
   return s;
 }
 
@@ -72,6 +98,16 @@ json PointResult::to_json() const {
   r["macs"] = macs;
   r["utilization"] = utilization;
   r["area"] = {{"lut", area.lut}, {"ff", area.ff}, {"dsp", area.dsp}, {"bram36", area.bram36}};
+  r["precision"] = precision;
+  if (!energy.empty()) {
+    r["energy_pj"] = energy_pj;
+    r["energy"] = energy;
+    r["asic_mm2"] = asic_mm2;
+  }
+  if (accuracy >= 0) {
+    r["accuracy"] = accuracy;
+    r["top1"] = top1;
+  }
   r["layers"] = json::array();
   for (const LayerResult& l : layers)
     r["layers"].push_back({{"layer", l.layer}, {"cycles", l.cycles}, {"macs", l.macs}, {"utilization", l.utilization}});
@@ -91,6 +127,16 @@ PointResult PointResult::from_json(const json& j) {
     p.utilization = j.at("utilization");
     const json& area = j.at("area");
     p.area = {area.at("lut"), area.at("ff"), area.at("dsp"), area.at("bram36")};
+    p.precision = j.value("precision", "");
+    if (j.contains("energy_pj")) {
+      p.energy_pj = j.at("energy_pj");
+      p.energy = j.at("energy").get<std::map<std::string, double>>();
+      p.asic_mm2 = j.at("asic_mm2");
+    }
+    if (j.contains("accuracy")) {
+      p.accuracy = j.at("accuracy");
+      p.top1 = j.at("top1");
+    }
     for (const json& l : j.at("layers"))
       p.layers.push_back({l.at("layer"), l.at("cycles"), l.at("macs"), l.at("utilization")});
   } catch (const json::exception& e) {
@@ -99,11 +145,11 @@ PointResult PointResult::from_json(const json& j) {
   return p;
 }
 
-void summarize(PointResult& p, const json& c) {
+void summarize(PointResult& p, const json& c, const accel::FpgaPart& part) {
   const double peak = c.at("batch").get<double>() * c.at("block_in").get<double>() * c.at("block_out").get<double>();
   p.utilization = p.macs / (peak * double(p.cycles));
-  const double shares[] = {p.area.lut / kPartLut, p.area.ff / kPartFf, p.area.dsp / kPartDsp,
-                           p.area.bram36 / kPartBram36};
+  const double shares[] = {p.area.lut / double(part.luts), p.area.ff / double(part.ffs), p.area.dsp / double(part.dsps),
+                           p.area.bram36 / double(part.bram36)};
   p.binding = *std::max_element(std::begin(shares), std::end(shares));
   p.area_mean = (shares[0] + shares[1] + shares[2] + shares[3]) / 4;
 }
@@ -112,8 +158,39 @@ void summarize(PointResult& p, const json& c) {
 
 struct Workload::Impl {
   std::vector<ops::AccelConvLayer> layers;
-  std::optional<graph::Graph> model;  // quantized
-  NDArray input;
+  std::optional<graph::Graph> model;  // float
+  frontend::CalibrationSets inputs;
+  int accuracy_inputs = 0;
+  // The model quantized as a config's widths ask (follow_targets), once per distinct quantization.
+  struct Quantized {
+    graph::Graph graph;
+    double accuracy = -1, top1 = -1;
+  };
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const Quantized>> quantized;
+
+  std::shared_ptr<const Quantized> quantize(const graph::QuantizeOptions& q) {
+    const std::string key =
+        q.precision() + "/" + std::to_string(q.weight_digit_bits) + "/" + graph::to_string(q.weight_exponents);
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& slot = quantized[key];
+    if (slot) return slot;
+    auto out = std::make_shared<Quantized>();
+    if (accuracy_inputs) {
+      graph::QuantizeResult r = graph::quantize_checked(*model, inputs.calibration, inputs.held_out, q);
+      out->graph = std::move(r.graph);
+      const graph::SetAgreement& set = r.report->judged();
+      out->accuracy = 1;
+      for (const graph::OutputAgreement& o : set.outputs) {
+        out->accuracy = std::min(out->accuracy, o.cosine);
+        if (out->top1 < 0 && o.top1_meaningful()) out->top1 = o.top1;
+      }
+    } else {
+      out->graph = graph::quantize(*model, inputs.calibration, q).graph;
+    }
+    slot = out;
+    return slot;
+  }
 };
 
 Workload::Workload() : impl_(std::make_unique<Impl>()) {}
@@ -167,15 +244,17 @@ WorkloadText parse_workload_text(const std::string& desc) {
 
 void Workload::check(const std::string& text) { parse_workload_text(text); }
 
-Workload Workload::from(const std::string& desc) {
+Workload Workload::from(const std::string& desc, int accuracy_inputs) {
   WorkloadText t = parse_workload_text(desc);
   Workload w;
   w.impl_->layers = t.layers;
   if (!t.model.empty()) {
     graph::Graph g = frontend::load_model(t.model, 1, t.image);
-    auto calibration = frontend::calibration_set("1", g);
-    w.impl_->input = calibration[0][0];
-    w.impl_->model = graph::quantize(std::move(g), calibration, {}).graph;
+    // Timing alone needs one input; accuracy as many calibration inputs as held-out ones.
+    const std::string n = std::to_string(std::max(1, accuracy_inputs));
+    w.impl_->inputs = frontend::calibration_sets(n, accuracy_inputs ? n : "0", g);
+    w.impl_->accuracy_inputs = accuracy_inputs;
+    w.impl_->model = std::move(g);
   }
   return w;
 }
@@ -184,11 +263,16 @@ namespace {
 
 // A whole model at one point: compiled for the point's config, run once by the graph executor with
 // the accelerator kernels on the timing-only perf backend; each accelerator kernel is a row.
-void run_model(PointResult& p, const accel::AccelConfig& cfg, const sim::PerfParams& params, const graph::Graph& model,
-               const NDArray& input) {
+void run_model(PointResult& p, accel::EnergyCounts& counts, const accel::AccelConfig& cfg,
+               const sim::PerfParams& params, Workload::Impl& w) {
   graph::BuildOptions bo;
   bo.accel = cfg;
-  graph::BuildResult r = graph::build(model, bo);
+  graph::QuantizeOptions q;
+  graph::follow_targets(q, bo);  // the config's widths
+  auto quantized = w.quantize(q);
+  p.accuracy = quantized->accuracy;
+  p.top1 = quantized->top1;
+  graph::BuildResult r = graph::build(quantized->graph, bo);
   json dev = json::parse(cfg.to_json());
   dev["perf"] = {{"functional", false},
                  {"dram_latency", params.dram_latency},
@@ -198,13 +282,14 @@ void run_model(PointResult& p, const accel::AccelConfig& cfg, const sim::PerfPar
   eo.accel_backend = "perf";
   eo.accel_config_json = dev.dump();
   auto ex = runtime::GraphExecutor::from_model_file(r.file, "dse", eo);
-  ex.run({input});
+  ex.run(w.inputs.calibration[0]);
   const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
   for (size_t k = 0; k < ex.kernels().size(); ++k) {
     if (ex.kernels()[k].device != runtime::KernelDevice::Accel) continue;
     const auto& s = ex.accel_stats()[k];
     double macs = double(s.gemm_macs);
     p.layers.push_back({ex.kernels()[k].node, s.cycles, macs, s.cycles ? macs / (peak * double(s.cycles)) : 0});
+    counts.add(s.counters, s.cycles);
     p.cycles += s.cycles;
     p.macs += macs;
   }
@@ -228,7 +313,8 @@ PointResult run_point(const PointSpec& spec, const Workload& w) {
     int vthreads = int(spec.options.value("vthreads", 2.0));
     const ops::AccelTarget target = ops::accel_target(cfg);
     const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
-    if (w.impl_->model) run_model(p, cfg, params, *w.impl_->model, w.impl_->input);
+    accel::EnergyCounts counts;
+    if (w.impl_->model) run_model(p, counts, cfg, params, *w.impl_);
     for (const ops::AccelConvLayer& l : w.impl_->layers) {
       ops::AccelOperator a;
       try {
@@ -240,12 +326,22 @@ PointResult run_point(const PointSpec& spec, const Workload& w) {
       sim::PerfSim dev(cfg, params);
       std::vector<NDArray> args = a.random_args(1);
       uint64_t cycles = m.run(dev, args).cycles;
+      std::vector<uint64_t> run = dev.run_counters();
+      for (int k = 0; k < l.repeats; ++k) counts.add({run.begin() + 1, run.end()}, cycles);
       p.layers.push_back({l.name, cycles, a.macs, a.macs / (peak * double(cycles))});
       p.cycles += cycles * uint64_t(l.repeats);
       p.macs += a.macs * l.repeats;
     }
     if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
     p.area = accel::estimate_area(cfg);
+    p.precision = "W" + std::to_string(cfg.wgt_bits) + "A" + std::to_string(cfg.inp_bits);
+    if (!spec.evaluation.energy_table.empty()) {
+      accel::EnergyTable table = accel::EnergyTable::from_json(spec.evaluation.energy_table.dump(), "of the sweep");
+      accel::EnergyReport e = accel::estimate_energy(counts, cfg, table);
+      p.energy_pj = e.total_pj();
+      p.energy = e.by_category();
+      p.asic_mm2 = accel::estimate_asic_area_mm2(cfg, table.add_um2.empty() ? accel::energy_table("asic-45nm") : table);
+    }
     p.legal = true;
     summarize(p, spec.config);
   } catch (const std::exception& e) {  // any failure is the point's, never the sweep's

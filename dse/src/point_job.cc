@@ -1,7 +1,7 @@
 // The dse-point regression job kind: "dse-point:WORKLOAD" with the point's config as the job's
-// config, its DRAM and queue parameters as the perf backend's options and the rest (vthreads) as
-// the job's params. Its outcome's metrics are the point's result (PointResult::to_json): an
-// illegal point passes with status "illegal", as a sweep reports it.
+// config, its DRAM and queue parameters as the perf backend's options and the rest (vthreads, the
+// evaluation: energy table and accuracy inputs) as the job's params. Its outcome's metrics are the point's result
+// (PointResult::to_json): an illegal point passes with status "illegal", as a sweep reports it.
 #include <algorithm>
 #include <iostream>
 
@@ -52,14 +52,20 @@ class PointJobKind : public regress::JobKind {
     return r;
   }
   void check_params(const json& params) const override {
-    for (auto& [k, v] : params.items())
+    for (auto& [k, v] : params.items()) {
+      if (k == "evaluation") {
+        Evaluation::from_json(v, "'params'");
+        continue;
+      }
       if (k != "vthreads" || !v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 64)
-        LOOM_THROW(Error, "'params': ", kKind, " takes {\"vthreads\": 1 to 64}, not '", k, "': ", v.dump());
+        LOOM_THROW(Error, "'params': ", kKind, " takes {\"vthreads\": 1 to 64, \"evaluation\": {...}}, not '", k,
+                   "': ", v.dump());
+    }
   }
   void run(const regress::JobSpec& job, const regress::Workload&, const fs::path&, const fs::path&,
            regress::JobOutcome& o) const override {
     PointSpec spec = point_spec(job);
-    PointResult r = run_point(spec, Workload::from(spec.workload));
+    PointResult r = run_point(spec, Workload::from(spec.workload, spec.evaluation.accuracy_inputs));
     std::cout << "design point " << spec.id() << ": " << (r.legal ? "legal" : "illegal: " + r.reason) << "\n";
     o.metrics = r.to_json();
     o.metrics["id"] = spec.id();
@@ -99,6 +105,7 @@ regress::JobSpec point_job(const Point& p) {
   }
   perf["functional"] = false;
   j.device = {{"perf", perf}};
+  if (json e = p.spec.evaluation.to_json(); !e.empty()) j.params["evaluation"] = e;
   const std::string model = "model:", int8 = ":int8";
   const std::string& w = p.spec.workload;
   if (w.rfind(model + "/", 0) == 0) j.files = {w.substr(model.size(), w.size() - model.size() - int8.size())};
@@ -117,7 +124,12 @@ PointSpec point_spec(const regress::JobSpec& job) {
   if (job.device.contains("perf"))
     for (auto& [k, v] : job.device["perf"].items())
       if (perf_option(k)) s.options[k] = v;
-  for (auto& [k, v] : job.params.items()) s.options[k] = v.get<double>();
+  for (auto& [k, v] : job.params.items()) {
+    if (k == "evaluation")
+      s.evaluation = Evaluation::from_json(v, "job " + job.name);
+    else
+      s.options[k] = v.get<double>();
+  }
   return s;
 }
 

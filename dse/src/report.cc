@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
+#include <map>
 
 #include "loom/dse/sweep.h"
 #include "loom/runtime/error.h"
@@ -22,25 +23,51 @@ std::string csv_field(std::string s) {
 
 }  // namespace
 
-void write_outputs(const fs::path& dir, const std::vector<Point>& points, const std::vector<Sweep>& sweeps) {
+void write_outputs(const fs::path& dir, const std::vector<Point>& points, const std::vector<Sweep>& sweeps,
+                   const std::string& part) {
   // points.jsonl whole or not at all (written aside, then renamed): jobs of an earlier run of the
   // sweep may be reading it.
   std::ofstream csv(dir / "points.csv"), layers(dir / "layers.csv"), jobs(dir / "points.jsonl.tmp");
   csv << "point,id,status";
   for (const Sweep& s : sweeps) csv << "," << s.name;
-  csv << ",cycles,macs,utilization,lut,ff,dsp,bram36,area_xc7z020,binding_share,fits_xc7z020,pareto,reason\n";
+  csv << ",operand_widths,cycles,macs,utilization,lut,ff,dsp,bram36,area_" << part << ",binding_share,fits_" << part
+      << ",energy_uj,energy_mac_uj,energy_sram_uj,energy_dram_uj,energy_static_uj,asic_mm2,accuracy,top1,feasible,"
+         "pareto,reason\n";
   layers << "point,id,layer,cycles,macs,utilization\n";
   for (const Point& p : points) {
     csv << p.index << "," << p.id << "," << (p.result.legal ? "ok" : p.missing ? "no_result" : "illegal");
-    for (const Sweep& s : sweeps) csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
+    for (const Sweep& s : sweeps) {
+      if (s.name == "precision")
+        csv << "," << p.labels.at(s.name);
+      else
+        csv << "," << (s.name == "block" ? p.values.at("block_in") : p.values.at(s.name));
+    }
     const PointResult& r = p.result;
-    if (r.legal)
-      csv << "," << r.cycles << "," << std::setprecision(12) << r.macs << "," << std::setprecision(4) << r.utilization
-          << "," << std::setprecision(6) << r.area.lut << "," << r.area.ff << "," << r.area.dsp << "," << r.area.bram36
-          << "," << std::setprecision(4) << r.area_mean << "," << r.binding << "," << int(r.binding <= 1) << ","
-          << int(p.pareto) << ",\n";
-    else
-      csv << ",,,,,,,,,,,," << csv_field(r.reason) << "\n";
+    auto uj = [&](const char* category) {
+      auto it = r.energy.find(category);
+      return it == r.energy.end() ? 0.0 : it->second * 1e-6;
+    };
+    if (r.legal) {
+      csv << "," << r.precision << "," << r.cycles << "," << std::setprecision(12) << r.macs << ","
+          << std::setprecision(4) << r.utilization << "," << std::setprecision(6) << r.area.lut << "," << r.area.ff
+          << "," << r.area.dsp << "," << r.area.bram36 << "," << std::setprecision(4) << r.area_mean << "," << r.binding
+          << "," << int(r.binding <= 1) << ",";
+      if (!r.energy.empty())
+        csv << std::setprecision(6) << r.energy_pj * 1e-6 << "," << uj("mac") << "," << uj("sram") << "," << uj("dram")
+            << "," << uj("static") << "," << std::setprecision(4) << r.asic_mm2;
+      else
+        csv << ",,,,,";
+      csv << ",";
+      if (r.accuracy >= 0) {
+        csv << std::setprecision(6) << r.accuracy << ",";
+        if (r.top1 >= 0) csv << r.top1;
+      } else {
+        csv << ",";
+      }
+      csv << "," << int(p.infeasible.empty()) << "," << int(p.pareto) << "," << csv_field(p.infeasible) << "\n";
+    } else {
+      csv << ",,,,,,,,,,,,,,,,,,,,,," << csv_field(r.reason) << "\n";
+    }
     for (const LayerResult& l : r.layers)
       layers << p.index << "," << p.id << "," << csv_field(l.layer) << "," << l.cycles << "," << std::setprecision(12)
              << l.macs << "," << std::setprecision(4) << l.utilization << "\n";
@@ -51,19 +78,51 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
   fs::rename(dir / "points.jsonl.tmp", dir / "points.jsonl");
 }
 
-// Gnuplot: cycles against area with the Pareto front; per-layer utilization of the Pareto points.
-// Returns what happened (the plots are optional: no gnuplot, no plots).
-std::string plot(const fs::path& dir, const std::vector<Point>& points, const std::string& what) {
-  std::ofstream all(dir / "plot_points.dat"), front(dir / "plot_pareto.dat"), util(dir / "plot_utilization.dat");
+namespace {
+
+// An objective on a plot's axis: its value as plotted and the axis label.
+double axis_value(const PointResult& r, const std::string& o) {
+  if (o == "cycles") return double(r.cycles) / 1e6;
+  if (o == "area") return r.area_mean * 100;
+  if (o == "energy") return r.energy_pj * 1e-6;
+  if (o == "asic_area") return r.asic_mm2;
+  return r.accuracy;
+}
+std::string axis_label(const std::string& o, const std::string& part) {
+  if (o == "cycles") return "cycles (millions, performance model)";
+  if (o == "area") return "area: mean share of an " + part + " (LUT, FF, DSP, BRAM36; analytical model), %";
+  if (o == "energy") return "energy per inference (uJ, energy model)";
+  if (o == "asic_area") return "ASIC area (mm2, energy table's area model)";
+  return "accuracy: cosine of the quantized model's outputs with the float model's";
+}
+
+}  // namespace
+
+// Gnuplot: the front over the first two objectives; energy against cycles by precision; per-layer
+// utilization of the Pareto points. Returns what happened (the plots are optional: no gnuplot, no plots).
+std::string plot(const fs::path& dir, const std::vector<Point>& points, const std::string& what,
+                 const std::vector<std::string>& objectives, const std::string& part) {
+  const std::string &ox = objectives.at(1), &oy = objectives.at(0);
+  std::ofstream all(dir / "plot_points.dat"), front(dir / "plot_pareto.dat"), util(dir / "plot_utilization.dat"),
+      energy(dir / "plot_energy.dat");
   std::vector<const Point*> pareto;
+  std::map<std::string, std::vector<const Point*>> by_precision;
   for (const Point& p : points) {
     if (!p.result.legal) continue;
-    all << p.result.area_mean * 100 << " " << double(p.result.cycles) / 1e6 << "\n";
+    all << axis_value(p.result, ox) << " " << axis_value(p.result, oy) << "\n";
     if (p.pareto) pareto.push_back(&p);
+    if (!p.result.energy.empty()) by_precision[p.result.precision].push_back(&p);
   }
-  std::sort(pareto.begin(), pareto.end(), [](auto* a, auto* b) { return a->result.area_mean < b->result.area_mean; });
+  // Each precision a block of its own (two blank lines): gnuplot's `index` picks one.
+  for (auto& [precision, ps] : by_precision) {
+    for (const Point* p : ps)
+      energy << double(p->result.cycles) / 1e6 << " " << p->result.energy_pj * 1e-6 << " " << p->index << "\n";
+    energy << "\n\n";
+  }
+  std::sort(pareto.begin(), pareto.end(),
+            [&](auto* a, auto* b) { return axis_value(a->result, ox) < axis_value(b->result, ox); });
   for (const Point* p : pareto)
-    front << p->result.area_mean * 100 << " " << double(p->result.cycles) / 1e6 << " " << p->index << "\n";
+    front << axis_value(p->result, ox) << " " << axis_value(p->result, oy) << " " << p->index << "\n";
   // Many layers (a whole model's kernels): numbered on the axis, their names in layers.csv.
   const bool numbered = !pareto.empty() && pareto.front()->result.layers.size() > 16;
   if (!pareto.empty()) {
@@ -82,17 +141,31 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points, const st
       util << "\n";
     }
   }
-  all.close(), front.close(), util.close();
+  all.close(), front.close(), util.close(), energy.close();
   std::ofstream gp(dir / "plot.gp");
+  // A two-objective front is a staircase; over three, the points of the front seen from two.
+  const bool steps = objectives.size() == 2 && ox != "accuracy" && oy != "accuracy";
   gp << "set terminal svg size 900,600 dynamic background rgb 'white'\n"
      << "set datafile separator whitespace\nset grid\nset key top right\n"
      << "set output 'pareto.svg'\nset title 'Accelerator design space: " << what << "'\n"
-     << "set xlabel 'area: mean share of an xc7z020 (LUT, FF, DSP, BRAM36; analytical model), %'\n"
-     << "set ylabel 'cycles (millions, performance model)'\n"
+     << "set xlabel '" << axis_label(ox, part) << "'\n"
+     << "set ylabel '" << axis_label(oy, part) << "'\n"
      << "plot 'plot_points.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '#8080a0' title 'design points', \\\n"
-     << "     'plot_pareto.dat' using 1:2 with steps lw 2 lc rgb '#c03030' title 'Pareto front', \\\n"
+     << "     'plot_pareto.dat' using 1:2 with " << (steps ? "steps" : "points pt 6 ps 1.5")
+     << " lw 2 lc rgb '#c03030' title 'Pareto front" << (objectives.size() == 3 ? " (three objectives)" : "")
+     << "', \\\n"
      << "     'plot_pareto.dat' using 1:2 with points pt 7 ps 1 lc rgb '#c03030' notitle, \\\n"
      << "     'plot_pareto.dat' using 1:2:(sprintf('p%d', $3)) with labels offset 1,1 notitle\n";
+  if (!by_precision.empty()) {
+    gp << "set output 'energy_cycles.svg'\nset title 'Energy against cycles by precision: " << what << "'\n"
+       << "set xlabel '" << axis_label("cycles", part) << "'\nset ylabel '" << axis_label("energy", part) << "'\n"
+       << "plot";
+    int k = 0;
+    for (auto& [precision, ps] : by_precision)
+      gp << (k ? ", \\\n    " : " ") << "'plot_energy.dat' index " << k++
+         << " using 1:2 with points pt 7 ps 0.8 title '" << precision << "'";
+    gp << "\n";
+  }
   if (!pareto.empty())
     gp << "set output 'utilization.svg'\nset title 'GEMM utilization per layer, Pareto points: " << what << "'\n"
        << (numbered ? "set xlabel 'accelerator kernel, in order (names: layers.csv)'\nset xtics 5\n"
@@ -105,7 +178,9 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points, const st
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0)
     return "no plots: gnuplot is not installed (Debian: apt-get install gnuplot-nox; scripts/bootstrap.sh does)";
   if (std::system(cmd.c_str()) != 0) return "no plots: gnuplot failed (see " + (dir / "plot.log").string() + ")";
-  return "plots: " + (dir / "pareto.svg").string() + (pareto.empty() ? "" : ", " + (dir / "utilization.svg").string());
+  return "plots: " + (dir / "pareto.svg").string() +
+         (by_precision.empty() ? "" : ", " + (dir / "energy_cycles.svg").string()) +
+         (pareto.empty() ? "" : ", " + (dir / "utilization.svg").string());
 }
 
 }  // namespace loom::dse

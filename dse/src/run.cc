@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 void run_on_threads(std::vector<Point>& points, const SweepRunOptions& o) {
-  const Workload work = Workload::from(points.front().spec.workload);
+  const Workload work = Workload::from(points.front().spec.workload, points.front().spec.evaluation.accuracy_inputs);
   std::atomic<size_t> next{0}, done{0};
   std::mutex print;
   auto worker = [&] {
@@ -104,7 +104,7 @@ json run_job_line(const std::string& file, int line, const std::string& id) {
   if (j.contains("id") && j["id"] != spec.id())
     LOOM_THROW(Error, where, ": id ", j["id"].dump(), " is not the description's (", spec.id(),
                "): the job was edited");
-  json r = run_point(spec, Workload::from(spec.workload)).to_json();
+  json r = run_point(spec, Workload::from(spec.workload, spec.evaluation.accuracy_inputs)).to_json();
   r["id"] = spec.id();
   return r;
 }

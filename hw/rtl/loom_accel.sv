@@ -336,6 +336,7 @@ module loom_accel #(
   logic ld_fault, cp_fault, st_fault;
   logic [7:0] ld_code, cp_code, st_code;
   logic ld_insn, inp_entry, wgt_entry, uop_load, acc_load, gemm_insn, alu_insn, uop_entry, acc_entry, mac_step, alu_step;
+  logic reset_step, alu_vec_step, acc_pad_entry;
   logic st_insn, out_entry, finish_done;
   loom_load #(
       .QueueDepth(QueueDepth)
@@ -394,6 +395,9 @@ module loom_accel #(
       .acc_entry_o       (acc_entry),
       .mac_step_o        (mac_step),
       .alu_step_o        (alu_step),
+      .reset_step_o      (reset_step),
+      .alu_vec_step_o    (alu_vec_step),
+      .acc_pad_entry_o   (acc_pad_entry),
       .inp_raddr_o       (inp_raddr),
       .inp_rdata_i       (inp_rdata),
       .wgt_raddr_o       (wgt_raddr),
@@ -481,6 +485,12 @@ module loom_accel #(
     inc[loom_accel_pkg::CNT_DMA_STORE_BYTES*32+:32] = out_entry ? 32'(loom_accel_pkg::OUT_ENTRY_BYTES) : 32'd0;
     inc[loom_accel_pkg::CNT_GEMM_MACS*32+:32] = mac_step ? 32'(loom_accel_pkg::BATCH * loom_accel_pkg::BLOCK_IN * loom_accel_pkg::BLOCK_OUT) : 32'd0;
     inc[loom_accel_pkg::CNT_ALU_OPS*32+:32] = alu_step ? 32'(loom_accel_pkg::BATCH * loom_accel_pkg::BLOCK_OUT) : 32'd0;
+    inc[loom_accel_pkg::CNT_GEMM_RESET_STEPS*32+:32] = 32'(reset_step);
+    inc[loom_accel_pkg::CNT_ALU_VECTOR_OPS*32+:32] = alu_vec_step ? 32'(loom_accel_pkg::BATCH * loom_accel_pkg::BLOCK_OUT) : 32'd0;
+    // padding: an entry written without a DRAM beat
+    inc[loom_accel_pkg::CNT_PAD_ENTRIES_INP*32+:32] = 32'(inp_we && !inp_entry);
+    inc[loom_accel_pkg::CNT_PAD_ENTRIES_WGT*32+:32] = 32'(wgt_we && !wgt_entry);
+    inc[loom_accel_pkg::CNT_PAD_ENTRIES_ACC*32+:32] = 32'(acc_pad_entry);
     inc[loom_accel_pkg::CNT_LOAD_BUSY_CYCLES*32+:32] = 32'(ld_busy);
     inc[loom_accel_pkg::CNT_LOAD_STALL_CYCLES*32+:32] = 32'(ld_stalled);
     inc[loom_accel_pkg::CNT_COMPUTE_BUSY_CYCLES*32+:32] = 32'(cp_busy);

@@ -37,6 +37,9 @@ module loom_compute #(
     output logic acc_entry_o,
     output logic mac_step_o,
     output logic alu_step_o,
+    output logic reset_step_o,
+    output logic alu_vec_step_o,
+    output logic acc_pad_entry_o,  // an accumulator entry a LOAD filled with zeros
     // scratchpads owned by other modules
     output logic [InpAW-1:0] inp_raddr_o,
     input  logic [InpEW-1:0] inp_rdata_i,
@@ -214,6 +217,8 @@ module loom_compute #(
       .fault_code_o    (core_code),
       .mac_step_o,
       .alu_step_o,
+      .reset_step_o,
+      .alu_vec_step_o,
       .uop_raddr_o     (uop_raddr),
       .uop_rdata_i     (uop_rdata),
       .inp_raddr_o,
@@ -229,6 +234,8 @@ module loom_compute #(
       .out_waddr_o,
       .out_wdata_o
   );
+
+  assign acc_pad_entry_o = acc_dma_we && !acc_entry_o;
 
   // FINISH (and any no-op) completes the cycle after it starts.
   logic finish_q;

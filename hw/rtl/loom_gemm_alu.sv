@@ -65,6 +65,8 @@ module loom_gemm_alu #(
     output logic [7:0]  fault_code_o,
     output logic        mac_step_o,  // a GEMM iteration (BATCH*BLOCK_IN*BLOCK_OUT MACs) this cycle
     output logic        alu_step_o,  // an ALU iteration (BATCH*BLOCK_OUT ops) this cycle
+    output logic        reset_step_o,     // a GEMM iteration that zeroes its accumulator entry
+    output logic        alu_vec_step_o,   // an ALU iteration whose operand is an accumulator entry
     // scratchpads
     output logic [UopAW-1:0] uop_raddr_o,
     input  logic [31:0]      uop_rdata_i,
@@ -261,6 +263,8 @@ module loom_gemm_alu #(
     fault_o <= 1'b0;
     mac_step_o <= 1'b0;
     alu_step_o <= 1'b0;
+    reset_step_o <= 1'b0;
+    alu_vec_step_o <= 1'b0;
     if (!rst_ni) begin
       issuing_q <= 1'b0;
       gap_q <= '0;
@@ -322,6 +326,8 @@ module loom_gemm_alu #(
       wr_valid_q <= res_valid_q;
       mac_step_o <= valid_q[8] && gemm_math_q;
       alu_step_o <= valid_q[8] && alu_q;
+      reset_step_o <= valid_q[8] && !alu_q && !gemm_math_q;
+      alu_vec_step_o <= valid_q[8] && alu_q && !use_imm_q;
       if (!issuing_q && !pipeline_busy() && res_valid_q) done_o <= 1'b1;
     end
   end

@@ -44,7 +44,12 @@ Requantize default_requantize(AccelOpKind kind) {
   return kind == AccelOpKind::Add ? Requantize{1, false} : Requantize{8, true};
 }
 
-AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& target, const std::string& name) {
+AccelOperator make_accel_operator(const AccelOpSpec& spec, const AccelTarget& target, const std::string& name) {
+  AccelOpSpec p = spec;
+  if (target.out_bits < 8) {  // outputs the target stores narrow: clamped to their range
+    p.rq.clip_lo = std::max(p.rq.clip_lo, -(1 << (target.out_bits - 1)));
+    p.rq.clip_hi = std::min(p.rq.clip_hi, (1 << (target.out_bits - 1)) - 1);
+  }
   const Blocking& b = target.blocking;
   const AccelLimits& lim = target.limits;
   const char* op = to_string(p.kind);
@@ -101,6 +106,8 @@ AccelOperator make_accel_operator(const AccelOpSpec& p, const AccelTarget& targe
   std::vector<Tensor> args = a.inputs;
   args.push_back(a.output);
   a.func = schedule::lower(*s, args, name);
+  a.inp_bits = target.inp_bits;
+  a.wgt_bits = target.wgt_bits;
   return a;
 }
 
@@ -109,7 +116,8 @@ std::vector<NDArray> AccelOperator::random_args(uint64_t seed) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<int64_t> shape = shape_of_tensor(inputs[i]);
     args.push_back(NDArray::empty(shape, DataType::Int(8)));
-    args.back().fill_random(seed + i, -128, 127);
+    const int bits = inputs[i].name() == "W" ? wgt_bits : inp_bits;
+    args.back().fill_random(seed + i, -(1 << (bits - 1)), (1 << (bits - 1)) - 1);
     if (inputs[i].name() == "eye") {
       auto id = identity_block(int(shape[0]));
       std::copy(id.begin(), id.end(), args.back().data<int8_t>());

@@ -72,6 +72,16 @@ const char* to_string(AccelCounter c) {
       return "gemm_macs";
     case AccelCounter::AluOps:
       return "alu_ops";
+    case AccelCounter::GemmResetSteps:
+      return "gemm_reset_steps";
+    case AccelCounter::AluVectorOps:
+      return "alu_vector_ops";
+    case AccelCounter::PadEntriesInp:
+      return "pad_entries_inp";
+    case AccelCounter::PadEntriesWgt:
+      return "pad_entries_wgt";
+    case AccelCounter::PadEntriesAcc:
+      return "pad_entries_acc";
     case AccelCounter::LoadBusyCycles:
       return "load_busy_cycles";
     case AccelCounter::LoadStallCycles:

@@ -108,6 +108,7 @@ class AccelRunner final : public KernelRunner {
                   counter(AccelCounter::DmaLoadBytesAcc) + counter(AccelCounter::DmaLoadBytesUop) +
                   counter(AccelCounter::DmaStoreBytes);
     s.dma_wgt_bytes = counter(AccelCounter::DmaLoadBytesWgt);
+    s.counters.assign(n.begin() + 1, n.end());
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 

@@ -101,6 +101,13 @@ struct FunctionalSim::State {
     return AccelCounter::DmaStoreBytes;
   }
 
+  // Micro-op loads cannot pad (check_instruction).
+  static AccelCounter pad_counter(MemType m) {
+    return m == MemType::Wgt   ? AccelCounter::PadEntriesWgt
+           : m == MemType::Acc ? AccelCounter::PadEntriesAcc
+                               : AccelCounter::PadEntriesInp;
+  }
+
   void load(const Instruction& i, size_t index) {
     if (i.mem == MemType::Acc && c.acc_bits != 32) return load_narrow_acc(i, index);
     auto [bytes, base] = sram(i.mem);
@@ -123,6 +130,7 @@ struct FunctionalSim::State {
     if (i.mem == MemType::Wgt && c.wgt_bits != 8)
       unpack_entries(wgt, wgt_unpacked, c.wgt_block_bytes(), c.block_out * c.block_in, c.wgt_bits, i.sram_base,
                      rows * cols);
+    counters[uint32_t(pad_counter(i.mem))] += uint64_t(rows) * cols - uint64_t(i.y_size) * i.x_size;
     auto kind = i.mem == MemType::Uop   ? AccelCounter::UopLoadInsns
                 : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns
                                         : AccelCounter::LoadInsns;
@@ -154,6 +162,7 @@ struct FunctionalSim::State {
         for (int k = 0; k < n; ++k) entry[k] = packed_element(src, size_t(k), c.acc_bits);
       }
     counters[uint32_t(AccelCounter::DmaLoadBytesAcc)] += uint64_t(i.y_size) * i.x_size * dram_bytes;
+    counters[uint32_t(AccelCounter::PadEntriesAcc)] += uint64_t(rows) * cols - uint64_t(i.y_size) * i.x_size;
     ++counters[uint32_t(AccelCounter::AccLoadInsns)];
   }
 
@@ -239,6 +248,7 @@ struct FunctionalSim::State {
         }
         counters[uint32_t(AccelCounter::GemmMacs)] += uint64_t(B) * BO * BI;
       }
+      if (i.reset) ++counters[uint32_t(AccelCounter::GemmResetSteps)];
       write_out(dst);
     });
     ++counters[uint32_t(AccelCounter::GemmInsns)];
@@ -268,6 +278,7 @@ struct FunctionalSim::State {
         acc[dst * n + e] = wrap_acc(alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]));
       write_out(dst);
       counters[uint32_t(AccelCounter::AluOps)] += n;
+      if (!i.use_imm) counters[uint32_t(AccelCounter::AluVectorOps)] += n;
     });
     ++counters[uint32_t(AccelCounter::AluInsns)];
   }

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "backend_config.h"
+#include "loom/accel/action_counts.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/perf_model.h"
 
@@ -73,6 +74,7 @@ PerfSim::PerfSim(AccelConfig config, PerfParams params, uint64_t dram_bytes)
 void PerfSim::write_reg(uint32_t offset, uint32_t value) {
   if (offset != reg::kControl || !(value & reg::kStart)) return FunctionalSim::write_reg(offset, value);
   estimate_ = {};
+  actions_.clear();
   if (!params_.functional) return time_only();
   FunctionalSim::write_reg(offset, value);
   if (!(FunctionalSim::read_reg(reg::kStatus) & reg::kDone)) return;  // a fault: fsim's message, no timing
@@ -130,6 +132,7 @@ void PerfSim::time_stream(uint32_t& k) {
   if (!finish) LOOM_THROW(DeviceError, "instruction ", count, ": the stream has no FINISH instruction");
   std::vector<InsnTiming> timings;
   estimate_ = estimate_cycles(stream_, config(), params_, params_.trace_path.empty() ? nullptr : &timings);
+  if (!params_.functional) actions_ = count_actions(stream_, config());
   model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++runs_;
   if (!params_.trace_path.empty()) write_trace(stream_, timings);
@@ -155,10 +158,9 @@ uint32_t PerfSim::read_reg(uint32_t offset) {
   auto word = [&](uint64_t v) { return uint32_t(offset % 8 == 0 ? v : v >> 32); };
   if (!params_.functional && offset == reg::kStatus) return status_;
   if (!params_.functional && offset == reg::kErrorIndex) return error_index_;
-  // Without execution fsim counts nothing; the multiply-accumulates follow from the GEMM core's
-  // steps (each a full block).
-  if (!params_.functional && (offset & ~4u) == counter_reg(AccelCounter::GemmMacs))
-    return word(estimate_.gemm_cycles * uint64_t(config().batch) * config().block_in * config().block_out);
+  // Without execution fsim counts nothing: the stream's counts instead.
+  if (!params_.functional && offset >= reg::kCounterBase && offset < counter_reg(kFirstTimingCounter))
+    return word(actions_.empty() ? 0 : actions_[(offset - reg::kCounterBase) / 8]);
   if (offset == reg::kCyclesLo || offset == reg::kCyclesHi) return word(estimate_.cycles);
   if (offset >= counter_reg(kFirstTimingCounter) && offset < kAccelRegsEnd && offset % 4 == 0) {
     auto c = AccelCounter((offset - reg::kCounterBase) / 8);

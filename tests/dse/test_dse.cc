@@ -7,6 +7,7 @@
 
 #include "common/error_text.h"
 #include "common/temp_dir.h"
+#include "loom/accel/energy_model.h"
 #include "loom/dse/run.h"
 #include "loom/dse/sweep.h"
 #include "loom/regress/job.h"
@@ -130,6 +131,110 @@ TEST(DsePointJob, AModelFileIsFoundFromTheManifestsFolder) {
   expect_has(manifest_error(R"({"jobs": [{"name": "d", "workloads": ["dse-point:model:nosuch.onnx:int8"],
                                "backends": ["perf"]}]})"),
              "no file '");
+}
+
+// Precision as a sweep parameter: the widths it sets, the scratchpads kept as deep as the base's
+// (fewer bytes for narrower entries) unless their size is swept too; malformed precisions named.
+TEST(DseSweep, PrecisionSetsTheWidthsAndKeepsTheDepths) {
+  std::vector<dse::Sweep> sweeps = {dse::parse_sweep("precision=W8A8,w4a8,w4a4-acc16"), dse::parse_sweep("inp_kib=64")};
+  const accel::AccelConfig base = accel::default_config();
+  std::vector<dse::Point> points = dse::make_points(base, sweeps, dse::conv_layers_workload("c10"));
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].labels.at("precision"), "w8a8");
+  EXPECT_EQ(points[1].spec.config["wgt_bits"], 4);
+  EXPECT_EQ(points[1].spec.config["inp_bits"], 8);
+  EXPECT_EQ(points[1].spec.config["wgt_buffer_bytes"], base.wgt_buffer_bytes / 2);
+  EXPECT_EQ(points[1].spec.config["acc_buffer_bytes"], base.acc_buffer_bytes);
+  EXPECT_EQ(points[2].spec.config["inp_bits"], 4);
+  EXPECT_EQ(points[2].spec.config["out_bits"], 4);
+  EXPECT_EQ(points[2].spec.config["acc_bits"], 16);
+  EXPECT_EQ(points[2].spec.config["acc_buffer_bytes"], base.acc_buffer_bytes / 2);
+  EXPECT_EQ(points[2].spec.config["out_buffer_bytes"], base.out_buffer_bytes / 2);
+  EXPECT_EQ(points[2].spec.config["inp_buffer_bytes"], 64 * 1024);  // swept: as given
+  for (const char* bad : {"precision=w3a8", "precision=w4a2", "precision=w8a8-acc8", "precision=w8a8x", "precision=8"})
+    expect_has(test::error_text<Error>([&] { dse::parse_sweep(bad); }), "is not a precision");
+  expect_has(test::error_text<Error>([] { dse::parse_sweep("precision=w4a8,W4A8"); }), "w4a8 is given twice");
+}
+
+namespace {
+
+dse::Point point_with(double cycles, double energy_uj, double accuracy, double area, double binding = 0.5) {
+  dse::Point p;
+  p.result.legal = true;
+  p.result.cycles = uint64_t(cycles);
+  p.result.energy_pj = energy_uj * 1e6;
+  p.result.energy = {{"mac", energy_uj * 1e6}};
+  p.result.accuracy = accuracy;
+  p.result.area_mean = area;
+  p.result.binding = binding;
+  return p;
+}
+
+}  // namespace
+
+// The front over two or three objectives (accuracy maximized), the constraints keeping points off
+// it with their reason, and objectives without a value named.
+TEST(DsePareto, FrontOverTheChosenObjectivesWithinTheConstraints) {
+  std::vector<dse::Point> points = {point_with(100, 5, 0.99, 0.5), point_with(100, 4, 0.95, 0.5),
+                                    point_with(120, 6, 0.999, 0.4), point_with(130, 7, 0.98, 0.6)};
+  for (size_t k = 0; k < points.size(); ++k) points[k].index = k;
+  auto front = [&](const std::vector<std::string>& objectives, const dse::Constraints& c = {}) {
+    dse::mark_pareto(points, objectives, c);
+    std::string f;
+    for (const dse::Point& p : points) f += p.pareto ? "1" : "0";
+    return f;
+  };
+  EXPECT_EQ(front({"cycles", "energy"}), "0100");              // p1 beats p0 in energy at equal cycles
+  EXPECT_EQ(front({"cycles", "energy", "accuracy"}), "1110");  // accuracy keeps p0 and p2
+  EXPECT_EQ(front({"energy", "area"}), "0110");
+  dse::Constraints accurate;
+  accurate.min_accuracy = 0.97;
+  EXPECT_EQ(front({"cycles", "energy"}, accurate), "1000");
+  expect_has(points[1].infeasible, "accuracy 0.95 below --min-accuracy 0.97");
+  dse::Constraints cheap;
+  cheap.max_energy_uj = 4.5;
+  EXPECT_EQ(front({"cycles", "accuracy"}, cheap), "0100");
+  expect_has(points[0].infeasible, "above --max-energy 4.5");
+  points[1].result.binding = 1.3;
+  dse::Constraints fits;
+  fits.fits = true;
+  EXPECT_EQ(front({"cycles", "energy"}, fits), "1000");
+  expect_has(points[1].infeasible, "does not fit the xc7z020 (its largest resource share 130.0%)");
+  points[2].result.accuracy = -1;  // no accuracy measured
+  expect_has(test::error_text<Error>([&] {
+               front({"cycles", "accuracy"});
+             }),
+             "objective accuracy has no value at point p2");
+  expect_has(test::error_text<Error>([] { dse::parse_objectives("cycles"); }), "two or three objectives, not 1");
+  expect_has(test::error_text<Error>([] { dse::parse_objectives("cycles,energy,energy"); }), "energy is given twice");
+  expect_has(test::error_text<Error>([] { dse::parse_objectives("cycles,enrgy"); }), "did you mean 'energy'");
+}
+
+// A point's energy and accuracy survive its job's result file, and the evaluation its job file.
+TEST(DsePointJob, EvaluationAndItsResultsRoundTrip) {
+  std::vector<dse::Point> points = two_by_two();
+  points[3].spec.evaluation.energy_table = json::parse(accel::energy_table("xc7-28nm").to_json());
+  regress::JobSpec job = dse::point_job(points[3]);
+  regress::JobSpec back = regress::JobSpec::from_json(json::parse(job.to_json().dump()));
+  dse::PointSpec spec = dse::point_spec(back);
+  EXPECT_EQ(spec.evaluation, points[3].spec.evaluation);
+  EXPECT_NE(spec.id(), points[3].id);  // judged by energy: another point
+  dse::PointResult r = dse::run_point(spec, dse::Workload::from(spec.workload));
+  ASSERT_TRUE(r.legal) << r.reason;
+  EXPECT_GT(r.energy_pj, 0);
+  EXPECT_GT(r.energy.at("dram"), 0);
+  EXPECT_GT(r.asic_mm2, 0);  // xc7-28nm has no area model: asic-45nm's
+  dse::PointResult again = dse::PointResult::from_json(r.to_json());
+  EXPECT_EQ(again.energy, r.energy);
+  EXPECT_EQ(again.precision, "W8A8");
+  expect_has(test::error_text<Error>([] {
+               dse::Evaluation::from_json(json{{"accuracy_inputs", 0}}, "x");
+             }),
+             "'accuracy_inputs' must be a whole number in [1, 10000]");
+  expect_has(test::error_text<ConfigError>([] {
+               dse::Evaluation::from_json(json{{"energy_table", {{"name", "t"}}}}, "x");
+             }),
+             "'source'");
 }
 
 TEST(RegressJobKinds, LoomsKindsAndTheRegisteredOnesAreListed) {

@@ -3,19 +3,28 @@
 // is compute-bound, on the default and 1x32x32 configs and under a slower, narrower DRAM (5% a
 // layer, 2% for the set); the shared random streams (every instruction handing a token to the next,
 // so each stream is a few thousand cycles of fixed costs: 5% a stream, 2% summed). The perf
-// backend's results are fsim's, bit for bit.
+// backend's results are fsim's, bit for bit, and its action counts (the energy model's) the RTL's
+// counters exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "../../bench/accel_layers.h"
 #include "accel/accel_harness.h"
+#include "common/temp_dir.h"
+#include "loom/accel/action_counts.h"
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "loom/sim/activity.h"
+#include "loom/sim/backends.h"
 #include "loom/sim/perf_model.h"
 #include "loom/sim/rtl_sim.h"
 #include "stream_fuzzer.h"
@@ -102,6 +111,98 @@ TEST(PerfModel, RandomStreamsWithinFivePercentOfTheRtl) {
   }
 }
 
+// The counts the energy model is built from (accel/energy_model.h): every functional counter the RTL
+// measures in hardware equals what the performance model reports without executing (counted from
+// the instructions) and what fsim counts while it executes, on the shared random streams (loads
+// with padding, GEMM resets and accumulations, ALU ops on immediates and on accumulator entries)
+// at every config the RTL is built for.
+TEST(PerfModel, ActionCountsEqualTheRtlCounters) {
+  const size_t functional = size_t(kFirstTimingCounter);
+  std::vector<uint64_t> reached(functional, 0);
+  int configs = 0;
+  for (const char* name : {"default", "1x32x32", "batch2", "w4a8", "w4a4", "w2a8", "acc16"}) {
+    const AccelConfig cfg = AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + name + ".json");
+    try {
+      check_accel_backend("rtl", cfg.to_json());
+    } catch (const Error&) {
+      continue;  // not in LOOM_RTL_CONFIGS here
+    }
+    ++configs;
+    auto timed_only = nlohmann::json::parse(cfg.to_json());
+    timed_only["perf"] = {{"functional", false}};
+    for (int seed = 0; seed < 6; ++seed) {
+      SCOPED_TRACE(std::string(name) + " seed " + std::to_string(seed));
+      std::vector<std::vector<uint64_t>> counts;
+      std::vector<accel::Instruction> stream;
+      for (const std::string backend : {"rtl", "fsim", "perf"}) {
+        test::AccelHarness h(cfg, make_accel_device(backend, backend == "perf" ? timed_only.dump() : cfg.to_json()));
+        accel::test_streams::StreamFuzzer f(h.drv, cfg, 2000 + seed);
+        f.build(60);
+        accel::Driver::SealedStream sealed = h.drv.seal_stream();
+        h.dev->launch(sealed.addr, sealed.count);
+        h.dev->wait();
+        std::vector<uint64_t> c = h.dev->run_counters();
+        counts.emplace_back(c.begin() + 1, c.begin() + 1 + long(functional));
+        stream = sealed.instructions;
+      }
+      std::vector<uint64_t> counted = accel::count_actions(stream, cfg);
+      counted.resize(functional);
+      for (size_t k = 0; k < functional; ++k) {
+        EXPECT_EQ(counts[1][k], counts[0][k]) << "fsim's " << to_string(AccelCounter(k)) << " is not the RTL's";
+        EXPECT_EQ(counts[2][k], counts[0][k]) << "perf's " << to_string(AccelCounter(k)) << " is not the RTL's";
+        EXPECT_EQ(counted[k], counts[0][k]) << "count_actions' " << to_string(AccelCounter(k)) << " is not the RTL's";
+        reached[k] += counts[0][k];
+      }
+    }
+  }
+  ASSERT_GE(configs, 3);
+  for (size_t k = 0; k < functional; ++k)
+    EXPECT_GT(reached[k], 0u) << "no stream counted " << to_string(AccelCounter(k));
+}
+
+// The switching-activity estimate energy_activity_bench checks the energy model against: toggles
+// read from the RTL's waveform (the 64-bit CYCLES counter, counting from 0 to C, flips 2C -
+// popcount(C) bits) and loads read from a yosys netlist (a multiplier input as many loads as the
+// other operand's bits, any other cell input one).
+TEST(Activity, TogglesFromTheWaveformAndLoadsFromTheNetlist) {
+  test::TestDir dir;
+  const AccelConfig cfg = accel::default_config();
+  RtlSimOptions o;
+  o.fst_path = (dir.path() / "run.fst").string();
+  uint64_t cycles = 0;
+  {
+    test::AccelHarness h(cfg, std::make_unique<RtlSim>(cfg, o));
+    accel::test_streams::StreamFuzzer f(h.drv, cfg, 77);
+    f.build(20);
+    accel::Driver::SealedStream sealed = h.drv.seal_stream();
+    h.dev->launch(sealed.addr, sealed.count);
+    h.dev->wait();
+    cycles = h.dev->cycles();
+  }
+  std::vector<SignalActivity> toggles = fst_toggles(o.fst_path);
+  auto it = std::find_if(toggles.begin(), toggles.end(), [](const SignalActivity& s) { return s.name == "cycles"; });
+  ASSERT_NE(it, toggles.end());
+  EXPECT_EQ(it->width, 64);
+  EXPECT_EQ(it->toggles, 2 * cycles - uint64_t(__builtin_popcountll(cycles)));
+  EXPECT_THROW(fst_toggles((dir.path() / "none.fst").string()), DeviceError);
+
+  std::ofstream(dir.path() / "n.json") << R"({"modules": {"top": {
+      "cells": {"m": {"type": "$mul", "port_directions": {"A": "input", "B": "input", "Y": "output"},
+                      "connections": {"A": [2, 3], "B": [4, 5, 6], "Y": [7]}},
+                "s": {"type": "$add", "port_directions": {"A": "input", "B": "input", "Y": "output"},
+                      "connections": {"A": [2], "B": [8], "Y": [9]}}},
+      "netnames": {"a": {"bits": [2, 3]}, "b": {"bits": [4, 5, 6]}, "\\c": {"bits": [8]}, "y": {"bits": [9]}}}}})";
+  std::map<std::string, double> loads = netlist_loads((dir.path() / "n.json").string(), "top");
+  EXPECT_DOUBLE_EQ(loads.at("a"), (3 + 1 + 3) / 2.0);  // bit 2 feeds the multiplier and the adder
+  EXPECT_DOUBLE_EQ(loads.at("b"), 2);
+  EXPECT_DOUBLE_EQ(loads.at("c"), 1);
+  EXPECT_DOUBLE_EQ(loads.at("y"), 0);
+  double matched = 0;
+  EXPECT_DOUBLE_EQ(weighted_activity({{"a", 2, 10}, {"b", 3, 1}, {"zz", 1, 5}}, loads, &matched), 35 + 2 + 5);
+  EXPECT_DOUBLE_EQ(matched, 11.0 / 16);
+  EXPECT_THROW(netlist_loads((dir.path() / "n.json").string(), "other"), Error);
+}
+
 // A whole compiled model: ResNet-18 (64x64) quantized to int8, its 28 accelerator kernels (convs,
 // residual adds with their scaling MULs, the classifier) run by the graph executor on the RTL and
 // on "perf": each kernel within 5%, the network within 2%, the outputs equal.
@@ -113,17 +214,27 @@ TEST(PerfModel, CompiledResNet18KernelsWithinFivePercentOfTheRtl) {
   graph::BuildOptions bo;
   bo.accel = accel::default_config();
   runtime::ModelFile file = graph::build(q, bo).file;
+  std::vector<std::vector<uint64_t>> counters;  // per accelerator kernel: rtl's, then perf's
   auto run = [&](const std::string& backend, std::vector<uint64_t>& cycles) {
     runtime::ExecutorOptions eo;
     eo.accel_backend = backend;
     auto ex = runtime::GraphExecutor::from_model_file(file, "resnet18", eo);
     NDArray out = ex.run({x})[0];
     for (size_t k = 0; k < ex.kernels().size(); ++k)
-      if (ex.kernels()[k].device == runtime::KernelDevice::Accel) cycles.push_back(ex.accel_stats()[k].cycles);
+      if (ex.kernels()[k].device == runtime::KernelDevice::Accel) {
+        cycles.push_back(ex.accel_stats()[k].cycles);
+        const auto& c = ex.accel_stats()[k].counters;
+        EXPECT_EQ(c.at(size_t(AccelCounter::GemmMacs)), ex.accel_stats()[k].gemm_macs) << backend << " kernel " << k;
+        counters.emplace_back(c.begin(), c.begin() + long(kFirstTimingCounter));
+      }
     return out;
   };
   std::vector<uint64_t> rtl, perf;
   NDArray want = run("rtl", rtl), got = run("perf", perf);
+  // The energy model's counts: each kernel's functional counters the same on both.
+  ASSERT_EQ(counters.size(), 2 * rtl.size());
+  for (size_t k = 0; k < rtl.size(); ++k)
+    EXPECT_EQ(counters[rtl.size() + k], counters[k]) << "accelerator kernel " << k;
   ASSERT_EQ(std::memcmp(want.raw_data(), got.raw_data(), want.nbytes()), 0);
   ASSERT_EQ(rtl.size(), perf.size());
   ASSERT_GE(rtl.size(), 20u);

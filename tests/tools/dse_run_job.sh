@@ -5,7 +5,8 @@ set -e
 loom="$1" dir="$2"
 rm -rf "$dir"
 "$loom" dse --sweep block=8,16 --layers c4,c10 -q --out "$dir" > /dev/null
-want=$(sed -n 3p "$dir/points.csv" | cut -d, -f5)  # point 1 (block 16): its cycles
+column=$(head -1 "$dir/points.csv" | tr , '\n' | grep -nx cycles | cut -d: -f1)
+want=$(sed -n 3p "$dir/points.csv" | cut -d, -f"$column")  # point 1 (block 16): its cycles
 "$loom" dse --run-job "$dir/points.jsonl" --line 2 > "$dir/legal.json"
 grep -q "\"cycles\":$want," "$dir/legal.json" || { echo "cycles differ: sweep $want, job $(cat "$dir/legal.json")"; exit 1; }
 reason=$(sed -n 2p "$dir/points.csv" | sed 's/.*,"\(.*\)"$/\1/')  # point 0 (block 8): illegal

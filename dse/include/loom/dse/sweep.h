@@ -13,12 +13,14 @@
 namespace loom::dse {
 
 struct Sweep {
-  std::string name;  // a config or run parameter (point.h), or "block"
+  std::string name;  // a config or run parameter (point.h), "block" or "precision"
   std::vector<double> values;
+  std::vector<std::string> labels;  // precision: the widths ("w4a8"), values[k] = k
 };
 
 // "NAME=V1,V2,...": Error naming the text and what is wrong (unknown name, a value that is not a
-// positive (whole) number within the parameter's bound, a value given twice).
+// positive (whole) number within the parameter's bound, a value given twice). Precision values
+// are wWaA[-accN]: weight and input (and output) widths, and the accumulator's (default 32).
 Sweep parse_sweep(const std::string& text);
 // Error when two sweeps set the same parameter.
 void check_sweeps(const std::vector<Sweep>& sweeps);
@@ -30,27 +32,52 @@ std::string model_workload(const std::string& model, int64_t image);
 
 struct Point {
   size_t index = 0;
-  std::map<std::string, double> values;  // the swept parameters' values
+  std::map<std::string, double> values;       // the swept parameters' values
+  std::map<std::string, std::string> labels;  // of those, the named ones' names (precision)
   PointSpec spec;
   std::string id;  // spec.id()
   PointResult result;
-  bool missing = false;  // its job left no result (crashed, timed out, not run)
+  bool missing = false;    // its job left no result (crashed, timed out, not run)
+  std::string infeasible;  // a legal point outside the constraints: which and why
   bool pareto = false;
 };
+
+// What a sweep minimizes: cycles; energy (per inference); area (the mean share of the part's LUT,
+// FF, DSP and BRAM36); asic_area (mm²); accuracy (maximized: the quantized model's cosine).
+const std::vector<std::string>& objective_names();
+// "cycles,energy[,accuracy]": two or three distinct objectives; Error naming an unknown one.
+std::vector<std::string> parse_objectives(const std::string& text);
+// A legal result's value of an objective, as minimized (accuracy negated); NaN when the result
+// lacks it (no energy table, no accuracy inputs).
+double objective_value(const PointResult& r, const std::string& objective);
+
+// What a point must meet to be on the front.
+struct Constraints {
+  std::string part = "xc7z020";  // the FPGA the area shares are of
+  bool fits = false;             // every resource within the part
+  double min_accuracy = -1;      // the quantized model's cosine at least this
+  double max_energy_uj = 0;      // energy per inference at most this (0: no bound)
+};
+// Why a legal result does not meet `c` ("" when it does).
+std::string violation(const PointResult& r, const Constraints& c);
 
 // The cross product of the sweeps over `base` (the last sweep varies fastest).
 std::vector<Point> make_points(const accel::AccelConfig& base, const std::vector<Sweep>& sweeps,
                                const std::string& workload);
 
-// Pareto-optimal in cycles and area: no other legal point has at most its cycles and its area and
-// less of one of them.
-void mark_pareto(std::vector<Point>& points);
+// Marks each legal point's `infeasible`, then the Pareto-optimal feasible points: no other feasible
+// point is at least as good in every objective and better in one. Error when an objective has no
+// value (energy without a table, accuracy without a model).
+void mark_pareto(std::vector<Point>& points, const std::vector<std::string>& objectives = {"cycles", "area"},
+                 const Constraints& constraints = {});
 
 // points.csv, layers.csv and points.jsonl in `dir` (points.jsonl written aside, then renamed).
-void write_outputs(const std::filesystem::path& dir, const std::vector<Point>& points,
-                   const std::vector<Sweep>& sweeps);
-// Gnuplot: cycles against area with the Pareto front, per-layer utilization of the Pareto points.
-// Returns what happened (no gnuplot: no plots, and says so).
-std::string plot(const std::filesystem::path& dir, const std::vector<Point>& points, const std::string& what);
+void write_outputs(const std::filesystem::path& dir, const std::vector<Point>& points, const std::vector<Sweep>& sweeps,
+                   const std::string& part = "xc7z020");
+// Gnuplot: the Pareto front over the first two objectives; with energy, energy against cycles
+// coloured by precision; per-layer utilization of the Pareto points. Returns what happened (no
+// gnuplot: no plots, and says so).
+std::string plot(const std::filesystem::path& dir, const std::vector<Point>& points, const std::string& what,
+                 const std::vector<std::string>& objectives = {"cycles", "area"}, const std::string& part = "xc7z020");
 
 }  // namespace loom::dse

@@ -29,7 +29,7 @@ struct AccelOpSpec {
   int size = 14, kernel = 3, stride = 1, pad = 1;  // conv2d (size: add too)
   int virtual_threads = 2;                         // what the chooser tries (it may take fewer)
   std::optional<AccelConvTiling> conv_tiling;      // conv2d, add: else choose_conv_tiling / choose_add_tiling
-  Requantize rq{8, true};                          // its clamp within [-128, 127]
+  Requantize rq{8, true};                          // its clamp within [-128, 127] and the target's out_bits
 };
 
 struct AccelOperator {
@@ -38,7 +38,9 @@ struct AccelOperator {
   ir::Tensor reference;  // what `output` must equal: the operator's definition (add: the plain CPU add)
   ir::LoweredFunc func;
   double macs = 0;
-  // Random int8 inputs (seeded; the identity block filled in), then a zeroed output.
+  int inp_bits = 8, wgt_bits = 8;  // the target's: what random_args draws within
+  // Random inputs in int8 containers within the target's widths (the weights "W" within wgt_bits,
+  // the others within inp_bits; seeded; the identity block filled in), then a zeroed output.
   std::vector<NDArray> random_args(uint64_t seed = 1) const;
   // The reference's value for the inputs in `args` (the naive interpreter).
   NDArray expected(const std::vector<NDArray>& args) const;

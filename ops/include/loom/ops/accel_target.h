@@ -9,6 +9,9 @@ namespace loom::ops {
 struct AccelTarget {
   Blocking blocking;
   AccelLimits limits;
+  // The widths the config moves inputs, weights and outputs in: an operator's test data and its
+  // outputs' clamp (make_accel_operator) stay within them.
+  int inp_bits = 8, wgt_bits = 8, out_bits = 8;
 };
 
 // Narrow inputs, weights and outputs change nothing here: they are packed in device memory
@@ -19,7 +22,10 @@ struct AccelTarget {
 inline AccelTarget accel_target(const accel::AccelConfig& config, bool bounded = false) {
   if (!bounded) config.require_32bit_accumulators("Loom's accelerator operators (the tuner, loom accel-run, loom dse)");
   return {{config.batch, config.block_in, config.block_out},
-          {config.inp_depth(), config.wgt_depth(), config.acc_depth()}};
+          {config.inp_depth(), config.wgt_depth(), config.acc_depth()},
+          config.inp_bits,
+          config.wgt_bits,
+          config.out_bits};
 }
 
 }  // namespace loom::ops

@@ -63,7 +63,12 @@ const char* to_string(AccelFault f);  // e.g. "dependency deadlock"
 // Performance counters of the last run, in register order. Instruction counts per kind (LOAD of
 // inputs/weights on the load module, LOAD of micro-ops and of accumulators on the compute module),
 // DMA bytes moved per scratchpad (data rows only: padding is not transferred), GEMM multiply-
-// accumulates and ALU element operations. Timed backends add, per module, the cycles it spent
+// accumulates and ALU element operations; then what an energy model needs beyond those (every
+// scratchpad access follows from these counts, accel/energy_model.h): GEMM steps that zero their
+// accumulator entry, ALU element operations whose operand is an accumulator entry (not an
+// immediate), and scratchpad entries a LOAD filled with zeros, per scratchpad. These depend on the
+// instructions alone, so every backend counts them alike (the performance model without executing).
+// Timed backends add, per module, the cycles it spent
 // executing an instruction (busy, including waits for memory) and waiting for a dependency token
 // (stall), and the cycles the GEMM core issued a multiply-accumulate step; untimed ones report 0.
 enum class AccelCounter : uint32_t {
@@ -80,6 +85,11 @@ enum class AccelCounter : uint32_t {
   DmaStoreBytes,
   GemmMacs,
   AluOps,
+  GemmResetSteps,
+  AluVectorOps,
+  PadEntriesInp,
+  PadEntriesWgt,
+  PadEntriesAcc,
   LoadBusyCycles,
   LoadStallCycles,
   ComputeBusyCycles,

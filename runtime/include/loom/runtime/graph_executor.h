@@ -45,8 +45,9 @@ struct ExecutorOptions {
 // What the accelerator did in the last run of one accelerator kernel.
 struct AccelKernelStats {
   uint64_t cycles = 0, gemm_macs = 0, dma_bytes = 0;
-  uint64_t dma_wgt_bytes = 0;  // of dma_bytes, the weights' loads
-  double seconds = 0;          // host wall time of the stream, copies included
+  uint64_t dma_wgt_bytes = 0;      // of dma_bytes, the weights' loads
+  std::vector<uint64_t> counters;  // every counter, indexed by AccelCounter (accel_device.h)
+  double seconds = 0;              // host wall time of the stream, copies included
 };
 
 class GraphExecutor {

@@ -76,6 +76,7 @@ PerfEstimate estimate_cycles(const std::vector<accel::Instruction>& stream, cons
                              const PerfParams& params = {}, std::vector<InsnTiming>* timings = nullptr);
 
 // The functional simulator with the performance model's CYCLES and timing counters: backend "perf".
+// Without `functional` its functional counters are the stream's counts (accel::count_actions).
 class PerfSim : public FunctionalSim {
  public:
   explicit PerfSim(accel::AccelConfig config, PerfParams params = {}, uint64_t dram_bytes = uint64_t{256} << 20);
@@ -94,6 +95,7 @@ class PerfSim : public FunctionalSim {
   void time_only();                   // START without `functional`
   PerfParams params_;
   PerfEstimate estimate_;
+  std::vector<uint64_t> actions_;  // without `functional`: the last stream's counts
   std::vector<accel::Instruction> stream_;
   uint32_t status_ = 0, error_index_ = 0;  // without `functional`: STATUS and ERROR_INDEX of the last run
   std::string error_;
