@@ -103,13 +103,13 @@ std::string axis_label(const std::string& o, const std::string& part) {
 std::string plot(const fs::path& dir, const std::vector<Point>& points, const std::string& what,
                  const std::vector<std::string>& objectives, const std::string& part) {
   const std::string &ox = objectives.at(1), &oy = objectives.at(0);
-  std::ofstream all(dir / "plot_points.dat"), front(dir / "plot_pareto.dat"), util(dir / "plot_utilization.dat"),
-      energy(dir / "plot_energy.dat");
+  std::ofstream all(dir / "plot_points.dat"), outside(dir / "plot_infeasible.dat"), front(dir / "plot_pareto.dat"),
+      util(dir / "plot_utilization.dat"), energy(dir / "plot_energy.dat");
   std::vector<const Point*> pareto;
   std::map<std::string, std::vector<const Point*>> by_precision;
   for (const Point& p : points) {
     if (!p.result.legal) continue;
-    all << axis_value(p.result, ox) << " " << axis_value(p.result, oy) << "\n";
+    (p.infeasible.empty() ? all : outside) << axis_value(p.result, ox) << " " << axis_value(p.result, oy) << "\n";
     if (p.pareto) pareto.push_back(&p);
     if (!p.result.energy.empty()) by_precision[p.result.precision].push_back(&p);
   }
@@ -141,16 +141,21 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points, const st
       util << "\n";
     }
   }
-  all.close(), front.close(), util.close(), energy.close();
+  const bool any_outside = outside.tellp() > 0;
+  all.close(), outside.close(), front.close(), util.close(), energy.close();
   std::ofstream gp(dir / "plot.gp");
   // A two-objective front is a staircase; over three, the points of the front seen from two.
   const bool steps = objectives.size() == 2 && ox != "accuracy" && oy != "accuracy";
   gp << "set terminal svg size 900,600 dynamic background rgb 'white'\n"
-     << "set datafile separator whitespace\nset grid\nset key top right\n"
+     << "set datafile separator whitespace\nset grid\nset key below center horizontal\n"
      << "set output 'pareto.svg'\nset title 'Accelerator design space: " << what << "'\n"
      << "set xlabel '" << axis_label(ox, part) << "'\n"
      << "set ylabel '" << axis_label(oy, part) << "'\n"
      << "plot 'plot_points.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '#8080a0' title 'design points', \\\n"
+     << (any_outside
+             ? "     'plot_infeasible.dat' using 1:2 with points pt 6 ps 0.6 lc rgb '#b0b0b0' title 'outside the "
+               "constraints', \\\n"
+             : "")
      << "     'plot_pareto.dat' using 1:2 with " << (steps ? "steps" : "points pt 6 ps 1.5")
      << " lw 2 lc rgb '#c03030' title 'Pareto front" << (objectives.size() == 3 ? " (three objectives)" : "")
      << "', \\\n"
