@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
     loads.push_back(sim::netlist_loads(netlist(cfg, dir), "loom_accel"));
     configs.push_back(cfg);
   }
-  if (configs.size() < 2) {
-    std::printf("fewer than two configs have an RTL model here: nothing to compare\n");
+  if (configs.size() < 2 || configs.front().name != "default") {
+    std::printf("the default config and at least one other need an RTL model here (LOOM_RTL_CONFIGS)\n");
     return 1;
   }
   double worst = 0;

@@ -10,8 +10,6 @@
 
 #include "cli.h"
 #include "command.h"
-#include "loom/accel/energy_model.h"
-#include "loom/accel/fpga_fit.h"
 #include "loom/dse/run.h"
 #include "loom/dse/sweep.h"
 #include "loom/runtime/error.h"
@@ -130,23 +128,10 @@ int dse_cmd(const std::vector<std::string>& args) {
   for (const std::string& t : sweep_texts) sweeps.push_back(dse::parse_sweep(t));
   dse::check_sweeps(sweeps);
   // Everything a sweep is judged by is checked before any point runs.
-  const std::vector<std::string> objectives = dse::parse_objectives(objectives_text);
-  dse::Constraints constraints;
-  constraints.fits = !fits.empty();
-  constraints.part = accel::fpga_part(fits.empty() ? part : fits).name;
-  constraints.min_accuracy = min_accuracy;
-  constraints.max_energy_uj = max_energy;
-  if (accuracy_inputs < 0) accuracy_inputs = model.empty() ? 0 : 16;
-  if (model.empty() && accuracy_inputs > 0)
-    LOOM_THROW(Error, "--accuracy-inputs: accuracy is a model's (--model); ResNet-18's conv layers have none");
-  const bool wants_accuracy =
-      min_accuracy >= 0 || std::find(objectives.begin(), objectives.end(), "accuracy") != objectives.end();
-  if (wants_accuracy && accuracy_inputs == 0)
-    LOOM_THROW(Error, min_accuracy >= 0 ? "--min-accuracy" : "--objectives accuracy",
-               " needs the accuracy of a model: --model, with --accuracy-inputs above 0");
-  dse::Evaluation evaluation;
-  evaluation.energy_table = nlohmann::json::parse(accel::energy_table(energy_name).to_json());
-  evaluation.accuracy_inputs = accuracy_inputs;
+  const dse::Judging judging = dse::make_judging(energy_name, accuracy_inputs, !model.empty(), objectives_text, part,
+                                                 fits, min_accuracy, max_energy);
+  const std::vector<std::string>& objectives = judging.objectives;
+  const dse::Constraints& constraints = judging.constraints;
   accel::AccelConfig base = base_path.empty() ? accel::default_config() : accel::AccelConfig::load(base_path);
   std::string workload;
   if (!model.empty()) {
@@ -156,10 +141,7 @@ int dse_cmd(const std::vector<std::string>& args) {
     workload = dse::conv_layers_workload(layer_list);
   }
   std::vector<dse::Point> points = dse::make_points(base, sweeps, workload);
-  for (dse::Point& p : points) {
-    p.spec.evaluation = evaluation;
-    p.id = p.spec.id();
-  }
+  dse::set_evaluation(points, judging.evaluation);
   fs::create_directories(out);
   ro.jobs = jobs ? jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   ro.quiet = quiet;
@@ -169,21 +151,21 @@ int dse_cmd(const std::vector<std::string>& args) {
     dse::write_outputs(out, points, sweeps, constraints.part);  // what the points are, before they run
   dse::SweepRun run = dse::run_sweep(points, out, ro);
   if (run.exit_code > 1) {  // interrupted, or the cluster could not run it: no front drawn from part of the points
+    dse::judge(points, judging, false);
     dse::write_outputs(out, points, sweeps, constraints.part);
     std::cout << "the sweep did not finish (see " << fs::path(out) / "regress/report.md"
               << "); points without a result: " << run.missing << "\n";
     return run.exit_code;
   }
   if (!run.missing.empty()) {  // some points' jobs failed: the results so far, and exit code 1
+    dse::judge(points, judging, false);
     dse::write_outputs(out, points, sweeps, constraints.part);
     std::cout << "points without a result (see " << fs::path(out) / "regress/report.md"
               << "): " << run.missing << "\n";
     return 1;
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (dse::Point& p : points)
-    if (p.result.legal) dse::summarize(p.result, p.spec.config, accel::fpga_part(constraints.part));
-  dse::mark_pareto(points, objectives, constraints);
+  dse::judge(points, judging);
   dse::write_outputs(out, points, sweeps, constraints.part);
   print_summary(points, seconds, out, objectives, constraints.part);
   std::string what = model.empty() ? "ResNet-18 conv layers (" + workload.substr(workload.find(':') + 1) + ")"

@@ -677,9 +677,13 @@ int run_model_cmd(const std::vector<std::string>& args) {
          << "): " << std::fixed << std::setprecision(3) << e.total_pj() * 1e-6 << " uJ over " << counts.cycles
          << " cycles\n"
          << e.summary();
+    // An untimed backend counts no cycles: the total leaves out static energy, and says so.
+    if (counts.cycles == 0)
+      text << "  (" << bopt.backend << " counts no cycles, so no static energy: --backend perf or rtl times the run)\n";
     text.unsetf(std::ios::fixed);
     result["energy"] = nlohmann::json::parse(e.to_json());
     result["energy"]["source"] = energy->source;
+    result["energy"]["cycles"] = counts.cycles;
   }
   result["milliseconds"] = ms;
   result["threads"] = runtime::num_threads();

@@ -87,7 +87,7 @@ struct Reader {
       const json& v = it.value();
       char* end = nullptr;
       long long key = std::strtoll(k.c_str(), &end, 10);
-      if (k.empty() || *end || key <= 0 || key > max_key)
+      if (k.empty() || *end || key <= 0 || key > max_key || std::to_string(key) != k)  // "08", " 8": not points
         fail(f, "point '" + k + "' is not a whole number in [1, " + std::to_string(max_key) + "]");
       const double x = v.is_number() ? double(v) : 0;
       if (!(x > 0) || !std::isfinite(x)) fail(f, "value at " + k + " must be a positive number, not " + v.dump());

@@ -1,6 +1,7 @@
 #include "loom/dse/point.h"
 
 #include <algorithm>
+#include <future>
 #include <mutex>
 #include <sstream>
 
@@ -108,6 +109,7 @@ json PointResult::to_json() const {
     r["accuracy"] = accuracy;
     r["top1"] = top1;
   }
+  if (!kept_on_cpu.empty()) r["kept_on_cpu"] = kept_on_cpu;
   r["layers"] = json::array();
   for (const LayerResult& l : layers)
     r["layers"].push_back({{"layer", l.layer}, {"cycles", l.cycles}, {"macs", l.macs}, {"utilization", l.utilization}});
@@ -137,6 +139,7 @@ PointResult PointResult::from_json(const json& j) {
       p.accuracy = j.at("accuracy");
       p.top1 = j.at("top1");
     }
+    if (j.contains("kept_on_cpu")) p.kept_on_cpu = j.at("kept_on_cpu").get<std::vector<std::string>>();
     for (const json& l : j.at("layers"))
       p.layers.push_back({l.at("layer"), l.at("cycles"), l.at("macs"), l.at("utilization")});
   } catch (const json::exception& e) {
@@ -166,15 +169,37 @@ struct Workload::Impl {
     graph::Graph graph;
     double accuracy = -1, top1 = -1;
   };
+  // One quantization per key, made by the first point that needs it while the others wait for
+  // its result (a failure too) without holding the map's lock.
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Quantized>> quantized;
+  std::map<std::string, std::shared_future<std::shared_ptr<const Quantized>>> quantized;
 
   std::shared_ptr<const Quantized> quantize(const graph::QuantizeOptions& q) {
     const std::string key =
         q.precision() + "/" + std::to_string(q.weight_digit_bits) + "/" + graph::to_string(q.weight_exponents);
-    std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = quantized[key];
-    if (slot) return slot;
+    std::promise<std::shared_ptr<const Quantized>> made;
+    std::shared_future<std::shared_ptr<const Quantized>> result;
+    bool mine = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = quantized.find(key);
+      if (it == quantized.end()) {
+        it = quantized.emplace(key, made.get_future().share()).first;
+        mine = true;
+      }
+      result = it->second;
+    }
+    if (mine) {
+      try {
+        made.set_value(make(q));
+      } catch (...) {
+        made.set_exception(std::current_exception());
+      }
+    }
+    return result.get();
+  }
+
+  std::shared_ptr<const Quantized> make(const graph::QuantizeOptions& q) const {
     auto out = std::make_shared<Quantized>();
     if (accuracy_inputs) {
       graph::QuantizeResult r = graph::quantize_checked(*model, inputs.calibration, inputs.held_out, q);
@@ -188,8 +213,7 @@ struct Workload::Impl {
     } else {
       out->graph = graph::quantize(*model, inputs.calibration, q).graph;
     }
-    slot = out;
-    return slot;
+    return out;
   }
 };
 
@@ -251,8 +275,7 @@ Workload Workload::from(const std::string& desc, int accuracy_inputs) {
   if (!t.model.empty()) {
     graph::Graph g = frontend::load_model(t.model, 1, t.image);
     // Timing alone needs one input; accuracy as many calibration inputs as held-out ones.
-    const std::string n = std::to_string(std::max(1, accuracy_inputs));
-    w.impl_->inputs = frontend::calibration_sets(n, accuracy_inputs ? n : "0", g);
+    w.impl_->inputs = frontend::random_calibration_sets(g, std::max(1, accuracy_inputs), accuracy_inputs);
     w.impl_->accuracy_inputs = accuracy_inputs;
     w.impl_->model = std::move(g);
   }
@@ -273,6 +296,7 @@ void run_model(PointResult& p, accel::EnergyCounts& counts, const accel::AccelCo
   p.accuracy = quantized->accuracy;
   p.top1 = quantized->top1;
   graph::BuildResult r = graph::build(quantized->graph, bo);
+  p.kept_on_cpu = r.accel_report.kept;
   json dev = json::parse(cfg.to_json());
   dev["perf"] = {{"functional", false},
                  {"dram_latency", params.dram_latency},
@@ -334,7 +358,8 @@ PointResult run_point(const PointSpec& spec, const Workload& w) {
     }
     if (p.cycles == 0) LOOM_THROW(Error, "the workload runs nothing on the accelerator");
     p.area = accel::estimate_area(cfg);
-    p.precision = "W" + std::to_string(cfg.wgt_bits) + "A" + std::to_string(cfg.inp_bits);
+    p.precision = "W" + std::to_string(cfg.wgt_bits) + "A" + std::to_string(cfg.inp_bits) +
+                  (cfg.acc_bits != 32 ? "-acc" + std::to_string(cfg.acc_bits) : "");
     if (!spec.evaluation.energy_table.empty()) {
       accel::EnergyTable table = accel::EnergyTable::from_json(spec.evaluation.energy_table.dump(), "of the sweep");
       accel::EnergyReport e = accel::estimate_energy(counts, cfg, table);

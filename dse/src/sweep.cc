@@ -57,8 +57,9 @@ Sweep parse_sweep(const std::string& text) {
   if (s.name == "precision") {
     std::stringstream ss(text.substr(eq + 1));
     for (std::string v; std::getline(ss, v, ',');) {
-      parse_precision(text, v);
-      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      // Named by the widths, so that two spellings of one precision are one value.
+      Widths w = parse_precision(text, v);
+      v = "w" + std::to_string(w.wgt) + "a" + std::to_string(w.inp) + (w.acc != 32 ? "-acc16" : "");
       if (std::find(s.labels.begin(), s.labels.end(), v) != s.labels.end())
         LOOM_THROW(Error, "--sweep '", text, "': ", v, " is given twice");
       s.values.push_back(double(s.labels.size()));
@@ -220,7 +221,10 @@ double objective_value(const PointResult& r, const std::string& o) {
 
 std::string violation(const PointResult& r, const Constraints& c) {
   std::ostringstream why;
-  if (c.fits && r.binding > 1)
+  if (!r.kept_on_cpu.empty())
+    why << r.kept_on_cpu.size() << " int8 layer" << (r.kept_on_cpu.size() > 1 ? "s" : "")
+        << " kept on the CPU, their work counted nowhere (" << r.kept_on_cpu.front() << ")";
+  else if (c.fits && r.binding > 1)
     why << "does not fit the " << c.part << " (its largest resource share " << std::fixed << std::setprecision(1)
         << r.binding * 100 << "%)";
   else if (c.min_accuracy >= 0 && r.accuracy < c.min_accuracy)

@@ -175,6 +175,16 @@ void check_calibration_options(const std::string& spec, const std::string& held_
                "' is neither auto, 0, a folder of .npy files nor a number of random inputs in [1, 10000]");
 }
 
+CalibrationSets random_calibration_sets(graph::Graph g, int count, int held_out,
+                                        const std::optional<InputDistribution>& chosen) {
+  graph::infer_types(g);
+  CalibrationSets r;
+  r.calibration = drawn(std::to_string(count), "the calibration needs", g, 1000, chosen, r.calibration_source);
+  if (held_out > 0)
+    r.held_out = drawn(std::to_string(held_out), "the held-out set needs", g, 1000000, chosen, r.held_out_source);
+  return r;
+}
+
 CalibrationSets calibration_sets(const std::string& spec, const std::string& held_out, graph::Graph g,
                                  const std::optional<InputDistribution>& chosen) {
   check_calibration_options(spec, held_out);

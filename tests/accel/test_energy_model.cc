@@ -133,6 +133,7 @@ TEST(EnergyTable, MalformedTablesAreErrorsNamingTheField) {
   expect_has(error(with("mult_pj_8x8", "\"x\"")), "'mult_pj_8x8' must be a positive number");
   expect_has(error(with("add_pj", "{\"8\": 0.1, \"32\": 0.05}")), "smaller than at a smaller point");
   expect_has(error(with("add_pj", "{\"eight\": 0.1}")), "point 'eight' is not a whole number");
+  expect_has(error(with("add_pj", "{\"8\": 0.03, \"08\": 0.05}")), "point '08' is not a whole number");
   expect_has(error(with("add_pj", "{}")), "'add_pj' must be an object");
   expect_has(error(with("sram_read_pj_64b", "{\"1024\": 0}")), "value at 1024 must be a positive number");
   expect_has(error(with("static_mw", "5")), "one of the two");

@@ -154,6 +154,9 @@ TEST(DseSweep, PrecisionSetsTheWidthsAndKeepsTheDepths) {
   for (const char* bad : {"precision=w3a8", "precision=w4a2", "precision=w8a8-acc8", "precision=w8a8x", "precision=8"})
     expect_has(test::error_text<Error>([&] { dse::parse_sweep(bad); }), "is not a precision");
   expect_has(test::error_text<Error>([] { dse::parse_sweep("precision=w4a8,W4A8"); }), "w4a8 is given twice");
+  // Named by the widths: two spellings of one precision are one value.
+  expect_has(test::error_text<Error>([] { dse::parse_sweep("precision=w8a8,w8a8-acc32"); }), "w8a8 is given twice");
+  EXPECT_EQ(dse::parse_sweep("precision=W04A8-ACC16").labels, std::vector<std::string>{"w4a8-acc16"});
 }
 
 namespace {
@@ -200,6 +203,10 @@ TEST(DsePareto, FrontOverTheChosenObjectivesWithinTheConstraints) {
   fits.fits = true;
   EXPECT_EQ(front({"cycles", "energy"}, fits), "1000");
   expect_has(points[1].infeasible, "does not fit the xc7z020 (its largest resource share 130.0%)");
+  // A config that keeps a layer on the CPU: its figures leave that layer out, never feasible.
+  points[0].result.kept_on_cpu = {"layer1.0.conv1: its sums could pass 16 bits"};
+  EXPECT_EQ(front({"cycles", "energy", "accuracy"}, fits), "0010");
+  expect_has(points[0].infeasible, "1 int8 layer kept on the CPU, their work counted nowhere (layer1.0.conv1");
   points[2].result.accuracy = -1;  // no accuracy measured
   expect_has(test::error_text<Error>([&] {
                front({"cycles", "accuracy"});

@@ -50,6 +50,28 @@ def test_sweep_records_match_the_command_line(tmp_path):
         loom.dse.sweep({"block": ["16"]})
 
 
+@pytest.mark.skipif(not hasattr(loom, "dse"), reason="built without the DSE library")
+def test_sweep_precision_energy_and_constraints():
+    records = loom.dse.sweep({"precision": ["w8a8", "w4a8"]}, layers="c10", objectives=["energy", "cycles"],
+                             fits="xc7z020")
+    assert [r["precision"] for r in records] == ["w8a8", "w4a8"]
+    assert [r["operand_widths"] for r in records] == ["W8A8", "W4A8"]
+    assert records[1]["energy_uj"] < records[0]["energy_uj"]  # half the weight bytes, narrower products
+    assert records[1]["energy"]["mac"] < records[0]["energy"]["mac"]
+    assert abs(sum(records[0]["energy"].values()) - records[0]["energy_uj"]) < 1e-6 * records[0]["energy_uj"]
+    assert all(r["feasible"] and r["accuracy"] is None and r["asic_mm2"] > 0 for r in records)
+    assert records[1]["pareto"]
+    too_much = loom.dse.sweep({"precision": ["w8a8"]}, layers="c10", max_energy=1e-6)
+    assert not too_much[0]["feasible"] and "above --max-energy" in too_much[0]["infeasible"]
+    assert not too_much[0]["pareto"]
+    with pytest.raises(loom.TypeError, match="names such as 'w4a8'"):
+        loom.dse.sweep({"precision": [8]})
+    with pytest.raises(loom.Error, match="unknown objective 'speed'"):
+        loom.dse.sweep({"block": [16]}, objectives=["cycles", "speed"])
+    with pytest.raises(loom.Error, match="needs the accuracy of a model"):
+        loom.dse.sweep({"block": [16]}, min_accuracy=0.99)
+
+
 @pytest.mark.skipif(not hasattr(loom, "regress"), reason="built without the regression library")
 def test_regress_run_records(tmp_path):
     manifest = tmp_path / "suite.json"

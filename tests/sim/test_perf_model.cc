@@ -201,6 +201,14 @@ TEST(Activity, TogglesFromTheWaveformAndLoadsFromTheNetlist) {
   EXPECT_DOUBLE_EQ(weighted_activity({{"a", 2, 10}, {"b", 3, 1}, {"zz", 1, 5}}, loads, &matched), 35 + 2 + 5);
   EXPECT_DOUBLE_EQ(matched, 11.0 / 16);
   EXPECT_THROW(netlist_loads((dir.path() / "n.json").string(), "other"), Error);
+  std::ofstream(dir.path() / "bad.json")
+      << R"({"modules": {"top": {"cells": {"m": {"type": "$mul", "port_directions": {"A": 1}, "connections": {"A": [2]}}}}}})";
+  try {
+    netlist_loads((dir.path() / "bad.json").string(), "top");
+    ADD_FAILURE() << "a malformed netlist was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a yosys netlist"), std::string::npos) << e.what();
+  }
 }
 
 // A whole compiled model: ResNet-18 (64x64) quantized to int8, its 28 accelerator kernels (convs,

@@ -69,18 +69,10 @@ std::vector<SignalActivity> fst_toggles(const std::string& path) {
   return signals;
 }
 
-std::map<std::string, double> netlist_loads(const std::string& path, const std::string& top) {
-  std::ifstream f(path);
-  if (!f) LOOM_THROW(Error, "cannot read the netlist '", path, "'");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::exception& e) {
-    LOOM_THROW(Error, "netlist '", path, "': not JSON (", e.what(), ")");
-  }
-  if (!j.contains("modules") || !j["modules"].contains(top))
-    LOOM_THROW(Error, "netlist '", path, "' has no module '", top, "'");
-  const nlohmann::json& m = j["modules"][top];
+namespace {
+
+// Each net's mean load in module `m` of a yosys JSON netlist.
+std::map<std::string, double> loads_of(const nlohmann::json& m) {
   // Each bit's load: the cell inputs it feeds.
   std::map<int64_t, double> load;
   const nlohmann::json cells = m.value("cells", nlohmann::json::object()),
@@ -111,6 +103,26 @@ std::map<std::string, double> netlist_loads(const std::string& path, const std::
     out[n] = sum / double(bits.size());
   }
   return out;
+}
+
+}  // namespace
+
+std::map<std::string, double> netlist_loads(const std::string& path, const std::string& top) {
+  std::ifstream f(path);
+  if (!f) LOOM_THROW(Error, "cannot read the netlist '", path, "'");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    LOOM_THROW(Error, "netlist '", path, "': not JSON (", e.what(), ")");
+  }
+  if (!j.is_object() || !j.contains("modules") || !j["modules"].is_object() || !j["modules"].contains(top))
+    LOOM_THROW(Error, "netlist '", path, "' has no module '", top, "'");
+  try {
+    return loads_of(j["modules"][top]);
+  } catch (const nlohmann::json::exception& e) {
+    LOOM_THROW(Error, "netlist '", path, "': module '", top, "' is not a yosys netlist (", e.what(), ")");
+  }
 }
 
 double weighted_activity(const std::vector<SignalActivity>& toggles, const std::map<std::string, double>& loads,

@@ -65,7 +65,7 @@ struct PointResult {
   double area_mean = 0;  // the mean of the four resources' shares of the part (the area axis)
   double binding = 0;    // the largest share: above 1 the point does not fit the part
   std::vector<LayerResult> layers;
-  std::string precision;  // "W8A8": the config's weight and input widths
+  std::string precision;  // "W8A8" ("W8A8-acc16"): the config's weight, input (and accumulator) widths
   // With an energy table: energy per inference (pJ) and its parts by category; ASIC area (mm², by
   // the table's area model, else asic-45nm's).
   double energy_pj = 0, asic_mm2 = 0;
@@ -73,9 +73,12 @@ struct PointResult {
   // With accuracy inputs: the quantized model's agreement with the float one on the held-out inputs
   // (cosine of the outputs; top-1 agreement of a classifier, else -1); -1 without.
   double accuracy = -1, top1 = -1;
+  // A model's int8-class layers its config keeps on the CPU ("node: why"): their work is in
+  // neither the cycles nor the energy, so such a point is not comparable (a constraint, sweep.h).
+  std::vector<std::string> kept_on_cpu;
 
   // {"status": "ok"|"illegal", "cycles", "macs", "utilization", "area", "layers", "precision",
-  // ["energy_pj", "energy", "asic_mm2"], ["accuracy", "top1"]} or {"status", "reason"}.
+  // ["energy_pj", "energy", "asic_mm2"], ["accuracy", "top1"], ["kept_on_cpu"]} or {"status", "reason"}.
   nlohmann::json to_json() const;
   static PointResult from_json(const nlohmann::json& j);  // Error naming what is missing
 };

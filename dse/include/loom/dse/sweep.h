@@ -58,12 +58,31 @@ struct Constraints {
   double min_accuracy = -1;      // the quantized model's cosine at least this
   double max_energy_uj = 0;      // energy per inference at most this (0: no bound)
 };
-// Why a legal result does not meet `c` ("" when it does).
+// Why a legal result does not meet `c` ("" when it does): the first constraint it misses. A
+// model point whose config keeps int8 layers on the CPU meets none (its figures leave them out).
 std::string violation(const PointResult& r, const Constraints& c);
 
 // The cross product of the sweeps over `base` (the last sweep varies fastest).
 std::vector<Point> make_points(const accel::AccelConfig& base, const std::vector<Sweep>& sweeps,
                                const std::string& workload);
+
+// What a sweep judges its points by (`loom dse`'s and loom.dse.sweep's options), checked before
+// any point runs: the energy table (a built-in's name or a JSON file), accuracy inputs (-1: 16 for
+// a model, none for layers), two or three objectives, the part (or `fits`, which also makes
+// fitting it a constraint), --min-accuracy (-1: none) and --max-energy (0: none). Errors name the
+// option: an unknown objective, table or part, accuracy without a model.
+struct Judging {
+  Evaluation evaluation;
+  std::vector<std::string> objectives;
+  Constraints constraints;
+};
+Judging make_judging(const std::string& energy_table, int accuracy_inputs, bool model, const std::string& objectives,
+                     const std::string& part, const std::string& fits, double min_accuracy, double max_energy_uj);
+// Every point judged so: the evaluation in its description (and id).
+void set_evaluation(std::vector<Point>& points, const Evaluation& e);
+// After the run: the area shares of the judging's part, the constraints and (with `front`; not
+// for a sweep some of whose points have no result) the front.
+void judge(std::vector<Point>& points, const Judging& j, bool front = true);
 
 // Marks each legal point's `infeasible`, then the Pareto-optimal feasible points: no other feasible
 // point is at least as good in every objective and better in one. Error when an objective has no

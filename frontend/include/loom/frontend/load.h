@@ -47,6 +47,10 @@ struct CalibrationSets {
 // number of random inputs, or a folder of .npy files. Error naming the option and what is wrong.
 CalibrationSets calibration_sets(const std::string& spec, const std::string& held_out, graph::Graph g,
                                  const std::optional<InputDistribution>& chosen = std::nullopt);
+// `count` random calibration inputs (in [1, 10000]) and `held_out` other ones (0: none), drawn as
+// calibration_sets draws a number of them; never read from a folder of that name.
+CalibrationSets random_calibration_sets(graph::Graph g, int count, int held_out,
+                                        const std::optional<InputDistribution>& chosen = std::nullopt);
 // Checks `spec` and `held_out` as calibration_sets reads them, before there is a model: an Error
 // naming the option (--calibrate, --holdout) for a count out of range or a path that is no folder.
 void check_calibration_options(const std::string& spec, const std::string& held_out);
