@@ -335,14 +335,17 @@ PointResult run_point(const PointSpec& spec, const Workload& w) {
     params.dram_bytes_per_cycle = spec.options.value("dram_bytes_per_cycle", params.dram_bytes_per_cycle);
     params.queue_depth = uint32_t(spec.options.value("queue_depth", double(params.queue_depth)));
     int vthreads = int(spec.options.value("vthreads", 2.0));
-    const ops::AccelTarget target = ops::accel_target(cfg);
     const double peak = double(cfg.batch) * cfg.block_in * cfg.block_out;
     accel::EnergyCounts counts;
     if (w.impl_->model) run_model(p, counts, cfg, params, *w.impl_);
+    // A model's build decides per layer what runs at 16-bit accumulators; the operators of the
+    // layer workload need 32 (a ConfigError saying so).
+    const std::optional<ops::AccelTarget> target =
+        w.impl_->layers.empty() ? std::nullopt : std::optional<ops::AccelTarget>(ops::accel_target(cfg));
     for (const ops::AccelConvLayer& l : w.impl_->layers) {
       ops::AccelOperator a;
       try {
-        a = ops::make_accel_conv_layer(l, target, vthreads);
+        a = ops::make_accel_conv_layer(l, *target, vthreads);
       } catch (const Error& e) {
         LOOM_THROW(Error, l.name, ": ", e.what());
       }
