@@ -72,7 +72,7 @@ int dse_cmd(const std::vector<std::string>& args) {
   int accuracy_inputs = -1;
   double min_accuracy = -1, max_energy = 0;
   app.add_option("--energy-table", energy_name,
-                 "energy per inference by this table: asic-45nm, xc7-28nm or a JSON file (docs/energy.md)")
+                 "energy per inference by this table: asic-45nm, xc7-28nm, xcup-16nm or a JSON file (docs/energy.md)")
       ->capture_default_str();
   number_option(app, "--accuracy-inputs", accuracy_inputs,
                 "--model: random inputs that calibrate each precision's quantized model, and as many others its "

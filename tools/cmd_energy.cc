@@ -17,7 +17,7 @@ int energy_table_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Energy tables: list the built-in ones, or check and print one (a built-in or a JSON file)",
                "loom energy-table"};
   std::string name, config_path;
-  app.add_option("table", name, "asic-45nm, xc7-28nm or a JSON file");
+  app.add_option("table", name, "asic-45nm, xc7-28nm, xcup-16nm or a JSON file");
   app.add_option("--config", config_path, "also print this accelerator config's energy per action by the table")
       ->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;

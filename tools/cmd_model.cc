@@ -573,7 +573,7 @@ int run_model_cmd(const std::vector<std::string>& args) {
   std::string energy_name;
   app.add_option("--energy", energy_name,
                  "energy per inference of the accelerator kernels by this table, with its breakdown: asic-45nm, "
-                 "xc7-28nm or a JSON file (docs/energy.md)");
+                 "xc7-28nm, xcup-16nm or a JSON file (docs/energy.md)");
   BackendOptions bopt;
   add_backend_options(app, bopt);
   std::vector<std::string> compare;

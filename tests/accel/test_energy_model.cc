@@ -43,6 +43,11 @@ TEST(EnergyTable, BuiltInTablesGiveThePublishedFigures) {
   EXPECT_NEAR(f.mult(8, 8) / t.mult(8, 8), 0.768 * 7, 0.01);
   EXPECT_NEAR(f.sram_read(8 << 10, 64) / t.sram_read(8 << 10, 64), 0.768 * 7, 0.01);
   EXPECT_GT(f.static_mw, 0);
+  // UltraScale+: x 0.317 (16 nm, 0.85 V) x 7.
+  EnergyTable u = energy_table("xcup-16nm");
+  EXPECT_NEAR(u.mult(8, 8) / t.mult(8, 8), 16.0 / 45 * 0.85 * 0.85 / 0.81 * 7, 0.01);
+  EXPECT_NEAR(u.insn_pj / t.insn_pj, 16.0 / 45 * 0.85 * 0.85 / 0.81 * 14, 0.01);
+  EXPECT_EQ(EnergyTable::from_json(u.to_json(), "printed").to_json(), u.to_json());
   // A printed table reads back as the same table.
   EXPECT_EQ(EnergyTable::from_json(t.to_json(), "printed").to_json(), t.to_json());
   EXPECT_EQ(EnergyTable::from_json(f.to_json(), "printed").to_json(), f.to_json());

@@ -55,7 +55,7 @@ struct EnergyTable {
   std::string to_json() const;
 };
 
-// "asic-45nm" and "xc7-28nm" (docs/energy.md gives their sources and rules).
+// "asic-45nm", "xc7-28nm" and "xcup-16nm" (docs/energy.md gives their sources and rules).
 std::vector<std::string> energy_table_names();
 // A built-in table by name, or a JSON file by path; a ConfigError listing the built-ins otherwise.
 EnergyTable energy_table(const std::string& name_or_path);
