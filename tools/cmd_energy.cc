@@ -34,8 +34,8 @@ int energy_table_cmd(const std::vector<std::string>& args) {
   }
   accel::AccelConfig c = accel::AccelConfig::load(config_path);
   std::cout << "config " << c.name << " by table " << t.name << " (" << t.source << "):\n"
-            << std::setprecision(4) << "  multiply-accumulate (" << c.inp_bits << "x" << c.wgt_bits << " bits into "
-            << c.acc_bits << "): " << t.mac(c) << " pJ\n"
+            << std::setprecision(4) << "  multiply-accumulate (W" << c.wgt_bits << "A" << c.inp_bits << ", "
+            << c.acc_bits << "-bit accumulator): " << t.mac(c) << " pJ\n"
             << "  input entry read: " << t.sram_read(c.inp_buffer_bytes, int64_t(c.inp_block_bytes()) * 8) << " pJ\n"
             << "  weight entry read: " << t.sram_read(c.wgt_buffer_bytes, int64_t(c.wgt_block_bytes()) * 8) << " pJ\n"
             << "  accumulator entry read: " << t.sram_read(c.acc_buffer_bytes, int64_t(c.acc_block_bytes()) * 8)
