@@ -39,15 +39,8 @@ std::string netlist(const accel::AccelConfig& cfg, const fs::path& dir) {
   if (fs::exists(json)) return json.string();
   const fs::path pkg = dir / ("loom_accel_pkg_" + cfg.name + ".sv"), script = dir / ("netlist_" + cfg.name + ".ys");
   std::ofstream(pkg) << accel::sv_package(cfg);
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(LOOM_RTL_DIR))
-    if (e.path().extension() == ".sv" && e.path().filename() != "loom_accel_pkg_check.sv") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::ofstream ys(script);
-  ys << "read_verilog -sv -noautowire " << pkg.string();
-  for (const fs::path& f : files) ys << " " << f.string();
-  ys << "\nhierarchy -check -top loom_accel\nproc\nflatten\nopt_clean\nwrite_json " << json.string() << "\n";
-  ys.close();
+  std::ofstream(script) << accel::yosys_read_rtl(pkg.string(), LOOM_RTL_DIR) << "proc\nflatten\nopt_clean\nwrite_json "
+                        << json.string() << "\n";
   const fs::path log = dir / ("netlist_" + cfg.name + ".log");
   runtime::LoggedRun r = runtime::run_logged({"yosys", "-q", script.string()}, log, 1800);
   if (r.end != runtime::LoggedRun::End::Exited || r.status != 0 || !fs::exists(json))

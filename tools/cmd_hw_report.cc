@@ -65,17 +65,9 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log, int ti
 // The yosys script: the package, every module, Xilinx technology mapping, the statistics and the
 // mapped netlist.
 std::string yosys_script(const fs::path& pkg, const fs::path& rtl_dir, FpgaFamily family, const fs::path& out) {
-  std::vector<std::string> srcs{pkg.string()};
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(rtl_dir))
-    if (e.path().extension() == ".sv" && e.path().filename() != "loom_accel_pkg_check.sv") files.push_back(e.path());
-  if (files.empty()) LOOM_THROW(Error, "no RTL in '", rtl_dir.string(), "' (give --hw)");
-  std::sort(files.begin(), files.end());
   std::ostringstream ys;
-  ys << "read_verilog -sv -noautowire " << pkg.string();
-  for (const fs::path& f : files) ys << " " << f.string();
-  ys << "\nhierarchy -check -top loom_accel\n"
-     << "synth_xilinx -family " << fpga_family_name(family) << " -flatten -noiopad -noclkbuf -top loom_accel\n"
+  ys << yosys_read_rtl(pkg.string(), rtl_dir.string()) << "synth_xilinx -family " << fpga_family_name(family)
+     << " -flatten -noiopad -noclkbuf -top loom_accel\n"
      << "tee -q -o " << (out / "stat.json").string() << " stat -json\n"
      << "write_json " << (out / "netlist.json").string() << "\n";
   return ys.str();

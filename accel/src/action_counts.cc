@@ -2,6 +2,34 @@
 
 namespace loom::accel {
 
+AccelCounter load_insn_counter(MemType m) {
+  return m == MemType::Uop   ? AccelCounter::UopLoadInsns
+         : m == MemType::Acc ? AccelCounter::AccLoadInsns
+                             : AccelCounter::LoadInsns;
+}
+
+AccelCounter dma_counter(MemType m) {
+  switch (m) {
+    case MemType::Inp:
+      return AccelCounter::DmaLoadBytesInp;
+    case MemType::Wgt:
+      return AccelCounter::DmaLoadBytesWgt;
+    case MemType::Acc:
+      return AccelCounter::DmaLoadBytesAcc;
+    case MemType::Uop:
+      return AccelCounter::DmaLoadBytesUop;
+    case MemType::Out:
+      break;
+  }
+  return AccelCounter::DmaStoreBytes;
+}
+
+AccelCounter pad_counter(MemType m) {
+  return m == MemType::Wgt   ? AccelCounter::PadEntriesWgt
+         : m == MemType::Acc ? AccelCounter::PadEntriesAcc
+                             : AccelCounter::PadEntriesInp;
+}
+
 ActionCounts count_actions(const std::vector<Instruction>& stream, const AccelConfig& c) {
   ActionCounts n(size_t(AccelCounter::Count), 0);
   auto add = [&](AccelCounter k, uint64_t v) { n[size_t(k)] += v; };
@@ -12,31 +40,13 @@ ActionCounts count_actions(const std::vector<Instruction>& stream, const AccelCo
     const uint64_t steps = uint64_t(i.iter_out) * i.iter_in * (i.uop_end - i.uop_begin);
     switch (i.opcode) {
       case Opcode::Load:
-        switch (i.mem) {
-          case MemType::Uop:
-            add(AccelCounter::UopLoadInsns, 1);
-            add(AccelCounter::DmaLoadBytesUop, moved * uint64_t(entry_bytes(c, i.mem)));
-            break;
-          case MemType::Acc:
-            add(AccelCounter::AccLoadInsns, 1);
-            add(AccelCounter::DmaLoadBytesAcc, moved * uint64_t(entry_bytes(c, i.mem)));
-            add(AccelCounter::PadEntriesAcc, written - moved);
-            break;
-          case MemType::Wgt:
-            add(AccelCounter::LoadInsns, 1);
-            add(AccelCounter::DmaLoadBytesWgt, moved * uint64_t(entry_bytes(c, i.mem)));
-            add(AccelCounter::PadEntriesWgt, written - moved);
-            break;
-          default:
-            add(AccelCounter::LoadInsns, 1);
-            add(AccelCounter::DmaLoadBytesInp, moved * uint64_t(entry_bytes(c, i.mem)));
-            add(AccelCounter::PadEntriesInp, written - moved);
-            break;
-        }
+        add(load_insn_counter(i.mem), 1);
+        add(dma_counter(i.mem), moved * uint64_t(entry_bytes(c, i.mem)));
+        if (i.mem != MemType::Uop) add(pad_counter(i.mem), written - moved);
         break;
       case Opcode::Store:
         add(AccelCounter::StoreInsns, 1);
-        add(AccelCounter::DmaStoreBytes, moved * uint64_t(entry_bytes(c, MemType::Out)));
+        add(dma_counter(MemType::Out), moved * uint64_t(entry_bytes(c, MemType::Out)));
         break;
       case Opcode::Gemm:
         add(AccelCounter::GemmInsns, 1);

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 
+#include "loom/accel/action_counts.h"
+#include "loom/accel/isa.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/suggest.h"
@@ -30,6 +30,11 @@ double interpolate(const std::map<K, double>& t, double x, bool log_log) {
   double x0 = f(double(lo->first)), x1 = f(double(hi->first)), y0 = f(lo->second), y1 = f(hi->second);
   double y = y0 + (y1 - y0) * (f(x) - x0) / (x1 - x0);
   return log_log ? std::exp(y) : std::max(0.0, y);
+}
+
+// The width of the GEMM core's adder tree: a product plus log2(block_in) bits.
+int adder_tree_bits(const AccelConfig& c) {
+  return c.inp_bits + c.wgt_bits + int(std::ceil(std::log2(double(c.block_in))));
 }
 
 const char* const kFields[] = {"name",
@@ -85,9 +90,8 @@ struct Reader {
     for (auto it = j[f].begin(); it != j[f].end(); ++it) {
       const std::string k = it.key();
       const json& v = it.value();
-      char* end = nullptr;
-      long long key = std::strtoll(k.c_str(), &end, 10);
-      if (k.empty() || *end || key <= 0 || key > max_key || std::to_string(key) != k)  // "08", " 8": not points
+      const long long key = std::strtoll(k.c_str(), nullptr, 10);
+      if (key <= 0 || key > max_key || std::to_string(key) != k)  // written plainly: not "08", " 8" or "8x"
         fail(f, "point '" + k + "' is not a whole number in [1, " + std::to_string(max_key) + "]");
       const double x = v.is_number() ? double(v) : 0;
       if (!(x > 0) || !std::isfinite(x)) fail(f, "value at " + k + " must be a positive number, not " + v.dump());
@@ -107,12 +111,10 @@ struct Reader {
 double EnergyTable::add(int bits) const { return interpolate(add_pj, bits, false); }
 double EnergyTable::mult(int a, int b) const { return mult_pj_8x8 * double(a) * double(b) / 64.0; }
 double EnergyTable::mac(const AccelConfig& c, const RtlOptions& rtl) const {
-  const int product_bits = c.inp_bits + c.wgt_bits;
-  const int tree_bits = product_bits + int(std::ceil(std::log2(double(c.block_in))));
   const int k = gemm_multiplier_plan(c, rtl).products_per_multiplier;
-  const double product = mult((k - 1) * product_bits + c.wgt_bits, c.inp_bits) / double(k);
+  const double product = mult((k - 1) * (c.inp_bits + c.wgt_bits) + c.wgt_bits, c.inp_bits) / double(k);
   const double n = double(c.block_in);
-  return product + add(tree_bits) * (n - 1) / n + add(c.acc_bits) / n;
+  return product + add(adder_tree_bits(c)) * (n - 1) / n + add(c.acc_bits) / n;
 }
 
 double EnergyTable::sram_read(int64_t bytes, int64_t width_bits) const {
@@ -235,8 +237,8 @@ double estimate_asic_area_mm2(const AccelConfig& c, const EnergyTable& t) {
   const double products = double(c.batch) * c.block_in * c.block_out, lanes = double(c.batch) * c.block_out;
   const double mult = t.mult_um2_8x8 * c.inp_bits * c.wgt_bits / 64.0;
   // Per output: a block_in-input adder tree and the accumulator's adder (mac()).
-  const int tree_bits = c.inp_bits + c.wgt_bits + int(std::ceil(std::log2(double(c.block_in))));
-  const double gemm = products * mult + lanes * ((c.block_in - 1) * t.add_area(tree_bits) + t.add_area(c.acc_bits));
+  const double gemm =
+      products * mult + lanes * ((c.block_in - 1) * t.add_area(adder_tree_bits(c)) + t.add_area(c.acc_bits));
   const double alu = lanes * t.alu_factor * t.add_area(c.acc_bits);
   const double sram_bits = 8.0 * double(c.inp_buffer_bytes + c.wgt_buffer_bytes + c.acc_buffer_bytes +
                                         c.out_buffer_bytes + c.uop_buffer_bytes);
@@ -253,32 +255,25 @@ EnergyReport estimate_energy(const EnergyCounts& counts, const AccelConfig& c, c
   // output entry; a multiply-accumulate step reads an input, a weight and an accumulator entry.
   const double mac_steps = n(AccelCounter::GemmMacs) / products, reset_steps = n(AccelCounter::GemmResetSteps);
   const double alu_steps = n(AccelCounter::AluOps) / lanes, alu_vec_steps = n(AccelCounter::AluVectorOps) / lanes;
-  const double inp_bits = double(c.inp_block_bytes()) * 8, wgt_bits = double(c.wgt_block_bytes()) * 8,
-               acc_bits = double(c.acc_block_bytes()) * 8, out_bits = double(c.out_block_bytes()) * 8,
-               uop_bits = AccelConfig::kUopBytes * 8;
   EnergyReport r;
   r.table = t.name;
   auto part = [&](const std::string& name, const std::string& category, double count, double each) {
     r.parts.push_back({name, category, count, each});
   };
   part("mac", "mac", n(AccelCounter::GemmMacs), t.mac(c, rtl));
-  auto sram = [&](const char* buffer, int64_t bytes, double width, double reads, double writes) {
-    const double each = t.sram_read(bytes, int64_t(width));
+  // A scratchpad's accesses of one entry each; `moved`: the entries its DMA moved (dma_counter).
+  auto sram = [&](const char* buffer, MemType m, int64_t bytes, double reads, double writes) {
+    const double each = t.sram_read(bytes, 8 * int64_t(entry_bytes(c, m)));
     part(std::string("sram.") + buffer + ".read", "sram", reads, each);
     part(std::string("sram.") + buffer + ".write", "sram", writes, each * t.sram_write_factor);
   };
-  auto loaded = [&](AccelCounter bytes, int entry_bytes) { return n(bytes) / double(entry_bytes); };
-  sram("inp", c.inp_buffer_bytes, inp_bits, mac_steps,
-       loaded(AccelCounter::DmaLoadBytesInp, c.inp_block_bytes()) + n(AccelCounter::PadEntriesInp));
-  sram("wgt", c.wgt_buffer_bytes, wgt_bits, mac_steps,
-       loaded(AccelCounter::DmaLoadBytesWgt, c.wgt_block_bytes()) + n(AccelCounter::PadEntriesWgt));
-  sram("acc", c.acc_buffer_bytes, acc_bits, mac_steps + alu_steps + alu_vec_steps,
-       mac_steps + reset_steps + alu_steps + loaded(AccelCounter::DmaLoadBytesAcc, c.acc_block_bytes()) +
-           n(AccelCounter::PadEntriesAcc));
-  sram("out", c.out_buffer_bytes, out_bits, loaded(AccelCounter::DmaStoreBytes, c.out_block_bytes()),
-       mac_steps + reset_steps + alu_steps);
-  sram("uop", c.uop_buffer_bytes, uop_bits, mac_steps + reset_steps + alu_steps,
-       loaded(AccelCounter::DmaLoadBytesUop, AccelConfig::kUopBytes));
+  auto moved = [&](MemType m) { return n(dma_counter(m)) / double(entry_bytes(c, m)); };
+  sram("inp", MemType::Inp, c.inp_buffer_bytes, mac_steps, moved(MemType::Inp) + n(AccelCounter::PadEntriesInp));
+  sram("wgt", MemType::Wgt, c.wgt_buffer_bytes, mac_steps, moved(MemType::Wgt) + n(AccelCounter::PadEntriesWgt));
+  sram("acc", MemType::Acc, c.acc_buffer_bytes, mac_steps + alu_steps + alu_vec_steps,
+       mac_steps + reset_steps + alu_steps + moved(MemType::Acc) + n(AccelCounter::PadEntriesAcc));
+  sram("out", MemType::Out, c.out_buffer_bytes, moved(MemType::Out), mac_steps + reset_steps + alu_steps);
+  sram("uop", MemType::Uop, c.uop_buffer_bytes, mac_steps + reset_steps + alu_steps, moved(MemType::Uop));
   const double insns = n(AccelCounter::LoadInsns) + n(AccelCounter::UopLoadInsns) + n(AccelCounter::AccLoadInsns) +
                        n(AccelCounter::StoreInsns) + n(AccelCounter::GemmInsns) + n(AccelCounter::AluInsns) +
                        double(counts.runs);  // each run's FINISH

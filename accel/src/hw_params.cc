@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <sstream>
 
 #include "loom/accel/isa.h"
@@ -248,6 +249,21 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   os << "endpackage\n"
      << "/* verilator lint_on UNUSEDPARAM */\n";
   return os.str();
+}
+
+std::string yosys_read_rtl(const std::string& pkg, const std::string& rtl_dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  if (fs::is_directory(rtl_dir))
+    for (auto& e : fs::directory_iterator(rtl_dir))
+      if (e.path().extension() == ".sv" && e.path().filename() != "loom_accel_pkg_check.sv") files.push_back(e.path());
+  if (files.empty()) LOOM_THROW(Error, "no RTL in '", rtl_dir, "' (give --hw)");
+  std::sort(files.begin(), files.end());
+  std::ostringstream ys;
+  ys << "read_verilog -sv -noautowire " << pkg;
+  for (const fs::path& f : files) ys << " " << f.string();
+  ys << "\nhierarchy -check -top loom_accel\n";
+  return ys.str();
 }
 
 }  // namespace loom::accel

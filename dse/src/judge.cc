@@ -38,12 +38,11 @@ void set_evaluation(std::vector<Point>& points, const Evaluation& e) {
 
 void judge(std::vector<Point>& points, const Judging& j, bool front) {
   const accel::FpgaPart& part = accel::fpga_part(j.constraints.part);
-  for (Point& p : points) {
-    if (!p.result.legal) continue;
-    summarize(p.result, p.spec.config, part);
-    p.infeasible = violation(p.result, j.constraints);
-  }
-  if (front) mark_pareto(points, j.objectives, j.constraints);
+  for (Point& p : points)
+    if (p.result.legal) summarize(p.result, p.spec.config, part);
+  if (front) return mark_pareto(points, j.objectives, j.constraints);  // marks `infeasible` too
+  for (Point& p : points)
+    if (p.result.legal) p.infeasible = violation(p.result, j.constraints);
 }
 
 }  // namespace loom::dse

@@ -81,19 +81,20 @@ void write_outputs(const fs::path& dir, const std::vector<Point>& points, const 
 namespace {
 
 // An objective on a plot's axis: its value as plotted and the axis label.
-double axis_value(const PointResult& r, const std::string& o) {
-  if (o == "cycles") return double(r.cycles) / 1e6;
-  if (o == "area") return r.area_mean * 100;
-  if (o == "energy") return r.energy_pj * 1e-6;
-  if (o == "asic_area") return r.asic_mm2;
-  return r.accuracy;
-}
-std::string axis_label(const std::string& o, const std::string& part) {
-  if (o == "cycles") return "cycles (millions, performance model)";
-  if (o == "area") return "area: mean share of an " + part + " (LUT, FF, DSP, BRAM36; analytical model), %";
-  if (o == "energy") return "energy per inference (uJ, energy model)";
-  if (o == "asic_area") return "ASIC area (mm2, energy table's area model)";
-  return "accuracy: cosine of the quantized model's outputs with the float model's";
+// An objective on a plot's axis: its value (objective_value, accuracy's sign restored) in the
+// axis' units, and the axis' label.
+struct Axis {
+  std::string objective;
+  double scale;
+  std::string label;
+  double operator()(const PointResult& r) const { return objective_value(r, objective) * scale; }
+};
+Axis axis(const std::string& o, const std::string& part) {
+  if (o == "cycles") return {o, 1e-6, "cycles (millions, performance model)"};
+  if (o == "area") return {o, 100, "area: mean share of an " + part + " (LUT, FF, DSP, BRAM36; analytical model), %"};
+  if (o == "energy") return {o, 1e-6, "energy per inference (uJ, energy model)"};
+  if (o == "asic_area") return {o, 1, "ASIC area (mm2, energy table's area model)"};
+  return {o, -1, "accuracy: cosine of the quantized model's outputs with the float model's"};
 }
 
 }  // namespace
@@ -103,26 +104,26 @@ std::string axis_label(const std::string& o, const std::string& part) {
 std::string plot(const fs::path& dir, const std::vector<Point>& points, const std::string& what,
                  const std::vector<std::string>& objectives, const std::string& part) {
   const std::string &ox = objectives.at(1), &oy = objectives.at(0);
+  const Axis x = axis(ox, part), y = axis(oy, part), cycles_axis = axis("cycles", part),
+             energy_axis = axis("energy", part);
   std::ofstream all(dir / "plot_points.dat"), outside(dir / "plot_infeasible.dat"), front(dir / "plot_pareto.dat"),
       util(dir / "plot_utilization.dat"), energy(dir / "plot_energy.dat");
   std::vector<const Point*> pareto;
   std::map<std::string, std::vector<const Point*>> by_precision;
   for (const Point& p : points) {
     if (!p.result.legal) continue;
-    (p.infeasible.empty() ? all : outside) << axis_value(p.result, ox) << " " << axis_value(p.result, oy) << "\n";
+    (p.infeasible.empty() ? all : outside) << x(p.result) << " " << y(p.result) << "\n";
     if (p.pareto) pareto.push_back(&p);
     if (!p.result.energy.empty()) by_precision[p.result.precision].push_back(&p);
   }
   // Each precision a block of its own (two blank lines): gnuplot's `index` picks one.
   for (auto& [precision, ps] : by_precision) {
     for (const Point* p : ps)
-      energy << double(p->result.cycles) / 1e6 << " " << p->result.energy_pj * 1e-6 << " " << p->index << "\n";
+      energy << cycles_axis(p->result) << " " << energy_axis(p->result) << " " << p->index << "\n";
     energy << "\n\n";
   }
-  std::sort(pareto.begin(), pareto.end(),
-            [&](auto* a, auto* b) { return axis_value(a->result, ox) < axis_value(b->result, ox); });
-  for (const Point* p : pareto)
-    front << axis_value(p->result, ox) << " " << axis_value(p->result, oy) << " " << p->index << "\n";
+  std::sort(pareto.begin(), pareto.end(), [&](auto* a, auto* b) { return x(a->result) < x(b->result); });
+  for (const Point* p : pareto) front << x(p->result) << " " << y(p->result) << " " << p->index << "\n";
   // Many layers (a whole model's kernels): numbered on the axis, their names in layers.csv.
   const bool numbered = !pareto.empty() && pareto.front()->result.layers.size() > 16;
   if (!pareto.empty()) {
@@ -149,8 +150,8 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points, const st
   gp << "set terminal svg size 900,600 dynamic background rgb 'white'\n"
      << "set datafile separator whitespace\nset grid\nset key below center horizontal\n"
      << "set output 'pareto.svg'\nset title 'Accelerator design space: " << what << "'\n"
-     << "set xlabel '" << axis_label(ox, part) << "'\n"
-     << "set ylabel '" << axis_label(oy, part) << "'\n"
+     << "set xlabel '" << x.label << "'\n"
+     << "set ylabel '" << y.label << "'\n"
      << "plot 'plot_points.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '#8080a0' title 'design points', \\\n"
      << (any_outside
              ? "     'plot_infeasible.dat' using 1:2 with points pt 6 ps 0.6 lc rgb '#b0b0b0' title 'outside the "
@@ -163,12 +164,14 @@ std::string plot(const fs::path& dir, const std::vector<Point>& points, const st
      << "     'plot_pareto.dat' using 1:2:(sprintf('p%d', $3)) with labels offset 1,1 notitle\n";
   if (!by_precision.empty()) {
     gp << "set output 'energy_cycles.svg'\nset title 'Energy against cycles by precision: " << what << "'\n"
-       << "set xlabel '" << axis_label("cycles", part) << "'\nset ylabel '" << axis_label("energy", part) << "'\n"
+       << "set xlabel '" << cycles_axis.label << "'\nset ylabel '" << energy_axis.label << "'\n"
        << "plot";
     int k = 0;
-    for (auto& [precision, ps] : by_precision)
-      gp << (k ? ", \\\n    " : " ") << "'plot_energy.dat' index " << k++
-         << " using 1:2 with points pt 7 ps 0.8 title '" << precision << "'";
+    for (auto& [precision, ps] : by_precision) {
+      gp << (k ? ", \\\n    " : " ") << "'plot_energy.dat' index " << k << " using 1:2 with points pt 7 ps 0.8 title '"
+         << precision << "'";
+      ++k;
+    }
     gp << "\n";
   }
   if (!pareto.empty())

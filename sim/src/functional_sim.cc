@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "loom/accel/action_counts.h"
 #include "loom/accel/packing.h"
 #include "loom/runtime/error.h"
 
@@ -85,29 +86,6 @@ struct FunctionalSim::State {
     return dev.dram_.get() + (addr - kDramBase);
   }
 
-  static AccelCounter dma_counter(MemType m) {
-    switch (m) {
-      case MemType::Inp:
-        return AccelCounter::DmaLoadBytesInp;
-      case MemType::Wgt:
-        return AccelCounter::DmaLoadBytesWgt;
-      case MemType::Acc:
-        return AccelCounter::DmaLoadBytesAcc;
-      case MemType::Uop:
-        return AccelCounter::DmaLoadBytesUop;
-      case MemType::Out:
-        break;
-    }
-    return AccelCounter::DmaStoreBytes;
-  }
-
-  // Micro-op loads cannot pad (check_instruction).
-  static AccelCounter pad_counter(MemType m) {
-    return m == MemType::Wgt   ? AccelCounter::PadEntriesWgt
-           : m == MemType::Acc ? AccelCounter::PadEntriesAcc
-                               : AccelCounter::PadEntriesInp;
-  }
-
   void load(const Instruction& i, size_t index) {
     if (i.mem == MemType::Acc && c.acc_bits != 32) return load_narrow_acc(i, index);
     auto [bytes, base] = sram(i.mem);
@@ -131,10 +109,7 @@ struct FunctionalSim::State {
       unpack_entries(wgt, wgt_unpacked, c.wgt_block_bytes(), c.block_out * c.block_in, c.wgt_bits, i.sram_base,
                      rows * cols);
     counters[uint32_t(pad_counter(i.mem))] += uint64_t(rows) * cols - uint64_t(i.y_size) * i.x_size;
-    auto kind = i.mem == MemType::Uop   ? AccelCounter::UopLoadInsns
-                : i.mem == MemType::Acc ? AccelCounter::AccLoadInsns
-                                        : AccelCounter::LoadInsns;
-    ++counters[uint32_t(kind)];
+    ++counters[uint32_t(load_insn_counter(i.mem))];
   }
 
   // Entries [first, first + count) of a packed scratchpad into its unpacked copy.

@@ -14,6 +14,13 @@ namespace loom::accel {
 // Indexed by AccelCounter; the entries from kFirstTimingCounter on (timing) are zero.
 using ActionCounts = std::vector<uint64_t>;
 
+// Which counters a LOAD or STORE of scratchpad `m` adds to: its instructions (LOAD of inputs and
+// weights on the load module, of micro-ops and accumulators on the compute module), its DMA bytes
+// (STORE: kind Out), its padding entries (inputs, weights, accumulators; micro-op loads cannot pad).
+AccelCounter load_insn_counter(MemType m);
+AccelCounter dma_counter(MemType m);
+AccelCounter pad_counter(MemType m);
+
 // The counts of a well-formed stream (check_instruction's rules hold).
 ActionCounts count_actions(const std::vector<Instruction>& stream, const AccelConfig& config);
 

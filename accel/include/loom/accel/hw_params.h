@@ -41,4 +41,9 @@ GemmMultiplierPlan gemm_multiplier_plan(const AccelConfig& config, const RtlOpti
 // Text of `package loom_accel_pkg; ... endpackage` for `config`.
 std::string sv_package(const AccelConfig& config, const RtlOptions& options = {});
 
+// The yosys commands that read the accelerator's RTL elaborated with the package file `pkg`: every
+// module in `rtl_dir` (hw/rtl; not the package check), then `hierarchy -check -top loom_accel`.
+// An Error when the folder holds no RTL.
+std::string yosys_read_rtl(const std::string& pkg, const std::string& rtl_dir);
+
 }  // namespace loom::accel
