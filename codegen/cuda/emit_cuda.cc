@@ -432,7 +432,11 @@ runtime::CudaProgram emit(const std::vector<LoweredFunc>& funcs, const CudaOptio
     GpuSplit split = split_gpu_kernels(f, options.limits);
     runtime::CudaFunction fn;
     fn.name = f.name;
-    fn.args = signature_of(f).args;
+    runtime::FunctionSignature sig = signature_of(f);
+    if (!sig.shape_vars.empty())
+      LOOM_THROW(CodegenError, f.name, ": symbolic extents (shape variable '", sig.shape_vars[0],
+                 "') are compiled for the CPU only");
+    fn.args = sig.args;
     for (auto& w : split.workspaces) fn.workspace_bytes.push_back(uint64_t(constant_size(w)) * w->dtype.bytes());
     auto buffer_id = [&](const Buffer& b) -> uint32_t {
       for (size_t i = 0; i < f.args.size(); ++i)

@@ -96,16 +96,24 @@ void CodeGenLLVM::add_function(const LoweredFunc& f, const std::string& symbol) 
   func_name_ = f.name;
   symbol_ = symbol.empty() ? f.name : symbol;
   parallel_count_ = 0;
-  signature_of(f);  // rejects non-constant argument shapes
+  signature_of(f);  // rejects extents that are not affine in the shape variables
   std::set<const VarNode*> distinct;
   for (auto& b : f.args)
     if (!distinct.insert(b->data.get()).second)
       fail("buffer '" + b->name + "' is passed twice; arguments must not alias");
+  const std::vector<Var> shape_vars = ir::shape_vars(f.args);
 
-  // The loop nest, with the argument pointers as noalias, 64-byte aligned parameters.
+  // The loop nest, with the argument pointers as noalias, 64-byte aligned parameters, then the
+  // shape variables' values.
   std::vector<llvm::Type*> params(f.args.size(), ptr_);
+  for (const Var& v : shape_vars) params.push_back(type_of(v.type()));
   llvm::Function* compute = new_function(symbol_ + ".compute", i32_, params, /*internal=*/true);
   state_ = FunctionState{compute, {}, {}};
+  for (size_t i = 0; i < shape_vars.size(); ++i) {
+    llvm::Argument* a = compute->getArg(f.args.size() + i);
+    a->setName(shape_vars[i].name());
+    state_.vars[shape_vars[i].get()] = a;
+  }
   for (size_t i = 0; i < f.args.size(); ++i) {
     llvm::Argument* a = compute->getArg(i);
     a->setName(f.args[i]->name);
@@ -127,6 +135,15 @@ void CodeGenLLVM::add_function(const LoweredFunc& f, const std::string& symbol) 
   for (size_t i = 0; i < f.args.size(); ++i) {
     llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(ptr_, entry->getArg(0), i);
     ptrs.push_back(builder_.CreateAlignedLoad(ptr_, slot, llvm::Align(8), f.args[i]->name));
+  }
+  if (!shape_vars.empty()) {  // args[n]: the shape variables' int64_t values (module.h)
+    llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(ptr_, entry->getArg(0), f.args.size());
+    llvm::Value* values = builder_.CreateAlignedLoad(ptr_, slot, llvm::Align(8), "shape_vars");
+    for (size_t i = 0; i < shape_vars.size(); ++i) {
+      llvm::Value* at = builder_.CreateConstInBoundsGEP1_64(i64_, values, i);
+      llvm::Value* v = builder_.CreateAlignedLoad(i64_, at, llvm::Align(8), shape_vars[i].name());
+      ptrs.push_back(builder_.CreateSExtOrTrunc(v, type_of(shape_vars[i].type())));
+    }
   }
   builder_.CreateRet(builder_.CreateCall(compute, ptrs));
   state_ = FunctionState{};

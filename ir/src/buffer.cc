@@ -1,5 +1,10 @@
 #include "loom/ir/buffer.h"
 
+#include <map>
+
+#include "loom/ir/functor.h"
+#include "loom/runtime/error.h"
+
 namespace loom::ir {
 
 Buffer make_buffer(std::string name, DataType dtype, std::vector<Expr> shape, std::string scope) {
@@ -20,6 +25,54 @@ int64_t constant_size(const Buffer& b) {
     n *= *c;
   }
   return n;
+}
+
+namespace {
+class ShapeVarCollector : public IRVisitor {
+ public:
+  std::vector<Var> vars;
+  std::map<std::string, const VarNode*> by_name;
+  std::string arg;
+  using IRVisitor::visit;
+  void visit(const Expr& e) override {
+    auto* v = e.as<VarNode>();
+    if (!v) return IRVisitor::visit(e);
+    auto [it, is_new] = by_name.emplace(v->name, v);
+    if (!is_new && it->second != v)
+      LOOM_THROW(ShapeError, "argument '", arg, "': two different shape variables are named '", v->name, "'");
+    if (is_new) vars.push_back(Var(std::static_pointer_cast<const VarNode>(e.node_ptr())));
+  }
+};
+}  // namespace
+
+std::vector<Var> shape_vars(const std::vector<Buffer>& args) {
+  ShapeVarCollector c;
+  for (const Buffer& b : args) {
+    c.arg = b->name;
+    for (const Expr& e : b->shape) c.visit(e);
+  }
+  return c.vars;
+}
+
+std::optional<runtime::DimExpr> to_dim_expr(const Expr& e) {
+  if (auto* c = as_const_int(e)) return runtime::DimExpr::constant(*c);
+  if (auto* v = e.as<VarNode>()) return runtime::DimExpr::variable(v->name);
+  auto* b = as_binary(e);
+  if (!b) return std::nullopt;
+  auto x = to_dim_expr(b->a), y = to_dim_expr(b->b);
+  if (!x || !y) return std::nullopt;
+  switch (e.kind()) {
+    case ExprKind::Add:
+      return *x + *y;
+    case ExprKind::Sub:
+      return *x + *y * -1;
+    case ExprKind::Mul:
+      if (y->is_constant()) return *x * y->offset;
+      if (x->is_constant()) return *y * x->offset;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
 }
 
 std::vector<Expr> row_major_strides(const std::vector<Expr>& shape) {

@@ -724,8 +724,19 @@ class GridInterp : public Interp {
 void bind_args(Interp& in, const LoweredFunc& f, const std::vector<NDArray>& args) {
   if (args.size() != f.args.size())
     LOOM_THROW(ShapeError, f.name, ": expects ", f.args.size(), " arguments, got ", args.size());
+  // Symbolic extents: a variable that is a whole dimension takes that dimension's value.
+  for (size_t i = 0; i < args.size(); ++i)
+    for (size_t d = 0; d < f.args[i]->shape.size() && d < args[i].shape().size(); ++d)
+      if (auto* v = f.args[i]->shape[d].as<VarNode>()) {
+        Value x = make(v->type, 1);
+        x.i[0] = args[i].shape()[d];
+        in.vars[v] = x;
+      }
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].numel() != constant_size(f.args[i]) || args[i].dtype() != f.args[i]->dtype)
+    bool fits = args[i].dtype() == f.args[i]->dtype && args[i].shape().size() == f.args[i]->shape.size();
+    for (size_t d = 0; fits && d < f.args[i]->shape.size(); ++d)
+      fits = in.eval(f.args[i]->shape[d]).i[0] == args[i].shape()[d];
+    if (!fits)
       LOOM_THROW(ShapeError, f.name, ": argument '", f.args[i]->name, "' has the wrong shape or dtype (got ",
                  args[i].describe(), ")");
     in.mem[f.args[i].get()] = args[i];

@@ -4,23 +4,31 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "dim_json.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/shared_object.h"
 
 namespace loom::runtime {
 
-std::string ArgSpec::str() const { return dtype.str() + shape_str(shape); }
+std::string ArgSpec::str() const { return dtype.str() + (dims.empty() ? shape_str(shape) : shape_expr_str(dims)); }
 
 std::string signatures_to_json(const std::vector<FunctionSignature>& sigs) {
   nlohmann::json fns = nlohmann::json::array();
   for (auto& s : sigs) {
     nlohmann::json args = nlohmann::json::array();
-    for (auto& a : s.args) args.push_back({{"name", a.name}, {"shape", a.shape}, {"dtype", a.dtype.str()}});
-    fns.push_back({{"name", s.name}, {"args", args}});
+    for (auto& a : s.args) {
+      nlohmann::json arg = {{"name", a.name}, {"shape", a.shape}, {"dtype", a.dtype.str()}};
+      if (!a.dims.empty()) arg["dims"] = dims_to_json(a.dims);
+      args.push_back(std::move(arg));
+    }
+    nlohmann::json fn = {{"name", s.name}, {"args", args}};
+    if (!s.shape_vars.empty()) fn["shape_vars"] = s.shape_vars;
+    fns.push_back(std::move(fn));
   }
   return nlohmann::json{{"format", "loom-module"}, {"version", 1}, {"functions", fns}}.dump();
 }
@@ -34,14 +42,27 @@ std::vector<FunctionSignature> signatures_from_json(const std::string& text, con
     for (auto& f : j.at("functions")) {
       FunctionSignature s;
       s.name = f.at("name").get<std::string>();
-      for (auto& a : f.at("args"))
+      for (auto& a : f.at("args")) {
         s.args.push_back({a.at("name").get<std::string>(), a.at("shape").get<std::vector<int64_t>>(),
-                          DataType::parse(a.at("dtype").get<std::string>())});
+                          DataType::parse(a.at("dtype").get<std::string>()),
+                          a.contains("dims") ? dims_from_json(a.at("dims")) : ShapeExpr{}});
+        if (!s.args.back().dims.empty() && s.args.back().dims.size() != s.args.back().shape.size())
+          LOOM_THROW(RuntimeError, origin, ": malformed module metadata: argument '", s.args.back().name, "' of '",
+                     s.name, "' has ", s.args.back().dims.size(), " dims for a shape of ", s.args.back().shape.size());
+      }
+      if (f.contains("shape_vars")) s.shape_vars = f.at("shape_vars").get<std::vector<std::string>>();
+      for (const ArgSpec& a : s.args)
+        for (const std::string& v : shape_variables(a.dims))
+          if (std::find(s.shape_vars.begin(), s.shape_vars.end(), v) == s.shape_vars.end())
+            LOOM_THROW(RuntimeError, origin, ": malformed module metadata: argument '", a.name, "' of '", s.name,
+                       "' uses shape variable '", v, "', which the function does not list");
       sigs.push_back(std::move(s));
     }
   } catch (const nlohmann::json::exception& e) {
     LOOM_THROW(RuntimeError, origin, ": malformed module metadata: ", e.what());
   } catch (const TypeError& e) {
+    LOOM_THROW(RuntimeError, origin, ": malformed module metadata: ", e.what());
+  } catch (const std::invalid_argument& e) {
     LOOM_THROW(RuntimeError, origin, ": malformed module metadata: ", e.what());
   }
   return sigs;
@@ -164,6 +185,7 @@ void Module::call(const std::string& name, const std::vector<NDArray>& args) con
   if (args.size() != sig.args.size())
     LOOM_THROW(ShapeError, name, ": expects ", sig.args.size(), " arguments, got ", args.size());
   std::vector<void*> ptrs(args.size());
+  std::map<std::string, int64_t> values;
   for (size_t k = 0; k < args.size(); ++k) {
     const ArgSpec& spec = sig.args[k];
     const NDArray& a = args[k];
@@ -171,10 +193,19 @@ void Module::call(const std::string& name, const std::vector<NDArray>& args) con
     std::string got = a.dtype().str() + shape_str(a.shape());
     if (a.dtype() != spec.dtype)
       LOOM_THROW(TypeError, name, ": argument '", spec.name, "' expects ", spec.str(), ", got ", got);
-    if (a.shape() != spec.shape)
-      LOOM_THROW(ShapeError, name, ": argument '", spec.name, "' expects ", spec.str(), ", got ", got);
+    if (spec.is_static() ? a.shape() != spec.shape : !bind_shape(spec.dims, a.shape(), values).empty())
+      LOOM_THROW(ShapeError, name, ": argument '", spec.name, "' expects ", spec.str(), ", got ", got,
+                 spec.is_static() ? "" : ": " + bind_shape(spec.dims, a.shape(), values));
     ptrs[k] = a.raw_data();
   }
+  std::vector<int64_t> var_values;
+  for (const std::string& v : sig.shape_vars) {
+    auto it = values.find(v);
+    if (it == values.end())
+      LOOM_THROW(ShapeError, name, ": shape variable '", v, "' is not a whole dimension of any argument");
+    var_values.push_back(it->second);
+  }
+  if (!sig.shape_vars.empty()) ptrs.push_back(var_values.data());
   loom_set_last_error("");
   int32_t rc = impl_->fns[i](ptrs.data());
   if (rc != 0) {

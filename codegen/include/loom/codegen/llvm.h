@@ -39,8 +39,8 @@ struct LLVMOptions {
 
 bool llvm_enabled();
 
-// Signature (argument names, constant shapes, dtypes) of a lowered function. Throws CodegenError
-// for arguments whose shape is not constant.
+// Signature (argument names, shapes, dtypes; symbolic extents and their variables) of a lowered
+// function. Throws CodegenError for an extent that is not affine in shape variables.
 runtime::FunctionSignature signature_of(const ir::LoweredFunc& f);
 
 // JIT-compiles the functions (ORC LLJIT) for the target in `options`.

@@ -1,10 +1,12 @@
 // A Buffer is a named region of memory with an element type, a shape and a memory scope.
 // Function arguments and allocations are Buffers; flat Loads/Stores index them in elements.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "loom/ir/expr.h"
+#include "loom/runtime/dim_expr.h"
 
 namespace loom::ir {
 
@@ -30,6 +32,13 @@ struct BufferNode {
 Buffer make_buffer(std::string name, DataType dtype, std::vector<Expr> shape, std::string scope = scope::kGlobal);
 // Product of the shape, if every extent is constant; else -1.
 int64_t constant_size(const Buffer& b);
+// Symbolic extents: the variables the arguments' shapes use (a compiled function takes their
+// values at run time, module.h), in order of first appearance. Two variables of one name are a
+// ShapeError naming the argument.
+std::vector<Var> shape_vars(const std::vector<Buffer>& args);
+// An extent as an affine dimension over its variables' names (integer constants, variables, +,
+// -, * by a constant); nullopt for any other form.
+std::optional<runtime::DimExpr> to_dim_expr(const Expr& e);
 // Row-major strides of the shape (innermost = 1).
 std::vector<Expr> row_major_strides(const std::vector<Expr>& shape);
 

@@ -5,7 +5,9 @@
 // Compiled-function ABI (every backend that targets the host CPU):
 //   extern "C" int32_t fn(void** args);
 // args[i] is the data pointer of the i-th tensor argument (inputs then outputs, compact row-major,
-// 64-byte aligned). 0 means success; any other value is a failure whose message the function has
+// 64-byte aligned). A function whose arguments have symbolic dimensions (dim_expr.h) takes one
+// more: args[n] points to the int64_t values of its shape variables, in the order of
+// FunctionSignature::shape_vars. 0 means success; any other value is a failure whose message the function has
 // reported through loom_set_last_error().
 #pragma once
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/runtime/dim_expr.h"
 #include "loom/runtime/dtype.h"
 #include "loom/runtime/ndarray.h"
 
@@ -22,14 +25,19 @@ using CompiledFn = int32_t (*)(void** args);
 
 struct ArgSpec {
   std::string name;
+  // The shape. With symbolic dimensions: the largest shape where the variables' ranges are known
+  // (a compiled model's values), -1 for a symbolic dimension where they are not (a kernel's).
   std::vector<int64_t> shape;
   DataType dtype;
-  std::string str() const;  // "float32[64, 32]"
+  ShapeExpr dims;  // empty: the shape is static; else the dimensions, some symbolic
+  bool is_static() const { return dims.empty(); }
+  std::string str() const;  // "float32[64, 32]", "float32[seq, 64]"
 };
 
 struct FunctionSignature {
   std::string name;
   std::vector<ArgSpec> args;
+  std::vector<std::string> shape_vars;  // the variables of the arguments' symbolic dimensions
 };
 
 // Name of the NUL-terminated JSON array of signatures embedded in exported libraries.
