@@ -8,6 +8,8 @@ deeplabv3_mobilenet_v3_large, a segmentation net (3x224x224, its "out" map, opse
 bert_encoder, a transformer encoder at BERT-base's width (4 post-norm layers of d = 768, 12 heads,
 feed-forward 3072, GELU) over 128 token embeddings (1x128x768, opset 14). Timing only: the model
 tests (scripts/export_test_models.py) hold the PyTorch reference checks.
+With --only bert_encoder_seq: the same encoder with its sequence axis left dynamic (dim_param "seq"),
+for dynamic_shapes_bench (not in the default list: zoo_bench compiles static shapes).
 """
 import argparse
 import inspect
@@ -33,7 +35,7 @@ class SegmentationOut(torch.nn.Module):
 
 def build(name):
     """(module, example input, opset) for one of MODELS."""
-    if name == "bert_encoder":
+    if name in ("bert_encoder", "bert_encoder_seq"):
         layer = torch.nn.TransformerEncoderLayer(768, 12, dim_feedforward=3072, dropout=0.0, activation="gelu",
                                                  batch_first=True)
         net = torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
@@ -65,8 +67,9 @@ def main():
         # PyTorch >= 2.9 exports through Dynamo by default; the TorchScript exporter writes the graphs
         # Loom's model tests were made with (PyTorch 1.13), so it is asked for where it is a choice.
         legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+        dynamic = {"dynamic_axes": {"input": {1: "seq"}, "output": {1: "seq"}}} if name.endswith("_seq") else {}
         torch.onnx.export(model.eval(), (x,), path, opset_version=opset, input_names=["input"],
-                          output_names=["output"], **legacy)
+                          output_names=["output"], **legacy, **dynamic)
         print(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
 
 

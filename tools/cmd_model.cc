@@ -88,6 +88,19 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
   return shape;
 }
 
+// --shape-var NAME=MIN..MAX.
+graph::ShapeVar parse_shape_var(const std::string& text) {
+  auto eq = text.find('='), dots = text.find("..");
+  long long lo = -1, hi = -1;
+  if (eq != std::string::npos && dots != std::string::npos && dots > eq) {
+    lo = whole_integer(text.substr(eq + 1, dots - eq - 1));
+    hi = whole_integer(text.substr(dots + 2));
+  }
+  if (eq == 0 || lo < 1 || hi < lo)
+    LOOM_THROW(Error, "--shape-var '", text, "' must be NAME=MIN..MAX with 1 <= MIN <= MAX (seq=1..512)");
+  return {text.substr(0, eq), lo, hi};
+}
+
 // The entries of a comma-separated --target list, empty ones included.
 std::vector<std::string> target_names(const std::string& list) {
   std::vector<std::string> names;
@@ -130,6 +143,10 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")
       ->check(output_file());
   app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
+  std::vector<std::string> shape_vars;
+  app.add_option("--shape-var", shape_vars,
+                 "NAME=MIN..MAX: the inputs' dimension NAME (an ONNX dim_param) stays symbolic within that range; "
+                 "one compiled model runs every value (docs/dynamic_shapes.md)");
   std::vector<std::string> binds;
   app.add_option("--bind", binds,
                  "NAME=FILE.npy: fix an input's value at compile time (axes, shapes or pads a model takes as inputs); "
@@ -263,6 +280,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     if (eq == std::string::npos) LOOM_THROW(Error, "--input-shape '", s, "' must be NAME=DxDx...");
     io.input_shapes[s.substr(0, eq)] = parse_shape(s.substr(eq + 1), "--input-shape");
   }
+  for (auto& v : shape_vars) io.shape_vars.push_back(parse_shape_var(v));
   for (auto& b : binds) {
     auto eq = b.find('=');
     if (eq == std::string::npos || eq == 0) LOOM_THROW(Error, "--bind '", b, "' must be NAME=FILE.npy");

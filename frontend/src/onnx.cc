@@ -10,6 +10,7 @@
 #include "loom/graph/passes.h"
 #include "loom/runtime/suggest.h"
 #include "onnx_importer.h"
+#include "symbolic_import.h"
 
 namespace loom::frontend {
 
@@ -253,6 +254,32 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
     LOOM_THROW(ModelError, origin,
                ": not a valid ONNX model (the protobuf does not parse; truncated or not an .onnx file?)");
   if (!model.has_graph()) LOOM_THROW(ModelError, origin, ": the ONNX model has no graph");
+  if (!options.shape_vars.empty()) {
+    // Shape variables: one import per probe point, unified (symbolic_import.cc).
+    Graph probe;
+    probe.shape_vars = options.shape_vars;
+    probe.verify_shape_vars();
+    std::vector<SymbolicInputDim> dims = symbolic_input_dims(model.graph(), options.shape_vars, origin);
+    const Graph::ShapeProbes probes = probe.shape_probes();
+    std::vector<std::map<std::string, int64_t>> points = {probes.top};
+    for (auto& [var, at] : probes.lower) points.push_back(at);
+    if (!probes.check.empty()) points.push_back(probes.check);
+    std::vector<std::pair<std::map<std::string, int64_t>, Graph>> imported;
+    for (const auto& at : points) {
+      OnnxImportOptions at_point = options;
+      at_point.shape_vars.clear();
+      for (auto& [input, shape] : shapes_at(model.graph(), dims, at, origin)) {
+        if (options.input_shapes.count(input))
+          LOOM_THROW(ModelError, origin, ": input '", input, "' has both a given shape and shape variables");
+        at_point.input_shapes[input] = shape;
+      }
+      Importer im(origin, base_dir, at_point);
+      imported.emplace_back(at, im.run(model));
+    }
+    Graph g = unify_probes(std::move(imported), options.shape_vars, dims, origin);
+    for (const auto& p : model.metadata_props()) g.metadata[p.key()] = p.value();
+    return g;
+  }
   Importer im(origin, base_dir, options);
   Graph g = im.run(model);
   for (const auto& p : model.metadata_props()) g.metadata[p.key()] = p.value();

@@ -4,6 +4,10 @@
 #include "build_accel.h"
 #include "build_steps.h"
 #include "kernel_backend.h"
+#include "loom/ir/buffer.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
+#include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 
 namespace loom::graph {
@@ -36,13 +40,31 @@ std::string joined(const Graph& g, const FusedGroup& grp, std::string Node::*fie
 std::string group_ops(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::op); }
 std::string group_names(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::name); }
 
+namespace {
+// A dimension as an extent over the kernel's shape variables (one Var per name).
+ir::Expr extent_of(const runtime::DimExpr& d, std::map<std::string, ir::Var>& vars) {
+  ir::Expr e = ir::Expr(static_cast<int>(d.offset));
+  bool first = d.offset == 0;
+  for (const runtime::DimTerm& t : d.terms) {
+    auto it = vars.try_emplace(t.var, ir::Var(t.var)).first;
+    ir::Expr term = t.coeff == 1 ? ir::Expr(it->second) : it->second * ir::Expr(static_cast<int>(t.coeff));
+    e = first ? term : e + term;
+    first = false;
+  }
+  return e;
+}
+}  // namespace
+
 std::vector<ir::Tensor> group_tensors(const Graph& g, const FusedGroup& grp) {
+  ops::ShapeVarMaxima maxima(g.shape_var_maxima());  // operators' structure at the largest shape
   std::map<int, ir::Tensor> t;
+  std::map<std::string, ir::Var> vars;
   std::vector<ir::Tensor> args;
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const TensorType& type = g.type_of(grp.inputs[k]);
     std::vector<ir::Expr> shape;
-    for (int64_t d : type.shape) shape.push_back(ir::Expr(static_cast<int>(d)));
+    for (size_t d = 0; d < type.shape.size(); ++d)
+      shape.push_back(type.dims.empty() ? ir::Expr(static_cast<int>(type.shape[d])) : extent_of(type.dims[d], vars));
     args.push_back(ir::placeholder(shape, type.dtype, sanitize(g.node(grp.inputs[k]).name)));
     t[grp.inputs[k]] = args.back();
   }
@@ -50,7 +72,24 @@ std::vector<ir::Tensor> group_tensors(const Graph& g, const FusedGroup& grp) {
     const Node& n = g.node(id);
     std::vector<ir::Tensor> in;
     for (int i : n.inputs) in.push_back(t.at(i));
-    t[id] = op_def(n.op).compute(n, in, sanitize(n.name));
+    try {
+      t[id] = op_def(n.op).compute(n, in, sanitize(n.name));
+    } catch (const ShapeError& e) {
+      if (vars.empty()) throw;
+      LOOM_THROW(CodegenError, "operator '", n.op, "' of node '", n.name,
+                 "' does not compile with symbolic dimensions yet (", e.what(),
+                 "); give the shape variable a fixed value");
+    }
+    // A symbolic dimension the operator's computation does not follow (it took the largest
+    // shape's constant) would be wrong at every other length.
+    const TensorType& type = n.type;
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      std::optional<runtime::DimExpr> got = ir::to_dim_expr(ir::simplify(t[id].shape()[d]));
+      if (!got || *got != type.dims[d])
+        LOOM_THROW(CodegenError, "operator '", n.op, "' of node '", n.name, "' computes dimension ", d, " as ",
+                   ir::to_string(t[id].shape()[d]), ", not ", type.dims[d].str(),
+                   ": it does not compile with symbolic dimensions yet; give the shape variable a fixed value");
+    }
   }
   args.push_back(t.at(grp.output));
   return args;

@@ -10,6 +10,7 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
   ValuePlan plan;
   runtime::ExecutorGraph& exec = plan.exec;
   exec.model = g.name;
+  exec.shape_vars = g.shape_vars;
   exec.storages = memory.storage_bytes;
   exec.planned_bytes = memory.planned_bytes();
   exec.unplanned_bytes = memory.unplanned_bytes;
@@ -18,6 +19,7 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     runtime::ExecutorValue v;
     v.name = g.node(id).name;
     v.shape = t.shape;
+    v.dims = t.dims;
     v.dtype = t.dtype;
     v.kind = kind;
     if (placement.made_by(id, KernelDevice::Accel) || placement.read_by(id, KernelDevice::Accel)) {

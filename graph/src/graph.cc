@@ -1,5 +1,7 @@
 #include "loom/graph/graph.h"
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -24,7 +26,9 @@ void TensorType::check_size() const {
   }
 }
 
-std::string TensorType::str() const { return dtype.str() + shape_str(shape); }
+std::string TensorType::str() const {
+  return dtype.str() + (dims.empty() ? shape_str(shape) : runtime::shape_expr_str(dims));
+}
 
 namespace {
 const AttrValue& find_attr(const std::map<std::string, AttrValue>& m, const std::string& key) {
@@ -88,7 +92,58 @@ std::string Attrs::str() const {
   return os.str();
 }
 
+const ShapeVar* Graph::shape_var(const std::string& n) const {
+  for (const ShapeVar& v : shape_vars)
+    if (v.name == n) return &v;
+  return nullptr;
+}
+
+std::map<std::string, int64_t> Graph::shape_var_maxima() const {
+  std::map<std::string, int64_t> m;
+  for (const ShapeVar& v : shape_vars) m[v.name] = v.max;
+  return m;
+}
+
+Graph::ShapeProbes Graph::shape_probes() const {
+  ShapeProbes p;
+  p.top = shape_var_maxima();
+  for (const ShapeVar& v : shape_vars) {
+    if (v.min == v.max) continue;
+    std::map<std::string, int64_t> at = p.top;
+    at[v.name] = v.max - 1;
+    p.lower.emplace_back(v.name, std::move(at));
+  }
+  std::map<std::string, int64_t> mid = p.top;
+  bool checkable = false;
+  for (const ShapeVar& v : shape_vars) {
+    int64_t x = std::max(v.min, (v.min + v.max) / 2 - 1);
+    if (x < v.max - 1) {
+      mid[v.name] = x;
+      checkable = true;
+    }
+  }
+  if (checkable) p.check = std::move(mid);
+  return p;
+}
+
+void Graph::set_shape_attr(int id, const std::string& key, const runtime::ShapeExpr& dims) {
+  Node& n = node(id);
+  n.attrs.set(key, runtime::eval_shape(dims, shape_var_maxima()));
+  if (runtime::is_static(dims))
+    n.sym_attrs.erase(key);
+  else
+    n.sym_attrs[key] = dims;
+}
+
 int Graph::add_input(const std::string& n, TensorType type) {
+  if (!type.dims.empty()) {
+    for (const std::string& v : runtime::shape_variables(type.dims))
+      if (!shape_var(v))
+        LOOM_THROW(ModelError, "input '", n, "' has the dimension variable '", v,
+                   "', which is not one of the graph's shape variables (declare it with its range first)");
+    type.shape = runtime::eval_shape(type.dims, shape_var_maxima());
+    if (runtime::is_static(type.dims)) type.dims.clear();
+  }
   Node node;
   node.kind = NodeKind::Input;
   node.name = n;
@@ -209,8 +264,41 @@ void Graph::replace_uses(int from, int to) {
     if (o == from) o = to;
 }
 
+void Graph::verify_shape_vars() const {
+  std::set<std::string> var_names;
+  for (const ShapeVar& v : shape_vars) {
+    if (v.name.empty() || !(std::isalpha(static_cast<unsigned char>(v.name[0])) || v.name[0] == '_'))
+      LOOM_THROW(ModelError, "graph '", name, "': shape variable '", v.name, "' must be a name (a letter first)");
+    if (!var_names.insert(v.name).second)
+      LOOM_THROW(ModelError, "graph '", name, "': two shape variables are named '", v.name, "'");
+    if (v.min < 1 || v.max < v.min)
+      LOOM_THROW(ModelError, "graph '", name, "': shape variable '", v.name, "' has the range [", v.min, ", ", v.max,
+                 "]; it must be 1 <= min <= max");
+  }
+}
+
 void Graph::verify() const {
+  verify_shape_vars();
   topological_order();  // every edge reads an existing node, and there is no cycle
+  const std::map<std::string, int64_t> top = shape_var_maxima();
+  for (const Node& n : nodes)
+    for (const auto& [key, dims] : n.sym_attrs) {
+      std::vector<int64_t> at_top;
+      for (const runtime::DimExpr& d : dims) {
+        for (const runtime::DimTerm& t : d.terms)
+          if (!shape_var(t.var))
+            LOOM_THROW(ModelError, "node '", n.name, "': attribute '", key, "' uses the shape variable '", t.var,
+                       "', which the graph does not declare");
+        at_top.push_back(d.eval(top));
+      }
+      std::vector<int64_t> have = n.attrs.has(key) && std::holds_alternative<int64_t>(n.attrs.values().at(key))
+                                      ? std::vector<int64_t>{n.attrs.get_int(key)}
+                                      : n.attrs.get_ints(key, {});
+      if (have != at_top)
+        LOOM_THROW(ModelError, "node '", n.name, "': attribute '", key, "' is ", runtime::shape_expr_str(dims),
+                   " over shape variables, but holds ", shape_str(have), " rather than its value at their maxima ",
+                   shape_str(at_top));
+    }
   if (outputs.empty()) LOOM_THROW(ModelError, "graph '", name, "' has no outputs");
   for (int o : outputs)
     if (o < 0 || static_cast<size_t>(o) >= nodes.size())

@@ -36,6 +36,9 @@ void add_data_ops(const AddOp& add) {
                         return TensorType{positive(slice_of(n, in[0].shape).count), in[0].dtype};
                       },
                       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+                        if (ops::has_symbolic_extent(in[0]))
+                          return ops::strided_slice(in[0], slice_of(n, ops::max_shape_of(in[0])),
+                                                    ops::extents_over(n.type.dims, in), name);
                         return ops::strided_slice(in[0], slice_of(n, ops::shape_of(in[0])), name);
                       },
                       ref::slice});

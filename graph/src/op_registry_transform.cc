@@ -37,6 +37,8 @@ void add_transform_ops(const AddOp& add) {
                           return out;
                         },
                         [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+                          if (!n.type.is_static())  // the node's own dims: its attribute holds the largest shape
+                            return ops::reshape(in[0], ops::extents_over(n.type.dims, in), name);
                           return ops::reshape(in[0], n.attrs.get_ints("shape"), name);
                         },
                         ref::reshape});

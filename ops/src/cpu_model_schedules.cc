@@ -103,7 +103,10 @@ void schedule_loop_nest(Stage st, int lanes) {
   int64_t inner_extent = extent_of(inner);
   int v = lanes;
   while (!red.empty() && v > 4 && inner_extent % v != 0) v /= 2;
-  if (inner_extent >= v && inner_extent % v == 0 && v >= 4) {
+  // A symbolic innermost extent splits by the full width: partition_loops runs the whole vectors
+  // unguarded and the tail guarded.
+  if (inner_extent == 0 && red.empty()) v = lanes;
+  if ((inner_extent == 0 && red.empty() && v >= 4) || (inner_extent >= v && inner_extent % v == 0 && v >= 4)) {
     lanes = v;
     auto [o, i] = st.split(inner, v);
     data.back() = o;
@@ -117,9 +120,12 @@ void schedule_loop_nest(Stage st, int lanes) {
   // Fuse outer axes until there is enough parallel work (or all but the innermost are fused).
   // A reduction's points each do its whole reduction: LayerNorm's 128 row sums over 768 columns
   // are 98304 multiply-adds, not 128 points, and ran on one thread (BERT's encoder at 2 threads).
+  // A symbolic extent (0 here) counts as a typical 64 for the work; only the outermost axis may
+  // be one that the fused loop divides into (its divisors are the inner axes' extents).
+  auto work_of = [](const IterVar& v) { return extent_of(v) ? extent_of(v) : int64_t(64); };
   int64_t total = 1, reduce_trips = 1;
-  for (auto& d : data) total *= std::max<int64_t>(1, extent_of(d));
-  for (auto& r : red) reduce_trips *= std::max<int64_t>(1, extent_of(r));
+  for (auto& d : data) total *= std::max<int64_t>(1, work_of(d));
+  for (auto& r : red) reduce_trips *= std::max<int64_t>(1, work_of(r));
   int64_t points_work = total * (vec ? lanes : 1) * reduce_trips;
   if (points_work < 4096 || data.size() < 2) {
     if (data.size() == 1 && total >= 2 * runtime::num_threads() && points_work >= 4096) st.parallel(data[0]);
@@ -128,8 +134,8 @@ void schedule_loop_nest(Stage st, int lanes) {
   // With a vector split the last data axis is the split's outer part and may join too (a row
   // reduction's [1, 128] output is [1, 8] vectors); unsplit, it stays the contiguous inner loop.
   IterVar fused = data[0];
-  int64_t work = extent_of(data[0]);
-  for (size_t i = 1; i + (vec ? 0 : 1) < data.size() && work < 64; ++i) {
+  int64_t work = work_of(data[0]);
+  for (size_t i = 1; i + (vec ? 0 : 1) < data.size() && work < 64 && extent_of(data[i]); ++i) {
     fused = st.fuse(fused, data[i]);
     work *= extent_of(data[i]);
   }
@@ -435,7 +441,9 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
     if (in.ndim() == 3) nb = const_dim(in, 2);
   if (nb == 0) LOOM_THROW(ScheduleError, "schedule_dense_fused_cpu: '", dense.name(), "' does not read packed weights");
   auto [acc, y] = conv_stages(s, dense, out, Tensor());
-  int64_t rows = const_dim(out, 0), blocks = const_dim(out, 1) / nb;
+  // Symbolic rows (a transformer's tokens at run time) take the GEMM tile of many rows.
+  const bool symbolic_rows = !as_const_int(out.shape()[0]);
+  int64_t rows = symbolic_rows ? INT32_MAX : const_dim(out, 0), blocks = const_dim(out, 1) / nb;
   auto [no, ni] = y.split(y.axis(1), static_cast<int>(nb));
   auto yc = s[acc];
   if (rows < 4) {
@@ -461,10 +469,18 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   auto [bo, bi] = y.split(no, cb);
   auto [mo, mi] = y.split(y.axis(0), mr);
   y.reorder({bo, mo, bi, mi, ni});
-  IterVar outer = y.fuse(bo, mo);
-  y.parallel(outer);
   y.vectorize(ni);
-  yc.compute_at(y, outer);
+  if (symbolic_rows) {
+    // The row tiles' loop stays its own (partition_loops splits its symbolic extent into full
+    // tiles and a guarded tail): parallel over the block groups when they are enough work for
+    // the threads, else over the row tiles.
+    y.parallel(bo);
+    yc.compute_at(y, mo);
+  } else {
+    IterVar outer = y.fuse(bo, mo);
+    y.parallel(outer);
+    yc.compute_at(y, outer);
+  }
   auto [yb, yl] = yc.split(yc.axis(1), static_cast<int>(nb));
   yc.reorder({yc.reduce_axis(0), yc.axis(0), yb, yl});
   yc.unroll(yc.axis(0));
@@ -472,7 +488,8 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   yc.vectorize(yl);
   // The row tiles of a block group fetch the next group's weights between them: its first tile
   // waited for memory (BERT's weights do not fit the L3; docs/cpu_backend.md).
-  if (blocks > cb) yc.pragma(yc.reduce_axis(0), "prefetch", Expr(static_cast<int>((rows + mr - 1) / mr)));
+  if (blocks > cb && !symbolic_rows)
+    yc.pragma(yc.reduce_axis(0), "prefetch", Expr(static_cast<int>((rows + mr - 1) / mr)));
 }
 
 void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out, int lanes, int vector_registers) {
@@ -481,7 +498,11 @@ void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out,
     LOOM_THROW(ScheduleError, "schedule_batch_matmul_cpu: '", mm.name(), "' is not a product of matrices");
   auto [acc, y] = conv_stages(s, mm, out, Tensor());
   GemmTiling t = gemm_tiling_for(lanes, vector_registers);
-  int64_t M = const_dim(out, r - 2), N = const_dim(out, r - 1);
+  // Symbolic extents take the full tile (partition_loops splits the column tiles' loop into full
+  // tiles and a guarded tail).
+  const int64_t* m_const = as_const_int(out.shape()[size_t(r - 2)]);
+  const int64_t* n_const = as_const_int(out.shape()[size_t(r - 1)]);
+  int64_t M = m_const ? *m_const : INT32_MAX, N = n_const ? *n_const : lanes;  // symbolic columns: one vector
   int nr = N >= t.nr ? t.nr : N >= lanes ? lanes : 1, mr = int(std::min<int64_t>(t.mr, M));
   auto [mo, mi] = y.split(y.axis(r - 2), mr);
   auto [no, ni] = y.split(y.axis(r - 1), nr);
@@ -489,8 +510,10 @@ void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out,
   for (int d = 0; d < r - 2; ++d) order.push_back(y.axis(d));
   for (const IterVar& v : {mo, no, mi, ni}) order.push_back(v);
   y.reorder(order);
-  IterVar outer = mo;
-  for (int d = r - 3; d >= 0; --d) outer = y.fuse(y.axis(d), outer);
+  // Symbolic rows: the row tiles' loop stays its own, inside the parallel batch (partition_loops
+  // splits it into full tiles and a guarded tail); a fused loop would divide by its extent.
+  IterVar outer = order[0];
+  for (int d = 1; d < r - (m_const ? 1 : 2); ++d) outer = y.fuse(outer, order[size_t(d)]);
   y.parallel(outer);
   if (nr % lanes == 0) y.vectorize(ni);
   auto yc = s[acc];

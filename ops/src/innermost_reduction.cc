@@ -1,34 +1,41 @@
 #include "innermost_reduction.h"
 
+#include "loom/ir/simplify.h"
+
 namespace loom::ops::detail {
 
 using namespace loom::ir;
 
 int innermost_partials(int64_t m) { return m >= 16 && m % 8 == 0 ? (m % 16 == 0 ? 16 : 8) : 0; }
 
-Tensor reduce_innermost(const Shape& out, bool unit_kept, int64_t m, const CombineFn& combine, const RowValueFn& value,
-                        const std::string& name, const std::string& tag) {
+Tensor reduce_innermost(const std::vector<Expr>& out, bool unit_kept, const Expr& m_extent, const CombineFn& combine,
+                        const RowValueFn& value, const std::string& name, const std::string& tag,
+                        const Expr& identity) {
   auto row_of = [&](const std::vector<Var>& v) { return std::vector<Var>(v.begin(), v.end() - (unit_kept ? 1 : 0)); };
-  const int L = innermost_partials(m);
+  const int64_t* m_const = as_const_int(m_extent);
+  const int L = m_const ? innermost_partials(*m_const) : identity.defined() ? 16 : 0;
   if (L == 0) {
-    IterVar k = reduce_axis(int(m), name + "_k");
-    return compute(shape_exprs(out),
-                   ComputeFn([&](const std::vector<Var>& v) { return combine(value(row_of(v), k->var), {k}); }), name,
-                   tag);
+    IterVar k = reduce_axis(m_extent, name + "_k");
+    return compute(out, ComputeFn([&](const std::vector<Var>& v) { return combine(value(row_of(v), k->var), {k}); }),
+                   name, tag);
   }
-  Shape partial_shape = out;
+  std::vector<Expr> partial_shape = out;
   if (unit_kept)
-    partial_shape.back() = L;
+    partial_shape.back() = Expr(L);
   else
-    partial_shape.push_back(L);
-  IterVar ko = reduce_axis(int(m / L), name + "_ko");
-  Tensor partial = compute(shape_exprs(partial_shape), ComputeFn([&](const std::vector<Var>& v) {
+    partial_shape.push_back(Expr(L));
+  // A symbolic row: ceil(m / L) steps, the last one's elements past m neutral.
+  IterVar ko =
+      reduce_axis(m_const ? Expr(static_cast<int>(*m_const / L)) : simplify((m_extent + (L - 1)) / L), name + "_ko");
+  Tensor partial = compute(partial_shape, ComputeFn([&](const std::vector<Var>& v) {
                              std::vector<Var> row(v.begin(), v.end() - 1);
-                             return combine(value(row, ko->var * L + v.back()), {ko});
+                             Expr k = ko->var * L + v.back();
+                             Expr x = m_const ? value(row, k) : if_then_else(k < m_extent, value(row, k), identity);
+                             return combine(x, {ko});
                            }),
                            name + "_partial", tag);
   IterVar l = reduce_axis(L, name + "_l");
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+  return compute(out, ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Var> row = row_of(v);
                    std::vector<Expr> at(row.begin(), row.end());
                    at.push_back(l->var);

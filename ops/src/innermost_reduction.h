@@ -23,7 +23,11 @@ using RowValueFn = std::function<ir::Expr(const std::vector<ir::Var>& row, ir::E
 // A reduction of shape `out` over rows of m elements; `unit_kept`: out ends in the reduced axis, of
 // extent 1. With innermost_partials(m) partials, in two stages (an rfactor written out): the
 // partials ("<name>_partial"), then the row's result from them. Both stages are tagged `tag`.
-ir::Tensor reduce_innermost(const Shape& out, bool unit_kept, int64_t m, const CombineFn& combine,
-                            const RowValueFn& value, const std::string& name, const std::string& tag);
+// Extents may be symbolic. A symbolic m takes 16 partials over ceil(m / 16) steps, the elements
+// past the row's end counted as `identity` (the combination's neutral value: 0 for a sum, the
+// lowest value for a maximum); without an identity, one step.
+ir::Tensor reduce_innermost(const std::vector<ir::Expr>& out, bool unit_kept, const ir::Expr& m,
+                            const CombineFn& combine, const RowValueFn& value, const std::string& name,
+                            const std::string& tag, const ir::Expr& identity = ir::Expr());
 
 }  // namespace loom::ops::detail

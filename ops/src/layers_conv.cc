@@ -16,6 +16,9 @@ Expr widening_mul(Expr a, Expr b) {
   return cast(acc, a) * cast(acc, b);
 }
 
+// The constant shape, or the largest one where extents are symbolic (layers.h).
+static Shape max_shape_or_shape(const Tensor& t) { return has_symbolic_extent(t) ? max_shape_of(t) : shape_of(t); }
+
 Shape shape_of(const Tensor& t) {
   Shape s;
   for (int d = 0; d < t.ndim(); ++d) s.push_back(const_dim(t, d));
@@ -267,18 +270,21 @@ Tensor from_nchwc(const Tensor& X, const std::string& name) {
 }
 
 Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_block, const std::string& name) {
-  Shape xs = shape_of(X), ws = shape_of(W);
-  if (xs.size() != 2) LOOM_THROW(ShapeError, "dense '", name, "': input must be 2-D, is ", shape_str(xs));
+  // The rows may be symbolic (a transformer's tokens, layers.h); the features are constant.
+  Shape ws = shape_of(W);
+  if (X.ndim() != 2) LOOM_THROW(ShapeError, "dense '", name, "': input must be 2-D, has rank ", X.ndim());
   int64_t N = n_block > 0 ? (ws.size() == 3 ? ws[0] * ws[2] : -1) : (ws.size() == 2 ? ws[0] : -1);
   int64_t K = n_block > 0 ? (ws.size() == 3 ? ws[1] : -1) : (ws.size() == 2 ? ws[1] : -1);
   if (N < 0 || (n_block > 0 && ws[2] != n_block))
     LOOM_THROW(ShapeError, "dense '", name, "': weights '", W.name(), "' have shape ", shape_str(ws),
                ", expected [N, K]", n_block > 0 ? " packed as [N/b, K, b]" : "");
-  if (K != xs[1]) LOOM_THROW(ShapeError, "dense '", name, "': input has ", xs[1], " features, weights expect ", K);
+  if (K != const_dim(X, 1))
+    LOOM_THROW(ShapeError, "dense '", name, "': input has ", const_dim(X, 1), " features, weights expect ", K);
   IterVar k = reduce_axis(int(K), "k");
   int b = static_cast<int>(n_block);
+  const Expr rows = X.shape()[0];
   Tensor y = compute(
-      {int(xs[0]), int(N)},
+      {rows, int(N)},
       [&](Var m, Var n) {
         Expr w = b > 0 ? W(n / b, k, n % b) : W(n, k);
         return sum(widening_mul(X(m, k), w), {k});
@@ -288,7 +294,7 @@ Tensor dense(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t n_blo
   if (shape_of(bias) != Shape{N})
     LOOM_THROW(ShapeError, "dense '", name, "': bias '", bias.name(), "' must have shape [", N, "]");
   return compute(
-      {int(xs[0]), int(N)}, [&](Var m, Var n) { return y(m, n) + bias(n); }, name, "elemwise");
+      {rows, int(N)}, [&](Var m, Var n) { return y(m, n) + bias(n); }, name, "elemwise");
 }
 
 Shape matmul_shape(const Shape& a0, const Shape& b0) {
@@ -304,15 +310,26 @@ Shape matmul_shape(const Shape& a0, const Shape& b0) {
 }
 
 Tensor batch_matmul(const Tensor& A, const Tensor& B, const std::string& name) {
-  Shape as = shape_of(A), bs = shape_of(B);
+  // Extents may be symbolic (layers.h); the largest shapes decide which batch axes broadcast.
+  Shape as = max_shape_or_shape(A), bs = max_shape_or_shape(B);
   Shape out = matmul_shape(as, bs);
-  int64_t K = as.back();
-  IterVar k = reduce_axis(int(K), "k");
-  size_t r = out.size();
+  const std::vector<Expr>&ae = A.shape(), &be = B.shape();
   bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+  size_t r = out.size();
+  size_t nb = r - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+  // The output's extents: batch axes from whichever operand does not broadcast there, then m, n.
+  std::vector<Expr> extents;
+  for (size_t d = 0; d < nb; ++d) {
+    size_t ra = a_vec ? 0 : as.size() - 2, rb = b_vec ? 0 : bs.size() - 2;
+    size_t da = d + ra - nb, db = d + rb - nb;  // wraps when the operand has fewer batch axes
+    bool from_a = d + ra >= nb && as[da] != 1;
+    extents.push_back(from_a ? ae[da] : d + rb >= nb && bs[db] != 1 ? be[db] : Expr(1));
+  }
+  if (!a_vec) extents.push_back(ae[ae.size() - 2]);
+  if (!b_vec) extents.push_back(be.back());
+  IterVar k = reduce_axis(ae.back(), "k");
+  return compute(extents, ComputeFn([&](const std::vector<Var>& v) {
                    // Output index: batch dims, then m (unless A is a vector), then n (unless B is).
-                   size_t nb = r - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
                    Expr m = a_vec ? Expr(0) : Expr(v[nb]);
                    Expr n = b_vec ? Expr(0) : Expr(v[r - 1]);
                    auto operand_index = [&](const Shape& s, bool is_vec, Expr row, Expr col) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "index_util.h"
+#include "loom/ir/printer.h"
 #include "loom/ops/layers.h"
 #include "loom/runtime/error.h"
 
@@ -60,7 +61,18 @@ SliceAxes slice_axes(const Shape& x, const std::vector<int64_t>& starts, const s
 }
 
 Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::string& name) {
-  return compute(shape_exprs(s.count), ComputeFn([&](const std::vector<Var>& v) {
+  return strided_slice(X, s, shape_exprs(s.count), name);
+}
+
+Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::vector<Expr>& extents, const std::string& name) {
+  // A symbolic axis may only be cut from its start, step 1: elsewhere the first index would
+  // depend on the run's extent.
+  for (size_t d = 0; d < extents.size() && d < size_t(X.ndim()); ++d)
+    if (!as_const_int(X.shape()[d]) && (s.begin[d] != 0 || s.step[d] != 1))
+      LOOM_THROW(ShapeError, "slice '", name, "': axis ", d, " has the symbolic extent ", ir::to_string(X.shape()[d]),
+                 " and is cut at ", s.begin[d], " with step ", s.step[d],
+                 "; only a prefix (start 0, step 1) is supported");
+  return compute(extents, ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> idx;
                    for (size_t d = 0; d < v.size(); ++d) idx.push_back(Expr(int(s.begin[d])) + v[d] * int(s.step[d]));
                    return X(idx);

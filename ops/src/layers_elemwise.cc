@@ -3,6 +3,9 @@
 #include <limits>
 
 #include "innermost_reduction.h"
+#include "loom/ir/buffer.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
 #include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 
@@ -31,19 +34,52 @@ std::vector<Expr> broadcast_index(const Shape& s, const std::vector<Var>& v) {
   return idx;
 }
 
+namespace {
+// Extents that are the same dimension: equal constants, or the same affine form over shape
+// variables (symbolic extents).
+bool same_extent(const Expr& a, const Expr& b) {
+  auto x = ir::to_dim_expr(ir::simplify(a)), y = ir::to_dim_expr(ir::simplify(b));
+  return x && y && *x == *y;
+}
+
+// broadcast_shape over extents that may be symbolic: a dimension of 1 takes the other's.
+std::vector<Expr> broadcast_extents(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+  size_t r = std::max(a.size(), b.size());
+  std::vector<Expr> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    Expr da = i < r - a.size() ? Expr(1) : a[i - (r - a.size())];
+    Expr db = i < r - b.size() ? Expr(1) : b[i - (r - b.size())];
+    if (is_one(da))
+      out[i] = db;
+    else if (is_one(db) || same_extent(da, db))
+      out[i] = da;
+    else
+      LOOM_THROW(ShapeError, "extents ", ir::to_string(da), " and ", ir::to_string(db), " of dimension ", i,
+                 " do not broadcast");
+  }
+  return out;
+}
+}  // namespace
+
 Tensor broadcast_map(const std::vector<Tensor>& operands, const std::function<Expr(const std::vector<Expr>&)>& f,
                      const std::string& name) {
-  std::vector<Shape> shapes;
-  Shape out;
-  for (const Tensor& t : operands) {
-    shapes.push_back(shape_of(t));
-    out = shapes.size() == 1 ? shapes[0] : broadcast_shape(out, shapes.back());
-  }
+  std::vector<Expr> out;
+  for (size_t k = 0; k < operands.size(); ++k)
+    out = k == 0 ? operands[0].shape() : broadcast_extents(out, operands[k].shape());
   bool same = true;
-  for (const Shape& s : shapes) same &= s == out;
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+  for (const Tensor& t : operands) {
+    same &= t.ndim() == static_cast<int>(out.size());
+    for (int d = 0; same && d < t.ndim(); ++d) same = same_extent(t.shape()[d], out[d]);
+  }
+  return compute(out, ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> x;
-                   for (size_t k = 0; k < operands.size(); ++k) x.push_back(operands[k](broadcast_index(shapes[k], v)));
+                   for (const Tensor& t : operands) {
+                     std::vector<Expr> idx;  // a dimension of 1 broadcasts
+                     size_t off = v.size() - t.shape().size();
+                     for (size_t d = 0; d < t.shape().size(); ++d)
+                       idx.push_back(is_one(t.shape()[d]) ? Expr(0) : Expr(v[off + d]));
+                     x.push_back(t(idx));
+                   }
                    return f(x);
                  }),
                  name, same ? "elemwise" : "broadcast");
@@ -209,12 +245,12 @@ Tensor global_avg_pool2d(const Tensor& X, const std::string& name) {
 
 Tensor softmax(const Tensor& X, int axis, const std::string& name) {
   if (!X.dtype().is_float()) LOOM_THROW(TypeError, "softmax '", name, "': input must be floating point");
-  Shape xs = shape_of(X);
+  const std::vector<Expr>& xs = X.shape();  // extents may be symbolic (layers.h)
   int r = static_cast<int>(xs.size());
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "softmax '", name, "': axis out of range for rank ", r);
-  Shape reduced = xs;
-  reduced[axis] = 1;
+  std::vector<Expr> reduced = xs;
+  reduced[size_t(axis)] = Expr(1);
   auto with_axis = [&](const std::vector<Var>& v, Expr a) {
     std::vector<Expr> idx(v.begin(), v.end());
     idx[axis] = a;
@@ -222,7 +258,7 @@ Tensor softmax(const Tensor& X, int axis, const std::string& name) {
   };
   // A reduction along the softmax axis: along the innermost axis in two steps
   // (detail::reduce_innermost), else one chain per row.
-  const int64_t m = xs[axis];
+  const Expr m = xs[size_t(axis)];
   auto reduce_along = [&](const Tensor& src, bool is_max, const std::string& what) {
     auto combine = [&](Expr e, std::vector<IterVar> axes) {
       return is_max ? max_reduce(e, std::move(axes)) : sum(e, std::move(axes));
@@ -235,19 +271,20 @@ Tensor softmax(const Tensor& X, int axis, const std::string& name) {
             idx.push_back(k);
             return src(idx);
           },
-          name + "_" + what, "softmax");
-    IterVar k = reduce_axis(int(m), name + "_" + what + "_k");
-    return compute(shape_exprs(reduced),
+          name + "_" + what, "softmax",
+          is_max ? make_const(X.dtype(), -std::numeric_limits<double>::infinity()) : make_zero(X.dtype()));
+    IterVar k = reduce_axis(m, name + "_" + what + "_k");
+    return compute(reduced,
                    ComputeFn([&](const std::vector<Var>& v) { return combine(src(with_axis(v, k->var)), {k}); }),
                    name + "_" + what, "softmax");
   };
   Tensor mx = reduce_along(X, true, "max");
-  Tensor e = compute(shape_exprs(xs), ComputeFn([&](const std::vector<Var>& v) {
+  Tensor e = compute(xs, ComputeFn([&](const std::vector<Var>& v) {
                        return exp(X(std::vector<Expr>(v.begin(), v.end())) - mx(with_axis(v, 0)));
                      }),
                      name + "_exp", "softmax");
   Tensor s = reduce_along(e, false, "sum");
-  return compute(shape_exprs(xs), ComputeFn([&](const std::vector<Var>& v) {
+  return compute(xs, ComputeFn([&](const std::vector<Var>& v) {
                    return e(std::vector<Expr>(v.begin(), v.end())) / s(with_axis(v, 0));
                  }),
                  name, "elemwise");

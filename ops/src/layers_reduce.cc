@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "innermost_reduction.h"
+#include "loom/ir/simplify.h"
 #include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/error.h"
@@ -81,12 +82,18 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
   if (reduce_needs_float(kind) && !X.dtype().is_float())
     LOOM_THROW(TypeError, "reduce_", to_string(kind), " '", name, "': input must be floating point, is ",
                X.dtype().str());
-  Shape xs = shape_of(X);
-  std::vector<int64_t> red = normalized_axes(xs, axes);
-  Shape out = reduce_shape(xs, axes, keepdims);
-  int64_t count = 1;
-  for (int64_t d : red) count *= xs[size_t(d)];
-  if (count == 0) LOOM_THROW(ShapeError, "reduce_", to_string(kind), " '", name, "': reduces an empty axis");
+  // Extents may be symbolic (layers.h): the rank alone decides the axes.
+  const std::vector<Expr>& xs = X.shape();
+  std::vector<int64_t> red = normalized_axes(Shape(xs.size(), 1), axes);
+  std::vector<Expr> out;
+  Expr count = Expr(1);
+  for (size_t d = 0; d < xs.size(); ++d) {
+    bool reduced = std::binary_search(red.begin(), red.end(), int64_t(d));
+    if (!reduced) out.push_back(xs[d]);
+    if (reduced && keepdims) out.push_back(Expr(1));
+    if (reduced) count = ir::simplify(count * xs[d]);
+  }
+  if (is_zero(count)) LOOM_THROW(ShapeError, "reduce_", to_string(kind), " '", name, "': reduces an empty axis");
   // One reduction stage: f of every input element that maps to the output index, combined; each
   // stage gets reduce axes of its own (as softmax's stages do).
   int stages = 0;
@@ -112,8 +119,8 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
           stage, "reduce");
     std::vector<IterVar> raxes;
     for (int64_t d : red)
-      raxes.push_back(reduce_axis(int(xs[size_t(d)]), "r" + std::to_string(d) + "_" + std::to_string(stages)));
-    return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+      raxes.push_back(reduce_axis(xs[size_t(d)], "r" + std::to_string(d) + "_" + std::to_string(stages)));
+    return compute(out, ComputeFn([&](const std::vector<Var>& v) {
                      // The input index of output index v: the reduced axes at raxes.
                      std::vector<Expr> idx;
                      size_t o = 0, k = 0;
@@ -134,8 +141,7 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
   auto at = [](const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); };
   // An element-wise stage after the reduction.
   auto then = [&](const Tensor& t, const std::function<Expr(Expr)>& f) {
-    return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) { return f(t(at(v))); }), name,
-                   "elemwise");
+    return compute(out, ComputeFn([&](const std::vector<Var>& v) { return f(t(at(v))); }), name, "elemwise");
   };
   switch (kind) {
     case ReduceKind::Sum:
@@ -151,8 +157,10 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
     case ReduceKind::L1:
       return reduction(name, Combine::Sum, [](Expr e, const std::vector<Expr>&) { return ir::abs(e); });
     case ReduceKind::Mean:
-      return then(reduction(name + "_sum", Combine::Sum, element),
-                  [&](Expr e) { return e / make_const(e.type(), double(count)); });
+      return then(reduction(name + "_sum", Combine::Sum, element), [&](Expr e) {
+        const int64_t* c = ir::as_const_int(count);
+        return e / (c ? make_const(e.type(), double(*c)) : ir::cast(e.type(), count));
+      });
     case ReduceKind::L2:
       return then(reduction(name + "_sum_square", Combine::Sum, square), [](Expr e) { return ir::sqrt(e); });
     case ReduceKind::LogSum:
@@ -162,8 +170,7 @@ Tensor reduce(const Tensor& X, ReduceKind kind, const std::vector<int64_t>& axes
       Tensor m = reduction(name + "_max", Combine::Max, element);
       Tensor s = reduction(name + "_sum_exp", Combine::Sum,
                            [&](Expr e, const std::vector<Expr>& at_out) { return ir::exp(e - m(at_out)); });
-      return compute(shape_exprs(out),
-                     ComputeFn([&](const std::vector<Var>& v) { return ir::log(s(at(v))) + m(at(v)); }), name,
+      return compute(out, ComputeFn([&](const std::vector<Var>& v) { return ir::log(s(at(v))) + m(at(v)); }), name,
                      "elemwise");
     }
   }

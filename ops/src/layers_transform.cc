@@ -17,14 +17,23 @@ Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name) {
   if (numel(xs) != numel(shape))
     LOOM_THROW(ShapeError, "reshape '", name, "': ", shape_str(xs), " has ", numel(xs), " elements, ", shape_str(shape),
                " has ", numel(shape));
-  return compute(shape_exprs(shape), ComputeFn([&](const std::vector<Var>& v) {
+  return reshape(X, shape_exprs(shape), name);
+}
+
+Tensor reshape(const Tensor& X, const std::vector<Expr>& shape, const std::string& name) {
+  const std::vector<Expr>& xs = X.shape();
+  // Leading unit axes of the input read 0; its first other axis takes what the inner ones leave
+  // (no remainder: with a symbolic extent there, the row-major quotient is the index).
+  size_t first = 0;
+  while (first + 1 < xs.size() && is_one(xs[first])) ++first;
+  return compute(shape, ComputeFn([&](const std::vector<Var>& v) {
                    // Row-major flat index of the output point, then the input point with that index.
                    Expr flat = Expr(0);
-                   for (size_t d = 0; d < v.size(); ++d) flat = flat * int(shape[d]) + v[d];
-                   std::vector<Expr> idx(xs.size());
-                   for (size_t d = xs.size(); d-- > 0;) {
-                     idx[d] = d == 0 ? flat : flat % int(xs[d]);
-                     flat = flat / int(xs[d]);
+                   for (size_t d = 0; d < v.size(); ++d) flat = d == 0 ? Expr(v[0]) : flat * shape[d] + v[d];
+                   std::vector<Expr> idx(xs.size(), Expr(0));
+                   for (size_t d = xs.size(); d-- > first;) {
+                     idx[d] = d == first ? flat : flat % xs[d];
+                     flat = flat / xs[d];
                    }
                    return X(idx);
                  }),
@@ -32,18 +41,18 @@ Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name) {
 }
 
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name) {
-  Shape xs = shape_of(X);
+  const std::vector<Expr>& xs = X.shape();  // extents may be symbolic (layers.h)
   if (perm.size() != xs.size())
     LOOM_THROW(ShapeError, "transpose '", name, "': permutation of ", perm.size(), " axes for rank ", xs.size());
   std::vector<bool> seen(xs.size(), false);
-  Shape out;
+  std::vector<Expr> out;
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(xs.size()) || seen[p])
       LOOM_THROW(ShapeError, "transpose '", name, "': invalid permutation");
     seen[p] = true;
-    out.push_back(xs[p]);
+    out.push_back(xs[size_t(p)]);
   }
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+  return compute(out, ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> idx(xs.size());
                    for (size_t d = 0; d < perm.size(); ++d) idx[perm[d]] = v[d];
                    return X(idx);

@@ -216,9 +216,11 @@ void set_outputs(Graph& g, const std::vector<int>& ids) {
   g.outputs = ids;
 }
 
-Graph from_onnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+Graph from_onnx(const std::string& path, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                const std::map<std::string, std::pair<int64_t, int64_t>>& shape_vars) {
   frontend::OnnxImportOptions o;
   o.input_shapes = input_shapes;
+  for (auto& [name, range] : shape_vars) o.shape_vars.push_back({name, range.first, range.second});
   py::gil_scoped_release released;
   return frontend::import_onnx(path, o);
 }
@@ -332,8 +334,10 @@ void register_graphs(py::module_& m) {
       "where got has a NaN or infinity want has not): the measure of loom.compare and `loom compare`.");
   m.def("from_onnx", &from_onnx, py::arg("path"),
         py::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>{},
-        "from_onnx(path, input_shapes={}) -> Graph: an ONNX model (opsets up to 18) as Loom's graph;\n"
-        "input_shapes fixes symbolic dimensions by input name.");
+        py::arg("shape_vars") = std::map<std::string, std::pair<int64_t, int64_t>>{},
+        "from_onnx(path, input_shapes={}, shape_vars={}) -> Graph: an ONNX model (opsets up to 18) as Loom's\n"
+        "graph; input_shapes fixes symbolic dimensions by input name; shape_vars keeps named dimensions\n"
+        "symbolic within a range ({'seq': (1, 512)}): the compiled model runs every length in it.");
 }
 
 }  // namespace loom::python

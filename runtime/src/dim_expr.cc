@@ -26,8 +26,10 @@ int64_t DimExpr::eval(const std::map<std::string, int64_t>& values) const {
 std::string DimExpr::str() const {
   std::string s;
   for (const DimTerm& t : terms) {
-    if (!s.empty()) s += t.coeff < 0 ? " - " : " + ";
-    else if (t.coeff < 0) s += "-";
+    if (!s.empty())
+      s += t.coeff < 0 ? " - " : " + ";
+    else if (t.coeff < 0)
+      s += "-";
     int64_t c = t.coeff < 0 ? -t.coeff : t.coeff;
     if (c != 1) s += std::to_string(c) + "*";
     s += t.var;
@@ -105,6 +107,17 @@ std::string bind_shape(const ShapeExpr& dims, const std::vector<int64_t>& shape,
     return why;
   }
   return "";
+}
+
+std::pair<int64_t, int64_t> dim_range(const DimExpr& d, const std::vector<ShapeVar>& vars) {
+  int64_t lo = d.offset, hi = d.offset;
+  for (const DimTerm& t : d.terms) {
+    auto v = std::find_if(vars.begin(), vars.end(), [&](const ShapeVar& s) { return s.name == t.var; });
+    if (v == vars.end()) LOOM_THROW(RuntimeError, "shape variable '", t.var, "' is not declared");
+    lo += t.coeff * (t.coeff > 0 ? v->min : v->max);
+    hi += t.coeff * (t.coeff > 0 ? v->max : v->min);
+  }
+  return {lo, hi};
 }
 
 std::vector<std::string> shape_variables(const ShapeExpr& dims) {

@@ -1,5 +1,7 @@
 #include "loom/runtime/executor_graph.h"
 
+#include "dim_json.h"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -62,6 +64,28 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
   val.name = v.at("name").get<std::string>();
   for (auto& d : v.at("shape")) val.shape.push_back(integer<int64_t>(d, "a shape dimension"));
   val.dtype = DataType::parse(v.at("dtype").get<std::string>());
+  if (v.contains("dims")) {
+    try {
+      val.dims = dims_from_json(v.at("dims"));
+    } catch (const std::invalid_argument& e) {
+      LOOM_THROW(ModelError, origin, ": value '", val.name, "': ", e.what());
+    }
+    if (val.dims.size() != val.shape.size())
+      LOOM_THROW(ModelError, origin, ": value '", val.name, "' has ", val.dims.size(), " dims for a shape of ",
+                 val.shape.size());
+    // Every run's shape fits the storage reserved for the largest.
+    for (size_t d = 0; d < val.dims.size(); ++d) {
+      std::pair<int64_t, int64_t> range;
+      try {
+        range = dim_range(val.dims[d], g.shape_vars);
+      } catch (const RuntimeError& e) {
+        LOOM_THROW(ModelError, origin, ": value '", val.name, "': ", e.what());
+      }
+      if (range.first < 0 || range.second != val.shape[d])
+        LOOM_THROW(ModelError, origin, ": value '", val.name, "': dimension ", d, " (", val.dims[d].str(),
+                   ") ranges over [", range.first, ", ", range.second, "], not up to its shape's ", val.shape[d]);
+    }
+  }
   uint64_t nbytes = val.dtype.bytes();
   for (int64_t d : val.shape) {
     if (d < 0 || (d > 0 && nbytes > kMaxBufferBytes / static_cast<uint64_t>(d)))
@@ -111,6 +135,7 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
 
 json value_to_json(const ExecutorValue& v) {
   json j = {{"name", v.name}, {"shape", v.shape}, {"dtype", v.dtype.str()}, {"kind", value_kind_name(v.kind)}};
+  if (!v.dims.empty()) j["dims"] = dims_to_json(v.dims);
   if (v.kind == ValueKind::Param) j["offset"] = v.param_offset;
   if (v.kind == ValueKind::Input || v.kind == ValueKind::Temp) j["storage"] = v.storage;
   if (v.storage_offset) j["storage_offset"] = v.storage_offset;
@@ -248,19 +273,25 @@ std::string ExecutorGraph::to_json() const {
     kernels_json.push_back(kernel_to_json(k));
     gpu |= k.device == KernelDevice::Cuda;
   }
-  // A graph without CUDA kernels is what version 3 describes: written so, older runtimes read it.
-  return json{{"format", kGraphFormat},
-              {"version", gpu ? kGraphFormatVersion : 3},
-              {"model", model},
-              {"target", target},
-              {"storages", storages},
-              {"planned_bytes", planned_bytes},
-              {"unplanned_bytes", unplanned_bytes},
-              {"values", values_json},
-              {"inputs", inputs},
-              {"outputs", outputs},
-              {"kernels", kernels_json}}
-      .dump();
+  // A graph without CUDA kernels or shape variables is what version 3 describes: written so,
+  // older runtimes read it.
+  json vars = json::array();
+  for (const ShapeVar& v : shape_vars) vars.push_back({{"name", v.name}, {"min", v.min}, {"max", v.max}});
+  json j{{"format", kGraphFormat},
+         {"version", !shape_vars.empty() ? 5
+                     : gpu               ? 4
+                                         : 3},
+         {"model", model},
+         {"target", target},
+         {"storages", storages},
+         {"planned_bytes", planned_bytes},
+         {"unplanned_bytes", unplanned_bytes},
+         {"values", values_json},
+         {"inputs", inputs},
+         {"outputs", outputs},
+         {"kernels", kernels_json}};
+  if (!shape_vars.empty()) j["shape_vars"] = vars;
+  return j.dump();
 }
 
 ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_bytes, const std::string& origin) {
@@ -288,6 +319,17 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
         LOOM_THROW(ModelError, origin, ": storage of ", bytes, " bytes is implausibly large");
       g.storages.push_back(bytes);
     }
+    if (j.contains("shape_vars"))
+      for (auto& v : j.at("shape_vars")) {
+        ShapeVar var{v.at("name").get<std::string>(), integer<int64_t>(v.at("min"), "a shape variable's min"),
+                     integer<int64_t>(v.at("max"), "a shape variable's max")};
+        if (var.name.empty() || var.min < 1 || var.max < var.min)
+          LOOM_THROW(ModelError, origin, ": shape variable '", var.name, "' has the range [", var.min, ", ", var.max,
+                     "] (a name, 1 <= min <= max)");
+        for (const ShapeVar& o : g.shape_vars)
+          if (o.name == var.name) LOOM_THROW(ModelError, origin, ": two shape variables are named '", var.name, "'");
+        g.shape_vars.push_back(std::move(var));
+      }
     g.planned_bytes = integer_or<uint64_t>(j, "planned_bytes", 0);
     g.unplanned_bytes = integer_or<uint64_t>(j, "unplanned_bytes", 0);
     for (auto& v : j.at("values")) g.values.push_back(value_from_json(v, g, params_bytes, origin));

@@ -64,9 +64,12 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   ex.unplanned_bytes_ = plan.unplanned_bytes;
   for (uint64_t bytes : plan.storages) ex.storages_.push_back(aligned_buffer(bytes));
   std::vector<void*> host;
+  ex.shape_vars_ = plan.shape_vars;
+  ex.shape_values_->assign(plan.shape_vars.size(), 0);
+  for (size_t i = 0; i < plan.shape_vars.size(); ++i) (*ex.shape_values_)[i] = plan.shape_vars[i].max;
   for (const ExecutorValue& pv : plan.values) {
     Value val;
-    val.spec = {pv.name, pv.shape, pv.dtype};
+    val.spec = {pv.name, pv.shape, pv.dtype, pv.dims};
     val.nbytes = pv.nbytes();
     val.finite_only = pv.finite_only && pv.kind == ValueKind::Input;
     if (pv.kind == ValueKind::Param) val.data = ex.params_.get() + pv.param_offset;
@@ -79,7 +82,11 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   // run only calls.
   bool on[3] = {false, false, false};
   for (const KernelCall& call : plan.kernels) on[int(call.device)] = true;
-  RunnerInputs in{file, plan, host, origin, options};
+  if (!plan.shape_vars.empty() && (on[int(KernelDevice::Cuda)] || on[int(KernelDevice::Accel)]))
+    LOOM_THROW(ModelError, origin, ": the model has shape variables and ",
+               on[int(KernelDevice::Cuda)] ? "CUDA" : "accelerator",
+               " kernels; symbolic dimensions run on CPU kernels only");
+  RunnerInputs in{file, plan, host, origin, options, ex.shape_values_};
   if (on[int(KernelDevice::Cuda)]) ex.cuda_ = make_cuda_runner(in);
   if (on[int(KernelDevice::CPU)]) ex.cpu_ = make_cpu_runner(in);
   if (on[int(KernelDevice::Accel)]) ex.accel_ = make_accel_runner(in);
@@ -100,6 +107,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     else
       ex.runs_.back().last = k + 1;
   ex.inputs_ = std::move(plan.inputs);
+  for (int id : ex.inputs_) ex.input_shapes_.push_back(ex.value_at(id).spec.shape);
   ex.outputs_ = std::move(plan.outputs);
   ex.kernels_ = std::move(plan.kernels);
   // The thread pool starts, and measures the fork-join its parallel threshold comes from, now: not
@@ -125,9 +133,59 @@ void GraphExecutor::set_input(size_t i, const NDArray& a) {
   if (!a.defined()) LOOM_THROW(RuntimeError, "input '", spec.name, "': undefined array");
   std::string got = a.dtype().str() + shape_str(a.shape());
   if (a.dtype() != spec.dtype) LOOM_THROW(TypeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
-  if (a.shape() != spec.shape) LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
+  if (spec.is_static() && a.shape() != spec.shape)
+    LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
+  if (!spec.is_static()) {
+    std::map<std::string, int64_t> values;
+    if (std::string why = bind_shape(spec.dims, a.shape(), values); !why.empty())
+      LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got, ": ", why);
+    for (const ShapeVar& v : shape_vars_) {
+      auto it = values.find(v.name);
+      if (it != values.end() && (it->second < v.min || it->second > v.max))
+        LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got, ": ", v.name, " = ",
+                   it->second, " is outside its range [", v.min, ", ", v.max, "]");
+    }
+  }
   if (value_at(inputs_[i]).finite_only && !allow_non_finite_) check_finite(spec.name, a);
   std::memcpy(value_at(inputs_[i]).data, a.raw_data(), a.nbytes());
+  input_shapes_[i] = a.shape();
+}
+
+void GraphExecutor::bind_shapes() {
+  if (shape_vars_.empty()) return;
+  std::map<std::string, int64_t> values;
+  std::map<std::string, size_t> from;  // the input each variable came from
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const ArgSpec& spec = input_spec(i);
+    if (spec.is_static()) continue;
+    std::map<std::string, int64_t> mine;
+    bind_shape(spec.dims, input_shapes_[i], mine);  // set_input checked it
+    for (auto& [v, x] : mine) {
+      auto [it, is_new] = values.emplace(v, x);
+      if (is_new) from[v] = i;
+      if (it->second != x)
+        LOOM_THROW(ShapeError, "input '", spec.name, "' has ", v, " = ", x, " (", spec.str(), " as ",
+                   shape_str(input_shapes_[i]), ") but input '", input_spec(from[v]).name, "' has ", v, " = ",
+                   it->second, " (", shape_str(input_shapes_[from[v]]), ")");
+    }
+  }
+  for (size_t k = 0; k < shape_vars_.size(); ++k) {
+    auto it = values.find(shape_vars_[k].name);
+    // A variable no input has as a whole dimension keeps its maximum (the compiler declares only
+    // variables that inputs define).
+    (*shape_values_)[k] = it != values.end() ? it->second : shape_vars_[k].max;
+  }
+}
+
+std::map<std::string, int64_t> GraphExecutor::shape_values() const {
+  std::map<std::string, int64_t> m;
+  for (size_t k = 0; k < shape_vars_.size(); ++k) m[shape_vars_[k].name] = (*shape_values_)[k];
+  return m;
+}
+
+std::vector<int64_t> GraphExecutor::current_shape(int id) const {
+  const ArgSpec& spec = value_at(id).spec;
+  return spec.is_static() ? spec.shape : eval_shape(spec.dims, shape_values());
 }
 
 void GraphExecutor::set_input(const std::string& name, const NDArray& a) {
@@ -149,6 +207,7 @@ const std::vector<AccelKernelStats>& GraphExecutor::accel_stats() const {
 bool GraphExecutor::replayed_cuda_graph() const { return cuda_ && replayed_graph(*cuda_); }
 
 void GraphExecutor::run() {
+  bind_shapes();
   for (const KernelRun& r : runs_) {
     check_interrupt("the model's run was stopped between kernels");
     r.runner->run(r.first, r.last);
@@ -156,6 +215,7 @@ void GraphExecutor::run() {
 }
 
 std::vector<double> GraphExecutor::run_profiled() {
+  bind_shapes();
   std::vector<double> times;
   for (const KernelRun& r : runs_) {
     check_interrupt("the model's run was stopped between kernels");
@@ -166,7 +226,7 @@ std::vector<double> GraphExecutor::run_profiled() {
 
 NDArray GraphExecutor::get_output(size_t i) const {
   const ArgSpec& spec = output_spec(i);
-  NDArray out = NDArray::empty(spec.shape, spec.dtype);
+  NDArray out = NDArray::empty(current_shape(outputs_[i]), spec.dtype);
   std::memcpy(out.raw_data(), value_at(outputs_[i]).data, out.nbytes());
   return out;
 }

@@ -37,6 +37,9 @@ struct RunnerInputs {
   const std::vector<void*>& host;
   const std::string& origin;
   const ExecutorOptions& options;
+  // The shape variables' values of the current run, in the order of plan.shape_vars (the executor
+  // binds them from the inputs before each run; kernels with symbolic extents read them).
+  std::shared_ptr<const std::vector<int64_t>> shape_values;
 };
 
 // ModelError naming the origin and the kernel unless the call passes as many values as `expects`

@@ -10,10 +10,11 @@ namespace loom::runtime {
 
 class CpuRunner final : public KernelRunner {
  public:
-  explicit CpuRunner(const RunnerInputs& in) : kernels_(in.plan.kernels) {
+  explicit CpuRunner(const RunnerInputs& in) : kernels_(in.plan.kernels), shape_values_(in.shape_values) {
     module_ = Module::load_from_memory(in.file.library, in.origin);
     fns_.resize(kernels_.size());
     args_.resize(kernels_.size());
+    kernel_vars_.resize(kernels_.size());
     for (size_t k = 0; k < kernels_.size(); ++k) {
       const KernelCall& call = kernels_[k];
       if (call.device != KernelDevice::CPU) continue;
@@ -27,6 +28,18 @@ class CpuRunner final : public KernelRunner {
                      "', which lives only on the accelerator");
         args_[k].push_back(in.host[size_t(id)]);
       }
+      // Symbolic extents: the function's shape variables, which the graph must have.
+      KernelVars& kv = kernel_vars_[k];
+      for (const std::string& v : module_.signature(call.func).shape_vars) {
+        size_t at = 0;
+        while (at < in.plan.shape_vars.size() && in.plan.shape_vars[at].name != v) ++at;
+        if (at == in.plan.shape_vars.size())
+          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' takes the shape variable '", v,
+                     "', which the model does not declare");
+        kv.graph_index.push_back(at);
+      }
+      kv.values.resize(kv.graph_index.size());
+      if (!kv.values.empty()) args_[k].push_back(kv.values.data());
       fns_[k] = module_.get_function(call.func);
     }
   }
@@ -45,6 +58,8 @@ class CpuRunner final : public KernelRunner {
 
  private:
   void call(size_t k) {
+    KernelVars& kv = kernel_vars_[k];
+    for (size_t i = 0; i < kv.values.size(); ++i) kv.values[i] = (*shape_values_)[kv.graph_index[i]];
     loom_set_last_error("");
     int32_t rc = fns_[k](args_[k].data());
     if (rc != 0) {
@@ -54,8 +69,16 @@ class CpuRunner final : public KernelRunner {
     }
   }
 
+  // A kernel's shape-variable values (module.h ABI: its last argument), copied from the run's.
+  struct KernelVars {
+    std::vector<size_t> graph_index;
+    std::vector<int64_t> values;
+  };
+
   Module module_;
   std::vector<KernelCall> kernels_;
+  std::shared_ptr<const std::vector<int64_t>> shape_values_;
+  std::vector<KernelVars> kernel_vars_;
   std::vector<CompiledFn> fns_;
   std::vector<std::vector<void*>> args_;
 };

@@ -51,12 +51,21 @@ void rewrite(Graph& g, int id, const std::vector<std::vector<int>>& users, std::
   int x = mm.inputs[0];
   const Shape xs = g.type_of(x).shape, out = mm.type.shape;
   const Shape ws = g.type_of(mm.inputs[1]).shape;
-  int64_t K = ws[0], N = ws[1], rows = 1;
-  for (size_t d = 0; d + 1 < xs.size(); ++d) rows *= xs[d];
-  std::vector<int> in{
-      xs.size() == 2 ? x
-                     : g.add_op("reshape", g.unique_name(mm.name + "_rows"), {x}, Attrs().set("shape", Shape{rows, K})),
-      transposed(g, mm.inputs[1], transposes)};
+  int64_t K = ws[0], N = ws[1];
+  // The rows: the product of x's leading dimensions, symbolic where they are (one symbolic
+  // factor at most: a product of two is not affine).
+  const runtime::ShapeExpr xd = g.type_of(x).is_static() ? runtime::constant_shape(xs) : g.type_of(x).dims;
+  runtime::DimExpr rows = runtime::DimExpr::constant(1);
+  for (size_t d = 0; d + 1 < xd.size(); ++d) {
+    if (!rows.is_constant() && !xd[d].is_constant()) return;
+    rows = rows.is_constant() ? xd[d] * rows.offset : rows * xd[d].offset;
+  }
+  int x_rows = x;
+  if (xs.size() != 2) {
+    x_rows = g.add_op("reshape", g.unique_name(mm.name + "_rows"), {x});
+    g.set_shape_attr(x_rows, "shape", {rows, runtime::DimExpr::constant(K)});
+  }
+  std::vector<int> in{x_rows, transposed(g, mm.inputs[1], transposes)};
   // The bias add, if it is the only reader.
   int replaced = id;
   if (users[size_t(id)].size() == 1 && !is_output(g, id)) {
@@ -71,7 +80,10 @@ void rewrite(Graph& g, int id, const std::vector<std::vector<int>>& users, std::
     }
   }
   int y = g.add_op("dense", g.unique_name(mm.name + "_dense"), in);
-  if (xs.size() != 2) y = g.add_op("reshape", g.unique_name(mm.name + "_unrows"), {y}, Attrs().set("shape", out));
+  if (xs.size() != 2) {
+    y = g.add_op("reshape", g.unique_name(mm.name + "_unrows"), {y});
+    g.set_shape_attr(y, "shape", mm.type.is_static() ? runtime::constant_shape(out) : mm.type.dims);
+  }
   g.replace_uses(replaced, y);
 }
 

@@ -11,9 +11,18 @@
 // Each conjunct of a guard is true on a prefix or a suffix of the loop when it is monotone in
 // the loop variable (linear index arithmetic); the prefix or suffix is found by binary search
 // with the simplifier's prover under the bounds of the loops between the guard and this loop.
+//
+// A loop whose extent is symbolic (a split of an extent over shape variables, docs/
+// dynamic_shapes.md) is partitioned where its guards are affine, a*v + (inner loops' variables)
+// + (shape variables) < 0 with a > 0: true for every inner iteration while v < P, P computed
+// from the shape variables at run time; the loop becomes [0, min(P, extent)) with those guards
+// replaced by true, then the rest with them (a parallel loop: one loop, `if (v < P)` inside).
 #include <algorithm>
+#include <map>
+#include <set>
 #include <vector>
 
+#include "loom/ir/buffer.h"
 #include "loom/ir/functor.h"
 #include "loom/ir/simplify.h"
 #include "passes.h"
@@ -127,10 +136,83 @@ std::optional<std::pair<int64_t, int64_t>> true_range(const Guard& g, const VarN
   return std::nullopt;
 }
 
+// Replaces every occurrence of one guard conjunct by true.
+class ReplaceGuard : public IRMutator {
+ public:
+  explicit ReplaceGuard(Expr guard) : guard_(std::move(guard)) {}
+  Expr mutate(const Expr& e) override {
+    if (structural_equal(e, guard_)) return make_const(e.type(), 1);
+    return IRMutator::mutate(e);
+  }
+  using IRMutator::mutate;
+
+ private:
+  Expr guard_;
+};
+
+// For a guard conjunct affine in v (coefficient a > 0), the inner loops' variables (bounded in
+// `bounds`) and other free variables (shape variables): the end P of the prefix of v on which it
+// holds for every inner iteration, as an expression over the free variables; undefined otherwise.
+Expr symbolic_prefix_end(const Expr& cond, const VarNode* v, const VarBounds& bounds) {
+  Expr diff;  // cond <=> diff < 0
+  auto* bin = as_binary(cond);
+  if (!bin) return {};
+  switch (cond.kind()) {
+    case ExprKind::LT:
+      diff = bin->a - bin->b;
+      break;
+    case ExprKind::LE:
+      diff = bin->a - bin->b - 1;
+      break;
+    case ExprKind::GT:
+      diff = bin->b - bin->a;
+      break;
+    case ExprKind::GE:
+      diff = bin->b - bin->a - 1;
+      break;
+    default:
+      return {};
+  }
+  if (!bin->a.type().is_int()) return {};
+  std::optional<runtime::DimExpr> form = to_dim_expr(simplify(diff));
+  if (!form) return {};
+  // The free variables by name: v, the inner loops' (bounded) and the rest.
+  std::map<std::string, Expr> by_name;
+  bool distinct = true;  // the affine form combines variables by name
+  post_order_visit(diff, [&](const Expr& e) {
+    if (auto* x = e.as<VarNode>()) distinct &= by_name.emplace(x->name, e).first->second.get() == x;
+  });
+  if (!distinct) return {};
+  int64_t a = 0, inner_max = form->offset;
+  Expr rest = Expr(0);
+  for (const runtime::DimTerm& t : form->terms) {
+    auto it = by_name.find(t.var);
+    if (it == by_name.end()) return {};
+    const VarNode* x = it->second.as<VarNode>();
+    if (x == v) {
+      a = t.coeff;
+      continue;
+    }
+    auto bnd = bounds.find(x);
+    if (bnd != bounds.end()) {
+      if (!bnd->second.min || !bnd->second.max) return {};
+      inner_max += t.coeff * (t.coeff > 0 ? *bnd->second.max : *bnd->second.min);
+      continue;
+    }
+    rest = rest + it->second * Expr(static_cast<int>(t.coeff));
+  }
+  if (a <= 0) return {};
+  // a*v + inner_max + rest < 0  <=>  v < (-(inner_max + rest) - 1)/a + 1 = (a - 1 - inner_max - rest)/a.
+  return simplify((Expr(static_cast<int>(a - 1 - inner_max)) - rest) / Expr(static_cast<int>(a)));
+}
+
 class Partitioner : public IRMutator {
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {
     auto b = loop_bounds(op);
+    if (!b && partitions_ < kMaxPartitions && is_const_int(op->min, 0) && over_free_vars(op->extent) &&
+        (op->for_kind == ForKind::Serial || op->for_kind == ForKind::Parallel))
+      if (auto split = partition_symbolic(op)) return *split;
     bool serial = op->for_kind == ForKind::Serial, parallel = op->for_kind == ForKind::Parallel;
     if (!(serial || parallel) || !b || partitions_ >= kMaxPartitions) return with_bound(s, op, b);
     int64_t lo = *b->min, hi = *b->max + 1;
@@ -149,11 +231,13 @@ class Partitioner : public IRMutator {
     ++partitions_;
     if (parallel) {
       auto saved = bounds_;
+      loop_vars_.insert(op->var.get());
       bounds_[op->var.get()] = IntBounds{begin, end - 1};
       Stmt main = mutate(simplify(op->body, bounds_));
       // The other iterations: one tail when the main range touches an end of the loop.
       bounds_[op->var.get()] = begin == lo ? IntBounds{end, hi - 1} : end == hi ? IntBounds{lo, begin - 1} : *b;
       Stmt rest = mutate(simplify(op->body, bounds_));
+      loop_vars_.erase(op->var.get());
       bounds_ = std::move(saved);
       // The main range is not the whole loop, so at least one bound is checked.
       Expr v = op->var, in_main;
@@ -175,11 +259,51 @@ class Partitioner : public IRMutator {
   }
 
  private:
+  // Whether an extent's variables are all free in the function (shape variables), none an
+  // enclosing loop's: only such loops are partitioned symbolically.
+  bool over_free_vars(const Expr& e) const {
+    bool free = true;
+    post_order_visit(e, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) free &= !loop_vars_.count(v);
+    });
+    return free;
+  }
+
+  // A loop of symbolic extent: its prefix where the affine guards hold, then the rest.
+  std::optional<Stmt> partition_symbolic(const ForNode* op) {
+    GuardCollector collect(op->var.get(), bounds_);
+    collect.visit(op->body);
+    Expr end;
+    Stmt main = op->body;
+    for (const Guard& g : collect.guards) {
+      Expr p = symbolic_prefix_end(g.cond, op->var.get(), g.bounds);
+      if (!p.defined()) continue;
+      end = end.defined() ? ir::min(end, p) : p;
+      main = ReplaceGuard(g.cond).mutate(main);
+    }
+    if (!end.defined()) return std::nullopt;
+    ++partitions_;
+    Expr split = simplify(ir::max(Expr(0), ir::min(end, op->extent)));
+    loop_vars_.insert(op->var.get());
+    main = mutate(simplify(main, bounds_));
+    Stmt rest = mutate(op->body);
+    loop_vars_.erase(op->var.get());
+    if (op->for_kind == ForKind::Parallel)
+      return for_loop(op->var, op->min, op->extent, op->for_kind, if_then_else(Expr(op->var) < split, main, rest),
+                      op->thread_tag);
+    Var tail_var(op->var.name(), op->var.type());
+    VarMap to_tail{{op->var.get(), Expr(tail_var) + split}};
+    return seq({for_loop(op->var, Expr(0), split, ForKind::Serial, main),
+                for_loop(tail_var, Expr(0), simplify(op->extent - split), ForKind::Serial, substitute(rest, to_tail))});
+  }
+
   // Recurse into the body with this loop's bounds known.
   Stmt with_bound(const Stmt& s, const ForNode* op, std::optional<IntBounds> b) {
     auto saved = bounds_;
     if (b) bounds_[op->var.get()] = *b;
+    loop_vars_.insert(op->var.get());
     Stmt body = mutate(op->body);
+    loop_vars_.erase(op->var.get());
     bounds_ = std::move(saved);
     return body.same_as(op->body) ? s : for_loop(op->var, op->min, op->extent, op->for_kind, body, op->thread_tag);
   }
@@ -192,6 +316,7 @@ class Partitioner : public IRMutator {
   }
 
   VarBounds bounds_;
+  std::set<const VarNode*> loop_vars_;  // of the loops around the current statement
   int partitions_ = 0;
 };
 

@@ -2,7 +2,9 @@
 // outputs, Allocates (in the stage's memory scope) for realized intermediates. Multi-dimensional
 // Provide/TensorRead become Store/Load at row-major offsets relative to the realized region.
 #include <map>
+#include <set>
 
+#include "loom/ir/buffer.h"
 #include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
@@ -25,6 +27,9 @@ class Flattener : public IRMutator {
  public:
   explicit Flattener(const LowerState& st) : st_(st) {}
   std::map<const StageNode*, BufferInfo> buffers;
+  // The arguments' shape variables: an extent over them alone is known on entry (a temporary of
+  // that size lives on the heap), unlike one over a loop's variable.
+  std::set<const VarNode*> shape_vars;
 
  protected:
   Stmt mutate_realize(const Stmt& s, const RealizeNode* op) override {
@@ -32,16 +37,16 @@ class Flattener : public IRMutator {
     std::vector<Expr> extents, mins;
     for (size_t d = 0; d < op->bounds.size(); ++d) {
       Expr ext = simplify(op->bounds[d].extent);
-      if (!as_const_int(ext))
+      if (!as_const_int(ext) && !over_shape_vars(ext))
         LOOM_THROW(LoweringError, "cannot allocate '", op->op->name, "': extent of dimension ", d, " is '",
                    to_string(ext),
                    "', which is not a constant; compute it at a loop where the region it needs is fixed-size");
       extents.push_back(ext);
       mins.push_back(op->bounds[d].min);
     }
-    int64_t size = 1;
-    for (auto& e : extents) size *= *as_const_int(e);
-    Buffer flat = make_buffer(op->op->name, op->op->dtype, {Expr(static_cast<int>(size))}, op->scope);
+    Expr size = Expr(1);
+    for (auto& e : extents) size = simplify(size * e);
+    Buffer flat = make_buffer(op->op->name, op->op->dtype, {size}, op->scope);
     buffers[stage] = BufferInfo{flat, extents, mins, stage->storage_order};
     Stmt body = mutate(op->body);
     buffers.erase(stage);
@@ -71,6 +76,14 @@ class Flattener : public IRMutator {
     return it->second;
   }
 
+  bool over_shape_vars(const Expr& e) const {
+    bool ok = true;
+    post_order_visit(e, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) ok &= shape_vars.count(v) != 0;
+    });
+    return ok;
+  }
+
   static Expr flat_index(const BufferInfo& bi, const std::vector<Expr>& idx, const std::string& name) {
     LOOM_CHECK(idx.size() == bi.shape.size(), "rank mismatch flattening ", name);
     std::vector<int> order = bi.order;
@@ -87,11 +100,18 @@ class Flattener : public IRMutator {
   const LowerState& st_;
 };
 
+std::vector<Buffer> make_buffers_of(const std::vector<Tensor>& args) {
+  std::vector<Buffer> b;
+  for (auto& t : args) b.push_back(make_buffer(t.name(), t.dtype(), t.shape(), scope::kGlobal));
+  return b;
+}
+
 }  // namespace
 
 Stmt storage_flatten(const Stmt& s, const LowerState& st, const std::vector<Tensor>& args,
                      std::vector<Buffer>* arg_buffers) {
   Flattener f(st);
+  for (const Var& v : shape_vars(make_buffers_of(args))) f.shape_vars.insert(v.get());
   for (auto& t : args) {
     StageNode* stage = stage_for(st, t.op().get());
     if (f.buffers.count(stage)) LOOM_THROW(LoweringError, "tensor '", t.name(), "' is listed twice in the arguments");

@@ -16,6 +16,10 @@ namespace loom::frontend {
 struct OnnxImportOptions {
   // Shapes for inputs whose dimensions are symbolic (e.g. a batch dimension "N").
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Named dimensions (dim_param) that stay symbolic, each with its range: the graph's shape
+  // variables (docs/dynamic_shapes.md). The model is imported at a few points of the ranges and
+  // must have the same structure at each.
+  std::vector<graph::ShapeVar> shape_vars;
   // Values of inputs fixed at compile time (axes, shapes, pads or bounds that a model takes as
   // inputs): such an input becomes a constant and is no longer an input of the compiled model.
   // The value must have the input's element type and shape.

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "loom/runtime/dim_expr.h"
 #include "loom/runtime/dtype.h"
 #include "loom/runtime/ndarray.h"
 
@@ -19,9 +20,15 @@ using Shape = std::vector<int64_t>;
 
 inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
 
+using runtime::ShapeVar;
+
+// A tensor's type. With symbolic dimensions (`dims` not empty), `shape` is the largest shape (every
+// shape variable at its maximum): what the memory plan reserves and what passes see.
 struct TensorType {
   Shape shape;
   DataType dtype = DataType::Float(32);
+  runtime::ShapeExpr dims;  // empty: static
+  bool is_static() const { return dims.empty(); }
   int64_t numel() const;
   // Throws ShapeError unless every dimension is >= 0 and the product of the dimensions (zeros
   // counted as 1) is at most kMaxTensorElements, so any product of a type's dimensions fits in
@@ -29,8 +36,8 @@ struct TensorType {
   // file cannot carry an overflowed size downstream.
   void check_size() const;
   uint64_t nbytes() const { return static_cast<uint64_t>(numel()) * dtype.bytes(); }
-  std::string str() const;  // "float32[1, 64, 56, 56]"
-  bool operator==(const TensorType& o) const { return shape == o.shape && dtype == o.dtype; }
+  std::string str() const;  // "float32[1, 64, 56, 56]", "float32[1, seq, 768]"
+  bool operator==(const TensorType& o) const { return shape == o.shape && dtype == o.dtype && dims == o.dims; }
 };
 
 // Operator attributes: integers, floats, strings and lists of integers or floats. Getters throw
@@ -73,6 +80,10 @@ struct Node {
   std::string op;           // operator name (Op nodes), see op_registry.h
   std::vector<int> inputs;  // ids of the nodes it reads
   Attrs attrs;
+  // Integer attributes that depend on shape variables (a reshape's target over `seq`), as affine
+  // forms per element; `attrs` holds their values at the variables' maxima. infer_types evaluates
+  // them at each point it types the graph (docs/dynamic_shapes.md).
+  std::map<std::string, runtime::ShapeExpr> sym_attrs;
   TensorType type;  // of its output; set for inputs/constants, inferred for ops
   bool typed = false;
   NDArray value;  // Constant nodes
@@ -92,8 +103,29 @@ class Graph {
   // The model's key-value properties (ONNX metadata_props): what the model says about itself,
   // such as the distribution of an input (frontend/load.h reads "loom.input_distribution.NAME").
   std::map<std::string, std::string> metadata;
+  // The shape variables the inputs' symbolic dimensions use (infer_types derives every other
+  // tensor's dimensions from them, docs/dynamic_shapes.md).
+  std::vector<ShapeVar> shape_vars;
 
+  // An input whose type has symbolic dimensions gets its largest shape from the shape variables
+  // (ModelError naming one it uses that shape_vars lacks).
   int add_input(const std::string& name, TensorType type);
+  const ShapeVar* shape_var(const std::string& name) const;  // null if there is none of that name
+  // The value of every shape variable at its maximum.
+  std::map<std::string, int64_t> shape_var_maxima() const;
+  // The points at which infer_types types a graph with shape variables (and the importer imports
+  // a model with them): every variable at its maximum; for each variable whose range has more than
+  // one value, that variable one lower; and, where the ranges allow, a check point with every
+  // variable elsewhere in its range (empty if none).
+  struct ShapeProbes {
+    std::map<std::string, int64_t> top;
+    std::vector<std::pair<std::string, std::map<std::string, int64_t>>> lower;  // per variable
+    std::map<std::string, int64_t> check;
+  };
+  ShapeProbes shape_probes() const;
+  // Sets node `id`'s integer-list attribute `key` to `dims` (a shape for a reshape): its value at
+  // the variables' maxima, and the forms as sym_attrs where they are symbolic.
+  void set_shape_attr(int id, const std::string& key, const runtime::ShapeExpr& dims);
   int add_constant(const std::string& name, NDArray value);
   // Inputs must be existing nodes (ModelError otherwise).
   int add_op(const std::string& op, const std::string& name, std::vector<int> inputs, Attrs attrs = {});
@@ -115,6 +147,8 @@ class Graph {
   // the attributes its schema declares, of their kinds and in range (OpDef::check_attrs).
   // ModelError naming the node and what is wrong. Types are checked by verify_types (passes.h).
   void verify() const;
+  // The shape variables alone: names (a letter first, each once), 1 <= min <= max.
+  void verify_shape_vars() const;
   // Readable text: one line per node, "%12 = conv2d(%3, %4) {strides=[1, 1]} : float32[1, 64, 56, 56]  # name".
   std::string str() const;
   // A name not used by any node yet, built from `base`.

@@ -1,16 +1,20 @@
 // Operators of whole models (the graph layer's operator set) as tensor expressions: general
 // conv2d (groups, dilation, asymmetric padding, pre-packed weights), dense, batched matmul,
 // numpy-broadcasting element-wise ops, pooling, softmax over any axis, and data movement
-// (reshape, transpose, concat, pad, nearest resize). All shapes are static. Operators with
-// several stages tag their main stage ("conv2d", "dense", "pool", ...) for the schedules.
+// (reshape, transpose, concat, pad, nearest resize). Shapes are static but for the operators
+// that take symbolic extents (docs/dynamic_shapes.md: element-wise, reshape, transpose, slice,
+// dense, batched matmul, softmax, reductions). Operators with several stages tag their main
+// stage ("conv2d", "dense", "pool", ...) for the schedules.
 #pragma once
 #include <array>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "loom/ir/tensor.h"
 #include "loom/ops/conv_shape.h"
+#include "loom/runtime/dim_expr.h"
 #include "loom/runtime/ndarray.h"
 
 namespace loom::ops {
@@ -22,6 +26,29 @@ using loom::shape_str;
 
 Shape shape_of(const Tensor& t);  // constant shape; ShapeError naming the tensor otherwise
 std::vector<Expr> shape_exprs(const Shape& s);
+
+// Symbolic extents. While a ShapeVarMaxima scope is alive on this thread (graph::build sets one
+// per kernel), max_shape_of gives a tensor's shape with every shape variable at its maximum:
+// what an operator that takes symbolic extents uses for decisions of structure (which axes
+// broadcast, which axes a slice cuts), never for extents or reduction axes, which come from the
+// tensor's own shape. ShapeError naming the tensor outside a scope or for a variable it lacks.
+class ShapeVarMaxima {
+ public:
+  explicit ShapeVarMaxima(std::map<std::string, int64_t> maxima);
+  ~ShapeVarMaxima();
+  ShapeVarMaxima(const ShapeVarMaxima&) = delete;
+  ShapeVarMaxima& operator=(const ShapeVarMaxima&) = delete;
+
+ private:
+  std::map<std::string, int64_t> maxima_;
+  const ShapeVarMaxima* outer_;
+  friend Shape max_shape_of(const Tensor& t);
+};
+Shape max_shape_of(const Tensor& t);
+bool has_symbolic_extent(const Tensor& t);
+// The extents of a shape whose symbolic dimensions are affine forms over the variables that the
+// tensors' extents use (a node's output type over its inputs' variables).
+std::vector<Expr> extents_over(const runtime::ShapeExpr& dims, const std::vector<Tensor>& tensors);
 
 // a * b, in int32 when the operands are narrower integers: conv2d, dense and their blocked
 // forms take int8 inputs (with int32 bias) and accumulate and return int32.
@@ -165,6 +192,8 @@ struct SliceAxes {
 SliceAxes slice_axes(const Shape& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                      const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
 Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::string& name);
+// With the output's extents given (symbolic where X's are): `s` from X's largest shape.
+Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::vector<Expr>& extents, const std::string& name);
 // X indexed along `axis` by every element of I (numpy's take); negative indices count from the
 // end, indices out of range are clamped (a kernel cannot raise, and must not read outside X).
 Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name);
@@ -237,6 +266,8 @@ Shape einsum_shape(const EinsumSpec& s);
 Tensor einsum(const std::vector<Tensor>& operands, const std::string& equation, const std::string& name);
 
 Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name);
+// To extents that may be symbolic (the caller knows they hold X's elements: a node's type).
+Tensor reshape(const Tensor& X, const std::vector<Expr>& shape, const std::string& name);
 Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::string& name);
 Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name);
 enum class PadMode { Constant, Reflect, Edge };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::runtime {
@@ -39,8 +40,18 @@ struct DimExpr {
 
 using ShapeExpr = std::vector<DimExpr>;
 
+// A shape variable and its range: a dimension known only at run time ("seq in [1, 512]").
+struct ShapeVar {
+  std::string name;
+  int64_t min = 1, max = 1;
+  bool operator==(const ShapeVar& o) const { return name == o.name && min == o.min && max == o.max; }
+};
+// The smallest and largest value of `d` over the variables' ranges; RuntimeError naming a
+// variable that `vars` lacks.
+std::pair<int64_t, int64_t> dim_range(const DimExpr& d, const std::vector<ShapeVar>& vars);
+
 std::string shape_expr_str(const ShapeExpr& dims);  // "[1, seq, 64]"
-bool is_static(const ShapeExpr& dims);               // every dimension constant
+bool is_static(const ShapeExpr& dims);              // every dimension constant
 ShapeExpr constant_shape(const std::vector<int64_t>& shape);
 // The shape at these variable values.
 std::vector<int64_t> eval_shape(const ShapeExpr& dims, const std::map<std::string, int64_t>& values);

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/runtime/dim_expr.h"
 #include "loom/runtime/dtype.h"
 
 namespace loom::runtime {
@@ -25,9 +26,10 @@ inline constexpr const char* kGraphFormat = "loom-graph";
 // 1: kernels without a device field (an accelerator call is one with accel_stream >= 0);
 // 2: every kernel names its device; 3: values may lie at a storage_offset (a temp no kernel
 // writes: an in-place concat of values that do); 4: CUDA kernels list their copies (upload,
-// download), so CUDA mixes with other devices. from_json reads all four; to_json writes 3 for a
-// graph without CUDA kernels.
-inline constexpr int kGraphFormatVersion = 4;
+// download), so CUDA mixes with other devices; 5: shape variables, and values with symbolic
+// dimensions over them. from_json reads all five; to_json writes the lowest that describes the
+// graph (3 without CUDA kernels or shape variables).
+inline constexpr int kGraphFormatVersion = 5;
 
 // Storage buffers, parameters in the blob and values inside a storage start at multiples of this:
 // kernels take their buffers as 64-byte aligned (module.h). aligned_bytes: `bytes` rounded up to it.
@@ -57,7 +59,8 @@ const char* device_name(KernelDevice device);  // "cpu", "accel", "cuda"
 
 struct ExecutorValue {
   std::string name;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  // with symbolic dims: the largest shape, which its storage holds
+  ShapeExpr dims;              // empty: static; else over ExecutorGraph::shape_vars
   DataType dtype;
   ValueKind kind = ValueKind::Temp;
   uint64_t storage = 0;         // Input, Temp: index into ExecutorGraph::storages
@@ -96,6 +99,8 @@ struct ExecutorGraph {
   uint64_t planned_bytes = 0;      // the memory plan's temporaries (inputs excluded)
   uint64_t unplanned_bytes = 0;    // what one buffer per temporary would take
   std::vector<ExecutorValue> values;
+  // Dimensions known at run time: bound from the inputs' shapes each run (GraphExecutor).
+  std::vector<ShapeVar> shape_vars;
   std::vector<int> inputs, outputs;
   std::vector<KernelCall> kernels;
 

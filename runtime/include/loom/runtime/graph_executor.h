@@ -12,6 +12,7 @@
 //   ex.run();
 //   NDArray logits = ex.get_output(0);
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,12 +64,18 @@ class GraphExecutor {
   const ArgSpec& input_spec(size_t i) const;
   const ArgSpec& output_spec(size_t i) const;
   // Copies `value` into input i (or the input named `name`). ShapeError/TypeError name the input.
+  // An input with symbolic dimensions takes any shape its dims allow, each shape variable within
+  // its range; the inputs must agree on every variable (checked by run, naming both).
   void set_input(size_t i, const NDArray& value);
   void set_input(const std::string& name, const NDArray& value);
   void run();
   // Runs and returns how long each kernel took (seconds), in kernel order.
   std::vector<double> run_profiled();
-  NDArray get_output(size_t i) const;  // a copy
+  NDArray get_output(size_t i) const;  // a copy, of the last run's shape
+  // The model's shape variables (empty: every shape is static) and their values in the last run
+  // (after run; before it, as the inputs set so far give them).
+  const std::vector<ShapeVar>& shape_vars() const { return shape_vars_; }
+  std::map<std::string, int64_t> shape_values() const;
   // set_input for every input, run, and every output.
   std::vector<NDArray> run(const std::vector<NDArray>& inputs);
 
@@ -102,6 +109,9 @@ class GraphExecutor {
     size_t first, last;
   };
   const Value& value_at(int id) const;
+  // The shape variables from every input's shape (ShapeError naming inputs that disagree).
+  void bind_shapes();
+  std::vector<int64_t> current_shape(int id) const;
 
   std::shared_ptr<uint8_t> params_;
   std::vector<std::shared_ptr<uint8_t>> storages_;
@@ -112,6 +122,9 @@ class GraphExecutor {
   std::shared_ptr<AccelRunner> accel_;
   std::shared_ptr<CudaRunner> cuda_;
   std::vector<KernelRun> runs_;
+  std::vector<ShapeVar> shape_vars_;
+  std::shared_ptr<std::vector<int64_t>> shape_values_ = std::make_shared<std::vector<int64_t>>();
+  std::vector<std::vector<int64_t>> input_shapes_;  // of the values set, per input
   std::string target_, model_name_;
   bool allow_non_finite_ = false;
   uint64_t planned_bytes_ = 0, unplanned_bytes_ = 0, params_bytes_ = 0;

@@ -1,0 +1,160 @@
+// Shape variables end to end: a graph whose input has a dimension known only at run time is
+// compiled once (symbolic extents in its kernels, storage for the largest shape) and run at
+// several lengths, against the reference interpreter on the same graph with that length fixed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error_text.h"
+#include "common/test_util.h"
+#include "loom/graph/build.h"
+#include "loom/graph/passes.h"
+#include "loom/graph/reference.h"
+#include "loom/runtime/graph_executor.h"
+
+namespace loom::graph {
+namespace {
+
+using runtime::DimExpr;
+
+// x[1, seq, 16] + bias[16], then erf and a product with x: elementwise with broadcasting.
+Graph pointwise(const std::vector<DimExpr>& x_dims, std::vector<ShapeVar> vars) {
+  Graph g;
+  g.name = "pointwise";
+  g.shape_vars = std::move(vars);
+  int x = g.add_input("x", {{}, DataType::Float(32), x_dims});
+  int b = g.add_constant("bias", test::random_float32({16}, 7));
+  int s = g.add_op("add", "s", {x, b});
+  int e = g.add_op("erf", "e", {s});
+  g.outputs = {g.add_op("mul", "y", {e, x})};
+  return g;
+}
+
+Graph pointwise_symbolic() {
+  return pointwise({DimExpr::constant(1), DimExpr::variable("seq"), DimExpr::constant(16)}, {{"seq", 1, 100}});
+}
+
+Graph pointwise_at(int64_t seq) {
+  return pointwise({DimExpr::constant(1), DimExpr::constant(seq), DimExpr::constant(16)}, {});
+}
+
+TEST(SymbolicShapes, TypesFollowTheShapeVariables) {
+  Graph g = pointwise_symbolic();
+  infer_types(g);
+  EXPECT_EQ(g.type_of(g.outputs[0]).str(), "float32[1, seq, 16]");
+  EXPECT_EQ(g.type_of(g.outputs[0]).shape, (Shape{1, 100, 16}));  // the largest: what storage holds
+}
+
+TEST(SymbolicShapes, OneCompiledModelRunsEveryLengthInItsRange) {
+  Graph g = pointwise_symbolic();
+  BuildResult built = build(g);
+  auto ex = runtime::GraphExecutor::from_model_file(built.file, "pointwise");
+  EXPECT_EQ(ex.input_spec(0).str(), "float32[1, seq, 16]");
+  for (int64_t seq : {100, 1, 37, 2, 64}) {
+    NDArray x = test::random_float32({1, seq, 16}, uint64_t(seq));
+    std::vector<NDArray> got = ex.run({x});
+    ASSERT_EQ(got[0].shape(), (std::vector<int64_t>{1, seq, 16}));
+    EXPECT_EQ(ex.shape_values().at("seq"), seq);
+    std::vector<NDArray> want = reference_run(pointwise_at(seq), {x});
+    // The bias must be the same constant: pointwise_at draws it with the same seed.
+    EXPECT_TRUE(test::arrays_close(got[0], want[0], 1e-5, 1e-5)) << "seq = " << seq;
+  }
+}
+
+TEST(SymbolicShapes, InputsOutsideTheRangeAreClearErrors) {
+  auto ex = runtime::GraphExecutor::from_model_file(build(pointwise_symbolic()).file, "pointwise");
+  EXPECT_THAT(test::error_text<ShapeError>([&] {
+                ex.set_input(0, test::random_float32({1, 101, 16}, 1));
+              }),
+              ::testing::HasSubstr("seq = 101 is outside its range [1, 100]"));
+  EXPECT_THAT(test::error_text<ShapeError>([&] {
+                ex.set_input(0, test::random_float32({1, 5, 8}, 1));
+              }),
+              ::testing::HasSubstr("dimension 2 is 8, not 16"));
+  EXPECT_THAT(test::error_text<ShapeError>([&] {
+                ex.set_input(0, test::random_float32({5, 16}, 1));
+              }),
+              ::testing::HasSubstr("it has 2 dimensions, not 3"));
+}
+
+}  // namespace
+}  // namespace loom::graph
+
+namespace loom::graph {
+namespace {
+
+TEST(SymbolicShapes, InputsMustAgreeOnEveryVariable) {
+  Graph g;
+  g.shape_vars = {{"seq", 1, 32}};
+  runtime::ShapeExpr dims = {DimExpr::variable("seq"), DimExpr::constant(8)};
+  int x = g.add_input("x", {{}, DataType::Float(32), dims});
+  int z = g.add_input("z", {{}, DataType::Float(32), dims});
+  g.outputs = {g.add_op("add", "y", {x, z})};
+  auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "two");
+  NDArray a = test::random_float32({5, 8}, 1), b = test::random_float32({5, 8}, 2);
+  NDArray sum = ex.run({a, b})[0];
+  EXPECT_EQ(sum.shape(), (std::vector<int64_t>{5, 8}));
+  EXPECT_FLOAT_EQ(float(sum.get_as_double(39)), float(a.get_as_double(39) + b.get_as_double(39)));
+  ex.set_input(0, a);
+  ex.set_input(1, test::random_float32({7, 8}, 3));
+  EXPECT_THAT(test::error_text<ShapeError>([&] { ex.run(); }),
+              ::testing::HasSubstr("input 'z' has seq = 7 (float32[seq, 8] as [7, 8]) but input 'x' has seq = 5"));
+}
+
+TEST(SymbolicShapes, AnOperatorWithoutSymbolicKernelsSaysSo) {
+  Graph g;
+  g.shape_vars = {{"seq", 1, 32}};
+  int x = g.add_input("x", {{}, DataType::Float(32), {DimExpr::constant(1), DimExpr::variable("seq")}});
+  g.outputs = {g.add_op("concat", "c", {x, x}, Attrs().set("axis", int64_t(1)))};
+  EXPECT_THAT(test::error_text<CodegenError>([&] { build(g); }),
+              ::testing::HasSubstr("does not compile with symbolic dimensions yet"));
+}
+
+TEST(SymbolicShapes, VariablesAreDeclaredWithTheirRange) {
+  Graph g;
+  runtime::ShapeExpr dims = {DimExpr::variable("seq")};
+  EXPECT_THAT(test::error_text<ModelError>([&] {
+                g.add_input("x", {{}, DataType::Float(32), dims});
+              }),
+              ::testing::HasSubstr("'seq', which is not one of the graph's shape variables"));
+  g.shape_vars = {{"seq", 4, 2}};
+  g.add_input("y", {{5}, DataType::Float(32)});
+  g.outputs = {0};
+  EXPECT_THAT(test::error_text<ModelError>([&] { g.verify(); }),
+              ::testing::HasSubstr("has the range [4, 2]; it must be 1 <= min <= max"));
+}
+
+TEST(SymbolicShapes, TheExecutorGraphChecksDimsAgainstTheirStorage) {
+  BuildResult built = build(pointwise_symbolic());
+  runtime::ExecutorGraph plan = runtime::ExecutorGraph::from_json(built.file.graph_json, built.file.params_bytes, "m");
+  ASSERT_EQ(plan.shape_vars.size(), 1u);
+  EXPECT_EQ(plan.shape_vars[0].max, 100);
+  // Round trip.
+  runtime::ExecutorGraph again = runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m");
+  EXPECT_EQ(again.values[size_t(again.inputs[0])].dims, plan.values[size_t(plan.inputs[0])].dims);
+  // A range wider than the storage reserved for the largest shape.
+  plan.shape_vars[0].max = 200;
+  EXPECT_THAT(test::error_text<ModelError>(
+                  [&] { runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m"); }),
+              ::testing::HasSubstr("(seq) ranges over [1, 200], not up to its shape's 100"));
+}
+
+TEST(SymbolicShapes, DimensionsAreAffineForms) {
+  DimExpr seq = DimExpr::variable("seq"), past = DimExpr::variable("past");
+  DimExpr total = past + seq + DimExpr::constant(1);
+  EXPECT_EQ(total.str(), "past + seq + 1");
+  EXPECT_EQ((seq * 2 + DimExpr::constant(-3)).str(), "2*seq - 3");
+  EXPECT_EQ((seq + seq * -1).str(), "0");
+  EXPECT_EQ(total.eval({{"seq", 4}, {"past", 10}}), 15);
+  std::map<std::string, int64_t> values;
+  EXPECT_THAT(runtime::bind_shape({seq, total}, {4, 15}, values),
+              ::testing::HasSubstr("variable 'past' of dimension 1"));
+  values = {{"past", 10}};
+  EXPECT_EQ(runtime::bind_shape({seq, total}, {4, 15}, values), "");
+  EXPECT_EQ(values.at("seq"), 4);
+  values = {{"past", 10}};
+  EXPECT_THAT(runtime::bind_shape({seq, total}, {4, 16}, values),
+              ::testing::HasSubstr("dimension 1 is 16, not past + seq + 1 = 15"));
+}
+
+}  // namespace
+}  // namespace loom::graph

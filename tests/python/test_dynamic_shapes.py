@@ -1,0 +1,48 @@
+"""Shapes known at run time from Python: a transformer encoder exported from PyTorch with a dynamic
+sequence axis, imported with that axis as a shape variable and compiled once, runs every length
+in its range with PyTorch's outputs at each; lengths outside the range are errors naming it."""
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+import loom
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=128, dropout=0.0, activation="gelu",
+                                       batch_first=True)
+    enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    path = str(tmp_path_factory.mktemp("dyn") / "encoder.onnx")
+    torch.onnx.export(enc, (torch.randn(1, 16, 64),), path, input_names=["x"], output_names=["y"],
+                      opset_version=14, dynamic_axes={"x": {1: "seq"}, "y": {1: "seq"}})
+    return enc, path
+
+
+def test_one_compiled_encoder_runs_every_length(encoder):
+    enc, path = encoder
+    m = loom.compile(loom.frontend.from_onnx(path, shape_vars={"seq": (1, 96)}))
+    for seq in [96, 1, 2, 17, 64]:
+        x = np.random.RandomState(seq).randn(1, seq, 64).astype(np.float32)
+        (got,) = m.run(x)
+        with torch.no_grad():
+            want = enc(torch.from_numpy(x)).numpy()
+        assert got.shape == (1, seq, 64)
+        assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want)), seq
+
+
+def test_lengths_outside_the_range_are_errors(encoder):
+    _, path = encoder
+    m = loom.compile(loom.frontend.from_onnx(path, shape_vars={"seq": (4, 32)}))
+    with pytest.raises(loom.ShapeError, match=r"seq = 33 is outside its range \[4, 32\]"):
+        m.run(np.zeros((1, 33, 64), np.float32))
+    with pytest.raises(loom.ShapeError, match=r"seq = 3 is outside its range \[4, 32\]"):
+        m.run(np.zeros((1, 3, 64), np.float32))
+
+
+def test_a_shape_variable_must_name_a_dimension(encoder):
+    _, path = encoder
+    with pytest.raises(loom.ModelError, match=r"shape variable 'tokens' names no input dimension.*x:seq"):
+        loom.frontend.from_onnx(path, shape_vars={"tokens": (1, 8)})
