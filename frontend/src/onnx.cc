@@ -263,7 +263,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
     const Graph::ShapeProbes probes = probe.shape_probes();
     std::vector<std::map<std::string, int64_t>> points = {probes.top};
     for (auto& [var, at] : probes.lower) points.push_back(at);
-    if (!probes.check.empty()) points.push_back(probes.check);
+    for (const auto& at : probes.checks) points.push_back(at);
     std::vector<std::pair<std::map<std::string, int64_t>, Graph>> imported;
     for (const auto& at : points) {
       OnnxImportOptions at_point = options;

@@ -153,12 +153,12 @@ Graph unify_probes(std::vector<std::pair<Point, Graph>> imported, const std::vec
           if (int64_t c = (*hi)[k] - (*lo)[k])
             form[k] = form[k] + runtime::DimExpr::variable(var) * c + runtime::DimExpr::constant(-c * top.at(var));
       }
-      if (!probes.check.empty()) {
-        std::optional<std::vector<int64_t>> mid = ints_of(graph_at(probes.check).nodes[id].attrs.values().at(key));
-        if (!mid || runtime::eval_shape(form, probes.check) != *mid)
+      for (const Point& check : probes.checks) {
+        std::optional<std::vector<int64_t>> mid = ints_of(graph_at(check).nodes[id].attrs.values().at(key));
+        if (!mid || runtime::eval_shape(form, check) != *mid)
           LOOM_THROW(ModelError, origin, ": node '", n.name, "' (", n.op, "): attribute '", key, "' is not affine in ",
                      "the shape variables (", runtime::shape_expr_str(form), " at the probes, but ",
-                     mid ? shape_str(*mid) : std::string("another kind"), " at ", point_str(probes.check), ")");
+                     mid ? shape_str(*mid) : std::string("another kind"), " at ", point_str(check), ")");
       }
       n.sym_attrs[key] = form;
     }

@@ -122,7 +122,14 @@ Graph::ShapeProbes Graph::shape_probes() const {
       checkable = true;
     }
   }
-  if (checkable) p.check = std::move(mid);
+  if (checkable) p.checks.push_back(std::move(mid));
+  // The minima, where that is neither the top, a lower probe nor the middle point.
+  std::map<std::string, int64_t> low = p.top;
+  for (const ShapeVar& v : shape_vars) low[v.name] = v.min;
+  bool known = low == p.top;
+  for (auto& [var, at] : p.lower) known |= at == low;
+  for (auto& at : p.checks) known |= at == low;
+  if (!known) p.checks.push_back(std::move(low));
   return p;
 }
 

@@ -61,20 +61,16 @@ SliceAxes slice_axes(const Shape& x, const std::vector<int64_t>& starts, const s
 }
 
 Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::string& name) {
-  return strided_slice(X, s, shape_exprs(s.count), name);
+  std::vector<Expr> begin;
+  for (int64_t b : s.begin) begin.push_back(Expr(int(b)));
+  return strided_slice(X, begin, s.step, shape_exprs(s.count), name);
 }
 
-Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::vector<Expr>& extents, const std::string& name) {
-  // A symbolic axis may only be cut from its start, step 1: elsewhere the first index would
-  // depend on the run's extent.
-  for (size_t d = 0; d < extents.size() && d < size_t(X.ndim()); ++d)
-    if (!as_const_int(X.shape()[d]) && (s.begin[d] != 0 || s.step[d] != 1))
-      LOOM_THROW(ShapeError, "slice '", name, "': axis ", d, " has the symbolic extent ", ir::to_string(X.shape()[d]),
-                 " and is cut at ", s.begin[d], " with step ", s.step[d],
-                 "; only a prefix (start 0, step 1) is supported");
+Tensor strided_slice(const Tensor& X, const std::vector<Expr>& begin, const std::vector<int64_t>& step,
+                     const std::vector<Expr>& extents, const std::string& name) {
   return compute(extents, ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> idx;
-                   for (size_t d = 0; d < v.size(); ++d) idx.push_back(Expr(int(s.begin[d])) + v[d] * int(s.step[d]));
+                   for (size_t d = 0; d < v.size(); ++d) idx.push_back(begin[d] + v[d] * int(step[d]));
                    return X(idx);
                  }),
                  name, "injective");

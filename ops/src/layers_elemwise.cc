@@ -35,13 +35,6 @@ std::vector<Expr> broadcast_index(const Shape& s, const std::vector<Var>& v) {
 }
 
 namespace {
-// Extents that are the same dimension: equal constants, or the same affine form over shape
-// variables (symbolic extents).
-bool same_extent(const Expr& a, const Expr& b) {
-  auto x = ir::to_dim_expr(ir::simplify(a)), y = ir::to_dim_expr(ir::simplify(b));
-  return x && y && *x == *y;
-}
-
 // broadcast_shape over extents that may be symbolic: a dimension of 1 takes the other's.
 std::vector<Expr> broadcast_extents(const std::vector<Expr>& a, const std::vector<Expr>& b) {
   size_t r = std::max(a.size(), b.size());

@@ -1,4 +1,6 @@
 // Data movement for whole models: reshape, transpose, concat, pad, nearest resize (see layers.h).
+#include "loom/ir/printer.h"
+#include "loom/ir/simplify.h"
 #include "loom/ops/layers.h"
 #include "loom/ops/nn.h"
 
@@ -62,32 +64,36 @@ Tensor transpose(const Tensor& X, const std::vector<int64_t>& perm, const std::s
 
 Tensor concat(const std::vector<Tensor>& inputs, int axis, const std::string& name) {
   if (inputs.empty()) LOOM_THROW(ShapeError, "concat '", name, "': no inputs");
-  Shape out = shape_of(inputs[0]);
+  std::vector<Expr> out = inputs[0].shape();  // extents may be symbolic (layers.h): offsets too
   int r = static_cast<int>(out.size());
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r) LOOM_THROW(ShapeError, "concat '", name, "': axis out of range for rank ", r);
-  std::vector<int64_t> offsets{0};
+  auto str = [](const std::vector<Expr>& e) {
+    std::string t = "[";
+    for (size_t d = 0; d < e.size(); ++d) t += (d ? ", " : "") + ir::to_string(e[d]);
+    return t + "]";
+  };
+  std::vector<Expr> offsets{Expr(0)};
   for (size_t i = 1; i < inputs.size(); ++i) {
-    Shape s = shape_of(inputs[i]);
-    Shape a = s, b = out;
+    const std::vector<Expr>& s = inputs[i].shape();
     if (s.size() != out.size() || inputs[i].dtype() != inputs[0].dtype())
-      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " is ", inputs[i].dtype().str(), shape_str(s),
-                 ", input 0 is ", inputs[0].dtype().str(), shape_str(out));
-    a[axis] = b[axis] = 0;
-    if (a != b)
-      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " has shape ", shape_str(s), ", which differs off axis ",
-                 axis);
-    offsets.push_back(out[axis]);
-    out[axis] += s[axis];
+      LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " is ", inputs[i].dtype().str(), str(s), ", input 0 is ",
+                 inputs[0].dtype().str(), str(out));
+    for (int d = 0; d < r; ++d)
+      if (d != axis && !same_extent(s[size_t(d)], out[size_t(d)]))
+        LOOM_THROW(ShapeError, "concat '", name, "': input ", i, " has shape ", str(s), ", which differs off axis ",
+                   axis);
+    offsets.push_back(out[size_t(axis)]);
+    out[size_t(axis)] = ir::simplify(out[size_t(axis)] + s[size_t(axis)]);
   }
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+  return compute(out, ComputeFn([&](const std::vector<Var>& v) {
                    // The last input whose range starts at or before the index, as nested selects.
                    Expr value;
                    for (size_t i = 0; i < inputs.size(); ++i) {
                      std::vector<Expr> idx(v.begin(), v.end());
-                     idx[axis] = v[axis] - int(offsets[i]);
+                     idx[axis] = v[axis] - offsets[i];
                      Expr here = inputs[i](idx);
-                     value = i == 0 ? here : if_then_else(v[axis] >= int(offsets[i]), here, value);
+                     value = i == 0 ? here : if_then_else(v[axis] >= offsets[i], here, value);
                    }
                    return value;
                  }),

@@ -62,6 +62,11 @@ Shape max_shape_of(const Tensor& t) {
   return s;
 }
 
+bool same_extent(const Expr& a, const Expr& b) {
+  auto x = ir::to_dim_expr(ir::simplify(a)), y = ir::to_dim_expr(ir::simplify(b));
+  return x && y && *x == *y;
+}
+
 std::vector<Expr> extents_over(const runtime::ShapeExpr& dims, const std::vector<Tensor>& tensors) {
   std::map<std::string, ir::Var> vars;
   for (const Tensor& t : tensors) collect_vars(t, vars);

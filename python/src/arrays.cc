@@ -64,8 +64,13 @@ py::array numpy_view(NDArray a) {
 py::dict arg_spec_record(const runtime::ArgSpec& s) {
   py::dict d;
   d["name"] = s.name;
-  d["shape"] = py::tuple(py::cast(s.shape));
+  d["shape"] = py::tuple(py::cast(s.shape));  // with shape variables: the largest shape
   d["dtype"] = numpy_dtype_name(s.dtype);
+  if (!s.is_static()) {  // the dimensions as text ("seq", "past + seq"), constants as numbers
+    py::list dims;
+    for (const runtime::DimExpr& e : s.dims) dims.append(e.is_constant() ? py::cast(e.offset) : py::cast(e.str()));
+    d["dims"] = py::tuple(dims);
+  }
   return d;
 }
 

@@ -104,7 +104,7 @@ TEST(SymbolicShapes, AnOperatorWithoutSymbolicKernelsSaysSo) {
   Graph g;
   g.shape_vars = {{"seq", 1, 32}};
   int x = g.add_input("x", {{}, DataType::Float(32), {DimExpr::constant(1), DimExpr::variable("seq")}});
-  g.outputs = {g.add_op("concat", "c", {x, x}, Attrs().set("axis", int64_t(1)))};
+  g.outputs = {g.add_op("tile", "t", {x}, Attrs().set("repeats", std::vector<int64_t>{1, 2}))};
   EXPECT_THAT(test::error_text<CodegenError>([&] { build(g); }),
               ::testing::HasSubstr("does not compile with symbolic dimensions yet"));
 }
@@ -154,6 +154,57 @@ TEST(SymbolicShapes, DimensionsAreAffineForms) {
   values = {{"past", 10}};
   EXPECT_THAT(runtime::bind_shape({seq, total}, {4, 16}, values),
               ::testing::HasSubstr("dimension 1 is 16, not past + seq + 1 = 15"));
+}
+
+}  // namespace
+}  // namespace loom::graph
+
+namespace loom::graph {
+namespace {
+
+// A cache's growth and its last entries: concat along the symbolic axis, slices from its end.
+Graph concat_and_slices(std::vector<DimExpr> x_dims, std::vector<ShapeVar> vars) {
+  Graph g;
+  g.name = "concat_slices";
+  g.shape_vars = std::move(vars);
+  int x = g.add_input("x", {{}, DataType::Float(32), std::move(x_dims)});
+  int c = g.add_op("concat", "c", {x, x}, Attrs().set("axis", int64_t(1)));
+  auto slice = [&](const std::string& name, int64_t start, int64_t end) {
+    return g.add_op("slice", name, {c},
+                    Attrs()
+                        .set("starts", std::vector<int64_t>{start})
+                        .set("ends", std::vector<int64_t>{end})
+                        .set("axes", std::vector<int64_t>{1})
+                        .set("steps", std::vector<int64_t>{1}));
+  };
+  g.outputs = {c, slice("last3", -3, INT64_MAX), slice("all_but_last", 0, -1)};
+  return g;
+}
+
+TEST(SymbolicShapes, ConcatAlongAndSlicesFromTheEndOfASymbolicAxis) {
+  Graph g = concat_and_slices({DimExpr::constant(1), DimExpr::variable("seq"), DimExpr::constant(8)}, {{"seq", 2, 40}});
+  infer_types(g);
+  EXPECT_EQ(g.type_of(g.outputs[0]).str(), "float32[1, 2*seq, 8]");
+  EXPECT_EQ(g.type_of(g.outputs[2]).str(), "float32[1, 2*seq - 1, 8]");
+  auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "concat_slices");
+  for (int64_t seq : {40, 2, 3, 17}) {
+    NDArray x = test::random_float32({1, seq, 8}, uint64_t(seq));
+    std::vector<NDArray> got = ex.run({x});
+    std::vector<NDArray> want =
+        reference_run(concat_and_slices({DimExpr::constant(1), DimExpr::constant(seq), DimExpr::constant(8)}, {}), {x});
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].shape(), want[k].shape()) << "output " << k << ", seq = " << seq;
+      EXPECT_TRUE(test::arrays_close(got[k], want[k], 0, 0)) << "output " << k << ", seq = " << seq;
+    }
+  }
+}
+
+TEST(SymbolicShapes, AClampAtTheSmallestValueIsNotAffine) {
+  // Three from the end of [1, 2*seq, 8] is 2 at seq = 1: the shape is not affine over [1, 40].
+  Graph g = concat_and_slices({DimExpr::constant(1), DimExpr::variable("seq"), DimExpr::constant(8)}, {{"seq", 1, 40}});
+  EXPECT_THAT(test::error_text<ModelError>([&] { infer_types(g); }),
+              ::testing::HasSubstr("node 'last3' (slice): dimension 1 is not affine in the shape variables (3 at the "
+                                   "probes, but 2 at seq = 1)"));
 }
 
 }  // namespace

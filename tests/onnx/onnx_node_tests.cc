@@ -7,6 +7,9 @@
 //   run-error   a Loom error while running
 //   wrong       an output differs: never expected
 //   internal    a Loom InternalError or a non-Loom exception: never expected
+// By default an input an operator needs as a constant (axes, a shape, pads) is bound to the test
+// data's value at compile time; with --run-time-inputs every input stays a run-time input, as
+// ONNX defines the tests (its own expectations file, node_expectations_run_time.txt).
 // The expectations file lists the cases expected not to pass, one per line, "name outcome
 // reason...", and is checked both ways: a case that does not pass and is not listed with that
 // outcome fails the run, and so does a listed case that now passes (the list only shrinks).
@@ -122,6 +125,9 @@ std::vector<std::string> model_input_names(const fs::path& model) {
 // with its input values offered to the importer: the inputs that an operator needs at compile
 // time (axes, shapes, pads: Loom compiles static shapes) are bound to them, the rest stay
 // run-time inputs that the data set feeds.
+// --run-time-inputs: as ONNX defines the tests, every input given at run time (none bound).
+bool run_time_inputs = false;
+
 Outcome run_case_in(const fs::path& dir) {
   std::string stage = "test data";
   try {
@@ -143,7 +149,8 @@ Outcome run_case_in(const fs::path& dir) {
                                 std::to_string(names.size())};
       frontend::OnnxImportOptions options;
       options.bind_only_where_needed = true;
-      for (size_t j = 0; j < names.size(); ++j) options.input_values[names[j]] = inputs[j];
+      if (!run_time_inputs)
+        for (size_t j = 0; j < names.size(); ++j) options.input_values[names[j]] = inputs[j];
       stage = "import";
       graph::Graph g = frontend::import_onnx((dir / "model.onnx").string(), options);
       stage = "compile";
@@ -213,12 +220,13 @@ int main(int argc, char** argv) {
     for (const std::string& op : loom::frontend::onnx_supported_ops()) std::cout << op << "\n";
     return 0;
   }
+  for (int i = 1; i < argc; ++i) run_time_inputs |= std::string(argv[i]) == "--run-time-inputs";
   std::string data = arg(argc, argv, "--data"), expect_path = arg(argc, argv, "--expectations"),
               filter = arg(argc, argv, "--filter"), update = arg(argc, argv, "--update"),
               table_path = arg(argc, argv, "--table");
   if (data.empty() || (expect_path.empty() && update.empty())) {
     std::cerr << "usage: onnx_node_tests --data DIR/node --expectations FILE [--filter TEXT] [--update FILE] "
-                 "[--table FILE]\n";
+                 "[--table FILE] [--run-time-inputs]\n";
     return 2;
   }
   try {
@@ -254,9 +262,11 @@ int main(int argc, char** argv) {
         problems.push_back(name + ": " + o.kind + " (" + o.message + "), expected " +
                            (it == expected.end() ? "pass" : it->second.first));
     }
-    std::printf("onnx node tests: %zu cases: %d pass, %d rejected, %d run-error, %d wrong, %d internal (%.1f%% pass)\n",
-                cases.size(), count["pass"], count["rejected"], count["run-error"], count["wrong"], count["internal"],
-                100.0 * count["pass"] / double(cases.size()));
+    std::printf(
+        "onnx node tests%s: %zu cases: %d pass, %d rejected, %d run-error, %d wrong, %d internal (%.1f%% pass)\n",
+        run_time_inputs ? " (run-time inputs only)" : " (inputs bound where needed)", cases.size(), count["pass"],
+        count["rejected"], count["run-error"], count["wrong"], count["internal"],
+        100.0 * count["pass"] / double(cases.size()));
     if (!update.empty()) return 0;
     for (const std::string& p : problems) std::printf("UNEXPECTED %s\n", p.c_str());
     if (problems.empty()) std::printf("every outcome as expected\n");

@@ -24,6 +24,7 @@ def encoder(tmp_path_factory):
 def test_one_compiled_encoder_runs_every_length(encoder):
     enc, path = encoder
     m = loom.compile(loom.frontend.from_onnx(path, shape_vars={"seq": (1, 96)}))
+    assert m.inputs[0]["dims"] == (1, "seq", 64) and m.inputs[0]["shape"] == (1, 96, 64)
     for seq in [96, 1, 2, 17, 64]:
         x = np.random.RandomState(seq).randn(1, seq, 64).astype(np.float32)
         (got,) = m.run(x)

@@ -36,6 +36,9 @@ class ConcatPlacer {
     const TensorType& t = g_.type_of(id);
     int64_t axis = n.attrs.get_int("axis");
     if (axis < 0) axis += static_cast<int64_t>(t.shape.size());
+    for (int in : n.inputs)
+      if (!g_.type_of(in).is_static())
+        return "its inputs' shapes are symbolic: their offsets are known only at run time";
     for (int64_t d = 0; d < axis; ++d)
       if (t.shape[size_t(d)] != 1)
         return "its inputs are not contiguous in its output (dimension " + std::to_string(d) +

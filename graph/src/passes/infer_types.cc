@@ -90,9 +90,8 @@ void infer_symbolic_dims(Graph& g) {
         }
     }
   }
-  // The check: every dimension affine (a third point).
-  if (!probes.check.empty()) {
-    const std::map<std::string, int64_t>& mid = probes.check;
+  // The checks: every dimension affine (further points).
+  for (const std::map<std::string, int64_t>& mid : probes.checks) {
     std::vector<Shape> check = shapes_at(g, mid);
     for (size_t id = 0; id < g.nodes.size(); ++id) {
       if (!g.nodes[id].is_op()) continue;
@@ -101,7 +100,7 @@ void infer_symbolic_dims(Graph& g) {
           LOOM_THROW(ModelError, "node '", g.nodes[id].name, "' (", g.nodes[id].op, "): dimension ", d,
                      " is not affine in the shape variables (", dims[id][d].str(), " at the probes, but ",
                      check[id].size() == dims[id].size() ? std::to_string(check[id][d]) : std::string("another rank"),
-                     " at ", point_str(mid), "); give the variable a fixed value");
+                     " at ", point_str(mid), "); give the variable a fixed value or a narrower range");
     }
   }
   for (size_t id = 0; id < g.nodes.size(); ++id) {

@@ -115,12 +115,13 @@ class Graph {
   std::map<std::string, int64_t> shape_var_maxima() const;
   // The points at which infer_types types a graph with shape variables (and the importer imports
   // a model with them): every variable at its maximum; for each variable whose range has more than
-  // one value, that variable one lower; and, where the ranges allow, a check point with every
-  // variable elsewhere in its range (empty if none).
+  // one value, that variable one lower; and the checks, where the ranges allow: every variable
+  // inside its range, and every variable at its minimum (where a clamp, such as a slice from the
+  // end longer than the axis, would bend an affine form).
   struct ShapeProbes {
     std::map<std::string, int64_t> top;
     std::vector<std::pair<std::string, std::map<std::string, int64_t>>> lower;  // per variable
-    std::map<std::string, int64_t> check;
+    std::vector<std::map<std::string, int64_t>> checks;
   };
   ShapeProbes shape_probes() const;
   // Sets node `id`'s integer-list attribute `key` to `dims` (a shape for a reshape): its value at

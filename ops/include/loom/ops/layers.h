@@ -46,6 +46,9 @@ class ShapeVarMaxima {
 };
 Shape max_shape_of(const Tensor& t);
 bool has_symbolic_extent(const Tensor& t);
+// Whether two extents are the same dimension: equal constants, or the same affine form over
+// shape variables.
+bool same_extent(const Expr& a, const Expr& b);
 // The extents of a shape whose symbolic dimensions are affine forms over the variables that the
 // tensors' extents use (a node's output type over its inputs' variables).
 std::vector<Expr> extents_over(const runtime::ShapeExpr& dims, const std::vector<Tensor>& tensors);
@@ -192,8 +195,9 @@ struct SliceAxes {
 SliceAxes slice_axes(const Shape& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                      const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
 Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::string& name);
-// With the output's extents given (symbolic where X's are): `s` from X's largest shape.
-Tensor strided_slice(const Tensor& X, const SliceAxes& s, const std::vector<Expr>& extents, const std::string& name);
+// Where the first indices or the extents are symbolic (a slice from a symbolic axis' end).
+Tensor strided_slice(const Tensor& X, const std::vector<Expr>& begin, const std::vector<int64_t>& step,
+                     const std::vector<Expr>& extents, const std::string& name);
 // X indexed along `axis` by every element of I (numpy's take); negative indices count from the
 // end, indices out of range are clamped (a kernel cannot raise, and must not read outside X).
 Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name);
