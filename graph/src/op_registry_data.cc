@@ -102,6 +102,7 @@ void add_data_ops(const AddOp& add) {
          return TensorType{positive(ops::broadcast_shape(in[0].shape, n.attrs.get_ints("shape"))), in[0].dtype};
        },
        [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+         if (!n.type.is_static()) return ops::expand(in[0], ops::extents_over(n.type.dims, in), name);
          return ops::expand(in[0], n.attrs.get_ints("shape"), name);
        },
        ref::broadcast_n([](const Node&, const std::vector<double>& x) { return x[0]; })});

@@ -77,12 +77,12 @@ Tensor strided_slice(const Tensor& X, const std::vector<Expr>& begin, const std:
 }
 
 Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name) {
-  Shape xs = shape_of(X), is = shape_of(I);
+  const std::vector<Expr>&xs = X.shape(), &is = I.shape();  // extents may be symbolic (layers.h)
   size_t a = axis_of(axis, xs.size(), "gather");
-  Shape out(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(a));
+  std::vector<Expr> out(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(a));
   out.insert(out.end(), is.begin(), is.end());
   out.insert(out.end(), xs.begin() + static_cast<std::ptrdiff_t>(a) + 1, xs.end());
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) {
+  return compute(out, ComputeFn([&](const std::vector<Var>& v) {
                    std::vector<Expr> ii(v.begin() + static_cast<std::ptrdiff_t>(a),
                                         v.begin() + static_cast<std::ptrdiff_t>(a + is.size()));
                    std::vector<Expr> idx(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(a));
@@ -107,7 +107,17 @@ Tensor gather_elements(const Tensor& X, const Tensor& I, int64_t axis, const std
 
 Tensor expand(const Tensor& X, const Shape& shape, const std::string& name) {
   Shape xs = shape_of(X), out = broadcast_shape(xs, shape);
-  return compute(shape_exprs(out), ComputeFn([&](const std::vector<Var>& v) { return X(broadcast_index(xs, v)); }),
+  return expand(X, shape_exprs(out), name);
+}
+
+Tensor expand(const Tensor& X, const std::vector<Expr>& out, const std::string& name) {
+  const std::vector<Expr>& xs = X.shape();
+  return compute(out, ComputeFn([&](const std::vector<Var>& v) {
+                   std::vector<Expr> idx;  // right-aligned; an axis of extent 1 broadcasts
+                   size_t off = v.size() - xs.size();
+                   for (size_t d = 0; d < xs.size(); ++d) idx.push_back(is_one(xs[d]) ? Expr(0) : Expr(v[off + d]));
+                   return X(idx);
+                 }),
                  name, "broadcast");
 }
 

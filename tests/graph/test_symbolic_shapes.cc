@@ -209,3 +209,42 @@ TEST(SymbolicShapes, AClampAtTheSmallestValueIsNotAffine) {
 
 }  // namespace
 }  // namespace loom::graph
+
+namespace loom::graph {
+namespace {
+
+// An embedding's rows for run-time token ids, expanded over heads with a symbolic target shape
+// (an attribute over the shape variable: Node::sym_attrs).
+Graph embed_and_expand(int64_t seq_value, bool symbolic) {
+  Graph g;
+  g.name = "embed_expand";
+  if (symbolic) g.shape_vars = {{"seq", 1, 24}};
+  DimExpr seq = symbolic ? DimExpr::variable("seq") : DimExpr::constant(seq_value);
+  int ids = g.add_input("ids", {{}, DataType::Int(64), {DimExpr::constant(1), seq}});
+  int table = g.add_constant("table", test::random_float32({10, 8}, 5));
+  int e = g.add_op("gather", "e", {table, ids}, Attrs().set("axis", int64_t(0)));  // [1, seq, 8]
+  int r = g.add_op("reshape", "r", {e});
+  g.set_shape_attr(r, "shape", {DimExpr::constant(1), DimExpr::constant(1), seq, DimExpr::constant(8)});
+  int x = g.add_op("expand", "x", {r});
+  g.set_shape_attr(x, "shape", {DimExpr::constant(1), DimExpr::constant(3), seq, DimExpr::constant(8)});
+  g.outputs = {x};
+  return g;
+}
+
+TEST(SymbolicShapes, GatherOfRunTimeIdsAndExpandToASymbolicShape) {
+  Graph g = embed_and_expand(0, true);
+  infer_types(g);
+  EXPECT_EQ(g.type_of(g.outputs[0]).str(), "float32[1, 3, seq, 8]");
+  auto ex = runtime::GraphExecutor::from_model_file(build(g).file, "embed_expand");
+  for (int64_t seq : {24, 1, 5}) {
+    NDArray ids = NDArray::empty({1, seq}, DataType::Int(64));
+    for (int64_t i = 0; i < seq; ++i) ids.set_from_double(i, double((i * 7) % 10));
+    NDArray got = ex.run({ids})[0];
+    NDArray want = reference_run(embed_and_expand(seq, false), {ids})[0];
+    ASSERT_EQ(got.shape(), want.shape()) << "seq = " << seq;
+    EXPECT_TRUE(test::arrays_close(got, want, 0, 0)) << "seq = " << seq;
+  }
+}
+
+}  // namespace
+}  // namespace loom::graph

@@ -205,6 +205,8 @@ Tensor gather(const Tensor& X, const Tensor& I, int64_t axis, const std::string&
 Tensor gather_elements(const Tensor& X, const Tensor& I, int64_t axis, const std::string& name);
 // X broadcast (numpy rules) with `shape`.
 Tensor expand(const Tensor& X, const Shape& shape, const std::string& name);
+// To the output's extents (symbolic where the node's dims are; the caller's type inference broadcast them).
+Tensor expand(const Tensor& X, const std::vector<Expr>& out, const std::string& name);
 Tensor tile(const Tensor& X, const std::vector<int64_t>& repeats, const std::string& name);
 // The upper (column - row >= k) or lower (<= k) triangle of the last two dimensions, zeros elsewhere.
 Tensor trilu(const Tensor& X, int64_t k, bool upper, const std::string& name);
