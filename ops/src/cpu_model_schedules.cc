@@ -472,8 +472,8 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   y.vectorize(ni);
   if (symbolic_rows) {
     // The row tiles' loop stays its own (partition_loops splits its symbolic extent into full
-    // tiles and a guarded tail): parallel over the block groups when they are enough work for
-    // the threads, else over the row tiles.
+    // tiles and a guarded tail), inside the parallel block groups: fused with them, the loop
+    // would divide by its symbolic extent, which bound inference cannot analyze.
     y.parallel(bo);
     yc.compute_at(y, mo);
   } else {
