@@ -27,7 +27,7 @@ using runtime::ShapeVar;
 struct TensorType {
   Shape shape;
   DataType dtype = DataType::Float(32);
-  runtime::ShapeExpr dims;  // empty: static
+  runtime::ShapeExpr dims{};  // empty: static ({}: brace initializations that leave it out do not warn)
   bool is_static() const { return dims.empty(); }
   int64_t numel() const;
   // Throws ShapeError unless every dimension is >= 0 and the product of the dimensions (zeros

@@ -60,7 +60,7 @@ const char* device_name(KernelDevice device);  // "cpu", "accel", "cuda"
 struct ExecutorValue {
   std::string name;
   std::vector<int64_t> shape;  // with symbolic dims: the largest shape, which its storage holds
-  ShapeExpr dims;              // empty: static; else over ExecutorGraph::shape_vars
+  ShapeExpr dims{};            // empty: static; else over ExecutorGraph::shape_vars
   DataType dtype;
   ValueKind kind = ValueKind::Temp;
   uint64_t storage = 0;         // Input, Temp: index into ExecutorGraph::storages

@@ -29,7 +29,7 @@ struct ArgSpec {
   // (a compiled model's values), -1 for a symbolic dimension where they are not (a kernel's).
   std::vector<int64_t> shape;
   DataType dtype;
-  ShapeExpr dims;  // empty: the shape is static; else the dimensions, some symbolic
+  ShapeExpr dims{};  // empty: the shape is static; else the dimensions, some symbolic
   bool is_static() const { return dims.empty(); }
   std::string str() const;  // "float32[64, 32]", "float32[seq, 64]"
 };
