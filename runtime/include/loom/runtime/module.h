@@ -37,7 +37,7 @@ struct ArgSpec {
 struct FunctionSignature {
   std::string name;
   std::vector<ArgSpec> args;
-  std::vector<std::string> shape_vars;  // the variables of the arguments' symbolic dimensions
+  std::vector<std::string> shape_vars{};  // the variables of the arguments' symbolic dimensions
 };
 
 // Name of the NUL-terminated JSON array of signatures embedded in exported libraries.
