@@ -100,25 +100,21 @@ class Flattener : public IRMutator {
   const LowerState& st_;
 };
 
-std::vector<Buffer> make_buffers_of(const std::vector<Tensor>& args) {
-  std::vector<Buffer> b;
-  for (auto& t : args) b.push_back(make_buffer(t.name(), t.dtype(), t.shape(), scope::kGlobal));
-  return b;
-}
-
 }  // namespace
 
 Stmt storage_flatten(const Stmt& s, const LowerState& st, const std::vector<Tensor>& args,
                      std::vector<Buffer>* arg_buffers) {
   Flattener f(st);
-  for (const Var& v : shape_vars(make_buffers_of(args))) f.shape_vars.insert(v.get());
+  std::vector<Buffer> made;
   for (auto& t : args) {
     StageNode* stage = stage_for(st, t.op().get());
     if (f.buffers.count(stage)) LOOM_THROW(LoweringError, "tensor '", t.name(), "' is listed twice in the arguments");
     Buffer b = make_buffer(t.name(), t.dtype(), t.shape(), scope::kGlobal);
     f.buffers[stage] = BufferInfo{b, t.shape(), std::vector<Expr>(t.shape().size(), Expr(0)), {}};
     arg_buffers->push_back(b);
+    made.push_back(b);
   }
+  for (const Var& v : shape_vars(made)) f.shape_vars.insert(v.get());
   for (auto& out : st.sch->outputs()) {
     if (!f.buffers.count(stage_for(st, out.op().get())))
       LOOM_THROW(LoweringError, "output '", out.name(), "' must be one of the function's arguments");
