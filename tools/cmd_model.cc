@@ -96,8 +96,8 @@ graph::ShapeVar parse_shape_var(const std::string& text) {
     lo = whole_integer(text.substr(eq + 1, dots - eq - 1));
     hi = whole_integer(text.substr(dots + 2));
   }
-  if (eq == 0 || lo < 1 || hi < lo)
-    LOOM_THROW(Error, "--shape-var '", text, "' must be NAME=MIN..MAX with 1 <= MIN <= MAX (seq=1..512)");
+  if (eq == 0 || lo < 0 || hi < lo)
+    LOOM_THROW(Error, "--shape-var '", text, "' must be NAME=MIN..MAX with 0 <= MIN <= MAX (seq=1..512, past=0..511)");
   return {text.substr(0, eq), lo, hi};
 }
 

@@ -101,7 +101,7 @@ void CodeGenLLVM::add_function(const LoweredFunc& f, const std::string& symbol) 
   for (auto& b : f.args)
     if (!distinct.insert(b->data.get()).second)
       fail("buffer '" + b->name + "' is passed twice; arguments must not alias");
-  const std::vector<Var> shape_vars = ir::shape_vars(f.args);
+  const std::vector<Var> shape_vars = ir::shape_vars(f);
 
   // The loop nest, with the argument pointers as noalias, 64-byte aligned parameters, then the
   // shape variables' values.

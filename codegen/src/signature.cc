@@ -7,7 +7,7 @@ namespace loom::codegen {
 runtime::FunctionSignature signature_of(const ir::LoweredFunc& f) {
   runtime::FunctionSignature sig;
   sig.name = f.name;
-  for (const ir::Var& v : ir::shape_vars(f.args)) sig.shape_vars.push_back(v.name());
+  for (const ir::Var& v : ir::shape_vars(f)) sig.shape_vars.push_back(v.name());
   for (auto& b : f.args) {
     runtime::ArgSpec a;
     a.name = b->name;

@@ -209,12 +209,18 @@ void import_slice(Importer& im, const onnx::NodeProto& n) {
   if (im.has_input(n, 4)) steps = im.const_ints(n, 4);
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     im.unsupported(n, "starts, ends, axes and steps must have the same length");
-  if (im.is_const(x)) {
+  // A table (not a shape vector) sliced where the shape variables say, such as rotary angles at
+  // positions [past, past + seq), is sliced at run time.
+  const TensorType& xt = im.type(x);
+  bool table = !im.from_shapes(x) && (xt.shape.size() > 1 || xt.dtype.is_float());
+  bool at_run_time = table && (im.from_shapes(im.input(n, 1)) || im.from_shapes(im.input(n, 2)));
+  if (im.is_const(x) && !at_run_time) {
     im.output(n, im.add_const(n, slice_const(im.constant(n, 0), starts, ends, axes, steps)));
     return;
   }
   im.output(n, im.add(n, "slice", {x},
-                      Attrs().set("starts", starts).set("ends", ends).set("axes", axes).set("steps", steps)));
+                      Attrs().set("starts", starts).set("ends", ends).set("axes", axes).set("steps", steps), "",
+                      /*fold=*/false));
 }
 
 // Cast to `to`: a constant is converted at import, a run-time tensor by the cast operator.

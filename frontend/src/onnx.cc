@@ -198,6 +198,21 @@ void Importer::import_node(const onnx::NodeProto& n) {
     if (what.rfind(origin_, 0) == 0) throw;
     LOOM_THROW(ModelError, where(n), ": ", what);
   }
+  if (probe_) track_shape_values(n);
+}
+
+void Importer::track_shape_values(const onnx::NodeProto& n) {
+  bool varies = false;
+  for (int i = 0; i < n.input_size(); ++i) {
+    auto it = n.input(i).empty() ? values_.end() : values_.find(n.input(i));
+    if (it == values_.end()) continue;
+    bool reads_shape = i == 0 && (n.op_type() == "Shape" || n.op_type() == "Size") && !is_const(it->second);
+    varies |= reads_shape || from_shapes(it->second);
+  }
+  if (!varies) return;
+  for (const std::string& out : n.output())
+    if (auto it = out.empty() ? values_.end() : values_.find(out); it != values_.end() && is_const(it->second))
+      from_shapes_.insert(it->second);
 }
 
 const std::map<std::string, std::string>& refused_ops() {
@@ -273,7 +288,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
           LOOM_THROW(ModelError, origin, ": input '", input, "' has both a given shape and shape variables");
         at_point.input_shapes[input] = shape;
       }
-      Importer im(origin, base_dir, at_point);
+      Importer im(origin, base_dir, at_point, /*probe=*/true);
       imported.emplace_back(at, im.run(model));
     }
     Graph g = unify_probes(std::move(imported), options.shape_vars, dims, origin);

@@ -56,8 +56,10 @@ inline constexpr int kNewestOpset = 18;
 
 class Importer {
  public:
-  Importer(std::string origin, std::string base_dir, const OnnxImportOptions& opts)
-      : origin_(std::move(origin)), base_dir_(std::move(base_dir)), opts_(opts) {}
+  // `probe`: this import is one probe point of shape variables (symbolic_import.h), and tracks
+  // which constants come from shapes (from_shapes).
+  Importer(std::string origin, std::string base_dir, const OnnxImportOptions& opts, bool probe = false)
+      : origin_(std::move(origin)), base_dir_(std::move(base_dir)), opts_(opts), probe_(probe) {}
 
   Graph run(const onnx::ModelProto& model);
   // Imports a subgraph's nodes into this graph (they may read the enclosing graph's values) and
@@ -107,9 +109,15 @@ class Importer {
     return v.get_as_double(0);
   }
 
-  // Adds a graph operator and infers its type at once (importers of later nodes need shapes).
+  // At a probe point of shape variables: whether constant `id` was computed from
+  // the shapes of run-time tensors (Shape, Size, and what is folded from them), so its value
+  // depends on the variables at this probe point.
+  bool from_shapes(int id) const { return from_shapes_.count(id) > 0; }
+
+  // Adds a graph operator and infers its type at once (importers of later nodes need shapes);
+  // a small one over constants is evaluated now unless `fold` is false.
   int add(const onnx::NodeProto& n, const std::string& op, std::vector<int> inputs, Attrs attrs = {},
-          const std::string& suffix = "") {
+          const std::string& suffix = "", bool fold = true) {
     int id = g_.add_op(op, unique_name(node_name(n) + suffix), std::move(inputs), std::move(attrs));
     graph::Node& node = g_.node(id);
     const graph::OpDef& def = graph::op_def(op);
@@ -121,6 +129,7 @@ class Importer {
       LOOM_THROW(ModelError, where(n), ": ", e.what());
     }
     node.typed = true;
+    if (!fold) return id;
     try {
       return fold_if_small(id);
     } catch (const Error& e) {
@@ -227,15 +236,20 @@ class Importer {
   // Evaluates operator node `id` now if its inputs are constants and it is small: shape
   // computations (Shape, Gather, Range, Equal, Where, ...) stay static.
   int fold_if_small(int id);
+  // Marks the node's constant outputs as from_shapes when it reads the shape of a run-time tensor
+  // or a constant that is.
+  void track_shape_values(const onnx::NodeProto& n);
   std::vector<int> node_order(const onnx::GraphProto& gp);
   void import_node(const onnx::NodeProto& n);
 
  private:
   std::string origin_, base_dir_;
   const OnnxImportOptions& opts_;
+  bool probe_ = false;
   Graph g_;
   int opset_ = 0;
   std::map<std::string, int> values_;
+  std::set<int> from_shapes_;
   std::set<std::string> names_;  // of the graph's nodes (unique_name)
   // Extra outputs a handler does not produce (BatchNorm's statistics, MaxPool's indices); reading
   // one is an error.

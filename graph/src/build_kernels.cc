@@ -40,31 +40,19 @@ std::string joined(const Graph& g, const FusedGroup& grp, std::string Node::*fie
 std::string group_ops(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::op); }
 std::string group_names(const Graph& g, const FusedGroup& grp) { return joined(g, grp, &Node::name); }
 
-namespace {
-// A dimension as an extent over the kernel's shape variables (one Var per name).
-ir::Expr extent_of(const runtime::DimExpr& d, std::map<std::string, ir::Var>& vars) {
-  ir::Expr e = ir::Expr(static_cast<int>(d.offset));
-  bool first = d.offset == 0;
-  for (const runtime::DimTerm& t : d.terms) {
-    auto it = vars.try_emplace(t.var, ir::Var(t.var)).first;
-    ir::Expr term = t.coeff == 1 ? ir::Expr(it->second) : it->second * ir::Expr(static_cast<int>(t.coeff));
-    e = first ? term : e + term;
-    first = false;
-  }
-  return e;
-}
-}  // namespace
-
 std::vector<ir::Tensor> group_tensors(const Graph& g, const FusedGroup& grp) {
   ops::ShapeVarMaxima maxima(g.shape_var_maxima());  // operators' structure at the largest shape
   std::map<int, ir::Tensor> t;
-  std::map<std::string, ir::Var> vars;
+  bool symbolic = false;  // whether any of the group's values has a symbolic dimension
+  for (int id : grp.nodes) symbolic |= !g.node(id).type.is_static();
   std::vector<ir::Tensor> args;
   for (size_t k = 0; k < grp.inputs.size(); ++k) {
     const TensorType& type = g.type_of(grp.inputs[k]);
+    symbolic |= !type.is_static();
     std::vector<ir::Expr> shape;
     for (size_t d = 0; d < type.shape.size(); ++d)
-      shape.push_back(type.dims.empty() ? ir::Expr(static_cast<int>(type.shape[d])) : extent_of(type.dims[d], vars));
+      shape.push_back(type.dims.empty() ? ir::Expr(static_cast<int>(type.shape[d]))
+                                        : ops::shape_var_extent(type.dims[d]));
     args.push_back(ir::placeholder(shape, type.dtype, sanitize(g.node(grp.inputs[k]).name)));
     t[grp.inputs[k]] = args.back();
   }
@@ -75,7 +63,7 @@ std::vector<ir::Tensor> group_tensors(const Graph& g, const FusedGroup& grp) {
     try {
       t[id] = op_def(n.op).compute(n, in, sanitize(n.name));
     } catch (const ShapeError& e) {
-      if (vars.empty()) throw;
+      if (!symbolic) throw;
       LOOM_THROW(CodegenError, "operator '", n.op, "' of node '", n.name,
                  "' does not compile with symbolic dimensions yet (", e.what(),
                  "); give the shape variable a fixed value");

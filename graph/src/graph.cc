@@ -104,6 +104,12 @@ std::map<std::string, int64_t> Graph::shape_var_maxima() const {
   return m;
 }
 
+namespace {
+// The smallest value a probe takes: the minimum, or 1 for a variable that may be 0 (the graph
+// has no types at 0, where its extents are empty; affine forms carry over).
+int64_t probe_floor(const ShapeVar& v) { return std::max<int64_t>(v.min, 1); }
+}  // namespace
+
 Graph::ShapeProbes Graph::shape_probes() const {
   ShapeProbes p;
   p.top = shape_var_maxima();
@@ -116,7 +122,7 @@ Graph::ShapeProbes Graph::shape_probes() const {
   std::map<std::string, int64_t> mid = p.top;
   bool checkable = false;
   for (const ShapeVar& v : shape_vars) {
-    int64_t x = std::max(v.min, (v.min + v.max) / 2 - 1);
+    int64_t x = std::max(probe_floor(v), (v.min + v.max) / 2 - 1);
     if (x < v.max - 1) {
       mid[v.name] = x;
       checkable = true;
@@ -125,7 +131,7 @@ Graph::ShapeProbes Graph::shape_probes() const {
   if (checkable) p.checks.push_back(std::move(mid));
   // The minima, where that is neither the top, a lower probe nor the middle point.
   std::map<std::string, int64_t> low = p.top;
-  for (const ShapeVar& v : shape_vars) low[v.name] = v.min;
+  for (const ShapeVar& v : shape_vars) low[v.name] = probe_floor(v);
   bool known = low == p.top;
   for (auto& [var, at] : p.lower) known |= at == low;
   for (auto& at : p.checks) known |= at == low;
@@ -278,9 +284,9 @@ void Graph::verify_shape_vars() const {
       LOOM_THROW(ModelError, "graph '", name, "': shape variable '", v.name, "' must be a name (a letter first)");
     if (!var_names.insert(v.name).second)
       LOOM_THROW(ModelError, "graph '", name, "': two shape variables are named '", v.name, "'");
-    if (v.min < 1 || v.max < v.min)
+    if (v.min < 0 || v.max < v.min || v.max < (v.min == 0 ? 2 : 1))
       LOOM_THROW(ModelError, "graph '", name, "': shape variable '", v.name, "' has the range [", v.min, ", ", v.max,
-                 "]; it must be 1 <= min <= max");
+                 "]; it must be 0 <= min <= max, with max >= 2 where min is 0");
   }
 }
 

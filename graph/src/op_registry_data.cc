@@ -15,23 +15,29 @@ ops::SliceAxes slice_of(const Node& n, const Shape& x) {
                          n.attrs.get_ints("steps"));
 }
 
-// A slice of a tensor with symbolic extents: on a symbolic axis the first index is the start
-// itself, or from the axis' end for a negative one (step 1; infer_types checked at the
-// variables' minima that no clamp bends the extents); elsewhere as at the largest shape.
+// A slice with symbolic extents: of a tensor with symbolic extents, or of a table at starts that
+// are affine forms of the shape variables (rows [past, past + seq)). On such an axis the first
+// index is the start itself, or from the axis' end for a negative one (step 1; infer_types
+// checked at the variables' minima that no clamp bends the extents); elsewhere as at the
+// largest shape.
 ir::Tensor symbolic_slice(const Node& n, const ir::Tensor& x, const std::string& name) {
   using ir::Expr;
   ops::SliceAxes at_max = slice_of(n, ops::max_shape_of(x));
   std::vector<Expr> begin;
   for (int64_t b : at_max.begin) begin.push_back(Expr(static_cast<int>(b)));
   auto starts = n.attrs.get_ints("starts"), axes = n.attrs.get_ints("axes");
+  auto sym_starts = n.sym_attrs.find("starts");
   for (size_t k = 0; k < axes.size(); ++k) {
     size_t d = static_cast<size_t>(axes[k] < 0 ? axes[k] + x.ndim() : axes[k]);
-    if (d >= size_t(x.ndim()) || ir::as_const_int(x.shape()[d])) continue;
+    if (d >= size_t(x.ndim())) continue;
+    bool symbolic_start = sym_starts != n.sym_attrs.end() && !sym_starts->second.at(k).terms.empty();
+    bool symbolic_count = !n.type.is_static() && !n.type.dims.at(d).terms.empty();
+    if (ir::as_const_int(x.shape()[d]) && !symbolic_start && !symbolic_count) continue;
     if (at_max.step[d] != 1)
       LOOM_THROW(ShapeError, "slice '", name, "': axis ", d, " has a symbolic extent and step ", at_max.step[d],
                  "; only step 1 is supported there");
-    begin[d] = starts[k] >= 0 ? Expr(static_cast<int>(starts[k]))
-                              : ir::simplify(x.shape()[d] + Expr(static_cast<int>(starts[k])));
+    Expr start = symbolic_start ? ops::shape_var_extent(sym_starts->second[k]) : Expr(static_cast<int>(starts[k]));
+    begin[d] = starts[k] >= 0 ? ir::simplify(start) : ir::simplify(x.shape()[d] + start);
   }
   return ops::strided_slice(x, begin, at_max.step,
                             n.type.is_static() ? ops::shape_exprs(n.type.shape) : ops::extents_over(n.type.dims, {x}),
@@ -60,7 +66,8 @@ void add_data_ops(const AddOp& add) {
                         return TensorType{positive(slice_of(n, in[0].shape).count), in[0].dtype};
                       },
                       [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-                        if (ops::has_symbolic_extent(in[0])) return symbolic_slice(n, in[0], name);
+                        if (ops::has_symbolic_extent(in[0]) || !n.type.is_static() || !n.sym_attrs.empty())
+                          return symbolic_slice(n, in[0], name);
                         return ops::strided_slice(in[0], slice_of(n, ops::shape_of(in[0])), name);
                       },
                       ref::slice});

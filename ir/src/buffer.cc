@@ -1,6 +1,7 @@
 #include "loom/ir/buffer.h"
 
 #include <map>
+#include <set>
 
 #include "loom/ir/functor.h"
 #include "loom/runtime/error.h"
@@ -52,6 +53,51 @@ std::vector<Var> shape_vars(const std::vector<Buffer>& args) {
     for (const Expr& e : b->shape) c.visit(e);
   }
   return c.vars;
+}
+
+namespace {
+// The variables a statement reads without defining them (by loops, lets or allocations).
+class FreeVarCollector : public IRVisitor {
+ public:
+  std::set<const VarNode*> bound;
+  std::map<std::string, Var> used;
+  using IRVisitor::visit;
+  void visit(const Expr& e) override {
+    if (auto* v = e.as<VarNode>()) {
+      used.emplace(v->name, Var(std::static_pointer_cast<const VarNode>(e.node_ptr())));
+      return;
+    }
+    IRVisitor::visit(e);
+  }
+  void visit_for(const ForNode* op) override {
+    bound.insert(op->var.get());
+    IRVisitor::visit_for(op);
+  }
+  void visit_let_stmt(const LetStmtNode* op) override {
+    bound.insert(op->var.get());
+    IRVisitor::visit_let_stmt(op);
+  }
+  void visit_let(const LetNode* op) override {
+    bound.insert(op->var.get());
+    IRVisitor::visit_let(op);
+  }
+  void visit_allocate(const AllocateNode* op) override {
+    bound.insert(op->buffer->data.get());
+    IRVisitor::visit_allocate(op);
+  }
+};
+}  // namespace
+
+std::vector<Var> shape_vars(const LoweredFunc& f) {
+  std::vector<Var> vars = shape_vars(f.args);
+  std::set<std::string> names;
+  for (const Var& v : vars) names.insert(v.name());
+  for (const Buffer& b : f.args) names.insert(b->data.name());
+  FreeVarCollector c;
+  c.visit(f.body);
+  for (auto& [name, v] : c.used)
+    if (!c.bound.count(v.get()) && names.insert(name).second) vars.push_back(v);
+  return vars;
 }
 
 std::optional<runtime::DimExpr> to_dim_expr(const Expr& e) {

@@ -67,21 +67,37 @@ bool same_extent(const Expr& a, const Expr& b) {
   return x && y && *x == *y;
 }
 
+namespace {
+// A dimension as an extent: each variable from `vars`, else the scope's (ShapeError without one).
+Expr extent_over(const runtime::DimExpr& d, const std::map<std::string, ir::Var>& vars) {
+  Expr e = Expr(static_cast<int>(d.offset));
+  bool first = d.offset == 0;
+  for (const runtime::DimTerm& t : d.terms) {
+    auto it = vars.find(t.var);
+    Expr v;
+    if (it != vars.end()) {
+      v = it->second;
+    } else {
+      if (!current_maxima)
+        LOOM_THROW(ShapeError, "dimension ", d.str(), " uses the shape variable '", t.var,
+                   "', which no input's extents have");
+      v = current_maxima->var(t.var);
+    }
+    Expr term = t.coeff == 1 ? v : v * Expr(static_cast<int>(t.coeff));
+    e = first ? term : e + term;
+    first = false;
+  }
+  return e;
+}
+}  // namespace
+
+Expr shape_var_extent(const runtime::DimExpr& d) { return extent_over(d, {}); }
+
 std::vector<Expr> extents_over(const runtime::ShapeExpr& dims, const std::vector<Tensor>& tensors) {
   std::map<std::string, ir::Var> vars;
   for (const Tensor& t : tensors) collect_vars(t, vars);
   std::vector<Expr> out;
-  for (const runtime::DimExpr& d : dims) {
-    Expr e = Expr(static_cast<int>(d.offset));
-    for (const runtime::DimTerm& t : d.terms) {
-      auto it = vars.find(t.var);
-      if (it == vars.end())
-        LOOM_THROW(ShapeError, "dimension ", d.str(), " uses the shape variable '", t.var,
-                   "', which no input's extents have");
-      e = e + (t.coeff == 1 ? Expr(it->second) : it->second * Expr(static_cast<int>(t.coeff)));
-    }
-    out.push_back(ir::simplify(e));
-  }
+  for (const runtime::DimExpr& d : dims) out.push_back(ir::simplify(extent_over(d, vars)));
   return out;
 }
 

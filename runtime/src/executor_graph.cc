@@ -323,9 +323,9 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
       for (auto& v : j.at("shape_vars")) {
         ShapeVar var{v.at("name").get<std::string>(), integer<int64_t>(v.at("min"), "a shape variable's min"),
                      integer<int64_t>(v.at("max"), "a shape variable's max")};
-        if (var.name.empty() || var.min < 1 || var.max < var.min)
+        if (var.name.empty() || var.min < 0 || var.max < var.min)
           LOOM_THROW(ModelError, origin, ": shape variable '", var.name, "' has the range [", var.min, ", ", var.max,
-                     "] (a name, 1 <= min <= max)");
+                     "] (a name, 0 <= min <= max)");
         for (const ShapeVar& o : g.shape_vars)
           if (o.name == var.name) LOOM_THROW(ModelError, origin, ": two shape variables are named '", var.name, "'");
         g.shape_vars.push_back(std::move(var));

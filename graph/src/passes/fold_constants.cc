@@ -1,5 +1,6 @@
 // Pass: fold_constants. Operator nodes whose inputs are all constants are evaluated once, at
-// compile time, with the naive tensor-expression reference, and become constants.
+// compile time, with the naive tensor-expression reference, and become constants; those whose
+// value depends on the shape variables stay operators.
 #include <cstring>
 #include <map>
 
@@ -61,6 +62,8 @@ void fold_constants(Graph& g, int64_t max_elements) {
   for (int id : g.topological_order()) {
     Node& n = g.node(id);
     if (!n.is_op() || n.inputs.empty()) continue;
+    // A value of the shape variables (a table's rows at [past, past + seq)) is computed at run time.
+    if (!n.type.is_static() || !n.sym_attrs.empty()) continue;
     bool all_const = true;
     for (int i : n.inputs) all_const &= g.node(i).is_constant();
     if (!all_const) continue;

@@ -194,5 +194,9 @@ struct LoweredFunc {
   Stmt body;
 };
 std::string to_string(const LoweredFunc& f);
+// The shape variables a function takes (module.h's ABI): those its arguments' shapes use (in
+// order of first appearance), then by name the variables its body reads without defining them,
+// such as the run-time first row of a table's slice.
+std::vector<Var> shape_vars(const LoweredFunc& f);
 
 }  // namespace loom::ir

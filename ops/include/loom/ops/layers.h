@@ -32,15 +32,19 @@ std::vector<Expr> shape_exprs(const Shape& s);
 // what an operator that takes symbolic extents uses for decisions of structure (which axes
 // broadcast, which axes a slice cuts), never for extents or reduction axes, which come from the
 // tensor's own shape. ShapeError naming the tensor outside a scope or for a variable it lacks.
+// The scope also holds the kernel's one ir::Var per shape variable (shape_var_extent).
 class ShapeVarMaxima {
  public:
   explicit ShapeVarMaxima(std::map<std::string, int64_t> maxima);
   ~ShapeVarMaxima();
   ShapeVarMaxima(const ShapeVarMaxima&) = delete;
   ShapeVarMaxima& operator=(const ShapeVarMaxima&) = delete;
+  // The kernel's variable of that name (made on first use).
+  ir::Var var(const std::string& name) const { return vars_.try_emplace(name, ir::Var(name)).first->second; }
 
  private:
   std::map<std::string, int64_t> maxima_;
+  mutable std::map<std::string, ir::Var> vars_;
   const ShapeVarMaxima* outer_;
   friend Shape max_shape_of(const Tensor& t);
 };
@@ -49,8 +53,10 @@ bool has_symbolic_extent(const Tensor& t);
 // Whether two extents are the same dimension: equal constants, or the same affine form over
 // shape variables.
 bool same_extent(const Expr& a, const Expr& b);
-// The extents of a shape whose symbolic dimensions are affine forms over the variables that the
-// tensors' extents use (a node's output type over its inputs' variables).
+// A dimension as an extent over the scope's shape variables (ShapeError outside a scope).
+Expr shape_var_extent(const runtime::DimExpr& d);
+// The extents of a shape whose symbolic dimensions are affine forms over the shape variables
+// (a node's output type): the variables the tensors' extents use, else the scope's.
 std::vector<Expr> extents_over(const runtime::ShapeExpr& dims, const std::vector<Tensor>& tensors);
 
 // a * b, in int32 when the operands are narrower integers: conv2d, dense and their blocked

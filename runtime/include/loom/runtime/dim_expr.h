@@ -40,7 +40,9 @@ struct DimExpr {
 
 using ShapeExpr = std::vector<DimExpr>;
 
-// A shape variable and its range: a dimension known only at run time ("seq in [1, 512]").
+// A shape variable and its range: a dimension known only at run time ("seq in [1, 512]"). It may
+// be 0 (a key/value cache before the first token; its maximum is then at least 2): a tensor
+// whose extent it is holds no elements then, and the importer's probes never take 0.
 struct ShapeVar {
   std::string name;
   int64_t min = 1, max = 1;
