@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "loom/runtime/error.h"
+
 #include <filesystem>
 #include <iostream>
 
@@ -57,6 +59,31 @@ CLI::Validator output_file() {
         return std::string();
       },
       "FILE");
+}
+
+// A whole decimal integer, or -1 if `text` is anything else (empty, trailing junk, out of range).
+long long whole_integer(const std::string& text) {
+  size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return -1;
+  }
+  return used == text.size() ? v : -1;
+}
+
+// --shape-var NAME=MIN..MAX.
+runtime::ShapeVar parse_shape_var(const std::string& text) {
+  auto eq = text.find('='), dots = text.find("..");
+  long long lo = -1, hi = -1;
+  if (eq != std::string::npos && dots != std::string::npos && dots > eq) {
+    lo = whole_integer(text.substr(eq + 1, dots - eq - 1));
+    hi = whole_integer(text.substr(dots + 2));
+  }
+  if (eq == 0 || lo < 0 || hi < lo)
+    LOOM_THROW(Error, "--shape-var '", text, "' must be NAME=MIN..MAX with 0 <= MIN <= MAX (seq=1..512, past=0..511)");
+  return {text.substr(0, eq), lo, hi};
 }
 
 }  // namespace loom::tools

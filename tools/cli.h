@@ -11,11 +11,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "loom/runtime/dim_expr.h"
+
 namespace loom::tools {
 
 // Parses `args` (the command line after the subcommand's name) with `app`. Returns -1 to go on,
 // or the exit code: 0 after printing the help (--help), 2 after printing a usage error.
 int parse(CLI::App& app, const std::vector<std::string>& args);
+
+// A whole decimal integer, or -1 if `text` is anything else (empty, trailing junk, out of range).
+long long whole_integer(const std::string& text);
+// --shape-var NAME=MIN..MAX (Error naming the text otherwise).
+runtime::ShapeVar parse_shape_var(const std::string& text);
 
 namespace detail {
 // The whole of `text` as a decimal number (no sign for unsigned types, no hex or octal, no

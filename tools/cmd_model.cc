@@ -64,18 +64,6 @@ std::map<std::string, int> read_layer_weight_bits(const std::string& path) {
   return bits;
 }
 
-// A whole decimal integer, or -1 if `text` is anything else (empty, trailing junk, out of range).
-long long whole_integer(const std::string& text) {
-  size_t used = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    return -1;
-  }
-  return used == text.size() ? v : -1;
-}
-
 std::vector<int64_t> parse_shape(const std::string& text, const std::string& what) {
   std::vector<int64_t> shape;
   std::stringstream ss(text);
@@ -86,19 +74,6 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
     shape.push_back(v);
   }
   return shape;
-}
-
-// --shape-var NAME=MIN..MAX.
-graph::ShapeVar parse_shape_var(const std::string& text) {
-  auto eq = text.find('='), dots = text.find("..");
-  long long lo = -1, hi = -1;
-  if (eq != std::string::npos && dots != std::string::npos && dots > eq) {
-    lo = whole_integer(text.substr(eq + 1, dots - eq - 1));
-    hi = whole_integer(text.substr(dots + 2));
-  }
-  if (eq == 0 || lo < 0 || hi < lo)
-    LOOM_THROW(Error, "--shape-var '", text, "' must be NAME=MIN..MAX with 0 <= MIN <= MAX (seq=1..512, past=0..511)");
-  return {text.substr(0, eq), lo, hi};
 }
 
 // The entries of a comma-separated --target list, empty ones included.

@@ -133,22 +133,23 @@ void GraphExecutor::set_input(size_t i, const NDArray& a) {
   if (!a.defined()) LOOM_THROW(RuntimeError, "input '", spec.name, "': undefined array");
   std::string got = a.dtype().str() + shape_str(a.shape());
   if (a.dtype() != spec.dtype) LOOM_THROW(TypeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
-  if (spec.is_static() && a.shape() != spec.shape)
-    LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got);
-  if (!spec.is_static()) {
-    std::map<std::string, int64_t> values;
-    if (std::string why = bind_shape(spec.dims, a.shape(), values); !why.empty())
-      LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got, ": ", why);
-    for (const ShapeVar& v : shape_vars_) {
-      auto it = values.find(v.name);
-      if (it != values.end() && (it->second < v.min || it->second > v.max))
-        LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", got, ": ", v.name, " = ",
-                   it->second, " is outside its range [", v.min, ", ", v.max, "]");
-    }
-  }
+  check_shape(i, a.shape(), "input '" + spec.name + "' expects " + spec.str() + ", got " + got);
   if (value_at(inputs_[i]).finite_only && !allow_non_finite_) check_finite(spec.name, a);
   std::memcpy(value_at(inputs_[i]).data, a.raw_data(), a.nbytes());
   input_shapes_[i] = a.shape();
+}
+
+void GraphExecutor::check_shape(size_t i, const std::vector<int64_t>& shape, const std::string& what) const {
+  const ArgSpec& spec = input_spec(i);
+  if (spec.is_static() && shape != spec.shape) LOOM_THROW(ShapeError, what);
+  if (spec.is_static()) return;
+  std::map<std::string, int64_t> values;
+  if (std::string why = bind_shape(spec.dims, shape, values); !why.empty()) LOOM_THROW(ShapeError, what, ": ", why);
+  for (const ShapeVar& v : shape_vars_) {
+    auto it = values.find(v.name);
+    if (it != values.end() && (it->second < v.min || it->second > v.max))
+      LOOM_THROW(ShapeError, what, ": ", v.name, " = ", it->second, " is outside its range [", v.min, ", ", v.max, "]");
+  }
 }
 
 void GraphExecutor::bind_shapes() {
@@ -239,6 +240,52 @@ std::vector<NDArray> GraphExecutor::run(const std::vector<NDArray>& inputs) {
   std::vector<NDArray> outs;
   for (size_t i = 0; i < outputs_.size(); ++i) outs.push_back(get_output(i));
   return outs;
+}
+
+void GraphExecutor::repoint(int id, void* data) {
+  values_.at(size_t(id)).data = data;
+  for (KernelRunner* r : {cpu_ ? &as_runner(*cpu_) : nullptr, accel_ ? &as_runner(*accel_) : nullptr,
+                          cuda_ ? &as_runner(*cuda_) : nullptr})
+    if (r && !r->repoint(id, data)) LOOM_THROW(InternalError, "a runner cannot repoint value ", id);
+}
+
+void GraphExecutor::carry(size_t output, size_t input) {
+  const ArgSpec &out = output_spec(output), &in = input_spec(input);
+  std::string pair = "output '" + out.name + "' (" + out.str() + ") into input '" + in.name + "' (" + in.str() + ")";
+  if (accel_ || cuda_)
+    LOOM_THROW(ModelError, "carrying ", pair, ": the model has accelerator or GPU kernels; carried values are ",
+               "supported on CPU kernels only");
+  if (out.dtype != in.dtype || out.shape.size() != in.shape.size())
+    LOOM_THROW(ModelError, "carrying ", pair, ": they differ in element type or rank");
+  for (const Carried& c : carried_)
+    if (c.output == output || c.input == input) LOOM_THROW(ModelError, "carrying ", pair, ": one is carried already");
+  // Written by a kernel (not a view into another value's storage, nor a parameter or an input).
+  bool written = false;
+  for (const KernelCall& k : kernels_) written |= !k.args.empty() && k.args.back() == outputs_[output];
+  if (!written) LOOM_THROW(ModelError, "carrying ", pair, ": no kernel writes the output itself");
+  uint64_t bytes = std::max(value_at(outputs_[output]).nbytes, value_at(inputs_[input]).nbytes);
+  for (int id : {outputs_[output], inputs_[input]}) {
+    carried_buffers_.push_back(aligned_buffer(bytes));
+    repoint(id, carried_buffers_.back().get());
+  }
+  carried_.push_back({output, input});
+}
+
+void GraphExecutor::advance_carried() {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Carried& c : carried_) {
+    shapes.push_back(current_shape(outputs_[c.output]));
+    check_shape(c.input, shapes.back(),
+                "carrying output '" + output_spec(c.output).name + "' " + shape_str(shapes.back()) + " into input '" +
+                    input_spec(c.input).name + "' (" + input_spec(c.input).str() + ")");
+  }
+  for (size_t k = 0; k < carried_.size(); ++k) {
+    int out = outputs_[carried_[k].output], in = inputs_[carried_[k].input];
+    void *was_out = values_[size_t(out)].data, *was_in = values_[size_t(in)].data;
+    repoint(in, was_out);
+    repoint(out, was_in);
+    input_shapes_[carried_[k].input] = shapes[k];
+  }
 }
 
 }  // namespace loom::runtime

@@ -27,6 +27,12 @@ class KernelRunner {
   virtual void run(size_t first, size_t last) = 0;
   // The same, appending each kernel's seconds to `seconds`.
   virtual void run_profiled(size_t first, size_t last, std::vector<double>& seconds) = 0;
+  // Makes the kernels read and write value `id` at host address `data` from now on (carried
+  // values, GraphExecutor::carry); false where this device's copies cannot follow.
+  virtual bool repoint(int id, void* data) {
+    (void)id, (void)data;
+    return false;
+  }
 };
 
 // What every runner is made from: the model, its executor graph, and each value's host copy

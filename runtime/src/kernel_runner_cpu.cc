@@ -56,6 +56,13 @@ class CpuRunner final : public KernelRunner {
     }
   }
 
+  bool repoint(int id, void* data) override {
+    for (size_t k = 0; k < kernels_.size(); ++k)
+      for (size_t a = 0; a < kernels_[k].args.size() && kernels_[k].device == KernelDevice::CPU; ++a)
+        if (kernels_[k].args[a] == id) args_[k][a] = data;
+    return true;
+  }
+
  private:
   void call(size_t k) {
     KernelVars& kv = kernel_vars_[k];

@@ -78,6 +78,12 @@ class GraphExecutor {
   std::map<std::string, int64_t> shape_values() const;
   // set_input for every input, run, and every output.
   std::vector<NDArray> run(const std::vector<NDArray>& inputs);
+  // Output `output`'s value becomes input `input`'s at each advance_carried(), without a copy: the
+  // two get buffers of their own, which swap (a decoder's present key/value into its past;
+  // generate.h). Same element type and rank; CPU kernels only; ModelError naming them otherwise.
+  void carry(size_t output, size_t input);
+  // After a run: each carried input holds its output's value, at the run's shape.
+  void advance_carried();
 
   const std::vector<KernelCall>& kernels() const { return kernels_; }
   bool uses_accelerator() const { return accel_ != nullptr; }
@@ -109,6 +115,15 @@ class GraphExecutor {
     size_t first, last;
   };
   const Value& value_at(int id) const;
+  // ShapeError `what` unless input i takes `shape` (its dims, each variable within its range).
+  void check_shape(size_t i, const std::vector<int64_t>& shape, const std::string& what) const;
+  // Points value `id` at `data` for every kernel (the carried buffers).
+  void repoint(int id, void* data);
+  struct Carried {
+    size_t output, input;
+  };
+  std::vector<Carried> carried_;
+  std::vector<std::shared_ptr<uint8_t>> carried_buffers_;
   // The shape variables from every input's shape (ShapeError naming inputs that disagree).
   void bind_shapes();
   std::vector<int64_t> current_shape(int id) const;
