@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export a small Llama-style decoder with a key/value cache, and PyTorch's greedy tokens.
 
-usage: /usr/bin/python3 scripts/export_decoder.py OUTDIR [--layers N] [--dim D] [--steps S]
+usage: /usr/bin/python3 scripts/export_decoder.py OUTDIR [--layers N] [--dim D] [--steps S] [--prompt-length P]
 
 The decoder (random weights, seeded): token embedding, N pre-norm blocks of RMSNorm, attention
 with rotary positions and grouped-query heads (8 query heads over 2 key/value heads), and a
@@ -140,6 +140,42 @@ def greedy(model, layers, prompt, steps):
     return tokens, min(gaps)
 
 
+def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, max_seed=100):
+    """Writes the files above; returns (onnx path, prompt, greedy tokens, the module)."""
+    os.makedirs(outdir, exist_ok=True)
+    ffn = dim * 8 // 3 // 16 * 16
+    # The first seed whose greedy loop keeps every step's best logit clear of the second.
+    for seed in range(max_seed):
+        torch.manual_seed(seed)
+        model = TinyLlama(layers, dim, ffn).eval()
+        for name, p in model.named_parameters():
+            if p.dim() > 1:
+                nn.init.normal_(p, std=1.0 / math.sqrt(p.shape[1]) if "embed" not in name else 1.0)
+        prompt = torch.randint(0, VOCAB, (1, prompt_length))
+        tokens, gap = greedy(model, layers, prompt, steps)
+        if gap > 1e-2:
+            break
+    names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    outs = [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    dynamic = {"input_ids": {1: "seq"}, "logits": {1: "seq"}}
+    dynamic.update({n: {2: "past"} for n in names})
+    dynamic.update({n: {2: "total"} for n in outs})
+    example_past = [torch.randn(1, KV_HEADS, 3, dim // HEADS) for _ in names]
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    path = os.path.join(outdir, "tiny_llama.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.randint(0, VOCAB, (1, 2)), *example_past), path, opset_version=14,
+                          input_names=["input_ids", *names], output_names=["logits", *outs], dynamic_axes=dynamic,
+                          **legacy)
+    np.save(os.path.join(outdir, "tiny_llama.prompt.npy"), prompt.numpy().astype(np.int64))
+    np.save(os.path.join(outdir, "tiny_llama.greedy.npy"), np.array(tokens, dtype=np.int64))
+    with open(os.path.join(outdir, "tiny_llama.json"), "w") as f:
+        json.dump({"layers": layers, "dim": dim, "ffn": ffn, "heads": HEADS, "kv_heads": KV_HEADS, "vocab": VOCAB,
+                   "max_positions": MAX_POS, "seed": seed, "steps": steps, "min_top2_gap": gap}, f, indent=1)
+    return path, prompt[0].tolist(), tokens, model
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
@@ -148,38 +184,8 @@ def main():
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--prompt-length", type=int, default=7)
     args = ap.parse_args()
-    os.makedirs(args.outdir, exist_ok=True)
-    warnings.filterwarnings("ignore")
-    ffn = args.dim * 8 // 3 // 16 * 16
-    # The first seed whose greedy loop keeps every step's best logit clear of the second.
-    for seed in range(100):
-        torch.manual_seed(seed)
-        model = TinyLlama(args.layers, args.dim, ffn).eval()
-        for name, p in model.named_parameters():
-            if p.dim() > 1:
-                nn.init.normal_(p, std=1.0 / math.sqrt(p.shape[1]) if "embed" not in name else 1.0)
-        prompt = torch.randint(0, VOCAB, (1, args.prompt_length))
-        tokens, gap = greedy(model, args.layers, prompt, args.steps)
-        if gap > 1e-2:
-            break
-    names = [f"past_key_values.{i}.{kv}" for i in range(args.layers) for kv in ("key", "value")]
-    outs = [f"present.{i}.{kv}" for i in range(args.layers) for kv in ("key", "value")]
-    dynamic = {"input_ids": {1: "seq"}, "logits": {1: "seq"}}
-    dynamic.update({n: {2: "past"} for n in names})
-    dynamic.update({n: {2: "total"} for n in outs})
-    example_past = [torch.randn(1, KV_HEADS, 3, args.dim // HEADS) for _ in names]
-    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
-    path = os.path.join(args.outdir, "tiny_llama.onnx")
-    torch.onnx.export(model, (torch.randint(0, VOCAB, (1, 2)), *example_past), path, opset_version=14,
-                      input_names=["input_ids", *names], output_names=["logits", *outs], dynamic_axes=dynamic,
-                      **legacy)
-    np.save(os.path.join(args.outdir, "tiny_llama.prompt.npy"), prompt.numpy().astype(np.int64))
-    np.save(os.path.join(args.outdir, "tiny_llama.greedy.npy"), np.array(tokens, dtype=np.int64))
-    with open(os.path.join(args.outdir, "tiny_llama.json"), "w") as f:
-        json.dump({"layers": args.layers, "dim": args.dim, "ffn": ffn, "heads": HEADS, "kv_heads": KV_HEADS,
-                   "vocab": VOCAB, "max_positions": MAX_POS, "seed": seed, "steps": args.steps,
-                   "min_top2_gap": gap}, f, indent=1)
-    print(f"{path}: seed {seed}, {args.steps} greedy tokens, smallest top-2 gap {gap:.3g}")
+    path, prompt, tokens, _ = export(args.outdir, args.layers, args.dim, args.steps, args.prompt_length)
+    print(f"{path}: prompt {','.join(map(str, prompt))}; {args.steps} greedy tokens")
 
 
 if __name__ == "__main__":

@@ -21,8 +21,15 @@ namespace loom::tools {
 
 namespace {
 
+// Comma-separated token ids, or a .npy file of int64 ids.
 std::vector<int64_t> parse_ids(const std::string& text) {
   std::vector<int64_t> ids;
+  if (std::filesystem::path(text).extension() == ".npy") {
+    NDArray a = runtime::read_npy(text);
+    if (a.dtype() != DataType::Int(64) || a.numel() == 0)
+      LOOM_THROW(Error, "--prompt-ids: '", text, "' holds ", a.describe(), "; token ids are a non-empty int64 array");
+    return std::vector<int64_t>(a.data<int64_t>(), a.data<int64_t>() + a.numel());
+  }
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -62,13 +69,16 @@ int generate_cmd(const std::vector<std::string>& args) {
   app.add_option("model", model, "model.onnx (past key/values as inputs, present ones as outputs) or compiled .loom")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--prompt-ids", prompt, "the prompt's token ids, comma-separated (1,15043,29892)")->required();
+  app.add_option("--prompt-ids", prompt,
+                 "the prompt's token ids, comma-separated (1,15043,29892), or a .npy file of them")
+      ->required();
   number_option(app, "--max-new-tokens", o.max_new_tokens, "tokens to generate (default 32)", 1, 1 << 20);
   number_option(app, "--top-k", o.top_k, "sample from the k most likely tokens (default 0: greedy)", 0, 1 << 30);
   number_option(app, "--temperature", o.temperature, "sampling temperature (with --top-k; default 1)", 1e-6, 1e6);
   number_option(app, "--seed", o.seed, "the sampler's seed (default 0)", 0, std::numeric_limits<int64_t>::max());
   int64_t stop = -1;
-  number_option(app, "--stop-token", stop, "stop after generating this token id", 0, std::numeric_limits<int64_t>::max());
+  number_option(app, "--stop-token", stop, "stop after generating this token id", 0,
+                std::numeric_limits<int64_t>::max());
   app.add_option("--shape-var", shape_vars,
                  "for an ONNX model: NAME=MIN..MAX per named axis, the cache's from 0 (seq=1..256 past=0..255)");
   app.add_option("--expect-ids", expect, ".npy of the token ids expected (int64); exit 1 where they differ")
@@ -80,12 +90,13 @@ int generate_cmd(const std::vector<std::string>& args) {
   if (threads) runtime::set_num_threads(threads);
   runtime::GraphExecutor ex = load_decoder(model, shape_vars);
   runtime::Decoder dec(ex);
-  runtime::GenerateResult r = dec.generate(parse_ids(prompt), o);
+  const std::vector<int64_t> prompt_ids = parse_ids(prompt);
+  runtime::GenerateResult r = dec.generate(prompt_ids, o);
   std::string ids;
   for (int64_t t : r.tokens) ids += (ids.empty() ? "" : ",") + std::to_string(t);
   std::cout << (quiet ? "" : "tokens: ") << ids << "\n";
   if (!quiet) {
-    std::cout << "prompt: " << parse_ids(prompt).size() << " tokens in " << r.prefill_seconds * 1e3 << " ms; "
+    std::cout << "prompt: " << prompt_ids.size() << " tokens in " << r.prefill_seconds * 1e3 << " ms; "
               << r.step_seconds.size() << " decode steps";
     if (!r.step_seconds.empty()) {
       double sum = 0;

@@ -17,6 +17,7 @@
 #include "loom/graph/build.h"
 #include "loom/graph/quantize.h"
 #include "loom/runtime/error.h"
+#include "loom/runtime/generate.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/interrupt.h"
 #include "loom/runtime/model_file.h"
@@ -39,6 +40,8 @@ struct Model {
   // Runs of one Model from several Python threads take turns (the executor's buffers and devices are
   // one set); taken with the GIL released.
   std::shared_ptr<std::mutex> busy = std::make_shared<std::mutex>();
+  // A decoder's generation state (made by the first generate: it carries the caches).
+  std::shared_ptr<runtime::Decoder> decoder;
 };
 
 py::list specs(const runtime::GraphExecutor& e, bool inputs) {
@@ -73,6 +76,7 @@ auto interruptible(Model& m, Work&& work) {
           m.executor = m.file ? runtime::GraphExecutor::from_model_file(*m.file, m.origin, executor_options(m.backend))
                               : runtime::GraphExecutor::load(m.path, executor_options(m.backend));
           m.stale = false;
+          m.decoder.reset();  // its carried buffers were the old executor's
         }
         return work();
       },
@@ -263,6 +267,27 @@ py::list profile(Model& m, const py::args& args) {
   return out;
 }
 
+// Token generation with the key/value cache (runtime/generate.h).
+py::dict generate(Model& m, const std::vector<int64_t>& prompt, int64_t max_new_tokens, int64_t top_k,
+                  double temperature, uint64_t seed, std::optional<int64_t> stop_token) {
+  runtime::GenerateOptions o;
+  o.max_new_tokens = max_new_tokens;
+  o.top_k = top_k;
+  o.temperature = temperature;
+  o.seed = seed;
+  o.stop_token = stop_token;
+  runtime::GenerateResult r = interruptible(m, [&] {
+    if (!m.decoder) m.decoder = std::make_shared<runtime::Decoder>(m.executor);
+    return m.decoder->generate(prompt, o);
+  });
+  py::dict d;
+  d["tokens"] = r.tokens;
+  d["prefill_seconds"] = r.prefill_seconds;
+  d["step_seconds"] = r.step_seconds;
+  d["tokens_per_second"] = r.tokens_per_second();
+  return d;
+}
+
 void save(const Model& m, const std::string& path) {
   if (!m.file)
     LOOM_THROW(RuntimeError,
@@ -322,6 +347,12 @@ void register_models(py::module_& m) {
           "tuning", [](const Model& x) { return x.tuning; },
           "For a model compiled with a tuning_log: {'cpu': {'looked_up', 'found'}, 'accel': {...}}, the\n"
           "kernels the build looked up in the log and how many it had a configuration for; else None.")
+      .def("generate", &generate, py::arg("prompt_ids"), py::kw_only(), py::arg("max_new_tokens") = 32,
+           py::arg("top_k") = 0, py::arg("temperature") = 1.0, py::arg("seed") = 0, py::arg("stop_token") = py::none(),
+           "generate(prompt_ids, *, max_new_tokens=32, top_k=0, temperature=1.0, seed=0, stop_token=None)\n"
+           "-> {'tokens', 'prefill_seconds', 'step_seconds', 'tokens_per_second'}: a decoder-only model with\n"
+           "past key/values as inputs and present ones as outputs (docs/dynamic_shapes.md) generates after\n"
+           "the prompt, keeping its cache between steps; greedy, or top-k sampling with a seed.")
       .def("save", &save, py::arg("path"), "Writes the compiled model to a .loom file (loom.load reads it).");
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("backend") = "fsim",
         "load(path, *, backend='fsim') -> Model: a compiled model (.loom), as `loom run` loads it;\n"

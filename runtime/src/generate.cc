@@ -118,7 +118,8 @@ Decoder::Decoder(GraphExecutor& executor) : ex_(executor) {
     caches_.push_back({i, *present, empty});
   }
   if (caches_.empty())
-    LOOM_THROW(ModelError, model, ": no past key/value inputs; a decoder with a cache takes them (past_key_values.0.key)");
+    LOOM_THROW(ModelError, model,
+               ": no past key/value inputs; a decoder with a cache takes them (past_key_values.0.key)");
   for (const Cache& c : caches_) ex_.carry(c.output, c.input);
 }
 
@@ -131,8 +132,8 @@ GenerateResult Decoder::generate(const std::vector<int64_t>& prompt, const Gener
                " must be 0 <= top_k <= ", vocab_, " (the vocabulary) and temperature > 0");
   for (int64_t i = 0; i < p; ++i)
     if (prompt[size_t(i)] < 0 || prompt[size_t(i)] >= vocab_)
-      LOOM_THROW(RuntimeError, "generate: prompt token ", i, " is ", prompt[size_t(i)],
-                 ", outside the vocabulary [0, ", vocab_, ")");
+      LOOM_THROW(RuntimeError, "generate: prompt token ", i, " is ", prompt[size_t(i)], ", outside the vocabulary [0, ",
+                 vocab_, ")");
   if (p < seq_var_.min || p > seq_var_.max)
     LOOM_THROW(ShapeError, "generate: a prompt of ", p, " tokens is outside ", seq_var_.name, "'s range [",
                seq_var_.min, ", ", seq_var_.max, "]");

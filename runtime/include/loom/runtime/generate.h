@@ -36,8 +36,8 @@ struct GenerateOptions {
 };
 
 struct GenerateResult {
-  std::vector<int64_t> tokens;     // the new tokens, in order
-  double prefill_seconds = 0;      // the prompt's step (its first new token)
+  std::vector<int64_t> tokens;       // the new tokens, in order
+  double prefill_seconds = 0;        // the prompt's step (its first new token)
   std::vector<double> step_seconds;  // each later step (one token each)
   // Decode steps per second (the steps after the prompt's); 0 without any.
   double tokens_per_second() const;

@@ -1,0 +1,98 @@
+"""Token generation from Python: a Llama-style decoder (RMSNorm, rotary positions, SwiGLU,
+grouped-query attention) exported from PyTorch with its key/value cache as inputs and outputs
+(scripts/export_decoder.py), compiled once with the sequence and cache axes as shape variables,
+generates PyTorch's own greedy tokens; sampling is seeded; what does not fit is a clear error."""
+import os
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import loom
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import export_decoder  # noqa: E402
+
+RANGES = {"seq": (1, 64), "past": (0, 63)}
+
+
+@pytest.fixture(scope="module")
+def decoder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("decoder")
+    path, prompt, tokens, _ = export_decoder.export(str(out), layers=2, dim=64, steps=24, prompt_length=5)
+    return path, prompt, tokens
+
+
+@pytest.fixture(scope="module")
+def model(decoder):
+    return loom.compile(loom.frontend.from_onnx(decoder[0], shape_vars=RANGES))
+
+
+def test_greedy_tokens_equal_pytorchs(decoder, model):
+    _, prompt, tokens = decoder
+    r = model.generate(prompt, max_new_tokens=len(tokens))
+    assert r["tokens"] == tokens
+    assert len(r["step_seconds"]) == len(tokens) - 1 and r["tokens_per_second"] > 0
+
+
+def test_generating_again_starts_from_an_empty_cache(decoder, model):
+    _, prompt, tokens = decoder
+    assert model.generate(prompt, max_new_tokens=8)["tokens"] == tokens[:8]
+    assert model.generate(prompt, max_new_tokens=8)["tokens"] == tokens[:8]
+
+
+def test_sampling_is_seeded(decoder, model):
+    _, prompt, tokens = decoder
+    a = model.generate(prompt, max_new_tokens=12, top_k=8, temperature=1.5, seed=7)["tokens"]
+    assert a == model.generate(prompt, max_new_tokens=12, top_k=8, temperature=1.5, seed=7)["tokens"]
+    assert a != model.generate(prompt, max_new_tokens=12, top_k=8, temperature=1.5, seed=8)["tokens"]
+    assert a != tokens[:12]
+    # The most likely token alone is greedy.
+    assert model.generate(prompt, max_new_tokens=12, top_k=1, seed=3)["tokens"] == tokens[:12]
+
+
+def test_stop_token_ends_generation(decoder, model):
+    _, prompt, tokens = decoder
+    assert model.generate(prompt, max_new_tokens=20, stop_token=tokens[3])["tokens"] == tokens[:tokens.index(tokens[3]) + 1]
+
+
+def test_out_of_range_prompts_and_lengths_are_errors(model):
+    with pytest.raises(loom.ShapeError, match=r"a prompt of 65 tokens is outside seq's range \[1, 64\]"):
+        model.generate(list(range(65)))
+    with pytest.raises(loom.ShapeError, match=r"need a cache of 68 tokens at the last step, beyond past's range \[0, 63\]"):
+        model.generate([1, 2, 3, 4, 5], max_new_tokens=65)
+    with pytest.raises(loom.RuntimeError, match=r"prompt token 1 is 300, outside the vocabulary \[0, 256\)"):
+        model.generate([1, 300])
+
+
+def test_a_cache_of_the_wrong_length_is_an_error(model):
+    ids = np.array([[1]], np.int64)
+    key, short = np.zeros((1, 2, 4, 8), np.float32), np.zeros((1, 2, 3, 8), np.float32)
+    with pytest.raises(loom.ShapeError,
+                       match=r"input 'past_key_values.0.value' has past = 3 .* but input 'past_key_values.0.key' has past = 4"):
+        model.run(ids, key, short, key, key)
+    with pytest.raises(loom.ShapeError, match=r"past = 64 is outside its range \[0, 63\]"):
+        model.run(ids, *[np.zeros((1, 2, 64, 8), np.float32)] * 4)
+
+
+def test_a_past_present_pair_that_is_no_cache_is_an_error(decoder, tmp_path):
+    m = onnx.load(decoder[0])
+    # present.0.key becomes the past key itself, not grown by seq (the grown one stays inside).
+    for n in m.graph.node:
+        n.input[:] = ["grown_key" if i == "present.0.key" else i for i in n.input]
+        n.output[:] = ["grown_key" if o == "present.0.key" else o for o in n.output]
+    m.graph.node.append(helper.make_node("Identity", ["past_key_values.0.key"], ["present.0.key"]))
+    path = str(tmp_path / "no_cache.onnx")
+    onnx.save(m, path)
+    bad = loom.compile(loom.frontend.from_onnx(path, shape_vars=RANGES))
+    with pytest.raises(loom.ModelError, match=r"past 'past_key_values.0.key' .* and present 'present.0.key' .* are not a "
+                                              r"cache pair: the present must be the past grown by seq"):
+        bad.generate([1, 2])
+
+
+def test_a_cache_that_cannot_be_empty_is_an_error(decoder):
+    m = loom.compile(loom.frontend.from_onnx(decoder[0], shape_vars={"seq": (1, 64), "past": (1, 63)}))
+    with pytest.raises(loom.ModelError, match=r"the cache length 'past' has the range \[1, 63\]; .*--shape-var past=0..63"):
+        m.generate([1, 2])
