@@ -2,6 +2,7 @@
 """Export a small Llama-style decoder with a key/value cache, and PyTorch's greedy tokens.
 
 usage: /usr/bin/python3 scripts/export_decoder.py OUTDIR [--layers N] [--dim D] [--steps S] [--prompt-length P]
+                                                      [--vocab V]
 
 The decoder (random weights, seeded): token embedding, N pre-norm blocks of RMSNorm, attention
 with rotary positions and grouped-query heads (8 query heads over 2 key/value heads), and a
@@ -29,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-VOCAB, HEADS, KV_HEADS, MAX_POS = 256, 8, 2, 512
+HEADS, KV_HEADS, MAX_POS = 8, 2, 512
 
 
 class RMSNorm(nn.Module):
@@ -91,12 +92,12 @@ class Block(nn.Module):
 
 
 class TinyLlama(nn.Module):
-    def __init__(self, layers, dim, ffn):
+    def __init__(self, layers, dim, ffn, vocab):
         super().__init__()
-        self.embed = nn.Embedding(VOCAB, dim)
+        self.embed = nn.Embedding(vocab, dim)
         self.blocks = nn.ModuleList([Block(dim, ffn) for _ in range(layers)])
         self.norm = RMSNorm(dim)
-        self.head = nn.Linear(dim, VOCAB, bias=False)
+        self.head = nn.Linear(dim, vocab, bias=False)
         hd = dim // HEADS
         inv = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
         angles = torch.outer(torch.arange(MAX_POS).float(), inv)
@@ -140,18 +141,18 @@ def greedy(model, layers, prompt, steps):
     return tokens, min(gaps)
 
 
-def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, max_seed=100):
+def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, vocab=256, max_seed=100):
     """Writes the files above; returns (onnx path, prompt, greedy tokens, the module)."""
     os.makedirs(outdir, exist_ok=True)
     ffn = dim * 8 // 3 // 16 * 16
     # The first seed whose greedy loop keeps every step's best logit clear of the second.
     for seed in range(max_seed):
         torch.manual_seed(seed)
-        model = TinyLlama(layers, dim, ffn).eval()
+        model = TinyLlama(layers, dim, ffn, vocab).eval()
         for name, p in model.named_parameters():
             if p.dim() > 1:
                 nn.init.normal_(p, std=1.0 / math.sqrt(p.shape[1]) if "embed" not in name else 1.0)
-        prompt = torch.randint(0, VOCAB, (1, prompt_length))
+        prompt = torch.randint(0, vocab, (1, prompt_length))
         tokens, gap = greedy(model, layers, prompt, steps)
         if gap > 1e-2:
             break
@@ -165,13 +166,13 @@ def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, max_seed=100):
     path = os.path.join(outdir, "tiny_llama.onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (torch.randint(0, VOCAB, (1, 2)), *example_past), path, opset_version=14,
+        torch.onnx.export(model, (torch.randint(0, vocab, (1, 2)), *example_past), path, opset_version=14,
                           input_names=["input_ids", *names], output_names=["logits", *outs], dynamic_axes=dynamic,
                           **legacy)
     np.save(os.path.join(outdir, "tiny_llama.prompt.npy"), prompt.numpy().astype(np.int64))
     np.save(os.path.join(outdir, "tiny_llama.greedy.npy"), np.array(tokens, dtype=np.int64))
     with open(os.path.join(outdir, "tiny_llama.json"), "w") as f:
-        json.dump({"layers": layers, "dim": dim, "ffn": ffn, "heads": HEADS, "kv_heads": KV_HEADS, "vocab": VOCAB,
+        json.dump({"layers": layers, "dim": dim, "ffn": ffn, "heads": HEADS, "kv_heads": KV_HEADS, "vocab": vocab,
                    "max_positions": MAX_POS, "seed": seed, "steps": steps, "min_top2_gap": gap}, f, indent=1)
     return path, prompt[0].tolist(), tokens, model
 
@@ -183,8 +184,9 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--prompt-length", type=int, default=7)
+    ap.add_argument("--vocab", type=int, default=256)
     args = ap.parse_args()
-    path, prompt, tokens, _ = export(args.outdir, args.layers, args.dim, args.steps, args.prompt_length)
+    path, prompt, tokens, _ = export(args.outdir, args.layers, args.dim, args.steps, args.prompt_length, args.vocab)
     print(f"{path}: prompt {','.join(map(str, prompt))}; {args.steps} greedy tokens")
 
 

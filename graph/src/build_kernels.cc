@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -98,7 +99,14 @@ KernelReport& LoweredKernelBackend::compile(const Graph& g, const FusedGroup& gr
     std::vector<ir::Tensor> args = group_tensors(g, grp);
     schedule::Schedule s({args.back()});
     schedule_group(g, g.node(grp.anchor), s, args.back());
-    funcs_.push_back(schedule::lower(s, args, name, lower_options()));
+    ir::LoweredFunc f = schedule::lower(s, args, name, lower_options());
+    // The graph's shape variables that only the body reads (a table slice's first row).
+    for (const ir::Var& v : ir::free_vars(f.body)) {
+      bool is_arg =
+          std::any_of(f.args.begin(), f.args.end(), [&](const ir::Buffer& b) { return b->data.get() == v.get(); });
+      if (g.shape_var(v.name()) && !is_arg) f.body_shape_vars.push_back(v);
+    }
+    funcs_.push_back(std::move(f));
     reports_.push_back({name, ops, 0, device()});
   }
   call.func = reports_[it->second].func;

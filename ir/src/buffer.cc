@@ -1,5 +1,6 @@
 #include "loom/ir/buffer.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -90,13 +91,17 @@ class FreeVarCollector : public IRVisitor {
 
 std::vector<Var> shape_vars(const LoweredFunc& f) {
   std::vector<Var> vars = shape_vars(f.args);
-  std::set<std::string> names;
-  for (const Var& v : vars) names.insert(v.name());
-  for (const Buffer& b : f.args) names.insert(b->data.name());
+  for (const Var& v : f.body_shape_vars)
+    if (std::none_of(vars.begin(), vars.end(), [&](const Var& w) { return w.get() == v.get(); })) vars.push_back(v);
+  return vars;
+}
+
+std::vector<Var> free_vars(const Stmt& s) {
   FreeVarCollector c;
-  c.visit(f.body);
+  c.visit(s);
+  std::vector<Var> vars;
   for (auto& [name, v] : c.used)
-    if (!c.bound.count(v.get()) && names.insert(name).second) vars.push_back(v);
+    if (!c.bound.count(v.get())) vars.push_back(v);
   return vars;
 }
 

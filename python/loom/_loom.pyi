@@ -64,6 +64,16 @@ class Model:
     def tuning(self) -> Optional[Dict[str, Dict[str, int]]]: ...
     def run(self, *inputs: np.ndarray) -> List[np.ndarray]: ...
     def profile(self, *inputs: np.ndarray) -> List[Dict[str, Any]]: ...
+    def generate(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_new_tokens: int = 32,
+        top_k: int = 0,
+        temperature: float = 1.0,
+        seed: int = 0,
+        stop_token: Optional[int] = None,
+    ) -> Dict[str, Any]: ...
     def save(self, path: str) -> None: ...
 
 Calibration = Union[int, str, os.PathLike, Sequence[Union[np.ndarray, Sequence[np.ndarray]]]]

@@ -120,7 +120,13 @@ TEST(SymbolicShapes, VariablesAreDeclaredWithTheirRange) {
   g.add_input("y", {{5}, DataType::Float(32)});
   g.outputs = {0};
   EXPECT_THAT(test::error_text<ModelError>([&] { g.verify(); }),
-              ::testing::HasSubstr("has the range [4, 2]; it must be 1 <= min <= max"));
+              ::testing::HasSubstr("has the range [4, 2]; it must be 0 <= min <= max"));
+  // A variable that may be 0 (an empty cache) is probed from 1: it needs two values there.
+  g.shape_vars = {{"past", 0, 1}};
+  EXPECT_THAT(test::error_text<ModelError>([&] { g.verify(); }),
+              ::testing::HasSubstr("has the range [0, 1]; it must be 0 <= min <= max, with max >= 2 where min is 0"));
+  g.shape_vars = {{"past", 0, 2}};
+  g.verify();
 }
 
 TEST(SymbolicShapes, TheExecutorGraphChecksDimsAgainstTheirStorage) {

@@ -192,11 +192,15 @@ struct LoweredFunc {
   std::string name;
   std::vector<Buffer> args;
   Stmt body;
+  // Shape variables the body reads beyond those of the arguments' shapes (a table slice's
+  // run-time first row): the function takes them too (shape_vars).
+  std::vector<Var> body_shape_vars = {};
 };
 std::string to_string(const LoweredFunc& f);
 // The shape variables a function takes (module.h's ABI): those its arguments' shapes use (in
-// order of first appearance), then by name the variables its body reads without defining them,
-// such as the run-time first row of a table's slice.
+// order of first appearance), then its body_shape_vars.
 std::vector<Var> shape_vars(const LoweredFunc& f);
+// The variables a statement reads without defining them (by loops, lets or allocations), by name.
+std::vector<Var> free_vars(const Stmt& s);
 
 }  // namespace loom::ir
