@@ -5,6 +5,7 @@
 #include "build_accel.h"
 #include "build_steps.h"
 #include "kernel_backend.h"
+#include "loom/graph/passes.h"
 #include "loom/ir/buffer.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
@@ -91,26 +92,65 @@ std::string sanitize(const std::string& name) {
   return out;
 }
 
+namespace {
+// The shape variable a dense layer's rows are, when a variant at 1 is worth it: a decode step's
+// single token, which a constant row count schedules as one stream over the weights (a symbolic
+// one takes the GEMM tile of many rows). Every value of the group must use that variable alone,
+// so the variant is static.
+std::optional<std::string> single_row_variable(const Graph& g, const FusedGroup& grp) {
+  const Node& anchor = g.node(grp.anchor);
+  if (anchor.op != "dense" || anchor.type.is_static() || anchor.type.dims.size() != 2) return std::nullopt;
+  const runtime::DimExpr& rows = anchor.type.dims[0];
+  if (rows.offset != 0 || rows.terms.size() != 1 || rows.terms[0].coeff != 1) return std::nullopt;
+  const std::string& var = rows.terms[0].var;
+  const ShapeVar* v = g.shape_var(var);
+  if (!v || v->min > 1 || v->max < 2) return std::nullopt;
+  std::vector<int> ids = grp.nodes;
+  ids.insert(ids.end(), grp.inputs.begin(), grp.inputs.end());
+  for (int id : ids)
+    for (const std::string& used : runtime::shape_variables(g.node(id).type.dims))
+      if (used != var) return std::nullopt;
+  return var;
+}
+}  // namespace
+
 KernelReport& LoweredKernelBackend::compile(const Graph& g, const FusedGroup& grp, size_t, runtime::KernelCall& call) {
   auto [it, is_new] = report_of_key_.emplace(group_key(g, grp), reports_.size());
   if (is_new) {
     std::string ops = group_ops(g, grp);
     std::string name = std::string(1, prefix_).append(std::to_string(funcs_.size())) + "_" + sanitize(ops);
-    std::vector<ir::Tensor> args = group_tensors(g, grp);
-    schedule::Schedule s({args.back()});
-    schedule_group(g, g.node(grp.anchor), s, args.back());
-    ir::LoweredFunc f = schedule::lower(s, args, name, lower_options());
-    // The graph's shape variables that only the body reads (a table slice's first row).
-    for (const ir::Var& v : ir::free_vars(f.body)) {
-      bool is_arg =
-          std::any_of(f.args.begin(), f.args.end(), [&](const ir::Buffer& b) { return b->data.get() == v.get(); });
-      if (g.shape_var(v.name()) && !is_arg) f.body_shape_vars.push_back(v);
-    }
-    funcs_.push_back(std::move(f));
+    lower_group(g, grp, name);
     reports_.push_back({name, ops, 0, device()});
+    if (std::optional<std::string> var =
+            device() == runtime::KernelDevice::CPU ? single_row_variable(g, grp) : std::nullopt) {
+      auto at = at_one_.find(*var);
+      if (at == at_one_.end()) {
+        std::map<std::string, int64_t> point = g.shape_var_maxima();
+        point[*var] = 1;
+        at = at_one_.emplace(*var, graph_at(g, point)).first;
+      }
+      std::string variant = name + "_at_" + sanitize(*var) + "_1";
+      lower_group(at->second, grp, variant);
+      variants_[it->second].push_back({variant, *var, 1});
+    }
   }
   call.func = reports_[it->second].func;
+  if (auto v = variants_.find(it->second); v != variants_.end()) call.variants = v->second;
   return reports_[it->second];
+}
+
+void LoweredKernelBackend::lower_group(const Graph& g, const FusedGroup& grp, const std::string& name) {
+  std::vector<ir::Tensor> args = group_tensors(g, grp);
+  schedule::Schedule s({args.back()});
+  schedule_group(g, g.node(grp.anchor), s, args.back());
+  ir::LoweredFunc f = schedule::lower(s, args, name, lower_options());
+  // The graph's shape variables that only the body reads (a table slice's first row).
+  for (const ir::Var& v : ir::free_vars(f.body)) {
+    bool is_arg =
+        std::any_of(f.args.begin(), f.args.end(), [&](const ir::Buffer& b) { return b->data.get() == v.get(); });
+    if (g.shape_var(v.name()) && !is_arg) f.body_shape_vars.push_back(v);
+  }
+  funcs_.push_back(std::move(f));
 }
 
 KernelBackend* KernelBackends::of(runtime::KernelDevice device) const {

@@ -59,8 +59,14 @@ class LoweredKernelBackend : public KernelBackend {
   std::vector<ir::LoweredFunc> funcs_;
 
  private:
+  // Lowers the group (of `g`, or of the graph at a point) into funcs_ as `name`.
+  void lower_group(const Graph& g, const FusedGroup& grp, const std::string& name);
+
   char prefix_;
-  std::map<std::string, size_t> report_of_key_;  // group_key -> index in reports_
+  std::map<std::string, size_t> report_of_key_;                     // group_key -> index in reports_
+  std::map<size_t, std::vector<runtime::KernelVariant>> variants_;  // per report
+  // The build's graph with one shape variable at 1 (and the others at their maxima), by variable.
+  std::map<std::string, Graph> at_one_;
 };
 
 // The backends of a build's targets: the CPU always, CUDA with BuildOptions::cuda, the

@@ -24,16 +24,27 @@ Tensor reshape(const Tensor& X, const Shape& shape, const std::string& name) {
 
 Tensor reshape(const Tensor& X, const std::vector<Expr>& shape, const std::string& name) {
   const std::vector<Expr>& xs = X.shape();
-  // Leading unit axes of the input read 0; its first other axis takes what the inner ones leave
-  // (no remainder: with a symbolic extent there, the row-major quotient is the index).
-  size_t first = 0;
-  while (first + 1 < xs.size() && is_one(xs[first])) ++first;
+  // Axes kept at either end (the same extents in order) index directly; the row-major arithmetic
+  // covers only the axes between, so a cache's [2, 4, T, 64] -> [8, T, 64] divides by constants,
+  // not by its run-time length T. The middles hold as many elements: the ends do.
+  size_t lead = 0, tail = 0;
+  while (lead < xs.size() && lead < shape.size() && same_extent(xs[lead], shape[lead])) ++lead;
+  while (tail + lead < xs.size() && tail + lead < shape.size() &&
+         same_extent(xs[xs.size() - 1 - tail], shape[shape.size() - 1 - tail]))
+    ++tail;
+  const size_t x_end = xs.size() - tail, out_end = shape.size() - tail;
+  // Leading unit axes of the input's middle read 0; its first other axis takes what the inner ones
+  // leave (no remainder: with a symbolic extent there, the row-major quotient is the index).
+  size_t first = lead;
+  while (first + 1 < x_end && is_one(xs[first])) ++first;
   return compute(shape, ComputeFn([&](const std::vector<Var>& v) {
-                   // Row-major flat index of the output point, then the input point with that index.
-                   Expr flat = Expr(0);
-                   for (size_t d = 0; d < v.size(); ++d) flat = d == 0 ? Expr(v[0]) : flat * shape[d] + v[d];
                    std::vector<Expr> idx(xs.size(), Expr(0));
-                   for (size_t d = xs.size(); d-- > first;) {
+                   for (size_t d = 0; d < lead; ++d) idx[d] = v[d];
+                   for (size_t k = 0; k < tail; ++k) idx[xs.size() - 1 - k] = v[shape.size() - 1 - k];
+                   // Row-major flat index of the output's middle, then the input's middle point with it.
+                   Expr flat = Expr(0);
+                   for (size_t d = lead; d < out_end; ++d) flat = d == lead ? Expr(v[d]) : flat * shape[d] + v[d];
+                   for (size_t d = x_end; d-- > first;) {
                      idx[d] = d == first ? flat : flat % xs[d];
                      flat = flat / xs[d];
                    }

@@ -179,6 +179,17 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
       LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') downloads ",
                  value_kind_name(kind), " '", g.values[size_t(id)].name, "': only inputs and temporaries are written");
   }
+  for (auto& v : k.value("variants", json::array())) {
+    KernelVariant var{v.at("func").get<std::string>(), v.at("var").get<std::string>(),
+                      integer<int64_t>(v.at("value"), "a kernel variant's value")};
+    auto it =
+        std::find_if(g.shape_vars.begin(), g.shape_vars.end(), [&](const ShapeVar& s) { return s.name == var.var; });
+    if (call.device != KernelDevice::CPU || it == g.shape_vars.end() || var.value < it->min || var.value > it->max)
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') has a variant for ", var.var,
+                 " = ", var.value, ", which is not a CPU kernel's variant at a value of one of the model's shape ",
+                 "variables");
+    call.variants.push_back(std::move(var));
+  }
   if (call.device == KernelDevice::Cuda && version < 4 && (!call.upload.empty() || !call.download.empty()))
     LOOM_THROW(ModelError, origin, ": CUDA kernel '", call.func, "' (node '", call.node,
                "') copies values (upload, download), which executor graphs before version 4 do not");
@@ -215,6 +226,8 @@ json kernel_to_json(const KernelCall& k) {
     j["upload"] = k.upload;
     j["download"] = k.download;
   }
+  for (const KernelVariant& v : k.variants)
+    j["variants"].push_back({{"func", v.func}, {"var", v.var}, {"value", v.value}});
   return j;
 }
 

@@ -50,7 +50,9 @@ struct RunnerInputs {
 
 // ModelError naming the origin and the kernel unless the call passes as many values as `expects`
 // has arguments, each of the shape and element type its argument expects.
-void check_arguments(const RunnerInputs& in, const KernelCall& call, const std::vector<ArgSpec>& expects);
+// With `variant`: that variant's arguments, the graph's dims at its value.
+void check_arguments(const RunnerInputs& in, const KernelCall& call, const std::vector<ArgSpec>& expects,
+                     const KernelVariant* variant = nullptr);
 
 class CpuRunner;
 class AccelRunner;

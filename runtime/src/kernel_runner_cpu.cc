@@ -12,35 +12,19 @@ class CpuRunner final : public KernelRunner {
  public:
   explicit CpuRunner(const RunnerInputs& in) : kernels_(in.plan.kernels), shape_values_(in.shape_values) {
     module_ = Module::load_from_memory(in.file.library, in.origin);
-    fns_.resize(kernels_.size());
-    args_.resize(kernels_.size());
-    kernel_vars_.resize(kernels_.size());
+    calls_.resize(kernels_.size());
+    variants_.resize(kernels_.size());
     for (size_t k = 0; k < kernels_.size(); ++k) {
       const KernelCall& call = kernels_[k];
       if (call.device != KernelDevice::CPU) continue;
-      if (!module_.has_function(call.func))
-        LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' (node '", call.node,
-                   "') is missing from the kernel library");
-      check_arguments(in, call, module_.signature(call.func).args);
-      for (int id : call.args) {
-        if (!in.host[size_t(id)])
-          LOOM_THROW(ModelError, in.origin, ": CPU kernel '", call.func, "' reads '", in.plan.values[size_t(id)].name,
-                     "', which lives only on the accelerator");
-        args_[k].push_back(in.host[size_t(id)]);
+      prepare(in, call, nullptr, calls_[k]);
+      variants_[k].resize(call.variants.size());
+      for (size_t v = 0; v < call.variants.size(); ++v) {
+        Variant& var = variants_[k][v];
+        var.graph_index = graph_index(in, call.variants[v].func, call.variants[v].var);
+        var.value = call.variants[v].value;
+        prepare(in, call, &call.variants[v], var.call);
       }
-      // Symbolic extents: the function's shape variables, which the graph must have.
-      KernelVars& kv = kernel_vars_[k];
-      for (const std::string& v : module_.signature(call.func).shape_vars) {
-        size_t at = 0;
-        while (at < in.plan.shape_vars.size() && in.plan.shape_vars[at].name != v) ++at;
-        if (at == in.plan.shape_vars.size())
-          LOOM_THROW(ModelError, in.origin, ": kernel '", call.func, "' takes the shape variable '", v,
-                     "', which the model does not declare");
-        kv.graph_index.push_back(at);
-      }
-      kv.values.resize(kv.graph_index.size());
-      if (!kv.values.empty()) args_[k].push_back(kv.values.data());
-      fns_[k] = module_.get_function(call.func);
     }
   }
 
@@ -57,18 +41,67 @@ class CpuRunner final : public KernelRunner {
   }
 
   bool repoint(int id, void* data) override {
-    for (size_t k = 0; k < kernels_.size(); ++k)
-      for (size_t a = 0; a < kernels_[k].args.size() && kernels_[k].device == KernelDevice::CPU; ++a)
-        if (kernels_[k].args[a] == id) args_[k][a] = data;
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      if (kernels_[k].device != KernelDevice::CPU) continue;
+      for (size_t a = 0; a < kernels_[k].args.size(); ++a) {
+        if (kernels_[k].args[a] != id) continue;
+        calls_[k].args[a] = data;
+        for (Variant& v : variants_[k]) v.call.args[a] = data;
+      }
+    }
     return true;
   }
 
  private:
+  // A function ready to call: its arguments array (the values' host copies, then its shape
+  // variables' values, module.h ABI) and where those values come from.
+  struct Call {
+    CompiledFn fn = nullptr;
+    std::vector<void*> args;
+    std::vector<size_t> graph_index;  // of each shape variable it takes
+    std::vector<int64_t> values;
+  };
+  struct Variant {
+    size_t graph_index = 0;  // of the shape variable it is for
+    int64_t value = 0;
+    Call call;
+  };
+
+  size_t graph_index(const RunnerInputs& in, const std::string& func, const std::string& var) const {
+    for (size_t at = 0; at < in.plan.shape_vars.size(); ++at)
+      if (in.plan.shape_vars[at].name == var) return at;
+    LOOM_THROW(ModelError, in.origin, ": kernel '", func, "' takes the shape variable '", var,
+               "', which the model does not declare");
+  }
+
+  void prepare(const RunnerInputs& in, const KernelCall& call, const KernelVariant* variant, Call& c) {
+    const std::string& func = variant ? variant->func : call.func;
+    if (!module_.has_function(func))
+      LOOM_THROW(ModelError, in.origin, ": kernel '", func, "' (node '", call.node,
+                 "') is missing from the kernel library");
+    check_arguments(in, call, module_.signature(func).args, variant);
+    for (int id : call.args) {
+      if (!in.host[size_t(id)])
+        LOOM_THROW(ModelError, in.origin, ": CPU kernel '", func, "' reads '", in.plan.values[size_t(id)].name,
+                   "', which lives only on the accelerator");
+      c.args.push_back(in.host[size_t(id)]);
+    }
+    for (const std::string& v : module_.signature(func).shape_vars) c.graph_index.push_back(graph_index(in, func, v));
+    c.values.resize(c.graph_index.size());
+    if (!c.values.empty()) c.args.push_back(c.values.data());
+    c.fn = module_.get_function(func);
+  }
+
   void call(size_t k) {
-    KernelVars& kv = kernel_vars_[k];
-    for (size_t i = 0; i < kv.values.size(); ++i) kv.values[i] = (*shape_values_)[kv.graph_index[i]];
+    Call* c = &calls_[k];
+    for (Variant& v : variants_[k])
+      if ((*shape_values_)[v.graph_index] == v.value) {
+        c = &v.call;
+        break;
+      }
+    for (size_t i = 0; i < c->values.size(); ++i) c->values[i] = (*shape_values_)[c->graph_index[i]];
     loom_set_last_error("");
-    int32_t rc = fns_[k](args_[k].data());
+    int32_t rc = c->fn(c->args.data());
     if (rc != 0) {
       const char* msg = loom_get_last_error();
       LOOM_THROW(RuntimeError, "kernel '", kernels_[k].func, "' (node '", kernels_[k].node,
@@ -76,18 +109,11 @@ class CpuRunner final : public KernelRunner {
     }
   }
 
-  // A kernel's shape-variable values (module.h ABI: its last argument), copied from the run's.
-  struct KernelVars {
-    std::vector<size_t> graph_index;
-    std::vector<int64_t> values;
-  };
-
   Module module_;
   std::vector<KernelCall> kernels_;
   std::shared_ptr<const std::vector<int64_t>> shape_values_;
-  std::vector<KernelVars> kernel_vars_;
-  std::vector<CompiledFn> fns_;
-  std::vector<std::vector<void*>> args_;
+  std::vector<Call> calls_;
+  std::vector<std::vector<Variant>> variants_;
 };
 
 std::shared_ptr<CpuRunner> make_cpu_runner(const RunnerInputs& in) { return std::make_shared<CpuRunner>(in); }

@@ -38,15 +38,16 @@ std::string point_str(const std::map<std::string, int64_t>& at) {
   return s;
 }
 
-// The concrete shape of every node with the shape variables at `at` (the operators' own type
-// functions on a copy of the graph).
-std::vector<Shape> shapes_at(const Graph& g, const std::map<std::string, int64_t>& at) {
+}  // namespace
+
+Graph graph_at(const Graph& g, const std::map<std::string, int64_t>& at) {
   Graph probe = g;
   for (int id : probe.inputs) {
     Node& in = probe.node(id);
     if (!in.type.dims.empty()) in.type.shape = runtime::eval_shape(in.type.dims, at);
+    in.type.dims.clear();
   }
-  for (Node& n : probe.nodes)
+  for (Node& n : probe.nodes) {
     for (const auto& [key, dims] : n.sym_attrs) {
       std::vector<int64_t> v = runtime::eval_shape(dims, at);
       if (std::holds_alternative<int64_t>(n.attrs.values().at(key)))
@@ -54,12 +55,23 @@ std::vector<Shape> shapes_at(const Graph& g, const std::map<std::string, int64_t
       else
         n.attrs.set(key, v);
     }
+    n.sym_attrs.clear();
+  }
   try {
     infer_concrete(probe);
   } catch (const Error& e) {
     LOOM_THROW(ModelError, "the graph types only at some values of its shape variables: at ", point_str(at), ", ",
                e.what());
   }
+  probe.shape_vars.clear();
+  return probe;
+}
+
+namespace {
+
+// The concrete shape of every node with the shape variables at `at`.
+std::vector<Shape> shapes_at(const Graph& g, const std::map<std::string, int64_t>& at) {
+  Graph probe = graph_at(g, at);
   std::vector<Shape> shapes;
   for (const Node& n : probe.nodes) shapes.push_back(n.type.shape);
   return shapes;

@@ -16,6 +16,10 @@ namespace loom::graph {
 
 // Fills every node's output type; errors name the node and its operator.
 void infer_types(Graph& g);
+// A copy of a graph with shape variables with every variable at its value in `at`: static types
+// (the operators' type functions there), attributes at their values there, no shape variables.
+// ModelError naming the point where the graph does not type.
+Graph graph_at(const Graph& g, const std::map<std::string, int64_t>& at);
 // Graph::verify, then every typed operator node's type is the one its operator infers from its
 // inputs' types and its attributes now (a pass that edited a node without re-inferring shows
 // here). ModelError naming the node.

@@ -83,13 +83,23 @@ struct ExecutorValue {
 // at the storage's or parameter blob's offset). Before the kernel, `upload` values are copied from
 // the host to the device; after it, `download` values are copied back (where a kernel on another
 // device or an output reads them).
+// A CPU kernel's variant for one value of a shape variable, compiled with that value fixed (a
+// dense layer's single row in a decode step takes the schedule that streams its weights once);
+// the executor calls it in the runs that have the value. An executor that does not know variants
+// runs the kernel itself, which computes the same.
+struct KernelVariant {
+  std::string func, var;
+  int64_t value = 0;
+};
+
 struct KernelCall {
   std::string node;  // the graph node(s) it computes, for profiles and errors
   std::string func;  // function in the kernel library (CPU) or the stream's name (accelerator)
   KernelDevice device = KernelDevice::CPU;
-  std::vector<int> args;              // value ids: inputs, then the output
-  int accel_stream = -1;              // Accel: the stream's index in the image
-  std::vector<int> upload, download;  // Accel and Cuda
+  std::vector<int> args;                     // value ids: inputs, then the output
+  int accel_stream = -1;                     // Accel: the stream's index in the image
+  std::vector<int> upload, download;         // Accel and Cuda
+  std::vector<KernelVariant> variants = {};  // CPU
 };
 
 struct ExecutorGraph {
