@@ -77,13 +77,17 @@ def test_a_cache_of_the_wrong_length_is_an_error(model):
         model.run(ids, *[np.zeros((1, 2, 64, 8), np.float32)] * 4)
 
 
-def test_a_past_present_pair_that_is_no_cache_is_an_error(decoder, tmp_path):
+@pytest.mark.parametrize("present", ["past itself", "past twice"])
+def test_a_past_present_pair_that_is_no_cache_is_an_error(decoder, tmp_path, present):
     m = onnx.load(decoder[0])
-    # present.0.key becomes the past key itself, not grown by seq (the grown one stays inside).
+    # present.0.key becomes the past key itself, or the past key twice over: not grown by seq (the
+    # grown one stays inside).
     for n in m.graph.node:
         n.input[:] = ["grown_key" if i == "present.0.key" else i for i in n.input]
         n.output[:] = ["grown_key" if o == "present.0.key" else o for o in n.output]
-    m.graph.node.append(helper.make_node("Identity", ["past_key_values.0.key"], ["present.0.key"]))
+    past = "past_key_values.0.key"
+    m.graph.node.append(helper.make_node("Identity", [past], ["present.0.key"]) if present == "past itself" else
+                        helper.make_node("Concat", [past, past], ["present.0.key"], axis=2))
     path = str(tmp_path / "no_cache.onnx")
     onnx.save(m, path)
     bad = loom.compile(loom.frontend.from_onnx(path, shape_vars=RANGES))
