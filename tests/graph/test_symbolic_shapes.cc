@@ -144,6 +144,47 @@ TEST(SymbolicShapes, TheExecutorGraphChecksDimsAgainstTheirStorage) {
               ::testing::HasSubstr("(seq) ranges over [1, 200], not up to its shape's 100"));
 }
 
+// x[seq, 64] x w[64, 48]: a dense layer over a symbolic number of rows.
+Graph projection(const DimExpr& rows, std::vector<ShapeVar> vars) {
+  Graph g;
+  g.name = "projection";
+  g.shape_vars = std::move(vars);
+  int x = g.add_input("x", {{}, DataType::Float(32), {rows, DimExpr::constant(64)}});
+  g.outputs = {g.add_op("matmul", "proj", {x, g.add_constant("w", test::random_float32({64, 48}, 5))})};
+  return g;
+}
+
+TEST(SymbolicShapes, ADenseLayersOneRowVariantIsChosenPerRun) {
+  BuildResult built = build(projection(DimExpr::variable("seq"), {{"seq", 1, 32}}));
+  const runtime::KernelCall* dense = nullptr;
+  for (const runtime::KernelCall& k : built.executor_graph.kernels)
+    if (!k.variants.empty()) dense = &k;
+  ASSERT_NE(dense, nullptr);
+  ASSERT_EQ(dense->variants.size(), 1u);
+  EXPECT_EQ(dense->variants[0].var, "seq");
+  EXPECT_EQ(dense->variants[0].value, 1);
+  auto ex = runtime::GraphExecutor::from_model_file(built.file, "projection");
+  for (int64_t seq : {1, 3, 32, 1}) {
+    NDArray x = test::random_float32({seq, 64}, uint64_t(seq));
+    NDArray got = ex.run({x})[0];
+    NDArray want = reference_run(projection(DimExpr::constant(seq), {}), {x})[0];
+    EXPECT_TRUE(test::arrays_close(got, want, 1e-5, 1e-5)) << "seq = " << seq;
+  }
+  // The variants survive the executor graph's JSON, which checks what they name.
+  runtime::ExecutorGraph plan = runtime::ExecutorGraph::from_json(built.file.graph_json, built.file.params_bytes, "m");
+  size_t k = size_t(dense - built.executor_graph.kernels.data());
+  EXPECT_EQ(plan.kernels[k].variants[0].func, dense->variants[0].func);
+  plan.kernels[k].variants[0].var = "len";
+  EXPECT_THAT(test::error_text<ModelError>(
+                  [&] { runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m"); }),
+              ::testing::HasSubstr("has a variant for len = 1, which is not a CPU kernel's variant at a value of one "
+                                   "of the model's shape variables"));
+  plan.kernels[k].variants[0] = {dense->variants[0].func, "seq", 33};
+  EXPECT_THAT(test::error_text<ModelError>(
+                  [&] { runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m"); }),
+              ::testing::HasSubstr("has a variant for seq = 33"));
+}
+
 TEST(SymbolicShapes, DimensionsAreAffineForms) {
   DimExpr seq = DimExpr::variable("seq"), past = DimExpr::variable("past");
   DimExpr total = past + seq + DimExpr::constant(1);
