@@ -2,7 +2,7 @@
 """Export a small Llama-style decoder with a key/value cache, and PyTorch's greedy tokens.
 
 usage: /usr/bin/python3 scripts/export_decoder.py OUTDIR [--layers N] [--dim D] [--steps S] [--prompt-length P]
-                                                      [--vocab V]
+                                                      [--vocab V] [--computed-mask]
 
 The decoder (random weights, seeded): token embedding, N pre-norm blocks of RMSNorm, attention
 with rotary positions and grouped-query heads (8 query heads over 2 key/value heads), and a
@@ -11,7 +11,8 @@ one for generation:
     inputs   input_ids [1, seq] int64, past_key_values.<L>.key / .value [1, 2, past, head_dim]
     outputs  logits [1, seq, vocab], present.<L>.key / .value [1, 2, past + seq, head_dim]
 with seq and past dynamic (past 0 on the prompt's step). Positions and the causal mask are
-slices of tables at [past, past + seq), so the graph reads no position input.
+slices of tables at [past, past + seq), so the graph reads no position input; with
+--computed-mask they are ranges over the shapes compared, as Hugging Face exports write them.
 
 Writes OUTDIR/tiny_llama.onnx, tiny_llama.prompt.npy (int64 token ids) and tiny_llama.greedy.npy
 (the S tokens PyTorch's own greedy loop over the same module generates after the prompt, with the
@@ -92,8 +93,9 @@ class Block(nn.Module):
 
 
 class TinyLlama(nn.Module):
-    def __init__(self, layers, dim, ffn, vocab):
+    def __init__(self, layers, dim, ffn, vocab, computed_mask=False):
         super().__init__()
+        self.computed_mask = computed_mask
         self.embed = nn.Embedding(vocab, dim)
         self.blocks = nn.ModuleList([Block(dim, ffn) for _ in range(layers)])
         self.norm = RMSNorm(dim)
@@ -109,9 +111,17 @@ class TinyLlama(nn.Module):
 
     def forward(self, input_ids, *past):
         seq, start = input_ids.shape[1], past[0].shape[2]
-        cos = self.cos_table[start:start + seq]
-        sin = self.sin_table[start:start + seq]
-        mask = self.causal[start:start + seq, :start + seq]
+        if self.computed_mask:
+            # As exporters of Hugging Face models write it: positions from a range over the shapes,
+            # the causal mask from comparing them.
+            positions = torch.arange(start, start + seq)
+            cos, sin = self.cos_table[positions], self.sin_table[positions]
+            keys = torch.arange(start + seq)
+            mask = torch.where(keys[None, :] <= positions[:, None], torch.tensor(0.0), torch.tensor(-1e9))
+        else:
+            cos = self.cos_table[start:start + seq]
+            sin = self.sin_table[start:start + seq]
+            mask = self.causal[start:start + seq, :start + seq]
         x = self.embed(input_ids)
         present = []
         for i, block in enumerate(self.blocks):
@@ -141,17 +151,18 @@ def greedy(model, layers, prompt, steps):
     return tokens, min(gaps)
 
 
-def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, vocab=256, max_seed=100):
+def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, vocab=256, computed_mask=False, max_seed=100,
+           name="tiny_llama"):
     """Writes the files above; returns (onnx path, prompt, greedy tokens, the module)."""
     os.makedirs(outdir, exist_ok=True)
     ffn = dim * 8 // 3 // 16 * 16
     # The first seed whose greedy loop keeps every step's best logit clear of the second.
     for seed in range(max_seed):
         torch.manual_seed(seed)
-        model = TinyLlama(layers, dim, ffn, vocab).eval()
-        for name, p in model.named_parameters():
+        model = TinyLlama(layers, dim, ffn, vocab, computed_mask).eval()
+        for pname, p in model.named_parameters():
             if p.dim() > 1:
-                nn.init.normal_(p, std=1.0 / math.sqrt(p.shape[1]) if "embed" not in name else 1.0)
+                nn.init.normal_(p, std=1.0 / math.sqrt(p.shape[1]) if "embed" not in pname else 1.0)
         prompt = torch.randint(0, vocab, (1, prompt_length))
         tokens, gap = greedy(model, layers, prompt, steps)
         if gap > 1e-2:
@@ -163,15 +174,15 @@ def export(outdir, layers=2, dim=128, steps=32, prompt_length=7, vocab=256, max_
     dynamic.update({n: {2: "total"} for n in outs})
     example_past = [torch.randn(1, KV_HEADS, 3, dim // HEADS) for _ in names]
     legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
-    path = os.path.join(outdir, "tiny_llama.onnx")
+    path = os.path.join(outdir, name + ".onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (torch.randint(0, vocab, (1, 2)), *example_past), path, opset_version=14,
                           input_names=["input_ids", *names], output_names=["logits", *outs], dynamic_axes=dynamic,
                           **legacy)
-    np.save(os.path.join(outdir, "tiny_llama.prompt.npy"), prompt.numpy().astype(np.int64))
-    np.save(os.path.join(outdir, "tiny_llama.greedy.npy"), np.array(tokens, dtype=np.int64))
-    with open(os.path.join(outdir, "tiny_llama.json"), "w") as f:
+    np.save(os.path.join(outdir, name + ".prompt.npy"), prompt.numpy().astype(np.int64))
+    np.save(os.path.join(outdir, name + ".greedy.npy"), np.array(tokens, dtype=np.int64))
+    with open(os.path.join(outdir, name + ".json"), "w") as f:
         json.dump({"layers": layers, "dim": dim, "ffn": ffn, "heads": HEADS, "kv_heads": KV_HEADS, "vocab": vocab,
                    "max_positions": MAX_POS, "seed": seed, "steps": steps, "min_top2_gap": gap}, f, indent=1)
     return path, prompt[0].tolist(), tokens, model
@@ -185,8 +196,13 @@ def main():
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--prompt-length", type=int, default=7)
     ap.add_argument("--vocab", type=int, default=256)
+    ap.add_argument("--computed-mask", action="store_true",
+                    help="positions and the causal mask from ranges over the shapes (as Hugging Face exports write "
+                         "them), not slices of tables; writes tiny_llama_computed_mask.*")
     args = ap.parse_args()
-    path, prompt, tokens, _ = export(args.outdir, args.layers, args.dim, args.steps, args.prompt_length, args.vocab)
+    path, prompt, tokens, _ = export(args.outdir, args.layers, args.dim, args.steps, args.prompt_length, args.vocab,
+                                     args.computed_mask, name="tiny_llama_computed_mask" if args.computed_mask else
+                                     "tiny_llama")
     print(f"{path}: prompt {','.join(map(str, prompt))}; {args.steps} greedy tokens")
 
 

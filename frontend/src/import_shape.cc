@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <sstream>
 
 #include "onnx_importer.h"
 
@@ -371,12 +372,36 @@ void import_reverse_sequence(Importer& im, const onnx::NodeProto& n) {
 }
 
 // Range, EyeLike, Size: values that depend only on constants and shapes, computed at import.
+// The rows a range whose bounds come from shapes reads from its table (positions [past, past +
+// seq) of a sequence): at most this many.
+constexpr int64_t kRunTimeRangeTable = int64_t(1) << 14;
+
 void import_range(Importer& im, const onnx::NodeProto& n) {
   double s = im.scalar_value(n, 0), l = im.scalar_value(n, 1), d = im.scalar_value(n, 2);
   DataType t = im.type(im.input(n, 0)).dtype;
   if (d == 0) im.unsupported(n, "delta is 0");
   double count = std::max(0.0, std::ceil((l - s) / d));
   if (!(count >= 1 && count <= double(kMaxElements))) im.unsupported(n, "the range is empty or too large");
+  if (im.input_from_shapes(n, 0) || im.input_from_shapes(n, 1)) {
+    // Bounds from shapes (shape variables): rows [start, limit) of a table of 0, 1, 2, ..., sliced
+    // at run time where the variables say.
+    auto num = [](double v) {
+      std::ostringstream os;
+      os << v;
+      return os.str();
+    };
+    if (d != 1 || s < 0 || l > double(kRunTimeRangeTable) || s != std::floor(s) || l != std::floor(l))
+      im.unsupported(n, "a range whose bounds come from shapes must count up by 1 from a start >= 0 to at most " +
+                            std::to_string(kRunTimeRangeTable) + " (here " + num(s) + " to " + num(l) + " by " +
+                            num(d) + ")");
+    NDArray table = NDArray::empty({kRunTimeRangeTable}, t);
+    for (int64_t i = 0; i < kRunTimeRangeTable; ++i) table.set_from_double(i, double(i));
+    std::vector<int64_t> starts{int64_t(s)}, ends{int64_t(l)}, axes{0}, steps{1};
+    im.output(n, im.add(n, "slice", {im.add_const(n, table, "_table")},
+                        Attrs().set("starts", starts).set("ends", ends).set("axes", axes).set("steps", steps), "",
+                        /*fold=*/false));
+    return;
+  }
   NDArray out = folded_const({static_cast<int64_t>(count)}, t, im.where(n));
   for (int64_t i = 0; i < out.numel(); ++i) out.set_from_double(i, s + double(i) * d);
   im.output(n, im.add_const(n, out));
@@ -421,11 +446,15 @@ void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
     im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
   int64_t count = 1;
   for (int64_t d : shape) count = count < 0 || d < 0 || (d > 0 && count > (int64_t(1) << 40) / d) ? -1 : count * d;
-  if (count > kMaxFoldedElements && !shape.empty()) {
-    // Large: a kernel fills it at run time (folding would compute and store it at import).
+  // A table (not a shape vector) of a shape that comes from shapes (shape variables).
+  const bool table_of_shapes = im.input_from_shapes(n, 0) && (shape.size() > 1 || fill.dtype().is_float());
+  if ((count > kMaxFoldedElements && !shape.empty()) || table_of_shapes) {
+    // Large, or a table whose shape changes with the shape variables: a kernel fills it at run
+    // time (folding would compute and store it at import).
     NDArray one = NDArray::empty({}, fill.dtype());
     std::memcpy(one.raw_data(), fill.raw_data(), fill.dtype().bytes());
-    im.output(n, im.add(n, "expand", {im.add_const(n, one, "_value")}, Attrs().set("shape", shape)));
+    im.output(n, im.add(n, "expand", {im.add_const(n, one, "_value")}, Attrs().set("shape", shape), "",
+                        /*fold=*/!table_of_shapes));
     return;
   }
   NDArray out = folded_const(shape, fill.dtype(), im.where(n));

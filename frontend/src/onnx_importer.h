@@ -113,6 +113,8 @@ class Importer {
   // the shapes of run-time tensors (Shape, Size, and what is folded from them), so its value
   // depends on the variables at this probe point.
   bool from_shapes(int id) const { return from_shapes_.count(id) > 0; }
+  // Whether input i of the node is such a constant (at a probe point).
+  bool input_from_shapes(const onnx::NodeProto& n, int i) { return has_input(n, i) && from_shapes(input(n, i)); }
 
   // Adds a graph operator and infers its type at once (importers of later nodes need shapes);
   // a small one over constants is evaluated now unless `fold` is false.

@@ -100,3 +100,30 @@ def test_a_cache_that_cannot_be_empty_is_an_error(decoder):
     m = loom.compile(loom.frontend.from_onnx(decoder[0], shape_vars={"seq": (1, 64), "past": (1, 63)}))
     with pytest.raises(loom.ModelError, match=r"the cache length 'past' has the range \[1, 63\]; .*--shape-var past=0..63"):
         m.generate([1, 2])
+
+
+def test_positions_and_mask_computed_from_shapes(tmp_path):
+    # As Hugging Face exports write them: ranges over the shapes, gathered and compared.
+    path, prompt, tokens, _ = export_decoder.export(str(tmp_path), layers=2, dim=64, steps=16, prompt_length=6,
+                                                    computed_mask=True, name="computed")
+    kinds = {n.op_type for n in onnx.load(path).graph.node}
+    assert {"Range", "LessOrEqual", "Where"} <= kinds
+    m = loom.compile(loom.frontend.from_onnx(path, shape_vars=RANGES))
+    assert m.generate(prompt, max_new_tokens=len(tokens))["tokens"] == tokens
+
+
+def test_a_range_from_shapes_that_does_not_count_by_one_is_an_error(tmp_path):
+    # y = x + range(0, 2 * seq, 2), the range's limit from x's shape.
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
+             helper.make_node("Mul", ["seq", "two"], ["limit"]),
+             helper.make_node("Range", ["zero", "limit", "two"], ["r"]),
+             helper.make_node("Cast", ["r"], ["rf"], to=onnx.TensorProto.FLOAT),
+             helper.make_node("Add", ["x", "rf"], ["y"])]
+    consts = [helper.make_tensor(n, onnx.TensorProto.INT64, [], [v]) for n, v in (("one", 1), ("two", 2), ("zero", 0))]
+    g = helper.make_graph(nodes, "range_by_two", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, "seq"])],
+                          [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], consts)
+    path = str(tmp_path / "range.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), path)
+    with pytest.raises(loom.ModelError, match=r"node 'r' \(Range\): a range whose bounds come from shapes must count up by 1 .*\(here 0 to 16 by 2\)"):
+        loom.frontend.from_onnx(path, shape_vars={"seq": (1, 8)})
