@@ -47,3 +47,27 @@ def test_a_shape_variable_must_name_a_dimension(encoder):
     _, path = encoder
     with pytest.raises(loom.ModelError, match=r"shape variable 'tokens' names no input dimension.*x:seq"):
         loom.frontend.from_onnx(path, shape_vars={"tokens": (1, 8)})
+
+
+def test_a_table_filled_to_a_shape_from_shapes_is_filled_at_run_time(tmp_path):
+    # y = x * ConstantOfShape(Shape(x), 2.5) + range(0, seq): both change with seq.
+    from onnx import TensorProto, helper
+    import onnx
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("ConstantOfShape", ["shape"], ["fill"],
+                              value=helper.make_tensor("v", TensorProto.FLOAT, [1], [2.5])),
+             helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
+             helper.make_node("Range", ["zero", "seq", "one"], ["r"]),
+             helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["x", "fill"], ["m"]),
+             helper.make_node("Add", ["m", "rf"], ["y"])]
+    consts = [helper.make_tensor(n, TensorProto.INT64, [], [v]) for n, v in (("one", 1), ("zero", 0))]
+    g = helper.make_graph(nodes, "fill", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq"])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], consts)
+    path = str(tmp_path / "fill.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), path)
+    m = loom.compile(loom.frontend.from_onnx(path, shape_vars={"seq": (1, 40)}))
+    for seq in [40, 1, 7]:
+        x = np.random.RandomState(seq).randn(1, seq).astype(np.float32)
+        (y,) = m.run(x)
+        assert np.allclose(y, x * 2.5 + np.arange(seq, dtype=np.float32)[None, :]), seq
