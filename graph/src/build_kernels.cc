@@ -93,24 +93,48 @@ std::string sanitize(const std::string& name) {
 }
 
 namespace {
-// The shape variable a dense layer's rows are, when a variant at 1 is worth it: a decode step's
-// single token, which a constant row count schedules as one stream over the weights (a symbolic
-// one takes the GEMM tile of many rows). Every value of the group must use that variable alone,
-// so the variant is static.
-std::optional<std::string> single_row_variable(const Graph& g, const FusedGroup& grp) {
+// The shape variable a dense layer's rows are, when variants at fixed row counts are worth it: a
+// decode step's single token, or a few, which a constant row count schedules as one stream over
+// the weights or as full register tiles. (A symbolic count takes the GEMM tile of many rows with
+// the rows in a guarded tail, and neither fuses its row tiles with the block groups nor
+// prefetches the next group's weights.) Every value of the group must use that variable alone,
+// as its outermost extent after unit ones, so that a bucket's variant may compute its largest
+// count of rows where a run reads fewer (storage holds the largest shape).
+std::optional<std::string> rows_variable(const Graph& g, const FusedGroup& grp) {
   const Node& anchor = g.node(grp.anchor);
   if (anchor.op != "dense" || anchor.type.is_static() || anchor.type.dims.size() != 2) return std::nullopt;
   const runtime::DimExpr& rows = anchor.type.dims[0];
   if (rows.offset != 0 || rows.terms.size() != 1 || rows.terms[0].coeff != 1) return std::nullopt;
   const std::string& var = rows.terms[0].var;
-  const ShapeVar* v = g.shape_var(var);
-  if (!v || v->min > 1 || v->max < 2) return std::nullopt;
+  if (!g.shape_var(var)) return std::nullopt;
   std::vector<int> ids = grp.nodes;
   ids.insert(ids.end(), grp.inputs.begin(), grp.inputs.end());
-  for (int id : ids)
-    for (const std::string& used : runtime::shape_variables(g.node(id).type.dims))
-      if (used != var) return std::nullopt;
+  for (int id : ids) {
+    bool outer = true;  // no extent other than 1 before this one
+    for (const runtime::DimExpr& d : g.node(id).type.dims) {
+      if (d.is_constant()) {
+        outer &= d.offset == 1;
+        continue;
+      }
+      if (!outer || !(d == rows)) return std::nullopt;
+      outer = false;
+    }
+  }
   return var;
+}
+
+// The row counts a dense layer's variants are compiled for: one row exactly, then buckets that
+// compute 4 or 16 rows for runs of 2-4 or 5-16 (the register tile's and a few tiles' worth: the
+// weights' stream dominates there, so the rows computed past the run's cost little).
+std::vector<runtime::KernelVariant> row_variants(const ShapeVar& v) {
+  std::vector<runtime::KernelVariant> out;
+  for (auto [from, to] : {std::pair<int64_t, int64_t>{1, 1}, {2, 4}, {5, 16}}) {
+    from = std::max(from, v.min);
+    to = std::min(to, v.max);
+    if (from > to) continue;
+    out.push_back({"", v.name, to, from == to ? 0 : from});
+  }
+  return out;
 }
 }  // namespace
 
@@ -122,16 +146,18 @@ KernelReport& LoweredKernelBackend::compile(const Graph& g, const FusedGroup& gr
     lower_group(g, grp, name);
     reports_.push_back({name, ops, 0, device()});
     if (std::optional<std::string> var =
-            device() == runtime::KernelDevice::CPU ? single_row_variable(g, grp) : std::nullopt) {
-      auto at = at_one_.find(*var);
-      if (at == at_one_.end()) {
-        std::map<std::string, int64_t> point = g.shape_var_maxima();
-        point[*var] = 1;
-        at = at_one_.emplace(*var, graph_at(g, point)).first;
+            device() == runtime::KernelDevice::CPU ? rows_variable(g, grp) : std::nullopt) {
+      for (runtime::KernelVariant v : row_variants(*g.shape_var(*var))) {
+        auto at = at_.find({*var, v.value});
+        if (at == at_.end()) {
+          std::map<std::string, int64_t> point = g.shape_var_maxima();
+          point[*var] = v.value;
+          at = at_.emplace(std::pair{*var, v.value}, graph_at(g, point)).first;
+        }
+        v.func = name + "_at_" + sanitize(*var) + "_" + std::to_string(v.value);
+        lower_group(at->second, grp, v.func);
+        variants_[it->second].push_back(v);
       }
-      std::string variant = name + "_at_" + sanitize(*var) + "_1";
-      lower_group(at->second, grp, variant);
-      variants_[it->second].push_back({variant, *var, 1});
     }
   }
   call.func = reports_[it->second].func;

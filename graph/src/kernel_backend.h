@@ -65,8 +65,8 @@ class LoweredKernelBackend : public KernelBackend {
   char prefix_;
   std::map<std::string, size_t> report_of_key_;                     // group_key -> index in reports_
   std::map<size_t, std::vector<runtime::KernelVariant>> variants_;  // per report
-  // The build's graph with one shape variable at 1 (and the others at their maxima), by variable.
-  std::map<std::string, Graph> at_one_;
+  // The build's graph with one shape variable at a value (the others at their maxima).
+  std::map<std::pair<std::string, int64_t>, Graph> at_;
 };
 
 // The backends of a build's targets: the CPU always, CUDA with BuildOptions::cuda, the

@@ -181,13 +181,14 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
   }
   for (auto& v : k.value("variants", json::array())) {
     KernelVariant var{v.at("func").get<std::string>(), v.at("var").get<std::string>(),
-                      integer<int64_t>(v.at("value"), "a kernel variant's value")};
+                      integer<int64_t>(v.at("value"), "a kernel variant's value"), integer_or<int64_t>(v, "from", 0)};
     auto it =
         std::find_if(g.shape_vars.begin(), g.shape_vars.end(), [&](const ShapeVar& s) { return s.name == var.var; });
-    if (call.device != KernelDevice::CPU || it == g.shape_vars.end() || var.value < it->min || var.value > it->max)
+    if (call.device != KernelDevice::CPU || it == g.shape_vars.end() || var.value < it->min || var.value > it->max ||
+        var.from < 0 || var.from > var.value)
       LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') has a variant for ", var.var,
-                 " = ", var.value, ", which is not a CPU kernel's variant at a value of one of the model's shape ",
-                 "variables");
+                 " = ", var.from ? std::to_string(var.from) + ".." : "", var.value,
+                 ", which is not a CPU kernel's variant at a value of one of the model's shape variables");
     call.variants.push_back(std::move(var));
   }
   if (call.device == KernelDevice::Cuda && version < 4 && (!call.upload.empty() || !call.download.empty()))
@@ -227,7 +228,8 @@ json kernel_to_json(const KernelCall& k) {
     j["download"] = k.download;
   }
   for (const KernelVariant& v : k.variants)
-    j["variants"].push_back({{"func", v.func}, {"var", v.var}, {"value", v.value}});
+    j["variants"].push_back(v.from ? json{{"func", v.func}, {"var", v.var}, {"value", v.value}, {"from", v.from}}
+                                   : json{{"func", v.func}, {"var", v.var}, {"value", v.value}});
   return j;
 }
 

@@ -23,6 +23,7 @@ class CpuRunner final : public KernelRunner {
         Variant& var = variants_[k][v];
         var.graph_index = graph_index(in, call.variants[v].func, call.variants[v].var);
         var.value = call.variants[v].value;
+        var.from = call.variants[v].from ? call.variants[v].from : var.value;
         prepare(in, call, &call.variants[v], var.call);
       }
     }
@@ -62,8 +63,8 @@ class CpuRunner final : public KernelRunner {
     std::vector<int64_t> values;
   };
   struct Variant {
-    size_t graph_index = 0;  // of the shape variable it is for
-    int64_t value = 0;
+    size_t graph_index = 0;       // of the shape variable it is for
+    int64_t from = 0, value = 0;  // the values it runs for
     Call call;
   };
 
@@ -95,7 +96,7 @@ class CpuRunner final : public KernelRunner {
   void call(size_t k) {
     Call* c = &calls_[k];
     for (Variant& v : variants_[k])
-      if ((*shape_values_)[v.graph_index] == v.value) {
+      if (int64_t x = (*shape_values_)[v.graph_index]; v.from <= x && x <= v.value) {
         c = &v.call;
         break;
       }

@@ -154,17 +154,23 @@ Graph projection(const DimExpr& rows, std::vector<ShapeVar> vars) {
   return g;
 }
 
-TEST(SymbolicShapes, ADenseLayersOneRowVariantIsChosenPerRun) {
+TEST(SymbolicShapes, ADenseLayersRowVariantsAreChosenPerRun) {
   BuildResult built = build(projection(DimExpr::variable("seq"), {{"seq", 1, 32}}));
   const runtime::KernelCall* dense = nullptr;
   for (const runtime::KernelCall& k : built.executor_graph.kernels)
     if (!k.variants.empty()) dense = &k;
   ASSERT_NE(dense, nullptr);
-  ASSERT_EQ(dense->variants.size(), 1u);
+  // One row exactly; buckets computing 4 rows for runs of 2-4 and 16 for 5-16.
+  ASSERT_EQ(dense->variants.size(), 3u);
   EXPECT_EQ(dense->variants[0].var, "seq");
   EXPECT_EQ(dense->variants[0].value, 1);
+  EXPECT_EQ(dense->variants[0].from, 0);
+  EXPECT_EQ(dense->variants[1].from, 2);
+  EXPECT_EQ(dense->variants[1].value, 4);
+  EXPECT_EQ(dense->variants[2].from, 5);
+  EXPECT_EQ(dense->variants[2].value, 16);
   auto ex = runtime::GraphExecutor::from_model_file(built.file, "projection");
-  for (int64_t seq : {1, 3, 32, 1}) {
+  for (int64_t seq : {1, 2, 3, 4, 5, 16, 17, 32, 7, 1}) {
     NDArray x = test::random_float32({seq, 64}, uint64_t(seq));
     NDArray got = ex.run({x})[0];
     NDArray want = reference_run(projection(DimExpr::constant(seq), {}), {x})[0];
@@ -174,6 +180,7 @@ TEST(SymbolicShapes, ADenseLayersOneRowVariantIsChosenPerRun) {
   runtime::ExecutorGraph plan = runtime::ExecutorGraph::from_json(built.file.graph_json, built.file.params_bytes, "m");
   size_t k = size_t(dense - built.executor_graph.kernels.data());
   EXPECT_EQ(plan.kernels[k].variants[0].func, dense->variants[0].func);
+  EXPECT_EQ(plan.kernels[k].variants[2].from, 5);
   plan.kernels[k].variants[0].var = "len";
   EXPECT_THAT(test::error_text<ModelError>(
                   [&] { runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m"); }),
@@ -183,6 +190,11 @@ TEST(SymbolicShapes, ADenseLayersOneRowVariantIsChosenPerRun) {
   EXPECT_THAT(test::error_text<ModelError>(
                   [&] { runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m"); }),
               ::testing::HasSubstr("has a variant for seq = 33"));
+  plan.kernels[k].variants[0] = dense->variants[0];
+  plan.kernels[k].variants[2].from = 20;  // a bucket that ends before it starts
+  EXPECT_THAT(test::error_text<ModelError>(
+                  [&] { runtime::ExecutorGraph::from_json(plan.to_json(), built.file.params_bytes, "m"); }),
+              ::testing::HasSubstr("has a variant for seq = 20..16"));
 }
 
 TEST(SymbolicShapes, DimensionsAreAffineForms) {

@@ -83,13 +83,17 @@ struct ExecutorValue {
 // at the storage's or parameter blob's offset). Before the kernel, `upload` values are copied from
 // the host to the device; after it, `download` values are copied back (where a kernel on another
 // device or an output reads them).
-// A CPU kernel's variant for one value of a shape variable, compiled with that value fixed (a
-// dense layer's single row in a decode step takes the schedule that streams its weights once);
-// the executor calls it in the runs that have the value. An executor that does not know variants
-// runs the kernel itself, which computes the same.
+// A CPU kernel's variant for values of a shape variable, compiled with the variable at `value`
+// (a dense layer's single row in a decode step takes the schedule that streams its weights once).
+// The executor calls it in the runs whose value is `value`, or with `from` > 0 in [from, value]:
+// a bucket, whose variant computes `value` rows of which the run reads the first (the variable
+// is then the outermost extent of every value the kernel reads or writes, whose storage holds
+// the largest shape). An executor that does not know variants runs the kernel itself, which
+// computes the same.
 struct KernelVariant {
   std::string func, var;
   int64_t value = 0;
+  int64_t from = 0;
 };
 
 struct KernelCall {
