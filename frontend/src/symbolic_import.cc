@@ -7,6 +7,11 @@
 // dimension.
 #include "symbolic_import.h"
 
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <set>
+
 #include "loom/graph/passes.h"
 #include "loom/runtime/error.h"
 
@@ -39,6 +44,57 @@ bool same_value(const NDArray& a, const NDArray& b) {
 
 }  // namespace
 
+std::optional<runtime::DimExpr> dim_param_form(const std::string& text, const std::vector<graph::ShapeVar>& vars) {
+  auto is_var = [&](const std::string& name) {
+    return std::any_of(vars.begin(), vars.end(), [&](const graph::ShapeVar& v) { return v.name == name; });
+  };
+  runtime::DimExpr form = runtime::DimExpr::constant(0);
+  size_t i = 0;
+  int sign = 1;
+  bool expect_term = true, any_var = false;
+  auto skip = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  auto name_at = [&] {
+    size_t start = i;
+    while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_')) ++i;
+    return text.substr(start, i - start);
+  };
+  for (skip(); i < text.size(); skip()) {
+    char c = text[i];
+    if (!expect_term) {
+      if (c != '+' && c != '-') return std::nullopt;
+      sign = c == '+' ? 1 : -1;
+      ++i;
+      expect_term = true;
+      continue;
+    }
+    int64_t coeff = 1;
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      std::string digits = name_at();
+      if (digits.size() > 9 ||
+          !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+        return std::nullopt;
+      coeff = std::stoll(digits);
+      skip();
+      if (i >= text.size() || text[i] != '*') {  // a constant term
+        form = form + runtime::DimExpr::constant(sign * coeff);
+        expect_term = false;
+        continue;
+      }
+      ++i;
+      skip();
+    }
+    std::string name = name_at();
+    if (name.empty() || !is_var(name)) return std::nullopt;
+    form = form + runtime::DimExpr::variable(name) * (sign * coeff);
+    any_var = true;
+    expect_term = false;
+  }
+  if (expect_term || !any_var) return std::nullopt;
+  return form;
+}
+
 std::vector<SymbolicInputDim> symbolic_input_dims(const onnx::GraphProto& gp, const std::vector<graph::ShapeVar>& vars,
                                                   const std::string& origin) {
   std::vector<SymbolicInputDim> dims;
@@ -48,12 +104,10 @@ std::vector<SymbolicInputDim> symbolic_input_dims(const onnx::GraphProto& gp, co
     const auto& shape = in.type().tensor_type().shape();
     for (int d = 0; d < shape.dim_size(); ++d) {
       if (!shape.dim(d).has_dim_param()) continue;
-      const std::string& name = shape.dim(d).dim_param();
-      for (const graph::ShapeVar& v : vars)
-        if (v.name == name) {
-          dims.push_back({in.name(), d, name});
-          used.insert(name);
-        }
+      std::optional<runtime::DimExpr> form = dim_param_form(shape.dim(d).dim_param(), vars);
+      if (!form) continue;
+      dims.push_back({in.name(), d, *form});
+      for (const std::string& v : runtime::shape_variables({*form})) used.insert(v);
     }
   }
   for (const graph::ShapeVar& v : vars)
@@ -78,17 +132,20 @@ std::map<std::string, std::vector<int64_t>> shapes_at(const onnx::GraphProto& gp
     for (const auto& in : gp.input()) {
       if (in.name() != s.input) continue;
       std::vector<int64_t> shape;
-      for (const auto& d : in.type().tensor_type().shape().dim()) {
-        if (d.has_dim_value() && d.dim_value() > 0) {
-          shape.push_back(d.dim_value());
+      for (int d = 0; d < in.type().tensor_type().shape().dim_size(); ++d) {
+        const auto& dim = in.type().tensor_type().shape().dim(d);
+        if (dim.has_dim_value() && dim.dim_value() > 0) {
+          shape.push_back(dim.dim_value());
           continue;
         }
-        auto v = d.has_dim_param() ? at.find(d.dim_param()) : at.end();
-        if (v == at.end())
+        auto named = std::find_if(dims.begin(), dims.end(),
+                                  [&](const SymbolicInputDim& o) { return o.input == s.input && o.axis == d; });
+        if (named == dims.end())
           LOOM_THROW(ModelError, origin, ": input '", s.input, "': dimension '",
-                     d.has_dim_param() ? d.dim_param() : "?",
-                     "' is neither static nor a shape variable (declare it with --shape-var NAME=MIN..MAX)");
-        shape.push_back(v->second);
+                     dim.has_dim_param() ? dim.dim_param() : "?",
+                     "' is neither static nor a shape variable (declare it with --shape-var NAME=MIN..MAX; a sum of ",
+                     "variables is written as one, e.g. 'past + seq')");
+        shape.push_back(named->dim.eval(at));
       }
       shapes[s.input] = shape;
     }
@@ -168,7 +225,7 @@ Graph unify_probes(std::vector<std::pair<Point, Graph>> imported, const std::vec
       Node& in = g.node(id);
       if (in.name != s.input) continue;
       if (in.type.dims.empty()) in.type.dims = runtime::constant_shape(in.type.shape);
-      in.type.dims[size_t(s.axis)] = runtime::DimExpr::variable(s.var);
+      in.type.dims[size_t(s.axis)] = s.dim;
     }
   graph::infer_types(g);
   return g;

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,12 +12,16 @@
 
 namespace loom::frontend::onnx_detail {
 
-// An input dimension that a shape variable names.
+// An input dimension that shape variables name: one variable (`seq`), or a dim_param that is an
+// affine form of them (`past + seq`, as exporters name a mask's length).
 struct SymbolicInputDim {
   std::string input;
   int axis = 0;
-  std::string var;
+  runtime::DimExpr dim;
 };
+// A dim_param as an affine form over the variables: names of variables, whole numbers, + and -,
+// and a number times a name ("2*seq", "past + seq + 1"); nullopt for anything else.
+std::optional<runtime::DimExpr> dim_param_form(const std::string& text, const std::vector<graph::ShapeVar>& vars);
 
 // The inputs' dimensions that the variables name (ModelError for a variable that names none).
 std::vector<SymbolicInputDim> symbolic_input_dims(const onnx::GraphProto& gp, const std::vector<graph::ShapeVar>& vars,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "kernel_runner.h"
 #include "loom/runtime/error.h"
@@ -143,8 +144,18 @@ void GraphExecutor::check_shape(size_t i, const std::vector<int64_t>& shape, con
   const ArgSpec& spec = input_spec(i);
   if (spec.is_static() && shape != spec.shape) LOOM_THROW(ShapeError, what);
   if (spec.is_static()) return;
+  // What the shape alone can check: the dims over variables it has as whole dimensions. A sum of
+  // variables that come from other inputs (a mask's past + seq) is checked by run, which binds
+  // every input's first.
+  ShapeExpr own = spec.dims;
+  std::set<std::string> whole;
+  for (const DimExpr& d : own)
+    if (const std::string* v = d.as_variable()) whole.insert(*v);
+  for (size_t i = 0; i < own.size() && i < shape.size(); ++i)
+    for (const DimTerm& t : own[i].terms)
+      if (!whole.count(t.var)) own[i] = DimExpr::constant(shape[i]);
   std::map<std::string, int64_t> values;
-  if (std::string why = bind_shape(spec.dims, shape, values); !why.empty()) LOOM_THROW(ShapeError, what, ": ", why);
+  if (std::string why = bind_shape(own, shape, values); !why.empty()) LOOM_THROW(ShapeError, what, ": ", why);
   for (const ShapeVar& v : shape_vars_) {
     auto it = values.find(v.name);
     if (it != values.end() && (it->second < v.min || it->second > v.max))
@@ -169,6 +180,15 @@ void GraphExecutor::bind_shapes() {
                    shape_str(input_shapes_[i]), ") but input '", input_spec(from[v]).name, "' has ", v, " = ",
                    it->second, " (", shape_str(input_shapes_[from[v]]), ")");
     }
+  }
+  // Dims that are sums of variables bound by other inputs (a mask's past + seq).
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const ArgSpec& spec = input_spec(i);
+    if (spec.is_static()) continue;
+    std::map<std::string, int64_t> all = values;
+    if (std::string why = bind_shape(spec.dims, input_shapes_[i], all); !why.empty())
+      LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", shape_str(input_shapes_[i]),
+                 ": ", why);
   }
   for (size_t k = 0; k < shape_vars_.size(); ++k) {
     auto it = values.find(shape_vars_[k].name);

@@ -71,3 +71,31 @@ def test_a_table_filled_to_a_shape_from_shapes_is_filled_at_run_time(tmp_path):
         x = np.random.RandomState(seq).randn(1, seq).astype(np.float32)
         (y,) = m.run(x)
         assert np.allclose(y, x * 2.5 + np.arange(seq, dtype=np.float32)[None, :]), seq
+
+
+def test_a_dimension_named_as_a_sum_of_variables(tmp_path):
+    # A cache's growth times a mask whose length the model names 'past + seq', as exporters name an
+    # attention mask's: y = concat(past, x) * mask[..., None].
+    from onnx import TensorProto, helper
+    import onnx
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [2])
+    nodes = [helper.make_node("Concat", ["past", "x"], ["grown"], axis=1),
+             helper.make_node("Unsqueeze", ["mask", "axes"], ["m"]),
+             helper.make_node("Mul", ["grown", "m"], ["y"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 4]),
+              helper.make_tensor_value_info("past", TensorProto.FLOAT, [1, "past", 4]),
+              helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, "past + seq"])]
+    g = helper.make_graph(nodes, "sum_dim", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [axes])
+    path = str(tmp_path / "sum_dim.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), path)
+    m = loom.compile(loom.frontend.from_onnx(path, shape_vars={"seq": (1, 8), "past": (0, 8)}))
+    assert m.inputs[2]["dims"] == (1, "past + seq")
+    rs = np.random.RandomState(0)
+    for past, seq in [(3, 2), (0, 5), (8, 8)]:
+        x, p = rs.randn(1, seq, 4).astype(np.float32), rs.randn(1, past, 4).astype(np.float32)
+        mask = rs.randn(1, past + seq).astype(np.float32)
+        (y,) = m.run(x, p, mask)
+        assert np.allclose(y, np.concatenate([p, x], axis=1) * mask[..., None]), (past, seq)
+    with pytest.raises(loom.ShapeError, match=r"input 'mask' .*dimension 1 is 6, not past \+ seq = 5"):
+        m.run(np.zeros((1, 2, 4), np.float32), np.zeros((1, 3, 4), np.float32), np.zeros((1, 6), np.float32))
