@@ -131,7 +131,9 @@ TensorType Importer::input_type(const onnx::ValueInfoProto& in) {
                  "=...)");
     if (!d.has_dim_value() || d.dim_value() < 0)
       LOOM_THROW(ModelError, where, ": dimension '", d.has_dim_param() ? d.dim_param() : "?",
-                 "' is not static (give the shape with --input-shape ", in.name(), "=...)");
+                 probe_ ? "' is neither static nor an affine form of the shape variables (a name declared with "
+                          "--shape-var, or a sum such as 'past + seq')"
+                        : "' is not static (give the shape with --input-shape " + in.name() + "=...)");
     t.shape.push_back(d.dim_value());
   }
   return t;

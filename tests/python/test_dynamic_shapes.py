@@ -99,3 +99,28 @@ def test_a_dimension_named_as_a_sum_of_variables(tmp_path):
         assert np.allclose(y, np.concatenate([p, x], axis=1) * mask[..., None]), (past, seq)
     with pytest.raises(loom.ShapeError, match=r"input 'mask' .*dimension 1 is 6, not past \+ seq = 5"):
         m.run(np.zeros((1, 2, 4), np.float32), np.zeros((1, 3, 4), np.float32), np.zeros((1, 6), np.float32))
+
+
+def test_named_dimensions_parse_as_affine_forms(tmp_path):
+    from onnx import TensorProto, helper
+    import onnx
+    names = ["seq", "2*seq", "past", "past + seq - 1", "3 + past"]
+    inputs = [helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, [1, n]) for i, n in enumerate(names)]
+    nodes = [helper.make_node("Relu", [f"x{i}"], [f"y{i}"]) for i in range(len(names))]
+    outputs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(names))]
+    path = str(tmp_path / "forms.onnx")
+    onnx.save(helper.make_model(helper.make_graph(nodes, "forms", inputs, outputs),
+                                opset_imports=[helper.make_opsetid("", 14)]), path)
+    m = loom.compile(loom.frontend.from_onnx(path, shape_vars={"seq": (1, 8), "past": (1, 8)}))
+    assert [i["dims"][1] for i in m.inputs] == ["seq", "2*seq", "past", "past + seq - 1", "past + 3"]
+    xs = [np.full((1, n), -1.0 + k, np.float32) for k, n in enumerate([3, 6, 4, 6, 7])]  # seq 3, past 4
+    assert [y.shape for y in m.run(*xs)] == [(1, 3), (1, 6), (1, 4), (1, 6), (1, 7)]
+    # A named dimension that is no form of the variables stays an error naming it.
+    with pytest.raises(loom.ModelError, match=r"input 'z': dimension 'seq \* past' is neither static nor an affine form of the shape variables"):
+        onnx.save(helper.make_model(helper.make_graph(
+            [helper.make_node("Relu", ["z"], ["w"])], "bad",
+            [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, "seq * past"]),
+             helper.make_tensor_value_info("s", TensorProto.FLOAT, ["seq", "past"])],
+            [helper.make_tensor_value_info("w", TensorProto.FLOAT, None)]),
+            opset_imports=[helper.make_opsetid("", 14)]), str(tmp_path / "bad.onnx"))
+        loom.frontend.from_onnx(str(tmp_path / "bad.onnx"), shape_vars={"seq": (1, 8), "past": (1, 8)})
