@@ -2,7 +2,6 @@
 #include <cmath>
 #include <cstring>
 #include <set>
-#include <sstream>
 
 #include "onnx_importer.h"
 
@@ -213,7 +212,8 @@ void import_slice(Importer& im, const onnx::NodeProto& n) {
   // A table (not a shape vector) sliced where the shape variables say, such as rotary angles at
   // positions [past, past + seq), is sliced at run time.
   const TensorType& xt = im.type(x);
-  bool table = !im.from_shapes(x) && (xt.shape.size() > 1 || xt.dtype.is_float());
+  // (Shape vectors are short integer vectors; a position table is long.)
+  bool table = !im.from_shapes(x) && (xt.shape.size() > 1 || xt.dtype.is_float() || xt.numel() > 16);
   bool at_run_time = table && (im.from_shapes(im.input(n, 1)) || im.from_shapes(im.input(n, 2)));
   if (im.is_const(x) && !at_run_time) {
     im.output(n, im.add_const(n, slice_const(im.constant(n, 0), starts, ends, axes, steps)));
@@ -382,18 +382,12 @@ void import_range(Importer& im, const onnx::NodeProto& n) {
   if (d == 0) im.unsupported(n, "delta is 0");
   double count = std::max(0.0, std::ceil((l - s) / d));
   if (!(count >= 1 && count <= double(kMaxElements))) im.unsupported(n, "the range is empty or too large");
-  if (im.input_from_shapes(n, 0) || im.input_from_shapes(n, 1)) {
-    // Bounds from shapes (shape variables): rows [start, limit) of a table of 0, 1, 2, ..., sliced
-    // at run time where the variables say.
-    auto num = [](double v) {
-      std::ostringstream os;
-      os << v;
-      return os.str();
-    };
-    if (d != 1 || s < 0 || l > double(kRunTimeRangeTable) || s != std::floor(s) || l != std::floor(l))
-      im.unsupported(n, "a range whose bounds come from shapes must count up by 1 from a start >= 0 to at most " +
-                            std::to_string(kRunTimeRangeTable) + " (here " + num(s) + " to " + num(l) + " by " +
-                            num(d) + ")");
+  // Bounds from shapes (shape variables), counting up by 1 from 0 or more: rows [start, limit) of a
+  // table of 0, 1, 2, ..., sliced at run time where the variables say. Other ranges are folded: one
+  // that changes with the variables is then an error naming it where the probes are unified.
+  const bool exact_type = t == DataType::Int(64) || t == DataType::Int(32) || t == DataType::Float(32);
+  if ((im.input_from_shapes(n, 0) || im.input_from_shapes(n, 1)) && d == 1 && s >= 0 &&
+      l <= double(kRunTimeRangeTable) && s == std::floor(s) && l == std::floor(l) && exact_type) {
     NDArray table = NDArray::empty({kRunTimeRangeTable}, t);
     for (int64_t i = 0; i < kRunTimeRangeTable; ++i) table.set_from_double(i, double(i));
     std::vector<int64_t> starts{int64_t(s)}, ends{int64_t(l)}, axes{0}, steps{1};

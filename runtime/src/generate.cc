@@ -68,9 +68,11 @@ Decoder::Decoder(GraphExecutor& executor) : ex_(executor) {
   seq_var_ = shape_var(ex_, *seq);
   mask_ = input_named("attention_mask");
   positions_ = input_named("position_ids");
-  logits_ = 0;
+  std::optional<size_t> logits_out;
   for (size_t o = 0; o < ex_.num_outputs(); ++o)
-    if (ex_.output_spec(o).name == "logits") logits_ = o;
+    if (ex_.output_spec(o).name == "logits") logits_out = o;
+  if (!logits_out) LOOM_THROW(ModelError, model, ": a decoder's logits are its output 'logits' ([1, seq, vocab])");
+  logits_ = *logits_out;
   const ArgSpec& logits = ex_.output_spec(logits_);
   if (logits.shape.size() != 3 || !logits.dtype.is_float())
     LOOM_THROW(ModelError, model, ": output '", logits.name, "' is ", logits.str(),
@@ -143,6 +145,13 @@ GenerateResult Decoder::generate(const std::vector<int64_t>& prompt, const Gener
   if (const int64_t last_past = n > 1 ? p + n - 2 : 0; last_past > cache_var_.max)
     LOOM_THROW(ShapeError, "generate: ", p, " prompt tokens and ", n, " new ones need a cache of ", last_past,
                " tokens at the last step, beyond ", cache_var_.name, "'s range [0, ", cache_var_.max, "]");
+  if (mask_) {  // its length, past + seq, at the first and the last step
+    const ArgSpec& mask = ex_.input_spec(*mask_);
+    for (int64_t total : {p, n > 1 ? p + n - 1 : p})
+      if (mask.shape.size() != 2 || (mask.is_static() ? mask.shape[1] != total : total > mask.shape[1]))
+        LOOM_THROW(ShapeError, "generate: input 'attention_mask' ", mask.str(), " cannot hold the ", total,
+                   " positions of a step here");
+  }
 
   std::mt19937_64 rng(options.seed);
   auto next_token = [&]() {

@@ -151,9 +151,17 @@ void GraphExecutor::check_shape(size_t i, const std::vector<int64_t>& shape, con
   std::set<std::string> whole;
   for (const DimExpr& d : own)
     if (const std::string* v = d.as_variable()) whole.insert(*v);
-  for (size_t i = 0; i < own.size() && i < shape.size(); ++i)
-    for (const DimTerm& t : own[i].terms)
-      if (!whole.count(t.var)) own[i] = DimExpr::constant(shape[i]);
+  for (size_t d = 0; d < own.size() && d < shape.size(); ++d) {
+    bool deferred = false;
+    for (const DimTerm& t : own[d].terms) deferred |= !whole.count(t.var);
+    if (!deferred) continue;
+    // Within what the storage holds now; run checks the exact value before any kernel reads it.
+    auto [lo, hi] = dim_range(own[d], shape_vars_);
+    if (shape[d] < lo || shape[d] > hi)
+      LOOM_THROW(ShapeError, what, ": dimension ", d, " is ", shape[d], ", outside ", own[d].str(), "'s range [", lo,
+                 ", ", hi, "]");
+    own[d] = DimExpr::constant(shape[d]);
+  }
   std::map<std::string, int64_t> values;
   if (std::string why = bind_shape(own, shape, values); !why.empty()) LOOM_THROW(ShapeError, what, ": ", why);
   for (const ShapeVar& v : shape_vars_) {

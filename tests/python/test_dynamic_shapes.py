@@ -99,6 +99,9 @@ def test_a_dimension_named_as_a_sum_of_variables(tmp_path):
         assert np.allclose(y, np.concatenate([p, x], axis=1) * mask[..., None]), (past, seq)
     with pytest.raises(loom.ShapeError, match=r"input 'mask' .*dimension 1 is 6, not past \+ seq = 5"):
         m.run(np.zeros((1, 2, 4), np.float32), np.zeros((1, 3, 4), np.float32), np.zeros((1, 6), np.float32))
+    # Longer than its storage: refused before it is copied.
+    with pytest.raises(loom.ShapeError, match=r"input 'mask' .*dimension 1 is 1000, outside past \+ seq's range \[1, 16\]"):
+        m.run(np.zeros((1, 2, 4), np.float32), np.zeros((1, 3, 4), np.float32), np.zeros((1, 1000), np.float32))
 
 
 def test_named_dimensions_parse_as_affine_forms(tmp_path):
