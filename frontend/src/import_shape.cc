@@ -9,6 +9,13 @@ namespace loom::frontend::onnx_detail {
 
 namespace {
 
+// A table of values rather than a shape vector (a short integer vector, which shape computations
+// fold): what the shape variables may slice or size at run time.
+bool is_table(const Shape& shape, DataType dtype) {
+  if (shape.size() > 1 || dtype.is_float()) return true;
+  return !shape.empty() && shape[0] > 16;
+}
+
 void import_flatten(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
   Shape s = im.type(x).shape;
@@ -212,8 +219,7 @@ void import_slice(Importer& im, const onnx::NodeProto& n) {
   // A table (not a shape vector) sliced where the shape variables say, such as rotary angles at
   // positions [past, past + seq), is sliced at run time.
   const TensorType& xt = im.type(x);
-  // (Shape vectors are short integer vectors; a position table is long.)
-  bool table = !im.from_shapes(x) && (xt.shape.size() > 1 || xt.dtype.is_float() || xt.numel() > 16);
+  bool table = !im.from_shapes(x) && is_table(xt.shape, xt.dtype);
   bool at_run_time = table && (im.from_shapes(im.input(n, 1)) || im.from_shapes(im.input(n, 2)));
   if (im.is_const(x) && !at_run_time) {
     im.output(n, im.add_const(n, slice_const(im.constant(n, 0), starts, ends, axes, steps)));
@@ -440,8 +446,8 @@ void import_constant_of_shape(Importer& im, const onnx::NodeProto& n) {
     im.unsupported(n, "value must hold exactly one element, it has " + std::to_string(fill.numel()));
   int64_t count = 1;
   for (int64_t d : shape) count = count < 0 || d < 0 || (d > 0 && count > (int64_t(1) << 40) / d) ? -1 : count * d;
-  // A table (not a shape vector) of a shape that comes from shapes (shape variables).
-  const bool table_of_shapes = im.input_from_shapes(n, 0) && (shape.size() > 1 || fill.dtype().is_float());
+  // A table of a shape that comes from shapes (shape variables).
+  const bool table_of_shapes = im.input_from_shapes(n, 0) && is_table(shape, fill.dtype());
   if ((count > kMaxFoldedElements && !shape.empty()) || table_of_shapes) {
     // Large, or a table whose shape changes with the shape variables: a kernel fills it at run
     // time (folding would compute and store it at import).

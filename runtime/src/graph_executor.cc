@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -189,10 +190,13 @@ void GraphExecutor::bind_shapes() {
                    it->second, " (", shape_str(input_shapes_[from[v]]), ")");
     }
   }
-  // Dims that are sums of variables bound by other inputs (a mask's past + seq).
+  // Dims that are sums of variables bound by other inputs (a mask's past + seq); set_input checked
+  // every other dim.
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const ArgSpec& spec = input_spec(i);
-    if (spec.is_static()) continue;
+    if (std::all_of(spec.dims.begin(), spec.dims.end(),
+                    [](const DimExpr& d) { return d.is_constant() || d.as_variable(); }))
+      continue;
     std::map<std::string, int64_t> all = values;
     if (std::string why = bind_shape(spec.dims, input_shapes_[i], all); !why.empty())
       LOOM_THROW(ShapeError, "input '", spec.name, "' expects ", spec.str(), ", got ", shape_str(input_shapes_[i]),
@@ -200,8 +204,8 @@ void GraphExecutor::bind_shapes() {
   }
   for (size_t k = 0; k < shape_vars_.size(); ++k) {
     auto it = values.find(shape_vars_[k].name);
-    // A variable no input has as a whole dimension keeps its maximum (the compiler declares only
-    // variables that inputs define).
+    // A variable no input's dims use keeps its maximum (the compiler declares only variables that
+    // inputs define).
     (*shape_values_)[k] = it != values.end() ? it->second : shape_vars_[k].max;
   }
 }
