@@ -56,8 +56,7 @@ void import_clip(Importer& im, const onnx::NodeProto& n) {
 void import_dropout(Importer& im, const onnx::NodeProto& n) {
   int x = im.input(n, 0);
   if (im.has_input(n, 2)) {
-    if (!im.known(n, 2))
-      im.unsupported(n, "training_mode is computed at run time; only inference (training_mode false) is supported");
+    im.require_known(n, 2, "training_mode is computed at run time; only inference (training_mode false) is supported");
     double ratio = im.has_input(n, 1) ? im.scalar_value(n, 1) : 0.5;
     if (im.scalar_value(n, 2) != 0 && ratio != 0)
       im.unsupported(n, "training_mode=true drops elements at random; only inference is supported");

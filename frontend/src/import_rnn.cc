@@ -48,8 +48,8 @@ std::vector<std::vector<std::string>> activations(Importer& im, const onnx::Node
 // sequence_lens must be known at import: steps past a sequence's end are masked with constants.
 std::vector<int64_t> sequence_lengths(Importer& im, const onnx::NodeProto& n, const Spec& s) {
   if (!im.has_input(n, kSeqLens)) return {};
-  if (!im.known(n, kSeqLens))
-    im.unsupported(n, "sequence_lens depends on the model's inputs; only constant sequence lengths are supported");
+  im.require_known(n, kSeqLens,
+                   "sequence_lens depends on the model's inputs; only constant sequence lengths are supported");
   std::vector<int64_t> lens = im.const_ints(n, kSeqLens);
   if (int64_t(lens.size()) != s.batch)
     im.unsupported(

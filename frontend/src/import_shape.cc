@@ -342,7 +342,7 @@ void import_space_to_depth(Importer& im, const onnx::NodeProto& n) { import_dept
 // If with a condition known at import: the chosen branch, inlined. A condition computed at run
 // time would need both branches' shapes to agree and control flow: refused.
 void import_if(Importer& im, const onnx::NodeProto& n) {
-  if (!im.known(n, 0)) im.unsupported(n, "the condition is computed at run time (only known conditions are inlined)");
+  im.require_known(n, 0, "the condition is computed at run time (only known conditions are inlined)");
   bool cond = im.scalar_value(n, 0) != 0;
   const onnx::AttributeProto* branch = im.attr(n, cond ? "then_branch" : "else_branch");
   if (!branch || branch->type() != onnx::AttributeProto::GRAPH)

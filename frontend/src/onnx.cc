@@ -87,6 +87,38 @@ int Importer::fold_if_small(int id) {
   return id;
 }
 
+void Importer::require_known(const onnx::NodeProto& n, int i, const std::string& what) {
+  if (known(n, i)) return;
+  // The model's inputs the value is computed from. Compiling per value suits few small values
+  // (a shape, axes, a condition), not data: a root that is larger or symbolic is a plain error.
+  constexpr int64_t kMaxValueInputElements = 64;
+  std::set<int> seen;
+  std::vector<int> todo{input(n, i)}, roots;
+  bool small = true;
+  while (!todo.empty()) {
+    int id = todo.back();
+    todo.pop_back();
+    if (!seen.insert(id).second) continue;
+    const graph::Node& node = g_.node(id);
+    if (node.is_input()) {
+      roots.push_back(id);
+      small &= node.type.is_static() && node.type.numel() <= kMaxValueInputElements;
+    }
+    todo.insert(todo.end(), node.inputs.begin(), node.inputs.end());
+  }
+  std::string message = where(n) + ": " + what;
+  if (roots.empty() || !small) LOOM_THROW(ModelError, message);
+  std::vector<std::string> names;
+  for (int id : roots) names.push_back(g_.node(id).name);
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "'" : ", '") + name + "'";
+  throw InputValuesNeeded(message + " (computed from the model's input" + (names.size() > 1 ? "s " : " ") + list +
+                              ": bind its value at compile time, or run the model in an OnnxSession, which "
+                              "compiles it per value)",
+                          names);
+}
+
 void Importer::bind(int id) {
   graph::Node& node = g_.node(id);
   const NDArray& v = opts_.input_values.at(node.name);
@@ -126,9 +158,13 @@ TensorType Importer::input_type(const onnx::ValueInfoProto& in) {
   if (!tt.has_shape()) LOOM_THROW(ModelError, where, ": has no shape (give one with --input-shape)");
   for (auto& d : tt.shape().dim()) {
     if (d.has_dim_value() && d.dim_value() == 0)
-      LOOM_THROW(ModelError, where, ": dimension ", t.shape.size(),
-                 " is 0: Loom tensors have no empty dimensions (give another shape with --input-shape ", in.name(),
-                 "=...)");
+      // An empty input can only be a value read at import (no axes, no pads): one to bind.
+      throw InputValuesNeeded(where + ": dimension " + std::to_string(t.shape.size()) +
+                                  " is 0: Loom tensors have no empty dimensions (bind the input's value at compile "
+                                  "time, run the model in an OnnxSession, which compiles it per value, or give "
+                                  "another shape with --input-shape " +
+                                  in.name() + "=...)",
+                              {in.name()});
     if (!d.has_dim_value() || d.dim_value() < 0)
       LOOM_THROW(ModelError, where, ": dimension '", d.has_dim_param() ? d.dim_param() : "?",
                  probe_ ? "' is neither static nor an affine form of the shape variables (a name declared with "
@@ -303,17 +339,13 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
   return g;
 }
 
-namespace {
-
-std::string file_bytes(const std::string& path) {
+std::string onnx_detail::file_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) LOOM_THROW(RuntimeError, "cannot open '", path, "'");
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
-
-}  // namespace
 
 NDArray read_onnx_tensor(const std::string& path) {
   onnx::TensorProto t;
@@ -346,8 +378,13 @@ std::string onnx_with_outputs(const std::string& path, const std::vector<std::st
 }
 
 Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
+  return import_onnx_file_bytes(file_bytes(path), path, options);
+}
+
+Graph onnx_detail::import_onnx_file_bytes(const std::string& bytes, const std::string& path,
+                                          const OnnxImportOptions& options) {
   std::string base = std::filesystem::path(path).parent_path().string();
-  Graph g = import_onnx_bytes(file_bytes(path), "'" + path + "'", base.empty() ? "." : base, options);
+  Graph g = import_onnx_bytes(bytes, "'" + path + "'", base.empty() ? "." : base, options);
   if (g.name == "model" || g.name.empty() || g.name.find_first_of(" /") != std::string::npos || g.name == "torch_jit" ||
       g.name == "main_graph")
     g.name = std::filesystem::path(path).stem().string();

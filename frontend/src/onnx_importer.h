@@ -93,12 +93,14 @@ class Importer {
     return is_const(id);
   }
   const NDArray& constant(const onnx::NodeProto& n, int i) {
-    int id = input(n, i);
-    if (!known(n, i))
-      LOOM_THROW(ModelError, where(n), ": input ", i, " ('", n.input(i),
-                 "') must be a constant (computed at import), but depends on the model's inputs");
-    return g_.node(id).value;
+    require_known(n, i,
+                  "input " + std::to_string(i) + " ('" + n.input(i) +
+                      "') must be a constant (computed at import), but depends on the model's inputs");
+    return g_.node(input(n, i)).value;
   }
+  // Input i's value must be known at import: if not, an InputValuesNeeded naming the model's
+  // inputs it is computed from (a ModelError when it comes from none), saying `what`.
+  void require_known(const onnx::NodeProto& n, int i, const std::string& what);
   std::vector<int64_t> const_ints(const onnx::NodeProto& n, int i) { return int_values(constant(n, i)); }
   // The one value of a constant input (a bound, a ratio, a condition); ModelError if it holds
   // more or none.
@@ -257,5 +259,11 @@ class Importer {
   // one is an error.
   std::map<std::string, std::string> pending_extra_;
 };
+
+// The bytes of a file (RuntimeError naming it if it cannot be read).
+std::string file_bytes(const std::string& path);
+// import_onnx of a model file's bytes, read already: `path` names it in errors, resolves external
+// data and names a graph its exporter left unnamed.
+Graph import_onnx_file_bytes(const std::string& bytes, const std::string& path, const OnnxImportOptions& options);
 
 }  // namespace loom::frontend::onnx_detail

@@ -9,7 +9,9 @@
 //   internal    a Loom InternalError or a non-Loom exception: never expected
 // By default an input an operator needs as a constant (axes, a shape, pads) is bound to the test
 // data's value at compile time; with --run-time-inputs every input stays a run-time input, as
-// ONNX defines the tests (its own expectations file, node_expectations_run_time.txt).
+// ONNX defines the tests (its own expectations file, node_expectations_run_time.txt): the model
+// runs in a frontend::OnnxSession, which compiles it per value of the inputs an operator reads at
+// compile time, when a data set gives them.
 // The expectations file lists the cases expected not to pass, one per line, "name outcome
 // reason...", and is checked both ways: a case that does not pass and is not listed with that
 // outcome fails the run, and so does a listed case that now passes (the list only shrinks).
@@ -28,11 +30,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "loom/frontend/onnx.h"
+#include "loom/frontend/session.h"
 #include "loom/graph/build.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
@@ -125,13 +129,15 @@ std::vector<std::string> model_input_names(const fs::path& model) {
 // with its input values offered to the importer: the inputs that an operator needs at compile
 // time (axes, shapes, pads: Loom compiles static shapes) are bound to them, the rest stay
 // run-time inputs that the data set feeds.
-// --run-time-inputs: as ONNX defines the tests, every input given at run time (none bound).
+// --run-time-inputs: as ONNX defines the tests, every input given at run time (none bound): the
+// model is made an OnnxSession once, before any data is read, and each data set runs in it.
 bool run_time_inputs = false;
 
 Outcome run_case_in(const fs::path& dir) {
   std::string stage = "test data";
   try {
     std::vector<std::string> names = model_input_names(dir / "model.onnx");
+    std::optional<frontend::OnnxSession> session;
     for (const fs::path& set : data_sets(dir)) {
       stage = "test data";
       std::vector<NDArray> inputs, want;
@@ -147,10 +153,26 @@ Outcome run_case_in(const fs::path& dir) {
       if (inputs.size() != names.size())
         return {"rejected", "the test data has " + std::to_string(inputs.size()) + " inputs, the model " +
                                 std::to_string(names.size())};
+      if (run_time_inputs) {
+        stage = "import";
+        if (!session) session.emplace((dir / "model.onnx").string());
+        stage = "test data";
+        if (want.size() != session->num_outputs())
+          return {"rejected", "the model has " + std::to_string(session->num_outputs()) + " outputs, the test data " +
+                                  std::to_string(want.size())};
+        for (size_t j = 0; j < names.size(); ++j) session->set_input(names[j], inputs[j]);
+        stage = "compile";
+        session->prepare();
+        stage = "run";
+        session->run();
+        for (size_t k = 0; k < want.size(); ++k)
+          if (std::string why = compare(session->get_output(k), want[k]); !why.empty())
+            return {"wrong", set.filename().string() + " output " + std::to_string(k) + ": " + why};
+        continue;
+      }
       frontend::OnnxImportOptions options;
       options.bind_only_where_needed = true;
-      if (!run_time_inputs)
-        for (size_t j = 0; j < names.size(); ++j) options.input_values[names[j]] = inputs[j];
+      for (size_t j = 0; j < names.size(); ++j) options.input_values[names[j]] = inputs[j];
       stage = "import";
       graph::Graph g = frontend::import_onnx((dir / "model.onnx").string(), options);
       stage = "compile";

@@ -3,13 +3,15 @@
 // them) becomes a graph::Graph. Initializers and Constant nodes become constants; external data
 // files are read relative to the model; shape computations on constants (Shape, Gather, Slice,
 // Concat, Cast, ...) are evaluated during import so shapes stay static. Any unsupported operator,
-// attribute or dynamic shape is a ModelError naming the node, its op type and what is supported.
+// attribute or dynamic shape is a ModelError naming the node, its op type and what is supported;
+// an input whose value an operator needs at compile time is an InputValuesNeeded.
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
 #include "loom/graph/graph.h"
+#include "loom/runtime/error.h"
 
 namespace loom::frontend {
 
@@ -30,6 +32,17 @@ struct OnnxImportOptions {
   // When set, receives each ONNX value's graph node by name (initializers, inputs and node
   // outputs; a value folded at import is a constant node).
   std::map<std::string, int>* value_nodes = nullptr;
+};
+
+// What the import throws when an operator needs the value of run-time inputs at compile time (a
+// shape, axes, sizes, a bound, a condition): `inputs` names the model's inputs that value is
+// computed from. Bind them (OnnxImportOptions::input_values), or let an OnnxSession compile the
+// model per value at run time (frontend/session.h).
+class InputValuesNeeded : public loom::ModelError {
+ public:
+  InputValuesNeeded(const std::string& message, std::vector<std::string> inputs)
+      : loom::ModelError(message), inputs(std::move(inputs)) {}
+  std::vector<std::string> inputs;
 };
 
 graph::Graph import_onnx(const std::string& path, const OnnxImportOptions& options = {});
