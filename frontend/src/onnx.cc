@@ -111,11 +111,15 @@ void Importer::require_known(const onnx::NodeProto& n, int i, const std::string&
   std::vector<std::string> names;
   for (int id : roots) names.push_back(g_.node(id).name);
   std::sort(names.begin(), names.end());
-  std::string list;
-  for (const std::string& name : names) list += (list.empty() ? "'" : ", '") + name + "'";
+  std::string list, binds;
+  for (const std::string& name : names) {
+    list += (list.empty() ? "'" : ", '") + name + "'";
+    binds += " --bind " + name + "=FILE.npy";
+  }
   throw InputValuesNeeded(message + " (computed from the model's input" + (names.size() > 1 ? "s " : " ") + list +
-                              ": bind its value at compile time, or run the model in an OnnxSession, which "
-                              "compiles it per value)",
+                              ": give the value at compile time (loom compile" + binds +
+                              "), or run the model in an OnnxSession (loom.OnnxSession), which compiles it per value "
+                              "at run time)",
                           names);
 }
 

@@ -29,6 +29,7 @@ from ._loom import (  # noqa: F401
     LoweringError,
     Model,
     ModelError,
+    OnnxSession,
     RuntimeError,
     Schedule,
     ScheduleError,
@@ -57,7 +58,7 @@ from .compare import Comparison, compare  # noqa: E402,F401
 # loom.TypeError and loom.RuntimeError stay out of `from loom import *`: they would shadow Python's own.
 __all__ = [
     "Error", "CodegenError", "ConfigError", "DeviceError", "InternalError", "IsaError", "LoweringError",
-    "ModelError", "ScheduleError", "ShapeError", "Model", "Graph", "Comparison",
+    "ModelError", "ScheduleError", "ShapeError", "Model", "OnnxSession", "Graph", "Comparison",
     "Function", "CudaFunction", "LoweredFunc", "Schedule", "Stage", "accel", "build", "compile", "compare",
     "create_schedule", "cuda_available", "empty",
     "from_dlpack", "frontend", "load", "lower", "operators", "te",

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <vector>
 
 #include "loom/accel/config.h"
 #include "loom/graph/graph.h"
@@ -41,6 +42,11 @@ void register_tune(py::module_& m);
 // loom.empty and loom.from_dlpack (arrays.cc).
 void register_arrays(py::module_& m);
 
+// The positional arguments of a run as NDArrays (numpy arrays, or what numpy reads, such as CPU
+// torch tensors); a TypeError naming `fn` and the input (from `names`) otherwise.
+std::vector<NDArray> input_arrays(const py::args& args, const std::vector<std::string>& names, const std::string& fn);
+// loom.OnnxSession (sessions.cc).
+void register_sessions(py::module_& m);
 // A numpy array as an NDArray of the same type and shape (a copy); TypeError naming `what` for a
 // type Loom has no tensors of.
 NDArray to_ndarray(const py::array& a, const std::string& what);

@@ -215,19 +215,9 @@ Model compile(const py::object& model, const std::string& target, int64_t batch,
 // The model's inputs from run()'s or profile()'s arguments: numpy arrays, or objects numpy reads
 // through __array__ (CPU torch tensors).
 std::vector<NDArray> model_inputs(const Model& m, const py::args& args, const std::string& fn) {
-  std::vector<NDArray> inputs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string what =
-        "input " + std::to_string(i) + (i < m.executor.num_inputs() ? " '" + m.executor.input_spec(i).name + "'" : "");
-    py::object a = args[i];
-    if (!py::isinstance<py::array>(a) && py::hasattr(a, "__array__") && !py::isinstance<py::str>(a))
-      a = py::module_::import("numpy").attr("asarray")(a);
-    if (!py::isinstance<py::array>(a))
-      LOOM_THROW(TypeError, fn, ": ", what, " is a ", type_name(args[i]),
-                 ", not a numpy array (or a tensor numpy reads, such as a CPU torch tensor)");
-    inputs.push_back(to_ndarray(a.cast<py::array>(), fn + ": " + what));
-  }
-  return inputs;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < m.executor.num_inputs(); ++i) names.push_back(m.executor.input_spec(i).name);
+  return input_arrays(args, names, fn);
 }
 
 py::list run(Model& m, const py::args& args) {
@@ -297,6 +287,21 @@ void save(const Model& m, const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<NDArray> input_arrays(const py::args& args, const std::vector<std::string>& names, const std::string& fn) {
+  std::vector<NDArray> inputs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string what = "input " + std::to_string(i) + (i < names.size() ? " '" + names[i] + "'" : "");
+    py::object a = args[i];
+    if (!py::isinstance<py::array>(a) && py::hasattr(a, "__array__") && !py::isinstance<py::str>(a))
+      a = py::module_::import("numpy").attr("asarray")(a);
+    if (!py::isinstance<py::array>(a))
+      LOOM_THROW(TypeError, fn, ": ", what, " is a ", type_name(args[i]),
+                 ", not a numpy array (or a tensor numpy reads, such as a CPU torch tensor)");
+    inputs.push_back(to_ndarray(a.cast<py::array>(), fn + ": " + what));
+  }
+  return inputs;
+}
 
 graph::Graph model_graph(const py::object& model, int64_t batch, int64_t image, std::string& origin,
                          const std::string& what) {

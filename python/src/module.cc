@@ -24,4 +24,5 @@ PYBIND11_MODULE(_loom, m) {
 #endif
   loom::python::register_graphs(m);  // before models: loom.compile takes a Graph
   loom::python::register_models(m);
+  loom::python::register_sessions(m);
 }

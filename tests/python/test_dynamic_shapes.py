@@ -127,3 +127,52 @@ def test_named_dimensions_parse_as_affine_forms(tmp_path):
             [helper.make_tensor_value_info("w", TensorProto.FLOAT, None)]),
             opset_imports=[helper.make_opsetid("", 14)]), str(tmp_path / "bad.onnx"))
         loom.frontend.from_onnx(str(tmp_path / "bad.onnx"), shape_vars={"seq": (1, 8), "past": (1, 8)})
+
+
+@pytest.fixture(scope="module")
+def reshape_topk(tmp_path_factory):
+    """x: float[2, 3, 8] -> Reshape(shape) -> TopK(k) on the last axis: two inputs read as values."""
+    import onnx
+    from onnx import TensorProto, helper
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["r"]),
+         helper.make_node("TopK", ["r", "k"], ["values", "indices"], axis=-1)],
+        "reshape_topk",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("values", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, None)])
+    path = str(tmp_path_factory.mktemp("session") / "reshape_topk.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_a_session_compiles_per_value_of_the_inputs_read_as_shapes(reshape_topk):
+    s = loom.OnnxSession(reshape_topk)
+    assert s.input_names == ["x", "shape", "k"]
+    assert s.compilations == 0
+    x = np.random.RandomState(1).randn(2, 3, 8).astype(np.float32)
+    runs = [((6, 8), 3), ((4, 12), 5), ((6, 8), 3), ((48, 1), 1), ((4, 12), 5)]
+    for shape, k in runs:
+        values, indices = s.run(x, np.array(shape, np.int64), np.array([k], np.int64))
+        r = x.reshape(shape)
+        want = -np.sort(-r, axis=-1)[:, :k]
+        np.testing.assert_array_equal(values, want)
+        np.testing.assert_array_equal(np.take_along_axis(r, indices, axis=-1), want)
+    assert sorted(s.value_inputs) == ["k", "shape"]
+    assert s.compilations == 3 and s.cached == 3
+
+
+def test_a_bound_input_is_fixed_for_every_run(reshape_topk):
+    s = loom.OnnxSession(reshape_topk, bind={"shape": np.array([6, 8], np.int64)}, max_compiled=1)
+    assert s.input_names == ["x", "k"] and s.value_inputs == ["k"]
+    x = np.arange(48, dtype=np.float32).reshape(2, 3, 8)
+    for k in [2, 4, 2]:
+        values, _ = s.run(x, np.array([k], np.int64))
+        np.testing.assert_array_equal(values, x.reshape(6, 8)[:, ::-1][:, :k])
+    assert s.compilations == 3 and s.cached == 1  # one kept: 2 was dropped for 4
+    with pytest.raises(loom.ModelError, match=r"input 'k': the value given is int64\[2\]"):
+        s.run(x, np.array([1, 2], np.int64))
+    with pytest.raises(loom.ConfigError, match=r"max_compiled is 0, not in \[1, 1024\]"):
+        loom.OnnxSession(reshape_topk, max_compiled=0)
