@@ -117,7 +117,11 @@ frontend::CalibrationSets calibration(const py::object& spec, const graph::Graph
       LOOM_THROW(ShapeError, what, ": ", inputs.size(), " arrays for a model of ", g.inputs.size(), " inputs");
     for (size_t i = 0; i < inputs.size(); ++i) {
       const graph::TensorType& t = g.node(g.inputs[i]).type;
-      if (inputs[i].shape() != t.shape || inputs[i].dtype() != t.dtype)
+      // A symbolic dimension takes any length here; the calibration run checks it against its range.
+      bool fits = inputs[i].dtype() == t.dtype && inputs[i].shape().size() == t.shape.size();
+      for (size_t d = 0; fits && d < t.shape.size(); ++d)
+        fits = (!t.is_static() && !t.dims[d].is_constant()) || inputs[i].shape()[d] == t.shape[d];
+      if (!fits)
         LOOM_THROW(ShapeError, what, ": input '", g.node(g.inputs[i]).name, "' is ",
                    numpy_dtype_name(inputs[i].dtype()), shape_str(inputs[i].shape()), ", the model takes ", t.str());
     }

@@ -62,10 +62,17 @@ Decoder::Decoder(GraphExecutor& executor) : ex_(executor) {
   const ArgSpec& ids_spec = ex_.input_spec(ids_);
   std::optional<std::string> seq =
       ids_spec.dims.size() == 2 ? variable_of(ids_spec.dims[1]) : std::optional<std::string>();
-  if (ids_spec.dtype != DataType::Int(64) || ids_spec.shape.size() != 2 || ids_spec.shape[0] != 1 || !seq)
+  // A model of one-token steps (input_ids fixed at [1, 1]: what static kernels, such as the
+  // accelerator's, need) takes the prompt a token a step.
+  token_steps_ =
+      ids_spec.dtype == DataType::Int(64) && ids_spec.is_static() && ids_spec.shape == std::vector<int64_t>{1, 1};
+  if (!token_steps_ &&
+      (ids_spec.dtype != DataType::Int(64) || ids_spec.shape.size() != 2 || ids_spec.shape[0] != 1 || !seq))
     LOOM_THROW(ModelError, model, ": input 'input_ids' is ", ids_spec.str(),
-               "; a decoder's is int64 [1, seq] with seq a shape variable (loom compile --shape-var seq=1..N)");
-  seq_var_ = shape_var(ex_, *seq);
+               "; a decoder's is int64 [1, seq] with seq a shape variable (loom compile --shape-var seq=1..N), or ",
+               "int64 [1, 1] for one-token steps (--input-shape input_ids=1x1)");
+  seq_var_ = token_steps_ ? ShapeVar{"", 1, 1} : shape_var(ex_, *seq);
+  const DimExpr growth = token_steps_ ? DimExpr::constant(1) : DimExpr::variable(*seq);
   mask_ = input_named("attention_mask");
   positions_ = input_named("position_ids");
   std::optional<size_t> logits_out;
@@ -97,12 +104,12 @@ Decoder::Decoder(GraphExecutor& executor) : ex_(executor) {
     for (size_t d = 0; fits && d < past.dims.size(); ++d) {
       if (past.dims[d] == pres.dims[d]) continue;
       std::optional<std::string> var = variable_of(past.dims[d]);
-      fits = !axis && var && pres.dims[d] == past.dims[d] + DimExpr::variable(*seq);
+      fits = !axis && var && pres.dims[d] == past.dims[d] + growth;
       axis = d;
     }
     if (!fits || !axis)
       LOOM_THROW(ModelError, model, ": past '", past.name, "' ", past.str(), " and present '", pres.name, "' ",
-                 pres.str(), " are not a cache pair: the present must be the past grown by ", *seq,
+                 pres.str(), " are not a cache pair: the present must be the past grown by ", growth.str(),
                  " along one axis, all else equal");
     const ShapeVar& var = shape_var(ex_, *variable_of(past.dims[*axis]));
     if (caches_.empty()) cache_var_ = var;
@@ -136,7 +143,7 @@ GenerateResult Decoder::generate(const std::vector<int64_t>& prompt, const Gener
     if (prompt[size_t(i)] < 0 || prompt[size_t(i)] >= vocab_)
       LOOM_THROW(RuntimeError, "generate: prompt token ", i, " is ", prompt[size_t(i)], ", outside the vocabulary [0, ",
                  vocab_, ")");
-  if (p < seq_var_.min || p > seq_var_.max)
+  if (!token_steps_ && (p < seq_var_.min || p > seq_var_.max))
     LOOM_THROW(ShapeError, "generate: a prompt of ", p, " tokens is outside ", seq_var_.name, "'s range [",
                seq_var_.min, ", ", seq_var_.max, "]");
   if (n > 1 && seq_var_.min > 1)
@@ -147,7 +154,8 @@ GenerateResult Decoder::generate(const std::vector<int64_t>& prompt, const Gener
                " tokens at the last step, beyond ", cache_var_.name, "'s range [0, ", cache_var_.max, "]");
   if (mask_) {  // its length, past + seq, at the first and the last step
     const ArgSpec& mask = ex_.input_spec(*mask_);
-    for (int64_t total : {p, n > 1 ? p + n - 1 : p})
+    const int64_t first = token_steps_ ? 1 : p;
+    for (int64_t total : {first, n > 1 ? p + n - 1 : p})
       if (mask.shape.size() != 2 || (mask.is_static() ? mask.shape[1] != total : total > mask.shape[1]))
         LOOM_THROW(ShapeError, "generate: input 'attention_mask' ", mask.str(), " cannot hold the ", total,
                    " positions of a step here");
@@ -171,27 +179,42 @@ GenerateResult Decoder::generate(const std::vector<int64_t>& prompt, const Gener
     return order[pick(rng)];
   };
 
-  GenerateResult r;
-  NDArray ids = NDArray::empty({1, p}, DataType::Int(64));
-  std::copy(prompt.begin(), prompt.end(), ids.data<int64_t>());
-  for (const Cache& c : caches_) ex_.set_input(c.input, NDArray::empty(c.empty_shape, ex_.input_spec(c.input).dtype));
-  int64_t past = 0;
-  for (int64_t step = 0; step < n; ++step) {
-    auto t0 = std::chrono::steady_clock::now();
-    const int64_t len = ids.shape()[1];
+  auto run_step = [&](const int64_t* tokens, int64_t len, int64_t past) {
+    NDArray ids = NDArray::empty({1, len}, DataType::Int(64));
+    std::copy(tokens, tokens + len, ids.data<int64_t>());
     ex_.set_input(ids_, ids);
     if (mask_) ex_.set_input(*mask_, int64_row(0, past + len, /*ones=*/true));
     if (positions_) ex_.set_input(*positions_, int64_row(past, len, /*ones=*/false));
     ex_.run();
-    int64_t token = next_token();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    (step == 0 ? r.prefill_seconds : r.step_seconds.emplace_back()) = seconds;
-    r.tokens.push_back(token);
-    if (token == options.stop_token || step + 1 == n) break;
+  };
+  auto seconds_since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+
+  GenerateResult r;
+  for (const Cache& c : caches_) ex_.set_input(c.input, NDArray::empty(c.empty_shape, ex_.input_spec(c.input).dtype));
+  // The prompt: one step, or a token a step (each step's present the next one's past).
+  auto t0 = std::chrono::steady_clock::now();
+  int64_t past = 0, len = token_steps_ ? 1 : p;
+  for (int64_t first = 0; first < p; first += len) {
+    if (first > 0) {
+      ex_.advance_carried();
+      past += len;
+    }
+    run_step(prompt.data() + first, len, past);
+  }
+  int64_t token = next_token();
+  r.prefill_seconds = seconds_since(t0);
+  r.tokens.push_back(token);
+  for (int64_t step = 1; step < n && token != options.stop_token; ++step) {
+    t0 = std::chrono::steady_clock::now();
     ex_.advance_carried();
     past += len;
-    ids = NDArray::empty({1, 1}, DataType::Int(64));
-    ids.data<int64_t>()[0] = token;
+    len = 1;
+    run_step(&token, 1, past);
+    token = next_token();
+    r.step_seconds.push_back(seconds_since(t0));
+    r.tokens.push_back(token);
   }
   return r;
 }

@@ -84,10 +84,20 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
   // run only calls.
   bool on[3] = {false, false, false};
   for (const KernelCall& call : plan.kernels) on[int(call.device)] = true;
-  if (!plan.shape_vars.empty() && (on[int(KernelDevice::Cuda)] || on[int(KernelDevice::Accel)]))
-    LOOM_THROW(ModelError, origin, ": the model has shape variables and ",
-               on[int(KernelDevice::Cuda)] ? "CUDA" : "accelerator",
-               " kernels; symbolic dimensions run on CPU kernels only");
+  if (!plan.shape_vars.empty() && on[int(KernelDevice::Cuda)])
+    LOOM_THROW(ModelError, origin, ": the model has shape variables and CUDA kernels; symbolic dimensions run on CPU ",
+               "kernels only");
+  // Accelerator kernels of a model with shape variables touch static values only (their image
+  // places and tilings are constants).
+  for (const KernelCall& call : plan.kernels) {
+    if (call.device != KernelDevice::Accel) continue;
+    for (const auto* ids : {&call.args, &call.upload, &call.download})
+      for (int id : *ids)
+        if (size_t(id) < plan.values.size() && !plan.values[size_t(id)].dims.empty())
+          LOOM_THROW(ModelError, origin, ": accelerator node '", call.node, "' reads or writes '",
+                     plan.values[size_t(id)].name, "' ", ex.values_[size_t(id)].spec.str(),
+                     ", whose shape changes with the shape variables; accelerator kernels take static shapes only");
+  }
   RunnerInputs in{file, plan, host, origin, options, ex.shape_values_};
   if (on[int(KernelDevice::Cuda)]) ex.cuda_ = make_cuda_runner(in);
   if (on[int(KernelDevice::CPU)]) ex.cpu_ = make_cpu_runner(in);
@@ -284,9 +294,9 @@ void GraphExecutor::repoint(int id, void* data) {
 void GraphExecutor::carry(size_t output, size_t input) {
   const ArgSpec &out = output_spec(output), &in = input_spec(input);
   std::string pair = "output '" + out.name + "' (" + out.str() + ") into input '" + in.name + "' (" + in.str() + ")";
-  if (accel_ || cuda_)
-    LOOM_THROW(ModelError, "carrying ", pair, ": the model has accelerator or GPU kernels; carried values are ",
-               "supported on CPU kernels only");
+  if (cuda_)
+    LOOM_THROW(ModelError, "carrying ", pair, ": the model has GPU kernels; carried values are supported on CPU and ",
+               "accelerator kernels only");
   if (out.dtype != in.dtype || out.shape.size() != in.shape.size())
     LOOM_THROW(ModelError, "carrying ", pair, ": they differ in element type or rank");
   for (const Carried& c : carried_)

@@ -58,6 +58,12 @@ class AccelRunner final : public KernelRunner {
     }
   }
 
+  // The host copy a value is uploaded from and downloaded to moves with it.
+  bool repoint(int id, void* data) override {
+    host_.at(size_t(id)) = data;
+    return true;
+  }
+
   AccelDevice& device() { return *device_; }
   const std::vector<AccelKernelStats>& stats() const { return stats_; }
 

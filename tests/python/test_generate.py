@@ -96,6 +96,54 @@ def test_a_past_present_pair_that_is_no_cache_is_an_error(decoder, tmp_path, pre
         bad.generate([1, 2])
 
 
+ONE_TOKEN = {"input_shapes": {"input_ids": [1, 1]}, "shape_vars": {"past": (0, 63)}}
+
+
+def test_a_model_of_one_token_steps_takes_the_prompt_a_token_a_step(decoder):
+    _, prompt, tokens = decoder
+    m = loom.compile(loom.frontend.from_onnx(decoder[0], **ONE_TOKEN))
+    assert m.inputs[0]["shape"] == (1, 1) and "dims" not in m.inputs[0]
+    r = m.generate(prompt, max_new_tokens=len(tokens))
+    assert r["tokens"] == tokens
+    assert len(r["step_seconds"]) == len(tokens) - 1
+    with pytest.raises(loom.ShapeError, match=r"need a cache of 64 tokens at the last step, beyond past's range"):
+        m.generate(prompt, max_new_tokens=61)
+
+
+@pytest.fixture(scope="module")
+def int8_steps(decoder):
+    """The one-token-step decoder quantized to int8 for the CPU and for the accelerator (fsim), on
+    the same calibration inputs (the float model's own steps over the prompt and its first tokens,
+    caches of 0 to 11 tokens): the accelerator's model runs the projections and the MLP."""
+    _, prompt, tokens = decoder
+    g = loom.frontend.from_onnx(decoder[0], **ONE_TOKEN)
+    float_steps = loom.compile(g)
+    steps, caches = [], [np.zeros((1, 2, 0, 8), np.float32)] * 4
+    for token in list(prompt) + tokens[:7]:
+        steps.append((np.array([[token]], np.int64), *caches))
+        caches = float_steps.run(*steps[-1])[1:]
+    cpu = loom.compile(g, quantize="int8", calibrate=steps)
+    accel = loom.compile(g, target="accel", quantize="int8", calibrate=steps)
+    return cpu, accel
+
+
+def test_int8_generation_on_the_accelerator_equals_the_cpu_int8_reference(decoder, int8_steps):
+    cpu, accel = int8_steps
+    _, prompt, tokens = decoder
+    want = cpu.generate(prompt, max_new_tokens=32)["tokens"]
+    assert accel.generate(prompt, max_new_tokens=32)["tokens"] == want
+    assert want[:6] == tokens[:6]  # int8 keeps PyTorch's first greedy tokens (then the small gaps part them)
+    # One step's logits and cache, bit for bit, at a cache of 9 tokens.
+    rng = np.random.RandomState(3)
+    inputs = [np.array([[17]], np.int64)] + [rng.randn(*s["shape"][:2], 9, s["shape"][3]).astype(np.float32)
+                                             for s in cpu.inputs[1:]]
+    for got, ref in zip(accel.run(*inputs), cpu.run(*inputs)):
+        assert got.shape == ref.shape and np.array_equal(got, ref)
+    devices = [k["device"] for k in accel.profile(*inputs)]
+    layers = 2
+    assert devices.count("accel") >= 7 * layers  # q, k, v, o, gate, up, down per layer
+
+
 def test_a_cache_that_cannot_be_empty_is_an_error(decoder):
     m = loom.compile(loom.frontend.from_onnx(decoder[0], shape_vars={"seq": (1, 64), "past": (1, 63)}))
     with pytest.raises(loom.ModelError, match=r"the cache length 'past' has the range \[1, 63\]; .*--shape-var past=0..63"):

@@ -394,8 +394,13 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
     if (rq.op == "requantize_channel") add = product = false;  // only layers' requantizations are per channel
     if (!layer && !add && !product) continue;
     std::string why;
+    bool symbolic = !rq.type.is_static();
+    for (int i : s.inputs) symbolic |= !g.type_of(i).is_static();
     if (users[size_t(src)].size() != 1 || std::find(outputs.begin(), outputs.end(), src) != outputs.end())
       why = "its int32 result has other readers";
+    else if (symbolic)
+      // The accelerator's tilings and its image's places need constant shapes.
+      why = "its shapes change with the shape variables (the accelerator's tilings need constants)";
     else
       why = add       ? add_unsupported(g, rq, s, cfg)
             : product ? product_unsupported(g, rq, s, cfg)

@@ -112,10 +112,12 @@ QuantizeResult run(Graph g, const std::vector<std::vector<NDArray>>& calibration
                    const QuantizedBuild& build_quantized = {}) {
   options.validate();
   infer_types(g);
+  const std::vector<std::string> output_names = g.output_names();
   simplify_inference(g);
   fold_constants(g);
   dense_from_matmul(g);
   eliminate_dead_nodes(g);
+  g.name_outputs(output_names);  // a rewritten output (a matmul's reshaped dense) keeps the model's name
   QuantizeResult r;
   r.annotation = annotate_quantization(g, options);
   auto t0 = std::chrono::steady_clock::now();

@@ -8,7 +8,9 @@
 // `logits` ([1, seq, vocab]) and per past input a present output (`present.<L>.key`, the name
 // with `past_key_values` or `past` read as `present`) whose cache axis is past + seq.
 //
-// The prompt runs as one step with an empty cache, then one step per token. Between steps each
+// The prompt runs as one step with an empty cache, then one step per token. A model compiled for
+// one-token steps (input_ids int64 [1, 1], the present the past grown by 1: static kernels such as
+// the accelerator's) takes the prompt a token a step. Between steps each
 // present output becomes its past input by swapping the executor's buffers
 // (GraphExecutor::carry): the cache stays where the kernels wrote it.
 //
@@ -57,7 +59,8 @@ class Decoder {
   size_t layers_cache_values() const { return caches_.size(); }  // past inputs (a key and a value per layer)
   int64_t vocabulary() const { return vocab_; }
   const ShapeVar& cache_length() const { return cache_var_; }  // the past axis' variable
-  const ShapeVar& step_length() const { return seq_var_; }     // input_ids' axis 1
+  const ShapeVar& step_length() const { return seq_var_; }     // input_ids' axis 1 (unnamed, [1, 1]: one token)
+  bool one_token_steps() const { return token_steps_; }
 
  private:
   struct Cache {
@@ -70,6 +73,7 @@ class Decoder {
   std::vector<Cache> caches_;
   ShapeVar cache_var_, seq_var_;
   int64_t vocab_ = 0;
+  bool token_steps_ = false;
 };
 
 }  // namespace loom::runtime
