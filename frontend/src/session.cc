@@ -62,7 +62,8 @@ void OnnxSession::set_input(const std::string& name, const NDArray& value) {
     LOOM_THROW(ModelError, "'", path_, "': no input '", name, "' (its inputs: ", names.empty() ? "none" : names, ")");
   }
   if (!value.defined()) LOOM_THROW(ModelError, "'", path_, "': the value given for input '", name, "' is empty");
-  values_[size_t(at - input_names_.begin())] = value;
+  // The importer folds values and the executor copies them on the host.
+  values_[size_t(at - input_names_.begin())] = value.on_host() ? value : value.to_device({kDLCPU, 0});
 }
 
 const NDArray& OnnxSession::value_of(const std::string& name) const {
@@ -75,10 +76,9 @@ const NDArray& OnnxSession::value_of(const std::string& name) const {
 std::string OnnxSession::key() const {
   std::string k;
   for (const std::string& name : value_inputs_) {
-    const NDArray& v = value_of(name);
-    NDArray host = v.on_host() ? v : v.to_device({kDLCPU, 0});
-    k += name + ":" + host.describe() + ":";
-    k.append(static_cast<const char*>(host.raw_data()), host.nbytes());
+    const NDArray& v = value_of(name);  // on the host (set_input)
+    k += name + ":" + v.describe() + ":";
+    k.append(static_cast<const char*>(v.raw_data()), v.nbytes());
     k += ";";
   }
   return k;
@@ -86,26 +86,30 @@ std::string OnnxSession::key() const {
 
 OnnxSession::Compiled& OnnxSession::compile_for_values() {
   graph::Graph g;
+  std::vector<std::string> inputs = value_inputs_;
   for (;;) {
     OnnxImportOptions o = options_.import;
-    for (const std::string& name : value_inputs_) o.input_values[name] = value_of(name);
+    for (const std::string& name : inputs) o.input_values[name] = value_of(name);
     try {
       g = import_onnx_file_bytes(bytes_, path_, o);
       break;
     } catch (const InputValuesNeeded& e) {
-      // An operator reached only now that earlier values are known: its inputs join the key, and
-      // the models compiled for the shorter key can no longer be chosen.
+      // An operator reached only now that earlier values are known: its inputs join the key.
       bool grew = false;
       for (const std::string& name : e.inputs)
-        if (std::find(value_inputs_.begin(), value_inputs_.end(), name) == value_inputs_.end()) {
-          value_inputs_.push_back(name);
+        if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) {
+          inputs.push_back(name);
           grew = true;
         }
       if (!grew) throw;
-      std::sort(value_inputs_.begin(), value_inputs_.end());
-      compiled_.clear();
-      current_ = nullptr;
+      std::sort(inputs.begin(), inputs.end());
     }
+  }
+  if (inputs != value_inputs_) {
+    // The models compiled for the shorter key can no longer be chosen.
+    value_inputs_ = inputs;
+    compiled_.clear();
+    forget_current();
   }
   auto built = graph::build(g, options_.build);
   auto ex = std::make_unique<runtime::GraphExecutor>(
@@ -114,14 +118,20 @@ OnnxSession::Compiled& OnnxSession::compile_for_values() {
   if (compiled_.size() >= options_.max_compiled) {
     auto oldest = std::min_element(compiled_.begin(), compiled_.end(),
                                    [](const auto& a, const auto& b) { return a->last_used < b->last_used; });
-    if (oldest->get() == current_) current_ = nullptr;
+    if (oldest->get() == current_) forget_current();
     compiled_.erase(oldest);
   }
   compiled_.push_back(std::make_unique<Compiled>(Compiled{key(), std::move(ex), 0}));
   return *compiled_.back();
 }
 
+void OnnxSession::forget_current() {
+  current_ = nullptr;
+  ran_ = false;  // its outputs went with it
+}
+
 OnnxSession::Compiled& OnnxSession::prepared() {
+  if (compiled_.empty() && value_inputs_.empty()) LOOM_THROW(ModelError, "OnnxSession: this session was moved from");
   for (size_t i = 0; i < input_names_.size(); ++i)
     if (!values_[i].defined()) LOOM_THROW(ModelError, "'", path_, "': input '", input_names_[i], "' is not set");
   Compiled* chosen = nullptr;
@@ -168,7 +178,7 @@ std::vector<NDArray> OnnxSession::run(const std::vector<NDArray>& inputs) {
 }
 
 NDArray OnnxSession::get_output(size_t k) const {
-  if (!ran_) LOOM_THROW(ModelError, "'", path_, "': no outputs yet (run the session first)");
+  if (!ran_ || !current_) LOOM_THROW(ModelError, "'", path_, "': no outputs yet (run the session first)");
   return current_->executor->get_output(k);
 }
 
@@ -178,8 +188,9 @@ runtime::GraphExecutor& OnnxSession::executor() const {
   if (!current_) {
     std::string names;
     for (const std::string& n : value_inputs_) names += (names.empty() ? "'" : ", '") + n + "'";
-    LOOM_THROW(ModelError, "'", path_, "': not compiled yet (it is compiled for the values of its input(s) ", names,
-               " at the first run)");
+    LOOM_THROW(ModelError, "'", path_,
+               "': no compiled model is current (it is compiled for the values of its input(s) ", names,
+               " at a run, and the last run's may have been dropped for another)");
   }
   return *current_->executor;
 }

@@ -30,6 +30,14 @@ Session make(const py::object& path, size_t max_compiled, const py::dict& bind) 
   return Session{std::make_unique<frontend::OnnxSession>(file, std::move(o))};
 }
 
+// What `read` returns, read between runs (a run in another thread changes the session's state).
+template <typename Read>
+auto locked(const Session& s, Read&& read) {
+  py::gil_scoped_release released;
+  std::lock_guard<std::mutex> lock(*s.busy);
+  return read();
+}
+
 py::list run(Session& s, const py::args& args) {
   std::vector<NDArray> inputs = input_arrays(args, s.session->input_names(), "OnnxSession.run");
   std::vector<NDArray> outputs;
@@ -58,12 +66,14 @@ void register_sessions(py::module_& m) {
           "input_names", [](const Session& s) { return s.session->input_names(); },
           "The inputs run takes, in the model's order.")
       .def_property_readonly(
-          "value_inputs", [](const Session& s) { return s.session->value_inputs(); },
+          "value_inputs", [](const Session& s) { return locked(s, [&] { return s.session->value_inputs(); }); },
           "The inputs the model is compiled per value of (a run may find more).")
       .def_property_readonly(
-          "compilations", [](const Session& s) { return s.session->compilations(); }, "Models compiled so far.")
+          "compilations", [](const Session& s) { return locked(s, [&] { return s.session->compilations(); }); },
+          "Models compiled so far.")
       .def_property_readonly(
-          "cached", [](const Session& s) { return s.session->cached(); }, "Compiled models kept.")
+          "cached", [](const Session& s) { return locked(s, [&] { return s.session->cached(); }); },
+          "Compiled models kept.")
       .def("run", &run,
            "run(*inputs) -> list of numpy arrays: one array per input (input_names' order); compiles\n"
            "first for values of value_inputs not seen before.");

@@ -149,7 +149,9 @@ GenerateResult Decoder::generate(const std::vector<int64_t>& prompt, const Gener
   if (n > 1 && seq_var_.min > 1)
     LOOM_THROW(ShapeError, "generate: a step of one token is outside ", seq_var_.name, "'s range [", seq_var_.min, ", ",
                seq_var_.max, "]");
-  if (const int64_t last_past = n > 1 ? p + n - 2 : 0; last_past > cache_var_.max)
+  // The longest cache a step reads: the last new token's, or the last prompt token's when the
+  // prompt runs a token a step.
+  if (const int64_t last_past = std::max(n > 1 ? p + n - 2 : 0, token_steps_ ? p - 1 : 0); last_past > cache_var_.max)
     LOOM_THROW(ShapeError, "generate: ", p, " prompt tokens and ", n, " new ones need a cache of ", last_past,
                " tokens at the last step, beyond ", cache_var_.name, "'s range [0, ", cache_var_.max, "]");
   if (mask_) {  // its length, past + seq, at the first and the last step

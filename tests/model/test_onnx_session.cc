@@ -103,6 +103,16 @@ TEST(OnnxSession, TheLeastRecentlyUsedCompilationIsDropped) {
   EXPECT_EQ(s.compilations(), 3u);
   expect_reshaped(s, {4, 6}, {4, 6});  // compiled again
   EXPECT_EQ(s.compilations(), 4u);
+  // A compilation that drops the last run's model takes its outputs with it.
+  OnnxSessionOptions one;
+  one.max_compiled = 1;
+  OnnxSession single(write_model("reshape_lru_one", false), one);
+  expect_reshaped(single, {6, 4}, {6, 4});
+  single.set_input("shape", ints({4, 6}));
+  single.prepare();
+  EXPECT_EQ(single.cached(), 1u);
+  EXPECT_THROW(single.get_output(0), ModelError);
+  EXPECT_THROW(single.executor(), ModelError);
 }
 
 TEST(OnnxSession, InputsReadAsValuesOnlyOnceEarlierOnesAreKnownJoinTheKey) {

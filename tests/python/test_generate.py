@@ -108,6 +108,9 @@ def test_a_model_of_one_token_steps_takes_the_prompt_a_token_a_step(decoder):
     assert len(r["step_seconds"]) == len(tokens) - 1
     with pytest.raises(loom.ShapeError, match=r"need a cache of 64 tokens at the last step, beyond past's range"):
         m.generate(prompt, max_new_tokens=61)
+    # A token a step, the prompt alone can outgrow the cache: said before the first step.
+    with pytest.raises(loom.ShapeError, match=r"65 prompt tokens and 1 new ones need a cache of 64 tokens"):
+        m.generate(list(range(65)), max_new_tokens=1)
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,9 @@ struct OnnxSessionOptions {
 class OnnxSession {
  public:
   // Reads the model and, unless it needs input values, compiles it: a ModelError naming the file
-  // or the node otherwise; ConfigError for options out of range.
+  // or the node otherwise; ConfigError for options out of range. A model that needs values is
+  // imported only up to the first operator that reads one here; the rest is checked at the
+  // first run (as is a value input whose shape is symbolic: it must be static).
   explicit OnnxSession(const std::string& path, OnnxSessionOptions options = {});
   ~OnnxSession();
   OnnxSession(OnnxSession&&) noexcept;
@@ -57,7 +59,8 @@ class OnnxSession {
   // set_input for each input (input_names' order), run, and every output.
   std::vector<NDArray> run(const std::vector<NDArray>& inputs);
   size_t num_outputs() const { return num_outputs_; }
-  NDArray get_output(size_t k) const;  // of the last run (a ModelError before one)
+  // Of the last run (a ModelError before one, or once its compiled model was dropped for another).
+  NDArray get_output(size_t k) const;
 
   size_t compilations() const { return compilations_; }  // models compiled so far
   size_t cached() const;                                 // compiled models kept
@@ -70,9 +73,10 @@ class OnnxSession {
   const NDArray& value_of(const std::string& input) const;
   std::string key() const;
   Compiled& compile_for_values();
-  Compiled& prepared();  // the kept model for the values set, compiled now if there is none
+  Compiled& prepared();   // the kept model for the values set, compiled now if there is none
+  void forget_current();  // the last run's model is dropped: its outputs are gone too
 
-  std::string path_, bytes_, base_dir_;
+  std::string path_, bytes_;
   OnnxSessionOptions options_;
   std::vector<std::string> input_names_, value_inputs_;
   std::vector<NDArray> values_;  // per input_names_ entry: the value set for the next run
