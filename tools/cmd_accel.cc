@@ -11,6 +11,7 @@
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
 #include "loom/accel/program.h"
+#include "loom/accel/program_gen.h"
 #include "loom/accel/vitis_kernel.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
@@ -44,6 +45,36 @@ int example(const std::vector<std::string>& args) {
   std::cout << "wrote " << out << ": int8 matmul " << M << "x" << N << "x" << K << " on config '" << cfg.name << "', "
             << p.insn_count << " instructions, " << p.segments.size() << " memory segments, " << p.checks.size()
             << " check\n";
+  return 0;
+}
+
+int gen_program(const std::vector<std::string>& args) {
+  CLI::App app{
+      "Write a constrained-random accelerator program: a legal, terminating stream of LOAD, GEMM, ALU and "
+      "STORE instructions over random data, whose every instruction hands a token to the next (check it "
+      "across backends with `loom sim PROGRAM --compare fsim,rtl`)",
+      "loom gen-program"};
+  std::string out, config, constraints_path;
+  uint64_t seed = 1;
+  int length = 0;
+  app.add_option("--out", out, "program file to write")->required()->check(output_file());
+  add_config_option(app, config);
+  number_option(app, "--seed", seed, "seed of the program and its data", 0, UINT64_MAX)->capture_default_str();
+  auto* o_length =
+      number_option(app, "--length", length, "instructions drawn (default: the constraints' 64)", 1, 100000);
+  app.add_option("--constraints", constraints_path,
+                 "JSON: length, weights {load_inp, load_wgt, load_acc, gemm, alu, store}, max_pad, max_rows, "
+                 "max_cols, gemm_reset, alu_immediate")
+      ->check(CLI::ExistingFile);
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  AccelConfig cfg = load_config(config);
+  ProgramConstraints c = constraints_path.empty() ? ProgramConstraints{} : ProgramConstraints::load(constraints_path);
+  if (o_length->count()) c.length = length;
+  auto dev = make_accel_device("fsim", cfg.to_json());
+  Program p = random_program(*dev, cfg, c, seed);
+  p.save(out);
+  std::cout << "wrote " << out << ": a random program of seed " << seed << " on config '" << cfg.name << "', "
+            << p.insn_count << " instructions\n";
   return 0;
 }
 
@@ -187,6 +218,8 @@ int hw_kernel(const std::vector<std::string>& args) {
 LOOM_REGISTER_COMMAND("hw-kernel", "write the Vitis RTL kernel's files (kernel.xml, packaging Tcl, connectivity)",
                       hw_kernel);
 LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);
+LOOM_REGISTER_COMMAND("gen-program", "write a constrained-random accelerator program (legal, terminating, with data)",
+                      gen_program);
 LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", disasm);
 LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters", simulate);
 LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config",

@@ -1,0 +1,210 @@
+// Constrained-random accelerator programs (program_gen.h).
+#include "loom/accel/program_gen.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "loom/accel/driver.h"
+#include "loom/runtime/error.h"
+#include "strict_json.h"
+
+namespace loom::accel {
+
+void ProgramConstraints::validate(const std::string& origin) const {
+  auto range = [&](const char* field, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) LOOM_THROW(ConfigError, origin, ": ", field, " is ", v, ", not in [", lo, ", ", hi, "]");
+  };
+  range("length", length, 1, 100000);
+  for (auto [field, w] : {std::pair{"weights.load_inp", load_inp},
+                          {"weights.load_wgt", load_wgt},
+                          {"weights.load_acc", load_acc},
+                          {"weights.gemm", gemm},
+                          {"weights.alu", alu},
+                          {"weights.store", store}})
+    range(field, w, 0, 1e6);
+  if (load_inp + load_wgt + load_acc + gemm + alu + store <= 0)
+    LOOM_THROW(ConfigError, origin, ": every weight is 0: no instruction can be drawn");
+  range("max_pad", max_pad, 0, 15);
+  range("max_rows", max_rows, 1, 16);
+  range("max_cols", max_cols, 1, 16);
+  range("gemm_reset", gemm_reset, 0, 1);
+  range("alu_immediate", alu_immediate, 0, 1);
+}
+
+ProgramConstraints ProgramConstraints::parse(const std::string& text, const std::string& origin) {
+  nlohmann::json j = parse_strict_json(text, origin);
+  if (!j.is_object()) LOOM_THROW(ConfigError, origin, ": the constraints are a JSON object");
+  ProgramConstraints c;
+  auto number = [&](const nlohmann::json& v, const std::string& field) {
+    if (!v.is_number()) LOOM_THROW(ConfigError, origin, ": ", field, " is ", v.dump(), ", not a number");
+    return v.get<double>();
+  };
+  auto integer = [&](const nlohmann::json& v, const std::string& field) {
+    double d = number(v, field);
+    if (d != double(int64_t(d)) || std::abs(d) > 1e9)
+      LOOM_THROW(ConfigError, origin, ": ", field, " is ", v.dump(), ", not a whole number");
+    return int(d);
+  };
+  for (auto& [key, v] : j.items()) {
+    if (key == "length")
+      c.length = integer(v, key);
+    else if (key == "max_pad")
+      c.max_pad = integer(v, key);
+    else if (key == "max_rows")
+      c.max_rows = integer(v, key);
+    else if (key == "max_cols")
+      c.max_cols = integer(v, key);
+    else if (key == "gemm_reset")
+      c.gemm_reset = number(v, key);
+    else if (key == "alu_immediate")
+      c.alu_immediate = number(v, key);
+    else if (key == "weights") {
+      if (!v.is_object()) LOOM_THROW(ConfigError, origin, ": weights is ", v.dump(), ", not an object");
+      for (auto& [kind, w] : v.items()) {
+        double* slot = kind == "load_inp"   ? &c.load_inp
+                       : kind == "load_wgt" ? &c.load_wgt
+                       : kind == "load_acc" ? &c.load_acc
+                       : kind == "gemm"     ? &c.gemm
+                       : kind == "alu"      ? &c.alu
+                       : kind == "store"    ? &c.store
+                                            : nullptr;
+        if (!slot)
+          LOOM_THROW(ConfigError, origin, ": weights has no kind '", kind,
+                     "' (load_inp, load_wgt, load_acc, gemm, alu, store)");
+        *slot = number(w, "weights." + kind);
+      }
+    } else {
+      LOOM_THROW(ConfigError, origin, ": unknown field '", key,
+                 "' (length, weights, max_pad, max_rows, max_cols, gemm_reset, alu_immediate)");
+    }
+  }
+  c.validate(origin);
+  return c;
+}
+
+ProgramConstraints ProgramConstraints::load(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) LOOM_THROW(ConfigError, "cannot read the program constraints '", path, "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse(ss.str(), "'" + path + "'");
+}
+
+RandomStream::RandomStream(Driver& drv, const AccelConfig& config, const ProgramConstraints& c, uint64_t seed)
+    : drv_(drv), cfg_(config), c_(c), g_(seed) {
+  c_.validate("program constraints");
+  region_[0] = 0;
+  region_[1] = region_[0] + kEntries * uint64_t(cfg_.inp_block_bytes());
+  region_[2] = region_[1] + kEntries * uint64_t(cfg_.wgt_block_bytes());
+  region_[3] = region_[2] + kEntries * uint64_t(cfg_.acc_block_bytes());
+  const uint64_t bytes = region_[3] + kEntries * uint64_t(cfg_.out_block_bytes());
+  std::mt19937_64 values(g_());
+  initial_.resize(bytes);
+  for (auto& v : initial_) v = int8_t(int(values() % 256) - 128);
+  image_ = drv_.alloc(initial_.size());
+  drv_.copy_to_device(image_, initial_.data(), initial_.size());
+}
+
+// Each instruction hands a token to the module of the next one, so program order is the only
+// legal execution order.
+void RandomStream::build() {
+  const double weights[] = {c_.load_inp, c_.load_wgt, c_.load_acc, c_.gemm, c_.alu, c_.store};
+  std::discrete_distribution<int> kind(std::begin(weights), std::end(weights));
+  for (int n = 0; n < c_.length; ++n) {
+    switch (kind(g_)) {
+      case 0:
+        load(MemType::Inp, 0, cfg_.inp_block_bytes(), cfg_.inp_depth());
+        break;
+      case 1:
+        load(MemType::Wgt, 1, cfg_.wgt_block_bytes(), cfg_.wgt_depth());
+        break;
+      case 2:
+        load(MemType::Acc, 2, cfg_.acc_block_bytes(), cfg_.acc_depth());
+        break;
+      case 3:
+        gemm();
+        break;
+      case 4:
+        alu();
+        break;
+      default:
+        store(r(16), r(kEntries - 8), 1 + r(8));
+        break;
+    }
+  }
+  store(0, 0, 32);  // observe the first out entries
+}
+
+uint32_t RandomStream::r(uint32_t n) { return n ? uint32_t(g_() % n) : 0; }
+bool RandomStream::chance(double p) { return std::uniform_real_distribution<double>(0, 1)(g_) < p; }
+
+void RandomStream::go(Module next) {
+  if (last_ && *last_ != next) {
+    bool neighbours = std::abs(int(*last_) - int(next)) == 1;
+    if (!neighbours) go(Module::Compute);  // route load <-> store through compute
+    if (*last_ == Module::Compute && !emitted_compute_)
+      drv_.alu(UopKernelBuilder().push(0, 0).build(), AluOp::Add, true, 0);
+    drv_.dep_push(*last_, next);
+    drv_.dep_pop(*last_, next);
+  }
+  emitted_compute_ = next == Module::Compute && last_ == next;
+  last_ = next;
+}
+
+void RandomStream::load(MemType m, int region, int entry_bytes, int64_t depth) {
+  go(m == MemType::Acc ? Module::Compute : Module::Load);
+  emitted_compute_ = true;
+  uint32_t y = 1 + r(uint32_t(c_.max_rows)), x = 1 + r(uint32_t(c_.max_cols));
+  const uint32_t stride = x + r(3);
+  // A shape whose rows would run past the image's entries shrinks instead.
+  while ((y - 1) * stride + x > uint32_t(kEntries)) y > 1 ? --y : --x;
+  const uint32_t p = uint32_t(c_.max_pad) + 1;
+  const uint32_t pads[4] = {r(p), r(p), r(p), r(p)};
+  const int64_t written = int64_t(y + pads[0] + pads[1]) * (x + pads[2] + pads[3]);
+  const uint32_t sram = r(uint32_t(std::clamp<int64_t>(depth - written + 1, 1, 16)));
+  const uint32_t start = r(kEntries - (y - 1) * stride - x + 1);
+  drv_.load_2d(m, sram, image_.addr + region_[region] + uint64_t(start) * uint64_t(entry_bytes), y, x, stride, pads[0],
+               pads[1], pads[2], pads[3]);
+}
+
+void RandomStream::gemm() {
+  go(Module::Compute);
+  emitted_compute_ = true;
+  auto k = UopKernelBuilder()
+               .loop(1 + r(3), r(3), r(3), r(3))
+               .loop(1 + r(3), r(2), r(2), r(2))
+               .push(r(8), r(8), r(8))
+               .push(r(8), r(8), r(8))
+               .build();
+  drv_.gemm(k, chance(c_.gemm_reset));
+}
+
+void RandomStream::alu() {
+  go(Module::Compute);
+  emitted_compute_ = true;
+  AluOp op = AluOp(r(5));
+  int32_t v = op == AluOp::Shr ? int32_t(r(20)) - 6 : int32_t(r(200)) - 100;
+  drv_.alu(UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build(), op, chance(c_.alu_immediate), v);
+}
+
+void RandomStream::store(uint32_t sram, uint32_t entry, uint32_t x) {
+  go(Module::Store);
+  drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), 1, x, x);
+}
+
+Program random_program(AccelDevice& device, const AccelConfig& config, const ProgramConstraints& constraints,
+                       uint64_t seed) {
+  constraints.validate("program constraints");
+  RecordingDevice rec(device);
+  Program p;
+  p.config = config;
+  Driver drv(rec, config);
+  RandomStream(drv, config, constraints, seed).build();
+  std::tie(p.insn_addr, p.insn_count) = drv.finalize_stream();
+  p.segments = rec.capture();
+  return p;
+}
+
+}  // namespace loom::accel

@@ -1,0 +1,122 @@
+// Constrained-random programs (accel/program_gen.h): the same seed gives the same program; every
+// program runs to FINISH on the backend under test and leaves, instruction by instruction, the same
+// commit records as the functional simulator (with DRAM stalls on the RTL and the SystemC
+// platform); the constraints steer what is drawn, and bad constraints are clear errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "accel/accel_harness.h"
+#include "loom/accel/program_gen.h"
+#include "loom/sim/commit_log.h"
+#include "loom/sim/functional_sim.h"
+
+namespace loom::accel {
+namespace {
+
+Program program_for(const AccelConfig& cfg, const ProgramConstraints& c, uint64_t seed) {
+  sim::FunctionalSim scratch(cfg);  // holds the image while the program is built
+  return random_program(scratch, cfg, c, seed);
+}
+
+std::vector<sim::CommitRecord> commits(AccelDevice& dev, const Program& p) {
+  std::string error;
+  auto records = sim::run_recorded(
+      &dev, test::test_backend(), [&] { run_program(p, dev); }, error);
+  EXPECT_EQ(error, "");
+  return records;
+}
+
+TEST(ProgramGen, RandomProgramsCommitAsTheFunctionalSimulatorDoes) {
+  for (const AccelConfig& cfg : test::test_configs()) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      SCOPED_TRACE(cfg.name + " seed " + std::to_string(seed));
+      ProgramConstraints c;
+      c.length = 80;
+      c.max_pad = 2;
+      Program p = program_for(cfg, c, seed);
+      sim::FunctionalSim fsim(cfg);
+      auto dev = test::make_test_device(cfg);
+      auto want = commits(fsim, p), got = commits(*dev, p);
+      EXPECT_GT(want.size(), 80u);
+      auto d = sim::first_divergence(want, got);
+      EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0) << "\n" << disassemble(p.instructions());
+    }
+  }
+}
+
+TEST(ProgramGen, TheSameSeedGivesTheSameProgram) {
+  const AccelConfig cfg = default_config();
+  ProgramConstraints c;
+  Program a = program_for(cfg, c, 7), b = program_for(cfg, c, 7), other = program_for(cfg, c, 8);
+  ASSERT_EQ(a.segments.size(), b.segments.size());
+  for (size_t k = 0; k < a.segments.size(); ++k) EXPECT_EQ(a.segments[k].data, b.segments[k].data);
+  EXPECT_NE(disassemble(a.instructions()), disassemble(other.instructions()));
+}
+
+size_t count(const std::vector<Instruction>& stream, Opcode op) {
+  size_t n = 0;
+  for (const Instruction& i : stream) n += i.opcode == op;
+  return n;
+}
+
+TEST(ProgramGen, WeightsSteerWhatIsDrawn) {
+  const AccelConfig cfg = default_config();
+  ProgramConstraints only_gemm;
+  only_gemm.load_inp = only_gemm.load_wgt = only_gemm.load_acc = only_gemm.alu = only_gemm.store = 0;
+  only_gemm.length = 50;
+  std::vector<Instruction> s = program_for(cfg, only_gemm, 3).instructions();
+  EXPECT_EQ(count(s, Opcode::Gemm), 50u);
+  EXPECT_EQ(count(s, Opcode::Alu), 0u);
+  ProgramConstraints no_gemm;
+  no_gemm.gemm = 0;
+  no_gemm.alu_immediate = 0;
+  s = program_for(cfg, no_gemm, 3).instructions();
+  EXPECT_EQ(count(s, Opcode::Gemm), 0u);
+  EXPECT_GT(count(s, Opcode::Store), 1u);
+  size_t vector_alu = 0;
+  for (const Instruction& i : s) vector_alu += i.opcode == Opcode::Alu && !i.use_imm;
+  EXPECT_GT(vector_alu, 5u);
+  // Every GEMM resets, and loads are padded up to max_pad and no further.
+  ProgramConstraints resets;
+  resets.gemm_reset = 1;
+  resets.max_pad = 3;
+  resets.length = 200;
+  s = program_for(cfg, resets, 4).instructions();
+  uint32_t widest = 0;
+  for (const Instruction& i : s) {
+    if (i.opcode == Opcode::Gemm) EXPECT_TRUE(i.reset);
+    if (i.opcode == Opcode::Load) widest = std::max({widest, i.y_pad0, i.y_pad1, i.x_pad0, i.x_pad1});
+  }
+  EXPECT_EQ(widest, 3u);
+}
+
+std::string constraint_error(const std::string& json) {
+  try {
+    ProgramConstraints::parse(json, "c.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProgramGen, BadConstraintsAreClearErrors) {
+  EXPECT_EQ(constraint_error(R"({"length": 10, "weights": {"gemm": 2}, "max_pad": 3})"), "");
+  EXPECT_NE(constraint_error(R"({"lenght": 10})").find("c.json: unknown field 'lenght'"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"length": 0})").find("c.json: length is 0, not in [1, 100000]"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"length": 2.5})").find("length is 2.5, not a whole number"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"weights": {"gemm": -1}})").find("weights.gemm is -1"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"weights": {"fma": 1}})").find("weights has no kind 'fma'"), std::string::npos);
+  EXPECT_NE(
+      constraint_error(R"({"weights": {"load_inp": 0, "load_wgt": 0, "load_acc": 0, "gemm": 0, "alu": 0, "store": 0}})")
+          .find("every weight is 0"),
+      std::string::npos);
+  EXPECT_NE(constraint_error(R"({"max_pad": 1, "max_pad": 2})").find("field 'max_pad' is given twice"),
+            std::string::npos);
+  EXPECT_NE(constraint_error("[1]").find("the constraints are a JSON object"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"max_pad": 16})").find("max_pad is 16, not in [0, 15]"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"gemm_reset": 1.5})").find("gemm_reset is 1.5, not in [0, 1]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::accel
