@@ -1,7 +1,8 @@
 // Constrained-random programs at scale: `--seeds` programs per config from accel::random_program,
 // each run on every backend of `--backends` with per-instruction commit records. Counts programs
 // that do not run to FINISH (an illegal instruction, a deadlock, a DMA outside memory: a
-// generator bug) and programs whose records part from the first backend's. Exits 1 if any.
+// generator bug) and programs whose records part from the first backend's, and prints the ISA
+// coverage of all of them (accel/isa_coverage.h) with its holes. Exits 1 if any program failed.
 //
 //   gen_program_bench [--seeds 10000] [--length 64] [--backends fsim,rtl] [--configs default]
 //                     [--constraints FILE]
@@ -11,6 +12,7 @@
 #include <map>
 
 #include "bench_util.h"
+#include "loom/accel/isa_coverage.h"
 #include "loom/accel/program_gen.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/backends.h"
@@ -53,12 +55,14 @@ int main(int argc, char** argv) {
       std::map<std::string, double> seconds;
       std::map<std::string, int> failed, diverged;
       uint64_t instructions = 0;
+      accel::IsaCoverage coverage;
       const std::vector<std::string> list = bench::split_list(backends);
       for (const std::string& b : list) check_accel_backend(b, cfg.to_json());
       for (int seed = 0; seed < seeds; ++seed) {
         auto scratch = make_accel_device("fsim", cfg.to_json());
         accel::Program p = accel::random_program(*scratch, cfg, c, uint64_t(seed));
         instructions += p.insn_count;
+        coverage.sample(p.instructions());
         std::vector<sim::CommitRecord> first;
         for (size_t k = 0; k < list.size(); ++k) {
           auto t0 = std::chrono::steady_clock::now();
@@ -86,6 +90,7 @@ int main(int argc, char** argv) {
                     (unsigned long long)instructions, failed[b], diverged[b], seconds[b], seeds / seconds[b]);
         bad += failed[b] + diverged[b];
       }
+      std::printf("%s", coverage.report().c_str());
     }
     std::printf(
         bad ? "FAILED: %d programs failed or diverged\n" : "every program ran to FINISH, the same on every backend\n",

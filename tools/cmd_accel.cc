@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "accel_backend.h"
 #include "cli.h"
@@ -10,6 +11,7 @@
 #include "data_dir.h"
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
+#include "loom/accel/isa_coverage.h"
 #include "loom/accel/program.h"
 #include "loom/accel/program_gen.h"
 #include "loom/accel/vitis_kernel.h"
@@ -75,6 +77,37 @@ int gen_program(const std::vector<std::string>& args) {
   p.save(out);
   std::cout << "wrote " << out << ": a random program of seed " << seed << " on config '" << cfg.name << "', "
             << p.insn_count << " instructions\n";
+  return 0;
+}
+
+int coverage(const std::vector<std::string>& args) {
+  CLI::App app{
+      "The ISA's functional coverage of accelerator programs (accel/isa_coverage.h): how many of each "
+      "program's instructions fall in each bin, merged with earlier coverage files; prints every group "
+      "and every hole",
+      "loom coverage"};
+  std::vector<std::string> programs, merge;
+  std::string json_out;
+  app.add_option("programs", programs, "program files (from `loom gen-program`, `loom accel-example`, a recording)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--merge", merge, "coverage files (--json of an earlier run) to add")->check(CLI::ExistingFile);
+  app.add_option("--json", json_out, "write the merged coverage here")->check(output_file());
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  if (programs.empty() && merge.empty()) LOOM_THROW(Error, "give program files or --merge coverage files");
+  IsaCoverage total;
+  for (const std::string& f : merge) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    total.merge(IsaCoverage::parse(ss.str(), "'" + f + "'"));
+  }
+  for (const std::string& f : programs) {
+    IsaCoverage one;
+    one.sample(Program::load(f).instructions());
+    total.merge(one);
+  }
+  if (!json_out.empty()) std::ofstream(json_out) << total.to_json() << "\n";
+  std::cout << total.report();
   return 0;
 }
 
@@ -220,6 +253,8 @@ LOOM_REGISTER_COMMAND("hw-kernel", "write the Vitis RTL kernel's files (kernel.x
 LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);
 LOOM_REGISTER_COMMAND("gen-program", "write a constrained-random accelerator program (legal, terminating, with data)",
                       gen_program);
+LOOM_REGISTER_COMMAND("coverage", "the ISA's functional coverage of accelerator programs, merged, with its holes",
+                      coverage);
 LOOM_REGISTER_COMMAND("disasm", "disassemble an accelerator program, one line per instruction", disasm);
 LOOM_REGISTER_COMMAND("sim", "run an accelerator program on a backend and print its counters", simulate);
 LOOM_REGISTER_COMMAND("hw-params", "generate the RTL's SystemVerilog parameter package from an accelerator config",

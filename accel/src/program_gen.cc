@@ -130,11 +130,12 @@ void RandomStream::build() {
         alu();
         break;
       default:
-        store(r(16), r(kEntries - 8), 1 + r(8));
+        store(r(16), 1 + r(2), 1 + r(8));
         break;
     }
   }
-  store(0, 0, 32);  // observe the first out entries
+  go(Module::Store);  // observe the first out entries
+  drv_.store_2d(0, image_.addr + region_[3], 1, 32, 32);
 }
 
 uint32_t RandomStream::r(uint32_t n) { return n ? uint32_t(g_() % n) : 0; }
@@ -189,9 +190,11 @@ void RandomStream::alu() {
   drv_.alu(UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build(), op, chance(c_.alu_immediate), v);
 }
 
-void RandomStream::store(uint32_t sram, uint32_t entry, uint32_t x) {
+void RandomStream::store(uint32_t sram, uint32_t y, uint32_t x) {
   go(Module::Store);
-  drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), 1, x, x);
+  const uint32_t stride = y > 1 ? x + r(3) : x;
+  const uint32_t entry = r(kEntries - (y - 1) * stride - x + 1);
+  drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), y, x, stride);
 }
 
 Program random_program(AccelDevice& device, const AccelConfig& config, const ProgramConstraints& constraints,

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "accel/accel_harness.h"
+#include "loom/accel/isa_coverage.h"
 #include "loom/accel/program_gen.h"
 #include "loom/sim/commit_log.h"
 #include "loom/sim/functional_sim.h"
@@ -89,6 +90,86 @@ TEST(ProgramGen, WeightsSteerWhatIsDrawn) {
     if (i.opcode == Opcode::Load) widest = std::max({widest, i.y_pad0, i.y_pad1, i.x_pad0, i.x_pad1});
   }
   EXPECT_EQ(widest, 3u);
+}
+
+// The ISA's functional coverage (accel/isa_coverage.h): a few random programs reach every bin.
+TEST(ProgramGen, RandomProgramsReachEveryIsaBin) {
+  for (const AccelConfig& cfg : test::test_configs()) {
+    SCOPED_TRACE(cfg.name);
+    IsaCoverage c;
+    ProgramConstraints pc;
+    pc.length = 200;
+    for (uint64_t seed = 1; seed <= 5; ++seed) c.sample(program_for(cfg, pc, seed).instructions());
+    EXPECT_EQ(c.bins_hit(), isa_coverage_bins().size()) << c.report();
+  }
+}
+
+size_t hits_of(const IsaCoverage& c, const std::string& id) {
+  for (size_t k = 0; k < isa_coverage_bins().size(); ++k)
+    if (isa_coverage_bins()[k].id() == id) return c.hits()[k];
+  ADD_FAILURE() << "no bin '" << id << "'";
+  return 0;
+}
+
+TEST(IsaCoverage, InstructionsFallInTheirFieldsBins) {
+  Instruction load;
+  load.opcode = Opcode::Load;
+  load.mem = MemType::Acc;
+  load.y_size = 2;
+  load.x_size = 3;
+  load.x_stride = 5;
+  load.x_pad1 = 1;
+  load.dep.pop_prev = true;
+  Instruction shl;
+  shl.opcode = Opcode::Alu;
+  shl.alu_op = AluOp::Shr;
+  shl.use_imm = true;
+  shl.imm = -2;
+  IsaCoverage c;
+  c.sample({load, load, shl});
+  EXPECT_EQ(hits_of(c, "load acc: any"), 2u);
+  EXPECT_EQ(hits_of(c, "load acc: y > 1"), 2u);
+  EXPECT_EQ(hits_of(c, "load acc: stride > x"), 2u);
+  EXPECT_EQ(hits_of(c, "load acc: pad x1 > 0"), 2u);
+  EXPECT_EQ(hits_of(c, "load acc: pad x0 > 0"), 0u);
+  EXPECT_EQ(hits_of(c, "load acc: no padding"), 0u);
+  EXPECT_EQ(hits_of(c, "load inp: any"), 0u);
+  EXPECT_EQ(hits_of(c, "deps compute: pop prev"), 2u);  // accumulator loads run on compute
+  EXPECT_EQ(hits_of(c, "alu: shr immediate"), 1u);
+  EXPECT_EQ(hits_of(c, "alu: shift left (shr < 0)"), 1u);
+  EXPECT_EQ(hits_of(c, "alu: immediate < 0"), 1u);
+  EXPECT_EQ(hits_of(c, "alu: shr vector"), 0u);
+  EXPECT_EQ(c.holes().size(), isa_coverage_bins().size() - c.bins_hit());
+  // Written, read back and merged: the counts add.
+  IsaCoverage twice = IsaCoverage::parse(c.to_json(), "c.json");
+  twice.merge(c);
+  EXPECT_EQ(hits_of(twice, "load acc: any"), 4u);
+  EXPECT_EQ(twice.bins_hit(), c.bins_hit());
+}
+
+std::string coverage_error(const std::string& json) {
+  try {
+    IsaCoverage::parse(json, "cov.json");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(IsaCoverage, BadCoverageFilesAreClearErrors) {
+  EXPECT_NE(coverage_error("{}").find("cov.json: not ISA coverage"), std::string::npos);
+  EXPECT_NE(coverage_error(R"({"bins": [{"group": "gemm", "name": "reset"}]})").find("cov.json: bin 0: each bin is"),
+            std::string::npos);
+  EXPECT_NE(coverage_error(R"({"bins": [{"group": "gemm", "name": "fused", "hits": 1}]})")
+                .find("'gemm: fused' is not a bin of this coverage model"),
+            std::string::npos);
+  EXPECT_NE(coverage_error(R"({"bins": [{"group": "gemm", "name": "reset", "hits": 1}]})").find("is missing"),
+            std::string::npos);
+  EXPECT_NE(coverage_error(R"({"bins": [{"group": "gemm", "name": "reset", "hits": 1},)"
+                           R"({"group": "gemm", "name": "reset", "hits": 2}]})")
+                .find("'gemm: reset' is given twice"),
+            std::string::npos);
+  EXPECT_NE(coverage_error("not json").find("cov.json: not valid JSON"), std::string::npos);
 }
 
 std::string constraint_error(const std::string& json) {

@@ -57,7 +57,7 @@ class RandomStream {
   void load(MemType m, int region, int entry_bytes, int64_t depth);
   void gemm();
   void alu();
-  void store(uint32_t sram, uint32_t entry, uint32_t x);
+  void store(uint32_t sram, uint32_t y, uint32_t x);  // y rows of x out entries, from scratchpad entry `sram`
 
   Driver& drv_;
   AccelConfig cfg_;
