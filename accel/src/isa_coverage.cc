@@ -5,6 +5,7 @@
 // can carry.
 #include "loom/accel/isa_coverage.h"
 
+#include <algorithm>
 #include <functional>
 #include <sstream>
 
