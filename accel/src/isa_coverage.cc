@@ -64,18 +64,17 @@ std::vector<BinDef> make_bins() {
   add("gemm", "weight factor > 0", gemm([](const Instruction& i) { return i.wgt_factor_out || i.wgt_factor_in; }));
   for (AluOp op : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul})
     for (bool imm : {true, false})
-      add("alu", std::string(to_string(op)) + (imm ? " immediate" : " vector"), [op, imm](const Instruction& i) {
-        return i.opcode == Opcode::Alu && i.alu_op == op && i.use_imm == imm;
-      });
+      add("alu", std::string(to_string(op)) + (imm ? " immediate" : " vector"),
+          [op, imm](const Instruction& i) { return i.opcode == Opcode::Alu && i.alu_op == op && i.use_imm == imm; });
   auto alu_imm = [](std::function<bool(const Instruction&)> f) {
     return [f](const Instruction& i) { return i.opcode == Opcode::Alu && i.use_imm && f(i); };
   };
   add("alu", "immediate < 0", alu_imm([](const Instruction& i) { return i.imm < 0; }));
   add("alu", "immediate = 0", alu_imm([](const Instruction& i) { return i.imm == 0; }));
   add("alu", "immediate > 0", alu_imm([](const Instruction& i) { return i.imm > 0; }));
-  add("alu", "shift left (shr < 0)",
-      alu_imm([](const Instruction& i) { return i.alu_op == AluOp::Shr && i.imm < 0; }));
-  add("alu", "loops > 1", [](const Instruction& i) { return i.opcode == Opcode::Alu && (i.iter_out > 1 || i.iter_in > 1); });
+  add("alu", "shift left (shr < 0)", alu_imm([](const Instruction& i) { return i.alu_op == AluOp::Shr && i.imm < 0; }));
+  add("alu", "loops > 1",
+      [](const Instruction& i) { return i.opcode == Opcode::Alu && (i.iter_out > 1 || i.iter_in > 1); });
   auto store = [](std::function<bool(const Instruction&)> f) {
     return [f](const Instruction& i) { return i.opcode == Opcode::Store && f(i); };
   };
@@ -99,9 +98,8 @@ std::vector<BinDef> make_bins() {
       add(g, "pop next", of([](const DepFlags& d) { return d.pop_next; }));
       add(g, "push next", of([](const DepFlags& d) { return d.push_next; }));
     }
-    add(g, "pop and push", of([](const DepFlags& d) {
-          return (d.pop_prev || d.pop_next) && (d.push_prev || d.push_next);
-        }));
+    add(g, "pop and push",
+        of([](const DepFlags& d) { return (d.pop_prev || d.pop_next) && (d.push_prev || d.push_next); }));
   }
   add("finish", "finish", [](const Instruction& i) { return i.opcode == Opcode::Finish; });
   return b;
@@ -135,6 +133,15 @@ void IsaCoverage::merge(const IsaCoverage& other) {
   for (size_t k = 0; k < hits_.size(); ++k) hits_[k] += other.hits_[k];
 }
 
+void IsaCoverage::add(const std::string& id, uint64_t hits, const std::string& origin) {
+  for (size_t k = 0; k < hits_.size(); ++k)
+    if (isa_coverage_bins()[k].id() == id) {
+      hits_[k] += hits;
+      return;
+    }
+  LOOM_THROW(ConfigError, origin, ": '", id, "' is not a bin of this coverage model");
+}
+
 size_t IsaCoverage::bins_hit() const {
   size_t n = 0;
   for (uint64_t h : hits_) n += h > 0;
@@ -151,7 +158,8 @@ std::vector<CoverageBin> IsaCoverage::holes() const {
 std::string IsaCoverage::to_json() const {
   nlohmann::json bins = nlohmann::json::array();
   for (size_t k = 0; k < hits_.size(); ++k)
-    bins.push_back({{"group", isa_coverage_bins()[k].group}, {"name", isa_coverage_bins()[k].name}, {"hits", hits_[k]}});
+    bins.push_back(
+        {{"group", isa_coverage_bins()[k].group}, {"name", isa_coverage_bins()[k].name}, {"hits", hits_[k]}});
   return nlohmann::json{{"bins", bins}, {"hit", bins_hit()}, {"total", hits_.size()}}.dump(1);
 }
 

@@ -1,4 +1,4 @@
-// Loom's own regression job kinds (op, resnet18, program, model, command) and what their runs
+// Loom's own regression job kinds (op, resnet18, program, model, command, random) and what their runs
 // share: opening a job's device, comparing with a reference, the timing metrics.
 #pragma once
 #include <memory>
@@ -20,6 +20,7 @@ std::unique_ptr<JobKind> make_resnet18_job_kind();  // resnet18:LAYER
 std::unique_ptr<JobKind> make_program_job_kind();   // program:FILE
 std::unique_ptr<JobKind> make_model_job_kind();     // model:NAME|FILE[@IMAGE]
 std::unique_ptr<JobKind> make_command_job_kind();   // command:SHELL
+std::unique_ptr<JobKind> make_random_job_kind();    // random:SEED
 
 // The device of `backend` for the job; errors say which role it had ("the job's", "the reference").
 std::unique_ptr<AccelDevice> open_job_device(const JobSpec& job, const std::string& backend,

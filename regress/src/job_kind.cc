@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<JobKind>> builtin_job_kinds() {
   kinds.push_back(make_program_job_kind());
   kinds.push_back(make_model_job_kind());
   kinds.push_back(make_command_job_kind());
+  kinds.push_back(make_random_job_kind());
   return kinds;
 }
 

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "loom/accel/isa_coverage.h"
 #include "loom/runtime/error.h"
 
 namespace loom::regress {
@@ -181,6 +182,23 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
     md << "| " << md_cell(r.name) << " | " << r.result.value("status", "") << " | " << metric(r.result, "cycles")
        << " | " << metric(r.result, "utilization") << " | " << metric(r.result, "mismatches") << " | "
        << metric(r.result, "accuracy") << " |\n";
+
+  // The ISA coverage of the jobs that report it (random programs), merged: coverage.json and a
+  // section of the Markdown.
+  accel::IsaCoverage coverage;
+  size_t covered_jobs = 0;
+  for (const ReportRow& r : rows) {
+    if (!r.result.contains("metrics") || !r.result["metrics"].contains("isa_coverage")) continue;
+    ++covered_jobs;
+    for (auto& [id, hits] : r.result["metrics"]["isa_coverage"].items())
+      coverage.add(id, hits.get<uint64_t>(), "job '" + r.name + "'");
+  }
+  if (covered_jobs) {
+    md << "\n## ISA coverage of " << covered_jobs << " jobs\n\n```\n" << coverage.report() << "```\n";
+    std::ofstream f(dir / "coverage.json");
+    if (!f || !(f << coverage.to_json() << "\n"))
+      LOOM_THROW(RuntimeError, "cannot write '", (dir / "coverage.json").string(), "'");
+  }
 
   for (auto& [name, text] : {std::pair<const char*, std::string>{"report.xml", xml.str()},
                              {"report.csv", csv.str()},

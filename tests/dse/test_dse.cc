@@ -246,9 +246,9 @@ TEST(DsePointJob, EvaluationAndItsResultsRoundTrip) {
 
 TEST(RegressJobKinds, LoomsKindsAndTheRegisteredOnesAreListed) {
   std::vector<std::string> kinds = regress::job_kind_names();
-  for (const char* k : {"command", "dse-point", "model", "op", "program", "resnet18"})
+  for (const char* k : {"command", "dse-point", "model", "op", "program", "random", "resnet18"})
     EXPECT_NE(std::find(kinds.begin(), kinds.end(), k), kinds.end()) << k;
   expect_has(test::error_text<Error>([] { regress::parse_workload("conv3d:x"); }),
-             "workload 'conv3d:x': unknown kind 'conv3d' (command, dse-point, model, op, program, resnet18)");
+             "workload 'conv3d:x': unknown kind 'conv3d' (command, dse-point, model, op, program, random, resnet18)");
   expect_has(test::error_text<Error>([] { regress::parse_workload("nokind"); }), "dse-point:resnet18-convs:LAYERS");
 }

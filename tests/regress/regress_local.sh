@@ -11,12 +11,13 @@ mkdir -p "$work"
 fail() { echo "FAILED: $*"; exit 1; }
 status_of() { grep "^$1," "$2/report.csv" | cut -d, -f6; }
 
-# 1. The suite: 19 jobs, 15 pass; the failures first in every report, with their logs.
+# 1. The suite: 22 jobs, 18 pass; the failures first in every report, with their logs; the random
+#    programs' ISA coverage merged in report.md and coverage.json, a hole listed.
 rc=0
 "$loom" regress "$src/suite.json" --out "$work/a" -j 2 -q > "$work/a.out" 2>&1 || rc=$?
 cat "$work/a.out"
 [ $rc -eq 1 ] || fail "exit code $rc, expected 1 (failures)"
-grep -q "15 passed, 2 failed, 0 errors, 1 crashed, 1 timed out of 19 jobs" "$work/a.out" || fail "summary"
+grep -q "18 passed, 2 failed, 0 errors, 1 crashed, 1 timed out of 22 jobs" "$work/a.out" || fail "summary"
 [ "$(status_of faults/crash/default/fsim "$work/a")" = crash ] || fail "crash not reported"
 [ "$(status_of faults/hang/default/fsim "$work/a")" = timeout ] || fail "hang not reported"
 [ "$(status_of budget/resnet18-c11/default/perf "$work/a")" = fail ] || fail "budget"
@@ -30,16 +31,20 @@ grep -q '<failure type="fail" message="max_cycles: 461267 cycles, budget 1000"' 
 if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$work/a/report.xml" || fail "report.xml is not XML"
 fi
+grep -q "^## ISA coverage of 3 jobs" "$work/a/report.md" || fail "no ISA coverage in report.md"
+grep -q "hole: load acc: no padding" "$work/a/report.md" || fail "the coverage hole is not listed"
+grep -q '"total": 80' "$work/a/coverage.json" || fail "coverage.json"
+grep "^random/" "$work/a/report.csv" | grep -v ",pass," && fail "a random program parted the RTL from fsim"
 # Every pass on the RTL matched fsim bit-exactly within its cycle budget.
 grep "^rtl/" "$work/a/report.csv" | grep -v ",pass," && fail "an RTL job failed"
 # No process of the hung job is left (its sleep has a duration no other process on the machine uses).
 pgrep -f "sleep 59.2517" > /dev/null && fail "the hung job's sleep outlived its time limit"
 
-# 2. Again: the 15 passes come from the cache, the 4 failures run again; the same reports.
+# 2. Again: the 18 passes come from the cache, the 4 failures run again; the same reports.
 rc=0
 "$loom" regress "$src/suite.json" --out "$work/a" -j 2 -q > "$work/a2.out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "second run: exit code $rc"
-grep -q "(15 cached)" "$work/a2.out" || fail "second run: $(cat "$work/a2.out")"
+grep -q "(18 cached)" "$work/a2.out" || fail "second run: $(cat "$work/a2.out")"
 cp "$work/a/report.csv" "$work/a2.csv"
 # (report.md differs from run 1 only in nothing: it holds no times)
 "$loom" regress "$src/suite.json" --out "$work/a" -q --only convs/resnet18-c10 > /dev/null || fail "--only"

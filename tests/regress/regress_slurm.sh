@@ -1,7 +1,7 @@
 #!/bin/sh
 # loom regress --slurm on a real single-node Slurm cluster on 127.0.0.1 (scripts/slurm_cluster.sh
 # starts slurmctld, slurmd and munged in a folder of this test's own and stops them at the end):
-#   1. the CI suite gives the same report.csv and report.md as --local;
+#   1. the CI suite gives the same report.csv, report.md and coverage.json as --local;
 #   2. a partition Slurm refuses: a clear error, a report marked incomplete;
 #   3. the node drained mid-run: pending tasks wait (the progress line says why), resume, nothing lost;
 #      drained for longer than --pending-timeout: the array is cancelled, the report incomplete;
@@ -45,7 +45,9 @@ cat "$work/slurm.out"
 [ $rc -eq 1 ] || fail "suite on Slurm: exit code $rc"
 diff "$work/local/report.csv" "$work/slurm/report.csv" || fail "report.csv differs between --local and --slurm"
 diff "$work/local/report.md" "$work/slurm/report.md" || fail "report.md differs between --local and --slurm"
-[ "$(grep -rl '"SLURM_ARRAY_JOB_ID"' "$work/slurm/jobs" --include=result.json | wc -l)" -eq 19 ] ||
+# The random programs' ISA coverage merged from the Slurm tasks equals the local run's.
+diff "$work/local/coverage.json" "$work/slurm/coverage.json" || fail "coverage.json differs between --local and --slurm"
+[ "$(grep -rl '"SLURM_ARRAY_JOB_ID"' "$work/slurm/jobs" --include=result.json | wc -l)" -eq 22 ] ||
   fail "not every job ran as a Slurm task"
 
 # A design-space sweep is a manifest too: loom dse on Slurm gives the points the in-process sweep gives.

@@ -112,6 +112,38 @@ TEST(RegressManifest, BadManifestsNameTheLineOrTheGroup) {
              "'timeout_s' must be a number in");
   expect_has(manifest_error(R"({"jobs": [{"name": "a/b", "workloads": ["op:dense"], "backends": ["fsim"]}]})"),
              "may hold only letters");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["random:x1"], "backends": ["fsim"]}]})"),
+             "the seed 'x1' is not a whole number (random:SEED)");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["random:1"], "backends": ["fsim"],
+                               "params": {"lenght": 10}}]})"),
+             "unknown field 'lenght'");
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["random:1"], "backends": ["fsim"],
+                               "params": {"max_pad": 99}}]})"),
+             "max_pad is 99, not in [0, 15]");
+}
+
+// random:SEED: a generated program on the job's backend against the reference's commit records,
+// its ISA coverage in the metrics; with no reference it only runs.
+TEST(RegressJob, RandomProgramsCommitAsTheReferenceAndReportTheirCoverage) {
+  test::TestDir dir;
+  Manifest m = parse_manifest(R"({"jobs": [
+      {"name": "a", "workloads": ["random:5"], "backends": ["fsim"], "params": {"length": 90}},
+      {"name": "b", "workloads": ["random:5"], "backends": ["perf"], "params": {"length": 90},
+       "expect": {"reference": "none"}}]})",
+                              "m.json", ".");
+  JobOutcome a = run_job(m.jobs[0], dir.path() / "a");
+  EXPECT_EQ(a.status, "pass") << a.message;
+  EXPECT_GT(a.metrics["instructions"].get<uint64_t>(), 90u);
+  EXPECT_GT(a.metrics["isa_coverage"]["gemm: reset"].get<uint64_t>() +
+                a.metrics["isa_coverage"]["gemm: accumulate"].get<uint64_t>(),
+            0u);
+  ASSERT_EQ(a.checks.size(), 1u);
+  EXPECT_TRUE(a.checks[0].ok);
+  JobOutcome b = run_job(m.jobs[1], dir.path() / "b");
+  EXPECT_EQ(b.status, "pass") << b.message;
+  EXPECT_TRUE(b.checks.empty());
+  EXPECT_GT(b.metrics["cycles"].get<uint64_t>(), 0u);               // the performance model's
+  EXPECT_EQ(b.metrics["isa_coverage"], a.metrics["isa_coverage"]);  // the same seed, the same program
 }
 
 TEST(RegressManifest, YamlIsTheSameManifest) {

@@ -29,6 +29,8 @@ class IsaCoverage {
   // Counts each instruction of `stream` in every bin it falls in.
   void sample(const std::vector<Instruction>& stream);
   void merge(const IsaCoverage& other);
+  // Adds `hits` to the bin whose id() is `id` (a ConfigError naming `origin` for no such bin).
+  void add(const std::string& id, uint64_t hits, const std::string& origin);
   const std::vector<uint64_t>& hits() const { return hits_; }  // per isa_coverage_bins() entry
   size_t bins_hit() const;
   std::vector<CoverageBin> holes() const;  // the bins no sampled instruction fell in

@@ -11,7 +11,8 @@
 // Workloads: op:dense|conv2d|add[,key=value...] (a built-in accelerator operator), resnet18:LAYER
 // (a ResNet-18 conv layer), program:FILE (an accelerator program), model:NAME|FILE.onnx[@IMAGE]
 // (quantized to int8, compiled per config), model:FILE.loom (a compiled model, its own config),
-// command:SHELL (a shell command run in the job's folder), and kinds other libraries register
+// command:SHELL (a shell command run in the job's folder), random:SEED (a constrained-random
+// program cross-checked against the reference backend's commit records), and kinds other libraries register
 // (job_kind.h; dse-point:WORKLOAD). Paths are relative to the manifest. A group's "files" lists
 // more files its jobs read (their contents join the cache key); its "params" are parameters of its
 // workloads' kind.

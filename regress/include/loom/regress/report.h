@@ -21,9 +21,10 @@ struct ReportSummary {
   size_t failures() const { return fail + error + crash + timeout + lost + not_run; }
 };
 
-// Writes report.xml, report.csv and report.md into `dir`. `incomplete`: why the run stopped before
-// every job ran ("" when it did not): said at the top of every report, never a partial report
-// presented as complete.
+// Writes report.xml, report.csv and report.md into `dir`; with jobs that report ISA coverage
+// (random programs), also coverage.json, their coverage merged, summarized in report.md. `incomplete`: why the run
+// stopped before every job ran ("" when it did not): said at the top of every report, never a partial report presented
+// as complete.
 ReportSummary write_reports(const std::filesystem::path& dir, const std::string& suite, std::vector<ReportRow> rows,
                             const std::string& incomplete);
 

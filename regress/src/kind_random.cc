@@ -1,0 +1,83 @@
+// random:SEED: a constrained-random accelerator program (accel/program_gen.h) for the job's config,
+// run on the job's backend and on the reference backend (fsim by default) with per-instruction
+// commit records; the first instruction whose records differ fails the job. The group's "params"
+// are the generator's constraints ({"length": 200, "weights": {"gemm": 3}, ...}). The job's
+// metrics carry the program's ISA coverage (accel/isa_coverage.h), which the run's report merges.
+#include <iostream>
+
+#include "builtin_job_kinds.h"
+#include "loom/accel/isa_coverage.h"
+#include "loom/accel/program_gen.h"
+#include "loom/runtime/error.h"
+#include "loom/sim/commit_log.h"
+
+namespace loom::regress {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+class RandomJobKind : public JobKind {
+ public:
+  std::string name() const override { return "random"; }
+  std::string syntax() const override { return "random:SEED"; }
+  Workload parse(const std::string& rest, const std::string& text) const override {
+    Workload w = JobKind::parse(rest, text);
+    if (rest.empty() || rest.size() > 19 || rest.find_first_not_of("0123456789") != std::string::npos)
+      LOOM_THROW(Error, "workload '", text, "': the seed '", rest, "' is not a whole number (", syntax(), ")");
+    return w;
+  }
+  ResolvedWorkload resolve(const Workload&, const std::string& text, const FileResolver&) const override {
+    ResolvedWorkload r;
+    r.text = text;
+    r.default_reference = "fsim";
+    r.cpu_reference = false;  // the reference is another backend's commit records
+    return r;
+  }
+  void check_params(const json& params) const override {
+    accel::ProgramConstraints::parse(params.dump(), "'params' of random programs");
+  }
+  void run(const JobSpec& job, const Workload& w, const fs::path&, const fs::path&, JobOutcome& o) const override {
+    const accel::AccelConfig cfg = accel::AccelConfig::from_json(job.config.dump());
+    const accel::ProgramConstraints c = accel::ProgramConstraints::parse(job.params.dump(), "'params'");
+    auto scratch = make_accel_device("fsim", cfg.to_json());
+    const accel::Program p = accel::random_program(*scratch, cfg, c, std::stoull(w.target));
+    auto records = [&](const std::string& backend, const std::string& role) {
+      auto dev = open_job_device(job, backend, job.config, role);
+      std::string error;
+      uint64_t cycles = 0;
+      auto r = sim::run_recorded(
+          dev.get(), backend, [&] { cycles = accel::run_program(p, *dev).cycles; }, error, role + " backend: ");
+      if (!error.empty()) LOOM_THROW(DeviceError, role, " backend ", backend, ": ", error);
+      if (role == "the job's" && cycles) o.metrics["cycles"] = cycles;
+      return r;
+    };
+    auto got = records(job.backend, "the job's");
+    o.metrics["instructions"] = p.insn_count;
+    accel::IsaCoverage coverage;
+    coverage.sample(p.instructions());
+    json hits = json::object();
+    for (size_t k = 0; k < coverage.hits().size(); ++k)
+      if (coverage.hits()[k]) hits[accel::isa_coverage_bins()[k].id()] = coverage.hits()[k];
+    o.metrics["isa_coverage"] = hits;
+    const std::string& ref = job.expect.reference;
+    if (ref == "none") return;
+    auto want = records(ref, "the reference");
+    if (auto d = sim::first_divergence(want, got)) {
+      std::cout << accel::disassemble(p.instructions());
+      o.checks.push_back({"reference " + ref, false,
+                          "instruction " + std::to_string(d->index) + " (run " + std::to_string(d->run) + "): " +
+                              (d->b ? d->b->describe() : std::string("not committed")) + "; " + ref + ": " +
+                              (d->a ? d->a->describe() : std::string("not committed"))});
+    } else {
+      o.checks.push_back({"reference " + ref, true, std::to_string(got.size()) + " instructions committed alike"});
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<JobKind> make_random_job_kind() { return std::make_unique<RandomJobKind>(); }
+
+}  // namespace loom::regress
