@@ -67,8 +67,12 @@ Tensor requantize(const Tensor& X, int shift, int lo, int hi, const std::string&
 }
 
 Tensor add_shifted(const Tensor& A, const Tensor& B, int la, int lb, const std::string& name) {
-  if (shape_of(A) != shape_of(B))
-    LOOM_THROW(ShapeError, name, ": operands have shapes ", shape_str(shape_of(A)), " and ", shape_str(shape_of(B)));
+  // The same extents, constant or symbolic (a decoder's residual add over its tokens).
+  bool same = A.ndim() == B.ndim();
+  for (int d = 0; same && d < A.ndim(); ++d) same = same_extent(A.shape()[size_t(d)], B.shape()[size_t(d)]);
+  if (!same)
+    LOOM_THROW(ShapeError, name, ": operands have shapes ", shape_str(max_shape_of(A)), " and ",
+               shape_str(max_shape_of(B)));
   if (A.dtype().is_float() || B.dtype().is_float()) LOOM_THROW(TypeError, name, ": add_shifted needs integer operands");
   DataType i32 = DataType::Int(32);
   Expr ka = pow2_int(la, name), kb = pow2_int(lb, name);

@@ -67,8 +67,8 @@ class RandomJobKind : public JobKind {
     if (auto d = sim::first_divergence(want, got)) {
       std::cout << accel::disassemble(p.instructions());
       o.checks.push_back({"reference " + ref, false,
-                          "instruction " + std::to_string(d->index) + " (run " + std::to_string(d->run) + "): " +
-                              (d->b ? d->b->describe() : std::string("not committed")) + "; " + ref + ": " +
+                          "instruction " + std::to_string(d->index) + " (run " + std::to_string(d->run) +
+                              "): " + (d->b ? d->b->describe() : std::string("not committed")) + "; " + ref + ": " +
                               (d->a ? d->a->describe() : std::string("not committed"))});
     } else {
       o.checks.push_back({"reference " + ref, true, std::to_string(got.size()) + " instructions committed alike"});

@@ -127,11 +127,21 @@ def int8_steps(decoder):
         caches = float_steps.run(*steps[-1])[1:]
     cpu = loom.compile(g, quantize="int8", calibrate=steps)
     accel = loom.compile(g, target="accel", quantize="int8", calibrate=steps)
-    return cpu, accel
+    return cpu, accel, steps
+
+
+def test_int8_generation_with_a_symbolic_step_on_the_cpu(decoder, int8_steps):
+    """The int8 decoder with seq and past variables (the prompt in one step), calibrated on the
+    same one-token steps, keeps PyTorch's first greedy tokens as the one-token model does."""
+    _, prompt, tokens = decoder
+    m = loom.compile(loom.frontend.from_onnx(decoder[0], shape_vars=RANGES), quantize="int8", calibrate=int8_steps[2])
+    assert m.inputs[0]["dims"] == (1, "seq")
+    got = m.generate(prompt, max_new_tokens=32)["tokens"]
+    assert len(got) == 32 and got[:6] == tokens[:6]
 
 
 def test_int8_generation_on_the_accelerator_equals_the_cpu_int8_reference(decoder, int8_steps):
-    cpu, accel = int8_steps
+    cpu, accel, _ = int8_steps
     _, prompt, tokens = decoder
     want = cpu.generate(prompt, max_new_tokens=32)["tokens"]
     assert accel.generate(prompt, max_new_tokens=32)["tokens"] == want

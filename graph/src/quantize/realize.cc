@@ -83,7 +83,15 @@ class Realizer {
 
  private:
   int op(const std::string& kind, int orig, const std::string& suffix, std::vector<int> inputs, Attrs attrs = {}) {
-    return r_.add_op(kind, r_.unique_name(src_.node(orig).name + suffix), std::move(inputs), std::move(attrs));
+    // The original's symbolic attributes (a reshape's target over shape variables) go with the
+    // attributes copied from it.
+    const graph::Node& o = src_.node(orig);
+    std::map<std::string, runtime::ShapeExpr> sym;
+    for (const auto& [key, dims] : o.sym_attrs)
+      if (attrs.has(key) && o.attrs.has(key) && attrs.values().at(key) == o.attrs.values().at(key)) sym[key] = dims;
+    int id = r_.add_op(kind, r_.unique_name(o.name + suffix), std::move(inputs), std::move(attrs));
+    r_.node(id).sym_attrs = std::move(sym);
+    return id;
   }
 
   int calibrated(int id) const {
