@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
         auto scratch = make_accel_device("fsim", cfg.to_json());
         accel::Program p = accel::random_program(*scratch, cfg, c, uint64_t(seed));
         instructions += p.insn_count;
-        coverage.sample(p.instructions());
+        coverage.sample(p);
         std::vector<sim::CommitRecord> first;
         for (size_t k = 0; k < list.size(); ++k) {
           auto t0 = std::chrono::steady_clock::now();

@@ -103,7 +103,7 @@ int coverage(const std::vector<std::string>& args) {
   }
   for (const std::string& f : programs) {
     IsaCoverage one;
-    one.sample(Program::load(f).instructions());
+    one.sample(Program::load(f));
     total.merge(one);
   }
   if (!json_out.empty()) std::ofstream(json_out) << total.to_json() << "\n";

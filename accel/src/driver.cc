@@ -51,9 +51,9 @@ Driver::~Driver() {
   for (auto& b : sealed_) free(b.addr);
 }
 
-DeviceBuffer Driver::alloc(uint64_t bytes) {
+DeviceBuffer Driver::alloc(uint64_t bytes, uint64_t alignment) {
   // Every buffer can be addressed in entries of any scratchpad: align to the largest entry.
-  uint64_t align = 64;
+  uint64_t align = std::max<uint64_t>(64, alignment);
   for (int e :
        {config_.inp_block_bytes(), config_.wgt_block_bytes(), config_.acc_block_bytes(), config_.out_block_bytes()})
     align = std::max<uint64_t>(align, uint64_t(e));

@@ -16,10 +16,31 @@ namespace loom::accel {
 
 namespace {
 
+// Where a stream's transfers land: what the DMA bins read besides the instruction.
+struct DmaView {
+  const AccelConfig* config = nullptr;
+  const std::vector<Program::Segment>* segments = nullptr;
+};
+
 struct BinDef {
   CoverageBin bin;
-  std::function<bool(const Instruction&)> hit;
+  std::function<bool(const Instruction&)> hit;                  // an instruction bin
+  std::function<bool(const Instruction&, const DmaView&)> dma;  // or a DMA bin (sampled with a program)
 };
+
+constexpr uint64_t kPage = 4096;  // AXI4 bursts may not cross it: the RTL splits them there
+
+// Calls `row(start, end)` with the byte range of each DRAM row a LOAD (not of micro-ops) or STORE
+// moves; false for other instructions.
+bool for_each_row(const Instruction& i, const AccelConfig& c, const std::function<void(uint64_t, uint64_t)>& row) {
+  if (!((i.opcode == Opcode::Load && i.mem != MemType::Uop) || i.opcode == Opcode::Store)) return false;
+  const uint64_t eb = uint64_t(entry_bytes(c, i.opcode == Opcode::Store ? MemType::Out : i.mem));
+  for (uint32_t r = 0; r < i.y_size; ++r) {
+    const uint64_t start = (uint64_t(i.dram_base) + uint64_t(r) * i.x_stride) * eb;
+    row(start, start + uint64_t(i.x_size) * eb);
+  }
+  return true;
+}
 
 bool is_load(const Instruction& i, MemType m) { return i.opcode == Opcode::Load && i.mem == m; }
 
@@ -102,6 +123,32 @@ std::vector<BinDef> make_bins() {
         of([](const DepFlags& d) { return (d.pop_prev || d.pop_next) && (d.push_prev || d.push_next); }));
   }
   add("finish", "finish", [](const Instruction& i) { return i.opcode == Opcode::Finish; });
+  // DMA: rows across a 4 KiB page (split into two bursts), and a transfer that ends exactly at its
+  // segment's end (the last byte of an allocation).
+  for (const char* kind : {"load inp", "load wgt", "load acc", "store"}) {
+    const std::string k = kind;
+    auto is_kind = [k](const Instruction& i) {
+      return k == "store" ? i.opcode == Opcode::Store
+                          : i.opcode == Opcode::Load && "load " + std::string(to_string(i.mem)) == k;
+    };
+    b.push_back({{"dma", k + ": a row crosses 4 KiB"}, nullptr, [is_kind](const Instruction& i, const DmaView& v) {
+                   bool crosses = false;
+                   return is_kind(i) &&
+                          for_each_row(
+                              i, *v.config,
+                              [&](uint64_t s, uint64_t e) { crosses |= e > s && s / kPage != (e - 1) / kPage; }) &&
+                          crosses;
+                 }});
+  }
+  b.push_back({{"dma", "a transfer ends at its segment's end"}, nullptr, [](const Instruction& i, const DmaView& v) {
+                 bool at_end = false;
+                 return for_each_row(i, *v.config,
+                                     [&](uint64_t s, uint64_t e) {
+                                       for (const Program::Segment& seg : *v.segments)
+                                         at_end |= s >= seg.addr && e == seg.addr + seg.data.size();
+                                     }) &&
+                        at_end;
+               }});
   return b;
 }
 
@@ -126,7 +173,16 @@ IsaCoverage::IsaCoverage() : hits_(defs().size(), 0) {}
 void IsaCoverage::sample(const std::vector<Instruction>& stream) {
   const auto& d = defs();
   for (const Instruction& insn : stream)
-    for (size_t k = 0; k < d.size(); ++k) hits_[k] += d[k].hit(insn);
+    for (size_t k = 0; k < d.size(); ++k) hits_[k] += d[k].hit && d[k].hit(insn);
+}
+
+void IsaCoverage::sample(const Program& p) {
+  const std::vector<Instruction> stream = p.instructions();
+  sample(stream);
+  const DmaView view{&p.config, &p.segments};
+  const auto& d = defs();
+  for (const Instruction& insn : stream)
+    for (size_t k = 0; k < d.size(); ++k) hits_[k] += d[k].dma && d[k].dma(insn, view);
 }
 
 void IsaCoverage::merge(const IsaCoverage& other) {

@@ -95,15 +95,22 @@ ProgramConstraints ProgramConstraints::load(const std::string& path) {
 RandomStream::RandomStream(Driver& drv, const AccelConfig& config, const ProgramConstraints& c, uint64_t seed)
     : drv_(drv), cfg_(config), c_(c), g_(seed) {
   c_.validate("program constraints");
-  region_[0] = 0;
-  region_[1] = region_[0] + kEntries * uint64_t(cfg_.inp_block_bytes());
-  region_[2] = region_[1] + kEntries * uint64_t(cfg_.wgt_block_bytes());
-  region_[3] = region_[2] + kEntries * uint64_t(cfg_.acc_block_bytes());
-  const uint64_t bytes = region_[3] + kEntries * uint64_t(cfg_.out_block_bytes());
+  // The image is aligned to a 4 KiB page and each region of 64 entries straddles a page boundary,
+  // so DMA rows cross pages (where the RTL splits its AXI bursts); the out region ends the image.
+  const uint64_t entry[4] = {uint64_t(cfg_.inp_block_bytes()), uint64_t(cfg_.wgt_block_bytes()),
+                             uint64_t(cfg_.acc_block_bytes()), uint64_t(cfg_.out_block_bytes())};
+  uint64_t bytes = 0;
+  for (int k = 0; k < 4; ++k) {
+    const uint64_t half = kEntries / 2 * entry[k];
+    const uint64_t boundary = (bytes + half + kPage - 1) / kPage * kPage;  // the first page boundary past half
+    region_[k] = std::max(bytes, (boundary - half) / entry[k] * entry[k]);
+    region_[k] = (region_[k] + entry[k] - 1) / entry[k] * entry[k];
+    bytes = region_[k] + kEntries * entry[k];
+  }
   std::mt19937_64 values(g_());
   initial_.resize(bytes);
   for (auto& v : initial_) v = int8_t(int(values() % 256) - 128);
-  image_ = drv_.alloc(initial_.size());
+  image_ = drv_.alloc(initial_.size(), kPage);
   drv_.copy_to_device(image_, initial_.data(), initial_.size());
 }
 

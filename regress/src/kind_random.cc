@@ -56,7 +56,7 @@ class RandomJobKind : public JobKind {
     auto got = records(job.backend, "the job's");
     o.metrics["instructions"] = p.insn_count;
     accel::IsaCoverage coverage;
-    coverage.sample(p.instructions());
+    coverage.sample(p);
     json hits = json::object();
     for (size_t k = 0; k < coverage.hits().size(); ++k)
       if (coverage.hits()[k]) hits[accel::isa_coverage_bins()[k].id()] = coverage.hits()[k];

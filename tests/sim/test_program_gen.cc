@@ -99,7 +99,7 @@ TEST(ProgramGen, RandomProgramsReachEveryIsaBin) {
     IsaCoverage c;
     ProgramConstraints pc;
     pc.length = 200;
-    for (uint64_t seed = 1; seed <= 5; ++seed) c.sample(program_for(cfg, pc, seed).instructions());
+    for (uint64_t seed = 1; seed <= 5; ++seed) c.sample(program_for(cfg, pc, seed));
     EXPECT_EQ(c.bins_hit(), isa_coverage_bins().size()) << c.report();
   }
 }
@@ -145,6 +145,45 @@ TEST(IsaCoverage, InstructionsFallInTheirFieldsBins) {
   twice.merge(c);
   EXPECT_EQ(hits_of(twice, "load acc: any"), 4u);
   EXPECT_EQ(twice.bins_hit(), c.bins_hit());
+}
+
+// The DMA bins from a program built by hand: its rows' byte ranges against the 4 KiB page and its
+// segments' ends (default config: 16-byte out entries).
+TEST(IsaCoverage, TransfersAcrossAPageAndAtASegmentsEnd) {
+  Program p;
+  p.config = default_config();
+  auto store = [](uint32_t entry, uint32_t x) {
+    Instruction i;
+    i.opcode = Opcode::Store;
+    i.mem = MemType::Out;
+    i.dram_base = entry;
+    i.y_size = 1;
+    i.x_size = i.x_stride = x;
+    return i;
+  };
+  // Out entries 252..255 end at 4096; 254..257 cross it; 264..267 end the data segment at 4288.
+  std::vector<Instruction> stream = {store(252, 4), store(254, 4), store(264, 4)};
+  Instruction finish;
+  stream.push_back(finish);
+  p.segments.push_back({4032, 64, std::vector<uint8_t>(256)});
+  IsaLayout layout(p.config);
+  Program::Segment code{65536, 64, {}};
+  for (const Instruction& i : stream) {
+    InsnWord w = encode(i, layout);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(w.data());
+    code.data.insert(code.data.end(), bytes, bytes + 16);
+  }
+  p.segments.push_back(code);
+  p.insn_addr = 65536;
+  p.insn_count = uint32_t(stream.size());
+  IsaCoverage c;
+  c.sample(p);
+  EXPECT_EQ(hits_of(c, "dma: store: a row crosses 4 KiB"), 1u);
+  EXPECT_EQ(hits_of(c, "dma: a transfer ends at its segment's end"), 1u);
+  EXPECT_EQ(hits_of(c, "store: any"), 3u);
+  IsaCoverage stream_only;
+  stream_only.sample(stream);  // without the program, no DMA bin
+  EXPECT_EQ(hits_of(stream_only, "dma: store: a row crosses 4 KiB"), 0u);
 }
 
 std::string coverage_error(const std::string& json) {

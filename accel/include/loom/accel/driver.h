@@ -59,7 +59,8 @@ class Driver {
   AccelDevice& device() { return device_; }
 
   // ---- device memory ----
-  DeviceBuffer alloc(uint64_t bytes);
+  // Aligned to every scratchpad's entry (and to `alignment`, a power of two, when larger).
+  DeviceBuffer alloc(uint64_t bytes, uint64_t alignment = 64);
   void free(const DeviceBuffer& b);
   void copy_to_device(const DeviceBuffer& b, const void* src, uint64_t bytes, uint64_t offset = 0);
   void copy_from_device(const DeviceBuffer& b, void* dst, uint64_t bytes, uint64_t offset = 0);

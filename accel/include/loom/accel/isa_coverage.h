@@ -2,7 +2,9 @@
 // declared in one place (isa_coverage.cc) beside the ISA's field table. A bin is a named class of
 // instructions (a LOAD of accumulators with padding on the left, a GEMM that resets with an outer
 // loop, an ALU shift by a negative immediate, a STORE that pops a token from compute, ...);
-// sampling a stream counts how many of its instructions fall in each. Coverage of several
+// sampling a stream counts how many of its instructions fall in each; DMA bins (a row across a
+// 4 KiB page, a transfer ending at its segment's end) are sampled from a program, whose config and
+// memory segments place its transfers. Coverage of several
 // streams, programs or regression jobs merges by adding the counts.
 #pragma once
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "loom/accel/isa.h"
+#include "loom/accel/program.h"
 
 namespace loom::accel {
 
@@ -26,8 +29,10 @@ const std::vector<CoverageBin>& isa_coverage_bins();
 class IsaCoverage {
  public:
   IsaCoverage();
-  // Counts each instruction of `stream` in every bin it falls in.
+  // Counts each instruction of `stream` in every instruction bin it falls in.
   void sample(const std::vector<Instruction>& stream);
+  // The program's stream, and its transfers in the DMA bins (which need its config and memory).
+  void sample(const Program& program);
   void merge(const IsaCoverage& other);
   // Adds `hits` to the bin whose id() is `id` (a ConfigError naming `origin` for no such bin).
   void add(const std::string& id, uint64_t hits, const std::string& origin);

@@ -50,7 +50,8 @@ class RandomStream {
   const DeviceBuffer& image() const { return image_; }
 
  private:
-  static constexpr int kEntries = 64;  // entries of each kind in the DRAM image
+  static constexpr int kEntries = 64;      // entries of each kind in the DRAM image
+  static constexpr uint64_t kPage = 4096;  // the AXI page DMA bursts may not cross
   uint32_t r(uint32_t n);
   bool chance(double p);
   void go(Module next);  // hands a token from the last instruction's module to `next`'s
