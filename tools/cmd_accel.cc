@@ -68,10 +68,21 @@ int gen_program(const std::vector<std::string>& args) {
                  "JSON: length, weights {load_inp, load_wgt, load_acc, gemm, alu, store}, max_pad, max_rows, "
                  "max_cols, gemm_reset, alu_immediate")
       ->check(CLI::ExistingFile);
+  std::string toward;
+  app.add_option("--toward", toward,
+                 "coverage file (loom coverage --json, a regression's coverage.json): raise the weights of the "
+                 "instruction kinds whose bins it has not hit")
+      ->check(CLI::ExistingFile);
   if (int rc = parse(app, args); rc >= 0) return rc;
   AccelConfig cfg = load_config(config);
   ProgramConstraints c = constraints_path.empty() ? ProgramConstraints{} : ProgramConstraints::load(constraints_path);
   if (o_length->count()) c.length = length;
+  if (!toward.empty()) {
+    std::ifstream in(toward);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    c = toward_holes(c, IsaCoverage::parse(ss.str(), "'" + toward + "'"));
+  }
   auto dev = make_accel_device("fsim", cfg.to_json());
   Program p = random_program(*dev, cfg, c, seed);
   p.save(out);

@@ -264,4 +264,37 @@ std::string IsaCoverage::report() const {
   return os.str();
 }
 
+ProgramConstraints toward_holes(const ProgramConstraints& base, const IsaCoverage& seen, double boost) {
+  ProgramConstraints c = base;
+  // Each kind's bins: its group's, and the DMA bins that name it.
+  const std::pair<const char*, double*> kinds[] = {{"load inp", &c.load_inp}, {"load wgt", &c.load_wgt},
+                                                   {"load acc", &c.load_acc}, {"gemm", &c.gemm},
+                                                   {"alu", &c.alu},           {"store", &c.store}};
+  const auto& bins = isa_coverage_bins();
+  double largest = 0;
+  for (auto [kind, weight] : kinds) largest = std::max(largest, *weight);
+  // Dependency flags come from switching modules: a load or store between compute instructions
+  // (a compute instruction that both pops and pushes is a single one between two switches).
+  auto deps_of = [](const std::string& kind) -> std::vector<std::string> {
+    if (kind == "load inp" || kind == "load wgt") return {"deps load", "deps compute"};
+    if (kind == "store") return {"deps store", "deps compute"};
+    return {};
+  };
+  for (auto [kind, weight] : kinds) {
+    size_t total = 0, holes = 0;
+    const std::vector<std::string> deps = deps_of(kind);
+    for (size_t k = 0; k < bins.size(); ++k) {
+      const bool mine = bins[k].group == kind || (bins[k].group == "dma" && bins[k].name.rfind(kind, 0) == 0) ||
+                        std::find(deps.begin(), deps.end(), bins[k].group) != deps.end();
+      total += mine;
+      holes += mine && !seen.hits()[k];
+    }
+    // Raised toward the largest weight by its share of holes (times `boost`): a kind whose bins
+    // are all hit keeps its weight, one with many holes is drawn as often as the most likely kind.
+    if (total && *weight > 0)
+      *weight = std::max(*weight, largest * std::min(1.0, boost * double(holes) / double(total)));
+  }
+  return c;
+}
+
 }  // namespace loom::accel

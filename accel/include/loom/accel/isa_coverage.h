@@ -14,6 +14,7 @@
 
 #include "loom/accel/isa.h"
 #include "loom/accel/program.h"
+#include "loom/accel/program_gen.h"
 
 namespace loom::accel {
 
@@ -49,5 +50,11 @@ class IsaCoverage {
  private:
   std::vector<uint64_t> hits_;
 };
+
+// Coverage-directed generation: `base` with each instruction kind's weight raised toward the
+// largest weight by the share of its bins (its group's, its DMA bins, and the dependency flags its
+// switches make) that `seen` has not hit, times `boost`; a kind whose bins are all hit keeps its
+// weight, and one the constraints leave out (weight 0) stays out.
+ProgramConstraints toward_holes(const ProgramConstraints& base, const IsaCoverage& seen, double boost = 8);
 
 }  // namespace loom::accel
