@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "accel_backend.h"
 #include "cli.h"
@@ -77,12 +76,7 @@ int gen_program(const std::vector<std::string>& args) {
   AccelConfig cfg = load_config(config);
   ProgramConstraints c = constraints_path.empty() ? ProgramConstraints{} : ProgramConstraints::load(constraints_path);
   if (o_length->count()) c.length = length;
-  if (!toward.empty()) {
-    std::ifstream in(toward);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    c = toward_holes(c, IsaCoverage::parse(ss.str(), "'" + toward + "'"));
-  }
+  if (!toward.empty()) c = toward_holes(c, IsaCoverage::load(toward));
   auto dev = make_accel_device("fsim", cfg.to_json());
   Program p = random_program(*dev, cfg, c, seed);
   p.save(out);
@@ -106,17 +100,8 @@ int coverage(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
   if (programs.empty() && merge.empty()) LOOM_THROW(Error, "give program files or --merge coverage files");
   IsaCoverage total;
-  for (const std::string& f : merge) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    total.merge(IsaCoverage::parse(ss.str(), "'" + f + "'"));
-  }
-  for (const std::string& f : programs) {
-    IsaCoverage one;
-    one.sample(Program::load(f));
-    total.merge(one);
-  }
+  for (const std::string& f : merge) total.merge(IsaCoverage::load(f));
+  for (const std::string& f : programs) total.sample(Program::load(f));
   if (!json_out.empty()) std::ofstream(json_out) << total.to_json() << "\n";
   std::cout << total.report();
   return 0;

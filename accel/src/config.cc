@@ -250,11 +250,8 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
 }
 
 AccelConfig AccelConfig::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) LOOM_THROW(ConfigError, "accelerator config: cannot open '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = parse_strict_json(ss.str(), "accelerator config '" + path + "'");
+  const std::string text = read_data_file(path, "accelerator config: cannot open '" + path + "'");
+  nlohmann::json j = parse_strict_json(text, "accelerator config '" + path + "'");
   check_known_fields(j, "'" + path + "'");
   if (j.is_object()) {
     std::string missing;
@@ -264,7 +261,7 @@ AccelConfig AccelConfig::load(const std::string& path) {
       LOOM_THROW(ConfigError, "accelerator config '", path, "': missing field(s) ", missing,
                  " (a config file gives every field)");
   }
-  return from_json(ss.str(), "'" + path + "'");
+  return from_json(text, "'" + path + "'");
 }
 
 AccelConfig default_config() { return AccelConfig{}; }

@@ -248,6 +248,10 @@ IsaCoverage IsaCoverage::parse(const std::string& text, const std::string& origi
   return c;
 }
 
+IsaCoverage IsaCoverage::load(const std::string& path) {
+  return parse(read_data_file(path, "cannot read the coverage file '" + path + "'"), "'" + path + "'");
+}
+
 std::string IsaCoverage::report() const {
   std::ostringstream os;
   std::map<std::string, std::pair<size_t, size_t>> groups;  // hit, total

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "loom/accel/driver.h"
 #include "loom/runtime/error.h"
@@ -85,11 +83,7 @@ ProgramConstraints ProgramConstraints::parse(const std::string& text, const std:
 }
 
 ProgramConstraints ProgramConstraints::load(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) LOOM_THROW(ConfigError, "cannot read the program constraints '", path, "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse(ss.str(), "'" + path + "'");
+  return parse(read_data_file(path, "cannot read the program constraints '" + path + "'"), "'" + path + "'");
 }
 
 RandomStream::RandomStream(Driver& drv, const AccelConfig& config, const ProgramConstraints& c, uint64_t seed)

@@ -1,7 +1,9 @@
 // JSON as Loom's data files are read: a key given twice in one object is a ConfigError naming
 // `what` (nlohmann would keep the last silently), as is text that is not JSON.
 #pragma once
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,15 @@
 #include "loom/runtime/error.h"
 
 namespace loom::accel {
+
+// The text of the data file at `path`; ConfigError `unreadable` when it cannot be opened.
+inline std::string read_data_file(const std::string& path, const std::string& unreadable) {
+  std::ifstream in(path);
+  if (!in) LOOM_THROW(ConfigError, unreadable);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 inline nlohmann::json parse_strict_json(const std::string& text, const std::string& what) {
   std::vector<std::set<std::string>> keys;

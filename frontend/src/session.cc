@@ -29,13 +29,7 @@ OnnxSession::OnnxSession(const std::string& path, OnnxSessionOptions options)
                "an operator needs itself)");
   bytes_ = file_bytes(path_);
   try {
-    graph::Graph g = import_onnx_file_bytes(bytes_, path_, options_.import);
-    auto built = graph::build(g, options_.build);
-    auto ex = std::make_unique<runtime::GraphExecutor>(
-        runtime::GraphExecutor::from_model_file(built.file, path_, options_.executor));
-    compiled_.push_back(std::make_unique<Compiled>(Compiled{"", std::move(ex), 0}));
-    current_ = compiled_.back().get();
-    ++compilations_;
+    current_ = &compile(import_onnx_file_bytes(bytes_, path_, options_.import), "");
   } catch (const InputValuesNeeded& e) {
     value_inputs_ = e.inputs;  // compiled at the first run, when the values are known
   }
@@ -111,6 +105,10 @@ OnnxSession::Compiled& OnnxSession::compile_for_values() {
     compiled_.clear();
     forget_current();
   }
+  return compile(g, key());
+}
+
+OnnxSession::Compiled& OnnxSession::compile(const graph::Graph& g, std::string key) {
   auto built = graph::build(g, options_.build);
   auto ex = std::make_unique<runtime::GraphExecutor>(
       runtime::GraphExecutor::from_model_file(built.file, path_, options_.executor));
@@ -121,7 +119,7 @@ OnnxSession::Compiled& OnnxSession::compile_for_values() {
     if (oldest->get() == current_) forget_current();
     compiled_.erase(oldest);
   }
-  compiled_.push_back(std::make_unique<Compiled>(Compiled{key(), std::move(ex), 0}));
+  compiled_.push_back(std::make_unique<Compiled>(Compiled{std::move(key), std::move(ex), 0}));
   return *compiled_.back();
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error_text.h"
 #include "loom/frontend/session.h"
 #include "onnx_model_builder.h"
 
@@ -151,31 +152,20 @@ TEST(OnnxSession, AModelWhoseShapesAreStaticCompilesOnceWhenMade) {
   EXPECT_EQ(s.compilations(), 1u);
 }
 
-// The error's message, or "" if `f` does not throw a ModelError.
-template <class F>
-std::string model_error(F f) {
-  try {
-    f();
-  } catch (const ModelError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(OnnxSession, BadValuesAndMissingInputsAreClearErrors) {
   OnnxSession s(write_model("reshape_errors", false));
   s.set_input("x", x_value());
-  EXPECT_NE(model_error([&] { s.run(); }).find("input 'shape' is not set"), std::string::npos);
-  EXPECT_NE(model_error([&] {
+  EXPECT_NE(test::error_text<ModelError>([&] { s.run(); }).find("input 'shape' is not set"), std::string::npos);
+  EXPECT_NE(test::error_text<ModelError>([&] {
               s.set_input("shapes", ints({6, 4}));
             }).find("no input 'shapes' (its inputs: 'x', 'shape')"),
             std::string::npos);
   s.set_input("shape", ints({5, 5}));  // 25 elements, x has 24
-  std::string why = model_error([&] { s.run(); });
+  std::string why = test::error_text<ModelError>([&] { s.run(); });
   EXPECT_NE(why.find("Reshape"), std::string::npos) << why;
   NDArray floats = NDArray::zeros({2}, DataType::Float(32));
   s.set_input("shape", floats);
-  why = model_error([&] { s.run(); });
+  why = test::error_text<ModelError>([&] { s.run(); });
   EXPECT_NE(why.find("the value given for input 'shape'"), std::string::npos) << why;
   EXPECT_EQ(s.compilations(), 0u);
   EXPECT_THROW(s.get_output(0), ModelError);

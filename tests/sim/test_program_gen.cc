@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "accel/accel_harness.h"
+#include "common/error_text.h"
 #include "loom/accel/isa_coverage.h"
 #include "loom/accel/program_gen.h"
 #include "loom/sim/commit_log.h"
@@ -221,12 +222,7 @@ TEST(IsaCoverage, TransfersAcrossAPageAndAtASegmentsEnd) {
 }
 
 std::string coverage_error(const std::string& json) {
-  try {
-    IsaCoverage::parse(json, "cov.json");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_text<ConfigError>([&] { IsaCoverage::parse(json, "cov.json"); });
 }
 
 TEST(IsaCoverage, BadCoverageFilesAreClearErrors) {
@@ -246,16 +242,11 @@ TEST(IsaCoverage, BadCoverageFilesAreClearErrors) {
 }
 
 std::string constraint_error(const std::string& json) {
-  try {
-    ProgramConstraints::parse(json, "c.json");
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_text<ConfigError>([&] { ProgramConstraints::parse(json, "c.json"); });
 }
 
 TEST(ProgramGen, BadConstraintsAreClearErrors) {
-  EXPECT_EQ(constraint_error(R"({"length": 10, "weights": {"gemm": 2}, "max_pad": 3})"), "");
+  EXPECT_EQ(constraint_error(R"({"length": 10, "weights": {"gemm": 2}, "max_pad": 3})"), "<no error>");
   EXPECT_NE(constraint_error(R"({"lenght": 10})").find("c.json: unknown field 'lenght'"), std::string::npos);
   EXPECT_NE(constraint_error(R"({"length": 0})").find("c.json: length is 0, not in [1, 100000]"), std::string::npos);
   EXPECT_NE(constraint_error(R"({"length": 2.5})").find("length is 2.5, not a whole number"), std::string::npos);

@@ -44,6 +44,7 @@ class IsaCoverage {
   // ConfigError naming `origin` for a file of another model: unknown or missing bins).
   std::string to_json() const;
   static IsaCoverage parse(const std::string& json_text, const std::string& origin);
+  static IsaCoverage load(const std::string& path);  // parse of a file (ConfigError naming it)
   // One line per group ("load inp  9/10 bins"), then every hole.
   std::string report() const;
 

@@ -73,6 +73,8 @@ class OnnxSession {
   const NDArray& value_of(const std::string& input) const;
   std::string key() const;
   Compiled& compile_for_values();
+  // Builds `g` and keeps it under `key`, dropping the least recently used past max_compiled.
+  Compiled& compile(const graph::Graph& g, std::string key);
   Compiled& prepared();   // the kept model for the values set, compiled now if there is none
   void forget_current();  // the last run's model is dropped: its outputs are gone too
 
