@@ -13,7 +13,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev clang clang-format libclang-rt-14-dev libxgboost-dev
   gnuplot-nox slurm-wlm munge libyaml-cpp-dev valgrind
   python3-torch python3-torchvision python3-onnx python3-numpy python3-dev pybind11-dev python3-pytest
-  python3-matplotlib
+  python3-matplotlib chromium
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -39,4 +39,11 @@ if [ ! -d "$build/ort/node_modules/onnxruntime-node" ]; then
   else
     echo "bootstrap: npm not found; zoo_bench will run without ONNX Runtime (install nodejs and npm for it)"
   fi
+fi
+
+# Chart.js, inlined into `loom regress --coverage`'s dashboard (coverage.html); without it the
+# dashboard has its tables and heat map but no charts.
+if [ ! -f "$build/js/node_modules/chart.js/dist/chart.umd.js" ] && command -v npm > /dev/null; then
+  timeout 300 npm install --silent --ignore-scripts --prefix "$build/js" chart.js@4.5.1 > /dev/null 2>&1 ||
+    echo "bootstrap: chart.js not installed (npm failed); coverage dashboards will have no charts"
 fi

@@ -33,6 +33,10 @@ int regress_cmd(const std::vector<std::string>& args) {
   app.add_flag("--slurm", slurm, "run the jobs as one Slurm job array per round (sbatch, squeue, scancel)");
   number_option(app, "-j,--jobs", o.jobs, "--local: jobs at once (default: the cores)", 1, 4096);
   app.add_flag("--force", o.force, "run every job, cached passes too");
+  app.add_flag("--coverage", o.coverage,
+               "jobs on the rtl backend simulate its coverage build; the run merges their line, branch, toggle and "
+               "cover-property counts with the random programs' ISA bins into rtl_coverage.dat, coverage.json, "
+               "coverage.html and report.md (docs/regress.md)");
   app.add_option("--only", o.only, "run only the jobs whose name contains this (repeat for more)");
   app.add_flag("--list", list, "print the jobs the manifest expands to, and run nothing");
   app.add_flag("-q,--quiet", o.quiet, "no progress bar; print only failures");

@@ -591,5 +591,16 @@ module loom_accel #(
   a_axil_b_hold: assert property (@(posedge clk) disable iff (!rst_n)
       s_axil_bvalid && !s_axil_bready |=> s_axil_bvalid && $stable(s_axil_bresp))
     else $error("AXI4-Lite B channel: BVALID dropped, or BRESP changed, before BREADY");
+
+  // ---- functional coverage (Verilator --coverage-user): back-pressure on each AXI4 channel that
+  // has it (BREADY is tied high), read requesters contending, the instruction queues full ----
+  c_ar_backpressure: cover property (@(posedge clk) disable iff (!rst_n) m_axi_arvalid && !m_axi_arready);
+  c_r_backpressure: cover property (@(posedge clk) disable iff (!rst_n) m_axi_rvalid && !m_axi_rready);
+  c_aw_backpressure: cover property (@(posedge clk) disable iff (!rst_n) m_axi_awvalid && !m_axi_awready);
+  c_w_backpressure: cover property (@(posedge clk) disable iff (!rst_n) m_axi_wvalid && !m_axi_wready);
+  c_rd_contention: cover property (@(posedge clk) disable iff (!rst_n) $countones(arvalid) > 1);
+  c_load_queue_full: cover property (@(posedge clk) disable iff (!rst_n) ld_full);
+  c_compute_queue_full: cover property (@(posedge clk) disable iff (!rst_n) cp_full);
+  c_store_queue_full: cover property (@(posedge clk) disable iff (!rst_n) st_full);
 `endif
 endmodule

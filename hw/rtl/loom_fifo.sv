@@ -47,5 +47,9 @@ module loom_fifo #(
       assert (!$isunknown({push_i, pop_i})) else $error("loom_fifo: push or pop unknown (X)");
     end
   end
+  // Functional coverage (Verilator --coverage-user; one point per instance): the queue filled up,
+  // and a pop emptied it.
+  c_full: cover property (@(posedge clk_i) disable iff (!rst_ni) full_o);
+  c_drained: cover property (@(posedge clk_i) disable iff (!rst_ni) pop_i && !push_i && count_o == CountW'(1));
 `endif
 endmodule

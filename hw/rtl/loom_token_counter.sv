@@ -34,5 +34,9 @@ module loom_token_counter #(
       assert (!(push_i && !room_o)) else $error("token overflow: a module pushed into a full counter");
     end
   end
+  // Functional coverage: a token handed over in the cycle another is taken, and tokens piling up
+  // (the producer runs ahead of the consumer by two or more instructions).
+  c_push_and_pop: cover property (@(posedge clk_i) disable iff (!rst_ni || clear_i) enable_i && push_i && pop_i);
+  c_two_waiting: cover property (@(posedge clk_i) disable iff (!rst_ni || clear_i) count_q >= Bits'(2));
 `endif
 endmodule

@@ -103,11 +103,16 @@ JobOutcome JobOutcome::from_json(const json& j) {
   return o;
 }
 
-JobOutcome run_job(const JobSpec& job, const fs::path& dir, const fs::path& artifacts) {
+JobOutcome run_job(const JobSpec& spec, const fs::path& dir, const fs::path& artifacts) {
   JobOutcome o;
+  JobSpec job = spec;
   try {
     sim::register_backends();
     fs::create_directories(dir);
+    if (job.rtl_coverage) {  // counts from this attempt only, not an earlier one that crashed
+      job.coverage_file = fs::absolute(dir / kRtlCoverageFile).string();
+      fs::remove(job.coverage_file);
+    }
     Workload w = parse_workload(job.workload);
     std::cout << "job " << job.name << ": " << job.workload << " on " << job.backend << " (config " << job.config_name
               << ")" << std::endl;

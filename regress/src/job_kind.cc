@@ -1,5 +1,7 @@
 #include "loom/regress/job_kind.h"
 
+#include "loom/runtime/backend_options.h"
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -110,10 +112,19 @@ std::vector<std::string> job_kind_names() {
   return names;
 }
 
+bool declares_coverage(const std::string& backend) {
+  for (const BackendOption& o : accel_backend_options(backend))
+    if (o.key == "coverage") return true;
+  return false;
+}
+
 std::string device_json(const JobSpec& job, const json& config, const std::string& backend) {
   json j = config;
   std::string section = backend.rfind("board-", 0) == 0 ? backend.substr(6) : backend;
   if (job.device.contains(section)) j[section] = job.device[section];
+  // Before the job runs (its checks), a stand-in file name: the option is only read, not opened.
+  if (job.rtl_coverage && declares_coverage(backend))
+    j[section]["coverage"] = job.coverage_file.empty() ? "rtl_coverage.dat" : job.coverage_file;
   return j.dump();
 }
 

@@ -1,8 +1,11 @@
 // random:SEED: a constrained-random accelerator program (accel/program_gen.h) for the job's config,
 // run on the job's backend and on the reference backend (fsim by default) with per-instruction
 // commit records; the first instruction whose records differ fails the job. The group's "params"
-// are the generator's constraints ({"length": 200, "weights": {"gemm": 3}, ...}). The job's
-// metrics carry the program's ISA coverage (accel/isa_coverage.h), which the run's report merges.
+// are the generator's constraints ({"length": 200, "weights": {"gemm": 3}, ...}) and, optionally,
+// "directed": true: seed S's program is drawn toward the ISA bins that seeds 1..S-1 (drawn the same
+// way) left unhit, so that a group of seeds converges on full coverage while each job still runs
+// alone (on any node, in any order). The job's metrics carry the program's ISA coverage
+// (accel/isa_coverage.h), which the run's report merges.
 #include <iostream>
 
 #include "builtin_job_kinds.h"
@@ -17,6 +20,19 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// "directed" (a bool, default false), and the params without it: the generator's constraints.
+bool directed(const json& params) {
+  if (!params.contains("directed")) return false;
+  if (!params["directed"].is_boolean())
+    LOOM_THROW(ConfigError, "'params' of random programs: \"directed\" must be true or false, got ",
+               params["directed"].dump());
+  return params["directed"].get<bool>();
+}
+json constraints_of(json params) {
+  params.erase("directed");
+  return params;
+}
 
 class RandomJobKind : public JobKind {
  public:
@@ -36,13 +52,25 @@ class RandomJobKind : public JobKind {
     return r;
   }
   void check_params(const json& params) const override {
-    accel::ProgramConstraints::parse(params.dump(), "'params' of random programs");
+    directed(params);
+    accel::ProgramConstraints::parse(constraints_of(params).dump(), "'params' of random programs");
   }
   void run(const JobSpec& job, const Workload& w, const fs::path&, const fs::path&, JobOutcome& o) const override {
     const accel::AccelConfig cfg = accel::AccelConfig::from_json(job.config.dump());
-    const accel::ProgramConstraints c = accel::ProgramConstraints::parse(job.params.dump(), "'params'");
-    auto scratch = make_accel_device("fsim", cfg.to_json());
-    const accel::Program p = accel::random_program(*scratch, cfg, c, std::stoull(w.target));
+    const accel::ProgramConstraints c =
+        accel::ProgramConstraints::parse(constraints_of(job.params).dump(), "'params'");
+    const uint64_t seed = std::stoull(w.target);
+    // The image lives on a scratch device while the program is built (one per program: each
+    // program allocates its own).
+    auto draw = [&](const accel::ProgramConstraints& pc, uint64_t s) {
+      auto scratch = make_accel_device("fsim", cfg.to_json());
+      return std::make_pair(accel::random_program(*scratch, cfg, pc, s), std::move(scratch));
+    };
+    accel::IsaCoverage seen;
+    const bool steer = directed(job.params);
+    for (uint64_t s = 1; steer && s < seed; ++s) seen.sample(draw(accel::toward_holes(c, seen), s).first);
+    auto [p, scratch] = draw(steer ? accel::toward_holes(c, seen) : c, seed);
+    if (steer) o.metrics["isa_bins_before"] = seen.bins_hit();
     uint64_t cycles = 0;  // the last run's
     auto records = [&](const std::string& backend, const std::string& role) {
       auto dev = open_job_device(job, backend, job.config, role);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -116,6 +117,22 @@ struct Reader {
   }
 };
 
+// "random:{1..500}": one workload per number of the range (at most one range, 100,000 numbers);
+// other braces (a command's shell) are left as they are.
+std::vector<std::string> expand_range(const std::string& text, const Reader& r) {
+  static const std::regex range(R"(\{([0-9]{1,18})\.\.([0-9]{1,18})\})");
+  std::smatch m;
+  if (!std::regex_search(text, m, range)) return {text};
+  const std::string before = m.prefix(), after = m.suffix();
+  if (std::regex_search(after, range)) r.fail("workload '" + text + "': at most one {FIRST..LAST} range per workload");
+  const uint64_t first = std::stoull(m[1]), last = std::stoull(m[2]);
+  if (last < first || last - first >= 100000)
+    r.fail("workload '" + text + "': the range must count up and hold at most 100000 numbers");
+  std::vector<std::string> v;
+  for (uint64_t k = first; k <= last; ++k) v.push_back(before + std::to_string(k) + after);
+  return v;
+}
+
 // A name that is one folder: letters, digits, '.', '_' and '-', and not "." or "..".
 bool folder_name(const std::string& n) {
   return !n.empty() && n != "." && n != ".." &&
@@ -221,6 +238,7 @@ json JobSpec::to_json() const {
             {"files", files}};
   if (!inputs_from.empty()) j["inputs_from"] = inputs_from;
   if (!params.empty()) j["params"] = params;
+  if (rtl_coverage) j["rtl_coverage"] = true;
   return j;
 }
 
@@ -246,6 +264,7 @@ JobSpec JobSpec::from_json(const json& j) {
     s.files = j.at("files").get<std::vector<std::string>>();
     s.inputs_from = j.value("inputs_from", std::string());
     s.params = j.value("params", json::object());
+    s.rtl_coverage = j.value("rtl_coverage", false);
   } catch (const json::exception& e) {
     LOOM_THROW(Error, "job description ", j.dump().substr(0, 120), ": ", e.what());
   }
@@ -328,7 +347,7 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
     std::vector<std::pair<std::string, std::string>> workloads;  // (slug, text)
     for (const json& w : g["workloads"]) {
       if (w.is_string()) {
-        workloads.emplace_back("", w.get<std::string>());
+        for (const std::string& text : expand_range(w.get<std::string>(), r)) workloads.emplace_back("", text);
       } else if (w.is_object() && w.size() == 2 && w.contains("name") && w["name"].is_string() &&
                  w.contains("workload") && w["workload"].is_string()) {
         std::string name = w["name"];

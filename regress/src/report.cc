@@ -1,11 +1,12 @@
 #include "loom/regress/report.h"
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
 
-#include "loom/accel/isa_coverage.h"
+#include "coverage_report.h"
 #include "loom/runtime/error.h"
 
 namespace loom::regress {
@@ -77,6 +78,16 @@ std::string log_tail(const fs::path& p, size_t lines) {
   return o;
 }
 
+// "2026-12-01T09:30:00Z": when the run's coverage was written (the dashboard's trend axis).
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 int rank(const std::string& status) {  // failures first, the worst first
   static const std::vector<std::string> order = {"crash", "timeout", "lost", "error", "fail", "not_run", "pass"};
   auto it = std::find(order.begin(), order.end(), status);
@@ -86,7 +97,7 @@ int rank(const std::string& status) {  // failures first, the worst first
 }  // namespace
 
 ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::vector<ReportRow> rows,
-                            const std::string& incomplete) {
+                            const std::string& incomplete, bool rtl_coverage) {
   std::stable_sort(rows.begin(), rows.end(), [](const ReportRow& a, const ReportRow& b) {
     int ra = rank(a.result.value("status", "")), rb = rank(b.result.value("status", ""));
     return ra != rb ? ra < rb : a.name < b.name;
@@ -183,22 +194,11 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
        << " | " << metric(r.result, "utilization") << " | " << metric(r.result, "mismatches") << " | "
        << metric(r.result, "accuracy") << " |\n";
 
-  // The ISA coverage of the jobs that report it (random programs), merged: coverage.json and a
-  // section of the Markdown.
-  accel::IsaCoverage coverage;
-  size_t covered_jobs = 0;
-  for (const ReportRow& r : rows) {
-    if (!r.result.contains("metrics") || !r.result["metrics"].contains("isa_coverage")) continue;
-    ++covered_jobs;
-    for (auto& [id, hits] : r.result["metrics"]["isa_coverage"].items())
-      coverage.add(id, hits.get<uint64_t>(), "job '" + r.name + "'");
-  }
-  if (covered_jobs) {
-    md << "\n## ISA coverage of " << covered_jobs << " jobs\n\n```\n" << coverage.report() << "```\n";
-    std::ofstream f(dir / "coverage.json");
-    if (!f || !(f << coverage.to_json() << "\n"))
-      LOOM_THROW(RuntimeError, "cannot write '", (dir / "coverage.json").string(), "'");
-  }
+  // What the jobs exercised (random programs' ISA bins, RTL coverage files), merged: a section of
+  // the Markdown and the coverage files (coverage_report.h).
+  const RunCoverage coverage = collect_coverage(dir, rows, rtl_coverage);
+  md << coverage_markdown(coverage);
+  if (coverage.any()) s.coverage_notes = write_coverage_files(dir, suite, utc_now(), coverage);
 
   for (auto& [name, text] : {std::pair<const char*, std::string>{"report.xml", xml.str()},
                              {"report.csv", csv.str()},

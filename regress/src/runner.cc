@@ -17,6 +17,7 @@
 
 #include "files.h"
 #include "loom/regress/job.h"
+#include "loom/regress/job_kind.h"
 #include "loom/regress/process.h"
 #include "loom/regress/progress.h"
 #include "loom/runtime/build_id.h"
@@ -293,7 +294,9 @@ int run_regression(const Manifest& m, const RunOptions& o) {
   for (const JobSpec& j : m.jobs) {
     bool selected = o.only.empty();
     for (const auto& s : o.only) selected |= j.name.find(s) != std::string::npos;
-    if (selected) jobs.push_back(j);
+    if (!selected) continue;
+    jobs.push_back(j);
+    jobs.back().rtl_coverage = o.coverage && declares_coverage(j.backend);
   }
   if (jobs.empty()) LOOM_THROW(Error, "--only selects none of the manifest's ", m.jobs.size(), " jobs");
   // Before anything runs: every job must be able to open its backends (an RTL model built for its
@@ -449,7 +452,8 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     std::ofstream all(o.out / "results.jsonl");
     for (const ReportRow& row : rows) all << row.result.dump() << "\n";
   }
-  ReportSummary s = write_reports(o.out, m.name, rows, incomplete);
+  ReportSummary s = write_reports(o.out, m.name, rows, incomplete, o.coverage);
+  for (const std::string& note : s.coverage_notes) std::cout << "coverage: " << note << "\n";
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!o.quiet || s.failures()) {
     std::cout << std::fixed << std::setprecision(1) << (incomplete.empty() ? "" : "INCOMPLETE (" + incomplete + "): ")

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <iomanip>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,7 +32,8 @@ std::string key(AccelConfig c) {
 }
 struct Entry {
   std::string name;
-  ModelFactory factory;
+  ModelFactory factory = nullptr;
+  ModelFactory coverage_factory = nullptr;  // its coverage build, if there is one
 };
 std::map<std::string, Entry>& registry() {
   static std::map<std::string, Entry> r;
@@ -40,15 +42,19 @@ std::map<std::string, Entry>& registry() {
 
 }  // namespace
 
-bool register_model(const std::string& config_json, ModelFactory factory) {
+bool register_model(const std::string& config_json, ModelFactory factory, bool coverage) {
   AccelConfig c = AccelConfig::from_json(config_json, "<built-in RTL model>");
-  registry()[key(c)] = {c.name, factory};
+  Entry& e = registry()[key(c)];
+  e.name = c.name;
+  (coverage ? e.coverage_factory : e.factory) = factory;
   return true;
 }
 
-std::unique_ptr<Model> make_model(const AccelConfig& config) {
+std::unique_ptr<Model> make_model(const AccelConfig& config, bool coverage) {
   auto it = registry().find(key(config));
-  return it == registry().end() ? nullptr : it->second.factory();
+  if (it == registry().end()) return nullptr;
+  ModelFactory f = coverage ? it->second.coverage_factory : it->second.factory;
+  return f ? f() : nullptr;
 }
 
 std::vector<std::string> model_config_names() {
@@ -84,6 +90,17 @@ void require_model(const AccelConfig& config, const std::string& backend) {
              "' (built: ", names, "); add its JSON file to LOOM_RTL_CONFIGS when configuring");
 }
 
+void require_coverage_model(const AccelConfig& config, const std::string& backend) {
+  require_model(config, backend);
+  if (registry()[key(config)].coverage_factory) return;
+  std::string names;
+  for (auto& [k, e] : registry())
+    if (e.coverage_factory) names += (names.empty() ? "" : ", ") + e.name;
+  LOOM_THROW(DeviceError, backend, ": coverage needs the RTL model of accelerator config '", config.name,
+             "' built with coverage counters (built: ", names.empty() ? "none" : names,
+             "); add it to LOOM_RTL_COVERAGE_CONFIGS when configuring");
+}
+
 }  // namespace rtl
 
 // ---------------------------------------------------------------- options
@@ -110,6 +127,9 @@ BackendOptionSchema rtl_option_schema() {
       O::count("trace_max_events", 1, 1e9, "events the timeline file may hold (reaching it is noted in the file)",
                "2000000")
           .needing("trace"),
+      O::output_file("coverage",
+                     "simulate the RTL's coverage build and add its line, branch, toggle and cover-property counts to "
+                     "this file (Verilator's format) when the device closes"),
   };
 }
 
@@ -126,6 +146,7 @@ RtlSimOptions rtl_options_from(const std::string& backend, const BackendOptionVa
   o.trace_begin = v.count("trace_begin", o.trace_begin);
   o.trace_end = v.count("trace_end", o.trace_end);
   o.trace_max_events = v.count("trace_max_events", o.trace_max_events);
+  o.coverage_path = v.text("coverage", "");
   if (o.fst_end <= o.fst_begin)
     LOOM_THROW(ConfigError, backend, " backend: fst_end (", o.fst_end, ") must be after fst_begin (", o.fst_begin, ")");
   if (o.trace_end <= o.trace_begin)
@@ -308,7 +329,15 @@ RtlSim::RtlSim(std::string name, AccelConfig config, RtlSimOptions options, uint
                const EngineFactory& make_engine)
     : name_(std::move(name)),
       impl_(std::make_unique<Impl>(std::move(config), std::move(options), dram_bytes, make_engine)) {}
-RtlSim::~RtlSim() = default;
+// A destructor cannot throw: a coverage file that cannot be written is said on stderr.
+RtlSim::~RtlSim() {
+  if (impl_->opt.coverage_path.empty()) return;
+  try {
+    impl_->core.write_coverage(impl_->opt.coverage_path);
+  } catch (const std::exception& e) {
+    std::cerr << name_ << ": the RTL's coverage was not written: " << e.what() << "\n";
+  }
+}
 
 const AccelConfig& RtlSim::config() const { return impl_->config; }
 uint64_t RtlSim::simulated_cycles() const { return impl_->cycle(); }
@@ -411,8 +440,11 @@ void register_rtl_sim() {
   // Before any job runs: the options as the factory reads them, and a model built for the config.
   register_accel_backend_check("rtl", [](const std::string& json) {
     BackendConfig b = parse_backend_config(json, "rtl");
-    RtlSimOptions::from_json(b.options.dump());
-    rtl::require_model(b.config, "rtl");
+    const RtlSimOptions o = RtlSimOptions::from_json(b.options.dump());
+    if (o.coverage_path.empty())
+      rtl::require_model(b.config, "rtl");
+    else
+      rtl::require_coverage_model(b.config, "rtl");
   });
 }
 

@@ -1,6 +1,11 @@
 #include "rtl_core.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "loom/runtime/error.h"
+#include "loom/sim/rtl_coverage.h"
 
 namespace loom::sim::rtl {
 
@@ -11,8 +16,9 @@ namespace {
 // write DMA keep at most MAX_OUTSTANDING = 4 bursts in flight (loom_dma_rd, loom_dma_wr).
 AxiLimits rtl_axi_limits() { return AxiLimits{{16, 4, 4, 4, 4}, 4}; }
 
-std::unique_ptr<Model> model_for(const accel::AccelConfig& config) {
-  auto model = make_model(config);
+std::unique_ptr<Model> model_for(const accel::AccelConfig& config, bool coverage) {
+  auto model = make_model(config, coverage);
+  if (!model && coverage) require_coverage_model(config, "rtl");
   if (!model) require_model(config, "rtl");
   return model;
 }
@@ -20,7 +26,7 @@ std::unique_ptr<Model> model_for(const accel::AccelConfig& config) {
 
 RtlCore::RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uint64_t dram_base, uint64_t dram_bytes)
     : opt_(opt),
-      model_(model_for(config)),
+      model_(model_for(config, !opt.coverage_path.empty())),
       dram_(dram_base, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle,
             rtl_axi_limits(), opt.dram_stall_rate) {
   if (!opt_.fst_path.empty()) model_->open_trace(opt_.fst_path);
@@ -182,5 +188,18 @@ class LoopEngine final : public CycleEngine {
 }  // namespace
 
 std::unique_ptr<CycleEngine> make_loop_engine(RtlCore& core) { return std::make_unique<LoopEngine>(core); }
+
+// Verilator writes its file (stopping the process if it cannot): a private one in the temporary
+// directory, then merged into `path` here, where a failure is an Error.
+void RtlCore::write_coverage(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path tmp = fs::temp_directory_path() / ("loom-rtl-coverage-" + std::to_string(getpid()) + "-" +
+                                                    std::to_string(reinterpret_cast<uintptr_t>(this)) + ".dat");
+  model_->write_coverage(tmp.string());
+  RtlCoverage c = RtlCoverage::load(tmp.string());
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  c.accumulate_into(path);
+}
 
 }  // namespace loom::sim::rtl

@@ -56,6 +56,8 @@ class RtlCore {
     model_->read_scratchpad(m, entry_bytes, bytes);
   }
   DramModel& dram() { return dram_; }
+  // Adds the coverage build's counts to `path` (RtlCoverage::accumulate_into); Error when unwritable.
+  void write_coverage(const std::string& path);
 
  private:
   enum class State { Idle, ResetLow1, ResetLow2, ResetHigh, ReadAddr, ReadData, WriteAddr, WriteResp };

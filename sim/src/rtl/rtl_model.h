@@ -67,13 +67,19 @@ class Model {
   virtual void open_trace(const std::string& path) = 0;
   virtual void dump(uint64_t time) = 0;  // records the signals at `time` (in half cycles)
   virtual void close_trace() = 0;
+  // Writes the model's coverage counters (a coverage build's; others have none) to `path` in
+  // Verilator's format, one point per instance. Verilator stops the process when it cannot open
+  // the file: give it one that can be written.
+  virtual void write_coverage(const std::string& path) = 0;
 };
 
 using ModelFactory = std::unique_ptr<Model> (*)();
-// Called by each generated model's translation unit (static initialization).
-bool register_model(const std::string& config_json, ModelFactory factory);
-// The model built for `config` (compared without its name), or nullptr.
-std::unique_ptr<Model> make_model(const accel::AccelConfig& config);
+// Called by each generated model's translation unit (static initialization); `coverage`: built
+// with Verilator's coverage counters (LOOM_RTL_COVERAGE_CONFIGS).
+bool register_model(const std::string& config_json, ModelFactory factory, bool coverage);
+// The model built for `config` (compared without its name), with coverage counters or without,
+// or nullptr.
+std::unique_ptr<Model> make_model(const accel::AccelConfig& config, bool coverage = false);
 std::vector<std::string> model_config_names();
 // For a config whose name is a built model's but whose parameters are not: "field value (built:
 // value), ..."; "" when no built model has its name.
@@ -81,5 +87,7 @@ std::string differences_from_model_named(const accel::AccelConfig& config);
 // DeviceError unless a model is built for `config`, saying which are built or how it differs from
 // the one built under its name, and how to build it. `backend` names the asking backend.
 void require_model(const accel::AccelConfig& config, const std::string& backend);
+// The same for the coverage build of `config`'s model.
+void require_coverage_model(const accel::AccelConfig& config, const std::string& backend);
 
 }  // namespace loom::sim::rtl

@@ -2,6 +2,7 @@
 // the generated per-config translation units (rtl_model.cc.in).
 #pragma once
 #include <verilated.h>
+#include <verilated_cov.h>
 #include <verilated_fst_c.h>
 #include "verilated_hooks.h"  // first: it adjusts the Verilator runtime's hooks
 
@@ -181,6 +182,10 @@ class ModelImpl final : public Model {
     if (trace_) trace_->close();
     trace_.reset();
     tracing_ = false;
+  }
+  void write_coverage(const std::string& path) override {
+    ctx_->coveragep()->forcePerInstance(true);  // each FIFO's cover points its own
+    ctx_->coveragep()->write(path.c_str());
   }
 
  private:

@@ -29,6 +29,9 @@ struct JobOutcome {
 // Never throws: a failure of the workload is the outcome's. Outputs go to `workdir` (.npy). Model
 // jobs share their compiled models with the run's other jobs in `artifacts` (the run's work
 // folder's artifacts/; empty: compiled in this process alone).
+// The file in a job's folder its RTL devices' coverage goes to (JobSpec::rtl_coverage).
+inline constexpr char kRtlCoverageFile[] = "rtl_coverage.dat";
+
 JobOutcome run_job(const JobSpec& job, const std::filesystem::path& workdir,
                    const std::filesystem::path& artifacts = {});
 

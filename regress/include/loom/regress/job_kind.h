@@ -63,7 +63,10 @@ std::string unknown_job_kind(const std::string& name);
 
 // The config JSON `backend` opens for the job: its config plus the device section that backend
 // reads ("rtl" for rtl and board-rtl; none for a remote device, whose options are the server's).
+// With job.rtl_coverage, a backend that declares the "coverage" option writes job.coverage_file.
 std::string device_json(const JobSpec& job, const nlohmann::json& config, const std::string& backend);
+// Whether `backend` declares the "coverage" option (the RTL's coverage build).
+bool declares_coverage(const std::string& backend);
 
 namespace detail {
 struct JobKindRegistrar {

@@ -46,6 +46,11 @@ struct JobSpec {
   std::string inputs_from;         // models: a folder of .npy inputs (absolute); empty: random draws
   std::vector<std::string> files;  // absolute paths the job reads: their contents are part of its cache key
   nlohmann::json params = nlohmann::json::object();  // the workload kind's parameters (job_kind.h)
+  // `loom regress --coverage`: the job's RTL devices run the coverage build of the model and add
+  // their counts to the job's rtl_coverage.dat (only backends that declare the "coverage" option).
+  bool rtl_coverage = false;
+  // Where, in the worker (set by run_job; not part of the description).
+  std::string coverage_file;
 
   // Everything that determines the job's result, canonical (keys sorted): what the cache hashes.
   nlohmann::json to_json() const;

@@ -43,6 +43,8 @@ struct RunOptions {
   bool force = false, quiet = false;
   std::vector<std::string> only;  // run only jobs whose name contains one of these
   std::string loom;               // the loom executable the workers run (default: this program)
+  // The jobs' RTL devices run the coverage build and the run merges their coverage (JobSpec::rtl_coverage).
+  bool coverage = false;
   SlurmOptions slurm;
 };
 

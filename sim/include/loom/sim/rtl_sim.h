@@ -35,10 +35,14 @@ struct RtlSimOptions {
   std::string trace_path;
   uint64_t trace_begin = 0, trace_end = UINT64_MAX;  // cycle window recorded
   uint64_t trace_max_events = 2'000'000;             // the file's bound (reaching it is noted in it)
+  // Code coverage (the coverage build of the config's model, LOOM_RTL_COVERAGE_CONFIGS): when the
+  // device closes, its line, branch, toggle and cover-property counts are added to this file's
+  // (Verilator's format, sim/rtl_coverage.h); empty: the plain model, no coverage.
+  std::string coverage_path;
 
   // Parses {"dram_latency": 32, "dram_bytes_per_cycle": 16, "dram_stall_rate": 0.3, "cycle_limit": N,
   // "fst": "path", "fst_begin": 0, "fst_end": 1000, "trace": "path", "trace_begin": 0, "trace_end": N,
-  // "trace_max_events": N}; unknown keys are a ConfigError naming them.
+  // "trace_max_events": N, "coverage": "path"}; unknown keys are a ConfigError naming them.
   static RtlSimOptions from_json(const std::string& json_text);
 };
 

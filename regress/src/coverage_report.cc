@@ -1,0 +1,187 @@
+#include "coverage_report.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "loom/regress/job.h"
+#include "loom/regress/process.h"
+#include "loom/runtime/error.h"
+
+namespace loom::regress {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sim::RtlCoverageKind;
+
+namespace {
+
+constexpr RtlCoverageKind kCodeKinds[] = {RtlCoverageKind::Line, RtlCoverageKind::Branch, RtlCoverageKind::Toggle,
+                                          RtlCoverageKind::CoverProperty};
+
+json figure_json(const sim::RtlCoverageFigure& f) {
+  return {{"hit", f.hit}, {"points", f.points}, {"percent", std::round(f.percent() * 100) / 100}};
+}
+
+std::string percent_text(const sim::RtlCoverageFigure& f) {
+  if (!f.points) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << f.percent() << "% (" << f.hit << "/" << f.points << ")";
+  return os.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  if (!f || !(f << text)) LOOM_THROW(RuntimeError, "cannot write '", p.string(), "'");
+}
+
+}  // namespace
+
+RunCoverage collect_coverage(const fs::path& dir, const std::vector<ReportRow>& rows, bool rtl) {
+  RunCoverage c;
+  for (const ReportRow& r : rows) {
+    if (r.result.contains("metrics") && r.result["metrics"].contains("isa_coverage")) {
+      ++c.isa_jobs;
+      for (auto& [id, hits] : r.result["metrics"]["isa_coverage"].items())
+        c.isa.add(id, hits.get<uint64_t>(), "job '" + r.name + "'");
+    }
+    const fs::path file = dir / "jobs" / r.name / kRtlCoverageFile;
+    if (!rtl || !fs::exists(file)) continue;
+    try {
+      c.rtl.merge(sim::RtlCoverage::load(file.string()));
+    } catch (const Error& e) {
+      LOOM_THROW(Error, "job '", r.name, "': ", e.what());
+    }
+    ++c.rtl_jobs;
+  }
+  return c;
+}
+
+json coverage_json(const RunCoverage& c, size_t max_holes) {
+  json j = json::object();
+  if (c.isa_jobs) {
+    j["isa"] = json::parse(c.isa.to_json());
+    j["isa"]["jobs"] = c.isa_jobs;
+  }
+  if (!c.rtl_jobs) return j;
+  json r = {{"jobs", c.rtl_jobs}};
+  for (RtlCoverageKind k : kCodeKinds) r[to_string(k)] = figure_json(c.rtl.total(k));
+  json modules = json::object();
+  for (const auto& [module, kinds] : c.rtl.by_module())
+    for (const auto& [k, f] : kinds) modules[module][to_string(k)] = figure_json(f);
+  r["modules"] = modules;
+  json props = json::array();
+  for (const sim::RtlCoverProperty& p : c.rtl.cover_properties())
+    props.push_back({{"instance", p.instance}, {"file", fs::path(p.file).filename().string()}, {"line", p.line},
+                     {"hits", p.count}});
+  r["cover_properties"] = props;
+  json holes = json::object();
+  for (RtlCoverageKind k : {RtlCoverageKind::Line, RtlCoverageKind::Branch, RtlCoverageKind::Toggle}) {
+    std::vector<sim::RtlCoverageHole> h = c.rtl.holes(k);
+    json list = json::array();
+    for (size_t i = 0; i < h.size() && i < max_holes; ++i)
+      list.push_back({{"module", h[i].module},
+                      {"file", fs::path(h[i].file).filename().string()},
+                      {"line", h[i].line},
+                      {"what", h[i].what}});
+    holes[to_string(k)] = {{"count", h.size()}, {"listed", list}};
+  }
+  r["holes"] = holes;
+  j["rtl"] = r;
+  return j;
+}
+
+std::string coverage_markdown(const RunCoverage& c) {
+  std::ostringstream md;
+  if (c.isa_jobs) md << "\n## ISA coverage of " << c.isa_jobs << " jobs\n\n```\n" << c.isa.report() << "```\n";
+  if (!c.rtl_jobs) return md.str();
+  md << "\n## RTL coverage of " << c.rtl_jobs << " jobs\n\n| module | line | branch | toggle | cover |\n|---|---:|---:|---:|---:|\n";
+  auto row = [&](const std::string& name, const std::map<RtlCoverageKind, sim::RtlCoverageFigure>& kinds) {
+    md << "| " << name;
+    for (RtlCoverageKind k : kCodeKinds) {
+      auto it = kinds.find(k);
+      md << " | " << (it == kinds.end() ? "-" : percent_text(it->second));
+    }
+    md << " |\n";
+  };
+  std::map<RtlCoverageKind, sim::RtlCoverageFigure> totals;
+  for (RtlCoverageKind k : kCodeKinds) totals[k] = c.rtl.total(k);
+  row("**all**", totals);
+  for (const auto& [module, kinds] : c.rtl.by_module()) row(module, kinds);
+  md << "\nCover properties not reached:";
+  size_t missed = 0;
+  for (const sim::RtlCoverProperty& p : c.rtl.cover_properties())
+    if (!p.count) md << (missed++ ? ", " : " ") << "`" << p.instance << "`";
+  md << (missed ? "" : " none") << ".\n";
+  return md.str();
+}
+
+std::vector<std::string> write_coverage_files(const fs::path& dir, const std::string& suite, const std::string& when,
+                                              const RunCoverage& c) {
+  std::vector<std::string> notes;
+  json j = coverage_json(c);
+  write_text(dir / "coverage.json", j.dump(1) + "\n");
+  if (c.rtl_jobs) {
+    c.rtl.save((dir / kRtlCoverageFile).string());
+    // Annotated sources: verilator_coverage's own view of the merged file (each line's count).
+    const fs::path annotated = dir / "rtl_annotated";
+    fs::remove_all(annotated);
+    std::string out;
+    ChildStatus st = run_command({"verilator_coverage", "--annotate", annotated.string(), "--annotate-min", "1",
+                                  (dir / kRtlCoverageFile).string()},
+                                 &out, 120);
+    if (st.kind != ChildStatus::Exited || st.code != 0)
+      notes.push_back("sources not annotated (verilator_coverage: " +
+                      (st.code == 127 ? std::string("not found") : st.describe() + ": " + out.substr(0, 200)) + ")");
+  }
+  json line = {{"time", when}, {"suite", suite}};
+  if (j.contains("isa")) line["isa"] = {{"hit", j["isa"]["hit"]}, {"total", j["isa"]["total"]}};
+  if (j.contains("rtl"))
+    for (RtlCoverageKind k : kCodeKinds) line[to_string(k)] = j["rtl"][to_string(k)]["percent"];
+  {
+    std::ofstream h(dir / "coverage_history.jsonl", std::ios::app);
+    if (!h || !(h << line.dump() << "\n"))
+      LOOM_THROW(RuntimeError, "cannot write '", (dir / "coverage_history.jsonl").string(), "'");
+  }
+  std::string chart_js;
+  if (const std::string lib = chart_js_path(); !lib.empty()) {
+    std::ifstream f(lib, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    chart_js = ss.str();
+  } else {
+    notes.push_back("the dashboard has no charts: Chart.js not found (scripts/bootstrap.sh installs it; or set LOOM_CHARTJS)");
+  }
+  write_text(dir / "coverage.html",
+             coverage_dashboard_html(suite, j, load_coverage_history(dir / "coverage_history.jsonl"), chart_js));
+  return notes;
+}
+
+std::vector<json> load_coverage_history(const fs::path& path) {
+  std::vector<json> v;
+  std::ifstream f(path);
+  int n = 0;
+  for (std::string line; std::getline(f, line);) {
+    ++n;
+    if (line.empty()) continue;
+    try {
+      v.push_back(json::parse(line));
+    } catch (const json::exception& e) {
+      LOOM_THROW(Error, path.string(), ":", n, ": not a coverage history line: ", e.what());
+    }
+    if (!v.back().is_object()) LOOM_THROW(Error, path.string(), ":", n, ": not a coverage history line (an object)");
+  }
+  return v;
+}
+
+std::string chart_js_path() {
+  if (const char* e = std::getenv("LOOM_CHARTJS"); e && *e) return fs::exists(e) ? e : "";
+#ifdef LOOM_CHARTJS_DEFAULT
+  if (fs::exists(LOOM_CHARTJS_DEFAULT)) return LOOM_CHARTJS_DEFAULT;
+#endif
+  return "";
+}
+
+}  // namespace loom::regress

@@ -1,0 +1,76 @@
+// Coverage of the RTL as Verilator counts it in a coverage build (`--backend rtl --coverage FILE`):
+// lines (blocks), branches, toggles of each signal bit, and the RTL's own cover properties (queues
+// full, AXI back-pressure, tokens piling up; hw/rtl). The data is Verilator's coverage file
+// (what verilator_coverage reads, merges and annotates sources from): loaded, merged point by point,
+// written back, and summed per module and kind for reports.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loom::sim {
+
+enum class RtlCoverageKind { Line, Branch, Toggle, CoverProperty };
+const char* to_string(RtlCoverageKind k);  // "line", "branch", "toggle", "cover"
+
+struct RtlCoverageFigure {
+  uint64_t hit = 0, points = 0;
+  double percent() const { return points ? 100.0 * double(hit) / double(points) : 100.0; }
+};
+
+// A cover property of the RTL, one per instance: "loom_accel.load.seq.queue.c_full".
+struct RtlCoverProperty {
+  std::string instance;  // hierarchical name, without the top's "TOP."
+  std::string file;
+  int line = 0;
+  uint64_t count = 0;
+};
+
+// An unhit line, branch or toggle point, for reports that list holes.
+struct RtlCoverageHole {
+  RtlCoverageKind kind;
+  std::string module, file;
+  int line = 0;
+  std::string what;  // Verilator's comment: "if", "else", "count_q[3]:0->1"
+};
+
+class RtlCoverage {
+ public:
+  // Verilator's format: "# SystemC::Coverage-3", then "C '<keys>' COUNT" per point. Malformed
+  // text is an Error naming `source` and the line.
+  static RtlCoverage parse(const std::string& text, const std::string& source);
+  static RtlCoverage load(const std::string& path);  // Error naming the file when unreadable
+  void merge(const RtlCoverage& other);              // counts added point by point
+  std::string text() const;                          // in Verilator's format
+  void save(const std::string& path) const;          // Error naming the file when unwritable
+  // Adds this file's points to `path`'s if it exists (otherwise writes them): how several
+  // devices of one process, or several runs, accumulate into one file.
+  void accumulate_into(const std::string& path) const;
+
+  size_t size() const { return counts_.size(); }
+  bool empty() const { return counts_.empty(); }
+
+  // Per module ("loom_fifo" for every parameterization of it) and kind. Lines, branches and
+  // toggles count each source point once, however many instances and parameterizations it has
+  // (their counts summed); cover properties count per instance.
+  std::map<std::string, std::map<RtlCoverageKind, RtlCoverageFigure>> by_module() const;
+  RtlCoverageFigure total(RtlCoverageKind kind) const;
+  std::vector<RtlCoverProperty> cover_properties() const;    // sorted by instance
+  std::vector<RtlCoverageHole> holes(RtlCoverageKind kind) const;  // sorted by module, file, line
+
+ private:
+  struct Point {
+    std::map<std::string, std::string> keys;  // Verilator's short keys: f, l, page, o, h, ...
+    RtlCoverageKind kind = RtlCoverageKind::Line;
+    bool known_kind = false;  // its page is one of the four kinds
+    std::string module;
+  };
+  // Points keyed by their keys' text as Verilator writes them (hierarchy included).
+  std::map<std::string, uint64_t> counts_;
+  std::map<std::string, Point> points_;
+  // Points summed over instances: key text without the hierarchy (cover properties keep it).
+  std::map<std::string, std::pair<const Point*, uint64_t>> sources() const;
+};
+
+}  // namespace loom::sim
