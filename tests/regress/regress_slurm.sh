@@ -1,7 +1,7 @@
 #!/bin/sh
 # loom regress --slurm on a real single-node Slurm cluster on 127.0.0.1 (scripts/slurm_cluster.sh
 # starts slurmctld, slurmd and munged in a folder of this test's own and stops them at the end):
-#   1. the CI suite gives the same report.csv, report.md and coverage.json as --local;
+#   1. the CI suite gives the same report.csv, report.md, coverage.json and merged RTL coverage as --local;
 #   2. a partition Slurm refuses: a clear error, a report marked incomplete;
 #   3. the node drained mid-run: pending tasks wait (the progress line says why), resume, nothing lost;
 #      drained for longer than --pending-timeout: the array is cancelled, the report incomplete;
@@ -38,8 +38,9 @@ drain() { scontrol update nodename=$node state=drain reason=regress-test; }
 resume() { scontrol update nodename=$node state=resume; }
 
 # 1. The same suite on the local cores and on Slurm (three jobs per array task): the same reports.
-"$loom" regress "$src/suite.json" --out "$work/local" -j 2 -q > "$work/local.out" 2>&1
-"$loom" regress "$src/suite.json" --out "$work/slurm" --slurm --pack 3 --poll 0.2 -q > "$work/slurm.out" 2>&1
+# With --coverage: the RTL jobs' code coverage, merged from the tasks, equals the local run's.
+"$loom" regress "$src/suite.json" --coverage --out "$work/local" -j 2 -q > "$work/local.out" 2>&1
+"$loom" regress "$src/suite.json" --coverage --out "$work/slurm" --slurm --pack 3 --poll 0.2 -q > "$work/slurm.out" 2>&1
 rc=$?
 cat "$work/slurm.out"
 [ $rc -eq 1 ] || fail "suite on Slurm: exit code $rc"
@@ -47,6 +48,9 @@ diff "$work/local/report.csv" "$work/slurm/report.csv" || fail "report.csv diffe
 diff "$work/local/report.md" "$work/slurm/report.md" || fail "report.md differs between --local and --slurm"
 # The random programs' ISA coverage merged from the Slurm tasks equals the local run's.
 diff "$work/local/coverage.json" "$work/slurm/coverage.json" || fail "coverage.json differs between --local and --slurm"
+diff "$work/local/rtl_coverage.dat" "$work/slurm/rtl_coverage.dat" > /dev/null ||
+  fail "rtl_coverage.dat differs between --local and --slurm"
+grep -q '"toggle"' "$work/slurm/coverage.json" || fail "coverage.json from Slurm has no RTL coverage"
 [ "$(grep -rl '"SLURM_ARRAY_JOB_ID"' "$work/slurm/jobs" --include=result.json | wc -l)" -eq 22 ] ||
   fail "not every job ran as a Slurm task"
 
