@@ -163,9 +163,17 @@ void RandomStream::load(MemType m, int region, int entry_bytes, int64_t depth) {
   // A shape whose rows would run past the image's entries shrinks instead.
   while ((y - 1) * stride + x > uint32_t(kEntries)) y > 1 ? --y : --x;
   const uint32_t p = uint32_t(c_.max_pad) + 1;
-  const uint32_t pads[4] = {r(p), r(p), r(p), r(p)};
-  const int64_t written = int64_t(y + pads[0] + pads[1]) * (x + pads[2] + pads[3]);
-  const uint32_t sram = r(uint32_t(std::clamp<int64_t>(depth - written + 1, 1, 16)));
+  uint32_t pads[4] = {r(p), r(p), r(p), r(p)};
+  auto written = [&] { return int64_t(y + pads[0] + pads[1]) * (x + pads[2] + pads[3]); };
+  // A padded tile larger than the buffer (wide pads on a small buffer) loses padding, then rows.
+  while (written() > depth) {
+    uint32_t* widest = std::max_element(pads, pads + 4);
+    if (*widest)
+      --*widest;
+    else
+      y > 1 ? --y : --x;
+  }
+  const uint32_t sram = r(uint32_t(std::clamp<int64_t>(depth - written() + 1, 1, 16)));
   const uint32_t start = r(kEntries - (y - 1) * stride - x + 1);
   drv_.load_2d(m, sram, image_.addr + region_[region] + uint64_t(start) * uint64_t(entry_bytes), y, x, stride, pads[0],
                pads[1], pads[2], pads[3]);

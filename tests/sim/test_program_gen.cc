@@ -48,6 +48,28 @@ TEST(ProgramGen, RandomProgramsCommitAsTheFunctionalSimulatorDoes) {
   }
 }
 
+// The widest shapes and pads the constraints allow: a padded tile that would not fit a buffer
+// (the default config's weights hold 1024 entries; 46 x 46 would be written) loses padding instead
+// of making an illegal program.
+TEST(ProgramGen, TheWidestConstraintsStillMakeLegalPrograms) {
+  for (const AccelConfig& cfg : test::test_configs()) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(cfg.name + " seed " + std::to_string(seed));
+      ProgramConstraints c;
+      c.length = 120;
+      c.max_pad = 15;
+      c.max_rows = 16;
+      c.max_cols = 16;
+      Program p = program_for(cfg, c, seed);
+      sim::FunctionalSim fsim(cfg);
+      auto dev = test::make_test_device(cfg);
+      auto want = commits(fsim, p), got = commits(*dev, p);
+      auto d = sim::first_divergence(want, got);
+      EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0);
+    }
+  }
+}
+
 TEST(ProgramGen, TheSameSeedGivesTheSameProgram) {
   const AccelConfig cfg = default_config();
   ProgramConstraints c;
