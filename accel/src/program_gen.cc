@@ -20,9 +20,10 @@ void ProgramConstraints::validate(const std::string& origin) const {
                           {"weights.load_acc", load_acc},
                           {"weights.gemm", gemm},
                           {"weights.alu", alu},
-                          {"weights.store", store}})
+                          {"weights.store", store},
+                          {"weights.burst", burst}})
     range(field, w, 0, 1e6);
-  if (load_inp + load_wgt + load_acc + gemm + alu + store <= 0)
+  if (load_inp + load_wgt + load_acc + gemm + alu + store + burst <= 0)
     LOOM_THROW(ConfigError, origin, ": every weight is 0: no instruction can be drawn");
   range("max_pad", max_pad, 0, 15);
   range("max_rows", max_rows, 1, 16);
@@ -67,10 +68,11 @@ ProgramConstraints ProgramConstraints::parse(const std::string& text, const std:
                        : kind == "gemm"     ? &c.gemm
                        : kind == "alu"      ? &c.alu
                        : kind == "store"    ? &c.store
+                       : kind == "burst"    ? &c.burst
                                             : nullptr;
         if (!slot)
           LOOM_THROW(ConfigError, origin, ": weights has no kind '", kind,
-                     "' (load_inp, load_wgt, load_acc, gemm, alu, store)");
+                     "' (load_inp, load_wgt, load_acc, gemm, alu, store, burst)");
         *slot = number(w, "weights." + kind);
       }
     } else {
@@ -111,7 +113,8 @@ RandomStream::RandomStream(Driver& drv, const AccelConfig& config, const Program
 // Each instruction hands a token to the module of the next one, so program order is the only
 // legal execution order.
 void RandomStream::build() {
-  const double weights[] = {c_.load_inp, c_.load_wgt, c_.load_acc, c_.gemm, c_.alu, c_.store};
+  // (burst last: with its weight 0, every other draw is as without it)
+  const double weights[] = {c_.load_inp, c_.load_wgt, c_.load_acc, c_.gemm, c_.alu, c_.store, c_.burst};
   std::discrete_distribution<int> kind(std::begin(weights), std::end(weights));
   for (int n = 0; n < c_.length; ++n) {
     switch (kind(g_)) {
@@ -130,8 +133,11 @@ void RandomStream::build() {
       case 4:
         alu();
         break;
-      default:
+      case 5:
         store(r(16), 1 + r(2), 1 + r(8));
+        break;
+      default:
+        burst();
         break;
     }
   }
@@ -158,6 +164,10 @@ void RandomStream::go(Module next) {
 void RandomStream::load(MemType m, int region, int entry_bytes, int64_t depth) {
   go(m == MemType::Acc ? Module::Compute : Module::Load);
   emitted_compute_ = true;
+  load_body(m, region, entry_bytes, depth);
+}
+
+void RandomStream::load_body(MemType m, int region, int entry_bytes, int64_t depth) {
   uint32_t y = 1 + r(uint32_t(c_.max_rows)), x = 1 + r(uint32_t(c_.max_cols));
   const uint32_t stride = x + r(3);
   // A shape whose rows would run past the image's entries shrinks instead.
@@ -194,6 +204,10 @@ void RandomStream::gemm() {
 void RandomStream::alu() {
   go(Module::Compute);
   emitted_compute_ = true;
+  alu_body();
+}
+
+void RandomStream::alu_body() {
   AluOp op = AluOp(r(5));
   int32_t v = op == AluOp::Shr ? int32_t(r(20)) - 6 : int32_t(r(200)) - 100;
   drv_.alu(UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build(), op, chance(c_.alu_immediate), v);
@@ -201,6 +215,33 @@ void RandomStream::alu() {
 
 void RandomStream::store(uint32_t sram, uint32_t y, uint32_t x) {
   go(Module::Store);
+  store_body(sram, y, x);
+}
+
+void RandomStream::burst() {
+  const uint32_t n = 2 + r(39);
+  if (chance(0.5)) {
+    go(Module::Store);
+    for (uint32_t k = 0; k < n; ++k) store_body(r(16), 1 + r(2), 1 + r(8));
+    return;
+  }
+  go(Module::Load);
+  for (uint32_t k = 0; k < n; ++k) {
+    if (chance(0.5))
+      load_body(MemType::Inp, 0, cfg_.inp_block_bytes(), cfg_.inp_depth());
+    else
+      load_body(MemType::Wgt, 1, cfg_.wgt_block_bytes(), cfg_.wgt_depth());
+    drv_.dep_push(Module::Load, Module::Compute);
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    drv_.dep_pop(Module::Load, Module::Compute);
+    alu_body();
+  }
+  last_ = Module::Compute;
+  emitted_compute_ = true;
+}
+
+void RandomStream::store_body(uint32_t sram, uint32_t y, uint32_t x) {
   const uint32_t stride = y > 1 ? x + r(3) : x;
   const uint32_t entry = r(kEntries - (y - 1) * stride - x + 1);
   drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), y, x, stride);

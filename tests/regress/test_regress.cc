@@ -146,6 +146,43 @@ TEST(RegressJob, RandomProgramsCommitAsTheReferenceAndReportTheirCoverage) {
   EXPECT_EQ(b.metrics["isa_coverage"], a.metrics["isa_coverage"]);  // the same seed, the same program
 }
 
+// "random:{1..3}" is three workloads; a range counts up and is the only one; other braces stay.
+TEST(RegressManifest, ASeedRangeExpandsIntoOneJobPerSeed) {
+  Manifest m = parse_manifest(R"({"jobs": [{"name": "r", "workloads": ["random:{2..4}", "command:echo {a}"],
+                                             "backends": ["fsim"]}]})",
+                              "m.json", ".");
+  ASSERT_EQ(m.jobs.size(), 4u);
+  EXPECT_EQ(m.jobs[0].workload, "random:2");
+  EXPECT_EQ(m.jobs[2].workload, "random:4");
+  EXPECT_EQ(m.jobs[3].workload, "command:echo {a}");
+  auto bad = [](const std::string& w) {
+    return manifest_error(R"({"jobs": [{"name": "r", "workloads": [")" + w + R"("], "backends": ["fsim"]}]})");
+  };
+  expect_has(bad("random:{5..4}"), "workload 'random:{5..4}': the range must count up and hold at most 100000 numbers");
+  expect_has(bad("random:{0..100000}"), "at most 100000 numbers");
+  expect_has(bad("random:{1..2}{3..4}"), "at most one {FIRST..LAST} range per workload");
+}
+
+// "directed": true draws seed S toward the ISA bins seeds 1..S-1 left unhit (isa_bins_before);
+// a bad value is a clear error.
+TEST(RegressJob, DirectedRandomProgramsSteerTowardTheEarlierSeedsHoles) {
+  test::TestDir dir;
+  Manifest m = parse_manifest(R"({"jobs": [
+      {"name": "d", "workloads": ["random:1", "random:4"], "backends": ["fsim"], "params": {"length": 40, "weights": {"gemm": 10}, "directed": true}},
+      {"name": "u", "workloads": ["random:4"], "backends": ["fsim"], "params": {"length": 40, "weights": {"gemm": 10}}}]})",
+                              "m.json", ".");
+  JobOutcome first = run_job(m.jobs[0], dir.path() / "1"), fourth = run_job(m.jobs[1], dir.path() / "4"),
+             plain = run_job(m.jobs[2], dir.path() / "u");
+  for (const JobOutcome* o : {&first, &fourth, &plain}) EXPECT_EQ(o->status, "pass") << o->message;
+  EXPECT_EQ(first.metrics["isa_bins_before"].get<uint64_t>(), 0u);
+  EXPECT_GT(fourth.metrics["isa_bins_before"].get<uint64_t>(), 40u);  // seeds 1..3 hit bins already
+  EXPECT_FALSE(plain.metrics.contains("isa_bins_before"));
+  EXPECT_NE(fourth.metrics["isa_coverage"], plain.metrics["isa_coverage"]);  // steered: another program
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["random:1"], "backends": ["fsim"],
+                               "params": {"directed": "yes"}}]})"),
+             "\"directed\" must be true or false, got \"yes\"");
+}
+
 TEST(RegressManifest, YamlIsTheSameManifest) {
   const std::string json_text = R"({"name": "y", "timeout_s": 30, "configs": {"small": {"inp_buffer_bytes": 16384}},
     "jobs": [{"name": "g", "workloads": ["resnet18:c2", {"name": "n", "workload": "command:echo 'a: b'"}],

@@ -88,6 +88,24 @@ TEST(RtlCoverage, TheCoverageBuildCommitsAsTheFunctionalSimulatorAndCountsEveryK
   EXPECT_EQ(c.total(RtlCoverageKind::CoverProperty).points, props.size());
 }
 
+// Bursts make tokens pile up and the store queue fill: the cover properties that a program of
+// strict hand-offs never reaches.
+TEST(RtlCoverage, BurstsReachTheTokenAndQueueCoverProperties) {
+  test::TestDir dir;
+  const std::string file = (dir.path() / "cov.dat").string();
+  FunctionalSim scratch(accel::default_config());
+  accel::ProgramConstraints c;
+  c.length = 80;
+  c.burst = 3;
+  run_covered(accel::random_program(scratch, accel::default_config(), c, 2), file);
+  auto props = RtlCoverage::load(file).cover_properties();
+  for (const char* p : {"tok_l2c.c_two_waiting", "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
+    const RtlCoverProperty* cp = find_property(props, p);
+    ASSERT_NE(cp, nullptr) << p;
+    EXPECT_GT(cp->count, 0u) << p;
+  }
+}
+
 TEST(RtlCoverage, DevicesAddTheirCountsToTheSameFile) {
   test::TestDir dir;
   const std::string once = (dir.path() / "once.dat").string(), twice = (dir.path() / "twice.dat").string();

@@ -25,6 +25,11 @@ struct ProgramConstraints {
   int length = 64;  // instructions drawn, in [1, 100000] (token hand-offs and the closing STORE added)
   // Relative weights of each kind of instruction (>= 0, not all 0).
   double load_inp = 1, load_wgt = 1, load_acc = 1, gemm = 1, alu = 1, store = 1;
+  // A burst (weight 0 by default): a run of 2..40 LOADs of inputs or weights, each handing the
+  // compute module a token that it takes later, one per ALU operation (tokens pile up, the load
+  // queue fills, load and compute overlap; ALU operations touch no input or weight, so the overlap
+  // is race-free), or a run of 2..40 STOREs (the store queue fills).
+  double burst = 0;
   int max_pad = 1;             // each side of a LOAD's padding, in [0, 15]
   int max_rows = 3;            // a LOAD's y size, in [1, 16]
   int max_cols = 4;            // a LOAD's x size, in [1, 16]
@@ -59,6 +64,11 @@ class RandomStream {
   void gemm();
   void alu();
   void store(uint32_t sram, uint32_t y, uint32_t x);  // y rows of x out entries, from scratchpad entry `sram`
+  void burst();
+  // The instructions themselves, in the module the caller handed the token to.
+  void load_body(MemType m, int region, int entry_bytes, int64_t depth);
+  void alu_body();
+  void store_body(uint32_t sram, uint32_t y, uint32_t x);
 
   Driver& drv_;
   AccelConfig cfg_;
