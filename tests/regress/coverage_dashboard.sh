@@ -5,7 +5,7 @@
 #   2. chromium loads coverage.html: the script rendered the module table, the heat map, a hole
 #      (the ALU bins the manifest's weights leave out) and, with Chart.js inlined, both charts;
 #      the page is also drawn to a PNG;
-#   3. a second run adds a line to the trend history;
+#   3. a second run adds a line to the trend history, its jobs' coverage counted afresh;
 #   4. a damaged history line or job coverage file is a clear error naming the file and the job.
 #   coverage_dashboard.sh LOOM TESTS_REGRESS_DIR WORK
 set -u
@@ -50,9 +50,13 @@ timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars -
   --screenshot="$work/dashboard.png" "$page" > /dev/null 2>&1
 [ -s "$work/dashboard.png" ] || fail "no screenshot"
 
-# 3. Trends: a second run adds to the history the page plots.
-"$loom" regress "$src/coverage.json" --coverage --out "$run" -j 2 -q > "$work/out2" 2>&1 || fail "run 2: $(cat "$work/out2")"
+# 3. Trends: a second run (every job again) adds to the history the page plots; a job run again
+#    starts its coverage afresh, so the merged counts are the first run's.
+cp "$run/rtl_coverage.dat" "$work/first.dat"
+"$loom" regress "$src/coverage.json" --coverage --force --out "$run" -j 2 -q > "$work/out2" 2>&1 ||
+  fail "run 2: $(cat "$work/out2")"
 [ "$(wc -l < "$run/coverage_history.jsonl")" -eq 2 ] || fail "the history has not two lines"
+cmp -s "$work/first.dat" "$run/rtl_coverage.dat" || fail "the jobs run again added to their earlier coverage"
 
 # 4. Damaged files: errors naming them.
 echo '{"time": ' >> "$run/coverage_history.jsonl"
