@@ -220,9 +220,26 @@ void RandomStream::store(uint32_t sram, uint32_t y, uint32_t x) {
 
 void RandomStream::burst() {
   const uint32_t n = 2 + r(39);
-  if (chance(0.5)) {
+  const uint32_t variant = r(3);
+  if (variant == 0) {
     go(Module::Store);
     for (uint32_t k = 0; k < n; ++k) store_body(r(16), 1 + r(2), 1 + r(8));
+    return;
+  }
+  if (variant == 1) {  // compute runs ahead of load: ALU operations, each freeing a later LOAD
+    go(Module::Compute);
+    for (uint32_t k = 0; k < n; ++k) {
+      alu_body();
+      drv_.dep_push(Module::Compute, Module::Load);
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      drv_.dep_pop(Module::Compute, Module::Load);
+      if (chance(0.5))
+        load_body(MemType::Inp, 0, cfg_.inp_block_bytes(), cfg_.inp_depth());
+      else
+        load_body(MemType::Wgt, 1, cfg_.wgt_block_bytes(), cfg_.wgt_depth());
+    }
+    last_ = Module::Load;
     return;
   }
   go(Module::Load);

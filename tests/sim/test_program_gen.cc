@@ -85,13 +85,17 @@ TEST(ProgramGen, BurstsOverlapTheModulesWithoutRaces) {
       auto want = commits(fsim, p), got = commits(*dev, p);
       auto d = sim::first_divergence(want, got);
       EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0);
-      // Runs of loads that each push a token to compute, the pops coming later.
-      size_t run = 0, longest = 0;
+      // Runs of loads that each push a token to compute, and of compute instructions that each
+      // push one to load, the pops coming later.
+      size_t loads = 0, computes = 0, longest_loads = 0, longest_computes = 0;
       for (const Instruction& i : p.instructions()) {
-        if (i.module() == Module::Load && i.dep.push_next) longest = std::max(longest, ++run);
-        if (i.module() == Module::Compute) run = 0;
+        if (i.module() == Module::Load && i.dep.push_next) longest_loads = std::max(longest_loads, ++loads);
+        if (i.module() == Module::Compute) loads = 0;
+        if (i.module() == Module::Compute && i.dep.push_prev) longest_computes = std::max(longest_computes, ++computes);
+        if (i.module() == Module::Load) computes = 0;
       }
-      EXPECT_GE(longest, 2u);
+      EXPECT_GE(longest_loads, 2u);
+      EXPECT_GE(longest_computes, 2u);
     }
   }
 }

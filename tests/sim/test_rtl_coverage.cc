@@ -99,7 +99,7 @@ TEST(RtlCoverage, BurstsReachTheTokenAndQueueCoverProperties) {
   c.burst = 3;
   run_covered(accel::random_program(scratch, accel::default_config(), c, 2), file);
   auto props = RtlCoverage::load(file).cover_properties();
-  for (const char* p : {"tok_l2c.c_two_waiting", "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
+  for (const char* p : {"tok_l2c.c_two_waiting", "tok_c2l.c_two_waiting", "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
     const RtlCoverProperty* cp = find_property(props, p);
     ASSERT_NE(cp, nullptr) << p;
     EXPECT_GT(cp->count, 0u) << p;

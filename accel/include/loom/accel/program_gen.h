@@ -26,9 +26,10 @@ struct ProgramConstraints {
   // Relative weights of each kind of instruction (>= 0, not all 0).
   double load_inp = 1, load_wgt = 1, load_acc = 1, gemm = 1, alu = 1, store = 1;
   // A burst (weight 0 by default): a run of 2..40 LOADs of inputs or weights, each handing the
-  // compute module a token that it takes later, one per ALU operation (tokens pile up, the load
-  // queue fills, load and compute overlap; ALU operations touch no input or weight, so the overlap
-  // is race-free), or a run of 2..40 STOREs (the store queue fills).
+  // compute module a token that it takes later, one per ALU operation; the same with compute's
+  // ALU operations running ahead, each freeing a later LOAD (tokens pile up either way, the queues
+  // fill, load and compute overlap; ALU operations touch no input or weight, so the overlap is
+  // race-free); or a run of 2..40 STOREs (the store queue fills).
   double burst = 0;
   int max_pad = 1;             // each side of a LOAD's padding, in [0, 15]
   int max_rows = 3;            // a LOAD's y size, in [1, 16]
