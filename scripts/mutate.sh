@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing: does the test suite catch realistic bugs?
 #
-#   scripts/mutate.sh [-j JOBS] [-d SCRATCH] [--min-score PERCENT] [--no-baseline] [PATCH...]
+#   scripts/mutate.sh [-j JOBS] [-d SCRATCH] [--min-score PERCENT] [--no-baseline] [--command CMD] [PATCH...]
 #
 # Each patch (default: tests/mutations/*.patch) plants one bug. Its header names it and the CTest
 # labels that should catch it:
@@ -19,7 +19,10 @@
 # apply or does not build is INVALID. The first run builds everything once (the longest part;
 # less with a warm ccache); later runs only rebuild what the patches touch.
 # Prints one line per patch, the score caught / (caught + missed), and the wall time, and writes
-# the same as a Markdown table to SCRATCH/mutation-report.md. Exits 1 if a patch is invalid, if
+# the same as a Markdown table to SCRATCH/mutation-report.md. With --command, CMD (run by bash in
+# the scratch tree, $LOOM_BUILD naming its build) replaces every patch's labels: a patch is CAUGHT
+# when CMD fails, so one check (a random regression, scripts/rtl_mutants_vs_random.sh) is measured
+# alone against the planted bugs. Exits 1 if a patch is invalid, if
 # the unmutated baseline fails, or if the score is below --min-score.
 #
 # Environment: LOOM_MUTATE_DIR (scratch folder), LOOM_MUTATE_TIMEOUT (seconds of tests per patch
@@ -32,6 +35,7 @@ scratch=${LOOM_MUTATE_DIR:-/tmp/loom-mutate}
 jobs=1
 min_score=0
 baseline=1
+command=""
 patches=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
     -d) scratch=$2; shift 2 ;;
     --min-score) min_score=$2; shift 2 ;;
     --no-baseline) baseline=0; shift ;;
+    --command) command=$2; shift 2 ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     -*) echo "mutate.sh: unknown option $1" >&2; exit 2 ;;
     *) patches+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"); shift ;;
@@ -87,6 +92,10 @@ cmake --build "$build" -j "$jobs" >"$log_dir/build-baseline.log" 2>&1 ||
   { echo "mutate.sh: the unmutated tree does not build, see $log_dir/build-baseline.log" >&2; exit 2; }
 
 run_tests() {  # run_tests LABELS TESTS LOG: ctest for the labels; returns ctest's status (124: timeout)
+  if [ -n "$command" ]; then
+    (cd "$scratch" && LOOM_BUILD="$build" timeout -k 10 "$test_timeout" bash -c "$command") >"$3" 2>&1
+    return
+  fi
   local label_re tests_args=()
   label_re="^($(echo "$1" | tr ' ' '|'))\$"
   [ -n "$2" ] && tests_args=(-R "$2")
@@ -120,6 +129,7 @@ for p in "${patches[@]}"; do
   t0=$(now)
   log=$log_dir/$(basename "$p" .patch)
   failing=""
+  [ -n "$command" ] && labels="(--command)" tests=""
   if [ -z "$labels" ]; then
     result=INVALID failing="no '# labels:' line"
   elif ! git -C "$scratch" apply "$p" 2>"$log.apply.log"; then
@@ -138,6 +148,7 @@ for p in "${patches[@]}"; do
         result=CAUGHT
         failing=$(sed -n '/The following tests FAILED:/,$p' "$log.test.log" | sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\).*/\1/p' |
                   head -n 3 | tr '\n' ' ')
+        [ -n "$command" ] && failing=$(grep -m 1 -E "FAILED|fail:|error:|crash:" "$log.test.log" | cut -c 1-160)
         [ -n "$failing" ] || failing="(ctest status $rc)"
       fi
     fi
