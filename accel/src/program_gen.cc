@@ -220,7 +220,37 @@ void RandomStream::store(uint32_t sram, uint32_t y, uint32_t x) {
 
 void RandomStream::burst() {
   const uint32_t n = 2 + r(39);
-  const uint32_t variant = r(3);
+  const uint32_t variant = r(5);
+  // Stores that overlap compute read the upper half of the output buffer, which no ALU operation or
+  // GEMM of a random program writes (their micro-ops index its first entries).
+  const uint32_t untouched = uint32_t(cfg_.out_depth() / 2);
+  if (variant == 3) {  // compute runs ahead of store: ALU operations, each freeing a later STORE
+    go(Module::Compute);
+    for (uint32_t k = 0; k < n; ++k) {
+      alu_body();
+      drv_.dep_push(Module::Compute, Module::Store);
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      drv_.dep_pop(Module::Compute, Module::Store);
+      store_body(untouched + r(16), 1 + r(2), 1 + r(8));
+    }
+    last_ = Module::Store;
+    return;
+  }
+  if (variant == 4) {  // store runs ahead of compute: STOREs, each handing compute a token it takes later
+    go(Module::Store);
+    for (uint32_t k = 0; k < n; ++k) {
+      store_body(untouched + r(16), 1 + r(2), 1 + r(8));
+      drv_.dep_push(Module::Store, Module::Compute);
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      drv_.dep_pop(Module::Store, Module::Compute);
+      alu_body();
+    }
+    last_ = Module::Compute;
+    emitted_compute_ = true;
+    return;
+  }
   if (variant == 0) {
     go(Module::Store);
     for (uint32_t k = 0; k < n; ++k) store_body(r(16), 1 + r(2), 1 + r(8));

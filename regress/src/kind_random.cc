@@ -1,15 +1,22 @@
 // random:SEED: a constrained-random accelerator program (accel/program_gen.h) for the job's config,
 // run on the job's backend and on the reference backend (fsim by default) with per-instruction
 // commit records; the first instruction whose records differ fails the job. The group's "params"
-// are the generator's constraints ({"length": 200, "weights": {"gemm": 3}, ...}) and, optionally,
-// "directed": true: seed S's program is drawn toward the ISA bins that seeds 1..S-1 (drawn the same
-// way) left unhit, so that a group of seeds converges on full coverage while each job still runs
-// alone (on any node, in any order). The job's metrics carry the program's ISA coverage
-// (accel/isa_coverage.h), which the run's report merges.
+// are the generator's constraints ({"length": 200, "weights": {"gemm": 3}, ...}) and, optionally:
+// - "directed": true: seed S's program is drawn toward the ISA bins that seeds 1..S-1 (drawn the
+//   same way) left unhit, so that a group of seeds converges on full coverage while each job still
+//   runs alone (on any node, in any order);
+// - "faults": a share in [0, 1]: that share of the seeds get one fault planted in their stream
+//   (accel/program_faults.h), and the job checks that its backend stops at the instruction the
+//   reference stops at, with the same fault where both name one.
+// The job's metrics carry the program's ISA coverage (accel/isa_coverage.h), which the run's
+// report merges.
 #include <iostream>
+#include <optional>
+#include <random>
 
 #include "builtin_job_kinds.h"
 #include "loom/accel/isa_coverage.h"
+#include "loom/accel/program_faults.h"
 #include "loom/accel/program_gen.h"
 #include "loom/runtime/error.h"
 #include "loom/sim/commit_log.h"
@@ -21,18 +28,52 @@ using nlohmann::json;
 
 namespace {
 
-// "directed" (a bool, default false), and the params without it: the generator's constraints.
-bool directed(const json& params) {
-  if (!params.contains("directed")) return false;
-  if (!params["directed"].is_boolean())
-    LOOM_THROW(ConfigError, "'params' of random programs: \"directed\" must be true or false, got ",
-               params["directed"].dump());
-  return params["directed"].get<bool>();
+// The job's own parameters, and the rest: the generator's constraints.
+struct RandomParams {
+  bool directed = false;
+  double faults = 0;
+  json constraints;
+};
+
+RandomParams read_params(json params) {
+  const std::string where = "'params' of random programs: ";
+  RandomParams r;
+  if (params.contains("directed")) {
+    if (!params["directed"].is_boolean())
+      LOOM_THROW(ConfigError, where, "\"directed\" must be true or false, got ", params["directed"].dump());
+    r.directed = params["directed"].get<bool>();
+    params.erase("directed");
+  }
+  if (params.contains("faults")) {
+    const json& f = params["faults"];
+    if (!f.is_number() || !(f.get<double>() >= 0 && f.get<double>() <= 1))
+      LOOM_THROW(ConfigError, where, "\"faults\" must be a share in [0, 1], got ", f.dump());
+    r.faults = f.get<double>();
+    params.erase("faults");
+  }
+  r.constraints = params;
+  return r;
 }
-json constraints_of(json params) {
-  params.erase("directed");
-  return params;
-}
+
+// How a run on a device ended: ERROR in its STATUS register, the instruction its ERROR_INDEX names,
+// and the fault STATUS names (the RTL and SystemC name it; the functional simulator says it only in
+// its message).
+struct RunEnd {
+  bool error = false;
+  AccelFault fault = AccelFault::None;
+  uint32_t index = 0;
+  std::string message;
+  std::string describe() const {
+    if (!error) return "no fault";
+    return (fault == AccelFault::None ? std::string("a fault") : std::string(to_string(fault))) +
+           " at instruction " + std::to_string(index);
+  }
+  // The same fault: both stopped at the same instruction, and the faults agree where both name one.
+  bool agrees(const RunEnd& o) const {
+    return error && o.error && index == o.index &&
+           (fault == AccelFault::None || o.fault == AccelFault::None || fault == o.fault);
+  }
+};
 
 class RandomJobKind : public JobKind {
  public:
@@ -52,13 +93,12 @@ class RandomJobKind : public JobKind {
     return r;
   }
   void check_params(const json& params) const override {
-    directed(params);
-    accel::ProgramConstraints::parse(constraints_of(params).dump(), "'params' of random programs");
+    accel::ProgramConstraints::parse(read_params(params).constraints.dump(), "'params' of random programs");
   }
   void run(const JobSpec& job, const Workload& w, const fs::path&, const fs::path&, JobOutcome& o) const override {
     const accel::AccelConfig cfg = accel::AccelConfig::from_json(job.config.dump());
-    const accel::ProgramConstraints c =
-        accel::ProgramConstraints::parse(constraints_of(job.params).dump(), "'params'");
+    const RandomParams params = read_params(job.params);
+    const accel::ProgramConstraints c = accel::ProgramConstraints::parse(params.constraints.dump(), "'params'");
     const uint64_t seed = std::stoull(w.target);
     // The image lives on a scratch device while the program is built (one per program: each
     // program allocates its own).
@@ -67,10 +107,20 @@ class RandomJobKind : public JobKind {
       return std::make_pair(accel::random_program(*scratch, cfg, pc, s), std::move(scratch));
     };
     accel::IsaCoverage seen;
-    const bool steer = directed(job.params);
-    for (uint64_t s = 1; steer && s < seed; ++s) seen.sample(draw(accel::toward_holes(c, seen), s).first);
-    auto [p, scratch] = draw(steer ? accel::toward_holes(c, seen) : c, seed);
-    if (steer) o.metrics["isa_bins_before"] = seen.bins_hit();
+    for (uint64_t s = 1; params.directed && s < seed; ++s) seen.sample(draw(accel::toward_holes(c, seen), s).first);
+    auto [p, scratch] = draw(params.directed ? accel::toward_holes(c, seen) : c, seed);
+    if (params.directed) o.metrics["isa_bins_before"] = seen.bins_hit();
+    o.metrics["instructions"] = p.insn_count;
+    accel::IsaCoverage coverage;
+    coverage.sample(p);  // the program as drawn (a planted fault may not decode)
+    json hits = json::object();
+    for (size_t k = 0; k < coverage.hits().size(); ++k)
+      if (coverage.hits()[k]) hits[accel::isa_coverage_bins()[k].id()] = coverage.hits()[k];
+    o.metrics["isa_coverage"] = hits;
+    std::mt19937_64 fault_draw(seed ^ 0x6661756c74ull);  // its own stream: the program stays the seed's
+    if (params.faults > 0 && std::uniform_real_distribution<double>(0, 1)(fault_draw) < params.faults)
+      return run_faulty(job, std::move(p), fault_draw(), o);
+
     uint64_t cycles = 0;  // the last run's
     auto records = [&](const std::string& backend, const std::string& role) {
       auto dev = open_job_device(job, backend, job.config, role);
@@ -82,13 +132,6 @@ class RandomJobKind : public JobKind {
     };
     auto got = records(job.backend, "the job's");
     if (cycles) o.metrics["cycles"] = cycles;
-    o.metrics["instructions"] = p.insn_count;
-    accel::IsaCoverage coverage;
-    coverage.sample(p);
-    json hits = json::object();
-    for (size_t k = 0; k < coverage.hits().size(); ++k)
-      if (coverage.hits()[k]) hits[accel::isa_coverage_bins()[k].id()] = coverage.hits()[k];
-    o.metrics["isa_coverage"] = hits;
     const std::string& ref = job.expect.reference;
     if (ref == "none") return;
     auto want = records(ref, "the reference");
@@ -101,6 +144,48 @@ class RandomJobKind : public JobKind {
     } else {
       o.checks.push_back({"reference " + ref, true, std::to_string(got.size()) + " instructions committed alike"});
     }
+  }
+
+ private:
+  // A planted fault: the job's backend must stop with the fault the reference names, at the same
+  // instruction (without a reference: with a fault at all).
+  void run_faulty(const JobSpec& job, accel::Program p, uint64_t fault_seed, JobOutcome& o) const {
+    const std::optional<accel::PlantedFault> planted = accel::plant_fault(p, fault_seed);
+    if (!planted) LOOM_THROW(Error, "no instruction of the program can carry a planted fault");
+    std::cout << "planted: " << planted->what << std::endl;
+    o.metrics["planted_fault"] = planted->what;
+    auto end_on = [&](const std::string& backend, const std::string& role) {
+      auto dev = open_job_device(job, backend, job.config, role);
+      RunEnd e;
+      try {
+        accel::run_program(p, *dev);
+      } catch (const DeviceError& err) {
+        e.message = err.what();
+      }
+      const uint32_t status = dev->read_reg(reg::kStatus);
+      e.error = (status & reg::kError) != 0;
+      if (e.error) {
+        e.fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
+        e.index = dev->read_reg(reg::kErrorIndex);
+      }
+      std::cout << role << " backend " << backend << ": " << e.describe() << (e.message.empty() ? "" : ": ")
+                << e.message << std::endl;
+      return e;
+    };
+    const RunEnd got = end_on(job.backend, "the job's");
+    o.metrics["fault"] = got.describe();
+    const std::string& ref = job.expect.reference;
+    if (ref == "none") {
+      o.checks.push_back({"planted fault", got.error,
+                          got.error ? got.describe() : "the planted fault went unreported: " + planted->what});
+      return;
+    }
+    const RunEnd want = end_on(ref, "the reference");
+    const bool same = got.agrees(want);
+    o.checks.push_back({"reference " + ref, same,
+                        same ? got.describe() + ", as " + ref + " reports (" + planted->what + ")"
+                             : job.backend + ": " + got.describe() + "; " + ref + ": " + want.describe() + " (" +
+                                   planted->what + ")"});
   }
 };
 

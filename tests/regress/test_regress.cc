@@ -183,6 +183,35 @@ TEST(RegressJob, DirectedRandomProgramsSteerTowardTheEarlierSeedsHoles) {
              "\"directed\" must be true or false, got \"yes\"");
 }
 
+// "faults": planted faults, each reported by the job's backend as by the reference (here both
+// fsim: the mechanism; test_rtl's ProgramGen.PlantedFaults* compares the RTL with fsim), or at all
+// without a reference; a bad share is a clear error.
+TEST(RegressJob, PlantedFaultsAreReportedAsTheReferenceReportsThem) {
+  test::TestDir dir;
+  Manifest m = parse_manifest(R"({"jobs": [
+      {"name": "f", "workloads": ["random:{1..4}"], "backends": ["perf"], "params": {"length": 30, "faults": 1}},
+      {"name": "n", "workloads": ["random:1"], "backends": ["fsim"], "params": {"length": 30, "faults": 1},
+       "expect": {"reference": "none"}},
+      {"name": "z", "workloads": ["random:1"], "backends": ["fsim"], "params": {"length": 30, "faults": 0}}]})",
+                              "m.json", ".");
+  for (size_t i = 0; i < 4; ++i) {
+    JobOutcome o = run_job(m.jobs[i], dir.path() / std::to_string(i));
+    EXPECT_EQ(o.status, "pass") << o.message;
+    ASSERT_EQ(o.checks.size(), 1u);
+    expect_has(o.checks[0].detail, "as fsim reports");
+    expect_has(o.metrics["planted_fault"].get<std::string>(), " in instruction ");
+    EXPECT_GT(o.metrics["isa_coverage"].size(), 10u);  // sampled before the fault was planted
+  }
+  JobOutcome alone = run_job(m.jobs[4], dir.path() / "n");
+  EXPECT_EQ(alone.status, "pass") << alone.message;
+  EXPECT_EQ(alone.checks.at(0).name, "planted fault");
+  JobOutcome clean = run_job(m.jobs[5], dir.path() / "z");
+  EXPECT_FALSE(clean.metrics.contains("planted_fault"));
+  expect_has(manifest_error(R"({"jobs": [{"name": "a", "workloads": ["random:1"], "backends": ["fsim"],
+                               "params": {"faults": 2}}]})"),
+             "\"faults\" must be a share in [0, 1], got 2");
+}
+
 TEST(RegressManifest, YamlIsTheSameManifest) {
   const std::string json_text = R"({"name": "y", "timeout_s": 30, "configs": {"small": {"inp_buffer_bytes": 16384}},
     "jobs": [{"name": "g", "workloads": ["resnet18:c2", {"name": "n", "workload": "command:echo 'a: b'"}],

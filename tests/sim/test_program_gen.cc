@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "accel/accel_harness.h"
 #include "common/error_text.h"
 #include "loom/accel/isa_coverage.h"
+#include "loom/accel/program_faults.h"
 #include "loom/accel/program_gen.h"
 #include "loom/sim/commit_log.h"
 #include "loom/sim/functional_sim.h"
@@ -98,6 +101,61 @@ TEST(ProgramGen, BurstsOverlapTheModulesWithoutRaces) {
       EXPECT_GE(longest_computes, 2u);
     }
   }
+}
+
+// A planted fault: the backend under test stops at the instruction the functional simulator stops
+// at (which names no fault code: its message says it), for every kind of fault (seeds cycle
+// through them); the RTL and SystemC also name the fault the kind plants.
+struct Stop {
+  bool error = false;
+  AccelFault fault = AccelFault::None;
+  uint32_t index = 0;
+};
+Stop stop_of(AccelDevice& dev, const Program& p) {
+  try {
+    run_program(p, dev);
+  } catch (const DeviceError&) {
+  }
+  const uint32_t status = dev.read_reg(reg::kStatus);
+  Stop s;
+  s.error = (status & reg::kError) != 0;
+  if (s.error) {
+    s.fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
+    s.index = dev.read_reg(reg::kErrorIndex);
+  }
+  return s;
+}
+
+TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
+  const AccelConfig cfg = default_config();
+  std::set<std::string> kinds;
+  for (uint64_t seed = 1; seed <= 28; ++seed) {
+    ProgramConstraints c;
+    c.length = 40;
+    Program p = program_for(cfg, c, seed);
+    const auto planted = plant_fault(p, seed);
+    ASSERT_TRUE(planted);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + planted->what);
+    const std::string kind = planted->what.substr(0, planted->what.find(' ', planted->what.find(' ') + 1));
+    kinds.insert(kind);
+    sim::FunctionalSim fsim(cfg);
+    auto dev = test::make_test_device(cfg);
+    const Stop want = stop_of(fsim, p), got = stop_of(*dev, p);
+    EXPECT_TRUE(want.error);
+    EXPECT_TRUE(got.error);
+    EXPECT_EQ(got.index, want.index);
+    if (kind != "its dependency") EXPECT_EQ(want.index, planted->index);  // a deadlock names the waiting one
+    if (test::test_backend() != "fsim") {  // the hardware names the fault
+      const std::map<std::string, AccelFault> named = {{"illegal opcode", AccelFault::IllegalOpcode},
+                                                       {"reserved bit", AccelFault::ReservedBits},
+                                                       {"illegal ALU", AccelFault::IllegalAluOp},
+                                                       {"micro-op range", AccelFault::BadUopRange},
+                                                       {"DRAM address", AccelFault::DmaFault},
+                                                       {"its dependency", AccelFault::Deadlock}};
+      if (named.count(kind)) EXPECT_EQ(to_string(got.fault), std::string(to_string(named.at(kind))));
+    }
+  }
+  EXPECT_EQ(kinds.size(), 7u);  // every kind was planted
 }
 
 TEST(ProgramGen, TheSameSeedGivesTheSameProgram) {

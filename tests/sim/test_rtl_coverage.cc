@@ -99,7 +99,8 @@ TEST(RtlCoverage, BurstsReachTheTokenAndQueueCoverProperties) {
   c.burst = 3;
   run_covered(accel::random_program(scratch, accel::default_config(), c, 2), file);
   auto props = RtlCoverage::load(file).cover_properties();
-  for (const char* p : {"tok_l2c.c_two_waiting", "tok_c2l.c_two_waiting", "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
+  for (const char* p : {"tok_l2c.c_two_waiting", "tok_c2l.c_two_waiting", "tok_c2s.c_two_waiting", "tok_s2c.c_two_waiting",
+                        "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
     const RtlCoverProperty* cp = find_property(props, p);
     ASSERT_NE(cp, nullptr) << p;
     EXPECT_GT(cp->count, 0u) << p;
@@ -194,14 +195,16 @@ TEST(RtlCoverage, MalformedFilesAreErrorsNamingTheFileAndLine) {
 
 TEST(RtlCoverage, AConfigWithoutACoverageBuildIsAClearError) {
   AccelConfig cfg = AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/1x32x32.json");
+  test::TestDir dir;
+  const std::string file = (dir.path() / "never.dat").string();
   std::string json = cfg.to_json();
-  json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"coverage": "/tmp/never.dat"}})";
+  json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"coverage": ")" + file + R"("}})";
   std::string e = test::error_text<DeviceError>([&] { make_accel_device("rtl", json); });
   EXPECT_NE(e.find("coverage needs the RTL model of accelerator config '1x32x32' built with coverage counters"),
             std::string::npos)
       << e;
   EXPECT_NE(e.find("LOOM_RTL_COVERAGE_CONFIGS"), std::string::npos) << e;
-  EXPECT_FALSE(std::filesystem::exists("/tmp/never.dat"));
+  EXPECT_FALSE(std::filesystem::exists(file));
 }
 
 TEST(RtlCoverage, AFileThatCannotBeWrittenIsSaidWhenTheDeviceCloses) {

@@ -27,9 +27,11 @@ struct ProgramConstraints {
   double load_inp = 1, load_wgt = 1, load_acc = 1, gemm = 1, alu = 1, store = 1;
   // A burst (weight 0 by default): a run of 2..40 LOADs of inputs or weights, each handing the
   // compute module a token that it takes later, one per ALU operation; the same with compute's
-  // ALU operations running ahead, each freeing a later LOAD (tokens pile up either way, the queues
-  // fill, load and compute overlap; ALU operations touch no input or weight, so the overlap is
-  // race-free); or a run of 2..40 STOREs (the store queue fills).
+  // ALU operations running ahead, each freeing a later LOAD; the same between compute and STOREs
+  // of the output buffer's upper half, either way round (tokens pile up, the queues fill, the
+  // modules overlap; ALU operations touch no input or weight and no random program writes the
+  // upper half of the output buffer, so the overlap is race-free); or a run of 2..40 STOREs (the
+  // store queue fills).
   double burst = 0;
   int max_pad = 1;             // each side of a LOAD's padding, in [0, 15]
   int max_rows = 3;            // a LOAD's y size, in [1, 16]

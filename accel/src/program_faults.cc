@@ -1,0 +1,137 @@
+// Faults planted in a program (program_faults.h).
+#include "loom/accel/program_faults.h"
+
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "loom/runtime/error.h"
+
+namespace loom::accel {
+
+namespace {
+
+constexpr size_t kWordBytes = 16;
+
+int64_t depth_of(const AccelConfig& c, MemType m) {
+  switch (m) {
+    case MemType::Uop:
+      return c.uop_depth();
+    case MemType::Wgt:
+      return c.wgt_depth();
+    case MemType::Inp:
+      return c.inp_depth();
+    case MemType::Acc:
+      return c.acc_depth();
+    case MemType::Out:
+      return c.out_depth();
+  }
+  return 0;
+}
+
+int64_t entry_bytes_of(const AccelConfig& c, MemType m) {
+  switch (m) {
+    case MemType::Uop:
+      return AccelConfig::kUopBytes;
+    case MemType::Wgt:
+      return c.wgt_block_bytes();
+    case MemType::Inp:
+      return c.inp_block_bytes();
+    case MemType::Acc:
+      return c.acc_block_bytes();
+    case MemType::Out:
+      return c.out_block_bytes();
+  }
+  return 1;
+}
+
+bool is_transfer(const Instruction& i) { return i.opcode == Opcode::Load || i.opcode == Opcode::Store; }
+
+}  // namespace
+
+std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
+  Program::Segment* seg = nullptr;
+  for (Program::Segment& s : p.segments)
+    if (p.insn_addr >= s.addr && p.insn_addr + uint64_t(p.insn_count) * kWordBytes <= s.addr + s.data.size()) seg = &s;
+  if (!seg) LOOM_THROW(RuntimeError, "plant_fault: the program's stream lies in none of its segments");
+  uint8_t* words = seg->data.data() + (p.insn_addr - seg->addr);
+  const IsaLayout L(p.config);
+  std::vector<Instruction> insns;
+  for (uint32_t k = 0; k < p.insn_count; ++k) {
+    InsnWord w;
+    std::memcpy(w.data(), words + k * kWordBytes, kWordBytes);
+    insns.push_back(decode(w, L, k));
+  }
+  std::mt19937_64 g(seed);
+  auto write = [&](uint32_t k, const InsnWord& w) { std::memcpy(words + k * kWordBytes, w.data(), kWordBytes); };
+  // Each kind: whether it applies to an instruction, and the change (returns what it did).
+  struct Kind {
+    std::function<bool(const Instruction&)> applies;
+    std::function<std::string(uint32_t, Instruction)> plant;
+  };
+  const std::vector<Kind> kinds = {
+      {[](const Instruction& i) { return i.opcode != Opcode::Finish; },
+       [&](uint32_t k, Instruction) {
+         InsnWord w = encode(insns[k], L);
+         const uint64_t op = 5 + g() % 3;  // Load..Alu are 0..4
+         w[0] = (w[0] & ~uint64_t(7)) | op;
+         write(k, w);
+         return "illegal opcode " + std::to_string(op);
+       }},
+      {[&](const Instruction& i) { return L.insn_bits(i.opcode) < IsaLayout::kInsnBits; },
+       [&](uint32_t k, Instruction) {
+         InsnWord w = encode(insns[k], L);
+         w[1] |= uint64_t{1} << 63;
+         write(k, w);
+         return std::string("reserved bit 127 set");
+       }},
+      {[](const Instruction& i) { return i.opcode == Opcode::Alu; },
+       [&](uint32_t k, Instruction i) {
+         i.alu_op = AluOp(5 + g() % 3);
+         write(k, encode(i, L));
+         return "illegal ALU operation " + std::to_string(int(i.alu_op));
+       }},
+      {[&](const Instruction& i) {
+         return is_transfer(i) && int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1) > 1 &&
+                depth_of(p.config, i.mem) - 1 < (int64_t{1} << L.sram_bits);
+       },
+       [&](uint32_t k, Instruction i) {
+         i.sram_base = uint32_t(depth_of(p.config, i.mem) - 1);
+         write(k, encode(i, L));
+         return "scratchpad base " + std::to_string(i.sram_base) + " (its last entry)";
+       }},
+      {[](const Instruction& i) { return i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu; },
+       [&](uint32_t k, Instruction i) {
+         i.uop_end = uint32_t(p.config.uop_depth() + 1);
+         write(k, encode(i, L));
+         return "micro-op range end " + std::to_string(i.uop_end) + " (past the buffer)";
+       }},
+      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop; },
+       [&](uint32_t k, Instruction i) {
+         i.dram_base += uint32_t((uint64_t{1} << 30) / uint64_t(entry_bytes_of(p.config, i.mem)));
+         write(k, encode(i, L));
+         return std::string("DRAM address 1 GiB past the original");
+       }},
+      {[](const Instruction& i) { return i.dep.push_prev || i.dep.push_next; },
+       [&](uint32_t k, Instruction i) {
+         i.dep.push_prev = i.dep.push_next = false;
+         write(k, encode(i, L));
+         return std::string("its dependency tokens never pushed");
+       }},
+  };
+  const size_t first = g() % kinds.size();
+  for (size_t t = 0; t < kinds.size(); ++t) {
+    const Kind& kind = kinds[(first + t) % kinds.size()];
+    std::vector<uint32_t> candidates;
+    for (uint32_t k = 0; k < insns.size(); ++k)
+      if (kind.applies(insns[k])) candidates.push_back(k);
+    if (candidates.empty()) continue;
+    const uint32_t k = candidates[g() % candidates.size()];
+    const std::string what = kind.plant(k, insns[k]);
+    return PlantedFault{k, what + " in instruction " + std::to_string(k) + " (" + disassemble(insns[k]) + ")"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace loom::accel
