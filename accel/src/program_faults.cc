@@ -113,6 +113,48 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return std::string("DRAM address 1 GiB past the original");
        }},
+      {[](const Instruction& i) { return is_transfer(i); },
+       [&](uint32_t k, Instruction i) {
+         i.mem = MemType(5 + g() % 3);  // Uop..Out are 0..4
+         write(k, encode(i, L));
+         return "illegal memory type " + std::to_string(int(i.mem));
+       }},
+      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.mem != MemType::Acc; },
+       [&](uint32_t k, Instruction i) {
+         i.mem = i.opcode == Opcode::Store ? MemType::Inp : MemType::Out;
+         write(k, encode(i, L));
+         return std::string("memory type ") + to_string(i.mem) + " for a " + to_string(i.opcode);
+       }},
+      {[](const Instruction& i) { return i.module() != Module::Compute; },
+       [&](uint32_t k, Instruction i) {
+         if (i.module() == Module::Load)
+           i.dep.pop_prev = true;  // the load module has no previous module
+         else
+           i.dep.pop_next = true;  // nor the store module a next one
+         write(k, encode(i, L));
+         return std::string("dependency flag toward no module");
+       }},
+      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop; },
+       [&](uint32_t k, Instruction i) {
+         if (g() % 2) {
+           i.x_size = 0;
+           i.x_pad0 = 1;  // padding around nothing
+         } else {
+           i.y_size = std::max<uint32_t>(i.y_size, 2);
+           i.x_size = std::max<uint32_t>(i.x_size, 2);
+           i.x_stride = i.x_size - 1;  // rows overlap
+         }
+         write(k, encode(i, L));
+         return std::string("malformed transfer shape");
+       }},
+      {[](const Instruction& i) { return i.opcode == Opcode::Alu; },
+       [&](uint32_t k, Instruction i) {
+         i.alu_op = AluOp::Shr;
+         i.use_imm = true;
+         i.imm = g() % 2 ? 40 : -40;
+         write(k, encode(i, L));
+         return "shift by " + std::to_string(i.imm);
+       }},
       {[](const Instruction& i) { return i.dep.push_prev || i.dep.push_next; },
        [&](uint32_t k, Instruction i) {
          i.dep.push_prev = i.dep.push_next = false;

@@ -129,7 +129,7 @@ Stop stop_of(AccelDevice& dev, const Program& p) {
 TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
   const AccelConfig cfg = default_config();
   std::set<std::string> kinds;
-  for (uint64_t seed = 1; seed <= 28; ++seed) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
     ProgramConstraints c;
     c.length = 40;
     Program p = program_for(cfg, c, seed);
@@ -149,13 +149,18 @@ TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
       const std::map<std::string, AccelFault> named = {{"illegal opcode", AccelFault::IllegalOpcode},
                                                        {"reserved bit", AccelFault::ReservedBits},
                                                        {"illegal ALU", AccelFault::IllegalAluOp},
+                                                       {"illegal memory", AccelFault::IllegalMemType},
+                                                       {"memory type", AccelFault::IllegalMemType},
+                                                       {"dependency flag", AccelFault::IllegalDeps},
+                                                       {"malformed transfer", AccelFault::BadDmaShape},
+                                                       {"shift by", AccelFault::BadUopRange},
                                                        {"micro-op range", AccelFault::BadUopRange},
                                                        {"DRAM address", AccelFault::DmaFault},
                                                        {"its dependency", AccelFault::Deadlock}};
       if (named.count(kind)) EXPECT_EQ(to_string(got.fault), std::string(to_string(named.at(kind))));
     }
   }
-  EXPECT_EQ(kinds.size(), 7u);  // every kind was planted
+  EXPECT_EQ(kinds.size(), 12u) << ::testing::PrintToString(kinds);  // every kind was planted
 }
 
 TEST(ProgramGen, TheSameSeedGivesTheSameProgram) {

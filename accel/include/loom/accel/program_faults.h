@@ -1,7 +1,8 @@
 // Faults planted in a program: one word of its instruction stream changed so that the hardware must
-// stop with a fault it names (an illegal opcode, reserved bits set, an illegal ALU operation, a
-// scratchpad overflow, a micro-op range past the buffer, a DMA outside device memory, a dependency
-// deadlock). A random regression plants them (`loom regress`, the random jobs' "faults") so that
+// stop with a fault it names (an illegal opcode, memory type or ALU operation, reserved bits set, a
+// memory type its opcode cannot use, a dependency flag toward no module, a malformed transfer shape,
+// a shift past 31, a scratchpad overflow, a micro-op range past the buffer, a DMA outside device
+// memory, a dependency deadlock). A random regression plants them (`loom regress`, the random jobs' "faults") so that
 // every backend's fault detection is checked against the reference's: the same fault at the same
 // instruction.
 #pragma once
