@@ -281,6 +281,22 @@ MicroOp decode_uop(uint32_t word, const AccelConfig& c) {
   return {uint32_t(x & mask(a)), uint32_t((x >> a) & mask(s)), uint32_t((x >> (a + s)) & mask(w))};
 }
 
+int64_t buffer_depth(const AccelConfig& c, MemType m) {
+  switch (m) {
+    case MemType::Uop:
+      return c.uop_depth();
+    case MemType::Wgt:
+      return c.wgt_depth();
+    case MemType::Inp:
+      return c.inp_depth();
+    case MemType::Acc:
+      return c.acc_depth();
+    case MemType::Out:
+      return c.out_depth();
+  }
+  return 0;
+}
+
 void check_instruction(const Instruction& i, const AccelConfig& c, size_t index) {
   auto fail = [&](const char* field, auto... what) {
     LOOM_THROW(IsaError, "instruction ", index, " (", to_string(i.opcode), "): field '", field, "': ", what...);
@@ -306,11 +322,7 @@ void check_instruction(const Instruction& i, const AccelConfig& c, size_t index)
       return;
     }
     if (i.y_size > 1 && i.x_stride < i.x_size) fail("x_stride", i.x_stride, " is smaller than x_size ", i.x_size);
-    int64_t depth = i.mem == MemType::Inp   ? c.inp_depth()
-                    : i.mem == MemType::Wgt ? c.wgt_depth()
-                    : i.mem == MemType::Acc ? c.acc_depth()
-                    : i.mem == MemType::Out ? c.out_depth()
-                                            : c.uop_depth();
+    const int64_t depth = buffer_depth(c, i.mem);
     int64_t entries = int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1);
     if (i.sram_base + entries > depth)
       fail("sram_base", to_string(i.mem), " buffer overflow: entries [", i.sram_base, ", ", i.sram_base + entries,

@@ -14,38 +14,6 @@ namespace {
 
 constexpr size_t kWordBytes = 16;
 
-int64_t depth_of(const AccelConfig& c, MemType m) {
-  switch (m) {
-    case MemType::Uop:
-      return c.uop_depth();
-    case MemType::Wgt:
-      return c.wgt_depth();
-    case MemType::Inp:
-      return c.inp_depth();
-    case MemType::Acc:
-      return c.acc_depth();
-    case MemType::Out:
-      return c.out_depth();
-  }
-  return 0;
-}
-
-int64_t entry_bytes_of(const AccelConfig& c, MemType m) {
-  switch (m) {
-    case MemType::Uop:
-      return AccelConfig::kUopBytes;
-    case MemType::Wgt:
-      return c.wgt_block_bytes();
-    case MemType::Inp:
-      return c.inp_block_bytes();
-    case MemType::Acc:
-      return c.acc_block_bytes();
-    case MemType::Out:
-      return c.out_block_bytes();
-  }
-  return 1;
-}
-
 bool is_transfer(const Instruction& i) { return i.opcode == Opcode::Load || i.opcode == Opcode::Store; }
 
 }  // namespace
@@ -94,10 +62,10 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
        }},
       {[&](const Instruction& i) {
          return is_transfer(i) && int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1) > 1 &&
-                depth_of(p.config, i.mem) - 1 < (int64_t{1} << L.sram_bits);
+                buffer_depth(p.config, i.mem) - 1 < (int64_t{1} << L.sram_bits);
        },
        [&](uint32_t k, Instruction i) {
-         i.sram_base = uint32_t(depth_of(p.config, i.mem) - 1);
+         i.sram_base = uint32_t(buffer_depth(p.config, i.mem) - 1);
          write(k, encode(i, L));
          return "scratchpad base " + std::to_string(i.sram_base) + " (its last entry)";
        }},
@@ -107,9 +75,9 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return "micro-op range end " + std::to_string(i.uop_end) + " (past the buffer)";
        }},
-      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop; },
+      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.x_size && i.y_size; },
        [&](uint32_t k, Instruction i) {
-         i.dram_base += uint32_t((uint64_t{1} << 30) / uint64_t(entry_bytes_of(p.config, i.mem)));
+         i.dram_base += uint32_t((uint64_t{1} << 30) / uint64_t(entry_bytes(p.config, i.mem)));
          write(k, encode(i, L));
          return std::string("DRAM address 1 GiB past the original");
        }},
@@ -174,6 +142,28 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
     return PlantedFault{k, what + " in instruction " + std::to_string(k) + " (" + disassemble(insns[k]) + ")"};
   }
   return std::nullopt;
+}
+
+RunStop run_stop(AccelDevice& device) {
+  RunStop s;
+  const uint32_t status = device.read_reg(reg::kStatus);
+  s.error = (status & reg::kError) != 0;
+  if (s.error) {
+    s.fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
+    s.index = device.read_reg(reg::kErrorIndex);
+  }
+  return s;
+}
+
+std::string RunStop::describe() const {
+  if (!error) return "no fault";
+  return (fault == AccelFault::None ? std::string("a fault") : std::string(to_string(fault))) + " at instruction " +
+         std::to_string(index);
+}
+
+bool RunStop::agrees(const RunStop& o) const {
+  return error == o.error && (!error || (index == o.index && (fault == AccelFault::None ||
+                                                               o.fault == AccelFault::None || fault == o.fault)));
 }
 
 }  // namespace loom::accel

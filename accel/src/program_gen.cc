@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "loom/accel/driver.h"
 #include "loom/runtime/error.h"
@@ -134,7 +135,8 @@ void RandomStream::build() {
         alu();
         break;
       case 5:
-        store(r(16), 1 + r(2), 1 + r(8));
+        go(Module::Store);
+        drawn_store(0);
         break;
       default:
         burst();
@@ -213,79 +215,59 @@ void RandomStream::alu_body() {
   drv_.alu(UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build(), op, chance(c_.alu_immediate), v);
 }
 
-void RandomStream::store(uint32_t sram, uint32_t y, uint32_t x) {
-  go(Module::Store);
-  store_body(sram, y, x);
-}
-
 void RandomStream::burst() {
   const uint32_t n = 2 + r(39);
-  const uint32_t variant = r(5);
+  uint32_t variant = r(5);
   // Stores that overlap compute read the upper half of the output buffer, which no ALU operation or
-  // GEMM of a random program writes (their micro-ops index its first entries).
+  // GEMM of a random program writes (their micro-ops index its first 16 or so entries); a buffer
+  // too small for that takes a run of stores instead.
   const uint32_t untouched = uint32_t(cfg_.out_depth() / 2);
-  if (variant == 3) {  // compute runs ahead of store: ALU operations, each freeing a later STORE
-    go(Module::Compute);
-    for (uint32_t k = 0; k < n; ++k) {
-      alu_body();
-      drv_.dep_push(Module::Compute, Module::Store);
-    }
-    for (uint32_t k = 0; k < n; ++k) {
-      drv_.dep_pop(Module::Compute, Module::Store);
-      store_body(untouched + r(16), 1 + r(2), 1 + r(8));
-    }
-    last_ = Module::Store;
-    return;
-  }
-  if (variant == 4) {  // store runs ahead of compute: STOREs, each handing compute a token it takes later
-    go(Module::Store);
-    for (uint32_t k = 0; k < n; ++k) {
-      store_body(untouched + r(16), 1 + r(2), 1 + r(8));
-      drv_.dep_push(Module::Store, Module::Compute);
-    }
-    for (uint32_t k = 0; k < n; ++k) {
-      drv_.dep_pop(Module::Store, Module::Compute);
-      alu_body();
-    }
-    last_ = Module::Compute;
-    emitted_compute_ = true;
-    return;
-  }
-  if (variant == 0) {
-    go(Module::Store);
-    for (uint32_t k = 0; k < n; ++k) store_body(r(16), 1 + r(2), 1 + r(8));
-    return;
-  }
-  if (variant == 1) {  // compute runs ahead of load: ALU operations, each freeing a later LOAD
-    go(Module::Compute);
-    for (uint32_t k = 0; k < n; ++k) {
-      alu_body();
-      drv_.dep_push(Module::Compute, Module::Load);
-    }
-    for (uint32_t k = 0; k < n; ++k) {
-      drv_.dep_pop(Module::Compute, Module::Load);
-      if (chance(0.5))
-        load_body(MemType::Inp, 0, cfg_.inp_block_bytes(), cfg_.inp_depth());
-      else
-        load_body(MemType::Wgt, 1, cfg_.wgt_block_bytes(), cfg_.wgt_depth());
-    }
-    last_ = Module::Load;
-    return;
-  }
-  go(Module::Load);
-  for (uint32_t k = 0; k < n; ++k) {
+  if ((variant == 3 || variant == 4) && cfg_.out_depth() < 128) variant = 0;
+  auto load_input_or_weight = [&] {
     if (chance(0.5))
       load_body(MemType::Inp, 0, cfg_.inp_block_bytes(), cfg_.inp_depth());
     else
       load_body(MemType::Wgt, 1, cfg_.wgt_block_bytes(), cfg_.wgt_depth());
-    drv_.dep_push(Module::Load, Module::Compute);
+  };
+  auto alu = [&] { alu_body(); };
+  auto upper_store = [&] { drawn_store(untouched); };
+  switch (variant) {
+    case 0:  // a run of stores: the store queue fills
+      go(Module::Store);
+      for (uint32_t k = 0; k < n; ++k) drawn_store(0);
+      return;
+    case 1:  // compute runs ahead of load: ALU operations, each freeing a later LOAD
+      return overlap(Module::Compute, Module::Load, n, alu, load_input_or_weight);
+    case 2:  // load runs ahead of compute: LOADs whose tokens ALU operations take later
+      return overlap(Module::Load, Module::Compute, n, load_input_or_weight, alu);
+    case 3:  // compute runs ahead of store: ALU operations, each freeing a later STORE
+      return overlap(Module::Compute, Module::Store, n, alu, upper_store);
+    default:  // store runs ahead of compute: STOREs whose tokens ALU operations take later
+      return overlap(Module::Store, Module::Compute, n, upper_store, alu);
+  }
+}
+
+void RandomStream::overlap(Module producer, Module consumer, uint32_t n, const std::function<void()>& produce,
+                           const std::function<void()>& consume) {
+  go(producer);
+  for (uint32_t k = 0; k < n; ++k) {
+    produce();
+    drv_.dep_push(producer, consumer);
   }
   for (uint32_t k = 0; k < n; ++k) {
-    drv_.dep_pop(Module::Load, Module::Compute);
-    alu_body();
+    drv_.dep_pop(producer, consumer);
+    consume();
   }
-  last_ = Module::Compute;
-  emitted_compute_ = true;
+  last_ = consumer;
+  emitted_compute_ = consumer == Module::Compute;
+}
+
+// The draws in a fixed order (a function's arguments are evaluated in an order C++ leaves open).
+void RandomStream::drawn_store(uint32_t base) {
+  const uint32_t x = 1 + r(8);
+  const uint32_t y = 1 + r(2);
+  const uint32_t sram = base + r(16);
+  store_body(sram, y, x);
 }
 
 void RandomStream::store_body(uint32_t sram, uint32_t y, uint32_t x) {

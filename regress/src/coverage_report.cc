@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "loom/regress/job.h"
+#include "loom/regress/job_kind.h"
 #include "loom/regress/process.h"
 #include "loom/runtime/error.h"
 
@@ -48,7 +49,11 @@ RunCoverage collect_coverage(const fs::path& dir, const std::vector<ReportRow>& 
         c.isa.add(id, hits.get<uint64_t>(), "job '" + r.name + "'");
     }
     const fs::path file = dir / "jobs" / r.name / kRtlCoverageFile;
-    if (!rtl || !fs::exists(file)) continue;
+    if (!rtl) continue;
+    if (!fs::exists(file)) {
+      if (declares_coverage(r.backend)) c.rtl_missing.push_back(r.name);
+      continue;
+    }
     try {
       c.rtl.merge(sim::RtlCoverage::load(file.string()));
     } catch (const Error& e) {
@@ -110,6 +115,12 @@ std::string coverage_markdown(const RunCoverage& c) {
   for (RtlCoverageKind k : kCodeKinds) totals[k] = c.rtl.total(k);
   row("**all**", totals);
   for (const auto& [module, kinds] : c.rtl.by_module()) row(module, kinds);
+  if (!c.rtl_missing.empty()) {
+    md << "\n**" << c.rtl_missing.size() << " jobs on an RTL backend left no coverage** (they crashed, timed out, or "
+          "could not write it; their counts are missing above):";
+    for (const std::string& n : c.rtl_missing) md << " `" << n << "`";
+    md << "\n";
+  }
   md << "\nCover properties not reached:";
   size_t missed = 0;
   for (const sim::RtlCoverProperty& p : c.rtl.cover_properties())
@@ -121,6 +132,9 @@ std::string coverage_markdown(const RunCoverage& c) {
 std::vector<std::string> write_coverage_files(const fs::path& dir, const std::string& suite, const std::string& when,
                                               const RunCoverage& c) {
   std::vector<std::string> notes;
+  if (!c.rtl_missing.empty())
+    notes.push_back(std::to_string(c.rtl_missing.size()) + " jobs on an RTL backend left no coverage (first: " +
+                    c.rtl_missing.front() + "); report.md lists them");
   json j = coverage_json(c);
   write_text(dir / "coverage.json", j.dump(1) + "\n");
   if (c.rtl_jobs) {
@@ -152,7 +166,10 @@ std::vector<std::string> write_coverage_files(const fs::path& dir, const std::st
     ss << f.rdbuf();
     chart_js = ss.str();
   } else {
-    notes.push_back("the dashboard has no charts: Chart.js not found (scripts/bootstrap.sh installs it; or set LOOM_CHARTJS)");
+    const char* e = std::getenv("LOOM_CHARTJS");
+    notes.push_back(e && *e ? "the dashboard has no charts: LOOM_CHARTJS names no file ('" + std::string(e) + "')"
+                            : std::string("the dashboard has no charts: Chart.js not found (scripts/bootstrap.sh "
+                                          "installs it; or set LOOM_CHARTJS)"));
   }
   write_text(dir / "coverage.html",
              coverage_dashboard_html(suite, j, load_coverage_history(dir / "coverage_history.jsonl"), chart_js));
@@ -171,7 +188,8 @@ std::vector<json> load_coverage_history(const fs::path& path) {
     } catch (const json::exception& e) {
       LOOM_THROW(Error, path.string(), ":", n, ": not a coverage history line: ", e.what());
     }
-    if (!v.back().is_object()) LOOM_THROW(Error, path.string(), ":", n, ": not a coverage history line (an object)");
+    if (!v.back().is_object() || !v.back().contains("time") || !v.back()["time"].is_string())
+      LOOM_THROW(Error, path.string(), ":", n, ": not a coverage history line (an object with a \"time\")");
   }
   return v;
 }

@@ -117,8 +117,9 @@ struct Reader {
   }
 };
 
-// "random:{1..500}": one workload per number of the range (at most one range, 100,000 numbers);
-// other braces (a command's shell) are left as they are.
+// "random:{1..500}": one workload per number of the range (at most one range, 100,000 numbers).
+// Braces of other forms ("${HOME}", "{ a; }") are left as they are; a command's own brace range
+// ("{1..3}") is expanded too, so commands write it another way (seq).
 std::vector<std::string> expand_range(const std::string& text, const Reader& r) {
   static const std::regex range(R"(\{([0-9]{1,18})\.\.([0-9]{1,18})\})");
   std::smatch m;

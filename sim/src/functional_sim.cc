@@ -397,11 +397,7 @@ void FunctionalSim::run() {
       if (record_commits_) {
         auto scratchpad = [&](MemType m) {
           auto [bytes, base] = st->sram(m);
-          const uint64_t depth = m == MemType::Inp   ? config_.inp_depth()
-                                 : m == MemType::Wgt ? config_.wgt_depth()
-                                 : m == MemType::Acc ? config_.acc_depth()
-                                 : m == MemType::Out ? config_.out_depth()
-                                                     : config_.uop_depth();
+          const uint64_t depth = uint64_t(buffer_depth(config_, m));
           return ScratchpadView{base, size_t(depth * uint64_t(bytes))};  // fsim's own vectors, no copy
         };
         auto dram = [&](uint64_t addr, uint64_t bytes) -> const uint8_t* {

@@ -1,5 +1,9 @@
 #include "loom/sim/rtl_coverage.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -123,7 +127,7 @@ std::string RtlCoverage::text() const {
 }
 
 void RtlCoverage::save(const std::string& path) const {
-  const std::string tmp = path + ".part";
+  const std::string tmp = path + ".part." + std::to_string(getpid());
   {
     std::ofstream f(tmp, std::ios::binary);
     f << text();
@@ -134,7 +138,16 @@ void RtlCoverage::save(const std::string& path) const {
   if (ec) LOOM_THROW(Error, "cannot write the coverage file ", path, ": ", ec.message());
 }
 
+// Under an exclusive lock on PATH.lock, so that processes adding to one file do not lose counts.
 void RtlCoverage::accumulate_into(const std::string& path) const {
+  const std::string lock_path = path + ".lock";
+  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) LOOM_THROW(Error, "cannot write the coverage file ", path, " (its lock ", lock_path, ")");
+  struct Unlock {
+    int fd;
+    ~Unlock() { close(fd); }  // closing releases the lock
+  } unlock{fd};
+  if (flock(fd, LOCK_EX) != 0) LOOM_THROW(Error, "cannot lock the coverage file ", path);
   if (!std::filesystem::exists(path)) return save(path);
   RtlCoverage all = load(path);
   all.merge(*this);

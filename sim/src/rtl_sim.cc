@@ -206,10 +206,10 @@ struct RtlSim::Impl {
   uint32_t runs = 0;                        // STARTs so far
   std::string run_label;
 
-  Impl(AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
+  Impl(const std::string& name, AccelConfig c, RtlSimOptions o, uint64_t dram_bytes, const EngineFactory& make_engine)
       : config(std::move(c)),
         opt(std::move(o)),
-        core(config, opt, kDramBase, dram_bytes),
+        core(config, opt, kDramBase, dram_bytes, name),
         engine(make_engine(core)),
         dram(core.dram()) {
     config.validate();
@@ -328,7 +328,7 @@ RtlSim::RtlSim(AccelConfig config, RtlSimOptions options, uint64_t dram_bytes)
 RtlSim::RtlSim(std::string name, AccelConfig config, RtlSimOptions options, uint64_t dram_bytes,
                const EngineFactory& make_engine)
     : name_(std::move(name)),
-      impl_(std::make_unique<Impl>(std::move(config), std::move(options), dram_bytes, make_engine)) {}
+      impl_(std::make_unique<Impl>(name_, std::move(config), std::move(options), dram_bytes, make_engine)) {}
 // A destructor cannot throw: a coverage file that cannot be written is said on stderr.
 RtlSim::~RtlSim() {
   if (impl_->opt.coverage_path.empty()) return;

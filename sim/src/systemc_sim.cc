@@ -131,8 +131,11 @@ void register_systemc_sim() {
 #else
     // The options as the factory reads them, then a model built for the config.
     BackendConfig b = parse_backend_config(json, "systemc");
-    systemc_options(b.options);
-    rtl::require_model(b.config, "systemc");
+    const RtlSimOptions o = systemc_options(b.options).rtl;
+    if (o.coverage_path.empty())
+      rtl::require_model(b.config, "systemc");
+    else
+      rtl::require_coverage_model(b.config, "systemc");
 #endif
   });
 }

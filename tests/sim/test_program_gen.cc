@@ -106,24 +106,12 @@ TEST(ProgramGen, BurstsOverlapTheModulesWithoutRaces) {
 // A planted fault: the backend under test stops at the instruction the functional simulator stops
 // at (which names no fault code: its message says it), for every kind of fault (seeds cycle
 // through them); the RTL and SystemC also name the fault the kind plants.
-struct Stop {
-  bool error = false;
-  AccelFault fault = AccelFault::None;
-  uint32_t index = 0;
-};
-Stop stop_of(AccelDevice& dev, const Program& p) {
+RunStop stop_of(AccelDevice& dev, const Program& p) {
   try {
     run_program(p, dev);
   } catch (const DeviceError&) {
   }
-  const uint32_t status = dev.read_reg(reg::kStatus);
-  Stop s;
-  s.error = (status & reg::kError) != 0;
-  if (s.error) {
-    s.fault = AccelFault((status >> reg::kFaultShift) & reg::kFaultMask);
-    s.index = dev.read_reg(reg::kErrorIndex);
-  }
-  return s;
+  return run_stop(dev);
 }
 
 TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
@@ -140,10 +128,11 @@ TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
     kinds.insert(kind);
     sim::FunctionalSim fsim(cfg);
     auto dev = test::make_test_device(cfg);
-    const Stop want = stop_of(fsim, p), got = stop_of(*dev, p);
+    const RunStop want = stop_of(fsim, p), got = stop_of(*dev, p);
     EXPECT_TRUE(want.error);
     EXPECT_TRUE(got.error);
     EXPECT_EQ(got.index, want.index);
+    EXPECT_TRUE(got.agrees(want)) << got.describe() << "; fsim: " << want.describe();
     if (kind != "its dependency") EXPECT_EQ(want.index, planted->index);  // a deadlock names the waiting one
     if (test::test_backend() != "fsim") {  // the hardware names the fault
       const std::map<std::string, AccelFault> named = {{"illegal opcode", AccelFault::IllegalOpcode},
@@ -154,6 +143,7 @@ TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
                                                        {"dependency flag", AccelFault::IllegalDeps},
                                                        {"malformed transfer", AccelFault::BadDmaShape},
                                                        {"shift by", AccelFault::BadUopRange},
+                                                       {"scratchpad base", AccelFault::SramOverflow},
                                                        {"micro-op range", AccelFault::BadUopRange},
                                                        {"DRAM address", AccelFault::DmaFault},
                                                        {"its dependency", AccelFault::Deadlock}};

@@ -16,12 +16,18 @@
 #include "loom/sim/functional_sim.h"
 #include "loom/sim/rtl_coverage.h"
 #include "loom/sim/rtl_sim.h"
+#include "rtl/rtl_model.h"
 
 namespace loom::sim {
 namespace {
 
 using accel::AccelConfig;
 using accel::Program;
+
+// The tests that simulate the coverage build skip where it was not built (LOOM_RTL_COVERAGE_CONFIGS).
+#define REQUIRE_COVERAGE_BUILD()                                          \
+  if (!rtl::make_model(accel::default_config(), true))                    \
+  GTEST_SKIP() << "the default config has no RTL coverage build (LOOM_RTL_COVERAGE_CONFIGS)"
 
 Program program_for(const AccelConfig& cfg, uint64_t seed, int length = 150) {
   FunctionalSim scratch(cfg);
@@ -55,6 +61,7 @@ const RtlCoverProperty* find_property(const std::vector<RtlCoverProperty>& v, co
 }
 
 TEST(RtlCoverage, TheCoverageBuildCommitsAsTheFunctionalSimulatorAndCountsEveryKind) {
+  REQUIRE_COVERAGE_BUILD();
   test::TestDir dir;
   const std::string file = (dir.path() / "cov.dat").string();
   const Program p = program_for(accel::default_config(), 3);
@@ -91,6 +98,7 @@ TEST(RtlCoverage, TheCoverageBuildCommitsAsTheFunctionalSimulatorAndCountsEveryK
 // Bursts make tokens pile up and the store queue fill: the cover properties that a program of
 // strict hand-offs never reaches.
 TEST(RtlCoverage, BurstsReachTheTokenAndQueueCoverProperties) {
+  REQUIRE_COVERAGE_BUILD();
   test::TestDir dir;
   const std::string file = (dir.path() / "cov.dat").string();
   FunctionalSim scratch(accel::default_config());
@@ -108,6 +116,7 @@ TEST(RtlCoverage, BurstsReachTheTokenAndQueueCoverProperties) {
 }
 
 TEST(RtlCoverage, DevicesAddTheirCountsToTheSameFile) {
+  REQUIRE_COVERAGE_BUILD();
   test::TestDir dir;
   const std::string once = (dir.path() / "once.dat").string(), twice = (dir.path() / "twice.dat").string();
   const Program p = program_for(accel::default_config(), 5, 60);
@@ -123,6 +132,7 @@ TEST(RtlCoverage, DevicesAddTheirCountsToTheSameFile) {
 }
 
 TEST(RtlCoverage, MergeAgreesWithVerilatorCoverage) {
+  REQUIRE_COVERAGE_BUILD();
   if (std::system("verilator_coverage --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "verilator_coverage not found";
   test::TestDir dir;
   const std::string a = (dir.path() / "a.dat").string(), b = (dir.path() / "b.dat").string(),
@@ -195,6 +205,8 @@ TEST(RtlCoverage, MalformedFilesAreErrorsNamingTheFileAndLine) {
 
 TEST(RtlCoverage, AConfigWithoutACoverageBuildIsAClearError) {
   AccelConfig cfg = AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/1x32x32.json");
+  if (!rtl::make_model(cfg, false) || rtl::make_model(cfg, true))
+    GTEST_SKIP() << "needs 1x32x32 in LOOM_RTL_CONFIGS and not in LOOM_RTL_COVERAGE_CONFIGS";
   test::TestDir dir;
   const std::string file = (dir.path() / "never.dat").string();
   std::string json = cfg.to_json();
@@ -208,6 +220,7 @@ TEST(RtlCoverage, AConfigWithoutACoverageBuildIsAClearError) {
 }
 
 TEST(RtlCoverage, AFileThatCannotBeWrittenIsSaidWhenTheDeviceCloses) {
+  REQUIRE_COVERAGE_BUILD();
   testing::internal::CaptureStderr();
   {
     RtlSimOptions o;

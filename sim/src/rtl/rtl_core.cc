@@ -16,17 +16,18 @@ namespace {
 // write DMA keep at most MAX_OUTSTANDING = 4 bursts in flight (loom_dma_rd, loom_dma_wr).
 AxiLimits rtl_axi_limits() { return AxiLimits{{16, 4, 4, 4, 4}, 4}; }
 
-std::unique_ptr<Model> model_for(const accel::AccelConfig& config, bool coverage) {
+std::unique_ptr<Model> model_for(const accel::AccelConfig& config, bool coverage, const std::string& backend) {
   auto model = make_model(config, coverage);
-  if (!model && coverage) require_coverage_model(config, "rtl");
-  if (!model) require_model(config, "rtl");
+  if (!model && coverage) require_coverage_model(config, backend);
+  if (!model) require_model(config, backend);
   return model;
 }
 }  // namespace
 
-RtlCore::RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uint64_t dram_base, uint64_t dram_bytes)
+RtlCore::RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uint64_t dram_base, uint64_t dram_bytes,
+                 const std::string& backend)
     : opt_(opt),
-      model_(model_for(config, !opt.coverage_path.empty())),
+      model_(model_for(config, !opt.coverage_path.empty(), backend)),
       dram_(dram_base, dram_bytes, config.dram_bus_bytes(), opt.dram_latency, opt.dram_bytes_per_cycle,
             rtl_axi_limits(), opt.dram_stall_rate) {
   if (!opt_.fst_path.empty()) model_->open_trace(opt_.fst_path);

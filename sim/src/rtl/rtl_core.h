@@ -19,7 +19,8 @@ namespace loom::sim::rtl {
 class RtlCore {
  public:
   // Throws DeviceError when no RTL model was built for `config`.
-  RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uint64_t dram_base, uint64_t dram_bytes);
+  RtlCore(const accel::AccelConfig& config, const RtlSimOptions& opt, uint64_t dram_base, uint64_t dram_bytes,
+          const std::string& backend = "rtl");
 
   // One clock cycle: the host's pins for this cycle, DRAM's responses, the RTL settles, the host
   // looks at the settled outputs, then the clock edge (handshakes taken). Answers whether a run

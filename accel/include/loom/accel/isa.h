@@ -88,6 +88,9 @@ Instruction decode(const InsnWord& word, const IsaLayout& layout, size_t index);
 uint32_t encode_uop(const MicroOp& uop, const AccelConfig& config);
 MicroOp decode_uop(uint32_t word, const AccelConfig& config);
 
+// A scratchpad's depth in entries, for memory type `m`.
+int64_t buffer_depth(const AccelConfig& config, MemType m);
+
 // Checks field values against the config (SRAM bases and extents, micro-op ranges, loop extents,
 // shift amounts, dependency flags a module cannot use, memory types an opcode cannot use). Throws
 // IsaError naming `index` and the field.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "loom/accel/program.h"
+#include "loom/runtime/accel_device.h"
 
 namespace loom::accel {
 
@@ -18,6 +19,19 @@ struct PlantedFault {
   uint32_t index = 0;  // the changed instruction
   std::string what;    // "illegal opcode 6 in instruction 17 (GEMM)"
 };
+
+// How the last run on a device ended: ERROR in its STATUS register, the instruction its ERROR_INDEX
+// names, and the fault STATUS names (the RTL and SystemC name it; the functional simulator says it
+// only in its message).
+struct RunStop {
+  bool error = false;
+  AccelFault fault = AccelFault::None;
+  uint32_t index = 0;
+  std::string describe() const;  // "illegal opcode at instruction 17", "a fault at ...", "no fault"
+  // Both finished, or both stopped at the same instruction with the same fault where both name one.
+  bool agrees(const RunStop& other) const;
+};
+RunStop run_stop(AccelDevice& device);
 
 // Changes one instruction of `p` (chosen with its kind from `seed`); nullopt when the stream has no
 // instruction the drawn kind applies to (every kind applies to some instruction of a random program).

@@ -9,6 +9,7 @@
 // The stream ends with a STORE of the first output entries and FINISH.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -66,12 +67,16 @@ class RandomStream {
   void load(MemType m, int region, int entry_bytes, int64_t depth);
   void gemm();
   void alu();
-  void store(uint32_t sram, uint32_t y, uint32_t x);  // y rows of x out entries, from scratchpad entry `sram`
   void burst();
+  // `n` instructions of `producer`, each handing `consumer` a token that one of its `n`
+  // instructions takes later: the two modules overlap (the caller keeps them from sharing data).
+  void overlap(Module producer, Module consumer, uint32_t n, const std::function<void()>& produce,
+               const std::function<void()>& consume);
+  void drawn_store(uint32_t base);  // a STORE of random shape from scratchpad entry base + [0, 16)
   // The instructions themselves, in the module the caller handed the token to.
   void load_body(MemType m, int region, int entry_bytes, int64_t depth);
   void alu_body();
-  void store_body(uint32_t sram, uint32_t y, uint32_t x);
+  void store_body(uint32_t sram, uint32_t y, uint32_t x);  // y rows of x out entries, from scratchpad entry `sram`
 
   Driver& drv_;
   AccelConfig cfg_;

@@ -44,8 +44,8 @@ class RtlCoverage {
   void merge(const RtlCoverage& other);              // counts added point by point
   std::string text() const;                          // in Verilator's format
   void save(const std::string& path) const;          // Error naming the file when unwritable
-  // Adds this file's points to `path`'s if it exists (otherwise writes them): how several
-  // devices of one process, or several runs, accumulate into one file.
+  // Adds this file's points to `path`'s if it exists (otherwise writes them), under a lock on
+  // PATH.lock: how several devices, runs or processes accumulate into one file.
   void accumulate_into(const std::string& path) const;
 
   size_t size() const { return counts_.size(); }
