@@ -163,7 +163,7 @@ std::string RunStop::describe() const {
 
 bool RunStop::agrees(const RunStop& o) const {
   return error == o.error && (!error || (index == o.index && (fault == AccelFault::None ||
-                                                               o.fault == AccelFault::None || fault == o.fault)));
+                                                              o.fault == AccelFault::None || fault == o.fault)));
 }
 
 }  // namespace loom::accel

@@ -21,11 +21,16 @@ std::string script_safe(std::string s) {
 std::string html_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -159,8 +164,9 @@ constexpr const char* kScript = R"js(
 
 std::string coverage_dashboard_html(const std::string& suite, const json& coverage, const std::vector<json>& history,
                                     const std::string& chart_js) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Coverage: " +
-                  html_escape(suite) + "</title>\n<style>" + kStyle + "</style>\n";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Coverage: " + html_escape(suite) +
+      "</title>\n<style>" + kStyle + "</style>\n";
   if (!chart_js.empty()) h += "<script>" + script_safe(chart_js) + "</script>\n";
   h += "</head>\n<body>\n<h1>Coverage: " + html_escape(suite) + "</h1>\n";
   if (!history.empty()) h += "<p>Run of " + html_escape(history.back().value("time", "")) + ".</p>\n";

@@ -79,7 +79,9 @@ json coverage_json(const RunCoverage& c, size_t max_holes) {
   r["modules"] = modules;
   json props = json::array();
   for (const sim::RtlCoverProperty& p : c.rtl.cover_properties())
-    props.push_back({{"instance", p.instance}, {"file", fs::path(p.file).filename().string()}, {"line", p.line},
+    props.push_back({{"instance", p.instance},
+                     {"file", fs::path(p.file).filename().string()},
+                     {"line", p.line},
                      {"hits", p.count}});
   r["cover_properties"] = props;
   json holes = json::object();
@@ -102,7 +104,8 @@ std::string coverage_markdown(const RunCoverage& c) {
   std::ostringstream md;
   if (c.isa_jobs) md << "\n## ISA coverage of " << c.isa_jobs << " jobs\n\n```\n" << c.isa.report() << "```\n";
   if (!c.rtl_jobs) return md.str();
-  md << "\n## RTL coverage of " << c.rtl_jobs << " jobs\n\n| module | line | branch | toggle | cover |\n|---|---:|---:|---:|---:|\n";
+  md << "\n## RTL coverage of " << c.rtl_jobs
+     << " jobs\n\n| module | line | branch | toggle | cover |\n|---|---:|---:|---:|---:|\n";
   auto row = [&](const std::string& name, const std::map<RtlCoverageKind, sim::RtlCoverageFigure>& kinds) {
     md << "| " << name;
     for (RtlCoverageKind k : kCodeKinds) {
@@ -116,7 +119,8 @@ std::string coverage_markdown(const RunCoverage& c) {
   row("**all**", totals);
   for (const auto& [module, kinds] : c.rtl.by_module()) row(module, kinds);
   if (!c.rtl_missing.empty()) {
-    md << "\n**" << c.rtl_missing.size() << " jobs on an RTL backend left no coverage** (they crashed, timed out, or "
+    md << "\n**" << c.rtl_missing.size()
+       << " jobs on an RTL backend left no coverage** (they crashed, timed out, or "
           "could not write it; their counts are missing above):";
     for (const std::string& n : c.rtl_missing) md << " `" << n << "`";
     md << "\n";

@@ -21,7 +21,7 @@ struct RunCoverage {
   accel::IsaCoverage isa;
   size_t isa_jobs = 0;  // jobs that reported ISA coverage
   sim::RtlCoverage rtl;
-  size_t rtl_jobs = 0;  // jobs whose folder holds RTL coverage
+  size_t rtl_jobs = 0;                   // jobs whose folder holds RTL coverage
   std::vector<std::string> rtl_missing;  // jobs on an RTL backend that left none (crashed, timed out, unwritable)
   bool any() const { return isa_jobs || rtl_jobs; }
 };

@@ -25,11 +25,16 @@ bool kind_of_page(const std::string& page, RtlCoverageKind& kind, std::string& m
   const std::string type = page.substr(0, slash);
   module = page.substr(slash + 1);
   if (const size_t p = module.find("__"); p != std::string::npos) module.resize(p);
-  if (type == "v_line") kind = RtlCoverageKind::Line;
-  else if (type == "v_branch") kind = RtlCoverageKind::Branch;
-  else if (type == "v_toggle") kind = RtlCoverageKind::Toggle;
-  else if (type == "v_user") kind = RtlCoverageKind::CoverProperty;
-  else return false;
+  if (type == "v_line")
+    kind = RtlCoverageKind::Line;
+  else if (type == "v_branch")
+    kind = RtlCoverageKind::Branch;
+  else if (type == "v_toggle")
+    kind = RtlCoverageKind::Toggle;
+  else if (type == "v_user")
+    kind = RtlCoverageKind::CoverProperty;
+  else
+    return false;
   return true;
 }
 

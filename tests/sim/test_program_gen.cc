@@ -134,19 +134,14 @@ TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
     EXPECT_EQ(got.index, want.index);
     EXPECT_TRUE(got.agrees(want)) << got.describe() << "; fsim: " << want.describe();
     if (kind != "its dependency") EXPECT_EQ(want.index, planted->index);  // a deadlock names the waiting one
-    if (test::test_backend() != "fsim") {  // the hardware names the fault
-      const std::map<std::string, AccelFault> named = {{"illegal opcode", AccelFault::IllegalOpcode},
-                                                       {"reserved bit", AccelFault::ReservedBits},
-                                                       {"illegal ALU", AccelFault::IllegalAluOp},
-                                                       {"illegal memory", AccelFault::IllegalMemType},
-                                                       {"memory type", AccelFault::IllegalMemType},
-                                                       {"dependency flag", AccelFault::IllegalDeps},
-                                                       {"malformed transfer", AccelFault::BadDmaShape},
-                                                       {"shift by", AccelFault::BadUopRange},
-                                                       {"scratchpad base", AccelFault::SramOverflow},
-                                                       {"micro-op range", AccelFault::BadUopRange},
-                                                       {"DRAM address", AccelFault::DmaFault},
-                                                       {"its dependency", AccelFault::Deadlock}};
+    if (test::test_backend() != "fsim") {                                 // the hardware names the fault
+      const std::map<std::string, AccelFault> named = {
+          {"illegal opcode", AccelFault::IllegalOpcode},   {"reserved bit", AccelFault::ReservedBits},
+          {"illegal ALU", AccelFault::IllegalAluOp},       {"illegal memory", AccelFault::IllegalMemType},
+          {"memory type", AccelFault::IllegalMemType},     {"dependency flag", AccelFault::IllegalDeps},
+          {"malformed transfer", AccelFault::BadDmaShape}, {"shift by", AccelFault::BadUopRange},
+          {"scratchpad base", AccelFault::SramOverflow},   {"micro-op range", AccelFault::BadUopRange},
+          {"DRAM address", AccelFault::DmaFault},          {"its dependency", AccelFault::Deadlock}};
       if (named.count(kind)) EXPECT_EQ(to_string(got.fault), std::string(to_string(named.at(kind))));
     }
   }

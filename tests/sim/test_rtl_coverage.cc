@@ -25,8 +25,8 @@ using accel::AccelConfig;
 using accel::Program;
 
 // The tests that simulate the coverage build skip where it was not built (LOOM_RTL_COVERAGE_CONFIGS).
-#define REQUIRE_COVERAGE_BUILD()                                          \
-  if (!rtl::make_model(accel::default_config(), true))                    \
+#define REQUIRE_COVERAGE_BUILD()                       \
+  if (!rtl::make_model(accel::default_config(), true)) \
   GTEST_SKIP() << "the default config has no RTL coverage build (LOOM_RTL_COVERAGE_CONFIGS)"
 
 Program program_for(const AccelConfig& cfg, uint64_t seed, int length = 150) {
@@ -39,7 +39,8 @@ Program program_for(const AccelConfig& cfg, uint64_t seed, int length = 150) {
 
 std::vector<CommitRecord> commits(AccelDevice& dev, const std::string& backend, const Program& p) {
   std::string error;
-  auto r = run_recorded(&dev, backend, [&] { accel::run_program(p, dev); }, error);
+  auto r = run_recorded(
+      &dev, backend, [&] { accel::run_program(p, dev); }, error);
   EXPECT_EQ(error, "");
   return r;
 }
@@ -55,7 +56,8 @@ std::vector<CommitRecord> run_covered(const Program& p, const std::string& file)
 
 const RtlCoverProperty* find_property(const std::vector<RtlCoverProperty>& v, const std::string& suffix) {
   for (const auto& p : v)
-    if (p.instance.size() >= suffix.size() && p.instance.compare(p.instance.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (p.instance.size() >= suffix.size() &&
+        p.instance.compare(p.instance.size() - suffix.size(), suffix.size(), suffix) == 0)
       return &p;
   return nullptr;
 }
@@ -107,8 +109,8 @@ TEST(RtlCoverage, BurstsReachTheTokenAndQueueCoverProperties) {
   c.burst = 3;
   run_covered(accel::random_program(scratch, accel::default_config(), c, 2), file);
   auto props = RtlCoverage::load(file).cover_properties();
-  for (const char* p : {"tok_l2c.c_two_waiting", "tok_c2l.c_two_waiting", "tok_c2s.c_two_waiting", "tok_s2c.c_two_waiting",
-                        "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
+  for (const char* p : {"tok_l2c.c_two_waiting", "tok_c2l.c_two_waiting", "tok_c2s.c_two_waiting",
+                        "tok_s2c.c_two_waiting", "store.seq.queue.c_full", "load.seq.queue.c_full"}) {
     const RtlCoverProperty* cp = find_property(props, p);
     ASSERT_NE(cp, nullptr) << p;
     EXPECT_GT(cp->count, 0u) << p;
@@ -145,8 +147,8 @@ TEST(RtlCoverage, MergeAgreesWithVerilatorCoverage) {
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   RtlCoverage v = RtlCoverage::load(theirs);
   EXPECT_EQ(v.size(), ours.size());
-  for (RtlCoverageKind k : {RtlCoverageKind::Line, RtlCoverageKind::Branch, RtlCoverageKind::Toggle,
-                            RtlCoverageKind::CoverProperty}) {
+  for (RtlCoverageKind k :
+       {RtlCoverageKind::Line, RtlCoverageKind::Branch, RtlCoverageKind::Toggle, RtlCoverageKind::CoverProperty}) {
     EXPECT_EQ(v.total(k).hit, ours.total(k).hit) << to_string(k);
     EXPECT_EQ(v.total(k).points, ours.total(k).points) << to_string(k);
   }
@@ -159,10 +161,12 @@ TEST(RtlCoverage, MergeAgreesWithVerilatorCoverage) {
 TEST(RtlCoverage, LinesCountPerSourcePointAndCoverPropertiesPerInstance) {
   auto point = [](const std::string& page, const std::string& line, const std::string& what, const std::string& hier,
                   int count) {
-    return "C '\x01" "f\x02/x/loom_fifo.sv\x01l\x02" + line + "\x01page\x02" + page + "\x01o\x02" + what + "\x01h\x02" +
-           hier + "' " + std::to_string(count) + "\n";
+    return "C '\x01"
+           "f\x02/x/loom_fifo.sv\x01l\x02" +
+           line + "\x01page\x02" + page + "\x01o\x02" + what + "\x01h\x02" + hier + "' " + std::to_string(count) + "\n";
   };
-  const std::string text = "# SystemC::Coverage-3\n" + point("v_line/loom_fifo__W9", "30", "block", "loom_accel.loom_accel.a", 0) +
+  const std::string text = "# SystemC::Coverage-3\n" +
+                           point("v_line/loom_fifo__W9", "30", "block", "loom_accel.loom_accel.a", 0) +
                            point("v_line/loom_fifo__W80", "30", "block", "loom_accel.loom_accel.b", 4) +
                            point("v_line/loom_fifo__W80", "31", "block", "loom_accel.loom_accel.b", 0) +
                            point("v_user/loom_fifo__W9", "50", "c_full", "loom_accel.loom_accel.a.c_full", 0) +
@@ -189,7 +193,8 @@ TEST(RtlCoverage, MalformedFilesAreErrorsNamingTheFileAndLine) {
   auto error = [](const std::string& text) {
     return test::error_text<Error>([&] { RtlCoverage::parse(text, "bad.dat"); });
   };
-  EXPECT_NE(error("").find("bad.dat:0: not Verilator coverage data: the file is empty"), std::string::npos) << error("");
+  EXPECT_NE(error("").find("bad.dat:0: not Verilator coverage data: the file is empty"), std::string::npos)
+      << error("");
   EXPECT_NE(error("hello\n").find("bad.dat:1:"), std::string::npos);
   const std::string h = "# SystemC::Coverage-3\n";
   EXPECT_NE(error(h + "X 'a' 1\n").find("bad.dat:2: not Verilator coverage data: a point starts with C '"),
@@ -197,7 +202,10 @@ TEST(RtlCoverage, MalformedFilesAreErrorsNamingTheFileAndLine) {
   EXPECT_NE(error(h + "C '\x01page\x02v_line/m' many\n").find("the count 'many' is not a whole number"),
             std::string::npos);
   EXPECT_NE(error(h + "C '\x01page\x02v_line/m 3\n").find("bad.dat:2:"), std::string::npos);
-  EXPECT_NE(error(h + "C '\x01" "f\x02x.sv' 3\n").find("a point without a page"), std::string::npos);
+  EXPECT_NE(error(h + "C '\x01"
+                      "f\x02x.sv' 3\n")
+                .find("a point without a page"),
+            std::string::npos);
   EXPECT_NE(error(h + "C 'page' 3\n").find("keys are separated"), std::string::npos);
   EXPECT_NE(test::error_text<Error>([] { RtlCoverage::load("/nonexistent/cov.dat"); }).find("/nonexistent/cov.dat"),
             std::string::npos);

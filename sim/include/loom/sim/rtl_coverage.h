@@ -56,7 +56,7 @@ class RtlCoverage {
   // (their counts summed); cover properties count per instance.
   std::map<std::string, std::map<RtlCoverageKind, RtlCoverageFigure>> by_module() const;
   RtlCoverageFigure total(RtlCoverageKind kind) const;
-  std::vector<RtlCoverProperty> cover_properties() const;    // sorted by instance
+  std::vector<RtlCoverProperty> cover_properties() const;          // sorted by instance
   std::vector<RtlCoverageHole> holes(RtlCoverageKind kind) const;  // sorted by module, file, line
 
  private:
