@@ -27,7 +27,9 @@
 #
 # Environment: LOOM_MUTATE_DIR (scratch folder), LOOM_MUTATE_TIMEOUT (seconds of tests per patch
 # before it counts as caught by a hang, default 900), LOOM_MUTATE_CMAKE_ARGS (extra configure
-# arguments), LOOM_MUTATE_EXCLUDE (ctest -E regex, default: the yosys FPGA-fit test, minutes long).
+# arguments), LOOM_MUTATE_EXCLUDE (ctest -E regex, default: the yosys FPGA-fit test, minutes long),
+# LOOM_MUTATE_TARGET (the build target rebuilt per patch, default all; --command runs that need only
+# the `loom` program save relinking every test).
 set -uo pipefail
 
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 2
@@ -135,7 +137,7 @@ for p in "${patches[@]}"; do
   elif ! git -C "$scratch" apply "$p" 2>"$log.apply.log"; then
     result=INVALID failing="does not apply"
   else
-    if ! cmake --build "$build" -j "$jobs" >"$log.build.log" 2>&1; then
+    if ! cmake --build "$build" -j "$jobs" --target "${LOOM_MUTATE_TARGET:-all}" >"$log.build.log" 2>&1; then
       result=INVALID failing="does not build"
     else
       run_tests "$labels" "$tests" "$log.test.log"

@@ -7,8 +7,10 @@
 #
 #   scripts/rtl_mutants_vs_random.sh [-j JOBS] [--manifest MANIFEST] [PATCH...]
 #
-# Uses mutate.sh's scratch tree and build (LOOM_MUTATE_DIR, LOOM_MUTATE_CMAKE_ARGS); the table
-# goes to SCRATCH/mutation-report.md.
+# Uses mutate.sh's scratch tree and build (LOOM_MUTATE_DIR, LOOM_MUTATE_CMAKE_ARGS; a build with
+# only the default config's RTL model, -DLOOM_RTL_CONFIGS=default -DLOOM_RTL_COVERAGE_CONFIGS=,
+# rebuilds one model per patch) and rebuilds only the `loom` program; the table goes to
+# SCRATCH/mutation-report.md.
 set -uo pipefail
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 2
 jobs=2
@@ -26,6 +28,7 @@ if [ ${#patches[@]} -eq 0 ]; then
   while IFS= read -r p; do patches+=("$p"); done < <(grep -l '^+++ b/hw/rtl/' "$repo"/tests/mutations/*.patch)
 fi
 # The manifest as the scratch tree has it (mutate.sh checks out the committed tree).
+export LOOM_MUTATE_TARGET=${LOOM_MUTATE_TARGET:-loom}
 exec "$repo/scripts/mutate.sh" -j "$jobs" --command \
   "\"\$LOOM_BUILD/bin/loom\" regress '$manifest' --out \"\$LOOM_BUILD/random-mutants\" --force -j $jobs -q" \
   "${patches[@]}"
