@@ -33,6 +33,17 @@ std::vector<sim::CommitRecord> commits(AccelDevice& dev, const Program& p) {
   return records;
 }
 
+// Runs `p` on the functional simulator and on the backend under test: the first instruction whose
+// commit records differ fails the test. Returns how many records the simulator left.
+size_t expect_commits_as_fsim(const AccelConfig& cfg, const Program& p) {
+  sim::FunctionalSim fsim(cfg);
+  auto dev = test::make_test_device(cfg);
+  auto want = commits(fsim, p), got = commits(*dev, p);
+  auto d = sim::first_divergence(want, got);
+  EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0) << "\n" << disassemble(p.instructions());
+  return want.size();
+}
+
 TEST(ProgramGen, RandomProgramsCommitAsTheFunctionalSimulatorDoes) {
   for (const AccelConfig& cfg : test::test_configs()) {
     for (uint64_t seed = 1; seed <= 6; ++seed) {
@@ -41,12 +52,7 @@ TEST(ProgramGen, RandomProgramsCommitAsTheFunctionalSimulatorDoes) {
       c.length = 80;
       c.max_pad = 2;
       Program p = program_for(cfg, c, seed);
-      sim::FunctionalSim fsim(cfg);
-      auto dev = test::make_test_device(cfg);
-      auto want = commits(fsim, p), got = commits(*dev, p);
-      EXPECT_GT(want.size(), 80u);
-      auto d = sim::first_divergence(want, got);
-      EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0) << "\n" << disassemble(p.instructions());
+      EXPECT_GT(expect_commits_as_fsim(cfg, p), 80u);
     }
   }
 }
@@ -64,11 +70,7 @@ TEST(ProgramGen, TheWidestConstraintsStillMakeLegalPrograms) {
       c.max_rows = 16;
       c.max_cols = 16;
       Program p = program_for(cfg, c, seed);
-      sim::FunctionalSim fsim(cfg);
-      auto dev = test::make_test_device(cfg);
-      auto want = commits(fsim, p), got = commits(*dev, p);
-      auto d = sim::first_divergence(want, got);
-      EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0);
+      expect_commits_as_fsim(cfg, p);
     }
   }
 }
@@ -83,11 +85,7 @@ TEST(ProgramGen, BurstsOverlapTheModulesWithoutRaces) {
       c.length = 60;
       c.burst = 2;
       Program p = program_for(cfg, c, seed);
-      sim::FunctionalSim fsim(cfg);
-      auto dev = test::make_test_device(cfg);
-      auto want = commits(fsim, p), got = commits(*dev, p);
-      auto d = sim::first_divergence(want, got);
-      EXPECT_FALSE(d) << "instruction " << (d ? d->index : 0);
+      expect_commits_as_fsim(cfg, p);
       // Runs of loads that each push a token to compute, and of compute instructions that each
       // push one to load, the pops coming later.
       size_t loads = 0, computes = 0, longest_loads = 0, longest_computes = 0;
