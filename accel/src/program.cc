@@ -193,12 +193,13 @@ std::vector<Instruction> Program::instructions() const {
              " is not inside any memory segment");
 }
 
-ProgramResult run_program(const Program& p, AccelDevice& device) {
+ProgramResult run_program(const Program& p, AccelDevice& device, const std::function<void()>& while_running) {
   for (auto& s : p.segments) {
     device.alloc_at(s.addr, s.data.size());
     device.write(s.addr, s.data.data(), s.data.size());
   }
   device.launch(p.insn_addr, p.insn_count);
+  if (while_running) while_running();
   device.wait();
   ProgramResult r;
   r.counters = device.counters();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include "loom/runtime/error.h"
@@ -15,6 +16,12 @@ namespace {
 constexpr size_t kWordBytes = 16;
 
 bool is_transfer(const Instruction& i) { return i.opcode == Opcode::Load || i.opcode == Opcode::Store; }
+
+std::string hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
 
 }  // namespace
 
@@ -34,12 +41,21 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
   std::mt19937_64 g(seed);
   auto write = [&](uint32_t k, const InsnWord& w) { std::memcpy(words + k * kWordBytes, w.data(), kWordBytes); };
   // Each kind: whether it applies to an instruction, and the change (returns what it did).
+  // A stream kind changes what the host writes to INSN_ADDR/INSN_COUNT rather than a word: its
+  // text names the stream, not an instruction.
   struct Kind {
-    std::function<bool(const Instruction&)> applies;
+    std::function<bool(uint32_t, const Instruction&)> applies;
     std::function<std::string(uint32_t, Instruction)> plant;
+    bool stream = false;
+  };
+  auto only_finish_is_last = [&](uint32_t k, const Instruction& i) {
+    if (i.opcode != Opcode::Finish || k + 1 != insns.size()) return false;
+    for (uint32_t j = 0; j < k; ++j)
+      if (insns[j].opcode == Opcode::Finish) return false;
+    return true;
   };
   const std::vector<Kind> kinds = {
-      {[](const Instruction& i) { return i.opcode != Opcode::Finish; },
+      {[](uint32_t, const Instruction& i) { return i.opcode != Opcode::Finish; },
        [&](uint32_t k, Instruction) {
          InsnWord w = encode(insns[k], L);
          const uint64_t op = 5 + g() % 3;  // Load..Alu are 0..4
@@ -47,20 +63,20 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, w);
          return "illegal opcode " + std::to_string(op);
        }},
-      {[&](const Instruction& i) { return L.insn_bits(i.opcode) < IsaLayout::kInsnBits; },
+      {[&](uint32_t, const Instruction& i) { return L.insn_bits(i.opcode) < IsaLayout::kInsnBits; },
        [&](uint32_t k, Instruction) {
          InsnWord w = encode(insns[k], L);
          w[1] |= uint64_t{1} << 63;
          write(k, w);
          return std::string("reserved bit 127 set");
        }},
-      {[](const Instruction& i) { return i.opcode == Opcode::Alu; },
+      {[](uint32_t, const Instruction& i) { return i.opcode == Opcode::Alu; },
        [&](uint32_t k, Instruction i) {
          i.alu_op = AluOp(5 + g() % 3);
          write(k, encode(i, L));
          return "illegal ALU operation " + std::to_string(int(i.alu_op));
        }},
-      {[&](const Instruction& i) {
+      {[&](uint32_t, const Instruction& i) {
          return is_transfer(i) && int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1) > 1 &&
                 buffer_depth(p.config, i.mem) - 1 < (int64_t{1} << L.sram_bits);
        },
@@ -69,31 +85,31 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return "scratchpad base " + std::to_string(i.sram_base) + " (its last entry)";
        }},
-      {[](const Instruction& i) { return i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu; },
+      {[](uint32_t, const Instruction& i) { return i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu; },
        [&](uint32_t k, Instruction i) {
          i.uop_end = uint32_t(p.config.uop_depth() + 1);
          write(k, encode(i, L));
          return "micro-op range end " + std::to_string(i.uop_end) + " (past the buffer)";
        }},
-      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.x_size && i.y_size; },
+      {[](uint32_t, const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.x_size && i.y_size; },
        [&](uint32_t k, Instruction i) {
          i.dram_base += uint32_t((uint64_t{1} << 30) / uint64_t(entry_bytes(p.config, i.mem)));
          write(k, encode(i, L));
          return std::string("DRAM address 1 GiB past the original");
        }},
-      {[](const Instruction& i) { return is_transfer(i); },
+      {[](uint32_t, const Instruction& i) { return is_transfer(i); },
        [&](uint32_t k, Instruction i) {
          i.mem = MemType(5 + g() % 3);  // Uop..Out are 0..4
          write(k, encode(i, L));
          return "illegal memory type " + std::to_string(int(i.mem));
        }},
-      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.mem != MemType::Acc; },
+      {[](uint32_t, const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.mem != MemType::Acc; },
        [&](uint32_t k, Instruction i) {
          i.mem = i.opcode == Opcode::Store ? MemType::Inp : MemType::Out;
          write(k, encode(i, L));
          return std::string("memory type ") + to_string(i.mem) + " for a " + to_string(i.opcode);
        }},
-      {[](const Instruction& i) { return i.module() != Module::Compute; },
+      {[](uint32_t, const Instruction& i) { return i.module() != Module::Compute; },
        [&](uint32_t k, Instruction i) {
          if (i.module() == Module::Load)
            i.dep.pop_prev = true;  // the load module has no previous module
@@ -102,7 +118,7 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return std::string("dependency flag toward no module");
        }},
-      {[](const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop; },
+      {[](uint32_t, const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop; },
        [&](uint32_t k, Instruction i) {
          if (g() % 2) {
            i.x_size = 0;
@@ -115,7 +131,7 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return std::string("malformed transfer shape");
        }},
-      {[](const Instruction& i) { return i.opcode == Opcode::Alu; },
+      {[](uint32_t, const Instruction& i) { return i.opcode == Opcode::Alu; },
        [&](uint32_t k, Instruction i) {
          i.alu_op = AluOp::Shr;
          i.use_imm = true;
@@ -123,22 +139,43 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return "shift by " + std::to_string(i.imm);
        }},
-      {[](const Instruction& i) { return i.dep.push_prev || i.dep.push_next; },
+      {[](uint32_t, const Instruction& i) { return i.dep.push_prev || i.dep.push_next; },
        [&](uint32_t k, Instruction i) {
          i.dep.push_prev = i.dep.push_next = false;
          write(k, encode(i, L));
          return std::string("its dependency tokens never pushed");
        }},
+      {[](uint32_t k, const Instruction&) { return k == 0; },
+       [&](uint32_t, Instruction) {
+         p.insn_addr += 1 + g() % (kWordBytes - 1);
+         return "unaligned stream address " + hex(p.insn_addr);
+       },
+       true},
+      {[](uint32_t k, const Instruction&) { return k == 0; },
+       [&](uint32_t, Instruction) {
+         // Far above any allocation and 64 KiB short of the end of the address space, so that
+         // the stream's bursts do not wrap; its high bits are the ones real streams never set.
+         p.insn_addr = (g() | uint64_t{1} << 63) & ~uint64_t{0xffff};
+         return "stream outside device memory at " + hex(p.insn_addr);
+       },
+       true},
+      {only_finish_is_last,
+       [&](uint32_t k, Instruction) {
+         p.insn_count = k;
+         return "stream without FINISH (the host's count " + std::to_string(k) + " leaves it out)";
+       },
+       true},
   };
   const size_t first = g() % kinds.size();
   for (size_t t = 0; t < kinds.size(); ++t) {
     const Kind& kind = kinds[(first + t) % kinds.size()];
     std::vector<uint32_t> candidates;
     for (uint32_t k = 0; k < insns.size(); ++k)
-      if (kind.applies(insns[k])) candidates.push_back(k);
+      if (kind.applies(k, insns[k])) candidates.push_back(k);
     if (candidates.empty()) continue;
     const uint32_t k = candidates[g() % candidates.size()];
     const std::string what = kind.plant(k, insns[k]);
+    if (kind.stream) return PlantedFault{k, what};
     return PlantedFault{k, what + " in instruction " + std::to_string(k) + " (" + disassemble(insns[k]) + ")"};
   }
   return std::nullopt;

@@ -96,7 +96,10 @@ module loom_burst_gen #(
             left_q <= left_q - 32'(beats_q);
           end
         end
+        // every state is named above: a default arm that no run can reach (waived from coverage)
+        /*verilator coverage_off*/
         default: state_q <= Idle;
+        /*verilator coverage_on*/
       endcase
     end
   end

@@ -48,7 +48,10 @@ module loom_dma_cmd #(
           overflow_q <= $signed({1'b0, entries_o}) > room_q;
         end
         Go: state_q <= Idle;
+        // every state is named above: a default arm that no run can reach (waived from coverage)
+        /*verilator coverage_off*/
         default: state_q <= Idle;
+        /*verilator coverage_on*/
       endcase
     end
   end

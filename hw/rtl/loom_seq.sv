@@ -89,7 +89,10 @@ module loom_seq #(
           exec_start_o <= 1'b1;
         end
         Exec, Push: if (finish) state_q <= room_ok ? Idle : Push;
+        // every state is named above: a default arm that no run can reach (waived from coverage)
+        /*verilator coverage_off*/
         default: state_q <= Idle;
+        /*verilator coverage_on*/
       endcase
     end
   end

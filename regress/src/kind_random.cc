@@ -9,6 +9,8 @@
 // - "faults": a share in [0, 1]: that share of the seeds get one fault planted in their stream
 //   (accel/program_faults.h), and the job checks that its backend stops at the instruction the
 //   reference stops at, with the same fault where both name one.
+// Jobs without a planted fault also exercise the control registers around the run
+// (accel/control_exercise.h), and the job's backend must answer them as the reference does.
 // The job's metrics carry the program's ISA coverage (accel/isa_coverage.h), which the run's
 // report merges.
 #include <iostream>
@@ -16,6 +18,7 @@
 #include <random>
 
 #include "builtin_job_kinds.h"
+#include "loom/accel/control_exercise.h"
 #include "loom/accel/isa_coverage.h"
 #include "loom/accel/program_faults.h"
 #include "loom/accel/program_gen.h"
@@ -108,20 +111,26 @@ class RandomJobKind : public JobKind {
     if (params.faults > 0 && std::uniform_real_distribution<double>(0, 1)(fault_draw) < params.faults)
       return run_faulty(job, std::move(p), fault_draw(), o);
 
-    uint64_t cycles = 0;  // the last run's
-    auto records = [&](const std::string& backend, const std::string& role) {
+    uint64_t cycles = 0;                              // the last run's
+    const uint64_t host_seed = seed ^ 0x686f7374ull;  // the control exercise's draw, the same on both backends
+    auto records = [&](const std::string& backend, const std::string& role, accel::ControlTrace& trace) {
       auto dev = open_job_device(job, backend, job.config, role);
       std::string error;
       auto r = sim::run_recorded(
-          dev.get(), backend, [&] { cycles = accel::run_program(p, *dev).cycles; }, error, role + " backend: ");
+          dev.get(), backend, [&] { cycles = accel::run_with_control_exercise(p, *dev, host_seed, trace).cycles; },
+          error, role + " backend: ");
       if (!error.empty()) LOOM_THROW(DeviceError, role, " backend ", backend, ": ", error);
       return r;
     };
-    auto got = records(job.backend, "the job's");
+    accel::ControlTrace got_trace, want_trace;
+    auto got = records(job.backend, "the job's", got_trace);
     if (cycles) o.metrics["cycles"] = cycles;
     const std::string& ref = job.expect.reference;
     if (ref == "none") return;
-    auto want = records(ref, "the reference");
+    auto want = records(ref, "the reference", want_trace);
+    const std::optional<std::string> host_diff = accel::first_difference(want_trace, got_trace);
+    o.checks.push_back({"control registers", !host_diff,
+                        host_diff ? *host_diff : std::to_string(got_trace.size()) + " accesses answered alike"});
     if (auto d = sim::first_divergence(want, got)) {
       std::cout << accel::disassemble(p.instructions());
       o.checks.push_back({"reference " + ref, false,

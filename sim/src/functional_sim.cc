@@ -342,6 +342,12 @@ void FunctionalSim::run() {
     std::vector<Instruction> insns;  // grown while fetching: a bogus INSN_COUNT fails at its first bad fetch
     std::deque<size_t> queue[3];
     bool finish = false;
+    if (insn_addr % sizeof(InsnWord)) {
+      std::ostringstream m;
+      m << "the instruction stream's address 0x" << std::hex << insn_addr << " is not " << std::dec << sizeof(InsnWord)
+        << "-byte aligned";
+      throw SimFailure{0, m.str()};
+    }
     for (uint32_t k = 0; k < count; ++k) {
       InsnWord w;
       if (insn_addr > UINT64_MAX - 16ull * (k + 1ull) || !allocator_.contains(insn_addr + 16ull * k, 16))

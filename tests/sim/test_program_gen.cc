@@ -11,6 +11,7 @@
 
 #include "accel/accel_harness.h"
 #include "common/error_text.h"
+#include "loom/accel/control_exercise.h"
 #include "loom/accel/isa_coverage.h"
 #include "loom/accel/program_faults.h"
 #include "loom/accel/program_gen.h"
@@ -139,11 +140,45 @@ TEST(ProgramGen, PlantedFaultsStopEveryBackendAsTheFunctionalSimulator) {
           {"memory type", AccelFault::IllegalMemType},     {"dependency flag", AccelFault::IllegalDeps},
           {"malformed transfer", AccelFault::BadDmaShape}, {"shift by", AccelFault::BadUopRange},
           {"scratchpad base", AccelFault::SramOverflow},   {"micro-op range", AccelFault::BadUopRange},
-          {"DRAM address", AccelFault::DmaFault},          {"its dependency", AccelFault::Deadlock}};
+          {"DRAM address", AccelFault::DmaFault},          {"its dependency", AccelFault::Deadlock},
+          {"unaligned stream", AccelFault::FetchFault},    {"stream outside", AccelFault::FetchFault},
+          {"stream without", AccelFault::NoFinish}};
       if (named.count(kind)) EXPECT_EQ(to_string(got.fault), std::string(to_string(named.at(kind))));
     }
   }
-  EXPECT_EQ(kinds.size(), 12u) << ::testing::PrintToString(kinds);  // every kind was planted
+  EXPECT_EQ(kinds.size(), 15u) << ::testing::PrintToString(kinds);  // every kind was planted
+}
+
+// The control registers around a run (accel/control_exercise.h): the backend under test answers
+// every access as the functional simulator does: GIE/IER masked, ISR toggled and raised by the
+// run's end, a read-only register and an unknown offset refused, DONE and READY cleared by the first CONTROL read; and
+// where a run takes time (the RTL, SystemC), START written during it is refused and the run still
+// commits as the simulator's.
+TEST(ControlExercise, TheBackendAnswersTheControlRegistersAsTheFunctionalSimulator) {
+  const AccelConfig cfg = default_config();
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ProgramConstraints c;
+    c.length = 30;
+    const Program p = program_for(cfg, c, seed);
+    sim::FunctionalSim fsim(cfg);
+    auto dev = test::make_test_device(cfg);
+    ControlTrace want, got;
+    run_with_control_exercise(p, fsim, seed, want);
+    const ProgramResult r = run_with_control_exercise(p, *dev, seed, got);
+    EXPECT_EQ(r.mismatched_checks, 0u) << r.report;
+    EXPECT_EQ(first_difference(want, got), std::nullopt);
+    ASSERT_EQ(want.size(), 12u);
+    EXPECT_EQ(want[0], "CONTROL reads 0x4");                                 // idle
+    EXPECT_EQ(want[5].substr(want[5].size() - 9), " reads 0x0") << want[5];  // ISR toggled back
+    EXPECT_EQ(want[6].substr(want[6].size() - 8), " refused") << want[6];
+    EXPECT_EQ(want[7].substr(want[7].size() - 8), " refused") << want[7];
+    EXPECT_EQ(want[8], "CONTROL reads 0xe");  // DONE, IDLE, READY
+    EXPECT_EQ(want[9], "CONTROL reads 0x4");  // DONE and READY cleared by the read before
+    EXPECT_EQ(want[10], "ISR reads 0x3");
+  }
+  EXPECT_EQ(first_difference({"a", "b"}, {"a", "c"}), "access 2: c; the reference: b");
+  EXPECT_EQ(first_difference({"a"}, {"a", "c"}), "access 2: c; the reference: nothing");
 }
 
 TEST(ProgramGen, TheSameSeedGivesTheSameProgram) {

@@ -10,6 +10,7 @@
 //   u32 checks;   per check:   u64 addr, u64 bytes, bytes of expected data
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,8 +51,9 @@ struct ProgramResult {
 };
 
 // Loads the program into a fresh device at the recorded addresses (alloc_at), runs it and
-// compares the checks.
-ProgramResult run_program(const Program& p, AccelDevice& device);
+// compares the checks. `while_running`, when set, is called between the launch and the wait (a
+// host that touches the control block while the accelerator runs).
+ProgramResult run_program(const Program& p, AccelDevice& device, const std::function<void()>& while_running = {});
 
 // A device decorator that records allocations so the memory image can be captured as a Program.
 class RecordingDevice : public AccelDevice {
