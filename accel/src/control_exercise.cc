@@ -34,6 +34,10 @@ ProgramResult run_with_control_exercise(const Program& p, AccelDevice& device, u
   write_read("ISR", reg::kIsr, uint32_t(g()) & 3);
   write_read("ISR", reg::kIsr, uint32_t(g()) & 3);
   write_read("ISR", reg::kIsr, device.read_reg(reg::kIsr));  // toggled back to zero: the run's end raises it
+  // The arguments take drawn values before the launch writes the program's.
+  write_read("INSN_ADDR_LO", reg::kInsnAddrLo, uint32_t(g()));
+  write_read("INSN_ADDR_HI", reg::kInsnAddrHi, uint32_t(g()));
+  write_read("INSN_COUNT", reg::kInsnCount, uint32_t(g()));
   static constexpr std::array<std::pair<const char*, uint32_t>, 4> read_only = {{{"STATUS", reg::kStatus},
                                                                                  {"CYCLES_LO", reg::kCyclesLo},
                                                                                  {"CYCLES_HI", reg::kCyclesHi},

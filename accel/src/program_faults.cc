@@ -93,9 +93,12 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
        }},
       {[](uint32_t, const Instruction& i) { return is_transfer(i) && i.mem != MemType::Uop && i.x_size && i.y_size; },
        [&](uint32_t k, Instruction i) {
-         i.dram_base += uint32_t((uint64_t{1} << 30) / uint64_t(entry_bytes(p.config, i.mem)));
+         // The field's top bit set, the rest drawn: past any device memory, and the DMA's upper
+         // address bits see ones that legal programs never give them.
+         i.dram_base = uint32_t(g()) | uint32_t{1} << 31;
          write(k, encode(i, L));
-         return std::string("DRAM address 1 GiB past the original");
+         return "DRAM address " + hex(uint64_t(i.dram_base) * uint64_t(entry_bytes(p.config, i.mem))) +
+                " (outside device memory)";
        }},
       {[](uint32_t, const Instruction& i) { return is_transfer(i); },
        [&](uint32_t k, Instruction i) {
