@@ -31,6 +31,7 @@ void ProgramConstraints::validate(const std::string& origin) const {
   range("max_cols", max_cols, 1, 16);
   range("gemm_reset", gemm_reset, 0, 1);
   range("alu_immediate", alu_immediate, 0, 1);
+  range("wide_fields", wide_fields, 0, 1);
 }
 
 ProgramConstraints ProgramConstraints::parse(const std::string& text, const std::string& origin) {
@@ -60,6 +61,8 @@ ProgramConstraints ProgramConstraints::parse(const std::string& text, const std:
       c.gemm_reset = number(v, key);
     else if (key == "alu_immediate")
       c.alu_immediate = number(v, key);
+    else if (key == "wide_fields")
+      c.wide_fields = number(v, key);
     else if (key == "weights") {
       if (!v.is_object()) LOOM_THROW(ConfigError, origin, ": weights is ", v.dump(), ", not an object");
       for (auto& [kind, w] : v.items()) {
@@ -78,7 +81,7 @@ ProgramConstraints ProgramConstraints::parse(const std::string& text, const std:
       }
     } else {
       LOOM_THROW(ConfigError, origin, ": unknown field '", key,
-                 "' (length, weights, max_pad, max_rows, max_cols, gemm_reset, alu_immediate)");
+                 "' (length, weights, max_pad, max_rows, max_cols, gemm_reset, alu_immediate, wide_fields)");
     }
   }
   c.validate(origin);
@@ -149,6 +152,22 @@ void RandomStream::build() {
 
 uint32_t RandomStream::r(uint32_t n) { return n ? uint32_t(g_() % n) : 0; }
 bool RandomStream::chance(double p) { return std::uniform_real_distribution<double>(0, 1)(g_) < p; }
+bool RandomStream::wide() { return c_.wide_fields > 0 && chance(c_.wide_fields); }
+
+namespace {
+
+// A loop of one iteration never scales its factors: they may take any value their fields hold.
+void widen_factors(UopKernel& k, const IsaLayout& L, const std::function<bool()>& wide,
+                   const std::function<uint32_t(uint32_t)>& r) {
+  for (UopKernel::Loop& l : k.loops) {
+    if (l.extent != 1 || !wide()) continue;
+    l.dst_factor = r(uint32_t{1} << L.dst_factor_bits);
+    l.src_factor = r(uint32_t{1} << L.src_factor_bits);
+    l.wgt_factor = r(uint32_t{1} << L.wgt_factor_bits);
+  }
+}
+
+}  // namespace
 
 void RandomStream::go(Module next) {
   if (last_ && *last_ != next) {
@@ -171,7 +190,7 @@ void RandomStream::load(MemType m, int region, int entry_bytes, int64_t depth) {
 
 void RandomStream::load_body(MemType m, int region, int entry_bytes, int64_t depth) {
   uint32_t y = 1 + r(uint32_t(c_.max_rows)), x = 1 + r(uint32_t(c_.max_cols));
-  const uint32_t stride = x + r(3);
+  uint32_t stride = x + r(3);
   // A shape whose rows would run past the image's entries shrinks instead.
   while ((y - 1) * stride + x > uint32_t(kEntries)) y > 1 ? --y : --x;
   const uint32_t p = uint32_t(c_.max_pad) + 1;
@@ -185,7 +204,9 @@ void RandomStream::load_body(MemType m, int region, int entry_bytes, int64_t dep
     else
       y > 1 ? --y : --x;
   }
-  const uint32_t sram = r(uint32_t(std::clamp<int64_t>(depth - written() + 1, 1, 16)));
+  uint32_t sram = r(uint32_t(std::clamp<int64_t>(depth - written() + 1, 1, 16)));
+  if (wide()) sram = r(uint32_t(depth - written() + 1));
+  if (y == 1 && wide()) stride = x + r((uint32_t{1} << IsaLayout::kStrideBits) - x);  // one row: never stepped
   const uint32_t start = r(kEntries - (y - 1) * stride - x + 1);
   drv_.load_2d(m, sram, image_.addr + region_[region] + uint64_t(start) * uint64_t(entry_bytes), y, x, stride, pads[0],
                pads[1], pads[2], pads[3]);
@@ -200,6 +221,8 @@ void RandomStream::gemm() {
                .push(r(8), r(8), r(8))
                .push(r(8), r(8), r(8))
                .build();
+  widen_factors(
+      k, IsaLayout(cfg_), [&] { return wide(); }, [&](uint32_t n) { return r(n); });
   drv_.gemm(k, chance(c_.gemm_reset));
 }
 
@@ -212,7 +235,12 @@ void RandomStream::alu() {
 void RandomStream::alu_body() {
   AluOp op = AluOp(r(5));
   int32_t v = op == AluOp::Shr ? int32_t(r(20)) - 6 : int32_t(r(200)) - 100;
-  drv_.alu(UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build(), op, chance(c_.alu_immediate), v);
+  const bool imm = chance(c_.alu_immediate);  // drawn first, as the call this replaced evaluated it (GCC)
+  UopKernel k = UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build();
+  widen_factors(
+      k, IsaLayout(cfg_), [&] { return wide(); }, [&](uint32_t n) { return r(n); });
+  for (UopKernel::Loop& l : k.loops) l.wgt_factor = 0;  // the ALU format has no weight factor
+  drv_.alu(k, op, imm, v);
 }
 
 void RandomStream::burst() {
@@ -266,12 +294,14 @@ void RandomStream::overlap(Module producer, Module consumer, uint32_t n, const s
 void RandomStream::drawn_store(uint32_t base) {
   const uint32_t x = 1 + r(8);
   const uint32_t y = 1 + r(2);
-  const uint32_t sram = base + r(16);
+  uint32_t sram = base + r(16);
+  if (wide()) sram = base + r(uint32_t(cfg_.out_depth() - base - int64_t(y) * x + 1));  // anywhere it fits
   store_body(sram, y, x);
 }
 
 void RandomStream::store_body(uint32_t sram, uint32_t y, uint32_t x) {
-  const uint32_t stride = y > 1 ? x + r(3) : x;
+  uint32_t stride = y > 1 ? x + r(3) : x;
+  if (y == 1 && wide()) stride = x + r((uint32_t{1} << IsaLayout::kStrideBits) - x);  // one row: never stepped
   const uint32_t entry = r(kEntries - (y - 1) * stride - x + 1);
   drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), y, x, stride);
 }

@@ -125,9 +125,16 @@ constexpr const char* kScript = R"js(
   holes.appendChild(list);
   if (cov.rtl) for (const k of ['line', 'branch', 'toggle']) {
     const h = cov.rtl.holes[k];
-    holes.appendChild(el('h3', {}, `${k}: ${h.count} not hit` + (h.count > h.listed.length ? ` (first ${h.listed.length})` : '')));
-    const ul = el('ul');
-    for (const x of h.listed) ul.appendChild(el('li', {}, `${x.module} ${x.file}:${x.line} ${x.what}`));
+    // Toggles by signal where the report has them: "the upper bits of every index" reads better
+    // than a list of bits.
+    const bySignal = k === 'toggle' ? cov.rtl.toggle_holes_by_signal : undefined;
+    holes.appendChild(el('h3', {}, `${k}: ${h.count} not hit` + (bySignal ? `, in ${bySignal.count} signals` : '') +
+        ((bySignal || h).count > (bySignal || h).listed.length ? ` (first ${(bySignal || h).listed.length})` : '')));
+    const ul = el('ul', bySignal ? {id: 'toggle-signals'} : {});
+    if (bySignal)
+      for (const x of bySignal.listed) ul.appendChild(el('li', {}, `${x.module} ${x.signal}${x.bits}: ${x.unhit} of ${x.points} bits`));
+    else
+      for (const x of h.listed) ul.appendChild(el('li', {}, `${x.module} ${x.file}:${x.line} ${x.what}`));
     holes.appendChild(ul);
   }
 

@@ -96,6 +96,15 @@ json coverage_json(const RunCoverage& c, size_t max_holes) {
     holes[to_string(k)] = {{"count", h.size()}, {"listed", list}};
   }
   r["holes"] = holes;
+  json by_signal = json::array();
+  const std::vector<sim::RtlToggleHoles> t = c.rtl.toggle_holes_by_signal();
+  for (size_t i = 0; i < t.size() && i < max_holes; ++i)
+    by_signal.push_back({{"module", t[i].module},
+                         {"signal", t[i].signal},
+                         {"bits", t[i].bits},
+                         {"unhit", t[i].unhit},
+                         {"points", t[i].points}});
+  r["toggle_holes_by_signal"] = {{"count", t.size()}, {"listed", by_signal}};
   j["rtl"] = r;
   return j;
 }
@@ -130,6 +139,16 @@ std::string coverage_markdown(const RunCoverage& c) {
   for (const sim::RtlCoverProperty& p : c.rtl.cover_properties())
     if (!p.count) md << (missed++ ? ", " : " ") << "`" << p.instance << "`";
   md << (missed ? "" : " none") << ".\n";
+  const std::vector<sim::RtlToggleHoles> t = c.rtl.toggle_holes_by_signal();
+  if (!t.empty()) {
+    constexpr size_t kListed = 40;
+    md << "\nToggle holes by signal (" << std::min(t.size(), kListed) << " of " << t.size()
+       << " signals, most unhit bits first; coverage.json lists more):\n\n| module | signal | bits never toggled | "
+          "of |\n|---|---|---|---:|\n";
+    for (size_t i = 0; i < t.size() && i < kListed; ++i)
+      md << "| " << t[i].module << " | `" << t[i].signal << "` | " << (t[i].bits.empty() ? "-" : t[i].bits) << " | "
+         << t[i].points << " |\n";
+  }
   return md.str();
 }
 

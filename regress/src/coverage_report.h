@@ -31,7 +31,8 @@ struct RunCoverage {
 RunCoverage collect_coverage(const std::filesystem::path& dir, const std::vector<ReportRow>& rows, bool rtl);
 
 // The run's coverage as JSON: {"isa": {...}, "rtl": {"line": {"hit", "points", "percent"}, ...,
-// "modules": {...}, "cover_properties": [...], "holes": {...}}}. Holes are at most `max_holes` per kind.
+// "modules": {...}, "cover_properties": [...], "holes": {...}, "toggle_holes_by_signal": {...}}}. Holes
+// (and signals with toggle holes) are at most `max_holes` per kind.
 nlohmann::json coverage_json(const RunCoverage& c, size_t max_holes = 200);
 // The Markdown section of report.md ("" when there is no coverage).
 std::string coverage_markdown(const RunCoverage& c);

@@ -222,4 +222,57 @@ std::vector<RtlCoverageHole> RtlCoverage::holes(RtlCoverageKind kind) const {
   return v;
 }
 
+namespace {
+
+// "count_q[3]" -> "count_q", 3; "mem_q[2][7]" -> "mem_q[2]", 7; "halt" -> "halt", -1.
+std::pair<std::string, long> split_bit(const std::string& what) {
+  if (what.empty() || what.back() != ']') return {what, -1};
+  const size_t open = what.rfind('[');
+  if (open == std::string::npos) return {what, -1};
+  const std::string digits = what.substr(open + 1, what.size() - open - 2);
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return {what, -1};
+  return {what.substr(0, open), std::stol(digits)};
+}
+
+// Bits, highest first, as Verilog ranges: {31, 30, ..., 9, 3} -> "[31:9,3]".
+std::string ranges_text(std::vector<long> bits) {
+  std::sort(bits.rbegin(), bits.rend());
+  std::string t;
+  for (size_t i = 0; i < bits.size();) {
+    size_t j = i;
+    while (j + 1 < bits.size() && bits[j + 1] == bits[j] - 1) ++j;
+    t += (t.empty() ? "" : ",") + std::to_string(bits[i]) + (j > i ? ":" + std::to_string(bits[j]) : "");
+    i = j + 1;
+  }
+  return "[" + t + "]";
+}
+
+}  // namespace
+
+std::vector<RtlToggleHoles> RtlCoverage::toggle_holes_by_signal() const {
+  struct Signal {
+    std::vector<long> unhit;
+    size_t points = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Signal> signals;
+  for (const auto& [id, pc] : sources()) {
+    const Point& p = *pc.first;
+    if (p.kind != RtlCoverageKind::Toggle) continue;
+    const auto [signal, bit] = split_bit(value_of(p.keys, "o"));
+    Signal& s = signals[{p.module, signal}];
+    ++s.points;
+    if (!pc.second) s.unhit.push_back(bit);
+  }
+  std::vector<RtlToggleHoles> v;
+  for (const auto& [name, s] : signals) {
+    if (s.unhit.empty()) continue;
+    const bool one_bit = s.unhit.size() == 1 && s.unhit[0] < 0;
+    v.push_back({name.first, name.second, one_bit ? "" : ranges_text(s.unhit), s.unhit.size(), s.points});
+  }
+  std::stable_sort(v.begin(), v.end(),
+                   [](const RtlToggleHoles& a, const RtlToggleHoles& b) { return a.unhit > b.unhit; });
+  return v;
+}
+
 }  // namespace loom::sim

@@ -48,6 +48,7 @@ grep -q '<tr data-module="loom_fifo">' "$work/dom.html" || fail "no row for loom
 grep -q '<table class="heat" id="heat-table">' "$work/dom.html" || fail "no heat map"
 grep -q '<li class="hole">alu: ' "$work/dom.html" || fail "the ALU bins the weights leave out are not listed as holes"
 grep -q '<li class="hole">load inp: ' "$work/dom.html" && fail "a hit bin (load inp) is listed as a hole"
+grep -q '<ul id="toggle-signals"><li>loom_' "$work/dom.html" || fail "toggle holes are not listed by signal"
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1600 \
   --screenshot="$work/dashboard.png" "$page" > /dev/null 2>&1
 [ -s "$work/dashboard.png" ] || fail "no screenshot"

@@ -76,6 +76,33 @@ TEST(ProgramGen, TheWidestConstraintsStillMakeLegalPrograms) {
   }
 }
 
+// Wide fields: free fields drawn from their whole range (one-row strides, one-iteration loops'
+// factors, scratchpad bases anywhere) still make legal programs that commit as fsim, and the
+// instruction words carry values the narrow draws never give.
+TEST(ProgramGen, WideFieldsStayLegalAndReachTheUpperBits) {
+  const AccelConfig cfg = default_config();
+  uint32_t widest_stride = 0, widest_factor = 0, highest_base = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ProgramConstraints c;
+    c.length = 120;
+    c.wide_fields = 0.5;
+    Program p = program_for(cfg, c, seed);
+    expect_commits_as_fsim(cfg, p);
+    for (const Instruction& i : p.instructions()) {
+      if (i.opcode == Opcode::Load || i.opcode == Opcode::Store) {
+        widest_stride = std::max(widest_stride, i.x_stride);
+        highest_base = std::max(highest_base, i.sram_base);
+      }
+      if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu)
+        widest_factor = std::max({widest_factor, i.dst_factor_out, i.dst_factor_in, i.src_factor_out, i.src_factor_in});
+    }
+  }
+  EXPECT_GT(widest_stride, 1u << 12);  // narrow draws: x + 2 at most, x <= 16
+  EXPECT_GT(widest_factor, 1u << 6);   // narrow draws: 2 at most
+  EXPECT_GT(highest_base, 64u);        // narrow draws: 15 at most
+}
+
 // Bursts: runs of loads whose tokens the compute module takes later (load and compute overlap)
 // and runs of stores; still race-free, so every backend commits as the functional simulator.
 TEST(ProgramGen, BurstsOverlapTheModulesWithoutRaces) {
@@ -397,6 +424,7 @@ TEST(ProgramGen, BadConstraintsAreClearErrors) {
   EXPECT_NE(constraint_error("[1]").find("the constraints are a JSON object"), std::string::npos);
   EXPECT_NE(constraint_error(R"({"max_pad": 16})").find("max_pad is 16, not in [0, 15]"), std::string::npos);
   EXPECT_NE(constraint_error(R"({"gemm_reset": 1.5})").find("gemm_reset is 1.5, not in [0, 1]"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"wide_fields": -0.5})").find("wide_fields is -0.5, not in [0, 1]"), std::string::npos);
 }
 
 }  // namespace

@@ -189,6 +189,35 @@ TEST(RtlCoverage, LinesCountPerSourcePointAndCoverPropertiesPerInstance) {
   EXPECT_EQ(RtlCoverage::parse(c.text(), "again").text(), c.text());
 }
 
+// Toggle holes grouped per signal, summed over instances: the unhit bits as Verilog ranges, the
+// signals with most unhit bits first, a one-bit signal without a range.
+TEST(RtlCoverage, ToggleHolesAreListedPerSignalAsBitRanges) {
+  auto toggle = [](const std::string& what, const std::string& hier, int count) {
+    return "C '\x01"
+           "f\x02/x/loom_fifo.sv\x01l\x02" "12\x01page\x02v_toggle/loom_fifo__W9\x01o\x02" +
+           what + "\x01h\x02" + hier + "' " + std::to_string(count) + "\n";
+  };
+  std::string text = "# SystemC::Coverage-3\n";
+  for (int bit = 0; bit < 8; ++bit) {
+    const bool hit_a = bit == 0 || bit == 1 || bit == 3, hit_b = bit == 4;
+    text += toggle("count_q[" + std::to_string(bit) + "]", "loom_accel.loom_accel.a", hit_a);
+    text += toggle("count_q[" + std::to_string(bit) + "]", "loom_accel.loom_accel.b", hit_b);
+  }
+  text += toggle("halt", "loom_accel.loom_accel.a", 0) + toggle("mem_q[3][1]", "loom_accel.loom_accel.a", 0) +
+          toggle("mem_q[3][0]", "loom_accel.loom_accel.a", 2);
+  const std::vector<RtlToggleHoles> t = RtlCoverage::parse(text, "t.dat").toggle_holes_by_signal();
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].signal, "count_q");
+  EXPECT_EQ(t[0].bits, "[7:5,2]");
+  EXPECT_EQ(t[0].unhit, 4u);
+  EXPECT_EQ(t[0].points, 8u);
+  EXPECT_EQ(t[1].signal, "halt");
+  EXPECT_EQ(t[1].bits, "");
+  EXPECT_EQ(t[2].signal, "mem_q[3]");
+  EXPECT_EQ(t[2].bits, "[1]");
+  EXPECT_EQ(t[2].points, 2u);
+}
+
 TEST(RtlCoverage, MalformedFilesAreErrorsNamingTheFileAndLine) {
   auto error = [](const std::string& text) {
     return test::error_text<Error>([&] { RtlCoverage::parse(text, "bad.dat"); });

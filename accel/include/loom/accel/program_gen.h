@@ -39,6 +39,11 @@ struct ProgramConstraints {
   int max_cols = 4;            // a LOAD's x size, in [1, 16]
   double gemm_reset = 0.25;    // the share of GEMMs that reset the accumulators, in [0, 1]
   double alu_immediate = 0.5;  // the share of ALU operations with an immediate operand, in [0, 1]
+  // The share of draws, in [0, 1], where a field that the instruction leaves free takes a value
+  // from its whole range: a one-row transfer's stride, a one-iteration loop's factors, a
+  // scratchpad base anywhere the transfer fits (what a coverage regression wants of every bit of
+  // the instruction word; 0 draws nothing, so programs stay as they were).
+  double wide_fields = 0;
 
   // From a JSON object of the fields above ({"length": 200, "weights": {"gemm": 3, "store": 0.5},
   // "max_pad": 2, ...}); ConfigError naming `origin` and the field for an unknown field or a value
@@ -63,6 +68,7 @@ class RandomStream {
   static constexpr uint64_t kPage = 4096;  // the AXI page DMA bursts may not cross
   uint32_t r(uint32_t n);
   bool chance(double p);
+  bool wide();           // chance(wide_fields), without a draw when it is 0
   void go(Module next);  // hands a token from the last instruction's module to `next`'s
   void load(MemType m, int region, int entry_bytes, int64_t depth);
   void gemm();

@@ -35,6 +35,13 @@ struct RtlCoverageHole {
   std::string what;  // Verilator's comment: "if", "else", "count_q[3]:0->1"
 };
 
+// A signal's unhit toggle points: its bits as Verilog ranges, "[31:9]" or "[63:40,7]" (empty for
+// a one-bit signal), of its `points` bits.
+struct RtlToggleHoles {
+  std::string module, signal, bits;
+  size_t unhit = 0, points = 0;
+};
+
 class RtlCoverage {
  public:
   // Verilator's format: "# SystemC::Coverage-3", then "C '<keys>' COUNT" per point. Malformed
@@ -58,6 +65,9 @@ class RtlCoverage {
   RtlCoverageFigure total(RtlCoverageKind kind) const;
   std::vector<RtlCoverProperty> cover_properties() const;          // sorted by instance
   std::vector<RtlCoverageHole> holes(RtlCoverageKind kind) const;  // sorted by module, file, line
+  // Toggle holes per signal (what a reader can act on: "the upper bits of every index"), the
+  // signals with most unhit bits first.
+  std::vector<RtlToggleHoles> toggle_holes_by_signal() const;
 
  private:
   struct Point {
