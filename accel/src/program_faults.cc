@@ -142,6 +142,18 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
          write(k, encode(i, L));
          return "shift by " + std::to_string(i.imm);
        }},
+      {[](uint32_t, const Instruction& i) {
+         return (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu) && i.uop_end > i.uop_begin;
+       },
+       [&](uint32_t k, Instruction i) {
+         // The third outer iteration's accumulator index is at least twice the field's largest
+         // value, past the buffer (as deep as the field can index): a fault only the run finds.
+         i.iter_out = std::max<uint32_t>(i.iter_out, 3);
+         i.iter_in = std::max<uint32_t>(i.iter_in, 1);
+         i.dst_factor_out = (uint32_t{1} << L.dst_factor_bits) - 1;
+         write(k, encode(i, L));
+         return std::string("index past the accumulators at run time");
+       }},
       {[](uint32_t, const Instruction& i) { return i.dep.push_prev || i.dep.push_next; },
        [&](uint32_t k, Instruction i) {
          i.dep.push_prev = i.dep.push_next = false;

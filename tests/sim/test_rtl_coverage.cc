@@ -194,7 +194,8 @@ TEST(RtlCoverage, LinesCountPerSourcePointAndCoverPropertiesPerInstance) {
 TEST(RtlCoverage, ToggleHolesAreListedPerSignalAsBitRanges) {
   auto toggle = [](const std::string& what, const std::string& hier, int count) {
     return "C '\x01"
-           "f\x02/x/loom_fifo.sv\x01l\x02" "12\x01page\x02v_toggle/loom_fifo__W9\x01o\x02" +
+           "f\x02/x/loom_fifo.sv\x01l\x02"
+           "12\x01page\x02v_toggle/loom_fifo__W9\x01o\x02" +
            what + "\x01h\x02" + hier + "' " + std::to_string(count) + "\n";
   };
   std::string text = "# SystemC::Coverage-3\n";

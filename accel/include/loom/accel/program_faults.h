@@ -1,11 +1,11 @@
 // Faults planted in a program: one word of its instruction stream changed so that the hardware must
 // stop with a fault it names (an illegal opcode, memory type or ALU operation, reserved bits set, a
 // memory type its opcode cannot use, a dependency flag toward no module, a malformed transfer shape,
-// a shift past 31, a scratchpad overflow, a micro-op range past the buffer, a DMA outside device
-// memory, a dependency deadlock), or the stream the host launches changed (an unaligned address,
-// an address outside device memory, a count that leaves out the FINISH). A random regression plants them (`loom
-// regress`, the random jobs' "faults") so that every backend's fault detection is checked against the reference's: the
-// same fault at the same instruction.
+// a shift past 31, a scratchpad overflow, a micro-op range past the buffer, an accumulator index
+// that leaves the buffer at run time, a DMA outside device memory, a dependency deadlock), or the stream the host
+// launches changed (an unaligned address, an address outside device memory, a count that leaves out the FINISH). A
+// random regression plants them (`loom regress`, the random jobs' "faults") so that every backend's fault detection is
+// checked against the reference's: the same fault at the same instruction.
 #pragma once
 #include <cstdint>
 #include <optional>
