@@ -29,6 +29,7 @@ ProgramResult run_with_control_exercise(const Program& p, AccelDevice& device, u
     trace.push_back(std::string(name) + " <- " + hex(value) + " reads " + hex(device.read_reg(offset)));
   };
   read("CONTROL", reg::kControl);
+  write_read("CONTROL", reg::kControl, uint32_t(g()) & ~reg::kStart);  // no START: nothing happens
   write_read("GIE", reg::kGie, uint32_t(g()));
   write_read("IER", reg::kIer, uint32_t(g()));
   write_read("ISR", reg::kIsr, uint32_t(g()) & 3);

@@ -57,18 +57,27 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
   const std::vector<Kind> kinds = {
       {[](uint32_t, const Instruction& i) { return i.opcode != Opcode::Finish; },
        [&](uint32_t k, Instruction) {
-         InsnWord w = encode(insns[k], L);
+         // Half the time the rest of the word is random: the decoder must stop at the opcode
+         // whatever else the word holds.
+         const bool junk = g() % 2;
+         InsnWord w = junk ? InsnWord{g(), g()} : encode(insns[k], L);
          const uint64_t op = 5 + g() % 3;  // Load..Alu are 0..4
          w[0] = (w[0] & ~uint64_t(7)) | op;
          write(k, w);
-         return "illegal opcode " + std::to_string(op);
+         return "illegal opcode " + std::to_string(op) + (junk ? " (the rest of the word random)" : "");
        }},
       {[&](uint32_t, const Instruction& i) { return L.insn_bits(i.opcode) < IsaLayout::kInsnBits; },
        [&](uint32_t k, Instruction) {
+         // Bit 127 and a random share of the other bits the format leaves unused.
          InsnWord w = encode(insns[k], L);
-         w[1] |= uint64_t{1} << 63;
+         int set = 0;
+         for (int b = L.insn_bits(insns[k].opcode); b < IsaLayout::kInsnBits; ++b)
+           if (b == IsaLayout::kInsnBits - 1 || g() % 2) {
+             w[b / 64] |= uint64_t{1} << (b % 64);
+             ++set;
+           }
          write(k, w);
-         return std::string("reserved bit 127 set");
+         return "reserved bits set (" + std::to_string(set) + ", bit 127 among them)";
        }},
       {[](uint32_t, const Instruction& i) { return i.opcode == Opcode::Alu; },
        [&](uint32_t k, Instruction i) {

@@ -188,7 +188,23 @@ void RandomStream::load(MemType m, int region, int entry_bytes, int64_t depth) {
   load_body(m, region, entry_bytes, depth);
 }
 
+// An empty transfer (no rows or no columns) moves nothing and only carries its dependency flags,
+// so every other field is free: drawn from its whole range.
+void RandomStream::empty_transfer(MemType m) {
+  const IsaLayout L(cfg_);
+  const uint32_t size = r(uint32_t{1} << IsaLayout::kSizeBits), stride = r(uint32_t{1} << IsaLayout::kStrideBits);
+  const uint32_t sram = r(uint32_t{1} << L.sram_bits);
+  const uint64_t dram = uint64_t(uint32_t(g_())) * uint64_t(entry_bytes(cfg_, m));
+  const bool no_rows = chance(0.5);
+  const uint32_t y = no_rows ? 0 : size, x = no_rows ? size : 0;
+  if (m == MemType::Out)
+    drv_.store_2d(sram, dram, y, x, stride);
+  else
+    drv_.load_2d(m, sram, dram, y, x, stride, 0, 0, 0, 0);
+}
+
 void RandomStream::load_body(MemType m, int region, int entry_bytes, int64_t depth) {
+  if (wide() && chance(0.25)) return empty_transfer(m);
   uint32_t y = 1 + r(uint32_t(c_.max_rows)), x = 1 + r(uint32_t(c_.max_cols));
   uint32_t stride = x + r(3);
   // A shape whose rows would run past the image's entries shrinks instead.
@@ -292,6 +308,7 @@ void RandomStream::overlap(Module producer, Module consumer, uint32_t n, const s
 
 // The draws in a fixed order (a function's arguments are evaluated in an order C++ leaves open).
 void RandomStream::drawn_store(uint32_t base) {
+  if (wide() && chance(0.25)) return empty_transfer(MemType::Out);
   const uint32_t x = 1 + r(8);
   const uint32_t y = 1 + r(2);
   uint32_t sram = base + r(16);

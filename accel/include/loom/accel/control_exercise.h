@@ -2,13 +2,13 @@
 // around a run, so that a backend's answers can be compared with the reference's: the random
 // regression does it in every job that carries no planted fault.
 //
-// Before the run: CONTROL read, GIE, IER and ISR written with drawn values and read back (ISR
-// toggles on write; it is left at zero), the arguments (INSN_ADDR, INSN_COUNT) written with drawn
-// values and read back before the launch writes the program's, a drawn read-only register written and an offset past
-// the last register read (both refused). While the run may be in progress: ISR read, and where it shows the run still
-// going, START written again, which must be refused (a backend that accepts it is an error; a synchronous backend never
-// shows a run in progress). After the run: CONTROL read twice (DONE and READY are cleared by the first read), ISR (the
-// run's end raised DONE and READY), INSN_COUNT.
+// Before the run: CONTROL read, written without START (nothing happens) and read, GIE, IER and ISR written with drawn
+// values and read back (ISR toggles on write; it is left at zero), the arguments (INSN_ADDR, INSN_COUNT) written with
+// drawn values and read back before the launch writes the program's, a drawn read-only register written and an offset
+// past the last register read (both refused). While the run may be in progress: ISR read, and where it shows the run
+// still going, START written again, which must be refused (a backend that accepts it is an error; a synchronous backend
+// never shows a run in progress). After the run: CONTROL read twice (DONE and READY are cleared by the first read), ISR
+// (the run's end raised DONE and READY), INSN_COUNT.
 #pragma once
 #include <cstdint>
 #include <optional>
