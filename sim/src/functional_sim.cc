@@ -87,6 +87,10 @@ struct FunctionalSim::State {
   }
 
   void load(const Instruction& i, size_t index) {
+    if (i.x_size == 0 || i.y_size == 0) {  // an empty transfer only carries its dependency flags (isa.h)
+      ++counters[uint32_t(load_insn_counter(i.mem))];
+      return;
+    }
     if (i.mem == MemType::Acc && c.acc_bits != 32) return load_narrow_acc(i, index);
     auto [bytes, base] = sram(i.mem);
     uint32_t rows = i.y_pad0 + i.y_size + i.y_pad1, cols = i.x_pad0 + i.x_size + i.x_pad1;
@@ -145,6 +149,10 @@ struct FunctionalSim::State {
   int32_t wrap_acc(int32_t v) const { return c.acc_bits == 32 ? v : int32_t(int16_t(uint16_t(uint32_t(v)))); }
 
   void store(const Instruction& i, size_t index) {
+    if (i.x_size == 0 || i.y_size == 0) {  // an empty transfer only carries its dependency flags (isa.h)
+      ++counters[uint32_t(AccelCounter::StoreInsns)];
+      return;
+    }
     auto [bytes, base] = sram(MemType::Out);
     for (uint32_t r = 0; r < i.y_size; ++r) {
       uint64_t entry = uint64_t(i.dram_base) + uint64_t(r) * i.x_stride;
