@@ -92,7 +92,7 @@ module loom_ctrl #(
           loom_accel_pkg::REG_INSN_ADDR_LO: insn_addr_o[31:0] <= wdata_i;
           loom_accel_pkg::REG_INSN_ADDR_HI: insn_addr_o[63:32] <= wdata_i;
           loom_accel_pkg::REG_INSN_COUNT: insn_count_o <= wdata_i;
-          default: bresp_o <= 2'b00;  // read-only or no such register
+          default: bresp_o <= 2'b10;  // read-only or no such register
         endcase
       end
       if (finished) isr_q <= (w_fire && 32'(awaddr_i) == loom_accel_pkg::REG_ISR ? isr_q ^ wdata_i[1:0] : isr_q) | 2'b11;
