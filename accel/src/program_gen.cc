@@ -169,6 +169,22 @@ void widen_factors(UopKernel& k, const IsaLayout& L, const std::function<bool()>
 
 }  // namespace
 
+// Micro-op indices from the whole of their buffers, less a margin for the loops' offsets (narrow
+// factors add at most 6); the accumulator indices stay in the lower half of the output buffer,
+// which stores overlapping compute do not read (burst()).
+void RandomStream::widen_uops(UopKernel& k, bool gemm) {
+  constexpr int64_t kMargin = 16;
+  const int64_t acc = std::min(cfg_.acc_depth(), cfg_.out_depth()) / 2 - kMargin;
+  const int64_t src = (gemm ? cfg_.inp_depth() : std::min(cfg_.acc_depth(), cfg_.out_depth()) / 2) - kMargin;
+  const int64_t wgt = cfg_.wgt_depth() - kMargin;
+  for (MicroOp& u : k.uops) {
+    if (!wide()) continue;
+    if (acc > 8) u.dst = r(uint32_t(acc));
+    if (src > 8) u.src = r(uint32_t(src));
+    if (gemm && wgt > 8) u.wgt = r(uint32_t(wgt));
+  }
+}
+
 void RandomStream::go(Module next) {
   if (last_ && *last_ != next) {
     bool neighbours = std::abs(int(*last_) - int(next)) == 1;
@@ -239,6 +255,7 @@ void RandomStream::gemm() {
                .build();
   widen_factors(
       k, IsaLayout(cfg_), [&] { return wide(); }, [&](uint32_t n) { return r(n); });
+  widen_uops(k, true);
   drv_.gemm(k, chance(c_.gemm_reset));
 }
 
@@ -256,6 +273,7 @@ void RandomStream::alu_body() {
   widen_factors(
       k, IsaLayout(cfg_), [&] { return wide(); }, [&](uint32_t n) { return r(n); });
   for (UopKernel::Loop& l : k.loops) l.wgt_factor = 0;  // the ALU format has no weight factor
+  widen_uops(k, false);
   drv_.alu(k, op, imm, v);
 }
 

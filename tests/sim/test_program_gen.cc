@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <set>
@@ -81,7 +82,7 @@ TEST(ProgramGen, TheWidestConstraintsStillMakeLegalPrograms) {
 // instruction words carry values the narrow draws never give.
 TEST(ProgramGen, WideFieldsStayLegalAndReachTheUpperBits) {
   const AccelConfig cfg = default_config();
-  uint32_t widest_stride = 0, widest_factor = 0, highest_base = 0;
+  uint32_t widest_stride = 0, widest_factor = 0, highest_base = 0, highest_uop_dst = 0;
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     ProgramConstraints c;
@@ -96,8 +97,18 @@ TEST(ProgramGen, WideFieldsStayLegalAndReachTheUpperBits) {
       }
       if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu)
         widest_factor = std::max({widest_factor, i.dst_factor_out, i.dst_factor_in, i.src_factor_out, i.src_factor_in});
+      if (i.opcode == Opcode::Load && i.mem == MemType::Uop)  // the micro-ops it loads
+        for (const Program::Segment& seg : p.segments)
+          for (uint32_t e = 0; e < i.x_size; ++e) {
+            const uint64_t addr = (uint64_t(i.dram_base) + e) * uint64_t(entry_bytes(cfg, MemType::Uop));
+            if (addr < seg.addr || addr + 4 > seg.addr + seg.data.size()) continue;
+            uint32_t word;
+            std::memcpy(&word, seg.data.data() + (addr - seg.addr), 4);
+            highest_uop_dst = std::max(highest_uop_dst, decode_uop(word, cfg).dst);
+          }
     }
   }
+  EXPECT_GT(highest_uop_dst, 64u);     // narrow draws: 7 plus the loops' offsets
   EXPECT_GT(widest_stride, 1u << 12);  // narrow draws: x + 2 at most, x <= 16
   EXPECT_GT(widest_factor, 1u << 6);   // narrow draws: 2 at most
   EXPECT_GT(highest_base, 64u);        // narrow draws: 15 at most

@@ -41,7 +41,8 @@ struct ProgramConstraints {
   double alu_immediate = 0.5;  // the share of ALU operations with an immediate operand, in [0, 1]
   // The share of draws, in [0, 1], where a field that the instruction leaves free takes a value
   // from its whole range: a one-row transfer's stride, a one-iteration loop's factors, a
-  // scratchpad base anywhere the transfer fits, every field of an empty transfer (a quarter of
+  // scratchpad base anywhere the transfer fits, micro-op indices across their buffers (the
+  // accumulators' lower half), every field of an empty transfer (a quarter of
   // the wide draws of a LOAD or STORE make it empty) (what a coverage regression wants of every bit of
   // the instruction word; 0 draws nothing, so programs stay as they were).
   double wide_fields = 0;
@@ -82,7 +83,8 @@ class RandomStream {
   void drawn_store(uint32_t base);  // a STORE of random shape from scratchpad entry base + [0, 16)
   // The instructions themselves, in the module the caller handed the token to.
   void load_body(MemType m, int region, int entry_bytes, int64_t depth);
-  void empty_transfer(MemType m);  // no rows or no columns, every other field drawn from its whole range
+  void widen_uops(UopKernel& k, bool gemm);  // micro-op indices from their whole buffers (wide_fields)
+  void empty_transfer(MemType m);            // no rows or no columns, every other field drawn from its whole range
   void alu_body();
   void store_body(uint32_t sram, uint32_t y, uint32_t x);  // y rows of x out entries, from scratchpad entry `sram`
 
