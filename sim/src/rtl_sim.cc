@@ -396,12 +396,14 @@ void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   Impl& d = *impl_;
   if (offset % 4 || offset >= kControlWindowBytes)
     LOOM_THROW(DeviceError, name(), ": no register at offset 0x", std::hex, offset);
+  // A run that ended while the host did not poll is captured before any write: capturing a faulty
+  // run resets the RTL, which must not wipe the next launch's arguments.
+  if (d.running && (d.core.irq() || d.broken())) d.end_run(false);
   // A write the control block must refuse still goes to it: its SLVERR is what the host reports.
   // One that it accepts returns as on a board, and the host sees the register change or not (the
   // random regression's control exercise compares that with the reference).
   const bool read_only = offset == reg::kStatus || offset >= reg::kCyclesLo;
   const bool start = offset == reg::kControl && (value & reg::kStart);
-  if (start && d.running && (d.core.irq() || d.broken())) d.end_run(false);  // it ended; the host had not polled
   const bool start_while_running = start && d.running;
   uint32_t resp;
   d.axil_write(offset, value, resp);
