@@ -3,21 +3,11 @@
 
 #include <array>
 #include <random>
-#include <sstream>
 
 #include "loom/runtime/error.h"
+#include "loom/runtime/hex.h"
 
 namespace loom::accel {
-
-namespace {
-
-std::string hex(uint32_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
-
-}  // namespace
 
 ProgramResult run_with_control_exercise(const Program& p, AccelDevice& device, uint64_t seed, ControlTrace& trace) {
   std::mt19937_64 g(seed);
@@ -52,8 +42,8 @@ ProgramResult run_with_control_exercise(const Program& p, AccelDevice& device, u
     refused = true;
   }
   trace.push_back(std::string(name) + " <- " + hex(value) + (refused ? " refused" : " accepted"));
-  // A read past the last register (the RTL's window is 4 KiB: its own SLVERR answers it).
-  const uint32_t unknown = kWaitRegsEnd + 4 * uint32_t(g() % ((0x1000 - kWaitRegsEnd) / 4));
+  // A read past the last register, inside the control window (the RTL's own SLVERR answers it).
+  const uint32_t unknown = kWaitRegsEnd + 4 * uint32_t(g() % ((kControlWindowBytes - kWaitRegsEnd) / 4));
   try {
     trace.push_back("read of " + hex(unknown) + " answered " + hex(device.read_reg(unknown)));
   } catch (const DeviceError&) {

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "loom/runtime/error.h"
+#include "loom/runtime/hex.h"
 
 namespace loom::accel {
 
@@ -16,12 +16,6 @@ namespace {
 constexpr size_t kWordBytes = 16;
 
 bool is_transfer(const Instruction& i) { return i.opcode == Opcode::Load || i.opcode == Opcode::Store; }
-
-std::string hex(uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
 
 }  // namespace
 

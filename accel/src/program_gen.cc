@@ -93,7 +93,7 @@ ProgramConstraints ProgramConstraints::load(const std::string& path) {
 }
 
 RandomStream::RandomStream(Driver& drv, const AccelConfig& config, const ProgramConstraints& c, uint64_t seed)
-    : drv_(drv), cfg_(config), c_(c), g_(seed) {
+    : drv_(drv), cfg_(config), layout_(config), c_(c), g_(seed) {
   c_.validate("program constraints");
   // The image is aligned to a 4 KiB page and each region of 64 entries straddles a page boundary,
   // so DMA rows cross pages (where the RTL splits its AXI bursts); the out region ends the image.
@@ -154,20 +154,20 @@ uint32_t RandomStream::r(uint32_t n) { return n ? uint32_t(g_() % n) : 0; }
 bool RandomStream::chance(double p) { return std::uniform_real_distribution<double>(0, 1)(g_) < p; }
 bool RandomStream::wide() { return c_.wide_fields > 0 && chance(c_.wide_fields); }
 
-namespace {
-
 // A loop of one iteration never scales its factors: they may take any value their fields hold.
-void widen_factors(UopKernel& k, const IsaLayout& L, const std::function<bool()>& wide,
-                   const std::function<uint32_t(uint32_t)>& r) {
+void RandomStream::widen_factors(UopKernel& k) {
   for (UopKernel::Loop& l : k.loops) {
     if (l.extent != 1 || !wide()) continue;
-    l.dst_factor = r(uint32_t{1} << L.dst_factor_bits);
-    l.src_factor = r(uint32_t{1} << L.src_factor_bits);
-    l.wgt_factor = r(uint32_t{1} << L.wgt_factor_bits);
+    l.dst_factor = r(uint32_t{1} << layout_.dst_factor_bits);
+    l.src_factor = r(uint32_t{1} << layout_.src_factor_bits);
+    l.wgt_factor = r(uint32_t{1} << layout_.wgt_factor_bits);
   }
 }
 
-}  // namespace
+// A transfer of one row never steps its stride: any value of the field at least its row's length.
+void RandomStream::widen_stride(uint32_t y, uint32_t x, uint32_t& stride) {
+  if (y == 1 && wide()) stride = x + r((uint32_t{1} << IsaLayout::kStrideBits) - x);
+}
 
 // Micro-op indices from the whole of their buffers, less a margin for the loops' offsets (narrow
 // factors add at most 6); the accumulator indices stay in the lower half of the output buffer,
@@ -207,9 +207,8 @@ void RandomStream::load(MemType m, int region, int entry_bytes, int64_t depth) {
 // An empty transfer (no rows or no columns) moves nothing and only carries its dependency flags,
 // so every other field is free: drawn from its whole range.
 void RandomStream::empty_transfer(MemType m) {
-  const IsaLayout L(cfg_);
   const uint32_t size = r(uint32_t{1} << IsaLayout::kSizeBits), stride = r(uint32_t{1} << IsaLayout::kStrideBits);
-  const uint32_t sram = r(uint32_t{1} << L.sram_bits);
+  const uint32_t sram = r(uint32_t{1} << layout_.sram_bits);
   const uint64_t dram = uint64_t(uint32_t(g_())) * uint64_t(entry_bytes(cfg_, m));
   const bool no_rows = chance(0.5);
   const uint32_t y = no_rows ? 0 : size, x = no_rows ? size : 0;
@@ -238,7 +237,7 @@ void RandomStream::load_body(MemType m, int region, int entry_bytes, int64_t dep
   }
   uint32_t sram = r(uint32_t(std::clamp<int64_t>(depth - written() + 1, 1, 16)));
   if (wide()) sram = r(uint32_t(depth - written() + 1));
-  if (y == 1 && wide()) stride = x + r((uint32_t{1} << IsaLayout::kStrideBits) - x);  // one row: never stepped
+  widen_stride(y, x, stride);
   const uint32_t start = r(kEntries - (y - 1) * stride - x + 1);
   drv_.load_2d(m, sram, image_.addr + region_[region] + uint64_t(start) * uint64_t(entry_bytes), y, x, stride, pads[0],
                pads[1], pads[2], pads[3]);
@@ -253,8 +252,7 @@ void RandomStream::gemm() {
                .push(r(8), r(8), r(8))
                .push(r(8), r(8), r(8))
                .build();
-  widen_factors(
-      k, IsaLayout(cfg_), [&] { return wide(); }, [&](uint32_t n) { return r(n); });
+  widen_factors(k);
   widen_uops(k, true);
   drv_.gemm(k, chance(c_.gemm_reset));
 }
@@ -270,8 +268,7 @@ void RandomStream::alu_body() {
   int32_t v = op == AluOp::Shr ? int32_t(r(20)) - 6 : int32_t(r(200)) - 100;
   const bool imm = chance(c_.alu_immediate);  // drawn first, as the call this replaced evaluated it (GCC)
   UopKernel k = UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build();
-  widen_factors(
-      k, IsaLayout(cfg_), [&] { return wide(); }, [&](uint32_t n) { return r(n); });
+  widen_factors(k);
   for (UopKernel::Loop& l : k.loops) l.wgt_factor = 0;  // the ALU format has no weight factor
   widen_uops(k, false);
   drv_.alu(k, op, imm, v);
@@ -336,7 +333,7 @@ void RandomStream::drawn_store(uint32_t base) {
 
 void RandomStream::store_body(uint32_t sram, uint32_t y, uint32_t x) {
   uint32_t stride = y > 1 ? x + r(3) : x;
-  if (y == 1 && wide()) stride = x + r((uint32_t{1} << IsaLayout::kStrideBits) - x);  // one row: never stepped
+  widen_stride(y, x, stride);
   const uint32_t entry = r(kEntries - (y - 1) * stride - x + 1);
   drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), y, x, stride);
 }

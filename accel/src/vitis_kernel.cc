@@ -51,8 +51,8 @@ VitisKernelFiles vitis_kernel_files(const AccelConfig& config, const std::string
     << ":1.0\" attributes=\"\" preferredWorkGroupSizeMultiple=\"0\" workGroupSize=\"1\" interrupt=\"true\" "
        "hwControlProtocol=\"user_managed\">\n"
     << "    <ports>\n"
-    << "      <port name=\"s_axi_control\" mode=\"slave\" range=\"0x1000\" dataWidth=\"32\" portType=\"addressable\" "
-       "base=\"0x0\"/>\n"
+    << "      <port name=\"s_axi_control\" mode=\"slave\" range=\"" << hex(kControlWindowBytes)
+    << "\" dataWidth=\"32\" portType=\"addressable\" base=\"0x0\"/>\n"
     << "      <port name=\"m_axi_gmem\" mode=\"master\" range=\"0xFFFFFFFFFFFFFFFF\" dataWidth=\"" << bus_bits
     << "\" portType=\"addressable\" base=\"0x0\"/>\n"
     << "    </ports>\n"
@@ -92,7 +92,7 @@ VitisKernelFiles vitis_kernel_files(const AccelConfig& config, const std::string
     << "# The control registers (runtime/include/loom/runtime/accel_device.h).\n"
     << "set map [ipx::add_memory_map -quiet s_axi_control $core]\n"
     << "set block [ipx::add_address_block -quiet reg0 $map]\n"
-    << "set_property range 0x1000 $block\n";
+    << "set_property range " << hex(kControlWindowBytes) << " $block\n";
   for (const Reg& r : registers())
     t << "set r [ipx::add_register -quiet " << r.name << " $block]\n"
       << "set_property address_offset " << hex(r.offset) << " $r\n"

@@ -386,12 +386,8 @@ void RtlSim::read(uint64_t addr, void* dst, uint64_t bytes) {
   std::memcpy(dst, impl_->dram.host_ptr(addr), bytes);
 }
 
-namespace {
-// The control block's AXI4-Lite window (loom_ctrl's 12-bit addresses): an offset inside it goes to
-// the RTL, which answers SLVERR where it has no register; one past it would alias.
-constexpr uint32_t kControlWindowBytes = 0x1000;
-}  // namespace
-
+// An offset inside the control window goes to the RTL, which answers SLVERR where it has no
+// register; one past it would alias.
 void RtlSim::write_reg(uint32_t offset, uint32_t value) {
   Impl& d = *impl_;
   if (offset % 4 || offset >= kControlWindowBytes)

@@ -4,15 +4,9 @@
 #include <cstring>
 #include <sstream>
 
-namespace loom::sim::rtl {
+#include "loom/runtime/hex.h"
 
-namespace {
-std::string hex(uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
-}  // namespace
+namespace loom::sim::rtl {
 
 std::string DecodeError::describe(int bus_bytes) const {
   std::ostringstream os;

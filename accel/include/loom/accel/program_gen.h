@@ -83,13 +83,18 @@ class RandomStream {
   void drawn_store(uint32_t base);  // a STORE of random shape from scratchpad entry base + [0, 16)
   // The instructions themselves, in the module the caller handed the token to.
   void load_body(MemType m, int region, int entry_bytes, int64_t depth);
-  void widen_uops(UopKernel& k, bool gemm);  // micro-op indices from their whole buffers (wide_fields)
-  void empty_transfer(MemType m);            // no rows or no columns, every other field drawn from its whole range
+  // wide_fields: a one-iteration loop's factors and the micro-op indices from their whole ranges;
+  // a one-row transfer's stride from its field's.
+  void widen_factors(UopKernel& k);
+  void widen_uops(UopKernel& k, bool gemm);
+  void widen_stride(uint32_t y, uint32_t x, uint32_t& stride);
+  void empty_transfer(MemType m);  // no rows or no columns, every other field drawn from its whole range
   void alu_body();
   void store_body(uint32_t sram, uint32_t y, uint32_t x);  // y rows of x out entries, from scratchpad entry `sram`
 
   Driver& drv_;
   AccelConfig cfg_;
+  IsaLayout layout_;  // of cfg_: the fields' widths
   ProgramConstraints c_;
   std::mt19937_64 g_;
   uint64_t region_[4] = {};

@@ -109,6 +109,9 @@ inline constexpr uint32_t kAccelRegsEnd = counter_reg(AccelCounter::Count);  // 
 // (load, compute, store): bit 31 set while the module waits for a dependency token, bits 0..30
 // the index of the instruction it waits at. They explain deadlocks.
 inline constexpr uint32_t kWaitRegBase = kAccelRegsEnd, kWaitRegsEnd = kWaitRegBase + 12;
+// The control port's AXI4-Lite address window (the RTL's 12-bit addresses; the Vitis kernel's
+// register range): every offset below it reaches the control block.
+inline constexpr uint32_t kControlWindowBytes = 0x1000;
 
 class AccelDevice {
  public:
