@@ -65,7 +65,7 @@ int gen_program(const std::vector<std::string>& args) {
       number_option(app, "--length", length, "instructions drawn (default: the constraints' 64)", 1, 100000);
   app.add_option("--constraints", constraints_path,
                  "JSON: length, weights {load_inp, load_wgt, load_acc, gemm, alu, store, burst}, max_pad, max_rows, "
-                 "max_cols, gemm_reset, alu_immediate, wide_fields")
+                 "max_cols, max_store_rows, gemm_reset, alu_immediate, wide_fields")
       ->check(CLI::ExistingFile);
   std::string toward;
   app.add_option("--toward", toward,

@@ -153,6 +153,8 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   }
   os << "  // AXI4 memory port\n";
   param("BUS_BYTES", c.dram_bus_bytes());
+  // dram_base + (y_size - 1) * x_stride, in entries: what a DMA's row addresses need
+  param("DMA_ROW_ENTRY_BITS", 1 + std::max(IsaLayout::kDramBits, IsaLayout::kSizeBits + IsaLayout::kStrideBits));
   os << "  // Micro-op fields (32 bits, LSB first: dst, src, wgt)\n";
   param("UOP_DST_BITS", c.uop_dst_bits());
   param("UOP_SRC_BITS", c.uop_src_bits());

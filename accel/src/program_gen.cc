@@ -29,6 +29,7 @@ void ProgramConstraints::validate(const std::string& origin) const {
   range("max_pad", max_pad, 0, 15);
   range("max_rows", max_rows, 1, 16);
   range("max_cols", max_cols, 1, 16);
+  range("max_store_rows", max_store_rows, 1, 16);
   range("gemm_reset", gemm_reset, 0, 1);
   range("alu_immediate", alu_immediate, 0, 1);
   range("wide_fields", wide_fields, 0, 1);
@@ -57,6 +58,8 @@ ProgramConstraints ProgramConstraints::parse(const std::string& text, const std:
       c.max_rows = integer(v, key);
     else if (key == "max_cols")
       c.max_cols = integer(v, key);
+    else if (key == "max_store_rows")
+      c.max_store_rows = integer(v, key);
     else if (key == "gemm_reset")
       c.gemm_reset = number(v, key);
     else if (key == "alu_immediate")
@@ -81,7 +84,8 @@ ProgramConstraints ProgramConstraints::parse(const std::string& text, const std:
       }
     } else {
       LOOM_THROW(ConfigError, origin, ": unknown field '", key,
-                 "' (length, weights, max_pad, max_rows, max_cols, gemm_reset, alu_immediate, wide_fields)");
+                 "' (length, weights, max_pad, max_rows, max_cols, max_store_rows, gemm_reset, alu_immediate, "
+                 "wide_fields)");
     }
   }
   c.validate(origin);
@@ -325,7 +329,8 @@ void RandomStream::overlap(Module producer, Module consumer, uint32_t n, const s
 void RandomStream::drawn_store(uint32_t base) {
   if (wide() && chance(0.25)) return empty_transfer(MemType::Out);
   const uint32_t x = 1 + r(8);
-  const uint32_t y = 1 + r(2);
+  // as many rows as fit the output image with the widest stride store_body draws (x + 2)
+  const uint32_t y = std::min(1 + r(uint32_t(c_.max_store_rows)), 1 + (uint32_t(kEntries) - x) / (x + 2));
   uint32_t sram = base + r(16);
   if (wide()) sram = base + r(uint32_t(cfg_.out_depth() - base - int64_t(y) * x + 1));  // anywhere it fits
   store_body(sram, y, x);

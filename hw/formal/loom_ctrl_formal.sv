@@ -15,7 +15,9 @@ module loom_ctrl_formal (
     input logic [11:0] araddr,
     input logic        rready,
     input logic        running,
-    input logic [31:0] status,
+    input logic [7:0]  fault_cause,
+    input logic        error,
+    input logic        done,
     input logic [31:0] error_index
 );
   localparam int NumCounters = loom_accel_pkg::NUM_COUNTERS;
@@ -46,7 +48,9 @@ module loom_ctrl_formal (
       .insn_addr_o  (insn_addr),
       .insn_count_o (insn_count),
       .running_i    (running),
-      .status_i     (status),
+      .fault_cause_i(fault_cause),
+      .error_i      (error),
+      .done_i       (done),
       .cycles_i     (64'd0),
       .error_index_i(error_index),
       .counters_i   ('0),

@@ -81,7 +81,8 @@ module loom_compute #(
   // ---- decode ----
   wire [2:0] opcode = insn[2:0];
   logic [2:0] mem_type;
-  logic [31:0] sram_base, dram_base;
+  logic [loom_accel_pkg::MEM_SRAM_BASE_W-1:0] sram_base;
+  logic [31:0] dram_base;
   logic [15:0] y_size, x_size, x_stride;
   logic [3:0] y_pad0, y_pad1, x_pad0, x_pad1;
   loom_mem_fields fields (
@@ -199,16 +200,16 @@ module loom_compute #(
       .start_i         (exec_start && (is_gemm || is_alu)),
       .is_alu_i        (is_alu),
       .reset_acc_i     (insn[loom_accel_pkg::GEMM_RESET_LSB]),
-      .uop_begin_i     (32'(insn[loom_accel_pkg::GEMM_UOP_BEGIN_LSB+:loom_accel_pkg::GEMM_UOP_BEGIN_W])),
-      .uop_end_i       (32'(insn[loom_accel_pkg::GEMM_UOP_END_LSB+:loom_accel_pkg::GEMM_UOP_END_W])),
-      .iter_out_i      (16'(insn[loom_accel_pkg::GEMM_ITER_OUT_LSB+:loom_accel_pkg::GEMM_ITER_OUT_W])),
-      .iter_in_i       (16'(insn[loom_accel_pkg::GEMM_ITER_IN_LSB+:loom_accel_pkg::GEMM_ITER_IN_W])),
-      .dst_factor_out_i(32'(insn[loom_accel_pkg::GEMM_DST_FACTOR_OUT_LSB+:loom_accel_pkg::GEMM_DST_FACTOR_OUT_W])),
-      .dst_factor_in_i (32'(insn[loom_accel_pkg::GEMM_DST_FACTOR_IN_LSB+:loom_accel_pkg::GEMM_DST_FACTOR_IN_W])),
-      .src_factor_out_i(32'(insn[loom_accel_pkg::GEMM_SRC_FACTOR_OUT_LSB+:loom_accel_pkg::GEMM_SRC_FACTOR_OUT_W])),
-      .src_factor_in_i (32'(insn[loom_accel_pkg::GEMM_SRC_FACTOR_IN_LSB+:loom_accel_pkg::GEMM_SRC_FACTOR_IN_W])),
-      .wgt_factor_out_i(is_gemm ? 32'(insn[loom_accel_pkg::GEMM_WGT_FACTOR_OUT_LSB+:loom_accel_pkg::GEMM_WGT_FACTOR_OUT_W]) : 32'd0),
-      .wgt_factor_in_i (is_gemm ? 32'(insn[loom_accel_pkg::GEMM_WGT_FACTOR_IN_LSB+:loom_accel_pkg::GEMM_WGT_FACTOR_IN_W]) : 32'd0),
+      .uop_begin_i     (insn[loom_accel_pkg::GEMM_UOP_BEGIN_LSB+:loom_accel_pkg::GEMM_UOP_BEGIN_W]),
+      .uop_end_i       (insn[loom_accel_pkg::GEMM_UOP_END_LSB+:loom_accel_pkg::GEMM_UOP_END_W]),
+      .iter_out_i      (insn[loom_accel_pkg::GEMM_ITER_OUT_LSB+:loom_accel_pkg::GEMM_ITER_OUT_W]),
+      .iter_in_i       (insn[loom_accel_pkg::GEMM_ITER_IN_LSB+:loom_accel_pkg::GEMM_ITER_IN_W]),
+      .dst_factor_out_i(insn[loom_accel_pkg::GEMM_DST_FACTOR_OUT_LSB+:loom_accel_pkg::GEMM_DST_FACTOR_OUT_W]),
+      .dst_factor_in_i (insn[loom_accel_pkg::GEMM_DST_FACTOR_IN_LSB+:loom_accel_pkg::GEMM_DST_FACTOR_IN_W]),
+      .src_factor_out_i(insn[loom_accel_pkg::GEMM_SRC_FACTOR_OUT_LSB+:loom_accel_pkg::GEMM_SRC_FACTOR_OUT_W]),
+      .src_factor_in_i (insn[loom_accel_pkg::GEMM_SRC_FACTOR_IN_LSB+:loom_accel_pkg::GEMM_SRC_FACTOR_IN_W]),
+      .wgt_factor_out_i(is_gemm ? insn[loom_accel_pkg::GEMM_WGT_FACTOR_OUT_LSB+:loom_accel_pkg::GEMM_WGT_FACTOR_OUT_W] : '0),
+      .wgt_factor_in_i (is_gemm ? insn[loom_accel_pkg::GEMM_WGT_FACTOR_IN_LSB+:loom_accel_pkg::GEMM_WGT_FACTOR_IN_W] : '0),
       .alu_op_i        (insn[loom_accel_pkg::ALU_ALU_OPCODE_LSB+:loom_accel_pkg::ALU_ALU_OPCODE_W]),
       .use_imm_i       (insn[loom_accel_pkg::ALU_USE_IMM_LSB]),
       .imm_i           (insn[loom_accel_pkg::ALU_IMM_LSB+:loom_accel_pkg::ALU_IMM_W]),

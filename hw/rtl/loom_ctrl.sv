@@ -31,7 +31,9 @@ module loom_ctrl #(
     output logic [63:0] insn_addr_o,
     output logic [31:0] insn_count_o,
     input  logic        running_i,
-    input  logic [31:0] status_i,
+    input  logic [7:0]  fault_cause_i,  // STATUS: {16'b0, fault cause, 6'b0, error, done}
+    input  logic        error_i,
+    input  logic        done_i,
     input  logic [63:0] cycles_i,
     input  logic [31:0] error_index_i,
     input  logic [NumCounters*64-1:0] counters_i,
@@ -116,7 +118,7 @@ module loom_ctrl #(
         loom_accel_pkg::REG_GIE: value = 32'(gie_q);
         loom_accel_pkg::REG_IER: value = 32'(ier_q);
         loom_accel_pkg::REG_ISR: value = 32'(isr_q);
-        loom_accel_pkg::REG_STATUS: value = status_i;
+        loom_accel_pkg::REG_STATUS: value = {16'd0, fault_cause_i, 6'd0, error_i, done_i};
         loom_accel_pkg::REG_INSN_ADDR_LO: value = insn_addr_o[31:0];
         loom_accel_pkg::REG_INSN_ADDR_HI: value = insn_addr_o[63:32];
         loom_accel_pkg::REG_INSN_COUNT: value = insn_count_o;

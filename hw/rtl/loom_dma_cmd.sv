@@ -10,7 +10,7 @@ module loom_dma_cmd #(
     input  logic        start_i,      // a command with at least one entry
     input  logic [16:0] rows_i,       // held from the cycle after start_i on
     input  logic [16:0] cols_i,
-    input  logic [31:0] sram_base_i,  // held from start_i on
+    input  logic [loom_accel_pkg::MEM_SRAM_BASE_W-1:0] sram_base_i,  // held from start_i on
     output logic [33:0] entries_o,    // rows x cols, from go_o on
     output logic        go_o,         // pulse: it fits, start the copy
     output logic        overflow_o    // pulse: it does not

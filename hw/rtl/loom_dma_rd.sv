@@ -10,13 +10,16 @@ module loom_dma_rd #(
     parameter int MaxOutstanding = 4,
     localparam int BusBytes = loom_accel_pkg::BUS_BYTES,
     localparam int AW = $clog2(Depth),
-    localparam int EW = EntryBytes * 8
+    localparam int EW = EntryBytes * 8,
+    localparam int SramW = loom_accel_pkg::MEM_SRAM_BASE_W,
+    localparam int RowEntryW = loom_accel_pkg::DMA_ROW_ENTRY_BITS,
+    localparam int AddrW = RowEntryW + $clog2(EntryBytes)
 ) (
     input  logic clk_i,
     input  logic rst_ni,
     // command (held stable while busy)
     input  logic        start_i,
-    input  logic [31:0] sram_base_i,
+    input  logic [SramW-1:0] sram_base_i,
     input  logic [31:0] dram_base_i,  // in entries
     input  logic [15:0] y_size_i,
     input  logic [15:0] x_size_i,
@@ -77,7 +80,7 @@ module loom_dma_rd #(
 
   // ---- address side ----
   logic        gen_active, gen_valid, ar_fire;
-  logic [63:0] gen_addr;
+  logic [AddrW-1:0] gen_addr;
   logic [8:0]  gen_beats;
   logic        ar_wait_q;   // the AR shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
   logic        ar_abort_q;  // a fault stopped the DMA: finish the AR handshake in progress, request nothing more
@@ -106,14 +109,14 @@ module loom_dma_rd #(
       .beats_o    (gen_beats)
   );
   assign axi_req_o.ar_valid = ar_valid;
-  assign axi_req_o.ar_addr = gen_addr;
+  assign axi_req_o.ar_addr = 64'(gen_addr);
   assign axi_req_o.ar_len = 8'(gen_beats - 9'd1);
 
   // ---- data side ----
   logic        w_active_q;
   logic [16:0] w_row_q, w_col_q;
-  logic [47:0] w_row_entry_q;  // DRAM entry of the current data row's first element
-  logic [31:0] w_idx_q;
+  logic [RowEntryW-1:0] w_row_entry_q;  // DRAM entry of the current data row's first element
+  logic [AW-1:0] w_idx_q;  // the command check keeps every write inside the scratchpad
   // Where (w_row_q, w_col_q) lies, as registers set for the next position while stepping: the
   // compares take the position before the step against the bounds minus one.
   logic in_data_rows_q, in_data_cols_q, last_col_q, last_row_q, col_last_data_q;
@@ -162,7 +165,7 @@ module loom_dma_rd #(
   assign axi_req_o.r_ready = r_ready;
   assign writing_o = w_active_q;
   assign we_o = entry_ready;
-  assign waddr_o = AW'(w_idx_q);
+  assign waddr_o = w_idx_q;
   assign wdata_o = is_data ? entry_data : '0;
   assign data_entry_o = entry_ready && is_data;
 
@@ -196,8 +199,8 @@ module loom_dma_rd #(
         w_active_q <= 1'b1;
         w_row_q <= '0;
         w_col_q <= '0;
-        w_row_entry_q <= 48'(dram_base_i);
-        w_idx_q <= sram_base_i;
+        w_row_entry_q <= RowEntryW'(dram_base_i);
+        w_idx_q <= AW'(sram_base_i);  // below Depth: the check passed
         in_data_rows_q <= y_pad0_i == 4'd0;
         in_data_cols_q <= x_pad0_i == 4'd0;
         last_col_q <= cols_last_q == 17'd0;
@@ -215,11 +218,11 @@ module loom_dma_rd #(
         ar_abort_q <= 1'b1;  // the generator stops now, or once the waiting AR is taken
         w_active_q <= 1'b0;
       end else if (entry_ready) begin
-        w_idx_q <= w_idx_q + 32'd1;
+        w_idx_q <= w_idx_q + AW'(1);  // past the last entry only after the last write
         if (last_col) begin
           w_col_q <= '0;
           w_row_q <= w_row_q + 17'd1;
-          if (in_data_rows_q) w_row_entry_q <= w_row_entry_q + 48'(x_stride_i);
+          if (in_data_rows_q) w_row_entry_q <= w_row_entry_q + RowEntryW'(x_stride_i);
           in_data_rows_q <= next_row_in;
           last_row_q <= w_row_q == rows_last_m1_q;
           in_data_cols_q <= x_pad0_i == 4'd0;
@@ -247,7 +250,7 @@ module loom_dma_rd #(
       assert (!beat_take || outstanding_q != '0)
       else $error("loom_dma_rd: R beat without an outstanding burst");
       assert (outstanding_q <= OutW'(MaxOutstanding)) else $error("loom_dma_rd: more than %0d bursts in flight", MaxOutstanding);
-      assert (!we_o || w_idx_q < 32'(Depth)) else $error("loom_dma_rd: write at entry %0d of %0d", w_idx_q, Depth);
+      assert (!we_o || 32'(w_idx_q) < 32'(Depth)) else $error("loom_dma_rd: write at entry %0d of %0d", w_idx_q, Depth);
     end
   end
 `endif

@@ -9,13 +9,16 @@ module loom_dma_wr #(
     localparam int EntryBytes = loom_accel_pkg::OUT_ENTRY_BYTES,
     localparam int Depth = loom_accel_pkg::OUT_DEPTH,
     localparam int AW = loom_accel_pkg::OUT_IDX_BITS,
-    localparam int EW = EntryBytes * 8
+    localparam int EW = EntryBytes * 8,
+    localparam int SramW = loom_accel_pkg::MEM_SRAM_BASE_W,
+    localparam int AddrW = loom_accel_pkg::DMA_ROW_ENTRY_BITS + $clog2(EntryBytes),
+    localparam int CntW = $clog2(Depth + 1)  // an entry count, up to the whole buffer
 ) (
     input  logic clk_i,
     input  logic rst_ni,
     // command (held stable while busy)
     input  logic        start_i,
-    input  logic [31:0] sram_base_i,
+    input  logic [SramW-1:0] sram_base_i,
     input  logic [31:0] dram_base_i,  // in entries
     input  logic [15:0] y_size_i,
     input  logic [15:0] x_size_i,
@@ -51,11 +54,11 @@ module loom_dma_wr #(
       .go_o       (begin_copy),
       .overflow_o (overflow)
   );
-  wire [31:0] total = 32'(cmd_entries);  // 16 x 16 bits
+  wire [CntW-1:0] total = CntW'(cmd_entries);  // read only once the check passed: at most Depth
 
   // ---- address side: one or more bursts per row ----
   logic        gen_active, gen_valid, aw_fire;
-  logic [63:0] gen_addr;
+  logic [AddrW-1:0] gen_addr;
   logic [8:0]  gen_beats;
   logic        aw_wait_q;   // the AW shown last cycle was not taken: AXI4 keeps it, unchanged, until it is
   logic        aw_abort_q;  // a fault stopped the DMA: finish the AW handshake in progress, request nothing more
@@ -84,17 +87,18 @@ module loom_dma_wr #(
       .beats_o    (gen_beats)
   );
   assign axi_req_o.aw_valid = aw_valid;
-  assign axi_req_o.aw_addr = gen_addr;
+  assign axi_req_o.aw_addr = 64'(gen_addr);
   assign axi_req_o.aw_len = 8'(gen_beats - 9'd1);
 
   // ---- data side ----
-  logic [31:0] rd_left_q, rd_idx_q;  // out entries still to read, next index
+  logic [CntW-1:0] rd_left_q;  // out entries still to read
+  logic [AW-1:0]   rd_idx_q;   // the next (past the last entry only after the last read)
   logic        rd_pending_q;         // a read was issued last cycle
   logic        fifo_full, fifo_empty, fifo_pop;
   logic [EW-1:0] fifo_head;
   logic [2:0]  fifo_count;
   wire rd_issue = rd_left_q != 0 && (32'(fifo_count) + 32'(rd_pending_q)) < 32'd3;
-  assign raddr_o = AW'(rd_idx_q);
+  assign raddr_o = rd_idx_q;
   loom_fifo #(
       .Width(EW),
       .Depth(4)
@@ -121,7 +125,7 @@ module loom_dma_wr #(
   assign axi_req_o.b_ready = 1'b1;
   assign fifo_pop = entry_done;
   assign data_entry_o = entry_done;
-  logic [31:0] sent_left_q;  // entries still to send
+  logic [CntW-1:0] sent_left_q;  // entries still to send
   loom_fifo #(
       .Width(9),
       .Depth(4)
@@ -166,21 +170,21 @@ module loom_dma_wr #(
       if (begin_copy) begin
         active_q <= 1'b1;
         rd_left_q <= total;
-        rd_idx_q <= sram_base_i;
+        rd_idx_q <= AW'(sram_base_i);  // below Depth: the check passed
         sent_left_q <= total;
       end
       aw_wait_q <= aw_valid && !axi_rsp_i.aw_ready;
       outstanding_q <= outstanding_q + OutW'(aw_fire) - OutW'(axi_rsp_i.b_valid);
       rd_pending_q <= rd_issue;
       if (rd_issue) begin
-        rd_left_q <= rd_left_q - 32'd1;
-        rd_idx_q <= rd_idx_q + 32'd1;
+        rd_left_q <= rd_left_q - CntW'(1);
+        rd_idx_q <= rd_idx_q + AW'(1);
       end
       if (w_fire) begin
         beat_q <= entry_done ? '0 : beat_q + 1'b1;
         w_left_q <= burst_left - 9'd1;
       end
-      if (entry_done) sent_left_q <= sent_left_q - 32'd1;
+      if (entry_done) sent_left_q <= sent_left_q - CntW'(1);
       if (b_error) begin  // SLVERR, DECERR
         fault_o <= 1'b1;
         fault_code_o <= loom_accel_pkg::FAULT_DMA_FAULT;
@@ -200,10 +204,10 @@ module loom_dma_wr #(
     if (rst_ni) begin
       assert (!axi_rsp_i.b_valid || outstanding_q != '0) else $error("loom_dma_wr: B response without a burst");
       assert (outstanding_q <= OutW'(MaxOutstanding)) else $error("loom_dma_wr: more than %0d bursts in flight", MaxOutstanding);
-      assert (!rd_issue || rd_idx_q < 32'(Depth)) else $error("loom_dma_wr: read at entry %0d of %0d", rd_idx_q, Depth);
+      assert (!rd_issue || 32'(rd_idx_q) < 32'(Depth)) else $error("loom_dma_wr: read at entry %0d of %0d", rd_idx_q, Depth);
       assert (!w_valid || burst_left != 9'd0) else $error("loom_dma_wr: W beat outside a burst");
     end
   end
 `endif
-  wire unused_ok = &{1'b0, fifo_full, lenq_count, cmd_entries[33:32]};
+  wire unused_ok = &{1'b0, fifo_full, lenq_count, cmd_entries};  // the count: its low bits, once it fits
 endmodule

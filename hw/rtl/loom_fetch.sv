@@ -118,7 +118,8 @@ module loom_fetch #(
   wire pop_prev = insn[loom_accel_pkg::MEM_POP_PREV_LSB], pop_next = insn[loom_accel_pkg::MEM_POP_NEXT_LSB];
   wire push_prev = insn[loom_accel_pkg::MEM_PUSH_PREV_LSB], push_next = insn[loom_accel_pkg::MEM_PUSH_NEXT_LSB];
   logic [2:0] mem_type;
-  logic [31:0] sram_base, dram_base;
+  logic [loom_accel_pkg::MEM_SRAM_BASE_W-1:0] sram_base;
+  logic [31:0] dram_base;
   logic [15:0] y_size, x_size, x_stride;
   logic [3:0] y_pad0, y_pad1, x_pad0, x_pad1;
   loom_mem_fields mem_fields (
@@ -138,10 +139,10 @@ module loom_fetch #(
   wire is_gemm = opcode == loom_accel_pkg::OP_GEMM, is_alu = opcode == loom_accel_pkg::OP_ALU;
   wire to_load = is_load && (mem_type == loom_accel_pkg::MEM_INP || mem_type == loom_accel_pkg::MEM_WGT);
   wire to_store = is_store;
-  wire [31:0] uop_begin = 32'(insn[loom_accel_pkg::GEMM_UOP_BEGIN_LSB+:loom_accel_pkg::GEMM_UOP_BEGIN_W]);
-  wire [31:0] uop_end = 32'(insn[loom_accel_pkg::GEMM_UOP_END_LSB+:loom_accel_pkg::GEMM_UOP_END_W]);
-  wire [15:0] iter_out = 16'(insn[loom_accel_pkg::GEMM_ITER_OUT_LSB+:loom_accel_pkg::GEMM_ITER_OUT_W]);
-  wire [15:0] iter_in = 16'(insn[loom_accel_pkg::GEMM_ITER_IN_LSB+:loom_accel_pkg::GEMM_ITER_IN_W]);
+  wire [loom_accel_pkg::GEMM_UOP_BEGIN_W-1:0] uop_begin = insn[loom_accel_pkg::GEMM_UOP_BEGIN_LSB+:loom_accel_pkg::GEMM_UOP_BEGIN_W];
+  wire [loom_accel_pkg::GEMM_UOP_END_W-1:0] uop_end = insn[loom_accel_pkg::GEMM_UOP_END_LSB+:loom_accel_pkg::GEMM_UOP_END_W];
+  wire [loom_accel_pkg::GEMM_ITER_OUT_W-1:0] iter_out = insn[loom_accel_pkg::GEMM_ITER_OUT_LSB+:loom_accel_pkg::GEMM_ITER_OUT_W];
+  wire [loom_accel_pkg::GEMM_ITER_IN_W-1:0] iter_in = insn[loom_accel_pkg::GEMM_ITER_IN_LSB+:loom_accel_pkg::GEMM_ITER_IN_W];
   wire [2:0] alu_op = insn[loom_accel_pkg::ALU_ALU_OPCODE_LSB+:loom_accel_pkg::ALU_ALU_OPCODE_W];
   wire use_imm = insn[loom_accel_pkg::ALU_USE_IMM_LSB];
   wire signed [15:0] imm = insn[loom_accel_pkg::ALU_IMM_LSB+:loom_accel_pkg::ALU_IMM_W];
@@ -165,7 +166,7 @@ module loom_fetch #(
                     (is_store || mem_type == loom_accel_pkg::MEM_UOP || x_size == 0 || y_size == 0);
   assign flags[9] = (is_load || is_store) && x_size != 0 && y_size > 16'd1 && x_stride < x_size;  // rows overlap
   assign flags[7] = (is_gemm || is_alu) &&
-                    (uop_end <= uop_begin || uop_end > 32'(loom_accel_pkg::UOP_DEPTH) || iter_out == 0 || iter_in == 0);
+                    (32'(uop_end) <= 32'(uop_begin) || 32'(uop_end) > 32'(loom_accel_pkg::UOP_DEPTH) || iter_out == 0 || iter_in == 0);
   // a shift by more than 31 either way, as bit tests (|imm| > 31)
   assign flags[8] = is_alu && alu_op == loom_accel_pkg::ALU_SHR && use_imm &&
                     (imm[15] ? imm[14:5] != '1 || imm[4:0] == 5'd0 : imm[14:5] != '0);

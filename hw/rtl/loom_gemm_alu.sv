@@ -36,6 +36,13 @@ module loom_gemm_alu #(
     localparam int WgtEW = BlockOut * BlockIn * WgtW,
     localparam int AccEW = Batch * BlockOut * AccW,
     localparam int OutEW = Batch * BlockOut * OutW,
+    // Command fields as wide as the ISA's (micro-op range, loop extents, index factors)
+    localparam int UopBW = loom_accel_pkg::GEMM_UOP_BEGIN_W,
+    localparam int UopEW = loom_accel_pkg::GEMM_UOP_END_W,
+    localparam int IterW = loom_accel_pkg::GEMM_ITER_OUT_W,
+    localparam int DstFW = loom_accel_pkg::GEMM_DST_FACTOR_OUT_W,
+    localparam int SrcFW = loom_accel_pkg::GEMM_SRC_FACTOR_OUT_W,
+    localparam int WgtFFW = loom_accel_pkg::GEMM_WGT_FACTOR_OUT_W,
     // Products per multiplier (g_packed_multipliers below; 1: one each) and LUT multipliers (lut_product):
     // the generator's choice from the operand widths, the same results either way.
     parameter int Pack = loom_accel_pkg::GEMM_PRODUCTS_PER_MULT,
@@ -47,16 +54,16 @@ module loom_gemm_alu #(
     input  logic        start_i,
     input  logic        is_alu_i,
     input  logic        reset_acc_i,  // GEMM: zero the accumulators
-    input  logic [31:0] uop_begin_i,
-    input  logic [31:0] uop_end_i,
-    input  logic [15:0] iter_out_i,
-    input  logic [15:0] iter_in_i,
-    input  logic [31:0] dst_factor_out_i,
-    input  logic [31:0] dst_factor_in_i,
-    input  logic [31:0] src_factor_out_i,
-    input  logic [31:0] src_factor_in_i,
-    input  logic [31:0] wgt_factor_out_i,
-    input  logic [31:0] wgt_factor_in_i,
+    input  logic [UopBW-1:0]  uop_begin_i,
+    input  logic [UopEW-1:0]  uop_end_i,
+    input  logic [IterW-1:0]  iter_out_i,
+    input  logic [IterW-1:0]  iter_in_i,
+    input  logic [DstFW-1:0]  dst_factor_out_i,
+    input  logic [DstFW-1:0]  dst_factor_in_i,
+    input  logic [SrcFW-1:0]  src_factor_out_i,
+    input  logic [SrcFW-1:0]  src_factor_in_i,
+    input  logic [WgtFFW-1:0] wgt_factor_out_i,
+    input  logic [WgtFFW-1:0] wgt_factor_in_i,
     input  logic [2:0]  alu_op_i,
     input  logic        use_imm_i,
     input  logic [15:0] imm_i,
@@ -104,6 +111,15 @@ module loom_gemm_alu #(
   localparam int Groups2 = Groups / Group2;
   localparam int SumW = ProdW + $clog2(BlockIn) + 1;  // any BLOCK_IN-term dot product fits
   localparam int LastStage = 8;  // I2..I8 carry valid, I3..I8 the accumulator indices too
+  // Index arithmetic, F + 1 bits (F: the widest micro-op field or factor; every depth D is at
+  // most 2^F): every index I2 checks is exact up to the first one out of range, after which the
+  // instruction stops and the iterations behind it are dropped. The first bad index is below
+  // D + 2^F: it adds one micro-op field, factor_in or factor_out to an index already checked
+  // (the iteration before it, or the first of the block before it). Its terms are no larger.
+  // Indices never checked (a reset GEMM's weights) may wrap; they are never used.
+  localparam int FieldW = DstW > SrcW ? (DstW > WgtFW ? DstW : WgtFW) : (SrcW > WgtFW ? SrcW : WgtFW);
+  localparam int FactorW = DstFW > SrcFW ? (DstFW > WgtFFW ? DstFW : WgtFFW) : (SrcFW > WgtFFW ? SrcFW : WgtFFW);
+  localparam int IdxW = (FieldW > FactorW ? FieldW : FactorW) + 1;
 
   wire unused_uop_bits = &{1'b0, uop_q};  // bits above the micro-op fields
 
@@ -117,8 +133,8 @@ module loom_gemm_alu #(
   logic [2:0]  alu_op_q;
   logic [4:0]  shr_amt_q;  // SHR by the immediate
   logic [AccW-1:0] imm_q;
-  logic [31:0] uop_last_q;
-  logic [15:0] iter_in_last_q, iter_out_last_q;
+  logic [UopBW-1:0] uop_last_q;
+  logic [IterW-1:0] iter_in_last_q, iter_out_last_q;
   // The op's initiation interval: the next iteration's operands are read only after this one's
   // result can be forwarded (two reads for a register operand; multi-cycle ops take four).
   wire alu_multi = is_alu_i && (alu_op_i == loom_accel_pkg::ALU_MUL ||
@@ -153,25 +169,25 @@ module loom_gemm_alu #(
       // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
       shr_left_q <= imm_i[15];
       shr_amt_q <= imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
-      uop_last_q <= uop_end_i - 32'd1;
-      iter_in_last_q <= iter_in_i - 16'd1;
-      iter_out_last_q <= iter_out_i - 16'd1;
+      uop_last_q <= UopBW'(uop_end_i - UopEW'(1));  // the decoder keeps uop_end in 1..UOP_DEPTH
+      iter_in_last_q <= iter_in_i - IterW'(1);
+      iter_out_last_q <= iter_out_i - IterW'(1);
     end
   end
 
   // ---- I0: issue ----
   logic        issuing_q;
   logic [2:0]  gap_q;  // cycles until the next issue
-  logic [31:0] u_q;
-  logic [15:0] o_q, n_q;
-  logic [31:0] dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q;  // running o*factor_out, n*factor_in
+  logic [UopBW-1:0] u_q;
+  logic [IterW-1:0] o_q, n_q;
+  logic [IdxW-1:0] dst_o_q, dst_n_q, src_o_q, src_n_q, wgt_o_q, wgt_n_q;  // running o*factor_out, n*factor_in
   wire issue = issuing_q && gap_q == 3'd0;
   wire last_u = u_q == uop_last_q, last_n = n_q == iter_in_last_q, last_o = o_q == iter_out_last_q;
   assign uop_raddr_o = UopAW'(u_q);
 
   // ---- I1: the micro-op word into a register (the block RAM's output register); I1b: index ----
   logic        i1_valid_q, i1b_valid_q;
-  logic [31:0] i1_dst_off_q, i1_src_off_q, i1_wgt_off_q, i1b_dst_off_q, i1b_src_off_q, i1b_wgt_off_q;
+  logic [IdxW-1:0] i1_dst_off_q, i1_src_off_q, i1_wgt_off_q, i1b_dst_off_q, i1b_src_off_q, i1b_wgt_off_q;
   logic [31:0] uop_q;
 
   // ---- I2..I8: per-stage valid (stage s at bit s) and accumulator indices (I3..I8) ----
@@ -183,11 +199,11 @@ module loom_gemm_alu #(
   function automatic logic [AccAW-1:0] src_at(input int s);
     src_at = src_q[(s-3)*AccAW+:AccAW];
   endfunction
-  logic [31:0] i2_dst_q, i2_src_q, i2_wgt_q;  // full width for the range checks
+  logic [IdxW-1:0] i2_dst_q, i2_src_q, i2_wgt_q;
   logic        i3_bad_q;  // I3's iteration has an index out of range: the instruction stops
-  wire [31:0] src_depth = alu_q ? 32'(loom_accel_pkg::ACC_DEPTH) : 32'(loom_accel_pkg::INP_DEPTH);
-  wire i2_bad = valid_q[2] && (i2_dst_q >= 32'(loom_accel_pkg::ACC_DEPTH) || i2_src_q >= src_depth ||
-                               (gemm_math_q && i2_wgt_q >= 32'(loom_accel_pkg::WGT_DEPTH)));
+  wire [IdxW-1:0] src_depth = alu_q ? IdxW'(loom_accel_pkg::ACC_DEPTH) : IdxW'(loom_accel_pkg::INP_DEPTH);
+  wire i2_bad = valid_q[2] && (i2_dst_q >= IdxW'(loom_accel_pkg::ACC_DEPTH) || i2_src_q >= src_depth ||
+                               (gemm_math_q && i2_wgt_q >= IdxW'(loom_accel_pkg::WGT_DEPTH)));
   assign inp_raddr_o = InpAW'(i2_src_q);
   assign wgt_raddr_o = WgtAW'(i2_wgt_q);
   // The accumulator's one read port: I5's operand (register-operand ALU ops, which leave I6
@@ -288,17 +304,17 @@ module loom_gemm_alu #(
         i1_dst_off_q <= dst_o_q + dst_n_q;
         i1_src_off_q <= src_o_q + src_n_q;
         i1_wgt_off_q <= wgt_o_q + wgt_n_q;
-        u_q <= last_u ? uop_begin_i : u_q + 32'd1;
+        u_q <= last_u ? uop_begin_i : u_q + UopBW'(1);
         if (last_u) begin
-          n_q <= last_n ? 16'd0 : n_q + 16'd1;
-          dst_n_q <= last_n ? 32'd0 : dst_n_q + dst_factor_in_i;
-          src_n_q <= last_n ? 32'd0 : src_n_q + src_factor_in_i;
-          wgt_n_q <= last_n ? 32'd0 : wgt_n_q + wgt_factor_in_i;
+          n_q <= last_n ? '0 : n_q + IterW'(1);
+          dst_n_q <= last_n ? '0 : dst_n_q + IdxW'(dst_factor_in_i);
+          src_n_q <= last_n ? '0 : src_n_q + IdxW'(src_factor_in_i);
+          wgt_n_q <= last_n ? '0 : wgt_n_q + IdxW'(wgt_factor_in_i);
           if (last_n) begin
-            o_q <= o_q + 16'd1;
-            dst_o_q <= dst_o_q + dst_factor_out_i;
-            src_o_q <= src_o_q + src_factor_out_i;
-            wgt_o_q <= wgt_o_q + wgt_factor_out_i;
+            o_q <= o_q + IterW'(1);
+            dst_o_q <= dst_o_q + IdxW'(dst_factor_out_i);
+            src_o_q <= src_o_q + IdxW'(src_factor_out_i);
+            wgt_o_q <= wgt_o_q + IdxW'(wgt_factor_out_i);
             if (last_o) issuing_q <= 1'b0;
           end
         end
@@ -328,9 +344,9 @@ module loom_gemm_alu #(
       i1b_wgt_off_q <= i1_wgt_off_q;
     end
     if (i1b_valid_q) begin
-      i2_dst_q <= 32'(uop_q[DstW-1:0]) + i1b_dst_off_q;
-      i2_src_q <= 32'(uop_q[DstW+:SrcW]) + i1b_src_off_q;
-      i2_wgt_q <= 32'(uop_q[DstW+SrcW+:WgtFW]) + i1b_wgt_off_q;
+      i2_dst_q <= IdxW'(uop_q[DstW-1:0]) + i1b_dst_off_q;
+      i2_src_q <= IdxW'(uop_q[DstW+:SrcW]) + i1b_src_off_q;
+      i2_wgt_q <= IdxW'(uop_q[DstW+SrcW+:WgtFW]) + i1b_wgt_off_q;
     end
     // indices move along with their iterations
     dst_q <= {dst_q[0+:(LastStage-3)*AccAW], AccAW'(i2_dst_q)};

@@ -68,7 +68,8 @@ module loom_load #(
   );
 
   logic [2:0] mem_type;
-  logic [31:0] sram_base, dram_base;
+  logic [loom_accel_pkg::MEM_SRAM_BASE_W-1:0] sram_base;
+  logic [31:0] dram_base;
   logic [15:0] y_size, x_size, x_stride;
   logic [3:0] y_pad0, y_pad1, x_pad0, x_pad1;
   loom_mem_fields fields (

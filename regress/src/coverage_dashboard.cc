@@ -67,7 +67,8 @@ constexpr const char* kScript = R"js(
   const tiles = document.getElementById('tiles');
   const tile = (name, value) => { const t = el('div', {class: 'tile'}, name); t.appendChild(el('b', {}, value)); tiles.appendChild(t); };
   if (cov.isa) tile('ISA bins', `${cov.isa.hit}/${cov.isa.total}`);
-  if (cov.rtl) for (const k of kinds) tile(k, cov.rtl[k].points ? `${cov.rtl[k].percent.toFixed(1)}%` : '-');
+  if (cov.rtl) for (const k of kinds) tile(k, cov.rtl[k].points ? `${cov.rtl[k].percent.toFixed(1)}%` +
+      (cov.rtl[k].waived ? ` (${cov.rtl[k].raw_percent.toFixed(1)}% without waivers)` : '') : '-');
 
   // Code coverage per module.
   const modules = document.getElementById('modules');
@@ -135,6 +136,19 @@ constexpr const char* kScript = R"js(
       for (const x of bySignal.listed) ul.appendChild(el('li', {}, `${x.module} ${x.signal}${x.bits}: ${x.unhit} of ${x.points} bits`));
     else
       for (const x of h.listed) ul.appendChild(el('li', {}, `${x.module} ${x.file}:${x.line} ${x.what}`));
+    holes.appendChild(ul);
+  }
+  // Waivers: what the toggle figures leave out, and why; a contradicted one first.
+  if (cov.rtl && cov.rtl.waivers) {
+    const w = cov.rtl.waivers;
+    holes.appendChild(el('h3', {}, `waived: ${w.structural} structural and ${w.bounded} bounded toggle points (${w.source})`));
+    const ul = el('ul', {id: 'waivers'});
+    const listed = w.listed.slice().sort((a, b) => (b.hit > 0) - (a.hit > 0));
+    for (const x of listed) {
+      const li = el('li', {class: x.hit ? 'contradicted' : 'waiver'},
+          `${x.module} ${x.signal}${x.bits}: ${x.waived} waived, ${x.class}: ${x.reason}` + (x.hit ? ` (CONTRADICTED: ${x.hit} toggled)` : ''));
+      ul.appendChild(li);
+    }
     holes.appendChild(ul);
   }
 

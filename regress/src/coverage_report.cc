@@ -23,7 +23,36 @@ constexpr RtlCoverageKind kCodeKinds[] = {RtlCoverageKind::Line, RtlCoverageKind
                                           RtlCoverageKind::CoverProperty};
 
 json figure_json(const sim::RtlCoverageFigure& f) {
-  return {{"hit", f.hit}, {"points", f.points}, {"percent", std::round(f.percent() * 100) / 100}};
+  json j = {{"hit", f.hit}, {"points", f.points}, {"percent", std::round(f.percent() * 100) / 100}};
+  if (f.waived) {
+    j["waived"] = f.waived;
+    j["raw_percent"] = std::round(f.raw_percent() * 100) / 100;
+  }
+  return j;
+}
+
+// The waivers a run applied, with what each matched: {"source", "structural", "bounded" (points
+// waived per class), "contradicted", "unmatched", "listed": [...]}.
+json waivers_json(const sim::RtlCoverage& rtl) {
+  const auto& toggles = rtl.waivers().toggles();
+  const std::vector<sim::RtlWaiverUse> uses = rtl.waiver_uses();
+  json list = json::array();
+  size_t per_class[2] = {0, 0}, contradicted = 0, unmatched = 0;
+  for (size_t i = 0; i < toggles.size(); ++i) {
+    const sim::RtlToggleWaiver& t = toggles[i];
+    per_class[t.waiver_class == sim::RtlWaiverClass::Bounded] += uses[i].waived;
+    contradicted += uses[i].hit > 0;
+    unmatched += uses[i].waived + uses[i].hit == 0;
+    list.push_back({{"module", t.module},
+                    {"signal", t.signal},
+                    {"bits", t.bits},
+                    {"class", to_string(t.waiver_class)},
+                    {"reason", t.reason},
+                    {"waived", uses[i].waived},
+                    {"hit", uses[i].hit}});
+  }
+  return {{"source", rtl.waivers().source()}, {"structural", per_class[0]}, {"bounded", per_class[1]},
+          {"contradicted", contradicted},     {"unmatched", unmatched},     {"listed", list}};
 }
 
 std::string percent_text(const sim::RtlCoverageFigure& f) {
@@ -40,8 +69,10 @@ void write_text(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-RunCoverage collect_coverage(const fs::path& dir, const std::vector<ReportRow>& rows, bool rtl) {
+RunCoverage collect_coverage(const fs::path& dir, const std::vector<ReportRow>& rows, bool rtl,
+                             const std::string& waivers) {
   RunCoverage c;
+  if (!waivers.empty()) c.rtl.set_waivers(sim::RtlWaivers::load(waivers));
   for (const ReportRow& r : rows) {
     if (r.result.contains("metrics") && r.result["metrics"].contains("isa_coverage")) {
       ++c.isa_jobs;
@@ -105,6 +136,7 @@ json coverage_json(const RunCoverage& c, size_t max_holes) {
                          {"unhit", t[i].unhit},
                          {"points", t[i].points}});
   r["toggle_holes_by_signal"] = {{"count", t.size()}, {"listed", by_signal}};
+  if (!c.rtl.waivers().empty()) r["waivers"] = waivers_json(c.rtl);
   j["rtl"] = r;
   return j;
 }
@@ -127,6 +159,24 @@ std::string coverage_markdown(const RunCoverage& c) {
   for (RtlCoverageKind k : kCodeKinds) totals[k] = c.rtl.total(k);
   row("**all**", totals);
   for (const auto& [module, kinds] : c.rtl.by_module()) row(module, kinds);
+  if (!c.rtl.waivers().empty()) {
+    const json w = waivers_json(c.rtl);
+    const sim::RtlCoverageFigure& t = totals[RtlCoverageKind::Toggle];
+    md << "\nToggle figures leave out " << t.waived << " unhit points that `" << c.rtl.waivers().source()
+       << "` waives (" << w["structural"].get<size_t>() << " structural, " << w["bounded"].get<size_t>()
+       << " bounded; each waiver gives its reason); without the waivers, toggle is " << std::fixed
+       << std::setprecision(1) << t.raw_percent() << "%.\n";
+    for (const json& e : w["listed"]) {
+      const std::string what = "`" + e["module"].get<std::string>() + "." + e["signal"].get<std::string>() +
+                               e["bits"].get<std::string>() + "`";
+      if (e["hit"].get<size_t>())
+        md << "\n**Waiver contradicted:** " << what << " is waived (" << e["class"].get<std::string>() << ": "
+           << e["reason"].get<std::string>() << ") but " << e["hit"].get<size_t>()
+           << " of its bits toggled; they count as hit. Fix the waiver.\n";
+      else if (!e["waived"].get<size_t>())
+        md << "\n**Waiver matches nothing:** " << what << " names no toggle point of this RTL.\n";
+    }
+  }
   if (!c.rtl_missing.empty()) {
     md << "\n**" << c.rtl_missing.size()
        << " jobs on an RTL backend left no coverage** (they crashed, timed out, or "
@@ -177,6 +227,8 @@ std::vector<std::string> write_coverage_files(const fs::path& dir, const std::st
   if (j.contains("isa")) line["isa"] = {{"hit", j["isa"]["hit"]}, {"total", j["isa"]["total"]}};
   if (j.contains("rtl"))
     for (RtlCoverageKind k : kCodeKinds) line[to_string(k)] = j["rtl"][to_string(k)]["percent"];
+  if (j.contains("rtl") && j["rtl"]["toggle"].contains("raw_percent"))
+    line["toggle_raw"] = j["rtl"]["toggle"]["raw_percent"];
   {
     std::ofstream h(dir / "coverage_history.jsonl", std::ios::app);
     if (!h || !(h << line.dump() << "\n"))

@@ -27,8 +27,10 @@ struct RunCoverage {
 };
 
 // Merges the coverage of `rows` (jobs of the run in `dir`); `rtl`: read the jobs' RTL coverage
-// files (a run with --coverage). A damaged file is an Error naming the job.
-RunCoverage collect_coverage(const std::filesystem::path& dir, const std::vector<ReportRow>& rows, bool rtl);
+// files (a run with --coverage); `waivers`: the toggle waivers to apply ("" none). A damaged file
+// is an Error naming the job (or the waivers file).
+RunCoverage collect_coverage(const std::filesystem::path& dir, const std::vector<ReportRow>& rows, bool rtl,
+                             const std::string& waivers = "");
 
 // The run's coverage as JSON: {"isa": {...}, "rtl": {"line": {"hit", "points", "percent"}, ...,
 // "modules": {...}, "cover_properties": [...], "holes": {...}, "toggle_holes_by_signal": {...}}}. Holes

@@ -17,6 +17,7 @@
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
 #include "loom/sim/backends.h"
+#include "loom/sim/rtl_waivers.h"
 #ifdef LOOM_HAVE_YAML
 #include <yaml-cpp/yaml.h>
 #endif
@@ -299,13 +300,24 @@ Manifest parse_manifest(const std::string& text, const std::string& origin, cons
   }
   Reader top{origin, "the manifest"};
   if (!root.is_object()) top.fail("expected an object with \"jobs\"");
-  top.known_keys(root, {"name", "configs", "jobs", "timeout_s", "retries", "seed", "device"});
+  top.known_keys(root, {"name", "configs", "jobs", "timeout_s", "retries", "seed", "device", "coverage_waivers"});
   Manifest m;
   m.path = origin;
   m.name = root.value("name", fs::path(origin).stem().string());
   if (!root.contains("name") || root["name"].is_string()) {
   } else {
     top.fail("'name' must be a string");
+  }
+  if (root.contains("coverage_waivers")) {
+    if (!root["coverage_waivers"].is_string() || root["coverage_waivers"].get<std::string>().empty())
+      top.fail("'coverage_waivers' must name a file (relative to the manifest)");
+    m.coverage_waivers =
+        fs::absolute(fs::path(base_dir) / root["coverage_waivers"].get<std::string>()).lexically_normal().string();
+    try {
+      sim::RtlWaivers::load(m.coverage_waivers);  // malformed waivers fail here, before any job runs
+    } catch (const Error& e) {
+      top.fail(std::string("'coverage_waivers': ") + e.what());
+    }
   }
   const double timeout = top.number(root, "timeout_s", 600, 1, 7 * 86400);
   const int retries = int(top.whole(root, "retries", 1, 0, 10));

@@ -97,7 +97,7 @@ int rank(const std::string& status) {  // failures first, the worst first
 }  // namespace
 
 ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::vector<ReportRow> rows,
-                            const std::string& incomplete, bool rtl_coverage) {
+                            const std::string& incomplete, bool rtl_coverage, const std::string& coverage_waivers) {
   std::stable_sort(rows.begin(), rows.end(), [](const ReportRow& a, const ReportRow& b) {
     int ra = rank(a.result.value("status", "")), rb = rank(b.result.value("status", ""));
     return ra != rb ? ra < rb : a.name < b.name;
@@ -196,7 +196,7 @@ ReportSummary write_reports(const fs::path& dir, const std::string& suite, std::
 
   // What the jobs exercised (random programs' ISA bins, RTL coverage files), merged: a section of
   // the Markdown and the coverage files (coverage_report.h).
-  const RunCoverage coverage = collect_coverage(dir, rows, rtl_coverage);
+  const RunCoverage coverage = collect_coverage(dir, rows, rtl_coverage, coverage_waivers);
   md << coverage_markdown(coverage);
   if (coverage.any()) s.coverage_notes = write_coverage_files(dir, suite, utc_now(), coverage);
 

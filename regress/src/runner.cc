@@ -452,7 +452,7 @@ int run_regression(const Manifest& m, const RunOptions& o) {
     std::ofstream all(o.out / "results.jsonl");
     for (const ReportRow& row : rows) all << row.result.dump() << "\n";
   }
-  ReportSummary s = write_reports(o.out, m.name, rows, incomplete, o.coverage);
+  ReportSummary s = write_reports(o.out, m.name, rows, incomplete, o.coverage, m.coverage_waivers);
   for (const std::string& note : s.coverage_notes) std::cout << "coverage: " << note << "\n";
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!o.quiet || s.failures()) {

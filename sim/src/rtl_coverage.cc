@@ -181,6 +181,10 @@ std::map<std::string, std::map<RtlCoverageKind, RtlCoverageFigure>> RtlCoverage:
   std::map<std::string, std::map<RtlCoverageKind, RtlCoverageFigure>> m;
   for (const auto& [id, pc] : sources()) {
     RtlCoverageFigure& f = m[pc.first->module][pc.first->kind];
+    if (waived(*pc.first, pc.second)) {
+      ++f.waived;
+      continue;
+    }
     ++f.points;
     f.hit += pc.second > 0;
   }
@@ -194,6 +198,7 @@ RtlCoverageFigure RtlCoverage::total(RtlCoverageKind kind) const {
     if (it == kinds.end()) continue;
     t.hit += it->second.hit;
     t.points += it->second.points;
+    t.waived += it->second.waived;
   }
   return t;
 }
@@ -213,7 +218,7 @@ std::vector<RtlCoverageHole> RtlCoverage::holes(RtlCoverageKind kind) const {
   std::vector<RtlCoverageHole> v;
   for (const auto& [id, pc] : sources()) {
     const Point& p = *pc.first;
-    if (p.kind != kind || pc.second > 0) continue;
+    if (p.kind != kind || pc.second > 0 || waived(p, pc.second)) continue;
     v.push_back({kind, p.module, value_of(p.keys, "f"), line_of(p.keys), value_of(p.keys, "o")});
   }
   std::sort(v.begin(), v.end(), [](auto& a, auto& b) {
@@ -258,7 +263,7 @@ std::vector<RtlToggleHoles> RtlCoverage::toggle_holes_by_signal() const {
   std::map<std::pair<std::string, std::string>, Signal> signals;
   for (const auto& [id, pc] : sources()) {
     const Point& p = *pc.first;
-    if (p.kind != RtlCoverageKind::Toggle) continue;
+    if (p.kind != RtlCoverageKind::Toggle || waived(p, pc.second)) continue;
     const auto [signal, bit] = split_bit(value_of(p.keys, "o"));
     Signal& s = signals[{p.module, signal}];
     ++s.points;
@@ -273,6 +278,24 @@ std::vector<RtlToggleHoles> RtlCoverage::toggle_holes_by_signal() const {
   std::stable_sort(v.begin(), v.end(),
                    [](const RtlToggleHoles& a, const RtlToggleHoles& b) { return a.unhit > b.unhit; });
   return v;
+}
+
+int RtlCoverage::waiver_of(const Point& p) const {
+  if (p.kind != RtlCoverageKind::Toggle || waivers_.empty()) return -1;
+  const auto [signal, bit] = split_bit(value_of(p.keys, "o"));
+  return waivers_.find(p.module, signal, bit);
+}
+
+std::vector<RtlWaiverUse> RtlCoverage::waiver_uses() const {
+  std::vector<RtlWaiverUse> uses(waivers_.toggles().size());
+  for (const auto& [id, pc] : sources())
+    if (const int w = waiver_of(*pc.first); w >= 0) {
+      if (pc.second)
+        ++uses[size_t(w)].hit;
+      else
+        ++uses[size_t(w)].waived;
+    }
+  return uses;
 }
 
 }  // namespace loom::sim

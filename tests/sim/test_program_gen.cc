@@ -71,8 +71,13 @@ TEST(ProgramGen, TheWidestConstraintsStillMakeLegalPrograms) {
       c.max_pad = 15;
       c.max_rows = 16;
       c.max_cols = 16;
+      c.max_store_rows = 16;
       Program p = program_for(cfg, c, seed);
       expect_commits_as_fsim(cfg, p);
+      uint32_t tallest_store = 0;
+      for (const Instruction& i : p.instructions())
+        if (i.opcode == Opcode::Store) tallest_store = std::max(tallest_store, uint32_t(i.y_size));
+      EXPECT_GT(tallest_store, 2u) << "max_store_rows 16 drew no STORE of more than two rows";
     }
   }
 }
@@ -441,6 +446,8 @@ TEST(ProgramGen, BadConstraintsAreClearErrors) {
   EXPECT_NE(constraint_error(R"({"max_pad": 16})").find("max_pad is 16, not in [0, 15]"), std::string::npos);
   EXPECT_NE(constraint_error(R"({"gemm_reset": 1.5})").find("gemm_reset is 1.5, not in [0, 1]"), std::string::npos);
   EXPECT_NE(constraint_error(R"({"wide_fields": -0.5})").find("wide_fields is -0.5, not in [0, 1]"), std::string::npos);
+  EXPECT_NE(constraint_error(R"({"max_store_rows": 17})").find("max_store_rows is 17, not in [1, 16]"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "loom/sim/functional_sim.h"
 #include "loom/sim/rtl_coverage.h"
 #include "loom/sim/rtl_sim.h"
+#include "loom/sim/rtl_waivers.h"
 #include "rtl/rtl_model.h"
 
 namespace loom::sim {
@@ -217,6 +218,96 @@ TEST(RtlCoverage, ToggleHolesAreListedPerSignalAsBitRanges) {
   EXPECT_EQ(t[2].signal, "mem_q[3]");
   EXPECT_EQ(t[2].bits, "[1]");
   EXPECT_EQ(t[2].points, 2u);
+}
+
+// A toggle point of loom_fifo's `what` in instance `hier`, hit `count` times.
+std::string toggle_point(const std::string& what, const std::string& hier, int count) {
+  return "C '\x01"
+         "f\x02/x/loom_fifo.sv\x01l\x02"
+         "12\x01page\x02v_toggle/loom_fifo__W9\x01o\x02" +
+         what + "\x01h\x02" + hier + "' " + std::to_string(count) + "\n";
+}
+
+TEST(RtlCoverage, WaiversLeaveUnhitPointsOutAndCountContradictionsAsHit) {
+  std::string text = "# SystemC::Coverage-3\n";
+  for (int bit = 0; bit < 8; ++bit)  // bits 0-3 hit, 4-7 not, and bit 6 hit after all
+    text += toggle_point("count_q[" + std::to_string(bit) + "]", "loom_accel.loom_accel.a", bit < 4 || bit == 6);
+  text += toggle_point("halt", "loom_accel.loom_accel.a", 0) + toggle_point("busy", "loom_accel.loom_accel.a", 0);
+  RtlCoverage c = RtlCoverage::parse(text, "t.dat");
+  EXPECT_EQ(c.total(RtlCoverageKind::Toggle).points, 10u);
+  c.set_waivers(RtlWaivers::parse(R"({"toggle": [
+      {"module": "loom_fifo", "signal": "count_q", "bits": "[7:6]", "class": "bounded", "reason": "r1"},
+      {"module": "loom_fifo", "signal": "halt", "class": "structural", "reason": "r2"},
+      {"module": "loom_fifo", "signal": "gone_q", "bits": "[3:0]", "class": "structural", "reason": "r3"}]})",
+                                  "w.json"));
+  const RtlCoverageFigure t = c.total(RtlCoverageKind::Toggle);
+  EXPECT_EQ(t.waived, 2u);  // count_q[7] and halt; count_q[6] toggled, so it is not waived
+  EXPECT_EQ(t.points, 8u);
+  EXPECT_EQ(t.hit, 5u);
+  EXPECT_DOUBLE_EQ(t.percent(), 62.5);
+  EXPECT_DOUBLE_EQ(t.raw_percent(), 50.0);
+  const std::vector<RtlWaiverUse> uses = c.waiver_uses();
+  ASSERT_EQ(uses.size(), 3u);
+  EXPECT_EQ(uses[0].waived, 1u);
+  EXPECT_EQ(uses[0].hit, 1u);  // contradicted
+  EXPECT_EQ(uses[1].waived, 1u);
+  EXPECT_EQ(uses[2].waived + uses[2].hit, 0u);  // matches nothing
+  const std::vector<RtlToggleHoles> holes = c.toggle_holes_by_signal();
+  ASSERT_EQ(holes.size(), 2u);  // count_q[5:4] and busy; halt and count_q[7] are waived
+  EXPECT_EQ(holes[0].signal, "count_q");
+  EXPECT_EQ(holes[0].bits, "[5:4]");
+  EXPECT_EQ(holes[0].points, 7u);
+  EXPECT_EQ(holes[1].signal, "busy");
+  EXPECT_EQ(c.holes(RtlCoverageKind::Toggle).size(), 3u);
+}
+
+TEST(RtlCoverage, MalformedWaiversAreErrorsNamingTheFileAndTheEntry) {
+  auto error = [](const std::string& text) {
+    return test::error_text<Error>([&] { RtlWaivers::parse(text, "w.json"); });
+  };
+  const std::string ok = R"("module": "m", "signal": "s", "class": "structural", "reason": "why")";
+  EXPECT_NO_THROW(RtlWaivers::parse("{\"toggle\": [{" + ok + "}]}", "w.json"));
+  EXPECT_NE(error("{").find("coverage waivers 'w.json': not JSON"), std::string::npos) << error("{");
+  EXPECT_NE(error("[]").find("expected an object"), std::string::npos);
+  EXPECT_NE(error(R"({"lines": []})").find("unknown key 'lines'"), std::string::npos);
+  EXPECT_NE(error(R"({"toggle": {}})").find("\"toggle\" must be a list"), std::string::npos);
+  EXPECT_NE(error(R"({"toggle": [{"module": "m", "signal": "s", "class": "structural"}]})")
+                .find("toggle[0]: needs a \"reason\""),
+            std::string::npos);
+  EXPECT_NE(error("{\"toggle\": [{" + ok + "}, {" + ok + ", \"bits\": \"31:12\"}]}")
+                .find("toggle[1]: bits '31:12' are not Verilog bit ranges"),
+            std::string::npos);
+  EXPECT_NE(error("{\"toggle\": [{" + ok + ", \"bits\": \"[3:7]\"}]}").find("are not Verilog bit ranges"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"toggle": [{"module": "m", "signal": "s", "class": "never", "reason": "r"}]})")
+                .find("class 'never': expected structural or bounded"),
+            std::string::npos);
+  EXPECT_NE(error("{\"toggle\": [{" + ok + ", \"why\": 1}]}").find("toggle[0]: unknown key 'why'"), std::string::npos);
+  EXPECT_NE(error(R"({"toggle": [{"module": "", "signal": "s", "class": "bounded", "reason": "r"}]})")
+                .find("'module' must be a non-empty string"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<Error>([] {
+              RtlWaivers::load("/nonexistent/w.json");
+            }).find("cannot read the coverage waivers /nonexistent/w.json"),
+            std::string::npos);
+}
+
+// The project's own waivers (hw/rtl/coverage_waivers.json) name toggle points that the default
+// config's coverage build has: a waiver left behind by an RTL change fails here.
+TEST(RtlCoverage, TheProjectsWaiversNameSignalsOfTheRtl) {
+  REQUIRE_COVERAGE_BUILD();
+  test::TestDir dir;
+  const std::string file = (dir.path() / "cov.dat").string();
+  run_covered(program_for(accel::default_config(), 7, 40), file);
+  RtlCoverage c = RtlCoverage::load(file);
+  c.set_waivers(RtlWaivers::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/../../hw/rtl/coverage_waivers.json"));
+  const std::vector<RtlWaiverUse> uses = c.waiver_uses();
+  ASSERT_FALSE(uses.empty());
+  for (size_t i = 0; i < uses.size(); ++i) {
+    const RtlToggleWaiver& w = c.waivers().toggles()[i];
+    EXPECT_GT(uses[i].waived + uses[i].hit, 0u) << w.module << "." << w.signal << w.bits << " names no toggle point";
+    EXPECT_EQ(uses[i].hit, 0u) << w.module << "." << w.signal << w.bits << " toggled in a short random program";
+  }
 }
 
 TEST(RtlCoverage, MalformedFilesAreErrorsNamingTheFileAndLine) {

@@ -365,6 +365,27 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   }
 }
 
+// Whole scratchpads: a LOAD of every accumulator entry, an ALU pass over all of them and a STORE
+// of every output entry (the DMAs count up to the buffer's depth; the last entry is written and
+// read like the first).
+TEST_P(SimInstruction, WholeScratchpadLoadAluAndStore) {
+  const int n = B * BO;
+  const int64_t acc = cfg.acc_depth(), outd = cfg.out_depth(), m = std::min(acc, outd);
+  auto a = test::random_values<int32_t>(size_t(acc * n), 9, -100000, 100000);
+  AccelHarness h(cfg);
+  auto in = h.upload(a);
+  auto out = h.drv.alloc(outd * n);
+  h.drv.load_2d(MemType::Acc, 0, in.addr, 1, acc, acc);
+  h.drv.alu(UopKernelBuilder().loop(uint32_t(m), 1, 1).push(0, 0).build(), AluOp::Add, true, 3);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, out.addr, 1, outd, outd);
+  auto counters = h.drv.synchronize();
+  auto got = h.download<int8_t>(out, m * n);
+  for (int64_t e = 0; e < m * n; ++e) ASSERT_EQ(got[e], int8_t(a[e] + 3)) << "element " << e << " of " << m * n;
+  EXPECT_EQ(counters["alu_ops"], uint64_t(m * n));
+}
+
 // ALU chains whose register operand is the entry an earlier iteration of the same instruction
 // just wrote (still in the pipeline on the RTL): acc[k] += acc[k - d] for d = 1, 2 and 3 gives
 // running sums over every d-th entry, checked against the host's.

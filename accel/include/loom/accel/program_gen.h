@@ -37,6 +37,7 @@ struct ProgramConstraints {
   int max_pad = 1;             // each side of a LOAD's padding, in [0, 15]
   int max_rows = 3;            // a LOAD's y size, in [1, 16]
   int max_cols = 4;            // a LOAD's x size, in [1, 16]
+  int max_store_rows = 2;      // a STORE's y size, in [1, 16] (fewer where its rows would leave the image)
   double gemm_reset = 0.25;    // the share of GEMMs that reset the accumulators, in [0, 1]
   double alu_immediate = 0.5;  // the share of ALU operations with an immediate operand, in [0, 1]
   // The share of draws, in [0, 1], where a field that the instruction leaves free takes a value

@@ -59,6 +59,9 @@ struct JobSpec {
 
 struct Manifest {
   std::string name, path;
+  // "coverage_waivers": toggle waivers the coverage report applies (sim/rtl_waivers.h), as an
+  // absolute path; "" for none. Checked when the manifest loads.
+  std::string coverage_waivers;
   std::vector<JobSpec> jobs;
 };
 

@@ -28,6 +28,7 @@ struct ReportSummary {
 // summarized in report.md. `incomplete`: why the run stopped before every job ran ("" when it did
 // not): said at the top of every report, never a partial report presented as complete.
 ReportSummary write_reports(const std::filesystem::path& dir, const std::string& suite, std::vector<ReportRow> rows,
-                            const std::string& incomplete, bool rtl_coverage = false);
+                            const std::string& incomplete, bool rtl_coverage = false,
+                            const std::string& coverage_waivers = "");
 
 }  // namespace loom::regress

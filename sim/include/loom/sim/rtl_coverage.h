@@ -9,14 +9,25 @@
 #include <string>
 #include <vector>
 
+#include "loom/sim/rtl_waivers.h"
+
 namespace loom::sim {
 
 enum class RtlCoverageKind { Line, Branch, Toggle, CoverProperty };
 const char* to_string(RtlCoverageKind k);  // "line", "branch", "toggle", "cover"
 
+// `points` leaves out the `waived` ones (unhit points a waiver names, rtl_waivers.h); the raw
+// figure counts them as holes.
 struct RtlCoverageFigure {
-  uint64_t hit = 0, points = 0;
+  uint64_t hit = 0, points = 0, waived = 0;
   double percent() const { return points ? 100.0 * double(hit) / double(points) : 100.0; }
+  double raw_percent() const { return points + waived ? 100.0 * double(hit) / double(points + waived) : 100.0; }
+};
+
+// What one waiver matched in a run: unhit points it waived, and points it names that were hit
+// (a contradiction: they count as hit, and the waiver's reason is wrong).
+struct RtlWaiverUse {
+  size_t waived = 0, hit = 0;
 };
 
 // A cover property of the RTL, one per instance: "loom_accel.load.seq.queue.c_full".
@@ -55,6 +66,11 @@ class RtlCoverage {
   // PATH.lock: how several devices, runs or processes accumulate into one file.
   void accumulate_into(const std::string& path) const;
 
+  // Toggle waivers applied by the figures, holes and waiver_uses() below (none by default).
+  void set_waivers(RtlWaivers waivers) { waivers_ = std::move(waivers); }
+  const RtlWaivers& waivers() const { return waivers_; }
+  std::vector<RtlWaiverUse> waiver_uses() const;  // one per waivers().toggles(), in order
+
   size_t size() const { return counts_.size(); }
   bool empty() const { return counts_.empty(); }
 
@@ -79,6 +95,9 @@ class RtlCoverage {
   // Points keyed by their keys' text as Verilator writes them (hierarchy included).
   std::map<std::string, uint64_t> counts_;
   std::map<std::string, Point> points_;
+  RtlWaivers waivers_;
+  int waiver_of(const Point& p) const;  // a toggle point's waiver index, or -1
+  bool waived(const Point& p, uint64_t count) const { return count == 0 && waiver_of(p) >= 0; }
   // Points summed over instances: key text without the hierarchy (cover properties keep it).
   std::map<std::string, std::pair<const Point*, uint64_t>> sources() const;
 };
