@@ -58,7 +58,7 @@ RtlWaivers RtlWaivers::parse(const std::string& text, const std::string& source)
   if (!root.contains("toggle") || !root["toggle"].is_array()) fail("", "\"toggle\" must be a list of waivers");
   RtlWaivers w;
   w.source_ = source;
-  const std::set<std::string> keys = {"module", "signal", "bits", "class", "reason"};
+  const std::set<std::string> keys = {"signals", "bits", "class", "reason"};
   for (size_t i = 0; i < root["toggle"].size(); ++i) {
     const json& e = root["toggle"][i];
     const std::string where = "toggle[" + std::to_string(i) + "]";
@@ -75,8 +75,6 @@ RtlWaivers RtlWaivers::parse(const std::string& text, const std::string& source)
       return e[key].get<std::string>();
     };
     RtlToggleWaiver t;
-    t.module = text_of("module", true);
-    t.signal = text_of("signal", true);
     t.reason = text_of("reason", true);
     t.bits = text_of("bits", false);
     if (!t.bits.empty() && !parse_ranges(t.bits, t.ranges))
@@ -88,7 +86,18 @@ RtlWaivers RtlWaivers::parse(const std::string& text, const std::string& source)
       t.waiver_class = RtlWaiverClass::Bounded;
     else
       fail(where, "class '" + cls + "': expected structural or bounded");
-    w.toggles_.push_back(std::move(t));
+    if (!e.contains("signals") || !e["signals"].is_array() || e["signals"].empty())
+      fail(where, "needs \"signals\", a non-empty list of \"module.signal\"");
+    for (const json& s : e["signals"]) {
+      const std::string name = s.is_string() ? s.get<std::string>() : "";
+      const size_t dot = name.find('.');
+      if (dot == 0 || dot == std::string::npos || dot + 1 == name.size())
+        fail(where, "signal " + s.dump() + " is not \"module.signal\"");
+      t.module = name.substr(0, dot);
+      t.signal = name.substr(dot + 1);
+      w.by_signal_[{t.module, t.signal}].push_back(int(w.toggles_.size()));
+      w.toggles_.push_back(t);
+    }
   }
   return w;
 }
@@ -102,10 +111,10 @@ RtlWaivers RtlWaivers::load(const std::string& path) {
 }
 
 int RtlWaivers::find(const std::string& module, const std::string& signal, long bit) const {
-  for (size_t i = 0; i < toggles_.size(); ++i) {
-    const RtlToggleWaiver& t = toggles_[i];
-    if (t.module == module && t.signal == signal && t.covers(bit)) return int(i);
-  }
+  auto it = by_signal_.find({module, signal});
+  if (it == by_signal_.end()) return -1;
+  for (int i : it->second)
+    if (toggles_[size_t(i)].covers(bit)) return i;
   return -1;
 }
 

@@ -73,8 +73,8 @@ cmp -s "$work/first.dat" "$run/rtl_coverage.dat" || fail "the jobs run again add
 # 4. Waivers that a run contradicts or that name nothing are flagged (the jobs are not run again).
 sed 's|"coverage_waivers": "[^"]*"|"coverage_waivers": "contra_waivers.json"|' "$src/coverage.json" > "$work/contra.json"
 cat > "$work/contra_waivers.json" << 'EOF'
-{"toggle": [{"module": "loom_ctrl", "signal": "start_o", "class": "structural", "reason": "wrong on purpose"},
-            {"module": "loom_ctrl", "signal": "no_such_q", "bits": "[3:0]", "class": "bounded", "reason": "gone"}]}
+{"toggle": [{"signals": ["loom_ctrl.start_o"], "class": "structural", "reason": "wrong on purpose"},
+            {"signals": ["loom_ctrl.no_such_q"], "bits": "[3:0]", "class": "bounded", "reason": "gone"}]}
 EOF
 "$loom" regress "$work/contra.json" --coverage --out "$run" -q > "$work/out_contra" 2>&1 || fail "contra: $(cat "$work/out_contra")"
 grep -q '^\*\*Waiver contradicted:\*\* `loom_ctrl.start_o` is waived (structural: wrong on purpose)' "$run/report.md" ||
@@ -98,7 +98,7 @@ echo "not coverage" > "$bad"
 "$loom" regress "$src/coverage.json" --coverage --out "$run" -q > "$work/out4" 2>&1 && fail "a damaged job file was accepted"
 grep -q "job 'random/random-2.*rtl_coverage.dat:1: not Verilator coverage data" "$work/out4" || fail "job file: $(cat "$work/out4")"
 sed 's|"coverage_waivers": "[^"]*"|"coverage_waivers": "bad_waivers.json"|' "$src/coverage.json" > "$work/bad_manifest.json"
-echo '{"toggle": [{"module": "loom_ctrl", "signal": "s", "class": "maybe", "reason": "r"}]}' > "$work/bad_waivers.json"
+echo '{"toggle": [{"signals": ["loom_ctrl.s"], "class": "maybe", "reason": "r"}]}' > "$work/bad_waivers.json"
 "$loom" regress "$work/bad_manifest.json" --coverage --out "$work/run5" -q > "$work/out5" 2>&1 && fail "a bad waiver file was accepted"
 grep -q "coverage_waivers.*bad_waivers.json' toggle\[0\]: class 'maybe'" "$work/out5" || fail "waivers: $(cat "$work/out5")"
 [ -d "$work/run5/jobs" ] && fail "jobs ran before the waivers were checked"

@@ -236,9 +236,8 @@ TEST(RtlCoverage, WaiversLeaveUnhitPointsOutAndCountContradictionsAsHit) {
   RtlCoverage c = RtlCoverage::parse(text, "t.dat");
   EXPECT_EQ(c.total(RtlCoverageKind::Toggle).points, 10u);
   c.set_waivers(RtlWaivers::parse(R"({"toggle": [
-      {"module": "loom_fifo", "signal": "count_q", "bits": "[7:6]", "class": "bounded", "reason": "r1"},
-      {"module": "loom_fifo", "signal": "halt", "class": "structural", "reason": "r2"},
-      {"module": "loom_fifo", "signal": "gone_q", "bits": "[3:0]", "class": "structural", "reason": "r3"}]})",
+      {"signals": ["loom_fifo.count_q"], "bits": "[7:6]", "class": "bounded", "reason": "r1"},
+      {"signals": ["loom_fifo.halt", "loom_fifo.gone_q"], "class": "structural", "reason": "r2"}]})",
                                   "w.json"));
   const RtlCoverageFigure t = c.total(RtlCoverageKind::Toggle);
   EXPECT_EQ(t.waived, 2u);  // count_q[7] and halt; count_q[6] toggled, so it is not waived
@@ -251,7 +250,8 @@ TEST(RtlCoverage, WaiversLeaveUnhitPointsOutAndCountContradictionsAsHit) {
   EXPECT_EQ(uses[0].waived, 1u);
   EXPECT_EQ(uses[0].hit, 1u);  // contradicted
   EXPECT_EQ(uses[1].waived, 1u);
-  EXPECT_EQ(uses[2].waived + uses[2].hit, 0u);  // matches nothing
+  EXPECT_EQ(uses[2].waived + uses[2].hit, 0u);       // matches nothing
+  EXPECT_EQ(c.waivers().toggles()[2].reason, "r2");  // each signal of an entry, with its reason
   const std::vector<RtlToggleHoles> holes = c.toggle_holes_by_signal();
   ASSERT_EQ(holes.size(), 2u);  // count_q[5:4] and busy; halt and count_q[7] are waived
   EXPECT_EQ(holes[0].signal, "count_q");
@@ -265,26 +265,31 @@ TEST(RtlCoverage, MalformedWaiversAreErrorsNamingTheFileAndTheEntry) {
   auto error = [](const std::string& text) {
     return test::error_text<Error>([&] { RtlWaivers::parse(text, "w.json"); });
   };
-  const std::string ok = R"("module": "m", "signal": "s", "class": "structural", "reason": "why")";
+  const std::string ok = R"("signals": ["m.s"], "class": "structural", "reason": "why")";
   EXPECT_NO_THROW(RtlWaivers::parse("{\"toggle\": [{" + ok + "}]}", "w.json"));
   EXPECT_NE(error("{").find("coverage waivers 'w.json': not JSON"), std::string::npos) << error("{");
   EXPECT_NE(error("[]").find("expected an object"), std::string::npos);
   EXPECT_NE(error(R"({"lines": []})").find("unknown key 'lines'"), std::string::npos);
   EXPECT_NE(error(R"({"toggle": {}})").find("\"toggle\" must be a list"), std::string::npos);
-  EXPECT_NE(error(R"({"toggle": [{"module": "m", "signal": "s", "class": "structural"}]})")
-                .find("toggle[0]: needs a \"reason\""),
+  EXPECT_NE(error(R"({"toggle": [{"signals": ["m.s"], "class": "structural"}]})").find("toggle[0]: needs a \"reason\""),
             std::string::npos);
   EXPECT_NE(error("{\"toggle\": [{" + ok + "}, {" + ok + ", \"bits\": \"31:12\"}]}")
                 .find("toggle[1]: bits '31:12' are not Verilog bit ranges"),
             std::string::npos);
   EXPECT_NE(error("{\"toggle\": [{" + ok + ", \"bits\": \"[3:7]\"}]}").find("are not Verilog bit ranges"),
             std::string::npos);
-  EXPECT_NE(error(R"({"toggle": [{"module": "m", "signal": "s", "class": "never", "reason": "r"}]})")
+  EXPECT_NE(error(R"({"toggle": [{"signals": ["m.s"], "class": "never", "reason": "r"}]})")
                 .find("class 'never': expected structural or bounded"),
             std::string::npos);
   EXPECT_NE(error("{\"toggle\": [{" + ok + ", \"why\": 1}]}").find("toggle[0]: unknown key 'why'"), std::string::npos);
-  EXPECT_NE(error(R"({"toggle": [{"module": "", "signal": "s", "class": "bounded", "reason": "r"}]})")
-                .find("'module' must be a non-empty string"),
+  EXPECT_NE(error(R"({"toggle": [{"signals": ["m.s", ".s"], "class": "bounded", "reason": "r"}]})")
+                .find("toggle[0]: signal \".s\" is not \"module.signal\""),
+            std::string::npos);
+  EXPECT_NE(error(R"({"toggle": [{"signals": [3], "class": "bounded", "reason": "r"}]})").find("signal 3 is not"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"toggle": [{"signals": [], "class": "bounded", "reason": "r"}]})").find("needs \"signals\""),
+            std::string::npos);
+  EXPECT_NE(error(R"({"toggle": [{"class": "bounded", "reason": ""}]})").find("'reason' must be a non-empty string"),
             std::string::npos);
   EXPECT_NE(test::error_text<Error>([] {
               RtlWaivers::load("/nonexistent/w.json");

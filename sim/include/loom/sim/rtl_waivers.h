@@ -1,17 +1,21 @@
 // Coverage waivers: toggle points that a regression cannot reach, each with its reason, so that a
-// coverage figure measures what tests can still improve. A waiver names a module, a signal and
-// optionally its bits, and says why no run toggles them:
-//   structural - no input can: the bits are constant by construction (reserved register bits,
-//                address bits above what a DMA can form, fields the decoder has already checked);
-//   bounded    - only a run beyond any bounded regression can (instruction indices past 2^20,
+// coverage figure measures what tests can still improve. A waiver names signals (as
+// "module.signal") and optionally their bits, and says why no run toggles them:
+//   structural - no input can: the bits are constant by construction (address bits above what a
+//                DMA can form, fields the decoder has already checked, tied-off signals);
+//   bounded    - only a run beyond any bounded regression can (instruction indices past 2^16,
 //                cycle counts past 2^22).
 // The file (hw/rtl/coverage_waivers.json, named by a regression manifest's "coverage_waivers"):
-//   {"toggle": [{"module": "loom_ctrl", "signal": "status_i", "bits": "[31:16]",
-//                "class": "structural", "reason": "STATUS bits 16..31 are reserved (zero)"}, ...]}
+//   {"toggle": [{"signals": ["loom_accel.cycles", "loom_ctrl.cycles_i"], "bits": "[63:22]",
+//                "class": "bounded", "reason": "runs of 4.2 million cycles or more"}, ...]}
+// Each signal of an entry is a waiver of its own (RtlToggleWaiver) with the entry's bits, class
+// and reason.
 // A waived point that a run does toggle is not waived: it counts as hit, and the report lists
 // the waiver as contradicted (its reason is wrong, or the RTL changed).
 #pragma once
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::sim {
@@ -31,7 +35,8 @@ struct RtlToggleWaiver {
 class RtlWaivers {
  public:
   // Error naming `source` and the entry (index and field) for malformed waivers: unknown keys,
-  // a missing module, signal or reason, an unknown class, bits that are not Verilog ranges.
+  // no signals, a signal without its module, a missing reason, an unknown class, bits that are
+  // not Verilog ranges.
   static RtlWaivers parse(const std::string& text, const std::string& source);
   static RtlWaivers load(const std::string& path);  // Error naming the file when unreadable
 
@@ -44,6 +49,7 @@ class RtlWaivers {
  private:
   std::string source_;
   std::vector<RtlToggleWaiver> toggles_;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> by_signal_;  // (module, signal) -> toggles_
 };
 
 }  // namespace loom::sim
