@@ -90,7 +90,7 @@ fi
 if [ -d "$repo/build/ort/node_modules" ] && [ ! -e "$build/ort" ]; then ln -s "$repo/build/ort" "$build/ort"; fi
 start=$(now)
 echo "mutate.sh: building the unmutated tree at ${commit:0:12} (jobs: $jobs)"
-cmake --build "$build" -j "$jobs" >"$log_dir/build-baseline.log" 2>&1 ||
+cmake --build "$build" -j "$jobs" --target "${LOOM_MUTATE_TARGET:-all}" >"$log_dir/build-baseline.log" 2>&1 ||
   { echo "mutate.sh: the unmutated tree does not build, see $log_dir/build-baseline.log" >&2; exit 2; }
 
 run_tests() {  # run_tests LABELS TESTS LOG: ctest for the labels; returns ctest's status (124: timeout)
@@ -167,7 +167,7 @@ for p in "${patches[@]}"; do
 done
 
 # Leave the scratch build matching its (unmutated) sources for the next run's baseline.
-cmake --build "$build" -j "$jobs" >"$log_dir/build-restore.log" 2>&1
+cmake --build "$build" -j "$jobs" --target "${LOOM_MUTATE_TARGET:-all}" >"$log_dir/build-restore.log" 2>&1
 
 total=$((caught + missed))
 score=0

@@ -27,6 +27,7 @@
 #include "loom/runtime/npy.h"
 #include "loom/runtime/thread_pool.h"
 #ifdef LOOM_HAVE_GRAPH
+#include "loom/codegen/llvm.h"
 #include "loom/frontend/load.h"
 #include "loom/frontend/onnx.h"
 #include "loom/graph/build.h"
@@ -41,6 +42,12 @@
 namespace loom::tools {
 
 namespace {
+
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
 
 // A --layer-weight-bits table: {"layer": bits, ...}.
 std::map<std::string, int> read_layer_weight_bits(const std::string& path) {
@@ -220,6 +227,15 @@ int compile_cmd(const std::vector<std::string>& args) {
       ->capture_default_str();
   std::string asm_path;
   app.add_option("--dump-asm", asm_path, "write the CPU kernels' assembly to this file")->check(output_file());
+  std::string host_target, host_cpu;
+  app.add_option("--host-target", host_target,
+                 "compile the CPU kernels for another machine: aarch64-linux-gnu (Zynq UltraScale+, Kria, "
+                 "Raspberry Pi 3/4), armv7a-linux-gnueabihf (Zynq-7000: Pynq-Z1/Z2), or any LLVM triple; run the "
+                 "model there with a runtime built for it (docs/cross.md)");
+  app.add_option("--host-cpu", host_cpu,
+                 "the CPU the kernels are tuned for and may use the extensions of (an LLVM CPU name: znver3, "
+                 "cortex-a72, ...; default: this machine's, or with --host-target the board's: cortex-a53, "
+                 "cortex-a9)");
   if (int rc = parse(app, args); rc >= 0) return rc;
   // What people read goes to stdout, or to stderr when stdout carries the JSON.
   std::ostream& text = as_json ? std::cerr : std::cout;
@@ -268,6 +284,11 @@ int compile_cmd(const std::vector<std::string>& args) {
   bo.pipeline.layout.winograd = !no_winograd;
   bo.min_parallel_work = min_parallel_work;
   bo.llvm.dump_asm_path = asm_path;
+  bo.llvm.target_triple = host_target;
+  bo.llvm.target_cpu = host_cpu;
+  // An unknown triple or CPU is an error now, not after the import.
+  const codegen::TargetInfo cpu_target = codegen::target_info(bo.llvm);
+  const bool cross = !host_target.empty() && cpu_target.triple != codegen::target_info({}).triple;
   if (to_accel) bo.accel = config_path.empty() ? accel::default_config() : accel::AccelConfig::load(config_path);
   if (to_cuda) {
     bo.cuda.emplace();
@@ -308,6 +329,8 @@ int compile_cmd(const std::vector<std::string>& args) {
   graph::Graph g = builtin ? graph::builtin_model(model, batch, image) : frontend::import_onnx(model, io);
   size_t imported = g.nodes.size();
   nlohmann::json result = {{"model", model}, {"output", out}, {"target", target}};
+  result["cpu_target"] = {
+      {"triple", cpu_target.triple}, {"cpu", cpu_target.cpu}, {"extensions", cpu_target.isa_features}};
   std::optional<graph::QuantizeReport> report;
   std::optional<graph::BuildResult> built;  // the CPU build, when the accuracy report compiled it
   std::ostringstream summary;
@@ -316,9 +339,10 @@ int compile_cmd(const std::vector<std::string>& args) {
     if (!quiet)
       std::cerr << "  quantizing: calibrating on " << sets.calibration_source << " (" << mode << ")"
                 << (sets.held_out.empty() ? "" : "; checking on " + sets.held_out_source) << "\n";
-    // For the CPU the report runs the model this command writes: compiled once, for both.
+    // For the CPU the report runs the model this command writes: compiled once, for both (not
+    // when it is for another machine).
     graph::QuantizedBuild cpu_build;
-    if (target == "cpu")
+    if (target == "cpu" && !cross)
       cpu_build = [&](const graph::Graph& quantized) {
         built.emplace(graph::build(quantized, bo));
         return built->file;
@@ -383,6 +407,12 @@ int compile_cmd(const std::vector<std::string>& args) {
                        : std::string())
        << "  memory: " << r.memory.planned_bytes() / 1024 << " KiB of intermediates planned vs "
        << r.memory.unplanned_bytes / 1024 << " KiB unplanned; parameters " << r.file.params_bytes / 1024 << " KiB\n"
+       << (host_target.empty()
+               ? std::string()
+               : "  CPU kernels for " + cpu_target.triple + ", cpu " + cpu_target.cpu +
+                     (cpu_target.isa_features.empty() ? std::string()
+                                                      : " (" + comma_list(cpu_target.isa_features) + ")") +
+                     (cross ? "; run it with a runtime built for that machine (docs/cross.md)" : "") + "\n")
        << summary.str();
   text.unsetf(std::ios::fixed);
   result["seconds"] = secs;

@@ -8,6 +8,7 @@
 
 #include "accel_backend.h"
 #include "loom/accel/config.h"
+#include "loom/runtime/cpu_target.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
 #include "loom/sim/backends.h"
@@ -57,8 +58,8 @@ int rpc_server_command(const std::vector<std::string>& args, const std::string& 
   if (!quiet) server.set_log([](const std::string& line) { std::cerr << "rpc-server: " << line << std::endl; });
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  std::cout << "serving " << o.backend << " (config '" << cfg.name << "') on " << o.host << ":" << server.port()
-            << (o.token.empty() ? "" : " (token required)") << std::endl;
+  std::cout << "serving " << o.backend << " (config '" << cfg.name << "', " << runtime::this_cpu_arch() << ") on "
+            << o.host << ":" << server.port() << (o.token.empty() ? "" : " (token required)") << std::endl;
   server.start();
   auto t0 = std::chrono::steady_clock::now();
   while (!g_stop) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llvm_target.h"
+#include "loom/runtime/cpu_target.h"
 #include "loom/runtime/env.h"
 #include "loom/runtime/spawn.h"
 
@@ -48,10 +49,27 @@ std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMO
   return emit_machine_code(*m, *tm, true);
 }
 
+// The C compiler driver that links a library for the options' target (see export_library).
+static std::string c_compiler_for(const LLVMOptions& options, const std::vector<ir::LoweredFunc>& funcs) {
+  if (auto env_cc = runtime::env::text("LOOM_CC")) return *env_cc;
+  if (!is_cross(options)) {
+#ifdef LOOM_HOST_CC
+    return LOOM_HOST_CC;
+#else
+    return "cc";
+#endif
+  }
+  const TargetChoice t = choose_target(options);
+  const std::string arch = runtime::triple_cpu_arch(t.triple);
+  if (arch == "aarch64") return "aarch64-linux-gnu-gcc";
+  if (arch == "arm" && t.triple.find("hf") != std::string::npos) return "arm-linux-gnueabihf-gcc";
+  LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
+             "': no cross C compiler is known for it (aarch64-linux-gnu and arm-linux-gnueabihf are); set LOOM_CC "
+             "to one that links shared libraries for it");
+}
+
 void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options) {
-  if (is_cross(options))
-    LOOM_THROW(CodegenError, "llvm codegen: cannot export ", module_names(funcs), " for '", options.target_triple,
-               "': the library is linked with this host's C compiler; use emit_assembly for another architecture");
+  const std::string cc = c_compiler_for(options, funcs);
   const std::vector<std::string> objects =
       compile_objects(funcs, choose_target(options), options, CodeFor::SharedLibrary, /*metadata=*/true);
 
@@ -74,17 +92,14 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
   }
   command.push_back("-lm");
   const fs::path log_path = folder / "link.log";
-#ifdef LOOM_HOST_CC
-  std::string cc = LOOM_HOST_CC;
-#else
-  std::string cc = "cc";
-#endif
-  if (auto env_cc = runtime::env::text("LOOM_CC")) cc = *env_cc;
   // loom_* hooks stay undefined: the process that loads the library provides them.
   command[0] = cc;
   const runtime::LoggedRun run = runtime::run_logged(command, log_path);
   if (run.end == runtime::LoggedRun::End::NotStarted)
-    std::ofstream(log_path) << "cannot run '" << cc << "': " << run.error << "\n";
+    std::ofstream(log_path) << "cannot run '" << cc << "': " << run.error
+                            << (is_cross(options) ? " (install crossbuild-essential-arm64 or -armhf, or set LOOM_CC)"
+                                                  : "")
+                            << "\n";
   const int rc = run.end == runtime::LoggedRun::End::Exited     ? run.status
                  : run.end == runtime::LoggedRun::End::Signaled ? 128 + run.status
                                                                 : -1;

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "codegen_llvm.h"
+#include "loom/runtime/cpu_target.h"
 #include "loom/runtime/error.h"
 
 namespace loom::codegen::llvm_backend {
@@ -57,10 +58,18 @@ TargetChoice choose_target(const LLVMOptions& options) {
   t.triple = llvm::sys::getProcessTriple();
   if (is_cross(options)) {
     initialize_all_targets();
-    // Another architecture: its generic CPU unless one is named (never the host's features).
+    // Another architecture: the CPU of the boards Loom targets unless one is named (never the
+    // host's features): Zynq UltraScale+'s Cortex-A53, Zynq-7000's Cortex-A9 (NEON, which
+    // armv7-a's generic CPU lacks).
     t.triple = llvm::Triple::normalize(options.target_triple);
-    t.cpu = options.target_cpu.empty() ? "generic" : options.target_cpu;
+    const llvm::Triple triple(t.triple);
+    t.cpu = !options.target_cpu.empty() ? options.target_cpu
+            : triple.isAArch64()        ? "cortex-a53"
+            : triple.isARM()            ? "cortex-a9"
+                                        : "generic";
     t.features = options.target_features;
+    // LLVM's Cortex-A9 leaves NEON out (some parts lack it); Zynq-7000's has it.
+    if (triple.isARM() && options.target_cpu.empty() && options.target_features.empty()) t.features = "+neon";
     return t;
   }
   if (options.target_cpu.empty()) {
@@ -84,18 +93,26 @@ namespace loom::codegen {
 TargetInfo target_info(const LLVMOptions& options) {
   llvm_backend::TargetChoice t = llvm_backend::choose_target(options);
   TargetInfo info;
+  info.triple = t.triple;
   info.cpu = t.cpu;
   info.features = t.features;
   // The subtarget LLVM would compile for (a CPU name alone implies its feature set).
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
   if (!target) LOOM_THROW(CodegenError, "no LLVM target for '", t.triple, "': ", err);
+  // An unknown CPU name is an error here (LLVM would only print a warning and ignore it).
+  if (std::unique_ptr<llvm::MCSubtargetInfo> plain(target->createMCSubtargetInfo(t.triple, "", ""));
+      plain && !t.cpu.empty() && !plain->isCPUStringValid(t.cpu))
+    LOOM_THROW(CodegenError, "'", t.cpu, "' is not a CPU LLVM knows for ", t.triple,
+               " (for example: x86-64-v3, znver4, sapphirerapids; cortex-a53, cortex-a72, neoverse-n1; cortex-a9)");
   std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(t.triple, t.cpu, t.features));
   auto has = [&](const std::string& f) { return sti && sti->checkFeatures("+" + f); };
   const llvm::Triple triple(t.triple);
   if (triple.isAArch64()) {
     info.vector_bits = 128;  // NEON (SVE's scalable vectors are not used)
     info.vector_registers = 32;
+  } else if (!triple.isX86()) {
+    info.vector_bits = 128;  // 32-bit Arm's NEON: 16 quad registers (no NEON: the code is scalar)
   } else if (has("avx512f")) {
     info.vector_bits = 512;
     info.vector_registers = 32;
@@ -103,6 +120,8 @@ TargetInfo target_info(const LLVMOptions& options) {
     info.vector_bits = 256;
   }
   if (options.vector_width > 0 && options.vector_width < info.vector_bits) info.vector_bits = options.vector_width;
+  for (const std::string& f : runtime::checked_cpu_features(runtime::triple_cpu_arch(t.triple)))
+    if (has(f)) info.isa_features.push_back(f);
   // As the backend decides it (CodeGenLLVM::has_vnni).
   info.int8_dot =
       triple.isX86() &&

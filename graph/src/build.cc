@@ -119,6 +119,8 @@ BuildResult build(Graph g, const BuildOptions& options) {
   r.cpu_fallback = placement.cpu_fallback;
   ValuePlan plan = plan_values(g, r.fusion, r.memory, placement, accel.get());
   plan.exec.target = target.cpu;
+  plan.exec.target_triple = target.triple;
+  plan.exec.target_features = target.isa_features;
   r.kernels = compile_kernels(g, r.fusion, placement, plan, backends, options);
   if (backends.cuda && !backends.cuda->reports().empty())
     progress("compiling " + std::to_string(backends.cuda->reports().size()) + " CUDA kernels with NVRTC");

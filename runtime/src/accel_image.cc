@@ -160,16 +160,20 @@ std::vector<uint8_t> relocate(const AccelImage& image, uint64_t base) {
     LOOM_THROW(ModelError, "accelerator image: base 0x", std::hex, base, std::dec,
                " is not a multiple of the alignment ", image.alignment);
   std::vector<uint8_t> out = image.bytes;
-  // Signed move in bytes; every scale divides the alignment, so each move is a whole number of units.
-  __int128 delta = __int128(base) - __int128(image.link_base);
+  // The move in bytes, as a direction and a magnitude (no 128-bit integers on 32-bit hosts); every
+  // scale divides the alignment, so each move is a whole number of units.
+  const bool up = base >= image.link_base;
+  const uint64_t move = up ? base - image.link_base : image.link_base - base;
   for (size_t i = 0; i < image.relocations.size(); ++i) {
     const auto& r = image.relocations[i];
     uint8_t* p = out.data() + r.offset;
-    __int128 v = __int128(read_field(p, r.bit, r.width)) + delta / r.scale;
-    if (v < 0 || v >= (__int128(1) << r.width))
+    const uint64_t field = read_field(p, r.bit, r.width), units = move / r.scale;
+    const uint64_t largest = r.width == 64 ? ~uint64_t(0) : (uint64_t(1) << r.width) - 1;
+    if (up ? units > largest - field : units > field)
       LOOM_THROW(ModelError, "accelerator image: relocation ", i, " (offset ", r.offset, ", bits ", r.bit, "..",
                  r.bit + r.width - 1, ") overflows at base 0x", std::hex, base, std::dec,
                  ": the device address does not fit the ", r.width, "-bit field");
+    const uint64_t v = up ? field + units : field - units;
     write_field(p, r.bit, r.width, uint64_t(v));
   }
   return out;

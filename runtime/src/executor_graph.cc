@@ -306,6 +306,8 @@ std::string ExecutorGraph::to_json() const {
          {"outputs", outputs},
          {"kernels", kernels_json}};
   if (!shape_vars.empty()) j["shape_vars"] = vars;
+  if (!target_triple.empty()) j["target_triple"] = target_triple;
+  if (!target_features.empty()) j["target_features"] = target_features;
   return j.dump();
 }
 
@@ -323,6 +325,8 @@ ExecutorGraph ExecutorGraph::from_json(std::string_view text, uint64_t params_by
     const int version = integer_or<int>(j, "version", 0);
     check_format_version(origin, "executor graph", version, kGraphFormatVersion);
     g.target = j.value("target", "");
+    g.target_triple = j.value("target_triple", "");
+    g.target_features = j.value("target_features", std::vector<std::string>{});
     g.model = j.value("model", "");
     const json& storages = j.at("storages");
     // Fewer than 2^24 buffers of at most 2^40 bytes each: the total stays below 2^64.

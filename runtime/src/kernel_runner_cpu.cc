@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "kernel_runner.h"
+#include "loom/runtime/cpu_target.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/module.h"
 
@@ -11,6 +12,8 @@ namespace loom::runtime {
 class CpuRunner final : public KernelRunner {
  public:
   explicit CpuRunner(const RunnerInputs& in) : kernels_(in.plan.kernels), shape_values_(in.shape_values) {
+    // Another architecture's or a newer CPU's code: say so before the loader or the CPU fails.
+    check_cpu_target(in.file.library, in.plan.target_triple, in.plan.target, in.plan.target_features, in.origin);
     module_ = Module::load_from_memory(in.file.library, in.origin);
     calls_.resize(kernels_.size());
     variants_.resize(kernels_.size());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -80,7 +81,11 @@ T get(const std::string& in, size_t& pos, const std::string& origin, const char*
 
 std::shared_ptr<uint8_t> aligned_buffer(uint64_t bytes) {
   uint64_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  // A 32-bit host (a board's Arm cores) cannot hold what a 64-bit one can: never truncate the size.
+  if (bytes > std::numeric_limits<size_t>::max() - 64)
+    LOOM_THROW(RuntimeError, "cannot allocate ", bytes, " bytes of host memory: more than this ", 8 * sizeof(void*),
+               "-bit process can address");
+  void* p = std::aligned_alloc(64, size_t(rounded == 0 ? 64 : rounded));
   if (!p) LOOM_THROW(RuntimeError, "out of host memory allocating ", bytes, " bytes");
   std::memset(p, 0, rounded == 0 ? 64 : rounded);
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
@@ -89,7 +94,7 @@ std::shared_ptr<uint8_t> aligned_buffer(uint64_t bytes) {
 void save_model_file(const std::string& path, const ModelFile& m) {
   std::vector<std::pair<SectionKind, std::string_view>> sections = {
       {SectionKind::Graph, m.graph_json},
-      {SectionKind::Params, {reinterpret_cast<const char*>(m.params.get()), m.params_bytes}},
+      {SectionKind::Params, {reinterpret_cast<const char*>(m.params.get()), size_t(m.params_bytes)}},  // in memory
       {SectionKind::Library, m.library}};
   if (!m.accel_image.empty()) sections.push_back({SectionKind::AccelImage, m.accel_image});
   if (!m.cuda_program.empty()) sections.push_back({SectionKind::CudaProgram, m.cuda_program});

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "dim_json.h"
+#include "loom/runtime/cpu_target.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/shared_object.h"
 
@@ -110,6 +112,13 @@ Module Module::load(const std::string& path) {
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
+    // Another architecture's library: name both instead of the loader's "wrong ELF class".
+    char header[20] = {};
+    std::ifstream(path, std::ios::binary).read(header, sizeof header);
+    const std::string arch = elf_cpu_arch(std::string_view(header, sizeof header));
+    if (!arch.empty() && arch != this_cpu_arch())
+      LOOM_THROW(RuntimeError, "cannot load module '", path, "': it is ", arch, " code and this process runs on ",
+                 this_cpu_arch());
     LOOM_THROW(RuntimeError, "cannot load module '", path, "': ", err ? err : "unknown dlopen error");
   }
   std::shared_ptr<void> owner(handle, [](void* h) { dlclose(h); });

@@ -131,6 +131,26 @@ TEST(AccelImage, RelocationPatchesOnlyItsField) {
   EXPECT_THROW(runtime::relocate(img, 0x10000 - 4096), ModelError);  // 250 - 256 units: below address 0
 }
 
+// The last address a field holds and the first it does not, both ways, for a narrow field and a
+// 64-bit one (whose arithmetic must not wrap).
+TEST(AccelImage, RelocationBoundariesAreExact) {
+  runtime::AccelImage img = tiny_image();
+  img.alignment = 16;  // moves of one unit
+  img.relocations[0].width = 8;
+  EXPECT_EQ(runtime::relocate(img, 0x10000 + 5 * 16)[16], 255);
+  EXPECT_THROW(runtime::relocate(img, 0x10000 + 6 * 16), ModelError);
+  EXPECT_EQ(runtime::relocate(img, 0x10000 - 250 * 16)[16], 0);
+  EXPECT_THROW(runtime::relocate(img, 0x10000 - 251 * 16), ModelError);
+  img.relocations[0].width = 64;
+  for (int b = 16; b < 24; ++b) img.bytes[size_t(b)] = 0xff;
+  img.bytes[16] = 0xfd;  // 2^64 - 3
+  const std::vector<uint8_t> top = runtime::relocate(img, 0x10000 + 2 * 16);
+  EXPECT_EQ(top[16], 0xff);
+  EXPECT_EQ(top[23], 0xff);
+  EXPECT_THROW(runtime::relocate(img, 0x10000 + 3 * 16), ModelError);
+  EXPECT_EQ(runtime::relocate(img, 0)[16], uint8_t(0xfd - 0x1000));
+}
+
 TEST(AccelImage, OverflowAndMisalignmentAreNamed) {
   runtime::AccelImage img = tiny_image();
   img.relocations[0].width = 8;

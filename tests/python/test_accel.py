@@ -120,7 +120,7 @@ def test_remote_device_by_name(tmp_path):
     server = os.path.join(os.path.dirname(os.environ["LOOM_BIN"]), "loom-rpc-server")
     proc = subprocess.Popen([server, "--port", "0", "--exit-after", "120"], stdout=subprocess.PIPE, text=True)
     try:
-        line = proc.stdout.readline()  # "serving fsim (config 'default') on 127.0.0.1:PORT"
+        line = proc.stdout.readline()  # "serving fsim (config 'default', x86_64) on 127.0.0.1:PORT"
         port = int(line.rsplit(":", 1)[1])
         x = np.random.default_rng(0).standard_normal((1, 256)).astype(np.float32)
         cal = [np.random.default_rng(k).standard_normal((1, 256)).astype(np.float32) for k in range(4)]

@@ -24,10 +24,13 @@ namespace loom::codegen {
 
 struct LLVMOptions {
   int opt_level = 3;  // 0..3, for both the IR pipeline and the machine code generator
-  // Empty: the host. Another triple ("aarch64-linux-gnu") cross-compiles: emit_assembly,
-  // emit_llvm_ir and target_info work; build_llvm (JIT) and export_library need the host's.
+  // Empty: the host. Another triple ("aarch64-linux-gnu", "armv7a-linux-gnueabihf")
+  // cross-compiles: emit_assembly, emit_llvm_ir, target_info and export_library (linked with that
+  // target's C compiler, cross_c_compiler) work; build_llvm (JIT) needs the host's.
   std::string target_triple;
-  std::string target_cpu;       // empty: the host CPU ("znver4", "skylake-avx512", ...)
+  // Empty: the host CPU ("znver4", "skylake-avx512", ...); for another architecture, the CPU of
+  // the boards Loom targets (cortex-a53 for aarch64, cortex-a9 for 32-bit Arm), else "generic".
+  std::string target_cpu;
   std::string target_features;  // empty: the host's features (or the CPU's defaults if target_cpu is set)
   // Widest vector the optimizer should form (prefer-vector-width): 0 picks 512 when the target has
   // AVX-512, else the target's default.
@@ -47,7 +50,9 @@ runtime::FunctionSignature signature_of(const ir::LoweredFunc& f);
 runtime::Module build_llvm(const std::vector<ir::LoweredFunc>& funcs, const LLVMOptions& options = {});
 
 // Writes a shared library with the functions and their signatures (embedded as JSON metadata), by
-// emitting an object file and linking it with the system C compiler driver. Its only undefined
+// emitting an object file and linking it with a C compiler driver: $LOOM_CC when set, else this
+// host's, or for another architecture Debian's cross compiler (aarch64-linux-gnu-gcc,
+// arm-linux-gnueabihf-gcc; crossbuild-essential-arm64/-armhf). Its only undefined
 // symbols besides libm are loom_runtime's hooks, resolved from the process that loads it.
 void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path,
                     const LLVMOptions& options = {});
@@ -69,7 +74,10 @@ std::string host_target_description();
 
 // What schedules need to know about the target of `options` (the host by default).
 struct TargetInfo {
-  std::string cpu, features;
+  std::string triple, cpu, features;
+  // The extensions of runtime::checked_cpu_features the code may use: recorded in compiled
+  // models and checked against the CPU that loads them.
+  std::vector<std::string> isa_features;
   int vector_bits = 128;      // widest vector the backend uses: 512 (AVX-512), 256 (AVX2/AVX), 128
   int vector_registers = 16;  // architectural vector registers (32 with AVX-512)
   // Integer dot products that accumulate in one instruction (x86 VNNI: vpdpbusd, vpdpwssd) on

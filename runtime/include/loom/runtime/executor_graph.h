@@ -107,8 +107,12 @@ struct KernelCall {
 };
 
 struct ExecutorGraph {
-  std::string model;               // the model's name
-  std::string target;              // the CPU the kernels were compiled for
+  std::string model;   // the model's name
+  std::string target;  // the CPU the kernels were compiled for
+  // The CPU kernels' target triple and the extensions they use (cpu_target.h), checked before the
+  // kernel library is loaded; empty in files from before they were recorded.
+  std::string target_triple;
+  std::vector<std::string> target_features;
   std::vector<uint64_t> storages;  // bytes of each storage buffer
   uint64_t planned_bytes = 0;      // the memory plan's temporaries (inputs excluded)
   uint64_t unplanned_bytes = 0;    // what one buffer per temporary would take
