@@ -18,6 +18,7 @@ void register_backends() {
 #endif
   register_systemc_sim();
   register_board_backends();  // after the simulators it wraps
+  register_zynq_backends();
 }
 
 }  // namespace loom::sim

@@ -37,6 +37,10 @@ inline std::vector<accel::AccelConfig> test_configs() {
 #define LOOM_TEST_BACKEND "fsim"
 #endif
 inline std::string test_backend() { return LOOM_TEST_BACKEND; }
+// Whether the backend is a board's runtime ("board-*", "zynq-*"), which places buffers itself.
+inline bool test_backend_is_board() {
+  return test_backend().rfind("board-", 0) == 0 || test_backend().rfind("zynq-", 0) == 0;
+}
 // On the RTL, DRAM holds its READYs low in a third of the cycles (reproducibly), so that every
 // table test also exercises the RTL's AXI4 handshakes under back-pressure (the DRAM model checks
 // the protocol); test_rtl_only.cc covers the free-flowing timing. Every table stream finishes in
@@ -44,8 +48,11 @@ inline std::string test_backend() { return LOOM_TEST_BACKEND; }
 inline std::unique_ptr<AccelDevice> make_test_device(const accel::AccelConfig& c) {
   sim::register_backends();  // also keeps the simulator library linked
   std::string json = c.to_json();
-  if (test_backend() == "rtl" || test_backend() == "board-rtl" || test_backend() == "rpc-rtl")
+  if (test_backend() == "rtl" || test_backend() == "board-rtl" || test_backend() == "rpc-rtl" ||
+      test_backend() == "zynq-rtl")
     json = json.substr(0, json.rfind('}')) + R"(, "rtl": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
+  if (test_backend().rfind("zynq-", 0) == 0)  // a DMA region the table's programs fit in
+    json = json.substr(0, json.rfind('}')) + R"(, "zynq": {"dma_bytes": 2097152}})";
   if (test_backend() == "systemc")
     json = json.substr(0, json.rfind('}')) + R"(, "systemc": {"dram_stall_rate": 0.33, "cycle_limit": 5000000}})";
   if (test_backend().rfind("rpc-", 0) == 0) {

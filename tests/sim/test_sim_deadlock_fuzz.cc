@@ -89,7 +89,7 @@ TEST(SimDeadlock, RandomTokenStructuresMatchAnIndependentModel) {
     for (size_t k : stuck) {
       // Simulators add the instruction's disassembly; a board (BoardDevice) reads only its registers.
       std::string who = std::string(to_string(s[k].module())) + " module waits at instruction " + std::to_string(k) +
-                        (test::test_backend().rfind("board-", 0) == 0 ? "" : " (");
+                        (test::test_backend_is_board() ? "" : " (");
       EXPECT_NE(e.find(who), std::string::npos) << "expected '" << who << "' in: " << e;
     }
   }

@@ -125,7 +125,7 @@ namespace loom::accel {
 namespace {
 
 TEST(AccelPrograms, SaveLoadRunWithChecks) {
-  if (test::test_backend().rfind("board-", 0) == 0)
+  if (test::test_backend_is_board())
     GTEST_SKIP() << "a board's runtime places buffers itself: recorded programs replay at their addresses only on "
                     "simulators (alloc_at)";
   AccelConfig cfg = default_config();

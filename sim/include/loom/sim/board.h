@@ -17,4 +17,9 @@ std::unique_ptr<BoardLayer> make_sim_board_layer(const std::string& inner, const
 // what is missing when Loom was built without XRT or no board is found).
 void register_board_backends();
 
+// Registers the Zynq boards without XRT (sim/src/zynq_platform.h): "zynq" (UIO and u-dma-buf on
+// the board's Linux; a DeviceError naming what is missing elsewhere) and "zynq-fsim", "zynq-rtl"
+// (a simulator behind the same layer, whose CPU view of the DMA region only syncs reconcile).
+void register_zynq_backends();
+
 }  // namespace loom::sim
