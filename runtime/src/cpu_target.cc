@@ -2,6 +2,7 @@
 // header for the architecture, CPUID (x86) or the auxiliary vector (Arm) for the extensions.
 #include "loom/runtime/cpu_target.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -17,8 +18,7 @@ namespace loom::runtime {
 
 namespace {
 
-// One checkable extension: its architecture, LLVM's name, and whether this CPU has it (only
-// called on that architecture).
+// One checkable extension: its architecture and LLVM's name (has_feature asks this CPU).
 struct Feature {
   const char* arch;
   const char* name;
@@ -125,10 +125,7 @@ const char* this_cpu_arch() {
 }
 
 std::string elf_cpu_arch(std::string_view bytes) {
-  if (bytes.size() < 20 || bytes.substr(0, 4) != std::string_view("\x7f"
-                                                                  "ELF",
-                                                                  4))
-    return "";
+  if (bytes.size() < 20 || bytes.substr(0, 4) != std::string_view("\177ELF", 4)) return "";
   const bool little = bytes[5] == 1;
   const auto b0 = uint8_t(bytes[18]), b1 = uint8_t(bytes[19]);
   const unsigned machine = little ? b0 | (b1 << 8) : (b0 << 8) | b1;
@@ -165,12 +162,10 @@ std::vector<std::string> checked_cpu_features(std::string_view arch) {
 }
 
 std::vector<std::string> missing_cpu_features(const std::vector<std::string>& features) {
+  const std::vector<std::string> known = checked_cpu_features(this_cpu_arch());
   std::vector<std::string> missing;
-  for (const std::string& f : features) {
-    bool known = false;
-    for (const Feature& k : kFeatures) known |= this_cpu_arch() == std::string_view(k.arch) && f == k.name;
-    if (known && !has_feature(f)) missing.push_back(f);
-  }
+  for (const std::string& f : features)
+    if (std::find(known.begin(), known.end(), f) != known.end() && !has_feature(f)) missing.push_back(f);
   return missing;
 }
 

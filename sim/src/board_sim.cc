@@ -4,6 +4,7 @@
 
 #include "loom/runtime/error.h"
 #include "loom/sim/board.h"
+#include "simulated_board.h"
 #include "xrt_layer.h"
 
 namespace loom::sim {
@@ -69,18 +70,25 @@ std::unique_ptr<BoardLayer> make_sim_board_layer(const std::string& inner, const
   return std::make_unique<SimBoardLayer>(inner, config_json);
 }
 
-void register_board_backends() {
+void register_simulated_boards(const std::string& prefix, const SimulatedLayerFactory& make,
+                               const SimulatedLayerCheck& check) {
   for (std::string inner : {"fsim", "rtl"}) {
     bool have = false;
     for (auto& b : accel_backends()) have |= b == inner;
     if (!have) continue;
-    register_accel_backend("board-" + inner, [inner](const std::string& json) -> std::unique_ptr<AccelDevice> {
-      return std::make_unique<BoardDevice>(make_sim_board_layer(inner, json));
-    });
-    // The board stands on the inner backend, reading its options: it can open what that one can.
-    register_accel_backend_check("board-" + inner,
-                                 [inner](const std::string& json) { check_accel_backend(inner, json); });
+    register_accel_backend(prefix + "-" + inner,
+                           [inner, make](const std::string& json) -> std::unique_ptr<AccelDevice> {
+                             return std::make_unique<BoardDevice>(make(inner, json));
+                           });
+    register_accel_backend_check(prefix + "-" + inner, [inner, check](const std::string& json) { check(inner, json); });
   }
+}
+
+void register_board_backends() {
+  // The board stands on the inner backend, reading its options: it can open what that one can.
+  register_simulated_boards("board", make_sim_board_layer, [](const std::string& inner, const std::string& json) {
+    check_accel_backend(inner, json);
+  });
   register_accel_backend("xrt", [](const std::string& json) -> std::unique_ptr<AccelDevice> {
     return std::make_unique<BoardDevice>(make_xrt_layer(json));
   });

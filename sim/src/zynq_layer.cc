@@ -5,6 +5,7 @@
 
 #include "loom/runtime/error.h"
 #include "loom/sim/board.h"
+#include "simulated_board.h"
 #include "zynq_platform.h"
 
 namespace loom::sim {
@@ -127,18 +128,15 @@ std::string without_zynq_fields(const std::string& config_json) {
 }
 
 void register_zynq_backends() {
-  for (std::string inner : {"fsim", "rtl"}) {
-    bool have = false;
-    for (auto& b : accel_backends()) have |= b == inner;
-    if (!have) continue;
-    register_accel_backend("zynq-" + inner, [inner](const std::string& json) -> std::unique_ptr<AccelDevice> {
-      return std::make_unique<BoardDevice>(make_zynq_layer(make_sim_zynq_platform(inner, json)));
-    });
-    register_accel_backend_check("zynq-" + inner, [inner](const std::string& json) {
-      read_zynq_fields(json);
-      check_accel_backend(inner, without_zynq_fields(json));
-    });
-  }
+  register_simulated_boards(
+      "zynq",
+      [](const std::string& inner, const std::string& json) {
+        return make_zynq_layer(make_sim_zynq_platform(inner, json));
+      },
+      [](const std::string& inner, const std::string& json) {
+        read_zynq_fields(json);
+        check_accel_backend(inner, without_zynq_fields(json));
+      });
   register_accel_backend("zynq", [](const std::string& json) -> std::unique_ptr<AccelDevice> {
     return std::make_unique<BoardDevice>(make_zynq_layer(make_linux_zynq_platform(read_zynq_fields(json))));
   });

@@ -73,10 +73,13 @@ struct Mapping {
   Mapping& operator=(const Mapping&) = delete;
 };
 
-// The UIO device's number: a path "/dev/uioN", or the device whose sysfs name is `name`.
+// Whether zynq.uio is a device path ("/dev/uio0") rather than a UIO name.
+bool uio_is_path(const ZynqFields& f) { return !f.uio.empty() && f.uio.front() == '/'; }
+
+// The UIO device ("uioN"): the path's file name, or the device whose sysfs name is zynq.uio.
 std::string find_uio(const ZynqFields& f) {
   const fs::path classes = fs::path(f.sysfs) / "class/uio";
-  if (!f.uio.empty() && f.uio.front() == '/') return fs::path(f.uio).filename().string();
+  if (uio_is_path(f)) return fs::path(f.uio).filename().string();
   std::string seen;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(classes, ec)) {
@@ -94,7 +97,7 @@ class LinuxZynqPlatform : public ZynqPlatform {
   explicit LinuxZynqPlatform(const ZynqFields& f)
       : uio_(find_uio(f)),
         dma_sysfs_(fs::path(f.sysfs) / "class/u-dma-buf" / f.udmabuf),
-        regs_(!f.uio.empty() && f.uio.front() == '/' ? fs::path(f.uio) : fs::path(f.dev) / uio_, window(f),
+        regs_(uio_is_path(f) ? fs::path(f.uio) : fs::path(f.dev) / uio_, window(f.sysfs, uio_),
               /*uncached=*/true, "the accelerator's registers"),
         dma_(open_region(f)) {
     name_ = "zynq:" + uio_ + ":" + f.udmabuf;
@@ -115,8 +118,8 @@ class LinuxZynqPlatform : public ZynqPlatform {
   void sync_for_cpu(uint64_t offset, uint64_t bytes) override { sync(offset, bytes, 2, "sync_for_cpu"); }
 
  private:
-  static uint64_t window(const ZynqFields& f) {
-    const fs::path map0 = fs::path(f.sysfs) / "class/uio" / find_uio(f) / "maps/map0/size";
+  static uint64_t window(const std::string& sysfs, const std::string& uio) {
+    const fs::path map0 = fs::path(sysfs) / "class/uio" / uio / "maps/map0/size";
     if (!fs::exists(map0)) LOOM_THROW(DeviceError, "zynq: the UIO device has no register map (", map0.string(), ")");
     const uint64_t size = read_number(map0);
     if (size < kAccelRegsEnd)

@@ -26,7 +26,7 @@ struct LLVMOptions {
   int opt_level = 3;  // 0..3, for both the IR pipeline and the machine code generator
   // Empty: the host. Another triple ("aarch64-linux-gnu", "armv7a-linux-gnueabihf")
   // cross-compiles: emit_assembly, emit_llvm_ir, target_info and export_library (linked with that
-  // target's C compiler, cross_c_compiler) work; build_llvm (JIT) needs the host's.
+  // target's C compiler, see export_library) work; build_llvm (JIT) needs the host's.
   std::string target_triple;
   // Empty: the host CPU ("znver4", "skylake-avx512", ...); for another architecture, the CPU of
   // the boards Loom targets (cortex-a53 for aarch64, cortex-a9 for 32-bit Arm), else "generic".
