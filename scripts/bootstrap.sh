@@ -14,7 +14,7 @@ packages=(
   gnuplot-nox slurm-wlm munge libyaml-cpp-dev valgrind
   python3-torch python3-torchvision python3-onnx python3-numpy python3-dev pybind11-dev python3-pytest
   python3-matplotlib chromium
-  crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
+  crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user device-tree-compiler
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -201,7 +201,13 @@ std::unique_ptr<AccelDevice> open_accel_backend(const BackendOptions& opt, const
 std::string backend_config_json(const BackendOptions& opt, const accel::AccelConfig& config) {
   check(opt);
   nlohmann::json j = nlohmann::json::parse(config.to_json());
-  nlohmann::json section = nlohmann::json::object();
+  // The config file's backend sections (a board's device names, an .xclbin), each named by a
+  // backend this build knows; the command line's options override their keys.
+  for (const auto& [name, text] : config.backend_sections) {
+    check_backend_section(name, "'" + config.name + "'");
+    j[name] = nlohmann::json::parse(text);
+  }
+  nlohmann::json section = j.contains(opt.backend) ? j[opt.backend] : nlohmann::json::object();
   for (const BackendOption& o : accel_backend_options(opt.backend)) {
     if (!opt.given(o.key)) continue;
     const std::string& text = opt.values.at(o.key);

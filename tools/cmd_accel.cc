@@ -8,6 +8,8 @@
 #include "cli.h"
 #include "command.h"
 #include "data_dir.h"
+#include "loom/accel/board_design.h"
+#include "loom/accel/boards.h"
 #include "loom/accel/examples.h"
 #include "loom/accel/hw_params.h"
 #include "loom/accel/isa_coverage.h"
@@ -154,8 +156,12 @@ int simulate(const std::vector<std::string>& args) {
     LOOM_THROW(ConfigError,
                "--compare runs each backend with its default options: leave out --backend and the simulator options");
   Program p = Program::load(file);
-  if (!config.empty() && !(load_config(config) == p.config))
-    LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", config);
+  if (!config.empty()) {
+    AccelConfig given = load_config(config);
+    if (!(given == p.config))
+      LOOM_THROW(ConfigError, "program was built for config '", p.config.name, "', which differs from ", config);
+    p.config.backend_sections = given.backend_sections;  // this machine's settings for the backends
+  }
   if (o_compare->count()) return compare_backends(file, p, compare);
   auto dev = open_accel_backend(bo, p.config);
   ProgramResult r = run_program(p, *dev);
@@ -195,6 +201,35 @@ int hw_params(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Writes `text` to `path`; an Error naming `who` and the path otherwise.
+void write_file(const std::filesystem::path& path, const std::string& text, const char* who) {
+  std::ofstream f(path);
+  if (!f || !(f << text)) LOOM_THROW(Error, who, ": cannot write '", path.string(), "'");
+}
+
+// out/rtl: the config's parameter package and the RTL sources with the kernel top (from `hw`, a
+// folder with rtl/ and kernel/); returns how many files it wrote.
+int write_rtl_folder(const std::string& hw, const std::string& out, const AccelConfig& cfg, const char* who) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(out) / "rtl", ec);
+  if (ec) LOOM_THROW(Error, who, ": cannot create '", out, "/rtl': ", ec.message());
+  write_file(fs::path(out) / "rtl" / "loom_accel_pkg.sv", sv_package(cfg), who);
+  int written = 1;
+  for (const char* sub : {"rtl", "kernel"}) {
+    fs::path dir = fs::path(hw) / sub;
+    if (!fs::is_directory(dir)) LOOM_THROW(Error, who, ": no RTL at '", dir.string(), "' (give --hw)");
+    for (auto& e : fs::directory_iterator(dir)) {
+      std::string name = e.path().filename().string();
+      if (e.path().extension() != ".sv" || name == "loom_accel_pkg_check.sv") continue;
+      fs::copy_file(e.path(), fs::path(out) / "rtl" / name, fs::copy_options::overwrite_existing, ec);
+      if (ec) LOOM_THROW(Error, who, ": cannot copy '", e.path().string(), "': ", ec.message());
+      ++written;
+    }
+  }
+  return written;
+}
+
 // The Vitis RTL kernel's files for a config: kernel.xml, the packaging script, the connectivity
 // file, and rtl/ with the package and the RTL sources (docs/fpga.md).
 int hw_kernel(const std::vector<std::string>& args) {
@@ -212,38 +247,64 @@ int hw_kernel(const std::vector<std::string>& args) {
   if (int rc = parse(app, args); rc >= 0) return rc;
   AccelConfig cfg = load_config(config);
   accel::VitisKernelFiles files = accel::vitis_kernel_files(cfg, memory);
+  const int copied = write_rtl_folder(hw, out, cfg, "hw-kernel");
   namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(fs::path(out) / "rtl", ec);
-  if (ec) LOOM_THROW(Error, "hw-kernel: cannot create '", out, "/rtl': ", ec.message());
-  auto write = [&](const fs::path& p, const std::string& text) {
-    std::ofstream f(p);
-    if (!f || !(f << text)) LOOM_THROW(Error, "hw-kernel: cannot write '", p.string(), "'");
-  };
-  write(fs::path(out) / "kernel.xml", files.kernel_xml);
-  write(fs::path(out) / "package_kernel.tcl", files.package_tcl);
-  write(fs::path(out) / "loom_accel.cfg", files.connectivity_cfg);
-  write(fs::path(out) / "rtl" / "loom_accel_pkg.sv", sv_package(cfg));
-  int copied = 0;
-  for (const char* sub : {"rtl", "kernel"}) {
-    fs::path dir = fs::path(hw) / sub;
-    if (!fs::is_directory(dir)) LOOM_THROW(Error, "hw-kernel: no RTL at '", dir.string(), "' (give --hw)");
-    for (auto& e : fs::directory_iterator(dir)) {
-      std::string name = e.path().filename().string();
-      if (e.path().extension() != ".sv" || name == "loom_accel_pkg_check.sv") continue;
-      fs::copy_file(e.path(), fs::path(out) / "rtl" / name, fs::copy_options::overwrite_existing, ec);
-      if (ec) LOOM_THROW(Error, "hw-kernel: cannot copy '", e.path().string(), "': ", ec.message());
-      ++copied;
-    }
-  }
+  write_file(fs::path(out) / "kernel.xml", files.kernel_xml, "hw-kernel");
+  write_file(fs::path(out) / "package_kernel.tcl", files.package_tcl, "hw-kernel");
+  write_file(fs::path(out) / "loom_accel.cfg", files.connectivity_cfg, "hw-kernel");
   std::cout << "wrote " << out << ": kernel.xml, package_kernel.tcl, loom_accel.cfg (memory " << memory << "), rtl/ ("
-            << copied + 1 << " SystemVerilog files) for config '" << cfg.name << "'\n"
+            << copied << " SystemVerilog files) for config '" << cfg.name << "'\n"
             << "next: cd " << out << " && vivado -mode batch -source package_kernel.tcl -tclargs rtl loom_accel.xo\n";
+  return 0;
+}
+
+// A board's whole system for a config: the block design, the wrapper, the device-tree overlay,
+// the config with its zynq section, and the RTL (docs/fpga.md).
+int hw_board(const std::vector<std::string>& args) {
+  std::string boards_list;
+  for (const accel::Board& b : accel::boards()) boards_list += (boards_list.empty() ? "" : ", ") + b.name;
+  CLI::App app{
+      "Write a board's system around the accelerator: the Vivado block design (block_design.tcl), the Verilog "
+      "wrapper and RTL (rtl/), the device-tree overlay (loom_accel.dtso) and the config file the zynq backend "
+      "reads (board.json)",
+      "loom hw-board"};
+  std::string board_name, config, out, hw = hw_data_dir();
+  accel::BoardDesignOptions o;
+  app.add_option("--board", board_name, "the board: " + boards_list)->required();
+  add_config_option(app, config);
+  app.add_option("--out", out, "folder to write (created)")->required();
+  app.add_option("--uio", o.uio, "the UIO device's name (the overlay's node)")->capture_default_str();
+  app.add_option("--udmabuf", o.udmabuf, "the u-dma-buf device's name")->capture_default_str();
+  app.add_option("--dma-bytes", o.dma_bytes, "the contiguous DMA region (default: the board's)");
+  app.add_option("--clock-mhz", o.clock_mhz, "the fabric clock (default: the board's)");
+  app.add_option("--hw", hw, "the RTL to copy: a folder with rtl/ and kernel/ (Loom's hw/ or share/loom)")
+      ->capture_default_str();
+  if (int rc = parse(app, args); rc >= 0) return rc;
+  const accel::Board& board = accel::board(board_name);
+  AccelConfig cfg = load_config(config);
+  accel::BoardDesignFiles files = accel::board_design_files(cfg, board, o);
+  const int copied = write_rtl_folder(hw, out, cfg, "hw-board");
+  namespace fs = std::filesystem;
+  const fs::path dir(out);
+  write_file(dir / "rtl" / (std::string(accel::kBoardDesignTop) + ".v"), files.wrapper_v, "hw-board");
+  write_file(dir / "block_design.tcl", files.block_design_tcl, "hw-board");
+  write_file(dir / "loom_accel.dtso", files.overlay_dtso, "hw-board");
+  write_file(dir / "loom_accel.bif", files.bootgen_bif, "hw-board");
+  write_file(dir / "board.json", files.board_json, "hw-board");
+  if (!files.shell_json.empty()) write_file(dir / "shell.json", files.shell_json, "hw-board");
+  std::cout << "wrote " << out << " for the " << board.title << " (" << board.part << "), config '" << cfg.name
+            << "': block_design.tcl (HP port " << files.hp_bits << " bits, " << files.clock_mhz
+            << " MHz), loom_accel.dtso (UIO '" << o.uio << "', " << files.dma_bytes / (1 << 20) << " MiB u-dma-buf '"
+            << o.udmabuf << "'), board.json, rtl/ (" << copied + 1 << " files)\n"
+            << "next: cd " << out << " && vivado -mode batch -source block_design.tcl (docs/fpga.md)\n";
   return 0;
 }
 
 }  // namespace
 
+LOOM_REGISTER_COMMAND(
+    "hw-board", "write a board's system: Vivado block design, device-tree overlay, board.json (Pynq-Z1, ZCU104, KV260)",
+    hw_board);
 LOOM_REGISTER_COMMAND("hw-kernel", "write the Vitis RTL kernel's files (kernel.xml, packaging Tcl, connectivity)",
                       hw_kernel);
 LOOM_REGISTER_COMMAND("accel-example", "write an example accelerator program (blocked int8 matmul)", example);

@@ -18,8 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include "accel_backend.h"
+#include "board_estimate_report.h"
 #include "cli.h"
 #include "command.h"
+#include "loom/accel/board_estimate.h"
+#include "loom/accel/boards.h"
 #include "loom/accel/config.h"
 #include "loom/accel/energy_model.h"
 #include "loom/runtime/error.h"
@@ -599,6 +602,16 @@ int run_model_cmd(const std::vector<std::string>& args) {
                  "xc7-28nm, xcup-16nm or a JSON file (docs/energy.md)");
   BackendOptions bopt;
   add_backend_options(app, bopt);
+  std::string board_config;
+  app.add_option("--config", board_config,
+                 "the accelerator config file with this machine's backend sections (e.g. \"zynq\": {\"uio\": ...}, "
+                 "\"xrt\": {\"xclbin\": ...}); its fields must equal the model's")
+      ->check(CLI::ExistingFile)
+      ->group("Backend");
+  std::string board_name;
+  app.add_option("--board", board_name,
+                 "estimate the latency on this board (pynq-z1, zcu104, kv260): accelerator kernels on the perf backend "
+                 "at the board's clock and bandwidth, CPU kernels by a roofline on its Arm cores (docs/fpga.md)");
   std::vector<std::string> compare;
   auto* o_compare = add_compare_option(app, compare,
                                        "run the accelerator kernels on two backends (e.g. fsim,rtl) and report the "
@@ -615,6 +628,12 @@ int run_model_cmd(const std::vector<std::string>& args) {
                  "--compare reports the first instruction where two backends differ and writes no outputs: ", opt,
                  " does not go with it (run once per backend with ", opt, " instead)");
   std::ostream& text = as_json ? std::cerr : std::cout;
+  const accel::Board* board = board_name.empty() ? nullptr : &accel::board(board_name);
+  if (board && o_compare->count()) LOOM_THROW(Error, "--board estimates one run: it does not go with --compare");
+  if (board && bopt.o_backend->count() && bopt.backend != "perf")
+    LOOM_THROW(Error, "--board times the accelerator kernels on the perf backend, not ", bopt.backend,
+               ": leave out --backend or give --backend perf");
+  if (board) bopt.backend = "perf";
   runtime::ModelFile file = runtime::load_model_file(model);
   // The inputs: the --input files, or random values from --seed.
   auto set_inputs = [&](runtime::GraphExecutor& ex) {
@@ -660,10 +679,24 @@ int run_model_cmd(const std::vector<std::string>& args) {
   std::optional<accel::AccelConfig> cfg;
   if (!file.accel_image.empty()) {
     cfg = accel::AccelConfig::from_json(runtime::AccelImage::parse(file.accel_image, model).config_json, model);
+    if (!board_config.empty()) {
+      accel::AccelConfig given = load_config(board_config);
+      if (!(given == *cfg))
+        LOOM_THROW(ConfigError, "'", model, "' was compiled for config '", cfg->name, "', which differs from ",
+                   board_config);
+      cfg->backend_sections = given.backend_sections;
+    }
     eo.accel_config_json = backend_config_json(bopt, *cfg);
-  } else if (any_backend_option(bopt)) {
+    if (board) {  // the board's bandwidth, unless --perf.dram_bytes_per_cycle says otherwise
+      nlohmann::json j = nlohmann::json::parse(eo.accel_config_json);
+      if (!j["perf"].contains("dram_bytes_per_cycle"))
+        j["perf"]["dram_bytes_per_cycle"] = accel::board_dram_bytes_per_cycle(*cfg, *board, board->pl_clock_mhz);
+      eo.accel_config_json = j.dump();
+    }
+  } else if (any_backend_option(bopt) || !board_config.empty()) {
     LOOM_THROW(Error, "'", model,
-               "' has no accelerator kernels: --backend and its options need a model compiled with --target accel");
+               "' has no accelerator kernels: --backend, --config and the backend options need a model compiled with "
+               "--target accel");
   }
   std::optional<accel::EnergyTable> energy;
   if (!energy_name.empty()) {
@@ -672,7 +705,7 @@ int run_model_cmd(const std::vector<std::string>& args) {
                  "' has no accelerator kernels: --energy needs a model compiled with --target accel");
     energy = accel::energy_table(energy_name);
   }
-  if (as_json || cfg) profile = true;  // with an accelerator, the per-kernel table is what its user reads
+  if (as_json || cfg || board) profile = true;  // with an accelerator, the per-kernel table is what its user reads
   auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
   if (outputs.size() > ex.num_outputs() || references.size() > ex.num_outputs())
     LOOM_THROW(Error, "the model has ", ex.num_outputs(), " outputs, ", std::max(outputs.size(), references.size()),
@@ -707,6 +740,13 @@ int run_model_cmd(const std::vector<std::string>& args) {
     result["energy"] = nlohmann::json::parse(e.to_json());
     result["energy"]["source"] = energy->source;
     result["energy"]["cycles"] = counts.cycles;
+  }
+  if (board) {
+    const runtime::ExecutorGraph graph =
+        runtime::ExecutorGraph::from_json(file.graph_json, file.params_bytes, "'" + model + "'");
+    accel::BoardEstimate e = accel::estimate_on_board(kernel_work(graph, ex), *board);
+    print_board_estimate(text, e, *board, cfg);
+    result["board_estimate"] = board_estimate_json(e, *board);
   }
   result["milliseconds"] = ms;
   result["threads"] = runtime::num_threads();

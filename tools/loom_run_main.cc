@@ -2,8 +2,10 @@
 // GPU box, a board's host) builds with -DLOOM_RUNTIME_ONLY=ON. No compiler, no LLVM, no CLI11.
 //
 //   loom-run MODEL.loom [--input X.npy]... [--output Y.npy]... [--expect WANT.npy]... [--rtol R]
-//            [--repeat N] [--backend NAME] [--no-cuda-graph] [--profile]
+//            [--repeat N] [--backend NAME] [--config BOARD.json] [--no-cuda-graph] [--profile]
 //
+// --config: an accelerator config file with this machine's backend sections ("zynq": {"uio": ...},
+// "xrt": {"xclbin": ...}); its fields must equal those the model was compiled for.
 // Without --input the inputs are reproducible random values in [-1, 1]. --expect compares each
 // output with a reference (max |got - want| <= rtol x max |want|; exit 1 if not). --repeat times N
 // runs after the first (GPU models replay one captured CUDA graph from the second run on).
@@ -12,13 +14,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "loom/runtime/accel_device.h"
+#include "loom/runtime/accel_image.h"
 #include "loom/runtime/cuda.h"
 #include "loom/runtime/env.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/graph_executor.h"
+#include "loom/runtime/model_file.h"
 #include "loom/runtime/npy.h"
 #include "loom/runtime/thread_pool.h"
 
@@ -29,9 +36,30 @@ namespace {
 int usage(const char* why) {
   std::fprintf(stderr,
                "loom-run: %s\nusage: loom-run MODEL.loom [--input X.npy]... [--output Y.npy]... [--expect WANT.npy]... "
-               "[--rtol R] [--repeat N] [--backend NAME] [--no-cuda-graph] [--profile]\n",
+               "[--rtol R] [--repeat N] [--backend NAME] [--config BOARD.json] [--no-cuda-graph] [--profile]\n",
                why);
   return 2;
+}
+
+// The model's accelerator config with the backend sections (object-valued entries) of the config
+// file `path`, whose other fields must equal the model's.
+std::string with_backend_sections(const runtime::ModelFile& file, const std::string& model, const std::string& path) {
+  if (file.accel_image.empty()) throw Error("--config: '" + model + "' has no accelerator kernels");
+  nlohmann::json config = nlohmann::json::parse(runtime::AccelImage::parse(file.accel_image, model).config_json);
+  std::ifstream in(path);
+  if (!in) throw Error("--config: cannot open '" + path + "'");
+  nlohmann::json given = nlohmann::json::parse(in, nullptr, false);
+  if (!given.is_object()) throw Error("--config: '" + path + "' is not a JSON object");
+  for (auto& [key, value] : given.items()) {
+    if (value.is_object()) {
+      // (A runtime without backends says so when the model opens its device.)
+      if (!accel_backends().empty()) check_backend_section(key, "'" + path + "'");
+      config[key] = value;
+    } else if (!config.contains(key) || config[key] != value)
+      throw Error("--config: '" + path + "' gives " + key + " = " + value.dump() + ", and '" + model +
+                  "' was compiled with " + (config.contains(key) ? config[key].dump() : "no such field"));
+  }
+  return config.dump();
 }
 
 }  // namespace
@@ -44,6 +72,7 @@ int main(int argc, char** argv) {
   int repeat = 0;
   bool profile = false;
   runtime::ExecutorOptions eo;
+  std::string config_file;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -66,6 +95,8 @@ int main(int argc, char** argv) {
           throw Error("--repeat must be in [0, 1000000], got " + std::string(argv[i]));
       } else if (a == "--backend")
         eo.accel_backend = value();
+      else if (a == "--config")
+        config_file = value();
       else if (a == "--no-cuda-graph")
         eo.cuda_graphs = false;
       else if (a == "--profile")
@@ -78,7 +109,9 @@ int main(int argc, char** argv) {
   }
   try {
     auto t0 = std::chrono::steady_clock::now();
-    auto ex = runtime::GraphExecutor::load(model, eo);
+    runtime::ModelFile file = runtime::load_model_file(model);
+    if (!config_file.empty()) eo.accel_config_json = with_backend_sections(file, model, config_file);
+    auto ex = runtime::GraphExecutor::from_model_file(file, model, eo);
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s: %zu kernels, loaded in %.3f s", model.c_str(), ex.kernels().size(), load_s);
     if (ex.uses_gpu()) {

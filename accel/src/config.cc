@@ -206,7 +206,7 @@ void check_known_fields(const nlohmann::json& j, const std::string& origin) {
   if (!j.is_object()) return;
   const std::vector<std::string> known(std::begin(kConfigFields), std::end(kConfigFields));
   for (auto& [k, v] : j.items())
-    if (std::find(known.begin(), known.end(), k) == known.end())
+    if (!v.is_object() && std::find(known.begin(), known.end(), k) == known.end())
       LOOM_THROW(ConfigError, "accelerator config ", origin, ": unknown field '", k, "'", did_you_mean(k, known));
 }
 
@@ -245,6 +245,9 @@ AccelConfig AccelConfig::from_json(const std::string& text, const std::string& o
   get_int("acc_buffer_bytes", c.acc_buffer_bytes);
   get_int("out_buffer_bytes", c.out_buffer_bytes);
   get_int("uop_buffer_bytes", c.uop_buffer_bytes);
+  // Object-valued entries that are not fields (those were type-checked above): backend sections.
+  for (auto& [k, v] : j.items())
+    if (v.is_object()) c.backend_sections[k] = v.dump();
   c.validate();
   return c;
 }

@@ -16,11 +16,12 @@ FpgaFamily parse_fpga_family(const std::string& name) {
 std::string fpga_family_name(FpgaFamily family) { return family == FpgaFamily::Xc7 ? "xc7" : "xcup"; }
 
 const std::vector<FpgaPart>& fpga_parts() {
-  // Capacities: AMD DS190 (Zynq-7000), DS891 (Zynq UltraScale+ MPSoC), DS962 (Alveo U250).
+  // Capacities: AMD DS190 (Zynq-7000), DS891 (Zynq UltraScale+ MPSoC), DS987 (Kria K26), DS962 (Alveo U250).
   static const std::vector<FpgaPart> parts = {
       {"xc7z020", "Pynq-Z1", FpgaFamily::Xc7, 53200, 106400, 17400, 220, 140, 0},
       {"xczu3eg", "Ultra96", FpgaFamily::Xcup, 70560, 141120, 28800, 360, 216, 0},
       {"xczu7ev", "ZCU104", FpgaFamily::Xcup, 230400, 460800, 101760, 1728, 312, 96},
+      {"xck26", "Kria KV260", FpgaFamily::Xcup, 117120, 234240, 57600, 1248, 144, 64},
       {"xcu250", "Alveo U250", FpgaFamily::Xcup, 1728000, 3456000, 791040, 12288, 2688, 1280},
   };
   return parts;

@@ -7,6 +7,7 @@
 #include "kernel_backend.h"
 #include "loom/graph/passes.h"
 #include "loom/ir/buffer.h"
+#include "loom/ir/op_count.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 #include "loom/ops/layers.h"
@@ -144,7 +145,8 @@ KernelReport& LoweredKernelBackend::compile(const Graph& g, const FusedGroup& gr
     std::string ops = group_ops(g, grp);
     std::string name = std::string(1, prefix_).append(std::to_string(funcs_.size())) + "_" + sanitize(ops);
     lower_group(g, grp, name);
-    reports_.push_back({name, ops, 0, device()});
+    reports_.push_back({name, ops, 0, 0.0, device()});
+    reports_.back().ops = ir::count_ops({group_tensors(g, grp).back()}).value_or(0);
     if (std::optional<std::string> var =
             device() == runtime::KernelDevice::CPU ? rows_variable(g, grp) : std::nullopt) {
       for (runtime::KernelVariant v : row_variants(*g.shape_var(*var))) {
@@ -161,6 +163,7 @@ KernelReport& LoweredKernelBackend::compile(const Graph& g, const FusedGroup& gr
     }
   }
   call.func = reports_[it->second].func;
+  call.ops = reports_[it->second].ops;
   if (auto v = variants_.find(it->second); v != variants_.end()) call.variants = v->second;
   return reports_[it->second];
 }

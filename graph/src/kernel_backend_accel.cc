@@ -24,7 +24,7 @@ class AccelBackend final : public KernelBackend {
   KernelReport& compile(const Graph& g, const FusedGroup& grp, size_t k, runtime::KernelCall& call) override {
     call.func = "a" + std::to_string(k) + "_" + sanitize(g.node(grp.output).name);
     call.accel_stream = static_cast<int>(image_.compile_group(g, grp, call.func));
-    reports_.push_back({call.func, group_ops(g, grp), 0, runtime::KernelDevice::Accel});
+    reports_.push_back({call.func, group_ops(g, grp), 0, 0.0, runtime::KernelDevice::Accel});
     return reports_.back();
   }
 

@@ -1,6 +1,7 @@
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/interrupt.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "loom/runtime/error.h"
@@ -265,6 +266,15 @@ std::vector<std::string> accel_backends() {
   std::vector<std::string> out;
   for (auto& [n, f] : registry()) out.push_back(n);
   return out;
+}
+
+void check_backend_section(const std::string& name, const std::string& origin) {
+  const std::vector<std::string> known = accel_backends();
+  if (std::find(known.begin(), known.end(), name) != known.end()) return;
+  std::string list;
+  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  LOOM_THROW(ConfigError, "accelerator config ", origin, ": section '", name, "' names no backend of this build (",
+             list, ")");
 }
 
 }  // namespace loom

@@ -3,6 +3,7 @@
 #include "dim_json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -191,6 +192,13 @@ KernelCall kernel_from_json(const json& k, int version, const ExecutorGraph& g, 
                  ", which is not a CPU kernel's variant at a value of one of the model's shape variables");
     call.variants.push_back(std::move(var));
   }
+  if (k.contains("ops")) {
+    const json& ops = k.at("ops");
+    if (!ops.is_number() || !(ops.get<double>() >= 0) || !std::isfinite(ops.get<double>()))
+      LOOM_THROW(ModelError, origin, ": kernel '", call.func, "' (node '", call.node, "') has ops ", ops.dump(),
+                 ", not a count of operations");
+    call.ops = ops.get<double>();
+  }
   if (call.device == KernelDevice::Cuda && version < 4 && (!call.upload.empty() || !call.download.empty()))
     LOOM_THROW(ModelError, origin, ": CUDA kernel '", call.func, "' (node '", call.node,
                "') copies values (upload, download), which executor graphs before version 4 do not");
@@ -223,6 +231,7 @@ void add_whole_model_copies(ExecutorGraph& g, const std::string& origin) {
 json kernel_to_json(const KernelCall& k) {
   json j = {{"node", k.node}, {"func", k.func}, {"device", device_name(k.device)}, {"args", k.args}};
   if (k.device == KernelDevice::Accel) j["accel_stream"] = k.accel_stream;
+  if (k.ops > 0) j["ops"] = k.ops;
   if (k.device != KernelDevice::CPU) {
     j["upload"] = k.upload;
     j["download"] = k.download;

@@ -247,6 +247,20 @@ TEST(AccelConfig, MisspeltFieldsNameTheirClosestField) {
   EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;  // nothing close: no guess
 }
 
+// A board's settings ride in the config file as objects by backend name; they are not part of the
+// hardware, so equality and to_json ignore them.
+TEST(AccelConfig, BackendSectionsAreKeptOutsideTheHardware) {
+  AccelConfig c = AccelConfig::from_json(R"({"block_in": 16, "zynq": {"uio": "acc0"}, "xrt": {"device": 1}})");
+  ASSERT_EQ(c.backend_sections.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(c.backend_sections.at("zynq"))["uio"], "acc0");
+  EXPECT_EQ(nlohmann::json::parse(c.backend_sections.at("xrt"))["device"], 1);
+  EXPECT_TRUE(c == default_config());
+  EXPECT_EQ(c.to_json().find("zynq"), std::string::npos);
+  // A field given as an object is still a field of the wrong type.
+  std::string e = test::error_text<ConfigError>([] { AccelConfig::from_json(R"({"batch": {"x": 1}})"); });
+  EXPECT_NE(e.find("'batch' must be an integer"), std::string::npos) << e;
+}
+
 // A config too deep for the instruction word says which buffer fields to shrink and to what; each
 // suggestion, applied alone, validates, and one step above it (twice the size) does not.
 TEST(AccelConfig, InstructionWidthErrorsSayWhatToShrink) {

@@ -2,6 +2,7 @@
 // ISA, the simulators and the generated SystemVerilog package all derive from it.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,11 @@ struct AccelConfig {
   int64_t inp_buffer_bytes = 32 << 10, wgt_buffer_bytes = 256 << 10, acc_buffer_bytes = 128 << 10,
           out_buffer_bytes = 32 << 10, uop_buffer_bytes = 32 << 10;
 
+  // A backend's settings for this design on one machine (a board's UIO device, an .xclbin path):
+  // the config file's object-valued entries, by backend name, as JSON object text. They describe
+  // where the hardware is, not what it is, so to_json and == leave them out (a model compiled with
+  // one config runs under another file with the same fields and other settings).
+  std::map<std::string, std::string> backend_sections;
   // ---- derived (all computed from the fields above) ----
   int inp_block_bytes() const { return batch * block_in * inp_bits / 8; }  // one input entry
   int wgt_block_bytes() const { return block_out * block_in * wgt_bits / 8; }
@@ -71,9 +77,10 @@ struct AccelConfig {
   // but accumulate in 32 bits. ConfigError naming `who`, the config and its precision otherwise.
   void require_32bit_accumulators(const std::string& who) const;
 
-  std::string to_json() const;
+  std::string to_json() const;  // the hardware fields (no backend sections)
   // Fields not given take the built-in default's values (a JSON object of overrides); unknown and
-  // duplicate fields are errors naming the field.
+  // duplicate fields are errors naming the field. An object-valued entry is a backend section
+  // (kept in backend_sections; which backends exist is the runtime's to check).
   static AccelConfig from_json(const std::string& json_text, const std::string& origin = "<string>");
   // A config file must give every field: a missing one is an error naming it (a hardware
   // description should not silently inherit sizes).

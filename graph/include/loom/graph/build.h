@@ -71,6 +71,7 @@ struct KernelReport {
   std::string func;   // function name in the library
   std::string nodes;  // "conv2d+add+relu"
   int calls = 0;      // kernel calls in the executor graph that use this function
+  double ops = 0;     // CPU, CUDA: arithmetic operations of one call (ir/op_count.h); 0: not counted
   runtime::KernelDevice device = runtime::KernelDevice::CPU;
   // Deprecated (removed in the next release; docs/library.md): device == runtime::KernelDevice::Accel.
   // Not marked [[deprecated]]: on a data member GCC would warn in every copy of the struct.

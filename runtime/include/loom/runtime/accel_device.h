@@ -177,6 +177,9 @@ using AccelDeviceFactory = std::function<std::unique_ptr<AccelDevice>(const std:
 void register_accel_backend(const std::string& name, AccelDeviceFactory factory);
 std::unique_ptr<AccelDevice> make_accel_device(const std::string& name, const std::string& config_json);
 std::vector<std::string> accel_backends();
+// A config's backend section (an object-valued entry such as "zynq": {"uio": ...}) must name a
+// backend of this build: a ConfigError naming `origin`, the section and the backends otherwise.
+void check_backend_section(const std::string& name, const std::string& origin);
 // Whether a backend can open a device for a config, asked without opening one (a tool checks every
 // job before the first one runs): a backend registers a check beside its factory (the simulators:
 // their options section read by the reader their factory uses; the RTL ones: is a model built for

@@ -104,6 +104,9 @@ struct KernelCall {
   int accel_stream = -1;                     // Accel: the stream's index in the image
   std::vector<int> upload, download;         // Accel and Cuda
   std::vector<KernelVariant> variants = {};  // CPU
+  // CPU and CUDA: the arithmetic operations of one call (ir/op_count.h), for estimates and
+  // GFLOP/s figures; 0 where not counted (a shape known only at run time, an older file).
+  double ops = 0;
 };
 
 struct ExecutorGraph {
