@@ -9,12 +9,13 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   llvm-19-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libdlpack-dev
-  libopenblas-dev libdnnl-dev verilator yosys z3 libboost-dev libxrt-dev libsystemc-dev
+  libopenblas-dev libdnnl-dev verilator yosys z3 libboost-dev libssl-dev libxrt-dev libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev clang clang-format libclang-rt-14-dev libxgboost-dev
   gnuplot-nox slurm-wlm munge libyaml-cpp-dev valgrind
   python3-torch python3-torchvision python3-onnx python3-numpy python3-dev pybind11-dev python3-pytest
   python3-matplotlib chromium
   crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user device-tree-compiler
+  libssl-dev:arm64 libssl-dev:armhf
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -24,6 +25,10 @@ if ((${#missing[@]})); then
   echo "bootstrap: installing ${missing[*]}"
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  # The Arm boards' libcrypto (the cross-built runtime's RPC handshake) is a multiarch package.
+  for arch in arm64 armhf; do
+    dpkg --print-foreign-architectures | grep -qx $arch || "${sudo_cmd[@]}" dpkg --add-architecture $arch
+  done
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

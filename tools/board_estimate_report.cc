@@ -48,9 +48,10 @@ void print_board_estimate(std::ostream& os, const accel::BoardEstimate& e, const
        << accel::board_dram_bytes_per_cycle(*config, board, e.clock_mhz) << " DRAM bytes a cycle: the "
        << accel::board_hp_bits(*config, board) << "-bit HP port)\n";
   os << "  CPU: " << e.kernels.size() - size_t(accel_kernels) << " kernels on " << board.cores << " " << board.cpu
-     << " cores at " << board.cpu_ghz << " GHz = " << e.cpu_seconds * 1e3 << " ms (roofline, a lower bound: "
-     << scaled(e.cpu_ops) << "operations at the NEON peak of " << e.cpu_peak_ops_per_s * 1e-9 << " G/s, "
-     << scaled(e.cpu_bytes) << "B at " << e.ddr_bytes_per_s * 1e-9 << " GB/s)\n";
+     << " cores at " << board.cpu_ghz << " GHz = " << e.cpu_seconds * 1e3
+     << " ms (roofline, a lower bound: " << scaled(e.cpu_ops) << "operations at the NEON peak of "
+     << e.cpu_peak_ops_per_s * 1e-9 << " G/s, " << scaled(e.cpu_bytes) << "B at " << e.ddr_bytes_per_s * 1e-9
+     << " GB/s)\n";
   if (e.uncounted_cpu_kernels)
     os << "  (" << e.uncounted_cpu_kernels
        << " CPU kernels have shapes known only at run time and count their bytes alone)\n";
@@ -67,13 +68,18 @@ void print_board_estimate(std::ostream& os, const accel::BoardEstimate& e, const
 nlohmann::json board_estimate_json(const accel::BoardEstimate& e, const accel::Board& board) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : e.kernels)
-    kernels.push_back({{"kernel", k.name}, {"device", k.accel ? "accel" : "cpu"}, {"ms", k.seconds * 1e3},
-                       {"bound", k.bound}});
-  return {{"board", board.name},       {"estimate", true},
-          {"ms", e.seconds() * 1e3},   {"accel_ms", e.accel_seconds * 1e3},
-          {"accel_cycles", e.accel_cycles}, {"clock_mhz", e.clock_mhz},
-          {"cpu_ms", e.cpu_seconds * 1e3},  {"cpu_ops", e.cpu_ops},
-          {"cpu_bytes", e.cpu_bytes},  {"kernels", kernels}};
+    kernels.push_back(
+        {{"kernel", k.name}, {"device", k.accel ? "accel" : "cpu"}, {"ms", k.seconds * 1e3}, {"bound", k.bound}});
+  return {{"board", board.name},
+          {"estimate", true},
+          {"ms", e.seconds() * 1e3},
+          {"accel_ms", e.accel_seconds * 1e3},
+          {"accel_cycles", e.accel_cycles},
+          {"clock_mhz", e.clock_mhz},
+          {"cpu_ms", e.cpu_seconds * 1e3},
+          {"cpu_ops", e.cpu_ops},
+          {"cpu_bytes", e.cpu_bytes},
+          {"kernels", kernels}};
 }
 
 }  // namespace loom::tools

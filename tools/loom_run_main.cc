@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     runtime::ModelFile file = runtime::load_model_file(model);
     if (!config_file.empty()) eo.accel_config_json = with_backend_sections(file, model, config_file);
-    auto ex = runtime::GraphExecutor::from_model_file(file, model, eo);
+    auto ex = runtime::GraphExecutor::from_model_file(file, "'" + model + "'", eo);
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s: %zu kernels, loaded in %.3f s", model.c_str(), ex.kernels().size(), load_s);
     if (ex.uses_gpu()) {

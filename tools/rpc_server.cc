@@ -30,7 +30,8 @@ int rpc_server_command(const std::vector<std::string>& args, const std::string& 
   sim::register_backends();
   rpc::ServerOptions o;
   std::string config_file;
-  double idle_s = 600, exit_after_s = 0;
+  double idle_s = 600, exit_after_s = 0, lockout_s = 60, session_s = 86400;
+  uint64_t client_mib = 0;
   uint64_t max_sessions = 0;
   bool quiet = false;
   app.add_option("--host", o.host, "address to listen on (anything but loopback needs --token)")->capture_default_str();
@@ -43,6 +44,17 @@ int rpc_server_command(const std::vector<std::string>& args, const std::string& 
                 1, UINT64_MAX);
   number_option(app, "--exit-after", exit_after_s, "exit after this many seconds (default: serve until stopped)", 0.1,
                 1e7);
+  number_option(app, "--max-failed-handshakes", o.max_failed_handshakes,
+                "refuse an address for --lockout seconds after this many failed handshakes within a minute (0: never)",
+                0, 1000000)
+      ->capture_default_str();
+  number_option(app, "--lockout", lockout_s, "seconds an address with too many failed handshakes is refused", 0.1,
+                86400.0)
+      ->capture_default_str();
+  number_option(app, "--max-client-mib", client_mib,
+                "device memory one client may hold, in MiB (default: all of the device's)", 1, UINT64_MAX >> 20);
+  number_option(app, "--max-session-s", session_s, "end a session this many seconds after its handshake", 1.0, 1e7)
+      ->capture_default_str();
   app.add_flag("-q,--quiet", quiet, "no log of sessions");
   BackendOptions bopt;
   add_backend_options(app, bopt);
@@ -54,6 +66,9 @@ int rpc_server_command(const std::vector<std::string>& args, const std::string& 
   o.backend = bopt.backend;
   o.config_json = backend_config_json(bopt, cfg);
   o.idle_timeout = std::chrono::milliseconds(int64_t(idle_s * 1000));
+  o.lockout = std::chrono::milliseconds(int64_t(lockout_s * 1000));
+  o.max_session = std::chrono::milliseconds(int64_t(session_s * 1000));
+  o.max_client_bytes = client_mib << 20;
   rpc::Server server(o);
   if (!quiet) server.set_log([](const std::string& line) { std::cerr << "rpc-server: " << line << std::endl; });
   std::signal(SIGINT, on_signal);
@@ -71,7 +86,8 @@ int rpc_server_command(const std::vector<std::string>& args, const std::string& 
   server.stop();
   rpc::ServerStats st = server.stats();
   std::cout << "served " << st.sessions << " sessions, " << st.requests << " requests (" << st.errors << " errors, "
-            << st.refused << " clients refused)" << std::endl;
+            << st.refused << " clients refused while busy, " << st.failed_handshakes << " failed handshakes, "
+            << st.locked_out << " connections refused after them)" << std::endl;
   return 0;
 }
 

@@ -25,21 +25,21 @@ struct Port {
 };
 const std::vector<Port>& kernel_ports() {
   static const std::vector<Port> ports = {
-      {"s_axi_control_awvalid", false, 1}, {"s_axi_control_awready", true, 1}, {"s_axi_control_awaddr", false, 12},
-      {"s_axi_control_wvalid", false, 1},  {"s_axi_control_wready", true, 1},  {"s_axi_control_wdata", false, 32},
-      {"s_axi_control_wstrb", false, 4},   {"s_axi_control_bvalid", true, 1},  {"s_axi_control_bready", false, 1},
+      {"s_axi_control_awvalid", false, 1}, {"s_axi_control_awready", true, 1},  {"s_axi_control_awaddr", false, 12},
+      {"s_axi_control_wvalid", false, 1},  {"s_axi_control_wready", true, 1},   {"s_axi_control_wdata", false, 32},
+      {"s_axi_control_wstrb", false, 4},   {"s_axi_control_bvalid", true, 1},   {"s_axi_control_bready", false, 1},
       {"s_axi_control_bresp", true, 2},    {"s_axi_control_arvalid", false, 1}, {"s_axi_control_arready", true, 1},
-      {"s_axi_control_araddr", false, 12}, {"s_axi_control_rvalid", true, 1},  {"s_axi_control_rready", false, 1},
-      {"s_axi_control_rdata", true, 32},   {"s_axi_control_rresp", true, 2},   {"m_axi_gmem_arvalid", true, 1},
-      {"m_axi_gmem_arready", false, 1},    {"m_axi_gmem_araddr", true, 64},    {"m_axi_gmem_arlen", true, 8},
-      {"m_axi_gmem_arsize", true, 3},      {"m_axi_gmem_arburst", true, 2},    {"m_axi_gmem_arid", true, 3},
-      {"m_axi_gmem_rvalid", false, 1},     {"m_axi_gmem_rready", true, 1},     {"m_axi_gmem_rdata", false, 0},
-      {"m_axi_gmem_rresp", false, 2},      {"m_axi_gmem_rlast", false, 1},     {"m_axi_gmem_rid", false, 3},
-      {"m_axi_gmem_awvalid", true, 1},     {"m_axi_gmem_awready", false, 1},   {"m_axi_gmem_awaddr", true, 64},
-      {"m_axi_gmem_awlen", true, 8},       {"m_axi_gmem_awsize", true, 3},     {"m_axi_gmem_awburst", true, 2},
-      {"m_axi_gmem_awid", true, 3},        {"m_axi_gmem_wvalid", true, 1},     {"m_axi_gmem_wready", false, 1},
-      {"m_axi_gmem_wdata", true, 0},       {"m_axi_gmem_wstrb", true, -1},     {"m_axi_gmem_wlast", true, 1},
-      {"m_axi_gmem_bvalid", false, 1},     {"m_axi_gmem_bready", true, 1},     {"m_axi_gmem_bresp", false, 2},
+      {"s_axi_control_araddr", false, 12}, {"s_axi_control_rvalid", true, 1},   {"s_axi_control_rready", false, 1},
+      {"s_axi_control_rdata", true, 32},   {"s_axi_control_rresp", true, 2},    {"m_axi_gmem_arvalid", true, 1},
+      {"m_axi_gmem_arready", false, 1},    {"m_axi_gmem_araddr", true, 64},     {"m_axi_gmem_arlen", true, 8},
+      {"m_axi_gmem_arsize", true, 3},      {"m_axi_gmem_arburst", true, 2},     {"m_axi_gmem_arid", true, 3},
+      {"m_axi_gmem_rvalid", false, 1},     {"m_axi_gmem_rready", true, 1},      {"m_axi_gmem_rdata", false, 0},
+      {"m_axi_gmem_rresp", false, 2},      {"m_axi_gmem_rlast", false, 1},      {"m_axi_gmem_rid", false, 3},
+      {"m_axi_gmem_awvalid", true, 1},     {"m_axi_gmem_awready", false, 1},    {"m_axi_gmem_awaddr", true, 64},
+      {"m_axi_gmem_awlen", true, 8},       {"m_axi_gmem_awsize", true, 3},      {"m_axi_gmem_awburst", true, 2},
+      {"m_axi_gmem_awid", true, 3},        {"m_axi_gmem_wvalid", true, 1},      {"m_axi_gmem_wready", false, 1},
+      {"m_axi_gmem_wdata", true, 0},       {"m_axi_gmem_wstrb", true, -1},      {"m_axi_gmem_wlast", true, 1},
+      {"m_axi_gmem_bvalid", false, 1},     {"m_axi_gmem_bready", true, 1},      {"m_axi_gmem_bresp", false, 2},
       {"m_axi_gmem_bid", false, 3}};
   return ports;
 }
@@ -100,10 +100,21 @@ struct PsNames {
 };
 PsNames ps_names(ProcessingSystem ps) {
   if (ps == ProcessingSystem::Zynq7000)
-    return {"processing_system7", "xilinx.com:bd_rule:processing_system7", "FCLK_CLK0", "FCLK_RESET0_N",
-            "M_AXI_GP0_ACLK", "S_AXI_HP0_ACLK", "IRQ_F2P", "M_AXI_GP0", "S_AXI_HP0", "S_AXI_HP0/HP0_DDR_LOWOCM"};
-  return {"zynq_ultra_ps_e", "xilinx.com:bd_rule:zynq_ultra_ps_e", "pl_clk0", "pl_resetn0", "maxihpm0_fpd_aclk",
-          "saxihp0_fpd_aclk", "pl_ps_irq0", "M_AXI_HPM0_FPD", "S_AXI_HP0_FPD", "SAXIGP2/HP0_DDR_LOW"};
+    return {"processing_system7",
+            "xilinx.com:bd_rule:processing_system7",
+            "FCLK_CLK0",
+            "FCLK_RESET0_N",
+            "M_AXI_GP0_ACLK",
+            "S_AXI_HP0_ACLK",
+            "IRQ_F2P",
+            "M_AXI_GP0",
+            "S_AXI_HP0",
+            "S_AXI_HP0/HP0_DDR_LOWOCM"};
+  return {"zynq_ultra_ps_e",   "xilinx.com:bd_rule:zynq_ultra_ps_e",
+          "pl_clk0",           "pl_resetn0",
+          "maxihpm0_fpd_aclk", "saxihp0_fpd_aclk",
+          "pl_ps_irq0",        "M_AXI_HPM0_FPD",
+          "S_AXI_HP0_FPD",     "SAXIGP2/HP0_DDR_LOW"};
 }
 
 std::string block_design(const AccelConfig& config, const Board& b, int hp_bits, int clock_mhz) {
@@ -133,8 +144,8 @@ std::string block_design(const AccelConfig& config, const Board& b, int hp_bits,
     << "update_compile_order -fileset sources_1\n"
     << "create_bd_design loom\n"
     << "set ps [create_bd_cell -type ip -vlnv [latest_ip " << n.ip << "] ps]\n"
-    << "apply_bd_automation -rule " << n.rule << " -config {"
-    << (z7 ? "make_external \"FIXED_IO, DDR\" " : "") << "apply_board_preset \"1\"} $ps\n";
+    << "apply_bd_automation -rule " << n.rule << " -config {" << (z7 ? "make_external \"FIXED_IO, DDR\" " : "")
+    << "apply_board_preset \"1\"} $ps\n";
   if (z7)
     t << "set_property -dict [list CONFIG.PCW_USE_M_AXI_GP0 {1} CONFIG.PCW_USE_S_AXI_HP0 {1} "
          "CONFIG.PCW_S_AXI_HP0_DATA_WIDTH {"
@@ -145,7 +156,8 @@ std::string block_design(const AccelConfig& config, const Board& b, int hp_bits,
     t << "set_property -dict [list CONFIG.PSU__USE__M_AXI_GP0 {1} CONFIG.PSU__MAXIGP0__DATA_WIDTH {32} "
          "CONFIG.PSU__USE__M_AXI_GP1 {0} CONFIG.PSU__USE__M_AXI_GP2 {0} CONFIG.PSU__USE__S_AXI_GP2 {1} "
          "CONFIG.PSU__SAXIGP2__DATA_WIDTH {"
-      << hp_bits << "} CONFIG.PSU__USE__IRQ0 {1} CONFIG.PSU__FPGA_PL0_ENABLE {1} CONFIG.PSU__CRL_APB__PL0_REF_CTRL__FREQMHZ {"
+      << hp_bits
+      << "} CONFIG.PSU__USE__IRQ0 {1} CONFIG.PSU__FPGA_PL0_ENABLE {1} CONFIG.PSU__CRL_APB__PL0_REF_CTRL__FREQMHZ {"
       << clock_mhz << "}] $ps\n";
   t << "set accel [create_bd_cell -type module -reference " << kBoardDesignTop << " accel]\n"
     << "set rst [create_bd_cell -type ip -vlnv [latest_ip proc_sys_reset] rst]\n"

@@ -18,8 +18,8 @@ class OpCounter : public IRVisitor {
     if (is_binary(e.kind())) {
       const ExprKind k = e.kind();
       // Comparisons and logic are conditions (padding, bounds), not the computation.
-      if (k == ExprKind::Add || k == ExprKind::Sub || k == ExprKind::Mul || k == ExprKind::Div ||
-          k == ExprKind::Mod || k == ExprKind::Min || k == ExprKind::Max)
+      if (k == ExprKind::Add || k == ExprKind::Sub || k == ExprKind::Mul || k == ExprKind::Div || k == ExprKind::Mod ||
+          k == ExprKind::Min || k == ExprKind::Max)
         ops += 1;
       const BinaryNode* b = as_binary(e);
       visit(b->a);

@@ -1,5 +1,6 @@
 // The device backend rpc://HOST:PORT/BACKEND: the device interface over a connection to an RPC
 // server, each operation one request (copies over the chunk size in several).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,12 +27,35 @@ class RpcDevice : public AccelDevice {
   RpcDevice(const std::string& url, const std::string& config_json)
       : name_(url), url_(parse_url(url)), conn_(std::make_unique<Connection>(url)), timeout_(request_timeout()) {
     conn_->connect(url_.host, url_.port, std::min(timeout_, milliseconds(5000)));
-    const char* token = std::getenv("LOOM_RPC_TOKEN");
-    Writer w;
-    w.u8(uint8_t(Op::Hello)).u32(kProtocolVersion).str(token ? token : "").str(url_.backend).str(config_json);
-    Reader r = call(w, "HELLO");
+    const char* env_token = std::getenv("LOOM_RPC_TOKEN");
+    const std::string token = env_token ? env_token : "";
+    // HELLO with this side's nonce; the server's comes back; each side proves it holds the token
+    // by an HMAC over both (rpc_wire.h), so the token never crosses the wire.
+    const Nonce client_nonce = random_nonce();
+    Writer hello;
+    hello.u8(uint8_t(Op::Hello))
+        .u32(kProtocolVersion)
+        .str(url_.backend)
+        .str(config_json)
+        .bytes(client_nonce.data(), client_nonce.size());
+    Nonce server_nonce;
+    {
+      Reader r = call(hello, "HELLO");
+      auto [nonce, len] = r.bytes("the server's nonce", kNonceBytes);
+      if (len != kNonceBytes) LOOM_THROW(DeviceError, name_, ": HELLO: a ", len, "-byte nonce from the server");
+      std::copy(nonce, nonce + kNonceBytes, server_nonce.begin());
+    }
+    const Proof proof = session_proof(token, "client", server_nonce, client_nonce);
+    Writer auth;
+    auth.u8(uint8_t(Op::Auth)).bytes(proof.data(), proof.size());
+    Reader r = call(auth, "AUTH");
     r.str("the device name", 1 << 20);  // a well-formed reply; the model's config was checked there
     r.str("the server's config", 1 << 20);
+    auto [server_proof, len] = r.bytes("the server's proof", kProofBytes);
+    if (len != kProofBytes || !same_proof(server_proof, session_proof(token, "server", server_nonce, client_nonce)))
+      LOOM_THROW(DeviceError, name_,
+                 ": the server's proof does not match LOOM_RPC_TOKEN: it does not hold the token (not the server "
+                 "the token is for)");
   }
   ~RpcDevice() override {
     try {

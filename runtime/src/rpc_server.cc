@@ -1,7 +1,9 @@
 // The RPC server: exports one device of a registered backend to one client at a time.
 #include <atomic>
+#include <deque>
+#include <map>
 #include <mutex>
-#include <set>
+#include <sstream>
 #include <thread>
 
 #include "loom/runtime/accel_device.h"
@@ -24,9 +26,9 @@ constexpr uint64_t kMaxString = 1 << 20;  // tokens, names, configs
 struct Request {
   Op op = Op::Count;
   uint32_t version = 0, offset = 0, value = 0;
-  std::string token, backend, config;
+  std::string backend, config;
   uint64_t address = 0, size = 0;
-  const uint8_t* data = nullptr;
+  const uint8_t* data = nullptr;  // WRITE: the data; HELLO: the client's nonce; AUTH: its proof
 };
 
 Request parse(const uint8_t* body, size_t n) {
@@ -36,12 +38,22 @@ Request parse(const uint8_t* body, size_t n) {
   if (op == 0 || op >= uint8_t(Op::Count)) LOOM_THROW(DeviceError, "malformed message: unknown operation ", int(op));
   q.op = Op(op);
   switch (q.op) {
-    case Op::Hello:
+    case Op::Hello: {
       q.version = r.u32("the protocol version");
-      q.token = r.str("the token", kMaxString);
+      if (q.version != kProtocolVersion) return q;  // another version's fields: refused by its number
       q.backend = r.str("the backend", kMaxString);
       q.config = r.str("the config", kMaxString);
+      auto [nonce, len] = r.bytes("the client's nonce", kNonceBytes);
+      if (len != kNonceBytes) LOOM_THROW(DeviceError, "malformed message: a ", len, "-byte nonce (", kNonceBytes, ")");
+      q.data = nonce;
       break;
+    }
+    case Op::Auth: {
+      auto [proof, len] = r.bytes("the client's proof", kProofBytes);
+      if (len != kProofBytes) LOOM_THROW(DeviceError, "malformed message: a ", len, "-byte proof (", kProofBytes, ")");
+      q.data = proof;
+      break;
+    }
     case Op::Alloc:
       q.size = r.u64("the size");
       q.address = r.u64("the alignment");  // alignment travels in `address`
@@ -114,6 +126,55 @@ struct Server::Impl {
   ServerStats stats;
   std::function<void(const std::string&)> log;
   Connection* live = nullptr;
+  // Failed handshakes by address (guarded by mu): when, within the window, and a lockout's end.
+  using Clock = std::chrono::steady_clock;
+  struct Failures {
+    std::deque<Clock::time_point> times;
+    Clock::time_point locked_until{};
+  };
+  std::map<std::string, Failures> failures;
+
+  // Milliseconds `address` stays refused (0: it may connect).
+  int64_t lockout_left(const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = failures.find(address);
+    if (it == failures.end()) return 0;
+    auto left = std::chrono::duration_cast<milliseconds>(it->second.locked_until - Clock::now()).count();
+    return left > 0 ? left : 0;
+  }
+
+  void handshake_failed(const std::string& address) {
+    if (o.max_failed_handshakes <= 0) return;
+    std::string line;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++stats.failed_handshakes;
+      const Clock::time_point now = Clock::now();
+      if (failures.size() > 4096)  // forget addresses with nothing recent and no lockout
+        for (auto it = failures.begin(); it != failures.end();)
+          it = it->second.locked_until < now &&
+                       (it->second.times.empty() || now - it->second.times.back() > o.failure_window)
+                   ? failures.erase(it)
+                   : std::next(it);
+      Failures& f = failures[address];
+      f.times.push_back(now);
+      while (!f.times.empty() && now - f.times.front() > o.failure_window) f.times.pop_front();
+      if (int(f.times.size()) >= o.max_failed_handshakes) {
+        f.locked_until = now + o.lockout;
+        f.times.clear();
+        std::ostringstream l;
+        l << address << ": " << o.max_failed_handshakes << " failed handshakes within "
+          << double(o.failure_window.count()) / 1000 << " s: refused for " << double(o.lockout.count()) / 1000 << " s";
+        line = l.str();
+      }
+    }
+    if (!line.empty()) note(line);
+  }
+
+  void handshake_succeeded(const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu);
+    failures.erase(address);
+  }
 
   void note(const std::string& line) {
     std::lock_guard<std::mutex> lock(mu);
@@ -136,38 +197,60 @@ struct Server::Impl {
         continue;
       }
       if (ec) continue;
-      std::string peer = "client";
+      std::string peer = "client", address = "?";
       boost::system::error_code pe;
       auto ep = sock.remote_endpoint(pe);
-      if (!pe) peer = ep.address().to_string() + ":" + std::to_string(ep.port());
+      if (!pe) {
+        address = ep.address().to_string();
+        peer = address + ":" + std::to_string(ep.port());
+      }
+      if (int64_t left = lockout_left(address)) {
+        refuse(sock, peer,
+               "too many failed handshakes from " + address + ": refused for another " +
+                   std::to_string((left + 999) / 1000) + " s");
+        std::lock_guard<std::mutex> lock(mu);
+        ++stats.locked_out;
+        continue;
+      }
       // A session that is ending (its client just left) gets a moment to finish.
       for (int k = 0; k < 50 && busy; ++k) std::this_thread::sleep_for(milliseconds(10));
       if (busy) {
-        refuse(sock, peer);
+        refuse(sock, peer, "device busy: another client is connected to " + o.backend + " (one client at a time)");
+        std::lock_guard<std::mutex> lock(mu);
+        ++stats.refused;
         continue;
       }
       if (session_thread.joinable()) session_thread.join();
       busy = true;
       int fd = sock.release();
-      session_thread = std::thread([this, fd, peer] { session(fd, peer); });
+      session_thread = std::thread([this, fd, peer, address] { session(fd, peer, address); });
     }
     if (session_thread.joinable()) session_thread.join();
   }
 
-  void refuse(tcp::socket& sock, const std::string& peer) {
+  void refuse(tcp::socket& sock, const std::string& peer, const std::string& why) {
     Connection c(peer);
     c.assign(sock.release());
     try {
-      c.send(error("device busy: another client is connected to " + o.backend + " (one client at a time)"),
-             milliseconds(2000));
+      c.send(error(why), milliseconds(2000));
     } catch (const Error&) {
     }
     c.close();
-    std::lock_guard<std::mutex> lock(mu);
-    ++stats.refused;
+    note("refused " + peer + ": " + why);
   }
 
-  void session(int fd, const std::string& peer) {
+  // A client's session: the handshake's state, its allocations (address -> bytes) and the time
+  // of its handshake.
+  struct Session {
+    bool challenged = false;  // HELLO answered with the server's nonce; AUTH comes next
+    Nonce server_nonce{}, client_nonce{};
+    std::string backend, config;
+    std::map<uint64_t, uint64_t> allocations;
+    uint64_t bytes = 0;
+    Clock::time_point start;
+  };
+
+  void session(int fd, const std::string& peer, const std::string& address) {
     Connection c(peer);
     c.assign(fd);
     {
@@ -175,12 +258,13 @@ struct Server::Impl {
       live = &c;
       ++stats.sessions;
     }
-    std::set<uint64_t> allocations;
+    Session client;
     note("session " + peer + ": connected");
     std::string why = "disconnected";
+    bool authenticated = false;  // a HELLO was accepted
     try {
       if (stopping) LOOM_THROW(DeviceError, "the server is stopping");
-      bool hello = false;
+      bool& hello = authenticated;
       for (;;) {
         std::vector<uint8_t> body =
             c.receive(hello ? o.idle_timeout : o.request_timeout, o.request_timeout, kMaxMessageBytes);
@@ -195,35 +279,47 @@ struct Server::Impl {
           std::lock_guard<std::mutex> lock(mu);
           ++stats.requests;
         }
-        if (!hello && q.op != Op::Hello) {
-          c.send(error("the first message must be HELLO, got " + std::string(to_string(q.op))), o.request_timeout);
-          LOOM_THROW(DeviceError, "no HELLO");
+        const Op expected = client.challenged ? Op::Auth : Op::Hello;
+        if (!hello && q.op != expected) {
+          c.send(error("the handshake expects " + std::string(to_string(expected)) + ", got " +
+                       std::string(to_string(q.op))),
+                 o.request_timeout);
+          LOOM_THROW(DeviceError, "no ", to_string(expected));
         }
         std::vector<uint8_t> reply;
+        const bool expired = hello && Clock::now() - client.start > o.max_session;
         try {
-          reply = execute(q, allocations, hello);
+          if (expired)
+            LOOM_THROW(DeviceError, "the session passed the server's limit of ", double(o.max_session.count()) / 1000,
+                       " s (--max-session-s): its allocations are freed; connect again");
+          reply = execute(q, client, hello);
         } catch (const Error& e) {
           std::lock_guard<std::mutex> lock(mu);
           ++stats.errors;
           reply = error(e.what());
         }
-        // GOODBYE, or a refused HELLO, ends the session; the device is free before the reply, so
-        // the client may connect again at once.
-        bool last = q.op == Op::Goodbye || !hello;
+        if (hello && q.op == Op::Auth) {
+          client.start = Clock::now();
+          handshake_succeeded(address);
+        }
+        // GOODBYE, a refused handshake or an expired session ends it; the device is free before
+        // the reply, so the client may connect again at once.
+        bool last = q.op == Op::Goodbye || (!hello && !client.challenged) || expired;
         if (last) {
-          free_all(allocations);
+          free_all(client);
           busy = false;
         }
         c.send(reply, o.request_timeout);
         if (last) {
-          why = q.op == Op::Goodbye ? "said goodbye" : "refused at HELLO";
+          why = q.op == Op::Goodbye ? "said goodbye" : expired ? "session time limit" : "refused at the handshake";
           break;
         }
       }
     } catch (const Error& e) {
       why = e.what();
     }
-    free_all(allocations);
+    if (!authenticated) handshake_failed(address);
+    free_all(client);
     {
       std::lock_guard<std::mutex> lock(mu);
       live = nullptr;
@@ -233,48 +329,84 @@ struct Server::Impl {
     note("session " + peer + ": " + why);
   }
 
-  void free_all(std::set<uint64_t>& allocations) {
-    for (uint64_t a : allocations) {
+  void free_all(Session& client) {
+    for (auto [a, bytes] : client.allocations) {
       try {
         device->free(a);
       } catch (const Error&) {
       }
     }
-    allocations.clear();
+    client.allocations.clear();
+    client.bytes = 0;
   }
 
-  std::vector<uint8_t> execute(const Request& q, std::set<uint64_t>& allocations, bool& hello) {
+  // DeviceError unless `client` may hold `bytes` more.
+  void check_room(const Session& client, uint64_t bytes, const char* op) const {
+    if (o.max_client_bytes && (bytes > o.max_client_bytes || client.bytes > o.max_client_bytes - bytes))
+      LOOM_THROW(DeviceError, "this session holds ", client.bytes, " bytes of device memory: ", op, " of ", bytes,
+                 " more would pass the server's limit of ", o.max_client_bytes, " bytes a client (--max-client-mib)");
+  }
+
+  std::vector<uint8_t> execute(const Request& q, Session& client, bool& hello) {
+    if (hello && (q.op == Op::Hello || q.op == Op::Auth))
+      LOOM_THROW(DeviceError, "the session's handshake is done: ", to_string(q.op), " again");
     AccelDevice& d = *device;
     Writer w;
     w.u8(0);  // ok; the results follow
     switch (q.op) {
       case Op::Hello: {
+        if (q.version == 1)
+          LOOM_THROW(DeviceError, "protocol version 1 (this server speaks version ", kProtocolVersion,
+                     ", where the token never crosses the wire): upgrade the client (loom, loom-run) to this release");
         if (q.version != kProtocolVersion)
           LOOM_THROW(DeviceError, "protocol version ", q.version, " (this server speaks version ", kProtocolVersion,
                      ")");
-        if (q.token != o.token)
-          LOOM_THROW(DeviceError, o.token.empty() ? "this server takes no token" : "wrong token (set LOOM_RPC_TOKEN)");
-        if (q.backend != o.backend)
-          LOOM_THROW(DeviceError, "this server exports backend '", o.backend, "', not '", q.backend, "'");
-        if (!q.config.empty()) check_same_config(q.config, o.config_json);
+        std::copy(q.data, q.data + kNonceBytes, client.client_nonce.begin());
+        client.server_nonce = random_nonce();
+        client.backend = q.backend;
+        client.config = q.config;
+        client.challenged = true;
+        w.bytes(client.server_nonce.data(), kNonceBytes);
+        break;
+      }
+      case Op::Auth: {
+        client.challenged = false;  // one proof per challenge
+        if (!same_proof(q.data, session_proof(o.token, "client", client.server_nonce, client.client_nonce)))
+          LOOM_THROW(DeviceError, o.token.empty()
+                                      ? "authentication failed: this server takes no token (unset LOOM_RPC_TOKEN)"
+                                      : "authentication failed: the client's proof does not match this server's "
+                                        "token (set LOOM_RPC_TOKEN to it)");
+        if (client.backend != o.backend)
+          LOOM_THROW(DeviceError, "this server exports backend '", o.backend, "', not '", client.backend, "'");
+        if (!client.config.empty()) check_same_config(client.config, o.config_json);
         hello = true;
-        w.str(d.name()).str(o.config_json);
+        const Proof server = session_proof(o.token, "server", client.server_nonce, client.client_nonce);
+        w.str(d.name()).str(o.config_json).bytes(server.data(), server.size());
         break;
       }
       case Op::Alloc: {
+        check_room(client, q.size, "ALLOC");
         uint64_t a = d.alloc(q.size, q.address);
-        allocations.insert(a);
+        client.allocations[a] = q.size;
+        client.bytes += q.size;
         w.u64(a);
         break;
       }
       case Op::AllocAt:
+        check_room(client, q.size, "ALLOC_AT");
         d.alloc_at(q.address, q.size);
-        allocations.insert(q.address);
+        client.allocations[q.address] = q.size;
+        client.bytes += q.size;
         break;
-      case Op::Free:
+      case Op::Free: {
         d.free(q.address);
-        allocations.erase(q.address);
+        auto it = client.allocations.find(q.address);
+        if (it != client.allocations.end()) {
+          client.bytes -= it->second;
+          client.allocations.erase(it);
+        }
         break;
+      }
       case Op::Write:
         d.write(q.address, q.data, q.size);
         break;

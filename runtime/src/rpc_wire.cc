@@ -1,5 +1,10 @@
 #include "rpc_wire.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
 #include <cstring>
 
 #include "loom/runtime/error.h"
@@ -11,10 +16,33 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 const char* to_string(Op op) {
-  static const char* names[] = {"?",         "HELLO",     "ALLOC",  "ALLOC_AT", "FREE",          "WRITE",  "READ",
-                                "WRITE_REG", "READ_REGS", "LAUNCH", "WAIT",     "ERROR_MESSAGE", "GOODBYE"};
+  static const char* names[] = {"?",         "HELLO",     "ALLOC",  "ALLOC_AT", "FREE",          "WRITE",   "READ",
+                                "WRITE_REG", "READ_REGS", "LAUNCH", "WAIT",     "ERROR_MESSAGE", "GOODBYE", "AUTH"};
   return op < Op::Count ? names[size_t(op)] : "?";
 }
+
+Nonce random_nonce() {
+  Nonce n;
+  if (RAND_bytes(n.data(), int(n.size())) != 1)
+    LOOM_THROW(DeviceError, "rpc: the system's random generator failed (OpenSSL RAND_bytes)");
+  return n;
+}
+
+Proof session_proof(const std::string& token, const char* role, const Nonce& server, const Nonce& client) {
+  std::string message = std::string("loom-rpc-") + std::to_string(kProtocolVersion) + " " + role;
+  message.push_back('\0');
+  message.append(reinterpret_cast<const char*>(server.data()), server.size());
+  message.append(reinterpret_cast<const char*>(client.data()), client.size());
+  Proof p;
+  unsigned int len = 0;
+  if (!HMAC(EVP_sha256(), token.data(), int(token.size()), reinterpret_cast<const unsigned char*>(message.data()),
+            message.size(), p.data(), &len) ||
+      len != p.size())
+    LOOM_THROW(DeviceError, "rpc: HMAC-SHA256 failed (OpenSSL)");
+  return p;
+}
+
+bool same_proof(const uint8_t* a, const Proof& b) { return CRYPTO_memcmp(a, b.data(), b.size()) == 0; }
 
 Writer& Writer::u8(uint8_t v) {
   b_.push_back(v);

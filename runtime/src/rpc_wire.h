@@ -6,6 +6,7 @@
 #pragma once
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without including it
 
+#include <array>
 #include <boost/asio.hpp>
 #include <chrono>
 #include <cstdint>
@@ -15,7 +16,7 @@
 namespace loom::rpc {
 
 enum class Op : uint8_t {
-  Hello = 1,     // u32 version, str token, str backend, str config json -> str device name, str config json
+  Hello = 1,     // u32 version, str backend, str config json, bytes client nonce -> bytes server nonce
   Alloc,         // u64 bytes, u64 alignment -> u64 address
   AllocAt,       // u64 address, u64 bytes
   Free,          // u64 address
@@ -27,9 +28,21 @@ enum class Op : uint8_t {
   Wait,          // u64 timeout ms (the server waits; its DeviceError is the error response)
   ErrorMessage,  // -> str
   Goodbye,       // ends the session (allocations freed) before the response
+  Auth,          // bytes client proof -> str device name, str config json, bytes server proof
   Count
 };
 const char* to_string(Op op);
+
+// The handshake (protocol 2): each side proves it holds the token by an HMAC-SHA256, keyed by the
+// token, over both sides' fresh nonces, so the token never crosses the wire and a recorded
+// handshake does not pass in another session. OpenSSL's libcrypto computes it.
+inline constexpr size_t kNonceBytes = 32, kProofBytes = 32;
+using Nonce = std::array<uint8_t, kNonceBytes>;
+using Proof = std::array<uint8_t, kProofBytes>;
+Nonce random_nonce();  // from the system's generator; DeviceError if it fails
+// What `role` ("client" or "server") sends to prove it holds `token` in the session of the nonces.
+Proof session_proof(const std::string& token, const char* role, const Nonce& server, const Nonce& client);
+bool same_proof(const uint8_t* a, const Proof& b);  // in constant time
 
 class Writer {
  public:

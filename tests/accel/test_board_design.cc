@@ -35,7 +35,8 @@ TEST(BoardDesign, HpPortTakesTheBusWidthUpToThePorts) {
   ASSERT_EQ(wide.dram_bus_bytes() * 8, 128);
   EXPECT_EQ(board_design_files(wide, board("pynq-z1")).hp_bits, 64);
   EXPECT_EQ(board_design_files(wide, board("zcu104")).hp_bits, 128);
-  const AccelConfig narrow = AccelConfig::from_json(R"({"name": "narrow", "block_in": 4, "block_out": 4, "acc_buffer_bytes": 512})");
+  const AccelConfig narrow =
+      AccelConfig::from_json(R"({"name": "narrow", "block_in": 4, "block_out": 4, "acc_buffer_bytes": 512})");
   ASSERT_EQ(narrow.dram_bus_bytes() * 8, 32);
   EXPECT_EQ(board_design_files(narrow, board("kv260")).hp_bits, 32);
   EXPECT_NE(board_design_files(narrow, board("kv260")).wrapper_v.find("wire [31:0] m_axi_gmem_rdata"),
@@ -62,8 +63,9 @@ TEST(BoardDesign, BoardJsonIsTheConfigWithTheOverlaysNames) {
   EXPECT_TRUE(f.shell_json.empty());
   EXPECT_FALSE(board_design_files(default_config(), board("kv260")).shell_json.empty());
   // The MPSoC's amba bus has two address cells.
-  EXPECT_NE(board_design_files(default_config(), board("zcu104")).overlay_dtso.find("reg = <0x0 0xa0000000 0x0 0x1000>;"),
-            std::string::npos);
+  EXPECT_NE(
+      board_design_files(default_config(), board("zcu104")).overlay_dtso.find("reg = <0x0 0xa0000000 0x0 0x1000>;"),
+      std::string::npos);
 }
 
 TEST(BoardDesign, OptionsAreChecked) {

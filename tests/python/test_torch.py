@@ -3,6 +3,7 @@ torchvision classifiers and transformer models the suite checks through ONNX
 (scripts/export_test_models.py defines them); the ONNX path on the same modules beside it, so a
 disagreement shows which path is wrong; the errors a caller gets; int8 through loom.compile on the
 CPU and on the accelerator's simulator, bit for bit."""
+import copy
 import os
 import sys
 
@@ -36,12 +37,22 @@ def reference(module, inputs):
     return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else (out,))]
 
 
-def assert_close(got, want, what):
+def assert_close(got, want, what, tolerance=TOLERANCE):
     assert len(got) == len(want), what
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype, what
         err = np.max(np.abs(g - w))
-        assert err <= TOLERANCE * np.max(np.abs(w)), f"{what}: error {err:.3g} of largest {np.max(np.abs(w)):.3g}"
+        assert err <= tolerance * np.max(np.abs(w)), f"{what}: error {err:.3g} of largest {np.max(np.abs(w)):.3g}"
+
+
+def float32_noise(module, inputs, want):
+    """How far PyTorch's own float32 output lies from the module's in float64, relative to the largest
+    magnitude: a deep network with large activations (MobileNetV3's squeeze-excitation blocks under
+    seeded weights) reaches 1e-4 by summation order alone, which differs between CPUs."""
+    m64 = copy.deepcopy(module).double()
+    cast = [i.double() if i.is_floating_point() else i for i in inputs]
+    exact = reference(m64, cast)
+    return max(float(np.max(np.abs(w - e)) / np.max(np.abs(e))) for w, e in zip(want, exact))
 
 
 def image(n=1, size=64):
@@ -197,8 +208,11 @@ def test_onnx_path_beside_from_torch(name, tmp_path):
     torch.onnx.export(module, (x,), path, opset_version=14, input_names=["input"], output_names=["output"])
     via_onnx = loom.compile(from_onnx(path)).run(x.numpy())
     via_fx = loom.compile(from_torch(module, (x,))).run(x.numpy())
-    assert_close(via_onnx, want, f"{name} through ONNX")
-    assert_close(via_fx, want, f"{name} through torch.fx")
+    # Two float32 computations of one network differ by up to the sum of their rounding: within a
+    # few times PyTorch's own distance from float64 (at least the usual tolerance).
+    tolerance = max(TOLERANCE, 4 * float32_noise(module, (x,), want))
+    assert_close(via_onnx, want, f"{name} through ONNX", tolerance)
+    assert_close(via_fx, want, f"{name} through torch.fx", tolerance)
 
 
 class Block(torch.nn.Module):

@@ -6,10 +6,17 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "common/error_text.h"
@@ -55,11 +62,62 @@ struct Served {
   }
 };
 
+// Request fields as the protocol lays them out (docs/rpc.md), written here independently of the
+// runtime's writer.
+void put_u32(std::vector<uint8_t>& b, uint32_t v) {
+  for (int k = 0; k < 4; ++k) b.push_back(uint8_t(v >> (8 * k)));
+}
+void put_bytes(std::vector<uint8_t>& b, const void* p, size_t n) {
+  put_u32(b, uint32_t(n));
+  put_u32(b, 0);
+  b.insert(b.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+}
+void put_str(std::vector<uint8_t>& b, const std::string& s) { put_bytes(b, s.data(), s.size()); }
+
+// HELLO of protocol 2: version, backend, config, the client's 32-byte nonce.
+std::vector<uint8_t> hello(uint32_t version, const std::string& backend = "fsim",
+                           const std::array<uint8_t, 32>& nonce = {}) {
+  std::vector<uint8_t> b{1};
+  put_u32(b, version);
+  put_str(b, backend);
+  put_str(b, "");
+  put_bytes(b, nonce.data(), nonce.size());
+  return b;
+}
+// HELLO of protocol 1, which carried the token itself.
+std::vector<uint8_t> hello_v1(const std::string& token) {
+  std::vector<uint8_t> b{1};
+  put_u32(b, 1);
+  put_str(b, token);
+  put_str(b, "fsim");
+  put_str(b, "");
+  return b;
+}
+// The client's proof (docs/rpc.md): HMAC-SHA256 keyed by the token over "loom-rpc-2 client", a
+// zero byte, the server's nonce and the client's; computed with OpenSSL here, not by the runtime.
+std::array<uint8_t, 32> client_proof(const std::string& token, const uint8_t* server_nonce,
+                                     const std::array<uint8_t, 32>& client_nonce) {
+  std::string m = std::string("loom-rpc-2 client") + '\0';
+  m.append(reinterpret_cast<const char*>(server_nonce), 32);
+  m.append(reinterpret_cast<const char*>(client_nonce.data()), 32);
+  std::array<uint8_t, 32> mac{};
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), token.data(), int(token.size()), reinterpret_cast<const unsigned char*>(m.data()), m.size(),
+       mac.data(), &len);
+  return mac;
+}
+std::vector<uint8_t> auth(const std::array<uint8_t, 32>& proof) {
+  std::vector<uint8_t> b{13};
+  put_bytes(b, proof.data(), proof.size());
+  return b;
+}
+
 // A raw TCP client for sending what a well-behaved client never would.
 struct Raw {
   int fd = -1;
-  explicit Raw(uint16_t port) {
+  explicit Raw(uint16_t port) {  // port 0: not connected (the test assigns fd)
     fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (port == 0) return;
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
@@ -82,46 +140,55 @@ struct Raw {
     f.insert(f.end(), body.begin(), body.end());
     send_bytes(f);
   }
-  // The error message of the next reply, or "<closed>" if the server closed the connection.
-  std::string reply_error() {
+  // The next reply's body; empty if the server closed the connection.
+  std::vector<uint8_t> reply() {
     uint8_t len[4];
-    if (::recv(fd, len, 4, MSG_WAITALL) != 4) return "<closed>";
+    if (::recv(fd, len, 4, MSG_WAITALL) != 4) return {};
     uint32_t n = len[0] | len[1] << 8 | len[2] << 16 | uint32_t(len[3]) << 24;
     std::vector<uint8_t> body(n);
-    if (n == 0 || ::recv(fd, body.data(), n, MSG_WAITALL) != ssize_t(n)) return "<closed>";
+    if (n == 0 || ::recv(fd, body.data(), n, MSG_WAITALL) != ssize_t(n)) return {};
+    return body;
+  }
+  // The error message of the next reply, "<ok>", or "<closed>" if the server closed the connection.
+  std::string reply_error() {
+    std::vector<uint8_t> body = reply();
+    if (body.empty()) return "<closed>";
     if (body[0] == 0) return "<ok>";
     return std::string(body.begin() + 9, body.end());  // status, u64 length, text
   }
+  // HELLO and AUTH with `token`; the AUTH reply's error, or "<ok>". `sent` collects the frames.
+  std::string handshake(const std::string& token = "", const std::string& backend = "fsim",
+                        std::vector<std::vector<uint8_t>>* sent = nullptr) {
+    std::array<uint8_t, 32> nonce;
+    for (size_t i = 0; i < nonce.size(); ++i) nonce[i] = uint8_t(std::rand());
+    std::vector<uint8_t> h = hello(rpc::kProtocolVersion, backend, nonce);
+    send_frame(h);
+    std::vector<uint8_t> r = reply();
+    if (r.size() != 1 + 8 + 32 || r[0] != 0) return "<no challenge>";
+    std::vector<uint8_t> a = auth(client_proof(token, r.data() + 9, nonce));
+    send_frame(a);
+    if (sent) *sent = {h, a};
+    return reply_error();
+  }
 };
-
-std::vector<uint8_t> hello(uint32_t version, const std::string& token = "", const std::string& backend = "fsim") {
-  std::vector<uint8_t> b{1};
-  auto u32 = [&](uint32_t v) {
-    for (int k = 0; k < 4; ++k) b.push_back(uint8_t(v >> (8 * k)));
-  };
-  auto str = [&](const std::string& s) {
-    u32(uint32_t(s.size()));
-    u32(0);
-    b.insert(b.end(), s.begin(), s.end());
-  };
-  u32(version);
-  str(token);
-  str(backend);
-  str("");
-  return b;
-}
 
 TEST(RpcFaults, HandshakeRefusals) {
   Served s;
   {
     Raw r(s.server->port());
     r.send_frame(hello(99));
-    EXPECT_NE(r.reply_error().find("protocol version 99 (this server speaks version 1)"), std::string::npos);
+    EXPECT_NE(r.reply_error().find("protocol version 99 (this server speaks version 2)"), std::string::npos);
   }
   {
     Raw r(s.server->port());
-    r.send_frame(hello(rpc::kProtocolVersion, "", "rtl"));
-    EXPECT_NE(r.reply_error().find("exports backend 'fsim', not 'rtl'"), std::string::npos);
+    r.send_frame(hello_v1(""));
+    EXPECT_NE(r.reply_error().find("protocol version 1 (this server speaks version 2, where the token never crosses "
+                                   "the wire): upgrade the client"),
+              std::string::npos);
+  }
+  {
+    Raw r(s.server->port());
+    EXPECT_NE(r.handshake("", "rtl").find("exports backend 'fsim', not 'rtl'"), std::string::npos);
   }
   std::string e = error_text<DeviceError>([&] { make_accel_device(s.url, config_json("1x32x32")); });
   EXPECT_NE(e.find("compiled for accelerator config '1x32x32', the server's device is 'default'"), std::string::npos)
@@ -133,7 +200,9 @@ TEST(RpcFaults, HandshakeRefusals) {
 TEST(RpcFaults, TokenAndLoopback) {
   Served s("s3cret");
   unsetenv("LOOM_RPC_TOKEN");
-  EXPECT_NE(error_text<DeviceError>([&] { make_accel_device(s.url, config_json()); }).find("wrong token"),
+  EXPECT_NE(error_text<DeviceError>([&] {
+              make_accel_device(s.url, config_json());
+            }).find("authentication failed: the client's proof does not match this server's token"),
             std::string::npos);
   setenv("LOOM_RPC_TOKEN", "s3cret", 1);
   s.expect_serving();
@@ -150,6 +219,199 @@ TEST(RpcFaults, TokenAndLoopback) {
             std::string::npos);
 }
 
+// An address whose handshakes keep failing is refused for the lockout, even with the right
+// token, and logged; after it, the legitimate client is served, and its success clears the count.
+TEST(RpcFaults, FailedHandshakesLockAnAddressOut) {
+  sim::register_backends();
+  rpc::ServerOptions o;
+  o.port = 0;
+  o.config_json = config_json();
+  o.token = "s3cret";
+  o.max_failed_handshakes = 3;
+  o.lockout = std::chrono::milliseconds(800);
+  rpc::Server server(o);
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  server.set_log([&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    log.push_back(line);
+  });
+  server.start();
+  const std::string url = "rpc://127.0.0.1:" + std::to_string(server.port()) + "/fsim";
+  auto connect = [&](const char* token) {
+    setenv("LOOM_RPC_TOKEN", token, 1);
+    std::string e = error_text<DeviceError>([&] { make_accel_device(url, config_json()); });
+    unsetenv("LOOM_RPC_TOKEN");
+    return e;
+  };
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NE(connect("guess").find("authentication failed: the client's proof does not match this server's token"),
+              std::string::npos);
+  std::string e = connect("s3cret");
+  EXPECT_NE(e.find("too many failed handshakes from 127.0.0.1: refused for another 1 s"), std::string::npos) << e;
+  EXPECT_EQ(server.stats().failed_handshakes, 3u);
+  EXPECT_EQ(server.stats().locked_out, 1u);
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const std::string& l) {
+      return l == "127.0.0.1: 3 failed handshakes within 60 s: refused for 0.8 s";
+    })) << testing::PrintToString(log);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  EXPECT_EQ(connect("s3cret"), "<no error>");
+  // Two failures, a success, two more: the success cleared the count, so no lockout.
+  EXPECT_NE(connect("guess").find("authentication failed: the client's proof does not match this server's token"),
+            std::string::npos);
+  EXPECT_NE(connect("guess").find("authentication failed: the client's proof does not match this server's token"),
+            std::string::npos);
+  EXPECT_EQ(connect("s3cret"), "<no error>");
+  EXPECT_NE(connect("guess").find("authentication failed: the client's proof does not match this server's token"),
+            std::string::npos);
+  EXPECT_NE(connect("guess").find("authentication failed: the client's proof does not match this server's token"),
+            std::string::npos);
+  EXPECT_EQ(connect("s3cret"), "<no error>");
+  EXPECT_EQ(server.stats().locked_out, 1u);
+}
+
+// A client's device memory and session time are bounded; past either it gets an error naming the
+// limit, and the next client is served.
+TEST(RpcFaults, ClientMemoryAndSessionTimeAreBounded) {
+  sim::register_backends();
+  rpc::ServerOptions o;
+  o.port = 0;
+  o.config_json = config_json();
+  o.max_client_bytes = uint64_t(64) << 20;
+  o.max_session = std::chrono::milliseconds(400);
+  rpc::Server server(o);
+  server.start();
+  const std::string url = "rpc://127.0.0.1:" + std::to_string(server.port()) + "/fsim";
+  {
+    auto d = make_accel_device(url, config_json());
+    uint64_t a = d->alloc(uint64_t(48) << 20, 4096);
+    std::string e = error_text<DeviceError>([&] { d->alloc(uint64_t(32) << 20, 4096); });
+    EXPECT_NE(e.find("this session holds 50331648 bytes of device memory: ALLOC of 33554432 more would pass the "
+                     "server's limit of 67108864 bytes a client"),
+              std::string::npos)
+        << e;
+    d->free(a);
+    d->free(d->alloc(uint64_t(64) << 20, 4096));  // freed memory counts no more
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    e = error_text<DeviceError>([&] { d->alloc(4096, 4096); });
+    EXPECT_NE(e.find("the session passed the server's limit of 0.4 s (--max-session-s)"), std::string::npos) << e;
+  }
+  auto d = make_accel_device(url, config_json());
+  EXPECT_NO_THROW(d->free(d->alloc(uint64_t(32) << 20, 4096)));
+}
+
+// A recorded handshake does not pass in another session: the server's nonce is new each time.
+TEST(RpcFaults, ReplayedHandshakeIsRefused) {
+  Served s("s3cret");
+  std::vector<std::vector<uint8_t>> recorded;
+  {
+    Raw r(s.server->port());
+    ASSERT_EQ(r.handshake("s3cret", "fsim", &recorded), "<ok>");
+  }
+  {
+    Raw r(s.server->port());
+    r.send_frame(recorded[0]);                        // the same HELLO, the same client nonce
+    EXPECT_EQ(r.reply().size(), size_t(1 + 8 + 32));  // a new challenge
+    r.send_frame(recorded[1]);                        // the recorded proof
+    EXPECT_NE(r.reply_error().find("authentication failed"), std::string::npos);
+  }
+  setenv("LOOM_RPC_TOKEN", "s3cret", 1);
+  s.expect_serving();
+  unsetenv("LOOM_RPC_TOKEN");
+}
+
+// Everything a client and the server send each other, through a relay on loopback that keeps a
+// copy: the token is in none of it.
+TEST(RpcFaults, TokenNeverCrossesTheWire) {
+  const std::string token = "tok-" + std::to_string(std::rand()) + "-e3b0c44298fc1c149afbf4c8996fb924";
+  Served s(token);
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t alen = sizeof a;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen);
+  std::string wire;  // both directions, in order
+  std::thread relay([&] {
+    int client = ::accept(listener, nullptr, nullptr);
+    Raw server(s.server->port());
+    pollfd fds[2] = {{client, POLLIN, 0}, {server.fd, POLLIN, 0}};
+    char buf[1 << 16];
+    for (bool open = true; open && ::poll(fds, 2, 5000) > 0;) {
+      for (int k = 0; k < 2; ++k) {
+        if (!(fds[k].revents & (POLLIN | POLLHUP))) continue;
+        ssize_t n = ::recv(fds[k].fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+          open = false;
+          break;
+        }
+        wire.append(buf, size_t(n));
+        ::send(fds[1 - k].fd, buf, size_t(n), MSG_NOSIGNAL);
+      }
+    }
+    ::close(client);
+  });
+  setenv("LOOM_RPC_TOKEN", token.c_str(), 1);
+  {
+    auto d = make_accel_device("rpc://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/fsim", config_json());
+    uint64_t at = d->alloc(4096, 4096);
+    std::vector<uint8_t> data(4096, 7), back(4096);
+    d->write(at, data.data(), data.size());
+    d->read(at, back.data(), back.size());
+    EXPECT_EQ(data, back);
+  }
+  unsetenv("LOOM_RPC_TOKEN");
+  relay.join();
+  ::close(listener);
+  EXPECT_GT(wire.size(), 8192u);                   // the session went through the relay
+  EXPECT_EQ(wire.find(token), std::string::npos);  // and the token did not
+  EXPECT_EQ(wire.find("e3b0c44298fc1c149afbf4c8996fb924"), std::string::npos);
+}
+
+// A server that answers the handshake without holding the token (its proof is not the HMAC):
+// the client refuses it before sending anything else.
+TEST(RpcFaults, ClientRefusesAServerWithoutTheToken) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t alen = sizeof a;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen);
+  std::thread impostor([&] {
+    Raw c(0);  // the accepted connection, read and written like a client's
+    c.close();
+    c.fd = ::accept(listener, nullptr, nullptr);
+    timeval tv{5, 0};
+    setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::array<uint8_t, 32> nonce{};
+    std::vector<uint8_t> challenge{0};
+    put_bytes(challenge, nonce.data(), nonce.size());
+    if (c.reply().empty()) return;  // HELLO
+    c.send_frame(challenge);
+    if (c.reply().empty()) return;  // AUTH
+    std::vector<uint8_t> welcome{0};
+    put_str(welcome, "fsim");
+    put_str(welcome, config_json());
+    put_bytes(welcome, nonce.data(), nonce.size());  // not the server's proof
+    c.send_frame(welcome);
+    c.reply();  // whatever comes next (GOODBYE) or the close
+  });
+  setenv("LOOM_RPC_TOKEN", "s3cret", 1);
+  std::string e = error_text<DeviceError>(
+      [&] { make_accel_device("rpc://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/fsim", config_json()); });
+  unsetenv("LOOM_RPC_TOKEN");
+  impostor.join();
+  ::close(listener);
+  EXPECT_NE(e.find("the server's proof does not match LOOM_RPC_TOKEN"), std::string::npos) << e;
+}
+
 TEST(RpcFaults, SecondClientIsToldTheDeviceIsBusy) {
   Served s;
   auto first = make_accel_device(s.url, config_json());
@@ -164,16 +426,14 @@ TEST(RpcFaults, MalformedOversizedAndTruncatedMessages) {
   Served s;
   {
     Raw r(s.server->port());
-    r.send_frame(hello(rpc::kProtocolVersion));
-    EXPECT_EQ(r.reply_error(), "<ok>");
+    EXPECT_EQ(r.handshake(), "<ok>");
     r.send_frame({0xee, 1, 2});
     EXPECT_NE(r.reply_error().find("unknown operation 238"), std::string::npos);
     EXPECT_EQ(r.reply_error(), "<closed>");
   }
   {
     Raw r(s.server->port());
-    r.send_frame(hello(rpc::kProtocolVersion));
-    EXPECT_EQ(r.reply_error(), "<ok>");
+    EXPECT_EQ(r.handshake(), "<ok>");
     r.send_frame({5, 1, 2, 3});  // WRITE without its fields
     EXPECT_NE(r.reply_error().find("malformed message: the address needs 8 bytes at byte 1 of a 4-byte message"),
               std::string::npos);
@@ -185,8 +445,7 @@ TEST(RpcFaults, MalformedOversizedAndTruncatedMessages) {
   }
   {
     Raw r(s.server->port());
-    r.send_frame(hello(rpc::kProtocolVersion));
-    EXPECT_EQ(r.reply_error(), "<ok>");
+    EXPECT_EQ(r.handshake(), "<ok>");
     r.send_frame({2, 0, 0, 0, 0}, 17);       // ALLOC: 17 bytes promised, 5 sent, then silence
     EXPECT_EQ(r.reply_error(), "<closed>");  // the request timeout (500 ms) ends it
   }
@@ -204,8 +463,7 @@ TEST(RpcFaults, ClientVanishingMidCopyLeavesNothingBehind) {
   }
   {
     Raw r(s.server->port());
-    r.send_frame(hello(rpc::kProtocolVersion));
-    EXPECT_EQ(r.reply_error(), "<ok>");
+    EXPECT_EQ(r.handshake(), "<ok>");
     std::vector<uint8_t> alloc{2};
     for (uint64_t v : {uint64_t(200) << 20, uint64_t(4096)})
       for (int k = 0; k < 8; ++k) alloc.push_back(uint8_t(v >> (8 * k)));
@@ -249,6 +507,14 @@ TEST(RpcFaults, ServerGoneAndSilentServer) {
 TEST(RpcFaults, RequestCheckerNamesWhatIsWrong) {
   std::vector<uint8_t> h = hello(rpc::kProtocolVersion);
   EXPECT_EQ(rpc::check_request(h.data(), h.size()), "HELLO");
+  std::vector<uint8_t> a = auth({});
+  EXPECT_EQ(rpc::check_request(a.data(), a.size()), "AUTH");
+  a.pop_back();
+  EXPECT_NE(error_text<DeviceError>([&] {
+              rpc::check_request(a.data(), a.size());
+            }).find("the client's proof needs 32 bytes at byte 9 of a 40-byte message"),
+            std::string::npos)
+      << error_text<DeviceError>([&] { rpc::check_request(a.data(), a.size()); });
   h.push_back(0);
   EXPECT_NE(error_text<DeviceError>([&] {
               rpc::check_request(h.data(), h.size());

@@ -16,24 +16,24 @@ enum class ProcessingSystem {
 };
 
 struct Board {
-  std::string name;        // as --board takes it: "pynq-z1"
-  std::string title;       // "Digilent Pynq-Z1"
-  std::string part;        // the Vivado part: "xc7z020clg400-1"
-  std::string fit_part;    // its entry in fpga_parts() (fpga_fit.h): "xc7z020"
-  std::string board_part;  // the Vivado board part (DDR and MIO presets)
+  std::string name;               // as --board takes it: "pynq-z1"
+  std::string title;              // "Digilent Pynq-Z1"
+  std::string part;               // the Vivado part: "xc7z020clg400-1"
+  std::string fit_part;           // its entry in fpga_parts() (fpga_fit.h): "xc7z020"
+  std::string board_part;         // the Vivado board part (DDR and MIO presets)
   std::string board_connections;  // a carrier-card connection (Kria SOMs), empty if none
   ProcessingSystem ps;
   // Where the processing system sees the control registers (the GP/HPM port's PL window).
   uint64_t control_base;
-  int hp_port_max_bits;  // the widest data width of the HP port the AXI master is linked to
-  int ps_address_bits;   // physical addresses the PS decodes (what the HP port passes on)
-  uint64_t ddr_bytes;    // the board's DDR behind the HP port
-  double ddr_gbytes_per_s;  // its peak bandwidth
-  int irq_spi;           // the GIC's shared-peripheral interrupt the accelerator's interrupt lands on
+  int hp_port_max_bits;             // the widest data width of the HP port the AXI master is linked to
+  int ps_address_bits;              // physical addresses the PS decodes (what the HP port passes on)
+  uint64_t ddr_bytes;               // the board's DDR behind the HP port
+  double ddr_gbytes_per_s;          // its peak bandwidth
+  int irq_spi;                      // the GIC's shared-peripheral interrupt the accelerator's interrupt lands on
   std::string dt_interrupt_parent;  // the base device tree's label of the GIC: "intc", "gic"
   int dt_address_cells;             // #address-cells (and #size-cells) of the amba bus
-  int pl_clock_mhz;      // the default fabric clock the design runs at
-  uint64_t default_dma_bytes;  // the contiguous region for the zynq backend (u-dma-buf)
+  int pl_clock_mhz;                 // the default fabric clock the design runs at
+  uint64_t default_dma_bytes;       // the contiguous region for the zynq backend (u-dma-buf)
   // The Arm cores, for what Loom compiles for them (--host-target) and the latency estimate.
   std::string cpu;          // "Cortex-A9"
   std::string host_target;  // loom compile --host-target: "armv7a-linux-gnueabihf"
