@@ -18,10 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dirent.h>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <random>
 #include <string>
@@ -168,8 +168,8 @@ int main(int argc, char** argv) {
 
   int out[2];
   if (pipe(out) != 0) return 1;
-  const pid_t server = spawn(
-      {server_path, "--port", "0", "--backend", "fsim", "--max-failed-handshakes", "0", "-q"}, out[1]);
+  const pid_t server =
+      spawn({server_path, "--port", "0", "--backend", "fsim", "--max-failed-handshakes", "0", "-q"}, out[1]);
   close(out[1]);
   std::string first;
   for (char c; read(out[0], &c, 1) == 1 && c != '\n';) first += c;
@@ -271,15 +271,16 @@ int main(int argc, char** argv) {
   close(out[0]);
 
   const double growth = (double(rss1) - double(rss0)) / 1024;
-  std::printf("%llu sessions in %.1f s: %llu legitimate (%llu failed; %llu programs, %llu models), %llu clients killed\n",
-              (unsigned long long)i, elapsed, (unsigned long long)(legit - 20), (unsigned long long)failed,
-              (unsigned long long)programs, (unsigned long long)models, (unsigned long long)killed);
+  std::printf(
+      "%llu sessions in %.1f s: %llu legitimate (%llu failed; %llu programs, %llu models), %llu clients killed\n",
+      (unsigned long long)i, elapsed, (unsigned long long)(legit - 20), (unsigned long long)failed,
+      (unsigned long long)programs, (unsigned long long)models, (unsigned long long)killed);
   std::printf("server resident memory: %.1f MiB after the warm-up, %.1f MiB at the end (%+.1f MiB; bound %.0f)\n",
               rss0 / 1024.0, rss1 / 1024.0, growth, max_rss_growth_mib);
   std::printf("server open descriptors: %d after the warm-up, %d at the end (bound +%d)\n", fds0, fds1, max_fd_growth);
   std::printf("server: %s", last.c_str());
-  const bool ok = failed == 0 && growth <= max_rss_growth_mib && fds1 - fds0 <= max_fd_growth &&
-                  WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool ok = failed == 0 && growth <= max_rss_growth_mib && fds1 - fds0 <= max_fd_growth && WIFEXITED(status) &&
+                  WEXITSTATUS(status) == 0;
   std::printf("%s\n", ok ? "soak ok" : "soak FAILED");
   return ok ? 0 : 1;
 }
