@@ -20,7 +20,10 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr uint64_t kMaxString = 1 << 20;  // tokens, names, configs
+constexpr uint64_t kMaxString = 1 << 20;     // tokens, names, configs
+constexpr size_t kMaxAllocations = 1 << 20;  // a session's live allocations (each costs the server bookkeeping)
+
+uint64_t round_up(uint64_t v, uint64_t to) { return v > UINT64_MAX - to ? v : (v + to - 1) / to * to; }
 
 // One request, its fields checked (byte strings are views into the body).
 struct Request {
@@ -144,11 +147,14 @@ struct Server::Impl {
   }
 
   void handshake_failed(const std::string& address) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++stats.failed_handshakes;
+    }
     if (o.max_failed_handshakes <= 0) return;
     std::string line;
     {
       std::lock_guard<std::mutex> lock(mu);
-      ++stats.failed_handshakes;
       const Clock::time_point now = Clock::now();
       if (failures.size() > 4096)  // forget addresses with nothing recent and no lockout
         for (auto it = failures.begin(); it != failures.end();)
@@ -204,14 +210,6 @@ struct Server::Impl {
         address = ep.address().to_string();
         peer = address + ":" + std::to_string(ep.port());
       }
-      if (int64_t left = lockout_left(address)) {
-        refuse(sock, peer,
-               "too many failed handshakes from " + address + ": refused for another " +
-                   std::to_string((left + 999) / 1000) + " s");
-        std::lock_guard<std::mutex> lock(mu);
-        ++stats.locked_out;
-        continue;
-      }
       // A session that is ending (its client just left) gets a moment to finish.
       for (int k = 0; k < 50 && busy; ++k) std::this_thread::sleep_for(milliseconds(10));
       if (busy) {
@@ -220,7 +218,15 @@ struct Server::Impl {
         ++stats.refused;
         continue;
       }
-      if (session_thread.joinable()) session_thread.join();
+      if (session_thread.joinable()) session_thread.join();  // its failed handshake is counted by now
+      if (int64_t left = lockout_left(address)) {
+        refuse(sock, peer,
+               "too many failed handshakes from " + address + ": refused for another " +
+                   std::to_string((left + 999) / 1000) + " s");
+        std::lock_guard<std::mutex> lock(mu);
+        ++stats.locked_out;
+        continue;
+      }
       busy = true;
       int fd = sock.release();
       session_thread = std::thread([this, fd, peer, address] { session(fd, peer, address); });
@@ -243,6 +249,7 @@ struct Server::Impl {
   // of its handshake.
   struct Session {
     bool challenged = false;  // HELLO answered with the server's nonce; AUTH comes next
+    bool proved = false;      // the client's proof matched (a wrong backend or config is no failed handshake)
     Nonce server_nonce{}, client_nonce{};
     std::string backend, config;
     std::map<uint64_t, uint64_t> allocations;
@@ -261,13 +268,17 @@ struct Server::Impl {
     Session client;
     note("session " + peer + ": connected");
     std::string why = "disconnected";
-    bool authenticated = false;  // a HELLO was accepted
+    bool authenticated = false;  // the handshake was accepted
+    // The whole handshake has one deadline, so a slow client cannot hold the device unproved.
+    const Clock::time_point handshake_deadline = Clock::now() + o.handshake_timeout;
     try {
       if (stopping) LOOM_THROW(DeviceError, "the server is stopping");
       bool& hello = authenticated;
       for (;;) {
-        std::vector<uint8_t> body =
-            c.receive(hello ? o.idle_timeout : o.request_timeout, o.request_timeout, kMaxMessageBytes);
+        const milliseconds left =
+            std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(handshake_deadline - Clock::now()));
+        std::vector<uint8_t> body = hello ? c.receive(o.idle_timeout, o.request_timeout, kMaxMessageBytes)
+                                          : c.receive(left, std::min(left, o.request_timeout), kMaxMessageBytes);
         Request q;
         try {
           q = parse(body.data(), body.size());
@@ -287,6 +298,7 @@ struct Server::Impl {
           LOOM_THROW(DeviceError, "no ", to_string(expected));
         }
         std::vector<uint8_t> reply;
+        const bool was_authenticated = hello;
         const bool expired = hello && Clock::now() - client.start > o.max_session;
         try {
           if (expired)
@@ -298,10 +310,8 @@ struct Server::Impl {
           ++stats.errors;
           reply = error(e.what());
         }
-        if (hello && q.op == Op::Auth) {
-          client.start = Clock::now();
-          handshake_succeeded(address);
-        }
+        if (!was_authenticated && client.proved) handshake_succeeded(address);
+        if (!was_authenticated && hello) client.start = Clock::now();
         // GOODBYE, a refused handshake or an expired session ends it; the device is free before
         // the reply, so the client may connect again at once.
         bool last = q.op == Op::Goodbye || (!hello && !client.challenged) || expired;
@@ -318,7 +328,7 @@ struct Server::Impl {
     } catch (const Error& e) {
       why = e.what();
     }
-    if (!authenticated) handshake_failed(address);
+    if (!authenticated && !client.proved) handshake_failed(address);
     free_all(client);
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -342,6 +352,9 @@ struct Server::Impl {
 
   // DeviceError unless `client` may hold `bytes` more.
   void check_room(const Session& client, uint64_t bytes, const char* op) const {
+    if (client.allocations.size() >= kMaxAllocations)
+      LOOM_THROW(DeviceError, "this session holds ", client.allocations.size(), " allocations: ", op,
+                 " of one more would pass the server's limit of ", kMaxAllocations, " a client");
     if (o.max_client_bytes && (bytes > o.max_client_bytes || client.bytes > o.max_client_bytes - bytes))
       LOOM_THROW(DeviceError, "this session holds ", client.bytes, " bytes of device memory: ", op, " of ", bytes,
                  " more would pass the server's limit of ", o.max_client_bytes, " bytes a client (--max-client-mib)");
@@ -376,6 +389,7 @@ struct Server::Impl {
                                       ? "authentication failed: this server takes no token (unset LOOM_RPC_TOKEN)"
                                       : "authentication failed: the client's proof does not match this server's "
                                         "token (set LOOM_RPC_TOKEN to it)");
+        client.proved = true;  // a backend or config refused below is no failed handshake
         if (client.backend != o.backend)
           LOOM_THROW(DeviceError, "this server exports backend '", o.backend, "', not '", client.backend, "'");
         if (!client.config.empty()) check_same_config(client.config, o.config_json);
@@ -385,18 +399,20 @@ struct Server::Impl {
         break;
       }
       case Op::Alloc: {
-        check_room(client, q.size, "ALLOC");
+        // Charged at least a byte, rounded up to the alignment: what the device sets aside.
+        const uint64_t charged = round_up(std::max<uint64_t>(q.size, 1), std::max<uint64_t>(q.address, 1));
+        check_room(client, charged, "ALLOC");
         uint64_t a = d.alloc(q.size, q.address);
-        client.allocations[a] = q.size;
-        client.bytes += q.size;
+        client.allocations[a] = charged;
+        client.bytes += charged;
         w.u64(a);
         break;
       }
       case Op::AllocAt:
-        check_room(client, q.size, "ALLOC_AT");
+        check_room(client, std::max<uint64_t>(q.size, 1), "ALLOC_AT");
         d.alloc_at(q.address, q.size);
-        client.allocations[q.address] = q.size;
-        client.bytes += q.size;
+        client.allocations[q.address] = std::max<uint64_t>(q.size, 1);
+        client.bytes += std::max<uint64_t>(q.size, 1);
         break;
       case Op::Free: {
         d.free(q.address);

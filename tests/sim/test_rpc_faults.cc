@@ -271,6 +271,40 @@ TEST(RpcFaults, FailedHandshakesLockAnAddressOut) {
             std::string::npos);
   EXPECT_EQ(connect("s3cret"), "<no error>");
   EXPECT_EQ(server.stats().locked_out, 1u);
+  // The right token for another backend is a mistake, not a guess: no failed handshake.
+  const uint64_t failed = server.stats().failed_handshakes;
+  setenv("LOOM_RPC_TOKEN", "s3cret", 1);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_NE(error_text<DeviceError>([&] {
+                make_accel_device("rpc://127.0.0.1:" + std::to_string(server.port()) + "/rtl", config_json());
+              }).find("exports backend 'fsim', not 'rtl'"),
+              std::string::npos);
+  unsetenv("LOOM_RPC_TOKEN");
+  EXPECT_EQ(server.stats().failed_handshakes, failed);
+  EXPECT_EQ(connect("s3cret"), "<no error>");
+}
+
+// HELLO and AUTH have one deadline together: a client that stops after HELLO holds the device
+// for that long, not for the request timeout per message.
+TEST(RpcFaults, HandshakeHasOneDeadline) {
+  sim::register_backends();
+  rpc::ServerOptions o;
+  o.port = 0;
+  o.config_json = config_json();
+  o.handshake_timeout = std::chrono::milliseconds(400);
+  rpc::Server server(o);
+  server.start();
+  Raw r(server.port());
+  auto t0 = std::chrono::steady_clock::now();
+  r.send_frame(hello(rpc::kProtocolVersion));
+  EXPECT_EQ(r.reply().size(), size_t(1 + 8 + 32));  // the challenge; then silence
+  EXPECT_EQ(r.reply_error(), "<closed>");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));  // not the 30 s request timeout
+  // (The session counts its failure as it ends, just after the connection closes.)
+  for (int k = 0; k < 100 && server.stats().failed_handshakes == 0; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server.stats().failed_handshakes, 1u);
+  EXPECT_NO_THROW(make_accel_device("rpc://127.0.0.1:" + std::to_string(server.port()) + "/fsim", config_json()));
 }
 
 // A client's device memory and session time are bounded; past either it gets an error naming the

@@ -48,6 +48,7 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(10)};  // a client silent this long is dropped
   std::chrono::milliseconds request_timeout{30000};                  // a message must arrive whole within this
   std::chrono::milliseconds max_wait{std::chrono::hours(1)};         // cap on a client's WAIT
+  std::chrono::milliseconds handshake_timeout{10000};                // HELLO and AUTH must be done within this
   // An address with this many failed handshakes (refused or broken off before a HELLO was
   // accepted) within failure_window is refused for `lockout`, each refusal logged; a successful
   // handshake clears its count. 0: no limit.
