@@ -147,14 +147,11 @@ struct Server::Impl {
   }
 
   void handshake_failed(const std::string& address) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++stats.failed_handshakes;
-    }
-    if (o.max_failed_handshakes <= 0) return;
     std::string line;
     {
       std::lock_guard<std::mutex> lock(mu);
+      ++stats.failed_handshakes;
+      if (o.max_failed_handshakes <= 0) return;
       const Clock::time_point now = Clock::now();
       if (failures.size() > 4096)  // forget addresses with nothing recent and no lockout
         for (auto it = failures.begin(); it != failures.end();)

@@ -112,6 +112,23 @@ std::vector<uint8_t> auth(const std::array<uint8_t, 32>& proof) {
   return b;
 }
 
+// A socket listening on 127.0.0.1 at a free port (a relay's or a fake server's), closed with it.
+struct Listener {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  uint16_t port = 0;
+  Listener() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(fd, 1), 0);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~Listener() { ::close(fd); }
+};
+
 // A raw TCP client for sending what a well-behaved client never would.
 struct Raw {
   int fd = -1;
@@ -362,17 +379,10 @@ TEST(RpcFaults, ReplayedHandshakeIsRefused) {
 TEST(RpcFaults, TokenNeverCrossesTheWire) {
   const std::string token = "tok-" + std::to_string(std::rand()) + "-e3b0c44298fc1c149afbf4c8996fb924";
   Served s(token);
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(listener, 1), 0);
-  socklen_t alen = sizeof a;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen);
+  Listener listener;
   std::string wire;  // both directions, in order
   std::thread relay([&] {
-    int client = ::accept(listener, nullptr, nullptr);
+    int client = ::accept(listener.fd, nullptr, nullptr);
     Raw server(s.server->port());
     pollfd fds[2] = {{client, POLLIN, 0}, {server.fd, POLLIN, 0}};
     char buf[1 << 16];
@@ -392,7 +402,7 @@ TEST(RpcFaults, TokenNeverCrossesTheWire) {
   });
   setenv("LOOM_RPC_TOKEN", token.c_str(), 1);
   {
-    auto d = make_accel_device("rpc://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/fsim", config_json());
+    auto d = make_accel_device("rpc://127.0.0.1:" + std::to_string(listener.port) + "/fsim", config_json());
     uint64_t at = d->alloc(4096, 4096);
     std::vector<uint8_t> data(4096, 7), back(4096);
     d->write(at, data.data(), data.size());
@@ -401,7 +411,6 @@ TEST(RpcFaults, TokenNeverCrossesTheWire) {
   }
   unsetenv("LOOM_RPC_TOKEN");
   relay.join();
-  ::close(listener);
   EXPECT_GT(wire.size(), 8192u);                   // the session went through the relay
   EXPECT_EQ(wire.find(token), std::string::npos);  // and the token did not
   EXPECT_EQ(wire.find("e3b0c44298fc1c149afbf4c8996fb924"), std::string::npos);
@@ -410,18 +419,11 @@ TEST(RpcFaults, TokenNeverCrossesTheWire) {
 // A server that answers the handshake without holding the token (its proof is not the HMAC):
 // the client refuses it before sending anything else.
 TEST(RpcFaults, ClientRefusesAServerWithoutTheToken) {
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(listener, 1), 0);
-  socklen_t alen = sizeof a;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &alen);
+  Listener listener;
   std::thread impostor([&] {
     Raw c(0);  // the accepted connection, read and written like a client's
     c.close();
-    c.fd = ::accept(listener, nullptr, nullptr);
+    c.fd = ::accept(listener.fd, nullptr, nullptr);
     timeval tv{5, 0};
     setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     std::array<uint8_t, 32> nonce{};
@@ -439,10 +441,9 @@ TEST(RpcFaults, ClientRefusesAServerWithoutTheToken) {
   });
   setenv("LOOM_RPC_TOKEN", "s3cret", 1);
   std::string e = error_text<DeviceError>(
-      [&] { make_accel_device("rpc://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + "/fsim", config_json()); });
+      [&] { make_accel_device("rpc://127.0.0.1:" + std::to_string(listener.port) + "/fsim", config_json()); });
   unsetenv("LOOM_RPC_TOKEN");
   impostor.join();
-  ::close(listener);
   EXPECT_NE(e.find("the server's proof does not match LOOM_RPC_TOKEN"), std::string::npos) << e;
 }
 
