@@ -1,4 +1,5 @@
-// The RPC device on loopback against the same device in process (baseline in the same run):
+// The RPC device on loopback, over plain TCP and over TLS (two servers), against the same device in
+// process (baseline in the same run):
 //   - register round trip (µs per read_reg) remote vs local;
 //   - copy throughput host -> device -> host (GB/s) for 4 KiB ... 64 MiB;
 //   - one int8 ResNet-18 inference (built-in, 224x224 unless --image) with its int8 layers on the
@@ -6,11 +7,14 @@
 //     (target <= 1.10); the outputs must be equal (else exit 1).
 //
 //   rpc_bench [--image 224] [--reps 5] [--max-overhead 1.10]
-// Exits 3 when the whole-model overhead exceeds --max-overhead.
+// Exits 3 when a whole-model overhead exceeds --max-overhead.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -68,31 +72,46 @@ int main(int argc, char** argv) {
   so.port = 0;
   so.config_json = config;
   rpc::Server server(so);
-  server.set_log([](const std::string& line) {
-    if (line.find("said goodbye") == std::string::npos && line.find("connected") == std::string::npos)
-      std::fprintf(stderr, "rpc server: %s\n", line.c_str());
-  });
-  server.start();
+  // The TLS server: a key pair made for this run, the client pinned to its fingerprint.
+  const std::filesystem::path keys = std::filesystem::temp_directory_path() / ("rpc_bench_" + std::to_string(getpid()));
+  std::filesystem::create_directories(keys);
+  so.tls_cert = (keys / "server.crt").string();
+  so.tls_key = (keys / "server.key").string();
+  const std::string fp = rpc::write_key_pair(so.tls_key, so.tls_cert, {});
+  rpc::Server tls_server(so);
+  std::filesystem::remove_all(keys);
+  for (rpc::Server* s : {&server, &tls_server}) {
+    s->set_log([](const std::string& line) {
+      if (line.find("said goodbye") == std::string::npos && line.find("connected") == std::string::npos)
+        std::fprintf(stderr, "rpc server: %s\n", line.c_str());
+    });
+    s->start();
+  }
   std::string url = "rpc://127.0.0.1:" + std::to_string(server.port()) + "/fsim";
-  std::printf("rpc_bench on %s: %s (loopback) vs fsim in process\n\n", bench::cpu_name().c_str(), url.c_str());
+  std::string tls_url = "rpc+tls://127.0.0.1:" + std::to_string(tls_server.port()) + "/fsim?fp=" + fp;
+  std::printf("rpc_bench on %s: %s and over TLS (loopback) vs fsim in process\n\n", bench::cpu_name().c_str(),
+              url.c_str());
 
   double rtt = 0;
   {
     auto local = make_accel_device("fsim", config);
     auto remote = make_accel_device(url, config);
+    auto secure = make_accel_device(tls_url, config);
     const int n = 2000;
-    double tl = best_of(3, [&] {
-      for (int k = 0; k < n; ++k) local->read_reg(0x04);
-    });
-    double tr = best_of(3, [&] {
-      for (int k = 0; k < n; ++k) remote->read_reg(0x04);
-    });
-    rtt = tr / n;
-    std::printf("register round trip: remote %.1f us, local %.3f us\n\n", tr / n * 1e6, tl / n * 1e6);
-    std::printf("%-10s %14s %14s\n", "copy", "remote GB/s", "local GB/s");
+    auto round_trip = [&](AccelDevice& d) {
+      return best_of(3,
+                     [&] {
+                       for (int k = 0; k < n; ++k) d.read_reg(0x04);
+                     }) /
+             n;
+    };
+    double tl = round_trip(*local), tr = round_trip(*remote), ts = round_trip(*secure);
+    rtt = tr;
+    std::printf("register round trip: remote %.1f us, TLS %.1f us, local %.3f us\n\n", tr * 1e6, ts * 1e6, tl * 1e6);
+    std::printf("%-10s %14s %14s %14s\n", "copy", "remote GB/s", "TLS GB/s", "local GB/s");
     for (uint64_t bytes = 4096; bytes <= (uint64_t(64) << 20); bytes *= 4) {
       std::vector<uint8_t> h(bytes, 1), back(bytes);
-      uint64_t al = local->alloc(bytes, 4096), ar = remote->alloc(bytes, 4096);
+      uint64_t al = local->alloc(bytes, 4096), ar = remote->alloc(bytes, 4096), as = secure->alloc(bytes, 4096);
       int r = bytes < (1 << 20) ? 200 : 5;
       auto gbps = [&](AccelDevice& d, uint64_t a) {
         double t = best_of(3, [&] {
@@ -104,11 +123,12 @@ int main(int argc, char** argv) {
         return 2.0 * bytes * r / t / 1e9;
       };
       std::printf(
-          "%-10s %14.3f %14.3f\n",
+          "%-10s %14.3f %14.3f %14.3f\n",
           (bytes >= (1 << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes >> 10) + " KiB").c_str(),
-          gbps(*remote, ar), gbps(*local, al));
+          gbps(*remote, ar), gbps(*secure, as), gbps(*local, al));
       local->free(al);
       remote->free(ar);
+      secure->free(as);
     }
   }
 
@@ -133,28 +153,35 @@ int main(int argc, char** argv) {
     ex.set_input(0, x);
     return ex;
   };
-  auto local = executor("fsim"), remote = executor(url);
-  double tl = 1e30, tr = 1e30;
-  for (int r = 0; r < reps; ++r) {  // alternating, so both see the same machine
+  auto local = executor("fsim"), remote = executor(url), secure = executor(tls_url);
+  double tl = 1e30, tr = 1e30, ts = 1e30;
+  for (int r = 0; r < reps; ++r) {  // alternating, so all see the same machine
     tl = std::min(tl, best_of(1, [&] { local.run(); }));
     tr = std::min(tr, best_of(1, [&] { remote.run(); }));
+    ts = std::min(ts, best_of(1, [&] { secure.run(); }));
   }
-  NDArray yl = local.get_output(0), yr = remote.get_output(0);
+  NDArray yl = local.get_output(0), yr = remote.get_output(0), ys = secure.get_output(0);
   uint64_t before = server.stats().requests;
   remote.run();
   uint64_t requests = server.stats().requests - before;
-  remote = executor("fsim");  // the remote client says goodbye before the server stops
-  bool equal = yl.nbytes() == yr.nbytes() && std::memcmp(yl.raw_data(), yr.raw_data(), yl.nbytes()) == 0;
-  double overhead = tr / tl;
+  remote = executor("fsim");  // the remote clients say goodbye before the servers stop
+  secure = executor("fsim");
+  auto same = [](const NDArray& a, const NDArray& b) {
+    return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+  };
+  bool equal = same(yl, yr) && same(yl, ys);
+  double overhead = std::max(tr, ts) / tl;
   std::printf(
-      "\nresnet18 int8 %dx%d on fsim, best of %d alternating: remote %.1f ms, local %.1f ms, remote/local "
-      "%.3f (target <= %.2f)%s\n",
-      image, image, reps, tr * 1e3, tl * 1e3, overhead, max_overhead, equal ? "" : "; OUTPUTS DIFFER");
+      "\nresnet18 int8 %dx%d on fsim, best of %d alternating: remote %.1f ms, TLS %.1f ms, local %.1f ms, "
+      "remote/local %.3f, TLS/local %.3f (target <= %.2f)%s\n",
+      image, image, reps, tr * 1e3, ts * 1e3, tl * 1e3, tr / tl, ts / tl, max_overhead,
+      equal ? "" : "; OUTPUTS DIFFER");
   std::printf(
       "one remote inference: %llu requests, at the measured round trip %.1f ms of transport (%.2f%% of the "
       "local run)\n",
       (unsigned long long)requests, requests * rtt * 1e3, 100.0 * requests * rtt / tl);
   server.stop();
+  tls_server.stop();
   if (!equal) return 1;
   return overhead > max_overhead ? 3 : 0;
 }

@@ -40,7 +40,7 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(program insn config image model_file executor_graph onnx rpc)
+((${#targets[@]})) || targets=(program insn config image model_file executor_graph onnx rpc rpc_session)
 if ((do_build)); then
   # The fuzz targets link Loom's own libraries, configured from the top level with LOOM_FUZZ (a
   # folder configured from fuzz/ alone, as before, is started afresh).

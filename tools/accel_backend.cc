@@ -103,24 +103,25 @@ void add_backend_options(CLI::App& app, BackendOptions& opt) {
   std::string backends;
   for (auto& b : accel_backends()) backends += (backends.empty() ? "" : "|") + b;
   auto known = accel_backends();
-  opt.o_backend =
-      app.add_option("--backend", opt.backend,
-                     "accelerator backend (" + backends + ", or rpc://HOST:PORT/BACKEND for a remote device)")
-          ->check(CLI::Validator(
-              [known](std::string& b) -> std::string {
-                if (std::find(known.begin(), known.end(), b) != known.end()) return "";
-                if (!rpc::is_url(b))
-                  return b + " is not a backend (" + CLI::detail::join(known, ", ") + ", rpc://HOST:PORT/BACKEND)";
-                try {
-                  rpc::parse_url(b);
-                } catch (const Error& e) {
-                  return e.what();
-                }
-                return "";
-              },
-              "BACKEND"))
-          ->capture_default_str()
-          ->group("Backend");
+  opt.o_backend = app.add_option("--backend", opt.backend,
+                                 "accelerator backend (" + backends +
+                                     ", or rpc+tls://HOST:PORT/BACKEND?fp=... for a remote device; rpc:// on loopback)")
+                      ->check(CLI::Validator(
+                          [known](std::string& b) -> std::string {
+                            if (std::find(known.begin(), known.end(), b) != known.end()) return "";
+                            if (!rpc::is_url(b))
+                              return b + " is not a backend (" + CLI::detail::join(known, ", ") +
+                                     ", rpc+tls://HOST:PORT/BACKEND?fp=..., rpc://HOST:PORT/BACKEND)";
+                            try {
+                              rpc::parse_url(b);
+                            } catch (const Error& e) {
+                              return e.what();
+                            }
+                            return "";
+                          },
+                          "BACKEND"))
+                      ->capture_default_str()
+                      ->group("Backend");
   // One flag per key, described by the first backend that declares it; its help names them all.
   // A command's own option of the same name keeps it (the key stays settable in the config JSON).
   for (const std::string& b : known)

@@ -19,7 +19,7 @@ foreach(lib boost CLI)
     file(CREATE_LINK /usr/include/${lib} ${loom_host_headers}/${lib} SYMBOLIC)
   endif()
 endforeach()
-# OpenSSL's libcrypto for the target (the RPC handshake): Debian's multiarch libssl-dev:arm64 /
+# OpenSSL's libcrypto and libssl for the target (the RPC handshake and TLS): Debian's multiarch libssl-dev:arm64 /
 # :armhf (scripts/bootstrap.sh installs them). Its headers are the host's /usr/include/openssl
 # with the target's configuration headers, linked into the same folder.
 set(loom_target_crypto /usr/lib/${LOOM_CROSS_TRIPLE}/libcrypto.so)
@@ -37,6 +37,7 @@ if(EXISTS ${loom_target_crypto} AND EXISTS /usr/include/${LOOM_CROSS_TRIPLE}/ope
   endif()
   set(OPENSSL_INCLUDE_DIR ${loom_host_headers} CACHE PATH "OpenSSL headers for ${LOOM_CROSS_TRIPLE}")
   set(OPENSSL_CRYPTO_LIBRARY ${loom_target_crypto} CACHE FILEPATH "libcrypto for ${LOOM_CROSS_TRIPLE}")
+  set(OPENSSL_SSL_LIBRARY /usr/lib/${LOOM_CROSS_TRIPLE}/libssl.so CACHE FILEPATH "libssl for ${LOOM_CROSS_TRIPLE}")
 endif()
 set(BOOST_INCLUDEDIR ${loom_host_headers})
 set(Boost_NO_SYSTEM_PATHS ON)

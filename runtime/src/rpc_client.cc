@@ -27,6 +27,17 @@ class RpcDevice : public AccelDevice {
   RpcDevice(const std::string& url, const std::string& config_json)
       : name_(url), url_(parse_url(url)), conn_(std::make_unique<Connection>(url)), timeout_(request_timeout()) {
     conn_->connect(url_.host, url_.port, std::min(timeout_, milliseconds(5000)));
+    if (url_.tls) {
+      const tls::ClientTrust trust = tls::client_trust(url_);
+      tls_context_ = tls::client_context(trust);
+      conn_->start_tls_client(*tls_context_, trust, url_.host, std::min(timeout_, milliseconds(10000)));
+    } else if (!conn_->peer_is_loopback()) {
+      conn_->close();
+      LOOM_THROW(DeviceError, name_,
+                 ": plain TCP (rpc://) is for loopback only, and this host is not: its tensors would cross the "
+                 "network in clear. Use rpc+tls://",
+                 url_.host, ":", url_.port, "/", url_.backend, "?fp=... (the fingerprint the server prints)");
+    }
     const char* env_token = std::getenv("LOOM_RPC_TOKEN");
     const std::string token = env_token ? env_token : "";
     // HELLO with this side's nonce; the server's comes back; each side proves it holds the token
@@ -157,6 +168,7 @@ class RpcDevice : public AccelDevice {
 
   std::string name_;
   Url url_;
+  std::unique_ptr<boost::asio::ssl::context> tls_context_;  // outlives the connection's TLS stream
   std::unique_ptr<Connection> conn_;
   milliseconds timeout_;
   mutable std::vector<uint8_t> reply_;

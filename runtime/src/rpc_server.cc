@@ -1,4 +1,5 @@
-// The RPC server: exports one device of a registered backend to one client at a time.
+// The RPC server: exports one device of a registered backend to one client at a time, over plain
+// TCP or TLS; each session runs in rpc_session.cc.
 #include <atomic>
 #include <deque>
 #include <map>
@@ -9,7 +10,8 @@
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
-#include "rpc_config.h"
+#include "rpc_session.h"
+#include "rpc_tls.h"
 #include "rpc_wire.h"
 
 namespace loom::rpc {
@@ -18,108 +20,10 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using std::chrono::milliseconds;
 
-namespace {
-
-constexpr uint64_t kMaxString = 1 << 20;     // tokens, names, configs
-constexpr size_t kMaxAllocations = 1 << 20;  // a session's live allocations (each costs the server bookkeeping)
-
-uint64_t round_up(uint64_t v, uint64_t to) { return v > UINT64_MAX - to ? v : (v + to - 1) / to * to; }
-
-// One request, its fields checked (byte strings are views into the body).
-struct Request {
-  Op op = Op::Count;
-  uint32_t version = 0, offset = 0, value = 0;
-  std::string backend, config;
-  uint64_t address = 0, size = 0;
-  const uint8_t* data = nullptr;  // WRITE: the data; HELLO: the client's nonce; AUTH: its proof
-};
-
-Request parse(const uint8_t* body, size_t n) {
-  Reader r(body, n);
-  Request q;
-  uint8_t op = r.u8("the operation");
-  if (op == 0 || op >= uint8_t(Op::Count)) LOOM_THROW(DeviceError, "malformed message: unknown operation ", int(op));
-  q.op = Op(op);
-  switch (q.op) {
-    case Op::Hello: {
-      q.version = r.u32("the protocol version");
-      if (q.version != kProtocolVersion) return q;  // another version's fields: refused by its number
-      q.backend = r.str("the backend", kMaxString);
-      q.config = r.str("the config", kMaxString);
-      auto [nonce, len] = r.bytes("the client's nonce", kNonceBytes);
-      if (len != kNonceBytes) LOOM_THROW(DeviceError, "malformed message: a ", len, "-byte nonce (", kNonceBytes, ")");
-      q.data = nonce;
-      break;
-    }
-    case Op::Auth: {
-      auto [proof, len] = r.bytes("the client's proof", kProofBytes);
-      if (len != kProofBytes) LOOM_THROW(DeviceError, "malformed message: a ", len, "-byte proof (", kProofBytes, ")");
-      q.data = proof;
-      break;
-    }
-    case Op::Alloc:
-      q.size = r.u64("the size");
-      q.address = r.u64("the alignment");  // alignment travels in `address`
-      break;
-    case Op::AllocAt:
-      q.address = r.u64("the address");
-      q.size = r.u64("the size");
-      break;
-    case Op::Free:
-      q.address = r.u64("the address");
-      break;
-    case Op::Write: {
-      q.address = r.u64("the address");
-      auto [p, len] = r.bytes("the data", kMaxMessageBytes);
-      q.data = p;
-      q.size = len;
-      break;
-    }
-    case Op::Read:
-      q.address = r.u64("the address");
-      q.size = r.u64("the size");
-      if (q.size > kCopyChunkBytes)
-        LOOM_THROW(DeviceError, "malformed message: a READ of ", q.size, " bytes (at most ", kCopyChunkBytes,
-                   " per message)");
-      break;
-    case Op::WriteReg:
-      q.offset = r.u32("the register");
-      q.value = r.u32("the value");
-      break;
-    case Op::ReadRegs:
-      q.offset = r.u32("the first register");
-      q.value = r.u32("the register count");
-      if (q.value > 4096)
-        LOOM_THROW(DeviceError, "malformed message: READ_REGS of ", q.value, " registers (at most 4096)");
-      break;
-    case Op::Launch:
-      q.address = r.u64("the instruction address");
-      q.value = r.u32("the instruction count");
-      break;
-    case Op::Wait:
-      q.size = r.u64("the timeout");
-      break;
-    case Op::ErrorMessage:
-    case Op::Goodbye:
-    case Op::Count:
-      break;
-  }
-  r.end(to_string(q.op));
-  return q;
-}
-
-std::vector<uint8_t> error(const std::string& message) {
-  Writer w;
-  w.u8(1).str(message);
-  return w.body();
-}
-
-}  // namespace
-
-std::string check_request(const uint8_t* body, size_t size) { return to_string(parse(body, size).op); }
-
 struct Server::Impl {
   ServerOptions o;
+  std::unique_ptr<asio::ssl::context> tls;  // null: plain TCP
+  std::string fingerprint;                  // the TLS certificate's
   std::unique_ptr<AccelDevice> device;
   asio::io_context accept_io;
   tcp::acceptor acceptor{accept_io};
@@ -209,19 +113,24 @@ struct Server::Impl {
       }
       // A session that is ending (its client just left) gets a moment to finish.
       for (int k = 0; k < 50 && busy; ++k) std::this_thread::sleep_for(milliseconds(10));
+      // Counted before the refusal is sent, so a client that reads it sees the count.
       if (busy) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ++stats.refused;
+        }
         refuse(sock, peer, "device busy: another client is connected to " + o.backend + " (one client at a time)");
-        std::lock_guard<std::mutex> lock(mu);
-        ++stats.refused;
         continue;
       }
       if (session_thread.joinable()) session_thread.join();  // its failed handshake is counted by now
       if (int64_t left = lockout_left(address)) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ++stats.locked_out;
+        }
         refuse(sock, peer,
                "too many failed handshakes from " + address + ": refused for another " +
                    std::to_string((left + 999) / 1000) + " s");
-        std::lock_guard<std::mutex> lock(mu);
-        ++stats.locked_out;
         continue;
       }
       busy = true;
@@ -235,24 +144,35 @@ struct Server::Impl {
     Connection c(peer);
     c.assign(sock.release());
     try {
-      c.send(error(why), milliseconds(2000));
+      c.send(error_reply(why), milliseconds(2000));
     } catch (const Error&) {
     }
     c.close();
     note("refused " + peer + ": " + why);
   }
 
-  // A client's session: the handshake's state, its allocations (address -> bytes) and the time
-  // of its handshake.
-  struct Session {
-    bool challenged = false;  // HELLO answered with the server's nonce; AUTH comes next
-    bool proved = false;      // the client's proof matched (a wrong backend or config is no failed handshake)
-    Nonce server_nonce{}, client_nonce{};
-    std::string backend, config;
-    std::map<uint64_t, uint64_t> allocations;
-    uint64_t bytes = 0;
-    Clock::time_point start;
-  };
+  // The first bytes say whether the client speaks TLS; one that does not speak this server's
+  // transport is told so in a frame it can read (a plain client) or its handshake fails (TLS).
+  void start_transport(Connection& c, Clock::time_point deadline) {
+    auto left = [&] {
+      return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    };
+    uint8_t head[6];
+    const bool hello_of_tls = tls::looks_like_client_hello(head, c.peek(head, sizeof head, left()));
+    if (tls && !hello_of_tls) {
+      c.send(error_reply("this server speaks TLS: connect with rpc+tls://HOST:PORT/" + o.backend +
+                         "?fp=" + fingerprint + " (plain rpc:// is for servers on loopback without --tls-cert)"),
+             o.request_timeout);
+      LOOM_THROW(DeviceError, "a plain-TCP client (rpc://) at this TLS server: refused");
+    }
+    if (!tls && hello_of_tls) {
+      c.send(error_reply("this server speaks plain TCP (rpc://, loopback only), not TLS"), o.request_timeout);
+      LOOM_THROW(DeviceError,
+                 "a TLS client (rpc+tls://) at this plain-TCP server: refused (start the server with --tls-cert "
+                 "and --tls-key for TLS)");
+    }
+    if (tls) c.start_tls_server(*tls, left());
+  }
 
   void session(int fd, const std::string& peer, const std::string& address) {
     Connection c(peer);
@@ -262,71 +182,53 @@ struct Server::Impl {
       live = &c;
       ++stats.sessions;
     }
-    Session client;
+    ServerSession client(o, *device);
     note("session " + peer + ": connected");
     std::string why = "disconnected";
-    bool authenticated = false;  // the handshake was accepted
     // The whole handshake has one deadline, so a slow client cannot hold the device unproved.
     const Clock::time_point handshake_deadline = Clock::now() + o.handshake_timeout;
     try {
       if (stopping) LOOM_THROW(DeviceError, "the server is stopping");
-      bool& hello = authenticated;
+      start_transport(c, handshake_deadline);
       for (;;) {
         const milliseconds left =
             std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(handshake_deadline - Clock::now()));
-        std::vector<uint8_t> body = hello ? c.receive(o.idle_timeout, o.request_timeout, kMaxMessageBytes)
-                                          : c.receive(left, std::min(left, o.request_timeout), kMaxMessageBytes);
-        Request q;
-        try {
-          q = parse(body.data(), body.size());
-        } catch (const DeviceError& e) {
-          c.send(error(e.what()), o.request_timeout);  // framing can no longer be trusted
-          throw;
-        }
+        std::vector<uint8_t> body = client.authenticated()
+                                        ? c.receive(o.idle_timeout, o.request_timeout, kMaxMessageBytes)
+                                        : c.receive(left, std::min(left, o.request_timeout), kMaxMessageBytes);
         {
           std::lock_guard<std::mutex> lock(mu);
           ++stats.requests;
         }
-        const Op expected = client.challenged ? Op::Auth : Op::Hello;
-        if (!hello && q.op != expected) {
-          c.send(error("the handshake expects " + std::string(to_string(expected)) + ", got " +
-                       std::string(to_string(q.op))),
-                 o.request_timeout);
-          LOOM_THROW(DeviceError, "no ", to_string(expected));
-        }
-        std::vector<uint8_t> reply;
-        const bool was_authenticated = hello;
-        const bool expired = hello && Clock::now() - client.start > o.max_session;
+        const bool was_authenticated = client.authenticated();
+        ServerSession::Reply reply;
         try {
-          if (expired)
-            LOOM_THROW(DeviceError, "the session passed the server's limit of ", double(o.max_session.count()) / 1000,
-                       " s (--max-session-s): its allocations are freed; connect again");
-          reply = execute(q, client, hello);
-        } catch (const Error& e) {
+          reply = client.handle(body.data(), body.size());
+        } catch (const DeviceError& e) {
+          c.send(error_reply(e.what()), o.request_timeout);  // framing can no longer be trusted
+          throw;
+        }
+        if (reply.error) {
           std::lock_guard<std::mutex> lock(mu);
           ++stats.errors;
-          reply = error(e.what());
         }
-        if (!was_authenticated && client.proved) handshake_succeeded(address);
-        if (!was_authenticated && hello) client.start = Clock::now();
-        // GOODBYE, a refused handshake or an expired session ends it; the device is free before
-        // the reply, so the client may connect again at once.
-        bool last = q.op == Op::Goodbye || (!hello && !client.challenged) || expired;
-        if (last) {
-          free_all(client);
+        if (!was_authenticated && client.proved()) handshake_succeeded(address);
+        // The device is free before the last reply, so the client may connect again at once.
+        if (reply.last) {
+          client.free_all();
           busy = false;
         }
-        c.send(reply, o.request_timeout);
-        if (last) {
-          why = q.op == Op::Goodbye ? "said goodbye" : expired ? "session time limit" : "refused at the handshake";
+        c.send(reply.body, o.request_timeout);
+        if (reply.last) {
+          why = reply.why;
           break;
         }
       }
     } catch (const Error& e) {
       why = e.what();
     }
-    if (!authenticated && !client.proved) handshake_failed(address);
-    free_all(client);
+    if (!client.authenticated() && !client.proved()) handshake_failed(address);
+    client.free_all();
     {
       std::lock_guard<std::mutex> lock(mu);
       live = nullptr;
@@ -334,118 +236,6 @@ struct Server::Impl {
     c.close();
     busy = false;
     note("session " + peer + ": " + why);
-  }
-
-  void free_all(Session& client) {
-    for (auto [a, bytes] : client.allocations) {
-      try {
-        device->free(a);
-      } catch (const Error&) {
-      }
-    }
-    client.allocations.clear();
-    client.bytes = 0;
-  }
-
-  // DeviceError unless `client` may hold `bytes` more.
-  void check_room(const Session& client, uint64_t bytes, const char* op) const {
-    if (client.allocations.size() >= kMaxAllocations)
-      LOOM_THROW(DeviceError, "this session holds ", client.allocations.size(), " allocations: ", op,
-                 " of one more would pass the server's limit of ", kMaxAllocations, " a client");
-    if (o.max_client_bytes && (bytes > o.max_client_bytes || client.bytes > o.max_client_bytes - bytes))
-      LOOM_THROW(DeviceError, "this session holds ", client.bytes, " bytes of device memory: ", op, " of ", bytes,
-                 " more would pass the server's limit of ", o.max_client_bytes, " bytes a client (--max-client-mib)");
-  }
-
-  std::vector<uint8_t> execute(const Request& q, Session& client, bool& hello) {
-    if (hello && (q.op == Op::Hello || q.op == Op::Auth))
-      LOOM_THROW(DeviceError, "the session's handshake is done: ", to_string(q.op), " again");
-    AccelDevice& d = *device;
-    Writer w;
-    w.u8(0);  // ok; the results follow
-    switch (q.op) {
-      case Op::Hello: {
-        if (q.version == 1)
-          LOOM_THROW(DeviceError, "protocol version 1 (this server speaks version ", kProtocolVersion,
-                     ", where the token never crosses the wire): upgrade the client (loom, loom-run) to this release");
-        if (q.version != kProtocolVersion)
-          LOOM_THROW(DeviceError, "protocol version ", q.version, " (this server speaks version ", kProtocolVersion,
-                     ")");
-        std::copy(q.data, q.data + kNonceBytes, client.client_nonce.begin());
-        client.server_nonce = random_nonce();
-        client.backend = q.backend;
-        client.config = q.config;
-        client.challenged = true;
-        w.bytes(client.server_nonce.data(), kNonceBytes);
-        break;
-      }
-      case Op::Auth: {
-        client.challenged = false;  // one proof per challenge
-        if (!same_proof(q.data, session_proof(o.token, "client", client.server_nonce, client.client_nonce)))
-          LOOM_THROW(DeviceError, o.token.empty()
-                                      ? "authentication failed: this server takes no token (unset LOOM_RPC_TOKEN)"
-                                      : "authentication failed: the client's proof does not match this server's "
-                                        "token (set LOOM_RPC_TOKEN to it)");
-        client.proved = true;  // a backend or config refused below is no failed handshake
-        if (client.backend != o.backend)
-          LOOM_THROW(DeviceError, "this server exports backend '", o.backend, "', not '", client.backend, "'");
-        if (!client.config.empty()) check_same_config(client.config, o.config_json);
-        hello = true;
-        const Proof server = session_proof(o.token, "server", client.server_nonce, client.client_nonce);
-        w.str(d.name()).str(o.config_json).bytes(server.data(), server.size());
-        break;
-      }
-      case Op::Alloc: {
-        // Charged at least a byte, rounded up to the alignment: what the device sets aside.
-        const uint64_t charged = round_up(std::max<uint64_t>(q.size, 1), std::max<uint64_t>(q.address, 1));
-        check_room(client, charged, "ALLOC");
-        uint64_t a = d.alloc(q.size, q.address);
-        client.allocations[a] = charged;
-        client.bytes += charged;
-        w.u64(a);
-        break;
-      }
-      case Op::AllocAt:
-        check_room(client, std::max<uint64_t>(q.size, 1), "ALLOC_AT");
-        d.alloc_at(q.address, q.size);
-        client.allocations[q.address] = std::max<uint64_t>(q.size, 1);
-        client.bytes += std::max<uint64_t>(q.size, 1);
-        break;
-      case Op::Free: {
-        d.free(q.address);
-        auto it = client.allocations.find(q.address);
-        if (it != client.allocations.end()) {
-          client.bytes -= it->second;
-          client.allocations.erase(it);
-        }
-        break;
-      }
-      case Op::Write:
-        d.write(q.address, q.data, q.size);
-        break;
-      case Op::Read:
-        d.read(q.address, w.bytes_in_place(q.size), q.size);
-        break;
-      case Op::WriteReg:
-        d.write_reg(q.offset, q.value);
-        break;
-      case Op::ReadRegs:
-        for (uint32_t v : d.read_regs(q.offset, q.value)) w.u32(v);
-        break;
-      case Op::Launch:
-        d.launch(q.address, q.value);
-        break;
-      case Op::Wait:
-        d.wait(std::min(milliseconds(q.size), o.max_wait));
-        break;
-      case Op::ErrorMessage:
-        w.str(d.error_message());
-        break;
-      case Op::Goodbye:
-      case Op::Count:
-        break;
-    }
-    return w.take();
   }
 };
 
@@ -455,9 +245,22 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
   boost::system::error_code ec;
   auto address = asio::ip::make_address(s.o.host, ec);
   if (ec) LOOM_THROW(DeviceError, "rpc server: '", s.o.host, "' is not an IP address");
-  if (!address.is_loopback() && s.o.token.empty())
+  if (s.o.tls_cert.empty() != s.o.tls_key.empty())
+    LOOM_THROW(DeviceError, "rpc server: --tls-cert and --tls-key go together (the server's certificate and key)");
+  if (!s.o.client_ca.empty() && s.o.tls_cert.empty())
+    LOOM_THROW(DeviceError, "rpc server: --client-ca needs TLS (--tls-cert and --tls-key)");
+  if (!address.is_loopback() && s.o.tls_cert.empty())
     LOOM_THROW(DeviceError, "rpc server: listening on ", s.o.host,
-               " (not loopback) needs an access token (--token or LOOM_RPC_TOKEN)");
+               " (not loopback) needs TLS: --tls-cert and --tls-key (`loom rpc-keygen` writes a pair); plain TCP "
+               "is for loopback only");
+  if (!address.is_loopback() && s.o.token.empty() && s.o.client_ca.empty())
+    LOOM_THROW(DeviceError, "rpc server: listening on ", s.o.host,
+               " (not loopback) needs an access token (--token or LOOM_RPC_TOKEN) or client certificates "
+               "(--client-ca)");
+  if (!s.o.tls_cert.empty()) {
+    s.tls = tls::server_context(s.o);
+    s.fingerprint = certificate_fingerprint(s.o.tls_cert);
+  }
   s.device = make_accel_device(s.o.backend, s.o.config_json);
   tcp::endpoint ep(address, s.o.port);
   s.acceptor.open(ep.protocol(), ec);
@@ -470,6 +273,8 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
 Server::~Server() { stop(); }
 
 uint16_t Server::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+std::string Server::fingerprint() const { return impl_->fingerprint; }
 
 void Server::start() {
   if (impl_->serve_thread.joinable()) return;

@@ -5,7 +5,9 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "loom/runtime/error.h"
 #include "loom/runtime/rpc.h"
@@ -130,9 +132,10 @@ void Connection::run(const char* what, std::chrono::milliseconds timeout, Start 
   if (ec) {
     boost::system::error_code ignored;
     socket_.close(ignored);
-    if (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe)
+    if (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+        ec == asio::ssl::error::stream_truncated)
       LOOM_THROW(DeviceError, peer_, ": the connection was closed by the other side (", what, ")");
-    LOOM_THROW(DeviceError, peer_, ": ", what, " failed: ", ec.message());
+    LOOM_THROW(DeviceError, peer_, ": ", what, " failed: ", tls::explain(ec, client_));
   }
 }
 
@@ -152,12 +155,62 @@ void Connection::connect(const std::string& host, uint16_t port, std::chrono::mi
     asio::async_connect(socket_, endpoints, [&](const boost::system::error_code& e, const tcp::endpoint&) { ec = e; });
   });
   socket_.set_option(tcp::no_delay(true));
+  client_ = true;
 }
 
 void Connection::assign(int fd) {
   socket_.assign(tcp::v4(), fd);
   boost::system::error_code ignored;
   socket_.set_option(tcp::no_delay(true), ignored);
+}
+
+bool Connection::peer_is_loopback() const {
+  boost::system::error_code ec;
+  auto ep = socket_.remote_endpoint(ec);
+  return !ec && ep.address().is_loopback();
+}
+
+void Connection::start_tls_client(asio::ssl::context& ctx, const tls::ClientTrust& trust, const std::string& host,
+                                  std::chrono::milliseconds timeout) {
+  tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, ctx);
+  auto verdict = std::make_shared<tls::Verdict>();
+  tls::prepare_client(*tls_, trust, host, verdict);
+  try {
+    run("the TLS handshake", timeout, [&](boost::system::error_code& ec) {
+      tls_->async_handshake(asio::ssl::stream_base::client, [&](const boost::system::error_code& e) { ec = e; });
+    });
+  } catch (const DeviceError&) {
+    if (!verdict->refusal.empty()) LOOM_THROW(DeviceError, peer_, ": ", verdict->refusal);
+    throw;
+  }
+}
+
+void Connection::start_tls_server(asio::ssl::context& ctx, std::chrono::milliseconds timeout) {
+  tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, ctx);
+  run("the TLS handshake", timeout, [&](boost::system::error_code& ec) {
+    tls_->async_handshake(asio::ssl::stream_base::server, [&](const boost::system::error_code& e) { ec = e; });
+  });
+}
+
+size_t Connection::peek(uint8_t* buf, size_t n, std::chrono::milliseconds timeout) {
+  auto look = [&](bool wait) -> size_t {
+    if (wait)
+      run("waiting for a message", timeout, [&](boost::system::error_code& ec) {
+        socket_.async_wait(tcp::socket::wait_read, [&](const boost::system::error_code& e) { ec = e; });
+      });
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    size_t got = socket_.receive(asio::buffer(buf, n), tcp::socket::message_peek, ec);
+    socket_.non_blocking(false, ec);
+    return got;
+  };
+  size_t got = look(true);
+  if (got == 0) LOOM_THROW(DeviceError, peer_, ": the connection was closed by the other side (waiting for a message)");
+  for (int k = 0; k < 25 && got < n; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    got = std::max(got, look(false));
+  }
+  return got;
 }
 
 void Connection::send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout, const void* tail,
@@ -168,8 +221,10 @@ void Connection::send(const std::vector<uint8_t>& body, std::chrono::millisecond
   for (int k = 0; k < 4; ++k) len[k] = uint8_t(total >> (8 * k));
   std::vector<asio::const_buffer> bufs{asio::buffer(len, 4), asio::buffer(body)};
   if (tail_bytes) bufs.push_back(asio::buffer(tail, tail_bytes));
-  run("sending", timeout, [&](boost::system::error_code& ec) {
-    asio::async_write(socket_, bufs, [&](const boost::system::error_code& e, size_t) { ec = e; });
+  through([&](auto& stream) {
+    run("sending", timeout, [&](boost::system::error_code& ec) {
+      asio::async_write(stream, bufs, [&](const boost::system::error_code& e, size_t) { ec = e; });
+    });
   });
 }
 
@@ -177,8 +232,10 @@ std::vector<uint8_t> Connection::receive(std::chrono::milliseconds first_timeout
                                          std::chrono::milliseconds rest_timeout, uint32_t max_bytes) {
   if (!socket_.is_open()) LOOM_THROW(DeviceError, peer_, ": the connection is closed");
   uint8_t len[4];
-  run("waiting for a message", first_timeout, [&](boost::system::error_code& ec) {
-    asio::async_read(socket_, asio::buffer(len, 4), [&](const boost::system::error_code& e, size_t) { ec = e; });
+  through([&](auto& stream) {
+    run("waiting for a message", first_timeout, [&](boost::system::error_code& ec) {
+      asio::async_read(stream, asio::buffer(len, 4), [&](const boost::system::error_code& e, size_t) { ec = e; });
+    });
   });
   uint32_t n = 0;
   for (int k = 0; k < 4; ++k) n |= uint32_t(len[k]) << (8 * k);
@@ -188,8 +245,10 @@ std::vector<uint8_t> Connection::receive(std::chrono::milliseconds first_timeout
     LOOM_THROW(DeviceError, peer_, ": a message of ", n, " bytes (must be 1 to ", max_bytes, ")");
   }
   std::vector<uint8_t> body(n);
-  run("receiving a message", rest_timeout, [&](boost::system::error_code& ec) {
-    asio::async_read(socket_, asio::buffer(body), [&](const boost::system::error_code& e, size_t) { ec = e; });
+  through([&](auto& stream) {
+    run("receiving a message", rest_timeout, [&](boost::system::error_code& ec) {
+      asio::async_read(stream, asio::buffer(body), [&](const boost::system::error_code& e, size_t) { ec = e; });
+    });
   });
   return body;
 }
@@ -203,6 +262,8 @@ void Connection::interrupt() {
 
 void Connection::close() {
   boost::system::error_code ignored;
+  // No TLS close_notify: frames carry their length and GOODBYE ends a session, so a truncated
+  // stream is detected without it, and waiting for the other side's would delay every close.
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
 }

@@ -10,8 +10,11 @@
 #include <boost/asio.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "rpc_tls.h"
 
 namespace loom::rpc {
 
@@ -79,13 +82,23 @@ class Reader {
   size_t n_, at_ = 0;
 };
 
-// A TCP stream whose sends and receives each finish within a deadline, or close the connection
-// and throw DeviceError ("<peer>: ... timed out after N ms").
+// A TCP stream, plain or TLS, whose sends and receives each finish within a deadline, or close
+// the connection and throw DeviceError ("<peer>: ... timed out after N ms").
 class Connection {
  public:
   explicit Connection(std::string peer);
   void connect(const std::string& host, uint16_t port, std::chrono::milliseconds timeout);
   void assign(int fd);  // an accepted socket
+  bool peer_is_loopback() const;
+  // TLS from here on: the client's handshake, checking the server's certificate as `trust` says
+  // (DeviceError with the reason when it is refused), or the server's.
+  void start_tls_client(boost::asio::ssl::context& ctx, const tls::ClientTrust& trust, const std::string& host,
+                        std::chrono::milliseconds timeout);
+  void start_tls_server(boost::asio::ssl::context& ctx, std::chrono::milliseconds timeout);
+  bool secure() const { return tls_ != nullptr; }
+  // Up to n of the first bytes that arrived, left unread: whatever is there once something is,
+  // waiting up to 50 ms more for all n (a server's look at what a client speaks).
+  size_t peek(uint8_t* buf, size_t n, std::chrono::milliseconds timeout);
   // Sends one frame: `body` followed by `tail_bytes` bytes at `tail` (a copy's data, sent from
   // where it lies).
   void send(const std::vector<uint8_t>& body, std::chrono::milliseconds timeout, const void* tail = nullptr,
@@ -103,9 +116,19 @@ class Connection {
  private:
   template <typename Start>
   void run(const char* what, std::chrono::milliseconds timeout, Start start);
+  // Calls f with the stream the session's bytes go through: TLS over the socket, or the socket.
+  template <typename F>
+  void through(F f) {
+    if (tls_)
+      f(*tls_);
+    else
+      f(socket_);
+  }
   std::string peer_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_{io_};
+  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+  bool client_ = false;  // which side's messages explain TLS errors
 };
 
 }  // namespace loom::rpc
