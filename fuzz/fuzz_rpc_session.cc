@@ -36,9 +36,7 @@ class MemoryDevice : public AccelDevice {
   uint64_t alloc(uint64_t bytes, uint64_t alignment) override { return heap_.alloc(bytes, alignment, name()); }
   void alloc_at(uint64_t addr, uint64_t bytes) override { heap_.alloc_at(addr, bytes, name()); }
   void free(uint64_t addr) override { heap_.free(addr, name()); }
-  void write(uint64_t addr, const void* src, uint64_t bytes) override {
-    std::memcpy(at(addr, bytes), src, bytes);
-  }
+  void write(uint64_t addr, const void* src, uint64_t bytes) override { std::memcpy(at(addr, bytes), src, bytes); }
   void read(uint64_t addr, void* dst, uint64_t bytes) override { std::memcpy(dst, at(addr, bytes), bytes); }
   void write_reg(uint32_t offset, uint32_t value) override { regs_[(offset / 4) % 1024] = value; }
   uint32_t read_reg(uint32_t offset) override { return regs_[(offset / 4) % 1024]; }

@@ -182,8 +182,7 @@ std::vector<uint8_t> ServerSession::execute(const Request& q) {
         LOOM_THROW(DeviceError, "protocol version 1 (this server speaks version ", kProtocolVersion,
                    ", where the token never crosses the wire): upgrade the client (loom, loom-run) to this release");
       if (q.version != kProtocolVersion)
-        LOOM_THROW(DeviceError, "protocol version ", q.version, " (this server speaks version ", kProtocolVersion,
-                   ")");
+        LOOM_THROW(DeviceError, "protocol version ", q.version, " (this server speaks version ", kProtocolVersion, ")");
       std::copy(q.data, q.data + kNonceBytes, client_nonce_.begin());
       server_nonce_ = random_nonce();
       backend_ = q.backend;

@@ -68,8 +68,8 @@ bool is_ip_address(const std::string& host) {
 
 ClientTrust client_trust(const Url& url) {
   ClientTrust t;
-  t.host_port = (url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host) + ":" +
-                std::to_string(url.port);
+  t.host_port =
+      (url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port);
   t.cert_file = url.cert_file;
   t.key_file = url.key_file;
   if (t.cert_file.empty()) {
@@ -208,8 +208,7 @@ std::string explain(const boost::system::error_code& ec, bool client) {
   std::string m = ec.message();
   if (ec.category() != asio::error::get_ssl_category()) return m;
   const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
-  if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG ||
-      reason == SSL_R_HTTP_REQUEST)
+  if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG || reason == SSL_R_HTTP_REQUEST)
     return m + (client ? ": the server did not answer in TLS (a server without --tls-cert speaks plain TCP: "
                          "rpc://, loopback only)"
                        : ": the client does not speak TLS");
@@ -221,8 +220,9 @@ std::string explain(const boost::system::error_code& ec, bool client) {
     return m + ": the client's certificate does not chain to --client-ca";
   if (!client && (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED ||
                   reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA || reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN))
-    return m + ": the client refused this server's certificate (not pinned there, pinned to another fingerprint, "
-               "expired, or not signed by its CA)";
+    return m +
+           ": the client refused this server's certificate (not pinned there, pinned to another fingerprint, "
+           "expired, or not signed by its CA)";
   if (client && (reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE || reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
                  reason == SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED))
     return m + ": the server refused this client's certificate (it must chain to the server's --client-ca)";

@@ -16,9 +16,9 @@ namespace loom::rpc::tls {
 
 // How a client decides whether to trust the server's certificate, from its URL and environment.
 struct ClientTrust {
-  std::string fingerprint;  // pinned: the certificate must have this SHA-256 fingerprint
-  std::string pinned_by;    // where the pin came from, for messages ("the URL's fp", "FILE line N")
-  std::string ca_file;      // or: the certificate must chain to one in this file
+  std::string fingerprint;          // pinned: the certificate must have this SHA-256 fingerprint
+  std::string pinned_by;            // where the pin came from, for messages ("the URL's fp", "FILE line N")
+  std::string ca_file;              // or: the certificate must chain to one in this file
   std::string cert_file, key_file;  // this client's certificate (mutual TLS)
   std::string known_hosts;          // the known-hosts file consulted (for the unpinned message)
   std::string host_port;            // "HOST:PORT" as the URL writes it

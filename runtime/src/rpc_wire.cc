@@ -221,6 +221,19 @@ void Connection::send(const std::vector<uint8_t>& body, std::chrono::millisecond
   for (int k = 0; k < 4; ++k) len[k] = uint8_t(total >> (8 * k));
   std::vector<asio::const_buffer> bufs{asio::buffer(len, 4), asio::buffer(body)};
   if (tail_bytes) bufs.push_back(asio::buffer(tail, tail_bytes));
+  // TLS writes one buffer at a time, each its own record and send: a small frame goes as one
+  // buffer (its length, body and a tail of up to 64 KiB copied together), a large tail apart.
+  std::vector<uint8_t> joined;
+  if (tls_) {
+    const uint64_t joined_tail = tail_bytes <= (64u << 10) ? tail_bytes : 0;
+    joined.reserve(4 + body.size() + joined_tail);
+    joined.insert(joined.end(), len, len + 4);
+    joined.insert(joined.end(), body.begin(), body.end());
+    if (joined_tail)
+      joined.insert(joined.end(), static_cast<const uint8_t*>(tail), static_cast<const uint8_t*>(tail) + joined_tail);
+    bufs = {asio::buffer(joined)};
+    if (tail_bytes && !joined_tail) bufs.push_back(asio::buffer(tail, tail_bytes));
+  }
   through([&](auto& stream) {
     run("sending", timeout, [&](boost::system::error_code& ec) {
       asio::async_write(stream, bufs, [&](const boost::system::error_code& e, size_t) { ec = e; });

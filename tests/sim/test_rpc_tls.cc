@@ -145,7 +145,7 @@ TEST(RpcTls, KeygenWritesAPrivateKeyAndTheCertificatesFingerprint) {
   const std::string fp = k.make("server");
   EXPECT_EQ(fp, openssl_fingerprint(k.cert("server")));
   EXPECT_EQ(fp, rpc::certificate_fingerprint(k.cert("server")));
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(k.key("server").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);  // only its owner may read the key
   EXPECT_NE(k.make("other"), fp);
