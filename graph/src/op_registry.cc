@@ -102,7 +102,7 @@ void OpDef::check_attrs(const Node& n) const {
     if (!fits(value, spec->kind))
       LOOM_THROW(ModelError, where(), "attribute '", key, "' is ", to_string(kind_of(value)), ", ", name, " takes ",
                  to_string(spec->kind));
-    auto in_range = [&](double v) {
+    auto in_range = [&, &key = key](double v) {  // a structured binding is captured by name (clang)
       if (v >= spec->min && v <= spec->max) return;
       const bool bounded_below = spec->min > -kAttrUnbounded, bounded_above = spec->max < kAttrUnbounded;
       std::string want = bounded_below && bounded_above
