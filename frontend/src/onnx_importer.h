@@ -93,6 +93,7 @@ class Importer {
     return is_const(id);
   }
   const NDArray& constant(const onnx::NodeProto& n, int i) {
+    input(n, i);  // a missing input is named before its name is read
     require_known(n, i,
                   "input " + std::to_string(i) + " ('" + n.input(i) +
                       "') must be a constant (computed at import), but depends on the model's inputs");

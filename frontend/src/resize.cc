@@ -120,6 +120,12 @@ int build_resize(const NodeBuilder& b, int x, DataType dtype, const std::vector<
   for (size_t d : resample_order(axes)) {
     const ResizeAxis& a = axes[d];
     if (a.in == a.out && a.scale == 1.0 && r.ctm != "tf_crop_and_resize") continue;
+    // The tables are constants built now, up to 4 taps of index and weight per output position:
+    // an axis is bounded so they stay within a few hundred MiB, whatever length a model asks for.
+    constexpr int64_t kMaxResizedLength = int64_t(1) << 22;
+    if (a.out > kMaxResizedLength)
+      LOOM_THROW(ModelError, "resize: dimension ", d, " would be ", a.out, " long, above the ", kMaxResizedLength,
+                 " a resized dimension may have (its index and weight tables are built at compile time)");
     Tables tb = tables(a, r, dtype);
     std::string suffix = "_axis" + std::to_string(d);
     std::vector<int> in{x, b.constant(tb.index, suffix + "_index"), b.constant(tb.weight, suffix + "_weight")};
