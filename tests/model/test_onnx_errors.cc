@@ -325,6 +325,45 @@ TEST(OnnxErrors, PadSizesThatOverflowOrExplode) {
   }
 }
 
+// A Resize's index and weight tables are built at import: a dimension resized to 2^23 (tables of
+// hundreds of MiB) is refused naming the node, one of 2^20 still imports; Reshape without its
+// shape input is a missing input, not a read past the node's inputs.
+TEST(OnnxErrors, HugeResizeAndMissingConstantInput) {
+  for (int64_t length : {int64_t(1) << 23, int64_t(1) << 20}) {
+    onnx::ModelProto m = relu_model();
+    auto* g = m.mutable_graph();
+    auto* sizes = g->add_initializer();
+    sizes->set_name("sizes");
+    sizes->set_data_type(onnx::TensorProto::INT64);
+    sizes->add_dims(2);
+    sizes->add_int64_data(1);
+    sizes->add_int64_data(length);
+    auto* n = g->add_node();
+    n->set_op_type("Resize");
+    n->set_name("wide_resize");
+    for (const char* in : {"y", "", "", "sizes"}) n->add_input(in);
+    n->add_output("z");
+    g->mutable_output(0)->set_name("z");
+    if (length > (int64_t(1) << 22)) {
+      std::string msg = import_error(m);
+      EXPECT_NE(msg.find("wide_resize"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("above the 4194304 a resized dimension may have"), std::string::npos) << msg;
+    } else {
+      EXPECT_NO_THROW(import_onnx_bytes(m.SerializeAsString(), "'m.onnx'", ".", {}));
+    }
+  }
+  onnx::ModelProto m = relu_model();
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Reshape");
+  n->set_name("shapeless");
+  n->add_input("y");
+  n->add_output("z");
+  m.mutable_graph()->mutable_output(0)->set_name("z");
+  std::string msg = import_error(m);
+  EXPECT_NE(msg.find("shapeless"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("missing input 1"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace loom::frontend
 
