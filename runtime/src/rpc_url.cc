@@ -26,14 +26,16 @@ bool is_url(const std::string& name) { return starts_with(name, kPlain) || start
 
 std::string normalize_fingerprint(const std::string& text, const std::string& where) {
   std::string hex = text;
-  for (const char* prefix : {"sha256:", "SHA256:", "sha256=", "SHA256 Fingerprint="})
+  for (char& c : hex) c = char(std::tolower(static_cast<unsigned char>(c)));
+  // As Loom prints it, or as `openssl x509 -fingerprint -sha256` does ("sha256 Fingerprint=AB:CD:...").
+  for (const char* prefix : {"sha256 fingerprint=", "sha256:", "sha256="})
     if (starts_with(hex, prefix)) hex = hex.substr(std::string(prefix).size());
   std::string out = "sha256:";
   for (char c : hex) {
     if (c == ':') continue;
     if (hex_digit(c) < 0)
       LOOM_THROW(DeviceError, where, ": '", text, "' is not a SHA-256 fingerprint (64 hex digits, colons allowed)");
-    out.push_back(char(std::tolower(static_cast<unsigned char>(c))));
+    out.push_back(c);
   }
   if (out.size() != 7 + 64)
     LOOM_THROW(DeviceError, where, ": '", text, "' is not a SHA-256 fingerprint: ", out.size() - 7,

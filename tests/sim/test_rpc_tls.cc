@@ -163,6 +163,8 @@ TEST(RpcTls, UrlsAndFingerprints) {
   EXPECT_EQ(u.cert_file, "/a b.crt");
   EXPECT_EQ(rpc::normalize_fingerprint("SHA256 Fingerprint=AA:" + std::string(62, 'B'), "x"),
             "sha256:aa" + std::string(62, 'b'));
+  EXPECT_EQ(rpc::normalize_fingerprint("sha256 Fingerprint=0A:" + std::string(62, 'c'), "x"),  // OpenSSL 3
+            "sha256:0a" + std::string(62, 'c'));
   EXPECT_FALSE(rpc::parse_url("rpc://board:9090/fsim").tls);
   EXPECT_THAT(error_text<DeviceError>([] { rpc::parse_url("rpc://h:1/fsim?fp=aa"); }),
               HasSubstr("belongs to rpc+tls://"));
