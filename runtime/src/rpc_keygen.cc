@@ -58,17 +58,17 @@ void add_extension(X509* cert, int nid, const std::string& value) {
 void write_file(const std::string& path, BIO* pem, mode_t mode) {
   char* data = nullptr;
   long n = BIO_get_mem_data(pem, &data);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  // O_NOFOLLOW: a link planted at the key's path is not followed to write the key elsewhere.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) LOOM_THROW(DeviceError, "rpc-keygen: cannot write '", path, "': ", std::strerror(errno));
-  bool ok = ::fchmod(fd, mode) == 0;
-  for (long done = 0; ok && done < n;) {
+  int error = ::fchmod(fd, mode) == 0 ? 0 : errno;
+  for (long done = 0; !error && done < n;) {
     ssize_t k = ::write(fd, data + done, size_t(n - done));
-    ok = k > 0;
+    if (k <= 0) error = k < 0 ? errno : EIO;
     done += k > 0 ? k : 0;
   }
-  int saved = errno;
-  ok = ::close(fd) == 0 && ok;
-  if (!ok) LOOM_THROW(DeviceError, "rpc-keygen: cannot write '", path, "': ", std::strerror(saved));
+  if (::close(fd) != 0 && !error) error = errno;
+  if (error) LOOM_THROW(DeviceError, "rpc-keygen: cannot write '", path, "': ", std::strerror(error));
 }
 
 time_t to_time(std::chrono::system_clock::time_point t) { return std::chrono::system_clock::to_time_t(t); }

@@ -226,6 +226,8 @@ struct Server::Impl {
       }
     } catch (const Error& e) {
       why = e.what();
+    } catch (const std::exception& e) {  // Asio's or the allocator's: the session ends, not the server
+      why = e.what();
     }
     if (!client.authenticated() && !client.proved()) handshake_failed(address);
     client.free_all();

@@ -64,6 +64,9 @@ bool is_ip_address(const std::string& host) {
   return !ec;
 }
 
+// The pinned check of the certificate at the verify callback's depth (the server's own at 0).
+bool check_pinned(X509_STORE_CTX* c, const ClientTrust& trust, Verdict& verdict);
+
 }  // namespace
 
 ClientTrust client_trust(const Url& url) {
@@ -139,20 +142,24 @@ void prepare_client(ssl::stream<asio::ip::tcp::socket&>& stream, const ClientTru
   stream.set_verify_mode(ssl::verify_peer);
   if (!trust.ca_file.empty()) {
     // The certificate must chain to the CA file and name the host (a DNS name or an IP address).
-    if (is_ip_address(host))
-      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), host.c_str());
-    else
-      SSL_set1_host(s, host.c_str());
+    // Names only from the subject alternative names, never the common name; a host the check
+    // cannot be set for is an error, not a check skipped.
+    X509_VERIFY_PARAM_set_hostflags(SSL_get0_param(s), X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
+    const std::string bare = host.substr(0, host.find('%'));  // an IPv6 scope is no part of the address
+    const bool set = is_ip_address(host) ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), bare.c_str()) == 1
+                                         : SSL_set1_host(s, host.c_str()) == 1;
+    if (!set) LOOM_THROW(DeviceError, "rpc: cannot check the server's certificate names host '", host, "'");
     stream.set_verify_callback([verdict, ca = trust.ca_file](bool preverified, ssl::verify_context& vc) {
       X509_STORE_CTX* c = vc.native_handle();
-      if (!preverified && verdict->refusal.empty()) {
-        X509* cert = X509_STORE_CTX_get_current_cert(c);
-        char subject[256] = "?";
-        if (cert) X509_NAME_oneline(X509_get_subject_name(cert), subject, sizeof subject);
-        verdict->refusal = std::string("the server's certificate (") + subject + ", " +
-                           (cert ? fingerprint(cert) : std::string("?")) + ") does not pass the CA file '" + ca +
-                           "': " + X509_verify_cert_error_string(X509_STORE_CTX_get_error(c));
-      }
+      if (!preverified && verdict->refusal.empty()) try {
+          X509* cert = X509_STORE_CTX_get_current_cert(c);
+          char subject[256] = "?";
+          if (cert) X509_NAME_oneline(X509_get_subject_name(cert), subject, sizeof subject);
+          verdict->refusal = std::string("the server's certificate (") + subject + ", " +
+                             (cert ? fingerprint(cert) : std::string("?")) + ") does not pass the CA file '" + ca +
+                             "': " + X509_verify_cert_error_string(X509_STORE_CTX_get_error(c));
+        } catch (...) {  // nothing may unwind through OpenSSL's frames
+        }
       return preverified;
     });
     return;
@@ -160,36 +167,47 @@ void prepare_client(ssl::stream<asio::ip::tcp::socket&>& stream, const ClientTru
   // Pinned: the server's own certificate (depth 0) must have the fingerprint and be within its
   // validity period; whatever signed it does not matter.
   stream.set_verify_callback([verdict, trust](bool, ssl::verify_context& vc) {
-    X509_STORE_CTX* c = vc.native_handle();
-    if (X509_STORE_CTX_get_error_depth(c) != 0) return true;
-    X509* cert = X509_STORE_CTX_get_current_cert(c);
-    const std::string fp = cert ? fingerprint(cert) : "?";
-    std::string refusal;
-    int error = X509_V_ERR_CERT_REJECTED;
-    if (trust.fingerprint.empty()) {
-      refusal = "the server's certificate is not pinned: its fingerprint is " + fp +
-                ". If the server printed that fingerprint (loom-rpc-server prints it when it starts; `loom "
-                "rpc-keygen` when it wrote the certificate), add ?fp=" +
-                fp + " to the URL or the line '" + trust.host_port + " " + fp + "' to " +
-                (trust.known_hosts.empty() ? std::string("$LOOM_RPC_KNOWN_HOSTS") : trust.known_hosts) +
-                "; or give a CA (?ca=FILE, LOOM_RPC_CA)";
-      error = X509_V_ERR_CERT_UNTRUSTED;
-    } else if (fp != trust.fingerprint) {
-      refusal = "the server's certificate has fingerprint " + fp + ", not " + trust.fingerprint + " (" +
-                trust.pinned_by + "): another server, or its certificate was replaced";
-    } else if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
-      refusal = "the server's certificate (" + fp + ") has expired: make a new one (loom rpc-keygen) and pin it";
-      error = X509_V_ERR_CERT_HAS_EXPIRED;
-    } else if (X509_cmp_current_time(X509_get0_notBefore(cert)) >= 0) {
-      refusal = "the server's certificate (" + fp + ") is not valid yet: check the clocks of both machines";
-      error = X509_V_ERR_CERT_NOT_YET_VALID;
+    try {
+      return check_pinned(vc.native_handle(), trust, *verdict);
+    } catch (...) {  // nothing may unwind through OpenSSL's frames
+      return false;
     }
-    if (refusal.empty()) return true;
-    if (verdict->refusal.empty()) verdict->refusal = refusal;
-    X509_STORE_CTX_set_error(c, error);  // the alert the server receives says why
-    return false;
   });
 }
+
+namespace {
+
+bool check_pinned(X509_STORE_CTX* c, const ClientTrust& trust, Verdict& verdict) {
+  if (X509_STORE_CTX_get_error_depth(c) != 0) return true;
+  X509* cert = X509_STORE_CTX_get_current_cert(c);
+  const std::string fp = cert ? fingerprint(cert) : "?";
+  std::string refusal;
+  int error = X509_V_ERR_CERT_REJECTED;
+  if (trust.fingerprint.empty()) {
+    refusal = "the server's certificate is not pinned: its fingerprint is " + fp +
+              ". If the server printed that fingerprint (loom-rpc-server prints it when it starts; `loom "
+              "rpc-keygen` when it wrote the certificate), add ?fp=" +
+              fp + " to the URL or the line '" + trust.host_port + " " + fp + "' to " +
+              (trust.known_hosts.empty() ? std::string("$LOOM_RPC_KNOWN_HOSTS") : trust.known_hosts) +
+              "; or give a CA (?ca=FILE, LOOM_RPC_CA)";
+    error = X509_V_ERR_CERT_UNTRUSTED;
+  } else if (fp != trust.fingerprint) {
+    refusal = "the server's certificate has fingerprint " + fp + ", not " + trust.fingerprint + " (" + trust.pinned_by +
+              "): another server, or its certificate was replaced";
+  } else if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
+    refusal = "the server's certificate (" + fp + ") has expired: make a new one (loom rpc-keygen) and pin it";
+    error = X509_V_ERR_CERT_HAS_EXPIRED;
+  } else if (X509_cmp_current_time(X509_get0_notBefore(cert)) >= 0) {
+    refusal = "the server's certificate (" + fp + ") is not valid yet: check the clocks of both machines";
+    error = X509_V_ERR_CERT_NOT_YET_VALID;
+  }
+  if (refusal.empty()) return true;
+  if (verdict.refusal.empty()) verdict.refusal = refusal;
+  X509_STORE_CTX_set_error(c, error);  // the alert the server receives says why
+  return false;
+}
+
+}  // namespace
 
 std::string fingerprint(X509* cert) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -234,6 +252,10 @@ bool looks_like_client_hello(const uint8_t* b, size_t n) {
   // frame starts with its body's length and the operation; HELLO's protocol version (2) sits where
   // the handshake type would.
   return n >= 6 && b[0] == 0x16 && b[1] == 0x03 && b[2] <= 0x04 && b[5] == 0x01;
+}
+
+bool may_be_client_hello(const uint8_t* b, size_t n) {
+  return (n < 1 || b[0] == 0x16) && (n < 2 || b[1] == 0x03) && (n < 3 || b[2] <= 0x04) && (n < 6 || b[5] == 0x01);
 }
 
 }  // namespace loom::rpc::tls

@@ -50,5 +50,7 @@ std::string explain(const boost::system::error_code& ec, bool client);
 // Whether the first bytes a server received are a TLS ClientHello (a record of type handshake,
 // version 3.x, whose first message is a ClientHello) rather than a Loom frame.
 bool looks_like_client_hello(const uint8_t* bytes, size_t n);
+// Whether the first n bytes are still consistent with a ClientHello (more may make it one).
+bool may_be_client_hello(const uint8_t* bytes, size_t n);
 
 }  // namespace loom::rpc::tls

@@ -103,6 +103,7 @@ Url parse_url(const std::string& url) {
   }
   if (!u.fingerprint.empty()) u.fingerprint = normalize_fingerprint(u.fingerprint, "'" + url + "': fp");
   if (u.cert_file.empty() != u.key_file.empty()) return bad("cert and key go together (a client certificate)");
+  if (!u.fingerprint.empty() && !u.ca_file.empty()) return bad("fp and ca are two ways to trust the server: give one");
   return u;
 }
 

@@ -187,9 +187,16 @@ void Connection::start_tls_client(asio::ssl::context& ctx, const tls::ClientTrus
 
 void Connection::start_tls_server(asio::ssl::context& ctx, std::chrono::milliseconds timeout) {
   tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, ctx);
-  run("the TLS handshake", timeout, [&](boost::system::error_code& ec) {
-    tls_->async_handshake(asio::ssl::stream_base::server, [&](const boost::system::error_code& e) { ec = e; });
-  });
+  try {
+    run("the TLS handshake", timeout, [&](boost::system::error_code& ec) {
+      tls_->async_handshake(asio::ssl::stream_base::server, [&](const boost::system::error_code& e) { ec = e; });
+    });
+  } catch (const DeviceError& e) {
+    // Why a client's certificate was refused (expired, another CA, not for clients), when it was.
+    const long verify = SSL_get_verify_result(tls_->native_handle());
+    if (verify == X509_V_OK) throw;
+    LOOM_THROW(DeviceError, e.what(), " (", X509_verify_cert_error_string(verify), ")");
+  }
 }
 
 size_t Connection::peek(uint8_t* buf, size_t n, std::chrono::milliseconds timeout) {
@@ -204,9 +211,12 @@ size_t Connection::peek(uint8_t* buf, size_t n, std::chrono::milliseconds timeou
     socket_.non_blocking(false, ec);
     return got;
   };
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   size_t got = look(true);
   if (got == 0) LOOM_THROW(DeviceError, peer_, ": the connection was closed by the other side (waiting for a message)");
-  for (int k = 0; k < 25 && got < n; ++k) {
+  // The rest of the first bytes, as they come, while they may still be a TLS ClientHello (a frame
+  // is told apart by its first bytes; a short one is answered at once).
+  while (got < n && tls::may_be_client_hello(buf, got) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     got = std::max(got, look(false));
   }

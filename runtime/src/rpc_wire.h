@@ -97,7 +97,8 @@ class Connection {
   void start_tls_server(boost::asio::ssl::context& ctx, std::chrono::milliseconds timeout);
   bool secure() const { return tls_ != nullptr; }
   // Up to n of the first bytes that arrived, left unread: whatever is there once something is,
-  // waiting up to 50 ms more for all n (a server's look at what a client speaks).
+  // waiting within `timeout` for all n while they may be a TLS ClientHello (a server's look at
+  // what a client speaks).
   size_t peek(uint8_t* buf, size_t n, std::chrono::milliseconds timeout);
   // Sends one frame: `body` followed by `tail_bytes` bytes at `tail` (a copy's data, sent from
   // where it lies).

@@ -174,6 +174,8 @@ TEST(RpcTls, UrlsAndFingerprints) {
               HasSubstr("3 hex digits, not 64"));
   EXPECT_THAT(error_text<DeviceError>([] { rpc::parse_url("rpc+tls://h:1/fsim?cert=c.crt"); }),
               HasSubstr("cert and key go together"));
+  EXPECT_THAT(error_text<DeviceError>([&] { rpc::parse_url("rpc+tls://h:1/fsim?ca=c.pem&fp=" + fp); }),
+              HasSubstr("fp and ca are two ways to trust the server: give one"));
   EXPECT_THAT(error_text<DeviceError>([] { rpc::parse_url("rpc+tls://h:1/fsim?ca=%zz"); }),
               HasSubstr("not followed by two hex digits"));
 }
@@ -277,6 +279,13 @@ TEST(RpcTls, CaFileChecksTheChainAndTheHost) {
   EXPECT_THAT(
       error_text<DeviceError>([&] { make_accel_device(named.url("ca=" + k.cert("elsewhere")), config_json()); }),
       HasSubstr("IP address mismatch"));
+  // By name: the certificate's DNS names are what a client connecting to "localhost" checks.
+  auto by_name = [](TlsServed& t, const std::string& ca) {
+    return "rpc+tls://localhost:" + std::to_string(t.server->port()) + "/fsim?ca=" + ca;
+  };
+  round_trip(by_name(s, k.cert("server")));
+  EXPECT_THAT(error_text<DeviceError>([&] { make_accel_device(by_name(named, k.cert("elsewhere")), config_json()); }),
+              HasSubstr("hostname mismatch"));
   round_trip(s.url("ca=" + k.cert("server")));
 }
 
