@@ -20,6 +20,16 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using std::chrono::milliseconds;
 
+namespace {
+
+// What is left of a deadline, at least a millisecond (a timeout of 0 would mean none).
+milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+  return std::max(milliseconds(1),
+                  std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now()));
+}
+
+}  // namespace
+
 struct Server::Impl {
   ServerOptions o;
   std::unique_ptr<asio::ssl::context> tls;  // null: plain TCP
@@ -154,11 +164,8 @@ struct Server::Impl {
   // The first bytes say whether the client speaks TLS; one that does not speak this server's
   // transport is told so in a frame it can read (a plain client) or its handshake fails (TLS).
   void start_transport(Connection& c, Clock::time_point deadline) {
-    auto left = [&] {
-      return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-    };
     uint8_t head[6];
-    const bool hello_of_tls = tls::looks_like_client_hello(head, c.peek(head, sizeof head, left()));
+    const bool hello_of_tls = tls::looks_like_client_hello(head, c.peek(head, sizeof head, time_left(deadline)));
     if (tls && !hello_of_tls) {
       c.send(error_reply("this server speaks TLS: connect with rpc+tls://HOST:PORT/" + o.backend +
                          "?fp=" + fingerprint + " (plain rpc:// is for servers on loopback without --tls-cert)"),
@@ -171,7 +178,7 @@ struct Server::Impl {
                  "a TLS client (rpc+tls://) at this plain-TCP server: refused (start the server with --tls-cert "
                  "and --tls-key for TLS)");
     }
-    if (tls) c.start_tls_server(*tls, left());
+    if (tls) c.start_tls_server(*tls, time_left(deadline));
   }
 
   void session(int fd, const std::string& peer, const std::string& address) {
@@ -191,8 +198,7 @@ struct Server::Impl {
       if (stopping) LOOM_THROW(DeviceError, "the server is stopping");
       start_transport(c, handshake_deadline);
       for (;;) {
-        const milliseconds left =
-            std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(handshake_deadline - Clock::now()));
+        const milliseconds left = time_left(handshake_deadline);
         std::vector<uint8_t> body = client.authenticated()
                                         ? c.receive(o.idle_timeout, o.request_timeout, kMaxMessageBytes)
                                         : c.receive(left, std::min(left, o.request_timeout), kMaxMessageBytes);
@@ -261,7 +267,7 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
                "(--client-ca)");
   if (!s.o.tls_cert.empty()) {
     s.tls = tls::server_context(s.o);
-    s.fingerprint = certificate_fingerprint(s.o.tls_cert);
+    s.fingerprint = tls::fingerprint(SSL_CTX_get0_certificate(s.tls->native_handle()));  // the one loaded
   }
   s.device = make_accel_device(s.o.backend, s.o.config_json);
   tcp::endpoint ep(address, s.o.port);

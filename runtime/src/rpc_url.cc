@@ -12,8 +12,6 @@ namespace {
 constexpr const char* kPlain = "rpc://";
 constexpr const char* kTls = "rpc+tls://";
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -22,14 +20,14 @@ int hex_digit(char c) {
 
 }  // namespace
 
-bool is_url(const std::string& name) { return starts_with(name, kPlain) || starts_with(name, kTls); }
+bool is_url(const std::string& name) { return name.starts_with(kPlain) || name.starts_with(kTls); }
 
 std::string normalize_fingerprint(const std::string& text, const std::string& where) {
   std::string hex = text;
   for (char& c : hex) c = char(std::tolower(static_cast<unsigned char>(c)));
   // As Loom prints it, or as `openssl x509 -fingerprint -sha256` does ("sha256 Fingerprint=AB:CD:...").
   for (const char* prefix : {"sha256 fingerprint=", "sha256:", "sha256="})
-    if (starts_with(hex, prefix)) hex = hex.substr(std::string(prefix).size());
+    if (hex.starts_with(prefix)) hex = hex.substr(std::string(prefix).size());
   std::string out = "sha256:";
   for (char c : hex) {
     if (c == ':') continue;
@@ -50,7 +48,7 @@ Url parse_url(const std::string& url) {
   };
   if (!is_url(url)) return bad("it does not start with rpc:// or rpc+tls://");
   Url u;
-  u.tls = starts_with(url, kTls);
+  u.tls = url.starts_with(kTls);
   std::string rest = url.substr(std::string(u.tls ? kTls : kPlain).size());
   std::string query;
   if (size_t q = rest.find('?'); q != std::string::npos) {

@@ -15,11 +15,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 
 #include "common/error_text.h"
+#include "common/scoped_env.h"
+#include "common/temp_dir.h"
 #include "loom/accel/config.h"
 #include "loom/runtime/accel_device.h"
 #include "loom/runtime/error.h"
@@ -30,7 +31,6 @@
 namespace loom {
 namespace {
 
-namespace fs = std::filesystem;
 using test::error_text;
 using ::testing::HasSubstr;
 
@@ -38,16 +38,11 @@ std::string config_json() {
   return accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/default.json").to_json();
 }
 
-// A folder of key pairs for one test, removed with it.
+// A folder of key pairs for one test (the test's own folder), removed with it.
 struct KeyDir {
-  fs::path dir;
-  KeyDir() {
-    std::string t = (fs::temp_directory_path() / "loom_rpc_tls_XXXXXX").string();
-    dir = ::mkdtemp(t.data());
-  }
-  ~KeyDir() { fs::remove_all(dir); }
-  std::string key(const std::string& name) const { return (dir / (name + ".key")).string(); }
-  std::string cert(const std::string& name) const { return (dir / (name + ".crt")).string(); }
+  test::TestDir dir;
+  std::string key(const std::string& name) const { return dir.file(name + ".key"); }
+  std::string cert(const std::string& name) const { return dir.file(name + ".crt"); }
   // A pair valid from now for a year (or the given period), for 127.0.0.1; its fingerprint.
   std::string make(const std::string& name, std::vector<std::string> names = {"127.0.0.1", "localhost"},
                    std::chrono::hours from = std::chrono::hours(0), std::chrono::hours to = std::chrono::hours(8760)) {
@@ -133,13 +128,6 @@ void round_trip(const std::string& url) {
   EXPECT_EQ(in, out);
 }
 
-// Sets an environment variable for one scope.
-struct Env {
-  std::string name;
-  Env(const std::string& n, const std::string& value) : name(n) { setenv(n.c_str(), value.c_str(), 1); }
-  ~Env() { unsetenv(name.c_str()); }
-};
-
 TEST(RpcTls, KeygenWritesAPrivateKeyAndTheCertificatesFingerprint) {
   KeyDir k;
   const std::string fp = k.make("server");
@@ -189,7 +177,7 @@ TEST(RpcTls, PinnedSessionCarriesNothingInClear) {
   const std::string token = "tok-" + std::to_string(std::rand()) + "-5f8d1c0e9a7b";
   TlsServed tls_server(k.cert("server"), k.key("server"), token);
   TlsServed plain_server("", "", token);
-  Env env("LOOM_RPC_TOKEN", token);
+  test::ScopedEnv env("LOOM_RPC_TOKEN", token.c_str());
   std::string pattern = "LOOM-TENSOR-";  // a recognisable payload, unlike anything TLS sends
   while (pattern.size() < 4096) pattern += pattern;
   for (bool tls : {true, false}) {
@@ -230,8 +218,8 @@ TEST(RpcTls, UnpinnedCertificateAndKnownHosts) {
   KeyDir k;
   const std::string fp = k.make("server");
   TlsServed s(k.cert("server"), k.key("server"));
-  const std::string known = (k.dir / "known_hosts").string();
-  Env env("LOOM_RPC_KNOWN_HOSTS", known);
+  const std::string known = k.dir.file("known_hosts");
+  test::ScopedEnv env("LOOM_RPC_KNOWN_HOSTS", known.c_str());
   std::ofstream(known) << "# lab boards\n";
   const std::string e = error_text<DeviceError>([&] { make_accel_device(s.url(), config_json()); });
   EXPECT_THAT(e, HasSubstr("is not pinned: its fingerprint is " + fp));
@@ -270,7 +258,7 @@ TEST(RpcTls, CaFileChecksTheChainAndTheHost) {
   TlsServed s(k.cert("server"), k.key("server"));
   round_trip(s.url("ca=" + k.cert("server")));
   {
-    Env env("LOOM_RPC_CA", k.cert("server"));
+    test::ScopedEnv env("LOOM_RPC_CA", k.cert("server").c_str());
     round_trip(s.url());
   }
   EXPECT_THAT(error_text<DeviceError>([&] { make_accel_device(s.url("ca=" + k.cert("stranger")), config_json()); }),
@@ -311,7 +299,7 @@ TEST(RpcTls, MutualTlsNeedsTheClientsCertificate) {
               }),
               HasSubstr("the client's (cert/key, LOOM_RPC_CERT) key '" + k.key("stranger") + "'"));
   round_trip(s.url("fp=" + fp + "&cert=" + k.cert("client") + "&key=" + k.key("client")));
-  Env cert("LOOM_RPC_CERT", k.cert("client")), key("LOOM_RPC_KEY", k.key("client"));
+  test::ScopedEnv cert("LOOM_RPC_CERT", k.cert("client").c_str()), key("LOOM_RPC_KEY", k.key("client").c_str());
   round_trip(s.url("fp=" + fp));
 }
 
@@ -374,7 +362,7 @@ TEST(RpcTls, PlainTcpIsForLoopbackOnly) {
   const std::string at = host + ":" + std::to_string(open.port()) + "/fsim";
   EXPECT_THAT(error_text<DeviceError>([&] { make_accel_device("rpc://" + at, config_json()); }),
               HasSubstr("plain TCP (rpc://) is for loopback only"));
-  Env token("LOOM_RPC_TOKEN", "s3cret");
+  test::ScopedEnv token("LOOM_RPC_TOKEN", "s3cret");
   round_trip("rpc+tls://" + at + "?fp=" + fp);
 }
 
