@@ -1,8 +1,9 @@
 // ONNX Runtime's CPU latency for one ONNX file: the baseline of zoo_bench.
 // usage: node bench/ort_latency.js MODEL.onnx THREADS REPS SHAPE[;SHAPE...] [OUTPUT.f32]
-//   SHAPE: the float32 input's dims, e.g. 1x3x224x224 (one per input, in the model's order); input
-//   element k is sin(k). OUTPUT.f32: where to write the first output's values (raw float32), for
-//   zoo_bench to compare with Loom's.
+//   SHAPE: an input's dims, e.g. 1x3x224x224 (one per input, in the model's order), float32 with
+//   element k sin(k); or TYPE:DIMS for an integer input (int64:1x128: token ids, masks), every
+//   element 1. OUTPUT.f32: where to write the first output's values (raw float32), for zoo_bench
+//   to compare with Loom's.
 // Loads onnxruntime-node from $LOOM_ORT_DIR/node_modules (scripts/bootstrap.sh installs it into
 // build/ort), else from Node's usual search path. Prints one JSON line: the median of REPS runs
 // after 5 warm-ups, in milliseconds (graph optimizations 'all', intra-op threads THREADS).
@@ -18,10 +19,19 @@ async function main() {
     intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all'});
   const feeds = {};
   shapes.split(';').forEach((s, i) => {
-    const dims = s.split('x').map(Number);
-    const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
-    for (let k = 0; k < data.length; ++k) data[k] = Math.sin(k);
-    feeds[session.inputNames[i]] = new ort.Tensor('float32', data, dims);
+    const typed = s.includes(':') ? s.split(':') : ['float32', s];
+    const dims = typed[1].split('x').map(Number);
+    const count = dims.reduce((a, b) => a * b, 1);
+    let data;
+    if (typed[0] === 'int64') {
+      data = new BigInt64Array(count).fill(1n);
+    } else if (typed[0] === 'int32') {
+      data = new Int32Array(count).fill(1);
+    } else {
+      data = new Float32Array(count);
+      for (let k = 0; k < count; ++k) data[k] = Math.sin(k);
+    }
+    feeds[session.inputNames[i]] = new ort.Tensor(typed[0], data, dims);
   });
   const times = [];
   for (let r = 0; r < 5 + reps; ++r) {

@@ -3,7 +3,8 @@
 hosts that have `onnxruntime` for Python but no Node (zoo_bench --ort-python PYTHON).
 
 usage: PYTHON bench/ort_latency.py MODEL.onnx THREADS REPS SHAPE[;SHAPE...] [OUTPUT.f32]
-Same arguments, input and JSON line as bench/ort_latency.js: input element k is sin(k); the median
+Same arguments, input and JSON line as bench/ort_latency.js: float input element k is sin(k), an
+integer input (SHAPE int64:DIMS or int32:DIMS) all ones; the median
 and fastest of REPS runs after 5 warm-ups, in milliseconds (graph optimizations 'all', sequential
 execution, intra-op threads THREADS); OUTPUT.f32 receives the first output's float32 values.
 """
@@ -29,9 +30,13 @@ def main():
     session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
     feeds = {}
     for spec, shape in zip(session.get_inputs(), shapes.split(";")):
-        dims = [int(d) for d in shape.split("x")]
+        kind, _, dims_text = shape.rpartition(":")
+        dims = [int(d) for d in dims_text.split("x")]
         n = math.prod(dims)
-        feeds[spec.name] = np.sin(np.arange(n, dtype=np.float64)).astype(np.float32).reshape(dims)
+        if kind in ("int64", "int32"):
+            feeds[spec.name] = np.ones(dims, dtype=kind)
+        else:
+            feeds[spec.name] = np.sin(np.arange(n, dtype=np.float64)).astype(np.float32).reshape(dims)
     times = []
     for r in range(5 + reps):
         t0 = time.perf_counter_ns()

@@ -4,7 +4,10 @@
 // noisy. Prints the CPU, each ratio (Loom / ONNX Runtime latency) of the fastest runs and of the medians, and their
 // geometric means: on a shared VM interference only slows a run down, so the fastest runs are the steadier comparison.
 //   zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE] [--no-winograd]
-//             [--ort-python PYTHON]
+//             [--ort-python PYTHON] [--int8 [--pytorch PYTHON]]
+// --int8: Loom's int8 model against ONNX Runtime on its QDQ export, PyTorch's int8 and Loom's float
+// model (zoo_bench_int8.cc; --pytorch: the Python with torch, default /usr/bin/python3, "" for none).
+// Models may take integer inputs (token ids: all ones) as well as float ones (element k: sin(k)).
 // Each model's first output is compared with ONNX Runtime's on the same input (exit 1 past 1e-3 of its
 // largest magnitude).
 // --tuning-log: Loom compiles with the conv tiles `loom tune model` logged (as `loom compile
@@ -35,6 +38,7 @@
 #include "loom/runtime/env.h"
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/thread_pool.h"
+#include "zoo_runner.h"
 #ifdef LOOM_HAVE_TUNE
 #include "loom/tune/apply_log.h"
 #endif
@@ -46,39 +50,8 @@ namespace {
 // What the model tests allow against PyTorch (1e-4), with room for ten times as many layers.
 constexpr double kTolerance = 1e-3;
 
-struct OrtTimes {
-  double median_ms = -1, min_ms = -1;  // <0: not installed or failed
-};
-
-// ONNX Runtime's median and fastest of `reps` runs; with `output_file`, its first output's values
-// written there.
-// The runner: onnxruntime-node through node, or `python` running ort_latency.py when it is set.
-struct OrtRunner {
-  std::string python;
-
-  std::string command() const {
-    const char* bench_dir = std::getenv("LOOM_BENCH_DIR");
-    std::string dir = bench_dir ? bench_dir : LOOM_BENCH_DIR;
-    if (!python.empty()) return "'" + python + "' '" + dir + "/ort_latency.py'";
-    const char* ort_dir = std::getenv("LOOM_ORT_DIR");
-    return std::string("LOOM_ORT_DIR='") + (ort_dir ? ort_dir : LOOM_DEFAULT_ORT_DIR) + "' node '" + dir +
-           "/ort_latency.js'";
-  }
-};
-
-OrtTimes ort_ms(const OrtRunner& runner, const std::string& model, int threads, int reps, const std::string& shapes,
-                std::string* version, const std::string& output_file = "") {
-  std::string cmd = runner.command() + " '" + model + "' " + std::to_string(threads) + " " + std::to_string(reps) +
-                    " '" + shapes + "'" + (output_file.empty() ? "" : " '" + output_file + "'") + " 2>/dev/null";
-  std::string out = bench::command_output(cmd);
-  try {
-    auto j = nlohmann::json::parse(out);
-    *version = j.at("ort").get<std::string>();
-    return {j.at("median_ms").get<double>(), j.at("min_ms").get<double>()};
-  } catch (const std::exception&) {
-    return {};
-  }
-}
+using bench::ort_ms;
+using bench::OrtRunner;
 
 // max |loom - ort| over the largest |ort| of the first output (ONNX Runtime's values read from
 // `ort_file`); -1 if there is nothing to compare.
@@ -111,6 +84,8 @@ int main(int argc, char** argv) {
   std::string tuning_log;
   bool winograd = true;
   OrtRunner runner;
+  bool int8 = false;
+  std::string pytorch = "/usr/bin/python3";
   try {
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -120,6 +95,10 @@ int main(int argc, char** argv) {
         reps = std::max(3, bench::count_option(argv[++i], "--reps", 100000));
       else if (i + 1 < argc && a == "--tuning-log")
         tuning_log = argv[++i];
+      else if (a == "--int8")
+        int8 = true;
+      else if (i + 1 < argc && a == "--pytorch")
+        pytorch = argv[++i];
       else if (a == "--no-winograd")
         winograd = false;
       else if (i + 1 < argc && a == "--ort-python")
@@ -130,13 +109,20 @@ int main(int argc, char** argv) {
       } else {
         std::fprintf(stderr,
                      "usage: zoo_bench [--models a.onnx,b.onnx] [--threads 1,2] [--reps 20] [--tuning-log FILE] "
-                     "[--no-winograd] [--ort-python PYTHON]\n");
+                     "[--no-winograd] [--ort-python PYTHON] [--int8 [--pytorch PYTHON]]\n");
         return 2;
       }
     }
   } catch (const std::invalid_argument& e) {  // a count that is not one
     std::fprintf(stderr, "zoo_bench: %s\n", e.what());
     return 2;
+  }
+  if (int8) {
+    if (!tuning_log.empty() || !winograd) {
+      std::fprintf(stderr, "zoo_bench: --int8 compiles with the defaults: no --tuning-log or --no-winograd\n");
+      return 2;
+    }
+    return bench::int8_zoo_bench(models, threads, reps, runner, pytorch);
   }
 #ifndef LOOM_HAVE_TUNE
   if (!tuning_log.empty()) {
@@ -194,22 +180,12 @@ int main(int argc, char** argv) {
       continue;
     }
     runtime::GraphExecutor& ex = *loaded;
-    std::string shapes;
-    bool float_inputs = true;
-    for (size_t i = 0; i < ex.num_inputs(); ++i) {
-      NDArray x = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
-      if (x.dtype() != DataType::Float(32)) {
-        skip(path, "input " + std::to_string(i) + " is " + x.dtype().str() + ", not float32");
-        float_inputs = false;
-        break;
-      }
-      for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = float(std::sin(double(k)));  // as ort_latency.js
-      ex.set_input(i, x);
-      std::string s;
-      for (int64_t d : ex.input_spec(i).shape) s += (s.empty() ? "" : "x") + std::to_string(d);
-      shapes += (shapes.empty() ? "" : ";") + s;
+    std::string why;
+    std::string shapes = bench::set_bench_inputs(ex, &why);
+    if (shapes.empty()) {
+      skip(path, why);
+      continue;
     }
-    if (!float_inputs) continue;
     std::string name = path.substr(path.find_last_of('/') + 1);
 #ifdef LOOM_HAVE_TUNE
     if (!tuning_log.empty())
@@ -246,7 +222,7 @@ int main(int argc, char** argv) {
           ex.run();
           loom.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
         }
-        OrtTimes o = ort_ms(runner, path, t, (reps + 2) / 3, shapes, &ort_version);
+        bench::Times o = ort_ms(runner, path, t, (reps + 2) / 3, shapes, &ort_version);
         if (o.median_ms > 0) ort.push_back(o.median_ms), ort_best.push_back(o.min_ms);
       }
       std::sort(loom.begin(), loom.end());

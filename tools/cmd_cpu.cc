@@ -19,6 +19,7 @@
 #include "loom/ir/printer.h"
 #include "loom/runtime/thread_pool.h"
 #include "loom/schedule/lower.h"
+#include "model_commands.h"
 #include "workloads.h"
 
 namespace loom::tools {
@@ -153,9 +154,13 @@ int run_cmd(const std::vector<std::string>& args) {
   return o.verify && r.max_abs_error > 1e-3 ? 1 : 0;
 }
 
-int export_cmd(const std::vector<std::string>& args) {
+}  // namespace
+
+int export_workload(const std::vector<std::string>& args) {
   CLI::App app{
-      "Compile a built-in workload into a shared library (`loom run --load` and runtime::Module::load read it)",
+      "Compile a built-in workload into a shared library (`loom run --load` and runtime::Module::load read it). "
+      "With --onnx-qdq, `loom export MODEL --onnx-qdq -o OUT.onnx` writes a quantized model as QDQ ONNX instead "
+      "(`loom export MODEL --onnx-qdq --help`)",
       "loom export"};
   std::string workload;
   int size = 0;
@@ -196,10 +201,7 @@ int export_cmd(const std::vector<std::string>& args) {
   return 0;
 }
 
-}  // namespace
-
 LOOM_REGISTER_COMMAND("run", "run a compiled model (model.loom), or compile, run, verify and time a built-in workload",
                       run_cmd);
-LOOM_REGISTER_COMMAND("export", "compile a built-in workload into a shared library", export_cmd);
 
 }  // namespace loom::tools

@@ -29,6 +29,7 @@
 #include "loom/runtime/graph_executor.h"
 #include "loom/runtime/npy.h"
 #include "loom/runtime/thread_pool.h"
+#include "model_commands.h"
 #ifdef LOOM_HAVE_GRAPH
 #include "loom/codegen/llvm.h"
 #include "loom/frontend/load.h"
@@ -112,12 +113,18 @@ const char* const kQuantizeAdvice =
     "--calibration-mode max or kl; on the CPU, --per-channel weight scales (docs/quantization.md explains the "
     "figures)";
 
-int compile_cmd(const std::vector<std::string>& args) {
+}  // namespace
+
+int compile_or_export(const std::vector<std::string>& args, bool export_only) {
 #ifndef LOOM_HAVE_GRAPH
   LOOM_THROW(Error, "this loom was built without the model compiler (needs LLVM and libonnx-dev)");
 #else
-  CLI::App app{"Compile a model (ONNX) for the CPU into one compiled-model file", "loom compile"};
-  std::string model, out;
+  CLI::App app{export_only ? "Quantize a model (ONNX) and write it as a QDQ ONNX file (QuantizeLinear/"
+                             "DequantizeLinear around float operators, the int8 model's scales), which ONNX Runtime "
+                             "and other int8 runtimes run as int8; checked against Loom's int8 model with ONNX Runtime"
+                           : "Compile a model (ONNX) for the CPU into one compiled-model file",
+               export_only ? "loom export" : "loom compile"};
+  std::string model, out, qdq_path;
   std::vector<std::string> shapes;
   bool dump = false, verify_each = false, quiet = false, as_json = false;
   int threads = 0;
@@ -125,8 +132,25 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_option("model", model, "model.onnx, or a built-in model: resnet18, resnet50, mobilenet_v2, mlp")->required();
   number_option(app, "--batch", batch, "batch size of a built-in model", 1, 1024)->capture_default_str();
   number_option(app, "--image", image, "image size of a built-in model", 32, 1024)->capture_default_str();
-  app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")
-      ->check(output_file());
+  bool onnx_qdq = false, exact_rounding = false;
+  if (export_only) {
+    app.add_option("-o,--output", qdq_path, "the ONNX file to write")->required()->check(output_file());
+    app.add_flag("--onnx-qdq", onnx_qdq,
+                 "the format: int8 values as QuantizeLinear/DequantizeLinear pairs around the float operators "
+                 "(the only one today)")
+        ->required();
+  } else {
+    app.add_option("-o,--output", out, "compiled model to write (default: the model's name with .loom)")
+        ->check(output_file());
+    app.add_option("--export-onnx-qdq", qdq_path,
+                   "also write the quantized model as a QDQ ONNX file (as `loom export --onnx-qdq`), checked against "
+                   "the int8 model with ONNX Runtime")
+        ->check(output_file());
+  }
+  app.add_flag("--exact-rounding", exact_rounding,
+               "QDQ export: round ties up as Loom's requantization does (half an accumulator unit added before each "
+               "requantizing QuantizeLinear): the same integers exactly, but ONNX Runtime runs those layers in float "
+               "instead of its int8 kernels");
   app.add_option("--input-shape", shapes, "NAME=DxDx... for inputs with symbolic dimensions");
   std::vector<std::string> shape_vars;
   app.add_option("--shape-var", shape_vars,
@@ -144,7 +168,7 @@ int compile_cmd(const std::vector<std::string>& args) {
   app.add_flag("--json", as_json,
                "print the result (file, graph, memory, quantization report, accelerator layers) as one JSON object on "
                "stdout; everything else goes to stderr");
-  std::string quant, calibrate = "16", mode = "percentile", holdout = "auto", distribution;
+  std::string quant = export_only ? "int8" : "", calibrate = "16", mode = "percentile", holdout = "auto", distribution;
   bool first_conv = false;
   app.add_option("--quantize", quant,
                  "int8: post-training quantization (power-of-two scales); int8-simulated: the same in float")
@@ -252,6 +276,11 @@ int compile_cmd(const std::vector<std::string>& args) {
                           "--input-distribution", "--min-accuracy", "--precision", "--layer-weight-bits",
                           "--mixed-precision", "--weight-exponents"})
     if (quant.empty() && app.count(opt)) LOOM_THROW(Error, opt, " needs --quantize");
+  if (exact_rounding && qdq_path.empty())
+    LOOM_THROW(Error, "--exact-rounding is for the QDQ export (--export-onnx-qdq)");
+  if (!qdq_path.empty() && quant != "int8")
+    LOOM_THROW(Error, export_only ? "--onnx-qdq writes an int8 model: --quantize int8 (the default)"
+                                  : "--export-onnx-qdq writes the int8 model: it needs --quantize int8");
   const bool to_accel = has_target(target, "accel"), to_cuda = has_target(target, "cuda");
   if (!config_path.empty() && !to_accel) LOOM_THROW(Error, "--config needs --target accel");
   if (app.count("--cuda-arch") && !to_cuda) LOOM_THROW(Error, "--cuda-arch needs --target cuda");
@@ -345,7 +374,7 @@ int compile_cmd(const std::vector<std::string>& args) {
     // For the CPU the report runs the model this command writes: compiled once, for both (not
     // when it is for another machine).
     graph::QuantizedBuild cpu_build;
-    if (target == "cpu" && !cross)
+    if (target == "cpu" && !cross && !export_only)
       cpu_build = [&](const graph::Graph& quantized) {
         built.emplace(graph::build(quantized, bo));
         return built->file;
@@ -392,6 +421,31 @@ int compile_cmd(const std::vector<std::string>& args) {
       if (as_json) std::cout << result.dump(1) << "\n";
       LOOM_THROW(Error, "--min-accuracy ", min_accuracy, ": the quantized model's accuracy is ", report->accuracy(),
                  " on the ", report->judged().set, " inputs; nothing written");
+    }
+    if (!qdq_path.empty()) {
+      // The export is checked against the int8 model on this CPU: the one this command compiles,
+      // or one built for the check.
+      std::optional<runtime::ModelFile> int8_model;
+      if (built) {
+        int8_model = built->file;
+      } else if (!cross) {
+        graph::BuildOptions cpu;
+        cpu.llvm = bo.llvm;
+        cpu.pipeline.layout.winograd = bo.pipeline.layout.winograd;
+        int8_model = graph::build(q.graph, cpu).file;
+      }
+      const auto& check = sets.held_out.empty() ? sets.calibration : sets.held_out;
+      if (!export_qdq(q, qdq_path, exact_rounding, int8_model ? &*int8_model : nullptr, check, summary, result)) {
+        text << summary.str();
+        if (as_json) std::cout << result.dump(1) << "\n";
+        LOOM_THROW(Error, "ONNX Runtime's outputs on '", qdq_path,
+                   "' differ from Loom's int8 model beyond rounding (figures above); the file is written");
+      }
+    }
+    if (export_only) {
+      text << summary.str();
+      if (as_json) std::cout << result.dump(1) << "\n";
+      return 0;
     }
     g = std::move(q.graph);
   }
@@ -478,6 +532,8 @@ int compile_cmd(const std::vector<std::string>& args) {
   return 0;
 #endif
 }
+
+namespace {
 
 // Per kernel: where it ran, host time, and for accelerator kernels cycles, GEMM use (multiply-
 // accumulates per cycle over the GEMM core's peak) and DMA bytes.
@@ -835,6 +891,8 @@ int bench_model_cmd(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+int compile_cmd(const std::vector<std::string>& args) { return compile_or_export(args, /*export_only=*/false); }
 
 LOOM_REGISTER_COMMAND("compile", "compile a model (ONNX) for the CPU into one .loom file", compile_cmd);
 LOOM_REGISTER_COMMAND("bench", "time a compiled model: latency percentiles", bench_model_cmd);

@@ -39,8 +39,9 @@ std::string find_node() {
 }
 
 // Reads job.json and model.onnx in the folder given (onnxruntime-node from the second argument's
-// node_modules), runs the model with graph optimizations off
-// (the values are the operators' own), writes each output asked for as raw bytes and result.json.
+// node_modules), runs the model with graph optimizations off (the values are the operators' own)
+// or, when the job says so, all on (QDQ groups fused into int8 kernels), writes each output asked for as raw bytes and
+// result.json.
 constexpr const char* kRunner = R"js('use strict';
 const fs = require('fs'), path = require('path');
 const ortDir = process.argv[3];
@@ -51,7 +52,7 @@ async function main() {
   const work = process.argv[2];
   const job = JSON.parse(fs.readFileSync(path.join(work, 'job.json')));
   const session = await ort.InferenceSession.create(path.join(work, 'model.onnx'),
-      {graphOptimizationLevel: 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1});
+      {graphOptimizationLevel: job.optimize ? 'all' : 'disabled', intraOpNumThreads: 1, interOpNumThreads: 1});
   const feeds = {};
   for (const x of job.inputs) {
     const b = fs.readFileSync(path.join(work, x.file));
@@ -107,7 +108,7 @@ std::string ort_unavailable() {
 }
 
 OrtRun run_ort(const std::string& model_bytes, const std::vector<std::pair<std::string, NDArray>>& inputs,
-               const std::vector<std::string>& outputs) {
+               const std::vector<std::string>& outputs, bool optimize) {
   if (std::string why = ort_unavailable(); !why.empty()) LOOM_THROW(Error, "ONNX Runtime reference: ", why);
   char tmpl[] = "/tmp/loom-ort-XXXXXX";
   if (!::mkdtemp(tmpl)) LOOM_THROW(RuntimeError, "ONNX Runtime reference: cannot make a scratch folder in /tmp");
@@ -121,7 +122,7 @@ OrtRun run_ort(const std::string& model_bytes, const std::vector<std::pair<std::
   } cleanup{work};
   write_file(work / "model.onnx", model_bytes.data(), model_bytes.size());
   write_file(work / "runner.js", kRunner, std::char_traits<char>::length(kRunner));
-  nlohmann::json job = {{"outputs", outputs}, {"inputs", nlohmann::json::array()}};
+  nlohmann::json job = {{"outputs", outputs}, {"inputs", nlohmann::json::array()}, {"optimize", optimize}};
   for (size_t k = 0; k < inputs.size(); ++k) {
     const NDArray& a = inputs[k].second;
     const std::string file = "in" + std::to_string(k) + ".bin";

@@ -22,7 +22,9 @@ struct OrtRun {
 
 // Runs the serialized model (`model_bytes`) on `inputs` (by input name) and returns the values of
 // `outputs` (float32 values of its graph). Error with ONNX Runtime's message when it fails.
+// `optimize`: ONNX Runtime's graph optimizations on (its fused int8 kernels for a QDQ model); off,
+// each operator computes as written.
 OrtRun run_ort(const std::string& model_bytes, const std::vector<std::pair<std::string, NDArray>>& inputs,
-               const std::vector<std::string>& outputs);
+               const std::vector<std::string>& outputs, bool optimize = false);
 
 }  // namespace loom::tools

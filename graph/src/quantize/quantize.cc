@@ -143,7 +143,7 @@ QuantizeResult run(Graph g, const std::vector<std::vector<NDArray>>& calibration
     if (!n.is_op() || op_def(n.op).layer == WeightedLayer::None) continue;
     (r.annotation.role[id] == QuantRole::Accumulate ? r.quantized_layers : r.float_layers)++;
   }
-  r.graph = realize_quantization(g, r.annotation, r.calibration, options);
+  r.graph = realize_quantization(g, r.annotation, r.calibration, options, &r.scales);
   r.float_graph = std::move(g);
   if (held_out)
     r.report = check_quantization(r, *observer, calibration_inputs, *held_out, options, thresholds, build_quantized);

@@ -31,7 +31,7 @@ struct Int8Value {
 class Realizer {
  public:
   Realizer(const Graph& g, const QuantizeAnnotation& a, const std::vector<PointCalibration>& cal,
-           const QuantizeOptions& o)
+           const QuantizeOptions& o, QuantizedScales* scales)
       : src_(g),
         r_(g),
         a_(a),
@@ -40,7 +40,8 @@ class Realizer {
         channel_exponents_(o.channel_exponents()),
         options_(o),
         wmax_(o.weight_levels()),
-        amax_(o.activation_levels()) {
+        amax_(o.activation_levels()),
+        scales_(scales) {
     for (const auto& p : cal) exponent_[p.node] = p.exponent;
     users_ = g.users();
   }
@@ -94,6 +95,17 @@ class Realizer {
     return id;
   }
 
+  // The scales an export writes beside the integers (QuantizedScales): a value keeps its
+  // producer's exponent (a rescaled alias of it is not recorded).
+  int remember(int node, int e) {
+    if (scales_) scales_->exponents.emplace(r_.node(node).name, e);
+    return node;
+  }
+  int remember_constant(int node, std::vector<double> scale) {
+    if (scales_) scales_->constants[r_.node(node).name] = std::move(scale);
+    return node;
+  }
+
   int calibrated(int id) const {
     auto it = exponent_.find(id);
     if (it == exponent_.end())
@@ -108,7 +120,7 @@ class Realizer {
     int e = calibrated(id);
     Attrs attrs = Attrs().set("exponent", int64_t(e));
     if (amax_ != 127) attrs.set("min", int64_t(-amax_ - 1)).set("max", int64_t(amax_));
-    int q = op(sim_ ? "fake_quantize" : "quantize", id, "_q", {id}, attrs);
+    int q = remember(op(sim_ ? "fake_quantize" : "quantize", id, "_q", {id}, attrs), e);
     return int8_[id] = {q, e, false};
   }
 
@@ -125,7 +137,9 @@ class Realizer {
       double s = std::clamp(std::round(std::ldexp(v.get_as_double(i), -ei)), lo, hi);
       q.set_from_double(i, sim_ ? std::ldexp(s, ei) : s);
     }
-    return r_.add_constant(r_.unique_name(src_.node(id).name + suffix), q);
+    std::vector<double> scale;
+    for (int ei : e) scale.push_back(std::ldexp(1.0, ei));
+    return remember_constant(r_.add_constant(r_.unique_name(src_.node(id).name + suffix), q), std::move(scale));
   }
 
   // Weights as steps of 2^e within weight_bits (or, simulated, those steps as float).
@@ -180,7 +194,7 @@ class Realizer {
         sim_ ? op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi))
              : op("requantize", out, "_rq", {acc},
                   Attrs().set("shift", int64_t(e - e_acc)).set("min", lo).set("max", hi));
-    int8_[out] = {q, e, true};
+    int8_[out] = {remember(q, e), e, true};
   }
 
   // Weights as steps of a scale per output channel (dimension 0): max |w_c| / (2^(weight_bits-1) - 1).
@@ -198,7 +212,7 @@ class Realizer {
         q.set_from_double(c * per + k, sim_ ? v * scale[size_t(c)] : v);
       }
     }
-    return r_.add_constant(r_.unique_name(src_.node(id).name + "_qc"), q);
+    return remember_constant(r_.add_constant(r_.unique_name(src_.node(id).name + "_qc"), q), scale);
   }
 
   // conv2d/dense with per-channel weight scales: the accumulator of channel c is at scale
@@ -217,14 +231,18 @@ class Realizer {
             c, sim_ ? b.get_as_double(c)
                     : std::clamp(std::round(b.get_as_double(c) / (std::ldexp(1.0, x.exponent) * s_w[size_t(c)])),
                                  -2147483648.0, 2147483647.0));
-      in.push_back(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), q));
+      std::vector<double> bias_scale;
+      for (double s : s_w) bias_scale.push_back(std::ldexp(s, x.exponent));
+      in.push_back(
+          remember_constant(r_.add_constant(r_.unique_name(src_.node(n.inputs[2]).name + "_qc"), q), bias_scale));
     }
     int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
     auto [out, e, lo, hi] = requant_target(id);
     if (sim_) {
-      int8_[out] = {
-          op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e,
-          true};
+      int8_[out] = {remember(op("fake_quantize", out, "_rq", {acc},
+                                Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)),
+                             e),
+                    e, true};
       return;
     }
     double max_r = 0;
@@ -236,7 +254,7 @@ class Realizer {
     int mult = r_.add_constant(r_.unique_name(n.name + "_multipliers"), m);
     int q = op("requantize_channel", out, "_rq", {acc, mult},
                Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi));
-    int8_[out] = {q, e, true};
+    int8_[out] = {remember(q, e), e, true};
   }
 
   // conv2d/dense with a power-of-two weight step per output channel, 2^e_c: the accumulator of
@@ -275,9 +293,10 @@ class Realizer {
     }
     int acc = op(n.op, id, sim_ ? "_sim" : "_int8", in, n.attrs);
     if (sim_) {
-      int8_[out] = {
-          op("fake_quantize", out, "_rq", {acc}, Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)), e,
-          true};
+      int8_[out] = {remember(op("fake_quantize", out, "_rq", {acc},
+                                Attrs().set("exponent", int64_t(e)).set("min", lo).set("max", hi)),
+                             e),
+                    e, true};
       return;
     }
     std::vector<int> shift(static_cast<size_t>(C));
@@ -293,8 +312,9 @@ class Realizer {
       m.set_from_double(c, std::ldexp(1.0, S - shift[size_t(c)]));
     }
     int mult = r_.add_constant(r_.unique_name(n.name + "_multipliers"), m);
-    int8_[out] = {op("requantize_channel", out, "_rq", {acc, mult},
-                     Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi)),
+    int8_[out] = {remember(op("requantize_channel", out, "_rq", {acc, mult},
+                              Attrs().set("shift", int64_t(S)).set("min", lo).set("max", hi)),
+                           e),
                   e, true};
   }
 
@@ -361,7 +381,7 @@ class Realizer {
     const Node n = src_.node(id);
     int in = n.inputs[0];
     const Int8Value& x = int8_.at(in);
-    int8_[id] = {op(n.op, id, sim_ ? "_sim" : "_int8", {x.node}, n.attrs), x.exponent, true};
+    int8_[id] = {remember(op(n.op, id, sim_ ? "_sim" : "_int8", {x.node}, n.attrs), x.exponent), x.exponent, true};
   }
 
   const Graph& src_;
@@ -370,6 +390,7 @@ class Realizer {
   bool sim_, per_channel_, channel_exponents_;
   const QuantizeOptions& options_;
   int wmax_, amax_;  // the largest weight (of the layer being realized) and activation magnitudes (127 at 8 bits)
+  QuantizedScales* scales_;        // null: not recorded
   std::map<int, int> exponent_;    // calibrated exponents by source node
   std::map<int, Int8Value> int8_;  // by source node
   std::vector<std::vector<int>> users_;
@@ -378,10 +399,11 @@ class Realizer {
 }  // namespace
 
 Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,
-                           const std::vector<PointCalibration>& calibration, const QuantizeOptions& options) {
+                           const std::vector<PointCalibration>& calibration, const QuantizeOptions& options,
+                           QuantizedScales* scales) {
   if (annotation.role.size() != g.nodes.size())
     LOOM_THROW(InternalError, "quantize: the annotation is for another graph");
-  return Realizer(g, annotation, calibration, options).run();
+  return Realizer(g, annotation, calibration, options, scales).run();
 }
 
 }  // namespace loom::graph

@@ -176,8 +176,22 @@ struct QuantizeReport {
   std::string to_json() const;  // the same figures as a JSON object
 };
 
+// The scale of every quantized value and constant of a realized graph, by node name: what an
+// export that writes the scales beside the integers needs (frontend/onnx_export.h), since the
+// graph's integer operators carry only the shifts between them.
+struct QuantizedScales {
+  // int8 values (quantize, requantize, requantize_channel, fake_quantize and the int8 data
+  // movement after them): value = q * 2^exponent. A value that a power-of-two multiplication
+  // rescales keeps its producer's exponent here; its readers' shifts carry the rescaling.
+  std::map<std::string, int> exponents;
+  // int8 weights and int32 biases: value = q * scale, one scale for the whole constant or one per
+  // slice of dimension 0 (per output channel).
+  std::map<std::string, std::vector<double>> constants;
+};
+
 struct QuantizeResult {
   Graph graph;                           // the quantized (or simulated) graph, typed, in NCHW
+  QuantizedScales scales;                // of `graph`'s int8 values and quantized constants
   Graph float_graph;                     // the float graph the annotation and calibration points refer to
   std::optional<QuantizeReport> report;  // quantize_checked only
   QuantizeAnnotation annotation;
@@ -207,8 +221,10 @@ std::vector<PointCalibration> choose_exponents(std::vector<PointCalibration> cal
 int exponent_for(double threshold, int levels = 127);
 // The clipping threshold of a histogram of |x| over [0, max_abs) for the mode.
 double choose_threshold(const std::vector<double>& histogram, double max_abs, const QuantizeOptions& options);
+// With `scales`, also the scale of every int8 value and quantized constant of the result.
 Graph realize_quantization(const Graph& g, const QuantizeAnnotation& annotation,
-                           const std::vector<PointCalibration>& calibration, const QuantizeOptions& options);
+                           const std::vector<PointCalibration>& calibration, const QuantizeOptions& options,
+                           QuantizedScales* scales = nullptr);
 
 QuantizeResult quantize(Graph g, const std::vector<std::vector<NDArray>>& calibration_inputs,
                         const QuantizeOptions& options = {});
