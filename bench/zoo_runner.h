@@ -34,8 +34,8 @@ struct OrtRunner {
 
 // ONNX Runtime's median and fastest of `reps` runs; with `output_file`, its first output's values
 // written there (raw float32).
-inline Times ort_ms(const OrtRunner& runner, const std::string& model, int threads, int reps,
-                    const std::string& shapes, std::string* version, const std::string& output_file = "") {
+inline Times ort_ms(const OrtRunner& runner, const std::string& model, int threads, int reps, const std::string& shapes,
+                    std::string* version, const std::string& output_file = "") {
   std::string cmd = runner.command() + " '" + model + "' " + std::to_string(threads) + " " + std::to_string(reps) +
                     " '" + shapes + "'" + (output_file.empty() ? "" : " '" + output_file + "'") + " 2>/dev/null";
   std::string out = command_output(cmd);

@@ -69,8 +69,7 @@ bool export_qdq(const graph::QuantizeResult& q, const std::string& path, bool ex
     if (!f) LOOM_THROW(Error, "cannot write '", path, "'");
   }
   text << "  exported the int8 model as QDQ ONNX: " << path << " (" << bytes.size() / 1024 << " KiB"
-       << (exact_rounding ? "; ties rounded up as Loom does, not fused into ONNX Runtime's int8 kernels" : "")
-       << ")\n";
+       << (exact_rounding ? "; ties rounded up as Loom does, not fused into ONNX Runtime's int8 kernels" : "") << ")\n";
   result["onnx_qdq"] = {{"file", path}, {"bytes", bytes.size()}, {"exact_rounding", exact_rounding}};
   const std::string why_not = int8_model ? ort_unavailable() : "the int8 model is compiled for another machine";
   if (!why_not.empty() || inputs.empty()) {

@@ -53,24 +53,46 @@ struct Value {
 
 // ONNX operators of the same name and meaning, one input.
 const std::map<std::string, std::string>& unary_ops() {
-  static const std::map<std::string, std::string> m = {
-      {"relu", "Relu"},         {"sigmoid", "Sigmoid"},   {"tanh", "Tanh"},       {"exp", "Exp"},
-      {"sqrt", "Sqrt"},         {"neg", "Neg"},           {"abs", "Abs"},         {"reciprocal", "Reciprocal"},
-      {"log", "Log"},           {"erf", "Erf"},           {"floor", "Floor"},     {"ceil", "Ceil"},
-      {"round", "Round"},       {"sin", "Sin"},           {"cos", "Cos"},         {"tan", "Tan"},
-      {"sign", "Sign"},         {"softsign", "Softsign"}, {"softplus", "Softplus"}, {"identity", "Identity"},
-      {"atan", "Atan"},         {"asin", "Asin"},         {"acos", "Acos"},       {"sinh", "Sinh"},
-      {"cosh", "Cosh"},         {"asinh", "Asinh"},       {"acosh", "Acosh"},     {"atanh", "Atanh"},
-      {"logical_not", "Not"},   {"is_nan", "IsNaN"},      {"hard_swish", "HardSwish"},
-      {"global_avg_pool2d", "GlobalAveragePool"}};
+  static const std::map<std::string, std::string> m = {{"relu", "Relu"},
+                                                       {"sigmoid", "Sigmoid"},
+                                                       {"tanh", "Tanh"},
+                                                       {"exp", "Exp"},
+                                                       {"sqrt", "Sqrt"},
+                                                       {"neg", "Neg"},
+                                                       {"abs", "Abs"},
+                                                       {"reciprocal", "Reciprocal"},
+                                                       {"log", "Log"},
+                                                       {"erf", "Erf"},
+                                                       {"floor", "Floor"},
+                                                       {"ceil", "Ceil"},
+                                                       {"round", "Round"},
+                                                       {"sin", "Sin"},
+                                                       {"cos", "Cos"},
+                                                       {"tan", "Tan"},
+                                                       {"sign", "Sign"},
+                                                       {"softsign", "Softsign"},
+                                                       {"softplus", "Softplus"},
+                                                       {"identity", "Identity"},
+                                                       {"atan", "Atan"},
+                                                       {"asin", "Asin"},
+                                                       {"acos", "Acos"},
+                                                       {"sinh", "Sinh"},
+                                                       {"cosh", "Cosh"},
+                                                       {"asinh", "Asinh"},
+                                                       {"acosh", "Acosh"},
+                                                       {"atanh", "Atanh"},
+                                                       {"logical_not", "Not"},
+                                                       {"is_nan", "IsNaN"},
+                                                       {"hard_swish", "HardSwish"},
+                                                       {"global_avg_pool2d", "GlobalAveragePool"}};
   return m;
 }
 
 // Broadcasting binary operators.
 const std::map<std::string, std::string>& binary_ops() {
-  static const std::map<std::string, std::string> m = {{"add", "Add"},     {"sub", "Sub"},     {"mul", "Mul"},
-                                                       {"div", "Div"},     {"maximum", "Max"}, {"minimum", "Min"},
-                                                       {"pow", "Pow"},     {"where", "Where"}, {"matmul", "MatMul"}};
+  static const std::map<std::string, std::string> m = {{"add", "Add"}, {"sub", "Sub"},     {"mul", "Mul"},
+                                                       {"div", "Div"}, {"maximum", "Max"}, {"minimum", "Min"},
+                                                       {"pow", "Pow"}, {"where", "Where"}, {"matmul", "MatMul"}};
   return m;
 }
 
@@ -88,11 +110,16 @@ const std::map<std::string, std::pair<std::string, std::vector<std::string>>>& f
 }
 
 const std::map<std::string, std::string>& reduce_ops() {
-  static const std::map<std::string, std::string> m = {
-      {"reduce_sum", "ReduceSum"},         {"reduce_mean", "ReduceMean"},     {"reduce_max", "ReduceMax"},
-      {"reduce_min", "ReduceMin"},         {"reduce_prod", "ReduceProd"},     {"reduce_l1", "ReduceL1"},
-      {"reduce_l2", "ReduceL2"},           {"reduce_log_sum", "ReduceLogSum"}, {"reduce_log_sum_exp", "ReduceLogSumExp"},
-      {"reduce_sum_square", "ReduceSumSquare"}};
+  static const std::map<std::string, std::string> m = {{"reduce_sum", "ReduceSum"},
+                                                       {"reduce_mean", "ReduceMean"},
+                                                       {"reduce_max", "ReduceMax"},
+                                                       {"reduce_min", "ReduceMin"},
+                                                       {"reduce_prod", "ReduceProd"},
+                                                       {"reduce_l1", "ReduceL1"},
+                                                       {"reduce_l2", "ReduceL2"},
+                                                       {"reduce_log_sum", "ReduceLogSum"},
+                                                       {"reduce_log_sum_exp", "ReduceLogSumExp"},
+                                                       {"reduce_sum_square", "ReduceSumSquare"}};
   return m;
 }
 
@@ -169,7 +196,7 @@ class Exporter {
   }
   // One output, named after `base`.
   std::string add1(const std::string& op, const std::vector<std::string>& in, const std::string& base,
-                    const std::function<void(onnx::NodeProto&)>& attrs = {}) {
+                   const std::function<void(onnx::NodeProto&)>& attrs = {}) {
     std::string out = fresh(base);
     onnx::NodeProto& p = add(op, in, {out});
     if (attrs) attrs(p);
@@ -220,8 +247,8 @@ class Exporter {
     return name;
   }
   std::string ints(const std::vector<int64_t>& v, const std::string& base, bool scalar = false) {
-    NDArray a = NDArray::empty(scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(v.size())},
-                               DataType::Int(64));
+    NDArray a =
+        NDArray::empty(scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(v.size())}, DataType::Int(64));
     std::memcpy(a.raw_data(), v.data(), v.size() * sizeof(int64_t));
     return initializer(a, base);
   }
@@ -265,15 +292,14 @@ class Exporter {
     auto key = std::make_pair(id, exponent);
     auto it = dequantized_.find(key);
     if (it != dequantized_.end()) return it->second;
-    return dequantized_[key] = add1("DequantizeLinear", {v.name, scale(exponent), scalar(DataType::UInt(8), v.zero_point)},
-                                    v.name + "_dq");
+    return dequantized_[key] = add1("DequantizeLinear",
+                                    {v.name, scale(exponent), scalar(DataType::UInt(8), v.zero_point)}, v.name + "_dq");
   }
 
   // A float tensor quantized to Loom's int8 range [lo, hi] at 2^exponent: uint8 with zero point 0
   // when lo >= 0, else 128 (int8 -128..127 exactly); a Clip where the clamp is narrower.
   Value quantized(const std::string& x, int exponent, int64_t lo, int64_t hi, const std::string& base) {
-    if (lo < -128 || hi > 127 || lo > hi)
-      LOOM_THROW(ModelError, "clamp [", lo, ", ", hi, "] is not an int8 range");
+    if (lo < -128 || hi > 127 || lo > hi) LOOM_THROW(ModelError, "clamp [", lo, ", ", hi, "] is not an int8 range");
     int zp = lo >= 0 ? 0 : 128;
     std::string u8 = add1("QuantizeLinear", {x, scale(exponent), scalar(DataType::UInt(8), zp)}, base);
     if (lo + zp > 0 || hi + zp < 255)
@@ -395,8 +421,8 @@ class Exporter {
       Value y = x;
       if (n.op == "relu") {
         if (x.zero_point != 0)
-          y.name = add1("Clip", {x.name, scalar(DataType::UInt(8), x.zero_point), scalar(DataType::UInt(8), 255)},
-                        n.name);
+          y.name =
+              add1("Clip", {x.name, scalar(DataType::UInt(8), x.zero_point), scalar(DataType::UInt(8), 255)}, n.name);
       } else {
         y.name = float_op(n, {x.name});
       }
@@ -463,7 +489,8 @@ class Exporter {
       int shift = e_out - log2_exact(acc.unit[c], "with round_half_up, the accumulator's");
       half[c] = shift > 0 ? acc.unit[c] / 2 : 0.0;
     }
-    if (half.size() == 1) return half[0] == 0 ? acc.name : add1("Add", {acc.name, scalar(DataType::Float(32), half[0])}, r.name + "_half");
+    if (half.size() == 1)
+      return half[0] == 0 ? acc.name : add1("Add", {acc.name, scalar(DataType::Float(32), half[0])}, r.name + "_half");
     // Per output channel, broadcast along axis 1 of an NC or NCHW accumulator.
     const size_t rank = g_.type_of(r.inputs[0]).shape.size();
     std::vector<int64_t> shape{int64_t(half.size())};
@@ -533,10 +560,10 @@ class Exporter {
                   [&](onnx::NodeProto& p) { attr_float(p, "epsilon", a.get_float("epsilon", 1e-5)); });
     if (op == "clip") {
       DataType t = g_.type_of(n.inputs[0]).dtype;
-      return add1("Clip",
-                  {in[0], a.has("min") ? scalar(t, a.get_float("min")) : "",
-                   a.has("max") ? scalar(t, a.get_float("max")) : ""},
-                  n.name);
+      return add1(
+          "Clip",
+          {in[0], a.has("min") ? scalar(t, a.get_float("min")) : "", a.has("max") ? scalar(t, a.get_float("max")) : ""},
+          n.name);
     }
     if (op == "reshape") return add1("Reshape", {in[0], ints(a.get_ints("shape"), n.name + "_shape")}, n.name);
     if (op == "expand") return add1("Expand", {in[0], ints(a.get_ints("shape"), n.name + "_shape")}, n.name);
@@ -599,17 +626,16 @@ class Exporter {
   std::vector<std::vector<int>> users_;
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
-  std::set<std::string> used_;                               // tensor and node names taken
-  std::map<int, Value> values_;                              // by graph node
-  std::map<int, std::string> constants_;                     // graph constants read as plain tensors
+  std::set<std::string> used_;            // tensor and node names taken
+  std::map<int, Value> values_;           // by graph node
+  std::map<int, std::string> constants_;  // graph constants read as plain tensors
   std::map<std::pair<std::string, double>, std::string> scalars_;
   std::map<std::pair<int, int>, std::string> dequantized_;  // (int8 value, exponent) -> its DequantizeLinear
 };
 
 }  // namespace
 
-std::string export_onnx(const graph::Graph& g, const graph::QuantizedScales& scales,
-                        const OnnxExportOptions& options) {
+std::string export_onnx(const graph::Graph& g, const graph::QuantizedScales& scales, const OnnxExportOptions& options) {
   return Exporter(g, scales, options).run();
 }
 

@@ -86,6 +86,7 @@ BuildResult build(Graph g, const BuildOptions& options) {
   codegen::TargetInfo target = codegen::target_info(options.llvm);
   PipelineOptions po = options.pipeline;
   po.layout.vector_lanes = target.float32_lanes();
+  po.layout.int8_input_offset = target.int8_dot;
   check_targets(g, options);
   if (options.cuda) {
     // The CPU's NCHWc blocking is no GPU layout; CPU kernels of a GPU build read NCHW too, so no

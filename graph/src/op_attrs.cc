@@ -39,6 +39,7 @@ ConvAttrs ConvAttrs::from(const Node& conv) {
   c.oc_block = conv.attrs.get_int("oc_block", 0);
   c.interleaved_groups = read_flag(conv, "interleaved_groups", false);
   c.input_nonnegative = read_flag(conv, "input_nonnegative", false);
+  c.input_offset = read_flag(conv, "input_offset", false);
   return c;
 }
 
@@ -51,6 +52,7 @@ void ConvAttrs::write(Attrs& a) const {
   write_int(a, "oc_block", oc_block, def.oc_block);
   write_int(a, "interleaved_groups", interleaved_groups, 0);
   write_int(a, "input_nonnegative", input_nonnegative, 0);
+  write_int(a, "input_offset", input_offset, 0);
 }
 
 PoolAttrs PoolAttrs::from(const Node& pool) {

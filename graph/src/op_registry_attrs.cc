@@ -28,7 +28,9 @@ std::vector<AttrSpec> conv_attrs() {
           opt("oc_block", K::Int, "output channels per block of packed weights (alter_layout), default 0: unpacked", 0),
           flag("interleaved_groups", "group g holds channels g, g + groups, ... (interleave_narrow_groups), default 0"),
           opt("layout", K::String, "NCHW or NCHWc (channel blocks of oc_block; alter_layout), default NCHW"),
-          flag("input_nonnegative", "the input is known to be in [0, 127] (int8 byte groups read it as uint8)")};
+          flag("input_nonnegative", "the input is known to be in [0, 127] (int8 byte groups read it as uint8)"),
+          flag("input_offset",
+               "int8 byte groups read the signed input plus 128 as uint8; the bias holds -128 x the weights' sums")};
 }
 
 std::vector<AttrSpec> pool_attrs() {

@@ -18,10 +18,11 @@ void add_nn_ops(const AddOp& add) {
          ops::Conv2dParams p = ConvAttrs::from(n);
          if (conv_layout(n).blocked()) {
            // Byte groups read the int8 input as uint8: only for an input known to be in [0, 127].
-           if (ops::int8_conv_weight_group(in[1].shape) == 4 && n.attrs.get_int("input_nonnegative", 0) != 1)
+           if (ops::int8_conv_weight_group(in[1].shape) == 4 && n.attrs.get_int("input_nonnegative", 0) != 1 &&
+               n.attrs.get_int("input_offset", 0) != 1)
              LOOM_THROW(TypeError, "byte-group int8 weights ", in[1].str(),
                         " read the input as uint8: they need attribute input_nonnegative = 1 (an input known to be in "
-                        "[0, 127])");
+                        "[0, 127]) or input_offset = 1 (the input plus 128)");
            Shape out = ops::conv2d_nchwc_shape(in[0].shape, in[1].shape, p);
            if (in.size() == 3 && in[2].shape != Shape{out[1] * out[4]})
              LOOM_THROW(ShapeError, "bias has shape ", shape_str(in[2].shape), ", expected [", out[1] * out[4], "]");

@@ -37,6 +37,10 @@ const PassPipeline<GraphRun>& pipeline() {
              AccelPartitionReport r = partition_accel(g, *o.accel);
              if (o.accel_report) *o.accel_report = r;
            }),
+      pass("int8_dense_as_pointwise_conv",
+           [](Graph& g, const PipelineOptions& o) {
+             if (o.layout.blocked_activations && o.layout.int8_conv_group > 0) int8_dense_as_pointwise_conv(g);
+           }),
       pass("pad_conv_channels",
            [](Graph& g, const PipelineOptions& o) {
              if (o.layout.blocked_activations) pad_conv_channels(g, o.layout.vector_lanes);

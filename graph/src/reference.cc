@@ -81,6 +81,7 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
   int64_t CB = x.shape[1], H = x.shape[2], W = x.shape[3], ib = x.shape[4], ob = out[4];
   int64_t kh = depthwise ? w.shape[1] : w.shape[2], kw = depthwise ? w.shape[2] : w.shape[3];
   int64_t Cg = interleaved ? w.shape[1] : 0;
+  const bool offset = a.input_offset;  // (zero padding only: alter_layout sets it on unpadded convs)
   T y{out, Values(static_cast<size_t>(count(out)))};
   for_each_index(out, [&](const std::vector<int64_t>& i, int64_t flat) {
     int64_t f = i[1] * ob + i[4];
@@ -106,7 +107,8 @@ T conv2d_nchwc(const Node& n, const Inputs& in) {
             int64_t tap = ((i[1] * in_blocks + cb) * kh + ky) * kw + kx;  // grouped int8 forms: [.., ib/G, ob, G]
             int64_t widx = G ? ((tap * (ib / G) + ci / G) * ob + i[4]) * G + ci % G : (tap * ib + ci) * ob + i[4];
             double xv = x.v[(((i[0] * CB + first + cb) * H + iy) * W + ix) * ib + ci];
-            if (G == 4) xv = double(uint8_t(int8_t(xv)));  // byte groups read the input as uint8, as the kernel does
+            // Byte groups read the input as uint8 (or, with input_offset, the input plus 128), as the kernel does.
+            if (G == 4) xv = offset ? xv + 128 : double(uint8_t(int8_t(xv)));
             acc += xv * w.v[widx];
           }
       }

@@ -169,8 +169,11 @@ Tensor conv2d_nchwc(const Tensor& X, const Tensor& W, const Tensor& bias, const 
       LOOM_THROW(TypeError, "conv2d '", name, "': the grouped int8 form (groups of ", G, ") takes int8 data and ",
                  G == 2 ? "int16" : "int8", " weights, got ", X.dtype().str(), " and ", W.dtype().str());
     // The padded input converted once, so every group of channels is one 32-bit broadcast.
+    const bool offset = G == 4 && p.input_offset;
     Tensor Pg = compute(shape_exprs(shape_of(P)), ComputeFn([&](const std::vector<Var>& v) {
-                          return cast(elem, P(std::vector<Expr>(v.begin(), v.end())));
+                          Expr x = P(std::vector<Expr>(v.begin(), v.end()));
+                          if (offset) x = cast(DataType::Int(16), x) + make_const(DataType::Int(16), 128);
+                          return cast(elem, x);
                         }),
                         name + (G == 2 ? "_in16" : "_inu8"), "widen");
     IterVar rco = reduce_axis(int(xs[1]), "rco"), ry = reduce_axis(int(ws[2]), "ry"),

@@ -57,6 +57,7 @@ class LayoutRewriter {
         lanes_(o.vector_lanes),
         blocked_(o.blocked_activations),
         int8_group_(o.int8_conv_group),
+        int8_input_offset_(o.int8_input_offset),
         block_(g.nodes.size(), 0),
         plain_(g.nodes.size()) {
     for (size_t i = 0; i < g.nodes.size(); ++i) plain_[i] = g.nodes[i].type;
@@ -210,8 +211,20 @@ class LayoutRewriter {
     set_conv_layout(conv, Layout::nchwc(ob));
     if (int8_byte_groups) {  // what lets the kernel read the input as uint8
       ConvAttrs unsigned_input = ConvAttrs::from(conv);
-      unsigned_input.input_nonnegative = true;
-      unsigned_input.write(conv.attrs);
+      if (nonnegative(n.inputs[0])) {
+        unsigned_input.input_nonnegative = true;
+      } else {  // int8_group chose the offset form
+        unsigned_input.input_offset = true;
+        int bias = offset_bias(n, w);
+        Node& c = g_.node(id);
+        if (c.inputs.size() > 2)
+          c.inputs[2] = bias;
+        else
+          c.inputs.push_back(bias);
+        block_.push_back(0);
+        plain_.push_back(g_.node(bias).type);
+      }
+      unsigned_input.write(g_.node(id).attrs);
     }
     block_[id] = ob;
     return true;
@@ -229,8 +242,30 @@ class LayoutRewriter {
   int int8_group(const Node& conv, int64_t ib) {
     if (g_.node(conv.inputs[1]).value.dtype() != DataType::Int(8) || plain_of(conv.inputs[0]).dtype != DataType::Int(8))
       return 0;
-    if (int8_group_ >= 4 && ib % 4 == 0 && nonnegative(conv.inputs[0])) return 4;
+    if (int8_group_ >= 4 && ib % 4 == 0 && (nonnegative(conv.inputs[0]) || input_offset(conv))) return 4;
     return int8_group_ >= 2 && ib % 2 == 0 ? 2 : 0;
+  }
+
+  // Whether the byte groups may read a signed input plus 128 (LayoutOptions::int8_input_offset):
+  // on an unpadded conv whose bias, if any, is a constant that can take the correction.
+  bool input_offset(const Node& conv) const {
+    if (!int8_input_offset_ || !ConvAttrs::from(conv).zero_pads()) return false;
+    return conv.inputs.size() < 3 || g_.node(conv.inputs[2]).is_constant();
+  }
+
+  // The bias of an offset conv: its own (or zeros) less 128 x each output channel's weight sum.
+  int offset_bias(const Node& conv, const NDArray& oihw) {
+    const int64_t O = oihw.shape()[0], per = oihw.numel() / O;
+    NDArray b = NDArray::empty({O}, DataType::Int(32));
+    const int8_t* w = static_cast<const int8_t*>(oihw.raw_data());
+    for (int64_t o = 0; o < O; ++o) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < per; ++k) sum += w[o * per + k];
+      const int64_t own = conv.inputs.size() > 2 ? int64_t(g_.node(conv.inputs[2]).value.get_as_double(o)) : 0;
+      b.set_from_double(o, double(own - 128 * sum));
+    }
+    const std::string base = conv.inputs.size() > 2 ? g_.node(conv.inputs[2]).name : conv.name + "_bias";
+    return g_.add_constant(g_.unique_name(base + "_offset"), b);
   }
 
   // Whether every value of node `id` is >= 0, as its operator says (OpDef::nonnegative).
@@ -370,6 +405,7 @@ class LayoutRewriter {
   int lanes_;
   bool blocked_;
   int int8_group_;
+  bool int8_input_offset_;
   std::vector<int64_t> block_;                       // per node: 0 plain, b: NCHW{b}c
   std::vector<TensorType> plain_;                    // per node: its type in the plain layout
   std::map<std::pair<int, int64_t>, int> memo_;      // (value, block) -> the value in that layout

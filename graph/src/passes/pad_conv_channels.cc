@@ -1,7 +1,9 @@
-// Pass: pad_conv_channels. A float conv whose output channels are no multiple of a vector block
-// (a segmentation head's 21 classes) cannot be channel-blocked and would run as generic loops, far
-// slower; it computes zero-padded output channels instead, up to a whole number of `lanes`,
-// and a slice keeps the real ones. Only where the padding at most doubles the work.
+// Pass: pad_conv_channels. A conv whose output channels are no multiple of a vector block (a
+// segmentation head's 21 classes, ShuffleNet's 58-channel branches) cannot be channel-blocked and
+// would run as generic loops, far slower; it computes zero-padded output channels instead, up to a
+// whole number of `lanes`, and a slice keeps the real ones. Float convs, and int8 convs of quantized
+// models (int8 weights, int32 bias and accumulator: the slice comes before the requantization).
+// Only where the padding at most doubles the work.
 #include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 
@@ -26,12 +28,15 @@ void pad_conv_channels(Graph& g, int lanes) {
   size_t original = g.nodes.size();
   for (size_t id = 0; id < original; ++id) {
     const Node& n = g.nodes[id];
-    if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2 || n.type.shape.size() != 4 ||
-        n.type.dtype != DataType::Float(32))
-      continue;
+    if (!n.is_op() || n.op != "conv2d" || n.inputs.size() < 2 || n.type.shape.size() != 4) continue;
+    // The weights' type for the conv's: float32 -> float32, or int8 -> int32 (a quantized layer).
+    const DataType weights = n.type.dtype == DataType::Float(32) ? DataType::Float(32)
+                             : n.type.dtype == DataType::Int(32) ? DataType::Int(8)
+                                                                 : DataType();
+    if (weights == DataType()) continue;
     if (const ConvAttrs c = ConvAttrs::from(n); c.groups != 1 || c.oc_block != 0) continue;
     const Node& w = g.node(n.inputs[1]);
-    if (!w.is_constant() || w.value.dtype() != DataType::Float(32) || w.value.ndim() != 4) continue;
+    if (!w.is_constant() || w.value.dtype() != weights || w.value.ndim() != 4) continue;
     if (n.inputs.size() > 2 && !g.node(n.inputs[2]).is_constant()) continue;
     const int64_t O = w.value.shape()[0], padded = (O + lanes - 1) / lanes * lanes;
     if (O % 8 == 0 || padded > 2 * O) continue;  // blocks of 8 already fit; or too much waste

@@ -66,15 +66,26 @@ struct LayoutOptions {
   // 4 byte groups where the input is known to be in [0, 127], else int16 pairs; 2 int16 pairs;
   // 0 widened int32 products.
   int int8_conv_group = 4;
+  // Byte groups for signed int8 inputs too, on unpadded convs: the input plus 128 read as uint8,
+  // 128 x the weights' sums taken out of the bias (ops::Conv2dParams::input_offset). Exact where
+  // the target's dot products accumulate uint8 x int8 in int32 (VNNI: graph::build sets it from
+  // TargetInfo::int8_dot); without them the pair sums could saturate.
+  bool int8_input_offset = false;
   // 3x3 stride-1 float convs on NCHWc data as Winograd F(m x m, 3 x 3) where winograd_tile_for
   // says so (pass winograd_conv, after alter_layout), saving at least winograd_min_saved_macs
   // multiply-adds per call (0: wherever the tile rule allows, as tests of its mechanics want).
   bool winograd = true;
   double winograd_min_saved_macs = kWinogradMinSavedMacs;
 };
-// Float convs (one group, constant weights and bias) whose output channels are no multiple of 8
-// compute zero-padded channels up to a multiple of `lanes` (at most twice as many), then a slice
-// keeps the real ones: so they can run channel-blocked (alter_layout).
+// int8 dense layers (int8 weights, int32 accumulator read by one requantize or requantize_channel)
+// over at least 16 rows, with N % 8 == 0 and K % 4 == 0: 1x1 int8 convolutions of the rows as one
+// image row [1, K, 1, M], requantized there and laid back out as [M, N], so the blocked int8
+// convolutions' dot products compute them (int8_dense_as_pointwise_conv.cc). Not in graphs with
+// shape variables.
+void int8_dense_as_pointwise_conv(Graph& g);
+// Convs (one group, constant weights and bias; float, or int8 with an int32 accumulator) whose output channels are no
+// multiple of 8 compute zero-padded channels up to a multiple of `lanes` (at most twice as many), then a slice keeps
+// the real ones: so they can run channel-blocked (alter_layout).
 void pad_conv_channels(Graph& g, int lanes);
 // Grouped float convs whose groups are narrower than `lanes` (ResNeXt's 4 and 8 channels), with G
 // groups a multiple of `lanes`, between two ungrouped convs with constant weights (only one-input
@@ -184,7 +195,8 @@ struct PipelineOptions {
   std::vector<ExtraPass> extra_passes;
 };
 // Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
-// prune_conv_taps, pool_before_pointwise_conv, dense_from_matmul, partition_accel, pad_conv_channels,
+// prune_conv_taps, pool_before_pointwise_conv, dense_from_matmul, partition_accel,
+// int8_dense_as_pointwise_conv, pad_conv_channels,
 // interleave_narrow_groups, alter_layout, winograd_conv, eliminate_dead_nodes, concat_in_place.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();

@@ -75,6 +75,10 @@ struct Conv2dParams {
   // g + 2 groups, ... instead of g Cg .. g Cg + Cg - 1; output channel f reads input channels
   // f % groups + j groups. Blocked, weights [O/b, Cg, kh, kw, b].
   bool interleaved_groups = false;
+  // The byte-group int8 form (G = 4) reads a signed int8 input plus 128 as uint8 (exact with VNNI's
+  // vpdpbusd; the padding, added before, reads as 128 too): the accumulator is the int8 one plus
+  // 128 x the sum of the output channel's weights, which the caller takes out of the bias.
+  bool input_offset = false;
 };
 // Output shape of conv2d(X, W) for an NCHW input and OIHW weights (before packing).
 Shape conv2d_shape(const Shape& x, const Shape& w_oihw, const Conv2dParams& p);
