@@ -2,8 +2,10 @@
 // segmentation head's 21 classes, ShuffleNet's 58-channel branches) cannot be channel-blocked and
 // would run as generic loops, far slower; it computes zero-padded output channels instead, up to a
 // whole number of `lanes`, and a slice keeps the real ones. Float convs, and int8 convs of quantized
-// models (int8 weights, int32 bias and accumulator: the slice comes before the requantization).
-// Only where the padding at most doubles the work.
+// models (int8 weights, int32 bias and accumulator): the requantization that reads such a conv
+// alone runs on the padded channels too (per-channel multipliers padded with zeros), so the
+// slice moves int8 values, in the kernel after the conv's. Only where the padding at most doubles
+// the work.
 #include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 
@@ -25,6 +27,8 @@ NDArray pad_outputs(const NDArray& v, int64_t padded) {
 
 void pad_conv_channels(Graph& g, int lanes) {
   if (lanes < 8) return;  // alter_layout blocks by 8 or more: nothing to gain
+  const auto users = g.users();
+  const std::vector<std::string> outputs = g.output_names();
   size_t original = g.nodes.size();
   for (size_t id = 0; id < original; ++id) {
     const Node& n = g.nodes[id];
@@ -47,15 +51,31 @@ void pad_conv_channels(Graph& g, int lanes) {
       inputs[2] = g.add_constant(g.unique_name(g.node(conv.inputs[2]).name + "_padded"),
                                  pad_outputs(g.node(conv.inputs[2]).value, padded));
     int wide = g.add_op("conv2d", g.unique_name(conv.name + "_padded"), inputs, conv.attrs);
+    // An int8 conv's requantization, when it is the only reader, on the padded channels.
+    int replaced = static_cast<int>(id);
+    if (weights == DataType::Int(8) && users[id].size() == 1) {
+      const Node r = g.node(users[id][0]);
+      if (r.is_op() && (r.op == "requantize" || r.op == "requantize_channel") && r.inputs[0] == int(id) &&
+          (r.op == "requantize" || g.node(r.inputs[1]).is_constant())) {
+        std::vector<int> rq_inputs = r.inputs;
+        rq_inputs[0] = wide;
+        if (r.op == "requantize_channel")
+          rq_inputs[1] = g.add_constant(g.unique_name(g.node(r.inputs[1]).name + "_padded"),
+                                        pad_outputs(g.node(r.inputs[1]).value, padded));
+        wide = g.add_op(r.op, g.unique_name(r.name + "_padded"), rq_inputs, r.attrs);
+        replaced = users[id][0];
+      }
+    }
     int kept = g.add_op("slice", g.unique_name(conv.name + "_channels"), {wide},
                         Attrs()
                             .set("starts", std::vector<int64_t>{0})
                             .set("ends", std::vector<int64_t>{O})
                             .set("axes", std::vector<int64_t>{1})
                             .set("steps", std::vector<int64_t>{1}));
-    g.replace_uses(static_cast<int>(id), kept);
+    g.replace_uses(replaced, kept);
   }
   g.compact();
+  g.name_outputs(outputs);
   infer_types(g);
 }
 
