@@ -271,21 +271,13 @@ int main(int argc, char** argv) {
         "LOOM_ORT_DIR)\n");
   else
     std::printf("ONNX Runtime not found: '%s -c \"import onnxruntime\"' must work\n", runner.python.c_str());
-  if (!wrong.empty()) {
-    std::printf("FAILED: outputs differ from ONNX Runtime's by more than %.0e of their largest magnitude:", kTolerance);
-    for (const std::string& m : wrong) std::printf(" %s", m.c_str());
-    std::printf("\n");
-  }
-  if (!skipped.empty()) {
-    std::printf("FAILED: Loom could not run:");
-    for (const std::string& m : skipped) std::printf(" %s", m.c_str());
-    std::printf("\n");
-  }
-  if (!no_reference.empty()) {
-    std::printf("FAILED: no ONNX Runtime output to check against:");
-    for (const std::string& m : no_reference) std::printf(" %s", m.c_str());
-    std::printf("\n");
-  }
+  char tolerance[16];
+  std::snprintf(tolerance, sizeof tolerance, "%.0e", kTolerance);
+  bench::print_failed(
+      std::string("outputs differ from ONNX Runtime's by more than ") + tolerance + " of their largest magnitude",
+      wrong);
+  bench::print_failed("Loom could not run", skipped);
+  bench::print_failed("no ONNX Runtime output to check against", no_reference);
   // 1: a wrong output (whatever else failed); 2: a model not measured on one side.
   if (!wrong.empty()) return 1;
   return skipped.empty() && no_reference.empty() ? 0 : 2;

@@ -3,6 +3,7 @@
 // PyTorch timed by pytorch_latency.py, and the inputs both sides are given.
 #pragma once
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -97,6 +98,14 @@ inline std::vector<float> read_f32(const std::string& path, size_t n) {
   std::vector<float> v(n);
   if (!f.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * 4))) return {};
   return v;
+}
+
+// "FAILED: <why>: a b c" for the models of a check that failed (nothing when there are none).
+inline void print_failed(const std::string& why, const std::vector<std::string>& models) {
+  if (models.empty()) return;
+  std::printf("FAILED: %s:", why.c_str());
+  for (const std::string& m : models) std::printf(" %s", m.c_str());
+  std::printf("\n");
 }
 
 // zoo_bench --int8 (zoo_bench_int8.cc): `pytorch` is the Python that runs pytorch_latency.py ("":

@@ -40,7 +40,7 @@ for exe in "${exes[@]}"; do
   ldd "$exe" | awk '/=> \// {print $3}' | grep -Ev "/($skip)\.so" |
     while read -r lib; do cp -L "$lib" "$dir/lib/" || exit 1; done
 done
-cp "$root/bench/ort_latency.js" "$root/bench/ort_latency.py" "$dir/bench/"
+cp "$root/bench/ort_latency.js" "$root/bench/ort_latency.py" "$root/bench/pytorch_latency.py" "$dir/bench/"
 cp "$root/scripts/export_zoo_models.py" "$dir/"
 cat >"$dir/lib/run_bundled" <<'EOF'
 #!/usr/bin/env bash

@@ -83,7 +83,7 @@ TEST(OnnxExport, FloatMobileNetV2RoundTrips) { expect_float_round_trip("mobilene
 // one-step differences carry through the layers after it.
 void expect_qdq_matches(const std::string& name, const graph::QuantizeOptions& options) {
   graph::Graph g = typed_builtin(name);
-  CalibrationSets sets = random_calibration_sets(g, 4, 2);
+  CalibrationSets sets = random_calibration_sets(g, 4, 1);
   graph::QuantizeResult q = graph::quantize(g, sets.calibration, options);
   ASSERT_GT(q.quantized_layers, 0);
   OnnxExportOptions exact;

@@ -61,6 +61,28 @@ TEST(GraphPasses, Int8DenseOverManyRowsIsAPointwiseConv) {
   }
 }
 
+// The offset byte groups on any host: the layout pass asked for them (graph::build asks on VNNI
+// targets) reads the signed input plus 128 and takes 128 x the weight sums out of the bias; the
+// interpreter on the rewritten graph equals it on the original, and where the host has VNNI the
+// compiled model does too.
+TEST(GraphPasses, SignedInt8InputsTakeOffsetByteGroups) {
+  Graph g = int8_dense(40, false);
+  NDArray in = test::random_float32({40, 64}, 4, -4, 4);
+  std::vector<NDArray> want = reference_run(g, {in});
+  Graph o = g;
+  PipelineOptions po;
+  po.layout.int8_input_offset = true;
+  optimize(o, po);
+  int offset_convs = 0;
+  for (const Node& n : o.nodes) offset_convs += n.is_op() && n.op == "conv2d" && n.attrs.get_int("input_offset", 0);
+  EXPECT_EQ(offset_convs, 1) << o.str();
+  EXPECT_TRUE(test::arrays_close(reference_run(o, {in})[0], want[0], 0, 0));
+  po.layout.int8_input_offset = false;
+  Graph plain = g;
+  optimize(plain, po);
+  for (const Node& n : plain.nodes) EXPECT_EQ(n.attrs.get_int("input_offset", 0), 0) << n.name;
+}
+
 // Few rows stay a dense layer (the layout changes would cost more than the dot products save), as
 // do graphs with shape variables.
 TEST(GraphPasses, Int8DenseOverFewRowsStaysDense) {

@@ -58,9 +58,10 @@ NDArray int8_values(const Shape& shape, int seed) {
 }
 
 // A quantized model's int8 conv with 58 output channels (ShuffleNetV2's branches) computes 64,
-// blocked, and the slice of its int32 accumulator comes before the requantization; the compiled
-// model equals the interpreter on the original graph bit for bit.
-TEST(GraphPasses, OddInt8OutputChannelsArePaddedToBlocks) {
+// blocked, and its requantization (per tensor, or per channel with its multipliers padded) runs on
+// the 64 before the slice; the compiled model equals the interpreter on the original graph bit for
+// bit.
+void expect_int8_conv_padded(bool per_channel) {
   Graph g;
   int x = g.add_input("x", {{1, 64, 7, 7}, DataType::Float(32)});
   int q = g.add_op("quantize", "q", {x}, Attrs().set("exponent", int64_t(-5)));
@@ -68,17 +69,33 @@ TEST(GraphPasses, OddInt8OutputChannelsArePaddedToBlocks) {
   NDArray bias = NDArray::empty({58}, DataType::Int(32));
   for (int64_t c = 0; c < 58; ++c) bias.set_from_double(c, double(c * 97 % 1000) - 500);
   int conv = g.add_op("conv2d", "conv", {q, w, g.add_constant("b", bias)});
-  int rq = g.add_op("requantize", "rq", {conv}, Attrs().set("shift", int64_t(9)).set("min", int64_t(0)));
+  int rq = -1;
+  if (!per_channel) {
+    rq = g.add_op("requantize", "rq", {conv}, Attrs().set("shift", int64_t(9)).set("min", int64_t(0)));
+  } else {
+    NDArray m = NDArray::empty({58}, DataType::Int(32));
+    for (int64_t c = 0; c < 58; ++c) m.set_from_double(c, double(int64_t(1) << (c % 4)));
+    rq = g.add_op("requantize_channel", "rq", {conv, g.add_constant("m", m)},
+                  Attrs().set("shift", int64_t(11)).set("min", int64_t(0)));
+  }
   g.outputs = {g.add_op("dequantize", "y", {rq}, Attrs().set("exponent", int64_t(-3)))};
   NDArray in = test::random_float32({1, 64, 7, 7}, 5, -4, 4);
   std::vector<NDArray> want = reference_run(g, {in});
   Graph o = g;
   optimize(o);
-  bool padded = false;
-  for (const Node& n : o.nodes) padded |= n.is_op() && n.op == "conv2d" && n.name == "conv_padded";
-  EXPECT_TRUE(padded) << o.str();
+  bool padded = false, requantized_padded = false;
+  for (const Node& n : o.nodes) {
+    padded |= n.is_op() && n.op == "conv2d" && n.name == "conv_padded";
+    requantized_padded |= n.is_op() && n.name == "rq_padded";
+  }
+  EXPECT_TRUE(padded && requantized_padded) << o.str();
   std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(build(g).file, "int8 conv").run({in});
-  EXPECT_TRUE(test::arrays_close(got[0], want[0], 0, 0));
+  EXPECT_TRUE(test::arrays_close(got[0], want[0], 0, 0)) << "per channel " << per_channel;
+}
+
+TEST(GraphPasses, OddInt8OutputChannelsArePaddedToBlocks) {
+  expect_int8_conv_padded(false);
+  expect_int8_conv_padded(true);
 }
 
 }  // namespace
