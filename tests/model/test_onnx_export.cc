@@ -142,6 +142,36 @@ TEST(OnnxExport, QdqEveryLayerInt8MatchesTheInt8Model) {
   expect_qdq_matches("resnet18", o);
 }
 
+// A residual add of operands at different exponents: each operand dequantized at its own scale (the
+// sum's exponent plus its shift), either way round; exact against the graph.
+TEST(OnnxExport, QdqAddOfOperandsAtDifferentScales) {
+  for (bool first_coarser : {true, false}) {
+    graph::Graph g;
+    int x = g.add_input("x", {{1, 64}, DataType::Float(32)});
+    int y = g.add_input("y", {{1, 64}, DataType::Float(32)});
+    const int ea = first_coarser ? -4 : -6, eb = first_coarser ? -6 : -4;
+    int qa = g.add_op("quantize", "qa", {x}, graph::Attrs().set("exponent", int64_t(ea)));
+    int qb = g.add_op("quantize", "qb", {y}, graph::Attrs().set("exponent", int64_t(eb)));
+    int sum = g.add_op("add_shifted", "sum", {qa, qb},
+                       graph::Attrs().set("lshift_a", int64_t(ea + 6)).set("lshift_b", int64_t(eb + 6)));
+    int rq = g.add_op("requantize", "sum_rq", {sum}, graph::Attrs().set("shift", int64_t(1)));
+    g.outputs = {g.add_op("dequantize", "out", {rq}, graph::Attrs().set("exponent", int64_t(-5)))};
+    graph::infer_types(g);
+    graph::QuantizedScales scales;
+    scales.exponents = {{"qa", ea}, {"qb", eb}, {"sum_rq", -5}};
+    OnnxExportOptions exact;
+    exact.round_half_up = true;
+    graph::Graph back = import_onnx_bytes(export_onnx(g, scales, exact), "'add.onnx'", ".");
+    std::vector<NDArray> in = {NDArray::empty({1, 64}, DataType::Float(32)), NDArray::empty({1, 64}, DataType::Float(32))};
+    for (int64_t k = 0; k < 64; ++k) {
+      in[0].set_from_double(k, 0.11 * double(k % 17) - 0.9);
+      in[1].set_from_double(k, 0.07 * double(k % 13) - 0.4);
+    }
+    Agreement a = agreement(graph::reference_run(g, in)[0], graph::reference_run(back, in)[0]);
+    EXPECT_EQ(a.differing, 0) << "first operand coarser " << first_coarser << ": up to " << a.max_error;
+  }
+}
+
 // The export writes the standard QDQ groups ONNX Runtime fuses into int8 kernels: every int8
 // conv and Gemm reads DequantizeLinear'd input, int8 weights and int32 bias, and its output goes to a
 // QuantizeLinear alone.
