@@ -162,7 +162,8 @@ TEST(OnnxExport, QdqAddOfOperandsAtDifferentScales) {
     OnnxExportOptions exact;
     exact.round_half_up = true;
     graph::Graph back = import_onnx_bytes(export_onnx(g, scales, exact), "'add.onnx'", ".");
-    std::vector<NDArray> in = {NDArray::empty({1, 64}, DataType::Float(32)), NDArray::empty({1, 64}, DataType::Float(32))};
+    std::vector<NDArray> in = {NDArray::empty({1, 64}, DataType::Float(32)),
+                               NDArray::empty({1, 64}, DataType::Float(32))};
     for (int64_t k = 0; k < 64; ++k) {
       in[0].set_from_double(k, 0.11 * double(k % 17) - 0.9);
       in[1].set_from_double(k, 0.07 * double(k % 13) - 0.4);

@@ -5,7 +5,7 @@
 // models (int8 weights, int32 bias and accumulator): the requantization that reads such a conv
 // alone runs on the padded channels too (per-channel multipliers padded with zeros), so the
 // slice moves int8 values, in the kernel after the conv's. Only where the padding at most doubles
-// the work.
+// the work. A depthwise conv pads its input's channels with zeros as well (one group a channel).
 #include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 
@@ -38,9 +38,14 @@ void pad_conv_channels(Graph& g, int lanes) {
                              : n.type.dtype == DataType::Int(32) ? DataType::Int(8)
                                                                  : DataType();
     if (weights == DataType()) continue;
-    if (const ConvAttrs c = ConvAttrs::from(n); c.groups != 1 || c.oc_block != 0) continue;
     const Node& w = g.node(n.inputs[1]);
     if (!w.is_constant() || w.value.dtype() != weights || w.value.ndim() != 4) continue;
+    const ConvAttrs c = ConvAttrs::from(n);
+    // A depthwise conv (ShuffleNetV2's 58 and 116 channels: one input channel per group, as many
+    // outputs as groups) pads its input with zero channels too.
+    const int64_t C = c.groups;
+    const bool depthwise = c.groups > 1 && w.value.shape()[0] == C && w.value.shape()[1] == 1;
+    if ((c.groups != 1 && !depthwise) || c.oc_block != 0) continue;
     if (n.inputs.size() > 2 && !g.node(n.inputs[2]).is_constant()) continue;
     const int64_t O = w.value.shape()[0], padded = (O + lanes - 1) / lanes * lanes;
     if (O % 8 == 0 || padded > 2 * O) continue;  // blocks of 8 already fit; or too much waste
@@ -50,7 +55,15 @@ void pad_conv_channels(Graph& g, int lanes) {
     if (inputs.size() > 2)
       inputs[2] = g.add_constant(g.unique_name(g.node(conv.inputs[2]).name + "_padded"),
                                  pad_outputs(g.node(conv.inputs[2]).value, padded));
-    int wide = g.add_op("conv2d", g.unique_name(conv.name + "_padded"), inputs, conv.attrs);
+    Attrs attrs = conv.attrs;
+    if (depthwise) {
+      inputs[0] = g.add_op("pad", g.unique_name(conv.name + "_in_channels"), {conv.inputs[0]},
+                           Attrs().set("pads", std::vector<int64_t>{0, 0, 0, 0, 0, padded - C, 0, 0}));
+      ConvAttrs wider = c;
+      wider.groups = padded;
+      wider.write(attrs);
+    }
+    int wide = g.add_op("conv2d", g.unique_name(conv.name + "_padded"), inputs, attrs);
     // An int8 conv's requantization, when it is the only reader, on the padded channels.
     int replaced = static_cast<int>(id);
     if (weights == DataType::Int(8) && users[id].size() == 1) {
