@@ -83,9 +83,11 @@ struct LayoutOptions {
 // convolutions' dot products compute them (int8_dense_as_pointwise_conv.cc). Not in graphs with
 // shape variables.
 void int8_dense_as_pointwise_conv(Graph& g);
-// Convs (one group, constant weights and bias; float, or int8 with an int32 accumulator) whose output channels are no
-// multiple of 8 compute zero-padded channels up to a multiple of `lanes` (at most twice as many), then a slice keeps
-// the real ones: so they can run channel-blocked (alter_layout).
+// Convs (one group, or depthwise; constant weights and bias; float, or int8 with an int32
+// accumulator) whose output channels are no multiple of 8 compute zero-padded channels up to a
+// multiple of `lanes` (at most twice as many; a depthwise conv's input padded with zero channels
+// too; an int8 conv's sole requantization on the padded channels), then a slice keeps the real
+// ones: so they can run channel-blocked (alter_layout).
 void pad_conv_channels(Graph& g, int lanes);
 // Grouped float convs whose groups are narrower than `lanes` (ResNeXt's 4 and 8 channels), with G
 // groups a multiple of `lanes`, between two ungrouped convs with constant weights (only one-input
