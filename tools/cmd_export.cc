@@ -22,41 +22,6 @@ namespace loom::tools {
 
 #ifdef LOOM_HAVE_GRAPH
 
-namespace {
-
-// One output of both runs over every check input.
-struct Agreement {
-  double dot = 0, ll = 0, oo = 0;  // for the cosine
-  double max_error = 0, max_loom = 0;
-  int rows = 0, top1_same = 0;
-  double cosine() const { return ll == 0 && oo == 0 ? 1 : ll == 0 || oo == 0 ? 0 : dot / std::sqrt(ll * oo); }
-};
-
-void accumulate(Agreement& a, const NDArray& loom, const NDArray& ort) {
-  if (loom.numel() != ort.numel())
-    LOOM_THROW(Error, "ONNX Runtime's output has ", ort.numel(), " values, Loom's ", loom.numel());
-  for (int64_t i = 0; i < loom.numel(); ++i) {
-    double l = loom.get_as_double(i), o = ort.get_as_double(i);
-    a.dot += l * o, a.ll += l * l, a.oo += o * o;
-    a.max_error = std::isnan(l) != std::isnan(o) ? INFINITY : std::max(a.max_error, std::fabs(l - o));
-    a.max_loom = std::max(a.max_loom, std::fabs(l));
-  }
-  // A classifier ([rows, classes]): is each row's largest score the same class?
-  const auto& s = loom.shape();
-  if (s.size() == 2 && s[1] > 1)
-    for (int64_t r = 0; r < s[0]; ++r) {
-      int64_t bl = 0, bo = 0;
-      for (int64_t c = 1; c < s[1]; ++c) {
-        if (loom.get_as_double(r * s[1] + c) > loom.get_as_double(r * s[1] + bl)) bl = c;
-        if (ort.get_as_double(r * s[1] + c) > ort.get_as_double(r * s[1] + bo)) bo = c;
-      }
-      ++a.rows;
-      a.top1_same += bl == bo;
-    }
-}
-
-}  // namespace
-
 bool export_qdq(const graph::QuantizeResult& q, const std::string& path, bool exact_rounding,
                 const runtime::ModelFile* int8_model, const std::vector<std::vector<NDArray>>& inputs,
                 std::ostream& text, nlohmann::json& result) {
@@ -80,9 +45,11 @@ bool export_qdq(const graph::QuantizeResult& q, const std::string& path, bool ex
   auto ex = runtime::GraphExecutor::from_model_file(*int8_model, "the int8 model");
   std::vector<std::string> outputs;
   for (size_t o = 0; o < ex.num_outputs(); ++o) outputs.push_back(ex.output_spec(o).name);
-  std::vector<Agreement> agree(outputs.size());
-  std::string version;
   const size_t checked = std::min<size_t>(inputs.size(), kQdqCheckInputs);
+  std::vector<graph::OutputAgreementSums> agree;
+  for (size_t o = 0; o < ex.num_outputs(); ++o)
+    agree.emplace_back(outputs[o], graph::TensorType{ex.output_spec(o).shape, ex.output_spec(o).dtype}, checked > 1);
+  std::string version;
   for (size_t k = 0; k < checked; ++k) {
     std::vector<std::pair<std::string, NDArray>> feeds;
     for (size_t i = 0; i < ex.num_inputs(); ++i) {
@@ -92,7 +59,7 @@ bool export_qdq(const graph::QuantizeResult& q, const std::string& path, bool ex
     ex.run();
     OrtRun ort = run_ort(bytes, feeds, outputs, /*optimize=*/true);
     version = ort.version;
-    for (size_t o = 0; o < outputs.size(); ++o) accumulate(agree[o], ex.get_output(o), ort.values.at(outputs[o]));
+    for (size_t o = 0; o < outputs.size(); ++o) agree[o].add(ex.get_output(o), ort.values.at(outputs[o]));
   }
   bool ok = true;
   text << "  ONNX Runtime " << version << " (" << (exact_rounding ? "graph optimizations on" : "int8 kernels")
@@ -101,22 +68,24 @@ bool export_qdq(const graph::QuantizeResult& q, const std::string& path, bool ex
   result["onnx_qdq"]["onnxruntime"] = version;
   result["onnx_qdq"]["outputs"] = nlohmann::json::array();
   for (size_t o = 0; o < outputs.size(); ++o) {
-    const Agreement& a = agree[o];
-    const double rel = a.max_error / std::max(a.max_loom, 1e-30);
+    // Loom's int8 model is the reference ("float" in OutputAgreement's names).
+    const graph::OutputAgreement a = agree[o].result();
+    const double rel = a.max_error / std::max(a.max_float, 1e-30);
+    const int top1_same = int(std::lround(a.top1 * a.rows));
     // Rounding alone (halves to even against up) moves values by steps and leaves the outputs'
     // direction; a wrong scale or operator does not.
     // (Top-1 is reported, not judged: random-weight classifiers' logits are near-ties.)
-    const bool same = a.cosine() >= (exact_rounding ? kQdqMinCosineExact : kQdqMinCosine);
+    const bool same = a.cosine >= (exact_rounding ? kQdqMinCosineExact : kQdqMinCosine);
     ok = ok && same;
-    text << "    " << outputs[o] << ": cosine " << std::setprecision(6) << a.cosine() << ", max |error| "
+    text << "    " << outputs[o] << ": cosine " << std::setprecision(6) << a.cosine << ", max |error| "
          << std::setprecision(3) << a.max_error << " (" << rel << " of the largest magnitude)";
-    if (a.rows) text << ", top-1 same " << a.top1_same << "/" << a.rows;
+    if (a.rows) text << ", top-1 same " << top1_same << "/" << a.rows;
     text << (same ? "" : "  DIFFERS") << "\n";
     result["onnx_qdq"]["outputs"].push_back({{"name", outputs[o]},
-                                             {"cosine", a.cosine()},
+                                             {"cosine", a.cosine},
                                              {"max_error", a.max_error},
                                              {"relative_error", rel},
-                                             {"top1_same", a.top1_same},
+                                             {"top1_same", top1_same},
                                              {"rows", a.rows},
                                              {"agrees", same}});
   }

@@ -17,15 +17,6 @@ namespace loom::graph {
 
 namespace {
 
-// Running sums of one output over a set.
-struct OutputSums {
-  double dot = 0, ff = 0, qq = 0;
-  OutputAgreement a;
-  int agree = 0;
-  std::set<int64_t> float_classes;
-  NDArray first;  // the float output of the set's first input
-};
-
 int64_t row_argmax(const NDArray& a, int64_t row, int64_t classes) {
   int64_t best = 0;
   double bv = a.get_as_double(row * classes);
@@ -43,31 +34,6 @@ bool same_values(const NDArray& a, const NDArray& b) {
   return true;
 }
 
-void add_output(OutputSums& s, const NDArray& f, const NDArray& q) {
-  for (int64_t i = 0; i < f.numel(); ++i) {
-    double x = f.get_as_double(i), y = q.get_as_double(i);
-    s.dot += x * y;
-    s.ff += x * x;
-    s.qq += y * y;
-    double e = std::fabs(x - y);
-    s.a.max_error = std::isnan(e) || std::isnan(s.a.max_error) ? NAN : std::max(s.a.max_error, e);
-    s.a.max_float = std::max(s.a.max_float, std::fabs(x));
-  }
-  if (s.a.classes) {
-    int64_t rows = f.numel() / s.a.classes;
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t c = row_argmax(f, r, s.a.classes);
-      s.agree += c == row_argmax(q, r, s.a.classes);
-      s.float_classes.insert(c);
-    }
-    s.a.rows += int(rows);
-  }
-  if (!s.first.defined())
-    s.first = f;
-  else if (s.a.float_constant)
-    s.a.float_constant = same_values(s.first, f);
-}
-
 std::string percent(double share) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(share < 0.001 && share > 0 ? 3 : 1) << share * 100 << "%";
@@ -81,6 +47,49 @@ std::string number(double v, int digits = 4) {
 }
 
 }  // namespace
+
+OutputAgreementSums::OutputAgreementSums(std::string name, const TensorType& type, bool several_inputs) {
+  a_.name = std::move(name);
+  a_.float_constant = several_inputs;
+  if (type.shape.size() == 2 && type.shape[1] >= 2 && type.dtype.is_float()) a_.classes = int(type.shape[1]);
+}
+
+void OutputAgreementSums::add(const NDArray& f, const NDArray& q) {
+  if (f.numel() != q.numel())
+    LOOM_THROW(Error, "output '", a_.name, "': the reference has ", f.numel(), " values, the other ", q.numel());
+  for (int64_t i = 0; i < f.numel(); ++i) {
+    double x = f.get_as_double(i), y = q.get_as_double(i);
+    dot_ += x * y;
+    ff_ += x * x;
+    qq_ += y * y;
+    double e = std::fabs(x - y);
+    a_.max_error = std::isnan(e) || std::isnan(a_.max_error) ? NAN : std::max(a_.max_error, e);
+    a_.max_float = std::max(a_.max_float, std::fabs(x));
+  }
+  if (a_.classes) {
+    int64_t rows = f.numel() / a_.classes;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t c = row_argmax(f, r, a_.classes);
+      agree_ += c == row_argmax(q, r, a_.classes);
+      reference_classes_.insert(c);
+    }
+    a_.rows += int(rows);
+  }
+  if (!first_.defined())
+    first_ = f;
+  else if (a_.float_constant)
+    a_.float_constant = same_values(first_, f);
+}
+
+OutputAgreement OutputAgreementSums::result() const {
+  OutputAgreement a = a_;
+  a.cosine = cosine(dot_, ff_, qq_);
+  if (a.classes) {
+    a.top1 = a.rows ? double(agree_) / a.rows : 1;
+    a.float_classes = int(reference_classes_.size());
+  }
+  return a;
+}
 
 double cosine(double dot, double ff, double qq) {
   if (ff == 0 && qq == 0) return 1;  // both all zero: the same
@@ -103,18 +112,13 @@ QuantizeReport check_quantization(const QuantizeResult& q, Observer& observer,
     SetAgreement s;
     s.set = set;
     s.inputs = int(inputs.size());
-    std::vector<OutputSums> sums(g.outputs.size());
-    for (size_t k = 0; k < g.outputs.size(); ++k) {
-      const TensorType& t = g.type_of(g.outputs[k]);
-      sums[k].a.name = g.node(g.outputs[k]).name;
-      sums[k].a.float_constant = inputs.size() > 1;
-      if (t.shape.size() == 2 && t.shape[1] >= 2 && t.dtype.is_float()) sums[k].a.classes = int(t.shape[1]);
-    }
+    std::vector<OutputAgreementSums> sums;
+    for (int out : g.outputs) sums.emplace_back(g.node(out).name, g.type_of(out), inputs.size() > 1);
     std::vector<uint64_t> clipped(q.calibration.size(), 0), values(q.calibration.size(), 0);
     for (size_t i = 0; i < inputs.size(); ++i) {
       std::vector<NDArray> f = observer.run(g, inputs[i], i, set);
       std::vector<NDArray> out = quantized.run(inputs[i]);
-      for (size_t k = 0; k < sums.size(); ++k) add_output(sums[k], f[size_t(observer.model_output[k])], out[k]);
+      for (size_t k = 0; k < sums.size(); ++k) sums[k].add(f[size_t(observer.model_output[k])], out[k]);
       for (size_t p = 0; p < q.calibration.size(); ++p) {
         const double limit = (options.activation_levels() + 0.5) * std::ldexp(1.0, q.calibration[p].exponent);
         const float* v = f[p].data<float>();
@@ -122,14 +126,7 @@ QuantizeReport check_quantization(const QuantizeResult& q, Observer& observer,
         values[p] += uint64_t(f[p].numel());
       }
     }
-    for (OutputSums& o : sums) {
-      o.a.cosine = cosine(o.dot, o.ff, o.qq);
-      if (o.a.classes) {
-        o.a.top1 = o.a.rows ? double(o.agree) / o.a.rows : 1;
-        o.a.float_classes = int(o.float_classes.size());
-      }
-      s.outputs.push_back(o.a);
-    }
+    for (const OutputAgreementSums& o : sums) s.outputs.push_back(o.result());
     for (size_t p = 0; p < clipped.size(); ++p)
       (is_held_out ? report.saturation[p].held_out : report.saturation[p].calibration) =
           values[p] ? double(clipped[p]) / double(values[p]) : 0;

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,27 @@ struct OutputAgreement {
   // Top-1 agreement means something: a classifier whose float model picks more than one class.
   bool top1_meaningful() const { return classes > 0 && float_classes > 1; }
 };
+// One output's agreement accumulated over a set of inputs: a reference's values (the float model's
+// in the quantization report; Loom's int8 model's in `loom export`'s check) against another
+// model's. add() each input's pair of values, then result(): the cosine over the whole set, the
+// largest error, and for a float [rows, classes] output with at least two classes the top-1
+// agreement (OutputAgreement's "float" is the reference).
+class OutputAgreementSums {
+ public:
+  // `type`: the output's; `several_inputs`: whether a constant reference output is worth noting.
+  OutputAgreementSums(std::string name, const TensorType& type, bool several_inputs);
+  // Error naming the output when the two have different numbers of values.
+  void add(const NDArray& reference, const NDArray& other);
+  OutputAgreement result() const;
+
+ private:
+  double dot_ = 0, ff_ = 0, qq_ = 0;
+  OutputAgreement a_;
+  int agree_ = 0;
+  std::set<int64_t> reference_classes_;
+  NDArray first_;  // the reference output of the set's first input
+};
+
 struct SetAgreement {
   std::string set;     // "calibration" or "held-out"
   std::string source;  // what the inputs are (the caller's words: "16 random inputs, normal(0, 1)")
