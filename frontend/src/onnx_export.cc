@@ -17,6 +17,7 @@
 
 #include "loom/graph/op_attrs.h"
 #include "loom/runtime/error.h"
+#include "onnx_tensor.h"
 
 namespace loom::frontend {
 
@@ -24,22 +25,7 @@ namespace {
 
 using graph::Graph;
 using graph::Node;
-
-int onnx_type(DataType t, const std::string& where) {
-  if (t == DataType::Float(32)) return onnx::TensorProto::FLOAT;
-  if (t == DataType::Float(16)) return onnx::TensorProto::FLOAT16;
-  if (t == DataType::Float(64)) return onnx::TensorProto::DOUBLE;
-  if (t == DataType::Int(8)) return onnx::TensorProto::INT8;
-  if (t == DataType::Int(16)) return onnx::TensorProto::INT16;
-  if (t == DataType::Int(32)) return onnx::TensorProto::INT32;
-  if (t == DataType::Int(64)) return onnx::TensorProto::INT64;
-  if (t == DataType::UInt(8)) return onnx::TensorProto::UINT8;
-  if (t == DataType::UInt(16)) return onnx::TensorProto::UINT16;
-  if (t == DataType::UInt(32)) return onnx::TensorProto::UINT32;
-  if (t == DataType::UInt(64)) return onnx::TensorProto::UINT64;
-  if (t == DataType::Bool()) return onnx::TensorProto::BOOL;
-  LOOM_THROW(ModelError, "export: ", where, " is ", t.str(), ", which ONNX has no element type for");
-}
+using onnx_detail::onnx_type;
 
 struct Value {
   enum class Kind { Plain, Int8, Accumulator };
@@ -150,7 +136,7 @@ class Exporter {
     for (int id : g_.outputs) used_.insert(g_.node(id).name);
     for (int id : g_.inputs) {
       const Node& n = g_.node(id);
-      value_info(graph_->add_input(), n.name, n.type, "input '" + n.name + "'");
+      value_info(graph_->add_input(), n.name, n.type, "export: input '" + n.name + "'");
       values_[id] = {Value::Kind::Plain, n.name};
     }
     for (int id : g_.topological_order()) {
@@ -169,7 +155,7 @@ class Exporter {
         LOOM_THROW(ModelError, "export: output '", n.name, "' is an int8 value or accumulator (dequantize it first)");
       std::string name = plain(id);
       if (name != n.name) add("Identity", {name}, {n.name});
-      value_info(graph_->add_output(), n.name, n.type, "output '" + n.name + "'");
+      value_info(graph_->add_output(), n.name, n.type, "export: output '" + n.name + "'");
     }
     std::string bytes;
     if (!model_.SerializeToString(&bytes)) LOOM_THROW(ModelError, "export: the model does not serialize");
@@ -376,12 +362,9 @@ class Exporter {
     if (n.op == "quantize" || n.op == "fake_quantize") {
       Value q = quantized(plain(n.inputs[0]), int(n.attrs.get_int("exponent")), n.attrs.get_int("min", -128),
                           n.attrs.get_int("max", 127), n.name);
-      if (n.op == "quantize") {
-        values_[id] = q;
-      } else {
-        values_[id] = {Value::Kind::Int8, q.name, q.zero_point, q.exponent};
-        values_[id] = {Value::Kind::Plain, dequantized(id, q.exponent)};
-      }
+      values_[id] = q;
+      // fake_quantize: the float value of the same steps.
+      if (n.op == "fake_quantize") values_[id] = {Value::Kind::Plain, dequantized(id, q.exponent)};
       return;
     }
     if (n.op == "requantize" || n.op == "requantize_channel") {
@@ -462,22 +445,21 @@ class Exporter {
       if (s.size() != 1) LOOM_THROW(ModelError, "per-channel weights need a requantize_channel reader");
       e_x = accumulator_exponent(id) - log2_exact(s[0], "weight");
     }
+    // One accumulator unit per output channel: the input's scale times the weights'.
+    std::vector<double> unit;
+    for (double sc : s) unit.push_back(std::ldexp(sc, e_x));
     std::vector<std::string> in{dequantized(n.inputs[0], e_x), weight(n.inputs[1], s)};
     if (n.inputs.size() > 2) {
       const Node& b = g_.node(n.inputs[2]);
       if (!b.is_constant() || b.value.dtype() != DataType::Int(32))
         LOOM_THROW(ModelError, "bias '", b.name, "' is not an int32 constant");
-      // ONNX Runtime's int8 kernels take the bias at the input's scale times the weights'.
-      std::vector<double> bs;
-      for (double sc : s) bs.push_back(std::ldexp(sc, e_x));
+      // ONNX Runtime's int8 kernels take the bias at the accumulator's unit.
       const std::vector<double>& recorded = constant_scales(b);
-      for (size_t c = 0; c < bs.size(); ++c)
-        if (recorded.size() != bs.size() || std::fabs(recorded[c] - bs[c]) > 1e-9 * bs[c])
+      for (size_t c = 0; c < unit.size(); ++c)
+        if (recorded.size() != unit.size() || std::fabs(recorded[c] - unit[c]) > 1e-9 * unit[c])
           LOOM_THROW(ModelError, "bias '", b.name, "' is not at the input's scale times the weights'");
-      in.push_back(dequantize_constant(initializer(b.value, b.name), b.name, bs, DataType::Int(32)));
+      in.push_back(dequantize_constant(initializer(b.value, b.name), b.name, unit, DataType::Int(32)));
     }
-    std::vector<double> unit;
-    for (double sc : s) unit.push_back(std::ldexp(sc, e_x));
     values_[id] = {Value::Kind::Accumulator, float_op(n, in), 0, 0, unit};
   }
 

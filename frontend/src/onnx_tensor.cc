@@ -13,41 +13,38 @@
 
 namespace loom::frontend::onnx_detail {
 
+namespace {
+
+// ONNX's element types that Loom has, read both ways.
+struct ElementType {
+  int onnx;
+  DataType loom;
+};
+constexpr ElementType kElementTypes[] = {
+    {onnx::TensorProto::FLOAT, DataType::Float(32)},  {onnx::TensorProto::FLOAT16, DataType::Float(16)},
+    {onnx::TensorProto::DOUBLE, DataType::Float(64)}, {onnx::TensorProto::INT8, DataType::Int(8)},
+    {onnx::TensorProto::INT16, DataType::Int(16)},    {onnx::TensorProto::INT32, DataType::Int(32)},
+    {onnx::TensorProto::INT64, DataType::Int(64)},    {onnx::TensorProto::UINT8, DataType::UInt(8)},
+    {onnx::TensorProto::UINT16, DataType::UInt(16)},  {onnx::TensorProto::UINT32, DataType::UInt(32)},
+    {onnx::TensorProto::UINT64, DataType::UInt(64)},  {onnx::TensorProto::BOOL, DataType::Bool()}};
+
+}  // namespace
+
 DataType onnx_dtype(int t, const std::string& where) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT:
-      return DataType::Float(32);
-    case onnx::TensorProto::FLOAT16:
-      return DataType::Float(16);
-    case onnx::TensorProto::DOUBLE:
-      return DataType::Float(64);
-    case onnx::TensorProto::INT8:
-      return DataType::Int(8);
-    case onnx::TensorProto::INT16:
-      return DataType::Int(16);
-    case onnx::TensorProto::INT32:
-      return DataType::Int(32);
-    case onnx::TensorProto::INT64:
-      return DataType::Int(64);
-    case onnx::TensorProto::UINT8:
-      return DataType::UInt(8);
-    case onnx::TensorProto::UINT16:
-      return DataType::UInt(16);
-    case onnx::TensorProto::UINT32:
-      return DataType::UInt(32);
-    case onnx::TensorProto::UINT64:
-      return DataType::UInt(64);
-    case onnx::TensorProto::BOOL:
-      return DataType::Bool();
-    default: {
-      std::string name = onnx::TensorProto::DataType_IsValid(t)
-                             ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t))
-                             : "unknown";
-      for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-      LOOM_THROW(ModelError, where, ": ONNX element type ", name, " (", t,
-                 ") is not supported (float32/16/64, int8/16/32/64, uint8/16/32/64, bool)");
-    }
-  }
+  for (const ElementType& e : kElementTypes)
+    if (e.onnx == t) return e.loom;
+  std::string name = onnx::TensorProto::DataType_IsValid(t)
+                         ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t))
+                         : "unknown";
+  for (char& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  LOOM_THROW(ModelError, where, ": ONNX element type ", name, " (", t,
+             ") is not supported (float32/16/64, int8/16/32/64, uint8/16/32/64, bool)");
+}
+
+int onnx_type(DataType t, const std::string& where) {
+  for (const ElementType& e : kElementTypes)
+    if (e.loom == t) return e.onnx;
+  LOOM_THROW(ModelError, where, " is ", t.str(), ", which ONNX has no element type for");
 }
 
 int64_t numel(const std::vector<int64_t>& shape, const std::string& where) {

@@ -11,6 +11,8 @@
 namespace loom::frontend::onnx_detail {
 
 DataType onnx_dtype(int onnx_type, const std::string& where);
+// The inverse: the TensorProto element type of `t`; ModelError naming `where` for a type ONNX has none for.
+int onnx_type(DataType t, const std::string& where);
 // Reads a tensor (raw, typed fields or external data relative to base_dir); ModelError naming `where`.
 NDArray tensor_value(const onnx::TensorProto& t, const std::string& base_dir, const std::string& where);
 
