@@ -27,4 +27,18 @@ inline onnx::ModelProto model_with_float_input(const std::string& graph, const s
   return m;
 }
 
+// An int64 initializer `name` of shape `dims` (empty: a scalar) holding `values`.
+inline void add_int64_initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values,
+                                  const std::vector<int64_t>& dims) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
+// The same, 1-D.
+inline void add_int64_initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& values) {
+  add_int64_initializer(g, name, values, {int64_t(values.size())});
+}
+
 }  // namespace loom::test

@@ -94,11 +94,7 @@ TEST(OnnxErrors, ConcatWithoutInputs) {
 // relu_model() plus a ConstantOfShape node 'fill' of the constant shape `dims`.
 onnx::ModelProto constant_of_shape_model(const std::vector<int64_t>& dims) {
   onnx::ModelProto m = relu_model();
-  auto* shape = m.mutable_graph()->add_initializer();
-  shape->set_name("shape");
-  shape->set_data_type(onnx::TensorProto::INT64);
-  shape->add_dims(int64_t(dims.size()));
-  for (int64_t d : dims) shape->add_int64_data(d);
+  test::add_int64_initializer(m.mutable_graph(), "shape", dims);
   auto* n = m.mutable_graph()->add_node();
   n->set_op_type("ConstantOfShape");
   n->set_name("fill");
@@ -307,11 +303,7 @@ TEST(OnnxErrors, PadSizesThatOverflowOrExplode) {
   for (int64_t pad : {int64_t(1) << 62, int64_t(1) << 41}) {
     onnx::ModelProto m = relu_model();
     auto* g = m.mutable_graph();
-    auto* p = g->add_initializer();
-    p->set_name("pads");
-    p->set_data_type(onnx::TensorProto::INT64);
-    p->add_dims(4);
-    for (int64_t v : {int64_t(0), pad, int64_t(0), pad}) p->add_int64_data(v);
+    test::add_int64_initializer(g, "pads", {0, pad, 0, pad});
     auto* n = g->add_node();
     n->set_op_type("Pad");
     n->set_name("big_pad");
@@ -332,12 +324,7 @@ TEST(OnnxErrors, HugeResizeAndMissingConstantInput) {
   for (int64_t length : {int64_t(1) << 23, int64_t(1) << 20}) {
     onnx::ModelProto m = relu_model();
     auto* g = m.mutable_graph();
-    auto* sizes = g->add_initializer();
-    sizes->set_name("sizes");
-    sizes->set_data_type(onnx::TensorProto::INT64);
-    sizes->add_dims(2);
-    sizes->add_int64_data(1);
-    sizes->add_int64_data(length);
+    test::add_int64_initializer(g, "sizes", {1, length});
     auto* n = g->add_node();
     n->set_op_type("Resize");
     n->set_name("wide_resize");
@@ -497,11 +484,7 @@ onnx::ModelProto one_node(const std::string& op, const std::vector<int64_t>& sha
   auto* n = g->mutable_node(0);
   n->set_op_type(op);
   for (auto& [name, values, tdims] : inits) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t d : tdims) t->add_dims(d);
-    for (int64_t v : values) t->add_int64_data(v);
+    test::add_int64_initializer(g, name, values, tdims);
     n->add_input(name);
   }
   for (auto& [name, values] : attrs) {

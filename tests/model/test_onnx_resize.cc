@@ -18,11 +18,7 @@ namespace {
 onnx::ModelProto resize_model(int64_t h, int64_t w, int64_t oh, int64_t ow) {
   onnx::ModelProto m = test::model_with_float_input("resize", "x", {1, 2, h, w});
   auto* g = m.mutable_graph();
-  auto* sizes = g->add_initializer();
-  sizes->set_name("sizes");
-  sizes->set_data_type(onnx::TensorProto::INT64);
-  sizes->add_dims(4);
-  for (int64_t d : {int64_t(1), int64_t(2), oh, ow}) sizes->add_int64_data(d);
+  test::add_int64_initializer(g, "sizes", {1, 2, oh, ow});
   auto* n = g->add_node();
   n->set_op_type("Resize");
   n->set_name("the_resize");
