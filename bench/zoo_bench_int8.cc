@@ -180,6 +180,10 @@ int int8_zoo_bench(const std::vector<std::string>& models, const std::vector<int
           if (p.min_ms > 0) tb.push_back(p.min_ms);
         }
       }
+      // A baseline that never ran is a measurement missing, not a ratio left out.
+      if (ob.empty()) skipped.push_back(stem + " (ONNX Runtime at " + std::to_string(t) + " threads)");
+      if (!torch_name.empty() && tb.empty())
+        skipped.push_back(stem + " (PyTorch int8 through " + pytorch + " at " + std::to_string(t) + " threads)");
       const double i8 = best(li), f32 = best(lf), ort = best(ob), pt = best(tb);
       std::printf("%-22s %3d %9.2f %9.2f %6s %9s %6s %9.2f %6s   (p50 loom int8 %.2f, float %.2f)\n", stem.c_str(), t,
                   i8, ort, ratio_text(i8, ort).c_str(), pt > 0 ? ratio_text(pt, 1).c_str() : "n/a",

@@ -22,10 +22,11 @@ int export_workload(const std::vector<std::string>& args);
 
 #ifdef LOOM_HAVE_GRAPH
 // How many inputs an export's check runs through ONNX Runtime, and the least cosine between its
-// outputs and Loom's int8 model's that counts as the same network: with ONNX's rounding of ties
-// (to even, where Loom's requantization rounds up; a residual add requantized by one bit ties on
-// every odd sum) about 0.997 on random-weight ResNets, while a wrong scale or operator falls far
-// below; with the exact rounding only the float layers' own rounding remains.
+// outputs and Loom's int8 model's that counts as the same network: ONNX's rounding of ties (to
+// even, where Loom's requantization rounds up; a residual add requantized by one bit ties on every
+// odd sum) moves values by steps and keeps the outputs' direction, while a wrong scale or operator
+// does not (docs/quantization.md has the measured figures); with the exact rounding only the float
+// layers' own rounding remains.
 inline constexpr size_t kQdqCheckInputs = 2;
 inline constexpr double kQdqMinCosine = 0.99;
 inline constexpr double kQdqMinCosineExact = 0.9999;
