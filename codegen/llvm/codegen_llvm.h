@@ -83,6 +83,7 @@ class CodeGenLLVM {
   llvm::Value* emit_vector_exp_f32(llvm::Value* x);
   llvm::Value* emit_vector_exp_f32_core(llvm::Value* xc);
   llvm::Value* emit_vector_sigmoid_f32(llvm::Value* x);
+  llvm::Value* emit_vector_tanh_f32(llvm::Value* x);
   llvm::Value* emit_recip_finite(llvm::Value* x);
   llvm::Value* emit_lazy_select(const ir::CallNode* op);
   llvm::Value* emit_ramp(const ir::RampNode* op);

@@ -461,9 +461,11 @@ llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
     }
     return t.bits() == 16 ? builder_.CreateFPTrunc(r, type_of(t)) : r;
   }
-  // LLVM scalarizes vector llvm.exp into per-lane libm calls; compute it inline instead.
+  // LLVM scalarizes vector llvm.exp and llvm.tanh into per-lane libm calls; compute them inline.
   if (name == "exp" && t.is_float() && t.bits() == 32 && t.lanes() > 1 && args.size() == 1)
     return emit_vector_exp_f32(args[0]);
+  if (name == "tanh" && t.is_float() && t.bits() == 32 && t.lanes() > 1 && args.size() == 1)
+    return emit_vector_tanh_f32(args[0]);
   auto it = kFloatIntrinsics.find(name);
   if (it == kFloatIntrinsics.end())
     fail("intrinsic '" + op->name +
@@ -507,6 +509,29 @@ llvm::Value* CodeGenLLVM::emit_vector_sigmoid_f32(llvm::Value* x) {
   xc = builder_.CreateSelect(builder_.CreateFCmpOGT(xc, c(87.0)), c(87.0), xc);
   llvm::Value* e = emit_vector_exp_f32_core(builder_.CreateFNeg(xc));
   return emit_recip_finite(builder_.CreateFAdd(c(1.0), e));
+}
+
+// tanh(x) for float32 vectors. |x| < 0.5: x P(x^2), P of degree 5 fitted for relative error
+// (below 1e-7 in float arithmetic); above: (1 - e) / (1 + e) with e = e^-2|x|, whose subtraction
+// loses nothing there, and the sign of x. |x| is clamped to 9 (tanh(9) rounds to 1) by a select,
+// so NaN stays NaN and +-inf gives +-1.
+llvm::Value* CodeGenLLVM::emit_vector_tanh_f32(llvm::Value* x) {
+  llvm::Type* ty = x->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
+  auto call = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> a) {
+    return builder_.CreateCall(intrinsic(id, {ty}), a);
+  };
+  llvm::Value* a = call(llvm::Intrinsic::fabs, {x});
+  llvm::Value* ac = builder_.CreateSelect(builder_.CreateFCmpOGT(a, c(9.0)), c(9.0), a);
+  llvm::Value* e = emit_vector_exp_f32_core(builder_.CreateFMul(ac, c(-2.0)));
+  llvm::Value* large = builder_.CreateFDiv(builder_.CreateFSub(c(1.0), e), builder_.CreateFAdd(c(1.0), e));
+  large = call(llvm::Intrinsic::copysign, {large, x});
+  llvm::Value* u = builder_.CreateFMul(x, x);
+  llvm::Value* p = c(-0.0066438522189855576);
+  for (double k : {0.021294981241226196, -0.05389826372265816, 0.13332951068878174, -0.33333325386047363, 1.0})
+    p = builder_.CreateFAdd(builder_.CreateFMul(p, u), c(k));
+  llvm::Value* small = builder_.CreateFMul(p, x);
+  return builder_.CreateSelect(builder_.CreateFCmpOLT(a, c(0.5)), small, large);
 }
 
 // exp(x) for float32 vectors, Cephes-style: x = n*ln2 + r with |r| <= ln2/2 (ln2 split in two

@@ -98,25 +98,35 @@ TEST(LLVMVector, TargetCpuOverride) {
 namespace loom {
 namespace {
 
-// Vector exp is computed inline (not per-lane libm): check its accuracy against std::exp over the
-// whole float range, and its special values.
-TEST(LlvmVector, InlineVectorExpAccuracy) {
+// `f` of each element of `x`, by 16-lane vector code (x.size() a multiple of 16); `ir` gets the
+// module's LLVM IR.
+std::vector<float> vector_math(ir::Expr (*f)(ir::Expr), const std::vector<float>& x, std::string& ir) {
   using namespace loom::ir;
-  const int n = 4096;
+  const int n = static_cast<int>(x.size());
   DataType f32 = DataType::Float(32);
   Buffer A = make_buffer("A", f32, {Expr(n)}), B = make_buffer("B", f32, {Expr(n)});
   Var i("i");
   Stmt body = for_loop(i, 0, n / 16, ForKind::Serial,
-                       store(B, exp(load(DataType::Float(32, 16), A, ramp(i * 16, 1, 16))), ramp(i * 16, 1, 16)));
-  runtime::Module m = codegen::build_llvm({LoweredFunc{"vexp", {A, B}, body}});
-  EXPECT_EQ(codegen::emit_llvm_ir({LoweredFunc{"vexp", {A, B}, body}}).find("@expf"), std::string::npos);
+                       store(B, f(load(DataType::Float(32, 16), A, ramp(i * 16, 1, 16))), ramp(i * 16, 1, 16)));
+  ir = codegen::emit_llvm_ir({LoweredFunc{"vmath", {A, B}, body}});
+  runtime::Module m = codegen::build_llvm({LoweredFunc{"vmath", {A, B}, body}});
   NDArray a = NDArray::empty({n}, f32), b = NDArray::zeros({n}, f32);
-  float* x = a.data<float>();
+  std::copy(x.begin(), x.end(), a.data<float>());
+  m.call("vmath", {a, b});
+  return std::vector<float>(b.data<float>(), b.data<float>() + n);
+}
+
+// Vector exp is computed inline (not per-lane libm): check its accuracy against std::exp over the
+// whole float range, and its special values.
+TEST(LlvmVector, InlineVectorExpAccuracy) {
+  const int n = 4096;
+  std::vector<float> x(n);
   for (int k = 0; k < n - 8; ++k) x[k] = -87.0f + 175.0f * float(k) / float(n - 9);
   float specials[8] = {0.0f, -0.0f, 1e-30f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN};
   for (int k = 0; k < 8; ++k) x[n - 8 + k] = specials[k];
-  m.call("vexp", {a, b});
-  const float* y = b.data<float>();
+  std::string ir;
+  std::vector<float> y = vector_math(ir::exp, x, ir);
+  EXPECT_EQ(ir.find("@expf"), std::string::npos);
   double worst = 0;
   for (int k = 0; k < n - 8; ++k)
     worst = std::max(worst, std::fabs(double(y[k]) - std::exp(double(x[k]))) / std::exp(double(x[k])));
@@ -129,6 +139,39 @@ TEST(LlvmVector, InlineVectorExpAccuracy) {
   EXPECT_TRUE(std::isinf(y[n - 3]));
   EXPECT_EQ(y[n - 2], 0.0f);
   EXPECT_TRUE(std::isnan(y[n - 1]));
+}
+
+// Vector tanh likewise: relative error against std::tanh from denormals to saturation, both
+// sides of the switch at |x| = 0.5, and its special values.
+TEST(LlvmVector, InlineVectorTanhAccuracy) {
+  std::vector<float> x;
+  for (int k = 0; k < 4000; ++k) x.push_back(-12.0f + 24.0f * float(k) / 3999.0f);
+  for (float v = 1e-30f; v < 2.0f; v *= 1.01f) x.push_back(v), x.push_back(-v);
+  for (float v : {0.5f, -0.5f, std::nextafter(0.5f, 0.0f), std::nextafter(-0.5f, 0.0f), 9.0f, 20.0f}) x.push_back(v);
+  while ((x.size() + 8) % 16) x.push_back(0.25f);
+  const size_t finite = x.size();
+  for (float v : {0.0f, -0.0f, 100.0f, -100.0f, INFINITY, -INFINITY, NAN, 1e-40f}) x.push_back(v);
+  std::string ir;
+  std::vector<float> y = vector_math(ir::tanh, x, ir);
+  EXPECT_EQ(ir.find("@tanhf"), std::string::npos);
+  EXPECT_EQ(ir.find("llvm.tanh"), std::string::npos);
+  double worst = 0;
+  float at = 0;
+  for (size_t k = 0; k < finite; ++k) {
+    double want = std::tanh(double(x[k]));
+    double err = std::fabs(double(y[k]) - want) / std::fabs(want);
+    if (err > worst) worst = err, at = x[k];
+  }
+  EXPECT_LT(worst, 3e-7) << "max relative error, at x = " << at;
+  size_t s = finite;
+  EXPECT_TRUE(y[s] == 0.0f && !std::signbit(y[s]));
+  EXPECT_TRUE(y[s + 1] == 0.0f && std::signbit(y[s + 1]));
+  EXPECT_EQ(y[s + 2], 1.0f);
+  EXPECT_EQ(y[s + 3], -1.0f);
+  EXPECT_EQ(y[s + 4], 1.0f);
+  EXPECT_EQ(y[s + 5], -1.0f);
+  EXPECT_TRUE(std::isnan(y[s + 6]));
+  EXPECT_LE(std::fabs(y[s + 7]), 2e-40f);
 }
 
 }  // namespace

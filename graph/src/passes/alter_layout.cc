@@ -10,6 +10,7 @@
 //    (ops/layers.h): byte groups (G = 4) where the input is known to be non-negative, else int16
 //    pairs (G = 2).
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -130,6 +131,19 @@ class LayoutRewriter {
 
   void set_input(int node, size_t k, int value) { g_.node(node).inputs[k] = value; }
 
+  // Constant `weight` packed by `pack`, once per weight and packing however many layers read it:
+  // the steps of an unrolled LSTM share one copy of their recurrent weights, which stays in cache.
+  int packed_weight(int weight, const std::string& packing, const char* suffix, const std::function<NDArray()>& pack) {
+    auto key = std::make_pair(weight, packing);
+    if (auto it = packed_.find(key); it != packed_.end()) return it->second;
+    NDArray value = pack();
+    int id = g_.add_constant(g_.unique_name(g_.node(weight).name + suffix), std::move(value));
+    block_.push_back(0);
+    plain_.push_back(g_.node(id).type);
+    packed_[key] = id;
+    return id;
+  }
+
   bool try_blocked_conv(int id) {
     Node n = g_.node(id);
     const ConvAttrs attrs = ConvAttrs::from(n);
@@ -141,21 +155,23 @@ class LayoutRewriter {
     int64_t C = plain_of(n.inputs[0]).shape[1], groups = attrs.groups;
     int64_t ob = choose_block(O, lanes_);
     if (!ob) return false;
-    NDArray packed;
+    // The packing, run once per weight and packing however many convs read the weight (packed_weight).
+    std::function<NDArray()> pack;
     int64_t ib;
-    bool int8_byte_groups = false;
+    int int8_group_size = 0;
     if (groups == 1) {
       int64_t have = block_[n.inputs[0]];
       ib = have && C % have == 0 ? have : choose_block(C, lanes_);
       if (!ib) ib = C;  // e.g. the 3 channels of an image: one block
-      int group = int8_group(n, ib);
-      int8_byte_groups = group == 4;
+      const int group = int8_group_size = int8_group(n, ib);
       if (group) {
-        packed = ops::pack_conv_weights_int8_groups(w, ib, ob, group);
+        pack = [=] { return ops::pack_conv_weights_int8_groups(w, ib, ob, group); };
       } else {
-        packed = repack(w, {O / ob, C / ib, kh, kw, ib, ob}, [&](const std::vector<int64_t>& i) {
-          return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
-        });
+        pack = [=] {
+          return repack(w, {O / ob, C / ib, kh, kw, ib, ob}, [&](const std::vector<int64_t>& i) {
+            return ((((i[0] / ob * (C / ib) + i[1] / ib) * kh + i[2]) * kw + i[3]) * ib + i[1] % ib) * ob + i[0] % ob;
+          });
+        };
       }
     } else if (groups > 1 && attrs.interleaved_groups && w.dtype() == DataType::Float(32)) {
       // Interleaved narrow groups (pass interleave_narrow_groups): group g's channels g, g + G, ...
@@ -163,9 +179,11 @@ class LayoutRewriter {
       int64_t b = choose_block(C, lanes_);
       if (!b || groups % b || C != O) return false;
       ib = ob = b;
-      packed = repack(w, {O / b, Cg, kh, kw, b}, [&](const std::vector<int64_t>& i) {
-        return (((i[0] / b * Cg + i[1]) * kh + i[2]) * kw + i[3]) * b + i[0] % b;
-      });
+      pack = [=] {
+        return repack(w, {O / b, Cg, kh, kw, b}, [&](const std::vector<int64_t>& i) {
+          return (((i[0] / b * Cg + i[1]) * kh + i[2]) * kw + i[3]) * b + i[0] % b;
+        });
+      };
     } else if (groups > 1 && Cg > 1 && w.dtype() == DataType::Float(32) && narrow_groups(C, O, Cg, groups)) {
       // Groups narrower than a vector (ResNeXt's 4 and 8 channels): each block of b channels holds
       // b / Cg whole groups, so the conv is regrouped as C / b groups of b channels whose weights
@@ -173,15 +191,18 @@ class LayoutRewriter {
       // one a full vector; per-group vectors of Cg lanes run far slower.
       int64_t b = choose_block(C, lanes_);
       ib = ob = b;
-      packed = NDArray::zeros({O / b, 1, kh, kw, b, b}, w.dtype());
-      const float* src = w.data<float>();
-      float* dst = packed.data<float>();
-      for (int64_t o = 0; o < O; ++o)
-        for (int64_t c = 0; c < Cg; ++c)
-          for (int64_t k = 0; k < kh * kw; ++k) {
-            int64_t ci = (o / Cg) * Cg % b + c;  // the input channel within o's block
-            dst[((o / b * kh * kw + k) * b + ci) * b + o % b] = src[(o * Cg + c) * kh * kw + k];
-          }
+      pack = [=] {
+        NDArray packed = NDArray::zeros({O / b, 1, kh, kw, b, b}, w.dtype());
+        const float* src = w.data<float>();
+        float* dst = packed.data<float>();
+        for (int64_t o = 0; o < O; ++o)
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t k = 0; k < kh * kw; ++k) {
+              int64_t ci = (o / Cg) * Cg % b + c;  // the input channel within o's block
+              dst[((o / b * kh * kw + k) * b + ci) * b + o % b] = src[(o * Cg + c) * kh * kw + k];
+            }
+        return packed;
+      };
       ConvAttrs regrouped = attrs;
       regrouped.groups = C / b;
       regrouped.write(g_.node(id).attrs);
@@ -190,26 +211,32 @@ class LayoutRewriter {
       int64_t b = choose_block(std::gcd(Cg, O / groups), lanes_);
       if (!b) return false;
       ib = ob = b;
-      packed = repack(w, {O / b, Cg / b, kh, kw, b, b}, [&](const std::vector<int64_t>& i) {
-        return ((((i[0] / b * (Cg / b) + i[1] / b) * kh + i[2]) * kw + i[3]) * b + i[1] % b) * b + i[0] % b;
-      });
+      pack = [=] {
+        return repack(w, {O / b, Cg / b, kh, kw, b, b}, [&](const std::vector<int64_t>& i) {
+          return ((((i[0] / b * (Cg / b) + i[1] / b) * kh + i[2]) * kw + i[3]) * b + i[1] % b) * b + i[0] % b;
+        });
+      };
     } else if (groups == C && O == C && Cg == 1) {
       ib = ob;
-      packed = repack(w, {C / ob, kh, kw, ob}, [&](const std::vector<int64_t>& i) {
-        return ((i[0] / ob * kh + i[2]) * kw + i[3]) * ob + i[0] % ob;
-      });
+      pack = [=] {
+        return repack(w, {C / ob, kh, kw, ob}, [&](const std::vector<int64_t>& i) {
+          return ((i[0] / ob * kh + i[2]) * kw + i[3]) * ob + i[0] % ob;
+        });
+      };
     } else {
       return false;
     }
+    // The branch taken follows from the weight's shape and these, so they name the packing.
+    const std::string packing = "nchwc " + std::to_string(groups) + " " + std::to_string(attrs.interleaved_groups) +
+                                " " + std::to_string(ib) + " " + std::to_string(ob) + " " +
+                                std::to_string(int8_group_size);
     int x = in_layout(n.inputs[0], ib);
-    int wid = g_.add_constant(g_.unique_name(g_.node(n.inputs[1]).name + "_nchwc"), packed);
-    block_.push_back(0);
-    plain_.push_back(g_.node(wid).type);
+    int wid = packed_weight(n.inputs[1], packing, "_nchwc", pack);
     Node& conv = g_.node(id);
     conv.inputs[0] = x;
     conv.inputs[1] = wid;
     set_conv_layout(conv, Layout::nchwc(ob));
-    if (int8_byte_groups) {  // what lets the kernel read the input as uint8
+    if (int8_group_size == 4) {  // byte groups: what lets the kernel read the input as uint8
       ConvAttrs unsigned_input = ConvAttrs::from(conv);
       if (nonnegative(n.inputs[0])) {
         unsigned_input.input_nonnegative = true;
@@ -282,32 +309,37 @@ class LayoutRewriter {
     const NDArray& w = g_.node(n.inputs[1]).value;
     int64_t b = choose_block(w.shape()[0], lanes_);
     if (!b) return;
-    NDArray p;
+    std::function<NDArray()> pack;
+    std::string packing;
     WeightedLayer layer = op_def(n.op).layer;
     const bool plain_conv = layer == WeightedLayer::Conv2d && [&] {
       const ConvAttrs c = ConvAttrs::from(n);
       return c.groups == 1 && c.oc_block == 0;
     }();
     if (plain_conv) {
-      int64_t rest = w.numel() / w.shape()[0];
-      p = repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b},
-                 [&](const std::vector<int64_t>& i) {
-                   return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
-                 });
+      pack = [w, b] {
+        int64_t rest = w.numel() / w.shape()[0];
+        return repack(w, {w.shape()[0] / b, w.shape()[1], w.shape()[2], w.shape()[3], b},
+                      [&](const std::vector<int64_t>& i) {
+                        return ((i[0] / b) * rest + (i[1] * w.shape()[2] + i[2]) * w.shape()[3] + i[3]) * b + i[0] % b;
+                      });
+      };
+      packing = "oc_block " + std::to_string(b);
       ConvAttrs packed_weights = ConvAttrs::from(g_.node(id));
       packed_weights.oc_block = b;
       packed_weights.write(g_.node(id).attrs);
     } else if (layer == WeightedLayer::Dense && n.attrs.get_int("n_block", 0) == 0) {
-      int64_t K = w.shape()[1];
-      p = repack(w, {w.shape()[0] / b, K, b},
-                 [&](const std::vector<int64_t>& i) { return ((i[0] / b) * K + i[1]) * b + i[0] % b; });
+      pack = [w, b] {
+        int64_t K = w.shape()[1];
+        return repack(w, {w.shape()[0] / b, K, b},
+                      [&](const std::vector<int64_t>& i) { return ((i[0] / b) * K + i[1]) * b + i[0] % b; });
+      };
+      packing = "n_block " + std::to_string(b);
       g_.node(id).attrs.set("n_block", b);
     } else {
       return;
     }
-    int wid = g_.add_constant(g_.unique_name(g_.node(n.inputs[1]).name + "_packed"), p);
-    block_.push_back(0);
-    plain_.push_back(g_.node(wid).type);
+    int wid = packed_weight(n.inputs[1], packing, "_packed", pack);
     g_.node(id).inputs[1] = wid;
   }
 
@@ -406,10 +438,11 @@ class LayoutRewriter {
   bool blocked_;
   int int8_group_;
   bool int8_input_offset_;
-  std::vector<int64_t> block_;                       // per node: 0 plain, b: NCHW{b}c
-  std::vector<TensorType> plain_;                    // per node: its type in the plain layout
-  std::map<std::pair<int, int64_t>, int> memo_;      // (value, block) -> the value in that layout
-  std::map<std::pair<int, int64_t>, int> repacked_;  // (per-channel constant, block) -> its repacked copy
+  std::vector<int64_t> block_;                         // per node: 0 plain, b: NCHW{b}c
+  std::vector<TensorType> plain_;                      // per node: its type in the plain layout
+  std::map<std::pair<int, int64_t>, int> memo_;        // (value, block) -> the value in that layout
+  std::map<std::pair<int, int64_t>, int> repacked_;    // (per-channel constant, block) -> its repacked copy
+  std::map<std::pair<int, std::string>, int> packed_;  // (weight, packing) -> the packed weight
 };
 
 }  // namespace

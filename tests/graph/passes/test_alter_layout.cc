@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/test_util.h"
 #include "loom/graph/build.h"
@@ -196,6 +197,49 @@ TEST(GraphPasses, ComputedChannelScalesKeepTheMapBlocked) {
       ASSERT_NEAR(interpreted.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
       ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << "element " << i;
     }
+  }
+}
+
+// A weight that several layers read (an unrolled recurrence's steps, a weight-tied conv) is packed
+// once: every layer reads the one packed copy. Against the interpreter.
+TEST(GraphPasses, WeightsSharedByLayersArePackedOnce) {
+  Graph g;
+  int x = g.add_input("x", {{1, 32}, DataType::Float(32)});
+  int w = g.add_constant("w", test::random_float32({32, 32}, 1, -0.3, 0.3));
+  int b = g.add_constant("b", test::random_float32({32}, 2));
+  int h = x;
+  for (int step = 0; step < 3; ++step)
+    h = g.add_op("tanh", "h" + std::to_string(step), {g.add_op("dense", "d" + std::to_string(step), {h, w, b})});
+  int image = g.add_input("image", {{1, 16, 17, 17}, DataType::Float(32)});
+  int cw = g.add_constant("cw", test::random_float32({16, 16, 3, 3}, 3, -0.3, 0.3));
+  Attrs a = Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}).set("strides", std::vector<int64_t>{2, 2});
+  int c = image;
+  for (int step = 0; step < 2; ++step)
+    c = g.add_op("relu", "r" + std::to_string(step), {g.add_op("conv2d", "c" + std::to_string(step), {c, cw}, a)});
+  g.outputs = {h, c};
+  std::vector<NDArray> in = {test::random_float32({1, 32}, 4), test::random_float32({1, 16, 17, 17}, 5)};
+  std::vector<NDArray> want = reference_run(g, in);
+  Graph o = g;
+  optimize(o);
+  std::set<int> dense_weights, conv_weights;
+  for (auto& n : o.nodes) {
+    if (n.is_op() && n.op == "dense") {
+      EXPECT_NE(n.attrs.get_int("n_block", 0), 0) << o.str();
+      dense_weights.insert(n.inputs[1]);
+    }
+    if (n.is_op() && n.op == "conv2d") {
+      EXPECT_TRUE(conv_layout(n).blocked()) << o.str();
+      conv_weights.insert(n.inputs[1]);
+    }
+  }
+  EXPECT_EQ(dense_weights.size(), 1u) << o.str();
+  EXPECT_EQ(conv_weights.size(), 1u) << o.str();
+  std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(build(g).file, "shared").run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape());
+    for (int64_t i = 0; i < want[k].numel(); ++i)
+      ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4) << "output " << k << " element " << i;
   }
 }
 
