@@ -103,10 +103,12 @@ void schedule_loop_nest(Stage st, int lanes) {
   int64_t inner_extent = extent_of(inner);
   int v = lanes;
   while (!red.empty() && v > 4 && inner_extent % v != 0) v /= 2;
-  // A symbolic innermost extent splits by the full width: partition_loops runs the whole vectors
-  // unguarded and the tail guarded.
+  // A symbolic innermost extent, or an element-wise stage's constant one that is no whole number of
+  // vectors (softmax's exp over a ViT's 197 tokens: per-lane libm calls otherwise), splits by the
+  // full width: partition_loops runs the whole vectors unguarded and the tail guarded.
   if (inner_extent == 0 && red.empty()) v = lanes;
-  if ((inner_extent == 0 && red.empty() && v >= 4) || (inner_extent >= v && inner_extent % v == 0 && v >= 4)) {
+  const bool guarded_tail = red.empty() && (inner_extent == 0 || (inner_extent > v && inner_extent % v != 0));
+  if ((guarded_tail && v >= 4) || (inner_extent >= v && inner_extent % v == 0 && v >= 4)) {
     lanes = v;
     auto [o, i] = st.split(inner, v);
     data.back() = o;
@@ -135,7 +137,10 @@ void schedule_loop_nest(Stage st, int lanes) {
   // reduction's [1, 128] output is [1, 8] vectors); unsplit, it stays the contiguous inner loop.
   IterVar fused = data[0];
   int64_t work = work_of(data[0]);
-  for (size_t i = 1; i + (vec ? 0 : 1) < data.size() && work < 64 && extent_of(data[i]); ++i) {
+  // A split with a guarded tail stays out of the fused loop: fused, its guard would not be monotone
+  // in that loop, and partition_loops could not take the whole vectors out of the tail's code.
+  const bool joins = vec && inner_extent % lanes == 0;
+  for (size_t i = 1; i + (joins ? 0 : 1) < data.size() && work < 64 && extent_of(data[i]); ++i) {
     fused = st.fuse(fused, data[i]);
     work *= extent_of(data[i]);
   }
@@ -503,7 +508,7 @@ void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out,
   const int64_t* m_const = as_const_int(out.shape()[size_t(r - 2)]);
   const int64_t* n_const = as_const_int(out.shape()[size_t(r - 1)]);
   int64_t M = m_const ? *m_const : INT32_MAX, N = n_const ? *n_const : lanes;  // symbolic columns: one vector
-  int nr = N >= t.nr ? t.nr : N >= lanes ? lanes : 1, mr = int(std::min<int64_t>(t.mr, M));
+  int nr = N >= t.nr && N % t.nr == 0 ? t.nr : N >= lanes ? lanes : 1, mr = int(std::min<int64_t>(t.mr, M));
   auto [mo, mi] = y.split(y.axis(r - 2), mr);
   auto [no, ni] = y.split(y.axis(r - 1), nr);
   std::vector<IterVar> order;

@@ -187,13 +187,37 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
   EXPECT_THROW(ops::matmul_dot_k(A, placeholder({4, 2}, DataType::Float(32), "B"), 8), ShapeError);
 }
 
+// Batched products (attention's QKᵀ over a Swin window's 49 tokens) take column tiles of one
+// vector where the columns are no multiple of the two-vector tile: 48 columns then need no guard
+// at all (a two-vector tile left half a tile guarded, per lane), 49 only on the last column.
+TEST(CpuBackend, BatchMatmulColumnTilesFitTheColumns) {
+  int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
+  for (int n : {3 * lanes, 3 * lanes + 1, 4 * lanes}) {
+    SCOPED_TRACE(std::to_string(n) + " columns");
+    Tensor A = placeholder({4, 50, 32}, DataType::Float(32), "A"),
+           B = placeholder({4, 32, n}, DataType::Float(32), "B");
+    Tensor C = ops::batch_matmul(A, B, "C");
+    schedule::Schedule s({C});
+    ops::schedule_batch_matmul_cpu(s, C, C, lanes, regs);
+    std::string ir = to_string(schedule::lower(s, {A, B, C}, "bmm"));
+    // Column guards only in the last tile, which starts at the last whole vector.
+    const std::string guard = " < " + std::to_string(n) + ")";
+    const size_t last_tile_guards = test::count_occurrences(ir, std::to_string(n / lanes * lanes) + guard);
+    EXPECT_EQ(test::count_occurrences(ir, guard), n % lanes ? last_tile_guards : 0u) << ir;
+    EXPECT_NE(ir.find("ramp("), std::string::npos) << ir;
+    expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "bmm" + std::to_string(n));
+  }
+}
+
 // Softmax along the innermost axis reduces in two steps (partials every 8th or 16th element, then
-// the partials), so its max and sum vectorize; the result matches the naive reference for a
-// multiple of 16, of 8 only, and a length that keeps the single-step form. exp is computed once
-// per element.
+// the partials), so its max and sum vectorize; a row of no multiple of 8 from 32 elements on (a
+// ViT's 197 tokens) takes 16 partials with the last step's elements past the row neutral. The
+// result matches the naive reference for a multiple of 16, of 8 only, such a row, and a short
+// length that keeps the single-step form. exp is computed once per element, in whole vectors
+// wherever the row has them.
 TEST(CpuBackend, SoftmaxReductionsVectorize) {
   int lanes = codegen::target_info().float32_lanes();
-  for (int m : {1000, 48, 30}) {
+  for (int m : {1000, 48, 197, 30}) {
     Tensor X = placeholder({5, m}, DataType::Float(32), "X");
     Tensor Y = ops::softmax(X, 1, "Y");
     schedule::Schedule s({Y});
@@ -201,13 +225,18 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
     LoweredFunc f = schedule::lower(s, {X, Y}, "softmax");
     std::string ir = to_string(f);
     bool two_step = ir.find("Y_max_partial") != std::string::npos;
-    EXPECT_EQ(two_step, m % 8 == 0) << ir;
+    EXPECT_EQ(two_step, m % 8 == 0 || m >= 32) << ir;
     if (two_step) {
       EXPECT_NE(ir.find("Y_max_partial[ramp("), std::string::npos) << ir;  // a vector of partial maxima
     }
     // exp once per element: its stage is read by the sum and the division, and is not inlined
-    // into both (it was computed twice).
-    EXPECT_EQ(test::count_occurrences(ir, "exp("), 1u) << ir;
+    // into both (it was computed twice); a row's whole vectors and its tail are separate loops.
+    EXPECT_GE(test::count_occurrences(ir, "exp("), 1u) << ir;
+    EXPECT_EQ(test::count_occurrences(ir, "exp("), test::count_occurrences(ir, "] = exp(")) << ir;
+    EXPECT_NE(ir.find("] = exp(X[ramp("), std::string::npos) << ir;
+    // The tail's guard is on the row's own vectors, not on a loop fused over rows (there it would
+    // hold on no range of that loop but the first row's, and every other row would run guarded).
+    EXPECT_FALSE(std::regex_search(ir, std::regex("if \\([^\\n]*%"))) << ir;
     expect_compiled_matches(s, test::Workload{{X}, {Y}}, "softmax" + std::to_string(m));
   }
 }
