@@ -230,9 +230,9 @@ TEST(RpcFaults, FailedHandshakesLockAnAddressOut) {
   o.token = "s3cret";
   o.max_failed_handshakes = 3;
   o.lockout = std::chrono::milliseconds(800);
-  rpc::Server server(o);
-  std::vector<std::string> log;
+  std::vector<std::string> log;  // before the server: its session threads write to it until it stops
   std::mutex log_mu;
+  rpc::Server server(o);
   server.set_log([&](const std::string& line) {
     std::lock_guard<std::mutex> lock(log_mu);
     log.push_back(line);

@@ -74,9 +74,9 @@ std::string openssl_fingerprint(const std::string& cert_file) {
 // A server on 127.0.0.1 with TLS (unless cert is ""), a log of its lines, and no lockout (the
 // tests fail handshakes on purpose).
 struct TlsServed {
-  std::unique_ptr<rpc::Server> server;
   std::mutex mu;
   std::vector<std::string> log;
+  std::unique_ptr<rpc::Server> server;  // last: destroyed first, its session threads write to log
   TlsServed(const std::string& cert, const std::string& key, const std::string& token = "",
             const std::string& client_ca = "") {
     sim::register_backends();
