@@ -452,16 +452,21 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   auto [no, ni] = y.split(y.axis(1), static_cast<int>(nb));
   auto yc = s[acc];
   if (rows < 4) {
-    // A classifier's row or two streams the weights once, unrolled along K.
-    y.reorder({y.axis(0), no, ni});
-    IterVar outer = y.fuse(y.axis(0), no);
+    // A classifier's row or two, or a recurrent step's, streams the weights once: groups of up to
+    // 8 output blocks, whose accumulators are independent chains of multiply-adds (one block's
+    // single chain waited on each multiply-add's latency, not on the weights).
+    int cb = divisor_at_most(blocks, 8);
+    auto [bo, bi] = y.split(no, cb);
+    y.reorder({y.axis(0), bo, bi, ni});
+    IterVar outer = y.fuse(y.axis(0), bo);
     y.parallel(outer);
     y.vectorize(ni);
     yc.compute_at(y, outer);
-    auto [ko, ki] = yc.split(yc.reduce_axis(0), 4);
-    yc.reorder({ko, ki, yc.axis(0), yc.axis(1)});
-    yc.unroll(ki);
-    yc.vectorize(yc.axis(1));
+    auto [yb, yl] = yc.split(yc.axis(1), static_cast<int>(nb));
+    yc.reorder({yc.reduce_axis(0), yc.axis(0), yb, yl});
+    yc.unroll(yc.axis(0));
+    yc.unroll(yb);
+    yc.vectorize(yl);
     return;
   }
   // Rows (a transformer's tokens) x output blocks: the GEMM register tile, mr rows x cb blocks

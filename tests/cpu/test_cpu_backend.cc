@@ -209,6 +209,30 @@ TEST(CpuBackend, BatchMatmulColumnTilesFitTheColumns) {
   }
 }
 
+// A dense layer over a row or a few (a recurrent step's [1, 512] x [512, 2048], a classifier)
+// accumulates groups of up to 8 output blocks at once: independent chains of multiply-adds (one
+// block's single chain waited on each multiply-add's latency). Against plain loops.
+TEST(CpuBackend, DenseOfFewRowsAccumulatesSeveralBlocks) {
+  int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
+  for (int rows : {1, 3}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const int K = 40, blocks = 12;
+    Tensor X = placeholder({rows, K}, DataType::Float(32), "X");
+    Tensor W = placeholder({blocks, K, lanes}, DataType::Float(32), "W");
+    Tensor bias = placeholder({blocks * lanes}, DataType::Float(32), "bias");
+    Tensor Y = ops::dense(X, W, bias, lanes, "Y");
+    Tensor product = Y;  // the reduction that reads the packed weights, under the bias
+    for (const Tensor& in : Y.op()->input_tensors())
+      if (!in.op()->reduce_axes().empty()) product = in;
+    schedule::Schedule s({Y});
+    ops::schedule_dense_fused_cpu(s, product, Y, lanes, regs);
+    std::string ir = to_string(schedule::lower(s, {X, W, bias, Y}, "dense"));
+    // 6 blocks per group (the largest divisor of 12 up to 8): a row's 6 vectors of accumulators.
+    EXPECT_NE(ir.find("[float32 * " + std::to_string(6 * lanes) + "] in local"), std::string::npos) << ir;
+    expect_compiled_matches(s, test::Workload{{X, W, bias}, {Y}}, "dense" + std::to_string(rows));
+  }
+}
+
 // Softmax along the innermost axis reduces in two steps (partials every 8th or 16th element, then
 // the partials), so its max and sum vectorize; a row of no multiple of 8 from 32 elements on (a
 // ViT's 197 tokens) takes 16 partials with the last step's elements past the row neutral. The

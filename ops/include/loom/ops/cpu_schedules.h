@@ -136,7 +136,8 @@ WinogradStages winograd_stages(const schedule::Schedule& s);
 void schedule_conv2d_winograd_cpu(schedule::Schedule& s, const Tensor& out, int lanes, int vector_registers,
                                   std::optional<NchwcConvTile> tile = std::nullopt, int fused_rows = -1);
 // dense (tag "dense", weights packed [N/b, K, b]): vectors over output blocks; with 4 or more
-// rows, gemm_tiling_for's register tile of rows x blocks, parallel over block groups x row tiles.
+// rows, gemm_tiling_for's register tile of rows x blocks, parallel over block groups x row tiles;
+// with fewer, groups of up to 8 blocks whose accumulators are independent chains.
 void schedule_dense_fused_cpu(schedule::Schedule& s, const Tensor& dense, const Tensor& out, int lanes,
                               int vector_registers);
 // A product of matrices with batch axes (batch_matmul, tag "matmul"; attention's QKᵀ and AV):
