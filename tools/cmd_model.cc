@@ -486,12 +486,21 @@ int compile_or_export(const std::vector<std::string>& args, bool export_only) {
   if (!tuning_log.empty()) {
     text << "  tuning log: " << log_use.cpu->found << " of " << log_use.cpu->looked_up
          << " blocked conv2d kernels tuned for this machine"
+         << (log_use.cpu->other_targets.empty()
+                 ? std::string()
+                 : " (" + log_use.cpu->target + "); the log has entries of the others tuned for " +
+                       comma_list(std::vector<std::string>(log_use.cpu->other_targets.begin(),
+                                                           log_use.cpu->other_targets.end())) +
+                       ": entries are per machine and thread count, and `loom compile --threads N` looks up N")
          << (bo.accel
                  ? ", " + std::to_string(log_use.accel->found) + " of " + std::to_string(log_use.accel->looked_up) +
                        " accelerator convs tuned for config '" + bo.accel->name + "'"
                  : std::string())
          << "\n";
-    result["tuning_log"] = {{"cpu_found", log_use.cpu->found}, {"cpu_looked_up", log_use.cpu->looked_up}};
+    result["tuning_log"] = {{"cpu_found", log_use.cpu->found},
+                            {"cpu_looked_up", log_use.cpu->looked_up},
+                            {"cpu_target", log_use.cpu->target},
+                            {"cpu_other_targets", log_use.cpu->other_targets}};
   }
 #endif
   if (bo.cuda) {

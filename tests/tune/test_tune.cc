@@ -471,6 +471,25 @@ TEST(LoomTune, ModelKernelsTunedAndReadByCompile) {
   expect_every_kernel_found(text, text.find("tuning log: "), "tuning log: %d of %d");
 }
 
+// A log tuned at one thread count, read by a compile at another: none found, and the compile says
+// which target it looked up, which one the log has, and how to look that one up.
+TEST(LoomTune, ALogOfAnotherThreadCountIsNamed) {
+  test::TestDir dir;
+  std::string log = dir.file("t.jsonl"), out = dir.file("out.txt"), model = dir.file("m.loom");
+  std::string cmd =
+      std::string(LOOM_TOOL) + " tune model --model resnet18 --image 32 --threads 1 --trials 2 --repeats 1 -q --log " +
+      log + " > " + out + " 2>&1 && " + LOOM_TOOL + " compile resnet18 --image 32 -q --threads 2 --tuning-log " + log +
+      " -o " + model + " >> " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::string text = file_text(out);
+  EXPECT_NE(text.find("tuning log: 0 of "), std::string::npos) << text;
+  EXPECT_NE(text.find(" threads=2); the log has entries of the others tuned for cpu="), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(" threads=1: entries are per machine and thread count, and `loom compile --threads N` looks up N"),
+      std::string::npos)
+      << text;
+}
+
 // A quantized model's int8 convolutions: `loom tune model --quantize int8` tunes them (as
 // conv2d_nchwc_int8) and `loom compile --quantize int8 --tuning-log` finds every one.
 TEST(LoomTune, Int8ModelKernelsTunedAndReadByCompile) {

@@ -18,12 +18,16 @@ std::function<std::optional<ops::NchwcConvTile>(const graph::ConvKernelKey&)> co
     std::shared_ptr<const TuningLog> log, std::shared_ptr<LogLookups> lookups) {
   codegen::TargetInfo info = codegen::target_info();
   std::string target = target_key(info, runtime::num_threads());
+  lookups->target = target;
   return [log, lookups, info, target](const graph::ConvKernelKey& k) -> std::optional<ops::NchwcConvTile> {
     ++lookups->looked_up;
     // The template says what `loom tune` logged this kernel as (op and shape).
     auto t = conv_kernel_template(k, info);
     auto c = log->best(t->op(), t->shape(), target);
-    if (!c) return std::nullopt;
+    if (!c) {
+      for (const std::string& other : log->targets(t->op(), t->shape())) lookups->other_targets.insert(other);
+      return std::nullopt;
+    }
     ++lookups->found;
     try {
       ops::NchwcConvTile tile{knob(*c, "channel_blocks"), knob(*c, "x_block")};

@@ -333,6 +333,15 @@ std::optional<Config> TuningLog::best(const std::string& op, const std::vector<i
   return it->second.second;
 }
 
+std::vector<std::string> TuningLog::targets(const std::string& op, const std::vector<int64_t>& shape) const {
+  std::vector<std::string> out;
+  for (auto it = best_.lower_bound(std::make_tuple(op, shape, std::string())); it != best_.end(); ++it) {
+    if (std::get<0>(it->first) != op || std::get<1>(it->first) != shape) break;
+    out.push_back(std::get<2>(it->first));
+  }
+  return out;
+}
+
 std::optional<Config> best_from_log(const std::string& path, const std::string& op, const std::vector<int64_t>& shape,
                                     const std::string& target) {
   return TuningLog(path).best(op, shape, target);

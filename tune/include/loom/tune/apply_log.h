@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "loom/graph/build.h"
@@ -18,9 +20,13 @@
 
 namespace loom::tune {
 
-// How many kernels a build looked up in the log, and how many the log had a configuration for.
+// How many kernels a build looked up in the log, and how many the log had a configuration for;
+// for the blocked CPU convs, the target looked up and the other targets (another thread count,
+// another machine) the log has entries of the kernels it did not find for.
 struct LogLookups {
   int looked_up = 0, found = 0;
+  std::string target;
+  std::set<std::string> other_targets;
 };
 struct LogUse {
   std::shared_ptr<LogLookups> cpu = std::make_shared<LogLookups>(), accel = std::make_shared<LogLookups>();

@@ -83,6 +83,8 @@ class TuningLog {
  public:
   explicit TuningLog(const std::string& path);
   std::optional<Config> best(const std::string& op, const std::vector<int64_t>& shape, const std::string& target) const;
+  // The targets (machine and thread count) the log has entries of (op, shape) for.
+  std::vector<std::string> targets(const std::string& op, const std::vector<int64_t>& shape) const;
   const std::string& path() const { return path_; }
 
  private:
