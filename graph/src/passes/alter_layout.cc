@@ -131,13 +131,15 @@ class LayoutRewriter {
 
   void set_input(int node, size_t k, int value) { g_.node(node).inputs[k] = value; }
 
-  // Constant `weight` packed by `pack`, once per weight and packing however many layers read it:
-  // the steps of an unrolled LSTM share one copy of their recurrent weights, which stays in cache.
-  int packed_weight(int weight, const std::string& packing, const char* suffix, const std::function<NDArray()>& pack) {
-    auto key = std::make_pair(weight, packing);
+  // Constant `constant` packed by `pack` (a weight's blocks, per-channel values in NCHW{b}c), once
+  // per constant and packing however many layers read it: the steps of an unrolled LSTM share one
+  // copy of their recurrent weights, which stays in cache.
+  int packed_constant(int constant, const std::string& packing, const std::string& suffix,
+                      const std::function<NDArray()>& pack) {
+    auto key = std::make_pair(constant, packing);
     if (auto it = packed_.find(key); it != packed_.end()) return it->second;
     NDArray value = pack();
-    int id = g_.add_constant(g_.unique_name(g_.node(weight).name + suffix), std::move(value));
+    int id = g_.add_constant(g_.unique_name(g_.node(constant).name + suffix), std::move(value));
     block_.push_back(0);
     plain_.push_back(g_.node(id).type);
     packed_[key] = id;
@@ -155,7 +157,7 @@ class LayoutRewriter {
     int64_t C = plain_of(n.inputs[0]).shape[1], groups = attrs.groups;
     int64_t ob = choose_block(O, lanes_);
     if (!ob) return false;
-    // The packing, run once per weight and packing however many convs read the weight (packed_weight).
+    // The packing, run once per weight and packing however many convs read the weight (packed_constant).
     std::function<NDArray()> pack;
     int64_t ib;
     int int8_group_size = 0;
@@ -231,7 +233,7 @@ class LayoutRewriter {
                                 " " + std::to_string(ib) + " " + std::to_string(ob) + " " +
                                 std::to_string(int8_group_size);
     int x = in_layout(n.inputs[0], ib);
-    int wid = packed_weight(n.inputs[1], packing, "_nchwc", pack);
+    int wid = packed_constant(n.inputs[1], packing, "_nchwc", pack);
     Node& conv = g_.node(id);
     conv.inputs[0] = x;
     conv.inputs[1] = wid;
@@ -339,7 +341,7 @@ class LayoutRewriter {
     } else {
       return;
     }
-    int wid = packed_weight(n.inputs[1], packing, "_packed", pack);
+    int wid = packed_constant(n.inputs[1], packing, "_packed", pack);
     g_.node(id).inputs[1] = wid;
   }
 
@@ -399,16 +401,14 @@ class LayoutRewriter {
     bool per_channel = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == out[1] &&
                        s[s.size() - 2] == 1 && s[s.size() - 1] == 1;
     if (!per_channel) return -1;
-    auto key = std::make_pair(c, b);
-    if (auto it = repacked_.find(key); it != repacked_.end()) return it->second;
-    NDArray v = NDArray::empty({1, out[1] / b, 1, 1, b}, cn.value.dtype());
-    std::copy_n(static_cast<const char*>(cn.value.raw_data()), cn.value.numel() * cn.value.dtype().bytes(),
-                static_cast<char*>(v.raw_data()));
-    int id = g_.add_constant(g_.unique_name(cn.name + "_nchw" + std::to_string(b) + "c"), v);
-    block_.push_back(0);
-    plain_.push_back(g_.node(id).type);
-    repacked_[key] = id;
-    return id;
+    const NDArray value = cn.value;
+    const int64_t blocks = out[1] / b;
+    return packed_constant(c, "channels " + std::to_string(b), "_nchw" + std::to_string(b) + "c", [value, blocks, b] {
+      NDArray v = NDArray::empty({1, blocks, 1, 1, b}, value.dtype());
+      std::copy_n(static_cast<const char*>(value.raw_data()), value.numel() * value.dtype().bytes(),
+                  static_cast<char*>(v.raw_data()));
+      return v;
+    });
   }
 
   void binary(int id) {
@@ -441,8 +441,7 @@ class LayoutRewriter {
   std::vector<int64_t> block_;                         // per node: 0 plain, b: NCHW{b}c
   std::vector<TensorType> plain_;                      // per node: its type in the plain layout
   std::map<std::pair<int, int64_t>, int> memo_;        // (value, block) -> the value in that layout
-  std::map<std::pair<int, int64_t>, int> repacked_;    // (per-channel constant, block) -> its repacked copy
-  std::map<std::pair<int, std::string>, int> packed_;  // (weight, packing) -> the packed weight
+  std::map<std::pair<int, std::string>, int> packed_;  // (constant, packing) -> the packed constant
 };
 
 }  // namespace
