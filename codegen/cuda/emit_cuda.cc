@@ -31,7 +31,23 @@ template <typename T> __device__ __forceinline__ T loom_floormod(T a, T b) {
   T r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+// float16 is stored as its IEEE binary16 bits and computed in float32, rounded back to nearest
+// even (no header needed: NVRTC finds no toolkit include path by default).
+__device__ __forceinline__ float loom_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short loom_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+// The warp's tensor-core multiply-add (ir::kMmaM16N8K16): each lane's fragments, pairs of float16
+// in 32-bit registers.
+__device__ __forceinline__ void loom_mma_m16n8k16(const unsigned short* a, const unsigned short* b, float* c) {
+  const unsigned* a2 = reinterpret_cast<const unsigned*>(a);
+  const unsigned* b2 = reinterpret_cast<const unsigned*>(b);
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a2[0]), "r"(a2[1]), "r"(a2[2]), "r"(a2[3]), "r"(b2[0]), "r"(b2[1]));
+}
 )";
+
+bool is_half(DataType t) { return t.is_float() && t.bits() == 16; }
 
 std::string c_type(DataType t) {
   if (t.is_vector()) LOOM_THROW(CodegenError, "CUDA backend: vector type ", t.str(), " outside a vector statement");
@@ -39,7 +55,8 @@ std::string c_type(DataType t) {
   if (t.is_float()) {
     if (t.bits() == 32) return "float";
     if (t.bits() == 64) return "double";
-    LOOM_THROW(TypeError, "CUDA backend: element type ", t.str(), " is not supported yet (float32, float64, integers)");
+    if (t.bits() == 16) return "unsigned short";  // binary16 bits (loom_h2f / loom_f2h)
+    LOOM_THROW(TypeError, "CUDA backend: element type ", t.str(), " is not supported (float16/32/64, integers)");
   }
   const char* base = t.bits() == 8 ? "char" : t.bits() == 16 ? "short" : t.bits() == 32 ? "int" : "long long";
   if (t.bits() == 8) return t.is_int() ? "signed char" : "unsigned char";
@@ -137,6 +154,11 @@ class KernelPrinter {
       }
       case ExprKind::FloatImm: {
         double v = e.as<FloatImmNode>()->value;
+        if (is_half(t)) {
+          char bits[32];
+          std::snprintf(bits, sizeof bits, "((unsigned short)0x%04x)", unsigned(float_to_half(float(v))));
+          return bits;
+        }
         bool f32 = t.bits() == 32;
         if (std::isnan(v)) return f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)";
         if (std::isinf(v))
@@ -150,8 +172,13 @@ class KernelPrinter {
       }
       case ExprKind::Var:
         return name_of(Var(std::static_pointer_cast<const VarNode>(e.node_ptr())));
-      case ExprKind::Cast:
-        return "((" + c_type(t) + ")" + expr(e.as<CastNode>()->value) + ")";
+      case ExprKind::Cast: {
+        const Expr& v = e.as<CastNode>()->value;
+        if (is_half(v.type()) && is_half(t)) return expr(v);
+        std::string x = is_half(v.type()) ? "loom_h2f(" + expr(v) + ")" : expr(v);
+        if (is_half(t)) return "loom_f2h((float)" + x + ")";
+        return "((" + c_type(t) + ")" + x + ")";
+      }
       case ExprKind::Add:
       case ExprKind::Sub:
       case ExprKind::Mul:
@@ -168,11 +195,15 @@ class KernelPrinter {
             {ExprKind::NE, " != "}, {ExprKind::LT, " < "},   {ExprKind::LE, " <= "}, {ExprKind::GT, " > "},
             {ExprKind::GE, " >= "}, {ExprKind::And, " && "}, {ExprKind::Or, " || "}};
         auto* b = as_binary(e);
+        if (is_half(b->a.type())) return half_op(t, "(" + h2f(b->a) + ops.at(e.kind()) + h2f(b->b) + ")");
         return "(" + expr(b->a) + ops.at(e.kind()) + expr(b->b) + ")";
       }
       case ExprKind::Div:
       case ExprKind::Mod: {
         auto* b = as_binary(e);
+        if (is_half(t))
+          return half_op(t, e.kind() == ExprKind::Div ? "(" + h2f(b->a) + " / " + h2f(b->b) + ")"
+                                                      : "loom_fmodf(" + h2f(b->a) + ", " + h2f(b->b) + ")");
         if (t.is_float()) {
           if (e.kind() == ExprKind::Div) return "(" + expr(b->a) + " / " + expr(b->b) + ")";
           return std::string(t.bits() == 32 ? "loom_fmodf" : "loom_fmod") + "(" + expr(b->a) + ", " + expr(b->b) + ")";
@@ -183,6 +214,7 @@ class KernelPrinter {
       case ExprKind::Max: {
         auto* b = as_binary(e);
         bool mn = e.kind() == ExprKind::Min;
+        if (is_half(t)) return half_op(t, std::string(mn ? "fminf(" : "fmaxf(") + h2f(b->a) + ", " + h2f(b->b) + ")");
         if (t.is_float())
           return std::string(mn ? "fmin" : "fmax") + (t.bits() == 32 ? "f(" : "(") + expr(b->a) + ", " + expr(b->b) +
                  ")";
@@ -209,7 +241,17 @@ class KernelPrinter {
     }
   }
 
+  // A float16 expression as float32, and a float32 result rounded back when `t` is float16.
+  std::string h2f(const Expr& e) { return is_half(e.type()) ? "loom_h2f(" + expr(e) + ")" : expr(e); }
+  static std::string half_op(DataType t, const std::string& f32) { return is_half(t) ? "loom_f2h(" + f32 + ")" : f32; }
+
   std::string call(const CallNode* c, DataType t) {
+    if (is_half(t) && c->name != "if_then_else") {  // computed in float32
+      std::vector<Expr> args;
+      for (auto& a : c->args) args.push_back(is_half(a.type()) ? cast(DataType::Float(32), a) : a);
+      return "loom_f2h(" +
+             call(call_intrinsic(DataType::Float(32), c->name, args).as<CallNode>(), DataType::Float(32)) + ")";
+    }
     if (c->name == "if_then_else")
       return "(" + expr(c->args[0]) + " ? " + expr(c->args[1]) + " : " + expr(c->args[2]) + ")";
     static const std::map<std::string, std::string> f32 = {
@@ -243,6 +285,18 @@ class KernelPrinter {
         et.bits() == 32 && aligned_base(ramp->base, lanes) && aligned_base(src_ramp->base, lanes)) {
       std::string vt = et.is_float() ? "float" : "int";
       vt += std::to_string(lanes);
+      line();
+      os_ << "*(" << vt << "*)(" << name_of(st->buffer->data) << " + " << expr(ramp->base) << ") = *(const " << vt
+          << "*)(" << name_of(src->buffer->data) << " + " << expr(src_ramp->base) << ");\n";
+      return;
+    }
+    // Other element sizes (float16 copies into shared memory and fragments): 4, 8 or 16 bytes at
+    // once, as bits.
+    const int bytes = et.bytes() * lanes;
+    if (ramp && src_ramp && is_one(ramp->stride) && is_one(src_ramp->stride) && et.bits() < 32 &&
+        (bytes == 4 || bytes == 8 || bytes == 16) && aligned_base(ramp->base, lanes) &&
+        aligned_base(src_ramp->base, lanes)) {
+      const char* vt = bytes == 4 ? "unsigned" : bytes == 8 ? "uint2" : "uint4";
       line();
       os_ << "*(" << vt << "*)(" << name_of(st->buffer->data) << " + " << expr(ramp->base) << ") = *(const " << vt
           << "*)(" << name_of(src->buffer->data) << " + " << expr(src_ramp->base) << ");\n";
@@ -366,8 +420,8 @@ class KernelPrinter {
         auto* a = s.as<AllocateNode>();
         if (a->buffer->scope == scope::kLocal) {
           line();
-          os_ << c_type(a->buffer->dtype) << " " << name_of(a->buffer->data) << "[" << constant_size(a->buffer)
-              << "];\n";
+          os_ << (a->buffer->dtype.bits() < 32 ? "__align__(16) " : "") << c_type(a->buffer->dtype) << " "
+              << name_of(a->buffer->data) << "[" << constant_size(a->buffer) << "];\n";
         }
         stmt(a->body);  // shared buffers are declared at the kernel's top
         return;
@@ -396,6 +450,12 @@ class KernelPrinter {
         if (is_sync_threads(s)) {
           line();
           os_ << "__syncthreads();\n";
+          return;
+        }
+        if (auto m = as_mma(s)) {
+          auto at = [&](const LoadNode* l) { return "&" + name_of(l->buffer->data) + "[" + expr(l->index) + "]"; };
+          line();
+          os_ << "loom_mma_m16n8k16(" << at(m->a) << ", " << at(m->b) << ", " << at(m->c) << ");\n";
           return;
         }
         Expr v = s.as<EvaluateNode>()->value;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "loom/ir/functor.h"
+#include "loom/ir/intrinsics.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 
@@ -16,6 +17,41 @@ bool is_sync_threads(const Stmt& s) {
   auto* c = e ? e->value.as<CallNode>() : nullptr;
   return c && c->name == kSyncThreads;
 }
+
+Stmt mma_m16n8k16(Expr a_fragment, Expr b_fragment, Expr c_fragment) {
+  Stmt s = evaluate(call_intrinsic(DataType::Int(32), kMmaM16N8K16,
+                                   {std::move(a_fragment), std::move(b_fragment), std::move(c_fragment)}));
+  as_mma(s);  // checks the operands
+  return s;
+}
+
+std::optional<MmaOperands> as_mma(const Stmt& s) {
+  auto* e = s.as<EvaluateNode>();
+  return as_mma(e ? e->value.as<CallNode>() : nullptr);
+}
+
+std::optional<MmaOperands> as_mma(const CallNode* c) {
+  if (!c || c->name != kMmaM16N8K16) return std::nullopt;
+  if (c->args.size() != 3) LOOM_THROW(LoweringError, kMmaM16N8K16, ": expects 3 operands, got ", c->args.size());
+  const LoadNode* ops[3];
+  static const char* kRole[] = {"A", "B", "C"};
+  const DataType want[] = {DataType::Float(16), DataType::Float(16), DataType::Float(32)};
+  for (int i = 0; i < 3; ++i) {
+    ops[i] = as_address_of(c->args[size_t(i)]);
+    if (!ops[i] || ops[i]->buffer->scope != scope::kLocal || ops[i]->buffer->dtype != want[i])
+      LOOM_THROW(LoweringError, kMmaM16N8K16, ": the ", kRole[i],
+                 " fragment must be the address of an element of a local ", want[i].str(), " buffer, got ",
+                 to_string(c->args[size_t(i)]));
+  }
+  return MmaOperands{ops[0], ops[1], ops[2]};
+}
+
+// The PTX ISA's tables, with groupID = lane / 4 and threadID_in_group = lane % 4.
+MatrixElement mma_m16n8k16_a(int lane, int i) {
+  return {lane / 4 + 8 * ((i / 2) % 2), (lane % 4) * 2 + i % 2 + 8 * (i / 4)};
+}
+MatrixElement mma_m16n8k16_b(int lane, int i) { return {(lane % 4) * 2 + i % 2 + 8 * (i / 2), lane / 4}; }
+MatrixElement mma_m16n8k16_c(int lane, int i) { return {lane / 4 + 8 * (i / 2), (lane % 4) * 2 + i % 2}; }
 
 std::optional<ThreadTag> parse_thread_tag(const std::string& tag) {
   static const char* kNames[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z"};
@@ -46,6 +82,9 @@ class KernelScan : public IRVisitor {
         fail(std::string("blockIdx.") + kDimName[d] + " extent " + std::to_string(k_.grid[d]) + " exceeds the limit " +
              std::to_string(lim.max_grid_dim[d]));
     }
+    if (uses_mma_ && threads % kWarpSize != 0)
+      fail("a block of " + std::to_string(threads) + " threads runs " + kMmaM16N8K16 +
+           ", a warp instruction: the block's threads must be a multiple of 32");
     if (k_.shared_bytes > lim.max_shared_bytes)
       fail(std::to_string(k_.shared_bytes) + " bytes of shared memory exceed the limit of " +
            std::to_string(lim.max_shared_bytes) + " bytes per block");
@@ -102,6 +141,20 @@ class KernelScan : public IRVisitor {
     use(op->buffer);
     IRVisitor::visit_load(op);
   }
+  void visit_call(const CallNode* op) override {
+    if (auto m = as_mma(op)) {
+      uses_mma_ = true;
+      const std::pair<const LoadNode*, int64_t> frags[] = {{m->a, 8}, {m->b, 4}, {m->c, 4}};
+      for (auto [f, n] : frags) {
+        auto off = as_const_int(simplify(f->index));
+        if (off && (*off < 0 || *off + n > constant_size(f->buffer)))
+          fail(std::string(kMmaM16N8K16) + ": the fragment of " + std::to_string(n) + " elements at '" +
+               f->buffer->name + "[" + std::to_string(*off) + "]' is outside its " +
+               std::to_string(constant_size(f->buffer)) + " elements");
+      }
+    }
+    IRVisitor::visit_call(op);
+  }
 
  public:
   using IRVisitor::visit;
@@ -120,6 +173,7 @@ class KernelScan : public IRVisitor {
   GpuKernel& k_;
   const std::string& func_;
   int thread_depth_ = 0;
+  bool uses_mma_ = false;
   std::vector<std::string> written_;
 };
 

@@ -7,6 +7,7 @@
 #include "common/temp_dir.h"
 #include "cuda_cases.h"
 #include "loom/codegen/cuda.h"
+#include "loom/ir/buffer.h"
 #include "loom/ops/nn.h"
 
 namespace loom {
@@ -117,11 +118,14 @@ TEST(CudaCodegen, TheDiskCacheAnswersTheSecondCompile) {
 }
 
 TEST(CudaCodegen, UnsupportedElementTypeIsATypeError) {
-  auto w = test::vector_add(64, DataType::Float(16));
-  schedule::Schedule s(w.outputs);
-  ops::schedule_cuda_generic(s, 32);
-  LoweredFunc f = lower_gpu(s, w, "add16");
-  EXPECT_THROW(codegen::cuda::emit({f}), TypeError);
+  // Tensors cannot be float8; a buffer made directly in the loop IR can.
+  Buffer a = make_buffer("A", DataType::Float(8), {Expr(64)});
+  Var i("i", DataType::Int(32)), b("b", DataType::Int(32));
+  Stmt body =
+      for_loop(i, 0, Expr(64), ForKind::ThreadBinding, store(a, load(DataType::Float(8), a, i), i), "threadIdx.x");
+  LoweredFunc f{"add8", {a}, for_loop(b, 0, Expr(1), ForKind::ThreadBinding, body, "blockIdx.x")};
+  std::string err = test::error_text<TypeError>([&] { codegen::cuda::emit({f}); });
+  EXPECT_NE(err.find("element type float8 is not supported (float16/32/64, integers)"), std::string::npos) << err;
 }
 
 }  // namespace

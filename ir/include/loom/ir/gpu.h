@@ -28,6 +28,32 @@ inline constexpr const char* kSyncThreads = "gpu.syncthreads";
 Stmt sync_threads();
 bool is_sync_threads(const Stmt& s);
 
+// The warp's tensor-core multiply-add, PTX mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32:
+// D = A B + C with A 16 x 16 and B 16 x 8 in float16, C and D 16 x 8 in float32, accumulated in
+// place. The 32 threads of a warp (consecutive linear thread indices) each hold a fragment: 8
+// elements of A, 4 of B and 4 of C/D, in local buffers at the three operand addresses
+// (address_of(buffer[offset])); mma_m16n8k16_a/b/c say which matrix element each of a lane's
+// elements is. Every lane of the warp must reach it together (the grid interpreter reports a
+// lane that does not); the block's thread count must be a multiple of 32.
+inline constexpr const char* kMmaM16N8K16 = "gpu.mma_m16n8k16_f32f16";
+inline constexpr int kWarpSize = 32;
+Stmt mma_m16n8k16(Expr a_fragment, Expr b_fragment, Expr c_fragment);
+struct MmaOperands {
+  const LoadNode *a, *b, *c;  // the first element of each fragment
+};
+// The operands of an mma statement; nullopt for any other statement; LoweringError for a malformed
+// one (operands not address_of loads of local buffers of float16, float16 and float32).
+std::optional<MmaOperands> as_mma(const Stmt& s);
+std::optional<MmaOperands> as_mma(const CallNode* call);
+// Which element of the operand matrix element i of a lane's fragment is (the PTX ISA's fragment
+// tables for m16n8k16): A is [row m][column k], B [row k][column n], C/D [row m][column n].
+struct MatrixElement {
+  int row, col;
+};
+MatrixElement mma_m16n8k16_a(int lane, int i);  // i < 8
+MatrixElement mma_m16n8k16_b(int lane, int i);  // i < 4
+MatrixElement mma_m16n8k16_c(int lane, int i);  // i < 4
+
 struct ThreadTag {
   bool block = false;  // blockIdx.* (else threadIdx.*)
   int dim = 0;         // 0: x, 1: y, 2: z

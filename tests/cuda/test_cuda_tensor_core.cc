@@ -1,0 +1,219 @@
+// The tensor-core GEMM (ops/cuda_tensor_core.h) without a GPU: the grid interpreter runs it with
+// each warp's mma emulated from the lanes' fragments (the PTX ISA's layouts), against float64
+// products of the same float16 inputs; NVRTC and ptxas compile it for sm_90; misuse of the warp
+// instruction is an error, never a hang.
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "common/error_text.h"
+#include "cuda_cases.h"
+#include "loom/codegen/cuda.h"
+#include "loom/ir/buffer.h"
+#include "loom/ir/gpu.h"
+#include "loom/ir/intrinsics.h"
+#include "loom/ops/cuda_tensor_core.h"
+
+namespace loom {
+namespace {
+
+using namespace loom::ir;
+
+// Uniform in [-1, 1], rounded to float16.
+NDArray random_half(int64_t rows, int64_t cols, uint32_t seed) {
+  NDArray a = NDArray::empty({rows, cols}, DataType::Float(16));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, u(rng));
+  return a;
+}
+
+// C = A B in float64 from the float16 values, with the largest |A||B| row-column sum per element
+// (the scale of the float32 accumulation's rounding).
+void reference_gemm(const NDArray& A, const NDArray& B, std::vector<double>& c, std::vector<double>& scale) {
+  const int64_t M = A.shape()[0], K = A.shape()[1], N = B.shape()[1];
+  c.assign(size_t(M * N), 0.0);
+  scale.assign(size_t(M * N), 0.0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) {
+        double p = A.get_as_double(m * K + k) * B.get_as_double(k * N + n);
+        c[size_t(m * N + n)] += p;
+        scale[size_t(m * N + n)] += std::fabs(p);
+      }
+}
+
+// Runs the GEMM on the grid interpreter and returns the worst error relative to its element's scale.
+double grid_gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling& t) {
+  LoweredFunc f = ops::gemm_f16_tensor_core_cuda(M, N, K, t);
+  NDArray A = random_half(M, K, 1), B = random_half(K, N, 2);
+  NDArray C = NDArray::zeros({M, N}, DataType::Float(32));
+  interpret_grid(f, {A, B, C});
+  std::vector<double> want, scale;
+  reference_gemm(A, B, want, scale);
+  double worst = 0;
+  for (int64_t i = 0; i < M * N; ++i)
+    worst = std::max(worst, std::fabs(C.get_as_double(i) - want[size_t(i)]) / std::max(scale[size_t(i)], 1e-30));
+  return worst;
+}
+
+ops::CudaMmaTiling small_tiling() {
+  ops::CudaMmaTiling t;
+  t.block_m = 64, t.block_n = 64, t.block_k = 32, t.warp_m = 32, t.warp_n = 32;
+  return t;
+}
+
+TEST(CudaTensorCore, FragmentTablesCoverEachMatrixElementOnce) {
+  std::set<std::pair<int, int>> a, b, c;
+  for (int lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < 8; ++i) a.insert({mma_m16n8k16_a(lane, i).row, mma_m16n8k16_a(lane, i).col});
+    for (int i = 0; i < 4; ++i) b.insert({mma_m16n8k16_b(lane, i).row, mma_m16n8k16_b(lane, i).col});
+    for (int i = 0; i < 4; ++i) c.insert({mma_m16n8k16_c(lane, i).row, mma_m16n8k16_c(lane, i).col});
+  }
+  EXPECT_EQ(a.size(), 256u);  // 16 x 16
+  EXPECT_EQ(b.size(), 128u);  // 16 x 8
+  EXPECT_EQ(c.size(), 128u);
+  EXPECT_EQ(a.rbegin()->first, 15);
+  EXPECT_EQ(b.rbegin()->first, 15);
+  EXPECT_EQ(c.rbegin()->second, 7);
+  // Rows from groupID (lane / 4), columns from threadID_in_group (lane % 4), as in the PTX ISA:
+  // lane 6 holds A's a3 at (groupID + 8, 2 threadID_in_group + 1), B's b2 at (2 tig + 8, groupID).
+  EXPECT_EQ(mma_m16n8k16_a(6, 3).row, 9);
+  EXPECT_EQ(mma_m16n8k16_a(6, 3).col, 5);
+  EXPECT_EQ(mma_m16n8k16_a(6, 4).col, 12);
+  EXPECT_EQ(mma_m16n8k16_b(6, 2).row, 12);
+  EXPECT_EQ(mma_m16n8k16_b(6, 2).col, 1);
+  EXPECT_EQ(mma_m16n8k16_c(6, 3).row, 9);
+  EXPECT_EQ(mma_m16n8k16_c(6, 3).col, 5);
+}
+
+TEST(CudaTensorCore, GemmMatchesFloat64OnTheGridInterpreter) {
+  // Two blocks down M, two steps of K; four warps of 32 x 32 each.
+  EXPECT_LT(grid_gemm_error(128, 64, 64, small_tiling()), 1e-6);
+  // One block of the default tiling: eight warps of 64 x 32, two k16 steps per shared tile.
+  EXPECT_LT(grid_gemm_error(128, 128, 32, {}), 1e-6);
+}
+
+TEST(CudaTensorCore, CudaSourceCompilesWithNvrtcAndPtxas) {
+  LoweredFunc f = ops::gemm_f16_tensor_core_cuda(256, 256, 256);
+  codegen::cuda::CudaOptions o;
+  o.use_cache = false;
+  runtime::CudaProgram src = codegen::cuda::emit({f}, o);
+  EXPECT_NE(src.source.find("loom_mma_m16n8k16(&A_frag["), std::string::npos) << src.source;
+  EXPECT_NE(src.source.find("*(uint4*)(A_shared + "), std::string::npos) << src.source;  // 16-byte copies
+  EXPECT_NE(src.source.find("*(unsigned*)(A_frag + "), std::string::npos) << src.source;  // fragment pairs
+  EXPECT_NE(src.source.find("*(float2*)(C + "), std::string::npos) << src.source;
+  EXPECT_NE(src.source.find("const unsigned short* __restrict__ A"), std::string::npos) << src.source;
+  auto& ks = src.functions.at(0).kernels.at(0);
+  EXPECT_EQ(ks.grid, (std::array<uint32_t, 3>{2, 2, 1}));
+  EXPECT_EQ(ks.block, (std::array<uint32_t, 3>{32, 8, 1}));
+  if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
+  runtime::CudaProgram p = codegen::cuda::build({f}, o);
+  EXPECT_NE(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  auto& k = p.functions[0].kernels[0];
+  EXPECT_GT(k.registers, 64) << p.compile_log;  // 64 accumulators per thread stay in registers
+  EXPECT_LE(k.registers * 256, 65536) << p.compile_log;
+  EXPECT_NE(p.compile_log.find("0 bytes spill stores"), std::string::npos) << p.compile_log;
+  std::cout << "gemm_f16 (tensor cores): " << k.registers << " registers, " << k.shared_bytes << " bytes shared\n";
+}
+
+TEST(CudaTensorCore, Float16ArithmeticComputesInFloat32AndRoundsBack) {
+  // y = x * x + 1 and z = float32(x) / 3 over float16 x: every float16 result rounded, as the
+  // reference evaluator rounds it.
+  test::Workload w;
+  Tensor x = placeholder({300}, DataType::Float(16), "x");
+  Tensor y = compute(
+      {300}, [&](Var i) { return x(i) * x(i) + cast(DataType::Float(16), Expr(1.0f)); }, "y");
+  Tensor z = compute(
+      {300}, [&](Var i) { return cast(DataType::Float(32), x(i)) / Expr(3.0f); }, "z");
+  w.inputs = {x};
+  w.outputs = {y, z};
+  schedule::Schedule s(w.outputs);
+  ops::schedule_cuda_generic(s, 128);
+  LoweredFunc f = test::lower_gpu(s, w, "half_math");
+  auto d = test::case_data(w);
+  interpret_grid(f, d.args);
+  EXPECT_TRUE(test::arrays_close(d.args[1], d.want[0], 0, 0));
+  EXPECT_TRUE(test::arrays_close(d.args[2], d.want[1], 0, 0));
+  codegen::cuda::CudaOptions o;
+  o.use_cache = false;
+  runtime::CudaProgram src = codegen::cuda::emit({f}, o);
+  EXPECT_NE(src.source.find("loom_f2h((loom_h2f("), std::string::npos) << src.source;
+  EXPECT_NE(src.source.find("((unsigned short)0x3c00)"), std::string::npos) << src.source;  // 1.0
+  if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
+  runtime::CudaProgram p = codegen::cuda::build({f}, o);
+  EXPECT_NE(p.ptx.find("cvt.rn.f16.f32"), std::string::npos);
+}
+
+// One warp, one mma, with `guard` around it (and `other` in the else branch).
+LoweredFunc single_mma(const std::function<Stmt(const Var& lane, Stmt mma)>& wrap) {
+  const DataType f16 = DataType::Float(16), f32 = DataType::Float(32), i32 = DataType::Int(32);
+  Buffer C = make_buffer("C", f32, {Expr(32)});
+  Buffer af = make_buffer("a", f16, {Expr(8)}, scope::kLocal), bf = make_buffer("b", f16, {Expr(4)}, scope::kLocal);
+  Buffer cf = make_buffer("c", f32, {Expr(4)}, scope::kLocal);
+  Var lane("lane", i32), bx("bx", i32);
+  Stmt mma = mma_m16n8k16(make_address_of(load(f16, af, 0)), make_address_of(load(f16, bf, 0)),
+                          make_address_of(load(f32, cf, 0)));
+  Stmt body = seq({wrap(lane, mma), store(C, load(f32, cf, 0), lane)});
+  body = allocate(af, allocate(bf, allocate(cf, body)));
+  body = for_loop(lane, 0, Expr(32), ForKind::ThreadBinding, body, "threadIdx.x");
+  body = for_loop(bx, 0, Expr(1), ForKind::ThreadBinding, body, "blockIdx.x");
+  return LoweredFunc{"one_mma", {C}, body};
+}
+
+TEST(CudaTensorCore, AWarpNotAllAtTheMmaIsAnErrorNotAHang) {
+  NDArray C = NDArray::zeros({32}, DataType::Float(32));
+  // Half the lanes skip it.
+  LoweredFunc half = single_mma([](const Var& lane, Stmt mma) { return if_then_else(lane < 16, mma); });
+  std::string err = test::error_text<RuntimeError>([&] { interpret_grid(half, {C}); });
+  EXPECT_NE(err.find("16 of 32 lanes reached it"), std::string::npos) << err;
+  EXPECT_NE(err.find("16 finished"), std::string::npos) << err;
+  // One lane waits at a barrier the others never reach.
+  LoweredFunc barrier =
+      single_mma([](const Var& lane, Stmt mma) { return if_then_else(lane == 0, sync_threads(), mma); });
+  err = test::error_text<RuntimeError>([&] { interpret_grid(barrier, {C}); });
+  EXPECT_NE(err.find("31 of 32 lanes reached it (1 wait at a barrier"), std::string::npos) << err;
+  // The whole warp: all 32 lanes get zeros (zero fragments).
+  LoweredFunc all = single_mma([](const Var&, Stmt mma) { return mma; });
+  interpret_grid(all, {C});
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(C.get_as_double(i), 0.0);
+  // The sequential interpreter has no warps.
+  err = test::error_text<RuntimeError>([&] { interpret(all, {C}); });
+  EXPECT_NE(err.find("run the function on the grid interpreter"), std::string::npos) << err;
+}
+
+TEST(CudaTensorCore, MisusedFragmentsAndTilingsAreErrorsNamingThem) {
+  const DataType f16 = DataType::Float(16), f32 = DataType::Float(32);
+  Buffer shared = make_buffer("tile", f16, {Expr(8)}, scope::kShared);
+  Buffer b = make_buffer("b", f16, {Expr(4)}, scope::kLocal), c = make_buffer("c", f32, {Expr(4)}, scope::kLocal);
+  std::string err = test::error_text<LoweringError>([&] {
+    mma_m16n8k16(make_address_of(load(f16, shared, 0)), make_address_of(load(f16, b, 0)),
+                 make_address_of(load(f32, c, 0)));
+  });
+  EXPECT_NE(err.find("the A fragment must be the address of an element of a local float16 buffer"), std::string::npos)
+      << err;
+  // A fragment past its buffer's end.
+  LoweredFunc past = single_mma([&](const Var&, Stmt) {
+    return mma_m16n8k16(make_address_of(load(f16, b, 0)), make_address_of(load(f16, b, 0)),
+                        make_address_of(load(f32, c, 0)));
+  });
+  err = test::error_text<LoweringError>([&] { split_gpu_kernels(past); });
+  EXPECT_NE(err.find("the fragment of 8 elements at 'b[0]' is outside its 4 elements"), std::string::npos) << err;
+
+  err = test::error_text<ScheduleError>([] { ops::gemm_f16_tensor_core_cuda(100, 128, 128); });
+  EXPECT_NE(err.find("block_m (128) must divide M (100)"), std::string::npos) << err;
+  ops::CudaMmaTiling t;
+  t.warp_m = 24, t.block_m = 48;
+  err = test::error_text<ScheduleError>([&] { ops::gemm_f16_tensor_core_cuda(96, 128, 128, t); });
+  EXPECT_NE(err.find("warp_m (24) a multiple of 16"), std::string::npos) << err;
+  t = {};
+  t.block_k = 16;  // 128 x 16 / 8 = 256 pieces of A for 256 threads, but 16 x 128 / 8 = 256 of B: fine
+  t.block_n = 64;  // 8 warps -> 4 warps: 128 threads, B 128 pieces: even
+  EXPECT_NO_THROW(ops::gemm_f16_tensor_core_cuda(128, 128, 128, t));
+  t.warp_n = 8;  // 2 x 8 warps = 512 threads; B's 128 pieces do not share over them
+  err = test::error_text<ScheduleError>([&] { ops::gemm_f16_tensor_core_cuda(128, 128, 128, t); });
+  EXPECT_NE(err.find("threads must share the copies"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace loom
