@@ -12,7 +12,11 @@
 //   softmax: 8192 rows of 1000, the generic schedule (a thread per row, three kernels) against the
 //         block reduction (a block per row, one kernel), checked against each other and the host.
 //
-// usage: cuda_bench [--only gemm|softmax|models] [--size N] [--pytorch SCRIPT]
+//   gemm_f16: float16 inputs, float32 products, on the tensor cores (ops/cuda_tensor_core.h), several
+//         tilings against cuBLAS' cublasGemmEx (float16 in, float32 compute and out) in the same run,
+//         results checked against cuBLAS' (itself checked against float64 host dots).
+//
+// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT]
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -28,6 +32,7 @@
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/reference.h"
 #include "loom/ops/cuda_schedules.h"
+#include "loom/ops/cuda_tensor_core.h"
 #include "loom/ops/nn.h"
 #include "loom/runtime/cuda.h"
 #include "loom/runtime/graph_executor.h"
@@ -76,7 +81,18 @@ struct Cublas {
     auto create = reinterpret_cast<Create>(dlsym(lib, "cublasCreate_v2"));
     set_stream = reinterpret_cast<SetStream>(dlsym(lib, "cublasSetStream_v2"));
     sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "cublasSgemm_v2"));
-    if (!create || !set_stream || !sgemm || create(&handle) != 0) error = "cuBLAS could not be initialised";
+    gemm_ex = reinterpret_cast<GemmEx>(dlsym(lib, "cublasGemmEx"));
+    if (!create || !set_stream || !sgemm || !gemm_ex || create(&handle) != 0) error = "cuBLAS could not be initialised";
+  }
+  // cublasGemmEx: float16 A and B, float32 C, float32 compute (library_types.h / cublas_api.h values).
+  using GemmEx = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
+                         const void*, void*, int, int, int, int);
+  static constexpr int kR16F = 2, kR32F = 0, kCompute32F = 68, kGemmDefault = -1;
+  GemmEx gemm_ex = nullptr;
+  void run_f16(int n, const void* A, const void* B, void* C, void* stream) const {
+    float one = 1, zero = 0;
+    set_stream(handle, stream);
+    gemm_ex(handle, 0, 0, n, n, n, &one, B, kR16F, n, A, kR16F, n, &zero, C, kR32F, n, kCompute32F, kGemmDefault);
   }
   void run(int n, const void* A, const void* B, void* C, void* stream) const {
     float one = 1, zero = 0;
@@ -230,6 +246,7 @@ int bench_models(const std::string& script) {
 }  // namespace
 
 int bench_gemm(int n);
+int bench_gemm_f16(int n);
 
 int main(int argc, char** argv) {
   int n = 4096;
@@ -243,12 +260,13 @@ int main(int argc, char** argv) {
     else if (a == "--pytorch" && i + 1 < argc)
       script = argv[++i];
     else {
-      std::fprintf(stderr, "usage: cuda_bench [--only gemm|softmax|models] [--size N] [--pytorch SCRIPT]\n");
+      std::fprintf(stderr, "usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT]\n");
       return 2;
     }
   }
   int failures = 0;
   if (only.empty() || only == "gemm") failures += bench_gemm(n);
+  if (only.empty() || only == "gemm_f16") failures += bench_gemm_f16(n);
   if (only.empty() || only == "softmax") failures += bench_softmax();
   if (only.empty() || only == "models") {
     std::string why;
@@ -343,5 +361,87 @@ int bench_gemm(int n) {
                 flops / ms / 1e9, ratio, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom GEMM: %.2fx cuBLAS (target >= 0.8x)\n", best_ratio);
+  return failures;
+}
+
+// The tensor-core GEMM against cublasGemmEx: float16 inputs in [-1, 1], float32 products.
+int bench_gemm_f16(int n) {
+  struct F16Variant {
+    const char* name;
+    ops::CudaMmaTiling t;
+  };
+  const std::vector<F16Variant> variants = {
+      {"128x128x32 / w64x32", {128, 128, 32, 64, 32, 8}},  {"128x128x32 / w32x64", {128, 128, 32, 32, 64, 8}},
+      {"128x128x64 / w64x32", {128, 128, 64, 64, 32, 8}},  {"64x128x32 / w32x32", {64, 128, 32, 32, 32, 8}},
+      {"128x256x32 / w64x64", {128, 256, 32, 64, 64, 8}},  {"256x128x32 / w64x64", {256, 128, 32, 64, 64, 8}},
+  };
+  std::printf("cuda_bench: fp16 GEMM on tensor cores (float32 products) %d x %d x %d\n", n, n, n);
+  codegen::cuda::CudaOptions co;
+  co.use_cache = false;
+  std::vector<runtime::CudaProgram> programs;
+  for (auto& v : variants) {
+    runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f16_tensor_core_cuda(n, n, n, v.t, "gemm_f16")}, co);
+    auto& k = p.functions[0].kernels[0];
+    bool spills = p.compile_log.find(" 0 bytes spill stores") == std::string::npos;
+    std::printf("  %-22s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
+                codegen::cuda::last_compile_seconds(), k.registers, spills ? " (spills)" : "", k.shared_bytes, k.grid[0],
+                k.grid[1], k.block[0], k.block[1]);
+    programs.push_back(std::move(p));
+  }
+  std::string why;
+  if (!runtime::cuda_available(&why)) {
+    std::printf("no GPU: %s\n", why.c_str());
+    return 0;
+  }
+  Cublas cublas;
+  if (!cublas.error.empty()) {
+    std::printf("no baseline: %s\n", cublas.error.c_str());
+    return 1;
+  }
+  NDArray hA = NDArray::empty({n, n}, DataType::Float(16)), hB = NDArray::empty({n, n}, DataType::Float(16));
+  hA.fill_random(3, -1, 1);
+  hB.fill_random(4, -1, 1);
+  DLDevice dev = runtime::cuda_device();
+  NDArray A = hA.to_device(dev), B = hB.to_device(dev);
+  NDArray C = NDArray::empty({n, n}, DataType::Float(32), dev), Cref = NDArray::empty({n, n}, DataType::Float(32), dev);
+  runtime::CudaStream stream;
+  const double flops = 2.0 * n * n * double(n);
+  auto best_ms = [&](const std::function<void()>& f) {
+    for (int i = 0; i < 3; ++i) f();
+    float best = 1e30f;
+    for (int r = 0; r < 5; ++r)
+      best = std::min(best, stream.time_ms([&] {
+        for (int i = 0; i < 5; ++i) f();
+      }) / 5);
+    return double(best);
+  };
+  double cublas_ms = best_ms([&] { cublas.run_f16(n, A.raw_data(), B.raw_data(), Cref.raw_data(), stream.handle()); });
+  stream.synchronize();
+  NDArray want = Cref.to_device({kDLCPU, 0});
+  double host_err = 0;
+  for (int s = 0; s < 64; ++s) {
+    int64_t i = (s * 2654435761u) % n, j = (s * 40503u + 17) % n;
+    double dot = 0;
+    for (int64_t k = 0; k < n; ++k) dot += hA.get_as_double(i * n + k) * hB.get_as_double(k * n + j);
+    host_err = std::max(host_err, std::fabs(dot - want.data<float>()[i * n + j]));
+  }
+  std::printf("  cuBLAS GemmEx vs host float64 at 64 elements: max error %.2e\n", host_err);
+  std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS GemmEx", cublas_ms, flops / cublas_ms / 1e9);
+  double best_ratio = 0;
+  int failures = 0;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    auto m = runtime::CudaModule::load(programs[i]);
+    double ms = best_ms([&] { m.launch("gemm_f16", {A.raw_data(), B.raw_data(), C.raw_data()}, stream.handle()); });
+    stream.synchronize();
+    NDArray got = C.to_device({kDLCPU, 0});
+    double err = bench::max_relative_error(got, want);
+    bool ok = err <= 1e-3;  // float32 sums of 4096 products in another order
+    failures += !ok;
+    double ratio = cublas_ms / ms;
+    if (ok) best_ratio = std::max(best_ratio, ratio);
+    std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  relative error %.2e %s%s\n", variants[i].name, ms,
+                flops / ms / 1e9, ratio, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
+  }
+  std::printf("best Loom fp16 GEMM: %.2fx cuBLAS (target >= 0.5x)\n", best_ratio);
   return failures;
 }
