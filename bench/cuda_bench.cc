@@ -16,7 +16,11 @@
 //         tilings against cuBLAS' cublasGemmEx (float16 in, float32 compute and out) in the same run,
 //         results checked against cuBLAS' (itself checked against float64 host dots).
 //
-// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT]
+//   --model FILE (repeatable): a model compiled with `loom compile ... --target cuda`, timed in the same
+//         process right after the built-in ResNet-18 (the torchvision ResNet-18 from ONNX beside the
+//         built-in one), with the GPU's clocks read before and after the models.
+//
+// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT] [--model FILE]...
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -193,8 +197,31 @@ int bench_softmax() {
   return ok ? 0 : 1;
 }
 
-int bench_models(const std::string& script) {
+// The GPU's current and maximum SM clocks and memory clock (nvidia-smi), so runs on one machine can
+// be compared; "unknown" without nvidia-smi.
+std::string gpu_clocks() {
+  std::string c = bench::command_output(
+      "nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>/dev/null");
+  while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+  return c.empty() ? "unknown" : c;
+}
+
+// A compiled model (`loom compile ... --target cuda`) timed in this process as the built-in ones
+// are, with random inputs: the figure to set beside the built-in model's.
+void bench_model_file(const std::string& path) {
+  auto ex = runtime::GraphExecutor::load(path);
+  for (size_t i = 0; i < ex.num_inputs(); ++i) {
+    NDArray a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
+    a.fill_random(1 + i, -1, 1);
+    ex.set_input(i, a);
+  }
+  std::printf("  %-36s %3zu kernels  Loom %8.3f ms (same measurement, this process)\n", path.c_str(),
+              ex.kernels().size(), model_ms(ex, 50));
+}
+
+int bench_models(const std::string& script, const std::vector<std::string>& files) {
   int failures = 0;
+  std::printf("GPU clocks (SM, max SM, memory) at the start: %s\n", gpu_clocks().c_str());
   std::printf("models (fp32, NCHW, every kernel on the GPU; PyTorch eager from %s):\n", script.c_str());
   for (const char* name : {"resnet18", "mobilenet_v2"}) {
     for (int batch : {1, 32}) {
@@ -239,7 +266,10 @@ int bench_models(const std::string& script) {
           std::printf("      %7.3f ms  %s\n", t[idx[k]] * 1e3, ex.kernels()[idx[k]].func.c_str());
       }
     }
+    if (std::string(name) == "resnet18")
+      for (auto& f : files) bench_model_file(f);
   }
+  std::printf("GPU clocks (SM, max SM, memory) at the end: %s\n", gpu_clocks().c_str());
   return failures;
 }
 
@@ -251,6 +281,7 @@ int bench_gemm_f16(int n);
 int main(int argc, char** argv) {
   int n = 4096;
   std::string only, script = "bench/pytorch_gpu_latency.py";
+  std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--only" && i + 1 < argc)
@@ -259,8 +290,12 @@ int main(int argc, char** argv) {
       n = std::atoi(argv[++i]);
     else if (a == "--pytorch" && i + 1 < argc)
       script = argv[++i];
+    else if (a == "--model" && i + 1 < argc)
+      files.push_back(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT]\n");
+      std::fprintf(stderr,
+                   "usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT] "
+                   "[--model FILE]...\n");
       return 2;
     }
   }
@@ -271,7 +306,7 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "models") {
     std::string why;
     if (runtime::cuda_available(&why))
-      failures += bench_models(script);
+      failures += bench_models(script, files);
     else
       std::printf("models: no GPU: %s\n", why.c_str());
   }
