@@ -145,8 +145,8 @@ TEST(CudaTensorCore, Float16ArithmeticComputesInFloat32AndRoundsBack) {
   EXPECT_NE(p.ptx.find("cvt.rn.f16.f32"), std::string::npos);
 }
 
-// One warp, one mma, with `guard` around it (and `other` in the else branch).
-LoweredFunc single_mma(const std::function<Stmt(const Var& lane, Stmt mma)>& wrap) {
+// One warp (of `lanes` threads), one mma, wrapped in `wrap`.
+LoweredFunc single_mma(const std::function<Stmt(const Var& lane, Stmt mma)>& wrap, int lanes = 32) {
   const DataType f16 = DataType::Float(16), f32 = DataType::Float(32), i32 = DataType::Int(32);
   Buffer C = make_buffer("C", f32, {Expr(32)});
   Buffer af = make_buffer("a", f16, {Expr(8)}, scope::kLocal), bf = make_buffer("b", f16, {Expr(4)}, scope::kLocal);
@@ -156,7 +156,7 @@ LoweredFunc single_mma(const std::function<Stmt(const Var& lane, Stmt mma)>& wra
                           make_address_of(load(f32, cf, 0)));
   Stmt body = seq({wrap(lane, mma), store(C, load(f32, cf, 0), lane)});
   body = allocate(af, allocate(bf, allocate(cf, body)));
-  body = for_loop(lane, 0, Expr(32), ForKind::ThreadBinding, body, "threadIdx.x");
+  body = for_loop(lane, 0, Expr(lanes), ForKind::ThreadBinding, body, "threadIdx.x");
   body = for_loop(bx, 0, Expr(1), ForKind::ThreadBinding, body, "blockIdx.x");
   return LoweredFunc{"one_mma", {C}, body};
 }
@@ -199,6 +199,12 @@ TEST(CudaTensorCore, MisusedFragmentsAndTilingsAreErrorsNamingThem) {
   });
   err = test::error_text<LoweringError>([&] { split_gpu_kernels(past); });
   EXPECT_NE(err.find("the fragment of 8 elements at 'b[0]' is outside its 4 elements"), std::string::npos) << err;
+  // A block of 16 threads has no whole warp.
+  LoweredFunc half_warp = single_mma([](const Var&, Stmt mma) { return mma; }, 16);
+  err = test::error_text<LoweringError>([&] { split_gpu_kernels(half_warp); });
+  EXPECT_NE(err.find("a block of 16 threads runs gpu.mma_m16n8k16_f32f16, a warp instruction"), std::string::npos)
+      << err;
+  EXPECT_NO_THROW(split_gpu_kernels(single_mma([](const Var&, Stmt mma) { return mma; })));
 
   err = test::error_text<ScheduleError>([] { ops::gemm_f16_tensor_core_cuda(100, 128, 128); });
   EXPECT_NE(err.find("block_m (128) must divide M (100)"), std::string::npos) << err;
