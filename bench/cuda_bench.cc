@@ -405,10 +405,16 @@ int bench_gemm_f16(int n) {
     const char* name;
     ops::CudaMmaTiling t;
   };
+  // block m x n x k / warp m x n, shared stages (1: plain copies, else cp.async), ldmatrix or not.
   const std::vector<F16Variant> variants = {
-      {"128x128x32 / w64x32", {128, 128, 32, 64, 32, 8}},  {"128x128x32 / w32x64", {128, 128, 32, 32, 64, 8}},
-      {"128x128x64 / w64x32", {128, 128, 64, 64, 32, 8}},  {"64x128x32 / w32x32", {64, 128, 32, 32, 32, 8}},
-      {"128x256x32 / w64x64", {128, 256, 32, 64, 64, 8}},  {"256x128x32 / w64x64", {256, 128, 32, 64, 64, 8}},
+      {"128x128x32 w64x32 s1", {128, 128, 32, 64, 32, 8, 1, false}},
+      {"128x128x32 w64x32 s2", {128, 128, 32, 64, 32, 8, 2, false}},
+      {"128x128x32 w64x32 s2 ldm", {128, 128, 32, 64, 32, 8, 2, true}},
+      {"128x128x32 w32x64 s2 ldm", {128, 128, 32, 32, 64, 8, 2, true}},
+      {"128x128x16 w64x32 s3 ldm", {128, 128, 16, 64, 32, 8, 3, true}},
+      {"128x128x16 w64x32 s4 ldm", {128, 128, 16, 64, 32, 8, 4, true}},
+      {"64x128x32 w32x32 s3 ldm", {64, 128, 32, 32, 32, 8, 3, true}},
+      {"128x64x32 w64x32 s3 ldm", {128, 64, 32, 64, 32, 8, 3, true}},
   };
   std::printf("cuda_bench: fp16 GEMM on tensor cores (float32 products) %d x %d x %d\n", n, n, n);
   codegen::cuda::CudaOptions co;
@@ -418,9 +424,9 @@ int bench_gemm_f16(int n) {
     runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f16_tensor_core_cuda(n, n, n, v.t, "gemm_f16")}, co);
     auto& k = p.functions[0].kernels[0];
     bool spills = p.compile_log.find(" 0 bytes spill stores") == std::string::npos;
-    std::printf("  %-22s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
-                codegen::cuda::last_compile_seconds(), k.registers, spills ? " (spills)" : "", k.shared_bytes, k.grid[0],
-                k.grid[1], k.block[0], k.block[1]);
+    std::printf("  %-26s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
+                codegen::cuda::last_compile_seconds(), k.registers, spills ? " (spills)" : "", k.shared_bytes,
+                k.grid[0], k.grid[1], k.block[0], k.block[1]);
     programs.push_back(std::move(p));
   }
   std::string why;
@@ -461,7 +467,7 @@ int bench_gemm_f16(int n) {
     host_err = std::max(host_err, std::fabs(dot - want.data<float>()[i * n + j]));
   }
   std::printf("  cuBLAS GemmEx vs host float64 at 64 elements: max error %.2e\n", host_err);
-  std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS GemmEx", cublas_ms, flops / cublas_ms / 1e9);
+  std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS GemmEx", cublas_ms, flops / cublas_ms / 1e9);
   double best_ratio = 0;
   int failures = 0;
   for (size_t i = 0; i < programs.size(); ++i) {
@@ -474,7 +480,7 @@ int bench_gemm_f16(int n) {
     failures += !ok;
     double ratio = cublas_ms / ms;
     if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  relative error %.2e %s%s\n", variants[i].name, ms,
+    std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  relative error %.2e %s%s\n", variants[i].name, ms,
                 flops / ms / 1e9, ratio, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom fp16 GEMM: %.2fx cuBLAS (target >= 0.5x)\n", best_ratio);

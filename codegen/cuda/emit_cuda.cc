@@ -45,6 +45,25 @@ __device__ __forceinline__ void loom_mma_m16n8k16(const unsigned short* a, const
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a2[0]), "r"(a2[1]), "r"(a2[2]), "r"(a2[3]), "r"(b2[0]), "r"(b2[1]));
 }
+// A shared-memory address as the 32-bit offset ldmatrix and cp.async take.
+__device__ __forceinline__ unsigned loom_smem(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void loom_ldmatrix_x4(unsigned short* d, const unsigned short* row) {
+  unsigned* r = reinterpret_cast<unsigned*>(d);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(loom_smem(row)) : "memory");
+}
+__device__ __forceinline__ void loom_ldmatrix_x4_trans(unsigned short* d, const unsigned short* row) {
+  unsigned* r = reinterpret_cast<unsigned*>(d);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(loom_smem(row)) : "memory");
+}
+__device__ __forceinline__ void loom_cp_async16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(loom_smem(dst)), "l"(src) : "memory");
+}
 )";
 
 bool is_half(DataType t) { return t.is_float() && t.bits() == 16; }
@@ -452,10 +471,31 @@ class KernelPrinter {
           os_ << "__syncthreads();\n";
           return;
         }
+        auto at = [&](const LoadNode* l) { return "&" + name_of(l->buffer->data) + "[" + expr(l->index) + "]"; };
         if (auto m = as_mma(s)) {
-          auto at = [&](const LoadNode* l) { return "&" + name_of(l->buffer->data) + "[" + expr(l->index) + "]"; };
           line();
           os_ << "loom_mma_m16n8k16(" << at(m->a) << ", " << at(m->b) << ", " << at(m->c) << ");\n";
+          return;
+        }
+        if (auto l = as_ldmatrix(s)) {
+          line();
+          os_ << (l->trans ? "loom_ldmatrix_x4_trans(" : "loom_ldmatrix_x4(") << at(l->fragment) << ", " << at(l->row)
+              << ");\n";
+          return;
+        }
+        if (auto c = as_cp_async(s)) {
+          line();
+          os_ << "loom_cp_async16(" << at(c->dst) << ", " << at(c->src) << ");\n";
+          return;
+        }
+        if (is_cp_async_commit(s)) {
+          line();
+          os_ << "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n";
+          return;
+        }
+        if (auto n = as_cp_async_wait(s)) {
+          line();
+          os_ << "asm volatile(\"cp.async.wait_group " << *n << ";\" ::: \"memory\");\n";
           return;
         }
         Expr v = s.as<EvaluateNode>()->value;

@@ -4,17 +4,19 @@
 #include <array>
 #include <barrier>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "loom/ir/gpu.h"
 #include "loom/ir/intrinsics.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
+#include "warp_exchange.h"
 
 namespace loom::ir {
 
@@ -523,9 +525,18 @@ class Interp : public Evaluator {
   }
   virtual void exec_evaluate(const Stmt& s) {
     const Expr& v = s.as<EvaluateNode>()->value;
-    if (as_mma(s))
-      LOOM_THROW(RuntimeError, "interpreter: ", kMmaM16N8K16,
+    if (as_mma(s) || as_ldmatrix(s))
+      LOOM_THROW(RuntimeError, "interpreter: ", as_mma(s) ? kMmaM16N8K16 : kLdMatrixX4,
                  " is a warp instruction: run the function on the grid interpreter (interpret_grid)");
+    if (auto c = as_cp_async(s)) {  // threads run one after another: the copy lands at once
+      int64_t d = eval(c->dst->index).i[0], src = eval(c->src->index).i[0];
+      for (int64_t i = 0; i < c->elements; ++i)
+        write(buffer(c->dst->buffer), d + i,
+              read(buffer(c->src->buffer), src + i, c->src->buffer->dtype, c->src->buffer->name), 0,
+              c->dst->buffer->name);
+      return;
+    }
+    if (is_cp_async_commit(s) || as_cp_async_wait(s)) return;
     if (!is_sync_threads(s) && !as_prefetch(v.as<CallNode>())) eval(v);  // a prefetch is only a hint
   }
   // Whether this thread leaves stores out (the grid interpreter: ir/gpu.h's store rule).
@@ -627,108 +638,10 @@ class RaceTracker {
   std::map<const BufferNode*, std::vector<Cell>> cells_;
 };
 
-// The warps of one block, where their lanes meet for a tensor-core instruction: each lane brings its
-// fragments, the last to come computes D = A B + C for the warp (in double, rounded to float32)
-// and every lane takes its part back. A warp whose lanes cannot all come (a lane finished, or
-// waiting at a barrier the others have not passed) is an error for each of them, not a hang.
-class Warps {
- public:
-  explicit Warps(int64_t threads) : lanes_(size_t(threads)), warps_(size_t((threads + kWarpSize - 1) / kWarpSize)) {}
-
-  // Lane t's D fragment, once the warp has met; `phase` is the number of barriers it has passed.
-  std::array<double, 4> mma(int64_t t, uint64_t phase, const std::array<double, 8>& a, const std::array<double, 4>& b,
-                            const std::array<double, 4>& c) {
-    std::unique_lock<std::mutex> lock(mu_);
-    Lane& me = lanes_[size_t(t)];
-    Warp& w = warps_[size_t(t / kWarpSize)];
-    me.state = State::AtMma;
-    me.phase = phase;
-    me.a = a, me.b = b, me.c = c;
-    if (w.arrived++ == 0) w.phase = phase;
-    const uint64_t generation = w.generation;
-    settle(t / kWarpSize);
-    cv_.wait(lock, [&] { return w.generation != generation; });
-    me.state = State::Running;
-    if (!w.error.empty()) LOOM_THROW(RuntimeError, w.error);
-    return me.d;
-  }
-  void at_barrier(int64_t t, uint64_t phase) { set(t, State::AtBarrier, phase); }
-  void left_barrier(int64_t t) { set(t, State::Running, 0); }
-  void exited(int64_t t) { set(t, State::Exited, 0); }
-
- private:
-  enum class State : uint8_t { Running, AtMma, AtBarrier, Exited };
-  struct Lane {
-    State state = State::Running;
-    uint64_t phase = 0;
-    std::array<double, 8> a{};
-    std::array<double, 4> b{}, c{}, d{};
-  };
-  struct Warp {
-    int arrived = 0;
-    uint64_t phase = 0, generation = 0;
-    std::string error;
-  };
-  void set(int64_t t, State s, uint64_t phase) {
-    std::lock_guard<std::mutex> lock(mu_);
-    lanes_[size_t(t)].state = s;
-    lanes_[size_t(t)].phase = phase;
-    settle(t / kWarpSize);
-  }
-  // Completes the warp's instruction when every lane has come, or fails it when the lanes that
-  // have not can no longer come.
-  void settle(int64_t wi) {
-    Warp& w = warps_[size_t(wi)];
-    if (w.arrived == 0) return;
-    const size_t first = size_t(wi) * kWarpSize;
-    if (w.arrived == kWarpSize && first + kWarpSize <= lanes_.size()) {
-      compute(first);
-      w.error.clear();
-    } else {
-      // A lane waiting at a barrier the arrived lanes have passed will come; one at a barrier
-      // they have not passed, or one that finished, will not.
-      int stuck = 0, exited = 0;
-      for (size_t l = first; l < std::min(first + kWarpSize, lanes_.size()); ++l) {
-        const Lane& x = lanes_[l];
-        if (x.state == State::Exited) ++exited;
-        if (x.state == State::AtBarrier && x.phase >= w.phase) ++stuck;
-      }
-      if (w.arrived + stuck + exited < kWarpSize && first + kWarpSize <= lanes_.size()) return;
-      w.error = std::string("grid interpreter: ") + kMmaM16N8K16 + " in warp " + std::to_string(wi) + ": " +
-                std::to_string(w.arrived) + " of 32 lanes reached it (" + std::to_string(stuck) +
-                " wait at a barrier, " + std::to_string(exited) +
-                " finished): a warp instruction must be reached by the whole warp together";
-    }
-    w.arrived = 0;
-    ++w.generation;
-    cv_.notify_all();
-  }
-  void compute(size_t first) {
-    double A[16][16], B[16][8], C[16][8];
-    for (int l = 0; l < kWarpSize; ++l) {
-      const Lane& x = lanes_[first + size_t(l)];
-      for (int i = 0; i < 8; ++i) A[mma_m16n8k16_a(l, i).row][mma_m16n8k16_a(l, i).col] = x.a[size_t(i)];
-      for (int i = 0; i < 4; ++i) B[mma_m16n8k16_b(l, i).row][mma_m16n8k16_b(l, i).col] = x.b[size_t(i)];
-      for (int i = 0; i < 4; ++i) C[mma_m16n8k16_c(l, i).row][mma_m16n8k16_c(l, i).col] = x.c[size_t(i)];
-    }
-    for (int l = 0; l < kWarpSize; ++l)
-      for (int i = 0; i < 4; ++i) {
-        auto [m, n] = mma_m16n8k16_c(l, i);
-        double acc = C[m][n];
-        for (int k = 0; k < 16; ++k) acc += A[m][k] * B[k][n];
-        lanes_[first + size_t(l)].d[size_t(i)] = double(float(acc));
-      }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Lane> lanes_;
-  std::vector<Warp> warps_;
-};
-
 // One GPU thread running a kernel's statement.
 class ThreadInterp : public Interp {
  public:
-  ThreadInterp(const GpuKernel& k, RaceTracker& races, std::barrier<>& bar, Warps& warps, int64_t linear, Who me)
+  ThreadInterp(const GpuKernel& k, RaceTracker& races, std::barrier<>& bar, WarpExchange& warps, int64_t linear, Who me)
       : k_(k), races_(races), bar_(bar), warps_(warps), linear_(linear), me_(me) {}
   void run(const Stmt& kernel) { exec(kernel); }
 
@@ -748,32 +661,83 @@ class ThreadInterp : public Interp {
   }
   void exec_evaluate(const Stmt& s) override {
     if (auto m = as_mma(s)) return mma(*m);
+    if (auto l = as_ldmatrix(s)) return ldmatrix(*l);
+    if (auto c = as_cp_async(s)) return cp_async(*c);
+    if (is_cp_async_commit(s)) {
+      groups_.push_back(std::move(open_group_));
+      open_group_.clear();
+      return;
+    }
+    if (auto n = as_cp_async_wait(s)) {
+      while (groups_.size() > size_t(*n)) land(groups_.front()), groups_.pop_front();
+      return;
+    }
     if (!is_sync_threads(s)) return Interp::exec_evaluate(s);
     warps_.at_barrier(linear_, me_.phase);
     bar_.arrive_and_wait();
     warps_.left_barrier(linear_);
     ++me_.phase;
   }
+  // `n` elements of a local or shared buffer from the element `at` names.
+  LaneValues read_elements(const LoadNode* at, size_t n, int64_t* first = nullptr) {
+    int64_t i0 = eval(at->index).i[0];
+    NDArray& a = buffer(at->buffer);
+    LaneValues v(n);
+    for (size_t i = 0; i < n; ++i) {
+      note_access(at->buffer, i0 + int64_t(i), false);
+      v[i] = read(a, i0 + int64_t(i), at->buffer->dtype, at->buffer->name).as_double(0);
+    }
+    if (first) *first = i0;
+    return v;
+  }
+  void write_elements(const Buffer& b, int64_t i0, const LaneValues& v) {
+    NDArray& a = buffer(b);
+    for (size_t i = 0; i < v.size(); ++i) {
+      Value x = make(b->dtype, 1);
+      if (x.is_float)
+        x.f[0] = v[i];
+      else
+        x.i[0] = int64_t(v[i]);
+      note_access(b, i0 + int64_t(i), true);
+      write(a, i0 + int64_t(i), x, 0, b->name);
+    }
+  }
+  void write_elements(const LoadNode* at, const LaneValues& v) { write_elements(at->buffer, eval(at->index).i[0], v); }
   // The lane's fragments out of its local buffers, the warp's result back into its C fragment.
   void mma(const MmaOperands& m) {
-    auto fragment = [&](const LoadNode* at, auto& out) {
-      int64_t first = eval(at->index).i[0];
-      NDArray& a = buffer(at->buffer);
-      for (size_t i = 0; i < out.size(); ++i)
-        out[i] = read(a, first + int64_t(i), at->buffer->dtype, at->buffer->name).f[0];
-      return first;
-    };
-    std::array<double, 8> a;
-    std::array<double, 4> b, c;
-    fragment(m.a, a);
-    fragment(m.b, b);
-    int64_t c_first = fragment(m.c, c);
-    std::array<double, 4> d = warps_.mma(linear_, me_.phase, a, b, c);
-    NDArray& out = buffer(m.c->buffer);
-    for (size_t i = 0; i < 4; ++i) {
-      Value v = make(DataType::Float(32), 1);
-      v.f[0] = d[i];
-      write(out, c_first + int64_t(i), v, 0, m.c->buffer->name);
+    LaneValues in = read_elements(m.a, 8), b = read_elements(m.b, 4), c = read_elements(m.c, 4);
+    in.insert(in.end(), b.begin(), b.end());
+    in.insert(in.end(), c.begin(), c.end());
+    static const WarpSemantics semantics = mma_m16n8k16_semantics;
+    write_elements(m.c, warps_.exchange(linear_, me_.phase, kMmaM16N8K16, std::move(in), semantics));
+  }
+  void ldmatrix(const LdMatrixOperands& l) {
+    static const WarpSemantics plain = [](const std::vector<LaneValues>& r) { return ldmatrix_x4_semantics(r, false); };
+    static const WarpSemantics trans = [](const std::vector<LaneValues>& r) { return ldmatrix_x4_semantics(r, true); };
+    LaneValues row = read_elements(l.row, 8);
+    write_elements(l.fragment,
+                   warps_.exchange(linear_, me_.phase, kLdMatrixX4, std::move(row), l.trans ? trans : plain));
+  }
+  // An asynchronous copy: the source read and the destination claimed now (for the race check),
+  // the data written when a wait lands its group.
+  struct PendingCopy {
+    const LoadNode* dst;
+    int64_t first;
+    LaneValues values;
+  };
+  void cp_async(const CpAsyncOperands& c) {
+    PendingCopy p{c.dst, 0, read_elements(c.src, size_t(c.elements))};
+    p.first = eval(c.dst->index).i[0];
+    for (int64_t i = 0; i < c.elements; ++i) {
+      note_access(c.dst->buffer, p.first + i, true);
+      in_flight_.insert({c.dst->buffer.get(), p.first + i});
+    }
+    open_group_.push_back(std::move(p));
+  }
+  void land(const std::vector<PendingCopy>& group) {
+    for (auto& p : group) {
+      for (size_t i = 0; i < p.values.size(); ++i) in_flight_.erase({p.dst->buffer.get(), p.first + int64_t(i)});
+      write_elements(p.dst->buffer, p.first, p.values);
     }
   }
   void exec_allocate(const AllocateNode* a) override {
@@ -786,6 +750,10 @@ class ThreadInterp : public Interp {
     return false;
   }
   void note_access(const Buffer& b, int64_t idx, bool is_write) override {
+    if (!is_write && !in_flight_.empty() && in_flight_.count({b.get(), idx}))
+      LOOM_THROW(RuntimeError, "grid interpreter: kernel ", k_.name, ": thread ", xyz(me_.thread), " of block ",
+                 xyz(me_.block), " reads ", b->name, "[", idx,
+                 "] before its own cp.async into it has landed (a cp_async_wait is missing)");
     if (b->scope != scope::kLocal) races_.access(b, idx, is_write, me_);
   }
 
@@ -793,7 +761,10 @@ class ThreadInterp : public Interp {
   const GpuKernel& k_;
   RaceTracker& races_;
   std::barrier<>& bar_;
-  Warps& warps_;
+  WarpExchange& warps_;
+  std::vector<PendingCopy> open_group_;          // copies since the last commit
+  std::deque<std::vector<PendingCopy>> groups_;  // committed, not landed, oldest first
+  std::set<std::pair<const BufferNode*, int64_t>> in_flight_;
   int64_t linear_;  // the thread's index in its block, x fastest (its warp: linear_ / 32)
   Who me_;
   std::array<int, 3> bound_{0, 0, 0};
@@ -820,7 +791,7 @@ class GridInterp : public Interp {
           std::map<const BufferNode*, NDArray> block_mem = mem;
           for (auto& b : k->shared) block_mem[b.get()] = NDArray::zeros({constant_size(b)}, b->dtype);
           std::barrier<> bar(threads);
-          Warps warps(threads);
+          WarpExchange warps(threads);
           std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
           std::vector<std::thread> pool;
           for (int64_t t = 0; t < threads; ++t) {

@@ -46,6 +46,72 @@ std::optional<MmaOperands> as_mma(const CallNode* c) {
   return MmaOperands{ops[0], ops[1], ops[2]};
 }
 
+namespace {
+// The element an address names when its buffer is in `scope` (and of type `t`); else nullptr.
+const LoadNode* address_in(const Expr& address, const char* scope, std::optional<DataType> t) {
+  const LoadNode* l = as_address_of(address);
+  return l && l->buffer->scope == scope && (!t || l->buffer->dtype == *t) ? l : nullptr;
+}
+const CallNode* call_of(const Stmt& s) {
+  auto* e = s.as<EvaluateNode>();
+  return e ? e->value.as<CallNode>() : nullptr;
+}
+}  // namespace
+
+Stmt ldmatrix_x4(Expr fragment, Expr row, bool trans) {
+  Stmt s =
+      evaluate(call_intrinsic(DataType::Int(32), kLdMatrixX4, {std::move(fragment), std::move(row), Expr(int(trans))}));
+  as_ldmatrix(s);
+  return s;
+}
+std::optional<LdMatrixOperands> as_ldmatrix(const Stmt& s) { return as_ldmatrix(call_of(s)); }
+std::optional<LdMatrixOperands> as_ldmatrix(const CallNode* c) {
+  if (!c || c->name != kLdMatrixX4) return std::nullopt;
+  auto* trans = c->args.size() == 3 ? c->args[2].as<IntImmNode>() : nullptr;
+  const LoadNode* frag = c->args.size() == 3 ? address_in(c->args[0], scope::kLocal, DataType::Float(16)) : nullptr;
+  const LoadNode* row = c->args.size() == 3 ? address_in(c->args[1], scope::kShared, DataType::Float(16)) : nullptr;
+  if (!trans || !frag || !row)
+    LOOM_THROW(LoweringError, kLdMatrixX4,
+               ": expects the address of a local float16 fragment, the address of a shared float16 row and 0/1 "
+               "(trans), got ",
+               to_string(call_intrinsic(DataType::Int(32), c->name, c->args)));
+  return LdMatrixOperands{frag, row, trans->value != 0};
+}
+
+Stmt cp_async16(Expr dst, Expr src) {
+  Stmt s = evaluate(call_intrinsic(DataType::Int(32), kCpAsync16, {std::move(dst), std::move(src)}));
+  as_cp_async(s);
+  return s;
+}
+Stmt cp_async_commit() { return evaluate(call_intrinsic(DataType::Int(32), kCpAsyncCommit, {})); }
+Stmt cp_async_wait(int in_flight) {
+  if (in_flight < 0) LOOM_THROW(LoweringError, kCpAsyncWait, ": groups in flight must be >= 0, got ", in_flight);
+  return evaluate(call_intrinsic(DataType::Int(32), kCpAsyncWait, {Expr(in_flight)}));
+}
+std::optional<CpAsyncOperands> as_cp_async(const Stmt& s) { return as_cp_async(call_of(s)); }
+std::optional<CpAsyncOperands> as_cp_async(const CallNode* c) {
+  if (!c || c->name != kCpAsync16) return std::nullopt;
+  const LoadNode* dst = c->args.size() == 2 ? address_in(c->args[0], scope::kShared, std::nullopt) : nullptr;
+  const LoadNode* src = c->args.size() == 2 ? as_address_of(c->args[1]) : nullptr;
+  bool global = src && (src->buffer->scope == scope::kGlobal || src->buffer->scope.empty());
+  if (!dst || !global || src->buffer->dtype != dst->buffer->dtype || 16 % dst->buffer->dtype.bytes() != 0)
+    LOOM_THROW(LoweringError, kCpAsync16,
+               ": expects the address of a shared element and of a global one of the same type, got ",
+               to_string(call_intrinsic(DataType::Int(32), c->name, c->args)));
+  return CpAsyncOperands{dst, src, 16 / dst->buffer->dtype.bytes()};
+}
+bool is_cp_async_commit(const Stmt& s) {
+  auto* c = call_of(s);
+  return c && c->name == kCpAsyncCommit;
+}
+std::optional<int> as_cp_async_wait(const Stmt& s) {
+  auto* c = call_of(s);
+  if (!c || c->name != kCpAsyncWait) return std::nullopt;
+  auto* n = c->args.size() == 1 ? c->args[0].as<IntImmNode>() : nullptr;
+  if (!n) LOOM_THROW(LoweringError, kCpAsyncWait, ": expects a constant count of groups in flight");
+  return int(n->value);
+}
+
 // The PTX ISA's tables, with groupID = lane / 4 and threadID_in_group = lane % 4.
 MatrixElement mma_m16n8k16_a(int lane, int i) {
   return {lane / 4 + 8 * ((i / 2) % 2), (lane % 4) * 2 + i % 2 + 8 * (i / 4)};
@@ -83,8 +149,8 @@ class KernelScan : public IRVisitor {
              std::to_string(lim.max_grid_dim[d]));
     }
     if (uses_mma_ && threads % kWarpSize != 0)
-      fail("a block of " + std::to_string(threads) + " threads runs " + kMmaM16N8K16 +
-           ", a warp instruction: the block's threads must be a multiple of 32");
+      fail("a block of " + std::to_string(threads) +
+           " threads runs warp instructions (mma, ldmatrix): the block's threads must be a multiple of 32");
     if (k_.shared_bytes > lim.max_shared_bytes)
       fail(std::to_string(k_.shared_bytes) + " bytes of shared memory exceed the limit of " +
            std::to_string(lim.max_shared_bytes) + " bytes per block");
@@ -142,18 +208,23 @@ class KernelScan : public IRVisitor {
     IRVisitor::visit_load(op);
   }
   void visit_call(const CallNode* op) override {
+    if (auto l = as_ldmatrix(op)) {
+      uses_mma_ = true;
+      check_fragment(l->fragment, 8, kLdMatrixX4);
+    }
+    as_cp_async(op);
     if (auto m = as_mma(op)) {
       uses_mma_ = true;
       const std::pair<const LoadNode*, int64_t> frags[] = {{m->a, 8}, {m->b, 4}, {m->c, 4}};
-      for (auto [f, n] : frags) {
-        auto off = as_const_int(simplify(f->index));
-        if (off && (*off < 0 || *off + n > constant_size(f->buffer)))
-          fail(std::string(kMmaM16N8K16) + ": the fragment of " + std::to_string(n) + " elements at '" +
-               f->buffer->name + "[" + std::to_string(*off) + "]' is outside its " +
-               std::to_string(constant_size(f->buffer)) + " elements");
-      }
+      for (auto [f, n] : frags) check_fragment(f, n, kMmaM16N8K16);
     }
     IRVisitor::visit_call(op);
+  }
+  void check_fragment(const LoadNode* f, int64_t n, const char* what) {
+    auto off = as_const_int(simplify(f->index));
+    if (off && (*off < 0 || *off + n > constant_size(f->buffer)))
+      fail(std::string(what) + ": the fragment of " + std::to_string(n) + " elements at '" + f->buffer->name + "[" +
+           std::to_string(*off) + "]' is outside its " + std::to_string(constant_size(f->buffer)) + " elements");
   }
 
  public:

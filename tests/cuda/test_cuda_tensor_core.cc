@@ -57,9 +57,10 @@ double grid_gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling
   return worst;
 }
 
-ops::CudaMmaTiling small_tiling() {
+ops::CudaMmaTiling small_tiling(int stages, bool ldmatrix) {
   ops::CudaMmaTiling t;
   t.block_m = 64, t.block_n = 64, t.block_k = 32, t.warp_m = 32, t.warp_n = 32;
+  t.stages = stages, t.ldmatrix = ldmatrix;
   return t;
 }
 
@@ -88,10 +89,99 @@ TEST(CudaTensorCore, FragmentTablesCoverEachMatrixElementOnce) {
 }
 
 TEST(CudaTensorCore, GemmMatchesFloat64OnTheGridInterpreter) {
-  // Two blocks down M, two steps of K; four warps of 32 x 32 each.
-  EXPECT_LT(grid_gemm_error(128, 64, 64, small_tiling()), 1e-6);
+  // Two blocks down M; four warps of 32 x 32 each; plain copies and lane-by-lane fragments.
+  EXPECT_LT(grid_gemm_error(128, 64, 64, small_tiling(1, false)), 1e-6);
+  // cp.async two and three stages deep over four K steps (the last steps commit empty groups),
+  // with ldmatrix and without.
+  EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(2, true)), 1e-6);
+  EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(3, true)), 1e-6);
+  EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(3, false)), 1e-6);
+  // Fewer K steps than stages ahead.
+  EXPECT_LT(grid_gemm_error(64, 64, 32, small_tiling(3, true)), 1e-6);
   // One block of the default tiling: eight warps of 64 x 32, two k16 steps per shared tile.
   EXPECT_LT(grid_gemm_error(128, 128, 32, {}), 1e-6);
+}
+
+// One warp: a 16 x 16 float16 matrix M into shared memory, ldmatrix_x4 (A's lane addresses, or
+// B's with trans), each lane's 8 elements out to F[lane][8].
+NDArray ldmatrix_fragments(const NDArray& M, bool trans) {
+  const DataType f16 = DataType::Float(16), i32 = DataType::Int(32);
+  Buffer in = make_buffer("M", f16, {Expr(256)}), out = make_buffer("F", f16, {Expr(256)});
+  Buffer sh = make_buffer("tile", f16, {Expr(256)}, scope::kShared);
+  Buffer frag = make_buffer("frag", f16, {Expr(8)}, scope::kLocal);
+  Var lane("lane", i32), bx("bx", i32), i("i", i32);
+  // A: rows 0-7 / 8-15 and columns 0-7 / 8-15 as matrices 0-3 (lane l: row l % 8 + 8 (l / 8 % 2),
+  // column 8 (l / 16)); B (trans): k rows the same, the two 8-column tiles as matrices 0-1 / 2-3.
+  Expr row = lane % 8 + lane / 8 % 2 * 8, col = lane / 16 * 8;
+  Stmt body = seq(
+      {for_loop(i, 0, Expr(8), ForKind::Serial, store(sh, load(f16, in, lane * 8 + i), lane * 8 + i)), sync_threads(),
+       ldmatrix_x4(make_address_of(load(f16, frag, 0)), make_address_of(load(f16, sh, row * 16 + col)), trans),
+       for_loop(i, 0, Expr(8), ForKind::Serial, store(out, load(f16, frag, i), lane * 8 + i))});
+  body = allocate(sh, allocate(frag, body));
+  body = for_loop(lane, 0, Expr(32), ForKind::ThreadBinding, body, "threadIdx.x");
+  body = for_loop(bx, 0, Expr(1), ForKind::ThreadBinding, body, "blockIdx.x");
+  NDArray F = NDArray::zeros({256}, f16);
+  interpret_grid(LoweredFunc{"ldm", {in, out}, body}, {M, F});
+  return F;
+}
+
+TEST(CudaTensorCore, LdmatrixGivesTheMmaFragments) {
+  NDArray M = NDArray::empty({256}, DataType::Float(16));
+  for (int e = 0; e < 256; ++e) M.set_from_double(e, e);  // element (r, c) holds 16 r + c, exact in float16
+  // Without trans: A's fragment of the 16 x 16 matrix.
+  NDArray F = ldmatrix_fragments(M, false);
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) {
+      auto [r, c] = mma_m16n8k16_a(l, i);
+      ASSERT_EQ(F.get_as_double(l * 8 + i), 16 * r + c) << "lane " << l << " element " << i;
+    }
+  // With trans: B's fragments of the two 16 x 8 halves (columns 0-7, then 8-15).
+  F = ldmatrix_fragments(M, true);
+  for (int l = 0; l < 32; ++l)
+    for (int tile = 0; tile < 2; ++tile)
+      for (int i = 0; i < 4; ++i) {
+        auto [k, n] = mma_m16n8k16_b(l, i);
+        ASSERT_EQ(F.get_as_double(l * 8 + tile * 4 + i), 16 * k + 8 * tile + n) << "lane " << l << " element " << i;
+      }
+}
+
+// One block of 32 threads: each copies its 8 float16 into shared memory with cp.async, then
+// `after` (between the copy and the read) and reads its neighbour's (or its own) first element.
+std::string cp_async_error(const std::vector<Stmt>& after, bool neighbour) {
+  const DataType f16 = DataType::Float(16), i32 = DataType::Int(32);
+  Buffer in = make_buffer("X", f16, {Expr(256)}), out = make_buffer("Y", f16, {Expr(32)});
+  Buffer sh = make_buffer("tile", f16, {Expr(256)}, scope::kShared);
+  Var lane("lane", i32), bx("bx", i32);
+  std::vector<Stmt> body = {
+      cp_async16(make_address_of(load(f16, sh, lane * 8)), make_address_of(load(f16, in, lane * 8)))};
+  body.insert(body.end(), after.begin(), after.end());
+  Expr from = neighbour ? (lane + 1) % 32 * 8 : lane * 8;
+  body.push_back(store(out, load(f16, sh, from), lane));
+  Stmt s = allocate(sh, seq(body));
+  s = for_loop(lane, 0, Expr(32), ForKind::ThreadBinding, s, "threadIdx.x");
+  s = for_loop(bx, 0, Expr(1), ForKind::ThreadBinding, s, "blockIdx.x");
+  LoweredFunc f{"copy", {in, out}, s};
+  NDArray X = NDArray::empty({256}, f16), Y = NDArray::zeros({32}, f16);
+  for (int e = 0; e < 256; ++e) X.set_from_double(e, e % 100);
+  try {
+    interpret_grid(f, {X, Y});
+  } catch (const RuntimeError& e) {
+    return e.what();
+  }
+  for (int l = 0; l < 32; ++l)
+    if (Y.get_as_double(l) != double((neighbour ? (l + 1) % 32 : l) * 8 % 100)) return "wrong value";
+  return "";
+}
+
+TEST(CudaTensorCore, CpAsyncLandsAtItsWaitAndReadsBeforeItAreErrors) {
+  EXPECT_EQ(cp_async_error({cp_async_commit(), cp_async_wait(0), sync_threads()}, true), "");
+  EXPECT_EQ(cp_async_error({cp_async_commit(), cp_async_wait(0)}, false), "");  // its own copy: no barrier needed
+  std::string err = cp_async_error({cp_async_commit()}, false);
+  EXPECT_NE(err.find("reads tile[0] before its own cp.async into it has landed"), std::string::npos) << err;
+  err = cp_async_error({cp_async_commit(), cp_async_wait(1)}, false);  // one group may still be in flight
+  EXPECT_NE(err.find("before its own cp.async into it has landed"), std::string::npos) << err;
+  err = cp_async_error({cp_async_commit(), cp_async_wait(0)}, true);  // the neighbour's, without a barrier
+  EXPECT_NE(err.find("a __syncthreads is missing"), std::string::npos) << err;
 }
 
 TEST(CudaTensorCore, CudaSourceCompilesWithNvrtcAndPtxas) {
@@ -100,9 +190,17 @@ TEST(CudaTensorCore, CudaSourceCompilesWithNvrtcAndPtxas) {
   o.use_cache = false;
   runtime::CudaProgram src = codegen::cuda::emit({f}, o);
   EXPECT_NE(src.source.find("loom_mma_m16n8k16(&A_frag["), std::string::npos) << src.source;
-  EXPECT_NE(src.source.find("*(uint4*)(A_shared + "), std::string::npos) << src.source;  // 16-byte copies
-  EXPECT_NE(src.source.find("*(unsigned*)(A_frag + "), std::string::npos) << src.source;  // fragment pairs
+  EXPECT_NE(src.source.find("loom_cp_async16(&A_shared["), std::string::npos) << src.source;
+  EXPECT_NE(src.source.find("cp.async.wait_group 0;"), std::string::npos) << src.source;
+  EXPECT_NE(src.source.find("loom_ldmatrix_x4(&A_frag["), std::string::npos) << src.source;
+  EXPECT_NE(src.source.find("loom_ldmatrix_x4_trans(&B_frag["), std::string::npos) << src.source;
   EXPECT_NE(src.source.find("*(float2*)(C + "), std::string::npos) << src.source;
+  // Without cp.async and ldmatrix: 16-byte vector copies and fragment pairs.
+  ops::CudaMmaTiling plain;
+  plain.stages = 1, plain.ldmatrix = false;
+  std::string plain_src = codegen::cuda::emit({ops::gemm_f16_tensor_core_cuda(256, 256, 256, plain)}, o).source;
+  EXPECT_NE(plain_src.find("*(uint4*)(A_shared + "), std::string::npos) << plain_src;
+  EXPECT_NE(plain_src.find("*(unsigned*)(A_frag + "), std::string::npos) << plain_src;
   EXPECT_NE(src.source.find("const unsigned short* __restrict__ A"), std::string::npos) << src.source;
   auto& ks = src.functions.at(0).kernels.at(0);
   EXPECT_EQ(ks.grid, (std::array<uint32_t, 3>{2, 2, 1}));
@@ -110,6 +208,8 @@ TEST(CudaTensorCore, CudaSourceCompilesWithNvrtcAndPtxas) {
   if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
   runtime::CudaProgram p = codegen::cuda::build({f}, o);
   EXPECT_NE(p.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  EXPECT_NE(p.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos);
+  EXPECT_NE(p.ptx.find("cp.async.cg.shared.global"), std::string::npos);
   auto& k = p.functions[0].kernels[0];
   EXPECT_GT(k.registers, 64) << p.compile_log;  // 64 accumulators per thread stay in registers
   EXPECT_LE(k.registers * 256, 65536) << p.compile_log;
@@ -192,6 +292,16 @@ TEST(CudaTensorCore, MisusedFragmentsAndTilingsAreErrorsNamingThem) {
   });
   EXPECT_NE(err.find("the A fragment must be the address of an element of a local float16 buffer"), std::string::npos)
       << err;
+  Buffer global = make_buffer("g", f16, {Expr(64)});
+  err = test::error_text<LoweringError>(
+      [&] { ldmatrix_x4(make_address_of(load(f16, b, 0)), make_address_of(load(f16, global, 0)), false); });
+  EXPECT_NE(err.find("gpu.ldmatrix_x4: expects the address of a local float16 fragment, the address of a shared"),
+            std::string::npos)
+      << err;
+  err = test::error_text<LoweringError>(
+      [&] { cp_async16(make_address_of(load(f16, global, 0)), make_address_of(load(f16, global, 8))); });
+  EXPECT_NE(err.find("gpu.cp_async16: expects the address of a shared element and of a global one"), std::string::npos)
+      << err;
   // A fragment past its buffer's end.
   LoweredFunc past = single_mma([&](const Var&, Stmt) {
     return mma_m16n8k16(make_address_of(load(f16, b, 0)), make_address_of(load(f16, b, 0)),
@@ -202,8 +312,7 @@ TEST(CudaTensorCore, MisusedFragmentsAndTilingsAreErrorsNamingThem) {
   // A block of 16 threads has no whole warp.
   LoweredFunc half_warp = single_mma([](const Var&, Stmt mma) { return mma; }, 16);
   err = test::error_text<LoweringError>([&] { split_gpu_kernels(half_warp); });
-  EXPECT_NE(err.find("a block of 16 threads runs gpu.mma_m16n8k16_f32f16, a warp instruction"), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("a block of 16 threads runs warp instructions (mma, ldmatrix)"), std::string::npos) << err;
   EXPECT_NO_THROW(split_gpu_kernels(single_mma([](const Var&, Stmt mma) { return mma; })));
 
   err = test::error_text<ScheduleError>([] { ops::gemm_f16_tensor_core_cuda(100, 128, 128); });
@@ -213,10 +322,18 @@ TEST(CudaTensorCore, MisusedFragmentsAndTilingsAreErrorsNamingThem) {
   err = test::error_text<ScheduleError>([&] { ops::gemm_f16_tensor_core_cuda(96, 128, 128, t); });
   EXPECT_NE(err.find("warp_m (24) a multiple of 16"), std::string::npos) << err;
   t = {};
+  t.warp_n = 8;  // ldmatrix takes B two 8-column tiles at a time
+  err = test::error_text<ScheduleError>([&] { ops::gemm_f16_tensor_core_cuda(128, 128, 128, t); });
+  EXPECT_NE(err.find("warp_n (8) of 16 with ldmatrix"), std::string::npos) << err;
+  t = {};
+  t.stages = 3, t.block_k = 64;
+  err = test::error_text<ScheduleError>([&] { ops::gemm_f16_tensor_core_cuda(128, 128, 128, t); });
+  EXPECT_NE(err.find("3 stages need 107520 bytes of shared memory (more than 48 KiB)"), std::string::npos) << err;
+  t = {};
   t.block_k = 16;  // 128 x 16 / 8 = 256 pieces of A for 256 threads, but 16 x 128 / 8 = 256 of B: fine
   t.block_n = 64;  // 8 warps -> 4 warps: 128 threads, B 128 pieces: even
   EXPECT_NO_THROW(ops::gemm_f16_tensor_core_cuda(128, 128, 128, t));
-  t.warp_n = 8;  // 2 x 8 warps = 512 threads; B's 128 pieces do not share over them
+  t.warp_n = 8, t.ldmatrix = false;  // 2 x 8 warps = 512 threads; B's 128 pieces do not share over them
   err = test::error_text<ScheduleError>([&] { ops::gemm_f16_tensor_core_cuda(128, 128, 128, t); });
   EXPECT_NE(err.find("threads must share the copies"), std::string::npos) << err;
 }

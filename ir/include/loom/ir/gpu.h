@@ -54,6 +54,44 @@ MatrixElement mma_m16n8k16_a(int lane, int i);  // i < 8
 MatrixElement mma_m16n8k16_b(int lane, int i);  // i < 4
 MatrixElement mma_m16n8k16_c(int lane, int i);  // i < 4
 
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, a warp instruction: four 8 x 8 float16
+// matrices from shared memory into each lane's 8-element local fragment. Lane l gives the address
+// of row l % 8 of matrix l / 8 (8 contiguous elements, 16-byte aligned) and receives pair j
+// (fragment elements 2j, 2j + 1) from matrix j: row l / 4, columns 2 (l % 4) + {0, 1}; with
+// `trans`, rows 2 (l % 4) + {0, 1} of column l / 4. So loaded, a 16 x 16 tile of A is
+// mma_m16n8k16_a's fragment, and (trans) two 16 x 8 tiles of B are two mma_m16n8k16_b fragments.
+inline constexpr const char* kLdMatrixX4 = "gpu.ldmatrix_x4";
+Stmt ldmatrix_x4(Expr fragment, Expr row, bool trans);
+struct LdMatrixOperands {
+  const LoadNode *fragment, *row;
+  bool trans;
+};
+// nullopt for other statements; LoweringError when the fragment is not a local float16 element's
+// address or the row not a shared float16 element's.
+std::optional<LdMatrixOperands> as_ldmatrix(const Stmt& s);
+std::optional<LdMatrixOperands> as_ldmatrix(const CallNode* call);
+
+// cp.async.cg.shared.global of 16 bytes: one thread's asynchronous copy from a global buffer to a
+// shared one of the same element type (the addresses of the first elements, 16-byte aligned). The
+// copies a thread issued since its last cp_async_commit form a group; cp_async_wait(n) waits until
+// at most n of the thread's groups are in flight. A copy's data lands at some point between the
+// copy and the wait: the grid interpreter lands it at the wait, and reports a thread reading an
+// element its own copy has not landed in yet.
+inline constexpr const char* kCpAsync16 = "gpu.cp_async16";
+inline constexpr const char* kCpAsyncCommit = "gpu.cp_async_commit";
+inline constexpr const char* kCpAsyncWait = "gpu.cp_async_wait";
+Stmt cp_async16(Expr dst, Expr src);
+Stmt cp_async_commit();
+Stmt cp_async_wait(int in_flight);
+struct CpAsyncOperands {
+  const LoadNode *dst, *src;
+  int elements;  // 16 bytes of the element type
+};
+std::optional<CpAsyncOperands> as_cp_async(const Stmt& s);
+std::optional<CpAsyncOperands> as_cp_async(const CallNode* call);
+bool is_cp_async_commit(const Stmt& s);
+std::optional<int> as_cp_async_wait(const Stmt& s);  // the groups allowed in flight
+
 struct ThreadTag {
   bool block = false;  // blockIdx.* (else threadIdx.*)
   int dim = 0;         // 0: x, 1: y, 2: z
