@@ -273,6 +273,74 @@ int bench_models(const std::string& script, const std::vector<std::string>& file
   return failures;
 }
 
+// Each program's function `fn` (A, B -> float32 C, n x n, inputs of `in_type` in [-1, 1]) timed
+// against the baseline in the same run (best of 5 x 5 launches), its result checked against the
+// baseline's to `tolerance` of the largest element, and the baseline against float64 host dot
+// products at 64 sampled elements. Returns the number of wrong results; without a GPU, 0.
+int compare_gemms(int n, DataType in_type, const std::vector<std::string>& names,
+                  const std::vector<runtime::CudaProgram>& programs, const std::string& fn, double tolerance,
+                  double target, const char* baseline_name,
+                  const std::function<void(const void*, const void*, void*, void*)>& baseline,
+                  const std::string& baseline_error) {
+  std::string why;
+  if (!runtime::cuda_available(&why)) {
+    std::printf("no GPU: %s\n", why.c_str());
+    return 0;
+  }
+  const auto& gpu = runtime::cuda_device_info();
+  std::printf("GPU: %s (%s, %d SMs)\n", gpu.name.c_str(), gpu.arch().c_str(), gpu.multiprocessors);
+  if (!baseline_error.empty()) {
+    std::printf("no baseline: %s\n", baseline_error.c_str());
+    return 1;
+  }
+  NDArray hA = NDArray::empty({n, n}, in_type), hB = NDArray::empty({n, n}, in_type);
+  hA.fill_random(1, -1, 1);
+  hB.fill_random(2, -1, 1);
+  DLDevice dev = runtime::cuda_device();
+  NDArray A = hA.to_device(dev), B = hB.to_device(dev);
+  NDArray C = NDArray::empty({n, n}, DataType::Float(32), dev), Cref = NDArray::empty({n, n}, DataType::Float(32), dev);
+  runtime::CudaStream stream;
+  const double flops = 2.0 * n * n * double(n);
+  auto best_ms = [&](const std::function<void()>& f) {
+    for (int i = 0; i < 3; ++i) f();
+    float best = 1e30f;
+    for (int r = 0; r < 5; ++r)
+      best = std::min(best, stream.time_ms([&] {
+        for (int i = 0; i < 5; ++i) f();
+      }) / 5);
+    return double(best);
+  };
+  double base_ms = best_ms([&] { baseline(A.raw_data(), B.raw_data(), Cref.raw_data(), stream.handle()); });
+  stream.synchronize();
+  NDArray want = Cref.to_device({kDLCPU, 0});
+  double host_err = 0;
+  for (int s = 0; s < 64; ++s) {
+    int64_t i = (s * 2654435761u) % n, j = (s * 40503u + 17) % n;
+    double dot = 0;
+    for (int64_t k = 0; k < n; ++k) dot += hA.get_as_double(i * n + k) * hB.get_as_double(k * n + j);
+    host_err = std::max(host_err, std::fabs(dot - want.data<float>()[i * n + j]));
+  }
+  std::printf("  %s vs host float64 at 64 elements: max error %.2e\n", baseline_name, host_err);
+  std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s\n", baseline_name, base_ms, flops / base_ms / 1e9);
+  double best_ratio = 0;
+  int failures = 0;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    auto m = runtime::CudaModule::load(programs[i]);
+    double ms = best_ms([&] { m.launch(fn, {A.raw_data(), B.raw_data(), C.raw_data()}, stream.handle()); });
+    stream.synchronize();
+    NDArray got = C.to_device({kDLCPU, 0});
+    double err = bench::max_relative_error(got, want);
+    bool ok = err <= tolerance;
+    failures += !ok;
+    double ratio = base_ms / ms;
+    if (ok) best_ratio = std::max(best_ratio, ratio);
+    std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s  %.2fx %s  relative error %.2e %s%s\n", names[i].c_str(), ms,
+                flops / ms / 1e9, ratio, baseline_name, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
+  }
+  std::printf("best Loom %s: %.2fx %s (target >= %.1fx)\n", fn.c_str(), best_ratio, baseline_name, target);
+  return failures;
+}
+
 }  // namespace
 
 int bench_gemm(int n);
@@ -328,9 +396,11 @@ int bench_gemm(int n) {
   };
   std::printf("cuda_bench: fp32 GEMM %d x %d x %d, NVRTC %s\n", n, n, n, codegen::cuda::nvrtc_version().c_str());
   std::vector<runtime::CudaProgram> programs;
+  std::vector<std::string> names;
   codegen::cuda::CudaOptions co;
   co.use_cache = false;
   for (auto& v : variants) {
+    names.push_back(v.name);
     runtime::CudaProgram p = codegen::cuda::build({gemm(n, v.t, "gemm")}, co);
     auto& k = p.functions[0].kernels[0];
     std::printf("  %-22s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
@@ -338,68 +408,12 @@ int bench_gemm(int n) {
                 k.block[1]);
     programs.push_back(std::move(p));
   }
-  std::string why;
-  if (!runtime::cuda_available(&why)) {
-    std::printf("no GPU: %s\n", why.c_str());
-    return 0;
-  }
-  const auto& gpu = runtime::cuda_device_info();
-  std::printf("GPU: %s (%s, %d SMs)\n", gpu.name.c_str(), gpu.arch().c_str(), gpu.multiprocessors);
   Cublas cublas;
-  if (!cublas.error.empty()) {
-    std::printf("no baseline: %s\n", cublas.error.c_str());
-    return 1;
-  }
-  NDArray hA = NDArray::empty({n, n}, DataType::Float(32)), hB = NDArray::empty({n, n}, DataType::Float(32));
-  hA.fill_random(1, -1, 1);
-  hB.fill_random(2, -1, 1);
-  DLDevice dev = runtime::cuda_device();
-  NDArray A = hA.to_device(dev), B = hB.to_device(dev);
-  NDArray C = NDArray::empty({n, n}, DataType::Float(32), dev), Cref = NDArray::empty({n, n}, DataType::Float(32), dev);
-  runtime::CudaStream stream;
-  const double flops = 2.0 * n * n * double(n);
-  auto best_ms = [&](const std::function<void()>& f) {
-    for (int i = 0; i < 3; ++i) f();
-    float best = 1e30f;
-    for (int r = 0; r < 5; ++r)
-      best = std::min(best, stream.time_ms([&] {
-        for (int i = 0; i < 5; ++i) f();
-      }) / 5);
-    return double(best);
-  };
-  double cublas_ms = best_ms([&] { cublas.run(n, A.raw_data(), B.raw_data(), Cref.raw_data(), stream.handle()); });
-  stream.synchronize();
-  NDArray want = Cref.to_device({kDLCPU, 0});
-  // cuBLAS itself against double-precision dot products on the host, at 64 sampled elements.
-  double host_err = 0;
-  for (int s = 0; s < 64; ++s) {
-    int64_t i = (s * 2654435761u) % n, j = (s * 40503u + 17) % n;
-    double dot = 0;
-    for (int64_t k = 0; k < n; ++k) dot += double(hA.data<float>()[i * n + k]) * hB.data<float>()[k * n + j];
-    host_err = std::max(host_err, std::fabs(dot - want.data<float>()[i * n + j]));
-  }
-  std::printf("  cuBLAS vs host float64 at 64 elements: max error %.2e\n", host_err);
-  std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS", cublas_ms, flops / cublas_ms / 1e9);
-  double best_ratio = 0;
-  int failures = 0;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    auto m = runtime::CudaModule::load(programs[i]);
-    double ms = best_ms([&] { m.launch("gemm", {A.raw_data(), B.raw_data(), C.raw_data()}, stream.handle()); });
-    stream.synchronize();
-    NDArray got = C.to_device({kDLCPU, 0});
-    double err = bench::max_relative_error(got, want);
-    bool ok = err <= 1e-4;
-    failures += !ok;
-    double ratio = cublas_ms / ms;
-    if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-22s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  relative error %.2e %s%s\n", variants[i].name, ms,
-                flops / ms / 1e9, ratio, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
-  }
-  std::printf("best Loom GEMM: %.2fx cuBLAS (target >= 0.8x)\n", best_ratio);
-  return failures;
+  return compare_gemms(
+      n, DataType::Float(32), names, programs, "gemm", 1e-4, 0.8, "cuBLAS",
+      [&](const void* A, const void* B, void* C, void* stream) { cublas.run(n, A, B, C, stream); }, cublas.error);
 }
 
-// The tensor-core GEMM against cublasGemmEx: float16 inputs in [-1, 1], float32 products.
 int bench_gemm_f16(int n) {
   struct F16Variant {
     const char* name;
@@ -420,7 +434,9 @@ int bench_gemm_f16(int n) {
   codegen::cuda::CudaOptions co;
   co.use_cache = false;
   std::vector<runtime::CudaProgram> programs;
+  std::vector<std::string> names;
   for (auto& v : variants) {
+    names.push_back(v.name);
     runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f16_tensor_core_cuda(n, n, n, v.t, "gemm_f16")}, co);
     auto& k = p.functions[0].kernels[0];
     bool spills = p.compile_log.find(" 0 bytes spill stores") == std::string::npos;
@@ -429,60 +445,8 @@ int bench_gemm_f16(int n) {
                 k.grid[0], k.grid[1], k.block[0], k.block[1]);
     programs.push_back(std::move(p));
   }
-  std::string why;
-  if (!runtime::cuda_available(&why)) {
-    std::printf("no GPU: %s\n", why.c_str());
-    return 0;
-  }
   Cublas cublas;
-  if (!cublas.error.empty()) {
-    std::printf("no baseline: %s\n", cublas.error.c_str());
-    return 1;
-  }
-  NDArray hA = NDArray::empty({n, n}, DataType::Float(16)), hB = NDArray::empty({n, n}, DataType::Float(16));
-  hA.fill_random(3, -1, 1);
-  hB.fill_random(4, -1, 1);
-  DLDevice dev = runtime::cuda_device();
-  NDArray A = hA.to_device(dev), B = hB.to_device(dev);
-  NDArray C = NDArray::empty({n, n}, DataType::Float(32), dev), Cref = NDArray::empty({n, n}, DataType::Float(32), dev);
-  runtime::CudaStream stream;
-  const double flops = 2.0 * n * n * double(n);
-  auto best_ms = [&](const std::function<void()>& f) {
-    for (int i = 0; i < 3; ++i) f();
-    float best = 1e30f;
-    for (int r = 0; r < 5; ++r)
-      best = std::min(best, stream.time_ms([&] {
-        for (int i = 0; i < 5; ++i) f();
-      }) / 5);
-    return double(best);
-  };
-  double cublas_ms = best_ms([&] { cublas.run_f16(n, A.raw_data(), B.raw_data(), Cref.raw_data(), stream.handle()); });
-  stream.synchronize();
-  NDArray want = Cref.to_device({kDLCPU, 0});
-  double host_err = 0;
-  for (int s = 0; s < 64; ++s) {
-    int64_t i = (s * 2654435761u) % n, j = (s * 40503u + 17) % n;
-    double dot = 0;
-    for (int64_t k = 0; k < n; ++k) dot += hA.get_as_double(i * n + k) * hB.get_as_double(k * n + j);
-    host_err = std::max(host_err, std::fabs(dot - want.data<float>()[i * n + j]));
-  }
-  std::printf("  cuBLAS GemmEx vs host float64 at 64 elements: max error %.2e\n", host_err);
-  std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s\n", "cuBLAS GemmEx", cublas_ms, flops / cublas_ms / 1e9);
-  double best_ratio = 0;
-  int failures = 0;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    auto m = runtime::CudaModule::load(programs[i]);
-    double ms = best_ms([&] { m.launch("gemm_f16", {A.raw_data(), B.raw_data(), C.raw_data()}, stream.handle()); });
-    stream.synchronize();
-    NDArray got = C.to_device({kDLCPU, 0});
-    double err = bench::max_relative_error(got, want);
-    bool ok = err <= 1e-3;  // float32 sums of 4096 products in another order
-    failures += !ok;
-    double ratio = cublas_ms / ms;
-    if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s  %.2fx cuBLAS  relative error %.2e %s%s\n", variants[i].name, ms,
-                flops / ms / 1e9, ratio, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
-  }
-  std::printf("best Loom fp16 GEMM: %.2fx cuBLAS (target >= 0.5x)\n", best_ratio);
-  return failures;
+  return compare_gemms(
+      n, DataType::Float(16), names, programs, "gemm_f16", 1e-3, 0.5, "cuBLAS GemmEx",
+      [&](const void* A, const void* B, void* C, void* stream) { cublas.run_f16(n, A, B, C, stream); }, cublas.error);
 }

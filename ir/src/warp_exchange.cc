@@ -55,8 +55,8 @@ void WarpExchange::settle(int64_t wi) {
     std::string what = lanes_[first].what;
     for (size_t l = first; l < end; ++l) {
       if (lanes_[l].what != what)
-        w.error = where + "lane 0 reached " + what + " and lane " + std::to_string(l - first) + " " +
-                  lanes_[l].what + ": a warp instruction must be reached by the whole warp together";
+        w.error = where + "lane 0 reached " + what + " and lane " + std::to_string(l - first) + " " + lanes_[l].what +
+                  ": a warp instruction must be reached by the whole warp together";
       in.push_back(std::move(lanes_[l].in));
     }
     if (w.error.empty()) {
