@@ -660,8 +660,8 @@ class ThreadInterp : public Interp {
     if (!tag->block) --bound_[tag->dim];
   }
   void exec_evaluate(const Stmt& s) override {
-    if (auto m = as_mma(s)) return mma(*m);
-    if (auto l = as_ldmatrix(s)) return ldmatrix(*l);
+    if (auto m = as_mma(s)) return mma(*m, s.get());
+    if (auto l = as_ldmatrix(s)) return ldmatrix(*l, s.get());
     if (auto c = as_cp_async(s)) return cp_async(*c);
     if (is_cp_async_commit(s)) {
       groups_.push_back(std::move(open_group_));
@@ -677,6 +677,15 @@ class ThreadInterp : public Interp {
     bar_.arrive_and_wait();
     warps_.left_barrier(linear_);
     ++me_.phase;
+    // A copy still in flight may land in this phase too: its elements are written in it as well.
+    for (auto& [element, copies] : in_flight_) races_.access(buffer_of_(element.first), element.second, true, me_);
+  }
+  // Hardware alignment of a warp or copy operand: element index `i` of `b` a multiple of `n`.
+  void require_aligned(const LoadNode* at, int64_t i, int64_t n, const char* what, const char* operand) {
+    if (i % n == 0) return;
+    LOOM_THROW(RuntimeError, "grid interpreter: kernel ", k_.name, ": thread ", xyz(me_.thread), " of block ",
+               xyz(me_.block), ": ", what, "'s ", operand, " ", at->buffer->name, "[", i, "] is not aligned to ",
+               n * at->buffer->dtype.bytes(), " bytes (an element index that is a multiple of ", n, ")");
   }
   // `n` elements of a local or shared buffer from the element `at` names.
   LaneValues read_elements(const LoadNode* at, size_t n, int64_t* first = nullptr) {
@@ -704,19 +713,25 @@ class ThreadInterp : public Interp {
   }
   void write_elements(const LoadNode* at, const LaneValues& v) { write_elements(at->buffer, eval(at->index).i[0], v); }
   // The lane's fragments out of its local buffers, the warp's result back into its C fragment.
-  void mma(const MmaOperands& m) {
-    LaneValues in = read_elements(m.a, 8), b = read_elements(m.b, 4), c = read_elements(m.c, 4);
+  void mma(const MmaOperands& m, const void* site) {
+    int64_t a0 = 0, b0 = 0;
+    LaneValues in = read_elements(m.a, 8, &a0), b = read_elements(m.b, 4, &b0), c = read_elements(m.c, 4);
+    require_aligned(m.a, a0, 2, kMmaM16N8K16, "A fragment");  // pairs of float16 in 32-bit registers
+    require_aligned(m.b, b0, 2, kMmaM16N8K16, "B fragment");
     in.insert(in.end(), b.begin(), b.end());
     in.insert(in.end(), c.begin(), c.end());
     static const WarpSemantics semantics = mma_m16n8k16_semantics;
-    write_elements(m.c, warps_.exchange(linear_, me_.phase, kMmaM16N8K16, std::move(in), semantics));
+    write_elements(m.c, warps_.exchange(linear_, me_.phase, site, kMmaM16N8K16, std::move(in), semantics));
   }
-  void ldmatrix(const LdMatrixOperands& l) {
+  void ldmatrix(const LdMatrixOperands& l, const void* site) {
     static const WarpSemantics plain = [](const std::vector<LaneValues>& r) { return ldmatrix_x4_semantics(r, false); };
     static const WarpSemantics trans = [](const std::vector<LaneValues>& r) { return ldmatrix_x4_semantics(r, true); };
-    LaneValues row = read_elements(l.row, 8);
+    int64_t r0 = 0;
+    LaneValues row = read_elements(l.row, 8, &r0);
+    require_aligned(l.row, r0, 8, kLdMatrixX4, "row");
+    require_aligned(l.fragment, eval(l.fragment->index).i[0], 2, kLdMatrixX4, "fragment");
     write_elements(l.fragment,
-                   warps_.exchange(linear_, me_.phase, kLdMatrixX4, std::move(row), l.trans ? trans : plain));
+                   warps_.exchange(linear_, me_.phase, site, kLdMatrixX4, std::move(row), l.trans ? trans : plain));
   }
   // An asynchronous copy: the source read and the destination claimed now (for the race check),
   // the data written when a wait lands its group.
@@ -726,17 +741,25 @@ class ThreadInterp : public Interp {
     LaneValues values;
   };
   void cp_async(const CpAsyncOperands& c) {
-    PendingCopy p{c.dst, 0, read_elements(c.src, size_t(c.elements))};
+    int64_t src0 = 0;
+    PendingCopy p{c.dst, 0, read_elements(c.src, size_t(c.elements), &src0)};
     p.first = eval(c.dst->index).i[0];
+    require_aligned(c.src, src0, c.elements, kCpAsync16, "source");
+    require_aligned(c.dst, p.first, c.elements, kCpAsync16, "destination");
     for (int64_t i = 0; i < c.elements; ++i) {
       note_access(c.dst->buffer, p.first + i, true);
-      in_flight_.insert({c.dst->buffer.get(), p.first + i});
+      ++in_flight_[{c.dst->buffer.get(), p.first + i}];
+      buffers_[c.dst->buffer.get()] = c.dst->buffer;
     }
     open_group_.push_back(std::move(p));
   }
+  const Buffer& buffer_of_(const BufferNode* b) { return buffers_.at(b); }
   void land(const std::vector<PendingCopy>& group) {
     for (auto& p : group) {
-      for (size_t i = 0; i < p.values.size(); ++i) in_flight_.erase({p.dst->buffer.get(), p.first + int64_t(i)});
+      for (size_t i = 0; i < p.values.size(); ++i) {
+        auto it = in_flight_.find({p.dst->buffer.get(), p.first + int64_t(i)});
+        if (--it->second == 0) in_flight_.erase(it);
+      }
       write_elements(p.dst->buffer, p.first, p.values);
     }
   }
@@ -762,9 +785,10 @@ class ThreadInterp : public Interp {
   RaceTracker& races_;
   std::barrier<>& bar_;
   WarpExchange& warps_;
-  std::vector<PendingCopy> open_group_;          // copies since the last commit
-  std::deque<std::vector<PendingCopy>> groups_;  // committed, not landed, oldest first
-  std::set<std::pair<const BufferNode*, int64_t>> in_flight_;
+  std::vector<PendingCopy> open_group_;                             // copies since the last commit
+  std::deque<std::vector<PendingCopy>> groups_;                     // committed, not landed, oldest first
+  std::map<std::pair<const BufferNode*, int64_t>, int> in_flight_;  // element -> copies into it in flight
+  std::map<const BufferNode*, Buffer> buffers_;                     // the buffers copies went to
   int64_t linear_;  // the thread's index in its block, x fastest (its warp: linear_ / 32)
   Who me_;
   std::array<int, 3> bound_{0, 0, 0};
@@ -792,7 +816,10 @@ class GridInterp : public Interp {
           for (auto& b : k->shared) block_mem[b.get()] = NDArray::zeros({constant_size(b)}, b->dtype);
           std::barrier<> bar(threads);
           WarpExchange warps(threads);
-          std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+          // The first error thrown is the cause: a failing lane ends, and its warp-mates then fail
+          // for want of it.
+          std::mutex error_mu;
+          std::exception_ptr first_error;
           std::vector<std::thread> pool;
           for (int64_t t = 0; t < threads; ++t) {
             Who me;
@@ -806,15 +833,15 @@ class GridInterp : public Interp {
                 ti.vars = vars;
                 ti.run(body);
               } catch (...) {
-                errors[size_t(t)] = std::current_exception();
+                std::lock_guard<std::mutex> lock(error_mu);
+                if (!first_error) first_error = std::current_exception();
               }
               warps.exited(t);
               bar.arrive_and_drop();  // a finished (or failed) thread no longer holds barriers up
             });
           }
           for (auto& th : pool) th.join();
-          for (auto& e : errors)
-            if (e) std::rethrow_exception(e);
+          if (first_error) std::rethrow_exception(first_error);
         }
   }
 

@@ -166,7 +166,8 @@ class KernelScan : public IRVisitor {
     if (!tag) fail("loop '" + op->var.name() + "' is bound to unknown thread tag '" + op->thread_tag + "'");
     if (tag->block && thread_depth_ > 0)
       fail("loop '" + op->var.name() + "' is bound to " + op->thread_tag + " inside a threadIdx loop");
-    auto* ext = as_const_int(simplify(op->extent));
+    const Expr extent = simplify(op->extent);  // held: as_const_int points into it
+    auto* ext = as_const_int(extent);
     if (!ext || *ext < 1 || !is_zero(simplify(op->min)))
       fail("loop '" + op->var.name() + "' bound to " + op->thread_tag + " needs min 0 and a constant extent, has [" +
            to_string(op->min) + ", +" + to_string(op->extent) + ")");
@@ -221,7 +222,8 @@ class KernelScan : public IRVisitor {
     IRVisitor::visit_call(op);
   }
   void check_fragment(const LoadNode* f, int64_t n, const char* what) {
-    auto off = as_const_int(simplify(f->index));
+    const Expr index = simplify(f->index);
+    const int64_t* off = as_const_int(index);
     if (off && (*off < 0 || *off + n > constant_size(f->buffer)))
       fail(std::string(what) + ": the fragment of " + std::to_string(n) + " elements at '" + f->buffer->name + "[" +
            std::to_string(*off) + "]' is outside its " + std::to_string(constant_size(f->buffer)) + " elements");

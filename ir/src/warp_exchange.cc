@@ -10,13 +10,14 @@ namespace loom::ir {
 WarpExchange::WarpExchange(int64_t threads)
     : lanes_(size_t(threads)), warps_(size_t((threads + kWarpSize - 1) / kWarpSize)) {}
 
-LaneValues WarpExchange::exchange(int64_t t, uint64_t phase, const std::string& what, LaneValues operands,
-                                  const WarpSemantics& semantics) {
+LaneValues WarpExchange::exchange(int64_t t, uint64_t phase, const void* site, const std::string& what,
+                                  LaneValues operands, const WarpSemantics& semantics) {
   std::unique_lock<std::mutex> lock(mu_);
   Lane& me = lanes_[size_t(t)];
   Warp& w = warps_[size_t(t / kWarpSize)];
   me.state = State::AtExchange;
   me.phase = phase;
+  me.site = site;
   me.what = what;
   me.in = std::move(operands);
   if (w.arrived++ == 0) {
@@ -54,8 +55,9 @@ void WarpExchange::settle(int64_t wi) {
     std::vector<LaneValues> in;
     std::string what = lanes_[first].what;
     for (size_t l = first; l < end; ++l) {
-      if (lanes_[l].what != what)
-        w.error = where + "lane 0 reached " + what + " and lane " + std::to_string(l - first) + " " + lanes_[l].what +
+      if (lanes_[l].site != lanes_[first].site && w.error.empty())
+        w.error = where + "lane 0 reached " + what + " and lane " + std::to_string(l - first) + " " +
+                  (lanes_[l].what == what ? "another " : "") + lanes_[l].what +
                   ": a warp instruction must be reached by the whole warp together";
       in.push_back(std::move(lanes_[l].in));
     }

@@ -21,9 +21,10 @@ using WarpSemantics = std::function<std::vector<LaneValues>(const std::vector<La
 class WarpExchange {
  public:
   explicit WarpExchange(int64_t threads);
-  // Lane t (having passed `phase` barriers) brings `operands` to instruction `what`; returns its
-  // results once the whole warp has come.
-  LaneValues exchange(int64_t t, uint64_t phase, const std::string& what, LaneValues operands,
+  // Lane t (having passed `phase` barriers) brings `operands` to the warp instruction `site` (the
+  // statement; `what` names it in errors); returns its results once the whole warp has come to the
+  // same statement.
+  LaneValues exchange(int64_t t, uint64_t phase, const void* site, const std::string& what, LaneValues operands,
                       const WarpSemantics& semantics);
   void at_barrier(int64_t t, uint64_t phase);
   void left_barrier(int64_t t);
@@ -34,6 +35,7 @@ class WarpExchange {
   struct Lane {
     State state = State::Running;
     uint64_t phase = 0;
+    const void* site = nullptr;
     std::string what;
     LaneValues in, out;
   };

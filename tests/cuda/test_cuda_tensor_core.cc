@@ -3,6 +3,8 @@
 // products of the same float16 inputs; NVRTC and ptxas compile it for sm_90; misuse of the warp
 // instruction is an error, never a hang.
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -13,6 +15,7 @@
 #include "loom/ir/gpu.h"
 #include "loom/ir/intrinsics.h"
 #include "loom/ops/cuda_tensor_core.h"
+#include "loom/runtime/cuda.h"
 
 namespace loom {
 namespace {
@@ -43,18 +46,25 @@ void reference_gemm(const NDArray& A, const NDArray& B, std::vector<double>& c, 
       }
 }
 
-// Runs the GEMM on the grid interpreter and returns the worst error relative to its element's scale.
-double grid_gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling& t) {
+// Runs the GEMM with `run` (the grid interpreter, or the GPU) and returns the worst error relative
+// to its element's scale.
+double gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling& t,
+                  const std::function<void(const LoweredFunc&, const std::vector<NDArray>&)>& run) {
   LoweredFunc f = ops::gemm_f16_tensor_core_cuda(M, N, K, t);
   NDArray A = random_half(M, K, 1), B = random_half(K, N, 2);
   NDArray C = NDArray::zeros({M, N}, DataType::Float(32));
-  interpret_grid(f, {A, B, C});
+  run(f, {A, B, C});
   std::vector<double> want, scale;
   reference_gemm(A, B, want, scale);
   double worst = 0;
   for (int64_t i = 0; i < M * N; ++i)
     worst = std::max(worst, std::fabs(C.get_as_double(i) - want[size_t(i)]) / std::max(scale[size_t(i)], 1e-30));
   return worst;
+}
+
+double grid_gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling& t) {
+  return gemm_error(M, N, K, t,
+                    [](const LoweredFunc& f, const std::vector<NDArray>& args) { interpret_grid(f, args); });
 }
 
 ops::CudaMmaTiling small_tiling(int stages, bool ldmatrix) {
@@ -96,10 +106,30 @@ TEST(CudaTensorCore, GemmMatchesFloat64OnTheGridInterpreter) {
   EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(2, true)), 1e-6);
   EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(3, true)), 1e-6);
   EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(3, false)), 1e-6);
+  EXPECT_LT(grid_gemm_error(64, 64, 128, small_tiling(4, true)), 1e-6);  // copies in flight across barriers
   // Fewer K steps than stages ahead.
   EXPECT_LT(grid_gemm_error(64, 64, 32, small_tiling(3, true)), 1e-6);
   // One block of the default tiling: eight warps of 64 x 32, two k16 steps per shared tile.
   EXPECT_LT(grid_gemm_error(128, 128, 32, {}), 1e-6);
+}
+
+TEST(CudaTensorCore, OnTheGpuTheGemmMatchesFloat64) {
+  std::string why;
+  if (!runtime::cuda_available(&why)) GTEST_SKIP() << why;
+  if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
+  auto on_gpu = [](const LoweredFunc& f, const std::vector<NDArray>& args) {
+    auto m = runtime::CudaModule::load(codegen::cuda::build({f}));
+    std::vector<NDArray> dev;
+    std::vector<void*> raw;
+    for (auto& a : args) dev.push_back(a.to_device(runtime::cuda_device())), raw.push_back(dev.back().raw_data());
+    runtime::CudaStream stream;
+    m.launch(f.name, raw, stream.handle());
+    stream.synchronize();
+    NDArray out = dev.back().to_device({kDLCPU, 0});
+    std::memcpy(args.back().raw_data(), out.raw_data(), out.nbytes());
+  };
+  for (const ops::CudaMmaTiling& t : {small_tiling(1, false), small_tiling(3, true), ops::CudaMmaTiling{}})
+    EXPECT_LT(gemm_error(256, 256, 256, t, on_gpu), 1e-5) << "stages " << t.stages << ", ldmatrix " << t.ldmatrix;
 }
 
 // One warp: a 16 x 16 float16 matrix M into shared memory, ldmatrix_x4 (A's lane addresses, or
@@ -147,13 +177,13 @@ TEST(CudaTensorCore, LdmatrixGivesTheMmaFragments) {
 
 // One block of 32 threads: each copies its 8 float16 into shared memory with cp.async, then
 // `after` (between the copy and the read) and reads its neighbour's (or its own) first element.
-std::string cp_async_error(const std::vector<Stmt>& after, bool neighbour) {
+std::string cp_async_error(const std::vector<Stmt>& after, bool neighbour, int misalign = 0) {
   const DataType f16 = DataType::Float(16), i32 = DataType::Int(32);
   Buffer in = make_buffer("X", f16, {Expr(256)}), out = make_buffer("Y", f16, {Expr(32)});
-  Buffer sh = make_buffer("tile", f16, {Expr(256)}, scope::kShared);
+  Buffer sh = make_buffer("tile", f16, {Expr(256 + 8)}, scope::kShared);
   Var lane("lane", i32), bx("bx", i32);
   std::vector<Stmt> body = {
-      cp_async16(make_address_of(load(f16, sh, lane * 8)), make_address_of(load(f16, in, lane * 8)))};
+      cp_async16(make_address_of(load(f16, sh, lane * 8 + misalign)), make_address_of(load(f16, in, lane * 8)))};
   body.insert(body.end(), after.begin(), after.end());
   Expr from = neighbour ? (lane + 1) % 32 * 8 : lane * 8;
   body.push_back(store(out, load(f16, sh, from), lane));
@@ -177,9 +207,17 @@ TEST(CudaTensorCore, CpAsyncLandsAtItsWaitAndReadsBeforeItAreErrors) {
   EXPECT_EQ(cp_async_error({cp_async_commit(), cp_async_wait(0), sync_threads()}, true), "");
   EXPECT_EQ(cp_async_error({cp_async_commit(), cp_async_wait(0)}, false), "");  // its own copy: no barrier needed
   std::string err = cp_async_error({cp_async_commit()}, false);
-  EXPECT_NE(err.find("reads tile[0] before its own cp.async into it has landed"), std::string::npos) << err;
+  EXPECT_NE(err.find("before its own cp.async into it has landed (a cp_async_wait is missing)"), std::string::npos)
+      << err;
   err = cp_async_error({cp_async_commit(), cp_async_wait(1)}, false);  // one group may still be in flight
   EXPECT_NE(err.find("before its own cp.async into it has landed"), std::string::npos) << err;
+  err = cp_async_error({cp_async_commit(), cp_async_wait(0)}, false, 4);  // 8 bytes off
+  EXPECT_NE(err.find("gpu.cp_async16's destination tile["), std::string::npos) << err;
+  EXPECT_NE(err.find("] is not aligned to 16 bytes (an element index that is a multiple of 8)"), std::string::npos)
+      << err;
+  // The neighbour's copy, still in flight past a barrier (its wait comes after the read).
+  err = cp_async_error({cp_async_commit(), sync_threads()}, true);
+  EXPECT_NE(err.find("race on shared buffer 'tile'"), std::string::npos) << err;
   err = cp_async_error({cp_async_commit(), cp_async_wait(0)}, true);  // the neighbour's, without a barrier
   EXPECT_NE(err.find("a __syncthreads is missing"), std::string::npos) << err;
 }
@@ -218,16 +256,20 @@ TEST(CudaTensorCore, CudaSourceCompilesWithNvrtcAndPtxas) {
 }
 
 TEST(CudaTensorCore, Float16ArithmeticComputesInFloat32AndRoundsBack) {
-  // y = x * x + 1 and z = float32(x) / 3 over float16 x: every float16 result rounded, as the
-  // reference evaluator rounds it.
+  // y = x * x + 1, z = float32(x) / 3 and v = x < 0 ? min(x, 0.5) : exp(x) over float16 x: every
+  // float16 result rounded, as the reference evaluator rounds it.
   test::Workload w;
-  Tensor x = placeholder({300}, DataType::Float(16), "x");
+  const DataType f16 = DataType::Float(16);
+  Tensor x = placeholder({300}, f16, "x");
   Tensor y = compute(
-      {300}, [&](Var i) { return x(i) * x(i) + cast(DataType::Float(16), Expr(1.0f)); }, "y");
+      {300}, [&](Var i) { return x(i) * x(i) + cast(f16, Expr(1.0f)); }, "y");
   Tensor z = compute(
       {300}, [&](Var i) { return cast(DataType::Float(32), x(i)) / Expr(3.0f); }, "z");
+  Tensor v = compute(
+      {300}, [&](Var i) { return select(x(i) < cast(f16, Expr(0.0f)), min(x(i), cast(f16, Expr(0.5f))), exp(x(i))); },
+      "v");
   w.inputs = {x};
-  w.outputs = {y, z};
+  w.outputs = {y, z, v};
   schedule::Schedule s(w.outputs);
   ops::schedule_cuda_generic(s, 128);
   LoweredFunc f = test::lower_gpu(s, w, "half_math");
@@ -235,11 +277,19 @@ TEST(CudaTensorCore, Float16ArithmeticComputesInFloat32AndRoundsBack) {
   interpret_grid(f, d.args);
   EXPECT_TRUE(test::arrays_close(d.args[1], d.want[0], 0, 0));
   EXPECT_TRUE(test::arrays_close(d.args[2], d.want[1], 0, 0));
+  EXPECT_TRUE(test::arrays_close(d.args[3], d.want[2], 0, 0));
   codegen::cuda::CudaOptions o;
   o.use_cache = false;
-  runtime::CudaProgram src = codegen::cuda::emit({f}, o);
-  EXPECT_NE(src.source.find("loom_f2h((loom_h2f("), std::string::npos) << src.source;
-  EXPECT_NE(src.source.find("((unsigned short)0x3c00)"), std::string::npos) << src.source;  // 1.0
+  const std::string src = codegen::cuda::emit({f}, o).source;
+  // Each float16 operation through float32, its float16 result rounded back; constants as bits.
+  const std::string x_i = "loom_h2f(x[((i_outer * 128) + i_inner)])";
+  for (const std::string& want : {"= loom_f2h((loom_h2f(loom_f2h((" + x_i + " * " + x_i +
+                                      "))) + loom_h2f(((unsigned short)0x3c00))));",           // x * x + 1
+                                  "= (((float)" + x_i + ") / (3.0f));",                        // a cast to float32
+                                  "= ((" + x_i + " < loom_h2f(((unsigned short)0x0000))) ? ",  // a comparison, a select
+                                  "loom_f2h(fminf(" + x_i + ", loom_h2f(((unsigned short)0x3800))))",  // min(x, 0.5)
+                                  "loom_f2h(expf(((float)" + x_i + ")))"})                             // a call
+    EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
   if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
   runtime::CudaProgram p = codegen::cuda::build({f}, o);
   EXPECT_NE(p.ptx.find("cvt.rn.f16.f32"), std::string::npos);
@@ -273,10 +323,28 @@ TEST(CudaTensorCore, AWarpNotAllAtTheMmaIsAnErrorNotAHang) {
       single_mma([](const Var& lane, Stmt mma) { return if_then_else(lane == 0, sync_threads(), mma); });
   err = test::error_text<RuntimeError>([&] { interpret_grid(barrier, {C}); });
   EXPECT_NE(err.find("31 of 32 lanes reached it (1 wait at a barrier"), std::string::npos) << err;
-  // The whole warp: all 32 lanes get zeros (zero fragments).
-  LoweredFunc all = single_mma([](const Var&, Stmt mma) { return mma; });
+  // Lanes 0-15 at one mma statement, 16-31 at another.
+  LoweredFunc two = single_mma([](const Var& lane, Stmt mma) {
+    auto m = *as_mma(mma);
+    Stmt other = mma_m16n8k16(make_address_of(load(DataType::Float(16), m.a->buffer, 0)),
+                              make_address_of(load(DataType::Float(16), m.b->buffer, 0)),
+                              make_address_of(load(DataType::Float(32), m.c->buffer, 0)));
+    return if_then_else(lane < 16, mma, other);
+  });
+  err = test::error_text<RuntimeError>([&] { interpret_grid(two, {C}); });
+  EXPECT_NE(err.find("lane 0 reached gpu.mma_m16n8k16_f32f16 and lane 16 another gpu.mma_m16n8k16_f32f16"),
+            std::string::npos)
+      << err;
+  // The whole warp, with every A and B element 1 and C 0: each D element sums 16 products.
+  LoweredFunc all = single_mma([](const Var&, Stmt mma) {
+    auto m = *as_mma(mma);
+    Var i("i", DataType::Int(32));
+    return seq({for_loop(i, 0, Expr(8), ForKind::Serial, store(m.a->buffer, cast(DataType::Float(16), Expr(1.0f)), i)),
+                for_loop(i, 0, Expr(4), ForKind::Serial, store(m.b->buffer, cast(DataType::Float(16), Expr(1.0f)), i)),
+                mma});
+  });
   interpret_grid(all, {C});
-  for (int i = 0; i < 32; ++i) EXPECT_EQ(C.get_as_double(i), 0.0);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(C.get_as_double(i), 16.0) << i;
   // The sequential interpreter has no warps.
   err = test::error_text<RuntimeError>([&] { interpret(all, {C}); });
   EXPECT_NE(err.find("run the function on the grid interpreter"), std::string::npos) << err;
