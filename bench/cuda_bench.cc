@@ -1,5 +1,6 @@
 // The CUDA backend, two parts:
-//   GEMM: fp32 4096^3 against cuBLAS in the same run (several block tilings, the best reported),
+//   GEMM: fp32 4096^3 against cuBLAS in the same run (several block tilings of the scheduled GEMM
+//         and of the warp-tiled one, the best reported),
 //         results checked against cuBLAS' product (itself checked against float64 host dots).
 //   models: the built-in ResNet-18 and MobileNetV2 (torchvision's architectures) compiled with
 //         --target cuda semantics, batch 1 and 32, run by the runtime's executor (CUDA graph
@@ -35,6 +36,7 @@
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/reference.h"
+#include "loom/ops/cuda_gemm_warp_tiled.h"
 #include "loom/ops/cuda_schedules.h"
 #include "loom/ops/cuda_tensor_core.h"
 #include "loom/ops/nn.h"
@@ -333,7 +335,7 @@ int compare_gemms(int n, DataType in_type, const std::vector<std::string>& names
   std::printf("  %s vs host float64 at 64 elements: max error %.2e %s\n", baseline_name, host_err,
               baseline_ok ? "ok" : "WRONG");
   if (!baseline_ok) return 1;
-  std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s\n", baseline_name, base_ms, flops / base_ms / 1e9);
+  std::printf("  %-29s %8.3f ms  %6.1f TFLOP/s\n", baseline_name, base_ms, flops / base_ms / 1e9);
   double best_ratio = 0;
   int failures = 0;
   for (size_t i = 0; i < programs.size(); ++i) {
@@ -346,7 +348,7 @@ int compare_gemms(int n, DataType in_type, const std::vector<std::string>& names
     failures += !ok;
     double ratio = base_ms / ms;
     if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-26s %8.3f ms  %6.1f TFLOP/s  %.2fx %s  relative error %.2e %s%s\n", names[i].c_str(), ms,
+    std::printf("  %-29s %8.3f ms  %6.1f TFLOP/s  %.2fx %s  relative error %.2e %s%s\n", names[i].c_str(), ms,
                 flops / ms / 1e9, ratio, baseline_name, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom %s: %.2fx %s (target >= %.1fx)\n", fn.c_str(), best_ratio, baseline_name, target);
@@ -415,7 +417,29 @@ int bench_gemm(int n) {
     names.push_back(v.name);
     runtime::CudaProgram p = codegen::cuda::build({gemm(n, v.t, "gemm")}, co);
     auto& k = p.functions[0].kernels[0];
-    std::printf("  %-22s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
+    std::printf("  %-29s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
+                codegen::cuda::last_compile_seconds(), k.registers, k.shared_bytes, k.grid[0], k.grid[1], k.block[0],
+                k.block[1]);
+    programs.push_back(std::move(p));
+  }
+  // The warp-tiled kernel (ops/cuda_gemm_warp_tiled.h): block m x n x k / warp m x n, lanes along
+  // M, shared stages.
+  struct WarpVariant {
+    const char* name;
+    ops::CudaWarpGemmTiling t;
+  };
+  const std::vector<WarpVariant> warp_variants = {
+      {"warp 128x128x8 / 32x64 l4 s2", {128, 128, 8, 32, 64, 4, 4, 2}},
+      {"warp 128x128x8 / 64x32 l8 s2", {128, 128, 8, 64, 32, 8, 4, 2}},
+      {"warp 128x128x16 / 32x64 l4 s2", {128, 128, 16, 32, 64, 4, 4, 2}},
+      {"warp 128x128x8 / 32x64 l4 s1", {128, 128, 8, 32, 64, 4, 4, 1}},
+      {"warp 128x64x16 / 32x32 l4 s2", {128, 64, 16, 32, 32, 4, 4, 2}},
+  };
+  for (auto& v : warp_variants) {
+    names.push_back(v.name);
+    runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f32_warp_tiled_cuda(n, n, n, v.t, "gemm")}, co);
+    auto& k = p.functions[0].kernels[0];
+    std::printf("  %-29s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
                 codegen::cuda::last_compile_seconds(), k.registers, k.shared_bytes, k.grid[0], k.grid[1], k.block[0],
                 k.block[1]);
     programs.push_back(std::move(p));
@@ -453,7 +477,7 @@ int bench_gemm_f16(int n) {
     runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f16_tensor_core_cuda(n, n, n, v.t, "gemm_f16")}, co);
     auto& k = p.functions[0].kernels[0];
     bool spills = p.compile_log.find(" 0 bytes spill stores") == std::string::npos;
-    std::printf("  %-26s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
+    std::printf("  %-29s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
                 codegen::cuda::last_compile_seconds(), k.registers, spills ? " (spills)" : "", k.shared_bytes,
                 k.grid[0], k.grid[1], k.block[0], k.block[1]);
     programs.push_back(std::move(p));
