@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "common/test_util.h"
 #include "common/workloads.h"
+#include "loom/codegen/cuda.h"
 #include "loom/ir/eval.h"
 #include "loom/ops/cuda_schedules.h"
+#include "loom/runtime/cuda.h"
 #include "loom/schedule/lower.h"
 
 namespace loom::test {
@@ -38,6 +41,20 @@ inline CaseData case_data(const Workload& w, uint64_t seed = 7) {
   d.want = ir::reference_eval(w.outputs, in);
   for (auto& t : w.outputs) d.args.push_back(empty_like(t));
   return d;
+}
+
+// Runs a lowered GPU function on the GPU (compiled by NVRTC) with host arrays: each copied to the
+// device, the last (the output) copied back into its host array.
+inline void run_func_on_gpu(const ir::LoweredFunc& f, const std::vector<NDArray>& args) {
+  auto m = runtime::CudaModule::load(codegen::cuda::build({f}));
+  std::vector<NDArray> dev;
+  std::vector<void*> raw;
+  for (auto& a : args) dev.push_back(a.to_device(runtime::cuda_device())), raw.push_back(dev.back().raw_data());
+  runtime::CudaStream stream;
+  m.launch(f.name, raw, stream.handle());
+  stream.synchronize();
+  NDArray out = dev.back().to_device({kDLCPU, 0});
+  std::memcpy(args.back().raw_data(), out.raw_data(), out.nbytes());
 }
 
 }  // namespace loom::test

@@ -117,19 +117,9 @@ TEST(CudaTensorCore, OnTheGpuTheGemmMatchesFloat64) {
   std::string why;
   if (!runtime::cuda_available(&why)) GTEST_SKIP() << why;
   if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
-  auto on_gpu = [](const LoweredFunc& f, const std::vector<NDArray>& args) {
-    auto m = runtime::CudaModule::load(codegen::cuda::build({f}));
-    std::vector<NDArray> dev;
-    std::vector<void*> raw;
-    for (auto& a : args) dev.push_back(a.to_device(runtime::cuda_device())), raw.push_back(dev.back().raw_data());
-    runtime::CudaStream stream;
-    m.launch(f.name, raw, stream.handle());
-    stream.synchronize();
-    NDArray out = dev.back().to_device({kDLCPU, 0});
-    std::memcpy(args.back().raw_data(), out.raw_data(), out.nbytes());
-  };
   for (const ops::CudaMmaTiling& t : {small_tiling(1, false), small_tiling(3, true), ops::CudaMmaTiling{}})
-    EXPECT_LT(gemm_error(256, 256, 256, t, on_gpu), 1e-5) << "stages " << t.stages << ", ldmatrix " << t.ldmatrix;
+    EXPECT_LT(gemm_error(256, 256, 256, t, test::run_func_on_gpu), 1e-5)
+        << "stages " << t.stages << ", ldmatrix " << t.ldmatrix;
 }
 
 // One warp: a 16 x 16 float16 matrix M into shared memory, ldmatrix_x4 (A's lane addresses, or

@@ -94,19 +94,8 @@ TEST(CudaWarpGemm, OnTheGpuMatchesFloat64) {
   std::string why;
   if (!runtime::cuda_available(&why)) GTEST_SKIP() << why;
   if (!codegen::cuda::nvrtc_enabled()) GTEST_SKIP() << "built without the CUDA toolkit";
-  auto on_gpu = [](const LoweredFunc& f, const std::vector<NDArray>& args) {
-    auto m = runtime::CudaModule::load(codegen::cuda::build({f}));
-    std::vector<NDArray> dev;
-    std::vector<void*> raw;
-    for (auto& a : args) dev.push_back(a.to_device(runtime::cuda_device())), raw.push_back(dev.back().raw_data());
-    runtime::CudaStream stream;
-    m.launch(f.name, raw, stream.handle());
-    stream.synchronize();
-    NDArray out = dev.back().to_device({kDLCPU, 0});
-    std::memcpy(args.back().raw_data(), out.raw_data(), out.nbytes());
-  };
   for (const ops::CudaWarpGemmTiling& t : {small(1), small(2), ops::CudaWarpGemmTiling{}})
-    EXPECT_LT(warp_gemm_error(256, 256, 256, t, on_gpu), 1e-5) << "stages " << t.stages;
+    EXPECT_LT(warp_gemm_error(256, 256, 256, t, test::run_func_on_gpu), 1e-5) << "stages " << t.stages;
 }
 
 }  // namespace
