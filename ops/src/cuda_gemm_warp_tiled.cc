@@ -31,18 +31,12 @@ LoweredFunc gemm_f32_warp_tiled_cuda(int64_t M, int64_t N, int64_t K, const Cuda
   require(t.block_k % 4 == 0 && t.pad % 4 == 0,
           "block_k (" + std::to_string(t.block_k) + ") and pad (" + std::to_string(t.pad) + ") must be multiples of 4");
   const int64_t warps_n = t.block_n / t.warp_n, warps = tiles.warps();
-  const int64_t threads = warps * kWarpSize;
-  require(threads <= 1024, std::to_string(threads) + " threads per block (more than 1024)");
+  const int64_t threads = tiles.threads();
   const int64_t a_chunks = int64_t(t.block_m) * t.block_k / 4, b_chunks = int64_t(t.block_k) * t.block_n / 4;
-  require(a_chunks % threads == 0 && b_chunks % threads == 0,
-          "the block's " + std::to_string(threads) + " threads must share the copies of A (" +
-              std::to_string(a_chunks) + " pieces of 4) and B (" + std::to_string(b_chunks) + ") evenly");
   const int64_t tm = t.warp_m / t.lanes_m, tn = t.warp_n / lanes_n;  // a lane's tile
   const int64_t lda = t.block_m + t.pad, ldb = t.block_n;            // shared rows (k-major A)
   const int64_t a_stage = t.block_k * lda, b_stage = t.block_k * ldb, stages = t.stages;
-  const int64_t shared_bytes = stages * (a_stage + b_stage) * 4;
-  require(shared_bytes <= 48 * 1024, std::to_string(stages) + " stages need " + std::to_string(shared_bytes) +
-                                         " bytes of shared memory (more than 48 KiB)");
+  tiles.check_block(require, 4, stages, stages * (a_stage + b_stage) * 4);
 
   const DataType f32 = DataType::Float(32), i32 = DataType::Int(32);
   Buffer A = make_buffer("A", f32, {index_const(M), index_const(K)}),

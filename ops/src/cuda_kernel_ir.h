@@ -45,6 +45,18 @@ struct GemmTiles {
     require(block_n % warp_n == 0, must_divide("warp_n", warp_n, "block_n", block_n));
   }
   int64_t warps() const { return (block_m / warp_m) * (block_n / warp_n); }
+  int64_t threads() const { return warps() * ir::kWarpSize; }
+  // A block of at most 1024 threads, whose threads share the copies of A's and B's tiles in pieces
+  // of `piece` elements evenly, and whose `stages` fit static shared memory.
+  void check_block(const TilingCheck& require, int64_t piece, int64_t stages, int64_t shared_bytes) const {
+    const int64_t n = threads(), a = int64_t(block_m) * block_k / piece, b = int64_t(block_k) * block_n / piece;
+    require(n <= 1024, std::to_string(n) + " threads per block (more than 1024)");
+    require(a % n == 0 && b % n == 0, "the block's " + std::to_string(n) + " threads must share the copies of A (" +
+                                          std::to_string(a) + " pieces of " + std::to_string(piece) + ") and B (" +
+                                          std::to_string(b) + ") evenly");
+    require(shared_bytes <= 48 * 1024, std::to_string(stages) + " stages need " + std::to_string(shared_bytes) +
+                                           " bytes of shared memory (more than 48 KiB)");
+  }
   // The kernel around `body`: blocks over C's tiles (by down M, bx along N), a block's warps on
   // threadIdx.y and their lanes on threadIdx.x.
   ir::Stmt launch(ir::Stmt body, const ir::Var& by, const ir::Var& bx, const ir::Var& warp, const ir::Var& lane) const {

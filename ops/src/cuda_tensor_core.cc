@@ -30,18 +30,12 @@ LoweredFunc gemm_f16_tensor_core_cuda(int64_t M, int64_t N, int64_t K, const Cud
   require(t.block_k % 16 == 0, "block_k (" + std::to_string(t.block_k) + ") must be a multiple of 16");
   require(t.pad % 8 == 0, "pad (" + std::to_string(t.pad) + ") must be a multiple of 8 (16-byte rows)");
   const int64_t warps_n = t.block_n / t.warp_n, warps = tiles.warps();
-  const int64_t threads = warps * kWarpSize;
-  require(threads <= 1024, std::to_string(threads) + " threads per block (more than 1024)");
+  const int64_t threads = tiles.threads();
   const int64_t a_chunks = int64_t(t.block_m) * t.block_k / 8, b_chunks = int64_t(t.block_k) * t.block_n / 8;
-  require(a_chunks % threads == 0 && b_chunks % threads == 0,
-          "the block's " + std::to_string(threads) + " threads must share the copies of A (" +
-              std::to_string(a_chunks) + " pieces of 8) and B (" + std::to_string(b_chunks) + ") evenly");
   const int64_t fm_n = t.warp_m / 16, fn_n = t.warp_n / 8;
   const int64_t lda = t.block_k + t.pad, ldb = t.block_n + t.pad;  // shared rows
   const int64_t a_stage = t.block_m * lda, b_stage = t.block_k * ldb, stages = t.stages;
-  const int64_t shared_bytes = stages * (a_stage + b_stage) * 2;
-  require(shared_bytes <= 48 * 1024, std::to_string(stages) + " stages need " + std::to_string(shared_bytes) +
-                                         " bytes of shared memory (more than 48 KiB)");
+  tiles.check_block(require, 8, stages, stages * (a_stage + b_stage) * 2);
 
   const DataType f16 = DataType::Float(16), f32 = DataType::Float(32), i32 = DataType::Int(32);
   Buffer A = make_buffer("A", f16, {index_const(M), index_const(K)}),
