@@ -128,6 +128,26 @@ struct Linear {
   void prune() {
     terms.erase(std::remove_if(terms.begin(), terms.end(), [](auto& p) { return p.second == 0; }), terms.end());
   }
+  // x / c * (k c) + x % c * k = k x (floor division and modulo, c > 0): the two axes of a fused
+  // loop recombined into the loop's own index, so a vectorized fused loop reads a ramp.
+  std::vector<std::pair<Expr, int64_t>> take_div_mod_pairs() {
+    std::vector<std::pair<Expr, int64_t>> whole;
+    for (auto& [d, kd] : terms) {
+      auto* div = d.as<DivNode>();
+      const int64_t* c = div ? as_const_int(div->b) : nullptr;
+      if (!c || *c <= 0 || kd == 0) continue;
+      for (auto& [m, km] : terms) {
+        auto* mod = m.as<ModNode>();
+        if (!mod || km == 0 || kd != km * *c || !structural_equal(mod->a, div->a) || !structural_equal(mod->b, div->b))
+          continue;
+        whole.emplace_back(div->a, km);
+        kd = 0, km = 0;
+        break;
+      }
+    }
+    prune();
+    return whole;
+  }
 };
 
 bool is_linear_type(DataType t) { return t.is_scalar() && t.is_integer(); }
@@ -144,6 +164,8 @@ Linear to_linear(const Expr& e) {
       auto* b = as_binary(e);
       l.add(to_linear(b->a), 1);
       l.add(to_linear(b->b), e.kind() == ExprKind::Add ? 1 : -1);
+      l.prune();
+      for (auto& [x, k] : l.take_div_mod_pairs()) l.add(to_linear(x), k);
       l.prune();
       return l;
     }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "loom/ir/functor.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/simplify.h"
 
@@ -40,6 +41,29 @@ TEST(Simplify, FloorDivModWithRanges) {
 // Constant folding of floor division and modulus for every sign combination of dividend and
 // divisor: the quotient rounds towards minus infinity and the remainder takes the divisor's sign.
 // The expected values are written out by hand (Python's // and %), not computed by a helper.
+// A fused loop's index split back into its two axes and recombined (x / c * c + x % c) is the
+// index itself, for any x (floor semantics), times any coefficient and beside other terms; other
+// divisors, coefficients or operands are left alone. Checked on values too.
+TEST(Simplify, DivModPairsRecombine) {
+  Var f("f"), y("y");
+  EXPECT_EQ(to_string(simplify(f / 28 * 28 + f % 28)), "f");
+  EXPECT_EQ(to_string(simplify((f / 28 * 28 + f % 28) * 3 + y)), "f*3 + y");
+  EXPECT_EQ(to_string(simplify(y * 784 + f / 28 * 28 + f % 28 + 5)), "y*784 + f + 5");
+  EXPECT_EQ(to_string(simplify((f + y) / 7 * 7 + (f + y) % 7)), "f + y");
+  EXPECT_EQ(to_string(simplify(f / 28 * 27 + f % 28)), "f/28*27 + f % 28");  // not c x (f / c)
+  EXPECT_EQ(to_string(simplify(f / 28 * 28 + f % 14)), "f/28*28 + f % 14");  // another divisor
+  EXPECT_EQ(to_string(simplify(f / 28 * 28 + y % 28)), "f/28*28 + y % 28");  // another operand
+  // The rewritten form equals the original at negative, boundary and large values of f.
+  Expr original = (f / 28 * 28 + f % 28) * 3 + y * 5;
+  Expr rewritten = simplify(original);
+  for (int v : {-57, -28, -1, 0, 1, 27, 28, 783}) {
+    VarMap at = {{f.get(), Expr(v)}, {y.get(), Expr(2)}};
+    Expr want = simplify(substitute(original, at)), got = simplify(substitute(rewritten, at));
+    ASSERT_TRUE(as_const_int(want) && as_const_int(got)) << to_string(want) << " " << to_string(got);
+    EXPECT_EQ(*as_const_int(got), *as_const_int(want)) << "f = " << v;
+  }
+}
+
 TEST(Simplify, FloorDivModConstantsOfEverySignCombination) {
   struct Case {
     int64_t a, b, q, r;
