@@ -300,22 +300,16 @@ class KernelPrinter {
     auto* src = st->value.as<LoadNode>();
     auto* src_ramp = src ? src->index.as<RampNode>() : nullptr;
     DataType et = st->value.type().element_of();
-    if (ramp && src_ramp && is_one(ramp->stride) && is_one(src_ramp->stride) && (lanes == 2 || lanes == 4) &&
-        et.bits() == 32 && aligned_base(ramp->base, lanes) && aligned_base(src_ramp->base, lanes)) {
-      std::string vt = et.is_float() ? "float" : "int";
-      vt += std::to_string(lanes);
-      line();
-      os_ << "*(" << vt << "*)(" << name_of(st->buffer->data) << " + " << expr(ramp->base) << ") = *(const " << vt
-          << "*)(" << name_of(src->buffer->data) << " + " << expr(src_ramp->base) << ");\n";
-      return;
-    }
-    // Other element sizes (float16 copies into shared memory and fragments): 4, 8 or 16 bytes at
-    // once, as bits.
+    // A contiguous, aligned copy moves as one value: float2/4 or int2/4 for 32-bit elements;
+    // smaller ones (float16 copies into shared memory and fragments) 4, 8 or 16 bytes as bits.
     const int bytes = et.bytes() * lanes;
-    if (ramp && src_ramp && is_one(ramp->stride) && is_one(src_ramp->stride) && et.bits() < 32 &&
-        (bytes == 4 || bytes == 8 || bytes == 16) && aligned_base(ramp->base, lanes) &&
-        aligned_base(src_ramp->base, lanes)) {
-      const char* vt = bytes == 4 ? "unsigned" : bytes == 8 ? "uint2" : "uint4";
+    std::string vt;
+    if (et.bits() == 32 && (lanes == 2 || lanes == 4))
+      vt = (et.is_float() ? "float" : "int") + std::to_string(lanes);
+    else if (et.bits() < 32 && (bytes == 4 || bytes == 8 || bytes == 16))
+      vt = bytes == 4 ? "unsigned" : bytes == 8 ? "uint2" : "uint4";
+    if (!vt.empty() && ramp && src_ramp && is_one(ramp->stride) && is_one(src_ramp->stride) &&
+        aligned_base(ramp->base, lanes) && aligned_base(src_ramp->base, lanes)) {
       line();
       os_ << "*(" << vt << "*)(" << name_of(st->buffer->data) << " + " << expr(ramp->base) << ") = *(const " << vt
           << "*)(" << name_of(src->buffer->data) << " + " << expr(src_ramp->base) << ");\n";

@@ -9,7 +9,6 @@
 #include <exception>
 #include <functional>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include "loom/ir/gpu.h"
@@ -678,7 +677,12 @@ class ThreadInterp : public Interp {
     warps_.left_barrier(linear_);
     ++me_.phase;
     // A copy still in flight may land in this phase too: its elements are written in it as well.
-    for (auto& [element, copies] : in_flight_) races_.access(buffer_of_(element.first), element.second, true, me_);
+    auto claim = [&](const PendingCopy& p) {
+      for (size_t i = 0; i < p.values.size(); ++i) races_.access(p.dst->buffer, p.first + int64_t(i), true, me_);
+    };
+    for (auto& p : open_group_) claim(p);
+    for (auto& group : groups_)
+      for (auto& p : group) claim(p);
   }
   // Hardware alignment of a warp or copy operand: element index `i` of `b` a multiple of `n`.
   void require_aligned(const LoadNode* at, int64_t i, int64_t n, const char* what, const char* operand) {
@@ -749,11 +753,9 @@ class ThreadInterp : public Interp {
     for (int64_t i = 0; i < c.elements; ++i) {
       note_access(c.dst->buffer, p.first + i, true);
       ++in_flight_[{c.dst->buffer.get(), p.first + i}];
-      buffers_[c.dst->buffer.get()] = c.dst->buffer;
     }
     open_group_.push_back(std::move(p));
   }
-  const Buffer& buffer_of_(const BufferNode* b) { return buffers_.at(b); }
   void land(const std::vector<PendingCopy>& group) {
     for (auto& p : group) {
       for (size_t i = 0; i < p.values.size(); ++i) {
@@ -788,7 +790,6 @@ class ThreadInterp : public Interp {
   std::vector<PendingCopy> open_group_;                             // copies since the last commit
   std::deque<std::vector<PendingCopy>> groups_;                     // committed, not landed, oldest first
   std::map<std::pair<const BufferNode*, int64_t>, int> in_flight_;  // element -> copies into it in flight
-  std::map<const BufferNode*, Buffer> buffers_;                     // the buffers copies went to
   int64_t linear_;  // the thread's index in its block, x fastest (its warp: linear_ / 32)
   Who me_;
   std::array<int, 3> bound_{0, 0, 0};

@@ -18,34 +18,6 @@ bool is_sync_threads(const Stmt& s) {
   return c && c->name == kSyncThreads;
 }
 
-Stmt mma_m16n8k16(Expr a_fragment, Expr b_fragment, Expr c_fragment) {
-  Stmt s = evaluate(call_intrinsic(DataType::Int(32), kMmaM16N8K16,
-                                   {std::move(a_fragment), std::move(b_fragment), std::move(c_fragment)}));
-  as_mma(s);  // checks the operands
-  return s;
-}
-
-std::optional<MmaOperands> as_mma(const Stmt& s) {
-  auto* e = s.as<EvaluateNode>();
-  return as_mma(e ? e->value.as<CallNode>() : nullptr);
-}
-
-std::optional<MmaOperands> as_mma(const CallNode* c) {
-  if (!c || c->name != kMmaM16N8K16) return std::nullopt;
-  if (c->args.size() != 3) LOOM_THROW(LoweringError, kMmaM16N8K16, ": expects 3 operands, got ", c->args.size());
-  const LoadNode* ops[3];
-  static const char* kRole[] = {"A", "B", "C"};
-  const DataType want[] = {DataType::Float(16), DataType::Float(16), DataType::Float(32)};
-  for (int i = 0; i < 3; ++i) {
-    ops[i] = as_address_of(c->args[size_t(i)]);
-    if (!ops[i] || ops[i]->buffer->scope != scope::kLocal || ops[i]->buffer->dtype != want[i])
-      LOOM_THROW(LoweringError, kMmaM16N8K16, ": the ", kRole[i],
-                 " fragment must be the address of an element of a local ", want[i].str(), " buffer, got ",
-                 to_string(c->args[size_t(i)]));
-  }
-  return MmaOperands{ops[0], ops[1], ops[2]};
-}
-
 namespace {
 // The element an address names when its buffer is in `scope` (and of type `t`); else nullptr.
 const LoadNode* address_in(const Expr& address, const char* scope, std::optional<DataType> t) {
@@ -57,6 +29,30 @@ const CallNode* call_of(const Stmt& s) {
   return e ? e->value.as<CallNode>() : nullptr;
 }
 }  // namespace
+
+Stmt mma_m16n8k16(Expr a_fragment, Expr b_fragment, Expr c_fragment) {
+  Stmt s = evaluate(call_intrinsic(DataType::Int(32), kMmaM16N8K16,
+                                   {std::move(a_fragment), std::move(b_fragment), std::move(c_fragment)}));
+  as_mma(s);  // checks the operands
+  return s;
+}
+
+std::optional<MmaOperands> as_mma(const CallNode* c) {
+  if (!c || c->name != kMmaM16N8K16) return std::nullopt;
+  if (c->args.size() != 3) LOOM_THROW(LoweringError, kMmaM16N8K16, ": expects 3 operands, got ", c->args.size());
+  const LoadNode* ops[3];
+  static const char* kRole[] = {"A", "B", "C"};
+  const DataType want[] = {DataType::Float(16), DataType::Float(16), DataType::Float(32)};
+  for (int i = 0; i < 3; ++i) {
+    ops[i] = address_in(c->args[size_t(i)], scope::kLocal, want[i]);
+    if (!ops[i])
+      LOOM_THROW(LoweringError, kMmaM16N8K16, ": the ", kRole[i],
+                 " fragment must be the address of an element of a local ", want[i].str(), " buffer, got ",
+                 to_string(c->args[size_t(i)]));
+  }
+  return MmaOperands{ops[0], ops[1], ops[2]};
+}
+std::optional<MmaOperands> as_mma(const Stmt& s) { return as_mma(call_of(s)); }
 
 Stmt ldmatrix_x4(Expr fragment, Expr row, bool trans) {
   Stmt s =
@@ -148,7 +144,7 @@ class KernelScan : public IRVisitor {
         fail(std::string("blockIdx.") + kDimName[d] + " extent " + std::to_string(k_.grid[d]) + " exceeds the limit " +
              std::to_string(lim.max_grid_dim[d]));
     }
-    if (uses_mma_ && threads % kWarpSize != 0)
+    if (uses_warp_instructions_ && threads % kWarpSize != 0)
       fail("a block of " + std::to_string(threads) +
            " threads runs warp instructions (mma, ldmatrix): the block's threads must be a multiple of 32");
     if (k_.shared_bytes > lim.max_shared_bytes)
@@ -210,12 +206,12 @@ class KernelScan : public IRVisitor {
   }
   void visit_call(const CallNode* op) override {
     if (auto l = as_ldmatrix(op)) {
-      uses_mma_ = true;
+      uses_warp_instructions_ = true;
       check_fragment(l->fragment, 8, kLdMatrixX4);
     }
     as_cp_async(op);
     if (auto m = as_mma(op)) {
-      uses_mma_ = true;
+      uses_warp_instructions_ = true;
       const std::pair<const LoadNode*, int64_t> frags[] = {{m->a, 8}, {m->b, 4}, {m->c, 4}};
       for (auto [f, n] : frags) check_fragment(f, n, kMmaM16N8K16);
     }
@@ -246,7 +242,7 @@ class KernelScan : public IRVisitor {
   GpuKernel& k_;
   const std::string& func_;
   int thread_depth_ = 0;
-  bool uses_mma_ = false;
+  bool uses_warp_instructions_ = false;
   std::vector<std::string> written_;
 };
 
