@@ -30,7 +30,7 @@ LoweredFunc gemm_f32_warp_tiled_cuda(int64_t M, int64_t N, int64_t K, const Cuda
               std::to_string(lanes_n));
   require(t.block_k % 4 == 0 && t.pad % 4 == 0,
           "block_k (" + std::to_string(t.block_k) + ") and pad (" + std::to_string(t.pad) + ") must be multiples of 4");
-  const int64_t warps_n = t.block_n / t.warp_n, warps = tiles.warps();
+  const int64_t warps_n = t.block_n / t.warp_n;
   const int64_t threads = tiles.threads();
   const int64_t a_chunks = int64_t(t.block_m) * t.block_k / 4, b_chunks = int64_t(t.block_k) * t.block_n / 4;
   const int64_t tm = t.warp_m / t.lanes_m, tn = t.warp_n / lanes_n;  // a lane's tile
@@ -39,9 +39,8 @@ LoweredFunc gemm_f32_warp_tiled_cuda(int64_t M, int64_t N, int64_t K, const Cuda
   tiles.check_block(require, 4, stages, stages * (a_stage + b_stage) * 4);
 
   const DataType f32 = DataType::Float(32), i32 = DataType::Int(32);
-  Buffer A = make_buffer("A", f32, {index_const(M), index_const(K)}),
-         B = make_buffer("B", f32, {index_const(K), index_const(N)});
-  Buffer C = make_buffer("C", f32, {index_const(M), index_const(N)});
+  const std::vector<Buffer> args = tiles.arguments(f32);
+  const Buffer &A = args[0], &B = args[1], &C = args[2];
   Buffer As = make_buffer("A_shared", f32, {index_const(stages * a_stage)}, scope::kShared);
   Buffer Bs = make_buffer("B_shared", f32, {index_const(stages * b_stage)}, scope::kShared);
   Buffer acc = make_buffer("C_local", f32, {index_const(tm * tn)}, scope::kLocal);
@@ -58,9 +57,7 @@ LoweredFunc gemm_f32_warp_tiled_cuda(int64_t M, int64_t N, int64_t K, const Cuda
 
   // A's tile, 4 consecutive k of one row per piece: into registers, then transposed into shared
   // buffer `stage` as [k][m].
-  const int64_t a_row_pieces = t.block_k / 4;
-  Expr a_piece = q * index_const(threads) + tid, a_r = a_piece / index_const(a_row_pieces),
-       a_c = a_piece % index_const(a_row_pieces) * 4;
+  const auto [a_r, a_c] = detail::tile_piece(q, tid, threads, t.block_k, 4);
   auto load_a = [&](const Expr& step) {
     Expr from = (by * index_const(t.block_m) + a_r) * index_const(K) + step * index_const(t.block_k) + a_c;
     return unrolled(q, a_per_thread, store(a_regs, load(f32.with_lanes(4), A, ramp(from, 1, 4)), ramp(q * 4, 1, 4)));
@@ -73,9 +70,7 @@ LoweredFunc gemm_f32_warp_tiled_cuda(int64_t M, int64_t N, int64_t K, const Cuda
   };
   // B's tile, 4 consecutive n per piece, into shared buffer `stage` as it is: cp.async, or a
   // vector copy with one stage.
-  const int64_t b_row_pieces = t.block_n / 4;
-  Expr b_piece = q * index_const(threads) + tid, b_r = b_piece / index_const(b_row_pieces),
-       b_c = b_piece % index_const(b_row_pieces) * 4;
+  const auto [b_r, b_c] = detail::tile_piece(q, tid, threads, t.block_n, 4);
   auto copy_b = [&](const Expr& step, const Expr& stage, bool async) {
     Expr to = stage * index_const(b_stage) + b_r * index_const(ldb) + b_c;
     Expr from = (step * index_const(t.block_k) + b_r) * index_const(N) + bx * index_const(t.block_n) + b_c;
@@ -132,7 +127,7 @@ LoweredFunc gemm_f32_warp_tiled_cuda(int64_t M, int64_t N, int64_t K, const Cuda
   Stmt init = unrolled(z, tm * tn, store(acc, Expr(0.0f), z));
   Stmt body = allocate(acc, allocate(af, allocate(bf, allocate(a_regs, seq({init, main_loop, store_c})))));
   body = allocate(As, allocate(Bs, body));
-  return LoweredFunc{name, {A, B, C}, tiles.launch(body, by, bx, warp, lane)};
+  return LoweredFunc{name, args, tiles.launch(body, by, bx, warp, lane)};
 }
 
 }  // namespace loom::ops

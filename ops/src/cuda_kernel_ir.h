@@ -2,6 +2,7 @@
 // (cuda_tensor_core.cc, cuda_gemm_warp_tiled.cc).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "loom/ir/buffer.h"
 #include "loom/ir/gpu.h"
@@ -33,6 +34,18 @@ inline ir::Expr address(const ir::Buffer& b, ir::Expr index) {
   return ir::make_address_of(ir::load(b->dtype, b, std::move(index)));
 }
 
+// Piece `it` of one thread's share when the block's `threads` threads copy a row-major tile with
+// rows of `row_length` elements, `piece` consecutive elements a piece (thread `tid` takes pieces
+// tid, tid + threads, ...): the piece's row and first column in the tile.
+struct TilePiece {
+  ir::Expr row, col;
+};
+inline TilePiece tile_piece(const ir::Expr& it, const ir::Expr& tid, int64_t threads, int64_t row_length,
+                            int64_t piece) {
+  const ir::Expr n = it * index_const(threads) + tid, pieces_a_row = index_const(row_length / piece);
+  return {n / pieces_a_row, n % pieces_a_row * index_const(piece)};
+}
+
 // The block and warp tiles of a GEMM C [M, N] += A [M, K] B [K, N]: each tile divides its extent.
 struct GemmTiles {
   int64_t M, N, K;
@@ -45,6 +58,12 @@ struct GemmTiles {
     require(block_n % warp_n == 0, must_divide("warp_n", warp_n, "block_n", block_n));
   }
   int64_t warps() const { return (block_m / warp_m) * (block_n / warp_n); }
+  // The arguments A [M, K] and B [K, N] of `in`, C [M, N] float32.
+  std::vector<ir::Buffer> arguments(DataType in) const {
+    return {ir::make_buffer("A", in, {index_const(M), index_const(K)}),
+            ir::make_buffer("B", in, {index_const(K), index_const(N)}),
+            ir::make_buffer("C", DataType::Float(32), {index_const(M), index_const(N)})};
+  }
   int64_t threads() const { return warps() * ir::kWarpSize; }
   // A block of at most 1024 threads, whose threads share the copies of A's and B's tiles in pieces
   // of `piece` elements evenly, and whose `stages` fit static shared memory.

@@ -29,7 +29,7 @@ LoweredFunc gemm_f16_tensor_core_cuda(int64_t M, int64_t N, int64_t K, const Cud
               (t.ldmatrix ? " with ldmatrix" : ""));
   require(t.block_k % 16 == 0, "block_k (" + std::to_string(t.block_k) + ") must be a multiple of 16");
   require(t.pad % 8 == 0, "pad (" + std::to_string(t.pad) + ") must be a multiple of 8 (16-byte rows)");
-  const int64_t warps_n = t.block_n / t.warp_n, warps = tiles.warps();
+  const int64_t warps_n = t.block_n / t.warp_n;
   const int64_t threads = tiles.threads();
   const int64_t a_chunks = int64_t(t.block_m) * t.block_k / 8, b_chunks = int64_t(t.block_k) * t.block_n / 8;
   const int64_t fm_n = t.warp_m / 16, fn_n = t.warp_n / 8;
@@ -38,9 +38,8 @@ LoweredFunc gemm_f16_tensor_core_cuda(int64_t M, int64_t N, int64_t K, const Cud
   tiles.check_block(require, 8, stages, stages * (a_stage + b_stage) * 2);
 
   const DataType f16 = DataType::Float(16), f32 = DataType::Float(32), i32 = DataType::Int(32);
-  Buffer A = make_buffer("A", f16, {index_const(M), index_const(K)}),
-         B = make_buffer("B", f16, {index_const(K), index_const(N)});
-  Buffer C = make_buffer("C", f32, {index_const(M), index_const(N)});
+  const std::vector<Buffer> args = tiles.arguments(f16);
+  const Buffer &A = args[0], &B = args[1], &C = args[2];
   Buffer As = make_buffer("A_shared", f16, {index_const(stages * a_stage)}, scope::kShared);
   Buffer Bs = make_buffer("B_shared", f16, {index_const(stages * b_stage)}, scope::kShared);
   Buffer acc = make_buffer("C_frag", f32, {index_const(fm_n * fn_n * 4)}, scope::kLocal);
@@ -59,10 +58,9 @@ LoweredFunc gemm_f16_tensor_core_cuda(int64_t M, int64_t N, int64_t K, const Cud
   // K step `k`'s tiles of A and B into shared buffer `stage`, 8 float16 (16 bytes) per thread and
   // copy: plain vector moves, or cp.async.
   auto copy = [&](const Buffer& dst, int64_t ld_dst, int64_t stage_size, const Buffer& src, int64_t chunks,
-                  int64_t row_chunks, const Expr& src_row0, const Expr& src_col0, int64_t ld_src, const Expr& stage,
+                  int64_t row_length, const Expr& src_row0, const Expr& src_col0, int64_t ld_src, const Expr& stage,
                   bool async) {
-    Expr chunk = it * index_const(threads) + warp * index_const(kWarpSize) + lane;
-    Expr r = chunk / index_const(row_chunks), c = chunk % index_const(row_chunks) * 8;
+    auto [r, c] = detail::tile_piece(it, warp * index_const(kWarpSize) + lane, threads, row_length, 8);
     Expr to = stage * index_const(stage_size) + r * index_const(ld_dst) + c,
          from = (src_row0 + r) * index_const(ld_src) + src_col0 + c;
     Stmt one = async ? cp_async16(address(dst, to), address(src, from))
@@ -70,10 +68,10 @@ LoweredFunc gemm_f16_tensor_core_cuda(int64_t M, int64_t N, int64_t K, const Cud
     return unrolled(it, chunks / threads, one);
   };
   auto copy_tiles = [&](const Expr& k, const Expr& stage, bool async) {
-    return seq({copy(As, lda, a_stage, A, a_chunks, t.block_k / 8, by * index_const(t.block_m),
-                     k * index_const(t.block_k), K, stage, async),
-                copy(Bs, ldb, b_stage, B, b_chunks, t.block_n / 8, k * index_const(t.block_k),
-                     bx * index_const(t.block_n), N, stage, async)});
+    return seq({copy(As, lda, a_stage, A, a_chunks, t.block_k, by * index_const(t.block_m), k * index_const(t.block_k),
+                     K, stage, async),
+                copy(Bs, ldb, b_stage, B, b_chunks, t.block_n, k * index_const(t.block_k), bx * index_const(t.block_n),
+                     N, stage, async)});
   };
 
   // One K step on shared buffer `stage`: the warp's fragments (mma_m16n8k16_a/b), then its mmas.
@@ -146,7 +144,7 @@ LoweredFunc gemm_f16_tensor_core_cuda(int64_t M, int64_t N, int64_t K, const Cud
 
   Stmt body = allocate(acc, allocate(af, allocate(bf, seq({init, main_loop, store_c}))));
   body = allocate(As, allocate(Bs, body));
-  return LoweredFunc{name, {A, B, C}, tiles.launch(body, by, bx, warp, lane)};
+  return LoweredFunc{name, args, tiles.launch(body, by, bx, warp, lane)};
 }
 
 }  // namespace loom::ops
