@@ -277,12 +277,30 @@ int bench_models(const std::string& script, const std::vector<std::string>& file
   return failures;
 }
 
+// GEMM programs to compare, each compiled by NVRTC (no cache) as it is added, with its resources
+// printed (registers, spills, shared memory, launch).
+struct GemmPrograms {
+  std::vector<std::string> names;
+  std::vector<runtime::CudaProgram> programs;
+  void add(const std::string& name, const ir::LoweredFunc& f) {
+    codegen::cuda::CudaOptions co;
+    co.use_cache = false;
+    runtime::CudaProgram p = codegen::cuda::build({f}, co);
+    auto& k = p.functions[0].kernels[0];
+    bool spills = p.compile_log.find(" 0 bytes spill stores") == std::string::npos;
+    std::printf("  %-29s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", name.c_str(),
+                codegen::cuda::last_compile_seconds(), k.registers, spills ? " (spills)" : "", k.shared_bytes,
+                k.grid[0], k.grid[1], k.block[0], k.block[1]);
+    names.push_back(name);
+    programs.push_back(std::move(p));
+  }
+};
+
 // Each program's function `fn` (A, B -> float32 C, n x n, inputs of `in_type` in [-1, 1]) timed
 // against the baseline in the same run (best of 5 x 5 launches), its result checked against the
 // baseline's to `tolerance` of the largest element, and the baseline against float64 host dot
 // products at 64 sampled elements. Returns the number of wrong results; without a GPU, 0.
-int compare_gemms(int n, DataType in_type, const std::vector<std::string>& names,
-                  const std::vector<runtime::CudaProgram>& programs, const std::string& fn, double tolerance,
+int compare_gemms(int n, DataType in_type, const GemmPrograms& g, const std::string& fn, double tolerance,
                   double target, const char* baseline_name,
                   const std::function<int(const void*, const void*, void*, void*)>& baseline,
                   const std::string& baseline_error) {
@@ -338,8 +356,8 @@ int compare_gemms(int n, DataType in_type, const std::vector<std::string>& names
   std::printf("  %-29s %8.3f ms  %6.1f TFLOP/s\n", baseline_name, base_ms, flops / base_ms / 1e9);
   double best_ratio = 0;
   int failures = 0;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    auto m = runtime::CudaModule::load(programs[i]);
+  for (size_t i = 0; i < g.programs.size(); ++i) {
+    auto m = runtime::CudaModule::load(g.programs[i]);
     double ms = best_ms([&] { m.launch(fn, {A.raw_data(), B.raw_data(), C.raw_data()}, stream.handle()); });
     stream.synchronize();
     NDArray got = C.to_device({kDLCPU, 0});
@@ -348,7 +366,7 @@ int compare_gemms(int n, DataType in_type, const std::vector<std::string>& names
     failures += !ok;
     double ratio = base_ms / ms;
     if (ok) best_ratio = std::max(best_ratio, ratio);
-    std::printf("  %-29s %8.3f ms  %6.1f TFLOP/s  %.2fx %s  relative error %.2e %s%s\n", names[i].c_str(), ms,
+    std::printf("  %-29s %8.3f ms  %6.1f TFLOP/s  %.2fx %s  relative error %.2e %s%s\n", g.names[i].c_str(), ms,
                 flops / ms / 1e9, ratio, baseline_name, err, ok ? "ok" : "WRONG", m.loaded_from_ptx() ? " (PTX)" : "");
   }
   std::printf("best Loom %s: %.2fx %s (target >= %.1fx)\n", fn.c_str(), best_ratio, baseline_name, target);
@@ -409,19 +427,8 @@ int bench_gemm(int n) {
       {"128x64x16 / 8x4 At pf", {128, 64, 16, 8, 4, 4, true, true}},
   };
   std::printf("cuda_bench: fp32 GEMM %d x %d x %d, NVRTC %s\n", n, n, n, codegen::cuda::nvrtc_version().c_str());
-  std::vector<runtime::CudaProgram> programs;
-  std::vector<std::string> names;
-  codegen::cuda::CudaOptions co;
-  co.use_cache = false;
-  for (auto& v : variants) {
-    names.push_back(v.name);
-    runtime::CudaProgram p = codegen::cuda::build({gemm(n, v.t, "gemm")}, co);
-    auto& k = p.functions[0].kernels[0];
-    std::printf("  %-29s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
-                codegen::cuda::last_compile_seconds(), k.registers, k.shared_bytes, k.grid[0], k.grid[1], k.block[0],
-                k.block[1]);
-    programs.push_back(std::move(p));
-  }
+  GemmPrograms g;
+  for (auto& v : variants) g.add(v.name, gemm(n, v.t, "gemm"));
   // The warp-tiled kernel (ops/cuda_gemm_warp_tiled.h): block m x n x k / warp m x n, lanes along
   // M, shared stages.
   struct WarpVariant {
@@ -435,18 +442,10 @@ int bench_gemm(int n) {
       {"warp 128x128x8 / 32x64 l4 s1", {128, 128, 8, 32, 64, 4, 4, 1}},
       {"warp 128x64x16 / 32x32 l4 s2", {128, 64, 16, 32, 32, 4, 4, 2}},
   };
-  for (auto& v : warp_variants) {
-    names.push_back(v.name);
-    runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f32_warp_tiled_cuda(n, n, n, v.t, "gemm")}, co);
-    auto& k = p.functions[0].kernels[0];
-    std::printf("  %-29s NVRTC %6.3f s   %3d registers  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
-                codegen::cuda::last_compile_seconds(), k.registers, k.shared_bytes, k.grid[0], k.grid[1], k.block[0],
-                k.block[1]);
-    programs.push_back(std::move(p));
-  }
+  for (auto& v : warp_variants) g.add(v.name, ops::gemm_f32_warp_tiled_cuda(n, n, n, v.t, "gemm"));
   Cublas cublas;
   return compare_gemms(
-      n, DataType::Float(32), names, programs, "gemm", 1e-4, 0.8, "cuBLAS",
+      n, DataType::Float(32), g, "gemm", 1e-4, 0.8, "cuBLAS",
       [&](const void* A, const void* B, void* C, void* stream) { return cublas.run(n, A, B, C, stream); },
       cublas.error);
 }
@@ -468,23 +467,11 @@ int bench_gemm_f16(int n) {
       {"128x64x32 w64x32 s3 ldm", {128, 64, 32, 64, 32, 8, 3, true}},
   };
   std::printf("cuda_bench: fp16 GEMM on tensor cores (float32 products) %d x %d x %d\n", n, n, n);
-  codegen::cuda::CudaOptions co;
-  co.use_cache = false;
-  std::vector<runtime::CudaProgram> programs;
-  std::vector<std::string> names;
-  for (auto& v : variants) {
-    names.push_back(v.name);
-    runtime::CudaProgram p = codegen::cuda::build({ops::gemm_f16_tensor_core_cuda(n, n, n, v.t, "gemm_f16")}, co);
-    auto& k = p.functions[0].kernels[0];
-    bool spills = p.compile_log.find(" 0 bytes spill stores") == std::string::npos;
-    std::printf("  %-29s NVRTC %6.3f s   %3d registers%s  %6u bytes shared  grid %ux%u  block %ux%u\n", v.name,
-                codegen::cuda::last_compile_seconds(), k.registers, spills ? " (spills)" : "", k.shared_bytes,
-                k.grid[0], k.grid[1], k.block[0], k.block[1]);
-    programs.push_back(std::move(p));
-  }
+  GemmPrograms g;
+  for (auto& v : variants) g.add(v.name, ops::gemm_f16_tensor_core_cuda(n, n, n, v.t, "gemm_f16"));
   Cublas cublas;
   return compare_gemms(
-      n, DataType::Float(16), names, programs, "gemm_f16", 1e-3, 0.5, "cuBLAS GemmEx",
+      n, DataType::Float(16), g, "gemm_f16", 1e-3, 0.5, "cuBLAS GemmEx",
       [&](const void* A, const void* B, void* C, void* stream) { return cublas.run_f16(n, A, B, C, stream); },
       cublas.error);
 }
