@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <set>
 
 #include "common/error_text.h"
@@ -22,49 +21,13 @@ namespace {
 
 using namespace loom::ir;
 
-// Uniform in [-1, 1], rounded to float16.
-NDArray random_half(int64_t rows, int64_t cols, uint32_t seed) {
-  NDArray a = NDArray::empty({rows, cols}, DataType::Float(16));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t i = 0; i < a.numel(); ++i) a.set_from_double(i, u(rng));
-  return a;
-}
-
-// C = A B in float64 from the float16 values, with the largest |A||B| row-column sum per element
-// (the scale of the float32 accumulation's rounding).
-void reference_gemm(const NDArray& A, const NDArray& B, std::vector<double>& c, std::vector<double>& scale) {
-  const int64_t M = A.shape()[0], K = A.shape()[1], N = B.shape()[1];
-  c.assign(size_t(M * N), 0.0);
-  scale.assign(size_t(M * N), 0.0);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t k = 0; k < K; ++k) {
-        double p = A.get_as_double(m * K + k) * B.get_as_double(k * N + n);
-        c[size_t(m * N + n)] += p;
-        scale[size_t(m * N + n)] += std::fabs(p);
-      }
-}
-
-// Runs the GEMM with `run` (the grid interpreter, or the GPU) and returns the worst error relative
-// to its element's scale.
+// The tensor-core GEMM's worst error against float64 (cuda_cases.h), run by `run`.
 double gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling& t,
                   const std::function<void(const LoweredFunc&, const std::vector<NDArray>&)>& run) {
-  LoweredFunc f = ops::gemm_f16_tensor_core_cuda(M, N, K, t);
-  NDArray A = random_half(M, K, 1), B = random_half(K, N, 2);
-  NDArray C = NDArray::zeros({M, N}, DataType::Float(32));
-  run(f, {A, B, C});
-  std::vector<double> want, scale;
-  reference_gemm(A, B, want, scale);
-  double worst = 0;
-  for (int64_t i = 0; i < M * N; ++i)
-    worst = std::max(worst, std::fabs(C.get_as_double(i) - want[size_t(i)]) / std::max(scale[size_t(i)], 1e-30));
-  return worst;
+  return test::gemm_error(ops::gemm_f16_tensor_core_cuda(M, N, K, t), DataType::Float(16), run);
 }
-
 double grid_gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaMmaTiling& t) {
-  return gemm_error(M, N, K, t,
-                    [](const LoweredFunc& f, const std::vector<NDArray>& args) { interpret_grid(f, args); });
+  return gemm_error(M, N, K, t, test::run_on_grid);
 }
 
 ops::CudaMmaTiling small_tiling(int stages, bool ldmatrix) {

@@ -16,24 +16,10 @@ namespace {
 
 using namespace loom::ir;
 
-// The worst error of the GEMM run by `run`, relative to its element's sum of |products|.
+// The warp-tiled GEMM's worst error against float64 (cuda_cases.h), run by `run`.
 double warp_gemm_error(int64_t M, int64_t N, int64_t K, const ops::CudaWarpGemmTiling& t,
                        const std::function<void(const LoweredFunc&, const std::vector<NDArray>&)>& run) {
-  NDArray A = test::random_float32({M, K}, 1), B = test::random_float32({K, N}, 2);
-  NDArray C = NDArray::zeros({M, N}, DataType::Float(32));
-  run(ops::gemm_f32_warp_tiled_cuda(M, N, K, t), {A, B, C});
-  double worst = 0;
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      double want = 0, scale = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        double p = double(A.data<float>()[m * K + k]) * B.data<float>()[k * N + n];
-        want += p;
-        scale += std::fabs(p);
-      }
-      worst = std::max(worst, std::fabs(C.data<float>()[m * N + n] - want) / std::max(scale, 1e-30));
-    }
-  return worst;
+  return test::gemm_error(ops::gemm_f32_warp_tiled_cuda(M, N, K, t), DataType::Float(32), run);
 }
 
 ops::CudaWarpGemmTiling small(int stages) {
@@ -42,14 +28,12 @@ ops::CudaWarpGemmTiling small(int stages) {
   return t;
 }
 
-void on_grid(const LoweredFunc& f, const std::vector<NDArray>& args) { interpret_grid(f, args); }
-
 TEST(CudaWarpGemm, MatchesFloat64OnTheGridInterpreter) {
   // Two blocks down M, four K steps; four warps of 32 x 32, lanes of 8 x 4.
-  EXPECT_LT(warp_gemm_error(128, 64, 32, small(1), on_grid), 1e-6);
-  EXPECT_LT(warp_gemm_error(128, 64, 32, small(2), on_grid), 1e-6);
+  EXPECT_LT(warp_gemm_error(128, 64, 32, small(1), test::run_on_grid), 1e-6);
+  EXPECT_LT(warp_gemm_error(128, 64, 32, small(2), test::run_on_grid), 1e-6);
   // The default tiling: eight warps of 32 x 64, lanes of 8 x 8, two K steps.
-  EXPECT_LT(warp_gemm_error(128, 128, 16, {}, on_grid), 1e-6);
+  EXPECT_LT(warp_gemm_error(128, 128, 16, {}, test::run_on_grid), 1e-6);
 }
 
 TEST(CudaWarpGemm, CompilesWithNvrtcAndPtxas) {
