@@ -21,13 +21,14 @@
 //         process right after the built-in ResNet-18 (the torchvision ResNet-18 from ONNX beside the
 //         built-in one), with the GPU's clocks read before and after the models.
 //
-// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT] [--model FILE]...
+// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N (a multiple of 128)] [--pytorch SCRIPT] [--model FILE]...
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -212,8 +213,15 @@ std::string gpu_clocks() {
 
 // A compiled model (`loom compile ... --target cuda`) timed in this process as the built-in ones
 // are, with random inputs: the figure to set beside the built-in model's.
-void bench_model_file(const std::string& path) {
-  auto ex = runtime::GraphExecutor::load(path);
+// A model given with --model: its path and the file, read and checked before any run.
+struct ModelArg {
+  std::string path;
+  runtime::ModelFile file;
+};
+
+void bench_model_file(const ModelArg& m) {
+  const std::string& path = m.path;
+  auto ex = runtime::GraphExecutor::from_model_file(m.file, path);
   for (size_t i = 0; i < ex.num_inputs(); ++i) {
     NDArray a = NDArray::empty(ex.input_spec(i).shape, ex.input_spec(i).dtype);
     a.fill_random(1 + i, -1, 1);
@@ -223,7 +231,7 @@ void bench_model_file(const std::string& path) {
               ex.kernels().size(), model_ms(ex, 50));
 }
 
-int bench_models(const std::string& script, const std::vector<std::string>& files) {
+int bench_models(const std::string& script, const std::vector<ModelArg>& files) {
   int failures = 0;
   std::printf("GPU clocks (SM, max SM, memory) at the start: %s\n", gpu_clocks().c_str());
   std::printf("models (fp32, NCHW, every kernel on the GPU; PyTorch eager from %s):\n", script.c_str());
@@ -381,23 +389,41 @@ int bench_gemm_f16(int n);
 int main(int argc, char** argv) {
   int n = 4096;
   std::string only, script = "bench/pytorch_gpu_latency.py";
-  std::vector<std::string> files;
+  std::vector<ModelArg> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--only" && i + 1 < argc)
       only = argv[++i];
-    else if (a == "--size" && i + 1 < argc)
-      n = std::atoi(argv[++i]);
-    else if (a == "--pytorch" && i + 1 < argc)
+    else if (a == "--size" && i + 1 < argc) {
+      // Every tiling's block divides a multiple of 128.
+      const std::string v = argv[++i];
+      char* end = nullptr;
+      const long size = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || size <= 0 || size % 128 != 0 || size > 32768) {
+        std::fprintf(stderr, "cuda_bench: --size %s: expected a multiple of 128 from 128 to 32768\n", v.c_str());
+        return 2;
+      }
+      n = int(size);
+    } else if (a == "--pytorch" && i + 1 < argc)
       script = argv[++i];
-    else if (a == "--model" && i + 1 < argc)
-      files.push_back(argv[++i]);
-    else {
+    else if (a == "--model" && i + 1 < argc) {
+      std::string path = argv[++i];
+      try {  // a missing, truncated or foreign file is refused here, not after the GEMMs
+        files.push_back({path, runtime::load_model_file(path)});
+      } catch (const Error& e) {
+        std::fprintf(stderr, "cuda_bench: --model %s: %s\n", path.c_str(), e.what());
+        return 2;
+      }
+    } else {
       std::fprintf(stderr,
                    "usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N] [--pytorch SCRIPT] "
                    "[--model FILE]...\n");
       return 2;
     }
+  }
+  if (!only.empty() && only != "gemm" && only != "gemm_f16" && only != "softmax" && only != "models") {
+    std::fprintf(stderr, "cuda_bench: --only %s: expected gemm, gemm_f16, softmax or models\n", only.c_str());
+    return 2;
   }
   int failures = 0;
   if (only.empty() || only == "gemm") failures += bench_gemm(n);
