@@ -21,8 +21,8 @@
 //         process right after the built-in ResNet-18 (the torchvision ResNet-18 from ONNX beside the
 //         built-in one), with the GPU's clocks read before and after the models.
 //
-// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N (a multiple of 128)] [--pytorch SCRIPT] [--model
-// FILE]...
+// usage: cuda_bench [--only gemm|gemm_f16|softmax|models] [--size N (a multiple of 128)]
+//                   [--pytorch SCRIPT] [--model FILE]...
 #include <dlfcn.h>
 
 #include <algorithm>
