@@ -58,7 +58,7 @@ ActionCounts count_actions(const std::vector<Instruction>& stream, const AccelCo
       case Opcode::Alu:
         add(AccelCounter::AluInsns, 1);
         add(AccelCounter::AluOps, steps * lanes);
-        if (!i.use_imm) add(AccelCounter::AluVectorOps, steps * lanes);
+        if (reads_two_entries(i)) add(AccelCounter::AluVectorOps, steps * lanes);
         break;
       case Opcode::Finish:
         break;

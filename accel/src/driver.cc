@@ -196,6 +196,29 @@ void Driver::alu(const UopKernel& kernel, AluOp op, bool use_imm, int32_t imm) {
   push(i);
 }
 
+bool Driver::fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm) {
+  if ((op != AluOp::Min && op != AluOp::Max) || stream_.empty()) return false;
+  const DepFlags& waiting = pending_pop_[uint32_t(Module::Compute)];
+  if (waiting.pop_prev || waiting.pop_next) return false;
+  Instruction& last = stream_.back();
+  const AluOp other = op == AluOp::Min ? AluOp::Max : AluOp::Min;
+  if (last.opcode != Opcode::Alu || !last.use_imm || last.alu_op != other || last.dep.push_prev || last.dep.push_next)
+    return false;
+  auto resident = resident_.find(kernel.key());
+  if (resident == resident_.end()) return false;
+  Instruction same = compute_insn(Opcode::Alu, kernel, resident->second);
+  if (same.uop_begin != last.uop_begin || same.uop_end != last.uop_end || same.iter_out != last.iter_out ||
+      same.iter_in != last.iter_in || same.dst_factor_out != last.dst_factor_out ||
+      same.dst_factor_in != last.dst_factor_in || same.src_factor_out != last.src_factor_out ||
+      same.src_factor_in != last.src_factor_in)
+    return false;
+  const int32_t lo = op == AluOp::Max ? imm : last.imm, hi = op == AluOp::Min ? imm : last.imm;
+  if (lo < -128 || hi > 127 || lo > hi) return false;
+  last.alu_op = AluOp::Clip;
+  last.imm = clip_imm(lo, hi);
+  return true;
+}
+
 static void check_adjacent(Module from, Module to, const char* what) {
   int d = int(to) - int(from);
   if (d != 1 && d != -1)

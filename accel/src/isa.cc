@@ -54,6 +54,11 @@ const char* to_string(MemType m) {
   }
   return "?";
 }
+int32_t clip_imm(int lo, int hi) {
+  if (lo < -128 || lo > 127 || hi < -128 || hi > 127)
+    LOOM_THROW(IsaError, "CLIP bounds [", lo, ", ", hi, "] do not fit signed bytes");
+  return int32_t(int16_t(uint16_t((uint32_t(hi) & 0xff) << 8 | (uint32_t(lo) & 0xff))));
+}
 const char* to_string(AluOp a) {
   switch (a) {
     case AluOp::Min:
@@ -66,6 +71,10 @@ const char* to_string(AluOp a) {
       return "shr";
     case AluOp::Mul:
       return "mul";
+    case AluOp::Mov:
+      return "mov";
+    case AluOp::Clip:
+      return "clip";
   }
   return "?";
 }
@@ -112,7 +121,7 @@ namespace {
 // Number of valid values of each enum field.
 constexpr uint64_t valid_values(Opcode) { return 5; }
 constexpr uint64_t valid_values(MemType) { return 5; }
-constexpr uint64_t valid_values(AluOp) { return 5; }
+constexpr uint64_t valid_values(AluOp) { return 7; }
 const char* enum_noun(Opcode) { return "opcode"; }
 const char* enum_noun(MemType) { return "memory type"; }
 const char* enum_noun(AluOp) { return "ALU opcode"; }
@@ -336,6 +345,8 @@ void check_instruction(const Instruction& i, const AccelConfig& c, size_t index)
     if (i.iter_in == 0) fail("iter_in", "zero loop extent");
     if (i.opcode == Opcode::Alu && i.alu_op == AluOp::Shr && i.use_imm && (i.imm > 31 || i.imm < -31))
       fail("imm", "shift amount ", i.imm, " is outside [-31, 31]");
+    if (i.opcode == Opcode::Alu && i.alu_op == AluOp::Clip && !i.use_imm)
+      fail("use_imm", "CLIP takes its bounds from the immediate only");
   }
 }
 
@@ -354,7 +365,10 @@ std::string disassemble(const Instruction& i) {
     case Opcode::Alu:
       if (i.opcode == Opcode::Alu) {
         os << "." << to_string(i.alu_op);
-        if (i.use_imm) os << " imm=" << i.imm;
+        if (i.alu_op == AluOp::Clip && i.use_imm)
+          os << " imm=[" << clip_lo(i.imm) << "," << clip_hi(i.imm) << "]";
+        else if (i.use_imm)
+          os << " imm=" << i.imm;
       }
       if (i.reset) os << " reset";
       os << " uop=[" << i.uop_begin << "," << i.uop_end << ") loop=" << i.iter_out << "x" << i.iter_in << " dst=("

@@ -83,10 +83,11 @@ std::vector<BinDef> make_bins() {
   add("gemm", "several micro-ops", gemm([](const Instruction& i) { return i.uop_end - i.uop_begin > 1; }));
   add("gemm", "input factor > 0", gemm([](const Instruction& i) { return i.src_factor_out || i.src_factor_in; }));
   add("gemm", "weight factor > 0", gemm([](const Instruction& i) { return i.wgt_factor_out || i.wgt_factor_in; }));
-  for (AluOp op : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul})
+  for (AluOp op : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul, AluOp::Mov, AluOp::Clip})
     for (bool imm : {true, false})
-      add("alu", std::string(to_string(op)) + (imm ? " immediate" : " vector"),
-          [op, imm](const Instruction& i) { return i.opcode == Opcode::Alu && i.alu_op == op && i.use_imm == imm; });
+      if (imm || op != AluOp::Clip)  // CLIP takes an immediate only
+        add("alu", std::string(to_string(op)) + (imm ? " immediate" : " vector"),
+            [op, imm](const Instruction& i) { return i.opcode == Opcode::Alu && i.alu_op == op && i.use_imm == imm; });
   auto alu_imm = [](std::function<bool(const Instruction&)> f) {
     return [f](const Instruction& i) { return i.opcode == Opcode::Alu && i.use_imm && f(i); };
   };
@@ -94,6 +95,8 @@ std::vector<BinDef> make_bins() {
   add("alu", "immediate = 0", alu_imm([](const Instruction& i) { return i.imm == 0; }));
   add("alu", "immediate > 0", alu_imm([](const Instruction& i) { return i.imm > 0; }));
   add("alu", "shift left (shr < 0)", alu_imm([](const Instruction& i) { return i.alu_op == AluOp::Shr && i.imm < 0; }));
+  add("alu", "clip to one value (lo = hi)",
+      alu_imm([](const Instruction& i) { return i.alu_op == AluOp::Clip && clip_lo(i.imm) == clip_hi(i.imm); }));
   add("alu", "loops > 1",
       [](const Instruction& i) { return i.opcode == Opcode::Alu && (i.iter_out > 1 || i.iter_in > 1); });
   auto store = [](std::function<bool(const Instruction&)> f) {

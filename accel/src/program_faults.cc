@@ -75,9 +75,15 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
        }},
       {[](uint32_t, const Instruction& i) { return i.opcode == Opcode::Alu; },
        [&](uint32_t k, Instruction i) {
-         i.alu_op = AluOp(5 + g() % 3);
+         if (g() % 2) {  // past the last operation
+           i.alu_op = AluOp(7);
+           write(k, encode(i, L));
+           return std::string("illegal ALU operation 7");
+         }
+         i.alu_op = AluOp::Clip;  // CLIP's bounds come from the immediate only
+         i.use_imm = false;
          write(k, encode(i, L));
-         return "illegal ALU operation " + std::to_string(int(i.alu_op));
+         return std::string("illegal ALU operation: CLIP with a register operand");
        }},
       {[&](uint32_t, const Instruction& i) {
          return is_transfer(i) && int64_t(i.y_size + i.y_pad0 + i.y_pad1) * (i.x_size + i.x_pad0 + i.x_pad1) > 1 &&

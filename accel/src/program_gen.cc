@@ -268,9 +268,14 @@ void RandomStream::alu() {
 }
 
 void RandomStream::alu_body() {
-  AluOp op = AluOp(r(5));
+  AluOp op = AluOp(r(7));
   int32_t v = op == AluOp::Shr ? int32_t(r(20)) - 6 : int32_t(r(200)) - 100;
-  const bool imm = chance(c_.alu_immediate);  // drawn first, as the call this replaced evaluated it (GCC)
+  bool imm = chance(c_.alu_immediate);  // drawn first, as the call this replaced evaluated it (GCC)
+  if (op == AluOp::Clip) {              // bounds from the immediate only: [lo, lo + width] within a signed byte
+    imm = true;
+    const int lo = int(r(200)) - 100;
+    v = clip_imm(lo, std::min(127, lo + int(r(120))));
+  }
   UopKernel k = UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build();
   widen_factors(k);
   for (UopKernel::Loop& l : k.loops) l.wgt_factor = 0;  // the ALU format has no weight factor

@@ -14,7 +14,7 @@ using accel::MemType;
 using accel::Module;
 using accel::UopKernelBuilder;
 
-void Emitter::alu_nest(const Stmt& nest) {
+Emitter::AluNest Emitter::alu_nest_shape(const Stmt& nest, bool with_destination) {
   std::vector<const ForNode*> loops;
   Stmt body = nest;
   while (auto* f = body.as<ForNode>()) {
@@ -24,7 +24,7 @@ void Emitter::alu_nest(const Stmt& nest) {
   auto* st = body.as<StoreNode>();
   if (!st) fail("pragma alu: the nest must end in one store:\n" + to_string(nest));
   auto dst_it = sram_.find(st->buffer.get());
-  if (dst_it == sram_.end() || dst_it->second.mem != MemType::Acc)
+  if (with_destination && (dst_it == sram_.end() || dst_it->second.mem != MemType::Acc))
     fail("pragma alu: '" + st->buffer->name + "' is not in the accumulator scope");
   // Classify the value: op(load, immediate) or op(load, load).
   const Expr& v = st->value;
@@ -132,30 +132,38 @@ void Emitter::alu_nest(const Stmt& nest) {
     for (auto* o : loops) env_.erase(o->var.get());
     return it->second.base + el / e;
   };
-  int64_t dst0 = entry_at(st->buffer.get(), st->index);
-  int64_t lhs0 = entry_at(lhs->buffer.get(), lhs->index);
-  int64_t rhs0 = rhs ? entry_at(rhs->buffer.get(), rhs->index) : 0;
+  AluNest n{aop, use_imm, imm, operation, rhs != nullptr, {}, {}, {}, {}};
+  n.dst0 = with_destination ? entry_at(st->buffer.get(), st->index) : -1;
+  n.lhs0 = entry_at(lhs->buffer.get(), lhs->index);
+  n.rhs0 = rhs ? entry_at(rhs->buffer.get(), rhs->index) : 0;
+  for (auto& l : outer) n.loops.push_back({l.extent, l.dst, l.lhs, l.rhs});
+  return n;
+}
+
+// A kernel over the nest's entries: destination steps from `dst`, operand steps from `src`
+// (0 dst, 1 lhs, 2 rhs of each loop's steps).
+accel::UopKernel Emitter::alu_kernel(const AluNest& n, int dst, int src) const {
   UopKernelBuilder kb;
-  for (auto& l : outer) kb.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(rhs ? l.rhs : l.lhs));
+  const int64_t base[3] = {n.dst0, n.lhs0, n.rhs0};
+  for (auto& l : n.loops) kb.loop(uint32_t(l[0]), uint32_t(l[1 + dst]), src < 0 ? 0 : uint32_t(l[1 + src]));
+  return kb.push(uint32_t(base[dst]), src < 0 ? 0 : uint32_t(base[src])).build();
+}
+
+void Emitter::alu_nest(const Stmt& nest) {
+  AluNest n = alu_nest_shape(nest);
+  // The GEMMs accumulated onto a bias this nest would add (accel_bias_init.cc): it only copies,
+  // if it does not compute in place.
+  const bool preset = bias_applied_.erase({nest.get(), vthread_var_ ? env_.at(vthread_var_) : 0}) > 0;
   // Every ALU instruction below writes the destination entries' out copies.
-  Access a;
-  {
-    UopKernelBuilder shape;
-    for (auto& l : outer) shape.loop(uint32_t(l.extent), uint32_t(l.dst), 0);
-    a = kernel_access(shape.push(uint32_t(dst0), 0).build(), false);
-  }
+  Access a = kernel_access(alu_kernel(n, 0, -1), false);
   sync_before(Module::Compute, a);
   // The ALU updates its destination: bring the left operand there first unless it already is.
-  if (dst0 != lhs0) {  // dst = dst * 0 + lhs
-    UopKernelBuilder zero, copy;
-    for (auto& l : outer) {
-      zero.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(l.dst));
-      copy.loop(uint32_t(l.extent), uint32_t(l.dst), uint32_t(l.lhs));
-    }
-    drv_.alu(zero.push(uint32_t(dst0), uint32_t(dst0)).build(), accel::AluOp::Mul, true, 0);
-    drv_.alu(copy.push(uint32_t(dst0), uint32_t(lhs0)).build(), accel::AluOp::Add, false);
+  if (n.dst0 != n.lhs0) drv_.alu(alu_kernel(n, 0, 1), accel::AluOp::Mov, false);
+  if (n.operation && !preset) {
+    accel::UopKernel k = n.use_imm ? alu_kernel(n, 0, 0) : alu_kernel(n, 0, 2);
+    // A clamp's second bound joins the first one's instruction as one CLIP.
+    if (!n.use_imm || !drv_.fold_into_clip(k, n.op, int32_t(n.imm))) drv_.alu(k, n.op, n.use_imm, int32_t(n.imm));
   }
-  if (operation) drv_.alu(kb.push(uint32_t(dst0), uint32_t(use_imm ? dst0 : rhs0)).build(), aop, use_imm, int32_t(imm));
   record_after(Module::Compute, a);
 }
 

@@ -30,7 +30,11 @@ void Emitter::fail(const std::string& what) const {
   LOOM_THROW(CodegenError, "accelerator backend, function '", func_, "': ", what);
 }
 
-void Emitter::run(const Stmt& body) { exec(body); }
+void Emitter::run(const Stmt& lowered) {
+  const Stmt body = hoist_bias_loads(lowered);
+  find_bias_presets(body);
+  exec(body);
+}
 
 int Emitter::elements_per_entry(MemType m) const {
   switch (m) {
@@ -178,6 +182,7 @@ void Emitter::exec_for(const ForNode* op) {
     fail(std::string("loop '") + op->var.name() + "' is " + ir::to_string(op->for_kind) +
          "; accelerator host loops must be serial, unrolled or virtual threads");
   if (op->for_kind == ForKind::VirtualThread && !vthread_var_) return exec_vthread(op);
+  if (auto preset = bias_preset_.find(op); preset != bias_preset_.end() && emit_bias_preset(op, preset->second)) return;
   if (try_fold_gemm(op)) return;
   int64_t mn = eval(op->min), ext = eval(op->extent);
   for (int64_t i = mn; i < mn + ext; ++i) {

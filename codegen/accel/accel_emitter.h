@@ -90,7 +90,34 @@ class Emitter {
   static constexpr int kMaxGemmNest = 6;            // loops folded into one GEMM instruction
   static constexpr int64_t kMaxUnrolledUops = 256;  // micro-ops per kernel from unrolled loops
   bool try_fold_gemm(const ir::ForNode* op);
+  // An ALU nest's instruction: its operation, the entries of destination, left and right operand
+  // at the loops' start, and up to two loops outside an entry (extent, then the three steps).
+  struct AluNest {
+    accel::AluOp op;
+    bool use_imm;
+    int64_t imm;
+    bool operation;  // false: a plain copy, dst = lhs
+    bool has_rhs;
+    int64_t dst0, lhs0, rhs0;
+    std::vector<std::array<int64_t, 4>> loops;
+  };
+  // with_destination false: before the destination is allocated (dst0 is then -1).
+  AluNest alu_nest_shape(const ir::Stmt& nest, bool with_destination = true);
+  // The nest's kernel with the destination steps of operand `dst` and the source steps of `src`
+  // (0 destination, 1 left, 2 right operand; -1: no source).
+  accel::UopKernel alu_kernel(const AluNest& n, int dst, int src) const;
   void alu_nest(const ir::Stmt& nest);
+
+  // Bias presets (accel_bias_init.cc): a GEMM reset nest whose accumulators a later ALU nest adds
+  // a bias to (loaded before the reset, only GEMM updates of them in between) becomes a MOV of
+  // the bias into them, and the ADD is dropped: the GEMMs accumulate onto the bias.
+  // The body with each such bias's load moved before the reset (where lowering put it after the
+  // GEMMs), so that find_bias_presets can find it.
+  static ir::Stmt hoist_bias_loads(const ir::Stmt& body);
+  void find_bias_presets(const ir::Stmt& body);
+  bool emit_bias_preset(const ir::ForNode* reset_nest, const ir::Stmt& add_nest);
+  std::map<const ir::StmtNode*, ir::Stmt> bias_preset_;  // reset nest -> the ALU nest (its body) adding the bias
+  std::set<std::pair<const ir::StmtNode*, int64_t>> bias_applied_;  // (ALU nest body, context) whose ADD a MOV replaced
 
   // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and
   // writes these scratchpad entries, wait (pop) for the latest instruction of a neighbouring

@@ -1,7 +1,7 @@
 // The compute core: runs a GEMM or ALU instruction's micro-ops inside its two-level loop, one
-// micro-op iteration per cycle (GEMM, ALU with an immediate), two (ALU with a register operand:
-// the accumulator has one read port, as in VTA) or five (MUL, and SHR by a register: a multi-cycle
-// unit). Every stage is cut so that no register-to-register path needs more than about 5 ns on
+// micro-op iteration per cycle (GEMM, ALU with an immediate, MOV), two (ALU with a register
+// operand: the accumulator has one read port, as in VTA) or five (MUL, and SHR by a register: a
+// multi-cycle unit). Every stage is cut so that no register-to-register path needs more than about 5 ns on
 // a 7-series part (docs/fpga_fit.md):
 //   I0 issue:    loop counters, running index offsets, micro-op read
 //   I1 word:     the micro-op word into a register
@@ -11,9 +11,11 @@
 //   I4 multiply: BATCH x BLOCK_OUT x BLOCK_IN products of INP_WIDTH x WGT_WIDTH bits (the DSPs'
 //                M registers; LUTs for 2-bit operands)
 //   I5 correct:  multiplier outputs, packed products corrected; ALU operand read (register operand)
-//   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination)
+//   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination, or MOV's
+//                operand)
 //   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
-//   I8 execute:  accumulate (GEMM) or the ALU op; MUL and SHR by a register continue in U1-U4
+//   I8 execute:  accumulate (GEMM) or the ALU op (CLIP: two compares with the immediate's bytes);
+//                MUL and SHR by a register continue in U1-U4
 //   W  write:    accumulator entry and its low bits into the out buffer
 // Forwarding: I6/I7 take the two writes after the read (the result register and the write of the
 // cycle before); I8 takes the result about to be written, selected by a compare registered in
@@ -73,7 +75,7 @@ module loom_gemm_alu #(
     output logic        mac_step_o,  // a GEMM iteration (BATCH*BLOCK_IN*BLOCK_OUT MACs) this cycle
     output logic        alu_step_o,  // an ALU iteration (BATCH*BLOCK_OUT ops) this cycle
     output logic        reset_step_o,     // a GEMM iteration that zeroes its accumulator entry
-    output logic        alu_vec_step_o,   // an ALU iteration whose operand is an accumulator entry
+    output logic        alu_vec_step_o,   // an ALU iteration that reads two accumulator entries
     // scratchpads
     output logic [UopAW-1:0] uop_raddr_o,
     input  logic [31:0]      uop_rdata_i,
@@ -125,6 +127,11 @@ module loom_gemm_alu #(
 
   // ---- the command, decoded once at start (it is held stable while busy) ----
   logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, alu_mul_q, shr_left_q;
+  // two_reads_q: an ALU op reading its destination and a register operand (I5 and I6);
+  // mov_src_q: MOV from a register (I6 reads the operand instead of the destination);
+  // mov_imm_q: MOV of the immediate (I7 takes it as the destination word); clip_q: CLIP
+  logic        two_reads_q, mov_src_q, mov_imm_q, clip_q;
+  logic [AccW-1:0] clip_lo_q, clip_hi_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 zero (GEMM reset)
   logic        minmax_q, res_max_q;
@@ -139,6 +146,7 @@ module loom_gemm_alu #(
   // result can be forwarded (two reads for a register operand; multi-cycle ops take four).
   wire alu_multi = is_alu_i && (alu_op_i == loom_accel_pkg::ALU_MUL ||
                                 (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
+  wire alu_mov = is_alu_i && alu_op_i == loom_accel_pkg::ALU_MOV;
   always_ff @(posedge clk_i) begin
     if (start_i) begin
       alu_q <= is_alu_i;
@@ -146,6 +154,12 @@ module loom_gemm_alu #(
       alu_multi_q <= alu_multi;
       use_imm_q <= use_imm_i;
       alu_mul_q <= alu_op_i == loom_accel_pkg::ALU_MUL;
+      two_reads_q <= is_alu_i && !use_imm_i && !alu_mov;
+      mov_src_q <= alu_mov && !use_imm_i;
+      mov_imm_q <= alu_mov && use_imm_i;
+      clip_q <= is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
+      clip_lo_q <= AccW'($signed(imm_i[7:0]));
+      clip_hi_q <= AccW'($signed(imm_i[15:8]));
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
@@ -157,18 +171,21 @@ module loom_gemm_alu #(
           loom_accel_pkg::ALU_ADD: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd0};
           loom_accel_pkg::ALU_SHR: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};  // by a register: the unit's
           loom_accel_pkg::ALU_MUL: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd2};
+          // MOV: the shifter by zero passes the operand I7 took as the destination word
+          loom_accel_pkg::ALU_MOV: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};
+          loom_accel_pkg::ALU_CLIP: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd0};  // I8's clamp
           // the decoder faults on any other op first (the assertion below): waived from coverage
           /*verilator coverage_off*/
           default: {minmax_q, res_max_q, pre_sel_q} <= 'x;
           /*verilator coverage_on*/
         endcase
       end
-      gap_cmd_q <= !is_alu_i ? 3'd0 : alu_multi ? 3'd4 : use_imm_i ? 3'd0 : 3'd1;
+      gap_cmd_q <= !is_alu_i ? 3'd0 : alu_multi ? 3'd4 : use_imm_i || alu_mov ? 3'd0 : 3'd1;
       alu_op_q <= alu_op_i;
       imm_q <= AccW'($signed(imm_i));
       // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
-      shr_left_q <= imm_i[15];
-      shr_amt_q <= imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
+      shr_left_q <= imm_i[15] && !alu_mov;
+      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
       uop_last_q <= UopBW'(uop_end_i - UopEW'(1));  // the decoder keeps uop_end in 1..UOP_DEPTH
       iter_in_last_q <= iter_in_i - IterW'(1);
       iter_out_last_q <= iter_out_i - IterW'(1);
@@ -207,9 +224,9 @@ module loom_gemm_alu #(
   assign inp_raddr_o = InpAW'(i2_src_q);
   assign wgt_raddr_o = WgtAW'(i2_wgt_q);
   // The accumulator's one read port: I5's operand (register-operand ALU ops, which leave I6
-  // empty behind them), else I6's destination.
-  wire i5_reads_src = valid_q[5] && alu_q && !use_imm_q;
-  assign acc_raddr_o = i5_reads_src ? src_at(5) : dst_at(6);
+  // empty behind them), else I6's destination (MOV's operand).
+  wire i5_reads_src = valid_q[5] && two_reads_q;
+  assign acc_raddr_o = i5_reads_src ? src_at(5) : mov_src_q ? src_at(6) : dst_at(6);
 
   // ---- products, sums, operands ----
   logic [InpEW-1:0]  x_q;      // I3: inputs
@@ -329,7 +346,7 @@ module loom_gemm_alu #(
       mac_step_o <= valid_q[8] && gemm_math_q;
       alu_step_o <= valid_q[8] && alu_q;
       reset_step_o <= valid_q[8] && !alu_q && !gemm_math_q;
-      alu_vec_step_o <= valid_q[8] && alu_q && !use_imm_q;
+      alu_vec_step_o <= valid_q[8] && two_reads_q;
       if (!issuing_q && !pipeline_busy() && res_valid_q) done_o <= 1'b1;
     end
   end
@@ -380,7 +397,7 @@ module loom_gemm_alu #(
           grp_q[(e * Groups + g)*SumW+:SumW] <= t[SumW-1:0];
         end
     end
-    if (valid_q[6] && alu_q && !use_imm_q) opb_i6_q <= forwarded(src_at(6), acc_rdata_i);
+    if (valid_q[6] && two_reads_q) opb_i6_q <= forwarded(src_at(6), acc_rdata_i);
     // I7
     if (valid_q[7] && gemm_math_q) begin : i7_sum
       for (int e = 0; e < Lanes; e++)
@@ -392,17 +409,21 @@ module loom_gemm_alu #(
           grp2_q[(e * Groups2 + g)*SumW+:SumW] <= t[SumW-1:0];
         end
     end
-    if (valid_q[7]) begin
-      opa_q <= forwarded(dst_at(7), acc_rdata_i);
+    if (valid_q[7]) begin : i7_operands
+      logic [AccAW-1:0] a_at7;  // the entry I6 read: the destination, or MOV's operand
+      a_at7 = mov_src_q ? src_at(7) : dst_at(7);
+      opa_q <= mov_imm_q ? {Lanes{imm_q}} : forwarded(a_at7, acc_rdata_i);
       opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
-      hit_a_q <= alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7) : valid_q[8] && dst_at(8) == dst_at(7);
+      hit_a_q <= !mov_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7)
+                                            : valid_q[8] && dst_at(8) == a_at7);
       hit_b_q <= !use_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == src_at(7)
                                             : valid_q[8] && dst_at(8) == src_at(7));
     end
     // I8: every candidate side by side (adder, shifter, the multi-cycle unit's result, the
     // operands for min and max); a 4:1 select of the first three (and zero) from registers, then
-    // one LUT that takes min, max or that. The unit's result comes when I8 is idle (II 5).
+    // one LUT that takes min, max or that; CLIP clamps the destination word between the
+    // immediate's bytes instead. The unit's result comes when I8 is idle (II 5).
     if ((valid_q[8] && !alu_multi_q) || u_valid_q[4]) begin : i8_exec
       logic [AccEW-1:0] a;
       logic [1:0] pre_sel;
@@ -428,7 +449,8 @@ module loom_gemm_alu #(
           2'd2: pre = u_res_q[e*AccW+:AccW];
           default: pre = '0;
         endcase
-        res_q[e*AccW+:AccW] <= !minmax ? pre : (la < lb) != res_max_q ? la : lb;
+        if (clip_q) res_q[e*AccW+:AccW] <= la < $signed(clip_lo_q) ? clip_lo_q : la > $signed(clip_hi_q) ? clip_hi_q : la;
+        else res_q[e*AccW+:AccW] <= !minmax ? pre : (la < lb) != res_max_q ? la : lb;
       end
     end
     if (valid_q[8] && alu_multi_q) begin : u0
@@ -559,7 +581,8 @@ module loom_gemm_alu #(
   always_ff @(posedge clk_i) begin
     if (rst_ni && valid_q[8] && alu_q)
       assert (alu_op_q inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
-                               loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL})
+                               loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL, loom_accel_pkg::ALU_MOV,
+                               loom_accel_pkg::ALU_CLIP})
       else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_q);
     if (rst_ni && start_i)
       assert (!$isunknown({is_alu_i, reset_acc_i, alu_op_i, use_imm_i})) else $error("loom_gemm_alu: unknown (X) command");

@@ -250,6 +250,10 @@ struct FunctionalSim::State {
         return b >= 0 ? (a >> std::min(b, 31)) : int32_t(uint32_t(a) << (b < -31 ? 31 : -b));
       case AluOp::Mul:
         return int32_t(uint32_t(a) * uint32_t(b));
+      case AluOp::Mov:
+        return b;
+      case AluOp::Clip:
+        return std::min(std::max(a, clip_lo(b)), clip_hi(b));
     }
     return a;
   }
@@ -261,7 +265,7 @@ struct FunctionalSim::State {
         acc[dst * n + e] = wrap_acc(alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]));
       write_out(dst);
       counters[uint32_t(AccelCounter::AluOps)] += n;
-      if (!i.use_imm) counters[uint32_t(AccelCounter::AluVectorOps)] += n;
+      if (reads_two_entries(i)) counters[uint32_t(AccelCounter::AluVectorOps)] += n;
     });
     ++counters[uint32_t(AccelCounter::AluInsns)];
   }

@@ -291,9 +291,12 @@ class Model {
         schedule(ms.exec_start + iters + p_.pipeline_overhead, EventKind::Done, m);
         break;
       case Opcode::Alu: {
-        // One accumulator read port: an operand from the register file takes a second cycle; MUL (by
-        // an immediate too) and SHR by a register go through a four-stage unit, one every fifth.
-        uint64_t interval = i.alu_op == AluOp::Mul || (i.alu_op == AluOp::Shr && !i.use_imm) ? 5 : i.use_imm ? 1 : 2;
+        // One accumulator read port: an operand from the register file takes a second cycle (MOV
+        // reads only its operand); MUL (by an immediate too) and SHR by a register go through a
+        // four-stage unit, one every fifth.
+        uint64_t interval = i.alu_op == AluOp::Mul || (i.alu_op == AluOp::Shr && !i.use_imm) ? 5
+                            : reads_two_entries(i)                                           ? 2
+                                                                                             : 1;
         schedule(ms.exec_start + iters * interval + p_.pipeline_overhead, EventKind::Done, m);
         break;
       }

@@ -102,6 +102,48 @@ TEST(Driver, DependencyCallsSetVtaFlags) {
   (void)addr;
 }
 
+// A MAX and a MIN by immediates over the same micro-ops become one CLIP, in either order, when
+// nothing stands between them; otherwise each stays an instruction of its own. The clamped
+// values are checked on the device against both separate instructions.
+TEST(Driver, AClampsTwoBoundsFoldIntoOneClip) {
+  auto k = [] { return UopKernelBuilder().loop(3, 1, 1).push(0, 0).build(); };
+  const int n = default_config().batch * default_config().block_out;
+  auto a = test::random_values<int32_t>(size_t(3 * n), 11, -300, 300);
+  std::vector<int8_t> folded;
+  for (bool max_first : {true, false}) {
+    test::AccelHarness h(default_config());
+    auto in = h.upload(a);
+    auto out = h.drv.alloc(3 * n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 3, 3);
+    h.drv.alu(k(), max_first ? AluOp::Max : AluOp::Min, true, max_first ? -20 : 90);
+    EXPECT_TRUE(h.drv.fold_into_clip(k(), max_first ? AluOp::Min : AluOp::Max, max_first ? 90 : -20));
+    const Instruction& clip = h.drv.stream().back();
+    EXPECT_EQ(clip.alu_op, AluOp::Clip);
+    EXPECT_EQ(clip_lo(clip.imm), -20);
+    EXPECT_EQ(clip_hi(clip.imm), 90);
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, 3, 3);
+    auto counters = h.drv.synchronize();
+    EXPECT_EQ(counters["alu_insns"], 1u);
+    folded = h.download<int8_t>(out, 3 * n);
+    for (int e = 0; e < 3 * n; ++e) ASSERT_EQ(folded[e], int8_t(std::clamp(a[e], -20, 90))) << "element " << e;
+  }
+  test::AccelHarness h(default_config());
+  // Not folded: the same op twice, other micro-ops, bounds past a byte or crossed, a token between.
+  h.drv.alu(k(), AluOp::Max, true, -20);
+  EXPECT_FALSE(h.drv.fold_into_clip(k(), AluOp::Max, 5));
+  EXPECT_FALSE(h.drv.fold_into_clip(UopKernelBuilder().loop(2, 1, 1).push(0, 0).build(), AluOp::Min, 90));
+  EXPECT_FALSE(h.drv.fold_into_clip(k(), AluOp::Min, 200));
+  EXPECT_FALSE(h.drv.fold_into_clip(k(), AluOp::Min, -30));
+  h.drv.dep_push(Module::Compute, Module::Store);
+  EXPECT_FALSE(h.drv.fold_into_clip(k(), AluOp::Min, 90));
+  EXPECT_EQ(h.drv.stream().back().alu_op, AluOp::Max);
+  EXPECT_NE(test::error_text<IsaError>([] { clip_imm(-129, 0); }).find("CLIP bounds [-129, 0]"), std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.alu(k(), AluOp::Clip, false); }).find("CLIP takes its bounds from"),
+            std::string::npos);
+}
+
 TEST(Driver, RejectsBadArgumentsWithClearErrors) {
   test::AccelHarness h(default_config());
   auto buf = h.drv.alloc(256);

@@ -314,11 +314,26 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   for (int e = 0; e < 8 && e < n; ++e) a[e] = extremes[e];
   std::vector<int32_t> shifts = test::random_values<int32_t>(n, 6, -40, 40);
   for (int e = 0; e < 6 && e < n; ++e) shifts[e] = std::vector<int32_t>{31, 25, -31, 32, -33, 28}[e];
-  for (AluCase t : {AluCase{AluOp::Min, false, 0}, AluCase{AluOp::Max, false, 0}, AluCase{AluOp::Add, false, 0},
-                    AluCase{AluOp::Mul, false, 0}, AluCase{AluOp::Shr, false, 0}, AluCase{AluOp::Min, true, 77},
-                    AluCase{AluOp::Max, true, -5}, AluCase{AluOp::Add, true, -300}, AluCase{AluOp::Mul, true, 3},
-                    AluCase{AluOp::Shr, true, 6}, AluCase{AluOp::Shr, true, -2}, AluCase{AluOp::Shr, true, 25},
-                    AluCase{AluOp::Shr, true, 31}, AluCase{AluOp::Shr, true, -27}}) {
+  for (AluCase t : {AluCase{AluOp::Min, false, 0},
+                    AluCase{AluOp::Max, false, 0},
+                    AluCase{AluOp::Add, false, 0},
+                    AluCase{AluOp::Mul, false, 0},
+                    AluCase{AluOp::Shr, false, 0},
+                    AluCase{AluOp::Min, true, 77},
+                    AluCase{AluOp::Max, true, -5},
+                    AluCase{AluOp::Add, true, -300},
+                    AluCase{AluOp::Mul, true, 3},
+                    AluCase{AluOp::Shr, true, 6},
+                    AluCase{AluOp::Shr, true, -2},
+                    AluCase{AluOp::Shr, true, 25},
+                    AluCase{AluOp::Shr, true, 31},
+                    AluCase{AluOp::Shr, true, -27},
+                    AluCase{AluOp::Mov, false, 0},
+                    AluCase{AluOp::Mov, true, -1234},
+                    AluCase{AluOp::Clip, true, clip_imm(-100, 50)},
+                    AluCase{AluOp::Clip, true, clip_imm(5, 5)},
+                    AluCase{AluOp::Clip, true, clip_imm(-128, 127)},
+                    AluCase{AluOp::Clip, true, clip_imm(0, 127)}}) {
     SCOPED_TRACE(std::string(to_string(t.op)) + (t.imm ? " imm " + std::to_string(t.value) : ""));
     AccelHarness h(cfg);
     std::vector<int32_t> second = t.op == AluOp::Shr ? shifts : b;
@@ -353,6 +368,12 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
           break;
         case AluOp::Shr:
           r = y >= 0 ? x >> std::min<int64_t>(y, 31) : x << std::min<int64_t>(-y, 31);
+          break;
+        case AluOp::Mov:
+          r = y;
+          break;
+        case AluOp::Clip:  // the immediate's low and high signed bytes
+          r = std::min<int64_t>(std::max<int64_t>(x, int8_t(y & 0xff)), int8_t((y >> 8) & 0xff));
           break;
       }
       const int32_t want = int32_t(uint32_t(uint64_t(r)));
@@ -400,16 +421,25 @@ TEST_P(SimInstruction, AluOperandWrittenByTheIterationsBefore) {
     h.drv.load_2d(MemType::Acc, 0, in.addr, 1, entries, entries);
     h.drv.alu(UopKernelBuilder().loop(entries - d, 1, 1).push(d, 0).build(), AluOp::Add, false);
     h.drv.alu(UopKernelBuilder().loop(entries, 1, 1).push(0, 0).build(), AluOp::Shr, true, 4);  // keep bits 4..11
+    // MOV reads its operand where the other ops read their destination: acc[k] = acc[k - d]
+    // repeats the first d entries (of the second half) through the forwarding paths.
+    const int half = entries / 2;
+    h.drv.alu(UopKernelBuilder().loop(half - d, 1, 1).push(half + d, half).build(), AluOp::Mov, false);
     h.drv.dep_push(Module::Compute, Module::Store);
     h.drv.dep_pop(Module::Compute, Module::Store);
     h.drv.store_2d(0, out.addr, 1, entries, entries);
-    h.drv.synchronize();
+    auto counters = h.drv.synchronize();
     auto got = h.download<int8_t>(out, entries * n);
     std::vector<int32_t> want = a;
     for (int k = d; k < entries; ++k)
       for (int e = 0; e < n; ++e) want[k * n + e] += want[(k - d) * n + e];
+    for (int32_t& v : want) v >>= 4;
+    for (int k = half + d; k < entries; ++k)
+      for (int e = 0; e < n; ++e) want[k * n + e] = want[(k - d) * n + e];
     for (int i = 0; i < entries * n; ++i)
-      ASSERT_EQ(got[i], int8_t(want[i] >> 4)) << "entry " << i / n << " element " << i % n;
+      ASSERT_EQ(got[i], int8_t(want[i])) << "entry " << i / n << " element " << i % n;
+    // Only the ADD reads two entries an iteration.
+    EXPECT_EQ(counters["alu_vector_ops"], uint64_t((entries - d) * n));
   }
 }
 

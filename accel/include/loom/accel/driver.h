@@ -76,6 +76,11 @@ class Driver {
   void store_2d(uint32_t sram_base, uint64_t dram_addr, uint32_t y_size, uint32_t x_size, uint32_t x_stride);
   void gemm(const UopKernel& kernel, bool reset);
   void alu(const UopKernel& kernel, AluOp op, bool use_imm, int32_t imm = 0);
+  // Folds a MIN or MAX by an immediate into the stream's last instruction when that is the other
+  // one over the same micro-ops and loops, with no token on it and none waiting: the pair becomes
+  // one CLIP (both bounds signed bytes, lo <= hi, so either order clamps alike). Returns whether
+  // it did; when not, the caller emits alu() as usual.
+  bool fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm);
   // VTA semantics: dep_push marks the last instruction of `from` to push a token to `to`;
   // dep_pop makes the next instruction of `to` wait for that token. Adjacent modules only.
   void dep_push(Module from, Module to);

@@ -14,7 +14,16 @@ namespace loom::accel {
 
 enum class Opcode : uint8_t { Load = 0, Store = 1, Gemm = 2, Finish = 3, Alu = 4 };
 enum class MemType : uint8_t { Uop = 0, Wgt = 1, Inp = 2, Acc = 3, Out = 4 };
-enum class AluOp : uint8_t { Min = 0, Max = 1, Add = 2, Shr = 3, Mul = 4 };
+// ALU operations on accumulator entries: dst = op(dst, operand), the operand an immediate or the
+// src entry. MOV copies the operand (dst = imm, or dst = src: one accumulator read either way);
+// CLIP takes an immediate only and clamps, dst = min(max(dst, lo), hi), with lo its low and hi
+// its high signed byte (clip_imm), the requantization's range in one pass.
+enum class AluOp : uint8_t { Min = 0, Max = 1, Add = 2, Shr = 3, Mul = 4, Mov = 5, Clip = 6 };
+// The CLIP immediate for [lo, hi]; both in [-128, 127].
+int32_t clip_imm(int lo, int hi);
+// CLIP's bounds from its immediate.
+inline int32_t clip_lo(int32_t imm) { return int8_t(uint32_t(imm) & 0xff); }
+inline int32_t clip_hi(int32_t imm) { return int8_t((uint32_t(imm) >> 8) & 0xff); }
 enum class Module : uint8_t { Load = 0, Compute = 1, Store = 2 };
 
 const char* to_string(Opcode o);
@@ -52,6 +61,11 @@ struct Instruction {
   Module module() const;
   bool operator==(const Instruction& o) const;
 };
+// An ALU instruction whose every iteration reads two accumulator entries (destination and
+// operand): two cycles each on the one read port; the counters' alu_vector_ops.
+inline bool reads_two_entries(const Instruction& i) {
+  return i.opcode == Opcode::Alu && !i.use_imm && i.alu_op != AluOp::Mov;
+}
 
 struct MicroOp {
   uint32_t dst = 0, src = 0, wgt = 0;  // accumulator, input (or accumulator for ALU), weight entries
