@@ -274,7 +274,7 @@ void RandomStream::alu_body() {
   if (op == AluOp::Clip) {              // bounds from the immediate only: [lo, lo + width] within a signed byte
     imm = true;
     const int lo = int(r(200)) - 100;
-    v = clip_imm(lo, std::min(127, lo + int(r(120))));
+    v = clip_imm(lo, chance(0.25) ? lo : std::min(127, lo + int(r(120))));  // one value in four draws
   }
   UopKernel k = UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build();
   widen_factors(k);
@@ -344,7 +344,9 @@ void RandomStream::drawn_store(uint32_t base) {
 void RandomStream::store_body(uint32_t sram, uint32_t y, uint32_t x) {
   uint32_t stride = y > 1 ? x + r(3) : x;
   widen_stride(y, x, stride);
-  const uint32_t entry = r(kEntries - (y - 1) * stride - x + 1);
+  // One store in eight ends at the image's end, the last byte of its allocation (a bin of its own).
+  const uint32_t room = kEntries - (y - 1) * stride - x + 1;
+  const uint32_t entry = chance(0.125) ? room - 1 : r(room);
   drv_.store_2d(sram, image_.addr + region_[3] + uint64_t(entry) * uint64_t(cfg_.out_block_bytes()), y, x, stride);
 }
 

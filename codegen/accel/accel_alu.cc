@@ -79,6 +79,12 @@ Emitter::AluNest Emitter::alu_nest_shape(const Stmt& nest, bool with_destination
   } else if (auto* l = v.as<LoadNode>()) {
     lhs = l;  // a plain copy: dst = src
   }
+  // A multiply by a power of two is a left shift, SHR by a negative amount: one cycle an iteration
+  // where MUL's unit takes five, and the same wrapped product; by zero it is a MOV of zero.
+  if (aop == accel::AluOp::Mul && use_imm && imm >= 0 && (imm & (imm - 1)) == 0) {
+    aop = imm == 0 ? accel::AluOp::Mov : accel::AluOp::Shr;
+    imm = imm == 0 ? 0 : -int64_t(__builtin_ctzll(uint64_t(imm)));
+  }
   const bool operation = as_binary(v) || v.as<CallNode>();
   if (!lhs || (!use_imm && !rhs && operation))
     fail("pragma alu: expected op(tensor, constant) or op(tensor, tensor), got '" + to_string(v) + "'");

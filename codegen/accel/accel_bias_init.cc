@@ -104,7 +104,7 @@ class HoistBiasLoads : public IRMutator {
       auto* rest = first_of(alloc->body).same_as(alloc->body) ? nullptr : alloc->body.as<SeqNode>();
       if (!rest || rest->seq.size() < 2) continue;
       for (size_t r = a; r-- > 0;) {
-        auto reset = out[r].as<ForNode>() ? gemm_of(out[r]) : std::nullopt;
+        auto reset = gemm_of(out[r]);
         if (allocates_accumulators(out[r])) break;
         if (!reset || reset->part != TensorIntrinPart::Reset) continue;
         const BufferNode* acc = buffer_of(reset->addresses[0]);
@@ -149,7 +149,7 @@ void Emitter::find_bias_presets(const Stmt& body) {
   walk(body);
   for (size_t r = 0; r < leaves.size(); ++r) {
     auto reset = gemm_of(leaves[r].stmt);
-    if (!leaves[r].stmt.as<ForNode>() || !reset || reset->part != TensorIntrinPart::Reset) continue;
+    if (!reset || reset->part != TensorIntrinPart::Reset) continue;
     const BufferNode* acc = buffer_of(reset->addresses[0]);
     if (!acc) continue;
     // The first later leaf that touches the accumulators other than by accumulating into them
@@ -175,13 +175,14 @@ void Emitter::find_bias_presets(const Stmt& body) {
   }
 }
 
-bool Emitter::emit_bias_preset(const ForNode* reset_nest, const Stmt& add_nest) {
+bool Emitter::emit_bias_preset(const Stmt& reset, const Stmt& add_nest) {
   // The entries the reset would zero must be those the ADD reads, each once.
   std::vector<const ForNode*> chain;
-  for (const ForNode* f = reset_nest; f; f = f->body.as<ForNode>()) chain.push_back(f);
+  Stmt innermost = reset;
+  for (auto* f = reset.as<ForNode>(); f; f = innermost.as<ForNode>()) chain.push_back(f), innermost = f->body;
   for (auto* l : chain)
     if (!as_const_int(l->extent) || !is_zero(l->min)) return false;
-  auto call = as_gemm_call(gemm_nest_call(reset_nest));
+  auto call = gemm_of(innermost);
   std::vector<int64_t> zeroed;
   for_each_point(chain, [&] { zeroed.push_back(entry_of(operand(call->addresses[0]), "GEMM accumulator")); });
   for (auto* l : chain) env_.erase(l->var.get());

@@ -142,6 +142,8 @@ uint32_t Emitter::entry_of(const Operand& o, const char* what) const {
 
 void Emitter::exec(const Stmt& s) {
   if (!s.defined()) return;
+  if (auto preset = bias_preset_.find(s.get()); preset != bias_preset_.end() && emit_bias_preset(s, preset->second))
+    return;
   switch (s.kind()) {
     case StmtKind::Seq:
       for (auto& c : s.as<SeqNode>()->seq) exec(c);
@@ -182,7 +184,6 @@ void Emitter::exec_for(const ForNode* op) {
     fail(std::string("loop '") + op->var.name() + "' is " + ir::to_string(op->for_kind) +
          "; accelerator host loops must be serial, unrolled or virtual threads");
   if (op->for_kind == ForKind::VirtualThread && !vthread_var_) return exec_vthread(op);
-  if (auto preset = bias_preset_.find(op); preset != bias_preset_.end() && emit_bias_preset(op, preset->second)) return;
   if (try_fold_gemm(op)) return;
   int64_t mn = eval(op->min), ext = eval(op->extent);
   for (int64_t i = mn; i < mn + ext; ++i) {

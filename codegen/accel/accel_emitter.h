@@ -115,8 +115,9 @@ class Emitter {
   // GEMMs), so that find_bias_presets can find it.
   static ir::Stmt hoist_bias_loads(const ir::Stmt& body);
   void find_bias_presets(const ir::Stmt& body);
-  bool emit_bias_preset(const ir::ForNode* reset_nest, const ir::Stmt& add_nest);
-  std::map<const ir::StmtNode*, ir::Stmt> bias_preset_;  // reset nest -> the ALU nest (its body) adding the bias
+  bool emit_bias_preset(const ir::Stmt& reset, const ir::Stmt& add_nest);
+  std::map<const ir::StmtNode*, ir::Stmt>
+      bias_preset_;  // reset (nest or call) -> the ALU nest (its body) adding the bias
   std::set<std::pair<const ir::StmtNode*, int64_t>> bias_applied_;  // (ALU nest body, context) whose ADD a MOV replaced
 
   // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and

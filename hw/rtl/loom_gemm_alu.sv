@@ -133,7 +133,7 @@ module loom_gemm_alu #(
   logic        two_reads_q, mov_src_q, mov_imm_q, clip_q;
   logic [AccW-1:0] clip_lo_q, clip_hi_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
-  // shifter, 2 the multi-cycle unit, 3 zero (GEMM reset)
+  // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
   logic        minmax_q, res_max_q;
   logic [1:0]  pre_sel_q;
   logic [2:0]  gap_cmd_q;  // the initiation interval minus one
@@ -147,6 +147,7 @@ module loom_gemm_alu #(
   wire alu_multi = is_alu_i && (alu_op_i == loom_accel_pkg::ALU_MUL ||
                                 (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
   wire alu_mov = is_alu_i && alu_op_i == loom_accel_pkg::ALU_MOV;
+  wire is_clip = is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
   always_ff @(posedge clk_i) begin
     if (start_i) begin
       alu_q <= is_alu_i;
@@ -157,9 +158,10 @@ module loom_gemm_alu #(
       two_reads_q <= is_alu_i && !use_imm_i && !alu_mov;
       mov_src_q <= alu_mov && !use_imm_i;
       mov_imm_q <= alu_mov && use_imm_i;
-      clip_q <= is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
-      clip_lo_q <= AccW'($signed(imm_i[7:0]));
-      clip_hi_q <= AccW'($signed(imm_i[15:8]));
+      clip_q <= is_clip;
+      // CLIP's bounds; [0, 0] otherwise, so that I8's clamp is the GEMM reset's zero too
+      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : '0;
+      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : '0;
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
@@ -173,7 +175,7 @@ module loom_gemm_alu #(
           loom_accel_pkg::ALU_MUL: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd2};
           // MOV: the shifter by zero passes the operand I7 took as the destination word
           loom_accel_pkg::ALU_MOV: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};
-          loom_accel_pkg::ALU_CLIP: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd0};  // I8's clamp
+          loom_accel_pkg::ALU_CLIP: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd3};  // I8's clamp
           // the decoder faults on any other op first (the assertion below): waived from coverage
           /*verilator coverage_off*/
           default: {minmax_q, res_max_q, pre_sel_q} <= 'x;
@@ -422,8 +424,8 @@ module loom_gemm_alu #(
     end
     // I8: every candidate side by side (adder, shifter, the multi-cycle unit's result, the
     // operands for min and max); a 4:1 select of the first three (and zero) from registers, then
-    // one LUT that takes min, max or that; CLIP clamps the destination word between the
-    // immediate's bytes instead. The unit's result comes when I8 is idle (II 5).
+    // one LUT that takes min, max or that; CLIP's clamp between the immediate's bytes is the
+    // fourth candidate. The unit's result comes when I8 is idle (II 5).
     if ((valid_q[8] && !alu_multi_q) || u_valid_q[4]) begin : i8_exec
       logic [AccEW-1:0] a;
       logic [1:0] pre_sel;
@@ -433,7 +435,7 @@ module loom_gemm_alu #(
       a = hit_a_q ? res_q : opa_q;
       res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
-        logic signed [AccW-1:0] la, lb, addend, sum, shifted, pre;
+        logic signed [AccW-1:0] la, lb, lc, addend, sum, shifted, clamped, pre;
         la = a[e*AccW+:AccW];
         lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
         addend = lb;
@@ -443,14 +445,18 @@ module loom_gemm_alu #(
         end
         sum = la + addend;
         shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
+        // CLIP clamps the word I7 read without I8's forward: the write it would take is the
+        // clamp of the same word (an iteration reads what the one ahead of it read, and the
+        // instruction before has drained), and a clamp clamped again is the same.
+        lc = opa_q[e*AccW+:AccW];
+        clamped = lc < $signed(clip_lo_q) ? clip_lo_q : lc > $signed(clip_hi_q) ? clip_hi_q : lc;
         unique case (pre_sel)
           2'd0: pre = sum;
           2'd1: pre = shifted;
           2'd2: pre = u_res_q[e*AccW+:AccW];
-          default: pre = '0;
+          default: pre = clamped;  // CLIP; [0, 0] for the GEMM reset
         endcase
-        if (clip_q) res_q[e*AccW+:AccW] <= la < $signed(clip_lo_q) ? clip_lo_q : la > $signed(clip_hi_q) ? clip_hi_q : la;
-        else res_q[e*AccW+:AccW] <= !minmax ? pre : (la < lb) != res_max_q ? la : lb;
+        res_q[e*AccW+:AccW] <= !minmax ? pre : (la < lb) != res_max_q ? la : lb;
       end
     end
     if (valid_q[8] && alu_multi_q) begin : u0

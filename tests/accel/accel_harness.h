@@ -238,6 +238,12 @@ struct ReferenceModel {
                       case AluOp::Mul:
                         r = int64_t(uint64_t(x) * uint64_t(y));
                         break;
+                      case AluOp::Mov:
+                        r = y;
+                        break;
+                      case AluOp::Clip:  // bounds: the immediate's low and high signed bytes
+                        r = std::min<int64_t>(std::max<int64_t>(x, int8_t(y & 0xff)), int8_t((y >> 8) & 0xff));
+                        break;
                     }
                     a = wrap(r);
                   }

@@ -237,15 +237,16 @@ std::map<std::string, int> conv_stream_counts(int vthreads, int oc_blocks) {
 TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
   // 4 output-channel blocks, 2 input-channel blocks, one 7x7 tile: the 3x3 window is unrolled into
   // the micro-op kernel, so each (output block, input block) is one GEMM update, plus one reset
-  // per output block; the ALU requantization (shift, max, min) is 3 instructions per block.
+  // per output block; the ALU requantization (shift, then max and min as one clip) is 2
+  // instructions per block.
   auto n = conv_stream_counts(1, 1);
   EXPECT_EQ(n["GEMM.update"], 4 * 2);
   EXPECT_EQ(n["GEMM.reset"], 4);
-  EXPECT_EQ(n["ALU"], 4 * 3);
+  EXPECT_EQ(n["ALU"], 4 * 2);
   // The same with two virtual threads: the same instructions, and the ALU stages still run in place.
   auto v = conv_stream_counts(2, 1);
   EXPECT_EQ(v["GEMM.update"], 4 * 2);
-  EXPECT_EQ(v["ALU"], 4 * 3);
+  EXPECT_EQ(v["ALU"], 4 * 2);
   // Two output blocks per tile: half the GEMM updates, each twice as long.
   auto o = conv_stream_counts(1, 2);
   EXPECT_EQ(o["GEMM.update"], 2 * 2);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <tuple>
 
 #include "common/error_text.h"
@@ -52,6 +53,21 @@ NDArray from_bytes(const std::vector<int64_t>& shape, DataType t, const void* da
 void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vector<NDArray>& args,
                  const std::vector<int8_t>& want, const std::string& what) {
   codegen::AccelModule m = codegen::build_accel(f, cfg);
+  // The requantizing epilogue in three ALU passes: a bias (the function's third argument) moved
+  // into the accumulators instead of their reset (the GEMMs accumulate onto it; no ADD with a
+  // register operand after them), the shift, and the clamp's two bounds as one CLIP.
+  std::map<accel::AluOp, int> alu;
+  int resets = 0;
+  for (const accel::Instruction& i : m.instructions()) {
+    if (i.opcode == accel::Opcode::Alu) ++alu[i.alu_op];
+    resets += i.opcode == accel::Opcode::Gemm && i.reset;
+  }
+  EXPECT_GT(alu[accel::AluOp::Clip], 0) << what;
+  EXPECT_EQ(alu[accel::AluOp::Add] + alu[accel::AluOp::Min] + alu[accel::AluOp::Max], 0) << what;
+  if (f.args.size() == 4) {
+    EXPECT_EQ(resets, 0) << what;
+    EXPECT_EQ(alu[accel::AluOp::Mov], alu[accel::AluOp::Clip]) << what;
+  }
   using P = sim::FunctionalSim::Interleave;
   for (auto [policy, seed] : {std::pair{P::LoadFirst, 0}, std::pair{P::StoreFirst, 0}, std::pair{P::Random, 3}}) {
     sim::FunctionalSim dev(cfg);
