@@ -297,6 +297,35 @@ TEST_P(AccelAdd, MatchesTheCpuDefinition) {
   }
 }
 
+// A model's residual add: one operand shifted left to the other's exponent and the
+// requantization rounded; the multiply by 2^3 runs as a shift left (SHR by -3: one cycle an
+// iteration where MUL takes five). Checked against plain C++ from the definition.
+TEST(AccelAdd, OperandShiftAndRoundingMatchPlainCpp) {
+  accel::AccelConfig cfg = accel::default_config();
+  Tensor A = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "A");
+  Tensor B = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "B");
+  Tensor Eye = placeholder({16, 16}, DataType::Int(8), "eye");
+  const ops::Requantize rq{4, false};
+  auto add = ops::add_int8_widening(A, B, Eye, rq, "add", ops::AddShifts{.lshift_a = 3, .lshift_b = 0, .round = true});
+  schedule::Schedule s({add.q.out});
+  ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
+  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, B, Eye, add.q.out}, "add"), cfg);
+  NDArray a = test::random_array(A, 7, -128, 127), b = test::random_array(B, 8, -128, 127);
+  NDArray eye = NDArray::empty({16, 16}, DataType::Int(8));
+  auto id = ops::identity_block(16);
+  std::copy(id.begin(), id.end(), eye.data<int8_t>());
+  sim::FunctionalSim dev(cfg);
+  std::vector<NDArray> arrays{a, b, eye, test::empty_like(add.q.out)};
+  m.run(dev, arrays);
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const int32_t v = (int32_t(a.data<int8_t>()[i]) * 8 + b.data<int8_t>()[i] + 8) >> 4;
+    ASSERT_EQ(int(arrays.back().data<int8_t>()[i]), std::clamp(v, -128, 127)) << "element " << i;
+  }
+  const std::string listing = m.disassemble(dev);
+  EXPECT_EQ(listing.find("ALU.mul"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("ALU.shr imm=-3"), std::string::npos) << listing;
+}
+
 TEST(AccelCodegen, AddWideningChecksTheIdentityBlock) {
   Tensor A = placeholder({1, 2, 4, 4, 1, 16}, DataType::Int(8), "A");
   Tensor Eye = placeholder({16, 8}, DataType::Int(8), "eye");
