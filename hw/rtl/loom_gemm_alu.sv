@@ -129,8 +129,9 @@ module loom_gemm_alu #(
   logic        alu_q, gemm_math_q, alu_multi_q, use_imm_q, alu_mul_q, shr_left_q;
   // two_reads_q: an ALU op reading its destination and a register operand (I5 and I6);
   // mov_src_q: MOV from a register (I6 reads the operand instead of the destination);
-  // mov_imm_q: MOV of the immediate (I7 takes it as the destination word); clip_q: CLIP
-  logic        two_reads_q, mov_src_q, mov_imm_q, clip_q;
+  // mov_imm_q: MOV of the immediate (I7 takes it as the destination word); clip_lo_q and
+  // clip_hi_q: CLIP's bounds
+  logic        two_reads_q, mov_src_q, mov_imm_q;
   logic [AccW-1:0] clip_lo_q, clip_hi_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
@@ -158,7 +159,6 @@ module loom_gemm_alu #(
       two_reads_q <= is_alu_i && !use_imm_i && !alu_mov;
       mov_src_q <= alu_mov && !use_imm_i;
       mov_imm_q <= alu_mov && use_imm_i;
-      clip_q <= is_clip;
       // CLIP's bounds; [0, 0] otherwise, so that I8's clamp is the GEMM reset's zero too
       clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : '0;
       clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : '0;

@@ -32,8 +32,8 @@ if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" "$work/a/report.xml" || fail "report.xml is not XML"
 fi
 grep -q "^## ISA coverage of 3 jobs" "$work/a/report.md" || fail "no ISA coverage in report.md"
-grep -q "hole: load acc: no padding" "$work/a/report.md" || fail "the coverage hole is not listed"
-grep -q '"total": 85' "$work/a/coverage.json" || fail "coverage.json"
+grep -q "hole: load inp: no padding" "$work/a/report.md" || fail "the coverage hole is not listed"
+grep -q '"total": 89' "$work/a/coverage.json" || fail "coverage.json"
 grep "^random/" "$work/a/report.csv" | grep -v ",pass," && fail "a random program parted the RTL from fsim"
 # Every pass on the RTL matched fsim bit-exactly within its cycle budget.
 grep "^rtl/" "$work/a/report.csv" | grep -v ",pass," && fail "an RTL job failed"
