@@ -159,7 +159,7 @@ void Emitter::alu_nest(const Stmt& nest) {
   AluNest n = alu_nest_shape(nest);
   // The GEMMs accumulated onto a bias this nest would add (accel_bias_init.cc): it only copies,
   // if it does not compute in place.
-  const bool preset = bias_applied_.erase({nest.get(), vthread_var_ ? env_.at(vthread_var_) : 0}) > 0;
+  const bool preset = bias_applied_.erase({nest.get(), context()}) > 0;
   // Every ALU instruction below writes the destination entries' out copies.
   Access a = kernel_access(alu_kernel(n, 0, -1), false);
   sync_before(Module::Compute, a);

@@ -188,20 +188,17 @@ bool Emitter::emit_bias_preset(const Stmt& reset, const Stmt& add_nest) {
   for (auto* l : chain) env_.erase(l->var.get());
   AluNest n = alu_nest_shape(add_nest, /*with_destination=*/false);
   if (n.op != accel::AluOp::Add || n.use_imm || !n.has_rhs) return false;
+  // The MOV writes the ADD's left operand entries (their out copies, entry for entry).
+  Access a = kernel_access(alu_kernel(n, 1, -1), false);
   std::vector<int64_t> added;
-  const int64_t outer = n.loops.size() == 2 ? n.loops[0][0] : 1, inner = n.loops.empty() ? 1 : n.loops.back()[0];
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i)
-      added.push_back(n.lhs0 + (n.loops.size() == 2 ? o * n.loops[0][2] : 0) +
-                      (n.loops.empty() ? 0 : i * n.loops.back()[2]));
+  for (const auto& w : a.writes) added.push_back(w.second);
   std::sort(zeroed.begin(), zeroed.end());
   std::sort(added.begin(), added.end());
   if (zeroed != added || std::adjacent_find(added.begin(), added.end()) != added.end()) return false;
-  Access a = kernel_access(alu_kernel(n, 1, -1), false);
   sync_before(Module::Compute, a);
   drv_.alu(alu_kernel(n, 1, 2), accel::AluOp::Mov, false);
   record_after(Module::Compute, a);
-  bias_applied_.insert({add_nest.get(), vthread_var_ ? env_.at(vthread_var_) : 0});
+  bias_applied_.insert({add_nest.get(), context()});
   return true;
 }
 

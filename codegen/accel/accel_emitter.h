@@ -118,6 +118,8 @@ class Emitter {
   bool emit_bias_preset(const ir::Stmt& reset, const ir::Stmt& add_nest);
   std::map<const ir::StmtNode*, ir::Stmt>
       bias_preset_;  // reset (nest or call) -> the ALU nest (its body) adding the bias
+  // The virtual thread being emitted (0 outside virtual threads).
+  int64_t context() const { return vthread_var_ ? env_.at(vthread_var_) : 0; }
   std::set<std::pair<const ir::StmtNode*, int64_t>> bias_applied_;  // (ALU nest body, context) whose ADD a MOV replaced
 
   // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and
