@@ -156,6 +156,9 @@ accel::UopKernel Emitter::alu_kernel(const AluNest& n, int dst, int src) const {
 }
 
 void Emitter::alu_nest(const Stmt& nest) {
+  if (auto acc = accumulated_add_.find(nest.get());
+      acc != accumulated_add_.end() && emit_accumulated_add(nest, acc->second))
+    return;
   AluNest n = alu_nest_shape(nest);
   // The GEMMs accumulated onto a bias this nest would add (accel_bias_init.cc): it only copies,
   // if it does not compute in place.

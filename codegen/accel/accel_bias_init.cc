@@ -16,36 +16,12 @@ using accel::Module;
 
 namespace {
 
-// A leaf of the lowered function (DMA, GEMM nest, ALU nest) with the host loops around it.
-struct Leaf {
-  Stmt stmt;
-  std::vector<const ForNode*> loops;  // outermost first
-};
-
-// The accelerator GEMM call at the end of a nest (or a lone call), or nullopt.
-std::optional<TensorIntrinCall> gemm_of(const Stmt& s) {
-  Stmt body = s;
-  while (auto* f = body.as<ForNode>()) body = f->body;
-  auto* ev = body.as<EvaluateNode>();
-  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
-  auto c = call ? as_tensor_intrin_call(call) : std::nullopt;
-  if (!c || c->intrinsic != kAccelGemm) return std::nullopt;
-  return c;
-}
-
-const BufferNode* buffer_of(const Expr& address) {
-  const LoadNode* l = as_address_of(address);
-  return l ? l->buffer.get() : nullptr;
-}
-
 const BufferNode* dma_destination(const Stmt& s) {
   auto* ev = s.as<EvaluateNode>();
   auto* call = ev ? ev->value.as<CallNode>() : nullptr;
   auto copy = call ? as_dma_copy(call) : std::nullopt;
   return copy ? buffer_of(copy->dst) : nullptr;
 }
-
-bool touches(const Stmt& s, const BufferNode* b) { return uses_var(s, b->data.get()); }
 
 // The ALU nest's `acc + bias` (either order): the bias buffer, or null.
 const BufferNode* bias_added_to(const Stmt& s, const BufferNode* acc) {
@@ -125,9 +101,27 @@ class HoistBiasLoads : public IRMutator {
 
 }  // namespace
 
+// The accelerator GEMM call at the end of a nest (or a lone call), or nullopt.
+std::optional<TensorIntrinCall> gemm_of(const Stmt& s) {
+  Stmt body = s;
+  while (auto* f = body.as<ForNode>()) body = f->body;
+  auto* ev = body.as<EvaluateNode>();
+  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  auto c = call ? as_tensor_intrin_call(call) : std::nullopt;
+  if (!c || c->intrinsic != kAccelGemm) return std::nullopt;
+  return c;
+}
+
+const BufferNode* buffer_of(const Expr& address) {
+  const LoadNode* l = as_address_of(address);
+  return l ? l->buffer.get() : nullptr;
+}
+
+bool touches(const Stmt& s, const BufferNode* b) { return uses_var(s, b->data.get()); }
+
 Stmt Emitter::hoist_bias_loads(const Stmt& body) { return HoistBiasLoads().mutate(body); }
 
-void Emitter::find_bias_presets(const Stmt& body) {
+std::vector<Emitter::Leaf> Emitter::leaves_of(const Stmt& body) {
   std::vector<Leaf> leaves;
   std::vector<const ForNode*> loops;
   std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
@@ -147,6 +141,11 @@ void Emitter::find_bias_presets(const Stmt& body) {
     }
   };
   walk(body);
+  return leaves;
+}
+
+void Emitter::find_bias_presets(const Stmt& body) {
+  const std::vector<Leaf> leaves = leaves_of(body);
   for (size_t r = 0; r < leaves.size(); ++r) {
     auto reset = gemm_of(leaves[r].stmt);
     if (!reset || reset->part != TensorIntrinPart::Reset) continue;

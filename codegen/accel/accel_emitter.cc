@@ -33,6 +33,7 @@ void Emitter::fail(const std::string& what) const {
 void Emitter::run(const Stmt& lowered) {
   const Stmt body = hoist_bias_loads(lowered);
   find_bias_presets(body);
+  find_accumulated_adds(body);
   exec(body);
 }
 
@@ -141,7 +142,7 @@ uint32_t Emitter::entry_of(const Operand& o, const char* what) const {
 }
 
 void Emitter::exec(const Stmt& s) {
-  if (!s.defined()) return;
+  if (!s.defined() || (!capture_ && deferred_gemm_.count(s.get()))) return;
   if (auto preset = bias_preset_.find(s.get()); preset != bias_preset_.end() && emit_bias_preset(s, preset->second))
     return;
   switch (s.kind()) {
@@ -321,9 +322,14 @@ const BufferNode* Emitter::in_place_source(const AllocateNode* op, const Stmt& f
   while (auto* f = inner.as<ForNode>()) inner = f->body;
   auto* st = inner.as<StoreNode>();
   if (!st || st->buffer.get() != op->buffer.get()) return nullptr;
+  // An accumulated add's sum lands in the operand its GEMM did not write (accel_add_accumulate.cc).
+  const BufferNode* skip = nullptr;
+  if (auto acc = accumulated_add_.find(alu->body.get()); acc != accumulated_add_.end())
+    skip = buffer_of(gemm_of(acc->second)->addresses.back());
   const BufferNode* src = nullptr;
   post_order_visit(st->value, [&](const Expr& x) {
-    if (auto* l = x.as<LoadNode>(); l && !src && structural_equal(l->index, st->index) && sram_.count(l->buffer.get()))
+    if (auto* l = x.as<LoadNode>();
+        l && !src && l->buffer.get() != skip && structural_equal(l->index, st->index) && sram_.count(l->buffer.get()))
       src = l->buffer.get();
   });
   if (!src || sram_.at(src).mem != MemType::Acc || sram_.at(src).entries != sram_entries(op)) return nullptr;

@@ -17,6 +17,14 @@
 
 namespace loom::codegen::accel_backend {
 
+// IR helpers shared by the emitter's rewrites (defined in accel_bias_init.cc).
+// The accelerator GEMM call ending a loop nest (any depth) or a lone call, or nullopt.
+std::optional<ir::TensorIntrinCall> gemm_of(const ir::Stmt& s);
+// The buffer of address_of(buffer[index]), else null.
+const ir::BufferNode* buffer_of(const ir::Expr& address);
+// True when `s` uses the buffer at all.
+bool touches(const ir::Stmt& s, const ir::BufferNode* b);
+
 class Emitter {
  public:
   // dram_bits: each argument's element width in device memory (accel_arg_bits; packed when narrow).
@@ -84,6 +92,14 @@ class Emitter {
   static std::optional<ir::TensorIntrinCall> as_gemm_call(const ir::CallNode* call);  // an accel.gemm part, or nullopt
   void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled,
             const std::vector<const ir::ForNode*>& loops);
+  // One GEMM instruction's micro-op kernels: `zero` is the reset a full GEMM (the whole reduction
+  // in one call) starts with.
+  struct CapturedGemm {
+    accel::UopKernel zero, kernel;
+    bool full = false, reset = false;
+  };
+  void emit_gemm(const CapturedGemm& g);
+  std::vector<CapturedGemm>* capture_ = nullptr;  // set: gemm() collects its instructions here instead
   void for_each_point(const std::vector<const ir::ForNode*>& loops, const std::function<void()>& f);
   static const ir::CallNode* gemm_nest_call(const ir::ForNode* f);
   bool lockstep_leaf(const ir::Stmt& s) const;
@@ -108,6 +124,14 @@ class Emitter {
   accel::UopKernel alu_kernel(const AluNest& n, int dst, int src) const;
   void alu_nest(const ir::Stmt& nest);
 
+  // A leaf of the lowered function (DMA, GEMM nest, ALU nest) with the host loops around it, in
+  // program order.
+  struct Leaf {
+    ir::Stmt stmt;
+    std::vector<const ir::ForNode*> loops;  // outermost first
+  };
+  static std::vector<Leaf> leaves_of(const ir::Stmt& body);
+
   // Bias presets (accel_bias_init.cc): a GEMM reset nest whose accumulators a later ALU nest adds
   // a bias to (loaded before the reset, only GEMM updates of them in between) becomes a MOV of
   // the bias into them, and the ADD is dropped: the GEMMs accumulate onto the bias.
@@ -121,6 +145,16 @@ class Emitter {
   // The virtual thread being emitted (0 outside virtual threads).
   int64_t context() const { return vthread_var_ ? env_.at(vthread_var_) : 0; }
   std::set<std::pair<const ir::StmtNode*, int64_t>> bias_applied_;  // (ALU nest body, context) whose ADD a MOV replaced
+
+  // Accumulated adds (accel_add_accumulate.cc): an ALU nest adding two accumulator buffers, one of
+  // them written by a lone full GEMM nest whose operands nothing changes in between, gets that GEMM
+  // emitted right before it, accumulating onto the other operand's entries (no reset), and the ADD
+  // becomes at most a MOV; the GEMM is not emitted where it stands.
+  void find_accumulated_adds(const ir::Stmt& body);
+  // False when the entries do not match one for one: the GEMM was emitted as it was, the ADD follows.
+  bool emit_accumulated_add(const ir::Stmt& nest, const ir::Stmt& gemm_leaf);
+  std::map<const ir::StmtNode*, ir::Stmt> accumulated_add_;  // ALU nest body -> the GEMM leaf it accumulates
+  std::set<const ir::StmtNode*> deferred_gemm_;              // those GEMM leaves
 
   // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and
   // writes these scratchpad entries, wait (pop) for the latest instruction of a neighbouring

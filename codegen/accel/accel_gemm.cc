@@ -60,11 +60,18 @@ void Emitter::gemm(const TensorIntrinCall& call, const std::vector<const ForNode
   });
   for (auto* l : loops) env_.erase(l->var.get());
   for (auto* l : unrolled) env_.erase(l->var.get());
-  accel::UopKernel kernel = k.build();
-  Access a = kernel_access(kernel, !reset);
+  CapturedGemm g{zero.build(), k.build(), full, reset};
+  if (capture_)
+    capture_->push_back(std::move(g));
+  else
+    emit_gemm(g);
+}
+
+void Emitter::emit_gemm(const CapturedGemm& g) {
+  Access a = kernel_access(g.kernel, !g.reset);
   sync_before(Module::Compute, a);
-  if (full) drv_.gemm(zero.build(), true);
-  drv_.gemm(kernel, reset);
+  if (g.full) drv_.gemm(g.zero, true);
+  drv_.gemm(g.kernel, g.reset);
   record_after(Module::Compute, a);
 }
 

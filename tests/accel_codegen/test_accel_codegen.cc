@@ -326,6 +326,52 @@ TEST(AccelAdd, OperandShiftAndRoundingMatchPlainCpp) {
   EXPECT_NE(listing.find("ALU.shr imm=-3"), std::string::npos) << listing;
 }
 
+// The second widened operand of a residual add accumulates onto the first's accumulators (or,
+// with the first shifted, onto them after the shift; with the second shifted, the first onto it):
+// one GEMM reset a tile and no register ADD, checked against plain C++ from the definition on
+// one and two virtual threads, with tiles of 7 rows and of 1.
+TEST(AccelAdd, SecondOperandAccumulatesOntoTheFirst) {
+  accel::AccelConfig cfg = accel::default_config();
+  struct Case {
+    ops::AddShifts shifts;
+    ops::AccelConvTiling tiling;
+  };
+  for (const Case& c : {Case{{0, 0, false}, {7, 7, 1, 2}}, Case{{3, 0, true}, {7, 7, 1, 2}},
+                        Case{{0, 2, true}, {1, 7, 1, 1}}, Case{{2, 5, true}, {7, 7, 1, 2}}}) {
+    SCOPED_TRACE(::testing::Message() << "shifts " << c.shifts.lshift_a << "/" << c.shifts.lshift_b << ", "
+                                      << c.tiling.virtual_threads << " virtual threads");
+    Tensor A = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "A");
+    Tensor B = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "B");
+    Tensor Eye = placeholder({16, 16}, DataType::Int(8), "eye");
+    const ops::Requantize rq{5, false};
+    auto add = ops::add_int8_widening(A, B, Eye, rq, "add", c.shifts);
+    schedule::Schedule s({add.q.out});
+    ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, c.tiling);
+    codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, B, Eye, add.q.out}, "add"), cfg);
+    NDArray a = test::random_array(A, 3, -128, 127), b = test::random_array(B, 4, -128, 127);
+    NDArray eye = NDArray::empty({16, 16}, DataType::Int(8));
+    auto id = ops::identity_block(16);
+    std::copy(id.begin(), id.end(), eye.data<int8_t>());
+    sim::FunctionalSim dev(cfg);
+    std::vector<NDArray> arrays{a, b, eye, test::empty_like(add.q.out)};
+    m.run(dev, arrays);
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const int32_t sum = (int32_t(a.data<int8_t>()[i]) << c.shifts.lshift_a) +
+                          (int32_t(b.data<int8_t>()[i]) << c.shifts.lshift_b) + (c.shifts.round ? 16 : 0);
+      ASSERT_EQ(int(arrays.back().data<int8_t>()[i]), std::clamp(sum >> 5, -128, 127)) << "element " << i;
+    }
+    const std::string listing = m.disassemble(dev);
+    auto count = [&](const std::string& what) {
+      int n = 0;
+      for (size_t p = listing.find(what); p != std::string::npos; p = listing.find(what, p + 1)) ++n;
+      return n;
+    };
+    const bool both_shifted = c.shifts.lshift_a && c.shifts.lshift_b;
+    EXPECT_EQ(count("GEMM reset"), count("STORE") * (both_shifted ? 2 : 1)) << listing;
+    EXPECT_EQ(count("ALU.add uop"), both_shifted ? count("STORE") : 0) << listing;
+  }
+}
+
 TEST(AccelCodegen, AddWideningChecksTheIdentityBlock) {
   Tensor A = placeholder({1, 2, 4, 4, 1, 16}, DataType::Int(8), "A");
   Tensor Eye = placeholder({16, 8}, DataType::Int(8), "eye");
