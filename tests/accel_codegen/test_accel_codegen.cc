@@ -328,7 +328,7 @@ TEST(AccelAdd, OperandShiftAndRoundingMatchPlainCpp) {
 
 // The second widened operand of a residual add accumulates onto the first's accumulators (or,
 // with the first shifted, onto them after the shift; with the second shifted, the first onto it):
-// one GEMM reset a tile and no register ADD, checked against plain C++ from the definition on
+// one GEMM reset a tile, no register ADD and no MOV, checked against plain C++ from the definition on
 // one and two virtual threads, with tiles of 7 rows and of 1.
 TEST(AccelAdd, SecondOperandAccumulatesOntoTheFirst) {
   accel::AccelConfig cfg = accel::default_config();
@@ -369,6 +369,7 @@ TEST(AccelAdd, SecondOperandAccumulatesOntoTheFirst) {
     const bool both_shifted = c.shifts.lshift_a && c.shifts.lshift_b;
     EXPECT_EQ(count("GEMM reset"), count("STORE") * (both_shifted ? 2 : 1)) << listing;
     EXPECT_EQ(count("ALU.add uop"), both_shifted ? count("STORE") : 0) << listing;
+    EXPECT_EQ(count("ALU.mov"), 0) << listing;  // the sum lands where the nest's destination is
   }
 }
 
