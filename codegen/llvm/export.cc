@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "llvm_target.h"
@@ -49,6 +50,19 @@ std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMO
   return emit_machine_code(*m, *tm, true);
 }
 
+// The host's linker with libgcc (its helpers for 128-bit division and half floats), when the
+// build found them and LOOM_CC names no driver: linking with it directly skips the compiler
+// driver's two processes; a kernel library needs no start files or C library of its own.
+static std::optional<std::vector<std::string>> host_linker(const LLVMOptions& options) {
+#if defined(LOOM_HOST_LD) && defined(LOOM_HOST_LIBGCC)
+  if (!is_cross(options) && !runtime::env::text("LOOM_CC"))
+    return std::vector<std::string>{LOOM_HOST_LD, "--eh-frame-hdr", "--hash-style=gnu", "--build-id"};
+#else
+  (void)options;
+#endif
+  return std::nullopt;
+}
+
 // The C compiler driver that links a library for the options' target (see export_library).
 static std::string c_compiler_for(const LLVMOptions& options, const std::vector<ir::LoweredFunc>& funcs) {
   if (auto env_cc = runtime::env::text("LOOM_CC")) return *env_cc;
@@ -69,7 +83,8 @@ static std::string c_compiler_for(const LLVMOptions& options, const std::vector<
 }
 
 void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string& path, const LLVMOptions& options) {
-  const std::string cc = c_compiler_for(options, funcs);
+  const std::optional<std::vector<std::string>> ld = host_linker(options);
+  const std::string cc = ld ? ld->front() : c_compiler_for(options, funcs);
   const std::vector<std::string> objects =
       compile_objects(funcs, choose_target(options), options, CodeFor::SharedLibrary, /*metadata=*/true);
 
@@ -79,7 +94,8 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
     LOOM_THROW(CodegenError, "export_library: cannot make a temporary folder '", folder_template,
                "': ", std::strerror(errno));
   const fs::path folder = folder_template;
-  std::vector<std::string> command = {"", "-shared", "-o", path};
+  std::vector<std::string> command = ld ? *ld : std::vector<std::string>{""};
+  command.insert(command.end(), {"-shared", "-o", path});
   for (size_t i = 0; i < objects.size(); ++i) {
     fs::path obj_path = folder / (std::to_string(i) + ".o");
     std::ofstream out(obj_path, std::ios::binary);
@@ -91,6 +107,9 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
     command.push_back(obj_path.string());
   }
   command.push_back("-lm");
+#ifdef LOOM_HOST_LIBGCC
+  if (ld) command.push_back(LOOM_HOST_LIBGCC);
+#endif
   const fs::path log_path = folder / "link.log";
   // loom_* hooks stay undefined: the process that loads the library provides them.
   command[0] = cc;
