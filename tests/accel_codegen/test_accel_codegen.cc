@@ -297,18 +297,18 @@ TEST_P(AccelAdd, MatchesTheCpuDefinition) {
   }
 }
 
-// A model's residual add: one operand shifted left to the other's exponent and the
-// requantization rounded; the multiply by 2^3 runs as a shift left (SHR by -3: one cycle an
-// iteration where MUL takes five). Checked against plain C++ from the definition.
-TEST(AccelAdd, OperandShiftAndRoundingMatchPlainCpp) {
+// A residual add of two int8 [1, 2, 7, 7, 1, 16] operands with `shifts`, requantized by `shift`,
+// scheduled with `tiling` and run on fsim, checked element by element against plain C++ from the
+// definition: ((a << lshift_a) + (b << lshift_b) + 2^(shift-1) if rounded) >> shift, clamped.
+// Returns the program's listing ("" after a mismatch).
+static std::string residual_add_on_fsim(const ops::AddShifts& shifts, int shift, const ops::AccelConvTiling& tiling) {
   accel::AccelConfig cfg = accel::default_config();
   Tensor A = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "A");
   Tensor B = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "B");
   Tensor Eye = placeholder({16, 16}, DataType::Int(8), "eye");
-  const ops::Requantize rq{4, false};
-  auto add = ops::add_int8_widening(A, B, Eye, rq, "add", ops::AddShifts{.lshift_a = 3, .lshift_b = 0, .round = true});
+  auto add = ops::add_int8_widening(A, B, Eye, ops::Requantize{shift, false}, "add", shifts);
   schedule::Schedule s({add.q.out});
-  ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
+  ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, tiling);
   codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, B, Eye, add.q.out}, "add"), cfg);
   NDArray a = test::random_array(A, 7, -128, 127), b = test::random_array(B, 8, -128, 127);
   NDArray eye = NDArray::empty({16, 16}, DataType::Int(8));
@@ -318,20 +318,32 @@ TEST(AccelAdd, OperandShiftAndRoundingMatchPlainCpp) {
   std::vector<NDArray> arrays{a, b, eye, test::empty_like(add.q.out)};
   m.run(dev, arrays);
   for (int64_t i = 0; i < a.numel(); ++i) {
-    const int32_t v = (int32_t(a.data<int8_t>()[i]) * 8 + b.data<int8_t>()[i] + 8) >> 4;
-    ASSERT_EQ(int(arrays.back().data<int8_t>()[i]), std::clamp(v, -128, 127)) << "element " << i;
+    const int32_t sum = (int32_t(a.data<int8_t>()[i]) << shifts.lshift_a) +
+                        (int32_t(b.data<int8_t>()[i]) << shifts.lshift_b) + (shifts.round ? 1 << (shift - 1) : 0);
+    const int want = std::clamp(sum >> shift, -128, 127), got = arrays.back().data<int8_t>()[i];
+    if (got != want) {
+      ADD_FAILURE() << "element " << i << ": " << got << ", want " << want;
+      return "";
+    }
   }
-  const std::string listing = m.disassemble(dev);
+  return m.disassemble(dev);
+}
+
+// A model's residual add: one operand shifted left to the other's exponent and the
+// requantization rounded; the multiply by 2^3 runs as a shift left (SHR by -3: one cycle an
+// iteration where MUL takes five).
+TEST(AccelAdd, OperandShiftAndRoundingMatchPlainCpp) {
+  const std::string listing = residual_add_on_fsim({.lshift_a = 3, .lshift_b = 0, .round = true}, 4, {7, 7, 1, 2});
+  ASSERT_FALSE(listing.empty());
   EXPECT_EQ(listing.find("ALU.mul"), std::string::npos) << listing;
   EXPECT_NE(listing.find("ALU.shr imm=-3"), std::string::npos) << listing;
 }
 
 // The second widened operand of a residual add accumulates onto the first's accumulators (or,
 // with the first shifted, onto them after the shift; with the second shifted, the first onto it):
-// one GEMM reset a tile, no register ADD and no MOV, checked against plain C++ from the definition on
-// one and two virtual threads, with tiles of 7 rows and of 1.
+// one GEMM reset a tile, no register ADD and no MOV, on one and two virtual threads, with tiles of
+// 7 rows and of 1; with both operands shifted, the two GEMMs and the ADD stay.
 TEST(AccelAdd, SecondOperandAccumulatesOntoTheFirst) {
-  accel::AccelConfig cfg = accel::default_config();
   struct Case {
     ops::AddShifts shifts;
     ops::AccelConvTiling tiling;
@@ -340,27 +352,8 @@ TEST(AccelAdd, SecondOperandAccumulatesOntoTheFirst) {
                         Case{{0, 2, true}, {1, 7, 1, 1}}, Case{{2, 5, true}, {7, 7, 1, 2}}}) {
     SCOPED_TRACE(::testing::Message() << "shifts " << c.shifts.lshift_a << "/" << c.shifts.lshift_b << ", "
                                       << c.tiling.virtual_threads << " virtual threads");
-    Tensor A = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "A");
-    Tensor B = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "B");
-    Tensor Eye = placeholder({16, 16}, DataType::Int(8), "eye");
-    const ops::Requantize rq{5, false};
-    auto add = ops::add_int8_widening(A, B, Eye, rq, "add", c.shifts);
-    schedule::Schedule s({add.q.out});
-    ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, c.tiling);
-    codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, B, Eye, add.q.out}, "add"), cfg);
-    NDArray a = test::random_array(A, 3, -128, 127), b = test::random_array(B, 4, -128, 127);
-    NDArray eye = NDArray::empty({16, 16}, DataType::Int(8));
-    auto id = ops::identity_block(16);
-    std::copy(id.begin(), id.end(), eye.data<int8_t>());
-    sim::FunctionalSim dev(cfg);
-    std::vector<NDArray> arrays{a, b, eye, test::empty_like(add.q.out)};
-    m.run(dev, arrays);
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const int32_t sum = (int32_t(a.data<int8_t>()[i]) << c.shifts.lshift_a) +
-                          (int32_t(b.data<int8_t>()[i]) << c.shifts.lshift_b) + (c.shifts.round ? 16 : 0);
-      ASSERT_EQ(int(arrays.back().data<int8_t>()[i]), std::clamp(sum >> 5, -128, 127)) << "element " << i;
-    }
-    const std::string listing = m.disassemble(dev);
+    const std::string listing = residual_add_on_fsim(c.shifts, 5, c.tiling);
+    ASSERT_FALSE(listing.empty());
     auto count = [&](const std::string& what) {
       int n = 0;
       for (size_t p = listing.find(what); p != std::string::npos; p = listing.find(what, p + 1)) ++n;
