@@ -15,7 +15,8 @@
 //   Both take an optional fourth input, int32 shifts blocked like the bias: each output channel's
 //   right shift (a per-channel power-of-two requantization; the shift attribute is then unused).
 //   accel_add    {lshift_a, lshift_b, shift, min, max}  (a, b blocked int8, eye: the identity block
-//                the accelerator widens int8 through) -> requantize(add_shifted(a, b)), blocked int8
+//                the accelerator widens int8 through, or [2, b, b]: a's and b's identities scaled
+//                by 2^lshift_a and 2^lshift_b) -> requantize(add_shifted(a, b)), blocked int8
 #include "accel_ops.h"
 #include "loom/ops/conv_shape.h"
 #include "loom/runtime/error.h"
@@ -152,8 +153,10 @@ void add_accel_ops(const AddOp& add) {
                          expect_type(in[2], DataType::Int(8), "eye");
                          if (in[0].shape != in[1].shape)
                            LOOM_THROW(ShapeError, "operands ", in[0].str(), " and ", in[1].str(), " differ");
-                         if (in[2].shape != Shape{in[0].shape[5], in[0].shape[5]})
-                           LOOM_THROW(ShapeError, "eye ", in[2].str(), " must be a square block of the channel block");
+                         const int64_t blk = in[0].shape[5];
+                         if (in[2].shape != Shape{blk, blk} && in[2].shape != Shape{2, blk, blk})
+                           LOOM_THROW(ShapeError, "eye ", in[2].str(),
+                                      " must be a square block of the channel block, or two of them");
                          return in[0];
                        },
                        [](const Node& n, const std::vector<ir::Tensor>& in, const std::string& name) {

@@ -342,34 +342,42 @@ AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor&
                "': a rounded requantization needs a shift in [1, 15] (2^(shift-1) is a 16-bit ALU immediate), got ",
                rq.shift);
   add_int8(a, b, rq, name);  // the same shape checks
-  if (eye.ndim() != 2 || const_dim(eye, 0) != const_dim(eye, 1) || const_dim(eye, 1) != const_dim(a, a.ndim() - 1))
+  // [b, b], or [2, b, b]: the operands' scaled blocks.
+  const bool scaled_eyes = eye.ndim() == 3;
+  if ((eye.ndim() != 2 && !scaled_eyes) || (scaled_eyes && const_dim(eye, 0) != 2) ||
+      const_dim(eye, eye.ndim() - 2) != const_dim(eye, eye.ndim() - 1) ||
+      const_dim(eye, eye.ndim() - 1) != const_dim(a, a.ndim() - 1))
     LOOM_THROW(ShapeError, "add_int8_widening '", name, "': '", eye.name(),
                "' must be a square block as wide as the last dimension of '", a.name(), "' (",
-               const_dim(a, a.ndim() - 1), ")");
+               const_dim(a, a.ndim() - 1), "), or two of them");
+  if (scaled_eyes && (shifts.lshift_a > kMaxEyeShift || shifts.lshift_b > kMaxEyeShift))
+    LOOM_THROW(ShapeError, "add_int8_widening '", name, "': operand shifts ", shifts.lshift_a, "/", shifts.lshift_b,
+               " beyond ", kMaxEyeShift, " cannot be scaled identities in int8");
   if (a.dtype() != DataType::Int(8) || b.dtype() != DataType::Int(8) || eye.dtype() != DataType::Int(8))
     LOOM_THROW(TypeError, "add_int8_widening '", name, "': operands and '", eye.name(), "' must be int8");
-  auto widen = [&](const Tensor& x, const std::string& n) {
+  auto widen = [&](const Tensor& x, int block, const std::string& n) {
     IterVar k = reduce_axis(x.shape().back(), "k");
     return compute(x.shape(), ComputeFn([&](const std::vector<Var>& v) {
                      std::vector<Expr> idx(v.begin(), v.end());
                      idx.back() = k->var;
-                     return sum(i32(x(idx)) * i32(eye(v.back(), k->var)), {k});
+                     Expr e = scaled_eyes ? eye(Expr(block), v.back(), k->var) : eye(v.back(), k->var);
+                     return sum(i32(x(idx)) * i32(e), {k});
                    }),
                    n, "widen");
   };
   AddWidenStages st;
-  st.widen_a = widen(a, name + "_wa");
-  st.widen_b = widen(b, name + "_wb");
+  st.widen_a = widen(a, 0, name + "_wa");
+  st.widen_b = widen(b, 1, name + "_wb");
   auto elementwise = [&](const std::function<Expr(const std::vector<Expr>&)>& f, const std::string& n) {
     return compute(a.shape(),
                    ComputeFn([&](const std::vector<Var>& v) { return f(std::vector<Expr>(v.begin(), v.end())); }), n,
                    "elemwise");
   };
   Tensor lhs = st.widen_a, rhs = st.widen_b;
-  if (shifts.lshift_a)
+  if (shifts.lshift_a && !scaled_eyes)
     st.scale.push_back(lhs =
                            elementwise([&, t = lhs](auto& i) { return t(i) * (1 << shifts.lshift_a); }, name + "_sa"));
-  if (shifts.lshift_b)
+  if (shifts.lshift_b && !scaled_eyes)
     st.scale.push_back(rhs =
                            elementwise([&, t = rhs](auto& i) { return t(i) * (1 << shifts.lshift_b); }, name + "_sb"));
   Tensor acc = elementwise([&](auto& i) { return lhs(i) + rhs(i); }, name + "_acc");
@@ -384,6 +392,18 @@ AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor&
 std::vector<int8_t> identity_block(int n) {
   std::vector<int8_t> m(size_t(n) * n, 0);
   for (int i = 0; i < n; ++i) m[size_t(i) * n + i] = 1;
+  return m;
+}
+
+std::vector<int8_t> scaled_identity_blocks(int n, int lshift_a, int lshift_b) {
+  if (lshift_a < 0 || lshift_a > kMaxEyeShift || lshift_b < 0 || lshift_b > kMaxEyeShift)
+    LOOM_THROW(ShapeError, "scaled_identity_blocks: shifts ", lshift_a, "/", lshift_b, " outside [0, ", kMaxEyeShift,
+               "] (2^7 is beyond int8)");
+  std::vector<int8_t> m(size_t(2) * n * n, 0);
+  for (int i = 0; i < n; ++i) {
+    m[size_t(i) * n + i] = int8_t(1 << lshift_a);
+    m[size_t(n) * n + size_t(i) * n + i] = int8_t(1 << lshift_b);
+  }
   return m;
 }
 

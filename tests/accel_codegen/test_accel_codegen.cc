@@ -300,19 +300,22 @@ TEST_P(AccelAdd, MatchesTheCpuDefinition) {
 // A residual add of two int8 [1, 2, 7, 7, 1, 16] operands with `shifts`, requantized by `shift`,
 // scheduled with `tiling` and run on fsim, checked element by element against plain C++ from the
 // definition: ((a << lshift_a) + (b << lshift_b) + 2^(shift-1) if rounded) >> shift, clamped.
+// With `scaled_eyes` the operands widen through identities scaled by 2^lshift ([2, 16, 16]).
 // Returns the program's listing ("" after a mismatch).
-static std::string residual_add_on_fsim(const ops::AddShifts& shifts, int shift, const ops::AccelConvTiling& tiling) {
+static std::string residual_add_on_fsim(const ops::AddShifts& shifts, int shift, const ops::AccelConvTiling& tiling,
+                                        bool scaled_eyes = false) {
   accel::AccelConfig cfg = accel::default_config();
   Tensor A = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "A");
   Tensor B = placeholder({1, 2, 7, 7, 1, 16}, DataType::Int(8), "B");
-  Tensor Eye = placeholder({16, 16}, DataType::Int(8), "eye");
+  Tensor Eye =
+      placeholder(scaled_eyes ? std::vector<Expr>{2, 16, 16} : std::vector<Expr>{16, 16}, DataType::Int(8), "eye");
   auto add = ops::add_int8_widening(A, B, Eye, ops::Requantize{shift, false}, "add", shifts);
   schedule::Schedule s({add.q.out});
   ops::schedule_add_int8_accel(s, add, ops::Blocking{1, 16, 16}, tiling);
   codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, B, Eye, add.q.out}, "add"), cfg);
   NDArray a = test::random_array(A, 7, -128, 127), b = test::random_array(B, 8, -128, 127);
-  NDArray eye = NDArray::empty({16, 16}, DataType::Int(8));
-  auto id = ops::identity_block(16);
+  NDArray eye = test::empty_like(Eye);
+  auto id = scaled_eyes ? ops::scaled_identity_blocks(16, shifts.lshift_a, shifts.lshift_b) : ops::identity_block(16);
   std::copy(id.begin(), id.end(), eye.data<int8_t>());
   sim::FunctionalSim dev(cfg);
   std::vector<NDArray> arrays{a, b, eye, test::empty_like(add.q.out)};
@@ -354,16 +357,42 @@ TEST(AccelAdd, SecondOperandAccumulatesOntoTheFirst) {
                                       << c.tiling.virtual_threads << " virtual threads");
     const std::string listing = residual_add_on_fsim(c.shifts, 5, c.tiling);
     ASSERT_FALSE(listing.empty());
-    auto count = [&](const std::string& what) {
-      int n = 0;
-      for (size_t p = listing.find(what); p != std::string::npos; p = listing.find(what, p + 1)) ++n;
-      return n;
-    };
+    auto count = [&](const std::string& what) { return test::count_occurrences(listing, what); };
     const bool both_shifted = c.shifts.lshift_a && c.shifts.lshift_b;
     EXPECT_EQ(count("GEMM reset"), count("STORE") * (both_shifted ? 2 : 1)) << listing;
     EXPECT_EQ(count("ALU.add uop"), both_shifted ? count("STORE") : 0) << listing;
     EXPECT_EQ(count("ALU.mov"), 0) << listing;  // the sum lands where the nest's destination is
   }
+}
+
+// Widened through identities scaled by 2^lshift_a and 2^lshift_b, the operands are shifted by
+// the GEMMs: no ALU shift left, the second GEMM accumulating onto the first, one reset a tile.
+TEST(AccelAdd, ScaledIdentitiesShiftTheOperandsInTheGemms) {
+  struct Case {
+    ops::AddShifts shifts;
+    ops::AccelConvTiling tiling;
+  };
+  for (const Case& c :
+       {Case{{0, 1, true}, {7, 7, 1, 2}}, Case{{3, 0, true}, {1, 7, 1, 1}}, Case{{2, 6, false}, {7, 7, 1, 2}}}) {
+    SCOPED_TRACE(::testing::Message() << "shifts " << c.shifts.lshift_a << "/" << c.shifts.lshift_b);
+    const std::string listing = residual_add_on_fsim(c.shifts, 5, c.tiling, /*scaled_eyes=*/true);
+    ASSERT_FALSE(listing.empty());
+    auto count = [&](const std::string& what) { return test::count_occurrences(listing, what); };
+    EXPECT_EQ(count("ALU.shr imm=-"), 0) << listing;
+    EXPECT_EQ(count("ALU.add uop"), 0) << listing;
+    EXPECT_EQ(count("GEMM reset"), count("STORE")) << listing;
+  }
+}
+
+TEST(AccelCodegen, AddWideningChecksTheScaledIdentities) {
+  Tensor A = placeholder({1, 2, 4, 4, 1, 16}, DataType::Int(8), "A");
+  EXPECT_THROW(ops::add_int8_widening(A, A, placeholder({3, 16, 16}, DataType::Int(8), "eye"), {}), ShapeError);
+  EXPECT_THROW(ops::add_int8_widening(A, A, placeholder({2, 16, 16}, DataType::Int(8), "eye"), {}, "add",
+                                      {.lshift_a = 7, .lshift_b = 0, .round = false}),
+               ShapeError);
+  EXPECT_THROW(ops::scaled_identity_blocks(16, 0, 7), ShapeError);
+  const auto m = ops::scaled_identity_blocks(2, 1, 6);
+  EXPECT_EQ(m, (std::vector<int8_t>{2, 0, 0, 2, 64, 0, 0, 64}));
 }
 
 TEST(AccelCodegen, AddWideningChecksTheIdentityBlock) {

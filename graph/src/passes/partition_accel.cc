@@ -63,8 +63,8 @@ int weight_passes(const NDArray& w, const accel::AccelConfig& cfg) {
 struct Rewriter {
   Graph& g;
   const accel::AccelConfig& cfg;
-  std::map<std::pair<int, int64_t>, int> packed;  // (value, padded channels) -> its pack
-  int eye = -1;
+  std::map<std::pair<int, int64_t>, int> packed;    // (value, padded channels) -> its pack
+  std::map<std::pair<int64_t, int64_t>, int> eyes;  // (lshift_a, lshift_b) -> identity blocks; (-1, -1): plain
 
   // The blocked (padded) form of an NCHW or NC int8 value with channels padded to `c_padded`.
   int pack(int x, int64_t c_padded, const std::string& name, int64_t n = -1) {
@@ -225,18 +225,31 @@ struct Rewriter {
     return unpack(y, rq.type, rq.name + "_unpack");
   }
 
+  // The identity blocks an add widens its operands through: both scaled to the common exponent
+  // ([2, b, b], the GEMMs shift) where 2^shift fits the config's signed weights, else one identity
+  // (the ALU shifts). One constant per pair of shifts, shared by the adds.
+  int identity_blocks(int64_t la, int64_t lb) {
+    const int64_t max_shift = std::min<int64_t>(ops::kMaxEyeShift, cfg.wgt_bits - 2);
+    const bool scaled = (la || lb) && la <= max_shift && lb <= max_shift;
+    const std::pair<int64_t, int64_t> key = scaled ? std::pair{la, lb} : std::pair{int64_t(-1), int64_t(-1)};
+    if (auto it = eyes.find(key); it != eyes.end()) return it->second;
+    const int n = cfg.block_in;
+    std::vector<int8_t> blocks = scaled ? ops::scaled_identity_blocks(n, int(la), int(lb)) : ops::identity_block(n);
+    NDArray e = scaled ? NDArray::empty({2, n, n}, DataType::Int(8)) : NDArray::empty({n, n}, DataType::Int(8));
+    std::memcpy(e.raw_data(), blocks.data(), blocks.size());
+    return eyes[key] =
+               g.add_constant(g.unique_name(scaled ? "accel_scaled_identity_blocks" : "accel_identity_block"), e);
+  }
+
   int add(const Node& rq, const Node& s) {
-    if (eye < 0) {
-      NDArray e = NDArray::empty({cfg.block_in, cfg.block_in}, DataType::Int(8));
-      auto id = ops::identity_block(cfg.block_in);
-      std::memcpy(e.raw_data(), id.data(), id.size());
-      eye = g.add_constant(g.unique_name("accel_identity_block"), e);
-    }
     int64_t cp = round_up(g.type_of(s.inputs[0]).shape[1], cfg.block_in);
     Attrs a = requantize_attrs(rq);
-    a.set("lshift_a", s.attrs.get_int("lshift_a", 0)).set("lshift_b", s.attrs.get_int("lshift_b", 0));
-    int y = g.add_op("accel_add", g.unique_name(s.name + "_accel"),
-                     {pack(s.inputs[0], cp, s.name + "_pack_a"), pack(s.inputs[1], cp, s.name + "_pack_b"), eye}, a);
+    const int64_t la = s.attrs.get_int("lshift_a", 0), lb = s.attrs.get_int("lshift_b", 0);
+    a.set("lshift_a", la).set("lshift_b", lb);
+    int y = g.add_op(
+        "accel_add", g.unique_name(s.name + "_accel"),
+        {pack(s.inputs[0], cp, s.name + "_pack_a"), pack(s.inputs[1], cp, s.name + "_pack_b"), identity_blocks(la, lb)},
+        a);
     return unpack(y, rq.type, rq.name + "_unpack");
   }
 };
@@ -383,7 +396,7 @@ AccelPartitionReport partition_accel(Graph& g, const accel::AccelConfig& cfg) {
   AccelPartitionReport report;
   auto users = g.users();
   std::vector<int> outputs = g.outputs;
-  Rewriter rw{g, cfg, {}, -1};
+  Rewriter rw{g, cfg, {}, {}};
   for (int id : g.topological_order()) {
     const Node rq = g.node(id);
     if (!rq.is_op() || (rq.op != "requantize" && rq.op != "requantize_channel") || !g.node(rq.inputs[0]).is_op())

@@ -88,6 +88,9 @@ QuantizedStages add_int8(const Tensor& a, const Tensor& b, const Requantize& rq,
 // so each int8 operand is first widened into the accumulator by a GEMM with `eye`, an identity
 // block [b, b] (block_in == block_out) given as an extra input (fill it with identity_block);
 // the sum and the requantization are then ALU stages. Equal to add_int8 when eye is the identity.
+// `eye` may instead be [2, b, b]: a's and b's blocks, the identity scaled by 2^lshift_a and
+// 2^lshift_b (scaled_identity_blocks; shifts up to kMaxEyeShift), so that the widening GEMMs
+// shift the operands and no ALU stage does.
 struct AddWidenStages {
   Tensor widen_a, widen_b;    // int32 copies of a and b: sum_k a[..., k] * eye[c, k]
   std::vector<Tensor> scale;  // ALU stages a << lshift_a, b << lshift_b (those not zero)
@@ -104,5 +107,10 @@ AddWidenStages add_int8_widening(const Tensor& a, const Tensor& b, const Tensor&
                                  const std::string& name = "add", const AddShifts& shifts = {});
 // Row-major int8 identity matrix of `n` x `n`, the `eye` input of add_int8_widening.
 std::vector<int8_t> identity_block(int n);
+// The largest shift a scaled int8 identity holds (2^6; 2^7 is beyond int8).
+constexpr int kMaxEyeShift = 6;
+// Two `n` x `n` identities scaled by 2^lshift_a and 2^lshift_b, [2, n, n] row-major: the `eye`
+// input of add_int8_widening that shifts the operands in the GEMMs.
+std::vector<int8_t> scaled_identity_blocks(int n, int lshift_a, int lshift_b);
 
 }  // namespace loom::ops
