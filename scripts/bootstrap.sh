@@ -7,7 +7,7 @@ build="${1:-$here/build}"
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
-  llvm-19-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
+  llvm-19-dev liblld-19-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libdlpack-dev
   libopenblas-dev libdnnl-dev verilator yosys z3 libboost-dev libssl-dev libxrt-dev libsystemc-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libcli11-dev clang clang-format libclang-rt-14-dev libxgboost-dev

@@ -1,9 +1,11 @@
 // export_library (object file + system linker), text emitters, and target description.
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "lld_link.h"
 #include "llvm_target.h"
 #include "loom/runtime/cpu_target.h"
 #include "loom/runtime/env.h"
@@ -63,6 +66,53 @@ static std::optional<std::vector<std::string>> host_linker(const LLVMOptions& op
   return std::nullopt;
 }
 
+#if defined(LOOM_HAVE_LLD) && defined(LOOM_HOST_LIBM) && defined(LOOM_HOST_LIBGCC)
+// Whether an object calls the compiler's runtime helpers (libgcc's __divti3, __truncsfhf2, ...):
+// the only undefined symbols named with two underscores. The others are libm's and libc's
+// functions and the loom_* hooks that the loading process provides.
+static bool calls_runtime_helpers(const std::string& object) {
+  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, "kernels.o"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return true;  // cannot tell: link libgcc, as ld would
+  }
+  for (const llvm::object::SymbolRef& sym : (*file)->symbols()) {
+    auto flags = sym.getFlags();
+    auto name = sym.getName();
+    if (!flags || !name) {
+      if (!flags) llvm::consumeError(flags.takeError());
+      if (!name) llvm::consumeError(name.takeError());
+      return true;
+    }
+    if ((*flags & llvm::object::SymbolRef::SF_Undefined) && name->starts_with("__")) return true;
+  }
+  return false;
+}
+#endif
+
+// The same link with lld in this process, where the build has lld's library and the host's libm
+// and libgcc: no linker process at all. False when it cannot run (the caller starts `ld`).
+// libgcc is named only where an object needs it (lld reads every member of an archive it is given).
+static bool link_host_library_in_process(const LLVMOptions& options, const std::string& path,
+                                         const std::vector<std::string>& objects,
+                                         const std::vector<std::string>& object_paths) {
+#if defined(LOOM_HAVE_LLD) && defined(LOOM_HOST_LIBM) && defined(LOOM_HOST_LIBGCC)
+  if (is_cross(options) || runtime::env::text("LOOM_CC")) return false;
+  std::vector<std::string> args{"--threads=1", "--eh-frame-hdr", "--hash-style=gnu", "--build-id", "-shared", "-o",
+                                path};
+  args.insert(args.end(), object_paths.begin(), object_paths.end());
+  args.push_back(LOOM_HOST_LIBM);
+  if (std::any_of(objects.begin(), objects.end(), calls_runtime_helpers)) args.push_back(LOOM_HOST_LIBGCC);
+  const InProcessLink link = link_in_process(args);
+  if (link.ran && !link.ok)
+    LOOM_THROW(CodegenError, "export_library: linking '", path, "' with lld (in process) failed: ", link.log);
+  return link.ran;
+#else
+  (void)options, (void)path, (void)objects, (void)object_paths;
+  return false;
+#endif
+}
+
 // The C compiler driver that links a library for the options' target (see export_library).
 static std::string c_compiler_for(const LLVMOptions& options, const std::vector<ir::LoweredFunc>& funcs) {
   if (auto env_cc = runtime::env::text("LOOM_CC")) return *env_cc;
@@ -94,18 +144,25 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
     LOOM_THROW(CodegenError, "export_library: cannot make a temporary folder '", folder_template,
                "': ", std::strerror(errno));
   const fs::path folder = folder_template;
-  std::vector<std::string> command = ld ? *ld : std::vector<std::string>{""};
-  command.insert(command.end(), {"-shared", "-o", path});
+  struct RemovedAtExit {
+    fs::path folder;
+    ~RemovedAtExit() {
+      std::error_code ec;
+      fs::remove_all(folder, ec);
+    }
+  } removed_at_exit{folder};
+  std::vector<std::string> object_paths;
   for (size_t i = 0; i < objects.size(); ++i) {
     fs::path obj_path = folder / (std::to_string(i) + ".o");
     std::ofstream out(obj_path, std::ios::binary);
-    if (!out.write(objects[i].data(), static_cast<std::streamsize>(objects[i].size()))) {
-      std::error_code ec;
-      fs::remove_all(folder, ec);
+    if (!out.write(objects[i].data(), static_cast<std::streamsize>(objects[i].size())))
       LOOM_THROW(CodegenError, "export_library: cannot write object file '", obj_path.string(), "'");
-    }
-    command.push_back(obj_path.string());
+    object_paths.push_back(obj_path.string());
   }
+  if (link_host_library_in_process(options, path, objects, object_paths)) return;
+  std::vector<std::string> command = ld ? *ld : std::vector<std::string>{""};
+  command.insert(command.end(), {"-shared", "-o", path});
+  command.insert(command.end(), object_paths.begin(), object_paths.end());
   command.push_back("-lm");
 #ifdef LOOM_HOST_LIBGCC
   if (ld) command.push_back(LOOM_HOST_LIBGCC);
@@ -127,8 +184,6 @@ void export_library(const std::vector<ir::LoweredFunc>& funcs, const std::string
     std::ifstream in(log_path);
     log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  std::error_code ec;
-  fs::remove_all(folder, ec);
   if (!run.ok())
     LOOM_THROW(CodegenError, "export_library: linking '", path, "' with '", cc, "' failed (status ", rc, "): ", log);
 }

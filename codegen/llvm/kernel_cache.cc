@@ -106,16 +106,17 @@ Kernel translate(const ir::LoweredFunc& f, llvm::TargetMachine& tm, const LLVMOp
 // target machine (a module and its context are only ever used by one thread at a time).
 void compile_in_parallel(const std::vector<Kernel*>& kernels, const TargetChoice& target, const LLVMOptions& options,
                          CodeFor code_for) {
+  if (kernels.empty()) return;
   const size_t workers = std::min(kernels.size(), size_t(std::max(1, runtime::num_threads())));
   std::atomic<size_t> next{0};
   std::vector<std::exception_ptr> errors(workers);
   auto work = [&](size_t w) {
     try {
-      auto tm = make_target_machine(target, options, code_for);
+      llvm::TargetMachine& tm = target_machine_for(target, options, code_for);
       for (size_t i; (i = next++) < kernels.size();) {
         Kernel& k = *kernels[i];
-        optimize_module(*k.module, *tm, options);
-        k.object = emit_machine_code(*k.module, *tm, /*assembly=*/false);
+        optimize_module(*k.module, tm, options);
+        k.object = emit_machine_code(*k.module, tm, /*assembly=*/false);
         k.module.reset();
       }
     } catch (...) {
@@ -136,21 +137,21 @@ void compile_in_parallel(const std::vector<Kernel*>& kernels, const TargetChoice
 std::vector<std::string> compile_objects(const std::vector<ir::LoweredFunc>& funcs, const TargetChoice& target,
                                          const LLVMOptions& options, CodeFor code_for, bool metadata) {
   const uint64_t max_bytes = max_cache_bytes();  // a bad value is an error whether or not it is needed
-  auto tm = make_target_machine(target, options, code_for);
+  llvm::TargetMachine& tm = target_machine_for(target, options, code_for);
   if (!options.dump_ir_path.empty() || !options.dump_asm_path.empty()) {
     // A dump shows the functions as one module, after the optimizer: no cache, no split.
     llvm::LLVMContext ctx;
-    auto m = compile_module(funcs, ctx, *tm, options, metadata);
-    return {emit_machine_code(*m, *tm, /*assembly=*/false)};
+    auto m = compile_module(funcs, ctx, tm, options, metadata);
+    return {emit_machine_code(*m, tm, /*assembly=*/false)};
   }
   const std::filesystem::path dir = kernel_cache_directory();
-  const std::string header = key_header(*tm, target, options, code_for);
+  const std::string header = key_header(tm, target, options, code_for);
 
   std::vector<Kernel> kernels;  // distinct, in the order of first use
   std::map<std::string, size_t> by_symbol;
   std::vector<std::string> targets;
   for (auto& f : funcs) {
-    Kernel k = translate(f, *tm, options, header);
+    Kernel k = translate(f, tm, options, header);
     targets.push_back(k.symbol);
     auto [it, added] = by_symbol.emplace(k.symbol, kernels.size());
     if (added)
@@ -181,8 +182,8 @@ std::vector<std::string> compile_objects(const std::vector<ir::LoweredFunc>& fun
   std::vector<std::string> objects;
   {
     llvm::LLVMContext ctx;
-    auto entries = translate_forwarders(funcs, targets, ctx, *tm, options, metadata);
-    objects.push_back(emit_machine_code(*entries, *tm, /*assembly=*/false));
+    auto entries = translate_forwarders(funcs, targets, ctx, tm, options, metadata);
+    objects.push_back(emit_machine_code(*entries, tm, /*assembly=*/false));
   }
   for (Kernel& k : kernels) objects.push_back(std::move(k.object));
   return objects;

@@ -15,6 +15,7 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -168,6 +169,15 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& tar
       codegen_opt_level(options.opt_level), /*JIT=*/code_for != CodeFor::SharedLibrary));
   if (!tm) LOOM_THROW(CodegenError, "llvm codegen: cannot create a target machine for CPU '", target.cpu, "'");
   return tm;
+}
+
+llvm::TargetMachine& target_machine_for(const TargetChoice& target, const LLVMOptions& options, CodeFor code_for) {
+  thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
+  const std::string key = target.triple + "|" + target.cpu + "|" + target.features + "|" +
+                          std::to_string(int(codegen_opt_level(options.opt_level))) + "|" + to_string(code_for);
+  std::unique_ptr<llvm::TargetMachine>& tm = machines[key];
+  if (!tm) tm = make_target_machine(target, options, code_for);
+  return *tm;
 }
 
 int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options) {

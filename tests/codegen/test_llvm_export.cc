@@ -1,4 +1,7 @@
 // export_library writes a shared library that runtime::Module::load reads back.
+#include <sys/resource.h>
+
+#include <cstdio>
 #include <filesystem>
 
 #include "codegen_test_util.h"
@@ -52,6 +55,44 @@ TEST(LLVMExport, RoundTripThroughSharedLibrary) {
   EXPECT_EQ(y.data<int8_t>()[3], -30);
   // Argument checks apply to loaded modules too.
   EXPECT_THROW(m.call("negate_i8", {x}), ShapeError);
+}
+
+// With lld's library the host's kernel libraries link in this process: no child process runs
+// (the page faults of waited-for children stay as they were), and a kernel that calls libgcc's
+// half-float conversions (a CPU without F16C) gets them linked in.
+TEST(LLVMExport, HostLibrariesLinkInThisProcess) {
+#ifndef LOOM_TEST_HAVE_LLD
+  GTEST_SKIP() << "built without lld's library (liblld-19-dev): host libraries link with ld";
+#endif
+  DataType f16 = DataType::Float(16);
+  Buffer A = arg("A", f16, {16}), B = arg("B", f16, {16});
+  Var i("i");
+  LoweredFunc f{"half_exp", {A, B}, for_loop(i, 0, 16, ForKind::Serial, store(B, exp(load(f16, A, i)), i))};
+  codegen::LLVMOptions options;
+  options.target_cpu = "x86-64";  // no F16C: conversions are libgcc calls
+  test::TestDir dir;
+  const std::string path = dir.file("loom_in_process_link.so");
+  rusage before{}, after{};
+  getrusage(RUSAGE_CHILDREN, &before);
+  codegen::export_library({f}, path, options);
+  getrusage(RUSAGE_CHILDREN, &after);
+  EXPECT_EQ(after.ru_minflt, before.ru_minflt) << "a linker process ran";
+  // libgcc's conversions are in the library, not left to the process (libgcc_s may lack them).
+  std::string undefined;
+  if (FILE* nm = popen(("nm -D --undefined-only " + path).c_str(), "r")) {
+    char line[256];
+    while (fgets(line, sizeof line, nm)) undefined += line;
+    pclose(nm);
+  }
+  EXPECT_NE(undefined.find("expf"), std::string::npos) << undefined;  // nm ran: libm's exp is left to libm
+  EXPECT_EQ(undefined.find("hfsf2"), std::string::npos) << undefined;
+  EXPECT_EQ(undefined.find("sfhf2"), std::string::npos) << undefined;
+  runtime::Module m = runtime::Module::load(path);
+  auto args = random_args(f, 3, -2, 2);
+  auto want = deep_copy(args);
+  m.call("half_exp", args);
+  interpret(f, want);
+  EXPECT_TRUE(arrays_close(args[1], want[1], 1e-2));
 }
 
 TEST(LLVMExport, LoadingALibraryWithoutMetadataFails) {
