@@ -10,7 +10,7 @@ namespace loom::codegen::llvm_backend {
 struct InProcessLink {
   bool ran = false;  // false: no in-process linker (not built in, or unusable after a crash)
   bool ok = false;
-  std::string log;   // lld's messages
+  std::string log;  // lld's messages
 };
 
 // Links with lld's GNU driver; `args` as for ld.lld, without the program name. lld keeps global
