@@ -53,53 +53,57 @@ std::string emit_assembly(const std::vector<ir::LoweredFunc>& funcs, const LLVMO
   return emit_machine_code(*m, *tm, true);
 }
 
+// What every host kernel library's link asks of the linker besides the output and its inputs:
+// the unwinder's frame index, GNU hash tables and a build id.
+static const std::vector<std::string> kHostLinkFlags{"--eh-frame-hdr", "--hash-style=gnu", "--build-id"};
+
 // The host's linker with libgcc (its helpers for 128-bit division and half floats), when the
 // build found them and LOOM_CC names no driver: linking with it directly skips the compiler
 // driver's two processes; a kernel library needs no start files or C library of its own.
 static std::optional<std::vector<std::string>> host_linker(const LLVMOptions& options) {
 #if defined(LOOM_HOST_LD) && defined(LOOM_HOST_LIBGCC)
-  if (!is_cross(options) && !runtime::env::text("LOOM_CC"))
-    return std::vector<std::string>{LOOM_HOST_LD, "--eh-frame-hdr", "--hash-style=gnu", "--build-id"};
+  if (!is_cross(options) && !runtime::env::text("LOOM_CC")) {
+    std::vector<std::string> command{LOOM_HOST_LD};
+    command.insert(command.end(), kHostLinkFlags.begin(), kHostLinkFlags.end());
+    return command;
+  }
 #else
   (void)options;
 #endif
   return std::nullopt;
 }
 
-#if defined(LOOM_HAVE_LLD) && defined(LOOM_HOST_LIBM) && defined(LOOM_HOST_LIBGCC)
-// Whether an object calls the compiler's runtime helpers (libgcc's __divti3, __truncsfhf2, ...):
-// the only undefined symbols named with two underscores. The others are libm's and libc's
-// functions and the loom_* hooks that the loading process provides.
-static bool calls_runtime_helpers(const std::string& object) {
-  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, "kernels.o"));
-  if (!file) {
-    llvm::consumeError(file.takeError());
-    return true;  // cannot tell: link libgcc, as ld would
-  }
-  for (const llvm::object::SymbolRef& sym : (*file)->symbols()) {
-    auto flags = sym.getFlags();
-    auto name = sym.getName();
-    if (!flags || !name) {
-      if (!flags) llvm::consumeError(flags.takeError());
-      if (!name) llvm::consumeError(name.takeError());
-      return true;
-    }
-    if ((*flags & llvm::object::SymbolRef::SF_Undefined) && name->starts_with("__")) return true;
-  }
-  return false;
-}
-#endif
-
 // The same link with lld in this process, where the build has lld's library and the host's libm
 // and libgcc: no linker process at all. False when it cannot run (the caller starts `ld`).
-// libgcc is named only where an object needs it (lld reads every member of an archive it is given).
+// libgcc is named only where an object calls its helpers (__divti3, __truncsfhf2, ...: the only
+// undefined symbols named with two underscores; the others are libm's, libc's and the loom_*
+// hooks the loading process provides), since lld reads every member of an archive it is given.
 static bool link_host_library_in_process(const LLVMOptions& options, const std::string& path,
                                          const std::vector<std::string>& objects,
                                          const std::vector<std::string>& object_paths) {
 #if defined(LOOM_HAVE_LLD) && defined(LOOM_HOST_LIBM) && defined(LOOM_HOST_LIBGCC)
   if (is_cross(options) || runtime::env::text("LOOM_CC")) return false;
-  std::vector<std::string> args{"--threads=1", "--eh-frame-hdr", "--hash-style=gnu", "--build-id", "-shared", "-o",
-                                path};
+  auto calls_runtime_helpers = [](const std::string& object) {
+    auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, "kernels.o"));
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return true;  // cannot tell: link libgcc, as ld would
+    }
+    for (const llvm::object::SymbolRef& sym : (*file)->symbols()) {
+      auto flags = sym.getFlags();
+      auto name = sym.getName();
+      if (!flags || !name) {
+        if (!flags) llvm::consumeError(flags.takeError());
+        if (!name) llvm::consumeError(name.takeError());
+        return true;
+      }
+      if ((*flags & llvm::object::SymbolRef::SF_Undefined) && name->starts_with("__")) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> args{"--threads=1"};
+  args.insert(args.end(), kHostLinkFlags.begin(), kHostLinkFlags.end());
+  args.insert(args.end(), {"-shared", "-o", path});
   args.insert(args.end(), object_paths.begin(), object_paths.end());
   args.push_back(LOOM_HOST_LIBM);
   if (std::any_of(objects.begin(), objects.end(), calls_runtime_helpers)) args.push_back(LOOM_HOST_LIBGCC);

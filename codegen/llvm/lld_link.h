@@ -1,5 +1,5 @@
 // In-process ELF linking with lld's library (when the build found liblld): the host's kernel
-// libraries link without starting a linker process, a tenth of what a small model's link costs.
+// libraries link without starting a linker process, whose start-up dominates a small link.
 #pragma once
 
 #include <string>

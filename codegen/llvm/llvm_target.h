@@ -33,7 +33,7 @@ const char* to_string(CodeFor f);
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetChoice& target, const LLVMOptions& options,
                                                          CodeFor code_for);
 // This thread's target machine for these settings, made on first use and kept: making one
-// parses the CPU's features, as long as linking a small model's kernels.
+// parses every feature of the CPU, a large part of compiling a small model.
 llvm::TargetMachine& target_machine_for(const TargetChoice& target, const LLVMOptions& options, CodeFor code_for);
 // prefer-vector-width for the target (0: leave the target's default).
 int vector_width_for(const llvm::TargetMachine& tm, const LLVMOptions& options);
