@@ -219,6 +219,20 @@ bool Driver::fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm) {
   return true;
 }
 
+void Driver::preset_reset(size_t index, int32_t imm) {
+  if (index >= stream_.size() || stream_[index].opcode != Opcode::Gemm || !stream_[index].reset)
+    LOOM_THROW(IsaError, "preset_reset: instruction ", index, " is not a GEMM reset");
+  if (imm < -(1 << (IsaLayout::kImmBits - 1)) || imm >= (1 << (IsaLayout::kImmBits - 1)))
+    LOOM_THROW(IsaError, "preset_reset: immediate ", imm, " does not fit ", IsaLayout::kImmBits, " bits");
+  Instruction& i = stream_[index];
+  i.opcode = Opcode::Alu;
+  i.reset = false;
+  i.wgt_factor_out = i.wgt_factor_in = 0;
+  i.alu_op = AluOp::Mov;
+  i.use_imm = true;
+  i.imm = imm;
+}
+
 static void check_adjacent(Module from, Module to, const char* what) {
   int d = int(to) - int(from);
   if (d != 1 && d != -1)

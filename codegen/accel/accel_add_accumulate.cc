@@ -126,7 +126,7 @@ bool Emitter::emit_accumulated_add(const Stmt& nest, const Stmt& gemm_leaf) {
     for (const CapturedGemm& g : built) emit_gemm(g);
     if (!in_place_on(2)) return false;
     sync_before(Module::Compute, dst);
-    drv_.alu(alu_kernel(n, 0, 1), accel::AluOp::Add, false);
+    alu(alu_kernel(n, 0, 1), accel::AluOp::Add, false);
     record_after(Module::Compute, dst);
     return true;
   }
@@ -138,7 +138,7 @@ bool Emitter::emit_accumulated_add(const Stmt& nest, const Stmt& gemm_leaf) {
   // The sum is in the other operand's entries; the nest's destination takes it unless it is they.
   if (!in_place_on(p_side)) {
     sync_before(Module::Compute, dst);
-    drv_.alu(alu_kernel(n, 0, p_side), accel::AluOp::Mov, false);
+    alu(alu_kernel(n, 0, p_side), accel::AluOp::Mov, false);
     record_after(Module::Compute, dst);
   }
   return true;

@@ -163,15 +163,21 @@ void Emitter::alu_nest(const Stmt& nest) {
   // The GEMMs accumulated onto a bias this nest would add (accel_bias_init.cc): it only copies,
   // if it does not compute in place.
   const bool preset = bias_applied_.erase({nest.get(), context()}) > 0;
+  // A constant added in place right after the GEMMs: the resets before them take it instead.
+  bool in_place = n.dst0 == n.lhs0;
+  for (const auto& l : n.loops) in_place = in_place && l[1] == l[2];
+  if (n.operation && !preset && n.op == accel::AluOp::Add && n.use_imm && in_place &&
+      emit_round_preset(alu_kernel(n, 0, 0), int32_t(n.imm)))
+    return;
   // Every ALU instruction below writes the destination entries' out copies.
   Access a = kernel_access(alu_kernel(n, 0, -1), false);
   sync_before(Module::Compute, a);
   // The ALU updates its destination: bring the left operand there first unless it already is.
-  if (n.dst0 != n.lhs0) drv_.alu(alu_kernel(n, 0, 1), accel::AluOp::Mov, false);
+  if (n.dst0 != n.lhs0) alu(alu_kernel(n, 0, 1), accel::AluOp::Mov, false);
   if (n.operation && !preset) {
     accel::UopKernel k = n.use_imm ? alu_kernel(n, 0, 0) : alu_kernel(n, 0, 2);
     // A clamp's second bound joins the first one's instruction as one CLIP.
-    if (!n.use_imm || !drv_.fold_into_clip(k, n.op, int32_t(n.imm))) drv_.alu(k, n.op, n.use_imm, int32_t(n.imm));
+    if (!n.use_imm || !drv_.fold_into_clip(k, n.op, int32_t(n.imm))) alu(k, n.op, n.use_imm, int32_t(n.imm));
   }
   record_after(Module::Compute, a);
 }

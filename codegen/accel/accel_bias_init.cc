@@ -195,7 +195,7 @@ bool Emitter::emit_bias_preset(const Stmt& reset, const Stmt& add_nest) {
   std::sort(added.begin(), added.end());
   if (zeroed != added || std::adjacent_find(added.begin(), added.end()) != added.end()) return false;
   sync_before(Module::Compute, a);
-  drv_.alu(alu_kernel(n, 1, 2), accel::AluOp::Mov, false);
+  alu(alu_kernel(n, 1, 2), accel::AluOp::Mov, false);
   record_after(Module::Compute, a);
   bias_applied_.insert({add_nest.get(), context()});
   return true;

@@ -119,6 +119,11 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     Access a;
     for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.writes.push_back({mem, base + k});
     sync_before(m, a);
+    if (mem == MemType::Acc) {
+      std::vector<uint32_t> loaded;
+      for (const auto& w : a.writes) loaded.push_back(w.second);
+      forget_resets(loaded);
+    }
     drv_.load_2d(mem, base, dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'"), uint32_t(y_size),
                  uint32_t(x_size), uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]),
                  uint32_t(x[3]), uint32_t(x[4]));

@@ -156,6 +156,22 @@ class Emitter {
   std::map<const ir::StmtNode*, ir::Stmt> accumulated_add_;  // ALU nest body -> the GEMM leaf it accumulates
   std::set<const ir::StmtNode*> deferred_gemm_;              // those GEMM leaves
 
+  // Rounding presets (accel_round_preset.cc): a GEMM reset whose accumulators get an immediate
+  // added in place (a requantization's rounding constant) before anything but GEMM updates touches
+  // them becomes a MOV of that immediate (driver preset_reset), and the ADD is not emitted: the
+  // accumulators' addition wraps around, so adding the constant first or last is the same.
+  // Every GEMM reset is noted, every other instruction that reads or writes accumulators forgets
+  // the entries it touches (ALU instructions go through alu()).
+  void note_reset(const accel::UopKernel& zero);
+  void alu(const accel::UopKernel& k, accel::AluOp op, bool use_imm, int32_t imm = 0);
+  void forget_resets(const std::vector<uint32_t>& entries);
+  // The accumulator entries a kernel's destinations (src false) or ALU sources (src true) walk.
+  static std::vector<uint32_t> kernel_entries(const accel::UopKernel& k, bool src);
+  // True when the in-place ADD of an immediate `k` describes was folded into the resets before it.
+  bool emit_round_preset(const accel::UopKernel& k, int32_t imm);
+  std::map<uint32_t, size_t> zeroed_by_;                   // accumulator entry -> the reset that zeroed it
+  std::map<size_t, std::vector<uint32_t>> reset_entries_;  // reset instruction -> the entries it zeroes
+
   // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and
   // writes these scratchpad entries, wait (pop) for the latest instruction of a neighbouring
   // module it conflicts with (read-after-write, write-after-read, write-after-write), which gets

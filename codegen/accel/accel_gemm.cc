@@ -70,8 +70,12 @@ void Emitter::gemm(const TensorIntrinCall& call, const std::vector<const ForNode
 void Emitter::emit_gemm(const CapturedGemm& g) {
   Access a = kernel_access(g.kernel, !g.reset);
   sync_before(Module::Compute, a);
-  if (g.full) drv_.gemm(g.zero, true);
+  if (g.full) {
+    drv_.gemm(g.zero, true);
+    note_reset(g.zero);
+  }
   drv_.gemm(g.kernel, g.reset);
+  if (g.reset) note_reset(g.kernel);
   record_after(Module::Compute, a);
 }
 

@@ -144,6 +144,44 @@ TEST(Driver, AClampsTwoBoundsFoldIntoOneClip) {
             std::string::npos);
 }
 
+// A GEMM reset turned into a MOV of an immediate afterwards: the accumulators the GEMM then adds
+// onto hold the immediate plus the products (checked on the device); anything but a reset, and
+// immediates past 16 bits, are refused by name.
+TEST(Driver, AResetBecomesAMoveOfAnImmediate) {
+  test::AccelHarness h(default_config());
+  const AccelConfig& c = h.drv.config();
+  const int n = c.batch * c.block_out;
+  auto out = h.drv.alloc(uint64_t(n));
+  h.drv.gemm(UopKernelBuilder().push(0, 0, 0).build(), true);
+  h.drv.preset_reset(h.drv.stream().size() - 1, 100);
+  const Instruction& mov = h.drv.stream().back();
+  EXPECT_EQ(mov.opcode, Opcode::Alu);
+  EXPECT_EQ(mov.alu_op, AluOp::Mov);
+  EXPECT_TRUE(mov.use_imm);
+  EXPECT_EQ(mov.imm, 100);
+  h.drv.alu(UopKernelBuilder().push(0, 0).build(), AluOp::Add, true, -30);
+  h.drv.dep_push(Module::Compute, Module::Store);
+  h.drv.dep_pop(Module::Compute, Module::Store);
+  h.drv.store_2d(0, out.addr, 1, 1, 1);
+  auto counters = h.drv.synchronize();
+  EXPECT_EQ(counters["gemm_reset_steps"], 0u);
+  for (int8_t v : h.download<int8_t>(out, uint64_t(n))) EXPECT_EQ(v, 70);
+  test::AccelHarness g(default_config());
+  g.drv.gemm(UopKernelBuilder().push(0, 0, 0).build(), false);
+  const size_t update = g.drv.stream().size() - 1;  // after the micro-op load
+  EXPECT_NE(test::error_text<IsaError>([&] {
+              g.drv.preset_reset(update, 1);
+            }).find("instruction " + std::to_string(update) + " is not a GEMM reset"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { g.drv.preset_reset(7, 1); }).find("instruction 7 is not a GEMM reset"),
+            std::string::npos);
+  g.drv.gemm(UopKernelBuilder().push(0, 0, 0).build(), true);
+  EXPECT_NE(test::error_text<IsaError>([&] {
+              g.drv.preset_reset(g.drv.stream().size() - 1, 40000);
+            }).find("immediate 40000 does not fit 16"),
+            std::string::npos);
+}
+
 TEST(Driver, RejectsBadArgumentsWithClearErrors) {
   test::AccelHarness h(default_config());
   auto buf = h.drv.alloc(256);

@@ -380,7 +380,33 @@ TEST(AccelAdd, ScaledIdentitiesShiftTheOperandsInTheGemms) {
     auto count = [&](const std::string& what) { return test::count_occurrences(listing, what); };
     EXPECT_EQ(count("ALU.shr imm=-"), 0) << listing;
     EXPECT_EQ(count("ALU.add uop"), 0) << listing;
-    EXPECT_EQ(count("GEMM reset"), count("STORE")) << listing;
+    // Rounded: the constant 2^(5-1) takes the reset's place (RoundingConstantTakesTheResetsPlace).
+    EXPECT_EQ(count("GEMM reset") + count("ALU.mov imm=16 "), count("STORE")) << listing;
+  }
+}
+
+// A rounded requantization's constant, added in place right after the GEMMs, is moved into the
+// accumulators instead of their reset (one pass an entry fewer): with the operands shifted by the
+// GEMMs, on one and two virtual threads. Where an ALU shift reads the accumulators between the
+// reset and the ADD, the constant would be shifted too: the reset and the ADD stay. Every result
+// is checked against plain C++ by residual_add_on_fsim.
+TEST(AccelAdd, RoundingConstantTakesTheResetsPlace) {
+  struct Case {
+    ops::AddShifts shifts;
+    ops::AccelConvTiling tiling;
+    bool scaled_eyes, preset;
+  };
+  for (const Case& c : {Case{{0, 1, true}, {7, 7, 1, 2}, true, true}, Case{{3, 0, true}, {1, 7, 1, 1}, true, true},
+                        Case{{0, 0, true}, {7, 7, 1, 1}, false, true}, Case{{3, 0, true}, {7, 7, 1, 2}, false, false},
+                        Case{{2, 5, true}, {7, 7, 1, 2}, false, false}}) {
+    SCOPED_TRACE(::testing::Message() << "shifts " << c.shifts.lshift_a << "/" << c.shifts.lshift_b
+                                      << (c.scaled_eyes ? ", scaled identities" : ""));
+    const std::string listing = residual_add_on_fsim(c.shifts, 5, c.tiling, c.scaled_eyes);
+    ASSERT_FALSE(listing.empty());
+    auto count = [&](const std::string& what) { return test::count_occurrences(listing, what); };
+    const int64_t tiles = count("STORE");
+    EXPECT_EQ(count("ALU.mov imm=16 "), c.preset ? tiles : 0) << listing;
+    EXPECT_EQ(count("ALU.add imm=16 "), c.preset ? 0 : tiles) << listing;
   }
 }
 

@@ -81,6 +81,11 @@ class Driver {
   // one CLIP (both bounds signed bytes, lo <= hi, so either order clamps alike). Returns whether
   // it did; when not, the caller emits alu() as usual.
   bool fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm);
+  // Turns the GEMM reset at `index` of the stream into a MOV of `imm` over the same micro-ops and
+  // loops (same cycles, same tokens): for code generators that learn later that the zeroed
+  // accumulators get a constant added before anything else reads them. Throws IsaError when that
+  // instruction is not a GEMM reset or imm does not fit the ALU immediate.
+  void preset_reset(size_t index, int32_t imm);
   // VTA semantics: dep_push marks the last instruction of `from` to push a token to `to`;
   // dep_pop makes the next instruction of `to` wait for that token. Adjacent modules only.
   void dep_push(Module from, Module to);
