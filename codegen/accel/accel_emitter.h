@@ -165,8 +165,6 @@ class Emitter {
   void note_reset(const accel::UopKernel& zero);
   void alu(const accel::UopKernel& k, accel::AluOp op, bool use_imm, int32_t imm = 0);
   void forget_resets(const std::vector<uint32_t>& entries);
-  // The accumulator entries a kernel's destinations (src false) or ALU sources (src true) walk.
-  static std::vector<uint32_t> kernel_entries(const accel::UopKernel& k, bool src);
   // True when the in-place ADD of an immediate `k` describes was folded into the resets before it.
   bool emit_round_preset(const accel::UopKernel& k, int32_t imm);
   std::map<uint32_t, size_t> zeroed_by_;                   // accumulator entry -> the reset that zeroed it
@@ -182,6 +180,10 @@ class Emitter {
   };
   void sync_before(accel::Module m, const Access& a);
   Access kernel_access(const accel::UopKernel& k, bool gemm_reads) const;
+  // The entries one micro-op field walks over a kernel's loops, iteration by iteration: dst (the
+  // accumulators and their out copies), src (inputs for GEMM, accumulators for ALU) or wgt.
+  enum class UopField { Dst, Src, Wgt };
+  static std::vector<uint32_t> kernel_entries(const accel::UopKernel& k, UopField field);
   void record_after(accel::Module m, const Access& a);
   struct EntryState {
     int64_t last_write = -1;

@@ -9,38 +9,25 @@
 
 namespace loom::codegen::accel_backend {
 
-std::vector<uint32_t> Emitter::kernel_entries(const accel::UopKernel& k, bool src) {
-  std::vector<uint32_t> entries;
-  accel::UopKernel::Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
-  if (k.loops.size() == 2) outer = k.loops[0], inner = k.loops[1];
-  if (k.loops.size() == 1) inner = k.loops[0];
-  for (uint32_t o = 0; o < outer.extent; ++o)
-    for (uint32_t n = 0; n < inner.extent; ++n)
-      for (const auto& u : k.uops)
-        entries.push_back(src ? u.src + o * outer.src_factor + n * inner.src_factor
-                              : u.dst + o * outer.dst_factor + n * inner.dst_factor);
-  return entries;
-}
-
 void Emitter::forget_resets(const std::vector<uint32_t>& entries) {
   for (uint32_t e : entries) zeroed_by_.erase(e);
 }
 
 void Emitter::note_reset(const accel::UopKernel& zero) {
   const size_t index = drv_.stream().size() - 1;
-  std::vector<uint32_t> entries = kernel_entries(zero, false);
+  std::vector<uint32_t> entries = kernel_entries(zero, UopField::Dst);
   for (uint32_t e : entries) zeroed_by_[e] = index;
   reset_entries_[index] = std::move(entries);
 }
 
 void Emitter::alu(const accel::UopKernel& k, accel::AluOp op, bool use_imm, int32_t imm) {
-  forget_resets(kernel_entries(k, false));
-  if (!use_imm) forget_resets(kernel_entries(k, true));
+  forget_resets(kernel_entries(k, UopField::Dst));
+  if (!use_imm) forget_resets(kernel_entries(k, UopField::Src));
   drv_.alu(k, op, use_imm, imm);
 }
 
 bool Emitter::emit_round_preset(const accel::UopKernel& k, int32_t imm) {
-  std::vector<uint32_t> added = kernel_entries(k, false);
+  std::vector<uint32_t> added = kernel_entries(k, UopField::Dst);
   std::sort(added.begin(), added.end());
   if (added.empty() || std::adjacent_find(added.begin(), added.end()) != added.end()) return false;
   // Every entry zeroed by a reset still pristine, and every entry those resets zero added to.
