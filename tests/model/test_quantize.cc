@@ -542,11 +542,11 @@ TEST(Quantize, Errors) {
 }
 
 // Whole ResNet-18 (built-in, 224x224, deterministic random weights and inputs): int8 vs float
-// over 100 inputs per calibration mode. Targets (the issue's, for percentile calibration): cosine
+// over 40 inputs per calibration mode. Targets (the issue's, for percentile calibration): cosine
 // of the logits >= 0.99 on every input and top-1 agreement >= 95%.
 TEST(Quantize, ResNet18Int8AgreesWithFloat) {
   Graph g = builtin_model("resnet18", 1, 224);
-  const auto eval = random_inputs(g, 100, 777);
+  const auto eval = random_inputs(g, 40, 777);
   const std::vector<NDArray> float_outputs = test::first_outputs(g, eval);  // once for the three modes
   const std::vector<PointCalibration> recorded = quantize(g, random_inputs(g, 8, 1)).calibration;
   for (CalibrationMode mode : {CalibrationMode::Max, CalibrationMode::Percentile, CalibrationMode::KL}) {
@@ -558,7 +558,8 @@ TEST(Quantize, ResNet18Int8AgreesWithFloat) {
     std::printf("resnet18 int8, %s calibration: %s\n", to_string(mode), a.str().c_str());
     // KL clips the most and loses the most, hence its lower bound.
     EXPECT_GE(a.cosine_min, mode == CalibrationMode::KL ? 0.98 : 0.99) << to_string(mode);
-    EXPECT_GE(a.top1_agree, 95) << to_string(mode);
+    EXPECT_EQ(a.inputs, 40);
+    EXPECT_GE(100 * a.top1_agree, 95 * a.inputs) << to_string(mode);  // >= 95%
   }
 }
 
