@@ -122,7 +122,7 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     if (mem == MemType::Acc) {
       std::vector<uint32_t> loaded;
       for (const auto& w : a.writes) loaded.push_back(w.second);
-      forget_resets(loaded);
+      resets_.touch(loaded);
     }
     drv_.load_2d(mem, base, dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'"), uint32_t(y_size),
                  uint32_t(x_size), uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]),

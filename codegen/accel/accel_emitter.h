@@ -14,6 +14,7 @@
 #include "loom/accel/driver.h"
 #include "loom/ir/intrinsics.h"
 #include "loom/ir/stmt.h"
+#include "reset_presets.h"
 
 namespace loom::codegen::accel_backend {
 
@@ -160,15 +161,13 @@ class Emitter {
   // added in place (a requantization's rounding constant) before anything but GEMM updates touches
   // them becomes a MOV of that immediate (driver preset_reset), and the ADD is not emitted: the
   // accumulators' addition wraps around, so adding the constant first or last is the same.
-  // Every GEMM reset is noted, every other instruction that reads or writes accumulators forgets
-  // the entries it touches (ALU instructions go through alu()).
+  // Every GEMM reset is noted, every other instruction that reads or writes accumulators touches
+  // the entries (ALU instructions go through alu(), accumulator LOADs call resets_.touch).
   void note_reset(const accel::UopKernel& zero);
   void alu(const accel::UopKernel& k, accel::AluOp op, bool use_imm, int32_t imm = 0);
-  void forget_resets(const std::vector<uint32_t>& entries);
   // True when the in-place ADD of an immediate `k` describes was folded into the resets before it.
   bool emit_round_preset(const accel::UopKernel& k, int32_t imm);
-  std::map<uint32_t, size_t> zeroed_by_;                   // accumulator entry -> the reset that zeroed it
-  std::map<size_t, std::vector<uint32_t>> reset_entries_;  // reset instruction -> the entries it zeroes
+  ResetPresets resets_;
 
   // Dependency tokens from hazards: before emitting an instruction of module `m` that reads and
   // writes these scratchpad entries, wait (pop) for the latest instruction of a neighbouring
