@@ -9,7 +9,6 @@
 namespace loom::codegen::accel_backend {
 namespace {
 
-using Entries = std::vector<uint32_t>;
 using Resets = std::vector<size_t>;
 
 TEST(ResetPresets, AnAddOverOneWholeResetTakesItsPlaceOnce) {

@@ -77,31 +77,25 @@ cat > "$work/slow.json" << EOF
   "workloads": ["command:sleep 0.5 # 1", "command:sleep 0.5 # 2", "command:sleep 0.5 # 3", "command:sleep 0.5 # 4",
                 "command:sleep 0.5 # 5", "command:sleep 0.5 # 6"]}]}
 EOF
-# Waits until FILE exists (at most 60 s).
-wait_for() {
+# Runs COMMAND until it succeeds (every 0.2 s, at most 60 s); its last status is the result.
+wait_until() {
   i=0
-  while [ ! -e "$1" ] && [ $i -lt 300 ]; do
+  while ! "$@" 2> /dev/null && [ $i -lt 300 ]; do
     sleep 0.2
     i=$((i + 1))
   done
-  [ -e "$1" ] || fail "timed out waiting for $1"
+  "$@" 2> /dev/null
 }
-# Waits until FILE holds a line matching PATTERN (at most 60 s).
-wait_for_line() {
-  i=0
-  while ! grep -q "$2" "$1" 2> /dev/null && [ $i -lt 300 ]; do
-    sleep 0.2
-    i=$((i + 1))
-  done
-  grep -q "$2" "$1" || fail "timed out waiting for '$2' in $1: $(cat "$1")"
-}
+# Waits until FILE exists.
+wait_for() { wait_until test -e "$1" || fail "timed out waiting for $1"; }
 
 # 3. Drained mid-run: nothing is lost once the node resumes.
 "$loom" regress "$work/slow.json" --out "$work/drain" --slurm --max-running 1 --poll 0.2 > "$work/drain.out" 2>&1 &
 runner=$!
 wait_for "$work/drain/jobs/s/command-sleep-0.5---1/default/fsim/log.txt"
 drain
-wait_for_line "$work/drain.out" "no node can run them"
+wait_until grep -q "no node can run them" "$work/drain.out" ||
+  fail "drain: the progress line does not say why: $(cat "$work/drain.out")"
 kill -0 $runner 2> /dev/null || fail "drain: the runner gave up: $(cat "$work/drain.out")"
 resume
 wait $runner
