@@ -29,8 +29,25 @@ if ((${#missing[@]})); then
   for arch in arm64 armhf; do
     dpkg --print-foreign-architectures | grep -qx $arch || "${sudo_cmd[@]}" dpkg --add-architecture $arch
   done
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # A mirror mid-sync fails one index (exit 100) while the rest are current: install from what it has.
+  "${sudo_cmd[@]}" apt-get update -qq ||
+    echo "bootstrap: apt-get update reported errors; installing from the package indexes it could read"
+  apt_install() { DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$@"; }
+  if ! apt_install "${missing[@]}"; then
+    # libssl for amd64, arm64 and armhf must share one version (Multi-Arch: same); a mirror whose
+    # security index lags for one architecture offers none in common at the newest. Install the
+    # rest, then OpenSSL at the newest version every architecture has.
+    rest=()
+    for p in "${missing[@]}"; do [[ $p == libssl-dev* ]] || rest+=("$p"); done
+    ((${#rest[@]} == 0)) || apt_install "${rest[@]}"
+    common=$(comm -12 <(apt-cache madison libssl-dev:arm64 | awk '{print $3}' | sort) \
+      <(apt-cache madison libssl-dev:armhf | awk '{print $3}' | sort) |
+      comm -12 - <(apt-cache madison libssl-dev | awk '{print $3}' | sort) | sort -V | tail -1)
+    [ -n "$common" ] || { echo "bootstrap: no libssl-dev version common to amd64, arm64 and armhf"; exit 1; }
+    ssl=()
+    for a in "" ":arm64" ":armhf"; do ssl+=("libssl-dev$a=$common" "libssl3$a=$common"); done
+    apt_install --allow-downgrades "${ssl[@]}"
+  fi
 fi
 
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
