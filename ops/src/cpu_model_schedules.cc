@@ -91,13 +91,20 @@ void inline_injective(Schedule& s, const std::vector<const Operation*>& keep) {
 // by the vector width (for a reduction, such as softmax's partial sums, also by a narrower power
 // of two >= 4 that divides it); reduction axes (if any) run between them. Narrower vectors on
 // element-wise stages made MobileNetV2 slower on 2 threads.
-void schedule_loop_nest(Stage st, int lanes) {
+void schedule_loop_nest(Stage st, int lanes, bool join_rows) {
   size_t nd = st->op->axis.size();
   if (nd == 0) return;
   std::vector<IterVar> data;
   for (size_t i = 0; i < nd; ++i) data.push_back(st.axis(i));
   std::vector<IterVar> red;
   for (size_t i = 0; i < st->op->reduce_axes().size(); ++i) red.push_back(st.reduce_axis(i));
+  // Rows of no whole number of vectors, read contiguously across rows (rows_read_contiguously):
+  // one loop over both axes, whose vectors cross the rows' ends.
+  if (join_rows && red.empty() && nd >= 2 && extent_of(data.back()) % lanes != 0) {
+    IterVar rows = st.fuse(data[nd - 2], data.back());
+    data.pop_back();
+    data.back() = rows;
+  }
   IterVar inner = data.back();
   IterVar vec;
   int64_t inner_extent = extent_of(inner);
@@ -167,7 +174,7 @@ void schedule_generic_cpu(Schedule& s, const Tensor& out, int lanes) {
   inline_injective(s, {});
   for (const Stage& st : s.stages()) {
     if (!st->op->is_compute() || st->attach_type == schedule::AttachType::Inline) continue;
-    schedule_loop_nest(st, lanes);
+    schedule_loop_nest(st, lanes, detail::rows_read_contiguously(s, st));
   }
 }
 

@@ -265,6 +265,33 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
   }
 }
 
+// Rows of no whole number of vectors join into one loop when every read steps evenly across the
+// rows' ends: a channel shuffle's rows of 6 (shorter than a vector on AVX2 and AVX-512) are 36
+// contiguous elements, vectorized (they ran as scalar copies); a row-wise broadcast (a division by
+// each row's own value) keeps its rows apart, since fused it would gather. Both match the
+// reference.
+TEST(CpuBackend, ShortRowsJoinWhenReadEvenly) {
+  int lanes = codegen::target_info().float32_lanes();
+  Tensor X = placeholder({1, 116, 6, 6}, DataType::Float(32), "X");
+  Tensor Y = ops::reshape(ops::transpose(ops::reshape(X, ops::Shape{1, 2, 58, 6, 6}, "split"), {0, 2, 1, 3, 4}, "swap"),
+                          ops::Shape{1, 116, 6, 6}, "Y");
+  schedule::Schedule s({Y});
+  ops::schedule_generic_cpu(s, Y, lanes);
+  std::string ir = to_string(schedule::lower(s, {X, Y}, "shuffle"));
+  EXPECT_NE(ir.find("Y[ramp("), std::string::npos) << ir;
+  EXPECT_NE(ir.find("X[ramp("), std::string::npos) << ir;
+  expect_compiled_matches(s, test::Workload{{X}, {Y}}, "shuffle");
+
+  Tensor A = placeholder({6, 10, 6}, DataType::Float(32), "A");
+  Tensor R = placeholder({6, 10, 1}, DataType::Float(32), "R");
+  Tensor Q = ops::binary(ops::BinaryOp::Div, A, R, "Q");
+  schedule::Schedule q({Q});
+  ops::schedule_generic_cpu(q, Q, lanes);
+  std::string qir = to_string(schedule::lower(q, {A, R, Q}, "row_scale"));
+  EXPECT_EQ(qir.find("ramp("), std::string::npos) << qir;  // rows of 6: scalar, no gather
+  expect_compiled_matches(q, test::Workload{{A, R}, {Q}}, "row_scale");
+}
+
 // Reductions over the innermost axis (LayerNorm's row means) take softmax's two steps: partials
 // every 16th or 8th element, vectorized, then the partials (one chain per row ran BERT's LayerNorm
 // several times slower); a row of no multiple of 8 keeps one step. Every kind, with and without
