@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
     ex.set_input(0, x);
     for (int t : threads) {
       runtime::set_num_threads(t);
-      for (int i = 0; i < 3; ++i) ex.run();
+      for (int i = 0; i < runtime::GraphExecutor::kSettlingRuns; ++i) ex.run();
       std::vector<double> ms;
       for (int i = 0; i < reps; ++i) {
         auto s = std::chrono::steady_clock::now();

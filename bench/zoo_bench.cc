@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
     int previous_threads = 0;
     for (int t : threads) {
       runtime::set_num_threads(t);
-      for (int i = 0; i < 3; ++i) ex.run();
+      for (int i = 0; i < runtime::GraphExecutor::kSettlingRuns; ++i) ex.run();
       if (t > 1) fork_join_us[t].push_back(runtime::fork_join_ns() / 1e3);
       std::vector<double> loom, ort, ort_best;
       for (int round = 0; round < 3; ++round) {

@@ -161,7 +161,7 @@ int int8_zoo_bench(const std::vector<std::string>& models, const std::vector<int
     const std::string torch_name = pytorch.empty() ? "" : pytorch_int8_name(stem);
     for (int t : threads) {
       runtime::set_num_threads(t);
-      for (int i = 0; i < 3; ++i) iex->run(), fex->run();
+      for (int i = 0; i < runtime::GraphExecutor::kSettlingRuns; ++i) iex->run(), fex->run();
       std::vector<double> li, lf, ob, tb;
       auto time_runs = [&](runtime::GraphExecutor& ex, std::vector<double>& into) {
         for (int i = 0; i < (reps + 2) / 3; ++i) {

@@ -869,7 +869,7 @@ namespace {
 int bench_model_cmd(const std::vector<std::string>& args) {
   CLI::App app{"Time a compiled model (.loom) on the CPU: latency percentiles", "loom bench"};
   std::string model;
-  int threads = 0, reps = 20, warmup = 3;
+  int threads = 0, reps = 20, warmup = runtime::GraphExecutor::kSettlingRuns;
   app.add_option("model", model, "compiled model (.loom)")->required()->check(CLI::ExistingFile);
   number_option(app, "--threads", threads, "threads (default: all cores)", 1, 1024);
   number_option(app, "--reps", reps, "timed runs", 1, 100000)->capture_default_str();

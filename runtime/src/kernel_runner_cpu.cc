@@ -1,7 +1,9 @@
 // The CPU's kernel runner: functions of the model's kernel library, called on the host copies of
 // their values with argument arrays made once.
 #include <chrono>
+#include <map>
 
+#include "kernel_parallelism.h"
 #include "kernel_runner.h"
 #include "loom/runtime/cpu_target.h"
 #include "loom/runtime/error.h"
@@ -33,13 +35,27 @@ class CpuRunner final : public KernelRunner {
   }
 
   void run(size_t first, size_t last) override {
-    for (size_t k = first; k < last; ++k) call(k);
+    // Kernels of run-time shapes do different work from call to call: no two calls compare.
+    bool symbolic = false;
+    for (size_t k = first; k < last; ++k) symbolic = symbolic || !calls_[k].values.empty();
+    if (symbolic) {
+      for (size_t k = first; k < last; ++k) call(k);
+      return;
+    }
+    parallelism_[first].run(first, last, [this](size_t k) { call(k); });
   }
 
+  // Each kernel the way run() runs it now.
   void run_profiled(size_t first, size_t last, std::vector<double>& seconds) override {
+    const RangeParallelism& choice = parallelism_[first];
     for (size_t k = first; k < last; ++k) {
       auto t0 = std::chrono::steady_clock::now();
-      call(k);
+      if (choice.serial(k - first)) {
+        SerialLoops alone;
+        call(k);
+      } else {
+        call(k);
+      }
       seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
   }
@@ -118,6 +134,7 @@ class CpuRunner final : public KernelRunner {
   std::shared_ptr<const std::vector<int64_t>> shape_values_;
   std::vector<Call> calls_;
   std::vector<std::vector<Variant>> variants_;
+  std::map<size_t, RangeParallelism> parallelism_;  // per range of kernels run(), by its first
 };
 
 std::shared_ptr<CpuRunner> make_cpu_runner(const RunnerInputs& in) { return std::make_shared<CpuRunner>(in); }

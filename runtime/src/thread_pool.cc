@@ -331,6 +331,10 @@ double fork_join_ns() {
   return p.threads() == 1 ? 0 : p.fork_join_ns(!tls_in_parallel);
 }
 
+SerialLoops::SerialLoops() : previous_(tls_in_parallel) { tls_in_parallel = true; }
+SerialLoops::~SerialLoops() { tls_in_parallel = previous_; }
+bool parallel_loops_serial() { return tls_in_parallel; }
+
 int num_threads() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (g_pool) return g_pool->threads();

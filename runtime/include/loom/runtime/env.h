@@ -10,6 +10,9 @@
 //                        model's parallel loop runs serially (default: measured from the pool's
 //                        fork-join cost, runtime::min_parallel_work); loops under the
 //                        compile-time floor (loom compile --min-parallel-work) stay serial
+//   LOOM_FIXED_PARALLELISM  graph executor: flag, every CPU kernel's parallel loops go by the
+//                        pool's threshold alone (default: chosen per range of CPU kernels by
+//                        timing them pooled and serial, runtime/src/kernel_parallelism.h)
 //   LOOM_DUMP_IR         schedule::lower: flag, print the loop IR after every lowering pass
 //   LOOM_DUMP_GRAPH      graph::optimize: flag, print the graph after every graph pass
 //   LOOM_VERIFY_EACH     graph::optimize: flag, check the graph's structure and types after every

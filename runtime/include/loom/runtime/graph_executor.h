@@ -68,6 +68,10 @@ class GraphExecutor {
   // its range; the inputs must agree on every variable (checked by run, naming both).
   void set_input(size_t i, const NDArray& value);
   void set_input(const std::string& name, const NDArray& value);
+  // Runs after which every kernel runs the way it keeps (the CPU kernels' choice between the
+  // thread pool and the calling thread, runtime/src/kernel_parallelism.h): the warm-up of a
+  // benchmark that times the steady state. After a change of thread count, as many again.
+  static constexpr int kSettlingRuns = 17;
   void run();
   // Runs and returns how long each kernel took (seconds), in kernel order.
   std::vector<double> run_profiled();

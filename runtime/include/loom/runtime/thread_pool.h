@@ -30,6 +30,23 @@ constexpr int64_t kMinParallelWorkFloor = 1024;
 constexpr int64_t kMaxParallelWorkThreshold = 1 << 17;
 int64_t parallel_work_threshold(double fork_join_ns);
 
+// While one lives, every parallel loop the calling thread starts runs on that thread alone (as one
+// nested in a parallel loop does): a kernel that runs faster serially (the graph executor's
+// choice per kernel, runtime/src/kernel_parallelism.h).
+class SerialLoops {
+ public:
+  SerialLoops();
+  ~SerialLoops();
+  SerialLoops(const SerialLoops&) = delete;
+  SerialLoops& operator=(const SerialLoops&) = delete;
+
+ private:
+  bool previous_;
+};
+// Whether a parallel loop started on this thread now runs on it alone: inside a parallel loop, or
+// while a SerialLoops lives.
+bool parallel_loops_serial();
+
 }  // namespace loom::runtime
 
 extern "C" {

@@ -1,0 +1,123 @@
+// Whether a model's CPU kernels run their parallel loops on the thread pool or on the calling
+// thread alone, chosen by timing. A loop's work count (the pool's threshold) cannot see what its
+// data costs to move: a slice or a layout transform reading what the other core's half of the
+// previous conv wrote, on two cores that share no cache, took several times as long in parallel
+// as alone, and a ShuffleNetV2 of such kernels ran slower on two threads than on one. Which way is
+// faster for one kernel also depends on its neighbours (where its input was written, who reads
+// its output), so a choice is kept only when whole runs confirm it.
+//
+// Per range of consecutive CPU kernels (a CPU-only model has one): the first call runs on the
+// pool, untimed (cold caches); the next kMeasuredCalls alternate every kernel serial and every
+// kernel pooled, each kernel and the whole range timed; a kernel whose fastest serial call beat
+// its fastest pooled one by kSerialMargin is a serial candidate. The next kMeasuredCalls alternate
+// the candidates serial (the rest pooled) with all pooled. From then on the range runs the way
+// of its fastest whole call among the three (all pooled, all serial, candidates serial), all
+// pooled unless another was faster by kRangeMargin. A new pool size (runtime::set_num_threads)
+// starts over. Every way computes the same values: the lowering splits no reduction across
+// threads. LOOM_FIXED_PARALLELISM (a flag) turns the choice off: every loop goes by the pool's
+// threshold alone.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "loom/runtime/env.h"
+#include "loom/runtime/graph_executor.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace loom::runtime {
+
+class RangeParallelism {
+ public:
+  static constexpr int kMeasuredCalls = 8;
+  static constexpr double kSerialMargin = 0.9;
+  static constexpr double kRangeMargin = 0.97;
+  static_assert(2 * kMeasuredCalls + 1 == GraphExecutor::kSettlingRuns, "the executor's settling runs are this choice's");
+  enum class Way { Pooled = 0, Serial = 1, Candidates = 2 };
+
+  // Runs kernels [first, last) through `call(k)`, as the choice stands or to make it.
+  template <typename Call>
+  void run(size_t first, size_t last, Call&& call) {
+    const int threads = num_threads();
+    if (threads == 1 || fixed()) {
+      for (size_t k = first; k < last; ++k) call(k);
+      return;
+    }
+    if (threads != threads_) restart(threads, last - first);
+    if (calls_ > 2 * kMeasuredCalls) {
+      run_as(chosen_, first, last, call, nullptr);
+      return;
+    }
+    const int n = calls_++;
+    const Way way = n == 0 || n % 2 == 0      ? Way::Pooled
+                    : n <= kMeasuredCalls ? Way::Serial
+                                          : Way::Candidates;
+    std::vector<double>* per_kernel = n > 0 && n <= kMeasuredCalls ? &best_kernel_[int(way)] : nullptr;
+    auto start = std::chrono::steady_clock::now();
+    run_as(way, first, last, call, per_kernel);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (n > 0) best_range_[int(way)] = std::min(best_range_[int(way)], seconds);
+    if (n == kMeasuredCalls)
+      for (size_t i = 0; i < candidate_.size(); ++i)
+        candidate_[i] = best_kernel_[1][i] < kSerialMargin * best_kernel_[0][i];
+    if (n == 2 * kMeasuredCalls) choose();
+  }
+
+  // The way the range runs once chosen (Pooled while still choosing).
+  Way way() const { return calls_ > 2 * kMeasuredCalls ? chosen_ : Way::Pooled; }
+  // Whether kernel `first + i` runs serially the way the range runs now.
+  bool serial(size_t i) const {
+    const Way w = way();
+    return w == Way::Serial || (w == Way::Candidates && i < candidate_.size() && candidate_[i]);
+  }
+
+ private:
+  static bool fixed() { return env::flag("LOOM_FIXED_PARALLELISM"); }
+
+  void restart(int threads, size_t kernels) {
+    threads_ = threads;
+    calls_ = 0;
+    const double inf = std::numeric_limits<double>::infinity();
+    for (auto& b : best_kernel_) b.assign(kernels, inf);
+    candidate_.assign(kernels, false);
+    std::fill(std::begin(best_range_), std::end(best_range_), inf);
+    chosen_ = Way::Pooled;
+  }
+
+  void choose() {
+    chosen_ = Way::Pooled;
+    double best = kRangeMargin * best_range_[int(Way::Pooled)];
+    for (Way w : {Way::Serial, Way::Candidates})
+      if (best_range_[int(w)] < best) best = best_range_[int(w)], chosen_ = w;
+  }
+
+  template <typename Call>
+  void run_as(Way way, size_t first, size_t last, Call& call, std::vector<double>* per_kernel) {
+    for (size_t k = first; k < last; ++k) {
+      const size_t i = k - first;
+      const bool alone = way == Way::Serial || (way == Way::Candidates && candidate_[i]);
+      auto start = per_kernel ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      if (alone) {
+        SerialLoops serial;
+        call(k);
+      } else {
+        call(k);
+      }
+      if (per_kernel) {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        (*per_kernel)[i] = std::min((*per_kernel)[i], s);
+      }
+    }
+  }
+
+  int threads_ = 0;  // the pool size the choice is for
+  int calls_ = 0;    // calls since the choice started
+  std::vector<double> best_kernel_[2];  // each kernel's fastest pooled [0] and serial [1] call
+  std::vector<bool> candidate_;         // kernels whose serial call was clearly the faster
+  double best_range_[3] = {};           // the range's fastest call, per Way
+  Way chosen_ = Way::Pooled;
+};
+
+}  // namespace loom::runtime

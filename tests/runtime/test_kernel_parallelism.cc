@@ -1,0 +1,140 @@
+// runtime::SerialLoops and the per-range choice between the thread pool and the calling thread
+// (runtime/src/kernel_parallelism.h): fake kernels that take longer pooled, or alone.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "../../runtime/src/kernel_parallelism.h"
+#include "loom/runtime/module.h"
+#include "loom/runtime/thread_pool.h"
+
+namespace {
+
+using loom::runtime::RangeParallelism;
+
+void busy_wait_us(int us) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// Two iterations, each waiting (boundedly) for the other to start: they overlap only on two
+// threads. The number of threads that ran them.
+struct Overlap {
+  std::atomic<int> inside{0};
+  std::mutex mu;
+  std::set<std::thread::id> seen;
+};
+
+int32_t meet(int64_t, int64_t, void* c) {
+  auto* o = static_cast<Overlap*>(c);
+  o->inside.fetch_add(1);
+  for (int i = 0; i < 200 && o->inside.load() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard<std::mutex> lock(o->mu);
+  o->seen.insert(std::this_thread::get_id());
+  return 0;
+}
+
+size_t threads_used() {
+  Overlap o;
+  EXPECT_EQ(loom_parallel_for(2, meet, &o), 0);
+  return o.seen.size();
+}
+
+// A fake kernel whose time depends on how its loops run: slow on a worker (its data on the other
+// core) takes 400 µs pooled and 100 µs alone; fast on a worker takes 250 µs pooled and 500 alone.
+struct Kernel {
+  bool slow_on_worker = false;
+  void operator()() const {
+    const bool alone = loom::runtime::parallel_loops_serial();
+    busy_wait_us(slow_on_worker ? (alone ? 100 : 400) : (alone ? 500 : 250));
+  }
+};
+
+class KernelParallelismTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("LOOM_SPIN_US", "300", 1);
+    loom::runtime::set_num_threads(2);
+  }
+  void TearDown() override {
+    loom::runtime::set_num_threads(0);
+    unsetenv("LOOM_SPIN_US");
+    unsetenv("LOOM_FIXED_PARALLELISM");
+  }
+
+  // Runs the range of `kernels` through `choice` until it has chosen.
+  static void choose(RangeParallelism& choice, const std::vector<Kernel>& kernels) {
+    for (int i = 0; i <= 2 * RangeParallelism::kMeasuredCalls; ++i)
+      choice.run(0, kernels.size(), [&](size_t k) { kernels[k](); });
+  }
+};
+
+TEST_F(KernelParallelismTest, SerialLoopsKeepLoopsOnTheCaller) {
+  EXPECT_EQ(threads_used(), 2u);
+  {
+    loom::runtime::SerialLoops alone;
+    EXPECT_EQ(threads_used(), 1u);
+    {
+      loom::runtime::SerialLoops nested;
+      EXPECT_EQ(threads_used(), 1u);
+    }
+    EXPECT_EQ(threads_used(), 1u);  // the outer scope still holds
+  }
+  EXPECT_EQ(threads_used(), 2u);
+}
+
+// Slow-on-a-worker then fast-on-a-worker: all pooled (about 400 + 250 µs) and all serial (100 +
+// 500) lose to the first alone and the second pooled (100 + 250).
+TEST_F(KernelParallelismTest, EachKernelRunsTheWayItIsFaster) {
+  std::vector<Kernel> kernels = {{true}, {false}};
+  RangeParallelism choice;
+  EXPECT_EQ(choice.way(), RangeParallelism::Way::Pooled);
+  choose(choice, kernels);
+  EXPECT_EQ(choice.way(), RangeParallelism::Way::Candidates);
+  EXPECT_TRUE(choice.serial(0));
+  EXPECT_FALSE(choice.serial(1));
+}
+
+TEST_F(KernelParallelismTest, KernelsFasterPooledStayPooled) {
+  std::vector<Kernel> kernels = {{false}, {false}};
+  RangeParallelism choice;
+  choose(choice, kernels);
+  EXPECT_EQ(choice.way(), RangeParallelism::Way::Pooled);
+  EXPECT_FALSE(choice.serial(0));
+  EXPECT_FALSE(choice.serial(1));
+}
+
+TEST_F(KernelParallelismTest, AllSlowOnAWorkerRunsSerially) {
+  std::vector<Kernel> kernels = {{true}, {true}};
+  RangeParallelism choice;
+  choose(choice, kernels);
+  EXPECT_NE(choice.way(), RangeParallelism::Way::Pooled);
+  EXPECT_TRUE(choice.serial(0));
+  EXPECT_TRUE(choice.serial(1));
+}
+
+// A new pool size starts the choice over; LOOM_FIXED_PARALLELISM keeps every loop on the pool.
+TEST_F(KernelParallelismTest, ChoiceRestartsWithThePoolAndCanBeTurnedOff) {
+  std::vector<Kernel> kernels = {{true}};
+  RangeParallelism choice;
+  choose(choice, kernels);
+  ASSERT_TRUE(choice.serial(0));
+  loom::runtime::set_num_threads(3);
+  choice.run(0, 1, [&](size_t k) { kernels[k](); });
+  EXPECT_FALSE(choice.serial(0));  // measuring again
+  loom::runtime::set_num_threads(2);
+  setenv("LOOM_FIXED_PARALLELISM", "1", 1);
+  RangeParallelism fixed;
+  choose(fixed, kernels);
+  EXPECT_EQ(fixed.way(), RangeParallelism::Way::Pooled);
+  EXPECT_FALSE(fixed.serial(0));
+}
+
+}  // namespace
