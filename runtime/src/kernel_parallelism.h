@@ -12,8 +12,10 @@
 // its fastest pooled one by kSerialMargin is a serial candidate. The next kMeasuredCalls alternate
 // the candidates serial (the rest pooled) with all pooled. From then on the range runs the way
 // of its fastest whole call among the three (all pooled, all serial, candidates serial), all
-// pooled unless another was faster by kRangeMargin. A new pool size (runtime::set_num_threads)
-// starts over. Every way computes the same values: the lowering splits no reduction across
+// pooled unless another was faster by kRangeMargin. A range that does not run all pooled runs
+// pooled every kCheckEvery-th time, and starts over when that beat its chosen way (a host whose
+// second core was busy while the range chose). A new pool size (runtime::set_num_threads) starts
+// over too. Every way computes the same values: the lowering splits no reduction across
 // threads. LOOM_FIXED_PARALLELISM (a flag) turns the choice off: every loop goes by the pool's
 // threshold alone.
 #pragma once
@@ -34,7 +36,9 @@ class RangeParallelism {
   static constexpr int kMeasuredCalls = 8;
   static constexpr double kSerialMargin = 0.9;
   static constexpr double kRangeMargin = 0.97;
-  static_assert(2 * kMeasuredCalls + 1 == GraphExecutor::kSettlingRuns, "the executor's settling runs are this choice's");
+  static constexpr int kCheckEvery = 8;
+  static_assert(2 * kMeasuredCalls + 1 == GraphExecutor::kSettlingRuns,
+                "the executor's settling runs are this choice's");
   enum class Way { Pooled = 0, Serial = 1, Candidates = 2 };
 
   // Runs kernels [first, last) through `call(k)`, as the choice stands or to make it.
@@ -47,13 +51,28 @@ class RangeParallelism {
     }
     if (threads != threads_) restart(threads, last - first);
     if (calls_ > 2 * kMeasuredCalls) {
-      run_as(chosen_, first, last, call, nullptr);
+      if (chosen_ == Way::Pooled) {
+        run_as(Way::Pooled, first, last, call, nullptr);
+        return;
+      }
+      // Every kCheckEvery-th run goes pooled: faster than the chosen way's fastest run since the
+      // last check, the choice starts over (the host's second core was busy while choosing).
+      const bool check = ++since_check_ == kCheckEvery;
+      auto start = std::chrono::steady_clock::now();
+      run_as(check ? Way::Pooled : chosen_, first, last, call, nullptr);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!check) {
+        best_chosen_ = std::min(best_chosen_, seconds);
+      } else if (seconds < kRangeMargin * best_chosen_) {
+        restart(threads, last - first);
+      } else {
+        since_check_ = 0;
+        best_chosen_ = std::numeric_limits<double>::infinity();
+      }
       return;
     }
     const int n = calls_++;
-    const Way way = n == 0 || n % 2 == 0      ? Way::Pooled
-                    : n <= kMeasuredCalls ? Way::Serial
-                                          : Way::Candidates;
+    const Way way = n == 0 || n % 2 == 0 ? Way::Pooled : n <= kMeasuredCalls ? Way::Serial : Way::Candidates;
     std::vector<double>* per_kernel = n > 0 && n <= kMeasuredCalls ? &best_kernel_[int(way)] : nullptr;
     auto start = std::chrono::steady_clock::now();
     run_as(way, first, last, call, per_kernel);
@@ -84,6 +103,8 @@ class RangeParallelism {
     candidate_.assign(kernels, false);
     std::fill(std::begin(best_range_), std::end(best_range_), inf);
     chosen_ = Way::Pooled;
+    since_check_ = 0;
+    best_chosen_ = inf;
   }
 
   void choose() {
@@ -112,12 +133,14 @@ class RangeParallelism {
     }
   }
 
-  int threads_ = 0;  // the pool size the choice is for
-  int calls_ = 0;    // calls since the choice started
+  int threads_ = 0;                     // the pool size the choice is for
+  int calls_ = 0;                       // calls since the choice started
   std::vector<double> best_kernel_[2];  // each kernel's fastest pooled [0] and serial [1] call
   std::vector<bool> candidate_;         // kernels whose serial call was clearly the faster
   double best_range_[3] = {};           // the range's fastest call, per Way
   Way chosen_ = Way::Pooled;
+  int since_check_ = 0;                                           // runs the chosen way since the last pooled check
+  double best_chosen_ = std::numeric_limits<double>::infinity();  // their fastest
 };
 
 }  // namespace loom::runtime

@@ -120,6 +120,20 @@ TEST_F(KernelParallelismTest, AllSlowOnAWorkerRunsSerially) {
   EXPECT_TRUE(choice.serial(1));
 }
 
+// A range chosen alone that later runs faster pooled (the second core was busy while it chose)
+// finds out at its next pooled check and chooses again.
+TEST_F(KernelParallelismTest, ChoiceIsCheckedAgainstThePool) {
+  std::vector<Kernel> kernels = {{true}};
+  RangeParallelism choice;
+  choose(choice, kernels);
+  ASSERT_TRUE(choice.serial(0));
+  kernels[0].slow_on_worker = false;
+  for (int i = 0; i < RangeParallelism::kCheckEvery; ++i) choice.run(0, 1, [&](size_t k) { kernels[k](); });
+  choose(choice, kernels);
+  EXPECT_EQ(choice.way(), RangeParallelism::Way::Pooled);
+  EXPECT_FALSE(choice.serial(0));
+}
+
 // A new pool size starts the choice over; LOOM_FIXED_PARALLELISM keeps every loop on the pool.
 TEST_F(KernelParallelismTest, ChoiceRestartsWithThePoolAndCanBeTurnedOff) {
   std::vector<Kernel> kernels = {{true}};
