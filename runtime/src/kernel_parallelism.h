@@ -7,17 +7,17 @@
 // its output), so a choice is kept only when whole runs confirm it.
 //
 // Per range of consecutive CPU kernels (a CPU-only model has one): the first call runs on the
-// pool, untimed (cold caches); the next kMeasuredCalls alternate every kernel serial and every
-// kernel pooled, each kernel and the whole range timed; a kernel whose fastest serial call beat
-// its fastest pooled one by kSerialMargin is a serial candidate. The next kMeasuredCalls alternate
-// the candidates serial (the rest pooled) with all pooled. From then on the range runs the way
-// of its fastest whole call among the three (all pooled, all serial, candidates serial), all
-// pooled unless another was faster by kRangeMargin. A range that does not run all pooled runs
-// pooled every kCheckEvery-th time, and starts over when that beat its chosen way (a host whose
-// second core was busy while the range chose). A new pool size (runtime::set_num_threads) starts
-// over too. Every way computes the same values: the lowering splits no reduction across
-// threads. LOOM_FIXED_PARALLELISM (a flag) turns the choice off: every loop goes by the pool's
-// threshold alone.
+// pool (cold caches; it picks the kernels cheap enough to try alone, kAloneBudget); the next
+// kMeasuredCalls alternate those kernels alone and every kernel pooled, each kernel and the whole
+// range timed; a kernel whose fastest call alone beat its fastest pooled one by kSerialMargin is a
+// candidate. The next kMeasuredCalls alternate the candidates alone (the rest pooled) with all
+// pooled. From then on the range runs the way of its fastest whole call among the three (all
+// pooled, the cheap ones alone, the candidates alone), all pooled unless another was faster by
+// kRangeMargin. A range that does not run all pooled runs pooled every kCheckEvery-th time, and
+// starts over when that beat its chosen way (a host whose second core was busy while the range
+// chose). A new pool size (runtime::set_num_threads) starts over too. Every way computes the same
+// values: the lowering splits no reduction across threads. LOOM_FIXED_PARALLELISM (a flag) turns
+// the choice off: every loop goes by the pool's threshold alone.
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -37,6 +37,10 @@ class RangeParallelism {
   static constexpr double kSerialMargin = 0.9;
   static constexpr double kRangeMargin = 0.97;
   static constexpr int kCheckEvery = 8;
+  // Only a kernel whose pooled call times the pool size is under this is ever run alone: a
+  // larger one alone would take about that long on a pool that speeds it up (16 threads: a 1 ms
+  // kernel 16 ms), and such kernels are the ones the pool is for.
+  static constexpr double kAloneBudget = 200e-6;
   static_assert(2 * kMeasuredCalls + 1 == GraphExecutor::kSettlingRuns,
                 "the executor's settling runs are this choice's");
   enum class Way { Pooled = 0, Serial = 1, Candidates = 2 };
@@ -73,14 +77,16 @@ class RangeParallelism {
     }
     const int n = calls_++;
     const Way way = n == 0 || n % 2 == 0 ? Way::Pooled : n <= kMeasuredCalls ? Way::Serial : Way::Candidates;
-    std::vector<double>* per_kernel = n > 0 && n <= kMeasuredCalls ? &best_kernel_[int(way)] : nullptr;
+    std::vector<double>* per_kernel = n <= kMeasuredCalls ? &best_kernel_[int(way)] : nullptr;
     auto start = std::chrono::steady_clock::now();
     run_as(way, first, last, call, per_kernel);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (n > 0) best_range_[int(way)] = std::min(best_range_[int(way)], seconds);
+    if (n == 0)  // the kernels cheap enough to try alone, by their first (cold, so slowest) call
+      for (size_t i = 0; i < eligible_.size(); ++i) eligible_[i] = best_kernel_[0][i] * threads < kAloneBudget;
     if (n == kMeasuredCalls)
       for (size_t i = 0; i < candidate_.size(); ++i)
-        candidate_[i] = best_kernel_[1][i] < kSerialMargin * best_kernel_[0][i];
+        candidate_[i] = eligible_[i] && best_kernel_[1][i] < kSerialMargin * best_kernel_[0][i];
     if (n == 2 * kMeasuredCalls) choose();
   }
 
@@ -89,7 +95,7 @@ class RangeParallelism {
   // Whether kernel `first + i` runs serially the way the range runs now.
   bool serial(size_t i) const {
     const Way w = way();
-    return w == Way::Serial || (w == Way::Candidates && i < candidate_.size() && candidate_[i]);
+    return i < candidate_.size() && ((w == Way::Serial && eligible_[i]) || (w == Way::Candidates && candidate_[i]));
   }
 
  private:
@@ -101,6 +107,7 @@ class RangeParallelism {
     const double inf = std::numeric_limits<double>::infinity();
     for (auto& b : best_kernel_) b.assign(kernels, inf);
     candidate_.assign(kernels, false);
+    eligible_.assign(kernels, false);
     std::fill(std::begin(best_range_), std::end(best_range_), inf);
     chosen_ = Way::Pooled;
     since_check_ = 0;
@@ -118,7 +125,7 @@ class RangeParallelism {
   void run_as(Way way, size_t first, size_t last, Call& call, std::vector<double>* per_kernel) {
     for (size_t k = first; k < last; ++k) {
       const size_t i = k - first;
-      const bool alone = way == Way::Serial || (way == Way::Candidates && candidate_[i]);
+      const bool alone = (way == Way::Serial && eligible_[i]) || (way == Way::Candidates && candidate_[i]);
       auto start = per_kernel ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       if (alone) {
         SerialLoops serial;
@@ -136,7 +143,8 @@ class RangeParallelism {
   int threads_ = 0;                     // the pool size the choice is for
   int calls_ = 0;                       // calls since the choice started
   std::vector<double> best_kernel_[2];  // each kernel's fastest pooled [0] and serial [1] call
-  std::vector<bool> candidate_;         // kernels whose serial call was clearly the faster
+  std::vector<bool> eligible_;          // kernels whose calls alone cost at most kAloneBudget
+  std::vector<bool> candidate_;         // eligible kernels whose serial call was clearly the faster
   double best_range_[3] = {};           // the range's fastest call, per Way
   Way chosen_ = Way::Pooled;
   int since_check_ = 0;                                           // runs the chosen way since the last pooled check
