@@ -99,8 +99,14 @@ void schedule_loop_nest(Stage st, int lanes, bool join_rows) {
   std::vector<IterVar> red;
   for (size_t i = 0; i < st->op->reduce_axes().size(); ++i) red.push_back(st.reduce_axis(i));
   // Rows of no whole number of vectors, read contiguously across rows (rows_read_contiguously):
-  // one loop over both axes, whose vectors cross the rows' ends.
-  if (join_rows && red.empty() && nd >= 2 && extent_of(data.back()) % lanes != 0) {
+  // one loop over both axes, whose vectors cross the rows' ends. Not when that leaves too few
+  // points outside for the threads: a joined loop with a guarded tail stays out of the parallel
+  // loop ([1, 197, 197] would run on one thread).
+  int64_t outside = 1;
+  for (size_t i = 0; i + 2 < nd; ++i) outside *= extent_of(data[i]);
+  const int64_t joined = extent_of(data.back()) * (nd >= 2 ? extent_of(data[nd - 2]) : 0);
+  if (join_rows && red.empty() && nd >= 2 && extent_of(data.back()) % lanes != 0 &&
+      (joined % lanes == 0 || outside >= 2 * runtime::num_threads())) {
     IterVar rows = st.fuse(data[nd - 2], data.back());
     data.pop_back();
     data.back() = rows;

@@ -61,7 +61,8 @@ class RangeParallelism {
       }
       // Every kCheckEvery-th run goes pooled: faster than the chosen way's fastest run since the
       // last check, the choice starts over (the host's second core was busy while choosing).
-      const bool check = ++since_check_ == kCheckEvery;
+      const bool check = ++since_check_ >= kCheckEvery;
+      if (check) since_check_ = 0;  // before the run: a kernel that throws does not stop the checks
       auto start = std::chrono::steady_clock::now();
       run_as(check ? Way::Pooled : chosen_, first, last, call, nullptr);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -70,7 +71,6 @@ class RangeParallelism {
       } else if (seconds < kRangeMargin * best_chosen_) {
         restart(threads, last - first);
       } else {
-        since_check_ = 0;
         best_chosen_ = std::numeric_limits<double>::infinity();
       }
       return;
@@ -94,6 +94,7 @@ class RangeParallelism {
   Way way() const { return calls_ > 2 * kMeasuredCalls ? chosen_ : Way::Pooled; }
   // Whether kernel `first + i` runs serially the way the range runs now.
   bool serial(size_t i) const {
+    if (threads_ != num_threads() || fixed()) return false;  // run() would start over, or pool
     const Way w = way();
     return i < candidate_.size() && ((w == Way::Serial && eligible_[i]) || (w == Way::Candidates && candidate_[i]));
   }
@@ -117,8 +118,12 @@ class RangeParallelism {
   void choose() {
     chosen_ = Way::Pooled;
     double best = kRangeMargin * best_range_[int(Way::Pooled)];
+    // A way that runs no kernel alone is the pooled one, whatever its time said.
+    const bool any_eligible = std::find(eligible_.begin(), eligible_.end(), true) != eligible_.end();
+    const bool any_candidate = std::find(candidate_.begin(), candidate_.end(), true) != candidate_.end();
     for (Way w : {Way::Serial, Way::Candidates})
-      if (best_range_[int(w)] < best) best = best_range_[int(w)], chosen_ = w;
+      if ((w == Way::Serial ? any_eligible : any_candidate) && best_range_[int(w)] < best)
+        best = best_range_[int(w)], chosen_ = w;
   }
 
   template <typename Call>
