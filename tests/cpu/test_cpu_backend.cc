@@ -290,6 +290,16 @@ TEST(CpuBackend, ShortRowsJoinWhenReadEvenly) {
   std::string qir = to_string(schedule::lower(q, {A, R, Q}, "row_scale"));
   EXPECT_EQ(qir.find("ramp("), std::string::npos) << qir;  // rows of 3: scalar, no gather
   expect_compiled_matches(q, test::Workload{{A, R}, {Q}}, "row_scale");
+
+  // Joined with a guarded tail, a map with nothing outside its rows would leave the threads no
+  // parallel loop: its rows stay apart.
+  Tensor B = placeholder({1, 10, 6}, DataType::Float(32), "B");
+  Tensor P = ops::binary(ops::BinaryOp::Mul, B, B, "P");
+  schedule::Schedule p({P});
+  ops::schedule_generic_cpu(p, P, lanes);
+  std::string pir = to_string(schedule::lower(p, {B, P}, "square"));
+  EXPECT_EQ(pir.find("ramp("), std::string::npos) << pir;
+  expect_compiled_matches(p, test::Workload{{B}, {P}}, "square");
 }
 
 // Reductions over the innermost axis (LayerNorm's row means) take softmax's two steps: partials

@@ -168,8 +168,11 @@ TEST_F(KernelParallelismTest, ChoiceRestartsWithThePoolAndCanBeTurnedOff) {
   RangeParallelism choice = choice_that(kernels, [](const RangeParallelism& c) { return c.serial(0); });
   ASSERT_TRUE(choice.serial(0));
   loom::runtime::set_num_threads(3);
+  EXPECT_FALSE(choice.serial(0));  // chosen for another pool
+  const int alone = kernels[0].calls_alone;
   choice.run(0, 1, [&](size_t k) { kernels[k](); });
-  EXPECT_FALSE(choice.serial(0));  // measuring again
+  EXPECT_EQ(kernels[0].calls_alone, alone);  // measuring again: the first call pooled
+  EXPECT_FALSE(choice.serial(0));
   loom::runtime::set_num_threads(2);
   setenv("LOOM_FIXED_PARALLELISM", "1", 1);
   RangeParallelism fixed;
