@@ -4,7 +4,7 @@
 // shuffle's [C, 14, 14] rows of 14 are too short for a vector and ran as scalar copies; fused,
 // they are 196 contiguous elements. A read that starts over at each row's end (softmax's division
 // by its row sum, a blocked layout's channels) would gather in a pattern a row-wise loop does
-// not, which cost more than the short rows (ViT-S/16's softmax took 2.7x as long).
+// not, which cost more than the short rows (docs/results.md, the A/B measurements).
 #include "loom/ir/functor.h"
 #include "loom/ir/simplify.h"
 #include "model_schedule_util.h"
@@ -16,8 +16,6 @@ using schedule::Schedule;
 using schedule::Stage;
 
 namespace {
-
-const int64_t* const_extent(const Expr& e) { return as_const_int(e); }
 
 struct RowCheck {
   const Schedule& s;
@@ -48,7 +46,7 @@ struct RowCheck {
       // A stored tensor: its flat offset, row-major.
       Expr offset = make_const(DataType::Int(32), 0);
       for (size_t k = 0; k < idx.size(); ++k) {
-        const int64_t* n = const_extent(r->op->shape[k]);
+        const int64_t* n = as_const_int(r->op->shape[k]);
         if (!n) {
           ok = false;
           return;
@@ -69,8 +67,8 @@ bool rows_read_contiguously(const Schedule& s, const Stage& st) {
   if (!op.is_compute() || !op.reduce_axes().empty() || op.axis.size() < 2) return false;
   const IterVar& rows = op.axis[op.axis.size() - 2];
   const IterVar& cols = op.axis.back();
-  const int64_t* nr = const_extent(rows->dom.extent);
-  const int64_t* nc = const_extent(cols->dom.extent);
+  const int64_t* nr = as_const_int(rows->dom.extent);
+  const int64_t* nc = as_const_int(cols->dom.extent);
   if (!nr || !nc || *nr < 2 || *nc < 1) return false;
   RowCheck check{s, Var("fused_rows"), Var("fused_rows_next")};
   const Expr width = make_const(DataType::Int(32), double(*nc));

@@ -14,8 +14,8 @@ void inline_injective(schedule::Schedule& s, const std::vector<const ir::Operati
 // with `join_rows`, the last two axes of an element-wise stage whose rows are no whole number of
 // vectors run as one.
 void schedule_loop_nest(schedule::Stage st, int lanes, bool join_rows = false);
-// Whether every element an element-wise stage reads (through the stages inlined into it) is the
-// next one, or the same one, as its last two axes advance together (contiguous_rows.cc).
+// Whether every element an element-wise stage reads (through the stages inlined into it) is a
+// constant step from the one before as its last two axes advance together (contiguous_rows.cc).
 bool rows_read_contiguously(const schedule::Schedule& s, const schedule::Stage& st);
 
 }  // namespace loom::ops::detail

@@ -95,12 +95,16 @@ class RangeParallelism {
   // Whether kernel `first + i` runs serially the way the range runs now.
   bool serial(size_t i) const {
     if (threads_ != num_threads() || fixed()) return false;  // run() would start over, or pool
-    const Way w = way();
-    return i < candidate_.size() && ((w == Way::Serial && eligible_[i]) || (w == Way::Candidates && candidate_[i]));
+    return i < candidate_.size() && alone(way(), i);
   }
 
  private:
   static bool fixed() { return env::flag("LOOM_FIXED_PARALLELISM"); }
+
+  // Whether kernel `first + i` runs alone when the range runs `way`.
+  bool alone(Way way, size_t i) const {
+    return (way == Way::Serial && eligible_[i]) || (way == Way::Candidates && candidate_[i]);
+  }
 
   void restart(int threads, size_t kernels) {
     threads_ = threads;
@@ -130,9 +134,8 @@ class RangeParallelism {
   void run_as(Way way, size_t first, size_t last, Call& call, std::vector<double>* per_kernel) {
     for (size_t k = first; k < last; ++k) {
       const size_t i = k - first;
-      const bool alone = (way == Way::Serial && eligible_[i]) || (way == Way::Candidates && candidate_[i]);
       auto start = per_kernel ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-      if (alone) {
+      if (alone(way, i)) {
         SerialLoops serial;
         call(k);
       } else {
