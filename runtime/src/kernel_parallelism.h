@@ -49,7 +49,7 @@ class RangeParallelism {
   template <typename Call>
   void run(size_t first, size_t last, Call&& call) {
     const int threads = num_threads();
-    if (threads == 1 || fixed()) {
+    if (fixed() || threads == 1) {  // a bad LOOM_FIXED_PARALLELISM is an error on any pool
       for (size_t k = first; k < last; ++k) call(k);
       return;
     }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../../runtime/src/kernel_parallelism.h"
+#include "loom/runtime/error.h"
 #include "loom/runtime/module.h"
 #include "loom/runtime/thread_pool.h"
 
@@ -179,6 +180,13 @@ TEST_F(KernelParallelismTest, ChoiceRestartsWithThePoolAndCanBeTurnedOff) {
   choose(fixed, kernels);
   EXPECT_EQ(fixed.way(), RangeParallelism::Way::Pooled);
   EXPECT_FALSE(fixed.serial(0));
+  // A value that is no flag is an error naming the variable, on a pool of one thread too.
+  setenv("LOOM_FIXED_PARALLELISM", "maybe", 1);
+  for (int threads : {1, 2}) {
+    loom::runtime::set_num_threads(threads);
+    RangeParallelism any;
+    EXPECT_THROW(any.run(0, 1, [&](size_t k) { kernels[k](); }), loom::ConfigError) << threads << " threads";
+  }
 }
 
 }  // namespace
