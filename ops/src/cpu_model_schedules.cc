@@ -96,6 +96,11 @@ void schedule_loop_nest(Stage st, int lanes, bool join_rows) {
   if (nd == 0) return;
   std::vector<IterVar> data;
   for (size_t i = 0; i < nd; ++i) data.push_back(st.axis(i));
+  // A blocked map [N, C/b, H, W, b] (the only 5-D maps of the CPU's kernels with such an
+  // innermost block) goes by rows before blocks, as the convolutions split theirs: the pool gives
+  // each thread the same part of every loop, so the thread reads the rows it wrote.
+  const int64_t block = nd == 5 ? extent_of(data[4]) : 0;
+  if (block >= 4 && block <= 64 && (block & (block - 1)) == 0 && extent_of(data[2])) std::swap(data[1], data[2]);
   std::vector<IterVar> red;
   for (size_t i = 0; i < st->op->reduce_axes().size(); ++i) red.push_back(st.reduce_axis(i));
   // Rows of no whole number of vectors, read contiguously across rows (rows_read_contiguously):
@@ -265,9 +270,10 @@ void schedule_depthwise_conv2d_cpu(Schedule& s, const Tensor& conv, const Tensor
 // the loop of x_block columns, where the accumulator tile is computed.
 static IterVar tile_depthwise_output(Stage& y, int x_block) {
   auto [xo, xi] = y.split(y.axis(3), x_block);
-  y.reorder({y.axis(0), y.axis(1), y.axis(2), xo, xi, y.axis(4)});
-  IterVar outer = y.fuse(y.axis(0), y.axis(1));
-  if (extent_of(outer) < 4 * runtime::num_threads()) outer = y.fuse(outer, y.axis(2));
+  // Rows outside the blocks, as the neighbouring kernels split their maps (schedule_loop_nest).
+  y.reorder({y.axis(0), y.axis(2), y.axis(1), xo, xi, y.axis(4)});
+  IterVar outer = y.fuse(y.axis(0), y.axis(2));
+  if (extent_of(outer) < 4 * runtime::num_threads()) outer = y.fuse(outer, y.axis(1));
   y.parallel(outer);
   y.vectorize(y.axis(4));
   return xo;
@@ -313,6 +319,16 @@ bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const Nchwc
   return weight_bytes > (1 << 20) && acc_bytes <= (64 << 10);
 }
 
+bool nchwc_rows_first(const Tensor& conv) {
+  int64_t weight_bytes = 0, input_bytes = 0;
+  for (const Tensor& in : conv.op()->input_tensors()) {
+    int64_t bytes = in.dtype().bytes();
+    for (int64_t d = 0; d < in.ndim(); ++d) bytes *= std::max<int64_t>(1, const_dim(in, d));
+    (in.ndim() >= 6 ? weight_bytes : input_bytes) += bytes;
+  }
+  return weight_bytes <= input_bytes;
+}
+
 void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& out, int lanes, int vector_registers,
                                std::optional<NchwcConvTile> tile) {
   int64_t ow = const_dim(out, 3), ob = const_dim(out, 4);
@@ -343,17 +359,22 @@ void schedule_conv2d_nchwc_cpu(Schedule& s, const Tensor& conv, const Tensor& ou
   // block groups x rows in one parallel loop.
   auto [co, ci] = y.split(y.axis(1), t.channel_blocks);
   auto [xo, xi] = y.split(y.axis(3), t.x_block);
+  // Rows outside the block groups where the weights are light (nchwc_rows_first); the input
+  // blocks outermost keep a group's whole map in one iteration of the parallel loop.
+  const bool input_blocks_outer = nchwc_input_blocks_outer(conv, out, t);
+  const bool rows_first = !input_blocks_outer && nchwc_rows_first(conv);
+  IterVar rows = y.axis(2);
+  IterVar first = rows_first ? rows : co, second = rows_first ? co : rows;
   if (paired) {
     auto [xp, x2] = y.split(xi, 2);
-    y.reorder({y.axis(0), co, y.axis(2), xo, ci, xp, x2, y.axis(4)});
+    y.reorder({y.axis(0), first, second, xo, ci, xp, x2, y.axis(4)});
     y.vectorize(y.fuse(x2, y.axis(4)));
   } else {
-    y.reorder({y.axis(0), co, y.axis(2), xo, ci, xi, y.axis(4)});
+    y.reorder({y.axis(0), first, second, xo, ci, xi, y.axis(4)});
     y.vectorize(y.axis(4));
   }
-  bool input_blocks_outer = nchwc_input_blocks_outer(conv, out, t);
-  IterVar outer = y.fuse(y.axis(0), co);
-  if (!input_blocks_outer) outer = y.fuse(outer, y.axis(2));
+  IterVar outer = y.fuse(y.axis(0), first);
+  if (!input_blocks_outer) outer = y.fuse(outer, second);
   y.parallel(outer);
   auto yc = s[acc];
   IterVar columns;  // the tile's columns, unrolled

@@ -31,16 +31,37 @@ int default_num_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Guided self-scheduling: a thread claims 1/(4 x threads) of the iterations still unclaimed, but
-// at least 1/(16 x threads) of the loop (and one iteration). The first chunks are large (few
-// calls, contiguous memory per thread), the last ones small, so a thread that got cheap
-// iterations takes more of the rest: uneven loops (triangular work, rows of different cost, a
-// thread descheduled by the OS) finish together. 1/(2 x threads) gave the expensive first quarter
-// of a skewed loop to one thread; without the floor a loop of cheap iterations ended in dozens of
-// one-iteration claims, each a cache-line transfer between cores (docs/cpu_backend.md).
-int64_t guided_chunk(int64_t remaining, int64_t extent, int threads) {
-  return std::max<int64_t>({1, remaining / (4 * int64_t(threads)), extent / (16 * int64_t(threads))});
+// Every thread owns a contiguous part of each loop, its home: thread t the t-th of `threads` equal
+// parts, the caller the first. Kernels of a model split their loops alike (rows of a map first,
+// ops/src/cpu_model_schedules.cc), so a thread reads mostly what it wrote in the kernel before; a
+// line written by another core costs a transfer between their caches, which on hosts whose cores
+// share no cache made 2 threads no faster than 1 (docs/cpu_backend.md). A thread takes half of
+// what is left of its home at a time, and when that is done half of what is left of another's,
+// from its far end: a thread that is late, descheduled or given cheap iterations is helped,
+// and the helper's claims stay off the owner's next ones.
+struct alignas(64) HomeRange {
+  std::atomic<uint64_t> span{0};  // first unclaimed unit << 32 | end of the unclaimed units
+};
+
+// Claims half of what is left of `home` (at least one unit): from its front for its owner, from
+// its back for a helper. False when nothing is left.
+bool claim_half(HomeRange& home, bool owner, int64_t& begin, int64_t& end) {
+  uint64_t span = home.span.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint32_t front = uint32_t(span >> 32), back = uint32_t(span);
+    if (front >= back) return false;
+    const uint32_t piece = std::max<uint32_t>(1, (back - front + (owner ? 1 : 0)) / 2);
+    const uint64_t next = owner ? (uint64_t(front + piece) << 32 | back) : (uint64_t(front) << 32 | (back - piece));
+    if (home.span.compare_exchange_weak(span, next, std::memory_order_relaxed)) {
+      begin = owner ? front : back - piece;
+      end = owner ? front + piece : back;
+      return true;
+    }
+  }
 }
+
+// Homes hold 32-bit unit indices: a loop of more iterations claims units of several.
+constexpr int64_t kMaxUnits = int64_t(1) << 31;
 
 // How long a worker that finished a loop watches for the next one before it sleeps. Waking a
 // sleeping thread can take longer than a whole small kernel, whose chunks the caller then claims
@@ -73,8 +94,11 @@ class ThreadPool {
   // Reads LOOM_SPIN_US here, on the thread that creates the pool, so that a bad value is an error
   // there and not in a worker.
   explicit ThreadPool(int threads)
-      : threads_(threads), spin_(spin_time_from_env()), fixed_min_work_(min_parallel_work_from_env()) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+      : threads_(threads),
+        spin_(spin_time_from_env()),
+        fixed_min_work_(min_parallel_work_from_env()),
+        homes_(new HomeRange[size_t(threads)]) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
   }
 
   ~ThreadPool() {
@@ -123,15 +147,19 @@ class ThreadPool {
       body_ = body;
       closure_ = closure;
       extent_ = extent;
-      next_.store(0);
-      pending_.store(extent);
+      unit_ = extent > kMaxUnits ? (extent + kMaxUnits - 1) / kMaxUnits : 1;
+      const int64_t units = (extent + unit_ - 1) / unit_;
+      for (int t = 0; t < threads_; ++t)
+        homes_[size_t(t)].span.store(uint64_t(units * t / threads_) << 32 | uint64_t(units * (t + 1) / threads_),
+                                     std::memory_order_relaxed);
+      pending_.store(units);
       error_code_ = 0;
       error_message_.clear();
       generation_.fetch_add(1);
     }
     start_cv_.notify_all();
     tls_in_parallel = true;
-    work();
+    work(0);
     tls_in_parallel = false;
     // The other threads' last chunks: watched for a while (they are usually running), then slept on.
     spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; });
@@ -146,7 +174,7 @@ class ThreadPool {
   }
 
  private:
-  void worker_loop() {
+  void worker_loop(int self) {
     tls_in_parallel = true;
     uint64_t seen = 0;
     for (;;) {
@@ -161,7 +189,7 @@ class ThreadPool {
         seen = generation_;
         ++active_;
       }
-      work();
+      work(self);
       std::unique_lock<std::mutex> lock = lock_mu();
       if (--active_ == 0) done_cv_.notify_all();
     }
@@ -240,15 +268,17 @@ class ThreadPool {
     return best;
   }
 
-  // Claims chunks (guided_chunk) until no iteration is left.
-  void work() {
+  // Runs thread `self`'s home, then helps the others, until no unit is left.
+  void work(int self) {
     for (;;) {
-      int64_t begin = next_.load();
-      int64_t end;
-      do {
-        if (begin >= extent_) return;
-        end = std::min(extent_, begin + guided_chunk(extent_ - begin, extent_, threads_));
-      } while (!next_.compare_exchange_weak(begin, end));
+      int64_t begin, end;
+      bool claimed = claim_half(homes_[size_t(self)], true, begin, end);
+      for (int d = 1; !claimed && d < threads_; ++d)
+        claimed = claim_half(homes_[size_t((self + d) % threads_)], false, begin, end);
+      if (!claimed) return;
+      const int64_t units = end - begin;
+      begin *= unit_;
+      end = std::min(extent_, end * unit_);
       int32_t rc = body_(begin, end, closure_);
       if (rc != 0) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -260,7 +290,7 @@ class ThreadPool {
       }
       // The chunk that finishes the loop wakes a caller that stopped watching (under the lock, so
       // the wake-up cannot fall between its check and its wait).
-      if (pending_.fetch_sub(end - begin, std::memory_order_acq_rel) == end - begin) {
+      if (pending_.fetch_sub(units, std::memory_order_acq_rel) == units) {
         std::lock_guard<std::mutex> lock(mu_);
         done_cv_.notify_all();
       }
@@ -284,8 +314,9 @@ class ThreadPool {
   LoomParallelBody body_ = nullptr;
   void* closure_ = nullptr;
   int64_t extent_ = 0;
-  alignas(64) std::atomic<int64_t> next_{0};     // first unclaimed iteration (its own cache line)
-  alignas(64) std::atomic<int64_t> pending_{0};  // iterations not finished yet
+  int64_t unit_ = 1;                             // iterations per claimed unit
+  std::unique_ptr<HomeRange[]> homes_;           // one per thread, each on its own cache line
+  alignas(64) std::atomic<int64_t> pending_{0};  // units not finished yet
   alignas(64) std::atomic<int> active_{0};       // workers inside work() (written under mu_; off pending_'s line)
   int32_t error_code_ = 0;
   std::string error_message_;

@@ -265,6 +265,23 @@ TEST(CpuBackend, SoftmaxReductionsVectorize) {
   }
 }
 
+// A blocked map [N, C/b, H, W, b] goes by rows before blocks in its parallel loop, as the
+// convolutions split theirs; a 5-D tensor whose innermost axis is no block keeps its order. Both
+// match the reference.
+TEST(CpuBackend, BlockedMapsGoByRowsFirst) {
+  int lanes = codegen::target_info().float32_lanes();
+  for (auto [inner, rows_first] : {std::pair{8, true}, std::pair{7, false}}) {
+    Tensor X = placeholder({1, 8, 20, 20, inner}, DataType::Float(32), "X");
+    Tensor Y = ops::relu(X, "Y");
+    schedule::Schedule s({Y});
+    ops::schedule_generic_cpu(s, Y, lanes);
+    std::string ir = to_string(schedule::lower(s, {X, Y}, "relu"));
+    SCOPED_TRACE(ir);
+    EXPECT_NE(ir.find(rows_first ? "parallel (i.k.fused" : "parallel (i.j.fused"), std::string::npos);
+    expect_compiled_matches(s, test::Workload{{X}, {Y}}, "relu" + std::to_string(inner));
+  }
+}
+
 // Rows of no whole number of vectors join into one loop when every read steps evenly across the
 // rows' ends: a channel shuffle's rows of 6 (shorter than a vector on AVX2 and AVX-512) are 36
 // contiguous elements, vectorized (they ran as scalar copies); a row-wise broadcast (a division by
@@ -587,6 +604,37 @@ TEST(CpuBackend, NchwcInputBlocksOuterOnSmallMaps) {
   runtime::set_num_threads(0);
 }
 
+// The conv's parallel loop takes the rows outside the block groups where the weights are no larger
+// than the input map (the pool gives each thread the same part of every loop: rows a thread wrote
+// before), the block groups outside where the weights are heavier (each thread then reads only
+// its groups'). Both orders equal the naive reference on 1 and 2 threads.
+TEST(CpuBackend, NchwcConvRowsFirstWhereWeightsAreLight) {
+  struct Case {
+    test::Workload w;
+    bool rows_first;
+  };
+  for (auto& [w, rows_first] : {Case{nchw8c_conv3x3(2, 4, 20), true}, Case{nchw8c_conv3x3(4, 4, 6), false}}) {
+    Tensor Y = w.outputs[0];
+    EXPECT_EQ(ops::nchwc_rows_first(Y), rows_first);
+    schedule::Schedule s({Y});
+    ops::schedule_conv2d_nchwc_cpu(s, Y, Y, 8, 16, ops::NchwcConvTile{2, 3});
+    std::string ir = to_string(schedule::lower(s, w.args(), "conv"));
+    // The output's axes: i (batch), j (blocks, split into groups j.outer), k (rows), l (columns);
+    // the padded input's loop comes first.
+    std::smatch loop;
+    ASSERT_TRUE(std::regex_search(ir, loop, std::regex(R"(parallel \((i\.[a-z.]*j\.outer[a-z.]*),)"))) << ir;
+    const std::string name = loop[1];
+    const size_t rows = name.find(".k."), groups = name.find("j.outer");
+    ASSERT_NE(rows, std::string::npos) << name;
+    EXPECT_EQ(rows < groups, rows_first) << name;
+    for (int threads : {1, 2}) {
+      runtime::set_num_threads(threads);
+      expect_compiled_matches(s, w, rows_first ? "rows_first" : "groups_first");
+    }
+  }
+  runtime::set_num_threads(0);
+}
+
 // The single-block loops of `assembly` (a label, then the branch back to it with no label between)
 // that hold multiply-adds: how many, and how many of those touch the stack (a register tile that
 // spills).
@@ -708,6 +756,9 @@ TEST(CpuBackend, DepthwiseNchwcConvs) {
       m.call("dw", pr.args);
       expect_outputs(w, pr, 1e-4, "dw, " + std::to_string(threads) + " threads\n" + to_string(f));
     }
+    // Rows outside the blocks in the parallel loop (i: batch, k: rows, j: blocks), as the other
+    // kernels of a model split their maps.
+    EXPECT_NE(to_string(f).find("parallel (i.k.fused"), std::string::npos) << to_string(f);
     if (c == 64 && stride == 1) {
       // 8 blocks >= 4 x threads: rows are a serial loop, partitioned into first, interior, last.
       std::string ir = to_string(f);

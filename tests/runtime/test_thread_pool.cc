@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -61,12 +62,12 @@ TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
       Recorder r;
       ASSERT_EQ(loom_parallel_for(extent, record, &r), 0);
       expect_cover(r.chunks, extent);
-      // Guided chunks: none larger than a quarter of a thread's share of the loop, so every thread
-      // can get work; in claim order each is at most 1/(4 x threads) of what was left.
+      // No chunk larger than half a thread's part, so a thread that comes late can be helped.
       int64_t largest = 0;
       for (auto& [b, e] : r.chunks) largest = std::max(largest, e - b);
+      const int64_t part = (extent + threads - 1) / threads;
       if (threads > 1)
-        EXPECT_LE(largest, std::max<int64_t>(1, extent / (4 * threads))) << threads << " threads, extent " << extent;
+        EXPECT_LE(largest, std::max<int64_t>(1, (part + 1) / 2)) << threads << " threads, extent " << extent;
       if (threads > 1)
         EXPECT_GE(static_cast<int64_t>(r.chunks.size()), std::min<int64_t>(extent, threads))
             << threads << " threads, extent " << extent;
@@ -77,21 +78,22 @@ TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
 
 // Sorted by start, the chunks' sizes never grow: iterations left at the end come in small pieces
 // any idle thread can take (the load balancing of uneven loops).
-TEST_F(ThreadPoolTest, ChunksShrinkAsTheLoopDrains) {
+// A claim takes half of what is left of a thread's part (the owner's from its front, a helper's
+// from its back): a few chunks, none across the boundary of two parts, and chunks of one iteration
+// only at the ends of the parts' claims.
+TEST_F(ThreadPoolTest, ClaimsHalveWithinEachThreadsPart) {
   loom::runtime::set_num_threads(2);
   Recorder r;
   ASSERT_EQ(loom_parallel_for(1000, record, &r), 0);
   expect_cover(r.chunks, 1000);
   std::sort(r.chunks.begin(), r.chunks.end());
-  for (size_t i = 1; i < r.chunks.size(); ++i)
-    EXPECT_LE(r.chunks[i].second - r.chunks[i].first, r.chunks[i - 1].second - r.chunks[i - 1].first) << "chunk " << i;
-  EXPECT_EQ(r.chunks.front(), (std::pair<int64_t, int64_t>{0, 125}));
-  // No chunk below 1/(16 x threads) of the loop (1000 / 32 = 31) but the last, which takes what
-  // is left: cheap iterations are not claimed one at a time.
-  for (size_t i = 0; i + 1 < r.chunks.size(); ++i)
-    EXPECT_GE(r.chunks[i].second - r.chunks[i].first, 31) << "chunk " << i;
-  EXPECT_LE(r.chunks.back().second - r.chunks.back().first, 31);
-  EXPECT_GE(r.chunks[r.chunks.size() - 2].second - r.chunks[r.chunks.size() - 2].first, 31);
+  EXPECT_EQ(r.chunks.front(), (std::pair<int64_t, int64_t>{0, 250}));
+  int singles = 0;
+  for (auto& [b, e] : r.chunks) {
+    EXPECT_FALSE(b < 500 && e > 500) << "chunk [" << b << ", " << e << ") crosses the parts' boundary";
+    singles += e - b == 1;
+  }
+  EXPECT_LE(singles, 4);
   EXPECT_LT(r.chunks.size(), 32u);
 }
 
@@ -166,12 +168,61 @@ TEST_F(ThreadPoolTest, ErrorCodeAndMessagePropagate) {
   expect_cover(r.chunks, 5);
 }
 
+// Thread t starts on the t-th part of the loop (the caller on the first) and helps with the
+// others' only when its own is done: loops split alike give each thread what it wrote. Each
+// thread's first chunk waits (at most a second) until the other has claimed its first, so both
+// first claims are made with both threads there; retried where the worker never came.
+TEST_F(ThreadPoolTest, EachThreadStartsOnItsOwnPart) {
+  loom::runtime::set_num_threads(2);
+  struct FirstClaims {
+    std::mutex mu;
+    std::vector<std::pair<std::thread::id, int64_t>> first;  // each thread's first chunk's start
+    std::atomic<int> started{0};
+  };
+  auto body = [](int64_t b, int64_t, void* c) -> int32_t {
+    auto* f = static_cast<FirstClaims*>(c);
+    {
+      std::lock_guard<std::mutex> lock(f->mu);
+      for (auto& [id, begin] : f->first)
+        if (id == std::this_thread::get_id()) return 0;
+      f->first.push_back({std::this_thread::get_id(), b});
+    }
+    f->started.fetch_add(1);
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (f->started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    return 0;
+  };
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    FirstClaims f;
+    ASSERT_EQ(loom_parallel_for(64, body, &f), 0);
+    if (f.first.size() < 2) continue;
+    for (auto& [id, begin] : f.first)
+      EXPECT_EQ(begin, id == std::this_thread::get_id() ? 0 : 32)
+          << (id == std::this_thread::get_id() ? "the caller's" : "the worker's") << " first chunk";
+    return;
+  }
+  ADD_FAILURE() << "the worker took no chunk in 10 loops";
+}
+
+// A loop of more iterations than a home's 32-bit units: claimed in units of several iterations,
+// still covering the range once.
+TEST_F(ThreadPoolTest, LoopsBeyondThirtyTwoBitsCoverTheirRange) {
+  for (int threads : {1, 2, 3}) {
+    loom::runtime::set_num_threads(threads);
+    Recorder r;
+    const int64_t extent = (int64_t(1) << 33) + 7;
+    ASSERT_EQ(loom_parallel_for(extent, record, &r), 0);
+    expect_cover(r.chunks, extent);
+    EXPECT_LT(r.chunks.size(), 500u);
+  }
+}
+
 TEST_F(ThreadPoolTest, ManyShortLoops) {
   loom::runtime::set_num_threads(2);
   for (int k = 0; k < 2000; ++k) {
     Recorder r;
     ASSERT_EQ(loom_parallel_for(3, record, &r), 0);
-    ASSERT_EQ(r.chunks.size(), 3u);  // guided: 3 / (4 x 2) rounds down to chunks of one
+    ASSERT_EQ(r.chunks.size(), 3u);  // homes of one and two iterations, claimed half (at least one) at a time
   }
 }
 
@@ -236,7 +287,8 @@ TEST_F(ThreadPoolTest, HintedLoopsBelowTheThresholdRunOnTheCaller) {
   ASSERT_EQ(loom_parallel_for_work(1000, record, &large, 5000), 0);
   expect_cover(large.chunks, 1000);
   std::sort(large.chunks.begin(), large.chunks.end());
-  EXPECT_EQ(large.chunks.front(), (std::pair<int64_t, int64_t>{0, 125})) << "guided chunks, as loom_parallel_for";
+  EXPECT_EQ(large.chunks.front(), (std::pair<int64_t, int64_t>{0, 250}))
+      << "the caller's first claim, half of its half, as loom_parallel_for";
   Recorder empty;
   EXPECT_EQ(loom_parallel_for_work(0, record, &empty, 1 << 20), 0);
   EXPECT_TRUE(empty.chunks.empty());

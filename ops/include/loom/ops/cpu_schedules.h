@@ -111,6 +111,11 @@ int int8_conv_spare_registers(int group);
 // whole output map (kept in a local buffer): where the group's weights would not stay in L2 and
 // its output map fits L1-L2 (wide layers over small maps).
 bool nchwc_input_blocks_outer(const Tensor& conv, const Tensor& out, const NchwcConvTile& tile);
+// Whether schedule_conv2d_nchwc_cpu's parallel loop takes the output rows outside the block groups,
+// as the model's other kernels do (the pool gives each thread the same part of every loop, so a
+// thread then reads the rows it wrote): where the conv's weights are no larger than its input map.
+// Heavier weights go by block groups, each thread reading only its groups' weights.
+bool nchwc_rows_first(const Tensor& conv);
 // `tile` (e.g. from a tuning log) replaces nchwc_conv_tile's choice; ScheduleError if its blocks
 // do not divide the output's channel blocks or it is not positive.
 void schedule_conv2d_nchwc_cpu(schedule::Schedule& s, const Tensor& conv, const Tensor& out, int lanes,

@@ -52,10 +52,11 @@ bool parallel_loops_serial();
 extern "C" {
 // Body of a parallel loop: runs iterations [begin, end); non-zero means failure.
 typedef int32_t (*LoomParallelBody)(int64_t begin, int64_t end, void* closure);
-// Runs `body` on contiguous chunks covering [0, extent) exactly once, on all threads. Chunks are
-// claimed dynamically and shrink as the loop drains (guided scheduling: each takes 1/(4 x threads)
-// of what is left), so uneven iterations balance. Returns 0, or the first non-zero code a chunk
-// returned (its loom_set_last_error message is moved to the caller).
+// Runs `body` on contiguous chunks covering [0, extent) exactly once, on all threads. Thread t
+// (the caller is thread 0) runs the t-th of `threads` equal parts first, so loops split alike hand
+// each thread the data it wrote before; a thread done with its part helps the others from their
+// far ends, so uneven iterations balance. Returns 0, or the first non-zero code a chunk returned
+// (its loom_set_last_error message is moved to the caller).
 int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void* closure);
 // The same, for a loop doing `work` units of work (stores, as the lowering counts them): serial on
 // the calling thread below loom::runtime::min_parallel_work().
