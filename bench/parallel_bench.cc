@@ -1,7 +1,8 @@
 // Load balancing of loom_parallel_for on uneven loops: iteration i costs ~i (triangular work, like
 // the rows of a triangular solve or an attention mask) or the first quarter of the iterations costs
-// 8x the rest (rows of different cost). Guided chunks (the runtime's scheduling) against a static split into one
-// contiguous chunk per thread (what the runtime did before), at every thread count up to the
+// 8x the rest (rows of different cost). The runtime's scheduling (each thread starts on its own
+// part, then helps the others) against a static split into one contiguous chunk per thread, at
+// every thread count up to the
 // machine's, in the same run. Prints the speedup over one thread of each. Then the fork-join cost:
 // loops of n cheap iterations (one float update each) called back to back, microseconds per call
 // at every thread count: what a kernel too small to share pays for its parallel loop.
@@ -33,7 +34,7 @@ void iteration(Work& w, int64_t i) {
   w.out[size_t(i)] = acc;
 }
 
-int32_t guided_body(int64_t b, int64_t e, void* c) {
+int32_t pool_body(int64_t b, int64_t e, void* c) {
   for (int64_t i = b; i < e; ++i) iteration(*static_cast<Work*>(c), i);
   return 0;
 }
@@ -75,14 +76,14 @@ int main(int argc, char** argv) {
   }
   int max_threads = int(std::thread::hardware_concurrency());
   std::printf("loom_parallel_for on uneven loops, %lld iterations, best of %d\n", (long long)n, reps);
-  std::printf("%-12s %8s %12s %12s %10s %10s\n", "loop", "threads", "guided ms", "static ms", "guided x", "static x");
+  std::printf("%-12s %8s %12s %12s %10s %10s\n", "loop", "threads", "pool ms", "static ms", "pool x", "static x");
   for (bool tri : {true, false}) {
     Work w{n, tri, std::vector<double>(size_t(n))};
     double one_g = 0, one_s = 0;
     for (int t = 1; t <= max_threads; ++t) {
       loom::runtime::set_num_threads(t);
       Static st{&w, t};
-      double g = loom::bench::time_best_of(reps, [&] { loom_parallel_for(n, guided_body, &w); });
+      double g = loom::bench::time_best_of(reps, [&] { loom_parallel_for(n, pool_body, &w); });
       double s = loom::bench::time_best_of(reps, [&] { loom_parallel_for(t, static_body, &st); });
       if (t == 1) one_g = g, one_s = s;
       std::printf("%-12s %8d %12.2f %12.2f %10.2f %10.2f\n", tri ? "triangular" : "heavy start", t, g * 1e3, s * 1e3,
