@@ -5,8 +5,12 @@
 // every thread count up to the
 // machine's, in the same run. Prints the speedup over one thread of each. Then the fork-join cost:
 // loops of n cheap iterations (one float update each) called back to back, microseconds per call
-// at every thread count: what a kernel too small to share pays for its parallel loop.
+// at every thread count: what a kernel too small to share pays for its parallel loop. Last, the
+// round trip of one cache line between two threads, which sets what a kernel pays for reading
+// data the other thread wrote (it moves between spells on some VMs).
 //   parallel_bench [--n 4000] [--reps 5]
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -56,6 +60,28 @@ int32_t cheap_body(int64_t b, int64_t e, void* c) {
   float* a = static_cast<float*>(c);
   for (int64_t i = b; i < e; ++i) a[i] = a[i] * 1.0001f + 1.0f;
   return 0;
+}
+
+// Nanoseconds for one cache line to go to the other thread and back: each thread waits for the
+// other's count and answers with the next, `trips` times.
+double round_trip_ns(int trips) {
+  std::atomic<int> count{0};
+  std::thread other([&] {
+    for (int i = 0; i < trips; ++i) {
+      while (count.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      count.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < trips; ++i) {
+    count.store(2 * i + 1, std::memory_order_release);
+    while (count.load(std::memory_order_acquire) != 2 * i + 2) {
+    }
+  }
+  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  other.join();
+  return ns / trips;
 }
 
 }  // namespace
@@ -114,6 +140,13 @@ int main(int argc, char** argv) {
     loom::runtime::set_num_threads(t);
     std::printf("%d threads: fork-join %.2f us, parallel loops from %lld work\n", t,
                 loom::runtime::fork_join_ns() / 1e3, (long long)loom::runtime::min_parallel_work());
+  }
+  if (max_threads >= 2) {
+    loom::runtime::set_num_threads(1);  // no pool worker spinning beside the two threads
+    std::printf("\ncache-line round trip between two threads, ns (best of %d, 200000 trips each):", reps);
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) best = std::min(best, round_trip_ns(200000));
+    std::printf(" %.0f\n", best);
   }
   return 0;
 }
