@@ -9,7 +9,6 @@
 // round trip of one cache line between two threads, which sets what a kernel pays for reading
 // data the other thread wrote (it moves between spells on some VMs).
 //   parallel_bench [--n 4000] [--reps 5]
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -62,9 +61,9 @@ int32_t cheap_body(int64_t b, int64_t e, void* c) {
   return 0;
 }
 
-// Nanoseconds for one cache line to go to the other thread and back: each thread waits for the
-// other's count and answers with the next, `trips` times.
-double round_trip_ns(int trips) {
+// One cache line sent to the other thread and back `trips` times: each thread waits for the
+// other's count and answers with the next.
+void ping_pong(int trips) {
   std::atomic<int> count{0};
   std::thread other([&] {
     for (int i = 0; i < trips; ++i) {
@@ -73,15 +72,12 @@ double round_trip_ns(int trips) {
       count.store(2 * i + 2, std::memory_order_release);
     }
   });
-  auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < trips; ++i) {
     count.store(2 * i + 1, std::memory_order_release);
     while (count.load(std::memory_order_acquire) != 2 * i + 2) {
     }
   }
-  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   other.join();
-  return ns / trips;
 }
 
 }  // namespace
@@ -143,10 +139,10 @@ int main(int argc, char** argv) {
   }
   if (max_threads >= 2) {
     loom::runtime::set_num_threads(1);  // no pool worker spinning beside the two threads
-    std::printf("\ncache-line round trip between two threads, ns (best of %d, 200000 trips each):", reps);
-    double best = 1e30;
-    for (int r = 0; r < reps; ++r) best = std::min(best, round_trip_ns(200000));
-    std::printf(" %.0f\n", best);
+    const int trips = 200000;
+    std::printf("\ncache-line round trip between two threads, ns (best of %d or more, %d trips each):", reps, trips);
+    double best_s = loom::bench::time_best_of(reps, [&] { ping_pong(trips); });
+    std::printf(" %.0f\n", best_s * 1e9 / trips);
   }
   return 0;
 }
