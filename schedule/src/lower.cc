@@ -53,7 +53,7 @@ const PassPipeline<Lowering>& pipeline() {
       {"storage_flatten", [](Lowering& l) { l.f.body = passes::storage_flatten(l.f.body, l.st, *l.args, &l.f.args); },
        func_text},
       body_pass("inject_dma_copy", passes::inject_dma_copy),
-      body_pass("partition_loops", passes::partition_loops),
+      {"partition_loops", [](Lowering& l) { l.f.body = passes::partition_loops(l.f.body, !l.gpu); }, func_text},
       body_pass("unroll_loops", passes::unroll_loops),
       body_pass("vectorize_loops", passes::vectorize_loops),
       {"serialize_small_parallel",

@@ -187,12 +187,14 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
   EXPECT_THROW(ops::matmul_dot_k(A, placeholder({4, 2}, DataType::Float(32), "B"), 8), ShapeError);
 }
 
-// Batched products (attention's QKᵀ over a Swin window's 49 tokens) take column tiles of one
-// vector where the columns are no multiple of the two-vector tile: 48 columns then need no guard
-// at all (a two-vector tile left half a tile guarded, per lane), 49 only on the last column.
+// Batched products (attention's QKᵀ over a Swin window's 49 tokens, a ViT's 197) take column
+// tiles of one vector where the columns are no multiple of the two-vector tile: 48 columns then
+// need no guard at all (a two-vector tile left half a tile guarded, per lane). The last tile of
+// 49 or 53 columns is a vector of the 1 or 5 columns it has, unguarded: every vector loop is
+// vectors, none is left to LLVM's per-lane code (gathers, scalar multiply-adds).
 TEST(CpuBackend, BatchMatmulColumnTilesFitTheColumns) {
   int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
-  for (int n : {3 * lanes, 3 * lanes + 1, 4 * lanes}) {
+  for (int n : {3 * lanes, 3 * lanes + 1, 3 * lanes + 5, 4 * lanes}) {
     SCOPED_TRACE(std::to_string(n) + " columns");
     Tensor A = placeholder({4, 50, 32}, DataType::Float(32), "A"),
            B = placeholder({4, 32, n}, DataType::Float(32), "B");
@@ -200,13 +202,27 @@ TEST(CpuBackend, BatchMatmulColumnTilesFitTheColumns) {
     schedule::Schedule s({C});
     ops::schedule_batch_matmul_cpu(s, C, C, lanes, regs);
     std::string ir = to_string(schedule::lower(s, {A, B, C}, "bmm"));
-    // Column guards only in the last tile, which starts at the last whole vector.
-    const std::string guard = " < " + std::to_string(n) + ")";
-    const size_t last_tile_guards = test::count_occurrences(ir, std::to_string(n / lanes * lanes) + guard);
-    EXPECT_EQ(test::count_occurrences(ir, guard), n % lanes ? last_tile_guards : 0u) << ir;
-    EXPECT_NE(ir.find("ramp("), std::string::npos) << ir;
+    EXPECT_EQ(test::count_occurrences(ir, " < " + std::to_string(n) + ")"), 0u) << ir;  // no column guard
+    EXPECT_EQ(ir.find("vectorized ("), std::string::npos) << ir;
+    if (n % lanes > 1) EXPECT_NE(ir.find(", 1, " + std::to_string(n % lanes) + ")"), std::string::npos) << ir;
     expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "bmm" + std::to_string(n));
   }
+}
+
+// A vector loop whose last lanes still store something (zero padding past a ragged split's
+// guard) keeps all its lanes: only a tail that provably does nothing is cut off. 10 elements
+// split by 16 lanes, the padding's guard ending at 7: elements 7-9 are zeros, not left unwritten.
+TEST(CpuBackend, VectorTailThatStoresKeepsItsLanes) {
+  Tensor X = placeholder({10}, DataType::Float(32), "X");
+  Tensor Y = compute(
+      {10}, [&](Var i) { return if_then_else(i < 7, X(i), make_zero(DataType::Float(32))); }, "Y");
+  schedule::Schedule s({Y});
+  auto [o, i] = s[Y].split(s[Y].axis(0), 16);
+  s[Y].vectorize(i);
+  runtime::Module m = codegen::build_llvm({schedule::lower(s, {X, Y}, "pad")});
+  NDArray x = test::random_float32({10}, 3), y = test::random_float32({10}, 4, 50, 60);
+  m.call("pad", {x, y});
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(y.data<float>()[k], k < 7 ? x.data<float>()[k] : 0.0f) << "element " << k;
 }
 
 // A dense layer over a row or a few (a recurrent step's [1, 512] x [512, 2048], a classifier)

@@ -272,6 +272,45 @@ TEST(GoldenIR, ReorderAndVectorize) {
 )");
 }
 
+// A vectorized split by a non-divisor: the full tiles are 8-lane vectors, and the last tile a
+// vector of the 4 columns it has, without the guard (partition_loops narrows it; a per-lane guard
+// would keep the loop and leave it to LLVM's vectorizer). A GPU lowering keeps its lanes and guard
+// (its vector stores are float2/float4 or one per lane: emit_cuda.cc).
+TEST(GoldenIR, RaggedVectorTailNarrowsToItsColumns) {
+  auto w = test::matmul(8, 20, 4);
+  Tensor C = w.outputs[0];
+  Schedule s({C});
+  auto [jo, ji] = s[C].split(s[C].axis(1), 8);
+  s[C].reorder({jo, s[C].axis(0), s[C].reduce_axis(0), ji});
+  s[C].vectorize(ji);
+  EXPECT_EQ(lower_to(s, w, "simplify_final"), R"(func f(A: float32[8, 4], B: float32[4, 20], C: float32[8, 20]) {
+  for (j.outer, 0, 2) {
+    for (i, 0, 8) {
+      C[ramp(i*20 + j.outer*8, 1, 8)] = x8(0.0f)
+      for (k, 0, 4) {
+        C[ramp(i*20 + j.outer*8, 1, 8)] = C[ramp(i*20 + j.outer*8, 1, 8)] + x8(A[i*4 + k])*B[ramp(k*20 + j.outer*8, 1, 8)]
+      }
+    }
+  }
+  for (i, 0, 8) {
+    C[ramp(i*20 + 16, 1, 4)] = x4(0.0f)
+    for (k, 0, 4) {
+      C[ramp(i*20 + 16, 1, 4)] = C[ramp(i*20 + 16, 1, 4)] + x4(A[i*4 + k])*B[ramp(k*20 + 16, 1, 4)]
+    }
+  }
+}
+)");
+  Schedule g({C});
+  auto [gjo, gji] = g[C].split(g[C].axis(1), 8);
+  g[C].reorder({g[C].axis(0), gjo, g[C].reduce_axis(0), gji});
+  g[C].bind(g[C].axis(0), "threadIdx.x");
+  g[C].vectorize(gji);
+  schedule::LowerOptions gpu;
+  gpu.target_gpu = true;
+  std::string on_gpu = to_string(schedule::lower(g, w.args(), "f", gpu));
+  EXPECT_NE(on_gpu.find("vectorized (j.inner, 0, 8) {\n      if (j.inner + 16 < 20)"), std::string::npos) << on_gpu;
+}
+
 TEST(GoldenIR, ComputeAtPlacesProducerInsideConsumerLoop) {
   using namespace ir;
   Tensor A = placeholder({16}, DataType::Float(32), "A");

@@ -17,6 +17,11 @@
 // + (shape variables) < 0 with a > 0: true for every inner iteration while v < P, P computed
 // from the shape variables at run time; the loop becomes [0, min(P, extent)) with those guards
 // replaced by true, then the rest with them (a parallel loop: one loop, `if (v < P)` inside).
+//
+// On the CPU, a vector loop whose body does something only on a prefix of its lanes (the last
+// tile of a ragged split: `if (192 + xi < 197)` over 16 lanes) becomes a narrower vector loop
+// over that prefix, its guards gone: vectorize_loops widens it to that many lanes, where a
+// per-lane guard would keep the loop and leave it to LLVM's vectorizer (gathers, scalar FMAs).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -206,10 +211,20 @@ Expr symbolic_prefix_end(const Expr& cond, const VarNode* v, const VarBounds& bo
   return simplify((Expr(static_cast<int>(a - 1 - inner_max)) - rest) / Expr(static_cast<int>(a)));
 }
 
+bool is_no_op(const Stmt& s) {
+  auto* e = s.as<EvaluateNode>();
+  return e && e->value.as<IntImmNode>();
+}
+
 class Partitioner : public IRMutator {
+ public:
+  explicit Partitioner(bool narrow_vectors) : narrow_vectors_(narrow_vectors) {}
+
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {
     auto b = loop_bounds(op);
+    if (op->for_kind == ForKind::Vectorized && narrow_vectors_ && b && partitions_ < kMaxPartitions)
+      if (auto narrowed = narrow_vector(op, *b)) return *narrowed;
     if (!b && partitions_ < kMaxPartitions && is_const_int(op->min, 0) && over_free_vars(op->extent) &&
         (op->for_kind == ForKind::Serial || op->for_kind == ForKind::Parallel))
       if (auto split = partition_symbolic(op)) return *split;
@@ -297,6 +312,26 @@ class Partitioner : public IRMutator {
                 for_loop(tail_var, Expr(0), simplify(op->extent - split), ForKind::Serial, substitute(rest, to_tail))});
   }
 
+  // A vector loop over [lo, hi) whose body provably does nothing on [end, hi), its guards true
+  // on [lo, end): the loop over [lo, end) alone, simplified there.
+  std::optional<Stmt> narrow_vector(const ForNode* op, IntBounds b) {
+    int64_t lo = *b.min, hi = *b.max + 1, end = hi;
+    GuardCollector collect(op->var.get(), bounds_);
+    collect.visit(op->body);
+    for (const Guard& g : collect.guards)
+      if (auto r = true_range(g, op->var.get(), lo, hi); r && r->first == lo) end = std::min(end, r->second);
+    if (end == hi) return std::nullopt;
+    Stmt rest = simplify(
+        for_loop(op->var, Expr(static_cast<int>(end)), Expr(static_cast<int>(hi - end)), ForKind::Serial, op->body),
+        bounds_);
+    if (!is_no_op(rest)) return std::nullopt;
+    ++partitions_;
+    Stmt kept = simplify(for_loop(op->var, Expr(static_cast<int>(lo)), Expr(static_cast<int>(end - lo)),
+                                  ForKind::Vectorized, op->body, op->thread_tag),
+                         bounds_);
+    return mutate_piece(kept, op->var.get());
+  }
+
   // Recurse into the body with this loop's bounds known.
   Stmt with_bound(const Stmt& s, const ForNode* op, std::optional<IntBounds> b) {
     auto saved = bounds_;
@@ -315,6 +350,7 @@ class Partitioner : public IRMutator {
     return with_bound(piece, f, loop_bounds(f));
   }
 
+  const bool narrow_vectors_;
   VarBounds bounds_;
   std::set<const VarNode*> loop_vars_;  // of the loops around the current statement
   int partitions_ = 0;
@@ -322,8 +358,8 @@ class Partitioner : public IRMutator {
 
 }  // namespace
 
-Stmt partition_loops(const Stmt& s) {
-  Partitioner p;
+Stmt partition_loops(const Stmt& s, bool narrow_vectors) {
+  Partitioner p(narrow_vectors);
   return p.mutate(s);
 }
 
