@@ -32,6 +32,10 @@ struct LowerOptions {
   // measured from the thread pool's fork-join cost). A parallel loop nested in another gets its
   // own. The model compiler sets it, with min_parallel_work as the floor no host goes below.
   bool parallel_work_hints = false;
+  // CPU: a vector loop whose guards hold on a prefix of its lanes and which does nothing past it
+  // (a ragged split's last tile) becomes a vector of that prefix (partition_loops). false keeps
+  // the per-lane guard, which LLVM's vectorizer gets instead (bench/ragged_tail_bench.cc).
+  bool narrow_vector_tails = true;
 };
 
 // Lowers the schedule into one function whose arguments are `args` in order: every input
