@@ -161,23 +161,17 @@ TEST(CpuBackend, ShapeAwareGemmForms) {
   {
     // A partial last panel (257 = 16 x 16 + 1 columns) and a partial row tile: the product runs
     // over whole panels, so the last panel's tiles accumulate whole vectors with no per-lane
-    // guard; only the copy into C's 257 columns is guarded.
+    // guard, and its copy into C is the one column C has there (partition_loops narrows it). Only
+    // the packing of B pads its last panel, with zeros per lane.
     ops::GemmTiling t = ops::gemm_tiling_for(8, 16, 255, 257, 129);
     Tensor A = placeholder({255, 129}, DataType::Float(32), "A"), B = placeholder({129, 257}, DataType::Float(32), "B");
     Tensor C = ops::gemm(A, B, t);
     schedule::Schedule s({C});
     ops::schedule_gemm_cpu(s, C, t);
     std::string ir = to_string(schedule::lower(s, {A, B, C}, "gemm"));
-    size_t guards = 0;
-    for (size_t p = ir.find("< 257) {"); p != std::string::npos; p = ir.find("< 257) {", p + 1)) {
-      ++guards;
-      size_t line = ir.find('\n', p) + 1;
-      std::string guarded = ir.substr(line, ir.find('\n', line) - line);
-      EXPECT_NE(guarded.find(" C["), std::string::npos)
-          << "a guard around something else than the store into C: " << guarded << "\n"
-          << ir;
-    }
-    EXPECT_EQ(guards, 2u) << ir;  // the copies into C of the full and the partial row tiles
+    EXPECT_EQ(test::count_occurrences(ir, "< 257"), 1u) << ir;
+    EXPECT_EQ(test::count_occurrences(ir, "< 257, B["), 1u) << ir;
+    EXPECT_EQ(test::count_occurrences(ir, "] = C_panels[i.inner*16]"), 2u) << ir;  // the last panel's rows, one column
     expect_compiled_matches(s, test::Workload{{A, B}, {C}}, "gemm_panels");
   }
   Tensor A = placeholder({4, 4}, DataType::Float(32), "A");
