@@ -251,13 +251,18 @@ TEST(GoldenIR, PaddingGuardsPartitionedToTheBorders) {
 )");
 }
 
-TEST(GoldenIR, ReorderAndVectorize) {
-  auto w = test::matmul(8, 16, 4);
-  Tensor C = w.outputs[0];
-  Schedule s({C});
+// A matmul's columns split by 8, the 8 vectorized innermost: outside them the column tiles, the
+// rows and the reduction.
+void vectorize_column_tiles(Schedule& s, const Tensor& C) {
   auto [jo, ji] = s[C].split(s[C].axis(1), 8);
   s[C].reorder({jo, s[C].axis(0), s[C].reduce_axis(0), ji});
   s[C].vectorize(ji);
+}
+
+TEST(GoldenIR, ReorderAndVectorize) {
+  auto w = test::matmul(8, 16, 4);
+  Schedule s({w.outputs[0]});
+  vectorize_column_tiles(s, w.outputs[0]);
   EXPECT_EQ(lower_to(s, w, "simplify_final"),
             R"(func f(A: float32[8, 4], B: float32[4, 16], C: float32[8, 16]) {
   for (j.outer, 0, 2) {
@@ -280,9 +285,7 @@ TEST(GoldenIR, RaggedVectorTailNarrowsToItsColumns) {
   auto w = test::matmul(8, 20, 4);
   Tensor C = w.outputs[0];
   Schedule s({C});
-  auto [jo, ji] = s[C].split(s[C].axis(1), 8);
-  s[C].reorder({jo, s[C].axis(0), s[C].reduce_axis(0), ji});
-  s[C].vectorize(ji);
+  vectorize_column_tiles(s, C);
   EXPECT_EQ(lower_to(s, w, "simplify_final"), R"(func f(A: float32[8, 4], B: float32[4, 20], C: float32[8, 20]) {
   for (j.outer, 0, 2) {
     for (i, 0, 8) {
