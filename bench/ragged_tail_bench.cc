@@ -41,6 +41,7 @@ runtime::Module batch_matmul_kernel(const Shape& sh, bool narrow) {
   ops::schedule_batch_matmul_cpu(s, C, C, target.float32_lanes(), target.vector_registers);
   schedule::LowerOptions opt;
   opt.narrow_vector_tails = narrow;
+  opt.vector_bits = target.vector_bits;
   return codegen::build_llvm({schedule::lower(s, {A, B, C}, "bmm", opt)});
 }
 

@@ -61,6 +61,7 @@ class CpuBackend final : public LoweredKernelBackend {
     schedule::LowerOptions lo;
     lo.min_parallel_work = options_.min_parallel_work;
     lo.parallel_work_hints = options_.parallel_work_hints;
+    lo.vector_bits = target_.vector_bits;
     return lo;
   }
 

@@ -547,10 +547,9 @@ void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out,
   const int64_t* m_const = as_const_int(out.shape()[size_t(r - 2)]);
   const int64_t* n_const = as_const_int(out.shape()[size_t(r - 1)]);
   int64_t M = m_const ? *m_const : INT32_MAX, N = n_const ? *n_const : lanes;  // symbolic columns: one vector
-  // Two-vector column tiles where the last tile's columns fit one vector (partition_loops narrows
-  // that vector to them: 197 = 6 x 32 + 5); one-vector tiles otherwise (49 = 32 + 17 would narrow
-  // to 17 lanes, which LLVM builds lane by lane).
-  int nr = N >= t.nr && N % t.nr <= lanes ? t.nr : N >= lanes ? lanes : 1, mr = int(std::min<int64_t>(t.mr, M));
+  // Two-vector column tiles; partition_loops narrows the last to the columns it has, in whole
+  // vectors and one narrower (16 lanes: 197 = 6 x 32 + 5, 49 = 32 + 16 + 1).
+  int nr = N >= t.nr ? t.nr : N >= lanes ? lanes : 1, mr = int(std::min<int64_t>(t.mr, M));
   auto [mo, mi] = y.split(y.axis(r - 2), mr);
   auto [no, ni] = y.split(y.axis(r - 1), nr);
   std::vector<IterVar> order;

@@ -57,6 +57,7 @@ Lowered lower(const std::shared_ptr<Schedule>& s, const py::object& args, const 
   for (const Tensor& t : ts) l.is_output.push_back(!t.op()->is_placeholder());
   schedule::LowerOptions o;
   o.target_gpu = target == "cuda";
+  if (target == "llvm" || target == "cpu") o.vector_bits = codegen::target_info().vector_bits;
   l.func = schedule::lower(*s, ts, name, o);
   l.target = target;
   return l;

@@ -22,7 +22,7 @@ struct Lowering {
   bool gpu = false;  // LowerOptions::target_gpu: the GPU passes run
   int64_t min_parallel_work = 0;
   bool parallel_work_hints = false;
-  bool narrow_vector_tails = true;
+  int narrow_vector_bits = 0;  // partition_loops' register width for narrowed vectors; 0: none narrowed
   LoweredFunc f;
 };
 
@@ -54,7 +54,7 @@ const PassPipeline<Lowering>& pipeline() {
       {"storage_flatten", [](Lowering& l) { l.f.body = passes::storage_flatten(l.f.body, l.st, *l.args, &l.f.args); },
        func_text},
       body_pass("inject_dma_copy", passes::inject_dma_copy),
-      {"partition_loops", [](Lowering& l) { l.f.body = passes::partition_loops(l.f.body, l.narrow_vector_tails); },
+      {"partition_loops", [](Lowering& l) { l.f.body = passes::partition_loops(l.f.body, l.narrow_vector_bits); },
        func_text},
       body_pass("unroll_loops", passes::unroll_loops),
       body_pass("vectorize_loops", passes::vectorize_loops),
@@ -92,7 +92,8 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   l.gpu = options.target_gpu;
   l.min_parallel_work = options.target_gpu ? 0 : options.min_parallel_work;
   l.parallel_work_hints = !options.target_gpu && options.parallel_work_hints;
-  l.narrow_vector_tails = !options.target_gpu && options.narrow_vector_tails;
+  l.narrow_vector_bits = !options.target_gpu && options.narrow_vector_tails ? options.vector_bits : 0;
+  if (l.narrow_vector_bits < 0) LOOM_THROW(LoweringError, "LowerOptions::vector_bits is ", options.vector_bits);
   PassRunOptions<Lowering> run;
   run.dump = dump_stream(options.dump_ir, options.dump_stream, "LOOM_DUMP_IR");
   run.header = [](const std::string& pass) { return "// ---- after " + pass + " ----\n"; };

@@ -279,7 +279,8 @@ TEST(GoldenIR, ReorderAndVectorize) {
 
 // A vectorized split by a non-divisor: the full tiles are 8-lane vectors, and the last tile a
 // vector of the 4 columns it has, without the guard (partition_loops narrows it; a per-lane guard
-// would keep the loop and leave it to LLVM's vectorizer). A GPU lowering keeps its lanes and guard
+// would keep the loop and leave it to LLVM's vectorizer), in whole registers and one narrower. A
+// GPU lowering keeps its lanes and guard
 // (its vector stores are float2/float4 or one per lane: emit_cuda.cc).
 TEST(GoldenIR, RaggedVectorTailNarrowsToItsColumns) {
   auto w = test::matmul(8, 20, 4);
@@ -303,6 +304,20 @@ TEST(GoldenIR, RaggedVectorTailNarrowsToItsColumns) {
   }
 }
 )");
+  // 23 columns leave 7: one vector of 7 lanes in 256-bit registers; 4 and 3 in 128-bit ones
+  // (LLVM builds a vector of an odd width past one register lane by lane).
+  auto w23 = test::matmul(8, 23, 4);
+  Schedule s23({w23.outputs[0]});
+  vectorize_column_tiles(s23, w23.outputs[0]);
+  schedule::LowerOptions bits;
+  bits.vector_bits = 256;
+  std::string ir256 = to_string(schedule::lower(s23, w23.args(), "f", bits));
+  EXPECT_NE(ir256.find("C[ramp(i*23 + 16, 1, 7)] = x7(0.0f)"), std::string::npos) << ir256;
+  bits.vector_bits = 128;
+  std::string ir128 = to_string(schedule::lower(s23, w23.args(), "f", bits));
+  EXPECT_NE(ir128.find("C[ramp(i*23 + 16, 1, 4)] = x4(0.0f)\n    C[ramp(i*23 + 20, 1, 3)] = x3(0.0f)"),
+            std::string::npos)
+      << ir128;
   Schedule g({C});
   auto [gjo, gji] = g[C].split(g[C].axis(1), 8);
   g[C].reorder({g[C].axis(0), gjo, g[C].reduce_axis(0), gji});

@@ -22,6 +22,9 @@
 // tile of a ragged split: `if (192 + xi < 197)` over 16 lanes) becomes a narrower vector loop
 // over that prefix, its guards gone: vectorize_loops widens it to that many lanes, where a
 // per-lane guard would keep the loop and leave it to LLVM's vectorizer (gathers, scalar FMAs).
+// Past one register (of the widest element the body stores or loads) it becomes whole registers
+// and the rest (17 floats with 512-bit registers: 16 and 1): LLVM builds a vector of an odd
+// width past one register lane by lane.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -211,6 +214,26 @@ Expr symbolic_prefix_end(const Expr& cond, const VarNode* v, const VarBounds& bo
   return simplify((Expr(static_cast<int>(a - 1 - inner_max)) - rest) / Expr(static_cast<int>(a)));
 }
 
+// The widest element, in bits, that a statement loads or stores.
+class ElementBits : public IRVisitor {
+ public:
+  int bits = 8;
+  void visit_load(const LoadNode* op) override {
+    bits = std::max(bits, op->buffer->dtype.bits());
+    IRVisitor::visit_load(op);
+  }
+  void visit_store(const StoreNode* op) override {
+    bits = std::max(bits, op->buffer->dtype.bits());
+    IRVisitor::visit_store(op);
+  }
+};
+
+int widest_element_bits(const Stmt& s) {
+  ElementBits e;
+  e.visit(s);
+  return e.bits;
+}
+
 bool is_no_op(const Stmt& s) {
   auto* e = s.as<EvaluateNode>();
   return e && e->value.as<IntImmNode>();
@@ -218,12 +241,12 @@ bool is_no_op(const Stmt& s) {
 
 class Partitioner : public IRMutator {
  public:
-  explicit Partitioner(bool narrow_vectors) : narrow_vectors_(narrow_vectors) {}
+  explicit Partitioner(int narrow_vector_bits) : narrow_vector_bits_(narrow_vector_bits) {}
 
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {
     auto b = loop_bounds(op);
-    if (op->for_kind == ForKind::Vectorized && narrow_vectors_ && b && partitions_ < kMaxPartitions)
+    if (op->for_kind == ForKind::Vectorized && narrow_vector_bits_ > 0 && b && partitions_ < kMaxPartitions)
       if (auto narrowed = narrow_vector(op, *b)) return *narrowed;
     if (!b && partitions_ < kMaxPartitions && is_const_int(op->min, 0) && over_free_vars(op->extent) &&
         (op->for_kind == ForKind::Serial || op->for_kind == ForKind::Parallel))
@@ -326,10 +349,17 @@ class Partitioner : public IRMutator {
         bounds_);
     if (!is_no_op(rest)) return std::nullopt;
     ++partitions_;
-    Stmt kept = simplify(for_loop(op->var, Expr(static_cast<int>(lo)), Expr(static_cast<int>(end - lo)),
-                                  ForKind::Vectorized, op->body, op->thread_tag),
-                         bounds_);
-    return mutate_piece(kept, op->var.get());
+    const int64_t lanes = std::max(1, narrow_vector_bits_ / widest_element_bits(op->body));
+    const int64_t whole = (end - lo) > lanes ? (end - lo) / lanes * lanes : 0;
+    std::vector<Stmt> pieces;
+    for (auto [a, z] : {std::pair{lo, lo + whole}, std::pair{lo + whole, end}}) {
+      if (a >= z) continue;
+      Stmt piece = simplify(for_loop(op->var, Expr(static_cast<int>(a)), Expr(static_cast<int>(z - a)),
+                                     ForKind::Vectorized, op->body, op->thread_tag),
+                            bounds_);
+      pieces.push_back(mutate_piece(piece, op->var.get()));
+    }
+    return seq(std::move(pieces));
   }
 
   // Recurse into the body with this loop's bounds known.
@@ -350,7 +380,7 @@ class Partitioner : public IRMutator {
     return with_bound(piece, f, loop_bounds(f));
   }
 
-  const bool narrow_vectors_;
+  const int narrow_vector_bits_;
   VarBounds bounds_;
   std::set<const VarNode*> loop_vars_;  // of the loops around the current statement
   int partitions_ = 0;
@@ -358,8 +388,8 @@ class Partitioner : public IRMutator {
 
 }  // namespace
 
-Stmt partition_loops(const Stmt& s, bool narrow_vectors) {
-  Partitioner p(narrow_vectors);
+Stmt partition_loops(const Stmt& s, int narrow_vector_bits) {
+  Partitioner p(narrow_vector_bits);
   return p.mutate(s);
 }
 

@@ -30,10 +30,11 @@ ir::Stmt storage_flatten(const ir::Stmt& s, const LowerState& st, const std::vec
 // Replaces the nest of stage `s` from leaf `p` inwards by its tensor intrinsic (tensorize.cc).
 ir::Stmt tensorize_nest(const StageNode& s, size_t p, const LowerState& st, IntrinPart part);
 ir::Stmt inject_dma_copy(const ir::Stmt& s);  // inject_dma_copy.cc
-// narrow_vectors: a vector loop active on a prefix of its lanes becomes that many lanes (CPU).
-ir::Stmt partition_loops(const ir::Stmt& s, bool narrow_vectors);  // partition_loops.cc
-ir::Stmt unroll_loops(const ir::Stmt& s);                          // unroll_loops.cc
-ir::Stmt vectorize_loops(const ir::Stmt& s);                       // vectorize_loops.cc
+// narrow_vector_bits > 0: a vector loop active on a prefix of its lanes becomes that many lanes,
+// in whole registers of this many bits and one narrower (CPU).
+ir::Stmt partition_loops(const ir::Stmt& s, int narrow_vector_bits);  // partition_loops.cc
+ir::Stmt unroll_loops(const ir::Stmt& s);                             // unroll_loops.cc
+ir::Stmt vectorize_loops(const ir::Stmt& s);                          // vectorize_loops.cc
 // serialize_small_parallel.cc: parallel loops doing fewer than `min_work` stores run serially
 // (min_work <= 0: unchanged); with `hints`, the others carry their work (attr_key::kParallelWork).
 ir::Stmt serialize_small_parallel(const ir::Stmt& s, int64_t min_work, bool hints);

@@ -36,6 +36,11 @@ struct LowerOptions {
   // (a ragged split's last tile) becomes a vector of that prefix (partition_loops). false keeps
   // the per-lane guard, which LLVM's vectorizer gets instead (bench/ragged_tail_bench.cc).
   bool narrow_vector_tails = true;
+  // The target's vector register width: a narrowed vector wider than one register keeps whole
+  // registers and narrows the last (17 floats with 512-bit registers: 16 and 1), since LLVM builds
+  // a vector of an odd width past one register lane by lane. The default, 128, fits every CPU
+  // target; the model compiler sets codegen::TargetInfo::vector_bits.
+  int vector_bits = 128;
 };
 
 // Lowers the schedule into one function whose arguments are `args` in order: every input
