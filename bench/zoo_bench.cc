@@ -55,18 +55,28 @@ using bench::OrtRunner;
 
 // max |loom - ort| over the largest |ort| of the first output (ONNX Runtime's values read from
 // `ort_file`); -1 if there is nothing to compare.
-double relative_error(const NDArray& loom, const std::string& ort_file) {
+// Loom's output against ONNX Runtime's: the largest difference relative to ONNX Runtime's largest
+// magnitude (-1: not comparable), and whether ONNX Runtime's output is one value throughout (a
+// zero-initialized classifier's zeros), which no difference can reveal an error in.
+struct OutputCheck {
+  double error = -1;
+  bool constant = false;
+};
+
+OutputCheck compare_with_ort(const NDArray& loom, const std::string& ort_file) {
   std::ifstream f(ort_file, std::ios::binary);
   std::vector<float> ort(size_t(loom.numel()));
   if (loom.dtype() != DataType::Float(32) ||
       !f.read(reinterpret_cast<char*>(ort.data()), std::streamsize(ort.size() * 4)))
-    return -1;
+    return {};
   double err = 0, scale = 0;
+  bool constant = true;
   for (size_t i = 0; i < ort.size(); ++i) {
     err = std::max(err, std::fabs(double(loom.data<float>()[i]) - ort[i]));
     scale = std::max(scale, std::fabs(double(ort[i])));
+    constant &= ort[i] == ort[0];
   }
-  return err / std::max(scale, 1e-30);
+  return {err / std::max(scale, 1e-30), constant};
 }
 
 std::string fixed2(double v) {
@@ -144,7 +154,7 @@ int main(int argc, char** argv) {
   std::string ort_version = "?";
   std::vector<std::string> wrong;         // outputs farther from ONNX Runtime's than kTolerance
   std::vector<std::string> skipped;       // models Loom could not import, compile, load or run
-  std::vector<std::string> no_reference;  // models the ONNX Runtime runner did not run
+  std::vector<std::string> no_reference;  // models the ONNX Runtime runner did not run, or of constant output
   auto skip = [&](const std::string& path, const std::string& why) {
     std::fprintf(stderr, "zoo_bench: %s: %s (skipped)\n", path.c_str(), why.c_str());
     skipped.push_back(path.substr(path.find_last_of('/') + 1));
@@ -200,14 +210,19 @@ int main(int argc, char** argv) {
     }
     std::string ort_out = "/tmp/loom_zoo_bench_" + std::to_string(::getpid()) + ".f32";
     bool ort_ran = ort_ms(runner, path, 1, 1, shapes, &ort_version, ort_out).median_ms > 0;
-    double err = ort_ran ? relative_error(ex.get_output(0), ort_out) : -1;
+    OutputCheck check = ort_ran ? compare_with_ort(ex.get_output(0), ort_out) : OutputCheck{};
     std::remove(ort_out.c_str());
     if (!ort_ran) {
       std::fprintf(stderr, "zoo_bench: %s: ONNX Runtime did not run it (%s)\n", name.c_str(), runner.command().c_str());
       no_reference.push_back(name);
-    } else if (err >= 0) {
-      std::printf("%s: max |error| vs ONNX Runtime %.2e of the largest magnitude\n", name.c_str(), err);
-      if (err > kTolerance) wrong.push_back(name);
+    } else if (check.constant) {
+      std::fprintf(stderr, "zoo_bench: %s: ONNX Runtime's first output is one value throughout, so comparing checks "
+                   "nothing (a zero-initialized classifier? scripts/export_zoo_models.py initializes its heads)\n",
+                   name.c_str());
+      no_reference.push_back(name);
+    } else if (check.error >= 0) {
+      std::printf("%s: max |error| vs ONNX Runtime %.2e of the largest magnitude\n", name.c_str(), check.error);
+      if (check.error > kTolerance) wrong.push_back(name);
     }
     double previous_ms = 0;
     int previous_threads = 0;
@@ -277,7 +292,7 @@ int main(int argc, char** argv) {
       std::string("outputs differ from ONNX Runtime's by more than ") + tolerance + " of their largest magnitude",
       wrong);
   bench::print_failed("Loom could not run", skipped);
-  bench::print_failed("no ONNX Runtime output to check against", no_reference);
+  bench::print_failed("no ONNX Runtime output to check against (none, or one value throughout)", no_reference);
   // 1: a wrong output (whatever else failed); 2: a model not measured on one side.
   if (!wrong.empty()) return 1;
   return skipped.empty() && no_reference.empty() ? 0 : 2;

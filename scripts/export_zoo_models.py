@@ -96,12 +96,18 @@ def build(name):
         return RecurrentLM(torch.nn.LSTM if name == "lstm_lm" else torch.nn.GRU), torch.randint(0, 8000, (1, 64)), 14
     if name == "ssdlite_head":
         return DetectorHead(), torch.randn(1, 3, 320, 320), 13
-    if name == "vit_s_16":
-        net = torchvision.models.vision_transformer.VisionTransformer(
-            image_size=224, patch_size=16, num_layers=12, num_heads=6, hidden_dim=384, mlp_dim=1536)
+    if name in ("vit_s_16", "vit_b_16"):
+        if name == "vit_s_16":
+            net = torchvision.models.vision_transformer.VisionTransformer(
+                image_size=224, patch_size=16, num_layers=12, num_heads=6, hidden_dim=384, mlp_dim=1536)
+        else:
+            net = torchvision.models.vit_b_16()
+        # torchvision starts the classifier at zero: every output would be 0 and checking it nothing.
+        torch.nn.init.normal_(net.heads.head.weight, std=0.02)
+        torch.nn.init.normal_(net.heads.head.bias, std=0.02)
         return net, torch.randn(1, 3, 224, 224), 14
-    if name in ("swin_t", "vit_b_16"):
-        return getattr(torchvision.models, name)(), torch.randn(1, 3, 224, 224), 14
+    if name == "swin_t":
+        return torchvision.models.swin_t(), torch.randn(1, 3, 224, 224), 14
     if name == "deeplabv3_mobilenet_v3_large":
         net = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None)
         return SegmentationOut(net), torch.randn(1, 3, 224, 224), 13
