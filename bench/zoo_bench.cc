@@ -216,7 +216,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "zoo_bench: %s: ONNX Runtime did not run it (%s)\n", name.c_str(), runner.command().c_str());
       no_reference.push_back(name);
     } else if (check.constant) {
-      std::fprintf(stderr, "zoo_bench: %s: ONNX Runtime's first output is one value throughout, so comparing checks "
+      std::fprintf(stderr,
+                   "zoo_bench: %s: ONNX Runtime's first output is one value throughout, so comparing checks "
                    "nothing (a zero-initialized classifier? scripts/export_zoo_models.py initializes its heads)\n",
                    name.c_str());
       no_reference.push_back(name);
