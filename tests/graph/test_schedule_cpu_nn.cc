@@ -6,6 +6,7 @@
 
 #include "common/temp_dir.h"
 #include "common/test_util.h"
+#include "loom/codegen/llvm.h"
 #include "loom/graph/build.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/reference.h"
@@ -72,6 +73,34 @@ TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
         for (int64_t k = 0; k < K; ++k) want += in.get_as_double(r * K + k) * w.get_as_double(k * N + n);
         ASSERT_NEAR(got.get_as_double(r * N + n), want, 1e-4) << "row " << r << " column " << n;
       }
+  }
+}
+
+// Attention's products of activations with ragged column counts (a ViT's 197 tokens, a Swin
+// window's 49) are built with the target's vector width: the last column tile a vector of the
+// columns it has (197 = 6 x 32 + 5: 5 lanes, which fit one register of 256 bits or more) and none
+// of an odd width past one register (49 = 32 + 17: 16 and 1, never 17 lanes).
+TEST(GraphPasses, RaggedAttentionProductsTakeTheTargetsVectors) {
+  const int vector_bits = codegen::target_info().vector_bits;
+  for (int64_t n : {197, 49}) {
+    SCOPED_TRACE(std::to_string(n) + " columns");
+    Graph g;
+    int q = g.add_input("q", {{2, n, 32}, DataType::Float(32)});
+    int kt = g.add_input("kt", {{2, 32, n}, DataType::Float(32)});
+    g.outputs = {g.add_op("matmul", "scores", {q, kt})};
+    test::TestDir dir;
+    BuildOptions options;
+    options.llvm.dump_ir_path = dir.file("kernels.ll");
+    auto built = build(g, options);
+    std::ifstream ll(dir.file("kernels.ll"));
+    std::string ir((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+    const int lanes = vector_bits / 32, tail = int(n % (2 * lanes));
+    if (tail > 1 && tail <= lanes) EXPECT_NE(ir.find("<" + std::to_string(tail) + " x float>"), std::string::npos);
+    if (tail > lanes) EXPECT_EQ(ir.find("<" + std::to_string(tail) + " x float>"), std::string::npos);
+    NDArray a = test::random_float32({2, n, 32}, 5), b = test::random_float32({2, 32, n}, 6);
+    NDArray got = runtime::GraphExecutor::from_model_file(built.file, "scores").run({a, b})[0];
+    NDArray want = reference_run(g, {a, b})[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got.get_as_double(i), want.get_as_double(i), 1e-4) << i;
   }
 }
 
