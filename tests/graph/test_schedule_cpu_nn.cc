@@ -15,6 +15,16 @@
 namespace loom::graph {
 namespace {
 
+// Builds `g` for the CPU into `built`; returns its kernels' LLVM IR.
+std::string build_with_llvm_ir(const Graph& g, BuildResult& built) {
+  test::TestDir dir;
+  BuildOptions options;
+  options.llvm.dump_ir_path = dir.file("kernels.ll");
+  built = build(g, options);
+  std::ifstream ll(dir.file("kernels.ll"));
+  return std::string((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+}
+
 // The conv tile hook (a tuning log) is asked only for kernels that write their conv: a
 // squeeze-and-excitation block's 1x1 conv on pooled features, whose epilogue multiplies it into
 // the feature map, is not (the tuner measured the conv alone; its tile recomputed the conv per tile
@@ -58,12 +68,8 @@ TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
     int x = g.add_input("x", {{rows, K}, DataType::Float(32)});
     int mm = g.add_op("matmul", "proj", {x, g.add_constant("w", w)});
     g.outputs = {g.add_op("add", "bias", {mm, g.add_constant("b", b)})};
-    test::TestDir dir;
-    BuildOptions options;
-    options.llvm.dump_ir_path = dir.file("kernels.ll");
-    auto built = build(g, options);
-    std::ifstream ll(dir.file("kernels.ll"));
-    std::string ir((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+    BuildResult built;
+    std::string ir = build_with_llvm_ir(g, built);
     EXPECT_NE(ir.find("@llvm.prefetch"), std::string::npos);
     NDArray in = test::random_float32({rows, K}, 3);
     NDArray got = runtime::GraphExecutor::from_model_file(built.file, "dense").run({in})[0];
@@ -88,12 +94,8 @@ TEST(GraphPasses, RaggedAttentionProductsTakeTheTargetsVectors) {
     int q = g.add_input("q", {{2, n, 32}, DataType::Float(32)});
     int kt = g.add_input("kt", {{2, 32, n}, DataType::Float(32)});
     g.outputs = {g.add_op("matmul", "scores", {q, kt})};
-    test::TestDir dir;
-    BuildOptions options;
-    options.llvm.dump_ir_path = dir.file("kernels.ll");
-    auto built = build(g, options);
-    std::ifstream ll(dir.file("kernels.ll"));
-    std::string ir((std::istreambuf_iterator<char>(ll)), std::istreambuf_iterator<char>());
+    BuildResult built;
+    std::string ir = build_with_llvm_ir(g, built);
     const int lanes = vector_bits / 32, tail = int(n % (2 * lanes));
     if (tail > 1 && tail <= lanes) EXPECT_NE(ir.find("<" + std::to_string(tail) + " x float>"), std::string::npos);
     if (tail > lanes) EXPECT_EQ(ir.find("<" + std::to_string(tail) + " x float>"), std::string::npos);
