@@ -53,11 +53,9 @@ constexpr double kTolerance = 1e-3;
 using bench::ort_ms;
 using bench::OrtRunner;
 
-// max |loom - ort| over the largest |ort| of the first output (ONNX Runtime's values read from
-// `ort_file`); -1 if there is nothing to compare.
-// Loom's output against ONNX Runtime's: the largest difference relative to ONNX Runtime's largest
-// magnitude (-1: not comparable), and whether ONNX Runtime's output is one value throughout (a
-// zero-initialized classifier's zeros), which no difference can reveal an error in.
+// Loom's first output against ONNX Runtime's (read from `ort_file`): the largest difference
+// relative to ONNX Runtime's largest magnitude (-1: nothing to compare), and whether ONNX Runtime's output is one value
+// throughout (a zero-initialized classifier's zeros), which no difference can reveal an error in.
 struct OutputCheck {
   double error = -1;
   bool constant = false;

@@ -92,8 +92,10 @@ LoweredFunc lower(const Schedule& sch, const std::vector<Tensor>& args, const st
   l.gpu = options.target_gpu;
   l.min_parallel_work = options.target_gpu ? 0 : options.min_parallel_work;
   l.parallel_work_hints = !options.target_gpu && options.parallel_work_hints;
+  if (options.vector_bits < 8)
+    LOOM_THROW(LoweringError, "LowerOptions::vector_bits is ", options.vector_bits,
+               ": a vector register holds at least 8 bits");
   l.narrow_vector_bits = !options.target_gpu && options.narrow_vector_tails ? options.vector_bits : 0;
-  if (l.narrow_vector_bits < 0) LOOM_THROW(LoweringError, "LowerOptions::vector_bits is ", options.vector_bits);
   PassRunOptions<Lowering> run;
   run.dump = dump_stream(options.dump_ir, options.dump_stream, "LOOM_DUMP_IR");
   run.header = [](const std::string& pass) { return "// ---- after " + pass + " ----\n"; };

@@ -280,8 +280,8 @@ TEST(GoldenIR, ReorderAndVectorize) {
 // A vectorized split by a non-divisor: the full tiles are 8-lane vectors, and the last tile a
 // vector of the 4 columns it has, without the guard (partition_loops narrows it; a per-lane guard
 // would keep the loop and leave it to LLVM's vectorizer), in whole registers and one narrower. A
-// GPU lowering keeps its lanes and guard
-// (its vector stores are float2/float4 or one per lane: emit_cuda.cc).
+// GPU lowering keeps its lanes and guard (its vector stores are float2/float4 or one per lane:
+// emit_cuda.cc).
 TEST(GoldenIR, RaggedVectorTailNarrowsToItsColumns) {
   auto w = test::matmul(8, 20, 4);
   Tensor C = w.outputs[0];

@@ -120,6 +120,12 @@ TEST(ProgramErrors, MissingArgumentsAndShapes) {
   expect_error<LoweringError>([&] { schedule::lower(s, {w.inputs[0], w.inputs[1]}, "f"); }, {"output 'C'"});
   expect_error<ShapeError>([&] { w.inputs[0](Expr(1)); }, {"tensor 'A' has rank 2", "1 indices"});
   expect_error<ShapeError>([&] { placeholder({4, 0}, DataType::Float(32), "Z"); }, {"'Z'", "extent 1 is 0"});
+  for (int bits : {0, -128}) {
+    schedule::LowerOptions o;
+    o.vector_bits = bits;
+    expect_error<LoweringError>([&] { schedule::lower(s, w.args(), "f", o); },
+                                {"LowerOptions::vector_bits is", std::to_string(bits).c_str()});
+  }
 }
 
 TEST(ProgramErrors, TypeMismatchesNeedExplicitCasts) {
