@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "loom/runtime/module.h"
@@ -21,6 +22,7 @@ namespace {
 struct Recorder {
   std::mutex mu;
   std::vector<std::pair<int64_t, int64_t>> chunks;
+  std::vector<std::thread::id> ran_by;  // the thread of each chunk
   std::set<std::thread::id> threads;
 };
 
@@ -28,6 +30,7 @@ int32_t record(int64_t begin, int64_t end, void* closure) {
   auto* r = static_cast<Recorder*>(closure);
   std::lock_guard<std::mutex> lock(r->mu);
   r->chunks.push_back({begin, end});
+  r->ran_by.push_back(std::this_thread::get_id());
   r->threads.insert(std::this_thread::get_id());
   return 0;
 }
@@ -76,22 +79,46 @@ TEST_F(ThreadPoolTest, ChunksCoverTheRange) {
   }
 }
 
-// Sorted by start, the chunks' sizes never grow: iterations left at the end come in small pieces
-// any idle thread can take (the load balancing of uneven loops).
 // The owner of a thread's part claims a quarter of what is left of it from its front, a helper
-// half from its back: a few dozen chunks, none across the boundary of two parts, and chunks of one
-// iteration only at the ends of the parts' claims.
+// half from its back: the part's remaining iterations stay one range, so the owner's chunks are a
+// prefix of the part and the helpers' its suffix, each side's chunks shrinking towards the middle
+// (iterations left at the end come in small pieces any idle thread can take). Which thread gets
+// there first is up to the OS: a caller descheduled the whole loop leaves its part to the worker.
 TEST_F(ThreadPoolTest, ClaimsShrinkWithinEachThreadsPart) {
   loom::runtime::set_num_threads(2);
   Recorder r;
   ASSERT_EQ(loom_parallel_for(1000, record, &r), 0);
   expect_cover(r.chunks, 1000);
-  std::sort(r.chunks.begin(), r.chunks.end());
-  EXPECT_EQ(r.chunks.front(), (std::pair<int64_t, int64_t>{0, 125}));
+  const std::thread::id caller = std::this_thread::get_id();
   int singles = 0;
-  for (auto& [b, e] : r.chunks) {
-    EXPECT_FALSE(b < 500 && e > 500) << "chunk [" << b << ", " << e << ") crosses the parts' boundary";
-    singles += e - b == 1;
+  for (int part = 0; part < 2; ++part) {
+    const int64_t lo = part * 500, hi = lo + 500;
+    // (start, size, run by the part's owner) of the part's chunks, by start.
+    std::vector<std::tuple<int64_t, int64_t, bool>> own;
+    for (size_t i = 0; i < r.chunks.size(); ++i) {
+      auto [b, e] = r.chunks[i];
+      EXPECT_FALSE(b < 500 && e > 500) << "chunk [" << b << ", " << e << ") crosses the parts' boundary";
+      if (b < lo || b >= hi) continue;
+      own.emplace_back(b, e - b, (r.ran_by[i] == caller) == (part == 0));
+      singles += e - b == 1;
+    }
+    std::sort(own.begin(), own.end());
+    size_t owner_end = 0;
+    while (owner_end < own.size() && std::get<2>(own[owner_end])) ++owner_end;
+    for (size_t i = owner_end; i < own.size(); ++i)
+      EXPECT_FALSE(std::get<2>(own[i])) << "part " << part << ": the owner claimed past a helper's chunk";
+    for (size_t i = 1; i < owner_end; ++i)
+      EXPECT_LE(std::get<1>(own[i]), std::get<1>(own[i - 1])) << "part " << part << ": the owner's claims grew";
+    for (size_t i = owner_end + 1; i < own.size(); ++i)
+      EXPECT_GE(std::get<1>(own[i]), std::get<1>(own[i - 1])) << "part " << part << ": a helper's claims grew";
+    if (owner_end > 0) {
+      EXPECT_LE(std::get<1>(own[0]), 125) << "part " << part << ": the owner's first claim";
+    }
+    if (owner_end == own.size()) {
+      EXPECT_EQ(std::get<1>(own[0]), 125) << "part " << part << " had no helper";
+    } else {
+      EXPECT_LE(std::get<1>(own.back()), 250) << "part " << part << ": a helper's first claim";
+    }
   }
   EXPECT_LE(singles, 8);
   EXPECT_LT(r.chunks.size(), 64u);
