@@ -36,9 +36,11 @@ struct FunctionalSim::State {
   std::vector<uint8_t> inp, wgt, out;
   std::vector<int32_t> acc;
   std::vector<uint32_t> uop;
-  // Narrow inputs and weights also unpacked, one int8 per element, kept in step by the loads (far
-  // fewer than GEMM iterations), so the GEMM reads them as it reads 8-bit operands.
-  std::vector<int8_t> inp_unpacked, wgt_unpacked;
+  // Inputs and weights also unpacked, one int16 per element whatever their width, kept in step by
+  // the loads (far fewer than GEMM iterations): the GEMM's products of 16-bit operands are pairwise
+  // multiply-adds the compiler vectorizes (of 8-bit ones, widening multiplies).
+  std::vector<int16_t> inp_wide, wgt_wide;
+  std::vector<MicroOp> decoded;  // the running instruction's micro-ops, decoded once
   uint64_t counters[uint32_t(AccelCounter::Count)] = {};
   uint64_t steps = 0;  // micro-op executions so far (GEMM and ALU), against the step limit
 
@@ -50,8 +52,8 @@ struct FunctionalSim::State {
         out(cfg.out_depth() * cfg.out_block_bytes()),
         acc(cfg.acc_depth() * cfg.batch * cfg.block_out),
         uop(cfg.uop_depth()),
-        inp_unpacked(cfg.inp_bits == 8 ? 0 : size_t(cfg.inp_depth()) * size_t(cfg.batch * cfg.block_in)),
-        wgt_unpacked(cfg.wgt_bits == 8 ? 0 : size_t(cfg.wgt_depth()) * size_t(cfg.block_out * cfg.block_in)) {}
+        inp_wide(size_t(cfg.inp_depth()) * size_t(cfg.batch * cfg.block_in)),
+        wgt_wide(size_t(cfg.wgt_depth()) * size_t(cfg.block_out * cfg.block_in)) {}
 
   [[noreturn]] static void fail(size_t index, const Instruction& i, const std::string& what) {
     throw SimFailure{index, "instruction " + std::to_string(index) + " (" + disassemble(i) + "): " + what};
@@ -106,23 +108,29 @@ struct FunctionalSim::State {
       std::memset(row + uint64_t(i.x_pad0 + i.x_size) * bytes, 0, uint64_t(i.x_pad1) * bytes);
       counters[uint32_t(dma_counter(i.mem))] += uint64_t(i.x_size) * bytes;
     }
-    if (i.mem == MemType::Inp && c.inp_bits != 8)
-      unpack_entries(inp, inp_unpacked, c.inp_block_bytes(), c.batch * c.block_in, c.inp_bits, i.sram_base,
-                     rows * cols);
-    if (i.mem == MemType::Wgt && c.wgt_bits != 8)
-      unpack_entries(wgt, wgt_unpacked, c.wgt_block_bytes(), c.block_out * c.block_in, c.wgt_bits, i.sram_base,
+    if (i.mem == MemType::Inp)
+      unpack_entries(inp, inp_wide, c.inp_block_bytes(), c.batch * c.block_in, c.inp_bits, i.sram_base, rows * cols);
+    if (i.mem == MemType::Wgt)
+      unpack_entries(wgt, wgt_wide, c.wgt_block_bytes(), c.block_out * c.block_in, c.wgt_bits, i.sram_base,
                      rows * cols);
     counters[uint32_t(pad_counter(i.mem))] += uint64_t(rows) * cols - uint64_t(i.y_size) * i.x_size;
     ++counters[uint32_t(load_insn_counter(i.mem))];
   }
 
   // Entries [first, first + count) of a packed scratchpad into its unpacked copy.
-  static void unpack_entries(const std::vector<uint8_t>& packed, std::vector<int8_t>& unpacked, int entry_bytes,
+  static void unpack_entries(const std::vector<uint8_t>& packed, std::vector<int16_t>& unpacked, int entry_bytes,
                              int elements, int bits, uint64_t first, uint64_t count) {
-    for (uint64_t e = first; e < first + count; ++e)
+    const uint64_t n = count * uint64_t(elements);
+    int16_t* to = &unpacked[first * uint64_t(elements)];
+    if (bits == 8) {
+      const int8_t* from = reinterpret_cast<const int8_t*>(&packed[first * uint64_t(entry_bytes)]);
+      for (uint64_t k = 0; k < n; ++k) to[k] = from[k];
+      return;
+    }
+    for (uint64_t e = 0; e < count; ++e)
       for (int k = 0; k < elements; ++k)
-        unpacked[e * uint64_t(elements) + uint64_t(k)] =
-            int8_t(packed_element(&packed[e * uint64_t(entry_bytes)], size_t(k), bits));
+        to[e * uint64_t(elements) + uint64_t(k)] =
+            int16_t(packed_element(&packed[(first + e) * uint64_t(entry_bytes)], size_t(k), bits));
   }
 
   // An accumulator load of acc_bits-wide DRAM entries, each element sign-extended to int32.
@@ -166,29 +174,31 @@ struct FunctionalSim::State {
   // Runs body(dst, src, wgt) for every micro-op in the 2-level loop, range-checking indices.
   template <typename F>
   void uop_loop(const Instruction& i, size_t index, bool uses_wgt, F body) {
-    int64_t src_depth = i.opcode == Opcode::Gemm ? c.inp_depth() : c.acc_depth();
+    const int64_t src_depth = i.opcode == Opcode::Gemm ? c.inp_depth() : c.acc_depth();
+    const int64_t acc_depth = c.acc_depth(), wgt_depth = c.wgt_depth();
+    decoded.clear();
+    for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) decoded.push_back(decode_uop(uop[u], c));
     for (uint32_t o = 0; o < i.iter_out; ++o)
       for (uint32_t n = 0; n < i.iter_in; ++n)
-        for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
+        for (const MicroOp& op : decoded) {
           if (++steps > dev.step_limit_)
             fail(index, i,
                  "stopped after " + std::to_string(dev.step_limit_) +
                      " micro-op steps; raise the limit with --step-limit (the fsim option \"step_limit\") if the "
                      "stream is legitimately this long");
-          MicroOp op = decode_uop(uop[u], c);
           uint64_t dst = op.dst + uint64_t(o) * i.dst_factor_out + uint64_t(n) * i.dst_factor_in;
           uint64_t src = op.src + uint64_t(o) * i.src_factor_out + uint64_t(n) * i.src_factor_in;
           uint64_t w = op.wgt + uint64_t(o) * i.wgt_factor_out + uint64_t(n) * i.wgt_factor_in;
-          if (dst >= uint64_t(c.acc_depth()))
+          if (dst >= uint64_t(acc_depth))
             fail(index, i,
-                 "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(c.acc_depth()) +
+                 "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(acc_depth) +
                      ")");
           if (src >= uint64_t(src_depth))
             fail(index, i,
                  "source index " + std::to_string(src) + " out of range (depth " + std::to_string(src_depth) + ")");
-          if (uses_wgt && w >= uint64_t(c.wgt_depth()))
+          if (uses_wgt && w >= uint64_t(wgt_depth))
             fail(index, i,
-                 "weight index " + std::to_string(w) + " out of range (depth " + std::to_string(c.wgt_depth()) + ")");
+                 "weight index " + std::to_string(w) + " out of range (depth " + std::to_string(wgt_depth) + ")");
           body(dst, src, w);
         }
   }
@@ -207,28 +217,19 @@ struct FunctionalSim::State {
 
   void gemm(const Instruction& i, size_t index) {
     const int B = c.batch, BI = c.block_in, BO = c.block_out;
-    const bool int8 = c.inp_bits == 8 && c.wgt_bits == 8;
     uop_loop(i, index, !i.reset, [&](uint64_t dst, uint64_t src, uint64_t w) {
       int32_t* a = &acc[dst * B * BO];
       if (i.reset) {
         std::fill(a, a + B * BO, 0);
       } else {
-        const uint8_t* x = &inp[src * uint64_t(c.inp_block_bytes())];
-        const uint8_t* k = &wgt[w * uint64_t(c.wgt_block_bytes())];
-        auto products = [&](const auto* xs, const auto* ks) {
-          for (int b = 0; b < B; ++b)
-            for (int o = 0; o < BO; ++o) {
-              int32_t sum = 0;
-              for (int q = 0; q < BI; ++q) sum += int32_t(xs[b * BI + q]) * int32_t(ks[o * BI + q]);
-              a[b * BO + o] = wrap_acc(int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum)));  // wrap-around
-            }
-        };
-        if (int8) {
-          products(reinterpret_cast<const int8_t*>(x), reinterpret_cast<const int8_t*>(k));
-        } else {  // narrow operands: their unpacked copies
-          products(c.inp_bits == 8 ? reinterpret_cast<const int8_t*>(x) : &inp_unpacked[src * uint64_t(B * BI)],
-                   c.wgt_bits == 8 ? reinterpret_cast<const int8_t*>(k) : &wgt_unpacked[w * uint64_t(BO * BI)]);
-        }
+        const int16_t* xs = &inp_wide[src * uint64_t(B * BI)];
+        const int16_t* ks = &wgt_wide[w * uint64_t(BO * BI)];
+        for (int b = 0; b < B; ++b)
+          for (int o = 0; o < BO; ++o) {
+            int32_t sum = 0;
+            for (int q = 0; q < BI; ++q) sum += int32_t(xs[b * BI + q]) * int32_t(ks[o * BI + q]);
+            a[b * BO + o] = wrap_acc(int32_t(uint32_t(a[b * BO + o]) + uint32_t(sum)));  // wrap-around
+          }
         counters[uint32_t(AccelCounter::GemmMacs)] += uint64_t(B) * BO * BI;
       }
       if (i.reset) ++counters[uint32_t(AccelCounter::GemmResetSteps)];
