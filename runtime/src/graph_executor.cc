@@ -30,7 +30,7 @@ void check_finite(const std::string& name, const NDArray& a) {
   int64_t first = -1, count = 0;
   const bool f32 = a.dtype() == DataType::Float(32);
   const float* v = f32 ? a.data<float>() : nullptr;
-  for (int64_t i = 0; i < a.numel(); ++i)
+  for (int64_t i = 0, n = a.numel(); i < n; ++i)
     if (!std::isfinite(f32 ? double(v[i]) : a.get_as_double(i))) {
       if (first < 0) first = i;
       ++count;

@@ -17,7 +17,7 @@ namespace {
 
 double max_abs(const NDArray& a) {
   double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::fabs(a.get_as_double(i)));
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) m = std::max(m, std::fabs(a.get_as_double(i)));
   return m;
 }
 
@@ -132,7 +132,7 @@ class Realizer {
     const double hi = type == DataType::Int(8) ? double(wmax_) : 2147483647.0, lo = -hi - 1;
     const int64_t per = v.numel() / std::max<int64_t>(int64_t(e.size()), 1);
     NDArray q = NDArray::empty(v.shape(), sim_ ? DataType::Float(32) : type);
-    for (int64_t i = 0; i < v.numel(); ++i) {
+    for (int64_t i = 0, n = v.numel(); i < n; ++i) {
       const int ei = e[e.size() == 1 ? 0 : size_t(i / per)];
       double s = std::clamp(std::round(std::ldexp(v.get_as_double(i), -ei)), lo, hi);
       q.set_from_double(i, sim_ ? std::ldexp(s, ei) : s);

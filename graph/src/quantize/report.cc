@@ -29,7 +29,7 @@ int64_t row_argmax(const NDArray& a, int64_t row, int64_t classes) {
 
 bool same_values(const NDArray& a, const NDArray& b) {
   if (a.numel() != b.numel()) return false;
-  for (int64_t i = 0; i < a.numel(); ++i)
+  for (int64_t i = 0, n = a.numel(); i < n; ++i)
     if (a.get_as_double(i) != b.get_as_double(i)) return false;
   return true;
 }
@@ -57,7 +57,7 @@ OutputAgreementSums::OutputAgreementSums(std::string name, const TensorType& typ
 void OutputAgreementSums::add(const NDArray& f, const NDArray& q) {
   if (f.numel() != q.numel())
     LOOM_THROW(Error, "output '", a_.name, "': the reference has ", f.numel(), " values, the other ", q.numel());
-  for (int64_t i = 0; i < f.numel(); ++i) {
+  for (int64_t i = 0, n = f.numel(); i < n; ++i) {
     double x = f.get_as_double(i), y = q.get_as_double(i);
     dot_ += x * y;
     ff_ += x * x;
@@ -122,8 +122,9 @@ QuantizeReport check_quantization(const QuantizeResult& q, Observer& observer,
       for (size_t p = 0; p < q.calibration.size(); ++p) {
         const double limit = (options.activation_levels() + 0.5) * std::ldexp(1.0, q.calibration[p].exponent);
         const float* v = f[p].data<float>();
-        for (int64_t e = 0; e < f[p].numel(); ++e) clipped[p] += !(std::fabs(v[e]) < limit);
-        values[p] += uint64_t(f[p].numel());
+        const int64_t n = f[p].numel();
+        for (int64_t e = 0; e < n; ++e) clipped[p] += !(std::fabs(v[e]) < limit);
+        values[p] += uint64_t(n);
       }
     }
     for (const OutputAgreementSums& o : sums) s.outputs.push_back(o.result());
