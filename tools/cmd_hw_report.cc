@@ -152,7 +152,8 @@ int hw_report(const std::vector<std::string>& args) {
     yosys_version = read_file(dir / "version.txt");
     while (!yosys_version.empty() && std::isspace((unsigned char)yosys_version.back())) yosys_version.pop_back();
     std::cerr << "hw-report: " << yosys_version << ": synth_xilinx -family " << fpga_family_name(family)
-              << (keep_hierarchy ? " (hierarchy kept)" : "") << " of config '" << cfg.name << "' (minutes; log " << (dir / "yosys.log").string() << ")\n";
+              << (keep_hierarchy ? " (hierarchy kept)" : "") << " of config '" << cfg.name << "' (minutes; log "
+              << (dir / "yosys.log").string() << ")\n";
     auto t0 = std::chrono::steady_clock::now();
     int rc = run_logged({yosys, "-q", "-l", (dir / "yosys.log").string(), (dir / "synth.ys").string()},
                         dir / "yosys.out", timeout_s);
@@ -211,9 +212,8 @@ int hw_report(const std::vector<std::string>& args) {
   }
   std::cout << "  timing estimate (delay table, no placement"
             << (keep_hierarchy ? ", no optimization across modules: pessimistic" : "")
-            << "; docs/fpga_fit.md): critical path "
-            << fixed(timing.critical_ns(), 2) << " ns, Fmax ~" << fixed(timing.fmax_mhz(), 0) << " MHz; deepest path "
-            << timing.max_lut_levels << " LUT levels\n";
+            << "; docs/fpga_fit.md): critical path " << fixed(timing.critical_ns(), 2) << " ns, Fmax ~"
+            << fixed(timing.fmax_mhz(), 0) << " MHz; deepest path " << timing.max_lut_levels << " LUT levels\n";
   for (size_t i = 0; i < timing.worst.size(); ++i) {
     const TimingPath& p = timing.worst[i];
     std::cout << "    " << i + 1 << ". " << fixed(p.ns, 2) << " ns, " << p.lut_levels << " LUTs: " << p.from << " -> "

@@ -190,9 +190,9 @@ struct FunctionalSim::State {
           uint64_t src = op.src + uint64_t(o) * i.src_factor_out + uint64_t(n) * i.src_factor_in;
           uint64_t w = op.wgt + uint64_t(o) * i.wgt_factor_out + uint64_t(n) * i.wgt_factor_in;
           if (dst >= uint64_t(acc_depth))
-            fail(index, i,
-                 "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(acc_depth) +
-                     ")");
+            fail(
+                index, i,
+                "accumulator index " + std::to_string(dst) + " out of range (depth " + std::to_string(acc_depth) + ")");
           if (src >= uint64_t(src_depth))
             fail(index, i,
                  "source index " + std::to_string(src) + " out of range (depth " + std::to_string(src_depth) + ")");
