@@ -34,26 +34,32 @@ T conv2d_nchw(const Node& n, const Inputs& in) {
   int64_t kh = w.shape[2], kw = w.shape[3];
   const bool interleaved = a.interleaved_groups;  // group g: channels g, g + groups, ...
   T y{out, Values(static_cast<size_t>(count(out)))};
+  // Output f reads input channels first, first + step, ... and its weights' taps (c, ky, kx) at
+  // w_first + ((c * kh + ky) * kw + kx) * w_step (weights [O/b, Cg, kh, kw, b] when b > 0).
+  const int64_t w_step = b > 0 ? b : 1, taps = cg * kh * kw;
   for (int64_t nn = 0; nn < out[0]; ++nn)
-    for (int64_t f = 0; f < out[1]; ++f)
+    for (int64_t f = 0; f < out[1]; ++f) {
+      const int64_t first = interleaved ? f % groups : (f / og) * cg, step = interleaved ? groups : 1;
+      const double* wf = &w.v[size_t(b > 0 ? (f / b) * taps * b + f % b : f * taps)];
       for (int64_t oy = 0; oy < out[2]; ++oy)
         for (int64_t ox = 0; ox < out[3]; ++ox) {
           double acc = in.size() > 2 ? in[2]->v[f] : 0.0;
-          for (int64_t c = 0; c < cg; ++c)
+          for (int64_t c = 0; c < cg; ++c) {
+            const double* xc = &x.v[size_t(((nn * C + first + c * step) * H) * W)];
+            const double* wc = wf + c * kh * kw * w_step;
             for (int64_t ky = 0; ky < kh; ++ky) {
               int64_t iy = oy * s[0] + ky * d[0] - p[0];
               if (iy < 0 || iy >= H) continue;
               for (int64_t kx = 0; kx < kw; ++kx) {
                 int64_t ix = ox * s[1] + kx * d[1] - p[1];
                 if (ix < 0 || ix >= W) continue;
-                int64_t widx =
-                    b > 0 ? ((((f / b) * cg + c) * kh + ky) * kw + kx) * b + f % b : ((f * cg + c) * kh + ky) * kw + kx;
-                int64_t ci = interleaved ? f % groups + c * groups : (f / og) * cg + c;
-                acc += x.v[((nn * C + ci) * H + iy) * W + ix] * w.v[widx];
+                acc += xc[iy * W + ix] * wc[(ky * kw + kx) * w_step];
               }
             }
+          }
           y.v[((nn * out[1] + f) * out[2] + oy) * out[3] + ox] = acc;
         }
+    }
   return y;
 }
 
