@@ -9,6 +9,7 @@
 #include "loom/graph/build.h"
 #include "loom/graph/builtin_models.h"
 #include "loom/graph/layout.h"
+#include "loom/graph/op_attrs.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/reference.h"
 #include "loom/runtime/graph_executor.h"
@@ -241,6 +242,37 @@ TEST(GraphPasses, WeightsSharedByLayersArePackedOnce) {
     for (int64_t i = 0; i < want[k].numel(); ++i)
       ASSERT_NEAR(got[k].get_as_double(i), want[k].get_as_double(i), 1e-4) << "output " << k << " element " << i;
   }
+}
+
+// With NCHW activations (blocked_activations off, as in CUDA builds) a plain convolution keeps
+// its layout but its weights are packed by output blocks ([O/b, C, kh, kw, b], attribute
+// oc_block): the interpreter reads the packed weights to the same sums, bit for bit, as the
+// plain ones, for strides, dilations and asymmetric pads.
+TEST(GraphPasses, PlainConvWeightsPackedByOutputBlocksInterpretTheSame) {
+  Graph g;
+  int x = g.add_input("x", {{2, 5, 11, 9}, DataType::Float(32)});
+  int w = g.add_constant("w", test::random_float32({32, 5, 3, 3}, 1, -0.3, 0.3));
+  Attrs a = Attrs().set("pads", std::vector<int64_t>{1, 0, 2, 1}).set("strides", std::vector<int64_t>{2, 1});
+  a.set("dilations", std::vector<int64_t>{1, 2});
+  int conv = g.add_op("conv2d", "conv", {x, w, g.add_constant("b", test::random_float32({32}, 2))}, a);
+  g.outputs = {g.add_op("relu", "relu", {conv})};
+  NDArray in = test::random_float32({2, 5, 11, 9}, 3);
+  NDArray want = reference_run(g, {in})[0];
+  Graph o = g;
+  PipelineOptions po;
+  po.layout.blocked_activations = false;
+  optimize(o, po);
+  int packed = 0;
+  for (const Node& n : o.nodes)
+    if (n.is_op() && n.op == "conv2d") {
+      EXPECT_FALSE(conv_layout(n).blocked()) << o.str();
+      packed += ConvAttrs::from(n).oc_block > 1;
+    }
+  ASSERT_EQ(packed, 1) << o.str();
+  NDArray got = reference_run(o, {in})[0];
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0, n = want.numel(); i < n; ++i)
+    ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << "element " << i;
 }
 
 }  // namespace
