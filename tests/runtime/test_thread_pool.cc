@@ -91,16 +91,17 @@ TEST_F(ThreadPoolTest, ClaimsShrinkWithinEachThreadsPart) {
   expect_cover(r.chunks, 1000);
   const std::thread::id caller = std::this_thread::get_id();
   int singles = 0;
+  for (auto& [b, e] : r.chunks) {
+    EXPECT_FALSE(b < 500 && e > 500) << "chunk [" << b << ", " << e << ") crosses the parts' boundary";
+    singles += e - b == 1;
+  }
   for (int part = 0; part < 2; ++part) {
     const int64_t lo = part * 500, hi = lo + 500;
     // (start, size, run by the part's owner) of the part's chunks, by start.
     std::vector<std::tuple<int64_t, int64_t, bool>> own;
     for (size_t i = 0; i < r.chunks.size(); ++i) {
       auto [b, e] = r.chunks[i];
-      EXPECT_FALSE(b < 500 && e > 500) << "chunk [" << b << ", " << e << ") crosses the parts' boundary";
-      if (b < lo || b >= hi) continue;
-      own.emplace_back(b, e - b, (r.ran_by[i] == caller) == (part == 0));
-      singles += e - b == 1;
+      if (b >= lo && b < hi) own.emplace_back(b, e - b, (r.ran_by[i] == caller) == (part == 0));
     }
     std::sort(own.begin(), own.end());
     size_t owner_end = 0;
