@@ -130,9 +130,12 @@ module loom_gemm_alu #(
   // two_reads_q: an ALU op reading its destination and a register operand (I5 and I6);
   // mov_src_q: MOV from a register (I6 reads the operand instead of the destination);
   // mov_imm_q: MOV of the immediate (I7 takes it as the destination word); clip_lo_q and
-  // clip_hi_q: CLIP's bounds
-  logic        two_reads_q, mov_src_q, mov_imm_q;
-  logic [AccW-1:0] clip_lo_q, clip_hi_q;
+  // clip_hi_q: CLIP's or SHRSAT's bounds; sat_q: SHRSAT (the shifter's result saturates);
+  // sat_mask_q: the operand's bits at or above the shift plus the width minus one, which a value
+  // inside the range has all equal to its sign; sat_nonneg_q: a range without negative values
+  logic        two_reads_q, mov_src_q, mov_imm_q, sat_q, sat_nonneg_q;
+  logic [AccW-1:0] clip_lo_q, clip_hi_q, sat_mask_q;
+  logic [5:0]      sat_top_q;  // SHRSAT's shift + width - 1: sat_mask_q's lowest bit, a cycle later
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
   logic        minmax_q, res_max_q;
@@ -149,6 +152,9 @@ module loom_gemm_alu #(
                                 (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
   wire alu_mov = is_alu_i && alu_op_i == loom_accel_pkg::ALU_MOV;
   wire is_clip = is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
+  wire is_shrsat = is_alu_i && alu_op_i == loom_accel_pkg::ALU_SHRSAT;
+  // SHRSAT's immediate: the shift in [4:0], the width minus one in [8:5], the non-negative range in [9]
+  wire [AccW-1:0] sat_half = AccW'(1) << imm_i[8:5];
   always_ff @(posedge clk_i) begin
     if (start_i) begin
       alu_q <= is_alu_i;
@@ -160,8 +166,11 @@ module loom_gemm_alu #(
       mov_src_q <= alu_mov && !use_imm_i;
       mov_imm_q <= alu_mov && use_imm_i;
       // CLIP's bounds; [0, 0] otherwise, so that I8's clamp is the GEMM reset's zero too
-      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : '0;
-      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : '0;
+      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : is_shrsat && !imm_i[9] ? AccW'(0) - sat_half : '0;
+      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : is_shrsat ? sat_half - AccW'(1) : '0;
+      sat_q <= is_shrsat;
+      sat_nonneg_q <= imm_i[9];
+      sat_top_q <= 6'(imm_i[4:0]) + 6'(imm_i[8:5]);
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
@@ -176,6 +185,7 @@ module loom_gemm_alu #(
           // MOV: the shifter by zero passes the operand I7 took as the destination word
           loom_accel_pkg::ALU_MOV: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};
           loom_accel_pkg::ALU_CLIP: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd3};  // I8's clamp
+          loom_accel_pkg::ALU_SHRSAT: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};  // the shifter, saturated
           // the decoder faults on any other op first (the assertion below): waived from coverage
           /*verilator coverage_off*/
           default: {minmax_q, res_max_q, pre_sel_q} <= 'x;
@@ -186,13 +196,16 @@ module loom_gemm_alu #(
       alu_op_q <= alu_op_i;
       imm_q <= AccW'($signed(imm_i));
       // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
-      shr_left_q <= imm_i[15] && !alu_mov;
-      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
+      shr_left_q <= imm_i[15] && !alu_mov && !is_shrsat;
+      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] && !is_shrsat ? 5'd0 - imm_i[4:0] : imm_i[4:0];
       uop_last_q <= UopBW'(uop_end_i - UopEW'(1));  // the decoder keeps uop_end in 1..UOP_DEPTH
       iter_in_last_q <= iter_in_i - IterW'(1);
       iter_out_last_q <= iter_out_i - IterW'(1);
     end
   end
+
+  // SHRSAT's mask from the decoded command (the first iteration reaches I8 cycles after start)
+  always_ff @(posedge clk_i) sat_mask_q <= {AccW{1'b1}} << sat_top_q;
 
   // ---- I0: issue ----
   logic        issuing_q;
@@ -430,12 +443,12 @@ module loom_gemm_alu #(
       logic [AccEW-1:0] a;
       logic [1:0] pre_sel;
       logic minmax;
-      pre_sel = u_valid_q[4] ? 2'd2 : pre_sel_q;
       minmax = !u_valid_q[4] && minmax_q;
       a = hit_a_q ? res_q : opa_q;
       res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
         logic signed [AccW-1:0] la, lb, lc, addend, sum, shifted, clamped, pre;
+        logic sat;
         la = a[e*AccW+:AccW];
         lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
         addend = lb;
@@ -444,12 +457,21 @@ module loom_gemm_alu #(
           for (int g = 0; g < Groups2; g++) addend = addend + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
         end
         sum = la + addend;
+        // SHR by the immediate; SHRSAT takes a bound instead when I7 found the word outside the
+        // range. Not for a word forwarded from the iteration just ahead: that one wrote a SHRSAT's
+        // result, inside the range, and the range holds its shift too.
         shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
         // CLIP clamps the word I7 read without I8's forward: the write it would take is the
         // clamp of the same word (an iteration reads what the one ahead of it read, and the
         // instruction before has drained), and a clamp clamped again is the same.
         lc = opa_q[e*AccW+:AccW];
         clamped = lc < $signed(clip_lo_q) ? clip_lo_q : lc > $signed(clip_hi_q) ? clip_hi_q : lc;
+        // SHRSAT: the clamp of I7's word when that word is outside the range once shifted (its bits
+        // at or above sat_mask_q not all its sign; any negative word, in a non-negative range): the
+        // bound it passed. Not for a word forwarded from the iteration just ahead: that one wrote a
+        // SHRSAT's result, inside the range, and the range holds its shift too.
+        sat = sat_q && !hit_a_q && (lc[AccW-1] ? sat_nonneg_q || (~lc & sat_mask_q) != '0 : (lc & sat_mask_q) != '0);
+        pre_sel = u_valid_q[4] ? 2'd2 : sat ? 2'd3 : pre_sel_q;
         unique case (pre_sel)
           2'd0: pre = sum;
           2'd1: pre = shifted;
@@ -588,7 +610,7 @@ module loom_gemm_alu #(
     if (rst_ni && valid_q[8] && alu_q)
       assert (alu_op_q inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
                                loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL, loom_accel_pkg::ALU_MOV,
-                               loom_accel_pkg::ALU_CLIP})
+                               loom_accel_pkg::ALU_CLIP, loom_accel_pkg::ALU_SHRSAT})
       else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_q);
     if (rst_ni && start_i)
       assert (!$isunknown({is_alu_i, reset_acc_i, alu_op_i, use_imm_i})) else $error("loom_gemm_alu: unknown (X) command");

@@ -333,7 +333,13 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
                     AluCase{AluOp::Clip, true, clip_imm(-100, 50)},
                     AluCase{AluOp::Clip, true, clip_imm(5, 5)},
                     AluCase{AluOp::Clip, true, clip_imm(-128, 127)},
-                    AluCase{AluOp::Clip, true, clip_imm(0, 127)}}) {
+                    AluCase{AluOp::Clip, true, clip_imm(0, 127)},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{9, 8, false}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{9, 8, true}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{0, 1, false}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{20, 4, true}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{31, 16, false}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{17, 16, false}.encode()}}) {
     SCOPED_TRACE(std::string(to_string(t.op)) + (t.imm ? " imm " + std::to_string(t.value) : ""));
     AccelHarness h(cfg);
     std::vector<int32_t> second = t.op == AluOp::Shr ? shifts : b;
@@ -375,6 +381,11 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
         case AluOp::Clip:  // the immediate's low and high signed bytes
           r = std::min<int64_t>(std::max<int64_t>(x, int8_t(y & 0xff)), int8_t((y >> 8) & 0xff));
           break;
+        case AluOp::ShrSat: {  // shift by y[4:0], then clamp to (y[8:5] + 1) bits, non-negative if y[9]
+          const int64_t half = int64_t(1) << ((y >> 5) & 15);
+          r = std::min<int64_t>(std::max<int64_t>(x >> (y & 31), (y >> 9) & 1 ? 0 : -half), half - 1);
+          break;
+        }
       }
       const int32_t want = int32_t(uint32_t(uint64_t(r)));
       ASSERT_EQ(got[e], int8_t(want)) << "element " << e << " a=" << x << " b=" << y;
@@ -383,6 +394,33 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
       ASSERT_EQ(int32_t(acc), want) << "accumulator of element " << e << " a=" << x << " b=" << y;
     }
     EXPECT_EQ(counters["alu_ops"], uint64_t(8 * n));
+  }
+}
+
+// SHRSAT on one entry four times in one instruction (each iteration reads what the one before
+// it wrote, in flight on the RTL): shifted and clamped again each time, as the host does.
+TEST_P(SimInstruction, ShrSatRepeatedOnOneEntry) {
+  const int n = B * BO;
+  auto a = test::random_values<int32_t>(n, 12, -4000000, 4000000);
+  a[0] = INT32_MIN, a[1] = INT32_MAX;
+  for (bool non_negative : {false, true}) {
+    SCOPED_TRACE(non_negative ? "non-negative" : "signed");
+    AccelHarness h(cfg);
+    auto in = h.upload(a);
+    auto out = h.drv.alloc(n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 1, 1);
+    h.drv.alu(UopKernelBuilder().loop(4, 0, 0).push(0, 0).build(), AluOp::ShrSat, true,
+              ShrSatImm{3, 12, non_negative}.encode());
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, 1, 1);
+    h.drv.synchronize();
+    auto got = h.download<int8_t>(out, n);
+    for (int e = 0; e < n; ++e) {
+      int64_t x = a[e];
+      for (int k = 0; k < 4; ++k) x = std::min<int64_t>(std::max<int64_t>(x >> 3, non_negative ? 0 : -2048), 2047);
+      ASSERT_EQ(got[e], int8_t(x)) << "element " << e << " a=" << a[e];
+    }
   }
 }
 
