@@ -154,7 +154,7 @@ module loom_gemm_alu #(
   wire is_clip = is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
   wire is_shrsat = is_alu_i && alu_op_i == loom_accel_pkg::ALU_SHRSAT;
   // SHRSAT's immediate: the shift in [4:0], the width minus one in [8:5], the non-negative range in [9]
-  wire [AccW-1:0] sat_half = AccW'(1) << imm_i[8:5];
+  wire [AccW-1:0] sat_hi = ~({AccW{1'b1}} << imm_i[8:5]);  // 2^(w-1) - 1; the low bound is its complement
   always_ff @(posedge clk_i) begin
     if (start_i) begin
       alu_q <= is_alu_i;
@@ -166,8 +166,8 @@ module loom_gemm_alu #(
       mov_src_q <= alu_mov && !use_imm_i;
       mov_imm_q <= alu_mov && use_imm_i;
       // CLIP's bounds; [0, 0] otherwise, so that I8's clamp is the GEMM reset's zero too
-      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : is_shrsat && !imm_i[9] ? AccW'(0) - sat_half : '0;
-      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : is_shrsat ? sat_half - AccW'(1) : '0;
+      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : is_shrsat && !imm_i[9] ? ~sat_hi : '0;
+      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : is_shrsat ? sat_hi : '0;
       sat_q <= is_shrsat;
       sat_nonneg_q <= imm_i[9];
       sat_top_q <= 6'(imm_i[4:0]) + 6'(imm_i[8:5]);
@@ -253,6 +253,7 @@ module loom_gemm_alu #(
   logic [AccEW-1:0]  opb_i6_q;  // I6: the register operand
   logic [AccEW-1:0]  opa_q, opb_q;  // I7: destination and operand words, forwarded
   logic              hit_a_q, hit_b_q;  // I8 takes the result register instead (written this cycle)
+  logic [Lanes-1:0]  sat_out_q;  // I7: SHRSAT's word outside its range (I8 takes the clamp)
   // result register (W)
   logic             res_valid_q;
   logic [AccAW-1:0] res_dst_q;
@@ -428,6 +429,16 @@ module loom_gemm_alu #(
       logic [AccAW-1:0] a_at7;  // the entry I6 read: the destination, or MOV's operand
       a_at7 = mov_src_q ? src_at(7) : dst_at(7);
       opa_q <= mov_imm_q ? {Lanes{imm_q}} : forwarded(a_at7, acc_rdata_i);
+      // SHRSAT: whether the word read is outside the range once shifted (its bits at or above
+      // sat_mask_q not all its sign; any negative word, in a non-negative range). A word forwarded
+      // here (or in I8) was written by an iteration of the same SHRSAT ahead, since the instruction
+      // before has drained: inside the range, which holds its shift too.
+      for (int e = 0; e < Lanes; e++) begin
+        logic [AccW-1:0] w;
+        w = acc_rdata_i[e*AccW+:AccW];
+        sat_out_q[e] <= sat_q && !(res_valid_q && res_dst_q == a_at7) && !(wr_valid_q && wr_dst_q == a_at7) &&
+                        (w[AccW-1] ? sat_nonneg_q || (~w & sat_mask_q) != '0 : (w & sat_mask_q) != '0);
+      end
       opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
       hit_a_q <= !mov_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7)
@@ -466,11 +477,9 @@ module loom_gemm_alu #(
         // instruction before has drained), and a clamp clamped again is the same.
         lc = opa_q[e*AccW+:AccW];
         clamped = lc < $signed(clip_lo_q) ? clip_lo_q : lc > $signed(clip_hi_q) ? clip_hi_q : lc;
-        // SHRSAT: the clamp of I7's word when that word is outside the range once shifted (its bits
-        // at or above sat_mask_q not all its sign; any negative word, in a non-negative range): the
-        // bound it passed. Not for a word forwarded from the iteration just ahead: that one wrote a
-        // SHRSAT's result, inside the range, and the range holds its shift too.
-        sat = sat_q && !hit_a_q && (lc[AccW-1] ? sat_nonneg_q || (~lc & sat_mask_q) != '0 : (lc & sat_mask_q) != '0);
+        // SHRSAT: the clamp of I7's word, the bound it passed, when I7 found it outside the range
+        // and I8 does not take the iteration just ahead's result instead
+        sat = sat_out_q[e] && !hit_a_q;
         pre_sel = u_valid_q[4] ? 2'd2 : sat ? 2'd3 : pre_sel_q;
         unique case (pre_sel)
           2'd0: pre = sum;

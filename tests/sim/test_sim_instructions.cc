@@ -397,31 +397,35 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
   }
 }
 
-// SHRSAT on one entry four times in one instruction (each iteration reads what the one before
-// it wrote, in flight on the RTL): shifted and clamped again each time, as the host does.
-TEST_P(SimInstruction, ShrSatRepeatedOnOneEntry) {
+// SHRSAT on each of d = 1, 2, 3 entries four times in one instruction (micro-ops over the d
+// entries in turn: each iteration reads what the one d iterations before it wrote, still in flight
+// on the RTL at every distance): shifted and clamped again each time, as the host does.
+TEST_P(SimInstruction, ShrSatRepeatedOnTheSameEntries) {
   const int n = B * BO;
-  auto a = test::random_values<int32_t>(n, 12, -4000000, 4000000);
-  a[0] = INT32_MIN, a[1] = INT32_MAX;
-  for (bool non_negative : {false, true}) {
-    SCOPED_TRACE(non_negative ? "non-negative" : "signed");
-    AccelHarness h(cfg);
-    auto in = h.upload(a);
-    auto out = h.drv.alloc(n);
-    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 1, 1);
-    h.drv.alu(UopKernelBuilder().loop(4, 0, 0).push(0, 0).build(), AluOp::ShrSat, true,
-              ShrSatImm{3, 12, non_negative}.encode());
-    h.drv.dep_push(Module::Compute, Module::Store);
-    h.drv.dep_pop(Module::Compute, Module::Store);
-    h.drv.store_2d(0, out.addr, 1, 1, 1);
-    h.drv.synchronize();
-    auto got = h.download<int8_t>(out, n);
-    for (int e = 0; e < n; ++e) {
-      int64_t x = a[e];
-      for (int k = 0; k < 4; ++k) x = std::min<int64_t>(std::max<int64_t>(x >> 3, non_negative ? 0 : -2048), 2047);
-      ASSERT_EQ(got[e], int8_t(x)) << "element " << e << " a=" << a[e];
+  for (int d = 1; d <= 3; ++d)
+    for (bool non_negative : {false, true}) {
+      SCOPED_TRACE("distance " + std::to_string(d) + (non_negative ? ", non-negative" : ", signed"));
+      auto a = test::random_values<int32_t>(size_t(d * n), 12 + d, -4000000, 4000000);
+      a[0] = INT32_MIN, a[1] = INT32_MAX;
+      AccelHarness h(cfg);
+      auto in = h.upload(a);
+      auto out = h.drv.alloc(d * n);
+      h.drv.load_2d(MemType::Acc, 0, in.addr, 1, d, d);
+      UopKernelBuilder k;
+      k.loop(4, 0, 0);
+      for (int u = 0; u < d; ++u) k.push(u, u);
+      h.drv.alu(k.build(), AluOp::ShrSat, true, ShrSatImm{3, 12, non_negative}.encode());
+      h.drv.dep_push(Module::Compute, Module::Store);
+      h.drv.dep_pop(Module::Compute, Module::Store);
+      h.drv.store_2d(0, out.addr, 1, d, d);
+      h.drv.synchronize();
+      auto got = h.download<int8_t>(out, d * n);
+      for (int e = 0; e < d * n; ++e) {
+        int64_t x = a[e];
+        for (int r = 0; r < 4; ++r) x = std::min<int64_t>(std::max<int64_t>(x >> 3, non_negative ? 0 : -2048), 2047);
+        ASSERT_EQ(got[e], int8_t(x)) << "element " << e << " a=" << a[e];
+      }
     }
-  }
 }
 
 // Whole scratchpads: a LOAD of every accumulator entry, an ALU pass over all of them and a STORE
