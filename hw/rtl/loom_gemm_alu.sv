@@ -136,6 +136,7 @@ module loom_gemm_alu #(
   logic        two_reads_q, mov_src_q, mov_imm_q, sat_q, sat_nonneg_q;
   logic [AccW-1:0] clip_lo_q, clip_hi_q, sat_mask_q;
   logic [5:0]      sat_top_q;  // SHRSAT's shift + width - 1: sat_mask_q's lowest bit, a cycle later
+  logic [AccW-1:0] sat_lo_sh_q, sat_hi_sh_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
   logic        minmax_q, res_max_q;
@@ -205,7 +206,12 @@ module loom_gemm_alu #(
   end
 
   // SHRSAT's mask from the decoded command (the first iteration reaches I8 cycles after start)
-  always_ff @(posedge clk_i) sat_mask_q <= {AccW{1'b1}} << sat_top_q;
+  always_ff @(posedge clk_i) begin
+    sat_mask_q <= {AccW{1'b1}} << sat_top_q;
+    // the bounds shifted up by the shift (they fit: a SHRSAT whose range could overflow has no mask)
+    sat_lo_sh_q <= clip_lo_q << shr_amt_q;
+    sat_hi_sh_q <= clip_hi_q << shr_amt_q;
+  end
 
   // ---- I0: issue ----
   logic        issuing_q;
@@ -253,7 +259,9 @@ module loom_gemm_alu #(
   logic [AccEW-1:0]  opb_i6_q;  // I6: the register operand
   logic [AccEW-1:0]  opa_q, opb_q;  // I7: destination and operand words, forwarded
   logic              hit_a_q, hit_b_q;  // I8 takes the result register instead (written this cycle)
-  logic [Lanes-1:0]  sat_out_q;  // I7: SHRSAT's word outside its range (I8 takes the clamp)
+  logic [Lanes-1:0]  sat_out_q;  // I7: the word read is outside SHRSAT's range once shifted
+  logic              sat_fwd_ok_q;  // I7: SHRSAT, and the word was not forwarded
+  logic [AccEW-1:0]  sat_bound_q;  // I7: the bound each lane's word passed, shifted up
   // result register (W)
   logic             res_valid_q;
   logic [AccAW-1:0] res_dst_q;
@@ -433,11 +441,13 @@ module loom_gemm_alu #(
       // sat_mask_q not all its sign; any negative word, in a non-negative range). A word forwarded
       // here (or in I8) was written by an iteration of the same SHRSAT ahead, since the instruction
       // before has drained: inside the range, which holds its shift too.
+      // I8 then shifts the bound it passed, shifted up (sat_bound_q), instead of the word.
+      sat_fwd_ok_q <= sat_q && !(res_valid_q && res_dst_q == a_at7) && !(wr_valid_q && wr_dst_q == a_at7);
       for (int e = 0; e < Lanes; e++) begin
         logic [AccW-1:0] w;
         w = acc_rdata_i[e*AccW+:AccW];
-        sat_out_q[e] <= sat_q && !(res_valid_q && res_dst_q == a_at7) && !(wr_valid_q && wr_dst_q == a_at7) &&
-                        (w[AccW-1] ? sat_nonneg_q || (~w & sat_mask_q) != '0 : (w & sat_mask_q) != '0);
+        sat_out_q[e] <= w[AccW-1] ? sat_nonneg_q || (~w & sat_mask_q) != '0 : (w & sat_mask_q) != '0;
+        sat_bound_q[e*AccW+:AccW] <= w[AccW-1] ? sat_lo_sh_q : sat_hi_sh_q;
       end
       opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
@@ -451,16 +461,16 @@ module loom_gemm_alu #(
     // one LUT that takes min, max or that; CLIP's clamp between the immediate's bytes is the
     // fourth candidate. The unit's result comes when I8 is idle (II 5).
     if ((valid_q[8] && !alu_multi_q) || u_valid_q[4]) begin : i8_exec
-      logic [AccEW-1:0] a;
       logic [1:0] pre_sel;
       logic minmax;
+      pre_sel = u_valid_q[4] ? 2'd2 : pre_sel_q;
       minmax = !u_valid_q[4] && minmax_q;
-      a = hit_a_q ? res_q : opa_q;
       res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
         logic signed [AccW-1:0] la, lb, lc, addend, sum, shifted, clamped, pre;
-        logic sat;
-        la = a[e*AccW+:AccW];
+        // SHRSAT: the bound the word passed (I7), shifted up, where the word is outside the range;
+        // not the iteration just ahead's result, which is inside it, as its shift is
+        la = hit_a_q ? res_q[e*AccW+:AccW] : sat_fwd_ok_q && sat_out_q[e] ? sat_bound_q[e*AccW+:AccW] : opa_q[e*AccW+:AccW];
         lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
         addend = lb;
         if (gemm_math_q) begin
@@ -468,19 +478,12 @@ module loom_gemm_alu #(
           for (int g = 0; g < Groups2; g++) addend = addend + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
         end
         sum = la + addend;
-        // SHR by the immediate; SHRSAT takes a bound instead when I7 found the word outside the
-        // range. Not for a word forwarded from the iteration just ahead: that one wrote a SHRSAT's
-        // result, inside the range, and the range holds its shift too.
-        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
+        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR (and SHRSAT) by the immediate
         // CLIP clamps the word I7 read without I8's forward: the write it would take is the
         // clamp of the same word (an iteration reads what the one ahead of it read, and the
         // instruction before has drained), and a clamp clamped again is the same.
         lc = opa_q[e*AccW+:AccW];
         clamped = lc < $signed(clip_lo_q) ? clip_lo_q : lc > $signed(clip_hi_q) ? clip_hi_q : lc;
-        // SHRSAT: the clamp of I7's word, the bound it passed, when I7 found it outside the range
-        // and I8 does not take the iteration just ahead's result instead
-        sat = sat_out_q[e] && !hit_a_q;
-        pre_sel = u_valid_q[4] ? 2'd2 : sat ? 2'd3 : pre_sel_q;
         unique case (pre_sel)
           2'd0: pre = sum;
           2'd1: pre = shifted;
