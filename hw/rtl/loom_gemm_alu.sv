@@ -15,10 +15,9 @@
 //                operand)
 //   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
 //   I8 execute:  accumulate (GEMM) or the ALU op (CLIP: two compares with the immediate's bytes;
-//                SHRSAT: the shift, and whether the operand's bits above the range put it outside);
-//                MUL and SHR by a register continue in U1-U4
-//   W  write:    accumulator entry and its low bits into the out buffer (SHRSAT outside its range:
-//                the bound it passed instead, here and in every forward of the result)
+//                SHRSAT: the shift of the word, or of the bound it passed shifted up, which I7
+//                chose); MUL and SHR by a register continue in U1-U4
+//   W  write:    accumulator entry and its low bits into the out buffer
 // Forwarding: I6/I7 take the two writes after the read (the result register and the write of the
 // cycle before); I8 takes the result about to be written, selected by a compare registered in
 // I7. So back-to-back accumulation into one entry runs without stalls, and the select in front
@@ -138,6 +137,7 @@ module loom_gemm_alu #(
   logic        two_reads_q, mov_src_q, mov_imm_q, sat_q, sat_nonneg_q;
   logic [AccW-1:0] clip_lo_q, clip_hi_q, sat_mask_q;
   logic [5:0]      sat_top_q;  // SHRSAT's shift + width - 1: sat_mask_q's lowest bit, a cycle later
+  logic [AccW-1:0] sat_lo_sh_q, sat_hi_sh_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
   logic        minmax_q, res_max_q;
@@ -207,7 +207,12 @@ module loom_gemm_alu #(
   end
 
   // SHRSAT's mask from the decoded command (the first iteration reaches I8 cycles after start)
-  always_ff @(posedge clk_i) sat_mask_q <= {AccW{1'b1}} << sat_top_q;
+  always_ff @(posedge clk_i) begin
+    sat_mask_q <= {AccW{1'b1}} << sat_top_q;
+    // the bounds shifted up by the shift (they fit: a SHRSAT whose range could overflow has no mask)
+    sat_lo_sh_q <= clip_lo_q << shr_amt_q;
+    sat_hi_sh_q <= clip_hi_q << shr_amt_q;
+  end
 
   // ---- I0: issue ----
   logic        issuing_q;
@@ -255,10 +260,8 @@ module loom_gemm_alu #(
   logic [AccEW-1:0]  opb_i6_q;  // I6: the register operand
   logic [AccEW-1:0]  opa_q, opb_q;  // I7: destination and operand words, forwarded
   logic              hit_a_q, hit_b_q;  // I8 takes the result register instead (written this cycle)
-  // SHRSAT: I8 finds each lane's word outside the range once shifted and registers the bound it
-  // passed; the write (and every forward of the result) takes that bound instead of the shift
-  logic [Lanes-1:0]  sat_res_q;
-  logic [AccEW-1:0]  sat_bound_q, res_eff;
+  logic [Lanes-1:0]  sat_out_q;  // I7: SHRSAT's word read, not forwarded, outside the range once shifted
+  logic [AccEW-1:0]  sat_bound_q;  // I7: the bound each lane's word passed, shifted up
   // result register (W)
   logic             res_valid_q;
   logic [AccAW-1:0] res_dst_q;
@@ -280,7 +283,7 @@ module loom_gemm_alu #(
   // The accumulator word of entry `a`, given the word read from the SRAM before the writes in
   // the result register (this cycle) and the write register (last cycle).
   function automatic logic [AccEW-1:0] forwarded(input logic [AccAW-1:0] a, input logic [AccEW-1:0] from_sram);
-    if (res_valid_q && res_dst_q == a) forwarded = res_eff;
+    if (res_valid_q && res_dst_q == a) forwarded = res_q;
     else if (wr_valid_q && wr_dst_q == a) forwarded = wr_q;
     else forwarded = from_sram;
   endfunction
@@ -434,6 +437,20 @@ module loom_gemm_alu #(
       logic [AccAW-1:0] a_at7;  // the entry I6 read: the destination, or MOV's operand
       a_at7 = mov_src_q ? src_at(7) : dst_at(7);
       opa_q <= mov_imm_q ? {Lanes{imm_q}} : forwarded(a_at7, acc_rdata_i);
+      // SHRSAT: whether the word read is outside the range once shifted (its bits at or above
+      // sat_mask_q not all its sign; any negative word, in a non-negative range). A word forwarded
+      // here (or in I8) was written by an iteration of the same SHRSAT ahead, since the instruction
+      // before has drained: inside the range, which holds its shift too.
+      // I8 then shifts the bound it passed, shifted up (sat_bound_q), instead of the word.
+      // (A bit at or above the mask that differs from the sign: one reduction of the word XOR its
+      // sign, with the forward's miss in its last LUT.)
+      for (int e = 0; e < Lanes; e++) begin
+        logic [AccW-1:0] w;
+        w = acc_rdata_i[e*AccW+:AccW];
+        sat_out_q[e] <= sat_q && !(res_valid_q && res_dst_q == a_at7) && !(wr_valid_q && wr_dst_q == a_at7) &&
+                        ((sat_nonneg_q && w[AccW-1]) || ((w ^ {AccW{w[AccW-1]}}) & sat_mask_q) != '0);
+        sat_bound_q[e*AccW+:AccW] <= w[AccW-1] ? sat_lo_sh_q : sat_hi_sh_q;
+      end
       opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
       hit_a_q <= !mov_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7)
@@ -453,7 +470,9 @@ module loom_gemm_alu #(
       res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
         logic signed [AccW-1:0] la, lb, lc, addend, sum, shifted, clamped, pre;
-        la = hit_a_q ? res_eff[e*AccW+:AccW] : opa_q[e*AccW+:AccW];
+        // SHRSAT: the bound the word passed (I7), shifted up, where the word is outside the range;
+        // not the iteration just ahead's result, which is inside it, as its shift is
+        la = hit_a_q ? res_q[e*AccW+:AccW] : sat_out_q[e] ? sat_bound_q[e*AccW+:AccW] : opa_q[e*AccW+:AccW];
         lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
         addend = lb;
         if (gemm_math_q) begin
@@ -467,12 +486,6 @@ module loom_gemm_alu #(
         // instruction before has drained), and a clamp clamped again is the same.
         lc = opa_q[e*AccW+:AccW];
         clamped = lc < $signed(clip_lo_q) ? clip_lo_q : lc > $signed(clip_hi_q) ? clip_hi_q : lc;
-        // SHRSAT: the word outside the range once shifted (its bits at or above sat_mask_q not all
-        // its sign; any negative word, in a non-negative range). Not the iteration just ahead's
-        // result: inside the range, which holds its shift too.
-        sat_res_q[e] <= sat_q && !hit_a_q &&
-                        (lc[AccW-1] ? sat_nonneg_q || (~lc & sat_mask_q) != '0 : (lc & sat_mask_q) != '0);
-        sat_bound_q[e*AccW+:AccW] <= lc[AccW-1] ? clip_lo_q : clip_hi_q;
         unique case (pre_sel)
           2'd0: pre = sum;
           2'd1: pre = shifted;
@@ -484,8 +497,8 @@ module loom_gemm_alu #(
     end
     if (valid_q[8] && alu_multi_q) begin : u0
       logic [AccEW-1:0] b;
-      b = hit_b_q ? res_eff : opb_q;  // only here can the iteration ahead still be in flight (II 5)
-      ua_q <= hit_a_q ? res_eff : opa_q;
+      b = hit_b_q ? res_q : opb_q;  // only here can the iteration ahead still be in flight (II 5)
+      ua_q <= hit_a_q ? res_q : opa_q;
       ub_q <= b;
     end
     // U1..U4: MUL as three 16 x 16 products (the low 32 bits of a*b), SHR by a register in two
@@ -523,7 +536,7 @@ module loom_gemm_alu #(
     end
     // W
     wr_dst_q <= res_dst_q;
-    wr_q <= res_eff;
+    wr_q <= res_q;
   end
 
   // I4: one word per multiplier (yosys packs a register into the DSP, its M register, only when
@@ -620,13 +633,10 @@ module loom_gemm_alu #(
 
   assign acc_we_o = res_valid_q;
   assign acc_waddr_o = res_dst_q;
-  for (genvar e = 0; e < Lanes; e++) begin : g_res_eff
-    assign res_eff[e*AccW+:AccW] = sat_res_q[e] ? sat_bound_q[e*AccW+:AccW] : res_q[e*AccW+:AccW];
-  end
-  assign acc_wdata_o = res_eff;
+  assign acc_wdata_o = res_q;
   assign out_we_o = res_valid_q;
   assign out_waddr_o = OutAW'(res_dst_q);
   for (genvar e = 0; e < Lanes; e++) begin : g_out
-    assign out_wdata_o[e*OutW+:OutW] = res_eff[e*AccW+:OutW];  // the low bits, like a truncating cast
+    assign out_wdata_o[e*OutW+:OutW] = res_q[e*AccW+:OutW];  // the low bits, like a truncating cast
   end
 endmodule
