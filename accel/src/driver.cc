@@ -216,26 +216,7 @@ bool Driver::fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm) {
   if (lo < -128 || hi > 127 || lo > hi) return false;
   last.alu_op = AluOp::Clip;
   last.imm = clip_imm(lo, hi);
-  fuse_shift_into_clip();
   return true;
-}
-
-void Driver::fuse_shift_into_clip() {
-  if (stream_.size() < 2) return;
-  const Instruction& clip = stream_.back();
-  Instruction& shr = stream_[stream_.size() - 2];
-  if (shr.opcode != Opcode::Alu || shr.alu_op != AluOp::Shr || !shr.use_imm || shr.dep.push_prev || shr.dep.push_next ||
-      clip.dep.pop_prev || clip.dep.pop_next || clip.dep.push_prev || clip.dep.push_next)
-    return;
-  if (shr.uop_begin != clip.uop_begin || shr.uop_end != clip.uop_end || shr.iter_out != clip.iter_out ||
-      shr.iter_in != clip.iter_in || shr.dst_factor_out != clip.dst_factor_out ||
-      shr.dst_factor_in != clip.dst_factor_in)
-    return;
-  ShrSatImm f;
-  if (!ShrSatImm::from_clamp(shr.imm, clip_lo(clip.imm), clip_hi(clip.imm), &f)) return;
-  shr.alu_op = AluOp::ShrSat;
-  shr.imm = f.encode();
-  stream_.pop_back();
 }
 
 void Driver::preset_reset(size_t index, int32_t imm) {

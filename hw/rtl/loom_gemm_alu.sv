@@ -14,9 +14,8 @@
 //   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination, or MOV's
 //                operand)
 //   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
-//   I8 execute:  accumulate (GEMM) or the ALU op (CLIP: two compares with the immediate's bytes;
-//                SHRSAT: the shift of the word, or of the bound it passed shifted up, which I7
-//                chose); MUL and SHR by a register continue in U1-U4
+//   I8 execute:  accumulate (GEMM) or the ALU op (CLIP: two compares with the immediate's bytes);
+//                MUL and SHR by a register continue in U1-U4
 //   W  write:    accumulator entry and its low bits into the out buffer
 // Forwarding: I6/I7 take the two writes after the read (the result register and the write of the
 // cycle before); I8 takes the result about to be written, selected by a compare registered in
@@ -131,13 +130,9 @@ module loom_gemm_alu #(
   // two_reads_q: an ALU op reading its destination and a register operand (I5 and I6);
   // mov_src_q: MOV from a register (I6 reads the operand instead of the destination);
   // mov_imm_q: MOV of the immediate (I7 takes it as the destination word); clip_lo_q and
-  // clip_hi_q: CLIP's or SHRSAT's bounds; sat_q: SHRSAT (the shifter's result saturates);
-  // sat_mask_q: the operand's bits at or above the shift plus the width minus one, which a value
-  // inside the range has all equal to its sign; sat_nonneg_q: a range without negative values
-  logic        two_reads_q, mov_src_q, mov_imm_q, sat_q, sat_nonneg_q;
-  logic [AccW-1:0] clip_lo_q, clip_hi_q, sat_mask_q;
-  logic [5:0]      sat_top_q;  // SHRSAT's shift + width - 1: sat_mask_q's lowest bit, a cycle later
-  logic [AccW-1:0] sat_lo_sh_q, sat_hi_sh_q;
+  // clip_hi_q: CLIP's bounds
+  logic        two_reads_q, mov_src_q, mov_imm_q;
+  logic [AccW-1:0] clip_lo_q, clip_hi_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
   logic        minmax_q, res_max_q;
@@ -154,9 +149,6 @@ module loom_gemm_alu #(
                                 (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
   wire alu_mov = is_alu_i && alu_op_i == loom_accel_pkg::ALU_MOV;
   wire is_clip = is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
-  wire is_shrsat = is_alu_i && alu_op_i == loom_accel_pkg::ALU_SHRSAT;
-  // SHRSAT's immediate: the shift in [4:0], the width minus one in [8:5], the non-negative range in [9]
-  wire [AccW-1:0] sat_hi = ~({AccW{1'b1}} << imm_i[8:5]);  // 2^(w-1) - 1; the low bound is its complement
   always_ff @(posedge clk_i) begin
     if (start_i) begin
       alu_q <= is_alu_i;
@@ -168,11 +160,8 @@ module loom_gemm_alu #(
       mov_src_q <= alu_mov && !use_imm_i;
       mov_imm_q <= alu_mov && use_imm_i;
       // CLIP's bounds; [0, 0] otherwise, so that I8's clamp is the GEMM reset's zero too
-      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : is_shrsat && !imm_i[9] ? ~sat_hi : '0;
-      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : is_shrsat ? sat_hi : '0;
-      sat_q <= is_shrsat;
-      sat_nonneg_q <= imm_i[9];
-      sat_top_q <= 6'(imm_i[4:0]) + 6'(imm_i[8:5]);
+      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : '0;
+      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : '0;
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
@@ -187,7 +176,6 @@ module loom_gemm_alu #(
           // MOV: the shifter by zero passes the operand I7 took as the destination word
           loom_accel_pkg::ALU_MOV: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};
           loom_accel_pkg::ALU_CLIP: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd3};  // I8's clamp
-          loom_accel_pkg::ALU_SHRSAT: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};  // the shifter, saturated
           // the decoder faults on any other op first (the assertion below): waived from coverage
           /*verilator coverage_off*/
           default: {minmax_q, res_max_q, pre_sel_q} <= 'x;
@@ -198,20 +186,12 @@ module loom_gemm_alu #(
       alu_op_q <= alu_op_i;
       imm_q <= AccW'($signed(imm_i));
       // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
-      shr_left_q <= imm_i[15] && !alu_mov && !is_shrsat;
-      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] && !is_shrsat ? 5'd0 - imm_i[4:0] : imm_i[4:0];
+      shr_left_q <= imm_i[15] && !alu_mov;
+      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
       uop_last_q <= UopBW'(uop_end_i - UopEW'(1));  // the decoder keeps uop_end in 1..UOP_DEPTH
       iter_in_last_q <= iter_in_i - IterW'(1);
       iter_out_last_q <= iter_out_i - IterW'(1);
     end
-  end
-
-  // SHRSAT's mask from the decoded command (the first iteration reaches I8 cycles after start)
-  always_ff @(posedge clk_i) begin
-    sat_mask_q <= {AccW{1'b1}} << sat_top_q;
-    // the bounds shifted up by the shift (they fit: a SHRSAT whose range could overflow has no mask)
-    sat_lo_sh_q <= clip_lo_q << shr_amt_q;
-    sat_hi_sh_q <= clip_hi_q << shr_amt_q;
   end
 
   // ---- I0: issue ----
@@ -260,8 +240,6 @@ module loom_gemm_alu #(
   logic [AccEW-1:0]  opb_i6_q;  // I6: the register operand
   logic [AccEW-1:0]  opa_q, opb_q;  // I7: destination and operand words, forwarded
   logic              hit_a_q, hit_b_q;  // I8 takes the result register instead (written this cycle)
-  logic [Lanes-1:0]  sat_out_q;  // I7: SHRSAT's word read, not forwarded, outside the range once shifted
-  logic [AccEW-1:0]  sat_bound_q;  // I7: the bound each lane's word passed, shifted up
   // result register (W)
   logic             res_valid_q;
   logic [AccAW-1:0] res_dst_q;
@@ -437,20 +415,6 @@ module loom_gemm_alu #(
       logic [AccAW-1:0] a_at7;  // the entry I6 read: the destination, or MOV's operand
       a_at7 = mov_src_q ? src_at(7) : dst_at(7);
       opa_q <= mov_imm_q ? {Lanes{imm_q}} : forwarded(a_at7, acc_rdata_i);
-      // SHRSAT: whether the word read is outside the range once shifted (its bits at or above
-      // sat_mask_q not all its sign; any negative word, in a non-negative range). A word forwarded
-      // here (or in I8) was written by an iteration of the same SHRSAT ahead, since the instruction
-      // before has drained: inside the range, which holds its shift too.
-      // I8 then shifts the bound it passed, shifted up (sat_bound_q), instead of the word.
-      // (A bit at or above the mask that differs from the sign: one reduction of the word XOR its
-      // sign, with the forward's miss in its last LUT.)
-      for (int e = 0; e < Lanes; e++) begin
-        logic [AccW-1:0] w;
-        w = acc_rdata_i[e*AccW+:AccW];
-        sat_out_q[e] <= sat_q && !(res_valid_q && res_dst_q == a_at7) && !(wr_valid_q && wr_dst_q == a_at7) &&
-                        ((sat_nonneg_q && w[AccW-1]) || ((w ^ {AccW{w[AccW-1]}}) & sat_mask_q) != '0);
-        sat_bound_q[e*AccW+:AccW] <= w[AccW-1] ? sat_lo_sh_q : sat_hi_sh_q;
-      end
       opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
       hit_a_q <= !mov_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7)
@@ -463,16 +427,16 @@ module loom_gemm_alu #(
     // one LUT that takes min, max or that; CLIP's clamp between the immediate's bytes is the
     // fourth candidate. The unit's result comes when I8 is idle (II 5).
     if ((valid_q[8] && !alu_multi_q) || u_valid_q[4]) begin : i8_exec
+      logic [AccEW-1:0] a;
       logic [1:0] pre_sel;
       logic minmax;
       pre_sel = u_valid_q[4] ? 2'd2 : pre_sel_q;
       minmax = !u_valid_q[4] && minmax_q;
+      a = hit_a_q ? res_q : opa_q;
       res_dst_q <= u_valid_q[4] ? u_dst_q[3*AccAW+:AccAW] : dst_at(8);
       for (int e = 0; e < Lanes; e++) begin : lane
         logic signed [AccW-1:0] la, lb, lc, addend, sum, shifted, clamped, pre;
-        // SHRSAT: the bound the word passed (I7), shifted up, where the word is outside the range;
-        // not the iteration just ahead's result, which is inside it, as its shift is
-        la = hit_a_q ? res_q[e*AccW+:AccW] : sat_out_q[e] ? sat_bound_q[e*AccW+:AccW] : opa_q[e*AccW+:AccW];
+        la = a[e*AccW+:AccW];
         lb = opb_q[e*AccW+:AccW];  // single-cycle ops: the iteration ahead wrote two cycles ago, I7 forwarded it
         addend = lb;
         if (gemm_math_q) begin
@@ -480,7 +444,7 @@ module loom_gemm_alu #(
           for (int g = 0; g < Groups2; g++) addend = addend + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
         end
         sum = la + addend;
-        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR (and SHRSAT) by the immediate
+        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
         // CLIP clamps the word I7 read without I8's forward: the write it would take is the
         // clamp of the same word (an iteration reads what the one ahead of it read, and the
         // instruction before has drained), and a clamp clamped again is the same.
@@ -624,7 +588,7 @@ module loom_gemm_alu #(
     if (rst_ni && valid_q[8] && alu_q)
       assert (alu_op_q inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
                                loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL, loom_accel_pkg::ALU_MOV,
-                               loom_accel_pkg::ALU_CLIP, loom_accel_pkg::ALU_SHRSAT})
+                               loom_accel_pkg::ALU_CLIP})
       else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_q);
     if (rst_ni && start_i)
       assert (!$isunknown({is_alu_i, reset_acc_i, alu_op_i, use_imm_i})) else $error("loom_gemm_alu: unknown (X) command");

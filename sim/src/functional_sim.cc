@@ -255,10 +255,6 @@ struct FunctionalSim::State {
         return b;
       case AluOp::Clip:
         return std::min(std::max(a, clip_lo(b)), clip_hi(b));
-      case AluOp::ShrSat: {
-        const ShrSatImm f = ShrSatImm::decode(b);
-        return std::min(std::max(a >> f.shift, f.lo()), f.hi());
-      }
     }
     return a;
   }

@@ -244,11 +244,6 @@ struct ReferenceModel {
                       case AluOp::Clip:  // bounds: the immediate's low and high signed bytes
                         r = std::min<int64_t>(std::max<int64_t>(x, int8_t(y & 0xff)), int8_t((y >> 8) & 0xff));
                         break;
-                      case AluOp::ShrSat: {  // shift y[4:0], then a (y[8:5] + 1)-bit range, non-negative if y[9]
-                        const int64_t half = int64_t(1) << ((y >> 5) & 15);
-                        r = std::min<int64_t>(std::max<int64_t>(x >> (y & 31), (y >> 9) & 1 ? 0 : -half), half - 1);
-                        break;
-                      }
                     }
                     a = wrap(r);
                   }

@@ -80,8 +80,6 @@ class Driver {
   // one over the same micro-ops and loops, with no token on it and none waiting: the pair becomes
   // one CLIP (both bounds signed bytes, lo <= hi, so either order clamps alike). Returns whether
   // it did; when not, the caller emits alu() as usual.
-  // The CLIP it makes joins a SHR by an immediate right before it, over the same micro-ops and
-  // loops with no token between them, as one SHRSAT when its bounds are a SHRSAT's range.
   bool fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm);
   // Turns the GEMM reset at `index` of the stream into a MOV of `imm` over the same micro-ops and
   // loops (same cycles, same tokens): for code generators that learn later that the zeroed
@@ -116,7 +114,6 @@ class Driver {
   size_t uploaded_kernels() const { return kernels_.size(); }
 
  private:
-  void fuse_shift_into_clip();  // fold_into_clip's SHR and CLIP as one SHRSAT, where they can be
   struct KernelInfo {
     DeviceBuffer dram;
     uint32_t count;
