@@ -62,12 +62,13 @@ int run_logged(const std::vector<std::string>& argv, const fs::path& log, int ti
              "); install it (Debian: apt-get install yosys) or give --yosys PATH");
 }
 
+// The first line of a script that keeps the hierarchy: `--from` reads the mode back from it.
+constexpr const char* kKeptHierarchyMark = "# hierarchy kept";
+
 // The yosys script: the package, every module, Xilinx technology mapping, the statistics and the
 // mapped netlist. With the hierarchy kept each module is mapped once per parameter set and
 // nothing is optimized across modules; the mapped netlist is flattened afterwards, so the counts
 // and the timing paths are of the whole design either way.
-constexpr const char* kKeptHierarchyMark = "# hierarchy kept";
-
 std::string yosys_script(const fs::path& pkg, const fs::path& rtl_dir, FpgaFamily family, const fs::path& out,
                          bool keep_hierarchy) {
   std::ostringstream ys;
