@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "accel_backend.h"
@@ -23,6 +24,7 @@
 #include "loom/accel/netlist_timing.h"
 #include "loom/runtime/error.h"
 #include "loom/runtime/spawn.h"
+#include "synth_record.h"
 
 namespace loom::tools {
 
@@ -91,7 +93,8 @@ int hw_report(const std::vector<std::string>& args) {
       "Map the accelerator RTL onto Xilinx 7-series or UltraScale+ primitives with yosys and report the "
       "resources it uses against named FPGA parts, with a timing estimate",
       "loom hw-report"};
-  std::string config, family_name, part_name, json_out, out_dir, from_dir, yosys = "yosys", hw = hw_data_dir();
+  std::string config, family_name, part_name, json_out, out_dir, from_dir, reuse, record_out, yosys = "yosys",
+                                                                                              hw = hw_data_dir();
   double max_util = 100.0, max_model_error = 0;
   int timeout_s = 3600, paths = 5;
   bool keep_hierarchy = false;
@@ -106,6 +109,13 @@ int hw_report(const std::vector<std::string>& args) {
                "map each module on its own (no optimization across modules): about a third faster; resources a "
                "little above the flattened run's, the timing estimate pessimistic (docs/fpga_fit.md)")
       ->excludes("--from");
+  app.add_option("--reuse", reuse,
+                 "a record of an earlier run (--record): report from it instead of running yosys when its key (yosys' "
+                 "version, the script, the package and every RTL file) is this run's; no timing estimate then")
+      ->excludes("--from");
+  app.add_option("--record", record_out, "write the record of this run (yosys' statistics and their key) to this file")
+      ->excludes("--from")
+      ->check(output_file());
   number_option(app, "--max-utilization", max_util,
                 "fail (exit 1) when any resource of a reported part is above this percent", 0.0, 100.0)
       ->capture_default_str();
@@ -129,10 +139,12 @@ int hw_report(const std::vector<std::string>& args) {
       LOOM_THROW(ConfigError, "part ", only->name, " is ", fpga_family_name(only->family), ", not ", family_name);
   }
 
-  // ---- yosys, or the files of an earlier run ----
+  // ---- yosys, a record of an earlier run, or the files of one ----
   fs::path dir;
   double seconds = 0;
-  std::string yosys_version;
+  std::string yosys_version, stat_json, stale_record;
+  SynthInputs inputs;  // what decides yosys' result (not with --from)
+  bool from_record = false;
   if (!from_dir.empty()) {
     dir = from_dir;
     // An earlier run's mode, from its script (a folder without one was flattened: no mark).
@@ -146,12 +158,30 @@ int hw_report(const std::vector<std::string>& args) {
     fs::create_directories(dir, ec);
     if (ec) LOOM_THROW(Error, "cannot create '", dir.string(), "': ", ec.message());
     write_file(dir / "loom_accel_pkg.sv", sv_package(cfg, rtl));
-    write_file(dir / "synth.ys",
-               yosys_script(dir / "loom_accel_pkg.sv", fs::path(hw) / "rtl", family, dir, keep_hierarchy));
+    const fs::path rtl_dir = fs::path(hw) / "rtl";
+    const std::string script = yosys_script(dir / "loom_accel_pkg.sv", rtl_dir, family, dir, keep_hierarchy);
+    write_file(dir / "synth.ys", script);
     if (run_logged({yosys, "-V"}, dir / "version.txt", 60) != 0)
       LOOM_THROW(Error, "'", yosys, " -V' failed: ", read_file(dir / "version.txt"));
     yosys_version = read_file(dir / "version.txt");
     while (!yosys_version.empty() && std::isspace((unsigned char)yosys_version.back())) yosys_version.pop_back();
+    inputs =
+        synth_inputs(yosys_version, script, dir, rtl_dir, dir / "loom_accel_pkg.sv", rtl_sources(rtl_dir.string()));
+    if (!reuse.empty()) {
+      SynthRecord recorded = read_synth_record(reuse);
+      if (recorded.key == synth_key(inputs)) {
+        stat_json = recorded.stat_json;
+        from_record = true;
+      } else {
+        std::string changes;
+        for (const std::string& c : changed_synth_inputs(recorded.inputs, inputs))
+          changes += (changes.empty() ? "" : ", ") + c;
+        stale_record = "the record '" + reuse + "' is out of date (" + changes + ")";
+        std::cerr << "hw-report: " << stale_record << ": running yosys\n";
+      }
+    }
+  }
+  if (from_dir.empty() && !from_record) {
     std::cerr << "hw-report: " << yosys_version << ": synth_xilinx -family " << fpga_family_name(family)
               << (keep_hierarchy ? " (hierarchy kept)" : "") << " of config '" << cfg.name << "' (minutes; log "
               << (dir / "yosys.log").string() << ")\n";
@@ -165,10 +195,16 @@ int hw_report(const std::vector<std::string>& args) {
       LOOM_THROW(Error, "yosys failed (exit ", rc, ", log ", (dir / "yosys.log").string(), "):\n", log);
     }
   }
-  FpgaResources used =
-      fpga_resources_from_stat_json(read_file(dir / "stat.json"), "loom_accel", family, (dir / "stat.json").string());
-  TimingEstimate timing =
-      estimate_timing(read_file(dir / "netlist.json"), "loom_accel", family, paths, (dir / "netlist.json").string());
+  // A record holds the statistics only: the timing estimate needs the mapped netlist.
+  const std::string stat_where = from_record ? reuse : (dir / "stat.json").string();
+  if (!from_record) stat_json = read_file(dir / "stat.json");
+  FpgaResources used = fpga_resources_from_stat_json(stat_json, "loom_accel", family, stat_where);
+  std::optional<TimingEstimate> timing;
+  if (!from_record)
+    timing =
+        estimate_timing(read_file(dir / "netlist.json"), "loom_accel", family, paths, (dir / "netlist.json").string());
+  if (!record_out.empty())
+    write_synth_record(record_out, SynthRecord{synth_key(inputs), inputs, yosys_version, stat_json});
   if (out_dir.empty() && from_dir.empty()) fs::remove_all(dir);
 
   // ---- report ----
@@ -182,6 +218,7 @@ int hw_report(const std::vector<std::string>& args) {
   std::cout << "loom_accel, " << what << ", mapped to " << fpga_family_name(family) << " by yosys synth_xilinx";
   if (keep_hierarchy) std::cout << " (hierarchy kept)";
   if (seconds > 0) std::cout << " in " << fixed(seconds, 0) << " s";
+  if (from_record) std::cout << ", from the record " << reuse << " (" << yosys_version << ")";
   std::cout << "\n  LUT " << used.luts << " (of which LUTRAM " << used.lutram_luts << ")  FF " << used.ffs << "  "
             << dsp << " " << used.dsps << "  BRAM36 " << fixed(used.bram36(), 1) << " (" << used.ramb36 << " RAMB36 + "
             << used.ramb18 << " RAMB18)";
@@ -211,20 +248,24 @@ int hw_report(const std::vector<std::string>& args) {
     one("BRAM36", m.bram36, used.bram36());
     std::cout << "\n";
   }
-  std::cout << "  timing estimate (delay table, no placement"
-            << (keep_hierarchy ? ", no optimization across modules: pessimistic" : "")
-            << "; docs/fpga_fit.md): critical path " << fixed(timing.critical_ns(), 2) << " ns, Fmax ~"
-            << fixed(timing.fmax_mhz(), 0) << " MHz; deepest path " << timing.max_lut_levels << " LUT levels\n";
-  for (size_t i = 0; i < timing.worst.size(); ++i) {
-    const TimingPath& p = timing.worst[i];
-    std::cout << "    " << i + 1 << ". " << fixed(p.ns, 2) << " ns, " << p.lut_levels << " LUTs: " << p.from << " -> "
-              << p.to;
-    if (!p.through.empty()) {
-      std::cout << " (via";
-      for (const std::string& t : p.through) std::cout << " " << t;
-      std::cout << ")";
+  if (!timing) {
+    std::cout << "  timing estimate: none from a record (it needs the mapped netlist: run without --reuse)\n";
+  } else {
+    std::cout << "  timing estimate (delay table, no placement"
+              << (keep_hierarchy ? ", no optimization across modules: pessimistic" : "")
+              << "; docs/fpga_fit.md): critical path " << fixed(timing->critical_ns(), 2) << " ns, Fmax ~"
+              << fixed(timing->fmax_mhz(), 0) << " MHz; deepest path " << timing->max_lut_levels << " LUT levels\n";
+    for (size_t i = 0; i < timing->worst.size(); ++i) {
+      const TimingPath& p = timing->worst[i];
+      std::cout << "    " << i + 1 << ". " << fixed(p.ns, 2) << " ns, " << p.lut_levels << " LUTs: " << p.from << " -> "
+                << p.to;
+      if (!p.through.empty()) {
+        std::cout << " (via";
+        for (const std::string& t : p.through) std::cout << " " << t;
+        std::cout << ")";
+      }
+      std::cout << "\n";
     }
-    std::cout << "\n";
   }
 
   if (!json_out.empty()) {
@@ -248,16 +289,24 @@ int hw_report(const std::vector<std::string>& args) {
         pj["utilization"][u.resource] = {{"used", u.used}, {"available", u.available}, {"percent", u.percent()}};
       j["parts"].push_back(pj);
     }
-    j["timing"] = {{"critical_ns", timing.critical_ns()},
-                   {"fmax_mhz", timing.fmax_mhz()},
-                   {"max_lut_levels", timing.max_lut_levels}};
-    for (const TimingPath& p : timing.worst)
-      j["timing"]["paths"].push_back(
-          {{"ns", p.ns}, {"lut_levels", p.lut_levels}, {"from", p.from}, {"to", p.to}, {"through", p.through}});
+    if (from_record) j["record"] = reuse;
+    if (timing) {
+      j["timing"] = {{"critical_ns", timing->critical_ns()},
+                     {"fmax_mhz", timing->fmax_mhz()},
+                     {"max_lut_levels", timing->max_lut_levels}};
+      for (const TimingPath& p : timing->worst)
+        j["timing"]["paths"].push_back(
+            {{"ns", p.ns}, {"lut_levels", p.lut_levels}, {"from", p.from}, {"to", p.to}, {"through", p.through}});
+    }
     write_file(json_out, j.dump(2) + "\n");
   }
 
   // ---- verdict ----
+  if (!stale_record.empty())
+    std::cerr << "hw-report: " << stale_record << "; "
+              << (record_out.empty() ? "write a fresh one with --record FILE"
+                                     : "refresh it: cp " + record_out + " " + reuse)
+              << "\n";
   bool any_fits = false;
   for (const FpgaFit& f : fits) any_fits = any_fits || f.fits();
   if (!any_fits) {

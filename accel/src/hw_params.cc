@@ -253,7 +253,7 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   return os.str();
 }
 
-std::string yosys_read_rtl(const std::string& pkg, const std::string& rtl_dir) {
+std::vector<std::filesystem::path> rtl_sources(const std::string& rtl_dir) {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;
   if (fs::is_directory(rtl_dir))
@@ -261,9 +261,13 @@ std::string yosys_read_rtl(const std::string& pkg, const std::string& rtl_dir) {
       if (e.path().extension() == ".sv" && e.path().filename() != "loom_accel_pkg_check.sv") files.push_back(e.path());
   if (files.empty()) LOOM_THROW(Error, "no RTL in '", rtl_dir, "' (give --hw)");
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string yosys_read_rtl(const std::string& pkg, const std::string& rtl_dir) {
   std::ostringstream ys;
   ys << "read_verilog -sv -noautowire " << pkg;
-  for (const fs::path& f : files) ys << " " << f.string();
+  for (const std::filesystem::path& f : rtl_sources(rtl_dir)) ys << " " << f.string();
   ys << "\nhierarchy -check -top loom_accel\n";
   return ys.str();
 }

@@ -2,7 +2,9 @@
 // hw/ needs (block sizes, element widths, scratchpad depths and index widths, the bit position of
 // every instruction field, opcodes, the register map), generated from an AccelConfig.
 #pragma once
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "loom/accel/config.h"
 
@@ -41,9 +43,12 @@ GemmMultiplierPlan gemm_multiplier_plan(const AccelConfig& config, const RtlOpti
 // Text of `package loom_accel_pkg; ... endpackage` for `config`.
 std::string sv_package(const AccelConfig& config, const RtlOptions& options = {});
 
+// The accelerator's RTL modules in `rtl_dir` (hw/rtl): every .sv file but the package check,
+// sorted. An Error when the folder holds none.
+std::vector<std::filesystem::path> rtl_sources(const std::string& rtl_dir);
+
 // The yosys commands that read the accelerator's RTL elaborated with the package file `pkg`: every
-// module in `rtl_dir` (hw/rtl; not the package check), then `hierarchy -check -top loom_accel`.
-// An Error when the folder holds no RTL.
+// module of rtl_sources(rtl_dir), then `hierarchy -check -top loom_accel`.
 std::string yosys_read_rtl(const std::string& pkg, const std::string& rtl_dir);
 
 }  // namespace loom::accel
