@@ -88,8 +88,7 @@ void write_synth_record(const fs::path& file, const SynthRecord& record) {
   } catch (const nlohmann::json::exception& e) {
     LOOM_THROW(Error, "yosys' statistics are not JSON (", e.what(), ")");
   }
-  if (!runtime::write_file_atomically(file, j.dump(1) + "\n"))
-    LOOM_THROW(Error, "cannot write '", file.string(), "'");
+  if (!runtime::write_file_atomically(file, j.dump(1) + "\n")) LOOM_THROW(Error, "cannot write '", file.string(), "'");
 }
 
 std::vector<std::string> changed_synth_inputs(const SynthInputs& recorded, const SynthInputs& now) {

@@ -15,18 +15,18 @@ namespace loom::tools {
 using SynthInputs = std::map<std::string, std::string>;
 
 struct SynthRecord {
-  std::string key;             // synth_key(inputs)
-  SynthInputs inputs;          // what the key was made of: names the inputs that changed on a mismatch
-  std::string yosys_version;   // `yosys -V`, for people reading the record
-  std::string stat_json;       // yosys' `stat -json` output, as yosys wrote it
+  std::string key;            // synth_key(inputs)
+  SynthInputs inputs;         // what the key was made of: names the inputs that changed on a mismatch
+  std::string yosys_version;  // `yosys -V`, for people reading the record
+  std::string stat_json;      // yosys' `stat -json` output, as yosys wrote it
 };
 
 // The inputs of a run: `yosys -V`'s line, the script with the run's folder written as $OUT and the
 // RTL folder as $RTL (so that the key does not depend on where the run happens), the package and
 // every RTL file (named rtl/<file>) by content.
-SynthInputs synth_inputs(const std::string& yosys_version, const std::string& script, const std::filesystem::path& out_dir,
-                         const std::filesystem::path& rtl_dir, const std::filesystem::path& package,
-                         const std::vector<std::filesystem::path>& rtl_files);
+SynthInputs synth_inputs(const std::string& yosys_version, const std::string& script,
+                         const std::filesystem::path& out_dir, const std::filesystem::path& rtl_dir,
+                         const std::filesystem::path& package, const std::vector<std::filesystem::path>& rtl_files);
 // A digest of all of `inputs` (32 hex digits).
 std::string synth_key(const SynthInputs& inputs);
 
