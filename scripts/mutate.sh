@@ -28,8 +28,8 @@
 # Environment: LOOM_MUTATE_DIR (scratch folder), LOOM_MUTATE_TIMEOUT (seconds of tests per patch
 # before it counts as caught by a hang, default 900), LOOM_MUTATE_CMAKE_ARGS (extra configure
 # arguments), LOOM_MUTATE_EXCLUDE (ctest -E regex, default: the yosys FPGA-fit test, whose record
-# any RTL patch makes stale), LOOM_MUTATE_TARGET (the build target rebuilt per patch, default all; --command runs that need only
-# the `loom` program save relinking every test).
+# any RTL patch makes stale), LOOM_MUTATE_TARGET (the build target rebuilt per patch, default all;
+# --command runs that need only the `loom` program save relinking every test).
 set -uo pipefail
 
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 2
