@@ -514,10 +514,12 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   auto [mo, mi] = y.split(y.axis(0), mr);
   y.reorder({bo, mo, bi, mi, ni});
   y.vectorize(ni);
-  if (symbolic_rows) {
-    // The row tiles' loop stays its own (partition_loops splits its symbolic extent into full
-    // tiles and a guarded tail), inside the parallel block groups: fused with them, the loop
-    // would divide by its symbolic extent, which bound inference cannot analyze.
+  // The row tiles' loop stays its own, inside the parallel block groups, where partition_loops
+  // must split it into full tiles and a guarded tail: a symbolic extent (fused with the groups,
+  // the loop would divide by it, which bound inference cannot analyze) or rows that are no whole
+  // number of tiles (fused, only the iterations before the first group's tail were unguarded).
+  const bool row_tiles_own_loop = symbolic_rows || rows % mr != 0;
+  if (row_tiles_own_loop) {
     y.parallel(bo);
     yc.compute_at(y, mo);
   } else {
@@ -526,14 +528,24 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
     yc.compute_at(y, outer);
   }
   auto [yb, yl] = yc.split(yc.axis(1), static_cast<int>(nb));
-  yc.reorder({yc.reduce_axis(0), yc.axis(0), yb, yl});
+  // The reduction unrolled by GEMM's k_unroll around the tile, as schedule_gemm_cpu's: fewer loop
+  // and address steps per multiply-add.
+  IterVar k = yc.reduce_axis(0);
+  const int64_t* K = as_const_int(yc->op->reduce_axes()[0]->dom.extent);
+  if (t.k_unroll > 1 && K && *K % t.k_unroll == 0) {
+    auto [ko, ki] = yc.split(k, t.k_unroll);
+    yc.reorder({ko, ki, yc.axis(0), yb, yl});
+    yc.unroll(ki);
+    k = ko;
+  } else {
+    yc.reorder({k, yc.axis(0), yb, yl});
+  }
   yc.unroll(yc.axis(0));
   yc.unroll(yb);
   yc.vectorize(yl);
   // The row tiles of a block group fetch the next group's weights between them: its first tile
   // waited for memory (BERT's weights do not fit the L3; docs/cpu_backend.md).
-  if (blocks > cb && !symbolic_rows)
-    yc.pragma(yc.reduce_axis(0), "prefetch", Expr(static_cast<int>((rows + mr - 1) / mr)));
+  if (blocks > cb && !row_tiles_own_loop) yc.pragma(k, "prefetch", Expr(static_cast<int>((rows + mr - 1) / mr)));
 }
 
 void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out, int lanes, int vector_registers) {

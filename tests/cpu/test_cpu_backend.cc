@@ -248,6 +248,42 @@ TEST(CpuBackend, DenseOfFewRowsAccumulatesSeveralBlocks) {
   }
 }
 
+// A dense layer over many rows (a transformer's tokens): row tiles of the GEMM tile's rows, the
+// reduction unrolled by its k_unroll around them. With a partial last row tile (a ViT's 197
+// tokens) the row tiles keep their own loop inside the parallel block groups, which
+// partition_loops splits into whole tiles and one tail: fused with the groups, the whole tiles of
+// every group but the first ran guarded. Against plain loops.
+TEST(CpuBackend, DenseOfManyRowsUnrollsItsReductionAndKeepsWholeTilesUnguarded) {
+  int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
+  ops::GemmTiling t = ops::gemm_tiling_for(lanes, regs);
+  for (int rows : {2 * t.mr, 2 * t.mr + 3}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const int K = 40, blocks = 12;
+    Tensor X = placeholder({rows, K}, DataType::Float(32), "X");
+    Tensor W = placeholder({blocks, K, lanes}, DataType::Float(32), "W");
+    Tensor bias = placeholder({blocks * lanes}, DataType::Float(32), "bias");
+    Tensor Y = ops::dense(X, W, bias, lanes, "Y");
+    Tensor product = Y;
+    for (const Tensor& in : Y.op()->input_tensors())
+      if (!in.op()->reduce_axes().empty()) product = in;
+    schedule::Schedule s({Y});
+    ops::schedule_dense_fused_cpu(s, product, Y, lanes, regs);
+    std::string ir = to_string(schedule::lower(s, {X, W, bias, Y}, "dense"));
+    // The reduction's outer loop: 40 / 4 steps, each 4 unrolled.
+    EXPECT_NE(ir.find("for (k.outer, 0, " + std::to_string(K / t.k_unroll) + ")"), std::string::npos) << ir;
+    // 6 groups of 2 blocks, 2 whole row tiles each: fused into one parallel loop, or, with a
+    // partial tile, the groups parallel, their 2 whole tiles a loop of their own and no guard.
+    if (rows % t.mr == 0) {
+      EXPECT_NE(ir.find("parallel (j.outer.outer.i.outer.fused, 0, 12)"), std::string::npos) << ir;
+    } else {
+      EXPECT_NE(ir.find("parallel (j.outer.outer, 0, 6)"), std::string::npos) << ir;
+      EXPECT_NE(ir.find("for (i.outer, 0, 2)"), std::string::npos) << ir;
+      EXPECT_EQ(ir.find("if ("), std::string::npos) << ir;
+    }
+    expect_compiled_matches(s, test::Workload{{X, W, bias}, {Y}}, "dense_rows" + std::to_string(rows));
+  }
+}
+
 // Softmax along the innermost axis reduces in two steps (partials every 8th or 16th element, then
 // the partials), so its max and sum vectorize; a row of no multiple of 8 from 32 elements on (a
 // ViT's 197 tokens) takes 16 partials with the last step's elements past the row neutral. The
