@@ -224,27 +224,39 @@ TEST(CpuBackend, VectorTailThatStoresKeepsItsLanes) {
   for (int k = 0; k < 10; ++k) EXPECT_EQ(y.data<float>()[k], k < 7 ? x.data<float>()[k] : 0.0f) << "element " << k;
 }
 
+// Y = X [rows, 40] x W (12 blocks of the target's lanes, packed) + bias, scheduled by
+// schedule_dense_fused_cpu for the target; `ir` is its lowered function.
+struct ScheduledDense {
+  static constexpr int K = 40, blocks = 12;
+  explicit ScheduledDense(int rows)
+      : X(placeholder({rows, K}, DataType::Float(32), "X")),
+        W(placeholder({blocks, K, lanes()}, DataType::Float(32), "W")),
+        bias(placeholder({blocks * lanes()}, DataType::Float(32), "bias")),
+        Y(ops::dense(X, W, bias, lanes(), "Y")),
+        s({Y}) {
+    Tensor product = Y;  // the reduction that reads the packed weights, under the bias
+    for (const Tensor& in : Y.op()->input_tensors())
+      if (!in.op()->reduce_axes().empty()) product = in;
+    ops::schedule_dense_fused_cpu(s, product, Y, lanes(), codegen::target_info().vector_registers);
+    ir = to_string(schedule::lower(s, {X, W, bias, Y}, "dense"));
+  }
+  static int lanes() { return codegen::target_info().float32_lanes(); }
+  Tensor X, W, bias, Y;
+  schedule::Schedule s;
+  std::string ir;
+};
+
 // A dense layer over a row or a few (a recurrent step's [1, 512] x [512, 2048], a classifier)
 // accumulates groups of up to 8 output blocks at once: independent chains of multiply-adds (one
 // block's single chain waited on each multiply-add's latency). Against plain loops.
 TEST(CpuBackend, DenseOfFewRowsAccumulatesSeveralBlocks) {
-  int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
+  int lanes = codegen::target_info().float32_lanes();
   for (int rows : {1, 3}) {
     SCOPED_TRACE(std::to_string(rows) + " rows");
-    const int K = 40, blocks = 12;
-    Tensor X = placeholder({rows, K}, DataType::Float(32), "X");
-    Tensor W = placeholder({blocks, K, lanes}, DataType::Float(32), "W");
-    Tensor bias = placeholder({blocks * lanes}, DataType::Float(32), "bias");
-    Tensor Y = ops::dense(X, W, bias, lanes, "Y");
-    Tensor product = Y;  // the reduction that reads the packed weights, under the bias
-    for (const Tensor& in : Y.op()->input_tensors())
-      if (!in.op()->reduce_axes().empty()) product = in;
-    schedule::Schedule s({Y});
-    ops::schedule_dense_fused_cpu(s, product, Y, lanes, regs);
-    std::string ir = to_string(schedule::lower(s, {X, W, bias, Y}, "dense"));
+    ScheduledDense d(rows);
     // 6 blocks per group (the largest divisor of 12 up to 8): a row's 6 vectors of accumulators.
-    EXPECT_NE(ir.find("[float32 * " + std::to_string(6 * lanes) + "] in local"), std::string::npos) << ir;
-    expect_compiled_matches(s, test::Workload{{X, W, bias}, {Y}}, "dense" + std::to_string(rows));
+    EXPECT_NE(d.ir.find("[float32 * " + std::to_string(6 * lanes) + "] in local"), std::string::npos) << d.ir;
+    expect_compiled_matches(d.s, test::Workload{{d.X, d.W, d.bias}, {d.Y}}, "dense" + std::to_string(rows));
   }
 }
 
@@ -254,33 +266,24 @@ TEST(CpuBackend, DenseOfFewRowsAccumulatesSeveralBlocks) {
 // partition_loops splits into whole tiles and one tail: fused with the groups, the whole tiles of
 // every group but the first ran guarded. Against plain loops.
 TEST(CpuBackend, DenseOfManyRowsUnrollsItsReductionAndKeepsWholeTilesUnguarded) {
-  int lanes = codegen::target_info().float32_lanes(), regs = codegen::target_info().vector_registers;
-  ops::GemmTiling t = ops::gemm_tiling_for(lanes, regs);
+  ops::GemmTiling t =
+      ops::gemm_tiling_for(codegen::target_info().float32_lanes(), codegen::target_info().vector_registers);
   for (int rows : {2 * t.mr, 2 * t.mr + 3}) {
     SCOPED_TRACE(std::to_string(rows) + " rows");
-    const int K = 40, blocks = 12;
-    Tensor X = placeholder({rows, K}, DataType::Float(32), "X");
-    Tensor W = placeholder({blocks, K, lanes}, DataType::Float(32), "W");
-    Tensor bias = placeholder({blocks * lanes}, DataType::Float(32), "bias");
-    Tensor Y = ops::dense(X, W, bias, lanes, "Y");
-    Tensor product = Y;
-    for (const Tensor& in : Y.op()->input_tensors())
-      if (!in.op()->reduce_axes().empty()) product = in;
-    schedule::Schedule s({Y});
-    ops::schedule_dense_fused_cpu(s, product, Y, lanes, regs);
-    std::string ir = to_string(schedule::lower(s, {X, W, bias, Y}, "dense"));
+    ScheduledDense d(rows);
     // The reduction's outer loop: 40 / 4 steps, each 4 unrolled.
-    EXPECT_NE(ir.find("for (k.outer, 0, " + std::to_string(K / t.k_unroll) + ")"), std::string::npos) << ir;
+    EXPECT_NE(d.ir.find("for (k.outer, 0, " + std::to_string(ScheduledDense::K / t.k_unroll) + ")"), std::string::npos)
+        << d.ir;
     // 6 groups of 2 blocks, 2 whole row tiles each: fused into one parallel loop, or, with a
     // partial tile, the groups parallel, their 2 whole tiles a loop of their own and no guard.
     if (rows % t.mr == 0) {
-      EXPECT_NE(ir.find("parallel (j.outer.outer.i.outer.fused, 0, 12)"), std::string::npos) << ir;
+      EXPECT_NE(d.ir.find("parallel (j.outer.outer.i.outer.fused, 0, 12)"), std::string::npos) << d.ir;
     } else {
-      EXPECT_NE(ir.find("parallel (j.outer.outer, 0, 6)"), std::string::npos) << ir;
-      EXPECT_NE(ir.find("for (i.outer, 0, 2)"), std::string::npos) << ir;
-      EXPECT_EQ(ir.find("if ("), std::string::npos) << ir;
+      EXPECT_NE(d.ir.find("parallel (j.outer.outer, 0, 6)"), std::string::npos) << d.ir;
+      EXPECT_NE(d.ir.find("for (i.outer, 0, 2)"), std::string::npos) << d.ir;
+      EXPECT_EQ(d.ir.find("if ("), std::string::npos) << d.ir;
     }
-    expect_compiled_matches(s, test::Workload{{X, W, bias}, {Y}}, "dense_rows" + std::to_string(rows));
+    expect_compiled_matches(d.s, test::Workload{{d.X, d.W, d.bias}, {d.Y}}, "dense_rows" + std::to_string(rows));
   }
 }
 
