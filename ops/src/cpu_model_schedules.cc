@@ -531,8 +531,8 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   // The reduction unrolled by GEMM's k_unroll around the tile, as schedule_gemm_cpu's: fewer loop
   // and address steps per multiply-add.
   IterVar k = yc.reduce_axis(0);
-  const int64_t* K = as_const_int(yc->op->reduce_axes()[0]->dom.extent);
-  if (t.k_unroll > 1 && K && *K % t.k_unroll == 0) {
+  const int64_t K = extent_of(k);  // 0 where not a constant
+  if (t.k_unroll > 1 && K > 0 && K % t.k_unroll == 0) {
     auto [ko, ki] = yc.split(k, t.k_unroll);
     yc.reorder({ko, ki, yc.axis(0), yb, yl});
     yc.unroll(ki);
