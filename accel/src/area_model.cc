@@ -34,6 +34,10 @@ constexpr int kDspMinProductBits = 9;
 // Zero at W8A8 with 32-bit accumulators.
 constexpr double kLutPerLutProductBit = 1.40, kLutPerLaneAccBit = 35.3;
 constexpr double kFfPerProductBit = 2.07, kFfPerLutProductBit = 0.71, kFfPerLaneAccBit = 13.4;
+// SHRSAT's saturation in the write stage (a range test and a bound's select per output lane and
+// accumulator bit, before the scratchpads' write data and I7's forward): measured, not fitted,
+// as the flattened default config's LUTs with it less those without it (docs/perf_model.md).
+constexpr double kLutPerLaneAccBitSaturation = 3.35;
 
 }  // namespace
 
@@ -52,6 +56,10 @@ double bram36_tiles(int64_t width_bits, int64_t depth) {
     best = std::min(best,
                     a.tiles * double((width_bits + a.width - 1) / a.width) * double((depth + a.depth - 1) / a.depth));
   return best;
+}
+
+double saturation_luts(const AccelConfig& c) {
+  return kLutPerLaneAccBitSaturation * double(c.batch) * c.block_out * c.acc_bits;
 }
 
 AreaEstimate estimate_area(const AccelConfig& c, const RtlOptions& rtl) {
@@ -89,7 +97,7 @@ AreaEstimate estimate_area(const AccelConfig& c, const RtlOptions& rtl) {
                acc_bits = c.acc_bits - 32;
   a.lut = kLutBase + kLutPerProduct * products + kLutPerOutputLane * lanes + kLutPerInputLane * input_lanes +
           kLutPerScratchpadKiB * kib + kLutPerLutProductBit * lut_products * lut_product_bits +
-          kLutPerLaneAccBit * lanes * acc_bits;
+          kLutPerLaneAccBit * lanes * acc_bits + saturation_luts(c);
   a.ff = kFfBase + kFfPerProduct * products + kFfPerOutputLane * lanes + kFfPerInputLane * input_lanes +
          kFfPerProductBit * products * product_bits + kFfPerLutProductBit * lut_products * plan.product_bits +
          kFfPerLaneAccBit * lanes * acc_bits;

@@ -1,5 +1,6 @@
 #include "loom/accel/driver.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "loom/runtime/error.h"
@@ -216,7 +217,43 @@ bool Driver::fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm) {
   if (lo < -128 || hi > 127 || lo > hi) return false;
   last.alu_op = AluOp::Clip;
   last.imm = clip_imm(lo, hi);
+  fuse_shift_into_clip(kernel);
   return true;
+}
+
+namespace {
+// Whether a kernel's iterations name each accumulator entry once: a SHR pass and then a CLIP pass
+// equal one SHRSAT only then (an entry named twice would be shifted twice before one clamp).
+bool names_each_entry_once(const UopKernel& k) {
+  std::vector<uint64_t> dst;
+  const UopKernel::Loop one{1, 0, 0, 0};
+  const UopKernel::Loop& outer = k.loops.size() > 0 ? k.loops[0] : one;
+  const UopKernel::Loop& inner = k.loops.size() > 1 ? k.loops[1] : one;
+  for (uint32_t o = 0; o < outer.extent; ++o)
+    for (uint32_t n = 0; n < inner.extent; ++n)
+      for (const MicroOp& u : k.uops)
+        dst.push_back(uint64_t(u.dst) + uint64_t(o) * outer.dst_factor + uint64_t(n) * inner.dst_factor);
+  std::sort(dst.begin(), dst.end());
+  return std::adjacent_find(dst.begin(), dst.end()) == dst.end();
+}
+}  // namespace
+
+void Driver::fuse_shift_into_clip(const UopKernel& kernel) {
+  if (stream_.size() < 2 || !names_each_entry_once(kernel)) return;
+  const Instruction& clip = stream_.back();
+  Instruction& shr = stream_[stream_.size() - 2];
+  if (shr.opcode != Opcode::Alu || shr.alu_op != AluOp::Shr || !shr.use_imm || shr.dep.push_prev || shr.dep.push_next ||
+      clip.dep.pop_prev || clip.dep.pop_next || clip.dep.push_prev || clip.dep.push_next)
+    return;
+  if (shr.uop_begin != clip.uop_begin || shr.uop_end != clip.uop_end || shr.iter_out != clip.iter_out ||
+      shr.iter_in != clip.iter_in || shr.dst_factor_out != clip.dst_factor_out ||
+      shr.dst_factor_in != clip.dst_factor_in)
+    return;
+  ShrSatImm f;
+  if (!ShrSatImm::from_clamp(shr.imm, clip_lo(clip.imm), clip_hi(clip.imm), &f)) return;
+  shr.alu_op = AluOp::ShrSat;
+  shr.imm = f.encode();
+  stream_.pop_back();
 }
 
 void Driver::preset_reset(size_t index, int32_t imm) {

@@ -168,7 +168,7 @@ std::string sv_package(const AccelConfig& c, const RtlOptions& options) {
   for (MemType m : {MemType::Uop, MemType::Wgt, MemType::Inp, MemType::Acc, MemType::Out})
     os << "  localparam logic [" << IsaLayout::kMemTypeBits - 1 << ":0] MEM_" << upper(to_string(m)) << " = "
        << IsaLayout::kMemTypeBits << "'d" << int(m) << ";\n";
-  for (AluOp a : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul, AluOp::Mov, AluOp::Clip})
+  for (AluOp a : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul, AluOp::Mov, AluOp::Clip, AluOp::ShrSat})
     os << "  localparam logic [" << IsaLayout::kAluOpBits - 1 << ":0] ALU_" << upper(to_string(a)) << " = "
        << IsaLayout::kAluOpBits << "'d" << int(a) << ";\n";
   // Field positions per format: LOAD and STORE share the memory format, GEMM and ALU differ in

@@ -59,6 +59,32 @@ int32_t clip_imm(int lo, int hi) {
     LOOM_THROW(IsaError, "CLIP bounds [", lo, ", ", hi, "] do not fit signed bytes");
   return int32_t(int16_t(uint16_t((uint32_t(hi) & 0xff) << 8 | (uint32_t(lo) & 0xff))));
 }
+int32_t ShrSatImm::encode() const {
+  if (shift < 0 || shift > 31) LOOM_THROW(IsaError, "SHRSAT shift ", shift, " is outside [0, 31]");
+  if (width < 1 || width > 16) LOOM_THROW(IsaError, "SHRSAT width ", width, " is outside [1, 16]");
+  const uint32_t bits = uint32_t(shift) | uint32_t(width - 1) << kShiftBits | uint32_t(non_negative) << 9;
+  return int32_t(int16_t(uint16_t(bits)));
+}
+ShrSatImm ShrSatImm::decode(int32_t imm) {
+  const uint32_t bits = uint32_t(imm);
+  ShrSatImm f;
+  f.shift = int(bits & 31);
+  f.width = int((bits >> kShiftBits) & 15) + 1;
+  f.non_negative = (bits >> 9) & 1;
+  return f;
+}
+bool ShrSatImm::from_clamp(int shift, int32_t lo, int32_t hi, ShrSatImm* out) {
+  if (shift < 0 || shift > 31) return false;
+  for (int w = 1; w <= 16; ++w)
+    for (bool non_negative : {false, true}) {
+      ShrSatImm f{shift, w, non_negative};
+      if (f.lo() == lo && f.hi() == hi) {
+        *out = f;
+        return true;
+      }
+    }
+  return false;
+}
 const char* to_string(AluOp a) {
   switch (a) {
     case AluOp::Min:
@@ -75,6 +101,8 @@ const char* to_string(AluOp a) {
       return "mov";
     case AluOp::Clip:
       return "clip";
+    case AluOp::ShrSat:
+      return "shrsat";
   }
   return "?";
 }
@@ -121,7 +149,7 @@ namespace {
 // Number of valid values of each enum field.
 constexpr uint64_t valid_values(Opcode) { return 5; }
 constexpr uint64_t valid_values(MemType) { return 5; }
-constexpr uint64_t valid_values(AluOp) { return 7; }
+constexpr uint64_t valid_values(AluOp) { return 8; }
 const char* enum_noun(Opcode) { return "opcode"; }
 const char* enum_noun(MemType) { return "memory type"; }
 const char* enum_noun(AluOp) { return "ALU opcode"; }
@@ -347,6 +375,10 @@ void check_instruction(const Instruction& i, const AccelConfig& c, size_t index)
       fail("imm", "shift amount ", i.imm, " is outside [-31, 31]");
     if (i.opcode == Opcode::Alu && i.alu_op == AluOp::Clip && !i.use_imm)
       fail("use_imm", "CLIP takes its bounds from the immediate only");
+    if (i.opcode == Opcode::Alu && i.alu_op == AluOp::ShrSat && !i.use_imm)
+      fail("use_imm", "SHRSAT takes its shift and range from the immediate only");
+    if (i.opcode == Opcode::Alu && i.alu_op == AluOp::ShrSat && i.use_imm && ShrSatImm::reserved_set(i.imm))
+      fail("imm", "SHRSAT immediate 0x", std::hex, uint32_t(i.imm) & 0xffff, std::dec, " sets reserved bits [15:10]");
   }
 }
 
@@ -367,6 +399,9 @@ std::string disassemble(const Instruction& i) {
         os << "." << to_string(i.alu_op);
         if (i.alu_op == AluOp::Clip && i.use_imm)
           os << " imm=[" << clip_lo(i.imm) << "," << clip_hi(i.imm) << "]";
+        else if (i.alu_op == AluOp::ShrSat && i.use_imm && !ShrSatImm::reserved_set(i.imm))
+          os << " imm=" << ShrSatImm::decode(i.imm).shift << ",[" << ShrSatImm::decode(i.imm).lo() << ","
+             << ShrSatImm::decode(i.imm).hi() << "]";
         else if (i.use_imm)
           os << " imm=" << i.imm;
       }

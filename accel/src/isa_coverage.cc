@@ -83,9 +83,9 @@ std::vector<BinDef> make_bins() {
   add("gemm", "several micro-ops", gemm([](const Instruction& i) { return i.uop_end - i.uop_begin > 1; }));
   add("gemm", "input factor > 0", gemm([](const Instruction& i) { return i.src_factor_out || i.src_factor_in; }));
   add("gemm", "weight factor > 0", gemm([](const Instruction& i) { return i.wgt_factor_out || i.wgt_factor_in; }));
-  for (AluOp op : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul, AluOp::Mov, AluOp::Clip})
+  for (AluOp op : {AluOp::Min, AluOp::Max, AluOp::Add, AluOp::Shr, AluOp::Mul, AluOp::Mov, AluOp::Clip, AluOp::ShrSat})
     for (bool imm : {true, false})
-      if (imm || op != AluOp::Clip)  // CLIP takes an immediate only
+      if (imm || (op != AluOp::Clip && op != AluOp::ShrSat))  // CLIP and SHRSAT take an immediate only
         add("alu", std::string(to_string(op)) + (imm ? " immediate" : " vector"),
             [op, imm](const Instruction& i) { return i.opcode == Opcode::Alu && i.alu_op == op && i.use_imm == imm; });
   auto alu_imm = [](std::function<bool(const Instruction&)> f) {
@@ -97,6 +97,12 @@ std::vector<BinDef> make_bins() {
   add("alu", "shift left (shr < 0)", alu_imm([](const Instruction& i) { return i.alu_op == AluOp::Shr && i.imm < 0; }));
   add("alu", "clip to one value (lo = hi)",
       alu_imm([](const Instruction& i) { return i.alu_op == AluOp::Clip && clip_lo(i.imm) == clip_hi(i.imm); }));
+  auto shr_sat = [alu_imm](std::function<bool(const ShrSatImm&)> f) {
+    return alu_imm([f](const Instruction& i) { return i.alu_op == AluOp::ShrSat && f(ShrSatImm::decode(i.imm)); });
+  };
+  add("alu", "shrsat to a non-negative range", shr_sat([](const ShrSatImm& f) { return f.non_negative; }));
+  add("alu", "shrsat by 0", shr_sat([](const ShrSatImm& f) { return f.shift == 0; }));
+  add("alu", "shrsat to 1 bit", shr_sat([](const ShrSatImm& f) { return f.width == 1; }));
   add("alu", "loops > 1",
       [](const Instruction& i) { return i.opcode == Opcode::Alu && (i.iter_out > 1 || i.iter_in > 1); });
   auto store = [](std::function<bool(const Instruction&)> f) {

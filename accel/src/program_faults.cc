@@ -75,10 +75,13 @@ std::optional<PlantedFault> plant_fault(Program& p, uint64_t seed) {
        }},
       {[](uint32_t, const Instruction& i) { return i.opcode == Opcode::Alu; },
        [&](uint32_t k, Instruction i) {
-         if (g() % 2) {  // past the last operation
-           i.alu_op = AluOp(7);
+         if (g() % 2) {  // SHRSAT's reserved immediate bits
+           i.alu_op = AluOp::ShrSat;
+           i.use_imm = true;
+           i.imm =
+               int32_t(int16_t(uint16_t(ShrSatImm{}.encode() | int32_t(1 + g() % 63) << ShrSatImm::kReservedShift)));
            write(k, encode(i, L));
-           return std::string("illegal ALU operation 7");
+           return std::string("illegal ALU operation: SHRSAT with reserved immediate bits");
          }
          i.alu_op = AluOp::Clip;  // CLIP's bounds come from the immediate only
          i.use_imm = false;

@@ -274,7 +274,11 @@ void RandomStream::alu_body() {
   if (op == AluOp::Clip) {              // bounds from the immediate only: [lo, lo + width] within a signed byte
     imm = true;
     const int lo = int(r(200)) - 100;
-    v = clip_imm(lo, chance(0.25) ? lo : std::min(127, lo + int(r(120))));  // one value in four draws
+    const int hi = chance(0.25) ? lo : std::min(127, lo + int(r(120)));  // one value in four draws
+    v = clip_imm(lo, hi);
+    // Every other one a SHRSAT, from the same draws (the streams of other seeds stay as they were):
+    // the shift, width and sign from the bounds.
+    if (lo & 1) v = ShrSatImm{(hi - lo) % 32, 1 + std::abs(lo) / 2 % 16, hi % 3 == 0}.encode(), op = AluOp::ShrSat;
   }
   UopKernel k = UopKernelBuilder().loop(1 + r(4), r(3), r(3)).push(r(8), r(8)).build();
   widen_factors(k);

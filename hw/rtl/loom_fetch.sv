@@ -155,8 +155,10 @@ module loom_fetch #(
   wire [9:0] flags;
   assign flags[0] = opcode > 3'd4;
   assign flags[1] = (is_load || is_store) && mem_type > 3'd4;
-  // an op past CLIP, or CLIP with a register operand (its bounds are the immediate's bytes)
-  assign flags[2] = is_alu && (alu_op > loom_accel_pkg::ALU_CLIP || (alu_op == loom_accel_pkg::ALU_CLIP && !use_imm));
+  // CLIP or SHRSAT with a register operand (their bounds are the immediate's), or SHRSAT's reserved
+  // immediate bits set
+  assign flags[2] = is_alu && (((alu_op == loom_accel_pkg::ALU_CLIP || alu_op == loom_accel_pkg::ALU_SHRSAT) && !use_imm) ||
+                               (alu_op == loom_accel_pkg::ALU_SHRSAT && imm[15:10] != '0));
   assign flags[3] = ((is_load || is_store) && reserved_set(insn, loom_accel_pkg::MEM_USED_BITS)) ||
                     (is_gemm && reserved_set(insn, loom_accel_pkg::GEMM_USED_BITS)) ||
                     (is_alu && reserved_set(insn, loom_accel_pkg::ALU_USED_BITS)) ||

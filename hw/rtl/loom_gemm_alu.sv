@@ -14,9 +14,10 @@
 //   I6 sum 1:    dot products reduced to groups of four; accumulator read (destination, or MOV's
 //                operand)
 //   I7 sum 2:    groups reduced; accumulator words forwarded from the writes in flight
-//   I8 execute:  accumulate (GEMM) or the ALU op (CLIP: two compares with the immediate's bytes);
-//                MUL and SHR by a register continue in U1-U4
-//   W  write:    accumulator entry and its low bits into the out buffer
+//   I8 execute:  accumulate (GEMM) or the ALU op (CLIP: two compares with the immediate's bytes;
+//                SHRSAT: the shift); MUL and SHR by a register continue in U1-U4
+//   W  write:    accumulator entry and its low bits into the out buffer (SHRSAT: the shifted word
+//                saturated to its range on the way, in the write and in what I7 forwards)
 // Forwarding: I6/I7 take the two writes after the read (the result register and the write of the
 // cycle before); I8 takes the result about to be written, selected by a compare registered in
 // I7. So back-to-back accumulation into one entry runs without stalls, and the select in front
@@ -130,9 +131,11 @@ module loom_gemm_alu #(
   // two_reads_q: an ALU op reading its destination and a register operand (I5 and I6);
   // mov_src_q: MOV from a register (I6 reads the operand instead of the destination);
   // mov_imm_q: MOV of the immediate (I7 takes it as the destination word); clip_lo_q and
-  // clip_hi_q: CLIP's bounds
-  logic        two_reads_q, mov_src_q, mov_imm_q;
-  logic [AccW-1:0] clip_lo_q, clip_hi_q;
+  // clip_hi_q: CLIP's or SHRSAT's bounds; sat_q: SHRSAT (W saturates the shifter's result);
+  // sat_mask_q: the bits at or above the width minus one, which a value inside the range has all
+  // equal to its sign; sat_nonneg_q: a range without negative values
+  logic        two_reads_q, mov_src_q, mov_imm_q, sat_q, sat_nonneg_q;
+  logic [AccW-1:0] clip_lo_q, clip_hi_q, sat_mask_q;
   // I8's result: min or max (minmax_q, res_max_q) or else the pre-select: 0 the adder, 1 the
   // shifter, 2 the multi-cycle unit, 3 the clamp (CLIP; zero for a GEMM reset)
   logic        minmax_q, res_max_q;
@@ -149,6 +152,9 @@ module loom_gemm_alu #(
                                 (alu_op_i == loom_accel_pkg::ALU_SHR && !use_imm_i));
   wire alu_mov = is_alu_i && alu_op_i == loom_accel_pkg::ALU_MOV;
   wire is_clip = is_alu_i && alu_op_i == loom_accel_pkg::ALU_CLIP;
+  wire is_shrsat = is_alu_i && alu_op_i == loom_accel_pkg::ALU_SHRSAT;
+  // SHRSAT's immediate: the shift in [4:0], the width minus one in [8:5], the non-negative range in [9]
+  wire [AccW-1:0] sat_hi = ~({AccW{1'b1}} << imm_i[8:5]);  // 2^(w-1) - 1; the low bound is its complement
   always_ff @(posedge clk_i) begin
     if (start_i) begin
       alu_q <= is_alu_i;
@@ -160,8 +166,11 @@ module loom_gemm_alu #(
       mov_src_q <= alu_mov && !use_imm_i;
       mov_imm_q <= alu_mov && use_imm_i;
       // CLIP's bounds; [0, 0] otherwise, so that I8's clamp is the GEMM reset's zero too
-      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : '0;
-      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : '0;
+      clip_lo_q <= is_clip ? AccW'($signed(imm_i[7:0])) : is_shrsat && !imm_i[9] ? ~sat_hi : '0;
+      clip_hi_q <= is_clip ? AccW'($signed(imm_i[15:8])) : is_shrsat ? sat_hi : '0;
+      sat_q <= is_shrsat;
+      sat_nonneg_q <= imm_i[9];
+      sat_mask_q <= ~sat_hi;
       // which of I8's candidates each op takes (MUL and SHR by a register: the unit's); the
       // decoder (loom_fetch) faults on any other op before it reaches the core, and the
       // assertion below says so in simulation
@@ -176,6 +185,7 @@ module loom_gemm_alu #(
           // MOV: the shifter by zero passes the operand I7 took as the destination word
           loom_accel_pkg::ALU_MOV: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};
           loom_accel_pkg::ALU_CLIP: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd3};  // I8's clamp
+          loom_accel_pkg::ALU_SHRSAT: {minmax_q, res_max_q, pre_sel_q} <= {2'b00, 2'd1};  // the shifter, saturated
           // the decoder faults on any other op first (the assertion below): waived from coverage
           /*verilator coverage_off*/
           default: {minmax_q, res_max_q, pre_sel_q} <= 'x;
@@ -186,8 +196,8 @@ module loom_gemm_alu #(
       alu_op_q <= alu_op_i;
       imm_q <= AccW'($signed(imm_i));
       // SHR: a negative amount shifts left (the decoder bounds |imm| by 31)
-      shr_left_q <= imm_i[15] && !alu_mov;
-      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] ? 5'd0 - imm_i[4:0] : imm_i[4:0];
+      shr_left_q <= imm_i[15] && !alu_mov && !is_shrsat;
+      shr_amt_q <= alu_mov ? 5'd0 : imm_i[15] && !is_shrsat ? 5'd0 - imm_i[4:0] : imm_i[4:0];
       uop_last_q <= UopBW'(uop_end_i - UopEW'(1));  // the decoder keeps uop_end in 1..UOP_DEPTH
       iter_in_last_q <= iter_in_i - IterW'(1);
       iter_out_last_q <= iter_out_i - IterW'(1);
@@ -258,10 +268,24 @@ module loom_gemm_alu #(
   logic [AccEW-1:0] ushift_a_q, ushift_q;  // U2: SHR operand, U3: SHR result
   logic [Lanes*6-1:0] ushift_amt_q;  // U2: {left, amount} per lane
 
+  // The word W writes: the result register, or for SHRSAT each lane saturated to the range (its
+  // bits at or above the width minus one not all its sign, or negative in a non-negative range:
+  // the bound on that side). One reduction and a select behind a register, off I8's path.
+  logic [AccEW-1:0] res_w;
+  always_comb begin
+    for (int e = 0; e < Lanes; e++) begin : w_lane
+      logic [AccW-1:0] v;
+      logic outside;
+      v = res_q[e*AccW+:AccW];
+      outside = sat_q && ((sat_nonneg_q && v[AccW-1]) || ((v ^ {AccW{v[AccW-1]}}) & sat_mask_q) != '0);
+      res_w[e*AccW+:AccW] = !outside ? v : v[AccW-1] ? clip_lo_q : clip_hi_q;
+    end
+  end
+
   // The accumulator word of entry `a`, given the word read from the SRAM before the writes in
   // the result register (this cycle) and the write register (last cycle).
   function automatic logic [AccEW-1:0] forwarded(input logic [AccAW-1:0] a, input logic [AccEW-1:0] from_sram);
-    if (res_valid_q && res_dst_q == a) forwarded = res_q;
+    if (res_valid_q && res_dst_q == a) forwarded = res_w;
     else if (wr_valid_q && wr_dst_q == a) forwarded = wr_q;
     else forwarded = from_sram;
   endfunction
@@ -417,7 +441,9 @@ module loom_gemm_alu #(
       opa_q <= mov_imm_q ? {Lanes{imm_q}} : forwarded(a_at7, acc_rdata_i);
       opb_q <= use_imm_q ? {Lanes{imm_q}} : forwarded(src_at(7), opb_i6_q);
       // the result written next cycle: I8's, or the multi-cycle unit's
-      hit_a_q <= !mov_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7)
+      // SHRSAT takes the word I7 read, without the write of the iteration just ahead (ISA: its
+      // iterations read their entry before that write lands), so I8 never saturates
+      hit_a_q <= !mov_imm_q && !sat_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == dst_at(7)
                                             : valid_q[8] && dst_at(8) == a_at7);
       hit_b_q <= !use_imm_q && (alu_multi_q ? u_valid_q[4] && u_dst_q[3*AccAW+:AccAW] == src_at(7)
                                             : valid_q[8] && dst_at(8) == src_at(7));
@@ -444,7 +470,7 @@ module loom_gemm_alu #(
           for (int g = 0; g < Groups2; g++) addend = addend + AccW'($signed(grp2_q[(e * Groups2 + g)*SumW+:SumW]));
         end
         sum = la + addend;
-        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR by the immediate
+        shifted = shr_left_q ? la << shr_amt_q : la >>> shr_amt_q;  // SHR (and SHRSAT) by the immediate
         // CLIP clamps the word I7 read without I8's forward: the write it would take is the
         // clamp of the same word (an iteration reads what the one ahead of it read, and the
         // instruction before has drained), and a clamp clamped again is the same.
@@ -500,7 +526,7 @@ module loom_gemm_alu #(
     end
     // W
     wr_dst_q <= res_dst_q;
-    wr_q <= res_q;
+    wr_q <= res_w;
   end
 
   // I4: one word per multiplier (yosys packs a register into the DSP, its M register, only when
@@ -588,7 +614,7 @@ module loom_gemm_alu #(
     if (rst_ni && valid_q[8] && alu_q)
       assert (alu_op_q inside {loom_accel_pkg::ALU_MIN, loom_accel_pkg::ALU_MAX, loom_accel_pkg::ALU_ADD,
                                loom_accel_pkg::ALU_SHR, loom_accel_pkg::ALU_MUL, loom_accel_pkg::ALU_MOV,
-                               loom_accel_pkg::ALU_CLIP})
+                               loom_accel_pkg::ALU_CLIP, loom_accel_pkg::ALU_SHRSAT})
       else $error("loom_gemm_alu: undecoded ALU op %0d", alu_op_q);
     if (rst_ni && start_i)
       assert (!$isunknown({is_alu_i, reset_acc_i, alu_op_i, use_imm_i})) else $error("loom_gemm_alu: unknown (X) command");
@@ -597,10 +623,10 @@ module loom_gemm_alu #(
 
   assign acc_we_o = res_valid_q;
   assign acc_waddr_o = res_dst_q;
-  assign acc_wdata_o = res_q;
+  assign acc_wdata_o = res_w;
   assign out_we_o = res_valid_q;
   assign out_waddr_o = OutAW'(res_dst_q);
   for (genvar e = 0; e < Lanes; e++) begin : g_out
-    assign out_wdata_o[e*OutW+:OutW] = res_q[e*AccW+:OutW];  // the low bits, like a truncating cast
+    assign out_wdata_o[e*OutW+:OutW] = res_w[e*AccW+:OutW];  // the low bits, like a truncating cast
   end
 endmodule

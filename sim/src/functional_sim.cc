@@ -255,19 +255,41 @@ struct FunctionalSim::State {
         return b;
       case AluOp::Clip:
         return std::min(std::max(a, clip_lo(b)), clip_hi(b));
+      case AluOp::ShrSat: {
+        const ShrSatImm f = ShrSatImm::decode(b);
+        return std::min(std::max(a >> f.shift, f.lo()), f.hi());
+      }
     }
     return a;
   }
 
   void alu(const Instruction& i, size_t index) {
     const int n = c.batch * c.block_out;
+    // SHRSAT: each iteration reads its entry before the write of the iteration just ahead of it
+    // lands (isa.h), so that write waits in `held` until the next iteration has read.
+    const bool write_behind = i.alu_op == AluOp::ShrSat;
+    std::vector<int32_t> held(write_behind ? size_t(n) : 0), next(held.size());
+    std::optional<uint64_t> held_dst;
+    auto land = [&] {
+      if (!held_dst) return;
+      std::copy(held.begin(), held.end(), &acc[*held_dst * n]);
+      write_out(*held_dst);
+    };
     uop_loop(i, index, false, [&](uint64_t dst, uint64_t src, uint64_t) {
-      for (int e = 0; e < n; ++e)
-        acc[dst * n + e] = wrap_acc(alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]));
-      write_out(dst);
+      if (write_behind) {
+        for (int e = 0; e < n; ++e) next[size_t(e)] = wrap_acc(alu_apply(i.alu_op, acc[dst * n + e], i.imm));
+        land();
+        held.swap(next);
+        held_dst = dst;
+      } else {
+        for (int e = 0; e < n; ++e)
+          acc[dst * n + e] = wrap_acc(alu_apply(i.alu_op, acc[dst * n + e], i.use_imm ? i.imm : acc[src * n + e]));
+        write_out(dst);
+      }
       counters[uint32_t(AccelCounter::AluOps)] += n;
       if (reads_two_entries(i)) counters[uint32_t(AccelCounter::AluVectorOps)] += n;
     });
+    land();
     ++counters[uint32_t(AccelCounter::AluInsns)];
   }
 };

@@ -197,6 +197,17 @@ struct ReferenceModel {
             write_dram(addr, &out[(i.sram_base + r * i.x_size + x) * size_t(bytes)], size_t(bytes));
           }
       } else if (i.opcode == Opcode::Gemm || i.opcode == Opcode::Alu) {
+        // SHRSAT reads each entry before the write of the iteration just ahead lands (isa.h): that
+        // write waits in `held` (the entry's values) until the next iteration has read.
+        const bool behind = i.opcode == Opcode::Alu && i.alu_op == AluOp::ShrSat;
+        std::vector<int32_t> held, ahead;
+        uint32_t held_d = 0;
+        auto land = [&] {
+          for (int e = 0; e < B * BO && !held.empty(); ++e) {
+            acc[held_d * B * BO + e] = held[size_t(e)];
+            set_element(out.data(), size_t(held_d) * B * BO + e, c.out_bits, held[size_t(e)]);
+          }
+        };
         for (uint32_t o = 0; o < i.iter_out; ++o)
           for (uint32_t n = 0; n < i.iter_in; ++n)
             for (uint32_t u = i.uop_begin; u < i.uop_end; ++u) {
@@ -204,9 +215,10 @@ struct ReferenceModel {
               uint32_t d = m.dst + o * i.dst_factor_out + n * i.dst_factor_in;
               uint32_t s = m.src + o * i.src_factor_out + n * i.src_factor_in;
               uint32_t w = m.wgt + o * i.wgt_factor_out + n * i.wgt_factor_in;
+              if (behind) ahead.assign(&acc[d * B * BO], &acc[d * B * BO] + B * BO);
               for (int b = 0; b < B; ++b)
                 for (int k = 0; k < BO; ++k) {
-                  int32_t& a = acc[(d * B + b) * BO + k];
+                  int32_t& a = behind ? ahead[size_t(b * BO + k)] : acc[(d * B + b) * BO + k];
                   if (i.opcode == Opcode::Gemm) {
                     if (i.reset) {
                       a = 0;
@@ -244,13 +256,24 @@ struct ReferenceModel {
                       case AluOp::Clip:  // bounds: the immediate's low and high signed bytes
                         r = std::min<int64_t>(std::max<int64_t>(x, int8_t(y & 0xff)), int8_t((y >> 8) & 0xff));
                         break;
+                      case AluOp::ShrSat: {  // shift y[4:0], then a (y[8:5] + 1)-bit range, non-negative if y[9]
+                        const int64_t half = int64_t(1) << ((y >> 5) & 15);
+                        r = std::min<int64_t>(std::max<int64_t>(x >> (y & 31), (y >> 9) & 1 ? 0 : -half), half - 1);
+                        break;
+                      }
                     }
                     a = wrap(r);
                   }
                   // the output entry: the accumulator's low out_bits bits
-                  set_element(out.data(), size_t(d * B + b) * BO + k, c.out_bits, a);
+                  if (!behind) set_element(out.data(), size_t(d * B + b) * BO + k, c.out_bits, a);
                 }
+              if (behind) {
+                land();
+                held.swap(ahead);
+                held_d = d;
+              }
             }
+        land();
       }
     }
   }

@@ -43,7 +43,7 @@ TEST(AreaModel, MatchesTheYosysReports) {
     AreaEstimate a = estimate_area(r.config);
     EXPECT_EQ(a.dsp, r.dsp);
     EXPECT_NEAR(a.bram36, r.bram36, 0.5);
-    EXPECT_NEAR(a.lut, r.lut, 0.015 * r.lut);
+    EXPECT_NEAR(a.lut - saturation_luts(r.config), r.lut, 0.015 * r.lut);  // the reports predate it
     EXPECT_NEAR(a.ff, r.ff, 0.015 * r.ff);
   }
 }
@@ -65,10 +65,11 @@ TEST(AreaModel, FollowsThePrecision) {
                             {"acc16", 21538, 18672, 149, 94.5}};
   for (const Report& r : reports) {
     SCOPED_TRACE(r.name);
-    AreaEstimate a = estimate_area(AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + r.name + ".json"));
+    const AccelConfig c = AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + r.name + ".json");
+    AreaEstimate a = estimate_area(c);
     EXPECT_EQ(a.dsp, r.dsp);
     EXPECT_NEAR(a.bram36, r.bram36, 0.5);
-    EXPECT_NEAR(a.lut, r.lut, 0.09 * r.lut);
+    EXPECT_NEAR(a.lut - saturation_luts(c), r.lut, 0.09 * r.lut);  // the reports predate it
     EXPECT_NEAR(a.ff, r.ff, 0.035 * r.ff);
   }
 }

@@ -144,6 +144,86 @@ TEST(Driver, AClampsTwoBoundsFoldIntoOneClip) {
             std::string::npos);
 }
 
+// A SHR by an immediate followed by a clamp to an int8 range (or its non-negative part) over the
+// same micro-ops becomes one SHRSAT, and the device's output equals the host's shift and clamp;
+// bounds that are not such a range, other micro-ops, a token on the SHR or a left shift keep the
+// two instructions.
+TEST(Driver, AShiftAndAClampToARangeFuseIntoOneShrSat) {
+  auto k = [] { return UopKernelBuilder().loop(3, 1, 1).push(0, 0).build(); };
+  const int n = default_config().batch * default_config().block_out;
+  auto a = test::random_values<int32_t>(size_t(3 * n), 13, -200000, 200000);
+  a[0] = INT32_MIN, a[1] = INT32_MAX, a[2] = -1;
+  for (int lo : {-128, 0}) {
+    SCOPED_TRACE("lower bound " + std::to_string(lo));
+    test::AccelHarness h(default_config());
+    auto in = h.upload(a);
+    auto out = h.drv.alloc(3 * n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 3, 3);
+    h.drv.alu(k(), AluOp::Shr, true, 9);
+    h.drv.alu(k(), AluOp::Max, true, lo);
+    EXPECT_TRUE(h.drv.fold_into_clip(k(), AluOp::Min, 127));
+    ASSERT_EQ(h.drv.stream().size(), 3u);  // the accumulators' and the micro-op's LOADs, the SHRSAT
+    const Instruction& fused = h.drv.stream().back();
+    EXPECT_EQ(fused.alu_op, AluOp::ShrSat);
+    EXPECT_EQ(ShrSatImm::decode(fused.imm).shift, 9);
+    EXPECT_EQ(ShrSatImm::decode(fused.imm).lo(), lo);
+    EXPECT_EQ(ShrSatImm::decode(fused.imm).hi(), 127);
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, 3, 3);
+    auto counters = h.drv.synchronize();
+    EXPECT_EQ(counters["alu_insns"], 1u);
+    auto got = h.download<int8_t>(out, 3 * n);
+    for (int e = 0; e < 3 * n; ++e) ASSERT_EQ(got[e], int8_t(std::clamp(a[e] >> 9, lo, 127))) << "element " << e;
+  }
+  auto kept = [&](int shift, int lo, int hi, bool token, const UopKernel& shr_kernel) {
+    test::AccelHarness h(default_config());
+    h.drv.alu(shr_kernel, AluOp::Shr, true, shift);
+    if (token) h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.alu(k(), AluOp::Max, true, lo);
+    EXPECT_TRUE(h.drv.fold_into_clip(k(), AluOp::Min, hi));
+    return h.drv.stream().back().alu_op == AluOp::Clip;
+  };
+  EXPECT_TRUE(kept(9, -100, 127, false, k()));  // not a w-bit range
+  EXPECT_TRUE(kept(9, 1, 127, false, k()));     // nor its non-negative part
+  EXPECT_TRUE(kept(9, -128, 127, false, UopKernelBuilder().loop(2, 1, 1).push(0, 0).build()));  // other micro-ops
+  EXPECT_TRUE(kept(9, -128, 127, true, k()));                                                   // a token on the SHR
+  EXPECT_TRUE(kept(-2, -128, 127, false, k()));                                                 // a left shift
+  // A kernel naming one entry twice: the SHR pass shifts it twice before the CLIP pass clamps it
+  // once, which one SHRSAT (a shift and a clamp per iteration) would not do.
+  auto twice = [] { return UopKernelBuilder().loop(2, 0, 0).push(0, 0).build(); };
+  {
+    test::AccelHarness h(default_config());
+    auto in = h.upload(a);
+    auto out = h.drv.alloc(n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, 1, 1);
+    h.drv.alu(twice(), AluOp::Shr, true, 4);
+    h.drv.alu(twice(), AluOp::Max, true, -128);
+    EXPECT_TRUE(h.drv.fold_into_clip(twice(), AluOp::Min, 127));
+    EXPECT_EQ(h.drv.stream().back().alu_op, AluOp::Clip);
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, 1, 1);
+    h.drv.synchronize();
+    auto got = h.download<int8_t>(out, n);
+    for (int e = 0; e < n; ++e) ASSERT_EQ(got[e], int8_t(std::clamp(a[e] >> 8, -128, 127))) << "element " << e;
+  }
+  // Out-of-range fields are refused by name; so are a register operand and reserved bits.
+  EXPECT_NE(test::error_text<IsaError>([] {
+              ShrSatImm{32, 8, false}.encode();
+            }).find("SHRSAT shift 32"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([] {
+              ShrSatImm{3, 17, false}.encode();
+            }).find("SHRSAT width 17"),
+            std::string::npos);
+  test::AccelHarness h(default_config());
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.alu(k(), AluOp::ShrSat, false); }).find("SHRSAT takes its shift"),
+            std::string::npos);
+  EXPECT_NE(test::error_text<IsaError>([&] { h.drv.alu(k(), AluOp::ShrSat, true, 1 << 10); }).find("reserved bits"),
+            std::string::npos);
+}
+
 // A GEMM reset turned into a MOV of an immediate afterwards: the accumulators the GEMM then adds
 // onto hold the immediate plus the products (checked on the device); anything but a reset, and
 // immediates past 16 bits, are refused by name.

@@ -53,20 +53,24 @@ NDArray from_bytes(const std::vector<int64_t>& shape, DataType t, const void* da
 void run_on_fsim(const LoweredFunc& f, const accel::AccelConfig& cfg, std::vector<NDArray>& args,
                  const std::vector<int8_t>& want, const std::string& what) {
   codegen::AccelModule m = codegen::build_accel(f, cfg);
-  // The requantizing epilogue in three ALU passes: a bias (the function's third argument) moved
+  // The requantizing epilogue in two ALU passes: a bias (the function's third argument) moved
   // into the accumulators instead of their reset (the GEMMs accumulate onto it; no ADD with a
-  // register operand after them), the shift, and the clamp's two bounds as one CLIP.
+  // register operand after them), and the shift with the clamp's two bounds (an int8 range, or its
+  // non-negative part with ReLU) as one SHRSAT.
   std::map<accel::AluOp, int> alu;
   int resets = 0;
   for (const accel::Instruction& i : m.instructions()) {
     if (i.opcode == accel::Opcode::Alu) ++alu[i.alu_op];
     resets += i.opcode == accel::Opcode::Gemm && i.reset;
   }
-  EXPECT_GT(alu[accel::AluOp::Clip], 0) << what;
+  // (A shift by 0 is no SHR: the clamp stays one CLIP.)
+  const int clamps = alu[accel::AluOp::ShrSat] + alu[accel::AluOp::Clip];
+  EXPECT_GT(clamps, 0) << what;
+  EXPECT_EQ(alu[accel::AluOp::Shr], 0) << what;
   EXPECT_EQ(alu[accel::AluOp::Add] + alu[accel::AluOp::Min] + alu[accel::AluOp::Max], 0) << what;
   if (f.args.size() == 4) {
     EXPECT_EQ(resets, 0) << what;
-    EXPECT_EQ(alu[accel::AluOp::Mov], alu[accel::AluOp::Clip]) << what;
+    EXPECT_EQ(alu[accel::AluOp::Mov], clamps) << what;
   }
   using P = sim::FunctionalSim::Interleave;
   for (auto [policy, seed] : {std::pair{P::LoadFirst, 0}, std::pair{P::StoreFirst, 0}, std::pair{P::Random, 3}}) {

@@ -333,7 +333,13 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
                     AluCase{AluOp::Clip, true, clip_imm(-100, 50)},
                     AluCase{AluOp::Clip, true, clip_imm(5, 5)},
                     AluCase{AluOp::Clip, true, clip_imm(-128, 127)},
-                    AluCase{AluOp::Clip, true, clip_imm(0, 127)}}) {
+                    AluCase{AluOp::Clip, true, clip_imm(0, 127)},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{9, 8, false}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{9, 8, true}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{0, 1, false}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{20, 4, true}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{31, 16, false}.encode()},
+                    AluCase{AluOp::ShrSat, true, ShrSatImm{17, 16, false}.encode()}}) {
     SCOPED_TRACE(std::string(to_string(t.op)) + (t.imm ? " imm " + std::to_string(t.value) : ""));
     AccelHarness h(cfg);
     std::vector<int32_t> second = t.op == AluOp::Shr ? shifts : b;
@@ -375,6 +381,11 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
         case AluOp::Clip:  // the immediate's low and high signed bytes
           r = std::min<int64_t>(std::max<int64_t>(x, int8_t(y & 0xff)), int8_t((y >> 8) & 0xff));
           break;
+        case AluOp::ShrSat: {  // shift by y[4:0], then clamp to (y[8:5] + 1) bits, non-negative if y[9]
+          const int64_t half = int64_t(1) << ((y >> 5) & 15);
+          r = std::min<int64_t>(std::max<int64_t>(x >> (y & 31), (y >> 9) & 1 ? 0 : -half), half - 1);
+          break;
+        }
       }
       const int32_t want = int32_t(uint32_t(uint64_t(r)));
       ASSERT_EQ(got[e], int8_t(want)) << "element " << e << " a=" << x << " b=" << y;
@@ -384,6 +395,40 @@ TEST_P(SimInstruction, EveryAluOpWithAndWithoutImmediate) {
     }
     EXPECT_EQ(counters["alu_ops"], uint64_t(8 * n));
   }
+}
+
+// SHRSAT on each of d = 1, 2, 3 entries four times in one instruction (micro-ops over the d
+// entries in turn: each iteration names the entry the one d iterations before it wrote, still in
+// flight on the RTL at every distance). At d = 2 and 3 each pass shifts and clamps what the one
+// before wrote; at d = 1 an iteration reads what the one just ahead of it read (isa.h), so the
+// four passes apply the shift and clamp twice.
+TEST_P(SimInstruction, ShrSatRepeatedOnTheSameEntries) {
+  const int n = B * BO;
+  for (int d = 1; d <= 3; ++d)
+    for (bool non_negative : {false, true}) {
+      SCOPED_TRACE("distance " + std::to_string(d) + (non_negative ? ", non-negative" : ", signed"));
+      auto a = test::random_values<int32_t>(size_t(d * n), 12 + d, -4000000, 4000000);
+      a[0] = INT32_MIN, a[1] = INT32_MAX;
+      AccelHarness h(cfg);
+      auto in = h.upload(a);
+      auto out = h.drv.alloc(d * n);
+      h.drv.load_2d(MemType::Acc, 0, in.addr, 1, d, d);
+      UopKernelBuilder k;
+      k.loop(4, 0, 0);
+      for (int u = 0; u < d; ++u) k.push(u, u);
+      h.drv.alu(k.build(), AluOp::ShrSat, true, ShrSatImm{3, 12, non_negative}.encode());
+      h.drv.dep_push(Module::Compute, Module::Store);
+      h.drv.dep_pop(Module::Compute, Module::Store);
+      h.drv.store_2d(0, out.addr, 1, d, d);
+      h.drv.synchronize();
+      auto got = h.download<int8_t>(out, d * n);
+      for (int e = 0; e < d * n; ++e) {
+        int64_t x = a[e];
+        for (int r = 0; r < (d == 1 ? 2 : 4); ++r)
+          x = std::min<int64_t>(std::max<int64_t>(x >> 3, non_negative ? 0 : -2048), 2047);
+        ASSERT_EQ(got[e], int8_t(x)) << "element " << e << " a=" << a[e];
+      }
+    }
 }
 
 // Whole scratchpads: a LOAD of every accumulator entry, an ALU pass over all of them and a STORE

@@ -18,6 +18,10 @@ struct AreaEstimate {
 // The GEMM core as `rtl` builds it (gemm_multiplier_plan: packed DSP48s, plain multipliers or LUTs).
 AreaEstimate estimate_area(const AccelConfig& config, const RtlOptions& rtl = {});
 
+// The LUTs of SHRSAT's saturation in the core's write stage, which estimate_area includes: a
+// measured increment on top of the fit, whose reports predate it.
+double saturation_luts(const AccelConfig& config);
+
 // BRAM36 tiles of one memory of `depth` entries of `width` bits (the cheapest aspect ratio).
 double bram36_tiles(int64_t width_bits, int64_t depth);
 

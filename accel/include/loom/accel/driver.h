@@ -80,6 +80,9 @@ class Driver {
   // one over the same micro-ops and loops, with no token on it and none waiting: the pair becomes
   // one CLIP (both bounds signed bytes, lo <= hi, so either order clamps alike). Returns whether
   // it did; when not, the caller emits alu() as usual.
+  // The CLIP it makes joins a SHR by an immediate right before it, over the same micro-ops and
+  // loops with no token between them, as one SHRSAT when its bounds are a SHRSAT's range and the
+  // kernel names each entry once.
   bool fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm);
   // Turns the GEMM reset at `index` of the stream into a MOV of `imm` over the same micro-ops and
   // loops (same cycles, same tokens): for code generators that learn later that the zeroed
@@ -114,6 +117,8 @@ class Driver {
   size_t uploaded_kernels() const { return kernels_.size(); }
 
  private:
+  // fold_into_clip's SHR and CLIP over `kernel` as one SHRSAT, where they can be
+  void fuse_shift_into_clip(const UopKernel& kernel);
   struct KernelInfo {
     DeviceBuffer dram;
     uint32_t count;

@@ -17,13 +17,34 @@ enum class MemType : uint8_t { Uop = 0, Wgt = 1, Inp = 2, Acc = 3, Out = 4 };
 // ALU operations on accumulator entries: dst = op(dst, operand), the operand an immediate or the
 // src entry. MOV copies the operand (dst = imm, or dst = src: one accumulator read either way);
 // CLIP takes an immediate only and clamps, dst = min(max(dst, lo), hi), with lo its low and hi
-// its high signed byte (clip_imm), the requantization's range in one pass.
-enum class AluOp : uint8_t { Min = 0, Max = 1, Add = 2, Shr = 3, Mul = 4, Mov = 5, Clip = 6 };
+// its high signed byte (clip_imm), the requantization's range in one pass. SHRSAT takes an
+// immediate only and is a requantization's shift and clamp in one pass: dst = clamp(dst >> s, lo,
+// hi), an arithmetic shift by s in [0, 31] and a clamp to the range of a w-bit signed integer
+// (w in [1, 16]: [-2^(w-1), 2^(w-1) - 1]) or its non-negative part ([0, 2^(w-1) - 1]). Each
+// SHRSAT iteration reads its entry before the write of the iteration just ahead of it lands: an
+// iteration naming the entry the one before it named reads what that one read (the core saturates
+// as it writes, and does not forward that write; requantization names each entry once).
+enum class AluOp : uint8_t { Min = 0, Max = 1, Add = 2, Shr = 3, Mul = 4, Mov = 5, Clip = 6, ShrSat = 7 };
 // The CLIP immediate for [lo, hi]; both in [-128, 127].
 int32_t clip_imm(int lo, int hi);
 // CLIP's bounds from its immediate.
 inline int32_t clip_lo(int32_t imm) { return int8_t(uint32_t(imm) & 0xff); }
 inline int32_t clip_hi(int32_t imm) { return int8_t((uint32_t(imm) >> 8) & 0xff); }
+// SHRSAT's immediate: bits [4:0] the shift, [8:5] the width minus one, [9] the non-negative
+// range; bits [15:10] are reserved (zero).
+struct ShrSatImm {
+  static constexpr int kShiftBits = 5, kWidthBits = 4, kReservedShift = 10;
+  int shift = 0, width = 8;
+  bool non_negative = false;
+  int32_t lo() const { return non_negative ? 0 : -(int32_t(1) << (width - 1)); }
+  int32_t hi() const { return (int32_t(1) << (width - 1)) - 1; }
+  int32_t encode() const;  // throws IsaError for a shift or width out of range
+  // The fields of an immediate whose reserved bits are zero (the caller checks them).
+  static ShrSatImm decode(int32_t imm);
+  static bool reserved_set(int32_t imm) { return (uint32_t(imm) & 0xffff) >> kReservedShift != 0; }
+  // The SHRSAT of a shift by `shift` followed by a clamp to [lo, hi], when there is one.
+  static bool from_clamp(int shift, int32_t lo, int32_t hi, ShrSatImm* out);
+};
 enum class Module : uint8_t { Load = 0, Compute = 1, Store = 2 };
 
 const char* to_string(Opcode o);
