@@ -50,6 +50,7 @@ Driver::~Driver() {
   for (auto& [k, info] : kernels_) free(info.dram.addr);
   if (insn_buffer_.bytes) free(insn_buffer_.addr);
   for (auto& b : sealed_) free(b.addr);
+  for (auto& b : images_) free(b.addr);
 }
 
 DeviceBuffer Driver::alloc(uint64_t bytes, uint64_t alignment) {
@@ -139,7 +140,7 @@ uint32_t Driver::place_kernel(const UopKernel& k) {
     for (auto& u : k.uops) words.push_back(encode_uop(u, config_));
     DeviceBuffer b = alloc(words.size() * 4);
     copy_to_device(b, words.data(), words.size() * 4);
-    it = kernels_.emplace(key, KernelInfo{b, uint32_t(words.size())}).first;
+    it = kernels_.emplace(key, KernelInfo{b, uint32_t(words.size()), words}).first;
   }
   auto res = resident_.find(key);
   if (res != resident_.end()) return res->second;
@@ -149,6 +150,7 @@ uint32_t Driver::place_kernel(const UopKernel& k) {
   if (uop_top_ + count > config_.uop_depth()) {  // evict everything: later GEMMs reload what they need
     resident_.clear();
     uop_top_ = 0;
+    uops_evicted_ = true;
   }
   uint32_t base = uop_top_;
   load_2d(MemType::Uop, base, it->second.dram.addr, 1, count, count);
@@ -195,6 +197,8 @@ void Driver::alu(const UopKernel& kernel, AluOp op, bool use_imm, int32_t imm) {
   i.use_imm = use_imm;
   i.imm = imm;
   push(i);
+  last_alu_kernel_ = kernel;
+  last_alu_index_ = stream_.size() - 1;
 }
 
 bool Driver::fold_into_clip(const UopKernel& kernel, AluOp op, int32_t imm) {
@@ -254,6 +258,70 @@ void Driver::fuse_shift_into_clip(const UopKernel& kernel) {
   shr.alu_op = AluOp::ShrSat;
   shr.imm = f.encode();
   stream_.pop_back();
+  last_alu_index_ = stream_.size() - 1;  // the SHRSAT, over the same kernel
+}
+
+void Driver::split_closing_store() {
+  const size_t n = stream_.size();
+  if (n < 2 || last_alu_index_ != n - 2) return;
+  const Instruction alu = stream_[n - 2], store = stream_[n - 1];
+  const UopKernel k = last_alu_kernel_;
+  const DepFlags& compute_pops = pending_pop_[uint32_t(Module::Compute)];
+  const DepFlags& store_pops = pending_pop_[uint32_t(Module::Store)];
+  if (store.opcode != Opcode::Store || !store.dep.pop_prev || store.dep.pop_next || store.dep.push_next ||
+      !alu.dep.push_next || alu.dep.push_prev || compute_pops.pop_prev || compute_pops.pop_next ||
+      store_pops.pop_prev || store_pops.pop_next)
+    return;
+  // One micro-op over consecutive entries, which the STORE copies out as one row.
+  if (k.uops.size() != 1 || k.loops.size() != 1 || k.loops[0].dst_factor != 1) return;
+  const UopKernel::Loop loop = k.loops[0];
+  const MicroOp u = k.uops[0];
+  if (store.y_size != 1 || store.x_size != loop.extent || store.sram_base != u.dst) return;
+  // The micro-op LOAD placed for the ALU alone goes too (the parts load their own micro-ops).
+  const bool drop_load = n >= 3 && stream_[n - 3].opcode == Opcode::Load && stream_[n - 3].mem == MemType::Uop &&
+                         stream_[n - 3].sram_base == alu.uop_begin &&
+                         stream_[n - 3].x_size == alu.uop_end - alu.uop_begin && !stream_[n - 3].dep.push_prev &&
+                         !stream_[n - 3].dep.push_next;
+  uint32_t parts = kClosingStoreParts;
+  while (parts > 1 && (loop.extent % parts || loop.extent / parts < kClosingStorePartEntries)) parts /= 2;
+  if (parts < 2) return;
+  const uint32_t m = loop.extent / parts;
+  DepFlags pops = alu.dep;
+  if (drop_load) {
+    pops.pop_prev |= stream_[n - 3].dep.pop_prev;
+    pops.pop_next |= stream_[n - 3].dep.pop_next;
+    resident_.erase(k.key());
+    if (uop_top_ == alu.uop_end) uop_top_ = alu.uop_begin;
+  }
+  stream_.resize(n - (drop_load ? 3 : 2));
+  // The ALU's pops go on the first compute instruction now (a micro-op LOAD, or the first part).
+  pending_pop_[uint32_t(Module::Compute)] = {pops.pop_prev, pops.pop_next, false, false};
+  UopKernelBuilder b;
+  b.loop(m, 1, loop.src_factor);
+  for (uint32_t c = 0; c < parts; ++c) b.push(u.dst + c * m, u.src + c * m * loop.src_factor);
+  const UopKernel each = b.build();
+  const uint32_t base = place_kernel(each);
+  for (uint32_t c = 0; c < parts; ++c) {
+    Instruction i = compute_insn(Opcode::Alu, each, base);
+    i.uop_begin = base + c;
+    i.uop_end = base + c + 1;
+    i.alu_op = alu.alu_op;
+    i.use_imm = alu.use_imm;
+    i.imm = alu.imm;
+    i.dep.push_next = true;
+    push(i);
+  }
+  for (uint32_t c = 0; c < parts; ++c) {
+    Instruction i = store;
+    i.sram_base = store.sram_base + c * m;
+    i.dram_base = store.dram_base + c * m;
+    i.x_size = i.x_stride = m;
+    i.dep = {};
+    i.dep.pop_prev = true;
+    i.dep.push_prev = c + 1 == parts && store.dep.push_prev;
+    push(i);
+  }
+  last_alu_index_ = SIZE_MAX;
 }
 
 void Driver::preset_reset(size_t index, int32_t imm) {
@@ -316,7 +384,64 @@ void Driver::dep_pop(Module from, Module to) {
   (from_prev ? pending_pop_[uint32_t(to)].pop_prev : pending_pop_[uint32_t(to)].pop_next) = true;
 }
 
+void Driver::load_micro_ops_once() {
+  if (uops_evicted_) return;
+  std::map<uint64_t, const std::vector<uint32_t>*> words_at;  // a kernel's DRAM address -> its words
+  for (const auto& [key, info] : kernels_) words_at[info.dram.addr] = &info.words;
+  std::vector<uint32_t> image;
+  std::vector<bool> written;
+  size_t loads = 0;
+  for (const Instruction& i : stream_) {
+    if (i.opcode != Opcode::Load || i.mem != MemType::Uop || i.x_size == 0) continue;
+    auto w = words_at.find(uint64_t(i.dram_base) * AccelConfig::kUopBytes);
+    if (w == words_at.end() || w->second->size() != i.x_size || i.y_size != 1 || i.dep.push_prev || i.dep.push_next)
+      return;
+    if (image.size() < i.sram_base + i.x_size) image.resize(i.sram_base + i.x_size), written.resize(image.size());
+    for (uint32_t k = 0; k < i.x_size; ++k) {
+      if (written[i.sram_base + k]) return;  // an entry loaded twice: the loads are not one image
+      written[i.sram_base + k] = true;
+      image[i.sram_base + k] = (*w->second)[k];
+    }
+    ++loads;
+  }
+  if (loads < 2) return;
+  DeviceBuffer b = alloc(image.size() * 4);
+  copy_to_device(b, image.data(), image.size() * 4);
+  images_.push_back(b);
+  // The loads go; their pops move to the compute module's next instruction.
+  std::vector<Instruction> kept;
+  DepFlags carried;
+  for (Instruction i : stream_) {
+    if (i.opcode == Opcode::Load && i.mem == MemType::Uop && i.x_size) {
+      carried.pop_prev |= i.dep.pop_prev;
+      carried.pop_next |= i.dep.pop_next;
+      continue;
+    }
+    if (i.module() == Module::Compute) {
+      i.dep.pop_prev |= carried.pop_prev;
+      i.dep.pop_next |= carried.pop_next;
+      carried = {};
+    }
+    kept.push_back(i);
+  }
+  Instruction all;
+  all.opcode = Opcode::Load;
+  all.mem = MemType::Uop;
+  all.dram_base = dram_entry(b.addr, MemType::Uop);
+  all.y_size = 1;
+  all.x_size = all.x_stride = uint32_t(image.size());
+  check_instruction(all, config_, 0);
+  kept.insert(kept.begin(), all);
+  stream_ = std::move(kept);
+  pending_pop_[uint32_t(Module::Compute)].pop_prev |= carried.pop_prev;
+  pending_pop_[uint32_t(Module::Compute)].pop_next |= carried.pop_next;
+}
+
 std::vector<InsnWord> Driver::finish_words() {
+  if (finish_rewrites_) {
+    split_closing_store();
+    load_micro_ops_once();
+  }
   // FINISH runs on the compute module; make it wait until the store module has drained.
   bool has_store = false;
   for (auto& i : stream_) has_store |= i.module() == Module::Store;
@@ -364,6 +489,8 @@ void Driver::reset_stream() {
   resident_.clear();
   uop_top_ = 0;
   for (auto& p : pending_pop_) p = {};
+  last_alu_index_ = SIZE_MAX;
+  uops_evicted_ = false;
 }
 
 std::map<std::string, uint64_t> Driver::synchronize(std::chrono::milliseconds timeout) {

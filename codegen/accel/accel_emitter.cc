@@ -24,7 +24,9 @@ Emitter::Emitter(accel::Driver& drv, std::map<const BufferNode*, accel::DeviceBu
       c_(drv.config()),
       dram_(std::move(dram)),
       dram_bits_(std::move(dram_bits)),
-      func_(std::move(func_name)) {}
+      func_(std::move(func_name)) {
+  drv_.set_finish_rewrites(true);  // compiled code: the closing store in parts, micro-ops loaded once
+}
 
 void Emitter::fail(const std::string& what) const {
   LOOM_THROW(CodegenError, "accelerator backend, function '", func_, "': ", what);
@@ -189,7 +191,9 @@ void Emitter::exec_for(const ForNode* op) {
   int64_t mn = eval(op->min), ext = eval(op->extent);
   for (int64_t i = mn; i < mn + ext; ++i) {
     env_[op->var.get()] = i;
+    loops_before_last_ += i + 1 < mn + ext;
     exec(op->body);
+    loops_before_last_ -= i + 1 < mn + ext;
   }
   env_.erase(op->var.get());
 }
@@ -225,9 +229,24 @@ void Emitter::lockstep(const Stmt& s) {
   // when the scope ends), so a tile's input load, weight load and GEMM stay together.
   std::vector<Stmt> run;
   std::vector<const AllocateNode*> allocated;
+  const size_t held = held_loop_vars_.size();
   gather(s, run, allocated);
   flush_run(run);
   for (auto it = allocated.rbegin(); it != allocated.rend(); ++it) release_context_buffers(*it);
+  for (size_t i = held; i < held_loop_vars_.size(); ++i) env_.erase(held_loop_vars_[i]);
+  held_loop_vars_.resize(held);
+}
+
+bool Emitter::only_leaves(const Stmt& s) const {
+  if (auto* q = s.as<SeqNode>()) {
+    for (auto& c : q->seq)
+      if (!only_leaves(c)) return false;
+    return true;
+  }
+  if (lockstep_leaf(s)) return true;
+  if (auto* a = s.as<AllocateNode>()) return only_leaves(a->body);
+  if (auto* at = s.as<AttrNode>()) return only_leaves(at->body);
+  return false;
 }
 
 void Emitter::flush_run(std::vector<Stmt>& run) {
@@ -247,9 +266,22 @@ void Emitter::gather(const Stmt& s, std::vector<Stmt>& run, std::vector<const Al
   } else if (auto* f = s.as<ForNode>()) {
     flush_run(run);
     int64_t mn = eval(f->min), ext = eval(f->extent);
+    // A loop of leaves (a reduction's loads and GEMMs): its last iteration joins the run after it,
+    // so each context's epilogue follows its own last GEMM and its STORE overlaps the next
+    // context's, instead of every context's epilogue waiting for every context's last GEMM.
+    // Only in the kernel's last tile (every loop around at its last iteration): elsewhere the next
+    // tile's work follows anyway, and the other order delays the next tile's loads.
+    const bool last_joins = loops_before_last_ == 0 && only_leaves(f->body);
     for (int64_t i = mn; i < mn + ext; ++i) {
       env_[f->var.get()] = i;
+      if (i + 1 == mn + ext && last_joins) {
+        gather(f->body, run, allocated);
+        held_loop_vars_.push_back(f->var.get());
+        return;
+      }
+      loops_before_last_ += i + 1 < mn + ext;
       lockstep(f->body);
+      loops_before_last_ -= i + 1 < mn + ext;
     }
     env_.erase(f->var.get());
   } else if (auto* a = s.as<AllocateNode>()) {

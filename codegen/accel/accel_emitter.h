@@ -70,6 +70,10 @@ class Emitter {
   void lockstep(const ir::Stmt& s);
   void gather(const ir::Stmt& s, std::vector<ir::Stmt>& run, std::vector<const ir::AllocateNode*>& allocated);
   void flush_run(std::vector<ir::Stmt>& run);
+  bool only_leaves(const ir::Stmt& s) const;  // a loop body lockstep runs as one run
+  // Loops whose last iteration joined the run after them, their variables held until it runs.
+  std::vector<const ir::VarNode*> held_loop_vars_;
+  int loops_before_last_ = 0;  // enclosing loops running an iteration before their last
   void allocate_context_buffers(const ir::AllocateNode* a);
   void release_context_buffers(const ir::AllocateNode* a);
   std::set<const ir::AllocateNode*> in_place_;  // context allocations that alias their source

@@ -227,6 +227,58 @@ TEST(Driver, AShiftAndAClampToARangeFuseIntoOneShrSat) {
 // A GEMM reset turned into a MOV of an immediate afterwards: the accumulators the GEMM then adds
 // onto hold the immediate plus the products (checked on the device); anything but a reset, and
 // immediates past 16 bits, are refused by name.
+// A finished stream with the code generators' rewrites on: the closing ALU pass and its STORE
+// come in four parts (each STORE part waits for its pass part only), and every micro-op LOAD
+// becomes one at the start. The device's output equals the host's shift and clamp; with the
+// rewrites off (hand-built streams) the stream is as written.
+TEST(Driver, FinishedStreamsCloseInPartsAndLoadTheirMicroOpsOnce) {
+  const int n = default_config().batch * default_config().block_out, entries = 256;
+  auto a = test::random_values<int32_t>(size_t(entries * n), 21, -300000, 300000);
+  for (bool rewrites : {true, false}) {
+    SCOPED_TRACE(rewrites ? "rewrites" : "as written");
+    test::AccelHarness h(default_config());
+    h.drv.set_finish_rewrites(rewrites);
+    auto in = h.upload(a);
+    auto out = h.drv.alloc(entries * n);
+    h.drv.load_2d(MemType::Acc, 0, in.addr, 1, entries, entries);
+    h.drv.alu(UopKernelBuilder().loop(entries, 1, 0).push(0, 0).build(), AluOp::Add, true, 3);
+    h.drv.alu(UopKernelBuilder().loop(entries, 1, 1).push(0, 0).build(), AluOp::Shr, true, 6);
+    h.drv.alu(UopKernelBuilder().loop(entries, 1, 1).push(0, 0).build(), AluOp::Max, true, -128);
+    EXPECT_TRUE(h.drv.fold_into_clip(UopKernelBuilder().loop(entries, 1, 1).push(0, 0).build(), AluOp::Min, 127));
+    h.drv.dep_push(Module::Compute, Module::Store);
+    h.drv.dep_pop(Module::Compute, Module::Store);
+    h.drv.store_2d(0, out.addr, 1, entries, entries);
+    Driver::SealedStream sealed = h.drv.seal_stream();
+    const auto& s = sealed.instructions;
+    auto alu_of = [&](AluOp op) {
+      return count_if(s, [&](const Instruction& i) { return i.opcode == Opcode::Alu && i.alu_op == op; });
+    };
+    auto stores = [&] {
+      return count_if(s, [](const Instruction& i) { return i.opcode == Opcode::Store && i.x_size; });
+    };
+    if (rewrites) {
+      EXPECT_EQ(alu_of(AluOp::ShrSat), 4u);
+      EXPECT_EQ(stores(), 4u);
+      EXPECT_EQ(count_if(s, is_uop_load), 1u);
+      EXPECT_TRUE(is_uop_load(s[0]));  // before anything that needs a micro-op
+      for (const Instruction& i : s)
+        if (i.opcode == Opcode::Store && i.x_size) {
+          EXPECT_EQ(i.x_size, uint32_t(entries / 4));
+          EXPECT_TRUE(i.dep.pop_prev);
+        }
+    } else {
+      EXPECT_EQ(alu_of(AluOp::ShrSat), 1u);
+      EXPECT_EQ(stores(), 1u);
+      EXPECT_EQ(count_if(s, is_uop_load), 2u);  // the ADD's kernel, and the SHRSAT's
+    }
+    h.drv.device().launch(sealed.addr, sealed.count);
+    h.drv.device().wait(std::chrono::milliseconds(60000));
+    auto got = h.download<int8_t>(out, entries * n);
+    for (int e = 0; e < entries * n; ++e)
+      ASSERT_EQ(got[e], int8_t(std::clamp((a[e] + 3) >> 6, -128, 127))) << "element " << e;
+  }
+}
+
 TEST(Driver, AResetBecomesAMoveOfAnImmediate) {
   test::AccelHarness h(default_config());
   const AccelConfig& c = h.drv.config();

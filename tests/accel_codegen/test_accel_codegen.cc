@@ -237,19 +237,48 @@ std::map<std::string, int> conv_stream_counts(int vthreads, int oc_blocks) {
 TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
   // 4 output-channel blocks, 2 input-channel blocks, one 7x7 tile: the 3x3 window is unrolled into
   // the micro-op kernel, so each (output block, input block) is one GEMM update, plus one reset
-  // per output block; the ALU requantization (shift, then max and min as one clip) is 2
-  // instructions per block.
+  // per output block; the ALU requantization (the shift, and max and min, as one shrsat) is one
+  // instruction per block.
   auto n = conv_stream_counts(1, 1);
   EXPECT_EQ(n["GEMM.update"], 4 * 2);
   EXPECT_EQ(n["GEMM.reset"], 4);
-  EXPECT_EQ(n["ALU"], 4 * 2);
+  EXPECT_EQ(n["ALU"], 4);
   // The same with two virtual threads: the same instructions, and the ALU stages still run in place.
   auto v = conv_stream_counts(2, 1);
   EXPECT_EQ(v["GEMM.update"], 4 * 2);
-  EXPECT_EQ(v["ALU"], 4 * 2);
+  EXPECT_EQ(v["ALU"], 4);
   // Two output blocks per tile: half the GEMM updates, each twice as long.
   auto o = conv_stream_counts(1, 2);
   EXPECT_EQ(o["GEMM.update"], 2 * 2);
+}
+
+// Two virtual threads: in the kernel's last tile each context's requantization follows its own
+// last GEMM, so the first context's STORE runs beside the second's last GEMM; earlier tiles keep
+// both contexts' GEMMs together (the next tile's loads go first).
+TEST(AccelCodegen, EachContextsLastEpilogueFollowsItsOwnLastGemm) {
+  accel::AccelConfig cfg = accel::default_config();
+  Tensor X = placeholder({1, 2, 14, 7, 1, 16}, DataType::Int(8), "X");
+  Tensor W = placeholder({4, 2, 3, 3, 16, 16}, DataType::Int(8), "W");
+  auto q = ops::conv2d_int8_blocked(X, W, 1, 1, {9, true});
+  schedule::Schedule s({q.out});
+  ops::schedule_conv2d_int8_accel(s, q, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
+  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {X, W, q.out}, "conv"), cfg);
+  std::vector<std::string> ops;  // GEMM updates and ALU ops, in stream order
+  for (const accel::Instruction& i : m.instructions())
+    if ((i.opcode == accel::Opcode::Gemm && !i.reset) || i.opcode == accel::Opcode::Alu)
+      ops.push_back(i.opcode == accel::Opcode::Gemm ? "G" : "A");
+  std::vector<size_t> gemms;
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (ops[k] == "G") gemms.push_back(k);
+  ASSERT_GE(gemms.size(), 4u);
+  auto alu_between = [&](size_t a, size_t b) { return std::count(ops.begin() + long(a), ops.begin() + long(b), "A"); };
+  // The last two GEMMs (each context's last): the first context's requantization between them.
+  EXPECT_GT(alu_between(gemms[gemms.size() - 2], gemms.back()), 0);
+  // The first tile's two last GEMMs (one per context) sit together.
+  EXPECT_EQ(alu_between(gemms[2], gemms[3]), 0);
+  // Each context's outputs still equal fsim's reference in the model tests; here the counts: one
+  // SHRSAT per output block and tile, the last one in parts only when its STORE is one row.
+  EXPECT_GE(std::count(ops.begin(), ops.end(), "A"), 8);
 }
 
 // Residual add on the accelerator: both int8 operands widened by identity GEMMs, added and

@@ -97,6 +97,11 @@ class Driver {
   // (for code generators that place tokens after the fact; pair it with dep_pop on `to`).
   void add_push(size_t index, Module to);
 
+  // For code generators: let the driver reorganize each stream when it is finished, for time on
+  // the device (split_closing_store, load_micro_ops_once below); the same results. Off by
+  // default, so that hand-built and generated programs run as written.
+  void set_finish_rewrites(bool on) { finish_rewrites_ = on; }
+
   // Ends the stream with FINISH (waiting for the store module), uploads it, launches it and waits.
   // Throws DeviceError with the backend's message on failure. Returns the counters of the run.
   std::map<std::string, uint64_t> synchronize(std::chrono::milliseconds timeout = std::chrono::milliseconds(60000));
@@ -119,9 +124,21 @@ class Driver {
  private:
   // fold_into_clip's SHR and CLIP over `kernel` as one SHRSAT, where they can be
   void fuse_shift_into_clip(const UopKernel& kernel);
+  // The stream's closing pair, an ALU pass over the last tile's entries and the STORE of them
+  // (nothing left on the compute module for that STORE to overlap), in parts: each part's STORE
+  // runs while the ALU computes the next. Only for one micro-op over consecutive entries that the
+  // STORE copies as one row, in parts of at least kClosingStorePartEntries; when the stream is
+  // finished.
+  void split_closing_store();
+  static constexpr uint32_t kClosingStoreParts = 4, kClosingStorePartEntries = 64;
+  // A stream that never reloads the micro-op buffer: its micro-op LOADs (each on the compute
+  // module, each a DMA's latency) become one LOAD of them all, placed where they were placed, at
+  // the stream's start; when the stream is finished.
+  void load_micro_ops_once();
   struct KernelInfo {
     DeviceBuffer dram;
     uint32_t count;
+    std::vector<uint32_t> words;  // the encoded micro-ops
   };
   void push(Instruction i);
   uint32_t place_kernel(const UopKernel& k);  // returns its uop SRAM base, loading it if needed
@@ -136,6 +153,11 @@ class Driver {
   DepFlags pending_pop_[3];  // pops to apply to each module's next instruction
   std::map<std::string, KernelInfo> kernels_;
   std::map<std::string, uint32_t> resident_;  // kernel key -> uop SRAM base in this stream
+  UopKernel last_alu_kernel_;                 // the kernel of the instruction at last_alu_index_
+  size_t last_alu_index_ = SIZE_MAX;          // the stream's last ALU instruction from alu()
+  bool uops_evicted_ = false;                 // this stream reloaded the uop buffer from 0
+  bool finish_rewrites_ = false;
+  std::vector<DeviceBuffer> images_;  // load_micro_ops_once's micro-op images
   uint32_t uop_top_ = 0;
   DeviceBuffer insn_buffer_;
   std::vector<DeviceBuffer> sealed_;  // buffers of sealed streams
