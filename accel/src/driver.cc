@@ -150,7 +150,6 @@ uint32_t Driver::place_kernel(const UopKernel& k) {
   if (uop_top_ + count > config_.uop_depth()) {  // evict everything: later GEMMs reload what they need
     resident_.clear();
     uop_top_ = 0;
-    uops_evicted_ = true;
   }
   uint32_t base = uop_top_;
   load_2d(MemType::Uop, base, it->second.dram.addr, 1, count, count);
@@ -385,7 +384,6 @@ void Driver::dep_pop(Module from, Module to) {
 }
 
 void Driver::load_micro_ops_once() {
-  if (uops_evicted_) return;
   std::map<uint64_t, const std::vector<uint32_t>*> words_at;  // a kernel's DRAM address -> its words
   for (const auto& [key, info] : kernels_) words_at[info.dram.addr] = &info.words;
   std::vector<uint32_t> image;
@@ -490,7 +488,6 @@ void Driver::reset_stream() {
   uop_top_ = 0;
   for (auto& p : pending_pop_) p = {};
   last_alu_index_ = SIZE_MAX;
-  uops_evicted_ = false;
 }
 
 std::map<std::string, uint64_t> Driver::synchronize(std::chrono::milliseconds timeout) {
