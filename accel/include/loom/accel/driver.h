@@ -131,9 +131,9 @@ class Driver {
   // finished.
   void split_closing_store();
   static constexpr uint32_t kClosingStoreParts = 4, kClosingStorePartEntries = 64;
-  // A stream that never reloads the micro-op buffer: its micro-op LOADs (each on the compute
-  // module, each a DMA's latency) become one LOAD of them all, placed where they were placed, at
-  // the stream's start; when the stream is finished.
+  // A stream whose micro-op LOADs never write an entry twice (none reloads the buffer): they (each
+  // on the compute module, each a DMA's latency) become one LOAD of them all, placed where they
+  // were placed, at the stream's start; when the stream is finished.
   void load_micro_ops_once();
   struct KernelInfo {
     DeviceBuffer dram;
@@ -155,7 +155,6 @@ class Driver {
   std::map<std::string, uint32_t> resident_;  // kernel key -> uop SRAM base in this stream
   UopKernel last_alu_kernel_;                 // the kernel of the instruction at last_alu_index_
   size_t last_alu_index_ = SIZE_MAX;          // the stream's last ALU instruction from alu()
-  bool uops_evicted_ = false;                 // this stream reloaded the uop buffer from 0
   bool finish_rewrites_ = false;
   std::vector<DeviceBuffer> images_;  // load_micro_ops_once's micro-op images
   uint32_t uop_top_ = 0;
