@@ -403,10 +403,8 @@ void Driver::load_micro_ops_once() {
     ++loads;
   }
   if (loads < 2) return;
-  DeviceBuffer b = alloc(image.size() * 4);
-  copy_to_device(b, image.data(), image.size() * 4);
-  images_.push_back(b);
-  // The loads go; their pops move to the compute module's next instruction.
+  // The loads go; their pops move to the compute module's next instruction (not where that one
+  // pops the same queue already: one pop would then stand for two tokens).
   std::vector<Instruction> kept;
   DepFlags carried;
   for (Instruction i : stream_) {
@@ -416,12 +414,18 @@ void Driver::load_micro_ops_once() {
       continue;
     }
     if (i.module() == Module::Compute) {
+      if ((i.dep.pop_prev && carried.pop_prev) || (i.dep.pop_next && carried.pop_next)) return;
       i.dep.pop_prev |= carried.pop_prev;
       i.dep.pop_next |= carried.pop_next;
       carried = {};
     }
     kept.push_back(i);
   }
+  const DepFlags& pending = pending_pop_[uint32_t(Module::Compute)];
+  if ((pending.pop_prev && carried.pop_prev) || (pending.pop_next && carried.pop_next)) return;
+  DeviceBuffer b = alloc(image.size() * 4);
+  copy_to_device(b, image.data(), image.size() * 4);
+  images_.push_back(b);
   Instruction all;
   all.opcode = Opcode::Load;
   all.mem = MemType::Uop;
