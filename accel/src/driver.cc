@@ -24,6 +24,27 @@ UopKernelBuilder& UopKernelBuilder::loop(uint32_t extent, uint32_t dst_factor, u
   return *this;
 }
 
+std::vector<uint32_t> UopKernel::entries(Field field) const {
+  std::vector<uint32_t> out;
+  Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
+  if (loops.size() == 2) outer = loops[0], inner = loops[1];
+  if (loops.size() == 1) inner = loops[0];
+  for (uint32_t o = 0; o < outer.extent; ++o)
+    for (uint32_t n = 0; n < inner.extent; ++n)
+      for (const MicroOp& u : uops) switch (field) {
+          case Field::Dst:
+            out.push_back(u.dst + o * outer.dst_factor + n * inner.dst_factor);
+            break;
+          case Field::Src:
+            out.push_back(u.src + o * outer.src_factor + n * inner.src_factor);
+            break;
+          case Field::Wgt:
+            out.push_back(u.wgt + o * outer.wgt_factor + n * inner.wgt_factor);
+            break;
+        }
+  return out;
+}
+
 UopKernelBuilder& UopKernelBuilder::push(uint32_t dst, uint32_t src, uint32_t wgt) {
   k_.uops.push_back({dst, src, wgt});
   return *this;
@@ -140,11 +161,11 @@ uint32_t Driver::place_kernel(const UopKernel& k) {
     for (auto& u : k.uops) words.push_back(encode_uop(u, config_));
     DeviceBuffer b = alloc(words.size() * 4);
     copy_to_device(b, words.data(), words.size() * 4);
-    it = kernels_.emplace(key, KernelInfo{b, uint32_t(words.size()), words}).first;
+    it = kernels_.emplace(key, KernelInfo{b, words}).first;
   }
   auto res = resident_.find(key);
   if (res != resident_.end()) return res->second;
-  uint32_t count = it->second.count;
+  const uint32_t count = uint32_t(it->second.words.size());
   if (count > config_.uop_depth())
     LOOM_THROW(IsaError, "micro-op kernel of ", count, " micro-ops exceeds the uop buffer (", config_.uop_depth(), ")");
   if (uop_top_ + count > config_.uop_depth()) {  // evict everything: later GEMMs reload what they need
@@ -228,14 +249,7 @@ namespace {
 // Whether a kernel's iterations name each accumulator entry once: a SHR pass and then a CLIP pass
 // equal one SHRSAT only then (an entry named twice would be shifted twice before one clamp).
 bool names_each_entry_once(const UopKernel& k) {
-  std::vector<uint64_t> dst;
-  const UopKernel::Loop one{1, 0, 0, 0};
-  const UopKernel::Loop& outer = k.loops.size() > 0 ? k.loops[0] : one;
-  const UopKernel::Loop& inner = k.loops.size() > 1 ? k.loops[1] : one;
-  for (uint32_t o = 0; o < outer.extent; ++o)
-    for (uint32_t n = 0; n < inner.extent; ++n)
-      for (const MicroOp& u : k.uops)
-        dst.push_back(uint64_t(u.dst) + uint64_t(o) * outer.dst_factor + uint64_t(n) * inner.dst_factor);
+  std::vector<uint32_t> dst = k.entries(UopKernel::Field::Dst);
   std::sort(dst.begin(), dst.end());
   return std::adjacent_find(dst.begin(), dst.end()) == dst.end();
 }

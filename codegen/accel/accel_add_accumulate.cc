@@ -104,8 +104,8 @@ bool Emitter::emit_accumulated_add(const Stmt& nest, const Stmt& gemm_leaf) {
   const BufferNode* written = buffer_of(gemm_of(gemm_leaf)->addresses.back());
   const int q_side = rhs->buffer.get() == written ? 2 : 1, p_side = 3 - q_side;
   std::vector<uint32_t> q, gemm_writes;
-  q = kernel_entries(alu_kernel(n, q_side, -1), UopField::Dst);
-  if (built.size() == 1) gemm_writes = kernel_entries(built[0].kernel, UopField::Dst);
+  q = alu_kernel(n, q_side, -1).entries(UopField::Dst);
+  if (built.size() == 1) gemm_writes = built[0].kernel.entries(UopField::Dst);
   std::sort(q.begin(), q.end());
   std::sort(gemm_writes.begin(), gemm_writes.end());
   gemm_writes.erase(std::unique(gemm_writes.begin(), gemm_writes.end()), gemm_writes.end());

@@ -185,8 +185,7 @@ class Emitter {
   Access kernel_access(const accel::UopKernel& k, bool gemm_reads) const;
   // The entries one micro-op field walks over a kernel's loops, iteration by iteration: dst (the
   // accumulators and their out copies), src (inputs for GEMM, accumulators for ALU) or wgt.
-  enum class UopField { Dst, Src, Wgt };
-  static std::vector<uint32_t> kernel_entries(const accel::UopKernel& k, UopField field);
+  using UopField = accel::UopKernel::Field;
   void record_after(accel::Module m, const Access& a);
   struct EntryState {
     int64_t last_write = -1;

@@ -56,32 +56,11 @@ void Emitter::record_after(Module m, const Access& a) {
 // input and weight entries.
 Emitter::Access Emitter::kernel_access(const accel::UopKernel& k, bool gemm_reads) const {
   Access a;
-  for (uint32_t e : kernel_entries(k, UopField::Dst)) a.writes.push_back({MemType::Out, e});
+  for (uint32_t e : k.entries(UopField::Dst)) a.writes.push_back({MemType::Out, e});
   if (!gemm_reads) return a;
-  for (uint32_t e : kernel_entries(k, UopField::Src)) a.reads.push_back({MemType::Inp, e});
-  for (uint32_t e : kernel_entries(k, UopField::Wgt)) a.reads.push_back({MemType::Wgt, e});
+  for (uint32_t e : k.entries(UopField::Src)) a.reads.push_back({MemType::Inp, e});
+  for (uint32_t e : k.entries(UopField::Wgt)) a.reads.push_back({MemType::Wgt, e});
   return a;
-}
-
-std::vector<uint32_t> Emitter::kernel_entries(const accel::UopKernel& k, UopField field) {
-  std::vector<uint32_t> entries;
-  accel::UopKernel::Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
-  if (k.loops.size() == 2) outer = k.loops[0], inner = k.loops[1];
-  if (k.loops.size() == 1) inner = k.loops[0];
-  for (uint32_t o = 0; o < outer.extent; ++o)
-    for (uint32_t n = 0; n < inner.extent; ++n)
-      for (const auto& u : k.uops) switch (field) {
-          case UopField::Dst:
-            entries.push_back(u.dst + o * outer.dst_factor + n * inner.dst_factor);
-            break;
-          case UopField::Src:
-            entries.push_back(u.src + o * outer.src_factor + n * inner.src_factor);
-            break;
-          case UopField::Wgt:
-            entries.push_back(u.wgt + o * outer.wgt_factor + n * inner.wgt_factor);
-            break;
-        }
-  return entries;
 }
 
 }  // namespace loom::codegen::accel_backend

@@ -7,17 +7,17 @@
 namespace loom::codegen::accel_backend {
 
 void Emitter::note_reset(const accel::UopKernel& zero) {
-  resets_.note_reset(drv_.stream().size() - 1, kernel_entries(zero, UopField::Dst));
+  resets_.note_reset(drv_.stream().size() - 1, zero.entries(UopField::Dst));
 }
 
 void Emitter::alu(const accel::UopKernel& k, accel::AluOp op, bool use_imm, int32_t imm) {
-  resets_.touch(kernel_entries(k, UopField::Dst));
-  if (!use_imm) resets_.touch(kernel_entries(k, UopField::Src));
+  resets_.touch(k.entries(UopField::Dst));
+  if (!use_imm) resets_.touch(k.entries(UopField::Src));
   drv_.alu(k, op, use_imm, imm);
 }
 
 bool Emitter::emit_round_preset(const accel::UopKernel& k, int32_t imm) {
-  const std::vector<size_t> resets = resets_.take(kernel_entries(k, UopField::Dst));
+  const std::vector<size_t> resets = resets_.take(k.entries(UopField::Dst));
   for (size_t r : resets) drv_.preset_reset(r, imm);
   return !resets.empty();
 }

@@ -31,6 +31,9 @@ struct UopKernel {
   std::vector<Loop> loops;
   std::vector<MicroOp> uops;
   std::string key() const;  // content identity, for caching
+  enum class Field { Dst, Src, Wgt };
+  // Each iteration's entry of one micro-op field, in issue order (outer loop, inner loop, micro-ops).
+  std::vector<uint32_t> entries(Field field) const;
 };
 
 class UopKernelBuilder {
@@ -137,7 +140,6 @@ class Driver {
   void load_micro_ops_once();
   struct KernelInfo {
     DeviceBuffer dram;
-    uint32_t count;
     std::vector<uint32_t> words;  // the encoded micro-ops
   };
   void push(Instruction i);
