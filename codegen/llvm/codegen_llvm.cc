@@ -317,6 +317,15 @@ void CodeGenLLVM::emit_attr(const AttrNode* op) {
     if (const ForNode* loop = annotated_loop(op->body); loop && loop->for_kind == ForKind::Parallel)
       parallel_work_[loop] = imm->value;
   }
+  // `pragma alternate_order` (schedule: stage.pragma(iv, "alternate_order")) on a parallel loop:
+  // successive calls run it in alternating directions (loom_parallel_for_alternating). A loop
+  // serialized for its small work ignores it: its data is small enough to stay cached anyway.
+  if (op->key == "pragma_alternate_order") {
+    const auto* imm = op->value.as<IntImmNode>();
+    if (!imm || imm->value != 1) fail("pragma alternate_order takes the value 1, not " + ir::to_string(op->value));
+    if (const ForNode* loop = annotated_loop(op->body); loop && loop->for_kind == ForKind::Parallel)
+      alternating_.insert(loop);
+  }
   emit(op->body);
 }
 
@@ -400,7 +409,8 @@ void CodeGenLLVM::emit_serial_for(const ForNode* op, llvm::Value* begin, llvm::V
 
 // A parallel loop becomes
 //   closure = {captured values..., min};  rc = loom_parallel_for(extent, f.parallel.N, &closure)
-// (loom_parallel_for_work(..., work) for a loop with a work hint)
+// (loom_parallel_for_work(..., work) for a loop with a work hint; loom_parallel_for_alternating
+// for one under `pragma alternate_order`, with a direction word of its own)
 // where f.parallel.N(begin, end, closure) unpacks the closure and calls f.parallel.N.body, whose
 // buffer pointers are noalias parameters (so the body optimizes like the compute function).
 void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
@@ -473,7 +483,14 @@ void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
   builder_.restoreIP(saved_ip);
   llvm::Value* n = builder_.CreateSExt(extent, i64_);
   auto hint = parallel_work_.find(op);
-  if (hint == parallel_work_.end()) {
+  if (alternating_.count(op)) {
+    // The loop's direction word: one per loop of this module, 0 (forwards) at load.
+    auto* direction = new llvm::GlobalVariable(module_, i32_, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+                                               llvm::ConstantInt::get(i32_, 0), name + ".direction");
+    llvm::Function* pfor = runtime_function("loom_parallel_for_alternating", i32_, {i64_, ptr_, ptr_, i64_, ptr_});
+    int64_t work = hint == parallel_work_.end() ? -1 : hint->second;
+    emit_check_code(builder_.CreateCall(pfor, {n, tramp, closure, llvm::ConstantInt::get(i64_, work), direction}));
+  } else if (hint == parallel_work_.end()) {
     llvm::Function* pfor = runtime_function("loom_parallel_for", i32_, {i64_, ptr_, ptr_});
     emit_check_code(builder_.CreateCall(pfor, {n, tramp, closure}));
   } else {

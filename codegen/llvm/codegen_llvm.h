@@ -12,6 +12,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "loom/ir/intrinsics.h"
 
@@ -120,6 +121,8 @@ class CodeGenLLVM {
   std::unordered_map<const ir::ForNode*, int64_t> unroll_pragmas_;
   // Parallel loops' work hints (attr "parallel_work"): called through loom_parallel_for_work.
   std::unordered_map<const ir::ForNode*, int64_t> parallel_work_;
+  // Parallel loops under `pragma alternate_order`: called through loom_parallel_for_alternating.
+  std::unordered_set<const ir::ForNode*> alternating_;
   llvm::Type* i1_;
   llvm::Type* i8_;
   llvm::Type* i32_;

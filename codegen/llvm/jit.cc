@@ -35,6 +35,7 @@ llvm::orc::SymbolMap runtime_symbols(llvm::orc::LLJIT& jit) {
   };
   add("loom_parallel_for", &loom_parallel_for);
   add("loom_parallel_for_work", &loom_parallel_for_work);
+  add("loom_parallel_for_alternating", &loom_parallel_for_alternating);
   add("loom_set_last_error", &loom_set_last_error);
   add("loom_alloc", &loom_alloc);
   add("loom_free", &loom_free);

@@ -301,8 +301,8 @@ Stmt IRMutator::mutate_let_stmt(const Stmt& s, const LetStmtNode* op) {
   return v.same_as(op->value) && b.same_as(op->body) ? s : let_stmt(op->var, v, b);
 }
 namespace {
-// `pragma llvm_unroll` (and `prefetch`) back on every piece of its loop (a seq of pieces after loop partitioning);
-// what is no longer that loop (a piece of one iteration, simplified to its body) loses it.
+// `pragma llvm_unroll` (and `prefetch`, `alternate_order`) back on every piece of its loop (a seq of pieces after loop
+// partitioning); what is no longer that loop (a piece of one iteration, simplified to its body) loses it.
 Stmt reannotate(const std::string& key, const Expr& value, const VarNode* loop_var, const Stmt& s) {
   if (const auto* q = s.as<SeqNode>()) {
     std::vector<Stmt> pieces;
@@ -320,7 +320,7 @@ Stmt IRMutator::mutate_attr(const Stmt& s, const AttrNode* op) {
   if (v.same_as(op->value) && b.same_as(op->body)) return s;
   // A pass that split or removed the annotated loop must not leave the pragma on a seq of pieces
   // (lost) or on an inner loop that took the removed loop's place (misapplied).
-  if (op->key == "pragma_llvm_unroll" || op->key == "pragma_prefetch")
+  if (op->key == "pragma_llvm_unroll" || op->key == "pragma_prefetch" || op->key == "pragma_alternate_order")
     if (const ForNode* loop = annotated_loop(op->body)) return reannotate(op->key, v, loop->var.get(), b);
   return attr(op->key, v, b);
 }

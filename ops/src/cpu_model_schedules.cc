@@ -494,6 +494,10 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
     y.reorder({y.axis(0), bo, bi, ni});
     IterVar outer = y.fuse(y.axis(0), bo);
     y.parallel(outer);
+    // A recurrent step reads the same weights as the step before, more than a core's L2 holds:
+    // run from where that step ended, the groups still cached, instead of from its first group,
+    // long evicted (docs/cpu_backend.md).
+    y.pragma(outer, "alternate_order");
     y.vectorize(ni);
     yc.compute_at(y, outer);
     auto [yb, yl] = yc.split(yc.axis(1), static_cast<int>(nb));

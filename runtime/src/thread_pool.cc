@@ -135,7 +135,9 @@ class ThreadPool {
     return fork_join_ns_.load(std::memory_order_relaxed);
   }
 
-  int32_t run(int64_t extent, LoomParallelBody body, void* closure) {
+  // `backwards`: each home's units from its far end (claims mirrored within the home), so the
+  // thread keeps its part of the loop and meets last what it met first in a forward call.
+  int32_t run(int64_t extent, LoomParallelBody body, void* closure, bool backwards = false) {
     // Loops started concurrently by different application threads take turns.
     std::lock_guard<std::mutex> run_lock(run_mu_);
     // A worker that finished its last chunk of the previous loop may not have left it yet: watched
@@ -150,8 +152,10 @@ class ThreadPool {
       extent_ = extent;
       unit_ = extent > kMaxUnits ? (extent + kMaxUnits - 1) / kMaxUnits : 1;
       const int64_t units = (extent + unit_ - 1) / unit_;
+      units_ = units;
+      backwards_ = backwards;
       for (int t = 0; t < threads_; ++t)
-        homes_[size_t(t)].span.store(uint64_t(units * t / threads_) << 32 | uint64_t(units * (t + 1) / threads_),
+        homes_[size_t(t)].span.store(uint64_t(home_begin(t)) << 32 | uint64_t(home_begin(t + 1)),
                                      std::memory_order_relaxed);
       pending_.store(units);
       error_code_ = 0;
@@ -273,11 +277,20 @@ class ThreadPool {
   void work(int self) {
     for (;;) {
       int64_t begin, end;
+      int home = self;
       bool claimed = claim_half(homes_[size_t(self)], true, begin, end);
-      for (int d = 1; !claimed && d < threads_; ++d)
-        claimed = claim_half(homes_[size_t((self + d) % threads_)], false, begin, end);
+      for (int d = 1; !claimed && d < threads_; ++d) {
+        home = (self + d) % threads_;
+        claimed = claim_half(homes_[size_t(home)], false, begin, end);
+      }
       if (!claimed) return;
       const int64_t units = end - begin;
+      if (backwards_) {
+        const int64_t mirror = home_begin(home) + home_begin(home + 1);
+        const int64_t first = mirror - end;
+        end = mirror - begin;
+        begin = first;
+      }
       begin *= unit_;
       end = std::min(extent_, end * unit_);
       int32_t rc = body_(begin, end, closure_);
@@ -298,6 +311,9 @@ class ThreadPool {
     }
   }
 
+  // The first unit of thread t's home (t == threads_: the loop's end).
+  int64_t home_begin(int t) const { return units_ * t / threads_; }
+
   const int threads_;
   const std::chrono::microseconds spin_;
   const std::optional<int64_t> fixed_min_work_;  // LOOM_MIN_PARALLEL_WORK
@@ -316,6 +332,8 @@ class ThreadPool {
   void* closure_ = nullptr;
   int64_t extent_ = 0;
   int64_t unit_ = 1;                             // iterations per claimed unit
+  int64_t units_ = 0;                            // the loop's units
+  bool backwards_ = false;                       // claims mirrored within their home
   std::unique_ptr<HomeRange[]> homes_;           // one per thread, each on its own cache line
   alignas(64) std::atomic<int64_t> pending_{0};  // units not finished yet
   alignas(64) std::atomic<int> active_{0};       // workers inside work() (written under mu_; off pending_'s line)
@@ -384,14 +402,26 @@ void set_num_threads(int n) {
 namespace loom::runtime {
 namespace {
 
-// Both entry points: with a `work` hint, serial below the pool's threshold.
-int32_t parallel_for(int64_t extent, LoomParallelBody body, void* closure, std::optional<int64_t> work) {
+// A loop run serially, forwards or from its last iterations (in up to 64 chunks, each run
+// forwards).
+int32_t run_serially(int64_t extent, LoomParallelBody body, void* closure, bool backwards) {
+  if (!backwards) return body(0, extent, closure);
+  const int64_t chunk = (extent + 63) / 64;
+  for (int64_t end = extent; end > 0; end -= chunk)
+    if (int32_t rc = body(std::max<int64_t>(0, end - chunk), end, closure)) return rc;
+  return 0;
+}
+
+// Every entry point: with a `work` hint, serial below the pool's threshold.
+int32_t parallel_for(int64_t extent, LoomParallelBody body, void* closure, std::optional<int64_t> work,
+                     bool backwards = false) {
   if (extent <= 0) return 0;
-  if (tls_in_parallel || extent == 1) return body(0, extent, closure);
+  if (tls_in_parallel || extent == 1) return run_serially(extent, body, closure, backwards);
   ThreadPool* p = pool_or_error();
   if (!p) return -1;
-  if (p->threads() == 1 || (work && *work < p->min_parallel_work_for_hinted_loop())) return body(0, extent, closure);
-  return p->run(extent, body, closure);
+  if (p->threads() == 1 || (work && *work < p->min_parallel_work_for_hinted_loop()))
+    return run_serially(extent, body, closure, backwards);
+  return p->run(extent, body, closure, backwards);
 }
 
 }  // namespace
@@ -403,4 +433,13 @@ extern "C" int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void
 
 extern "C" int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body, void* closure, int64_t work) {
   return loom::runtime::parallel_for(extent, body, closure, work);
+}
+
+extern "C" int32_t loom_parallel_for_alternating(int64_t extent, LoomParallelBody body, void* closure, int64_t work,
+                                                 int32_t* direction) {
+  // Relaxed: the direction only picks an order, and calls that race on it still cover the loop.
+  const bool backwards = (__atomic_fetch_xor(direction, 1, __ATOMIC_RELAXED) & 1) != 0;
+  std::optional<int64_t> hint;
+  if (work >= 0) hint = work;
+  return loom::runtime::parallel_for(extent, body, closure, hint, backwards);
 }

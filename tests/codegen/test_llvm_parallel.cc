@@ -58,6 +58,54 @@ TEST_P(LLVMParallel, WorkHintsReachTheRuntime) {
   ::unsetenv("LOOM_MIN_PARALLEL_WORK");
 }
 
+// `pragma alternate_order` on a parallel loop: loom_parallel_for_alternating with a direction word
+// of the loop's own, and the same results on every call (forwards and backwards); on a serial
+// loop it changes nothing; a value other than 1 is refused.
+TEST_P(LLVMParallel, AlternateOrderReachesTheRuntime) {
+  const int rows = 37, cols = 16;
+  DataType f32 = DataType::Float(32);
+  Buffer A = arg("A", f32, {rows, cols}), C = arg("C", f32, {rows, cols});
+  Var i("i"), j("j");
+  auto rows_loop = [&](ForKind kind) {
+    return for_loop(i, 0, rows, kind,
+                    for_loop(j, 0, cols, ForKind::Serial, store(C, load(f32, A, i * cols + j) - 1.5f, i * cols + j)));
+  };
+  LoweredFunc alternating{"alternating", {A, C}, attr("pragma_alternate_order", Expr(1), rows_loop(ForKind::Parallel))};
+  std::string text = codegen::emit_llvm_ir({alternating});
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(@alternating\.parallel\.0\.direction = internal global i32 0)")))
+      << text;
+  EXPECT_TRUE(std::regex_search(
+      text,
+      std::regex(
+          R"(call i32 @loom_parallel_for_alternating\(i64 37, [^,]*@alternating\.parallel\.0, [^,]*, i64 -1, ptr [^@,]*@alternating\.parallel\.0\.direction\))")))
+      << text;
+  // With a work hint, the hint goes along.
+  LoweredFunc hinted{"hinted_alternating",
+                     {A, C},
+                     attr("pragma_alternate_order", Expr(1),
+                          attr(ir::attr_key::kParallelWork, Expr(int64_t{592}), rows_loop(ForKind::Parallel)))};
+  EXPECT_TRUE(std::regex_search(codegen::emit_llvm_ir({hinted}),
+                                std::regex(R"(@loom_parallel_for_alternating\(i64 37, [^,]*, [^,]*, i64 592, )")));
+  // One module's loop runs forwards, then backwards, then forwards: the interpreter's results each time.
+  runtime::Module m = codegen::build_llvm({alternating});
+  for (uint64_t call = 0; call < 3; ++call) {
+    std::vector<NDArray> got = random_args(alternating, call + 1, -10, 10), want = deep_copy(got);
+    m.call(alternating.name, got);
+    ir::interpret(alternating, want);
+    EXPECT_TRUE(arrays_close(got[1], want[1], 1e-6, 1e-6)) << "call " << call;
+  }
+  LoweredFunc serial{"serial_alternating", {A, C}, attr("pragma_alternate_order", Expr(1), rows_loop(ForKind::Serial))};
+  EXPECT_EQ(codegen::emit_llvm_ir({serial}).find("loom_parallel_for"), std::string::npos);
+  LoweredFunc bad{"bad_alternating", {A, C}, attr("pragma_alternate_order", Expr(2), rows_loop(ForKind::Parallel))};
+  try {
+    codegen::emit_llvm_ir({bad});
+    ADD_FAILURE() << "pragma alternate_order 2 was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("pragma alternate_order takes the value 1, not 2"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A parallel loop nested in a serial loop and another parallel loop (run serially inside).
 TEST_P(LLVMParallel, NestedAndNonZeroMin) {
   const int n = 12;

@@ -1,6 +1,7 @@
 // The model compiler's parallel loops carry their work (graph::BuildOptions::parallel_work_hints):
 // the library calls loom_parallel_for_work, and the model computes the same whatever the host's
-// threshold makes serial (LOOM_MIN_PARALLEL_WORK from 0 to past every loop), at 1 and 2 threads.
+// threshold makes serial (LOOM_MIN_PARALLEL_WORK from 0 to past every loop), at 1 and 2 threads;
+// a recurrent step's dense calls loom_parallel_for_alternating.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -72,6 +73,44 @@ TEST(ParallelWork, ModelKernelsAskTheRuntime) {
       else
         EXPECT_TRUE(test::all_arrays_close(got, first, 0, 0)) << what;
     }
+  ::unsetenv("LOOM_MIN_PARALLEL_WORK");
+  runtime::set_num_threads(0);
+}
+
+// Recurrent steps: h = tanh(dense(h, W)) three times over one W of 1 MB. Each step's dense reads
+// all of W on one row: its loop over output groups alternates direction from call to call
+// (loom_parallel_for_alternating), and every call computes the reference's bits, forwards or
+// backwards, at 1 and 2 threads.
+TEST(ParallelWork, RecurrentStepsAlternateTheirOrder) {
+  Graph g;
+  const int64_t width = 512;
+  int h = g.add_input("h", {{1, width}, DataType::Float(32)});
+  int w = g.add_constant("w", test::random_float32({width, width}, 4, -0.05, 0.05));
+  for (int step = 0; step < 3; ++step)
+    h = g.add_op("tanh", "t" + std::to_string(step), {g.add_op("dense", "d" + std::to_string(step), {h, w})});
+  g.outputs = {h};
+  std::vector<NDArray> inputs = {test::random_float32({1, width}, 5)};
+  std::vector<NDArray> want = reference_run(g, inputs);
+  test::TestDir dir;
+  BuildOptions options;
+  options.llvm.dump_asm_path = dir.file("steps.s");
+  runtime::ModelFile file = build(g, options).file;
+  EXPECT_NE(read_file(options.llvm.dump_asm_path).find("loom_parallel_for_alternating"), std::string::npos);
+  ::setenv("LOOM_MIN_PARALLEL_WORK", "0", 1);  // the steps' loops parallel at 2 threads
+  std::vector<NDArray> first;
+  for (int threads : {1, 2}) {
+    runtime::set_num_threads(threads);
+    runtime::GraphExecutor exec = runtime::GraphExecutor::from_model_file(file, "recurrent steps");
+    for (int run = 0; run < 2; ++run) {
+      std::string what = std::to_string(threads) + " threads, run " + std::to_string(run);
+      std::vector<NDArray> got = exec.run(inputs);
+      EXPECT_TRUE(test::all_arrays_close(got, want, 0, 1e-5)) << what;
+      if (first.empty())
+        first = got;
+      else
+        EXPECT_TRUE(test::all_arrays_close(got, first, 0, 0)) << what;
+    }
+  }
   ::unsetenv("LOOM_MIN_PARALLEL_WORK");
   runtime::set_num_threads(0);
 }

@@ -1,5 +1,5 @@
 // loom_parallel_for: chunking, thread counts, nesting and error propagation; loom_parallel_for_work:
-// the host's measured threshold.
+// the host's measured threshold; loom_parallel_for_alternating: every other call backwards.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
@@ -392,3 +392,92 @@ TEST_F(ThreadPoolTest, HintedLoopsNestAndFailAsAnyLoop) {
 }
 
 }  // namespace
+
+namespace {
+
+// Each thread's first chunk of one loop (the first claims made with both threads there, as in
+// EachThreadStartsOnItsOwnPart): where it begins and ends.
+struct FirstChunks {
+  std::mutex mu;
+  std::vector<std::tuple<std::thread::id, int64_t, int64_t>> first;
+  std::atomic<int> started{0};
+};
+
+int32_t record_first_chunk(int64_t b, int64_t e, void* c) {
+  auto* f = static_cast<FirstChunks*>(c);
+  {
+    std::lock_guard<std::mutex> lock(f->mu);
+    for (auto& [id, begin, end] : f->first)
+      if (id == std::this_thread::get_id()) return 0;
+    f->first.push_back({std::this_thread::get_id(), b, e});
+  }
+  f->started.fetch_add(1);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (f->started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  return 0;
+}
+
+}  // namespace
+
+// loom_parallel_for_alternating: calls sharing a direction word cover the range once each, and
+// every other call runs backwards: on one thread its chunks from the last iterations down, on
+// several each thread's part from that part's far end (the thread keeps its part, whose data its
+// cache holds from the call before).
+TEST_F(ThreadPoolTest, AlternatingLoopsRunEveryOtherCallBackwards) {
+  for (int threads : {1, 2, 3}) {
+    loom::runtime::set_num_threads(threads);
+    for (int64_t extent : {1, 2, 3, 7, 16, 1000}) {
+      int32_t direction = 0;
+      for (int call = 0; call < 4; ++call) {
+        Recorder r;
+        ASSERT_EQ(loom_parallel_for_alternating(extent, record, &r, -1, &direction), 0);
+        expect_cover(r.chunks, extent);
+        EXPECT_EQ(direction, (call + 1) % 2) << "the word records the next call's direction";
+        if (threads != 1) continue;
+        const bool backwards = call % 2 == 1;
+        if (!backwards) {
+          EXPECT_EQ(r.chunks.size(), 1u) << "a forward call on one thread runs in one call";
+          continue;
+        }
+        EXPECT_EQ(r.chunks.front().second, extent) << "a backward call starts at the end, extent " << extent;
+        for (size_t k = 1; k < r.chunks.size(); ++k)
+          EXPECT_EQ(r.chunks[k].second, r.chunks[k - 1].first) << "chunk " << k << ", extent " << extent;
+        EXPECT_EQ(r.chunks.size(), size_t(extent <= 64 ? extent : (extent + 15) / 16)) << "chunks of extent / 64";
+      }
+    }
+  }
+  // A hinted loop below the threshold runs serially on the caller, backwards every other call.
+  setenv("LOOM_MIN_PARALLEL_WORK", "1000", 1);
+  loom::runtime::set_num_threads(2);
+  int32_t direction = 0;
+  for (int call = 0; call < 2; ++call) {
+    Recorder r;
+    ASSERT_EQ(loom_parallel_for_alternating(10, record, &r, 999, &direction), 0);
+    expect_cover(r.chunks, 10);
+    EXPECT_EQ(r.threads.size(), 1u);
+    EXPECT_EQ(r.chunks.front().first, call == 0 ? 0 : 9) << "call " << call;
+  }
+  unsetenv("LOOM_MIN_PARALLEL_WORK");
+}
+
+TEST_F(ThreadPoolTest, AlternatingLoopsKeepEachThreadsPart) {
+  loom::runtime::set_num_threads(2);
+  int32_t direction = 0;
+  int checked[2] = {0, 0};
+  for (int attempt = 0; attempt < 20 && (checked[0] == 0 || checked[1] == 0); ++attempt) {
+    const bool backwards = direction != 0;
+    FirstChunks f;
+    ASSERT_EQ(loom_parallel_for_alternating(64, record_first_chunk, &f, -1, &direction), 0);
+    if (f.first.size() < 2) continue;
+    for (auto& [id, begin, end] : f.first) {
+      const bool caller = id == std::this_thread::get_id();
+      if (backwards)
+        EXPECT_EQ(end, caller ? 32 : 64) << (caller ? "the caller's" : "the worker's") << " first chunk, backwards";
+      else
+        EXPECT_EQ(begin, caller ? 0 : 32) << (caller ? "the caller's" : "the worker's") << " first chunk, forwards";
+    }
+    ++checked[backwards ? 1 : 0];
+  }
+  EXPECT_GT(checked[0], 0) << "no forward call with both threads in 20";
+  EXPECT_GT(checked[1], 0) << "no backward call with both threads in 20";
+}

@@ -61,4 +61,10 @@ int32_t loom_parallel_for(int64_t extent, LoomParallelBody body, void* closure);
 // The same, for a loop doing `work` units of work (stores, as the lowering counts them): serial on
 // the calling thread below loom::runtime::min_parallel_work().
 int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body, void* closure, int64_t work);
+// The same (`work` < 0: no hint), in alternating directions on successive calls that share
+// `direction` (a word the caller keeps, 0 at first): every other call runs each thread's part from
+// its far end, so a call starts on what the call before finished with, still in that core's cache
+// (a recurrent step's weights, re-read whole at every step and larger than a core's L2).
+int32_t loom_parallel_for_alternating(int64_t extent, LoomParallelBody body, void* closure, int64_t work,
+                                      int32_t* direction);
 }
