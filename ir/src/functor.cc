@@ -320,7 +320,8 @@ Stmt IRMutator::mutate_attr(const Stmt& s, const AttrNode* op) {
   if (v.same_as(op->value) && b.same_as(op->body)) return s;
   // A pass that split or removed the annotated loop must not leave the pragma on a seq of pieces
   // (lost) or on an inner loop that took the removed loop's place (misapplied).
-  if (op->key == "pragma_llvm_unroll" || op->key == "pragma_prefetch" || op->key == "pragma_alternate_order")
+  if (op->key == "pragma_llvm_unroll" || op->key == "pragma_prefetch" || op->key == "pragma_prefetch_across" ||
+      op->key == "pragma_alternate_order")
     if (const ForNode* loop = annotated_loop(op->body)) return reannotate(op->key, v, loop->var.get(), b);
   return attr(op->key, v, b);
 }

@@ -550,6 +550,8 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
   // The row tiles of a block group fetch the next group's weights between them: its first tile
   // waited for memory (BERT's weights do not fit the L3; docs/cpu_backend.md).
   if (blocks > cb && !row_tiles_own_loop) yc.pragma(k, "prefetch", Expr(static_cast<int>((rows + mr - 1) / mr)));
+  // Row tiles in their own loop: the whole tiles fetch the next group's weights between them.
+  if (blocks > cb && row_tiles_own_loop && !symbolic_rows) yc.pragma(k, "prefetch_across", mo->var);
 }
 
 void schedule_batch_matmul_cpu(Schedule& s, const Tensor& mm, const Tensor& out, int lanes, int vector_registers) {

@@ -10,6 +10,7 @@
 #include "loom/graph/build.h"
 #include "loom/graph/passes.h"
 #include "loom/graph/reference.h"
+#include "loom/ops/cpu_schedules.h"
 #include "loom/runtime/graph_executor.h"
 
 namespace loom::graph {
@@ -59,10 +60,14 @@ TEST(GraphPasses, ConvTilesAreAskedOnlyForKernelsWritingTheirConv) {
 // (pragma prefetch, prefetch_ahead), which must change no result. Against loops written here, at
 // row counts that fill the tiles (24: whole tiles of 6 or 8 rows, AVX2's or AVX-512's), give one
 // tile (5 rows: a prefetch distance of 1), or leave a partial tile (20), whose row tiles run in
-// their own loop inside each group, without prefetches, so that partition_loops leaves every
-// whole tile unguarded. The reduction (40) is unrolled by 4.
+// their own loop inside each group (partition_loops leaves every whole tile unguarded) and fetch
+// between its whole tiles (pragma prefetch_across); one whole tile and a partial one (the tile's
+// rows + 3) fetch nothing: partitioning leaves no loop of tiles there. The reduction (40) is
+// unrolled by 4.
 TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
-  for (int64_t rows : {24, 5, 20}) {
+  const int64_t one_tile_and_part =
+      ops::gemm_tiling_for(codegen::target_info().float32_lanes(), codegen::target_info().vector_registers).mr + 3;
+  for (int64_t rows : {int64_t{24}, int64_t{5}, int64_t{20}, one_tile_and_part}) {
     SCOPED_TRACE(std::to_string(rows) + " rows");
     const int64_t K = 40, N = 96;
     NDArray w = test::random_float32({K, N}, 1), b = test::random_float32({N}, 2);
@@ -72,7 +77,7 @@ TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
     g.outputs = {g.add_op("add", "bias", {mm, g.add_constant("b", b)})};
     BuildResult built;
     std::string ir = build_with_llvm_ir(g, built);
-    EXPECT_EQ(ir.find("@llvm.prefetch") != std::string::npos, rows != 20);
+    EXPECT_EQ(ir.find("@llvm.prefetch") != std::string::npos, rows != one_tile_and_part);
     NDArray in = test::random_float32({rows, K}, 3);
     NDArray got = runtime::GraphExecutor::from_model_file(built.file, "dense").run({in})[0];
     for (int64_t r = 0; r < rows; ++r)

@@ -207,6 +207,32 @@ TEST(GoldenIR, PrefetchPragmaFetchesWhatLaterIterationsRead) {
   EXPECT_EQ(on_gpu.find("prefetch"), std::string::npos) << on_gpu;
 }
 
+// pragma(k, "prefetch_across", t) for row tiles in a loop of their own (t) inside the column
+// groups: at step k of tile t, the loop fetches the line that the next group loads at that step,
+// on the steps k = t (mod the tiles' extent) only, while a next group exists; the partitioned
+// tail tile (t a constant there) fetches nothing; a value that is no loop variable is an error.
+TEST(GoldenIR, PrefetchAcrossTilesFetchesTheNextGroup) {
+  Tensor A = placeholder({10, 16}, DataType::Float(32), "A"), B = placeholder({4, 16}, DataType::Float(32), "B");
+  IterVar k = reduce_axis(16, "k");
+  Tensor C = compute(
+      {10, 4}, [&](Var i, Var j) { return sum(A(i, k) * B(j, k), {k}); }, "C");
+  test::Workload w{{A, B}, {C}};
+  auto tiled = [&](bool offset_value) {
+    Schedule s(w.outputs);
+    auto [jo, ji] = s[C].split(s[C].axis(1), 2);
+    auto [io, ii] = s[C].split(s[C].axis(0), 4);
+    s[C].reorder({jo, io, ii, ji});
+    s[C].pragma(s[C].reduce_axis(0), "prefetch_across", offset_value ? io->var + 1 : Expr(io->var));
+    return lower_to(s, w, "simplify_final");
+  };
+  std::string text = tiled(false);
+  EXPECT_NE(text.find("if (k % 2 == i.outer && j.outer + 1 < 2) {\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("prefetch(address_of(B[j.outer*32 + j.inner*16 + k + 32]))"), std::string::npos) << text;
+  // Two whole tiles (the loop of extent 2) fetch; the tail tile of two rows does not.
+  EXPECT_EQ(test::count_occurrences(text, "prefetch("), 1u) << text;
+  EXPECT_THROW(tiled(true), LoweringError);
+}
+
 // `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one
 // iteration is no longer that loop: its inner loop must not inherit it), and nowhere once the
 // loop of one iteration is gone. It used to wrap the seq of pieces (lost by the LLVM backend).

@@ -15,6 +15,13 @@
 // reused from the cache anyway); a vector load is a line per 64 bytes. Without an enclosing loop,
 // or for a loop that is no longer serial, the pragma is dropped; GPU lowering drops it too
 // (emit = false).
+//
+// pragma(r, "prefetch_across", t) is the same for tiles that keep a loop of their own, T (the
+// variable t), inside the loop O whose iterations read the blocks (a dense layer's row tiles
+// inside its parallel block groups, where the rows are no whole number of tiles): iteration j of
+// T, at step r of R, prefetches the lines that the next iteration of O loads at step r, on the
+// steps with r = j (mod T's extent), while O's next iteration exists. A piece of T that
+// partitioning made a single iteration (t substituted by a constant) gets none.
 #include <set>
 
 #include "loom/ir/functor.h"
@@ -31,6 +38,7 @@ using namespace loom::ir;
 namespace {
 
 constexpr const char* kPragma = "pragma_prefetch";
+constexpr const char* kAcrossPragma = "pragma_prefetch_across";
 constexpr int64_t kLineBytes = 64;
 
 // Every load in a statement, every variable bound inside it and every buffer it stores to.
@@ -120,6 +128,7 @@ class PrefetchAhead : public IRMutator {
   }
 
   Stmt mutate_attr(const Stmt& s, const AttrNode* op) override {
+    if (op->key == kAcrossPragma) return across_tiles(op);
     if (op->key != kPragma) return IRMutator::mutate_attr(s, op);
     auto d = as_const_int(op->value);
     if (!d || *d < 1)
@@ -127,22 +136,47 @@ class PrefetchAhead : public IRMutator {
     const ForNode* outer = loops_.empty() ? nullptr : loops_.back();
     Stmt body = mutate(op->body);
     if (!emit_ || !outer) return body;
-    return with_prefetches(body, outer, *d);
+    return with_prefetches(body, {outer, *d, outer, *d});
   }
 
  private:
+  // What a marked loop fetches and when: what iteration `ahead.var + distance` of `ahead` loads,
+  // on the steps whose index mod `spread` is that of `spread_over`'s iteration.
+  struct Plan {
+    const ForNode* ahead;
+    int64_t distance;
+    const ForNode* spread_over;
+    int64_t spread;
+  };
+
+  // pragma prefetch_across t: the loop of t and the loop around it.
+  Stmt across_tiles(const AttrNode* op) {
+    Stmt body = mutate(op->body);
+    if (as_const_int(op->value)) return body;  // the tile loop became a single iteration
+    const auto* tile_var = op->value.as<VarNode>();
+    if (!tile_var)
+      LOOM_THROW(LoweringError, "pragma prefetch_across needs a tile loop's variable, not ", to_string(op->value));
+    for (size_t i = loops_.size(); i-- > 1;) {
+      if (loops_[i]->var.get() != tile_var) continue;
+      auto tiles = as_const_int(loops_[i]->extent);
+      if (!emit_ || !tiles) return body;
+      return with_prefetches(body, {loops_[i - 1], 1, loops_[i], *tiles});
+    }
+    return body;  // no loop of that variable here, or none around it
+  }
+
   // The marked loop (under any other pragmas) with the prefetches at the top of its body.
-  Stmt with_prefetches(const Stmt& s, const ForNode* outer, int64_t d) {
-    if (const auto* a = s.as<AttrNode>()) return attr(a->key, a->value, with_prefetches(a->body, outer, d));
+  Stmt with_prefetches(const Stmt& s, const Plan& p) {
+    if (const auto* a = s.as<AttrNode>()) return attr(a->key, a->value, with_prefetches(a->body, p));
     const ForNode* loop = s.as<ForNode>();
     if (!loop || loop->for_kind != ForKind::Serial) return s;
-    std::vector<Stmt> fetch = prefetches_ahead(loop->body, outer, d);
+    std::vector<Stmt> fetch = prefetches_ahead(loop->body, p.ahead, p.distance);
     if (fetch.empty()) return s;
-    DataType rt = loop->var.type(), ot = outer->var.type();
-    Expr step = floormod(loop->var - loop->min, make_const(rt, double(d)));
-    Expr phase = floormod(outer->var - outer->min, make_const(ot, double(d)));
-    if (rt != ot) phase = cast(rt, phase);
-    Expr in_range = outer->var + make_const(ot, double(d)) < outer->min + outer->extent;
+    DataType rt = loop->var.type(), st = p.spread_over->var.type(), at = p.ahead->var.type();
+    Expr step = floormod(loop->var - loop->min, make_const(rt, double(p.spread)));
+    Expr phase = floormod(p.spread_over->var - p.spread_over->min, make_const(st, double(p.spread)));
+    if (rt != st) phase = cast(rt, phase);
+    Expr in_range = p.ahead->var + make_const(at, double(p.distance)) < p.ahead->min + p.ahead->extent;
     Stmt body = seq({if_then_else(step == phase && in_range, seq(std::move(fetch))), loop->body});
     return for_loop(loop->var, loop->min, loop->extent, loop->for_kind, body, loop->thread_tag);
   }
