@@ -39,6 +39,17 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// `got` against the reference within `rtol`, and bit for bit against the first result checked
+// (each output element is computed by one iteration, whichever thread or order runs it).
+void expect_reference_and_same_bits(const std::vector<NDArray>& got, const std::vector<NDArray>& want, double rtol,
+                                    std::vector<NDArray>& first, const std::string& what) {
+  EXPECT_TRUE(test::all_arrays_close(got, want, 0, rtol)) << what;
+  if (first.empty())
+    first = got;
+  else
+    EXPECT_TRUE(test::all_arrays_close(got, first, 0, 0)) << what;
+}
+
 TEST(ParallelWork, ModelKernelsAskTheRuntime) {
   Graph g = residual_block();
   std::vector<NDArray> inputs = {test::random_float32({1, 16, 28, 28}, 3)};
@@ -65,13 +76,8 @@ TEST(ParallelWork, ModelKernelsAskTheRuntime) {
       ::setenv("LOOM_MIN_PARALLEL_WORK", min_work, 1);
       runtime::set_num_threads(threads);  // a new pool reads it
       std::string what = std::to_string(threads) + " threads, LOOM_MIN_PARALLEL_WORK=" + min_work;
-      std::vector<NDArray> got = runtime::GraphExecutor::from_model_file(file, what).run(inputs);
-      EXPECT_TRUE(test::all_arrays_close(got, want, 0, 1e-4)) << what;
-      // Each output element is computed by one iteration either way: the same bits.
-      if (first.empty())
-        first = got;
-      else
-        EXPECT_TRUE(test::all_arrays_close(got, first, 0, 0)) << what;
+      expect_reference_and_same_bits(runtime::GraphExecutor::from_model_file(file, what).run(inputs), want, 1e-4, first,
+                                     what);
     }
   ::unsetenv("LOOM_MIN_PARALLEL_WORK");
   runtime::set_num_threads(0);
@@ -102,13 +108,8 @@ TEST(ParallelWork, RecurrentStepsAlternateTheirOrder) {
     runtime::set_num_threads(threads);
     runtime::GraphExecutor exec = runtime::GraphExecutor::from_model_file(file, "recurrent steps");
     for (int run = 0; run < 2; ++run) {
-      std::string what = std::to_string(threads) + " threads, run " + std::to_string(run);
-      std::vector<NDArray> got = exec.run(inputs);
-      EXPECT_TRUE(test::all_arrays_close(got, want, 0, 1e-5)) << what;
-      if (first.empty())
-        first = got;
-      else
-        EXPECT_TRUE(test::all_arrays_close(got, first, 0, 0)) << what;
+      expect_reference_and_same_bits(exec.run(inputs), want, 1e-5, first,
+                                     std::to_string(threads) + " threads, run " + std::to_string(run));
     }
   }
   ::unsetenv("LOOM_MIN_PARALLEL_WORK");
