@@ -496,7 +496,8 @@ void schedule_dense_fused_cpu(Schedule& s, const Tensor& dense, const Tensor& ou
     y.parallel(outer);
     // A recurrent step reads the same weights as the step before, more than a core's L2 holds:
     // run from where that step ended, the groups still cached, instead of from its first group,
-    // long evicted (docs/cpu_backend.md).
+    // long evicted. The direction is the kernel's, shared by layers of one shape
+    // (docs/cpu_backend.md).
     y.pragma(outer, "alternate_order");
     y.vectorize(ni);
     yc.compute_at(y, outer);

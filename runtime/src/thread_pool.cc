@@ -437,6 +437,7 @@ extern "C" int32_t loom_parallel_for_work(int64_t extent, LoomParallelBody body,
 
 extern "C" int32_t loom_parallel_for_alternating(int64_t extent, LoomParallelBody body, void* closure, int64_t work,
                                                  int32_t* direction) {
+  if (extent <= 0) return 0;  // no call to alternate with
   // Relaxed: the direction only picks an order, and calls that race on it still cover the loop.
   const bool backwards = (__atomic_fetch_xor(direction, 1, __ATOMIC_RELAXED) & 1) != 0;
   std::optional<int64_t> hint;

@@ -62,11 +62,14 @@ TEST(GraphPasses, ConvTilesAreAskedOnlyForKernelsWritingTheirConv) {
 // tile (5 rows: a prefetch distance of 1), or leave a partial tile (20), whose row tiles run in
 // their own loop inside each group (partition_loops leaves every whole tile unguarded) and fetch
 // between its whole tiles (pragma prefetch_across); one whole tile and a partial one (the tile's
-// rows + 3) fetch nothing: partitioning leaves no loop of tiles there. The reduction (40) is
+// rows + 3; the tile has 6 or 8 rows on these targets) fetch nothing: partitioning leaves no loop
+// of tiles there. The reduction (40) is
 // unrolled by 4.
 TEST(GraphPasses, DenseTilesPrefetchTheNextWeights) {
-  const int64_t one_tile_and_part =
-      ops::gemm_tiling_for(codegen::target_info().float32_lanes(), codegen::target_info().vector_registers).mr + 3;
+  const int64_t tile_rows =
+      ops::gemm_tiling_for(codegen::target_info().float32_lanes(), codegen::target_info().vector_registers).mr;
+  ASSERT_GT(tile_rows, 3) << "one whole tile and 3 rows must leave a partial tile";
+  const int64_t one_tile_and_part = tile_rows + 3;
   for (int64_t rows : {int64_t{24}, int64_t{5}, int64_t{20}, one_tile_and_part}) {
     SCOPED_TRACE(std::to_string(rows) + " rows");
     const int64_t K = 40, N = 96;

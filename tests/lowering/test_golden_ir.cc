@@ -210,7 +210,8 @@ TEST(GoldenIR, PrefetchPragmaFetchesWhatLaterIterationsRead) {
 // pragma(k, "prefetch_across", t) for row tiles in a loop of their own (t) inside the column
 // groups: at step k of tile t, the loop fetches the line that the next group loads at that step,
 // on the steps k = t (mod the tiles' extent) only, while a next group exists; the partitioned
-// tail tile (t a constant there) fetches nothing; a value that is no loop variable is an error.
+// tail tile (t a constant there) fetches nothing, nor does a value that is no loop variable (as
+// partitioning leaves a symbolic tail's).
 TEST(GoldenIR, PrefetchAcrossTilesFetchesTheNextGroup) {
   Tensor A = placeholder({10, 16}, DataType::Float(32), "A"), B = placeholder({4, 16}, DataType::Float(32), "B");
   IterVar k = reduce_axis(16, "k");
@@ -230,7 +231,8 @@ TEST(GoldenIR, PrefetchAcrossTilesFetchesTheNextGroup) {
   EXPECT_NE(text.find("prefetch(address_of(B[j.outer*32 + j.inner*16 + k + 32]))"), std::string::npos) << text;
   // Two whole tiles (the loop of extent 2) fetch; the tail tile of two rows does not.
   EXPECT_EQ(test::count_occurrences(text, "prefetch("), 1u) << text;
-  EXPECT_THROW(tiled(true), LoweringError);
+  std::string offset = tiled(true);
+  EXPECT_EQ(offset.find("prefetch("), std::string::npos) << offset;
 }
 
 // `pragma llvm_unroll` stays on its own loop: on the partitioned full tiles (the tail of one

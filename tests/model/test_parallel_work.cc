@@ -85,8 +85,8 @@ TEST(ParallelWork, ModelKernelsAskTheRuntime) {
 
 // Recurrent steps: h = tanh(dense(h, W)) three times over one W of 1 MB. Each step's dense reads
 // all of W on one row: its loop over output groups alternates direction from call to call
-// (loom_parallel_for_alternating), and every call computes the reference's bits, forwards or
-// backwards, at 1 and 2 threads.
+// (loom_parallel_for_alternating); every run matches the reference, and the runs, forwards or
+// backwards, at 1 and 2 threads, agree bit for bit.
 TEST(ParallelWork, RecurrentStepsAlternateTheirOrder) {
   Graph g;
   const int64_t width = 512;

@@ -442,7 +442,8 @@ TEST_F(ThreadPoolTest, AlternatingLoopsRunEveryOtherCallBackwards) {
         EXPECT_EQ(r.chunks.front().second, extent) << "a backward call starts at the end, extent " << extent;
         for (size_t k = 1; k < r.chunks.size(); ++k)
           EXPECT_EQ(r.chunks[k].second, r.chunks[k - 1].first) << "chunk " << k << ", extent " << extent;
-        EXPECT_EQ(r.chunks.size(), size_t(extent <= 64 ? extent : (extent + 15) / 16)) << "chunks of extent / 64";
+        const int64_t chunk = (extent + 63) / 64;
+        EXPECT_EQ(r.chunks.size(), size_t((extent + chunk - 1) / chunk)) << "chunks of extent / 64, rounded up";
       }
     }
   }
@@ -458,6 +459,53 @@ TEST_F(ThreadPoolTest, AlternatingLoopsRunEveryOtherCallBackwards) {
     EXPECT_EQ(r.chunks.front().first, call == 0 ? 0 : 9) << "call " << call;
   }
   unsetenv("LOOM_MIN_PARALLEL_WORK");
+}
+
+// A thread done with its own part helps another's from that part's far end, backwards too: on
+// a backward call the worker, done with [32, 64) while the caller's first chunk (from the end of
+// [0, 32)) waits for it, claims the front of the caller's part. Retried where the worker never
+// came within a second.
+TEST_F(ThreadPoolTest, AlternatingLoopsHelpFromTheOtherPartsFarEnd) {
+  loom::runtime::set_num_threads(2);
+  struct Claims {
+    std::mutex mu;
+    std::thread::id caller;
+    std::vector<std::tuple<std::thread::id, int64_t, int64_t>> chunks;
+    std::atomic<bool> worker_helped{false}, caller_started{false};
+  };
+  auto body = [](int64_t b, int64_t e, void* c) -> int32_t {
+    auto* f = static_cast<Claims*>(c);
+    const bool caller = std::this_thread::get_id() == f->caller;
+    {
+      std::lock_guard<std::mutex> lock(f->mu);
+      f->chunks.push_back({std::this_thread::get_id(), b, e});
+    }
+    if (!caller && b < 32) f->worker_helped.store(true);
+    if (caller && !f->caller_started.exchange(true)) {
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      while (!f->worker_helped.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    }
+    return 0;
+  };
+  int32_t direction = 1;  // the next call runs backwards
+  for (int attempt = 0; attempt < 10; ++attempt, direction = 1) {
+    Claims f;
+    f.caller = std::this_thread::get_id();
+    ASSERT_EQ(loom_parallel_for_alternating(64, body, &f, -1, &direction), 0);
+    std::vector<std::pair<int64_t, int64_t>> all;
+    for (auto& [id, b, e] : f.chunks) all.push_back({b, e});
+    expect_cover(all, 64);
+    if (!f.worker_helped.load()) continue;
+    auto& [id0, first_begin, first_end] = f.chunks.front();
+    (void)id0;
+    EXPECT_EQ(first_end, 32) << "the caller's first chunk ends its part";
+    for (auto& [id, b, e] : f.chunks)
+      if (id != f.caller && b < 32) {
+        EXPECT_EQ(b, 0) << "the worker's first help starts at the front of the caller's part";
+        return;
+      }
+  }
+  ADD_FAILURE() << "the worker helped in none of 10 loops";
 }
 
 TEST_F(ThreadPoolTest, AlternatingLoopsKeepEachThreadsPart) {

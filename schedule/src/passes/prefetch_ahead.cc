@@ -20,8 +20,9 @@
 // variable t), inside the loop O whose iterations read the blocks (a dense layer's row tiles
 // inside its parallel block groups, where the rows are no whole number of tiles): iteration j of
 // T, at step r of R, prefetches the lines that the next iteration of O loads at step r, on the
-// steps with r = j (mod T's extent), while O's next iteration exists. A piece of T that
-// partitioning made a single iteration (t substituted by a constant) gets none.
+// steps with r = j (mod T's extent), while O's next iteration exists. A piece of T where the
+// value is no loop variable (partitioning made it a single iteration, t a constant, or rewrote a
+// symbolic tail's variable) gets none.
 #include <set>
 
 #include "loom/ir/functor.h"
@@ -152,14 +153,13 @@ class PrefetchAhead : public IRMutator {
   // pragma prefetch_across t: the loop of t and the loop around it.
   Stmt across_tiles(const AttrNode* op) {
     Stmt body = mutate(op->body);
-    if (as_const_int(op->value)) return body;  // the tile loop became a single iteration
+    // No variable (the tile loop partitioned into a single iteration, or a tail whose variable
+    // partitioning rewrote): nothing is fetched there.
     const auto* tile_var = op->value.as<VarNode>();
-    if (!tile_var)
-      LOOM_THROW(LoweringError, "pragma prefetch_across needs a tile loop's variable, not ", to_string(op->value));
-    for (size_t i = loops_.size(); i-- > 1;) {
+    for (size_t i = loops_.size(); tile_var && i-- > 1;) {
       if (loops_[i]->var.get() != tile_var) continue;
       auto tiles = as_const_int(loops_[i]->extent);
-      if (!emit_ || !tiles) return body;
+      if (!emit_ || !tiles || *tiles < 1) return body;
       return with_prefetches(body, {loops_[i - 1], 1, loops_[i], *tiles});
     }
     return body;  // no loop of that variable here, or none around it
