@@ -108,6 +108,8 @@ BuildResult build(Graph g, const BuildOptions& options) {
   g.name_outputs(output_names);
   infer_types(g);
   r.fusion = fuse_ops(g);
+  // Views share storage as in-place concats do (not yet on a GPU build: see above).
+  reshape_in_place(g, r.fusion, po.concat_in_place);
   r.memory = plan_memory(g, r.fusion);
 
   // The accelerator image's build, when the accelerator partition made accelerator operators.

@@ -149,7 +149,8 @@ void add_attr_schemas(std::map<std::string, OpDef>& table) {
   // layouts and transforms
   set("layout_transform",
       {req("to", K::String, "NCHW or NCHWc"), opt("block", K::Int, "channels per block (NCHWc)", 1)});
-  set("reshape", {req("shape", K::Ints, "the new shape")});
+  set("reshape", {req("shape", K::Ints, "the new shape"),
+                  flag("in_place", "a view of its input's storage, no kernel (reshape_in_place), default 0")});
   set("transpose", {req("perm", K::Ints, "output axis k reads input axis perm[k]")});
   set("concat", {req("axis", K::Int, "axis joined"),
                  flag("in_place", "producers write into the output (concat_in_place), default 0")});

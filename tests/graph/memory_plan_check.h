@@ -21,15 +21,16 @@ inline void pick_random_outputs(graph::Graph& g, const std::vector<int>& values,
 }
 
 // The step of the plan at which each value is read for the last time: by a kernel, as a graph
-// output (the plan's end), or through an in-place concat that holds it (as long as the concat).
+// output (the plan's end), or through an in-place concat that holds it or an in-place reshape
+// that views it (as long as the concat or the reshape).
 inline std::map<int, size_t> last_reads(const graph::Graph& g, const graph::FusionPlan& plan) {
   std::map<int, size_t> last;
   for (size_t k = 0; k < plan.groups.size(); ++k)
     for (int in : plan.groups[k].inputs) last[in] = k;
   for (int out : g.outputs) last[out] = plan.groups.size();
-  for (size_t k = plan.groups.size(); k-- > 0;) {  // outer concats first: they come later
+  for (size_t k = plan.groups.size(); k-- > 0;) {  // outer concats and views first: they come later
     const graph::Node& n = g.node(plan.groups[k].output);
-    if (graph::is_in_place_concat(n))
+    if (graph::is_in_place_concat(n) || graph::is_in_place_reshape(n))
       for (int in : n.inputs) last[in] = std::max(last[in], last[plan.groups[k].output]);
   }
   return last;

@@ -19,6 +19,9 @@ namespace loom::graph {
 
 namespace {
 
+bool is_concat(const Node& n) { return n.is_op() && n.op == "concat"; }
+bool is_reshape(const Node& n) { return n.is_op() && n.op == "reshape"; }
+
 class ConcatPlacer {
  public:
   explicit ConcatPlacer(const Graph& g)
@@ -30,9 +33,17 @@ class ConcatPlacer {
     std::iota(parent_.begin(), parent_.end(), 0);
   }
 
-  // Why concat `id` cannot be in place on its own terms; empty if it can.
+  // Why concat `id` (or reshape: its one input at offset 0) cannot be in place on its own terms;
+  // empty if it can.
   std::string ineligible(int id) const {
     const Node& n = g_.node(id);
+    if (is_reshape(n)) {
+      const Node& in = g_.node(n.inputs[0]);
+      if (!g_.type_of(id).is_static() || !g_.type_of(n.inputs[0]).is_static()) return "its shapes are symbolic";
+      if (!in.is_op()) return "input '" + in.name + "' is no kernel's output";
+      if (op_def(in.op).device != runtime::KernelDevice::CPU) return "input '" + in.name + "' is made off the CPU";
+      return {};
+    }
     const TensorType& t = g_.type_of(id);
     int64_t axis = n.attrs.get_int("axis");
     if (axis < 0) axis += static_cast<int64_t>(t.shape.size());
@@ -151,11 +162,10 @@ class ConcatPlacer {
   std::vector<bool> in_place_;  // an in-place concat (not a leaf)
 };
 
-bool is_concat(const Node& n) { return n.is_op() && n.op == "concat"; }
-
 }  // namespace
 
 bool is_in_place_concat(const Node& n) { return is_concat(n) && n.attrs.get_int("in_place", 0); }
+bool is_in_place_reshape(const Node& n) { return is_reshape(n) && n.attrs.get_int("in_place", 0); }
 
 void concat_in_place(Graph& g, bool enabled) {
   for (Node& n : g.nodes)
@@ -169,10 +179,35 @@ void concat_in_place(Graph& g, bool enabled) {
 InPlaceRegions in_place_regions(const Graph& g) {
   ConcatPlacer placer(g);
   for (int id : g.topological_order())
-    if (is_in_place_concat(g.node(id)))
+    if (is_in_place_concat(g.node(id)) || is_in_place_reshape(g.node(id)))
       if (std::string why = placer.try_add(id); !why.empty())
-        LOOM_THROW(ModelError, "concat '", g.node(id).name, "' is marked in_place but cannot be: ", why);
+        LOOM_THROW(ModelError, g.node(id).op, " '", g.node(id).name, "' is marked in_place but cannot be: ", why);
   return placer.regions();
+}
+
+void reshape_in_place(Graph& g, const FusionPlan& fusion, bool enabled) {
+  for (Node& n : g.nodes)
+    if (is_reshape(n)) n.attrs.erase("in_place");
+  if (!enabled) return;
+  // Values an in-place concat places stay out: a view of one would take a second offset.
+  std::vector<bool> concat_member(g.nodes.size(), false);
+  for (size_t id = 0; id < g.nodes.size(); ++id)
+    if (is_in_place_concat(g.nodes[id])) {
+      concat_member[id] = true;
+      for (int in : g.nodes[id].inputs) concat_member[size_t(in)] = true;
+    }
+  const auto users = g.users();
+  ConcatPlacer placer(g);
+  for (const FusedGroup& grp : fusion.groups) {
+    if (grp.nodes.size() != 1 || !is_reshape(g.node(grp.anchor))) continue;
+    const int id = grp.anchor, in = g.node(id).inputs[0];
+    if (concat_member[size_t(id)] || concat_member[size_t(in)]) continue;
+    // Read on the CPU only: other devices' copies are made per value.
+    bool cpu_readers = true;
+    for (int u : users[size_t(id)])
+      cpu_readers = cpu_readers && g.node(u).is_op() && op_def(g.node(u).op).device == runtime::KernelDevice::CPU;
+    if (cpu_readers && placer.try_add(id).empty()) g.node(id).attrs.set("in_place", int64_t(1));
+  }
 }
 
 }  // namespace loom::graph

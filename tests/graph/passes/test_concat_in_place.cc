@@ -1,6 +1,6 @@
-// Concatenations written in place (pass concat_in_place, plan_memory's shared storage): which
-// concats qualify, where their inputs land, that no kernel overwrites a value still to be read,
-// and that compiled models give the interpreter's results.
+// Concatenations written in place (pass concat_in_place, plan_memory's shared storage) and
+// reshapes as views (reshape_in_place): which qualify, where their inputs land, that no kernel
+// overwrites a value still to be read, and that compiled models give the interpreter's results.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -191,7 +191,7 @@ TEST(ConcatInPlace, AConcatMarkedInPlaceThatCannotBeIsAnError) {
 // concat holds is read as long as the concat is), and every value lies inside its storage. A
 // few of the graphs are also compiled and run against the interpreter.
 TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
-  size_t graphs_in_place = 0;
+  size_t graphs_in_place = 0, graphs_with_views = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
     Graph g;
@@ -210,7 +210,8 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
                                                                         : g.add_op("relu", name, {a}));
           break;
         case 2:
-          values.push_back(g.add_op("relu", name, {a}));
+          values.push_back(rng() % 2 ? g.add_op("relu", name, {a})
+                                     : g.add_op("reshape", name, {a}, Attrs().set("shape", g.node(a).type.shape)));
           break;
         default: {
           std::vector<int> in = {a, b};
@@ -225,6 +226,7 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
     Graph o = g;
     concat_in_place(o);
     FusionPlan plan = fuse_ops(o);
+    reshape_in_place(o, plan);
     MemoryPlan mem = plan_memory(o, plan);
     std::map<int, size_t> last_read = test::last_reads(o, plan);
     struct Held {
@@ -232,7 +234,7 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
       uint64_t begin, end;
     };
     std::map<int, std::vector<Held>> held;  // storage -> the values kernels wrote there
-    size_t in_place = 0;
+    size_t in_place = 0, views = 0;
     for (size_t k = 0; k < plan.groups.size(); ++k) {
       int out = plan.groups[k].output, s = mem.storage_of[out];
       ASSERT_GE(s, 0) << "seed " << seed;
@@ -248,6 +250,15 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
         }
         continue;
       }
+      if (is_in_place_reshape(o.node(out))) {  // a view: its input's bytes
+        ++in_place;
+        ++views;
+        const int in = o.node(out).inputs[0];
+        EXPECT_EQ(mem.storage_of[in], s) << "seed " << seed << ": reshape '" << o.node(out).name << "'\n" << mem.str(o);
+        EXPECT_EQ(mem.offset_of[in], begin) << "seed " << seed << ": reshape '" << o.node(out).name << "'\n"
+                                            << mem.str(o);
+        continue;
+      }
       for (const Held& h : held[s]) {
         bool overlaps = h.begin < end && begin < h.end;
         EXPECT_FALSE(overlaps && last_read[h.value] >= k)
@@ -258,11 +269,82 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
       held[s].push_back({out, begin, end});
     }
     graphs_in_place += in_place > 0;
+    graphs_with_views += views > 0;
     if (seed <= 10 && in_place)
       expect_runs_like_the_interpreter(g, {test::random_float32({1, 16}, seed)},
                                        "random graph, seed " + std::to_string(seed));
   }
-  EXPECT_GE(graphs_in_place, 20u);  // the check saw shared buffers, not only copies
+  EXPECT_GE(graphs_in_place, 20u);   // the check saw shared buffers, not only copies
+  EXPECT_GE(graphs_with_views, 5u);  // and reshapes as views
+}
+
+// A reshape that is a kernel of its own (a dense layer's rows back to tokens, read by two slices,
+// as a transformer's fused QKV projection) is a view of the dense output: same storage, same
+// offset, no kernel; one whose input the caller owns, or that an in-place concat reads, stays a
+// copy. The compiled models compute what the interpreter does, with and without views.
+TEST(ReshapeInPlace, AReshapeOfItsOwnIsAView) {
+  Graph g;
+  int x = g.add_input("x", {{1, 6, 32}, DataType::Float(32)});
+  int rows = g.add_op("reshape", "rows", {x}, Attrs().set("shape", Shape{6, 32}));
+  int w = g.add_constant("w", test::random_float32({32, 96}, 1, -0.3, 0.3));
+  int proj = g.add_op("matmul", "proj", {rows, w});
+  int tokens = g.add_op("reshape", "tokens", {proj}, Attrs().set("shape", Shape{1, 6, 96}));
+  auto slice = [&](const std::string& name, int64_t begin) {
+    return g.add_op("slice", name, {tokens},
+                    Attrs()
+                        .set("starts", std::vector<int64_t>{begin})
+                        .set("ends", std::vector<int64_t>{begin + 32})
+                        .set("axes", std::vector<int64_t>{2})
+                        .set("steps", std::vector<int64_t>{1}));
+  };
+  int q = slice("q", 0), k = slice("k", 32);
+  g.outputs = {g.add_op("mul", "qk", {q, k})};
+  BuildResult r = build(g);
+  const Graph& o = r.graph;
+  const int view = node_named(o, "tokens");
+  ASSERT_GE(view, 0);
+  EXPECT_TRUE(is_in_place_reshape(o.node(view))) << r.fusion.str(o);
+  const int in = o.node(view).inputs[0];
+  EXPECT_EQ(r.memory.storage_of[view], r.memory.storage_of[in]) << r.memory.str(o);
+  EXPECT_EQ(r.memory.offset_of[view], r.memory.offset_of[in]) << r.memory.str(o);
+  for (auto& call : r.executor_graph.kernels)
+    EXPECT_EQ(call.node.find("tokens"), std::string::npos) << "a kernel computes the view: " << call.node;
+  // The input's reshape (the caller owns x) stays whatever fusion made of it: no view.
+  const int rows_node = node_named(o, "rows");
+  if (rows_node >= 0) EXPECT_FALSE(is_in_place_reshape(o.node(rows_node)));
+  const NDArray input = test::random_float32({1, 6, 32}, 2);
+  expect_runs_like_the_interpreter(g, {input}, "reshape view");
+  PipelineOptions copies;
+  copies.concat_in_place = false;
+  expect_runs_like_the_interpreter(g, {input}, "reshape copied", copies);
+}
+
+TEST(ReshapeInPlace, ReshapesInConcatsAndOfInputsStayCopies) {
+  Graph g;
+  int x = g.add_input("x", {{1, 64}, DataType::Float(32)});
+  int a = g.add_op("softmax", "a", {x}, Attrs().set("axis", int64_t(1)));
+  int view = g.add_op("reshape", "view", {a}, Attrs().set("shape", Shape{1, 64}));
+  int b = g.add_op("softmax", "b", {view}, Attrs().set("axis", int64_t(1)));
+  int c = g.add_op("softmax", "c", {view}, Attrs().set("axis", int64_t(1)));
+  int of_input = g.add_op("reshape", "of_input", {x}, Attrs().set("shape", Shape{1, 64}));
+  int d = g.add_op("softmax", "d", {of_input}, Attrs().set("axis", int64_t(1)));
+  int e = g.add_op("softmax", "e", {of_input}, Attrs().set("axis", int64_t(1)));
+  int in_cat = g.add_op("reshape", "in_cat", {b}, Attrs().set("shape", Shape{1, 64}));
+  int cat = g.add_op("concat", "cat", {in_cat, c, d, e}, Attrs().set("axis", int64_t(1)));
+  g.outputs = {g.add_op("softmax", "out", {cat}, Attrs().set("axis", int64_t(1))), in_cat};
+  infer_types(g);
+  Graph o = g;
+  concat_in_place(o);
+  FusionPlan plan = fuse_ops(o);
+  reshape_in_place(o, plan);
+  for (const FusedGroup& grp : plan.groups) {
+    const Node& n = o.node(grp.anchor);
+    if (n.op != "reshape") continue;
+    EXPECT_EQ(is_in_place_reshape(n), n.name == "view") << n.name << "\n" << plan.str(o);
+  }
+  reshape_in_place(o, plan, false);
+  for (const Node& n : o.nodes) EXPECT_FALSE(is_in_place_reshape(n)) << n.name << ": disabled, no marks";
+  expect_runs_like_the_interpreter(g, {test::random_float32({1, 64}, 3)}, "views and copies");
 }
 
 }  // namespace

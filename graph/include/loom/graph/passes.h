@@ -124,7 +124,7 @@ void winograd_conv(Graph& g, double min_saved_macs = kWinogradMinSavedMacs);
 // clears them (PipelineOptions::concat_in_place).
 void concat_in_place(Graph& g, bool enabled = true);
 bool is_in_place_concat(const Node& n);
-// Where the in-place concats put values: region[id] is the node whose id names the shared storage
+// Where the in-place concats (and reshapes) put values: region[id] is the node whose id names the shared storage
 // value `id` lies in (-1: none) and offset[id] its byte offset there; bytes maps each region to its
 // size. A concat marked in_place that cannot be (a graph edited after the pass) is a ModelError.
 struct InPlaceRegions {
@@ -154,6 +154,14 @@ struct FusionPlan {
 // kernels that only it reads) joins the producer's kernel with those side kernels. An in-place
 // concat is a group of its own that nothing joins.
 FusionPlan fuse_ops(const Graph& g);
+
+// Reshapes as views, after fusion: a reshape that is a kernel of its own (fusion joined it to
+// neither its producer nor a reader: ViT's dense output read by three slices) gets in_place = 1
+// where its input is a CPU kernel's output and its readers run on the CPU, and neither takes part
+// in an in-place concat. It shares its input's storage at offset 0 (in_place_regions) and runs
+// no kernel: a reshape moves no bytes. enabled = false only clears the marks.
+void reshape_in_place(Graph& g, const FusionPlan& fusion, bool enabled = true);
+bool is_in_place_reshape(const Node& n);
 
 // Static memory plan for the kernels' outputs: each temporary gets a storage buffer, reused once
 // its last reader has run. The values an in-place concat joins share one storage, live from the
