@@ -191,7 +191,7 @@ TEST(ConcatInPlace, AConcatMarkedInPlaceThatCannotBeIsAnError) {
 // concat holds is read as long as the concat is), and every value lies inside its storage. A
 // few of the graphs are also compiled and run against the interpreter.
 TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
-  size_t graphs_in_place = 0, graphs_with_views = 0;
+  size_t graphs_with_concats = 0, graphs_with_views = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     std::mt19937_64 rng(seed);
     Graph g;
@@ -234,14 +234,14 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
       uint64_t begin, end;
     };
     std::map<int, std::vector<Held>> held;  // storage -> the values kernels wrote there
-    size_t in_place = 0, views = 0;
+    size_t concats = 0, views = 0;
     for (size_t k = 0; k < plan.groups.size(); ++k) {
       int out = plan.groups[k].output, s = mem.storage_of[out];
       ASSERT_GE(s, 0) << "seed " << seed;
       uint64_t begin = mem.offset_of[out], end = begin + o.type_of(out).nbytes();
       ASSERT_LE(end, mem.storage_bytes[size_t(s)]) << "seed " << seed << "\n" << mem.str(o);
       if (is_in_place_concat(o.node(out))) {  // written by its inputs' kernels: they lie in it, in order
-        ++in_place;
+        ++concats;
         uint64_t at = begin;
         for (int in : o.node(out).inputs) {
           EXPECT_EQ(mem.storage_of[in], s) << "seed " << seed << ": input '" << o.node(in).name << "'\n" << mem.str(o);
@@ -251,7 +251,6 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
         continue;
       }
       if (is_in_place_reshape(o.node(out))) {  // a view: its input's bytes
-        ++in_place;
         ++views;
         const int in = o.node(out).inputs[0];
         EXPECT_EQ(mem.storage_of[in], s) << "seed " << seed << ": reshape '" << o.node(out).name << "'\n" << mem.str(o);
@@ -268,14 +267,14 @@ TEST(ConcatInPlace, MemoryPlanNeverOverwritesALiveValue) {
       }
       held[s].push_back({out, begin, end});
     }
-    graphs_in_place += in_place > 0;
+    graphs_with_concats += concats > 0;
     graphs_with_views += views > 0;
-    if (seed <= 10 && in_place)
+    if (seed <= 10 && concats + views > 0)
       expect_runs_like_the_interpreter(g, {test::random_float32({1, 16}, seed)},
                                        "random graph, seed " + std::to_string(seed));
   }
-  EXPECT_GE(graphs_in_place, 20u);   // the check saw shared buffers, not only copies
-  EXPECT_GE(graphs_with_views, 5u);  // and reshapes as views
+  EXPECT_GE(graphs_with_concats, 20u);  // the check saw shared buffers, not only copies
+  EXPECT_GE(graphs_with_views, 5u);     // and reshapes as views
 }
 
 // A reshape that is a kernel of its own (a dense layer's rows back to tokens, read by two slices,
@@ -319,6 +318,32 @@ TEST(ReshapeInPlace, AReshapeOfItsOwnIsAView) {
   expect_runs_like_the_interpreter(g, {input}, "reshape copied", copies);
 }
 
+// A view of a graph output, and a view of that view (itself an output): both in the output's
+// storage at its offset, no kernel for either; the outputs come back as the interpreter's.
+TEST(ReshapeInPlace, ViewsOfOutputsAndOfViews) {
+  Graph g;
+  int x = g.add_input("x", {{1, 64}, DataType::Float(32)});
+  int a = g.add_op("softmax", "a", {x}, Attrs().set("axis", int64_t(1)));
+  int v1 = g.add_op("reshape", "v1", {a}, Attrs().set("shape", Shape{1, 64}));
+  int v2 = g.add_op("reshape", "v2", {v1}, Attrs().set("shape", Shape{1, 64}));
+  int s1 = g.add_op("softmax", "s1", {v1}, Attrs().set("axis", int64_t(1)));
+  int s2 = g.add_op("relu", "s2", {v1});
+  g.outputs = {a, v2, s1, s2};
+  BuildResult r = build(g);
+  const Graph& o = r.graph;
+  const int out = node_named(o, "a");
+  for (const char* name : {"v1", "v2"}) {
+    const int v = node_named(o, name);
+    ASSERT_GE(v, 0);
+    EXPECT_TRUE(is_in_place_reshape(o.node(v))) << name << "\n" << r.fusion.str(o);
+    EXPECT_EQ(r.memory.storage_of[v], r.memory.storage_of[out]) << name << "\n" << r.memory.str(o);
+    EXPECT_EQ(r.memory.offset_of[v], r.memory.offset_of[out]) << name << "\n" << r.memory.str(o);
+  }
+  for (auto& call : r.executor_graph.kernels)
+    EXPECT_TRUE(call.node.find("v1") == std::string::npos && call.node.find("v2") == std::string::npos) << call.node;
+  expect_runs_like_the_interpreter(g, {test::random_float32({1, 64}, 4)}, "views of an output");
+}
+
 TEST(ReshapeInPlace, ReshapesInConcatsAndOfInputsStayCopies) {
   Graph g;
   int x = g.add_input("x", {{1, 64}, DataType::Float(32)});
@@ -337,11 +362,15 @@ TEST(ReshapeInPlace, ReshapesInConcatsAndOfInputsStayCopies) {
   concat_in_place(o);
   FusionPlan plan = fuse_ops(o);
   reshape_in_place(o, plan);
+  std::set<std::string> alone;  // reshapes that are groups of their own, each checked
   for (const FusedGroup& grp : plan.groups) {
     const Node& n = o.node(grp.anchor);
     if (n.op != "reshape") continue;
+    EXPECT_EQ(grp.nodes.size(), 1u) << n.name << "\n" << plan.str(o);
+    alone.insert(n.name);
     EXPECT_EQ(is_in_place_reshape(n), n.name == "view") << n.name << "\n" << plan.str(o);
   }
+  EXPECT_EQ(alone, (std::set<std::string>{"view", "of_input", "in_cat"})) << plan.str(o);
   reshape_in_place(o, plan, false);
   for (const Node& n : o.nodes) EXPECT_FALSE(is_in_place_reshape(n)) << n.name << ": disabled, no marks";
   expect_runs_like_the_interpreter(g, {test::random_float32({1, 64}, 3)}, "views and copies");
