@@ -25,23 +25,18 @@ UopKernelBuilder& UopKernelBuilder::loop(uint32_t extent, uint32_t dst_factor, u
 }
 
 std::vector<uint32_t> UopKernel::entries(Field field) const {
+  // The micro-op's field and the loops' factor for it.
+  uint32_t MicroOp::*entry = field == Field::Dst ? &MicroOp::dst : field == Field::Src ? &MicroOp::src : &MicroOp::wgt;
+  uint32_t Loop::*factor = field == Field::Dst   ? &Loop::dst_factor
+                           : field == Field::Src ? &Loop::src_factor
+                                                 : &Loop::wgt_factor;
   std::vector<uint32_t> out;
   Loop outer{1, 0, 0, 0}, inner{1, 0, 0, 0};
   if (loops.size() == 2) outer = loops[0], inner = loops[1];
   if (loops.size() == 1) inner = loops[0];
   for (uint32_t o = 0; o < outer.extent; ++o)
     for (uint32_t n = 0; n < inner.extent; ++n)
-      for (const MicroOp& u : uops) switch (field) {
-          case Field::Dst:
-            out.push_back(u.dst + o * outer.dst_factor + n * inner.dst_factor);
-            break;
-          case Field::Src:
-            out.push_back(u.src + o * outer.src_factor + n * inner.src_factor);
-            break;
-          case Field::Wgt:
-            out.push_back(u.wgt + o * outer.wgt_factor + n * inner.wgt_factor);
-            break;
-        }
+      for (const MicroOp& u : uops) out.push_back(u.*entry + o * (outer.*factor) + n * (inner.*factor));
   return out;
 }
 
@@ -397,6 +392,10 @@ void Driver::dep_pop(Module from, Module to) {
   (from_prev ? pending_pop_[uint32_t(to)].pop_prev : pending_pop_[uint32_t(to)].pop_next) = true;
 }
 
+namespace {
+bool loads_micro_ops(const Instruction& i) { return i.opcode == Opcode::Load && i.mem == MemType::Uop && i.x_size; }
+}  // namespace
+
 void Driver::load_micro_ops_once() {
   std::map<uint64_t, const std::vector<uint32_t>*> words_at;  // a kernel's DRAM address -> its words
   for (const auto& [key, info] : kernels_) words_at[info.dram.addr] = &info.words;
@@ -404,7 +403,7 @@ void Driver::load_micro_ops_once() {
   std::vector<bool> written;
   size_t loads = 0;
   for (const Instruction& i : stream_) {
-    if (i.opcode != Opcode::Load || i.mem != MemType::Uop || i.x_size == 0) continue;
+    if (!loads_micro_ops(i)) continue;
     auto w = words_at.find(uint64_t(i.dram_base) * AccelConfig::kUopBytes);
     if (w == words_at.end() || w->second->size() != i.x_size || i.y_size != 1 || i.dep.push_prev || i.dep.push_next)
       return;
@@ -422,7 +421,7 @@ void Driver::load_micro_ops_once() {
   std::vector<Instruction> kept;
   DepFlags carried;
   for (Instruction i : stream_) {
-    if (i.opcode == Opcode::Load && i.mem == MemType::Uop && i.x_size) {
+    if (loads_micro_ops(i)) {
       carried.pop_prev |= i.dep.pop_prev;
       carried.pop_next |= i.dep.pop_next;
       continue;

@@ -208,8 +208,7 @@ std::vector<KernelReport> compile_kernels(const Graph& g, const FusionPlan& fusi
   std::map<std::pair<runtime::KernelDevice, std::string>, size_t> report_of;  // per device and function
   for (size_t k = 0; k < fusion.groups.size(); ++k) {
     const FusedGroup& grp = fusion.groups[k];
-    if (is_in_place_concat(g.node(grp.anchor))) continue;   // its inputs' kernels wrote it
-    if (is_in_place_reshape(g.node(grp.anchor))) continue;  // a view of its input
+    if (is_in_place(g.node(grp.anchor))) continue;  // its inputs' kernels wrote it (a view: its input)
     const runtime::KernelDevice device = placement.device[k];
     runtime::KernelCall call;
     call.device = device;

@@ -151,13 +151,11 @@ class ThreadPool {
       closure_ = closure;
       extent_ = extent;
       unit_ = extent > kMaxUnits ? (extent + kMaxUnits - 1) / kMaxUnits : 1;
-      const int64_t units = (extent + unit_ - 1) / unit_;
-      units_ = units;
       backwards_ = backwards;
       for (int t = 0; t < threads_; ++t)
         homes_[size_t(t)].span.store(uint64_t(home_begin(t)) << 32 | uint64_t(home_begin(t + 1)),
                                      std::memory_order_relaxed);
-      pending_.store(units);
+      pending_.store(unit_count());
       error_code_ = 0;
       error_message_.clear();
       generation_.fetch_add(1);
@@ -311,8 +309,9 @@ class ThreadPool {
     }
   }
 
-  // The first unit of thread t's home (t == threads_: the loop's end).
-  int64_t home_begin(int t) const { return units_ * t / threads_; }
+  // The loop's units, and the first unit of thread t's home (t == threads_: the loop's end).
+  int64_t unit_count() const { return (extent_ + unit_ - 1) / unit_; }
+  int64_t home_begin(int t) const { return unit_count() * t / threads_; }
 
   const int threads_;
   const std::chrono::microseconds spin_;
@@ -332,7 +331,6 @@ class ThreadPool {
   void* closure_ = nullptr;
   int64_t extent_ = 0;
   int64_t unit_ = 1;                             // iterations per claimed unit
-  int64_t units_ = 0;                            // the loop's units
   bool backwards_ = false;                       // claims mirrored within their home
   std::unique_ptr<HomeRange[]> homes_;           // one per thread, each on its own cache line
   alignas(64) std::atomic<int64_t> pending_{0};  // units not finished yet

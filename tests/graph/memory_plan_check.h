@@ -30,7 +30,7 @@ inline std::map<int, size_t> last_reads(const graph::Graph& g, const graph::Fusi
   for (int out : g.outputs) last[out] = plan.groups.size();
   for (size_t k = plan.groups.size(); k-- > 0;) {  // outer concats and views first: they come later
     const graph::Node& n = g.node(plan.groups[k].output);
-    if (graph::is_in_place_concat(n) || graph::is_in_place_reshape(n))
+    if (graph::is_in_place(n))
       for (int in : n.inputs) last[in] = std::max(last[in], last[plan.groups[k].output]);
   }
   return last;

@@ -196,35 +196,44 @@ TEST_F(ThreadPoolTest, ErrorCodeAndMessagePropagate) {
   expect_cover(r.chunks, 5);
 }
 
+namespace {
+
+// Each thread's first chunk of one loop, where it begins and ends. Each first chunk waits (at most
+// a second) until the other thread has claimed its own, so both first claims are made with both
+// threads there.
+struct FirstChunks {
+  std::mutex mu;
+  std::vector<std::tuple<std::thread::id, int64_t, int64_t>> first;
+  std::atomic<int> started{0};
+};
+
+int32_t record_first_chunk(int64_t b, int64_t e, void* c) {
+  auto* f = static_cast<FirstChunks*>(c);
+  {
+    std::lock_guard<std::mutex> lock(f->mu);
+    for (auto& [id, begin, end] : f->first)
+      if (id == std::this_thread::get_id()) return 0;
+    f->first.push_back({std::this_thread::get_id(), b, e});
+  }
+  f->started.fetch_add(1);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (f->started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  return 0;
+}
+
+}  // namespace
+
 // Thread t starts on the t-th part of the loop (the caller on the first) and helps with the
 // others' only when its own is done: loops split alike give each thread what it wrote. Each
 // thread's first chunk waits (at most a second) until the other has claimed its first, so both
 // first claims are made with both threads there; retried where the worker never came.
 TEST_F(ThreadPoolTest, EachThreadStartsOnItsOwnPart) {
   loom::runtime::set_num_threads(2);
-  struct FirstClaims {
-    std::mutex mu;
-    std::vector<std::pair<std::thread::id, int64_t>> first;  // each thread's first chunk's start
-    std::atomic<int> started{0};
-  };
-  auto body = [](int64_t b, int64_t, void* c) -> int32_t {
-    auto* f = static_cast<FirstClaims*>(c);
-    {
-      std::lock_guard<std::mutex> lock(f->mu);
-      for (auto& [id, begin] : f->first)
-        if (id == std::this_thread::get_id()) return 0;
-      f->first.push_back({std::this_thread::get_id(), b});
-    }
-    f->started.fetch_add(1);
-    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (f->started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-    return 0;
-  };
   for (int attempt = 0; attempt < 10; ++attempt) {
-    FirstClaims f;
-    ASSERT_EQ(loom_parallel_for(64, body, &f), 0);
+    FirstChunks f;
+    ASSERT_EQ(loom_parallel_for(64, record_first_chunk, &f), 0);
     if (f.first.size() < 2) continue;
-    for (auto& [id, begin] : f.first)
+    for (auto& [id, begin, end] : f.first)
       EXPECT_EQ(begin, id == std::this_thread::get_id() ? 0 : 32)
           << (id == std::this_thread::get_id() ? "the caller's" : "the worker's") << " first chunk";
     return;
@@ -389,32 +398,6 @@ TEST_F(ThreadPoolTest, HintedLoopsNestAndFailAsAnyLoop) {
   loom_set_last_error("");
   EXPECT_EQ(loom_parallel_for_work(2, failing, nullptr, 1 << 20), 3);
   EXPECT_STREQ(loom_get_last_error(), "hinted chunk failed");
-}
-
-}  // namespace
-
-namespace {
-
-// Each thread's first chunk of one loop (the first claims made with both threads there, as in
-// EachThreadStartsOnItsOwnPart): where it begins and ends.
-struct FirstChunks {
-  std::mutex mu;
-  std::vector<std::tuple<std::thread::id, int64_t, int64_t>> first;
-  std::atomic<int> started{0};
-};
-
-int32_t record_first_chunk(int64_t b, int64_t e, void* c) {
-  auto* f = static_cast<FirstChunks*>(c);
-  {
-    std::lock_guard<std::mutex> lock(f->mu);
-    for (auto& [id, begin, end] : f->first)
-      if (id == std::this_thread::get_id()) return 0;
-    f->first.push_back({std::this_thread::get_id(), b, e});
-  }
-  f->started.fetch_add(1);
-  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (f->started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-  return 0;
 }
 
 }  // namespace

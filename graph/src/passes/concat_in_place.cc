@@ -38,11 +38,8 @@ class ConcatPlacer {
   std::string ineligible(int id) const {
     const Node& n = g_.node(id);
     if (is_reshape(n)) {
-      const Node& in = g_.node(n.inputs[0]);
       if (!g_.type_of(id).is_static() || !g_.type_of(n.inputs[0]).is_static()) return "its shapes are symbolic";
-      if (!in.is_op()) return "input '" + in.name + "' is no kernel's output";
-      if (op_def(in.op).device != runtime::KernelDevice::CPU) return "input '" + in.name + "' is made off the CPU";
-      return {};
+      return not_a_cpu_kernels_output(n.inputs[0]);
     }
     const TensorType& t = g_.type_of(id);
     int64_t axis = n.attrs.get_int("axis");
@@ -57,14 +54,21 @@ class ConcatPlacer {
     uint64_t offset = 0;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const Node& in = g_.node(n.inputs[k]);
-      if (!in.is_op()) return "input '" + in.name + "' is no kernel's output";
-      if (op_def(in.op).device != runtime::KernelDevice::CPU) return "input '" + in.name + "' is made off the CPU";
+      if (std::string why = not_a_cpu_kernels_output(n.inputs[k]); !why.empty()) return why;
       if (std::count(n.inputs.begin(), n.inputs.end(), n.inputs[k]) > 1) return "input '" + in.name + "' is read twice";
       if (offset % runtime::kValueAlignment)
         return "input '" + in.name + "' would start at byte " + std::to_string(offset) + ", not a multiple of " +
                std::to_string(runtime::kValueAlignment);
       offset += g_.type_of(n.inputs[k]).nbytes();
     }
+    return {};
+  }
+
+  // Why the value `in` is not written by a kernel of the CPU's library; empty if it is.
+  std::string not_a_cpu_kernels_output(int in) const {
+    const Node& n = g_.node(in);
+    if (!n.is_op()) return "input '" + n.name + "' is no kernel's output";
+    if (op_def(n.op).device != runtime::KernelDevice::CPU) return "input '" + n.name + "' is made off the CPU";
     return {};
   }
 
@@ -166,6 +170,7 @@ class ConcatPlacer {
 
 bool is_in_place_concat(const Node& n) { return is_concat(n) && n.attrs.get_int("in_place", 0); }
 bool is_in_place_reshape(const Node& n) { return is_reshape(n) && n.attrs.get_int("in_place", 0); }
+bool is_in_place(const Node& n) { return is_in_place_concat(n) || is_in_place_reshape(n); }
 
 void concat_in_place(Graph& g, bool enabled) {
   for (Node& n : g.nodes)
@@ -179,7 +184,7 @@ void concat_in_place(Graph& g, bool enabled) {
 InPlaceRegions in_place_regions(const Graph& g) {
   ConcatPlacer placer(g);
   for (int id : g.topological_order())
-    if (is_in_place_concat(g.node(id)) || is_in_place_reshape(g.node(id)))
+    if (is_in_place(g.node(id)))
       if (std::string why = placer.try_add(id); !why.empty())
         LOOM_THROW(ModelError, g.node(id).op, " '", g.node(id).name, "' is marked in_place but cannot be: ", why);
   return placer.regions();

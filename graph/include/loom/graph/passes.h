@@ -162,6 +162,8 @@ FusionPlan fuse_ops(const Graph& g);
 // no kernel: a reshape moves no bytes. enabled = false only clears the marks.
 void reshape_in_place(Graph& g, const FusionPlan& fusion, bool enabled = true);
 bool is_in_place_reshape(const Node& n);
+// An in-place concat or reshape: a value placed in storage its inputs share, with no kernel.
+bool is_in_place(const Node& n);
 
 // Static memory plan for the kernels' outputs: each temporary gets a storage buffer, reused once
 // its last reader has run. The values an in-place concat joins share one storage, live from the
