@@ -45,6 +45,10 @@ const PassPipeline<GraphRun>& pipeline() {
            [](Graph& g, const PipelineOptions& o) {
              if (o.layout.blocked_activations) pad_conv_channels(g, o.layout.vector_lanes);
            }),
+      pass("keep_padded_channels",
+           [](Graph& g, const PipelineOptions& o) {
+             if (o.layout.blocked_activations) keep_padded_channels(g);
+           }),
       pass("interleave_narrow_groups",
            [](Graph& g, const PipelineOptions& o) {
              if (o.layout.blocked_activations) interleave_narrow_groups(g, o.layout.vector_lanes);

@@ -329,6 +329,69 @@ TEST(RewriteConditions, ElementWiseOpsJoinTheirProducerOnlyAsItsOnlyReader) {
   }
 }
 
+// ---- keep_padded_channels: a chain of padded float convs (ShuffleNetV2's branch: 1x1 conv, ReLU,
+// depthwise 3x3, 1x1 conv, ReLU, 58 channels) keeps its zero channels to the end, one slice left.
+// Each kept slice: a ReLU whose slice another op reads too, an op with f(0) != 0 after the slice,
+// a grouped conv reading it, slices of values whose channels past them are not zero (the model's
+// own channel split of a conv's outputs; a conv whose weights are zero there but not its bias),
+// a zero pad after such a split, a pad that appends ones, a pad that adds rows too.
+
+Attrs first_channels(int64_t c) {
+  return Attrs()
+      .set("starts", std::vector<int64_t>{0})
+      .set("ends", std::vector<int64_t>{c})
+      .set("axes", std::vector<int64_t>{1})
+      .set("steps", std::vector<int64_t>{1});
+}
+
+TEST(RewriteConditions, PaddedChannelsStayOnlyWhereTheyAreZero) {
+  struct Case {
+    const char* name;
+    int slices, pads;  // left in the compiled graph
+  };
+  for (const Case& c :
+       {Case{"inside", 1, 0}, Case{"slice_read_twice", 2, 1}, Case{"sigmoid_after_slice", 2, 1},
+        Case{"grouped_reader", 1, 0}, Case{"split_of_a_wide_conv", 2, 0}, Case{"bias_past_the_split", 2, 0},
+        Case{"zero_pad_after_split", 1, 1}, Case{"pad_of_ones", 1, 1}, Case{"pad_of_rows_too", 1, 1}}) {
+    SCOPED_TRACE(c.name);
+    const std::string name = c.name;
+    Builder b({1, 32, 14, 14});
+    auto pad_channels = [&](int in, std::vector<int64_t> pads, double value) {
+      return b.g.add_op("pad", "pad", {in}, Attrs().set("pads", std::move(pads)).set("value", value));
+    };
+    if (name == "split_of_a_wide_conv" || name == "bias_past_the_split" || name == "zero_pad_after_split") {
+      // 64 channels of which the chain reads the first 58: a real split, not padding
+      int wide = b.conv("wide", b.x, 64, 1);
+      if (name == "bias_past_the_split") {
+        Node& w = b.g.node(b.g.node(wide).inputs[1]);
+        for (int64_t i = 58 * 32; i < w.value.numel(); ++i) w.value.set_from_double(i, 0);
+      }
+      int split = b.g.add_op("slice", "split", {wide}, first_channels(58));
+      b.g.outputs = {name == "zero_pad_after_split"
+                         ? b.conv("after_pad", pad_channels(split, {0, 0, 0, 0, 0, 6, 0, 0}, 0), 16, 1)
+                         : b.conv("after_split", split, 58, 1)};
+    } else if (name == "pad_of_ones" || name == "pad_of_rows_too") {
+      int first = b.conv("first", b.x, 58, 1);
+      int pad = name == "pad_of_ones" ? pad_channels(first, {0, 0, 0, 0, 0, 6, 0, 0}, 1)
+                                      : pad_channels(first, {0, 0, 1, 0, 0, 6, 1, 0}, 0);
+      b.g.outputs = {b.conv("after_pad", pad, 16, 1)};
+    } else {
+      int first = b.conv("first", b.x, 58, 1);
+      int act = b.g.add_op(name == "sigmoid_after_slice" ? "sigmoid" : "relu", "first_act", {first});
+      if (name == "grouped_reader") {
+        b.g.outputs = {b.conv("grouped", act, 58, 1, Attrs().set("groups", int64_t(2)))};
+      } else {
+        int dw = b.conv("dw", act, 58, 3, pads(1).set("groups", int64_t(58)));
+        b.g.outputs = {b.g.add_op("relu", "out", {b.conv("last", dw, 58, 1)})};
+        if (name == "slice_read_twice") b.g.outputs.push_back(first);
+      }
+    }
+    Graph o = compiled_graph(b.g);
+    EXPECT_EQ(count_ops(o, "slice"), c.slices) << o.str();
+    EXPECT_EQ(count_ops(o, "pad"), c.pads) << o.str();
+  }
+}
+
 // ---- alter_layout: a conv with constant weights whose output channels fill whole blocks (after
 // pad_conv_channels) runs channel-blocked; weights given at run time, or 3 output channels
 // (padding past twice the work), keep it NCHW.

@@ -89,6 +89,13 @@ void int8_dense_as_pointwise_conv(Graph& g);
 // too; an int8 conv's sole requantization on the padded channels), then a slice keeps the real
 // ones: so they can run channel-blocked (alter_layout).
 void pad_conv_channels(Graph& g, int lanes);
+// Float chains of padded convs keep their zero channels: relu(slice(x)) becomes slice(relu(x)),
+// a constant pad that restores sliced-off zero channels reads the unsliced value, and a conv of one
+// group reading a slice of channels that are zero past it reads the whole value with zero weights
+// for the extra input channels; a value is known zero past a channel when it is a conv whose
+// constant weights and bias are zero there, a ReLU of one, or a constant pad
+// (keep_padded_channels.cc).
+void keep_padded_channels(Graph& g);
 // Grouped float convs whose groups are narrower than `lanes` (ResNeXt's 4 and 8 channels), with G
 // groups a multiple of `lanes`, between two ungrouped convs with constant weights (only one-input
 // element-wise ops between, each value read once): channels are renumbered j G + g for g Cg + j
@@ -208,7 +215,7 @@ struct PipelineOptions {
 };
 // Runs the passes in order (graph_pass_names): infer_types, simplify_inference, fold_constants,
 // prune_conv_taps, pool_before_pointwise_conv, dense_from_matmul, partition_accel,
-// int8_dense_as_pointwise_conv, pad_conv_channels,
+// int8_dense_as_pointwise_conv, pad_conv_channels, keep_padded_channels,
 // interleave_narrow_groups, alter_layout, winograd_conv, eliminate_dead_nodes, concat_in_place.
 void optimize(Graph& g, const PipelineOptions& options = {});
 std::vector<std::string> graph_pass_names();
