@@ -58,6 +58,8 @@ const PassPipeline<Lowering>& pipeline() {
        func_text},
       body_pass("unroll_loops", passes::unroll_loops),
       body_pass("vectorize_loops", passes::vectorize_loops),
+      {"hoist_reciprocals", [](Lowering& l) { l.f.body = l.gpu ? l.f.body : passes::hoist_reciprocals(l.f.body); },
+       func_text},
       {"serialize_small_parallel",
        [](Lowering& l) {
          l.f.body = passes::serialize_small_parallel(l.f.body, l.min_parallel_work, l.parallel_work_hints);

@@ -35,6 +35,9 @@ ir::Stmt inject_dma_copy(const ir::Stmt& s);  // inject_dma_copy.cc
 ir::Stmt partition_loops(const ir::Stmt& s, int narrow_vector_bits);  // partition_loops.cc
 ir::Stmt unroll_loops(const ir::Stmt& s);                             // unroll_loops.cc
 ir::Stmt vectorize_loops(const ir::Stmt& s);                          // vectorize_loops.cc
+// Float divisions by a loop-invariant divisor multiply by its reciprocal, computed before the loop
+// (hoist_reciprocals.cc; CPU lowering).
+ir::Stmt hoist_reciprocals(const ir::Stmt& s);
 // serialize_small_parallel.cc: parallel loops doing fewer than `min_work` stores run serially
 // (min_work <= 0: unchanged); with `hints`, the others carry their work (attr_key::kParallelWork).
 ir::Stmt serialize_small_parallel(const ir::Stmt& s, int64_t min_work, bool hints);

@@ -1,0 +1,160 @@
+// Pass (CPU lowering): hoist_reciprocals. A float division inside a loop whose divisor does not
+// change in that loop (softmax's row sum, LayerNorm's deviation, GELU's 1/sqrt(2) as a constant
+// tensor) divides every element: a vector division takes 10-16 cycles on x86 cores, a multiply
+// half of one. The loop instead multiplies by the divisor's reciprocal, computed once before it
+// (at the outermost loop in which the divisor is invariant):
+//   a / d  ->  (a * r) * s,   with  s = |d| < 2^-100 ? 2^64 : 1  and  r = 1 / (d * s)
+// s keeps a tiny divisor's reciprocal finite (a power of two: for every other divisor the
+// product is a * r, within an ulp of the division; zero, infinite and NaN divisors give what the
+// division gives). Invariant: the divisor reads no variable bound in the loop (its own variable,
+// inner loops', lets) and no buffer the loop stores to, and calls only pure intrinsics. A divisor
+// that reads memory is hoisted only out of a loop of a constant, nonzero extent and not from under
+// an if inside it: the load then runs where the loop would have run it (a loop of a symbolic
+// extent may run no iteration, and a guard may protect the load). float32 and float64 (a half's
+// range has no room for s).
+#include <set>
+
+#include "loom/ir/functor.h"
+#include "passes.h"
+
+namespace loom::schedule::passes {
+
+using namespace loom::ir;
+
+namespace {
+
+// What a loop binds and stores to.
+class LoopFacts : public IRVisitor {
+ public:
+  std::set<const VarNode*> bound;
+  std::set<const BufferNode*> stored;
+
+ protected:
+  void visit_for(const ForNode* op) override {
+    bound.insert(op->var.get());
+    IRVisitor::visit_for(op);
+  }
+  void visit_let_stmt(const LetStmtNode* op) override {
+    bound.insert(op->var.get());
+    IRVisitor::visit_let_stmt(op);
+  }
+  void visit_let(const LetNode* op) override {
+    bound.insert(op->var.get());
+    IRVisitor::visit_let(op);
+  }
+  void visit_store(const StoreNode* op) override {
+    stored.insert(op->buffer.get());
+    IRVisitor::visit_store(op);
+  }
+};
+
+// A loop of a constant, nonzero extent.
+bool runs(const ForNode* op) {
+  const int64_t* trips = as_const_int(op->extent);
+  return trips && *trips > 0;
+}
+
+bool reads_memory(const Expr& e) {
+  bool loads = false;
+  post_order_visit(e, [&](const Expr& x) { loads |= x.kind() == ExprKind::Load; });
+  return loads;
+}
+
+// Whether `d` has the same value in every iteration of the loop described by `facts`.
+bool invariant(const Expr& d, const LoopFacts& facts) {
+  bool ok = true;
+  post_order_visit(d, [&](const Expr& x) {
+    if (auto* v = x.as<VarNode>()) ok &= !facts.bound.count(v);
+    if (auto* l = x.as<LoadNode>()) ok &= !facts.stored.count(l->buffer.get());
+    if (auto* c = x.as<CallNode>()) ok &= c->call_type == CallNode::CallType::PureIntrinsic;
+    ok &= x.kind() != ExprKind::Reduce && x.kind() != ExprKind::TensorRead;
+  });
+  return ok;
+}
+
+// Rewrites the divisions of one loop whose divisors are invariant in it; each distinct divisor
+// gets its scale and reciprocal (lets placed around the loop by the caller).
+class Rewriter : public IRMutator {
+ public:
+  Rewriter(const LoopFacts& facts, int& names) : facts_(facts), names_(names) {}
+  struct Hoisted {
+    Expr divisor;
+    Var scale, recip;
+  };
+  std::vector<Hoisted> hoisted;
+
+ protected:
+  // Code under an if, or in a loop that may run no iteration, may not run at all.
+  Stmt mutate_if(const Stmt& s, const IfThenElseNode* op) override {
+    ++conditional_;
+    Stmt r = IRMutator::mutate_if(s, op);
+    --conditional_;
+    return r;
+  }
+  Stmt mutate_for(const Stmt& s, const ForNode* op) override {
+    const bool may_skip = !runs(op);
+    conditional_ += may_skip;
+    Stmt r = IRMutator::mutate_for(s, op);
+    conditional_ -= may_skip;
+    return r;
+  }
+  Expr mutate_binary(const Expr& e, const BinaryNode* op) override {
+    Expr m = IRMutator::mutate_binary(e, op);
+    const auto* div = m.as<DivNode>();
+    if (!div || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, facts_)) return m;
+    if (reads_memory(div->b) && conditional_) return m;
+    // A broadcast divisor: its scalar's reciprocal, broadcast.
+    Expr scalar = div->b;
+    int lanes = 0;
+    if (auto* b = div->b.as<BroadcastNode>()) {
+      scalar = b->value;
+      lanes = b->lanes;
+    }
+    const Hoisted& h = find_or_add(scalar);
+    auto wide = [&](const Var& v) { return lanes ? broadcast(v, lanes) : Expr(v); };
+    return div->a * wide(h.recip) * wide(h.scale);
+  }
+
+ private:
+  const Hoisted& find_or_add(const Expr& scalar) {
+    for (const Hoisted& h : hoisted)
+      if (structural_equal(h.divisor, scalar)) return h;
+    const std::string n = std::to_string(names_++);
+    hoisted.push_back({scalar, Var("recip_scale" + n, scalar.type()), Var("recip" + n, scalar.type())});
+    return hoisted.back();
+  }
+  const LoopFacts& facts_;
+  int& names_;  // numbers the lets across the function
+  int conditional_ = 0;  // ifs and loops that may run no iteration around the current node
+};
+
+class HoistReciprocals : public IRMutator {
+ protected:
+  Stmt mutate_for(const Stmt& s, const ForNode*) override {
+    LoopFacts facts;
+    facts.visit(s);
+    Rewriter rw(facts, names_);
+    Stmt loop = rw.mutate(s);  // the loop itself counts: a load is hoisted only out of one that runs
+    // Loops inside get their own (divisors that change here but not there).
+    const auto* f = loop.as<ForNode>();
+    Stmt body = mutate(f->body);
+    if (!body.same_as(f->body)) loop = for_loop(f->var, f->min, f->extent, f->for_kind, body, f->thread_tag);
+    for (auto it = rw.hoisted.rbegin(); it != rw.hoisted.rend(); ++it) {
+      const Expr& d = it->divisor;
+      const DataType t = d.type();
+      Expr tiny = abs(d) < make_const(t, 0x1p-100);
+      loop = let_stmt(it->scale, select(tiny, make_const(t, 0x1p64), make_one(t)),
+                      let_stmt(it->recip, make_one(t) / (d * it->scale), loop));
+    }
+    return loop;
+  }
+
+ private:
+  int names_ = 0;
+};
+
+}  // namespace
+
+Stmt hoist_reciprocals(const Stmt& s) { return HoistReciprocals().mutate(s); }
+
+}  // namespace loom::schedule::passes
