@@ -17,7 +17,7 @@ namespace {
 
 using namespace loom::ir;
 
-// Per output buffer, the divisions left in its stores; and each reciprocal's let with the number
+// Per output buffer, the divisions of its type left in its stores; and each reciprocal's let with the number
 // of loops around it.
 struct Divisions : IRVisitor {
   std::map<std::string, int> left;
@@ -35,7 +35,10 @@ struct Divisions : IRVisitor {
     IRVisitor::visit_let_stmt(op);
   }
   void visit_store(const StoreNode* op) override {
-    post_order_visit(op->value, [&](const Expr& e) { left[op->buffer->name] += e.kind() == ExprKind::Div; });
+    // divisions of the stored type (not an index's integer ones)
+    post_order_visit(op->value, [&](const Expr& e) {
+      left[op->buffer->name] += e.kind() == ExprKind::Div && e.type().with_lanes(1) == op->value.type().with_lanes(1);
+    });
     IRVisitor::visit_store(op);
   }
 };
