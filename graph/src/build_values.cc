@@ -54,6 +54,7 @@ ValuePlan plan_values(const Graph& g, const FusionPlan& fusion, const MemoryPlan
     runtime::ExecutorValue& v = add_value(grp.output, runtime::ValueKind::Temp);
     v.storage = static_cast<uint64_t>(memory.storage_of[grp.output]);
     v.storage_offset = memory.offset_of[grp.output];
+    v.in_place_region = memory.region_of[size_t(grp.output)] >= 0;
   }
   for (int id : g.inputs) exec.inputs.push_back(plan.value_of.at(id));
   for (int id : g.outputs) exec.outputs.push_back(plan.value_of.at(id));

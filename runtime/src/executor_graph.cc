@@ -105,6 +105,11 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
       LOOM_THROW(ModelError, origin, ": value '", val.name, "': finite_only must be true or false");
     val.finite_only = v["finite_only"].get<bool>();
   }
+  if (v.contains("in_place_region")) {
+    if (!v["in_place_region"].is_boolean())
+      LOOM_THROW(ModelError, origin, ": value '", val.name, "': in_place_region must be true or false");
+    val.in_place_region = v["in_place_region"].get<bool>();
+  }
   val.kind = enum_named(kValueKinds, value_kind_name, "kind", v.at("kind").get<std::string>(), origin,
                         "value '" + val.name + "'");
   switch (val.kind) {
@@ -120,6 +125,8 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
       break;
     case ValueKind::Input:
     case ValueKind::Temp:
+      if (val.in_place_region && val.kind != ValueKind::Temp)
+        LOOM_THROW(ModelError, origin, ": input '", val.name, "' is marked in_place_region: only temporaries are");
       val.storage = integer<uint64_t>(v.at("storage"), "storage");
       val.storage_offset = integer_or<uint64_t>(v, "storage_offset", 0);
       if (val.storage_offset % kValueAlignment != 0)
@@ -143,6 +150,7 @@ json value_to_json(const ExecutorValue& v) {
   if (v.accel_offset >= 0) j["accel_offset"] = v.accel_offset;
   if (v.accel_bits) j["accel_bits"] = v.accel_bits;
   if (v.finite_only) j["finite_only"] = true;
+  if (v.in_place_region) j["in_place_region"] = true;
   return j;
 }
 

@@ -74,6 +74,7 @@ GraphExecutor GraphExecutor::from_model_file(const ModelFile& file, const std::s
     val.spec = {pv.name, pv.shape, pv.dtype, pv.dims};
     val.nbytes = pv.nbytes();
     val.finite_only = pv.finite_only && pv.kind == ValueKind::Input;
+    val.in_place_region = pv.in_place_region;
     if (pv.kind == ValueKind::Param) val.data = ex.params_.get() + pv.param_offset;
     if (pv.kind == ValueKind::Input || pv.kind == ValueKind::Temp)
       val.data = ex.storages_[pv.storage].get() + pv.storage_offset;
@@ -305,6 +306,11 @@ void GraphExecutor::carry(size_t output, size_t input) {
   bool written = false;
   for (const KernelCall& k : kernels_) written |= !k.args.empty() && k.args.back() == outputs_[output];
   if (!written) LOOM_THROW(ModelError, "carrying ", pair, ": no kernel writes the output itself");
+  // Its own buffer would leave the values sharing its bytes (an in-place concat holding it, a view
+  // of it) on the old storage.
+  if (value_at(outputs_[output]).in_place_region)
+    LOOM_THROW(ModelError, "carrying ", pair, ": the output shares its storage with an in-place concat or reshape ",
+               "(graph::PipelineOptions::concat_in_place = false keeps them copies)");
   uint64_t bytes = std::max(value_at(outputs_[output]).nbytes, value_at(inputs_[input]).nbytes);
   for (int id : {outputs_[output], inputs_[input]}) {
     carried_buffers_.push_back(aligned_buffer(bytes));

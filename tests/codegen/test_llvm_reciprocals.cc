@@ -4,6 +4,7 @@
 // whose load may not run, stay divisions.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "codegen_test_util.h"
@@ -43,6 +44,22 @@ struct Divisions : IRVisitor {
   }
 };
 
+// Calls `f` on every node of the values stored to buffer `name`.
+void PostOrderStores(const Stmt& s, const std::string& name, const std::function<void(const Expr&)>& f) {
+  struct Stores : IRVisitor {
+    std::string name;
+    std::function<void(const Expr&)> f;
+    using IRVisitor::visit;
+    void visit_store(const StoreNode* op) override {
+      if (op->buffer->name == name) post_order_visit(op->value, f);
+      IRVisitor::visit_store(op);
+    }
+  } v;
+  v.name = name;
+  v.f = f;
+  v.visit(s);
+}
+
 Divisions divisions_of(const LoweredFunc& f) {
   Divisions d;
   d.visit(f.body);
@@ -54,7 +71,9 @@ Divisions divisions_of(const LoweredFunc& f) {
 ::testing::AssertionResult within_ulps(const NDArray& got, const NDArray& want, double ulps) {
   for (int64_t i = 0; i < want.numel(); ++i) {
     double g = got.get_as_double(i), w = want.get_as_double(i);
-    bool ok = std::isnan(w) ? std::isnan(g) : std::isinf(w) ? g == w : std::abs(g - w) <= ulps * std::max(0x1p-23 * std::abs(w), 0x1p-149);
+    bool ok = std::isnan(w)   ? std::isnan(g)
+              : std::isinf(w) ? g == w
+                              : std::abs(g - w) <= ulps * std::max(0x1p-23 * std::abs(w), 0x1p-149);
     if (!ok) return ::testing::AssertionFailure() << "element " << i << ": " << g << ", want " << w;
   }
   return ::testing::AssertionSuccess();
@@ -69,9 +88,12 @@ TEST(LLVMReciprocals, ARowsDivisorIsOneReciprocalPerRow) {
   DataType f32 = DataType::Float(32);
   Tensor X = placeholder({rows, cols}, f32, "X"), S = placeholder({rows}, f32, "S"),
          W = placeholder({rows, cols}, f32, "W"), S2 = placeholder({rows}, f32, "S2");
-  Tensor Y = compute({rows, cols}, [&](Var i, Var j) { return X(i, j) / S(i); }, "Y");
-  Tensor Z = compute({rows, cols}, [&](Var i, Var j) { return X(i, j) / W(i, j); }, "Z");
-  Tensor P = compute({rows, cols}, [&](Var i, Var j) { return X(i, j) / S2(i) + X(i, j) / (S2(i) * 3.0f); }, "P");
+  Tensor Y = compute(
+      {rows, cols}, [&](Var i, Var j) { return X(i, j) / S(i); }, "Y");
+  Tensor Z = compute(
+      {rows, cols}, [&](Var i, Var j) { return X(i, j) / W(i, j); }, "Z");
+  Tensor P = compute(
+      {rows, cols}, [&](Var i, Var j) { return X(i, j) / S2(i) + X(i, j) / (S2(i) * 3.0f); }, "P");
   schedule::Schedule s({Y, Z, P});
   for (const Tensor& t : {Y, Z, P}) {
     auto st = s[t];
@@ -120,17 +142,32 @@ TEST(LLVMReciprocals, DivisorsThatMayChangeOrNotRunStayInside) {
   Tensor X = placeholder({rows, cols}, f32, "X"), S = placeholder({rows}, f32, "S");
   Tensor A = placeholder({rows, cols}, i32, "A"), K = placeholder({rows}, i32, "K");
   Tensor H = placeholder({rows, cols}, f16, "H"), G = placeholder({rows}, f16, "G");
-  Tensor T = compute({rows}, [&](Var i) { return S(i) * 2.0f; }, "T");
-  Tensor Y = compute({rows, cols}, [&](Var i, Var j) { return X(i, j) / T(i); }, "Y");
-  Tensor Q = compute({rows, cols}, [&](Var i, Var j) { return A(i, j) / K(i); }, "Q");
-  Tensor R = compute({rows, cols}, [&](Var i, Var j) { return H(i, j) / G(i); }, "R");
-  schedule::Schedule s({Y, Q, R});
+  Tensor T = compute(
+      {rows}, [&](Var i) { return S(i) * 2.0f; }, "T");
+  Tensor Y = compute(
+      {rows, cols}, [&](Var i, Var j) { return X(i, j) / T(i); }, "Y");
+  Tensor Q = compute(
+      {rows, cols}, [&](Var i, Var j) { return A(i, j) / K(i); }, "Q");
+  Tensor R = compute(
+      {rows, cols}, [&](Var i, Var j) { return H(i, j) / G(i); }, "R");
+  // quotients that a rounding, an integer conversion, a comparison or a remainder reads
+  Tensor Rd = compute(
+      {rows, cols}, [&](Var i, Var j) { return round_even(X(i, j) / S(i)); }, "Rd");
+  Tensor Ci = compute(
+      {rows, cols}, [&](Var i, Var j) { return cast(i32, X(i, j) / S(i)); }, "Ci");
+  Tensor Cm = compute(
+      {rows, cols}, [&](Var i, Var j) { return select(X(i, j) / S(i) > 0.5f, 1.0f, 0.0f); }, "Cm");
+  Tensor Md = compute(
+      {rows, cols}, [&](Var i, Var j) { return floormod(X(i, j) / S(i), Expr(2.0f)); }, "Md");
+  schedule::Schedule s({Y, Q, R, Rd, Ci, Cm, Md});
   s[T].compute_at(s[Y], s[Y].axis(0));
-  LoweredFunc f = schedule::lower(s, {X, S, A, K, H, G, Y, Q, R}, "kept_divisions");
+  LoweredFunc f = schedule::lower(s, {X, S, A, K, H, G, Y, Q, R, Rd, Ci, Cm, Md}, "kept_divisions");
   Divisions d = divisions_of(f);
   EXPECT_EQ(d.left["Y"], 0) << to_string(f);
-  EXPECT_GT(d.left["Q"], 0) << to_string(f);
-  EXPECT_GT(d.left["R"], 0) << to_string(f);
+  for (const char* kept : {"Q", "R", "Rd", "Cm", "Md"}) EXPECT_GT(d.left[kept], 0) << kept << "\n" << to_string(f);
+  int cast_divisions = 0;  // Ci's stored type is an integer: its float division counted by hand
+  PostOrderStores(f.body, "Ci", [&](const Expr& e) { cast_divisions += e.kind() == ExprKind::Div; });
+  EXPECT_GT(cast_divisions, 0) << to_string(f);
   ASSERT_EQ(d.recip_depth.size(), 1u) << to_string(f);
   EXPECT_EQ(d.recip_depth.begin()->second, 1) << to_string(f);
   EXPECT_TRUE(matches_interpreter(f, 3, 1, 9));  // Q and R, as the interpreter runs them
@@ -143,7 +180,8 @@ TEST(LLVMReciprocals, DivisorsThatMayChangeOrNotRunStayInside) {
 
   Var n("n");
   Tensor U = placeholder({n, cols}, f32, "U"), D = placeholder({4}, f32, "D");
-  Tensor V = compute({n, cols}, [&](Var i, Var j) { return U(i, j) / D(0); }, "V");
+  Tensor V = compute(
+      {n, cols}, [&](Var i, Var j) { return U(i, j) / D(0); }, "V");
   schedule::Schedule sv({V});
   sv[V].split(sv[V].axis(0), 8);
   LoweredFunc g = schedule::lower(sv, {U, D, V}, "symbolic_rows");

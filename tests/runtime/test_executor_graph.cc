@@ -36,6 +36,7 @@ ExecutorGraph two_device_graph() {
   g.values.push_back(value("t0", {4, 16}, DataType::Int(8), ValueKind::Temp));
   g.values[2].storage = 1;
   g.values[2].storage_offset = 64;  // the second half of its storage (an in-place concat's input)
+  g.values[2].in_place_region = true;
   g.values[2].accel_offset = 0;
   g.values.push_back(value("a", {16, 16}, DataType::Int(8), ValueKind::AccelParam));
   g.values[3].accel_offset = 64;
@@ -79,6 +80,7 @@ void expect_same(const ExecutorGraph& a, const ExecutorGraph& b) {
     EXPECT_EQ(x.storage_offset, y.storage_offset) << x.name;
     EXPECT_EQ(x.param_offset, y.param_offset) << x.name;
     EXPECT_EQ(x.accel_offset, y.accel_offset) << x.name;
+    EXPECT_EQ(x.in_place_region, y.in_place_region) << x.name;
   }
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (size_t k = 0; k < a.kernels.size(); ++k) {
@@ -206,6 +208,8 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
        "g: parameter 'w' lies outside the parameter blob"},
       {"accelerator parameter without a place", [](ExecutorGraph& g) { g.values[3].accel_offset = -1; },
        "g: accelerator parameter 'a' has no accel_offset"},
+      {"an input in an in-place region", [](ExecutorGraph& g) { g.values[0].in_place_region = true; },
+       "g: input 'x' is marked in_place_region: only temporaries are"},
   };
   for (auto& c : cases) {
     ExecutorGraph g = two_device_graph();

@@ -23,6 +23,7 @@ MemoryPlan plan_memory(const Graph& g, const FusionPlan& fusion) {
   plan.offset_of.assign(g.nodes.size(), 0);
   // Storage is planned per owner: a value, or the region of an in-place concat its value lies in.
   const InPlaceRegions regions = in_place_regions(g);
+  plan.region_of = regions.region;
   auto shared = [&](int id) { return regions.region[size_t(id)] >= 0; };
   auto owner = [&](int id) { return shared(id) ? regions.region[size_t(id)] : id; };
   std::vector<int> last_use(g.nodes.size(), -1), storage_of_owner(g.nodes.size(), -1);

@@ -11,8 +11,10 @@
 // that reads memory is hoisted only out of a loop of a constant, nonzero extent and not from under
 // an if inside it: the load then runs where the loop would have run it (a loop of a symbolic
 // extent may run no iteration, and a guard may protect the load). float32 and float64 (a half's
-// range has no room for s).
+// range has no room for s). A quotient read by a rounding, an integer conversion, a comparison or a
+// remainder keeps its division: an ulp there can change the result.
 #include <set>
+#include <string>
 
 #include "loom/ir/functor.h"
 #include "passes.h"
@@ -98,10 +100,22 @@ class Rewriter : public IRMutator {
     conditional_ -= may_skip;
     return r;
   }
+  // A quotient that a rounding, an integer conversion, a comparison or a remainder reads keeps its
+  // division: there an ulp can change the result (DynamicQuantizeLinear's round(x / scale)).
+  Expr mutate_cast(const Expr& e, const CastNode* op) override {
+    return exactly(!e.type().is_float(), [&] { return IRMutator::mutate_cast(e, op); });
+  }
+  Expr mutate_call(const Expr& e, const CallNode* op) override {
+    static const std::set<std::string> kRounding = {"floor", "ceil", "round", "roundeven", "trunc"};
+    return exactly(kRounding.count(op->name) > 0, [&] { return IRMutator::mutate_call(e, op); });
+  }
   Expr mutate_binary(const Expr& e, const BinaryNode* op) override {
-    Expr m = IRMutator::mutate_binary(e, op);
+    const ExprKind k = e.kind();
+    const bool compares = k == ExprKind::EQ || k == ExprKind::NE || k == ExprKind::LT || k == ExprKind::LE ||
+                          k == ExprKind::GT || k == ExprKind::GE || k == ExprKind::Mod;
+    Expr m = exactly(compares, [&] { return IRMutator::mutate_binary(e, op); });
     const auto* div = m.as<DivNode>();
-    if (!div || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, facts_)) return m;
+    if (!div || exact_ || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, facts_)) return m;
     if (reads_memory(div->b) && conditional_) return m;
     // A broadcast divisor: its scalar's reciprocal, broadcast.
     Expr scalar = div->b;
@@ -116,6 +130,13 @@ class Rewriter : public IRMutator {
   }
 
  private:
+  template <typename F>
+  Expr exactly(bool on, F f) {
+    exact_ += on;
+    Expr r = f();
+    exact_ -= on;
+    return r;
+  }
   const Hoisted& find_or_add(const Expr& scalar) {
     for (const Hoisted& h : hoisted)
       if (structural_equal(h.divisor, scalar)) return h;
@@ -124,8 +145,9 @@ class Rewriter : public IRMutator {
     return hoisted.back();
   }
   const LoopFacts& facts_;
-  int& names_;  // numbers the lets across the function
+  int& names_;           // numbers the lets across the function
   int conditional_ = 0;  // ifs and loops that may run no iteration around the current node
+  int exact_ = 0;        // roundings, integer casts, comparisons and remainders around it
 };
 
 class HoistReciprocals : public IRMutator {

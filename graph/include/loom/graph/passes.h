@@ -179,6 +179,7 @@ struct MemoryPlan {
   std::vector<uint64_t> storage_bytes;
   std::vector<int> storage_of;      // per node id; -1 if not a planned temporary
   std::vector<uint64_t> offset_of;  // per node id: byte offset in its storage (in-place concats)
+  std::vector<int> region_of;       // per node id: the in-place region it lies in (in_place_regions); -1: none
   uint64_t planned_bytes() const;
   uint64_t unplanned_bytes = 0;  // one buffer per temporary
   std::string str(const Graph& g) const;

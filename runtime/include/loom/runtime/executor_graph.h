@@ -74,6 +74,10 @@ struct ExecutorValue {
   // Input of a quantized model: NaN and infinity have no int8 value, so the executor refuses them
   // (ExecutorOptions::allow_non_finite lets them through).
   bool finite_only = false;
+  // Temp: an in-place concat or reshape puts it and other values in the same bytes at one time (it
+  // is a concat's part, a view's input, or such a concat or view itself), so it cannot move to a
+  // buffer of its own alone (GraphExecutor::carry refuses it). Key "in_place_region", optional.
+  bool in_place_region = false;
   uint64_t nbytes() const;        // dtype bytes x elements
   uint64_t accel_nbytes() const;  // bytes of the accelerator image's copy (packed at accel_bits)
 };

@@ -111,7 +111,8 @@ class GraphExecutor {
     ArgSpec spec;
     void* data = nullptr;  // host copy (null for accelerator-only parameters)
     uint64_t nbytes = 0;
-    bool finite_only = false;  // an input that refuses NaN and infinity
+    bool finite_only = false;      // an input that refuses NaN and infinity
+    bool in_place_region = false;  // ExecutorValue::in_place_region: carry refuses it
   };
   // Consecutive kernels [first, last) on one device, and that device's runner.
   struct KernelRun {
