@@ -427,6 +427,30 @@ bool uses_var(const Stmt& s, const VarNode* var) {
   return u.found;
 }
 
+Bindings bindings_of(const Stmt& s) {
+  struct Collector : IRVisitor {
+    Bindings b;
+    void visit_for(const ForNode* op) override {
+      b.vars.insert(op->var.get());
+      IRVisitor::visit_for(op);
+    }
+    void visit_let_stmt(const LetStmtNode* op) override {
+      b.vars.insert(op->var.get());
+      IRVisitor::visit_let_stmt(op);
+    }
+    void visit_let(const LetNode* op) override {
+      b.vars.insert(op->var.get());
+      IRVisitor::visit_let(op);
+    }
+    void visit_store(const StoreNode* op) override {
+      b.stored.insert(op->buffer.get());
+      IRVisitor::visit_store(op);
+    }
+  } c;
+  c.visit(s);
+  return c.b;
+}
+
 bool structural_equal(const Expr& a, const Expr& b) {
   if (a.same_as(b)) return true;
   if (!a.defined() || !b.defined()) return false;

@@ -25,31 +25,6 @@ using namespace loom::ir;
 
 namespace {
 
-// What a loop binds and stores to.
-class LoopFacts : public IRVisitor {
- public:
-  std::set<const VarNode*> bound;
-  std::set<const BufferNode*> stored;
-
- protected:
-  void visit_for(const ForNode* op) override {
-    bound.insert(op->var.get());
-    IRVisitor::visit_for(op);
-  }
-  void visit_let_stmt(const LetStmtNode* op) override {
-    bound.insert(op->var.get());
-    IRVisitor::visit_let_stmt(op);
-  }
-  void visit_let(const LetNode* op) override {
-    bound.insert(op->var.get());
-    IRVisitor::visit_let(op);
-  }
-  void visit_store(const StoreNode* op) override {
-    stored.insert(op->buffer.get());
-    IRVisitor::visit_store(op);
-  }
-};
-
 // A loop of a constant, nonzero extent.
 bool runs(const ForNode* op) {
   const int64_t* trips = as_const_int(op->extent);
@@ -62,12 +37,12 @@ bool reads_memory(const Expr& e) {
   return loads;
 }
 
-// Whether `d` has the same value in every iteration of the loop described by `facts`.
-bool invariant(const Expr& d, const LoopFacts& facts) {
+// Whether `d` has the same value in every iteration of a loop that binds and stores `loop`.
+bool invariant(const Expr& d, const Bindings& loop) {
   bool ok = true;
   post_order_visit(d, [&](const Expr& x) {
-    if (auto* v = x.as<VarNode>()) ok &= !facts.bound.count(v);
-    if (auto* l = x.as<LoadNode>()) ok &= !facts.stored.count(l->buffer.get());
+    if (auto* v = x.as<VarNode>()) ok &= !loop.vars.count(v);
+    if (auto* l = x.as<LoadNode>()) ok &= !loop.stored.count(l->buffer.get());
     if (auto* c = x.as<CallNode>()) ok &= c->call_type == CallNode::CallType::PureIntrinsic;
     ok &= x.kind() != ExprKind::Reduce && x.kind() != ExprKind::TensorRead;
   });
@@ -78,7 +53,7 @@ bool invariant(const Expr& d, const LoopFacts& facts) {
 // gets its scale and reciprocal (lets placed around the loop by the caller).
 class Rewriter : public IRMutator {
  public:
-  Rewriter(const LoopFacts& facts, int& names) : facts_(facts), names_(names) {}
+  Rewriter(const Bindings& loop, int& names) : loop_(loop), names_(names) {}
   struct Hoisted {
     Expr divisor;
     Var scale, recip;
@@ -115,7 +90,7 @@ class Rewriter : public IRMutator {
                           k == ExprKind::GT || k == ExprKind::GE || k == ExprKind::Mod;
     Expr m = exactly(compares, [&] { return IRMutator::mutate_binary(e, op); });
     const auto* div = m.as<DivNode>();
-    if (!div || exact_ || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, facts_)) return m;
+    if (!div || exact_ || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, loop_)) return m;
     if (reads_memory(div->b) && conditional_) return m;
     // A broadcast divisor: its scalar's reciprocal, broadcast.
     Expr scalar = div->b;
@@ -144,7 +119,7 @@ class Rewriter : public IRMutator {
     hoisted.push_back({scalar, Var("recip_scale" + n, scalar.type()), Var("recip" + n, scalar.type())});
     return hoisted.back();
   }
-  const LoopFacts& facts_;
+  const Bindings& loop_;
   int& names_;           // numbers the lets across the function
   int conditional_ = 0;  // ifs and loops that may run no iteration around the current node
   int exact_ = 0;        // roundings, integer casts, comparisons and remainders around it
@@ -153,9 +128,8 @@ class Rewriter : public IRMutator {
 class HoistReciprocals : public IRMutator {
  protected:
   Stmt mutate_for(const Stmt& s, const ForNode*) override {
-    LoopFacts facts;
-    facts.visit(s);
-    Rewriter rw(facts, names_);
+    const Bindings inside = bindings_of(s);
+    Rewriter rw(inside, names_);
     Stmt loop = rw.mutate(s);  // the loop itself counts: a load is hoisted only out of one that runs
     // Loops inside get their own (divisors that change here but not there).
     const auto* f = loop.as<ForNode>();

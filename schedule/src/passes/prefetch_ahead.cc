@@ -42,33 +42,15 @@ constexpr const char* kPragma = "pragma_prefetch";
 constexpr const char* kAcrossPragma = "pragma_prefetch_across";
 constexpr int64_t kLineBytes = 64;
 
-// Every load in a statement, every variable bound inside it and every buffer it stores to.
-class LoadsAndBoundVars : public IRVisitor {
+// Every load in a statement.
+class Loads : public IRVisitor {
  public:
   std::vector<const LoadNode*> loads;
-  std::vector<const VarNode*> bound;
-  std::set<const BufferNode*> stored;
 
  protected:
-  void visit_store(const StoreNode* op) override {
-    stored.insert(op->buffer.get());
-    IRVisitor::visit_store(op);
-  }
   void visit_load(const LoadNode* op) override {
     loads.push_back(op);
     IRVisitor::visit_load(op);
-  }
-  void visit_for(const ForNode* op) override {
-    bound.push_back(op->var.get());
-    IRVisitor::visit_for(op);
-  }
-  void visit_let_stmt(const LetStmtNode* op) override {
-    bound.push_back(op->var.get());
-    IRVisitor::visit_let_stmt(op);
-  }
-  void visit_let(const LetNode* op) override {
-    bound.push_back(op->var.get());
-    IRVisitor::visit_let(op);
   }
 };
 
@@ -86,8 +68,9 @@ bool computable_anywhere(const Expr& index) {
 
 // The prefetches of what iteration L + d loads at this step of `body`.
 std::vector<Stmt> prefetches_ahead(const Stmt& body, const ForNode* outer, int64_t d) {
-  LoadsAndBoundVars found;
+  Loads found;
   found.visit(body);
+  const Bindings inside = bindings_of(body);
   std::vector<Stmt> out;
   std::set<std::string> seen;
   Expr ahead = outer->var + make_const(outer->var.type(), double(d));
@@ -100,9 +83,9 @@ std::vector<Stmt> prefetches_ahead(const Stmt& body, const ForNode* outer, int64
     } else if (ld->index.type().lanes() != 1) {
       continue;
     }
-    if (found.stored.count(ld->buffer.get())) continue;  // an accumulator: in the cache already
+    if (inside.stored.count(ld->buffer.get())) continue;  // an accumulator: in the cache already
     bool defined = computable_anywhere(base);
-    for (const VarNode* v : found.bound) defined &= !uses_var(base, v);
+    for (const VarNode* v : inside.vars) defined &= !uses_var(base, v);
     if (!defined) continue;
     auto delta = as_const_int(simplify(substitute(base, {{outer->var.get(), ahead}}) - base));
     if (!delta || *delta == 0) continue;

@@ -2,6 +2,7 @@
 // its children changed, so untouched subtrees stay shared.
 #pragma once
 #include <functional>
+#include <set>
 
 #include "loom/ir/expr.h"
 #include "loom/ir/stmt.h"
@@ -74,5 +75,12 @@ Stmt substitute(const Stmt& s, const VarMap& map);
 void post_order_visit(const Expr& e, const std::function<void(const Expr&)>& f);
 bool uses_var(const Expr& e, const VarNode* v);
 bool uses_var(const Stmt& s, const VarNode* v);
+// What a statement defines and writes: the variables it binds (loops, lets, let expressions) and
+// the buffers it stores to.
+struct Bindings {
+  std::set<const VarNode*> vars;
+  std::set<const BufferNode*> stored;
+};
+Bindings bindings_of(const Stmt& s);
 
 }  // namespace loom::ir
