@@ -112,6 +112,9 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
   }
   val.kind = enum_named(kValueKinds, value_kind_name, "kind", v.at("kind").get<std::string>(), origin,
                         "value '" + val.name + "'");
+  if (val.in_place_region && val.kind != ValueKind::Temp)
+    LOOM_THROW(ModelError, origin, ": ", value_kind_name(val.kind), " '", val.name,
+               "' is marked in_place_region: only temporaries are");
   switch (val.kind) {
     case ValueKind::AccelParam:
       if (val.accel_offset < 0)
@@ -125,8 +128,6 @@ ExecutorValue value_from_json(const json& v, const ExecutorGraph& g, uint64_t pa
       break;
     case ValueKind::Input:
     case ValueKind::Temp:
-      if (val.in_place_region && val.kind != ValueKind::Temp)
-        LOOM_THROW(ModelError, origin, ": input '", val.name, "' is marked in_place_region: only temporaries are");
       val.storage = integer<uint64_t>(v.at("storage"), "storage");
       val.storage_offset = integer_or<uint64_t>(v, "storage_offset", 0);
       if (val.storage_offset % kValueAlignment != 0)

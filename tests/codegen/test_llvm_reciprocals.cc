@@ -81,8 +81,8 @@ Divisions divisions_of(const LoweredFunc& f) {
 
 // Y = X / S[i] (a row's divisor: one reciprocal per row), Z = X / W (each element its own: a
 // division), over 8 rows of 64 columns in vectors of 16; the rows' divisors include zero, an
-// infinity, NaN, a denormal and a tiny normal value, their numerators scaled so the quotients
-// are finite. P divides by two divisors of a row: a reciprocal each.
+// infinity, NaN, a denormal, a tiny normal value and one near the largest float, their
+// numerators scaled so the quotients are normal numbers. P divides by two divisors of a row: a reciprocal each.
 TEST(LLVMReciprocals, ARowsDivisorIsOneReciprocalPerRow) {
   const int rows = 8, cols = 64;
   DataType f32 = DataType::Float(32);
@@ -109,11 +109,13 @@ TEST(LLVMReciprocals, ARowsDivisorIsOneReciprocalPerRow) {
 
   NDArray x = random_float32({rows, cols}, 1, -10, 10), w = random_float32({rows, cols}, 2, 0.5, 4);
   NDArray sd = NDArray::empty({rows}, f32);
-  const double divisors[rows] = {3.0, -0.5, 1e-40, -1e-38, 0.0, INFINITY, NAN, 1e30};
+  const double divisors[rows] = {3.0, -0.5, 1e-40, -1e-38, 0.0, INFINITY, NAN, 3e38};
   for (int i = 0; i < rows; ++i) {
     sd.set_from_double(i, divisors[i]);
-    if (std::abs(divisors[i]) < 1e-30 && divisors[i] != 0)  // numerators as small: finite quotients
-      for (int j = 0; j < cols; ++j) x.set_from_double(i * cols + j, x.get_as_double(i * cols + j) * 1e-39);
+    const double tiny = std::abs(divisors[i]) < 1e-30 && divisors[i] != 0, huge = std::abs(divisors[i]) > 1e30;
+    if (tiny || huge)  // numerators of the divisor's size: quotients near 1
+      for (int j = 0; j < cols; ++j)
+        x.set_from_double(i * cols + j, x.get_as_double(i * cols + j) * (tiny ? 1e-39 : 1e37));
   }
   NDArray s2 = random_float32({rows}, 3, 1, 8);
   NDArray y = NDArray::zeros({rows, cols}, f32), z = NDArray::zeros({rows, cols}, f32),
@@ -135,7 +137,8 @@ TEST(LLVMReciprocals, ARowsDivisorIsOneReciprocalPerRow) {
 // Divisions that stay where they are, or move less far: integer and half divisions; a divisor
 // computed inside the row loop (compute_at) gets its reciprocal inside it, before the columns;
 // over a symbolic number of rows in tiles of 8, the tiles' divisor load is hoisted only inside
-// the row-tile loop (which may run no iteration), and the guarded tail keeps its division.
+// the row-tile loop (which may run no iteration), and the guarded tail keeps its division; a
+// divisor dividing integers stays in such a loop too.
 TEST(LLVMReciprocals, DivisorsThatMayChangeOrNotRunStayInside) {
   const int rows = 8, cols = 32;
   DataType f32 = DataType::Float(32), i32 = DataType::Int(32), f16 = DataType::Float(16);
@@ -198,6 +201,55 @@ TEST(LLVMReciprocals, DivisorsThatMayChangeOrNotRunStayInside) {
       want.set_from_double(k, float(u.get_as_double(k)) / float(dd.get_as_double(0)));
     EXPECT_TRUE(within_ulps(got, want, 2)) << r << " rows";
   }
+  // A divisor that divides integers is not hoisted out of a loop that may not run: with no rows,
+  // E[1] = 0 is never a divisor.
+  Tensor E = placeholder({2}, i32, "E");
+  Tensor V2 = compute(
+      {n, cols}, [&](Var i, Var j) { return U(i, j) / cast(f32, E(0) / E(1)); }, "V2");
+  schedule::Schedule s2({V2});
+  LoweredFunc g2 = schedule::lower(s2, {U, E, V2}, "integer_divisor");
+  runtime::Module m2 = codegen::build_llvm({g2});
+  NDArray e = NDArray::empty({2}, i32);
+  e.set_from_double(0, 6);
+  e.set_from_double(1, 0);
+  NDArray none = NDArray::zeros({0, cols}, f32), none_out = NDArray::zeros({0, cols}, f32);
+  m2.call(g2.name, {none, e, none_out});  // a hoisted 6 / 0 would trap here
+  e.set_from_double(1, 2);
+  NDArray u3 = random_float32({3, cols}, 11), got3 = NDArray::zeros({3, cols}, f32),
+          want3 = NDArray::empty({3, cols}, f32);
+  m2.call(g2.name, {u3, e, got3});
+  for (int64_t k = 0; k < want3.numel(); ++k) want3.set_from_double(k, float(u3.get_as_double(k)) / 3.0f);
+  EXPECT_TRUE(within_ulps(got3, want3, 2));
+}
+
+// A divisor load in an if_then_else's arm stays there (the backend evaluates one arm; rows 8 and 9
+// pass the guard at no column and have no divisor in S); a loop's pragma stays on the loop when the lets go around it.
+TEST(LLVMReciprocals, GuardedArmsKeepTheirDivisorsAndLoopsTheirPragmas) {
+  const int rows = 8, cols = 32;
+  DataType f32 = DataType::Float(32);
+  Tensor X = placeholder({rows + 2, cols}, f32, "X"), S = placeholder({rows}, f32, "S");
+  Tensor T = compute(
+      {rows + 2, cols}, [&](Var i, Var j) { return if_then_else(i + j < rows, X(i, j) / S(i), make_zero(f32)); }, "T");
+  Tensor U = compute(
+      {rows, cols}, [&](Var i, Var j) { return X(i, j) / S(0); }, "U");
+  schedule::Schedule s({T, U});
+  s[T].parallel(s[T].axis(0));  // a parallel loop keeps its guard (partition_loops splits serial ones)
+  s[U].pragma(s[U].axis(0), "marked");
+  LoweredFunc f = schedule::lower(s, {X, S, T, U}, "guarded");
+  Divisions d = divisions_of(f);
+  EXPECT_GT(d.left["T"], 0) << to_string(f);
+  EXPECT_EQ(d.left["U"], 0) << to_string(f);
+  struct PragmaOnLoop : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit_attr(const AttrNode* op) override {
+      if (op->key == "pragma_marked") found = op->body.as<ForNode>() != nullptr;
+      IRVisitor::visit_attr(op);
+    }
+  } pragma;
+  pragma.visit(f.body);
+  EXPECT_TRUE(pragma.found) << "the pragma right above its loop\n" << to_string(f);
+  EXPECT_TRUE(matches_interpreter(f, 5, 1, 9));
 }
 
 }  // namespace

@@ -330,11 +330,12 @@ TEST(RewriteConditions, ElementWiseOpsJoinTheirProducerOnlyAsItsOnlyReader) {
 }
 
 // ---- keep_padded_channels: a chain of padded float convs (ShuffleNetV2's branch: 1x1 conv, ReLU,
-// depthwise 3x3, 1x1 conv, ReLU, 58 channels) keeps its zero channels to the end, one slice left.
-// Each kept slice: a ReLU whose slice another op reads too, an op with f(0) != 0 after the slice,
-// a grouped conv reading it, slices of values whose channels past them are not zero (the model's
-// own channel split of a conv's outputs; a conv whose weights are zero there but not its bias),
-// a zero pad after such a split, a pad that appends ones, a pad that adds rows too.
+// depthwise 3x3, 1x1 conv, ReLU, 58 channels) keeps its zero channels through the ReLUs and the
+// depthwise conv's input pad: a slice before the second 1x1 conv and one at the end are left, and
+// no ReLU reads a slice. Kept in place: a ReLU whose slice another op reads too, an op with
+// f(0) != 0 after the slice, ReLUs after a model's own channel split of a conv's outputs (weights
+// nonzero past the split; or weights zero there but not the bias), a zero pad after such a split,
+// a pad that appends ones, a pad that adds rows too, a pad of rows after a slice of every channel.
 
 Attrs first_channels(int64_t c) {
   return Attrs()
@@ -347,12 +348,13 @@ Attrs first_channels(int64_t c) {
 TEST(RewriteConditions, PaddedChannelsStayOnlyWhereTheyAreZero) {
   struct Case {
     const char* name;
-    int slices, pads;  // left in the compiled graph
+    int slices, pads, relus_on_slices;  // left in the compiled graph
   };
   for (const Case& c :
-       {Case{"inside", 1, 0}, Case{"slice_read_twice", 2, 1}, Case{"sigmoid_after_slice", 2, 1},
-        Case{"grouped_reader", 1, 0}, Case{"split_of_a_wide_conv", 2, 0}, Case{"bias_past_the_split", 2, 0},
-        Case{"zero_pad_after_split", 1, 1}, Case{"pad_of_ones", 1, 1}, Case{"pad_of_rows_too", 1, 1}}) {
+       {Case{"inside", 2, 0, 0}, Case{"slice_read_twice", 3, 1, 1}, Case{"sigmoid_after_slice", 3, 1, 0},
+        Case{"grouped_reader", 1, 0, 0}, Case{"split_of_a_wide_conv", 2, 0, 1}, Case{"bias_past_the_split", 2, 0, 1},
+        Case{"zero_pad_after_split", 1, 1, 0}, Case{"pad_of_ones", 1, 1, 0}, Case{"pad_of_rows_too", 1, 1, 0},
+        Case{"slice_of_every_channel", 1, 1, 0}}) {
     SCOPED_TRACE(c.name);
     const std::string name = c.name;
     Builder b({1, 32, 14, 14});
@@ -374,7 +376,11 @@ TEST(RewriteConditions, PaddedChannelsStayOnlyWhereTheyAreZero) {
       int split = b.g.add_op("slice", "split", {wide}, first_channels(58));
       b.g.outputs = {name == "zero_pad_after_split"
                          ? b.conv("after_pad", pad_channels(split, {0, 0, 0, 0, 0, 6, 0, 0}, 0), 16, 1)
-                         : b.conv("after_split", split, 58, 1)};
+                         : b.conv("after_split", b.g.add_op("relu", "split_act", {split}), 58, 1)};
+    } else if (name == "slice_of_every_channel") {
+      // a slice that keeps all 64 channels, then rows padded: nothing was sliced off
+      int all = b.g.add_op("slice", "all", {b.conv("wide", b.x, 64, 1)}, first_channels(64));
+      b.g.outputs = {b.conv("after_pad", pad_channels(all, {0, 0, 1, 0, 0, 0, 1, 0}, 0), 16, 1)};
     } else if (name == "pad_of_ones" || name == "pad_of_rows_too") {
       int first = b.conv("first", b.x, 58, 1);
       int pad = name == "pad_of_ones" ? pad_channels(first, {0, 0, 0, 0, 0, 6, 0, 0}, 1)
@@ -394,6 +400,10 @@ TEST(RewriteConditions, PaddedChannelsStayOnlyWhereTheyAreZero) {
     Graph o = compiled_graph(b.g);
     EXPECT_EQ(count_ops(o, "slice"), c.slices) << o.str();
     EXPECT_EQ(count_ops(o, "pad"), c.pads) << o.str();
+    int relus_on_slices = 0;
+    for (const Node& n : o.nodes)
+      relus_on_slices += n.is_op() && n.op == "relu" && producer(o, n.inputs[0]).op == "slice";
+    EXPECT_EQ(relus_on_slices, c.relus_on_slices) << o.str();
   }
 }
 

@@ -210,6 +210,8 @@ TEST(ExecutorGraph, InconsistentGraphsNameWhatIsWrong) {
        "g: accelerator parameter 'a' has no accel_offset"},
       {"an input in an in-place region", [](ExecutorGraph& g) { g.values[0].in_place_region = true; },
        "g: input 'x' is marked in_place_region: only temporaries are"},
+      {"a parameter in an in-place region", [](ExecutorGraph& g) { g.values[1].in_place_region = true; },
+       "g: param 'w' is marked in_place_region: only temporaries are"},
   };
   for (auto& c : cases) {
     ExecutorGraph g = two_device_graph();

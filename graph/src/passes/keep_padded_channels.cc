@@ -4,10 +4,11 @@
 // Where the padded channels are known to be zero, the chain keeps them instead:
 //   relu(slice(x))                  -> slice(relu(x))   (so the ReLU fuses into the conv)
 //   pad(slice(x, 0:C), to x's width) -> x               (the depthwise conv's zero channels)
-//   conv2d(slice(x, 0:C), W)         -> conv2d(x, W with zero input channels up to x's width)
-// and only the chain's last slice remains. Float only; a value is known zero past channel C when
-// it is a conv with constant weights and bias that are zero for those output channels, a ReLU of
-// such a value, or a constant pad that adds them.
+// so the branch's 1x1 conv, ReLU and depthwise conv stay blocked, and one slice is left before the
+// second 1x1 conv. Float only; a value is known zero past channel C when it is a conv with constant
+// weights and bias that are zero for those output channels, a ReLU of such a value, or a constant
+// pad that adds them. A one-group conv does not read past the slice: its zero weights times a
+// non-finite value there (0 * inf) would be NaN in its real channels, where the model's are not.
 #include <algorithm>
 
 #include "loom/graph/passes.h"
@@ -17,9 +18,10 @@ namespace loom::graph {
 namespace {
 
 // The number of leading channels a `slice` keeps when it keeps channels [0, C) of a rank-4 value
-// along axis 1 and nothing else; -1 otherwise.
-int64_t leading_channels(const Node& n) {
+// along axis 1, fewer than the value has, and nothing else; -1 otherwise.
+int64_t leading_channels(const Graph& g, const Node& n) {
   if (!n.is_op() || n.op != "slice" || n.type.shape.size() != 4) return -1;
+  if (n.type.shape[1] >= g.type_of(n.inputs[0]).shape[1]) return -1;  // keeps every channel
   if (n.attrs.get_ints("axes") != std::vector<int64_t>{1} || n.attrs.get_ints("starts") != std::vector<int64_t>{0} ||
       n.attrs.get_ints("steps") != std::vector<int64_t>{1})
     return -1;
@@ -57,17 +59,6 @@ bool zero_from(const Graph& g, int id, int64_t from) {
   return b.is_constant() && b.value.ndim() == 1 && all_zero_from(b.value, from);
 }
 
-// OIHW weights with zero input channels appended up to `wide`.
-NDArray pad_inputs(const NDArray& w, int64_t wide) {
-  const Shape& s = w.shape();
-  NDArray out = NDArray::zeros({s[0], wide, s[2], s[3]}, w.dtype());
-  const int64_t taps = s[2] * s[3];
-  for (int64_t o = 0; o < s[0]; ++o)
-    for (int64_t i = 0; i < s[1] * taps; ++i)
-      out.set_from_double((o * wide) * taps + i, w.get_as_double((o * s[1]) * taps + i));
-  return out;
-}
-
 // Node `fresh` takes the place of node `old`: its readers and its name.
 void take_place(Graph& g, int old, int fresh) {
   g.replace_uses(old, fresh);
@@ -81,35 +72,27 @@ bool rewrite(Graph& g, int id, const std::vector<std::vector<int>>& users) {
   const Node n = g.node(id);  // a copy: adding nodes may move g.nodes
   if (!n.is_op() || n.inputs.empty() || n.type.dtype != DataType::Float(32)) return false;
   const int sliced = n.inputs[0];
-  const int64_t kept = leading_channels(g.node(sliced));
+  const int64_t kept = leading_channels(g, g.node(sliced));
   if (kept < 0) return false;
   const Node s = g.node(sliced);
   const int x = s.inputs[0];
   const int64_t wide = g.type_of(x).shape[1];
   if (n.op == "relu") {
     // Only where the ReLU is the slice's one reader and the slice the value's (graph outputs count
-    // as readers): the ReLU can then fuse into the conv, and nothing is computed twice.
+    // as readers), of padding: the ReLU can then fuse into the conv, and nothing is computed twice
+    // or over channels a model's own split dropped.
     auto readers = [&](int v) { return users[v].size() + size_t(std::count(g.outputs.begin(), g.outputs.end(), v)); };
-    if (readers(sliced) != 1 || readers(x) != 1) return false;
+    if (readers(sliced) != 1 || readers(x) != 1 || !zero_from(g, x, kept)) return false;
     int relu = g.add_op("relu", g.unique_name(n.name + "_wide"), {x}, n.attrs);
-    take_place(g, id, g.add_op("slice", g.unique_name(s.name + "_after"), {relu}, s.attrs));
+    const int after = g.add_op("slice", g.unique_name(s.name + "_after"), {relu}, s.attrs);
+    g.node(after).sym_attrs = s.sym_attrs;
+    take_place(g, id, after);
     return true;
   }
   if (n.op == "pad") {
     // zero_from on the pad itself checks its form: zeros appended to the channels and nothing else
     if (n.type.shape[1] != wide || !zero_from(g, id, kept) || !zero_from(g, x, kept)) return false;
     g.replace_uses(id, x);
-    return true;
-  }
-  if (n.op == "conv2d" && n.inputs.size() >= 2 && zero_from(g, x, kept)) {
-    // one group: each output reads all `kept` input channels (a grouped conv's weights are narrower)
-    const Node& w = g.node(n.inputs[1]);
-    if (!w.is_constant() || w.value.dtype() != DataType::Float(32) || w.value.ndim() != 4 || w.value.shape()[1] != kept)
-      return false;
-    std::vector<int> inputs = n.inputs;
-    inputs[0] = x;
-    inputs[1] = g.add_constant(g.unique_name(w.name + "_wide"), pad_inputs(w.value, wide));
-    take_place(g, id, g.add_op("conv2d", g.unique_name(n.name + "_wide"), inputs, n.attrs));
     return true;
   }
   return false;

@@ -3,16 +3,18 @@
 // tensor) divides every element: a vector division takes 10-16 cycles on x86 cores, a multiply
 // half of one. The loop instead multiplies by the divisor's reciprocal, computed once before it
 // (at the outermost loop in which the divisor is invariant):
-//   a / d  ->  (a * r) * s,   with  s = |d| < 2^-100 ? 2^64 : 1  and  r = 1 / (d * s)
-// s keeps a tiny divisor's reciprocal finite (a power of two: for every other divisor the
-// product is a * r, within an ulp of the division; zero, infinite and NaN divisors give what the
-// division gives). Invariant: the divisor reads no variable bound in the loop (its own variable,
-// inner loops', lets) and no buffer the loop stores to, and calls only pure intrinsics. A divisor
-// that reads memory is hoisted only out of a loop of a constant, nonzero extent and not from under
-// an if inside it: the load then runs where the loop would have run it (a loop of a symbolic
-// extent may run no iteration, and a guard may protect the load). float32 and float64 (a half's
-// range has no room for s). A quotient read by a rounding, an integer conversion, a comparison or a
-// remainder keeps its division: an ulp there can change the result.
+//   a / d  ->  (a * r) * s,   with  s = |d| < 2^-100 ? 2^64 : |d| > 2^100 ? 2^-64 : 1
+//                                   and  r = 1 / (d * s)
+// s, a power of two, keeps the reciprocal of a tiny divisor finite and that of a huge one normal;
+// for every other divisor the product is a * r, within an ulp of the division; zero, infinite
+// and NaN divisors give what the division gives. Invariant: the divisor reads no variable bound in the loop (its own
+// variable, inner loops', lets) and no buffer the loop stores to, and calls only pure intrinsics. A divisor that reads
+// memory or divides integers is hoisted only out of a loop of a constant, nonzero extent and not from under an if (a
+// statement, or an if_then_else's arm) inside it: the load or division then runs where the loop would have run it (a
+// loop of a symbolic extent may run no iteration, and a guard may protect a load or a divisor of zero). A loop's
+// annotations (pragmas) stay on it: the lets go around them. float32 and float64 (a half's range has no room for s). A
+// quotient read by a rounding, an integer conversion, a comparison or a remainder keeps its division: an ulp there can
+// change the result.
 #include <set>
 #include <string>
 
@@ -31,10 +33,14 @@ bool runs(const ForNode* op) {
   return trips && *trips > 0;
 }
 
-bool reads_memory(const Expr& e) {
-  bool loads = false;
-  post_order_visit(e, [&](const Expr& x) { loads |= x.kind() == ExprKind::Load; });
-  return loads;
+// Whether evaluating `e` where it did not run could fault: a load, or an integer division.
+bool may_fault(const Expr& e) {
+  bool unsafe = false;
+  post_order_visit(e, [&](const Expr& x) {
+    unsafe |= x.kind() == ExprKind::Load ||
+              ((x.kind() == ExprKind::Div || x.kind() == ExprKind::Mod) && !x.type().is_float());
+  });
+  return unsafe;
 }
 
 // Whether `d` has the same value in every iteration of a loop that binds and stores `loop`.
@@ -82,7 +88,12 @@ class Rewriter : public IRMutator {
   }
   Expr mutate_call(const Expr& e, const CallNode* op) override {
     static const std::set<std::string> kRounding = {"floor", "ceil", "round", "roundeven", "trunc"};
-    return exactly(kRounding.count(op->name) > 0, [&] { return IRMutator::mutate_call(e, op); });
+    // if_then_else evaluates one arm (the backend branches): its arms are conditional code
+    const bool lazy = op->name == "if_then_else";
+    conditional_ += lazy;
+    Expr r = exactly(kRounding.count(op->name) > 0, [&] { return IRMutator::mutate_call(e, op); });
+    conditional_ -= lazy;
+    return r;
   }
   Expr mutate_binary(const Expr& e, const BinaryNode* op) override {
     const ExprKind k = e.kind();
@@ -91,7 +102,7 @@ class Rewriter : public IRMutator {
     Expr m = exactly(compares, [&] { return IRMutator::mutate_binary(e, op); });
     const auto* div = m.as<DivNode>();
     if (!div || exact_ || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, loop_)) return m;
-    if (reads_memory(div->b) && conditional_) return m;
+    if (may_fault(div->b) && conditional_) return m;
     // A broadcast divisor: its scalar's reciprocal, broadcast.
     Expr scalar = div->b;
     int lanes = 0;
@@ -127,25 +138,38 @@ class Rewriter : public IRMutator {
 
 class HoistReciprocals : public IRMutator {
  protected:
-  Stmt mutate_for(const Stmt& s, const ForNode*) override {
-    const Bindings inside = bindings_of(s);
-    Rewriter rw(inside, names_);
+  Stmt mutate_for(const Stmt& s, const ForNode*) override { return hoist(s, {}); }
+  // A loop's annotations stay right around it (the backend finds the loop under them).
+  Stmt mutate_attr(const Stmt& s, const AttrNode* op) override {
+    std::vector<const AttrNode*> attrs;
+    Stmt inner = s;
+    while (const auto* a = inner.as<AttrNode>()) {
+      attrs.push_back(a);
+      inner = a->body;
+    }
+    if (!inner.as<ForNode>()) return IRMutator::mutate_attr(s, op);
+    return hoist(inner, attrs);
+  }
+
+ private:
+  // The loop `s` with its divisions rewritten, under `attrs` (outermost first), inside the lets.
+  Stmt hoist(const Stmt& s, const std::vector<const AttrNode*>& attrs) {
+    Rewriter rw(bindings_of(s), names_);
     Stmt loop = rw.mutate(s);  // the loop itself counts: a load is hoisted only out of one that runs
     // Loops inside get their own (divisors that change here but not there).
     const auto* f = loop.as<ForNode>();
     Stmt body = mutate(f->body);
     if (!body.same_as(f->body)) loop = for_loop(f->var, f->min, f->extent, f->for_kind, body, f->thread_tag);
+    for (auto a = attrs.rbegin(); a != attrs.rend(); ++a) loop = attr((*a)->key, (*a)->value, loop);
     for (auto it = rw.hoisted.rbegin(); it != rw.hoisted.rend(); ++it) {
       const Expr& d = it->divisor;
       const DataType t = d.type();
-      Expr tiny = abs(d) < make_const(t, 0x1p-100);
-      loop = let_stmt(it->scale, select(tiny, make_const(t, 0x1p64), make_one(t)),
-                      let_stmt(it->recip, make_one(t) / (d * it->scale), loop));
+      Expr scale = select(abs(d) < make_const(t, 0x1p-100), make_const(t, 0x1p64),
+                          select(abs(d) > make_const(t, 0x1p100), make_const(t, 0x1p-64), make_one(t)));
+      loop = let_stmt(it->scale, scale, let_stmt(it->recip, make_one(t) / (d * it->scale), loop));
     }
     return loop;
   }
-
- private:
   int names_ = 0;
 };
 
