@@ -90,11 +90,9 @@ void int8_dense_as_pointwise_conv(Graph& g);
 // ones: so they can run channel-blocked (alter_layout).
 void pad_conv_channels(Graph& g, int lanes);
 // Float chains of padded convs keep their zero channels: relu(slice(x)) becomes slice(relu(x)),
-// a constant pad that restores sliced-off zero channels reads the unsliced value, and a conv of one
-// group reading a slice of channels that are zero past it reads the whole value with zero weights
-// for the extra input channels; a value is known zero past a channel when it is a conv whose
-// constant weights and bias are zero there, a ReLU of one, or a constant pad
-// (keep_padded_channels.cc).
+// and a constant pad that restores sliced-off zero channels reads the unsliced value, where x is
+// known zero past the slice: a conv whose constant weights and bias are zero there, a ReLU of one,
+// or a constant pad (keep_padded_channels.cc).
 void keep_padded_channels(Graph& g);
 // Grouped float convs whose groups are narrower than `lanes` (ResNeXt's 4 and 8 channels), with G
 // groups a multiple of `lanes`, between two ungrouped convs with constant weights (only one-input
