@@ -154,7 +154,8 @@ class HoistReciprocals : public IRMutator {
  private:
   // The loop `s` with its divisions rewritten, under `attrs` (outermost first), inside the lets.
   Stmt hoist(const Stmt& s, const std::vector<const AttrNode*>& attrs) {
-    Rewriter rw(bindings_of(s), names_);
+    const Bindings inside = bindings_of(s);  // the Rewriter keeps a reference: it lives here
+    Rewriter rw(inside, names_);
     Stmt loop = rw.mutate(s);  // the loop itself counts: a load is hoisted only out of one that runs
     // Loops inside get their own (divisors that change here but not there).
     const auto* f = loop.as<ForNode>();
