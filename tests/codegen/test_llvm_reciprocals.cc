@@ -4,7 +4,6 @@
 // whose load may not run, stay divisions.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 
 #include "codegen_test_util.h"
@@ -18,10 +17,10 @@ namespace {
 
 using namespace loom::ir;
 
-// Per output buffer, the divisions of its type left in its stores; and each reciprocal's let with the number
-// of loops around it.
+// Per output buffer, the divisions of its type left in its stores (not an index's integer ones)
+// and the float ones; and each reciprocal's let with the number of loops around it.
 struct Divisions : IRVisitor {
-  std::map<std::string, int> left;
+  std::map<std::string, int> left, float_left;
   std::map<std::string, int> recip_depth;
   int depth = 0;
   using IRVisitor::visit;
@@ -36,29 +35,14 @@ struct Divisions : IRVisitor {
     IRVisitor::visit_let_stmt(op);
   }
   void visit_store(const StoreNode* op) override {
-    // divisions of the stored type (not an index's integer ones)
     post_order_visit(op->value, [&](const Expr& e) {
-      left[op->buffer->name] += e.kind() == ExprKind::Div && e.type().with_lanes(1) == op->value.type().with_lanes(1);
+      if (e.kind() != ExprKind::Div) return;
+      left[op->buffer->name] += e.type().with_lanes(1) == op->value.type().with_lanes(1);
+      float_left[op->buffer->name] += e.type().is_float();
     });
     IRVisitor::visit_store(op);
   }
 };
-
-// Calls `f` on every node of the values stored to buffer `name`.
-void PostOrderStores(const Stmt& s, const std::string& name, const std::function<void(const Expr&)>& f) {
-  struct Stores : IRVisitor {
-    std::string name;
-    std::function<void(const Expr&)> f;
-    using IRVisitor::visit;
-    void visit_store(const StoreNode* op) override {
-      if (op->buffer->name == name) post_order_visit(op->value, f);
-      IRVisitor::visit_store(op);
-    }
-  } v;
-  v.name = name;
-  v.f = f;
-  v.visit(s);
-}
 
 Divisions divisions_of(const LoweredFunc& f) {
   Divisions d;
@@ -168,9 +152,7 @@ TEST(LLVMReciprocals, DivisorsThatMayChangeOrNotRunStayInside) {
   Divisions d = divisions_of(f);
   EXPECT_EQ(d.left["Y"], 0) << to_string(f);
   for (const char* kept : {"Q", "R", "Rd", "Cm", "Md"}) EXPECT_GT(d.left[kept], 0) << kept << "\n" << to_string(f);
-  int cast_divisions = 0;  // Ci's stored type is an integer: its float division counted by hand
-  PostOrderStores(f.body, "Ci", [&](const Expr& e) { cast_divisions += e.kind() == ExprKind::Div; });
-  EXPECT_GT(cast_divisions, 0) << to_string(f);
+  EXPECT_GT(d.float_left["Ci"], 0) << "an integer store of a float quotient\n" << to_string(f);
   ASSERT_EQ(d.recip_depth.size(), 1u) << to_string(f);
   EXPECT_EQ(d.recip_depth.begin()->second, 1) << to_string(f);
   EXPECT_TRUE(matches_interpreter(f, 3, 1, 9));  // Q and R, as the interpreter runs them

@@ -6,17 +6,20 @@
 //   a / d  ->  (a * r) * s,   with  s = |d| < 2^-100 ? 2^64 : |d| > 2^100 ? 2^-64 : 1
 //                                   and  r = 1 / (d * s)
 // s, a power of two, keeps the reciprocal of a tiny divisor finite and that of a huge one normal;
-// for every other divisor the product is a * r, within an ulp of the division; zero, infinite
-// and NaN divisors give what the division gives. Invariant: the divisor reads no variable bound in the loop (its own
-// variable, inner loops', lets) and no buffer the loop stores to, and calls only pure intrinsics. A divisor that reads
-// memory or divides integers is hoisted only out of a loop of a constant, nonzero extent and not from under an if (a
-// statement, or an if_then_else's arm) inside it: the load or division then runs where the loop would have run it (a
-// loop of a symbolic extent may run no iteration, and a guard may protect a load or a divisor of zero). A loop's
-// annotations (pragmas) stay on it: the lets go around them. float32 and float64 (a half's range has no room for s). A
-// quotient read by a rounding, an integer conversion, a comparison or a remainder keeps its division: an ulp there can
-// change the result.
+// for every other divisor the product is a * r, within an ulp of the division; zero, infinite and
+// NaN divisors give what the division gives.
+// Invariant: the divisor reads no variable bound in the loop (its own variable, inner loops',
+// lets) and no buffer the loop stores to, and calls only pure intrinsics. A divisor that reads
+// memory or divides integers is hoisted only out of a loop of a constant, nonzero extent and not
+// from under an if (a statement, or an if_then_else's arm) inside it: the load or division then
+// runs where the loop would have run it (a loop of a symbolic extent may run no iteration, and a
+// guard may protect a load or a divisor of zero). A loop's annotations (pragmas) stay on it: the
+// lets go around them. float32 and float64 (a half's range has no room for s). A quotient read by
+// a rounding, an integer conversion, a comparison or a remainder keeps its division: an ulp there
+// can change the result.
 #include <set>
 #include <string>
+#include <utility>
 
 #include "loom/ir/functor.h"
 #include "passes.h"
@@ -55,11 +58,20 @@ bool invariant(const Expr& d, const Bindings& loop) {
   return ok;
 }
 
+// f(), with `depth` one deeper while it runs if `on`.
+template <typename F>
+auto within(int& depth, bool on, F f) {
+  depth += on;
+  auto r = f();
+  depth -= on;
+  return r;
+}
+
 // Rewrites the divisions of one loop whose divisors are invariant in it; each distinct divisor
 // gets its scale and reciprocal (lets placed around the loop by the caller).
 class Rewriter : public IRMutator {
  public:
-  Rewriter(const Bindings& loop, int& names) : loop_(loop), names_(names) {}
+  Rewriter(Bindings loop, int& names) : loop_(std::move(loop)), names_(names) {}
   struct Hoisted {
     Expr divisor;
     Var scale, recip;
@@ -69,37 +81,28 @@ class Rewriter : public IRMutator {
  protected:
   // Code under an if, or in a loop that may run no iteration, may not run at all.
   Stmt mutate_if(const Stmt& s, const IfThenElseNode* op) override {
-    ++conditional_;
-    Stmt r = IRMutator::mutate_if(s, op);
-    --conditional_;
-    return r;
+    return within(conditional_, true, [&] { return IRMutator::mutate_if(s, op); });
   }
   Stmt mutate_for(const Stmt& s, const ForNode* op) override {
-    const bool may_skip = !runs(op);
-    conditional_ += may_skip;
-    Stmt r = IRMutator::mutate_for(s, op);
-    conditional_ -= may_skip;
-    return r;
+    return within(conditional_, !runs(op), [&] { return IRMutator::mutate_for(s, op); });
   }
   // A quotient that a rounding, an integer conversion, a comparison or a remainder reads keeps its
   // division: there an ulp can change the result (DynamicQuantizeLinear's round(x / scale)).
   Expr mutate_cast(const Expr& e, const CastNode* op) override {
-    return exactly(!e.type().is_float(), [&] { return IRMutator::mutate_cast(e, op); });
+    return within(exact_, !e.type().is_float(), [&] { return IRMutator::mutate_cast(e, op); });
   }
   Expr mutate_call(const Expr& e, const CallNode* op) override {
     static const std::set<std::string> kRounding = {"floor", "ceil", "round", "roundeven", "trunc"};
     // if_then_else evaluates one arm (the backend branches): its arms are conditional code
-    const bool lazy = op->name == "if_then_else";
-    conditional_ += lazy;
-    Expr r = exactly(kRounding.count(op->name) > 0, [&] { return IRMutator::mutate_call(e, op); });
-    conditional_ -= lazy;
-    return r;
+    return within(conditional_, op->name == "if_then_else", [&] {
+      return within(exact_, kRounding.count(op->name) > 0, [&] { return IRMutator::mutate_call(e, op); });
+    });
   }
   Expr mutate_binary(const Expr& e, const BinaryNode* op) override {
     const ExprKind k = e.kind();
-    const bool compares = k == ExprKind::EQ || k == ExprKind::NE || k == ExprKind::LT || k == ExprKind::LE ||
-                          k == ExprKind::GT || k == ExprKind::GE || k == ExprKind::Mod;
-    Expr m = exactly(compares, [&] { return IRMutator::mutate_binary(e, op); });
+    const bool discontinuous = k == ExprKind::EQ || k == ExprKind::NE || k == ExprKind::LT || k == ExprKind::LE ||
+                               k == ExprKind::GT || k == ExprKind::GE || k == ExprKind::Mod;
+    Expr m = within(exact_, discontinuous, [&] { return IRMutator::mutate_binary(e, op); });
     const auto* div = m.as<DivNode>();
     if (!div || exact_ || !m.type().is_float() || m.type().bits() < 32 || !invariant(div->b, loop_)) return m;
     if (may_fault(div->b) && conditional_) return m;
@@ -116,13 +119,6 @@ class Rewriter : public IRMutator {
   }
 
  private:
-  template <typename F>
-  Expr exactly(bool on, F f) {
-    exact_ += on;
-    Expr r = f();
-    exact_ -= on;
-    return r;
-  }
   const Hoisted& find_or_add(const Expr& scalar) {
     for (const Hoisted& h : hoisted)
       if (structural_equal(h.divisor, scalar)) return h;
@@ -130,7 +126,7 @@ class Rewriter : public IRMutator {
     hoisted.push_back({scalar, Var("recip_scale" + n, scalar.type()), Var("recip" + n, scalar.type())});
     return hoisted.back();
   }
-  const Bindings& loop_;
+  const Bindings loop_;
   int& names_;           // numbers the lets across the function
   int conditional_ = 0;  // ifs and loops that may run no iteration around the current node
   int exact_ = 0;        // roundings, integer casts, comparisons and remainders around it
@@ -154,8 +150,7 @@ class HoistReciprocals : public IRMutator {
  private:
   // The loop `s` with its divisions rewritten, under `attrs` (outermost first), inside the lets.
   Stmt hoist(const Stmt& s, const std::vector<const AttrNode*>& attrs) {
-    const Bindings inside = bindings_of(s);  // the Rewriter keeps a reference: it lives here
-    Rewriter rw(inside, names_);
+    Rewriter rw(bindings_of(s), names_);
     Stmt loop = rw.mutate(s);  // the loop itself counts: a load is hoisted only out of one that runs
     // Loops inside get their own (divisors that change here but not there).
     const auto* f = loop.as<ForNode>();
