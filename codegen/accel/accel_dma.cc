@@ -116,19 +116,45 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
   for_each_outer(t, [&](int64_t dst_off, int64_t src_off) {
     if (dst_off % e) fail("DMA into '" + dst.buffer->name + "': an outer dimension does not step by whole entries");
     uint32_t base = entry_of(dst, "DMA destination") + uint32_t(dst_off / e);
+    const uint32_t entries = uint32_t(y[0] * x[0]), stride = uint32_t(t.has_y ? y[2] / e : x_size);
+    const uint64_t addr = dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'");
+    const std::array<uint64_t, 9> fields = {base,           addr,           uint64_t(y_size), uint64_t(x_size), stride,
+                                            uint64_t(y[3]), uint64_t(y[4]), uint64_t(x[3]),   uint64_t(x[4])};
+    if (mem == MemType::Acc) {
+      auto held = held_acc_loads_.find(fields);
+      if (held != held_acc_loads_.end() && acc_load_held(held->second, base, entries)) return;
+    }
     Access a;
-    for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.writes.push_back({mem, base + k});
+    for (uint32_t k = 0; k < entries; ++k) a.writes.push_back({mem, base + k});
     sync_before(m, a);
     if (mem == MemType::Acc) {
       std::vector<uint32_t> loaded;
       for (const auto& w : a.writes) loaded.push_back(w.second);
       resets_.touch(loaded);
     }
-    drv_.load_2d(mem, base, dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'"), uint32_t(y_size),
-                 uint32_t(x_size), uint32_t(t.has_y ? y[2] / e : x_size), uint32_t(y[3]), uint32_t(y[4]),
+    drv_.load_2d(mem, base, addr, uint32_t(y_size), uint32_t(x_size), stride, uint32_t(y[3]), uint32_t(y[4]),
                  uint32_t(x[3]), uint32_t(x[4]));
     record_after(m, a);
+    if (mem == MemType::Acc) {
+      const uint64_t bytes = (uint64_t(y_size - 1) * stride + uint64_t(x_size)) * uint64_t(c_.acc_block_bytes());
+      held_acc_loads_[fields] = {addr, addr + bytes, int64_t(drv_.stream().size()) - 1};
+    }
   });
+}
+
+// The LOAD's entries still hold what it loaded: no later LOAD wrote them, and no GEMM or ALU
+// instruction (recorded as writes of their out copies, entry for entry) did since.
+bool Emitter::acc_load_held(const HeldAccLoad& l, uint32_t base, uint32_t entries) {
+  for (uint32_t k = 0; k < entries; ++k)
+    if (entry_state(MemType::Acc, base + k).last_write != l.index ||
+        entry_state(MemType::Out, base + k).last_write > l.index)
+      return false;
+  return true;
+}
+
+void Emitter::forget_acc_loads_overlapping(uint64_t dram_begin, uint64_t dram_end) {
+  for (auto it = held_acc_loads_.begin(); it != held_acc_loads_.end();)
+    it = it->second.dram_begin < dram_end && dram_begin < it->second.dram_end ? held_acc_loads_.erase(it) : ++it;
 }
 
 void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
@@ -143,9 +169,12 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
     Access a;
     for (uint32_t k = 0; k < uint32_t(y[0] * x[0]); ++k) a.reads.push_back({MemType::Out, base + k});
     sync_before(Module::Store, a);
-    drv_.store_2d(base, dram_address(dst, dst_off, "DMA from '" + src.buffer->name + "'"), uint32_t(y[0]),
-                  uint32_t(x[0]), uint32_t(t.has_y ? y[1] / e : x[0]));
+    const uint64_t addr = dram_address(dst, dst_off, "DMA from '" + src.buffer->name + "'");
+    const uint32_t stride = uint32_t(t.has_y ? y[1] / e : x[0]);
+    drv_.store_2d(base, addr, uint32_t(y[0]), uint32_t(x[0]), stride);
     record_after(Module::Store, a);
+    forget_acc_loads_overlapping(
+        addr, addr + (uint64_t(y[0] - 1) * stride + uint64_t(x[0])) * uint64_t(c_.out_block_bytes()));
   });
 }
 

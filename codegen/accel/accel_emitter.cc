@@ -191,9 +191,9 @@ void Emitter::exec_for(const ForNode* op) {
   int64_t mn = eval(op->min), ext = eval(op->extent);
   for (int64_t i = mn; i < mn + ext; ++i) {
     env_[op->var.get()] = i;
-    loops_before_last_ += i + 1 < mn + ext;
+    loops_past_first_ += i > mn;
     exec(op->body);
-    loops_before_last_ -= i + 1 < mn + ext;
+    loops_past_first_ -= i > mn;
   }
   env_.erase(op->var.get());
 }
@@ -249,13 +249,24 @@ bool Emitter::only_leaves(const Stmt& s) const {
   return false;
 }
 
-void Emitter::flush_run(std::vector<Stmt>& run) {
-  for (int64_t v = 0; v < vthread_extent_ && !run.empty(); ++v) {
-    env_[vthread_var_] = v;
-    for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
-    for (auto& leaf : run) exec(leaf);
-  }
+void Emitter::flush_run(std::vector<Stmt>& run, bool acc_loads_first) {
+  size_t lead = 0;
+  while (acc_loads_first && lead < run.size() && loads_accumulators(run[lead])) ++lead;
+  for (auto [begin, end] : {std::pair<size_t, size_t>{0, lead}, {lead, run.size()}})
+    for (int64_t v = 0; v < vthread_extent_ && begin < end; ++v) {
+      env_[vthread_var_] = v;
+      for (auto& [b, r] : context_sram_[size_t(v)]) sram_[b] = r;
+      for (size_t k = begin; k < end; ++k) exec(run[k]);
+    }
   run.clear();
+}
+
+bool Emitter::loads_accumulators(const Stmt& leaf) {
+  auto* ev = leaf.as<EvaluateNode>();
+  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  auto copy = call ? as_dma_copy(call) : std::nullopt;
+  const BufferNode* dst = copy ? buffer_of(copy->dst) : nullptr;
+  return dst && dst->scope == scope::kAccAccum;
 }
 
 void Emitter::gather(const Stmt& s, std::vector<Stmt>& run, std::vector<const AllocateNode*>& allocated) {
@@ -264,24 +275,34 @@ void Emitter::gather(const Stmt& s, std::vector<Stmt>& run, std::vector<const Al
   } else if (lockstep_leaf(s)) {
     run.push_back(s);
   } else if (auto* f = s.as<ForNode>()) {
-    flush_run(run);
-    int64_t mn = eval(f->min), ext = eval(f->extent);
     // A loop of leaves (a reduction's loads and GEMMs): its last iteration joins the run after it,
-    // so each context's epilogue follows its own last GEMM and its STORE overlaps the next
-    // context's, instead of every context's epilogue waiting for every context's last GEMM.
-    // Only in the kernel's last tile (every loop around at its last iteration): elsewhere the next
-    // tile's work follows anyway, and the other order delays the next tile's loads.
-    const bool last_joins = loops_before_last_ == 0 && only_leaves(f->body);
+    // so each context's epilogue follows its own last GEMM and its STORE overlaps the other
+    // context's last GEMM, instead of every context's epilogue waiting for every context's last
+    // GEMM. Past the kernel's first tile its first iteration also joins the run before it (the
+    // reset or bias preset): each context's preset then follows the other context's first GEMM,
+    // which gives that context's STORE of the tile before time to drain the out entries the
+    // preset overwrites. The leading bias loads still run for every context first (in the first
+    // tile nothing waits on a STORE, and a bias load after a GEMM shares the bus with its loads).
+    const bool leaves = only_leaves(f->body), first_joins = leaves && loops_past_first_ > 0;
+    if (!first_joins) flush_run(run);
+    int64_t mn = eval(f->min), ext = eval(f->extent);
     for (int64_t i = mn; i < mn + ext; ++i) {
       env_[f->var.get()] = i;
-      if (i + 1 == mn + ext && last_joins) {
+      if (i + 1 == mn + ext && leaves) {
         gather(f->body, run, allocated);
         held_loop_vars_.push_back(f->var.get());
         return;
       }
-      loops_before_last_ += i + 1 < mn + ext;
+      if (i == mn && first_joins) {
+        std::vector<const AllocateNode*> first_allocated;
+        gather(f->body, run, first_allocated);
+        flush_run(run, /*acc_loads_first=*/true);
+        for (auto it = first_allocated.rbegin(); it != first_allocated.rend(); ++it) release_context_buffers(*it);
+        continue;
+      }
+      loops_past_first_ += i > mn;
       lockstep(f->body);
-      loops_before_last_ -= i + 1 < mn + ext;
+      loops_past_first_ -= i > mn;
     }
     env_.erase(f->var.get());
   } else if (auto* a = s.as<AllocateNode>()) {

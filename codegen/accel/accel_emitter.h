@@ -69,11 +69,14 @@ class Emitter {
   void exec_vthread(const ir::ForNode* op);
   void lockstep(const ir::Stmt& s);
   void gather(const ir::Stmt& s, std::vector<ir::Stmt>& run, std::vector<const ir::AllocateNode*>& allocated);
-  void flush_run(std::vector<ir::Stmt>& run);
-  bool only_leaves(const ir::Stmt& s) const;  // a loop body lockstep runs as one run
+  // acc_loads_first: the run's leading accumulator loads (a bias) run for every context before the
+  // rest runs context by context.
+  void flush_run(std::vector<ir::Stmt>& run, bool acc_loads_first = false);
+  static bool loads_accumulators(const ir::Stmt& leaf);  // a DMA into an accumulator buffer
+  bool only_leaves(const ir::Stmt& s) const;             // a loop body lockstep runs as one run
   // Loops whose last iteration joined the run after them, their variables held until it runs.
   std::vector<const ir::VarNode*> held_loop_vars_;
-  int loops_before_last_ = 0;  // enclosing loops running an iteration before their last
+  int loops_past_first_ = 0;  // enclosing loops running an iteration after their first
   void allocate_context_buffers(const ir::AllocateNode* a);
   void release_context_buffers(const ir::AllocateNode* a);
   std::set<const ir::AllocateNode*> in_place_;  // context allocations that alias their source
@@ -93,6 +96,17 @@ class Emitter {
   void exec_call(const ir::CallNode* call);
   void dma_copy(const ir::DmaCopy& copy);
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);
+  // Accumulator LOADs kept on chip: one identical to an earlier LOAD whose entries nothing has
+  // written since, and whose device-memory bytes no STORE has written since, is not emitted again
+  // (a convolution's bias, loaded by every tile of the same output channels). The compute module
+  // runs accumulator LOADs, so each one is a DMA latency the GEMMs wait for.
+  struct HeldAccLoad {
+    uint64_t dram_begin, dram_end;  // bytes read
+    int64_t index;                  // the LOAD in the stream
+  };
+  std::map<std::array<uint64_t, 9>, HeldAccLoad> held_acc_loads_;  // the LOAD's fields -> where it is
+  bool acc_load_held(const HeldAccLoad& l, uint32_t base, uint32_t entries);
+  void forget_acc_loads_overlapping(uint64_t dram_begin, uint64_t dram_end);
   void store(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   static std::optional<ir::TensorIntrinCall> as_gemm_call(const ir::CallNode* call);  // an accel.gemm part, or nullopt
   void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled,

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <sstream>
 
 #include "common/test_util.h"
+#include "loom/accel/linker.h"
 #include "loom/codegen/accel.h"
 #include "loom/ir/printer.h"
 #include "loom/ops/accel_schedules.h"
@@ -252,33 +255,114 @@ TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
   EXPECT_EQ(o["GEMM.update"], 2 * 2);
 }
 
-// Two virtual threads: in the kernel's last tile each context's requantization follows its own
-// last GEMM, so the first context's STORE runs beside the second's last GEMM; earlier tiles keep
-// both contexts' GEMMs together (the next tile's loads go first).
-TEST(AccelCodegen, EachContextsLastEpilogueFollowsItsOwnLastGemm) {
-  accel::AccelConfig cfg = accel::default_config();
-  Tensor X = placeholder({1, 2, 14, 7, 1, 16}, DataType::Int(8), "X");
-  Tensor W = placeholder({4, 2, 3, 3, 16, 16}, DataType::Int(8), "W");
-  auto q = ops::conv2d_int8_blocked(X, W, 1, 1, {9, true});
-  schedule::Schedule s({q.out});
-  ops::schedule_conv2d_int8_accel(s, q, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
-  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {X, W, q.out}, "conv"), cfg);
-  std::vector<std::string> ops;  // GEMM updates and ALU ops, in stream order
-  for (const accel::Instruction& i : m.instructions())
-    if ((i.opcode == accel::Opcode::Gemm && !i.reset) || i.opcode == accel::Opcode::Alu)
-      ops.push_back(i.opcode == accel::Opcode::Gemm ? "G" : "A");
-  std::vector<size_t> gemms;
-  for (size_t k = 0; k < ops.size(); ++k)
-    if (ops[k] == "G") gemms.push_back(k);
-  ASSERT_GE(gemms.size(), 4u);
-  auto alu_between = [&](size_t a, size_t b) { return std::count(ops.begin() + long(a), ops.begin() + long(b), "A"); };
-  // The last two GEMMs (each context's last): the first context's requantization between them.
-  EXPECT_GT(alu_between(gemms[gemms.size() - 2], gemms.back()), 0);
-  // The first tile's two last GEMMs (one per context) sit together.
-  EXPECT_EQ(alu_between(gemms[2], gemms[3]), 0);
-  // Each context's outputs still equal fsim's reference in the model tests; here the counts: one
-  // SHRSAT per output block and tile, the last one in parts only when its STORE is one row.
-  EXPECT_GE(std::count(ops.begin(), ops.end(), "A"), 8);
+// A conv with bias over two virtual threads, one output block each: 2 row tiles x 2 channel
+// groups. Emitted as compiled (`overlap_bias_with_output`: the output placed over the bias in
+// device memory, so the first tile's STORE overwrites it).
+struct BiasConv {
+  Tensor X, W, Bi;
+  ops::QuantizedStages q;
+  std::unique_ptr<schedule::Schedule> s;
+  BiasConv() {
+    X = placeholder({1, 2, 14, 7, 1, 16}, DataType::Int(8), "X");
+    W = placeholder({4, 2, 3, 3, 16, 16}, DataType::Int(8), "W");
+    Bi = placeholder({4, 1, 16}, DataType::Int(32), "bias");
+    q = ops::conv2d_int8_blocked(X, W, Bi, 1, 1, {9, true});
+    s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
+    ops::schedule_conv2d_int8_accel(*s, q, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
+  }
+  LoweredFunc lowered() const { return schedule::lower(*s, {X, W, Bi, q.out}, "conv"); }
+  std::vector<accel::Instruction> instructions(bool overlap_bias_with_output) const {
+    LoweredFunc f = lowered();
+    accel::ImageLinker linker(accel::default_config());
+    const std::vector<int> bits = codegen::accel_arg_bits(f, linker.config());
+    std::vector<uint64_t> offsets;
+    for (size_t k = 0; k < f.args.size(); ++k)
+      offsets.push_back(linker.reserve(codegen::accel_arg_bytes(*f.args[k], bits[k])));
+    if (overlap_bias_with_output) offsets[3] = offsets[2];
+    size_t stream = codegen::emit_accel(f, linker, offsets, "conv");
+    runtime::AccelImage image = linker.finish();
+    accel::IsaLayout layout(linker.config());
+    std::vector<accel::Instruction> out;
+    const runtime::AccelStream& st = image.streams[stream];
+    for (uint32_t k = 0; k < st.count; ++k) {
+      accel::InsnWord w;
+      std::memcpy(w.data(), image.bytes.data() + st.insn_offset + 16 * k, 16);
+      out.push_back(accel::decode(w, layout, k));
+    }
+    return out;
+  }
+};
+
+size_t accumulator_loads(const std::vector<accel::Instruction>& insns) {
+  return size_t(std::count_if(insns.begin(), insns.end(), [](const accel::Instruction& i) {
+    return i.opcode == accel::Opcode::Load && i.mem == accel::MemType::Acc;
+  }));
+}
+
+// A bias stays on chip from tile to tile while the tiles compute the same output channels: one
+// accumulator LOAD per context and channel group (4), not per tile (8); the outputs still equal
+// the reference under every module interleaving. Where a STORE overwrites the bias's bytes in
+// device memory, the next tile loads it again: with the output over the bias, the first tile's
+// STORE (output block 0) overwrites it, so the second tile reloads; the second channel group's
+// STOREs (output blocks 2 and 3) land past its bytes, so its second tile does not.
+TEST(AccelCodegen, ABiasIsLoadedOncePerChannelGroupUnlessAStoreOverwritesIt) {
+  BiasConv c;
+  EXPECT_EQ(accumulator_loads(c.instructions(false)), 4u);
+  EXPECT_EQ(accumulator_loads(c.instructions(true)), 6u);
+  run_and_check(*c.s, {c.X, c.W, c.Bi}, c.q.out, accel::default_config(), "conv");
+}
+
+// An accumulator buffer loaded and then changed in place (an ALU ADD) is loaded again by the next
+// iteration, though the LOAD is the same: what it loaded is gone.
+TEST(AccelCodegen, AnAccumulatorLoadChangedInPlaceIsLoadedAgain) {
+  Tensor A = placeholder({1, 16}, DataType::Int(32), "A");
+  Tensor S = compute(
+      {2, 1, 16}, [&](const std::vector<Var>& i) { return A(i[1], i[2]) + 3; }, "S");
+  Tensor O = compute(
+      {2, 1, 16}, [&](const std::vector<Var>& i) { return cast(DataType::Int(8), S(i[0], i[1], i[2])); }, "O");
+  schedule::Schedule s({O});
+  s[O].pragma(s[O].axis(1), "dma_copy");
+  s[S].set_scope(scope::kAccAccum);
+  s[S].compute_at(s[O], s[O].axis(0));
+  s[S].pragma(s[S].axis(1), "alu");
+  schedule::Stage a = s[s.cache_read(A, scope::kAccAccum, {S})];
+  a.compute_at(s[O], s[O].axis(0));
+  a.pragma(a.axis(0), "dma_copy");
+  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, O}, "add_in_place"), accel::default_config());
+  EXPECT_EQ(accumulator_loads(m.instructions()), 2u) << m.disassemble();
+  NDArray x = test::random_array(A, 5, -100, 100);
+  std::vector<NDArray> arrays{x, test::empty_like(O)};
+  sim::FunctionalSim dev(accel::default_config());
+  m.run(dev, arrays);
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 16; ++k)
+      ASSERT_EQ(arrays[1].data<int8_t>()[r * 16 + k], x.data<int32_t>()[k] + 3) << "row " << r << ", lane " << k;
+}
+
+// Two virtual threads: in every tile each context's requantization follows its own last GEMM (its
+// STORE runs beside the other context's last GEMM), and past the first tile each context's bias
+// preset follows the other context's first GEMM (the STORE of its tile before has drained by
+// then); a new bias is loaded for both contexts before either preset.
+TEST(AccelCodegen, EachContextsPresetAndEpilogueSitBesideTheOtherContextsGemms) {
+  BiasConv c;
+  std::string ops;  // M: a preset (MOV), S: the requantization (SHRSAT), G: a GEMM update, L: a bias load
+  for (const accel::Instruction& i : c.instructions(false)) {
+    if (i.opcode == accel::Opcode::Gemm && !i.reset) ops += 'G';
+    if (i.opcode == accel::Opcode::Alu) ops += i.alu_op == accel::AluOp::Mov ? 'M' : 'S';
+    if (i.opcode == accel::Opcode::Load && i.mem == accel::MemType::Acc) ops += 'L';
+  }
+  auto count = [&](const std::string& pattern) {
+    size_t n = 0;
+    for (size_t p = ops.find(pattern); p != std::string::npos; p = ops.find(pattern, p + 1)) ++n;
+    return n;
+  };
+  const size_t tiles = 4;
+  EXPECT_EQ(count("S"), 2 * tiles) << ops;
+  EXPECT_EQ(count("GSGS"), tiles) << "every tile: each context's requantization after its own last GEMM\n" << ops;
+  EXPECT_EQ(count("MGMG"), tiles - 1) << "past the first tile: each preset after the other context's first GEMM\n"
+                                      << ops;
+  EXPECT_EQ(ops.rfind("LMLMGG", 0), 0u) << "the first tile: both presets before the first GEMMs\n" << ops;
+  EXPECT_EQ(count("LLMGMG"), 1u) << "the second channel group: both bias loads before either preset\n" << ops;
 }
 
 // Residual add on the accelerator: both int8 operands widened by identity GEMMs, added and

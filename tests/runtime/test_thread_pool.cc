@@ -480,8 +480,8 @@ TEST_F(ThreadPoolTest, AlternatingLoopsHelpFromTheOtherPartsFarEnd) {
     expect_cover(all, 64);
     if (!f.worker_helped.load()) continue;
     // The worker may record its own first chunk before the caller does: find the caller's.
-    auto caller_first = std::find_if(f.chunks.begin(), f.chunks.end(),
-                                     [&](const auto& c) { return std::get<0>(c) == f.caller; });
+    auto caller_first =
+        std::find_if(f.chunks.begin(), f.chunks.end(), [&](const auto& c) { return std::get<0>(c) == f.caller; });
     if (caller_first == f.chunks.end()) continue;  // the worker ran the caller's whole part first
     EXPECT_EQ(std::get<2>(*caller_first), 32) << "the caller's first chunk ends its part";
     for (auto& [id, b, e] : f.chunks)
