@@ -191,9 +191,7 @@ void Emitter::exec_for(const ForNode* op) {
   int64_t mn = eval(op->min), ext = eval(op->extent);
   for (int64_t i = mn; i < mn + ext; ++i) {
     env_[op->var.get()] = i;
-    loops_past_first_ += i > mn;
     exec(op->body);
-    loops_past_first_ -= i > mn;
   }
   env_.erase(op->var.get());
 }
@@ -278,7 +276,8 @@ void Emitter::gather(const Stmt& s, std::vector<Stmt>& run, std::vector<const Al
     // A loop of leaves (a reduction's loads and GEMMs): its last iteration joins the run after it,
     // so each context's epilogue follows its own last GEMM and its STORE overlaps the other
     // context's last GEMM, instead of every context's epilogue waiting for every context's last
-    // GEMM. Past the kernel's first tile its first iteration also joins the run before it (the
+    // GEMM. Past the first tile (a loop around it, inside the virtual threads where the schedules put
+    // the tile loops, past its first iteration) its first iteration also joins the run before it (the
     // reset or bias preset): each context's preset then follows the other context's first GEMM,
     // which gives that context's STORE of the tile before time to drain the out entries the
     // preset overwrites. The leading bias loads still run for every context first (in the first

@@ -76,7 +76,7 @@ class Emitter {
   bool only_leaves(const ir::Stmt& s) const;             // a loop body lockstep runs as one run
   // Loops whose last iteration joined the run after them, their variables held until it runs.
   std::vector<const ir::VarNode*> held_loop_vars_;
-  int loops_past_first_ = 0;  // enclosing loops running an iteration after their first
+  int loops_past_first_ = 0;  // loops around, inside the virtual threads, past their first iteration
   void allocate_context_buffers(const ir::AllocateNode* a);
   void release_context_buffers(const ir::AllocateNode* a);
   std::set<const ir::AllocateNode*> in_place_;  // context allocations that alias their source

@@ -339,6 +339,37 @@ TEST(AccelCodegen, AnAccumulatorLoadChangedInPlaceIsLoadedAgain) {
       ASSERT_EQ(arrays[1].data<int8_t>()[r * 16 + k], x.data<int32_t>()[k] + 3) << "row " << r << ", lane " << k;
 }
 
+// The same accumulator LOAD after another LOAD into its entries is emitted again: rows j = 0, 1
+// of A take turns in the same two entries, each summed into a third by an ALU ADD.
+TEST(AccelCodegen, AnAccumulatorLoadAfterAnotherIntoItsEntriesIsLoadedAgain) {
+  Tensor A = placeholder({2, 2, 16}, DataType::Int(32), "A");
+  Tensor S = compute(
+      {2, 2, 16}, [&](const std::vector<Var>& i) { return A(i[1], 0, i[2]) + A(i[1], 1, i[2]); }, "S");
+  Tensor O = compute(
+      {2, 2, 16}, [&](const std::vector<Var>& i) { return cast(DataType::Int(8), S(i[0], i[1], i[2])); }, "O");
+  schedule::Schedule s({O});
+  s[O].pragma(s[O].axis(2), "dma_copy");
+  s[S].set_scope(scope::kAccAccum);
+  s[S].compute_at(s[O], s[O].axis(1));
+  s[S].pragma(s[S].axis(2), "alu");
+  schedule::Stage a = s[s.cache_read(A, scope::kAccAccum, {S})];
+  a.compute_at(s[O], s[O].axis(1));
+  a.pragma(a.axis(0), "dma_copy");
+  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, O}, "row_sums"), accel::default_config());
+  EXPECT_EQ(accumulator_loads(m.instructions()), 4u) << m.disassemble();
+  NDArray x = test::random_array(A, 6, -60, 60);
+  std::vector<NDArray> arrays{x, test::empty_like(O)};
+  sim::FunctionalSim dev(accel::default_config());
+  m.run(dev, arrays);
+  const int32_t* v = x.data<int32_t>();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 16; ++k)
+        ASSERT_EQ(arrays[1].data<int8_t>()[(i * 2 + j) * 16 + k], v[j * 32 + k] + v[j * 32 + 16 + k])
+            << "i " << i << ", j " << j << ", lane " << k << "\n"
+            << m.disassemble();
+}
+
 // Two virtual threads: in every tile each context's requantization follows its own last GEMM (its
 // STORE runs beside the other context's last GEMM), and past the first tile each context's bias
 // preset follows the other context's first GEMM (the STORE of its tile before has drained by

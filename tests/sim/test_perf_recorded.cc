@@ -2,9 +2,9 @@
 // ResNet-18's conv layers as a model tiles them (two virtual threads), timed by the model without
 // execution, against the cycles the Verilated RTL took for the same streams (accel_bench
 // --vthreads 2, DRAM 32 cycles latency, 16 B/cycle; 2026-12-07, the RTL with SHRSAT, streams with their closing store
-// in parts, their micro-ops loaded once, biases held across tiles and presets after the other context's first GEMM) on the three configs that have RTL models. The bounds are
-// docs/perf_model.md's: each layer within 2%, each config's sum within 0.5%. test_perf_model (label rtl) checks the
-// same against a live RTL run.
+// in parts, their micro-ops loaded once, biases held across tiles and presets after the other context's first GEMM) on
+// the three configs that have RTL models. The bounds are docs/perf_model.md's: each layer within 2%, each config's sum
+// within 0.5%. test_perf_model (label rtl) checks the same against a live RTL run.
 #include <gtest/gtest.h>
 
 #include <cmath>
