@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "common/test_util.h"
@@ -256,8 +257,8 @@ TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
 }
 
 // A conv with bias over two virtual threads, one output block each: 2 row tiles x 2 channel
-// groups. Emitted as compiled (`overlap_bias_with_output`: the output placed over the bias in
-// device memory, so the first tile's STORE overwrites it).
+// groups. Emitted as compiled, or with the output placed `output_at` bytes from the bias in device
+// memory (negative: before it), so that STOREs may overwrite it.
 struct BiasConv {
   Tensor X, W, Bi;
   ops::QuantizedStages q;
@@ -271,14 +272,14 @@ struct BiasConv {
     ops::schedule_conv2d_int8_accel(*s, q, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
   }
   LoweredFunc lowered() const { return schedule::lower(*s, {X, W, Bi, q.out}, "conv"); }
-  std::vector<accel::Instruction> instructions(bool overlap_bias_with_output) const {
+  std::vector<accel::Instruction> instructions(std::optional<int64_t> output_at = std::nullopt) const {
     LoweredFunc f = lowered();
     accel::ImageLinker linker(accel::default_config());
     const std::vector<int> bits = codegen::accel_arg_bits(f, linker.config());
     std::vector<uint64_t> offsets;
     for (size_t k = 0; k < f.args.size(); ++k)
       offsets.push_back(linker.reserve(codegen::accel_arg_bytes(*f.args[k], bits[k])));
-    if (overlap_bias_with_output) offsets[3] = offsets[2];
+    if (output_at) offsets[3] = uint64_t(int64_t(offsets[2]) + *output_at);
     size_t stream = codegen::emit_accel(f, linker, offsets, "conv");
     runtime::AccelImage image = linker.finish();
     accel::IsaLayout layout(linker.config());
@@ -301,14 +302,21 @@ size_t accumulator_loads(const std::vector<accel::Instruction>& insns) {
 
 // A bias stays on chip from tile to tile while the tiles compute the same output channels: one
 // accumulator LOAD per context and channel group (4), not per tile (8); the outputs still equal
-// the reference under every module interleaving. Where a STORE overwrites the bias's bytes in
-// device memory, the next tile loads it again: with the output over the bias, the first tile's
-// STORE (output block 0) overwrites it, so the second tile reloads; the second channel group's
-// STOREs (output blocks 2 and 3) land past its bytes, so its second tile does not.
+// the reference under every module interleaving. Where a STORE overwrites a bias's bytes in
+// device memory, the next tile loads that bias again. Each STORE writes 7 x 7 out entries of 16
+// bytes (784), each context's bias is one 64-byte accumulator entry.
+// - The output over the bias: the first tile's STORE of output block 0 overwrites both contexts'
+//   biases, so the second tile reloads both; the second channel group's STOREs (blocks 2 and 3,
+//   3136 bytes on) land past them, so its second tile does not.
+// - The first STORE ending where the bias starts: nothing reloads.
+// - The first STORE ending one out entry into the bias: context 0's bias reloads, context 1's,
+//   64 bytes on, does not.
 TEST(AccelCodegen, ABiasIsLoadedOncePerChannelGroupUnlessAStoreOverwritesIt) {
   BiasConv c;
-  EXPECT_EQ(accumulator_loads(c.instructions(false)), 4u);
-  EXPECT_EQ(accumulator_loads(c.instructions(true)), 6u);
+  EXPECT_EQ(accumulator_loads(c.instructions()), 4u);
+  EXPECT_EQ(accumulator_loads(c.instructions(0)), 6u);
+  EXPECT_EQ(accumulator_loads(c.instructions(-784)), 4u);
+  EXPECT_EQ(accumulator_loads(c.instructions(-784 + 16)), 5u);
   run_and_check(*c.s, {c.X, c.W, c.Bi}, c.q.out, accel::default_config(), "conv");
 }
 
