@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -320,62 +321,56 @@ TEST(AccelCodegen, ABiasIsLoadedOncePerChannelGroupUnlessAStoreOverwritesIt) {
   run_and_check(*c.s, {c.X, c.W, c.Bi}, c.q.out, accel::default_config(), "conv");
 }
 
+// An ALU stage S over int32 A (loaded into the accumulators at `at`, the output's loop around the
+// last two axes) stored as int8 O, both [2, rows, 16]: compiled, the accumulator LOADs counted and
+// run on fsim with A drawn from [-60, 60]; returns A and O.
+std::pair<NDArray, NDArray> alu_over_loaded_rows(const Tensor& A,
+                                                 const std::function<Expr(const std::vector<Var>&)>& s_of, int rows,
+                                                 size_t want_loads, const std::string& name) {
+  Tensor S = compute({2, rows, 16}, s_of, "S");
+  Tensor O = compute(
+      {2, rows, 16}, [&](const std::vector<Var>& i) { return cast(DataType::Int(8), S(i[0], i[1], i[2])); }, "O");
+  schedule::Schedule s({O});
+  const int at = A.ndim() == 2 ? 0 : 1;  // one row of A per output row, or a row group per output
+  s[O].pragma(s[O].axis(at + 1), "dma_copy");
+  s[S].set_scope(scope::kAccAccum);
+  s[S].compute_at(s[O], s[O].axis(at));
+  s[S].pragma(s[S].axis(at + 1), "alu");
+  schedule::Stage a = s[s.cache_read(A, scope::kAccAccum, {S})];
+  a.compute_at(s[O], s[O].axis(at));
+  a.pragma(a.axis(0), "dma_copy");
+  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, O}, name), accel::default_config());
+  EXPECT_EQ(accumulator_loads(m.instructions()), want_loads) << m.disassemble();
+  NDArray x = test::random_array(A, 5, -60, 60);
+  std::vector<NDArray> arrays{x, test::empty_like(O)};
+  sim::FunctionalSim dev(accel::default_config());
+  m.run(dev, arrays);
+  return {x, arrays[1]};
+}
+
 // An accumulator buffer loaded and then changed in place (an ALU ADD) is loaded again by the next
 // iteration, though the LOAD is the same: what it loaded is gone.
 TEST(AccelCodegen, AnAccumulatorLoadChangedInPlaceIsLoadedAgain) {
   Tensor A = placeholder({1, 16}, DataType::Int(32), "A");
-  Tensor S = compute(
-      {2, 1, 16}, [&](const std::vector<Var>& i) { return A(i[1], i[2]) + 3; }, "S");
-  Tensor O = compute(
-      {2, 1, 16}, [&](const std::vector<Var>& i) { return cast(DataType::Int(8), S(i[0], i[1], i[2])); }, "O");
-  schedule::Schedule s({O});
-  s[O].pragma(s[O].axis(1), "dma_copy");
-  s[S].set_scope(scope::kAccAccum);
-  s[S].compute_at(s[O], s[O].axis(0));
-  s[S].pragma(s[S].axis(1), "alu");
-  schedule::Stage a = s[s.cache_read(A, scope::kAccAccum, {S})];
-  a.compute_at(s[O], s[O].axis(0));
-  a.pragma(a.axis(0), "dma_copy");
-  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, O}, "add_in_place"), accel::default_config());
-  EXPECT_EQ(accumulator_loads(m.instructions()), 2u) << m.disassemble();
-  NDArray x = test::random_array(A, 5, -100, 100);
-  std::vector<NDArray> arrays{x, test::empty_like(O)};
-  sim::FunctionalSim dev(accel::default_config());
-  m.run(dev, arrays);
+  auto [x, o] = alu_over_loaded_rows(
+      A, [&](const std::vector<Var>& i) { return A(i[1], i[2]) + 3; }, 1, 2, "add_in_place");
   for (int r = 0; r < 2; ++r)
     for (int k = 0; k < 16; ++k)
-      ASSERT_EQ(arrays[1].data<int8_t>()[r * 16 + k], x.data<int32_t>()[k] + 3) << "row " << r << ", lane " << k;
+      ASSERT_EQ(o.data<int8_t>()[r * 16 + k], x.data<int32_t>()[k] + 3) << "row " << r << ", lane " << k;
 }
 
 // The same accumulator LOAD after another LOAD into its entries is emitted again: rows j = 0, 1
 // of A take turns in the same two entries, each summed into a third by an ALU ADD.
 TEST(AccelCodegen, AnAccumulatorLoadAfterAnotherIntoItsEntriesIsLoadedAgain) {
   Tensor A = placeholder({2, 2, 16}, DataType::Int(32), "A");
-  Tensor S = compute(
-      {2, 2, 16}, [&](const std::vector<Var>& i) { return A(i[1], 0, i[2]) + A(i[1], 1, i[2]); }, "S");
-  Tensor O = compute(
-      {2, 2, 16}, [&](const std::vector<Var>& i) { return cast(DataType::Int(8), S(i[0], i[1], i[2])); }, "O");
-  schedule::Schedule s({O});
-  s[O].pragma(s[O].axis(2), "dma_copy");
-  s[S].set_scope(scope::kAccAccum);
-  s[S].compute_at(s[O], s[O].axis(1));
-  s[S].pragma(s[S].axis(2), "alu");
-  schedule::Stage a = s[s.cache_read(A, scope::kAccAccum, {S})];
-  a.compute_at(s[O], s[O].axis(1));
-  a.pragma(a.axis(0), "dma_copy");
-  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, O}, "row_sums"), accel::default_config());
-  EXPECT_EQ(accumulator_loads(m.instructions()), 4u) << m.disassemble();
-  NDArray x = test::random_array(A, 6, -60, 60);
-  std::vector<NDArray> arrays{x, test::empty_like(O)};
-  sim::FunctionalSim dev(accel::default_config());
-  m.run(dev, arrays);
+  auto [x, o] = alu_over_loaded_rows(
+      A, [&](const std::vector<Var>& i) { return A(i[1], 0, i[2]) + A(i[1], 1, i[2]); }, 2, 4, "row_sums");
   const int32_t* v = x.data<int32_t>();
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)
       for (int k = 0; k < 16; ++k)
-        ASSERT_EQ(arrays[1].data<int8_t>()[(i * 2 + j) * 16 + k], v[j * 32 + k] + v[j * 32 + 16 + k])
-            << "i " << i << ", j " << j << ", lane " << k << "\n"
-            << m.disassemble();
+        ASSERT_EQ(o.data<int8_t>()[(i * 2 + j) * 16 + k], v[j * 32 + k] + v[j * 32 + 16 + k])
+            << "i " << i << ", j " << j << ", lane " << k;
 }
 
 // Two virtual threads: in every tile each context's requantization follows its own last GEMM (its
@@ -385,7 +380,7 @@ TEST(AccelCodegen, AnAccumulatorLoadAfterAnotherIntoItsEntriesIsLoadedAgain) {
 TEST(AccelCodegen, EachContextsPresetAndEpilogueSitBesideTheOtherContextsGemms) {
   BiasConv c;
   std::string ops;  // M: a preset (MOV), S: the requantization (SHRSAT), G: a GEMM update, L: a bias load
-  for (const accel::Instruction& i : c.instructions(false)) {
+  for (const accel::Instruction& i : c.instructions()) {
     if (i.opcode == accel::Opcode::Gemm && !i.reset) ops += 'G';
     if (i.opcode == accel::Opcode::Alu) ops += i.alu_op == accel::AluOp::Mov ? 'M' : 'S';
     if (i.opcode == accel::Opcode::Load && i.mem == accel::MemType::Acc) ops += 'L';
