@@ -2,6 +2,8 @@
 // instructions (entries, at most two strided dimensions per instruction, zero padding).
 #include "accel_emitter.h"
 
+#include <sstream>
+
 #include "loom/ir/functor.h"
 #include "loom/ir/intrinsics.h"
 #include "loom/ir/printer.h"
@@ -120,6 +122,8 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     const uint64_t addr = dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'");
     const std::array<uint64_t, 9> fields = {base,           addr,           uint64_t(y_size), uint64_t(x_size), stride,
                                             uint64_t(y[3]), uint64_t(y[4]), uint64_t(x[3]),   uint64_t(x[4])};
+    const uint64_t end = addr + (uint64_t(y_size - 1) * stride + uint64_t(x_size)) * uint64_t(accel::entry_bytes(c_, mem));
+    refuse_reading_stored(addr, end, "DMA into '" + dst.buffer->name + "' from '" + src.buffer->name + "'");
     if (mem == MemType::Acc) {
       auto held = held_acc_loads_.find(fields);
       if (held != held_acc_loads_.end() && acc_load_held(held->second, base, entries)) return;
@@ -135,26 +139,32 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     drv_.load_2d(mem, base, addr, uint32_t(y_size), uint32_t(x_size), stride, uint32_t(y[3]), uint32_t(y[4]),
                  uint32_t(x[3]), uint32_t(x[4]));
     record_after(m, a);
-    if (mem == MemType::Acc) {
-      const uint64_t bytes = (uint64_t(y_size - 1) * stride + uint64_t(x_size)) * uint64_t(c_.acc_block_bytes());
-      held_acc_loads_[fields] = {addr, addr + bytes, int64_t(drv_.stream().size()) - 1};
-    }
+    if (mem == MemType::Acc) held_acc_loads_[fields] = int64_t(drv_.stream().size()) - 1;
   });
 }
 
 // The LOAD's entries still hold what it loaded: no later LOAD wrote them, and no GEMM or ALU
 // instruction (recorded as writes of their out copies, entry for entry) did since.
-bool Emitter::acc_load_held(const HeldAccLoad& l, uint32_t base, uint32_t entries) {
+bool Emitter::acc_load_held(int64_t index, uint32_t base, uint32_t entries) {
   for (uint32_t k = 0; k < entries; ++k)
-    if (entry_state(MemType::Acc, base + k).last_write != l.index ||
-        entry_state(MemType::Out, base + k).last_write > l.index)
+    if (entry_state(MemType::Acc, base + k).last_write != index || entry_state(MemType::Out, base + k).last_write > index)
       return false;
   return true;
 }
 
-void Emitter::forget_acc_loads_overlapping(uint64_t dram_begin, uint64_t dram_end) {
-  for (auto it = held_acc_loads_.begin(); it != held_acc_loads_.end();)
-    it = it->second.dram_begin < dram_end && dram_begin < it->second.dram_end ? held_acc_loads_.erase(it) : ++it;
+// Dependency tokens pass between neighbouring modules over scratchpad entries only: nothing orders a
+// LOAD after a STORE of the same stream to the same device memory (the load module is no neighbour
+// of the store module), so such a LOAD could read the bytes before or after the STORE lands.
+// Compiled models give every kernel's output its own memory; anything else is refused here.
+void Emitter::refuse_reading_stored(uint64_t begin, uint64_t end, const std::string& what) const {
+  for (const auto& [b, e] : stored_) {
+    if (!(b < end && begin < e)) continue;
+    std::ostringstream msg;
+    msg << what << ": reads device memory [0x" << std::hex << begin << ", 0x" << end
+        << ") that a STORE of this kernel wrote ([0x" << b << ", 0x" << e
+        << ")); no dependency token orders a LOAD after a STORE, so the kernel's outputs need memory of their own";
+    fail(msg.str());
+  }
 }
 
 void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dims) {
@@ -173,8 +183,7 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
     const uint32_t stride = uint32_t(t.has_y ? y[1] / e : x[0]);
     drv_.store_2d(base, addr, uint32_t(y[0]), uint32_t(x[0]), stride);
     record_after(Module::Store, a);
-    forget_acc_loads_overlapping(
-        addr, addr + (uint64_t(y[0] - 1) * stride + uint64_t(x[0])) * uint64_t(c_.out_block_bytes()));
+    stored_.push_back({addr, addr + (uint64_t(y[0] - 1) * stride + uint64_t(x[0])) * uint64_t(c_.out_block_bytes())});
   });
 }
 

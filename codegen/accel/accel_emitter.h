@@ -97,16 +97,16 @@ class Emitter {
   void dma_copy(const ir::DmaCopy& copy);
   void load(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   // Accumulator LOADs kept on chip: one identical to an earlier LOAD whose entries nothing has
-  // written since, and whose device-memory bytes no STORE has written since, is not emitted again
-  // (a convolution's bias, loaded by every tile of the same output channels). The compute module
-  // runs accumulator LOADs, so each one is a DMA latency the GEMMs wait for.
-  struct HeldAccLoad {
-    uint64_t dram_begin, dram_end;  // bytes read
-    int64_t index;                  // the LOAD in the stream
-  };
-  std::map<std::array<uint64_t, 9>, HeldAccLoad> held_acc_loads_;  // the LOAD's fields -> where it is
-  bool acc_load_held(const HeldAccLoad& l, uint32_t base, uint32_t entries);
-  void forget_acc_loads_overlapping(uint64_t dram_begin, uint64_t dram_end);
+  // written since is not emitted again (a convolution's bias, loaded by every tile of the same
+  // output channels). The compute module runs accumulator LOADs, so each one is a DMA latency the
+  // GEMMs wait for. No LOAD reads bytes a STORE wrote (refuse_reading_stored), so device memory
+  // still holds what the first LOAD read.
+  std::map<std::array<uint64_t, 9>, int64_t> held_acc_loads_;  // the LOAD's fields -> its index
+  bool acc_load_held(int64_t index, uint32_t base, uint32_t entries);
+  // Device-memory bytes each of the kernel's STOREs wrote, [begin, end); a LOAD of any of them is a
+  // CodegenError naming `what`.
+  std::vector<std::pair<uint64_t, uint64_t>> stored_;
+  void refuse_reading_stored(uint64_t begin, uint64_t end, const std::string& what) const;
   void store(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   static std::optional<ir::TensorIntrinCall> as_gemm_call(const ir::CallNode* call);  // an accel.gemm part, or nullopt
   void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled,
