@@ -122,7 +122,8 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     const uint64_t addr = dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'");
     const std::array<uint64_t, 9> fields = {base,           addr,           uint64_t(y_size), uint64_t(x_size), stride,
                                             uint64_t(y[3]), uint64_t(y[4]), uint64_t(x[3]),   uint64_t(x[4])};
-    const uint64_t end = addr + (uint64_t(y_size - 1) * stride + uint64_t(x_size)) * uint64_t(accel::entry_bytes(c_, mem));
+    const uint64_t end =
+        addr + (uint64_t(y_size - 1) * stride + uint64_t(x_size)) * uint64_t(accel::entry_bytes(c_, mem));
     refuse_reading_stored(addr, end, "DMA into '" + dst.buffer->name + "' from '" + src.buffer->name + "'");
     if (mem == MemType::Acc) {
       auto held = held_acc_loads_.find(fields);
@@ -147,7 +148,8 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
 // instruction (recorded as writes of their out copies, entry for entry) did since.
 bool Emitter::acc_load_held(int64_t index, uint32_t base, uint32_t entries) {
   for (uint32_t k = 0; k < entries; ++k)
-    if (entry_state(MemType::Acc, base + k).last_write != index || entry_state(MemType::Out, base + k).last_write > index)
+    if (entry_state(MemType::Acc, base + k).last_write != index ||
+        entry_state(MemType::Out, base + k).last_write > index)
       return false;
   return true;
 }

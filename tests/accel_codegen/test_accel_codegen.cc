@@ -257,6 +257,31 @@ TEST(AccelCodegen, ConvWindowFoldsIntoOneGemmPerInputBlock) {
   EXPECT_EQ(o["GEMM.update"], 2 * 2);
 }
 
+// The stream `f` compiles to with argument k at image offset offsets[k] (8 KiB apart, nothing
+// between them), after `place` has moved any of them.
+std::vector<accel::Instruction> emitted(const LoweredFunc& f,
+                                        const std::function<void(std::vector<uint64_t>&)>& place = {}) {
+  accel::ImageLinker linker(accel::default_config());
+  const std::vector<int> bits = codegen::accel_arg_bits(f, linker.config());
+  std::vector<uint64_t> offsets;
+  for (size_t k = 0; k < f.args.size(); ++k) {
+    linker.reserve(8192);
+    offsets.push_back(linker.reserve(codegen::accel_arg_bytes(*f.args[k], bits[k])));
+  }
+  if (place) place(offsets);
+  size_t stream = codegen::emit_accel(f, linker, offsets, f.name);
+  runtime::AccelImage image = linker.finish();
+  accel::IsaLayout layout(linker.config());
+  std::vector<accel::Instruction> out;
+  const runtime::AccelStream& st = image.streams[stream];
+  for (uint32_t k = 0; k < st.count; ++k) {
+    accel::InsnWord w;
+    std::memcpy(w.data(), image.bytes.data() + st.insn_offset + 16 * k, 16);
+    out.push_back(accel::decode(w, layout, k));
+  }
+  return out;
+}
+
 // A conv with bias over two virtual threads, one output block each: 2 row tiles x 2 channel
 // groups. Emitted as compiled, or with the output placed `output_at` bytes from the bias in device
 // memory (negative: before it), so that STOREs may overwrite it.
@@ -272,28 +297,10 @@ struct BiasConv {
     s = std::make_unique<schedule::Schedule>(std::vector<Tensor>{q.out});
     ops::schedule_conv2d_int8_accel(*s, q, ops::Blocking{1, 16, 16}, {7, 7, 1, 2});
   }
-  LoweredFunc lowered() const { return schedule::lower(*s, {X, W, Bi, q.out}, "conv"); }
   std::vector<accel::Instruction> instructions(std::optional<int64_t> output_at = std::nullopt) const {
-    LoweredFunc f = lowered();
-    accel::ImageLinker linker(accel::default_config());
-    const std::vector<int> bits = codegen::accel_arg_bits(f, linker.config());
-    std::vector<uint64_t> offsets;
-    for (size_t k = 0; k < f.args.size(); ++k) {
-      if (k == 2) linker.reserve(8192);  // nothing the kernel reads right before the bias
-      offsets.push_back(linker.reserve(codegen::accel_arg_bytes(*f.args[k], bits[k])));
-    }
-    if (output_at) offsets[3] = uint64_t(int64_t(offsets[2]) + *output_at);
-    size_t stream = codegen::emit_accel(f, linker, offsets, "conv");
-    runtime::AccelImage image = linker.finish();
-    accel::IsaLayout layout(linker.config());
-    std::vector<accel::Instruction> out;
-    const runtime::AccelStream& st = image.streams[stream];
-    for (uint32_t k = 0; k < st.count; ++k) {
-      accel::InsnWord w;
-      std::memcpy(w.data(), image.bytes.data() + st.insn_offset + 16 * k, 16);
-      out.push_back(accel::decode(w, layout, k));
-    }
-    return out;
+    return emitted(schedule::lower(*s, {X, W, Bi, q.out}, "conv"), [&](std::vector<uint64_t>& offsets) {
+      if (output_at) offsets[3] = uint64_t(int64_t(offsets[2]) + *output_at);
+    });
   }
 };
 
@@ -329,12 +336,10 @@ TEST(AccelCodegen, ABiasIsLoadedOncePerChannelGroupAndNeverAfterAStoreOverIt) {
   run_and_check(*c.s, {c.X, c.W, c.Bi}, c.q.out, accel::default_config(), "conv");
 }
 
-// An ALU stage S over int32 A (loaded into the accumulators at `at`, the output's loop around the
-// last two axes) stored as int8 O, both [2, rows, 16]: compiled, the accumulator LOADs counted and
-// run on fsim with A drawn from [-60, 60]; returns A and O.
-std::pair<NDArray, NDArray> alu_over_loaded_rows(const Tensor& A,
-                                                 const std::function<Expr(const std::vector<Var>&)>& s_of, int rows,
-                                                 size_t want_loads, const std::string& name) {
+// An ALU stage S over int32 A (loaded into the accumulators at the output's loop around the last
+// two axes, or the last one when A has three) stored as int8 O, both [2, rows, 16], lowered.
+LoweredFunc alu_over_loaded_rows(const Tensor& A, const std::function<Expr(const std::vector<Var>&)>& s_of, int rows,
+                                 const std::string& name) {
   Tensor S = compute({2, rows, 16}, s_of, "S");
   Tensor O = compute(
       {2, rows, 16}, [&](const std::vector<Var>& i) { return cast(DataType::Int(8), S(i[0], i[1], i[2])); }, "O");
@@ -347,10 +352,17 @@ std::pair<NDArray, NDArray> alu_over_loaded_rows(const Tensor& A,
   schedule::Stage a = s[s.cache_read(A, scope::kAccAccum, {S})];
   a.compute_at(s[O], s[O].axis(at));
   a.pragma(a.axis(0), "dma_copy");
-  codegen::AccelModule m = codegen::build_accel(schedule::lower(s, {A, O}, name), accel::default_config());
+  return schedule::lower(s, {A, O}, name);
+}
+
+// Compiled, the accumulator LOADs counted and run on fsim with A drawn from [-60, 60]; returns A
+// and O.
+std::pair<NDArray, NDArray> run_alu_over_loaded_rows(const LoweredFunc& f, const Tensor& A, int rows,
+                                                     size_t want_loads) {
+  codegen::AccelModule m = codegen::build_accel(f, accel::default_config());
   EXPECT_EQ(accumulator_loads(m.instructions()), want_loads) << m.disassemble();
   NDArray x = test::random_array(A, 5, -60, 60);
-  std::vector<NDArray> arrays{x, test::empty_like(O)};
+  std::vector<NDArray> arrays{x, NDArray::zeros({2, rows, 16}, DataType::Int(8))};
   sim::FunctionalSim dev(accel::default_config());
   m.run(dev, arrays);
   return {x, arrays[1]};
@@ -360,8 +372,9 @@ std::pair<NDArray, NDArray> alu_over_loaded_rows(const Tensor& A,
 // iteration, though the LOAD is the same: what it loaded is gone.
 TEST(AccelCodegen, AnAccumulatorLoadChangedInPlaceIsLoadedAgain) {
   Tensor A = placeholder({1, 16}, DataType::Int(32), "A");
-  auto [x, o] = alu_over_loaded_rows(
-      A, [&](const std::vector<Var>& i) { return A(i[1], i[2]) + 3; }, 1, 2, "add_in_place");
+  LoweredFunc f = alu_over_loaded_rows(
+      A, [&](const std::vector<Var>& i) { return A(i[1], i[2]) + 3; }, 1, "add_in_place");
+  auto [x, o] = run_alu_over_loaded_rows(f, A, 1, 2);
   for (int r = 0; r < 2; ++r)
     for (int k = 0; k < 16; ++k)
       ASSERT_EQ(o.data<int8_t>()[r * 16 + k], x.data<int32_t>()[k] + 3) << "row " << r << ", lane " << k;
@@ -371,14 +384,33 @@ TEST(AccelCodegen, AnAccumulatorLoadChangedInPlaceIsLoadedAgain) {
 // of A take turns in the same two entries, each summed into a third by an ALU ADD.
 TEST(AccelCodegen, AnAccumulatorLoadAfterAnotherIntoItsEntriesIsLoadedAgain) {
   Tensor A = placeholder({2, 2, 16}, DataType::Int(32), "A");
-  auto [x, o] = alu_over_loaded_rows(
-      A, [&](const std::vector<Var>& i) { return A(i[1], 0, i[2]) + A(i[1], 1, i[2]); }, 2, 4, "row_sums");
+  auto [x, o] = run_alu_over_loaded_rows(
+      alu_over_loaded_rows(
+          A, [&](const std::vector<Var>& i) { return A(i[1], 0, i[2]) + A(i[1], 1, i[2]); }, 2, "row_sums"),
+      A, 2, 4);
   const int32_t* v = x.data<int32_t>();
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)
       for (int k = 0; k < 16; ++k)
         ASSERT_EQ(o.data<int8_t>()[(i * 2 + j) * 16 + k], v[j * 32 + k] + v[j * 32 + 16 + k])
             << "i " << i << ", j " << j << ", lane " << k;
+}
+
+// Both output rows sum the same two rows of A: the second row's LOAD is held (one LOAD in all).
+// With O placed over A, the first row's STORE overwrites A's bytes, and the second row's LOAD is
+// refused though it would be held: the check comes before the hold.
+TEST(AccelCodegen, AHeldLoadOfBytesAStoreWroteIsRefusedToo) {
+  Tensor A = placeholder({1, 2, 16}, DataType::Int(32), "A");
+  LoweredFunc f = alu_over_loaded_rows(
+      A, [&](const std::vector<Var>& i) { return A(0, 0, i[2]) + A(0, 1, i[2]); }, 1, "same_row_sums");
+  auto [x, o] = run_alu_over_loaded_rows(f, A, 1, 1);
+  const int32_t* v = x.data<int32_t>();
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 16; ++k)
+      ASSERT_EQ(o.data<int8_t>()[i * 16 + k], v[k] + v[16 + k]) << "row " << i << ", lane " << k;
+  std::string msg =
+      test::error_text<CodegenError>([&] { emitted(f, [](std::vector<uint64_t>& at) { at[1] = at[0]; }); });
+  EXPECT_NE(msg.find("DMA into 'A.acc.acc' from 'A': reads device memory"), std::string::npos) << msg;
 }
 
 // Two virtual threads: in every tile each context's requantization follows its own last GEMM (its
