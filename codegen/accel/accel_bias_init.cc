@@ -16,13 +16,6 @@ using accel::Module;
 
 namespace {
 
-const BufferNode* dma_destination(const Stmt& s) {
-  auto* ev = s.as<EvaluateNode>();
-  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
-  auto copy = call ? as_dma_copy(call) : std::nullopt;
-  return copy ? buffer_of(copy->dst) : nullptr;
-}
-
 // The ALU nest's `acc + bias` (either order): the bias buffer, or null.
 const BufferNode* bias_added_to(const Stmt& s, const BufferNode* acc) {
   auto* alu = s.as<AttrNode>();
@@ -110,6 +103,13 @@ std::optional<TensorIntrinCall> gemm_of(const Stmt& s) {
   auto c = call ? as_tensor_intrin_call(call) : std::nullopt;
   if (!c || c->intrinsic != kAccelGemm) return std::nullopt;
   return c;
+}
+
+const BufferNode* dma_destination(const Stmt& s) {
+  auto* ev = s.as<EvaluateNode>();
+  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+  auto copy = call ? as_dma_copy(call) : std::nullopt;
+  return copy ? buffer_of(copy->dst) : nullptr;
 }
 
 const BufferNode* buffer_of(const Expr& address) {

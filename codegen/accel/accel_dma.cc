@@ -122,9 +122,8 @@ void Emitter::load(const Operand& dst, const Operand& src, std::vector<Dim> dims
     const uint64_t addr = dram_address(src, src_off, "DMA into '" + dst.buffer->name + "'");
     const std::array<uint64_t, 9> fields = {base,           addr,           uint64_t(y_size), uint64_t(x_size), stride,
                                             uint64_t(y[3]), uint64_t(y[4]), uint64_t(x[3]),   uint64_t(x[4])};
-    const uint64_t end =
-        addr + (uint64_t(y_size - 1) * stride + uint64_t(x_size)) * uint64_t(accel::entry_bytes(c_, mem));
-    refuse_reading_stored(addr, end, "DMA into '" + dst.buffer->name + "' from '" + src.buffer->name + "'");
+    refuse_reading_stored(addr, dma_end(addr, uint32_t(y_size), uint32_t(x_size), stride, mem),
+                          "DMA into '" + dst.buffer->name + "' from '" + src.buffer->name + "'");
     if (mem == MemType::Acc) {
       auto held = held_acc_loads_.find(fields);
       if (held != held_acc_loads_.end() && acc_load_held(held->second, base, entries)) return;
@@ -152,6 +151,10 @@ bool Emitter::acc_load_held(int64_t index, uint32_t base, uint32_t entries) {
         entry_state(MemType::Out, base + k).last_write > index)
       return false;
   return true;
+}
+
+uint64_t Emitter::dma_end(uint64_t addr, uint32_t rows, uint32_t cols, uint32_t stride, MemType mem) const {
+  return addr + (uint64_t(rows - 1) * stride + cols) * uint64_t(accel::entry_bytes(c_, mem));
 }
 
 // Dependency tokens pass between neighbouring modules over scratchpad entries only: nothing orders a
@@ -185,7 +188,7 @@ void Emitter::store(const Operand& dst, const Operand& src, std::vector<Dim> dim
     const uint32_t stride = uint32_t(t.has_y ? y[1] / e : x[0]);
     drv_.store_2d(base, addr, uint32_t(y[0]), uint32_t(x[0]), stride);
     record_after(Module::Store, a);
-    stored_.push_back({addr, addr + (uint64_t(y[0] - 1) * stride + uint64_t(x[0])) * uint64_t(c_.out_block_bytes())});
+    stored_.push_back({addr, dma_end(addr, uint32_t(y[0]), uint32_t(x[0]), stride, MemType::Out)});
   });
 }
 

@@ -260,10 +260,7 @@ void Emitter::flush_run(std::vector<Stmt>& run, bool acc_loads_first) {
 }
 
 bool Emitter::loads_accumulators(const Stmt& leaf) {
-  auto* ev = leaf.as<EvaluateNode>();
-  auto* call = ev ? ev->value.as<CallNode>() : nullptr;
-  auto copy = call ? as_dma_copy(call) : std::nullopt;
-  const BufferNode* dst = copy ? buffer_of(copy->dst) : nullptr;
+  const BufferNode* dst = dma_destination(leaf);
   return dst && dst->scope == scope::kAccAccum;
 }
 

@@ -23,6 +23,8 @@ namespace loom::codegen::accel_backend {
 std::optional<ir::TensorIntrinCall> gemm_of(const ir::Stmt& s);
 // The buffer of address_of(buffer[index]), else null.
 const ir::BufferNode* buffer_of(const ir::Expr& address);
+// The destination buffer of a lone dma_copy statement, else null.
+const ir::BufferNode* dma_destination(const ir::Stmt& s);
 // True when `s` uses the buffer at all.
 bool touches(const ir::Stmt& s, const ir::BufferNode* b);
 
@@ -107,6 +109,9 @@ class Emitter {
   // CodegenError naming `what`.
   std::vector<std::pair<uint64_t, uint64_t>> stored_;
   void refuse_reading_stored(uint64_t begin, uint64_t end, const std::string& what) const;
+  // The end of the device-memory bytes a DMA of `rows` rows of `cols` entries of `mem`, rows
+  // `stride` entries apart, covers from `addr`.
+  uint64_t dma_end(uint64_t addr, uint32_t rows, uint32_t cols, uint32_t stride, accel::MemType mem) const;
   void store(const Operand& dst, const Operand& src, std::vector<Dim> dims);
   static std::optional<ir::TensorIntrinCall> as_gemm_call(const ir::CallNode* call);  // an accel.gemm part, or nullopt
   void gemm(const ir::TensorIntrinCall& call, const std::vector<const ir::ForNode*>& unrolled,

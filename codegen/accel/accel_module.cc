@@ -142,17 +142,21 @@ AccelRunStats AccelModule::run(AccelDevice& device, const std::vector<NDArray>& 
   return stats;
 }
 
-std::vector<accel::Instruction> AccelModule::instructions() const {
-  const CompiledAccelFunc& c = compiled();
-  const runtime::AccelStream& s = c.image.streams[0];
-  accel::IsaLayout layout(config_);
+std::vector<accel::Instruction> decode_stream(const runtime::AccelImage& image, size_t stream,
+                                              const accel::AccelConfig& config) {
+  const runtime::AccelStream& s = image.streams.at(stream);
+  accel::IsaLayout layout(config);
   std::vector<accel::Instruction> insns;
   for (uint32_t k = 0; k < s.count; ++k) {
     accel::InsnWord w;
-    std::memcpy(w.data(), c.image.bytes.data() + s.insn_offset + 16 * k, 16);
+    std::memcpy(w.data(), image.bytes.data() + s.insn_offset + 16 * k, 16);
     insns.push_back(accel::decode(w, layout, k));
   }
   return insns;
+}
+
+std::vector<accel::Instruction> AccelModule::instructions() const {
+  return decode_stream(compiled().image, 0, config_);
 }
 
 std::string AccelModule::disassemble() const { return accel::disassemble(instructions()); }

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -270,16 +269,7 @@ std::vector<accel::Instruction> emitted(const LoweredFunc& f,
   }
   if (place) place(offsets);
   size_t stream = codegen::emit_accel(f, linker, offsets, f.name);
-  runtime::AccelImage image = linker.finish();
-  accel::IsaLayout layout(linker.config());
-  std::vector<accel::Instruction> out;
-  const runtime::AccelStream& st = image.streams[stream];
-  for (uint32_t k = 0; k < st.count; ++k) {
-    accel::InsnWord w;
-    std::memcpy(w.data(), image.bytes.data() + st.insn_offset + 16 * k, 16);
-    out.push_back(accel::decode(w, layout, k));
-  }
-  return out;
+  return codegen::decode_stream(linker.finish(), stream, accel::default_config());
 }
 
 // A conv with bias over two virtual threads, one output block each: 2 row tiles x 2 channel

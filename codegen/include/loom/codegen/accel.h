@@ -45,6 +45,10 @@ uint64_t accel_arg_bytes(const ir::BufferNode& arg, int bits);
 size_t emit_accel(const ir::LoweredFunc& func, accel::ImageLinker& linker, const std::vector<uint64_t>& arg_offsets,
                   const std::string& stream_name);
 
+// The instructions of stream `stream` of a linked image, decoded for `config` (addresses as linked).
+std::vector<accel::Instruction> decode_stream(const runtime::AccelImage& image, size_t stream,
+                                              const accel::AccelConfig& config);
+
 // One function compiled on its own: an image holding its arguments, micro-ops and one stream.
 struct CompiledAccelFunc {
   runtime::AccelImage image;
