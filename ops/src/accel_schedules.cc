@@ -290,13 +290,30 @@ void schedule_conv2d_int8_accel(Schedule& s, const QuantizedStages& q, const Blo
 }
 
 AccelConvTiling choose_add_tiling(const AddShape& a, int virtual_threads, const AccelLimits& limits) {
-  AccelLimits lim = limits;
-  lim.inp /= 2;  // both operands' tiles
-  lim.acc /= 4;  // both widened operands and the stages between them
-  ConvShape as_conv{.out_h = a.out_h, .out_w = a.out_w, .oc_blocks = a.channel_blocks, .kernel_h = 1, .kernel_w = 1};
-  AccelConvTiling t = choose_conv_tiling(as_conv, virtual_threads, lim);
-  t.oc_blocks = 1;  // one channel block per tile
-  return t;
+  if (a.out_h < 1 || a.out_w < 1 || a.channel_blocks < 1 || virtual_threads < 1)
+    LOOM_THROW(ScheduleError, "add tiling: output ", a.out_h, "x", a.out_w, ", ", a.channel_blocks, " channel blocks, ",
+               virtual_threads, " virtual threads must all be at least 1");
+  // Each of the tile's instructions (the preset, two widening GEMMs, the requantization) pays the
+  // core's fill once, so the largest tile wins; a tile sized for several channel blocks and then
+  // cut to one left three quarters of the scratchpads empty. Budgets per context: both operands'
+  // input tiles, and the widened operands with the stages between them.
+  const int64_t inp_entries = limits.inp / 2, acc_entries = limits.acc / 4;
+  for (int vt : {virtual_threads, 1}) {
+    if (a.channel_blocks % vt) continue;
+    std::optional<AccelConvTiling> best;
+    for (int h : divisors_descending(a.out_h))
+      for (int w : divisors_descending(a.out_w)) {
+        const int64_t entries = int64_t(h) * w * vt;
+        if (entries > inp_entries || entries > acc_entries) continue;
+        // Ties: whole rows first (one contiguous DMA per operand).
+        if (!best || int64_t(h) * w > int64_t(best->h_block) * best->w_block ||
+            (int64_t(h) * w == int64_t(best->h_block) * best->w_block && w > best->w_block))
+          best = AccelConvTiling{h, w, 1, vt};
+      }
+    if (best) return *best;
+  }
+  LOOM_THROW(ScheduleError, "add tiling: not even one entry of one block fits (scratchpads inp ", limits.inp, ", acc ",
+             limits.acc, " entries; an add needs 2 input and 4 accumulator entries per output entry)");
 }
 
 void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Blocking& b, const AccelConvTiling& t) {

@@ -277,12 +277,58 @@ TEST(AccelModelConv, ChosenTilingsPassTheChecker) {
   }
 }
 
+// An add tile is one channel block, and the largest one whose operands (half the input
+// scratchpad) and widened stages (a quarter of the accumulator scratchpad) fit in every context:
+// ResNet-18's 56x56 adds take 4 whole rows, not the 7x14 left when a tiling sized for four blocks
+// was cut to one. Contexts that do not divide the blocks fall back to one; nothing fitting is an
+// error naming the scratchpads.
+TEST(AccelModelAdd, TilesAreTheLargestThatFitOneBlock) {
+  const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;  // inp 2048, acc 2048
+  auto tile = [&](int h, int w, int blocks, int vt, const ops::AccelLimits& l) {
+    ops::AccelConvTiling t = ops::choose_add_tiling({.out_h = h, .out_w = w, .channel_blocks = blocks}, vt, l);
+    return std::tuple(t.h_block, t.w_block, t.oc_blocks, t.virtual_threads);
+  };
+  EXPECT_EQ(tile(56, 56, 4, 2, lim), std::tuple(4, 56, 1, 2));    // 224 entries a context: 448 of acc's 512
+  EXPECT_EQ(tile(28, 28, 8, 2, lim), std::tuple(7, 28, 1, 2));    // 196, whole rows before 14x14
+  EXPECT_EQ(tile(14, 14, 16, 2, lim), std::tuple(14, 14, 1, 2));  // the whole map
+  EXPECT_EQ(tile(56, 56, 4, 1, lim), std::tuple(8, 56, 1, 1));    // one context: twice the entries
+  EXPECT_EQ(tile(56, 56, 3, 2, lim), std::tuple(8, 56, 1, 1));    // 2 does not divide 3 blocks
+  for (const char* config : {"default", "1x32x32", "batch2"}) {
+    const ops::AccelLimits l =
+        ops::accel_target(accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json")).limits;
+    for (auto [h, w, blocks] :
+         {std::tuple{56, 56, 4}, std::tuple{31, 31, 3}, std::tuple{7, 56, 8}, std::tuple{7, 7, 32}})
+      for (int vt : {1, 2, 4}) {
+        SCOPED_TRACE(std::string(config) + " " + std::to_string(h) + "x" + std::to_string(w) + " vt " +
+                     std::to_string(vt));
+        auto [th, tw, tb, tvt] = tile(h, w, blocks, vt, l);
+        EXPECT_EQ(tb, 1);
+        EXPECT_EQ(h % th, 0);
+        EXPECT_EQ(w % tw, 0);
+        EXPECT_EQ(blocks % tvt, 0);
+        const int64_t entries = int64_t(th) * tw * tvt;
+        EXPECT_LE(entries, l.inp / 2);
+        EXPECT_LE(entries, l.acc / 4);
+        // No larger tile of whole factors fits with the same contexts.
+        for (int h2 = 1; h2 <= h; ++h2)
+          for (int w2 = 1; w2 <= w; ++w2)
+            if (h % h2 == 0 && w % w2 == 0 && h2 * w2 > th * tw) {
+              const int64_t larger = int64_t(h2) * w2 * tvt;
+              EXPECT_TRUE(larger > l.inp / 2 || larger > l.acc / 4) << h2 << "x" << w2;
+            }
+      }
+  }
+  std::string e = test::error_text<ScheduleError>([&] { tile(7, 7, 2, 2, ops::AccelLimits{1, 64, 2}); });
+  EXPECT_NE(e.find("not even one entry of one block fits (scratchpads inp 1, acc 2 entries"), std::string::npos) << e;
+  EXPECT_NE(test::error_text<ScheduleError>([&] { tile(0, 7, 2, 2, lim); }).find("must all be at least 1"),
+            std::string::npos);
+}
+
 // The shapes a user passes to the choosers: conv_shape_of reads a conv's from its stages, and a
 // hand-made ConvShape that differs is refused field by field; the integer forms of the add and
 // dense choosers, deprecated, still give the typed forms' tilings.
 TEST(AccelModelShapes, ConvShapesComeFromTheOperatorAndOldFormsStillWork) {
   const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;
-  ops::Blocking b{1, 16, 16};
   Tensor X = placeholder({1, 4, 14, 14, 1, 16}, DataType::Int(8), "X");
   Tensor W = placeholder({2, 4, 3, 5, 16, 16}, DataType::Int(8), "W");
   ops::QuantizedStages q = ops::conv2d_int8_blocked(X, W, 1, 1, {8, true});

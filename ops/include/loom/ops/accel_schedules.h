@@ -71,9 +71,10 @@ void check_conv_tiling(const ConvShape& shape, const AccelConvTiling& tiling, co
 // fits.
 AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, const AccelLimits& limits);
 // The tiling of schedule_add_int8_accel for an out_h x out_w activation of `channel_blocks`
-// blocks: one channel block per tile, sized so both operands' input tiles and the widened
-// operands with the stages between them fit (half the input, a quarter of the accumulator
-// scratchpad per tile). Legal for any legal shape, like choose_conv_tiling.
+// blocks: one channel block per tile, the largest tile (whole rows on ties) for which both
+// operands' input tiles and the widened operands with the stages between them fit in every
+// context (half the input, a quarter of the accumulator scratchpad), with one context if
+// `virtual_threads` do not divide the blocks. Throws ScheduleError when not one entry fits.
 struct AddShape {
   int out_h = 1, out_w = 1, channel_blocks = 1;
 };
