@@ -17,18 +17,26 @@ void add_quant_ops(const AddOp& add) {
     d.layout_rule = LayoutRule::FollowsInput;
     d.nonnegative = min_attr_nonnegative;
   };
-  follows_input_clamped(add({"quantize", OpPattern::ElemWise, 1, 1,
-                             [](const Node& n, const std::vector<TensorType>& in) {
-                               expect_dtype(in[0], DataType::Float(32), "input");
-                               int_attr(n, "exponent");
-                               return TensorType{in[0].shape, DataType::Int(8)};
-                             },
-                             [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
-                               return ops::quantize(in[0], int(n.attrs.get_int("exponent")),
-                                                    int(n.attrs.get_int("min", -128)), int(n.attrs.get_int("max", 127)),
-                                                    name);
-                             },
-                             ref::elementwise(ref::quantized_steps)}));
+  // quantize is monotone with 0 -> 0, so a non-negative float input (a ReLU's, a max pool's of one)
+  // stays non-negative unless the clamp's upper bound is below 0. Not so for requantize: its
+  // rounding add may wrap an int32 near the top of its range.
+  auto quantize_nonnegative = [](const Node& n, const std::function<bool(size_t)>& input) {
+    return n.attrs.get_int("min", -128) >= 0 || (n.attrs.get_int("max", 127) >= 0 && input(0));
+  };
+  OpDef& quantize =
+      add({"quantize", OpPattern::ElemWise, 1, 1,
+           [](const Node& n, const std::vector<TensorType>& in) {
+             expect_dtype(in[0], DataType::Float(32), "input");
+             int_attr(n, "exponent");
+             return TensorType{in[0].shape, DataType::Int(8)};
+           },
+           [](const Node& n, const std::vector<Tensor>& in, const std::string& name) {
+             return ops::quantize(in[0], int(n.attrs.get_int("exponent")), int(n.attrs.get_int("min", -128)),
+                                  int(n.attrs.get_int("max", 127)), name);
+           },
+           ref::elementwise(ref::quantized_steps)});
+  follows_input(quantize);
+  quantize.nonnegative = quantize_nonnegative;
   follows_input(add({"dequantize", OpPattern::ElemWise, 1, 1,
                      [](const Node& n, const std::vector<TensorType>& in) {
                        if (in[0].dtype != DataType::Int(8) && in[0].dtype != DataType::Int(32))

@@ -533,6 +533,43 @@ TEST(Quantize, ByteGroupsOnlyForInputsKnownNonNegative) {
   }
 }
 
+// A quantize keeps its float input's sign: after a ReLU and a max pool in float (ResNet's stem
+// before its first int8 conv) the conv reads byte groups, where without the ReLU, or with a clamp
+// whose upper bound is below 0, it reads int16 pairs; each form equals the interpreter.
+TEST(Quantize, AQuantizeOfANonNegativeFloatFeedsByteGroups) {
+  struct Case {
+    bool relu;
+    int64_t max;
+    int64_t group;
+  };
+  for (Case c : {Case{true, 127, 4}, Case{false, 127, 2}, Case{true, -1, 2}}) {
+    SCOPED_TRACE(std::string(c.relu ? "relu" : "no relu") + ", max " + std::to_string(c.max));
+    Graph g;
+    int x = g.add_input("x", {{1, 8, 9, 9}, DataType::Float(32)});
+    int v = c.relu ? g.add_op("relu", "relu", {x}) : x;
+    int pool =
+        g.add_op("max_pool2d", "pool", {v},
+                 Attrs().set("kernel", std::vector<int64_t>{3, 3}).set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+    int q = g.add_op("quantize", "q", {pool}, Attrs().set("exponent", int64_t(-5)).set("max", c.max));
+    NDArray w = NDArray::empty({16, 8, 3, 3}, DataType::Int(8)), b = NDArray::empty({16}, DataType::Int(32));
+    w.fill_random(5, -128, 127);
+    b.fill_random(6, -1000, 1000);
+    g.outputs = {g.add_op("conv2d", "conv", {q, g.add_constant("w", w), g.add_constant("b", b)},
+                          Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
+    infer_types(g);
+    BuildResult r = build(g);
+    int64_t group = 0;
+    for (auto& n : r.graph.nodes)
+      if (n.is_constant() && n.type.shape.size() == 7) group = n.type.shape[6];
+    EXPECT_EQ(group, c.group) << r.graph.str();
+    auto ex = runtime::GraphExecutor::from_model_file(r.file, "g");
+    for (auto& in : random_inputs(g, 2, 41)) {
+      NDArray got = ex.run(in)[0], want = reference_run(g, in)[0];
+      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+    }
+  }
+}
+
 TEST(Quantize, Errors) {
   Graph g = residual_block();
   std::string msg = test::error_text<ModelError>([&] { quantize(g, {}); });
