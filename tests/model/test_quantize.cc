@@ -491,6 +491,31 @@ TEST(Quantize, Int8ConvsRunInGroupedFormsOnTheCpu) {
   }
 }
 
+// An int8 3x3 conv of 16 outputs (seeded random weights and bias) on the 8-channel int8 value `in`,
+// as `g`'s output, built; with the weight group alter_layout chose (4: byte groups, 2: int16
+// pairs), and checked equal to the interpreter on two random inputs.
+struct BuiltConv {
+  BuildResult r;
+  int64_t group = 0;
+};
+BuiltConv built_int8_conv_on(Graph& g, int in, uint64_t seed) {
+  NDArray w = NDArray::empty({16, 8, 3, 3}, DataType::Int(8)), b = NDArray::empty({16}, DataType::Int(32));
+  w.fill_random(seed, -128, 127);
+  b.fill_random(seed + 1, -1000, 1000);
+  g.outputs = {g.add_op("conv2d", "conv", {in, g.add_constant("w", w), g.add_constant("b", b)},
+                        Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
+  infer_types(g);
+  BuiltConv c{build(g)};
+  for (auto& n : c.r.graph.nodes)
+    if (n.is_constant() && n.type.shape.size() == 7) c.group = n.type.shape[6];
+  auto ex = runtime::GraphExecutor::from_model_file(c.r.file, "g");
+  for (auto& x : random_inputs(g, 2, int(seed) + 37)) {
+    NDArray got = ex.run(x)[0], want = reference_run(g, x)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
+  }
+  return c;
+}
+
 // Byte groups only where every input value is in [0, 127]: after a max pool whose windows all
 // hold an input element; a dilated pool whose padding (read as -128) fills whole windows makes the
 // conv fall back to int16 pairs, and both equal the interpreter. A byte-group conv without the
@@ -506,23 +531,9 @@ TEST(Quantize, ByteGroupsOnlyForInputsKnownNonNegative) {
                             .set("kernel", std::vector<int64_t>{2, 2})
                             .set("dilations", std::vector<int64_t>{2, 2})
                             .set("pads", std::vector<int64_t>{pad, pad, pad, pad}));
-    NDArray w = NDArray::empty({16, 8, 3, 3}, DataType::Int(8)), b = NDArray::empty({16}, DataType::Int(32));
-    w.fill_random(3, -128, 127);
-    b.fill_random(4, -1000, 1000);
-    g.outputs = {g.add_op("conv2d", "conv", {pool, g.add_constant("w", w), g.add_constant("b", b)},
-                          Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
-    infer_types(g);
-    BuildResult r = build(g);
-    int64_t group = 0;
-    for (auto& n : r.graph.nodes)
-      if (n.is_constant() && n.type.shape.size() == 7) group = n.type.shape[6];
-    EXPECT_EQ(group, pad == 0 ? 4 : 2) << r.graph.str();
     // With pad 3 some windows lie wholly in the padding: -128 in the kernel and the interpreter.
-    auto ex = runtime::GraphExecutor::from_model_file(r.file, "g");
-    for (auto& in : random_inputs(g, 2, 40)) {
-      NDArray got = ex.run(in)[0], want = reference_run(g, in)[0];
-      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
-    }
+    auto [r, group] = built_int8_conv_on(g, pool, 3);
+    EXPECT_EQ(group, pad == 0 ? 4 : 2) << r.graph.str();
     if (group == 4) {
       Graph bad = r.graph;
       for (auto& n : bad.nodes)
@@ -551,22 +562,8 @@ TEST(Quantize, AQuantizeOfANonNegativeFloatFeedsByteGroups) {
         g.add_op("max_pool2d", "pool", {v},
                  Attrs().set("kernel", std::vector<int64_t>{3, 3}).set("pads", std::vector<int64_t>{1, 1, 1, 1}));
     int q = g.add_op("quantize", "q", {pool}, Attrs().set("exponent", int64_t(-5)).set("max", c.max));
-    NDArray w = NDArray::empty({16, 8, 3, 3}, DataType::Int(8)), b = NDArray::empty({16}, DataType::Int(32));
-    w.fill_random(5, -128, 127);
-    b.fill_random(6, -1000, 1000);
-    g.outputs = {g.add_op("conv2d", "conv", {q, g.add_constant("w", w), g.add_constant("b", b)},
-                          Attrs().set("pads", std::vector<int64_t>{1, 1, 1, 1}))};
-    infer_types(g);
-    BuildResult r = build(g);
-    int64_t group = 0;
-    for (auto& n : r.graph.nodes)
-      if (n.is_constant() && n.type.shape.size() == 7) group = n.type.shape[6];
+    auto [r, group] = built_int8_conv_on(g, q, 5);
     EXPECT_EQ(group, c.group) << r.graph.str();
-    auto ex = runtime::GraphExecutor::from_model_file(r.file, "g");
-    for (auto& in : random_inputs(g, 2, 41)) {
-      NDArray got = ex.run(in)[0], want = reference_run(g, in)[0];
-      for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.get_as_double(i), want.get_as_double(i)) << i;
-    }
   }
 }
 
