@@ -297,9 +297,12 @@ AccelConvTiling choose_add_tiling(const AddShape& a, int virtual_threads, const 
   // core's fill once, so the largest tile wins; a tile sized for several channel blocks and then
   // cut to one left three quarters of the scratchpads empty. Budgets per context: both operands'
   // input tiles, and the widened operands with the stages between them.
+  // Each context also holds the identity blocks in the weight scratchpad: two when the operands
+  // are shifted by scaled identities.
+  constexpr int64_t kEyeEntries = 2;
   const int64_t inp_entries = limits.inp / 2, acc_entries = limits.acc / 4;
   for (int vt : {virtual_threads, 1}) {
-    if (a.channel_blocks % vt) continue;
+    if (a.channel_blocks % vt || kEyeEntries * vt > limits.wgt) continue;
     std::optional<AccelConvTiling> best;
     for (int h : divisors_descending(a.out_h))
       for (int w : divisors_descending(a.out_w)) {
@@ -312,8 +315,9 @@ AccelConvTiling choose_add_tiling(const AddShape& a, int virtual_threads, const 
       }
     if (best) return *best;
   }
-  LOOM_THROW(ScheduleError, "add tiling: not even one entry of one block fits (scratchpads inp ", limits.inp, ", acc ",
-             limits.acc, " entries; an add needs 2 input and 4 accumulator entries per output entry)");
+  LOOM_THROW(ScheduleError, "add tiling: not even one entry of one block fits (scratchpads inp ", limits.inp, ", wgt ",
+             limits.wgt, ", acc ", limits.acc,
+             " entries; an add needs 2 input and 4 accumulator entries per output entry, and 2 weight entries)");
 }
 
 void schedule_add_int8_accel(Schedule& s, const AddWidenStages& add, const Blocking& b, const AccelConvTiling& t) {

@@ -293,6 +293,10 @@ TEST(AccelModelAdd, TilesAreTheLargestThatFitOneBlock) {
   EXPECT_EQ(tile(14, 14, 16, 2, lim), std::tuple(14, 14, 1, 2));  // the whole map
   EXPECT_EQ(tile(56, 56, 4, 1, lim), std::tuple(8, 56, 1, 1));    // one context: twice the entries
   EXPECT_EQ(tile(56, 56, 3, 2, lim), std::tuple(8, 56, 1, 1));    // 2 does not divide 3 blocks
+  // The input scratchpad binding (64 entries, 32 a context); the weight scratchpad too small for
+  // two contexts' identity blocks.
+  EXPECT_EQ(tile(56, 56, 4, 2, ops::AccelLimits{128, 64, 4096}), std::tuple(4, 8, 1, 2));
+  EXPECT_EQ(tile(56, 56, 4, 2, ops::AccelLimits{2048, 3, 2048}), std::tuple(8, 56, 1, 1));
   for (const char* config : {"default", "1x32x32", "batch2"}) {
     const ops::AccelLimits l =
         ops::accel_target(accel::AccelConfig::load(std::string(LOOM_ACCEL_CONFIG_DIR) + "/" + config + ".json")).limits;
@@ -309,6 +313,7 @@ TEST(AccelModelAdd, TilesAreTheLargestThatFitOneBlock) {
         const int64_t entries = int64_t(th) * tw * tvt;
         EXPECT_LE(entries, l.inp / 2);
         EXPECT_LE(entries, l.acc / 4);
+        EXPECT_LE(2 * tvt, l.wgt);
         // No larger tile of whole factors fits with the same contexts.
         for (int h2 = 1; h2 <= h; ++h2)
           for (int w2 = 1; w2 <= w; ++w2)
@@ -319,7 +324,10 @@ TEST(AccelModelAdd, TilesAreTheLargestThatFitOneBlock) {
       }
   }
   std::string e = test::error_text<ScheduleError>([&] { tile(7, 7, 2, 2, ops::AccelLimits{1, 64, 2}); });
-  EXPECT_NE(e.find("not even one entry of one block fits (scratchpads inp 1, acc 2 entries"), std::string::npos) << e;
+  EXPECT_NE(e.find("not even one entry of one block fits (scratchpads inp 1, wgt 64, acc 2 entries"), std::string::npos)
+      << e;
+  e = test::error_text<ScheduleError>([&] { tile(7, 7, 2, 2, ops::AccelLimits{2048, 1, 2048}); });
+  EXPECT_NE(e.find("scratchpads inp 2048, wgt 1, acc 2048 entries"), std::string::npos) << e;
   EXPECT_NE(test::error_text<ScheduleError>([&] { tile(0, 7, 2, 2, lim); }).find("must all be at least 1"),
             std::string::npos);
 }

@@ -937,9 +937,9 @@ TEST(CpuBackend, ExportedLibraryRoundTrip) {
   EXPECT_THROW(m.call("vadd", wrong), TypeError);
 }
 
-// Sigmoid (SiLU, SE gates, LSTM) and erf (GELU) divide by a finite, nonzero value: on Intel's
-// float vectors that division is a reciprocal estimate and a Newton step (recip_finite), not a
-// divide instruction; AMD Zen keeps the division. The values stay within a few ulp of
+// Sigmoid (SiLU, SE gates, LSTM) divides by a finite, nonzero value: on Intel's float vectors
+// that division is a reciprocal estimate and a Newton step (recip_finite), not a divide
+// instruction; AMD Zen keeps the division. The values stay within a few ulp of
 // 1 / (1 + e^-x) on this host, and the edges hold.
 TEST(CpuBackend, SigmoidTakesAReciprocalEstimateOnIntel) {
   for (const char* cpu : {"znver3", "znver4", "haswell", "skylake-avx512", "sapphirerapids"}) {

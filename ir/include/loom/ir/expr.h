@@ -232,7 +232,7 @@ Expr tanh(Expr x);
 // reciprocal estimate and one Newton step instead of a division, which occupies two of their
 // vector ports for many cycles (AMD Zen divides beside its FMA pipes: a division there). At 0 or
 // an infinity it may give NaN: for divisors known to be finite and nonzero (sigmoid's 1 + e^-x
-// with x clamped, erf's 1 + p|x|).
+// with x clamped).
 Expr recip_finite(Expr x);
 // 1 / (1 + e^-x); float vectors on the CPU without exp's edge cases (x is clamped to [-87, 87],
 // within 2e-38 of the true value there), and recip_finite's reciprocal.

@@ -74,7 +74,8 @@ AccelConvTiling choose_conv_tiling(const ConvShape& shape, int virtual_threads, 
 // blocks: one channel block per tile, the largest tile (whole rows on ties) for which both
 // operands' input tiles and the widened operands with the stages between them fit in every
 // context (half the input, a quarter of the accumulator scratchpad), with one context if
-// `virtual_threads` do not divide the blocks. Throws ScheduleError when not one entry fits.
+// `virtual_threads` do not divide the blocks or their identity blocks (two weight entries each)
+// do not fit. Throws ScheduleError when not one entry fits.
 struct AddShape {
   int out_h = 1, out_w = 1, channel_blocks = 1;
 };
