@@ -237,12 +237,11 @@ void add_elemwise_ops(const AddOp& add) {
       [](const Node&, double x) { return std::atanh(x); });
   // erf as x P(x^2) / Q(x^2), a rational of degrees 6 and 4 in x^2 fitted (minimax) on [-3.92,
   // 3.92], beyond which erf rounds to +-1 in float: absolute error below 3.6e-7 in float
-  // arithmetic, where Abramowitz and Stegun 7.1.26 (exp, a reciprocal, and 1 - poly e^-x^2
-  // cancelling near 0) had 6.1e-7. Eleven multiply-adds and one division, no exp: GELU's erf was
-  // bound by its operation count. A true division, not recip_finite: near |x| = 3.9, where erf is
-  // within a float step of 1, the bound leaves less than one step of room, and the reciprocal
-  // estimate's error (Intel's vrcpps and one Newton step) took it to 4.8e-7. x is clamped by
-  // selects, so NaN stays NaN and +-inf gives +-1 (to within one float step).
+  // arithmetic (GraphOps.ErfIsWithinItsBoundOverTheWholeRange). Eleven multiply-adds and one
+  // division, no exp and no cancellation near 0, so GELU's erf takes few vector operations. A
+  // true division, not recip_finite: near |x| = 3.9, where erf is within a float step of 1, the
+  // bound leaves less than one step of room, less than a reciprocal estimate's error. x is
+  // clamped by selects, so NaN stays NaN and +-inf gives +-1 (to within one float step).
   unary(
       "erf", true,
       [c](const Node&, Expr x) {

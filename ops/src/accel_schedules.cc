@@ -294,11 +294,10 @@ AccelConvTiling choose_add_tiling(const AddShape& a, int virtual_threads, const 
     LOOM_THROW(ScheduleError, "add tiling: output ", a.out_h, "x", a.out_w, ", ", a.channel_blocks, " channel blocks, ",
                virtual_threads, " virtual threads must all be at least 1");
   // Each of the tile's instructions (the preset, two widening GEMMs, the requantization) pays the
-  // core's fill once, so the largest tile wins; a tile sized for several channel blocks and then
-  // cut to one left three quarters of the scratchpads empty. Budgets per context: both operands'
-  // input tiles, and the widened operands with the stages between them.
-  // Each context also holds the identity blocks in the weight scratchpad: two when the operands
-  // are shifted by scaled identities.
+  // core's fill once, so the largest tile that fits wins. Budgets per context: both operands'
+  // input tiles (half the input scratchpad), the widened operands with the stages between them (a
+  // quarter of the accumulator scratchpad), and the identity blocks (two weight entries when the
+  // operands are shifted by scaled identities).
   constexpr int64_t kEyeEntries = 2;
   const int64_t inp_entries = limits.inp / 2, acc_entries = limits.acc / 4;
   for (int vt : {virtual_threads, 1}) {
@@ -306,12 +305,11 @@ AccelConvTiling choose_add_tiling(const AddShape& a, int virtual_threads, const 
     std::optional<AccelConvTiling> best;
     for (int h : divisors_descending(a.out_h))
       for (int w : divisors_descending(a.out_w)) {
-        const int64_t entries = int64_t(h) * w * vt;
+        const int64_t area = int64_t(h) * w, entries = area * vt;
         if (entries > inp_entries || entries > acc_entries) continue;
         // Ties: whole rows first (one contiguous DMA per operand).
-        if (!best || int64_t(h) * w > int64_t(best->h_block) * best->w_block ||
-            (int64_t(h) * w == int64_t(best->h_block) * best->w_block && w > best->w_block))
-          best = AccelConvTiling{h, w, 1, vt};
+        const int64_t best_area = best ? int64_t(best->h_block) * best->w_block : 0;
+        if (area > best_area || (area == best_area && w > best->w_block)) best = AccelConvTiling{h, w, 1, vt};
       }
     if (best) return *best;
   }

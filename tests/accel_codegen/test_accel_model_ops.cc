@@ -279,9 +279,9 @@ TEST(AccelModelConv, ChosenTilingsPassTheChecker) {
 
 // An add tile is one channel block, and the largest one whose operands (half the input
 // scratchpad) and widened stages (a quarter of the accumulator scratchpad) fit in every context:
-// ResNet-18's 56x56 adds take 4 whole rows, not the 7x14 left when a tiling sized for four blocks
-// was cut to one. Contexts that do not divide the blocks fall back to one; nothing fitting is an
-// error naming the scratchpads.
+// ResNet-18's 56x56 adds take 4 whole rows. Contexts that do not divide the blocks, or whose
+// identity blocks overflow the weight scratchpad, fall back to one; nothing fitting is an error
+// naming the scratchpads.
 TEST(AccelModelAdd, TilesAreTheLargestThatFitOneBlock) {
   const ops::AccelLimits lim = ops::accel_target(accel::default_config()).limits;  // inp 2048, acc 2048
   auto tile = [&](int h, int w, int blocks, int vt, const ops::AccelLimits& l) {

@@ -139,7 +139,7 @@ TEST(GraphOps, ActivationsMatchTheInterpreterAndHandValues) {
 }
 
 // erf, compiled (GELU's erf): within 3.6e-7 of std::erf everywhere on [-6, 6] (the rational's
-// bound; the formula before it reached 6.1e-7 near 0), exactly odd, 0 at 0, +-1 (to within a
+// bound), exactly odd, 0 at 0, +-1 (to within a
 // float step) beyond its clamp and at +-inf, and NaN kept; for this host and, where it runs,
 // Haswell's AVX2 code (whose reciprocal estimate the division must not take).
 TEST(GraphOps, ErfIsWithinItsBoundOverTheWholeRange) {
